@@ -1,0 +1,65 @@
+"""semcat's catalog engine: a versioned, hierarchical, transactional catalog after TreeCat.
+
+    import catalog_core as cc
+    cat = cc.Catalog.open("data")
+    with cat.transaction(author="etl", message="load") as txn:
+        txn.add("/wh", {"obj_type": "catalog", "properties": {}})
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import errors
+from .catalog import Catalog
+from .errors import (
+    AlreadyExistsError,
+    CatalogError,
+    ConflictError,
+    NotFoundError,
+    PreconditionError,
+    QuerySyntaxError,
+)
+from .model import Commit, Obj, QueryStats, Snapshot, Version
+from .retry import retry_transaction
+from .txn import Transaction
+
+__all__ = [
+    "Catalog",
+    "Transaction",
+    "Obj",
+    "Version",
+    "Commit",
+    "Snapshot",
+    "QueryStats",
+    "errors",
+    "CatalogError",
+    "ConflictError",
+    "PreconditionError",
+    "NotFoundError",
+    "AlreadyExistsError",
+    "QuerySyntaxError",
+    "retry_transaction",
+    "connect",
+    "open_duckdb",
+    "run_sql",
+]
+
+
+def connect(url: str, token: str | None = None, **kwargs: Any):
+    """A client for a `semcat serve` catalog, with the same interface as `Catalog`."""
+    from .remote import RemoteCatalog
+
+    return RemoteCatalog(url, token=token, **kwargs)
+
+
+def open_duckdb(cat: Any, snapshot: Any = None, sandbox: bool = True):
+    from .duck import open_duckdb as _open
+
+    return _open(cat, snapshot=snapshot, sandbox=sandbox)
+
+
+def run_sql(cat: Any, sql: str, snapshot: Any = None, limit: int = 1000, timeout_s: float = 10):
+    from .duck import run_sql as _run
+
+    return _run(cat, sql, snapshot=snapshot, limit=limit, timeout_s=timeout_s)

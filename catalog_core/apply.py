@@ -1,0 +1,194 @@
+"""Materialize write sets against the latest state: precondition checks, subtree removal,
+merge evaluation, version chains. Pending (validated, not yet durable) commits of a group
+live in an overlay, so many transactions can share one RocksDB batch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import AlreadyExistsError, InvalidValueError, LeafImmutableError, NotFoundError, PreconditionError
+from .merge import apply_delta
+from .paths import children_prefix, key_of, parent_of, path_of_key
+from .storage import Store
+from .writeset import WriteOp
+
+__all__ = ["Effect", "View", "materialize"]
+
+_FULL = [(None, None)]
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """One object's change: its before- and after-image (None: absent)."""
+
+    path: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    leaf: bool
+
+
+class View:
+    """Latest state = committed store + pending overlays (a chain: group <- transaction)."""
+
+    def __init__(self, store: Store, parent: "View | None" = None) -> None:
+        self.store = store
+        self.parent = parent
+        self.inner: dict[bytes, list] = {}
+        self.leaf: dict[bytes, list] = {}
+        self.deltas: list[tuple[bytes, int, int, Any]] = []
+
+    def _inner(self, key: bytes) -> list | None:
+        v: View | None = self
+        while v is not None:
+            if key in v.inner:
+                return v.inner[key]
+            v = v.parent
+        return self.store.inner_current(key)
+
+    def _leaf(self, key: bytes) -> list | None:
+        v: View | None = self
+        while v is not None:
+            if key in v.leaf:
+                return v.leaf[key]
+            v = v.parent
+        return self.store.leaf_lifetimes(key)
+
+    def current(self, path: str) -> tuple[dict, bool] | None:
+        key = key_of(path)
+        cur = self._inner(key)
+        if cur is not None and cur[1] is not None:
+            return cur[1], False
+        lts = self._leaf(key)
+        if lts:
+            last = lts[-1]
+            if last[1] == 0:
+                return (self.store.resolve_ref(last[3]) if last[3] is not None else last[2]), True
+        return None
+
+    def children(self, path: str) -> list[tuple[str, bool]]:
+        """(child path, is_leaf) of every current child."""
+        prefix = children_prefix(path)
+        keys: dict[bytes, bool] = {}
+        for _id, _val, _vid, leaf, key in self.store.scan_children(path, self.store.latest_vid, _FULL):
+            keys[key] = leaf
+        v: View | None = self
+        while v is not None:
+            for key in list(v.inner) + list(v.leaf):
+                if key.startswith(prefix):
+                    keys.setdefault(key, key in v.leaf)
+            v = v.parent
+        out = []
+        for key in sorted(keys):
+            p = path_of_key(key)
+            cur = self.current(p)
+            if cur is not None:
+                out.append((p, cur[1]))
+        return out
+
+    def absorb(self, child: "View") -> None:
+        self.inner.update(child.inner)
+        self.leaf.update(child.leaf)
+        self.deltas.extend(child.deltas)
+
+    # ------------------------------------------------------------ primitive writes
+    def put_inner(self, path: str, value: dict | None, vid: int) -> None:
+        key = key_of(path)
+        prev = self._inner(key)
+        if prev is not None and prev[0] != vid:
+            self.deltas.append((key, prev[0], vid, prev[1]))
+        self.inner[key] = [vid, value]
+
+    def add_leaf(self, path: str, value: dict | None, ref: list | None, vid: int) -> None:
+        key = key_of(path)
+        lts = list(self._leaf(key) or [])
+        lts.append([vid, 0, value, ref])
+        self.leaf[key] = lts
+
+    def tomb_leaf(self, path: str, vid: int) -> None:
+        key = key_of(path)
+        lts = [list(lt) for lt in self._leaf(key) or []]
+        if lts and lts[-1][1] == 0:
+            if lts[-1][0] == vid:
+                lts.pop()  # added and removed by the same commit: it never existed
+            else:
+                lts[-1][1] = vid
+        self.leaf[key] = lts
+
+
+def _parent_ok(view: View, path: str, op: str) -> None:
+    parent = parent_of(path)
+    cur = view.current(parent)
+    if cur is None:
+        raise NotFoundError(f"cannot {op} {path!r}: its parent {parent!r} does not exist; create the parent first",
+                            path=path, parent=parent)
+    if cur[1]:
+        raise PreconditionError(f"cannot {op} {path!r}: its parent {parent!r} is a leaf and leaves have no children",
+                                path=path, parent=parent)
+
+
+def _remove_subtree(view: View, path: str, leaf: bool, vid: int, effects: list[Effect]) -> None:
+    if not leaf:
+        for child, child_leaf in view.children(path):
+            _remove_subtree(view, child, child_leaf, vid, effects)
+    before = view.current(path)
+    if before is None:
+        return
+    if leaf:
+        view.tomb_leaf(path, vid)
+    else:
+        view.put_inner(path, None, vid)
+    effects.append(Effect(path, before[0], None, leaf))
+
+
+def _apply_one(view: View, op: WriteOp, vid: int, effects: list[Effect]) -> None:
+    path = op.path
+    cur = view.current(path)
+    if op.kind in ("add", "leafref"):
+        _parent_ok(view, path, "add")
+        if cur is not None:
+            raise AlreadyExistsError(f"cannot add {path!r}: it already exists; use update to replace it",
+                                     path=path)
+        if op.kind == "leafref":
+            pkey = key_of(op.ref[0])
+            view.add_leaf(path, None, [pkey, op.ref[1]], vid)
+            effects.append(Effect(path, None, view.store.resolve_ref([pkey, op.ref[1]]), True))
+        elif op.leaf:
+            view.add_leaf(path, op.value, None, vid)
+            effects.append(Effect(path, None, op.value, True))
+        else:
+            view.put_inner(path, op.value, vid)
+            effects.append(Effect(path, None, op.value, False))
+    elif op.kind == "update":
+        if cur is not None and cur[1]:
+            raise LeafImmutableError(f"cannot update {path!r}: it is a leaf, and leaves are immutable; "
+                                     "remove it and add a new one", path=path)
+        if cur is None and path != "/":
+            _parent_ok(view, path, "update")
+        view.put_inner(path, op.value, vid)
+        effects.append(Effect(path, cur[0] if cur else None, op.value, False))
+    elif op.kind == "merge":
+        if cur is None:
+            raise NotFoundError(f"cannot merge into {path!r}: it does not exist; add it first", path=path)
+        if cur[1]:
+            raise LeafImmutableError(f"cannot merge into {path!r}: it is a leaf, and leaves are immutable",
+                                     path=path)
+        after = apply_delta(cur[0], op.value)
+        view.put_inner(path, after, vid)
+        effects.append(Effect(path, cur[0], after, False))
+    elif op.kind == "remove":
+        if cur is None:
+            raise NotFoundError(f"cannot remove {path!r}: it does not exist", path=path)
+        _remove_subtree(view, path, cur[1], vid, effects)
+    else:  # pragma: no cover - make_op rejects unknown kinds
+        raise InvalidValueError(f"unknown write kind {op.kind!r}")
+
+
+def materialize(group: View, ops: list[WriteOp], vid: int) -> tuple[View, list[Effect]]:
+    """Apply `ops` on top of `group` in a child overlay. Raises (and leaves `group` untouched)
+    if a precondition fails; the caller absorbs the child on success."""
+    view = View(group.store, group)
+    effects: list[Effect] = []
+    for op in ops:
+        _apply_one(view, op, vid, effects)
+    return view, effects

@@ -1,0 +1,231 @@
+"""The embedded catalog: `Catalog.open(dir)` — the engine API of DESIGN.md."""
+
+from __future__ import annotations
+
+import bisect
+import os
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import Any
+
+from .errors import AlreadyExistsError, CatalogError, InvalidValueError, NotFoundError
+from .model import Commit, Obj, QueryStats, Snapshot, Version
+from .mvocc import TransactionManager
+from .paths import ROOT, key_of, path_of_key, split
+from .planning import plan_files as _plan_files
+from .query import parse
+from .query.ast import Query
+from .query.executor import ScanHook, execute
+from .storage import Store
+from .txn import Transaction
+from .writeset import WriteOp, make_op
+
+__all__ = ["Catalog"]
+
+_FULL = [(None, None)]
+
+
+def _parse_time(text: str) -> float | None:
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+class Catalog:
+    """A catalog stored in a local data directory (`catalog/` RocksDB + `warehouse/`)."""
+
+    def __init__(self, data_dir: str, protocol: str = "ospl") -> None:
+        self.data_dir = os.path.abspath(data_dir)
+        self.warehouse = os.path.join(self.data_dir, "warehouse")
+        os.makedirs(self.warehouse, exist_ok=True)
+        self._store = Store(os.path.join(self.data_dir, "catalog"))
+        self._mgr = TransactionManager(self._store, protocol)
+        self._times = [rec["time"] for _v, rec in self._store.commit_records(0, self._store.latest_vid)]
+        self._mgr._last_time = self._times[-1] if self._times else 0.0
+        self._mgr.attach_commit_times(self._times)
+        self._snap_lock = threading.Lock()
+
+    @classmethod
+    def open(cls, data_dir: str, protocol: str = "ospl") -> "Catalog":
+        """Open (creating if missing) the catalog in `data_dir`. `protocol`: ospl | osl | mgl."""
+        return cls(data_dir, protocol)
+
+    @property
+    def protocol(self) -> str:
+        return self._mgr.protocol
+
+    @property
+    def latest_vid(self) -> int:
+        return self._store.latest_vid
+
+    def close(self) -> None:
+        self._mgr.closed = True
+        self._store.close()
+
+    def __enter__(self) -> "Catalog":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------- refs
+    def resolve(self, ref: int | str | None) -> int:
+        """A vid, a snapshot name, or an ISO-8601 time (the last commit at or before it)."""
+        latest = self._store.latest_vid
+        if ref is None:
+            return latest
+        if isinstance(ref, bool):
+            raise InvalidValueError(f"snapshot ref {ref!r} is not a vid, snapshot name or ISO time")
+        if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+            vid = int(ref)
+            if not 0 <= vid <= latest:
+                raise NotFoundError(f"vid {vid} does not exist; the latest vid is {latest}", vid=vid)
+            return vid
+        if not isinstance(ref, str) or not ref:
+            raise InvalidValueError(f"snapshot ref {ref!r} must be a vid, a snapshot name or an ISO-8601 time")
+        snap = self._store.snapshot_get(ref)
+        if snap is not None:
+            return snap[0]
+        ts = _parse_time(ref)
+        if ts is None:
+            raise NotFoundError(f"{ref!r} is neither a snapshot name nor an ISO-8601 time; "
+                                "list snapshots with snapshots()", ref=ref)
+        idx = bisect.bisect_right(self._times, ts) - 1
+        if idx < 0:
+            raise NotFoundError(f"{ref!r} is before the catalog was created", ref=ref)
+        return min(idx, latest)
+
+    # ---------------------------------------------------------------- reads
+    def _get_at(self, path: str, vid: int) -> Obj | None:
+        hit = self._store.get(path, vid)
+        return None if hit is None else Obj(path, hit[0], hit[1], hit[2])
+
+    def get(self, path: str, vid: int | str | None = None) -> Obj | None:
+        split(path)
+        return self._get_at(path, self.resolve(vid))
+
+    def iter_query(self, expr: str | Query, vid: int | str | None = None,
+                   stats: QueryStats | None = None, hook: ScanHook | None = None) -> Iterator[Obj]:
+        query = parse(expr) if isinstance(expr, str) else expr
+        return execute(self._store, query, self.resolve(vid), hook, stats)
+
+    def query(self, expr: str | Query, vid: int | str | None = None,
+              stats: QueryStats | None = None) -> list[Obj]:
+        return list(self.iter_query(expr, vid, stats))
+
+    def explain(self, expr: str | Query, vid: int | str | None = None) -> QueryStats:
+        """Run the query and return its work counters instead of its results."""
+        stats = QueryStats()
+        for _ in self.iter_query(expr, vid, stats):
+            pass
+        return stats
+
+    def children(self, path: str, vid: int | str | None = None) -> list[Obj]:
+        v = self.resolve(vid)
+        return [Obj(path.rstrip("/") + "/" + i if path != ROOT else "/" + i, val, w, leaf)
+                for i, val, w, leaf, _k in self._store.scan_children(path, v, _FULL)]
+
+    def history(self, path: str) -> list[Version]:
+        """Every committed value of one object, oldest first (value None: removed)."""
+        key = key_of(path)
+        out = [Version(path, s, e, v) for s, e, v in self._store.inner_versions(key)]
+        for create, tomb, value, ref in self._store.leaf_lifetimes(key) or ():
+            val = self._store.resolve_ref(ref) if ref is not None else value
+            out.append(Version(path, create, tomb or None, val))
+            if tomb:
+                out.append(Version(path, tomb, None, None))
+        out.sort(key=lambda v: v.vid)
+        return out
+
+    def commits(self, since: int | str | None = None, until: int | str | None = None,
+                prefix: str | None = None, limit: int | None = None) -> list[Commit]:
+        """Commits with since <= vid <= until (refs as for resolve), newest first when `limit`
+        cuts the list; `prefix` keeps commits that touched a path under it."""
+        lo = self.resolve(since) if since is not None else 0
+        hi = self.resolve(until) if until is not None else self._store.latest_vid
+        out: list[Commit] = []
+        pre = None if prefix in (None, ROOT) else prefix.rstrip("/")
+        for vid, rec in self._store.commit_records(lo, hi, backwards=limit is not None):
+            paths = rec.get("paths", [])
+            if pre is not None and not any(p == pre or p.startswith(pre + "/") for p in paths):
+                continue
+            out.append(Commit(vid, rec["time"], rec.get("author", ""), rec.get("message", ""),
+                              tuple(paths), rec.get("meta") or {}))
+            if limit is not None and len(out) >= limit:
+                break
+        return out
+
+    def plan_files(self, table: str, where: str | None = None, vid: int | str | None = None,
+                   stats: QueryStats | None = None) -> list[Obj]:
+        return _plan_files(self._store, table, where, self.resolve(vid), stats)
+
+    # ---------------------------------------------------------------- snapshots, clone
+    def snapshot(self, name: str, vid: int | str | None = None) -> Snapshot:
+        if not isinstance(name, str) or not name.strip() or name.isdigit() or _parse_time(name) is not None:
+            raise InvalidValueError(f"snapshot name {name!r} must be non-empty text that is neither a vid nor "
+                                    "an ISO time, e.g. 'eod-2025-06-01'")
+        target = self.resolve(vid)
+        import time as _time
+
+        with self._snap_lock:
+            if self._store.snapshot_get(name) is not None:
+                raise AlreadyExistsError(f"snapshot {name!r} already exists and snapshots are immutable; "
+                                         "pick another name", name=name)
+            snap = Snapshot(name, target, _time.time())
+            wb = self._store.new_batch()
+            self._store.put(wb, "snapshots", name.encode(), [snap.vid, snap.time])
+            self._store.db.write(wb, self._store._sync)
+        return snap
+
+    def snapshots(self) -> list[Snapshot]:
+        return sorted((Snapshot(n, v[0], v[1]) for n, v in self._store.snapshot_items()), key=lambda s: s.vid)
+
+    def _clone_ops(self, src: str, dst: str, vid: int, hook: ScanHook | None) -> list[WriteOp]:
+        split(dst)
+        if dst == src or dst.startswith(src.rstrip("/") + "/"):
+            raise InvalidValueError(f"cannot clone {src!r} into its own subtree {dst!r}")
+        root = self._get_at(src, vid)
+        if root is None:
+            raise NotFoundError(f"cannot clone {src!r}: it does not exist at vid {vid}", path=src)
+        ops: list[WriteOp] = []
+
+        def walk(s: str, d: str, obj_value: dict, leaf: bool) -> None:
+            if leaf:
+                ops.append(make_op("leafref", d, ref=self._primary(s, vid)))
+                return
+            ops.append(make_op("add", d, obj_value))
+            if hook is not None:
+                hook(s, None, _FULL)
+            for cid, val, _w, cleaf, _k in self._store.scan_children(s, vid, _FULL):
+                walk(f"{s}/{cid}" if s != ROOT else f"/{cid}", f"{d}/{cid}", val, cleaf)
+
+        walk(src, dst, root.value, root.leaf)
+        return ops
+
+    def _primary(self, path: str, vid: int) -> tuple[str, int]:
+        key = key_of(path)
+        for create, tomb, _value, ref in reversed(self._store.leaf_lifetimes(key) or []):
+            if create <= vid and (tomb == 0 or tomb > vid):
+                return (path_of_key(ref[0]), ref[1]) if ref is not None else (path, create)
+        raise NotFoundError(f"leaf {path!r} is not visible at vid {vid}", path=path)
+
+    def clone(self, src: str, dst: str, vid: int | str | None = None, author: str = "",
+              message: str = "") -> int:
+        """Zero-copy clone (paper §5.5): copy the non-leaf subtree of `src` at `vid` to `dst`;
+        leaves are shared through the primary-path indirection. Returns the commit vid."""
+        v = self.resolve(vid)
+        with self.transaction(author=author, message=message or f"clone {src} -> {dst} @ {v}") as txn:
+            for op in self._clone_ops(src, dst, v, None):
+                txn._record(op)
+        return txn.vid  # type: ignore[return-value]
+
+    # ---------------------------------------------------------------- writes
+    def transaction(self, author: str = "", message: str = "", meta: dict[str, Any] | None = None) -> Transaction:
+        if self._mgr.closed:
+            raise CatalogError("the catalog is closed; reopen it to start a transaction")
+        return Transaction(self, author, message, meta)

@@ -1,0 +1,167 @@
+"""File planning: the files of a table visible at a vid, pruned first by partition values
+(partition obj_id seek bounds + a three-valued check of each partition) and then by each
+file's min/max statistics. Pruning is conservative: a file is dropped only when the filter
+is certainly false for every row it holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import InvalidValueError, NotFoundError
+from .model import Obj, QueryStats
+from .paths import split
+from .query import parse_expr
+from .query.ast import And, Compare, EndsWith, Exists, Field, In, Literal, Not, Or, StartsWith, TrueExpr
+from .query.bounds import id_ranges
+from .storage import Store
+
+__all__ = ["plan_files", "table_path", "partition_id"]
+
+MAYBE = None  # Kleene logic: True, False, None
+
+
+def table_path(name: str) -> str:
+    parts = name.split(".")
+    if len(parts) != 3 or not all(parts):
+        raise InvalidValueError(f"table name {name!r} must be catalog.namespace.table, e.g. 'wh.sales.orders'")
+    return "/" + "/".join(parts)
+
+
+def partition_id(column: str, value: Any) -> str:
+    """The obj_id of a partition level: `col=value` (None → `col=__null__`)."""
+    return f"{column}={'__null__' if value is None else value}"
+
+
+def _num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _comparable(a: Any, b: Any) -> bool:
+    return (_num(a) and _num(b)) or (type(a) is type(b) and isinstance(a, str))
+
+
+_FLIP = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _cmp_range(op: str, lo: Any, hi: Any, v: Any) -> bool | None:
+    """Is `x op v` true for all / no x in [lo, hi]?"""
+    if not (_comparable(lo, v) and _comparable(hi, v)):
+        return MAYBE
+    if op == "=":
+        return False if (v < lo or v > hi) else (True if lo == hi == v else MAYBE)
+    if op == "!=":
+        return True if (v < lo or v > hi) else (False if lo == hi == v else MAYBE)
+    if op == "<":
+        return True if hi < v else (False if lo >= v else MAYBE)
+    if op == "<=":
+        return True if hi <= v else (False if lo > v else MAYBE)
+    if op == ">":
+        return True if lo > v else (False if hi <= v else MAYBE)
+    return True if lo >= v else (False if hi < v else MAYBE)  # >=
+
+
+class _Pruner:
+    """Three-valued evaluation of a filter over column ranges: known columns have exact values
+    (partitions: lo == hi) or min/max (files); unknown columns make a comparison MAYBE."""
+
+    def __init__(self, ranges: dict[str, tuple[Any, Any]]) -> None:
+        self.ranges = ranges
+
+    def eval(self, e: Any) -> bool | None:
+        if isinstance(e, TrueExpr):
+            return True
+        if isinstance(e, And):
+            vals = [self.eval(i) for i in e.items]
+            return False if False in vals else (MAYBE if MAYBE in vals else True)
+        if isinstance(e, Or):
+            vals = [self.eval(i) for i in e.items]
+            return True if True in vals else (MAYBE if MAYBE in vals else False)
+        if isinstance(e, Not):
+            v = self.eval(e.item)
+            return MAYBE if v is MAYBE else not v
+        if isinstance(e, Compare):
+            left, op, right = e.left, e.op, e.right
+            if isinstance(left, Literal) and isinstance(right, Field):
+                left, right, op = right, left, _FLIP[op]
+            if isinstance(left, Field) and isinstance(right, Literal):
+                rng = self.ranges.get(".".join(left.path))
+                if rng is None or right.value is None:
+                    return MAYBE
+                return _cmp_range(op, rng[0], rng[1], right.value)
+            return MAYBE
+        if isinstance(e, In):
+            rng = self.ranges.get(".".join(e.field.path))
+            if rng is None:
+                return MAYBE
+            vals = [_cmp_range("=", rng[0], rng[1], v) for v in e.values]
+            return True if True in vals else (MAYBE if MAYBE in vals else False)
+        return MAYBE  # exists/startswith/endswith: not worth pruning on
+
+
+def _level_bounds(expr: Any, column: str) -> Any:
+    """Rewrite the filter into an obj_id filter for one partition level (sound over-approximation:
+    anything not a string comparison on `column` becomes true)."""
+    def rw(e: Any) -> Any:
+        if isinstance(e, (And, Or)):
+            return type(e)(tuple(rw(i) for i in e.items))
+        if isinstance(e, Compare):
+            left, op, right = e.left, e.op, e.right
+            if isinstance(left, Literal) and isinstance(right, Field):
+                left, right, op = right, left, _FLIP[op]
+            if (isinstance(left, Field) and left.path == (column,) and isinstance(right, Literal)
+                    and isinstance(right.value, str) and op != "!="):
+                return Compare(Field(("obj_id",)), op, Literal(partition_id(column, right.value)))
+            return TrueExpr()
+        if isinstance(e, In) and e.field.path == (column,) and all(isinstance(v, str) for v in e.values):
+            return In(Field(("obj_id",)), tuple(partition_id(column, v) for v in e.values))
+        if isinstance(e, StartsWith) and e.field.path == (column,):
+            return StartsWith(Field(("obj_id",)), partition_id(column, e.prefix))
+        return TrueExpr()
+    return id_ranges(rw(expr))
+
+
+def _file_ranges(value: dict) -> dict[str, tuple[Any, Any]]:
+    out = {}
+    for col, st in (value.get("columns") or {}).items():
+        if isinstance(st, dict) and "min" in st and "max" in st and st["min"] is not None:
+            out[col] = (st["min"], st["max"])
+    return out
+
+
+def plan_files(store: Store, name: str, where: str | None, vid: int,
+               stats: QueryStats | None = None) -> list[Obj]:
+    path = table_path(name)
+    found = store.get(path, vid)
+    if found is None or found[0].get("obj_type") != "table":
+        raise NotFoundError(f"table {name!r} does not exist at vid {vid}; list tables with a path query "
+                            f"such as /[obj_id = \"{split(path)[0]}\"]/*/[obj_type = \"table\"]", path=path)
+    table = found[0]
+    expr = parse_expr(where) if where else TrueExpr()
+    part_cols = [c if isinstance(c, str) else c.get("name") for c in table.get("partition_by") or []]
+    counter = [0, 0]
+    contexts = [(path, {})]
+    for col in part_cols:
+        ranges = _level_bounds(expr, col)
+        nxt = []
+        for ctx, known in contexts:
+            for obj_id, value, _v, leaf, _k in store.scan_children(ctx, vid, ranges, counter):
+                if leaf or value.get("obj_type") != "partition":
+                    continue
+                vals = dict(known)
+                vals[col] = (value.get(col), value.get(col))
+                if _Pruner(vals).eval(expr) is not False:
+                    nxt.append((ctx + "/" + obj_id, vals))
+        contexts = nxt
+    files: list[Obj] = []
+    full = [(None, None)]
+    for ctx, known in contexts:
+        for obj_id, value, wvid, leaf, _k in store.scan_children(ctx, vid, full, counter):
+            if not leaf or value.get("obj_type") != "file":
+                continue
+            ranges = _file_ranges(value)
+            ranges.update(known)
+            if _Pruner(ranges).eval(expr) is not False:
+                files.append(Obj(ctx + "/" + obj_id, value, wvid, True))
+    if stats is not None:
+        stats.scanned, stats.seeks, stats.matched = counter[0], counter[1], len(files)
+    return files

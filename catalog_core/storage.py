@@ -1,0 +1,269 @@
+"""RocksDB layout (paper §5.3) and versioned reads.
+
+Column families:
+  inner      key(path) -> [cur_vid, value|None]        current value of a non-leaf object
+                                                       (None: removed at cur_vid)
+  delta      key(path) NUL inv(start_vid) -> [start_vid, end_vid, value|None]
+                                                       past versions, newest first
+  leaf       key(path) -> [[create_vid, tomb_vid|0, value|None, ref|None], ...]
+                                                       every lifetime of a leaf path; a clone's
+                                                       lifetime holds ref = [primary key, create_vid]
+  commits    vid(8 bytes) -> {time, author, message, paths, meta}
+  snapshots  name -> [vid, time]
+  default    b"latest_vid" -> vid
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from rocksdict import Options, ReadOptions, Rdict, WriteBatch, WriteOptions
+
+from .codec import inv_vid_bytes, pack, unpack, vid_bytes
+from .errors import CatalogError
+from .paths import SEP, children_prefix, key_of, path_of_key, successor
+
+__all__ = ["Store", "Entry"]
+
+CFS = ("inner", "delta", "leaf", "commits", "snapshots")
+LATEST = b"latest_vid"
+
+# (obj_id, value, vid that wrote it, is_leaf, key)
+Entry = tuple[str, dict, int, bool, bytes]
+
+
+def _options() -> Options:
+    opt = Options(raw_mode=True)
+    opt.create_if_missing(True)
+    opt.create_missing_column_families(True)
+    opt.set_max_background_jobs(2)
+    opt.increase_parallelism(2)
+    return opt
+
+
+def _lock_dir(path: str):
+    """One process owns a catalog directory; a second opener gets a clear error, not corruption."""
+    import fcntl
+
+    fd = os.open(os.path.join(path, "semcat.lock"), os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise CatalogError(
+            f"catalog directory {path!r} is already open in another process; "
+            "one process owns a catalog: connect to its server with `semcat serve` / cc.connect(url)"
+        ) from None
+    return fd
+
+
+class Store:
+    def __init__(self, path: str) -> None:
+        os.makedirs(path, exist_ok=True)
+        self.path = path
+        self._lock_fd = _lock_dir(path)
+        cfs = {name: Options(raw_mode=True) for name in CFS}
+        try:
+            self.db = Rdict(os.path.join(path, "rocksdb"), _options(), column_families=cfs)
+        except Exception:
+            os.close(self._lock_fd)
+            raise
+        self.cf = {name: self.db.get_column_family(name) for name in CFS}
+        self.handle = {name: self.db.get_column_family_handle(name) for name in CFS}
+        self._sync = WriteOptions()
+        self._sync.sync = True
+        self._closed = False
+        self._close_lock = threading.Lock()
+        raw = self.db.get(LATEST)
+        if raw is None:
+            self._bootstrap()
+            raw = self.db.get(LATEST)
+        self.latest_vid: int = int.from_bytes(raw, "big")
+
+    def _bootstrap(self) -> None:
+        wb = WriteBatch(raw_mode=True)
+        wb.put(key_of("/"), pack([0, {"obj_type": "root"}]), self.handle["inner"])
+        wb.put(vid_bytes(0), pack({"time": 0.0, "author": "semcat", "message": "create catalog",
+                                   "paths": ["/"], "meta": {}}), self.handle["commits"])
+        wb.put(LATEST, vid_bytes(0))
+        self.db.write(wb, self._sync)
+
+    def close(self) -> None:
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self.db.flush_wal(True)
+            # Column-family handles keep the DB alive; drop them so close() releases RocksDB's LOCK.
+            self.cf.clear()
+            self.handle.clear()
+            self.db.close()
+            del self.db
+            import gc
+
+            gc.collect()
+            os.close(self._lock_fd)
+
+    # ---------------------------------------------------------------- point reads
+    def inner_current(self, key: bytes) -> list | None:
+        raw = self.cf["inner"].get(key)
+        return None if raw is None else unpack(raw)
+
+    def leaf_lifetimes(self, key: bytes) -> list | None:
+        raw = self.cf["leaf"].get(key)
+        return None if raw is None else unpack(raw)
+
+    def inner_at(self, key: bytes, cur: list, vid: int) -> tuple[Any, int] | None:
+        """(value, start_vid) of an inner object at `vid`, given its current record."""
+        if cur[0] <= vid:
+            return None if cur[1] is None else (cur[1], cur[0])
+        it = self.cf["delta"].iter(ReadOptions())
+        it.seek(key + SEP + inv_vid_bytes(vid))
+        if it.valid() and it.key().startswith(key + SEP) and len(it.key()) == len(key) + 9:
+            start, end, value = unpack(it.value())
+            if start <= vid < end and value is not None:
+                return value, start
+        return None
+
+    def leaf_at(self, lifetimes: list, vid: int) -> tuple[Any, int] | None:
+        for create, tomb, value, ref in reversed(lifetimes):
+            if create <= vid and (tomb == 0 or tomb > vid):
+                return (self.resolve_ref(ref) if ref is not None else value), create
+        return None
+
+    def resolve_ref(self, ref: list) -> dict:
+        pkey, pcreate = ref
+        for create, _tomb, value, _ref in self.leaf_lifetimes(pkey) or ():
+            if create == pcreate:
+                return value
+        raise CatalogError(f"leaf indirection to {path_of_key(pkey)}@{pcreate} is dangling; the store is damaged")
+
+    def get(self, path: str, vid: int) -> tuple[dict, int, bool] | None:
+        key = key_of(path)
+        cur = self.inner_current(key)
+        if cur is not None:
+            hit = self.inner_at(key, cur, vid)
+            if hit is not None:
+                return hit[0], hit[1], False
+        lts = self.leaf_lifetimes(key)
+        if lts is not None:
+            hit = self.leaf_at(lts, vid)
+            if hit is not None:
+                return hit[0], hit[1], True
+        return None
+
+    # ---------------------------------------------------------------- range scans
+    def _range(self, cf: str, lo: bytes, hi: bytes) -> Iterator[tuple[bytes, bytes]]:
+        ro = ReadOptions()
+        ro.set_iterate_upper_bound(hi)
+        it = self.cf[cf].iter(ro)
+        it.seek(lo)
+        while it.valid():
+            yield it.key(), it.value()
+            it.next()
+
+    def scan_children(self, parent: str, vid: int, ranges: list, counter: list | None = None) -> Iterator[Entry]:
+        """Children of `parent` visible at `vid`, in id order, restricted to the id byte `ranges`
+        (half-open, None = unbounded). `counter` ([scanned, seeks]) is bumped as we go."""
+        prefix = children_prefix(parent)
+        plen = len(prefix)
+        end = successor(prefix)
+        for lo, hi in ranges:
+            klo = prefix + lo if lo is not None else prefix
+            khi = prefix + hi if hi is not None else end
+            if counter is not None:
+                counter[1] += 2
+            inner = self._visible_inner(klo, khi, vid, plen, counter)
+            leaf = self._visible_leaf(klo, khi, vid, plen, counter)
+            yield from _merge_by_key(inner, leaf)
+
+    def _visible_inner(self, lo, hi, vid, plen, counter) -> Iterator[Entry]:
+        for key, raw in self._range("inner", lo, hi):
+            if counter is not None:
+                counter[0] += 1
+            cur = unpack(raw)
+            hit = (None if cur[1] is None else (cur[1], cur[0])) if cur[0] <= vid else self.inner_at(key, cur, vid)
+            if hit is not None:
+                yield key[plen:].decode(), hit[0], hit[1], False, key
+
+    def _visible_leaf(self, lo, hi, vid, plen, counter) -> Iterator[Entry]:
+        for key, raw in self._range("leaf", lo, hi):
+            if counter is not None:
+                counter[0] += 1
+            hit = self.leaf_at(unpack(raw), vid)
+            if hit is not None:
+                yield key[plen:].decode(), hit[0], hit[1], True, key
+
+    def inner_versions(self, key: bytes) -> list[tuple[int, int | None, Any]]:
+        """Every (start, end, value) of an inner object, oldest first."""
+        cur = self.inner_current(key)
+        if cur is None:
+            return []
+        past = [unpack(raw) for _k, raw in self._range("delta", key + SEP, key + b"\x01")]
+        return [tuple(p) for p in reversed(past)] + [(cur[0], None, cur[1])]
+
+    # ---------------------------------------------------------------- commits, snapshots
+    def commit_record(self, vid: int) -> dict | None:
+        raw = self.cf["commits"].get(vid_bytes(vid))
+        return None if raw is None else unpack(raw)
+
+    def commit_records(self, lo: int, hi: int, backwards: bool = False) -> Iterator[tuple[int, dict]]:
+        """Commits with lo <= vid <= hi."""
+        if not backwards:
+            for k, raw in self._range("commits", vid_bytes(lo), vid_bytes(hi + 1)):
+                yield int.from_bytes(k, "big"), unpack(raw)
+            return
+        it = self.cf["commits"].iter(ReadOptions())
+        it.seek_for_prev(vid_bytes(hi))
+        while it.valid():
+            vid = int.from_bytes(it.key(), "big")
+            if vid < lo:
+                break
+            yield vid, unpack(it.value())
+            it.prev()
+
+    def snapshot_get(self, name: str) -> list | None:
+        raw = self.cf["snapshots"].get(name.encode())
+        return None if raw is None else unpack(raw)
+
+    def snapshot_items(self) -> Iterator[tuple[str, list]]:
+        for k, raw in self.cf["snapshots"].items():
+            yield k.decode(), unpack(raw)
+
+    # ---------------------------------------------------------------- writes
+    def new_batch(self) -> WriteBatch:
+        return WriteBatch(raw_mode=True)
+
+    def put(self, wb: WriteBatch, cf: str, key: bytes, value: Any) -> None:
+        wb.put(key, pack(value), self.handle[cf])
+
+    def put_delta(self, wb: WriteBatch, key: bytes, start: int, end: int, value: Any) -> None:
+        wb.put(key + SEP + inv_vid_bytes(start), pack([start, end, value]), self.handle["delta"])
+
+    def write(self, wb: WriteBatch, latest_vid: int) -> None:
+        """Apply one batch atomically and durably (synced WAL); then advance latest_vid."""
+        wb.put(LATEST, vid_bytes(latest_vid))
+        self.db.write(wb, self._sync)
+        self.latest_vid = latest_vid
+
+
+def _merge_by_key(a: Iterator[Entry], b: Iterator[Entry]) -> Iterator[Entry]:
+    """Merge two key-ordered entry streams (inner and leaf stores) into one."""
+    x = next(a, None)
+    y = next(b, None)
+    while x is not None and y is not None:
+        if x[4] <= y[4]:
+            yield x
+            x = next(a, None)
+        else:
+            yield y
+            y = next(b, None)
+    if x is not None:
+        yield x
+        yield from a
+    if y is not None:
+        yield y
+        yield from b

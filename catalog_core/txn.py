@@ -1,0 +1,167 @@
+"""Read-write transactions: reads at `read_vid` are recorded (scan set and point reads) for
+validation at commit; writes are buffered as a write set and applied at commit."""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from .errors import TransactionClosedError
+from .merge import apply_delta
+from .model import Obj, QueryStats
+from .paths import split
+from .query import parse
+from .query.ast import Query
+from .query.executor import execute
+from .writeset import WriteOp, make_op
+
+if TYPE_CHECKING:
+    from .catalog import Catalog
+
+__all__ = ["Transaction"]
+
+_ids = itertools.count(1)
+
+
+class Transaction:
+    """`with cat.transaction(author=..., message=...) as txn:` commits on exit and aborts on
+    an exception. Without `with`: `txn.commit()` returns the vid, `txn.abort()` discards."""
+
+    def __init__(self, catalog: "Catalog", author: str = "", message: str = "",
+                 meta: dict[str, Any] | None = None) -> None:
+        self._cat = catalog
+        self._mgr = catalog._mgr
+        self.id = next(_ids)
+        self.author, self.message, self.meta = author, message, dict(meta or {})
+        self.read_vid = self._mgr.begin()
+        self.vid: int | None = None
+        self.ops: list[WriteOp] = []
+        self.scans: list[tuple[str, Any, list]] = []
+        self.point_reads: set[str] = set()
+        self.state = "active"
+        self._mgl = self._mgr.locks is not None
+        self._finalizer = weakref.finalize(self, _release, self._mgr, self.read_vid, self.id)
+
+    # ---------------------------------------------------------------- context manager
+    def __enter__(self) -> "Transaction":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self.state != "active":
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+    def _check_active(self) -> None:
+        if self.state != "active":
+            raise TransactionClosedError(f"transaction {self.id} is {self.state}; start a new one")
+
+    # ---------------------------------------------------------------- reads
+    def _read_vid(self) -> int:
+        # Under strict 2PL a read happens after its lock is granted, at the latest state.
+        return self._cat._store.latest_vid if self._mgl else self.read_vid
+
+    def _on_scan(self, parent: str, expr: Any, ranges: list) -> int | None:
+        if self._mgl:
+            self._mgr.locks.lock_path(self.id, parent, "S")
+            return self._cat._store.latest_vid
+        self.scans.append((parent, expr, ranges))
+        return None
+
+    def iter_query(self, expr: str | Query, stats: QueryStats | None = None) -> Iterator[Obj]:
+        self._check_active()
+        query = parse(expr) if isinstance(expr, str) else expr
+        return execute(self._cat._store, query, self._read_vid(), self._on_scan, stats)
+
+    def query(self, expr: str | Query, stats: QueryStats | None = None) -> list[Obj]:
+        return list(self.iter_query(expr, stats))
+
+    def get(self, path: str) -> Obj | None:
+        """The object at `read_vid`, with this transaction's own buffered writes applied."""
+        self._check_active()
+        split(path)
+        if self._mgl:
+            self._mgr.locks.lock_path(self.id, path, "S")
+        else:
+            self.point_reads.add(path)
+        obj = self._cat._get_at(path, self._read_vid())
+        return self._own_writes(path, obj)
+
+    def _own_writes(self, path: str, obj: Obj | None) -> Obj | None:
+        for op in self.ops:
+            if op.kind == "remove" and (path == op.path or path.startswith(op.path.rstrip("/") + "/")):
+                obj = None
+            elif op.path != path:
+                continue
+            elif op.kind in ("add", "update"):
+                obj = Obj(path, op.value, -1, op.leaf)
+            elif op.kind == "merge" and obj is not None:
+                obj = Obj(path, apply_delta(obj.value, op.value), -1, obj.leaf)
+        return obj
+
+    # ---------------------------------------------------------------- writes
+    def _record(self, op: WriteOp) -> None:
+        self._check_active()
+        if self._mgl:
+            self._mgr.locks.lock_path(self.id, op.path, "X")
+        self.ops.append(op)
+
+    def add(self, path: str, value: dict[str, Any], leaf: bool = False) -> None:
+        """Create `path`; at commit its parent must exist and the path must not."""
+        self._record(make_op("add", path, value, leaf))
+
+    def update(self, path: str, value: dict[str, Any]) -> None:
+        """Create or replace a non-leaf object."""
+        self._record(make_op("update", path, value))
+
+    def remove(self, path: str) -> None:
+        """Remove the object and all its descendants; leaves get tombstones."""
+        self._record(make_op("remove", path))
+
+    def merge(self, path: str, delta: dict[str, Any]) -> None:
+        """Commit-time update, e.g. {"stats": {"row_count": {"op": "+", "val": 10}}}."""
+        self._record(make_op("merge", path, delta))
+
+    def clone(self, src: str, dst: str, vid: int | None = None) -> None:
+        """Copy the non-leaf subtree of `src` (at `vid`, default read_vid) to `dst`, sharing leaves."""
+        self._check_active()
+        for op in self._cat._clone_ops(src, dst, self.read_vid if vid is None else vid,
+                                       None if vid is not None else self._on_scan):
+            self._record(op)
+
+    # ---------------------------------------------------------------- end
+    def commit(self) -> int:
+        """Validate and commit; returns the committed vid (read_vid if nothing was written).
+        Raises ConflictError or a PreconditionError, and then nothing was written."""
+        self._check_active()
+        from .mvocc import CommitRequest
+
+        try:
+            if not self.ops:
+                self.vid = self.read_vid
+            else:
+                req = CommitRequest(self.read_vid, self.ops, self.scans, self.point_reads,
+                                    self.author, self.message, self.meta)
+                self.vid = self._mgr.commit(req)
+            self.state = "committed"
+            return self.vid
+        except BaseException:
+            self.state = "aborted"
+            raise
+        finally:
+            self._finalizer()
+
+    def abort(self) -> None:
+        if self.state == "active":
+            self.state = "aborted"
+            self._finalizer()
+
+
+def _release(mgr, read_vid: int, txn_id: int) -> None:
+    mgr.end(read_vid)
+    if mgr.locks is not None:
+        mgr.locks.release_all(txn_id)

@@ -1,0 +1,77 @@
+"""Write sets (paper §4.2 "Updates"): add, update, remove, merge, plus clone's leaf references.
+
+Ops are validated for shape when they are recorded; preconditions are checked at commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .codec import pack
+from .errors import InvalidPathError, InvalidValueError
+from .merge import validate_delta
+from .paths import ROOT, validate
+
+__all__ = ["WriteOp", "make_op", "op_from_dict", "KINDS"]
+
+KINDS = ("add", "update", "remove", "merge", "leafref")
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOp:
+    kind: str
+    path: str
+    value: dict[str, Any] | None = None
+    leaf: bool = False
+    ref: tuple[str, int] | None = None  # leafref: (primary path, primary create vid)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind, "path": self.path}
+        if self.value is not None:
+            d["value"] = self.value
+        if self.leaf:
+            d["leaf"] = True
+        if self.ref is not None:
+            d["ref"] = list(self.ref)
+        return d
+
+
+def _check_value(value: Any, path: str) -> None:
+    if not isinstance(value, dict):
+        raise InvalidValueError(f"value for {path!r} must be a dict, got {type(value).__name__}", path=path)
+    pack(value)  # raises a clear error for values msgpack cannot hold
+
+
+def make_op(kind: str, path: str, value: Any = None, leaf: bool = False, ref=None) -> WriteOp:
+    if kind not in KINDS:
+        raise InvalidValueError(f"unknown write kind {kind!r}; use one of add, update, remove, merge")
+    validate(path)
+    if path == ROOT and kind != "update":
+        raise InvalidPathError(f"cannot {kind} the root '/'; it always exists", path=path)
+    if kind in ("add", "update"):
+        _check_value(value, path)
+    elif kind == "merge":
+        validate_delta(value)
+    elif kind == "remove" and value is not None:
+        raise InvalidValueError("remove takes no value", path=path)
+    if leaf and kind not in ("add", "leafref"):
+        raise InvalidValueError(f"leaf=True only goes with add; leaves are immutable ({kind} on {path!r})")
+    return WriteOp(kind, path, value, leaf, tuple(ref) if ref is not None else None)
+
+
+_FIELDS = {"kind", "path", "value", "leaf", "ref"}
+
+
+def op_from_dict(d: Any) -> WriteOp:
+    """Parse one op of a write set sent over the wire, naming what is wrong."""
+    if not isinstance(d, dict):
+        raise InvalidValueError(f"each write must be an object with kind and path, got {type(d).__name__}")
+    unknown = set(d) - _FIELDS
+    if unknown:
+        raise InvalidValueError(f"unknown field(s) {sorted(unknown)} in write; allowed: {sorted(_FIELDS)}")
+    if "kind" not in d or "path" not in d:
+        raise InvalidValueError("each write needs 'kind' and 'path'")
+    if d["kind"] == "leafref":
+        raise InvalidValueError("leafref writes are internal to clone; use the clone endpoint")
+    return make_op(d["kind"], d["path"], d.get("value"), bool(d.get("leaf", False)), d.get("ref"))
