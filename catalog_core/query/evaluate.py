@@ -211,7 +211,7 @@ class _Codegen:
             tmp = self.fresh("_d")
             guards.append(f"isinstance(({tmp} := {cur}.get({key!r})), dict)")
             cur = tmp
-        guards.append(f"{cur}.get({path[-1]!r}) is not None")
+        guards.append(f"{path[-1]!r} in {cur}")
         return "(" + " and ".join(guards) + ")"
 
     def expr(self, node: Expr, depth: int = 0) -> str:

@@ -249,6 +249,20 @@ _exprs = st.recursive(
 )
 
 
+_SAMPLES = [None, True, False, 0, 1, -1, 1.0, 1.5, -2.5, "", "a", "ab", "B", "é", [1], [True], {"x": 1},
+            {"x": True}, {"y": "a"}, {"x": {"x": 0}}]
+# Each field of the atom strategy takes every kind of value, alone and next to another one.
+_BATTERY = [None, {}] + [{"x": a, "y": b, "obj_type": a} for a in _SAMPLES for b in (a, "a", 1)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_atoms)
+def test_compiled_atoms_match_reference(expr: Any) -> None:
+    for value in _BATTERY:
+        for obj_id in ("a", "b"):
+            assert evaluate(expr, obj_id, value) is _ref_eval(expr, obj_id, value), (value, obj_id)
+
+
 @settings(max_examples=1000, deadline=None)
 @given(_exprs, st.sampled_from(["a", "ab", "b", "é"]), _values)
 def test_compiled_matches_reference(expr: Any, obj_id: str, value: Any) -> None:

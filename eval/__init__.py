@@ -1,0 +1,1 @@
+"""semcat eval layer."""

@@ -1,0 +1,57 @@
+"""The `semcat` console script. Subcommands import their layer lazily, so `semcat --help`
+stays fast and a missing optional piece only affects its own subcommand."""
+
+from __future__ import annotations
+
+import click
+
+__all__ = ["main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """semcat: a versioned, transactional catalog for data lakes that LLM agents can trust."""
+
+
+@main.command()
+@click.option("--data", "data_dir", default="data", show_default=True, help="catalog data directory")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8765, show_default=True, type=int)
+@click.option("--tokens", "tokens_file", default=None, help="file of '<token>:<role>' lines (read|write)")
+@click.option("--protocol", default="ospl", show_default=True, type=click.Choice(["ospl", "osl", "mgl"]))
+@click.option("--max-request-mb", default=64, show_default=True, type=float, help="request body size limit")
+@click.option("--txn-timeout", default=60.0, show_default=True, type=float, help="idle transaction timeout, s")
+def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeout) -> None:
+    """Serve the catalog over HTTP: engine API under /v1, MCP at /mcp."""
+    from .server import run
+
+    run(data_dir=data_dir, host=host, port=port, tokens_file=tokens_file, protocol=protocol,
+        max_request_bytes=int(max_request_mb * 1024 * 1024), txn_timeout_s=txn_timeout)
+
+
+@main.command()
+@click.argument("sql")
+@click.option("--data", "data_dir", default="data", show_default=True, help="catalog data directory or http(s) URL")
+@click.option("--snapshot", default=None, help="vid, snapshot name or ISO time (default: latest)")
+@click.option("--limit", default=1000, show_default=True, type=int)
+@click.option("--timeout", "timeout_s", default=10.0, show_default=True, type=float)
+@click.option("--token", default=None, envvar="SEMCAT_TOKEN")
+def sql(sql, data_dir, snapshot, limit, timeout_s, token) -> None:
+    """Run one read-only SQL statement over the Parquet files of a snapshot."""
+    from catalog_core.sql_cli import run_cli
+
+    run_cli(sql, data_dir=data_dir, snapshot=snapshot, limit=limit, timeout_s=timeout_s, token=token)
+
+
+@main.command()
+@click.option("--data", "data_dir", default="demo-data", show_default=True, help="where the demo lake goes")
+@click.option("--fresh/--keep", default=True, show_default=True, help="start from an empty directory")
+def demo(data_dir, fresh) -> None:
+    """Build a small lake with a PySpark ETL job and show what the catalog can do."""
+    from spark_bridge.demo import run_demo
+
+    run_demo(data_dir, fresh=fresh)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""semcat spark_bridge layer."""
