@@ -63,7 +63,7 @@ class View:
         if lts:
             last = lts[-1]
             if last[1] == 0:
-                return (self.store.resolve_ref(last[3]) if last[3] is not None else last[2]), True
+                return self.store.leaf_value(last), True
         return None
 
     def children(self, path: str) -> list[tuple[str, bool]]:
@@ -99,10 +99,10 @@ class View:
             self.deltas.append((key, prev[0], vid, prev[1]))
         self.inner[key] = [vid, value]
 
-    def add_leaf(self, path: str, value: dict | None, ref: list | None, vid: int) -> None:
+    def add_leaf(self, path: str, packed: bytes | None, ref: list | None, vid: int) -> None:
         key = key_of(path)
         lts = list(self._leaf(key) or [])
-        lts.append([vid, 0, value, ref])
+        lts.append([vid, 0, packed, ref])
         self.leaf[key] = lts
 
     def tomb_leaf(self, path: str, vid: int) -> None:
@@ -154,7 +154,7 @@ def _apply_one(view: View, op: WriteOp, vid: int, effects: list[Effect]) -> None
             view.add_leaf(path, None, [pkey, op.ref[1]], vid)
             effects.append(Effect(path, None, view.store.resolve_ref([pkey, op.ref[1]]), True))
         elif op.leaf:
-            view.add_leaf(path, op.value, None, vid)
+            view.add_leaf(path, op.packed, None, vid)
             effects.append(Effect(path, None, op.value, True))
         else:
             view.put_inner(path, op.value, vid)

@@ -134,8 +134,9 @@ class Catalog:
         """Every committed value of one object, oldest first (value None: removed)."""
         key = key_of(path)
         out = [Version(path, s, e, v) for s, e, v in self._store.inner_versions(key)]
-        for create, tomb, value, ref in self._store.leaf_lifetimes(key) or ():
-            val = self._store.resolve_ref(ref) if ref is not None else value
+        for lifetime in self._store.leaf_lifetimes(key) or ():
+            create, tomb = lifetime[0], lifetime[1]
+            val = self._store.leaf_value(lifetime)
             out.append(Version(path, create, tomb or None, val))
             if tomb:
                 out.append(Version(path, tomb, None, None))

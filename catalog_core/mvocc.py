@@ -46,6 +46,10 @@ class TransactionManager:
         self.locks = LockManager() if protocol == "mgl" else None
         self.validation_enabled = True  # tests switch this off to prove the history checker can fail
         self._state = threading.Lock()  # active read vids and the write log
+        # A commit that nobody else can validate against skips the write log (bulk loads would
+        # index every record for nothing); if a transaction begins before it is published,
+        # its records are indexed then, so that transaction's validation still sees them.
+        self._unlogged: tuple[int, list] | None = None
         self._active: Counter[int] = Counter()
         self._queue: list[CommitRequest] = []
         self._queue_lock = threading.Lock()
@@ -58,6 +62,9 @@ class TransactionManager:
     # ---------------------------------------------------------------- lifecycle
     def begin(self) -> int:
         with self._state:
+            if self._unlogged is not None:
+                self.log.add(*self._unlogged)
+                self._unlogged = None
             vid = self.store.latest_vid
             self._active[vid] += 1
             return vid
@@ -136,7 +143,10 @@ class TransactionManager:
                 continue
             overlay.absorb(view)
             with self._state:
-                log_keys += self.log.add(next_vid, effects)
+                if len(group) == 1 and sum(self._active.values()) <= 1:
+                    self._unlogged = (next_vid, effects)  # only this committer is active
+                else:
+                    log_keys += self.log.add(next_vid, effects)
             rec = {"time": self._next_time(), "author": req.author, "message": req.message,
                    "paths": [e.path for e in effects], "meta": req.meta}
             store.put(wb, "commits", next_vid.to_bytes(8, "big"), rec)
@@ -157,11 +167,14 @@ class TransactionManager:
                     self._commit_times.extend(rec["time"] for _r, rec in accepted)
         except BaseException as exc:
             with self._state:
+                if self._unlogged is None and len(group) == 1 and accepted:
+                    log_keys = list(self.log.keys_of(accepted[0][0].vid))
                 self.log.discard(log_keys)
             for req, _rec in accepted:
                 req.vid, req.error = None, CatalogError(f"commit was not made durable: {exc}; nothing was written")
         finally:
             with self._state:
+                self._unlogged = None
                 self._gc()
             for req in group:
                 req.done.set()

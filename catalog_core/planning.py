@@ -5,6 +5,7 @@ is certainly false for every row it holds."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from .errors import InvalidValueError, NotFoundError
@@ -120,6 +121,26 @@ def _level_bounds(expr: Any, column: str) -> Any:
     return id_ranges(rw(expr))
 
 
+def _fields(e: Any) -> set[str]:
+    if isinstance(e, (And, Or)):
+        return set().union(*(_fields(i) for i in e.items))
+    if isinstance(e, Not):
+        return _fields(e.item)
+    if isinstance(e, Compare):
+        return {".".join(x.path) for x in (e.left, e.right) if isinstance(x, Field)}
+    if isinstance(e, (In, Exists, StartsWith, EndsWith)):
+        return {".".join(e.field.path)}
+    return set()
+
+
+@lru_cache(maxsize=256)
+def _plan(where: str | None, part_cols: tuple[str, ...]) -> tuple[Any, list, bool]:
+    """(filter, per-level id ranges, whether file stats can prune anything) for a filter."""
+    expr = parse_expr(where) if where else TrueExpr()
+    levels = [_level_bounds(expr, col) for col in part_cols]
+    return expr, levels, bool(_fields(expr) - set(part_cols))
+
+
 def _file_ranges(value: dict) -> dict[str, tuple[Any, Any]]:
     out = {}
     for col, st in (value.get("columns") or {}).items():
@@ -136,32 +157,36 @@ def plan_files(store: Store, name: str, where: str | None, vid: int,
         raise NotFoundError(f"table {name!r} does not exist at vid {vid}; list tables with a path query "
                             f"such as /[obj_id = \"{split(path)[0]}\"]/*/[obj_type = \"table\"]", path=path)
     table = found[0]
-    expr = parse_expr(where) if where else TrueExpr()
-    part_cols = [c if isinstance(c, str) else c.get("name") for c in table.get("partition_by") or []]
+    part_cols = tuple(c if isinstance(c, str) else c.get("name") for c in table.get("partition_by") or [])
+    expr, levels, by_stats = _plan(where, part_cols)
     counter = [0, 0]
-    contexts = [(path, {})]
-    for col in part_cols:
-        ranges = _level_bounds(expr, col)
+    # (partition path, known partition values, whether the filter is already decided true)
+    contexts: list[tuple[str, dict, bool]] = [(path, {}, isinstance(expr, TrueExpr))]
+    for col, ranges in zip(part_cols, levels):
         nxt = []
-        for ctx, known in contexts:
+        for ctx, known, _sure in contexts:
             for obj_id, value, _v, leaf, _k in store.scan_children(ctx, vid, ranges, counter):
                 if leaf or value.get("obj_type") != "partition":
                     continue
                 vals = dict(known)
                 vals[col] = (value.get(col), value.get(col))
-                if _Pruner(vals).eval(expr) is not False:
-                    nxt.append((ctx + "/" + obj_id, vals))
+                verdict = _Pruner(vals).eval(expr)
+                if verdict is not False:
+                    nxt.append((ctx + "/" + obj_id, vals, verdict is True))
         contexts = nxt
     files: list[Obj] = []
     full = [(None, None)]
-    for ctx, known in contexts:
+    for ctx, known, sure in contexts:
+        check = by_stats and not sure
         for obj_id, value, wvid, leaf, _k in store.scan_children(ctx, vid, full, counter):
             if not leaf or value.get("obj_type") != "file":
                 continue
-            ranges = _file_ranges(value)
-            ranges.update(known)
-            if _Pruner(ranges).eval(expr) is not False:
-                files.append(Obj(ctx + "/" + obj_id, value, wvid, True))
+            if check:
+                ranges = _file_ranges(value)
+                ranges.update(known)
+                if _Pruner(ranges).eval(expr) is False:
+                    continue
+            files.append(Obj(ctx + "/" + obj_id, value, wvid, True))
     if stats is not None:
         stats.scanned, stats.seeks, stats.matched = counter[0], counter[1], len(files)
     return files

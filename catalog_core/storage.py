@@ -5,9 +5,11 @@ Column families:
                                                        (None: removed at cur_vid)
   delta      key(path) NUL inv(start_vid) -> [start_vid, end_vid, value|None]
                                                        past versions, newest first
-  leaf       key(path) -> [[create_vid, tomb_vid|0, value|None, ref|None], ...]
+  leaf       key(path) -> [[create_vid, tomb_vid|0, packed value|None, ref|None], ...]
                                                        every lifetime of a leaf path; a clone's
-                                                       lifetime holds ref = [primary key, create_vid]
+                                                       lifetime holds ref = [primary key, create_vid].
+                                                       The value stays packed so that visibility
+                                                       checks during scans decode only the header.
   commits    vid(8 bytes) -> {time, author, message, paths, meta}
   snapshots  name -> [vid, time]
   default    b"latest_vid" -> vid
@@ -131,14 +133,17 @@ class Store:
     def leaf_at(self, lifetimes: list, vid: int) -> tuple[Any, int] | None:
         for create, tomb, value, ref in reversed(lifetimes):
             if create <= vid and (tomb == 0 or tomb > vid):
-                return (self.resolve_ref(ref) if ref is not None else value), create
+                return (self.resolve_ref(ref) if ref is not None else unpack(value)), create
         return None
+
+    def leaf_value(self, lifetime: list) -> dict:
+        return self.resolve_ref(lifetime[3]) if lifetime[3] is not None else unpack(lifetime[2])
 
     def resolve_ref(self, ref: list) -> dict:
         pkey, pcreate = ref
         for create, _tomb, value, _ref in self.leaf_lifetimes(pkey) or ():
             if create == pcreate:
-                return value
+                return unpack(value)
         raise CatalogError(f"leaf indirection to {path_of_key(pkey)}@{pcreate} is dangling; the store is damaged")
 
     def get(self, path: str, vid: int) -> tuple[dict, int, bool] | None:

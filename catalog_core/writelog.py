@@ -53,6 +53,9 @@ class WriteLog:
             return ()
         return (self._index[k] for k in self._index.irange((parent, vid + 1, 0), (parent, float("inf"), 0)))
 
+    def keys_of(self, vid: int) -> list:
+        return next((keys for v, keys in self._by_vid if v == vid), [])
+
     def discard(self, keys: list) -> None:
         """Forget records of a group whose batch never became durable."""
         for key in keys:

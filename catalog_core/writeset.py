@@ -25,6 +25,7 @@ class WriteOp:
     value: dict[str, Any] | None = None
     leaf: bool = False
     ref: tuple[str, int] | None = None  # leafref: (primary path, primary create vid)
+    packed: bytes | None = None  # the value, encoded once when recorded (leaves store these bytes)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind, "path": self.path}
@@ -37,10 +38,10 @@ class WriteOp:
         return d
 
 
-def _check_value(value: Any, path: str) -> None:
+def _check_value(value: Any, path: str) -> bytes:
     if not isinstance(value, dict):
         raise InvalidValueError(f"value for {path!r} must be a dict, got {type(value).__name__}", path=path)
-    pack(value)  # raises a clear error for values msgpack cannot hold
+    return pack(value)  # raises a clear error for values msgpack cannot hold
 
 
 def make_op(kind: str, path: str, value: Any = None, leaf: bool = False, ref=None) -> WriteOp:
@@ -49,15 +50,16 @@ def make_op(kind: str, path: str, value: Any = None, leaf: bool = False, ref=Non
     validate(path)
     if path == ROOT and kind != "update":
         raise InvalidPathError(f"cannot {kind} the root '/'; it always exists", path=path)
+    packed = None
     if kind in ("add", "update"):
-        _check_value(value, path)
+        packed = _check_value(value, path)
     elif kind == "merge":
         validate_delta(value)
     elif kind == "remove" and value is not None:
         raise InvalidValueError("remove takes no value", path=path)
     if leaf and kind not in ("add", "leafref"):
         raise InvalidValueError(f"leaf=True only goes with add; leaves are immutable ({kind} on {path!r})")
-    return WriteOp(kind, path, value, leaf, tuple(ref) if ref is not None else None)
+    return WriteOp(kind, path, value, leaf, tuple(ref) if ref is not None else None, packed)
 
 
 _FIELDS = {"kind", "path", "value", "leaf", "ref"}

@@ -1,0 +1,222 @@
+"""Concurrency-control microbenchmark after TreeCat §7.1: ospl vs osl vs mgl.
+
+    .venv/bin/python -m bench.bench_mvocc [--quick] [--duration S] [--threads 1,4,30] [--mixes write]
+
+Client threads pick operations at random (read share per mix; writes in the paper's ratio fact
+insert : dimension insert : optimize = 144 : 12 : 1), each one transaction, no retries. Every run
+starts from a private copy of the same pre-built TPC-DS-like catalog. Reports committed txns/s,
+the abort rate of read-write transactions and p99 latency of committed operations per type;
+then the 30-client write-intensive ratios against the targets. JSON: bench/out/mvocc.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import threading
+import time
+from typing import Any
+
+import catalog_core as cc
+
+from .mvocc_data import ensure_base, fresh_copy
+from .mvocc_ops import OPS, WRITE_WEIGHTS, Workload
+
+__all__ = ["run_one", "main"]
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
+PROTOCOLS = ("ospl", "osl", "mgl")
+MIXES = {"read": 0.9, "balanced": 0.5, "write": 0.1}  # share of read-only transactions
+THREADS = (1, 2, 4, 8, 16, 30)
+QUICK_THREADS = (1, 8, 30)
+TARGETS = {"abort_ratio_max": 0.1, "tput_vs_osl_min": 2.0, "tput_vs_mgl_min": 1.5}
+
+
+def _pick(rng: random.Random, read_share: float) -> str:
+    if rng.random() < read_share:
+        return "read"
+    r = rng.random() * sum(WRITE_WEIGHTS.values())
+    for op, w in WRITE_WEIGHTS.items():
+        r -= w
+        if r < 0:
+            return op
+    return "fact_insert"
+
+
+def _client(wl: Workload, rng: random.Random, read_share: float, barrier: threading.Barrier,
+            deadline: list[float], log: list) -> None:
+    barrier.wait()
+    end = deadline[0]
+    while time.perf_counter() < end:
+        op = _pick(rng, read_share)
+        t0 = time.perf_counter()
+        try:
+            wl.run(op, rng)
+            log.append((op, True, time.perf_counter() - t0, None))
+        except cc.errors.DeadlockError:
+            log.append((op, False, time.perf_counter() - t0, "deadlock"))
+        except cc.ConflictError:
+            log.append((op, False, time.perf_counter() - t0, "conflict"))
+        except cc.PreconditionError:
+            log.append((op, False, time.perf_counter() - t0, "precondition"))
+
+
+def _pct(xs: list[float], q: float) -> float | None:
+    if not xs:
+        return None
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def _summarize(logs: list[list], elapsed: float) -> dict[str, Any]:
+    rows = [r for log in logs for r in log]
+    per_op: dict[str, Any] = {}
+    for op in OPS:
+        mine = [r for r in rows if r[0] == op]
+        ok = [r[2] for r in mine if r[1]]
+        reasons: dict[str, int] = {}
+        for r in mine:
+            if not r[1]:
+                reasons[r[3]] = reasons.get(r[3], 0) + 1
+        per_op[op] = {"committed": len(ok), "aborted": len(mine) - len(ok), "abort_reasons": reasons,
+                      "p50_ms": _ms(_pct(ok, 0.5)), "p99_ms": _ms(_pct(ok, 0.99))}
+    committed = sum(1 for r in rows if r[1])
+    rw = [r for r in rows if r[0] != "read"]
+    rw_aborts = sum(1 for r in rw if not r[1])
+    return {"elapsed_s": round(elapsed, 3), "committed": committed, "attempted": len(rows),
+            "throughput": round(committed / elapsed, 1) if elapsed else 0.0,
+            "abort_rate": round(rw_aborts / len(rw), 4) if rw else 0.0, "ops": per_op}
+
+
+def _ms(x: float | None) -> float | None:
+    return None if x is None else round(x * 1000, 2)
+
+
+def run_one(base: str, meta: dict, read_share: float, protocol: str, threads: int, duration: float,
+            seed: int = 0) -> dict[str, Any]:
+    """One timed run on a fresh copy of the pre-built catalog."""
+    data = os.path.join(OUT, "mvocc_run")
+    fresh_copy(base, data)
+    cat = cc.Catalog.open(data, protocol=protocol)
+    try:
+        wl = Workload(cat, meta)
+        barrier = threading.Barrier(threads + 1)
+        deadline = [0.0]
+        logs: list[list] = [[] for _ in range(threads)]
+        workers = [threading.Thread(target=_client, daemon=True,
+                                    args=(wl, random.Random(f"{seed}-{read_share}-{threads}-{i}"), read_share,
+                                          barrier, deadline, logs[i])) for i in range(threads)]
+        for w in workers:
+            w.start()
+        deadline[0] = time.perf_counter() + duration
+        t0 = time.perf_counter()
+        barrier.wait()
+        for w in workers:
+            w.join()
+        out = _summarize(logs, time.perf_counter() - t0)
+        out["groups"] = cat._mgr.groups
+        return out
+    finally:
+        cat.close()
+
+
+def _fmt(x: Any, width: int) -> str:
+    return ("-" if x is None else str(x)).rjust(width)
+
+
+def _print_mix(mix: str, results: dict) -> None:
+    print(f"\n== mix {mix} ({int(MIXES[mix] * 100)}% reads) ==")
+    head = ["proto", "thr", "txn/s", "abort%", "fact_p99", "dim_p99", "opt_p99", "read_p99",
+            "fact_ab", "dim_ab", "opt_ab"]
+    print(" ".join(h.rjust(8) for h in head))
+    for proto, by_thr in results.items():
+        for thr, r in by_thr.items():
+            o = r["ops"]
+            print(" ".join([_fmt(proto, 8), _fmt(thr, 8), _fmt(r["throughput"], 8),
+                            _fmt(round(100 * r["abort_rate"], 1), 8)]
+                           + [_fmt(o[k]["p99_ms"], 8) for k in ("fact_insert", "dim_insert", "optimize", "read")]
+                           + [_fmt(f'{o[k]["aborted"]}/{o[k]["aborted"] + o[k]["committed"]}', 8)
+                              for k in ("fact_insert", "dim_insert", "optimize")]))
+
+
+def _ratios(results: dict, thr: int) -> dict[str, Any]:
+    w = results.get("write", {})
+    try:
+        ospl, osl, mgl = (w[p][thr] for p in PROTOCOLS)
+    except KeyError:
+        return {}
+
+    def div(a: float, b: float) -> float:
+        return round(a / b, 3) if b else float("inf")
+
+    r = {"threads": thr, "abort_ospl_over_osl": div(ospl["abort_rate"], osl["abort_rate"]),
+         "tput_ospl_over_osl": div(ospl["throughput"], osl["throughput"]),
+         "tput_ospl_over_mgl": div(ospl["throughput"], mgl["throughput"])}
+    r["met"] = {"abort_ratio": r["abort_ospl_over_osl"] <= TARGETS["abort_ratio_max"],
+                "tput_vs_osl": r["tput_ospl_over_osl"] >= TARGETS["tput_vs_osl_min"],
+                "tput_vs_mgl": r["tput_ospl_over_mgl"] >= TARGETS["tput_vs_mgl_min"]}
+    return r
+
+
+def _print_ratios(r: dict) -> None:
+    if not r:
+        print("\n(no write-intensive runs for all three protocols: no ratios)")
+        return
+    m = r["met"]
+    print(f"\n== targets at {r['threads']} clients, write-intensive ==")
+    print(f"ospl/osl abort rate  {r['abort_ospl_over_osl']:>7}  target <= {TARGETS['abort_ratio_max']}: "
+          f"{'MET' if m['abort_ratio'] else 'NOT MET'}")
+    print(f"ospl/osl throughput  {r['tput_ospl_over_osl']:>7}  target >= {TARGETS['tput_vs_osl_min']}: "
+          f"{'MET' if m['tput_vs_osl'] else 'NOT MET'}")
+    print(f"ospl/mgl throughput  {r['tput_ospl_over_mgl']:>7}  target >= {TARGETS['tput_vs_mgl_min']}: "
+          f"{'MET' if m['tput_vs_mgl'] else 'NOT MET'}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help=f"threads {QUICK_THREADS}, 2 s runs")
+    ap.add_argument("--duration", type=float, help="seconds per run (default 6, quick 2)")
+    ap.add_argument("--threads", help="comma-separated client thread counts")
+    ap.add_argument("--mixes", default=",".join(MIXES), help="comma-separated subset of read,balanced,write")
+    ap.add_argument("--protocols", default=",".join(PROTOCOLS))
+    ap.add_argument("--out", default=os.path.join(OUT, "mvocc.json"))
+    args = ap.parse_args(argv)
+    duration = args.duration or (2.0 if args.quick else 6.0)
+    threads = tuple(int(t) for t in args.threads.split(",")) if args.threads else (
+        QUICK_THREADS if args.quick else THREADS)
+    mixes = [m for m in args.mixes.split(",") if m]
+    protocols = [p for p in args.protocols.split(",") if p]
+    bad = [m for m in mixes if m not in MIXES] + [p for p in protocols if p not in PROTOCOLS]
+    if bad:
+        ap.error(f"unknown mix/protocol {bad}; mixes: {', '.join(MIXES)}; protocols: {', '.join(PROTOCOLS)}")
+    os.makedirs(OUT, exist_ok=True)
+    base = os.path.join(OUT, "mvocc_base")
+    meta = ensure_base(base)
+    results: dict[str, dict] = {}
+    n_runs, k = len(mixes) * len(protocols) * len(threads), 0
+    for mix in mixes:
+        results[mix] = {}
+        for proto in protocols:
+            results[mix][proto] = {}
+            for thr in threads:
+                k += 1
+                r = run_one(base, meta, MIXES[mix], proto, thr, duration)
+                results[mix][proto][thr] = r
+                print(f"[{k}/{n_runs}] {mix:8} {proto:4} {thr:2} threads: {r['throughput']:8.1f} txn/s, "
+                      f"abort {100 * r['abort_rate']:5.1f}%", flush=True)
+        _print_mix(mix, results[mix])
+    ratios = _ratios(results, max(threads))
+    _print_ratios(ratios)
+    with open(args.out, "w") as fh:
+        json.dump({"duration_s": duration, "threads": threads, "mixes": {m: MIXES[m] for m in mixes},
+                   "write_weights": WRITE_WEIGHTS, "results": results, "ratios": ratios,
+                   "python": sys.version.split()[0]}, fh, indent=1)
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

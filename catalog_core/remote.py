@@ -1,0 +1,405 @@
+"""The HTTP client of `semcat serve`: `cc.connect(url, token)` has the embedded Catalog's
+interface and raises the same exception classes (rebuilt from the server's JSON errors).
+
+A remote transaction keeps its writes in a private client-side write set (as in the paper) and
+sends it with the commit; its reads go to a server-side session so they are recorded for MVOCC
+validation. The session is begun lazily, at the first read (or `read_vid`): a transaction that
+only writes commits in a single request. Its snapshot is then taken at that first read rather
+than at `transaction()`, which is equally serializable.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from .errors import (
+    AuthError,
+    CatalogError,
+    InvalidValueError,
+    PermissionDeniedError,
+    TransactionClosedError,
+    error_from_dict,
+)
+from .merge import apply_delta
+from .model import Commit, Obj, QueryStats, Snapshot, Version
+from .paths import split
+from .writeset import WriteOp, make_op
+
+__all__ = ["RemoteCatalog", "RemoteTransaction", "QueryStream"]
+
+_Ref = int | str | None
+
+
+def _ref_param(ref: _Ref) -> str | None:
+    if isinstance(ref, bool):
+        raise InvalidValueError(f"snapshot ref {ref!r} is not a vid, snapshot name or ISO time")
+    if ref is None:
+        return None
+    if not isinstance(ref, (int, str)):
+        raise InvalidValueError(f"snapshot ref {ref!r} must be a vid, a snapshot name or an ISO-8601 time")
+    return str(ref)
+
+
+def _params(**kw: Any) -> dict[str, Any]:
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def _raise_for(resp: httpx.Response) -> None:
+    try:
+        body = resp.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and "error" in body:
+        raise error_from_dict(body)
+    raise CatalogError(f"HTTP {resp.status_code} from {resp.request.url}: {resp.text[:200]}",
+                       status=resp.status_code)
+
+
+def _obj(d: dict | None) -> Obj | None:
+    return None if d is None else Obj.from_dict(d)
+
+
+class QueryStream:
+    """Objects of a query as they arrive: NDJSON batches are parsed one line at a time, so a
+    large result is never held whole. `close()` (or exhausting it) releases the connection."""
+
+    def __init__(self, ctx: Any, stats: QueryStats | None) -> None:
+        self._ctx = ctx
+        self._resp: httpx.Response = ctx.__enter__()
+        self._stats = stats
+        self._lines = self._resp.iter_lines()
+        self._batch: list[dict] = []
+        self._pos = 0
+        self._done = False
+        self.count = 0
+
+    @property
+    def bytes_received(self) -> int:
+        """Response bytes read off the socket so far (shows the stream is consumed lazily)."""
+        return self._resp.num_bytes_downloaded
+
+    def __iter__(self) -> "QueryStream":
+        return self
+
+    def __next__(self) -> Obj:
+        while self._pos >= len(self._batch):
+            if self._done:
+                raise StopIteration
+            self._read_line()
+        d = self._batch[self._pos]
+        self._pos += 1
+        self.count += 1
+        return Obj(d["path"], d["value"], d["vid"], d.get("leaf", False))
+
+    def _read_line(self) -> None:
+        try:
+            line = next(self._lines)
+        except StopIteration:
+            self.close()
+            raise CatalogError("the server ended the query stream early (connection lost or server "
+                               "stopped); rerun the query") from None
+        except httpx.HTTPError as exc:
+            self.close()
+            raise CatalogError(f"query stream broken: {exc}; rerun the query") from None
+        if not line:
+            return
+        msg = json.loads(line)
+        if "objects" in msg:
+            self._batch, self._pos = msg["objects"], 0
+            return
+        self.close()
+        if "error" in msg:
+            raise error_from_dict(msg["error"])
+        if self._stats is not None:
+            st = msg["end"]["stats"]
+            self._stats.scanned, self._stats.seeks = st["scanned"], st["seeks"]
+            self._stats.matched, self._stats.per_step = st["matched"], st["per_step"]
+
+    def close(self) -> None:
+        if not self._done:
+            self._done = True
+            self._batch, self._pos = [], 0
+            self._ctx.__exit__(None, None, None)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class RemoteCatalog:
+    """`cc.connect(url, token=None)`: the engine API of a `semcat serve` catalog."""
+
+    def __init__(self, url: str, token: str | None = None, timeout: float = 60.0,
+                 batch_size: int = 1000, max_connections: int = 32) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise InvalidValueError(f"catalog URL {url!r} must start with http:// or https://")
+        self.url = url.rstrip("/")
+        self.batch_size = batch_size
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout,
+                                  limits=httpx.Limits(max_connections=max_connections,
+                                                      max_keepalive_connections=max_connections))
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"RemoteCatalog({self.url!r})"
+
+    # ---------------------------------------------------------------- transport
+    def _call(self, method: str, path: str, params: dict | None = None, body: Any = None) -> Any:
+        if self._closed:
+            raise CatalogError("this catalog client is closed; connect again")
+        try:
+            resp = self._http.request(method, "/v1" + path, params=params, json=body)
+        except httpx.TransportError as exc:
+            raise CatalogError(f"cannot reach the catalog server at {self.url}: {exc}") from None
+        if resp.status_code >= 400:
+            _raise_for(resp)
+        return resp.json()
+
+    def _stream(self, path: str, body: dict, stats: QueryStats | None) -> QueryStream:
+        if self._closed:
+            raise CatalogError("this catalog client is closed; connect again")
+        ctx = self._http.stream("POST", "/v1" + path, json=body)
+        try:
+            stream = QueryStream(ctx, stats)
+        except httpx.TransportError as exc:
+            raise CatalogError(f"cannot reach the catalog server at {self.url}: {exc}") from None
+        if stream._resp.status_code >= 400:
+            stream._resp.read()
+            stream.close()
+            _raise_for(stream._resp)
+        return stream
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._http.close()
+
+    def __enter__(self) -> "RemoteCatalog":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------- reads
+    @property
+    def latest_vid(self) -> int:
+        return self._call("GET", "/catalog")["latest_vid"]
+
+    @property
+    def protocol(self) -> str:
+        return self._call("GET", "/catalog")["protocol"]
+
+    def resolve(self, ref: _Ref) -> int:
+        return self._call("GET", "/resolve", _params(ref=_ref_param(ref)))["vid"]
+
+    def get(self, path: str, vid: _Ref = None) -> Obj | None:
+        split(path)
+        return _obj(self._call("GET", "/objects", _params(path=path, vid=_ref_param(vid)))["object"])
+
+    def iter_query(self, expr: str, vid: _Ref = None, stats: QueryStats | None = None) -> QueryStream:
+        _ref_param(vid)
+        body = {"query": _query_text(expr), "vid": vid, "batch_size": self.batch_size}
+        return self._stream("/query", body, stats)
+
+    def query(self, expr: str, vid: _Ref = None, stats: QueryStats | None = None) -> list[Obj]:
+        return list(self.iter_query(expr, vid, stats))
+
+    def explain(self, expr: str, vid: _Ref = None) -> QueryStats:
+        _ref_param(vid)
+        st = self._call("POST", "/explain", body={"query": _query_text(expr), "vid": vid})["stats"]
+        return QueryStats(st["scanned"], st["seeks"], st["matched"], st["per_step"])
+
+    def children(self, path: str, vid: _Ref = None) -> list[Obj]:
+        found = self._call("GET", "/children", _params(path=path, vid=_ref_param(vid)))["objects"]
+        return [Obj.from_dict(d) for d in found]
+
+    def history(self, path: str) -> list[Version]:
+        return [Version.from_dict(d) for d in self._call("GET", "/history", {"path": path})["versions"]]
+
+    def commits(self, since: _Ref = None, until: _Ref = None, prefix: str | None = None,
+                limit: int | None = None) -> list[Commit]:
+        params = _params(since=_ref_param(since), until=_ref_param(until), prefix=prefix, limit=limit)
+        return [Commit.from_dict(d) for d in self._call("GET", "/commits", params)["commits"]]
+
+    def plan_files(self, table: str, where: str | None = None, vid: _Ref = None,
+                   stats: QueryStats | None = None) -> list[Obj]:
+        _ref_param(vid)
+        out = self._call("POST", "/plan_files", body={"table": table, "where": where, "vid": vid})
+        if stats is not None:
+            st = out["stats"]
+            stats.scanned, stats.seeks, stats.matched = st["scanned"], st["seeks"], st["matched"]
+        return [Obj(d["path"], d["value"], d["vid"], d.get("leaf", False)) for d in out["files"]]
+
+    # ---------------------------------------------------------------- snapshots, clone
+    def snapshot(self, name: str, vid: _Ref = None) -> Snapshot:
+        _ref_param(vid)
+        return Snapshot.from_dict(self._call("POST", "/snapshots", body={"name": name, "vid": vid}))
+
+    def snapshots(self) -> list[Snapshot]:
+        return [Snapshot.from_dict(d) for d in self._call("GET", "/snapshots")["snapshots"]]
+
+    def clone(self, src: str, dst: str, vid: _Ref = None, author: str = "", message: str = "") -> int:
+        _ref_param(vid)
+        body = {"src": src, "dst": dst, "vid": vid, "author": author, "message": message}
+        return self._call("POST", "/clone", body=body)["vid"]
+
+    # ---------------------------------------------------------------- writes
+    def transaction(self, author: str = "", message: str = "", meta: dict[str, Any] | None = None
+                    ) -> "RemoteTransaction":
+        if self._closed:
+            raise CatalogError("the catalog client is closed; connect again to start a transaction")
+        return RemoteTransaction(self, author, message, meta)
+
+
+def _query_text(expr: Any) -> str:
+    if isinstance(expr, str):
+        return expr
+    from .query import to_text  # a parsed Query travels as its text
+
+    return to_text(expr)
+
+
+class RemoteTransaction:
+    """Same use as `Transaction`: `with cat.transaction() as txn:` commits on exit, aborts on
+    an exception; or `txn.commit()` / `txn.abort()`."""
+
+    def __init__(self, cat: RemoteCatalog, author: str, message: str, meta: dict[str, Any] | None) -> None:
+        self._cat = cat
+        self.author, self.message, self.meta = author, message, dict(meta or {})
+        self.id: str | None = None  # the server session, once begun
+        self._read_vid: int | None = None
+        self.vid: int | None = None
+        self.ops: list[WriteOp] = []
+        self._sent = 0  # ops[:_sent] are already in the server session (sent with a clone)
+        self.state = "active"
+
+    def __enter__(self) -> "RemoteTransaction":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self.state != "active":
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+    def _check_active(self) -> None:
+        if self.state != "active":
+            name = f"transaction {self.id}" if self.id else "this transaction"
+            raise TransactionClosedError(f"{name} is {self.state}; start a new one")
+
+    def _session(self) -> str:
+        if self.id is None:
+            out = self._cat._call("POST", "/transactions",
+                                  body={"author": self.author, "message": self.message, "meta": self.meta})
+            self.id, self._read_vid = out["txn_id"], out["read_vid"]
+        return self.id
+
+    @property
+    def read_vid(self) -> int:
+        """The snapshot this transaction reads (begins the server session if needed)."""
+        if self._read_vid is None:
+            self._check_active()
+            self._session()
+        return self._read_vid  # type: ignore[return-value]
+
+    # ---------------------------------------------------------------- reads
+    def iter_query(self, expr: str, stats: QueryStats | None = None) -> QueryStream:
+        self._check_active()
+        sid = self._session()
+        body = {"query": _query_text(expr), "batch_size": self._cat.batch_size}
+        return self._cat._stream(f"/transactions/{sid}/query", body, stats)
+
+    def query(self, expr: str, stats: QueryStats | None = None) -> list[Obj]:
+        return list(self.iter_query(expr, stats))
+
+    def get(self, path: str) -> Obj | None:
+        """The object at `read_vid`, with this transaction's own buffered writes applied."""
+        self._check_active()
+        split(path)
+        sid = self._session()
+        obj = _obj(self._cat._call("GET", f"/transactions/{sid}/objects", {"path": path})["object"])
+        return self._own_writes(path, obj)
+
+    def _own_writes(self, path: str, obj: Obj | None) -> Obj | None:
+        for op in self.ops[self._sent:]:  # earlier ops are applied by the server session
+            if op.kind == "remove" and (path == op.path or path.startswith(op.path.rstrip("/") + "/")):
+                obj = None
+            elif op.path != path:
+                continue
+            elif op.kind in ("add", "update"):
+                obj = Obj(path, op.value, -1, op.leaf)
+            elif op.kind == "merge" and obj is not None:
+                obj = Obj(path, apply_delta(obj.value, op.value), -1, obj.leaf)
+        return obj
+
+    # ---------------------------------------------------------------- writes (buffered)
+    def _record(self, op: WriteOp) -> None:
+        self._check_active()
+        self.ops.append(op)
+
+    def add(self, path: str, value: dict[str, Any], leaf: bool = False) -> None:
+        self._record(make_op("add", path, value, leaf))
+
+    def update(self, path: str, value: dict[str, Any]) -> None:
+        self._record(make_op("update", path, value))
+
+    def remove(self, path: str) -> None:
+        self._record(make_op("remove", path))
+
+    def merge(self, path: str, delta: dict[str, Any]) -> None:
+        self._record(make_op("merge", path, delta))
+
+    def clone(self, src: str, dst: str, vid: int | None = None) -> None:
+        """Copy the subtree of `src` to `dst` (expanded by the server session, in write order)."""
+        self._check_active()
+        sid = self._session()
+        body = {"src": src, "dst": dst, "vid": vid, "ops": self._unsent()}
+        self._cat._call("POST", f"/transactions/{sid}/clone", body=body)
+        self._sent = len(self.ops)
+
+    def _unsent(self) -> list[dict]:
+        return [op.to_dict() for op in self.ops[self._sent:]]
+
+    # ---------------------------------------------------------------- end
+    def commit(self) -> int:
+        """Validate and commit; returns the committed vid (read_vid if nothing was written).
+        Raises ConflictError or a PreconditionError, and then nothing was written."""
+        self._check_active()
+        try:
+            if self.id is not None:
+                out = self._cat._call("POST", f"/transactions/{self.id}/commit", body={"ops": self._unsent()})
+                self.vid = out["vid"]
+            elif self.ops:
+                body = {"author": self.author, "message": self.message, "meta": self.meta, "ops": self._unsent()}
+                self.vid = self._cat._call("POST", "/commit", body=body)["vid"]
+            else:
+                self.vid = self._cat.latest_vid
+            self.state = "committed"
+            return self.vid
+        except BaseException as exc:
+            self.state = "aborted"
+            if self.id is not None and isinstance(exc, (AuthError, PermissionDeniedError)):
+                self._abort_session()  # refused before the server touched the session
+            raise
+
+    def _abort_session(self) -> None:
+        try:
+            self._cat._call("POST", f"/transactions/{self.id}/abort")
+        except CatalogError:
+            pass  # already expired or the server is gone: the session is released either way
+
+    def abort(self) -> None:
+        if self.state != "active":
+            return
+        self.state = "aborted"
+        if self.id is not None:
+            self._abort_session()

@@ -1,0 +1,322 @@
+"""The engine API over HTTP, under /v1. Endpoints are plain `def`s: FastAPI runs them in its
+thread pool, so blocking engine calls (and group commit, which batches concurrent committers)
+never stall the event loop. Responses are pre-encoded JSON; query results stream as NDJSON:
+one `{"objects": [...]}` line per batch, then `{"end": {"stats": ...}}` (or `{"error": ...}`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterator
+from itertools import islice
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response, StreamingResponse
+
+from catalog_core.errors import CatalogError, InvalidValueError
+from catalog_core.model import QueryStats
+from catalog_core.paths import split
+
+from .auth import Tokens
+from .models import (
+    BeginBody,
+    CloneBody,
+    CommitBody,
+    ExplainBody,
+    PlanFilesBody,
+    QueryBody,
+    SnapshotBody,
+    TxnCloneBody,
+    TxnCommitBody,
+    TxnQueryBody,
+    WireOp,
+)
+from .sessions import SessionManager
+
+__all__ = ["ApiContext", "Gate", "ShuttingDownError", "build_router", "dumps", "json_response"]
+
+log = logging.getLogger("semcat.server")
+NDJSON = "application/x-ndjson"
+_INT = re.compile(r"-?\d+")
+
+
+class ShuttingDownError(CatalogError):
+    http_status = 503
+
+
+class Gate:
+    """Counts engine calls in flight so shutdown can stop new ones and wait for the rest
+    before the catalog is closed (a thread still inside RocksDB must not see it close)."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._active = 0
+        self.closed = False
+
+    def __enter__(self) -> "Gate":
+        with self._cv:
+            if self.closed:
+                raise ShuttingDownError("the server is shutting down; nothing was done — retry after it restarts")
+            self._active += 1
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        with self._cv:
+            self._active -= 1
+            if self._active == 0:
+                self._cv.notify_all()
+
+    def close(self, timeout: float) -> bool:
+        """Refuse new calls; wait up to `timeout` s for running ones. True if all finished."""
+        with self._cv:
+            self.closed = True
+            return self._cv.wait_for(lambda: self._active == 0, timeout)
+
+
+class ApiContext:
+    def __init__(self, catalog: Any, sessions: SessionManager, gate: Gate) -> None:
+        self.catalog, self.sessions, self.gate = catalog, sessions, gate
+
+
+def _default(o: Any) -> Any:
+    if isinstance(o, (tuple, set, frozenset)):
+        return list(o)
+    if isinstance(o, bytes):
+        return o.decode("utf-8", "replace")
+    raise TypeError(f"{type(o).__name__} is not JSON serializable")
+
+
+def dumps(data: Any) -> bytes:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=_default).encode()
+
+
+def json_response(data: Any, status: int = 200) -> Response:
+    return Response(dumps(data), status_code=status, media_type="application/json")
+
+
+def _ref(text: str | None) -> int | str | None:
+    """A vid/ref from a query string: digits are a vid, anything else a name or time."""
+    if text is None or text == "":
+        return None
+    return int(text) if _INT.fullmatch(text) else text
+
+
+def _role(request: Request) -> str:
+    return request.scope.get("state", {}).get("role", "write")
+
+
+def _need_write(request: Request, action: str) -> None:
+    Tokens.require(_role(request), "write", action)
+
+
+def _obj(o: Any) -> dict | None:
+    return None if o is None else o.to_dict()
+
+
+def record_ops(txn: Any, ops: list[WireOp]) -> None:
+    """Add wire ops to an engine transaction through its public methods (same checks as embedded)."""
+    for i, op in enumerate(ops):
+        try:
+            if op.kind == "add":
+                txn.add(op.path, op.value, op.leaf)
+            elif op.leaf:
+                raise InvalidValueError(f"leaf=True only goes with add; leaves are immutable ({op.kind} on {op.path!r})")
+            elif op.kind == "update":
+                txn.update(op.path, op.value)
+            elif op.kind == "remove":
+                if op.value is not None:
+                    raise InvalidValueError(f"remove takes no value ({op.path!r})", path=op.path)
+                txn.remove(op.path)
+            else:
+                txn.merge(op.path, op.value)
+        except CatalogError as exc:
+            exc.details.setdefault("op_index", i)
+            raise
+
+
+# ------------------------------------------------------------------ NDJSON streams
+def _take(it: Iterator[Any], n: int) -> list[Any]:
+    return list(islice(it, n))
+
+
+def stream_objects(gate: Gate, make_iter: Callable[[QueryStats], Iterator[Any]], batch_size: int,
+                   on_end: Callable[[], None] | None = None) -> StreamingResponse:
+    """Start the query and fetch its first batch before answering, so a bad query or ref is an
+    HTTP error status; later batches are produced lazily as the client reads."""
+    stats = QueryStats()
+    try:
+        with gate:
+            it = make_iter(stats)
+            first = _take(it, batch_size)
+    except BaseException:
+        if on_end is not None:
+            on_end()
+        raise
+
+    def lines() -> Iterator[bytes]:
+        try:
+            batch = first
+            while True:
+                if batch:
+                    yield dumps({"objects": [o.to_dict() for o in batch]}) + b"\n"
+                if len(batch) < batch_size:
+                    break
+                with gate:
+                    batch = _take(it, batch_size)
+            yield dumps({"end": {"stats": stats.to_dict()}}) + b"\n"
+        except CatalogError as exc:
+            yield dumps({"error": exc.to_dict()}) + b"\n"
+        except Exception as exc:  # the status line is gone; report in-band, never hang the client
+            log.exception("query stream failed")
+            yield dumps({"error": CatalogError(f"internal error while streaming: {exc}").to_dict()}) + b"\n"
+        finally:
+            if on_end is not None:
+                on_end()
+
+    return StreamingResponse(lines(), media_type=NDJSON)
+
+
+# ------------------------------------------------------------------ routes
+def build_router(ctx: ApiContext) -> APIRouter:
+    r = APIRouter(prefix="/v1")
+    cat, gate, sessions = ctx.catalog, ctx.gate, ctx.sessions
+
+    @r.get("/catalog", summary="Latest vid and concurrency protocol")
+    def info() -> Response:
+        with gate:
+            return json_response({"latest_vid": cat.latest_vid, "protocol": cat.protocol})
+
+    @r.get("/objects", summary="One object at a vid/ref (null if absent)")
+    def get(path: str, vid: str | None = None) -> Response:
+        with gate:
+            return json_response({"object": _obj(cat.get(path, _ref(vid)))})
+
+    @r.get("/children", summary="Children of an object at a vid/ref")
+    def children(path: str, vid: str | None = None) -> Response:
+        with gate:
+            split(path)
+            return json_response({"objects": [o.to_dict() for o in cat.children(path, _ref(vid))]})
+
+    @r.get("/history", summary="Every committed version of one object")
+    def history(path: str) -> Response:
+        with gate:
+            split(path)
+            return json_response({"versions": [v.to_dict() for v in cat.history(path)]})
+
+    @r.post("/query", summary="Path query at a vid/ref; NDJSON batches")
+    def query(body: QueryBody) -> StreamingResponse:
+        return stream_objects(gate, lambda st: cat.iter_query(body.query, _body_ref(body.vid), st),
+                              body.batch_size)
+
+    @r.post("/explain", summary="Work counters of a path query")
+    def explain(body: ExplainBody) -> Response:
+        with gate:
+            return json_response({"stats": cat.explain(body.query, _body_ref(body.vid)).to_dict()})
+
+    @r.get("/commits", summary="Commit log, optionally by vid/ref range and path prefix")
+    def commits(since: str | None = None, until: str | None = None, prefix: str | None = None,
+                limit: int | None = None) -> Response:
+        with gate:
+            found = cat.commits(_ref(since), _ref(until), prefix, limit)
+            return json_response({"commits": [c.to_dict() for c in found]})
+
+    @r.get("/snapshots", summary="Named snapshots, oldest vid first")
+    def snapshots() -> Response:
+        with gate:
+            return json_response({"snapshots": [s.to_dict() for s in cat.snapshots()]})
+
+    @r.post("/snapshots", status_code=201, summary="Name a vid (immutable)")
+    def snapshot(body: SnapshotBody, request: Request) -> Response:
+        _need_write(request, "create snapshots")
+        with gate:
+            return json_response(cat.snapshot(body.name, _body_ref(body.vid)).to_dict(), 201)
+
+    @r.get("/resolve", summary="The vid of a vid, snapshot name or ISO time")
+    def resolve(ref: str | None = None) -> Response:
+        with gate:
+            return json_response({"vid": cat.resolve(_ref(ref))})
+
+    @r.post("/clone", summary="Zero-copy clone of a subtree; returns the commit vid")
+    def clone(body: CloneBody, request: Request) -> Response:
+        _need_write(request, "clone")
+        with gate:
+            vid = cat.clone(body.src, body.dst, _body_ref(body.vid), author=body.author, message=body.message)
+            return json_response({"vid": vid})
+
+    @r.post("/plan_files", summary="A table's files at a vid/ref, pruned by `where`")
+    def plan_files(body: PlanFilesBody) -> Response:
+        with gate:
+            stats = QueryStats()
+            files = cat.plan_files(body.table, body.where, _body_ref(body.vid), stats)
+            return json_response({"files": [f.to_dict() for f in files], "stats": stats.to_dict()})
+
+    @r.post("/commit", summary="Commit a whole write set (a transaction that read nothing)")
+    def commit(body: CommitBody, request: Request) -> Response:
+        _need_write(request, "commit")
+        with gate:
+            txn = cat.transaction(author=body.author, message=body.message, meta=body.meta)
+            try:
+                record_ops(txn, body.ops)
+                return json_response({"vid": txn.commit()})
+            finally:
+                txn.abort()  # no-op after a commit; releases the read vid otherwise
+
+    _txn_routes(r, ctx)
+    return r
+
+
+def _body_ref(ref: int | str | None) -> int | str | None:
+    return _ref(ref) if isinstance(ref, str) else ref
+
+
+def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
+    gate, sessions = ctx.gate, ctx.sessions
+
+    @r.post("/transactions", status_code=201, summary="Begin a transaction session")
+    def begin(body: BeginBody) -> Response:
+        with gate:
+            s = sessions.begin(body.author, body.message, body.meta)
+            return json_response({"txn_id": s.id, "read_vid": s.txn.read_vid,
+                                  "timeout_s": sessions.timeout_s}, 201)
+
+    @r.get("/transactions/{txn_id}/objects", summary="Read one object in a transaction (recorded)")
+    def txn_get(txn_id: str, path: str) -> Response:
+        with gate, sessions.use(txn_id) as s:
+            return json_response({"object": _obj(s.txn.get(path))})
+
+    @r.post("/transactions/{txn_id}/query", summary="Path query in a transaction (recorded); NDJSON")
+    def txn_query(txn_id: str, body: TxnQueryBody) -> StreamingResponse:
+        s = sessions.acquire(txn_id)
+        return stream_objects(gate, lambda st: s.txn.iter_query(body.query, st), body.batch_size,
+                              on_end=lambda: sessions.release(s))
+
+    @r.post("/transactions/{txn_id}/clone", summary="Clone inside a transaction (after the buffered writes)")
+    def txn_clone(txn_id: str, body: TxnCloneBody) -> Response:
+        with gate, sessions.use(txn_id) as s:
+            record_ops(s.txn, body.ops)
+            s.txn.clone(body.src, body.dst, body.vid)
+            return json_response({"ops": len(s.txn.ops)})
+
+    @r.post("/transactions/{txn_id}/commit", summary="Validate and commit the session with its write set")
+    def txn_commit(txn_id: str, body: TxnCommitBody, request: Request) -> Response:
+        _need_write(request, "commit")
+        with gate:
+            s = sessions.take(txn_id, "being committed")
+            try:
+                record_ops(s.txn, body.ops)
+                vid = s.txn.commit()
+            except BaseException as exc:
+                s.txn.abort()
+                sessions.mark(txn_id, f"aborted by its commit ({type(exc).__name__})")
+                raise
+            sessions.mark(txn_id, f"committed at vid {vid}")
+            return json_response({"vid": vid})
+
+    @r.post("/transactions/{txn_id}/abort", summary="Abort a transaction session")
+    def txn_abort(txn_id: str) -> Response:
+        s = sessions.take(txn_id, "aborted by the client")
+        s.txn.abort()
+        return json_response({"aborted": txn_id})

@@ -1,0 +1,294 @@
+"""`semcat serve`: the catalog over HTTP (FastAPI on uvicorn, one process owns the catalog).
+
+    app = create_app(catalog, tokens=load_tokens(file))     # the FastAPI app; /v1, /healthz
+    run(data_dir, host, port, ...)                           # what `semcat serve` calls
+    handle = serve_in_thread(catalog)                        # tests/benchmarks: handle.url, handle.stop()
+
+The MCP layer mounts `/mcp` on the same app through a plugin: a callable `plugin(app)` that adds
+routes (it finds the catalog, sessions and tokens on `app.state`) and may return an async context
+manager that is entered for the app's lifetime (e.g. the MCP session manager). `run()` loads
+`mcp_server.mcp_http:mount_mcp` as a plugin when that module exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from catalog_core.catalog import Catalog
+from catalog_core.errors import AuthError, CatalogError, InvalidValueError, NotFoundError
+
+from .auth import Tokens, UnsafeBindError, check_bind, load_tokens
+from .http_api import ApiContext, Gate, build_router, dumps
+from .sessions import SessionManager
+
+__all__ = ["create_app", "run", "serve_in_thread", "ServerHandle", "Plugin", "DEFAULT_MAX_REQUEST_BYTES"]
+
+log = logging.getLogger("uvicorn.error")
+
+DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
+OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+MCP_PLUGIN = "mcp_server.mcp_http:mount_mcp"
+
+Plugin = Callable[[FastAPI], "contextlib.AbstractAsyncContextManager[Any] | None"]
+
+
+# ------------------------------------------------------------------ errors as JSON
+def _error_body(err: CatalogError) -> bytes:
+    try:
+        return dumps(err.to_dict())
+    except (TypeError, ValueError):  # odd details must not turn an error into a 500
+        return dumps({"error": type(err).__name__, "message": err.message,
+                      "details": {k: str(v) for k, v in err.details.items()}})
+
+
+def error_response(err: CatalogError, status: int | None = None, headers: dict | None = None) -> Response:
+    return Response(_error_body(err), status_code=status or err.http_status, media_type="application/json",
+                    headers=headers)
+
+
+def _validation_message(errors: list[dict]) -> str:
+    parts = []
+    for e in errors[:5]:
+        loc = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
+        parts.append(f"{loc}: {e.get('msg', 'invalid')}")
+    more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+    return "invalid request: " + "; ".join(parts) + more
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(CatalogError)
+    async def catalog_error(_req: Request, exc: CatalogError) -> Response:
+        headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthError) else None
+        return error_response(exc, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_req: Request, exc: RequestValidationError) -> Response:
+        errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+                  for e in exc.errors()]
+        if any(e["type"] == "json_invalid" for e in errors):
+            msg = "request body is not valid JSON: " + "; ".join(e["msg"] for e in errors)
+        else:
+            msg = _validation_message(errors)
+        return error_response(InvalidValueError(msg, errors=errors), 400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_req: Request, exc: StarletteHTTPException) -> Response:
+        cls = NotFoundError if exc.status_code == 404 else CatalogError
+        return error_response(cls(f"{exc.detail}", status=exc.status_code), exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def internal(_req: Request, exc: Exception) -> Response:
+        log.exception("unhandled error")
+        return error_response(CatalogError(f"internal server error: {type(exc).__name__}: {exc}"), 500)
+
+
+# ------------------------------------------------------------------ auth + body size (pure ASGI)
+def _header(scope: dict, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+async def _send(send: Callable, resp: Response) -> None:
+    await send({"type": "http.response.start", "status": resp.status_code, "headers": resp.raw_headers})
+    await send({"type": "http.response.body", "body": resp.body})
+
+
+class Guard:
+    """Checks the bearer token (role goes to scope["state"]["role"]) and caps the request body,
+    by Content-Length up front and by counting streamed chunks, before the app sees it."""
+
+    def __init__(self, app: Any, tokens: Tokens, max_bytes: int) -> None:
+        self.app, self.tokens, self.max_bytes = app, tokens, max_bytes
+
+    def _too_large(self, size: str) -> Response:
+        err = InvalidValueError(f"request body is {size} bytes; this server accepts at most {self.max_bytes} "
+                                "(split the write set into several transactions or raise --max-request-mb)",
+                                limit=self.max_bytes)
+        return error_response(err, 413, headers={"Connection": "close"})
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        if scope["path"] not in OPEN_PATHS:
+            try:
+                role = self.tokens.role_of(_header(scope, b"authorization"))
+            except AuthError as exc:
+                return await _send(send, error_response(exc, headers={"WWW-Authenticate": "Bearer"}))
+            scope.setdefault("state", {})["role"] = role
+        length = _header(scope, b"content-length")
+        if length is not None:
+            if not length.strip().isdigit():
+                return await _send(send, error_response(InvalidValueError(f"bad Content-Length {length!r}")))
+            if int(length) > self.max_bytes:
+                return await _send(send, self._too_large(length.strip()))
+        chunks, total, more = [], 0, True
+        while more:
+            msg = await receive()
+            if msg["type"] == "http.disconnect":
+                return None
+            chunk = msg.get("body", b"")
+            total += len(chunk)
+            if total > self.max_bytes:
+                return await _send(send, self._too_large(f"more than {self.max_bytes}"))
+            chunks.append(chunk)
+            more = msg.get("more_body", False)
+        first: dict | None = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+        async def replay() -> dict:
+            nonlocal first
+            if first is not None:
+                msg, first = first, None
+                return msg
+            return await receive()  # later: http.disconnect, which streaming responses wait for
+
+        return await self.app(scope, replay, send)
+
+
+# ------------------------------------------------------------------ the app
+def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
+               max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES, txn_timeout_s: float = 60.0,
+               owns_catalog: bool = False, threads: int = 64, drain_timeout_s: float = 30.0,
+               plugins: Sequence[Plugin] = ()) -> FastAPI:
+    """The FastAPI app serving `catalog`. With `owns_catalog` the app closes it at shutdown,
+    after refusing new engine calls and waiting for running ones."""
+    tokens = tokens if tokens is not None else Tokens()
+    gate = Gate()
+    sessions = SessionManager(catalog, txn_timeout_s)
+    contexts: list[Any] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI):
+        # Enough threads that concurrent commits reach the engine together and group-commit.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+        sessions.start()
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                for cm in contexts:
+                    await stack.enter_async_context(cm)
+                yield
+        finally:
+            drained = await anyio.to_thread.run_sync(gate.close, drain_timeout_s)
+            sessions.close()
+            if owns_catalog and drained:
+                catalog.close()
+                log.info("semcat: catalog closed at vid %s", catalog._store.latest_vid)
+            elif owns_catalog:
+                log.error("semcat: engine calls still running after %s s; leaving the catalog open "
+                          "(every acknowledged commit is already durable)", drain_timeout_s)
+
+    app = FastAPI(title="semcat", version="1", lifespan=lifespan,
+                  description="Versioned, transactional catalog for data lakes: the engine API under /v1.")
+    app.state.catalog, app.state.sessions, app.state.gate, app.state.tokens = catalog, sessions, gate, tokens
+    _install_error_handlers(app)
+
+    @app.get("/healthz", summary="Liveness (no token needed)")
+    def healthz() -> Response:
+        return Response(dumps({"status": "ok" if not gate.closed else "stopping"}),
+                        status_code=200 if not gate.closed else 503, media_type="application/json")
+
+    app.include_router(build_router(ApiContext(catalog, sessions, gate)))
+    for plugin in plugins:
+        cm = plugin(app)
+        if cm is not None:
+            contexts.append(cm)
+    app.add_middleware(Guard, tokens=tokens, max_bytes=max_request_bytes)
+    return app
+
+
+def default_plugins() -> list[Plugin]:
+    module, _, name = MCP_PLUGIN.partition(":")
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            return []
+        raise
+    return [getattr(mod, name)]
+
+
+# ------------------------------------------------------------------ running it
+def _refuse(exc: Exception) -> None:
+    import click
+
+    raise click.ClickException(str(exc))
+
+
+def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: str | None = None,
+        protocol: str = "ospl", max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+        txn_timeout_s: float = 60.0, plugins: Sequence[Plugin] | None = None,
+        graceful_timeout_s: float = 10.0) -> None:
+    """Serve until SIGTERM/SIGINT, then finish in-flight requests and close the catalog."""
+    try:
+        tokens = load_tokens(tokens_file)
+        check_bind(host, tokens)
+    except (ValueError, UnsafeBindError) as exc:
+        _refuse(exc)
+    try:
+        catalog = Catalog.open(data_dir, protocol=protocol)
+    except CatalogError as exc:
+        _refuse(exc)
+    app = create_app(catalog, tokens=tokens, max_request_bytes=max_request_bytes, txn_timeout_s=txn_timeout_s,
+                     owns_catalog=True, plugins=default_plugins() if plugins is None else plugins)
+    config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False,
+                            timeout_graceful_shutdown=graceful_timeout_s, log_level="info")
+    server = uvicorn.Server(config)
+    log.info("semcat: serving %s on http://%s:%s (auth: %s)", catalog.data_dir, host, port,
+             f"{len(tokens)} token(s)" if tokens else "off, loopback only")
+    # uvicorn re-raises the signal after its graceful shutdown; exit 0 then instead of dying by it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+
+
+class ServerHandle:
+    """A uvicorn server running in a background thread of this process."""
+
+    def __init__(self, server: uvicorn.Server, thread: threading.Thread, url: str, app: FastAPI) -> None:
+        self.server, self.thread, self.url, self.app = server, thread, url, app
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout)
+
+    def __enter__(self) -> "ServerHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def serve_in_thread(catalog: Catalog, host: str = "127.0.0.1", port: int = 0, **app_kwargs: Any) -> ServerHandle:
+    """Start a real uvicorn server for `catalog` on a free loopback port (port=0)."""
+    app = create_app(catalog, **app_kwargs)
+    config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, log_level="warning",
+                            timeout_graceful_shutdown=5)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="semcat-http", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"the HTTP server did not start on {host}:{port}")
+        time.sleep(0.005)
+    bound = server.servers[0].sockets[0].getsockname()[1]
+    return ServerHandle(server, thread, f"http://{host}:{bound}", app)

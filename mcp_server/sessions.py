@@ -1,0 +1,137 @@
+"""Server-side transaction sessions: an engine Transaction per remote client transaction,
+found by an unguessable id, aborted (its read vid and locks released) once idle too long."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from catalog_core.errors import CatalogError, NotFoundError, TransactionClosedError
+from catalog_core.txn import Transaction
+
+__all__ = ["Session", "SessionManager"]
+
+_ENDED_KEPT = 100_000  # remember why recent sessions ended, to say "expired" rather than "unknown"
+
+
+class Session:
+    __slots__ = ("id", "txn", "last_used", "busy")
+
+    def __init__(self, sid: str, txn: Transaction) -> None:
+        self.id, self.txn = sid, txn
+        self.last_used = time.monotonic()
+        self.busy = 0  # requests using it now; a busy session is never reaped
+
+
+class SessionManager:
+    def __init__(self, catalog: Any, timeout_s: float, max_sessions: int = 10_000) -> None:
+        if timeout_s <= 0:
+            raise ValueError(f"txn timeout must be > 0 seconds, got {timeout_s}")
+        self.catalog, self.timeout_s, self.max_sessions = catalog, timeout_s, max_sessions
+        self._lock = threading.Lock()
+        self._live: dict[str, Session] = {}
+        self._ended: OrderedDict[str, str] = OrderedDict()
+        self._stop = threading.Event()
+        self._reaper: threading.Thread | None = None
+
+    # ---------------------------------------------------------------- lifecycle
+    def start(self) -> None:
+        self._reaper = threading.Thread(target=self._reap_loop, name="semcat-txn-reaper", daemon=True)
+        self._reaper.start()
+
+    def close(self) -> None:
+        """Stop reaping and abort every open session (server shutdown)."""
+        self._stop.set()
+        if self._reaper is not None:
+            self._reaper.join(timeout=5)
+        with self._lock:
+            live, self._live = list(self._live.values()), {}
+            for s in live:
+                self._mark(s.id, "aborted because the server shut down")
+        for s in live:
+            s.txn.abort()
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    # ---------------------------------------------------------------- sessions
+    def begin(self, author: str, message: str, meta: dict | None) -> Session:
+        with self._lock:
+            if len(self._live) >= self.max_sessions:
+                raise CatalogError(f"too many open transactions ({self.max_sessions}); commit or abort some, "
+                                   f"or wait {self.timeout_s:g} s for idle ones to expire")
+        txn = self.catalog.transaction(author=author, message=message, meta=meta)
+        session = Session(secrets.token_urlsafe(12), txn)
+        with self._lock:
+            self._live[session.id] = session
+        return session
+
+    @contextmanager
+    def use(self, sid: str) -> Iterator[Session]:
+        session = self.acquire(sid)
+        try:
+            yield session
+        finally:
+            self.release(session)
+
+    def acquire(self, sid: str) -> Session:
+        with self._lock:
+            session = self._live.get(sid)
+            if session is None:
+                raise self._gone(sid)
+            session.busy += 1
+            return session
+
+    def release(self, session: Session) -> None:
+        with self._lock:
+            session.busy -= 1
+            session.last_used = time.monotonic()
+
+    def take(self, sid: str, why: str) -> Session:
+        """Remove a session to commit or abort it; a second commit of the same id gets 410."""
+        with self._lock:
+            session = self._live.pop(sid, None)
+            if session is None:
+                raise self._gone(sid)
+            self._mark(sid, why)
+            return session
+
+    def _gone(self, sid: str) -> CatalogError:
+        why = self._ended.get(sid)
+        if why is not None:
+            return TransactionClosedError(f"transaction {sid} was {why}; start a new transaction", txn_id=sid)
+        return NotFoundError(f"no transaction {sid!r} on this server (it may predate a restart); "
+                             "start a new transaction", txn_id=sid)
+
+    def mark(self, sid: str, why: str) -> None:
+        """Record how an ended session ended (shown to a client that still uses its id)."""
+        with self._lock:
+            self._mark(sid, why)
+
+    def _mark(self, sid: str, why: str) -> None:
+        self._ended[sid] = why
+        while len(self._ended) > _ENDED_KEPT:
+            self._ended.popitem(last=False)
+
+    # ---------------------------------------------------------------- idle timeout
+    def reap(self) -> int:
+        """Abort sessions idle longer than the timeout; returns how many."""
+        cutoff = time.monotonic() - self.timeout_s
+        with self._lock:
+            idle = [s for s in self._live.values() if s.busy == 0 and s.last_used < cutoff]
+            for s in idle:
+                del self._live[s.id]
+                self._mark(s.id, f"aborted after {self.timeout_s:g} s idle")
+        for s in idle:
+            s.txn.abort()
+        return len(idle)
+
+    def _reap_loop(self) -> None:
+        interval = min(max(self.timeout_s / 4, 0.02), 1.0)
+        while not self._stop.wait(interval):
+            self.reap()
