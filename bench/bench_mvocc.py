@@ -96,13 +96,13 @@ def _ms(x: float | None) -> float | None:
 
 
 def run_one(base: str, meta: dict, read_share: float, protocol: str, threads: int, duration: float,
-            seed: int = 0) -> dict[str, Any]:
+            seed: int = 0, client_s: float = 0.0) -> dict[str, Any]:
     """One timed run on a fresh copy of the pre-built catalog."""
     data = os.path.join(OUT, "mvocc_run")
     fresh_copy(base, data)
     cat = cc.Catalog.open(data, protocol=protocol)
     try:
-        wl = Workload(cat, meta)
+        wl = Workload(cat, meta, client_s)
         barrier = threading.Barrier(threads + 1)
         deadline = [0.0]
         logs: list[list] = [[] for _ in range(threads)]
@@ -183,7 +183,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mixes", default=",".join(MIXES), help="comma-separated subset of read,balanced,write")
     ap.add_argument("--protocols", default=",".join(PROTOCOLS))
     ap.add_argument("--out", default=os.path.join(OUT, "mvocc.json"))
+    ap.add_argument("--proposed-txn-fix", action="store_true",
+                    help="patch Transaction in-process with the proposed txn.py change (bench/mvocc_proposed.py)")
     args = ap.parse_args(argv)
+    patched = False
+    if args.proposed_txn_fix:
+        from . import mvocc_proposed
+
+        patched = mvocc_proposed.apply()
+        print("NOTE: measuring the PROPOSED txn.py change (bench/mvocc_proposed.py), not the engine as committed"
+              if patched else "NOTE: the engine already has the proposed txn.py change; nothing patched")
     duration = args.duration or (2.0 if args.quick else 6.0)
     threads = tuple(int(t) for t in args.threads.split(",")) if args.threads else (
         QUICK_THREADS if args.quick else THREADS)
@@ -213,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.out, "w") as fh:
         json.dump({"duration_s": duration, "threads": threads, "mixes": {m: MIXES[m] for m in mixes},
                    "write_weights": WRITE_WEIGHTS, "results": results, "ratios": ratios,
-                   "python": sys.version.split()[0]}, fh, indent=1)
+                   "proposed_txn_fix_patched": patched, "python": sys.version.split()[0]}, fh, indent=1)
     print(f"\nwrote {args.out}")
     return 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["Obj", "Version", "Commit", "Snapshot", "QueryStats", "to_datetime"]
 
@@ -13,9 +13,9 @@ def to_datetime(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, tz=timezone.utc)
 
 
-@dataclass(frozen=True, slots=True)
-class Obj:
-    """One object as seen at some vid. `vid` is the vid that wrote this version."""
+class Obj(NamedTuple):
+    """One object as seen at some vid. `vid` is the vid that wrote this version.
+    (A NamedTuple: scans build one per object, and this is the cheapest immutable record.)"""
 
     path: str
     value: dict[str, Any]

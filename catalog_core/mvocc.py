@@ -13,6 +13,7 @@ from .apply import View, materialize
 from .errors import CatalogError, ConflictError
 from .locks import LockManager
 from .query.bounds import ranges_contain
+from .query.ast import TrueExpr
 from .query.evaluate import compile_expr
 from .storage import Store
 from .writelog import WriteLog
@@ -26,7 +27,7 @@ PROTOCOLS = ("ospl", "osl", "mgl")
 class CommitRequest:
     read_vid: int
     ops: list
-    scans: list  # (parent, expr, ranges)
+    scans: list  # (parent, expr, ranges[, values]); values defaults to True
     point_reads: set
     author: str
     message: str
@@ -34,6 +35,23 @@ class CommitRequest:
     done: threading.Event = field(default_factory=threading.Event)
     vid: int | None = None
     error: BaseException | None = None
+
+
+def _predicate(expr: Any):
+    # A scan recorded without a predicate (clone copies every child) matches every object.
+    return compile_expr(TrueExpr() if expr is None else expr)
+
+
+def _changes_result(pred, rec, values: bool) -> bool:
+    """Precision lock: does this write change what the scan saw? An absent object matches no
+    predicate. A scan whose matched objects' values were returned (the last step of a query,
+    `values`) conflicts when the before- or after-image matches. A scan that only selected
+    context paths for the next step conflicts only when the write changes membership
+    (before matches xor after matches): e.g. a stats merge into a table does not change
+    which tables a /[obj_id = "t"] step selects."""
+    before = rec.before is not None and pred(rec.obj_id, rec.before)
+    after = rec.after is not None and pred(rec.obj_id, rec.after)
+    return (before or after) if values else before != after
 
 
 class TransactionManager:
@@ -89,14 +107,17 @@ class TransactionManager:
             if wvid > r:
                 raise ConflictError(f"{path!r} was changed by commit {wvid} after this transaction read it "
                                     f"at vid {r}; retry the transaction", path=path, vid=wvid, retryable=True)
-        for parent, expr, ranges in req.scans:
-            precise = self.protocol == "ospl"
-            pred = compile_expr(expr) if precise else None
+        precise = self.protocol == "ospl"
+        for scan in req.scans:
+            parent, expr, ranges = scan[0], scan[1], scan[2]
+            pred = None
             for rec in self.log.records_after(parent, r):
                 if not ranges_contain(ranges, rec.obj_id.encode()):
                     continue
-                if precise and not (pred(rec.obj_id, rec.before) or pred(rec.obj_id, rec.after)):
-                    continue
+                if precise:
+                    pred = pred or _predicate(expr)
+                    if not _changes_result(pred, rec, values=scan[3] if len(scan) > 3 else True):
+                        continue
                 raise ConflictError(
                     f"commit {rec.vid} wrote {rec.path!r}, which {'matches' if precise else 'falls in'} "
                     f"a scan of {parent!r} this transaction did at vid {r}; retry the transaction",

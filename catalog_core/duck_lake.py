@@ -1,0 +1,182 @@
+"""What the DuckDB reader needs from the catalog at one vid: tables, their schema, and exactly
+the files visible then (with partition values), read through the public interface only
+(`query`, `get`, `plan_files`), so an embedded `Catalog` and a remote client both work."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from .duck_types import duck_type
+from .query import Literal, to_text
+
+__all__ = ["ColumnSpec", "FileSpec", "TableSpec", "list_tables", "load_table", "file_columns", "catalog_dir"]
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    name: str
+    type: str | None  # DuckDB type; None: keep whatever the files hold
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    path: str                      # what DuckDB reads (a real local path when local)
+    values: dict[str, Any]         # partition column -> value, from the partition objects
+    trusted: bool                  # inside a warehouse root and outside the catalog directory
+    local: bool
+
+
+@dataclass
+class TableSpec:
+    name: str                      # catalog.namespace.table
+    parts: tuple[str, str, str]
+    columns: list[ColumnSpec] | None   # None: the table has no schema; the files decide
+    partition_cols: list[str]
+    files: list[FileSpec] = field(default_factory=list)
+
+
+def _lit(text: str) -> str:
+    return to_text(Literal(text))
+
+
+def list_tables(cat: Any, vid: int) -> tuple[list[Any], dict[str, dict]]:
+    """Table objects at `vid` and each catalog's value (for `properties.warehouse`)."""
+    catalogs = {o.path.strip("/"): o.value for o in cat.query('/[obj_type = "catalog"]', vid=vid)}
+    tables = [o for o in cat.query('/*/*/[obj_type = "table"]', vid=vid)]
+    return tables, catalogs
+
+
+def catalog_dir(cat: Any) -> str | None:
+    """The catalog's own RocksDB directory when it is local; SQL must never read it."""
+    data_dir = getattr(cat, "data_dir", None)
+    if not isinstance(data_dir, str) or "://" in data_dir:
+        return None
+    return os.path.realpath(os.path.join(data_dir, "catalog"))
+
+
+def _local(path: str, base: str | None) -> str | None:
+    """A local real path for a file path or file:// URI (relative: against `base`); None for
+    other URIs."""
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+    elif "://" in path:
+        return None
+    if not os.path.isabs(path):
+        if base is None:
+            return None
+        path = os.path.join(base, path)
+    return os.path.realpath(path)
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _partition_names(table: dict) -> list[str]:
+    return [c if isinstance(c, str) else str((c or {}).get("name", "")) for c in table.get("partition_by") or []]
+
+
+def _columns(table: dict) -> list[ColumnSpec] | None:
+    cols = ((table.get("schema") or {}).get("columns")) or None
+    if not cols:
+        return None
+    return [ColumnSpec(str(c["name"]), duck_type(c.get("type"))) for c in cols if isinstance(c, dict) and c.get("name")]
+
+
+def _partitions(cat: Any, parts: tuple[str, ...], levels: int, vid: int) -> dict[str, dict]:
+    """Every partition object of the table, by path: one path query per partition level."""
+    out: dict[str, dict] = {}
+    steps = "".join(f"/[obj_id = {_lit(p)}]" for p in parts)
+    for _ in range(levels):
+        steps += '/[obj_type = "partition"]'
+        found = cat.query(steps, vid=vid)
+        if not found:
+            break
+        out.update((o.path, o.value) for o in found)
+    return out
+
+
+def _values(file_path: str, table_path: str, cols: list[str], partitions: dict[str, dict]) -> dict[str, Any]:
+    segs = file_path[len(table_path) + 1:].split("/")[:-1]
+    values: dict[str, Any] = {}
+    cur = table_path
+    for col, seg in zip(cols, segs):
+        cur = f"{cur}/{seg}"
+        obj = partitions.get(cur) or {}
+        if col in obj:
+            values[col] = obj[col]
+        else:  # no value stored on the object: fall back to its obj_id `col=value`
+            raw = seg.partition("=")[2]
+            values[col] = None if raw == "__null__" else raw
+    return values
+
+
+def _roots(base: str | None, warehouse: Any, catalog: dict) -> list[str]:
+    """Directories a table's files may live in: its location, the data directory's warehouse
+    and its catalog's `properties.warehouse`."""
+    out = [base] if base else []
+    for cand in (warehouse, (catalog.get("properties") or {}).get("warehouse")):
+        root = _local(cand, None) if isinstance(cand, str) and cand else None
+        if root:
+            out.append(root)
+    return out
+
+
+def load_table(cat: Any, obj: Any, vid: int, catalogs: dict[str, dict], where: str | None = None) -> TableSpec:
+    """The table at `obj.path` with its visible files (pruned by `where` through plan_files)."""
+    parts = tuple(obj.path.strip("/").split("/"))
+    table = obj.value
+    name = ".".join(parts)
+    spec = TableSpec(name, parts, _columns(table), _partition_names(table))  # type: ignore[arg-type]
+    files = cat.plan_files(name, where=where, vid=vid)
+    if not files:
+        return spec
+    partitions = _partitions(cat, parts, len(spec.partition_cols), vid) if spec.partition_cols else {}
+    warehouse = getattr(cat, "warehouse", None)
+    default_loc = os.path.join(warehouse, *parts) if isinstance(warehouse, str) else None
+    location = table.get("location") if isinstance(table.get("location"), str) else default_loc
+    base = _local(location, None) if location else None
+    roots = _roots(base, warehouse, catalogs.get(parts[0]) or {})
+    forbidden = catalog_dir(cat)
+    for f in files:
+        raw = str(f.value.get("path", ""))
+        local = _local(raw, base)
+        trusted = local is not None and any(_under(local, r) for r in roots) and not (
+            forbidden is not None and (_under(local, forbidden) or _under(forbidden, local)))
+        values = _values(f.path, obj.path, spec.partition_cols, partitions)
+        spec.files.append(FileSpec(local or raw, values, trusted, local is not None))
+    return spec
+
+
+# ---------------------------------------------------------------- file footers
+
+_CACHE: dict[tuple[str, int, int], tuple[str, ...] | None] = {}
+_CACHE_LOCK = threading.Lock()
+_CACHE_MAX = 200_000
+
+
+def file_columns(path: str) -> tuple[str, ...] | None:
+    """Top-level column names in a local Parquet file's footer (None: unreadable). Data files
+    are immutable, so a (path, size, mtime) key is enough to cache them across connections."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = (path, st.st_size, st.st_mtime_ns)
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            return _CACHE[key]
+    import pyarrow.parquet as pq
+
+    try:
+        names: tuple[str, ...] | None = tuple(pq.read_schema(path).names)
+    except Exception:  # not Parquet / truncated: DuckDB will name the problem when it reads it
+        names = None
+    with _CACHE_LOCK:
+        if len(_CACHE) >= _CACHE_MAX:
+            _CACHE.clear()
+        _CACHE[key] = names
+    return names
