@@ -1,12 +1,20 @@
 """Concurrency-control microbenchmark after TreeCat §7.1: ospl vs osl vs mgl.
 
     .venv/bin/python -m bench.bench_mvocc [--quick] [--duration S] [--threads 1,4,30] [--mixes write]
+        [--client-ms MS] [--proposed-txn-fix]
 
 Client threads pick operations at random (read share per mix; writes in the paper's ratio fact
 insert : dimension insert : optimize = 144 : 12 : 1), each one transaction, no retries. Every run
-starts from a private copy of the same pre-built TPC-DS-like catalog. Reports committed txns/s,
-the abort rate of read-write transactions and p99 latency of committed operations per type;
-then the 30-client write-intensive ratios against the targets. JSON: bench/out/mvocc.json.
+starts from a private copy of the same pre-built TPC-DS-like catalog (bench/mvocc_data.py; the
+operations are in bench/mvocc_ops.py). Reports committed txns/s (all types), committed fact
+inserts/s, the abort rate of read-write transactions, process CPU per wall second, p99 latency
+of committed operations per type and aborted/attempted per write type; then the
+30-client write-intensive ratios against the targets. JSON: bench/out/mvocc.json.
+
+--client-ms adds client-side time between a writer's reads and its commit (a remote engine's
+join and RPC round trips). In-process the engine is GIL-bound, so mgl's lock waits only cost
+throughput when lock holders spend time outside the engine. --proposed-txn-fix measures the
+txn.py change proposed in bench/mvocc_proposed.py instead of the engine as committed.
 """
 
 from __future__ import annotations
@@ -112,12 +120,15 @@ def run_one(base: str, meta: dict, read_share: float, protocol: str, threads: in
         for w in workers:
             w.start()
         deadline[0] = time.perf_counter() + duration
-        t0 = time.perf_counter()
+        t0, cpu0, groups0 = time.perf_counter(), time.process_time(), cat._mgr.groups
         barrier.wait()
         for w in workers:
             w.join()
-        out = _summarize(logs, time.perf_counter() - t0)
-        out["groups"] = cat._mgr.groups
+        elapsed = time.perf_counter() - t0
+        out = _summarize(logs, elapsed)
+        # CPU seconds per wall second: ~1 means the GIL-bound engine was busy all the time.
+        out["cpu_util"] = round((time.process_time() - cpu0) / elapsed, 2)
+        out["groups"] = cat._mgr.groups - groups0
         return out
     finally:
         cat.close()
@@ -129,14 +140,15 @@ def _fmt(x: Any, width: int) -> str:
 
 def _print_mix(mix: str, results: dict) -> None:
     print(f"\n== mix {mix} ({int(MIXES[mix] * 100)}% reads) ==")
-    head = ["proto", "thr", "txn/s", "abort%", "fact_p99", "dim_p99", "opt_p99", "read_p99",
+    head = ["proto", "thr", "txn/s", "fact/s", "abort%", "cpu", "fact_p99", "dim_p99", "opt_p99", "read_p99",
             "fact_ab", "dim_ab", "opt_ab"]
     print(" ".join(h.rjust(8) for h in head))
     for proto, by_thr in results.items():
         for thr, r in by_thr.items():
             o = r["ops"]
-            print(" ".join([_fmt(proto, 8), _fmt(thr, 8), _fmt(r["throughput"], 8),
-                            _fmt(round(100 * r["abort_rate"], 1), 8)]
+            fact_s = round(o["fact_insert"]["committed"] / r["elapsed_s"], 1)
+            print(" ".join([_fmt(proto, 8), _fmt(thr, 8), _fmt(r["throughput"], 8), _fmt(fact_s, 8),
+                            _fmt(round(100 * r["abort_rate"], 1), 8), _fmt(r["cpu_util"], 8)]
                            + [_fmt(o[k]["p99_ms"], 8) for k in ("fact_insert", "dim_insert", "optimize", "read")]
                            + [_fmt(f'{o[k]["aborted"]}/{o[k]["aborted"] + o[k]["committed"]}', 8)
                               for k in ("fact_insert", "dim_insert", "optimize")]))
@@ -150,7 +162,9 @@ def _ratios(results: dict, thr: int) -> dict[str, Any]:
         return {}
 
     def div(a: float, b: float) -> float:
-        return round(a / b, 3) if b else float("inf")
+        if not b:
+            return 0.0 if not a else float("inf")
+        return round(a / b, 3)
 
     r = {"threads": thr, "abort_ospl_over_osl": div(ospl["abort_rate"], osl["abort_rate"]),
          "tput_ospl_over_osl": div(ospl["throughput"], osl["throughput"]),
@@ -183,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mixes", default=",".join(MIXES), help="comma-separated subset of read,balanced,write")
     ap.add_argument("--protocols", default=",".join(PROTOCOLS))
     ap.add_argument("--out", default=os.path.join(OUT, "mvocc.json"))
+    ap.add_argument("--client-ms", type=float, default=0.0,
+                    help="client-side time (sleep) between a writer's catalog reads and its commit, "
+                         "e.g. the join and RPC round trips of a remote engine (default 0: in-process)")
     ap.add_argument("--proposed-txn-fix", action="store_true",
                     help="patch Transaction in-process with the proposed txn.py change (bench/mvocc_proposed.py)")
     args = ap.parse_args(argv)
@@ -207,12 +224,12 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict] = {}
     n_runs, k = len(mixes) * len(protocols) * len(threads), 0
     for mix in mixes:
-        results[mix] = {}
-        for proto in protocols:
-            results[mix][proto] = {}
-            for thr in threads:
+        results[mix] = {p: {} for p in protocols}
+        # Protocols interleave per thread count, so machine noise hits them alike.
+        for thr in threads:
+            for proto in protocols:
                 k += 1
-                r = run_one(base, meta, MIXES[mix], proto, thr, duration)
+                r = run_one(base, meta, MIXES[mix], proto, thr, duration, client_s=args.client_ms / 1000)
                 results[mix][proto][thr] = r
                 print(f"[{k}/{n_runs}] {mix:8} {proto:4} {thr:2} threads: {r['throughput']:8.1f} txn/s, "
                       f"abort {100 * r['abort_rate']:5.1f}%", flush=True)
@@ -220,8 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     ratios = _ratios(results, max(threads))
     _print_ratios(ratios)
     with open(args.out, "w") as fh:
-        json.dump({"duration_s": duration, "threads": threads, "mixes": {m: MIXES[m] for m in mixes},
-                   "write_weights": WRITE_WEIGHTS, "results": results, "ratios": ratios,
+        json.dump({"duration_s": duration, "client_ms": args.client_ms, "threads": threads,
+                   "mixes": {m: MIXES[m] for m in mixes}, "write_weights": WRITE_WEIGHTS, "results": results, "ratios": ratios,
                    "proposed_txn_fix_patched": patched, "python": sys.version.split()[0]}, fh, indent=1)
     print(f"\nwrote {args.out}")
     return 0

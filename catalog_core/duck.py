@@ -31,6 +31,7 @@ from .sandbox import check_statement, lock_down, map_error, startup_config
 __all__ = ["open_duckdb", "open_table", "run_sql", "SqlResult", "SqlColumn"]
 
 _RESERVED_DBS = frozenset({"system", "temp", "main"})
+MAX_LIMIT = 100_000
 
 
 class SqlColumn(BaseModel):
@@ -60,19 +61,17 @@ def _connect(sandbox: bool, timeout_s: float | None = None) -> duckdb.DuckDBPyCo
 def _attach(con: duckdb.DuckDBPyConnection, name: str, attached: dict[str, bool]) -> bool:
     """The in-memory database for catalog `name` (the default database when it is `memory`)."""
     key = name.lower()
-    if key in attached:
-        return attached[key]
-    ok = key not in _RESERVED_DBS
-    if ok and key != "memory":
-        try:
-            con.execute(f"ATTACH ':memory:' AS {quote_ident(name)}")
-        except duckdb.Error as e:
-            ok = False
-            warnings.warn(f"catalog {name!r} has no DuckDB database: {e}", stacklevel=3)
-    if not ok:
-        warnings.warn(f"catalog {name!r} is a reserved DuckDB database name; its tables are not in SQL", stacklevel=3)
-    attached[key] = ok
-    return ok
+    if key not in attached:
+        problem = "is a reserved DuckDB database name" if key in _RESERVED_DBS else None
+        if problem is None and key != "memory":
+            try:
+                con.execute(f"ATTACH ':memory:' AS {quote_ident(name)}")
+            except duckdb.Error as e:
+                problem = f"cannot be a DuckDB database ({e})"
+        if problem:
+            warnings.warn(f"catalog {name!r} {problem}; its tables are not in SQL", stacklevel=3)
+        attached[key] = problem is None
+    return attached[key]
 
 
 def _create_view(con: duckdb.DuckDBPyConnection, spec: TableSpec, body: str) -> None:
@@ -81,11 +80,15 @@ def _create_view(con: duckdb.DuckDBPyConnection, spec: TableSpec, body: str) -> 
     target = f"{cat_}.{ns}.{tbl}"
     try:
         con.execute(f"CREATE VIEW {target} AS {body}")
+        return
     except duckdb.Error as e:
         # A missing or unreadable file, or a type DuckDB cannot cast to: the view still exists
         # with the table's columns and reports the problem when read.
         msg = f"table {spec.name} cannot be read at this snapshot: {str(e).splitlines()[0]}"
+    try:
         con.execute(f"CREATE OR REPLACE VIEW {target} AS {error_sql(spec, msg)}")
+    except duckdb.Error:  # the schema's own types are the problem
+        con.execute(f"CREATE OR REPLACE VIEW {target} AS {error_sql(spec, msg, typed=False)}")
 
 
 def _allowed(spec: TableSpec, sandbox: bool) -> list[str]:
@@ -110,9 +113,10 @@ def _build(cat: Any, vid: int, sandbox: bool, con: duckdb.DuckDBPyConnection, na
         home = next(iter(lake_catalogs))
         if _attach(con, home, attached):
             con.execute(f"USE {quote_ident(home)}")
+    where = where if only is not None else None
     for obj in tables:
-        spec = load_table(cat, obj, vid, catalogs, where=where if only is not None else None)
-        body = table_sql(spec, trust_all=not sandbox, where=where if only is not None else None)
+        spec = load_table(cat, obj, vid, catalogs, where=where)
+        body = table_sql(spec, trust_all=not sandbox, where=where)
         if body is None or not _attach(con, spec.parts[0], attached):
             continue
         _create_view(con, spec, body)
@@ -195,11 +199,21 @@ def _fetch(con: duckdb.DuckDBPyConnection, text: str, limit: int) -> tuple[list[
     return columns, rel.limit(limit + 1).fetchall()
 
 
+def _interrupter(con: duckdb.DuckDBPyConnection):
+    def interrupt() -> None:
+        try:
+            con.interrupt()
+        except duckdb.Error:  # the query finished and the connection closed in the meantime
+            pass
+    return interrupt
+
+
 def _check_args(sql: Any, limit: Any, timeout_s: Any) -> None:
     if not isinstance(sql, str):
         raise InvalidValueError(f"sql must be a string, got {type(sql).__name__}")
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidValueError(f"limit must be a positive integer, got {limit!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}; "
+                                "aggregate in SQL rather than fetching more rows")
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < 86400:
         raise InvalidValueError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
 
@@ -215,7 +229,7 @@ def run_sql(cat: Any, sql: str, snapshot: Any = None, limit: int = 1000, timeout
         raw_dir = f"{getattr(cat, 'data_dir', '')}/catalog" if forbidden else ""
         checked = check_statement(sql, con, [d for d in (forbidden, raw_dir) if d])
         _build(cat, vid, True, con, names=None if checked.introspect else checked.tables)
-        timer = threading.Timer(timeout_s, con.interrupt)
+        timer = threading.Timer(timeout_s, _interrupter(con))
         timer.daemon = True
         timer.start()
         try:

@@ -1,12 +1,16 @@
-"""The SQL of one table's view: a UNION ALL of `read_parquet` branches, one per group of files
-that share partition values and a column set, each projected onto the table's schema.
+"""The SQL of one table's view: a UNION ALL of `read_parquet` branches projected onto the
+table's schema.
 
-Partition columns come from the partition objects, never from directory names, so a file
-anywhere (Hive-style paths or not) gets the right values; a column a file lacks (a Hive write
-dropped it, or the schema grew after the file was written) is a constant or NULL."""
+Partition values come from the partition objects. Files under `col=value` directories that
+match those values exactly share one branch and DuckDB's hive_partitioning reads the values
+(and prunes files on them); any other file (a path that says nothing, or the wrong thing, about
+its partition) is grouped with its partition and gets the values as constants. A column a file
+lacks (a Hive write dropped it, or the schema grew later) is a constant or NULL."""
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any
 
 from .duck_lake import FileSpec, TableSpec, file_columns
@@ -20,7 +24,7 @@ def _cast(expr: str, typ: str | None) -> str:
     return f"CAST({expr} AS {typ})" if typ else expr
 
 
-def _present(spec: TableSpec, f: FileSpec, trust_all: bool) -> frozenset[str] | None:
+def _present(f: FileSpec, trust_all: bool) -> frozenset[str] | None:
     """Lower-cased column names the file holds; None when unknown (not local, not readable,
     or a file the sandbox will refuse anyway, whose footer we do not open)."""
     if not f.local or not (f.trusted or trust_all):
@@ -36,24 +40,67 @@ def _assumed(spec: TableSpec) -> frozenset[str] | None:
     return frozenset(c.name.lower() for c in spec.columns if c.name.lower() not in parts)
 
 
-def _groups(spec: TableSpec, trust_all: bool) -> list[tuple[dict[str, Any], frozenset[str] | None, list[str]]]:
-    groups: dict[tuple, tuple[dict[str, Any], frozenset[str] | None, list[str]]] = {}
+_SAFE_VALUE = re.compile(r"[A-Za-z0-9_.:+-]+\Z")
+
+
+def _hive_ok(spec: TableSpec, f: FileSpec, present: frozenset[str] | None) -> bool:
+    """Can DuckDB's hive_partitioning supply this file's partition values? Only when the file
+    lacks the partition columns, its directories are exactly `col=value` for the catalog's
+    values (plain text that needs no escaping) and no other path segment holds a `=`. Then one
+    read_parquet covers many partitions and DuckDB prunes files on partition filters."""
+    cols = spec.partition_cols
+    if spec.columns is None or not cols or not f.local or present is None:
+        return False
+    names = {c.name.lower() for c in spec.columns}
+    if any(c.lower() not in names or c.lower() in present for c in cols):
+        return False
+    want = []
+    for c in cols:
+        v = f.values.get(c)
+        if isinstance(v, bool) or not isinstance(v, (str, int)) or not _SAFE_VALUE.match(str(v)):
+            return False
+        if str(v).lower() in ("null", "__hive_default_partition__"):  # DuckDB reads these as NULL
+            return False
+        want.append(f"{c}={v}")
+    segs = f.path.split(os.sep)
+    return segs[-1 - len(cols):-1] == want and sum("=" in seg for seg in segs) == len(cols)
+
+
+def _groups(spec: TableSpec, trust_all: bool) -> list[tuple[dict[str, Any] | None, frozenset[str] | None, list[str]]]:
+    """Files that can share one read_parquet: same column set, and the same partition values
+    unless hive directories carry them (values None)."""
+    groups: dict[tuple, tuple[dict[str, Any] | None, frozenset[str] | None, list[str]]] = {}
     for f in spec.files:
-        present = _present(spec, f, trust_all)
-        if present is None:
-            present = _assumed(spec)
-        key = (repr(sorted(f.values.items(), key=lambda kv: kv[0])), present)
-        groups.setdefault(key, (f.values, present, []))[2].append(f.path)
+        present = _present(f, trust_all)
+        if _hive_ok(spec, f, present):
+            key: tuple = ("hive", present)
+            values = None
+        else:
+            present = _assumed(spec) if present is None else present
+            key = (repr(sorted(f.values.items(), key=lambda kv: kv[0])), present)
+            values = f.values
+        groups.setdefault(key, (values, present, []))[2].append(f.path)
     return list(groups.values())
 
 
-def _read(paths: list[str]) -> str:
+def _read(paths: list[str], hive_types: dict[str, str] | None = None) -> str:
     files = ", ".join(quote_str(p) for p in paths)
+    if hive_types:
+        types = ", ".join(f"{quote_str(k)}: {quote_str(v)}" for k, v in hive_types.items())
+        return f"read_parquet([{files}], union_by_name = true, hive_partitioning = true, hive_types = {{{types}}})"
     # hive_partitioning off: partition values come from the catalog, not from directory names.
     return f"read_parquet([{files}], union_by_name = true, hive_partitioning = false)"
 
 
-def _branch(spec: TableSpec, values: dict[str, Any], present: frozenset[str] | None, paths: list[str]) -> str:
+def _branch(spec: TableSpec, values: dict[str, Any] | None, present: frozenset[str] | None, paths: list[str]) -> str:
+    if values is None:  # hive directories hold the partition values
+        hive = {c.lower() for c in spec.partition_cols}
+        types = {c.name: "VARCHAR" if c.type is None or c.type.startswith("DECIMAL") else c.type
+                 for c in spec.columns or [] if c.name.lower() in hive}
+        exprs = [f"{_cast(quote_ident(c.name), c.type)} AS {quote_ident(c.name)}"
+                 if c.name.lower() in hive or c.name.lower() in (present or ())
+                 else f"{_cast('NULL', c.type)} AS {quote_ident(c.name)}" for c in spec.columns or []]
+        return f"SELECT {', '.join(exprs)} FROM {_read(paths, types)}"
     lower_values = {k.lower(): v for k, v in values.items()}
     if spec.columns is None:
         extra = [f"{sql_literal(v)} AS {quote_ident(k)}" for k, v in values.items()
@@ -94,13 +141,13 @@ def table_sql(spec: TableSpec, trust_all: bool, where: str | None = None) -> str
     return f"SELECT * FROM ({body}) AS _t WHERE {where_sql(where)}"
 
 
-def error_sql(spec: TableSpec, message: str) -> str:
+def error_sql(spec: TableSpec, message: str, typed: bool = True) -> str:
     """A view with the table's columns that raises `message` when read: one broken table must
     not stop SQL over the others, and must not look empty either."""
-    cols = [(c.name, c.type or "VARCHAR") for c in spec.columns or []] or [("error", "VARCHAR")]
-    exprs = [f"CAST({'error(' + quote_str(message) + ')' if i == 0 else 'NULL'} AS {t}) AS {quote_ident(n)}"
-             for i, (n, t) in enumerate(cols)]
-    return f"SELECT {', '.join(exprs)} FROM range(1)"
+    cols = [(c.name, (c.type if typed else None) or "VARCHAR") for c in spec.columns or []] or [("error", "VARCHAR")]
+    exprs = ", ".join(f"CAST(NULL AS {t}) AS {quote_ident(n)}" for n, t in cols)
+    # In the filter, not a column: projection pushdown would drop a column (count(*) needs none).
+    return f"SELECT {exprs} FROM range(1) WHERE error({quote_str(message)}) IS NULL"
 
 
 # ---------------------------------------------------------------- catalog filter -> SQL

@@ -11,6 +11,7 @@ than at `transaction()`, which is equally serializable.
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,15 +49,14 @@ def _params(**kw: Any) -> dict[str, Any]:
     return {k: v for k, v in kw.items() if v is not None}
 
 
-def _raise_for(resp: httpx.Response) -> None:
+def _raise_for(resp: httpx.Response, where: str) -> None:
     try:
-        body = resp.json()
+        body = json.loads(resp.content)
     except ValueError:
         body = None
     if isinstance(body, dict) and "error" in body:
         raise error_from_dict(body)
-    raise CatalogError(f"HTTP {resp.status_code} from {resp.request.url}: {resp.text[:200]}",
-                       status=resp.status_code)
+    raise CatalogError(f"HTTP {resp.status_code} from {where}: {resp.content[:200]!r}", status=resp.status_code)
 
 
 def _obj(d: dict | None) -> Obj | None:
@@ -67,9 +67,8 @@ class QueryStream:
     """Objects of a query as they arrive: NDJSON batches are parsed one line at a time, so a
     large result is never held whole. `close()` (or exhausting it) releases the connection."""
 
-    def __init__(self, ctx: Any, stats: QueryStats | None) -> None:
-        self._ctx = ctx
-        self._resp: httpx.Response = ctx.__enter__()
+    def __init__(self, resp: httpx.Response, stats: QueryStats | None) -> None:
+        self._resp = resp
         self._stats = stats
         self._lines = self._resp.iter_lines()
         self._batch: list[dict] = []
@@ -123,7 +122,7 @@ class QueryStream:
         if not self._done:
             self._done = True
             self._batch, self._pos = [], 0
-            self._ctx.__exit__(None, None, None)
+            self._resp.close()
 
     def __del__(self) -> None:
         try:
@@ -133,7 +132,11 @@ class QueryStream:
 
 
 class RemoteCatalog:
-    """`cc.connect(url, token=None)`: the engine API of a `semcat serve` catalog."""
+    """`cc.connect(url, token=None)`: the engine API of a `semcat serve` catalog.
+
+    Requests go straight to an httpx `HTTPTransport` (a keep-alive connection pool, safe to
+    share between threads): the `httpx.Client` layer on top (auth flows, cookies, redirects,
+    proxies from the environment) costs more CPU per request than a small commit does."""
 
     def __init__(self, url: str, token: str | None = None, timeout: float = 60.0,
                  batch_size: int = 1000, max_connections: int = 32) -> None:
@@ -141,45 +144,57 @@ class RemoteCatalog:
             raise InvalidValueError(f"catalog URL {url!r} must start with http:// or https://")
         self.url = url.rstrip("/")
         self.batch_size = batch_size
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout,
-                                  limits=httpx.Limits(max_connections=max_connections,
-                                                      max_keepalive_connections=max_connections))
+        self._headers = {"content-type": "application/json"}
+        if token:
+            self._headers["authorization"] = f"Bearer {token}"
+        self._timeout = {"timeout": httpx.Timeout(timeout).as_dict()}
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        # Small requests: send each segment at once instead of waiting for the previous ACK.
+        nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+        self._transport = httpx.HTTPTransport(limits=limits, socket_options=nodelay)
         self._closed = False
 
     def __repr__(self) -> str:
         return f"RemoteCatalog({self.url!r})"
 
     # ---------------------------------------------------------------- transport
-    def _call(self, method: str, path: str, params: dict | None = None, body: Any = None) -> Any:
+    def _send(self, method: str, path: str, params: dict | None, body: Any) -> httpx.Response:
         if self._closed:
             raise CatalogError("this catalog client is closed; connect again")
+        url = httpx.URL(self.url + "/v1" + path, params=params) if params else httpx.URL(self.url + "/v1" + path)
+        content = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        request = httpx.Request(method, url, headers=self._headers, content=content, extensions=self._timeout)
         try:
-            resp = self._http.request(method, "/v1" + path, params=params, json=body)
+            return self._transport.handle_request(request)
         except httpx.TransportError as exc:
-            raise CatalogError(f"cannot reach the catalog server at {self.url}: {exc}") from None
-        if resp.status_code >= 400:
-            _raise_for(resp)
-        return resp.json()
+            raise CatalogError(f"cannot reach the catalog server at {self.url}: {exc!r}") from None
 
-    def _stream(self, path: str, body: dict, stats: QueryStats | None) -> QueryStream:
-        if self._closed:
-            raise CatalogError("this catalog client is closed; connect again")
-        ctx = self._http.stream("POST", "/v1" + path, json=body)
+    def _call(self, method: str, path: str, params: dict | None = None, body: Any = None) -> Any:
+        resp = self._send(method, path, params, body)
         try:
-            stream = QueryStream(ctx, stats)
+            resp.read()
         except httpx.TransportError as exc:
-            raise CatalogError(f"cannot reach the catalog server at {self.url}: {exc}") from None
-        if stream._resp.status_code >= 400:
-            stream._resp.read()
-            stream.close()
-            _raise_for(stream._resp)
-        return stream
+            raise CatalogError(f"connection to {self.url} broke while reading the answer: {exc!r}") from None
+        finally:
+            resp.close()
+        if resp.status_code >= 400:
+            _raise_for(resp, self.url + path)
+        return json.loads(resp.content)
+
+    def _stream(self, path: str, body: dict, stats: QueryStats | None) -> "QueryStream":
+        resp = self._send("POST", path, None, body)
+        if resp.status_code >= 400:
+            try:
+                resp.read()
+            finally:
+                resp.close()
+            _raise_for(resp, self.url + path)
+        return QueryStream(resp, stats)
 
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._http.close()
+            self._transport.close()
 
     def __enter__(self) -> "RemoteCatalog":
         return self

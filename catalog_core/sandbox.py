@@ -112,7 +112,10 @@ def check_statement(sql: str, con: duckdb.DuckDBPyConnection, forbidden_dirs: li
 
 
 def _check(stmt: Any, con: duckdb.DuckDBPyConnection, nested: bool) -> Checked:
-    kind = stmt.type.name
+    try:
+        kind = stmt.type.name
+    except ValueError:  # a statement type this duckdb build's Python enum does not know
+        raise refuse("statement_type", "this kind of statement") from None
     text = stmt.query
     if kind == "SELECT":
         return _check_select(text, con)
@@ -128,8 +131,9 @@ def _check(stmt: Any, con: duckdb.DuckDBPyConnection, nested: bool) -> Checked:
         if name not in ALLOWED_PRAGMAS:
             raise refuse("pragma", f"PRAGMA {name or '?'}")
         return Checked(text, set(), True)
-    rule = _TYPE_RULES.get(kind, "statement_type")
-    raise refuse(rule, f"{kind} statement")
+    if kind == "MULTI":  # what DuckDB makes of PIVOT without IN: it would create types first
+        raise refuse("statement_type", "PIVOT without an IN list; name the values: PIVOT t ON col IN ('a', 'b')")
+    raise refuse(_TYPE_RULES.get(kind, "statement_type"), f"{kind} statement")
 
 
 def _check_select(text: str, con: duckdb.DuckDBPyConnection) -> Checked:
@@ -253,8 +257,10 @@ def map_error(exc: Exception, timeout_s: float | None = None) -> CatalogError:
         return SqlTimeoutError(f"the query ran past the {timeout_s:g} s time limit and was stopped; "
                                "filter or aggregate more, or raise timeout_s", timeout_s=timeout_s)
     if isinstance(exc, duckdb.PermissionException):
-        rule = "network" if re.search(r'"(?!file://)[a-z][a-z0-9+.-]*://', msg, re.I) else "file_access"
-        return refuse(rule, msg)
+        if re.search(r'"(?!file://)[a-z][a-z0-9+.-]*://', msg, re.I):
+            return refuse("network", msg)
+        return refuse("file_access", f"{msg} (a table file outside its table location and the warehouse, "
+                                     "or inside the catalog directory, is not readable either)")
     if isinstance(exc, duckdb.OutOfMemoryException):
         return refuse("memory_limit", msg.splitlines()[0])
     if isinstance(exc, duckdb.InvalidInputException) and "configuration has been locked" in msg:

@@ -36,7 +36,8 @@ from .models import (
 )
 from .sessions import SessionManager
 
-__all__ = ["ApiContext", "Gate", "ShuttingDownError", "build_router", "dumps", "json_response"]
+__all__ = ["ApiContext", "Gate", "ShuttingDownError", "build_router", "commit_write_set", "dumps",
+           "json_response", "record_ops"]
 
 log = logging.getLogger("semcat.server")
 NDJSON = "application/x-ndjson"
@@ -255,17 +256,24 @@ def build_router(ctx: ApiContext) -> APIRouter:
 
     @r.post("/commit", summary="Commit a whole write set (a transaction that read nothing)")
     def commit(body: CommitBody, request: Request) -> Response:
+        # Served by fastpath.FastCommit in normal operation; this route documents it and is
+        # the same code path for apps mounted without the Guard middleware.
         _need_write(request, "commit")
-        with gate:
-            txn = cat.transaction(author=body.author, message=body.message, meta=body.meta)
-            try:
-                record_ops(txn, body.ops)
-                return json_response({"vid": txn.commit()})
-            finally:
-                txn.abort()  # no-op after a commit; releases the read vid otherwise
+        return json_response(commit_write_set(ctx, body))
 
     _txn_routes(r, ctx)
     return r
+
+
+def commit_write_set(ctx: ApiContext, body: CommitBody) -> dict[str, int]:
+    """One-request transaction: record the write set, commit; nothing is written on error."""
+    with ctx.gate:
+        txn = ctx.catalog.transaction(author=body.author, message=body.message, meta=body.meta)
+        try:
+            record_ops(txn, body.ops)
+            return {"vid": txn.commit()}
+        finally:
+            txn.abort()  # no-op after a commit; releases the read vid otherwise
 
 
 def _body_ref(ref: int | str | None) -> int | str | None:

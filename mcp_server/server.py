@@ -12,7 +12,6 @@ manager that is entered for the app's lifetime (e.g. the MCP session manager). `
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib
 import logging
@@ -31,8 +30,9 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from catalog_core.catalog import Catalog
-from catalog_core.errors import AuthError, CatalogError, InvalidValueError, NotFoundError
+from catalog_core.errors import AuthError, CatalogError, NotFoundError
 
+from .asgi import FastCommit, Guard, error_response, validation_error_response
 from .auth import Tokens, UnsafeBindError, check_bind, load_tokens
 from .http_api import ApiContext, Gate, build_router, dumps
 from .sessions import SessionManager
@@ -42,33 +42,9 @@ __all__ = ["create_app", "run", "serve_in_thread", "ServerHandle", "Plugin", "DE
 log = logging.getLogger("uvicorn.error")
 
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
-OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
 MCP_PLUGIN = "mcp_server.mcp_http:mount_mcp"
 
 Plugin = Callable[[FastAPI], "contextlib.AbstractAsyncContextManager[Any] | None"]
-
-
-# ------------------------------------------------------------------ errors as JSON
-def _error_body(err: CatalogError) -> bytes:
-    try:
-        return dumps(err.to_dict())
-    except (TypeError, ValueError):  # odd details must not turn an error into a 500
-        return dumps({"error": type(err).__name__, "message": err.message,
-                      "details": {k: str(v) for k, v in err.details.items()}})
-
-
-def error_response(err: CatalogError, status: int | None = None, headers: dict | None = None) -> Response:
-    return Response(_error_body(err), status_code=status or err.http_status, media_type="application/json",
-                    headers=headers)
-
-
-def _validation_message(errors: list[dict]) -> str:
-    parts = []
-    for e in errors[:5]:
-        loc = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
-        parts.append(f"{loc}: {e.get('msg', 'invalid')}")
-    more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-    return "invalid request: " + "; ".join(parts) + more
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -79,13 +55,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(_req: Request, exc: RequestValidationError) -> Response:
-        errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
-                  for e in exc.errors()]
-        if any(e["type"] == "json_invalid" for e in errors):
-            msg = "request body is not valid JSON: " + "; ".join(e["msg"] for e in errors)
-        else:
-            msg = _validation_message(errors)
-        return error_response(InvalidValueError(msg, errors=errors), 400)
+        return validation_error_response(exc.errors())
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_req: Request, exc: StarletteHTTPException) -> Response:
@@ -96,70 +66,6 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def internal(_req: Request, exc: Exception) -> Response:
         log.exception("unhandled error")
         return error_response(CatalogError(f"internal server error: {type(exc).__name__}: {exc}"), 500)
-
-
-# ------------------------------------------------------------------ auth + body size (pure ASGI)
-def _header(scope: dict, name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
-        if key == name:
-            return value.decode("latin-1")
-    return None
-
-
-async def _send(send: Callable, resp: Response) -> None:
-    await send({"type": "http.response.start", "status": resp.status_code, "headers": resp.raw_headers})
-    await send({"type": "http.response.body", "body": resp.body})
-
-
-class Guard:
-    """Checks the bearer token (role goes to scope["state"]["role"]) and caps the request body,
-    by Content-Length up front and by counting streamed chunks, before the app sees it."""
-
-    def __init__(self, app: Any, tokens: Tokens, max_bytes: int) -> None:
-        self.app, self.tokens, self.max_bytes = app, tokens, max_bytes
-
-    def _too_large(self, size: str) -> Response:
-        err = InvalidValueError(f"request body is {size} bytes; this server accepts at most {self.max_bytes} "
-                                "(split the write set into several transactions or raise --max-request-mb)",
-                                limit=self.max_bytes)
-        return error_response(err, 413, headers={"Connection": "close"})
-
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        if scope["path"] not in OPEN_PATHS:
-            try:
-                role = self.tokens.role_of(_header(scope, b"authorization"))
-            except AuthError as exc:
-                return await _send(send, error_response(exc, headers={"WWW-Authenticate": "Bearer"}))
-            scope.setdefault("state", {})["role"] = role
-        length = _header(scope, b"content-length")
-        if length is not None:
-            if not length.strip().isdigit():
-                return await _send(send, error_response(InvalidValueError(f"bad Content-Length {length!r}")))
-            if int(length) > self.max_bytes:
-                return await _send(send, self._too_large(length.strip()))
-        chunks, total, more = [], 0, True
-        while more:
-            msg = await receive()
-            if msg["type"] == "http.disconnect":
-                return None
-            chunk = msg.get("body", b"")
-            total += len(chunk)
-            if total > self.max_bytes:
-                return await _send(send, self._too_large(f"more than {self.max_bytes}"))
-            chunks.append(chunk)
-            more = msg.get("more_body", False)
-        first: dict | None = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-
-        async def replay() -> dict:
-            nonlocal first
-            if first is not None:
-                msg, first = first, None
-                return msg
-            return await receive()  # later: http.disconnect, which streaming responses wait for
-
-        return await self.app(scope, replay, send)
 
 
 # ------------------------------------------------------------------ the app
@@ -204,12 +110,14 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
         return Response(dumps({"status": "ok" if not gate.closed else "stopping"}),
                         status_code=200 if not gate.closed else 503, media_type="application/json")
 
-    app.include_router(build_router(ApiContext(catalog, sessions, gate)))
+    ctx = ApiContext(catalog, sessions, gate)
+    app.include_router(build_router(ctx))
     for plugin in plugins:
         cm = plugin(app)
         if cm is not None:
             contexts.append(cm)
-    app.add_middleware(Guard, tokens=tokens, max_bytes=max_request_bytes)
+    app.add_middleware(Guard, tokens=tokens, max_bytes=max_request_bytes,
+                       fast={("POST", "/v1/commit"): FastCommit(ctx)})
     return app
 
 

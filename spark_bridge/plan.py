@@ -136,10 +136,8 @@ class Planner:
         c_path, ns_path = parent_path(parent_path(tpath)), parent_path(tpath)
         self._ensure(c_path, {"obj_type": "catalog", "properties": {}})
         self._ensure(ns_path, {"obj_type": "namespace", "properties": {}})
-        existed = tpath in self.known and tpath in self.at_read or (
-            tpath not in self.known and self._get(tpath) is not None)
-        if existed:
-            self.at_read.add(tpath)
+        if tpath not in self.known and self._get(tpath) is not None:
+            self.at_read.add(tpath)  # (a table added earlier in this plan is known but not at_read)
         table = self._get(tpath)
         if table is None:
             evo = evolve(None, w.columns, w.table)
@@ -251,21 +249,23 @@ class Planner:
                 summary.dropped_files += [f.path for f in new]
                 continue
             part = dict(new[0].partition) if new else {}
-            levels = [tpath, *chain(tpath, tuple(part.items()))] if part else [tpath]
+            levels = [ppath]
+            while levels[-1] != tpath:
+                levels.append(parent_path(levels[-1]))
             for p in old_paths:
                 self.txn.remove(p)
                 for lv in levels:
                     st.add(removed[lv], st.of_file(current[p], part))
-            summary.files_removed += len(old_paths)
-            keep += new
             for f in new:
                 for lv in levels:
                     st.add(added[lv], st.of_file(f.value, part))
+            summary.files_removed += len(old_paths)
+            summary.partitions += 1
+            keep += new
         for f in keep:
             parent = chain(tpath, f.partition)[-1] if f.partition else tpath
             self.txn.add(f"{parent}/{f.file_id}", f.value, leaf=True)
             summary.files_added += 1
             summary.bytes_added += int(f.value.get("size_bytes", 0))
-        summary.partitions = len([p for p in w.replaces if p not in {parent_path(d) for d in summary.dropped_files}])
         for path in added.keys() | removed.keys():
             self.txn.merge(path, st.replace_delta(added[path], removed[path], None))

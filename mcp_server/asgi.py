@@ -1,0 +1,154 @@
+"""The outer ASGI layer: JSON error bodies, bearer-token check, request size cap, and the fast
+path for one-request commits (the hot path of many small writers)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from fastapi.responses import Response
+from pydantic import ValidationError
+
+from catalog_core.errors import AuthError, CatalogError, InvalidValueError
+
+from .auth import Tokens
+from .http_api import ApiContext, commit_write_set, dumps, json_response
+from .models import CommitBody
+
+__all__ = ["Guard", "FastCommit", "OPEN_PATHS", "error_response", "validation_error_response"]
+
+log = logging.getLogger("uvicorn.error")
+
+# No token needed: liveness and the API description.
+OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+
+FastRoute = Callable[[bytes, str], Awaitable[Response]]
+
+
+# ------------------------------------------------------------------ errors as JSON
+def _error_body(err: CatalogError) -> bytes:
+    try:
+        return dumps(err.to_dict())
+    except (TypeError, ValueError):  # odd details must not turn an error into a 500
+        return dumps({"error": type(err).__name__, "message": err.message,
+                      "details": {k: str(v) for k, v in err.details.items()}})
+
+
+def error_response(err: CatalogError, status: int | None = None, headers: dict | None = None) -> Response:
+    """`{error, message, details}` with the error class's HTTP status."""
+    return Response(_error_body(err), status_code=status or err.http_status, media_type="application/json",
+                    headers=headers)
+
+
+def validation_error_response(raw: list[dict[str, Any]]) -> Response:
+    """400 for a body that is not JSON, has unknown fields or wrong types, naming each problem."""
+    errors = [{"loc": [str(x) for x in e.get("loc", ())], "msg": e.get("msg", ""), "type": e.get("type", "")}
+              for e in raw]
+    if any(e["type"] == "json_invalid" for e in errors):
+        msg = "request body is not valid JSON: " + "; ".join(e["msg"] for e in errors)
+    else:
+        parts = [f"{'.'.join(x for x in e['loc'] if x != 'body') or 'body'}: {e['msg']}" for e in errors[:5]]
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        msg = "invalid request: " + "; ".join(parts) + more
+    return error_response(InvalidValueError(msg, errors=errors), 400)
+
+
+# ------------------------------------------------------------------ fast path
+class FastCommit:
+    """POST /v1/commit without FastAPI's routing, dependency solving and request objects: the
+    same body model (extra="forbid"), the same engine call, the same errors."""
+
+    def __init__(self, ctx: ApiContext) -> None:
+        self.ctx = ctx
+
+    async def __call__(self, body: bytes, role: str) -> Response:
+        try:
+            Tokens.require(role, "write", "commit")
+            req = CommitBody.model_validate_json(body)
+            return json_response(await anyio.to_thread.run_sync(commit_write_set, self.ctx, req))
+        except ValidationError as exc:
+            return validation_error_response(exc.errors())
+        except CatalogError as exc:
+            return error_response(exc)
+        except Exception as exc:
+            log.exception("commit failed")
+            return error_response(CatalogError(f"internal server error: {type(exc).__name__}: {exc}"), 500)
+
+
+# ------------------------------------------------------------------ auth + body size
+def _header(scope: dict, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+async def _send(send: Callable, resp: Response) -> None:
+    await send({"type": "http.response.start", "status": resp.status_code, "headers": resp.raw_headers})
+    await send({"type": "http.response.body", "body": resp.body})
+
+
+class Guard:
+    """Checks the bearer token (the role goes to scope["state"]["role"]) and caps the request
+    body, by Content-Length up front and by counting streamed chunks, before the app sees it."""
+
+    def __init__(self, app: Any, tokens: Tokens, max_bytes: int,
+                 fast: dict[tuple[str, str], FastRoute] | None = None) -> None:
+        self.app, self.tokens, self.max_bytes, self.fast = app, tokens, max_bytes, fast or {}
+
+    def _too_large(self, size: str) -> Response:
+        err = InvalidValueError(f"request body is {size} bytes; this server accepts at most {self.max_bytes} "
+                                "(split the write set into several transactions or raise --max-request-mb)",
+                                limit=self.max_bytes)
+        return error_response(err, 413, headers={"Connection": "close"})
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        role = "write"
+        if scope["path"] not in OPEN_PATHS:
+            try:
+                role = self.tokens.role_of(_header(scope, b"authorization"))
+            except AuthError as exc:
+                return await _send(send, error_response(exc, headers={"WWW-Authenticate": "Bearer"}))
+            scope.setdefault("state", {})["role"] = role
+        length = _header(scope, b"content-length")
+        if length is not None:
+            if not length.strip().isdigit():
+                return await _send(send, error_response(InvalidValueError(f"bad Content-Length {length!r}")))
+            if int(length) > self.max_bytes:
+                return await _send(send, self._too_large(length.strip()))
+        body = await self._read_body(receive)
+        if body is None:
+            return None  # client went away
+        if isinstance(body, Response):
+            return await _send(send, body)
+        fast = self.fast.get((scope["method"], scope["path"]))
+        if fast is not None:
+            return await _send(send, await fast(body, role))
+        first: dict | None = {"type": "http.request", "body": body, "more_body": False}
+
+        async def replay() -> dict:
+            nonlocal first
+            if first is not None:
+                msg, first = first, None
+                return msg
+            return await receive()  # later: http.disconnect, which streaming responses wait for
+
+        return await self.app(scope, replay, send)
+
+    async def _read_body(self, receive: Callable) -> bytes | Response | None:
+        chunks, total, more = [], 0, True
+        while more:
+            msg = await receive()
+            if msg["type"] == "http.disconnect":
+                return None
+            chunk = msg.get("body", b"")
+            total += len(chunk)
+            if total > self.max_bytes:
+                return self._too_large(f"more than {self.max_bytes}")
+            chunks.append(chunk)
+            more = msg.get("more_body", False)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)

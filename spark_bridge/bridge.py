@@ -1,0 +1,375 @@
+"""`Bridge`: PySpark writes Parquet under a table's location, reads every file's footer on the
+executors, and commits files + statistics to the catalog in one transaction.
+
+    bridge = Bridge(spark, "data")                       # a Catalog, a data directory or a URL
+    bridge.write(df, "wh.sales.orders", partition_by=["d"], author="etl", message="load 06-01")
+    with bridge.transaction(author="etl", message="orders + items") as tx:
+        tx.write(orders, "wh.sales.orders"); tx.write(items, "wh.sales.items")
+    bridge.read("wh.sales.orders", snapshot=12)          # exactly the files of vid 12
+
+A commit that loses a race is re-planned against the new catalog state and retried (the data is
+not rewritten); if it fails for good, every file the write produced is deleted before the error
+is raised, so a failed write leaves neither files nor catalog changes behind.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import catalog_core as cc
+from catalog_core.errors import AlreadyExistsError, CatalogError, ConflictError, InvalidValueError, NotFoundError
+from catalog_core.planning import table_path
+
+from . import files as fl
+from . import footers
+from .errors import BridgeError, CommitFailedError, SchemaEvolutionError
+from .plan import Planner, StagedFile, StagedWrite, TableWrite, parent_path
+from .reader import read_table
+from .schema import PARTITION_TYPES, df_columns, evolve, normalize_type, partition_value
+
+__all__ = ["Bridge", "BridgeTransaction", "CommitResult"]
+
+MODES = ("append", "overwrite")
+_RETRYABLE = (ConflictError, AlreadyExistsError, NotFoundError)
+
+
+def _ship_footers_by_value() -> None:
+    # Executors then need pyarrow but not semcat itself (spark-submit without --py-files).
+    try:
+        from pyspark import cloudpickle
+
+        cloudpickle.register_pickle_by_value(footers)
+    except Exception:  # noqa: BLE001 - older cloudpickle: executors import the module instead
+        pass
+
+
+_ship_footers_by_value()
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """One catalog commit made by the bridge (vid None: nothing needed committing)."""
+
+    vid: int | None
+    attempts: int
+    tables: tuple[TableWrite, ...]
+
+    @property
+    def files_added(self) -> int:
+        return sum(t.files_added for t in self.tables)
+
+    @property
+    def rows_added(self) -> int:
+        return sum(t.rows_added for t in self.tables)
+
+
+@contextmanager
+def _job_description(sc: Any, text: str) -> Iterator[None]:
+    prev = sc.getLocalProperty("spark.job.description")
+    sc.setJobDescription(prev or text)
+    try:
+        yield
+    finally:
+        sc.setLocalProperty("spark.job.description", prev)
+
+
+class Bridge:
+    """Spark <-> catalog bridge. `catalog`: a Catalog (or remote client), a data directory, or an
+    http(s) URL (with `token`). `warehouse` overrides the root of default table locations."""
+
+    def __init__(self, spark: Any, catalog: Any, *, token: str | None = None, warehouse: str | None = None,
+                 max_attempts: int = 8) -> None:
+        self.spark = spark
+        self._owns = isinstance(catalog, (str, os.PathLike))
+        if isinstance(catalog, str) and catalog.startswith(("http://", "https://")):
+            self.catalog = cc.connect(catalog, token=token or os.environ.get("SEMCAT_TOKEN"))
+        elif self._owns:
+            self.catalog = cc.Catalog.open(os.fspath(catalog))
+        elif hasattr(catalog, "transaction") and hasattr(catalog, "get"):
+            self.catalog = catalog
+        else:
+            raise InvalidValueError(f"catalog must be a Catalog, a data directory or an http(s) URL, "
+                                    f"got {type(catalog).__name__}")
+        self.warehouse = warehouse or getattr(self.catalog, "warehouse", None)
+        if max_attempts < 1:
+            raise InvalidValueError("max_attempts must be at least 1")
+        self.max_attempts = max_attempts
+        # Called as before_commit(attempt, txn) after planning and right before each commit try;
+        # a hook for tests and operations (e.g. to inject a failure or a concurrent writer).
+        self.before_commit: Callable[[int, Any], None] | None = None
+
+    def close(self) -> None:
+        if self._owns:
+            self.catalog.close()
+
+    def __enter__(self) -> "Bridge":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------- public API
+    def write(self, df: Any, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
+              author: str = "", message: str = "", options: dict[str, Any] | None = None) -> CommitResult:
+        """Write `df` to table `name` (catalog.namespace.table) and commit files + stats atomically.
+        mode="overwrite" replaces the whole table, or, when partitioned, only the partitions
+        present in `df` (dynamic partition overwrite)."""
+        with self.transaction(author=author, message=message) as tx:
+            tx.write(df, name, partition_by=partition_by, mode=mode, options=options)
+        return tx.result  # type: ignore[return-value]
+
+    def transaction(self, author: str = "", message: str = "") -> "BridgeTransaction":
+        """Several writes, one catalog commit: `with bridge.transaction() as tx: tx.write(...)`."""
+        return BridgeTransaction(self, author, message)
+
+    def read(self, name: str, snapshot: Any = None, where: str | None = None) -> Any:
+        """A DataFrame over exactly the files of `name` at `snapshot` (vid, snapshot name, ISO
+        time; default latest), optionally pruned by a catalog filter such as 'd >= "2001-06-01"'."""
+        return read_table(self.spark, self.catalog, name, snapshot=snapshot, where=where)
+
+    def compact(self, name: str, target_file_mb: float = 128, author: str = "", message: str = "",
+                where: str | None = None) -> CommitResult:
+        from .compaction import compact
+
+        return compact(self, name, target_file_mb=target_file_mb, author=author, message=message, where=where)
+
+    # ---------------------------------------------------------------- staging
+    def location_of(self, name: str, table: dict | None) -> str:
+        if table and table.get("location"):
+            return table["location"]
+        tpath = table_path(name)
+        cat_obj = self.catalog.get(parent_path(parent_path(tpath)))
+        root = ((cat_obj.value.get("properties") or {}).get("warehouse") if cat_obj else None) or self.warehouse
+        if not root:
+            raise BridgeError(f"no location for {name}: set properties.warehouse on the catalog object "
+                              f"{parent_path(parent_path(tpath))} or pass warehouse= to Bridge")
+        return fl.join(root, *tpath.strip("/").split("/"))
+
+    def prepare(self, df: Any, name: str, partition_by: Any, mode: str,
+                table: dict | None) -> tuple[Any, list[str], list[dict], str]:
+        """Validate a write against the table (as of now) and return (df cast to the table's
+        types, partition columns, written columns, location). Raises before any data is written."""
+        if mode not in MODES:
+            raise InvalidValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+        table_path(name)  # validates the name
+        if isinstance(partition_by, str):
+            partition_by = [partition_by]
+        cols = df_columns(df.schema)
+        by_lower = {c["name"].lower(): c for c in cols}
+        have = [c if isinstance(c, str) else c.get("name") for c in (table or {}).get("partition_by") or []]
+        wanted = list(partition_by) if partition_by is not None else have
+        if table is not None and partition_by is not None and [c.lower() for c in wanted] != [c.lower() for c in have]:
+            raise SchemaEvolutionError(f"{name} is partitioned by {have}; partition_by={wanted} cannot change "
+                                       "that; drop partition_by or use the table's columns")
+        evo = evolve((table or {}).get("schema"), cols, name)
+        pcols = []
+        for p in wanted:
+            c = by_lower.get(str(p).lower())
+            if c is None:
+                raise SchemaEvolutionError(f"partition column {p!r} is not a column of the DataFrame "
+                                           f"({', '.join(by_lower) or 'no columns'})")
+            if str(p).startswith("_"):
+                raise SchemaEvolutionError(f"partition column {p!r} starts with '_', which catalog ids reserve")
+            target = evo.casts.get(c["name"], c["type"])
+            if normalize_type(target) not in PARTITION_TYPES:
+                raise SchemaEvolutionError(f"cannot partition by {p!r} of type {target}; use one of "
+                                           f"{', '.join(PARTITION_TYPES)}")
+            pcols.append(evo.renames.get(c["name"], c["name"]))
+        if pcols and len(pcols) == len(cols):
+            raise SchemaEvolutionError("every column is a partition column; the files would have no data columns")
+        if evo.casts or evo.renames:
+            from pyspark.sql import functions as F
+
+            df = df.select(*[F.col(f"`{c['name']}`").cast(evo.casts[c["name"]]).alias(evo.renames.get(c["name"], c["name"]))
+                             if c["name"] in evo.casts else F.col(f"`{c['name']}`").alias(evo.renames.get(c["name"], c["name"]))
+                             for c in cols])
+            cols = df_columns(df.schema)
+        return df, pcols, cols, self.location_of(name, table)
+
+    def stage(self, df: Any, name: str, mode: str, pcols: list[str], columns: list[dict], location: str,
+              types: dict[str, str], options: dict[str, Any] | None = None) -> StagedWrite:
+        """Write `df` as Parquet under `location`, move the files into place and read their
+        footers on the executors. On failure, deletes whatever it wrote and re-raises."""
+        write_id = fl.new_write_id()
+        staging = fl.staging_dir(location, write_id)
+        moved: list[str] = []
+        sc = self.spark.sparkContext
+        try:
+            with _job_description(sc, f"semcat: write {name} ({write_id})"):
+                writer = df.write.mode("errorifexists")
+                if pcols:
+                    writer = writer.partitionBy(*pcols)
+                writer.options(**(options or {})).parquet(staging)
+            listed = fl.list_parquet(staging)
+            pairs, parts = [], []
+            for i, (rel, _size) in enumerate(listed):
+                rel_dir = rel.rsplit("/", 1)[0] if "/" in rel else ""
+                pairs.append((fl.join(staging, rel), fl.join(location, rel_dir, f"{write_id}-{i:05d}.parquet")))
+                parts.append(fl.parse_partition_dirs(rel_dir, pcols) if pcols else [])
+            moved = [dst for _src, dst in pairs]
+            infos = self._read_footers(pairs, name) if pairs else []
+            tz = self.spark.conf.get("spark.sql.session.timeZone", "UTC")
+            staged = []
+            for info, raw in zip(infos, parts):
+                if info["row_count"] == 0:  # Spark writes an empty file for an empty DataFrame
+                    fl.delete_files([info["path"]])
+                    continue
+                part = tuple((c, partition_value(v, types[c], tz)) for c, v in zip(pcols, raw))
+                value = {"obj_type": "file", "path": info["path"], "format": "parquet",
+                         "row_count": info["row_count"], "size_bytes": info["size_bytes"],
+                         "columns": info["columns"]}
+                staged.append(StagedFile(info["path"], info["path"].rsplit("/", 1)[1], part, value))
+            return StagedWrite(name, mode, pcols, columns, location, write_id, staging, staged)
+        except BaseException:
+            fl.delete_files(moved)
+            fl.delete_dir(staging)
+            raise
+
+    def _read_footers(self, pairs: list[tuple[str, str]], name: str) -> list[dict[str, Any]]:
+        sc = self.spark.sparkContext
+        slices = max(1, min(len(pairs), sc.defaultParallelism * 2))
+        try:
+            with _job_description(sc, f"semcat: read {len(pairs)} Parquet footers of {name}"):
+                return sc.parallelize(pairs, slices).mapPartitions(footers.move_and_read).collect()
+        except Exception as exc:
+            raise BridgeError(f"moving files into place and reading their Parquet footers on the executors "
+                              f"failed: {str(exc).strip().splitlines()[-1][:500]}. The executors need pyarrow "
+                              "(set spark.pyspark.python to a Python that has it) and access to the table "
+                              "location", table=name) from exc
+
+    # ---------------------------------------------------------------- commit
+    def _meta(self, writes: list[StagedWrite], message: str, job: str | None) -> dict[str, Any]:
+        sc = self.spark.sparkContext
+        return {"spark_app_id": sc.applicationId, "spark_job": job or message,
+                "writes": [{"table": w.table, "mode": w.mode, "write_id": w.write_id, "files": len(w.files),
+                            "rows": sum(f.value["row_count"] for f in w.files)} for w in writes]}
+
+    def commit(self, writes: list[StagedWrite], author: str, message: str, job: str | None = None) -> CommitResult:
+        """Plan and commit `writes` in one transaction, re-planning on races; deletes their files
+        if the commit fails for good. Never reruns Spark."""
+        meta = self._meta(writes, message, job)
+        last: CatalogError | None = None
+        attempt = 0
+        try:
+            for attempt in range(1, self.max_attempts + 1):
+                txn = self.catalog.transaction(author=author, message=message, meta=meta)
+                try:
+                    planner = Planner(self.catalog, txn, {"vid": txn.read_vid + 1, "time": time.time()})
+                    for w in writes:
+                        planner.apply(w)
+                    if self.before_commit is not None:
+                        self.before_commit(attempt, txn)
+                except BaseException:
+                    txn.abort()
+                    raise
+                try:
+                    vid = txn.commit()
+                except _RETRYABLE as exc:
+                    last = exc
+                    if isinstance(exc, ConflictError) and not exc.retryable:
+                        break
+                    time.sleep(min(1.0, 0.01 * 2 ** attempt) * (0.5 + random.random()))
+                    continue
+                except CatalogError:
+                    raise  # the engine wrote nothing: safe to clean up
+                except BaseException as exc:  # e.g. a network error: the commit may have happened
+                    raise BridgeError(f"the commit's outcome is unknown ({exc}); the written files were kept "
+                                      f"(write ids {[w.write_id for w in writes]}); check the commit log",
+                                      write_ids=[w.write_id for w in writes]) from exc
+                self._finish(writes, planner.summaries)
+                return CommitResult(vid, attempt, tuple(planner.summaries))
+        except BridgeError as exc:
+            if exc.details.get("write_ids"):
+                raise
+            self.discard(writes)
+            raise
+        except BaseException:
+            self.discard(writes)
+            raise
+        n = sum(len(w.files) for w in writes)
+        self.discard(writes)
+        why = last.message if last is not None else "unknown"
+        raise CommitFailedError(f"commit to {', '.join(sorted({w.table for w in writes}))} failed after {attempt} "
+                                f"attempt(s): {why}. The {n} file(s) written were deleted; rerun the job",
+                                attempts=attempt, cause=type(last).__name__ if last else None) from last
+
+    def _finish(self, writes: list[StagedWrite], summaries: list[TableWrite]) -> None:
+        for s in summaries:
+            if s.dropped_files:
+                fl.delete_files(s.dropped_files)
+        for w in writes:
+            fl.delete_dir(w.staging)
+
+    def discard(self, writes: list[StagedWrite]) -> None:
+        """Delete every file the writes produced (they were never committed)."""
+        for w in writes:
+            fl.delete_files(w.paths)
+            fl.delete_dir(w.staging)
+
+
+class BridgeTransaction:
+    """Writes staged now, committed together on exit (one catalog commit); `result` afterwards."""
+
+    def __init__(self, bridge: Bridge, author: str = "", message: str = "") -> None:
+        self.bridge, self.author, self.message = bridge, author, message
+        self.writes: list[StagedWrite] = []
+        self.result: CommitResult | None = None
+        self.state = "active"
+        self._tables: dict[str, dict] = {}  # table -> its value as this transaction will leave it
+        self._job: str | None = None
+
+    def __enter__(self) -> "BridgeTransaction":
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self.state != "active":
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+    def write(self, df: Any, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
+              options: dict[str, Any] | None = None) -> StagedWrite:
+        if self.state != "active":
+            raise BridgeError(f"this bridge transaction is {self.state}; start a new one")
+        earlier = [w for w in self.writes if w.table == name]
+        if earlier and (mode != "append" or any(w.mode != "append" for w in earlier)):
+            raise InvalidValueError(f"{name} is already written in this transaction; an overwrite must be the "
+                                    "table's only write in a transaction (union the DataFrames instead)")
+        self._job = self._job or self.bridge.spark.sparkContext.getLocalProperty("spark.job.description")
+        table = self._tables.get(name)
+        if table is None:
+            obj = self.bridge.catalog.get(table_path(name))
+            table = obj.value if obj is not None else None
+        df, pcols, cols, location = self.bridge.prepare(df, name, partition_by, mode, table)
+        evo = evolve((table or {}).get("schema"), cols, name)
+        types = {c["name"]: c["type"] for c in evo.schema["columns"]}
+        staged = self.bridge.stage(df, name, mode, pcols, cols, location, types, options)
+        self.writes.append(staged)
+        self._tables[name] = {**(table or {}), "obj_type": "table", "schema": evo.schema, "partition_by": pcols,
+                              "location": location}
+        return staged
+
+    def commit(self) -> CommitResult:
+        if self.state != "active":
+            raise BridgeError(f"this bridge transaction is {self.state}; start a new one")
+        self.state = "committing"
+        try:
+            self.result = self.bridge.commit(self.writes, self.author, self.message, self._job)
+            self.state = "committed"
+        except BaseException:
+            self.state = "aborted"
+            raise
+        return self.result
+
+    def abort(self) -> None:
+        if self.state == "active":
+            self.bridge.discard(self.writes)
+            self.state = "aborted"

@@ -1,0 +1,98 @@
+"""Read a table as a DataFrame over exactly the files a snapshot lists.
+
+Files the bridge wrote sit in Hive-style directories under the table location and do not hold the
+partition columns; Spark restores those from the directory names (basePath), typed by the table
+schema, in one scan. Any other file (elsewhere, or with a value Spark would escape in a directory
+name) gets its partition columns as literals from the catalog's partition objects."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import reduce
+from typing import Any
+
+from catalog_core.planning import table_path
+
+from .errors import BridgeError
+from .files import needs_escape
+from .plan import parent_path, query_of
+from .schema import to_struct
+
+__all__ = ["read_table", "read_files", "partition_values"]
+
+
+def _partition_cols(table: dict[str, Any]) -> list[str]:
+    return [c if isinstance(c, str) else c.get("name") for c in table.get("partition_by") or []]
+
+
+def partition_values(cat: Any, tpath: str, columns: list[str], vid: int) -> dict[str, dict[str, Any]]:
+    """Deepest partition path -> {column: value}, one query per partition level."""
+    values: dict[str, dict[str, Any]] = {tpath: {}}
+    for level, col in enumerate(columns, start=1):
+        expr = query_of(tpath) + '/[obj_type = "partition"]' * level
+        nxt = {}
+        for obj in cat.query(expr, vid=vid):
+            parent = values.get(parent_path(obj.path))
+            if parent is not None:
+                nxt[obj.path] = {**parent, col: obj.value.get(col)}
+        values = nxt
+    return values
+
+
+def _hive_ready(file_path: str, location: str, ppath: str, tpath: str, vals: dict[str, Any]) -> bool:
+    """Is the file at <location>/<col=value>/.../<name>, with directory names Spark parses back
+    to exactly the catalog's partition values?"""
+    rel_dir = ppath[len(tpath) + 1:]
+    if any(v is None or isinstance(v, bool) for v in vals.values()) or needs_escape(rel_dir.replace("/", "").replace("=", "")):
+        return False
+    head = location.rstrip("/") + "/" + rel_dir + "/"
+    return file_path.startswith(head) and "/" not in file_path[len(head):]
+
+
+def read_files(spark: Any, table: dict[str, Any], tpath: str, files: list[Any],
+               values: dict[str, dict[str, Any]]) -> Any:
+    """A DataFrame over `files` (file leaves of the table at `tpath`), columns in schema order."""
+    schema = to_struct(table.get("schema") or {})
+    names = [f.name for f in schema.fields]
+    if not files:
+        return spark.createDataFrame([], schema)
+    pcols = _partition_cols(table)
+    paths = [f.value["path"] for f in files]
+    if not pcols:
+        return spark.read.schema(schema).parquet(*paths)
+    from pyspark.sql import functions as F
+
+    location = table.get("location") or ""
+    hive, other = [], defaultdict(list)
+    for f in files:
+        ppath = parent_path(f.path)
+        vals = values.get(ppath)
+        if vals is None:
+            raise BridgeError(f"file {f.path} has no partition object above it; the table is inconsistent")
+        if location and _hive_ready(f.value["path"], location, ppath, tpath, vals):
+            hive.append(f.value["path"])
+        else:
+            other[ppath].append(f.value["path"])
+    frames = []
+    if hive:
+        frames.append(spark.read.schema(schema).option("basePath", location).parquet(*hive).select(*names))
+    data_schema = to_struct(table["schema"], exclude=tuple(pcols))
+    types = {f.name: f.dataType for f in schema.fields}
+    for ppath, group in sorted(other.items()):
+        df = spark.read.schema(data_schema).parquet(*group)
+        for col in pcols:
+            df = df.withColumn(col, F.lit(values[ppath].get(col)).cast(types[col]))
+        frames.append(df.select(*names))
+    return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def read_table(spark: Any, cat: Any, name: str, snapshot: Any = None, where: str | None = None) -> Any:
+    tpath = table_path(name)
+    vid = cat.resolve(snapshot)
+    obj = cat.get(tpath, vid=vid)
+    if obj is None or obj.value.get("obj_type") != "table":
+        raise BridgeError(f"table {name!r} does not exist at vid {vid}; write it first or pick another "
+                          "snapshot", table=name, vid=vid)
+    files = cat.plan_files(name, where=where, vid=vid)
+    values = partition_values(cat, tpath, _partition_cols(obj.value), vid) if obj.value.get("partition_by") else {}
+    return read_files(spark, obj.value, tpath, files, values)

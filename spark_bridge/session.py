@@ -1,0 +1,70 @@
+"""A SparkSession for a laptop or a small VM: quiet, no UI, UTC, few shuffle partitions, and
+executors that run this interpreter (so they have pyarrow)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from typing import Any
+
+__all__ = ["local_session", "QUIET_LOG4J"]
+
+QUIET_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+# Spark prints "Setting default log level" unless the shell's logger has a configured level.
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+"""
+
+
+def _log4j_file() -> str:
+    path = os.path.join(tempfile.gettempdir(), f"semcat-log4j2-quiet-{abs(hash(QUIET_LOG4J)) % 10**8}.properties")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}"
+        with open(tmp, "w") as fh:
+            fh.write(QUIET_LOG4J)
+        os.replace(tmp, path)  # atomic: concurrent sessions never read a half-written file
+    return path
+
+
+def local_session(app_name: str = "semcat", cores: str | int = "*", driver_memory: str = "2g",
+                  shuffle_partitions: int = 4, quick_jvm: bool = True, conf: dict[str, Any] | None = None) -> Any:
+    """`SparkSession` on `local[cores]`. Static settings (memory, logging, JVM flags) only apply
+    when this call starts the JVM; an already running session is returned as is, with the SQL
+    settings set. `quick_jvm` compiles with C1 only: a faster start and first job, right for
+    demos, tests and small jobs; pass False for long, heavy jobs."""
+    from pyspark.sql import SparkSession
+
+    # Spark warns when the hostname resolves to loopback; local mode needs no other address.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    settings: dict[str, Any] = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.memory": driver_memory,
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
+                                         + (" -XX:TieredStopAtLevel=1" if quick_jvm else ""),
+        "spark.pyspark.python": sys.executable,
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.sql.session.timeZone": "UTC",
+        # INT96 timestamps carry no Parquet statistics; micros do, so the catalog gets min/max.
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+        "spark.sql.adaptive.coalescePartitions.enabled": "true",
+    }
+    settings.update(conf or {})
+    builder = SparkSession.builder.master(f"local[{cores}]").appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    for key in ("spark.sql.shuffle.partitions", "spark.sql.session.timeZone",
+                "spark.sql.parquet.outputTimestampType"):
+        spark.conf.set(key, settings[key])
+    return spark
