@@ -136,13 +136,39 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(data_dir: str, log_path: str) -> tuple[subprocess.Popen, str]:
+WHAT_IF = "--serve-with-wal-sync-outside-gil"
+
+
+def _serve_what_if(argv: list[str]) -> None:
+    """`semcat serve` with one engine change: the batch is written without sync and the WAL is
+    then synced with `flush_wal(True)`, which (unlike a synced `write` in rocksdict 0.3.29)
+    releases the GIL, so other requests keep flowing and can join the next commit group."""
+    from rocksdict import WriteOptions
+
+    from catalog_core import storage
+    from catalog_core.codec import vid_bytes
+    from mcp_server.cli import main as cli
+
+    nosync = WriteOptions()
+
+    def write(self: Any, wb: Any, latest_vid: int) -> None:
+        wb.put(storage.LATEST, vid_bytes(latest_vid))
+        self.db.write(wb, nosync)
+        self.db.flush_wal(True)
+        self.latest_vid = latest_vid
+
+    storage.Store.write = write
+    cli(argv, prog_name="semcat")
+
+
+def start_server(data_dir: str, log_path: str, what_if: bool = False) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "SEMCAT_TOKENS"}
     env["PYTHONPATH"] = ROOT
     out = open(log_path, "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "mcp_server.cli", "serve", "--data", data_dir,
-                             "--port", str(port)], cwd=ROOT, env=env, stdout=out, stderr=out)
+    entry = ["-m", "bench.bench_http", WHAT_IF] if what_if else ["-m", "mcp_server.cli"]
+    proc = subprocess.Popen([sys.executable, *entry, "serve", "--data", data_dir, "--port", str(port)],
+                            cwd=ROOT, env=env, stdout=out, stderr=out)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -179,6 +205,10 @@ def _client(url: str, tag: str, n: int, ready: Any, go: Any, out: Any) -> None:
     cat.close()
 
 
+def _groups(url: str) -> int:
+    return httpx.get(url + "/v1/catalog").json()["commit_groups"]
+
+
 def http_commits(url: str, procs: int, total: int) -> dict:
     ctx = mp.get_context("spawn")
     ready, out, go = ctx.Queue(), ctx.Queue(), ctx.Event()
@@ -189,6 +219,7 @@ def http_commits(url: str, procs: int, total: int) -> dict:
         w.start()
     for _ in workers:
         ready.get(timeout=120)
+    g0 = _groups(url)
     t0 = time.perf_counter()
     go.set()
     results = [out.get(timeout=600) for _ in workers]
@@ -196,8 +227,8 @@ def http_commits(url: str, procs: int, total: int) -> dict:
         w.join()
     wall = max(end for _s, end, _l in results) - t0
     lats = [x for _s, _e, ls in results for x in ls]
-    return {"procs": procs, "commits": len(lats), "per_s": len(lats) / wall,
-            "p50": statistics.median(lats), "p99": pct(lats, 0.99)}
+    return {"procs": procs, "commits": len(lats), "per_s": len(lats) / wall, "p50": statistics.median(lats),
+            "p99": pct(lats, 0.99), "per_group": len(lats) / max(1, _groups(url) - g0)}
 
 
 def embedded_commits(cat: cc.Catalog, threads: int, total: int) -> dict:
@@ -223,14 +254,22 @@ def embedded_commits(cat: cc.Catalog, threads: int, total: int) -> dict:
 
 
 # ------------------------------------------------------------------ report
-def report_commits(http: list[dict], emb: list[dict]) -> None:
-    print("\nDurable commits (add one object + merge a counter; ack after WAL sync)")
-    print(f"{'clients':>8} {'HTTP commits/s':>15} {'p50 ms':>8} {'p99 ms':>8} | {'embedded/s':>11} "
-          f"{'p99 ms':>8} {'commits/group':>14} | {'HTTP/embedded':>13}")
-    for h, e in zip(http, emb):
-        print(f"{h['procs']:>8} {h['per_s']:>15.0f} {ms(h['p50']):>8} {ms(h['p99']):>8} | {e['per_s']:>11.0f} "
-              f"{ms(e['p99']):>8} {e['per_group']:>14.1f} | {h['per_s'] / e['per_s']:>13.2f}")
-    print("(HTTP: client *processes*; embedded: threads in one process on the same catalog)")
+def report_commits(http: list[dict], emb: list[dict], what_if: list[dict] | None) -> None:
+    print("\nDurable commits (add one object + merge a counter; acknowledged after the WAL sync)")
+    print(f"{'clients':>7} | {'HTTP/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'grp':>4} | {'embedded/s':>10} {'p99 ms':>7} "
+          f"{'grp':>4} | {'HTTP/emb':>8}" + (f" | {'what-if/s':>9} {'p99 ms':>7} {'grp':>4}" if what_if else ""))
+    for i, (h, e) in enumerate(zip(http, emb)):
+        line = (f"{h['procs']:>7} | {h['per_s']:>7.0f} {ms(h['p50']):>7} {ms(h['p99']):>7} {h['per_group']:>4.1f} | "
+                f"{e['per_s']:>10.0f} {ms(e['p99']):>7} {e['per_group']:>4.1f} | {h['per_s'] / e['per_s']:>8.2f}")
+        if what_if:
+            w = what_if[i]
+            line += f" | {w['per_s']:>9.0f} {ms(w['p99']):>7} {w['per_group']:>4.1f}"
+        print(line)
+    print("HTTP: client processes against a `semcat serve` subprocess; embedded: threads in one process;\n"
+          "grp: commits per group commit (one WAL sync each).")
+    if what_if:
+        print("what-if: same server with the WAL synced by flush_wal(True), which releases the GIL (rocksdict's\n"
+              "synced write holds it, freezing the server during every fsync) - a proposed engine change.")
 
 
 def report_plan(n_files: int, emb: dict, http: dict, ice: dict | str) -> None:
@@ -251,7 +290,18 @@ def report_plan(n_files: int, emb: dict, http: dict, ice: dict | str) -> None:
         print(f"pyiceberg column skipped: {ice}")
 
 
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [WHAT_IF]:
+        return _serve_what_if(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small run: 5,000 files, fewer commits")
     ap.add_argument("--files", type=int, default=None, help="store_sales files (default 50,000; quick 5,000)")
@@ -260,6 +310,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--clients", default="1,4,16")
     ap.add_argument("--iceberg-root", default="/tmp/semcat-bench-iceberg", help="pyiceberg side cache")
     ap.add_argument("--no-iceberg", action="store_true")
+    ap.add_argument("--no-what-if", action="store_true", help="skip the WAL-sync-outside-the-GIL what-if run")
     ap.add_argument("--out", default=None, help="also write the figures as JSON here")
     args = ap.parse_args(argv)
     n_files = args.files or (5_000 if args.quick else 50_000)
@@ -289,23 +340,32 @@ def main(argv: list[str] | None = None) -> None:
             remote = cc.connect(url)
             log("plan_files over HTTP")
             plan_http = time_plan(remote, repeat)
+            remote.close()
             http = []
             for k in clients:
                 log(f"commits over HTTP, {k} client process(es)")
                 http.append(http_commits(url, k, n_commits))
-            remote.close()
         finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(60)
+            stop_server(proc)
+        what_if = None
+        if not args.no_what_if:
+            proc, url = start_server(data, os.path.join(tmp, "server.log"), what_if=True)
+            try:
+                what_if = []
+                for k in clients:
+                    log(f"what-if (WAL sync outside the GIL): commits over HTTP, {k} client process(es)")
+                    what_if.append(http_commits(url, k, n_commits))
+            finally:
+                stop_server(proc)
         ice: dict | str = "--no-iceberg" if args.no_iceberg else "not run"
         if not args.no_iceberg:
             log("plan_files, pyiceberg SqlCatalog (cached build under --iceberg-root)")
             ice = iceberg_plan(args.iceberg_root, n_files, repeat)
-        report_commits(http, emb)
+        report_commits(http, emb, what_if)
         report_plan(n_files, plan_emb, plan_http, ice)
         if args.out:
             with open(args.out, "w") as f:
-                json.dump({"commits_http": http, "commits_embedded": emb,
+                json.dump({"commits_http": http, "commits_embedded": emb, "commits_http_what_if": what_if,
                            "plan_embedded": plan_emb, "plan_http": plan_http,
                            "plan_iceberg": ice, "files": n_files}, f, indent=2)
     finally:

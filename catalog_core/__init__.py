@@ -42,6 +42,7 @@ __all__ = [
     "retry_transaction",
     "connect",
     "open_duckdb",
+    "open_table",
     "run_sql",
 ]
 
@@ -57,6 +58,13 @@ def open_duckdb(cat: Any, snapshot: Any = None, sandbox: bool = True):
     from .duck import open_duckdb as _open
 
     return _open(cat, snapshot=snapshot, sandbox=sandbox)
+
+
+def open_table(cat: Any, name: str, where: str | None = None, snapshot: Any = None, sandbox: bool = True):
+    """A DuckDB connection with one table's view over the files `plan_files` keeps for `where`."""
+    from .duck import open_table as _open
+
+    return _open(cat, name, where=where, snapshot=snapshot, sandbox=sandbox)
 
 
 def run_sql(cat: Any, sql: str, snapshot: Any = None, limit: int = 1000, timeout_s: float = 10):

@@ -60,8 +60,10 @@ def catalog_dir(cat: Any) -> str | None:
 def _local(path: str, base: str | None) -> str | None:
     """A local real path for a file path or file:// URI (relative: against `base`); None for
     other URIs."""
-    if path.startswith("file://"):
-        path = path[len("file://"):]
+    if path.startswith("file:"):  # file:///x, file://host/x and Hadoop's file:/x
+        path = path[len("file:"):]
+        if path.startswith("//"):
+            path = path[2:] if path.startswith("///") else "/" + path[2:].partition("/")[2]
     elif "://" in path:
         return None
     if not os.path.isabs(path):

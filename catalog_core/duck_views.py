@@ -113,6 +113,8 @@ def _branch(spec: TableSpec, values: dict[str, Any] | None, present: frozenset[s
             src = quote_ident(col.name)
         elif low in lower_values:
             src = sql_literal(lower_values[low])
+            if col.type == "TIMESTAMP" and isinstance(lower_values[low], str):
+                src = f"CAST({src} AS TIMESTAMPTZ)"  # honour a UTC offset in the text
         else:
             src = "NULL"
         exprs.append(f"{_cast(src, col.type)} AS {quote_ident(col.name)}")

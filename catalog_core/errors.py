@@ -22,6 +22,7 @@ __all__ = [
     "DeadlockError",
     "AuthError",
     "PermissionDeniedError",
+    "SqlError",
     "SqlRefusedError",
     "SqlTimeoutError",
     "error_from_dict",
@@ -103,6 +104,10 @@ class AuthError(CatalogError):
 
 class PermissionDeniedError(CatalogError):
     http_status = 403
+
+
+class SqlError(InvalidValueError):
+    """A SQL statement does not parse or failed in DuckDB (bad column, type error, ...)."""
 
 
 class SqlRefusedError(CatalogError):

@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 
 from .duck_types import quote_str
-from .errors import CatalogError, InvalidValueError, NotFoundError, SqlRefusedError, SqlTimeoutError
+from .errors import CatalogError, NotFoundError, SqlError, SqlRefusedError, SqlTimeoutError
 
 __all__ = ["Checked", "check_statement", "startup_config", "lock_down", "map_error", "RULES", "MEMORY_LIMIT"]
 
@@ -94,7 +94,7 @@ def _one(sql: str) -> Any:
     try:
         stmts = duckdb.extract_statements(sql)
     except duckdb.ParserException as e:
-        raise InvalidValueError(f"SQL does not parse: {_first_lines(e)}", sql=sql) from None
+        raise SqlError(f"SQL does not parse: {_first_lines(e)}", sql=sql) from None
     except ValueError:  # a statement type this duckdb build's Python enum does not know
         raise refuse("statement_type", "this kind of statement") from None
     if len(stmts) != 1:
@@ -266,8 +266,8 @@ def map_error(exc: Exception, timeout_s: float | None = None) -> CatalogError:
     if isinstance(exc, duckdb.InvalidInputException) and "configuration has been locked" in msg:
         return refuse("settings", msg.splitlines()[0])
     if isinstance(exc, duckdb.ParserException):
-        return InvalidValueError(f"SQL does not parse: {msg}")
+        return SqlError(f"SQL does not parse: {msg}")
     if isinstance(exc, duckdb.CatalogException) and "does not exist" in msg:
         return NotFoundError(f"{msg}\nTables are views named catalog.namespace.table at the pinned snapshot; "
                              "list them with SHOW ALL TABLES.")
-    return InvalidValueError(f"SQL failed: {msg}")
+    return SqlError(f"SQL failed: {msg}")

@@ -185,10 +185,11 @@ def build_router(ctx: ApiContext) -> APIRouter:
     r = APIRouter(prefix="/v1")
     cat, gate, sessions = ctx.catalog, ctx.gate, ctx.sessions
 
-    @r.get("/catalog", summary="Latest vid and concurrency protocol")
+    @r.get("/catalog", summary="Latest vid, concurrency protocol, and group-commit batches written")
     def info() -> Response:
         with gate:
-            return json_response({"latest_vid": cat.latest_vid, "protocol": cat.protocol})
+            groups = getattr(getattr(cat, "_mgr", None), "groups", None)
+            return json_response({"latest_vid": cat.latest_vid, "protocol": cat.protocol, "commit_groups": groups})
 
     @r.get("/objects", summary="One object at a vid/ref (null if absent)")
     def get(path: str, vid: str | None = None) -> Response:

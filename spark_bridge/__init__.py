@@ -9,9 +9,9 @@ atomically; reads see exactly a snapshot's files.
 from __future__ import annotations
 
 from .bridge import Bridge, BridgeTransaction, CommitResult
-from .errors import BridgeError, CommitFailedError, SchemaEvolutionError
+from .errors import BridgeError, CommitFailedError, CommitUnknownError, SchemaEvolutionError
 from .plan import TableWrite
 from .session import local_session
 
 __all__ = ["Bridge", "BridgeTransaction", "CommitResult", "TableWrite", "BridgeError", "CommitFailedError",
-           "SchemaEvolutionError", "local_session"]
+           "CommitUnknownError", "SchemaEvolutionError", "local_session"]

@@ -23,12 +23,21 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 import catalog_core as cc
-from catalog_core.errors import AlreadyExistsError, CatalogError, ConflictError, InvalidValueError, NotFoundError
+from catalog_core.errors import (
+    AlreadyExistsError,
+    AuthError,
+    ConflictError,
+    InvalidPathError,
+    InvalidValueError,
+    NotFoundError,
+    PermissionDeniedError,
+    PreconditionError,
+)
 from catalog_core.planning import table_path
 
 from . import files as fl
 from . import footers
-from .errors import BridgeError, CommitFailedError, SchemaEvolutionError
+from .errors import BridgeError, CommitFailedError, CommitUnknownError, SchemaEvolutionError
 from .plan import Planner, StagedFile, StagedWrite, TableWrite, parent_path
 from .reader import read_table
 from .schema import PARTITION_TYPES, df_columns, evolve, normalize_type, partition_value
@@ -37,6 +46,10 @@ __all__ = ["Bridge", "BridgeTransaction", "CommitResult"]
 
 MODES = ("append", "overwrite")
 _RETRYABLE = (ConflictError, AlreadyExistsError, NotFoundError)
+# Errors after which the engine guarantees nothing was written. Anything else from commit (a
+# broken connection, an interrupt) leaves the outcome open: then the commit log decides.
+_REJECTED = (ConflictError, PreconditionError, InvalidValueError, InvalidPathError, AuthError,
+             PermissionDeniedError)
 
 
 def _ship_footers_by_value() -> None:
@@ -254,7 +267,7 @@ class Bridge:
         """Plan and commit `writes` in one transaction, re-planning on races; deletes their files
         if the commit fails for good. Never reruns Spark."""
         meta = self._meta(writes, message, job)
-        last: CatalogError | None = None
+        last: Exception | None = None
         attempt = 0
         try:
             for attempt in range(1, self.max_attempts + 1):
@@ -276,28 +289,39 @@ class Bridge:
                         break
                     time.sleep(min(1.0, 0.01 * 2 ** attempt) * (0.5 + random.random()))
                     continue
-                except CatalogError:
-                    raise  # the engine wrote nothing: safe to clean up
-                except BaseException as exc:  # e.g. a network error: the commit may have happened
-                    raise BridgeError(f"the commit's outcome is unknown ({exc}); the written files were kept "
-                                      f"(write ids {[w.write_id for w in writes]}); check the commit log",
-                                      write_ids=[w.write_id for w in writes]) from exc
+                except _REJECTED:
+                    raise
+                except BaseException as exc:
+                    vid = self._landed(writes, txn.read_vid)
+                    if vid is None:
+                        raise CommitUnknownError(f"the commit's outcome is unknown ({type(exc).__name__}: {exc}); the "
+                                       f"written files were kept (write ids {[w.write_id for w in writes]}); "
+                                       "check the commit log before rerunning the job",
+                                       write_ids=[w.write_id for w in writes]) from exc
                 self._finish(writes, planner.summaries)
                 return CommitResult(vid, attempt, tuple(planner.summaries))
-        except BridgeError as exc:
-            if exc.details.get("write_ids"):
-                raise
-            self.discard(writes)
+        except CommitUnknownError:
             raise
         except BaseException:
             self.discard(writes)
             raise
         n = sum(len(w.files) for w in writes)
         self.discard(writes)
-        why = last.message if last is not None else "unknown"
+        why = getattr(last, "message", str(last)) if last is not None else "unknown"
         raise CommitFailedError(f"commit to {', '.join(sorted({w.table for w in writes}))} failed after {attempt} "
                                 f"attempt(s): {why}. The {n} file(s) written were deleted; rerun the job",
                                 attempts=attempt, cause=type(last).__name__ if last else None) from last
+
+    def _landed(self, writes: list[StagedWrite], read_vid: int) -> int | None:
+        """The vid of the commit holding these writes, if the commit log has it."""
+        ids = {w.write_id for w in writes}
+        try:
+            for c in self.catalog.commits(since=read_vid + 1):
+                if ids & {w.get("write_id") for w in (c.meta or {}).get("writes", [])}:
+                    return c.vid
+        except Exception:  # noqa: BLE001 - cannot tell: the caller keeps the files
+            return None
+        return None
 
     def _finish(self, writes: list[StagedWrite], summaries: list[TableWrite]) -> None:
         for s in summaries:

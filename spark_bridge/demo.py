@@ -100,11 +100,13 @@ def _load(bridge: Any, spark: Any, out: _Out) -> dict[str, int]:
             sc.setJobDescription(f"demo ETL: orders {day}")
             res = bridge.write(spark.sql(_orders_sql(i, day, 2500 + 400 * i)).repartition(3), ORDERS,
                                author="etl:retail", message=f"daily load {day}")
-            progress.advance(task)
+            note = ""
             if day == DAYS[2]:
                 marks["after-day-3"] = res.vid
                 bridge.catalog.snapshot("after-day-3", res.vid)
-        out.line(f"  loaded {len(DAYS)} daily partitions of orders; snapshot 'after-day-3' = vid {marks['after-day-3']}")
+                note = "  (snapshot 'after-day-3')"
+            out.line(f"  vid {res.vid}: orders {day}: {res.rows_added:,} rows in {res.files_added} files{note}")
+            progress.advance(task)
         sc.setJobDescription(f"demo ETL: restate {DAYS[3]}")
         res = bridge.write(spark.sql(_orders_sql(3, DAYS[3], 2000, seed=7)).repartition(2), ORDERS, mode="overwrite",
                            author="etl:retail", message=f"restate {DAYS[3]} (late corrections)")

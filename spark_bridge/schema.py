@@ -128,7 +128,13 @@ def to_struct(schema: dict[str, Any], exclude: tuple[str, ...] = ()) -> Any:
         return StructType([])
     ddl = ", ".join(f"{_quote(c['name'])} {normalize_type(c['type'])}"
                     + ("" if c.get("nullable", True) else " NOT NULL") for c in cols)
-    struct = _parse_datatype_string(ddl)
+    try:
+        struct = _parse_datatype_string(ddl)
+    except Exception as exc:  # e.g. a type another tool wrote that Spark has no name for
+        from .errors import BridgeError
+
+        raise BridgeError(f"the table schema has a type Spark cannot read ({ddl[:300]}): "
+                          f"{str(exc).strip().splitlines()[0][:200]}") from exc
     for f in struct.fields:  # readers fill absent columns with nulls, so declare everything nullable
         f.nullable = True
     return struct

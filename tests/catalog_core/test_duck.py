@@ -381,3 +381,19 @@ def test_a_schema_type_duckdb_cannot_read_fails_only_that_table(wh):
     with pytest.raises(cc.CatalogError, match="wh.crm.customers"):
         cc.run_sql(wh.cat, "SELECT * FROM wh.crm.customers")
     assert cc.run_sql(wh.cat, "SELECT count(*) FROM wh.sales.orders").rows == [[9]]
+
+
+def test_timestamp_partition_with_offset_and_hadoop_file_uri(cat):
+    loc = os.path.join(cat.warehouse, "wh", "ev", "events")
+    path = os.path.join(loc, "batch-1", "e.parquet")
+    os.makedirs(os.path.dirname(path))
+    pq.write_table(pa.table({"n": [1, 2]}), path)
+    with cat.transaction() as t:
+        t.add("/wh", {"obj_type": "catalog", "properties": {}})
+        t.add("/wh/ev", {"obj_type": "namespace", "properties": {}})
+        t.add("/wh/ev/events", Lake._table(loc, [("n", "int"), ("ts", "timestamp")], ["ts"]))
+        part = "/wh/ev/events/ts=2025-06-01T10:00:00+02:00"
+        t.add(part, {"obj_type": "partition", "ts": "2025-06-01T10:00:00.000000+02:00"})
+        t.add(f"{part}/e", {"obj_type": "file", "path": "file:" + path, "row_count": 2}, leaf=True)
+    res = cc.run_sql(cat, "SELECT DISTINCT ts FROM wh.ev.events")
+    assert res.columns[0].type == "TIMESTAMP" and res.rows == [["2025-06-01T08:00:00"]]

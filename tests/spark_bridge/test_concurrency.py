@@ -145,3 +145,36 @@ def test_commit_that_keeps_losing_gives_up_and_cleans_up(bridge, spark):
     assert parquet_files(cat.warehouse) == files_before
     assert cat.get("/wh/sales/orders/d=2001-06-01").value["touched"] == 3
     assert assert_stats_consistent(cat, "wh.sales.orders")["stats"]["row_count"] == 10
+
+
+def test_broken_commit_call_is_resolved_from_the_commit_log(bridge, spark):
+    cat = bridge.catalog
+
+    def break_after_commit(attempt, txn):
+        real = txn.commit
+
+        def commit_then_lose_the_answer():
+            real()
+            raise ConnectionError("connection reset after the server committed")
+        txn.commit = commit_then_lose_the_answer
+    bridge.before_commit = break_after_commit
+    res = bridge.write(day_rows(spark, "2001-06-01", 10, 0), "wh.sales.orders", partition_by=["d"])
+    assert res.vid == cat.latest_vid and res.attempts == 1
+    assert {f.value["path"] for f in cat.plan_files("wh.sales.orders")} == parquet_files(cat.warehouse)
+
+
+def test_broken_commit_call_without_a_commit_keeps_the_files(bridge, spark):
+    from spark_bridge import CommitUnknownError
+
+    cat = bridge.catalog
+
+    def break_before_commit(attempt, txn):
+        def lose_the_connection():
+            raise ConnectionError("connection reset before the server answered")
+        txn.commit = lose_the_connection
+    bridge.before_commit = break_before_commit
+    with pytest.raises(CommitUnknownError, match="outcome is unknown") as err:
+        bridge.write(day_rows(spark, "2001-06-01", 10, 0), "wh.sales.orders", partition_by=["d"])
+    kept = parquet_files(cat.warehouse)
+    assert kept and all(err.value.details["write_ids"][0] in p for p in kept)  # never delete what may be live
+    assert cat.latest_vid == 0
