@@ -110,8 +110,12 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  bridge.write (total)       {mt:7.2f}s")
     print(f"    move + read footers      {mf:7.2f}s   (one Spark job on the executors)")
     print(f"    catalog commit           {mc:7.2f}s   (plan + one transaction: {files} leaves + stats merges)")
-    print(f"  ratio bridge / plain       {mt / mp:7.2f}x   overhead {mt - mp:.2f}s "
-          f"({(mt - mp) / files * 1000:.2f} ms per file)")
+    print(f"  ratio bridge / plain       {mt / mp:7.2f}x   overhead {mt - mp:+.2f}s "
+          f"({(mt - mp) / files * 1000:+.2f} ms per file)")
+    # The two plain-write-sized parts of the bridge vary by more than its own work on a noisy
+    # machine; the bridge-only phases are the stable measure of its cost.
+    print(f"  bridge-only work           {(mf + mc) / mp:7.1%}   of the plain write "
+          f"({(mf + mc) / files * 1000:.2f} ms per file)")
 
 
 if __name__ == "__main__":

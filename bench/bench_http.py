@@ -254,6 +254,14 @@ def embedded_commits(cat: cc.Catalog, threads: int, total: int) -> dict:
 
 
 # ------------------------------------------------------------------ report
+def median_run(runs: list[dict]) -> dict:
+    """The run with the median commits/s (its latencies too), plus the spread of all runs."""
+    ordered = sorted(runs, key=lambda r: r["per_s"])
+    mid = dict(ordered[len(ordered) // 2])
+    mid["runs_per_s"] = [round(r["per_s"]) for r in runs]
+    return mid
+
+
 def report_commits(http: list[dict], emb: list[dict], what_if: list[dict] | None) -> None:
     print("\nDurable commits (add one object + merge a counter; acknowledged after the WAL sync)")
     print(f"{'clients':>7} | {'HTTP/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'grp':>4} | {'embedded/s':>10} {'p99 ms':>7} "
@@ -266,7 +274,10 @@ def report_commits(http: list[dict], emb: list[dict], what_if: list[dict] | None
             line += f" | {w['per_s']:>9.0f} {ms(w['p99']):>7} {w['per_group']:>4.1f}"
         print(line)
     print("HTTP: client processes against a `semcat serve` subprocess; embedded: threads in one process;\n"
-          "grp: commits per group commit (one WAL sync each).")
+          "grp: commits per group commit (one WAL sync each). Median run shown; all runs (commits/s):")
+    for name, rows in (("HTTP", http), ("embedded", emb), ("what-if", what_if or [])):
+        if rows:
+            print(f"  {name:9}" + "  ".join(f"{r['procs']}: {r['runs_per_s']}" for r in rows))
     if what_if:
         print("what-if: same server with the WAL synced by flush_wal(True), which releases the GIL (rocksdict's\n"
               "synced write holds it, freezing the server during every fsync) - a proposed engine change.")
@@ -305,18 +316,20 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small run: 5,000 files, fewer commits")
     ap.add_argument("--files", type=int, default=None, help="store_sales files (default 50,000; quick 5,000)")
-    ap.add_argument("--commits", type=int, default=None, help="commits per client count (default 4,000; quick 400)")
+    ap.add_argument("--commits", type=int, default=None, help="commits per client count (default 2,000; quick 400)")
     ap.add_argument("--repeat", type=int, default=None, help="plan_files runs per range (default 7; quick 3)")
     ap.add_argument("--clients", default="1,4,16")
+    ap.add_argument("--runs", type=int, default=None, help="commit runs per setting, median reported (default 3; quick 1)")
     ap.add_argument("--iceberg-root", default="/tmp/semcat-bench-iceberg", help="pyiceberg side cache")
     ap.add_argument("--no-iceberg", action="store_true")
     ap.add_argument("--no-what-if", action="store_true", help="skip the WAL-sync-outside-the-GIL what-if run")
     ap.add_argument("--out", default=None, help="also write the figures as JSON here")
     args = ap.parse_args(argv)
     n_files = args.files or (5_000 if args.quick else 50_000)
-    n_commits = args.commits or (400 if args.quick else 4_000)
+    n_commits = args.commits or (400 if args.quick else 2_000)
     repeat = args.repeat or (3 if args.quick else 7)
     clients = [int(c) for c in args.clients.split(",")]
+    runs = args.runs or (1 if args.quick else 3)
 
     tmp = tempfile.mkdtemp(prefix="semcat-bench-http-")
     data = os.path.join(tmp, "data")
@@ -332,7 +345,7 @@ def main(argv: list[str] | None = None) -> None:
         log("plan_files, embedded")
         plan_emb = time_plan(cat, repeat)
         log("commits, embedded threads")
-        emb = [embedded_commits(cat, k, n_commits) for k in clients]
+        emb = [median_run([embedded_commits(cat, k, n_commits) for _ in range(runs)]) for k in clients]
         cat.close()
 
         proc, url = start_server(data, os.path.join(tmp, "server.log"))
@@ -343,8 +356,8 @@ def main(argv: list[str] | None = None) -> None:
             remote.close()
             http = []
             for k in clients:
-                log(f"commits over HTTP, {k} client process(es)")
-                http.append(http_commits(url, k, n_commits))
+                log(f"commits over HTTP, {k} client process(es), {runs} run(s)")
+                http.append(median_run([http_commits(url, k, n_commits) for _ in range(runs)]))
         finally:
             stop_server(proc)
         what_if = None
@@ -354,7 +367,7 @@ def main(argv: list[str] | None = None) -> None:
                 what_if = []
                 for k in clients:
                     log(f"what-if (WAL sync outside the GIL): commits over HTTP, {k} client process(es)")
-                    what_if.append(http_commits(url, k, n_commits))
+                    what_if.append(median_run([http_commits(url, k, n_commits) for _ in range(runs)]))
             finally:
                 stop_server(proc)
         ice: dict | str = "--no-iceberg" if args.no_iceberg else "not run"

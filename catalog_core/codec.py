@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import msgpack
+import orjson
 
 from .errors import InvalidValueError
 
-__all__ = ["pack", "unpack", "vid_bytes", "inv_vid_bytes"]
+__all__ = ["pack", "unpack", "pack_leaf", "unpack_leaf", "vid_bytes", "inv_vid_bytes"]
 
 _MAX = (1 << 64) - 1
 
@@ -28,6 +29,24 @@ def pack(obj: Any) -> bytes:
 
 def unpack(data: bytes) -> Any:
     return msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=True)
+
+
+def pack_leaf(value: dict) -> bytes:
+    """Leaf values (file objects, by the hundred thousand) are stored as JSON: orjson decodes them
+    ~2.5x faster than msgpack, which dominates plan_files. Values JSON cannot hold exactly
+    (bytes, non-string keys, NaN, which orjson would write as null) keep msgpack."""
+    try:
+        out = orjson.dumps(value)
+    except TypeError:
+        return pack(value)
+    if b"null" in out and orjson.loads(out) != value:
+        return pack(value)
+    return out
+
+
+def unpack_leaf(data: bytes) -> Any:
+    # A JSON object starts with '{'; a msgpack map never does (0x80-0x8f, 0xde, 0xdf).
+    return orjson.loads(data) if data[:1] == b"{" else unpack(data)
 
 
 def vid_bytes(vid: int) -> bytes:

@@ -34,6 +34,29 @@ __all__ = ["RemoteCatalog", "RemoteTransaction", "QueryStream"]
 
 _Ref = int | str | None
 
+try:  # optional speed-up for large results; the stdlib parser is the fallback
+    import orjson
+except ImportError:  # pragma: no cover - depends on the environment
+    orjson = None
+
+
+def _loads(data: bytes) -> Any:
+    if orjson is not None:
+        try:
+            return orjson.loads(data)
+        except ValueError:
+            pass  # e.g. NaN from a server using the stdlib encoder
+    return json.loads(data)
+
+
+def _dumps(data: Any) -> bytes:
+    if orjson is not None:
+        try:
+            return orjson.dumps(data)
+        except TypeError:
+            pass
+    return json.dumps(data, separators=(",", ":")).encode()
+
 
 def _ref_param(ref: _Ref) -> str | None:
     if isinstance(ref, bool):
@@ -51,7 +74,7 @@ def _params(**kw: Any) -> dict[str, Any]:
 
 def _raise_for(resp: httpx.Response, where: str) -> None:
     try:
-        body = json.loads(resp.content)
+        body = _loads(resp.content)
     except ValueError:
         body = None
     if isinstance(body, dict) and "error" in body:
@@ -63,6 +86,17 @@ def _obj(d: dict | None) -> Obj | None:
     return None if d is None else Obj.from_dict(d)
 
 
+def _byte_lines(resp: httpx.Response) -> Iterator[bytes]:
+    """NDJSON lines as bytes, without decoding the body to text first."""
+    rest = b""
+    for chunk in resp.iter_bytes():
+        parts = (rest + chunk).split(b"\n")
+        rest = parts.pop()
+        yield from parts
+    if rest:
+        yield rest
+
+
 class QueryStream:
     """Objects of a query as they arrive: NDJSON batches are parsed one line at a time, so a
     large result is never held whole. `close()` (or exhausting it) releases the connection."""
@@ -70,7 +104,7 @@ class QueryStream:
     def __init__(self, resp: httpx.Response, stats: QueryStats | None) -> None:
         self._resp = resp
         self._stats = stats
-        self._lines = self._resp.iter_lines()
+        self._lines = _byte_lines(resp)
         self._batch: list[dict] = []
         self._pos = 0
         self._done = False
@@ -106,7 +140,7 @@ class QueryStream:
             raise CatalogError(f"query stream broken: {exc}; rerun the query") from None
         if not line:
             return
-        msg = json.loads(line)
+        msg = _loads(line)
         if "objects" in msg:
             self._batch, self._pos = msg["objects"], 0
             return
@@ -162,7 +196,7 @@ class RemoteCatalog:
         if self._closed:
             raise CatalogError("this catalog client is closed; connect again")
         url = httpx.URL(self.url + "/v1" + path, params=params) if params else httpx.URL(self.url + "/v1" + path)
-        content = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        content = None if body is None else _dumps(body)
         request = httpx.Request(method, url, headers=self._headers, content=content, extensions=self._timeout)
         try:
             return self._transport.handle_request(request)
@@ -179,7 +213,7 @@ class RemoteCatalog:
             resp.close()
         if resp.status_code >= 400:
             _raise_for(resp, self.url + path)
-        return json.loads(resp.content)
+        return _loads(resp.content)
 
     def _stream(self, path: str, body: dict, stats: QueryStats | None) -> "QueryStream":
         resp = self._send("POST", path, None, body)

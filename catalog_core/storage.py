@@ -24,7 +24,7 @@ from typing import Any
 
 from rocksdict import Options, ReadOptions, Rdict, WriteBatch, WriteOptions
 
-from .codec import inv_vid_bytes, pack, unpack, vid_bytes
+from .codec import inv_vid_bytes, pack, unpack, unpack_leaf, vid_bytes
 from .errors import CatalogError
 from .paths import SEP, children_prefix, key_of, path_of_key, successor
 
@@ -133,17 +133,17 @@ class Store:
     def leaf_at(self, lifetimes: list, vid: int) -> tuple[Any, int] | None:
         for create, tomb, value, ref in reversed(lifetimes):
             if create <= vid and (tomb == 0 or tomb > vid):
-                return (self.resolve_ref(ref) if ref is not None else unpack(value)), create
+                return (self.resolve_ref(ref) if ref is not None else unpack_leaf(value)), create
         return None
 
     def leaf_value(self, lifetime: list) -> dict:
-        return self.resolve_ref(lifetime[3]) if lifetime[3] is not None else unpack(lifetime[2])
+        return self.resolve_ref(lifetime[3]) if lifetime[3] is not None else unpack_leaf(lifetime[2])
 
     def resolve_ref(self, ref: list) -> dict:
         pkey, pcreate = ref
         for create, _tomb, value, _ref in self.leaf_lifetimes(pkey) or ():
             if create == pcreate:
-                return unpack(value)
+                return unpack_leaf(value)
         raise CatalogError(f"leaf indirection to {path_of_key(pkey)}@{pcreate} is dangling; the store is damaged")
 
     def get(self, path: str, vid: int) -> tuple[dict, int, bool] | None:

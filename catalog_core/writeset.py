@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .codec import pack
+from .codec import pack, pack_leaf
 from .errors import InvalidPathError, InvalidValueError
 from .merge import validate_delta
 from .paths import ROOT, validate
@@ -38,10 +38,10 @@ class WriteOp:
         return d
 
 
-def _check_value(value: Any, path: str) -> bytes:
+def _check_value(value: Any, path: str, leaf: bool) -> bytes:
     if not isinstance(value, dict):
         raise InvalidValueError(f"value for {path!r} must be a dict, got {type(value).__name__}", path=path)
-    return pack(value)  # raises a clear error for values msgpack cannot hold
+    return pack_leaf(value) if leaf else pack(value)  # a clear error for values that cannot be stored
 
 
 def make_op(kind: str, path: str, value: Any = None, leaf: bool = False, ref=None) -> WriteOp:
@@ -52,7 +52,7 @@ def make_op(kind: str, path: str, value: Any = None, leaf: bool = False, ref=Non
         raise InvalidPathError(f"cannot {kind} the root '/'; it always exists", path=path)
     packed = None
     if kind in ("add", "update"):
-        packed = _check_value(value, path)
+        packed = _check_value(value, path, leaf)
     elif kind == "merge":
         validate_delta(value)
     elif kind == "remove" and value is not None:

@@ -78,6 +78,8 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
     tokens = tokens if tokens is not None else Tokens()
     gate = Gate()
     sessions = SessionManager(catalog, txn_timeout_s)
+    ctx = ApiContext(catalog, sessions, gate)
+    fast_commit = FastCommit(ctx, threads)
     contexts: list[Any] = []
 
     @contextlib.asynccontextmanager
@@ -92,6 +94,7 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
                 yield
         finally:
             drained = await anyio.to_thread.run_sync(gate.close, drain_timeout_s)
+            fast_commit.pool.shutdown(wait=False)
             sessions.close()
             if owns_catalog and drained:
                 catalog.close()
@@ -110,14 +113,13 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
         return Response(dumps({"status": "ok" if not gate.closed else "stopping"}),
                         status_code=200 if not gate.closed else 503, media_type="application/json")
 
-    ctx = ApiContext(catalog, sessions, gate)
     app.include_router(build_router(ctx))
     for plugin in plugins:
         cm = plugin(app)
         if cm is not None:
             contexts.append(cm)
     app.add_middleware(Guard, tokens=tokens, max_bytes=max_request_bytes,
-                       fast={("POST", "/v1/commit"): FastCommit(ctx)})
+                       fast={("POST", "/v1/commit"): fast_commit})
     return app
 
 
@@ -155,7 +157,8 @@ def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: s
         _refuse(exc)
     app = create_app(catalog, tokens=tokens, max_request_bytes=max_request_bytes, txn_timeout_s=txn_timeout_s,
                      owns_catalog=True, plugins=default_plugins() if plugins is None else plugins)
-    config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False,
+    # No access log and no proxy-header rewriting: both cost CPU on every request.
+    config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, proxy_headers=False,
                             timeout_graceful_shutdown=graceful_timeout_s, log_level="info")
     server = uvicorn.Server(config)
     log.info("semcat: serving %s on http://%s:%s (auth: %s)", catalog.data_dir, host, port,
@@ -188,8 +191,8 @@ class ServerHandle:
 def serve_in_thread(catalog: Catalog, host: str = "127.0.0.1", port: int = 0, **app_kwargs: Any) -> ServerHandle:
     """Start a real uvicorn server for `catalog` on a free loopback port (port=0)."""
     app = create_app(catalog, **app_kwargs)
-    config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, log_level="warning",
-                            timeout_graceful_shutdown=5)
+    config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, proxy_headers=False,
+                            log_level="warning", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="semcat-http", daemon=True)
     thread.start()

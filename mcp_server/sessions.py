@@ -14,9 +14,13 @@ from typing import Any
 from catalog_core.errors import CatalogError, NotFoundError, TransactionClosedError
 from catalog_core.txn import Transaction
 
-__all__ = ["Session", "SessionManager"]
+__all__ = ["Session", "SessionManager", "TooManyTransactionsError"]
 
 _ENDED_KEPT = 100_000  # remember why recent sessions ended, to say "expired" rather than "unknown"
+
+
+class TooManyTransactionsError(CatalogError):
+    http_status = 429
 
 
 class Session:
@@ -63,8 +67,9 @@ class SessionManager:
     def begin(self, author: str, message: str, meta: dict | None) -> Session:
         with self._lock:
             if len(self._live) >= self.max_sessions:
-                raise CatalogError(f"too many open transactions ({self.max_sessions}); commit or abort some, "
-                                   f"or wait {self.timeout_s:g} s for idle ones to expire")
+                raise TooManyTransactionsError(
+                    f"too many open transactions ({self.max_sessions}); commit or abort some, "
+                    f"or wait {self.timeout_s:g} s for idle ones to expire", limit=self.max_sessions)
         txn = self.catalog.transaction(author=author, message=message, meta=meta)
         session = Session(secrets.token_urlsafe(12), txn)
         with self._lock:

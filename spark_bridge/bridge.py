@@ -38,9 +38,10 @@ from catalog_core.planning import table_path
 from . import files as fl
 from . import footers
 from .errors import BridgeError, CommitFailedError, CommitUnknownError, SchemaEvolutionError
-from .plan import Planner, StagedFile, StagedWrite, TableWrite, parent_path
+from .plan import Planner, StagedWrite, TableWrite, parent_path
 from .reader import read_table
-from .schema import PARTITION_TYPES, df_columns, evolve, normalize_type, partition_value
+from .schema import df_columns, evolve
+from .staging import apply_evolution, partition_columns, plan_moves, spark_write, staged_files
 
 __all__ = ["Bridge", "BridgeTransaction", "CommitResult"]
 
@@ -171,38 +172,15 @@ class Bridge:
         if mode not in MODES:
             raise InvalidValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
         table_path(name)  # validates the name
-        if isinstance(partition_by, str):
-            partition_by = [partition_by]
-        cols = df_columns(df.schema)
-        by_lower = {c["name"].lower(): c for c in cols}
+        wanted = [partition_by] if isinstance(partition_by, str) else partition_by
         have = [c if isinstance(c, str) else c.get("name") for c in (table or {}).get("partition_by") or []]
-        wanted = list(partition_by) if partition_by is not None else have
-        if table is not None and partition_by is not None and [c.lower() for c in wanted] != [c.lower() for c in have]:
-            raise SchemaEvolutionError(f"{name} is partitioned by {have}; partition_by={wanted} cannot change "
-                                       "that; drop partition_by or use the table's columns")
+        if table is not None and wanted is not None and [c.lower() for c in wanted] != [c.lower() for c in have]:
+            raise SchemaEvolutionError(f"{name} is partitioned by {have}; partition_by={list(wanted)} cannot "
+                                       "change that; drop partition_by or use the table's columns")
+        cols = df_columns(df.schema)
         evo = evolve((table or {}).get("schema"), cols, name)
-        pcols = []
-        for p in wanted:
-            c = by_lower.get(str(p).lower())
-            if c is None:
-                raise SchemaEvolutionError(f"partition column {p!r} is not a column of the DataFrame "
-                                           f"({', '.join(by_lower) or 'no columns'})")
-            if str(p).startswith("_"):
-                raise SchemaEvolutionError(f"partition column {p!r} starts with '_', which catalog ids reserve")
-            target = evo.casts.get(c["name"], c["type"])
-            if normalize_type(target) not in PARTITION_TYPES:
-                raise SchemaEvolutionError(f"cannot partition by {p!r} of type {target}; use one of "
-                                           f"{', '.join(PARTITION_TYPES)}")
-            pcols.append(evo.renames.get(c["name"], c["name"]))
-        if pcols and len(pcols) == len(cols):
-            raise SchemaEvolutionError("every column is a partition column; the files would have no data columns")
-        if evo.casts or evo.renames:
-            from pyspark.sql import functions as F
-
-            df = df.select(*[F.col(f"`{c['name']}`").cast(evo.casts[c["name"]]).alias(evo.renames.get(c["name"], c["name"]))
-                             if c["name"] in evo.casts else F.col(f"`{c['name']}`").alias(evo.renames.get(c["name"], c["name"]))
-                             for c in cols])
-            cols = df_columns(df.schema)
+        pcols = partition_columns(list(wanted) if wanted is not None else have, cols, evo)
+        df, cols = apply_evolution(df, cols, evo)
         return df, pcols, cols, self.location_of(name, table)
 
     def stage(self, df: Any, name: str, mode: str, pcols: list[str], columns: list[dict], location: str,
@@ -211,36 +189,17 @@ class Bridge:
         footers on the executors. On failure, deletes whatever it wrote and re-raises."""
         write_id = fl.new_write_id()
         staging = fl.staging_dir(location, write_id)
-        moved: list[str] = []
-        sc = self.spark.sparkContext
+        pairs: list[tuple[str, str]] = []
         try:
-            with _job_description(sc, f"semcat: write {name} ({write_id})"):
-                writer = df.write.mode("errorifexists")
-                if pcols:
-                    writer = writer.partitionBy(*pcols)
-                writer.options(**(options or {})).parquet(staging)
-            listed = fl.list_parquet(staging)
-            pairs, parts = [], []
-            for i, (rel, _size) in enumerate(listed):
-                rel_dir = rel.rsplit("/", 1)[0] if "/" in rel else ""
-                pairs.append((fl.join(staging, rel), fl.join(location, rel_dir, f"{write_id}-{i:05d}.parquet")))
-                parts.append(fl.parse_partition_dirs(rel_dir, pcols) if pcols else [])
-            moved = [dst for _src, dst in pairs]
+            with _job_description(self.spark.sparkContext, f"semcat: write {name} ({write_id})"):
+                spark_write(df, staging, pcols, options)
+            pairs, parts = plan_moves(staging, location, write_id, pcols)
             infos = self._read_footers(pairs, name) if pairs else []
             tz = self.spark.conf.get("spark.sql.session.timeZone", "UTC")
-            staged = []
-            for info, raw in zip(infos, parts):
-                if info["row_count"] == 0:  # Spark writes an empty file for an empty DataFrame
-                    fl.delete_files([info["path"]])
-                    continue
-                part = tuple((c, partition_value(v, types[c], tz)) for c, v in zip(pcols, raw))
-                value = {"obj_type": "file", "path": info["path"], "format": "parquet",
-                         "row_count": info["row_count"], "size_bytes": info["size_bytes"],
-                         "columns": info["columns"]}
-                staged.append(StagedFile(info["path"], info["path"].rsplit("/", 1)[1], part, value))
-            return StagedWrite(name, mode, pcols, columns, location, write_id, staging, staged)
+            files = staged_files(infos, parts, pcols, types, tz)
+            return StagedWrite(name, mode, pcols, columns, location, write_id, staging, files)
         except BaseException:
-            fl.delete_files(moved)
+            fl.delete_files([dst for _src, dst in pairs])
             fl.delete_dir(staging)
             raise
 
@@ -271,46 +230,53 @@ class Bridge:
         attempt = 0
         try:
             for attempt in range(1, self.max_attempts + 1):
-                txn = self.catalog.transaction(author=author, message=message, meta=meta)
-                try:
-                    planner = Planner(self.catalog, txn, {"vid": txn.read_vid + 1, "time": time.time()})
-                    for w in writes:
-                        planner.apply(w)
-                    if self.before_commit is not None:
-                        self.before_commit(attempt, txn)
-                except BaseException:
-                    txn.abort()
-                    raise
-                try:
-                    vid = txn.commit()
-                except _RETRYABLE as exc:
-                    last = exc
-                    if isinstance(exc, ConflictError) and not exc.retryable:
-                        break
-                    time.sleep(min(1.0, 0.01 * 2 ** attempt) * (0.5 + random.random()))
-                    continue
-                except _REJECTED:
-                    raise
-                except BaseException as exc:
-                    vid = self._landed(writes, txn.read_vid)
-                    if vid is None:
-                        raise CommitUnknownError(f"the commit's outcome is unknown ({type(exc).__name__}: {exc}); the "
-                                       f"written files were kept (write ids {[w.write_id for w in writes]}); "
-                                       "check the commit log before rerunning the job",
-                                       write_ids=[w.write_id for w in writes]) from exc
-                self._finish(writes, planner.summaries)
-                return CommitResult(vid, attempt, tuple(planner.summaries))
+                result, last = self._attempt(writes, author, message, meta, attempt)
+                if result is not None:
+                    self._finish(writes, list(result.tables))
+                    return result
+                if (isinstance(last, ConflictError) and not last.retryable) or attempt == self.max_attempts:
+                    break
+                time.sleep(min(1.0, 0.01 * 2 ** attempt) * (0.5 + random.random()))
         except CommitUnknownError:
             raise
         except BaseException:
             self.discard(writes)
             raise
-        n = sum(len(w.files) for w in writes)
         self.discard(writes)
         why = getattr(last, "message", str(last)) if last is not None else "unknown"
         raise CommitFailedError(f"commit to {', '.join(sorted({w.table for w in writes}))} failed after {attempt} "
-                                f"attempt(s): {why}. The {n} file(s) written were deleted; rerun the job",
-                                attempts=attempt, cause=type(last).__name__ if last else None) from last
+                                f"attempt(s): {why}. The {sum(len(w.files) for w in writes)} file(s) written were "
+                                "deleted; rerun the job", attempts=attempt,
+                                cause=type(last).__name__ if last else None) from last
+
+    def _attempt(self, writes: list[StagedWrite], author: str, message: str, meta: dict,
+                 attempt: int) -> tuple[CommitResult | None, Exception | None]:
+        """One plan + commit. Returns (result, None), or (None, error) for a race worth retrying;
+        raises for anything else."""
+        txn = self.catalog.transaction(author=author, message=message, meta=meta)
+        try:
+            planner = Planner(self.catalog, txn, {"vid": txn.read_vid + 1, "time": time.time()})
+            for w in writes:
+                planner.apply(w)
+            if self.before_commit is not None:
+                self.before_commit(attempt, txn)
+        except BaseException:
+            txn.abort()
+            raise
+        try:
+            vid = txn.commit()
+        except _RETRYABLE as exc:
+            return None, exc
+        except _REJECTED:
+            raise
+        except BaseException as exc:
+            vid = self._landed(writes, txn.read_vid)
+            if vid is None:
+                ids = [w.write_id for w in writes]
+                raise CommitUnknownError(f"the commit's outcome is unknown ({type(exc).__name__}: {exc}); the "
+                                         f"written files were kept (write ids {ids}); check the commit log "
+                                         "before rerunning the job", write_ids=ids) from exc
+        return CommitResult(vid, attempt, tuple(planner.summaries)), None
 
     def _landed(self, writes: list[StagedWrite], read_vid: int) -> int | None:
         """The vid of the commit holding these writes, if the commit log has it."""

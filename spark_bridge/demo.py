@@ -39,7 +39,8 @@ def _stores_sql() -> str:
 
 def _products_sql() -> str:
     return """select cast(id + 1 as int) as product_id, concat('Product ', cast(id + 1 as string)) as name,
-                     element_at(array('grocery', 'home', 'toys', 'garden', 'books'), cast(id % 5 as int) + 1) as category
+                     element_at(array('grocery', 'home', 'toys', 'garden', 'books'),
+                                cast(id % 5 as int) + 1) as category
               from range(40)"""
 
 
@@ -88,7 +89,7 @@ def _load(bridge: Any, spark: Any, out: _Out) -> dict[str, int]:
                   TimeElapsedColumn(), console=out.c, transient=True) as progress:
         task = progress.add_task("daily loads", total=len(DAYS) + 2)
         sc = spark.sparkContext
-        sc.setJobDescription("demo ETL: initial load")
+        sc.setJobDescription("etl initial load")
         with bridge.transaction(author="etl:retail", message=f"initial load: dimensions + orders {DAYS[0]}") as tx:
             tx.write(spark.sql(_stores_sql()).coalesce(1), "demo.retail.stores")
             tx.write(spark.sql(_products_sql()).coalesce(1), "demo.retail.products")
@@ -97,9 +98,9 @@ def _load(bridge: Any, spark: Any, out: _Out) -> dict[str, int]:
                  f"({tx.result.files_added} files)")
         progress.advance(task)
         for i, day in enumerate(DAYS[1:], start=1):
-            sc.setJobDescription(f"demo ETL: orders {day}")
+            sc.setJobDescription(f"etl orders {day[5:]}")
             res = bridge.write(spark.sql(_orders_sql(i, day, 2500 + 400 * i)).repartition(3), ORDERS,
-                               author="etl:retail", message=f"daily load {day}")
+                               author="etl:retail", message=f"load {day}")
             note = ""
             if day == DAYS[2]:
                 marks["after-day-3"] = res.vid
@@ -107,15 +108,15 @@ def _load(bridge: Any, spark: Any, out: _Out) -> dict[str, int]:
                 note = "  (snapshot 'after-day-3')"
             out.line(f"  vid {res.vid}: orders {day}: {res.rows_added:,} rows in {res.files_added} files{note}")
             progress.advance(task)
-        sc.setJobDescription(f"demo ETL: restate {DAYS[3]}")
+        sc.setJobDescription(f"etl restate {DAYS[3][5:]}")
         res = bridge.write(spark.sql(_orders_sql(3, DAYS[3], 2000, seed=7)).repartition(2), ORDERS, mode="overwrite",
-                           author="etl:retail", message=f"restate {DAYS[3]} (late corrections)")
+                           author="etl:retail", message=f"restate {DAYS[3]}")
         out.line(f"  vid {res.vid}: {DAYS[3]} restated by a dynamic partition overwrite "
                  f"(-{res.tables[0].files_removed} +{res.tables[0].files_added} files, same commit)")
         marks["restated"] = res.vid
         progress.advance(task)
-        sc.setJobDescription("demo maintenance: compact orders")
-        res = bridge.compact(ORDERS, target_file_mb=64)
+        sc.setJobDescription("maintenance: compact")
+        res = bridge.compact(ORDERS, target_file_mb=64, message="compact small files")
         out.line(f"  vid {res.vid}: compaction rewrote {res.tables[0].files_removed} small files into "
                  f"{res.tables[0].files_added} (row counts and min/max unchanged)")
         progress.advance(task)
@@ -130,7 +131,7 @@ def _show_queries(cat: Any, out: _Out) -> None:
     out.table(["table", "rows", "files", "bytes", "schema id"],
               [[o.path, o.value["stats"]["row_count"], o.value["stats"]["file_count"], o.value["stats"]["size_bytes"],
                 o.value["schema"]["schema_id"]] for o in cat.query(q)])
-    q = f'/[obj_id = "demo"]/[obj_id = "retail"]/[obj_id = "orders"]/[obj_type = "partition" and stats.row_count > 4000]'
+    q = '/[obj_id = "demo"]/[obj_id = "retail"]/[obj_id = "orders"]/[obj_type = "partition" and stats.row_count > 4000]'
     out.line(f"  {q}")
     out.table(["partition", "rows", "amount min..max"],
               [[o.obj_id, o.value["stats"]["row_count"],
@@ -155,12 +156,12 @@ def _show_time_travel(bridge: Any, cat: Any, marks: dict[str, int], out: _Out) -
 
 
 def _show_log(cat: Any, out: _Out) -> None:
-    out.step("Commit log")
+    out.step("Commit log (newest 6; the Spark app id and job description are in each commit's meta)")
     rows = []
     for c in cat.commits(prefix="/demo", limit=6):
         files = sum(w.get("files", 0) for w in c.meta.get("writes", []))
         rows.append([c.vid, c.author, c.message, files, c.meta.get("spark_job", "")])
-    out.table(["vid", "author", "message", "files", "spark job (commit meta)"], rows[::-1])
+    out.table(["vid", "author", "message", "files", "spark job"], rows[::-1])
 
 
 def _show_branch(bridge: Any, spark: Any, cat: Any, out: _Out) -> None:

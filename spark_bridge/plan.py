@@ -100,7 +100,8 @@ class Planner:
     def __init__(self, cat: Any, txn: Any, hint: dict[str, Any]) -> None:
         self.cat, self.txn, self.vid, self.hint = cat, txn, txn.read_vid, hint
         self.known: dict[str, dict | None] = {}    # path -> value at read vid, plus our own adds
-        self.at_read: set[str] = set()             # tables that existed at the read vid
+        self.at_read: dict[str, dict] = {}         # tables that existed at the read vid -> value then
+        self.guarded: set[str] = set()             # tables whose schema_id this transaction checks
         self.summaries: list[TableWrite] = []
 
     # ------------------------------------------------------------ reads (unrecorded)
@@ -137,7 +138,7 @@ class Planner:
         self._ensure(c_path, {"obj_type": "catalog", "properties": {}})
         self._ensure(ns_path, {"obj_type": "namespace", "properties": {}})
         if tpath not in self.known and self._get(tpath) is not None:
-            self.at_read.add(tpath)  # (a table added earlier in this plan is known but not at_read)
+            self.at_read[tpath] = self.known[tpath]  # (a table added earlier in this plan is not at_read)
         table = self._get(tpath)
         if table is None:
             evo = evolve(None, w.columns, w.table)
@@ -155,14 +156,22 @@ class Planner:
                                        "partitioning cannot change; write with the table's partition_by")
         evo = evolve(table.get("schema"), w.columns, w.table)
         if evo.changed:
-            if tpath in self.at_read:  # abort if anyone else changed the schema since our read
-                sid = int((table.get("schema") or {}).get("schema_id", 0))
-                name = json.dumps(tpath.rsplit("/", 1)[1], ensure_ascii=False)
-                self.txn.query(f"{query_of(parent_path(tpath))}/[obj_id = {name} and schema.schema_id != {sid}]")
+            self._guard_schema(tpath)
             self.txn.merge(tpath, {"schema": {"op": "set", "val": evo.schema}})
             self.known[tpath] = {**table, "schema": evo.schema}
         summary.schema_id, summary.schema_changed = int(evo.schema.get("schema_id", 0)), evo.changed
         return tpath
+
+    def _guard_schema(self, tpath: str) -> None:
+        """Abort if another commit changes the table's schema before ours. A precision-locked
+        scan: it conflicts with writes whose before- or after-image has another schema_id, so
+        concurrent stats merges (same schema_id) pass."""
+        if tpath not in self.at_read or tpath in self.guarded:
+            return
+        sid = int((self.at_read[tpath].get("schema") or {}).get("schema_id", 0))
+        name = json.dumps(tpath.rsplit("/", 1)[1], ensure_ascii=False)
+        self.txn.query(f"{query_of(parent_path(tpath))}/[obj_id = {name} and schema.schema_id != {sid}]")
+        self.guarded.add(tpath)
 
     # ------------------------------------------------------------ writes
     def apply(self, w: StagedWrite) -> TableWrite:

@@ -43,7 +43,7 @@ def _hive_ready(file_path: str, location: str, ppath: str, tpath: str, vals: dic
     """Is the file at <location>/<col=value>/.../<name>, with directory names Spark parses back
     to exactly the catalog's partition values?"""
     rel_dir = ppath[len(tpath) + 1:]
-    if any(v is None or isinstance(v, bool) for v in vals.values()) or needs_escape(rel_dir.replace("/", "").replace("=", "")):
+    if any(v is None or isinstance(v, bool) or needs_escape(str(v)) for v in vals.values()):
         return False
     head = location.rstrip("/") + "/" + rel_dir + "/"
     return file_path.startswith(head) and "/" not in file_path[len(head):]

@@ -2,6 +2,8 @@
 client `cc.connect(url)` against a real uvicorn server on a loopback port (as pyiceberg runs one
 suite against every catalog backend). A test here must pass unchanged on both."""
 
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -429,3 +431,11 @@ def test_transaction_after_close_is_an_error(backend, tmp_path):
         engine.close()
     with pytest.raises(cc.CatalogError):
         cat.transaction()
+
+
+def test_the_remote_client_does_not_import_the_server_stack():
+    # Layering: catalog_core is the bottom layer; the server lives in mcp_server.
+    code = ("import sys, catalog_core as cc, catalog_core.remote; cc.connect('http://127.0.0.1:1'); "
+            "bad = [m for m in ('fastapi', 'uvicorn', 'starlette', 'mcp_server') if m in sys.modules]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

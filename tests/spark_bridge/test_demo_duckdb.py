@@ -44,7 +44,8 @@ def test_duckdb_reads_the_same_rows_as_spark(bridge, spark):
     cat = bridge.catalog
     assert_stats_consistent(cat, "wh.sales.t")
     for snap in (first, None):
-        spark_rows = sorted((r.id, r.d.isoformat(), r.k, r.s) for r in bridge.read("wh.sales.t", snapshot=snap).collect())
+        rows = bridge.read("wh.sales.t", snapshot=snap).collect()
+        spark_rows = sorted((r.id, r.d.isoformat(), r.k, r.s) for r in rows)
         duck = cc.run_sql(cat, "select id, cast(d as varchar), k, s from wh.sales.t order by id", snapshot=snap)
         assert sorted(tuple(r) for r in duck.rows) == spark_rows
     # dynamic overwrite: (d, k) partitions present in ids < 10 were replaced, the other two kept

@@ -32,7 +32,8 @@ def test_write_overwrite_read_and_compact_over_http(spark, served):
     bridge.write(df, "wh.sales.orders", partition_by=["d"], author="remote-etl", message="load")
     bridge.write(df, "wh.sales.orders", message="load again")
     res = bridge.write(df.where("id < 4"), "wh.sales.orders", mode="overwrite", message="restate")
-    assert res.vid == engine.latest_vid and engine.commits()[-1].meta["spark_app_id"] == spark.sparkContext.applicationId
+    assert res.vid == engine.latest_vid
+    assert engine.commits()[-1].meta["spark_app_id"] == spark.sparkContext.applicationId
     assert bridge.read("wh.sales.orders").count() == 4
     assert bridge.read("wh.sales.orders", snapshot=res.vid - 1).count() == 80
     bridge.write(df.where("id >= 4"), "wh.sales.orders")
