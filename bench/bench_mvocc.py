@@ -1,7 +1,7 @@
 """Concurrency-control microbenchmark after TreeCat §7.1: ospl vs osl vs mgl.
 
     .venv/bin/python -m bench.bench_mvocc [--quick] [--duration S] [--threads 1,4,30] [--mixes write]
-        [--client-ms MS] [--proposed-txn-fix]
+        [--client-ms MS]
 
 Client threads pick operations at random (read share per mix; writes in the paper's ratio fact
 insert : dimension insert : optimize = 144 : 12 : 1), each one transaction, no retries. Every run
@@ -13,8 +13,7 @@ of committed operations per type and aborted/attempted per write type; then the
 
 --client-ms adds client-side time between a writer's reads and its commit (a remote engine's
 join and RPC round trips). In-process the engine is GIL-bound, so mgl's lock waits only cost
-throughput when lock holders spend time outside the engine. --proposed-txn-fix measures the
-txn.py change proposed in bench/mvocc_proposed.py instead of the engine as committed.
+throughput when lock holders spend time outside the engine.
 """
 
 from __future__ import annotations
@@ -213,16 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--client-ms", type=float, default=0.0,
                     help="client-side time (sleep) between a writer's catalog reads and its commit, "
                          "e.g. the join and RPC round trips of a remote engine (default 0: in-process)")
-    ap.add_argument("--proposed-txn-fix", action="store_true",
-                    help="patch Transaction in-process with the proposed txn.py change (bench/mvocc_proposed.py)")
     args = ap.parse_args(argv)
-    patched = False
-    if args.proposed_txn_fix:
-        from . import mvocc_proposed
-
-        patched = mvocc_proposed.apply()
-        print("NOTE: measuring the PROPOSED txn.py change (bench/mvocc_proposed.py), not the engine as committed"
-              if patched else "NOTE: the engine already has the proposed txn.py change; nothing patched")
     duration = args.duration or (2.0 if args.quick else 6.0)
     threads = tuple(int(t) for t in args.threads.split(",")) if args.threads else (
         QUICK_THREADS if args.quick else THREADS)
@@ -255,8 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     _print_ratios(ratios)
     with open(args.out, "w") as fh:
         json.dump({"duration_s": duration, "client_ms": args.client_ms, "threads": threads,
-                   "mixes": {m: MIXES[m] for m in mixes}, "write_weights": WRITE_WEIGHTS, "results": results, "ratios": ratios,
-                   "proposed_txn_fix_patched": patched, "python": sys.version.split()[0]}, fh, indent=1)
+                   "mixes": {m: MIXES[m] for m in mixes}, "write_weights": WRITE_WEIGHTS, "results": results, "ratios": ratios, "python": sys.version.split()[0]}, fh, indent=1)
     print(f"\nwrote {args.out}")
     return 0
 

@@ -38,7 +38,7 @@ class Transaction:
         self.read_vid = self._mgr.begin()
         self.vid: int | None = None
         self.ops: list[WriteOp] = []
-        self.scans: list[tuple[str, Any, list]] = []
+        self.scans: list[tuple[str, Any, list, bool]] = []  # (parent, predicate, id ranges, values)
         self.point_reads: set[str] = set()
         self.state = "active"
         self._mgl = self._mgr.locks is not None
@@ -65,11 +65,13 @@ class Transaction:
         # Under strict 2PL a read happens after its lock is granted, at the latest state.
         return self._cat._store.latest_vid if self._mgl else self.read_vid
 
-    def _on_scan(self, parent: str, expr: Any, ranges: list) -> int | None:
+    def _on_scan(self, parent: str, expr: Any, ranges: list, values: bool = True) -> int | None:
+        """`values`: the scan returns the matched objects (last step). A middle step only selects
+        context paths, so only a write that changes which objects match conflicts with it."""
         if self._mgl:
-            self._mgr.locks.lock_path(self.id, parent, "S")
+            self._mgr.locks.lock_scan(self.id, parent, ranges, values)
             return self._cat._store.latest_vid
-        self.scans.append((parent, expr, ranges))
+        self.scans.append((parent, expr, ranges, values))
         return None
 
     def iter_query(self, expr: str | Query, stats: QueryStats | None = None) -> Iterator[Obj]:

@@ -15,9 +15,10 @@ from .evaluate import compile_expr
 
 __all__ = ["execute", "ScanHook"]
 
-# Called before each level scan with (parent path, step expression, id ranges). Transactions
-# record the scan for validation (or lock it, under mgl); a returned int overrides the read vid.
-ScanHook = Callable[[str, Any, list], "int | None"]
+# Called before each level scan with (parent path, step expression, id ranges, whether the
+# matched objects' values are returned, i.e. the last step). Transactions record the scan for
+# validation (or lock it, under mgl); a returned int overrides the read vid.
+ScanHook = Callable[[str, Any, list, bool], "int | None"]
 
 
 def _child_path(parent: str, obj_id: str) -> str:
@@ -31,7 +32,7 @@ def _node(store: Store, contexts: Iterator[str], step: Step, vid: int, last: boo
     for parent in contexts:
         read_vid = vid
         if hook is not None:
-            override = hook(parent, step.expr, ranges)
+            override = hook(parent, step.expr, ranges, last)
             if override is not None:
                 read_vid = override
         if not ranges:

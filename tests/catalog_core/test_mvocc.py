@@ -427,3 +427,90 @@ def test_history_checker_fails_without_validation(data_dir):
     committed = _random_workload(cat)
     assert _has_cycle(_history(cat, committed))
     cat.close()
+
+
+# ---------------------------------------------------------------- middle steps vs last steps
+
+def _table_and_reader(cat):
+    with cat.transaction() as t:
+        t.add("/wh", {"obj_type": "catalog"})
+        t.add("/wh/t", {"obj_type": "table", "stats": {"rows": 0}})
+        t.add("/wh/t/p1", {"obj_type": "partition", "stats": {"x": 1}})
+        t.add("/wh/u", {"obj_type": "table"})
+
+
+@pytest.mark.parametrize("protocol,outcome", [("ospl", "committed"), ("osl", "aborted")])
+def test_stats_merge_does_not_abort_a_reader_passing_through(data_dir, protocol, outcome):
+    """A middle step only selects the table; a merge into its stats changes no membership."""
+    cat = open_cat(data_dir, protocol)
+    _table_and_reader(cat)
+    t1 = cat.transaction()
+    t1.query('/[obj_id = "wh"]/[obj_id = "t"]/*')
+    t1.update("/wh/summary", {"n": 1})
+    with cat.transaction() as t2:
+        t2.merge("/wh/t", {"stats": {"rows": {"op": "+", "val": 5}}})
+    try:
+        t1.commit()
+        got = "committed"
+    except errors.ConflictError:
+        got = "aborted"
+    assert got == outcome
+    cat.close()
+
+
+def test_last_step_value_read_conflicts_with_merge(data_dir):
+    cat = open_cat(data_dir, "ospl")
+    _table_and_reader(cat)
+    t1 = cat.transaction()
+    t1.query('/[obj_id = "wh"]/[obj_id = "t"]')  # the table's value is returned
+    t1.update("/wh/summary", {"n": 1})
+    with cat.transaction() as t2:
+        t2.merge("/wh/t", {"stats": {"rows": {"op": "+", "val": 5}}})
+    with pytest.raises(errors.ConflictError):
+        t1.commit()
+    cat.close()
+
+
+def test_middle_step_membership_change_conflicts(data_dir):
+    cat = open_cat(data_dir, "ospl")
+    _table_and_reader(cat)
+    t1 = cat.transaction()
+    t1.query('/[obj_id = "wh"]/[obj_type = "table"]/*')
+    t1.update("/wh/summary", {"n": 1})
+    with cat.transaction() as t2:  # /wh/u stops being a table: the middle step's selection changes
+        t2.update("/wh/u", {"obj_type": "view"})
+    with pytest.raises(errors.ConflictError):
+        t1.commit()
+    cat.close()
+
+
+def test_txn_clone_conflicts_with_concurrent_write(data_dir):
+    cat = open_cat(data_dir, "ospl")
+    _table_and_reader(cat)
+    t1 = cat.transaction()
+    t1.clone("/wh/t", "/wh/t_branch")
+    with cat.transaction() as t2:
+        t2.add("/wh/t/p2", {"obj_type": "partition"})
+    with pytest.raises(errors.ConflictError):
+        t1.commit()
+    cat.close()
+
+
+def test_mgl_point_query_does_not_block_other_subtree(data_dir):
+    cat = open_cat(data_dir, "mgl")
+    _table_and_reader(cat)
+    reader = cat.transaction()
+    reader.query('/[obj_id = "wh"]/[obj_id = "t"]/*')
+    done = threading.Event()
+
+    def write_u():
+        with cat.transaction() as t:
+            t.update("/wh/u", {"obj_type": "table", "touched": True})
+        done.set()
+
+    th = threading.Thread(target=write_u)
+    th.start()
+    assert done.wait(5), "a write under /wh/u waited on a query that only read /wh/t"
+    th.join()
+    reader.abort()
+    cat.close()
