@@ -179,11 +179,7 @@ def _show_duckdb(cat: Any, out: _Out) -> None:
     out.step("DuckDB SQL at a pinned snapshot")
     sql = ("select s.region, count(*) as orders, round(sum(o.amount), 2) as revenue "
            "from demo.retail.orders o join demo.retail.stores s using (store_id) group by 1 order by 1")
-    try:
-        result = cc.run_sql(cat, sql, snapshot="after-day-3")
-    except ImportError:
-        out.line("  DuckDB reader not available yet")
-        return
+    result = cc.run_sql(cat, sql, snapshot="after-day-3")
     out.line(f"  snapshot 'after-day-3': {sql}")
     out.table([c.name for c in result.columns], result.rows)
     latest = cc.run_sql(cat, "select count(*) from demo.retail.orders")
