@@ -279,8 +279,9 @@ def report_commits(http: list[dict], emb: list[dict], what_if: list[dict] | None
         if rows:
             print(f"  {name:9}" + "  ".join(f"{r['procs']}: {r['runs_per_s']}" for r in rows))
     if what_if:
-        print("what-if: same server with the WAL synced by flush_wal(True), which releases the GIL (rocksdict's\n"
-              "synced write holds it, freezing the server during every fsync) - a proposed engine change.")
+        print("what-if: an engine variant to evaluate - the WAL synced by flush_wal(True), which releases the GIL\n"
+              "(rocksdict's synced write holds it, freezing the whole server during every fsync). It lets groups\n"
+              "form; it pays a GIL hand-back after each sync, so it helps when fsyncs are slow.")
 
 
 def report_plan(n_files: int, emb: dict, http: dict, ice: dict | str) -> None:

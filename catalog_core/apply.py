@@ -141,7 +141,7 @@ def _remove_subtree(view: View, path: str, leaf: bool, vid: int, effects: list[E
     effects.append(Effect(path, before[0], None, leaf))
 
 
-def _apply_one(view: View, op: WriteOp, vid: int, effects: list[Effect]) -> None:
+def _apply_one(view: View, op: WriteOp, vid: int, time: float, effects: list[Effect]) -> None:
     path = op.path
     cur = view.current(path)
     if op.kind in ("add", "leafref"):
@@ -173,7 +173,7 @@ def _apply_one(view: View, op: WriteOp, vid: int, effects: list[Effect]) -> None
         if cur[1]:
             raise LeafImmutableError(f"cannot merge into {path!r}: it is a leaf, and leaves are immutable",
                                      path=path)
-        after = apply_delta(cur[0], op.value)
+        after = apply_delta(cur[0], op.value, commit=(vid, time))
         view.put_inner(path, after, vid)
         effects.append(Effect(path, cur[0], after, False))
     elif op.kind == "remove":
@@ -184,11 +184,11 @@ def _apply_one(view: View, op: WriteOp, vid: int, effects: list[Effect]) -> None
         raise InvalidValueError(f"unknown write kind {op.kind!r}")
 
 
-def materialize(group: View, ops: list[WriteOp], vid: int) -> tuple[View, list[Effect]]:
+def materialize(group: View, ops: list[WriteOp], vid: int, time: float = 0.0) -> tuple[View, list[Effect]]:
     """Apply `ops` on top of `group` in a child overlay. Raises (and leaves `group` untouched)
     if a precondition fails; the caller absorbs the child on success."""
     view = View(group.store, group)
     effects: list[Effect] = []
     for op in ops:
-        _apply_one(view, op, vid, effects)
+        _apply_one(view, op, vid, time, effects)
     return view, effects

@@ -1,4 +1,7 @@
-"""Commit-time updates: a delta mirrors the value's nesting; `{"op": .., "val": ..}` is an op."""
+"""Commit-time updates: a delta mirrors the value's nesting; `{"op": .., "val": ..}` is an op.
+
+Ops: `+`, `-`, `min`, `max`, `set`, and `commit_vid` / `commit_time`, which store the vid / time
+of the commit that applies them (known only then; `val` is used when applied outside a commit)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from .errors import InvalidValueError
 
 __all__ = ["apply_delta", "validate_delta", "OPS"]
 
-OPS = ("+", "-", "min", "max", "set")
+OPS = ("+", "-", "min", "max", "set", "commit_vid", "commit_time")
 
 
 def _is_op(node: Any) -> bool:
@@ -31,7 +34,9 @@ def validate_delta(delta: Any, where: str = "") -> None:
             validate_delta(node, here)
 
 
-def _apply_op(op: str, cur: Any, val: Any, here: str) -> Any:
+def _apply_op(op: str, cur: Any, val: Any, here: str, commit: tuple[int, float] | None) -> Any:
+    if op in ("commit_vid", "commit_time"):
+        return val if commit is None else commit[0 if op == "commit_vid" else 1]
     if op == "set":
         return copy.deepcopy(val)
     if cur is None:
@@ -50,16 +55,18 @@ def _apply_op(op: str, cur: Any, val: Any, here: str) -> Any:
         ) from None
 
 
-def apply_delta(value: dict[str, Any], delta: dict[str, Any], where: str = "") -> dict[str, Any]:
-    """Return a new value with `delta` applied; `value` is left untouched."""
+def apply_delta(value: dict[str, Any], delta: dict[str, Any], where: str = "",
+                commit: tuple[int, float] | None = None) -> dict[str, Any]:
+    """Return a new value with `delta` applied; `value` is left untouched. `commit` is the
+    (vid, time) of the commit applying it."""
     out = dict(value)
     for key, node in delta.items():
         here = f"{where}.{key}" if where else str(key)
         if _is_op(node):
-            out[key] = _apply_op(node["op"], out.get(key), node["val"], here)
+            out[key] = _apply_op(node["op"], out.get(key), node["val"], here, commit)
         elif isinstance(node, dict):
             cur = out.get(key)
-            out[key] = apply_delta(cur if isinstance(cur, dict) else {}, node, here)
+            out[key] = apply_delta(cur if isinstance(cur, dict) else {}, node, here, commit)
         else:
             out[key] = copy.deepcopy(node)
     return out

@@ -158,7 +158,8 @@ class TransactionManager:
             try:
                 with self._state:
                     self._validate(req)
-                view, effects = materialize(overlay, req.ops, next_vid)
+                commit_time = self._next_time()
+                view, effects = materialize(overlay, req.ops, next_vid, commit_time)
             except BaseException as exc:  # a rejected write set changes nothing
                 req.error = exc
                 continue
@@ -168,7 +169,7 @@ class TransactionManager:
                     self._unlogged = (next_vid, effects)  # only this committer is active
                 else:
                     log_keys += self.log.add(next_vid, effects)
-            rec = {"time": self._next_time(), "author": req.author, "message": req.message,
+            rec = {"time": commit_time, "author": req.author, "message": req.message,
                    "paths": [e.path for e in effects], "meta": req.meta}
             store.put(wb, "commits", next_vid.to_bytes(8, "big"), rec)
             req.vid = next_vid

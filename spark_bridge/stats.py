@@ -73,8 +73,8 @@ def _op(op: str, val: Any) -> dict[str, Any]:
 
 
 def _stamp(hint: dict[str, Any]) -> dict[str, Any]:
-    # The engine cannot merge "this commit's vid", so record a lower bound with max (monotonic).
-    return {"vid": _op("max", hint["vid"]), "time": _op("max", hint["time"])}
+    # The engine fills in the committing vid and time; the hint only serves pure (test) merges.
+    return {"vid": _op("commit_vid", hint["vid"]), "time": _op("commit_time", hint["time"])}
 
 
 def append_delta(agg: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any]:

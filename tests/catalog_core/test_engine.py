@@ -330,3 +330,13 @@ def test_leaf_values_round_trip_exactly(cat):
         else:
             assert got == value and type(got) is dict, name
     assert cat._store.leaf_lifetimes(b"\x00\x02c\x00plain")[0][2][:1] == b"{"
+
+
+def test_merge_can_stamp_the_commits_own_vid_and_time(cat):
+    with cat.transaction() as t:
+        t.add("/t", {"obj_type": "table"})
+    with cat.transaction() as t:
+        t.merge("/t", {"stats": {"last_data_commit": {"vid": {"op": "commit_vid", "val": None},
+                                                      "time": {"op": "commit_time", "val": None}}}})
+    stamp = cat.get("/t").value["stats"]["last_data_commit"]
+    assert stamp == {"vid": t.vid, "time": cat.commits(since=t.vid)[0].time}
