@@ -26,10 +26,9 @@ from .errors import (
     TransactionClosedError,
     error_from_dict,
 )
-from .merge import apply_delta
 from .model import Commit, Obj, QueryStats, Snapshot, Version
 from .paths import split
-from .writeset import WriteOp, make_op
+from .writeset import WriteMethods, WriteOp, own_writes
 
 __all__ = ["RemoteCatalog", "RemoteTransaction", "QueryStream"]
 
@@ -331,7 +330,7 @@ def _query_text(expr: Any) -> str:
     return to_text(expr)
 
 
-class RemoteTransaction:
+class RemoteTransaction(WriteMethods):
     """Same use as `Transaction`: `with cat.transaction() as txn:` commits on exit, aborts on
     an exception; or `txn.commit()` / `txn.abort()`."""
 
@@ -392,36 +391,13 @@ class RemoteTransaction:
         split(path)
         sid = self._session()
         obj = _obj(self._cat._call("GET", f"/transactions/{sid}/objects", {"path": path})["object"])
-        return self._own_writes(path, obj)
-
-    def _own_writes(self, path: str, obj: Obj | None) -> Obj | None:
-        for op in self.ops[self._sent:]:  # earlier ops are applied by the server session
-            if op.kind == "remove" and (path == op.path or path.startswith(op.path.rstrip("/") + "/")):
-                obj = None
-            elif op.path != path:
-                continue
-            elif op.kind in ("add", "update"):
-                obj = Obj(path, op.value, -1, op.leaf)
-            elif op.kind == "merge" and obj is not None:
-                obj = Obj(path, apply_delta(obj.value, op.value), -1, obj.leaf)
-        return obj
+        # earlier ops were sent with a clone and are applied by the server session
+        return own_writes(self.ops[self._sent:], path, obj)
 
     # ---------------------------------------------------------------- writes (buffered)
     def _record(self, op: WriteOp) -> None:
         self._check_active()
         self.ops.append(op)
-
-    def add(self, path: str, value: dict[str, Any], leaf: bool = False) -> None:
-        self._record(make_op("add", path, value, leaf))
-
-    def update(self, path: str, value: dict[str, Any]) -> None:
-        self._record(make_op("update", path, value))
-
-    def remove(self, path: str) -> None:
-        self._record(make_op("remove", path))
-
-    def merge(self, path: str, delta: dict[str, Any]) -> None:
-        self._record(make_op("merge", path, delta))
 
     def clone(self, src: str, dst: str, vid: int | None = None) -> None:
         """Copy the subtree of `src` to `dst` (expanded by the server session, in write order)."""

@@ -9,13 +9,12 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .errors import TransactionClosedError
-from .merge import apply_delta
 from .model import Obj, QueryStats
 from .paths import split
 from .query import parse
 from .query.ast import Query
 from .query.executor import execute
-from .writeset import WriteOp, make_op
+from .writeset import WriteMethods, WriteOp, own_writes
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -25,7 +24,7 @@ __all__ = ["Transaction"]
 _ids = itertools.count(1)
 
 
-class Transaction:
+class Transaction(WriteMethods):
     """`with cat.transaction(author=..., message=...) as txn:` commits on exit and aborts on
     an exception. Without `with`: `txn.commit()` returns the vid, `txn.abort()` discards."""
 
@@ -91,19 +90,7 @@ class Transaction:
         else:
             self.point_reads.add(path)
         obj = self._cat._get_at(path, self._read_vid())
-        return self._own_writes(path, obj)
-
-    def _own_writes(self, path: str, obj: Obj | None) -> Obj | None:
-        for op in self.ops:
-            if op.kind == "remove" and (path == op.path or path.startswith(op.path.rstrip("/") + "/")):
-                obj = None
-            elif op.path != path:
-                continue
-            elif op.kind in ("add", "update"):
-                obj = Obj(path, op.value, -1, op.leaf)
-            elif op.kind == "merge" and obj is not None:
-                obj = Obj(path, apply_delta(obj.value, op.value), -1, obj.leaf)
-        return obj
+        return own_writes(self.ops, path, obj)
 
     # ---------------------------------------------------------------- writes
     def _record(self, op: WriteOp) -> None:
@@ -111,22 +98,6 @@ class Transaction:
         if self._mgl:
             self._mgr.locks.lock_path(self.id, op.path, "X")
         self.ops.append(op)
-
-    def add(self, path: str, value: dict[str, Any], leaf: bool = False) -> None:
-        """Create `path`; at commit its parent must exist and the path must not."""
-        self._record(make_op("add", path, value, leaf))
-
-    def update(self, path: str, value: dict[str, Any]) -> None:
-        """Create or replace a non-leaf object."""
-        self._record(make_op("update", path, value))
-
-    def remove(self, path: str) -> None:
-        """Remove the object and all its descendants; leaves get tombstones."""
-        self._record(make_op("remove", path))
-
-    def merge(self, path: str, delta: dict[str, Any]) -> None:
-        """Commit-time update, e.g. {"stats": {"row_count": {"op": "+", "val": 10}}}."""
-        self._record(make_op("merge", path, delta))
 
     def clone(self, src: str, dst: str, vid: int | None = None) -> None:
         """Copy the non-leaf subtree of `src` (at `vid`, default read_vid) to `dst`, sharing leaves."""

@@ -10,10 +10,11 @@ from typing import Any
 
 from .codec import pack, pack_leaf
 from .errors import InvalidPathError, InvalidValueError
-from .merge import validate_delta
+from .merge import apply_delta, validate_delta
+from .model import Obj
 from .paths import ROOT, validate
 
-__all__ = ["WriteOp", "make_op", "op_from_dict", "KINDS"]
+__all__ = ["WriteOp", "WriteMethods", "make_op", "op_from_dict", "own_writes", "KINDS"]
 
 KINDS = ("add", "update", "remove", "merge", "leafref")
 
@@ -77,3 +78,41 @@ def op_from_dict(d: Any) -> WriteOp:
     if d["kind"] == "leafref":
         raise InvalidValueError("leafref writes are internal to clone; use the clone endpoint")
     return make_op(d["kind"], d["path"], d.get("value"), bool(d.get("leaf", False)), d.get("ref"))
+
+
+def own_writes(ops: list[WriteOp], path: str, obj: Obj | None) -> Obj | None:
+    """`obj` as read, with a transaction's buffered `ops` applied (read-your-own-writes)."""
+    for op in ops:
+        if op.kind == "remove" and (path == op.path or path.startswith(op.path.rstrip("/") + "/")):
+            obj = None
+        elif op.path != path:
+            continue
+        elif op.kind in ("add", "update"):
+            obj = Obj(path, op.value, -1, op.leaf)
+        elif op.kind == "merge" and obj is not None:
+            obj = Obj(path, apply_delta(obj.value, op.value), -1, obj.leaf)
+    return obj
+
+
+class WriteMethods:
+    """The write half of a transaction, shared by the embedded and the remote one: each op is
+    validated for shape and handed to `_record`."""
+
+    def _record(self, op: WriteOp) -> None:
+        raise NotImplementedError
+
+    def add(self, path: str, value: dict[str, Any], leaf: bool = False) -> None:
+        """Create `path`; at commit its parent must exist and the path must not."""
+        self._record(make_op("add", path, value, leaf))
+
+    def update(self, path: str, value: dict[str, Any]) -> None:
+        """Create or replace a non-leaf object."""
+        self._record(make_op("update", path, value))
+
+    def remove(self, path: str) -> None:
+        """Remove the object and all its descendants; leaves get tombstones."""
+        self._record(make_op("remove", path))
+
+    def merge(self, path: str, delta: dict[str, Any]) -> None:
+        """Commit-time update, e.g. {"stats": {"row_count": {"op": "+", "val": 10}}}."""
+        self._record(make_op("merge", path, delta))

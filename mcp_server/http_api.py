@@ -194,7 +194,7 @@ def stream_objects(gate: Gate, make_iter: Callable[[QueryStats], Iterator[Any]],
 # ------------------------------------------------------------------ routes
 def build_router(ctx: ApiContext) -> APIRouter:
     r = APIRouter(prefix="/v1")
-    cat, gate, sessions = ctx.catalog, ctx.gate, ctx.sessions
+    cat, gate = ctx.catalog, ctx.gate
 
     @r.get("/catalog", summary="Latest vid, concurrency protocol, and group-commit batches written")
     def info() -> Response:
