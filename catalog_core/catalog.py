@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .errors import AlreadyExistsError, CatalogError, InvalidValueError, NotFoundError
+from .gcpause import gc_paused
 from .model import Commit, Obj, QueryStats, Snapshot, Version
 from .mvocc import TransactionManager
 from .paths import ROOT, key_of, path_of_key, split
@@ -116,7 +117,8 @@ class Catalog:
 
     def query(self, expr: str | Query, vid: int | str | None = None,
               stats: QueryStats | None = None) -> list[Obj]:
-        return list(self.iter_query(expr, vid, stats))
+        with gc_paused():
+            return list(self.iter_query(expr, vid, stats))
 
     def explain(self, expr: str | Query, vid: int | str | None = None) -> QueryStats:
         """Run the query and return its work counters instead of its results."""
@@ -163,7 +165,8 @@ class Catalog:
 
     def plan_files(self, table: str, where: str | None = None, vid: int | str | None = None,
                    stats: QueryStats | None = None) -> list[Obj]:
-        return _plan_files(self._store, table, where, self.resolve(vid), stats)
+        with gc_paused():
+            return _plan_files(self._store, table, where, self.resolve(vid), stats)
 
     # ---------------------------------------------------------------- snapshots, clone
     def snapshot(self, name: str, vid: int | str | None = None) -> Snapshot:

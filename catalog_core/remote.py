@@ -10,7 +10,6 @@ than at `transaction()`, which is equally serializable.
 
 from __future__ import annotations
 
-import gc
 import json
 import socket
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from .errors import (
     TransactionClosedError,
     error_from_dict,
 )
+from .gcpause import gc_paused
 from .model import Commit, Obj, QueryStats, Snapshot, Version
 from .paths import split
 from .writeset import WriteMethods, WriteOp, own_writes
@@ -50,18 +50,11 @@ def _loads(data: bytes) -> Any:
 
 
 def _loads_big(data: bytes) -> Any:
-    """Parse a large answer (e.g. thousands of file leaves) with the cyclic GC paused: the
-    parse only allocates acyclic dicts and lists, and GC passes triggered by those
-    allocations cost several times the parse itself."""
+    """Parse a large answer (e.g. thousands of file leaves) with the cyclic GC paused."""
     if len(data) < 256 * 1024:
         return _loads(data)
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _loads(data)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _dumps(data: Any) -> bytes:
