@@ -175,11 +175,10 @@ def plan_files(store: Store, name: str, where: str | None, vid: int,
                     nxt.append((ctx + "/" + obj_id, vals, verdict is True))
         contexts = nxt
     files: list[Obj] = []
-    full = [(None, None)]
     for ctx, known, sure in contexts:
         check = by_stats and not sure
-        for obj_id, value, wvid, leaf, _k in store.scan_children(ctx, vid, full, counter):
-            if not leaf or value.get("obj_type") != "file":
+        for obj_id, value, wvid in store.scan_leaves(ctx, vid, counter):
+            if value.get("obj_type") != "file":
                 continue
             if check:
                 ranges = _file_ranges(value)

@@ -202,6 +202,33 @@ class Store:
             if hit is not None:
                 yield key[plen:].decode(), hit[0], hit[1], True, key
 
+    def scan_leaves(self, parent: str, vid: int, counter: list | None = None) -> Iterator[tuple[str, dict, int]]:
+        """(obj_id, value, create vid) of the leaf children of `parent` visible at `vid`: the file
+        level of plan_files, kept to one flat loop because it runs once per file."""
+        prefix = children_prefix(parent)
+        plen = len(prefix)
+        ro = ReadOptions()
+        ro.set_iterate_upper_bound(successor(prefix))
+        if counter is not None:
+            counter[1] += 1
+        n = 0
+        try:
+            for key, raw in self.cf["leaf"].items(from_key=prefix, read_opt=ro):
+                n += 1
+                lts = unpack(raw)
+                if len(lts) == 1:
+                    create, tomb, value, ref = lts[0]
+                    if create > vid or (tomb and tomb <= vid):
+                        continue
+                    yield key[plen:].decode(), (unpack_leaf(value) if ref is None else self.resolve_ref(ref)), create
+                else:
+                    hit = self.leaf_at(lts, vid)
+                    if hit is not None:
+                        yield key[plen:].decode(), hit[0], hit[1]
+        finally:
+            if counter is not None:
+                counter[0] += n
+
     def inner_versions(self, key: bytes) -> list[tuple[int, int | None, Any]]:
         """Every (start, end, value) of an inner object, oldest first."""
         cur = self.inner_current(key)
