@@ -1,1 +1,1 @@
-"""semcat's servers: the FastAPI HTTP API for the engine, MCP tools, and the `semcat` CLI."""
+"""semcat's servers: the FastAPI HTTP API for the engine and the `semcat` CLI (MCP tools come next)."""

@@ -22,7 +22,7 @@ def main() -> None:
 @click.option("--max-request-mb", default=64, show_default=True, type=float, help="request body size limit")
 @click.option("--txn-timeout", default=60.0, show_default=True, type=float, help="idle transaction timeout, s")
 def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeout) -> None:
-    """Serve the catalog over HTTP: engine API under /v1, MCP at /mcp."""
+    """Serve the catalog over HTTP: the engine API under /v1 (OpenAPI at /openapi.json)."""
     from .server import run
 
     run(data_dir=data_dir, host=host, port=port, tokens_file=tokens_file, protocol=protocol,
