@@ -291,9 +291,12 @@ def test_read_only_reads_never_block(data_dir, protocol):
     writer = cat.transaction()
     writer.update("/wh/t/p0", {"stats": {"x": 100}})  # under mgl: holds X on p0
     writer.remove("/wh/t")
-    start = time.monotonic()
-    got = cat.query('/[obj_id = "wh"]/[obj_id = "t"]/*')
-    assert len(got) == 3 and time.monotonic() - start < 5  # it returned; it did not wait on the lock
+    got = []
+    reader = threading.Thread(target=lambda: got.extend(cat.query('/[obj_id = "wh"]/[obj_id = "t"]/*')))
+    reader.start()
+    reader.join(10)
+    # the read finished while the writer still holds its locks (under mgl) and has not committed
+    assert not reader.is_alive() and len(got) == 3 and writer.state == "active"
     writer.commit()
     assert cat.query('/[obj_id = "wh"]/*') == []
     assert len(cat.query('/[obj_id = "wh"]/[obj_id = "t"]/*', vid=writer.vid - 1)) == 3
