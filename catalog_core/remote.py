@@ -337,17 +337,6 @@ class RemoteTransaction(WriteMethods):
         self._sent = 0  # ops[:_sent] are already in the server session (sent with a clone)
         self.state = "active"
 
-    def __enter__(self) -> "RemoteTransaction":
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if self.state != "active":
-            return
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
-
     def _check_active(self) -> None:
         if self.state != "active":
             name = f"transaction {self.id}" if self.id else "this transaction"

@@ -43,18 +43,6 @@ class Transaction(WriteMethods):
         self._mgl = self._mgr.locks is not None
         self._finalizer = weakref.finalize(self, _release, self._mgr, self.read_vid, self.id)
 
-    # ---------------------------------------------------------------- context manager
-    def __enter__(self) -> "Transaction":
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if self.state != "active":
-            return
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
-
     def _check_active(self) -> None:
         if self.state != "active":
             raise TransactionClosedError(f"transaction {self.id} is {self.state}; start a new one")

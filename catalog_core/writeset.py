@@ -95,11 +95,31 @@ def own_writes(ops: list[WriteOp], path: str, obj: Obj | None) -> Obj | None:
 
 
 class WriteMethods:
-    """The write half of a transaction, shared by the embedded and the remote one: each op is
-    validated for shape and handed to `_record`."""
+    """What the embedded and the remote transaction share: the context protocol (commit on a
+    clean exit, abort on an exception) and the writes, each validated for shape and handed to
+    `_record`."""
+
+    state: str
 
     def _record(self, op: WriteOp) -> None:
         raise NotImplementedError
+
+    def commit(self) -> int:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self.state != "active":
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
 
     def add(self, path: str, value: dict[str, Any], leaf: bool = False) -> None:
         """Create `path`; at commit its parent must exist and the path must not."""
