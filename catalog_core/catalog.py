@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import os
 import threading
+import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
@@ -174,13 +175,11 @@ class Catalog:
             raise InvalidValueError(f"snapshot name {name!r} must be non-empty text that is neither a vid nor "
                                     "an ISO time, e.g. 'eod-2025-06-01'")
         target = self.resolve(vid)
-        import time as _time
-
         with self._snap_lock:
             if self._store.snapshot_get(name) is not None:
                 raise AlreadyExistsError(f"snapshot {name!r} already exists and snapshots are immutable; "
                                          "pick another name", name=name)
-            snap = Snapshot(name, target, _time.time())
+            snap = Snapshot(name, target, time.time())
             wb = self._store.new_batch()
             self._store.put(wb, "snapshots", name.encode(), [snap.vid, snap.time])
             self._store.db.write(wb, self._store._sync)

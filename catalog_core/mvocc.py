@@ -27,7 +27,7 @@ PROTOCOLS = ("ospl", "osl", "mgl")
 class CommitRequest:
     read_vid: int
     ops: list
-    scans: list  # (parent, expr, ranges[, values]); values defaults to True
+    scans: list  # (parent, expr, ranges, values): see Transaction._on_scan
     point_reads: set
     author: str
     message: str
@@ -108,15 +108,14 @@ class TransactionManager:
                 raise ConflictError(f"{path!r} was changed by commit {wvid} after this transaction read it "
                                     f"at vid {r}; retry the transaction", path=path, vid=wvid, retryable=True)
         precise = self.protocol == "ospl"
-        for scan in req.scans:
-            parent, expr, ranges = scan[0], scan[1], scan[2]
+        for parent, expr, ranges, values in req.scans:
             pred = None
             for rec in self.log.records_after(parent, r):
                 if not ranges_contain(ranges, rec.obj_id.encode()):
                     continue
                 if precise:
                     pred = pred or _predicate(expr)
-                    if not _changes_result(pred, rec, values=scan[3] if len(scan) > 3 else True):
+                    if not _changes_result(pred, rec, values):
                         continue
                 raise ConflictError(
                     f"commit {rec.vid} wrote {rec.path!r}, which {'matches' if precise else 'falls in'} "
