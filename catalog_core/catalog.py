@@ -41,11 +41,12 @@ def _parse_time(text: str) -> float | None:
 class Catalog:
     """A catalog stored in a local data directory (`catalog/` RocksDB + `warehouse/`)."""
 
-    def __init__(self, data_dir: str, protocol: str = "ospl") -> None:
+    def __init__(self, data_dir: str, protocol: str = "ospl", file_cache_mb: float = 64) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.warehouse = os.path.join(self.data_dir, "warehouse")
         os.makedirs(self.warehouse, exist_ok=True)
         self._store = Store(os.path.join(self.data_dir, "catalog"))
+        self._store.files.max_bytes = int(file_cache_mb * (1 << 20))
         self._mgr = TransactionManager(self._store, protocol)
         self._times = [rec["time"] for _v, rec in self._store.commit_records(0, self._store.latest_vid)]
         self._mgr._last_time = self._times[-1] if self._times else 0.0
@@ -53,9 +54,11 @@ class Catalog:
         self._snap_lock = threading.Lock()
 
     @classmethod
-    def open(cls, data_dir: str, protocol: str = "ospl") -> "Catalog":
-        """Open (creating if missing) the catalog in `data_dir`. `protocol`: ospl | osl | mgl."""
-        return cls(data_dir, protocol)
+    def open(cls, data_dir: str, protocol: str = "ospl", file_cache_mb: float = 64) -> "Catalog":
+        """Open (creating if missing) the catalog in `data_dir`. `protocol`: ospl | osl | mgl.
+        `file_cache_mb` bounds the memory plan_files keeps for recently planned partitions
+        (0 turns that cache off)."""
+        return cls(data_dir, protocol, file_cache_mb)
 
     @property
     def protocol(self) -> str:
@@ -168,6 +171,10 @@ class Catalog:
                    stats: QueryStats | None = None) -> list[Obj]:
         with gc_paused():
             return _plan_files(self._store, table, where, self.resolve(vid), stats)
+
+    def clear_caches(self) -> None:
+        """Forget the file lists plan_files keeps in memory (benchmarks measure cold plans)."""
+        self._store.files.clear()
 
     # ---------------------------------------------------------------- snapshots, clone
     def snapshot(self, name: str, vid: int | str | None = None) -> Snapshot:

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
-__all__ = ["Obj", "Version", "Commit", "Snapshot", "QueryStats", "to_datetime"]
+from .codec import unpack_leaf
+
+__all__ = ["Obj", "FileObj", "Version", "Commit", "Snapshot", "QueryStats", "to_datetime"]
 
 
 def to_datetime(ts: float) -> datetime:
@@ -36,6 +38,56 @@ class Obj(NamedTuple):
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Obj":
         return cls(d["path"], d["value"], d["vid"], d.get("leaf", False))
+
+
+class FileObj:
+    """A file leaf returned by plan_files, whose value is decoded on first access.
+
+    Planning returns tens of thousands of files and its callers mostly read a few fields of some
+    of them; decoding every file's column statistics up front was two thirds of planning time
+    (Iceberg keeps its column bounds serialized for the same reason). Each FileObj decodes into
+    its own dict, so a caller may change it without affecting anyone else. It reads like an Obj:
+    the same attributes, unpacks as (path, value, vid, leaf), compares equal to the same Obj."""
+
+    __slots__ = ("path", "vid", "_raw", "_value")
+    leaf = True
+
+    def __init__(self, path: str, raw: bytes, vid: int, value: dict[str, Any] | None = None) -> None:
+        self.path, self._raw, self.vid, self._value = path, raw, vid, value
+
+    @property
+    def value(self) -> dict[str, Any]:
+        if self._value is None:
+            self._value = unpack_leaf(self._raw)
+        return self._value
+
+    @property
+    def raw(self) -> bytes:
+        """The stored encoding of the value (JSON when it starts with '{', else msgpack)."""
+        return self._raw
+
+    obj_id = Obj.obj_id
+    obj_type = Obj.obj_type
+    to_dict = Obj.to_dict
+
+    def __iter__(self):
+        return iter((self.path, self.value, self.vid, True))
+
+    def __getitem__(self, i: int) -> Any:
+        return tuple(self)[i]
+
+    def __len__(self) -> int:
+        return 4
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Obj, FileObj)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # like Obj, whose value is a dict
+
+    def __repr__(self) -> str:
+        return f"FileObj(path={self.path!r}, vid={self.vid})"
 
 
 @dataclass(frozen=True, slots=True)

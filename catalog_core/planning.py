@@ -9,7 +9,8 @@ from functools import lru_cache
 from typing import Any
 
 from .errors import InvalidValueError, NotFoundError
-from .model import Obj, QueryStats
+from .codec import unpack_leaf
+from .model import FileObj, QueryStats
 from .paths import split
 from .query import parse_expr
 from .query.ast import And, Compare, EndsWith, Exists, Field, In, Literal, Not, Or, StartsWith, TrueExpr
@@ -150,7 +151,7 @@ def _file_ranges(value: dict) -> dict[str, tuple[Any, Any]]:
 
 
 def plan_files(store: Store, name: str, where: str | None, vid: int,
-               stats: QueryStats | None = None) -> list[Obj]:
+               stats: QueryStats | None = None) -> list[FileObj]:
     path = table_path(name)
     found = store.get(path, vid)
     if found is None or found[0].get("obj_type") != "table":
@@ -174,18 +175,20 @@ def plan_files(store: Store, name: str, where: str | None, vid: int,
                 if verdict is not False:
                     nxt.append((ctx + "/" + obj_id, vals, verdict is True))
         contexts = nxt
-    files: list[Obj] = []
+    files: list[FileObj] = []
     for ctx, known, sure in contexts:
-        check = by_stats and not sure
-        for obj_id, value, wvid in store.scan_leaves(ctx, vid, counter):
+        if sure or not by_stats:
+            files += store.scan_files(ctx, vid, counter)
+            continue
+        for obj_id, raw, wvid in store.scan_leaves(ctx, vid, counter):
+            value = unpack_leaf(raw)
             if value.get("obj_type") != "file":
                 continue
-            if check:
-                ranges = _file_ranges(value)
-                ranges.update(known)
-                if _Pruner(ranges).eval(expr) is False:
-                    continue
-            files.append(Obj(ctx + "/" + obj_id, value, wvid, True))
+            ranges = _file_ranges(value)
+            ranges.update(known)
+            if _Pruner(ranges).eval(expr) is False:
+                continue
+            files.append(FileObj(ctx + "/" + obj_id, raw, wvid, value))
     if stats is not None:
         stats.scanned, stats.seeks, stats.matched = counter[0], counter[1], len(files)
     return files

@@ -24,8 +24,12 @@ from typing import Any
 
 from rocksdict import Options, ReadOptions, Rdict, WriteBatch, WriteOptions
 
-from .codec import inv_vid_bytes, pack, unpack, unpack_leaf, vid_bytes
+from msgpack import unpackb as _unpackb
+
+from .codec import FILE_JSON, inv_vid_bytes, pack, unpack, unpack_leaf, vid_bytes
 from .errors import CatalogError
+from .filecache import FileListCache
+from .model import FileObj
 from .paths import SEP, children_prefix, key_of, path_of_key, successor
 
 __all__ = ["Store", "Entry"]
@@ -84,6 +88,7 @@ class Store:
             self._bootstrap()
             raw = self.db.get(LATEST)
         self.latest_vid: int = int.from_bytes(raw, "big")
+        self.files = FileListCache(self.latest_vid)
 
     def _bootstrap(self) -> None:
         wb = WriteBatch(raw_mode=True)
@@ -131,19 +136,27 @@ class Store:
         return None
 
     def leaf_at(self, lifetimes: list, vid: int) -> tuple[Any, int] | None:
+        hit = self.leaf_raw_at(lifetimes, vid)
+        return None if hit is None else (unpack_leaf(hit[0]), hit[1])
+
+    def leaf_raw_at(self, lifetimes: list, vid: int) -> tuple[bytes, int] | None:
+        """(packed value, create vid) of the lifetime visible at `vid`, clone references followed."""
         for create, tomb, value, ref in reversed(lifetimes):
             if create <= vid and (tomb == 0 or tomb > vid):
-                return (self.resolve_ref(ref) if ref is not None else unpack_leaf(value)), create
+                return (self.resolve_ref_raw(ref) if ref is not None else value), create
         return None
 
     def leaf_value(self, lifetime: list) -> dict:
         return self.resolve_ref(lifetime[3]) if lifetime[3] is not None else unpack_leaf(lifetime[2])
 
     def resolve_ref(self, ref: list) -> dict:
+        return unpack_leaf(self.resolve_ref_raw(ref))
+
+    def resolve_ref_raw(self, ref: list) -> bytes:
         pkey, pcreate = ref
         for create, _tomb, value, _ref in self.leaf_lifetimes(pkey) or ():
             if create == pcreate:
-                return unpack_leaf(value)
+                return value
         raise CatalogError(f"leaf indirection to {path_of_key(pkey)}@{pcreate} is dangling; the store is damaged")
 
     def get(self, path: str, vid: int) -> tuple[dict, int, bool] | None:
@@ -202,9 +215,10 @@ class Store:
             if hit is not None:
                 yield key[plen:].decode(), hit[0], hit[1], True, key
 
-    def scan_leaves(self, parent: str, vid: int, counter: list | None = None) -> Iterator[tuple[str, dict, int]]:
-        """(obj_id, value, create vid) of the leaf children of `parent` visible at `vid`: the file
-        level of plan_files, kept to one flat loop because it runs once per file."""
+    def scan_leaves(self, parent: str, vid: int, counter: list | None = None) -> Iterator[tuple[str, bytes, int]]:
+        """(obj_id, packed value, create vid) of the leaf children of `parent` visible at `vid`: the
+        file level of plan_files, kept to one flat loop because it runs once per file. Values stay
+        packed (codec.unpack_leaf) so that planning decodes only the files it must look into."""
         prefix = children_prefix(parent)
         plen = len(prefix)
         ro = ReadOptions()
@@ -220,14 +234,57 @@ class Store:
                     create, tomb, value, ref = lts[0]
                     if create > vid or (tomb and tomb <= vid):
                         continue
-                    yield key[plen:].decode(), (unpack_leaf(value) if ref is None else self.resolve_ref(ref)), create
+                    yield key[plen:].decode(), (value if ref is None else self.resolve_ref_raw(ref)), create
                 else:
-                    hit = self.leaf_at(lts, vid)
+                    hit = self.leaf_raw_at(lts, vid)
                     if hit is not None:
                         yield key[plen:].decode(), hit[0], hit[1]
         finally:
             if counter is not None:
                 counter[0] += n
+
+    def scan_files(self, parent: str, vid: int, counter: list | None = None) -> list[FileObj]:
+        """The file leaves of `parent` visible at `vid`, left packed (FileObj decodes on access):
+        plan_files' inner loop when no file statistics need checking. Recently planned lists
+        come from the file-list cache; `counter` counts their objects as scanned all the same."""
+        prefix = children_prefix(parent)
+        hit = self.files.get(prefix, vid)
+        if hit is not None:
+            entries, n = hit
+        else:
+            floor = self.files.floor(prefix)  # read after the caller took `vid`
+            entries, n = self._read_files(prefix, parent + "/", vid)
+            self.files.put(prefix, floor, vid, entries, n)
+        if counter is not None:
+            counter[0] += n
+            counter[1] += 1
+        return [FileObj(path, raw, create) for path, raw, create in entries]
+
+    def _read_files(self, prefix: bytes, base: str, vid: int) -> tuple[tuple, int]:
+        # One flat loop with no per-file generator step: at 500k files it runs 100k times a plan.
+        plen = len(prefix)
+        ro = ReadOptions()
+        ro.set_iterate_upper_bound(successor(prefix))
+        out = []
+        append = out.append
+        n = 0
+        for key, raw in self.cf["leaf"].items(from_key=prefix, read_opt=ro):
+            n += 1
+            lts = _unpackb(raw)  # lifetimes hold no maps: msgpack's defaults decode them exactly
+            if len(lts) == 1:
+                create, tomb, value, ref = lts[0]
+                if create > vid or (tomb and tomb <= vid):
+                    continue
+                if ref is not None:
+                    value = self.resolve_ref_raw(ref)
+            else:
+                hit = self.leaf_raw_at(lts, vid)
+                if hit is None:
+                    continue
+                value, create = hit
+            if value.startswith(FILE_JSON) or unpack_leaf(value).get("obj_type") == "file":
+                append((base + key[plen:].decode(), value, create))
+        return tuple(out), n
 
     def inner_versions(self, key: bytes) -> list[tuple[int, int | None, Any]]:
         """Every (start, end, value) of an inner object, oldest first."""

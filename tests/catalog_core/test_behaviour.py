@@ -234,6 +234,9 @@ def test_plan_files_prunes_and_time_travels(cat):
         t.remove("/wh/sales/orders/d=2001-06-01")
     assert len(cat.plan_files("wh.sales.orders")) == 4
     assert len(cat.plan_files("wh.sales.orders", vid=v1)) == 6
+    for f in cat.plan_files("wh.sales.orders", vid=v1) + cat.plan_files("wh.sales.orders", where="price > 5"):
+        got = cat.get(f.path, vid=v1)
+        assert (f.path, f.value, f.vid, f.leaf) == (got.path, got.value, got.vid, True)
     with pytest.raises(errors.NotFoundError):
         cat.plan_files("wh.sales.nope")
     with pytest.raises(errors.InvalidValueError):

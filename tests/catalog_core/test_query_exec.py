@@ -324,3 +324,47 @@ def test_plan_files_errors(sales):
         sales.plan_files("wh.s.nope")
     with pytest.raises(errors.QuerySyntaxError):
         sales.plan_files("wh.s.orders", where="price >>> 3")
+
+
+def test_plan_files_values_decode_lazily_and_privately(sales):
+    where = 'd = "2001-06-03" and region = "asia"'
+    files = sales.plan_files("wh.s.orders", where=where)
+    first = files[0]
+    assert first._value is None  # nothing decoded until asked
+    got = sales.get(first.path)
+    assert first == got and got == first and tuple(first) == tuple(got)
+    path, value, vid, leaf = first
+    assert (path, value, vid, leaf) == (got.path, got.value, got.vid, True)
+    assert first.obj_id == "f0" and first.obj_type == "file" and first.to_dict() == got.to_dict()
+    first.value["columns"]["price"]["min"] = -1  # a caller's edit stays in its own copy
+    again = sales.plan_files("wh.s.orders", where=where)[0]
+    assert again.value["columns"]["price"]["min"] == 0 and again != first
+    assert sales.get(first.path).value["columns"]["price"]["min"] == 0
+
+
+def test_plan_files_recognizes_files_in_any_encoding(cat):
+    with cat.transaction() as t:
+        t.add("/c", {"obj_type": "catalog"})
+        t.add("/c/n", {"obj_type": "namespace"})
+        t.add("/c/n/t", {"obj_type": "table", "partition_by": []})
+        # obj_type last (pack_leaf moves it first), bytes (stored as msgpack), another leaf type
+        t.add("/c/n/t/a", {"path": "a", "obj_type": "file", "columns": {"x": {"min": 1, "max": 2}}}, leaf=True)
+        t.add("/c/n/t/b", {"obj_type": "file", "path": "b", "blob": b"\x00", "columns": {"x": {"min": 5, "max": 6}}},
+              leaf=True)
+        t.add("/c/n/t/c", {"obj_type": "note", "path": "c"}, leaf=True)
+    assert [f.value["path"] for f in cat.plan_files("c.n.t")] == ["a", "b"]
+    assert [f.value["path"] for f in cat.plan_files("c.n.t", where="x > 4")] == ["b"]
+    assert cat.plan_files("c.n.t")[1].value["blob"] == b"\x00"
+    assert cat.get("/c/n/t/a").value == {"obj_type": "file", "path": "a", "columns": {"x": {"min": 1, "max": 2}}}
+
+
+def test_plan_files_of_a_clone_share_the_files(sales):
+    sales.clone("/wh/s/orders", "/wh/s/orders_copy")
+    with sales.transaction() as t:
+        t.remove("/wh/s/orders/d=2001-06-01")
+    where = 'd = "2001-06-01" and price < 10'
+    copy = sales.plan_files("wh.s.orders_copy", where=where)
+    assert sorted(f.value["path"] for f in copy) == ["2001-06-01/asia/0.parquet", "2001-06-01/emea/0.parquet"]
+    assert sales.plan_files("wh.s.orders", where=where) == []
+    assert [f.value for f in sales.plan_files("wh.s.orders_copy", where='d = "2001-06-02"')] == \
+        [sales.get(f"/wh/s/orders/d=2001-06-02/region={r}/f{i}").value for r in ("asia", "emea") for i in range(4)]

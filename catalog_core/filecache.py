@@ -1,0 +1,97 @@
+"""The visible file lists of recently planned partitions, kept in memory.
+
+A partition's list of files changes only when a commit writes a leaf under it, so one list
+serves every read vid from that commit on. Each children prefix has a *floor*: the vid of
+the last commit that wrote a leaf under it since the catalog was opened (or the vid at open).
+A list computed at a read vid >= floor holds for every read vid >= floor while the floor
+stays put. Commits raise the floor before they are published, so a reader that took its vid
+after a commit always sees that commit's floor.
+
+Bounded by the bytes of the values it holds (least recently used lists go first). Entries
+are immutable tuples; each plan builds fresh FileObj around them, so a caller never shares
+a decoded value with another.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+
+from .paths import SEP
+
+__all__ = ["FileListCache", "Entries"]
+
+# (path, packed value, create vid) of each visible file, in id order
+Entries = tuple[tuple[str, bytes, int], ...]
+
+_MAX_FLOORS = 1_000_000  # past this many written prefixes, reset: raise every floor at once
+
+
+def parent_prefix(leaf_key: bytes) -> bytes:
+    """The children prefix a leaf key belongs to (the 2 depth bytes may themselves hold NUL)."""
+    i = leaf_key.rfind(SEP, 2)
+    return leaf_key[: i + 1] if i >= 0 else leaf_key[:2]
+
+
+class FileListCache:
+    def __init__(self, open_vid: int, max_bytes: int = 64 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._base = open_vid  # every leaf written before the catalog was opened is older
+        self._floors: dict[bytes, int] = {}
+        self._lists: OrderedDict[bytes, tuple[int, Entries, int, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def floor(self, prefix: bytes) -> int:
+        return self._floors.get(prefix, self._base)
+
+    def written(self, leaf_keys: Iterable[bytes], vid: int) -> None:
+        """Commits up to `vid` write these leaf keys: call before they become visible."""
+        with self._lock:
+            for key in leaf_keys:
+                prefix = parent_prefix(key)
+                self._floors[prefix] = vid
+                self._drop(prefix)
+            if len(self._floors) > _MAX_FLOORS:
+                self._base = vid
+                self._floors.clear()
+                self._lists.clear()
+                self._bytes = 0
+
+    def get(self, prefix: bytes, vid: int) -> tuple[Entries, int] | None:
+        """(entries, objects scanned to build them) valid at `vid`, or None."""
+        with self._lock:
+            hit = self._lists.get(prefix)
+            if hit is None or hit[0] != self.floor(prefix) or vid < hit[0]:
+                self.misses += 1
+                return None
+            self._lists.move_to_end(prefix)
+            self.hits += 1
+            return hit[1], hit[2]
+
+    def put(self, prefix: bytes, floor: int, vid: int, entries: Entries, scanned: int) -> None:
+        """Keep a list computed at `vid`, when `floor` was read after `vid` was taken."""
+        size = sum(len(raw) for _p, raw, _v in entries) + 100 * len(entries)
+        if self.max_bytes <= 0 or vid < floor or size > self.max_bytes // 4:
+            return
+        with self._lock:
+            if self.floor(prefix) != floor:
+                return  # a commit wrote under the prefix meanwhile
+            self._drop(prefix)
+            self._lists[prefix] = (floor, entries, scanned, size)
+            self._bytes += size
+            while self._bytes > self.max_bytes:
+                _k, old = self._lists.popitem(last=False)
+                self._bytes -= old[3]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._lists.clear()
+            self._bytes = 0
+
+    def _drop(self, prefix: bytes) -> None:
+        old = self._lists.pop(prefix, None)
+        if old is not None:
+            self._bytes -= old[3]
