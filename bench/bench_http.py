@@ -161,13 +161,15 @@ def _serve_what_if(argv: list[str]) -> None:
     cli(argv, prog_name="semcat")
 
 
-def start_server(data_dir: str, log_path: str, what_if: bool = False) -> tuple[subprocess.Popen, str]:
+def start_server(data_dir: str, log_path: str, what_if: bool = False,
+                 protocol: str = "ospl") -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "SEMCAT_TOKENS"}
     env["PYTHONPATH"] = ROOT
     out = open(log_path, "ab")
     entry = ["-m", "bench.bench_http", WHAT_IF] if what_if else ["-m", "mcp_server.cli"]
-    proc = subprocess.Popen([sys.executable, *entry, "serve", "--data", data_dir, "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, *entry, "serve", "--data", data_dir, "--port", str(port),
+                             "--protocol", protocol],
                             cwd=ROOT, env=env, stdout=out, stderr=out)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

@@ -53,11 +53,10 @@ def _pick(rng: random.Random, read_share: float) -> str:
     return "fact_insert"
 
 
-def _client(wl: Workload, rng: random.Random, read_share: float, barrier: threading.Barrier,
-            deadline: list[float], log: list) -> None:
-    barrier.wait()
-    end = deadline[0]
-    while time.perf_counter() < end:
+def client_loop(wl: Workload, rng: random.Random, read_share: float, end: float, log: list,
+                clock: Any = time.perf_counter) -> None:
+    """Run random operations until `clock()` reaches `end`, logging (op, committed, seconds, why)."""
+    while clock() < end:
         op = _pick(rng, read_share)
         t0 = time.perf_counter()
         try:
@@ -69,6 +68,12 @@ def _client(wl: Workload, rng: random.Random, read_share: float, barrier: thread
             log.append((op, False, time.perf_counter() - t0, "conflict"))
         except cc.PreconditionError:
             log.append((op, False, time.perf_counter() - t0, "precondition"))
+
+
+def _client(wl: Workload, rng: random.Random, read_share: float, barrier: threading.Barrier,
+            deadline: list[float], log: list) -> None:
+    barrier.wait()
+    client_loop(wl, rng, read_share, deadline[0], log)
 
 
 def _pct(xs: list[float], q: float) -> float | None:
@@ -206,9 +211,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", help="comma-separated client thread counts")
     ap.add_argument("--mixes", default=",".join(MIXES), help="comma-separated subset of read,balanced,write")
     ap.add_argument("--protocols", default=",".join(PROTOCOLS))
-    ap.add_argument("--out", default=os.path.join(OUT, "mvocc.json"))
+    ap.add_argument("--out", help="JSON results (default bench/out/mvocc.json, or mvocc_http.json)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per cell (protocols interleaved); the median-throughput run is reported")
+    ap.add_argument("--transport", choices=("embedded", "http"), default="embedded",
+                    help="embedded: client threads in this process; http: a `semcat serve` subprocess "
+                         "per run and client threads spread over --client-procs processes (paper §7.1)")
+    ap.add_argument("--client-procs", type=int, default=3, help="client processes with --transport http")
     ap.add_argument("--client-ms", type=float, default=0.0,
                     help="client-side time (sleep) between a writer's catalog reads and its commit, "
                          "e.g. the join and RPC round trips of a remote engine (default 0: in-process)")
@@ -221,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     bad = [m for m in mixes if m not in MIXES] + [p for p in protocols if p not in PROTOCOLS]
     if bad:
         ap.error(f"unknown mix/protocol {bad}; mixes: {', '.join(MIXES)}; protocols: {', '.join(PROTOCOLS)}")
+    if args.transport == "http":
+        from .mvocc_http import run_one_http  # noqa: PLC0415 - only this mode needs the server helpers
     os.makedirs(OUT, exist_ok=True)
     base = os.path.join(OUT, "mvocc_base")
     meta = ensure_base(base)
@@ -234,7 +245,12 @@ def main(argv: list[str] | None = None) -> int:
             for _rep in range(args.repeat):
                 for proto in protocols:
                     k += 1
-                    r = run_one(base, meta, MIXES[mix], proto, thr, duration, client_s=args.client_ms / 1000)
+                    if args.transport == "http":
+                        r = run_one_http(base, meta, MIXES[mix], proto, thr, duration,
+                                         data=os.path.join(OUT, "mvocc_run"), client_s=args.client_ms / 1000,
+                                         procs=args.client_procs)
+                    else:
+                        r = run_one(base, meta, MIXES[mix], proto, thr, duration, client_s=args.client_ms / 1000)
                     runs[proto].append(r)
                     print(f"[{k}/{n_runs}] {mix:8} {proto:4} {thr:2} threads: {r['throughput']:8.1f} txn/s, "
                           f"abort {100 * r['abort_rate']:5.1f}%, cpu {r['cpu_util']}", flush=True)
@@ -243,8 +259,9 @@ def main(argv: list[str] | None = None) -> int:
         _print_mix(mix, results[mix])
     ratios = _ratios(results, max(threads))
     _print_ratios(ratios)
+    args.out = args.out or os.path.join(OUT, "mvocc_http.json" if args.transport == "http" else "mvocc.json")
     with open(args.out, "w") as fh:
-        json.dump({"duration_s": duration, "client_ms": args.client_ms, "threads": threads,
+        json.dump({"duration_s": duration, "client_ms": args.client_ms, "transport": args.transport, "threads": threads,
                    "mixes": {m: MIXES[m] for m in mixes}, "write_weights": WRITE_WEIGHTS, "results": results, "ratios": ratios, "python": sys.version.split()[0]}, fh, indent=1)
     print(f"\nwrote {args.out}")
     return 0

@@ -52,17 +52,20 @@ def _day_after(day: str, n: int) -> str:
 class Workload:
     """Shared state of one run: the catalog, the dataset meta, id and file-name allocators."""
 
-    def __init__(self, cat: cc.Catalog, meta: dict[str, Any], client_s: float = 0.0) -> None:
-        self.cat = cat
+    def __init__(self, cat: Any, meta: dict[str, Any], client_s: float = 0.0, tag: str = "",
+                 id_offset: int = 0) -> None:
+        self.cat = cat  # an embedded Catalog or a remote client (cc.connect)
         self.client_s = client_s  # client-side time between the catalog reads and the commit
         self.days: list[str] = meta["days"]
         self.base_max: dict[str, int] = dict(meta["id_max"])
-        self._next_id = {d: m + 1 for d, m in self.base_max.items()}
+        # client processes allocate names and new dimension ids from disjoint ranges
+        self.tag = tag
+        self._next_id = {d: m + 1 + id_offset for d, m in self.base_max.items()}
         self._lock = threading.Lock()
         self._names = itertools.count()
 
     def name(self) -> str:
-        return f"n-{next(self._names):08d}"
+        return f"n-{self.tag}{next(self._names):08d}"
 
     def new_range(self, dim: str) -> tuple[int, int]:
         per = DIMS[dim][3]
@@ -102,6 +105,7 @@ class Workload:
         txn = self.cat.transaction(author="bench:fact", message=f"insert {table} {day}")
         try:
             txn.merge(table_path(table), table_delta)
+            txn.flush()  # a remote client sends it now, so mgl's X lock also comes first over HTTP
             customers = txn.query(self._dim_query("customer", c_lo, c_lo + CUSTOMER_RANGE))
             items = txn.query(self._dim_query("item", i_lo, i_lo + ITEM_RANGE))
             if not customers or not items:

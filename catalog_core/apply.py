@@ -70,7 +70,7 @@ class View:
         """(child path, is_leaf) of every current child."""
         prefix = children_prefix(path)
         keys: dict[bytes, bool] = {}
-        for _id, _val, _vid, leaf, key in self.store.scan_children(path, self.store.latest_vid, _FULL):
+        for _id, _val, _vid, leaf, key, _p in self.store.scan_children(path, self.store.latest_vid, _FULL):
             keys[key] = leaf
         v: View | None = self
         while v is not None:

@@ -134,7 +134,7 @@ class Catalog:
     def children(self, path: str, vid: int | str | None = None) -> list[Obj]:
         v = self.resolve(vid)
         return [Obj(path.rstrip("/") + "/" + i if path != ROOT else "/" + i, val, w, leaf)
-                for i, val, w, leaf, _k in self._store.scan_children(path, v, _FULL)]
+                for i, val, w, leaf, _k, _p in self._store.scan_children(path, v, _FULL)]
 
     def history(self, path: str) -> list[Version]:
         """Every committed value of one object, oldest first (value None: removed)."""
@@ -211,7 +211,7 @@ class Catalog:
             ops.append(make_op("add", d, obj_value))
             if hook is not None:
                 hook(s, None, _FULL)
-            for cid, val, _w, cleaf, _k in self._store.scan_children(s, vid, _FULL):
+            for cid, val, _w, cleaf, _k, _p in self._store.scan_children(s, vid, _FULL):
                 walk(f"{s}/{cid}" if s != ROOT else f"/{cid}", f"{d}/{cid}", val, cleaf)
 
         walk(src, dst, root.value, root.leaf)

@@ -166,7 +166,7 @@ def plan_files(store: Store, name: str, where: str | None, vid: int,
     for col, ranges in zip(part_cols, levels):
         nxt = []
         for ctx, known, _sure in contexts:
-            for obj_id, value, _v, leaf, _k in store.scan_children(ctx, vid, ranges, counter):
+            for obj_id, value, _v, leaf, _k, _p in store.scan_children(ctx, vid, ranges, counter):
                 if leaf or value.get("obj_type") != "partition":
                     continue
                 vals = dict(known)

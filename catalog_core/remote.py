@@ -389,6 +389,15 @@ class RemoteTransaction(WriteMethods):
         self._cat._call("POST", f"/transactions/{sid}/clone", body=body)
         self._sent = len(self.ops)
 
+    def flush(self) -> None:
+        """Send the buffered writes to the server session now, in one request. Under mgl the server
+        locks them at once, as it locks an embedded transaction's writes; commit sends the rest."""
+        self._check_active()
+        if len(self.ops) > self._sent:
+            sid = self._session()
+            self._cat._call("POST", f"/transactions/{sid}/writes", body={"ops": self._unsent()})
+            self._sent = len(self.ops)
+
     def _unsent(self) -> list[dict]:
         return [op.to_dict() for op in self.ops[self._sent:]]
 

@@ -29,6 +29,7 @@ from msgpack import unpackb as _unpackb
 from .codec import FILE_JSON, inv_vid_bytes, pack, unpack, unpack_leaf, vid_bytes
 from .errors import CatalogError
 from .filecache import FileListCache
+from .leafcache import LeafValueCache
 from .model import FileObj
 from .paths import SEP, children_prefix, key_of, path_of_key, successor
 
@@ -37,8 +38,8 @@ __all__ = ["Store", "Entry"]
 CFS = ("inner", "delta", "leaf", "commits", "snapshots")
 LATEST = b"latest_vid"
 
-# (obj_id, value, vid that wrote it, is_leaf, key)
-Entry = tuple[str, dict, int, bool, bytes]
+# (obj_id, value, vid that wrote it, is_leaf, key, packed leaf value | None for inner objects)
+Entry = tuple[str, dict, int, bool, bytes, "bytes | None"]
 
 
 def _options() -> Options:
@@ -89,6 +90,7 @@ class Store:
             raw = self.db.get(LATEST)
         self.latest_vid: int = int.from_bytes(raw, "big")
         self.files = FileListCache(self.latest_vid)
+        self.leaf_values = LeafValueCache()
 
     def _bootstrap(self) -> None:
         wb = WriteBatch(raw_mode=True)
@@ -183,9 +185,12 @@ class Store:
             yield it.key(), it.value()
             it.next()
 
-    def scan_children(self, parent: str, vid: int, ranges: list, counter: list | None = None) -> Iterator[Entry]:
+    def scan_children(self, parent: str, vid: int, ranges: list, counter: list | None = None,
+                      shared: bool = False) -> Iterator[Entry]:
         """Children of `parent` visible at `vid`, in id order, restricted to the id byte `ranges`
-        (half-open, None = unbounded). `counter` ([scanned, seeks]) is bumped as we go."""
+        (half-open, None = unbounded). `counter` ([scanned, seeks]) is bumped as we go.
+        With `shared`, leaf values come from the decoded-leaf cache and must not be changed or
+        handed out: decode the entry's packed value for a caller."""
         prefix = children_prefix(parent)
         plen = len(prefix)
         end = successor(prefix)
@@ -195,7 +200,7 @@ class Store:
             if counter is not None:
                 counter[1] += 2
             inner = self._visible_inner(klo, khi, vid, plen, counter)
-            leaf = self._visible_leaf(klo, khi, vid, plen, counter)
+            leaf = self._visible_leaf(klo, khi, vid, plen, counter, shared)
             yield from _merge_by_key(inner, leaf)
 
     def _visible_inner(self, lo, hi, vid, plen, counter) -> Iterator[Entry]:
@@ -205,15 +210,24 @@ class Store:
             cur = unpack(raw)
             hit = (None if cur[1] is None else (cur[1], cur[0])) if cur[0] <= vid else self.inner_at(key, cur, vid)
             if hit is not None:
-                yield key[plen:].decode(), hit[0], hit[1], False, key
+                yield key[plen:].decode(), hit[0], hit[1], False, key, None
 
-    def _visible_leaf(self, lo, hi, vid, plen, counter) -> Iterator[Entry]:
-        for key, raw in self._range("leaf", lo, hi):
+    def _visible_leaf(self, lo, hi, vid, plen, counter, shared) -> Iterator[Entry]:
+        ro = ReadOptions()
+        ro.set_iterate_upper_bound(hi)
+        cached = self.leaf_values.value
+        n = 0
+        try:
+            for key, raw in self.cf["leaf"].items(from_key=lo, read_opt=ro):
+                n += 1
+                hit = self.leaf_raw_at(_unpackb(raw), vid)
+                if hit is not None:
+                    packed, create = hit
+                    value = cached(key, create, packed) if shared else unpack_leaf(packed)
+                    yield key[plen:].decode(), value, create, True, key, packed
+        finally:
             if counter is not None:
-                counter[0] += 1
-            hit = self.leaf_at(unpack(raw), vid)
-            if hit is not None:
-                yield key[plen:].decode(), hit[0], hit[1], True, key
+                counter[0] += n
 
     def scan_leaves(self, parent: str, vid: int, counter: list | None = None) -> Iterator[tuple[str, bytes, int]]:
         """(obj_id, packed value, create vid) of the leaf children of `parent` visible at `vid`: the

@@ -110,6 +110,14 @@ class WriteMethods:
     def abort(self) -> None:
         raise NotImplementedError
 
+    def _check_active(self) -> None:
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        """Hand buffered writes to the engine now. An embedded transaction has none buffered;
+        a remote one sends them to its server session (see RemoteTransaction.flush)."""
+        self._check_active()
+
     def __enter__(self):
         return self
 

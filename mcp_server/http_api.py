@@ -37,6 +37,7 @@ from .models import (
     TxnCloneBody,
     TxnCommitBody,
     TxnQueryBody,
+    TxnWritesBody,
     WireOp,
 )
 from .sessions import SessionManager
@@ -322,6 +323,19 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
         s = sessions.acquire(txn_id)
         return stream_objects(gate, lambda st: s.txn.iter_query(body.query, st), body.batch_size,
                               on_end=lambda: sessions.release(s))
+
+    @r.post("/transactions/{txn_id}/writes", summary="Send buffered writes to the session (all or none)")
+    def txn_writes(txn_id: str, body: TxnWritesBody, request: Request) -> Response:
+        # Under mgl the session locks them now, as an embedded transaction's writes are locked.
+        _need_write(request, "write")
+        with gate, sessions.use(txn_id) as s:
+            before = len(s.txn.ops)
+            try:
+                record_ops(s.txn, body.ops)
+            except BaseException:
+                del s.txn.ops[before:]  # a rejected op leaves the session's earlier writes only
+                raise
+            return json_response({"ops": len(s.txn.ops)})
 
     @r.post("/transactions/{txn_id}/clone", summary="Clone inside a transaction (after the buffered writes)")
     def txn_clone(txn_id: str, body: TxnCloneBody) -> Response:

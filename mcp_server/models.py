@@ -64,6 +64,10 @@ class TxnCommitBody(_Body):
     ops: list[WireOp] = []
 
 
+class TxnWritesBody(_Body):
+    ops: list[WireOp]
+
+
 class CloneBody(_Body):
     src: str
     dst: str

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..codec import unpack_leaf
 from ..model import Obj, QueryStats
 from ..storage import Store
 from .ast import Query, Step
@@ -37,12 +38,14 @@ def _node(store: Store, contexts: Iterator[str], step: Step, vid: int, last: boo
                 read_vid = override
         if not ranges:
             continue
-        for obj_id, value, wvid, leaf, _key in store.scan_children(parent, read_vid, ranges, counter):
+        # Leaf values are shared with the decoded-leaf cache: what a caller gets is decoded anew.
+        for obj_id, value, wvid, leaf, _key, packed in store.scan_children(parent, read_vid, ranges, counter,
+                                                                           shared=True):
             if not pred(obj_id, value):
                 continue
             tally["matched"] += 1
             if last:
-                yield Obj(_child_path(parent, obj_id), value, wvid, leaf)
+                yield Obj(_child_path(parent, obj_id), unpack_leaf(packed) if leaf else value, wvid, leaf)
             elif not leaf:  # leaves have no children: scanning under them is a wasted seek
                 yield _child_path(parent, obj_id)
 

@@ -194,6 +194,27 @@ def test_clone_shares_leaves_and_is_independent(cat):
         cat.clone("/nope", "/dst")
 
 
+def test_flush_hands_writes_over_and_commit_keeps_them(cat):
+    lake(cat)
+    with cat.transaction() as t:
+        t.update("/wh/sales", {"obj_type": "namespace", "n": 1})
+        t.flush()
+        assert t.get("/wh/sales").value["n"] == 1
+        t.merge("/wh/sales/orders", {"stats": {"row_count": {"op": "+", "val": 5}}})
+        t.flush()
+        t.flush()  # nothing left to send
+        t.add("/wh/sales/notes", {"obj_type": "note"})
+    assert cat.get("/wh/sales").value["n"] == 1 and cat.get("/wh/sales/orders").value["stats"]["row_count"] == 5
+    assert cat.get("/wh/sales/notes") is not None
+    t = cat.transaction()
+    t.update("/wh/sales", {"obj_type": "namespace", "n": 2})
+    t.flush()
+    t.abort()
+    assert cat.get("/wh/sales").value["n"] == 1
+    with pytest.raises(errors.TransactionClosedError):
+        t.flush()
+
+
 def test_clone_inside_a_transaction_keeps_write_order(cat):
     lake(cat)
     with cat.transaction() as t:

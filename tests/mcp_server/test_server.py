@@ -207,6 +207,44 @@ def test_rejected_write_set_changes_nothing(http, engine):
 
 
 # ------------------------------------------------------------------ transaction sessions
+def test_flushed_writes_are_all_or_nothing_and_need_a_write_token(http, engine, secured):
+    with engine.transaction() as t:
+        t.add("/c", {"n": 0})
+    tid = http.post("/v1/transactions", json={}).json()["txn_id"]
+    ok = {"kind": "merge", "path": "/c", "value": {"n": {"op": "+", "val": 1}}}
+    assert http.post(f"/v1/transactions/{tid}/writes", json={"ops": [ok]}).json() == {"ops": 1}
+    bad = [{"kind": "add", "path": "/c/a", "value": {}}, {"kind": "add", "path": "bad//path", "value": {}}]
+    body = err(http.post(f"/v1/transactions/{tid}/writes", json={"ops": bad}), 400, "InvalidPathError")
+    assert body["details"]["op_index"] == 1
+    assert http.post(f"/v1/transactions/{tid}/commit", json={"ops": []}).json() == {"vid": 2}
+    assert engine.get("/c").value == {"n": 1} and engine.get("/c/a") is None  # /c/a was dropped with its batch
+    reader = cc.connect(secured.url, token=READ)
+    txn = reader.transaction()
+    txn.update("/c", {"n": 9})
+    with pytest.raises(errors.PermissionDeniedError):
+        txn.flush()
+    assert engine.get("/c").value == {"n": 1}
+
+
+def test_mgl_locks_flushed_writes_before_the_commit(data_dir):
+    with cc.Catalog.open(data_dir, protocol="mgl") as cat:
+        with cat.transaction() as t:
+            t.add("/c", {"n": 0})
+        with serve_in_thread(cat) as handle:
+            remote = cc.connect(handle.url)
+            holder = remote.transaction()
+            holder.update("/c", {"n": 1})
+            holder.flush()  # the server session now holds the X lock on /c
+            got: list = []
+            reader = threading.Thread(target=lambda: got.append(cc.connect(handle.url).transaction().get("/c")))
+            reader.start()
+            reader.join(0.5)
+            assert reader.is_alive() and not got  # blocked behind the flushed write, not after the commit
+            holder.commit()
+            reader.join(10)
+            assert got and got[0].value == {"n": 1}  # strict 2PL: it reads what the holder committed
+
+
 def test_unknown_and_finished_transaction_ids(http, server):
     err(http.get("/v1/transactions/nope/objects", params={"path": "/"}), 404, "NotFoundError")
     err(http.post("/v1/transactions/nope/commit", json={}), 404, "NotFoundError")
