@@ -368,3 +368,15 @@ def test_plan_files_of_a_clone_share_the_files(sales):
     assert sales.plan_files("wh.s.orders", where=where) == []
     assert [f.value for f in sales.plan_files("wh.s.orders_copy", where='d = "2001-06-02"')] == \
         [sales.get(f"/wh/s/orders/d=2001-06-02/region={r}/f{i}").value for r in ("asia", "emea") for i in range(4)]
+
+
+def test_query_results_do_not_share_the_decoded_leaf_cache(sales):
+    q = '/[obj_id = "wh"]/*/*/[obj_id = "d=2001-06-01"]/[obj_id = "region=asia"]/[columns.price.min = 0]'
+    first = sales.query(q)
+    assert [o.obj_id for o in first] == ["f0"]
+    first[0].value["columns"]["price"]["min"] = 99  # the caller's copy only
+    again = sales.query(q)
+    assert [o.obj_id for o in again] == ["f0"] and again[0].value["columns"]["price"]["min"] == 0
+    assert again[0].value is not first[0].value
+    assert len(sales._store.leaf_values) > 0  # the predicate did read through the cache
+    assert sales.query(q[: q.rindex("/")] + "/[columns.price.min = 99]") == []
