@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import queue
 import random
 import threading
 import time
@@ -64,6 +65,21 @@ def _client_proc(url: str, meta: dict, read_share: float, threads: int, seed: st
     out.put((idx, logs, failures))
 
 
+def _collect(out: Any, children: list, deadline: float) -> list:
+    """Every client process's (index, logs, failures); a client that died says so at once."""
+    results: list = []
+    while len(results) < len(children):
+        try:
+            results.append(out.get(timeout=1))
+        except queue.Empty:
+            dead = [c.exitcode for c in children if c.exitcode not in (None, 0)]
+            if dead:
+                raise RuntimeError(f"a client process exited with code {dead[0]}; see its output above") from None
+            if time.time() > deadline:
+                raise RuntimeError("client processes did not report in time") from None
+    return results
+
+
 def run_one_http(base: str, meta: dict, read_share: float, protocol: str, threads: int, duration: float,
                  data: str, seed: int = 0, client_s: float = 0.0, procs: int = 3) -> dict[str, Any]:
     """One timed run against a fresh copy of the pre-built catalog served over HTTP."""
@@ -86,7 +102,7 @@ def run_one_http(base: str, meta: dict, read_share: float, protocol: str, thread
                 raise RuntimeError("a client process did not start")
         cpu0 = _cpu_seconds(proc.pid)
         start.value = time.time() + 0.2
-        results = [out.get(timeout=duration + 600) for _ in children]
+        results = _collect(out, children, time.time() + duration + 600)
         elapsed = time.time() - start.value
         cpu = _cpu_seconds(proc.pid) - cpu0
         for c in children:

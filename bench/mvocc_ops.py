@@ -23,8 +23,6 @@ import time
 from datetime import date, timedelta
 from typing import Any
 
-import catalog_core as cc
-
 from .mvocc_data import DIMS, FACTS, SMALL_FILE, bid, dim_file, fact_file, partition_path, table_path
 
 __all__ = ["Workload", "OPS", "WRITE_WEIGHTS"]
