@@ -71,11 +71,22 @@ class FileListCache:
             self.hits += 1
             return hit[1], hit[2]
 
-    def put(self, prefix: bytes, floor: int, vid: int, entries: Entries, scanned: int) -> None:
-        """Keep a list computed at `vid`, when `floor` was read after `vid` was taken."""
+    def allowance(self) -> list[int]:
+        """What one plan may add: half the budget, so a plan over a long range keeps its first
+        lists and leaves the rest of the cache (other callers' hot partitions) in place."""
+        return [self.max_bytes // 2]
+
+    def put(self, prefix: bytes, floor: int, vid: int, entries: Entries, scanned: int,
+            room: list[int] | None = None) -> None:
+        """Keep a list computed at `vid`, when `floor` was read after `vid` was taken. `room`
+        (an allowance) is charged for the list; a list that does not fit is not kept."""
         size = sum(len(raw) for _p, raw, _v in entries) + 100 * len(entries)
         if self.max_bytes <= 0 or vid < floor or size > self.max_bytes // 4:
             return
+        if room is not None:
+            if size > room[0]:
+                return
+            room[0] -= size
         with self._lock:
             if self.floor(prefix) != floor:
                 return  # a commit wrote under the prefix meanwhile

@@ -176,9 +176,10 @@ def plan_files(store: Store, name: str, where: str | None, vid: int,
                     nxt.append((ctx + "/" + obj_id, vals, verdict is True))
         contexts = nxt
     files: list[FileObj] = []
+    room = store.files.allowance()
     for ctx, known, sure in contexts:
         if sure or not by_stats:
-            files += store.scan_files(ctx, vid, counter)
+            files += store.scan_files(ctx, vid, counter, room)
             continue
         for obj_id, raw, wvid in store.scan_leaves(ctx, vid, counter):
             value = unpack_leaf(raw)

@@ -257,10 +257,12 @@ class Store:
             if counter is not None:
                 counter[0] += n
 
-    def scan_files(self, parent: str, vid: int, counter: list | None = None) -> list[FileObj]:
+    def scan_files(self, parent: str, vid: int, counter: list | None = None,
+                   room: list[int] | None = None) -> list[FileObj]:
         """The file leaves of `parent` visible at `vid`, left packed (FileObj decodes on access):
         plan_files' inner loop when no file statistics need checking. Recently planned lists
-        come from the file-list cache; `counter` counts their objects as scanned all the same."""
+        come from the file-list cache (a list read here is kept if it fits `room`, the plan's
+        allowance); `counter` counts their objects as scanned all the same."""
         prefix = children_prefix(parent)
         hit = self.files.get(prefix, vid)
         if hit is not None:
@@ -268,7 +270,7 @@ class Store:
         else:
             floor = self.files.floor(prefix)  # read after the caller took `vid`
             entries, n = self._read_files(prefix, parent + "/", vid)
-            self.files.put(prefix, floor, vid, entries, n)
+            self.files.put(prefix, floor, vid, entries, n, room)
         if counter is not None:
             counter[0] += n
             counter[1] += 1

@@ -48,6 +48,24 @@ def test_the_cache_stays_within_its_byte_budget():
     assert c.get(children_prefix("/t/d=9"), 0) is not None and c.get(children_prefix("/t/d=0"), 0) is None
 
 
+def test_one_long_plan_does_not_flush_the_lists_others_use(data_dir):
+    with cc.Catalog.open(data_dir, file_cache_mb=0.05) as cat:  # ~52 kB: a few partitions' lists
+        with cat.transaction() as t:
+            t.add("/wh", {"obj_type": "catalog"})
+            t.add("/wh/s", {"obj_type": "namespace"})
+            t.add("/wh/s/t", {"obj_type": "table", "partition_by": ["d"]})
+            for d in range(40):
+                t.add(f"/wh/s/t/d={d:02d}", {"obj_type": "partition", "d": f"{d:02d}"})
+                for i in range(10):
+                    t.add(f"/wh/s/t/d={d:02d}/f{i}", {"obj_type": "file", "path": "x" * 100}, leaf=True)
+        hot = children_prefix("/wh/s/t/d=00")  # the long plan reads it first, then 39 more lists
+        cat.plan_files("wh.s.t", where='d = "00"')
+        assert cat._store.files.get(hot, cat.latest_vid) is not None
+        assert len(cat.plan_files("wh.s.t")) == 400  # every partition: more than the whole budget
+        assert cat._store.files.get(hot, cat.latest_vid) is not None  # still there
+        assert cat._store.files._bytes <= cat._store.files.max_bytes
+
+
 def _names(files):
     return sorted(f.path for f in files)
 
