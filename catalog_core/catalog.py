@@ -42,6 +42,9 @@ class Catalog:
     """A catalog stored in a local data directory (`catalog/` RocksDB + `warehouse/`)."""
 
     def __init__(self, data_dir: str, protocol: str = "ospl", file_cache_mb: float = 64) -> None:
+        if isinstance(file_cache_mb, bool) or not isinstance(file_cache_mb, (int, float)) or not file_cache_mb >= 0:
+            raise InvalidValueError(f"file_cache_mb must be a number of MiB >= 0 (0 turns the cache off), "
+                                    f"got {file_cache_mb!r}")
         self.data_dir = os.path.abspath(data_dir)
         self.warehouse = os.path.join(self.data_dir, "warehouse")
         os.makedirs(self.warehouse, exist_ok=True)

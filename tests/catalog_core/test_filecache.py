@@ -145,10 +145,16 @@ def test_concurrent_plans_match_an_uncached_scan_at_the_same_vid(cat):
     assert cat._store.files.hits > 0  # the readers did exercise the cache
 
 
-@pytest.mark.parametrize("size", [0])
-def test_a_zero_budget_disables_the_cache(data_dir, size):
-    with cc.Catalog.open(data_dir, file_cache_mb=size) as cat:
+def test_a_zero_budget_disables_the_cache(data_dir):
+    with cc.Catalog.open(data_dir, file_cache_mb=0) as cat:
         lake(cat)
         for _ in range(3):
             assert len(cat.plan_files("wh.sales.orders")) == 6
         assert cat._store.files.hits == 0
+
+
+@pytest.mark.parametrize("size", [-1, "64", None, float("nan"), True])
+def test_a_bad_budget_is_refused_before_anything_opens(data_dir, size):
+    with pytest.raises(cc.errors.InvalidValueError, match="file_cache_mb"):
+        cc.Catalog.open(data_dir, file_cache_mb=size)
+    cc.Catalog.open(data_dir).close()  # nothing was left locked
