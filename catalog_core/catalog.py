@@ -176,8 +176,10 @@ class Catalog:
             return _plan_files(self._store, table, where, self.resolve(vid), stats)
 
     def clear_caches(self) -> None:
-        """Forget the file lists plan_files keeps in memory (benchmarks measure cold plans)."""
+        """Forget the leaf lists and decoded values kept in memory (benchmarks measure cold reads)."""
         self._store.files.clear()
+        self._store.leaf_lists.clear()
+        self._store.leaf_values.clear()
 
     # ---------------------------------------------------------------- snapshots, clone
     def snapshot(self, name: str, vid: int | str | None = None) -> Snapshot:

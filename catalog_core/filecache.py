@@ -1,6 +1,7 @@
-"""The visible file lists of recently planned partitions, kept in memory.
+"""Visible leaf lists of recently read parents, kept in memory: the file lists of planned
+partitions, and the decoded leaves of full-range predicate scans.
 
-A partition's list of files changes only when a commit writes a leaf under it, so one list
+A parent's list of leaves changes only when a commit writes a leaf under it, so one list
 serves every read vid from that commit on. Each children prefix has a *floor*: the vid of
 the last commit that wrote a leaf under it since the catalog was opened (or the vid at open).
 A list computed at a read vid >= floor holds for every read vid >= floor while the floor
@@ -8,8 +9,8 @@ stays put. Commits raise the floor before they are published, so a reader that t
 after a commit always sees that commit's floor.
 
 Bounded by the bytes of the values it holds (least recently used lists go first). Entries
-are immutable tuples; each plan builds fresh FileObj around them, so a caller never shares
-a decoded value with another.
+are immutable tuples; each plan builds fresh FileObj around them, and scans hand callers a
+fresh decode, so a caller never shares a value with another.
 """
 
 from __future__ import annotations
@@ -20,10 +21,15 @@ from collections.abc import Iterable
 
 from .paths import SEP
 
-__all__ = ["FileListCache", "Entries"]
+__all__ = ["FileListCache", "Entries", "files_size"]
 
-# (path, packed value, create vid) of each visible file, in id order
-Entries = tuple[tuple[str, bytes, int], ...]
+# One tuple per visible leaf, in id order; the file lists hold (path, packed value, create vid).
+Entries = tuple[tuple, ...]
+
+
+def files_size(entries: Entries) -> int:
+    """Approximate bytes held by a file list: the packed values plus the tuples around them."""
+    return sum(len(raw) for _p, raw, _v in entries) + 100 * len(entries)
 
 _MAX_FLOORS = 1_000_000  # past this many written prefixes, reset: raise every floor at once
 
@@ -77,10 +83,11 @@ class FileListCache:
         return [self.max_bytes // 2]
 
     def put(self, prefix: bytes, floor: int, vid: int, entries: Entries, scanned: int,
-            room: list[int] | None = None) -> None:
+            room: list[int] | None = None, size: int | None = None) -> None:
         """Keep a list computed at `vid`, when `floor` was read after `vid` was taken. `room`
-        (an allowance) is charged for the list; a list that does not fit is not kept."""
-        size = sum(len(raw) for _p, raw, _v in entries) + 100 * len(entries)
+        (an allowance) is charged for the list; a list that does not fit is not kept. `size`
+        defaults to that of a file list."""
+        size = files_size(entries) if size is None else size
         if self.max_bytes <= 0 or vid < floor or size > self.max_bytes // 4:
             return
         if room is not None:

@@ -178,7 +178,7 @@ class TransactionManager:
             if accepted:
                 for key, value in overlay.inner.items():
                     store.put(wb, "inner", key, value)
-                store.files.written(overlay.leaf.keys(), next_vid - 1)
+                store.written_leaves(overlay.leaf.keys(), next_vid - 1)
                 for key, value in overlay.leaf.items():
                     store.put(wb, "leaf", key, value)
                 for key, start, end, value in overlay.deltas:

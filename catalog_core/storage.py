@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from rocksdict import Options, ReadOptions, Rdict, WriteBatch, WriteOptions
@@ -90,6 +90,7 @@ class Store:
             raw = self.db.get(LATEST)
         self.latest_vid: int = int.from_bytes(raw, "big")
         self.files = FileListCache(self.latest_vid)
+        self.leaf_lists = FileListCache(self.latest_vid, max_bytes=32 << 20)
         self.leaf_values = LeafValueCache()
 
     def _bootstrap(self) -> None:
@@ -185,12 +186,20 @@ class Store:
             yield it.key(), it.value()
             it.next()
 
+    def written_leaves(self, keys: Iterable[bytes], vid: int) -> None:
+        """Commits up to `vid` write these leaf keys: called before they become visible, so the
+        in-memory leaf lists of their parents are never served past them."""
+        keys = list(keys)
+        self.files.written(keys, vid)
+        self.leaf_lists.written(keys, vid)
+
     def scan_children(self, parent: str, vid: int, ranges: list, counter: list | None = None,
                       shared: bool = False) -> Iterator[Entry]:
         """Children of `parent` visible at `vid`, in id order, restricted to the id byte `ranges`
         (half-open, None = unbounded). `counter` ([scanned, seeks]) is bumped as we go.
-        With `shared`, leaf values come from the decoded-leaf cache and must not be changed or
-        handed out: decode the entry's packed value for a caller."""
+        With `shared`, leaf values come from the in-memory caches (a full-range scan reads a
+        cached leaf list) and must not be changed or handed out: decode the entry's packed value
+        for a caller."""
         prefix = children_prefix(parent)
         plen = len(prefix)
         end = successor(prefix)
@@ -200,8 +209,27 @@ class Store:
             if counter is not None:
                 counter[1] += 2
             inner = self._visible_inner(klo, khi, vid, plen, counter)
-            leaf = self._visible_leaf(klo, khi, vid, plen, counter, shared)
+            if shared and lo is None and hi is None:
+                leaf = iter(self._leaf_list(prefix, vid, counter))
+            else:
+                leaf = self._visible_leaf(klo, khi, vid, plen, counter, shared)
             yield from _merge_by_key(inner, leaf)
+
+    def _leaf_list(self, prefix: bytes, vid: int, counter: list | None) -> tuple:
+        """Every visible leaf under `prefix` as shared entries, from the leaf-list cache."""
+        hit = self.leaf_lists.get(prefix, vid)
+        if hit is not None:
+            entries, n = hit
+        else:
+            floor = self.leaf_lists.floor(prefix)  # read after the caller took `vid`
+            scanned = [0, 0]
+            entries = tuple(self._visible_leaf(prefix, successor(prefix), vid, len(prefix), scanned, True))
+            n = scanned[0]
+            # decoded values take about twice their packed bytes
+            self.leaf_lists.put(prefix, floor, vid, entries, n, size=sum(3 * len(e[5]) + 200 for e in entries))
+        if counter is not None:
+            counter[0] += n
+        return entries
 
     def _visible_inner(self, lo, hi, vid, plen, counter) -> Iterator[Entry]:
         for key, raw in self._range("inner", lo, hi):
