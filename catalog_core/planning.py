@@ -9,7 +9,6 @@ from functools import lru_cache
 from typing import Any
 
 from .errors import InvalidValueError, NotFoundError
-from .codec import unpack_leaf
 from .model import FileObj, QueryStats
 from .paths import split
 from .query import parse_expr
@@ -178,18 +177,15 @@ def plan_files(store: Store, name: str, where: str | None, vid: int,
     files: list[FileObj] = []
     room = store.files.allowance()
     for ctx, known, sure in contexts:
+        found = store.scan_files(ctx, vid, counter, room)
         if sure or not by_stats:
-            files += store.scan_files(ctx, vid, counter, room)
+            files += found
             continue
-        for obj_id, raw, wvid in store.scan_leaves(ctx, vid, counter):
-            value = unpack_leaf(raw)
-            if value.get("obj_type") != "file":
-                continue
-            ranges = _file_ranges(value)
+        for f in found:
+            ranges = _file_ranges(f.value)
             ranges.update(known)
-            if _Pruner(ranges).eval(expr) is False:
-                continue
-            files.append(FileObj(ctx + "/" + obj_id, raw, wvid, value))
+            if _Pruner(ranges).eval(expr) is not False:
+                files.append(f)
     if stats is not None:
         stats.scanned, stats.seeks, stats.matched = counter[0], counter[1], len(files)
     return files

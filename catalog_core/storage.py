@@ -257,40 +257,12 @@ class Store:
             if counter is not None:
                 counter[0] += n
 
-    def scan_leaves(self, parent: str, vid: int, counter: list | None = None) -> Iterator[tuple[str, bytes, int]]:
-        """(obj_id, packed value, create vid) of the leaf children of `parent` visible at `vid`: the
-        file level of plan_files, kept to one flat loop because it runs once per file. Values stay
-        packed (codec.unpack_leaf) so that planning decodes only the files it must look into."""
-        prefix = children_prefix(parent)
-        plen = len(prefix)
-        ro = ReadOptions()
-        ro.set_iterate_upper_bound(successor(prefix))
-        if counter is not None:
-            counter[1] += 1
-        n = 0
-        try:
-            for key, raw in self.cf["leaf"].items(from_key=prefix, read_opt=ro):
-                n += 1
-                lts = unpack(raw)
-                if len(lts) == 1:
-                    create, tomb, value, ref = lts[0]
-                    if create > vid or (tomb and tomb <= vid):
-                        continue
-                    yield key[plen:].decode(), (value if ref is None else self.resolve_ref_raw(ref)), create
-                else:
-                    hit = self.leaf_raw_at(lts, vid)
-                    if hit is not None:
-                        yield key[plen:].decode(), hit[0], hit[1]
-        finally:
-            if counter is not None:
-                counter[0] += n
-
     def scan_files(self, parent: str, vid: int, counter: list | None = None,
                    room: list[int] | None = None) -> list[FileObj]:
         """The file leaves of `parent` visible at `vid`, left packed (FileObj decodes on access):
-        plan_files' inner loop when no file statistics need checking. Recently planned lists
-        come from the file-list cache (a list read here is kept if it fits `room`, the plan's
-        allowance); `counter` counts their objects as scanned all the same."""
+        plan_files' file level, which decodes only the files whose statistics it checks.
+        Recently planned lists come from the file-list cache (a list read here is kept if it fits
+        `room`, the plan's allowance); `counter` counts their objects as scanned all the same."""
         prefix = children_prefix(parent)
         hit = self.files.get(prefix, vid)
         if hit is not None:
