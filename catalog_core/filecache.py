@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from .paths import SEP
 
-__all__ = ["FileListCache", "Entries", "files_size"]
+__all__ = ["Floors", "FileListCache", "Entries", "files_size", "parent_prefix"]
 
 # One tuple per visible leaf, in id order; the file lists hold (path, packed value, create vid).
 Entries = tuple[tuple, ...]
@@ -30,6 +30,7 @@ Entries = tuple[tuple, ...]
 def files_size(entries: Entries) -> int:
     """Approximate bytes held by a file list: the packed values plus the tuples around them."""
     return sum(len(raw) for _p, raw, _v in entries) + 100 * len(entries)
+
 
 _MAX_FLOORS = 1_000_000  # past this many written prefixes, reset: raise every floor at once
 
@@ -40,31 +41,45 @@ def parent_prefix(leaf_key: bytes) -> bytes:
     return leaf_key[: i + 1] if i >= 0 else leaf_key[:2]
 
 
-class FileListCache:
-    def __init__(self, open_vid: int, max_bytes: int = 64 << 20) -> None:
-        self.max_bytes = max_bytes
+class Floors:
+    """The floor of every children prefix, shared by all the lists kept of the same store."""
+
+    def __init__(self, open_vid: int) -> None:
         self._base = open_vid  # every leaf written before the catalog was opened is older
-        self._floors: dict[bytes, int] = {}
+        self._vids: dict[bytes, int] = {}
+        self._lock = threading.Lock()
+
+    def get(self, prefix: bytes) -> int:
+        return self._vids.get(prefix, self._base)
+
+    def raise_to(self, prefixes: Iterable[bytes], vid: int) -> None:
+        """Commits up to `vid` write leaves under these prefixes: call before they become visible.
+        A list kept under an older floor no longer matches, and is never served again."""
+        with self._lock:
+            for prefix in prefixes:
+                self._vids[prefix] = vid
+            if len(self._vids) > _MAX_FLOORS:
+                self._base = vid
+                self._vids.clear()
+
+
+class FileListCache:
+    def __init__(self, floors: Floors, max_bytes: int = 64 << 20) -> None:
+        self.max_bytes = max_bytes
+        self.floors = floors
         self._lists: OrderedDict[bytes, tuple[int, Entries, int, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
     def floor(self, prefix: bytes) -> int:
-        return self._floors.get(prefix, self._base)
+        return self.floors.get(prefix)
 
-    def written(self, leaf_keys: Iterable[bytes], vid: int) -> None:
-        """Commits up to `vid` write these leaf keys: call before they become visible."""
+    def drop(self, prefixes: Iterable[bytes]) -> None:
+        """Free the lists of prefixes whose floor was just raised (they can no longer be served)."""
         with self._lock:
-            for key in leaf_keys:
-                prefix = parent_prefix(key)
-                self._floors[prefix] = vid
+            for prefix in prefixes:
                 self._drop(prefix)
-            if len(self._floors) > _MAX_FLOORS:
-                self._base = vid
-                self._floors.clear()
-                self._lists.clear()
-                self._bytes = 0
 
     def get(self, prefix: bytes, vid: int) -> tuple[Entries, int] | None:
         """(entries, objects scanned to build them) valid at `vid`, or None."""

@@ -28,7 +28,7 @@ from msgpack import unpackb as _unpackb
 
 from .codec import FILE_JSON, inv_vid_bytes, pack, unpack, unpack_leaf, vid_bytes
 from .errors import CatalogError
-from .filecache import FileListCache
+from .filecache import FileListCache, Floors, parent_prefix
 from .leafcache import LeafValueCache
 from .model import FileObj
 from .paths import SEP, children_prefix, key_of, path_of_key, successor
@@ -89,8 +89,9 @@ class Store:
             self._bootstrap()
             raw = self.db.get(LATEST)
         self.latest_vid: int = int.from_bytes(raw, "big")
-        self.files = FileListCache(self.latest_vid)
-        self.leaf_lists = FileListCache(self.latest_vid, max_bytes=32 << 20)
+        floors = Floors(self.latest_vid)
+        self.files = FileListCache(floors)
+        self.leaf_lists = FileListCache(floors, max_bytes=32 << 20)
         self.leaf_values = LeafValueCache()
 
     def _bootstrap(self) -> None:
@@ -189,9 +190,10 @@ class Store:
     def written_leaves(self, keys: Iterable[bytes], vid: int) -> None:
         """Commits up to `vid` write these leaf keys: called before they become visible, so the
         in-memory leaf lists of their parents are never served past them."""
-        keys = list(keys)
-        self.files.written(keys, vid)
-        self.leaf_lists.written(keys, vid)
+        prefixes = {parent_prefix(key) for key in keys}
+        self.files.floors.raise_to(prefixes, vid)
+        self.files.drop(prefixes)
+        self.leaf_lists.drop(prefixes)
 
     def scan_children(self, parent: str, vid: int, ranges: list, counter: list | None = None,
                       shared: bool = False) -> Iterator[Entry]:

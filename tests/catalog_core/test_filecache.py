@@ -5,7 +5,7 @@ import threading
 import pytest
 
 import catalog_core as cc
-from catalog_core.filecache import FileListCache, parent_prefix
+from catalog_core.filecache import FileListCache, Floors, parent_prefix
 from catalog_core.paths import children_prefix, key_of
 
 from .conftest import lake
@@ -21,26 +21,26 @@ def test_parent_prefix_matches_children_prefix():
 
 
 def test_a_commit_between_the_floor_read_and_the_put_keeps_the_list_out():
-    c = FileListCache(open_vid=10)
+    c = FileListCache(Floors(open_vid=10))
     floor = c.floor(P)
-    c.written([key_of("/wh/sales/orders/d=2001-06-01/f9")], 11)
+    c.floors.raise_to([parent_prefix(key_of("/wh/sales/orders/d=2001-06-01/f9"))], 11)
     c.put(P, floor, 10, ENTRIES, 1)
     assert c.get(P, 11) is None and c.get(P, 10) is None
 
 
 def test_lists_hold_from_their_floor_until_the_next_write():
-    c = FileListCache(open_vid=10)
+    c = FileListCache(Floors(open_vid=10))
     c.put(P, c.floor(P), 9, ENTRIES, 1)  # computed below the floor: not kept
     assert c.get(P, 12) is None
     c.put(P, c.floor(P), 12, ENTRIES, 1)
     assert c.get(P, 10) == (ENTRIES, 1) and c.get(P, 99) == (ENTRIES, 1)
     assert c.get(P, 9) is None  # older than the floor: the list may differ there
-    c.written([key_of("/wh/sales/orders/d=2001-06-01/f0")], 13)
+    c.floors.raise_to([parent_prefix(key_of("/wh/sales/orders/d=2001-06-01/f0"))], 13)
     assert c.get(P, 13) is None and c.get(P, 12) is None
 
 
 def test_the_cache_stays_within_its_byte_budget():
-    c = FileListCache(open_vid=0, max_bytes=40_000)
+    c = FileListCache(Floors(open_vid=0), max_bytes=40_000)
     big = tuple((f"/p/f{i}", b"x" * 900, 1) for i in range(10))  # ~10 kB each list
     for day in range(10):
         c.put(children_prefix(f"/t/d={day}"), 0, 0, big, 10)
