@@ -14,7 +14,7 @@ from .merge import apply_delta, validate_delta
 from .model import Obj
 from .paths import ROOT, validate
 
-__all__ = ["WriteOp", "WriteMethods", "make_op", "op_from_dict", "own_writes", "KINDS"]
+__all__ = ["WriteOp", "CommitOnExit", "WriteMethods", "make_op", "op_from_dict", "own_writes", "KINDS"]
 
 KINDS = ("add", "update", "remove", "merge", "leafref")
 
@@ -94,29 +94,17 @@ def own_writes(ops: list[WriteOp], path: str, obj: Obj | None) -> Obj | None:
     return obj
 
 
-class WriteMethods:
-    """What the embedded and the remote transaction share: the context protocol (commit on a
-    clean exit, abort on an exception) and the writes, each validated for shape and handed to
-    `_record`."""
+class CommitOnExit:
+    """The context protocol of every transaction kind: `with` commits on a clean exit and
+    aborts on an exception; an already ended transaction is left as it is."""
 
     state: str
 
-    def _record(self, op: WriteOp) -> None:
-        raise NotImplementedError
-
-    def commit(self) -> int:
+    def commit(self) -> Any:
         raise NotImplementedError
 
     def abort(self) -> None:
         raise NotImplementedError
-
-    def _check_active(self) -> None:
-        raise NotImplementedError
-
-    def flush(self) -> None:
-        """Hand buffered writes to the engine now. An embedded transaction has none buffered;
-        a remote one sends them to its server session (see RemoteTransaction.flush)."""
-        self._check_active()
 
     def __enter__(self):
         return self
@@ -128,6 +116,22 @@ class WriteMethods:
             self.commit()
         else:
             self.abort()
+
+
+class WriteMethods(CommitOnExit):
+    """What the embedded and the remote transaction share: the context protocol and the writes,
+    each validated for shape and handed to `_record`."""
+
+    def _record(self, op: WriteOp) -> None:
+        raise NotImplementedError
+
+    def _check_active(self) -> None:
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        """Hand buffered writes to the engine now. An embedded transaction has none buffered;
+        a remote one sends them to its server session (see RemoteTransaction.flush)."""
+        self._check_active()
 
     def add(self, path: str, value: dict[str, Any], leaf: bool = False) -> None:
         """Create `path`; at commit its parent must exist and the path must not."""

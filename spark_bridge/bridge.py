@@ -34,6 +34,7 @@ from catalog_core.errors import (
     PreconditionError,
 )
 from catalog_core.planning import table_path
+from catalog_core.writeset import CommitOnExit
 
 from . import files as fl
 from . import footers
@@ -303,7 +304,7 @@ class Bridge:
             fl.delete_dir(w.staging)
 
 
-class BridgeTransaction:
+class BridgeTransaction(CommitOnExit):
     """Writes staged now, committed together on exit (one catalog commit); `result` afterwards."""
 
     def __init__(self, bridge: Bridge, author: str = "", message: str = "") -> None:
@@ -313,17 +314,6 @@ class BridgeTransaction:
         self.state = "active"
         self._tables: dict[str, dict] = {}  # table -> its value as this transaction will leave it
         self._job: str | None = None
-
-    def __enter__(self) -> "BridgeTransaction":
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if self.state != "active":
-            return
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
 
     def write(self, df: Any, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
               options: dict[str, Any] | None = None) -> StagedWrite:
