@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import errors
-from .catalog import Catalog
-from .errors import (
+from catalog_core import errors
+from catalog_core._engine.catalog import Catalog
+from catalog_core.errors import (
     AlreadyExistsError,
     CatalogError,
     ConflictError,
@@ -20,9 +20,9 @@ from .errors import (
     PreconditionError,
     QuerySyntaxError,
 )
-from .model import Commit, Obj, QueryStats, Snapshot, Version
-from .retry import retry_transaction
-from .txn import Transaction
+from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version
+from catalog_core.retry import retry_transaction
+from catalog_core._engine.txn import Transaction
 
 __all__ = [
     "Catalog",
@@ -49,25 +49,25 @@ __all__ = [
 
 def connect(url: str, token: str | None = None, **kwargs: Any):
     """A client for a `semcat serve` catalog, with the same interface as `Catalog`."""
-    from .remote import RemoteCatalog
+    from catalog_core.remote.client import RemoteCatalog
 
     return RemoteCatalog(url, token=token, **kwargs)
 
 
 def open_duckdb(cat: Any, snapshot: Any = None, sandbox: bool = True):
-    from .duck import open_duckdb as _open
+    from catalog_core.sql.reader import open_duckdb as _open
 
     return _open(cat, snapshot=snapshot, sandbox=sandbox)
 
 
 def open_table(cat: Any, name: str, where: str | None = None, snapshot: Any = None, sandbox: bool = True):
     """A DuckDB connection with one table's view over the files `plan_files` keeps for `where`."""
-    from .duck import open_table as _open
+    from catalog_core.sql.reader import open_table as _open
 
     return _open(cat, name, where=where, snapshot=snapshot, sandbox=sandbox)
 
 
 def run_sql(cat: Any, sql: str, snapshot: Any = None, limit: int = 1000, timeout_s: float = 10):
-    from .duck import run_sql as _run
+    from catalog_core.sql.reader import run_sql as _run
 
     return _run(cat, sql, snapshot=snapshot, limit=limit, timeout_s=timeout_s)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .errors import InvalidValueError
+from catalog_core.errors import InvalidValueError
 
 __all__ = ["apply_delta", "validate_delta", "OPS"]
 

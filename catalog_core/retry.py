@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .errors import ConflictError
+from catalog_core.errors import ConflictError
 
 __all__ = ["retry_transaction"]
 

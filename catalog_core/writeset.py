@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .codec import pack, pack_leaf
-from .errors import InvalidPathError, InvalidValueError
-from .merge import apply_delta, validate_delta
-from .model import Obj
-from .paths import ROOT, validate
+from catalog_core._engine.codec import pack, pack_leaf
+from catalog_core.errors import InvalidPathError, InvalidValueError
+from catalog_core.merge import apply_delta, validate_delta
+from catalog_core.model import Obj
+from catalog_core.paths import ROOT, validate
 
 __all__ = ["WriteOp", "CommitOnExit", "WriteMethods", "make_op", "op_from_dict", "own_writes", "KINDS"]
 

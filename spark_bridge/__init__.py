@@ -8,10 +8,10 @@ atomically; reads see exactly a snapshot's files.
 
 from __future__ import annotations
 
-from .bridge import Bridge, BridgeTransaction, CommitResult
-from .errors import BridgeError, CommitFailedError, CommitUnknownError, SchemaEvolutionError
-from .plan import TableWrite
-from .session import local_session
+from spark_bridge.bridge import Bridge, BridgeTransaction, CommitResult
+from spark_bridge.errors import BridgeError, CommitFailedError, CommitUnknownError, SchemaEvolutionError
+from spark_bridge.plan import TableWrite
+from spark_bridge.session import local_session
 
 __all__ = ["Bridge", "BridgeTransaction", "CommitResult", "TableWrite", "BridgeError", "CommitFailedError",
            "CommitUnknownError", "SchemaEvolutionError", "local_session"]

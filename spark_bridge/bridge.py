@@ -33,16 +33,16 @@ from catalog_core.errors import (
     PermissionDeniedError,
     PreconditionError,
 )
-from catalog_core.planning import table_path
+from catalog_core._engine.planning import table_path
 from catalog_core.writeset import CommitOnExit
 
-from . import files as fl
-from . import footers
-from .errors import BridgeError, CommitFailedError, CommitUnknownError, SchemaEvolutionError
-from .plan import Planner, StagedWrite, TableWrite, parent_path
-from .reader import read_table
-from .schema import df_columns, evolve
-from .staging import apply_evolution, partition_columns, plan_moves, spark_write, staged_files
+from spark_bridge import files as fl
+from spark_bridge import footers
+from spark_bridge.errors import BridgeError, CommitFailedError, CommitUnknownError, SchemaEvolutionError
+from spark_bridge.plan import Planner, StagedWrite, TableWrite, parent_path
+from spark_bridge.reader import read_table
+from spark_bridge.schema import df_columns, evolve
+from spark_bridge.staging import apply_evolution, partition_columns, plan_moves, spark_write, staged_files
 
 __all__ = ["Bridge", "BridgeTransaction", "CommitResult"]
 
@@ -150,7 +150,7 @@ class Bridge:
 
     def compact(self, name: str, target_file_mb: float = 128, author: str = "", message: str = "",
                 where: str | None = None) -> CommitResult:
-        from .compaction import compact
+        from spark_bridge.compaction import compact
 
         return compact(self, name, target_file_mb=target_file_mb, author=author, message=message, where=where)
 

@@ -12,14 +12,14 @@ import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from catalog_core.planning import table_path
+from catalog_core._engine.planning import table_path
 
-from .errors import BridgeError
-from .plan import TableWrite, parent_path
-from .reader import _partition_cols, partition_values, read_files
+from spark_bridge.errors import BridgeError
+from spark_bridge.plan import TableWrite, parent_path
+from spark_bridge.reader import _partition_cols, partition_values, read_files
 
 if TYPE_CHECKING:
-    from .bridge import Bridge, CommitResult
+    from spark_bridge.bridge import Bridge, CommitResult
 
 __all__ = ["compact", "pick_groups"]
 
@@ -35,7 +35,7 @@ def pick_groups(files: list[Any], target_bytes: int) -> dict[str, list[Any]]:
 
 def compact(bridge: "Bridge", name: str, target_file_mb: float = 128, author: str = "", message: str = "",
             where: str | None = None) -> "CommitResult":
-    from .bridge import CommitResult
+    from spark_bridge.bridge import CommitResult
 
     if not target_file_mb or target_file_mb <= 0:
         raise BridgeError(f"target_file_mb must be positive, got {target_file_mb!r}")

@@ -189,8 +189,8 @@ def _show_duckdb(cat: Any, out: _Out) -> None:
 def run_demo(data_dir: str, fresh: bool = True, console: Any = None, spark: Any = None) -> dict[str, Any]:
     """Run the demo into `data_dir`; returns a few numbers for tests. Uses `spark` if given,
     else starts (and at the end stops) a local session."""
-    from .bridge import Bridge
-    from .session import local_session
+    from spark_bridge.bridge import Bridge
+    from spark_bridge.session import local_session
 
     out = _Out(console)
     _prepare_dir(data_dir, fresh)

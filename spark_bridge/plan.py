@@ -16,11 +16,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog_core.planning import partition_id, table_path
+from catalog_core._engine.planning import partition_id, table_path
 
-from . import stats as st
-from .errors import BridgeError, SchemaEvolutionError
-from .schema import evolve
+from spark_bridge import stats as st
+from spark_bridge.errors import BridgeError, SchemaEvolutionError
+from spark_bridge.schema import evolve
 
 __all__ = ["StagedFile", "StagedWrite", "TableWrite", "Planner", "query_of", "parent_path"]
 

@@ -11,12 +11,12 @@ from collections import defaultdict
 from functools import reduce
 from typing import Any
 
-from catalog_core.planning import table_path
+from catalog_core._engine.planning import table_path
 
-from .errors import BridgeError
-from .files import needs_escape
-from .plan import parent_path, query_of
-from .schema import to_struct
+from spark_bridge.errors import BridgeError
+from spark_bridge.files import needs_escape
+from spark_bridge.plan import parent_path, query_of
+from spark_bridge.schema import to_struct
 
 __all__ = ["read_table", "read_files", "partition_values"]
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from .errors import SchemaEvolutionError
+from spark_bridge.errors import SchemaEvolutionError
 
 __all__ = ["normalize_type", "df_columns", "can_widen", "Evolution", "evolve", "to_struct",
            "partition_value", "PARTITION_TYPES"]
@@ -131,7 +131,7 @@ def to_struct(schema: dict[str, Any], exclude: tuple[str, ...] = ()) -> Any:
     try:
         struct = _parse_datatype_string(ddl)
     except Exception as exc:  # e.g. a type another tool wrote that Spark has no name for
-        from .errors import BridgeError
+        from spark_bridge.errors import BridgeError
 
         raise BridgeError(f"the table schema has a type Spark cannot read ({ddl[:300]}): "
                           f"{str(exc).strip().splitlines()[0][:200]}") from exc

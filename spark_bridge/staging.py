@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import files as fl
-from .errors import SchemaEvolutionError
-from .plan import StagedFile
-from .schema import PARTITION_TYPES, Evolution, df_columns, normalize_type, partition_value
+from spark_bridge import files as fl
+from spark_bridge.errors import SchemaEvolutionError
+from spark_bridge.plan import StagedFile
+from spark_bridge.schema import PARTITION_TYPES, Evolution, df_columns, normalize_type, partition_value
 
 __all__ = ["partition_columns", "apply_evolution", "spark_write", "plan_moves", "staged_files"]
 

@@ -5,7 +5,7 @@ Pure: nothing here touches storage; the executor builds on these pieces.
 
 from __future__ import annotations
 
-from .ast import (
+from catalog_core.query.ast import (
     OBJ_ID,
     OBJ_TYPE,
     And,
@@ -24,9 +24,9 @@ from .ast import (
     TrueExpr,
     to_text,
 )
-from .bounds import Range, id_ranges, intersect, normalize, ranges_contain, union
-from .evaluate import MISSING, Predicate, compare_values, compile_expr, evaluate, resolve
-from .parser import parse, parse_expr
+from catalog_core.query.bounds import Range, id_ranges, intersect, normalize, ranges_contain, union
+from catalog_core.query.evaluate import MISSING, Predicate, compare_values, compile_expr, evaluate, resolve
+from catalog_core.query.parser import parse, parse_expr
 
 __all__ = [
     "parse",

@@ -14,9 +14,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Iterable
 
-from ..paths import successor
-from .ast import And, Compare, Expr, Field, In, Literal, Node, Not, Or, StartsWith
-from .evaluate import compare_values
+from catalog_core.paths import successor
+from catalog_core.query.ast import And, Compare, Expr, Field, In, Literal, Node, Not, Or, StartsWith
+from catalog_core.query.evaluate import compare_values
 
 __all__ = ["Range", "id_ranges", "ranges_contain", "intersect", "union", "normalize"]
 

@@ -21,7 +21,7 @@ import math
 from functools import lru_cache
 from typing import Any, Callable
 
-from .ast import (
+from catalog_core.query.ast import (
     And,
     Compare,
     EndsWith,

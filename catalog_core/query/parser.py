@@ -26,8 +26,8 @@ import math
 import re
 from typing import NamedTuple, NoReturn
 
-from ..errors import QuerySyntaxError
-from .ast import (
+from catalog_core.errors import QuerySyntaxError
+from catalog_core.query.ast import (
     And,
     Compare,
     EndsWith,

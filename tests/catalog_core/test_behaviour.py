@@ -24,7 +24,7 @@ def cat(request, data_dir):
     if request.param == "embedded":
         yield engine
     else:
-        from mcp_server.server import serve_in_thread
+        from mcp_server.http.server import serve_in_thread
 
         server = serve_in_thread(engine)
         client = cc.connect(server.url)
@@ -446,7 +446,7 @@ def test_transaction_after_close_is_an_error(backend, tmp_path):
         cat = engine
         cat.close()
     else:
-        from mcp_server.server import serve_in_thread
+        from mcp_server.http.server import serve_in_thread
 
         server = serve_in_thread(engine)
         cat = cc.connect(server.url)
@@ -459,7 +459,7 @@ def test_transaction_after_close_is_an_error(backend, tmp_path):
 
 def test_the_remote_client_does_not_import_the_server_stack():
     # Layering: catalog_core is the bottom layer; the server lives in mcp_server.
-    code = ("import sys, catalog_core as cc, catalog_core.remote; cc.connect('http://127.0.0.1:1'); "
+    code = ("import sys, catalog_core as cc, catalog_core.remote.client; cc.connect('http://127.0.0.1:1'); "
             "bad = [m for m in ('fastapi', 'uvicorn', 'starlette', 'mcp_server') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 import catalog_core as cc
-from catalog_core.duck import open_table
-from catalog_core.duck_types import duck_type
+from catalog_core.sql.reader import open_table
+from catalog_core.sql.types import duck_type
 from catalog_core.errors import InvalidValueError, NotFoundError
 
 ORDERS = "wh.sales.orders"
@@ -336,7 +336,7 @@ def test_semcat_sql_prints_a_table_and_exits_2_on_errors(data_dir):
 
 
 def test_remote_client_over_http_reads_the_same_rows(wh):
-    from mcp_server.server import serve_in_thread
+    from mcp_server.http.server import serve_in_thread
 
     server = serve_in_thread(wh.cat)
     client = cc.connect(server.url)

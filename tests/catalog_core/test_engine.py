@@ -112,7 +112,7 @@ def test_clone_shares_leaves_and_diverges(cat):
     assert dst == {p: v for p, v in src.items() if p.startswith("/wh/sales")}
     # leaves are shared through the indirection, not copied
     store = cat._store
-    from catalog_core.paths import key_of
+    from catalog_core._engine.keys import key_of
     lts = store.leaf_lifetimes(key_of("/wh/branch/orders/d=2001-06-01/f0"))
     assert lts[-1][2] is None and lts[-1][3] is not None
     with cat.transaction() as t:
@@ -131,7 +131,7 @@ def test_clone_shares_leaves_and_diverges(cat):
     cat.clone("/wh/branch", "/wh/b2")
     assert cat.get("/wh/b2/orders/d=2001-06-01/f0").value["row_count"] == 10
     lts = store.leaf_lifetimes(key_of("/wh/b2/orders/d=2001-06-01/f0"))
-    from catalog_core.paths import path_of_key
+    from catalog_core._engine.keys import path_of_key
     assert path_of_key(lts[-1][3][0]) == "/wh/sales/orders/d=2001-06-01/f0"
     # old clone state still readable at the clone's vid
     assert cat.get("/wh/branch/orders/d=2001-06-01/f0", cv - 1) is None

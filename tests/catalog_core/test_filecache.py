@@ -5,8 +5,8 @@ import threading
 import pytest
 
 import catalog_core as cc
-from catalog_core.filecache import FileListCache, Floors, parent_prefix
-from catalog_core.paths import children_prefix, key_of
+from catalog_core._engine.filecache import FileListCache, Floors, parent_prefix
+from catalog_core._engine.keys import children_prefix, key_of
 
 from .conftest import lake
 

@@ -1,7 +1,7 @@
 import gc
 import threading
 
-from catalog_core.gcpause import gc_paused
+from catalog_core._gcpause import gc_paused
 
 
 def test_pause_is_reentrant_and_restores_state():

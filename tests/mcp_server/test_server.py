@@ -15,8 +15,8 @@ import pytest
 
 import catalog_core as cc
 from catalog_core import errors
-from mcp_server.auth import Tokens, UnsafeBindError, check_bind, is_loopback, load_tokens
-from mcp_server.server import create_app, serve_in_thread
+from mcp_server.http.auth import Tokens, UnsafeBindError, check_bind, is_loopback, load_tokens
+from mcp_server.http.server import create_app, serve_in_thread
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WRITE, READ = "w-secret", "r-secret"

@@ -14,8 +14,8 @@ TOKEN = "spark-writer-token"
 
 @pytest.fixture
 def served(data_dir):
-    from mcp_server.auth import Tokens
-    from mcp_server.server import serve_in_thread
+    from mcp_server.http.auth import Tokens
+    from mcp_server.http.server import serve_in_thread
 
     engine = cc.Catalog.open(data_dir)
     with serve_in_thread(engine, tokens=Tokens({TOKEN: "write"})) as handle:

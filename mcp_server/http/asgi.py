@@ -14,9 +14,9 @@ from pydantic import ValidationError
 
 from catalog_core.errors import AuthError, CatalogError, InvalidValueError
 
-from .auth import Tokens
-from .http_api import ApiContext, commit_write_set, dumps, json_response
-from .models import CommitBody
+from mcp_server.http.auth import Tokens
+from mcp_server.http.api import ApiContext, commit_write_set, dumps, json_response
+from catalog_core.remote.wire import CommitBody
 
 __all__ = ["Guard", "FastCommit", "OPEN_PATHS", "error_response", "validation_error_response"]
 

@@ -9,14 +9,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .apply import View, materialize
-from .errors import CatalogError, ConflictError
-from .locks import LockManager
-from .query.bounds import ranges_contain
-from .query.ast import TrueExpr
-from .query.evaluate import compile_expr
-from .storage import Store
-from .writelog import WriteLog
+from catalog_core._engine.apply import View, materialize
+from catalog_core.errors import CatalogError, ConflictError
+from catalog_core._engine.locks import LockManager
+from catalog_core.query.bounds import ranges_contain
+from catalog_core.query.ast import TrueExpr
+from catalog_core.query.evaluate import compile_expr
+from catalog_core._engine.storage import Store
+from catalog_core._engine.writelog import WriteLog
 
 __all__ = ["TransactionManager", "PROTOCOLS", "CommitRequest"]
 

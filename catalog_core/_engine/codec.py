@@ -7,7 +7,7 @@ from typing import Any
 import msgpack
 import orjson
 
-from .errors import InvalidValueError
+from catalog_core.errors import InvalidValueError
 
 __all__ = ["pack", "unpack", "pack_leaf", "unpack_leaf", "vid_bytes", "inv_vid_bytes", "FILE_JSON"]
 

@@ -26,12 +26,13 @@ from rocksdict import Options, ReadOptions, Rdict, WriteBatch, WriteOptions
 
 from msgpack import unpackb as _unpackb
 
-from .codec import FILE_JSON, inv_vid_bytes, pack, unpack, unpack_leaf, vid_bytes
-from .errors import CatalogError
-from .filecache import FileListCache, Floors, parent_prefix
-from .leafcache import LeafValueCache
-from .model import FileObj
-from .paths import SEP, children_prefix, key_of, path_of_key, successor
+from catalog_core._engine.codec import FILE_JSON, inv_vid_bytes, pack, unpack, unpack_leaf, vid_bytes
+from catalog_core.errors import CatalogError
+from catalog_core._engine.filecache import FileListCache, Floors, parent_prefix
+from catalog_core._engine.leafcache import LeafValueCache
+from catalog_core.model import FileObj
+from catalog_core.paths import successor
+from catalog_core._engine.keys import SEP, children_prefix, key_of, path_of_key
 
 __all__ = ["Store", "Entry"]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from sortedcontainers import SortedDict
 
-from .paths import obj_id_of, parent_of
+from catalog_core.paths import obj_id_of, parent_of
 
 __all__ = ["LogRecord", "WriteLog"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from .errors import (
+from catalog_core.errors import (
     AuthError,
     CatalogError,
     InvalidValueError,
@@ -25,10 +25,10 @@ from .errors import (
     TransactionClosedError,
     error_from_dict,
 )
-from .gcpause import gc_paused
-from .model import Commit, Obj, QueryStats, Snapshot, Version
-from .paths import split
-from .writeset import WriteMethods, WriteOp, own_writes
+from catalog_core._gcpause import gc_paused
+from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version
+from catalog_core.paths import split
+from catalog_core.writeset import WriteMethods, WriteOp, own_writes
 
 __all__ = ["RemoteCatalog", "RemoteTransaction", "QueryStream"]
 
@@ -318,7 +318,7 @@ class RemoteCatalog:
 def _query_text(expr: Any) -> str:
     if isinstance(expr, str):
         return expr
-    from .query import to_text  # a parsed Query travels as its text
+    from catalog_core.query import to_text  # a parsed Query travels as its text
 
     return to_text(expr)
 

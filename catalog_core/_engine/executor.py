@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..codec import unpack_leaf
-from ..model import Obj, QueryStats
-from ..storage import Store
-from .ast import Query, Step
-from .bounds import id_ranges
-from .evaluate import compile_expr
+from catalog_core._engine.codec import unpack_leaf
+from catalog_core.model import Obj, QueryStats
+from catalog_core._engine.storage import Store
+from catalog_core.query.ast import Query, Step
+from catalog_core.query.bounds import id_ranges
+from catalog_core.query.evaluate import compile_expr
 
 __all__ = ["execute", "ScanHook"]
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import duckdb
 
-from .duck_types import quote_str
-from .errors import CatalogError, NotFoundError, SqlError, SqlRefusedError, SqlTimeoutError
+from catalog_core.sql.types import quote_str
+from catalog_core.errors import CatalogError, NotFoundError, SqlError, SqlRefusedError, SqlTimeoutError
 
 __all__ = ["Checked", "check_statement", "startup_config", "lock_down", "map_error", "RULES", "MEMORY_LIMIT"]
 

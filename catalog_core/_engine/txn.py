@@ -8,16 +8,16 @@ import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .errors import TransactionClosedError
-from .model import Obj, QueryStats
-from .paths import split
-from .query import parse
-from .query.ast import Query
-from .query.executor import execute
-from .writeset import WriteMethods, WriteOp, own_writes
+from catalog_core.errors import TransactionClosedError
+from catalog_core.model import Obj, QueryStats
+from catalog_core.paths import split
+from catalog_core.query import parse
+from catalog_core.query.ast import Query
+from catalog_core._engine.executor import execute
+from catalog_core.writeset import WriteMethods, WriteOp, own_writes
 
 if TYPE_CHECKING:
-    from .catalog import Catalog
+    from catalog_core._engine.catalog import Catalog
 
 __all__ = ["Transaction"]
 
@@ -99,7 +99,7 @@ class Transaction(WriteMethods):
         """Validate and commit; returns the committed vid (read_vid if nothing was written).
         Raises ConflictError or a PreconditionError, and then nothing was written."""
         self._check_active()
-        from .mvocc import CommitRequest
+        from catalog_core._engine.mvocc import CommitRequest
 
         try:
             if not self.ops:

@@ -23,7 +23,7 @@ def main() -> None:
 @click.option("--txn-timeout", default=60.0, show_default=True, type=float, help="idle transaction timeout, s")
 def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeout) -> None:
     """Serve the catalog over HTTP: the engine API under /v1 (OpenAPI at /openapi.json)."""
-    from .server import run
+    from mcp_server.http.server import run
 
     run(data_dir=data_dir, host=host, port=port, tokens_file=tokens_file, protocol=protocol,
         max_request_bytes=int(max_request_mb * 1024 * 1024), txn_timeout_s=txn_timeout)
@@ -38,7 +38,7 @@ def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeo
 @click.option("--token", default=None, envvar="SEMCAT_TOKEN")
 def sql(sql, data_dir, snapshot, limit, timeout_s, token) -> None:
     """Run one read-only SQL statement over the Parquet files of a snapshot."""
-    from catalog_core.sql_cli import run_cli
+    from mcp_server.cli.sql import run_cli
 
     run_cli(sql, data_dir=data_dir, snapshot=snapshot, limit=limit, timeout_s=timeout_s, token=token)
 

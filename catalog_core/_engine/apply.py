@@ -7,11 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import AlreadyExistsError, InvalidValueError, LeafImmutableError, NotFoundError, PreconditionError
-from .merge import apply_delta
-from .paths import children_prefix, key_of, parent_of, path_of_key
-from .storage import Store
-from .writeset import WriteOp
+from catalog_core.errors import AlreadyExistsError, InvalidValueError, LeafImmutableError, NotFoundError, PreconditionError
+from catalog_core.merge import apply_delta
+from catalog_core.paths import parent_of
+from catalog_core._engine.keys import children_prefix, key_of, path_of_key
+from catalog_core._engine.storage import Store
+from catalog_core.writeset import WriteOp
 
 __all__ = ["Effect", "View", "materialize"]
 

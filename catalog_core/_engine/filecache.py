@@ -19,7 +19,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from .paths import SEP
+from catalog_core._engine.keys import SEP
 
 __all__ = ["Floors", "FileListCache", "Entries", "files_size", "parent_prefix"]
 

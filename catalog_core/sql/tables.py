@@ -9,8 +9,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from .duck_types import duck_type
-from .query import Literal, to_text
+from catalog_core.sql.types import duck_type
+from catalog_core.query import Literal, to_text
 
 __all__ = ["ColumnSpec", "FileSpec", "TableSpec", "list_tables", "load_table", "file_columns", "catalog_dir"]
 

@@ -7,7 +7,7 @@
 The MCP layer mounts `/mcp` on the same app through a plugin: a callable `plugin(app)` that adds
 routes (it finds the catalog, sessions and tokens on `app.state`) and may return an async context
 manager that is entered for the app's lifetime (e.g. the MCP session manager). `run()` loads
-`mcp_server.mcp_http:mount_mcp` as a plugin when that module exists.
+`mcp_server.mcp.http:mount_mcp` as a plugin when that module exists.
 """
 
 from __future__ import annotations
@@ -29,20 +29,20 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from catalog_core.catalog import Catalog
+from catalog_core._engine.catalog import Catalog
 from catalog_core.errors import AuthError, CatalogError, NotFoundError
 
-from .asgi import FastCommit, Guard, error_response, validation_error_response
-from .auth import Tokens, UnsafeBindError, check_bind, load_tokens
-from .http_api import ApiContext, Gate, build_router, dumps
-from .sessions import SessionManager
+from mcp_server.http.asgi import FastCommit, Guard, error_response, validation_error_response
+from mcp_server.http.auth import Tokens, UnsafeBindError, check_bind, load_tokens
+from mcp_server.http.api import ApiContext, Gate, build_router, dumps
+from mcp_server.http.sessions import SessionManager
 
 __all__ = ["create_app", "run", "serve_in_thread", "ServerHandle", "Plugin", "DEFAULT_MAX_REQUEST_BYTES"]
 
 log = logging.getLogger("uvicorn.error")
 
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
-MCP_PLUGIN = "mcp_server.mcp_http:mount_mcp"
+MCP_PLUGIN = "mcp_server.mcp.http:mount_mcp"
 
 Plugin = Callable[[FastAPI], "contextlib.AbstractAsyncContextManager[Any] | None"]
 
@@ -128,7 +128,7 @@ def default_plugins() -> list[Plugin]:
     try:
         mod = importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        if exc.name == module:
+        if exc.name is not None and module.startswith(exc.name):  # the MCP layer is not built yet
             return []
         raise
     return [getattr(mod, name)]

@@ -25,8 +25,8 @@ from catalog_core.errors import CatalogError, InvalidValueError
 from catalog_core.model import QueryStats
 from catalog_core.paths import split
 
-from .auth import Tokens
-from .models import (
+from mcp_server.http.auth import Tokens
+from catalog_core.remote.wire import (
     BeginBody,
     CloneBody,
     CommitBody,
@@ -40,7 +40,7 @@ from .models import (
     TxnWritesBody,
     WireOp,
 )
-from .sessions import SessionManager
+from mcp_server.http.sessions import SessionManager
 
 __all__ = ["ApiContext", "Gate", "ShuttingDownError", "build_router", "commit_write_set", "dumps",
            "json_response", "record_ops"]

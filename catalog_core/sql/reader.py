@@ -21,12 +21,12 @@ from typing import Any
 import duckdb
 from pydantic import BaseModel
 
-from .duck_lake import TableSpec, catalog_dir, list_tables, load_table
-from .duck_types import quote_ident
-from .duck_views import error_sql, table_sql
-from .errors import CatalogError, InvalidValueError, NotFoundError
-from .planning import table_path
-from .sandbox import check_statement, lock_down, map_error, startup_config
+from catalog_core.sql.tables import TableSpec, catalog_dir, list_tables, load_table
+from catalog_core.sql.types import quote_ident
+from catalog_core.sql.views import error_sql, table_sql
+from catalog_core.errors import CatalogError, InvalidValueError, NotFoundError
+from catalog_core._engine.planning import table_path
+from catalog_core.sql.sandbox import check_statement, lock_down, map_error, startup_config
 
 __all__ = ["open_duckdb", "open_table", "run_sql", "SqlResult", "SqlColumn"]
 

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from catalog_core.errors import CatalogError, NotFoundError, TransactionClosedError
-from catalog_core.txn import Transaction
+from catalog_core._engine.txn import Transaction
 
 __all__ = ["Session", "SessionManager", "TooManyTransactionsError"]
 

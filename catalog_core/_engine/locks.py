@@ -6,8 +6,8 @@ import threading
 import time
 from collections import defaultdict
 
-from .errors import ConflictError, DeadlockError
-from .paths import split
+from catalog_core.errors import ConflictError, DeadlockError
+from catalog_core.paths import split
 
 __all__ = ["LockManager", "MODES"]
 

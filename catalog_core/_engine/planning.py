@@ -8,13 +8,13 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .errors import InvalidValueError, NotFoundError
-from .model import FileObj, QueryStats
-from .paths import split
-from .query import parse_expr
-from .query.ast import And, Compare, EndsWith, Exists, Field, In, Literal, Not, Or, StartsWith, TrueExpr
-from .query.bounds import id_ranges
-from .storage import Store
+from catalog_core.errors import InvalidValueError, NotFoundError
+from catalog_core.model import FileObj, QueryStats
+from catalog_core.paths import split
+from catalog_core.query import parse_expr
+from catalog_core.query.ast import And, Compare, EndsWith, Exists, Field, In, Literal, Not, Or, StartsWith, TrueExpr
+from catalog_core.query.bounds import id_ranges
+from catalog_core._engine.storage import Store
 
 __all__ = ["plan_files", "table_path", "partition_id"]
 
