@@ -15,6 +15,7 @@ __all__ = [
     "PreconditionError",
     "NotFoundError",
     "AlreadyExistsError",
+    "NoSuchTableError",
     "InvalidPathError",
     "InvalidValueError",
     "LeafImmutableError",
@@ -74,6 +75,10 @@ class NotFoundError(PreconditionError):
 
 class AlreadyExistsError(PreconditionError):
     http_status = 409
+
+
+class NoSuchTableError(NotFoundError):
+    """A dotted table name names no table at the snapshot read."""
 
 
 class InvalidPathError(CatalogError):

@@ -7,12 +7,12 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from catalog_core.errors import AlreadyExistsError, CatalogError, InvalidValueError, NotFoundError
 from catalog_core._gcpause import gc_paused
-from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version
+from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version, iso_time, parse_time
 from catalog_core._engine.mvocc import TransactionManager
 from catalog_core.paths import ROOT, split
 from catalog_core._engine.keys import key_of, path_of_key
@@ -30,13 +30,7 @@ _FULL = [(None, None)]
 
 
 def _parse_time(text: str) -> float | None:
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+    return parse_time(text) if isinstance(text, str) else None
 
 
 class Catalog:
@@ -241,7 +235,26 @@ class Catalog:
         return txn.vid  # type: ignore[return-value]
 
     # ---------------------------------------------------------------- writes
-    def transaction(self, author: str = "", message: str = "", meta: dict[str, Any] | None = None) -> Transaction:
+    def transaction(self, author: str = "", message: str = "", meta: dict[str, Any] | None = None,
+                     time: float | str | datetime | None = None) -> Transaction:
+        """A read-write transaction (see `catalog_core.api.TransactionAPI`). `time` backdates its
+        commit, for imports and simulated histories: seconds since the epoch, a datetime or ISO-8601
+        text, not earlier than the latest commit's time (checked now and again at commit)."""
         if self._mgr.closed:
             raise CatalogError("the catalog is closed; reopen it to start a transaction")
-        return Transaction(self, author, message, meta)
+        return Transaction(self, author, message, meta, time=self.commit_time_of(time))
+
+    def commit_time_of(self, time: float | str | datetime | None) -> float | None:
+        """Check a backdated commit time; None stays None (the commit takes the clock's time)."""
+        if time is None:
+            return None
+        ts = parse_time(time)
+        if ts is None:
+            raise InvalidValueError(f"time={time!r} is not a commit time; give seconds since the epoch, a "
+                                    "datetime or ISO-8601 text such as '2025-03-01T02:00:00Z'")
+        latest = self._mgr._last_time
+        if ts < latest:
+            raise InvalidValueError(f"time {iso_time(ts)} is earlier than the latest commit's time "
+                                    f"{iso_time(latest)}; commit times never go backwards: backdate to that "
+                                    "time or later", time=ts, latest_time=latest)
+        return ts

@@ -291,7 +291,7 @@ def build_router(ctx: ApiContext) -> APIRouter:
 def commit_write_set(ctx: ApiContext, body: CommitBody) -> dict[str, int]:
     """One-request transaction: record the write set, commit; nothing is written on error."""
     with ctx.gate:
-        txn = ctx.catalog.transaction(author=body.author, message=body.message, meta=body.meta)
+        txn = ctx.catalog.transaction(author=body.author, message=body.message, meta=body.meta, time=body.time)
         try:
             record_ops(txn, body.ops)
             return {"vid": txn.commit()}
@@ -309,7 +309,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
     @r.post("/transactions", status_code=201, summary="Begin a transaction session")
     def begin(body: BeginBody) -> Response:
         with gate:
-            s = sessions.begin(body.author, body.message, body.meta)
+            s = sessions.begin(body.author, body.message, body.meta, body.time)
             return json_response({"txn_id": s.id, "read_vid": s.txn.read_vid,
                                   "timeout_s": sessions.timeout_s}, 201)
 

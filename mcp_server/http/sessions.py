@@ -64,13 +64,13 @@ class SessionManager:
         return len(self._live)
 
     # ---------------------------------------------------------------- sessions
-    def begin(self, author: str, message: str, meta: dict | None) -> Session:
+    def begin(self, author: str, message: str, meta: dict | None, time: float | str | None = None) -> Session:
         with self._lock:
             if len(self._live) >= self.max_sessions:
                 raise TooManyTransactionsError(
                     f"too many open transactions ({self.max_sessions}); commit or abort some, "
                     f"or wait {self.timeout_s:g} s for idle ones to expire", limit=self.max_sessions)
-        txn = self.catalog.transaction(author=author, message=message, meta=meta)
+        txn = self.catalog.transaction(author=author, message=message, meta=meta, time=time)
         session = Session(secrets.token_urlsafe(12), txn)
         with self._lock:
             self._live[session.id] = session
