@@ -20,7 +20,7 @@ from catalog_core.errors import (
     PreconditionError,
     QuerySyntaxError,
 )
-from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version
+from catalog_core.model import Branch, Change, Commit, Obj, QueryStats, Snapshot, Version
 from catalog_core.retry import retry_transaction
 from catalog_core._engine.txn import Transaction
 
@@ -31,6 +31,8 @@ __all__ = [
     "Version",
     "Commit",
     "Snapshot",
+    "Change",
+    "Branch",
     "QueryStats",
     "errors",
     "CatalogError",
