@@ -160,7 +160,8 @@ class _Merge:
                 return (min if name == "min" else max)(vals) if vals else vn
             except TypeError:
                 pass  # incomparable bounds: a conflict below
-        if isinstance(vn, dict) and isinstance(tn, dict) and isinstance(vb, dict):
+        if isinstance(vn, dict) and isinstance(tn, dict) and (isinstance(vb, dict) or vb is _MISSING):
+            vb = vb if isinstance(vb, dict) else {}
             tbd = tb if isinstance(tb, dict) else {}
             out = dict(tn)
             for key in list(vb) + [k for k in vn if k not in vb]:
@@ -337,10 +338,12 @@ def _conflict_error(branch: str, onto: str, conflicts: list[tuple[str, str]], n:
     paths = sorted({p for p, _why in conflicts})
     shown = "; ".join(f"{p}: {why}" for p, why in conflicts[:20])
     more = f"; and {len(conflicts) - 20} more" if len(conflicts) > 20 else ""
-    return ConflictError(f"cannot publish {branch!r} onto {onto!r}: {len(paths)} object(s) conflict: {shown}{more}. "
+    err = ConflictError(f"cannot publish {branch!r} onto {onto!r}: {len(paths)} object(s) conflict: {shown}{more}. "
                          "Nothing was written; resolve them on the branch (or the target) and publish again",
                          path=paths[0], retryable=False, paths=paths,
                          reasons=[f"{p}: {why}" for p, why in conflicts], changes=n)
+    err.paths = paths  # type: ignore[attr-defined]  # as a client rebuilt from the details has it
+    return err
 
 
 def drop(cat: "Catalog", branch: str, author: str, message: str) -> int:
