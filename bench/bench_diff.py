@@ -15,7 +15,7 @@ import statistics
 import tempfile
 import time
 
-from .branch_tree import load_tree, change
+from .branch_tree import change, load_tree
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from catalog_core import errors
 from catalog_core._engine.catalog import Catalog
+from catalog_core._engine.txn import Transaction
 from catalog_core.errors import (
     AlreadyExistsError,
     CatalogError,
@@ -22,7 +23,6 @@ from catalog_core.errors import (
 )
 from catalog_core.model import Branch, Change, Commit, Obj, QueryStats, Snapshot, Version
 from catalog_core.retry import retry_transaction
-from catalog_core._engine.txn import Transaction
 
 __all__ = [
     "Catalog",

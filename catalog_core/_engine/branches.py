@@ -34,12 +34,12 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from catalog_core._engine.diff import diff
 from catalog_core.errors import ConflictError, InvalidValueError, NotFoundError, PreconditionError
 from catalog_core.model import Branch, Obj
 from catalog_core.paths import ROOT, parent_of, split
 from catalog_core.query import Literal, to_text
 from catalog_core.writeset import make_op
-from catalog_core._engine.diff import diff
 
 if TYPE_CHECKING:
     from catalog_core._engine.catalog import Catalog
@@ -353,4 +353,4 @@ def drop(cat: "Catalog", branch: str, author: str, message: str) -> int:
         if txn.get(branch) is not None:
             txn._record(make_op("remove", branch))
         txn._record(make_op("remove", record_path(branch)))
-    return txn.vid  # type: ignore[return-value]
+    return txn.vid

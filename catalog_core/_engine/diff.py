@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from catalog_core._engine.storage import Store
 from catalog_core.model import Change
 from catalog_core.paths import ROOT, split
-from catalog_core._engine.storage import Store
 
 __all__ = ["diff", "changed_paths", "under"]
 

@@ -197,10 +197,10 @@ def test_publishing_twice_concurrently_applies_once(cat):  # noqa: F811
         outcomes: list = []
         gate = threading.Barrier(2)
 
-        def go():
+        def go(gate=gate, outcomes=outcomes, branch=branch):
             gate.wait()
             try:
-                outcomes.append(cat.publish(branch, onto="/wh/sales", keep=False))  # noqa: B023
+                outcomes.append(cat.publish(branch, onto="/wh/sales", keep=False))
             except errors.CatalogError as exc:
                 outcomes.append(exc)
 
@@ -221,37 +221,37 @@ def test_publishing_twice_concurrently_applies_once(cat):  # noqa: F811
 def test_publish_racing_commits_to_main_never_loses_an_update(data_dir):
     """200 runs: a publish races a commit to the same table on main, alternately a blind stats
     merge and a read-modify-write; every update of both survives."""
-    cat = cc.Catalog.open(data_dir)
+    engine = cc.Catalog.open(data_dir)
     try:
-        lake(cat, files_per_part=1)
+        lake(engine, files_per_part=1)
         expect = 0
         for i in range(200):
             branch = f"/wh/r{i}"
-            cat.clone("/wh/sales", branch)
-            with cat.transaction() as t:
+            engine.clone("/wh/sales", branch)
+            with engine.transaction() as t:
                 t.merge(f"{branch}/orders", {"stats": {"row_count": {"op": "+", "val": 10}}})
                 t.add(f"{branch}/orders/d=2001-06-01/r{i}", {"obj_type": "file", "row_count": 10}, leaf=True)
             gate = threading.Barrier(2)
             errs: list = []
 
-            def main_commit():
+            def main_commit(gate=gate, errs=errs, i=i):
                 gate.wait()
                 try:
-                    if i % 2:  # noqa: B023
-                        with cat.transaction() as t:
+                    if i % 2:
+                        with engine.transaction() as t:
                             t.merge(T, {"stats": {"row_count": {"op": "+", "val": 1}}})
                     else:
                         def rmw(t):
                             v = t.get(T).value
                             t.update(T, {**v, "stats": {**v["stats"], "row_count": v["stats"]["row_count"] + 1}})
-                        cc.retry_transaction(cat, rmw, attempts=50)
+                        cc.retry_transaction(engine, rmw, attempts=50)
                 except BaseException as exc:  # noqa: BLE001
                     errs.append(exc)
 
-            def publish():
+            def publish(gate=gate, errs=errs, branch=branch):
                 gate.wait()
                 try:
-                    cat.publish(branch, onto="/wh/sales", keep=False)  # noqa: B023
+                    engine.publish(branch, onto="/wh/sales", keep=False)
                 except BaseException as exc:  # noqa: BLE001
                     errs.append(exc)
 
@@ -262,8 +262,8 @@ def test_publish_racing_commits_to_main_never_loses_an_update(data_dir):
                 th.join()
             assert errs == []
             expect += 11
-            assert rows(cat) == expect, f"run {i}: an update was lost"
-            assert cat.get(f"{T}/d=2001-06-01/r{i}") is not None
-        assert cat.branches() == []
+            assert rows(engine) == expect, f"run {i}: an update was lost"
+            assert engine.get(f"{T}/d=2001-06-01/r{i}") is not None
+        assert engine.branches() == []
     finally:
-        cat.close()
+        engine.close()

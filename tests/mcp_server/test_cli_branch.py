@@ -4,7 +4,6 @@ from click.testing import CliRunner
 
 import catalog_core as cc
 from mcp_server.cli import main
-
 from tests.catalog_core.conftest import lake
 
 
