@@ -8,11 +8,34 @@ from typing import Any, NamedTuple
 
 from catalog_core._engine.codec import unpack_leaf
 
-__all__ = ["Obj", "FileObj", "Version", "Commit", "Snapshot", "Change", "Branch", "QueryStats", "to_datetime"]
+__all__ = ["Obj", "FileObj", "Version", "Commit", "Snapshot", "Change", "Branch", "QueryStats", "to_datetime",
+           "iso_time", "parse_time"]
 
 
 def to_datetime(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, tz=timezone.utc)
+
+
+def iso_time(ts: float) -> str:
+    """`2025-03-10T13:00:00.000000Z` for seconds since the epoch."""
+    return to_datetime(ts).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(value: Any) -> float | None:
+    """Seconds since the epoch for a number, a datetime (naive: UTC) or ISO-8601 text; None when
+    `value` is none of these (text that is not an ISO time)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if value == value and abs(value) != float("inf") else None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
+    return None
 
 
 class Obj(NamedTuple):

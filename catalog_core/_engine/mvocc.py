@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog_core._engine.apply import View, materialize
-from catalog_core.errors import CatalogError, ConflictError
+from catalog_core.errors import CatalogError, ConflictError, InvalidValueError
+from catalog_core.model import iso_time as _iso
 from catalog_core._engine.locks import LockManager
 from catalog_core.query.bounds import ranges_contain
 from catalog_core.query.ast import TrueExpr
@@ -32,6 +33,7 @@ class CommitRequest:
     author: str
     message: str
     meta: dict
+    time: float | None = None  # a backdated commit time (seconds since the epoch); None: now
     done: threading.Event = field(default_factory=threading.Event)
     vid: int | None = None
     error: BaseException | None = None
@@ -140,10 +142,15 @@ class TransactionManager:
             raise req.error
         return req.vid  # type: ignore[return-value]
 
-    def _next_time(self) -> float:
-        # Commit times strictly increase with vid, so a time resolves to one vid.
-        now = time.time()
-        self._last_time = max(now, self._last_time + 1e-6)
+    def _next_time(self, at: float | None = None) -> float:
+        # Commit times strictly increase with vid, so a time resolves to one vid. A backdated
+        # commit (`at`) may not go before the latest commit; at equal times it is 1 µs later.
+        if at is not None and at < self._last_time:
+            raise InvalidValueError(
+                f"commit time {_iso(at)} is earlier than the latest commit's time {_iso(self._last_time)}; "
+                "commit times never go backwards: backdate to that time or later, or replay older history "
+                "into a new catalog", time=at, latest_time=self._last_time)
+        self._last_time = max(time.time() if at is None else at, self._last_time + 1e-6)
         return self._last_time
 
     def _run_group(self, group: list[CommitRequest]) -> None:
@@ -157,7 +164,7 @@ class TransactionManager:
             try:
                 with self._state:
                     self._validate(req)
-                commit_time = self._next_time()
+                commit_time = self._next_time(req.time)
                 view, effects = materialize(overlay, req.ops, next_vid, commit_time)
             except BaseException as exc:  # a rejected write set changes nothing
                 req.error = exc

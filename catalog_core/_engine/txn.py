@@ -29,11 +29,12 @@ class Transaction(WriteMethods):
     an exception. Without `with`: `txn.commit()` returns the vid, `txn.abort()` discards."""
 
     def __init__(self, catalog: "Catalog", author: str = "", message: str = "",
-                 meta: dict[str, Any] | None = None) -> None:
+                 meta: dict[str, Any] | None = None, time: float | None = None) -> None:
         self._cat = catalog
         self._mgr = catalog._mgr
         self.id = next(_ids)
         self.author, self.message, self.meta = author, message, dict(meta or {})
+        self.time = time
         self.read_vid = self._mgr.begin()
         self.vid: int | None = None
         self.ops: list[WriteOp] = []
@@ -106,7 +107,7 @@ class Transaction(WriteMethods):
                 self.vid = self.read_vid
             else:
                 req = CommitRequest(self.read_vid, self.ops, self.scans, self.point_reads,
-                                    self.author, self.message, self.meta)
+                                    self.author, self.message, self.meta, self.time)
                 self.vid = self._mgr.commit(req)
             self.state = "committed"
             return self.vid

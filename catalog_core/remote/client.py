@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -26,9 +27,12 @@ from catalog_core.errors import (
     error_from_dict,
 )
 from catalog_core._gcpause import gc_paused
-from catalog_core.model import Branch, Change, Commit, Obj, QueryStats, Snapshot, Version
+from catalog_core.model import Branch, Change, Commit, Obj, QueryStats, Snapshot, Version, parse_time
 from catalog_core.paths import split
 from catalog_core.writeset import WriteMethods, WriteOp, own_writes
+
+if TYPE_CHECKING:
+    from catalog_core.query.ast import Query
 
 __all__ = ["RemoteCatalog", "RemoteTransaction", "QueryStream", "ChangeStream"]
 
@@ -277,15 +281,15 @@ class RemoteCatalog:
         split(path)
         return _obj(self._call("GET", "/objects", _params(path=path, vid=_ref_param(vid)))["object"])
 
-    def iter_query(self, expr: str, vid: _Ref = None, stats: QueryStats | None = None) -> QueryStream:
+    def iter_query(self, expr: str | Query, vid: _Ref = None, stats: QueryStats | None = None) -> QueryStream:
         _ref_param(vid)
         body = {"query": _query_text(expr), "vid": vid, "batch_size": self.batch_size}
         return self._stream("/query", body, stats)
 
-    def query(self, expr: str, vid: _Ref = None, stats: QueryStats | None = None) -> list[Obj]:
+    def query(self, expr: str | Query, vid: _Ref = None, stats: QueryStats | None = None) -> list[Obj]:
         return list(self.iter_query(expr, vid, stats))
 
-    def explain(self, expr: str, vid: _Ref = None) -> QueryStats:
+    def explain(self, expr: str | Query, vid: _Ref = None) -> QueryStats:
         _ref_param(vid)
         st = self._call("POST", "/explain", body={"query": _query_text(expr), "vid": vid})["stats"]
         return QueryStats(st["scanned"], st["seeks"], st["matched"], st["per_step"])
@@ -353,11 +357,19 @@ class RemoteCatalog:
         return self._call("POST", "/branches/drop", body=body)["vid"]
 
     # ---------------------------------------------------------------- writes
-    def transaction(self, author: str = "", message: str = "", meta: dict[str, Any] | None = None
-                    ) -> "RemoteTransaction":
+    def transaction(self, author: str = "", message: str = "", meta: dict[str, Any] | None = None,
+                    time: float | str | datetime | None = None) -> "RemoteTransaction":
+        """See `Catalog.transaction`; `time` is checked by the server when the session begins
+        (or with the one-request commit) and again at commit."""
         if self._closed:
             raise CatalogError("the catalog client is closed; connect again to start a transaction")
-        return RemoteTransaction(self, author, message, meta)
+        ts = None
+        if time is not None:
+            ts = parse_time(time)
+            if ts is None:
+                raise InvalidValueError(f"time={time!r} is not a commit time; give seconds since the epoch, a "
+                                        "datetime or ISO-8601 text such as '2025-03-01T02:00:00Z'")
+        return RemoteTransaction(self, author, message, meta, ts)
 
 
 def _query_text(expr: Any) -> str:
@@ -372,9 +384,11 @@ class RemoteTransaction(WriteMethods):
     """Same use as `Transaction`: `with cat.transaction() as txn:` commits on exit, aborts on
     an exception; or `txn.commit()` / `txn.abort()`."""
 
-    def __init__(self, cat: RemoteCatalog, author: str, message: str, meta: dict[str, Any] | None) -> None:
+    def __init__(self, cat: RemoteCatalog, author: str, message: str, meta: dict[str, Any] | None,
+                 time: float | None = None) -> None:
         self._cat = cat
         self.author, self.message, self.meta = author, message, dict(meta or {})
+        self.time = time
         self.id: str | None = None  # the server session, once begun
         self._read_vid: int | None = None
         self.vid: int | None = None
@@ -390,7 +404,8 @@ class RemoteTransaction(WriteMethods):
     def _session(self) -> str:
         if self.id is None:
             out = self._cat._call("POST", "/transactions",
-                                  body={"author": self.author, "message": self.message, "meta": self.meta})
+                                  body={"author": self.author, "message": self.message, "meta": self.meta,
+                                        "time": self.time})
             self.id, self._read_vid = out["txn_id"], out["read_vid"]
         return self.id
 
@@ -403,13 +418,13 @@ class RemoteTransaction(WriteMethods):
         return self._read_vid  # type: ignore[return-value]
 
     # ---------------------------------------------------------------- reads
-    def iter_query(self, expr: str, stats: QueryStats | None = None) -> QueryStream:
+    def iter_query(self, expr: str | Query, stats: QueryStats | None = None) -> QueryStream:
         self._check_active()
         sid = self._session()
         body = {"query": _query_text(expr), "batch_size": self._cat.batch_size}
         return self._cat._stream(f"/transactions/{sid}/query", body, stats)
 
-    def query(self, expr: str, stats: QueryStats | None = None) -> list[Obj]:
+    def query(self, expr: str | Query, stats: QueryStats | None = None) -> list[Obj]:
         return list(self.iter_query(expr, stats))
 
     def get(self, path: str) -> Obj | None:
@@ -456,7 +471,8 @@ class RemoteTransaction(WriteMethods):
                 out = self._cat._call("POST", f"/transactions/{self.id}/commit", body={"ops": self._unsent()})
                 self.vid = out["vid"]
             elif self.ops:
-                body = {"author": self.author, "message": self.message, "meta": self.meta, "ops": self._unsent()}
+                body = {"author": self.author, "message": self.message, "meta": self.meta, "time": self.time,
+                        "ops": self._unsent()}
                 self.vid = self._cat._call("POST", "/commit", body=body)["vid"]
             else:
                 self.vid = self._cat.latest_vid

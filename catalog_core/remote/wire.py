@@ -34,6 +34,7 @@ class BeginBody(_Body):
     author: str = ""
     message: str = ""
     meta: dict[str, Any] | None = None
+    time: float | str | None = None  # backdated commit time: epoch seconds or ISO-8601
 
 
 class QueryBody(_Body):
@@ -58,6 +59,7 @@ class CommitBody(_Body):
     author: str = ""
     message: str = ""
     meta: dict[str, Any] | None = None
+    time: float | str | None = None
     ops: list[WireOp]
 
 

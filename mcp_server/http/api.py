@@ -21,7 +21,8 @@ except ImportError:  # pragma: no cover - depends on the environment
     orjson = None
 from fastapi.responses import Response, StreamingResponse
 
-from catalog_core.errors import CatalogError, InvalidValueError
+from catalog_core.api import CatalogAPI
+from catalog_core.errors import CatalogError, InvalidValueError, ShuttingDownError
 from catalog_core.model import QueryStats
 from catalog_core.paths import split
 
@@ -45,16 +46,12 @@ from catalog_core.remote.wire import (
 )
 from mcp_server.http.sessions import SessionManager
 
-__all__ = ["ApiContext", "Gate", "ShuttingDownError", "build_router", "commit_write_set", "dumps",
+__all__ = ["ApiContext", "Gate", "build_router", "commit_write_set", "dumps",
            "json_response", "record_ops"]
 
 log = logging.getLogger("semcat.server")
 NDJSON = "application/x-ndjson"
 _INT = re.compile(r"-?\d+")
-
-
-class ShuttingDownError(CatalogError):
-    http_status = 503
 
 
 class Gate:
@@ -87,7 +84,7 @@ class Gate:
 
 
 class ApiContext:
-    def __init__(self, catalog: Any, sessions: SessionManager, gate: Gate) -> None:
+    def __init__(self, catalog: CatalogAPI, sessions: SessionManager, gate: Gate) -> None:
         self.catalog, self.sessions, self.gate = catalog, sessions, gate
 
 
@@ -323,7 +320,7 @@ def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
 def commit_write_set(ctx: ApiContext, body: CommitBody) -> dict[str, int]:
     """One-request transaction: record the write set, commit; nothing is written on error."""
     with ctx.gate:
-        txn = ctx.catalog.transaction(author=body.author, message=body.message, meta=body.meta)
+        txn = ctx.catalog.transaction(author=body.author, message=body.message, meta=body.meta, time=body.time)
         try:
             record_ops(txn, body.ops)
             return {"vid": txn.commit()}
@@ -341,7 +338,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
     @r.post("/transactions", status_code=201, summary="Begin a transaction session")
     def begin(body: BeginBody) -> Response:
         with gate:
-            s = sessions.begin(body.author, body.message, body.meta)
+            s = sessions.begin(body.author, body.message, body.meta, body.time)
             return json_response({"txn_id": s.id, "read_vid": s.txn.read_vid,
                                   "timeout_s": sessions.timeout_s}, 201)
 

@@ -8,19 +8,23 @@ import pytest
 
 import catalog_core as cc
 from catalog_core import errors
+from tests.helpers import lake
 
-from .conftest import lake
-from .test_behaviour import cat  # noqa: F401  (the embedded + HTTP fixture)
+
+@pytest.fixture
+def cat(catalog):
+    """The behaviour fixture (tests/conftest.py): embedded and over HTTP."""
+    return catalog
 
 T = "/wh/sales/orders"
 B = "/wh/wap"
 
 
-def rows(cat, path=T, vid=None):  # noqa: F811
+def rows(cat, path=T, vid=None):
     return cat.get(path, vid).value["stats"]["row_count"]
 
 
-def append(cat, root, part, fid, n, author="etl"):  # noqa: F811
+def append(cat, root, part, fid, n, author="etl"):
     """A blind append like the Spark bridge's: a file leaf plus stats merges."""
     with cat.transaction(author=author) as t:
         t.add(f"{root}/orders/{part}/{fid}", {"obj_type": "file", "path": f"{fid}.parquet", "row_count": n,
@@ -34,7 +38,7 @@ def append(cat, root, part, fid, n, author="etl"):  # noqa: F811
     return t.vid
 
 
-def state(cat, prefix, vid=None):  # noqa: F811
+def state(cat, prefix, vid=None):
     """Every object under `prefix` at `vid`, by path relative to it."""
     out = {}
     stack = [prefix]
@@ -47,7 +51,7 @@ def state(cat, prefix, vid=None):  # noqa: F811
     return out
 
 
-def test_clone_records_a_branch(cat):  # noqa: F811
+def test_clone_records_a_branch(cat):
     v1 = lake(cat)
     cv = cat.clone("/wh/sales", B, vid=v1)
     [b] = cat.branches()
@@ -60,7 +64,7 @@ def test_clone_records_a_branch(cat):  # noqa: F811
     assert cat.branches(vid=v1) == []
 
 
-def test_publish_applies_adds_updates_removes_and_merges_stats(cat):  # noqa: F811
+def test_publish_applies_adds_updates_removes_and_merges_stats(cat):
     lake(cat)
     cat.clone("/wh/sales", B)
     append(cat, B, "d=2001-06-01", "fb", 5)                       # on the branch
@@ -95,7 +99,7 @@ def test_publish_applies_adds_updates_removes_and_merges_stats(cat):  # noqa: F8
          "/wh/sales/notes"])
 
 
-def test_keep_moves_the_base_and_drop_removes(cat):  # noqa: F811
+def test_keep_moves_the_base_and_drop_removes(cat):
     lake(cat)
     cat.clone("/wh/sales", B)
     append(cat, B, "d=2001-06-01", "b1", 5)
@@ -118,7 +122,7 @@ def test_keep_moves_the_base_and_drop_removes(cat):  # noqa: F811
     assert cat.branches() == [] and cat.get("/wh/tmp") is None
 
 
-def test_conflicts_name_every_path_and_write_nothing(cat):  # noqa: F811
+def test_conflicts_name_every_path_and_write_nothing(cat):
     lake(cat)
     cat.clone("/wh/sales", B)
     tbl = cat.get(T).value
@@ -151,7 +155,7 @@ def test_conflicts_name_every_path_and_write_nothing(cat):  # noqa: F811
     assert cat.get(f"{T}/d=2001-06-02/ok") is not None and cat.get(f"{T}/d=2001-06-03") is None
 
 
-def test_target_adds_under_a_partition_the_branch_removed(cat):  # noqa: F811
+def test_target_adds_under_a_partition_the_branch_removed(cat):
     lake(cat)
     cat.clone("/wh/sales", B)
     with cat.transaction() as t:
@@ -163,7 +167,7 @@ def test_target_adds_under_a_partition_the_branch_removed(cat):  # noqa: F811
     assert info.value.details["paths"] == [f"{T}/d=2001-06-03/late"]
 
 
-def test_bad_input_is_refused_and_changes_nothing(cat):  # noqa: F811
+def test_bad_input_is_refused_and_changes_nothing(cat):
     lake(cat)
     with cat.transaction() as t:
         t.add("/wh/other", {"obj_type": "namespace", "properties": {}})
@@ -187,7 +191,7 @@ def test_bad_input_is_refused_and_changes_nothing(cat):  # noqa: F811
     assert cat.latest_vid == latest and cat.get("/wh/sales") is None
 
 
-def test_publishing_twice_concurrently_applies_once(cat):  # noqa: F811
+def test_publishing_twice_concurrently_applies_once(cat):
     lake(cat)
     for i in range(8):
         branch = f"/wh/b{i}"

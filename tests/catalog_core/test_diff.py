@@ -7,16 +7,20 @@ import pytest
 
 import catalog_core as cc
 from catalog_core import errors
+from tests.helpers import lake
 
-from .conftest import lake
-from .test_behaviour import cat  # noqa: F401  (the embedded + HTTP fixture)
+
+@pytest.fixture
+def cat(catalog):
+    """The behaviour fixture (tests/conftest.py): embedded and over HTTP."""
+    return catalog
 
 
 def kinds(changes):
     return [(c.kind, c.path) for c in changes]
 
 
-def test_adds_updates_removes_with_values_and_vids(cat):  # noqa: F811
+def test_adds_updates_removes_with_values_and_vids(cat):
     v1 = lake(cat)
     with cat.transaction() as t:
         t.update("/wh/sales", {"obj_type": "namespace", "properties": {"v": 2}})
@@ -55,7 +59,7 @@ def test_adds_updates_removes_with_values_and_vids(cat):  # noqa: F811
     assert {c.kind for c in cat.diff(0, v1)} == {"added"} and len(list(cat.diff(0, v1))) == 3 + 3 + 6
 
 
-def test_subtree_removal_and_re_add(cat):  # noqa: F811
+def test_subtree_removal_and_re_add(cat):
     v1 = lake(cat)
     with cat.transaction() as t:
         t.remove("/wh/sales/orders/d=2001-06-02")
@@ -83,7 +87,7 @@ def test_subtree_removal_and_re_add(cat):  # noqa: F811
     assert list(cat.diff(v3, cat.latest_vid)) == []
 
 
-def test_clone_and_refs(cat):  # noqa: F811
+def test_clone_and_refs(cat):
     v1 = lake(cat)
     cat.snapshot("before-clone", v1)
     cv = cat.clone("/wh/sales", "/wh/copy")
@@ -100,7 +104,7 @@ def test_clone_and_refs(cat):  # noqa: F811
     assert len(list(cat.diff(str(v1), t_iso, prefix="/wh/copy"))) == len(got)
 
 
-def test_bad_input_is_refused(cat):  # noqa: F811
+def test_bad_input_is_refused(cat):
     v1 = lake(cat)
     with pytest.raises(errors.InvalidValueError, match="swap them"):
         list(cat.diff(v1, 0))

@@ -4,7 +4,7 @@ from click.testing import CliRunner
 
 import catalog_core as cc
 from mcp_server.cli import main
-from tests.catalog_core.conftest import lake
+from tests.helpers import lake
 
 
 def run(*args):

@@ -7,8 +7,7 @@ import pytest
 
 import catalog_core as cc
 from spark_bridge import Bridge
-
-from .conftest import assert_stats_consistent
+from tests.helpers import assert_stats_consistent
 
 T, NAME = "/wh/sales/orders", "wh.sales.orders"
 B = "/wh/sales__wap"
