@@ -153,6 +153,18 @@ class _Targets:
         self.con = con
         self.unique: dict[tuple[str, str], bool] = {}
 
+    def is_key(self, table: TableInfo, col: str) -> bool:
+        """Is `col` the table's key: its declared single-column grain, else its first unique
+        id-like (or date) column in schema order."""
+        for a in table.annotations:
+            v = a.value.get("value")
+            if a.value.get("key") == "table.grain" and isinstance(v, dict) and isinstance(v.get("keys"), list):
+                return [str(k).lower() for k in v["keys"]] == [col.lower()]
+        for c in table.columns:
+            if (_id_like(c.name) or c.family == "date") and self.is_unique(table.name, c.name):
+                return c.name == col
+        return False
+
     def is_unique(self, table: str, col: str) -> bool:
         key = (table, col)
         if key not in self.unique:
@@ -218,7 +230,7 @@ def _infer(cat: CatalogAPI, con: duckdb.DuckDBPyConnection, t: TableInfo, cols: 
             continue
         ref = _sql.col(c.name, "t")
         notnull = exp.Not(this=exp.Is(this=ref.copy(), expression=exp.Null()))
-        if distinct <= enum_max and nonnull >= 2 * distinct:
+        if distinct <= enum_max and nonnull >= 2 * distinct and role != "id":
             values = [_json(r[0]) for r in p.all(exp.select(ref.copy()).distinct().from_(p.ref.copy())
                                                  .where(notnull).order_by(exp.Literal.number(1)))]
             out.append(Inferred(target=t.name, key=f"column.{c.id}.enum", kind="column", column=c.name,
@@ -239,7 +251,8 @@ def _infer(cat: CatalogAPI, con: duckdb.DuckDBPyConnection, t: TableInfo, cols: 
 def _keys(p: _Prof, t: TableInfo, cols: list[Column], rows: int, stats: dict[str, tuple[int, int]],
           roles: dict[str, str], vid: int) -> list[Inferred]:
     keyable = [c for c in cols if c.family in ("number", "text", "date") and stats[c.name][0] == rows]
-    singles: list[tuple[str, ...]] = [(c.name,) for c in keyable if c.family != "date" and rows >= 2 and stats[c.name][1] == rows]
+    singles: list[tuple[str, ...]] = [(c.name,) for c in keyable if rows >= 2 and stats[c.name][1] == rows
+                                      and roles[c.name] != "measure"]
     keys: list[tuple[str, ...]] = singles
     if not singles:
         cand = sorted((c for c in keyable if roles[c.name] in ("id", "time", "dimension")),
@@ -249,10 +262,12 @@ def _keys(p: _Prof, t: TableInfo, cols: list[Column], rows: int, stats: dict[str
         return []
 
     def score(k: tuple[str, ...]) -> tuple:
-        return (len(k), -sum(_id_like(n) for n in k), [t.find(n).id or 0 for n in k])  # type: ignore[union-attr]
+        return (len(k), -sum(roles[n] == "id" for n in k), -sum(_id_like(n) for n in k), [t.find(n).id or 0 for n in k])  # type: ignore[union-attr]
     best = min(keys, key=score)
-    conf = (0.9 if _id_like(best[0]) else 0.5) if len(best) == 1 else \
-        (0.75 if any(_id_like(n) for n in best) else 0.5)
+    if len(best) == 1:
+        conf = 0.9 if roles[best[0]] == "id" else 0.8 if roles[best[0]] == "time" else 0.5
+    else:
+        conf = 0.75 if any(_id_like(n) for n in best) else 0.5
     text = f"one row per {', '.join(best)} (inferred: unique over {rows} rows at vid {vid})"
     return [Inferred(target=t.name, key="table.grain", kind="table", value={"text": text, "keys": list(best)},
                      confidence=conf, evidence={"candidate_keys": [list(k) for k in sorted(keys, key=score)],
@@ -287,7 +302,8 @@ def _relationships(cat: CatalogAPI, con: duckdb.DuckDBPyConnection, t: TableInfo
                 if any(r.to_table == u.name and list(r.on) == [(c.name, uc.name)] for r in existing):
                     continue
                 overlap = hit / n
-                conf = round(min(0.95, 0.5 * overlap + 0.45 * sim / 100), 3)
+                key = targets.is_key(u, uc.name)
+                conf = round(min(0.95, 0.5 * overlap + 0.45 * sim / 100) * (1 if key else 0.85), 3)
                 card = "one_to_one" if distinct == rows == nonnull else "many_to_one"
                 value = {"to": u.name, "on": [[c.name, uc.name]], "cardinality": card, "canonical": False,
                          "condition": None}
@@ -295,6 +311,7 @@ def _relationships(cat: CatalogAPI, con: duckdb.DuckDBPyConnection, t: TableInfo
                 found.append((conf, Inferred(target=t.name, key=f"relationship.{name}", kind="relationship",
                                              value=value, confidence=conf,
                                              evidence={"name_similarity": sim, "distinct_values": n,
+                                                       "target_is_key": key,
                                                        "found_in_target": hit, "overlap": round(overlap, 4)})))
         if found:
             top = max(f[0] for f in found)

@@ -8,18 +8,22 @@ Catalog `acme`, namespace `core` (keys in KEYS, inclusion dependencies in INCLUS
     dim_store         stores 0..5 (0 = online)
     map_store_code    store_code -> store_id
     dim_product       20 products
-    dim_customer      SCD2: customers 1..30, eight of them with two versions (is_current)
+    dim_customer      SCD2: customers 1..30, seven of them with two versions (is_current)
     fct_orders        400 orders 2024-01-02..2025-03-09, some anonymous, some cancelled
     fct_order_items   1-3 lines per order
     fct_payments      1-2 attempts per order (captured / failed)
     legacy_sales      daily sales by store_code (no store_id)
+    etl_load_log      related to nothing
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import datetime as dt
 import os
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -43,6 +47,7 @@ KEYS = {  # every minimal unique column set that is a key by design (first: the 
     "fct_order_items": [("order_id", "line_no")],
     "fct_payments": [("payment_id",)],
     "legacy_sales": [("sale_date", "store_code")],
+    "etl_load_log": [("table_name",)],
 }
 INCLUSIONS = {  # (from table, from column, to table, to column): many-to-one by design
     ("fct_order_items", "order_id", "fct_orders", "order_id"),
@@ -54,8 +59,10 @@ INCLUSIONS = {  # (from table, from column, to table, to column): many-to-one by
     ("map_store_code", "store_id", "dim_store", "store_id"),
     ("map_store_code", "store_code", "dim_store", "store_code"),
     ("legacy_sales", "store_code", "map_store_code", "store_code"),
-    ("legacy_sales", "store_code", "dim_store", "store_code"),
     ("legacy_sales", "sale_date", "dim_date", "date"),
+    # map_store_code covers every store once, so these hold by design too
+    ("dim_store", "store_id", "map_store_code", "store_id"),
+    ("dim_store", "store_code", "map_store_code", "store_code"),
 }
 
 
@@ -177,6 +184,7 @@ SCHEMAS: dict[str, list[tuple[str, str]]] = {
                      ("amount_cents", "long")],
     "legacy_sales": [("sale_date", "date"), ("store_code", "string"), ("gross_sales_cents", "long"),
                      ("txn_count", "int")],
+    "etl_load_log": [("table_name", "string"), ("status", "string"), ("row_count", "long")],
 }
 
 DIM_DATE_FIRST, DIM_DATE_LAST = dt.date(2023, 1, 29), dt.date(2026, 1, 31)
@@ -249,6 +257,8 @@ def rows(seed: int = 7) -> dict[str, list[dict[str, Any]]]:
                            "txn_count": rnd.randrange(5, 50)})
         d += dt.timedelta(days=1)
     out["legacy_sales"] = legacy
+    out["etl_load_log"] = [{"table_name": f"core.{t}", "status": "success", "row_count": len(out[t])}
+                           for t in sorted(out)]
     return out
 
 
@@ -276,3 +286,47 @@ def declare(cat: Any) -> int:
     relate(cat, T("map_store_code"), T("dim_store"), on=[("store_id", "store_id")], author="alice")
     return relate(cat, T("legacy_sales"), T("dim_store"), on=[("store_code", "store_code")], canonical=False,
                   author="bob", source="agent", confidence=0.6)
+
+
+# ---------------------------------------------------------------- backends
+
+BACKENDS = ["embedded", "http"]
+
+
+@contextlib.contextmanager
+def backend(kind: str, data_dir: str) -> Iterator[Any]:
+    """The embedded catalog, or an HTTP client of a real uvicorn server over the same engine."""
+    import catalog_core as cc
+
+    engine = cc.Catalog.open(data_dir)
+    try:
+        if kind == "embedded":
+            yield engine
+        else:
+            from mcp_server.http.server import serve_in_thread
+
+            server = serve_in_thread(engine)
+            client = cc.connect(server.url)
+            try:
+                yield client
+            finally:
+                client.close()
+                server.stop()
+    finally:
+        engine.close()
+
+
+@dataclasses.dataclass
+class Shop:
+    cat: Any
+    writer: LakeWriter
+    vid_built: int
+    vid_related: int
+
+
+@contextlib.contextmanager
+def shop(kind: str, base: str, related: bool = True) -> Iterator[Shop]:
+    with backend(kind, os.path.join(base, "data")) as cat:
+        w = build(cat, os.path.join(base, "wh"))
+        built = cat.latest_vid
+        yield Shop(cat, w, built, declare(cat) if related else built)
