@@ -8,7 +8,7 @@ source `inferred` and a confidence.
 - `table.grain`: the best candidate key (a unique, null-free column, else the smallest unique
   combination of two or three key-like columns); every unique single column is also reported as a
   candidate key in the result's evidence.
-- `relationship.<name>`: inclusion dependencies, many_to_one (one_to_one when both ends are unique),
+- `relationship.<name>`: for columns no declared relationship of the table uses yet, inclusion dependencies, many_to_one (one_to_one when both ends are unique),
   from a column of this table to a unique column of the same type family in another table of the
   catalog, when the names are similar (rapidfuzz token-set ratio) and at least `min_overlap` of
   the distinct values are found there. Never canonical: a person decides that.
@@ -281,10 +281,12 @@ def _relationships(cat: CatalogAPI, con: duckdb.DuckDBPyConnection, t: TableInfo
     targets = _Targets(con)
     existing = [r for r in (_relationship(t, a) for a in t.annotations if a.value.get("kind") == "relationship")
                 if r is not None]
+    covered = {a.lower() for r in existing for a, _ in r.on}  # a declared join already says how
     out: list[Inferred] = []
     for c in cols:
         nonnull, distinct = stats[c.name]
-        if roles[c.name] == "measure" or c.family in ("boolean", "float") or distinct < 2:
+        if (roles[c.name] == "measure" or c.family in ("boolean", "float") or distinct < 2
+                or c.name.lower() in covered):
             continue
         found: list[tuple[float, Inferred]] = []
         for u in sorted(m.tables.values(), key=lambda x: x.name):
@@ -298,8 +300,6 @@ def _relationships(cat: CatalogAPI, con: duckdb.DuckDBPyConnection, t: TableInfo
                     continue
                 n, hit = targets.overlap(t.name, c.name, u.name, uc.name)
                 if not n or hit / n < min_overlap:
-                    continue
-                if any(r.to_table == u.name and list(r.on) == [(c.name, uc.name)] for r in existing):
                     continue
                 overlap = hit / n
                 key = targets.is_key(u, uc.name)

@@ -40,7 +40,7 @@ def T(name: str) -> str:
 KEYS = {  # every minimal unique column set that is a key by design (first: the grain)
     "dim_date": [("date",)],
     "dim_store": [("store_id",), ("store_code",)],
-    "map_store_code": [("store_code",)],
+    "map_store_code": [("store_code",), ("store_id",)],  # one code per store, by construction
     "dim_product": [("product_id",), ("sku",)],
     "dim_customer": [("customer_sk",)],
     "fct_orders": [("order_id",)],
