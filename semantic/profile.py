@@ -302,8 +302,8 @@ def _relationships(cat: CatalogAPI, con: duckdb.DuckDBPyConnection, t: TableInfo
                 if not n or hit / n < min_overlap:
                     continue
                 overlap = hit / n
-                key = targets.is_key(u, uc.name)
-                conf = round(min(0.95, 0.5 * overlap + 0.45 * sim / 100) * (1 if key else 0.85), 3)
+                target_key = targets.is_key(u, uc.name)
+                conf = round(min(0.95, 0.5 * overlap + 0.45 * sim / 100) * (1 if target_key else 0.85), 3)
                 card = "one_to_one" if distinct == rows == nonnull else "many_to_one"
                 value = {"to": u.name, "on": [[c.name, uc.name]], "cardinality": card, "canonical": False,
                          "condition": None}
@@ -311,7 +311,7 @@ def _relationships(cat: CatalogAPI, con: duckdb.DuckDBPyConnection, t: TableInfo
                 found.append((conf, Inferred(target=t.name, key=f"relationship.{name}", kind="relationship",
                                              value=value, confidence=conf,
                                              evidence={"name_similarity": sim, "distinct_values": n,
-                                                       "target_is_key": key,
+                                                       "target_is_key": target_key,
                                                        "found_in_target": hit, "overlap": round(overlap, 4)})))
         if found:
             top = max(f[0] for f in found)
