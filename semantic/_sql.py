@@ -5,6 +5,7 @@ never pasted into SQL."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import sqlglot
@@ -49,8 +50,16 @@ def at(text: str, node: exp.Expression) -> str:
 
 
 def parse_fragment(text: Any, what: str) -> exp.Expression:
-    """One SQL expression (not a statement). `what` names it in errors ("metric expression")."""
+    """One SQL expression (not a statement). `what` names it in errors ("metric expression").
+    Returns a private tree the caller may change (parses are cached, callers get copies)."""
     if not isinstance(text, str) or not text.strip():
+        raise SqlError(f"{what} must be non-empty SQL text, got {text!r}")
+    return _parse(text, what).copy()
+
+
+@functools.lru_cache(maxsize=512)
+def _parse(text: str, what: str) -> exp.Expression:
+    if not text.strip():
         raise SqlError(f"{what} must be non-empty SQL text, got {text!r}")
     try:
         trees = [t for t in sqlglot.parse(text, read=DIALECT) if t is not None]
@@ -101,4 +110,4 @@ def conjuncts(tree: exp.Expression | None) -> list[exp.Expression]:
 
 
 def gen(tree: exp.Expression) -> str:
-    return tree.sql(dialect=DIALECT, identify=True)
+    return tree.sql(dialect=DIALECT, identify=True, copy=False)

@@ -146,6 +146,7 @@ class CatalogModel:
     def __init__(self, cat: CatalogAPI, catalog: str, vid: int) -> None:
         self.cat, self.catalog, self.vid = cat, catalog, vid
         self.tables: dict[str, TableInfo] = {}
+        self.memo: dict[Any, Any] = {}  # derived read models of this vid (join scopes, metric lists)
         for obj in cat.query(lake.tables_query(catalog), vid=vid):
             name = lake.name_of(obj.path)
             self.tables[name] = TableInfo(name, obj.path, obj.value, _columns(obj.value))

@@ -122,10 +122,14 @@ def _many_to_one(e: Edge) -> bool:
 
 
 def scope(cat: CatalogAPI, table: TableInfo, vid: int) -> Scope:
-    g, tables = live_graph(cat, vid, [table.name.split(".")[0]])
-    paths = shortest(g, table.name, usable=_many_to_one)
-    tables[table.name] = table
-    return Scope(table, {t: tables[t] for t in paths}, paths, vid)
+    memo = model(cat, table.name.split(".")[0], vid).memo
+    key = ("scope", table.name)
+    if key not in memo:
+        g, tables = live_graph(cat, vid, [table.name.split(".")[0]])
+        paths = shortest(g, table.name, usable=_many_to_one)
+        tables[table.name] = table
+        memo[key] = Scope(table, {t: tables[t] for t in paths}, paths, vid)
+    return memo[key]
 
 
 def _refs(tree: exp.Expression, sc: Scope, text: str, what: str) -> list[tuple[exp.Column, TableInfo, Column]]:
@@ -235,6 +239,17 @@ def metrics(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = N
     return sorted(out, key=lambda m: m.qualified)
 
 
+def _all_metrics(cat: CatalogAPI, vid: int) -> list[Metric]:
+    """Every metric at `vid` (memoized on the first catalog's model; the list is not mutated)."""
+    cats = _catalogs(cat, vid)
+    if not cats:
+        return []
+    memo = model(cat, cats[0], vid).memo
+    if "metrics" not in memo:
+        memo["metrics"] = metrics(cat, snapshot=vid)
+    return memo["metrics"]
+
+
 def find_metric(cat: CatalogAPI, metric: Any, vid: int) -> Metric:
     """A metric by `name`, `table.name` (short table name) or `catalog.ns.table.name`."""
     if isinstance(metric, Metric):
@@ -242,7 +257,7 @@ def find_metric(cat: CatalogAPI, metric: Any, vid: int) -> Metric:
     if not isinstance(metric, str) or not metric:
         raise InvalidValueError(f"metric must be a metric name such as 'net_revenue' or "
                                 f"'fct_order_items.net_revenue', got {metric!r}")
-    every = metrics(cat, snapshot=vid)
+    every = _all_metrics(cat, vid)
     prefix, _, name = metric.rpartition(".")
     if not prefix:
         hits = [m for m in every if m.name == metric]
