@@ -117,13 +117,15 @@ class _Table:
         return s if isinstance(s, dict) else None
 
     def recent_stats(self, since: int) -> dict[str, dict[str, Any]]:
-        """Column stats of the data written after vid `since`: partitions changed since, or the
-        table's stats when it is not partitioned."""
+        """Column stats of the latest data written after vid `since`: the partitions the latest
+        load changed, or the table's stats when it is not partitioned."""
         if not self.value.get("partition_by"):
             return self.col_stats
         acc: dict[str, dict[str, Any]] = {}
-        for p in self.ctx.partitions(self.name):
-            if p.vid <= since:
+        parts = [p for p in self.ctx.partitions(self.name) if p.vid > since]
+        latest = max((p.vid for p in parts), default=None)
+        for p in parts:
+            if p.vid != latest:  # the latest load only: a unit change shows in what is written now
                 continue
             for c, s in ((p.value.get("stats") or {}).get("columns") or {}).items():
                 cur = acc.setdefault(c, {"min": None, "max": None})
@@ -516,17 +518,21 @@ class _Duck:
 
 
 def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Table | None], duck: _Duck,
-          already: set[tuple[str | None, str]]) -> list[Finding]:
+          already: set[tuple[str | None, str]]) -> tuple[list[Finding], set[tuple[str | None, str]]]:
+    """Data findings, and the (annotation, reason) pairs the data checked (their metadata
+    findings are replaced by what the data says)."""
     import duckdb
 
     out: list[Finding] = []
+    checked: set[tuple[str | None, str]] = set()
     last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
     for a in anns:
         try:
             if a.kind == "table" and a.field == "grain":
                 keys = [str(k) for k in (a.value or {}).get("keys") or []]
-                if not keys or any(t.col(k) is None for k in keys) or (a.key, "grain_violated") in already:
+                if not keys or any(t.col(k) is None for k in keys):
                     continue
+                checked.add((a.key, "grain_violated"))
                 kq = ", ".join(_q(k) for k in keys)
                 dup = duck.sql(f"SELECT count(*), any_value(k) FROM (SELECT ({kq}) AS k FROM {_tq(t.name)} "
                                f"GROUP BY ALL HAVING count(*) > 1)")[0]
@@ -545,9 +551,9 @@ def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Ta
             elif a.kind == "column" and a.field in ("enum", "sample_values"):
                 cur = t.cols.get(a.column_id or -1)
                 vals = [v for v in (a.value or []) if v is not None]
-                if cur is None or not vals or (a.key, "enum_violated") in already or \
-                        (a.key, "sample_values_missing") in already:
+                if cur is None or not vals:
                     continue
+                checked.add((a.key, "enum_violated" if a.field == "enum" else "sample_values_missing"))
                 c = _q(str(cur.get("name")))
                 marks = ", ".join("?" for _ in vals)
                 if a.field == "enum":
@@ -566,7 +572,7 @@ def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Ta
                                             f"sample values no longer present in {cur.get('name')}: {gone}",
                                             [ctx.vid, last], values={"missing": gone}))
             elif a.kind == "relationship":
-                out += _relationship_data(ctx, t, a, tables, duck, already, last)
+                out += _relationship_data(ctx, t, a, tables, duck, already, last, checked)
             elif a.kind == "verified_query":
                 out += _verified_data(ctx, t, a)
         except (duckdb.Error, CatalogError) as e:
@@ -575,11 +581,12 @@ def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Ta
             # a check that cannot run (e.g. a view that fails to read) is itself evidence
             out.append(_finding(a, t.name, "schema_changed", "suspect",
                                 f"the data check of {a.key} could not run: {str(e).splitlines()[0][:200]}", [ctx.vid]))
-    return out
+    return out, checked
 
 
 def _relationship_data(ctx: Context, t: _Table, a: Annotation, tables: dict[str, _Table | None], duck: _Duck,
-                       already: set[tuple[str | None, str]], last: int) -> list[Finding]:
+                       already: set[tuple[str | None, str]], last: int,
+                       checked: set[tuple[str | None, str]]) -> list[Finding]:
     import duckdb
 
     val = a.value or {}
@@ -618,10 +625,12 @@ def _relationship_data(ctx: Context, t: _Table, a: Annotation, tables: dict[str,
         sides.append((to, tgt, [y for _, y in pairs]))
     if card in ("one_to_many", "one_to_one"):
         sides.append((t.name, f"SELECT * FROM {_tq(t.name)}", [x for x, _ in pairs]))
+    if sides:
+        checked.add((a.key, "cardinality_violated"))
     for side, body, cols in sides:
         kq = ", ".join(_q(c) for c in cols)
         dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM ({body}) GROUP BY ALL HAVING count(*) > 1)")[0][0]
-        if dup and (a.key, "cardinality_violated") not in already:
+        if dup:
             sugg = None
             st = _get_table(ctx, side, tables)
             if st is not None and st.col("is_current") is not None and "is_current" not in str(cond or "").lower():
@@ -777,10 +786,12 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table
         own = duck is None
         duck = duck or _Duck(ctx.cat, ctx.vid)
         try:
-            found += _data(ctx, t, anns, tables, duck, seen)
+            extra, checked = _data(ctx, t, anns, tables, duck, seen)
         finally:
             if own:
                 duck.close()
+        # the data decides what metadata could only suspect
+        found = [f for f in found if (f.annotation, f.reason) not in checked] + extra
     ctx.cache.findings.put(key, found)
     return found
 

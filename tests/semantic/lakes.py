@@ -64,6 +64,7 @@ class LakeBuilder:
         self.cat, self.root, self.start = cat, str(root), start
         self.catalog = catalog
         self._ids = itertools.count()
+        self._last = 0.0
         self.schemas: dict[str, dict[str, Any]] = {}
         self.partition_by: dict[str, list[str]] = {}
 
@@ -71,7 +72,13 @@ class LakeBuilder:
         return self.start + n * DAY
 
     def _time(self, at: float | None) -> float | None:
-        return None if at is None else self.day(at)
+        """The commit time of day `at`; commit times strictly increase, so a second commit on the
+        same instant moves a millisecond later."""
+        if at is None:
+            return None
+        t = max(self.day(at), self._last + 0.001)
+        self._last = t
+        return t
 
     def path(self, name: str) -> str:
         return "/" + name.replace(".", "/")
