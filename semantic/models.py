@@ -140,7 +140,7 @@ class TableFields(BaseModel):
     synonyms: list[str] | None = None
     deprecated: Deprecated | None = None
     freshness_sla: str | None = None
-    certified: bool | None = None
+    certified: bool | None = Field(None, strict=True)
     instructions: str | None = None
 
 
