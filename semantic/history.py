@@ -92,11 +92,11 @@ class Cache:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.timelines = _LRU(4096)     # (path, table obj vid) -> Timeline
-        self.commit_times = _LRU(65536)  # vid -> time
         self.tables = _LRU(8)            # vid -> {name: Obj}
         self.all_anns = _LRU(8)          # vid -> {name: [Annotation]}
         self.anns = _LRU(1024)           # (name, vid) -> [Annotation]
-        self.partitions = _LRU(1024)     # (name, vid) -> [Obj]
+        self.partitions = _LRU(1024)     # (name, data vid, vid) -> [Obj]
+        self.commits = _LRU(4096)        # vid -> Commit
         self.findings = _LRU(4096)       # (name, vid, depth) -> [Finding]
         self.cards = _LRU(1024)          # (name, vid) -> TableCard without time-dependent parts
         self.sql = _LRU(1024)            # (key, vid) -> (ok, fingerprint or error)
@@ -140,12 +140,8 @@ class Context:
 
     # ------------------------------------------------------------ commits
     def commit_time(self, vid: int) -> float:
-        t = self.cache.commit_times.take(vid)
-        if t is None:
-            found = self.cat.commits(since=vid, until=vid)
-            t = found[0].time if found else 0.0
-            self.cache.commit_times.put(vid, t)
-        return t
+        c = self.commit(vid)
+        return c.time if c is not None else 0.0
 
     # ------------------------------------------------------------ tables
     def tables(self) -> dict[str, Obj]:
@@ -171,12 +167,31 @@ class Context:
         if self.cache.all_anns.take(self.vid) is None:
             self.cache.all_anns.put(self.vid, read_catalog_annotations(self.cat, vid=self.vid))
 
-    def partitions(self, name: str) -> list[Obj]:
-        """The first-level partitions of a table at the snapshot (each with its stats and vid)."""
-        got = self.cache.partitions.take((name, self.vid))
+    def commit(self, vid: int) -> Any:
+        got = self.cache.commits.take(vid)
         if got is None:
-            q = lake.exact_query(lake.table_path(name), '[obj_type = "partition"]')
-            got = self.cache.partitions.put((name, self.vid), self.cat.query(q, vid=self.vid))
+            found = self.cat.commits(since=vid, until=vid)
+            got = self.cache.commits.put(vid, found[0] if found else None)
+        return got
+
+    def latest_partitions(self, name: str, since: int) -> list[Obj]:
+        """The first-level partitions written by the table's latest data commit after `since`
+        (point reads of the paths in that commit's log entry)."""
+        tl = self.timeline(name)
+        data = tl.data_after(since) if tl else []
+        if not data:
+            return []
+        vid = data[-1][0]
+        key = (name, vid, self.vid)
+        got = self.cache.partitions.take(key)
+        if got is None:
+            c = self.commit(vid)
+            base = lake.table_path(name) + "/"
+            paths = sorted({base + p[len(base):].split("/", 1)[0] for p in (c.paths if c else ())
+                            if p.startswith(base) and not lake.is_reserved(p[len(base):])})
+            got = [o for o in (self.cat.get(p, vid=self.vid) for p in paths)
+                   if o is not None and o.value.get("obj_type") == "partition"]
+            self.cache.partitions.put(key, got)
         return got
 
     # ------------------------------------------------------------ history

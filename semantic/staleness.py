@@ -24,6 +24,8 @@ from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError, InvalidValueError
 from catalog_core.model import Obj, parse_time
 from semantic.annotations import fingerprint, parse_duration, table_columns
+from rapidfuzz import fuzz
+
 from semantic.errors import did_you_mean
 from semantic.history import Context, SchemaChange, Timeline, type_family
 from semantic.models import Annotation, ColumnRef, ColumnStats, Evidence, Finding
@@ -118,15 +120,11 @@ class _Table:
 
     def recent_stats(self, since: int) -> dict[str, dict[str, Any]]:
         """Column stats of the latest data written after vid `since`: the partitions the latest
-        load changed, or the table's stats when it is not partitioned."""
+        load wrote (from the commit log), or the table's stats when it is not partitioned."""
         if not self.value.get("partition_by"):
             return self.col_stats
         acc: dict[str, dict[str, Any]] = {}
-        parts = [p for p in self.ctx.partitions(self.name) if p.vid > since]
-        latest = max((p.vid for p in parts), default=None)
-        for p in parts:
-            if p.vid != latest:  # the latest load only: a unit change shows in what is written now
-                continue
+        for p in self.ctx.latest_partitions(self.name, since):
             for c, s in ((p.value.get("stats") or {}).get("columns") or {}).items():
                 cur = acc.setdefault(c, {"min": None, "max": None})
                 for k, better in (("min", lambda a, b: a < b), ("max", lambda a, b: a > b)):
@@ -169,8 +167,6 @@ def _rename_candidate(t: _Table, ref: ColumnRef, basis_stats: ColumnStats | None
     statistics (or statistics scaled by 10^k): (its name, k or None when only the name matched)."""
     if ch is None:
         return None
-    from rapidfuzz import fuzz
-
     best: tuple[float, str, int | None] | None = None
     for c in ch.added:
         if type_family(c.get("type")) != type_family(ref.type) or int(c.get("id", -1)) not in t.cols:
@@ -688,8 +684,6 @@ def _loads_every(tl: Timeline, last: int = 10) -> float | None:
 
 
 def _similar(a: _Table, b: _Table) -> float:
-    from rapidfuzz import fuzz
-
     mine = list(a.cols.values())
     if not mine:
         return 0.0
@@ -824,4 +818,4 @@ def staleness(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef =
     finally:
         if duck is not None:
             duck.close()
-    return [f.model_copy(deep=True) for f in out]
+    return [f.model_copy() for f in out]  # shallow: evidence is shared with the cache, do not mutate it

@@ -71,7 +71,7 @@ class LakeBuilder:
     def day(self, n: float) -> float:
         return self.start + n * DAY
 
-    def _time(self, at: float | None) -> float | None:
+    def at(self, at: float | None) -> float | None:
         """The commit time of day `at`; commit times strictly increase, so a second commit on the
         same instant moves a millisecond later."""
         if at is None:
@@ -93,7 +93,7 @@ class LakeBuilder:
         self.schemas[name] = schema
         self.partition_by[name] = list(partition_by or [])
         loc = os.path.join(self.root, *name.split("."))
-        with self.cat.transaction(author=author, message=f"create {name}", time=self._time(at)) as txn:
+        with self.cat.transaction(author=author, message=f"create {name}", time=self.at(at)) as txn:
             if self.cat.get("/" + cat_) is None:
                 txn.update("/" + cat_, {"obj_type": "catalog", "properties": {}})
             if self.cat.get(f"/{cat_}/{ns}") is None:
@@ -181,7 +181,7 @@ class LakeBuilder:
 
     def append(self, name: str, rows: dict[str, list], at: float | None = None, author: str = "etl",
                message: str = "") -> int:
-        with self.cat.transaction(author=author, message=message or f"load {name}", time=self._time(at)) as txn:
+        with self.cat.transaction(author=author, message=message or f"load {name}", time=self.at(at)) as txn:
             self._add_rows(txn, name, rows)
         return txn.vid
 
@@ -193,7 +193,7 @@ class LakeBuilder:
 
     def overwrite(self, name: str, rows: dict[str, list], at: float | None = None, author: str = "etl") -> int:
         """Replace every file (a restatement); table stats are `set` from the new rows."""
-        with self.cat.transaction(author=author, message=f"restate {name}", time=self._time(at)) as txn:
+        with self.cat.transaction(author=author, message=f"restate {name}", time=self.at(at)) as txn:
             self._clear(txn, name)
             txn.merge(self.path(name), {"stats": {"columns": _op("set", {})}})
             self._add_rows(txn, name, rows, set_=True)
@@ -216,7 +216,7 @@ class LakeBuilder:
             cols.append({"id": nxt + i, "name": n, "type": t, "nullable": True})
         schema = {"schema_id": old["schema_id"] + 1, "columns": cols}
         self.schemas[name] = schema
-        with self.cat.transaction(author=author, message=f"evolve {name}", time=self._time(at)) as txn:
+        with self.cat.transaction(author=author, message=f"evolve {name}", time=self.at(at)) as txn:
             txn.merge(self.path(name), {"schema": _op("set", schema)})
             if rows is not None:
                 self._clear(txn, name)
