@@ -150,4 +150,5 @@ def describe(cat: CatalogAPI, table: str, snapshot: SnapshotRef = None, now: Any
             if v.key in status:
                 views[field] = v.model_copy(update={"status": worst([v.status, status[v.key]])})
         update["annotations"] = views
-    return base.model_copy(update=update, deep=True) if extra else base.model_copy(update=update)
+    # shallow: the card shares its parts with the cache (treat it as read-only; model_copy(deep=True) to edit)
+    return base.model_copy(update=update)

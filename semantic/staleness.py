@@ -697,6 +697,27 @@ def _similar(a: _Table, b: _Table) -> float:
     return hits / len(mine)
 
 
+def _successor(ctx: Context, t: _Table, after: float, tables: dict[str, _Table | None]) -> tuple[float, _Table] | None:
+    """The most similar other table (same-type columns with similar names) still loading after
+    `after`; cached per (table, snapshot vid)."""
+    key = ("successor", t.name, ctx.vid)
+    got = ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    best: tuple[float, _Table] | None = None
+    for other in ctx.tables():
+        if other == t.name:
+            continue
+        o = _get_table(ctx, other, tables)
+        if o is None or not o.tl.data_commits or o.tl.data_commits[-1][1] <= after:
+            continue
+        sim = _similar(t, o)
+        if sim >= 0.5 and (best is None or sim > best[0]):
+            best = (sim, o)
+    ctx.cache.findings.put(key, (best,))
+    return best
+
+
 def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
                   tables: dict[str, _Table | None] | None = None) -> list[Finding]:
     """freshness_sla_missed and not_loaded_since at `now` (cheap: cached timelines)."""
@@ -733,16 +754,7 @@ def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
         every = _loads_every(t.tl) or DAY
         gap = now - last[1]
         if gap > max(3 * every, 7 * DAY):
-            best: tuple[float, _Table] | None = None
-            for other in ctx.tables():
-                if other == name:
-                    continue
-                o = _get_table(ctx, other, tables)
-                if o is None or not o.tl.data_commits or o.tl.data_commits[-1][1] <= last[1] + every:
-                    continue
-                sim = _similar(t, o)
-                if sim >= 0.5 and (best is None or sim > best[0]):
-                    best = (sim, o)
+            best = _successor(ctx, t, last[1] + every, tables)
             vids, times = [last[0]], [last[1]]
             sugg = None
             values: dict[str, Any] = {"last_load": _day(last[1]), "days": round(gap / DAY, 1),
