@@ -19,13 +19,13 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
+from rapidfuzz import fuzz
+
 import catalog_core as cc
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError, InvalidValueError
 from catalog_core.model import Obj, parse_time
 from semantic.annotations import fingerprint, parse_duration, table_columns
-from rapidfuzz import fuzz
-
 from semantic.errors import did_you_mean
 from semantic.history import Context, SchemaChange, Timeline, type_family
 from semantic.models import Annotation, ColumnRef, ColumnStats, Evidence, Finding
