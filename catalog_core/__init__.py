@@ -67,7 +67,9 @@ def open_table(cat: Any, name: str, where: str | None = None, snapshot: Any = No
     return _open(cat, name, where=where, snapshot=snapshot, sandbox=sandbox)
 
 
-def run_sql(cat: Any, sql: str, snapshot: Any = None, limit: int = 1000, timeout_s: float = 10):
+def run_sql(cat: Any, sql: str, snapshot: Any = None, limit: int = 1000, timeout_s: float = 10,
+            memory_limit: int = 1 << 30):
+    """Agent SQL at a snapshot, held to `limit` rows, `timeout_s` seconds and `memory_limit` bytes."""
     from catalog_core.sql.reader import run_sql as _run
 
-    return _run(cat, sql, snapshot=snapshot, limit=limit, timeout_s=timeout_s)
+    return _run(cat, sql, snapshot=snapshot, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit)
