@@ -21,7 +21,8 @@ specs with the statement; the child answers with JSON only, so nothing it produc
 Starting an interpreter costs ~0.4 s, so one spare worker is kept started (imports done, waiting
 on stdin) once `run_sql` has been used; each worker serves exactly one statement and exits.
 
-Protocol: the caller writes one pickled job to stdin and closes it. The child writes `R` once the
+Protocol: the child writes `S` once its imports are done (`prestart` waits for it). The caller
+writes one pickled job to stdin and closes it. The child writes `R` once the
 views exist (the time limit starts), then one JSON document, then exits; or `E` and a JSON error
 when the views cannot be built."""
 
@@ -41,7 +42,7 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["Job", "WorkerDied", "run", "main", "HEADROOM", "GRACE_S", "SETUP_TIMEOUT_S"]
+__all__ = ["Job", "WorkerDied", "run", "prestart", "main", "HEADROOM", "GRACE_S", "SETUP_TIMEOUT_S"]
 
 HEADROOM = 512 << 20      # bytes of address space above memory_limit for the interpreter and DuckDB itself
 GRACE_S = 0.5            # how long past timeout_s the caller waits before it kills the worker
@@ -94,6 +95,32 @@ def _take() -> subprocess.Popen:
     return proc
 
 
+_started: set[int] = set()  # pids of workers whose `S` was read
+
+
+def _await_start(proc: subprocess.Popen, timeout_s: float) -> bool:
+    if proc.pid in _started:
+        return True
+    try:
+        ok = _read_until(proc, time.monotonic() + timeout_s, 1) == b"S"
+    except TimeoutError:
+        return False
+    if ok:
+        _started.add(proc.pid)
+    return ok
+
+
+def prestart(timeout_s: float = SETUP_TIMEOUT_S) -> bool:
+    """Make sure a spare worker is started and ready (a server may call this at startup, so the
+    first statement does not wait for an interpreter); whether it is ready within `timeout_s`."""
+    global _spare
+    with _spare_lock:
+        if _spare is None or _spare.poll() is not None:
+            _spare = _spawn()
+        proc = _spare
+        return _await_start(proc, timeout_s)
+
+
 @atexit.register
 def _stop_spare() -> None:
     global _spare
@@ -137,12 +164,15 @@ def run(job: Job) -> dict[str, Any]:
         except BrokenPipeError:
             pass  # the worker is gone: reported below
         try:
+            if not _await_start(proc, SETUP_TIMEOUT_S):
+                raise TimeoutError
             tag = _read_until(proc, time.monotonic() + SETUP_TIMEOUT_S, 1)
             deadline = time.monotonic() + (job.timeout_s + GRACE_S if tag == b"R" else SETUP_TIMEOUT_S)
             body = _read_until(proc, deadline, None) if tag else b""
         except TimeoutError:
             timed_out, tag, body = True, b"", b""
     finally:
+        _started.discard(proc.pid)
         if proc.poll() is None:
             proc.kill()
         proc.wait()
@@ -194,6 +224,7 @@ def _serve() -> None:
 
     from catalog_core.sql import reader
 
+    out.write(b"S")
     try:
         job = pickle.load(sys.stdin.buffer)
     except EOFError:  # the caller went away while this was the spare
