@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import functools
 import hashlib
 import math
 import re
+import struct
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from pyiceberg import types as it
@@ -39,7 +42,7 @@ from pyiceberg.transforms import (
 from catalog_core.errors import InvalidValueError
 
 __all__ = ["catalog_type", "catalog_schema", "partition_by", "PartitionLevel",
-           "json_value", "file_value", "leaf_id"]
+           "json_value", "file_value", "FileDecoder", "leaf_id"]
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 _EPOCH_DATE = _dt.date(1970, 1, 1)
@@ -173,25 +176,80 @@ def partition_by(spec: Any, schema: Any, table: str) -> list[PartitionLevel]:
 
 # ---------------------------------------------------------------- data files
 
+_UNPACK = {it.IntegerType: struct.Struct("<i").unpack, it.LongType: struct.Struct("<q").unpack,
+           it.FloatType: struct.Struct("<f").unpack, it.DoubleType: struct.Struct("<d").unpack}
+
+
+def _decoder(t: Any) -> Callable[[bytes | None], Any] | None:
+    """A bound decoder for one column type (None: no bounds kept), chosen once per schema."""
+    if not isinstance(t, it.PrimitiveType) or isinstance(t, (it.BinaryType, it.FixedType)):
+        return None
+    unpack = _UNPACK.get(type(t))
+    if unpack is not None and isinstance(t, (it.IntegerType, it.LongType)):
+        def whole(raw: bytes | None) -> Any:
+            if raw is None:
+                return None
+            if len(raw) == 4 and unpack is _UNPACK[it.LongType]:  # an int bound promoted to long
+                return struct.unpack("<i", raw)[0]
+            return unpack(raw)[0] if len(raw) in (4, 8) else _bound(t, raw)
+        return whole
+    if unpack is not None:
+        def real(raw: bytes | None) -> Any:
+            if raw is None:
+                return None
+            try:
+                v = unpack(raw)[0]
+            except struct.error:  # a float bound promoted to double
+                return _bound(t, raw)
+            return v if math.isfinite(v) else None
+        return real
+    if isinstance(t, it.StringType):
+        return lambda raw: None if raw is None else raw.decode("utf-8", "replace")
+    if isinstance(t, it.DateType):
+        return lambda raw: None if raw is None else (_day(struct.unpack("<i", raw)[0]) if len(raw) == 4 else None)
+    if isinstance(t, (it.TimestampType, it.TimestamptzType)):
+        def instant(raw: bytes | None) -> Any:
+            if raw is None or len(raw) != 8:
+                return None
+            return json_value(t, struct.unpack("<q", raw)[0])
+        return instant
+    return lambda raw: _bound(t, raw)
+
+
+@functools.lru_cache(maxsize=65536)
+def _day(days: int) -> str:
+    return (_EPOCH_DATE + _dt.timedelta(days=days)).isoformat()
+
+
+class FileDecoder:
+    """Turns Iceberg data files of one schema into file leaves."""
+
+    def __init__(self, schema: Any) -> None:
+        self.fields = [(f.field_id, f.name, _decoder(f.field_type)) for f in schema.fields]
+        self.field_ids = {f.name: int(f.field_id) for f in schema.fields}
+
+    def value(self, df: Any) -> dict[str, Any]:
+        """The leaf of an Iceberg data file: path, size, row count, per-column bounds and null
+        counts keyed by the column's name in the schema (of the snapshot that added the file), and
+        `field_ids` (name in the file -> column id) so readers follow renames."""
+        lower, upper = df.lower_bounds or {}, df.upper_bounds or {}
+        nulls = df.null_value_counts or {}
+        columns: dict[str, dict[str, Any]] = {}
+        for fid, name, decode in self.fields:
+            if decode is None:
+                continue
+            n = nulls.get(fid)
+            columns[name] = {"min": decode(lower.get(fid)), "max": decode(upper.get(fid)),
+                             "null_count": None if n is None else int(n)}
+        fmt = df.file_format
+        return {"obj_type": "file", "path": df.file_path, "format": str(getattr(fmt, "value", fmt)).lower(),
+                "row_count": int(df.record_count), "size_bytes": int(df.file_size_in_bytes), "columns": columns,
+                "field_ids": dict(self.field_ids)}
+
+
 def file_value(df: Any, schema: Any) -> dict[str, Any]:
-    """The file leaf of an Iceberg data file: path, size, row count, per-column bounds and null
-    counts keyed by the column's name in `schema` (the schema of the snapshot that added the file),
-    and `field_ids` (name in the file -> column id) so readers follow renames."""
-    lower, upper = df.lower_bounds or {}, df.upper_bounds or {}
-    nulls = df.null_value_counts or {}
-    columns: dict[str, dict[str, Any]] = {}
-    field_ids: dict[str, int] = {}
-    for f in schema.fields:
-        fid = f.field_id
-        field_ids[f.name] = int(fid)
-        if not isinstance(f.field_type, it.PrimitiveType):
-            continue
-        n = nulls.get(fid)
-        columns[f.name] = {"min": _bound(f.field_type, lower.get(fid)), "max": _bound(f.field_type, upper.get(fid)),
-                           "null_count": None if n is None else int(n)}
-    return {"obj_type": "file", "path": df.file_path, "format": str(df.file_format.value).lower(),
-            "row_count": int(df.record_count), "size_bytes": int(df.file_size_in_bytes), "columns": columns,
-            "field_ids": field_ids}
+    """`FileDecoder(schema).value(df)` for one file."""
+    return FileDecoder(schema).value(df)
 
 
 _UUIDISH = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

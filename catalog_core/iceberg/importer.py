@@ -246,10 +246,14 @@ class _Importer:
         cschema = convert.catalog_schema(schema, self.src.identifier)
         step = _Step(snap.snapshot_id, int(snap.timestamp_ms), _op_name(snap), cschema,
                      sequence_number=getattr(snap, "sequence_number", None))
+        decoder = convert.FileDecoder(schema)
+        checked: set[tuple[tuple[str, Any], ...]] = set()
         for df in added:
             chain = self._chain(df)
-            self._ppath(chain)
-            step.added.append((chain, convert.file_value(df, schema)))
+            if chain not in checked:
+                self._ppath(chain)
+                checked.add(chain)
+            step.added.append((chain, decoder.value(df)))
         step.removed = [(self._ppath(self._chain(df)), df.file_path) for df in removed]
         return step
 
@@ -386,21 +390,26 @@ class _Importer:
         added: dict[str, dict[str, Any]] = defaultdict(st.empty)     # path (partition or table) -> added stats
         dirty: set[str] = set()                                      # paths whose stats are recomputed
         by_leaf: dict[str, list[dict[str, Any]]] = defaultdict(list)  # deepest path -> added file values
+        chains: dict[tuple[tuple[str, Any], ...], list[str]] = {}
         for chain, value in step.added:
-            cur, values = tpath, {}
-            paths = [tpath]
-            for col, v in chain:
-                cur = f"{cur}/{lake.partition_id(col, v)}"
-                values[col] = v
-                paths.append(cur)
-                if cur not in self.known_parts:
-                    txn.add(cur, {"obj_type": "partition", **values, "stats": st.empty()})
-                    self.known_parts.add(cur)
-            txn.add(f"{cur}/{convert.leaf_id(value['path'])}", value, leaf=True)
-            by_leaf[cur].append(value)
-            contribution = st.of_file(value)
-            for p in paths:
-                st.add(added[p], contribution)
+            paths = chains.get(chain)
+            if paths is None:
+                cur, values = tpath, {}
+                paths = [tpath]
+                for col, v in chain:
+                    cur = f"{cur}/{lake.partition_id(col, v)}"
+                    values[col] = v
+                    paths.append(cur)
+                    if cur not in self.known_parts:
+                        txn.add(cur, {"obj_type": "partition", **values, "stats": st.empty()})
+                        self.known_parts.add(cur)
+                chains[chain] = paths
+            txn.add(f"{paths[-1]}/{convert.leaf_id(value['path'])}", value, leaf=True)
+            by_leaf[paths[-1]].append(value)
+            st.add(added[paths[-1]], st.of_file(value))
+        for paths in chains.values():   # roll each deepest partition's additions up to its ancestors
+            for p in paths[:-1]:
+                st.add(added[p], added[paths[-1]])
         removed: dict[str, set[str]] = defaultdict(set)
         for ppath, fpath in step.removed:
             removed[ppath].add(fpath)
