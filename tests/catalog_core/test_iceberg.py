@@ -19,6 +19,7 @@ from pyiceberg.types import DateType, DecimalType, DoubleType, LongType, NestedF
 import catalog_core as cc
 from catalog_core.iceberg import AUTHOR, import_table, sync_table
 
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -170,12 +171,13 @@ def test_commits_are_backdated_and_time_travel_by_iso_time_lands_on_the_snapshot
         vid = by_sid[snap.snapshot_id]
         commit = cat.commits(since=vid, until=vid)[0]
         assert commit.time == pytest.approx(snap.timestamp_ms / 1000)
-        iso = dt.datetime.fromtimestamp(snap.timestamp_ms / 1000, dt.timezone.utc).isoformat()
+        # half a millisecond after the snapshot: exact in ISO text, and before the next snapshot
+        iso = (EPOCH + dt.timedelta(microseconds=snap.timestamp_ms * 1000 + 500)).isoformat()
         assert cat.resolve(iso) == vid
         assert semcat_rows(cat, "lake.core.t", iso) == ice_rows(t, snap.snapshot_id)
     # a moment before the first snapshot: the table did not exist yet
-    first = t.metadata.snapshots[0].timestamp_ms / 1000
-    before = dt.datetime.fromtimestamp(first - 0.0005, dt.timezone.utc).isoformat()
+    first = t.metadata.snapshots[0].timestamp_ms
+    before = (EPOCH + dt.timedelta(microseconds=first * 1000 - 500)).isoformat()
     assert cat.get("/lake/core/t", vid=before) is None
 
 
@@ -276,6 +278,29 @@ def test_into_a_catalog_with_later_commits_keeps_times_monotonic(cat, ice):
     commit = cat.commits(since=res.commits[0][1])[0]
     assert commit.meta["iceberg_timestamp_ms"] == t.current_snapshot().timestamp_ms
     assert semcat_rows(cat, "lake.core.t", None) == ice_rows(ice.load_table("db.t"))
+
+
+def test_a_rolled_back_history_syncs_as_one_reset_commit(cat, ice):
+    t = ice.create_table("db.t", schema=SCHEMA)
+    for i in range(3):
+        t.append(rows([i * 10 + 1, i * 10 + 2], "a", day=1 + i))
+    t = ice.load_table("db.t")
+    first = t.metadata.snapshots[0].snapshot_id
+    import_table(cat, ice, "db.t", into="lake.core.t")
+    with t.manage_snapshots() as ms:
+        ms.rollback_to_snapshot(first)
+    res = sync_table(cat, ice, "db.t", into="lake.core.t")
+    t = ice.load_table("db.t")
+    assert [sid for sid, _ in res.commits] == [first] and res.files_removed == 2 and res.files_added == 0
+    commit = cat.commits(since=res.commits[0][1])[0]
+    assert commit.meta["iceberg_operation"].startswith("reset to")
+    assert semcat_rows(cat, "lake.core.t", None) == ice_rows(t) and synced_to(cat, "lake.core.t") == first
+    assert cat.get("/lake/core/t").value["stats"]["row_count"] == 2
+    t.append(rows([99], "b", day=9))             # a new snapshot on top of the rolled-back one
+    res = sync_table(cat, ice, "db.t", into="lake.core.t")
+    t = ice.load_table("db.t")
+    assert len(res.commits) == 1 and res.files_added == 1
+    assert semcat_rows(cat, "lake.core.t", None) == ice_rows(t)
 
 
 # ---------------------------------------------------------------- bad input
