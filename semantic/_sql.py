@@ -12,7 +12,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from catalog_core.errors import SqlError
+from semantic.errors import InvalidExpressionError
 
 __all__ = ["parse_fragment", "caret", "position", "table_expr", "ident", "col", "gen", "conjuncts", "DIALECT"]
 
@@ -53,33 +53,33 @@ def parse_fragment(text: Any, what: str) -> exp.Expression:
     """One SQL expression (not a statement). `what` names it in errors ("metric expression").
     Returns a private tree the caller may change (parses are cached, callers get copies)."""
     if not isinstance(text, str) or not text.strip():
-        raise SqlError(f"{what} must be non-empty SQL text, got {text!r}")
+        raise InvalidExpressionError(f"{what} must be non-empty SQL text, got {text!r}")
     return _parse(text, what).copy()
 
 
 @functools.lru_cache(maxsize=512)
 def _parse(text: str, what: str) -> exp.Expression:
     if not text.strip():
-        raise SqlError(f"{what} must be non-empty SQL text, got {text!r}")
+        raise InvalidExpressionError(f"{what} must be non-empty SQL text, got {text!r}")
     try:
         trees = [t for t in sqlglot.parse(text, read=DIALECT) if t is not None]
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
         line, column = int(err.get("line") or 1), int(err.get("col") or 1)
         desc = str(err.get("description") or e).split("\n")[0]
-        raise SqlError(f"{what} does not parse at line {line}, column {column}: {desc}{caret(text, line, column)}",
+        raise InvalidExpressionError(f"{what} does not parse at line {line}, column {column}: {desc}{caret(text, line, column)}",
                        text=text, line=line, column=column) from None
     except TokenError as e:
-        raise SqlError(f"{what} does not parse: {e}", text=text) from None
+        raise InvalidExpressionError(f"{what} does not parse: {e}", text=text) from None
     if len(trees) != 1:
-        raise SqlError(f"{what} must be one SQL expression, got {len(trees)} statements separated by ';'",
+        raise InvalidExpressionError(f"{what} must be one SQL expression, got {len(trees)} statements separated by ';'",
                        text=text)
     tree = trees[0]
     assert isinstance(tree, exp.Expression)
     for node in tree.walk():
         if isinstance(node, _FORBIDDEN):
             kind = type(node).__name__.upper()
-            raise SqlError(f"{what} must be an expression over columns, not a statement or subquery "
+            raise InvalidExpressionError(f"{what} must be an expression over columns, not a statement or subquery "
                            f"({kind}){at(text, node)}", text=text)  # type: ignore[arg-type]
     return tree
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from catalog_core.errors import InvalidValueError, NoSuchTableError, NotFoundError, SqlError
 
-__all__ = ["UnknownTableError", "UnknownObjectError", "UnknownColumnError", "InvalidAnnotationError",
-           "VerifiedQueryError", "did_you_mean", "suggest"]
+__all__ = ["UnknownTableError", "UnknownObjectError", "UnknownColumnError", "UnknownMetricError",
+           "NoJoinPathError", "InvalidAnnotationError", "InvalidExpressionError", "VerifiedQueryError",
+           "did_you_mean", "suggest", "listing"]
 
 
 def did_you_mean(word: str, choices: Iterable[str], limit: int = 3, cutoff: float = 60.0) -> list[str]:
@@ -25,7 +26,15 @@ def did_you_mean(word: str, choices: Iterable[str], limit: int = 3, cutoff: floa
 
 
 def suggest(options: list[str]) -> str:
+    """'; did you mean 'a' or 'b'?' for the options, '' for none (appended to an error message)."""
     return f"; did you mean {' or '.join(repr(o) for o in options)}?" if options else ""
+
+
+def listing(names: Iterable[str], limit: int = 40) -> str:
+    """The sorted names, comma-separated, cut after `limit` with the count of the rest."""
+    items = sorted(set(names))
+    text = ", ".join(items[:limit])
+    return text + (f", ... ({len(items) - limit} more)" if len(items) > limit else "")
 
 
 class UnknownTableError(NoSuchTableError):
@@ -52,8 +61,31 @@ class UnknownColumnError(InvalidValueError):
         super().__init__(message, **details)
 
 
+class UnknownMetricError(NotFoundError):
+    """No metric has that name at the snapshot; `details["did_you_mean"]` lists close names."""
+
+    def __init__(self, message: str, **details: Any) -> None:
+        details.setdefault("did_you_mean", [])
+        super().__init__(message, **details)
+
+
+class NoJoinPathError(NotFoundError):
+    """No chain of declared relationships joins the two tables; `details["reachable"]` lists the
+    tables the first one does reach."""
+
+    def __init__(self, message: str, **details: Any) -> None:
+        details.setdefault("reachable", [])
+        super().__init__(message, **details)
+
+
 class InvalidAnnotationError(InvalidValueError):
     """An annotation field name or value is wrong; `details["field"]` names it."""
+
+
+class InvalidExpressionError(SqlError):
+    """A metric expression, a filter, a relationship condition or a `where` does not parse, is not
+    one expression, or is the wrong kind (an aggregate where a row condition belongs, ...);
+    `details` has `text` and, where known, `line` and `column`."""
 
 
 class VerifiedQueryError(SqlError):

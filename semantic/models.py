@@ -248,24 +248,70 @@ class Deprecation(BaseModel):
     successor: str | None = None
 
 
-class RelationshipView(BaseModel):
-    name: str
-    to: str
-    on: list[tuple[str, str]]
-    cardinality: str
-    canonical: bool = False
-    condition: str | None = None
+class _Read(BaseModel):
+    """Who wrote a relationship or metric, the commit that did, and its staleness status."""
+
+    source: Source | None = None
+    author: str | None = None
+    confidence: float | None = None
+    vid: int | None = Field(None, description="the vid that wrote it")
     status: Status = "fresh"
 
 
-class MetricView(BaseModel):
+def _named(a: Annotation) -> str:
+    return a.key.partition(".")[2] or a.key
+
+
+class RelationshipView(Relationship, _Read):
+    """A declared relationship as read (`sm.relationships`, `TableCard.relationships`): the stored
+    `Relationship` value plus its name, its FROM table (where it is stored) and its provenance."""
+
+    model_config = ConfigDict(extra="ignore")
     name: str
-    expression: str
-    filter: str | None = None
-    time_column: str | None = None
-    unit: str | None = None
-    description: str | None = None
-    status: Status = "fresh"
+    from_table: str
+
+    @property
+    def to_table(self) -> str:
+        return self.to
+
+    @classmethod
+    def of(cls, a: Annotation) -> RelationshipView | None:
+        """The relationship an annotation object holds; None for a malformed one."""
+        v = a.value
+        if a.kind != "relationship" or not isinstance(v, dict):
+            return None
+        try:
+            rel = Relationship.model_validate(v)
+        except ValueError:
+            return None
+        if not rel.on:
+            return None
+        p = a.provenance
+        return cls(**rel.model_dump(), name=_named(a), from_table=a.target, source=p.source, author=p.author,
+                   confidence=p.confidence, vid=a.vid)
+
+
+class MetricView(Metric, _Read):
+    """A metric as read (`sm.metrics`, `TableCard.metrics`): the stored `Metric` value plus its name,
+    its table, the qualified name `metric_sql` accepts, and its provenance."""
+
+    model_config = ConfigDict(extra="ignore")
+    name: str
+    table: str
+    qualified: str = Field(description="table.metric, the unambiguous name metric_sql accepts")
+
+    @classmethod
+    def of(cls, a: Annotation) -> MetricView | None:
+        v = a.value
+        if a.kind != "metric" or not isinstance(v, dict):
+            return None
+        try:
+            m = Metric.model_validate(v)
+        except ValueError:
+            return None
+        p, name = a.provenance, _named(a)
+        return cls(**m.model_dump(), name=name, table=a.target, qualified=f"{a.target}.{name}", source=p.source,
+                   author=p.author, confidence=p.confidence, vid=a.vid)
 
 
 class VerifiedQuestion(BaseModel):
