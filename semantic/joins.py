@@ -354,12 +354,13 @@ def default_name(owner: TableInfo, to: str, pairs: Sequence[tuple[str, str]]) ->
 def relate(cat: CatalogAPI, from_table: str, to_table: str, on: Sequence[tuple[str, str]] | Sequence[str] | str,
            cardinality: str = "many_to_one", canonical: bool = True, name: str | None = None,
            condition: str | None = None, *, author: str, source: str = "human", confidence: float = 1.0,
-           note: str | None = None) -> int:
+           note: str | None = None, time: float | str | None = None) -> int:
     """Declare that rows of `from_table` join rows of `to_table` on the column pairs `on`
     (`[("order_id", "order_id")]`; a bare name means the same column on both sides). Everything is
     checked before anything is written: both tables exist, the columns exist on their side with
     comparable types, the cardinality is known, and `condition` (extra SQL such as `is_current`,
-    over columns of either table) parses and names existing columns. Returns the commit's vid."""
+    over columns of either table) parses and names existing columns. Returns the commit's vid;
+    `time` backdates the commit (simulated histories, imports)."""
     check_provenance(author, source, confidence, note)
     vid = cat.resolve(None)
     left = table_info(cat, from_table, vid, "from_table")
@@ -389,8 +390,8 @@ def relate(cat: CatalogAPI, from_table: str, to_table: str, on: Sequence[tuple[s
                          condition=condition).model_dump(mode="json")
     ann = new_annotation(cat, left.name, "relationship", f"relationship.{name}", value,
                          columns=[a for a, _ in pairs], author=author, source=source, confidence=confidence,
-                         note=note, vid=vid, table=left.obj)
-    return write_annotations(cat, [ann], message=f"relate {left.name} -> {right.name} ({name})")
+                         note=note, vid=vid, time=time, table=left.obj)
+    return write_annotations(cat, [ann], time=time, message=f"relate {left.name} -> {right.name} ({name})")
 
 
 # ---------------------------------------------------------------- join_path

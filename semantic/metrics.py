@@ -160,11 +160,11 @@ def _check_condition(tree: exp.Expression, text: str, what: str) -> None:
 def define_metric(cat: CatalogAPI, table: str, name: str, *, expression: str, filter: str | None = None,
                   time_column: str | None = None, unit: str | None = None, description: str | None = None,
                   synonyms: Iterable[str] = (), author: str, source: str = "human", confidence: float = 1.0,
-                  note: str | None = None) -> int:
+                  note: str | None = None, time: float | str | None = None) -> int:
     """Store metric `name` on `table`: `expression` is one SQL aggregate, `filter` a row condition,
     both over columns in scope (the table's, and those of tables reachable by canonical many-to-one
     joins); `time_column` (a DATE or TIMESTAMP column of the table) dates it for time ranges and
-    grains. Validated before anything is written; returns the commit's vid."""
+    grains. Validated before anything is written; returns the commit's vid (`time` backdates it)."""
     check_provenance(author, source, confidence, note)
     vid = cat.resolve(None)
     t = table_info(cat, table, vid)
@@ -198,8 +198,8 @@ def define_metric(cat: CatalogAPI, table: str, name: str, *, expression: str, fi
                    unit=unit, description=description, synonyms=syn).model_dump(mode="json")
     cols = sorted({c.name for tt, c in used if tt.name == t.name})
     ann = new_annotation(cat, t.name, "metric", f"metric.{name}", value, columns=cols, author=author, source=source,
-                         confidence=confidence, note=note, vid=vid, table=t.obj)
-    return write_annotations(cat, [ann], message=f"define metric {t.name}.{name}")
+                         confidence=confidence, note=note, vid=vid, time=time, table=t.obj)
+    return write_annotations(cat, [ann], time=time, message=f"define metric {t.name}.{name}")
 
 
 # ---------------------------------------------------------------- metrics
