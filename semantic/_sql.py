@@ -6,6 +6,7 @@ never pasted into SQL."""
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any
 
 import sqlglot
@@ -14,7 +15,8 @@ from sqlglot.errors import ParseError, TokenError
 
 from semantic.errors import InvalidExpressionError
 
-__all__ = ["parse_fragment", "caret", "position", "table_expr", "ident", "col", "gen", "conjuncts", "DIALECT"]
+__all__ = ["parse_fragment", "caret", "position", "table_expr", "ident", "col", "gen", "conjuncts", "dtype",
+           "quote", "DIALECT"]
 
 DIALECT = "duckdb"
 # Anything that is a statement or reads other relations has no place in an expression.
@@ -109,5 +111,24 @@ def conjuncts(tree: exp.Expression | None) -> list[exp.Expression]:
     return [tree]
 
 
+def dtype(name: str) -> exp.DataType:
+    """A fresh DATE / TIMESTAMP / ... type node (`DataType.build` parses its argument: slow)."""
+    return exp.DataType(this=exp.DataType.Type[name])
+
+
+def quote(name: str) -> str:
+    """A DuckDB quoted identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+_GENERATORS = threading.local()
+
+
 def gen(tree: exp.Expression) -> str:
-    return tree.sql(dialect=DIALECT, identify=True, copy=False)
+    """DuckDB SQL of `tree` (identifiers quoted), without copying it; one generator per thread."""
+    g = getattr(_GENERATORS, "g", None)
+    if g is None:
+        from sqlglot.dialects.dialect import Dialect
+
+        g = _GENERATORS.g = Dialect.get_or_raise(DIALECT).generator(identify=True)
+    return g.generate(tree, copy=False)

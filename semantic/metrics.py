@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -63,6 +63,7 @@ class Scope:
     tables: dict[str, TableInfo]
     paths: dict[str, list[Edge]]
     vid: int
+    joins: dict[tuple[Any, ...], str] = field(default_factory=dict)  # generated JOIN clauses
 
     def ordered(self) -> list[TableInfo]:
         return sorted(self.tables.values(), key=lambda t: (len(self.paths[t.name]), t.name))
@@ -265,11 +266,11 @@ def _date_literal(value: Any, family: str, label: str) -> exp.Expression:
                     raise ValueError("a date column needs a date bound")
                 value = value.date()
             d = value if isinstance(value, _dt.date) else _dt.date.fromisoformat(str(value))
-            return exp.Cast(this=exp.Literal.string(d.isoformat()), to=exp.DataType.build("DATE"))
+            return exp.Cast(this=exp.Literal.string(d.isoformat()), to=_sql.dtype("DATE"))
         if isinstance(value, _dt.date) and not isinstance(value, _dt.datetime):
             value = _dt.datetime.combine(value, _dt.time(0))
         ts = value if isinstance(value, _dt.datetime) else _dt.datetime.fromisoformat(str(value))
-        return exp.Cast(this=exp.Literal.string(ts.isoformat(sep=" ")), to=exp.DataType.build("TIMESTAMP"))
+        return exp.Cast(this=exp.Literal.string(ts.isoformat(sep=" ")), to=_sql.dtype("TIMESTAMP"))
     except (ValueError, TypeError):
         raise InvalidValueError(f"time_range {label} must be an ISO date ('2025-02-02') or a date/datetime, "
                                 f"got {value!r}") from None
@@ -340,12 +341,18 @@ class _Compiler:
             return node
         return tree.transform(fix, copy=False)
 
-    def joins(self) -> list[exp.Join]:
+    def join_sql(self) -> list[str]:
+        """The LEFT JOIN clauses, each generated once per (hop, aliases) at the vid."""
+        memo = self.sc.joins
         out = []
         for table in self.needed:
             e = self.sc.paths[table][-1]
-            out.append(join_clause(e, self.aliases.of(e.src), self.aliases.of(e.dst), self.sc.tables, kind="LEFT"))
-        return out + self.extra_joins
+            src, dst = self.aliases.of(e.src), self.aliases.of(e.dst)
+            key = (e.rel.from_table, e.rel.name, e.reversed, src, dst)
+            if key not in memo:
+                memo[key] = _sql.gen(join_clause(e, src, dst, self.sc.tables, kind="LEFT"))
+            out.append(memo[key])
+        return out + [_sql.gen(j) for j in self.extra_joins]
 
 
 def _fiscal_join(comp: _Compiler, m: MetricView, tcol: Column, grain: str) -> str:
@@ -367,7 +374,7 @@ def _fiscal_join(comp: _Compiler, m: MetricView, tcol: Column, grain: str) -> st
     alias = comp.aliases.new(f"{dd.short}_{tcol.name}")
     left: exp.Expression = _sql.col(tcol.name, comp.aliases.of(sc.base.name))
     if tcol.family != "date":
-        left = exp.Cast(this=left, to=exp.DataType.build("DATE"))
+        left = exp.Cast(this=left, to=_sql.dtype("DATE"))
     on = exp.EQ(this=left, expression=_sql.col(dd.find("date").name, alias))  # type: ignore[union-attr]
     comp.extra_joins.append(exp.Join(this=_sql.table_expr(dd.name, alias), on=on, side="LEFT"))
     return alias
@@ -421,10 +428,10 @@ def metric_sql(cat: CatalogAPI, metric: str | MetricView, group_by: Sequence[str
     if grain is not None and tcol is not None:
         tc = _sql.col(tcol.name, base_alias)
         if grain == "day":
-            grains.append((exp.Cast(this=tc, to=exp.DataType.build("DATE")), "day"))
+            grains.append((exp.Cast(this=tc, to=_sql.dtype("DATE")), "day"))
         elif grain in CALENDAR_GRAINS:
             trunc = exp.Anonymous(this="date_trunc", expressions=[exp.Literal.string(grain), tc])
-            grains.append((exp.Cast(this=trunc, to=exp.DataType.build("DATE")), grain))
+            grains.append((exp.Cast(this=trunc, to=_sql.dtype("DATE")), grain))
         else:
             dd_alias = _fiscal_join(comp, m, tcol, grain)
             for fc in dict.fromkeys(("fiscal_year", grain)):
@@ -451,14 +458,15 @@ def metric_sql(cat: CatalogAPI, metric: str | MetricView, group_by: Sequence[str
     measure = comp.qualify(_sql.parse_fragment(m.expression, f"expression of metric {m.qualified}"),
                            m.expression, f"expression of metric {m.qualified}")
 
+    # The statement is assembled from generated pieces: sqlglot's builder methods copy the whole
+    # tree on every call, which was most of the compile time.
     keys = grains + dims
-    select = exp.select(*[e.as_(n, quoted=True) for e, n in keys], measure.as_(m.name, quoted=True))
-    select = select.from_(_sql.table_expr(base.name, base_alias))
-    for j in comp.joins():
-        select = select.join(j)
+    cols = [f"{_sql.gen(e)} AS {_sql.quote(n)}" for e, n in keys] + [f"{_sql.gen(measure)} AS {_sql.quote(m.name)}"]
+    parts = ["SELECT " + ", ".join(cols), "FROM " + _sql.gen(_sql.table_expr(base.name, base_alias))]
+    parts += comp.join_sql()
     if conds:
-        select = select.where(exp.and_(*conds))
+        parts.append("WHERE " + " AND ".join(_sql.gen(c) for c in conds))
     if keys:
-        ordinals = [exp.Literal.number(i) for i in range(1, len(keys) + 1)]
-        select = select.group_by(*ordinals).order_by(*[o.copy() for o in ordinals])
-    return _sql.gen(select)
+        ordinals = ", ".join(str(i) for i in range(1, len(keys) + 1))
+        parts += [f"GROUP BY {ordinals}", f"ORDER BY {ordinals}"]
+    return " ".join(parts)
