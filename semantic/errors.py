@@ -37,45 +37,39 @@ def listing(names: Iterable[str], limit: int = 40) -> str:
     return text + (f", ... ({len(items) - limit} more)" if len(items) > limit else "")
 
 
-class UnknownTableError(NoSuchTableError):
+class _Listing:
+    """Errors whose `details` always carry `_lists` (did-you-mean names, reachable tables), [] by default."""
+
+    _lists: tuple[str, ...] = ("did_you_mean",)
+
+    def __init__(self, message: str, **details: Any) -> None:
+        for key in self._lists:
+            details.setdefault(key, [])
+        super().__init__(message, **details)  # type: ignore[call-arg]
+
+
+class UnknownTableError(_Listing, NoSuchTableError):
     """A dotted table name names no table at the snapshot; `details["did_you_mean"]` lists close names."""
 
-    def __init__(self, message: str, **details: Any) -> None:
-        details.setdefault("did_you_mean", [])
-        super().__init__(message, **details)
 
-
-class UnknownObjectError(NotFoundError):
+class UnknownObjectError(_Listing, NotFoundError):
     """A catalog or namespace name names nothing at the snapshot."""
 
-    def __init__(self, message: str, **details: Any) -> None:
-        details.setdefault("did_you_mean", [])
-        super().__init__(message, **details)
+
+class UnknownColumnError(_Listing, InvalidValueError):
+    """A column name is not in the table's schema (or not in reach of a metric);
+    `details["did_you_mean"]` lists close names."""
 
 
-class UnknownColumnError(InvalidValueError):
-    """A column name is not in the table's schema; `details["did_you_mean"]` lists close names."""
-
-    def __init__(self, message: str, **details: Any) -> None:
-        details.setdefault("did_you_mean", [])
-        super().__init__(message, **details)
-
-
-class UnknownMetricError(NotFoundError):
+class UnknownMetricError(_Listing, NotFoundError):
     """No metric has that name at the snapshot; `details["did_you_mean"]` lists close names."""
 
-    def __init__(self, message: str, **details: Any) -> None:
-        details.setdefault("did_you_mean", [])
-        super().__init__(message, **details)
 
-
-class NoJoinPathError(NotFoundError):
+class NoJoinPathError(_Listing, NotFoundError):
     """No chain of declared relationships joins the two tables; `details["reachable"]` lists the
     tables the first one does reach."""
 
-    def __init__(self, message: str, **details: Any) -> None:
-        details.setdefault("reachable", [])
-        super().__init__(message, **details)
+    _lists = ("reachable",)
 
 
 class InvalidAnnotationError(InvalidValueError):

@@ -249,17 +249,27 @@ class Deprecation(BaseModel):
 
 
 class _Read(BaseModel):
-    """Who wrote a relationship or metric, the commit that did, and its staleness status."""
+    """Name, who wrote a relationship or metric, the commit that did, and its staleness status."""
 
+    name: str
     source: Source | None = None
     author: str | None = None
     confidence: float | None = None
     vid: int | None = Field(None, description="the vid that wrote it")
     status: Status = "fresh"
 
-
-def _named(a: Annotation) -> str:
-    return a.key.partition(".")[2] or a.key
+    @classmethod
+    def _read(cls, a: Annotation, kind: str, stored: type[BaseModel], **extra: Any) -> Any:
+        """`cls` from an annotation of `kind` whose value validates as `stored`; None otherwise."""
+        if a.kind != kind or not isinstance(a.value, dict):
+            return None
+        try:
+            value = stored.model_validate(a.value)
+        except ValueError:
+            return None
+        p = a.provenance
+        return cls(**value.model_dump(), name=a.key.partition(".")[2] or a.key, source=p.source, author=p.author,
+                   confidence=p.confidence, vid=a.vid, **extra)
 
 
 class RelationshipView(Relationship, _Read):
@@ -267,7 +277,6 @@ class RelationshipView(Relationship, _Read):
     `Relationship` value plus its name, its FROM table (where it is stored) and its provenance."""
 
     model_config = ConfigDict(extra="ignore")
-    name: str
     from_table: str
 
     @property
@@ -276,19 +285,9 @@ class RelationshipView(Relationship, _Read):
 
     @classmethod
     def of(cls, a: Annotation) -> RelationshipView | None:
-        """The relationship an annotation object holds; None for a malformed one."""
-        v = a.value
-        if a.kind != "relationship" or not isinstance(v, dict):
-            return None
-        try:
-            rel = Relationship.model_validate(v)
-        except ValueError:
-            return None
-        if not rel.on:
-            return None
-        p = a.provenance
-        return cls(**rel.model_dump(), name=_named(a), from_table=a.target, source=p.source, author=p.author,
-                   confidence=p.confidence, vid=a.vid)
+        """The relationship an annotation object holds; None for any other or a malformed one."""
+        rel = cls._read(a, "relationship", Relationship, from_table=a.target)
+        return rel if rel is not None and rel.on else None
 
 
 class MetricView(Metric, _Read):
@@ -296,22 +295,13 @@ class MetricView(Metric, _Read):
     its table, the qualified name `metric_sql` accepts, and its provenance."""
 
     model_config = ConfigDict(extra="ignore")
-    name: str
     table: str
     qualified: str = Field(description="table.metric, the unambiguous name metric_sql accepts")
 
     @classmethod
     def of(cls, a: Annotation) -> MetricView | None:
-        v = a.value
-        if a.kind != "metric" or not isinstance(v, dict):
-            return None
-        try:
-            m = Metric.model_validate(v)
-        except ValueError:
-            return None
-        p, name = a.provenance, _named(a)
-        return cls(**m.model_dump(), name=name, table=a.target, qualified=f"{a.target}.{name}", source=p.source,
-                   author=p.author, confidence=p.confidence, vid=a.vid)
+        """The metric an annotation object holds; None for any other or a malformed one."""
+        return cls._read(a, "metric", Metric, table=a.target, qualified=f"{a.target}.{a.key.partition('.')[2]}")
 
 
 class VerifiedQuestion(BaseModel):
