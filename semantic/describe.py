@@ -88,7 +88,7 @@ def _base(ctx: Context, name: str) -> TableCard:
     by_id = {c.id: c for c in columns}
     table_anns: dict[str, AnnotationView] = {}
     orphaned: list[AnnotationView] = []
-    rels: list[RelationshipView] = _incoming(ctx, name)
+    rels: list[RelationshipView] = []
     mets: list[MetricView] = []
     vqs: list[VerifiedQuestion] = []
     deprecation = None
@@ -131,7 +131,8 @@ def _base(ctx: Context, name: str) -> TableCard:
         freshness=Freshness(last_data_commit=DataCommit(vid=int(ldc["vid"]), time=float(ldc["time"]))
                             if isinstance(ldc, dict) and "vid" in ldc else None,
                             sla=table_anns["freshness_sla"].value if "freshness_sla" in table_anns else None, now=0.0),
-        deprecation=deprecation, relationships=sorted(rels, key=lambda r: (r.from_table != name, r.from_table, r.name)), metrics=mets, verified_questions=vqs, findings=findings,
+        deprecation=deprecation, relationships=rels, referenced_by=_incoming(ctx, name), metrics=mets,
+        verified_questions=vqs, findings=findings,
         status=worst(f.status for f in findings),  # type: ignore[arg-type]
     )
     ctx.cache.cards.put(key, card)
@@ -140,8 +141,9 @@ def _base(ctx: Context, name: str) -> TableCard:
 
 def describe(cat: CatalogAPI, table: str, snapshot: SnapshotRef = None, now: Any = None) -> TableCard:
     """The table card of `table` at `snapshot`: schema, annotations with provenance and age, stats,
-    freshness at `now` (default: the clock), deprecation, relationships, metrics, verified
-    questions and the metadata-depth staleness findings."""
+    freshness at `now` (default: the clock), deprecation, relationships (declared on it, and in
+    `referenced_by` those other tables declare to it), metrics, verified questions and the
+    metadata-depth staleness findings."""
     t_now = resolve_now(now)
     ctx = Context(cat, cat.resolve(snapshot))
     base = _base(ctx, table)

@@ -327,7 +327,8 @@ class TableCard(BaseModel):
     stats: TableStats
     freshness: Freshness
     deprecation: Deprecation | None = None
-    relationships: list[RelationshipView] = Field(default_factory=list)
+    relationships: list[RelationshipView] = Field(default_factory=list)  # declared on this table
+    referenced_by: list[RelationshipView] = Field(default_factory=list)  # declared on others, to this one
     metrics: list[MetricView] = Field(default_factory=list)
     verified_questions: list[VerifiedQuestion] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)

@@ -38,7 +38,7 @@ def related(lk: LakeBuilder) -> tuple[int, int]:
     return v_rel, v_met
 
 
-def test_describe_shows_relationships_and_metrics_on_both_ends(cat, lk):
+def test_describe_shows_relationships_and_metrics_and_who_references_the_table(cat, lk):
     v_rel, v_met = related(lk)
     card = sm.describe(cat, ORD, now=lk.day(0.5))
     (rel,) = card.relationships
@@ -50,9 +50,9 @@ def test_describe_shows_relationships_and_metrics_on_both_ends(cat, lk):
         "revenue", f"{ORD}.revenue", "sum(gross_cents) / 100.0", "USD", "bob", v_met)
     assert sm.metrics(cat, ORD) == [met.model_copy(update={"status": "fresh"})]
     # the TO table's card lists the relationship declared on the FROM table
-    incoming = sm.describe(cat, S, now=lk.day(0.5)).relationships
-    assert [(r.from_table, r.name, r.to) for r in incoming] == [(ORD, "stores", S)]
-    assert sm.describe(cat, S, now=lk.day(0.5)).metrics == []
+    stores = sm.describe(cat, S, now=lk.day(0.5))
+    assert [(r.from_table, r.name, r.to) for r in stores.referenced_by] == [(ORD, "stores", S)]
+    assert stores.relationships == [] and stores.metrics == [] and card.referenced_by == []
 
 
 def test_relationship_basis_names_its_from_columns_and_staleness_reads_them(cat, lk):
@@ -69,7 +69,7 @@ def test_relationship_basis_names_its_from_columns_and_staleness_reads_them(cat,
     assert [(f.reason, f.status) for f in found] == [("join_key_missing", "stale")]
     assert v in found[0].evidence.vids and found[0].evidence.values["column"] == "store_id"
     card = sm.describe(cat, S, now=lk.day(1.5))
-    assert [(r.name, r.status) for r in card.relationships] == [("stores", "stale")]
+    assert [(r.name, r.status) for r in card.referenced_by] == [("stores", "stale")]
 
 
 ERRORS = [
