@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from catalog_core.model import Obj
 
 __all__ = ["Column", "TableInfo", "CatalogModel", "model", "type_family", "coarse_family", "comparable",
-           "table_info", "require_table", "table_names", "table_columns", "columns_of", "unknown_column", "short"]
+           "table_info", "require_table", "table_names", "catalog_names", "table_columns", "columns_of", "unknown_column", "short"]
 
 
 def short(name: str) -> str:
@@ -154,6 +154,10 @@ class TableInfo:
 
     def stats(self) -> dict[str, Any]:
         return dict(self.value.get("stats") or {})
+
+
+def catalog_names(cat: CatalogAPI, vid: int) -> list[str]:
+    return sorted(o.path.strip("/") for o in cat.query('/[obj_type = "catalog"]', vid=vid))
 
 
 def table_names(cat: CatalogAPI, vid: int, catalog: str | None = None) -> list[str]:

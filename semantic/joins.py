@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 from sqlglot import exp
 
-from catalog_core import lake
 from catalog_core.errors import InvalidValueError
 from semantic import _sql
-from semantic._tables import TableInfo, model, short, table_info, tables_of
+from semantic._tables import TableInfo, catalog_names, model, short, table_info, tables_of
 from semantic.annotations import check_provenance, new_annotation, write_annotations
 from semantic.errors import (
     InvalidAnnotationError,
@@ -100,8 +99,7 @@ def relationships(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotR
     given catalogs (default: the table's catalog, else every catalog)."""
     vid = cat.resolve(snapshot)
     if catalogs is None:
-        catalogs = [table.split(".")[0]] if table else [lake.name_of(o.path) for o in
-                                                        cat.query('/[obj_type = "catalog"]', vid=vid)]
+        catalogs = [table.split(".")[0]] if table else catalog_names(cat, vid)
     out = _all_relationships(cat, vid, list(catalogs))
     if table is not None:
         out = [r for r in out if table in (r.from_table, r.to_table)]

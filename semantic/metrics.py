@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from catalog_core.errors import InvalidValueError
 from semantic import _sql
-from semantic._tables import Column, TableInfo, model, short, table_info
+from semantic._tables import Column, TableInfo, catalog_names, model, short, table_info
 from semantic.annotations import check_provenance, new_annotation, write_annotations
 from semantic.errors import (
     InvalidAnnotationError,
@@ -205,24 +205,20 @@ def define_metric(cat: CatalogAPI, table: str, name: str, *, expression: str, fi
 
 # ---------------------------------------------------------------- metrics
 
-def _catalogs(cat: CatalogAPI, vid: int) -> list[str]:
-    return sorted(o.path.strip("/") for o in cat.query('/[obj_type = "catalog"]', vid=vid))
-
-
 def metrics(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None) -> list[MetricView]:
     """The metrics defined on `table` (or on every table) at `snapshot`, by qualified name."""
     vid = cat.resolve(snapshot)
     if table is not None:
         anns = table_info(cat, table, vid).annotations
     else:
-        anns = [a for c in _catalogs(cat, vid) for a in model(cat, c, vid).annotations("metric")]
+        anns = [a for c in catalog_names(cat, vid) for a in model(cat, c, vid).annotations("metric")]
     out = [m for m in map(MetricView.of, anns) if m is not None]
     return sorted(out, key=lambda m: m.qualified)
 
 
 def _all_metrics(cat: CatalogAPI, vid: int) -> list[MetricView]:
     """Every metric at `vid` (memoized on the first catalog's model; the list is not mutated)."""
-    cats = _catalogs(cat, vid)
+    cats = catalog_names(cat, vid)
     if not cats:
         return []
     memo = model(cat, cats[0], vid).memo

@@ -25,6 +25,7 @@ import catalog_core as cc
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError, InvalidValueError
 from catalog_core.model import Obj, parse_time
+from semantic._sql import quote
 from semantic._tables import require_table, table_columns
 from semantic.annotations import fingerprint, parse_duration
 from semantic.errors import did_you_mean
@@ -492,7 +493,7 @@ def _metadata(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str,
 
 # ------------------------------------------------------------------ data depth
 def _q(*parts: str) -> str:
-    return ".".join('"' + p.replace('"', '""') + '"' for p in parts)
+    return ".".join(map(quote, parts))
 
 
 def _tq(name: str) -> str:
