@@ -32,7 +32,7 @@ from catalog_core.errors import (
     SqlRefusedError,
     SqlTimeoutError,
 )
-from catalog_core.model import Commit, FileObj, Obj, QueryStats, Snapshot, Version
+from catalog_core.model import Branch, Change, Commit, FileObj, Obj, QueryStats, Snapshot, Version
 from catalog_core.retry import retry_transaction
 
 if TYPE_CHECKING:
@@ -52,6 +52,8 @@ __all__ = [
     "Version",
     "Commit",
     "Snapshot",
+    "Change",
+    "Branch",
     "QueryStats",
     "errors",
     "lake",
