@@ -54,6 +54,7 @@ TEXT_FULL = 2000            # detail="full"
 VALUE_CHARS = 1500          # query_catalog object values
 CELL_CHARS = 300            # one SQL cell
 SQL_TIMEOUT_S = 10.0
+MAX_WARNINGS = 5            # per table
 
 T = TypeVar("T")
 
@@ -246,8 +247,19 @@ class Tools:
         return out
 
     def table_warnings(self, name: str, vid: int) -> list[M.Warning]:
+        """Deprecation, missed freshness SLA and stale/suspect findings of one table (one warning
+        per distinct reason and message, at most MAX_WARNINGS)."""
         if self.options.hide_annotations:
             return []
+        seen: set[tuple[str | None, str]] = set()
+        out = []
+        for w in self._table_warnings(name, vid):
+            if (w.reason, w.message) not in seen:
+                seen.add((w.reason, w.message))
+                out.append(w)
+        return out[:MAX_WARNINGS]
+
+    def _table_warnings(self, name: str, vid: int) -> list[M.Warning]:
         card = self.card(name, vid)
         out: list[M.Warning] = []
         if card is not None:
@@ -868,7 +880,7 @@ class Tools:
                                 snapshot=vid)
         except CatalogError as exc:
             msg = str(exc)
-            if "did you mean" not in msg and "metric" in msg.lower():
+            if "did you mean" not in msg.lower() and "metric" in msg.lower():
                 names = [m.qualified for m in sm.metrics(self.cat, snapshot=vid)]
                 close = _closest(metric, names + [n.rsplit(".", 1)[-1] for n in names])
                 if close:
@@ -920,7 +932,12 @@ class Tools:
                                   confidence=confidence, note=note)
         except CatalogError as exc:
             raise _catalog_error(exc, lambda: list(self.tables(vid))) from None
-        keys = [f"table.{f}" for f in fields] if column is None else [f"column.{column}.{f}" for f in fields]
+        if column is None:
+            keys = [f"table.{f}" for f in fields]
+        else:
+            cols = (self.table(name, vid).value.get("schema") or {}).get("columns") or []
+            cid = next((c.get("id") for c in cols if c.get("name") == column), column)
+            keys = [f"column.{cid}.{f}" for f in fields]
         out = M.AnnotateOut(vid=new_vid, table=name, column=column, keys=keys, author=author)
         return out, f"annotated {name}{'.' + column if column else ''} ({', '.join(fields)}) at vid {new_vid}"
 
