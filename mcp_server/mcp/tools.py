@@ -578,10 +578,15 @@ class Tools:
 
     def _rank(self, query: str, vid: int) -> list[tuple[str, float]]:
         tables = self.tables(vid)
-        if has("search") and not self.options.hide_annotations:
+        if has("search") and not self.options.hide_annotations and query.strip():
             sm = _semantic()
-            hits = sm.search(self.cat, query, limit=max(len(tables), 1), snapshot=vid)
-            return [(h.table if hasattr(h, "table") else h.name, float(getattr(h, "score", 0.0))) for h in hits]
+            try:
+                hits = sm.search(self.cat, query, limit=max(len(tables), 1), snapshot=vid)
+                ranked = [(str(getattr(h, "table", None) or getattr(h, "name")), float(getattr(h, "score", 0.0)))
+                          for h in hits]
+                return [(n, round(sc, 3)) for n, sc in ranked if n in tables]
+            except (TypeError, AttributeError):  # a search of another shape: rank by metadata below
+                pass
         if not query.strip():
             return [(n, 0.0) for n in sorted(tables)]
         from rapidfuzz import fuzz
