@@ -72,9 +72,11 @@ class Options:
 
 
 def iso(t: float | None) -> str:
+    """ISO-8601 UTC, milliseconds rounded up, so that resolving the text finds the commit at `t`."""
     if t is None:
         return ""
-    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    ms = math.ceil(t * 1000) / 1000
+    return datetime.fromtimestamp(ms, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _closest(word: str, choices: Iterable[str], limit: int = 3) -> list[str]:
@@ -530,8 +532,9 @@ class Tools:
                 close = _closest(word, cols)
                 if close:
                     hint = "; did you mean " + " or ".join(repr(c) for c in close) + "?"
-        return ToolError(cut(msg, 1200) + hint + ("" if "describe_table" in msg else
-                                                   "; describe_table shows a table's columns"))
+        if hint and "describe_table" not in msg:
+            hint += "; describe_table shows a table's columns"
+        return ToolError(cut(msg, 1200) + hint)
 
     def get_column_values(self, table: str, column: str, query: str | None, snapshot: int | str | None,
                           limit: int) -> tuple[M.ColumnValuesOut, str]:
