@@ -78,7 +78,7 @@ class _Endpoint:
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         if self.handler is None:
             resp = error_response(ShuttingDownError("the MCP endpoint is not running; retry shortly"))
-            return await resp(scope, receive, send)  # type: ignore[arg-type]
+            return await resp(scope, receive, send)
         role = str((scope.get("state") or {}).get("role") or "write")
         if scope.get("method") == "POST" and role != "write":
             chunks, more = [], True
@@ -93,7 +93,7 @@ class _Endpoint:
             if denied:
                 err = PermissionDeniedError(f"a {role!r} token cannot call {denied[0]}; use a token with role 'write'",
                                             role=role, needed="write")
-                return await error_response(err)(scope, receive, send)  # type: ignore[arg-type]
+                return await error_response(err)(scope, receive, send)
             sent = False
 
             async def replay() -> dict[str, Any]:
@@ -101,7 +101,7 @@ class _Endpoint:
                 if not sent:
                     sent = True
                     return {"type": "http.request", "body": body, "more_body": False}
-                return await receive()  # type: ignore[no-any-return]
+                return await receive()
             return await self.handler(scope, replay, send)
         return await self.handler(scope, receive, send)
 

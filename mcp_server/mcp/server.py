@@ -46,9 +46,16 @@ Snapshot = Annotated[int | str | None, Field(
 Cursor = Annotated[str | None, Field(description="next_cursor of the previous page; omit for the first page")]
 
 
-def _limit(tool: str) -> Any:
-    d, mx = LIMITS[tool]
-    return Annotated[int, Field(ge=1, le=mx, description=f"items per page (default {d}, at most {mx})")]
+# items per page of each paged tool (defaults and maxima in tools.LIMITS)
+Limit_search_tables = Annotated[int, Field(ge=1, le=LIMITS["search_tables"][1], description=f"items per page (default {LIMITS['search_tables'][0]}, at most {LIMITS['search_tables'][1]})")]
+Limit_get_column_values = Annotated[int, Field(ge=1, le=LIMITS["get_column_values"][1], description=f"items per page (default {LIMITS['get_column_values'][0]}, at most {LIMITS['get_column_values'][1]})")]
+Limit_list_metrics = Annotated[int, Field(ge=1, le=LIMITS["list_metrics"][1], description=f"items per page (default {LIMITS['list_metrics'][0]}, at most {LIMITS['list_metrics'][1]})")]
+Limit_query_metric = Annotated[int, Field(ge=1, le=LIMITS["query_metric"][1], description=f"items per page (default {LIMITS['query_metric'][0]}, at most {LIMITS['query_metric'][1]})")]
+Limit_query_catalog = Annotated[int, Field(ge=1, le=LIMITS["query_catalog"][1], description=f"items per page (default {LIMITS['query_catalog'][0]}, at most {LIMITS['query_catalog'][1]})")]
+Limit_list_snapshots = Annotated[int, Field(ge=1, le=LIMITS["list_snapshots"][1], description=f"items per page (default {LIMITS['list_snapshots'][0]}, at most {LIMITS['list_snapshots'][1]})")]
+Limit_diff_snapshots = Annotated[int, Field(ge=1, le=LIMITS["diff_snapshots"][1], description=f"items per page (default {LIMITS['diff_snapshots'][0]}, at most {LIMITS['diff_snapshots'][1]})")]
+Limit_check_staleness = Annotated[int, Field(ge=1, le=LIMITS["check_staleness"][1], description=f"items per page (default {LIMITS['check_staleness'][0]}, at most {LIMITS['check_staleness'][1]})")]
+Limit_run_sql = Annotated[int, Field(ge=1, le=LIMITS["run_sql"][1], description=f"items per page (default {LIMITS['run_sql'][0]}, at most {LIMITS['run_sql'][1]})")]
 
 
 TableName = Annotated[str, Field(description="dotted table name catalog.namespace.table")]
@@ -121,7 +128,7 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
     @server.tool(annotations=_READ)
     def search_tables(
         query: Annotated[str, Field(description="words describing the data, e.g. 'net revenue by store'")] = "",
-        snapshot: Snapshot = None, limit: _limit("search_tables") = LIMITS["search_tables"][0],
+        snapshot: Snapshot = None, limit: Limit_search_tables = LIMITS["search_tables"][0],
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, M.SearchOut]:
         """Find tables for a question: ranked names with grain, one-line description, deprecation
@@ -150,7 +157,7 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
         table: TableName,
         column: Annotated[str, Field(description="column name")],
         query: Annotated[str | None, Field(description="only values containing this text (case-insensitive)")] = None,
-        snapshot: Snapshot = None, limit: _limit("get_column_values") = LIMITS["get_column_values"][0],
+        snapshot: Snapshot = None, limit: Limit_get_column_values = LIMITS["get_column_values"][0],
     ) -> Annotated[CallToolResult, M.ColumnValuesOut]:
         """Distinct values of a column with counts, from the data: use it to write filter literals
         exactly as stored (e.g. 'Northeast' vs 'NE')."""
@@ -169,7 +176,7 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
         table: Annotated[str | None, Field(description="only metrics of this table")] = None,
         query: Annotated[str | None, Field(description="words matching a metric's name, description or synonyms")]
         = None,
-        snapshot: Snapshot = None, limit: _limit("list_metrics") = LIMITS["list_metrics"][0], cursor: Cursor = None,
+        snapshot: Snapshot = None, limit: Limit_list_metrics = LIMITS["list_metrics"][0], cursor: Cursor = None,
     ) -> Annotated[CallToolResult, M.MetricsOut]:
         """Defined business metrics with their SQL definitions: use these definitions (or
         query_metric) rather than inventing an aggregate."""
@@ -186,7 +193,7 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
         grain: Annotated[Literal["day", "week", "month", "quarter", "year", "fiscal_week", "fiscal_period",
                                  "fiscal_quarter", "fiscal_year"] | None, Field(
             description="time grain of the metric's time column")] = None,
-        snapshot: Snapshot = None, limit: _limit("query_metric") = LIMITS["query_metric"][0],
+        snapshot: Snapshot = None, limit: Limit_query_metric = LIMITS["query_metric"][0],
     ) -> Annotated[CallToolResult, M.MetricQueryOut]:
         """Compute a defined metric by dimensions and time grain: returns rows and the SQL it ran."""
         return _guard(tools, lambda: tools.query_metric(metric, group_by, where, time_range, grain, snapshot, limit))
@@ -195,7 +202,7 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
     def query_catalog(
         query: Annotated[str, Field(description='path query, e.g. /[obj_id = "acme"]/*/[obj_type = "table" '
                                                 'and stats.row_count > 1000]')],
-        snapshot: Snapshot = None, limit: _limit("query_catalog") = LIMITS["query_catalog"][0], cursor: Cursor = None,
+        snapshot: Snapshot = None, limit: Limit_query_catalog = LIMITS["query_catalog"][0], cursor: Cursor = None,
     ) -> Annotated[CallToolResult, M.QueryOut]:
         """Raw catalog objects matching a path query (one step per tree level: catalog, namespace,
         table, partition, file). For metadata questions the other tools do not answer."""
@@ -203,7 +210,7 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
 
     @server.tool(annotations=_READ)
     def list_snapshots(
-        snapshot: Snapshot = None, limit: _limit("list_snapshots") = LIMITS["list_snapshots"][0],
+        snapshot: Snapshot = None, limit: Limit_list_snapshots = LIMITS["list_snapshots"][0],
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, M.SnapshotsOut]:
         """The commit log (newest first) and named snapshots: when data was loaded and by whom."""
@@ -215,7 +222,7 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
         to_snapshot: Annotated[int | str | None, Field(description="the newer state; default: the latest")] = None,
         prefix: Annotated[str | None, Field(description="only under this catalog/namespace/table (dotted or path)")]
         = None,
-        limit: _limit("diff_snapshots") = LIMITS["diff_snapshots"][0], cursor: Cursor = None,
+        limit: Limit_diff_snapshots = LIMITS["diff_snapshots"][0], cursor: Cursor = None,
     ) -> Annotated[CallToolResult, M.DiffOut]:
         """What changed between two snapshots: tables added or removed, schema changes, files
         loaded or dropped per table, annotations written."""
@@ -227,7 +234,7 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
         depth: Annotated[Literal["metadata", "data"], Field(
             description="metadata: compare annotations with the schema history (fast); data: also check the rows")]
         = "metadata",
-        snapshot: Snapshot = None, limit: _limit("check_staleness") = LIMITS["check_staleness"][0],
+        snapshot: Snapshot = None, limit: Limit_check_staleness = LIMITS["check_staleness"][0],
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, M.StalenessOut]:
         """Annotations that may no longer be true (stale or suspect), each with a reason and a
@@ -237,7 +244,7 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
     @server.tool(annotations=_READ)
     def run_sql(
         sql: Annotated[str, Field(description="one read-only DuckDB SELECT; tables as catalog.namespace.table")],
-        snapshot: Snapshot = None, limit: _limit("run_sql") = LIMITS["run_sql"][0],
+        snapshot: Snapshot = None, limit: Limit_run_sql = LIMITS["run_sql"][0],
     ) -> Annotated[CallToolResult, M.SqlOut]:
         """Run one read-only SQL statement over exactly the files of the snapshot: rows (bounded),
         the tables it read, and warnings for deprecated or stale tables it used."""

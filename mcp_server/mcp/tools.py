@@ -43,7 +43,7 @@ LIMITS: dict[str, tuple[int, int]] = {
     "get_column_values": (20, 200),
     "list_metrics": (20, 100),
     "query_metric": (100, 1000),
-    "query_catalog": (20, 200),
+    "query_catalog": (10, 200),
     "list_snapshots": (20, 200),
     "diff_snapshots": (50, 500),
     "check_staleness": (20, 200),
@@ -51,7 +51,7 @@ LIMITS: dict[str, tuple[int, int]] = {
 }
 TEXT_SUMMARY = 240          # one-line descriptions in lists and summary cards
 TEXT_FULL = 2000            # detail="full"
-VALUE_CHARS = 1500          # query_catalog object values
+VALUE_CHARS = 1000          # query_catalog object values
 CELL_CHARS = 300            # one SQL cell
 SQL_TIMEOUT_S = 10.0
 MAX_WARNINGS = 5            # per table
@@ -109,7 +109,7 @@ class _LRU:
         with self.lock:
             if key in self.data:
                 self.data.move_to_end(key)
-                return self.data[key]  # type: ignore[no-any-return]
+                return self.data[key]
         value = make()
         with self.lock:
             self.data[key] = value
@@ -585,7 +585,7 @@ class Tools:
             sm = _semantic()
             try:
                 hits = sm.search(self.cat, query, limit=max(len(tables), 1), snapshot=vid)
-                ranked = [(str(getattr(h, "table", None) or getattr(h, "name")), float(getattr(h, "score", 0.0)))
+                ranked = [(str(getattr(h, "table", None) or h.name), float(getattr(h, "score", 0.0)))
                           for h in hits]
                 return [(n, round(sc, 3)) for n, sc in ranked if n in tables]
             except (TypeError, AttributeError):  # a search of another shape: rank by metadata below
