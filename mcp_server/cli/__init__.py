@@ -122,6 +122,26 @@ def branch_drop(branch_path, data_dir, token, author, message) -> None:
 
 
 @main.command()
+@click.option("--data", "data_dir", default=None, help="catalog data directory (embedded; this process owns it)")
+@click.option("--url", default=None, help="front a remote catalog: the URL of a `semcat serve`")
+@click.option("--token", default=None, envvar="SEMCAT_TOKEN", help="bearer token for --url")
+@click.option("--hide-annotations", is_flag=True, help="no semantic layer in any answer (the eval's bare condition)")
+@click.option("--hide-findings", is_flag=True, help="annotations without staleness findings")
+@click.option("--author", default=None, help="author of annotations written through this server")
+def mcp(data_dir, url, token, hide_annotations, hide_findings, author) -> None:
+    """Serve the MCP tools over stdio (for an MCP client such as an agent or an IDE)."""
+    from mcp_server.mcp.stdio import run_stdio
+
+    if bool(data_dir) == bool(url):
+        raise click.UsageError("give exactly one of --data DIR or --url URL")
+    try:
+        run_stdio(data_dir, url, token, hide_annotations=hide_annotations, hide_findings=hide_findings,
+                  author=author)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@main.command()
 @click.option("--data", "data_dir", default="demo-data", show_default=True, help="where the demo lake goes")
 @click.option("--fresh/--keep", default=True, show_default=True, help="start from an empty directory")
 def demo(data_dir, fresh) -> None:

@@ -160,6 +160,7 @@ def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: s
         _refuse(exc)
     app = create_app(catalog, tokens=tokens, max_request_bytes=max_request_bytes, txn_timeout_s=txn_timeout_s,
                      owns_catalog=True, plugins=default_plugins() if plugins is None else plugins)
+    app.state.bind_host = host  # the MCP plugin sets DNS-rebinding protection for it
     # No access log and no proxy-header rewriting: both cost CPU on every request.
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, proxy_headers=False,
                             timeout_graceful_shutdown=graceful_timeout_s, log_level="info")
@@ -194,6 +195,7 @@ class ServerHandle:
 def serve_in_thread(catalog: Catalog, host: str = "127.0.0.1", port: int = 0, **app_kwargs: Any) -> ServerHandle:
     """Start a real uvicorn server for `catalog` on a free loopback port (port=0)."""
     app = create_app(catalog, **app_kwargs)
+    app.state.bind_host = host
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, proxy_headers=False,
                             log_level="warning", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)

@@ -1,0 +1,135 @@
+"""MCP tools: latency per tool in memory and over streamable HTTP, and tokens per response.
+
+    .venv/bin/python -m bench.bench_mcp [--quick] [--calls N]
+
+The lake is tests/mcp_server/mcplake.py (5 core tables, a 300-column table, 24 small tables, a
+semantic layer with findings). Each tool gets one typical call with its default limits, at a
+pinned snapshot, repeated N times after one warm-up; p50 and p99 are printed per tool. Over HTTP
+the server runs in this process (a uvicorn thread), so client and server share one GIL.
+
+Tokens: the structured content (compact JSON) plus the one-line text summary of each typical
+call, counted with the o200k_base vocabulary of `bpe-openai` (bundled, no download). The largest
+response is named; the run fails if any default response exceeds 4,000 tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any
+
+import anyio
+from mcp import Client
+
+import catalog_core as cc
+from mcp_server.http.server import default_plugins, serve_in_thread
+from mcp_server.mcp import create_server
+from tests.mcp_server import mcplake
+from tests.mcp_server.mcplake import DIM, FCT
+
+BUDGET = 4000
+
+
+def calls(handle: str) -> list[tuple[str, dict[str, Any]]]:
+    s = {"snapshot": handle}
+    return [
+        ("pin_snapshot", {}),
+        ("search_tables", {"query": "orders", **s}),
+        ("describe_table", {"table": FCT, **s}),
+        ("describe_table", {"table": mcplake.WIDE, **s}),
+        ("describe_table", {"table": FCT, "detail": "full", **s}),
+        ("get_column_values", {"table": FCT, "column": "status", **s}),
+        ("find_join_path", {"from_table": FCT, "to_table": DIM, **s}),
+        ("list_metrics", s),
+        ("query_metric", {"metric": "revenue", "group_by": ["dim_store.region"], **s}),
+        ("query_catalog", {"query": '/[obj_id = "acme"]/*/[obj_type = "table"]', **s}),
+        ("list_snapshots", s),
+        ("diff_snapshots", {"from_snapshot": 3, **s}),
+        ("check_staleness", s),
+        ("run_sql", {"sql": f"SELECT * FROM {FCT}", **s}),
+        ("annotate", {"table": DIM, "fields": {"owner": "stores-team"}}),
+    ]
+
+
+def label(name: str, args: dict[str, Any]) -> str:
+    if name == "describe_table":
+        return f"describe_table({args['table'].rsplit('.', 1)[-1]}{', full' if args.get('detail') == 'full' else ''})"
+    return name
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+async def measure(client: Client, n: int) -> tuple[dict[str, list[float]], dict[str, Any]]:
+    pin = await client.call_tool("pin_snapshot", {})
+    handle = pin.structured_content["snapshot"]["handle"]
+    times: dict[str, list[float]] = {}
+    results: dict[str, Any] = {}
+    for name, args in calls(handle):
+        key = label(name, args)
+        r = await client.call_tool(name, args)  # warm-up
+        if r.is_error:
+            raise SystemExit(f"{key} failed: {r.content[0].text}")
+        results[key] = r
+        for _ in range(n):
+            t0 = time.perf_counter()
+            await client.call_tool(name, args)
+            times.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
+    return times, results
+
+
+def tokens_of(result: Any, enc: Any) -> int:
+    text = json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+    return len(enc.encode(text)) + sum(len(enc.encode(c.text)) for c in result.content)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="20 calls per tool instead of 200")
+    ap.add_argument("--calls", type=int, default=None)
+    a = ap.parse_args()
+    n = a.calls or (20 if a.quick else 200)
+    from bpe_openai import get_encoding
+
+    enc = get_encoding("o200k_base")
+    with tempfile.TemporaryDirectory() as d:
+        cat = cc.Catalog.open(f"{d}/data")
+        mcplake.build(cat, f"{d}/files")
+        print(f"lake: {len(cat.query(cc.lake.tables_query()))} tables, vid {cat.latest_vid}; {n} calls per tool")
+        server = create_server(cat)
+
+        async def in_memory() -> Any:
+            async with Client(server) as c:
+                tools = (await c.list_tools()).tools
+                return (*await measure(c, n), tools)
+        mem, results, tools = anyio.run(in_memory)
+        with serve_in_thread(cat, plugins=default_plugins()) as h:
+            async def over_http() -> Any:
+                async with Client(h.url + "/mcp") as c:
+                    return await measure(c, n)
+            http, _ = anyio.run(over_http)
+        cat.close()
+    print(f"\n{'tool call':34} {'mem p50':>8} {'mem p99':>8} {'http p50':>9} {'http p99':>9} {'tokens':>7}  (ms)")
+    toks = {}
+    for key in mem:
+        toks[key] = tokens_of(results[key], enc)
+        print(f"{key:34} {statistics.median(mem[key]):8.2f} {pct(mem[key], 99):8.2f} "
+              f"{statistics.median(http[key]):9.2f} {pct(http[key], 99):9.2f} {toks[key]:7d}")
+    tool_defs = json.dumps([t.model_dump(mode="json", exclude_none=True) for t in tools], separators=(",", ":"))
+    print(f"\ntools/list: {len(tools)} tools, {len(enc.encode(tool_defs))} tokens")
+    big = max(toks, key=lambda k: toks[k])
+    print(f"largest default response: {big}, {toks[big]} tokens (budget {BUDGET})")
+    over = [k for k, v in toks.items() if v > BUDGET]
+    if over:
+        print(f"OVER BUDGET: {', '.join(over)}")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,320 @@
+"""The output models of the MCP tools (published as each tool's output schema).
+
+Every read tool's output has `snapshot` ({vid, time, handle}) so an agent that passes the handle
+back reads the same state. Lists carry `total`, `truncated` and `next_cursor`. Optional fields
+left empty are omitted from the payload, so the schemas list them but the JSON stays small.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "SnapshotOut", "Warning", "CommitOut", "NamedSnapshotOut", "PinOut", "SnapshotsOut", "ChangeOut",
+    "DiffOut", "ObjectOut", "QueryOut", "SqlColumnOut", "SqlOut", "ValueCount", "ColumnValuesOut",
+    "DeprecationOut", "TableHit", "SearchOut", "ColumnStatsOut", "ColumnOut", "AnnotationOut",
+    "FreshnessOut", "StatsOut", "RelationshipOut", "MetricOut", "FindingOut", "DescribeOut", "HopOut",
+    "JoinOut", "MetricsOut", "MetricQueryOut", "StalenessOut", "AnnotateOut",
+]
+
+Status = Literal["fresh", "suspect", "stale"]
+
+
+class SnapshotOut(BaseModel):
+    """The snapshot a call read: pass `handle` (or `vid`) as `snapshot` to read the same state."""
+
+    vid: int
+    time: str = Field(description="commit time of vid, ISO-8601 UTC")
+    handle: str
+
+
+class Warning(BaseModel):  # noqa: A001 - the name agents see in the schema
+    """Something the agent should know before trusting an answer that uses `table`."""
+
+    table: str
+    kind: Literal["deprecated", "freshness", "finding"]
+    message: str
+    status: Status | None = None
+    reason: str | None = None
+    suggestion: str | None = None
+
+
+class _Paged(BaseModel):
+    total: int = Field(description="items in the whole list")
+    truncated: bool = Field(description="true when more items follow; call again with cursor=next_cursor")
+    next_cursor: str | None = None
+
+
+# ------------------------------------------------------------------ snapshots
+class CommitOut(BaseModel):
+    vid: int
+    time: str
+    author: str
+    message: str
+    paths: list[str] = Field(description="first paths the commit wrote")
+    paths_total: int
+
+
+class NamedSnapshotOut(BaseModel):
+    name: str
+    vid: int
+    time: str
+
+
+class PinOut(BaseModel):
+    snapshot: SnapshotOut
+    latest: CommitOut = Field(description="the latest commit of the catalog now")
+    behind: int = Field(description="commits made after the pinned vid")
+
+
+class SnapshotsOut(_Paged):
+    snapshot: SnapshotOut
+    commits: list[CommitOut] = Field(description="commits at or before the snapshot, newest first")
+    named: list[NamedSnapshotOut] = Field(default_factory=list, description="named snapshots (first page only)")
+
+
+class ChangeOut(BaseModel):
+    target: str = Field(description="dotted name of the table, namespace or catalog")
+    path: str
+    kind: Literal["added", "removed", "updated"]
+    category: Literal["table", "schema", "files", "annotation", "object"]
+    detail: str = ""
+
+
+class DiffOut(_Paged):
+    snapshot: SnapshotOut = Field(description="the to_snapshot")
+    from_snapshot: SnapshotOut
+    commits: int = Field(description="commits between the two snapshots")
+    changes: list[ChangeOut]
+
+
+# ------------------------------------------------------------------ path queries and SQL
+class ObjectOut(BaseModel):
+    path: str
+    obj_type: str | None = None
+    vid: int = Field(description="the commit that wrote this version")
+    leaf: bool = False
+    value: Any = Field(description="the object's value; long entries are cut (see cut)")
+    cut: bool = False
+
+
+class QueryOut(_Paged):
+    snapshot: SnapshotOut
+    objects: list[ObjectOut]
+
+
+class SqlColumnOut(BaseModel):
+    name: str
+    type: str
+
+
+class SqlOut(BaseModel):
+    snapshot: SnapshotOut
+    columns: list[SqlColumnOut]
+    rows: list[list[Any]]
+    row_count: int
+    truncated: bool = Field(description="more rows exist than were returned (raise limit or aggregate)")
+    tables: list[str] = Field(description="the catalog tables the SQL reads")
+    warnings: list[Warning] = Field(default_factory=list)
+
+
+class ValueCount(BaseModel):
+    value: Any
+    count: int
+
+
+class ColumnValuesOut(BaseModel):
+    snapshot: SnapshotOut
+    table: str
+    column: str
+    values: list[ValueCount] = Field(description="most frequent first")
+    total: int = Field(description="distinct values matching query")
+    truncated: bool
+    warnings: list[Warning] = Field(default_factory=list)
+
+
+# ------------------------------------------------------------------ tables
+class DeprecationOut(BaseModel):
+    reason: str = ""
+    since: str | None = None
+    successor: str | None = None
+
+
+class TableHit(BaseModel):
+    name: str
+    score: float
+    description: str | None = None
+    grain: str | None = None
+    row_count: int | None = None
+    deprecated: DeprecationOut | None = None
+    freshness: Literal["ok", "missed", "unknown"] | None = None
+    warnings: list[Warning] = Field(default_factory=list)
+
+
+class SearchOut(_Paged):
+    snapshot: SnapshotOut
+    tables: list[TableHit]
+
+
+class ColumnStatsOut(BaseModel):
+    min: Any = None
+    max: Any = None
+    null_count: int | None = None
+
+
+class ColumnOut(BaseModel):
+    id: int
+    name: str
+    type: str
+    nullable: bool = True
+    description: str | None = None
+    role: str | None = None
+    unit: str | None = None
+    synonyms: list[str] | None = None
+    enum: list[Any] | None = None
+    sample_values: list[Any] | None = None
+    stats: ColumnStatsOut | None = None
+    status: Status | None = None
+
+
+class AnnotationOut(BaseModel):
+    key: str
+    value: Any
+    author: str
+    source: str
+    confidence: float
+    vid: int | None = None
+    age_commits: int | None = Field(None, description="commits that changed the table since it was written")
+    age_days: float | None = None
+    status: Status | None = None
+    note: str | None = None
+
+
+class FreshnessOut(BaseModel):
+    last_data_commit_vid: int | None = None
+    last_data_commit_time: str | None = None
+    sla: str | None = None
+    age_hours: float | None = None
+    status: Literal["ok", "missed", "unknown"] = "unknown"
+
+
+class StatsOut(BaseModel):
+    row_count: int | None = None
+    file_count: int | None = None
+    size_bytes: int | None = None
+
+
+class RelationshipOut(BaseModel):
+    name: str
+    to: str
+    on: list[list[str]]
+    cardinality: str
+    canonical: bool = False
+    condition: str | None = None
+    status: Status | None = None
+
+
+class MetricOut(BaseModel):
+    name: str
+    table: str
+    expression: str
+    filter: str | None = None
+    time_column: str | None = None
+    unit: str | None = None
+    description: str | None = None
+    synonyms: list[str] = Field(default_factory=list)
+    status: Status | None = None
+
+
+class FindingOut(BaseModel):
+    target: str
+    annotation: str | None = None
+    status: Status
+    reason: str
+    message: str
+    suggestion: str | None = None
+    evidence_vids: list[int] = Field(default_factory=list)
+
+
+class DescribeOut(_Paged):
+    """`total`, `truncated` and `next_cursor` page the columns."""
+
+    snapshot: SnapshotOut
+    table: str
+    detail: Literal["summary", "full"]
+    description: str | None = None
+    grain: str | None = None
+    grain_keys: list[str] | None = None
+    owner: str | None = None
+    tags: list[str] | None = None
+    synonyms: list[str] | None = None
+    certified: bool | None = None
+    instructions: str | None = None
+    deprecation: DeprecationOut | None = None
+    status: Status | None = None
+    schema_id: int | None = None
+    partition_by: list[str] = Field(default_factory=list)
+    stats: StatsOut
+    freshness: FreshnessOut
+    columns: list[ColumnOut]
+    relationships: list[RelationshipOut] = Field(default_factory=list)
+    metrics: list[str] = Field(default_factory=list, description="metric names; list_metrics has definitions")
+    verified_questions: list[str] = Field(default_factory=list)
+    annotations: list[AnnotationOut] = Field(default_factory=list, description="detail=full: with provenance")
+    findings: list[FindingOut] = Field(default_factory=list, description="detail=full: staleness findings")
+    warnings: list[Warning] = Field(default_factory=list)
+
+
+# ------------------------------------------------------------------ joins, metrics, staleness, annotate
+class HopOut(BaseModel):
+    from_table: str
+    to_table: str
+    on: list[list[str]]
+    cardinality: str
+    canonical: bool
+    relationship: str
+    condition: str | None = None
+
+
+class JoinOut(BaseModel):
+    snapshot: SnapshotOut
+    from_table: str
+    to_table: str
+    hops: list[HopOut]
+    sql: str = Field(description="FROM ... JOIN ... clauses with aliases")
+    cardinality: str
+    canonical: bool
+    warnings: list[Warning] = Field(default_factory=list)
+
+
+class MetricsOut(_Paged):
+    snapshot: SnapshotOut
+    metrics: list[MetricOut]
+    warnings: list[Warning] = Field(default_factory=list)
+
+
+class MetricQueryOut(BaseModel):
+    snapshot: SnapshotOut
+    metric: str
+    sql: str
+    columns: list[SqlColumnOut]
+    rows: list[list[Any]]
+    truncated: bool
+    warnings: list[Warning] = Field(default_factory=list)
+
+
+class StalenessOut(_Paged):
+    snapshot: SnapshotOut
+    depth: Literal["metadata", "data"]
+    findings: list[FindingOut]
+
+
+class AnnotateOut(BaseModel):
+    vid: int = Field(description="the commit that wrote the annotations")
+    table: str
+    column: str | None = None
+    keys: list[str]
+    author: str
+    source: Literal["agent"] = "agent"

@@ -1,0 +1,35 @@
+"""`semcat mcp`: the MCP server over stdio, on an embedded catalog (`--data DIR`, this process owns
+it) or in front of a remote one (`--url URL --token T`: every read and write goes through that
+server, which checks the token)."""
+
+from __future__ import annotations
+
+import os
+
+from catalog_core.api import CatalogAPI
+from mcp_server.mcp.server import create_server
+
+__all__ = ["run_stdio", "open_catalog"]
+
+
+def open_catalog(data_dir: str | None, url: str | None, token: str | None) -> CatalogAPI:
+    import catalog_core as cc
+
+    if url:
+        return cc.connect(url, token=token)
+    if not data_dir:
+        raise ValueError("give --data DIR (an embedded catalog) or --url URL (a semcat serve)")
+    if not os.path.isdir(data_dir):
+        raise ValueError(f"--data {data_dir!r} is not a directory; create a catalog with 'semcat demo' or "
+                         "'semcat eval build', or point --data at an existing one")
+    return cc.Catalog.open(data_dir)
+
+
+def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | None = None, *,
+              hide_annotations: bool = False, hide_findings: bool = False, author: str | None = None) -> None:
+    cat = open_catalog(data_dir, url, token)
+    try:
+        who = author or f"agent:{os.environ.get('USER', 'stdio')}"
+        create_server(cat, hide_annotations=hide_annotations, hide_findings=hide_findings, author=who).run("stdio")
+    finally:
+        cat.close()

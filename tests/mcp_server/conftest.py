@@ -1,0 +1,84 @@
+"""Fixtures of the MCP tests: the MCP lake (tests/mcp_server/mcplake.py) in an embedded catalog,
+servers over it, and a synchronous way to call tools through the SDK's in-memory client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import jsonschema
+import pytest
+from mcp import Client
+
+import catalog_core as cc
+from mcp_server.mcp import create_server
+from tests.mcp_server import mcplake
+
+
+@pytest.fixture(scope="module")
+def lake_dir(tmp_path_factory):
+    """A built lake, closed: tests open their own catalog on a copy or read it."""
+    d = tmp_path_factory.mktemp("mcplake")
+    cat = cc.Catalog.open(str(d / "data"))
+    mcplake.build(cat, d / "files")
+    cat.close()
+    return d / "data"
+
+
+@pytest.fixture(scope="module")
+def lake_cat(lake_dir):
+    cat = cc.Catalog.open(str(lake_dir))
+    yield cat
+    cat.close()
+
+
+@pytest.fixture(scope="module")
+def server(lake_cat):
+    return create_server(lake_cat)
+
+
+@pytest.fixture
+def fresh_cat(tmp_path):
+    """A lake of its own, for tests that commit."""
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    mcplake.build(cat, tmp_path / "files", extra_tables=2)
+    yield cat
+    cat.close()
+
+
+async def _session(server: Any, fn: Any) -> Any:
+    async with Client(server) as client:
+        return await fn(client)
+
+
+def with_client(server: Any, fn: Any) -> Any:
+    """Run `await fn(client)` with an in-memory client of `server`."""
+    return anyio.run(_session, server, fn)
+
+
+def call(server: Any, name: str, args: dict[str, Any] | None = None) -> Any:
+    return with_client(server, lambda c: c.call_tool(name, args or {}))
+
+
+def list_tools(server: Any) -> list[Any]:
+    async def go(c: Any) -> Any:
+        return (await c.list_tools()).tools
+    return with_client(server, go)
+
+
+def ok(result: Any, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The structured content of a successful call (validated against `schema` when given)."""
+    assert not result.is_error, result.content[0].text
+    assert len(result.content) == 1 and "\n" not in result.content[0].text  # a one-line summary, not the JSON
+    if schema is not None:
+        jsonschema.validate(result.structured_content, schema)
+    return result.structured_content
+
+
+def err(result: Any) -> str:
+    assert result.is_error, result.structured_content
+    text = result.content[0].text
+    assert text.startswith("Error executing tool ") and "Traceback" not in text
+    # a deliberate ToolError has its own text after the prefix; a crash has nothing more
+    assert ": " in text, f"the tool crashed: {text}"
+    return text

@@ -1,0 +1,297 @@
+"""Every MCP tool through the SDK's in-memory client: results match the published output schemas,
+pinning, paging to the end, truncation, error paths, inline warnings, and the bare / no-findings
+modes with identical schemas."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import semantic as sm
+from mcp_server.mcp import TOOL_NAMES, create_server
+from tests.mcp_server.conftest import call, err, list_tools, ok, with_client
+from tests.mcp_server.mcplake import DIM, FCT, OLD, WIDE
+
+# one typical call of every tool (the annotate call writes: used on fresh catalogs only)
+CALLS: dict[str, dict] = {
+    "pin_snapshot": {},
+    "search_tables": {"query": "orders"},
+    "describe_table": {"table": FCT},
+    "get_column_values": {"table": FCT, "column": "status"},
+    "find_join_path": {"from_table": FCT, "to_table": DIM},
+    "list_metrics": {},
+    "query_metric": {"metric": "revenue", "group_by": ["dim_store.region"]},
+    "query_catalog": {"query": '/[obj_id = "acme"]/*/[obj_type = "table"]'},
+    "list_snapshots": {},
+    "diff_snapshots": {"from_snapshot": 1},
+    "check_staleness": {"table": FCT},
+    "run_sql": {"sql": f"SELECT status, count(*) AS n FROM {FCT} GROUP BY status ORDER BY status"},
+    "annotate": {"table": DIM, "column": "region", "fields": {"description": "the store's sales region"}},
+}
+
+
+def schemas(server):
+    return {t.name: t for t in list_tools(server)}
+
+
+def test_tool_list_matches_the_design_and_read_tools_are_read_only(server):
+    tools = schemas(server)
+    assert sorted(tools) == sorted(TOOL_NAMES) == sorted(CALLS)
+    for name, t in tools.items():
+        assert t.output_schema and t.output_schema.get("type") == "object", name
+        assert t.annotations.read_only_hint is (name != "annotate"), name
+        assert len(t.description) < 400, name
+
+
+def test_every_read_tool_answers_with_its_schema_and_echoes_the_snapshot(server, lake_cat):
+    tools = schemas(server)
+    latest = lake_cat.latest_vid
+    for name, args in CALLS.items():
+        if name == "annotate":
+            continue
+        out = ok(call(server, name, args), tools[name].output_schema)
+        assert out["snapshot"]["vid"] == latest and out["snapshot"]["handle"] == f"pin:{latest}", name
+
+
+def test_annotate_writes_with_agent_provenance(fresh_cat):
+    server = create_server(fresh_cat, author="agent:test")
+    out = ok(call(server, "annotate", CALLS["annotate"]), schemas(server)["annotate"].output_schema)
+    assert out["vid"] == fresh_cat.latest_vid and out["keys"] == ["column.2.description"]
+    [ann] = [a for a in sm.read_annotations(fresh_cat, DIM) if a.key == "column.2.description"]
+    assert ann.provenance.source == "agent" and ann.provenance.author == "agent:test"
+    assert ann.value == "the store's sales region" and ann.provenance.confidence == 0.7
+
+
+def test_results_are_sent_once(server):
+    r = call(server, "describe_table", {"table": FCT})
+    assert len(r.content) == 1 and len(r.content[0].text) < 200
+    assert json.dumps(r.structured_content) not in r.content[0].text
+
+
+# ------------------------------------------------------------------ pinning
+def test_a_commit_between_two_calls_does_not_change_a_pinned_answer(fresh_cat):
+    server = create_server(fresh_cat)
+    pin = ok(call(server, "pin_snapshot"))
+    handle, vid = pin["snapshot"]["handle"], pin["snapshot"]["vid"]
+    before = ok(call(server, "describe_table", {"table": FCT, "snapshot": handle}))
+    rows_before = ok(call(server, "run_sql", {"sql": f"SELECT count(*) FROM {FCT}", "snapshot": handle}))
+    sm.annotate(fresh_cat, FCT, {"description": "changed meanwhile"}, author="bob")
+    with fresh_cat.transaction(author="etl", message="drop a file") as txn:
+        [f] = fresh_cat.plan_files(FCT)
+        txn.remove(f.path)
+    after = ok(call(server, "describe_table", {"table": FCT, "snapshot": handle}))
+    rows_after = ok(call(server, "run_sql", {"sql": f"SELECT count(*) FROM {FCT}", "snapshot": handle}))
+    assert after == before and rows_after["rows"] == rows_before["rows"] == [[3]]
+    assert after["snapshot"]["vid"] == vid == rows_after["snapshot"]["vid"]
+    latest = ok(call(server, "describe_table", {"table": FCT}))
+    assert latest["snapshot"]["vid"] == fresh_cat.latest_vid > vid
+    assert latest["description"] == "changed meanwhile" != before["description"]
+    assert ok(call(server, "run_sql", {"sql": f"SELECT count(*) FROM {FCT}"}))["rows"] == [[0]]
+    # the same state by vid, by snapshot name and by ISO time
+    fresh_cat.snapshot("audit", vid=vid)
+    for ref in (vid, str(vid), "audit", pin["snapshot"]["time"]):
+        assert ok(call(server, "describe_table", {"table": FCT, "snapshot": ref}))["snapshot"]["vid"] == vid, ref
+    again = ok(call(server, "pin_snapshot", {"name": "audit"}))
+    assert again["snapshot"]["vid"] == vid and again["behind"] == fresh_cat.latest_vid - vid
+
+
+def test_a_cursor_keeps_reading_its_first_pages_snapshot(fresh_cat):
+    server = create_server(fresh_cat)
+    first = ok(call(server, "describe_table", {"table": WIDE, "limit": 100}))
+    with fresh_cat.transaction(author="etl", message="new table") as txn:
+        txn.add("/acme/core/zzz", {"obj_type": "table", "schema": {"schema_id": 0, "columns": []}, "stats": {}})
+    nxt = ok(call(server, "describe_table", {"table": WIDE, "limit": 100, "cursor": first["next_cursor"]}))
+    assert nxt["snapshot"] == first["snapshot"]
+    assert [c["name"] for c in nxt["columns"]][:1] == ["c100"]
+
+
+# ------------------------------------------------------------------ paging and truncation
+def _all_pages(server, name, args, key):
+    pages, cursor = [], None
+    while True:
+        out = ok(call(server, name, dict(args, cursor=cursor) if cursor else args))
+        pages.append(out)
+        assert out["truncated"] == ("next_cursor" in out)
+        cursor = out.get("next_cursor")
+        if cursor is None:
+            return [x for p in pages for x in p[key]], pages
+
+
+def test_paging_search_tables_to_the_end(server, lake_cat):
+    items, pages = _all_pages(server, "search_tables", {"query": "", "limit": 7}, "tables")
+    names = [h["name"] for h in items]
+    assert names == sorted(n for n in _table_names(lake_cat))
+    assert len(pages) == -(-len(names) // 7) and all(p["total"] == len(names) for p in pages)
+    assert all(len(p["tables"]) == 7 for p in pages[:-1])
+
+
+def _table_names(cat):
+    return [o.path[1:].replace("/", ".") for o in cat.query('/*/*/[obj_type = "table"]')]
+
+
+def test_paging_wide_table_columns_and_snapshots_to_the_end(server, lake_cat):
+    cols, pages = _all_pages(server, "describe_table", {"table": WIDE}, "columns")
+    assert [c["name"] for c in cols] == [f"c{i:03d}" for i in range(300)]
+    assert len(pages) == 8 and pages[0]["total"] == 300  # default 40 columns a page
+    commits, _ = _all_pages(server, "list_snapshots", {"limit": 9}, "commits")
+    assert [c["vid"] for c in commits] == list(range(lake_cat.latest_vid, -1, -1))
+    objs, _ = _all_pages(server, "query_catalog", {"query": '/acme/*/*'.replace("/acme", '/[obj_id = "acme"]'),
+                                                   "limit": 5}, "objects")
+    assert len(objs) == len(lake_cat.query('/[obj_id = "acme"]/*/*'))
+
+
+def test_truncation_flags_and_cut_text(server):
+    sql = ok(call(server, "run_sql", {"sql": f"SELECT * FROM {FCT}", "limit": 2}))
+    assert sql["truncated"] and sql["row_count"] == 2 and len(sql["rows"]) == 2
+    full = ok(call(server, "run_sql", {"sql": f"SELECT * FROM {FCT}", "limit": 3}))
+    assert not full["truncated"] and full["row_count"] == 3
+    vals = ok(call(server, "get_column_values", {"table": FCT, "column": "status", "limit": 1}))
+    assert vals["truncated"] and vals["total"] == 2 and vals["values"] == [{"value": "placed", "count": 2}]
+    wide = ok(call(server, "query_catalog", {"query": '/[obj_id = "acme"]/[obj_id = "core"]/[obj_id = "wide"]'}))
+    [obj] = wide["objects"]
+    text = json.dumps(obj["value"], ensure_ascii=False)
+    assert obj["cut"] and "…[cut" in text and len(text) < 3000
+    long = ok(call(server, "run_sql", {"sql": "SELECT repeat('x', 5000) AS s"}))
+    assert long["rows"][0][0].startswith("x" * 300 + "…[cut 4700 more chars")
+
+
+def test_get_column_values_filters_and_counts(server):
+    out = ok(call(server, "get_column_values", {"table": DIM, "column": "region", "query": "north"}))
+    assert out["values"] == [{"value": "Northeast", "count": 1}] and out["total"] == 1
+    quoted = ok(call(server, "get_column_values", {"table": DIM, "column": "region", "query": "o'_%"}))
+    assert quoted["values"] == []
+
+
+def test_diff_snapshots_groups_schema_files_and_annotations(server, lake_cat):
+    out = ok(call(server, "diff_snapshots", {"from_snapshot": 3, "prefix": FCT, "limit": 500}))  # 2 created FCT
+    cats = {(c["target"], c["category"]) for c in out["changes"]}
+    assert (FCT, "schema") in cats and (FCT, "files") in cats and (FCT, "annotation") in cats
+    schema = [c for c in out["changes"] if c["category"] == "schema"][0]
+    assert "amount bigint->double" in schema["detail"]
+    assert out["from_snapshot"]["vid"] == 3 and out["snapshot"]["vid"] == lake_cat.latest_vid
+
+
+# ------------------------------------------------------------------ warnings
+def test_inline_warnings_for_deprecated_late_and_stale(server):
+    sql = ok(call(server, "run_sql", {"sql": f"SELECT * FROM {OLD} o JOIN {FCT} f USING (order_id)"}))
+    assert set(sql["tables"]) == {OLD, FCT}
+    dep = [w for w in sql["warnings"] if w["kind"] == "deprecated"]
+    assert dep and dep[0]["table"] == OLD and dep[0]["suggestion"] == f"use {FCT} instead"
+    reasons = {w["reason"] for w in sql["warnings"] if w["table"] == FCT}
+    assert {"freshness_sla_missed", "column_type_changed"} <= reasons
+    hit = [h for h in ok(call(server, "search_tables", {"query": "old orders"}))["tables"] if h["name"] == OLD][0]
+    assert hit["deprecated"]["successor"] == FCT and hit["warnings"][0]["kind"] == "deprecated"
+    card = ok(call(server, "describe_table", {"table": FCT, "detail": "full"}))
+    assert card["freshness"]["status"] == "missed" and card["status"] in ("stale", "suspect")
+    amount = [c for c in card["columns"] if c["name"] == "amount"][0]
+    assert amount["status"] in ("stale", "suspect") and amount["unit"] == "cents"
+    assert any(f["reason"] == "column_type_changed" for f in card["findings"])
+    assert all(a["author"] == "alice" and a["source"] == "human" for a in card["annotations"])
+    assert {a["key"] for a in card["annotations"]} >= {"table.description", "table.grain", "table.freshness_sla"}
+
+
+def test_staleness_findings_page_and_carry_reasons(server):
+    out = ok(call(server, "check_staleness", {"limit": 2}))
+    assert out["total"] >= 3 and len(out["findings"]) == 2 and out["truncated"]
+    assert all(f["status"] in ("stale", "suspect") and f["reason"] for f in out["findings"])
+
+
+# ------------------------------------------------------------------ bare and no-findings modes
+@pytest.fixture(scope="module")
+def modes(lake_cat):
+    return {"normal": create_server(lake_cat), "bare": create_server(lake_cat, hide_annotations=True),
+            "no_findings": create_server(lake_cat, hide_findings=True)}
+
+
+def test_modes_publish_identical_schemas_and_answer_within_them(modes):
+    lists = {m: {t.name: (t.description, t.input_schema, t.output_schema) for t in list_tools(s)}
+             for m, s in modes.items()}
+    assert lists["normal"] == lists["bare"] == lists["no_findings"]
+    tools = schemas(modes["normal"])
+    for m, s in modes.items():
+        for name, args in CALLS.items():
+            if name == "annotate":
+                continue
+            r = call(s, name, args)
+            if r.is_error:  # bare: no relationships or metrics to use
+                assert m == "bare" and name in ("find_join_path", "query_metric"), (m, name, r.content[0].text)
+                err(r)
+            else:
+                ok(r, tools[name].output_schema)
+
+
+def test_bare_hides_the_semantic_layer_and_no_findings_hides_detection(modes):
+    bare = ok(call(modes["bare"], "describe_table", {"table": FCT, "detail": "full"}))
+    assert "description" not in bare and not bare["warnings"] and not bare["relationships"]
+    assert all("description" not in c for c in bare["columns"])
+    assert not ok(call(modes["bare"], "list_metrics"))["metrics"]
+    assert not any("/_semantic" in o["path"] for o in ok(call(modes["bare"], "query_catalog", {
+        "query": '/[obj_id = "acme"]/[obj_id = "core"]/[obj_id = "fct_orders"]/*', "limit": 200}))["objects"])
+    nf = ok(call(modes["no_findings"], "describe_table", {"table": FCT, "detail": "full"}))
+    assert nf["description"] and not nf["findings"] and "status" not in nf
+    assert all(w["kind"] == "deprecated" for w in nf["warnings"])
+    assert ok(call(modes["no_findings"], "check_staleness"))["findings"] == []
+    sql = ok(call(modes["no_findings"], "run_sql", {"sql": f"SELECT count(*) FROM {OLD}"}))
+    assert [w["kind"] for w in sql["warnings"]] == ["deprecated"]
+
+
+# ------------------------------------------------------------------ errors
+ERRORS = [
+    ("describe_table", {"table": "acme.core.fct_order"}, "did you mean 'acme.core.fct_orders'"),
+    ("describe_table", {"table": "fct_orders"}, "did you mean 'acme.core.fct_orders'"),
+    ("describe_table", {"table": FCT, "columns": ["amont"]}, "did you mean 'amount'"),
+    ("describe_table", {"table": FCT, "limit": 10_000}, "less than or equal to 200"),
+    ("describe_table", {"table": FCT, "detail": "everything"}, "'summary' or 'full'"),
+    ("get_column_values", {"table": FCT, "column": "stauts"}, "did you mean 'status'"),
+    ("search_tables", {"snapshot": "no-such-snapshot"}, "list_snapshots"),
+    ("search_tables", {"snapshot": "pin:x"}, "not a snapshot handle"),
+    ("search_tables", {"snapshot": "pin:999999"}, "999999"),
+    ("search_tables", {"snapshot": -3}, "vids start at 0"),
+    ("search_tables", {"cursor": "garbage"}, "not a cursor of this search_tables call"),
+    ("query_catalog", {"query": "/[obj_id = "}, "path queries look like"),
+    ("query_catalog", {"query": ""}, "path query"),
+    ("run_sql", {"sql": f"DELETE FROM {FCT}"}, "only SELECT"),
+    ("run_sql", {"sql": "SELECT * FROM acme.core.fct_ordrs"}, "did you mean 'acme.core.fct_orders'"),
+    ("run_sql", {"sql": f"SELECT amont FROM {FCT}"}, "did you mean 'amount'"),
+    ("run_sql", {"sql": "SELECT * FROM read_csv('/etc/passwd')"}, ""),
+    ("run_sql", {"sql": "  "}, "one read-only SELECT"),
+    ("find_join_path", {"from_table": FCT, "to_table": FCT}, "same table"),
+    ("find_join_path", {"from_table": FCT, "to_table": "acme.core.dim_stor"}, "did you mean 'acme.core.dim_store'"),
+    ("query_metric", {"metric": "revenu"}, "did you mean"),
+    ("query_metric", {"metric": "revenue", "grain": "decade"}, "fiscal_year"),
+    ("list_metrics", {"table": "acme.nope.t"}, "does not exist"),
+    ("check_staleness", {"depth": "deep"}, "'metadata' or 'data'"),
+    ("diff_snapshots", {"from_snapshot": "nope"}, "list_snapshots"),
+    ("diff_snapshots", {"from_snapshot": 1, "prefix": "acme._x"}, "prefix"),
+    ("pin_snapshot", {"as_of": 1, "name": "x"}, "not both"),
+    ("annotate", {"table": FCT, "fields": {"colour": "red"}}, "colour"),
+    ("annotate", {"table": FCT, "column": "amont", "fields": {"description": "x"}}, "amount"),
+    ("annotate", {"table": FCT, "fields": {}}, "fields"),
+    ("annotate", {"table": "acme.core.nope", "fields": {"description": "x"}}, "does not exist"),
+]
+
+
+@pytest.mark.parametrize("name,args,expect", ERRORS, ids=[f"{n}-{i}" for i, (n, _a, _e) in enumerate(ERRORS)])
+def test_error_paths_are_tool_errors_that_say_what_to_do(server, name, args, expect):
+    text = err(call(server, name, args))
+    assert expect.lower() in text.lower()
+
+
+def test_cursor_errors(server, lake_cat):
+    first = ok(call(server, "search_tables", {"query": "", "limit": 2}))
+    text = err(call(server, "search_tables", {"query": "orders", "limit": 2, "cursor": first["next_cursor"]}))
+    assert "same other arguments" in text
+    text = err(call(server, "list_metrics", {"cursor": first["next_cursor"]}))
+    assert "not a cursor of this list_metrics call" in text
+    text = err(call(server, "search_tables", {"query": "", "limit": 2, "cursor": first["next_cursor"], "snapshot": 1}))
+    assert "another snapshot" in text
+
+
+def test_unknown_tool_and_bad_argument_types(server):
+    async def go(c):
+        return [await c.call_tool("drop_table", {}), await c.call_tool("run_sql", {"sql": 5}),
+                await c.call_tool("describe_table", {})]
+    unknown, wrong, missing = with_client(server, go)
+    assert unknown.is_error and "drop_table" in unknown.content[0].text
+    assert "sql" in err(wrong) and "table" in err(missing)

@@ -1,0 +1,276 @@
+"""Real transports: `semcat mcp` over stdio (embedded, and fronting a remote catalog), streamable
+HTTP at /mcp of a real `semcat serve` with tokens none / read / write, DNS-rebinding checks, and
+the MCP Inspector CLI against both transports."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+import semantic as sm
+from mcp_server.mcp import TOOL_NAMES
+from tests.mcp_server.mcplake import DIM, FCT
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WRITE, READ = "w-secret-token", "r-secret-token"
+NPM_CACHE = os.environ.get("SEMCAT_NPM_CACHE", os.path.expanduser("~/.cache/semcat-npm"))
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ)
+    e["PYTHONPATH"] = ROOT + os.pathsep + e.get("PYTHONPATH", "")
+    e.pop("SEMCAT_TOKENS", None)
+    return e
+
+
+def semcat(*args: str) -> list[str]:
+    return [sys.executable, "-m", "mcp_server.cli", *args]
+
+
+@pytest.fixture(scope="module")
+def data_copy(lake_dir, tmp_path_factory):
+    """A private copy of the built lake (one process owns a data directory)."""
+    def make(name: str) -> str:
+        dst = tmp_path_factory.mktemp(name) / "data"
+        shutil.copytree(lake_dir, dst)
+        return str(dst)
+    return make
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serve(data: str, tokens: str | None):
+    port = free_port()
+    e = env()
+    if tokens:
+        e["SEMCAT_TOKENS"] = tokens
+    proc = subprocess.Popen(semcat("serve", "--data", data, "--port", str(port)), env=e,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            if proc.poll() is not None:
+                raise RuntimeError(f"semcat serve exited: {proc.stderr.read().decode()[-2000:]}")
+            try:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def secured(data_copy):
+    with serve(data_copy("secured"), f"{WRITE}:write,{READ}:read") as url:
+        yield url
+
+
+def http_client(url: str, token: str | None) -> Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return Client(streamable_http_client(url + "/mcp", http_client=httpx2.AsyncClient(headers=headers, timeout=60)))
+
+
+def run(client: Client, fn):
+    async def go():
+        async with client as c:
+            return await fn(c)
+    return anyio.run(go)
+
+
+async def typical(c) -> dict:
+    names = [t.name for t in (await c.list_tools()).tools]
+    pin = await c.call_tool("pin_snapshot", {})
+    handle = pin.structured_content["snapshot"]["handle"]
+    desc = await c.call_tool("describe_table", {"table": FCT, "snapshot": handle})
+    hits = await c.call_tool("search_tables", {"query": "store regions", "snapshot": handle})
+    sql = await c.call_tool("run_sql", {"sql": f"SELECT count(*) FROM {FCT}", "snapshot": handle})
+    return {"names": names, "pin": pin, "desc": desc, "hits": hits, "sql": sql}
+
+
+def check_typical(r: dict) -> None:
+    assert sorted(r["names"]) == sorted(TOOL_NAMES)
+    vid = r["pin"].structured_content["snapshot"]["vid"]
+    for key in ("desc", "hits", "sql"):
+        assert not r[key].is_error, r[key].content[0].text
+        assert r[key].structured_content["snapshot"]["vid"] == vid
+    assert r["desc"].structured_content["table"] == FCT
+    assert r["hits"].structured_content["tables"][0]["name"] == DIM
+    assert r["sql"].structured_content["rows"] == [[3]]
+
+
+# ------------------------------------------------------------------ stdio
+def test_semcat_mcp_over_stdio(data_copy):
+    data = data_copy("stdio")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server.cli", "mcp", "--data", data,
+                                                                 "--author", "agent:stdio-test"], env=env())
+
+    async def go(c):
+        r = await typical(c)
+        r["annotate"] = await c.call_tool("annotate", {"table": DIM, "fields": {"owner": "stores-team"}})
+        return r
+    r = run(Client(params), go)
+    check_typical(r)
+    assert not r["annotate"].is_error and r["annotate"].structured_content["author"] == "agent:stdio-test"
+    import catalog_core as cc
+
+    cat = cc.Catalog.open(data)
+    try:
+        [ann] = [a for a in sm.read_annotations(cat, DIM) if a.key == "table.owner"]
+        assert ann.provenance.author == "agent:stdio-test" and ann.provenance.source == "agent"
+    finally:
+        cat.close()
+
+
+def test_semcat_mcp_needs_exactly_one_source():
+    p = subprocess.run(semcat("mcp"), env=env(), capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "exactly one of --data DIR or --url URL" in p.stderr
+    p = subprocess.run(semcat("mcp", "--data", "/nonexistent/dir"), env=env(), capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode != 0 and "is not a directory" in p.stderr
+
+
+def test_semcat_mcp_fronting_a_remote_catalog(secured):
+    def params(token):
+        return StdioServerParameters(command=sys.executable, args=["-m", "mcp_server.cli", "mcp", "--url", secured,
+                                                                   "--token", token], env=env())
+
+    async def go(c):
+        r = await typical(c)
+        r["annotate"] = await c.call_tool("annotate", {"table": DIM, "fields": {"tags": ["stores"]}})
+        return r
+    r = run(Client(params(READ)), go)
+    check_typical(r)
+    assert r["annotate"].is_error and "read" in r["annotate"].content[0].text  # the remote server said 403
+    w = run(Client(params(WRITE)), lambda c: c.call_tool("annotate", {"table": DIM, "fields": {"tags": ["stores"]}}))
+    assert not w.is_error and w.structured_content["source"] == "agent"
+
+
+# ------------------------------------------------------------------ streamable HTTP
+def test_http_without_a_token_gets_401(secured):
+    for token in (None, "wrong"):
+        h = {"Authorization": f"Bearer {token}"} if token else {}
+        resp = httpx.post(secured + "/mcp", headers=h, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert resp.status_code == 401 and resp.json()["error"] == "AuthError"
+    with pytest.raises(Exception):  # noqa: B017 - the SDK client surfaces the 401 as its own error type
+        run(http_client(secured, None), lambda c: c.list_tools())
+
+
+def test_http_read_token_reads_but_cannot_annotate(secured):
+    check_typical(run(http_client(secured, READ), typical))
+    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "annotate", "arguments": {"table": DIM, "fields": {"owner": "x"}}}}
+    resp = httpx.post(secured + "/mcp", json=body, headers={"Authorization": f"Bearer {READ}",
+                                                            "Accept": "application/json, text/event-stream"})
+    assert resp.status_code == 403 and resp.json()["error"] == "PermissionDeniedError"
+    assert "use a token with role 'write'" in resp.json()["message"]
+    with pytest.raises((MCPError, ExceptionGroup)):  # the client reports the HTTP 403 as an error response
+        run(http_client(secured, READ), lambda c: c.call_tool("annotate", {"table": DIM, "fields": {"owner": "x"}}))
+
+
+def test_http_write_token_annotates_as_its_principal(secured):
+    r = run(http_client(secured, WRITE), lambda c: c.call_tool("annotate", {
+        "table": FCT, "column": "status", "fields": {"synonyms": ["order state"]}, "note": "seen in run_sql"}))
+    assert not r.is_error, r.content[0].text
+    author = r.structured_content["author"]
+    assert author.startswith("token:") and WRITE not in author
+    import catalog_core as cc
+
+    cat = cc.connect(secured, token=READ)
+    [ann] = [a for a in sm.read_annotations(cat, FCT) if a.key == "column.4.synonyms"]
+    assert ann.provenance.author == author and ann.provenance.source == "agent" and ann.provenance.note == "seen in run_sql"
+
+
+def test_http_without_tokens_on_loopback(data_copy):
+    with serve(data_copy("open"), None) as url:
+        check_typical(run(http_client(url, None), typical))
+
+
+def test_dns_rebinding_protection_for_a_loopback_bind(secured):
+    h = {"Authorization": f"Bearer {READ}", "Accept": "application/json, text/event-stream"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    evil_host = httpx.post(secured + "/mcp", json=body, headers=dict(h, Host="attacker.example"))
+    evil_origin = httpx.post(secured + "/mcp", json=body, headers=dict(h, Origin="http://attacker.example"))
+    fine = httpx.post(secured + "/mcp", json=body, headers=dict(h, Origin=secured))
+    assert evil_host.status_code == 421 and evil_origin.status_code == 403
+    assert fine.status_code == 200 and "describe_table" in fine.text
+
+
+def test_security_settings_follow_the_bind_address():
+    from mcp_server.mcp.http import security_for
+
+    lo = security_for("127.0.0.1", extra="")
+    assert lo.enable_dns_rebinding_protection and "localhost:*" in lo.allowed_hosts
+    host = security_for("10.1.2.3", extra="catalog.internal")
+    assert set(host.allowed_hosts) >= {"10.1.2.3:*", "catalog.internal", "catalog.internal:*"}
+    assert "localhost:*" not in host.allowed_hosts
+    assert not security_for("0.0.0.0", extra="").enable_dns_rebinding_protection
+    assert security_for("0.0.0.0", extra="lake.example").allowed_hosts == ["lake.example", "lake.example:*"]
+
+
+# ------------------------------------------------------------------ MCP Inspector CLI
+@pytest.fixture(scope="module")
+def inspector():
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed, so the MCP Inspector CLI cannot be installed")
+    exe = os.path.join(NPM_CACHE, "node_modules", ".bin", "mcp-inspector")
+    if not os.path.exists(exe):
+        os.makedirs(NPM_CACHE, exist_ok=True)
+        p = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", NPM_CACHE,
+                            "@modelcontextprotocol/inspector"], capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, f"npm install @modelcontextprotocol/inspector failed: {p.stderr[-2000:]}"
+    return exe
+
+
+def inspect(exe: str, target: list[str], *method: str) -> dict:
+    p = subprocess.run([exe, "--cli", *target, *method], capture_output=True, text=True, timeout=180, env=env())
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout)
+
+
+def _inspector_session(exe: str, target: list[str]) -> None:
+    tools = inspect(exe, target, "--method", "tools/list")
+    assert sorted(t["name"] for t in tools["tools"]) == sorted(TOOL_NAMES)
+    hits = inspect(exe, target, "--method", "tools/call", "--tool-name", "search_tables", "--tool-arg", "query=orders")
+    assert hits["structuredContent"]["tables"][0]["name"] == FCT
+    desc = inspect(exe, target, "--method", "tools/call", "--tool-name", "describe_table", "--tool-arg",
+                   f"table={FCT}")
+    assert desc["structuredContent"]["table"] == FCT and not desc.get("isError")
+    assert any(w["kind"] == "freshness" for w in desc["structuredContent"]["warnings"])
+
+
+def test_inspector_cli_over_stdio(inspector, data_copy):
+    _inspector_session(inspector, [sys.executable, "-m", "mcp_server.cli", "mcp", "--data", data_copy("insp")])
+
+
+def test_inspector_cli_over_http(inspector, data_copy):
+    # The Inspector CLI sends no Authorization header (it has no option for one), so it talks to a
+    # loopback server without tokens; the token checks are the tests above.
+    with serve(data_copy("insp-http"), None) as url:
+        _inspector_session(inspector, [url + "/mcp", "--transport", "http"])
