@@ -1,4 +1,4 @@
-"""The worker process that runs one agent statement for `run_sql`, so that its limits hold.
+"""The worker processes that run agent statements for `run_sql`, so that their limits hold.
 
 Why a process. DuckDB cannot stop everything from inside (measured on DuckDB 2.0):
 `con.interrupt()` and `max_execution_time` are checked between vectors, never inside one scalar
@@ -8,23 +8,44 @@ function call, and the list and string builders allocate outside the buffer mana
 `memory_limit`. So the statement runs in a child process that the caller can hold to both limits
 whatever the statement calls:
 
-- memory: the child sets `RLIMIT_AS` to the statement's `memory_limit` plus `HEADROOM` (the
-  interpreter, DuckDB's code, thread stacks; glibc's per-thread malloc arenas are capped with
-  `MALLOC_ARENA_MAX=2` so they do not reserve address space); DuckDB's own `memory_limit` is the
-  statement's limit. An allocation past it fails inside DuckDB (`OutOfMemoryException`, refused
-  with rule `memory_limit`); should the child die instead, the caller reports the same rule.
+- memory: before each statement the child sets its soft `RLIMIT_AS` to the statement's
+  `memory_limit` plus `HEADROOM` (the interpreter, DuckDB's code, thread stacks; glibc's
+  per-thread malloc arenas are capped with `MALLOC_ARENA_MAX=2` so they do not reserve address
+  space); DuckDB's own `memory_limit` is the statement's limit. An allocation past it fails inside
+  DuckDB (`OutOfMemoryException`, refused with rule `memory_limit`); should the child die
+  instead, the caller reports the same rule. The hard limit is set once, at the worker's first
+  statement, to `max(memory_limit, sandbox.MEMORY_LIMIT) + HEADROOM`, and the caller sends a
+  worker only statements whose limit fits under it. Why a soft limit per statement is enough:
+  only the process itself can raise its soft limit (`setrlimit`; the worker runs as the caller's
+  user, so the hard limit is what stops the process, not another user), and nothing a statement
+  can run calls `setrlimit`: the sandbox loads no extensions, registers no Python functions or
+  replacement scans, and DuckDB's SQL has no way to call into libc or Python. Lowering the hard
+  limit too would make a worker unusable for a later statement with a larger limit.
 - time: a timer in the child calls `con.interrupt()` at `timeout_s` (the clean path); the caller
   kills the child (SIGKILL) at `timeout_s + GRACE_S` if it has not answered by then.
 
+Reuse. Starting an interpreter and importing DuckDB costs ~0.4 s (1-2 s on a loaded machine),
+and a DuckDB database ~50 ms, so a worker serves statements in a loop: each statement gets a
+brand-new in-memory DuckDB database (created, with the sandbox's settings, while the worker waits
+for the statement, and closed after it: no view, table, temp object or setting outlives a
+statement), and a worker goes back to a small pool (`pool_size()`, 2 unless `SEMCAT_SQL_POOL` or
+`set_pool_size` says otherwise) only when its statement ended cleanly: answered within its
+time, with rows or an ordinary SQL error. A worker that timed out (interrupted or killed), died,
+ran out of memory (DuckDB's or Python's) or failed in an unexpected way is killed, and a fresh
+one is started in its place. A worker also retires itself when its address space after a
+statement has grown more than `RETIRE_GROWTH` over what it was after its first: what the
+allocator keeps mapped counts against the next statement's `RLIMIT_AS`. At most
+`MAX_CONCURRENT` statements run at once; more wait for one to finish.
+
 The caller does every catalog read itself (the child never sees the catalog) and sends the view
 specs with the statement; the child answers with JSON only, so nothing it produces is unpickled.
-Starting an interpreter costs ~0.4 s, so one spare worker is kept started (imports done, waiting
-on stdin) once `run_sql` has been used; each worker serves exactly one statement and exits.
 
-Protocol: the child writes `S` once its imports are done (`prestart` waits for it). The caller
-writes one pickled job to stdin and closes it. The child writes `R` once the
-views exist (the time limit starts), then one JSON document, then exits; or `E` and a JSON error
-when the views cannot be built."""
+Protocol, per statement: the child writes `S` when it is ready for a statement (imports done,
+the next database created; `prestart` waits for it). The caller writes one frame: an 8-byte
+big-endian length, then the pickled job. The child writes `R` once the views exist (the time
+limit starts), then a frame holding one JSON document; or `E` and a JSON error frame when the
+views cannot be built. Then it closes the database and, unless it retires (exits), writes `S`
+again. `workers()` lists the pids of the live workers, for tests and operators."""
 
 from __future__ import annotations
 
@@ -35,6 +56,7 @@ import pickle
 import resource
 import selectors
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -42,11 +64,19 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["Job", "WorkerDied", "run", "prestart", "main", "HEADROOM", "GRACE_S", "SETUP_TIMEOUT_S"]
+__all__ = ["Job", "WorkerDied", "run", "prestart", "main", "workers", "pool_size", "set_pool_size", "HEADROOM",
+           "GRACE_S", "SETUP_TIMEOUT_S", "MAX_CONCURRENT", "RETIRE_GROWTH"]
 
 HEADROOM = 512 << 20      # bytes of address space above memory_limit for the interpreter and DuckDB itself
 GRACE_S = 0.5            # how long past timeout_s the caller waits before it kills the worker
 SETUP_TIMEOUT_S = 60.0   # starting the interpreter and creating the views
+MAX_CONCURRENT = 8       # statements running at once (each in its own worker); more wait for one
+RETIRE_GROWTH = 128 << 20  # a worker whose address space grew more than this retires
+_MAX_POOL = 4
+
+# DuckDB errors after which the worker is not reused: it hit a limit, or DuckDB itself is unsure.
+_UNCLEAN_DUCKDB = frozenset({"OutOfMemoryException", "InterruptException", "FatalException", "InternalException"})
+_FRAME = struct.Struct(">Q")
 
 
 @dataclass
@@ -68,71 +98,189 @@ class WorkerDied(Exception):
 
 # ---------------------------------------------------------------- the caller's side
 
-_spare: subprocess.Popen | None = None
-_spare_lock = threading.Lock()
+class _Worker:
+    """One worker process as the caller sees it."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+        self.ready = False           # its `S` for the next statement was read
+        self.cap: int | None = None  # its hard RLIMIT_AS once its first statement set it
+        self.served = 0
+
+    def fits(self, memory_limit: int) -> bool:
+        return self.cap is None or memory_limit + HEADROOM <= self.cap
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
 
 
-def _spawn() -> subprocess.Popen:
+def _default_pool_size() -> int:
+    raw = os.environ.get("SEMCAT_SQL_POOL", "2")
+    try:
+        n = int(raw)
+    except ValueError:
+        n = -1
+    if not 1 <= n <= _MAX_POOL:
+        raise ValueError(f"SEMCAT_SQL_POOL must be a whole number from 1 to {_MAX_POOL}, got {raw!r}")
+    return n
+
+
+_pool_size = _default_pool_size()
+_idle: list[_Worker] = []           # ready for a statement, most recently used last
+_busy: set[_Worker] = set()
+_lock = threading.Lock()
+_slots = threading.BoundedSemaphore(MAX_CONCURRENT)
+
+
+def pool_size() -> int:
+    """How many idle workers are kept for the next statements."""
+    return _pool_size
+
+
+def set_pool_size(n: int) -> None:
+    """Keep `n` (1 to 4) idle workers; extra idle ones are stopped."""
+    global _pool_size
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= _MAX_POOL:
+        from catalog_core.errors import InvalidValueError
+
+        raise InvalidValueError(f"the SQL worker pool size must be an integer from 1 to {_MAX_POOL}, got {n!r}")
+    with _lock:
+        _pool_size = n
+        extra = _idle[:max(0, len(_idle) - n)]
+        del _idle[:len(extra)]
+    for w in extra:
+        _stop(w)
+
+
+def workers() -> dict[str, list[int]]:
+    """The pids of the live workers: `idle` (in the pool, oldest first) and `busy` (running a
+    statement)."""
+    with _lock:
+        return {"idle": [w.proc.pid for w in _idle if w.alive()], "busy": sorted(w.proc.pid for w in _busy)}
+
+
+def _spawn() -> _Worker:
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
     env["MALLOC_ARENA_MAX"] = "2"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-    return subprocess.Popen([sys.executable, "-c", "from catalog_core.sql.worker import main; main()"],
-                            stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, env=env, bufsize=0, close_fds=True)
+    return _Worker(subprocess.Popen([sys.executable, "-c", "from catalog_core.sql.worker import main; main()"],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, bufsize=0,
+                                    close_fds=True))
 
 
-def _take() -> subprocess.Popen:
-    """The spare worker (or a new one), and a new spare started for the next call."""
-    global _spare
-    with _spare_lock:
-        proc, _spare = _spare, None
-        if proc is None or proc.poll() is not None:
-            if proc is not None:
-                proc.wait()
-            proc = _spawn()
-        _spare = _spawn()
-    return proc
+def _stop(w: _Worker) -> None:
+    if w.proc.poll() is None:
+        w.proc.kill()
+    w.proc.wait()
+    for f in (w.proc.stdin, w.proc.stdout):
+        if f is not None:
+            try:
+                f.close()
+            except OSError:
+                pass
 
 
-_started: set[int] = set()  # pids of workers whose `S` was read
+def _ready_now(w: _Worker) -> bool:
+    """Has `w` said it is ready (its `S` is waiting in the pipe)? Never blocks."""
+    if w.ready:
+        return True
+    assert w.proc.stdout is not None
+    fd = w.proc.stdout.fileno()
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        if not sel.select(0):
+            return False
+    w.ready = os.read(fd, 1) == b"S"  # (EOF: it exited; `alive` will say so)
+    return w.ready
 
 
-def _await_start(proc: subprocess.Popen, timeout_s: float) -> bool:
-    if proc.pid in _started:
+def _take(memory_limit: int) -> _Worker:
+    """An idle worker whose hard limit fits `memory_limit`: one that is ready now, else the most
+    recently used that has served (it is creating its next database), else a starting one; or a
+    new one. (With two idle workers, back-to-back statements alternate, so one worker's next
+    database is created while the other runs a statement.)"""
+    dead: list[_Worker] = []
+    with _lock:
+        fit = []
+        for w in list(_idle):
+            if not w.alive():
+                _idle.remove(w)
+                dead.append(w)
+            elif w.fits(memory_limit):
+                fit.append(w)
+        w = next((w for w in reversed(fit) if _ready_now(w)), None)
+        w = w or next((w for w in reversed(fit) if w.served), fit[-1] if fit else None)
+        if w is None:
+            w = _spawn()
+        else:
+            _idle.remove(w)
+        _busy.add(w)
+    for d in dead:
+        _stop(d)
+    return w
+
+
+def _release(w: _Worker, keep: bool) -> None:
+    """Back to the pool (when `keep` and it is alive), else stopped; and one worker started when
+    the pool holds fewer than `pool_size()`, so that the next statement does not wait for an
+    interpreter."""
+    out: list[_Worker] = []
+    with _lock:
+        _busy.discard(w)
+        if keep and w.alive():
+            _idle.append(w)
+            while len(_idle) > _pool_size:
+                out.append(_idle.pop(0))
+        else:
+            out.append(w)
+        if len(_idle) < _pool_size:
+            _idle.append(_spawn())
+    for d in out:
+        _stop(d)
+
+
+def _await_start(w: _Worker, timeout_s: float) -> bool:
+    if w.ready:
         return True
     try:
-        ok = _read_until(proc, time.monotonic() + timeout_s, 1) == b"S"
+        w.ready = _read_until(w.proc, time.monotonic() + timeout_s, 1) == b"S"
     except TimeoutError:
         return False
-    if ok:
-        _started.add(proc.pid)
-    return ok
+    return w.ready
 
 
 def prestart(timeout_s: float = SETUP_TIMEOUT_S) -> bool:
-    """Make sure a spare worker is started and ready (a server may call this at startup, so the
+    """Make sure an idle worker is started and ready (a server may call this at startup, so the
     first statement does not wait for an interpreter); whether it is ready within `timeout_s`."""
-    global _spare
-    with _spare_lock:
-        if _spare is None or _spare.poll() is not None:
-            _spare = _spawn()
-        proc = _spare
-        return _await_start(proc, timeout_s)
+    dead: list[_Worker] = []
+    with _lock:
+        dead = [w for w in _idle if not w.alive()]
+        for w in dead:
+            _idle.remove(w)
+        w = _idle.pop() if _idle else _spawn()
+        _busy.add(w)  # no statement reads from it while this waits
+    for d in dead:
+        _stop(d)
+    ok = _await_start(w, timeout_s)
+    with _lock:
+        _busy.discard(w)
+        _idle.append(w)
+    return ok
 
 
 @atexit.register
-def _stop_spare() -> None:
-    global _spare
-    with _spare_lock:
-        proc, _spare = _spare, None
-    if proc is not None:
-        proc.kill()
-        proc.wait()
+def _stop_all() -> None:
+    with _lock:
+        ws = list(_idle) + list(_busy)
+        _idle.clear()
+    for w in ws:
+        _stop(w)
 
 
 def _read_until(proc: subprocess.Popen, deadline: float, want: int | None) -> bytes:
-    """Bytes from the worker's stdout: `want` of them, or all until EOF; TimeoutError at `deadline`."""
+    """Bytes from the worker's stdout: `want` of them (fewer only at EOF), or all until EOF;
+    TimeoutError at `deadline`."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     chunks: list[bytes] = []
@@ -151,55 +299,104 @@ def _read_until(proc: subprocess.Popen, deadline: float, want: int | None) -> by
     return b"".join(chunks)
 
 
+def _read_frame(proc: subprocess.Popen, deadline: float) -> bytes:
+    head = _read_until(proc, deadline, _FRAME.size)
+    if len(head) < _FRAME.size:
+        return b""
+    return _read_until(proc, deadline, _FRAME.unpack(head)[0])
+
+
+def _clean(answer: dict[str, Any]) -> bool:
+    """Did the statement end in a way that leaves its worker fit for the next one?"""
+    if "ok" in answer:
+        return True
+    err = answer.get("error")
+    if not isinstance(err, dict):
+        return False
+    return err.get("kind") == "catalog" or (err.get("kind") == "duckdb" and err.get("type") not in _UNCLEAN_DUCKDB)
+
+
+class _NotStarted(Exception):
+    """The worker never said it was ready: the statement did not reach it."""
+
+
+def _exchange(w: _Worker, job: Job, data: bytes) -> tuple[bytes, bytes, bool]:
+    """Send `job` to `w`; (tag, body, timed_out)."""
+    assert w.proc.stdin is not None
+    try:
+        w.proc.stdin.write(_FRAME.pack(len(data)) + data)
+        w.proc.stdin.flush()
+    except (BrokenPipeError, ValueError):
+        pass  # the worker is gone: reported below
+    if not _await_start(w, SETUP_TIMEOUT_S):
+        raise _NotStarted
+    w.ready = False
+    w.served += 1
+    if w.cap is None:
+        w.cap = max(job.memory_limit, _default_memory_limit()) + HEADROOM
+    try:
+        tag = _read_until(w.proc, time.monotonic() + SETUP_TIMEOUT_S, 1)
+        deadline = time.monotonic() + (job.timeout_s + GRACE_S if tag == b"R" else SETUP_TIMEOUT_S)
+        body = _read_frame(w.proc, deadline) if tag else b""
+    except TimeoutError:
+        return b"", b"", True
+    return tag, body, False
+
+
+def _default_memory_limit() -> int:
+    from catalog_core.sql.sandbox import MEMORY_LIMIT
+
+    return MEMORY_LIMIT
+
+
 def run(job: Job) -> dict[str, Any]:
     """Run `job` in a worker; its JSON answer (`{"ok": ...}` or `{"error": ...}`). Raises
     WorkerDied when the worker was killed at the deadline or ended without an answer."""
-    proc = _take()
-    timed_out = False
+    if not _slots.acquire(timeout=SETUP_TIMEOUT_S):
+        raise WorkerDied(f"all {MAX_CONCURRENT} SQL workers stayed busy for {SETUP_TIMEOUT_S:g} s", timed_out=True)
     try:
-        assert proc.stdin is not None
-        try:
-            proc.stdin.write(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL))
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass  # the worker is gone: reported below
-        try:
-            if not _await_start(proc, SETUP_TIMEOUT_S):
-                raise TimeoutError
-            tag = _read_until(proc, time.monotonic() + SETUP_TIMEOUT_S, 1)
-            deadline = time.monotonic() + (job.timeout_s + GRACE_S if tag == b"R" else SETUP_TIMEOUT_S)
-            body = _read_until(proc, deadline, None) if tag else b""
-        except TimeoutError:
-            timed_out, tag, body = True, b"", b""
-    finally:
-        _started.discard(proc.pid)
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
-    if tag in (b"R", b"E") and body:
-        try:
-            answer = json.loads(body)
-        except ValueError:
+        data = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
+        while True:
+            w = _take(job.memory_limit)
+            reused = w.served > 0
+            try:
+                tag, body, timed_out = _exchange(w, job, data)
+            except _NotStarted:
+                _release(w, keep=False)
+                if reused:
+                    continue  # it retired after its last statement; the job never reached it
+                raise WorkerDied("the SQL worker did not start", timed_out=False) from None
+            except BaseException:
+                _release(w, keep=False)
+                raise
             answer = None
-        if isinstance(answer, dict):
-            return answer
-    if timed_out:
-        raise WorkerDied("killed at the deadline", timed_out=True)
-    code = proc.returncode
-    how = f"was killed by signal {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
-    raise WorkerDied(f"the SQL worker {how} without an answer", timed_out=False)
+            if tag in (b"R", b"E") and body:
+                try:
+                    answer = json.loads(body)
+                except ValueError:
+                    answer = None
+            ok = isinstance(answer, dict)
+            _release(w, keep=ok and not timed_out and _clean(answer))  # type: ignore[arg-type]
+            if isinstance(answer, dict):
+                return answer
+            if timed_out:
+                raise WorkerDied("killed at the deadline", timed_out=True)
+            code = w.proc.returncode
+            how = (f"was killed by signal {signal.Signals(-code).name}" if code is not None and code < 0
+                   else f"exited with status {code}")
+            raise WorkerDied(f"the SQL worker {how} without an answer", timed_out=False)
+    finally:
+        _slots.release()
 
 
 # ---------------------------------------------------------------- the worker's side
 
-def _answer(out: IO[bytes], doc: dict[str, Any]) -> None:
+def _answer(out: IO[bytes], tag: bytes, doc: dict[str, Any]) -> None:
     try:
         data = json.dumps(doc).encode()
     except (TypeError, ValueError, OverflowError) as e:
         data = json.dumps({"error": {"kind": "other", "type": type(e).__name__, "message": str(e)}}).encode()
-    out.write(data)
+    out.write(tag + _FRAME.pack(len(data)) + data)
     out.flush()
 
 
@@ -217,26 +414,63 @@ def _error(e: BaseException) -> dict[str, Any]:
     return {"kind": "other", "type": type(e).__name__, "message": str(e)}
 
 
-def _serve() -> None:
-    out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(2, 1)  # nothing but the answer reaches the caller's pipe
-    import duckdb  # noqa: F401  (imported while the spare waits)
+def _read_exact(fd: int, n: int) -> bytes | None:
+    chunks: list[bytes] = []
+    while n:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
 
+
+def _read_job(fd: int) -> Job | None:
+    head = _read_exact(fd, _FRAME.size)
+    data = _read_exact(fd, _FRAME.unpack(head)[0]) if head is not None else None
+    return None if data is None else pickle.loads(data)
+
+
+def _limit_memory(memory_limit: int) -> None:
+    """This statement's soft RLIMIT_AS; the hard one is set at the first statement and never
+    raised (see the module docstring for why the soft limit holds)."""
+    from catalog_core.sql.sandbox import MEMORY_LIMIT
+
+    soft = memory_limit + HEADROOM
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard == resource.RLIM_INFINITY:
+        hard = max(memory_limit, MEMORY_LIMIT) + HEADROOM
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))  # ValueError when soft > hard: the caller never sends that
+
+
+def _address_space() -> int:
+    """Bytes of address space mapped now (VmSize); 0 when unknown."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _trim() -> None:
+    """Give freed heap back to the system, so it does not count against the next statement."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _statement(out: IO[bytes], con: Any, job: Job) -> None:
     from catalog_core.sql import reader
 
-    out.write(b"S")
+    _limit_memory(job.memory_limit)
     try:
-        job = pickle.load(sys.stdin.buffer)
-    except EOFError:  # the caller went away while this was the spare
-        return
-    limit = job.memory_limit + HEADROOM
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    try:
-        con = reader._connect(True, job.timeout_s, job.memory_limit)
+        reader.job_settings(con, job.timeout_s, job.memory_limit)
         reader.install_views(con, job.views, True)
     except BaseException as e:
-        out.write(b"E")
-        _answer(out, {"error": _error(e)})
+        _answer(out, b"E", {"error": _error(e)})
         return
     out.write(b"R")
     timer = threading.Timer(job.timeout_s, reader._interrupter(con))
@@ -246,11 +480,40 @@ def _serve() -> None:
         columns, rows = reader._fetch(con, job.text, job.limit)
         doc: dict[str, Any] = {"ok": {"columns": [[c.name, c.type] for c in columns],
                                       "rows": [[reader._jsonable(v) for v in row] for row in rows]}}
+        del rows
     except BaseException as e:
         doc = {"error": _error(e)}
     finally:
         timer.cancel()
-    _answer(out, doc)
+    _answer(out, b"", doc)  # `R` went ahead
+
+
+def _serve() -> None:
+    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)  # nothing but the answers reach the caller's pipe
+    import duckdb  # noqa: F401  (imported once, before the first statement)
+
+    from catalog_core.sql import reader
+
+    stdin = sys.stdin.fileno()
+    base = 0
+    while True:
+        # The next statement's database: brand new, created while the worker waits.
+        con = reader._connect(True)
+        size = _address_space()
+        base = base or size
+        if size > base + RETIRE_GROWTH:
+            return  # retire: what stays mapped would count against the next statement's limit
+        out.write(b"S")
+        job = _read_job(stdin)
+        if job is None:  # the caller went away or stopped this worker
+            return
+        try:
+            _statement(out, con, job)
+        finally:
+            con.close()
+            del con
+            _trim()
 
 
 def main() -> None:

@@ -1,0 +1,146 @@
+"""run_sql latency and open_duckdb build time, this tree against a baseline tree.
+
+    .venv/bin/python -m bench.bench_sql [--quick] [--baseline /work/main] [--only]
+
+Each tree is measured in its own fresh process (with that tree first on sys.path):
+a lake of 20 tables (5 Parquet files each, one per partition `d=...`) is built in a temporary
+directory, then
+
+- run_sql cold: the first `run_sql` of the process (`SELECT count(*) FROM ns.t0`), which
+  starts a worker;
+- run_sql warm: p50 / p99 of the next N calls of the same small query, and of a query over two
+  tables (a join), one call at a time;
+- open_duckdb: median time to build the views of all 20 tables (`cc.open_duckdb`), after one
+  warm-up build.
+
+The figures are printed per tree, then as ratios baseline / this tree (above 1: this tree is
+faster). `--only` skips the baseline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TABLES = 20
+FILES = 5
+
+
+def build(cat) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with cat.transaction(author="bench", message="tables") as t:
+        t.add("/wh", {"obj_type": "catalog", "properties": {}})
+        t.add("/wh/ns", {"obj_type": "namespace", "properties": {}})
+        for i in range(TABLES):
+            loc = os.path.join(cat.warehouse, "wh", "ns", f"t{i}")
+            t.add(f"/wh/ns/t{i}", {
+                "obj_type": "table", "location": loc, "format": "parquet", "partition_by": ["d"],
+                "schema": {"schema_id": 0, "columns": [
+                    {"id": 1, "name": "id", "type": "long", "required": False},
+                    {"id": 2, "name": "price", "type": "double", "required": False},
+                    {"id": 3, "name": "d", "type": "date", "required": False},
+                    {"id": 4, "name": "note", "type": "string", "required": False}]},
+                "stats": {"row_count": 0}, "properties": {}})
+    for i in range(TABLES):
+        loc = os.path.join(cat.warehouse, "wh", "ns", f"t{i}")
+        with cat.transaction(author="bench", message=f"load t{i}") as t:
+            for f in range(FILES):
+                day = f"2025-06-0{f + 1}"
+                path = os.path.join(loc, f"d={day}", f"part-{f}.parquet")
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                ids = list(range(f * 100, f * 100 + 100))
+                pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "price": [x * 1.5 for x in ids],
+                                         "note": [f"n{x}" for x in ids]}), path)
+                part = f"/wh/ns/t{i}/d={day}"
+                t.add(part, {"obj_type": "partition", "d": day, "stats": {"row_count": 100}})
+                t.add(f"{part}/part-{f}", {"obj_type": "file", "path": path, "format": "parquet",
+                                           "size_bytes": os.path.getsize(path), "row_count": 100,
+                                           "columns": {"id": {"min": ids[0], "max": ids[-1], "null_count": 0}}},
+                      leaf=True)
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def child(n: int) -> dict:
+    import catalog_core as cc
+
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as d:
+        cat = cc.Catalog.open(d)
+        try:
+            build(cat)
+            small = "SELECT count(*) FROM ns.t0"
+            join = "SELECT count(*) FROM ns.t0 a JOIN ns.t1 b USING (id)"
+            t0 = time.perf_counter()
+            assert cc.run_sql(cat, small).rows == [[500]]
+            out["run_sql cold (first call)"] = time.perf_counter() - t0
+            for name, sql in (("run_sql warm, 1 table", small), ("run_sql warm, join of 2", join)):
+                times = []
+                for _ in range(n):
+                    t0 = time.perf_counter()
+                    cc.run_sql(cat, sql)
+                    times.append(time.perf_counter() - t0)
+                out[f"{name} p50"] = statistics.median(times)
+                out[f"{name} p99"] = pct(times, 99)
+            cc.open_duckdb(cat).close()
+            times = []
+            for _ in range(max(5, n // 4)):
+                t0 = time.perf_counter()
+                con = cc.open_duckdb(cat)
+                times.append(time.perf_counter() - t0)
+                con.close()
+            out[f"open_duckdb, {TABLES} tables x {FILES} files"] = statistics.median(times)
+        finally:
+            cat.close()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--baseline", default="/work/main", help="the tree to compare with (its bench/ is not used)")
+    ap.add_argument("--only", action="store_true", help="measure this tree only")
+    args = ap.parse_args()
+    n = 20 if args.quick else 100
+    trees = {"this tree": ROOT} if args.only else {"baseline": os.path.abspath(args.baseline), "this tree": ROOT}
+    results = {}
+    for label, tree in trees.items():
+        results[label] = measure(tree, n)
+    keys = list(results["this tree"])
+    print(f"run_sql / open_duckdb, {n} warm calls each, seconds (ms shown)")
+    header = f"{'':42}" + "".join(f"{label:>14}" for label in results) + ("" if args.only else f"{'ratio':>10}")
+    print(header)
+    for k in keys:
+        row = f"{k:42}" + "".join(f"{results[label][k] * 1000:12.1f}ms" for label in results)
+        if not args.only:
+            row += f"{results['baseline'][k] / results['this tree'][k]:9.1f}x"
+        print(row)
+
+
+def measure(tree: str, n: int) -> dict:
+    """Run this file (from ROOT) in a child whose catalog_core comes from `tree`."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (tree, ROOT, os.environ.get("PYTHONPATH")) if p))
+    script = ("import sys, json; sys.path[:0] = [%r]; "
+              "import importlib.util; spec = importlib.util.spec_from_file_location('bench_sql', %r); "
+              "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
+              "print(json.dumps(m.child(%d)))") % (tree, os.path.abspath(__file__), n)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tree, env=env, capture_output=True, text=True,
+                          timeout=1800)
+    if proc.returncode != 0:
+        raise SystemExit(f"the child for {tree} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+if __name__ == "__main__":
+    main()
