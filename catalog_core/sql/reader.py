@@ -27,14 +27,14 @@ import duckdb
 from pydantic import BaseModel
 
 from catalog_core import errors
+from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError, InvalidValueError, SqlTimeoutError
+from catalog_core.lake import require_table, table_path
 from catalog_core.sql import worker
 from catalog_core.sql.sandbox import MEMORY_LIMIT, check_statement, lock_down, map_error, refuse, startup_config
 from catalog_core.sql.tables import TableSpec, catalog_dir, list_tables, load_table
 from catalog_core.sql.types import quote_ident, quote_str
 from catalog_core.sql.views import error_sql, table_sql
-from catalog_core.api import CatalogAPI, SnapshotRef
-from catalog_core.lake import require_table, table_path
 
 __all__ = ["open_duckdb", "open_table", "run_sql", "SqlResult", "SqlColumn"]
 
@@ -321,6 +321,9 @@ def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int 
     try:
         answer = worker.run(job)
     except worker.WorkerDied as e:
+        if e.busy:
+            raise SqlTimeoutError(f"{e}, so the statement did not run; try again shortly",
+                                  timeout_s=timeout_s) from None
         if e.timed_out:
             raise SqlTimeoutError(f"the query ran past the {timeout_s:g} s time limit and was stopped; "
                                   "filter or aggregate more, or raise timeout_s", timeout_s=timeout_s) from None

@@ -35,7 +35,8 @@ ran out of memory (DuckDB's or Python's) or failed in an unexpected way is kille
 one is started in its place. A worker also retires itself when its address space after a
 statement has grown more than `RETIRE_GROWTH` over what it was after its first: what the
 allocator keeps mapped counts against the next statement's `RLIMIT_AS`. At most
-`MAX_CONCURRENT` statements run at once; more wait for one to finish.
+`max_concurrent()` statements (8 unless `set_max_concurrent` says otherwise) run at once, each
+in its own worker; more wait for one to finish (so at most that many workers plus the pool).
 
 The caller does every catalog read itself (the child never sees the catalog) and sends the view
 specs with the statement; the child answers with JSON only, so nothing it produces is unpickled.
@@ -64,13 +65,13 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["Job", "WorkerDied", "run", "prestart", "main", "workers", "pool_size", "set_pool_size", "HEADROOM",
-           "GRACE_S", "SETUP_TIMEOUT_S", "MAX_CONCURRENT", "RETIRE_GROWTH"]
+__all__ = ["Job", "WorkerDied", "run", "prestart", "main", "workers", "last_worker", "pool_size", "set_pool_size",
+           "max_concurrent", "set_max_concurrent", "HEADROOM", "GRACE_S", "SETUP_TIMEOUT_S", "RETIRE_GROWTH"]
 
 HEADROOM = 512 << 20      # bytes of address space above memory_limit for the interpreter and DuckDB itself
 GRACE_S = 0.5            # how long past timeout_s the caller waits before it kills the worker
 SETUP_TIMEOUT_S = 60.0   # starting the interpreter and creating the views
-MAX_CONCURRENT = 8       # statements running at once (each in its own worker); more wait for one
+MAX_CONCURRENT = 8       # default: statements running at once (each in its own worker); more wait for one
 RETIRE_GROWTH = 128 << 20  # a worker whose address space grew more than this retires
 _MAX_POOL = 4
 
@@ -91,9 +92,10 @@ class Job:
 class WorkerDied(Exception):
     """The worker ended without an answer (killed, or crashed out of memory)."""
 
-    def __init__(self, message: str, timed_out: bool) -> None:
+    def __init__(self, message: str, timed_out: bool, busy: bool = False) -> None:
         super().__init__(message)
         self.timed_out = timed_out
+        self.busy = busy  # no worker was free: the statement never ran
 
 
 # ---------------------------------------------------------------- the caller's side
@@ -129,7 +131,9 @@ _pool_size = _default_pool_size()
 _idle: list[_Worker] = []           # ready for a statement, most recently used last
 _busy: set[_Worker] = set()
 _lock = threading.Lock()
+_max_concurrent = MAX_CONCURRENT
 _slots = threading.BoundedSemaphore(MAX_CONCURRENT)
+_last = threading.local()
 
 
 def pool_size() -> int:
@@ -150,6 +154,27 @@ def set_pool_size(n: int) -> None:
         del _idle[:len(extra)]
     for w in extra:
         _stop(w)
+
+
+def max_concurrent() -> int:
+    """How many statements may run at once (each in its own worker)."""
+    return _max_concurrent
+
+
+def set_max_concurrent(n: int) -> None:
+    """Let `n` (1 to 64) statements run at once; statements already running keep their slot."""
+    global _max_concurrent, _slots
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
+        from catalog_core.errors import InvalidValueError
+
+        raise InvalidValueError(f"the number of concurrent SQL statements must be an integer from 1 to 64, got {n!r}")
+    with _lock:
+        _max_concurrent, _slots = n, threading.BoundedSemaphore(n)
+
+
+def last_worker() -> int | None:
+    """The pid of the worker that ran this thread's last statement (None: none yet)."""
+    return getattr(_last, "pid", None)
 
 
 def workers() -> dict[str, list[int]]:
@@ -202,23 +227,23 @@ def _take(memory_limit: int) -> _Worker:
     database is created while the other runs a statement.)"""
     dead: list[_Worker] = []
     with _lock:
-        fit = []
-        for w in list(_idle):
-            if not w.alive():
-                _idle.remove(w)
-                dead.append(w)
-            elif w.fits(memory_limit):
-                fit.append(w)
-        w = next((w for w in reversed(fit) if _ready_now(w)), None)
-        w = w or next((w for w in reversed(fit) if w.served), fit[-1] if fit else None)
-        if w is None:
-            w = _spawn()
+        fit: list[_Worker] = []
+        for i in list(_idle):
+            if not i.alive():
+                _idle.remove(i)
+                dead.append(i)
+            elif i.fits(memory_limit):
+                fit.append(i)
+        pick = next((i for i in reversed(fit) if _ready_now(i)), None)
+        pick = pick or next((i for i in reversed(fit) if i.served), fit[-1] if fit else None)
+        if pick is None:
+            pick = _spawn()
         else:
-            _idle.remove(w)
-        _busy.add(w)
+            _idle.remove(pick)
+        _busy.add(pick)
     for d in dead:
         _stop(d)
-    return w
+    return pick
 
 
 def _release(w: _Worker, keep: bool) -> None:
@@ -352,12 +377,15 @@ def _default_memory_limit() -> int:
 def run(job: Job) -> dict[str, Any]:
     """Run `job` in a worker; its JSON answer (`{"ok": ...}` or `{"error": ...}`). Raises
     WorkerDied when the worker was killed at the deadline or ended without an answer."""
-    if not _slots.acquire(timeout=SETUP_TIMEOUT_S):
-        raise WorkerDied(f"all {MAX_CONCURRENT} SQL workers stayed busy for {SETUP_TIMEOUT_S:g} s", timed_out=True)
+    slots = _slots
+    if not slots.acquire(timeout=SETUP_TIMEOUT_S):
+        raise WorkerDied(f"all {_max_concurrent} SQL workers stayed busy for {SETUP_TIMEOUT_S:g} s",
+                         timed_out=True, busy=True)
     try:
         data = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
         while True:
             w = _take(job.memory_limit)
+            _last.pid = w.proc.pid
             reused = w.served > 0
             try:
                 tag, body, timed_out = _exchange(w, job, data)
@@ -386,7 +414,7 @@ def run(job: Job) -> dict[str, Any]:
                    else f"exited with status {code}")
             raise WorkerDied(f"the SQL worker {how} without an answer", timed_out=False)
     finally:
-        _slots.release()
+        slots.release()
 
 
 # ---------------------------------------------------------------- the worker's side
