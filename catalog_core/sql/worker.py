@@ -493,8 +493,8 @@ def _trim() -> None:
 def _statement(out: IO[bytes], con: Any, job: Job) -> None:
     from catalog_core.sql import reader
 
-    _limit_memory(job.memory_limit)
     try:
+        _limit_memory(job.memory_limit)
         reader.job_settings(con, job.timeout_s, job.memory_limit)
         reader.install_views(con, job.views, True)
     except BaseException as e:
