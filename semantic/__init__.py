@@ -17,6 +17,7 @@ from semantic.describe import describe
 from semantic.joins import CardinalityCheck, Hop, JoinPath, Relationship, join_path, relate, relationships
 from semantic.metrics import Metric, define_metric, metric_sql, metrics
 from semantic.profile import Inferred, profile
+from semantic.search import Hit, search  # noqa: I001  (after the modules it reads)
 from semantic.staleness import staleness
 
 __all__ = [
@@ -40,4 +41,6 @@ __all__ = [
     "CardinalityCheck",
     "Metric",
     "Inferred",
+    "search",
+    "Hit",
 ]
