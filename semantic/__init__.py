@@ -14,10 +14,11 @@ join paths, metrics and profiling (DESIGN.md, Semantic layer). Every function ta
 from semantic import models
 from semantic.annotations import annotate, read_annotations, verify_query, write_annotations
 from semantic.describe import describe
+from semantic.interop import ImportResult, InterchangeError, import_dbt
 from semantic.joins import CardinalityCheck, Hop, JoinPath, Relationship, join_path, relate, relationships
 from semantic.metrics import Metric, define_metric, metric_sql, metrics
 from semantic.profile import Inferred, profile
-from semantic.search import Hit, search  # noqa: I001  (after the modules it reads)
+from semantic.search import Hit, search
 from semantic.staleness import staleness
 
 __all__ = [
@@ -43,4 +44,7 @@ __all__ = [
     "Inferred",
     "search",
     "Hit",
+    "import_dbt",
+    "ImportResult",
+    "InterchangeError",
 ]
