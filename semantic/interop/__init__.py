@@ -6,5 +6,6 @@ the place)."""
 
 from semantic.interop._common import ImportResult, InterchangeError, Unmapped
 from semantic.interop.dbt import import_dbt
+from semantic.interop.osi import export_osi, import_osi
 
-__all__ = ["import_dbt", "ImportResult", "InterchangeError", "Unmapped"]
+__all__ = ["import_dbt", "import_osi", "export_osi", "ImportResult", "InterchangeError", "Unmapped"]
