@@ -14,7 +14,7 @@ join paths, metrics and profiling (DESIGN.md, Semantic layer). Every function ta
 from semantic import models
 from semantic.annotations import annotate, read_annotations, verify_query, write_annotations
 from semantic.describe import describe
-from semantic.interop import ImportResult, InterchangeError, export_osi, import_dbt, import_osi
+from semantic.interop import ImportResult, InterchangeError, export_osi, import_cortex, import_dbt, import_osi
 from semantic.joins import CardinalityCheck, Hop, JoinPath, Relationship, join_path, relate, relationships
 from semantic.metrics import Metric, define_metric, metric_sql, metrics
 from semantic.profile import Inferred, profile
@@ -45,6 +45,7 @@ __all__ = [
     "search",
     "Hit",
     "import_dbt",
+    "import_cortex",
     "import_osi",
     "export_osi",
     "ImportResult",

@@ -5,7 +5,8 @@ could not map, and reject bad input before writing anything (`InterchangeError`,
 the place)."""
 
 from semantic.interop._common import ImportResult, InterchangeError, Unmapped
+from semantic.interop.cortex import import_cortex
 from semantic.interop.dbt import import_dbt
 from semantic.interop.osi import export_osi, import_osi
 
-__all__ = ["import_dbt", "import_osi", "export_osi", "ImportResult", "InterchangeError", "Unmapped"]
+__all__ = ["import_cortex", "import_dbt", "import_osi", "export_osi", "ImportResult", "InterchangeError", "Unmapped"]
