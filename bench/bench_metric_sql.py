@@ -16,7 +16,7 @@ import tempfile
 import time
 
 import semantic as sm
-from semantic import _tables
+from semantic.history import clear_cache
 from tests.semantic.lake_joins import T, shop
 
 CASES = {
@@ -34,7 +34,7 @@ def median_us(fn, n: int, cold: bool) -> float:
     times = []
     for _ in range(n):
         if cold:
-            _tables._CACHE.clear()
+            clear_cache()
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)

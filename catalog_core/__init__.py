@@ -108,3 +108,12 @@ def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int 
     from catalog_core.sql.reader import run_sql as _run
 
     return _run(cat, sql, snapshot=snapshot, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit)
+
+
+def __getattr__(name: str) -> Any:
+    """`cc.iceberg` is imported on first use: it needs pyiceberg, which `import catalog_core` does not."""
+    if name == "iceberg":
+        import importlib
+
+        return importlib.import_module("catalog_core.iceberg")
+    raise AttributeError(f"module 'catalog_core' has no attribute {name!r}")

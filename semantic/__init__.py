@@ -9,21 +9,28 @@ join paths, metrics and profiling (DESIGN.md, Semantic layer). Every function ta
     sm.staleness(cat, depth="metadata") -> list[Finding]
     sm.join_path(cat, "acme.core.fct_order_items", "acme.core.dim_store") -> JoinPath
     sm.metric_sql(cat, "net_revenue", group_by=["dim_store.region"], grain="fiscal_quarter") -> str
+
+`Relationship` and `Metric` are the stored values (semantic.models); `sm.relationships` and
+`sm.metrics` return `RelationshipView` / `MetricView`: the value plus name, table and provenance.
+Errors are the classes of `semantic.errors` (each a `catalog_core.errors` subclass).
 """
 
-from semantic import models
-from semantic.annotations import annotate, read_annotations, verify_query, write_annotations
+from semantic import errors, models
+from semantic.annotations import annotate, new_annotation, read_annotations, verify_query, write_annotations
 from semantic.describe import describe
 from semantic.interop import ImportResult, InterchangeError, export_osi, import_cortex, import_dbt, import_osi
-from semantic.joins import CardinalityCheck, Hop, JoinPath, Relationship, join_path, relate, relationships
-from semantic.metrics import Metric, define_metric, metric_sql, metrics
+from semantic.joins import CardinalityCheck, Hop, JoinPath, join_path, relate, relationships
+from semantic.metrics import define_metric, metric_sql, metrics
+from semantic.models import Finding, Metric, MetricView, Relationship, RelationshipView, TableCard
 from semantic.profile import Inferred, profile
 from semantic.search import Hit, search
 from semantic.staleness import staleness
 
 __all__ = [
     "models",
+    "errors",
     "annotate",
+    "new_annotation",
     "verify_query",
     "write_annotations",
     "read_annotations",
@@ -36,11 +43,15 @@ __all__ = [
     "metrics",
     "metric_sql",
     "profile",
+    "TableCard",
+    "Finding",
     "Relationship",
+    "RelationshipView",
     "Hop",
     "JoinPath",
     "CardinalityCheck",
     "Metric",
+    "MetricView",
     "Inferred",
     "search",
     "Hit",

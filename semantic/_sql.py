@@ -6,15 +6,17 @@ never pasted into SQL."""
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from catalog_core.errors import SqlError
+from semantic.errors import InvalidExpressionError
 
-__all__ = ["parse_fragment", "caret", "position", "table_expr", "ident", "col", "gen", "conjuncts", "DIALECT"]
+__all__ = ["parse_fragment", "caret", "position", "table_expr", "ident", "col", "gen", "conjuncts", "dtype",
+           "quote", "DIALECT"]
 
 DIALECT = "duckdb"
 # Anything that is a statement or reads other relations has no place in an expression.
@@ -53,33 +55,33 @@ def parse_fragment(text: Any, what: str) -> exp.Expression:
     """One SQL expression (not a statement). `what` names it in errors ("metric expression").
     Returns a private tree the caller may change (parses are cached, callers get copies)."""
     if not isinstance(text, str) or not text.strip():
-        raise SqlError(f"{what} must be non-empty SQL text, got {text!r}")
+        raise InvalidExpressionError(f"{what} must be non-empty SQL text, got {text!r}")
     return _parse(text, what).copy()
 
 
 @functools.lru_cache(maxsize=512)
 def _parse(text: str, what: str) -> exp.Expression:
     if not text.strip():
-        raise SqlError(f"{what} must be non-empty SQL text, got {text!r}")
+        raise InvalidExpressionError(f"{what} must be non-empty SQL text, got {text!r}")
     try:
         trees = [t for t in sqlglot.parse(text, read=DIALECT) if t is not None]
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
         line, column = int(err.get("line") or 1), int(err.get("col") or 1)
         desc = str(err.get("description") or e).split("\n")[0]
-        raise SqlError(f"{what} does not parse at line {line}, column {column}: {desc}{caret(text, line, column)}",
+        raise InvalidExpressionError(f"{what} does not parse at line {line}, column {column}: {desc}{caret(text, line, column)}",
                        text=text, line=line, column=column) from None
     except TokenError as e:
-        raise SqlError(f"{what} does not parse: {e}", text=text) from None
+        raise InvalidExpressionError(f"{what} does not parse: {e}", text=text) from None
     if len(trees) != 1:
-        raise SqlError(f"{what} must be one SQL expression, got {len(trees)} statements separated by ';'",
+        raise InvalidExpressionError(f"{what} must be one SQL expression, got {len(trees)} statements separated by ';'",
                        text=text)
     tree = trees[0]
     assert isinstance(tree, exp.Expression)
     for node in tree.walk():
         if isinstance(node, _FORBIDDEN):
             kind = type(node).__name__.upper()
-            raise SqlError(f"{what} must be an expression over columns, not a statement or subquery "
+            raise InvalidExpressionError(f"{what} must be an expression over columns, not a statement or subquery "
                            f"({kind}){at(text, node)}", text=text)  # type: ignore[arg-type]
     return tree
 
@@ -109,5 +111,24 @@ def conjuncts(tree: exp.Expression | None) -> list[exp.Expression]:
     return [tree]
 
 
+def dtype(name: str) -> exp.DataType:
+    """A fresh DATE / TIMESTAMP / ... type node (`DataType.build` parses its argument: slow)."""
+    return exp.DataType(this=exp.DataType.Type[name])
+
+
+def quote(name: str) -> str:
+    """A DuckDB quoted identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+_GENERATORS = threading.local()
+
+
 def gen(tree: exp.Expression) -> str:
-    return tree.sql(dialect=DIALECT, identify=True, copy=False)
+    """DuckDB SQL of `tree` (identifiers quoted), without copying it; one generator per thread."""
+    g = getattr(_GENERATORS, "g", None)
+    if g is None:
+        from sqlglot.dialects.dialect import Dialect
+
+        g = _GENERATORS.g = Dialect.get_or_raise(DIALECT).generator(identify=True)
+    return g.generate(tree, copy=False)

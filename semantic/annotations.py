@@ -38,9 +38,9 @@ from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError
 from catalog_core.model import Obj, parse_time
+from semantic._tables import Column, columns_of, find, require_table, table_names, unknown_column
 from semantic.errors import (
     InvalidAnnotationError,
-    UnknownColumnError,
     UnknownObjectError,
     UnknownTableError,
     VerifiedQueryError,
@@ -57,75 +57,62 @@ from semantic.models import (
     ColumnStats,
     DataCommit,
     Provenance,
+    Source,
     TableFields,
 )
 
 __all__ = ["annotate", "verify_query", "new_annotation", "write_annotations", "read_annotations",
-           "read_catalog_annotations", "basis_of", "table_columns", "find_column", "require_table",
-           "fingerprint", "sql_tables", "parse_duration", "SOURCES"]
+           "read_catalog_annotations", "basis_of", "check_provenance", "fingerprint", "sql_tables",
+           "parse_duration", "SOURCES"]
 
-SOURCES = ("human", "agent", "inferred", "import")
+SOURCES: tuple[str, ...] = Source.__args__  # type: ignore[attr-defined]
 VERIFY_ROW_LIMIT = 100_000
 
 
-# ------------------------------------------------------------------ reading the lake
-def table_columns(table: dict[str, Any]) -> list[dict[str, Any]]:
-    """The schema columns of a table value ([{id, name, type, nullable}])."""
-    return [c for c in ((table.get("schema") or {}).get("columns") or []) if isinstance(c, dict)]
-
-
-def list_tables(cat: CatalogAPI, vid: int) -> list[str]:
-    return [lake.name_of(o.path) for o in cat.query(lake.tables_query(), vid=vid)]
-
-
-def require_table(cat: CatalogAPI, name: str, vid: int) -> Obj:
-    """The table object, or `UnknownTableError` with did-you-mean names."""
-    try:
-        return lake.require_table(cat, name, vid=vid)
-    except cc.errors.NoSuchTableError as e:
-        names = list_tables(cat, vid)
-        close = did_you_mean(name, names)
-        raise UnknownTableError(f"table {name!r} does not exist at vid {vid}{suggest(close)}",
-                                name=name, did_you_mean=close, vid=vid) from e
-
-
-def find_column(table_name: str, table: dict[str, Any], column: str) -> dict[str, Any]:
-    """The schema column named `column` (exact, else case-insensitive), or `UnknownColumnError`."""
-    cols = table_columns(table)
-    for c in cols:
-        if c.get("name") == column:
-            return c
-    folded = [c for c in cols if isinstance(column, str) and str(c.get("name", "")).lower() == column.lower()]
-    if len(folded) == 1:
-        return folded[0]
-    names = [str(c.get("name")) for c in cols]
-    close = did_you_mean(column, names) if isinstance(column, str) else []
-    raise UnknownColumnError(f"column {column!r} is not in table {table_name}{suggest(close)} "
-                             f"(its columns: {', '.join(names)})",
-                             table=table_name, column=column, did_you_mean=close)
-
-
-def basis_of(table: Obj | None, columns: Iterable[dict[str, Any]] | None, vid: int) -> Basis:
-    """What an annotation on `table` referring to `columns` (None: all of them) describes at `vid`."""
+# ------------------------------------------------------------------ basis
+def basis_of(table: Obj | None, columns: Iterable[Column] | None, vid: int,
+             cat: CatalogAPI | None = None) -> Basis:
+    """What an annotation on `table` referring to `columns` (None: all of them) describes at `vid`.
+    Column statistics come from the table's stats, else (with `cat`) merged from its files."""
     if table is None:
         return Basis(vid=vid)
     value = table.value
     schema = value.get("schema") or {}
-    cols = table_columns(value) if columns is None else list(columns)
+    cols = columns_of(value) if columns is None else list(columns)
     stats = value.get("stats") or {}
     col_stats = stats.get("columns") or {}
+    if not col_stats and cat is not None and stats.get("file_count", 1):
+        col_stats = _file_stats(cat, table.path, vid)
     ldc = stats.get("last_data_commit")
     return Basis(
         vid=vid,
         schema_id=schema.get("schema_id"),
-        columns=[ColumnRef(id=int(c.get("id", -1)), name=str(c.get("name")), type=str(c.get("type")))
-                 for c in cols],
+        columns=[ColumnRef(id=-1 if c.id is None else c.id, name=c.name, type=str(c.type)) for c in cols],
         row_count=stats.get("row_count"),
-        stats={str(c.get("name")): ColumnStats(**_stat_view(col_stats.get(c.get("name"))))
-               for c in cols if c.get("name") in col_stats},
+        stats={c.name: ColumnStats(**_stat_view(col_stats.get(c.name))) for c in cols if c.name in col_stats},
         last_data_commit=DataCommit(vid=int(ldc["vid"]), time=float(ldc["time"]))
         if isinstance(ldc, dict) and "vid" in ldc and "time" in ldc else None,
     )
+
+
+def _file_stats(cat: CatalogAPI, path: str, vid: int) -> dict[str, dict[str, Any]]:
+    """Column min / max / null_count merged over the table's files (tables without stats)."""
+    out: dict[str, dict[str, Any]] = {}
+    for f in cat.plan_files(lake.name_of(path), vid=vid):
+        for name, s in ((f.value or {}).get("columns") or {}).items():
+            cur = out.setdefault(name, {"min": None, "max": None, "null_count": 0})
+            try:
+                if s.get("min") is not None and (cur["min"] is None or s["min"] < cur["min"]):
+                    cur["min"] = s["min"]
+                if s.get("max") is not None and (cur["max"] is None or s["max"] > cur["max"]):
+                    cur["max"] = s["max"]
+            except TypeError:
+                pass
+            if cur["null_count"] is not None and s.get("null_count") is not None:
+                cur["null_count"] += int(s["null_count"])
+            else:
+                cur["null_count"] = None
+    return out
 
 
 def _stat_view(s: Any) -> dict[str, Any]:
@@ -141,7 +128,8 @@ def _level(name: Any) -> int:
 
 
 # ------------------------------------------------------------------ provenance
-def _provenance_args(author: Any, source: Any, confidence: Any, note: Any) -> None:
+def check_provenance(author: Any, source: Any, confidence: Any, note: Any = None) -> None:
+    """Who writes, from what source, how sure (before anything is read or written)."""
     if not isinstance(author, str) or not author.strip():
         raise InvalidAnnotationError("author must name who wrote the annotation (e.g. 'alice' or 'agent:claude')",
                                      field="author")
@@ -166,17 +154,21 @@ def new_annotation(cat: CatalogAPI, target: str, kind: str, key: str, value: Any
     table columns the annotation refers to (None: all of them, for table-level annotations);
     `column` makes it a column annotation (its id goes into the stored value). Raises
     `UnknownTableError` / `UnknownColumnError` with did-you-mean names."""
-    _provenance_args(author, source, confidence, note)
+    check_provenance(author, source, confidence, note)
     at = cat.resolve(None) if vid is None else vid
     column_id = None
     if _level(target) == 3:
         tobj = table if table is not None else require_table(cat, target, at)
-        refs = None if columns is None else [find_column(target, tobj.value, c) for c in columns]
+        cols = columns_of(tobj.value)
+        refs = None if columns is None else [_column(target, cols, c) for c in columns]
         if column is not None:
-            col = find_column(target, tobj.value, column)
-            column, column_id = str(col["name"]), int(col["id"])
-            refs = [col] if refs is None else ([col] + [r for r in refs if r is not col])
-        basis = basis_of(tobj, refs, at)
+            col = _column(target, cols, column)
+            if col.id is None:
+                raise InvalidAnnotationError(f"column {col.name!r} of {target} has no id in the schema, so it "
+                                             "cannot be annotated", column=col.name)
+            column, column_id = col.name, col.id
+            refs = [col] if refs is None else ([col] + [r for r in refs if r != col])
+        basis = basis_of(tobj, refs, at, cat)
     else:
         if column is not None or columns:
             raise InvalidAnnotationError(f"{target!r} is not a table, so an annotation on it cannot name columns")
@@ -217,6 +209,13 @@ def write_annotations(cat: CatalogAPI, annotations: Sequence[Annotation], *, aut
             txn.update(path, value)
     assert txn.vid is not None
     return txn.vid
+
+
+def _column(table: str, cols: list[Column], name: Any) -> Column:
+    col = find(cols, name)
+    if col is None:
+        raise unknown_column(table, name, [c.name for c in cols])
+    return col
 
 
 def _parse(obj: Obj) -> Annotation | None:
@@ -308,7 +307,8 @@ def _normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], 
         raise InvalidAnnotationError(f"table field {field!r} is invalid: {_pydantic_message(e)}", field=field) from None
     out = getattr(model, field)
     if field == "grain":
-        out.keys = [str(find_column(table, tvalue, k)["name"]) for k in out.keys]
+        cols = columns_of(tvalue)
+        out.keys = [_column(table, cols, k).name for k in out.keys]
     elif field == "freshness_sla":
         parse_duration(out)
     elif field == "deprecated":
@@ -338,7 +338,7 @@ def annotate(cat: CatalogAPI, name: str, fields: dict[str, Any], column: str | N
     """Annotate a table (`table.<field>`), one of its columns (`column.<id>.<field>`), or a catalog /
     namespace (`instructions` only); one annotation object per field, all in one commit. Returns
     the commit's vid. `time` backdates the commit (simulated histories, imports)."""
-    _provenance_args(author, source, confidence, note)
+    check_provenance(author, source, confidence, note)
     level = _level(name)
     vid = cat.resolve(None)
     anns: list[Annotation] = []
@@ -362,12 +362,12 @@ def annotate(cat: CatalogAPI, name: str, fields: dict[str, Any], column: str | N
             anns.append(new_annotation(cat, name, "table", f"table.{field}", value, columns=cols, table=tobj,
                                        **common))
     else:
-        col = find_column(name, tobj.value, column)
+        col = _column(name, columns_of(tobj.value), column)
         _check_fields(fields, COLUMN_FIELDS, "column")
         for field, val in fields.items():
             value = _normalize_column_field(field, val)
-            anns.append(new_annotation(cat, name, "column", f"column.{int(col['id'])}.{field}", value,
-                                       column=str(col["name"]), table=tobj, **common))
+            anns.append(new_annotation(cat, name, "column", f"column.{col.id}.{field}", value,
+                                       column=col.name, table=tobj, **common))
     return write_annotations(cat, anns, time=time)
 
 
@@ -402,7 +402,7 @@ def sql_tables(cat: CatalogAPI, sql: str, vid: int) -> tuple[list[str], set[str]
     except sqlglot.errors.ParseError as e:
         raise VerifiedQueryError(f"the SQL does not parse: {str(e).splitlines()[0]}") from None
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-    known = list_tables(cat, vid)
+    known = table_names(cat, vid)
     found: dict[str, None] = {}
     for t in tree.find_all(exp.Table):
         parts = [p for p in (t.catalog, t.db, t.name) if p]
@@ -431,7 +431,7 @@ def verify_query(cat: CatalogAPI, question: str, sql: str, *, author: str, sourc
         raise InvalidAnnotationError("question must be the natural-language question the SQL answers", field="question")
     if not isinstance(sql, str) or not sql.strip():
         raise InvalidAnnotationError("sql must be a SQL statement", field="sql")
-    _provenance_args(author, source, confidence, note)
+    check_provenance(author, source, confidence, note)
     vid = cat.resolve(None)
     tables, colnames = sql_tables(cat, sql, vid)
     try:
@@ -448,7 +448,7 @@ def verify_query(cat: CatalogAPI, question: str, sql: str, *, author: str, sourc
     anns = []
     for t in tables:
         tobj = require_table(cat, t, vid)
-        refs = [str(c["name"]) for c in table_columns(tobj.value) if str(c.get("name", "")).lower() in colnames]
+        refs = [c.name for c in columns_of(tobj.value) if c.name.lower() in colnames]
         anns.append(new_annotation(cat, t, "verified_query", f"verified_query.{qid}", value, columns=refs,
                                    author=author, source=source, confidence=confidence, note=note, vid=vid,
                                    time=time, table=tobj))

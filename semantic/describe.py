@@ -8,7 +8,8 @@ from typing import Any
 
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
-from semantic.annotations import parse_duration, require_table, table_columns
+from semantic._tables import require_table, table_columns
+from semantic.annotations import parse_duration
 from semantic.history import Context
 from semantic.models import (
     Annotation,
@@ -45,6 +46,22 @@ def _status_by_key(findings: list[Finding]) -> dict[str | None, str]:
     return out
 
 
+def _incoming(ctx: Context, name: str) -> list[RelationshipView]:
+    """Relationships other tables declare to `name` (stored on their FROM table), with the status
+    the FROM table's findings give them."""
+    ctx.load_all_annotations()
+    out = []
+    for other in ctx.tables():
+        if other == name:
+            continue
+        for a in ctx.annotations(other):
+            rel = RelationshipView.of(a) if a.kind == "relationship" else None
+            if rel is not None and rel.to == name:
+                st = _status_by_key(table_findings(ctx, other, "metadata")).get(a.key, "fresh")
+                out.append(rel.model_copy(update={"status": st}))
+    return out
+
+
 def _base(ctx: Context, name: str) -> TableCard:
     key = (name, ctx.vid)
     got = ctx.cache.cards.take(key)
@@ -71,7 +88,9 @@ def _base(ctx: Context, name: str) -> TableCard:
     by_id = {c.id: c for c in columns}
     table_anns: dict[str, AnnotationView] = {}
     orphaned: list[AnnotationView] = []
-    rels, mets, vqs = [], [], []
+    rels: list[RelationshipView] = []
+    mets: list[MetricView] = []
+    vqs: list[VerifiedQuestion] = []
     deprecation = None
     for a in anns:
         st = status.get(a.key, "fresh")
@@ -87,17 +106,14 @@ def _base(ctx: Context, name: str) -> TableCard:
                 orphaned.append(v)
             else:
                 ccard.annotations[a.field] = v
-        elif a.kind == "relationship" and isinstance(a.value, dict):
-            val = a.value
-            rels.append(RelationshipView(name=a.key.split(".", 1)[1], to=str(val.get("to")),
-                                         on=[tuple(p) for p in val.get("on") or []],
-                                         cardinality=str(val.get("cardinality")), canonical=bool(val.get("canonical")),
-                                         condition=val.get("condition"), status=st))  # type: ignore[arg-type]
-        elif a.kind == "metric" and isinstance(a.value, dict):
-            val = a.value
-            mets.append(MetricView(name=a.key.split(".", 1)[1], expression=str(val.get("expression")),
-                                   filter=val.get("filter"), time_column=val.get("time_column"), unit=val.get("unit"),
-                                   description=val.get("description"), status=st))  # type: ignore[arg-type]
+        elif a.kind == "relationship":
+            rel = RelationshipView.of(a)
+            if rel is not None:
+                rels.append(rel.model_copy(update={"status": st}))
+        elif a.kind == "metric":
+            met = MetricView.of(a)
+            if met is not None:
+                mets.append(met.model_copy(update={"status": st}))
         elif a.kind == "verified_query" and isinstance(a.value, dict):
             val = a.value
             vqs.append(VerifiedQuestion(key=a.key, question=str(val.get("question")), sql=str(val.get("sql")),
@@ -115,7 +131,8 @@ def _base(ctx: Context, name: str) -> TableCard:
         freshness=Freshness(last_data_commit=DataCommit(vid=int(ldc["vid"]), time=float(ldc["time"]))
                             if isinstance(ldc, dict) and "vid" in ldc else None,
                             sla=table_anns["freshness_sla"].value if "freshness_sla" in table_anns else None, now=0.0),
-        deprecation=deprecation, relationships=rels, metrics=mets, verified_questions=vqs, findings=findings,
+        deprecation=deprecation, relationships=rels, referenced_by=_incoming(ctx, name), metrics=mets,
+        verified_questions=vqs, findings=findings,
         status=worst(f.status for f in findings),  # type: ignore[arg-type]
     )
     ctx.cache.cards.put(key, card)
@@ -124,8 +141,9 @@ def _base(ctx: Context, name: str) -> TableCard:
 
 def describe(cat: CatalogAPI, table: str, snapshot: SnapshotRef = None, now: Any = None) -> TableCard:
     """The table card of `table` at `snapshot`: schema, annotations with provenance and age, stats,
-    freshness at `now` (default: the clock), deprecation, relationships, metrics, verified
-    questions and the metadata-depth staleness findings."""
+    freshness at `now` (default: the clock), deprecation, relationships (declared on it, and in
+    `referenced_by` those other tables declare to it), metrics, verified questions and the
+    metadata-depth staleness findings."""
     t_now = resolve_now(now)
     ctx = Context(cat, cat.resolve(snapshot))
     base = _base(ctx, table)

@@ -9,8 +9,9 @@ from typing import Any
 
 from catalog_core.errors import InvalidValueError, NoSuchTableError, NotFoundError, SqlError
 
-__all__ = ["UnknownTableError", "UnknownObjectError", "UnknownColumnError", "InvalidAnnotationError",
-           "VerifiedQueryError", "did_you_mean", "suggest"]
+__all__ = ["UnknownTableError", "UnknownObjectError", "UnknownColumnError", "UnknownMetricError",
+           "NoJoinPathError", "InvalidAnnotationError", "InvalidExpressionError", "VerifiedQueryError",
+           "did_you_mean", "suggest", "listing"]
 
 
 def did_you_mean(word: str, choices: Iterable[str], limit: int = 3, cutoff: float = 60.0) -> list[str]:
@@ -25,35 +26,60 @@ def did_you_mean(word: str, choices: Iterable[str], limit: int = 3, cutoff: floa
 
 
 def suggest(options: list[str]) -> str:
+    """'; did you mean 'a' or 'b'?' for the options, '' for none (appended to an error message)."""
     return f"; did you mean {' or '.join(repr(o) for o in options)}?" if options else ""
 
 
-class UnknownTableError(NoSuchTableError):
+def listing(names: Iterable[str], limit: int = 40) -> str:
+    """The sorted names, comma-separated, cut after `limit` with the count of the rest."""
+    items = sorted(set(names))
+    text = ", ".join(items[:limit])
+    return text + (f", ... ({len(items) - limit} more)" if len(items) > limit else "")
+
+
+class _Listing:
+    """Errors whose `details` always carry `_lists` (did-you-mean names, reachable tables), [] by default."""
+
+    _lists: tuple[str, ...] = ("did_you_mean",)
+
+    def __init__(self, message: str, **details: Any) -> None:
+        for key in self._lists:
+            details.setdefault(key, [])
+        super().__init__(message, **details)  # type: ignore[call-arg]
+
+
+class UnknownTableError(_Listing, NoSuchTableError):
     """A dotted table name names no table at the snapshot; `details["did_you_mean"]` lists close names."""
 
-    def __init__(self, message: str, **details: Any) -> None:
-        details.setdefault("did_you_mean", [])
-        super().__init__(message, **details)
 
-
-class UnknownObjectError(NotFoundError):
+class UnknownObjectError(_Listing, NotFoundError):
     """A catalog or namespace name names nothing at the snapshot."""
 
-    def __init__(self, message: str, **details: Any) -> None:
-        details.setdefault("did_you_mean", [])
-        super().__init__(message, **details)
+
+class UnknownColumnError(_Listing, InvalidValueError):
+    """A column name is not in the table's schema (or not in reach of a metric);
+    `details["did_you_mean"]` lists close names."""
 
 
-class UnknownColumnError(InvalidValueError):
-    """A column name is not in the table's schema; `details["did_you_mean"]` lists close names."""
+class UnknownMetricError(_Listing, NotFoundError):
+    """No metric has that name at the snapshot; `details["did_you_mean"]` lists close names."""
 
-    def __init__(self, message: str, **details: Any) -> None:
-        details.setdefault("did_you_mean", [])
-        super().__init__(message, **details)
+
+class NoJoinPathError(_Listing, NotFoundError):
+    """No chain of declared relationships joins the two tables; `details["reachable"]` lists the
+    tables the first one does reach."""
+
+    _lists = ("reachable",)
 
 
 class InvalidAnnotationError(InvalidValueError):
     """An annotation field name or value is wrong; `details["field"]` names it."""
+
+
+class InvalidExpressionError(SqlError):
+    """A metric expression, a filter, a relationship condition or a `where` does not parse, is not
+    one expression, or is the wrong kind (an aggregate where a row condition belongs, ...);
+    `details` has `text` and, where known, `line` and `column`."""
 
 
 class VerifiedQueryError(SqlError):

@@ -18,7 +18,9 @@ from typing import Any
 from catalog_core import lake
 from catalog_core.api import CatalogAPI
 from catalog_core.model import Obj
-from semantic.annotations import read_annotations, read_catalog_annotations, table_columns
+from semantic._tables import coarse_family as type_family
+from semantic._tables import table_columns
+from semantic.annotations import read_annotations, read_catalog_annotations
 from semantic.models import Annotation
 
 __all__ = ["SchemaChange", "Timeline", "Context", "context", "clear_cache", "type_family"]
@@ -58,28 +60,20 @@ class Timeline:
         return sum(1 for v in self.versions if v > vid)
 
 
-def type_family(t: Any) -> str:
-    t = str(t or "").lower()
-    if t.startswith(("decimal", "double", "float", "real", "numeric")) or t in (
-            "tinyint", "smallint", "int", "integer", "bigint", "long", "short", "byte", "hugeint"):
-        return "number"
-    if t.startswith(("timestamp", "date", "time")):
-        return "time"
-    if t in ("boolean", "bool"):
-        return "bool"
-    return "string" if t in ("string", "varchar", "text", "char", "uuid") else t
-
-
 class _LRU(OrderedDict):
+    """A bounded map, safe to share between the server's threads."""
+
     def __init__(self, size: int) -> None:
         super().__init__()
         self.size = size
+        self._lock = threading.Lock()
 
     def put(self, key: Any, value: Any) -> Any:
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > self.size:
-            self.popitem(last=False)
+        with self._lock:
+            self[key] = value
+            self.move_to_end(key)
+            while len(self) > self.size:
+                self.popitem(last=False)
         return value
 
     def take(self, key: Any) -> Any:
@@ -100,6 +94,7 @@ class Cache:
         self.findings = _LRU(4096)       # (name, vid, depth) -> [Finding]
         self.cards = _LRU(1024)          # (name, vid) -> TableCard without time-dependent parts
         self.sql = _LRU(1024)            # (key, vid) -> (ok, fingerprint or error)
+        self.models = _LRU(16)           # (catalog, vid) -> _tables.CatalogModel
 
 
 _CACHES: weakref.WeakKeyDictionary[Any, Cache] = weakref.WeakKeyDictionary()

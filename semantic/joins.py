@@ -16,42 +16,33 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 from sqlglot import exp
 
-from catalog_core import lake
-from catalog_core.errors import InvalidValueError, NotFoundError
+from catalog_core.errors import InvalidValueError
 from semantic import _sql
-from semantic._tables import TableInfo, did_you_mean, listing, model, short, table_info
-from semantic._write import Pending, check_provenance, write_annotations
+from semantic._tables import TableInfo, catalog_names, model, short, table_info, tables_of
+from semantic.annotations import check_provenance, new_annotation, write_annotations
+from semantic.errors import (
+    InvalidAnnotationError,
+    InvalidExpressionError,
+    NoJoinPathError,
+    UnknownColumnError,
+    did_you_mean,
+    listing,
+    suggest,
+)
+from semantic.models import Cardinality, Relationship, RelationshipView
 
 if TYPE_CHECKING:
     from catalog_core.api import CatalogAPI, SnapshotRef
-    from catalog_core.model import Obj
 
-__all__ = ["relate", "join_path", "relationships", "Relationship", "Hop", "JoinPath", "CardinalityCheck",
+__all__ = ["relate", "join_path", "relationships", "RelationshipView", "Hop", "JoinPath", "CardinalityCheck",
            "CARDINALITIES"]
 
-Cardinality = Literal["many_to_one", "one_to_one", "one_to_many"]
-CARDINALITIES = ("many_to_one", "one_to_one", "one_to_many")
+CARDINALITIES: tuple[str, ...] = Cardinality.__args__  # type: ignore[attr-defined]
 _REVERSE = {"many_to_one": "one_to_many", "one_to_many": "many_to_one", "one_to_one": "one_to_one"}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*\Z")
 
 
 # ---------------------------------------------------------------- models
-
-class Relationship(BaseModel):
-    """A declared relationship as stored on `from_table`."""
-
-    name: str
-    from_table: str
-    to_table: str
-    on: list[tuple[str, str]]
-    cardinality: Cardinality
-    canonical: bool
-    condition: str | None = None
-    source: str | None = None
-    author: str | None = None
-    confidence: float | None = None
-    vid: int = Field(description="the vid that wrote this relationship")
-
 
 class Hop(BaseModel):
     """One join step as traversed (`reversed`: the relationship was declared the other way)."""
@@ -102,52 +93,31 @@ class JoinPath(BaseModel):
 
 # ---------------------------------------------------------------- reading relationships
 
-def _relationship(owner: TableInfo, obj: Obj) -> Relationship | None:
-    v = obj.value.get("value")
-    if not isinstance(v, dict) or not isinstance(v.get("to"), str):
-        return None
-    try:
-        pairs = [(str(p[0]), str(p[1])) for p in v.get("on") or []]
-    except (TypeError, IndexError):
-        return None
-    card = v.get("cardinality")
-    if not pairs or card not in CARDINALITIES:
-        return None
-    prov = obj.value.get("provenance") or {}
-    key = str(obj.value.get("key") or obj.obj_id)
-    return Relationship(name=key.partition(".")[2] or key, from_table=owner.name, to_table=v["to"], on=pairs,
-                        cardinality=card, canonical=bool(v.get("canonical", False)),
-                        condition=v.get("condition") if isinstance(v.get("condition"), str) else None,
-                        source=prov.get("source"), author=prov.get("author"), confidence=prov.get("confidence"),
-                        vid=obj.vid)
-
-
 def relationships(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None,
-                  catalogs: Iterable[str] | None = None) -> list[Relationship]:
+                  catalogs: Iterable[str] | None = None) -> list[RelationshipView]:
     """Relationships declared at `snapshot`: those touching `table` (either end), or all of the
     given catalogs (default: the table's catalog, else every catalog)."""
     vid = cat.resolve(snapshot)
     if catalogs is None:
-        catalogs = [table.split(".")[0]] if table else [lake.name_of(o.path) for o in
-                                                        cat.query('/[obj_type = "catalog"]', vid=vid)]
+        catalogs = [table.split(".")[0]] if table else catalog_names(cat, vid)
     out = _all_relationships(cat, vid, list(catalogs))
     if table is not None:
         out = [r for r in out if table in (r.from_table, r.to_table)]
     return out
 
 
-def _all_relationships(cat: CatalogAPI, vid: int, catalogs: list[str]) -> list[Relationship]:
+def _all_relationships(cat: CatalogAPI, vid: int, catalogs: list[str]) -> list[RelationshipView]:
     """Relationships of the catalogs, and of every catalog their targets live in."""
     seen: set[str] = set()
     todo = list(dict.fromkeys(catalogs))
-    out: list[Relationship] = []
+    out: list[RelationshipView] = []
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
-        for owner, obj in model(cat, name, vid).annotations("relationship"):
-            rel = _relationship(owner, obj)
+        for a in model(cat, name, vid).annotations("relationship"):
+            rel = RelationshipView.of(a)
             if rel is None:
                 continue
             out.append(rel)
@@ -164,7 +134,7 @@ class Edge:
 
     __slots__ = ("rel", "reversed", "src", "dst", "pairs", "cardinality")
 
-    def __init__(self, rel: Relationship, reverse: bool) -> None:
+    def __init__(self, rel: RelationshipView, reverse: bool) -> None:
         self.rel, self.reversed = rel, reverse
         if reverse:
             self.src, self.dst = rel.to_table, rel.from_table
@@ -183,7 +153,7 @@ class Edge:
         return (self.dst, self.rel.from_table, self.rel.name, self.reversed)
 
 
-def graph(rels: Iterable[Relationship]) -> dict[str, list[Edge]]:
+def graph(rels: Iterable[RelationshipView]) -> dict[str, list[Edge]]:
     g: dict[str, list[Edge]] = {}
     for r in rels:
         for rev in (False, True):
@@ -263,26 +233,27 @@ def _sides(cond: exp.Expression, text: str, left: TableInfo, right: TableInfo, w
             full = ".".join(p for p in (c.catalog, c.db, q) if p)
             sides = [s for s, t in (("to", right), ("from", left)) if full in (t.name, t.short)]
             if not sides:
-                raise InvalidValueError(f"{what}: {full!r} is neither {left.name} nor {right.name}; qualify "
+                raise InvalidExpressionError(f"{what}: {full!r} is neither {left.name} nor {right.name}; qualify "
                                         f"columns with {left.short!r} or {right.short!r}{_sql.at(text, c)}")
             side = sides[0]
             t = right if side == "to" else left
             if t.find(c.name) is None:
-                raise InvalidValueError(f"{what}: {c.name!r} is not a column of {t.name}."
-                                        f"{did_you_mean(c.name, [x.name for x in t.columns])}{_sql.at(text, c)}")
+                close = did_you_mean(c.name, [x.name for x in t.columns])
+                raise UnknownColumnError(f"{what}: {c.name!r} is not a column of {t.name}{suggest(close)}"
+                                         f"{_sql.at(text, c)}", table=t.name, column=c.name, did_you_mean=close)
         elif right.find(c.name) is not None:
             side = "to"
         elif left.find(c.name) is not None:
             side = "from"
         else:
-            names = [x.name for x in right.columns] + [x.name for x in left.columns]
-            raise InvalidValueError(f"{what}: {c.name!r} is not a column of {right.name} or {left.name}."
-                                    f"{did_you_mean(c.name, names)}{_sql.at(text, c)}")
+            close = did_you_mean(c.name, [x.name for x in right.columns] + [x.name for x in left.columns])
+            raise UnknownColumnError(f"{what}: {c.name!r} is not a column of {right.name} or {left.name}"
+                                     f"{suggest(close)}{_sql.at(text, c)}", column=c.name, did_you_mean=close)
         out.append((c, side))
     return out
 
 
-def qualified_condition(rel: Relationship, from_alias: str, to_alias: str, tables: dict[str, TableInfo]) -> exp.Expression:
+def qualified_condition(rel: RelationshipView, from_alias: str, to_alias: str, tables: dict[str, TableInfo]) -> exp.Expression:
     """The relationship's condition with every column qualified by its side's alias (aliases
     given for the relationship's own FROM and TO tables)."""
     assert rel.condition is not None
@@ -298,7 +269,7 @@ def qualified_condition(rel: Relationship, from_alias: str, to_alias: str, table
     return tree.transform(fix, copy=False)
 
 
-def condition_for(rel: Relationship, side_table: str, alias: str, tables: dict[str, TableInfo]) -> exp.Expression | None:
+def condition_for(rel: RelationshipView, side_table: str, alias: str, tables: dict[str, TableInfo]) -> exp.Expression | None:
     """The conjuncts of the condition that only use columns of `side_table` (the FROM or TO end),
     qualified by `alias`; None when there are none."""
     if rel.condition is None:
@@ -337,7 +308,7 @@ def _pairs(on: Any) -> list[tuple[str, str]]:
     if isinstance(on, str):
         on = [on]
     if not isinstance(on, (list, tuple)) or not on:
-        raise InvalidValueError(f"on must be a list of (from_column, to_column) pairs, got {on!r}")
+        raise InvalidAnnotationError(f"on must be a list of (from_column, to_column) pairs, got {on!r}")
     out = []
     for item in on:
         if isinstance(item, str):
@@ -345,17 +316,18 @@ def _pairs(on: Any) -> list[tuple[str, str]]:
         elif (isinstance(item, (list, tuple)) and len(item) == 2 and all(isinstance(x, str) and x for x in item)):
             out.append((item[0], item[1]))
         else:
-            raise InvalidValueError(f"on must be a list of (from_column, to_column) pairs of column names; "
+            raise InvalidAnnotationError(f"on must be a list of (from_column, to_column) pairs of column names; "
                                     f"{item!r} is not one")
     if len(set(out)) != len(out):
-        raise InvalidValueError(f"on lists a column pair twice: {on!r}")
+        raise InvalidAnnotationError(f"on lists a column pair twice: {on!r}")
     return out
 
 
 def check_cardinality(cardinality: Any) -> str:
     if cardinality not in CARDINALITIES:
-        hint = did_you_mean(str(cardinality).replace("-", "_").replace(" ", "_").lower(), CARDINALITIES, cutoff=50)
-        raise InvalidValueError(f"cardinality must be one of {', '.join(CARDINALITIES)}, got {cardinality!r}.{hint}")
+        close = did_you_mean(str(cardinality).replace("-", "_").replace(" ", "_").lower(), CARDINALITIES, cutoff=50)
+        raise InvalidAnnotationError(f"cardinality must be one of {', '.join(CARDINALITIES)}, got {cardinality!r}"
+                                     f"{suggest(close)}", field="cardinality", did_you_mean=close)
     return str(cardinality)
 
 
@@ -363,8 +335,7 @@ def default_name(owner: TableInfo, to: str, pairs: Sequence[tuple[str, str]]) ->
     """`<to table>` unless the FROM table already relates to another table under that name or to
     the same table on other columns; then `<to table>__<from columns>`."""
     base = short(to)
-    rels = [r for r in (_relationship(owner, a) for a in owner.annotations
-                        if a.value.get("kind") == "relationship") if r is not None]
+    rels = [r for r in map(RelationshipView.of, owner.annotations) if r is not None]
     for rel in rels:
         if rel.to_table == to and list(rel.on) == list(pairs):
             return rel.name  # the same relationship: replace it
@@ -381,24 +352,25 @@ def default_name(owner: TableInfo, to: str, pairs: Sequence[tuple[str, str]]) ->
 def relate(cat: CatalogAPI, from_table: str, to_table: str, on: Sequence[tuple[str, str]] | Sequence[str] | str,
            cardinality: str = "many_to_one", canonical: bool = True, name: str | None = None,
            condition: str | None = None, *, author: str, source: str = "human", confidence: float = 1.0,
-           note: str | None = None) -> int:
+           note: str | None = None, time: float | str | None = None) -> int:
     """Declare that rows of `from_table` join rows of `to_table` on the column pairs `on`
     (`[("order_id", "order_id")]`; a bare name means the same column on both sides). Everything is
     checked before anything is written: both tables exist, the columns exist on their side with
     comparable types, the cardinality is known, and `condition` (extra SQL such as `is_current`,
-    over columns of either table) parses and names existing columns. Returns the commit's vid."""
-    check_provenance(author, source, confidence)
+    over columns of either table) parses and names existing columns. Returns the commit's vid;
+    `time` backdates the commit (simulated histories, imports)."""
+    check_provenance(author, source, confidence, note)
     vid = cat.resolve(None)
     left = table_info(cat, from_table, vid, "from_table")
     right = table_info(cat, to_table, vid, "to_table")
     card = check_cardinality(cardinality)
     if not isinstance(canonical, bool):
-        raise InvalidValueError(f"canonical must be true or false, got {canonical!r}")
+        raise InvalidAnnotationError(f"canonical must be true or false, got {canonical!r}")
     pairs = []
     for a, b in _pairs(on):
         ca, cb = left.column(a, "from column"), right.column(b, "to column")
         if ca.family != cb.family and ca.family is not None and cb.family is not None:
-            raise InvalidValueError(
+            raise InvalidAnnotationError(
                 f"cannot join {left.name}.{ca.name} ({ca.type}) to {right.name}.{cb.name} ({cb.type}): "
                 f"{ca.family} and {cb.family} values never compare equal without a cast; relate columns of "
                 "comparable types (or build a mapping table)", from_column=ca.name, to_column=cb.name)
@@ -410,34 +382,22 @@ def relate(cat: CatalogAPI, from_table: str, to_table: str, on: Sequence[tuple[s
     if name is None:
         name = default_name(left, right.name, pairs)
     elif not isinstance(name, str) or not _NAME.match(name):
-        raise InvalidValueError(f"relationship name must be letters, digits, '_' or '-' (not starting with "
+        raise InvalidAnnotationError(f"relationship name must be letters, digits, '_' or '-' (not starting with "
                                 f"'_' or '-'), got {name!r}")
-    value = {"to": right.name, "on": [list(p) for p in pairs], "cardinality": card, "canonical": canonical,
-             "condition": condition}
-    cols = [a for a, _ in pairs]
-    return write_annotations(cat, [Pending(left, f"relationship.{name}", "relationship", value, confidence,
-                                           columns=cols, note=note)],
-                             vid, author=author, source=source,
-                             message=f"relate {left.name} -> {right.name} ({name})")
+    value = Relationship(to=right.name, on=pairs, cardinality=card, canonical=canonical,  # type: ignore[arg-type]
+                         condition=condition).model_dump(mode="json")
+    ann = new_annotation(cat, left.name, "relationship", f"relationship.{name}", value,
+                         columns=[a for a, _ in pairs], author=author, source=source, confidence=confidence,
+                         note=note, vid=vid, time=time, table=left.obj)
+    return write_annotations(cat, [ann], time=time, message=f"relate {left.name} -> {right.name} ({name})")
 
 
 # ---------------------------------------------------------------- join_path
 
-def _tables_of(cat: CatalogAPI, vid: int, names: Iterable[str]) -> dict[str, TableInfo]:
-    out = {}
-    for n in set(names):
-        parts = n.split(".")
-        if len(parts) == 3:
-            found = model(cat, parts[0], vid).tables.get(n)
-            if found is not None:
-                out[n] = found
-    return out
-
-
 def live_graph(cat: CatalogAPI, vid: int, catalogs: list[str]) -> tuple[dict[str, list[Edge]], dict[str, TableInfo]]:
     """The join graph at `vid` over relationships whose both ends exist, and those tables."""
     rels = _all_relationships(cat, vid, catalogs)
-    tables = _tables_of(cat, vid, [r.from_table for r in rels] + [r.to_table for r in rels])
+    tables = tables_of(cat, vid, [r.from_table for r in rels] + [r.to_table for r in rels])
     rels = [r for r in rels if r.from_table in tables and r.to_table in tables]
     return graph(rels), tables
 
@@ -461,7 +421,7 @@ def join_path(cat: CatalogAPI, from_table: str, to_table: str, snapshot: Snapsho
         reach = sorted(t for t in shortest(g, a.name) if t != a.name)
         what = f"tables reachable from {a.name}: {listing(reach)}" if reach else \
             f"{a.name} has no relationships at vid {vid}"
-        raise NotFoundError(f"no join path from {a.name} to {b.name} at vid {vid} ({what}); declare one with "
+        raise NoJoinPathError(f"no join path from {a.name} to {b.name} at vid {vid} ({what}); declare one with "
                             f"relate(cat, {a.name!r}, {b.name!r}, on=[(from_column, to_column)], ...)",
                             from_table=a.name, to_table=b.name, reachable=reach)
     edges = paths[b.name]

@@ -20,45 +20,37 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
 from sqlglot import exp
 
-from catalog_core.errors import InvalidValueError, NotFoundError, SqlError
+from catalog_core.errors import InvalidValueError
 from semantic import _sql
-from semantic._tables import Column, TableInfo, did_you_mean, listing, model, short, table_info
-from semantic._write import Pending, check_provenance, write_annotations
+from semantic._tables import Column, TableInfo, catalog_names, model, short, table_info
+from semantic.annotations import check_provenance, new_annotation, write_annotations
+from semantic.errors import (
+    InvalidAnnotationError,
+    InvalidExpressionError,
+    UnknownColumnError,
+    UnknownMetricError,
+    did_you_mean,
+    listing,
+    suggest,
+)
 from semantic.joins import Aliases, Edge, join_clause, live_graph, shortest
+from semantic.models import Metric, MetricView, RelationshipView
 
 if TYPE_CHECKING:
     from catalog_core.api import CatalogAPI, SnapshotRef
-    from catalog_core.model import Obj
 
-__all__ = ["define_metric", "metrics", "metric_sql", "Metric", "GRAINS", "FISCAL_GRAINS"]
+__all__ = ["define_metric", "metrics", "metric_sql", "MetricView", "GRAINS", "FISCAL_GRAINS"]
 
 CALENDAR_GRAINS = ("day", "week", "month", "quarter", "year")
 FISCAL_GRAINS = ("fiscal_week", "fiscal_period", "fiscal_quarter", "fiscal_year")
 GRAINS = CALENDAR_GRAINS + FISCAL_GRAINS
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 _TIME_FAMILIES = ("date", "timestamp")
-
-
-class Metric(BaseModel):
-    name: str
-    table: str
-    qualified: str = Field(description="table.metric, the unambiguous name metric_sql accepts")
-    expression: str
-    filter: str | None = None
-    time_column: str | None = None
-    unit: str | None = None
-    description: str | None = None
-    synonyms: list[str] = Field(default_factory=list)
-    source: str | None = None
-    author: str | None = None
-    confidence: float | None = None
-    vid: int = Field(description="the vid that wrote this metric")
 
 
 # ---------------------------------------------------------------- scope
@@ -71,6 +63,7 @@ class Scope:
     tables: dict[str, TableInfo]
     paths: dict[str, list[Edge]]
     vid: int
+    joins: dict[tuple[Any, ...], str] = field(default_factory=dict)  # generated JOIN clauses
 
     def ordered(self) -> list[TableInfo]:
         return sorted(self.tables.values(), key=lambda t: (len(self.paths[t.name]), t.name))
@@ -88,24 +81,27 @@ class Scope:
             q = ".".join(p for p in (node.catalog, node.db, node.table) if p)
             hits = [t for t in self.ordered() if q in (t.name, t.short)]
             if not hits:
-                raise InvalidValueError(f"{what}: table {q!r} is not {self.base.name} or reachable from it by "
-                                        f"canonical many-to-one joins.{did_you_mean(q, [t.short for t in self.ordered()])} "
-                                        f"Reachable tables: {listing(t.name for t in self.ordered())}"
-                                        f"{_sql.at(text, node)}", table=q)
+                close = did_you_mean(q, [t.short for t in self.ordered()])
+                raise UnknownColumnError(f"{what}: table {q!r} is not {self.base.name} or reachable from it by "
+                                        f"canonical many-to-one joins{suggest(close)} "
+                                        f"(reachable tables: {listing(t.name for t in self.ordered())})"
+                                        f"{_sql.at(text, node)}", table=q, did_you_mean=close)
             col = hits[0].find(name)
             if col is None:
-                raise InvalidValueError(f"{what}: {name!r} is not a column of {hits[0].name}."
-                                        f"{did_you_mean(name, [c.name for c in hits[0].columns])}"
-                                        f"{_sql.at(text, node)}", column=name)
+                close = did_you_mean(name, [c.name for c in hits[0].columns])
+                raise UnknownColumnError(f"{what}: {name!r} is not a column of {hits[0].name}{suggest(close)}"
+                                         f"{_sql.at(text, node)}", column=name, did_you_mean=close)
             return hits[0], col
         found = self.base.find(name)
         if found is not None:
             return self.base, found
         near = [(len(self.paths[t.name]), t) for t in self.ordered() if t.find(name) is not None]
         if not near:
-            raise InvalidValueError(f"{what}: unknown column {name!r}.{did_you_mean(name, self.columns())} "
-                                    f"Columns reachable from {self.base.name} (canonical many-to-one joins): "
-                                    f"{listing(self.columns(), limit=60)}{_sql.at(text, node)}", column=name)
+            close = did_you_mean(name, self.columns())
+            raise UnknownColumnError(f"{what}: unknown column {name!r}{suggest(close)} "
+                                     f"(columns reachable from {self.base.name} by canonical many-to-one joins: "
+                                     f"{listing(self.columns(), limit=60)}){_sql.at(text, node)}", column=name,
+                                     did_you_mean=close)
         nearest = [t for d, t in near if d == near[0][0]]
         if len(nearest) > 1:
             options = " or ".join(f"{t.short}.{name}" for t in nearest)
@@ -140,23 +136,23 @@ def _check_aggregate(tree: exp.Expression, text: str) -> None:
     what = "metric expression"
     for node in tree.walk():
         if isinstance(node, exp.Window):
-            raise SqlError(f"{what} must not use window functions (OVER ...); a metric is one aggregate per group")
+            raise InvalidExpressionError(f"{what} must not use window functions (OVER ...); a metric is one aggregate per group")
     if tree.find(exp.AggFunc) is None:
-        raise SqlError(f"{what} {text!r} must be an aggregate such as sum(x), count(DISTINCT id), avg(x) or "
+        raise InvalidExpressionError(f"{what} {text!r} must be an aggregate such as sum(x), count(DISTINCT id), avg(x) or "
                        "sum(a) / count(b)", text=text)
     for c in tree.find_all(exp.Column):
         parent = c.parent
         while parent is not None and not isinstance(parent, exp.AggFunc):
             parent = parent.parent
         if parent is None:
-            raise SqlError(f"{what}: column {c.name!r} is outside an aggregate; put every column inside one "
+            raise InvalidExpressionError(f"{what}: column {c.name!r} is outside an aggregate; put every column inside one "
                            f"(e.g. sum({c.name})){_sql.at(text, c)}", text=text, column=c.name)
 
 
 def _check_condition(tree: exp.Expression, text: str, what: str) -> None:
     agg = tree.find(exp.AggFunc)
     if agg is not None or tree.find(exp.Window) is not None:
-        raise SqlError(f"{what} must be a row condition, without aggregates or window functions: {text!r}",
+        raise InvalidExpressionError(f"{what} must be a row condition, without aggregates or window functions: {text!r}",
                        text=text)
 
 
@@ -165,16 +161,16 @@ def _check_condition(tree: exp.Expression, text: str, what: str) -> None:
 def define_metric(cat: CatalogAPI, table: str, name: str, *, expression: str, filter: str | None = None,
                   time_column: str | None = None, unit: str | None = None, description: str | None = None,
                   synonyms: Iterable[str] = (), author: str, source: str = "human", confidence: float = 1.0,
-                  note: str | None = None) -> int:
+                  note: str | None = None, time: float | str | None = None) -> int:
     """Store metric `name` on `table`: `expression` is one SQL aggregate, `filter` a row condition,
     both over columns in scope (the table's, and those of tables reachable by canonical many-to-one
     joins); `time_column` (a DATE or TIMESTAMP column of the table) dates it for time ranges and
-    grains. Validated before anything is written; returns the commit's vid."""
-    check_provenance(author, source, confidence)
+    grains. Validated before anything is written; returns the commit's vid (`time` backdates it)."""
+    check_provenance(author, source, confidence, note)
     vid = cat.resolve(None)
     t = table_info(cat, table, vid)
     if not isinstance(name, str) or not _NAME.match(name):
-        raise InvalidValueError(f"metric name must start with a letter and hold only letters, digits and '_' "
+        raise InvalidAnnotationError(f"metric name must start with a letter and hold only letters, digits and '_' "
                                 f"(it becomes a SQL column name), got {name!r}")
     sc = scope(cat, t, vid)
     tree = _sql.parse_fragment(expression, "metric expression")
@@ -187,61 +183,42 @@ def define_metric(cat: CatalogAPI, table: str, name: str, *, expression: str, fi
     if time_column is not None:
         tc = t.column(time_column, "time_column")
         if tc.family not in _TIME_FAMILIES:
-            raise InvalidValueError(f"time_column {tc.name!r} of {t.name} is {tc.type}; it must be a DATE or "
+            raise InvalidAnnotationError(f"time_column {tc.name!r} of {t.name} is {tc.type}; it must be a DATE or "
                                     "TIMESTAMP column", column=tc.name)
         time_column = tc.name
         used.append((t, tc))
     for label, v in (("unit", unit), ("description", description)):
         if v is not None and not isinstance(v, str):
-            raise InvalidValueError(f"{label} must be text or None, got {v!r}")
+            raise InvalidAnnotationError(f"{label} must be text or None, got {v!r}", field=label)
     if isinstance(synonyms, str):
         synonyms = [synonyms]
     syn = list(synonyms)
     if not all(isinstance(s, str) and s.strip() for s in syn):
-        raise InvalidValueError(f"synonyms must be a list of non-empty strings, got {syn!r}")
-    value = {"expression": expression.strip(), "filter": filter.strip() if filter else None,
-             "time_column": time_column, "unit": unit, "description": description, "synonyms": syn}
+        raise InvalidAnnotationError(f"synonyms must be a list of non-empty strings, got {syn!r}", field="synonyms")
+    value = Metric(expression=expression.strip(), filter=filter.strip() if filter else None, time_column=time_column,
+                   unit=unit, description=description, synonyms=syn).model_dump(mode="json")
     cols = sorted({c.name for tt, c in used if tt.name == t.name})
-    return write_annotations(cat, [Pending(t, f"metric.{name}", "metric", value, confidence, columns=cols,
-                                           note=note)],
-                             vid, author=author, source=source, message=f"define metric {t.name}.{name}")
+    ann = new_annotation(cat, t.name, "metric", f"metric.{name}", value, columns=cols, author=author, source=source,
+                         confidence=confidence, note=note, vid=vid, time=time, table=t.obj)
+    return write_annotations(cat, [ann], time=time, message=f"define metric {t.name}.{name}")
 
 
 # ---------------------------------------------------------------- metrics
 
-def _metric(owner: TableInfo, obj: Obj) -> Metric | None:
-    v = obj.value.get("value")
-    if not isinstance(v, dict) or not isinstance(v.get("expression"), str):
-        return None
-    prov = obj.value.get("provenance") or {}
-    key = str(obj.value.get("key") or obj.obj_id)
-    name = key.partition(".")[2]
-    return Metric(name=name, table=owner.name, qualified=f"{owner.name}.{name}", expression=v["expression"],
-                  filter=v.get("filter"), time_column=v.get("time_column"), unit=v.get("unit"),
-                  description=v.get("description"), synonyms=list(v.get("synonyms") or []),
-                  source=prov.get("source"), author=prov.get("author"), confidence=prov.get("confidence"),
-                  vid=obj.vid)
-
-
-def _catalogs(cat: CatalogAPI, vid: int) -> list[str]:
-    return sorted(o.path.strip("/") for o in cat.query('/[obj_type = "catalog"]', vid=vid))
-
-
-def metrics(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None) -> list[Metric]:
+def metrics(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None) -> list[MetricView]:
     """The metrics defined on `table` (or on every table) at `snapshot`, by qualified name."""
     vid = cat.resolve(snapshot)
     if table is not None:
-        t = table_info(cat, table, vid)
-        pairs = [(t, a) for a in t.annotations if a.value.get("kind") == "metric"]
+        anns = table_info(cat, table, vid).annotations
     else:
-        pairs = [p for c in _catalogs(cat, vid) for p in model(cat, c, vid).annotations("metric")]
-    out = [m for m in (_metric(t, a) for t, a in pairs) if m is not None]
+        anns = [a for c in catalog_names(cat, vid) for a in model(cat, c, vid).annotations("metric")]
+    out = [m for m in map(MetricView.of, anns) if m is not None]
     return sorted(out, key=lambda m: m.qualified)
 
 
-def _all_metrics(cat: CatalogAPI, vid: int) -> list[Metric]:
+def _all_metrics(cat: CatalogAPI, vid: int) -> list[MetricView]:
     """Every metric at `vid` (memoized on the first catalog's model; the list is not mutated)."""
-    cats = _catalogs(cat, vid)
+    cats = catalog_names(cat, vid)
     if not cats:
         return []
     memo = model(cat, cats[0], vid).memo
@@ -250,9 +227,9 @@ def _all_metrics(cat: CatalogAPI, vid: int) -> list[Metric]:
     return memo["metrics"]
 
 
-def find_metric(cat: CatalogAPI, metric: Any, vid: int) -> Metric:
+def find_metric(cat: CatalogAPI, metric: Any, vid: int) -> MetricView:
     """A metric by `name`, `table.name` (short table name) or `catalog.ns.table.name`."""
-    if isinstance(metric, Metric):
+    if isinstance(metric, MetricView):
         metric = metric.qualified
     if not isinstance(metric, str) or not metric:
         raise InvalidValueError(f"metric must be a metric name such as 'net_revenue' or "
@@ -269,8 +246,10 @@ def find_metric(cat: CatalogAPI, metric: Any, vid: int) -> Metric:
         raise InvalidValueError(f"metric {metric!r} is ambiguous: {', '.join(m.qualified for m in hits)}; "
                                 "qualify it as table.metric", metric=metric)
     names = [m.qualified for m in every] + [m.name for m in every] + [f"{short(m.table)}.{m.name}" for m in every]
-    raise NotFoundError(f"no metric {metric!r} at vid {vid}.{did_you_mean(metric, names)} "
-                        f"Defined metrics: {listing(m.qualified for m in every) or 'none'}", metric=metric)
+    close = did_you_mean(metric, names)
+    raise UnknownMetricError(f"no metric {metric!r} at vid {vid}{suggest(close)} "
+                             f"(defined metrics: {listing(m.qualified for m in every) or 'none'})", metric=metric,
+                             did_you_mean=close)
 
 
 # ---------------------------------------------------------------- metric_sql
@@ -283,11 +262,11 @@ def _date_literal(value: Any, family: str, label: str) -> exp.Expression:
                     raise ValueError("a date column needs a date bound")
                 value = value.date()
             d = value if isinstance(value, _dt.date) else _dt.date.fromisoformat(str(value))
-            return exp.Cast(this=exp.Literal.string(d.isoformat()), to=exp.DataType.build("DATE"))
+            return exp.Cast(this=exp.Literal.string(d.isoformat()), to=_sql.dtype("DATE"))
         if isinstance(value, _dt.date) and not isinstance(value, _dt.datetime):
             value = _dt.datetime.combine(value, _dt.time(0))
         ts = value if isinstance(value, _dt.datetime) else _dt.datetime.fromisoformat(str(value))
-        return exp.Cast(this=exp.Literal.string(ts.isoformat(sep=" ")), to=exp.DataType.build("TIMESTAMP"))
+        return exp.Cast(this=exp.Literal.string(ts.isoformat(sep=" ")), to=_sql.dtype("TIMESTAMP"))
     except (ValueError, TypeError):
         raise InvalidValueError(f"time_range {label} must be an ISO date ('2025-02-02') or a date/datetime, "
                                 f"got {value!r}") from None
@@ -307,13 +286,13 @@ def _fiscal_candidates(sc: Scope, cat: CatalogAPI, grain: str) -> list[TableInfo
     need = {"fiscal_year", grain}
     m = model(cat, sc.base.name.split(".")[0], sc.vid)
     related = set(sc.tables)
-    for owner, a in m.annotations("relationship"):
-        v = a.value.get("value") or {}
-        pairs = v.get("on") or []
-        if any(isinstance(p, (list, tuple)) and len(p) == 2 and str(p[1]).lower() == "date" for p in pairs):
-            related.add(str(v.get("to")))
-        if any(isinstance(p, (list, tuple)) and len(p) == 2 and str(p[0]).lower() == "date" for p in pairs):
-            related.add(owner.name)
+    for rel in map(RelationshipView.of, m.annotations("relationship")):
+        if rel is None:
+            continue
+        if any(b.lower() == "date" for _, b in rel.on):
+            related.add(rel.to)
+        if any(a.lower() == "date" for a, _ in rel.on):
+            related.add(rel.from_table)
     out = []
     for t in m.tables.values():
         d = t.find("date")
@@ -326,11 +305,10 @@ def _fiscal_candidates(sc: Scope, cat: CatalogAPI, grain: str) -> list[TableInfo
 
 
 def _grain_keys(t: TableInfo) -> list[str] | None:
-    for a in t.annotations:
-        if a.value.get("key") == "table.grain":
-            v = a.value.get("value")
-            if isinstance(v, dict) and isinstance(v.get("keys"), list):
-                return [str(k).lower() for k in v["keys"]]
+    a = t.annotation("table.grain")
+    v = a.value if a is not None else None
+    if isinstance(v, dict) and isinstance(v.get("keys"), list):
+        return [str(k).lower() for k in v["keys"]]
     return None
 
 
@@ -359,15 +337,21 @@ class _Compiler:
             return node
         return tree.transform(fix, copy=False)
 
-    def joins(self) -> list[exp.Join]:
+    def join_sql(self) -> list[str]:
+        """The LEFT JOIN clauses, each generated once per (hop, aliases) at the vid."""
+        memo = self.sc.joins
         out = []
         for table in self.needed:
             e = self.sc.paths[table][-1]
-            out.append(join_clause(e, self.aliases.of(e.src), self.aliases.of(e.dst), self.sc.tables, kind="LEFT"))
-        return out + self.extra_joins
+            src, dst = self.aliases.of(e.src), self.aliases.of(e.dst)
+            key = (e.rel.from_table, e.rel.name, e.reversed, src, dst)
+            if key not in memo:
+                memo[key] = _sql.gen(join_clause(e, src, dst, self.sc.tables, kind="LEFT"))
+            out.append(memo[key])
+        return out + [_sql.gen(j) for j in self.extra_joins]
 
 
-def _fiscal_join(comp: _Compiler, m: Metric, tcol: Column, grain: str) -> str:
+def _fiscal_join(comp: _Compiler, m: MetricView, tcol: Column, grain: str) -> str:
     """The alias of the date dimension joined on the metric's time column."""
     sc = comp.sc
     cands = _fiscal_candidates(sc, comp.cat, grain)
@@ -386,13 +370,13 @@ def _fiscal_join(comp: _Compiler, m: Metric, tcol: Column, grain: str) -> str:
     alias = comp.aliases.new(f"{dd.short}_{tcol.name}")
     left: exp.Expression = _sql.col(tcol.name, comp.aliases.of(sc.base.name))
     if tcol.family != "date":
-        left = exp.Cast(this=left, to=exp.DataType.build("DATE"))
+        left = exp.Cast(this=left, to=_sql.dtype("DATE"))
     on = exp.EQ(this=left, expression=_sql.col(dd.find("date").name, alias))  # type: ignore[union-attr]
     comp.extra_joins.append(exp.Join(this=_sql.table_expr(dd.name, alias), on=on, side="LEFT"))
     return alias
 
 
-def metric_sql(cat: CatalogAPI, metric: str | Metric, group_by: Sequence[str] | str = (), where: str | None = None,
+def metric_sql(cat: CatalogAPI, metric: str | MetricView, group_by: Sequence[str] | str = (), where: str | None = None,
                time_range: Sequence[Any] | None = None, grain: str | None = None,
                snapshot: SnapshotRef = None) -> str:
     """One DuckDB SELECT computing `metric` per `group_by` dimension (columns of the metric's table or
@@ -410,7 +394,8 @@ def metric_sql(cat: CatalogAPI, metric: str | Metric, group_by: Sequence[str] | 
     if not isinstance(group_by, (list, tuple)):
         raise InvalidValueError(f"group_by must be a list of column names, got {group_by!r}")
     if grain is not None and grain not in GRAINS:
-        raise InvalidValueError(f"grain must be one of {', '.join(GRAINS)}, got {grain!r}.{did_you_mean(str(grain), GRAINS)}")
+        raise InvalidValueError(f"grain must be one of {', '.join(GRAINS)}, got {grain!r}"
+                                f"{suggest(did_you_mean(str(grain), GRAINS))}")
     tcol = None
     if grain is not None or time_range is not None:
         if not m.time_column:
@@ -439,10 +424,10 @@ def metric_sql(cat: CatalogAPI, metric: str | Metric, group_by: Sequence[str] | 
     if grain is not None and tcol is not None:
         tc = _sql.col(tcol.name, base_alias)
         if grain == "day":
-            grains.append((exp.Cast(this=tc, to=exp.DataType.build("DATE")), "day"))
+            grains.append((exp.Cast(this=tc, to=_sql.dtype("DATE")), "day"))
         elif grain in CALENDAR_GRAINS:
             trunc = exp.Anonymous(this="date_trunc", expressions=[exp.Literal.string(grain), tc])
-            grains.append((exp.Cast(this=trunc, to=exp.DataType.build("DATE")), grain))
+            grains.append((exp.Cast(this=trunc, to=_sql.dtype("DATE")), grain))
         else:
             dd_alias = _fiscal_join(comp, m, tcol, grain)
             for fc in dict.fromkeys(("fiscal_year", grain)):
@@ -469,14 +454,15 @@ def metric_sql(cat: CatalogAPI, metric: str | Metric, group_by: Sequence[str] | 
     measure = comp.qualify(_sql.parse_fragment(m.expression, f"expression of metric {m.qualified}"),
                            m.expression, f"expression of metric {m.qualified}")
 
+    # The statement is assembled from generated pieces: sqlglot's builder methods copy the whole
+    # tree on every call, which was most of the compile time.
     keys = grains + dims
-    select = exp.select(*[e.as_(n, quoted=True) for e, n in keys], measure.as_(m.name, quoted=True))
-    select = select.from_(_sql.table_expr(base.name, base_alias))
-    for j in comp.joins():
-        select = select.join(j)
+    cols = [f"{_sql.gen(e)} AS {_sql.quote(n)}" for e, n in keys] + [f"{_sql.gen(measure)} AS {_sql.quote(m.name)}"]
+    parts = ["SELECT " + ", ".join(cols), "FROM " + _sql.gen(_sql.table_expr(base.name, base_alias))]
+    parts += comp.join_sql()
     if conds:
-        select = select.where(exp.and_(*conds))
+        parts.append("WHERE " + " AND ".join(_sql.gen(c) for c in conds))
     if keys:
-        ordinals = [exp.Literal.number(i) for i in range(1, len(keys) + 1)]
-        select = select.group_by(*ordinals).order_by(*[o.copy() for o in ordinals])
-    return _sql.gen(select)
+        ordinals = ", ".join(str(i) for i in range(1, len(keys) + 1))
+        parts += [f"GROUP BY {ordinals}", f"ORDER BY {ordinals}"]
+    return " ".join(parts)

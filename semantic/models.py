@@ -248,24 +248,60 @@ class Deprecation(BaseModel):
     successor: str | None = None
 
 
-class RelationshipView(BaseModel):
+class _Read(BaseModel):
+    """Name, who wrote a relationship or metric, the commit that did, and its staleness status."""
+
     name: str
-    to: str
-    on: list[tuple[str, str]]
-    cardinality: str
-    canonical: bool = False
-    condition: str | None = None
+    source: Source | None = None
+    author: str | None = None
+    confidence: float | None = None
+    vid: int | None = Field(None, description="the vid that wrote it")
     status: Status = "fresh"
 
+    @classmethod
+    def _read(cls, a: Annotation, kind: str, stored: type[BaseModel], **extra: Any) -> Any:
+        """`cls` from an annotation of `kind` whose value validates as `stored`; None otherwise."""
+        if a.kind != kind or not isinstance(a.value, dict):
+            return None
+        try:
+            value = stored.model_validate(a.value)
+        except ValueError:
+            return None
+        p = a.provenance
+        return cls(**value.model_dump(), name=a.key.partition(".")[2] or a.key, source=p.source, author=p.author,
+                   confidence=p.confidence, vid=a.vid, **extra)
 
-class MetricView(BaseModel):
-    name: str
-    expression: str
-    filter: str | None = None
-    time_column: str | None = None
-    unit: str | None = None
-    description: str | None = None
-    status: Status = "fresh"
+
+class RelationshipView(Relationship, _Read):
+    """A declared relationship as read (`sm.relationships`, `TableCard.relationships`): the stored
+    `Relationship` value plus its name, its FROM table (where it is stored) and its provenance."""
+
+    model_config = ConfigDict(extra="ignore")
+    from_table: str
+
+    @property
+    def to_table(self) -> str:
+        return self.to
+
+    @classmethod
+    def of(cls, a: Annotation) -> RelationshipView | None:
+        """The relationship an annotation object holds; None for any other or a malformed one."""
+        rel = cls._read(a, "relationship", Relationship, from_table=a.target)
+        return rel if rel is not None and rel.on else None
+
+
+class MetricView(Metric, _Read):
+    """A metric as read (`sm.metrics`, `TableCard.metrics`): the stored `Metric` value plus its name,
+    its table, the qualified name `metric_sql` accepts, and its provenance."""
+
+    model_config = ConfigDict(extra="ignore")
+    table: str
+    qualified: str = Field(description="table.metric, the unambiguous name metric_sql accepts")
+
+    @classmethod
+    def of(cls, a: Annotation) -> MetricView | None:
+        """The metric an annotation object holds; None for any other or a malformed one."""
+        return cls._read(a, "metric", Metric, table=a.target, qualified=f"{a.target}.{a.key.partition('.')[2]}")
 
 
 class VerifiedQuestion(BaseModel):
@@ -291,7 +327,8 @@ class TableCard(BaseModel):
     stats: TableStats
     freshness: Freshness
     deprecation: Deprecation | None = None
-    relationships: list[RelationshipView] = Field(default_factory=list)
+    relationships: list[RelationshipView] = Field(default_factory=list)  # declared on this table
+    referenced_by: list[RelationshipView] = Field(default_factory=list)  # declared on others, to this one
     metrics: list[MetricView] = Field(default_factory=list)
     verified_questions: list[VerifiedQuestion] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)

@@ -31,8 +31,9 @@ from sqlglot import exp
 from catalog_core.errors import InvalidValueError
 from semantic import _sql
 from semantic._tables import Column, TableInfo, model, table_info
-from semantic._write import Pending, write_annotations
-from semantic.joins import _relationship, default_name
+from semantic.annotations import new_annotation, write_annotations
+from semantic.joins import default_name
+from semantic.models import Annotation, RelationshipView
 
 if TYPE_CHECKING:
     import duckdb
@@ -156,10 +157,10 @@ class _Targets:
     def is_key(self, table: TableInfo, col: str) -> bool:
         """Is `col` the table's key: its declared single-column grain, else its first unique
         id-like (or date) column in schema order."""
-        for a in table.annotations:
-            v = a.value.get("value")
-            if a.value.get("key") == "table.grain" and isinstance(v, dict) and isinstance(v.get("keys"), list):
-                return [str(k).lower() for k in v["keys"]] == [col.lower()]
+        grain = table.annotation("table.grain")
+        v = grain.value if grain is not None else None
+        if isinstance(v, dict) and isinstance(v.get("keys"), list):
+            return [str(k).lower() for k in v["keys"]] == [col.lower()]
         for c in table.columns:
             if (_id_like(c.name) or c.family == "date") and self.is_unique(table.name, c.name):
                 return c.name == col
@@ -279,8 +280,7 @@ def _relationships(cat: CatalogAPI, con: duckdb.DuckDBPyConnection, t: TableInfo
                    min_overlap: float, min_sim: float) -> list[Inferred]:
     m = model(cat, t.name.split(".")[0], vid)
     targets = _Targets(con)
-    existing = [r for r in (_relationship(t, a) for a in t.annotations if a.value.get("kind") == "relationship")
-                if r is not None]
+    existing = [r for r in map(RelationshipView.of, t.annotations) if r is not None]
     covered = {a.lower() for r in existing for a, _ in r.on}  # a declared join already says how
     out: list[Inferred] = []
     for c in cols:
@@ -328,8 +328,8 @@ def _relationships(cat: CatalogAPI, con: duckdb.DuckDBPyConnection, t: TableInfo
 
 
 def _write(cat: CatalogAPI, t: TableInfo, out: list[Inferred], vid: int, author: str) -> None:
-    owned = {a.value.get("key"): (a.value.get("provenance") or {}).get("source") for a in t.annotations}
-    pending = []
+    owned = {a.key: a.provenance.source for a in t.annotations}
+    pending: list[Annotation] = []
     for inf in out:
         source = owned.get(inf.key)
         if source is not None and source != "inferred":
@@ -341,9 +341,10 @@ def _write(cat: CatalogAPI, t: TableInfo, out: list[Inferred], vid: int, author:
         cols = [inf.column] if inf.column else (list(inf.value["keys"]) if inf.key == "table.grain" else
                                                 [p[0] for p in inf.value["on"]] if inf.kind == "relationship" else None)
         note = ", ".join(f"{k}={v}" for k, v in inf.evidence.items() if not isinstance(v, (list, dict)))
-        pending.append(Pending(t, inf.key, inf.kind, inf.value, inf.confidence, columns=cols, column=inf.column,
-                               note=f"profiled: {note}" if note else "profiled"))
+        pending.append(new_annotation(cat, t.name, inf.kind, inf.key, inf.value, columns=None if inf.column else cols,
+                                      column=inf.column, author=author, source="inferred", confidence=inf.confidence,
+                                      note=f"profiled: {note}" if note else "profiled", vid=vid, table=t.obj))
         inf.written = True
     if pending:
-        write_annotations(cat, pending, vid, author=author, source="inferred", message=f"profile {t.name}")
+        write_annotations(cat, pending, message=f"profile {t.name}")
 

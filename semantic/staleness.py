@@ -25,7 +25,9 @@ import catalog_core as cc
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError, InvalidValueError
 from catalog_core.model import Obj, parse_time
-from semantic.annotations import fingerprint, parse_duration, table_columns
+from semantic._sql import quote
+from semantic._tables import require_table, table_columns
+from semantic.annotations import fingerprint, parse_duration
 from semantic.errors import did_you_mean
 from semantic.history import Context, SchemaChange, Timeline, type_family
 from semantic.models import Annotation, ColumnRef, ColumnStats, Evidence, Finding
@@ -491,7 +493,7 @@ def _metadata(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str,
 
 # ------------------------------------------------------------------ data depth
 def _q(*parts: str) -> str:
-    return ".".join('"' + p.replace('"', '""') + '"' for p in parts)
+    return ".".join(map(quote, parts))
 
 
 def _tq(name: str) -> str:
@@ -813,8 +815,6 @@ def staleness(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef =
     vid = cat.resolve(snapshot)
     ctx = Context(cat, vid)
     if table is not None:
-        from semantic.annotations import require_table
-
         require_table(cat, table, vid)
         names = [table]
     else:

@@ -28,6 +28,9 @@ class FileSpec:
     values: dict[str, Any]         # partition column -> value, from the partition objects
     trusted: bool                  # inside a warehouse root and outside the catalog directory
     local: bool
+    # table column -> the file's column (None: the file lacks it), where they differ by column id
+    # (the leaf's `field_ids`, e.g. an Iceberg import across a rename)
+    renames: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass
@@ -94,6 +97,22 @@ def _partitions(cat: CatalogAPI, parts: tuple[str, ...], levels: int, vid: int) 
     return out
 
 
+def _renames(field_ids: Any, columns: list[dict]) -> tuple[tuple[str, str | None], ...]:
+    """Where a file's `field_ids` ({name in the file: column id}) say a table column is stored
+    under another name, or not at all (a same-named column of another id)."""
+    if not isinstance(field_ids, dict) or not field_ids:
+        return ()
+    by_id = {fid: name for name, fid in field_ids.items()}
+    out = []
+    for c in columns:
+        if not isinstance(c, dict) or c.get("id") is None or not c.get("name"):
+            continue
+        phys = by_id.get(c["id"])
+        if phys != c["name"] and (phys is not None or c["name"] in field_ids):
+            out.append((str(c["name"]), phys))
+    return tuple(out)
+
+
 def _values(file_path: str, table_path: str, cols: list[str], partitions: dict[str, dict]) -> dict[str, Any]:
     segs = file_path[len(table_path) + 1:].split("/")[:-1]
     values: dict[str, Any] = {}
@@ -142,7 +161,8 @@ def load_table(cat: CatalogAPI, obj: Any, vid: int, catalogs: dict[str, dict], w
         trusted = local is not None and any(_under(local, r) for r in roots) and not (
             forbidden is not None and (_under(local, forbidden) or _under(forbidden, local)))
         values = _values(f.path, obj.path, spec.partition_cols, partitions)
-        spec.files.append(FileSpec(local or raw, values, trusted, local is not None))
+        renames = _renames(f.value.get("field_ids"), (table.get("schema") or {}).get("columns") or [])
+        spec.files.append(FileSpec(local or raw, values, trusted, local is not None, renames))
     return spec
 
 

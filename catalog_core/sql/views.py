@@ -49,7 +49,7 @@ def _hive_ok(spec: TableSpec, f: FileSpec, present: frozenset[str] | None) -> bo
     values (plain text that needs no escaping) and no other path segment holds a `=`. Then one
     read_parquet covers many partitions and DuckDB prunes files on partition filters."""
     cols = spec.partition_cols
-    if spec.columns is None or not cols or not f.local or present is None:
+    if spec.columns is None or not cols or not f.local or present is None or f.renames:
         return False
     names = {c.name.lower() for c in spec.columns}
     if any(c.lower() not in names or c.lower() in present for c in cols):
@@ -66,10 +66,13 @@ def _hive_ok(spec: TableSpec, f: FileSpec, present: frozenset[str] | None) -> bo
     return segs[-1 - len(cols):-1] == want and sum("=" in seg for seg in segs) == len(cols)
 
 
-def _groups(spec: TableSpec, trust_all: bool) -> list[tuple[dict[str, Any] | None, frozenset[str] | None, list[str]]]:
-    """Files that can share one read_parquet: same column set, and the same partition values
-    unless hive directories carry them (values None)."""
-    groups: dict[tuple, tuple[dict[str, Any] | None, frozenset[str] | None, list[str]]] = {}
+_Group = tuple[dict[str, Any] | None, frozenset[str] | None, list[str], tuple[tuple[str, str | None], ...]]
+
+
+def _groups(spec: TableSpec, trust_all: bool) -> list[_Group]:
+    """Files that can share one read_parquet: same column set and renames, and the same
+    partition values unless hive directories carry them (values None)."""
+    groups: dict[tuple, _Group] = {}
     for f in spec.files:
         present = _present(f, trust_all)
         if _hive_ok(spec, f, present):
@@ -77,9 +80,9 @@ def _groups(spec: TableSpec, trust_all: bool) -> list[tuple[dict[str, Any] | Non
             values = None
         else:
             present = _assumed(spec) if present is None else present
-            key = (repr(sorted(f.values.items(), key=lambda kv: kv[0])), present)
+            key = (repr(sorted(f.values.items(), key=lambda kv: kv[0])), present, f.renames)
             values = f.values
-        groups.setdefault(key, (values, present, []))[2].append(f.path)
+        groups.setdefault(key, (values, present, [], f.renames))[2].append(f.path)
     return list(groups.values())
 
 
@@ -92,7 +95,8 @@ def _read(paths: list[str], hive_types: dict[str, str] | None = None) -> str:
     return f"read_parquet([{files}], union_by_name = true, hive_partitioning = false)"
 
 
-def _branch(spec: TableSpec, values: dict[str, Any] | None, present: frozenset[str] | None, paths: list[str]) -> str:
+def _branch(spec: TableSpec, values: dict[str, Any] | None, present: frozenset[str] | None, paths: list[str],
+            renames: tuple[tuple[str, str | None], ...] = ()) -> str:
     if values is None:  # hive directories hold the partition values
         hive = {c.lower() for c in spec.partition_cols}
         types = {c.name: "VARCHAR" if c.type is None or c.type.startswith("DECIMAL") else c.type
@@ -107,10 +111,12 @@ def _branch(spec: TableSpec, values: dict[str, Any] | None, present: frozenset[s
                  if present is None or k.lower() not in present]
         return f"SELECT *{''.join(', ' + e for e in extra)} FROM {_read(paths)}"
     exprs = []
+    moved = dict(renames)
     for col in spec.columns:
         low = col.name.lower()
-        if present is not None and low in present:
-            src = quote_ident(col.name)
+        stored = moved.get(col.name, col.name)
+        if stored is not None and (present is None and col.name in moved or present is not None and stored.lower() in present):
+            src = quote_ident(stored)
         elif low in lower_values:
             src = sql_literal(lower_values[low])
             if col.type == "TIMESTAMP" and isinstance(lower_values[low], str):
@@ -137,7 +143,7 @@ def table_sql(spec: TableSpec, trust_all: bool, where: str | None = None) -> str
         body = _empty(spec)
     else:
         joiner = " UNION ALL " if spec.columns is not None else " UNION ALL BY NAME "
-        body = joiner.join(_branch(spec, v, p, paths) for v, p, paths in _groups(spec, trust_all))
+        body = joiner.join(_branch(spec, v, p, paths, r) for v, p, paths, r in _groups(spec, trust_all))
     if body is None or not where:
         return body
     return f"SELECT * FROM ({body}) AS _t WHERE {where_sql(where)}"

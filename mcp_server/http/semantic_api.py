@@ -1,11 +1,17 @@
 """The semantic layer over HTTP, under /v1/semantic: annotate, verify a query, describe a table,
-staleness findings. The routes call the same `semantic` functions on the server's catalog; writes
+staleness findings, join paths, metrics and metric SQL. The routes call the same `semantic` functions on the server's catalog; writes
 need a `write` token.
 
     POST /v1/semantic/annotate        {target, fields, column?, author, source?, confidence?, note?, time?} -> {vid}
     POST /v1/semantic/verify_query    {question, sql, author, source?, confidence?, note?} -> {vid}
     GET  /v1/semantic/describe/{table}?snapshot=&now=                                      -> TableCard
     GET  /v1/semantic/staleness?table=&snapshot=&depth=metadata|data&now=                 -> {findings: [...]}
+    GET  /v1/semantic/join_path?from_table=&to_table=&snapshot=&depth=metadata|data       -> JoinPath
+    GET  /v1/semantic/metrics?table=&snapshot=                                             -> {metrics: [...]}
+    POST /v1/semantic/metric_sql      {metric, group_by?, where?, time_range?, grain?, snapshot?} -> {sql, vid}
+
+Errors are the `semantic.errors` classes in the usual error body; `cc.connect` clients rebuild them
+(catalog_core.errors.error_from_dict) once `semantic` is imported.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from mcp_server.http.api import ApiContext, _need_write, _ref, json_response
 
-__all__ = ["build_semantic_router", "AnnotateBody", "VerifyQueryBody"]
+__all__ = ["build_semantic_router", "AnnotateBody", "VerifyQueryBody", "MetricSqlBody"]
 
 
 class _Body(BaseModel):
@@ -43,6 +49,15 @@ class VerifyQueryBody(_Body):
     source: str = "human"
     confidence: float = 1.0
     note: str | None = None
+
+
+class MetricSqlBody(_Body):
+    metric: str
+    group_by: list[str] = []
+    where: str | None = None
+    time_range: tuple[str | None, str | None] | None = None
+    grain: str | None = None
+    snapshot: int | str | None = None
 
 
 def _now(text: str | None) -> float | str | None:
@@ -88,5 +103,25 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
         with gate:
             found = sm.staleness(cat, table=table or None, snapshot=_ref(snapshot), depth=depth, now=_now(now))
         return json_response({"findings": [f.model_dump(mode="json") for f in found]})
+
+    @r.get("/join_path", summary="How two tables join: hops, SQL join clauses, cardinality, fan-out warnings")
+    def join_path(from_table: str, to_table: str, snapshot: str | None = None, depth: str = "metadata") -> Response:
+        with gate:
+            jp = sm.join_path(cat, from_table, to_table, snapshot=_ref(snapshot), depth=depth)
+        return Response(jp.model_dump_json(), media_type="application/json")
+
+    @r.get("/metrics", summary="Metrics defined on one table or on every table")
+    def metrics(table: str | None = None, snapshot: str | None = None) -> Response:
+        with gate:
+            found = sm.metrics(cat, table or None, snapshot=_ref(snapshot))
+        return json_response({"metrics": [m.model_dump(mode="json") for m in found]})
+
+    @r.post("/metric_sql", summary="Compile a metric with dimensions, filter, time range and grain to DuckDB SQL")
+    def metric_sql(body: MetricSqlBody) -> Response:
+        with gate:
+            vid = cat.resolve(body.snapshot)
+            sql = sm.metric_sql(cat, body.metric, group_by=body.group_by, where=body.where,
+                                time_range=body.time_range, grain=body.grain, snapshot=vid)
+        return json_response({"sql": sql, "vid": vid})
 
     return r

@@ -8,7 +8,8 @@ import pytest
 import catalog_core as cc
 import semantic as sm
 from catalog_core import lake
-from catalog_core.errors import InvalidValueError, NoSuchTableError, NotFoundError, SqlError
+from catalog_core.errors import InvalidValueError
+from semantic import errors as se
 
 from .lake_joins import BACKENDS, T, shop
 
@@ -30,48 +31,48 @@ def fresh(tmp_path):
 
 @pytest.mark.parametrize("kwargs, exc, words", [
     (dict(from_table=T("fct_order"), to_table=T("fct_orders"), on=[("order_id", "order_id")]),
-     NoSuchTableError, ["'acme.core.fct_order' does not exist", "Did you mean 'acme.core.fct_orders'"]),
+     se.UnknownTableError, ["'acme.core.fct_order' does not exist", "did you mean 'acme.core.fct_orders'"]),
     (dict(from_table="fct_order_items", to_table=T("fct_orders"), on=[("order_id", "order_id")]),
-     InvalidValueError, ["must be a dotted name", "Did you mean 'acme.core.fct_order_items'"]),
+     InvalidValueError, ["must be a dotted name", "did you mean 'acme.core.fct_order_items'"]),
     (dict(from_table=T("fct_order_items"), to_table=T("dim_prodcut"), on=["product_id"]),
-     NoSuchTableError, ["to_table 'acme.core.dim_prodcut' does not exist", "'acme.core.dim_product'"]),
+     se.UnknownTableError, ["to_table 'acme.core.dim_prodcut' does not exist", "'acme.core.dim_product'"]),
     (dict(from_table=T("fct_order_items"), to_table=T("fct_orders"), on=[("orderid", "order_id")]),
-     InvalidValueError, ["from column 'orderid' is not a column of acme.core.fct_order_items",
-                         "Did you mean 'order_id'"]),
+     se.UnknownColumnError, ["from column 'orderid' is not a column of acme.core.fct_order_items",
+                         "did you mean 'order_id'"]),
     (dict(from_table=T("fct_order_items"), to_table=T("fct_orders"), on=[("order_id", "order_no")]),
-     InvalidValueError, ["to column 'order_no' is not a column of acme.core.fct_orders", "Its columns: "]),
+     se.UnknownColumnError, ["to column 'order_no' is not a column of acme.core.fct_orders", "(its columns: "]),
     (dict(from_table=T("legacy_sales"), to_table=T("dim_store"), on=[("store_code", "store_id")]),
-     InvalidValueError, ["cannot join acme.core.legacy_sales.store_code (string) to acme.core.dim_store.store_id (int)",
+     se.InvalidAnnotationError, ["cannot join acme.core.legacy_sales.store_code (string) to acme.core.dim_store.store_id (int)",
                          "text and number values never compare equal"]),
     (dict(from_table=T("fct_orders"), to_table=T("dim_date"), on=[("order_ts_utc", "date")]),
-     InvalidValueError, ["timestamp and date values never compare equal"]),
+     se.InvalidAnnotationError, ["timestamp and date values never compare equal"]),
     (dict(from_table=T("fct_orders"), to_table=T("dim_store"), on=["store_id"], cardinality="many-to-one"),
-     InvalidValueError, ["cardinality must be one of many_to_one, one_to_one, one_to_many",
-                         "Did you mean 'many_to_one'"]),
+     se.InvalidAnnotationError, ["cardinality must be one of many_to_one, one_to_one, one_to_many",
+                         "did you mean 'many_to_one'"]),
     (dict(from_table=T("fct_orders"), to_table=T("dim_customer"), on=["customer_id"], condition="is_curent"),
-     InvalidValueError, ["'is_curent' is not a column of acme.core.dim_customer or acme.core.fct_orders",
-                         "Did you mean 'is_current'", "(line 1, column 1)"]),
+     se.UnknownColumnError, ["'is_curent' is not a column of acme.core.dim_customer or acme.core.fct_orders",
+                         "did you mean 'is_current'", "(line 1, column 1)"]),
     (dict(from_table=T("fct_orders"), to_table=T("dim_customer"), on=["customer_id"], condition="is_current AND"),
-     SqlError, ["condition does not parse at line 1, column"]),
+     se.InvalidExpressionError, ["condition does not parse at line 1, column"]),
     (dict(from_table=T("fct_orders"), to_table=T("dim_customer"), on=["customer_id"],
           condition="customer_id IN (SELECT 1)"),
-     SqlError, ["not a statement or subquery"]),
+     se.InvalidExpressionError, ["not a statement or subquery"]),
     (dict(from_table=T("fct_orders"), to_table=T("dim_customer"), on=["customer_id"], condition="dim_store.region"),
-     InvalidValueError, ["'dim_store' is neither acme.core.fct_orders nor acme.core.dim_customer"]),
+     se.InvalidExpressionError, ["'dim_store' is neither acme.core.fct_orders nor acme.core.dim_customer"]),
     (dict(from_table=T("fct_orders"), to_table=T("dim_store"), on=[]),
-     InvalidValueError, ["on must be a list of (from_column, to_column) pairs"]),
+     se.InvalidAnnotationError, ["on must be a list of (from_column, to_column) pairs"]),
     (dict(from_table=T("fct_orders"), to_table=T("dim_store"), on=[("store_id",)]),
-     InvalidValueError, ["is not one"]),
+     se.InvalidAnnotationError, ["is not one"]),
     (dict(from_table=T("fct_orders"), to_table=T("dim_store"), on=["store_id"], name="_hidden"),
-     InvalidValueError, ["relationship name must be"]),
+     se.InvalidAnnotationError, ["relationship name must be"]),
     (dict(from_table=T("fct_orders"), to_table=T("dim_store"), on=["store_id"], canonical="yes"),
-     InvalidValueError, ["canonical must be true or false"]),
+     se.InvalidAnnotationError, ["canonical must be true or false"]),
     (dict(from_table=T("fct_orders"), to_table=T("dim_store"), on=["store_id"], author=""),
-     InvalidValueError, ["author must be a non-empty name"]),
+     se.InvalidAnnotationError, ["author must name who wrote the annotation"]),
     (dict(from_table=T("fct_orders"), to_table=T("dim_store"), on=["store_id"], confidence=1.5),
-     InvalidValueError, ["confidence must be a number from 0 to 1"]),
+     se.InvalidAnnotationError, ["confidence must be a number from 0 to 1"]),
     (dict(from_table=T("fct_orders"), to_table=T("dim_store"), on=["store_id"], source="robot"),
-     InvalidValueError, ["source must be one of human, agent, inferred, import"]),
+     se.InvalidAnnotationError, ["source must be one of human, agent, inferred, import"]),
 ])
 def test_relate_rejects_bad_input_with_a_message_and_writes_nothing(sh, kwargs, exc, words):
     before = sh.cat.latest_vid
@@ -168,14 +169,14 @@ def test_fan_out_is_warned_per_hop_and_composed(sh):
 
 
 def test_no_path_says_what_is_reachable(sh):
-    with pytest.raises(NotFoundError) as info:
+    with pytest.raises(se.NoJoinPathError) as info:
         sm.join_path(sh.cat, T("dim_store"), T("etl_load_log"))
     msg = str(info.value)
     assert "no join path from acme.core.dim_store to acme.core.etl_load_log" in msg
     assert "tables reachable from acme.core.dim_store: acme.core.dim_customer" in msg and "relate(cat" in msg
-    with pytest.raises(NotFoundError, match="acme.core.etl_load_log has no relationships"):
+    with pytest.raises(se.NoJoinPathError, match="acme.core.etl_load_log has no relationships"):
         sm.join_path(sh.cat, T("etl_load_log"), T("dim_store"))
-    with pytest.raises(NoSuchTableError, match="Did you mean 'acme.core.dim_store'"):
+    with pytest.raises(se.UnknownTableError, match="did you mean 'acme.core.dim_store'"):
         sm.join_path(sh.cat, T("dim_stor"), T("dim_store"))
     with pytest.raises(InvalidValueError, match="depth must be"):
         sm.join_path(sh.cat, T("dim_store"), T("fct_orders"), depth="deep")

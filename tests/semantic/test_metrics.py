@@ -12,7 +12,8 @@ import pytest
 import catalog_core as cc
 import semantic as sm
 from catalog_core import lake
-from catalog_core.errors import InvalidValueError, NoSuchTableError, NotFoundError, SqlError
+from catalog_core.errors import InvalidValueError
+from semantic import errors as se
 
 from .lake_joins import BACKENDS, SCHEMAS, T, fiscal, rows, shop
 
@@ -153,29 +154,29 @@ def test_define_metric_stores_the_layout_with_a_basis_of_its_own_columns(sh):
 # ---------------------------------------------------------------- errors
 
 @pytest.mark.parametrize("kwargs, exc, words", [
-    (dict(expression="sum(net_line_cents +"), SqlError,
+    (dict(expression="sum(net_line_cents +"), se.InvalidExpressionError,
      ["metric expression does not parse at line 1, column", "sum(net_line_cents +"]),
-    (dict(expression="net_line_cents / 100"), SqlError, ["must be an aggregate such as sum(x)"]),
-    (dict(expression="net_line_cents + sum(quantity)"), SqlError,
+    (dict(expression="net_line_cents / 100"), se.InvalidExpressionError, ["must be an aggregate such as sum(x)"]),
+    (dict(expression="net_line_cents + sum(quantity)"), se.InvalidExpressionError,
      ["column 'net_line_cents' is outside an aggregate", "(line 1, column 1)"]),
-    (dict(expression="sum(net_line_cent)"), InvalidValueError,
-     ["unknown column 'net_line_cent'", "Did you mean 'net_line_cents'", "(line 1, column 5)", "    ^"]),
-    (dict(expression="sum(fct_payments.amount_cents)"), InvalidValueError,
+    (dict(expression="sum(net_line_cent)"), se.UnknownColumnError,
+     ["unknown column 'net_line_cent'", "did you mean 'net_line_cents'", "(line 1, column 5)", "    ^"]),
+    (dict(expression="sum(fct_payments.amount_cents)"), se.UnknownColumnError,
      ["table 'fct_payments' is not acme.core.fct_order_items or reachable from it by canonical many-to-one joins"]),
-    (dict(expression="sum(quantity) over ()"), SqlError, ["window functions"]),
-    (dict(expression="sum(quantity); DROP TABLE x"), SqlError, ["must be one SQL expression, got 2 statements"]),
-    (dict(expression="sum((SELECT 1))"), SqlError, ["not a statement or subquery"]),
-    (dict(expression="sum(quantity)", filter="sum(quantity) > 2"), SqlError, ["must be a row condition"]),
-    (dict(expression="sum(quantity)", filter="stauts = 'x'"), InvalidValueError,
+    (dict(expression="sum(quantity) over ()"), se.InvalidExpressionError, ["window functions"]),
+    (dict(expression="sum(quantity); DROP TABLE x"), se.InvalidExpressionError, ["must be one SQL expression, got 2 statements"]),
+    (dict(expression="sum((SELECT 1))"), se.InvalidExpressionError, ["not a statement or subquery"]),
+    (dict(expression="sum(quantity)", filter="sum(quantity) > 2"), se.InvalidExpressionError, ["must be a row condition"]),
+    (dict(expression="sum(quantity)", filter="stauts = 'x'"), se.UnknownColumnError,
      ["metric filter: unknown column 'stauts'", "fct_orders.status"]),
-    (dict(expression="sum(quantity)", time_column="quantity"), InvalidValueError,
+    (dict(expression="sum(quantity)", time_column="quantity"), se.InvalidAnnotationError,
      ["time_column 'quantity' of acme.core.fct_order_items is int; it must be a DATE or TIMESTAMP column"]),
-    (dict(expression="sum(quantity)", time_column="order_date"), InvalidValueError,
-     ["time_column 'order_date' is not a column", "Did you mean 'order_date_local'"]),
-    (dict(expression="sum(quantity)", name="net revenue"), InvalidValueError, ["metric name must start with a letter"]),
-    (dict(expression="sum(quantity)", table=T("fct_items")), NoSuchTableError, ["Did you mean 'acme.core.fct_order_items'"]),
-    (dict(expression="sum(quantity)", synonyms=[""]), InvalidValueError, ["synonyms must be a list"]),
-    (dict(expression="sum(quantity)", author=" "), InvalidValueError, ["author must be a non-empty name"]),
+    (dict(expression="sum(quantity)", time_column="order_date"), se.UnknownColumnError,
+     ["time_column 'order_date' is not a column", "did you mean 'order_date_local'"]),
+    (dict(expression="sum(quantity)", name="net revenue"), se.InvalidAnnotationError, ["metric name must start with a letter"]),
+    (dict(expression="sum(quantity)", table=T("fct_items")), se.UnknownTableError, ["did you mean 'acme.core.fct_order_items'"]),
+    (dict(expression="sum(quantity)", synonyms=[""]), se.InvalidAnnotationError, ["synonyms must be a list"]),
+    (dict(expression="sum(quantity)", author=" "), se.InvalidAnnotationError, ["author must name who wrote the annotation"]),
 ])
 def test_define_metric_rejects_bad_input_with_a_message_and_writes_nothing(sh, kwargs, exc, words):
     before = sh.cat.latest_vid
@@ -188,23 +189,23 @@ def test_define_metric_rejects_bad_input_with_a_message_and_writes_nothing(sh, k
 
 
 @pytest.mark.parametrize("kwargs, exc, words", [
-    (dict(metric="net_revenu"), NotFoundError, ["no metric 'net_revenu'", "Did you mean", "net_revenue"]),
+    (dict(metric="net_revenu"), se.UnknownMetricError, ["no metric 'net_revenu'", "did you mean", "net_revenue"]),
     (dict(metric="units"), InvalidValueError,
      ["metric 'units' is ambiguous: acme.core.fct_order_items.units, acme.core.legacy_sales.units"]),
-    (dict(group_by=["regin"]), InvalidValueError,
-     ["dimension 'regin': unknown column 'regin'", "Did you mean", "dim_store.region",
-      "Columns reachable from acme.core.fct_order_items (canonical many-to-one joins)", "dim_customer.loyalty_tier"]),
-    (dict(group_by=["fct_payments.method"]), InvalidValueError, ["table 'fct_payments' is not", "Reachable tables"]),
+    (dict(group_by=["regin"]), se.UnknownColumnError,
+     ["dimension 'regin': unknown column 'regin'", "did you mean", "dim_store.region",
+      "columns reachable from acme.core.fct_order_items by canonical many-to-one joins", "dim_customer.loyalty_tier"]),
+    (dict(group_by=["fct_payments.method"]), se.UnknownColumnError, ["table 'fct_payments' is not", "reachable tables"]),
     (dict(group_by=["sum(quantity)"]), InvalidValueError, ["must be a column"]),
-    (dict(grain="fiscal_month"), InvalidValueError, ["grain must be one of day, week", "Did you mean"]),
+    (dict(grain="fiscal_month"), InvalidValueError, ["grain must be one of day, week", "did you mean"]),
     (dict(metric="captured_payments", grain="month"), InvalidValueError,
      ["metric acme.core.fct_payments.captured_payments has no time_column"]),
     (dict(time_range=("2024-13-01", None)), InvalidValueError, ["time_range start must be an ISO date"]),
     (dict(time_range=(None, None)), InvalidValueError, ["time_range must be (start, end)"]),
-    (dict(where="sum(quantity) > 1"), SqlError, ["where must be a row condition"]),
-    (dict(where="1 = 1; DROP TABLE acme.core.fct_orders"), SqlError, ["must be one SQL expression"]),
-    (dict(where="order_id IN (SELECT order_id FROM acme.core.fct_payments)"), SqlError, ["subquery"]),
-    (dict(where="chanel = 'web'"), InvalidValueError, ["where: unknown column 'chanel'", "fct_orders.channel",
+    (dict(where="sum(quantity) > 1"), se.InvalidExpressionError, ["where must be a row condition"]),
+    (dict(where="1 = 1; DROP TABLE acme.core.fct_orders"), se.InvalidExpressionError, ["must be one SQL expression"]),
+    (dict(where="order_id IN (SELECT order_id FROM acme.core.fct_payments)"), se.InvalidExpressionError, ["subquery"]),
+    (dict(where="chanel = 'web'"), se.UnknownColumnError, ["where: unknown column 'chanel'", "fct_orders.channel",
                                                        "(line 1, column 1)"]),
 ])
 def test_metric_sql_rejects_bad_input_with_a_message(sh, kwargs, exc, words):

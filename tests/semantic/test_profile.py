@@ -9,8 +9,6 @@ import pytest
 import semantic as sm
 from catalog_core import lake
 from catalog_core.errors import InvalidValueError, NoSuchTableError
-from semantic._tables import table_info
-from semantic._write import Pending, write_annotations
 
 from .lake_joins import BACKENDS, INCLUSIONS, KEYS, SCHEMAS, T, shop
 
@@ -107,10 +105,7 @@ def test_profile_never_overwrites_other_sources(tmp_path):
     with shop("embedded", str(tmp_path), related=False) as s:
         cat = s.cat
         sm.relate(cat, T("fct_orders"), T("dim_store"), on=["store_id"], author="alice")
-        vid = cat.latest_vid
-        t = table_info(cat, T("fct_orders"), vid)
-        write_annotations(cat, [Pending(t, "table.grain", "table", {"text": "one row per order", "keys": ["order_id"]})],
-                          vid, author="alice", source="human")
+        sm.annotate(cat, T("fct_orders"), {"grain": {"text": "one row per order", "keys": ["order_id"]}}, author="alice")
         res = sm.profile(cat, T("fct_orders"))
         grain = _keys(res)
         assert not grain.written and grain.kept_back == "table.grain already has a human annotation"
@@ -134,7 +129,7 @@ def test_profile_reads_the_snapshot_and_write_false_writes_nothing(sh):
 
 
 def test_profile_rejects_bad_input(sh):
-    with pytest.raises(NoSuchTableError, match="Did you mean 'acme.core.dim_store'"):
+    with pytest.raises(NoSuchTableError, match="did you mean 'acme.core.dim_store'"):
         sm.profile(sh.cat, T("dim_stores"))
     with pytest.raises(InvalidValueError, match="min_overlap must be a fraction"):
         sm.profile(sh.cat, T("dim_store"), min_overlap=0)
