@@ -51,7 +51,8 @@ from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import InvalidValueError
 from catalog_core.model import Obj
-from semantic.annotations import read_annotations, read_catalog_annotations, table_columns
+from semantic._tables import table_columns
+from semantic.annotations import read_annotations, read_catalog_annotations
 
 __all__ = ["Hit", "search", "FIELDS", "WEIGHTS", "words", "terms", "clear_search_cache"]
 

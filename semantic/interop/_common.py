@@ -20,8 +20,9 @@ from catalog_core import lake
 from catalog_core.api import CatalogAPI
 from catalog_core.errors import InvalidValueError, NoSuchTableError
 from catalog_core.model import Obj
-from semantic.annotations import find_column, new_annotation, read_annotations, table_columns, write_annotations
-from semantic.errors import UnknownColumnError, did_you_mean, suggest
+from semantic._tables import columns_of, find, unknown_column
+from semantic.annotations import new_annotation, read_annotations, write_annotations
+from semantic.errors import did_you_mean, suggest
 
 __all__ = ["InterchangeError", "Unmapped", "ImportResult", "Planned", "Plan", "Progress", "file_digest",
            "load_yaml", "load_json"]
@@ -137,10 +138,8 @@ class Plan:
         obj = self.table(cat, table, vid)
         if obj is None:
             return None
-        try:
-            return str(find_column(table, obj.value, column)["name"])
-        except UnknownColumnError:
-            return None
+        col = find(columns_of(obj.value), column)
+        return col.name if col is not None else None
 
     def add(self, target: str, kind: str, key: str, value: Any, *, column: str | None = None,
             columns: list[str] | None = None, place: str = "") -> None:
@@ -159,6 +158,14 @@ def _valid(name: str) -> bool:
     except InvalidValueError:
         return False
     return name.count(".") == 2
+
+
+def _col(table: str, value: dict[str, Any], name: str) -> Any:
+    cols = columns_of(value)
+    col = find(cols, name)
+    if col is None:
+        raise unknown_column(table, name, [c.name for c in cols])
+    return col
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -207,11 +214,10 @@ def apply(cat: CatalogAPI, plan: Plan, *, progress: Progress | None = None, dry_
         key = p.key
         if p.kind == "column":
             assert tobj is not None and p.column is not None
-            col = find_column(p.target, tobj.value, p.column)
-            key = f"column.{int(col['id'])}.{p.key}"
+            key = f"column.{_col(p.target, tobj.value, p.column).id}.{p.key}"
         value = _normalize(p, tobj.value if tobj is not None else {})
         if p.kind == "table" and key == "table.grain" and tobj is not None:
-            value["keys"] = [str(find_column(p.target, tobj.value, k)["name"]) for k in value["keys"]]
+            value["keys"] = [_col(p.target, tobj.value, k).name for k in value["keys"]]
         if p.target not in existing:
             existing[p.target] = {a.key: a.value for a in read_annotations(cat, p.target, vid)}
         if key in existing[p.target] and _same(existing[p.target][key], value):
@@ -265,7 +271,3 @@ def map_table(cat: CatalogAPI, vid: int, names: list[str], mapping: dict[str, st
         return None, (f"no table {' or '.join(tried) or names[0]} in the catalog{suggest(close)}; "
                       "pass mapping={name: 'catalog.namespace.table'}")
     return None, f"no table {' or '.join(tried) or names[0]}; pass catalog= or mapping="
-
-
-def columns_of(obj: Obj | None) -> list[str]:
-    return [str(c.get("name")) for c in table_columns(obj.value)] if obj is not None else []

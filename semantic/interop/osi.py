@@ -40,7 +40,8 @@ import yaml
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import InvalidValueError
-from semantic.annotations import read_annotations, table_columns
+from semantic._tables import table_columns
+from semantic.annotations import read_annotations
 from semantic.interop._common import (
     ImportResult,
     InterchangeError,

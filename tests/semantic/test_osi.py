@@ -174,3 +174,38 @@ def test_bad_osi_files_name_the_place_and_write_nothing(cat, lk, tmp_path, edit,
     with pytest.raises(InterchangeError, match=message):
         sm.import_osi(cat, str(p), catalog="acme")
     assert cat.resolve(None) == vid
+
+
+def test_cli_import_and_export(tmp_path):
+    """`semcat export osi` then `semcat import osi` (twice: the second writes nothing), and a bad file's
+    message on the command line."""
+    import os
+    import subprocess
+    import sys
+
+    import catalog_core as cc
+
+    from .lakes import LakeBuilder
+
+    data = str(tmp_path / "data")
+    cat = cc.Catalog.open(data)
+    lake(LakeBuilder(cat, tmp_path / "files"))
+    annotate_everything(cat)
+    cat.close()
+    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+    def semcat(*args):
+        return subprocess.run([sys.executable, "-m", "mcp_server.cli", *args], capture_output=True, text=True,
+                              env=env, timeout=300)
+
+    out = str(tmp_path / "acme.yaml")
+    r = semcat("export", "osi", out, "--catalog", "acme", "--data", data)
+    assert r.returncode == 0, r.stderr
+    assert "3 datasets, 1 relationships, 1 metrics" in r.stdout
+    r = semcat("import", "osi", out, "--data", data)
+    assert r.returncode == 0, r.stderr
+    assert "wrote 0 annotations" in r.stdout and "unchanged" in r.stdout
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(FOREIGN.replace("to: customers", "to: clients"))
+    r = semcat("import", "osi", str(bad), "--data", data, "--catalog", "acme")
+    assert r.returncode != 0 and "relationships[0].to: 'clients' names no dataset" in r.stderr
