@@ -214,9 +214,9 @@ def _from_yml(root: str) -> _Project:
         for i, mt in enumerate(_list(doc.get("metrics"), f, "metrics", "metrics")):
             mt = _dict(mt, f, f"metrics[{i}]", "a metric")
             tp = dict(mt.get("type_params") or {})
-            for k in ("measure", "numerator", "denominator"):
-                if isinstance(tp.get(k), str):
-                    tp[k] = {"name": tp[k]}
+            for part in ("measure", "numerator", "denominator"):
+                if isinstance(tp.get(part), str):
+                    tp[part] = {"name": tp[part]}
             p.metrics.append({**mt, "type_params": tp, "place": f"metrics[{i}] ({mt.get('name')})", "file": f})
     for f, place, model_uid, t, col in pending_tests:
         if isinstance(t, str):
@@ -438,7 +438,7 @@ def _semantic(cat: CatalogAPI, plan: Plan, vid: int, proj: _Project, table_of: d
                 continue
             expression = _AGG[agg].format(e if agg != "count" or e != "1" else "*")
             filt = _filter(mt.get("filter"), ms_ref.get("filter") if isinstance(ms_ref, dict) else None, s)
-            if filt is False:
+            if filt is False or filt is True:
                 plan.skip(f"metric {name}", place, "its filter uses Jinja semcat cannot translate")
                 continue
             tdim = ms.get("agg_time_dimension") or (s.get("defaults") or {}).get("agg_time_dimension")

@@ -175,8 +175,8 @@ def export_osi(cat: CatalogAPI, path: str, catalog: str, snapshot: SnapshotRef =
         model["custom_extensions"] = ext
     doc = {"version": OSI_VERSION, "semantic_model": [model]}
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        yaml.safe_dump(doc, f, sort_keys=False, allow_unicode=True, width=120)
+    with open(path, "w", encoding="utf-8") as out:
+        yaml.safe_dump(doc, out, sort_keys=False, allow_unicode=True, width=120)
     return doc
 
 
