@@ -162,7 +162,7 @@ class TransactionManager:
         store = self.store
         overlay = View(store)
         pending = WriteLog()  # this group's accepted writes: its later commits validate against them
-        accepted: list[tuple[CommitRequest, list, float]] = []
+        accepted: list[tuple[CommitRequest, int, list, float]] = []
         inner: dict[bytes, bytes] = {}
         leaf: dict[bytes, bytes] = {}
         deltas: list[tuple[bytes, bytes]] = []
@@ -197,25 +197,25 @@ class TransactionManager:
                 if n < len(group) - 1:
                     pending.add(next_vid, effects)
                 req.vid = next_vid
-                accepted.append((req, effects, commit_time))
+                accepted.append((req, next_vid, effects, commit_time))
                 next_vid += 1
             if accepted:
                 self._write(inner, leaf, deltas, records, next_vid - 1)
                 durable = True
                 self.groups += 1
                 if self._commit_times is not None:
-                    self._commit_times.extend(t for _r, _e, t in accepted)
+                    self._commit_times.extend(t for _r, _v, _e, t in accepted)
                 with self._state:
                     # Records matter only to transactions that read before them. When no transaction
                     # but this group's committers (each begun, so each counted) is active, e.g. in a
                     # bulk load, nobody ever will: skip indexing them.
                     if sum(self._active.values()) > len(group):
-                        for req, effects, _t in accepted:
-                            self.log.add(req.vid, effects)
+                        for _r, vid, effects, _t in accepted:
+                            self.log.add(vid, effects)
         except BaseException as exc:
             if not durable:
                 why = f"commit was not made durable: {exc}; nothing was written"
-                for req, _e, _t in accepted:
+                for req, _v, _e, _t in accepted:
                     req.vid, req.error = None, CatalogError(why)
             for req in group:  # never leave a committer without an answer
                 if req.vid is None and req.error is None:
