@@ -1,44 +1,73 @@
 """semcat's catalog engine: a versioned, hierarchical, transactional catalog after TreeCat.
 
     import catalog_core as cc
-    cat = cc.Catalog.open("data")
+    cat = cc.Catalog.open("data")                 # embedded; or cc.connect(url, token=...) over HTTP
     with cat.transaction(author="etl", message="load") as txn:
         txn.add("/wh", {"obj_type": "catalog", "properties": {}})
+
+Both catalogs satisfy `cc.CatalogAPI`; code above this package is typed against it. Errors are one
+tree under `cc.CatalogError` (module `cc.errors`); the lake's naming conventions are `cc.lake`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from catalog_core import errors
+from catalog_core import errors, lake
 from catalog_core._engine.catalog import Catalog
+from catalog_core._engine.txn import Transaction
+from catalog_core.api import CatalogAPI, SnapshotRef, TransactionAPI
 from catalog_core.errors import (
     AlreadyExistsError,
     CatalogError,
     ConflictError,
+    InvalidPathError,
+    InvalidValueError,
+    NoSuchTableError,
     NotFoundError,
     PreconditionError,
     QuerySyntaxError,
+    SnapshotNotFoundError,
+    SqlError,
+    SqlRefusedError,
+    SqlTimeoutError,
 )
-from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version
+from catalog_core.model import Commit, FileObj, Obj, QueryStats, Snapshot, Version
 from catalog_core.retry import retry_transaction
-from catalog_core._engine.txn import Transaction
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from catalog_core.remote.client import RemoteCatalog
+    from catalog_core.sql.reader import SqlResult
 
 __all__ = [
     "Catalog",
     "Transaction",
+    "CatalogAPI",
+    "TransactionAPI",
+    "SnapshotRef",
     "Obj",
+    "FileObj",
     "Version",
     "Commit",
     "Snapshot",
     "QueryStats",
     "errors",
+    "lake",
     "CatalogError",
     "ConflictError",
     "PreconditionError",
     "NotFoundError",
+    "NoSuchTableError",
+    "SnapshotNotFoundError",
     "AlreadyExistsError",
+    "InvalidPathError",
+    "InvalidValueError",
     "QuerySyntaxError",
+    "SqlError",
+    "SqlRefusedError",
+    "SqlTimeoutError",
     "retry_transaction",
     "connect",
     "open_duckdb",
@@ -47,27 +76,32 @@ __all__ = [
 ]
 
 
-def connect(url: str, token: str | None = None, **kwargs: Any):
-    """A client for a `semcat serve` catalog, with the same interface as `Catalog`."""
+def connect(url: str, token: str | None = None, **kwargs: Any) -> RemoteCatalog:
+    """A client for a `semcat serve` catalog, with the same interface as `Catalog` (`CatalogAPI`)."""
     from catalog_core.remote.client import RemoteCatalog
 
     return RemoteCatalog(url, token=token, **kwargs)
 
 
-def open_duckdb(cat: Any, snapshot: Any = None, sandbox: bool = True):
+def open_duckdb(cat: CatalogAPI, snapshot: SnapshotRef = None, sandbox: bool = True) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with a view `catalog.namespace.table` over exactly the files of every
+    table visible at `snapshot`."""
     from catalog_core.sql.reader import open_duckdb as _open
 
     return _open(cat, snapshot=snapshot, sandbox=sandbox)
 
 
-def open_table(cat: Any, name: str, where: str | None = None, snapshot: Any = None, sandbox: bool = True):
+def open_table(cat: CatalogAPI, name: str, where: str | None = None, snapshot: SnapshotRef = None,
+               sandbox: bool = True) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with one table's view over the files `plan_files` keeps for `where`."""
     from catalog_core.sql.reader import open_table as _open
 
     return _open(cat, name, where=where, snapshot=snapshot, sandbox=sandbox)
 
 
-def run_sql(cat: Any, sql: str, snapshot: Any = None, limit: int = 1000, timeout_s: float = 10):
+def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int = 1000,
+            timeout_s: float = 10) -> SqlResult:
+    """One read-only statement from an agent, sandboxed, with row and time limits."""
     from catalog_core.sql.reader import run_sql as _run
 
     return _run(cat, sql, snapshot=snapshot, limit=limit, timeout_s=timeout_s)

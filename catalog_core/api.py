@@ -13,8 +13,10 @@ time (the last commit at or before it), or None for the latest commit. Every rea
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from catalog_core.writeset import WriteOp
 from catalog_core.model import Commit, FileObj, Obj, QueryStats, Snapshot, Version
 
 if TYPE_CHECKING:
@@ -35,9 +37,21 @@ class TransactionAPI(Protocol):
     the transaction, or a `PreconditionError` when a write's precondition fails; either way nothing
     was written."""
 
-    read_vid: int
-    vid: int | None
-    state: str
+    @property
+    def read_vid(self) -> int: ...
+    @property
+    def vid(self) -> int | None:
+        """The commit's vid once committed."""
+        ...
+    @property
+    def state(self) -> str:
+        """active, committed or aborted."""
+        ...
+    @property
+    def ops(self) -> list[WriteOp]:
+        """The buffered write set, in write order."""
+        ...
+
 
     def get(self, path: str) -> Obj | None: ...
     def query(self, expr: str | Query, stats: QueryStats | None = None) -> list[Obj]: ...
@@ -91,7 +105,7 @@ class CatalogAPI(Protocol):
     def clone(self, src: str, dst: str, vid: SnapshotRef = None, author: str = "", message: str = "") -> int: ...
 
     def transaction(self, author: str = "", message: str = "", meta: dict[str, Any] | None = None,
-                    time: float | str | None = None) -> TransactionAPI:
+                    time: float | str | datetime | None = None) -> TransactionAPI:
         """A read-write transaction; `time` backdates its commit (seconds since the epoch or an
         ISO-8601 time, not earlier than the latest commit's time) for imports and simulated
         histories."""

@@ -5,16 +5,19 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from catalog_core.errors import ConflictError
+
+if TYPE_CHECKING:
+    from catalog_core.api import CatalogAPI, TransactionAPI
 
 __all__ = ["retry_transaction"]
 
 T = TypeVar("T")
 
 
-def retry_transaction(cat: Any, fn: Callable[[Any], T], *, attempts: int = 10, base_delay: float = 0.002,
+def retry_transaction(cat: CatalogAPI, fn: Callable[[TransactionAPI], T], *, attempts: int = 10, base_delay: float = 0.002,
                       max_delay: float = 0.5, author: str = "", message: str = "",
                       meta: dict | None = None) -> T:
     """Run `fn(txn)` in a fresh transaction and commit; on a retryable ConflictError start over

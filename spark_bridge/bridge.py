@@ -33,7 +33,9 @@ from catalog_core.errors import (
     PermissionDeniedError,
     PreconditionError,
 )
-from catalog_core._engine.planning import table_path
+from catalog_core import lake
+from catalog_core.api import CatalogAPI
+from catalog_core.lake import table_path
 from catalog_core.writeset import CommitOnExit
 
 from spark_bridge import files as fl
@@ -98,15 +100,16 @@ class Bridge:
     """Spark <-> catalog bridge. `catalog`: a Catalog (or remote client), a data directory, or an
     http(s) URL (with `token`). `warehouse` overrides the root of default table locations."""
 
-    def __init__(self, spark: Any, catalog: Any, *, token: str | None = None, warehouse: str | None = None,
-                 max_attempts: int = 8) -> None:
+    def __init__(self, spark: Any, catalog: CatalogAPI | str | os.PathLike[str], *, token: str | None = None,
+                 warehouse: str | None = None, max_attempts: int = 8) -> None:
         self.spark = spark
+        self.catalog: CatalogAPI
         self._owns = isinstance(catalog, (str, os.PathLike))
         if isinstance(catalog, str) and catalog.startswith(("http://", "https://")):
             self.catalog = cc.connect(catalog, token=token or os.environ.get("SEMCAT_TOKEN"))
         elif self._owns:
             self.catalog = cc.Catalog.open(os.fspath(catalog))
-        elif hasattr(catalog, "transaction") and hasattr(catalog, "get"):
+        elif isinstance(catalog, CatalogAPI):
             self.catalog = catalog
         else:
             raise InvalidValueError(f"catalog must be a Catalog, a data directory or an http(s) URL, "
@@ -174,7 +177,7 @@ class Bridge:
             raise InvalidValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
         table_path(name)  # validates the name
         wanted = [partition_by] if isinstance(partition_by, str) else partition_by
-        have = [c if isinstance(c, str) else c.get("name") for c in (table or {}).get("partition_by") or []]
+        have = lake.partition_columns(table or {})
         if table is not None and wanted is not None and [c.lower() for c in wanted] != [c.lower() for c in have]:
             raise SchemaEvolutionError(f"{name} is partitioned by {have}; partition_by={list(wanted)} cannot "
                                        "change that; drop partition_by or use the table's columns")

@@ -12,11 +12,11 @@ import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from catalog_core._engine.planning import table_path
+from catalog_core.lake import partition_columns, table_path
 
 from spark_bridge.errors import BridgeError
 from spark_bridge.plan import TableWrite, parent_path
-from spark_bridge.reader import _partition_cols, partition_values, read_files
+from spark_bridge.reader import partition_values, read_files
 
 if TYPE_CHECKING:
     from spark_bridge.bridge import Bridge, CommitResult
@@ -50,7 +50,7 @@ def compact(bridge: "Bridge", name: str, target_file_mb: float = 128, author: st
     groups = pick_groups(cat.plan_files(name, where=where, vid=vid), target)
     if not groups:
         return CommitResult(None, 0, (TableWrite(name, "compact", ""),))
-    pcols = _partition_cols(table)
+    pcols = partition_columns(table)
     chosen = [f for fs in groups.values() for f in fs]
     values = partition_values(cat, tpath, pcols, vid) if pcols else {}
     df = read_files(spark, table, tpath, chosen, values)

@@ -1,29 +1,8 @@
-"""Errors the bridge raises; all are `catalog_core` CatalogErrors, so callers catch one family."""
+"""Errors the bridge raises; all are `catalog_core` CatalogErrors (defined in catalog_core.errors,
+so they keep their class across HTTP), re-exported here for the bridge's callers."""
 
 from __future__ import annotations
 
-from catalog_core.errors import CatalogError, InvalidValueError
+from catalog_core.errors import BridgeError, CommitFailedError, CommitUnknownError, SchemaEvolutionError
 
 __all__ = ["BridgeError", "SchemaEvolutionError", "CommitFailedError", "CommitUnknownError"]
-
-
-class BridgeError(CatalogError):
-    """A bridge operation failed; the message says why and what to do."""
-
-
-class SchemaEvolutionError(InvalidValueError):
-    """The DataFrame's schema cannot be reconciled with the table's (an incompatible type change,
-    a missing required column, a different partitioning)."""
-
-
-class CommitFailedError(BridgeError):
-    """The catalog commit failed for good (after retries); the files the write produced were deleted."""
-
-    http_status = 409
-
-
-class CommitUnknownError(BridgeError):
-    """The commit call broke (e.g. the connection to the server) and the commit log does not show
-    it; it may still land, so the written files were kept. `details["write_ids"]` names them."""
-
-    http_status = 503

@@ -11,12 +11,12 @@ A schema change `set`s the schema guarded by a precision-locked read of `schema.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog_core._engine.planning import partition_id, table_path
+from catalog_core.lake import exact_query, partition_columns, partition_id, quote, table_path
+from catalog_core.paths import parent_of
 
 from spark_bridge import stats as st
 from spark_bridge.errors import BridgeError, SchemaEvolutionError
@@ -67,13 +67,8 @@ class TableWrite:
     dropped_files: list[str] = field(default_factory=list)  # compact: new files not committed
 
 
-def query_of(path: str) -> str:
-    """A path query that matches exactly `path` (seeks on obj_id at every level)."""
-    return "".join(f"/[obj_id = {json.dumps(seg, ensure_ascii=False)}]" for seg in path.strip("/").split("/"))
-
-
-def parent_path(path: str) -> str:
-    return path.rsplit("/", 1)[0] or "/"
+query_of = exact_query  # a path query matching exactly one path (obj_id seeks at every level)
+parent_path = parent_of
 
 
 def _partition_seg(col: str, value: Any) -> str:
@@ -126,7 +121,7 @@ class Planner:
             steps = query_of(tpath)
             for lv in range(level + 1):
                 ids = sorted({c[lv].rsplit("/", 1)[1] for c in chains})
-                steps += "/[obj_id in (" + ", ".join(json.dumps(i, ensure_ascii=False) for i in ids) + ")]"
+                steps += "/[obj_id in (" + ", ".join(quote(i) for i in ids) + ")]"
             found = {o.path: o.value for o in self.cat.query(steps, vid=self.vid)}
             for p in wanted:
                 self.known[p] = found.get(p)
@@ -150,7 +145,7 @@ class Planner:
             return tpath
         if table.get("obj_type") != "table":
             raise BridgeError(f"{tpath} exists but is a {table.get('obj_type')!r}, not a table; pick another name")
-        have = [c if isinstance(c, str) else c.get("name") for c in table.get("partition_by") or []]
+        have = partition_columns(table)
         if [c.lower() for c in have] != [c.lower() for c in w.partition_by]:
             raise SchemaEvolutionError(f"{w.table} is partitioned by {have}, the write by {w.partition_by}; "
                                        "partitioning cannot change; write with the table's partition_by")
@@ -169,7 +164,7 @@ class Planner:
         if tpath not in self.at_read or tpath in self.guarded:
             return
         sid = int((self.at_read[tpath].get("schema") or {}).get("schema_id", 0))
-        name = json.dumps(tpath.rsplit("/", 1)[1], ensure_ascii=False)
+        name = quote(tpath.rsplit("/", 1)[1])
         self.txn.query(f"{query_of(parent_path(tpath))}/[obj_id = {name} and schema.schema_id != {sid}]")
         self.guarded.add(tpath)
 

@@ -11,7 +11,8 @@ from collections import defaultdict
 from functools import reduce
 from typing import Any
 
-from catalog_core._engine.planning import table_path
+from catalog_core.api import CatalogAPI, SnapshotRef
+from catalog_core.lake import partition_columns, table_path
 
 from spark_bridge.errors import BridgeError
 from spark_bridge.files import needs_escape
@@ -21,11 +22,7 @@ from spark_bridge.schema import to_struct
 __all__ = ["read_table", "read_files", "partition_values"]
 
 
-def _partition_cols(table: dict[str, Any]) -> list[str]:
-    return [c if isinstance(c, str) else c.get("name") for c in table.get("partition_by") or []]
-
-
-def partition_values(cat: Any, tpath: str, columns: list[str], vid: int) -> dict[str, dict[str, Any]]:
+def partition_values(cat: CatalogAPI, tpath: str, columns: list[str], vid: int) -> dict[str, dict[str, Any]]:
     """Deepest partition path -> {column: value}, one query per partition level."""
     values: dict[str, dict[str, Any]] = {tpath: {}}
     for level, col in enumerate(columns, start=1):
@@ -56,7 +53,7 @@ def read_files(spark: Any, table: dict[str, Any], tpath: str, files: list[Any],
     names = [f.name for f in schema.fields]
     if not files:
         return spark.createDataFrame([], schema)
-    pcols = _partition_cols(table)
+    pcols = partition_columns(table)
     paths = [f.value["path"] for f in files]
     if not pcols:
         return spark.read.schema(schema).parquet(*paths)
@@ -86,7 +83,7 @@ def read_files(spark: Any, table: dict[str, Any], tpath: str, files: list[Any],
     return reduce(lambda a, b: a.unionByName(b), frames)
 
 
-def read_table(spark: Any, cat: Any, name: str, snapshot: Any = None, where: str | None = None) -> Any:
+def read_table(spark: Any, cat: CatalogAPI, name: str, snapshot: SnapshotRef = None, where: str | None = None) -> Any:
     tpath = table_path(name)
     vid = cat.resolve(snapshot)
     obj = cat.get(tpath, vid=vid)
@@ -94,5 +91,5 @@ def read_table(spark: Any, cat: Any, name: str, snapshot: Any = None, where: str
         raise BridgeError(f"table {name!r} does not exist at vid {vid}; write it first or pick another "
                           "snapshot", table=name, vid=vid)
     files = cat.plan_files(name, where=where, vid=vid)
-    values = partition_values(cat, tpath, _partition_cols(obj.value), vid) if obj.value.get("partition_by") else {}
+    values = partition_values(cat, tpath, partition_columns(obj.value), vid) if obj.value.get("partition_by") else {}
     return read_files(spark, obj.value, tpath, files, values)

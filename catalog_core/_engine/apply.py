@@ -11,7 +11,7 @@ from typing import Any
 
 from msgpack import packb as _packb
 
-from catalog_core.errors import AlreadyExistsError, InvalidValueError, LeafImmutableError, NotFoundError, PreconditionError
+from catalog_core.errors import AlreadyExistsError, InvalidValueError, LeafImmutableError, MissingObjectError, PreconditionError
 from catalog_core.merge import apply_delta
 from catalog_core.paths import parent_of
 from catalog_core._engine.codec import _maybe_non_finite, inv_vid_bytes, pack, pack_value
@@ -170,7 +170,7 @@ def _parent_ok(view: View, path: str, op: str) -> None:
     parent = parent_of(path)
     cur = view.current(parent)
     if cur is None:
-        raise NotFoundError(f"cannot {op} {path!r}: its parent {parent!r} does not exist; create the parent first",
+        raise MissingObjectError(f"cannot {op} {path!r}: its parent {parent!r} does not exist; create the parent first",
                             path=path, parent=parent)
     if cur[1]:
         raise PreconditionError(f"cannot {op} {path!r}: its parent {parent!r} is a leaf and leaves have no children",
@@ -219,7 +219,7 @@ def _apply_one(view: View, op: WriteOp, vid: int, time: float, effects: list[Eff
         effects.append(Effect(path, cur[0] if cur else None, op.value, False))
     elif op.kind == "merge":
         if cur is None:
-            raise NotFoundError(f"cannot merge into {path!r}: it does not exist; add it first", path=path)
+            raise MissingObjectError(f"cannot merge into {path!r}: it does not exist; add it first", path=path)
         if cur[1]:
             raise LeafImmutableError(f"cannot merge into {path!r}: it is a leaf, and leaves are immutable",
                                      path=path)
@@ -228,7 +228,7 @@ def _apply_one(view: View, op: WriteOp, vid: int, time: float, effects: list[Eff
         effects.append(Effect(path, cur[0], after, False))
     elif op.kind == "remove":
         if cur is None:
-            raise NotFoundError(f"cannot remove {path!r}: it does not exist", path=path)
+            raise MissingObjectError(f"cannot remove {path!r}: it does not exist", path=path)
         _remove_subtree(view, path, cur[1], vid, effects)
     else:  # pragma: no cover - make_op rejects unknown kinds
         raise InvalidValueError(f"unknown write kind {op.kind!r}")

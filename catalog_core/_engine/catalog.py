@@ -10,7 +10,13 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from catalog_core.errors import AlreadyExistsError, CatalogError, InvalidValueError, NotFoundError
+from catalog_core.errors import (
+    AlreadyExistsError,
+    CatalogError,
+    InvalidValueError,
+    NotFoundError,
+    SnapshotNotFoundError,
+)
 from catalog_core._gcpause import gc_paused
 from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version, iso_time, parse_time
 from catalog_core._engine.mvocc import TransactionManager
@@ -87,7 +93,7 @@ class Catalog:
         if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
             vid = int(ref)
             if not 0 <= vid <= latest:
-                raise NotFoundError(f"vid {vid} does not exist; the latest vid is {latest}", vid=vid)
+                raise SnapshotNotFoundError(f"vid {vid} does not exist; the latest vid is {latest}", vid=vid)
             return vid
         if not isinstance(ref, str) or not ref:
             raise InvalidValueError(f"snapshot ref {ref!r} must be a vid, a snapshot name or an ISO-8601 time")
@@ -96,11 +102,11 @@ class Catalog:
             return snap[0]
         ts = _parse_time(ref)
         if ts is None:
-            raise NotFoundError(f"{ref!r} is neither a snapshot name nor an ISO-8601 time; "
+            raise SnapshotNotFoundError(f"{ref!r} is neither a snapshot name nor an ISO-8601 time; "
                                 "list snapshots with snapshots()", ref=ref)
         idx = bisect.bisect_right(self._times, ts) - 1
         if idx < 0:
-            raise NotFoundError(f"{ref!r} is before the catalog was created", ref=ref)
+            raise SnapshotNotFoundError(f"{ref!r} is before the catalog was created", ref=ref)
         return min(idx, latest)
 
     # ---------------------------------------------------------------- reads
@@ -113,9 +119,10 @@ class Catalog:
         return self._get_at(path, self.resolve(vid))
 
     def iter_query(self, expr: str | Query, vid: int | str | None = None,
-                   stats: QueryStats | None = None, hook: ScanHook | None = None) -> Iterator[Obj]:
+                   stats: QueryStats | None = None) -> Iterator[Obj]:
+        """Stream the objects a path query matches at `vid` (see `query`)."""
         query = parse(expr) if isinstance(expr, str) else expr
-        return execute(self._store, query, self.resolve(vid), hook, stats)
+        return execute(self._store, query, self.resolve(vid), None, stats)
 
     def query(self, expr: str | Query, vid: int | str | None = None,
               stats: QueryStats | None = None) -> list[Obj]:
@@ -149,9 +156,10 @@ class Catalog:
 
     def commits(self, since: int | str | None = None, until: int | str | None = None,
                 prefix: str | None = None, limit: int | None = None) -> list[Commit]:
-        """Commits with since <= vid <= until (refs as for resolve), newest first when `limit`
-        cuts the list; `prefix` keeps commits that touched a path under it."""
-        lo = self.resolve(since) if since is not None else 0
+        """Commits with since <= vid <= until (refs as for resolve; a time `since` starts at the
+        first commit at or after it), newest first when `limit` cuts the list; `prefix` keeps
+        commits that touched a path under it."""
+        lo = self._since_vid(since)
         hi = self.resolve(until) if until is not None else self._store.latest_vid
         out: list[Commit] = []
         pre = None if prefix in (None, ROOT) else prefix.rstrip("/")
@@ -165,10 +173,44 @@ class Catalog:
                 break
         return out
 
+    def _since_vid(self, since: int | str | None) -> int:
+        """The first vid of `commits(since=...)`: a vid or snapshot as given; for a time, the first
+        commit at or after it (resolve gives the last one at or before it)."""
+        if since is None:
+            return 0
+        if isinstance(since, str) and not since.isdigit() and self._store.snapshot_get(since) is None:
+            ts = _parse_time(since)
+            if ts is not None:
+                return bisect.bisect_left(self._times, ts)
+        return self.resolve(since)
+
     def plan_files(self, table: str, where: str | None = None, vid: int | str | None = None,
                    stats: QueryStats | None = None) -> list[Obj]:
         with gc_paused():
             return _plan_files(self._store, table, where, self.resolve(vid), stats)
+
+    def engine_info(self) -> dict[str, Any]:
+        """What the embedded engine holds right now, for tests, benchmarks and operators: the
+        protocol, commit groups written since open, write-log records kept for validation, open
+        read vids (vid -> transactions reading it) and each cache's counters."""
+        mgr, store = self._mgr, self._store
+        with mgr._state:
+            active = dict(mgr._active)
+            log_records = len(mgr.log)
+        return {"protocol": mgr.protocol, "latest_vid": store.latest_vid, "groups": mgr.groups,
+                "write_log_records": log_records, "active_read_vids": active,
+                "caches": {"files": store.files.info(), "leaf_lists": store.leaf_lists.info(),
+                           "leaf_values": {"entries": len(store.leaf_values)}}}
+
+    def leaf_source(self, path: str, vid: int | str | None = None) -> tuple[str, int] | None:
+        """The stored leaf that `path` shows at `vid`: (primary path, create vid). A clone's leaves
+        name the original they share (paper §5.5: clone copies no leaf); None if no leaf is visible."""
+        v = self.resolve(vid)
+        split(path)
+        try:
+            return self._primary(path, v)
+        except NotFoundError:
+            return None
 
     def clear_caches(self) -> None:
         """Forget the leaf lists and decoded values kept in memory (benchmarks measure cold reads)."""

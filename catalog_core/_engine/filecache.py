@@ -15,11 +15,13 @@ fresh decode, so a caller never shares a value with another.
 
 from __future__ import annotations
 
+from typing import Any
+
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from catalog_core._engine.keys import SEP
+from catalog_core._engine.keys import SEP, parent_of_prefix
 
 __all__ = ["Floors", "FileListCache", "Entries", "files_size", "parent_prefix"]
 
@@ -123,6 +125,13 @@ class FileListCache:
         with self._lock:
             self._lists.clear()
             self._bytes = 0
+
+    def info(self) -> dict[str, Any]:
+        """Counters and contents for `Catalog.engine_info` (paths of the cached parents)."""
+        with self._lock:
+            return {"hits": self.hits, "misses": self.misses, "bytes": self._bytes,
+                    "max_bytes": self.max_bytes, "lists": len(self._lists),
+                    "paths": [parent_of_prefix(p) for p in self._lists]}
 
     def _drop(self, prefix: bytes) -> None:
         old = self._lists.pop(prefix, None)

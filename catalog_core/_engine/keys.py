@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from catalog_core.paths import ROOT, split, successor
 
-__all__ = ["SEP", "key_of", "path_of_key", "children_prefix", "child_key", "successor", "ROOT"]
+__all__ = ["SEP", "key_of", "path_of_key", "children_prefix", "parent_of_prefix", "child_key", "successor", "ROOT"]
 
 SEP = b"\x00"
 
@@ -38,6 +38,12 @@ def children_prefix(parent: str) -> bytes:
     parts = split(parent)
     head = (len(parts) + 1).to_bytes(2, "big")
     return head + b"".join(p.encode() + SEP for p in parts)
+
+
+def parent_of_prefix(prefix: bytes) -> str:
+    """The parent path whose `children_prefix` is `prefix`."""
+    body = prefix[2:]
+    return "/" + "/".join(s.decode() for s in body[:-1].split(SEP)) if body else ROOT
 
 
 def child_key(prefix: bytes, obj_id: str) -> bytes:

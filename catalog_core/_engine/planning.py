@@ -8,7 +8,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from catalog_core.errors import InvalidValueError, NotFoundError
+from catalog_core.errors import InvalidValueError, NoSuchTableError
+from catalog_core.lake import is_table, partition_columns, partition_id, table_path, tables_query
 from catalog_core.model import FileObj, QueryStats
 from catalog_core.paths import split
 from catalog_core.query import parse_expr
@@ -16,21 +17,9 @@ from catalog_core.query.ast import And, Compare, EndsWith, Exists, Field, In, Li
 from catalog_core.query.bounds import id_ranges
 from catalog_core._engine.storage import Store
 
-__all__ = ["plan_files", "table_path", "partition_id"]
+__all__ = ["plan_files"]
 
 MAYBE = None  # Kleene logic: True, False, None
-
-
-def table_path(name: str) -> str:
-    parts = name.split(".")
-    if len(parts) != 3 or not all(parts):
-        raise InvalidValueError(f"table name {name!r} must be catalog.namespace.table, e.g. 'wh.sales.orders'")
-    return "/" + "/".join(parts)
-
-
-def partition_id(column: str, value: Any) -> str:
-    """The obj_id of a partition level: `col=value` (None → `col=__null__`)."""
-    return f"{column}={'__null__' if value is None else value}"
 
 
 def _num(x: Any) -> bool:
@@ -153,11 +142,11 @@ def plan_files(store: Store, name: str, where: str | None, vid: int,
                stats: QueryStats | None = None) -> list[FileObj]:
     path = table_path(name)
     found = store.get(path, vid)
-    if found is None or found[0].get("obj_type") != "table":
-        raise NotFoundError(f"table {name!r} does not exist at vid {vid}; list tables with a path query "
-                            f"such as /[obj_id = \"{split(path)[0]}\"]/*/[obj_type = \"table\"]", path=path)
+    if found is None or not is_table(found[0]):
+        raise NoSuchTableError(f"table {name!r} does not exist at vid {vid}; list tables with the path query "
+                               f"{tables_query(split(path)[0])}", name=name, path=path)
     table = found[0]
-    part_cols = tuple(c if isinstance(c, str) else c.get("name") for c in table.get("partition_by") or [])
+    part_cols = tuple(partition_columns(table))
     expr, levels, by_stats = _plan(where, part_cols)
     counter = [0, 0]
     # (partition path, known partition values, whether the filter is already decided true)

@@ -14,7 +14,7 @@ import json
 import socket
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -30,6 +30,9 @@ from catalog_core._gcpause import gc_paused
 from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version, parse_time
 from catalog_core.paths import split
 from catalog_core.writeset import WriteMethods, WriteOp, commit_fields, own_writes
+
+if TYPE_CHECKING:
+    from catalog_core.query.ast import Query
 
 __all__ = ["RemoteCatalog", "RemoteTransaction", "QueryStream"]
 
@@ -261,15 +264,15 @@ class RemoteCatalog:
         split(path)
         return _obj(self._call("GET", "/objects", _params(path=path, vid=_ref_param(vid)))["object"])
 
-    def iter_query(self, expr: str, vid: _Ref = None, stats: QueryStats | None = None) -> QueryStream:
+    def iter_query(self, expr: str | Query, vid: _Ref = None, stats: QueryStats | None = None) -> QueryStream:
         _ref_param(vid)
         body = {"query": _query_text(expr), "vid": vid, "batch_size": self.batch_size}
         return self._stream("/query", body, stats)
 
-    def query(self, expr: str, vid: _Ref = None, stats: QueryStats | None = None) -> list[Obj]:
+    def query(self, expr: str | Query, vid: _Ref = None, stats: QueryStats | None = None) -> list[Obj]:
         return list(self.iter_query(expr, vid, stats))
 
-    def explain(self, expr: str, vid: _Ref = None) -> QueryStats:
+    def explain(self, expr: str | Query, vid: _Ref = None) -> QueryStats:
         _ref_param(vid)
         st = self._call("POST", "/explain", body={"query": _query_text(expr), "vid": vid})["stats"]
         return QueryStats(st["scanned"], st["seeks"], st["matched"], st["per_step"])
@@ -371,13 +374,13 @@ class RemoteTransaction(WriteMethods):
         return self._read_vid  # type: ignore[return-value]
 
     # ---------------------------------------------------------------- reads
-    def iter_query(self, expr: str, stats: QueryStats | None = None) -> QueryStream:
+    def iter_query(self, expr: str | Query, stats: QueryStats | None = None) -> QueryStream:
         self._check_active()
         sid = self._session()
         body = {"query": _query_text(expr), "batch_size": self._cat.batch_size}
         return self._cat._stream(f"/transactions/{sid}/query", body, stats)
 
-    def query(self, expr: str, stats: QueryStats | None = None) -> list[Obj]:
+    def query(self, expr: str | Query, stats: QueryStats | None = None) -> list[Obj]:
         return list(self.iter_query(expr, stats))
 
     def get(self, path: str) -> Obj | None:

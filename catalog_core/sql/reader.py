@@ -6,7 +6,8 @@
 
 Each catalog becomes an attached in-memory database, each namespace a schema, each table a view,
 so DuckDB's three-part names are the catalog's dotted names. `cat` is an embedded `Catalog` or a
-remote client: only `resolve`, `get`, `query` and `plan_files` are used."""
+remote client (`catalog_core.api.CatalogAPI`): only `resolve`, `get`, `query` and `plan_files`
+are used."""
 
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ from pydantic import BaseModel
 from catalog_core.sql.tables import TableSpec, catalog_dir, list_tables, load_table
 from catalog_core.sql.types import quote_ident
 from catalog_core.sql.views import error_sql, table_sql
-from catalog_core.errors import CatalogError, InvalidValueError, NotFoundError
-from catalog_core._engine.planning import table_path
+from catalog_core.api import CatalogAPI, SnapshotRef
+from catalog_core.errors import CatalogError, InvalidValueError
+from catalog_core.lake import require_table, table_path
 from catalog_core.sql.sandbox import check_statement, lock_down, map_error, startup_config
 
 __all__ = ["open_duckdb", "open_table", "run_sql", "SqlResult", "SqlColumn"]
@@ -95,7 +97,7 @@ def _allowed(spec: TableSpec, sandbox: bool) -> list[str]:
     return [f.path for f in spec.files if f.local and (f.trusted or not sandbox)]
 
 
-def _build(cat: Any, vid: int, sandbox: bool, con: duckdb.DuckDBPyConnection, names: set[str] | None = None,
+def _build(cat: CatalogAPI, vid: int, sandbox: bool, con: duckdb.DuckDBPyConnection, names: set[str] | None = None,
            only: str | None = None, where: str | None = None) -> None:
     """Create the views (all tables, those whose table name is in `names`, or just `only`),
     then lock the connection down when sandboxed."""
@@ -125,7 +127,7 @@ def _build(cat: Any, vid: int, sandbox: bool, con: duckdb.DuckDBPyConnection, na
         lock_down(con, allowed)
 
 
-def open_duckdb(cat: Any, snapshot: Any = None, sandbox: bool = True) -> duckdb.DuckDBPyConnection:
+def open_duckdb(cat: CatalogAPI, snapshot: SnapshotRef = None, sandbox: bool = True) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection where every table visible at `snapshot` is the view
     `catalog.namespace.table` over exactly its files then. `sandbox=True` confines the
     connection to those files (no other files, network, extensions or setting changes)."""
@@ -139,15 +141,13 @@ def open_duckdb(cat: Any, snapshot: Any = None, sandbox: bool = True) -> duckdb.
     return con
 
 
-def open_table(cat: Any, name: str, where: str | None = None, snapshot: Any = None,
+def open_table(cat: CatalogAPI, name: str, where: str | None = None, snapshot: SnapshotRef = None,
                sandbox: bool = True) -> duckdb.DuckDBPyConnection:
     """A connection with the single view `name`, holding the rows that match `where` (catalog
     filter syntax, e.g. 'd >= "2001-06-01" and price > 3'); only the files `plan_files` keeps
     for that filter are read."""
     vid = cat.resolve(snapshot)
-    found = cat.get(table_path(name), vid=vid)
-    if found is None or (found.value or {}).get("obj_type") != "table":
-        raise NotFoundError(f"table {name!r} does not exist at vid {vid}", path=table_path(name))
+    require_table(cat, name, vid)
     con = _connect(sandbox)
     try:
         _build(cat, vid, sandbox, con, only=name, where=where)
@@ -218,7 +218,7 @@ def _check_args(sql: Any, limit: Any, timeout_s: Any) -> None:
         raise InvalidValueError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
 
 
-def run_sql(cat: Any, sql: str, snapshot: Any = None, limit: int = 1000, timeout_s: float = 10) -> SqlResult:
+def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int = 1000, timeout_s: float = 10) -> SqlResult:
     """Run one read-only statement from an agent on a sandboxed connection at `snapshot`, with
     at most `limit` rows (`truncated` says there were more) and `timeout_s` seconds."""
     _check_args(sql, limit, timeout_s)

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog_core.sql.types import duck_type
-from catalog_core.query import Literal, to_text
+from catalog_core.api import CatalogAPI
+from catalog_core.lake import exact_query, partition_columns, tables_query
 
 __all__ = ["ColumnSpec", "FileSpec", "TableSpec", "list_tables", "load_table", "file_columns", "catalog_dir"]
 
@@ -38,18 +39,14 @@ class TableSpec:
     files: list[FileSpec] = field(default_factory=list)
 
 
-def _lit(text: str) -> str:
-    return to_text(Literal(text))
-
-
-def list_tables(cat: Any, vid: int) -> tuple[list[Any], dict[str, dict]]:
+def list_tables(cat: CatalogAPI, vid: int) -> tuple[list[Any], dict[str, dict]]:
     """Table objects at `vid` and each catalog's value (for `properties.warehouse`)."""
     catalogs = {o.path.strip("/"): o.value for o in cat.query('/[obj_type = "catalog"]', vid=vid)}
-    tables = [o for o in cat.query('/*/*/[obj_type = "table"]', vid=vid)]
+    tables = cat.query(tables_query(), vid=vid)
     return tables, catalogs
 
 
-def catalog_dir(cat: Any) -> str | None:
+def catalog_dir(cat: CatalogAPI) -> str | None:
     """The catalog's own RocksDB directory when it is local; SQL must never read it."""
     data_dir = getattr(cat, "data_dir", None)
     if not isinstance(data_dir, str) or "://" in data_dir:
@@ -77,10 +74,6 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _partition_names(table: dict) -> list[str]:
-    return [c if isinstance(c, str) else str((c or {}).get("name", "")) for c in table.get("partition_by") or []]
-
-
 def _columns(table: dict) -> list[ColumnSpec] | None:
     cols = ((table.get("schema") or {}).get("columns")) or None
     if not cols:
@@ -88,10 +81,10 @@ def _columns(table: dict) -> list[ColumnSpec] | None:
     return [ColumnSpec(str(c["name"]), duck_type(c.get("type"))) for c in cols if isinstance(c, dict) and c.get("name")]
 
 
-def _partitions(cat: Any, parts: tuple[str, ...], levels: int, vid: int) -> dict[str, dict]:
+def _partitions(cat: CatalogAPI, parts: tuple[str, ...], levels: int, vid: int) -> dict[str, dict]:
     """Every partition object of the table, by path: one path query per partition level."""
     out: dict[str, dict] = {}
-    steps = "".join(f"/[obj_id = {_lit(p)}]" for p in parts)
+    steps = exact_query("/" + "/".join(parts))
     for _ in range(levels):
         steps += '/[obj_type = "partition"]'
         found = cat.query(steps, vid=vid)
@@ -127,12 +120,12 @@ def _roots(base: str | None, warehouse: Any, catalog: dict) -> list[str]:
     return out
 
 
-def load_table(cat: Any, obj: Any, vid: int, catalogs: dict[str, dict], where: str | None = None) -> TableSpec:
+def load_table(cat: CatalogAPI, obj: Any, vid: int, catalogs: dict[str, dict], where: str | None = None) -> TableSpec:
     """The table at `obj.path` with its visible files (pruned by `where` through plan_files)."""
     parts = tuple(obj.path.strip("/").split("/"))
     table = obj.value
     name = ".".join(parts)
-    spec = TableSpec(name, parts, _columns(table), _partition_names(table))  # type: ignore[arg-type]
+    spec = TableSpec(name, parts, _columns(table), partition_columns(table))  # type: ignore[arg-type]
     files = cat.plan_files(name, where=where, vid=vid)
     if not files:
         return spec

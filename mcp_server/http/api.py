@@ -21,7 +21,8 @@ except ImportError:  # pragma: no cover - depends on the environment
     orjson = None
 from fastapi.responses import Response, StreamingResponse
 
-from catalog_core.errors import CatalogError, InvalidValueError
+from catalog_core.api import CatalogAPI
+from catalog_core.errors import CatalogError, InvalidValueError, ShuttingDownError
 from catalog_core.model import QueryStats
 from catalog_core.paths import split
 
@@ -42,16 +43,12 @@ from catalog_core.remote.wire import (
 )
 from mcp_server.http.sessions import SessionManager
 
-__all__ = ["ApiContext", "Gate", "ShuttingDownError", "build_router", "commit_write_set", "dumps",
+__all__ = ["ApiContext", "Gate", "build_router", "commit_write_set", "dumps",
            "json_response", "record_ops"]
 
 log = logging.getLogger("semcat.server")
 NDJSON = "application/x-ndjson"
 _INT = re.compile(r"-?\d+")
-
-
-class ShuttingDownError(CatalogError):
-    http_status = 503
 
 
 class Gate:
@@ -84,7 +81,7 @@ class Gate:
 
 
 class ApiContext:
-    def __init__(self, catalog: Any, sessions: SessionManager, gate: Gate) -> None:
+    def __init__(self, catalog: CatalogAPI, sessions: SessionManager, gate: Gate) -> None:
         self.catalog, self.sessions, self.gate = catalog, sessions, gate
 
 

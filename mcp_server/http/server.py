@@ -30,7 +30,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from catalog_core._engine.catalog import Catalog
+from catalog_core import Catalog
 from catalog_core.errors import AuthError, CatalogError, NotFoundError
 
 from mcp_server.http.asgi import FastCommit, Guard, error_response, validation_error_response
@@ -100,7 +100,7 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
             sessions.close()
             if owns_catalog and drained:
                 catalog.close()
-                log.info("semcat: catalog closed at vid %s", catalog._store.latest_vid)
+                log.info("semcat: catalog closed at vid %s", catalog.latest_vid)
             elif owns_catalog:
                 log.error("semcat: engine calls still running after %s s; leaving the catalog open "
                           "(every acknowledged commit is already durable)", drain_timeout_s)

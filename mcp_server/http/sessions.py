@@ -11,29 +11,25 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from catalog_core.errors import CatalogError, NotFoundError, TransactionClosedError
-from catalog_core._engine.txn import Transaction
+from catalog_core.errors import CatalogError, NotFoundError, TooManyTransactionsError, TransactionClosedError
+from catalog_core.api import CatalogAPI, TransactionAPI
 
-__all__ = ["Session", "SessionManager", "TooManyTransactionsError"]
+__all__ = ["Session", "SessionManager"]
 
 _ENDED_KEPT = 100_000  # remember why recent sessions ended, to say "expired" rather than "unknown"
-
-
-class TooManyTransactionsError(CatalogError):
-    http_status = 429
 
 
 class Session:
     __slots__ = ("id", "txn", "last_used", "busy")
 
-    def __init__(self, sid: str, txn: Transaction) -> None:
+    def __init__(self, sid: str, txn: TransactionAPI) -> None:
         self.id, self.txn = sid, txn
         self.last_used = time.monotonic()
         self.busy = 0  # requests using it now; a busy session is never reaped
 
 
 class SessionManager:
-    def __init__(self, catalog: Any, timeout_s: float, max_sessions: int = 10_000) -> None:
+    def __init__(self, catalog: CatalogAPI, timeout_s: float, max_sessions: int = 10_000) -> None:
         if timeout_s <= 0:
             raise ValueError(f"txn timeout must be > 0 seconds, got {timeout_s}")
         self.catalog, self.timeout_s, self.max_sessions = catalog, timeout_s, max_sessions

@@ -1,6 +1,6 @@
 """One behaviour suite for every way to reach a catalog: the embedded `Catalog` and the HTTP
-client `cc.connect(url)` against a real uvicorn server on a loopback port (as pyiceberg runs one
-suite against every catalog backend). A test here must pass unchanged on both."""
+client `cc.connect(url)` against a real uvicorn server on a loopback port (the `catalog` fixture
+of tests/conftest.py). A test here must pass unchanged on both."""
 
 import subprocess
 import sys
@@ -13,25 +13,11 @@ import pytest
 import catalog_core as cc
 from catalog_core import errors
 
-from .conftest import lake
+from tests.helpers import lake
 
-BACKENDS = ["embedded", "http"]
-
-
-@pytest.fixture(params=BACKENDS)
-def cat(request, data_dir):
-    engine = cc.Catalog.open(data_dir)
-    if request.param == "embedded":
-        yield engine
-    else:
-        from mcp_server.http.server import serve_in_thread
-
-        server = serve_in_thread(engine)
-        client = cc.connect(server.url)
-        yield client
-        client.close()
-        server.stop()
-    engine.close()
+@pytest.fixture
+def cat(catalog):
+    return catalog
 
 
 def paths(objs):
@@ -439,7 +425,7 @@ def test_errors_are_the_same_classes(cat):
         cat.snapshot("")
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", ["embedded", "http"])
 def test_transaction_after_close_is_an_error(backend, tmp_path):
     engine = cc.Catalog.open(str(tmp_path / "d"))
     if backend == "embedded":

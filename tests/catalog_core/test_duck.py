@@ -16,84 +16,7 @@ from catalog_core.sql.reader import open_table
 from catalog_core.sql.types import duck_type
 from catalog_core.errors import InvalidValueError, NotFoundError
 
-ORDERS = "wh.sales.orders"
-SCHEMA = [("id", "long"), ("price", "double"), ("d", "date"), ("note", "string")]
-
-
-def _columns(schema):
-    return [{"id": i + 1, "name": n, "type": t, "nullable": True} for i, (n, t) in enumerate(schema)]
-
-
-class Lake:
-    """wh.sales.orders partitioned by d (Hive-style files without d), wh.sales.empty (no files),
-    wh.crm.customers (unpartitioned)."""
-
-    def __init__(self, cat):
-        self.cat = cat
-        self.loc = os.path.join(cat.warehouse, "wh", "sales", "orders")
-        self.paths = {}
-        with cat.transaction(author="test", message="tables") as t:
-            t.add("/wh", {"obj_type": "catalog", "properties": {}})
-            for ns in ("sales", "crm"):
-                t.add(f"/wh/{ns}", {"obj_type": "namespace", "properties": {}})
-            t.add("/wh/sales/orders", self._table(self.loc, SCHEMA, ["d"]))
-            t.add("/wh/sales/empty", self._table(os.path.join(cat.warehouse, "wh", "sales", "empty"),
-                                                 [("k", "int"), ("amount", "decimal(12,2)"), ("ts", "timestamp")], []))
-            t.add("/wh/crm/customers", self._table(os.path.join(cat.warehouse, "wh", "crm", "customers"),
-                                                   [("cid", "long"), ("name", "string")], []))
-        self.v0 = t.vid
-
-    @staticmethod
-    def _table(loc, schema, parts):
-        return {"obj_type": "table", "location": loc, "format": "parquet",
-                "schema": {"schema_id": 0, "columns": _columns(schema)}, "partition_by": parts,
-                "stats": {"row_count": 0}, "properties": {}}
-
-    def write(self, day, fid, ids, notes=None, keep_d=False, rel=None):
-        """Write one Parquet file (without `d` unless keep_d) and commit it as a leaf under d=day."""
-        data = {"id": pa.array(ids, pa.int64()), "price": [i * 1.5 for i in ids],
-                "note": notes if notes is not None else [f"n{i}" for i in ids]}
-        if keep_d:
-            data["d"] = [day] * len(ids)
-        path = os.path.join(self.loc, rel or f"d={day}/{fid}.parquet")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        pq.write_table(pa.table(data), path)
-        part = f"/wh/sales/orders/d={day}"
-        with self.cat.transaction(author="test", message=f"load {fid}") as t:
-            if t.get(part) is None:
-                t.add(part, {"obj_type": "partition", "d": day, "stats": {"row_count": 0}})
-            t.add(f"{part}/{fid}", {"obj_type": "file", "path": path, "format": "parquet", "row_count": len(ids),
-                                    "size_bytes": os.path.getsize(path),
-                                    "columns": {"id": {"min": min(ids), "max": max(ids), "null_count": 0}}},
-                  leaf=True)
-            t.merge(part, {"stats": {"row_count": {"op": "+", "val": len(ids)}}})
-        self.paths[fid] = path
-        return t.vid
-
-    def remove(self, day, fid):
-        with self.cat.transaction(author="test", message=f"drop {fid}") as t:
-            t.remove(f"/wh/sales/orders/d={day}/{fid}")
-        return t.vid
-
-    def add_customers(self, rows):
-        path = os.path.join(self.cat.warehouse, "wh", "crm", "customers", "c0.parquet")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        table = pa.table({"cid": pa.array([r[0] for r in rows], pa.int64()), "name": [r[1] for r in rows]})
-        pq.write_table(table, path)
-        with self.cat.transaction(author="test", message="customers") as t:
-            t.add("/wh/crm/customers/c0", {"obj_type": "file", "path": path, "format": "parquet",
-                                           "row_count": len(rows), "size_bytes": os.path.getsize(path),
-                                           "columns": {}}, leaf=True)
-        return t.vid
-
-
-def build_lake(cat):
-    lake = Lake(cat)
-    lake.v1 = lake.write("2001-06-01", "a", [1, 2, 3])
-    lake.v2 = lake.write("2001-06-02", "b", [4, 5])
-    lake.v3 = lake.write("2001-06-03", "c", [6, 7, 8, 9])
-    lake.v4 = lake.add_customers([(1, "ann"), (2, "bob")])
-    return lake
+from tests.helpers import ORDERS, SCHEMA, Lake, build_lake, schema_columns
 
 
 @pytest.fixture
@@ -188,7 +111,7 @@ def test_partition_column_comes_from_the_partition_objects(wh):
 def test_column_added_to_the_schema_is_null_in_older_files(wh):
     cat = wh.cat
     table = cat.get("/wh/sales/orders").value
-    table["schema"] = {"schema_id": 1, "columns": _columns(SCHEMA + [("discount", "double")])}
+    table["schema"] = {"schema_id": 1, "columns": schema_columns(SCHEMA + [("discount", "double")])}
     with cat.transaction() as t:
         t.update("/wh/sales/orders", table)
     con = cc.open_duckdb(cat)

@@ -8,7 +8,7 @@ import catalog_core as cc
 from catalog_core._engine.filecache import FileListCache, Floors, parent_prefix
 from catalog_core._engine.keys import children_prefix, key_of
 
-from .conftest import lake
+from tests.helpers import lake
 
 P = children_prefix("/wh/sales/orders/d=2001-06-01")
 ENTRIES = (("/wh/sales/orders/d=2001-06-01/f0", b'{"obj_type":"file"}', 3),)
@@ -44,7 +44,7 @@ def test_the_cache_stays_within_its_byte_budget():
     big = tuple((f"/p/f{i}", b"x" * 900, 1) for i in range(10))  # ~10 kB each list
     for day in range(10):
         c.put(children_prefix(f"/t/d={day}"), 0, 0, big, 10)
-    assert c._bytes <= 40_000 and len(c._lists) == 4
+    assert c.info()["bytes"] <= 40_000 and c.info()["lists"] == 4
     assert c.get(children_prefix("/t/d=9"), 0) is not None and c.get(children_prefix("/t/d=0"), 0) is None
 
 
@@ -58,12 +58,16 @@ def test_one_long_plan_does_not_flush_the_lists_others_use(data_dir):
                 t.add(f"/wh/s/t/d={d:02d}", {"obj_type": "partition", "d": f"{d:02d}"})
                 for i in range(10):
                     t.add(f"/wh/s/t/d={d:02d}/f{i}", {"obj_type": "file", "path": "x" * 100}, leaf=True)
-        hot = children_prefix("/wh/s/t/d=00")  # the long plan reads it first, then 39 more lists
+        hot = "/wh/s/t/d=00"  # the long plan reads it first, then 39 more lists
         cat.plan_files("wh.s.t", where='d = "00"')
-        assert cat._store.files.get(hot, cat.latest_vid) is not None
+        assert hot in files_cache(cat)["paths"]
         assert len(cat.plan_files("wh.s.t")) == 400  # every partition: more than the whole budget
-        assert cat._store.files.get(hot, cat.latest_vid) is not None  # still there
-        assert cat._store.files._bytes <= cat._store.files.max_bytes
+        assert hot in files_cache(cat)["paths"]  # still there
+        assert files_cache(cat)["bytes"] <= files_cache(cat)["max_bytes"]
+
+
+def files_cache(cat):
+    return cat.engine_info()["caches"]["files"]
 
 
 def _names(files):
@@ -74,7 +78,7 @@ def test_plans_follow_adds_removes_and_time_travel(cat):
     v1 = lake(cat)
     where = 'd = "2001-06-01"'
     first = cat.plan_files("wh.sales.orders", where=where)
-    assert cat._store.files.get(P, v1) is not None  # planned once, cached
+    assert "/wh/sales/orders/d=2001-06-01" in files_cache(cat)["paths"]  # planned once, cached
     with cat.transaction() as t:
         t.add("/wh/sales/orders/d=2001-06-01/f7", {"obj_type": "file", "path": "f7"}, leaf=True)
     v2 = t.vid
@@ -144,7 +148,8 @@ def test_concurrent_plans_match_an_uncached_scan_at_the_same_vid(cat):
     for th in threads:
         th.join(timeout=120)
     assert not errors, errors[0]
-    assert cat._store.files.hits > 0 and cat._store.leaf_lists.hits > 0  # the readers did use the caches
+    caches = cat.engine_info()["caches"]
+    assert caches["files"]["hits"] > 0 and caches["leaf_lists"]["hits"] > 0  # the readers did use the caches
 
 
 def test_a_zero_budget_disables_the_cache(data_dir):
@@ -152,7 +157,7 @@ def test_a_zero_budget_disables_the_cache(data_dir):
         lake(cat)
         for _ in range(3):
             assert len(cat.plan_files("wh.sales.orders")) == 6
-        assert cat._store.files.hits == 0
+        assert files_cache(cat)["hits"] == 0 and files_cache(cat)["lists"] == 0
 
 
 @pytest.mark.parametrize("size", [-1, "64", None, float("nan"), True])

@@ -42,7 +42,7 @@ def test_overlapping_pauses_from_threads_end_enabled():
 
 
 def test_exception_inside_pause_restores(cat):
-    from .conftest import lake
+    from tests.helpers import lake
 
     try:
         with gc_paused():

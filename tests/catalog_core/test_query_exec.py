@@ -378,5 +378,5 @@ def test_query_results_do_not_share_the_decoded_leaf_cache(sales):
     again = sales.query(q)
     assert [o.obj_id for o in again] == ["f0"] and again[0].value["columns"]["price"]["min"] == 0
     assert again[0].value is not first[0].value
-    assert sales._store.leaf_lists.hits > 0  # the second query read the cached leaf list
+    assert sales.engine_info()["caches"]["leaf_lists"]["hits"] > 0  # the second query read the cached leaf list
     assert sales.query(q[: q.rindex("/")] + "/[columns.price.min = 99]") == []

@@ -15,7 +15,7 @@ import pytest
 import catalog_core as cc
 from catalog_core.errors import InvalidValueError, SqlRefusedError, SqlTimeoutError
 
-from .test_duck import Lake, build_lake
+from tests.helpers import Lake, build_lake
 
 
 def make_env(cat, root):

@@ -266,7 +266,7 @@ def test_idle_transaction_is_aborted_and_released(engine):
             t.add("/c", {"n": 0})
         busy, idle = cat.transaction(), cat.transaction()
         assert idle.get("/c") is not None and busy.read_vid == 1
-        assert len(srv.app.state.sessions) == 2 and engine._mgr._active[1] == 2
+        assert len(srv.app.state.sessions) == 2 and engine.engine_info()["active_read_vids"][1] == 2
         deadline = time.monotonic() + 4.0
         while time.monotonic() < deadline:  # keep one session in use, leave the other idle
             busy.get("/c")
@@ -274,13 +274,13 @@ def test_idle_transaction_is_aborted_and_released(engine):
         with pytest.raises(errors.TransactionClosedError) as info:
             idle.get("/c")
         assert "idle" in info.value.message
-        assert len(srv.app.state.sessions) == 1 and engine._mgr._active[1] == 1  # read vid released
+        assert len(srv.app.state.sessions) == 1 and engine.engine_info()["active_read_vids"][1] == 1  # read vid released
         busy.update("/c", {"n": 1})
         assert busy.commit() == 2
         idle.update("/c", {"n": 2})
         with pytest.raises(errors.TransactionClosedError):
             idle.commit()
-        assert engine.get("/c").value == {"n": 1} and not engine._mgr._active
+        assert engine.get("/c").value == {"n": 1} and not engine.engine_info()["active_read_vids"]
         cat.close()
 
 

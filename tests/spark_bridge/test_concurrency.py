@@ -9,7 +9,7 @@ import pytest
 import catalog_core as cc
 from spark_bridge import Bridge, CommitFailedError
 
-from .conftest import assert_stats_consistent, parquet_files
+from tests.helpers import assert_stats_consistent, parquet_files
 
 
 def day_rows(spark, day: str, n: int, start: int):

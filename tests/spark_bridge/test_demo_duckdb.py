@@ -8,7 +8,7 @@ import pytest
 
 import catalog_core as cc
 
-from .conftest import assert_stats_consistent
+from tests.helpers import assert_stats_consistent
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ import pytest
 import catalog_core as cc
 from spark_bridge import Bridge, BridgeError
 
-from .conftest import assert_stats_consistent, parquet_files
+from tests.helpers import assert_stats_consistent, parquet_files
 
 TOKEN = "spark-writer-token"
 

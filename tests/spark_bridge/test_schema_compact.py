@@ -9,7 +9,7 @@ import pytest
 import catalog_core as cc
 from spark_bridge import Bridge, SchemaEvolutionError
 
-from .conftest import assert_stats_consistent, data_truth, parquet_files
+from tests.helpers import assert_stats_consistent, data_truth, parquet_files
 
 
 def test_new_columns_get_new_ids_and_old_rows_read_null(bridge, spark):

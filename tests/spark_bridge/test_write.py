@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from .conftest import assert_stats_consistent, data_truth, parquet_files
+from tests.helpers import assert_stats_consistent, data_truth, parquet_files
 
 
 def orders(spark, day: str, n: int = 60, start: int = 0):

@@ -1,0 +1,201 @@
+"""Helpers that test modules share (fixtures live in the conftest.py files): a small lake
+written through any catalog, and oracles that check a table's stats against its Parquet files."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+import os
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from catalog_core.api import CatalogAPI
+
+__all__ = ["lake", "Lake", "build_lake", "schema_columns", "ORDERS", "SCHEMA", "data_truth", "parquet_files", "expected_stats", "assert_stats_consistent"]
+
+
+def lake(cat: CatalogAPI, files_per_part: int = 2) -> int:
+    """A small lake: /wh/sales/orders partitioned by d, with file leaves."""
+    with cat.transaction(author="test", message="lake") as t:
+        t.add("/wh", {"obj_type": "catalog", "properties": {}})
+        t.add("/wh/sales", {"obj_type": "namespace", "properties": {}})
+        t.add("/wh/sales/orders", {"obj_type": "table", "partition_by": ["d"], "stats": {"row_count": 0}})
+        for day in ("2001-06-01", "2001-06-02", "2001-06-03"):
+            t.add(f"/wh/sales/orders/d={day}", {"obj_type": "partition", "d": day, "stats": {"row_count": 0}})
+            for i in range(files_per_part):
+                t.add(f"/wh/sales/orders/d={day}/f{i}", {"obj_type": "file", "path": f"{day}/f{i}.parquet",
+                                                          "row_count": 10 * (i + 1),
+                                                          "columns": {"price": {"min": i, "max": i + 5}}},
+                      leaf=True)
+    return t.vid
+
+
+def _json(v):
+    if isinstance(v, decimal.Decimal):
+        return float(v)
+    if isinstance(v, dt.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(dt.timezone.utc)
+        return v.isoformat(timespec="microseconds")
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def data_truth(path: str) -> dict:
+    """Row count, size and per-column min/max/null_count computed from the file's rows."""
+    table = pq.read_table(path)
+    cols = {}
+    for name in table.column_names:
+        col = table.column(name)
+        mm = pc.min_max(col)
+        cols[name] = {"min": _json(mm["min"].as_py()), "max": _json(mm["max"].as_py()),
+                      "null_count": col.null_count}
+    return {"row_count": table.num_rows, "size_bytes": os.path.getsize(path), "columns": cols}
+
+
+def parquet_files(root: str) -> set[str]:
+    return {os.path.join(r, f) for r, _d, fs in os.walk(root) for f in fs if f.endswith(".parquet")}
+
+
+def expected_stats(files: list, partition_of) -> dict:
+    """Sum over file leaves (partition columns as constants), computed independently of the bridge."""
+    out = {"row_count": 0, "file_count": 0, "size_bytes": 0, "columns": {}}
+    for f in files:
+        v = f.value
+        out["row_count"] += v["row_count"]
+        out["file_count"] += 1
+        out["size_bytes"] += v["size_bytes"]
+        cols = dict(v["columns"])
+        for col, val in partition_of(f).items():
+            cols[col] = {"min": val, "max": val, "null_count": v["row_count"] if val is None else 0}
+        for name, s in cols.items():
+            cur = out["columns"].setdefault(name, {"min": None, "max": None, "null_count": 0})
+            if s["min"] is not None and (cur["min"] is None or s["min"] < cur["min"]):
+                cur["min"] = s["min"]
+            if s["max"] is not None and (cur["max"] is None or s["max"] > cur["max"]):
+                cur["max"] = s["max"]
+            cur["null_count"] += s["null_count"]
+    return out
+
+
+def _stats_view(stats: dict) -> dict:
+    return {"row_count": stats.get("row_count", 0), "file_count": stats.get("file_count", 0),
+            "size_bytes": stats.get("size_bytes", 0),
+            "columns": {c: {"min": s.get("min"), "max": s.get("max"), "null_count": s.get("null_count", 0)}
+                        for c, s in (stats.get("columns") or {}).items()}}
+
+
+def assert_stats_consistent(cat: CatalogAPI, name: str, vid=None) -> dict:
+    """Table and every partition's stats equal the sum over the files below them."""
+    tpath = "/" + name.replace(".", "/")
+    table = cat.get(tpath, vid=vid).value
+    files = cat.plan_files(name, vid=vid)
+    pcols = table.get("partition_by") or []
+
+    def partition_of(f):
+        vals, path = {}, f.path.rsplit("/", 1)[0]
+        while path != tpath:
+            obj = cat.get(path, vid=vid).value
+            col = pcols[path.count("/") - tpath.count("/") - 1]
+            vals[col] = obj[col]
+            path = path.rsplit("/", 1)[0]
+        return vals
+
+    assert _stats_view(table["stats"]) == expected_stats(files, partition_of)
+    parts = set()
+    for f in files:
+        p = f.path.rsplit("/", 1)[0]
+        while p != tpath:
+            parts.add(p)
+            p = p.rsplit("/", 1)[0]
+    for p in parts:
+        below = [f for f in files if f.path.startswith(p + "/")]
+        assert _stats_view(cat.get(p, vid=vid).value["stats"]) == expected_stats(below, partition_of), p
+    return table
+
+
+# ------------------------------------------------------------------ a DuckDB test lake (real Parquet files)
+ORDERS = "wh.sales.orders"
+SCHEMA = [("id", "long"), ("price", "double"), ("d", "date"), ("note", "string")]
+
+
+def schema_columns(schema):
+    return [{"id": i + 1, "name": n, "type": t, "nullable": True} for i, (n, t) in enumerate(schema)]
+
+
+class Lake:
+    """wh.sales.orders partitioned by d (Hive-style files without d), wh.sales.empty (no files),
+    wh.crm.customers (unpartitioned)."""
+
+    def __init__(self, cat):
+        self.cat = cat
+        self.loc = os.path.join(cat.warehouse, "wh", "sales", "orders")
+        self.paths = {}
+        with cat.transaction(author="test", message="tables") as t:
+            t.add("/wh", {"obj_type": "catalog", "properties": {}})
+            for ns in ("sales", "crm"):
+                t.add(f"/wh/{ns}", {"obj_type": "namespace", "properties": {}})
+            t.add("/wh/sales/orders", self._table(self.loc, SCHEMA, ["d"]))
+            t.add("/wh/sales/empty", self._table(os.path.join(cat.warehouse, "wh", "sales", "empty"),
+                                                 [("k", "int"), ("amount", "decimal(12,2)"), ("ts", "timestamp")], []))
+            t.add("/wh/crm/customers", self._table(os.path.join(cat.warehouse, "wh", "crm", "customers"),
+                                                   [("cid", "long"), ("name", "string")], []))
+        self.v0 = t.vid
+
+    @staticmethod
+    def _table(loc, schema, parts):
+        return {"obj_type": "table", "location": loc, "format": "parquet",
+                "schema": {"schema_id": 0, "columns": schema_columns(schema)}, "partition_by": parts,
+                "stats": {"row_count": 0}, "properties": {}}
+
+    def write(self, day, fid, ids, notes=None, keep_d=False, rel=None):
+        """Write one Parquet file (without `d` unless keep_d) and commit it as a leaf under d=day."""
+        data = {"id": pa.array(ids, pa.int64()), "price": [i * 1.5 for i in ids],
+                "note": notes if notes is not None else [f"n{i}" for i in ids]}
+        if keep_d:
+            data["d"] = [day] * len(ids)
+        path = os.path.join(self.loc, rel or f"d={day}/{fid}.parquet")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        pq.write_table(pa.table(data), path)
+        part = f"/wh/sales/orders/d={day}"
+        with self.cat.transaction(author="test", message=f"load {fid}") as t:
+            if t.get(part) is None:
+                t.add(part, {"obj_type": "partition", "d": day, "stats": {"row_count": 0}})
+            t.add(f"{part}/{fid}", {"obj_type": "file", "path": path, "format": "parquet", "row_count": len(ids),
+                                    "size_bytes": os.path.getsize(path),
+                                    "columns": {"id": {"min": min(ids), "max": max(ids), "null_count": 0}}},
+                  leaf=True)
+            t.merge(part, {"stats": {"row_count": {"op": "+", "val": len(ids)}}})
+        self.paths[fid] = path
+        return t.vid
+
+    def remove(self, day, fid):
+        with self.cat.transaction(author="test", message=f"drop {fid}") as t:
+            t.remove(f"/wh/sales/orders/d={day}/{fid}")
+        return t.vid
+
+    def add_customers(self, rows):
+        path = os.path.join(self.cat.warehouse, "wh", "crm", "customers", "c0.parquet")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        table = pa.table({"cid": pa.array([r[0] for r in rows], pa.int64()), "name": [r[1] for r in rows]})
+        pq.write_table(table, path)
+        with self.cat.transaction(author="test", message="customers") as t:
+            t.add("/wh/crm/customers/c0", {"obj_type": "file", "path": path, "format": "parquet",
+                                           "row_count": len(rows), "size_bytes": os.path.getsize(path),
+                                           "columns": {}}, leaf=True)
+        return t.vid
+
+
+def build_lake(cat):
+    lake = Lake(cat)
+    lake.v1 = lake.write("2001-06-01", "a", [1, 2, 3])
+    lake.v2 = lake.write("2001-06-02", "b", [4, 5])
+    lake.v3 = lake.write("2001-06-03", "c", [6, 7, 8, 9])
+    lake.v4 = lake.add_customers([(1, "ann"), (2, "bob")])
+    return lake
