@@ -47,7 +47,7 @@ def _check_value(value: Any, path: str, leaf: bool) -> bytes:
     return pack_leaf(value, what) if leaf else pack_value(value, what)  # a clear error if it cannot be stored
 
 
-def commit_fields(author: Any, message: Any, meta: Any) -> tuple[bytes, bytes]:
+def commit_fields(author: Any, message: Any, meta: Any) -> bytes:
     """The commit record's author, message and meta, encoded; InvalidValueError (naming the
     field and where) for what cannot be stored: checked when a transaction begins, so that a
     commit never joins a group with a record that cannot be written."""

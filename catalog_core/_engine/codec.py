@@ -130,19 +130,25 @@ def pack_value(value: Any, what: str = "value") -> bytes:
     return out
 
 
-_K_TIME, _K_AUTHOR, _K_MESSAGE, _K_PATHS, _K_META = (_packb(k) for k in ("time", "author", "message", "paths", "meta"))
+def pack_commit_fields(author: Any, message: Any, meta: Any) -> bytes:
+    """The caller's part of a commit record (author, message, meta) as encoded map pairs,
+    refused if it cannot be stored: checked before the commit joins a group."""
+    try:
+        out = _packb({"author": author, "message": message, "meta": meta}, use_bin_type=True, default=_default)
+        if not _maybe_non_finite(out):
+            return out[1:]  # drop the fixmap header: the pairs go into the record's map
+    except (TypeError, ValueError, OverflowError):
+        pass
+    # refuse, naming the field and where (or, after a false alarm of the scan, encode it all the same)
+    pack_value(author, "commit author")
+    pack_value(message, "commit message")
+    pack_value(meta, "commit meta")
+    return _packb({"author": author, "message": message, "meta": meta}, use_bin_type=True, default=_default)[1:]
 
 
-def pack_commit_fields(author: Any, message: Any, meta: Any) -> tuple[bytes, bytes]:
-    """The caller's part of a commit record, encoded (and refused if it cannot be) before the
-    commit joins a group: (author + message, meta)."""
-    return (_K_AUTHOR + pack_value(author, "commit author") + _K_MESSAGE + pack_value(message, "commit message"),
-            _K_META + pack_value(meta, "commit meta"))
-
-
-def pack_commit_record(time: float, paths: list[str], fields: tuple[bytes, bytes]) -> bytes:
-    """{time, author, message, paths, meta}: the same bytes as pack() of that dict."""
-    return b"\x85" + _K_TIME + _packb(time) + fields[0] + _K_PATHS + pack_value(paths, "commit paths") + fields[1]
+def pack_commit_record(time: float, paths: list[str], fields: bytes) -> bytes:
+    """{time, paths, author, message, meta}: paths are validated, so this cannot fail."""
+    return b"\x85" + _packb({"time": time, "paths": paths})[1:] + fields
 
 
 def unpack(data: bytes) -> Any:

@@ -41,7 +41,7 @@ class CommitRequest:
     message: str
     meta: dict
     time: float | None = None  # a backdated commit time (seconds since the epoch); None: now
-    fields: tuple[bytes, bytes] | None = None  # author, message, meta encoded (codec.pack_commit_fields)
+    fields: bytes | None = None  # author, message, meta encoded (codec.pack_commit_fields)
     done: threading.Event = field(default_factory=threading.Event)
     vid: int | None = None
     error: BaseException | None = None
@@ -161,7 +161,8 @@ class TransactionManager:
         whatever happens: a request that fails changes nothing and fails alone."""
         store = self.store
         overlay = View(store)
-        pending = WriteLog()  # this group's accepted writes: its later commits validate against them
+        # this group's accepted writes: its later commits validate against them
+        pending = WriteLog() if len(group) > 1 else None
         accepted: list[tuple[CommitRequest, int, list, float]] = []
         inner: dict[bytes, bytes] = {}
         leaf: dict[bytes, bytes] = {}
@@ -175,7 +176,8 @@ class TransactionManager:
                 try:
                     with self._state:
                         self._validate(req, self.log)
-                    self._validate(req, pending)
+                    if pending is not None:
+                        self._validate(req, pending)
                     fields = req.fields or pack_commit_fields(req.author, req.message, req.meta)
                     commit_time = self._next_time(req.time)
                     view, effects = materialize(overlay, req.ops, next_vid, commit_time)
@@ -194,7 +196,7 @@ class TransactionManager:
                 leaf.update(encoded[1])
                 deltas.extend(encoded[2])
                 records.append((vid_bytes(next_vid), record))
-                if n < len(group) - 1:
+                if pending is not None and n < len(group) - 1:
                     pending.add(next_vid, effects)
                 req.vid = next_vid
                 accepted.append((req, next_vid, effects, commit_time))

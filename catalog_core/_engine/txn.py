@@ -34,7 +34,9 @@ class Transaction(WriteMethods):
         self._mgr = catalog._mgr
         self.id = next(_ids)
         self.author, self.message, self.meta = author, message, dict(meta or {})
-        commit_fields(author, message, self.meta)  # a record that cannot be stored is refused now
+        # A commit record that cannot be stored is refused now, not in a group commit.
+        self._fields = commit_fields(author, message, self.meta)
+        self._fields_of = (author, message, self.meta)
         self.time = time
         self.read_vid = self._mgr.begin()
         self.vid: int | None = None
@@ -109,7 +111,10 @@ class Transaction(WriteMethods):
             if not self.ops:
                 self.vid = self.read_vid
             else:
-                fields = commit_fields(self.author, self.message, self.meta)  # encoded before joining a group
+                fields = self._fields  # encoded at begin; again if the attributes were replaced since
+                if any(a is not b for a, b in zip(self._fields_of, (self.author, self.message, self.meta),
+                                                  strict=True)):
+                    fields = commit_fields(self.author, self.message, self.meta)
                 req = CommitRequest(self.read_vid, self.ops, self.scans, self.point_reads,
                                     self.author, self.message, self.meta, self.time, fields)
                 self.vid = self._mgr.commit(req)
