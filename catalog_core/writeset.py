@@ -100,9 +100,9 @@ def own_writes(ops: list[WriteOp], path: str, obj: Obj | None) -> Obj | None:
         elif op.path != path:
             continue
         elif op.kind in ("add", "update"):
-            obj = Obj(path, op.value, -1, op.leaf)
+            obj = Obj(path, op.value or {}, -1, op.leaf)
         elif op.kind == "merge" and obj is not None:
-            obj = Obj(path, apply_delta(obj.value, op.value), -1, obj.leaf)
+            obj = Obj(path, apply_delta(obj.value, op.value or {}), -1, obj.leaf)
     return obj
 
 

@@ -11,12 +11,18 @@ from typing import Any
 
 from msgpack import packb as _packb
 
-from catalog_core.errors import AlreadyExistsError, InvalidValueError, LeafImmutableError, MissingObjectError, PreconditionError
-from catalog_core.merge import apply_delta
-from catalog_core.paths import parent_of
 from catalog_core._engine.codec import _maybe_non_finite, inv_vid_bytes, pack, pack_value
 from catalog_core._engine.keys import SEP, children_prefix, key_of, path_of_key
 from catalog_core._engine.storage import Store
+from catalog_core.errors import (
+    AlreadyExistsError,
+    InvalidValueError,
+    LeafImmutableError,
+    MissingObjectError,
+    PreconditionError,
+)
+from catalog_core.merge import apply_delta
+from catalog_core.paths import parent_of
 from catalog_core.writeset import WriteOp
 
 __all__ = ["Effect", "Encoded", "View", "changes", "materialize"]
@@ -200,6 +206,7 @@ def _apply_one(view: View, op: WriteOp, vid: int, time: float, effects: list[Eff
             raise AlreadyExistsError(f"cannot add {path!r}: it already exists; use update to replace it",
                                      path=path)
         if op.kind == "leafref":
+            assert op.ref is not None  # make_op("leafref") always has one
             pkey = key_of(op.ref[0])
             view.add_leaf(path, None, [pkey, op.ref[1]], vid)
             effects.append(Effect(path, None, view.store.resolve_ref([pkey, op.ref[1]]), True))
@@ -223,7 +230,7 @@ def _apply_one(view: View, op: WriteOp, vid: int, time: float, effects: list[Eff
         if cur[1]:
             raise LeafImmutableError(f"cannot merge into {path!r}: it is a leaf, and leaves are immutable",
                                      path=path)
-        after = apply_delta(cur[0], op.value, commit=(vid, time))
+        after = apply_delta(cur[0], op.value or {}, commit=(vid, time))
         view.put_inner(path, after, vid)
         effects.append(Effect(path, cur[0], after, False))
     elif op.kind == "remove":

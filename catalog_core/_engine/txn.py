@@ -8,12 +8,12 @@ import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from catalog_core._engine.executor import execute
 from catalog_core.errors import TransactionClosedError
 from catalog_core.model import Obj, QueryStats
 from catalog_core.paths import split
 from catalog_core.query import parse
 from catalog_core.query.ast import Query
-from catalog_core._engine.executor import execute
 from catalog_core.writeset import WriteMethods, WriteOp, commit_fields, own_writes
 
 if TYPE_CHECKING:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from catalog_core._gcpause import gc_paused
 from catalog_core.errors import (
     AuthError,
     CatalogError,
@@ -26,7 +27,6 @@ from catalog_core.errors import (
     TransactionClosedError,
     error_from_dict,
 )
-from catalog_core._gcpause import gc_paused
 from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version, parse_time
 from catalog_core.paths import split
 from catalog_core.writeset import WriteMethods, WriteOp, commit_fields, own_writes

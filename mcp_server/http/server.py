@@ -32,10 +32,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from catalog_core import Catalog
 from catalog_core.errors import AuthError, CatalogError, NotFoundError
-
+from mcp_server.http.api import ApiContext, Gate, build_router, dumps
 from mcp_server.http.asgi import FastCommit, Guard, error_response, validation_error_response
 from mcp_server.http.auth import Tokens, UnsafeBindError, check_bind, load_tokens
-from mcp_server.http.api import ApiContext, Gate, build_router, dumps
 from mcp_server.http.sessions import SessionManager
 
 __all__ = ["create_app", "run", "serve_in_thread", "ServerHandle", "Plugin", "DEFAULT_MAX_REQUEST_BYTES"]
