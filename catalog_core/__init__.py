@@ -32,7 +32,7 @@ from catalog_core.errors import (
     SqlRefusedError,
     SqlTimeoutError,
 )
-from catalog_core.model import Commit, FileObj, Obj, QueryStats, Snapshot, Version
+from catalog_core.model import Branch, Change, Commit, FileObj, Obj, QueryStats, Snapshot, Version
 from catalog_core.retry import retry_transaction
 
 if TYPE_CHECKING:
@@ -52,6 +52,8 @@ __all__ = [
     "Version",
     "Commit",
     "Snapshot",
+    "Change",
+    "Branch",
     "QueryStats",
     "errors",
     "lake",
@@ -100,8 +102,9 @@ def open_table(cat: CatalogAPI, name: str, where: str | None = None, snapshot: S
 
 
 def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int = 1000,
-            timeout_s: float = 10) -> SqlResult:
-    """One read-only statement from an agent, sandboxed, with row and time limits."""
+            timeout_s: float = 10, memory_limit: int = 1 << 30) -> SqlResult:
+    """One read-only statement from an agent, sandboxed, held to `limit` rows, `timeout_s` seconds
+    and `memory_limit` bytes (it runs in a worker process; see catalog_core.sql.worker)."""
     from catalog_core.sql.reader import run_sql as _run
 
-    return _run(cat, sql, snapshot=snapshot, limit=limit, timeout_s=timeout_s)
+    return _run(cat, sql, snapshot=snapshot, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit)

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from catalog_core.model import Branch, Change, Commit, FileObj, Obj, QueryStats, Snapshot, Version
 from catalog_core.writeset import WriteOp
-from catalog_core.model import Commit, FileObj, Obj, QueryStats, Snapshot, Version
 
 if TYPE_CHECKING:
     from catalog_core.query.ast import Query
@@ -103,6 +103,18 @@ class CatalogAPI(Protocol):
     def snapshot(self, name: str, vid: SnapshotRef = None) -> Snapshot: ...
     def snapshots(self) -> list[Snapshot]: ...
     def clone(self, src: str, dst: str, vid: SnapshotRef = None, author: str = "", message: str = "") -> int: ...
+
+    def diff(self, from_ref: SnapshotRef, to_ref: SnapshotRef = None, prefix: str | None = None) -> Iterator[Change]:
+        """Objects added, removed and updated between two snapshots under `prefix`, streamed;
+        the cost follows the number of changes."""
+        ...
+
+    def branches(self, prefix: str | None = None, vid: SnapshotRef = None) -> list[Branch]: ...
+    def publish(self, branch: str, onto: str, author: str = "", message: str = "", keep: bool = True) -> int:
+        """Write-audit-publish: the branch's changes since its base onto its source, one commit."""
+        ...
+
+    def drop_branch(self, branch: str, author: str = "", message: str = "") -> int: ...
 
     def transaction(self, author: str = "", message: str = "", meta: dict[str, Any] | None = None,
                     time: float | str | datetime | None = None) -> TransactionAPI:

@@ -8,8 +8,8 @@ from typing import Any, NamedTuple
 
 from catalog_core._engine.codec import unpack_leaf
 
-__all__ = ["Obj", "FileObj", "Version", "Commit", "Snapshot", "QueryStats", "to_datetime", "iso_time",
-           "parse_time"]
+__all__ = ["Obj", "FileObj", "Version", "Commit", "Snapshot", "Change", "Branch", "QueryStats", "to_datetime",
+           "iso_time", "parse_time"]
 
 
 def to_datetime(ts: float) -> datetime:
@@ -170,6 +170,51 @@ class Snapshot:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Snapshot":
         return cls(d["name"], d["vid"], d["time"])
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One object that differs between two snapshots (`cat.diff`). `kind`: added | removed |
+    updated; `before` / `after`: its value at the first / second snapshot (None when absent);
+    `vid`: the last commit in the range that wrote it; `leaf`: it is a leaf (at `after`, or at
+    `before` when removed)."""
+
+    path: str
+    kind: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    vid: int
+    leaf: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "kind": self.kind, "before": self.before, "after": self.after,
+                "vid": self.vid, "leaf": self.leaf}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Change":
+        return cls(d["path"], d["kind"], d.get("before"), d.get("after"), d["vid"], d.get("leaf", False))
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """A branch made by `cat.clone(source, path)` (write-audit-publish). Its changes are those
+    made under `path` after `since_vid`; they publish onto `source`, whose state at `fork_vid`
+    is the merge base. Publishing with keep moves both: `fork_vid` to the publish commit,
+    `since_vid` to the branch state that publish read."""
+
+    path: str
+    source: str
+    fork_vid: int
+    since_vid: int
+    created_vid: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "source": self.source, "fork_vid": self.fork_vid,
+                "since_vid": self.since_vid, "created_vid": self.created_vid}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Branch":
+        return cls(d["path"], d["source"], d["fork_vid"], d["since_vid"], d.get("created_vid", d["since_vid"]))
 
 
 @dataclass(slots=True)

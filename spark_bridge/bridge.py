@@ -7,6 +7,13 @@ executors, and commits files + statistics to the catalog in one transaction.
         tx.write(orders, "wh.sales.orders"); tx.write(items, "wh.sales.items")
     bridge.read("wh.sales.orders", snapshot=12)          # exactly the files of vid 12
 
+Write-audit-publish: `branch=` (on the Bridge, or per write / transaction / read / compact) sends
+a table's writes to the same table on a branch made by `cat.clone(source, branch)`:
+
+    cat.clone("/wh/sales", "/wh/sales__wap")
+    bridge.write(df, "wh.sales.orders", branch="/wh/sales__wap")   # lands in wh.sales__wap.orders
+    ...checks on the branch...; cat.publish("/wh/sales__wap", onto="/wh/sales")
+
 A commit that loses a race is re-planned against the new catalog state and retried (the data is
 not rewritten); if it fails for good, every file the write produced is deleted before the error
 is raised, so a failed write leaves neither files nor catalog changes behind.
@@ -101,8 +108,9 @@ class Bridge:
     http(s) URL (with `token`). `warehouse` overrides the root of default table locations."""
 
     def __init__(self, spark: Any, catalog: CatalogAPI | str | os.PathLike[str], *, token: str | None = None,
-                 warehouse: str | None = None, max_attempts: int = 8) -> None:
+                 warehouse: str | None = None, max_attempts: int = 8, branch: str | None = None) -> None:
         self.spark = spark
+        self.branch = branch  # default branch of writes, reads and compactions (None: the tables themselves)
         self.catalog: CatalogAPI
         self._owns = isinstance(catalog, (str, os.PathLike))
         if isinstance(catalog, str) and catalog.startswith(("http://", "https://")):
@@ -134,28 +142,61 @@ class Bridge:
 
     # ---------------------------------------------------------------- public API
     def write(self, df: Any, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
-              author: str = "", message: str = "", options: dict[str, Any] | None = None) -> CommitResult:
+              author: str = "", message: str = "", options: dict[str, Any] | None = None,
+              branch: str | None = None) -> CommitResult:
         """Write `df` to table `name` (catalog.namespace.table) and commit files + stats atomically.
         mode="overwrite" replaces the whole table, or, when partitioned, only the partitions
-        present in `df` (dynamic partition overwrite)."""
-        with self.transaction(author=author, message=message) as tx:
+        present in `df` (dynamic partition overwrite). `branch`: write the same table on that
+        branch instead (default: the Bridge's branch)."""
+        with self.transaction(author=author, message=message, branch=branch) as tx:
             tx.write(df, name, partition_by=partition_by, mode=mode, options=options)
         return tx.result  # type: ignore[return-value]
 
-    def transaction(self, author: str = "", message: str = "") -> "BridgeTransaction":
+    def transaction(self, author: str = "", message: str = "", branch: str | None = None) -> "BridgeTransaction":
         """Several writes, one catalog commit: `with bridge.transaction() as tx: tx.write(...)`."""
-        return BridgeTransaction(self, author, message)
+        return BridgeTransaction(self, author, message, branch=branch)
 
-    def read(self, name: str, snapshot: Any = None, where: str | None = None) -> Any:
+    def read(self, name: str, snapshot: Any = None, where: str | None = None, branch: str | None = None) -> Any:
         """A DataFrame over exactly the files of `name` at `snapshot` (vid, snapshot name, ISO
         time; default latest), optionally pruned by a catalog filter such as 'd >= "2001-06-01"'."""
+        name = self.on_branch(name, branch)
         return read_table(self.spark, self.catalog, name, snapshot=snapshot, where=where)
 
     def compact(self, name: str, target_file_mb: float = 128, author: str = "", message: str = "",
-                where: str | None = None) -> CommitResult:
+                where: str | None = None, branch: str | None = None) -> CommitResult:
         from spark_bridge.compaction import compact
 
-        return compact(self, name, target_file_mb=target_file_mb, author=author, message=message, where=where)
+        return compact(self, self.on_branch(name, branch), target_file_mb=target_file_mb, author=author,
+                       message=message, where=where)
+
+    def on_branch(self, name: str, branch: str | None = None) -> str:
+        """The dotted name of table `name` on `branch` (default: the Bridge's branch; None: `name`).
+        A name already on the branch is kept."""
+        branch = branch if branch is not None else self.branch
+        if branch is None:
+            return name
+        if not isinstance(branch, str) or not branch:
+            raise InvalidValueError(f"branch must be a branch path such as '/wh/sales__wap', got {branch!r}")
+        if not branch.startswith("/"):
+            branch = "/" + branch.replace(".", "/")
+        tpath = table_path(name)
+        info = next((b for b in self.catalog.branches() if b.path == branch), None)
+        if info is None:
+            raise NotFoundError(f"{branch!r} is not a branch; make one with cat.clone(source, {branch!r}) "
+                                "(semcat branch create) first", branch=branch)
+        if tpath == branch or tpath.startswith(branch + "/"):
+            return name
+        if not (tpath == info.source or tpath.startswith(info.source + "/")):
+            raise InvalidValueError(f"table {name} is not under {info.source}, the source of branch {branch}; "
+                                    "write it without branch= or use a branch of its namespace", table=name,
+                                    branch=branch)
+        mapped = branch + tpath[len(info.source):]
+        parts = mapped.strip("/").split("/")
+        if len(parts) != 3:
+            raise InvalidValueError(f"on branch {branch}, table {name} would be {mapped}, which is not a "
+                                    "catalog/namespace/table path; branch a namespace or a table", table=name,
+                                    branch=branch)
+        return ".".join(parts)
 
     # ---------------------------------------------------------------- staging
     def location_of(self, name: str, table: dict | None) -> str:
@@ -310,8 +351,9 @@ class Bridge:
 class BridgeTransaction(CommitOnExit):
     """Writes staged now, committed together on exit (one catalog commit); `result` afterwards."""
 
-    def __init__(self, bridge: Bridge, author: str = "", message: str = "") -> None:
+    def __init__(self, bridge: Bridge, author: str = "", message: str = "", branch: str | None = None) -> None:
         self.bridge, self.author, self.message = bridge, author, message
+        self.branch = branch
         self.writes: list[StagedWrite] = []
         self.result: CommitResult | None = None
         self.state = "active"
@@ -319,9 +361,10 @@ class BridgeTransaction(CommitOnExit):
         self._job: str | None = None
 
     def write(self, df: Any, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
-              options: dict[str, Any] | None = None) -> StagedWrite:
+              options: dict[str, Any] | None = None, branch: str | None = None) -> StagedWrite:
         if self.state != "active":
             raise BridgeError(f"this bridge transaction is {self.state}; start a new one")
+        name = self.bridge.on_branch(name, branch if branch is not None else self.branch)
         earlier = [w for w in self.writes if w.table == name]
         if earlier and (mode != "append" or any(w.mode != "append" for w in earlier)):
             raise InvalidValueError(f"{name} is already written in this transaction; an overwrite must be the "

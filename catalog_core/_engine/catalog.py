@@ -18,7 +18,9 @@ from catalog_core.errors import (
     SnapshotNotFoundError,
 )
 from catalog_core._gcpause import gc_paused
-from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version, iso_time, parse_time
+from catalog_core.model import Branch, Change, Commit, Obj, QueryStats, Snapshot, Version, iso_time, parse_time
+from catalog_core._engine import branches as _branches
+from catalog_core._engine.diff import diff as _diff
 from catalog_core._engine.mvocc import TransactionManager
 from catalog_core.paths import ROOT, split
 from catalog_core._engine.keys import key_of, path_of_key
@@ -56,6 +58,7 @@ class Catalog:
         self._mgr._last_time = self._times[-1] if self._times else 0.0
         self._mgr.attach_commit_times(self._times)
         self._snap_lock = threading.Lock()
+        self._publishing = _branches.Publishing()
 
     @classmethod
     def open(cls, data_dir: str, protocol: str = "ospl", file_cache_mb: float = 64) -> "Catalog":
@@ -274,7 +277,38 @@ class Catalog:
         with self.transaction(author=author, message=message or f"clone {src} -> {dst} @ {v}") as txn:
             for op in self._clone_ops(src, dst, v, None):
                 txn._record(op)
+            for op in _branches.branch_ops(self, src, dst, v):  # the clone is a branch of src
+                txn._record(op)
         return txn.vid  # type: ignore[return-value]
+
+    # ---------------------------------------------------------------- diff, branches
+    def diff(self, from_ref: int | str | None, to_ref: int | str | None = None,
+             prefix: str | None = None) -> Iterator[Change]:
+        """The objects added, removed and updated between two snapshots (refs as for resolve;
+        `to_ref` None: latest) under `prefix`, parents first, streamed. Found through the
+        commit log: the cost follows the number of changes, not the size of the tree."""
+        lo, hi = self.resolve(from_ref), self.resolve(to_ref)
+        if prefix is not None:
+            split(prefix)
+        if lo > hi:
+            raise InvalidValueError(f"diff goes forward in time: from_ref {from_ref!r} (vid {lo}) is after "
+                                    f"to_ref {to_ref!r} (vid {hi}); swap them", from_vid=lo, to_vid=hi)
+        return _diff(self._store, lo, hi, prefix)
+
+    def branches(self, prefix: str | None = None, vid: int | str | None = None) -> list[Branch]:
+        """Branches (made by clone) whose root is under `prefix`, by path."""
+        return _branches.list_branches(self, prefix, self.resolve(vid))
+
+    def publish(self, branch: str, onto: str, author: str = "", message: str = "", keep: bool = True) -> int:
+        """Write-audit-publish: apply every change made on `branch` since its base to `onto` (its
+        source) in one commit, merged three-way; returns the commit vid. Raises ConflictError
+        naming every conflicting path (nothing written). `keep`: the branch stays, its base
+        moved to this publish; else it is dropped in the same commit."""
+        return _branches.publish(self, branch, onto, author, message, keep)
+
+    def drop_branch(self, branch: str, author: str = "", message: str = "") -> int:
+        """Remove a branch (its subtree and its record) in one commit; returns the vid."""
+        return _branches.drop(self, branch, author, message)
 
     # ---------------------------------------------------------------- writes
     def transaction(self, author: str = "", message: str = "", meta: dict[str, Any] | None = None,

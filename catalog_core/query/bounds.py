@@ -124,17 +124,32 @@ def id_ranges(expr: Expr) -> list[Range]:
         p = expr.prefix.encode("utf-8", "surrogatepass")
         return [(p, successor(p))]
     if isinstance(expr, And):
-        out: list[Range] = [(None, None)]
+        # Pairwise in a balanced tree: O(N log n) for n items holding N ranges in all, where
+        # folding one item at a time into a growing list was quadratic.
+        lists: list[list[Range]] = []
         for item in expr.items:
-            out = intersect(out, id_ranges(item))
-            if not out:
-                break
-        return out
+            got = id_ranges(item)
+            if not got:
+                return []
+            if got != [(None, None)]:
+                lists.append(got)
+        if not lists:
+            return [(None, None)]
+        while len(lists) > 1:
+            lists = [intersect(lists[k], lists[k + 1]) if k + 1 < len(lists) else lists[k]
+                     for k in range(0, len(lists), 2)]
+            if any(not x for x in lists):
+                return []
+        return lists[0]
     if isinstance(expr, Or):
-        out = []
+        # One merge of everything (O(N log N)), not a growing union per item.
+        every: list[Range] = []
         for item in expr.items:
-            out = union(out, id_ranges(item))
-        return out
+            got = id_ranges(item)
+            if got == [(None, None)]:
+                return got
+            every.extend(got)
+        return normalize(every)
     if isinstance(expr, Not) and isinstance(expr.item, Not):
         return id_ranges(expr.item.item)  # not not e == e, also on missing objects
     # `not` in general, exists, endswith, other fields: no bound. `not` stays conservative

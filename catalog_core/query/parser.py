@@ -18,13 +18,24 @@ Grammar (keywords case-insensitive):
 
 `*` as an atom is an extension so that `to_text(TrueExpr())` parses back.
 Every error is a QuerySyntaxError naming the 0-based position and what was expected.
+
+Limits (each a QuerySyntaxError at the position where it is crossed, never a RecursionError):
+
+    MAX_QUERY_CHARS = 1,000,000   characters in one query or expression text
+    MAX_STEPS       = 256         steps in one query (a query of 1,000 steps is refused)
+    MAX_NESTING     = 64          levels of '(' and 'not' inside one step
+
+Within them, parsing, seek bounds (`bounds.id_ranges`) and compilation (`evaluate.compile_expr`)
+take time and memory linear in the query's length: `and`/`or` chains are n-ary nodes, the bounds
+of an `or` are merged once (O(n log n)) and those of an `and` intersected pairwise in a balanced
+tree, and wide chains are compiled in groups of `evaluate.WIDTH` terms, one small function each.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import NamedTuple, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from catalog_core.errors import QuerySyntaxError
 from catalog_core.query.ast import (
@@ -46,10 +57,16 @@ from catalog_core.query.ast import (
     TrueExpr,
 )
 
-__all__ = ["parse", "parse_expr", "tokenize", "Token", "MAX_NESTING"]
+__all__ = ["parse", "parse_expr", "tokenize", "Token", "MAX_NESTING", "MAX_STEPS", "MAX_QUERY_CHARS"]
 
 # Deeper nesting is certainly a mistake and would otherwise end in RecursionError.
 MAX_NESTING = 64
+# A query's steps are nested scans (one generator per step); trees this deep are not queried step by step.
+MAX_STEPS = 256
+# Longer texts are not queries an agent should send: name fewer ids, or query a parent.
+MAX_QUERY_CHARS = 1_000_000
+_SHOWN = 160  # characters shown around an error's position when the text is longer than _SHOWN_ALL
+_SHOWN_ALL = 500
 
 _WS = re.compile(r"[ \t\r\n\f\v]*")
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
@@ -63,14 +80,21 @@ _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 
 class Token(NamedTuple):
     kind: str  # one of _PUNCT chars, "OP", "STRING", "NUMBER", "IDENT", "QIDENT", "UNKNOWN", "EOF"
-    value: object  # decoded value for STRING/NUMBER/QIDENT, source text otherwise
+    value: Any  # decoded value for STRING/NUMBER/QIDENT, source text otherwise
     pos: int
     end: int
 
 
 def _fail(text: str, pos: int, expected: str, message: str) -> NoReturn:
-    shown = text.replace("\t", " ").replace("\n", " ").replace("\r", " ")
-    raise QuerySyntaxError(f"{message}\n  {shown}\n  {' ' * pos}^", text=text, position=pos, expected=expected)
+    start = 0
+    shown = text
+    if len(text) > _SHOWN_ALL:  # a window around the position, so a long text makes a short message
+        start = max(0, min(pos - _SHOWN // 2, len(text) - _SHOWN))
+        shown = ("…" if start else "") + text[start:start + _SHOWN] + ("…" if start + _SHOWN < len(text) else "")
+        start -= 1 if start else 0
+    shown = shown.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+    raise QuerySyntaxError(f"{message}\n  {shown}\n  {' ' * (pos - start)}^", text=text, position=pos,
+                           expected=expected)
 
 
 def _read_quoted(text: str, start: int) -> tuple[str, int]:
@@ -134,7 +158,8 @@ def tokenize(text: str) -> list[Token]:
     tokens: list[Token] = []
     i, n = 0, len(text)
     while True:
-        i = _WS.match(text, i).end()
+        ws = _WS.match(text, i)  # matches the empty string: never None
+        i = ws.end() if ws else i
         if i >= n:
             tokens.append(Token("EOF", "", n, n))
             return tokens
@@ -173,6 +198,10 @@ class _Parser:
         if not isinstance(text, str):
             raise TypeError(f"a query is text, not {type(text).__name__}")
         self.text = text
+        if len(text) > MAX_QUERY_CHARS:
+            _fail(text, MAX_QUERY_CHARS, f"at most {MAX_QUERY_CHARS:,} characters",
+                  f"query too long: {len(text):,} characters, at most {MAX_QUERY_CHARS:,} are allowed "
+                  f"(position {MAX_QUERY_CHARS:,} is past the limit); name fewer ids or query a parent instead")
         self.tokens = tokenize(text)
         self.i = 0
         self.depth = 0
@@ -228,6 +257,11 @@ class _Parser:
         self.expect("/", "'/' (a query starts at the root, e.g. /[obj_id = \"wh\"]/*)")
         steps = [self.step()]
         while self.tok.kind == "/":
+            if len(steps) == MAX_STEPS:
+                pos = self.tok.pos
+                _fail(self.text, pos, f"at most {MAX_STEPS} steps",
+                      f"query too deep: step {MAX_STEPS + 1} starts at position {pos}, at most {MAX_STEPS} "
+                      "steps are allowed; query a nearer ancestor instead")
             self.advance()
             steps.append(self.step())
         if self.tok.kind != "EOF":

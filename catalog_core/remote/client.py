@@ -27,14 +27,14 @@ from catalog_core.errors import (
     TransactionClosedError,
     error_from_dict,
 )
-from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version, parse_time
+from catalog_core.model import Branch, Change, Commit, Obj, QueryStats, Snapshot, Version, parse_time
 from catalog_core.paths import split
 from catalog_core.writeset import WriteMethods, WriteOp, commit_fields, own_writes
 
 if TYPE_CHECKING:
     from catalog_core.query.ast import Query
 
-__all__ = ["RemoteCatalog", "RemoteTransaction", "QueryStream"]
+__all__ = ["RemoteCatalog", "RemoteTransaction", "QueryStream", "ChangeStream"]
 
 _Ref = int | str | None
 
@@ -177,6 +177,23 @@ class QueryStream:
             pass
 
 
+class ChangeStream(QueryStream):
+    """The changes of a diff as they arrive (the same NDJSON batches as a query)."""
+
+    def __next__(self) -> Change:  # type: ignore[override]
+        while self._pos >= len(self._batch):
+            if self._done:
+                raise StopIteration
+            self._read_line()
+        d = self._batch[self._pos]
+        self._pos += 1
+        self.count += 1
+        return Change.from_dict(d)
+
+    def __iter__(self) -> "ChangeStream":
+        return self
+
+
 class RemoteCatalog:
     """`cc.connect(url, token=None)`: the engine API of a `semcat serve` catalog.
 
@@ -310,6 +327,34 @@ class RemoteCatalog:
         _ref_param(vid)
         body = {"src": src, "dst": dst, "vid": vid, "author": author, "message": message}
         return self._call("POST", "/clone", body=body)["vid"]
+
+    # ---------------------------------------------------------------- diff, branches
+    def diff(self, from_ref: _Ref, to_ref: _Ref = None, prefix: str | None = None) -> "ChangeStream":
+        _ref_param(from_ref)
+        _ref_param(to_ref)
+        if prefix is not None:
+            split(prefix)
+        body = {"from_ref": from_ref, "to_ref": to_ref, "prefix": prefix, "batch_size": self.batch_size}
+        resp = self._send("POST", "/diff", None, body)
+        if resp.status_code >= 400:
+            try:
+                resp.read()
+            finally:
+                resp.close()
+            _raise_for(resp, self.url + "/diff")
+        return ChangeStream(resp, None)
+
+    def branches(self, prefix: str | None = None, vid: _Ref = None) -> list[Branch]:
+        found = self._call("GET", "/branches", _params(prefix=prefix, vid=_ref_param(vid)))["branches"]
+        return [Branch.from_dict(d) for d in found]
+
+    def publish(self, branch: str, onto: str, author: str = "", message: str = "", keep: bool = True) -> int:
+        body = {"branch": branch, "onto": onto, "author": author, "message": message, "keep": keep}
+        return self._call("POST", "/publish", body=body)["vid"]
+
+    def drop_branch(self, branch: str, author: str = "", message: str = "") -> int:
+        body = {"branch": branch, "author": author, "message": message}
+        return self._call("POST", "/branches/drop", body=body)["vid"]
 
     # ---------------------------------------------------------------- writes
     def transaction(self, author: str = "", message: str = "", meta: dict[str, Any] | None = None,

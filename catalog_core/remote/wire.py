@@ -8,7 +8,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["Ref", "WireOp", "BeginBody", "QueryBody", "TxnQueryBody", "ExplainBody", "CommitBody",
-           "TxnCommitBody", "CloneBody", "TxnCloneBody", "SnapshotBody", "PlanFilesBody"]
+           "TxnCommitBody", "CloneBody", "TxnCloneBody", "SnapshotBody", "PlanFilesBody", "DiffBody",
+           "PublishBody", "DropBranchBody"]
 
 # A vid, a snapshot name or an ISO-8601 time; None = latest.
 Ref = int | str | None
@@ -94,3 +95,26 @@ class PlanFilesBody(_Body):
     table: str
     where: str | None = None
     vid: Ref = None
+
+
+class DiffBody(_Body):
+    """`cat.diff(from_ref, to_ref, prefix)`: changes stream back as NDJSON batches."""
+
+    from_ref: Ref
+    to_ref: Ref = None
+    prefix: str | None = None
+    batch_size: int = Field(1000, ge=1, le=MAX_BATCH)
+
+
+class PublishBody(_Body):
+    branch: str
+    onto: str
+    author: str = ""
+    message: str = ""
+    keep: bool = True
+
+
+class DropBranchBody(_Body):
+    branch: str
+    author: str = ""
+    message: str = ""

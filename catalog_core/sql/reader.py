@@ -4,6 +4,10 @@
     con.sql("SELECT count(*) FROM wh.sales.orders")
     cc.run_sql(cat, "SELECT d, sum(price) FROM wh.sales.orders GROUP BY d", limit=100)
 
+`run_sql` is for SQL from agents: the statement is checked (`sandbox`), then runs in a worker
+process held to `timeout_s` (plus `worker.GRACE_S`) and `memory_limit` bytes whatever functions it
+calls (`worker` says why DuckDB's own limits are not enough).
+
 Each catalog becomes an attached in-memory database, each namespace a schema, each table a view,
 so DuckDB's three-part names are the catalog's dotted names. `cat` is an embedded `Catalog` or a
 remote client (`catalog_core.api.CatalogAPI`): only `resolve`, `get`, `query` and `plan_files`
@@ -14,7 +18,6 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import math
-import threading
 import uuid
 import warnings
 from typing import Any
@@ -22,18 +25,22 @@ from typing import Any
 import duckdb
 from pydantic import BaseModel
 
+from catalog_core import errors
+from catalog_core.errors import CatalogError, InvalidValueError, SqlTimeoutError
+from catalog_core.sql import worker
+from catalog_core.sql.sandbox import MEMORY_LIMIT, check_statement, lock_down, map_error, refuse, startup_config
 from catalog_core.sql.tables import TableSpec, catalog_dir, list_tables, load_table
 from catalog_core.sql.types import quote_ident
 from catalog_core.sql.views import error_sql, table_sql
 from catalog_core.api import CatalogAPI, SnapshotRef
-from catalog_core.errors import CatalogError, InvalidValueError
 from catalog_core.lake import require_table, table_path
-from catalog_core.sql.sandbox import check_statement, lock_down, map_error, startup_config
 
 __all__ = ["open_duckdb", "open_table", "run_sql", "SqlResult", "SqlColumn"]
 
 _RESERVED_DBS = frozenset({"system", "temp", "main"})
 MAX_LIMIT = 100_000
+MIN_MEMORY_LIMIT = 64 << 20
+MAX_MEMORY_LIMIT = 1 << 40
 
 
 class SqlColumn(BaseModel):
@@ -53,8 +60,8 @@ class SqlResult(BaseModel):
 
 # ---------------------------------------------------------------- building a connection
 
-def _connect(sandbox: bool, timeout_s: float | None = None) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(":memory:", config=startup_config(timeout_s) if sandbox else {})
+def _connect(sandbox: bool, timeout_s: float | None = None, memory_limit: int = MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:", config=startup_config(timeout_s, memory_limit) if sandbox else {})
     con.execute("SET enable_progress_bar = false")
     con.execute("SET TimeZone = 'UTC'")  # timestamps read the same on every machine
     return con
@@ -97,34 +104,52 @@ def _allowed(spec: TableSpec, sandbox: bool) -> list[str]:
     return [f.path for f in spec.files if f.local and (f.trusted or not sandbox)]
 
 
-def _build(cat: CatalogAPI, vid: int, sandbox: bool, con: duckdb.DuckDBPyConnection, names: set[str] | None = None,
-           only: str | None = None, where: str | None = None) -> None:
-    """Create the views (all tables, those whose table name is in `names`, or just `only`),
-    then lock the connection down when sandboxed."""
+Views = tuple[str | None, list[tuple[TableSpec, str]]]
+
+
+def _views(cat: CatalogAPI, vid: int, sandbox: bool, names: set[str] | None = None, only: str | None = None,
+           where: str | None = None) -> Views:
+    """What the views need from the catalog (all tables, those whose table name is in `names`,
+    or just `only`): the home catalog (`USE`d when the lake has one) and each table's spec and
+    view body. Only catalog reads; no DuckDB."""
     all_tables, catalogs = list_tables(cat, vid)
     tables = all_tables
     if only is not None:
         tables = [t for t in tables if t.path == table_path(only)]
     elif names is not None:
         tables = [t for t in tables if t.path.rsplit("/", 1)[1].lower() in names]
-    attached: dict[str, bool] = {}
-    allowed: list[str] = []
     lake_catalogs = {t.path.split("/")[1] for t in all_tables}
-    if len(lake_catalogs) == 1 and only is None:
-        # One catalog: let `sales.orders` work as well as `wh.sales.orders`.
-        home = next(iter(lake_catalogs))
-        if _attach(con, home, attached):
-            con.execute(f"USE {quote_ident(home)}")
+    # One catalog: let `sales.orders` work as well as `wh.sales.orders`.
+    home = next(iter(lake_catalogs)) if len(lake_catalogs) == 1 and only is None else None
     where = where if only is not None else None
+    items: list[tuple[TableSpec, str]] = []
     for obj in tables:
         spec = load_table(cat, obj, vid, catalogs, where=where)
         body = table_sql(spec, trust_all=not sandbox, where=where)
-        if body is None or not _attach(con, spec.parts[0], attached):
+        if body is not None:
+            items.append((spec, body))
+    return home, items
+
+
+def install_views(con: duckdb.DuckDBPyConnection, views: Views, sandbox: bool) -> None:
+    """Create the views on `con`, then lock it down when sandboxed."""
+    home, items = views
+    attached: dict[str, bool] = {}
+    allowed: list[str] = []
+    if home is not None and _attach(con, home, attached):
+        con.execute(f"USE {quote_ident(home)}")
+    for spec, body in items:
+        if not _attach(con, spec.parts[0], attached):
             continue
         _create_view(con, spec, body)
         allowed.extend(_allowed(spec, sandbox))
     if sandbox:
         lock_down(con, allowed)
+
+
+def _build(cat: CatalogAPI, vid: int, sandbox: bool, con: duckdb.DuckDBPyConnection, names: set[str] | None = None,
+           only: str | None = None, where: str | None = None) -> None:
+    install_views(con, _views(cat, vid, sandbox, names=names, only=only, where=where), sandbox)
 
 
 def open_duckdb(cat: CatalogAPI, snapshot: SnapshotRef = None, sandbox: bool = True) -> duckdb.DuckDBPyConnection:
@@ -192,7 +217,7 @@ def _fetch(con: duckdb.DuckDBPyConnection, text: str, limit: int) -> tuple[list[
     if rel is None:
         raise InvalidValueError("the statement returned no result set; send a SELECT")
     types = [str(t) for t in rel.types]
-    columns = [SqlColumn(name=n, type=t) for n, t in zip(rel.columns, types)]
+    columns = [SqlColumn(name=n, type=t) for n, t in zip(rel.columns, types, strict=True)]
     if any(_as_text(t) for t in types):
         proj = ", ".join(f"CAST(#{i + 1} AS VARCHAR)" if _as_text(t) else f"#{i + 1}" for i, t in enumerate(types))
         rel = rel.project(proj)
@@ -208,7 +233,7 @@ def _interrupter(con: duckdb.DuckDBPyConnection):
     return interrupt
 
 
-def _check_args(sql: Any, limit: Any, timeout_s: Any) -> None:
+def _check_args(sql: Any, limit: Any, timeout_s: Any, memory_limit: Any) -> None:
     if not isinstance(sql, str):
         raise InvalidValueError(f"sql must be a string, got {type(sql).__name__}")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
@@ -216,33 +241,67 @@ def _check_args(sql: Any, limit: Any, timeout_s: Any) -> None:
                                 "aggregate in SQL rather than fetching more rows")
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < 86400:
         raise InvalidValueError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
+    if (isinstance(memory_limit, bool) or not isinstance(memory_limit, int)
+            or not MIN_MEMORY_LIMIT <= memory_limit <= MAX_MEMORY_LIMIT):
+        raise InvalidValueError(f"memory_limit must be a number of bytes from {MIN_MEMORY_LIMIT} (64 MiB) to "
+                                f"{MAX_MEMORY_LIMIT} (1 TiB), got {memory_limit!r}")
 
 
-def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int = 1000, timeout_s: float = 10) -> SqlResult:
+def _worker_error(err: dict[str, Any], timeout_s: float) -> CatalogError:
+    """The catalog error for what the worker reported."""
+    kind, name, msg = err.get("kind"), str(err.get("type", "")), str(err.get("message", ""))
+    if kind == "duckdb":
+        cls = getattr(duckdb, name, None)
+        exc = cls(msg) if isinstance(cls, type) and issubclass(cls, duckdb.Error) else duckdb.Error(msg)
+        return map_error(exc, timeout_s)
+    if kind == "catalog":
+        ecls = getattr(errors, name, None)
+        if isinstance(ecls, type) and issubclass(ecls, CatalogError) and ecls not in (
+                errors.SqlRefusedError, errors.QuerySyntaxError):
+            return ecls(msg)
+        return CatalogError(msg)
+    if kind == "memory":
+        return refuse("memory_limit", msg)
+    return CatalogError(f"SQL failed: {name}: {msg}")
+
+
+def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int = 1000, timeout_s: float = 10,
+            memory_limit: int = MEMORY_LIMIT) -> SqlResult:
     """Run one read-only statement from an agent on a sandboxed connection at `snapshot`, with
-    at most `limit` rows (`truncated` says there were more) and `timeout_s` seconds."""
-    _check_args(sql, limit, timeout_s)
+    at most `limit` rows (`truncated` says there were more).
+
+    The statement ends within `timeout_s` seconds (plus a grace of `worker.GRACE_S`; past it:
+    `SqlTimeoutError`) and within `memory_limit` bytes (default 1 GiB; past it: `SqlRefusedError`
+    with rule `memory_limit`), whatever functions it calls: it runs in a worker process that
+    is interrupted, then killed, at the time limit and whose address space is capped at
+    `memory_limit` plus `worker.HEADROOM` for the interpreter and DuckDB itself."""
+    _check_args(sql, limit, timeout_s, memory_limit)
     vid = cat.resolve(snapshot)
-    con = _connect(True, timeout_s)
+    con = _connect(True, timeout_s, memory_limit)
     try:
         forbidden = catalog_dir(cat)
         raw_dir = f"{getattr(cat, 'data_dir', '')}/catalog" if forbidden else ""
-        checked = check_statement(sql, con, [d for d in (forbidden, raw_dir) if d])
-        _build(cat, vid, True, con, names=None if checked.introspect else checked.tables)
-        timer = threading.Timer(timeout_s, _interrupter(con))
-        timer.daemon = True
-        timer.start()
-        try:
-            columns, rows = _fetch(con, checked.text, limit)
-        finally:
-            timer.cancel()
+        # Parsing only: DuckDB's parser runs here, nothing of the statement executes in this process.
+        checked = check_statement(sql, con, [d for d in (forbidden, raw_dir) if d], memory_limit)
     except CatalogError:
         raise
     except duckdb.Error as e:
         raise map_error(e, timeout_s) from None
-    except Exception as e:  # never let an agent's SQL crash the caller
-        raise CatalogError(f"SQL failed: {type(e).__name__}: {e}") from None
     finally:
         con.close()
-    out = [[_jsonable(v) for v in row] for row in rows[:limit]]
+    views = _views(cat, vid, True, names=None if checked.introspect else checked.tables)
+    job = worker.Job(text=checked.text, views=views, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit)
+    try:
+        answer = worker.run(job)
+    except worker.WorkerDied as e:
+        if e.timed_out:
+            raise SqlTimeoutError(f"the query ran past the {timeout_s:g} s time limit and was stopped; "
+                                  "filter or aggregate more, or raise timeout_s", timeout_s=timeout_s) from None
+        raise refuse("memory_limit", f"{e} (most likely it went past the {memory_limit:,} byte memory limit)") from None
+    if "ok" not in answer:
+        raise _worker_error(answer.get("error") or {}, timeout_s)
+    ok = answer["ok"]
+    columns = [SqlColumn(name=n, type=t) for n, t in ok["columns"]]
+    rows = ok["rows"]
+    out = rows[:limit]
     return SqlResult(columns=columns, rows=out, truncated=len(rows) > limit, snapshot=vid, row_count=len(out))

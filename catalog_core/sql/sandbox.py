@@ -5,7 +5,18 @@ of readable files (the snapshot's data files), extension install/load off, confi
 locked. On top, a statement check with DuckDB's parser names the rule a statement breaks
 before anything runs: exactly one statement, read-only, no ATTACH/LOAD/SET, table functions from
 an allow-list, no file paths or URLs as tables. DuckDB's errors at run time are mapped back to
-the same rules, so every refusal says which rule it hit."""
+the same rules, so every refusal says which rule it hit.
+
+Limits (time and memory) are not this module's alone: `reader.run_sql` runs every statement in a
+worker process (see `catalog_core.sql.worker`), because DuckDB cannot stop everything from
+inside. Measured on DuckDB 2.0: `con.interrupt()` (and `max_execution_time`) are only checked
+between vectors, never inside one scalar function call, and list and string builders allocate
+outside the buffer manager, so `memory_limit` does not see them: `SELECT len(range(200000000))`
+ran 21 s past a 1 s interrupt and grew to 3+ GB under a 1 GB `memory_limit`. What this module adds
+is the configuration DuckDB does enforce (`startup_config`: `memory_limit`, `threads`, no temp
+directory, `max_execution_time`) and, as a second layer that only makes the error clearer and
+earlier, a refusal of list and string builders (`repeat`, `range`, `lpad`, ...) whose constant
+arguments alone ask for more than the memory limit (rule `memory_limit`)."""
 
 from __future__ import annotations
 
@@ -16,12 +27,15 @@ from typing import Any
 
 import duckdb
 
-from catalog_core.sql.types import quote_str
 from catalog_core.errors import CatalogError, NotFoundError, SqlError, SqlRefusedError, SqlTimeoutError
+from catalog_core.sql.types import quote_str
 
-__all__ = ["Checked", "check_statement", "startup_config", "lock_down", "map_error", "RULES", "MEMORY_LIMIT"]
+__all__ = ["Checked", "check_statement", "startup_config", "lock_down", "map_error", "RULES", "MEMORY_LIMIT",
+           "THREADS", "MAX_SQL_CHARS"]
 
-MEMORY_LIMIT = "2GB"
+MEMORY_LIMIT = 1 << 30     # bytes: run_sql's default memory limit for one statement (1 GiB)
+THREADS = 2                # DuckDB threads per sandboxed connection
+MAX_SQL_CHARS = 1_000_000  # the longest statement the sandbox parses
 
 RULES = {
     "one_statement": "send exactly one SQL statement",
@@ -36,7 +50,8 @@ RULES = {
     "network": "SQL cannot reach the network",
     "catalog_dir": "the catalog's own directory is never readable from SQL",
     "scalar_function": "this function is not allowed",
-    "memory_limit": f"the query needs more than the sandbox's {MEMORY_LIMIT} of memory",
+    "memory_limit": "the query needs more than its memory limit (run_sql's memory_limit, 1 GiB unless raised); "
+                    "filter or aggregate earlier, build smaller lists and strings, or raise memory_limit",
 }
 
 _TYPE_RULES = {
@@ -80,6 +95,7 @@ class Checked:
     text: str
     tables: set[str] = field(default_factory=set)
     introspect: bool = False
+    memory_limit: int = MEMORY_LIMIT
 
 
 # ---------------------------------------------------------------- statement checks
@@ -102,31 +118,38 @@ def _one(sql: str) -> Any:
     return stmts[0]
 
 
-def check_statement(sql: str, con: duckdb.DuckDBPyConnection, forbidden_dirs: list[str]) -> Checked:
+def check_statement(sql: str, con: duckdb.DuckDBPyConnection, forbidden_dirs: list[str],
+                    memory_limit: int = MEMORY_LIMIT) -> Checked:
     if not isinstance(sql, str) or not sql.strip():
         raise refuse("one_statement", "the SQL text is empty")
+    if len(sql) > MAX_SQL_CHARS:
+        raise SqlError(f"the SQL text has {len(sql):,} characters, more than the {MAX_SQL_CHARS:,} allowed; "
+                       "send a shorter statement (filter with joins or IN lists over tables, not literals)")
     for d in forbidden_dirs:
         if d and d in sql:
             raise refuse("catalog_dir", f"the statement names {d}")
-    return _check(_one(sql), con, nested=False)
+    return _check(_one(sql), con, nested=False, memory_limit=memory_limit)
 
 
-def _check(stmt: Any, con: duckdb.DuckDBPyConnection, nested: bool) -> Checked:
+def _check(stmt: Any, con: duckdb.DuckDBPyConnection, nested: bool, memory_limit: int = MEMORY_LIMIT) -> Checked:
     try:
         kind = stmt.type.name
     except ValueError:  # a statement type this duckdb build's Python enum does not know
         raise refuse("statement_type", "this kind of statement") from None
     text = stmt.query
     if kind == "SELECT":
-        return _check_select(text, con)
+        return _check_select(text, con, memory_limit)
     if kind == "EXPLAIN" and not nested:
         toks = _tokens(text)
         skip = 2 if len(toks) > 1 and toks[1].lower() == "analyze" else 1
         inner_at = [p for p, _ in duckdb.tokenize(text)][skip] if len(toks) > skip else len(text)
-        inner = _check(_one(text[inner_at:]), con, nested=True)
+        inner = _check(_one(text[inner_at:]), con, nested=True, memory_limit=memory_limit)
         return Checked(text, inner.tables, inner.introspect)
     if kind == "PRAGMA":
         toks = _tokens(text)
+        if toks and toks[0].lower() != "pragma":  # DuckDB parses `COPY FROM DATABASE a TO b` as a PRAGMA
+            words = " ".join(toks[:3]).upper()
+            raise refuse("read_only" if toks[0].lower() == "copy" else "statement_type", f"{words} statement")
         name = toks[1].lower() if len(toks) > 1 else ""
         if name not in ALLOWED_PRAGMAS:
             raise refuse("pragma", f"PRAGMA {name or '?'}")
@@ -136,12 +159,12 @@ def _check(stmt: Any, con: duckdb.DuckDBPyConnection, nested: bool) -> Checked:
     raise refuse(_TYPE_RULES.get(kind, "statement_type"), f"{kind} statement")
 
 
-def _check_select(text: str, con: duckdb.DuckDBPyConnection) -> Checked:
-    raw = con.execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0]
-    tree = json.loads(raw)
+def _check_select(text: str, con: duckdb.DuckDBPyConnection, memory_limit: int = MEMORY_LIMIT) -> Checked:
+    row = con.execute("SELECT json_serialize_sql(?)", [text]).fetchone()
+    tree = json.loads(row[0]) if row else {"error": True}
     if tree.get("error"):
         raise refuse("statement_type", f"a SELECT the sandbox cannot inspect ({tree.get('error_message', '')})")
-    out = Checked(text)
+    out = Checked(text, memory_limit=memory_limit)
     _walk(tree, out)
     return out
 
@@ -185,6 +208,57 @@ def _base_table(node: dict, out: Checked) -> None:
     out.tables.add(name.lower())
 
 
+# Scalar list and string builders and the bytes their constant arguments ask for (a second layer:
+# the worker process's address-space limit stops them whatever their arguments are).
+_BUILDERS = frozenset({"repeat", "range", "generate_series", "lpad", "rpad", "list_resize", "array_resize"})
+
+
+def _int_arg(arg: Any) -> int | None:
+    expr = arg.get("expression") if isinstance(arg, dict) else None
+    lit = expr.get("literal") if isinstance(expr, dict) and expr.get("class") == "CONSTANT" else None
+    if isinstance(lit, dict) and lit.get("kind") in ("INTEGER", "BIGINT", "HUGEINT", "DECIMAL"):
+        try:
+            return int(float(lit.get("text", "")))
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return None
+
+
+def _str_arg(arg: Any) -> str | None:
+    expr = arg.get("expression") if isinstance(arg, dict) else None
+    lit = expr.get("literal") if isinstance(expr, dict) and expr.get("class") == "CONSTANT" else None
+    return lit.get("text") if isinstance(lit, dict) and isinstance(lit.get("text"), str) else None
+
+
+def builder_bytes(name: str, args: list[Any]) -> int | None:
+    """A lower bound on what a list or string builder call allocates, from its constant arguments
+    (None: unknown)."""
+    ints = [_int_arg(a) for a in args]
+    if name == "repeat" and len(args) == 2 and ints[1] is not None:
+        text = _str_arg(args[0])
+        return max(1, len(text.encode()) if text is not None else 8) * ints[1]
+    if name in ("range", "generate_series") and args and all(i is not None for i in ints) and len(ints) <= 3:
+        start, stop, step = (0, ints[0], 1) if len(ints) == 1 else (ints[0], ints[1], ints[2] if len(ints) == 3 else 1)
+        assert start is not None and stop is not None and step is not None
+        return 8 * abs((stop - start) // step) if step else None
+    if name in ("lpad", "rpad") and len(args) >= 2 and ints[1] is not None:
+        return ints[1]
+    if name in ("list_resize", "array_resize") and len(args) >= 2 and ints[1] is not None:
+        return 8 * ints[1]
+    return None
+
+
+def _builder(node: dict, out: Checked) -> None:
+    name = str(node.get("function_name", "")).lower()
+    args = node.get("arguments")
+    if name not in _BUILDERS or not isinstance(args, list):
+        return
+    size = builder_bytes(name, args)
+    if size is not None and size > out.memory_limit:
+        raise refuse("memory_limit", f"{name}() with these arguments builds about {size:,} bytes in one value, "
+                                     f"more than the {out.memory_limit:,} bytes allowed")
+
+
 def _walk(node: Any, out: Checked) -> None:
     if isinstance(node, list):
         for v in node:
@@ -195,6 +269,10 @@ def _walk(node: Any, out: Checked) -> None:
     kind = node.get("type")
     if kind == "TABLE_FUNCTION":
         _table_function(node, out)
+        fn = node.get("function")
+        for k, v in node.items():  # a table function streams its rows: only its arguments are checked
+            _walk(v.get("arguments") if k == "function" and isinstance(fn, dict) else v, out)
+        return
     elif kind == "BASE_TABLE":
         _base_table(node, out)
     elif kind == "SHOW_REF":
@@ -203,16 +281,19 @@ def _walk(node: Any, out: Checked) -> None:
             out.introspect = True
         else:
             out.tables.add(name.strip('"').lower())
-    elif node.get("class") == "FUNCTION" and str(node.get("function_name", "")).lower() in DENIED_SCALAR_FUNCTIONS:
-        raise refuse("scalar_function", f"{node['function_name']}()")
+    elif node.get("class") == "FUNCTION":
+        if str(node.get("function_name", "")).lower() in DENIED_SCALAR_FUNCTIONS:
+            raise refuse("scalar_function", f"{node['function_name']}()")
+        _builder(node, out)
     for v in node.values():
         _walk(v, out)
 
 
 # ---------------------------------------------------------------- DuckDB's own settings
 
-def startup_config(timeout_s: float | None) -> dict[str, Any]:
-    """Settings fixed when the database starts (some can only be set then)."""
+def startup_config(timeout_s: float | None, memory_limit: int = MEMORY_LIMIT) -> dict[str, Any]:
+    """Settings fixed when the database starts (some can only be set then): DuckDB's own limits
+    (buffer memory, threads, no spilling, execution time); `run_sql`'s worker adds the hard ones."""
     cfg: dict[str, Any] = {
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
@@ -223,7 +304,9 @@ def startup_config(timeout_s: float | None) -> dict[str, Any]:
         "python_enable_replacements": False,   # no Python variables as tables
         "python_scan_all_frames": False,
         "temp_directory": "",                  # nothing spills to disk
-        "memory_limit": MEMORY_LIMIT,
+        "max_temp_directory_size": "0B",
+        "memory_limit": f"{max(1, memory_limit >> 20)}MiB",
+        "threads": THREADS,
     }
     if timeout_s is not None:
         cfg["max_execution_time"] = max(1, int(timeout_s * 1000))

@@ -43,6 +43,84 @@ def sql(sql, data_dir, snapshot, limit, timeout_s, token) -> None:
     run_cli(sql, data_dir=data_dir, snapshot=snapshot, limit=limit, timeout_s=timeout_s, token=token)
 
 
+_data = click.option("--data", "data_dir", default="data", show_default=True,
+                     help="catalog data directory or http(s) URL")
+_token = click.option("--token", default=None, envvar="SEMCAT_TOKEN")
+_author = click.option("--author", default="", help="commit author")
+_message = click.option("--message", "-m", default="", help="commit message")
+
+
+@main.group("branch")
+def branch_group() -> None:
+    """Write-audit-publish: branch a subtree, write and check it, publish it back."""
+
+
+@branch_group.command("create")
+@click.argument("src")
+@click.argument("dst")
+@click.option("--vid", default=None, help="fork at this vid, snapshot name or ISO time (default: latest)")
+@_data
+@_token
+@_author
+@_message
+def branch_create(src, dst, vid, data_dir, token, author, message) -> None:
+    """Zero-copy clone SRC to DST, recorded as a branch of SRC."""
+    from mcp_server.cli import branches as b
+
+    b.run_branch(b.create, data_dir, token, src, dst, int(vid) if vid and vid.isdigit() else vid, author, message)
+
+
+@branch_group.command("list")
+@click.option("--prefix", default=None, help="only branches under this path")
+@_data
+@_token
+def branch_list(prefix, data_dir, token) -> None:
+    """List branches: path, source, fork vid."""
+    from mcp_server.cli import branches as b
+
+    b.run_branch(b.list_, data_dir, token, prefix)
+
+
+@branch_group.command("diff")
+@click.argument("branch_path", metavar="BRANCH")
+@click.option("--values/--no-values", default=False, help="print before and after values")
+@_data
+@_token
+def branch_diff(branch_path, values, data_dir, token) -> None:
+    """What changed on BRANCH since its base (what publish would apply)."""
+    from mcp_server.cli import branches as b
+
+    b.run_branch(b.diff, data_dir, token, branch_path, values)
+
+
+@branch_group.command("publish")
+@click.argument("branch_path", metavar="BRANCH")
+@click.option("--onto", default=None, help="the branch's source (default: the recorded source)")
+@click.option("--keep/--drop", default=True, show_default=True, help="keep the branch afterwards, or drop it")
+@_data
+@_token
+@_author
+@_message
+def branch_publish(branch_path, onto, keep, data_dir, token, author, message) -> None:
+    """Publish BRANCH onto its source in one commit; conflicts are listed and nothing is written."""
+    from mcp_server.cli import branches as b
+
+    b.run_branch(b.publish, data_dir, token, branch_path, onto, keep, author, message)
+
+
+@branch_group.command("drop")
+@click.argument("branch_path", metavar="BRANCH")
+@_data
+@_token
+@_author
+@_message
+def branch_drop(branch_path, data_dir, token, author, message) -> None:
+    """Remove BRANCH (its subtree and its record) in one commit."""
+    from mcp_server.cli import branches as b
+
+    b.run_branch(b.drop, data_dir, token, branch_path, author, message)
+
+
 @main.command()
 @click.option("--data", "data_dir", default="demo-data", show_default=True, help="where the demo lake goes")
 @click.option("--fresh/--keep", default=True, show_default=True, help="start from an empty directory")

@@ -31,8 +31,11 @@ from catalog_core.remote.wire import (
     BeginBody,
     CloneBody,
     CommitBody,
+    DiffBody,
+    DropBranchBody,
     ExplainBody,
     PlanFilesBody,
+    PublishBody,
     QueryBody,
     SnapshotBody,
     TxnCloneBody,
@@ -281,8 +284,37 @@ def build_router(ctx: ApiContext) -> APIRouter:
         _need_write(request, "commit")
         return json_response(commit_write_set(ctx, body))
 
+    _branch_routes(r, ctx)
     _txn_routes(r, ctx)
     return r
+
+
+def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
+    cat, gate = ctx.catalog, ctx.gate
+
+    @r.post("/diff", summary="Objects added, removed and updated between two vids/refs; NDJSON batches")
+    def diff(body: DiffBody) -> StreamingResponse:
+        # lines: {"objects": [change, ...]} per batch, then {"end": ...}
+        return stream_objects(gate, lambda _st: cat.diff(_body_ref(body.from_ref), _body_ref(body.to_ref),
+                                                          body.prefix), body.batch_size)
+
+    @r.get("/branches", summary="Branches (clones with a branch record), optionally under a prefix")
+    def branches(prefix: str | None = None, vid: str | None = None) -> Response:
+        with gate:
+            return json_response({"branches": [b.to_dict() for b in cat.branches(prefix, _ref(vid))]})
+
+    @r.post("/publish", summary="Publish a branch onto its source in one three-way merged commit")
+    def publish(body: PublishBody, request: Request) -> Response:
+        _need_write(request, "publish")
+        with gate:
+            vid = cat.publish(body.branch, body.onto, author=body.author, message=body.message, keep=body.keep)
+            return json_response({"vid": vid})
+
+    @r.post("/branches/drop", summary="Remove a branch and its record in one commit")
+    def drop_branch(body: DropBranchBody, request: Request) -> Response:
+        _need_write(request, "drop branches")
+        with gate:
+            return json_response({"vid": cat.drop_branch(body.branch, author=body.author, message=body.message)})
 
 
 def commit_write_set(ctx: ApiContext, body: CommitBody) -> dict[str, int]:

@@ -115,6 +115,9 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
                         status_code=200 if not gate.closed else 503, media_type="application/json")
 
     app.include_router(build_router(ctx))
+    from mcp_server.http.semantic_api import build_semantic_router
+
+    app.include_router(build_semantic_router(ctx))
     for plugin in plugins:
         cm = plugin(app)
         if cm is not None:

@@ -13,7 +13,7 @@ from catalog_core.remote.client import RemoteCatalog, RemoteTransaction
 
 PUBLIC = {
     "Catalog", "Transaction", "CatalogAPI", "TransactionAPI", "SnapshotRef", "Obj", "FileObj", "Version",
-    "Commit", "Snapshot", "QueryStats", "errors", "lake", "CatalogError", "ConflictError", "PreconditionError",
+    "Commit", "Snapshot", "Change", "Branch", "QueryStats", "errors", "lake", "CatalogError", "ConflictError", "PreconditionError",
     "NotFoundError", "NoSuchTableError", "SnapshotNotFoundError", "AlreadyExistsError", "InvalidPathError",
     "InvalidValueError", "QuerySyntaxError", "SqlError", "SqlRefusedError", "SqlTimeoutError",
     "retry_transaction", "connect", "open_duckdb", "open_table", "run_sql",

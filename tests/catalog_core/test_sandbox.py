@@ -111,6 +111,9 @@ OTHER_CASES = [
     ("COPY wh.sales.orders TO '{out}/dump.parquet'", "read_only"),
     ("COPY wh.sales.orders FROM '{csv}'", "read_only"),
     ("EXPORT DATABASE '{out}/export'", "read_only"),
+    # DuckDB parses it as a PRAGMA: the rule must still say it writes (issue 17)
+    ("COPY FROM DATABASE memory TO wh", "read_only"),
+    ("COPY FROM DATABASE wh TO memory (SCHEMA)", "read_only"),
     ("EXPLAIN ANALYZE COPY (SELECT 1) TO '{out}/out2.csv'", "read_only"),
     ("CREATE OR REPLACE VIEW wh.sales.orders AS SELECT 1 AS id", "read_only"),
     ("DROP VIEW wh.sales.orders", "read_only"),

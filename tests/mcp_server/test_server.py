@@ -182,7 +182,7 @@ def test_oversized_requests_are_413(http, engine):
 def test_bad_query_is_400_with_position(http):
     body = err(http.post("/v1/query", json={"query": '/[obj_id = "a" and]'}), 400, "QuerySyntaxError")
     assert body["details"]["position"] == 18 and body["details"]["expected"]
-    body = err(http.post("/v1/plan_files", json={"table": "a.b.c", "where": "x >"}), 404, "NotFoundError")
+    body = err(http.post("/v1/plan_files", json={"table": "a.b.c", "where": "x >"}), 404, "NoSuchTableError")
 
 
 def test_unknown_routes_and_methods_are_json(http):
@@ -196,7 +196,7 @@ def test_rejected_write_set_changes_nothing(http, engine):
     ops = [{"kind": "add", "path": "/c/a", "value": {}},
            {"kind": "merge", "path": "/c", "value": {"n": {"op": "+", "val": 1}}},
            {"kind": "add", "path": "/missing/b", "value": {}}]
-    body = err(http.post("/v1/commit", json={"ops": ops}), 404, "NotFoundError")
+    body = err(http.post("/v1/commit", json={"ops": ops}), 404, "MissingObjectError")
     assert "parent" in body["message"]
     ops[2] = {"kind": "add", "path": "bad//path", "value": {}}
     body = err(http.post("/v1/commit", json={"ops": ops}), 400, "InvalidPathError")

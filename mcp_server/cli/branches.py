@@ -1,0 +1,84 @@
+"""`semcat branch create | list | diff | publish | drop`: write-audit-publish from the shell.
+Output is plain text, one line per item; errors print their message and exit with status 2."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from mcp_server.cli.sql import _CliError, open_catalog
+
+__all__ = ["run_branch"]
+
+
+def _find(cat: Any, branch: str) -> Any:
+    for b in cat.branches():
+        if b.path == branch:
+            return b
+    raise _CliError(f"{branch!r} is not a branch; list them with `semcat branch list`")
+
+
+def _short(value: Any, width: int = 100) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def create(cat: Any, src: str, dst: str, vid: Any, author: str, message: str) -> None:
+    v = cat.clone(src, dst, vid, author=author, message=message)
+    b = _find(cat, dst)
+    print(f"branch {dst} of {src} at vid {b.fork_vid} (commit {v})")
+
+
+def list_(cat: Any, prefix: str | None) -> None:
+    found = cat.branches(prefix)
+    for b in found:
+        print(f"{b.path}\tsource {b.source}\tfork_vid {b.fork_vid}\tsince_vid {b.since_vid}")
+    if not found:
+        print("no branches" + (f" under {prefix}" if prefix else ""))
+
+
+def diff(cat: Any, branch: str, values: bool) -> None:
+    b = _find(cat, branch)
+    n = 0
+    for ch in cat.diff(b.since_vid, None, prefix=branch):
+        n += 1
+        print(f"{ch.kind:8} {ch.path}  (vid {ch.vid})")
+        if values:
+            if ch.before is not None:
+                print(f"         - {_short(ch.before)}")
+            if ch.after is not None:
+                print(f"         + {_short(ch.after)}")
+    print(f"{n} change(s) on {branch} since vid {b.since_vid}")
+
+
+def publish(cat: Any, branch: str, onto: str | None, keep: bool, author: str, message: str) -> None:
+    target = onto or _find(cat, branch).source
+    vid = cat.publish(branch, target, author=author, message=message, keep=keep)
+    print(f"published {branch} onto {target} at vid {vid}" + ("" if keep else f"; {branch} dropped"))
+
+
+def drop(cat: Any, branch: str, author: str, message: str) -> None:
+    vid = cat.drop_branch(branch, author=author, message=message)
+    print(f"dropped {branch} at vid {vid}")
+
+
+def run_branch(action: Callable[..., None], data_dir: str, token: str | None, *args: Any) -> None:
+    import catalog_core as cc
+
+    cat = None
+    try:
+        cat = open_catalog(data_dir, token)
+        action(cat, *args)
+    except cc.ConflictError as e:
+        print(f"error: {e.message}", file=sys.stderr)
+        for p in e.details.get("paths") or []:
+            print(f"  conflict: {p}", file=sys.stderr)
+        sys.exit(2)
+    except (cc.CatalogError, _CliError) as e:
+        print(f"error: {getattr(e, 'message', str(e))}", file=sys.stderr)
+        sys.exit(2)
+    finally:
+        if cat is not None and hasattr(cat, "close"):
+            cat.close()

@@ -1,0 +1,92 @@
+"""The semantic layer over HTTP, under /v1/semantic: annotate, verify a query, describe a table,
+staleness findings. The routes call the same `semantic` functions on the server's catalog; writes
+need a `write` token.
+
+    POST /v1/semantic/annotate        {target, fields, column?, author, source?, confidence?, note?, time?} -> {vid}
+    POST /v1/semantic/verify_query    {question, sql, author, source?, confidence?, note?} -> {vid}
+    GET  /v1/semantic/describe/{table}?snapshot=&now=                                      -> TableCard
+    GET  /v1/semantic/staleness?table=&snapshot=&depth=metadata|data&now=                 -> {findings: [...]}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict
+
+from mcp_server.http.api import ApiContext, _need_write, _ref, json_response
+
+__all__ = ["build_semantic_router", "AnnotateBody", "VerifyQueryBody"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AnnotateBody(_Body):
+    target: str
+    fields: dict[str, Any]
+    column: str | None = None
+    author: str
+    source: str = "human"
+    confidence: float = 1.0
+    note: str | None = None
+    time: float | str | None = None
+
+
+class VerifyQueryBody(_Body):
+    question: str
+    sql: str
+    author: str
+    source: str = "human"
+    confidence: float = 1.0
+    note: str | None = None
+
+
+def _now(text: str | None) -> float | str | None:
+    if text is None or text == "":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def build_semantic_router(ctx: ApiContext) -> APIRouter:
+    import semantic as sm
+
+    r = APIRouter(prefix="/v1/semantic", tags=["semantic"])
+    cat, gate = ctx.catalog, ctx.gate
+
+    @r.post("/annotate", summary="Annotate a table, column, namespace or catalog (write token)")
+    def annotate(body: AnnotateBody, request: Request) -> Response:
+        _need_write(request, "annotate")
+        with gate:
+            vid = sm.annotate(cat, body.target, body.fields, column=body.column, author=body.author,
+                              source=body.source, confidence=body.confidence, note=body.note, time=body.time)
+        return json_response({"vid": vid})
+
+    @r.post("/verify_query", summary="Run a query and store it as verified on every table it reads (write token)")
+    def verify_query(body: VerifyQueryBody, request: Request) -> Response:
+        _need_write(request, "verify a query")
+        with gate:
+            vid = sm.verify_query(cat, body.question, body.sql, author=body.author, source=body.source,
+                                  confidence=body.confidence, note=body.note)
+        return json_response({"vid": vid})
+
+    @r.get("/describe/{table}", summary="The table card: schema, annotations with provenance, findings")
+    def describe(table: str, snapshot: str | None = None, now: str | None = None) -> Response:
+        with gate:
+            card = sm.describe(cat, table, snapshot=_ref(snapshot), now=_now(now))
+        return Response(card.model_dump_json(), media_type="application/json")
+
+    @r.get("/staleness", summary="Staleness findings of one table or the whole catalog")
+    def staleness(table: str | None = None, snapshot: str | None = None, depth: str = "metadata",
+                  now: str | None = None) -> Response:
+        with gate:
+            found = sm.staleness(cat, table=table or None, snapshot=_ref(snapshot), depth=depth, now=_now(now))
+        return json_response({"findings": [f.model_dump(mode="json") for f in found]})
+
+    return r

@@ -1,0 +1,455 @@
+"""Writing and reading annotations (DESIGN.md, Semantic layer; prompts/semantic-layout.md).
+
+    sm.annotate(cat, "acme.core.fct_orders", {"description": "...", "grain": {"text": "...", "keys": ["order_id"]}},
+                author="alice")                                            # table.<field>
+    sm.annotate(cat, "acme.core.fct_orders", {"unit": "cents"}, column="gross_cents", author="alice")
+    sm.annotate(cat, "acme", {"instructions": "fiscal calendar is NRF 4-5-4"}, author="alice")
+    sm.verify_query(cat, "net revenue on 2025-03-01", "SELECT ...", author="alice")
+
+Everything is validated before anything is written, and provenance (author, source, confidence,
+time, and the basis: what the annotated object looked like at the read vid) is filled in here.
+
+The shared building blocks, also used by `relate` and `define_metric`:
+
+    ann = new_annotation(cat, "acme.core.fct_order_items", "relationship", "relationship.fct_orders",
+                         value, columns=["order_id"], author="bob")       # basis read at the latest vid
+    vid = write_annotations(cat, [ann])                                    # one blind-write commit
+    read_annotations(cat, "acme.core.fct_order_items", vid=None) -> list[Annotation]
+
+An annotation commit only writes (`update` of the annotation and of its `_semantic` folder) and
+records no reads, so it never conflicts with a concurrent Spark commit to the same table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import time as _time
+from collections.abc import Iterable, Sequence
+from datetime import date
+from typing import Any
+
+from pydantic import ValidationError
+
+import catalog_core as cc
+from catalog_core import lake
+from catalog_core.api import CatalogAPI, SnapshotRef
+from catalog_core.errors import CatalogError
+from catalog_core.model import Obj, parse_time
+from semantic.errors import (
+    InvalidAnnotationError,
+    UnknownColumnError,
+    UnknownObjectError,
+    UnknownTableError,
+    VerifiedQueryError,
+    did_you_mean,
+    suggest,
+)
+from semantic.models import (
+    COLUMN_FIELDS,
+    TABLE_FIELDS,
+    Annotation,
+    Basis,
+    ColumnFields,
+    ColumnRef,
+    ColumnStats,
+    DataCommit,
+    Provenance,
+    TableFields,
+)
+
+__all__ = ["annotate", "verify_query", "new_annotation", "write_annotations", "read_annotations",
+           "read_catalog_annotations", "basis_of", "table_columns", "find_column", "require_table",
+           "fingerprint", "sql_tables", "parse_duration", "SOURCES"]
+
+SOURCES = ("human", "agent", "inferred", "import")
+VERIFY_ROW_LIMIT = 100_000
+
+
+# ------------------------------------------------------------------ reading the lake
+def table_columns(table: dict[str, Any]) -> list[dict[str, Any]]:
+    """The schema columns of a table value ([{id, name, type, nullable}])."""
+    return [c for c in ((table.get("schema") or {}).get("columns") or []) if isinstance(c, dict)]
+
+
+def list_tables(cat: CatalogAPI, vid: int) -> list[str]:
+    return [lake.name_of(o.path) for o in cat.query(lake.tables_query(), vid=vid)]
+
+
+def require_table(cat: CatalogAPI, name: str, vid: int) -> Obj:
+    """The table object, or `UnknownTableError` with did-you-mean names."""
+    try:
+        return lake.require_table(cat, name, vid=vid)
+    except cc.errors.NoSuchTableError as e:
+        names = list_tables(cat, vid)
+        close = did_you_mean(name, names)
+        raise UnknownTableError(f"table {name!r} does not exist at vid {vid}{suggest(close)}",
+                                name=name, did_you_mean=close, vid=vid) from e
+
+
+def find_column(table_name: str, table: dict[str, Any], column: str) -> dict[str, Any]:
+    """The schema column named `column` (exact, else case-insensitive), or `UnknownColumnError`."""
+    cols = table_columns(table)
+    for c in cols:
+        if c.get("name") == column:
+            return c
+    folded = [c for c in cols if isinstance(column, str) and str(c.get("name", "")).lower() == column.lower()]
+    if len(folded) == 1:
+        return folded[0]
+    names = [str(c.get("name")) for c in cols]
+    close = did_you_mean(column, names) if isinstance(column, str) else []
+    raise UnknownColumnError(f"column {column!r} is not in table {table_name}{suggest(close)} "
+                             f"(its columns: {', '.join(names)})",
+                             table=table_name, column=column, did_you_mean=close)
+
+
+def basis_of(table: Obj | None, columns: Iterable[dict[str, Any]] | None, vid: int) -> Basis:
+    """What an annotation on `table` referring to `columns` (None: all of them) describes at `vid`."""
+    if table is None:
+        return Basis(vid=vid)
+    value = table.value
+    schema = value.get("schema") or {}
+    cols = table_columns(value) if columns is None else list(columns)
+    stats = value.get("stats") or {}
+    col_stats = stats.get("columns") or {}
+    ldc = stats.get("last_data_commit")
+    return Basis(
+        vid=vid,
+        schema_id=schema.get("schema_id"),
+        columns=[ColumnRef(id=int(c.get("id", -1)), name=str(c.get("name")), type=str(c.get("type")))
+                 for c in cols],
+        row_count=stats.get("row_count"),
+        stats={str(c.get("name")): ColumnStats(**_stat_view(col_stats.get(c.get("name"))))
+               for c in cols if c.get("name") in col_stats},
+        last_data_commit=DataCommit(vid=int(ldc["vid"]), time=float(ldc["time"]))
+        if isinstance(ldc, dict) and "vid" in ldc and "time" in ldc else None,
+    )
+
+
+def _stat_view(s: Any) -> dict[str, Any]:
+    s = s if isinstance(s, dict) else {}
+    return {"min": s.get("min"), "max": s.get("max"), "null_count": s.get("null_count")}
+
+
+def _level(name: Any) -> int:
+    if not isinstance(name, str) or not name:
+        raise InvalidAnnotationError(f"target must be a catalog, namespace or table name, got {name!r}")
+    lake.object_path(name)  # raises InvalidValueError with the naming rules
+    return name.count(".") + 1
+
+
+# ------------------------------------------------------------------ provenance
+def _provenance_args(author: Any, source: Any, confidence: Any, note: Any) -> None:
+    if not isinstance(author, str) or not author.strip():
+        raise InvalidAnnotationError("author must name who wrote the annotation (e.g. 'alice' or 'agent:claude')",
+                                     field="author")
+    if source not in SOURCES:
+        raise InvalidAnnotationError(f"source must be one of {', '.join(SOURCES)}, got {source!r}", field="source")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1 \
+            or math.isnan(confidence):
+        raise InvalidAnnotationError(f"confidence must be a number from 0 to 1, got {confidence!r}",
+                                     field="confidence")
+    if note is not None and not isinstance(note, str):
+        raise InvalidAnnotationError(f"note must be text, got {type(note).__name__}", field="note")
+
+
+def new_annotation(cat: CatalogAPI, target: str, kind: str, key: str, value: Any, *,
+                   columns: Sequence[str] | None = None, column: str | None = None, author: str,
+                   source: str = "human", confidence: float = 1.0, note: str | None = None,
+                   vid: int | None = None, time: float | str | None = None,
+                   table: Obj | None = None) -> Annotation:
+    """A validated `Annotation` with its provenance and basis (read at `vid`, default latest).
+
+    `target` is a table (or a catalog / namespace for kind `instructions`); `columns` names the
+    table columns the annotation refers to (None: all of them, for table-level annotations);
+    `column` makes it a column annotation (its id goes into the stored value). Raises
+    `UnknownTableError` / `UnknownColumnError` with did-you-mean names."""
+    _provenance_args(author, source, confidence, note)
+    at = cat.resolve(None) if vid is None else vid
+    column_id = None
+    if _level(target) == 3:
+        tobj = table if table is not None else require_table(cat, target, at)
+        refs = None if columns is None else [find_column(target, tobj.value, c) for c in columns]
+        if column is not None:
+            col = find_column(target, tobj.value, column)
+            column, column_id = str(col["name"]), int(col["id"])
+            refs = [col] if refs is None else ([col] + [r for r in refs if r is not col])
+        basis = basis_of(tobj, refs, at)
+    else:
+        if column is not None or columns:
+            raise InvalidAnnotationError(f"{target!r} is not a table, so an annotation on it cannot name columns")
+        path = lake.object_path(target)
+        if cat.get(path, vid=at) is None:
+            raise UnknownObjectError(f"{target!r} does not exist at vid {at}", name=target)
+        basis = Basis(vid=at)
+    t = _time.time() if time is None else parse_time(time)
+    if t is None:
+        raise InvalidAnnotationError(f"time must be seconds since the epoch or an ISO-8601 time, got {time!r}")
+    prov = Provenance(author=author, source=source, confidence=float(confidence), time=t, note=note,  # type: ignore[arg-type]
+                      basis=basis)
+    return Annotation(kind=kind, key=key, target=target, value=value, provenance=prov,  # type: ignore[arg-type]
+                      column=column, column_id=column_id)
+
+
+def write_annotations(cat: CatalogAPI, annotations: Sequence[Annotation], *, author: str | None = None,
+                      message: str | None = None, time: float | str | None = None) -> int:
+    """Write annotations in one commit of blind writes; returns its vid.
+
+    Creates (or replaces) each target's `_semantic` folder and each annotation object. No reads
+    are recorded, so this never conflicts with concurrent data commits to the same tables."""
+    if not annotations:
+        raise InvalidAnnotationError("nothing to write: no annotations given")
+    folders: dict[str, None] = {}
+    writes: list[tuple[str, dict[str, Any]]] = []
+    for ann in annotations:
+        path = lake.semantic_path(ann.target, ann.key)
+        folders[path.rsplit("/", 1)[0]] = None
+        writes.append((path, ann.stored()))
+    who = author if author is not None else annotations[0].provenance.author
+    what = message if message is not None else "annotate " + ", ".join(
+        sorted({f"{a.target}:{a.key}" for a in annotations})[:5])
+    with cat.transaction(author=who, message=what[:500], meta={"semantic": True}, time=time) as txn:
+        for folder in folders:
+            txn.update(folder, {"obj_type": "semantic"})
+        for path, value in writes:
+            txn.update(path, value)
+    assert txn.vid is not None
+    return txn.vid
+
+
+def _parse(obj: Obj) -> Annotation | None:
+    value = obj.value
+    if not isinstance(value, dict) or value.get("obj_type") != "annotation":
+        return None
+    try:
+        return Annotation.model_validate({**value, "vid": obj.vid, "path": obj.path})
+    except ValidationError:
+        return None  # written by something else; never let one bad object hide the rest
+
+
+def read_annotations(cat: CatalogAPI, target: str, vid: SnapshotRef = None) -> list[Annotation]:
+    """Every annotation of a table (or catalog / namespace) at `vid`, ordered by key; each with
+    `vid`, the commit that wrote it."""
+    path = lake.object_path(target)
+    objs = cat.query(lake.exact_query(path, f"[obj_id = {lake.quote(lake.SEMANTIC)}]", "*"), vid=vid)
+    out = [a for a in (_parse(o) for o in objs) if a is not None]
+    return sorted(out, key=lambda a: a.key)
+
+
+def read_catalog_annotations(cat: CatalogAPI, catalog: str | None = None,
+                             vid: SnapshotRef = None) -> dict[str, list[Annotation]]:
+    """Every table annotation (of one catalog or all) at `vid` in one query, by table name."""
+    head = "/*" if catalog is None else f"/[obj_id = {lake.quote(catalog)}]"
+    q = f'{head}/*/*/[obj_id = {lake.quote(lake.SEMANTIC)}]/[obj_type = "annotation"]'
+    out: dict[str, list[Annotation]] = {}
+    for o in cat.query(q, vid=vid):
+        a = _parse(o)
+        if a is not None:
+            out.setdefault(lake.name_of(o.path.rsplit("/", 2)[0]), []).append(a)
+    for anns in out.values():
+        anns.sort(key=lambda a: a.key)
+    return out
+
+
+# ------------------------------------------------------------------ field validation
+_DURATION = re.compile(r"^P(?!$)(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?"
+                       r"(?:T(?=\d)(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+
+
+def parse_duration(text: Any) -> float:
+    """Seconds of an ISO-8601 duration without years and months ("PT26H", "P1D", "P1W", "P2DT3H")."""
+    m = _DURATION.match(text.strip().upper()) if isinstance(text, str) else None
+    if m is None:
+        raise InvalidAnnotationError(f"freshness_sla must be an ISO-8601 duration such as 'PT26H', 'P1D' or 'P7D', "
+                                     f"got {text!r}", field="freshness_sla")
+    w, d, h, mi, s = (float(g) if g else 0.0 for g in m.groups())
+    return (((w * 7 + d) * 24 + h) * 60 + mi) * 60 + s
+
+
+def _pydantic_message(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors()[:3]:
+        loc = ".".join(str(p) for p in e.get("loc", ()))
+        parts.append(f"{loc}: {e.get('msg')} (got {e.get('input')!r})")
+    return "; ".join(parts)
+
+
+def _check_fields(fields: Any, allowed: tuple[str, ...], what: str) -> None:
+    if not isinstance(fields, dict) or not fields:
+        raise InvalidAnnotationError(f"fields must be a non-empty dict of {what} fields ({', '.join(allowed)}), "
+                                     f"got {fields!r}")
+    for name, val in fields.items():
+        if name not in allowed:
+            close = did_you_mean(str(name), allowed)
+            raise InvalidAnnotationError(f"{name!r} is not a {what} annotation field{suggest(close)}; "
+                                         f"{what} fields are {', '.join(allowed)}", field=name, did_you_mean=close)
+        if val is None:
+            raise InvalidAnnotationError(f"field {name!r} is None; give a value (annotations are replaced, "
+                                         "not cleared)", field=name)
+
+
+def _normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], field: str, val: Any,
+                           vid: int) -> Any:
+    if field == "grain":
+        if isinstance(val, str):
+            val = {"text": val, "keys": []}
+        elif isinstance(val, (list, tuple)):
+            val = {"text": "", "keys": list(val)}
+    elif field == "deprecated":
+        if val is True:
+            val = {"reason": ""}
+        elif isinstance(val, str):
+            val = {"reason": val}
+    try:
+        model = TableFields.model_validate({field: val})
+    except ValidationError as e:
+        raise InvalidAnnotationError(f"table field {field!r} is invalid: {_pydantic_message(e)}", field=field) from None
+    out = getattr(model, field)
+    if field == "grain":
+        out.keys = [str(find_column(table, tvalue, k)["name"]) for k in out.keys]
+    elif field == "freshness_sla":
+        parse_duration(out)
+    elif field == "deprecated":
+        if out.replaced_by is not None:
+            require_table(cat, out.replaced_by, vid)
+        if out.since is not None:
+            try:
+                date.fromisoformat(out.since[:10])
+            except ValueError:
+                raise InvalidAnnotationError(f"deprecated.since must be an ISO date such as '2025-01-09', "
+                                             f"got {out.since!r}", field="deprecated") from None
+    return out.model_dump() if hasattr(out, "model_dump") else out
+
+
+def _normalize_column_field(field: str, val: Any) -> Any:
+    try:
+        model = ColumnFields.model_validate({field: val})
+    except ValidationError as e:
+        raise InvalidAnnotationError(f"column field {field!r} is invalid: {_pydantic_message(e)}", field=field) from None
+    return getattr(model, field)
+
+
+# ------------------------------------------------------------------ annotate
+def annotate(cat: CatalogAPI, name: str, fields: dict[str, Any], column: str | None = None, *, author: str,
+             source: str = "human", confidence: float = 1.0, note: str | None = None,
+             time: float | str | None = None) -> int:
+    """Annotate a table (`table.<field>`), one of its columns (`column.<id>.<field>`), or a catalog /
+    namespace (`instructions` only); one annotation object per field, all in one commit. Returns
+    the commit's vid. `time` backdates the commit (simulated histories, imports)."""
+    _provenance_args(author, source, confidence, note)
+    level = _level(name)
+    vid = cat.resolve(None)
+    anns: list[Annotation] = []
+    common: dict[str, Any] = {"author": author, "source": source, "confidence": confidence, "note": note,
+                              "vid": vid, "time": time}
+    if level < 3:
+        if column is not None:
+            raise InvalidAnnotationError(f"{name!r} is a {'catalog' if level == 1 else 'namespace'}, not a table; "
+                                         "only tables have columns")
+        _check_fields(fields, ("instructions",), "catalog/namespace")
+        if not isinstance(fields["instructions"], str):
+            raise InvalidAnnotationError("instructions must be text", field="instructions")
+        anns.append(new_annotation(cat, name, "instructions", "instructions", fields["instructions"], **common))
+        return write_annotations(cat, anns, time=time)
+    tobj = require_table(cat, name, vid)
+    if column is None:
+        _check_fields(fields, TABLE_FIELDS, "table")
+        for field, val in fields.items():
+            value = _normalize_table_field(cat, name, tobj.value, field, val, vid)
+            cols = None if field != "grain" else [str(k) for k in value["keys"]] or None
+            anns.append(new_annotation(cat, name, "table", f"table.{field}", value, columns=cols, table=tobj,
+                                       **common))
+    else:
+        col = find_column(name, tobj.value, column)
+        _check_fields(fields, COLUMN_FIELDS, "column")
+        for field, val in fields.items():
+            value = _normalize_column_field(field, val)
+            anns.append(new_annotation(cat, name, "column", f"column.{int(col['id'])}.{field}", value,
+                                       column=str(col["name"]), table=tobj, **common))
+    return write_annotations(cat, anns, time=time)
+
+
+# ------------------------------------------------------------------ verified queries
+def _norm(v: Any) -> Any:
+    if isinstance(v, float):
+        return float(f"{v:.10g}") if math.isfinite(v) else str(v)
+    if isinstance(v, list):
+        return [_norm(x) for x in v]
+    return v
+
+
+def fingerprint(rows: Iterable[Sequence[Any]]) -> str:
+    """A hash of the result rows, independent of their order (floats to 10 significant digits,
+    so parallel aggregation noise does not change it)."""
+    lines = sorted(json.dumps(_norm(list(r)), sort_keys=True, default=str, separators=(",", ":")) for r in rows)
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode())
+        h.update(b"\n")
+    return h.hexdigest()[:32]
+
+
+def sql_tables(cat: CatalogAPI, sql: str, vid: int) -> tuple[list[str], set[str]]:
+    """The tables (dotted names) a SQL statement reads, and the column names it mentions (lower
+    case). Names may be `t`, `ns.t` or `cat.ns.t` as DuckDB accepts them."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.ParseError as e:
+        raise VerifiedQueryError(f"the SQL does not parse: {str(e).splitlines()[0]}") from None
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    known = list_tables(cat, vid)
+    found: dict[str, None] = {}
+    for t in tree.find_all(exp.Table):
+        parts = [p for p in (t.catalog, t.db, t.name) if p]
+        if len(parts) == 1 and parts[0].lower() in ctes:
+            continue
+        text = ".".join(parts).lower()
+        hits = [k for k in known if k.lower() == text or k.lower().endswith("." + text)]
+        if len(hits) != 1:
+            close = did_you_mean(".".join(parts), known)
+            if not hits:
+                raise UnknownTableError(f"the SQL reads {'.'.join(parts)!r}, which is no table at vid {vid}"
+                                        f"{suggest(close)}", name=".".join(parts), did_you_mean=close)
+            raise VerifiedQueryError(f"{'.'.join(parts)!r} is ambiguous ({', '.join(hits)}); qualify it")
+        found[hits[0]] = None
+    if not found:
+        raise VerifiedQueryError("the SQL reads no table of the catalog; a verified query must read at least one")
+    cols = {c.name.lower() for c in tree.find_all(exp.Column) if c.name}
+    return list(found), cols
+
+
+def verify_query(cat: CatalogAPI, question: str, sql: str, *, author: str, source: str = "human",
+                 confidence: float = 1.0, note: str | None = None, time: float | str | None = None) -> int:
+    """Run `sql` at the current snapshot; if it runs, store it with its result fingerprint as a
+    `verified_query.<id>` annotation on every table it reads (one commit). Returns the vid."""
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidAnnotationError("question must be the natural-language question the SQL answers", field="question")
+    if not isinstance(sql, str) or not sql.strip():
+        raise InvalidAnnotationError("sql must be a SQL statement", field="sql")
+    _provenance_args(author, source, confidence, note)
+    vid = cat.resolve(None)
+    tables, colnames = sql_tables(cat, sql, vid)
+    try:
+        res = cc.run_sql(cat, sql, snapshot=vid, limit=VERIFY_ROW_LIMIT)
+    except CatalogError as e:
+        raise VerifiedQueryError(f"the query does not run at vid {vid}: {e.message}; fix it before verifying it",
+                                 vid=vid) from None
+    if res.truncated:
+        raise VerifiedQueryError(f"the query returns more than {VERIFY_ROW_LIMIT} rows; verify an aggregate")
+    fp = fingerprint(res.rows)
+    qid = hashlib.sha1(f"{question.strip()}\n{sql.strip()}".encode()).hexdigest()[:12]
+    value = {"question": question.strip(), "sql": sql.strip(), "verified_by": author, "verified_at_vid": vid,
+             "result_fingerprint": fp, "tables": tables}
+    anns = []
+    for t in tables:
+        tobj = require_table(cat, t, vid)
+        refs = [str(c["name"]) for c in table_columns(tobj.value) if str(c.get("name", "")).lower() in colnames]
+        anns.append(new_annotation(cat, t, "verified_query", f"verified_query.{qid}", value, columns=refs,
+                                   author=author, source=source, confidence=confidence, note=note, vid=vid,
+                                   time=time, table=tobj))
+    return write_annotations(cat, anns, time=time, message=f"verified query: {question.strip()[:200]}")

@@ -1,0 +1,298 @@
+"""Pydantic models of the semantic layer (DESIGN.md, Semantic layer; prompts/semantic-layout.md).
+
+Stored shape of one annotation object at `<target path>/_semantic/<key>`:
+
+    {"obj_type": "annotation", "kind": K, "key": key, "target": "acme.core.t", "value": V,
+     "provenance": {"author", "source", "confidence", "time", "note", "basis": {...}},
+     "column": name, "column_id": id}        # the last two only for column annotations
+
+`Annotation` is that object as read (plus `vid`, the commit that wrote it, and `path`). The value
+models (`Grain`, `Deprecated`, `Relationship`, `Metric`, `VerifiedQuery`) and the field tables
+(`TableFields`, `ColumnFields`) validate what callers write. `Finding` and `TableCard` are the read
+models of staleness and describe.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Kind", "Source", "Role", "Cardinality", "Status", "Reason", "REASONS", "TABLE_FIELDS", "COLUMN_FIELDS",
+    "ColumnRef", "ColumnStats", "DataCommit", "Basis", "Provenance",
+    "Grain", "Deprecated", "Relationship", "Metric", "VerifiedQuery", "TableFields", "ColumnFields",
+    "Annotation", "Evidence", "Finding",
+    "AnnotationView", "ColumnCard", "TableStats", "Freshness", "Deprecation", "RelationshipView", "MetricView",
+    "VerifiedQuestion", "TableCard",
+]
+
+Kind = Literal["table", "column", "relationship", "metric", "verified_query", "instructions"]
+Source = Literal["human", "agent", "inferred", "import"]
+Role = Literal["id", "dimension", "measure", "time"]
+Cardinality = Literal["many_to_one", "one_to_one", "one_to_many"]
+Status = Literal["fresh", "suspect", "stale"]
+Reason = Literal[
+    "column_dropped", "column_renamed", "column_type_changed", "schema_changed", "unit_drift",
+    "grain_violated", "cardinality_violated", "join_key_missing", "join_match_low", "enum_violated",
+    "sample_values_missing", "freshness_sla_missed", "not_loaded_since", "deprecated_but_written",
+    "replaced_by_missing", "verified_query_fails", "verified_query_changed", "unreviewed_while_changing",
+]
+REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
+
+TABLE_FIELDS = ("description", "grain", "owner", "tags", "synonyms", "deprecated", "freshness_sla",
+                "certified", "instructions")
+COLUMN_FIELDS = ("description", "synonyms", "unit", "sample_values", "enum", "role")
+
+_STRICT = ConfigDict(extra="forbid")
+Scalar = str | int | float | bool | None
+
+
+# ------------------------------------------------------------------ provenance
+class ColumnRef(BaseModel):
+    id: int
+    name: str
+    type: str
+
+
+class ColumnStats(BaseModel):
+    min: Any = None
+    max: Any = None
+    null_count: int | None = None
+
+
+class DataCommit(BaseModel):
+    vid: int
+    time: float
+
+
+class Basis(BaseModel):
+    """What an annotation described when it was written: the catalog state at `vid`."""
+
+    vid: int
+    schema_id: int | None = None
+    columns: list[ColumnRef] = Field(default_factory=list)
+    row_count: int | None = None
+    stats: dict[str, ColumnStats] = Field(default_factory=dict)
+    last_data_commit: DataCommit | None = None
+
+
+class Provenance(BaseModel):
+    author: str
+    source: Source = "human"
+    confidence: float = Field(1.0, ge=0.0, le=1.0)
+    time: float
+    note: str | None = None
+    basis: Basis
+
+
+# ------------------------------------------------------------------ annotation values
+class Grain(BaseModel):
+    model_config = _STRICT
+    text: str = ""
+    keys: list[str] = Field(default_factory=list)
+
+
+class Deprecated(BaseModel):
+    model_config = _STRICT
+    reason: str = ""
+    replaced_by: str | None = None
+    since: str | None = None
+
+
+class Relationship(BaseModel):
+    model_config = _STRICT
+    to: str
+    on: list[tuple[str, str]]
+    cardinality: Cardinality = "many_to_one"
+    canonical: bool = False
+    condition: str | None = None
+
+
+class Metric(BaseModel):
+    model_config = _STRICT
+    expression: str
+    filter: str | None = None
+    time_column: str | None = None
+    unit: str | None = None
+    description: str | None = None
+    synonyms: list[str] = Field(default_factory=list)
+
+
+class VerifiedQuery(BaseModel):
+    model_config = _STRICT
+    question: str
+    sql: str
+    verified_by: str
+    verified_at_vid: int
+    result_fingerprint: str
+    tables: list[str] = Field(default_factory=list)
+
+
+class TableFields(BaseModel):
+    """The fields `annotate` accepts for a table (each becomes one `table.<field>` annotation)."""
+
+    model_config = _STRICT
+    description: str | None = None
+    grain: Grain | None = None
+    owner: str | None = None
+    tags: list[str] | None = None
+    synonyms: list[str] | None = None
+    deprecated: Deprecated | None = None
+    freshness_sla: str | None = None
+    certified: bool | None = Field(None, strict=True)
+    instructions: str | None = None
+
+
+class ColumnFields(BaseModel):
+    """The fields `annotate` accepts for a column (`column.<column id>.<field>`)."""
+
+    model_config = _STRICT
+    description: str | None = None
+    synonyms: list[str] | None = None
+    unit: str | None = None
+    sample_values: list[Scalar] | None = None
+    enum: list[Scalar] | None = None
+    role: Role | None = None
+
+
+class Annotation(BaseModel):
+    """One annotation object. `vid` (the commit that wrote it) and `path` are filled on read."""
+
+    kind: Kind
+    key: str
+    target: str
+    value: Any
+    provenance: Provenance
+    column: str | None = None
+    column_id: int | None = None
+    vid: int | None = None
+    path: str | None = None
+
+    @property
+    def field(self) -> str:
+        """`description` for `table.description` / `column.3.description`, else the key's kind part."""
+        return self.key.rsplit(".", 1)[-1] if self.kind in ("table", "column") else self.key
+
+    def stored(self) -> dict[str, Any]:
+        """The object value written to the catalog."""
+        out = {"obj_type": "annotation", "kind": self.kind, "key": self.key, "target": self.target,
+               "value": self.value, "provenance": self.provenance.model_dump()}
+        if self.column_id is not None:
+            out["column"], out["column_id"] = self.column, self.column_id
+        return out
+
+
+# ------------------------------------------------------------------ findings
+class Evidence(BaseModel):
+    """What a finding rests on: the vids of the commits involved (always at least one), their
+    times, and the values compared."""
+
+    vids: list[int]
+    times: list[float] = Field(default_factory=list)
+    values: dict[str, Any] = Field(default_factory=dict)
+
+
+class Finding(BaseModel):
+    target: str                       # dotted table name (plus ".column" for column annotations)
+    annotation: str | None            # the annotation key, None for table-wide findings
+    status: Status
+    reason: Reason
+    message: str
+    evidence: Evidence
+    suggestion: str | None = None
+
+
+# ------------------------------------------------------------------ the table card
+class AnnotationView(BaseModel):
+    key: str
+    kind: Kind
+    value: Any
+    author: str
+    source: Source
+    confidence: float
+    note: str | None = None
+    vid: int | None
+    written_at: float
+    age_commits: int                  # commits that changed the table since this annotation
+    age_seconds: float                # snapshot time - written_at
+    status: Status = "fresh"
+
+
+class ColumnCard(BaseModel):
+    id: int
+    name: str
+    type: str
+    nullable: bool = True
+    stats: ColumnStats | None = None
+    annotations: dict[str, AnnotationView] = Field(default_factory=dict)
+
+
+class TableStats(BaseModel):
+    row_count: int | None = None
+    file_count: int | None = None
+    size_bytes: int | None = None
+
+
+class Freshness(BaseModel):
+    last_data_commit: DataCommit | None = None
+    sla: str | None = None
+    age_seconds: float | None = None  # now - last data commit
+    now: float
+    status: Literal["ok", "missed", "unknown"] = "unknown"
+
+
+class Deprecation(BaseModel):
+    reason: str = ""
+    since: str | None = None
+    successor: str | None = None
+
+
+class RelationshipView(BaseModel):
+    name: str
+    to: str
+    on: list[tuple[str, str]]
+    cardinality: str
+    canonical: bool = False
+    condition: str | None = None
+    status: Status = "fresh"
+
+
+class MetricView(BaseModel):
+    name: str
+    expression: str
+    filter: str | None = None
+    time_column: str | None = None
+    unit: str | None = None
+    description: str | None = None
+    status: Status = "fresh"
+
+
+class VerifiedQuestion(BaseModel):
+    key: str
+    question: str
+    sql: str
+    verified_by: str
+    verified_at_vid: int
+    status: Status = "fresh"
+
+
+class TableCard(BaseModel):
+    """Everything an agent should know about one table at one snapshot (`sm.describe`)."""
+
+    name: str
+    snapshot: int
+    snapshot_time: float
+    schema_id: int | None
+    partition_by: list[str]
+    columns: list[ColumnCard]
+    annotations: dict[str, AnnotationView]        # table-level, by field
+    orphaned: list[AnnotationView] = Field(default_factory=list)  # on columns no longer in the schema
+    stats: TableStats
+    freshness: Freshness
+    deprecation: Deprecation | None = None
+    relationships: list[RelationshipView] = Field(default_factory=list)
+    metrics: list[MetricView] = Field(default_factory=list)
+    verified_questions: list[VerifiedQuestion] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    status: Status = "fresh"

@@ -1,0 +1,833 @@
+"""Staleness, computed never stored: each annotation's basis against the snapshot history.
+
+    sm.staleness(cat, table=None, snapshot=None, depth="metadata", now=None) -> list[Finding]
+
+`metadata` reads only the catalog: schema history (`cat.history`), the commit log, table and
+partition statistics. `data` adds DuckDB checks at the snapshot: grain keys unique, relationship
+match rate and cardinality, enums and sample values present, verified queries still run with the
+same result. Findings that do not depend on the clock are cached per (table, snapshot vid, depth);
+the clock-dependent ones (freshness SLA, not loaded since) are recomputed from cached timelines.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+import time as _time
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+from rapidfuzz import fuzz
+
+import catalog_core as cc
+from catalog_core.api import CatalogAPI, SnapshotRef
+from catalog_core.errors import CatalogError, InvalidValueError
+from catalog_core.model import Obj, parse_time
+from semantic.annotations import fingerprint, parse_duration, table_columns
+from semantic.errors import did_you_mean
+from semantic.history import Context, SchemaChange, Timeline, type_family
+from semantic.models import Annotation, ColumnRef, ColumnStats, Evidence, Finding
+
+__all__ = ["staleness", "time_findings", "table_findings", "resolve_now", "worst", "DEPTHS"]
+
+DEPTHS = ("metadata", "data")
+SCD2 = ("valid_from", "valid_to", "is_current")
+_RANK = {"fresh": 0, "suspect": 1, "stale": 2}
+MATCH_LOW = 0.95          # relationship match rate below this is join_match_low
+DAY = 86400.0
+
+
+def worst(statuses: Iterable[str]) -> str:
+    out = "fresh"
+    for s in statuses:
+        if _RANK[s] > _RANK[out]:
+            out = s
+    return out
+
+
+def resolve_now(now: Any) -> float:
+    if now is None:
+        return _time.time()
+    t = parse_time(now)
+    if t is None:
+        raise InvalidValueError(f"now must be seconds since the epoch or an ISO-8601 time, got {now!r}")
+    return t
+
+
+def _day(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def scale_of(before: ColumnStats | dict[str, Any] | None, after: dict[str, Any] | None) -> int | None:
+    """k when `after`'s numeric range is `before`'s scaled by 10^k (k may be 0), else None."""
+    if before is None or after is None:
+        return None
+    b = before if isinstance(before, dict) else before.model_dump()
+    bmax, amax, bmin, amin = _num(b.get("max")), _num(after.get("max")), _num(b.get("min")), _num(after.get("min"))
+    if not bmax or not amax or (bmax > 0) != (amax > 0):
+        return None
+    lr = math.log10(abs(amax / bmax))
+    k = round(lr)
+    if abs(lr - k) > 0.15:
+        return None
+    if bmin and amin:
+        if (bmin > 0) != (amin > 0) or abs(math.log10(abs(amin / bmin)) - k) > 0.5:
+            return None
+    elif (bmin or amin) and k != 0:  # one range starts at zero, the other does not
+        return None
+    return k
+
+
+def _finding(ann: Annotation | None, target: str, reason: str, status: str, message: str, vids: Iterable[int],
+             times: Iterable[float] = (), values: dict[str, Any] | None = None,
+             suggestion: str | None = None) -> Finding:
+    vs = list(dict.fromkeys([*([ann.vid] if ann is not None and ann.vid is not None else []), *vids]))
+    return Finding(target=target, annotation=None if ann is None else ann.key, status=status,  # type: ignore[arg-type]
+                   reason=reason, message=message,  # type: ignore[arg-type]
+                   evidence=Evidence(vids=vs, times=list(times), values=values or {}), suggestion=suggestion)
+
+
+def _unit_word(k: int) -> str:
+    return f"values ×10^{k}" if k > 0 else f"values ÷10^{-k}"
+
+
+# ------------------------------------------------------------------ per-table checks
+class _Table:
+    """One table at the snapshot: its object, timeline and current columns."""
+
+    def __init__(self, ctx: Context, name: str, obj: Obj, tl: Timeline) -> None:
+        self.ctx, self.name, self.obj, self.tl = ctx, name, obj, tl
+        self.value = obj.value
+        self.cols = {int(c.get("id", -1)): c for c in table_columns(self.value)}
+        self.by_name = {str(c.get("name", "")).lower(): c for c in self.cols.values()}
+        self.stats = (self.value.get("stats") or {})
+        self.col_stats: dict[str, Any] = self.stats.get("columns") or {}
+
+    def col(self, name: str) -> dict[str, Any] | None:
+        return self.by_name.get(name.lower())
+
+    def stat(self, name: str) -> dict[str, Any] | None:
+        s = self.col_stats.get(name)
+        return s if isinstance(s, dict) else None
+
+    def recent_stats(self, since: int) -> dict[str, dict[str, Any]]:
+        """Column stats of the latest data written after vid `since`: the partitions the latest
+        load wrote (from the commit log), or the table's stats when it is not partitioned."""
+        if not self.value.get("partition_by"):
+            return self.col_stats
+        acc: dict[str, dict[str, Any]] = {}
+        for p in self.ctx.latest_partitions(self.name, since):
+            for c, s in ((p.value.get("stats") or {}).get("columns") or {}).items():
+                cur = acc.setdefault(c, {"min": None, "max": None})
+                for k, better in (("min", lambda a, b: a < b), ("max", lambda a, b: a > b)):
+                    v = s.get(k) if isinstance(s, dict) else None
+                    try:
+                        if v is not None and (cur[k] is None or better(v, cur[k])):
+                            cur[k] = v
+                    except TypeError:
+                        pass
+        return acc
+
+
+def _fate(t: _Table, ref: ColumnRef, since: int) -> tuple[str, dict[str, Any] | None, SchemaChange | None]:
+    """What became of a column the annotation referred to: ok, renamed, type, or dropped (with
+    the schema change that did it)."""
+    cur = t.cols.get(ref.id)
+    if cur is None:
+        same = t.col(ref.name)
+        if same is not None:  # dropped and re-added under the same name: the same column to a reader
+            cur = same
+    changes = t.tl.changes_after(since)
+    if cur is None:
+        for ch in changes:
+            if ref.id in ch.before and ref.id not in ch.after:
+                return "dropped", None, ch
+        return "dropped", None, changes[-1] if changes else None
+    by = next((ch for ch in changes if ch.after.get(ref.id, {}).get("name") != ch.before.get(ref.id, {}).get("name")
+               and ref.id in ch.before), None)
+    if str(cur.get("name")) != ref.name and cur.get("id") == ref.id:
+        return "renamed", cur, by
+    if str(cur.get("type")) != ref.type:
+        retyped = next((c for c in changes if c.after.get(int(cur.get("id", -1)), {}).get("type") != ref.type), None)
+        return "type", cur, retyped
+    return "ok", cur, None
+
+
+def _rename_candidate(t: _Table, ref: ColumnRef, basis_stats: ColumnStats | None,
+                      ch: SchemaChange | None) -> tuple[str, int | None] | None:
+    """A column added in the same commit that dropped `ref`, with the same type family and matching
+    statistics (or statistics scaled by 10^k): (its name, k or None when only the name matched)."""
+    if ch is None:
+        return None
+    best: tuple[float, str, int | None] | None = None
+    for c in ch.added:
+        if type_family(c.get("type")) != type_family(ref.type) or int(c.get("id", -1)) not in t.cols:
+            continue
+        name = str(c.get("name"))
+        k = scale_of(basis_stats, t.stat(name))
+        sim = fuzz.ratio(ref.name.lower(), name.lower())
+        if k is None and sim < 60:
+            continue
+        score = (100 if k is not None else 0) + sim
+        if best is None or score > best[0]:
+            best = (score, name, k)
+    return None if best is None else (best[1], best[2])
+
+
+def _column_findings(t: _Table, ann: Annotation, refs: list[ColumnRef], missing_reason: str | None = None,
+                     missing_status: str = "stale") -> list[Finding]:
+    """Dropped / renamed / retyped columns among `refs`. `missing_reason` replaces column_dropped
+    (join_key_missing for relationships, verified_query_fails for verified queries)."""
+    out = []
+    b = ann.provenance.basis
+    label = f"{t.name}.{ann.column}" if ann.column else t.name
+    for ref in refs:
+        fate, cur, ch = _fate(t, ref, b.vid)
+        ev = [ch.vid] if ch else []
+        times = [ch.time] if ch else []
+        if fate == "renamed" and cur is not None:
+            out.append(_finding(ann, label, missing_reason or "column_renamed", "stale",
+                                f"column {ref.name!r} (id {ref.id}) is now called {cur.get('name')!r}",
+                                ev or [t.obj.vid], times, {"column": ref.name, "now": cur.get("name")},
+                                f"renamed to {cur.get('name')}"))
+        elif fate == "type" and cur is not None:
+            from_t, to_t = ref.type, str(cur.get("type"))
+            status = "suspect" if type_family(from_t) == type_family(to_t) else "stale"
+            out.append(_finding(ann, label, "column_type_changed", status,
+                                f"column {ref.name!r} changed type from {from_t} to {to_t}",
+                                ev or [t.obj.vid], times, {"column": ref.name, "before": from_t, "after": to_t}))
+        elif fate == "dropped":
+            cand = _rename_candidate(t, ref, b.stats.get(ref.name), ch)
+            when = f" at vid {ch.vid} ({_day(ch.time)})" if ch else ""
+            if missing_reason is not None:
+                sugg = None
+                if cand:
+                    sugg = f"likely renamed to {cand[0]}" + (f", unit changed ({_unit_word(cand[1])})" if cand[1] else "")
+                out.append(_finding(ann, label, missing_reason, missing_status,
+                                    f"column {ref.name!r} it uses was dropped{when}", ev or [t.obj.vid], times,
+                                    {"column": ref.name, **({"candidate": cand[0], "scale_exp": cand[1]} if cand else {})},
+                                    sugg))
+            elif cand is not None:
+                name, k = cand
+                unit_changed = k not in (None, 0)
+                reason = "unit_drift" if unit_changed and ann.field == "unit" else "column_renamed"
+                sugg = f"likely renamed to {name}" + (f", unit changed ({_unit_word(k)})" if unit_changed and k else "")
+                out.append(_finding(ann, label, reason, "stale",
+                                    f"column {ref.name!r} was dropped{when} and {name!r} added in the same commit "
+                                    "with matching statistics", ev or [t.obj.vid], times,
+                                    {"column": ref.name, "candidate": name, "scale_exp": k,
+                                     "basis_stats": b.stats[ref.name].model_dump() if ref.name in b.stats else None,
+                                     "candidate_stats": t.stat(name)}, sugg))
+            else:
+                out.append(_finding(ann, label, "column_dropped", "stale",
+                                    f"column {ref.name!r} was dropped{when}", ev or [t.obj.vid], times,
+                                    {"column": ref.name}))
+    return out
+
+
+def _unit_drift(t: _Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding]:
+    out = []
+    b = ann.provenance.basis
+    recent = None
+    for ref in refs:
+        cur = t.cols.get(ref.id)
+        if cur is None or type_family(cur.get("type")) != "number" or ref.name not in b.stats:
+            continue
+        if recent is None:
+            recent = t.recent_stats(b.vid)
+        now_s = recent.get(str(cur.get("name")))
+        k = scale_of(b.stats[ref.name], now_s)
+        if k:
+            changed = [v for v, _ in t.tl.data_after(b.vid)] or [t.obj.vid]
+            out.append(_finding(ann, f"{t.name}.{cur.get('name')}", "unit_drift", "stale",
+                                f"values of {cur.get('name')!r} written since vid {b.vid} are the annotated ones "
+                                f"scaled by 10^{k}", changed[:1] + changed[-1:],
+                                values={"basis_stats": b.stats[ref.name].model_dump(), "recent_stats": now_s,
+                                        "scale_exp": k},
+                                suggestion=f"unit changed ({_unit_word(k)}); update the unit and description"))
+    return out
+
+
+def _scd2_change(t: _Table, since: int) -> SchemaChange | None:
+    for ch in t.tl.changes_after(since):
+        if any(str(c.get("name", "")).lower() in SCD2 for c in ch.added):
+            return ch
+    return None
+
+
+def _grain_findings(t: _Table, ann: Annotation) -> list[Finding]:
+    out = _column_findings(t, ann, ann.provenance.basis.columns)
+    if out:
+        return out
+    keys = [str(k) for k in (ann.value or {}).get("keys") or []]
+    b = ann.provenance.basis
+    ch = _scd2_change(t, b.vid)
+    if ch is not None and not any(k.lower() in SCD2 for k in keys):
+        out.append(_finding(ann, t.name, "grain_violated", "suspect",
+                            f"{', '.join(str(c.get('name')) for c in ch.added)} appeared at vid {ch.vid} ({_day(ch.time)}): "
+                            f"the table keeps versions, so {', '.join(keys) or 'the declared keys'} may repeat",
+                            [ch.vid], [ch.time], {"keys": keys, "added": [c.get("name") for c in ch.added]},
+                            f"SCD2 since {_day(ch.time)}: filter is_current"))
+        return out
+    if len(keys) == 1:
+        col, s = t.col(keys[0]), t.stat(keys[0])
+        rows = t.stats.get("row_count")
+        if col is not None and s and type_family(col.get("type")) == "number" and isinstance(rows, int):
+            lo, hi = _num(s.get("min")), _num(s.get("max"))
+            if lo is not None and hi is not None and float(lo).is_integer() and rows - int(s.get("null_count") or 0) > hi - lo + 1:
+                last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
+                out.append(_finding(ann, t.name, "grain_violated", "stale",
+                                    f"{rows} rows but {keys[0]} spans only {int(hi - lo + 1)} values: it is not unique",
+                                    [last], values={"row_count": rows, "min": lo, "max": hi}))
+                return out
+    added = [c for ch in t.tl.changes_after(b.vid) for c in ch.added]
+    if added:
+        chs = t.tl.changes_after(b.vid)
+        out.append(_finding(ann, t.name, "schema_changed", "suspect",
+                            f"columns added since the grain was written: {', '.join(str(c.get('name')) for c in added)}",
+                            [c.vid for c in chs], [c.time for c in chs], {"added": [c.get("name") for c in added]}))
+    return out
+
+
+def _table_level(t: _Table, ann: Annotation) -> list[Finding]:
+    b = ann.provenance.basis
+    out: list[Finding] = []
+    chs = t.tl.changes_after(b.vid)
+    if chs:
+        added = [str(c.get("name")) for ch in chs for c in ch.added]
+        dropped = [str(c.get("name")) for ch in chs for c in ch.dropped]
+        what = "; ".join(x for x in (f"added {', '.join(added)}" if added else "",
+                                     f"dropped {', '.join(dropped)}" if dropped else "") if x) or "types changed"
+        out.append(_finding(ann, t.name, "schema_changed", "suspect",
+                            f"the schema changed {len(chs)} time(s) since this was written: {what}",
+                            [c.vid for c in chs], [c.time for c in chs], {"added": added, "dropped": dropped}))
+    rows = t.stats.get("row_count")
+    if ann.field == "description" and isinstance(rows, int) and b.row_count and rows > 0:
+        ratio = rows / b.row_count
+        if ratio >= 10 or ratio <= 0.1 or len(chs) >= 3:
+            data = t.tl.data_after(b.vid)
+            out.append(_finding(ann, t.name, "unreviewed_while_changing", "suspect",
+                                f"not reviewed while the table changed: rows {b.row_count} -> {rows}, "
+                                f"{len(chs)} schema change(s), {len(data)} load(s)",
+                                [v for v, _ in data[-1:]] or [t.obj.vid], [tt for _, tt in data[-1:]],
+                                {"basis_rows": b.row_count, "rows": rows, "schema_changes": len(chs)}))
+    return out
+
+
+def _deprecated(t: _Table, ann: Annotation) -> list[Finding]:
+    out = []
+    val = ann.value or {}
+    since_t = parse_time(val.get("since")) if val.get("since") else None
+    after = [(v, tt) for v, tt in t.tl.data_commits if (v > (ann.vid or 0)) or (since_t is not None and tt > since_t + DAY)]
+    if after:
+        out.append(_finding(ann, t.name, "deprecated_but_written", "stale",
+                            f"deprecated, but {len(after)} load(s) since (last {_day(after[-1][1])})",
+                            [v for v, _ in after[-3:]], [tt for _, tt in after[-3:]], {"loads": len(after)},
+                            "someone still writes it: find the writer, or lift the deprecation"))
+    rb = val.get("replaced_by")
+    if rb and rb not in t.ctx.tables():
+        close = did_you_mean(rb, list(t.ctx.tables()))
+        out.append(_finding(ann, t.name, "replaced_by_missing", "stale",
+                            f"the successor {rb!r} does not exist at vid {t.ctx.vid}", [t.ctx.vid],
+                            values={"replaced_by": rb, "did_you_mean": close},
+                            suggestion=f"successor {close[0]}" if close else None))
+    return out
+
+
+def _enum_meta(t: _Table, ann: Annotation) -> list[Finding]:
+    allowed = [v for v in (ann.value or []) if v is not None]
+    cur = t.cols.get(ann.column_id or -1)
+    s = t.stat(str(cur.get("name"))) if cur else None
+    if not allowed or not s:
+        return []
+    lo, hi = s.get("min"), s.get("max")
+    try:
+        out_lo = lo is not None and lo < min(allowed)
+        out_hi = hi is not None and hi > max(allowed)
+    except TypeError:
+        return []
+    field = ann.field
+    if field == "enum" and (out_lo or out_hi):
+        bad = [x for x, o in ((lo, out_lo), (hi, out_hi)) if o]
+        last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
+        return [_finding(ann, f"{t.name}.{ann.column}", "enum_violated", "stale",
+                         f"{ann.column} holds values outside the declared enum: {bad}", [last],
+                         values={"outside": bad, "enum": allowed},
+                         suggestion=f"add {', '.join(map(str, bad))} to the enum")]
+    if field == "sample_values":
+        try:
+            gone = [v for v in allowed if (lo is not None and v < lo) or (hi is not None and v > hi)]
+        except TypeError:
+            return []
+        if gone:
+            return [_finding(ann, f"{t.name}.{ann.column}", "sample_values_missing", "suspect",
+                             f"sample values no longer in {ann.column}'s range [{lo}, {hi}]: {gone}", [t.obj.vid],
+                             values={"missing": gone, "min": lo, "max": hi})]
+    return []
+
+
+def _join_suggestion(t: _Table, target: _Table | None, missing: str, to_col: str | None) -> str | None:
+    """A column of `t` (not `missing`) whose name matches a column of the target, same type family."""
+    if target is None:
+        return None
+    ranked = []
+    for c in t.cols.values():
+        name = str(c.get("name"))
+        if name.lower() == missing.lower():
+            continue
+        tc = target.col(name)
+        if tc is None or type_family(tc.get("type")) != type_family(c.get("type")):
+            continue
+        a, b = t.stat(name), target.stat(str(tc.get("name")))
+        overlap = 0
+        if a and b:
+            try:
+                overlap = int(a["min"] <= b["max"] and b["min"] <= a["max"])
+            except (TypeError, KeyError):
+                overlap = 0
+        ranked.append((overlap, name.lower().endswith(("_id", "_uuid", "_key", "_sk")), name, str(tc.get("name"))))
+    if not ranked:
+        return None
+    ranked.sort(reverse=True)
+    _o, _k, mine, theirs = ranked[0]
+    return f"join on {mine} = {target.name}.{theirs}"
+
+
+def _relationship(ctx: Context, t: _Table, ann: Annotation, tables: dict[str, _Table | None]) -> list[Finding]:
+    val = ann.value or {}
+    to = str(val.get("to") or "")
+    pairs = [tuple(p) for p in val.get("on") or [] if isinstance(p, (list, tuple)) and len(p) == 2]
+    target = _get_table(ctx, to, tables)
+    out = _column_findings(t, ann, ann.provenance.basis.columns, missing_reason="join_key_missing")
+    for f in out:
+        col = f.evidence.values.get("column")
+        to_col = next((b for a, b in pairs if a == col), None)
+        js = _join_suggestion(t, target, str(col), to_col)
+        if js and (f.suggestion is None or "join on" not in f.suggestion):
+            f.suggestion = js if f.suggestion is None else f"{js} ({f.suggestion})"
+    if target is None:
+        close = did_you_mean(to, list(ctx.tables()))
+        out.append(_finding(ann, t.name, "join_key_missing", "stale", f"the related table {to!r} does not exist",
+                            [ctx.vid], values={"to": to, "did_you_mean": close},
+                            suggestion=f"relate to {close[0]}" if close else None))
+        return out
+    for a, b in pairs:
+        if target.col(str(b)) is None:
+            js = _join_suggestion(t, target, str(a), str(b))
+            chs = target.tl.changes_after(ann.provenance.basis.vid)
+            out.append(_finding(ann, t.name, "join_key_missing", "stale",
+                                f"{to}.{b} is no longer a column of {to}", [c.vid for c in chs] or [target.obj.vid],
+                                [c.time for c in chs], {"to": to, "column": b}, js))
+    cond = str(val.get("condition") or "").lower()
+    if val.get("cardinality") in ("many_to_one", "one_to_one"):
+        ch = _scd2_change(target, ann.provenance.basis.vid)
+        if ch is not None and not any(w in cond for w in SCD2):
+            out.append(_finding(ann, t.name, "cardinality_violated", "suspect",
+                                f"{to} keeps versions since vid {ch.vid} ({_day(ch.time)}): one {t.name} row may match "
+                                "several", [ch.vid], [ch.time], {"to": to, "added": [c.get("name") for c in ch.added]},
+                                f"SCD2 since {_day(ch.time)}: filter is_current (condition '{to}.is_current')"))
+    return out
+
+
+def _metric(t: _Table, ann: Annotation) -> list[Finding]:
+    refs = ann.provenance.basis.columns
+    return _column_findings(t, ann, refs) + _unit_drift(t, ann, refs)
+
+
+def _verified_meta(ctx: Context, t: _Table, ann: Annotation) -> list[Finding]:
+    val = ann.value or {}
+    gone = [x for x in val.get("tables") or [] if x not in ctx.tables()]
+    if gone:
+        return [_finding(ann, t.name, "verified_query_fails", "stale",
+                         f"it reads {', '.join(gone)}, which no longer exist", [ctx.vid], values={"missing": gone})]
+    return _column_findings(t, ann, ann.provenance.basis.columns, missing_reason="verified_query_fails",
+                            missing_status="suspect")
+
+
+def _get_table(ctx: Context, name: str, tables: dict[str, _Table | None]) -> _Table | None:
+    if name not in tables:
+        obj = ctx.table(name)
+        tl = ctx.timeline(name) if obj is not None else None
+        tables[name] = _Table(ctx, name, obj, tl) if obj is not None and tl is not None else None
+    return tables[name]
+
+
+def _metadata(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Table | None]) -> list[Finding]:
+    out: list[Finding] = []
+    units = {a.column_id for a in anns if a.kind == "column" and (a.field == "unit" or
+                                                                 (a.field == "role" and a.value == "measure"))}
+    for a in anns:
+        if a.kind == "table":
+            if a.field == "grain":
+                out += _grain_findings(t, a)
+            elif a.field in ("description", "instructions"):
+                out += _table_level(t, a)
+            elif a.field == "deprecated":
+                out += _deprecated(t, a)
+        elif a.kind == "column":
+            refs = [r for r in a.provenance.basis.columns if r.id == a.column_id][:1]
+            found = _column_findings(t, a, refs)
+            if not found and a.column_id in units and a.field in ("unit", "description"):
+                found = _unit_drift(t, a, refs)
+            if not found and a.field in ("enum", "sample_values"):
+                found = _enum_meta(t, a)
+            out += found
+        elif a.kind == "relationship":
+            out += _relationship(ctx, t, a, tables)
+        elif a.kind == "metric":
+            out += _metric(t, a)
+        elif a.kind == "verified_query":
+            out += _verified_meta(ctx, t, a)
+    return out
+
+
+# ------------------------------------------------------------------ data depth
+def _q(*parts: str) -> str:
+    return ".".join('"' + p.replace('"', '""') + '"' for p in parts)
+
+
+def _tq(name: str) -> str:
+    return _q(*name.split("."))
+
+
+class _Duck:
+    def __init__(self, cat: CatalogAPI, vid: int) -> None:
+        self.cat, self.vid = cat, vid
+        self.con: Any = None
+
+    def sql(self, text: str, params: list[Any] | None = None) -> list[tuple]:
+        if self.con is None:
+            self.con = cc.open_duckdb(self.cat, snapshot=self.vid)
+        return self.con.execute(text, params or []).fetchall()
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+
+
+def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Table | None], duck: _Duck,
+          already: set[tuple[str | None, str]]) -> tuple[list[Finding], set[tuple[str | None, str]]]:
+    """Data findings, and the (annotation, reason) pairs the data checked (their metadata
+    findings are replaced by what the data says)."""
+    import duckdb
+
+    out: list[Finding] = []
+    checked: set[tuple[str | None, str]] = set()
+    last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
+    for a in anns:
+        try:
+            if a.kind == "table" and a.field == "grain":
+                keys = [str(k) for k in (a.value or {}).get("keys") or []]
+                if not keys or any(t.col(k) is None for k in keys):
+                    continue
+                checked.add((a.key, "grain_violated"))
+                kq = ", ".join(_q(k) for k in keys)
+                dup = duck.sql(f"SELECT count(*), any_value(k) FROM (SELECT ({kq}) AS k FROM {_tq(t.name)} "
+                               f"GROUP BY ALL HAVING count(*) > 1)")[0]
+                if dup[0]:
+                    sugg = None
+                    if t.col("is_current") is not None:
+                        cur_dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {_tq(t.name)} WHERE is_current "
+                                           f"GROUP BY ALL HAVING count(*) > 1)")[0][0]
+                        ch = _scd2_change(t, a.provenance.basis.vid)
+                        since = f" since {_day(ch.time)}" if ch else ""
+                        if not cur_dup:
+                            sugg = f"SCD2{since}: filter is_current"
+                    out.append(_finding(a, t.name, "grain_violated", "stale",
+                                        f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat, e.g. {dup[1]}", [ctx.vid, last],
+                                        values={"duplicate_keys": dup[0], "example": str(dup[1])}, suggestion=sugg))
+            elif a.kind == "column" and a.field in ("enum", "sample_values"):
+                cur = t.cols.get(a.column_id or -1)
+                vals = [v for v in (a.value or []) if v is not None]
+                if cur is None or not vals:
+                    continue
+                checked.add((a.key, "enum_violated" if a.field == "enum" else "sample_values_missing"))
+                c = _q(str(cur.get("name")))
+                marks = ", ".join("?" for _ in vals)
+                if a.field == "enum":
+                    bad = [r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {_tq(t.name)} WHERE {c} IS NOT NULL "
+                                                  f"AND {c} NOT IN ({marks}) LIMIT 20", vals)]
+                    if bad:
+                        out.append(_finding(a, f"{t.name}.{cur.get('name')}", "enum_violated", "stale",
+                                            f"{cur.get('name')} holds values outside the declared enum: {bad}",
+                                            [ctx.vid, last], values={"outside": bad, "enum": vals},
+                                            suggestion=f"add {', '.join(map(str, bad))} to the enum"))
+                else:
+                    there = {r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {_tq(t.name)} WHERE {c} IN ({marks})", vals)}
+                    gone = [v for v in vals if v not in there]
+                    if gone:
+                        out.append(_finding(a, f"{t.name}.{cur.get('name')}", "sample_values_missing", "suspect",
+                                            f"sample values no longer present in {cur.get('name')}: {gone}",
+                                            [ctx.vid, last], values={"missing": gone}))
+            elif a.kind == "relationship":
+                out += _relationship_data(ctx, t, a, tables, duck, already, last, checked)
+            elif a.kind == "verified_query":
+                out += _verified_data(ctx, t, a)
+        except (duckdb.Error, CatalogError) as e:
+            if a.kind == "verified_query":
+                raise
+            # a check that cannot run (e.g. a view that fails to read) is itself evidence
+            out.append(_finding(a, t.name, "schema_changed", "suspect",
+                                f"the data check of {a.key} could not run: {str(e).splitlines()[0][:200]}", [ctx.vid]))
+    return out, checked
+
+
+def _relationship_data(ctx: Context, t: _Table, a: Annotation, tables: dict[str, _Table | None], duck: _Duck,
+                       already: set[tuple[str | None, str]], last: int,
+                       checked: set[tuple[str | None, str]]) -> list[Finding]:
+    import duckdb
+
+    val = a.value or {}
+    to = str(val.get("to") or "")
+    target = _get_table(ctx, to, tables)
+    pairs = [(str(x), str(y)) for x, y in (val.get("on") or [])]
+    if target is None or not pairs or (a.key, "join_key_missing") in already or \
+            any(t.col(x) is None or target.col(y) is None for x, y in pairs):
+        return []
+    out = []
+    cond = val.get("condition")
+    tgt = f"SELECT * FROM {_tq(to)}"
+    if cond:
+        short = to.rsplit(".", 1)[-1]
+        text = re.sub(rf"\b{re.escape(to)}\.|\b{re.escape(short)}\.", "", str(cond))
+        try:
+            duck.sql(f"SELECT count(*) FROM ({tgt} WHERE {text}) LIMIT 1")
+            tgt = f"{tgt} WHERE {text}"
+        except duckdb.Error:
+            pass  # a condition on the FROM side: not applied to the target
+    fk = " AND ".join(f"f.{_q(x)} IS NOT NULL" for x, _ in pairs)
+    on = " AND ".join(f"f.{_q(x)} = g.{_q(y)}" for x, y in pairs)
+    keys = ", ".join(_q(y) for _, y in pairs)
+    total, matched = duck.sql(f"SELECT count(*), count(g.__m) FROM {_tq(t.name)} f LEFT JOIN "
+                              f"(SELECT DISTINCT {keys}, 1 AS __m FROM ({tgt})) g ON {on} WHERE {fk}")[0]
+    if total and matched / total < MATCH_LOW:
+        rate = matched / total
+        js = _join_suggestion(t, target, pairs[0][0], pairs[0][1])
+        out.append(_finding(a, t.name, "join_match_low", "stale" if rate < 0.5 else "suspect",
+                            f"only {rate:.1%} of {t.name} rows find a match in {to} on "
+                            f"{', '.join(f'{x} = {y}' for x, y in pairs)}", [ctx.vid, last],
+                            values={"rows": total, "matched": matched, "rate": round(rate, 4)}, suggestion=js))
+    card = val.get("cardinality")
+    sides = []
+    if card in ("many_to_one", "one_to_one"):
+        sides.append((to, tgt, [y for _, y in pairs]))
+    if card in ("one_to_many", "one_to_one"):
+        sides.append((t.name, f"SELECT * FROM {_tq(t.name)}", [x for x, _ in pairs]))
+    if sides:
+        checked.add((a.key, "cardinality_violated"))
+    for side, body, cols in sides:
+        kq = ", ".join(_q(c) for c in cols)
+        dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM ({body}) GROUP BY ALL HAVING count(*) > 1)")[0][0]
+        if dup:
+            sugg = None
+            st = _get_table(ctx, side, tables)
+            if st is not None and st.col("is_current") is not None and "is_current" not in str(cond or "").lower():
+                cur = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {_tq(side)} WHERE is_current GROUP BY ALL "
+                               "HAVING count(*) > 1)")[0][0]
+                if not cur:
+                    ch = _scd2_change(st, a.provenance.basis.vid)
+                    sugg = f"SCD2{' since ' + _day(ch.time) if ch else ''}: filter is_current (condition '{side}.is_current')"
+            out.append(_finding(a, t.name, "cardinality_violated", "stale",
+                                f"declared {card}, but {dup} key value(s) repeat in {side}", [ctx.vid, last],
+                                values={"side": side, "duplicate_keys": dup}, suggestion=sugg))
+    return out
+
+
+def _verified_data(ctx: Context, t: _Table, a: Annotation) -> list[Finding]:
+    val = a.value or {}
+    key = (str(val.get("sql")), ctx.vid)
+    got = ctx.cache.sql.take(key)
+    if got is None:
+        try:
+            res = cc.run_sql(ctx.cat, str(val.get("sql")), snapshot=ctx.vid, limit=100_000)
+            got = (True, fingerprint(res.rows))
+        except CatalogError as e:
+            got = (False, e.message)
+        ctx.cache.sql.put(key, got)
+    ok, detail = got
+    at = int(val.get("verified_at_vid") or 0)
+    if not ok:
+        return [_finding(a, t.name, "verified_query_fails", "stale", f"the verified query no longer runs: {detail[:200]}",
+                         [at, ctx.vid], values={"error": detail[:500]})]
+    if detail != val.get("result_fingerprint"):
+        changed = [v for v, _ in _data_since(ctx, val.get("tables") or [t.name], at)]
+        return [_finding(a, t.name, "verified_query_changed", "suspect",
+                         f"the verified query returns a different result than at vid {at}",
+                         [at, *changed[-3:]] or [ctx.vid],
+                         values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail},
+                         suggestion="re-check the answer and re-verify the query")]
+    return []
+
+
+def _data_since(ctx: Context, names: Iterable[str], vid: int) -> list[tuple[int, float]]:
+    out = []
+    for n in names:
+        tl = ctx.timeline(n)
+        if tl is not None:
+            out.extend(tl.data_after(vid))
+    return sorted(set(out))
+
+
+# ------------------------------------------------------------------ clock-dependent findings
+def _loads_every(tl: Timeline, last: int = 10) -> float | None:
+    times = [tt for _, tt in tl.data_commits[-(last + 1):]]
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False) if b > a]
+    return statistics.median(gaps) if gaps else None
+
+
+def _similar(a: _Table, b: _Table) -> float:
+    mine = list(a.cols.values())
+    if not mine:
+        return 0.0
+    hits = 0
+    for c in mine:
+        n = str(c.get("name")).replace("_", " ").lower()
+        f = type_family(c.get("type"))
+        if any(type_family(d.get("type")) == f and fuzz.token_set_ratio(n, str(d.get("name")).replace("_", " ").lower()) >= 60
+               for d in b.cols.values()):
+            hits += 1
+    return hits / len(mine)
+
+
+def _successor(ctx: Context, t: _Table, after: float, tables: dict[str, _Table | None]) -> tuple[float, _Table] | None:
+    """The most similar other table (same-type columns with similar names) still loading after
+    `after`; cached per (table, snapshot vid)."""
+    key = ("successor", t.name, ctx.vid)
+    got = ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    best: tuple[float, _Table] | None = None
+    for other in ctx.tables():
+        if other == t.name:
+            continue
+        o = _get_table(ctx, other, tables)
+        if o is None or not o.tl.data_commits or o.tl.data_commits[-1][1] <= after:
+            continue
+        sim = _similar(t, o)
+        if sim >= 0.5 and (best is None or sim > best[0]):
+            best = (sim, o)
+    ctx.cache.findings.put(key, (best,))
+    return best
+
+
+def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
+                  tables: dict[str, _Table | None] | None = None) -> list[Finding]:
+    """freshness_sla_missed and not_loaded_since at `now` (cheap: cached timelines)."""
+    tables = {} if tables is None else tables
+    t = _get_table(ctx, name, tables)
+    if t is None:
+        return []
+    out: list[Finding] = []
+    dc = t.tl.data_commits
+    last = dc[-1] if dc else None
+    deprecated = any(a.key == "table.deprecated" for a in anns)
+    for a in anns:
+        if a.key != "table.freshness_sla" or deprecated:
+            continue
+        try:
+            sla = parse_duration(a.value)
+        except InvalidValueError:
+            continue
+        if last is None:
+            out.append(_finding(a, name, "freshness_sla_missed", "stale", "never loaded", [t.obj.vid],
+                                values={"sla": a.value}))
+            continue
+        age = now - last[1]
+        if age > sla:
+            every = _loads_every(t.tl, 4)
+            sugg = None
+            if every and every > sla:
+                sugg = f"loads now arrive every ~{every / 3600:.0f} h; update freshness_sla (e.g. PT{math.ceil(every * 1.1 / 3600)}H)"
+            out.append(_finding(a, name, "freshness_sla_missed", "stale",
+                                f"last loaded {_day(last[1])} ({age / 3600:.1f} h ago); the SLA is {a.value}",
+                                [last[0]], [last[1]], {"sla": a.value, "age_hours": round(age / 3600, 2), "now": now},
+                                sugg))
+    if last is not None and len(dc) >= 3 and not deprecated:
+        every = _loads_every(t.tl) or DAY
+        gap = now - last[1]
+        if gap > max(3 * every, 7 * DAY):
+            best = _successor(ctx, t, last[1] + every, tables)
+            vids, times = [last[0]], [last[1]]
+            sugg = None
+            values: dict[str, Any] = {"last_load": _day(last[1]), "days": round(gap / DAY, 1),
+                                      "usual_interval_hours": round(every / 3600, 1)}
+            if best is not None:
+                o = best[1]
+                vids.append(o.tl.data_commits[-1][0])
+                times.append(o.tl.data_commits[-1][1])
+                values.update(successor=o.name, similarity=round(best[0], 2))
+                sugg = f"successor {o.name} (similar columns, still loading)"
+            out.append(_finding(None, name, "not_loaded_since", "stale" if best else "suspect",
+                                f"not loaded since {_day(last[1])} ({gap / DAY:.0f} days; it used to load every "
+                                f"{every / 3600:.0f} h)", vids, times, values, sugg))
+    return out
+
+
+# ------------------------------------------------------------------ entry points
+def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table | None] | None = None,
+                   duck: _Duck | None = None) -> list[Finding]:
+    """The clock-independent findings of one table at `ctx.vid` (cached)."""
+    key = (name, ctx.vid, depth)
+    got = ctx.cache.findings.take(key)
+    if got is not None:
+        return got
+    tables = {} if tables is None else tables
+    t = _get_table(ctx, name, tables)
+    if t is None:
+        return []
+    anns = ctx.annotations(name)
+    if depth == "metadata":
+        found = _metadata(ctx, t, anns, tables)
+    else:
+        found = list(table_findings(ctx, name, "metadata", tables))
+        seen: set[tuple[str | None, str]] = {(f.annotation, str(f.reason)) for f in found}
+        own = duck is None
+        duck = duck or _Duck(ctx.cat, ctx.vid)
+        try:
+            extra, checked = _data(ctx, t, anns, tables, duck, seen)
+        finally:
+            if own:
+                duck.close()
+        # the data decides what metadata could only suspect
+        found = [f for f in found if (f.annotation, f.reason) not in checked] + extra
+    ctx.cache.findings.put(key, found)
+    return found
+
+
+def staleness(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None, depth: str = "metadata",
+              now: Any = None) -> list[Finding]:
+    """Findings for one table (or every table) at `snapshot`: each annotation's basis compared with
+    the snapshot history (`metadata`), plus DuckDB checks of the data (`data`). `now` (default: the
+    clock) is the time freshness is judged at."""
+    if depth not in DEPTHS:
+        raise InvalidValueError(f"depth must be 'metadata' or 'data', got {depth!r}")
+    t_now = resolve_now(now)
+    vid = cat.resolve(snapshot)
+    ctx = Context(cat, vid)
+    if table is not None:
+        from semantic.annotations import require_table
+
+        require_table(cat, table, vid)
+        names = [table]
+    else:
+        names = sorted(ctx.tables())
+        ctx.load_all_annotations()
+    tables: dict[str, _Table | None] = {}
+    duck = _Duck(cat, vid) if depth == "data" else None
+    out: list[Finding] = []
+    try:
+        for name in names:
+            out += table_findings(ctx, name, depth, tables, duck)
+            out += time_findings(ctx, name, ctx.annotations(name), t_now, tables)
+    finally:
+        if duck is not None:
+            duck.close()
+    return [f.model_copy() for f in out]  # shallow: evidence is shared with the cache, do not mutate it
