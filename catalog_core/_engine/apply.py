@@ -139,7 +139,8 @@ class View:
             raw = self.packed.get(key) if value is not None else None
             inner[key] = b"\x92" + _packb(vid) + raw if raw is not None else _pack_record(key, [vid, value])
         leaf = {key: pack(lts) for key, lts in self.leaf.items()}
-        deltas = [(key + SEP + inv_vid_bytes(start), _pack_record(key, [start, end, value]))
+        # past versions: values already stored (or encoded by an earlier commit of the group)
+        deltas = [(key + SEP + inv_vid_bytes(start), pack([start, end, value]))
                   for key, start, end, value in self.deltas]
         return inner, leaf, deltas
 
