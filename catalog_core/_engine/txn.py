@@ -8,13 +8,13 @@ import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from catalog_core._engine.executor import execute
 from catalog_core.errors import TransactionClosedError
 from catalog_core.model import Obj, QueryStats
 from catalog_core.paths import split
 from catalog_core.query import parse
 from catalog_core.query.ast import Query
-from catalog_core._engine.executor import execute
-from catalog_core.writeset import WriteMethods, WriteOp, own_writes
+from catalog_core.writeset import WriteMethods, WriteOp, commit_fields, own_writes
 
 if TYPE_CHECKING:
     from catalog_core._engine.catalog import Catalog
@@ -34,6 +34,9 @@ class Transaction(WriteMethods):
         self._mgr = catalog._mgr
         self.id = next(_ids)
         self.author, self.message, self.meta = author, message, dict(meta or {})
+        # A commit record that cannot be stored is refused now, not in a group commit.
+        self._fields = commit_fields(author, message, self.meta)
+        self._fields_of = (author, message, self.meta)
         self.time = time
         self.read_vid = self._mgr.begin()
         self.vid: int | None = None
@@ -97,8 +100,10 @@ class Transaction(WriteMethods):
 
     # ---------------------------------------------------------------- end
     def commit(self) -> int:
-        """Validate and commit; returns the committed vid (read_vid if nothing was written).
-        Raises ConflictError or a PreconditionError, and then nothing was written."""
+        """Validate and commit; returns the committed vid. A write set that changes nothing (no
+        writes, an empty merge, an add then a remove of the same path, an update to the same
+        value) creates no vid and returns read_vid. Raises ConflictError, a PreconditionError or
+        an InvalidValueError, and then nothing was written."""
         self._check_active()
         from catalog_core._engine.mvocc import CommitRequest
 
@@ -106,8 +111,12 @@ class Transaction(WriteMethods):
             if not self.ops:
                 self.vid = self.read_vid
             else:
+                fields = self._fields  # encoded at begin; again if the attributes were replaced since
+                if any(a is not b for a, b in zip(self._fields_of, (self.author, self.message, self.meta),
+                                                  strict=True)):
+                    fields = commit_fields(self.author, self.message, self.meta)
                 req = CommitRequest(self.read_vid, self.ops, self.scans, self.point_reads,
-                                    self.author, self.message, self.meta, self.time)
+                                    self.author, self.message, self.meta, self.time, fields)
                 self.vid = self._mgr.commit(req)
             self.state = "committed"
             return self.vid

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from catalog_core._gcpause import gc_paused
 from catalog_core.errors import (
     AuthError,
     CatalogError,
@@ -26,10 +27,9 @@ from catalog_core.errors import (
     TransactionClosedError,
     error_from_dict,
 )
-from catalog_core._gcpause import gc_paused
 from catalog_core.model import Branch, Change, Commit, Obj, QueryStats, Snapshot, Version, parse_time
 from catalog_core.paths import split
-from catalog_core.writeset import WriteMethods, WriteOp, own_writes
+from catalog_core.writeset import WriteMethods, WriteOp, commit_fields, own_writes
 
 if TYPE_CHECKING:
     from catalog_core.query.ast import Query
@@ -388,6 +388,7 @@ class RemoteTransaction(WriteMethods):
                  time: float | None = None) -> None:
         self._cat = cat
         self.author, self.message, self.meta = author, message, dict(meta or {})
+        commit_fields(author, message, self.meta)  # refused here: JSON would carry NaN as null
         self.time = time
         self.id: str | None = None  # the server session, once begun
         self._read_vid: int | None = None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
+import os
 import signal
 import sys
 import threading
@@ -31,10 +32,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from catalog_core import Catalog
 from catalog_core.errors import AuthError, CatalogError, NotFoundError
-
+from mcp_server.http.api import ApiContext, Gate, build_router, dumps
 from mcp_server.http.asgi import FastCommit, Guard, error_response, validation_error_response
 from mcp_server.http.auth import Tokens, UnsafeBindError, check_bind, load_tokens
-from mcp_server.http.api import ApiContext, Gate, build_router, dumps
 from mcp_server.http.sessions import SessionManager
 
 __all__ = ["create_app", "run", "serve_in_thread", "ServerHandle", "Plugin", "DEFAULT_MAX_REQUEST_BYTES"]
@@ -93,7 +93,8 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
                     await stack.enter_async_context(cm)
                 yield
         finally:
-            drained = await anyio.to_thread.run_sync(gate.close, drain_timeout_s)
+            # Its own thread: requests stuck in the engine may hold every token of the default limiter.
+            drained = await anyio.to_thread.run_sync(gate.close, drain_timeout_s, limiter=anyio.CapacityLimiter(1))
             fast_commit.pool.shutdown(wait=False)
             sessions.close()
             if owns_catalog and drained:
@@ -172,7 +173,28 @@ def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: s
     try:
         server.run()
     except KeyboardInterrupt:
-        pass
+        _exit_even_if_stuck(EXIT_GRACE_S)
+    except SystemExit:  # SIGTERM, re-raised by uvicorn after its graceful shutdown
+        _exit_even_if_stuck(EXIT_GRACE_S)
+        raise
+
+
+EXIT_GRACE_S = 10.0
+
+
+def _exit_even_if_stuck(grace_s: float) -> None:
+    """The process is exiting after the server stopped (the catalog is closed, or left open with
+    every acknowledged commit durable): a thread still stuck in a request must not keep it alive
+    (the interpreter joins worker threads at exit). Exit anyway after `grace_s`."""
+    def watchdog() -> None:
+        time.sleep(grace_s)
+        busy = [t.name for t in threading.enumerate() if t.is_alive() and t is not threading.current_thread()]
+        log.error("semcat: %d thread(s) still running %s s after the server stopped (%s); exiting anyway",
+                  len(busy), grace_s, ", ".join(busy[:8]))
+        logging.shutdown()
+        os._exit(0)
+
+    threading.Thread(target=watchdog, name="semcat-exit-watchdog", daemon=True).start()
 
 
 class ServerHandle:
