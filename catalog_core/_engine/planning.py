@@ -10,7 +10,7 @@ from typing import Any
 
 from catalog_core.errors import InvalidValueError, NotFoundError
 from catalog_core.model import FileObj, QueryStats
-from catalog_core.paths import split
+from catalog_core.paths import split, validate
 from catalog_core.query import parse_expr
 from catalog_core.query.ast import And, Compare, EndsWith, Exists, Field, In, Literal, Not, Or, StartsWith, TrueExpr
 from catalog_core.query.bounds import id_ranges
@@ -25,7 +25,9 @@ def table_path(name: str) -> str:
     parts = name.split(".")
     if len(parts) != 3 or not all(parts):
         raise InvalidValueError(f"table name {name!r} must be catalog.namespace.table, e.g. 'wh.sales.orders'")
-    return "/" + "/".join(parts)
+    path = "/" + "/".join(parts)
+    validate(path)  # e.g. a lone surrogate: a clear error, not a failed key encoding
+    return path
 
 
 def partition_id(column: str, value: Any) -> str:
