@@ -10,18 +10,18 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
-from catalog_core.errors import AlreadyExistsError, CatalogError, InvalidValueError, NotFoundError
-from catalog_core._gcpause import gc_paused
-from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version
-from catalog_core._engine.mvocc import TransactionManager
-from catalog_core.paths import ROOT, split
-from catalog_core._engine.keys import key_of, path_of_key
-from catalog_core._engine.planning import plan_files as _plan_files
-from catalog_core.query import parse
-from catalog_core.query.ast import Query
 from catalog_core._engine.executor import ScanHook, execute
+from catalog_core._engine.keys import key_of, path_of_key
+from catalog_core._engine.mvocc import TransactionManager
+from catalog_core._engine.planning import plan_files as _plan_files
 from catalog_core._engine.storage import Store
 from catalog_core._engine.txn import Transaction
+from catalog_core._gcpause import gc_paused
+from catalog_core.errors import AlreadyExistsError, CatalogError, InvalidValueError, NotFoundError
+from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version
+from catalog_core.paths import ROOT, split
+from catalog_core.query import parse
+from catalog_core.query.ast import Query
 from catalog_core.writeset import WriteOp, make_op
 
 __all__ = ["Catalog"]

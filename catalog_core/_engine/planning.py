@@ -8,13 +8,13 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from catalog_core._engine.storage import Store
 from catalog_core.errors import InvalidValueError, NotFoundError
 from catalog_core.model import FileObj, QueryStats
 from catalog_core.paths import split, validate
 from catalog_core.query import parse_expr
 from catalog_core.query.ast import And, Compare, EndsWith, Exists, Field, In, Literal, Not, Or, StartsWith, TrueExpr
 from catalog_core.query.bounds import id_ranges
-from catalog_core._engine.storage import Store
 
 __all__ = ["plan_files", "table_path", "partition_id"]
 
@@ -164,7 +164,7 @@ def plan_files(store: Store, name: str, where: str | None, vid: int,
     counter = [0, 0]
     # (partition path, known partition values, whether the filter is already decided true)
     contexts: list[tuple[str, dict, bool]] = [(path, {}, isinstance(expr, TrueExpr))]
-    for col, ranges in zip(part_cols, levels):
+    for col, ranges in zip(part_cols, levels, strict=False):
         nxt = []
         for ctx, known, _sure in contexts:
             for obj_id, value, _v, leaf, _k, _p in store.scan_children(ctx, vid, ranges, counter):

@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from catalog_core._gcpause import gc_paused
 from catalog_core.errors import (
     AuthError,
     CatalogError,
@@ -25,7 +26,6 @@ from catalog_core.errors import (
     TransactionClosedError,
     error_from_dict,
 )
-from catalog_core._gcpause import gc_paused
 from catalog_core.model import Commit, Obj, QueryStats, Snapshot, Version
 from catalog_core.paths import split
 from catalog_core.writeset import WriteMethods, WriteOp, own_writes
@@ -37,7 +37,7 @@ _Ref = int | str | None
 try:  # optional speed-up for large results; the stdlib parser is the fallback
     import orjson
 except ImportError:  # pragma: no cover - depends on the environment
-    orjson = None
+    orjson = None  # type: ignore[assignment]
 
 
 def _loads(data: bytes) -> Any:

@@ -18,14 +18,12 @@ from fastapi import APIRouter, Request
 try:  # optional speed-up; the stdlib encoder is the fallback
     import orjson
 except ImportError:  # pragma: no cover - depends on the environment
-    orjson = None
+    orjson = None  # type: ignore[assignment]
 from fastapi.responses import Response, StreamingResponse
 
 from catalog_core.errors import CatalogError, InvalidValueError
 from catalog_core.model import QueryStats
 from catalog_core.paths import split
-
-from mcp_server.http.auth import Tokens
 from catalog_core.remote.wire import (
     BeginBody,
     CloneBody,
@@ -41,6 +39,7 @@ from catalog_core.remote.wire import (
     TxnWritesBody,
     WireOp,
 )
+from mcp_server.http.auth import Tokens
 from mcp_server.http.sessions import SessionManager
 
 __all__ = ["ApiContext", "Gate", "NDJSONResponse", "ShuttingDownError", "build_router", "commit_write_set",

@@ -7,7 +7,7 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -16,10 +16,9 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 
 from catalog_core.errors import AuthError, CatalogError, InvalidValueError
-
-from mcp_server.http.auth import Tokens
-from mcp_server.http.api import ApiContext, commit_write_set, dumps, json_response
 from catalog_core.remote.wire import CommitBody
+from mcp_server.http.api import ApiContext, commit_write_set, dumps, json_response
+from mcp_server.http.auth import Tokens
 
 __all__ = ["Guard", "FastCommit", "OPEN_PATHS", "error_response", "internal_error_response",
            "validation_error_response", "principal_of"]
@@ -55,7 +54,7 @@ def error_response(err: CatalogError, status: int | None = None, headers: dict |
                     headers=headers)
 
 
-def validation_error_response(raw: list[dict[str, Any]]) -> Response:
+def validation_error_response(raw: Sequence[Any]) -> Response:
     """400 for a body that is not JSON, has unknown fields or wrong types, naming each problem."""
     errors = [{"loc": [str(x) for x in e.get("loc", ())], "msg": e.get("msg", ""), "type": e.get("type", "")}
               for e in raw]

@@ -34,10 +34,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from catalog_core._engine.catalog import Catalog
 from catalog_core.errors import AuthError, CatalogError, NotFoundError
 from catalog_core.remote.wire import ErrorBody
-
+from mcp_server.http.api import ApiContext, Gate, build_router, dumps
 from mcp_server.http.asgi import FastCommit, Guard, error_response, validation_error_response
 from mcp_server.http.auth import Tokens, UnsafeBindError, check_bind, load_tokens
-from mcp_server.http.api import ApiContext, Gate, build_router, dumps
 from mcp_server.http.protocol import uvicorn_http_options
 from mcp_server.http.sessions import SessionManager
 
@@ -209,7 +208,7 @@ def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: s
                      owns_catalog=True, plugins=default_plugins() if plugins is None else plugins)
     # No access log and no proxy-header rewriting: both cost CPU on every request.
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, proxy_headers=False,
-                            timeout_graceful_shutdown=graceful_timeout_s, log_level="info",
+                            timeout_graceful_shutdown=int(graceful_timeout_s), log_level="info",
                             **uvicorn_http_options())
     server = uvicorn.Server(config)
     log.info("semcat: serving %s on http://%s:%s (auth: %s)", catalog.data_dir, host, port,

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from catalog_core.errors import CatalogError, NotFoundError, TransactionClosedError
 from catalog_core._engine.txn import Transaction
+from catalog_core.errors import CatalogError, NotFoundError, TransactionClosedError
 
 __all__ = ["Session", "SessionManager", "TooManyTransactionsError"]
 
