@@ -225,6 +225,9 @@ class CrashLoop:
                 if self.counts.violations:
                     break
                 if progress and (k + 1) % 10 == 0:
+                    with self.lock:
+                        self.counts.acked, self.counts.in_doubt = len(self.acked), len(self.in_doubt)
+                    self.counts.seconds = time.monotonic() - t0
                     print(f"  {k + 1} kills: {self.counts.line()}", flush=True)
             self.wait_for_acks(acks_between)
         finally:
