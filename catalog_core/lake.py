@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from catalog_core.errors import InvalidValueError, NoSuchTableError
-from catalog_core.paths import ROOT, split
+from catalog_core.paths import ROOT, split, validate
 from catalog_core.query.ast import Literal, to_text
 
 if TYPE_CHECKING:
@@ -77,6 +77,7 @@ def object_path(name: str, *, levels: tuple[int, ...] = (1, 2, 3)) -> str:
         path.encode()
     except UnicodeEncodeError:
         raise InvalidValueError(f"name {name!r} is not valid UTF-8 text (a lone surrogate?)", name=name) from None
+    validate(path)  # the path rules too (length, '.' and '..')
     return path
 
 

@@ -41,6 +41,15 @@ def _parse_time(text: str) -> float | None:
     return parse_time(text) if isinstance(text, str) else None
 
 
+def _is_text(s: str) -> bool:
+    """False for a str holding a lone surrogate (it cannot be stored as UTF-8)."""
+    try:
+        s.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class Catalog:
     """A catalog stored in a local data directory (`catalog/` RocksDB + `warehouse/`)."""
 
@@ -93,13 +102,19 @@ class Catalog:
             return latest
         if isinstance(ref, bool):
             raise InvalidValueError(f"snapshot ref {ref!r} is not a vid, snapshot name or ISO time")
-        if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+        if isinstance(ref, str) and ref.isdigit() and not ref.isascii():
+            raise InvalidValueError(f"snapshot ref {ref!r} is written with non-ASCII digits; write a vid with "
+                                    "the digits 0-9, e.g. '42'", ref=ref)
+        if isinstance(ref, int) or (isinstance(ref, str) and ref.isascii() and ref.isdigit()):
             vid = int(ref)
             if not 0 <= vid <= latest:
                 raise SnapshotNotFoundError(f"vid {vid} does not exist; the latest vid is {latest}", vid=vid)
             return vid
         if not isinstance(ref, str) or not ref:
             raise InvalidValueError(f"snapshot ref {ref!r} must be a vid, a snapshot name or an ISO-8601 time")
+        if not _is_text(ref):
+            raise InvalidValueError(f"snapshot ref {ref!r} is not valid Unicode text (it holds a lone surrogate)",
+                                    ref=ref.encode("utf-8", "backslashreplace").decode())
         snap = self._store.snapshot_get(ref)
         if snap is not None:
             return snap[0]
@@ -226,6 +241,9 @@ class Catalog:
         if not isinstance(name, str) or not name.strip() or name.isdigit() or _parse_time(name) is not None:
             raise InvalidValueError(f"snapshot name {name!r} must be non-empty text that is neither a vid nor "
                                     "an ISO time, e.g. 'eod-2025-06-01'")
+        if not _is_text(name):
+            raise InvalidValueError(f"snapshot name {name!r} is not valid Unicode text (it holds a lone surrogate); "
+                                    "use a name such as 'eod-2025-06-01'")
         target = self.resolve(vid)
         with self._snap_lock:
             if self._store.snapshot_get(name) is not None:
@@ -248,18 +266,20 @@ class Catalog:
         if root is None:
             raise NotFoundError(f"cannot clone {src!r}: it does not exist at vid {vid}", path=src)
         ops: list[WriteOp] = []
-
-        def walk(s: str, d: str, obj_value: dict, leaf: bool) -> None:
+        # Depth-first, parents before children, children in key order; an explicit stack instead
+        # of recursion, so a subtree as deep as paths allow never hits the recursion limit.
+        stack: list[tuple[str, str, dict, bool]] = [(src, dst, root.value, root.leaf)]
+        while stack:
+            s, d, obj_value, leaf = stack.pop()
             if leaf:
                 ops.append(make_op("leafref", d, ref=self._primary(s, vid)))
-                return
+                continue
             ops.append(make_op("add", d, obj_value))
             if hook is not None:
                 hook(s, None, _FULL)
-            for cid, val, _w, cleaf, _k, _p in self._store.scan_children(s, vid, _FULL):
-                walk(f"{s}/{cid}" if s != ROOT else f"/{cid}", f"{d}/{cid}", val, cleaf)
-
-        walk(src, dst, root.value, root.leaf)
+            kids = [(f"{s}/{cid}" if s != ROOT else f"/{cid}", f"{d}/{cid}", val, cleaf)
+                    for cid, val, _w, cleaf, _k, _p in self._store.scan_children(s, vid, _FULL)]
+            stack.extend(reversed(kids))
         return ops
 
     def _primary(self, path: str, vid: int) -> tuple[str, int]:

@@ -15,7 +15,6 @@ from catalog_core.paths import split
 from catalog_core.query import parse_expr
 from catalog_core.query.ast import And, Compare, EndsWith, Exists, Field, In, Literal, Not, Or, StartsWith, TrueExpr
 from catalog_core.query.bounds import id_ranges
-from catalog_core._engine.storage import Store
 
 __all__ = ["plan_files"]
 
@@ -151,7 +150,7 @@ def plan_files(store: Store, name: str, where: str | None, vid: int,
     counter = [0, 0]
     # (partition path, known partition values, whether the filter is already decided true)
     contexts: list[tuple[str, dict, bool]] = [(path, {}, isinstance(expr, TrueExpr))]
-    for col, ranges in zip(part_cols, levels):
+    for col, ranges in zip(part_cols, levels, strict=False):
         nxt = []
         for ctx, known, _sure in contexts:
             for obj_id, value, _v, leaf, _k, _p in store.scan_children(ctx, vid, ranges, counter):
