@@ -293,6 +293,8 @@ class Catalog:
               message: str = "") -> int:
         """Zero-copy clone (paper §5.5): copy the non-leaf subtree of `src` at `vid` to `dst`;
         leaves are shared through the primary-path indirection. Returns the commit vid."""
+        split(src)
+        split(dst)  # bad paths are path errors, before they reach the commit message
         v = self.resolve(vid)
         with self.transaction(author=author, message=message or f"clone {src} -> {dst} @ {v}") as txn:
             for op in self._clone_ops(src, dst, v, None):

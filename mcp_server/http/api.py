@@ -63,6 +63,7 @@ _ERRORS = {
     401: "Missing or unknown bearer token (when the server has tokens)",
     403: "The token's role may not do this (a read token writing)",
     404: "Not found: the vid, snapshot, table, object or transaction does not exist",
+    408: "A SQL statement ran past its time limit",
     409: "Conflict: concurrency control aborted the transaction, or the name/object already exists",
     410: "The transaction was already committed, aborted or expired",
     412: "A write's precondition failed at commit; nothing was written",
