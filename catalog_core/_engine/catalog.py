@@ -10,6 +10,15 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from catalog_core._engine import branches as _branches
+from catalog_core._engine.diff import diff as _diff
+from catalog_core._engine.executor import ScanHook, execute
+from catalog_core._engine.keys import key_of, path_of_key
+from catalog_core._engine.mvocc import TransactionManager
+from catalog_core._engine.planning import plan_files as _plan_files
+from catalog_core._engine.storage import Store
+from catalog_core._engine.txn import Transaction
+from catalog_core._gcpause import gc_paused
 from catalog_core.errors import (
     AlreadyExistsError,
     CatalogError,
@@ -17,19 +26,10 @@ from catalog_core.errors import (
     NotFoundError,
     SnapshotNotFoundError,
 )
-from catalog_core._gcpause import gc_paused
-from catalog_core.model import Branch, Change, Commit, Obj, QueryStats, Snapshot, Version, iso_time, parse_time
-from catalog_core._engine import branches as _branches
-from catalog_core._engine.diff import diff as _diff
-from catalog_core._engine.mvocc import TransactionManager
+from catalog_core.model import Branch, Change, Commit, FileObj, Obj, QueryStats, Snapshot, Version, iso_time, parse_time
 from catalog_core.paths import ROOT, split
-from catalog_core._engine.keys import key_of, path_of_key
-from catalog_core._engine.planning import plan_files as _plan_files
 from catalog_core.query import parse
 from catalog_core.query.ast import Query
-from catalog_core._engine.executor import ScanHook, execute
-from catalog_core._engine.storage import Store
-from catalog_core._engine.txn import Transaction
 from catalog_core.writeset import WriteOp, make_op
 
 __all__ = ["Catalog"]
@@ -203,7 +203,9 @@ class Catalog:
         return self.resolve(since)
 
     def plan_files(self, table: str, where: str | None = None, vid: int | str | None = None,
-                   stats: QueryStats | None = None) -> list[Obj]:
+                   stats: QueryStats | None = None) -> list[FileObj]:
+        """See `CatalogAPI.plan_files`: the file leaves of a table that may hold rows matching
+        `where`, decoded on first access."""
         with gc_paused():
             return _plan_files(self._store, table, where, self.resolve(vid), stats)
 
@@ -276,7 +278,7 @@ class Catalog:
                 continue
             ops.append(make_op("add", d, obj_value))
             if hook is not None:
-                hook(s, None, _FULL)
+                hook(s, None, _FULL, True)  # a recorded scan whose objects are all read
             kids = [(f"{s}/{cid}" if s != ROOT else f"/{cid}", f"{d}/{cid}", val, cleaf)
                     for cid, val, _w, cleaf, _k, _p in self._store.scan_children(s, vid, _FULL)]
             stack.extend(reversed(kids))
@@ -301,7 +303,8 @@ class Catalog:
                 txn._record(op)
             for op in _branches.branch_ops(self, src, dst, v):  # the clone is a branch of src
                 txn._record(op)
-        return txn.vid  # type: ignore[return-value]
+        assert txn.vid is not None  # committed on exit
+        return txn.vid
 
     # ---------------------------------------------------------------- diff, branches
     def diff(self, from_ref: int | str | None, to_ref: int | str | None = None,

@@ -8,7 +8,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from catalog_core.errors import InvalidValueError, NoSuchTableError
+from catalog_core._engine.storage import Store
+from catalog_core.errors import NoSuchTableError
 from catalog_core.lake import is_table, partition_columns, partition_id, table_path, tables_query
 from catalog_core.model import FileObj, QueryStats
 from catalog_core.paths import split
@@ -165,11 +166,11 @@ def plan_files(store: Store, name: str, where: str | None, vid: int,
     files: list[FileObj] = []
     room = store.files.allowance()
     for ctx, known, sure in contexts:
-        found = store.scan_files(ctx, vid, counter, room)
+        listed = store.scan_files(ctx, vid, counter, room)
         if sure or not by_stats:
-            files += found
+            files += listed
             continue
-        for f in found:
+        for f in listed:
             ranges = _file_ranges(f.value)
             ranges.update(known)
             if _Pruner(ranges).eval(expr) is not False:

@@ -44,7 +44,8 @@ class Transaction(WriteMethods):
         self.scans: list[tuple[str, Any, list, bool]] = []  # (parent, predicate, id ranges, values)
         self.point_reads: set[str] = set()
         self.state = "active"
-        self._mgl = self._mgr.locks is not None
+        self._locks = self._mgr.locks  # mgl: strict 2PL locks; None under ospl and osl
+        self._mgl = self._locks is not None
         self._finalizer = weakref.finalize(self, _release, self._mgr, self.read_vid, self.id)
 
     def _check_active(self) -> None:
@@ -59,8 +60,8 @@ class Transaction(WriteMethods):
     def _on_scan(self, parent: str, expr: Any, ranges: list, values: bool = True) -> int | None:
         """`values`: the scan returns the matched objects (last step). A middle step only selects
         context paths, so only a write that changes which objects match conflicts with it."""
-        if self._mgl:
-            self._mgr.locks.lock_scan(self.id, parent, ranges, values)
+        if self._locks is not None:
+            self._locks.lock_scan(self.id, parent, ranges, values)
             return self._cat._store.latest_vid
         self.scans.append((parent, expr, ranges, values))
         return None
@@ -77,8 +78,8 @@ class Transaction(WriteMethods):
         """The object at `read_vid`, with this transaction's own buffered writes applied."""
         self._check_active()
         split(path)
-        if self._mgl:
-            self._mgr.locks.lock_path(self.id, path, "S")
+        if self._locks is not None:
+            self._locks.lock_path(self.id, path, "S")
         else:
             self.point_reads.add(path)
         obj = self._cat._get_at(path, self._read_vid())
@@ -87,8 +88,8 @@ class Transaction(WriteMethods):
     # ---------------------------------------------------------------- writes
     def _record(self, op: WriteOp) -> None:
         self._check_active()
-        if self._mgl:
-            self._mgr.locks.lock_path(self.id, op.path, "X")
+        if self._locks is not None:
+            self._locks.lock_path(self.id, op.path, "X")
         self.ops.append(op)
 
     def clone(self, src: str, dst: str, vid: int | None = None) -> None:

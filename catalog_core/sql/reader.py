@@ -26,14 +26,14 @@ import duckdb
 from pydantic import BaseModel
 
 from catalog_core import errors
+from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError, InvalidValueError, SqlTimeoutError
+from catalog_core.lake import require_table, table_path
 from catalog_core.sql import worker
 from catalog_core.sql.sandbox import MEMORY_LIMIT, check_statement, lock_down, map_error, refuse, startup_config
 from catalog_core.sql.tables import TableSpec, catalog_dir, list_tables, load_table
 from catalog_core.sql.types import quote_ident
 from catalog_core.sql.views import error_sql, table_sql
-from catalog_core.api import CatalogAPI, SnapshotRef
-from catalog_core.lake import require_table, table_path
 
 __all__ = ["open_duckdb", "open_table", "run_sql", "SqlResult", "SqlColumn"]
 

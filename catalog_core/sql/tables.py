@@ -9,9 +9,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog_core.sql.types import duck_type
 from catalog_core.api import CatalogAPI
 from catalog_core.lake import exact_query, partition_columns, tables_query
+from catalog_core.sql.types import duck_type
 
 __all__ = ["ColumnSpec", "FileSpec", "TableSpec", "list_tables", "load_table", "file_columns", "catalog_dir"]
 

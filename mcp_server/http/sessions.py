@@ -10,7 +10,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from catalog_core.api import CatalogAPI, TransactionAPI
 from catalog_core.errors import CatalogError, NotFoundError, TooManyTransactionsError, TransactionClosedError
