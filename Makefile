@@ -10,13 +10,23 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
+# dbt lives in its own environment: it pins versions of shared packages that the project does not
+# (tests/semantic/test_import_dbt.py runs its `dbt parse`; SEMCAT_DBT points elsewhere).
+DBT_VENV ?= .venv-dbt
+DBT_STAMP := $(DBT_VENV)/.installed-dbt-1.11
+
+$(DBT_STAMP):
+	$(PYTHON) -m venv $(DBT_VENV)
+	$(DBT_VENV)/bin/pip install -q "dbt-core>=1.10,<1.12" "dbt-duckdb>=1.9,<1.12"
+	touch $(DBT_STAMP)
+
 .PHONY: install demo test bench
 install: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/semcat demo
 
-test: $(STAMP)
+test: $(STAMP) $(DBT_STAMP)
 	$(VENV)/bin/pytest -q -p no:cacheprovider
 
 bench: $(STAMP)

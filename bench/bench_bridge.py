@@ -83,8 +83,8 @@ def main(argv: list[str] | None = None) -> None:
         results: list = []
         for run in range(runs + 1):
             out = os.path.join(root, f"plain-{run}")
-            p = _timed(lambda: df.write.parquet(out))
-            t = _timed(lambda: results.append(bridge.write(df, "bench.data.events", author="bench",
+            p = _timed(lambda out=out: df.write.parquet(out))
+            t = _timed(lambda run=run: results.append(bridge.write(df, "bench.data.events", author="bench",
                                                            message=f"run {run}")))
             assert results[-1].files_added == files, results[-1]
             shutil.rmtree(out, ignore_errors=True)

@@ -177,7 +177,7 @@ def _bound_value(kind: str, v: Any) -> Any:
 
 
 def _check_serialization(spec: dict) -> None:
-    for fid, name, typ, kind in COLUMNS:
+    for _fid, name, typ, kind in COLUMNS:
         for k in ("min", "max"):
             v = _bound_value(kind, spec["columns"][name][k])
             assert _PACK[kind](v) == to_bytes(typ, v), (name, k)

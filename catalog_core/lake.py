@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from catalog_core.errors import InvalidValueError, NoSuchTableError
-from catalog_core.paths import ROOT, split
+from catalog_core.errors import InvalidPathError, InvalidValueError, NoSuchTableError
+from catalog_core.paths import ROOT, split, validate
 from catalog_core.query.ast import Literal, to_text
 
 if TYPE_CHECKING:
@@ -70,13 +70,15 @@ def object_path(name: str, *, levels: tuple[int, ...] = (1, 2, 3)) -> str:
         raise InvalidValueError(f"name {name!r} must be {want}, e.g. 'acme.core.fct_orders'", name=name)
     for part in parts:
         if is_reserved(part) or "/" in part or "\x00" in part:
-            raise InvalidValueError(f"name {name!r}: {part!r} is not a valid id (no '/', NUL or leading '_')",
+            raise InvalidPathError(f"name {name!r}: {part!r} is not a valid id (no '/', NUL or leading '_')",
                                     name=name)
     path = "/" + "/".join(parts)
     try:
         path.encode()
     except UnicodeEncodeError:
-        raise InvalidValueError(f"name {name!r} is not valid UTF-8 text (a lone surrogate?)", name=name) from None
+        raise InvalidPathError(f"name {name!r} holds a lone surrogate, which is not a character; names must be "
+                               "valid Unicode text", name=name) from None
+    validate(path)  # the path rules too (length, '.' and '..')
     return path
 
 

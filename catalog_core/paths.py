@@ -56,7 +56,12 @@ def validate(path: str) -> None:
         if "\x00" in seg:
             raise InvalidPathError(f"path {path!r} contains a NUL character, which ids may not contain",
                                    path=path)
-    if len(path.encode()) > 4096:
+    try:
+        size = len(path.encode())
+    except UnicodeEncodeError:
+        raise InvalidPathError(f"path {path!r} holds a lone surrogate, which is not a character; ids must be "
+                               "valid Unicode text", path=path.encode("utf-8", "backslashreplace").decode()) from None
+    if size > 4096:
         raise InvalidPathError("path is longer than 4096 bytes; use shorter ids", path=path[:64] + "...")
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from catalog_core._engine.codec import pack, pack_leaf
+from catalog_core._engine.codec import pack_commit_fields, pack_leaf, pack_value
 from catalog_core.errors import InvalidPathError, InvalidValueError
 from catalog_core.merge import apply_delta, validate_delta
 from catalog_core.model import Obj
 from catalog_core.paths import ROOT, validate
 
-__all__ = ["WriteOp", "CommitOnExit", "WriteMethods", "make_op", "op_from_dict", "own_writes", "KINDS"]
+__all__ = ["WriteOp", "CommitOnExit", "WriteMethods", "make_op", "op_from_dict", "own_writes", "commit_fields",
+           "KINDS"]
 
 KINDS = ("add", "update", "remove", "merge", "leafref")
 
@@ -42,7 +43,17 @@ class WriteOp:
 def _check_value(value: Any, path: str, leaf: bool) -> bytes:
     if not isinstance(value, dict):
         raise InvalidValueError(f"value for {path!r} must be a dict, got {type(value).__name__}", path=path)
-    return pack_leaf(value) if leaf else pack(value)  # a clear error for values that cannot be stored
+    what = f"value for {path!r}"
+    return pack_leaf(value, what) if leaf else pack_value(value, what)  # a clear error if it cannot be stored
+
+
+def commit_fields(author: Any, message: Any, meta: Any) -> bytes:
+    """The commit record's author, message and meta, encoded; InvalidValueError (naming the
+    field and where) for what cannot be stored: checked when a transaction begins, so that a
+    commit never joins a group with a record that cannot be written."""
+    if not isinstance(meta, dict):
+        raise InvalidValueError(f"commit meta must be a dict, got {type(meta).__name__}")
+    return pack_commit_fields(author, message, meta)
 
 
 def make_op(kind: str, path: str, value: Any = None, leaf: bool = False, ref=None) -> WriteOp:
@@ -56,6 +67,7 @@ def make_op(kind: str, path: str, value: Any = None, leaf: bool = False, ref=Non
         packed = _check_value(value, path, leaf)
     elif kind == "merge":
         validate_delta(value)
+        pack_value(value, f"merge delta for {path!r}")
     elif kind == "remove" and value is not None:
         raise InvalidValueError("remove takes no value", path=path)
     if leaf and kind not in ("add", "leafref"):
@@ -88,9 +100,9 @@ def own_writes(ops: list[WriteOp], path: str, obj: Obj | None) -> Obj | None:
         elif op.path != path:
             continue
         elif op.kind in ("add", "update"):
-            obj = Obj(path, op.value, -1, op.leaf)
+            obj = Obj(path, op.value or {}, -1, op.leaf)
         elif op.kind == "merge" and obj is not None:
-            obj = Obj(path, apply_delta(obj.value, op.value), -1, obj.leaf)
+            obj = Obj(path, apply_delta(obj.value, op.value or {}), -1, obj.leaf)
     return obj
 
 

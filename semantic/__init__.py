@@ -18,10 +18,12 @@ Errors are the classes of `semantic.errors` (each a `catalog_core.errors` subcla
 from semantic import errors, models
 from semantic.annotations import annotate, new_annotation, read_annotations, verify_query, write_annotations
 from semantic.describe import describe
+from semantic.interop import ImportResult, InterchangeError, export_osi, import_cortex, import_dbt, import_osi
 from semantic.joins import CardinalityCheck, Hop, JoinPath, join_path, relate, relationships
 from semantic.metrics import define_metric, metric_sql, metrics
 from semantic.models import Finding, Metric, MetricView, Relationship, RelationshipView, TableCard
 from semantic.profile import Inferred, profile
+from semantic.search import Hit, search
 from semantic.staleness import staleness
 
 __all__ = [
@@ -51,4 +53,12 @@ __all__ = [
     "Metric",
     "MetricView",
     "Inferred",
+    "search",
+    "Hit",
+    "import_dbt",
+    "import_cortex",
+    "import_osi",
+    "export_osi",
+    "ImportResult",
+    "InterchangeError",
 ]

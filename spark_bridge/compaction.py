@@ -13,7 +13,6 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from catalog_core.lake import partition_columns, table_path
-
 from spark_bridge.errors import BridgeError
 from spark_bridge.plan import TableWrite, parent_path
 from spark_bridge.reader import partition_values, read_files

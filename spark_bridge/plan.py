@@ -17,7 +17,6 @@ from typing import Any
 
 from catalog_core.lake import exact_query, partition_columns, partition_id, quote, table_path
 from catalog_core.paths import parent_of
-
 from spark_bridge import stats as st
 from spark_bridge.errors import BridgeError, SchemaEvolutionError
 from spark_bridge.schema import evolve

@@ -13,7 +13,6 @@ from typing import Any
 
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.lake import partition_columns, table_path
-
 from spark_bridge.errors import BridgeError
 from spark_bridge.files import needs_escape
 from spark_bridge.plan import parent_path, query_of

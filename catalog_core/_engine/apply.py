@@ -1,20 +1,31 @@
 """Materialize write sets against the latest state: precondition checks, subtree removal,
 merge evaluation, version chains. Pending (validated, not yet durable) commits of a group
-live in an overlay, so many transactions can share one RocksDB batch."""
+live in an overlay, so many transactions can share one RocksDB batch. Each commit's part of
+the batch is encoded on its own (View.encode) before it joins the group's overlay: a value
+that cannot be stored fails that commit only."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from catalog_core.errors import AlreadyExistsError, InvalidValueError, LeafImmutableError, MissingObjectError, PreconditionError
+from msgpack import packb as _packb
+
+from catalog_core._engine.codec import _maybe_non_finite, inv_vid_bytes, pack, pack_value
+from catalog_core._engine.keys import SEP, children_prefix, key_of, path_of_key
+from catalog_core._engine.storage import Store
+from catalog_core.errors import (
+    AlreadyExistsError,
+    InvalidValueError,
+    LeafImmutableError,
+    MissingObjectError,
+    PreconditionError,
+)
 from catalog_core.merge import apply_delta
 from catalog_core.paths import parent_of
-from catalog_core._engine.keys import children_prefix, key_of, path_of_key
-from catalog_core._engine.storage import Store
 from catalog_core.writeset import WriteOp
 
-__all__ = ["Effect", "View", "materialize"]
+__all__ = ["Effect", "Encoded", "View", "changes", "materialize"]
 
 _FULL = [(None, None)]
 
@@ -29,6 +40,33 @@ class Effect:
     leaf: bool
 
 
+# (inner key -> bytes, leaf key -> bytes, [(delta key, bytes)]): one commit's part of a batch
+Encoded = tuple[dict[bytes, bytes], dict[bytes, bytes], list[tuple[bytes, bytes]]]
+
+
+def _pack_record(key: bytes, record: list) -> bytes:
+    try:
+        out: bytes | None = pack(record)
+    except InvalidValueError:
+        out = None
+    if out is None or _maybe_non_finite(out):  # refuse, naming the object (or a false alarm: the bytes)
+        return pack_value(record, f"the value of {path_of_key(key)!r}")
+    return out
+
+
+def changes(effects: list["Effect"]) -> bool:
+    """Does a write set change anything? (An empty merge, an add then a remove of the same path,
+    an update to the same value do not.)"""
+    net: dict[str, list] = {}
+    for e in effects:
+        seen = net.get(e.path)
+        if seen is None:
+            net[e.path] = [e.before, e.after]
+        else:
+            seen[1] = e.after
+    return any(before != after for before, after in net.values())
+
+
 class View:
     """Latest state = committed store + pending overlays (a chain: group <- transaction)."""
 
@@ -38,6 +76,7 @@ class View:
         self.inner: dict[bytes, list] = {}
         self.leaf: dict[bytes, list] = {}
         self.deltas: list[tuple[bytes, int, int, Any]] = []
+        self.packed: dict[bytes, bytes] = {}  # inner key -> its value as encoded when recorded
 
     def _inner(self, key: bytes) -> list | None:
         v: View | None = self
@@ -92,13 +131,30 @@ class View:
         self.leaf.update(child.leaf)
         self.deltas.extend(child.deltas)
 
+    def encode(self) -> Encoded:
+        """This overlay's writes as the bytes the store will hold; InvalidValueError if any
+        cannot be stored (e.g. a merge result), and then nothing of it joins the group."""
+        inner = {}
+        for key, (vid, value) in self.inner.items():
+            raw = self.packed.get(key) if value is not None else None
+            inner[key] = b"\x92" + _packb(vid) + raw if raw is not None else _pack_record(key, [vid, value])
+        leaf = {key: pack(lts) for key, lts in self.leaf.items()}
+        # past versions: values already stored (or encoded by an earlier commit of the group)
+        deltas = [(key + SEP + inv_vid_bytes(start), pack([start, end, value]))
+                  for key, start, end, value in self.deltas]
+        return inner, leaf, deltas
+
     # ------------------------------------------------------------ primitive writes
-    def put_inner(self, path: str, value: dict | None, vid: int) -> None:
+    def put_inner(self, path: str, value: dict | None, vid: int, packed: bytes | None = None) -> None:
         key = key_of(path)
         prev = self._inner(key)
         if prev is not None and prev[0] != vid:
             self.deltas.append((key, prev[0], vid, prev[1]))
         self.inner[key] = [vid, value]
+        if packed is not None:
+            self.packed[key] = packed
+        else:
+            self.packed.pop(key, None)
 
     def add_leaf(self, path: str, packed: bytes | None, ref: list | None, vid: int) -> None:
         key = key_of(path)
@@ -151,6 +207,7 @@ def _apply_one(view: View, op: WriteOp, vid: int, time: float, effects: list[Eff
             raise AlreadyExistsError(f"cannot add {path!r}: it already exists; use update to replace it",
                                      path=path)
         if op.kind == "leafref":
+            assert op.ref is not None  # make_op("leafref") always has one
             pkey = key_of(op.ref[0])
             view.add_leaf(path, None, [pkey, op.ref[1]], vid)
             effects.append(Effect(path, None, view.store.resolve_ref([pkey, op.ref[1]]), True))
@@ -158,7 +215,7 @@ def _apply_one(view: View, op: WriteOp, vid: int, time: float, effects: list[Eff
             view.add_leaf(path, op.packed, None, vid)
             effects.append(Effect(path, None, op.value, True))
         else:
-            view.put_inner(path, op.value, vid)
+            view.put_inner(path, op.value, vid, op.packed)
             effects.append(Effect(path, None, op.value, False))
     elif op.kind == "update":
         if cur is not None and cur[1]:
@@ -166,7 +223,7 @@ def _apply_one(view: View, op: WriteOp, vid: int, time: float, effects: list[Eff
                                      "remove it and add a new one", path=path)
         if cur is None and path != "/":
             _parent_ok(view, path, "update")
-        view.put_inner(path, op.value, vid)
+        view.put_inner(path, op.value, vid, op.packed)
         effects.append(Effect(path, cur[0] if cur else None, op.value, False))
     elif op.kind == "merge":
         if cur is None:
@@ -174,7 +231,7 @@ def _apply_one(view: View, op: WriteOp, vid: int, time: float, effects: list[Eff
         if cur[1]:
             raise LeafImmutableError(f"cannot merge into {path!r}: it is a leaf, and leaves are immutable",
                                      path=path)
-        after = apply_delta(cur[0], op.value, commit=(vid, time))
+        after = apply_delta(cur[0], op.value or {}, commit=(vid, time))
         view.put_inner(path, after, vid)
         effects.append(Effect(path, cur[0], after, False))
     elif op.kind == "remove":

@@ -10,6 +10,15 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from catalog_core._engine import branches as _branches
+from catalog_core._engine.diff import diff as _diff
+from catalog_core._engine.executor import ScanHook, execute
+from catalog_core._engine.keys import key_of, path_of_key
+from catalog_core._engine.mvocc import TransactionManager
+from catalog_core._engine.planning import plan_files as _plan_files
+from catalog_core._engine.storage import Store
+from catalog_core._engine.txn import Transaction
+from catalog_core._gcpause import gc_paused
 from catalog_core.errors import (
     AlreadyExistsError,
     CatalogError,
@@ -17,19 +26,10 @@ from catalog_core.errors import (
     NotFoundError,
     SnapshotNotFoundError,
 )
-from catalog_core._gcpause import gc_paused
-from catalog_core.model import Branch, Change, Commit, Obj, QueryStats, Snapshot, Version, iso_time, parse_time
-from catalog_core._engine import branches as _branches
-from catalog_core._engine.diff import diff as _diff
-from catalog_core._engine.mvocc import TransactionManager
+from catalog_core.model import Branch, Change, Commit, FileObj, Obj, QueryStats, Snapshot, Version, iso_time, parse_time
 from catalog_core.paths import ROOT, split
-from catalog_core._engine.keys import key_of, path_of_key
-from catalog_core._engine.planning import plan_files as _plan_files
 from catalog_core.query import parse
 from catalog_core.query.ast import Query
-from catalog_core._engine.executor import ScanHook, execute
-from catalog_core._engine.storage import Store
-from catalog_core._engine.txn import Transaction
 from catalog_core.writeset import WriteOp, make_op
 
 __all__ = ["Catalog"]
@@ -39,6 +39,15 @@ _FULL = [(None, None)]
 
 def _parse_time(text: str) -> float | None:
     return parse_time(text) if isinstance(text, str) else None
+
+
+def _is_text(s: str) -> bool:
+    """False for a str holding a lone surrogate (it cannot be stored as UTF-8)."""
+    try:
+        s.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class Catalog:
@@ -93,13 +102,19 @@ class Catalog:
             return latest
         if isinstance(ref, bool):
             raise InvalidValueError(f"snapshot ref {ref!r} is not a vid, snapshot name or ISO time")
-        if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+        if isinstance(ref, str) and ref.isdigit() and not ref.isascii():
+            raise InvalidValueError(f"snapshot ref {ref!r} is written with non-ASCII digits; write a vid with "
+                                    "the digits 0-9, e.g. '42'", ref=ref)
+        if isinstance(ref, int) or (isinstance(ref, str) and ref.isascii() and ref.isdigit()):
             vid = int(ref)
             if not 0 <= vid <= latest:
                 raise SnapshotNotFoundError(f"vid {vid} does not exist; the latest vid is {latest}", vid=vid)
             return vid
         if not isinstance(ref, str) or not ref:
             raise InvalidValueError(f"snapshot ref {ref!r} must be a vid, a snapshot name or an ISO-8601 time")
+        if not _is_text(ref):
+            raise InvalidValueError(f"snapshot ref {ref!r} is not valid Unicode text (it holds a lone surrogate)",
+                                    ref=ref.encode("utf-8", "backslashreplace").decode())
         snap = self._store.snapshot_get(ref)
         if snap is not None:
             return snap[0]
@@ -188,7 +203,9 @@ class Catalog:
         return self.resolve(since)
 
     def plan_files(self, table: str, where: str | None = None, vid: int | str | None = None,
-                   stats: QueryStats | None = None) -> list[Obj]:
+                   stats: QueryStats | None = None) -> list[FileObj]:
+        """See `CatalogAPI.plan_files`: the file leaves of a table that may hold rows matching
+        `where`, decoded on first access."""
         with gc_paused():
             return _plan_files(self._store, table, where, self.resolve(vid), stats)
 
@@ -226,6 +243,9 @@ class Catalog:
         if not isinstance(name, str) or not name.strip() or name.isdigit() or _parse_time(name) is not None:
             raise InvalidValueError(f"snapshot name {name!r} must be non-empty text that is neither a vid nor "
                                     "an ISO time, e.g. 'eod-2025-06-01'")
+        if not _is_text(name):
+            raise InvalidValueError(f"snapshot name {name!r} is not valid Unicode text (it holds a lone surrogate); "
+                                    "use a name such as 'eod-2025-06-01'")
         target = self.resolve(vid)
         with self._snap_lock:
             if self._store.snapshot_get(name) is not None:
@@ -248,18 +268,20 @@ class Catalog:
         if root is None:
             raise NotFoundError(f"cannot clone {src!r}: it does not exist at vid {vid}", path=src)
         ops: list[WriteOp] = []
-
-        def walk(s: str, d: str, obj_value: dict, leaf: bool) -> None:
+        # Depth-first, parents before children, children in key order; an explicit stack instead
+        # of recursion, so a subtree as deep as paths allow never hits the recursion limit.
+        stack: list[tuple[str, str, dict, bool]] = [(src, dst, root.value, root.leaf)]
+        while stack:
+            s, d, obj_value, leaf = stack.pop()
             if leaf:
                 ops.append(make_op("leafref", d, ref=self._primary(s, vid)))
-                return
+                continue
             ops.append(make_op("add", d, obj_value))
             if hook is not None:
-                hook(s, None, _FULL)
-            for cid, val, _w, cleaf, _k, _p in self._store.scan_children(s, vid, _FULL):
-                walk(f"{s}/{cid}" if s != ROOT else f"/{cid}", f"{d}/{cid}", val, cleaf)
-
-        walk(src, dst, root.value, root.leaf)
+                hook(s, None, _FULL, True)  # a recorded scan whose objects are all read
+            kids = [(f"{s}/{cid}" if s != ROOT else f"/{cid}", f"{d}/{cid}", val, cleaf)
+                    for cid, val, _w, cleaf, _k, _p in self._store.scan_children(s, vid, _FULL)]
+            stack.extend(reversed(kids))
         return ops
 
     def _primary(self, path: str, vid: int) -> tuple[str, int]:
@@ -273,13 +295,16 @@ class Catalog:
               message: str = "") -> int:
         """Zero-copy clone (paper §5.5): copy the non-leaf subtree of `src` at `vid` to `dst`;
         leaves are shared through the primary-path indirection. Returns the commit vid."""
+        split(src)
+        split(dst)  # bad paths are path errors, before they reach the commit message
         v = self.resolve(vid)
         with self.transaction(author=author, message=message or f"clone {src} -> {dst} @ {v}") as txn:
             for op in self._clone_ops(src, dst, v, None):
                 txn._record(op)
             for op in _branches.branch_ops(self, src, dst, v):  # the clone is a branch of src
                 txn._record(op)
-        return txn.vid  # type: ignore[return-value]
+        assert txn.vid is not None  # committed on exit
+        return txn.vid
 
     # ---------------------------------------------------------------- diff, branches
     def diff(self, from_ref: int | str | None, to_ref: int | str | None = None,

@@ -1,7 +1,14 @@
-"""Compact binary encoding of stored values (msgpack)."""
+"""Compact binary encoding of stored values (msgpack).
+
+Everything a commit stores from its caller (values, merge deltas, the commit record's author,
+message and meta) is encoded here once, when it is recorded, and refused with an
+InvalidValueError naming what is wrong and where: integers outside 64 bits, NaN and ±Infinity
+(JSON, which clients read, has no such numbers), lone surrogates (not Unicode). A group commit
+then only assembles bytes that are known to encode."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import msgpack
@@ -9,12 +16,15 @@ import orjson
 
 from catalog_core.errors import InvalidValueError
 
-__all__ = ["pack", "unpack", "pack_leaf", "unpack_leaf", "vid_bytes", "inv_vid_bytes", "FILE_JSON"]
+__all__ = ["pack", "unpack", "pack_value", "pack_leaf", "unpack_leaf", "check_stored", "pack_commit_fields",
+           "pack_commit_record", "vid_bytes", "inv_vid_bytes", "FILE_JSON", "INT_MIN", "INT_MAX"]
 
 # How pack_leaf's JSON for a file object begins: planning recognizes files without decoding them.
 FILE_JSON = b'{"obj_type":"file"'
 
 _MAX = (1 << 64) - 1
+INT_MIN, INT_MAX = -(1 << 63), _MAX  # what msgpack and orjson both hold exactly
+_packb = msgpack.packb
 
 
 def _default(obj: Any) -> Any:
@@ -30,23 +40,138 @@ def pack(obj: Any) -> bytes:
         ) from None
 
 
+# ------------------------------------------------------------------ refusing what cannot be stored
+def _where(parts: list) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _at(parts: list) -> str:
+    return f" at {_where(parts)!r}" if parts else ""
+
+
+def _safe(text: str) -> str:
+    # error details travel as JSON: no lone surrogates in them
+    return text.encode("utf-8", "backslashreplace").decode()
+
+
+def _problem(value: Any, what: str, finite_only: bool = False) -> InvalidValueError | None:
+    """The first thing in `value` that cannot be stored, as the error to raise (None: nothing).
+    A walk with an explicit stack: only called when encoding failed or a quick scan of the
+    encoded bytes saw what may be a non-finite float."""
+    stack: list[tuple[Any, list]] = [(value, [])]
+    while stack:
+        node, parts = stack.pop()
+        if isinstance(node, float):
+            if not math.isfinite(node):
+                tok = "NaN" if math.isnan(node) else ("Infinity" if node > 0 else "-Infinity")
+                return InvalidValueError(
+                    f"{what} holds {tok}{_at(parts)}; NaN and ±Infinity cannot be stored (JSON, which clients "
+                    "read, has no such numbers): store null or a string instead", where=_safe(_where(parts)))
+        elif finite_only:
+            pass
+        elif isinstance(node, bool):
+            continue
+        elif isinstance(node, int):
+            if not INT_MIN <= node <= INT_MAX:
+                shown = node if node.bit_length() <= 256 else f"of {node.bit_length()} bits"
+                return InvalidValueError(
+                    f"{what} holds the integer {shown}{_at(parts)}, which does not fit in 64 bits (integers run "
+                    "from -2**63 to 2**64-1): store it as a string", where=_safe(_where(parts)))
+            continue
+        elif isinstance(node, str):
+            try:
+                node.encode()
+            except UnicodeEncodeError:
+                return InvalidValueError(
+                    f"{what} holds a string with a lone surrogate{_at(parts)} ({node[:80]!r}); text must be "
+                    "valid Unicode (a \\ud800-\\udfff escape on its own is not a character)", where=_safe(_where(parts)))
+            continue
+        if isinstance(node, dict):
+            items = list(node.items())
+            for key, child in reversed(items):
+                stack.append((child, parts + [key]))
+                if not finite_only:
+                    stack.append((key, parts + [key]))
+        elif isinstance(node, (list, tuple)):
+            stack.extend((child, parts + [i]) for i, child in reversed(list(enumerate(node))))
+    return None
+
+
+def _maybe_non_finite(packed: bytes) -> bool:
+    # msgpack writes every float as 0xcb + 8 bytes; ±Infinity and NaN start 0x7ff / 0xfff.
+    return b"\xcb\x7f" in packed or b"\xcb\xff" in packed
+
+
+def check_stored(value: Any, what: str = "value") -> None:
+    """Raise InvalidValueError if `value` holds anything that cannot be stored exactly."""
+    err = _problem(value, what)
+    if err is not None:
+        raise err
+
+
+def pack_value(value: Any, what: str = "value") -> bytes:
+    """msgpack for a caller's value; refuses, naming where, what would not be stored exactly."""
+    try:
+        out = _packb(value, use_bin_type=True, default=_default)
+    except (TypeError, ValueError, OverflowError) as exc:
+        err = _problem(value, what)
+        if err is not None:
+            raise err from None
+        raise InvalidValueError(
+            f"{what} cannot be stored ({exc}); use JSON-like data: dict, list, str, int, float, bool, None, bytes"
+        ) from None
+    if _maybe_non_finite(out):
+        err = _problem(value, what, finite_only=True)
+        if err is not None:
+            raise err
+    return out
+
+
+def pack_commit_fields(author: Any, message: Any, meta: Any) -> bytes:
+    """The caller's part of a commit record (author, message, meta) as encoded map pairs,
+    refused if it cannot be stored: checked before the commit joins a group."""
+    try:
+        out = _packb({"author": author, "message": message, "meta": meta}, use_bin_type=True, default=_default)
+        if not _maybe_non_finite(out):
+            return out[1:]  # drop the fixmap header: the pairs go into the record's map
+    except (TypeError, ValueError, OverflowError):
+        pass
+    # refuse, naming the field and where (or, after a false alarm of the scan, encode it all the same)
+    pack_value(author, "commit author")
+    pack_value(message, "commit message")
+    pack_value(meta, "commit meta")
+    return _packb({"author": author, "message": message, "meta": meta}, use_bin_type=True, default=_default)[1:]
+
+
+def pack_commit_record(time: float, paths: list[str], fields: bytes) -> bytes:
+    """{time, paths, author, message, meta}: paths are validated, so this cannot fail."""
+    return b"\x85" + _packb({"time": time, "paths": paths})[1:] + fields
+
+
 def unpack(data: bytes) -> Any:
     return msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=True)
 
 
-def pack_leaf(value: dict) -> bytes:
+def pack_leaf(value: dict, what: str = "value") -> bytes:
     """Leaf values (file objects, by the hundred thousand) are stored as JSON: orjson decodes them
     ~2.5x faster than msgpack, which dominates plan_files. Values JSON cannot hold exactly
-    (bytes, non-string keys, NaN, which orjson would write as null) keep msgpack. `obj_type` goes
-    first, so that planning tells a file (FILE_JSON) from the first bytes without decoding it."""
+    (bytes, non-string keys) keep msgpack; what neither holds is refused (see pack_value).
+    `obj_type` goes first, so that planning tells a file (FILE_JSON) from the first bytes
+    without decoding it."""
     if "obj_type" in value and next(iter(value)) != "obj_type":
         value = {"obj_type": value["obj_type"], **value}
     try:
         out = orjson.dumps(value)
     except TypeError:
-        return pack(value)
-    if b"null" in out and orjson.loads(out) != value:
-        return pack(value)
+        return pack_value(value, what)
+    # orjson writes NaN and ±Infinity as null: look closer only at values holding a null.
+    if (b":null" in out or b"[null" in out or b",null" in out) and _maybe_non_finite(_packb(value, default=_default)):
+        err = _problem(value, what, finite_only=True)
+        if err is not None:
+            raise err
     return out
 
 

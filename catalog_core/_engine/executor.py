@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from catalog_core._engine.codec import unpack_leaf
-from catalog_core.model import Obj, QueryStats
 from catalog_core._engine.storage import Store
+from catalog_core.model import Obj, QueryStats
 from catalog_core.query.ast import Query, Step
 from catalog_core.query.bounds import id_ranges
 from catalog_core.query.evaluate import compile_expr
@@ -45,7 +45,7 @@ def _node(store: Store, contexts: Iterator[str], step: Step, vid: int, last: boo
                 continue
             tally["matched"] += 1
             if last:
-                yield Obj(_child_path(parent, obj_id), unpack_leaf(packed) if leaf else value, wvid, leaf)
+                yield Obj(_child_path(parent, obj_id), unpack_leaf(packed) if leaf and packed else value, wvid, leaf)
             elif not leaf:  # leaves have no children: scanning under them is a wasted seek
                 yield _child_path(parent, obj_id)
 

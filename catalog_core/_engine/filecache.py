@@ -15,11 +15,10 @@ fresh decode, so a caller never shares a value with another.
 
 from __future__ import annotations
 
-from typing import Any
-
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
+from typing import Any
 
 from catalog_core._engine.keys import SEP, parent_of_prefix
 

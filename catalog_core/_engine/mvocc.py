@@ -1,5 +1,11 @@
 """Transaction manager (paper §6.2): MVOCC validation with scan-range + precision locking,
-commit-time merges, and group commit (one RocksDB batch and one WAL sync per group)."""
+commit-time merges, and group commit (one RocksDB batch and one WAL sync per group).
+
+A commit's failure is its own: each commit of a group is validated, materialized and encoded
+(values, merge results, its commit record) on its own, and one that fails is left out of the
+batch while the others commit. The write log only ever holds durable writes: a group's
+commits are validated against each other through a group-local log, and reach the shared log
+once their batch is durable. A write set that changes nothing creates no vid."""
 
 from __future__ import annotations
 
@@ -9,15 +15,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog_core._engine.apply import View, materialize
-from catalog_core.errors import CatalogError, ConflictError, InvalidValueError
-from catalog_core.model import iso_time as _iso
+from catalog_core._engine.apply import View, changes, materialize
+from catalog_core._engine.codec import pack_commit_fields, pack_commit_record, vid_bytes
 from catalog_core._engine.locks import LockManager
-from catalog_core.query.bounds import ranges_contain
-from catalog_core.query.ast import TrueExpr
-from catalog_core.query.evaluate import compile_expr
 from catalog_core._engine.storage import Store
 from catalog_core._engine.writelog import WriteLog
+from catalog_core.errors import CatalogError, ConflictError, InvalidValueError
+from catalog_core.model import iso_time as _iso
+from catalog_core.query.ast import TrueExpr
+from catalog_core.query.bounds import ranges_contain
+from catalog_core.query.evaluate import compile_expr
 
 __all__ = ["TransactionManager", "PROTOCOLS", "CommitRequest"]
 
@@ -34,6 +41,7 @@ class CommitRequest:
     message: str
     meta: dict
     time: float | None = None  # a backdated commit time (seconds since the epoch); None: now
+    fields: bytes | None = None  # author, message, meta encoded (codec.pack_commit_fields)
     done: threading.Event = field(default_factory=threading.Event)
     vid: int | None = None
     error: BaseException | None = None
@@ -66,10 +74,6 @@ class TransactionManager:
         self.locks = LockManager() if protocol == "mgl" else None
         self.validation_enabled = True  # tests switch this off to prove the history checker can fail
         self._state = threading.Lock()  # active read vids and the write log
-        # A commit that nobody else can validate against skips the write log (bulk loads would
-        # index every record for nothing); if a transaction begins before it is published,
-        # its records are indexed then, so that transaction's validation still sees them.
-        self._unlogged: tuple[int, list] | None = None
         self._active: Counter[int] = Counter()
         self._queue: list[CommitRequest] = []
         self._queue_lock = threading.Lock()
@@ -82,9 +86,6 @@ class TransactionManager:
     # ---------------------------------------------------------------- lifecycle
     def begin(self) -> int:
         with self._state:
-            if self._unlogged is not None:
-                self.log.add(*self._unlogged)
-                self._unlogged = None
             vid = self.store.latest_vid
             self._active[vid] += 1
             return vid
@@ -100,19 +101,21 @@ class TransactionManager:
         self.log.gc(min(self._active) if self._active else self.store.latest_vid)
 
     # ---------------------------------------------------------------- validation
-    def _validate(self, req: CommitRequest) -> None:
+    def _validate(self, req: CommitRequest, log: WriteLog) -> None:
         if not self.validation_enabled or self.protocol == "mgl":
             return  # mgl's locks already serialize conflicting transactions
+        if not len(log):
+            return
         r = req.read_vid
         for path in req.point_reads:
-            wvid = self.log.last_write.get(path, -1)
+            wvid = log.last_write.get(path, -1)
             if wvid > r:
                 raise ConflictError(f"{path!r} was changed by commit {wvid} after this transaction read it "
                                     f"at vid {r}; retry the transaction", path=path, vid=wvid, retryable=True)
         precise = self.protocol == "ospl"
         for parent, expr, ranges, values in req.scans:
             pred = None
-            for rec in self.log.records_after(parent, r):
+            for rec in log.records_after(parent, r):
                 if not ranges_contain(ranges, rec.obj_id.encode()):
                     continue
                 if precise:
@@ -154,59 +157,86 @@ class TransactionManager:
         return self._last_time
 
     def _run_group(self, group: list[CommitRequest]) -> None:
+        """Commit `group` in one batch. Every request ends with a vid or an error, and done set,
+        whatever happens: a request that fails changes nothing and fails alone."""
         store = self.store
         overlay = View(store)
-        accepted: list[tuple[CommitRequest, list]] = []
-        log_keys: list = []
+        # this group's accepted writes: its later commits validate against them
+        pending = WriteLog() if len(group) > 1 else None
+        accepted: list[tuple[CommitRequest, int, list, float]] = []
+        inner: dict[bytes, bytes] = {}
+        leaf: dict[bytes, bytes] = {}
+        deltas: list[tuple[bytes, bytes]] = []
+        records: list[tuple[bytes, bytes]] = []
         next_vid = store.latest_vid + 1
-        wb = store.new_batch()
-        for req in group:
-            try:
-                with self._state:
-                    self._validate(req)
-                commit_time = self._next_time(req.time)
-                view, effects = materialize(overlay, req.ops, next_vid, commit_time)
-            except BaseException as exc:  # a rejected write set changes nothing
-                req.error = exc
-                continue
-            overlay.absorb(view)
-            with self._state:
-                if len(group) == 1 and sum(self._active.values()) <= 1:
-                    self._unlogged = (next_vid, effects)  # only this committer is active
-                else:
-                    log_keys += self.log.add(next_vid, effects)
-            rec = {"time": commit_time, "author": req.author, "message": req.message,
-                   "paths": [e.path for e in effects], "meta": req.meta}
-            store.put(wb, "commits", next_vid.to_bytes(8, "big"), rec)
-            req.vid = next_vid
-            accepted.append((req, rec))
-            next_vid += 1
+        durable = False
         try:
+            for n, req in enumerate(group):
+                last_time = self._last_time
+                try:
+                    with self._state:
+                        self._validate(req, self.log)
+                    if pending is not None:
+                        self._validate(req, pending)
+                    fields = req.fields or pack_commit_fields(req.author, req.message, req.meta)
+                    commit_time = self._next_time(req.time)
+                    view, effects = materialize(overlay, req.ops, next_vid, commit_time)
+                    if not changes(effects):  # nothing to commit: no vid, the read vid
+                        self._last_time = last_time
+                        req.vid = req.read_vid
+                        continue
+                    encoded = view.encode()
+                    record = pack_commit_record(commit_time, [e.path for e in effects], fields)
+                except BaseException as exc:  # a rejected write set changes nothing
+                    self._last_time = last_time
+                    req.error = exc
+                    continue
+                overlay.absorb(view)
+                inner.update(encoded[0])
+                leaf.update(encoded[1])
+                deltas.extend(encoded[2])
+                records.append((vid_bytes(next_vid), record))
+                if pending is not None and n < len(group) - 1:
+                    pending.add(next_vid, effects)
+                req.vid = next_vid
+                accepted.append((req, next_vid, effects, commit_time))
+                next_vid += 1
             if accepted:
-                for key, value in overlay.inner.items():
-                    store.put(wb, "inner", key, value)
-                store.written_leaves(overlay.leaf.keys(), next_vid - 1)
-                for key, value in overlay.leaf.items():
-                    store.put(wb, "leaf", key, value)
-                for key, start, end, value in overlay.deltas:
-                    store.put_delta(wb, key, start, end, value)
-                store.write(wb, next_vid - 1)
+                self._write(inner, leaf, deltas, records, next_vid - 1)
+                durable = True
                 self.groups += 1
                 if self._commit_times is not None:
-                    self._commit_times.extend(rec["time"] for _r, rec in accepted)
+                    self._commit_times.extend(t for _r, _v, _e, t in accepted)
+                with self._state:
+                    # Records matter only to transactions that read before them. When no transaction
+                    # but this group's committers (each begun, so each counted) is active, e.g. in a
+                    # bulk load, nobody ever will: skip indexing them.
+                    if sum(self._active.values()) > len(group):
+                        for _r, vid, effects, _t in accepted:
+                            self.log.add(vid, effects)
         except BaseException as exc:
-            with self._state:
-                if self._unlogged is None and len(group) == 1 and accepted:
-                    log_keys = list(self.log.keys_of(accepted[0][0].vid))
-                self.log.discard(log_keys)
-            for req, _rec in accepted:
-                req.vid, req.error = None, CatalogError(f"commit was not made durable: {exc}; nothing was written")
+            if not durable:
+                why = f"commit was not made durable: {exc}; nothing was written"
+                for req, _v, _e, _t in accepted:
+                    req.vid, req.error = None, CatalogError(why)
+            for req in group:  # never leave a committer without an answer
+                if req.vid is None and req.error is None:
+                    req.error = CatalogError(f"commit failed: {type(exc).__name__}: {exc}; nothing was written")
         finally:
             with self._state:
-                self._unlogged = None
                 self._gc()
             for req in group:
                 req.done.set()
+
+    def _write(self, inner: dict, leaf: dict, deltas: list, records: list, latest_vid: int) -> None:
+        store = self.store
+        wb = store.new_batch()
+        for cf, items in (("inner", inner.items()), ("leaf", leaf.items()), ("delta", deltas), ("commits", records)):
+            handle = store.handle[cf]
+            for key, data in items:
+                wb.put(key, data, handle)
+        store.written_leaves(leaf.keys(), latest_vid)
+        store.write(wb, latest_vid)
 
     def attach_commit_times(self, times: list[float]) -> None:
         self._commit_times = times

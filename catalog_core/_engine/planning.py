@@ -8,14 +8,14 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from catalog_core.errors import InvalidValueError, NoSuchTableError
+from catalog_core._engine.storage import Store
+from catalog_core.errors import NoSuchTableError
 from catalog_core.lake import is_table, partition_columns, partition_id, table_path, tables_query
 from catalog_core.model import FileObj, QueryStats
 from catalog_core.paths import split
 from catalog_core.query import parse_expr
 from catalog_core.query.ast import And, Compare, EndsWith, Exists, Field, In, Literal, Not, Or, StartsWith, TrueExpr
 from catalog_core.query.bounds import id_ranges
-from catalog_core._engine.storage import Store
 
 __all__ = ["plan_files"]
 
@@ -151,7 +151,7 @@ def plan_files(store: Store, name: str, where: str | None, vid: int,
     counter = [0, 0]
     # (partition path, known partition values, whether the filter is already decided true)
     contexts: list[tuple[str, dict, bool]] = [(path, {}, isinstance(expr, TrueExpr))]
-    for col, ranges in zip(part_cols, levels):
+    for col, ranges in zip(part_cols, levels, strict=False):
         nxt = []
         for ctx, known, _sure in contexts:
             for obj_id, value, _v, leaf, _k, _p in store.scan_children(ctx, vid, ranges, counter):
@@ -166,11 +166,11 @@ def plan_files(store: Store, name: str, where: str | None, vid: int,
     files: list[FileObj] = []
     room = store.files.allowance()
     for ctx, known, sure in contexts:
-        found = store.scan_files(ctx, vid, counter, room)
+        listed = store.scan_files(ctx, vid, counter, room)
         if sure or not by_stats:
-            files += found
+            files += listed
             continue
-        for f in found:
+        for f in listed:
             ranges = _file_ranges(f.value)
             ranges.update(known)
             if _Pruner(ranges).eval(expr) is not False:

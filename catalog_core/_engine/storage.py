@@ -20,19 +20,20 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Any
-
-from rocksdict import Options, ReadOptions, Rdict, WriteBatch, WriteOptions
+from typing import Any, cast
 
 from msgpack import unpackb as _unpackb
+from rocksdict import Options, Rdict, ReadOptions, WriteBatch, WriteOptions
 
 from catalog_core._engine.codec import FILE_JSON, inv_vid_bytes, pack, unpack, unpack_leaf, vid_bytes
-from catalog_core.errors import CatalogError
 from catalog_core._engine.filecache import FileListCache, Floors, parent_prefix
+from catalog_core._engine.keys import SEP, children_prefix, key_of, path_of_key
 from catalog_core._engine.leafcache import LeafValueCache
+from catalog_core.errors import CatalogError
 from catalog_core.model import FileObj
 from catalog_core.paths import successor
-from catalog_core._engine.keys import SEP, children_prefix, key_of, path_of_key
+
+_Pairs = Iterator[tuple[bytes, bytes]]  # what rocksdict's items() yield for our byte keys and values
 
 __all__ = ["Store", "Entry"]
 
@@ -89,7 +90,7 @@ class Store:
         if raw is None:
             self._bootstrap()
             raw = self.db.get(LATEST)
-        self.latest_vid: int = int.from_bytes(raw, "big")
+        self.latest_vid: int = int.from_bytes(cast(bytes, raw), "big")
         floors = Floors(self.latest_vid)
         self.files = FileListCache(floors)
         self.leaf_lists = FileListCache(floors, max_bytes=32 << 20)
@@ -249,7 +250,7 @@ class Store:
         cached = self.leaf_values.value
         n = 0
         try:
-            for key, raw in self.cf["leaf"].items(from_key=lo, read_opt=ro):
+            for key, raw in cast(_Pairs, self.cf["leaf"].items(from_key=lo, read_opt=ro)):
                 n += 1
                 hit = self.leaf_raw_at(_unpackb(raw), vid)
                 if hit is not None:
@@ -284,10 +285,10 @@ class Store:
         plen = len(prefix)
         ro = ReadOptions()
         ro.set_iterate_upper_bound(successor(prefix))
-        out = []
+        out: list[tuple[str, bytes, int]] = []
         append = out.append
         n = 0
-        for key, raw in self.cf["leaf"].items(from_key=prefix, read_opt=ro):
+        for key, raw in cast(_Pairs, self.cf["leaf"].items(from_key=prefix, read_opt=ro)):
             n += 1
             lts = _unpackb(raw)  # lifetimes hold no maps: msgpack's defaults decode them exactly
             if len(lts) == 1:
@@ -338,7 +339,7 @@ class Store:
         return None if raw is None else unpack(raw)
 
     def snapshot_items(self) -> Iterator[tuple[str, list]]:
-        for k, raw in self.cf["snapshots"].items():
+        for k, raw in cast(_Pairs, self.cf["snapshots"].items()):
             yield k.decode(), unpack(raw)
 
     # ---------------------------------------------------------------- writes

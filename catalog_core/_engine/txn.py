@@ -8,13 +8,13 @@ import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from catalog_core._engine.executor import execute
 from catalog_core.errors import TransactionClosedError
 from catalog_core.model import Obj, QueryStats
 from catalog_core.paths import split
 from catalog_core.query import parse
 from catalog_core.query.ast import Query
-from catalog_core._engine.executor import execute
-from catalog_core.writeset import WriteMethods, WriteOp, own_writes
+from catalog_core.writeset import WriteMethods, WriteOp, commit_fields, own_writes
 
 if TYPE_CHECKING:
     from catalog_core._engine.catalog import Catalog
@@ -34,6 +34,9 @@ class Transaction(WriteMethods):
         self._mgr = catalog._mgr
         self.id = next(_ids)
         self.author, self.message, self.meta = author, message, dict(meta or {})
+        # A commit record that cannot be stored is refused now, not in a group commit.
+        self._fields = commit_fields(author, message, self.meta)
+        self._fields_of = (author, message, self.meta)
         self.time = time
         self.read_vid = self._mgr.begin()
         self.vid: int | None = None
@@ -41,7 +44,8 @@ class Transaction(WriteMethods):
         self.scans: list[tuple[str, Any, list, bool]] = []  # (parent, predicate, id ranges, values)
         self.point_reads: set[str] = set()
         self.state = "active"
-        self._mgl = self._mgr.locks is not None
+        self._locks = self._mgr.locks  # mgl: strict 2PL locks; None under ospl and osl
+        self._mgl = self._locks is not None
         self._finalizer = weakref.finalize(self, _release, self._mgr, self.read_vid, self.id)
 
     def _check_active(self) -> None:
@@ -56,8 +60,8 @@ class Transaction(WriteMethods):
     def _on_scan(self, parent: str, expr: Any, ranges: list, values: bool = True) -> int | None:
         """`values`: the scan returns the matched objects (last step). A middle step only selects
         context paths, so only a write that changes which objects match conflicts with it."""
-        if self._mgl:
-            self._mgr.locks.lock_scan(self.id, parent, ranges, values)
+        if self._locks is not None:
+            self._locks.lock_scan(self.id, parent, ranges, values)
             return self._cat._store.latest_vid
         self.scans.append((parent, expr, ranges, values))
         return None
@@ -74,8 +78,8 @@ class Transaction(WriteMethods):
         """The object at `read_vid`, with this transaction's own buffered writes applied."""
         self._check_active()
         split(path)
-        if self._mgl:
-            self._mgr.locks.lock_path(self.id, path, "S")
+        if self._locks is not None:
+            self._locks.lock_path(self.id, path, "S")
         else:
             self.point_reads.add(path)
         obj = self._cat._get_at(path, self._read_vid())
@@ -84,8 +88,8 @@ class Transaction(WriteMethods):
     # ---------------------------------------------------------------- writes
     def _record(self, op: WriteOp) -> None:
         self._check_active()
-        if self._mgl:
-            self._mgr.locks.lock_path(self.id, op.path, "X")
+        if self._locks is not None:
+            self._locks.lock_path(self.id, op.path, "X")
         self.ops.append(op)
 
     def clone(self, src: str, dst: str, vid: int | None = None) -> None:
@@ -97,8 +101,10 @@ class Transaction(WriteMethods):
 
     # ---------------------------------------------------------------- end
     def commit(self) -> int:
-        """Validate and commit; returns the committed vid (read_vid if nothing was written).
-        Raises ConflictError or a PreconditionError, and then nothing was written."""
+        """Validate and commit; returns the committed vid. A write set that changes nothing (no
+        writes, an empty merge, an add then a remove of the same path, an update to the same
+        value) creates no vid and returns read_vid. Raises ConflictError, a PreconditionError or
+        an InvalidValueError, and then nothing was written."""
         self._check_active()
         from catalog_core._engine.mvocc import CommitRequest
 
@@ -106,8 +112,12 @@ class Transaction(WriteMethods):
             if not self.ops:
                 self.vid = self.read_vid
             else:
+                fields = self._fields  # encoded at begin; again if the attributes were replaced since
+                if any(a is not b for a, b in zip(self._fields_of, (self.author, self.message, self.meta),
+                                                  strict=True)):
+                    fields = commit_fields(self.author, self.message, self.meta)
                 req = CommitRequest(self.read_vid, self.ops, self.scans, self.point_reads,
-                                    self.author, self.message, self.meta, self.time)
+                                    self.author, self.message, self.meta, self.time, fields)
                 self.vid = self._mgr.commit(req)
             self.state = "committed"
             return self.vid

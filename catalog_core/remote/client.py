@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from catalog_core._gcpause import gc_paused
 from catalog_core.errors import (
     AuthError,
     CatalogError,
@@ -26,10 +27,9 @@ from catalog_core.errors import (
     TransactionClosedError,
     error_from_dict,
 )
-from catalog_core._gcpause import gc_paused
 from catalog_core.model import Branch, Change, Commit, Obj, QueryStats, Snapshot, Version, parse_time
 from catalog_core.paths import split
-from catalog_core.writeset import WriteMethods, WriteOp, own_writes
+from catalog_core.writeset import WriteMethods, WriteOp, commit_fields, own_writes
 
 if TYPE_CHECKING:
     from catalog_core.query.ast import Query
@@ -41,7 +41,7 @@ _Ref = int | str | None
 try:  # optional speed-up for large results; the stdlib parser is the fallback
     import orjson
 except ImportError:  # pragma: no cover - depends on the environment
-    orjson = None
+    orjson = None  # type: ignore[assignment]
 
 
 def _loads(data: bytes) -> Any:
@@ -221,22 +221,37 @@ class RemoteCatalog:
         return f"RemoteCatalog({self.url!r})"
 
     # ---------------------------------------------------------------- transport
-    def _send(self, method: str, path: str, params: dict | None, body: Any) -> httpx.Response:
+    def _send(self, method: str, path: str, params: dict | None, body: Any, retry: bool = False) -> httpx.Response:
+        """Send one request. A read (`retry`: GETs and the POSTs that only read) whose connection
+        broke is sent once more on a fresh one: a kept-alive connection the server has just closed
+        must not fail an unrelated call. Writes are never resent (they may have been applied)."""
         if self._closed:
             raise CatalogError("this catalog client is closed; connect again")
-        url = httpx.URL(self.url + "/v1" + path, params=params) if params else httpx.URL(self.url + "/v1" + path)
+        try:
+            url = httpx.URL(self.url + "/v1" + path, params=params) if params else httpx.URL(self.url + "/v1" + path)
+        except UnicodeEncodeError:  # a lone surrogate in a path or ref
+            raise InvalidValueError(f"request parameters {params!r} are not valid Unicode text (a lone "
+                                    "surrogate); nothing was sent") from None
         content = None if body is None else _dumps(body)
         request = httpx.Request(method, url, headers=self._headers, content=content, extensions=self._timeout)
         try:
             return self._transport.handle_request(request)
         except httpx.TransportError as exc:
+            if retry:
+                return self._send(method, path, params, body, retry=False)
             raise CatalogError(f"cannot reach the catalog server at {self.url}: {exc!r}") from None
 
-    def _call(self, method: str, path: str, params: dict | None = None, body: Any = None) -> Any:
-        resp = self._send(method, path, params, body)
+    def _call(self, method: str, path: str, params: dict | None = None, body: Any = None,
+              retry: bool | None = None) -> Any:
+        """One request and its JSON answer. `retry` defaults to True for GET (see `_send`)."""
+        again = method == "GET" if retry is None else retry
+        resp = self._send(method, path, params, body, again)
         try:
             resp.read()
         except httpx.TransportError as exc:
+            resp.close()
+            if again:
+                return self._call(method, path, params, body, retry=False)
             raise CatalogError(f"connection to {self.url} broke while reading the answer: {exc!r}") from None
         finally:
             resp.close()
@@ -245,7 +260,7 @@ class RemoteCatalog:
         return _loads_big(resp.content)
 
     def _stream(self, path: str, body: dict, stats: QueryStats | None) -> "QueryStream":
-        resp = self._send("POST", path, None, body)
+        resp = self._send("POST", path, None, body, retry=True)  # queries only read
         if resp.status_code >= 400:
             try:
                 resp.read()
@@ -291,7 +306,7 @@ class RemoteCatalog:
 
     def explain(self, expr: str | Query, vid: _Ref = None) -> QueryStats:
         _ref_param(vid)
-        st = self._call("POST", "/explain", body={"query": _query_text(expr), "vid": vid})["stats"]
+        st = self._call("POST", "/explain", body={"query": _query_text(expr), "vid": vid}, retry=True)["stats"]
         return QueryStats(st["scanned"], st["seeks"], st["matched"], st["per_step"])
 
     def children(self, path: str, vid: _Ref = None) -> list[Obj]:
@@ -309,7 +324,7 @@ class RemoteCatalog:
     def plan_files(self, table: str, where: str | None = None, vid: _Ref = None,
                    stats: QueryStats | None = None) -> list[Obj]:
         _ref_param(vid)
-        out = self._call("POST", "/plan_files", body={"table": table, "where": where, "vid": vid})
+        out = self._call("POST", "/plan_files", body={"table": table, "where": where, "vid": vid}, retry=True)
         if stats is not None:
             st = out["stats"]
             stats.scanned, stats.seeks, stats.matched = st["scanned"], st["seeks"], st["matched"]
@@ -335,7 +350,7 @@ class RemoteCatalog:
         if prefix is not None:
             split(prefix)
         body = {"from_ref": from_ref, "to_ref": to_ref, "prefix": prefix, "batch_size": self.batch_size}
-        resp = self._send("POST", "/diff", None, body)
+        resp = self._send("POST", "/diff", None, body, retry=True)  # a diff only reads
         if resp.status_code >= 400:
             try:
                 resp.read()
@@ -388,6 +403,7 @@ class RemoteTransaction(WriteMethods):
                  time: float | None = None) -> None:
         self._cat = cat
         self.author, self.message, self.meta = author, message, dict(meta or {})
+        commit_fields(author, message, self.meta)  # refused here: JSON would carry NaN as null
         self.time = time
         self.id: str | None = None  # the server session, once begun
         self._read_vid: int | None = None

@@ -1,5 +1,6 @@
 """Request bodies of the HTTP API. Unknown fields are rejected (extra="forbid") so a typo in a
-client is a 400 naming the field, not a silently ignored option."""
+client is a 400 naming the field, not a silently ignored option; types are strict (a bool is not
+an int, a number is not a string). `ErrorBody` is the shape of every error response."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Ref", "WireOp", "BeginBody", "QueryBody", "TxnQueryBody", "ExplainBody", "CommitBody",
+__all__ = ["ErrorBody", "Ref", "WireOp", "BeginBody", "QueryBody", "TxnQueryBody", "ExplainBody", "CommitBody",
            "TxnCommitBody", "CloneBody", "TxnCloneBody", "SnapshotBody", "PlanFilesBody", "DiffBody",
            "PublishBody", "DropBranchBody"]
 
@@ -18,7 +19,8 @@ MAX_BATCH = 100_000
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: no coercion, so `"vid": true` or `"batch_size": "5"` is a 400, not vid 1 or 5.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class WireOp(_Body):
@@ -118,3 +120,12 @@ class DropBranchBody(_Body):
     branch: str
     author: str = ""
     message: str = ""
+
+
+class ErrorBody(BaseModel):
+    """Every error response: the error class name, a message saying what was wrong and what to
+    do, and details (e.g. `path`, `vid`, `position`, or `errors` for a malformed request)."""
+
+    error: str
+    message: str
+    details: dict[str, Any]

@@ -172,5 +172,8 @@ def import_iceberg(data_dir, catalog_uri, warehouse, catalog_name, table, into, 
     run_import(data_dir, catalog_uri, warehouse, table, into, token, catalog_name=catalog_name)
 
 
+__import__("importlib").import_module("mcp_server.cli.interop").register(main, import_)  # import dbt|osi|cortex, export osi
+
+
 if __name__ == "__main__":
     main()

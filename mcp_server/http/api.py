@@ -18,21 +18,20 @@ from fastapi import APIRouter, Request
 try:  # optional speed-up; the stdlib encoder is the fallback
     import orjson
 except ImportError:  # pragma: no cover - depends on the environment
-    orjson = None
+    orjson = None  # type: ignore[assignment]
 from fastapi.responses import Response, StreamingResponse
 
 from catalog_core.api import CatalogAPI
 from catalog_core.errors import CatalogError, InvalidValueError, ShuttingDownError
 from catalog_core.model import QueryStats
 from catalog_core.paths import split
-
-from mcp_server.http.auth import Tokens
 from catalog_core.remote.wire import (
     BeginBody,
     CloneBody,
     CommitBody,
     DiffBody,
     DropBranchBody,
+    ErrorBody,
     ExplainBody,
     PlanFilesBody,
     PublishBody,
@@ -44,14 +43,40 @@ from catalog_core.remote.wire import (
     TxnWritesBody,
     WireOp,
 )
+from mcp_server.http.auth import Tokens
 from mcp_server.http.sessions import SessionManager
 
-__all__ = ["ApiContext", "Gate", "build_router", "commit_write_set", "dumps",
+__all__ = ["ApiContext", "Gate", "NDJSONResponse", "build_router", "commit_write_set", "dumps", "error_responses",
            "json_response", "record_ops"]
 
 log = logging.getLogger("semcat.server")
 NDJSON = "application/x-ndjson"
-_INT = re.compile(r"-?\d+")
+_INT = re.compile(r"-?[0-9]+")  # ASCII digits only: `\d` would read '٣' as 3
+
+
+class NDJSONResponse(StreamingResponse):
+    media_type = NDJSON
+
+
+_ERRORS = {
+    400: "Bad request: malformed JSON, an unknown field or wrong type, a bad path, ref or query",
+    401: "Missing or unknown bearer token (when the server has tokens)",
+    403: "The token's role may not do this (a read token writing)",
+    404: "Not found: the vid, snapshot, table, object or transaction does not exist",
+    408: "A SQL statement ran past its time limit",
+    409: "Conflict: concurrency control aborted the transaction, or the name/object already exists",
+    410: "The transaction was already committed, aborted or expired",
+    412: "A write's precondition failed at commit; nothing was written",
+    413: "The request body is larger than the server accepts",
+    429: "Too many open transactions",
+    503: "The server is shutting down; nothing was done",
+}
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses=` for a route: the errors every route can return (400, 401, 413, 503)
+    plus `codes`, each with the `{error, message, details}` body."""
+    return {c: {"model": ErrorBody, "description": _ERRORS[c]} for c in sorted({400, 401, 413, 503, *codes})}
 
 
 class Gate:
@@ -129,6 +154,11 @@ def _role(request: Request) -> str:
     return request.scope.get("state", {}).get("role", "write")
 
 
+def _principal(request: Request) -> str | None:
+    """The bearer token's digest (set by the Guard); transaction sessions are bound to it."""
+    return request.scope.get("state", {}).get("principal")
+
+
 def _need_write(request: Request, action: str) -> None:
     Tokens.require(_role(request), "write", action)
 
@@ -164,7 +194,7 @@ def _take(it: Iterator[Any], n: int) -> list[Any]:
 
 
 def stream_objects(gate: Gate, make_iter: Callable[[QueryStats], Iterator[Any]], batch_size: int,
-                   on_end: Callable[[], None] | None = None) -> StreamingResponse:
+                   on_end: Callable[[], None] | None = None) -> NDJSONResponse:
     """Start the query and fetch its first batch before answering, so a bad query or ref is an
     HTTP error status; later batches are produced lazily as the client reads."""
     stats = QueryStats()
@@ -197,7 +227,7 @@ def stream_objects(gate: Gate, make_iter: Callable[[QueryStats], Iterator[Any]],
             if on_end is not None:
                 on_end()
 
-    return StreamingResponse(lines(), media_type=NDJSON)
+    return NDJSONResponse(lines(), media_type=NDJSON)
 
 
 # ------------------------------------------------------------------ routes
@@ -205,70 +235,77 @@ def build_router(ctx: ApiContext) -> APIRouter:
     r = APIRouter(prefix="/v1")
     cat, gate = ctx.catalog, ctx.gate
 
-    @r.get("/catalog", summary="Latest vid, concurrency protocol, and group-commit batches written")
+    @r.get("/catalog", summary="Latest vid, concurrency protocol, and group-commit batches written",
+           responses=error_responses())
     def info() -> Response:
         with gate:
-            groups = getattr(getattr(cat, "_mgr", None), "groups", None)
+            info = getattr(cat, "engine_info", None)  # the embedded engine's counters
+            groups = info()["groups"] if info is not None else None
             return json_response({"latest_vid": cat.latest_vid, "protocol": cat.protocol, "commit_groups": groups})
 
-    @r.get("/objects", summary="One object at a vid/ref (null if absent)")
+    @r.get("/objects", summary="One object at a vid/ref (null if absent)", responses=error_responses(404))
     def get(path: str, vid: str | None = None) -> Response:
         with gate:
             return json_response({"object": _obj(cat.get(path, _ref(vid)))})
 
-    @r.get("/children", summary="Children of an object at a vid/ref")
+    @r.get("/children", summary="Children of an object at a vid/ref", responses=error_responses(404))
     def children(path: str, vid: str | None = None) -> Response:
         with gate:
             split(path)
             return json_response({"objects": [o.to_dict() for o in cat.children(path, _ref(vid))]})
 
-    @r.get("/history", summary="Every committed version of one object")
+    @r.get("/history", summary="Every committed version of one object", responses=error_responses())
     def history(path: str) -> Response:
         with gate:
             split(path)
             return json_response({"versions": [v.to_dict() for v in cat.history(path)]})
 
-    @r.post("/query", summary="Path query at a vid/ref; NDJSON batches")
-    def query(body: QueryBody) -> StreamingResponse:
+    @r.post("/query", summary="Path query at a vid/ref; NDJSON batches", response_class=NDJSONResponse,
+            responses=error_responses(404))
+    def query(body: QueryBody) -> NDJSONResponse:
         return stream_objects(gate, lambda st: cat.iter_query(body.query, _body_ref(body.vid), st),
                               body.batch_size)
 
-    @r.post("/explain", summary="Work counters of a path query")
+    @r.post("/explain", summary="Work counters of a path query", responses=error_responses(404))
     def explain(body: ExplainBody) -> Response:
         with gate:
             return json_response({"stats": cat.explain(body.query, _body_ref(body.vid)).to_dict()})
 
-    @r.get("/commits", summary="Commit log, optionally by vid/ref range and path prefix")
+    @r.get("/commits", summary="Commit log, optionally by vid/ref range and path prefix",
+           responses=error_responses(404))
     def commits(since: str | None = None, until: str | None = None, prefix: str | None = None,
                 limit: int | None = None) -> Response:
         with gate:
             found = cat.commits(_ref(since), _ref(until), prefix, limit)
             return json_response({"commits": [c.to_dict() for c in found]})
 
-    @r.get("/snapshots", summary="Named snapshots, oldest vid first")
+    @r.get("/snapshots", summary="Named snapshots, oldest vid first", responses=error_responses())
     def snapshots() -> Response:
         with gate:
             return json_response({"snapshots": [s.to_dict() for s in cat.snapshots()]})
 
-    @r.post("/snapshots", status_code=201, summary="Name a vid (immutable)")
+    @r.post("/snapshots", status_code=201, summary="Name a vid (immutable)",
+            responses=error_responses(403, 404, 409))
     def snapshot(body: SnapshotBody, request: Request) -> Response:
         _need_write(request, "create snapshots")
         with gate:
             return json_response(cat.snapshot(body.name, _body_ref(body.vid)).to_dict(), 201)
 
-    @r.get("/resolve", summary="The vid of a vid, snapshot name or ISO time")
+    @r.get("/resolve", summary="The vid of a vid, snapshot name or ISO time", responses=error_responses(404))
     def resolve(ref: str | None = None) -> Response:
         with gate:
             return json_response({"vid": cat.resolve(_ref(ref))})
 
-    @r.post("/clone", summary="Zero-copy clone of a subtree; returns the commit vid")
+    @r.post("/clone", summary="Zero-copy clone of a subtree; returns the commit vid",
+            responses=error_responses(403, 404, 409, 412))
     def clone(body: CloneBody, request: Request) -> Response:
         _need_write(request, "clone")
         with gate:
             vid = cat.clone(body.src, body.dst, _body_ref(body.vid), author=body.author, message=body.message)
             return json_response({"vid": vid})
 
-    @r.post("/plan_files", summary="A table's files at a vid/ref, pruned by `where`")
+    @r.post("/plan_files", summary="A table's files at a vid/ref, pruned by `where`",
+            responses=error_responses(404))
     def plan_files(body: PlanFilesBody) -> Response:
         with gate:
             stats = QueryStats()
@@ -277,7 +314,8 @@ def build_router(ctx: ApiContext) -> APIRouter:
             return Response(b'{"files":[' + out + b'],"stats":' + dumps(stats.to_dict()) + b"}",
                             media_type="application/json")
 
-    @r.post("/commit", summary="Commit a whole write set (a transaction that read nothing)")
+    @r.post("/commit", summary="Commit a whole write set (a transaction that read nothing)",
+            responses=error_responses(403, 404, 409, 412))
     def commit(body: CommitBody, request: Request) -> Response:
         # Served by fastpath.FastCommit in normal operation; this route documents it and is
         # the same code path for apps mounted without the Guard middleware.
@@ -292,25 +330,29 @@ def build_router(ctx: ApiContext) -> APIRouter:
 def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
     cat, gate = ctx.catalog, ctx.gate
 
-    @r.post("/diff", summary="Objects added, removed and updated between two vids/refs; NDJSON batches")
-    def diff(body: DiffBody) -> StreamingResponse:
+    @r.post("/diff", summary="Objects added, removed and updated between two vids/refs; NDJSON batches",
+            response_class=NDJSONResponse, responses=error_responses(404))
+    def diff(body: DiffBody) -> NDJSONResponse:
         # lines: {"objects": [change, ...]} per batch, then {"end": ...}
         return stream_objects(gate, lambda _st: cat.diff(_body_ref(body.from_ref), _body_ref(body.to_ref),
                                                           body.prefix), body.batch_size)
 
-    @r.get("/branches", summary="Branches (clones with a branch record), optionally under a prefix")
+    @r.get("/branches", summary="Branches (clones with a branch record), optionally under a prefix",
+           responses=error_responses(404))
     def branches(prefix: str | None = None, vid: str | None = None) -> Response:
         with gate:
             return json_response({"branches": [b.to_dict() for b in cat.branches(prefix, _ref(vid))]})
 
-    @r.post("/publish", summary="Publish a branch onto its source in one three-way merged commit")
+    @r.post("/publish", summary="Publish a branch onto its source in one three-way merged commit",
+            responses=error_responses(403, 404, 409, 412))
     def publish(body: PublishBody, request: Request) -> Response:
         _need_write(request, "publish")
         with gate:
             vid = cat.publish(body.branch, body.onto, author=body.author, message=body.message, keep=body.keep)
             return json_response({"vid": vid})
 
-    @r.post("/branches/drop", summary="Remove a branch and its record in one commit")
+    @r.post("/branches/drop", summary="Remove a branch and its record in one commit",
+            responses=error_responses(403, 404, 409, 412))
     def drop_branch(body: DropBranchBody, request: Request) -> Response:
         _need_write(request, "drop branches")
         with gate:
@@ -335,29 +377,33 @@ def _body_ref(ref: int | str | None) -> int | str | None:
 def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
     gate, sessions = ctx.gate, ctx.sessions
 
-    @r.post("/transactions", status_code=201, summary="Begin a transaction session")
-    def begin(body: BeginBody) -> Response:
+    @r.post("/transactions", status_code=201, summary="Begin a transaction session (bound to this token)",
+            responses=error_responses(429))
+    def begin(body: BeginBody, request: Request) -> Response:
         with gate:
-            s = sessions.begin(body.author, body.message, body.meta, body.time)
+            s = sessions.begin(body.author, body.message, body.meta, body.time, owner=_principal(request))
             return json_response({"txn_id": s.id, "read_vid": s.txn.read_vid,
                                   "timeout_s": sessions.timeout_s}, 201)
 
-    @r.get("/transactions/{txn_id}/objects", summary="Read one object in a transaction (recorded)")
-    def txn_get(txn_id: str, path: str) -> Response:
-        with gate, sessions.use(txn_id) as s:
+    @r.get("/transactions/{txn_id}/objects", summary="Read one object in a transaction (recorded)",
+           responses=error_responses(404, 410))
+    def txn_get(txn_id: str, path: str, request: Request) -> Response:
+        with gate, sessions.use(txn_id, _principal(request)) as s:
             return json_response({"object": _obj(s.txn.get(path))})
 
-    @r.post("/transactions/{txn_id}/query", summary="Path query in a transaction (recorded); NDJSON")
-    def txn_query(txn_id: str, body: TxnQueryBody) -> StreamingResponse:
-        s = sessions.acquire(txn_id)
+    @r.post("/transactions/{txn_id}/query", summary="Path query in a transaction (recorded); NDJSON",
+            response_class=NDJSONResponse, responses=error_responses(404, 410))
+    def txn_query(txn_id: str, body: TxnQueryBody, request: Request) -> NDJSONResponse:
+        s = sessions.acquire(txn_id, _principal(request))
         return stream_objects(gate, lambda st: s.txn.iter_query(body.query, st), body.batch_size,
                               on_end=lambda: sessions.release(s))
 
-    @r.post("/transactions/{txn_id}/writes", summary="Send buffered writes to the session (all or none)")
+    @r.post("/transactions/{txn_id}/writes", summary="Send buffered writes to the session (all or none)",
+            responses=error_responses(403, 404, 409, 410, 412))
     def txn_writes(txn_id: str, body: TxnWritesBody, request: Request) -> Response:
         # Under mgl the session locks them now, as an embedded transaction's writes are locked.
         _need_write(request, "write")
-        with gate, sessions.use(txn_id) as s:
+        with gate, sessions.use(txn_id, _principal(request)) as s:
             before = len(s.txn.ops)
             try:
                 record_ops(s.txn, body.ops)
@@ -366,30 +412,34 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
                 raise
             return json_response({"ops": len(s.txn.ops)})
 
-    @r.post("/transactions/{txn_id}/clone", summary="Clone inside a transaction (after the buffered writes)")
-    def txn_clone(txn_id: str, body: TxnCloneBody) -> Response:
-        with gate, sessions.use(txn_id) as s:
+    @r.post("/transactions/{txn_id}/clone", summary="Clone inside a transaction (after the buffered writes)",
+            responses=error_responses(404, 409, 410, 412))
+    def txn_clone(txn_id: str, body: TxnCloneBody, request: Request) -> Response:
+        with gate, sessions.use(txn_id, _principal(request)) as s:
             record_ops(s.txn, body.ops)
             s.txn.clone(body.src, body.dst, body.vid)
             return json_response({"ops": len(s.txn.ops)})
 
-    @r.post("/transactions/{txn_id}/commit", summary="Validate and commit the session with its write set")
+    @r.post("/transactions/{txn_id}/commit", summary="Validate and commit the session with its write set",
+            responses=error_responses(403, 404, 409, 410, 412))
     def txn_commit(txn_id: str, body: TxnCommitBody, request: Request) -> Response:
         _need_write(request, "commit")
+        owner = _principal(request)
         with gate:
-            s = sessions.take(txn_id, "being committed")
+            s = sessions.take(txn_id, "being committed", owner)
             try:
                 record_ops(s.txn, body.ops)
                 vid = s.txn.commit()
             except BaseException as exc:
                 s.txn.abort()
-                sessions.mark(txn_id, f"aborted by its commit ({type(exc).__name__})")
+                sessions.mark(txn_id, f"aborted by its commit ({type(exc).__name__})", owner)
                 raise
-            sessions.mark(txn_id, f"committed at vid {vid}")
+            sessions.mark(txn_id, f"committed at vid {vid}", owner)
             return json_response({"vid": vid})
 
-    @r.post("/transactions/{txn_id}/abort", summary="Abort a transaction session")
-    def txn_abort(txn_id: str) -> Response:
-        s = sessions.take(txn_id, "aborted by the client")
+    @r.post("/transactions/{txn_id}/abort", summary="Abort a transaction session",
+            responses=error_responses(404, 410))
+    def txn_abort(txn_id: str, request: Request) -> Response:
+        s = sessions.take(txn_id, "aborted by the client", _principal(request))
         s.txn.abort()
         return json_response({"aborted": txn_id})

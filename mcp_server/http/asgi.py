@@ -4,21 +4,24 @@ path for one-request commits (the hot path of many small writers)."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import orjson
 from fastapi.responses import Response
 from pydantic import ValidationError
 
 from catalog_core.errors import AuthError, CatalogError, InvalidValueError
-
-from mcp_server.http.auth import Tokens
-from mcp_server.http.api import ApiContext, commit_write_set, dumps, json_response
 from catalog_core.remote.wire import CommitBody
+from mcp_server.http.api import ApiContext, commit_write_set, dumps, json_response
+from mcp_server.http.auth import Tokens
 
-__all__ = ["Guard", "FastCommit", "OPEN_PATHS", "error_response", "validation_error_response"]
+__all__ = ["Guard", "FastCommit", "OPEN_PATHS", "error_response", "internal_error_response",
+           "validation_error_response", "principal_of"]
 
 log = logging.getLogger("uvicorn.error")
 
@@ -33,8 +36,16 @@ def _error_body(err: CatalogError) -> bytes:
     try:
         return dumps(err.to_dict())
     except (TypeError, ValueError):  # odd details must not turn an error into a 500
-        return dumps({"error": type(err).__name__, "message": err.message,
-                      "details": {k: str(v) for k, v in err.details.items()}})
+        # ensure_ascii: even a lone surrogate in the message or details is escaped, never fatal
+        return json.dumps({"error": type(err).__name__, "message": err.message,
+                           "details": {k: str(v) for k, v in err.details.items()}},
+                          separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def internal_error_response(exc: BaseException) -> Response:
+    """A 500 for a bug: a normal JSON response (the connection stays usable), logged with its traceback."""
+    log.error("unhandled error", exc_info=exc)
+    return error_response(CatalogError(f"internal server error: {type(exc).__name__}: {exc}"), 500)
 
 
 def error_response(err: CatalogError, status: int | None = None, headers: dict | None = None) -> Response:
@@ -43,7 +54,7 @@ def error_response(err: CatalogError, status: int | None = None, headers: dict |
                     headers=headers)
 
 
-def validation_error_response(raw: list[dict[str, Any]]) -> Response:
+def validation_error_response(raw: Sequence[Any]) -> Response:
     """400 for a body that is not JSON, has unknown fields or wrong types, naming each problem."""
     errors = [{"loc": [str(x) for x in e.get("loc", ())], "msg": e.get("msg", ""), "type": e.get("type", "")}
               for e in raw]
@@ -78,11 +89,36 @@ class FastCommit:
         except CatalogError as exc:
             return error_response(exc)
         except Exception as exc:
-            log.exception("commit failed")
-            return error_response(CatalogError(f"internal server error: {type(exc).__name__}: {exc}"), 500)
+            return internal_error_response(exc)
 
 
 # ------------------------------------------------------------------ auth + body size
+def principal_of(tokens: Tokens, authorization: str | None) -> str | None:
+    """Who sent a request: a digest of its bearer token (None when auth is off). Transaction
+    sessions are bound to it, so only the token that began a session can use or end it."""
+    if not tokens or not authorization:
+        return None
+    return hashlib.sha256(authorization.partition(" ")[2].strip().encode("latin-1")).hexdigest()
+
+
+def _json_content(scope: dict) -> bool:
+    """FastAPI parses a body as JSON when it has no content type or a JSON one."""
+    ctype = _header(scope, b"content-type")
+    return ctype is None or "json" in ctype.lower()
+
+
+def _not_json(body: bytes) -> Response | None:
+    """A 400 for a body that is not strict JSON: invalid UTF-8 or a lone surrogate escape
+    (`"\\ud800"`), which the stdlib parser FastAPI uses would let through to the engine."""
+    try:
+        orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        err = InvalidValueError(f"request body is not valid JSON: {exc}; send UTF-8 JSON text without "
+                                "unpaired surrogates", errors=[{"loc": ["body"], "msg": str(exc), "type": "json_invalid"}])
+        return error_response(err, 400)
+    return None
+
+
 def _header(scope: dict, name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):
         if key == name:
@@ -110,23 +146,46 @@ class Guard:
         return error_response(err, 413, headers={"Connection": "close"})
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return await self._other(scope, receive, send)
+        started = False
+
+        async def tracked(msg: dict) -> None:
+            nonlocal started
+            started = started or msg["type"] == "http.response.start"
+            await send(msg)
+
+        try:
+            await self._http(scope, receive, tracked)
+        except Exception as exc:
+            # Answer a bug with a normal 500 instead of letting it reach the server, which would
+            # reset the keep-alive connection and fail the client's next, unrelated request.
+            if started:
+                log.error("error after the response started", exc_info=exc)
+                return  # the response is cut short; the server closes this connection
+            await _send(tracked, internal_error_response(exc))
+
+    async def _other(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] == "websocket" and self.tokens:
             try:
                 scope.setdefault("state", {})["role"] = self.tokens.role_of(_header(scope, b"authorization"))
             except AuthError:
                 return await send({"type": "websocket.close", "code": 1008})  # policy violation
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+    async def _http(self, scope: dict, receive: Callable, send: Callable) -> None:
         role = "write"
         if scope["path"] not in OPEN_PATHS:
+            authorization = _header(scope, b"authorization")
             try:
-                role = self.tokens.role_of(_header(scope, b"authorization"))
+                role = self.tokens.role_of(authorization)
             except AuthError as exc:
                 return await _send(send, error_response(exc, headers={"WWW-Authenticate": "Bearer"}))
-            scope.setdefault("state", {})["role"] = role
+            state = scope.setdefault("state", {})
+            state["role"], state["principal"] = role, principal_of(self.tokens, authorization)
         length = _header(scope, b"content-length")
         if length is not None:
-            if not length.strip().isdigit():
+            if not (length.strip().isascii() and length.strip().isdigit()):
                 return await _send(send, error_response(InvalidValueError(f"bad Content-Length {length!r}")))
             if int(length) > self.max_bytes:
                 return await _send(send, self._too_large(length.strip()))
@@ -138,6 +197,10 @@ class Guard:
         fast = self.fast.get((scope["method"], scope["path"]))
         if fast is not None:
             return await _send(send, await fast(body, role))
+        if body and scope["path"].startswith("/v1/") and _json_content(scope):
+            bad = _not_json(body)
+            if bad is not None:
+                return await _send(send, bad)
         first: dict | None = {"type": "http.request", "body": body, "more_body": False}
 
         async def replay() -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import os
+import re
 import socket
 from collections.abc import Mapping
 
@@ -64,27 +65,42 @@ class Tokens:
                                         role=role, needed=needed)
 
 
-def parse_tokens(text: str, source: str) -> dict[str, str]:
-    """Parse `<token>:<role>` items separated by commas or newlines."""
+_TOKEN = re.compile(r"[!-~]+")  # visible ASCII: what fits in 'Authorization: Bearer <token>'
+
+
+def parse_tokens(text: str, source: str, comments: bool = True) -> dict[str, str]:
+    """Parse `<token>:<role>` items separated by commas or newlines. With `comments` (a tokens
+    file) lines starting with '#' are skipped; in SEMCAT_TOKENS such an item is an error, as is
+    a token that cannot be sent in a header or text that configures no token at all."""
     out: dict[str, str] = {}
     for n, raw in enumerate(text.replace(",", "\n").splitlines(), 1):
         item = raw.strip()
-        if not item or item.startswith("#"):
+        if not item or (comments and item.startswith("#")):
             continue
         token, sep, role = item.rpartition(":")
         token, role = token.strip(), role.strip()
         if not sep or not token:
             raise ValueError(f"{source}, item {n}: expected '<token>:<role>', got {item!r}")
+        if token.startswith("#"):
+            raise ValueError(f"{source}, item {n}: token {token!r} starts with '#', which marks a comment in a "
+                             "tokens file; use a token that does not start with '#' (comments are allowed only "
+                             "in --tokens FILE)")
+        if not _TOKEN.fullmatch(token):
+            raise ValueError(f"{source}, item {n}: a token must be visible ASCII characters without spaces "
+                             "(it is sent as 'Authorization: Bearer <token>')")
         if role not in ROLES:
             raise ValueError(f"{source}, item {n}: role {role!r} is not one of {', '.join(ROLES)}")
         out[token] = role
+    if not out and text.strip():
+        raise ValueError(f"{source} is set but configures no token; give '<token>:<role>' items "
+                         f"(roles: {', '.join(ROLES)}), or leave it empty to serve loopback only without auth")
     return out
 
 
 def load_tokens(tokens_file: str | None = None, env: Mapping[str, str] | None = None) -> Tokens:
     """Tokens from SEMCAT_TOKENS and the optional file (the file wins on a duplicate token)."""
     env = os.environ if env is None else env
-    roles = parse_tokens(env.get("SEMCAT_TOKENS", ""), "SEMCAT_TOKENS")
+    roles = parse_tokens(env.get("SEMCAT_TOKENS", ""), "SEMCAT_TOKENS", comments=False)
     if tokens_file:
         try:
             with open(tokens_file, encoding="utf-8") as f:
@@ -106,7 +122,7 @@ def is_loopback(host: str) -> bool:
         infos = socket.getaddrinfo(host, None)
     except OSError:
         return False
-    return bool(infos) and all(ipaddress.ip_address(i[4][0].split("%")[0]).is_loopback for i in infos)
+    return bool(infos) and all(ipaddress.ip_address(str(i[4][0]).split("%")[0]).is_loopback for i in infos)
 
 
 def check_bind(host: str, tokens: Tokens) -> None:

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import logging
+import os
+import re
 import signal
 import sys
 import threading
@@ -31,10 +34,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from catalog_core import Catalog
 from catalog_core.errors import AuthError, CatalogError, NotFoundError
-
+from catalog_core.remote.wire import ErrorBody
+from mcp_server.http.api import ApiContext, Gate, build_router, dumps
 from mcp_server.http.asgi import FastCommit, Guard, error_response, validation_error_response
 from mcp_server.http.auth import Tokens, UnsafeBindError, check_bind, load_tokens
-from mcp_server.http.api import ApiContext, Gate, build_router, dumps
+from mcp_server.http.protocol import uvicorn_http_options
 from mcp_server.http.sessions import SessionManager
 
 __all__ = ["create_app", "run", "serve_in_thread", "ServerHandle", "Plugin", "DEFAULT_MAX_REQUEST_BYTES"]
@@ -58,14 +62,27 @@ def _install_error_handlers(app: FastAPI) -> None:
         return validation_error_response(exc.errors())
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_req: Request, exc: StarletteHTTPException) -> Response:
+    async def http_error(req: Request, exc: StarletteHTTPException) -> Response:
         cls = NotFoundError if exc.status_code == 404 else CatalogError
-        return error_response(cls(f"{exc.detail}", status=exc.status_code), exc.status_code)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:  # every method any route of this path takes, not just the first route's
+            headers["Allow"] = _allowed_methods(req.app, req.url.path) or headers.get("Allow", "")
+        return error_response(cls(f"{exc.detail}", status=exc.status_code), exc.status_code, headers=headers)
 
-    @app.exception_handler(Exception)
-    async def internal(_req: Request, exc: Exception) -> Response:
-        log.exception("unhandled error")
-        return error_response(CatalogError(f"internal server error: {type(exc).__name__}: {exc}"), 500)
+    # Unexpected exceptions are answered by the Guard middleware (a JSON 500 on a connection that
+    # stays open); an `Exception` handler here would re-raise them to uvicorn, which resets it.
+
+
+def _allowed_methods(app: FastAPI, path: str) -> str:
+    """The methods the OpenAPI document lists for `path` ('' if it lists none)."""
+    methods: set[str] = set()
+    for template, item in app.openapi().get("paths", {}).items():
+        if re.fullmatch(re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template)), path):
+            methods |= {m.upper() for m in item if m in _HTTP_METHODS}
+    return ", ".join(sorted(methods))
+
+
+_HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 
 
 # ------------------------------------------------------------------ the app
@@ -93,7 +110,8 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
                     await stack.enter_async_context(cm)
                 yield
         finally:
-            drained = await anyio.to_thread.run_sync(gate.close, drain_timeout_s)
+            # Its own thread: requests stuck in the engine may hold every token of the default limiter.
+            drained = await anyio.to_thread.run_sync(gate.close, drain_timeout_s, limiter=anyio.CapacityLimiter(1))
             fast_commit.pool.shutdown(wait=False)
             sessions.close()
             if owns_catalog and drained:
@@ -108,7 +126,8 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
     app.state.catalog, app.state.sessions, app.state.gate, app.state.tokens = catalog, sessions, gate, tokens
     _install_error_handlers(app)
 
-    @app.get("/healthz", summary="Liveness (no token needed)")
+    @app.get("/healthz", summary="Liveness (no token needed)",
+             responses={503: {"model": ErrorBody, "description": "The server is shutting down"}})
     def healthz() -> Response:
         return Response(dumps({"status": "ok" if not gate.closed else "stopping"}),
                         status_code=200 if not gate.closed else 503, media_type="application/json")
@@ -123,7 +142,39 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
             contexts.append(cm)
     app.add_middleware(Guard, tokens=tokens, max_bytes=max_request_bytes,
                        fast={("POST", "/v1/commit"): fast_commit})
+    _describe_errors(app, secured=bool(tokens))
     return app
+
+
+def _describe_errors(app: FastAPI, secured: bool) -> None:
+    """OpenAPI as served: a malformed request is a 400 with the error body (FastAPI's default 422
+    is never sent), and with tokens configured every /v1 operation needs a bearer token."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = generate()
+        for path, item in schema.get("paths", {}).items():
+            for op in item.values():
+                responses = op.get("responses", {})
+                responses.pop("422", None)
+                for code, resp in responses.items():  # errors are JSON, also on NDJSON routes
+                    content = resp.get("content")
+                    if code[:1] in "45" and content and "application/json" not in content:
+                        resp["content"] = {"application/json": next(iter(content.values()))}
+                if secured and path.startswith("/v1/"):
+                    op["security"] = [{"bearer": []}]
+        comps = schema.setdefault("components", {})
+        schemas = comps.get("schemas", {})
+        for name in ("HTTPValidationError", "ValidationError"):  # drop them once nothing refers to them
+            if name in schemas and f'"#/components/schemas/{name}"' not in json.dumps(schema):
+                del schemas[name]
+        if secured:
+            comps["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def default_plugins() -> list[Plugin]:
@@ -163,7 +214,8 @@ def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: s
     app.state.bind_host = host  # the MCP plugin sets DNS-rebinding protection for it
     # No access log and no proxy-header rewriting: both cost CPU on every request.
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, proxy_headers=False,
-                            timeout_graceful_shutdown=graceful_timeout_s, log_level="info")
+                            timeout_graceful_shutdown=int(graceful_timeout_s), log_level="info",
+                            **uvicorn_http_options())
     server = uvicorn.Server(config)
     log.info("semcat: serving %s on http://%s:%s (auth: %s)", catalog.data_dir, host, port,
              f"{len(tokens)} token(s)" if tokens else "off, loopback only")
@@ -172,7 +224,28 @@ def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: s
     try:
         server.run()
     except KeyboardInterrupt:
-        pass
+        _exit_even_if_stuck(EXIT_GRACE_S)
+    except SystemExit:  # SIGTERM, re-raised by uvicorn after its graceful shutdown
+        _exit_even_if_stuck(EXIT_GRACE_S)
+        raise
+
+
+EXIT_GRACE_S = 10.0
+
+
+def _exit_even_if_stuck(grace_s: float) -> None:
+    """The process is exiting after the server stopped (the catalog is closed, or left open with
+    every acknowledged commit durable): a thread still stuck in a request must not keep it alive
+    (the interpreter joins worker threads at exit). Exit anyway after `grace_s`."""
+    def watchdog() -> None:
+        time.sleep(grace_s)
+        busy = [t.name for t in threading.enumerate() if t.is_alive() and t is not threading.current_thread()]
+        log.error("semcat: %d thread(s) still running %s s after the server stopped (%s); exiting anyway",
+                  len(busy), grace_s, ", ".join(busy[:8]))
+        logging.shutdown()
+        os._exit(0)
+
+    threading.Thread(target=watchdog, name="semcat-exit-watchdog", daemon=True).start()
 
 
 class ServerHandle:
@@ -197,7 +270,7 @@ def serve_in_thread(catalog: Catalog, host: str = "127.0.0.1", port: int = 0, **
     app = create_app(catalog, **app_kwargs)
     app.state.bind_host = host
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, proxy_headers=False,
-                            log_level="warning", timeout_graceful_shutdown=5)
+                            log_level="warning", timeout_graceful_shutdown=5, **uvicorn_http_options())
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="semcat-http", daemon=True)
     thread.start()

@@ -1,5 +1,6 @@
 """Server-side transaction sessions: an engine Transaction per remote client transaction,
-found by an unguessable id, aborted (its read vid and locks released) once idle too long."""
+found by an unguessable id, aborted (its read vid and locks released) once idle too long.
+A session belongs to the principal (bearer token) that began it: to any other it does not exist."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
-from catalog_core.errors import CatalogError, NotFoundError, TooManyTransactionsError, TransactionClosedError
 from catalog_core.api import CatalogAPI, TransactionAPI
+from catalog_core.errors import CatalogError, NotFoundError, TooManyTransactionsError, TransactionClosedError
 
 __all__ = ["Session", "SessionManager"]
 
@@ -20,10 +20,10 @@ _ENDED_KEPT = 100_000  # remember why recent sessions ended, to say "expired" ra
 
 
 class Session:
-    __slots__ = ("id", "txn", "last_used", "busy")
+    __slots__ = ("id", "txn", "last_used", "busy", "owner")
 
-    def __init__(self, sid: str, txn: TransactionAPI) -> None:
-        self.id, self.txn = sid, txn
+    def __init__(self, sid: str, txn: TransactionAPI, owner: str | None = None) -> None:
+        self.id, self.txn, self.owner = sid, txn, owner
         self.last_used = time.monotonic()
         self.busy = 0  # requests using it now; a busy session is never reaped
 
@@ -35,7 +35,7 @@ class SessionManager:
         self.catalog, self.timeout_s, self.max_sessions = catalog, timeout_s, max_sessions
         self._lock = threading.Lock()
         self._live: dict[str, Session] = {}
-        self._ended: OrderedDict[str, str] = OrderedDict()
+        self._ended: OrderedDict[str, tuple[str, str | None]] = OrderedDict()  # id -> (why, owner)
         self._stop = threading.Event()
         self._reaper: threading.Thread | None = None
 
@@ -52,7 +52,7 @@ class SessionManager:
         with self._lock:
             live, self._live = list(self._live.values()), {}
             for s in live:
-                self._mark(s.id, "aborted because the server shut down")
+                self._mark(s.id, "aborted because the server shut down", s.owner)
         for s in live:
             s.txn.abort()
 
@@ -60,31 +60,32 @@ class SessionManager:
         return len(self._live)
 
     # ---------------------------------------------------------------- sessions
-    def begin(self, author: str, message: str, meta: dict | None, time: float | str | None = None) -> Session:
+    def begin(self, author: str, message: str, meta: dict | None, time: float | str | None = None, *,
+              owner: str | None = None) -> Session:
         with self._lock:
             if len(self._live) >= self.max_sessions:
                 raise TooManyTransactionsError(
                     f"too many open transactions ({self.max_sessions}); commit or abort some, "
                     f"or wait {self.timeout_s:g} s for idle ones to expire", limit=self.max_sessions)
         txn = self.catalog.transaction(author=author, message=message, meta=meta, time=time)
-        session = Session(secrets.token_urlsafe(12), txn)
+        session = Session(secrets.token_urlsafe(12), txn, owner)
         with self._lock:
             self._live[session.id] = session
         return session
 
     @contextmanager
-    def use(self, sid: str) -> Iterator[Session]:
-        session = self.acquire(sid)
+    def use(self, sid: str, owner: str | None = None) -> Iterator[Session]:
+        session = self.acquire(sid, owner)
         try:
             yield session
         finally:
             self.release(session)
 
-    def acquire(self, sid: str) -> Session:
+    def acquire(self, sid: str, owner: str | None = None) -> Session:
         with self._lock:
             session = self._live.get(sid)
-            if session is None:
-                raise self._gone(sid)
+            if session is None or session.owner != owner:
+                raise self._gone(sid, owner)
             session.busy += 1
             return session
 
@@ -93,29 +94,30 @@ class SessionManager:
             session.busy -= 1
             session.last_used = time.monotonic()
 
-    def take(self, sid: str, why: str) -> Session:
+    def take(self, sid: str, why: str, owner: str | None = None) -> Session:
         """Remove a session to commit or abort it; a second commit of the same id gets 410."""
         with self._lock:
-            session = self._live.pop(sid, None)
-            if session is None:
-                raise self._gone(sid)
-            self._mark(sid, why)
+            session = self._live.get(sid)
+            if session is None or session.owner != owner:
+                raise self._gone(sid, owner)
+            del self._live[sid]
+            self._mark(sid, why, owner)
             return session
 
-    def _gone(self, sid: str) -> CatalogError:
-        why = self._ended.get(sid)
-        if why is not None:
+    def _gone(self, sid: str, owner: str | None = None) -> CatalogError:
+        why, ended_owner = self._ended.get(sid, (None, None))
+        if why is not None and ended_owner == owner:
             return TransactionClosedError(f"transaction {sid} was {why}; start a new transaction", txn_id=sid)
         return NotFoundError(f"no transaction {sid!r} on this server (it may predate a restart); "
                              "start a new transaction", txn_id=sid)
 
-    def mark(self, sid: str, why: str) -> None:
-        """Record how an ended session ended (shown to a client that still uses its id)."""
+    def mark(self, sid: str, why: str, owner: str | None = None) -> None:
+        """Record how an ended session ended (shown to its owner if it still uses the id)."""
         with self._lock:
-            self._mark(sid, why)
+            self._mark(sid, why, owner)
 
-    def _mark(self, sid: str, why: str) -> None:
-        self._ended[sid] = why
+    def _mark(self, sid: str, why: str, owner: str | None = None) -> None:
+        self._ended[sid] = (why, owner)
         while len(self._ended) > _ENDED_KEPT:
             self._ended.popitem(last=False)
 
@@ -127,7 +129,7 @@ class SessionManager:
             idle = [s for s in self._live.values() if s.busy == 0 and s.last_used < cutoff]
             for s in idle:
                 del self._live[s.id]
-                self._mark(s.id, f"aborted after {self.timeout_s:g} s idle")
+                self._mark(s.id, f"aborted after {self.timeout_s:g} s idle", s.owner)
         for s in idle:
             s.txn.abort()
         return len(idle)

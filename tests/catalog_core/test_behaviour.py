@@ -12,8 +12,8 @@ import pytest
 
 import catalog_core as cc
 from catalog_core import errors
-
 from tests.helpers import lake
+
 
 @pytest.fixture
 def cat(catalog):

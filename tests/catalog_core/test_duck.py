@@ -12,10 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 import catalog_core as cc
+from catalog_core.errors import InvalidValueError, NotFoundError
 from catalog_core.sql.reader import open_table
 from catalog_core.sql.types import duck_type
-from catalog_core.errors import InvalidValueError, NotFoundError
-
 from tests.helpers import ORDERS, SCHEMA, Lake, build_lake, schema_columns
 
 

@@ -7,7 +7,6 @@ import pytest
 import catalog_core as cc
 from catalog_core._engine.filecache import FileListCache, Floors, parent_prefix
 from catalog_core._engine.keys import children_prefix, key_of
-
 from tests.helpers import lake
 
 P = children_prefix("/wh/sales/orders/d=2001-06-01")

@@ -336,7 +336,7 @@ def _history(cat, committed):
             last_writer[path] = vid
     for t in committed:
         r, j = t["read_vid"], t["vid"]
-        for path, wvid in t["item_reads"]:
+        for _path, wvid in t["item_reads"]:
             if wvid in edges and wvid != j:
                 edges[wvid].add(j)  # wr
         for k, ws in writes.items():

@@ -344,7 +344,7 @@ def _raw_contains(ranges: list, key: bytes) -> bool:
 def test_range_algebra_is_exact(a: list, b: list, key: bytes) -> None:
     for out in (normalize(a), intersect(a, b), union(a, b)):
         # sorted, disjoint, non-touching, non-empty; lo b"" is written as None
-        for (lo1, hi1), (lo2, hi2) in zip(out, out[1:]):
+        for (_lo1, hi1), (lo2, _hi2) in zip(out, out[1:]):
             assert hi1 is not None and lo2 is not None and hi1 < lo2
         assert all(lo != b"" and (hi is None or (lo or b"") < hi) for lo, hi in out)
     assert ranges_contain(normalize(a), key) == _raw_contains(a, key)

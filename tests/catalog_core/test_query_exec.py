@@ -109,10 +109,10 @@ def apply_model(model, kind, path, x, leaf):
 
 def ref_query(model, steps):
     contexts = ["/"]
-    for i, step in enumerate(steps):
+    for step in steps:
         nxt = []
         for ctx in contexts:
-            for p, (value, leaf) in model.items():
+            for p, (value, _leaf) in model.items():
                 parent = p.rsplit("/", 1)[0] or "/"
                 if parent == ctx and ref_eval(step, p.rsplit("/", 1)[1], value):
                     nxt.append(p)

@@ -14,7 +14,6 @@ import pytest
 
 import catalog_core as cc
 from catalog_core.errors import InvalidValueError, SqlRefusedError, SqlTimeoutError
-
 from tests.helpers import Lake, build_lake
 
 

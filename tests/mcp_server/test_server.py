@@ -66,7 +66,7 @@ def test_requests_without_a_token_get_401_once_tokens_are_configured(secured):
         assert h.get("/healthz").json() == {"status": "ok"}  # liveness stays open
         assert "/v1/commit" in h.get("/openapi.json").json()["paths"]
     with pytest.raises(errors.AuthError):
-        cc.connect(secured.url).latest_vid
+        _ = cc.connect(secured.url).latest_vid
     with pytest.raises(errors.AuthError):
         cc.connect(secured.url, token="nope").get("/")
 

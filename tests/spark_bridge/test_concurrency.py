@@ -8,7 +8,6 @@ import pytest
 
 import catalog_core as cc
 from spark_bridge import Bridge, CommitFailedError
-
 from tests.helpers import assert_stats_consistent, parquet_files
 
 
@@ -70,7 +69,7 @@ def test_concurrent_appends_to_existing_partitions_do_not_conflict(spark, data_d
     a, b = Bridge(spark, cat), Bridge(spark, cat)
     a.write(day_rows(spark, "2001-06-01", 10, 0), "wh.sales.orders", partition_by=["d"])
     _meet_before_first_commit([a, b])
-    res = _run_both({k: (lambda k=k, s=s: bridge.write(day_rows(spark, "2001-06-01", 15, s), "wh.sales.orders"))
+    res = _run_both({k: (lambda s=s, bridge=bridge: bridge.write(day_rows(spark, "2001-06-01", 15, s), "wh.sales.orders"))
                      for k, bridge, s in (("a", a, 100), ("b", b, 200))})
     assert [r.attempts for r in res.values()] == [1, 1]  # blind adds + merges commute
     assert assert_stats_consistent(cat, "wh.sales.orders")["stats"]["row_count"] == 40

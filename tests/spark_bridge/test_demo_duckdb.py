@@ -7,7 +7,6 @@ import io
 import pytest
 
 import catalog_core as cc
-
 from tests.helpers import assert_stats_consistent
 
 

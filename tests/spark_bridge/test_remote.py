@@ -6,7 +6,6 @@ import pytest
 
 import catalog_core as cc
 from spark_bridge import Bridge, BridgeError
-
 from tests.helpers import assert_stats_consistent, parquet_files
 
 TOKEN = "spark-writer-token"

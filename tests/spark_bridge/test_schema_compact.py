@@ -8,7 +8,6 @@ import pytest
 
 import catalog_core as cc
 from spark_bridge import Bridge, SchemaEvolutionError
-
 from tests.helpers import assert_stats_consistent, data_truth, parquet_files
 
 
