@@ -1,4 +1,5 @@
-# Two entry points, each creating the environment it needs: `make demo` and `make test`.
+# Two entry points, each creating the environment it needs: `make demo` and `make test`
+# (`make test` = ruff, mypy, then the whole pytest suite; what CI runs).
 PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
@@ -27,6 +28,8 @@ demo: $(STAMP)
 	$(VENV)/bin/semcat demo
 
 test: $(STAMP) $(DBT_STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest -q -p no:cacheprovider
 
 bench: $(STAMP)

@@ -114,7 +114,7 @@ class Bridge:
         self._owns = isinstance(catalog, (str, os.PathLike))
         if isinstance(catalog, str) and catalog.startswith(("http://", "https://")):
             self.catalog = cc.connect(catalog, token=token or os.environ.get("SEMCAT_TOKEN"))
-        elif self._owns:
+        elif isinstance(catalog, (str, os.PathLike)):
             self.catalog = cc.Catalog.open(os.fspath(catalog))
         elif isinstance(catalog, CatalogAPI):
             self.catalog = catalog
@@ -149,7 +149,7 @@ class Bridge:
         branch instead (default: the Bridge's branch)."""
         with self.transaction(author=author, message=message, branch=branch) as tx:
             tx.write(df, name, partition_by=partition_by, mode=mode, options=options)
-        return tx.result  # type: ignore[return-value]
+        return tx.result
 
     def transaction(self, author: str = "", message: str = "", branch: str | None = None) -> "BridgeTransaction":
         """Several writes, one catalog commit: `with bridge.transaction() as tx: tx.write(...)`."""
@@ -314,12 +314,13 @@ class Bridge:
         except _REJECTED:
             raise
         except BaseException as exc:
-            vid = self._landed(writes, txn.read_vid)
-            if vid is None:
+            landed = self._landed(writes, txn.read_vid)
+            if landed is None:
                 ids = [w.write_id for w in writes]
                 raise CommitUnknownError(f"the commit's outcome is unknown ({type(exc).__name__}: {exc}); the "
                                          f"written files were kept (write ids {ids}); check the commit log "
                                          "before rerunning the job", write_ids=ids) from exc
+            vid = landed
         return CommitResult(vid, attempt, tuple(planner.summaries)), None
 
     def _landed(self, writes: list[StagedWrite], read_vid: int) -> int | None:

@@ -212,8 +212,9 @@ def run_demo(data_dir: str, fresh: bool = True, console: Any = None, spark: Any 
         _show_duckdb(cat, out)
         out.step("Done")
         out.line(f"  catalog: {os.path.abspath(data_dir)}  (try: semcat serve --data {data_dir})")
-        return {"latest_vid": cat.latest_vid, "marks": marks,
-                "orders_rows": cat.get(ORDERS_PATH).value["stats"]["row_count"]}
+        orders = cat.get(ORDERS_PATH)
+        assert orders is not None, "the demo's ETL job wrote no orders table"
+        return {"latest_vid": cat.latest_vid, "marks": marks, "orders_rows": orders.value["stats"]["row_count"]}
     finally:
         cat.close()
         if own_spark:

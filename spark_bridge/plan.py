@@ -131,8 +131,8 @@ class Planner:
         c_path, ns_path = parent_path(parent_path(tpath)), parent_path(tpath)
         self._ensure(c_path, {"obj_type": "catalog", "properties": {}})
         self._ensure(ns_path, {"obj_type": "namespace", "properties": {}})
-        if tpath not in self.known and self._get(tpath) is not None:
-            self.at_read[tpath] = self.known[tpath]  # (a table added earlier in this plan is not at_read)
+        if tpath not in self.known and (found := self._get(tpath)) is not None:
+            self.at_read[tpath] = found  # (a table added earlier in this plan is not at_read)
         table = self._get(tpath)
         if table is None:
             evo = evolve(None, w.columns, w.table)

@@ -135,7 +135,7 @@ def to_struct(schema: dict[str, Any], exclude: tuple[str, ...] = ()) -> Any:
 
         raise BridgeError(f"the table schema has a type Spark cannot read ({ddl[:300]}): "
                           f"{str(exc).strip().splitlines()[0][:200]}") from exc
-    for f in struct.fields:  # readers fill absent columns with nulls, so declare everything nullable
+    for f in getattr(struct, "fields", ()):  # a StructType; readers fill absent columns with nulls, so declare everything nullable
         f.nullable = True
     return struct
 

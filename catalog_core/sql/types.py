@@ -57,7 +57,9 @@ def sql_literal(value: Any) -> str:
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
     """Split on `sep` outside <...> and (...)."""
-    out, depth, cur = [], 0, []
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "<(":
             depth += 1
