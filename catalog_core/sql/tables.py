@@ -13,7 +13,8 @@ from catalog_core.sql.types import duck_type
 from catalog_core.api import CatalogAPI
 from catalog_core.lake import exact_query, partition_columns, tables_query
 
-__all__ = ["ColumnSpec", "FileSpec", "TableSpec", "list_tables", "load_table", "file_columns", "catalog_dir"]
+__all__ = ["ColumnSpec", "FileSpec", "TableSpec", "list_tables", "load_table", "file_columns", "catalog_dir",
+           "names_at"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class FileSpec:
     values: dict[str, Any]         # partition column -> value, from the partition objects
     trusted: bool                  # inside a warehouse root and outside the catalog directory
     local: bool
+    schema_id: int | None = None   # the table schema the file was written under (None: unknown)
 
 
 @dataclass
@@ -37,6 +39,39 @@ class TableSpec:
     columns: list[ColumnSpec] | None   # None: the table has no schema; the files decide
     partition_cols: list[str]
     files: list[FileSpec] = field(default_factory=list)
+    schema: dict[str, Any] | None = None   # the raw schema value (renames and drops live here)
+
+    def names_in(self, f: FileSpec) -> dict[str, str | None] | None:
+        """Column name -> its name in file `f` (None: not in it); None when names never changed."""
+        if not self.schema or f.schema_id is None:
+            return None
+        return names_at(self.schema, f.schema_id)
+
+
+def _name_at(col: dict[str, Any], schema_id: int) -> str:
+    name = str(col.get("name"))
+    for prev in sorted(col.get("previous_names") or [], key=lambda p: -int(p.get("until", 0))):
+        if schema_id < int(prev.get("until", 0)):
+            name = str(prev.get("name"))
+    return name
+
+
+def names_at(schema: dict[str, Any], schema_id: int) -> dict[str, str | None] | None:
+    """How a file written under `schema_id` names each current column, by column id: renames
+    (`previous_names`: [{name, until}], the name the column had in schemas before `until`) map
+    back to the old name; a current column whose old-schema name belonged to a column dropped
+    since (`dropped`: [{id, name, previous_names, until}]) is not in the file (None). Returns None
+    when the schema records no renames or drops (names are the same in every file)."""
+    cols = [c for c in schema.get("columns") or [] if isinstance(c, dict)]
+    dropped = [d for d in schema.get("dropped") or [] if isinstance(d, dict)]
+    if not dropped and not any(c.get("previous_names") for c in cols):
+        return None
+    gone = {_name_at(d, schema_id).lower() for d in dropped if schema_id < int(d.get("until", 0))}
+    out: dict[str, str | None] = {}
+    for c in cols:
+        old = _name_at(c, schema_id)
+        out[str(c.get("name"))] = None if old.lower() in gone else old
+    return out
 
 
 def list_tables(cat: CatalogAPI, vid: int) -> tuple[list[Any], dict[str, dict]]:
@@ -126,6 +161,8 @@ def load_table(cat: CatalogAPI, obj: Any, vid: int, catalogs: dict[str, dict], w
     table = obj.value
     name = ".".join(parts)
     spec = TableSpec(name, parts, _columns(table), partition_columns(table))  # type: ignore[arg-type]
+    if isinstance(table.get("schema"), dict):
+        spec.schema = table["schema"]
     files = cat.plan_files(name, where=where, vid=vid)
     if not files:
         return spec
@@ -142,7 +179,9 @@ def load_table(cat: CatalogAPI, obj: Any, vid: int, catalogs: dict[str, dict], w
         trusted = local is not None and any(_under(local, r) for r in roots) and not (
             forbidden is not None and (_under(local, forbidden) or _under(forbidden, local)))
         values = _values(f.path, obj.path, spec.partition_cols, partitions)
-        spec.files.append(FileSpec(local or raw, values, trusted, local is not None))
+        sid = f.value.get("schema_id")
+        spec.files.append(FileSpec(local or raw, values, trusted, local is not None,
+                                   sid if isinstance(sid, int) and not isinstance(sid, bool) else None))
     return spec
 
 
