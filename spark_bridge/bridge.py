@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 import catalog_core as cc
+from catalog_core import lake
+from catalog_core.api import CatalogAPI
 from catalog_core.errors import (
     AlreadyExistsError,
     AuthError,
@@ -40,12 +42,9 @@ from catalog_core.errors import (
     PermissionDeniedError,
     PreconditionError,
 )
-from catalog_core import lake
-from catalog_core.api import CatalogAPI
 from catalog_core.lake import table_path
 from catalog_core.model import parse_time
 from catalog_core.writeset import CommitOnExit
-
 from spark_bridge import files as fl
 from spark_bridge import footers
 from spark_bridge.errors import BridgeError, CommitFailedError, CommitUnknownError, SchemaEvolutionError

@@ -17,7 +17,6 @@ from typing import Any
 
 from catalog_core.lake import exact_query, partition_columns, partition_id, quote, table_path
 from catalog_core.paths import parent_of
-
 from spark_bridge import stats as st
 from spark_bridge.errors import BridgeError, SchemaEvolutionError
 from spark_bridge.schema import evolve, replace
@@ -194,9 +193,9 @@ class Planner:
         self._prefetch(tpath, chains)
         aggs: dict[str, dict] = defaultdict(st.empty)
         sid = self.schema_id(tpath)
-        for f, ch in zip(files, chains):
+        for f, ch in zip(files, chains, strict=False):
             values: dict[str, Any] = {}
-            for (col, value), ppath in zip(f.partition, ch):
+            for (col, value), ppath in zip(f.partition, ch, strict=False):
                 values[col] = value
                 self._ensure(ppath, {"obj_type": "partition", **values, "stats": st.initial()})
             self.txn.add(f"{ch[-1] if ch else tpath}/{f.file_id}", {**f.value, "schema_id": sid}, leaf=True)

@@ -14,7 +14,6 @@ from typing import Any
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.lake import partition_columns, table_path
 from catalog_core.sql.tables import names_at
-
 from spark_bridge.errors import BridgeError
 from spark_bridge.files import needs_escape
 from spark_bridge.plan import parent_path, query_of
@@ -126,7 +125,7 @@ def _read_renamed(spark: Any, table: dict[str, Any], tpath: str, files: list[Any
     pcols = partition_columns(table)
     schema = to_struct(table.get("schema") or {})
     fields = [f for f in schema.fields if f.name not in pcols and names.get(f.name) is not None]
-    file_schema = StructType([f.__class__(names[f.name], f.dataType, True) for f in fields])  # type: ignore[arg-type]
+    file_schema = StructType([f.__class__(names[f.name], f.dataType, True) for f in fields])
     by_part: dict[str, list[str]] = defaultdict(list)
     for f in files:
         by_part[parent_path(f.path) if pcols else tpath].append(f.value["path"])

@@ -9,9 +9,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog_core.sql.types import duck_type
 from catalog_core.api import CatalogAPI
 from catalog_core.lake import exact_query, partition_columns, tables_query
+from catalog_core.sql.types import duck_type
 
 __all__ = ["ColumnSpec", "FileSpec", "TableSpec", "list_tables", "load_table", "file_columns", "catalog_dir",
            "names_at"]
@@ -133,7 +133,7 @@ def _values(file_path: str, table_path: str, cols: list[str], partitions: dict[s
     segs = file_path[len(table_path) + 1:].split("/")[:-1]
     values: dict[str, Any] = {}
     cur = table_path
-    for col, seg in zip(cols, segs):
+    for col, seg in zip(cols, segs, strict=False):
         cur = f"{cur}/{seg}"
         obj = partitions.get(cur) or {}
         if col in obj:

@@ -13,9 +13,22 @@ import os
 import re
 from typing import Any
 
+from catalog_core.query import (
+    And,
+    Compare,
+    EndsWith,
+    Exists,
+    Field,
+    In,
+    Literal,
+    Not,
+    Or,
+    StartsWith,
+    TrueExpr,
+    parse_expr,
+)
 from catalog_core.sql.tables import FileSpec, TableSpec, file_columns
 from catalog_core.sql.types import quote_ident, quote_str, sql_literal
-from catalog_core.query import And, Compare, EndsWith, Exists, Field, In, Literal, Not, Or, StartsWith, TrueExpr, parse_expr
 
 __all__ = ["table_sql", "error_sql", "where_sql"]
 

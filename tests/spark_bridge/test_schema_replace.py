@@ -10,7 +10,6 @@ import pytest
 import catalog_core as cc
 from catalog_core.errors import InvalidValueError
 from spark_bridge import SchemaEvolutionError
-
 from tests.helpers import assert_stats_consistent, parquet_files
 
 
