@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import random
-import time
+import time as _time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -331,7 +331,7 @@ class Bridge:
                     return result
                 if (isinstance(last, ConflictError) and not last.retryable) or attempt == self.max_attempts:
                     break
-                time.sleep(min(1.0, 0.01 * 2 ** attempt) * (0.5 + random.random()))
+                _time.sleep(min(1.0, 0.01 * 2 ** attempt) * (0.5 + random.random()))
         except CommitUnknownError:
             raise
         except BaseException:
@@ -350,7 +350,7 @@ class Bridge:
         raises for anything else."""
         txn = self.catalog.transaction(author=author, message=message, meta=meta, time=at)
         try:
-            planner = Planner(self.catalog, txn, {"vid": txn.read_vid + 1, "time": time.time() if at is None else at})
+            planner = Planner(self.catalog, txn, {"vid": txn.read_vid + 1, "time": _time.time() if at is None else at})
             for w in writes:
                 planner.apply(w)
             if self.before_commit is not None:
