@@ -402,13 +402,13 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
     ld = Loader(spark, cats, warehouse, tmp, step)
     H = History(lake, ld, spark, step)
     ann = Annotator(cats)
-    for h, c in cats.items():
+    for c in cats.values():
         with c.transaction(author=AUTHOR, message="create catalog acme", time=at(119, 4.0)) as txn:
             txn.add("/acme", {"obj_type": "catalog", "properties": {"warehouse": warehouse}})
 
     # ---- initial load: everything up to d-120, at d-119 05:00 UTC
     t0, hi0 = at(119, 5.0), day(120)
-    W = [(n, T.TABLES[n].columns, rows, "overwrite", "evolve") for n, rows in (
+    W: list[tuple] = [(n, T.TABLES[n].columns, rows, "overwrite", "evolve") for n, rows in (
         ("core.dim_date", lake.dim_date), ("core.dim_store", lake.stores), ("core.map_store_code", lake.map_store_code),
         ("core.dim_product", lake.products))]
     W.append(H.customers(hi0))
@@ -530,11 +530,11 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
         inv_lo, inv_hi = H.loaded_to["inventory"] + dt.timedelta(days=1), hi
         if n in (5, 4):
             H._log("core.fct_inventory_daily", hi, hi, when, 0, status="failed", note="upstream timeout")
-        elif n == 1:  # the last load rebuilds the 90-day window
+        elif n == 0:  # the last load rebuilds the 90-day window (d-90..d-1)
             W.append(("core.fct_inventory_daily", None, H.inventory_df(day(90), hi), "overwrite", "evolve"))
             H._log("core.fct_inventory_daily", inv_lo, inv_hi, when, 0)
             H.loaded_to["inventory"] = hi
-        elif n != 0:
+        else:
             W.append(("core.fct_inventory_daily", None, H.inventory_df(inv_lo, inv_hi), "append", "evolve"))
             H._log("core.fct_inventory_daily", inv_lo, inv_hi, when, 0, attempt=2 if n == 3 else 1,
                    note="backfill" if n == 3 else None)
@@ -596,7 +596,7 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
                    "stale": manifest}, fh, indent=1)
     commits = {h: len(c.commits(since=None)) for h, c in cats.items()}
     in_window = {h: len([c for c in cat.commits() if c.time >= at(119, 0.0)]) for h, cat in cats.items()}
-    for h, c in cats.items():
+    for c in cats.values():
         c.snapshot("d0", c.latest_vid)
     step(f"manifest: {len(manifest)} stale annotations of {n_ann_guess} ({len(controls)} wrong from the start)")
     return {"seed": seed, "scale": scale, "d0": D0.isoformat(), "rows": dict(sorted(ld.rows.items())),

@@ -469,10 +469,10 @@ def _orders(lake: Lake, rng: random.Random, base: int) -> None:
                 base_day = (delivered_at.date() if delivered_at else d)
                 refund_day = min(base_day + dt.timedelta(days=rng.randrange(3, 26)), D0_DATE - dt.timedelta(days=1))
                 refunded = lines if status == "refunded" else [rng.choice(lines)]
-                for ln in refunded:
+                for rl in refunded:
                     rid += 1
-                    lake.refunds.append({"refund_id": rid, "order_id": oid, "line_no": ln["line_no"],
-                                         "refund_date": refund_day, "refund_cents": ln["net_line_cents"],
+                    lake.refunds.append({"refund_id": rid, "order_id": oid, "line_no": rl["line_no"],
+                                         "refund_date": refund_day, "refund_cents": rl["net_line_cents"],
                                          "reason": rng.choices(("damaged", "wrong_size", "not_as_described",
                                                                 "late_delivery", "other"),
                                                                weights=(15, 40, 20, 10, 15))[0]})
