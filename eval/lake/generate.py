@@ -375,11 +375,14 @@ def _orders(lake: Lake, rng: random.Random, base: int) -> None:
     for d in dates(FIRST_DATE, D0_DATE):
         open_stores = [s for s in physical if s["opened_date"] <= d and (s["closed_date"] is None or d <= s["closed_date"])]
         eligible_hi = bisect.bisect_right(signups, d)
-        for _ in range(_order_count(rng, d, base)):
+        n_orders = _order_count(rng, d, base)
+        if d == D0_DATE:  # the partial day at d0: the night and early morning up to 09:00 ET
+            n_orders = max(3, n_orders * 3 // 8)
+        for _ in range(n_orders):
             channel = rng.choices(channels, cum_weights=ch_cum)[0]
             store = rng.choice(open_stores) if channel == "store" else lake.stores[0]
             tz = ZoneInfo(store["timezone"])
-            hour = rng.choices(hours, cum_weights=hour_cum)[0]
+            hour = rng.choices(hours, cum_weights=hour_cum)[0] if d != D0_DATE else rng.randrange(0, 9)
             local = dt.datetime(d.year, d.month, d.day, hour, rng.randrange(60), rng.randrange(60), tzinfo=tz)
             if d == D0_DATE and local >= d0_local:
                 continue  # d0 holds a partial day: up to 09:00 ET
