@@ -536,8 +536,12 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
             H.loaded_to["inventory"] = hi
         else:
             W.append(("core.fct_inventory_daily", None, H.inventory_df(inv_lo, inv_hi), "append", "evolve"))
-            H._log("core.fct_inventory_daily", inv_lo, inv_hi, when, 0, attempt=2 if n == 3 else 1,
-                   note="backfill" if n == 3 else None)
+            if n == 3:  # the backfill of the two failed days (attempt 2), then the day itself
+                H._log("core.fct_inventory_daily", inv_lo, inv_hi - dt.timedelta(days=1), when, 0, attempt=2,
+                       note="backfill")
+                H._log("core.fct_inventory_daily", inv_hi, inv_hi, when, 0)
+            else:
+                H._log("core.fct_inventory_daily", inv_lo, inv_hi, when, 0)
             H.loaded_to["inventory"] = hi
         cb = _closed_before(hi)
         if cb > _closed_before(day(prev + 1)) or n == 10:
