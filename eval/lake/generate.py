@@ -127,7 +127,7 @@ class Lake:
             d = o["order_date_local"]
             if not lo <= d <= hi or o["status"] == "cancelled":
                 continue
-            if partial_store and o["store_id"] == partial_store[0] and d == partial_store[1] and o["order_id"] % 5 < 2:
+            if partial_store and o["store_id"] == partial_store[0] and d == partial_store[1] and o["order_id"] % 2 == 0:
                 continue  # the partial load of store 17 on d-1 misses these orders
             a = agg.setdefault((d, o["store_id"]), [0, 0, 0, 0, 0])
             a[0] += 1
@@ -378,9 +378,11 @@ def _orders(lake: Lake, rng: random.Random, base: int) -> None:
         n_orders = _order_count(rng, d, base)
         if d == D0_DATE:  # the partial day at d0: the night and early morning up to 09:00 ET
             n_orders = max(3, n_orders * 3 // 8)
-        for _ in range(n_orders):
+        for k in range(n_orders):
             channel = rng.choices(channels, cum_weights=ch_cum)[0]
             store = rng.choice(open_stores) if channel == "store" else lake.stores[0]
+            if d == day(1) and k < 4:  # store 17 trades on d-1 (its load that day is partial)
+                channel, store = "store", lake.stores[17]
             tz = ZoneInfo(store["timezone"])
             hour = rng.choices(hours, cum_weights=hour_cum)[0] if d != D0_DATE else rng.randrange(0, 9)
             local = dt.datetime(d.year, d.month, d.day, hour, rng.randrange(60), rng.randrange(60), tzinfo=tz)
