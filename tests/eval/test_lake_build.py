@@ -183,7 +183,8 @@ def test_every_trap_changes_an_answer(cats):
     assert q(e, "SELECT count(*) FROM acme.mart.rpt_finance_monthly_revenue WHERE fiscal_year = 2024 "
                 "AND fiscal_period = 6")[0][0] > 1
     # weekly sales refreshed Mondays with complete weeks only
-    assert q(e, "SELECT max(fiscal_year * 100 + fiscal_week) FROM acme.mart.agg_weekly_category_sales") == [(202504,)]
+    # d0 is a Monday: the refresh holds FY2025 week 5 (03-02..03-08), never the current week 6
+    assert q(e, "SELECT max(fiscal_year * 100 + fiscal_week) FROM acme.mart.agg_weekly_category_sales") == [(202505,)]
 
 
 def _anns(cat):
