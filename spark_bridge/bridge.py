@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import random
-import time
+import time as _time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,13 +43,16 @@ from catalog_core.errors import (
     PreconditionError,
 )
 from catalog_core.lake import table_path
+from catalog_core.model import parse_time
 from catalog_core.writeset import CommitOnExit
 from spark_bridge import files as fl
 from spark_bridge import footers
 from spark_bridge.errors import BridgeError, CommitFailedError, CommitUnknownError, SchemaEvolutionError
 from spark_bridge.plan import Planner, StagedWrite, TableWrite, parent_path
 from spark_bridge.reader import read_table
-from spark_bridge.schema import df_columns, evolve
+from spark_bridge.schema import SCHEMA_MODES, df_columns, evolve
+from spark_bridge.schema import alter as alter_schema
+from spark_bridge.schema import replace as replace_schema
 from spark_bridge.staging import apply_evolution, partition_columns, plan_moves, spark_write, staged_files
 
 __all__ = ["Bridge", "BridgeTransaction", "CommitResult"]
@@ -90,6 +93,16 @@ class CommitResult:
     @property
     def rows_added(self) -> int:
         return sum(t.rows_added for t in self.tables)
+
+
+def _check_time(value: Any) -> float | None:
+    """`time=` of a backdated commit as seconds since the epoch (None: now)."""
+    if value is None:
+        return None
+    t = parse_time(value)
+    if t is None:
+        raise InvalidValueError(f"time must be seconds since the epoch, a datetime or an ISO-8601 time, got {value!r}")
+    return t
 
 
 @contextmanager
@@ -142,18 +155,50 @@ class Bridge:
     # ---------------------------------------------------------------- public API
     def write(self, df: Any, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
               author: str = "", message: str = "", options: dict[str, Any] | None = None,
-              branch: str | None = None) -> CommitResult:
+              branch: str | None = None, schema: str = "evolve", time: Any = None) -> CommitResult:
         """Write `df` to table `name` (catalog.namespace.table) and commit files + stats atomically.
         mode="overwrite" replaces the whole table, or, when partitioned, only the partitions
-        present in `df` (dynamic partition overwrite). `branch`: write the same table on that
-        branch instead (default: the Bridge's branch)."""
-        with self.transaction(author=author, message=message, branch=branch) as tx:
-            tx.write(df, name, partition_by=partition_by, mode=mode, options=options)
+        present in `df` (dynamic partition overwrite). schema="evolve" (default) adds new columns
+        and widens types; schema="replace" (with mode="overwrite") replaces every file and
+        partition and makes the DataFrame's columns the table's schema: columns it lacks are
+        dropped, new ones get new ids, `schema_id` increments. `branch`: write the same table on
+        that branch instead (default: the Bridge's branch). `time` backdates the commit (seconds
+        or ISO-8601; not earlier than the latest commit), for simulated histories and imports."""
+        with self.transaction(author=author, message=message, branch=branch, time=time) as tx:
+            tx.write(df, name, partition_by=partition_by, mode=mode, options=options, schema=schema)
         return tx.result
 
-    def transaction(self, author: str = "", message: str = "", branch: str | None = None) -> "BridgeTransaction":
+    def transaction(self, author: str = "", message: str = "", branch: str | None = None,
+                    time: Any = None) -> "BridgeTransaction":
         """Several writes, one catalog commit: `with bridge.transaction() as tx: tx.write(...)`."""
-        return BridgeTransaction(self, author, message, branch=branch)
+        return BridgeTransaction(self, author, message, branch=branch, time=time)
+
+    def alter(self, name: str, rename: dict[str, str] | None = None, drop: list[str] | None = None,
+              author: str = "", message: str = "", time: Any = None, branch: str | None = None) -> int:
+        """Rename and drop columns of a table in one commit, without rewriting data; returns the
+        vid. Columns keep their ids (a renamed column is the same column), `schema_id`
+        increments, and readers at older snapshots keep the old schema. Files written before the
+        change keep their column names: readers (DuckDB views, `read`) map them through the
+        schema's `previous_names` / `dropped` by the schema id each file records."""
+        name = self.on_branch(name, branch)
+        tpath = table_path(name)
+        t = _check_time(time)
+        with self.catalog.transaction(author=author, message=message or f"alter {name}",
+                                      meta={"alter": {"table": name, "rename": dict(rename or {}),
+                                                      "drop": list(drop or [])}}, time=t) as txn:
+            obj = txn.get(tpath)
+            if obj is None or obj.value.get("obj_type") != "table":
+                raise NotFoundError(f"table {name!r} does not exist; write it first", table=name)
+            schema = alter_schema(obj.value.get("schema"), name, rename=rename, drop=drop,
+                                  partition_by=lake.partition_columns(obj.value))
+            stats_cols = dict(((obj.value.get("stats") or {}).get("columns")) or {})
+            ren = {k.lower(): v for k, v in (rename or {}).items()}
+            gone = {d.lower() for d in drop or []}
+            moved = {ren.get(k.lower(), k): v for k, v in stats_cols.items() if k.lower() not in gone}
+            txn.merge(tpath, {"schema": {"op": "set", "val": schema},
+                              "stats": {"columns": {"op": "set", "val": moved}}})
+        assert txn.vid is not None
+        return txn.vid
 
     def read(self, name: str, snapshot: Any = None, where: str | None = None, branch: str | None = None) -> Any:
         """A DataFrame over exactly the files of `name` at `snapshot` (vid, snapshot name, ISO
@@ -210,11 +255,15 @@ class Bridge:
         return fl.join(root, *tpath.strip("/").split("/"))
 
     def prepare(self, df: Any, name: str, partition_by: Any, mode: str,
-                table: dict | None) -> tuple[Any, list[str], list[dict], str]:
+                table: dict | None, schema: str = "evolve") -> tuple[Any, list[str], list[dict], str]:
         """Validate a write against the table (as of now) and return (df cast to the table's
         types, partition columns, written columns, location). Raises before any data is written."""
         if mode not in MODES:
             raise InvalidValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+        if schema not in SCHEMA_MODES:
+            raise InvalidValueError(f"schema {schema!r} is not one of {', '.join(SCHEMA_MODES)}")
+        if schema == "replace" and mode != "overwrite":
+            raise InvalidValueError("schema='replace' rewrites the whole table; use it with mode='overwrite'")
         table_path(name)  # validates the name
         wanted = [partition_by] if isinstance(partition_by, str) else partition_by
         have = lake.partition_columns(table or {})
@@ -222,13 +271,13 @@ class Bridge:
             raise SchemaEvolutionError(f"{name} is partitioned by {have}; partition_by={list(wanted)} cannot "
                                        "change that; drop partition_by or use the table's columns")
         cols = df_columns(df.schema)
-        evo = evolve((table or {}).get("schema"), cols, name)
+        evo = (replace_schema if schema == "replace" else evolve)((table or {}).get("schema"), cols, name)
         pcols = partition_columns(list(wanted) if wanted is not None else have, cols, evo)
         df, cols = apply_evolution(df, cols, evo)
         return df, pcols, cols, self.location_of(name, table)
 
     def stage(self, df: Any, name: str, mode: str, pcols: list[str], columns: list[dict], location: str,
-              types: dict[str, str], options: dict[str, Any] | None = None) -> StagedWrite:
+              types: dict[str, str], options: dict[str, Any] | None = None, schema: str = "evolve") -> StagedWrite:
         """Write `df` as Parquet under `location`, move the files into place and read their
         footers on the executors. On failure, deletes whatever it wrote and re-raises."""
         write_id = fl.new_write_id()
@@ -241,7 +290,7 @@ class Bridge:
             infos = self._read_footers(pairs, name) if pairs else []
             tz = self.spark.conf.get("spark.sql.session.timeZone", "UTC")
             files = staged_files(infos, parts, pcols, types, tz)
-            return StagedWrite(name, mode, pcols, columns, location, write_id, staging, files)
+            return StagedWrite(name, mode, pcols, columns, location, write_id, staging, files, schema_mode=schema)
         except BaseException:
             fl.delete_files([dst for _src, dst in pairs])
             fl.delete_dir(staging)
@@ -266,21 +315,23 @@ class Bridge:
                 "writes": [{"table": w.table, "mode": w.mode, "write_id": w.write_id, "files": len(w.files),
                             "rows": sum(f.value["row_count"] for f in w.files)} for w in writes]}
 
-    def commit(self, writes: list[StagedWrite], author: str, message: str, job: str | None = None) -> CommitResult:
+    def commit(self, writes: list[StagedWrite], author: str, message: str, job: str | None = None,
+               time: Any = None) -> CommitResult:
         """Plan and commit `writes` in one transaction, re-planning on races; deletes their files
-        if the commit fails for good. Never reruns Spark."""
+        if the commit fails for good. Never reruns Spark. `time` backdates the commit."""
         meta = self._meta(writes, message, job)
+        t = _check_time(time)
         last: Exception | None = None
         attempt = 0
         try:
             for attempt in range(1, self.max_attempts + 1):
-                result, last = self._attempt(writes, author, message, meta, attempt)
+                result, last = self._attempt(writes, author, message, meta, attempt, t)
                 if result is not None:
                     self._finish(writes, list(result.tables))
                     return result
                 if (isinstance(last, ConflictError) and not last.retryable) or attempt == self.max_attempts:
                     break
-                time.sleep(min(1.0, 0.01 * 2 ** attempt) * (0.5 + random.random()))
+                _time.sleep(min(1.0, 0.01 * 2 ** attempt) * (0.5 + random.random()))
         except CommitUnknownError:
             raise
         except BaseException:
@@ -294,12 +345,12 @@ class Bridge:
                                 cause=type(last).__name__ if last else None) from last
 
     def _attempt(self, writes: list[StagedWrite], author: str, message: str, meta: dict,
-                 attempt: int) -> tuple[CommitResult | None, Exception | None]:
+                 attempt: int, at: float | None = None) -> tuple[CommitResult | None, Exception | None]:
         """One plan + commit. Returns (result, None), or (None, error) for a race worth retrying;
         raises for anything else."""
-        txn = self.catalog.transaction(author=author, message=message, meta=meta)
+        txn = self.catalog.transaction(author=author, message=message, meta=meta, time=at)
         try:
-            planner = Planner(self.catalog, txn, {"vid": txn.read_vid + 1, "time": time.time()})
+            planner = Planner(self.catalog, txn, {"vid": txn.read_vid + 1, "time": _time.time() if at is None else at})
             for w in writes:
                 planner.apply(w)
             if self.before_commit is not None:
@@ -351,8 +402,10 @@ class Bridge:
 class BridgeTransaction(CommitOnExit):
     """Writes staged now, committed together on exit (one catalog commit); `result` afterwards."""
 
-    def __init__(self, bridge: Bridge, author: str = "", message: str = "", branch: str | None = None) -> None:
+    def __init__(self, bridge: Bridge, author: str = "", message: str = "", branch: str | None = None,
+                 time: Any = None) -> None:
         self.bridge, self.author, self.message = bridge, author, message
+        self.time = _check_time(time)
         self.branch = branch
         self.writes: list[StagedWrite] = []
         self.result: CommitResult | None = None
@@ -361,7 +414,7 @@ class BridgeTransaction(CommitOnExit):
         self._job: str | None = None
 
     def write(self, df: Any, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
-              options: dict[str, Any] | None = None, branch: str | None = None) -> StagedWrite:
+              options: dict[str, Any] | None = None, branch: str | None = None, schema: str = "evolve") -> StagedWrite:
         if self.state != "active":
             raise BridgeError(f"this bridge transaction is {self.state}; start a new one")
         name = self.bridge.on_branch(name, branch if branch is not None else self.branch)
@@ -374,10 +427,10 @@ class BridgeTransaction(CommitOnExit):
         if table is None:
             obj = self.bridge.catalog.get(table_path(name))
             table = obj.value if obj is not None else None
-        df, pcols, cols, location = self.bridge.prepare(df, name, partition_by, mode, table)
-        evo = evolve((table or {}).get("schema"), cols, name)
+        df, pcols, cols, location = self.bridge.prepare(df, name, partition_by, mode, table, schema)
+        evo = (replace_schema if schema == "replace" else evolve)((table or {}).get("schema"), cols, name)
         types = {c["name"]: c["type"] for c in evo.schema["columns"]}
-        staged = self.bridge.stage(df, name, mode, pcols, cols, location, types, options)
+        staged = self.bridge.stage(df, name, mode, pcols, cols, location, types, options, schema)
         self.writes.append(staged)
         self._tables[name] = {**(table or {}), "obj_type": "table", "schema": evo.schema, "partition_by": pcols,
                               "location": location}
@@ -388,7 +441,7 @@ class BridgeTransaction(CommitOnExit):
             raise BridgeError(f"this bridge transaction is {self.state}; start a new one")
         self.state = "committing"
         try:
-            self.result = self.bridge.commit(self.writes, self.author, self.message, self._job)
+            self.result = self.bridge.commit(self.writes, self.author, self.message, self._job, self.time)
             self.state = "committed"
         except BaseException:
             self.state = "aborted"

@@ -19,7 +19,7 @@ from catalog_core.lake import exact_query, partition_columns, partition_id, quot
 from catalog_core.paths import parent_of
 from spark_bridge import stats as st
 from spark_bridge.errors import BridgeError, SchemaEvolutionError
-from spark_bridge.schema import evolve
+from spark_bridge.schema import evolve, replace
 
 __all__ = ["StagedFile", "StagedWrite", "TableWrite", "Planner", "query_of", "parent_path"]
 
@@ -43,6 +43,7 @@ class StagedWrite:
     staging: str
     files: list[StagedFile]
     replaces: dict[str, list[str]] = field(default_factory=dict)  # compact: partition path -> old leaves
+    schema_mode: str = "evolve"                 # evolve | replace (a full overwrite with the DataFrame's schema)
 
     @property
     def paths(self) -> list[str]:
@@ -148,7 +149,10 @@ class Planner:
         if [c.lower() for c in have] != [c.lower() for c in w.partition_by]:
             raise SchemaEvolutionError(f"{w.table} is partitioned by {have}, the write by {w.partition_by}; "
                                        "partitioning cannot change; write with the table's partition_by")
-        evo = evolve(table.get("schema"), w.columns, w.table)
+        if w.schema_mode == "replace":
+            evo = replace(table.get("schema"), w.columns, w.table)
+        else:
+            evo = evolve(table.get("schema"), w.columns, w.table)
         if evo.changed:
             self._guard_schema(tpath)
             self.txn.merge(tpath, {"schema": {"op": "set", "val": evo.schema}})
@@ -173,6 +177,8 @@ class Planner:
         tpath = self._table(w, summary)
         if w.mode == "compact":
             self._compact(w, tpath, summary)
+        elif w.schema_mode == "replace" and tpath in self.at_read:
+            self._replace(w, tpath, summary)
         elif w.mode == "overwrite" and tpath in self.at_read:
             self._overwrite(w, tpath, summary)
         else:
@@ -186,12 +192,13 @@ class Planner:
         chains = [chain(tpath, f.partition) for f in files]
         self._prefetch(tpath, chains)
         aggs: dict[str, dict] = defaultdict(st.empty)
-        for f, ch in zip(files, chains):
+        sid = self.schema_id(tpath)
+        for f, ch in zip(files, chains, strict=False):
             values: dict[str, Any] = {}
-            for (col, value), ppath in zip(f.partition, ch):
+            for (col, value), ppath in zip(f.partition, ch, strict=False):
                 values[col] = value
                 self._ensure(ppath, {"obj_type": "partition", **values, "stats": st.initial()})
-            self.txn.add(f"{ch[-1] if ch else tpath}/{f.file_id}", f.value, leaf=True)
+            self.txn.add(f"{ch[-1] if ch else tpath}/{f.file_id}", {**f.value, "schema_id": sid}, leaf=True)
             contribution = st.of_file(f.value, dict(f.partition))
             for p in [tpath, *ch]:
                 st.add(aggs[p], contribution)
@@ -207,6 +214,37 @@ class Planner:
             self.txn.merge(path, st.append_delta(agg, self.hint))
         if tpath not in aggs:  # an empty write still marks the table as written
             self.txn.merge(tpath, st.append_delta(st.empty(), self.hint))
+
+    def schema_id(self, tpath: str) -> int:
+        """The schema id the table has as this transaction leaves it (files record it: a reader
+        maps their column names through renames made since)."""
+        return int(((self._get(tpath) or {}).get("schema") or {}).get("schema_id", 0))
+
+    def _replace(self, w: StagedWrite, tpath: str, summary: TableWrite) -> None:
+        """A full overwrite: every file of the table goes, and every partition the write does not
+        fill again; stats are set from the new files alone. The reads are recorded, so a
+        concurrent change to the table's partitions or files aborts the commit."""
+        chains = [chain(tpath, f.partition) for f in w.files]
+        keep = {p for ch in chains for p in ch}
+        level = [tpath]
+        for _ in w.partition_by:
+            nxt = []
+            for par in level:
+                for obj in self.txn.query(query_of(par) + '/[obj_type = "partition"]'):
+                    if obj.path in keep:
+                        nxt.append(obj.path)
+                    else:
+                        self.txn.remove(obj.path)  # the whole subtree: its partitions and files
+                        summary.files_removed += int(((obj.value.get("stats") or {}).get("file_count")) or 0)
+                        self.known[obj.path] = None
+            level = nxt
+        for par in level:
+            for old in self._files_of(par):
+                self.txn.remove(old.path)
+                summary.files_removed += 1
+        aggs = self._add_files(tpath, w.files, summary)
+        for path in [tpath, *sorted(keep)]:
+            self.txn.merge(path, st.set_delta(aggs.get(path, st.empty()), self.hint))
 
     def _files_of(self, path: str) -> list[Any]:
         return self.txn.query(query_of(path) + '/[obj_type = "file"]')
@@ -265,9 +303,10 @@ class Planner:
             summary.files_removed += len(old_paths)
             summary.partitions += 1
             keep += new
+        sid = self.schema_id(tpath)
         for f in keep:
             parent = chain(tpath, f.partition)[-1] if f.partition else tpath
-            self.txn.add(f"{parent}/{f.file_id}", f.value, leaf=True)
+            self.txn.add(f"{parent}/{f.file_id}", {**f.value, "schema_id": sid}, leaf=True)
             summary.files_added += 1
             summary.bytes_added += int(f.value.get("size_bytes", 0))
         for path in added.keys() | removed.keys():

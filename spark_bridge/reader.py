@@ -13,6 +13,7 @@ from typing import Any
 
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.lake import partition_columns, table_path
+from catalog_core.sql.tables import names_at
 from spark_bridge.errors import BridgeError
 from spark_bridge.files import needs_escape
 from spark_bridge.plan import parent_path, query_of
@@ -53,6 +54,12 @@ def read_files(spark: Any, table: dict[str, Any], tpath: str, files: list[Any],
     if not files:
         return spark.createDataFrame([], schema)
     pcols = partition_columns(table)
+    renamed, files = _renamed(table, files)
+    if renamed:  # files written before a rename or drop: read each under its own names
+        frames = [_read_renamed(spark, table, tpath, group, values, names) for names, group in renamed]
+        if files:
+            frames.insert(0, read_files(spark, table, tpath, files, values))
+        return reduce(lambda a, b: a.unionByName(b), frames)
     paths = [f.value["path"] for f in files]
     if not pcols:
         return spark.read.schema(schema).parquet(*paths)
@@ -92,3 +99,46 @@ def read_table(spark: Any, cat: CatalogAPI, name: str, snapshot: SnapshotRef = N
     files = cat.plan_files(name, where=where, vid=vid)
     values = partition_values(cat, tpath, partition_columns(obj.value), vid) if obj.value.get("partition_by") else {}
     return read_files(spark, obj.value, tpath, files, values)
+
+
+def _renamed(table: dict[str, Any], files: list[Any]) -> tuple[list[tuple[dict[str, str | None], list[Any]]], list[Any]]:
+    """Files whose column names differ from the table's (written before a rename or a drop),
+    grouped by their names, and the other files."""
+    schema = table.get("schema") or {}
+    groups: dict[tuple, tuple[dict[str, str | None], list[Any]]] = {}
+    rest = []
+    for f in files:
+        sid = f.value.get("schema_id")
+        names = names_at(schema, sid) if isinstance(sid, int) and not isinstance(sid, bool) else None
+        if names is None or all(k == v for k, v in names.items()):
+            rest.append(f)
+            continue
+        groups.setdefault(tuple(sorted(names.items(), key=lambda kv: kv[0])), (names, []))[1].append(f)
+    return list(groups.values()), rest
+
+
+def _read_renamed(spark: Any, table: dict[str, Any], tpath: str, files: list[Any],
+                  values: dict[str, dict[str, Any]], names: dict[str, str | None]) -> Any:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    pcols = partition_columns(table)
+    schema = to_struct(table.get("schema") or {})
+    fields = [f for f in schema.fields if f.name not in pcols and names.get(f.name) is not None]
+    file_schema = StructType([f.__class__(names[f.name], f.dataType, True) for f in fields])
+    by_part: dict[str, list[str]] = defaultdict(list)
+    for f in files:
+        by_part[parent_path(f.path) if pcols else tpath].append(f.value["path"])
+    frames = []
+    for ppath, paths in sorted(by_part.items()):
+        df = spark.read.schema(file_schema).parquet(*paths)
+        cols = []
+        for fld in schema.fields:
+            if fld.name in pcols:
+                cols.append(F.lit(values[ppath].get(fld.name)).cast(fld.dataType).alias(fld.name))
+            elif names.get(fld.name) is None:
+                cols.append(F.lit(None).cast(fld.dataType).alias(fld.name))
+            else:
+                cols.append(F.col("`" + str(names[fld.name]).replace("`", "``") + "`").alias(fld.name))
+        frames.append(df.select(*cols))
+    return reduce(lambda a, b: a.unionByName(b), frames)

@@ -11,8 +11,10 @@ from typing import Any
 
 from spark_bridge.errors import SchemaEvolutionError
 
-__all__ = ["normalize_type", "df_columns", "can_widen", "Evolution", "evolve", "to_struct",
-           "partition_value", "PARTITION_TYPES"]
+__all__ = ["normalize_type", "df_columns", "can_widen", "Evolution", "evolve", "replace", "alter", "to_struct",
+           "partition_value", "PARTITION_TYPES", "SCHEMA_MODES"]
+
+SCHEMA_MODES = ("evolve", "replace")
 
 # Other writers (e.g. an Iceberg import) may use these spellings for the same types.
 _ALIASES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint", "real": "float",
@@ -77,7 +79,7 @@ def evolve(table_schema: dict[str, Any] | None, cols: list[dict[str, Any]], tabl
     out = [dict(c) for c in table_schema["columns"]]
     by_name = {c["name"].lower(): c for c in out}
     evo = Evolution({}, False)
-    next_id = max((int(c.get("id", 0)) for c in out), default=0) + 1
+    next_id = _next_id(table_schema)  # ids of dropped columns are never reused
     for c in cols:
         cur = by_name.get(c["name"].lower())
         if cur is None:
@@ -109,8 +111,129 @@ def evolve(table_schema: dict[str, Any] | None, cols: list[dict[str, Any]], tabl
             raise SchemaEvolutionError(f"column {c['name']!r} of {table} is required (nullable=false) and the "
                                        "DataFrame lacks it; add the column", column=c["name"])
     evo.changed = bool(evo.added or evo.widened)
-    evo.schema = {"schema_id": int(table_schema.get("schema_id", 0)) + (1 if evo.changed else 0), "columns": out}
+    evo.schema = {**table_schema, "schema_id": int(table_schema.get("schema_id", 0)) + (1 if evo.changed else 0),
+                  "columns": out}
     return evo
+
+
+def _next_id(schema: dict[str, Any]) -> int:
+    ids = [int(c.get("id", 0)) for c in schema.get("columns") or []]
+    ids += [int(d.get("id", 0)) for d in schema.get("dropped") or []]
+    return max(ids, default=0) + 1
+
+
+def _dropped(col: dict[str, Any], until: int) -> dict[str, Any]:
+    out = {"id": col.get("id"), "name": col.get("name"), "type": col.get("type"), "until": until}
+    if col.get("previous_names"):
+        out["previous_names"] = list(col["previous_names"])
+    return out
+
+
+def replace(table_schema: dict[str, Any] | None, cols: list[dict[str, Any]], table: str) -> Evolution:
+    """The schema of a full overwrite that replaces the table's schema: the DataFrame's columns,
+    in its order and with its types. A column whose name (case-insensitively) and type family
+    (the same type, or one widens to the other) carry over keeps its id; every other column is
+    new and gets a fresh id. Columns the DataFrame lacks are dropped (recorded under `dropped`
+    with the schema id that dropped them, so readers of older files never mistake them for a
+    new column of the same name). `schema_id` increments when anything changed."""
+    evolve(None, cols, table)  # duplicate names
+    if not table_schema or not table_schema.get("columns"):
+        return Evolution(_fresh(cols), True)
+    old = [dict(c) for c in table_schema["columns"]]
+    by_name = {str(c["name"]).lower(): c for c in old}
+    sid = int(table_schema.get("schema_id", 0)) + 1
+    next_id = _next_id(table_schema)
+    out, kept = [], set()
+    evo = Evolution({}, False)
+    for c in cols:
+        cur = by_name.get(c["name"].lower())
+        if cur is not None and (can_widen(c["type"], cur["type"]) or can_widen(cur["type"], c["type"])):
+            kept.add(int(cur["id"]))
+            new = {**cur, "type": c["type"], "nullable": bool(c["nullable"])}
+            if cur["name"] != c["name"]:
+                evo.renames[c["name"]] = cur["name"]
+            if normalize_type(cur["type"]) != c["type"] or bool(cur.get("nullable", True)) != bool(c["nullable"]):
+                evo.widened.append(cur["name"])
+            out.append(new)
+            continue
+        out.append({"id": next_id, "name": c["name"], "type": c["type"], "nullable": bool(c["nullable"])})
+        next_id += 1
+        evo.added.append(c["name"])
+    dropped = [_dropped(c, sid) for c in old if int(c["id"]) not in kept]
+    changed = bool(dropped or evo.added or evo.widened) or [int(c["id"]) for c in out] != [int(c["id"]) for c in old]
+    evo.changed = changed
+    schema: dict[str, Any] = {"schema_id": sid if changed else int(table_schema.get("schema_id", 0)), "columns": out}
+    history = list(table_schema.get("dropped") or []) + dropped
+    if history:
+        schema["dropped"] = history
+    evo.schema = schema
+    return evo
+
+
+def alter(table_schema: dict[str, Any] | None, table: str, rename: dict[str, str] | None = None,
+          drop: list[str] | None = None, partition_by: list[str] | None = None) -> dict[str, Any]:
+    """The schema after renaming and dropping columns; ids stay with their columns. A renamed
+    column records its old name (`previous_names`: [{name, until}]: the name it had in schemas
+    before `until`), a dropped one goes to `dropped`, so files written before the change are
+    still read right. Raises SchemaEvolutionError for anything that cannot be done."""
+    from catalog_core.errors import InvalidValueError
+
+    rename = dict(rename or {})
+    drop = list(drop or [])
+    if not isinstance(rename, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in rename.items()):
+        raise InvalidValueError("rename must be a dict {old name: new name} of column names")
+    if isinstance(drop, str) or not all(isinstance(d, str) for d in drop):
+        raise InvalidValueError("drop must be a list of column names")
+    if not rename and not drop:
+        raise InvalidValueError("nothing to alter: give rename={old: new} and/or drop=[columns]")
+    cols = [dict(c) for c in (table_schema or {}).get("columns") or []]
+    if not cols:
+        raise SchemaEvolutionError(f"{table} has no schema to alter; write it first")
+    by_name = {str(c["name"]).lower(): c for c in cols}
+    names = ", ".join(str(c["name"]) for c in cols)
+    pcols = {p.lower() for p in partition_by or []}
+    for what, items in (("rename", list(rename)), ("drop", drop)):
+        for n in items:
+            if n.lower() not in by_name:
+                raise SchemaEvolutionError(f"cannot {what} {n!r}: {table} has no such column (its columns: {names})",
+                                           column=n)
+            if n.lower() in pcols:
+                raise SchemaEvolutionError(f"cannot {what} {n!r}: it is a partition column of {table}, and "
+                                           "partition directories and objects are named by it; rewrite the table "
+                                           "with mode='overwrite', schema='replace' into a new table instead",
+                                           column=n)
+    both = sorted({n.lower() for n in rename} & {d.lower() for d in drop})
+    if both:
+        raise SchemaEvolutionError(f"cannot both rename and drop {both} in one alter")
+    sid = int((table_schema or {}).get("schema_id", 0)) + 1
+    gone = {d.lower() for d in drop}
+    renames = {k.lower(): v for k, v in rename.items()}
+    final = [renames.get(str(c["name"]).lower(), str(c["name"])) for c in cols if str(c["name"]).lower() not in gone]
+    for new in rename.values():
+        if not new or not new.strip() or new.startswith("_") or "/" in new or "\x00" in new:
+            raise SchemaEvolutionError(f"cannot rename to {new!r}: a column name must be non-empty, without '/' "
+                                       "or NUL, and not start with '_'", column=new)
+    lowered = [n.lower() for n in final]
+    clash = sorted({n for n in lowered if lowered.count(n) > 1})
+    if clash:
+        raise SchemaEvolutionError(f"after the rename {table} would have duplicate columns {clash}; pick other "
+                                   "names (or drop the old column in the same alter)", columns=clash)
+    if len(final) <= len(pcols):
+        raise SchemaEvolutionError(f"cannot drop every data column of {table}")
+    out, dropped = [], list((table_schema or {}).get("dropped") or [])
+    for c in cols:
+        low = str(c["name"]).lower()
+        if low in gone:
+            dropped.append(_dropped(c, sid))
+            continue
+        if low in renames and renames[low] != c["name"]:
+            prev = list(c.get("previous_names") or []) + [{"name": c["name"], "until": sid}]
+            c = {**c, "name": renames[low], "previous_names": prev}
+        out.append(c)
+    schema: dict[str, Any] = {"schema_id": sid, "columns": out}
+    if dropped:
+        schema["dropped"] = dropped
+    return schema
 
 
 def _quote(name: str) -> str:

@@ -14,7 +14,8 @@ from catalog_core.api import CatalogAPI
 from catalog_core.lake import exact_query, partition_columns, tables_query
 from catalog_core.sql.types import duck_type
 
-__all__ = ["ColumnSpec", "FileSpec", "TableSpec", "list_tables", "load_table", "file_columns", "catalog_dir"]
+__all__ = ["ColumnSpec", "FileSpec", "TableSpec", "list_tables", "load_table", "file_columns", "catalog_dir",
+           "names_at"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class FileSpec:
     # table column -> the file's column (None: the file lacks it), where they differ by column id
     # (the leaf's `field_ids`, e.g. an Iceberg import across a rename)
     renames: tuple[tuple[str, str | None], ...] = ()
+    schema_id: int | None = None   # the table schema the file was written under (None: unknown)
 
 
 @dataclass
@@ -41,6 +43,43 @@ class TableSpec:
     columns: list[ColumnSpec] | None   # None: the table has no schema; the files decide
     partition_cols: list[str]
     files: list[FileSpec] = field(default_factory=list)
+    schema: dict[str, Any] | None = None   # the raw schema value (renames and drops live here)
+
+    def names_in(self, f: FileSpec) -> dict[str, str | None] | None:
+        """Column name -> its name in file `f` (None: not in it); None when names never changed.
+        A file's `field_ids` (Iceberg) say it exactly; else the schema it was written under does
+        (the Spark bridge records `schema_id` on each file and `previous_names` on the schema)."""
+        if f.renames:
+            return dict(f.renames)
+        if not self.schema or f.schema_id is None:
+            return None
+        return names_at(self.schema, f.schema_id)
+
+
+def _name_at(col: dict[str, Any], schema_id: int) -> str:
+    name = str(col.get("name"))
+    for prev in sorted(col.get("previous_names") or [], key=lambda p: -int(p.get("until", 0))):
+        if schema_id < int(prev.get("until", 0)):
+            name = str(prev.get("name"))
+    return name
+
+
+def names_at(schema: dict[str, Any], schema_id: int) -> dict[str, str | None] | None:
+    """How a file written under `schema_id` names each current column, by column id: renames
+    (`previous_names`: [{name, until}], the name the column had in schemas before `until`) map
+    back to the old name; a current column whose old-schema name belonged to a column dropped
+    since (`dropped`: [{id, name, previous_names, until}]) is not in the file (None). Returns None
+    when the schema records no renames or drops (names are the same in every file)."""
+    cols = [c for c in schema.get("columns") or [] if isinstance(c, dict)]
+    dropped = [d for d in schema.get("dropped") or [] if isinstance(d, dict)]
+    if not dropped and not any(c.get("previous_names") for c in cols):
+        return None
+    gone = {_name_at(d, schema_id).lower() for d in dropped if schema_id < int(d.get("until", 0))}
+    out: dict[str, str | None] = {}
+    for c in cols:
+        old = _name_at(c, schema_id)
+        out[str(c.get("name"))] = None if old.lower() in gone else old
+    return out
 
 
 def list_tables(cat: CatalogAPI, vid: int) -> tuple[list[Any], dict[str, dict]]:
@@ -146,6 +185,8 @@ def load_table(cat: CatalogAPI, obj: Any, vid: int, catalogs: dict[str, dict], w
     table = obj.value
     name = ".".join(parts)
     spec = TableSpec(name, parts, _columns(table), partition_columns(table))
+    if isinstance(table.get("schema"), dict):
+        spec.schema = table["schema"]
     files = cat.plan_files(name, where=where, vid=vid)
     if not files:
         return spec
@@ -163,7 +204,9 @@ def load_table(cat: CatalogAPI, obj: Any, vid: int, catalogs: dict[str, dict], w
             forbidden is not None and (_under(local, forbidden) or _under(forbidden, local)))
         values = _values(f.path, obj.path, spec.partition_cols, partitions)
         renames = _renames(f.value.get("field_ids"), (table.get("schema") or {}).get("columns") or [])
-        spec.files.append(FileSpec(local or raw, values, trusted, local is not None, renames))
+        sid = f.value.get("schema_id")
+        spec.files.append(FileSpec(local or raw, values, trusted, local is not None, renames,
+                                   sid if isinstance(sid, int) and not isinstance(sid, bool) else None))
     return spec
 
 

@@ -79,24 +79,32 @@ def _hive_ok(spec: TableSpec, f: FileSpec, present: frozenset[str] | None) -> bo
     return segs[-1 - len(cols):-1] == want and sum("=" in seg for seg in segs) == len(cols)
 
 
-_Group = tuple[dict[str, Any] | None, frozenset[str] | None, list[str], tuple[tuple[str, str | None], ...]]
+Group = tuple[dict[str, Any] | None, frozenset[str] | None, list[str], dict[str, str | None] | None]
 
 
-def _groups(spec: TableSpec, trust_all: bool) -> list[_Group]:
-    """Files that can share one read_parquet: same column set and renames, and the same
-    partition values unless hive directories carry them (values None)."""
-    groups: dict[tuple, _Group] = {}
+def _groups(spec: TableSpec, trust_all: bool) -> list[Group]:
+    """Files that can share one read_parquet: same column set, same names for the columns
+    (a file written before a rename holds the old name), and the same partition values unless
+    hive directories carry them (values None)."""
+    groups: dict[tuple, Group] = {}
     for f in spec.files:
         present = _present(f, trust_all)
+        names = spec.names_in(f)
+        names_key = None if names is None else tuple(sorted(names.items(), key=lambda kv: kv[0]))
         if _hive_ok(spec, f, present):
-            key: tuple = ("hive", present)
+            key: tuple = ("hive", present, names_key)
             values = None
         else:
             present = _assumed(spec) if present is None else present
-            key = (repr(sorted(f.values.items(), key=lambda kv: kv[0])), present, f.renames)
+            key = (repr(sorted(f.values.items(), key=lambda kv: kv[0])), present, names_key)
             values = f.values
-        groups.setdefault(key, (values, present, [], f.renames))[2].append(f.path)
+        groups.setdefault(key, (values, present, [], names))[2].append(f.path)
     return list(groups.values())
+
+
+def _in_file(name: str, names: dict[str, str | None] | None) -> str | None:
+    """The name column `name` has in the files of a group (None: they do not hold it)."""
+    return name if names is None else names.get(name, name)
 
 
 def _read(paths: list[str], hive_types: dict[str, str] | None = None) -> str:
@@ -109,14 +117,18 @@ def _read(paths: list[str], hive_types: dict[str, str] | None = None) -> str:
 
 
 def _branch(spec: TableSpec, values: dict[str, Any] | None, present: frozenset[str] | None, paths: list[str],
-            renames: tuple[tuple[str, str | None], ...] = ()) -> str:
+            names: dict[str, str | None] | None = None) -> str:
     if values is None:  # hive directories hold the partition values
         hive = {c.lower() for c in spec.partition_cols}
         types = {c.name: "VARCHAR" if c.type is None or c.type.startswith("DECIMAL") else c.type
                  for c in spec.columns or [] if c.name.lower() in hive}
-        exprs = [f"{_cast(quote_ident(c.name), c.type)} AS {quote_ident(c.name)}"
-                 if c.name.lower() in hive or c.name.lower() in (present or ())
-                 else f"{_cast('NULL', c.type)} AS {quote_ident(c.name)}" for c in spec.columns or []]
+        exprs = []
+        for c in spec.columns or []:
+            src = c.name if c.name.lower() in hive else _in_file(c.name, names)
+            if src is not None and (c.name.lower() in hive or src.lower() in (present or ())):
+                exprs.append(f"{_cast(quote_ident(src), c.type)} AS {quote_ident(c.name)}")
+            else:
+                exprs.append(f"{_cast('NULL', c.type)} AS {quote_ident(c.name)}")
         return f"SELECT {', '.join(exprs)} FROM {_read(paths, types)}"
     lower_values = {k.lower(): v for k, v in values.items()}
     if spec.columns is None:
@@ -124,12 +136,11 @@ def _branch(spec: TableSpec, values: dict[str, Any] | None, present: frozenset[s
                  if present is None or k.lower() not in present]
         return f"SELECT *{''.join(', ' + e for e in extra)} FROM {_read(paths)}"
     exprs = []
-    moved = dict(renames)
     for col in spec.columns:
         low = col.name.lower()
-        stored = moved.get(col.name, col.name)
-        if stored is not None and (present is None and col.name in moved or present is not None and stored.lower() in present):
-            src = quote_ident(stored)
+        held = _in_file(col.name, names)
+        if present is not None and held is not None and held.lower() in present:
+            src = quote_ident(held)
         elif low in lower_values:
             src = sql_literal(lower_values[low])
             if col.type == "TIMESTAMP" and isinstance(lower_values[low], str):
@@ -156,7 +167,7 @@ def table_sql(spec: TableSpec, trust_all: bool, where: str | None = None) -> str
         body = _empty(spec)
     else:
         joiner = " UNION ALL " if spec.columns is not None else " UNION ALL BY NAME "
-        body = joiner.join(_branch(spec, v, p, paths, r) for v, p, paths, r in _groups(spec, trust_all))
+        body = joiner.join(_branch(spec, v, p, paths, n) for v, p, paths, n in _groups(spec, trust_all))
     if body is None or not where:
         return body
     return f"SELECT * FROM ({body}) AS _t WHERE {where_sql(where)}"

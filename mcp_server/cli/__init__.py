@@ -177,3 +177,19 @@ __import__("importlib").import_module("mcp_server.cli.interop").register(main, i
 
 if __name__ == "__main__":
     main()
+
+
+@main.group("eval")
+def eval_group() -> None:
+    """The evaluation harness: build the Acme lake (and, later, run questions against it)."""
+
+
+@eval_group.command("build")
+@click.option("--data", "data_dir", required=True, help="output directory (DIR/enriched, DIR/stale, manifest)")
+@click.option("--seed", default=7, show_default=True, type=int)
+@click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "full"]))
+def eval_build(data_dir, seed, scale) -> None:
+    """Build the Acme lake with Spark through the bridge, its history and both annotation histories."""
+    from eval.lake import build
+
+    build(data_dir, seed=seed, scale=scale, log=lambda m: click.echo(m, err=True))
