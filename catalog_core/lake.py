@@ -69,9 +69,11 @@ def object_path(name: str, *, levels: tuple[int, ...] = (1, 2, 3)) -> str:
         want = " or ".join(("catalog", "catalog.namespace", "catalog.namespace.table")[n - 1] for n in levels)
         raise InvalidValueError(f"name {name!r} must be {want}, e.g. 'acme.core.fct_orders'", name=name)
     for part in parts:
-        if is_reserved(part) or "/" in part or "\x00" in part:
-            raise InvalidPathError(f"name {name!r}: {part!r} is not a valid id (no '/', NUL or leading '_')",
-                                    name=name)
+        if is_reserved(part):
+            raise InvalidValueError(f"name {name!r}: {part!r} starts with '_', which is reserved for the catalog "
+                                    "itself (e.g. _semantic); name lake objects without it", name=name)
+        if "/" in part or "\x00" in part:
+            raise InvalidPathError(f"name {name!r}: {part!r} is not a valid id (no '/' or NUL)", name=name)
     path = "/" + "/".join(parts)
     try:
         path.encode()
