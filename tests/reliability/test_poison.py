@@ -287,7 +287,9 @@ def test_lone_poison_commit_over_http_then_read_modify_write(engine_server):
     remote = cc.connect(url)
     assert read_modify_write(remote, "/counter") == base + 1
     assert cat.get("/counter").value == {"n": 0, "rmw": 1}
-    assert author_error.startswith("commit author holds a string with a lone surrogate")
+    # refused where it entered: by the server's JSON check of the body (or, for a client that sends
+    # the surrogate some other way, by the engine's check of the commit author); either says what
+    assert "surrogate" in author_error, author_error
 
 
 @pytest.fixture
