@@ -1,5 +1,5 @@
 """Fixtures of the semantic tests: `cat` runs a test against the embedded catalog and against
-`cc.connect(url)` to a real uvicorn server (the pattern of tests/catalog_core/test_behaviour.py);
+`cc.connect(url)` to a real uvicorn server (the `catalog` fixture of tests/conftest.py);
 `ecat` is embedded only; `lk` is a LakeBuilder on `cat`."""
 
 from __future__ import annotations
@@ -11,24 +11,13 @@ from semantic.history import clear_cache
 
 from .lakes import LakeBuilder
 
-BACKENDS = ["embedded", "http"]
 
-
-@pytest.fixture(params=BACKENDS)
-def cat(request, data_dir):
-    engine = cc.Catalog.open(data_dir)
-    if request.param == "embedded":
-        yield engine
-    else:
-        from mcp_server.http.server import serve_in_thread
-
-        server = serve_in_thread(engine)
-        client = cc.connect(server.url)
-        yield client
-        client.close()
-        server.stop()
+@pytest.fixture
+def cat(catalog):
+    """The behaviour fixture of tests/conftest.py (embedded and HTTP), with the semantic caches
+    cleared after each test."""
+    yield catalog
     clear_cache()
-    engine.close()
 
 
 @pytest.fixture
