@@ -3,18 +3,24 @@ written through any catalog, and oracles that check a table's stats against its 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
 import math
 import os
+import socket
+import subprocess
+import sys
+import time
 
+import httpx
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from catalog_core.api import CatalogAPI
 
-__all__ = ["lake", "Lake", "build_lake", "schema_columns", "ORDERS", "SCHEMA", "data_truth", "parquet_files", "expected_stats", "assert_stats_consistent"]
+__all__ = ["free_port", "start_server", "lake", "Lake", "build_lake", "schema_columns", "ORDERS", "SCHEMA", "data_truth", "parquet_files", "expected_stats", "assert_stats_consistent"]
 
 
 def lake(cat: CatalogAPI, files_per_part: int = 2) -> int:
@@ -199,3 +205,34 @@ def build_lake(cat):
     lake.v3 = lake.write("2001-06-03", "c", [6, 7, 8, 9])
     lake.v4 = lake.add_customers([(1, "ann"), (2, "bob")])
     return lake
+
+
+# ------------------------------------------------------------------ a real `semcat serve` subprocess
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(data_dir: str, log_path: str, *args: str) -> tuple[subprocess.Popen, str]:
+    """`semcat serve` on a free loopback port, this tree first on its path; (process, url) once healthy."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "SEMCAT_TOKENS"}
+    env["PYTHONPATH"] = ROOT
+    log = open(log_path, "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_server.cli", "serve", "--data", data_dir,
+                             "--port", str(port), *args], cwd=ROOT, env=env, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(open(log_path).read())
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return proc, url
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("server did not start: " + open(log_path).read())

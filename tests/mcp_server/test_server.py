@@ -4,7 +4,6 @@ process-level durability (SIGTERM drains and closes; SIGKILL loses no acknowledg
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,6 +16,7 @@ import catalog_core as cc
 from catalog_core import errors
 from mcp_server.http.auth import Tokens, UnsafeBindError, check_bind, is_loopback, load_tokens
 from mcp_server.http.server import create_app, serve_in_thread
+from tests.helpers import free_port, start_server
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WRITE, READ = "w-secret", "r-secret"
@@ -317,32 +317,6 @@ def test_create_app_does_not_close_a_borrowed_catalog(engine):
 
 
 # ------------------------------------------------------------------ process-level durability
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(data_dir, log_path, *args):
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "SEMCAT_TOKENS"}
-    env["PYTHONPATH"] = ROOT
-    log = open(log_path, "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "mcp_server.cli", "serve", "--data", data_dir,
-                             "--port", str(port), *args], cwd=ROOT, env=env, stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(open(log_path).read())
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return proc, url
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError("server did not start: " + open(log_path).read())
-
-
 class Writers:
     """Client threads committing small three-write transactions in a loop; each records the
     commits the server acknowledged."""

@@ -8,14 +8,11 @@ lone surrogates refused, and a write set that changes nothing creates no vid."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 
@@ -25,6 +22,7 @@ import pytest
 import catalog_core as cc
 from catalog_core.errors import ConflictError, InvalidPathError, InvalidValueError
 from mcp_server.http.server import serve_in_thread
+from tests.helpers import start_server
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLIENTS = 16
@@ -55,32 +53,6 @@ def run_clients(target, n=CLIENTS):
     hung = [th.name for th in threads if th.is_alive()]
     assert not hung, f"{len(hung)} client thread(s) hung in a commit: {hung}"
     assert not errors, f"client threads failed: {errors[:3]!r}"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(data_dir, log_path):
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "SEMCAT_TOKENS"}
-    env["PYTHONPATH"] = ROOT
-    log = open(log_path, "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "mcp_server.cli", "serve", "--data", data_dir,
-                             "--port", str(port)], cwd=ROOT, env=env, stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(open(log_path).read())
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return proc, url
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError("server did not start: " + open(log_path).read())
 
 
 def post(client: httpx.Client, path: str, body: dict) -> httpx.Response:
