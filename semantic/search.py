@@ -37,6 +37,7 @@ the lexical ranking by reciprocal-rank fusion; `mode="auto"` uses it when the ex
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -254,6 +255,9 @@ class _Index:
     def _build(self) -> None:
         import bm25s
 
+        # bm25s sets its own logger to DEBUG on import; once a root handler exists (the MCP server
+        # configures one) every index build would print "Building index from tokens" to stderr.
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
         for f in FIELDS:
             corpus = [self.docs[n].fields[f] for n in self.names]
             if not any(corpus):
