@@ -26,10 +26,14 @@ Bad model output never raises:
   plain text without SQL is an abstention with that text as the reason.
 
 Endpoint errors: 429, 5xx and transport errors are retried `max_retries` times with a short exponential
-backoff; then, as for any other non-200 answer, `OpenAIEndpointError` says the status, the endpoint's
+backoff; then, as for any other non-200 answer, `OpenAIEndpointError` says the HTTP code, the endpoint's
 message and what to check. 401/403 are not retried. The loop records the exception as an agent error.
 
 The endpoint's `usage` (prompt_tokens, completion_tokens) is summed over every request: `usage()`.
+
+One episode at a time per agent (the loop's usage deltas assume it too): the agent keeps the current
+episode's model responses and starts afresh when it is handed a different transcript. Run concurrent
+episodes with one agent each.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ You answer a question about an organisation's data with one DuckDB SQL statement
 data catalog. You see the catalog only through the tools.
 
 Explore before you answer: search for candidate tables, describe the ones you may use (columns, grain, \
-units, allowed values, relationships, metrics, verified queries), find join paths instead of guessing \
+the unit of each measure, allowed values, relationships, metrics, verified queries), find join paths instead of guessing \
 keys, look up exact filter values, and check your statement with run_sql.
 
 Heed every warning the tools return. A deprecated table: use its successor. A stale or suspect \
@@ -78,11 +82,11 @@ _SQL_START = re.compile(r"^\s*(select|with|from)\b", re.I)
 
 
 class OpenAIEndpointError(RuntimeError):
-    """The chat-completions endpoint failed: `status` (None for a transport error) and its message."""
+    """The chat-completions endpoint failed: `status_code` (None for a transport error) and its message."""
 
-    def __init__(self, message: str, status: int | None = None, body_message: str = "") -> None:
+    def __init__(self, message: str, status_code: int | None = None, body_message: str = "") -> None:
         super().__init__(message)
-        self.status = status
+        self.status_code = status_code
         self.body_message = body_message
 
 
@@ -127,7 +131,7 @@ class _Call:
     name: str
     raw: str                       # the arguments exactly as sent (a JSON string)
     step: Step
-    note: str | None = None        # shown to the model instead of the loop's text (invalid arguments)
+    hint: str | None = None        # shown to the model instead of the loop's text (invalid arguments)
     turn: int | None = None        # index of its turn in the transcript, once returned as a ToolCall
 
 
@@ -189,7 +193,7 @@ class OpenAIAgent:
     # ------------------------------------------------------------------ conversation
     def messages(self, transcript: Transcript) -> list[dict[str, Any]]:
         """The chat messages for the next request, rebuilt from the transcript."""
-        system = SYSTEM_PROMPT.format(budget=transcript.budget)
+        system = SYSTEM_PROMPT.replace("{budget}", str(transcript.budget))
         now = snapshot_time(transcript)
         if now:
             system += (f"\n\nThe snapshot you read ({transcript.snapshot}) was committed at {now}: take that as "
@@ -206,7 +210,7 @@ class OpenAIAgent:
                 if c.turn is None or c.turn >= len(transcript.turns):
                     continue   # a terminal call (final_answer / abstain) ends the episode: never reached here
                 msgs.append({"role": "tool", "tool_call_id": c.id,
-                             "content": c.note or self._result_text(transcript.turns[c.turn])})
+                             "content": c.hint or self._result_text(transcript.turns[c.turn])})
         left = transcript.calls_left
         if self._exchanges and left <= 2:
             msgs.append({"role": "user", "content": (
@@ -293,34 +297,34 @@ class OpenAIAgent:
             return _Call(call_id, name, raw, Abstain(str(reason).strip() if reason else "no reason given"))
         if error is None:
             return _Call(call_id, name, raw, ToolCall(name, args))
-        note = (f"ERROR: nothing was called: {error}. Received arguments: {raw[:500]!r}. Call {name} again with "
+        hint = (f"ERROR: nothing was called: {error}. Received arguments: {raw[:500]!r}. Call {name} again with "
                 "one JSON object matching its parameters.")
-        return _Call(call_id, name, raw, ToolCall(INVALID_PREFIX + name, {}), note=note)
+        return _Call(call_id, name, raw, ToolCall(INVALID_PREFIX + name, {}), hint=hint)
 
     # ------------------------------------------------------------------ HTTP
     async def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.model, "messages": messages, "tools": tools, "tool_choice": "auto"}
+        body_json: dict[str, Any] = {"model": self.model, "messages": messages, "tools": tools, "tool_choice": "auto"}
         if self.temperature is not None:
-            payload["temperature"] = self.temperature
+            body_json["temperature"] = self.temperature
         if self.max_tokens is not None:
-            payload["max_tokens"] = self.max_tokens
+            body_json["max_tokens"] = self.max_tokens
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         check = (f"check the base URL ({self.base_url}; it is the part before /chat/completions, often ending in "
                  f"/v1), the model ({self.model!r}) and the key (OPENAI_API_KEY)")
         async with httpx.AsyncClient(timeout=self.timeout) as client:
-            attempt = 0
+            tries = 0
             while True:
                 self.requests += 1
                 try:
-                    r = await client.post(self.url, json=payload, headers=headers)
+                    r = await client.post(self.url, json=body_json, headers=headers)
                 except httpx.TransportError as e:
-                    if attempt < self.max_retries:
-                        await self._sleep(attempt, None)
-                        attempt += 1
+                    if tries < self.max_retries:
+                        await self._sleep(tries, None)
+                        tries += 1
                         continue
-                    raise OpenAIEndpointError(f"could not reach {self.url} after {attempt + 1} attempts "
+                    raise OpenAIEndpointError(f"could not reach {self.url} after {tries + 1} attempts "
                                               f"({type(e).__name__}: {e}); {check}") from None
                 if r.status_code == 200:
                     try:
@@ -339,16 +343,16 @@ class OpenAIAgent:
                         f"{self.url} answered {r.status_code} ({'unauthorized' if r.status_code == 401 else 'forbidden'}"
                         f"): {body}. Set OPENAI_API_KEY (or pass api_key) to a key this endpoint accepts"
                         + ("" if self.api_key else "; no key was sent"), r.status_code, body)
-                if (r.status_code == 429 or r.status_code >= 500) and attempt < self.max_retries:
-                    await self._sleep(attempt, r.headers.get("retry-after"))
-                    attempt += 1
+                if (r.status_code == 429 or r.status_code >= 500) and tries < self.max_retries:
+                    await self._sleep(tries, r.headers.get("retry-after"))
+                    tries += 1
                     continue
-                tries = f" after {attempt + 1} attempts" if attempt else ""
-                raise OpenAIEndpointError(f"{self.url} answered {r.status_code}{tries}: {body}; {check}",
+                after = f" after {tries + 1} attempts" if tries else ""
+                raise OpenAIEndpointError(f"{self.url} answered {r.status_code}{after}: {body}; {check}",
                                           r.status_code, body)
 
-    async def _sleep(self, attempt: int, retry_after: str | None) -> None:
-        delay = self.backoff * (2 ** attempt)
+    async def _sleep(self, tries: int, retry_after: str | None) -> None:
+        delay = self.backoff * (2 ** tries)
         if retry_after:
             try:
                 delay = max(delay, min(float(retry_after), 10.0))   # honoured, but bounded

@@ -334,4 +334,4 @@ def test_make_agent():
 
 def test_endpoint_error_carries_the_status():
     e = OpenAIEndpointError("x", 503, "busy")
-    assert (e.status, e.body_message, str(e)) == (503, "busy", "x")
+    assert (e.status_code, e.body_message, str(e)) == (503, "busy", "x")
