@@ -249,6 +249,12 @@ def test_a_500_is_retried_then_the_session_goes_on(endpoint, server):
     assert agent.usage() == (100, 10)
 
 
+def test_a_429_is_retried(endpoint, server):
+    endpoint.play(error(429, "rate limited"), calls(("final_answer", {"sql": SQL})))
+    ep = episode(server, agent_for(endpoint, max_retries=1))
+    assert ep.sql == SQL and len(endpoint.requests) == 2
+
+
 def test_a_persistent_500_is_an_agent_error_in_the_episode(endpoint, server):
     endpoint.play(*[error(500, "the model crashed")] * 5)
     ep = episode(server, agent_for(endpoint, max_retries=2))
@@ -335,3 +341,14 @@ def test_make_agent():
 def test_endpoint_error_carries_the_status():
     e = OpenAIEndpointError("x", 503, "busy")
     assert (e.status_code, e.body_message, str(e)) == (503, "busy", "x")
+
+
+def test_no_lake_name_in_the_agent_code():
+    """HARNESS.md's rule for agent code, on this agent (tests/eval/test_agent_rules.py checks the package)."""
+    import re
+
+    import eval.agents.openai as mod
+    src = open(mod.__file__).read()
+    banned = r"fct_|dim_(date|store|product|customer)|agg_daily|agg_weekly|rpt_finance|sales_daily|etl_load_log|" \
+             r"map_store_code|net_line_cents|loyalty_tier|acme"
+    assert not re.search(banned, src, re.I)
