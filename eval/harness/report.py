@@ -102,7 +102,8 @@ def render(records: list[dict[str, Any]], info: dict[str, Any], summary: dict[st
     snaps = info.get("snapshots") or {}
     if snaps:
         L.append("Pinned snapshots (vid per lake): " + "; ".join(f"{c} {v}" for c, v in snaps.items()) + "  ")
-    L.append(f"Run time: {info.get('seconds', '?')} s (started {info.get('started', '?')})")
+    L.append(f"Run time: {info.get('seconds', '?')} s: questions {info.get('eval_seconds', '?')} s, detector "
+             f"{info.get('detector_seconds', '?')} s (started {info.get('started', '?')})")
     L += ["", "## Accuracy per condition", "", headline(summary), ""]
 
     tags = sorted({t for c in conds for t in summary["conditions"][c]["tags"]})
@@ -198,8 +199,8 @@ def write_report(out_dir: str) -> dict[str, str]:
     """Write report.md, chart.png and summary.json from OUT/results.jsonl (and OUT/run.json)."""
     records, info = read_results(out_dir)
     summary = summarize(records)
-    summary["run"] = {k: info.get(k) for k in ("command", "agent", "lakes", "snapshots", "seconds", "questions",
-                                               "detector")}
+    summary["run"] = {k: info.get(k) for k in ("command", "agent", "lakes", "snapshots", "seconds", "eval_seconds",
+                                               "detector_seconds", "questions", "detector")}
     paths = {"report": os.path.join(out_dir, "report.md"), "chart": os.path.join(out_dir, "chart.png"),
              "summary": os.path.join(out_dir, "summary.json")}
     with open(paths["summary"], "w", encoding="utf-8") as fh:

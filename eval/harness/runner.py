@@ -305,6 +305,7 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
     histories = {CONDITIONS[c] for c in conds}
     t0 = time.perf_counter()
     lakes: list[_Lake] = []
+    detector_s = 0.0
     try:
         for i, root in enumerate(roots):
             lakes.append(_open_lake(root, None if catalogs is None else catalogs[i], histories))
@@ -330,7 +331,9 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
                     vids[cond].append(vid)
                     recs[cond] = out
                 per_lake.append(recs)
+                t1 = time.perf_counter()
                 detectors.append(_detector(lake, detector_depths, D0))
+                detector_s += time.perf_counter() - t1
     finally:
         for lake in lakes:
             if lake.owned:
@@ -348,6 +351,7 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
         "lakes": [{"dir": os.path.abspath(lk.root), "seed": lk.info.get("seed"), "scale": lk.info.get("scale"),
                    "stale_tables": sorted(lk.stale_tables)} for lk in lakes],
         "snapshots": vids, "detector": detectors, "seconds": round(seconds, 1),
+        "eval_seconds": round(seconds - detector_s, 1), "detector_seconds": round(detector_s, 1),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - seconds)),
     }
     with open(os.path.join(out_dir, RUN_INFO), "w", encoding="utf-8") as fh:

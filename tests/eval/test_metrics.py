@@ -119,3 +119,23 @@ def test_per_tag_and_summary():
     s = summarize(rs)
     assert s["mcnemar"][0]["only_b"] == 1 and s["recovery"]["all"]["recovery"] is None
     assert math.isclose(s["conditions"]["bare"]["overall"]["accuracy"], 0.5)
+
+
+def test_several_lakes_count_only_if_correct_at_all():
+    from eval.harness.questions import Question
+    from eval.harness.runner import _combine, _Lake
+
+    q = [Question(id=i, question="?", gold_sql="SELECT 1", tables=("acme.core.dim_store",)) for i in ("a", "b")]
+    lakes = [_Lake("L1", {}, False, {"stale": [{"table": "acme.core.dim_store", "detectable": False}]}, {}),
+             _Lake("L2", {}, False, None, {})]
+
+    def r(qid, lake, outcome):
+        return {"id": qid, "condition": "enriched", "lake": lake, "vid": 1, "outcome": outcome,
+                "correct": outcome == "correct", "reason": outcome, "sql": "SELECT 1"}
+
+    per_lake = [{"enriched": [r("a", "L1", "correct"), r("b", "L1", "correct")]},
+                {"enriched": [r("a", "L2", "correct"), r("b", "L2", "silent-wrong")]}]
+    a, b = _combine(q, ["enriched"], lakes, per_lake)
+    assert a["correct"] and a["outcome"] == "correct" and len(a["lakes"]) == 2
+    assert not b["correct"] and b["outcome"] == "silent-wrong" and "(at L2)" in b["reason"]
+    assert a["touches_stale"] and not a["touches_detectable_stale"]
