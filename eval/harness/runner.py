@@ -11,7 +11,7 @@ handle. Gold and predicted SQL run with `catalog_core.run_sql` at the same vid a
 `eval.harness.compare`.
 
 Outcomes: `correct`; `silent-wrong` (the SQL ran and its result is wrong; for an `unanswerable`
-question: any SQL); `loud-error` (the SQL failed, or the agent raised); `abstain` (correct for an
+question: any SQL, whether it runs or not); `loud-error` (the SQL failed, or the agent raised); `abstain` (correct for an
 `unanswerable` question); `gold-error` (the gold SQL itself failed: a question-file bug, counted wrong).
 With several lakes, a prediction is correct only if it is correct at every lake; the other fields of the
 line are those of the first lake, and `lakes` lists each lake's outcome.
@@ -212,9 +212,6 @@ def _score(q: Question, ep: Episode, gold: tuple[Any, str | None] | None, cat: C
             return "correct", f"abstained on an unanswerable question: {ep.abstain_reason}"
         return "abstain", f"abstained: {ep.abstain_reason}"
     if q.unanswerable:
-        res, err = _sql(cat, ep.sql, vid)
-        if err is not None:
-            return "loud-error", f"SQL on an unanswerable question, and it failed: {err}"
         return "silent-wrong", "answered an unanswerable question (the gold is an abstention)"
     assert gold is not None
     g, gerr = gold
@@ -276,10 +273,11 @@ async def _run_condition(lake: _Lake, cond: str, qs: Sequence[Question], agent_f
 
 
 def _progress(total: int, enabled: bool) -> Any:
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    disable=not enabled, transient=False)
+                    console=Console(stderr=True), disable=not enabled, transient=False)
 
 
 def run_eval(data: str | Sequence[str], questions: Sequence[Question], conditions: Sequence[str],
