@@ -194,8 +194,8 @@ def eval_build(data_dir, seed, scale) -> None:
 @eval_group.command("run")
 @click.option("--data", "data_dirs", required=True, multiple=True,
               help="a lake built by `semcat eval build` (repeat for several seeds: correct only if correct at all)")
-@click.option("--questions", "questions_file", default="eval/questions/public.yaml", show_default=True,
-              help="question file (eval/harness/questions.py format)")
+@click.option("--questions", "questions_file", default=None,
+              help="question file (eval/harness/questions.py format)  [default: eval/questions/public.yaml]")
 @click.option("--conditions", default="bare,enriched,stale,stale+detect", show_default=True,
               help="comma-separated: bare, enriched, stale, stale+detect, enriched+detect")
 @click.option("--agent", "agent_kind", default="offline", show_default=True,
@@ -211,6 +211,7 @@ def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model,
              progress) -> None:
     """Run every question x condition at one pinned snapshot, score it, and write the report."""
     import importlib
+    import os
     import shlex
     import sys
 
@@ -222,6 +223,10 @@ def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model,
         conds = validate_conditions(conditions.split(","))
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--conditions") from None
+    if questions_file is None:
+        import eval as _eval_pkg
+
+        questions_file = os.path.join(os.path.dirname(_eval_pkg.__file__), "questions", "public.yaml")
     try:
         questions = load_questions(questions_file)
     except QuestionFileError as exc:
