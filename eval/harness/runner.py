@@ -16,7 +16,8 @@ question: any SQL, whether it runs or not); `loud-error` (the SQL failed, or the
 With several lakes, a prediction is correct only if it is correct at every lake; the other fields of the
 line are those of the first lake, and `lakes` lists each lake's outcome.
 
-Output: OUT/results.jsonl (one line per question x condition) and OUT/run.json (lakes, seeds, pinned
+Output: OUT/episodes.jsonl (written as the run goes: one line per question x condition x lake),
+OUT/results.jsonl (one line per question x condition, at the end) and OUT/run.json (lakes, seeds, pinned
 vids per condition, agent, detector scores, timings); `eval.harness.report` turns them into report.md,
 chart.png and summary.json.
 """
@@ -51,6 +52,7 @@ HIDE_FLAGS: dict[str, tuple[bool, bool]] = {
 }
 RESULTS = "results.jsonl"
 RUN_INFO = "run.json"
+EPISODES = "episodes.jsonl"   # written as the run goes: one line per question x condition x lake
 ROW_LIMIT = 100_000
 SQL_TIMEOUT_S = 30.0
 
@@ -231,7 +233,7 @@ def _score(q: Question, ep: Episode, gold: tuple[Any, str | None] | None, cat: C
 async def _run_condition(lake: _Lake, cond: str, qs: Sequence[Question], agent_factory: Callable[[], Agent],
                          gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]], deprecated: set[str],
                          known: list[str], tick: Callable[[], None],
-                         names: set[str]) -> tuple[int, list[dict[str, Any]]]:
+                         names: set[str], log: Any = None) -> tuple[int, list[dict[str, Any]]]:
     from mcp import Client
 
     from eval.lake import CONDITIONS, D0
@@ -268,6 +270,9 @@ async def _run_condition(lake: _Lake, cond: str, qs: Sequence[Question], agent_f
                 "prompt_tokens": ep.prompt_tokens, "completion_tokens": ep.completion_tokens,
                 "seconds": round(ep.seconds, 3),
             })
+            if log is not None:
+                log.write(json.dumps(out[-1], ensure_ascii=False, default=str) + "\n")
+                log.flush()
             tick()
     return vid, out
 
@@ -312,7 +317,7 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
         detectors: list[dict[str, Any]] = []
         names: set[str] = set()
         total = len(qs) * len(conds) * len(lakes)
-        with _progress(total, progress) as bar:
+        with _progress(total, progress) as bar, open(os.path.join(out_dir, EPISODES), "w", encoding="utf-8") as log:
             task = bar.add_task("eval", total=total)
             for lake in lakes:
                 known = sorted(lake.info.get("rows", {}))
@@ -325,7 +330,7 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
                 for cond in conds:
                     bar.update(task, description=f"{cond} @ {os.path.basename(os.path.normpath(lake.root))}")
                     vid, out = asyncio.run(_run_condition(lake, cond, qs, agent_factory, gold_cache, deprecated,
-                                                          known, lambda: bar.advance(task), names))
+                                                          known, lambda: bar.advance(task), names, log))
                     vids[cond].append(vid)
                     recs[cond] = out
                 per_lake.append(recs)
