@@ -194,6 +194,11 @@ def _col_name(result: _Result, i: int) -> str:
     return str(name if name is not None else c)
 
 
+def _show(v: Any) -> str:
+    t = repr(v)
+    return t if len(t) <= 40 else t[:39] + "…"
+
+
 def _seq_equal(g: list[tuple[Any, ...]], p: list[tuple[Any, ...]], decimals: int) -> bool:
     return len(g) == len(p) and all(_rows_equal(a, b, decimals) for a, b in zip(g, p, strict=True))
 
@@ -225,7 +230,10 @@ def compare(gold: _Result, pred: _Result, *, order_matters: bool = False, decima
             if order_matters and any(_bag_equal(gi, col(p_rows, j), decimals) for j in range(m)):
                 return Comparison(False, f"gold column {i + 1} ({_col_name(gold, i)}) has its values in a "
                                          "different row order")
-            return Comparison(False, f"no predicted column matches gold column {i + 1} ({_col_name(gold, i)})")
+            why = f"no predicted column matches gold column {i + 1} ({_col_name(gold, i)})"
+            if len(g_rows) == 1:
+                why += f": gold {_show(g_rows[0][i])}, predicted {', '.join(_show(v) for v in p_rows[0])}"
+            return Comparison(False, why)
         cands.append(ok)
 
     order = sorted(range(n), key=lambda i: len(cands[i]))

@@ -97,6 +97,8 @@ def test_rounding_to_decimals():
 
 
 def test_scaled_answers_are_wrong():
+    c = ok(R(["net"], [(1234.56,)]), R(["x", "n"], [("a", 123456.0)]))
+    assert c.reason == "no predicted column matches gold column 1 (net): gold 1234.56, predicted 'a', 123456.0"
     assert not ok(R(["x"], [(1234.56,)]), R(["x"], [(123456.0,)])).correct   # cents for dollars
     assert not ok(R(["x"], [(0.25,)]), R(["x"], [(25.0,)])).correct          # percent for a fraction
     assert not ok(R(["x"], [(0.25,)]), R(["x"], [(0.0025,)])).correct
