@@ -175,13 +175,9 @@ def import_iceberg(data_dir, catalog_uri, warehouse, catalog_name, table, into, 
 __import__("importlib").import_module("mcp_server.cli.interop").register(main, import_)  # import dbt|osi|cortex, export osi
 
 
-if __name__ == "__main__":
-    main()
-
-
 @main.group("eval")
 def eval_group() -> None:
-    """The evaluation harness: build the Acme lake (and, later, run questions against it)."""
+    """The evaluation harness: build the Acme lake, run questions against it and report."""
 
 
 @eval_group.command("build")
@@ -193,3 +189,79 @@ def eval_build(data_dir, seed, scale) -> None:
     from eval.lake import build
 
     build(data_dir, seed=seed, scale=scale, log=lambda m: click.echo(m, err=True))
+
+
+@eval_group.command("run")
+@click.option("--data", "data_dirs", required=True, multiple=True,
+              help="a lake built by `semcat eval build` (repeat for several seeds: correct only if correct at all)")
+@click.option("--questions", "questions_file", default=None,
+              help="question file (eval/harness/questions.py format)  [default: eval/questions/public.yaml]")
+@click.option("--conditions", default="bare,enriched,stale,stale+detect", show_default=True,
+              help="comma-separated: bare, enriched, stale, stale+detect, enriched+detect")
+@click.option("--agent", "agent_kind", default="offline", show_default=True,
+              help="offline | openai, or module:factory (a callable returning a fresh agent)")
+@click.option("--base-url", default=None, help="--agent openai: the endpoint (before /chat/completions)")
+@click.option("--model", default=None, help="--agent openai: the model name")
+@click.option("--out", "out_dir", required=True, help="output directory: results.jsonl, report.md, chart.png")
+@click.option("--limit", default=None, type=click.IntRange(min=1), help="only the first N questions")
+@click.option("--detector/--no-detector", default=True, show_default=True,
+              help="score the staleness detector against the manifest (metadata and data depth)")
+@click.option("--progress/--no-progress", default=True, show_default=True)
+def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model, out_dir, limit, detector,
+             progress) -> None:
+    """Run every question x condition at one pinned snapshot, score it, and write the report."""
+    import importlib
+    import os
+    import shlex
+    import sys
+
+    from eval.harness.questions import QuestionFileError, load_questions
+    from eval.harness.report import headline, write_report
+    from eval.harness.runner import run_eval, validate_conditions
+
+    try:
+        conds = validate_conditions(conditions.split(","))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--conditions") from None
+    if questions_file is None:
+        import eval as _eval_pkg
+
+        questions_file = os.path.join(os.path.dirname(_eval_pkg.__file__), "questions", "public.yaml")
+    try:
+        questions = load_questions(questions_file)
+    except QuestionFileError as exc:
+        raise click.BadParameter(str(exc), param_hint="--questions") from None
+    if ":" in agent_kind:
+        mod, _, attr = agent_kind.partition(":")
+        try:
+            factory = getattr(importlib.import_module(mod), attr)
+        except (ImportError, AttributeError) as exc:
+            raise click.BadParameter(f"cannot load agent factory {agent_kind!r}: {exc}", param_hint="--agent") from None
+    else:
+        make_agent = getattr(importlib.import_module("eval.agents"), "make_agent", None)
+        if make_agent is None:
+            raise click.ClickException("this checkout has no eval.agents.make_agent yet: pass --agent module:factory")
+
+        def factory():
+            return make_agent(agent_kind, base_url=base_url, model=model)
+
+        try:
+            factory()
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--agent") from None
+    command = "semcat " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    try:
+        run_eval(list(data_dirs), questions, conds, factory, out_dir, limit=limit, progress=progress,
+                 command=command, detector_depths=("metadata", "data") if detector else ())
+    except (FileNotFoundError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    paths = write_report(out_dir)
+    import json
+
+    with open(paths["summary"], encoding="utf-8") as fh:
+        click.echo(headline(json.load(fh)))
+    click.echo(f"\nreport: {paths['report']}  chart: {paths['chart']}  lines: {out_dir}/results.jsonl")
+
+
+if __name__ == "__main__":
+    main()

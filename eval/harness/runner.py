@@ -1,0 +1,401 @@
+"""The runner (HARNESS.md, Scoring): every question x condition at one pinned snapshot per condition.
+
+    summary = run_eval("/work/lakes/small", load_questions("eval/questions/public.yaml"),
+                       ["bare", "enriched", "stale", "stale+detect"], lambda: make_agent("offline"), "out/")
+
+For each lake (one directory per seed) the runner opens each history's catalog once (or uses the open
+catalogs it is given: RocksDB allows one opener per process). For each condition it builds the MCP
+server (`create_server` with the condition's hide flags and now = D0), one in-memory `mcp.Client`, pins
+the latest snapshot once, and runs every question with a fresh agent through `run_episode` at that
+handle. Gold and predicted SQL run with `catalog_core.run_sql` at the same vid and are compared by
+`eval.harness.compare`.
+
+Outcomes: `correct`; `silent-wrong` (the SQL ran and its result is wrong; for an `unanswerable`
+question: any SQL, whether it runs or not); `loud-error` (the SQL failed, or the agent raised); `abstain` (correct for an
+`unanswerable` question); `gold-error` (the gold SQL itself failed: a question-file bug, counted wrong).
+With several lakes, a prediction is correct only if it is correct at every lake; the other fields of the
+line are those of the first lake, and `lakes` lists each lake's outcome.
+
+Output: OUT/episodes.jsonl (written as the run goes: one line per question x condition x lake),
+OUT/results.jsonl (one line per question x condition, at the end) and OUT/run.json (lakes, seeds, pinned
+vids per condition, agent, detector scores, timings); `eval.harness.report` turns them into report.md,
+chart.png and summary.json.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+import catalog_core as cc
+from catalog_core.api import CatalogAPI
+from eval.agents.loop import Agent, Episode, list_tool_specs, pin, run_episode
+from eval.harness.compare import compare
+from eval.harness.questions import Question
+
+__all__ = ["run_eval", "RunSummary", "OUTCOMES", "HIDE_FLAGS", "tables_read", "validate_conditions",
+           "RESULTS", "RUN_INFO"]
+
+OUTCOMES = ("correct", "silent-wrong", "loud-error", "abstain", "gold-error")
+# condition -> (hide_annotations, hide_findings); the history each reads is eval.lake.CONDITIONS
+HIDE_FLAGS: dict[str, tuple[bool, bool]] = {
+    "bare": (True, True), "enriched": (False, True), "stale": (False, True), "stale+detect": (False, False),
+    "enriched+detect": (False, False),
+}
+RESULTS = "results.jsonl"
+RUN_INFO = "run.json"
+EPISODES = "episodes.jsonl"   # written as the run goes: one line per question x condition x lake
+ROW_LIMIT = 100_000
+SQL_TIMEOUT_S = 30.0
+
+
+@dataclass
+class RunSummary:
+    out_dir: str
+    results_path: str
+    records: int
+    seconds: float
+    accuracy: dict[str, float] = field(default_factory=dict)     # per condition
+    snapshots: dict[str, list[int]] = field(default_factory=dict)  # condition -> pinned vid per lake
+
+
+def validate_conditions(conditions: Iterable[str]) -> list[str]:
+    """The conditions in order, checked; a ValueError names the unknown ones and the valid ones."""
+    out = [c.strip() for c in conditions if c and c.strip()]
+    bad = [c for c in out if c not in HIDE_FLAGS]
+    if bad:
+        raise ValueError(f"unknown condition(s) {', '.join(repr(b) for b in bad)}; choose from "
+                         f"{', '.join(HIDE_FLAGS)} (comma-separated)")
+    if not out:
+        raise ValueError(f"no condition given; choose from {', '.join(HIDE_FLAGS)}")
+    if len(set(out)) != len(out):
+        raise ValueError(f"a condition is repeated in {','.join(out)}")
+    return out
+
+
+# ------------------------------------------------------------------ SQL analysis
+def tables_read(sql: str | None, known: Iterable[str] = ()) -> list[str]:
+    """Tables a statement reads (sqlglot, DuckDB dialect), CTE names excluded, as dotted names. A name
+    with fewer than three parts is completed when exactly one known table ends with it."""
+    if not sql:
+        return []
+    try:
+        trees = sqlglot.parse(sql, read="duckdb")
+    except sqlglot.errors.SqlglotError:
+        return []
+    known = list(known)
+    out: list[str] = []
+    for tree in trees:
+        if tree is None:
+            continue
+        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+        for t in tree.find_all(exp.Table):
+            parts = [p for p in (t.catalog, t.db, t.name) if p]
+            if not parts or (len(parts) == 1 and parts[0].lower() in ctes):
+                continue
+            name = ".".join(parts).lower()
+            if len(parts) < 3:
+                ends = [k for k in known if k.lower().endswith("." + name)]
+                if len(ends) == 1:
+                    name = ends[0]
+            if name not in out:
+                out.append(name)
+    return out
+
+
+def _walk(v: Any) -> Iterable[dict[str, Any]]:
+    if isinstance(v, dict):
+        yield v
+        for x in v.values():
+            yield from _walk(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from _walk(x)
+
+
+def warned_deprecated(ep: Episode) -> set[str]:
+    """Tables the transcript showed as deprecated (warnings of kind `deprecated`, or a hit/card with a
+    `deprecated` / `deprecation` field)."""
+    out: set[str] = set()
+    for t in ep.turns:
+        for d in _walk(t.result):
+            if d.get("kind") == "deprecated" and isinstance(d.get("table"), str):
+                out.add(d["table"])
+            if d.get("deprecated") and isinstance(d.get("name"), str):
+                out.add(d["name"])
+            if d.get("deprecation") and isinstance(d.get("table"), str):
+                out.add(d["table"])
+    return out
+
+
+def deprecated_tables(cat: CatalogAPI, vid: int) -> set[str]:
+    """Tables with a `table.deprecated` annotation at `vid` (read through the semantic layer)."""
+    from semantic.annotations import read_catalog_annotations
+
+    return {name for name, anns in read_catalog_annotations(cat, vid=vid).items()
+            if any(a.key == "table.deprecated" and a.value for a in anns)}
+
+
+# ------------------------------------------------------------------ lakes
+@dataclass
+class _Lake:
+    root: str
+    catalogs: dict[str, CatalogAPI]
+    owned: bool
+    manifest: dict[str, Any] | None
+    info: dict[str, Any]
+
+    @property
+    def stale_tables(self) -> set[str]:
+        return {m["table"] for m in (self.manifest or {}).get("stale", [])}
+
+    @property
+    def detectable_tables(self) -> set[str]:
+        return {m["table"] for m in (self.manifest or {}).get("stale", []) if m.get("detectable")}
+
+
+def _open_lake(root: str, catalogs: dict[str, CatalogAPI] | None, histories: set[str]) -> _Lake:
+    from eval.lake import HISTORIES, MANIFEST, data_dir
+
+    if not os.path.isdir(root):
+        raise FileNotFoundError(f"{root}: no such lake directory; build one with `semcat eval build --data {root}`")
+    manifest = None
+    if os.path.exists(os.path.join(root, MANIFEST)):
+        with open(os.path.join(root, MANIFEST), encoding="utf-8") as fh:
+            manifest = json.load(fh)
+    info: dict[str, Any] = {}
+    if os.path.exists(os.path.join(root, "lake.json")):
+        with open(os.path.join(root, "lake.json"), encoding="utf-8") as fh:
+            info = json.load(fh)
+    if catalogs is not None:
+        missing = histories - set(catalogs)
+        if missing:
+            raise ValueError(f"catalogs given for {root} lack the histories {sorted(missing)}")
+        return _Lake(root, dict(catalogs), False, manifest, info)
+    opened: dict[str, CatalogAPI] = {}
+    try:
+        for h in HISTORIES:
+            d = data_dir(root, h)
+            if h in histories or os.path.isdir(d):
+                if not os.path.isdir(d):
+                    raise FileNotFoundError(f"{d}: the {h} history is missing; rebuild the lake with "
+                                            f"`semcat eval build --data {root}`")
+                opened[h] = cc.Catalog.open(d)
+    except BaseException:
+        for c in opened.values():
+            c.close()
+        raise
+    return _Lake(root, opened, True, manifest, info)
+
+
+# ------------------------------------------------------------------ scoring one episode
+def _sql(cat: CatalogAPI, sql: str, vid: int) -> tuple[Any, str | None]:
+    try:
+        return cc.run_sql(cat, sql, snapshot=vid, limit=ROW_LIMIT, timeout_s=SQL_TIMEOUT_S), None
+    except Exception as e:  # noqa: BLE001 - every failure of the SQL is an outcome
+        return None, f"{type(e).__name__}: {e}"
+
+
+def _score(q: Question, ep: Episode, gold: tuple[Any, str | None] | None, cat: CatalogAPI,
+           vid: int) -> tuple[str, str]:
+    """(outcome, reason)."""
+    if ep.sql is None:
+        if ep.agent_error:
+            return "loud-error", f"agent error: {ep.agent_error}"
+        if q.unanswerable:
+            return "correct", f"abstained on an unanswerable question: {ep.abstain_reason}"
+        return "abstain", f"abstained: {ep.abstain_reason}"
+    if q.unanswerable:
+        return "silent-wrong", "answered an unanswerable question (the gold is an abstention)"
+    assert gold is not None
+    g, gerr = gold
+    if gerr is not None:
+        return "gold-error", f"the gold SQL failed: {gerr}"
+    res, err = _sql(cat, ep.sql, vid)
+    if err is not None:
+        return "loud-error", f"predicted SQL failed: {err}"
+    c = compare(g, res, order_matters=q.order_matters, decimals=q.decimals)
+    if c.correct:
+        return "correct", c.reason
+    extra = " (the predicted result was truncated)" if res.truncated else ""
+    return "silent-wrong", c.reason + extra
+
+
+# ------------------------------------------------------------------ the run
+async def _run_condition(lake: _Lake, cond: str, qs: Sequence[Question], agent_factory: Callable[[], Agent],
+                         gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]], deprecated: set[str],
+                         known: list[str], tick: Callable[[], None],
+                         names: set[str], log: Any = None) -> tuple[int, list[dict[str, Any]]]:
+    from mcp import Client
+
+    from eval.lake import CONDITIONS, D0
+    from mcp_server.mcp import create_server
+
+    history = CONDITIONS[cond]
+    cat = lake.catalogs[history]
+    hide_ann, hide_find = HIDE_FLAGS[cond]
+    server = create_server(cat, hide_annotations=hide_ann, hide_findings=hide_find, now=D0.timestamp())
+    out: list[dict[str, Any]] = []
+    async with Client(server) as client:
+        handle, vid = await pin(client)
+        specs = await list_tool_specs(client)
+        dep = deprecated | deprecated_tables(cat, vid)
+        for q in qs:
+            agent = agent_factory()
+            names.add(str(getattr(agent, "name", type(agent).__name__)))
+            ep = await run_episode(client, agent, q.question, snapshot=handle, tools=specs)
+            gold = None
+            if not q.unanswerable and q.gold_sql:
+                key = (history, vid, q.id)
+                if key not in gold_cache:
+                    gold_cache[key] = _sql(cat, q.gold_sql, vid)
+                gold = gold_cache[key]
+            outcome, reason = _score(q, ep, gold, cat, vid)
+            read = tables_read(ep.sql, known)
+            used_dep = sorted(t for t in read if t in (dep | warned_deprecated(ep)))
+            out.append({
+                "id": q.id, "condition": cond, "lake": lake.root, "vid": vid, "outcome": outcome,
+                "correct": outcome == "correct", "reason": reason, "sql": ep.sql,
+                "abstain_reason": ep.abstain_reason if ep.sql is None else None, "agent_error": ep.agent_error,
+                "tables_read": read, "deprecated_used": used_dep, "tool_calls": ep.tool_calls,
+                "tools": [t.call.name for t in ep.turns], "tool_tokens": ep.tool_tokens,
+                "prompt_tokens": ep.prompt_tokens, "completion_tokens": ep.completion_tokens,
+                "seconds": round(ep.seconds, 3),
+            })
+            if log is not None:
+                log.write(json.dumps(out[-1], ensure_ascii=False, default=str) + "\n")
+                log.flush()
+            tick()
+    return vid, out
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=Console(stderr=True), disable=not enabled, transient=False)
+
+
+def run_eval(data: str | Sequence[str], questions: Sequence[Question], conditions: Sequence[str],
+             agent_factory: Callable[[], Agent], out_dir: str, *, limit: int | None = None, progress: bool = True,
+             catalogs: Sequence[dict[str, CatalogAPI]] | None = None, command: str | None = None,
+             detector_depths: tuple[str, ...] = ("metadata", "data")) -> RunSummary:
+    """Run every question x condition (x lake); write OUT/results.jsonl and OUT/run.json.
+
+    `catalogs`, when given, holds one dict per lake of already-open catalogs by history ("enriched",
+    "stale"); the runner then does not open (nor close) them. `detector_depths=()` skips the detector."""
+    from eval.lake import CONDITIONS, D0
+
+    roots = [data] if isinstance(data, str) else list(data)
+    if not roots:
+        raise ValueError("no lake directory given (--data DIR)")
+    conds = validate_conditions(conditions)
+    qs = list(questions)[: limit if limit is not None else None]
+    if not qs:
+        raise ValueError("no questions to run")
+    if catalogs is not None and len(catalogs) != len(roots):
+        raise ValueError(f"{len(catalogs)} catalog sets for {len(roots)} lake directories")
+    os.makedirs(out_dir, exist_ok=True)
+    histories = {CONDITIONS[c] for c in conds}
+    t0 = time.perf_counter()
+    lakes: list[_Lake] = []
+    detector_s = 0.0
+    try:
+        for i, root in enumerate(roots):
+            lakes.append(_open_lake(root, None if catalogs is None else catalogs[i], histories))
+        per_lake: list[dict[str, list[dict[str, Any]]]] = []
+        vids: dict[str, list[int]] = {c: [] for c in conds}
+        detectors: list[dict[str, Any]] = []
+        names: set[str] = set()
+        total = len(qs) * len(conds) * len(lakes)
+        with _progress(total, progress) as bar, open(os.path.join(out_dir, EPISODES), "w", encoding="utf-8") as log:
+            task = bar.add_task("eval", total=total)
+            for lake in lakes:
+                known = sorted(lake.info.get("rows", {}))
+                known = sorted(set(known) | {t for q in qs for t in q.tables})
+                deprecated: set[str] = set()
+                for c in lake.catalogs.values():
+                    deprecated |= deprecated_tables(c, c.resolve(None))
+                gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]] = {}
+                recs: dict[str, list[dict[str, Any]]] = {}
+                for cond in conds:
+                    bar.update(task, description=f"{cond} @ {os.path.basename(os.path.normpath(lake.root))}")
+                    vid, out = asyncio.run(_run_condition(lake, cond, qs, agent_factory, gold_cache, deprecated,
+                                                          known, lambda: bar.advance(task), names, log))
+                    vids[cond].append(vid)
+                    recs[cond] = out
+                per_lake.append(recs)
+                t1 = time.perf_counter()
+                detectors.append(_detector(lake, detector_depths, D0))
+                detector_s += time.perf_counter() - t1
+    finally:
+        for lake in lakes:
+            if lake.owned:
+                for c in lake.catalogs.values():
+                    c.close()
+    seconds = time.perf_counter() - t0
+    records = _combine(qs, conds, lakes, per_lake)
+    path = os.path.join(out_dir, RESULTS)
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+    agent_name = ",".join(sorted(names))
+    run_info = {
+        "command": command, "agent": agent_name, "conditions": conds, "questions": len(qs),
+        "lakes": [{"dir": os.path.abspath(lk.root), "seed": lk.info.get("seed"), "scale": lk.info.get("scale"),
+                   "stale_tables": sorted(lk.stale_tables)} for lk in lakes],
+        "snapshots": vids, "detector": detectors, "seconds": round(seconds, 1),
+        "eval_seconds": round(seconds - detector_s, 1), "detector_seconds": round(detector_s, 1),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - seconds)),
+    }
+    with open(os.path.join(out_dir, RUN_INFO), "w", encoding="utf-8") as fh:
+        json.dump(run_info, fh, indent=1, default=str)
+    acc = {c: sum(r["correct"] for r in records if r["condition"] == c) / len(qs) for c in conds}
+    return RunSummary(out_dir=out_dir, results_path=path, records=len(records), seconds=seconds, accuracy=acc,
+                      snapshots=vids)
+
+
+def _detector(lake: _Lake, depths: tuple[str, ...], now: Any) -> dict[str, Any]:
+    from eval.harness.detector import detector_scores
+
+    if not depths or lake.manifest is None or "stale" not in lake.catalogs:
+        return {}
+    scores = detector_scores(lake.catalogs["stale"], lake.catalogs.get("enriched"), lake.manifest, now=now,
+                             depths=depths)
+    return {d: s.as_dict() for d, s in scores.items()}
+
+
+def _combine(qs: Sequence[Question], conds: Sequence[str], lakes: Sequence[_Lake],
+             per_lake: Sequence[dict[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """One record per question x condition: the first lake's fields, correct only if correct at every lake."""
+    out: list[dict[str, Any]] = []
+    for cond in conds:
+        for i, q in enumerate(qs):
+            rs = [recs[cond][i] for recs in per_lake]
+            first = dict(rs[0])
+            wrong = [r for r in rs if not r["correct"]]
+            if wrong:
+                first["outcome"], first["reason"] = wrong[0]["outcome"], wrong[0]["reason"]
+                if len(rs) > 1:
+                    first["reason"] += f" (at {wrong[0]['lake']})"
+            first["correct"] = not wrong
+            stale = set().union(*(lk.stale_tables for lk in lakes))
+            detectable = set().union(*(lk.detectable_tables for lk in lakes))
+            first["touches_stale"] = any(t in stale for t in q.tables)
+            first["touches_detectable_stale"] = any(t in detectable for t in q.tables)
+            first["tags"] = list(q.tags)
+            first["gold_tables"] = list(q.tables)
+            if len(rs) > 1:
+                first["lakes"] = [{"lake": r["lake"], "vid": r["vid"], "outcome": r["outcome"], "reason": r["reason"],
+                                   "sql": r["sql"]} for r in rs]
+            out.append(first)
+    return out
