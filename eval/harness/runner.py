@@ -16,6 +16,9 @@ question: any SQL, whether it runs or not); `loud-error` (the SQL failed, or the
 With several lakes, a prediction is correct only if it is correct at every lake; the other fields of the
 line are those of the first lake, and `lakes` lists each lake's outcome.
 
+`touches_stale` (and `touches_detectable_stale`): the question reads what a stale annotation of the
+manifest describes (eval/harness/touches.py); `stale_annotations` names them.
+
 Output: OUT/episodes.jsonl (written as the run goes: one line per question x condition x lake),
 OUT/results.jsonl (one line per question x condition, at the end) and OUT/run.json (lakes, seeds, pinned
 vids per condition, agent, detector scores, timings); `eval.harness.report` turns them into report.md,
@@ -40,6 +43,7 @@ from catalog_core.api import CatalogAPI
 from eval.agents.loop import Agent, Episode, list_tool_specs, pin, run_episode
 from eval.harness.compare import compare
 from eval.harness.questions import Question
+from eval.harness.touches import StaleTouch, stale_touches, touches
 
 __all__ = ["run_eval", "RunSummary", "OUTCOMES", "HIDE_FLAGS", "tables_read", "validate_conditions",
            "RESULTS", "RUN_INFO"]
@@ -152,6 +156,13 @@ class _Lake:
     owned: bool
     manifest: dict[str, Any] | None
     info: dict[str, Any]
+    # the manifest's stale annotations as rules saying which questions touch them (touches.py); read
+    # from the stale catalog when the lake opens
+    stale_rules: list[StaleTouch] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.manifest is not None and "stale" in self.catalogs:
+            self.stale_rules = stale_touches(self.manifest, self.catalogs["stale"])
 
     @property
     def stale_tables(self) -> set[str]:
@@ -160,6 +171,7 @@ class _Lake:
     @property
     def detectable_tables(self) -> set[str]:
         return {m["table"] for m in (self.manifest or {}).get("stale", []) if m.get("detectable")}
+
 
 
 def _open_lake(root: str, catalogs: dict[str, CatalogAPI] | None, histories: set[str]) -> _Lake:
@@ -388,10 +400,10 @@ def _combine(qs: Sequence[Question], conds: Sequence[str], lakes: Sequence[_Lake
                 if len(rs) > 1:
                     first["reason"] += f" (at {wrong[0]['lake']})"
             first["correct"] = not wrong
-            stale = set().union(*(lk.stale_tables for lk in lakes))
-            detectable = set().union(*(lk.detectable_tables for lk in lakes))
-            first["touches_stale"] = any(t in stale for t in q.tables)
-            first["touches_detectable_stale"] = any(t in detectable for t in q.tables)
+            hit = [t for lk in lakes for t in touches(q, lk.stale_rules)]
+            first["touches_stale"] = bool(hit)
+            first["touches_detectable_stale"] = any(touches(q, lk.stale_rules, detectable_only=True) for lk in lakes)
+            first["stale_annotations"] = sorted(set(hit))[:8]
             first["tags"] = list(q.tags)
             first["gold_tables"] = list(q.tables)
             if len(rs) > 1:
