@@ -128,7 +128,7 @@ class _Planner:
     def answer(self) -> Generator[Step, Turn, str]:
         t = yield from self.call("search_tables", {"query": self.question, "limit": 15})
         if t is None or t.is_error:
-            raise Failed("search_tables failed")
+            raise Failed("search_tables gave an error")
         if self.k.snapshot_time:
             self.today = dt.datetime.fromisoformat(self.k.snapshot_time.replace("Z", "+00:00")).date()
         s = self.s = parse(self.question, self.today)
@@ -658,10 +658,10 @@ class _Planner:
             raise Failed("tool-call budget exhausted before the SQL could be checked")
         fixed = self.repair(sql, r.text)
         if fixed is None:
-            raise Failed("the SQL failed and no repair applies: " + r.text[:200])
+            raise Failed("the SQL gave an error and no repair applies: " + r.text[:200])
         r2 = yield from self.call("run_sql", {"sql": fixed, "limit": 5}, essential=True)
         if r2 is None or r2.is_error:
-            raise Failed("the repaired SQL failed too")
+            raise Failed("the repaired SQL gave an error too")
         return fixed
 
     def measure_expr(self, main: str, mcol: Col | None) -> exp.Expression:
