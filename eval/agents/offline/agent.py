@@ -22,7 +22,7 @@ from rapidfuzz import fuzz
 from sqlglot import exp, parse_one
 
 from eval.agents.loop import Abstain, FinalSQL, Step, ToolCall, Transcript, Turn
-from eval.agents.offline.know import Col, Knowledge, TableInfo, tokens
+from eval.agents.offline.know import Col, Knowledge, tokens
 from eval.agents.offline.slots import STOP, Slots, expand, parse, stem, words_of
 
 __all__ = ["OfflineAgent"]
@@ -35,6 +35,7 @@ SEMI_ADDITIVE = re.compile(r"semi-?additive|last snapshot|never sum|not additive
 AVOID = re.compile(r"\bdeprecated\b|not for reporting|do not use|as received|\bunreliable\b", re.I)
 
 Plan = Generator[Step, Turn, None]
+Node = Any  # a sqlglot node (its builders are typed loosely across versions)
 
 
 class Failed(Exception):
@@ -104,6 +105,7 @@ class _Planner:
         self.k = Knowledge()
         self.s: Slots | None = None
         self.today = dt.date.today()
+        self.rewritten: tuple[Node, Node | None] | None = None
 
     # ------------------------------------------------------------ plumbing
     def call(self, name: str, args: dict[str, Any], essential: bool = False) -> Generator[Step, Turn, Turn | None]:
@@ -145,8 +147,10 @@ class _Planner:
         if metric is not None and metric["table"] != main:
             metric = None
         if metric is not None and self.metric_stale(metric):
+            self.rewritten = self.rewrite_metric(metric)
             metric = None
-        if metric is None and not self.measure_column(main, measure) and s.agg not in ("count", "count_distinct"):
+        if metric is None and not self.rewritten and not self.measure_column(main, measure) and \
+                s.agg not in ("count", "count_distinct"):
             raise Failed("no column of " + main + " matches the measure: " + " ".join(s.measure))
         sql = yield from self.compose(main, metric)
         return sql
@@ -196,7 +200,7 @@ class _Planner:
             key = (cover, -int(tinfo.deprecated), len(desc & ex), -len(words_of(short)), m["name"])
             if best_key is None or key > best_key:
                 best, best_key = m, key
-        if best is not None and (self.k.table(best["table"]).deprecated or best.get("status") == "stale"):
+        if best is not None and self.k.table(best["table"]).deprecated:
             return None
         return best
 
@@ -211,6 +215,32 @@ class _Planner:
             if cols_in and not cols_in & names and not any(c in names for c in cols_in):
                 return True
         return any((m["table"], r) in self.k.renamed for r in refs)
+
+    def rewrite_metric(self, m: dict[str, Any]) -> tuple[Node, Node | None] | None:
+        """A stale metric's expression and filter with the renames staleness findings suggest
+        (only when every column it uses is then a column of its own table and no unit changed)."""
+        table = m["table"]
+        t = self.k.table(table)
+        ren = {old: new for (tb, old), new in self.k.renamed.items() if tb == table}
+        if not ren or any((table, new) in self.k.rescaled for new in ren.values()):
+            return None
+        out: list[Node] = []
+        for text in (m.get("expression"), m.get("filter")):
+            if not text:
+                out.append(None)
+                continue
+            try:
+                tree = parse_one(str(text), read="duckdb")
+            except Exception:
+                return None
+            for c in list(tree.find_all(exp.Column)):
+                name = ren.get(c.name, c.name)
+                if name not in t.columns or (c.table and c.table != t.short):
+                    return None
+                c.replace(col(name, "t0"))
+            out.append(tree)
+        assert out[0] is not None
+        return out[0], out[1]
 
     def pick_table(self, measure: set[str]) -> str | None:
         scored = []
@@ -251,8 +281,15 @@ class _Planner:
     # ------------------------------------------------------------ columns for dims and literals
     def find_dim(self, words: list[str], tables: list[str]) -> list[tuple[str, str]]:
         """(table, column) pairs for a group-by phrase: an exact column, else an entity's key and name."""
+        known = set()
+        for name in tables:
+            for c in self.k.table(name).columns.values():
+                known |= tokens(c.name) | c.words
+        kept = [w for w in words if w in known or stem(w) in known]
+        words = kept or words
         ws = {stem(w) for w in words} | set(words)
-        exact, partial = [], []
+        exact: list[tuple[int, int, str, str]] = []
+        partial: list[tuple[int, int, str, str]] = []
         for ti, name in enumerate(tables):
             t = self.k.table(name)
             for c in t.columns.values():
@@ -263,6 +300,18 @@ class _Planner:
         if exact:
             exact.sort()
             return [(exact[0][3], exact[0][2])]
+        if not partial and len(words) > 1:  # "sales channel", "store format": the words a column carries
+            best = []
+            for ti, name in enumerate(tables):
+                for c in self.k.table(name).columns.values():
+                    ct = tokens(c.name)
+                    hit = [w for w in words if w in ct or stem(w) in ct]
+                    if hit and not c.idlike:
+                        carried = len(tokens(name) & ws)
+                        best.append((-len(hit), -carried, len(ct - ws), ti, c.name, name))
+            if best:
+                best.sort()
+                return [(best[0][5], best[0][4])]
         if partial:
             # an entity: prefer the table whose own name carries the word, its key plus a name column
             partial.sort(key=lambda x: (-int(bool(tokens(x[3]) & ws)),
@@ -300,8 +349,8 @@ class _Planner:
                     if not isinstance(v, str):
                         continue
                     sc = max(fuzz.ratio(w.lower(), v.lower()), fuzz.ratio(stem(w), stem(v.lower())))
-                    named = set(words_of(c.name))
-                    sc += (5 if named & set(s.content) else 0) + (3 if named <= set(s.content) else 0)
+                    cw = set(words_of(c.name))
+                    sc += (5 if cw & set(s.content) else 0) + (3 if cw <= set(s.content) else 0)
                     if sc >= 85 and (best is None or sc > best[0]):
                         best = (sc, name, c.name, v)
             if best:
@@ -309,38 +358,40 @@ class _Planner:
                 continue
         grounded = {o[2].lower() for o in out if isinstance(o[2], str)}
         rest = [w for w in words if w.lower() not in grounded and not any(fuzz.ratio(w, g) >= 85 for g in grounded)]
-        # ask the data: string columns named in the question first, then annotated categorical ones
+        # ask the data: string columns named in the question first, then columns of tables the
+        # question names; a column whose annotated enum lacks the word is not asked
         tries = 0
+        content = set(s.content)
         for w in rest:
-            if tries >= 2 or len(w) < 3:
+            if len(w) < 3 or (w.endswith(("ed", "ing")) and w not in s.quoted):
                 continue
             cands = []
             for ti, (name, c) in enumerate(texts):
-                if c.family != "text" or (c.idlike and not s.quoted):
+                if c.family != "text" or (c.idlike and not s.quoted) or c.enum:
                     continue
-                named = len(set(words_of(c.name)) & set(s.content))
-                cands.append((-named, -int(bool(c.enum or c.samples or c.role == "dimension")), ti, name, c.name))
-            if not cands:
-                break
+                named = len(set(words_of(c.name)) & content)
+                table_named = len(tokens(name) & (content | {stem(x) for x in content}))
+                cands.append((-named, -table_named, -int(bool(c.samples or c.role == "dimension")), ti, name, c.name))
             cands.sort()
-            if cands[0][0] == 0 and not any(c[1] for c in cands) and not s.quoted:
-                # nothing points at a column: try the first categorical-looking one only
-                pass
-            _, _, _, name, cname = cands[0]
             probe = w if len(w) <= 5 else stem(w)[: max(4, len(stem(w)) - 2)]
-            t = yield from self.call("get_column_values", {"table": name, "column": cname, "query": probe, "limit": 20})
-            tries += 1
-            if t is None or t.is_error or not t.result:
-                continue
-            vals = [x.get("value") for x in t.result.get("values") or []]
-            match = None
-            for v in vals:
-                if isinstance(v, str):
-                    sc = max(fuzz.ratio(w.lower(), v.lower()), fuzz.partial_ratio(stem(w), v.lower()))
-                    if sc >= 80 and (match is None or sc > match[0]):
-                        match = (sc, v)
-            if match:
-                out.append((name, cname, match[1], w in s.negated))
+            for *_, name, cname in cands[:2]:
+                if tries >= 3:
+                    break
+                t = yield from self.call("get_column_values", {"table": name, "column": cname, "query": probe,
+                                                               "limit": 20})
+                tries += 1
+                if t is None or t.is_error or not t.result:
+                    continue
+                match = None
+                for x in t.result.get("values") or []:
+                    v = x.get("value")
+                    if isinstance(v, str):
+                        sc = max(fuzz.ratio(w.lower(), v.lower()), fuzz.partial_ratio(stem(w), v.lower()))
+                        if sc >= 80 and (match is None or sc > match[0]):
+                            match = (sc, v)
+                if match:
+                    out.append((name, cname, match[1], w in s.negated))
+                    break
         return out
 
     # ------------------------------------------------------------ time
@@ -397,11 +448,11 @@ class _Planner:
             dd = self.fiscal_table()
             if dd is None:
                 return None
-        t = self.k.table(dd)
-        key = next((k for k in t.grain_keys if k in t.columns and t.columns[k].family == "day"), None) or \
-            next(c.name for c in t.columns.values() if c.family == "day")
+        ti = self.k.table(dd)
+        key = next((k for k in ti.grain_keys if k in ti.columns and ti.columns[k].family == "day"), None) or \
+            next(c.name for c in ti.columns.values() if c.family == "day")
         fc = self.fiscal_cols(dd)
-        conds: list[exp.Expression] = []
+        conds: list[Node] = []
         for unit, v in s.window.fiscal.items():
             if unit in fc:
                 conds.append(exp.EQ(this=col(fc[unit]), expression=lit(v)))
@@ -412,7 +463,7 @@ class _Planner:
             if not group:
                 return None
             tup = exp.Tuple(expressions=[col(g) for g in group])
-            anchor: exp.Expression = day(self.today)
+            anchor: Node = day(self.today)
             if s.window.fiscal_rel_offset < 0:
                 start_cur = exp.select(exp.func("min", col(key))).from_(q(dd)).where(
                     exp.In(this=tup.copy(), query=exp.select(*[col(g) for g in group]).from_(q(dd)).where(
@@ -511,7 +562,9 @@ class _Planner:
     def compose(self, main: str, metric: dict[str, Any] | None) -> Generator[Step, Turn, str]:
         s = self.s
         assert s is not None
-        mcol = None if metric else self.measure_column(main, set(s.measure))
+        mcol = None if metric or self.rewritten else self.measure_column(main, set(s.measure))
+        if mcol is not None and s.agg in ("count", "count_distinct") and not (mcol.words & expand(set(s.measure))):
+            mcol = None  # "how many rides": count the rows, not a column the description mentions
         used: set[str] = set()
         if mcol is not None:
             used |= mcol.words | set(words_of(mcol.description))
@@ -535,7 +588,7 @@ class _Planner:
             fis = yield from self.resolve_fiscal()
         start, end = (fis["start"], fis["end"]) if fis else (s.window.start, s.window.end)
         tcol = self.time_column(main, metric)
-        fiscal_conds: list[exp.Expression] = []
+        fiscal_conds: list[Node] = []
         if fis and tcol is None:  # a table at a fiscal grain: filter its own fiscal columns
             for unit, c in self.fiscal_cols(main).items():
                 lo, hi = fis["units"].get(unit, (None, None))
@@ -546,6 +599,9 @@ class _Planner:
             sql = yield from self.via_metric(metric, dims, lits, start, end)
             if sql:
                 return sql
+            mcol = self.measure_column(main, set(s.measure))
+            if mcol is None and s.agg not in ("count", "count_distinct"):
+                raise Failed(f"the metric {metric['name']} gave an error and no column holds the measure")
         sql = yield from self.via_sql(main, mcol, dims, lits, start, end, tcol, fiscal_conds)
         return sql
 
@@ -573,7 +629,7 @@ class _Planner:
             return None
         sql = str(r.result["sql"])
         if s.limit:
-            tree = parse_one(sql, read="duckdb")
+            tree: Node = parse_one(sql, read="duckdb")
             tree = tree.order_by(exp.Ordered(this=exp.Literal.number(len(group) + 1), desc=s.desc), copy=False)
             tree = tree.limit(s.limit, copy=False)
             sql = tree.sql("duckdb")
@@ -594,12 +650,12 @@ class _Planner:
 
     def via_sql(self, main: str, mcol: Col | None, dims: list[tuple[str, str]], lits: list[tuple[str, str, Any, bool]],
                 start: dt.date | None, end: dt.date | None, tcol: Col | None,
-                fiscal_conds: list[exp.Expression]) -> Generator[Step, Turn, str]:
+                fiscal_conds: list[Node]) -> Generator[Step, Turn, str]:
         s = self.s
         assert s is not None
         t0 = self.k.table(main)
         aliases = {main: "t0"}
-        joins: list[exp.Join] = []
+        joins: list[Node] = []
         need = [t for t, _ in dims] + [t for t, *_ in lits]
         for other in dict.fromkeys(need):
             if other in aliases:
@@ -608,19 +664,19 @@ class _Planner:
             if j is None:
                 raise Failed(f"no way to join {main} to {other}")
             joins += j
-        sel: list[exp.Expression] = [col(c, aliases[t]).as_(c if i == 0 or c not in [x for _, x in dims[:i]] else f"{c}_{i}")
+        sel: list[Node] = [col(c, aliases[t]).as_(c if i == 0 or c not in [x for _, x in dims[:i]] else f"{c}_{i}")
                                      for i, (t, c) in enumerate(dims)]
-        conds: list[exp.Expression] = list(fiscal_conds)
+        conds: list[Node] = list(fiscal_conds)
         for t, c, v, neg in lits:
             e = col(c, aliases[t])
-            cond: exp.Expression = e if isinstance(v, bool) and v else exp.EQ(this=e, expression=lit(v))
+            cond: Node = e if isinstance(v, bool) and v else exp.EQ(this=e, expression=lit(v))
             conds.append(exp.Not(this=cond) if neg else cond)
         for t in aliases:
             for b in sorted(self.k.bool_filters(t) | self.current_flag(t)):
                 if b in self.k.table(t).columns:
                     conds.append(col(b, aliases[t]))
         if tcol is not None and (start or end):
-            tc: exp.Expression = col(tcol.name, "t0")
+            tc: Node = col(tcol.name, "t0")
             if tcol.family == "ts":
                 tc = exp.Cast(this=tc, to=exp.DataType.build("DATE"))
             if start:
@@ -637,6 +693,10 @@ class _Planner:
                 inner = inner.where(exp.LT(this=col(tcol.name), expression=day(end)))
             conds.append(exp.EQ(this=col(tcol.name, "t0"), expression=inner.subquery()))
         measure = self.measure_expr(main, mcol)
+        if self.rewritten is not None and mcol is None:
+            measure = self.rewritten[0]
+            if self.rewritten[1] is not None:
+                conds.append(self.rewritten[1])
         sel.append(measure.as_("value"))
         tree = exp.select(*sel).from_(exp.alias_(q(main), "t0", table=True))
         for j in joins:
@@ -675,20 +735,20 @@ class _Planner:
                 if target:
                     return exp.Count(this=exp.Distinct(expressions=[col(target, "t0")]))
             return exp.Count(this=exp.Star())
-        e: exp.Expression = col(mcol.name, "t0")
+        e: Node = col(mcol.name, "t0")
         agg = {"avg": "avg", "count": "sum", "count_distinct": "sum", "max": "max", "min": "min"}.get(s.agg, "sum")
         if s.agg in ("count", "count_distinct") and mcol.role != "measure":
             return exp.Count(this=exp.Distinct(expressions=[e]))
-        out: exp.Expression = exp.func(agg, e)
+        out: Node = exp.func(agg, e)
         unit = (mcol.unit or "").lower()
         cents = "cent" in unit or (not unit and "cents" in tokens(mcol.name))
         if cents and not s.in_cents:
             out = exp.Div(this=out, expression=exp.Literal.number("100.0"))
         return out
 
-    def join(self, main: str, other: str, aliases: dict[str, str]) -> Generator[Step, Turn, list[exp.Join] | None]:
+    def join(self, main: str, other: str, aliases: dict[str, str]) -> Generator[Step, Turn, list[Node] | None]:
         r = yield from self.call("find_join_path", {"from_table": main, "to_table": other})
-        joins: list[exp.Join] = []
+        joins: list[Node] = []
         if r is not None and not r.is_error and r.result and r.result.get("hops"):
             for h in r.result["hops"]:
                 src, dst = h["from_table"], h["to_table"]
@@ -696,7 +756,7 @@ class _Planner:
                     continue
                 new, old = (dst, src) if src in aliases else (src, dst)
                 aliases[new] = f"t{len(aliases)}"
-                on = []
+                on: list[Node] = []
                 for a, b in h["on"]:
                     on.append(exp.EQ(this=col(a, aliases[src]), expression=col(b, aliases[dst])))
                 cond = h.get("condition")
@@ -717,10 +777,9 @@ class _Planner:
         if not pairs:
             return None
         aliases[other] = f"t{len(aliases)}"
-        on = exp.and_(*[exp.EQ(this=col(a, "t0"), expression=col(b, aliases[other])) for a, b in pairs])
-        for b in sorted(self.current_flag(other) | self.k.bool_filters(other)):
-            on = exp.and_(on, col(b, aliases[other]))
-        return [exp.Join(this=exp.alias_(q(other), aliases[other], table=True), on=on)]
+        conds: list[Node] = [exp.EQ(this=col(a, "t0"), expression=col(b, aliases[other])) for a, b in pairs]
+        conds += [col(b, aliases[other]) for b in sorted(self.current_flag(other) | self.k.bool_filters(other))]
+        return [exp.Join(this=exp.alias_(q(other), aliases[other], table=True), on=exp.and_(*conds))]
 
     def repair(self, sql: str, error: str) -> str | None:
         m = re.search(r"did you mean '([^']+)'", error)

@@ -92,6 +92,7 @@ class Knowledge:
         self.successors: dict[str, str] = {}                # table -> successor table
         self.filters: dict[str, set[str]] = {}              # table -> boolean columns to filter on (suggested)
         self.stale_targets: set[str] = set()                # "table" or "table.column" flagged stale
+        self.rescaled: set[tuple[str, str]] = set()         # (table, column) whose unit changed with a rename
 
     def table(self, name: str) -> TableInfo:
         if name not in self.tables:
@@ -171,9 +172,13 @@ class Knowledge:
             self.successors[table] = m.group(1)
             self.table(table).successor = self.table(table).successor or m.group(1)
             self.table(table).deprecated = True
-        m = re.search(r"renamed to ([A-Za-z_]\w*)", sugg)
-        if m and len(parts) >= 4:
-            self.renamed[(table, parts[3])] = m.group(1)
+        m = re.search(r"renamed to ([A-Za-z_]\w*)", sugg) or re.search(r"now called '(\w+)'", message)
+        old = re.search(r"column '(\w+)'", message)
+        old_name = old.group(1) if old else (parts[3] if len(parts) >= 4 else None)
+        if m and old_name and old_name != m.group(1):
+            self.renamed[(table, old_name)] = m.group(1)
+            if "unit changed" in sugg:
+                self.rescaled.add((table, m.group(1)))
         for m in re.finditer(r"\bfilter ([A-Za-z_]\w*)", sugg):
             cond = re.search(r"condition '(?:([\w]+)\.)?([\w]+)'", sugg)
             owner = table

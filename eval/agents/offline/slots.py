@@ -20,7 +20,7 @@ NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seve
 STOP = frozenset("""a an the of in on at for to from by per each every and or with what which who whom whose how many
 much was were is are be been did do does we our us it its this that these those give me show list tell find
 total overall sum number count amount please during over across between since as than all any there their they
-get got have has had value values were rank ranked ranking sorted order ordered versus vs into out up down
+get got have has had were rank ranked ranking sorted ordered versus vs into out up down
 most least highest lowest top bottom best worst largest smallest biggest more less only exactly broken split
 where when whether also just i you your my average avg mean median distinct unique different separately
 compared compare including include includes excluding exclude not other than s latest current currently recent
@@ -218,7 +218,8 @@ def _time(text: str, today: dt.date) -> tuple[Window, str]:
 
 
 def parse(question: str, today: dt.date) -> Slots:
-    text = " " + question.strip().lower() + " "
+    text = " " + re.sub(r"[()\[\]]", " ", question.strip().lower()) + " "
+    text = re.sub(r"\bin order\b|\bhighest first\b|\blowest first\b", " ", text)
     quoted = re.findall(r"'([^']+)'|\"([^\"]+)\"", question)
     quoted_vals = [a or b for a, b in quoted]
     text = re.sub(r"'[^']+'|\"[^\"]+\"", " ", text)
@@ -238,6 +239,11 @@ def parse(question: str, today: dt.date) -> Slots:
         limit = int(m.group(2)) if m.group(2).isdigit() else NUMBERS[m.group(2)]
         desc = m.group(1) == "top"
         text = text[:m.start()] + " " + text[m.end():]
+    elif re.search(r"^\s*(?:which|what|name|list|show)\s+(?:the\s+)?(\d+|" + "|".join(NUMBERS) + r")\s", text):
+        m = re.search(r"^\s*(?:which|what|name|list|show)\s+(?:the\s+)?(\d+|" + "|".join(NUMBERS) + r")\s", text)
+        assert m is not None
+        limit = int(m.group(1)) if m.group(1).isdigit() else NUMBERS[m.group(1)]
+        desc = not re.search(r"\b(?:lowest|least|smallest|worst|fewest)\b", text)
     elif re.search(r"\b(?:highest|most|largest|biggest|best|top|maximum)\b", text) and re.search(r"^\s*(?:which|what)\b", text):
         limit, desc = 1, True
     elif re.search(r"\b(?:lowest|least|smallest|worst|fewest|minimum)\b", text) and re.search(r"^\s*(?:which|what)\b", text):
@@ -249,19 +255,31 @@ def parse(question: str, today: dt.date) -> Slots:
             ws = [x for x in words_of(part) if x not in STOP]
             if ws:
                 dims.append(ws)
+    m = re.match(r"^\s*rank\s+(?:the\s+)?([a-z_ ]+?)\s+by\b", text)
+    if m:
+        ws = [x for x in words_of(m.group(1)) if x not in STOP]
+        if ws:
+            dims.insert(0, ws)
+            dims = [d for d in dims if d == ws or not set(d) <= set(words_of(text[m.end():]))]
+            limit = limit or 1000
     if limit is not None:
-        m = re.match(r"^\s*(?:which|what)\s+(?:(?:\d+|" + "|".join(NUMBERS) + r")\s+)?([a-z_ ]+?)\s+(?:had|has|have|did|was|were|is|are|with|by|generated|made|sold|brought)\b",
+        m = re.match(r"^\s*(?:which|what)\s+(?:(?:\d+|" + "|".join(NUMBERS) + r")\s+)?([a-z_ ]+?)\s+(?:had|has|have|did|was|were|is|are|with|by|generated|made|sold|brought|got|received)\b",
                      text)
         if m:
             ws = [x for x in words_of(m.group(1)) if x not in STOP]
             if ws and ws not in dims:
                 dims.insert(0, ws)
     negated: set[str] = set()
-    for m in re.finditer(r"\b(?:excluding|except|other than|not|non|without)\s+([a-z_-]+)", text):
+    for m in re.finditer(r"\b(?:excluding|except|other than|not|non|without)\s+(?:the\s+|a\s+|an\s+|any\s+)?([a-z_-]+)",
+                         text):
         negated.add(m.group(1))
-    content = [w for w in words_of(text) if w not in STOP and not w.isdigit()]
+    dims = [[w for w in d if w not in negated] for d in dims]
+    dims = [d for d in dims if d]
+    content = [w for w in words_of(text) if w not in STOP and not w.isdigit() and w not in NUMBERS]
     dim_words = {w for d in dims for w in d}
     measure = [w for w in content if w not in dim_words and w not in negated]
+    if not measure and agg == "count" and dims:  # "how many customers are in each tier": the entity counted
+        measure = [w for w in content if w not in negated][:1]
     as_of_event = bool(re.search(r"\bat the time (?:of|they)\b|\bwhen (?:they|the order)", text))
     latest = bool(re.search(r"\b(?:currently|right now|now|latest|current)\b", question.lower()))
     return Slots(text=question, content=content, measure=measure, dims=dims, agg=agg, limit=limit, desc=desc,
