@@ -105,6 +105,7 @@ class _Planner:
         self.k = Knowledge()
         self.s: Slots | None = None
         self.today = dt.date.today()
+        self.metric_where: list[str] = []
         self.rewritten: tuple[Node, Node | None] | None = None
 
     # ------------------------------------------------------------ plumbing
@@ -251,7 +252,8 @@ class _Planner:
             if a + b == 0:
                 continue
             t = self.k.table(name)
-            score = 3 * a + b + (n - i) / max(n, 1)
+            head = self.k.measure_overlap(name, set(self.s.measure[:1])) if self.s and self.s.measure else (0, 0)
+            score = 3 * a + b + 2 * head[0] + (n - i) / max(n, 1)
             if t.deprecated or AVOID.search(t.description):
                 score *= 0.3
             scored.append((score, -i, name))
@@ -333,9 +335,7 @@ class _Planner:
         """(table, column, value, negated) filters for leftover question words."""
         s = self.s
         assert s is not None
-        skip = set(used)
-        for name in tables:
-            skip |= tokens(name)
+        skip = set(used) | tokens(tables[0]) | s.verbs
         leftover = [w for w in dict.fromkeys(s.content + sorted(s.negated)) if w not in skip and len(w) > 1]
         out: list[tuple[str, str, Any, bool]] = []
         texts = [(name, c) for name in tables for c in self.k.table(name).columns.values() if c.family in ("text", "bool")]
@@ -362,8 +362,10 @@ class _Planner:
         # question names; a column whose annotated enum lacks the word is not asked
         tries = 0
         content = set(s.content)
+        named_tables = {x for name in tables for x in tokens(name)}
         for w in rest:
-            if len(w) < 3 or (w.endswith(("ed", "ing")) and w not in s.quoted):
+            if len(w) < 3 or (w.endswith(("ed", "ing")) and w not in s.quoted) or \
+                    (w not in s.quoted and (w in named_tables or stem(w) in named_tables)):
                 continue
             cands = []
             for ti, (name, c) in enumerate(texts):
@@ -404,9 +406,9 @@ class _Planner:
         for c in t.columns.values():
             if c.family not in ("day", "ts"):
                 continue
-            key = (3 * len(tokens(c.name) & qwords) + 2 * int(c.name in t.partition_by) + 2 * int(c.role == "time")
-                   + int(c.family == "day") - 2 * int(bool(re.search(r"valid|signup|opened|closed|first|last", c.name))),
-                   c.name)
+            near = sum(1 for w in tokens(c.name) for x in qwords if len(w) >= 4 and len(x) >= 4 and w[:4] == x[:4])
+            key = (3 * near + 2 * int(c.name in t.partition_by) + 2 * int(c.role == "time")
+                   + int(c.family == "day") - 2 * int("valid" in tokens(c.name)), c.name)
             if best_key is None or key > best_key:
                 best, best_key = c, key
         return best
@@ -595,6 +597,13 @@ class _Planner:
                 if lo is not None:
                     fiscal_conds.append(exp.Between(this=col(c, "t0"), low=lit(lo), high=lit(hi)))
             start = end = None
+        if metric is not None and fis and not metric.get("time_column"):
+            extra = []
+            for unit, c in self.fiscal_cols(main).items():
+                lo, hi = fis["units"].get(unit, (None, None))
+                if lo is not None:
+                    extra.append(f"{_ident(c)} BETWEEN {lit(lo).sql('duckdb')} AND {lit(hi).sql('duckdb')}")
+            self.metric_where = extra
         if metric is not None:
             sql = yield from self.via_metric(metric, dims, lits, start, end)
             if sql:
@@ -619,6 +628,7 @@ class _Planner:
             for b in sorted(self.k.bool_filters(t) | self.current_flag(t)):
                 ref = b if t == main else f"{t.rsplit('.', 1)[-1]}.{b}"
                 conds.append(_ident(ref))
+        conds += self.metric_where
         args: dict[str, Any] = {"metric": metric["name"], "group_by": group, "limit": 1000}
         if conds:
             args["where"] = " AND ".join(conds)
@@ -737,7 +747,7 @@ class _Planner:
             return exp.Count(this=exp.Star())
         e: Node = col(mcol.name, "t0")
         agg = {"avg": "avg", "count": "sum", "count_distinct": "sum", "max": "max", "min": "min"}.get(s.agg, "sum")
-        if s.agg in ("count", "count_distinct") and mcol.role != "measure":
+        if s.agg == "count_distinct" or (s.agg == "count" and mcol.idlike):
             return exp.Count(this=exp.Distinct(expressions=[e]))
         out: Node = exp.func(agg, e)
         unit = (mcol.unit or "").lower()

@@ -88,7 +88,8 @@ class Slots:
     desc: bool = True
     window: Window = field(default_factory=Window)
     negated: set[str] = field(default_factory=set)
-    quoted: list[str] = field(default_factory=list)   # literals written verbatim ('S-001', "Gold")
+    quoted: list[str] = field(default_factory=list)   # literals written verbatim ('AB-001', "Gold")
+    verbs: set[str] = field(default_factory=set)      # participles ("placed in"): not literals
     in_cents: bool = False
     as_of_event: bool = False              # "at the time of": keep historical versions
     latest_snapshot: bool = False          # "currently", "latest", "now": the last snapshot
@@ -222,6 +223,7 @@ def parse(question: str, today: dt.date) -> Slots:
     text = re.sub(r"\bin order\b|\bhighest first\b|\blowest first\b", " ", text)
     quoted = re.findall(r"'([^']+)'|\"([^\"]+)\"", question)
     quoted_vals = [a or b for a, b in quoted]
+    quoted_vals += re.findall(r"\b[A-Za-z]{1,4}-\d+\b", question)   # codes such as AB-012
     text = re.sub(r"'[^']+'|\"[^\"]+\"", " ", text)
     window, text = _time(text, today)
     in_cents = bool(re.search(r"\bin cents\b", text))
@@ -249,7 +251,8 @@ def parse(question: str, today: dt.date) -> Slots:
     elif re.search(r"\b(?:lowest|least|smallest|worst|fewest|minimum)\b", text) and re.search(r"^\s*(?:which|what)\b", text):
         limit, desc = 1, False
     dims: list[list[str]] = []
-    for m in re.finditer(r"\b(?:by|per|for each|for every|each|across|broken down by|split by|grouped by)\s+(.+?)" + _DIM_END,
+    for m in re.finditer(r"\b(?:by|per|for each|for every|each|across(?!\s+all\b)|broken down by|split by|grouped by)\s+"
+                         r"(.+?)" + _DIM_END,
                          text):
         for part in re.split(r"\s*(?:,|\band\b)\s*", m.group(1)):
             ws = [x for x in words_of(part) if x not in STOP]
@@ -270,7 +273,7 @@ def parse(question: str, today: dt.date) -> Slots:
             if ws and ws not in dims:
                 dims.insert(0, ws)
     negated: set[str] = set()
-    for m in re.finditer(r"\b(?:excluding|except|other than|not|non|without)\s+(?:the\s+|a\s+|an\s+|any\s+)?([a-z_-]+)",
+    for m in re.finditer(r"\b(?:excluding|except|other than|not counting|leaving out|not|non|without)\s+(?:the\s+|a\s+|an\s+|any\s+)?([a-z_-]+)",
                          text):
         negated.add(m.group(1))
     dims = [[w for w in d if w not in negated] for d in dims]
@@ -280,8 +283,10 @@ def parse(question: str, today: dt.date) -> Slots:
     measure = [w for w in content if w not in dim_words and w not in negated]
     if not measure and agg == "count" and dims:  # "how many customers are in each tier": the entity counted
         measure = [w for w in content if w not in negated][:1]
+    verbs = set(re.findall(r"\b([a-z]+ed)\s+(?:in|on|during|by|at|for|from|since|last|yesterday|today|this|between|"
+                           r"before|after|up|more|less|over)\b", text))
     as_of_event = bool(re.search(r"\bat the time (?:of|they)\b|\bwhen (?:they|the order)", text))
     latest = bool(re.search(r"\b(?:currently|right now|now|latest|current)\b", question.lower()))
-    return Slots(text=question, content=content, measure=measure, dims=dims, agg=agg, limit=limit, desc=desc,
+    return Slots(text=question, content=content, verbs=verbs, measure=measure, dims=dims, agg=agg, limit=limit, desc=desc,
                  window=window, negated=negated, quoted=quoted_vals, in_cents=in_cents, as_of_event=as_of_event,
                  latest_snapshot=latest)
