@@ -274,7 +274,9 @@ class _Planner:
             if name_hit + desc_hit == 0:
                 continue
             stale = (table, c.name) in self.k.renamed or c.status == "stale"
-            key = (name_hit * 3 + desc_hit + (2 if c.role == "measure" else 0) - (5 if stale else 0),
+            head = expand(set(self.s.measure[:1])) if self.s and self.s.measure else set()
+            key = (name_hit * 3 + desc_hit + 3 * len(c.words & head) + (2 if c.role == "measure" else 0)
+                   - (5 if stale else 0),
                    -len(tokens(c.name) - ex), c.name)
             if best_key is None or key > best_key:
                 best, best_key = c, key
@@ -342,9 +344,20 @@ class _Planner:
         words = list(leftover)
         for v in s.quoted:
             words.insert(0, v)
-        for w in words:
-            best = None
+        pairs = [f"{a} {b}" for a, b in zip(s.content, s.content[1:], strict=False) if a in leftover and b in leftover]
+        done: set[str] = set()
+        for w in pairs + words:
+            if w in done:
+                continue
+            best: tuple[float, str, str, Any] | None = None
             for name, c in texts:
+                if c.family == "bool" and " " not in w:
+                    flag = tokens(c.name) - {"is", "has"}
+                    if stem(w) in flag or w in flag:
+                        sc = 90.0 + (5 if name == tables[0] else 0)
+                        if best is None or sc > best[0]:
+                            best = (sc, name, c.name, True)
+                    continue
                 for v in list(c.enum) + list(c.samples):
                     if not isinstance(v, str):
                         continue
@@ -354,8 +367,10 @@ class _Planner:
                     if sc >= 85 and (best is None or sc > best[0]):
                         best = (sc, name, c.name, v)
             if best:
-                out.append((best[1], best[2], best[3], w in s.negated))
+                out.append((best[1], best[2], best[3], any(x in s.negated for x in w.split())))
+                done |= set(w.split()) | {w}
                 continue
+        words = [w for w in words if w not in done]
         grounded = {o[2].lower() for o in out if isinstance(o[2], str)}
         rest = [w for w in words if w.lower() not in grounded and not any(fuzz.ratio(w, g) >= 85 for g in grounded)]
         # ask the data: string columns named in the question first, then columns of tables the
@@ -388,9 +403,9 @@ class _Planner:
                 for x in t.result.get("values") or []:
                     v = x.get("value")
                     if isinstance(v, str):
-                        sc = max(fuzz.ratio(w.lower(), v.lower()), fuzz.partial_ratio(stem(w), v.lower()))
-                        if sc >= 80 and (match is None or sc > match[0]):
-                            match = (sc, v)
+                        score = max(fuzz.ratio(w.lower(), v.lower()), fuzz.partial_ratio(stem(w), v.lower()))
+                        if score >= 80 and (match is None or score > match[0]):
+                            match = (score, v)
                 if match:
                     out.append((name, cname, match[1], w in s.negated))
                     break
@@ -597,6 +612,12 @@ class _Planner:
                 if lo is not None:
                     fiscal_conds.append(exp.Between(this=col(c, "t0"), low=lit(lo), high=lit(hi)))
             start = end = None
+        if metric is not None and any(isinstance(v, str) and f"'{v}'" in str(metric.get("filter") or "")
+                                      for _t, _c, v, _n in lits):
+            metric = None  # the question asks for rows the metric's filter leaves out: count them directly
+            mcol = self.measure_column(main, set(s.measure))
+            if mcol is not None and not (mcol.words & expand(set(s.measure))):
+                mcol = None
         if metric is not None and fis and not metric.get("time_column"):
             extra = []
             for unit, c in self.fiscal_cols(main).items():
@@ -624,7 +645,7 @@ class _Planner:
         for t, c, v, neg in lits:
             ref = c if t == main else f"{t.rsplit('.', 1)[-1]}.{c}"
             conds.append(f"{_ident(ref)} {'<>' if neg else '='} {lit(v).sql('duckdb')}")
-        for t in {t for t, _ in dims} | {t for t, *_ in lits}:
+        for t in sorted({t for t, _ in dims} | {t for t, *_ in lits}):
             for b in sorted(self.k.bool_filters(t) | self.current_flag(t)):
                 ref = b if t == main else f"{t.rsplit('.', 1)[-1]}.{b}"
                 conds.append(_ident(ref))
@@ -640,6 +661,7 @@ class _Planner:
         sql = str(r.result["sql"])
         if s.limit:
             tree: Node = parse_one(sql, read="duckdb")
+            tree.set("order", None)
             tree = tree.order_by(exp.Ordered(this=exp.Literal.number(len(group) + 1), desc=s.desc), copy=False)
             tree = tree.limit(s.limit, copy=False)
             sql = tree.sql("duckdb")

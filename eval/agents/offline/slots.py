@@ -159,7 +159,8 @@ def _time(text: str, today: dt.date) -> tuple[Window, str]:
     if cut(r"\btoday\b|\bso far today\b"):
         w.start, w.end = today, today + dt.timedelta(days=1)
         return w, t
-    m = cut(r"\b(?:in\s+|over\s+|during\s+)?(?:the\s+)?(?:last|past|previous|trailing)\s+" + num + r"\s+(day|week|month)s?\b")
+    m = cut(r"\b(?:in\s+|over\s+|during\s+)?(?:the\s+)?(?:last|past|previous|trailing)\s+" + num +
+            r"\s+(?:complete\s+|completed\s+|full\s+|whole\s+)?(day|week|month)s?\b")
     if m:
         k = n(m.group(1)) * {"day": 1, "week": 7, "month": 30}[m.group(2)]
         w.start, w.end = today - dt.timedelta(days=k), today
@@ -283,7 +284,8 @@ def parse(question: str, today: dt.date) -> Slots:
     measure = [w for w in content if w not in dim_words and w not in negated]
     if not measure and agg == "count" and dims:  # "how many customers are in each tier": the entity counted
         measure = [w for w in content if w not in negated][:1]
-    verbs = set(re.findall(r"\b([a-z]+ed)\s+(?:in|on|during|by|at|for|from|since|last|yesterday|today|this|between|"
+    verbs = set(re.findall(r"(?<! was )(?<! were )(?<! are )(?<! is )(?<! been )(?<! get )(?<! got )"
+                           r"\b([a-z]+ed)\s+(?:in|on|during|by|at|for|from|since|last|yesterday|today|this|between|"
                            r"before|after|up|more|less|over)\b", text))
     as_of_event = bool(re.search(r"\bat the time (?:of|they)\b|\bwhen (?:they|the order)", text))
     latest = bool(re.search(r"\b(?:currently|right now|now|latest|current)\b", question.lower()))
