@@ -359,8 +359,8 @@ class _Planner:
                             best = (sc, name, c.name, True)
                     continue
                 for v in list(c.enum) + list(c.samples):
-                    if not isinstance(v, str):
-                        continue
+                    if not isinstance(v, str) or (w in s.quoted and w.lower() != v.lower()):
+                        continue  # a code or quoted literal must match exactly
                     sc = max(fuzz.ratio(w.lower(), v.lower()), fuzz.ratio(stem(w), stem(v.lower())))
                     cw = set(words_of(c.name))
                     sc += (5 if cw & set(s.content) else 0) + (3 if cw <= set(s.content) else 0)

@@ -267,8 +267,9 @@ def parse(question: str, today: dt.date) -> Slots:
             dims = [d for d in dims if d == ws or not set(d) <= set(words_of(text[m.end():]))]
             limit = limit or 1000
     if limit is not None:
+        text_np = re.sub(r"[,;:]", " ", text)
         m = re.match(r"^\s*(?:which|what)\s+(?:(?:\d+|" + "|".join(NUMBERS) + r")\s+)?([a-z_ ]+?)\s+(?:had|has|have|did|was|were|is|are|with|by|generated|made|sold|brought|got|received)\b",
-                     text)
+                     text_np)
         if m:
             ws = [x for x in words_of(m.group(1)) if x not in STOP]
             if ws and ws not in dims:
