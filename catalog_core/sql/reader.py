@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import hashlib
 import math
 import threading
 import uuid
@@ -31,6 +32,7 @@ from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError, InvalidValueError, SqlTimeoutError
 from catalog_core.lake import require_table, table_path
 from catalog_core.sql import worker
+from catalog_core.sql.cache import Entry, catalog_cache, file_sig
 from catalog_core.sql.sandbox import MEMORY_LIMIT, check_statement, lock_down, map_error, refuse, startup_config
 from catalog_core.sql.tables import TableSpec, catalog_dir, list_tables, load_table
 from catalog_core.sql.types import quote_ident, quote_str
@@ -64,7 +66,9 @@ class SqlResult(BaseModel):
 def _connect(sandbox: bool, timeout_s: float | None = None, memory_limit: int = MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(":memory:", config=startup_config(timeout_s, memory_limit) if sandbox else {})
     con.execute("SET enable_progress_bar = false")
-    con.execute("SET TimeZone = 'UTC'")  # timestamps read the same on every machine
+    # GLOBAL: every connection to this database (`cursor()`, as the SQL worker's jobs use) has them.
+    con.execute("SET GLOBAL TimeZone = 'UTC'")  # timestamps read the same on every machine
+    con.execute("SET GLOBAL parquet_metadata_cache = true")  # footers read once per database, not per scan
     return con
 
 
@@ -74,7 +78,7 @@ def job_settings(con: duckdb.DuckDBPyConnection, timeout_s: float, memory_limit:
     and its limits are known."""
     cfg = startup_config(timeout_s, memory_limit)
     con.execute(f"SET memory_limit = {quote_str(cfg['memory_limit'])}")
-    con.execute(f"SET max_execution_time = {int(cfg['max_execution_time'])}")
+    con.execute(f"SET GLOBAL max_execution_time = {int(cfg['max_execution_time'])}")
 
 
 _parser: duckdb.DuckDBPyConnection | None = None
@@ -139,7 +143,21 @@ def _views(cat: CatalogAPI, vid: int, sandbox: bool, names: set[str] | None = No
     """What the views need from the catalog (all tables, those whose table name is in `names`,
     or just `only`): the home catalog (`USE`d when the lake has one) and each table's spec and
     view body. Only catalog reads; no DuckDB."""
-    all_tables, catalogs = list_tables(cat, vid)
+    return _keyed_views(cat, vid, sandbox, names, only, where)[0]
+
+
+def _keyed_views(cat: CatalogAPI, vid: int, sandbox: bool, names: set[str] | None = None, only: str | None = None,
+                 where: str | None = None) -> tuple[Views, list[str] | None]:
+    """`_views`, and the digests of its tables' cache entries (`cache.Entry.digest`; None when
+    the catalog object cannot be cached): what identifies the view set for the worker's cache.
+    Each table's spec and body come from the catalog's cache when its files are unchanged."""
+    cache = catalog_cache(cat)
+    listed = cache.get_tables(vid) if cache is not None else None
+    if listed is None:
+        listed = list_tables(cat, vid)
+        if cache is not None:
+            cache.put_tables(vid, listed)
+    all_tables, catalogs = listed
     tables = all_tables
     if only is not None:
         tables = [t for t in tables if t.path == table_path(only)]
@@ -150,12 +168,22 @@ def _views(cat: CatalogAPI, vid: int, sandbox: bool, names: set[str] | None = No
     home = next(iter(lake_catalogs)) if len(lake_catalogs) == 1 and only is None else None
     where = where if only is not None else None
     items: list[tuple[TableSpec, str]] = []
+    digests: list[str] | None = [] if cache is not None else None
     for obj in tables:
-        spec = load_table(cat, obj, vid, catalogs, where=where)
-        body = table_sql(spec, trust_all=not sandbox, where=where)
-        if body is not None:
-            items.append((spec, body))
-    return home, items
+        key = (vid, sandbox, obj.path, where)
+        entry = cache.get(key) if cache is not None else None
+        if entry is None:
+            spec = load_table(cat, obj, vid, catalogs, where=where)
+            sig = file_sig(spec)  # before the footers are read: a file changing meanwhile misses next time
+            body = table_sql(spec, trust_all=not sandbox, where=where)
+            entry = Entry.make(spec, body, sig)
+            if cache is not None:
+                cache.put(key, entry)
+        if entry.body is not None:
+            items.append((entry.spec, entry.body))
+            if digests is not None:
+                digests.append(entry.digest)
+    return (home, items), digests
 
 
 def install_views(con: duckdb.DuckDBPyConnection, views: Views, sandbox: bool) -> None:
@@ -316,8 +344,12 @@ def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int 
         raise map_error(e, timeout_s) from None
     finally:
         con.close()
-    views = _views(cat, vid, True, names=None if checked.introspect else checked.tables)
-    job = worker.Job(text=checked.text, views=views, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit)
+    views, digests = _keyed_views(cat, vid, True, names=None if checked.introspect else checked.tables)
+    key = None
+    if digests is not None:  # the view set and the limits fixed when its database was locked
+        key = hashlib.sha256(repr((views[0], digests, float(timeout_s), memory_limit)).encode()).hexdigest()
+    job = worker.Job(text=checked.text, views=views, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit,
+                     key=key)
     try:
         answer = worker.run(job)
     except worker.WorkerDied as e:
