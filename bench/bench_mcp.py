@@ -1,9 +1,10 @@
 """MCP tools: latency per tool in memory and over streamable HTTP, and tokens per response.
 
-    .venv/bin/python -m bench.bench_mcp [--quick] [--calls N]
+    .venv/bin/python -m bench.bench_mcp [--quick] [--calls N] [--lake DIR]
 
 The lake is tests/mcp_server/mcplake.py (5 core tables, a 300-column table, 24 small tables, a
-semantic layer with findings). Each tool gets one typical call with its default limits, at a
+semantic layer with findings), or with `--lake DIR` the Acme demo lake of `semcat eval build --data DIR`
+(a copy of its stale-history catalog, so findings show; the original is not touched). Each tool gets one typical call with its default limits, at a
 pinned snapshot, repeated N times after one warm-up; p50 and p99 are printed per tool. Over HTTP
 the server runs in this process (a uvicorn thread), so client and server share one GIL.
 
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -26,6 +29,7 @@ import anyio
 from mcp import Client
 
 import catalog_core as cc
+from eval.lake import D0
 from mcp_server.http.server import default_plugins, serve_in_thread
 from mcp_server.mcp import create_server
 from tests.mcp_server import mcplake
@@ -34,18 +38,25 @@ from tests.mcp_server.mcplake import DIM, FCT
 BUDGET = 4000
 
 
+# the tables and metric of a typical call on each lake: (fact, dimension, widest table, metric, dimension column)
+FIXTURE = (FCT, DIM, mcplake.WIDE, "revenue", "dim_store.region")
+ACME = ("acme.core.fct_orders", "acme.core.dim_store", "acme.core.dim_date", "net_revenue", "dim_store.region")
+TARGETS = FIXTURE
+
+
 def calls(handle: str) -> list[tuple[str, dict[str, Any]]]:
     s = {"snapshot": handle}
+    FCT, DIM, WIDE, METRIC, GROUP = TARGETS
     return [
         ("pin_snapshot", {}),
         ("search_tables", {"query": "orders", **s}),
         ("describe_table", {"table": FCT, **s}),
-        ("describe_table", {"table": mcplake.WIDE, **s}),
+        ("describe_table", {"table": WIDE, **s}),
         ("describe_table", {"table": FCT, "detail": "full", **s}),
         ("get_column_values", {"table": FCT, "column": "status", **s}),
         ("find_join_path", {"from_table": FCT, "to_table": DIM, **s}),
         ("list_metrics", s),
-        ("query_metric", {"metric": "revenue", "group_by": ["dim_store.region"], **s}),
+        ("query_metric", {"metric": METRIC, "group_by": [GROUP], **s}),
         ("query_catalog", {"query": '/[obj_id = "acme"]/*/[obj_type = "table"]', **s}),
         ("list_snapshots", s),
         ("diff_snapshots", {"from_snapshot": 3, **s}),
@@ -57,7 +68,8 @@ def calls(handle: str) -> list[tuple[str, dict[str, Any]]]:
 
 def label(name: str, args: dict[str, Any]) -> str:
     if name == "describe_table":
-        return f"describe_table({args['table'].rsplit('.', 1)[-1]}{', full' if args.get('detail') == 'full' else ''})"
+        kind = "wide" if args["table"] == TARGETS[2] else args["table"].rsplit(".", 1)[-1]
+        return f"describe_table({kind}{', full' if args.get('detail') == 'full' else ''})"
     return name
 
 
@@ -93,16 +105,23 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="20 calls per tool instead of 200")
     ap.add_argument("--calls", type=int, default=None)
+    ap.add_argument("--lake", default=None, help="an Acme lake built by `semcat eval build --data DIR`")
     a = ap.parse_args()
+    global TARGETS
     n = a.calls or (20 if a.quick else 200)
     from bpe_openai import get_encoding
 
     enc = get_encoding("o200k_base")
     with tempfile.TemporaryDirectory() as d:
-        cat = cc.Catalog.open(f"{d}/data")
-        mcplake.build(cat, f"{d}/files")
+        if a.lake:
+            TARGETS = ACME
+            shutil.copytree(os.path.join(a.lake, "stale"), f"{d}/data")  # Parquet files stay in DIR/warehouse
+            cat = cc.Catalog.open(f"{d}/data")
+        else:
+            cat = cc.Catalog.open(f"{d}/data")
+            mcplake.build(cat, f"{d}/files")
         print(f"lake: {len(cat.query(cc.lake.tables_query()))} tables, vid {cat.latest_vid}; {n} calls per tool")
-        server = create_server(cat)
+        server = create_server(cat, now=D0.timestamp() if a.lake else None)
 
         async def in_memory() -> Any:
             async with Client(server) as c:

@@ -8,6 +8,10 @@
 process held to `timeout_s` (plus `worker.GRACE_S`) and `memory_limit` bytes whatever functions it
 calls (`worker` says why DuckDB's own limits are not enough).
 
+What the views need from the catalog at a vid (each table's files and view SQL) is kept per
+catalog object and reused while the files on disk are unchanged (`cache`), and a worker keeps the
+database it built for its last statement for the next one with the same views (`worker`).
+
 Each catalog becomes an attached in-memory database, each namespace a schema, each table a view,
 so DuckDB's three-part names are the catalog's dotted names. `cat` is an embedded `Catalog` or a
 remote client (`catalog_core.api.CatalogAPI`): only `resolve`, `get`, `query` and `plan_files`
