@@ -26,19 +26,21 @@ whatever the statement calls:
 
 Reuse. Starting an interpreter and importing DuckDB costs ~0.4 s (1-2 s on a loaded machine),
 and a DuckDB database ~50 ms, so a worker serves statements in a loop. Each statement runs on a
-connection of its own (`cursor()`, closed after it: no temp object, prepared statement, variable,
-random seed or session setting outlives a statement) to an in-memory DuckDB database holding its
-views: a brand-new one (created, with the sandbox's settings, while the worker waits for the
-statement), or the one it built for its last statement, when the job's `key` is the same (the
-caller sends a job to an idle worker holding its key when there is one). The key (`reader.run_sql`) covers the home catalog, each table's spec, view body and file
-stats (`cache.Entry.digest`), the time limit and the memory limit, so a cached database has the
-very views, allowed files and limits a new one would get; its settings are locked and its views
-cannot be written (installing the views of a 772-file table costs ~1 s, and its footers are then
-in the database's Parquet metadata cache). A database is cached only after a statement that ended
-cleanly and left the database as it found it (`_fingerprint`). A worker holds one database at a
-time, as without the cache: a DuckDB database maps 60-90 MB of address space even empty, which
-counts against the next statement's `RLIMIT_AS` and `RETIRE_GROWTH`. A worker goes back to a small pool (`pool_size()`, 2 unless `SEMCAT_SQL_POOL` or
-`set_pool_size` says otherwise) only when its statement ended cleanly: answered within its
+connection of its own (`cursor()`, closed after it: no temp object, prepared statement,
+variable, random seed or session setting outlives a statement) to an in-memory DuckDB database
+holding its views: a brand-new one (created, with the sandbox's settings, while the worker waits
+for the statement), or the one it built for its last statement, when the job's `key` is the same
+(the caller sends a job to an idle worker holding its key when there is one). The key
+(`reader.run_sql`) covers the home catalog, each table's spec, view body and file stats
+(`cache.Entry.digest`), the time limit and the memory limit, so a cached database has the very
+views, allowed files and limits a new one would get; its settings are locked, and each statement
+runs in a transaction that is rolled back, so what it could write (the check refuses writes
+anyway) is undone (installing the views of a 772-file table costs ~1 s, and its footers are then
+in the database's Parquet metadata cache). A database is cached only after a statement that
+ended cleanly and left the database as it found it (`_fingerprint`). A worker holds one database
+at a time, as without the cache: a DuckDB database maps 60-90 MB of address space even empty,
+which counts against the next statement's `RLIMIT_AS` and `RETIRE_GROWTH`. A worker goes back to
+a small pool (`pool_size()`, 2 unless `SEMCAT_SQL_POOL` or `set_pool_size` says otherwise) only when its statement ended cleanly: answered within its
 time, with rows or an ordinary SQL error. A worker that timed out (interrupted or killed), died,
 ran out of memory (DuckDB's or Python's) or failed in an unexpected way is killed, and a fresh
 one is started in its place. A worker also retires itself when its address space after a
@@ -74,8 +76,9 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["Job", "WorkerDied", "run", "prestart", "main", "workers", "last_worker", "last_cached", "pool_size", "set_pool_size",
-           "max_concurrent", "set_max_concurrent", "HEADROOM", "GRACE_S", "SETUP_TIMEOUT_S", "RETIRE_GROWTH"]
+__all__ = ["Job", "WorkerDied", "run", "prestart", "main", "workers", "last_worker", "last_cached", "pool_size",
+           "set_pool_size", "max_concurrent", "set_max_concurrent", "HEADROOM", "GRACE_S", "SETUP_TIMEOUT_S",
+           "RETIRE_GROWTH"]
 
 HEADROOM = 512 << 20      # bytes of address space above memory_limit for the interpreter and DuckDB itself
 GRACE_S = 0.5            # how long past timeout_s the caller waits before it kills the worker
