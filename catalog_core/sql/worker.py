@@ -95,7 +95,7 @@ _FRAME = struct.Struct(">Q")
 @dataclass
 class Job:
     text: str                # the checked statement
-    views: Any               # reader.Views: home catalog and (spec, view body) pairs
+    views: Any               # reader.Views (home catalog and (spec, view body) pairs), or it pickled
     limit: int
     timeout_s: float
     memory_limit: int
@@ -550,7 +550,8 @@ def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None) -> str 
         _limit_memory(job.memory_limit)
         if not installed:
             reader.job_settings(db, job.timeout_s, job.memory_limit)
-            reader.install_views(db, job.views, True)
+            views = pickle.loads(job.views) if isinstance(job.views, bytes) else job.views
+            reader.install_views(db, views, True)
         before = installed or (_fingerprint(db) if job.key is not None else None)
         # A connection of its own: temp objects, prepared statements, variables, the random
         # seed and session settings live in it and end with it (the statement check refuses
