@@ -1,6 +1,6 @@
 """run_sql latency and open_duckdb build time, this tree against a baseline tree.
 
-    .venv/bin/python -m bench.bench_sql [--quick] [--baseline /work/main] [--only]
+    .venv/bin/python -m bench.bench_sql [--quick] [--baseline /work/main] [--only] [--lake DIR]
 
 Each tree is measured in its own fresh process (with that tree first on sys.path):
 a lake of 20 tables (5 Parquet files each, one per partition `d=...`) is built in a temporary
@@ -13,6 +13,13 @@ directory, then
 - open_duckdb: median time to build the views of all 20 tables (`cc.open_duckdb`), after one
   warm-up build; measured first, before any SQL worker exists; and again with the file schema
   cache (`catalog_core.sql.tables.file_columns`) emptied before each build.
+
+With `--lake DIR` (an Acme lake of `semcat eval build --data DIR`) the lake is a copy of
+DIR/enriched (the Parquet files stay in DIR/warehouse) instead, and the figures are `run_sql`
+at its latest snapshot of a count over `acme.core.fct_orders` (772 daily partitions on the small
+lake) and of a group-by join of order items, orders and stores: cold (the first call of each in
+the process: the first also starts a worker) and warm (p50 / p99 of the next N), then
+`open_duckdb` of the whole lake.
 
 The figures are printed per tree, then as ratios baseline / this tree (above 1: this tree is
 faster). `--only` skips the baseline."""
@@ -116,17 +123,64 @@ def child(n: int) -> dict:
     return out
 
 
+LAKE_COUNT = "SELECT count(*) FROM acme.core.fct_orders"
+LAKE_JOIN = ("SELECT s.region, count(DISTINCT o.order_id) AS orders, sum(i.net_line_cents) AS net "
+             "FROM acme.core.fct_order_items i JOIN acme.core.fct_orders o ON o.order_id = i.order_id "
+             "JOIN acme.core.dim_store s ON s.store_id = o.store_id GROUP BY s.region ORDER BY s.region")
+
+
+def child_lake(n: int, lake: str) -> dict:
+    import shutil
+
+    import catalog_core as cc
+
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as d:
+        shutil.copytree(os.path.join(lake, "enriched"), os.path.join(d, "enriched"))
+        cat = cc.Catalog.open(os.path.join(d, "enriched"))
+        try:
+            vid = cat.latest_vid
+            for name, sql in (("count fct_orders", LAKE_COUNT), ("join items/orders/stores", LAKE_JOIN)):
+                t0 = time.perf_counter()
+                first = cc.run_sql(cat, sql, snapshot=vid).rows
+                out[f"run_sql cold, {name}"] = time.perf_counter() - t0
+            for name, sql in (("count fct_orders", LAKE_COUNT), ("join items/orders/stores", LAKE_JOIN)):
+                times = []
+                for _ in range(n):
+                    t0 = time.perf_counter()
+                    rows = cc.run_sql(cat, sql, snapshot=vid).rows
+                    times.append(time.perf_counter() - t0)
+                assert rows, name
+                out[f"run_sql warm, {name} p50"] = statistics.median(times)
+                out[f"run_sql warm, {name} p99"] = pct(times, 99)
+            assert first
+            times = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                cc.open_duckdb(cat, snapshot=vid).close()
+                times.append(time.perf_counter() - t0)
+            out["open_duckdb, whole lake (median of 3)"] = statistics.median(times)
+        finally:
+            cat.close()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--baseline", default="/work/main", help="the tree to compare with (its bench/ is not used)")
     ap.add_argument("--only", action="store_true", help="measure this tree only")
+    ap.add_argument("--lake", default=None, help="an Acme lake built by `semcat eval build --data DIR` (read only)")
     args = ap.parse_args()
     n = 20 if args.quick else 100
+    if args.lake:
+        n = 10 if args.quick else 20
+        if not os.path.isdir(os.path.join(args.lake, "enriched")):
+            raise SystemExit(f"--lake {args.lake}: no enriched/ catalog there; build one with `semcat eval build --data DIR`")
     trees = {"this tree": ROOT} if args.only else {"baseline": os.path.abspath(args.baseline), "this tree": ROOT}
     results = {}
     for label, tree in trees.items():
-        results[label] = measure(tree, n)
+        results[label] = measure(tree, n, args.lake)
     keys = list(results["this tree"])
     print(f"run_sql / open_duckdb, {n} warm calls each, seconds (ms shown)")
     header = f"{'':42}" + "".join(f"{label:>14}" for label in results) + ("" if args.only else f"{'ratio':>10}")
@@ -138,13 +192,14 @@ def main() -> None:
         print(row)
 
 
-def measure(tree: str, n: int) -> dict:
+def measure(tree: str, n: int, lake: str | None = None) -> dict:
     """Run this file (from ROOT) in a child whose catalog_core comes from `tree`."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (tree, ROOT, os.environ.get("PYTHONPATH")) if p))
     script = ("import sys, json; sys.path[:0] = [%r]; "
               "import importlib.util; spec = importlib.util.spec_from_file_location('bench_sql', %r); "
               "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
-              "print(json.dumps(m.child(%d)))") % (tree, os.path.abspath(__file__), n)
+              "print(json.dumps(%s))") % (tree, os.path.abspath(__file__),
+                                            f"m.child_lake({n}, {os.path.abspath(lake)!r})" if lake else f"m.child({n})")
     proc = subprocess.run([sys.executable, "-c", script], cwd=tree, env=env, capture_output=True, text=True,
                           timeout=1800)
     if proc.returncode != 0:

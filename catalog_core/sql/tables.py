@@ -5,6 +5,7 @@ the files visible then (with partition values), read through the public interfac
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from catalog_core.lake import exact_query, partition_columns, tables_query
 from catalog_core.sql.types import duck_type
 
 __all__ = ["ColumnSpec", "FileSpec", "TableSpec", "list_tables", "load_table", "file_columns", "catalog_dir",
-           "names_at"]
+           "names_at", "file_schema"]
 
 
 @dataclass(frozen=True)
@@ -97,9 +98,46 @@ def catalog_dir(cat: CatalogAPI) -> str | None:
     return os.path.realpath(os.path.join(data_dir, "catalog"))
 
 
-def _local(path: str, base: str | None) -> str | None:
+def _real(path: str, dirs: dict[str, str] | None) -> str:
+    """`os.path.realpath(path)`, resolving each directory once per `dirs` memo (a table's
+    772 files sit in 772 partition directories under one location: `realpath` per file re-walks
+    every component, ~9 lstat calls each). The same walk: a directory or file name that is a
+    symlink is resolved by `realpath` itself; paths with `.`, `..` or `//` go to `realpath`."""
+    if dirs is None or "//" in path or "/./" in path or "/../" in path or path.endswith(("/.", "/..")):
+        return os.path.realpath(path)
+    head, name = os.path.split(path)
+    if not name or not head.startswith("/"):
+        return os.path.realpath(path)
+    real_head = _real_dir(head, dirs)
+    full = real_head.rstrip("/") + "/" + name
+    try:
+        st = os.lstat(full)
+    except OSError:  # missing: realpath keeps the name as it is
+        return full
+    return os.path.realpath(full) if stat.S_ISLNK(st.st_mode) else full
+
+
+def _real_dir(d: str, dirs: dict[str, str]) -> str:
+    got = dirs.get(d)
+    if got is not None:
+        return got
+    if d == "/":
+        real = "/"
+    else:
+        head, name = os.path.split(d)
+        full = _real_dir(head, dirs).rstrip("/") + "/" + name
+        try:
+            st = os.lstat(full)
+            real = os.path.realpath(full) if stat.S_ISLNK(st.st_mode) else full
+        except OSError:
+            real = full
+    dirs[d] = real
+    return real
+
+
+def _local(path: str, base: str | None, dirs: dict[str, str] | None = None) -> str | None:
     """A local real path for a file path or file:// URI (relative: against `base`); None for
-    other URIs."""
+    other URIs. `dirs`: a memo of resolved directories shared by the calls for one table."""
     if path.startswith("file:"):  # file:///x, file://host/x and Hadoop's file:/x
         path = path[len("file:"):]
         if path.startswith("//"):
@@ -110,7 +148,7 @@ def _local(path: str, base: str | None) -> str | None:
         if base is None:
             return None
         path = os.path.join(base, path)
-    return os.path.realpath(path)
+    return _real(path, dirs)
 
 
 def _under(path: str, root: str) -> bool:
@@ -197,9 +235,10 @@ def load_table(cat: CatalogAPI, obj: Any, vid: int, catalogs: dict[str, dict], w
     base = _local(location, None) if location else None
     roots = _roots(base, warehouse, catalogs.get(parts[0]) or {})
     forbidden = catalog_dir(cat)
+    dirs: dict[str, str] = {}
     for f in files:
         raw = str(f.value.get("path", ""))
-        local = _local(raw, base)
+        local = _local(raw, base, dirs)
         trusted = local is not None and any(_under(local, r) for r in roots) and not (
             forbidden is not None and (_under(local, forbidden) or _under(forbidden, local)))
         values = _values(f.path, obj.path, spec.partition_cols, partitions)
@@ -212,16 +251,16 @@ def load_table(cat: CatalogAPI, obj: Any, vid: int, catalogs: dict[str, dict], w
 
 # ---------------------------------------------------------------- file footers
 
-_CACHE: OrderedDict[tuple[str, int, int], tuple[str, ...] | None] = OrderedDict()
+_CACHE: OrderedDict[tuple[str, int, int], tuple[tuple[str, str], ...] | None] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_MAX = 200_000
 
 
-def file_columns(path: str) -> tuple[str, ...] | None:
-    """Top-level column names in a local Parquet file's footer (None: unreadable). Data files
-    are immutable, so a (path, size, mtime) key is enough to cache them across connections (a
-    file rewritten in place gets a new key); the least recently used go past `_CACHE_MAX`.
-    Measured on 20 tables of 5 files: the views' SQL in 3 ms instead of 37 ms."""
+def file_schema(path: str) -> tuple[tuple[str, str], ...] | None:
+    """Top-level (column name, Arrow type) pairs in a local Parquet file's footer, in order (None:
+    unreadable). Data files are immutable, so a (path, size, mtime) key is enough to cache them
+    across connections (a file rewritten in place gets a new key); the least recently used go
+    past `_CACHE_MAX`. Measured on 20 tables of 5 files: the views' SQL in 3 ms instead of 37 ms."""
     try:
         st = os.stat(path)
     except OSError:
@@ -234,11 +273,19 @@ def file_columns(path: str) -> tuple[str, ...] | None:
     import pyarrow.parquet as pq
 
     try:
-        names: tuple[str, ...] | None = tuple(pq.read_schema(path).names)
+        schema = pq.read_schema(path)
+        found: tuple[tuple[str, str], ...] | None = tuple((f.name, str(f.type)) for f in schema)
     except Exception:  # not Parquet / truncated: DuckDB will name the problem when it reads it
-        names = None
+        found = None
     with _CACHE_LOCK:
-        _CACHE[key] = names
+        _CACHE[key] = found
         while len(_CACHE) > _CACHE_MAX:
             _CACHE.popitem(last=False)
-    return names
+    return found
+
+
+def file_columns(path: str) -> tuple[str, ...] | None:
+    """Top-level column names in a local Parquet file's footer (None: unreadable); see
+    `file_schema`."""
+    found = file_schema(path)
+    return None if found is None else tuple(n for n, _ in found)

@@ -27,7 +27,7 @@ from catalog_core.query import (
     TrueExpr,
     parse_expr,
 )
-from catalog_core.sql.tables import FileSpec, TableSpec, file_columns
+from catalog_core.sql.tables import FileSpec, TableSpec, file_schema
 from catalog_core.sql.types import quote_ident, quote_str, sql_literal
 
 __all__ = ["table_sql", "error_sql", "where_sql"]
@@ -37,13 +37,18 @@ def _cast(expr: str, typ: str | None) -> str:
     return f"CAST({expr} AS {typ})" if typ else expr
 
 
-def _present(f: FileSpec, trust_all: bool) -> frozenset[str] | None:
-    """Lower-cased column names the file holds; None when unknown (not local, not readable,
-    or a file the sandbox will refuse anyway, whose footer we do not open)."""
+def _footer(f: FileSpec, trust_all: bool) -> tuple[tuple[str, str], ...] | None:
+    """The file's (column, type) pairs; None when unknown (not local, not readable, or a file
+    the sandbox will refuse anyway, whose footer we do not open)."""
     if not f.local or not (f.trusted or trust_all):
         return None
-    names = file_columns(f.path)
-    return None if names is None else frozenset(n.lower() for n in names)
+    return file_schema(f.path)
+
+
+def _present(f: FileSpec, trust_all: bool, footer: tuple[tuple[str, str], ...] | None = None) -> frozenset[str] | None:
+    """Lower-cased column names the file holds; None when unknown (see `_footer`)."""
+    names = footer if footer is not None else _footer(f, trust_all)
+    return None if names is None else frozenset(n.lower() for n, _ in names)
 
 
 def _assumed(spec: TableSpec) -> frozenset[str] | None:
@@ -79,26 +84,32 @@ def _hive_ok(spec: TableSpec, f: FileSpec, present: frozenset[str] | None) -> bo
     return segs[-1 - len(cols):-1] == want and sum("=" in seg for seg in segs) == len(cols)
 
 
-Group = tuple[dict[str, Any] | None, frozenset[str] | None, list[str], dict[str, str | None] | None]
+# (partition values or None: hive directories hold them, column names, paths, names in the
+# files, and whether the files' schemas are known to be identical: then no union_by_name)
+Group = tuple[dict[str, Any] | None, frozenset[str] | None, list[str], dict[str, str | None] | None, bool]
 
 
 def _groups(spec: TableSpec, trust_all: bool) -> list[Group]:
     """Files that can share one read_parquet: same column set, same names for the columns
     (a file written before a rename holds the old name), and the same partition values unless
-    hive directories carry them (values None)."""
+    hive directories carry them (values None). Files whose footers are known are grouped by
+    their exact schema (names, order, types) too: such a group needs no `union_by_name`, which
+    makes DuckDB open every file's footer whenever the view is bound (each statement): 0.5 s
+    of a count over 772 files."""
     groups: dict[tuple, Group] = {}
     for f in spec.files:
-        present = _present(f, trust_all)
+        footer = _footer(f, trust_all)
+        present = _present(f, trust_all, footer)
         names = spec.names_in(f)
         names_key = None if names is None else tuple(sorted(names.items(), key=lambda kv: kv[0]))
         if _hive_ok(spec, f, present):
-            key: tuple = ("hive", present, names_key)
+            key: tuple = ("hive", present, names_key, footer)
             values = None
         else:
             present = _assumed(spec) if present is None else present
-            key = (repr(sorted(f.values.items(), key=lambda kv: kv[0])), present, names_key)
+            key = (repr(sorted(f.values.items(), key=lambda kv: kv[0])), present, names_key, footer)
             values = f.values
-        groups.setdefault(key, (values, present, [], names))[2].append(f.path)
+        groups.setdefault(key, (values, present, [], names, footer is not None))[2].append(f.path)
     return list(groups.values())
 
 
@@ -107,17 +118,20 @@ def _in_file(name: str, names: dict[str, str | None] | None) -> str | None:
     return name if names is None else names.get(name, name)
 
 
-def _read(paths: list[str], hive_types: dict[str, str] | None = None) -> str:
+def _read(paths: list[str], hive_types: dict[str, str] | None = None, same_schema: bool = False) -> str:
     files = ", ".join(quote_str(p) for p in paths)
+    # union_by_name: files whose schemas may differ are matched by column name (not needed, and
+    # costly, when every footer of the group is known to be the same).
+    by_name = "" if same_schema else "union_by_name = true, "
     if hive_types:
         types = ", ".join(f"{quote_str(k)}: {quote_str(v)}" for k, v in hive_types.items())
-        return f"read_parquet([{files}], union_by_name = true, hive_partitioning = true, hive_types = {{{types}}})"
+        return f"read_parquet([{files}], {by_name}hive_partitioning = true, hive_types = {{{types}}})"
     # hive_partitioning off: partition values come from the catalog, not from directory names.
-    return f"read_parquet([{files}], union_by_name = true, hive_partitioning = false)"
+    return f"read_parquet([{files}], {by_name}hive_partitioning = false)"
 
 
 def _branch(spec: TableSpec, values: dict[str, Any] | None, present: frozenset[str] | None, paths: list[str],
-            names: dict[str, str | None] | None = None) -> str:
+            names: dict[str, str | None] | None = None, same_schema: bool = False) -> str:
     if values is None:  # hive directories hold the partition values
         hive = {c.lower() for c in spec.partition_cols}
         types = {c.name: "VARCHAR" if c.type is None or c.type.startswith("DECIMAL") else c.type
@@ -129,12 +143,12 @@ def _branch(spec: TableSpec, values: dict[str, Any] | None, present: frozenset[s
                 exprs.append(f"{_cast(quote_ident(src), c.type)} AS {quote_ident(c.name)}")
             else:
                 exprs.append(f"{_cast('NULL', c.type)} AS {quote_ident(c.name)}")
-        return f"SELECT {', '.join(exprs)} FROM {_read(paths, types)}"
+        return f"SELECT {', '.join(exprs)} FROM {_read(paths, types, same_schema)}"
     lower_values = {k.lower(): v for k, v in values.items()}
     if spec.columns is None:
         extra = [f"{sql_literal(v)} AS {quote_ident(k)}" for k, v in values.items()
                  if present is None or k.lower() not in present]
-        return f"SELECT *{''.join(', ' + e for e in extra)} FROM {_read(paths)}"
+        return f"SELECT *{''.join(', ' + e for e in extra)} FROM {_read(paths, same_schema=same_schema)}"
     exprs = []
     for col in spec.columns:
         low = col.name.lower()
@@ -148,7 +162,7 @@ def _branch(spec: TableSpec, values: dict[str, Any] | None, present: frozenset[s
         else:
             src = "NULL"
         exprs.append(f"{_cast(src, col.type)} AS {quote_ident(col.name)}")
-    return f"SELECT {', '.join(exprs)} FROM {_read(paths)}"
+    return f"SELECT {', '.join(exprs)} FROM {_read(paths, same_schema=same_schema)}"
 
 
 def _empty(spec: TableSpec) -> str | None:
@@ -167,7 +181,7 @@ def table_sql(spec: TableSpec, trust_all: bool, where: str | None = None) -> str
         body = _empty(spec)
     else:
         joiner = " UNION ALL " if spec.columns is not None else " UNION ALL BY NAME "
-        body = joiner.join(_branch(spec, v, p, paths, n) for v, p, paths, n in _groups(spec, trust_all))
+        body = joiner.join(_branch(spec, v, p, paths, n, same) for v, p, paths, n, same in _groups(spec, trust_all))
     if body is None or not where:
         return body
     return f"SELECT * FROM ({body}) AS _t WHERE {where_sql(where)}"

@@ -25,11 +25,22 @@ whatever the statement calls:
   kills the child (SIGKILL) at `timeout_s + GRACE_S` if it has not answered by then.
 
 Reuse. Starting an interpreter and importing DuckDB costs ~0.4 s (1-2 s on a loaded machine),
-and a DuckDB database ~50 ms, so a worker serves statements in a loop: each statement gets a
-brand-new in-memory DuckDB database (created, with the sandbox's settings, while the worker waits
-for the statement, and closed after it: no view, table, temp object or setting outlives a
-statement), and a worker goes back to a small pool (`pool_size()`, 2 unless `SEMCAT_SQL_POOL` or
-`set_pool_size` says otherwise) only when its statement ended cleanly: answered within its
+and a DuckDB database ~50 ms, so a worker serves statements in a loop. Each statement runs on a
+connection of its own (`cursor()`, closed after it: no temp object, prepared statement,
+variable, random seed or session setting outlives a statement) to an in-memory DuckDB database
+holding its views: a brand-new one (created, with the sandbox's settings, while the worker waits
+for the statement), or the one it built for its last statement, when the job's `key` is the same
+(the caller sends a job to an idle worker holding its key when there is one). The key
+(`reader.run_sql`) covers the home catalog, each table's spec, view body and file stats
+(`cache.Entry.digest`), the time limit and the memory limit, so a cached database has the very
+views, allowed files and limits a new one would get; its settings are locked, and each statement
+runs in a transaction that is rolled back, so what it could write (the check refuses writes
+anyway) is undone (installing the views of a 772-file table costs ~1 s, and its footers are then
+in the database's Parquet metadata cache). A database is cached only after a statement that
+ended cleanly and left the database as it found it (`_fingerprint`). A worker holds one database
+at a time, as without the cache: a DuckDB database maps 60-90 MB of address space even empty,
+which counts against the next statement's `RLIMIT_AS` and `RETIRE_GROWTH`. A worker goes back to
+a small pool (`pool_size()`, 2 unless `SEMCAT_SQL_POOL` or `set_pool_size` says otherwise) only when its statement ended cleanly: answered within its
 time, with rows or an ordinary SQL error. A worker that timed out (interrupted or killed), died,
 ran out of memory (DuckDB's or Python's) or failed in an unexpected way is killed, and a fresh
 one is started in its place. A worker also retires itself when its address space after a
@@ -65,8 +76,9 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["Job", "WorkerDied", "run", "prestart", "main", "workers", "last_worker", "pool_size", "set_pool_size",
-           "max_concurrent", "set_max_concurrent", "HEADROOM", "GRACE_S", "SETUP_TIMEOUT_S", "RETIRE_GROWTH"]
+__all__ = ["Job", "WorkerDied", "run", "prestart", "main", "workers", "last_worker", "last_cached", "pool_size",
+           "set_pool_size", "max_concurrent", "set_max_concurrent", "HEADROOM", "GRACE_S", "SETUP_TIMEOUT_S",
+           "RETIRE_GROWTH"]
 
 HEADROOM = 512 << 20      # bytes of address space above memory_limit for the interpreter and DuckDB itself
 GRACE_S = 0.5            # how long past timeout_s the caller waits before it kills the worker
@@ -83,10 +95,14 @@ _FRAME = struct.Struct(">Q")
 @dataclass
 class Job:
     text: str                # the checked statement
-    views: Any               # reader.Views: home catalog and (spec, view body) pairs
+    views: Any               # reader.Views (home catalog and (spec, view body) pairs), or it pickled
     limit: int
     timeout_s: float
     memory_limit: int
+    # Identifies the view set (cache entry digests, home catalog) and the limits above: a worker
+    # keeps the database it built for its last job and serves a job with the same key from it
+    # (None: build a new database).
+    key: str | None = None
 
 
 class WorkerDied(Exception):
@@ -108,6 +124,7 @@ class _Worker:
         self.ready = False           # its `S` for the next statement was read
         self.cap: int | None = None  # its hard RLIMIT_AS once its first statement set it
         self.served = 0
+        self.key: str | None = None  # the key of the database it holds (as far as the caller knows)
 
     def fits(self, memory_limit: int) -> bool:
         return self.cap is None or memory_limit + HEADROOM <= self.cap
@@ -177,6 +194,12 @@ def last_worker() -> int | None:
     return getattr(_last, "pid", None)
 
 
+def last_cached() -> bool | None:
+    """Whether this thread's last statement ran on a database its worker had cached (None: no
+    answer yet)."""
+    return getattr(_last, "cached", None)
+
+
 def workers() -> dict[str, list[int]]:
     """The pids of the live workers: `idle` (in the pool, oldest first) and `busy` (running a
     statement)."""
@@ -220,11 +243,12 @@ def _ready_now(w: _Worker) -> bool:
     return w.ready
 
 
-def _take(memory_limit: int) -> _Worker:
-    """An idle worker whose hard limit fits `memory_limit`: one that is ready now, else the most
-    recently used that has served (it is creating its next database), else a starting one; or a
-    new one. (With two idle workers, back-to-back statements alternate, so one worker's next
-    database is created while the other runs a statement.)"""
+def _take(memory_limit: int, key: str | None = None) -> _Worker:
+    """An idle worker whose hard limit fits `memory_limit`: one that holds the database of `key`,
+    else one that is ready now, else the most recently used that has served (it is creating its
+    next database), else a starting one; or a new one. (With two idle workers, back-to-back
+    statements of different views alternate, so one worker's next database is created while the
+    other runs a statement.)"""
     dead: list[_Worker] = []
     with _lock:
         fit: list[_Worker] = []
@@ -234,7 +258,8 @@ def _take(memory_limit: int) -> _Worker:
                 dead.append(i)
             elif i.fits(memory_limit):
                 fit.append(i)
-        pick = next((i for i in reversed(fit) if _ready_now(i)), None)
+        pick = next((i for i in reversed(fit) if key is not None and i.key == key), None)
+        pick = pick or next((i for i in reversed(fit) if _ready_now(i)), None)
         pick = pick or next((i for i in reversed(fit) if i.served), fit[-1] if fit else None)
         if pick is None:
             pick = _spawn()
@@ -384,7 +409,7 @@ def run(job: Job) -> dict[str, Any]:
     try:
         data = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
         while True:
-            w = _take(job.memory_limit)
+            w = _take(job.memory_limit, job.key)
             _last.pid = w.proc.pid
             reused = w.served > 0
             try:
@@ -404,8 +429,10 @@ def run(job: Job) -> dict[str, Any]:
                 except ValueError:
                     answer = None
             ok = isinstance(answer, dict)
+            w.key = job.key if ok and _clean(answer) else None  # type: ignore[arg-type]
             _release(w, keep=ok and not timed_out and _clean(answer))  # type: ignore[arg-type]
             if isinstance(answer, dict):
+                _last.cached = answer.pop("cached", None) is True
                 return answer
             if timed_out:
                 raise WorkerDied("killed at the deadline", timed_out=True)
@@ -490,16 +517,56 @@ def _trim() -> None:
         pass
 
 
-def _statement(out: IO[bytes], con: Any, job: Job) -> None:
+# (`temp` is each connection's own, and ends with it)
+_FINGERPRINT = """SELECT
+    (SELECT list(database_name || ':' || database_oid ORDER BY database_name) FROM duckdb_databases()
+     WHERE database_name <> 'temp'),
+    (SELECT list(view_oid ORDER BY view_oid) FROM duckdb_views() WHERE NOT internal AND database_name <> 'temp'),
+    (SELECT list(table_oid ORDER BY table_oid) FROM duckdb_tables() WHERE database_name <> 'temp'),
+    (SELECT list(oid ORDER BY oid) FROM duckdb_schemas() WHERE database_name <> 'temp'),
+    (SELECT count(*) FROM duckdb_sequences() WHERE database_name <> 'temp')"""
+
+
+def _fingerprint(db: Any) -> str:
+    """What a statement could have changed in a database that outlives it (its databases,
+    schemas, views, tables, sequences), compared before it is cached again: a second layer under
+    the transaction each statement runs in, which is rolled back (macros and types, whose
+    listing costs 60 ms, rely on it alone)."""
+    cur = db.cursor()
+    try:
+        return repr(cur.execute(_FINGERPRINT).fetchone())
+    finally:
+        cur.close()
+
+
+def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None) -> str | None:
+    """Run `job` on a new connection (cursor) to database `db`, installing the views first
+    unless `installed` (then: the database's fingerprint after its views were installed); the
+    fingerprint when the database may serve a later job with the same key (None: close it)."""
     from catalog_core.sql import reader
 
+    con = None
     try:
         _limit_memory(job.memory_limit)
-        reader.job_settings(con, job.timeout_s, job.memory_limit)
-        reader.install_views(con, job.views, True)
+        if not installed:
+            reader.job_settings(db, job.timeout_s, job.memory_limit)
+            views = pickle.loads(job.views) if isinstance(job.views, bytes) else job.views
+            reader.install_views(db, views, True)
+        before = installed or (_fingerprint(db) if job.key is not None else None)
+        # A connection of its own: temp objects, prepared statements, variables, the random
+        # seed and session settings live in it and end with it (the statement check refuses
+        # them anyway), and a transaction that is rolled back: the database's settings are
+        # locked, and what the statement could write to it (the check refuses that too) is undone.
+        con = db.cursor()
+        home = db.execute("SELECT current_database()").fetchone()[0]
+        if home != "memory":
+            con.execute(f"USE {reader.quote_ident(home)}")
+        con.execute("BEGIN TRANSACTION")
     except BaseException as e:
+        if con is not None:
+            con.close()
         _answer(out, b"E", {"error": _error(e)})
-        return
+        return None
     out.write(b"R")
     timer = threading.Timer(job.timeout_s, reader._interrupter(con))
     timer.daemon = True
@@ -513,7 +580,19 @@ def _statement(out: IO[bytes], con: Any, job: Job) -> None:
         doc = {"error": _error(e)}
     finally:
         timer.cancel()
+    try:
+        con.execute("ROLLBACK")
+    except Exception:  # noqa: S110  (no transaction left: the statement ended it; checked below)
+        pass
+    con.close()
+    doc["cached"] = installed is not None
     _answer(out, b"", doc)  # `R` went ahead
+    if before is None or not _clean(doc):
+        return None
+    try:
+        return before if _fingerprint(db) == before else None
+    except Exception:
+        return None
 
 
 def _serve() -> None:
@@ -525,9 +604,15 @@ def _serve() -> None:
 
     stdin = sys.stdin.fileno()
     base = 0
+    # At most one database at a time, as without the cache (each costs 60-90 MB of address space
+    # even empty, which counts against RLIMIT_AS): the last one, with its views (`key`), or a
+    # brand-new one created while the worker waits.
+    key: str | None = None
+    fp: str | None = None  # the database's fingerprint once it holds the views of `key`
+    db: Any = None
     while True:
-        # The next statement's database: brand new, created while the worker waits.
-        con = reader._connect(True)
+        if db is None:
+            db, key = reader._connect(True), None
         size = _address_space()
         base = base or size
         if size > base + RETIRE_GROWTH:
@@ -536,11 +621,19 @@ def _serve() -> None:
         job = _read_job(stdin)
         if job is None:  # the caller went away or stopped this worker
             return
+        installed = fp if key is not None and job.key == key else None
+        if key is not None and installed is None:  # another view set: a new database
+            db.close()
+            db, key = reader._connect(True), None
+        fp = None
         try:
-            _statement(out, con, job)
+            fp = _statement(out, db, job, installed)
         finally:
-            con.close()
-            del con
+            if fp is not None and job.key is not None:
+                key = job.key
+            else:
+                db.close()
+                db, key = None, None
             _trim()
 
 

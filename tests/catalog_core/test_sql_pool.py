@@ -1,5 +1,5 @@
 """run_sql's worker pool: a worker serves many statements, but only after clean ones; every
-statement gets a fresh DuckDB database (nothing of one statement is visible to the next); its
+statement gets a connection of its own (nothing of one statement is visible to the next); its
 soft address-space limit is set per statement under a hard limit the statement cannot raise;
 concurrent statements get workers of their own, up to a bound. Real worker processes throughout
 (their pids, /proc/<pid>/limits)."""

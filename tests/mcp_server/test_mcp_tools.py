@@ -172,6 +172,23 @@ def test_diff_snapshots_groups_schema_files_and_annotations(server, lake_cat):
     assert out["from_snapshot"]["vid"] == 3 and out["snapshot"]["vid"] == lake_cat.latest_vid
 
 
+def test_diff_snapshots_reuses_a_diff_and_sees_a_new_commit(fresh_cat):
+    """Diffs are kept per (from, to, prefix) vid pair: a repeat and the next page answer alike,
+    and a commit after them is in a diff to the new vid, not in one to the old."""
+    server = create_server(fresh_cat, author="agent:test")
+    old = fresh_cat.latest_vid
+    first = ok(call(server, "diff_snapshots", {"from_snapshot": 3, "to_snapshot": old, "limit": 2}))
+    again = ok(call(server, "diff_snapshots", {"from_snapshot": 3, "to_snapshot": old, "limit": 2}))
+    assert first == again and first["truncated"]
+    page2 = ok(call(server, "diff_snapshots", {"from_snapshot": 3, "cursor": first["next_cursor"], "limit": 2}))
+    assert page2["changes"] and page2["changes"] != first["changes"] and page2["total"] == first["total"]
+    ok(call(server, "annotate", CALLS["annotate"]))
+    new = ok(call(server, "diff_snapshots", {"from_snapshot": 3, "limit": 500}))
+    assert new["snapshot"]["vid"] == fresh_cat.latest_vid > old and new["total"] == first["total"] + 1
+    assert any(c["target"] == DIM and c["category"] == "annotation" for c in new["changes"])
+    assert ok(call(server, "diff_snapshots", {"from_snapshot": 3, "to_snapshot": old, "limit": 2})) == first
+
+
 # ------------------------------------------------------------------ warnings
 def test_inline_warnings_for_deprecated_late_and_stale(server):
     sql = ok(call(server, "run_sql", {"sql": f"SELECT * FROM {OLD} o JOIN {FCT} f USING (order_id)"}))
