@@ -57,7 +57,7 @@ from catalog_core.query.ast import (
     TrueExpr,
 )
 
-__all__ = ["parse", "parse_expr", "tokenize", "Token", "MAX_NESTING", "MAX_STEPS", "MAX_QUERY_CHARS"]
+__all__ = ["parse", "parse_expr", "check_text", "tokenize", "Token", "MAX_NESTING", "MAX_STEPS", "MAX_QUERY_CHARS"]
 
 # Deeper nesting is certainly a mistake and would otherwise end in RecursionError.
 MAX_NESTING = 64
@@ -193,6 +193,20 @@ def tokenize(text: str) -> list[Token]:
 _OPERAND_START = ("IDENT", "QIDENT", "STRING", "NUMBER")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_text(text: str) -> None:
+    """Refuse text that is not valid Unicode: an unpaired surrogate (e.g. from a bad `\\ud800`
+    escape) cannot travel as UTF-8, so the embedded and the remote catalog both refuse it here,
+    with its position, instead of one matching nothing and the other failing on the wire."""
+    m = _SURROGATE.search(text)
+    if m is not None:
+        _fail(_SURROGATE.sub("?", text), m.start(), "valid Unicode text",
+              f"unpaired surrogate U+{ord(m.group()):04X} at position {m.start()}: the query is not valid "
+              "Unicode; remove it or send the character it was meant to be")
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         if not isinstance(text, str):
@@ -202,6 +216,7 @@ class _Parser:
             _fail(text, MAX_QUERY_CHARS, f"at most {MAX_QUERY_CHARS:,} characters",
                   f"query too long: {len(text):,} characters, at most {MAX_QUERY_CHARS:,} are allowed "
                   f"(position {MAX_QUERY_CHARS:,} is past the limit); name fewer ids or query a parent instead")
+        check_text(text)
         self.tokens = tokenize(text)
         self.i = 0
         self.depth = 0

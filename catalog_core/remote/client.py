@@ -389,6 +389,9 @@ class RemoteCatalog:
 
 def _query_text(expr: Any) -> str:
     if isinstance(expr, str):
+        from catalog_core.query.parser import check_text  # refused here as the embedded parser refuses it
+
+        check_text(expr)
         return expr
     from catalog_core.query import to_text  # a parsed Query travels as its text
 

@@ -157,3 +157,11 @@ def test_random_unicode(both, text):
 @given(st.text(alphabet=st.characters(exclude_categories=()), max_size=12))
 def test_random_unicode_with_lone_surrogates(both, s):
     check(both, f'/[obj_id = "{s}" or name = "{s}"]')
+
+
+def test_an_unpaired_surrogate_is_refused_the_same_way_embedded_and_remote(both):
+    """Found by test_random_unicode_with_lone_surrogates: the embedded catalog matched nothing while the
+    remote one failed on the wire; both now refuse the text at the surrogate's position."""
+    engine, client, _ = both
+    text = '/[obj_id = "\ud800" or name = "x"]'
+    assert outcome(engine, text) == outcome(client, text) == ("QuerySyntaxError", 12)
