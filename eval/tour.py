@@ -223,7 +223,8 @@ def _staleness(out: _Out, catalog_dir: str) -> dict[str, int]:
     status = Counter(f.status for f in found)
     out.line(f"  semantic.staleness at d0 ({NOW_ISO}) over {catalog_dir}: {len(found)} findings "
              f"({status.get('stale', 0)} stale, {status.get('suspect', 0)} suspect) in {len(by_reason)} reasons")
-    rows, examples = [], []
+    rows: list[list[Any]] = []
+    examples: list[Any] = []
     for reason, fs in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         targets = sorted({".".join(f.target.split(".")[:3]) for f in fs})
         rows.append([reason, len(fs), "/".join(sorted({f.status for f in fs})),

@@ -22,6 +22,7 @@ import os
 import random
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -55,6 +56,14 @@ def data_dir(root: str, condition_or_history: str) -> str:
     return os.path.join(root, h)
 
 
+def per_history(fn: Callable[[str], Any]) -> dict[str, Any]:
+    """fn(history) for both histories at once, one thread each (their catalogs are independent; the
+    waits on Spark, RocksDB and DuckDB workers overlap). Returns {history: result}; re-raises."""
+    with ThreadPoolExecutor(max_workers=len(HISTORIES)) as pool:
+        futures = {h: pool.submit(fn, h) for h in HISTORIES}
+        return {h: f.result() for h, f in futures.items()}
+
+
 # ---------------------------------------------------------------------------------------------- writing
 class Loader:
     """Stages each write once with Spark and commits it to both catalogs at the same time."""
@@ -63,17 +72,31 @@ class Loader:
         from spark_bridge import Bridge
 
         self.spark, self.cats, self.tmp, self.log = spark, cats, tmp, log
-        self.bridges = {h: Bridge(spark, c, warehouse=warehouse) for h, c in cats.items()}
+        # footers are read in this process: local mode, and no Spark job per write
+        self.bridges = {h: Bridge(spark, c, warehouse=warehouse, footers_on="driver") for h, c in cats.items()}
         self.n = 0
+        self._lock = threading.Lock()
+        self._schemas: dict[str, Any] = {}  # Spark's schema of each input Parquet layout, inferred once
         self.rows: dict[str, int] = {}
         self.commits = 0
         self.spark_writes = 0
 
     def frame(self, cols: list[tuple[str, pa.DataType]], rows: list[dict]) -> Any:
-        self.n += 1
-        path = os.path.join(self.tmp, f"in-{self.n:05d}.parquet")
-        pq.write_table(pa.Table.from_pylist(rows, schema=T.arrow_schema(cols)), path)
-        return self.spark.read.parquet(path)
+        with self._lock:  # frames are made by the staging threads
+            self.n += 1
+            n = self.n
+        path = os.path.join(self.tmp, f"in-{n:05d}.parquet")
+        schema = T.arrow_schema(cols)
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+        # inferring a Parquet schema runs a Spark job per read; the same layout always infers the
+        # same schema, so it is inferred at its first read and given to the later ones
+        key = schema.to_string(show_field_metadata=False, show_schema_metadata=False)
+        known = self._schemas.get(key)
+        if known is not None:
+            return self.spark.read.schema(known).parquet(path)
+        df = self.spark.read.parquet(path)
+        self._schemas[key] = df.schema
+        return df
 
     def _stage(self, w: tuple) -> Any:
         name, cols, rows, mode, schema = w
@@ -99,14 +122,13 @@ class Loader:
         with ThreadPoolExecutor(max_workers=3) as pool:
             staged = list(pool.map(self._stage, writes))
         self.spark_writes += len(staged)
-        for h, b in self.bridges.items():
-            res = b.commit(staged, AUTHOR, message, time=when)
-            if h == "enriched":
-                for tw in res.tables:
-                    if tw.mode == "overwrite":
-                        self.rows[tw.table] = tw.rows_added
-                    else:
-                        self.rows[tw.table] = self.rows.get(tw.table, 0) + tw.rows_added
+        # the same staged files, committed to each catalog at the same time (one thread per catalog)
+        results = per_history(lambda h: self.bridges[h].commit(staged, AUTHOR, message, time=when))
+        for tw in results["enriched"].tables:
+            if tw.mode == "overwrite":
+                self.rows[tw.table] = tw.rows_added
+            else:
+                self.rows[tw.table] = self.rows.get(tw.table, 0) + tw.rows_added
         self.commits += 1
 
 
@@ -431,7 +453,8 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
     n_ann_guess = 0
     controls = _pick_controls(rng, len(A.WRONG_FROM_START))
     t_ann = at(119, 15.0)
-    for h in HISTORIES:
+
+    def author_d119(h: str) -> None:
         ann.instructions(h, t_ann)
         for table, fields in A.TABLE_DOCS.items():
             f = dict(fields)
@@ -456,6 +479,8 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
                        _metric_columns(table, expr, filt, tcol))
         for q, sql in A.VERIFIED.values():
             ann.verified(h, q, sql, t_ann)
+
+    per_history(author_d119)
     verified_ids = {k: _verified_id(q, s) for k, (q, s) in A.VERIFIED.items()}
     from semantic.annotations import read_catalog_annotations
 
@@ -487,7 +512,7 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
 
     # ---- the history, in time order
     def annotate_updates(change: int, t: float) -> None:
-        for h in HISTORIES:
+        def one(h: str) -> None:
             for i, u in enumerate(A.UPDATES):
                 if u.change != change:
                     continue
@@ -497,6 +522,8 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
                 _apply_update(ann, h, u, key, t, verified_ids)
             for table, column, fields in A.ADDITIONS.get(change, []):
                 ann.table_fields(h, table, fields, t, column=column)
+
+        per_history(one)
 
     batches = sorted({105, 91, 77, 63, 49, 35, 21, 80, 60, 45, 40, 30, 20, 10, 7, 6, 5, 4, 3, 2, 1, 0}, reverse=True)
     prev = 119
