@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
@@ -45,6 +45,7 @@ MANIFEST = "stale_manifest.json"
 STALE_FRACTION = 0.20
 CONTROL_FRACTION = 0.15
 AUTHOR = "etl:acme"
+STAGE_THREADS = 3  # writes of one load staged at once (each a Spark job of one task on local[2])
 ANNOTATOR = "data-team"
 
 
@@ -77,6 +78,9 @@ class Loader:
         self.n = 0
         self._lock = threading.Lock()
         self._schemas: dict[str, Any] = {}  # Spark's schema of each input Parquet layout, inferred once
+        self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="commit")
+        self._pending: list[Future] = []
+        self._barrier = False
         self.rows: dict[str, int] = {}
         self.commits = 0
         self.spark_writes = 0
@@ -112,16 +116,28 @@ class Loader:
         df, pcols, wcols, loc = b.prepare(df, full, t.partition_by or None, mode, table, schema)
         evo = (replace_schema if schema == "replace" else evolve)((table or {}).get("schema"), wcols, full)
         types = {c["name"]: c["type"] for c in evo.schema["columns"]}
-        return b.stage(df, full, mode, pcols, wcols, loc, types, None, schema)
+        changes = table is None or evo.changed or schema == "replace"
+        return b.stage(df, full, mode, pcols, wcols, loc, types, None, schema), changes
 
     def load(self, when: float, message: str, writes: list[tuple]) -> None:
-        """writes: (table, columns, rows | DataFrame, mode, schema)."""
+        """Stage `writes` ((table, columns, rows | DataFrame, mode, schema)) with Spark, then queue
+        their commit to both catalogs. Commits run in order on one committer thread, so the next
+        load is staged while this one commits; a load that creates tables or changes a schema is
+        committed before anything else is staged (staging reads the tables' schemas)."""
         writes = [w for w in writes if not isinstance(w[2], list) or w[2]]
         if not writes:
             return
-        with ThreadPoolExecutor(max_workers=3) as pool:
-            staged = list(pool.map(self._stage, writes))
+        if self._barrier:
+            self.wait()
+        self._check()
+        with ThreadPoolExecutor(max_workers=STAGE_THREADS) as pool:
+            out = list(pool.map(self._stage, writes))
+        staged = [w for w, _ in out]
+        self._barrier = any(c for _, c in out)
         self.spark_writes += len(staged)
+        self._pending.append(self._committer.submit(self._commit, staged, when, message))
+
+    def _commit(self, staged: list[Any], when: float, message: str) -> None:
         # the same staged files, committed to each catalog at the same time (one thread per catalog)
         results = per_history(lambda h: self.bridges[h].commit(staged, AUTHOR, message, time=when))
         for tw in results["enriched"].tables:
@@ -130,6 +146,24 @@ class Loader:
             else:
                 self.rows[tw.table] = self.rows.get(tw.table, 0) + tw.rows_added
         self.commits += 1
+
+    def then(self, fn: Callable[[], None]) -> None:
+        """Run fn once every load queued so far is committed (on the committer thread)."""
+        self._pending.append(self._committer.submit(fn))
+
+    def _check(self) -> None:
+        """Re-raise the failure of a queued commit that has finished."""
+        for f in [f for f in self._pending if f.done()]:
+            self._pending.remove(f)
+            f.result()
+
+    def wait(self) -> None:
+        """Block until every queued commit is done (re-raising its failure)."""
+        while self._pending:
+            self._pending.pop(0).result()
+
+    def close(self) -> None:
+        self._committer.shutdown(wait=True, cancel_futures=True)
 
 
 # ---------------------------------------------------------------------------------------------- the ETL
@@ -422,6 +456,14 @@ def build(out: str, seed: int = 7, scale: str = "small", log: Callable[[str], No
 def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str, step: Callable[[str], None],
          seed: int, scale: str) -> dict[str, Any]:
     ld = Loader(spark, cats, warehouse, tmp, step)
+    try:
+        return _history(ld, lake, spark, cats, warehouse, step, seed, scale)
+    finally:
+        ld.close()  # no commit runs once the catalogs close
+
+
+def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, step: Callable[[str], None],
+             seed: int, scale: str) -> dict[str, Any]:
     H = History(lake, ld, spark, step)
     ann = Annotator(cats)
     for c in cats.values():
@@ -446,6 +488,7 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
     W.append(H.load_log_write())
     ld.load(t0, "initial load up to 2024-11-10", W)
     H.loaded_to.update({"core": hi0, "legacy": hi0, "inventory": hi0})
+    ld.wait()
     step(f"initial load committed ({ld.spark_writes} Spark writes)")
 
     # ---- annotations at d-119, both histories (the stale one with its wrong-from-start controls)
@@ -612,14 +655,17 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
         ld.load(when, f"load {lo.isoformat()}..{hi.isoformat()}" + ("; " + "; ".join(extra_msg) if extra_msg else ""), W)
         if n == 3:  # d-4 and d-5 inventory backfilled: recorded by the load above (attempt 2)
             pass
-        step(f"d-{n} ({day(n)}): load committed ({ld.spark_writes} Spark writes so far)"
-             + (f"; {'; '.join(extra_msg)}" if extra_msg else ""))
+        done = (f"d-{n} ({day(n)}): load committed ({ld.spark_writes} Spark writes so far)"
+                + (f"; {'; '.join(extra_msg)}" if extra_msg else ""))
+        ld.then(lambda msg=done: step(msg))  # type: ignore[misc]
         # the enriched history catches up within two days of each change
         if n in (80, 60, 45, 40, 30, 20, 10):
+            ld.wait()  # annotations read the new schemas, and commit after the load
             annotate_updates(n, when + (2 * 86400 - 3600 if n == 30 else 86400 - 3600))
             step(f"d-{n}: annotation updates (enriched: all; stale: all but the seeded stale set)")
         prev = n
 
+    ld.wait()
     total = sum(ld.rows.values())
     with open(os.path.join(os.path.dirname(warehouse), MANIFEST), "w") as fh:
         json.dump({"seed": seed, "stale_seed": seed * 1009 + 17, "fraction": STALE_FRACTION,
