@@ -120,8 +120,15 @@ class Bridge:
     http(s) URL (with `token`). `warehouse` overrides the root of default table locations."""
 
     def __init__(self, spark: Any, catalog: CatalogAPI | str | os.PathLike[str], *, token: str | None = None,
-                 warehouse: str | None = None, max_attempts: int = 8, branch: str | None = None) -> None:
+                 warehouse: str | None = None, max_attempts: int = 8, branch: str | None = None,
+                 footers_on: str = "executors") -> None:
         self.spark = spark
+        if footers_on not in ("executors", "driver"):
+            raise InvalidValueError(f"footers_on must be 'executors' or 'driver', got {footers_on!r}")
+        # where written files are moved into place and their Parquet footers read: on the executors
+        # (one small Spark job per write; right on a cluster), or in this process (no job; only
+        # when the driver sees the table locations, e.g. local mode, as many small writes do)
+        self.footers_on = footers_on
         self.branch = branch  # default branch of writes, reads and compactions (None: the tables themselves)
         self.catalog: CatalogAPI
         self._owns = isinstance(catalog, (str, os.PathLike))
@@ -297,6 +304,8 @@ class Bridge:
             raise
 
     def _read_footers(self, pairs: list[tuple[str, str]], name: str) -> list[dict[str, Any]]:
+        if self.footers_on == "driver":
+            return list(footers.move_and_read(pairs))
         sc = self.spark.sparkContext
         slices = max(1, min(len(pairs), sc.defaultParallelism * 2))
         try:

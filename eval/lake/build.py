@@ -22,9 +22,10 @@ import os
 import random
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
@@ -44,6 +45,7 @@ MANIFEST = "stale_manifest.json"
 STALE_FRACTION = 0.20
 CONTROL_FRACTION = 0.15
 AUTHOR = "etl:acme"
+STAGE_THREADS = 3  # writes of one load staged at once (each a Spark job of one task on local[2])
 ANNOTATOR = "data-team"
 
 
@@ -55,6 +57,14 @@ def data_dir(root: str, condition_or_history: str) -> str:
     return os.path.join(root, h)
 
 
+def per_history(fn: Callable[[str], Any]) -> dict[str, Any]:
+    """fn(history) for both histories at once, one thread each (their catalogs are independent; the
+    waits on Spark, RocksDB and DuckDB workers overlap). Returns {history: result}; re-raises."""
+    with ThreadPoolExecutor(max_workers=len(HISTORIES)) as pool:
+        futures = {h: pool.submit(fn, h) for h in HISTORIES}
+        return {h: f.result() for h, f in futures.items()}
+
+
 # ---------------------------------------------------------------------------------------------- writing
 class Loader:
     """Stages each write once with Spark and commits it to both catalogs at the same time."""
@@ -63,17 +73,34 @@ class Loader:
         from spark_bridge import Bridge
 
         self.spark, self.cats, self.tmp, self.log = spark, cats, tmp, log
-        self.bridges = {h: Bridge(spark, c, warehouse=warehouse) for h, c in cats.items()}
+        # footers are read in this process: local mode, and no Spark job per write
+        self.bridges = {h: Bridge(spark, c, warehouse=warehouse, footers_on="driver") for h, c in cats.items()}
         self.n = 0
+        self._lock = threading.Lock()
+        self._schemas: dict[str, Any] = {}  # Spark's schema of each input Parquet layout, inferred once
+        self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="commit")
+        self._pending: list[Future] = []
+        self._barrier = False
         self.rows: dict[str, int] = {}
         self.commits = 0
         self.spark_writes = 0
 
     def frame(self, cols: list[tuple[str, pa.DataType]], rows: list[dict]) -> Any:
-        self.n += 1
-        path = os.path.join(self.tmp, f"in-{self.n:05d}.parquet")
-        pq.write_table(pa.Table.from_pylist(rows, schema=T.arrow_schema(cols)), path)
-        return self.spark.read.parquet(path)
+        with self._lock:  # frames are made by the staging threads
+            self.n += 1
+            n = self.n
+        path = os.path.join(self.tmp, f"in-{n:05d}.parquet")
+        schema = T.arrow_schema(cols)
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+        # inferring a Parquet schema runs a Spark job per read; the same layout always infers the
+        # same schema, so it is inferred at its first read and given to the later ones
+        key = schema.to_string(show_field_metadata=False, show_schema_metadata=False)
+        known = self._schemas.get(key)
+        if known is not None:
+            return self.spark.read.schema(known).parquet(path)
+        df = self.spark.read.parquet(path)
+        self._schemas[key] = df.schema
+        return df
 
     def _stage(self, w: tuple) -> Any:
         name, cols, rows, mode, schema = w
@@ -89,25 +116,54 @@ class Loader:
         df, pcols, wcols, loc = b.prepare(df, full, t.partition_by or None, mode, table, schema)
         evo = (replace_schema if schema == "replace" else evolve)((table or {}).get("schema"), wcols, full)
         types = {c["name"]: c["type"] for c in evo.schema["columns"]}
-        return b.stage(df, full, mode, pcols, wcols, loc, types, None, schema)
+        changes = table is None or evo.changed or schema == "replace"
+        return b.stage(df, full, mode, pcols, wcols, loc, types, None, schema), changes
 
     def load(self, when: float, message: str, writes: list[tuple]) -> None:
-        """writes: (table, columns, rows | DataFrame, mode, schema)."""
+        """Stage `writes` ((table, columns, rows | DataFrame, mode, schema)) with Spark, then queue
+        their commit to both catalogs. Commits run in order on one committer thread, so the next
+        load is staged while this one commits; a load that creates tables or changes a schema is
+        committed before anything else is staged (staging reads the tables' schemas)."""
         writes = [w for w in writes if not isinstance(w[2], list) or w[2]]
         if not writes:
             return
-        with ThreadPoolExecutor(max_workers=3) as pool:
-            staged = list(pool.map(self._stage, writes))
+        if self._barrier:
+            self.wait()
+        self._check()
+        with ThreadPoolExecutor(max_workers=STAGE_THREADS) as pool:
+            out = list(pool.map(self._stage, writes))
+        staged = [w for w, _ in out]
+        self._barrier = any(c for _, c in out)
         self.spark_writes += len(staged)
-        for h, b in self.bridges.items():
-            res = b.commit(staged, AUTHOR, message, time=when)
-            if h == "enriched":
-                for tw in res.tables:
-                    if tw.mode == "overwrite":
-                        self.rows[tw.table] = tw.rows_added
-                    else:
-                        self.rows[tw.table] = self.rows.get(tw.table, 0) + tw.rows_added
+        self._pending.append(self._committer.submit(self._commit, staged, when, message))
+
+    def _commit(self, staged: list[Any], when: float, message: str) -> None:
+        # the same staged files, committed to each catalog at the same time (one thread per catalog)
+        results = per_history(lambda h: self.bridges[h].commit(staged, AUTHOR, message, time=when))
+        for tw in results["enriched"].tables:
+            if tw.mode == "overwrite":
+                self.rows[tw.table] = tw.rows_added
+            else:
+                self.rows[tw.table] = self.rows.get(tw.table, 0) + tw.rows_added
         self.commits += 1
+
+    def then(self, fn: Callable[[], None]) -> None:
+        """Run fn once every load queued so far is committed (on the committer thread)."""
+        self._pending.append(self._committer.submit(fn))
+
+    def _check(self) -> None:
+        """Re-raise the failure of a queued commit that has finished."""
+        for f in [f for f in self._pending if f.done()]:
+            self._pending.remove(f)
+            f.result()
+
+    def wait(self) -> None:
+        """Block until every queued commit is done (re-raising its failure)."""
+        while self._pending:
+            self._pending.pop(0).result()
+
+    def close(self) -> None:
+        self._committer.shutdown(wait=True, cancel_futures=True)
 
 
 # ---------------------------------------------------------------------------------------------- the ETL
@@ -400,6 +456,14 @@ def build(out: str, seed: int = 7, scale: str = "small", log: Callable[[str], No
 def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str, step: Callable[[str], None],
          seed: int, scale: str) -> dict[str, Any]:
     ld = Loader(spark, cats, warehouse, tmp, step)
+    try:
+        return _history(ld, lake, spark, cats, warehouse, step, seed, scale)
+    finally:
+        ld.close()  # no commit runs once the catalogs close
+
+
+def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, step: Callable[[str], None],
+             seed: int, scale: str) -> dict[str, Any]:
     H = History(lake, ld, spark, step)
     ann = Annotator(cats)
     for c in cats.values():
@@ -424,6 +488,7 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
     W.append(H.load_log_write())
     ld.load(t0, "initial load up to 2024-11-10", W)
     H.loaded_to.update({"core": hi0, "legacy": hi0, "inventory": hi0})
+    ld.wait()
     step(f"initial load committed ({ld.spark_writes} Spark writes)")
 
     # ---- annotations at d-119, both histories (the stale one with its wrong-from-start controls)
@@ -431,7 +496,8 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
     n_ann_guess = 0
     controls = _pick_controls(rng, len(A.WRONG_FROM_START))
     t_ann = at(119, 15.0)
-    for h in HISTORIES:
+
+    def author_d119(h: str) -> None:
         ann.instructions(h, t_ann)
         for table, fields in A.TABLE_DOCS.items():
             f = dict(fields)
@@ -456,6 +522,8 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
                        _metric_columns(table, expr, filt, tcol))
         for q, sql in A.VERIFIED.values():
             ann.verified(h, q, sql, t_ann)
+
+    per_history(author_d119)
     verified_ids = {k: _verified_id(q, s) for k, (q, s) in A.VERIFIED.items()}
     from semantic.annotations import read_catalog_annotations
 
@@ -487,7 +555,7 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
 
     # ---- the history, in time order
     def annotate_updates(change: int, t: float) -> None:
-        for h in HISTORIES:
+        def one(h: str) -> None:
             for i, u in enumerate(A.UPDATES):
                 if u.change != change:
                     continue
@@ -497,6 +565,8 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
                 _apply_update(ann, h, u, key, t, verified_ids)
             for table, column, fields in A.ADDITIONS.get(change, []):
                 ann.table_fields(h, table, fields, t, column=column)
+
+        per_history(one)
 
     batches = sorted({105, 91, 77, 63, 49, 35, 21, 80, 60, 45, 40, 30, 20, 10, 7, 6, 5, 4, 3, 2, 1, 0}, reverse=True)
     prev = 119
@@ -585,14 +655,17 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
         ld.load(when, f"load {lo.isoformat()}..{hi.isoformat()}" + ("; " + "; ".join(extra_msg) if extra_msg else ""), W)
         if n == 3:  # d-4 and d-5 inventory backfilled: recorded by the load above (attempt 2)
             pass
-        step(f"d-{n} ({day(n)}): load committed ({ld.spark_writes} Spark writes so far)"
-             + (f"; {'; '.join(extra_msg)}" if extra_msg else ""))
+        done = (f"d-{n} ({day(n)}): load committed ({ld.spark_writes} Spark writes so far)"
+                + (f"; {'; '.join(extra_msg)}" if extra_msg else ""))
+        ld.then(lambda msg=done: step(msg))  # type: ignore[misc]
         # the enriched history catches up within two days of each change
         if n in (80, 60, 45, 40, 30, 20, 10):
+            ld.wait()  # annotations read the new schemas, and commit after the load
             annotate_updates(n, when + (2 * 86400 - 3600 if n == 30 else 86400 - 3600))
             step(f"d-{n}: annotation updates (enriched: all; stale: all but the seeded stale set)")
         prev = n
 
+    ld.wait()
     total = sum(ld.rows.values())
     with open(os.path.join(os.path.dirname(warehouse), MANIFEST), "w") as fh:
         json.dump({"seed": seed, "stale_seed": seed * 1009 + 17, "fraction": STALE_FRACTION,

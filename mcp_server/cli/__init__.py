@@ -128,7 +128,9 @@ def branch_drop(branch_path, data_dir, token, author, message) -> None:
 @click.option("--hide-annotations", is_flag=True, help="no semantic layer in any answer (the eval's bare condition)")
 @click.option("--hide-findings", is_flag=True, help="annotations without staleness findings")
 @click.option("--author", default=None, help="author of annotations written through this server")
-def mcp(data_dir, url, token, hide_annotations, hide_findings, author) -> None:
+@click.option("--now", default=None, help="judge freshness at this ISO time (default: the clock), e.g. a lake's "
+                                          "evaluation time 2025-03-10T13:00:00Z")
+def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now) -> None:
     """Serve the MCP tools over stdio (for an MCP client such as an agent or an IDE)."""
     from mcp_server.mcp.stdio import run_stdio
 
@@ -136,19 +138,25 @@ def mcp(data_dir, url, token, hide_annotations, hide_findings, author) -> None:
         raise click.UsageError("give exactly one of --data DIR or --url URL")
     try:
         run_stdio(data_dir, url, token, hide_annotations=hide_annotations, hide_findings=hide_findings,
-                  author=author)
+                  author=author, now=now)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
 
 
 @main.command()
 @click.option("--data", "data_dir", default="demo-data", show_default=True, help="where the demo lake goes")
-@click.option("--fresh/--keep", default=True, show_default=True, help="start from an empty directory")
-def demo(data_dir, fresh) -> None:
-    """Build a small lake with a PySpark ETL job and show what the catalog can do."""
-    from spark_bridge.demo import run_demo
+@click.option("--fresh/--keep", default=False, show_default=True,
+              help="rebuild the lake even if DATA already holds a matching one")
+@click.option("--lake", "lake_dir", default=None,
+              help="use this already-built lake (semcat eval build --scale small) instead of building one")
+def demo(data_dir, fresh, lake_dir) -> None:
+    """The agent tour: build the Acme lake, an MCP session over stdio, a staleness report, a quick eval."""
+    from eval.tour import run_tour
 
-    run_demo(data_dir, fresh=fresh)
+    try:
+        run_tour(data_dir, fresh=fresh, lake=lake_dir)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @main.group("import")

@@ -26,10 +26,21 @@ def open_catalog(data_dir: str | None, url: str | None, token: str | None) -> Ca
 
 
 def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | None = None, *,
-              hide_annotations: bool = False, hide_findings: bool = False, author: str | None = None) -> None:
+              hide_annotations: bool = False, hide_findings: bool = False, author: str | None = None,
+              now: str | float | None = None) -> None:
+    """`now`: judge freshness at this time (seconds or ISO-8601; default: the clock)."""
+    t_now = None
+    if now is not None:
+        from catalog_core.model import parse_time
+
+        t_now = parse_time(now)
+        if t_now is None:
+            raise ValueError(f"--now {now!r} is not an ISO-8601 time or seconds since the epoch, e.g. "
+                             "2025-03-10T13:00:00Z")
     cat = open_catalog(data_dir, url, token)
     try:
         who = author or f"agent:{os.environ.get('USER', 'stdio')}"
-        create_server(cat, hide_annotations=hide_annotations, hide_findings=hide_findings, author=who).run("stdio")
+        create_server(cat, hide_annotations=hide_annotations, hide_findings=hide_findings, author=who,
+                      now=t_now).run("stdio")
     finally:
         cat.close()

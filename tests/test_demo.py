@@ -1,0 +1,105 @@
+"""`semcat demo` (the agent tour) as a real subprocess, on the session's Acme lake (`--lake`): every
+section, the MCP session's pinned vid echoed by run_sql, the look-alike's warnings and the staleness
+report's reason codes (checked against semantic.staleness on the same catalog)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+import catalog_core as cc
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="module")
+def lake_copy(lake_dir, tmp_path_factory):
+    """The catalogs of the session lake, copied: tests/eval may hold the originals open (RocksDB allows
+    one process per catalog). The Parquet files stay where they are (the catalogs name them by path)."""
+    out = tmp_path_factory.mktemp("tour") / "lake"
+    out.mkdir()
+    for name in ("enriched", "stale"):
+        shutil.copytree(os.path.join(lake_dir, name), out / name)
+    for name in ("lake.json", "stale_manifest.json"):
+        shutil.copy(os.path.join(lake_dir, name), out / name)
+    return str(out)
+
+
+@pytest.fixture(scope="module")
+def tour(lake_copy, tmp_path_factory):
+    data = str(tmp_path_factory.mktemp("tour") / "demo-data")
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), "COLUMNS": "120"}
+    proc = subprocess.run([sys.executable, "-m", "mcp_server.cli", "demo", "--data", data, "--lake", lake_copy],
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def _section(text: str, title: str) -> str:
+    start = text.index(f"== {title}")
+    nxt = text.find("\n== ", start + 1)
+    return text[start: nxt if nxt >= 0 else len(text)]
+
+
+def test_every_section_is_shown_in_order(tour):
+    from eval.tour import SECTIONS
+
+    at = [tour.index(f"== {s}") for s in SECTIONS]
+    assert at == sorted(at)
+    assert "using the lake at" in _section(tour, SECTIONS[0])
+    assert "semcat mcp --data" in _section(tour, SECTIONS[4]) and '"mcpServers"' in _section(tour, SECTIONS[4])
+
+
+def test_the_mcp_session_pins_and_every_answer_echoes_the_pin(tour, lake_copy):
+    from eval.tour import SECTIONS
+
+    text = _section(tour, SECTIONS[1])
+    for tool in ("pin_snapshot", "search_tables", "describe_table", "find_join_path", "run_sql"):
+        assert f"> {tool}(" in text
+    vid = int(re.search(r"pinned vid (\d+) .* as (pin:\d+)", text).group(1))
+    with cc.Catalog.open(os.path.join(lake_copy, "stale")) as cat:
+        assert vid == cat.latest_vid
+    assert f'snapshot="pin:{vid}"' in text
+    assert re.search(rf"read acme\.core\.fct_order_items.* at vid {vid} ", text)  # run_sql echoes the pin
+    assert "acme.core.fct_order_items -> acme.core.fct_orders on order_id = order_id" in text
+    assert "acme.core.fct_orders -> acme.core.dim_store on store_id = store_id" in text
+
+
+def test_the_lookalike_is_described_with_its_warnings(tour):
+    from eval.tour import SECTIONS
+
+    text = _section(tour, SECTIONS[1])
+    described = text[text.index("> describe_table("): text.index("> find_join_path(")]
+    assert 'table="acme.legacy.sales_daily"' in described  # the deprecated look-alike of the search
+    assert "! [finding/not_loaded_since] not loaded since 2025-01-09" in described
+    assert "successor" in described
+    assert "! [freshness/freshness_sla_missed]" in described
+
+
+def test_the_staleness_report_counts_every_reason(tour, lake_copy):
+    import semantic as sm
+    from eval.lake import D0
+    from eval.tour import SECTIONS
+
+    text = _section(tour, SECTIONS[2])
+    with cc.Catalog.open(os.path.join(lake_copy, "stale")) as cat:
+        want = Counter(f.reason for f in sm.staleness(cat, snapshot="d0", now=D0.timestamp()))
+    assert {"not_loaded_since", "column_renamed", "unit_drift", "schema_changed"} <= set(want)
+    for reason, n in want.items():
+        assert re.search(rf"^{reason}\s+{n}\s", text, re.M), (reason, n)
+    assert f"{sum(want.values())} findings" in text
+    assert "suggestion: " in text
+
+
+def test_the_eval_step_runs_or_says_why_not(tour):
+    from eval.tour import SECTIONS
+
+    text = _section(tour, SECTIONS[3])
+    assert "semcat eval run --data" in text and "--limit 12" in text
+    assert "failed (exit" not in text
