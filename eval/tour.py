@@ -245,15 +245,12 @@ def _eval(out: _Out, lake: str, data: str) -> str:
     questions = os.path.join(root, "eval", "questions", "public.yaml")
     cmd = [sys.executable, "-m", "mcp_server.cli", "eval", "run", "--data", lake, "--questions", questions,
            "--conditions", "bare,enriched,stale,stale+detect", "--agent", "offline",
-           "--out", os.path.join(data, "eval"), "--limit", "12"]
+           "--out", os.path.join(data, "eval"), "--limit", "12", "--no-detector", "--no-progress"]
     out.line("  semcat eval run --data " + lake + " --questions eval/questions/public.yaml --conditions "
              "bare,enriched,stale,stale+detect --agent offline --out " + os.path.join(data, "eval") + " --limit 12",
              "dim")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
-    if proc.returncode == 2 and "No such command" in proc.stderr:
-        out.line("  `semcat eval run` is not available in this checkout yet; skipping the quick eval")
-        return "missing"
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
         out.line(f"  semcat eval run failed (exit {proc.returncode}):\n{tail}", "red")

@@ -97,9 +97,12 @@ def test_the_staleness_report_counts_every_reason(tour, lake_copy):
     assert "suggestion: " in text
 
 
-def test_the_eval_step_runs_or_says_why_not(tour):
+def test_the_eval_step_prints_the_runners_table(tour):
     from eval.tour import SECTIONS
 
     text = _section(tour, SECTIONS[3])
     assert "semcat eval run --data" in text and "--limit 12" in text
     assert "failed (exit" not in text
+    for cond in ("bare", "enriched", "stale", "stale+detect"):
+        assert re.search(rf"^\| {re.escape(cond)} \| 12 \| \d+ \| [\d.]+% \|", text, re.M), cond
+    assert "report.md" in text
