@@ -31,6 +31,9 @@ ALLOW = {
     "quantity",  # the lexicon's generic synonym of units
     "failed",    # plain English in error messages (the loop's "pin_snapshot failed")
     "other",     # plain English ("other than" as a negation)
+    "reason",    # the harness's own `abstain(reason)` tool and Abstain.reason (HARNESS.md, Agents)
+    "search",    # the verb of the OpenAI agent's prompt ("search for candidate tables"), as in search_tables
+    "partial",   # plain English in the OpenAI agent's prompt ("a partial latest period")
 }
 # HARNESS.md's own grep
 HARNESS_GREP = re.compile(r"fct_|dim_(?:date|store|product|customer)|agg_daily|agg_weekly|rpt_finance|sales_daily|"

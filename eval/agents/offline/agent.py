@@ -645,8 +645,8 @@ class _Planner:
         for t, c, v, neg in lits:
             ref = c if t == main else f"{t.rsplit('.', 1)[-1]}.{c}"
             conds.append(f"{_ident(ref)} {'<>' if neg else '='} {lit(v).sql('duckdb')}")
-        for t in sorted({t for t, _ in dims} | {t for t, *_ in lits}):
-            for b in sorted(self.k.bool_filters(t) | self.current_flag(t)):
+        for t in sorted({main} | {t for t, _ in dims} | {t for t, *_ in lits}):
+            for b in self.row_filters(t):
                 ref = b if t == main else f"{t.rsplit('.', 1)[-1]}.{b}"
                 conds.append(_ident(ref))
         conds += self.metric_where
@@ -666,6 +666,13 @@ class _Planner:
             tree = tree.limit(s.limit, copy=False)
             sql = tree.sql("duckdb")
         return sql
+
+    def row_filters(self, table: str) -> list[str]:
+        """Boolean columns to filter `table` on (suggested by findings, or its current-row flag), only
+        those the table has: a suggestion parsed from another table's finding never names a column
+        the statement cannot bind."""
+        cols = self.k.table(table).columns
+        return sorted(b for b in self.k.bool_filters(table) | self.current_flag(table) if b in cols)
 
     def current_flag(self, table: str) -> set[str]:
         """A versioned (SCD2) table's current-row flag, unless the question asks about the past."""
@@ -704,9 +711,7 @@ class _Planner:
             cond: Node = e if isinstance(v, bool) and v else exp.EQ(this=e, expression=lit(v))
             conds.append(exp.Not(this=cond) if neg else cond)
         for t in aliases:
-            for b in sorted(self.k.bool_filters(t) | self.current_flag(t)):
-                if b in self.k.table(t).columns:
-                    conds.append(col(b, aliases[t]))
+            conds += [col(b, aliases[t]) for b in self.row_filters(t)]
         if tcol is not None and (start or end):
             tc: Node = col(tcol.name, "t0")
             if tcol.family == "ts":
@@ -789,7 +794,12 @@ class _Planner:
                 new, old = (dst, src) if src in aliases else (src, dst)
                 aliases[new] = f"t{len(aliases)}"
                 on: list[Node] = []
-                for a, b in h["on"]:
+                pairs = h["on"]
+                if (src, dst) in self.k.join_keys:      # a finding says the declared key is gone: its suggestion
+                    pairs = [self.k.join_keys[src, dst]]
+                elif (dst, src) in self.k.join_keys:
+                    pairs = [self.k.join_keys[dst, src][::-1]]
+                for a, b in pairs:
                     on.append(exp.EQ(this=col(a, aliases[src]), expression=col(b, aliases[dst])))
                 cond = h.get("condition")
                 if cond and not (self.s and self.s.as_of_event):
@@ -810,7 +820,7 @@ class _Planner:
             return None
         aliases[other] = f"t{len(aliases)}"
         conds: list[Node] = [exp.EQ(this=col(a, "t0"), expression=col(b, aliases[other])) for a, b in pairs]
-        conds += [col(b, aliases[other]) for b in sorted(self.current_flag(other) | self.k.bool_filters(other))]
+        conds += [col(b, aliases[other]) for b in self.row_filters(other)]
         return [exp.Join(this=exp.alias_(q(other), aliases[other], table=True), on=exp.and_(*conds))]
 
     def repair(self, sql: str, error: str) -> str | None:

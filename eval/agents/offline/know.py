@@ -91,6 +91,7 @@ class Knowledge:
         self.renamed: dict[tuple[str, str], str] = {}      # (table, old column) -> new column
         self.successors: dict[str, str] = {}                # table -> successor table
         self.filters: dict[str, set[str]] = {}              # table -> boolean columns to filter on (suggested)
+        self.join_keys: dict[tuple[str, str], tuple[str, str]] = {}  # (from, to) -> (from column, to column) suggested
         self.stale_targets: set[str] = set()                # "table" or "table.column" flagged stale
         self.rescaled: set[tuple[str, str]] = set()         # (table, column) whose unit changed with a rename
 
@@ -179,6 +180,9 @@ class Knowledge:
             self.renamed[(table, old_name)] = m.group(1)
             if "unit changed" in sugg:
                 self.rescaled.add((table, m.group(1)))
+        m = re.search(r"\bjoin on ([A-Za-z_]\w*) = ([A-Za-z_]\w*\.\w+\.\w+)\.([A-Za-z_]\w*)", sugg)
+        if m and table:                     # the relationship's key vanished: join on the suggested pair
+            self.join_keys[(table, m.group(2))] = (m.group(1), m.group(3))
         for m in re.finditer(r"\bfilter ([A-Za-z_]\w*)", sugg):
             cond = re.search(r"condition '(?:([\w]+)\.)?([\w]+)'", sugg)
             owner = table
