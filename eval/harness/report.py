@@ -134,7 +134,9 @@ def render(records: list[dict[str, Any]], info: dict[str, Any], summary: dict[st
                   for c in conds if (o := summary["conditions"][c]["overall"]).get("n")]), ""]
     ss, ds = summary["stale_split"], summary["detectable_split"]
     L += ["## Stale vs not", "",
-          "Questions whose `tables:` include a table with an annotation in the lake's stale manifest.", "",
+          "A question touches a stale annotation of the lake's manifest when its gold SQL reads what the annotation "
+          "describes: the annotated column, both ends of a relationship, the table for table-wide keys and for "
+          "columns that no longer exist (eval/harness/touches.py).", "",
           _table(["condition", "touching stale: n", "accuracy", "not touching: n", "accuracy",
                   "touching detectable stale: n", "accuracy"],
                  [[c, ss[c]["stale"]["n"], _pct(ss[c]["stale"]["accuracy"]), ss[c]["not_stale"]["n"],
