@@ -62,7 +62,7 @@ from semantic.models import (
 )
 
 __all__ = ["annotate", "verify_query", "new_annotation", "write_annotations", "read_annotations",
-           "read_catalog_annotations", "basis_of", "check_provenance", "fingerprint", "sql_tables",
+           "read_catalog_annotations", "basis_of", "check_provenance", "fingerprint", "sql_tables", "table_refs",
            "parse_duration", "SOURCES"]
 
 SOURCES: tuple[str, ...] = Source.__args__  # type: ignore[attr-defined]
@@ -391,6 +391,25 @@ def fingerprint(rows: Iterable[Sequence[Any]]) -> str:
     return h.hexdigest()[:32]
 
 
+def table_refs(sql: str) -> list[tuple[str, ...]]:
+    """The table names a SQL text reads, as written (`t`, `ns.t` or `cat.ns.t` parts), in order, each
+    once, CTE names excluded; every statement of the text (sqlglot, DuckDB dialect). Raises sqlglot's
+    ParseError when the text does not parse; callers decide what an unknown or partial name means."""
+    import sqlglot
+    from sqlglot import exp
+
+    out: dict[tuple[str, ...], None] = {}
+    for tree in sqlglot.parse(sql, read="duckdb"):
+        if tree is None:
+            continue
+        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+        for t in tree.find_all(exp.Table):
+            parts = tuple(p for p in (t.catalog, t.db, t.name) if p)
+            if parts and not (len(parts) == 1 and parts[0].lower() in ctes):
+                out[parts] = None
+    return list(out)
+
+
 def sql_tables(cat: CatalogAPI, sql: str, vid: int) -> tuple[list[str], set[str]]:
     """The tables (dotted names) a SQL statement reads, and the column names it mentions (lower
     case). Names may be `t`, `ns.t` or `cat.ns.t` as DuckDB accepts them."""
@@ -399,15 +418,12 @@ def sql_tables(cat: CatalogAPI, sql: str, vid: int) -> tuple[list[str], set[str]
 
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
+        refs = table_refs(sql)
     except sqlglot.errors.ParseError as e:
         raise VerifiedQueryError(f"the SQL does not parse: {str(e).splitlines()[0]}") from None
-    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     known = table_names(cat, vid)
     found: dict[str, None] = {}
-    for t in tree.find_all(exp.Table):
-        parts = [p for p in (t.catalog, t.db, t.name) if p]
-        if len(parts) == 1 and parts[0].lower() in ctes:
-            continue
+    for parts in refs:
         text = ".".join(parts).lower()
         hits = [k for k in known if k.lower() == text or k.lower().endswith("." + text)]
         if len(hits) != 1:

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sqlglot
-from sqlglot import exp
 
 import catalog_core as cc
 from catalog_core.api import CatalogAPI
@@ -44,6 +43,7 @@ from eval.agents.loop import Agent, Episode, list_tool_specs, pin, run_episode
 from eval.harness.compare import compare
 from eval.harness.questions import Question
 from eval.harness.touches import StaleTouch, stale_touches, touches
+from semantic.annotations import table_refs
 
 __all__ = ["run_eval", "RunSummary", "OUTCOMES", "HIDE_FLAGS", "tables_read", "validate_conditions",
            "RESULTS", "RUN_INFO"]
@@ -92,26 +92,19 @@ def tables_read(sql: str | None, known: Iterable[str] = ()) -> list[str]:
     if not sql:
         return []
     try:
-        trees = sqlglot.parse(sql, read="duckdb")
+        refs = table_refs(sql)
     except sqlglot.errors.SqlglotError:
         return []
     known = list(known)
     out: list[str] = []
-    for tree in trees:
-        if tree is None:
-            continue
-        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-        for t in tree.find_all(exp.Table):
-            parts = [p for p in (t.catalog, t.db, t.name) if p]
-            if not parts or (len(parts) == 1 and parts[0].lower() in ctes):
-                continue
-            name = ".".join(parts).lower()
-            if len(parts) < 3:
-                ends = [k for k in known if k.lower().endswith("." + name)]
-                if len(ends) == 1:
-                    name = ends[0]
-            if name not in out:
-                out.append(name)
+    for parts in refs:
+        name = ".".join(parts).lower()
+        if len(parts) < 3:
+            ends = [k for k in known if k.lower().endswith("." + name)]
+            if len(ends) == 1:
+                name = ends[0]
+        if name not in out:
+            out.append(name)
     return out
 
 

@@ -494,30 +494,22 @@ class Tools:
 
     def sql_tables(self, sql: str, vid: int) -> list[str]:
         """The catalog tables a statement reads (sqlglot; CTE names excluded)."""
-        import sqlglot
-        from sqlglot import exp
+        from semantic.annotations import table_refs
 
         try:
-            trees = sqlglot.parse(sql, read="duckdb")
+            refs = table_refs(sql)
         except Exception:
             return []
         known = self.tables(vid)
         out: list[str] = []
-        for tree in trees:
-            if tree is None:
-                continue
-            ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-            for t in tree.find_all(exp.Table):
-                parts = [p for p in (t.catalog, t.db, t.name) if p]
-                name = ".".join(parts)
-                if len(parts) == 1 and name.lower() in ctes:
-                    continue
-                if name in known:
-                    out.append(name)
-                elif len(parts) < 3:
-                    hits = [k for k in known if k.endswith("." + name)]
-                    if len(hits) == 1:
-                        out.append(hits[0])
+        for parts in refs:
+            name = ".".join(parts)
+            if name in known:
+                out.append(name)
+            elif len(parts) < 3:
+                hits = [k for k in known if k.endswith("." + name)]
+                if len(hits) == 1:
+                    out.append(hits[0])
         return list(dict.fromkeys(out))
 
     def _sql_error(self, exc: CatalogError, sql: str, vid: int) -> ToolError:

@@ -18,11 +18,6 @@ from catalog_core.sql.types import duck_type
 from tests.helpers import ORDERS, SCHEMA, Lake, build_lake, schema_columns
 
 
-@pytest.fixture
-def wh(cat):
-    return build_lake(cat)
-
-
 def ids(con, where="true"):
     return sorted(r[0] for r in con.execute(f"SELECT id FROM wh.sales.orders WHERE {where}").fetchall())
 

@@ -21,18 +21,6 @@ from tests.helpers import build_lake
 COUNT = "SELECT count(*) FROM wh.sales.orders"
 
 
-@pytest.fixture
-def wh(cat):
-    return build_lake(cat)
-
-
-@pytest.fixture
-def pool1():
-    """One idle worker: consecutive statements of this thread go to the same worker."""
-    before = worker.pool_size()
-    worker.set_pool_size(1)
-    yield
-    worker.set_pool_size(before)
 
 
 def run(cat, sql=COUNT, **kw):

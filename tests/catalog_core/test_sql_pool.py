@@ -15,21 +15,6 @@ import catalog_core as cc
 from catalog_core.errors import InvalidValueError, SqlRefusedError, SqlTimeoutError
 from catalog_core.sql import worker
 from catalog_core.sql.sandbox import MEMORY_LIMIT
-from tests.helpers import build_lake
-
-
-@pytest.fixture
-def wh(cat):
-    return build_lake(cat)
-
-
-@pytest.fixture
-def pool1():
-    """One idle worker, so consecutive statements of one thread go to the same worker when it is reused."""
-    before = worker.pool_size()
-    worker.set_pool_size(1)
-    yield
-    worker.set_pool_size(before)
 
 
 def alive(pid: int) -> bool:
