@@ -174,3 +174,52 @@ def test_deterministic(velo):
     b, _ = ask(velo, q)
     assert a.sql == b.sql and a.sql is not None
     assert [(t.call.name, t.call.arguments) for t in a.turns] == [(t.call.name, t.call.arguments) for t in b.turns]
+
+
+# ---------------------------------------------------------------- a join key that vanished
+TRIPS, MEMBERS = "pedal.club.trips", "pedal.club.members"
+
+
+@pytest.fixture(scope="module")
+def pedal(tmp_path_factory):
+    """trips -> members declared on member_id at day 1; at day 6 trips drop member_id for member_uuid (the
+    relationship is never updated: a finding says its key is gone and suggests member_uuid)."""
+    root = tmp_path_factory.mktemp("pedal")
+    cat = cc.Catalog.open(str(root / "cat"))
+    lk = LakeBuilder(cat, root / "files", catalog="pedal")
+    uuids = ["m-a1", "m-b2", "m-c3", "m-d4"]
+    lk.table(MEMBERS, [("member_id", "bigint"), ("member_uuid", "string"), ("plan", "string")], at=0,
+             rows={"member_id": [1, 2, 3, 4], "member_uuid": uuids, "plan": ["annual", "monthly", "annual", "day"]})
+    trips = {"trip_id": list(range(1, 9)), "member_id": [1, 2, 3, 4, 1, 2, 3, 1],
+             "trip_day": ["2024-11-02", "2024-11-03", "2024-11-05", "2024-11-07", "2024-11-08", "2024-11-09",
+                          "2024-11-10", "2024-11-10"],
+             "fare_cents": [300, 450, 500, 250, 300, 600, 350, 400]}
+    lk.table(TRIPS, [("trip_id", "bigint"), ("member_id", "bigint"), ("trip_day", "date"), ("fare_cents", "bigint")],
+             at=0, rows=trips)
+    sm.annotate(cat, TRIPS, {"description": "Bike trips, one row per trip; fares in cents.",
+                             "grain": {"text": "one row per trip", "keys": ["trip_id"]}}, author="ops", time=lk.at(1))
+    sm.annotate(cat, TRIPS, {"description": "Fare of the trip", "unit": "cents"}, column="fare_cents",
+                author="ops", time=lk.at(1))
+    sm.annotate(cat, MEMBERS, {"description": "Club members and their plan.",
+                               "grain": {"text": "one row per member", "keys": ["member_id"]}}, author="ops",
+                time=lk.at(1))
+    sm.annotate(cat, MEMBERS, {"description": "Membership plan", "enum": ["annual", "monthly", "day"]},
+                column="plan", author="ops", time=lk.at(1))
+    sm.relate(cat, TRIPS, MEMBERS, on=[("member_id", "member_id")], cardinality="many_to_one", canonical=True,
+              author="ops", time=lk.at(1))
+    rows = {k: v for k, v in trips.items() if k != "member_id"}
+    rows["member_uuid"] = [uuids[m - 1] for m in trips["member_id"]]
+    lk.evolve(TRIPS, drop=["member_id"], add=[("member_uuid", "string")], at=6, rows=rows)
+    yield cat
+    cat.close()
+
+
+def test_follows_a_join_key_suggestion_when_findings_are_shown(pedal):
+    q = "What was fare revenue by plan in November 2024?"
+    gold = (f"SELECT m.plan, sum(t.fare_cents) / 100.0 FROM {TRIPS} t JOIN {MEMBERS} m ON t.member_uuid = "
+            "m.member_uuid WHERE t.trip_day >= DATE '2024-11-01' AND t.trip_day < DATE '2024-12-01' GROUP BY 1")
+    ep, vid = ask(pedal, q, findings=True)
+    assert_same(pedal, ep, vid, gold)
+    assert ep.sql is not None and "member_uuid" in ep.sql
+    blind, _ = ask(pedal, q, findings=False)  # without findings the declared key leads to a failing join
+    assert blind.sql is None or rows(pedal, blind.sql, vid) != rows(pedal, gold, vid)
