@@ -126,7 +126,12 @@ def test_several_lakes_count_only_if_correct_at_all():
     from eval.harness.runner import _combine, _Lake
 
     q = [Question(id=i, question="?", gold_sql="SELECT 1", tables=("acme.core.dim_store",)) for i in ("a", "b")]
-    lakes = [_Lake("L1", {}, False, {"stale": [{"table": "acme.core.dim_store", "detectable": False}]}, {}),
+    from eval.harness.touches import StaleTouch
+
+    # a lake without catalogs reads no rules from its manifest: give L1 one undetectable table-wide rule
+    rule = StaleTouch("acme.core.dim_store:table.grain", "acme.core.dim_store", detectable=False)
+    lakes = [_Lake("L1", {}, False, {"stale": [{"table": "acme.core.dim_store", "key": "table.grain",
+                                               "detectable": False}]}, {}, stale_rules=[rule]),
              _Lake("L2", {}, False, None, {})]
 
     def r(qid, lake, outcome):
