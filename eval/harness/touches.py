@@ -21,7 +21,7 @@ Only the scorer uses this (it reads the manifest and the gold SQL); agents never
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +33,7 @@ from catalog_core import lake
 from catalog_core.api import CatalogAPI
 from eval.harness.questions import Question
 
-__all__ = ["StaleTouch", "stale_touches", "touches", "touch_map", "gold_columns"]
+__all__ = ["StaleTouch", "stale_touches", "touches", "gold_columns"]
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,3 @@ def touches(q: Question, rules: Iterable[StaleTouch], *, detectable_only: bool =
         hit.append(r.annotation)
     return hit
 
-
-def touch_map(qs: Sequence[Question], rules: Sequence[StaleTouch]) -> dict[str, tuple[list[str], list[str]]]:
-    """Question id → (stale annotations touched, detectable ones touched)."""
-    return {q.id: (touches(q, rules), touches(q, rules, detectable_only=True)) for q in qs}
