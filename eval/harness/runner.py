@@ -161,11 +161,6 @@ class _Lake:
     def stale_tables(self) -> set[str]:
         return {m["table"] for m in (self.manifest or {}).get("stale", [])}
 
-    @property
-    def detectable_tables(self) -> set[str]:
-        return {m["table"] for m in (self.manifest or {}).get("stale", []) if m.get("detectable")}
-
-
 
 def _open_lake(root: str, catalogs: dict[str, CatalogAPI] | None, histories: set[str]) -> _Lake:
     from eval.lake import HISTORIES, MANIFEST, data_dir
