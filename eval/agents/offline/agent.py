@@ -23,6 +23,7 @@ from sqlglot import exp, parse_one
 
 from eval.agents.loop import Abstain, FinalSQL, Step, ToolCall, Transcript, Turn
 from eval.agents.offline.know import Col, Knowledge, tokens
+from eval.agents.offline.scope import check_window, fiscal_gap_reason, future_reason, unknown_measure_reason
 from eval.agents.offline.slots import STOP, Slots, expand, parse, stem, words_of
 
 __all__ = ["OfflineAgent"]
@@ -150,6 +151,9 @@ class _Planner:
         if metric is not None and self.metric_stale(metric):
             self.rewritten = self.rewrite_metric(metric)
             metric = None
+        why = future_reason(self.question, self.k) or unknown_measure_reason(s, self.k)
+        if why:
+            raise Failed(why)
         if metric is None and not self.rewritten and not self.measure_column(main, measure) and \
                 s.agg not in ("count", "count_distinct"):
             raise Failed("no column of " + main + " matches the measure: " + " ".join(s.measure))
@@ -503,7 +507,7 @@ class _Planner:
             return None
         row = dict(zip([c["name"] for c in r.result["columns"]], r.result["rows"][0], strict=False))
         if row.get("lo") is None:
-            return None
+            raise Failed(fiscal_gap_reason(s.window, dd))
         lo = dt.date.fromisoformat(str(row["lo"])[:10])
         hi = dt.date.fromisoformat(str(row["hi"])[:10]) + dt.timedelta(days=1)
         if s.window.fiscal_rel is not None and s.window.fiscal_rel_offset == 0 and not s.window.fiscal:
@@ -605,6 +609,9 @@ class _Planner:
             fis = yield from self.resolve_fiscal()
         start, end = (fis["start"], fis["end"]) if fis else (s.window.start, s.window.end)
         tcol = self.time_column(main, metric)
+        why = yield from check_window(self, main, tcol, start, end)
+        if why:
+            raise Failed(why)
         fiscal_conds: list[Node] = []
         if fis and tcol is None:  # a table at a fiscal grain: filter its own fiscal columns
             for unit, c in self.fiscal_cols(main).items():
