@@ -178,12 +178,14 @@ def test_deterministic(velo):
 
 # ---------------------------------------------------------------- a join key that vanished
 TRIPS, MEMBERS = "pedal.club.trips", "pedal.club.members"
+CALENDAR, FORECAST = "pedal.club.calendar", "pedal.club.trip_forecast"
 
 
 @pytest.fixture(scope="module")
 def pedal(tmp_path_factory):
     """trips -> members declared on member_id at day 1; at day 6 trips drop member_id for member_uuid (the
-    relationship is never updated: a finding says its key is gone and suggests member_uuid)."""
+    relationship is never updated: a finding says its key is gone and suggests member_uuid).
+    Also a fiscal calendar that covers November 2024 only and a demand forecast table."""
     root = tmp_path_factory.mktemp("pedal")
     cat = cc.Catalog.open(str(root / "cat"))
     lk = LakeBuilder(cat, root / "files", catalog="pedal")
@@ -207,6 +209,16 @@ def pedal(tmp_path_factory):
                 column="plan", author="ops", time=lk.at(1))
     sm.relate(cat, TRIPS, MEMBERS, on=[("member_id", "member_id")], cardinality="many_to_one", canonical=True,
               author="ops", time=lk.at(1))
+    # a fiscal calendar covering November 2024 only (FY2025 period 4), and a demand forecast table
+    days = [f"2024-11-{d:02d}" for d in range(1, 31)]
+    lk.table(CALENDAR, [("cal_day", "date"), ("fiscal_year", "bigint"), ("fiscal_period", "bigint")], at=0,
+             rows={"cal_day": days, "fiscal_year": [2025] * 30, "fiscal_period": [4] * 30})
+    sm.annotate(cat, CALENDAR, {"description": "Fiscal calendar, one row per date.",
+                                "grain": {"text": "one row per date", "keys": ["cal_day"]}}, author="ops", time=lk.at(1))
+    lk.table(FORECAST, [("forecast_day", "date"), ("expected_trips", "bigint")], at=0,
+             rows={"forecast_day": ["2024-11-11", "2024-11-12"], "expected_trips": [3, 4]})
+    sm.annotate(cat, FORECAST, {"description": "Forecast of daily trip demand for the coming days."},
+                author="ops", time=lk.at(1))
     rows = {k: v for k, v in trips.items() if k != "member_id"}
     rows["member_uuid"] = [uuids[m - 1] for m in trips["member_id"]]
     lk.evolve(TRIPS, drop=["member_id"], add=[("member_uuid", "string")], at=6, rows=rows)
@@ -223,3 +235,49 @@ def test_follows_a_join_key_suggestion_when_findings_are_shown(pedal):
     assert ep.sql is not None and "member_uuid" in ep.sql
     blind, _ = ask(pedal, q, findings=False)  # without findings the declared key leads to a failing join
     assert blind.sql is None or rows(pedal, blind.sql, vid) != rows(pedal, gold, vid)
+
+
+# ---------------------------------------------------------------- what the catalog cannot answer (scope.py)
+def test_abstains_on_a_window_after_the_snapshot(velo):
+    ep, _ = ask(velo, "What was ride revenue on 2024-11-25?")  # the snapshot is of 2024-11-21
+    assert ep.sql is None and "after the pinned snapshot" in (ep.abstain_reason or "")
+    ep, vid = ask(velo, "What was ride revenue on 2024-11-20?")  # the day before: answered
+    assert_same(velo, ep, vid, f"SELECT sum(fare_cents) / 100.0 FROM {RIDES} WHERE state <> 'void' "
+                               "AND ride_day = DATE '2024-11-20'")
+
+
+def test_abstains_on_the_future_tense(velo):
+    ep, _ = ask(velo, "What will ride revenue be next month?")
+    assert ep.sql is None and "future" in (ep.abstain_reason or "")
+
+
+def test_abstains_on_a_window_before_the_earliest_data(velo):
+    ep, _ = ask(velo, "What was ride revenue in 2022?")  # rides start on 2024-10-02 (the column's stats)
+    assert ep.sql is None and "2024-10-02" in (ep.abstain_reason or "")
+    assert any(t.call.arguments.get("detail") == "full" for t in ep.turns if t.call.name == "describe_table")
+
+
+def test_abstains_on_a_measure_nothing_in_the_catalog_names(velo):
+    # 'fare' leads to the rides table, but nothing the catalog shows records a dispute score
+    ep, _ = ask(velo, "What was the fare dispute score in October 2024?")
+    assert ep.sql is None and "'dispute', 'score'" in (ep.abstain_reason or "")
+
+
+def test_one_unknown_word_in_the_measure_is_not_enough_to_abstain(velo):
+    ep, vid = ask(velo, "What was the ride revenue haul by town in October 2024?")
+    gold = (f"SELECT s.town, sum(r.fare_cents) / 100.0 FROM {RIDES} r JOIN {STATIONS} s ON s.station_id = r.station_id "
+            "WHERE r.state <> 'void' AND r.ride_day >= DATE '2024-10-01' AND r.ride_day < DATE '2024-11-01' GROUP BY 1")
+    assert_same(velo, ep, vid, gold)
+
+
+def test_abstains_on_a_fiscal_window_the_calendar_lacks(pedal):
+    ep, _ = ask(pedal, "What was fare revenue in fiscal period 1 of FY2021?")
+    assert ep.sql is None and "fiscal calendar" in (ep.abstain_reason or "")
+    ep, vid = ask(pedal, "What was fare revenue in fiscal period 4 of FY2025?")  # the calendar has it: answered
+    assert_same(pedal, ep, vid, f"SELECT sum(fare_cents) / 100.0 FROM {TRIPS} "
+                                "WHERE trip_day >= DATE '2024-11-01' AND trip_day < DATE '2024-12-01'")
+
+
+def test_the_future_is_answerable_when_the_catalog_describes_forecasts(pedal):
+    ep, _ = ask(pedal, "How many trips will there be next week?")
+    assert "future" not in (ep.abstain_reason or "")
