@@ -2,15 +2,18 @@
 
 Generic rules a careful literal reader applies to any lake (no lake names here):
 
-- the future: a question in the future tense or about a "next" / "tomorrow" period, or a time window
-  that starts after the pinned snapshot's day, asks for data no snapshot holds (unless the catalog
-  describes forecasts, plans or targets);
+- the future: a question in the future tense ("will") or about a "next" period or "tomorrow", or a
+  time window that starts after the pinned snapshot's day, asks for data no snapshot holds (unless
+  the catalog describes forecasts, plans or targets);
 - before the data: a time window that ends on or before the earliest value of the chosen time
-  column (its column stats, from describe_table detail='full'), or a fiscal window the fiscal
-  calendar has no dates for;
-- a measure nothing records: the head word of the question's measure phrase (its last noun, as in
-  "net promoter score" or "foot traffic") matches no table, column, metric, synonym, description or
-  known value the catalog showed.
+  column (its column stats, from describe_table detail='full'; read only for windows ending more
+  than EARLY days before the snapshot, to spare the call), or a fiscal window the fiscal calendar
+  has no dates for;
+- a measure nothing records: the head of the question's measure phrase (its last noun: net promoter
+  *score*; a generic head such as "rate" or "value" passes to the word before it) matches no table,
+  column, metric, synonym, description or known value the catalog showed, and neither do at least
+  two and at least half of the question's measure words (proper names, verb forms and fillers left
+  out): one unknown word is a paraphrase, most of them unknown is a question about something else.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from eval.agents.offline.slots import Slots, Window, expand, stem, words_of
 __all__ = ["future_reason", "window_reason", "fiscal_gap_reason", "measure_head", "unknown_measure_reason",
            "check_window"]
 
-FUTURE = re.compile(r"\b(?:next|upcoming|coming)\s+(?:fiscal\s+|calendar\s+)?(?:day|week|month|quarter|year|period|"
-                    r"season)s?\b|\btomorrow\b|\bwill\b|\bgoing to\b", re.I)
+FUTURE = re.compile(r"\b(?:next|upcoming|coming)\s+(?:fiscal\s+|calendar\s+)?(?:week|month|quarter|year|period|"
+                    r"season)s?\b|\btomorrow\b|\bwill\b|\bgoing to be\b", re.I)
 # words by which a catalog says it holds expected (future) values
 PLANNED = frozenset("forecast forecasts forecasted forecasting projection projections projected prediction predictions "
                     "predicted plan plans planned budget budgets budgeted target targets expected outlook".split())
