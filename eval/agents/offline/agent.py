@@ -22,6 +22,7 @@ from rapidfuzz import fuzz
 from sqlglot import exp, parse_one
 
 from eval.agents.loop import Abstain, FinalSQL, Step, ToolCall, Transcript, Turn
+from eval.agents.offline import derived
 from eval.agents.offline.know import Col, Knowledge, tokens
 from eval.agents.offline.slots import STOP, Slots, expand, parse, stem, words_of
 
@@ -107,6 +108,8 @@ class _Planner:
         self.today = dt.date.today()
         self.metric_where: list[str] = []
         self.rewritten: tuple[Node, Node | None] | None = None
+        self.daily_avg = False                                       # derived.py: "average daily <metric>"
+        self.ratio_metrics: tuple[dict[str, Any], dict[str, Any]] | None = None   # derived.py: metric / metric
 
     # ------------------------------------------------------------ plumbing
     def call(self, name: str, args: dict[str, Any], essential: bool = False) -> Generator[Step, Turn, Turn | None]:
@@ -135,6 +138,9 @@ class _Planner:
         if self.k.snapshot_time:
             self.today = dt.datetime.fromisoformat(self.k.snapshot_time.replace("Z", "+00:00")).date()
         s = self.s = parse(self.question, self.today)
+        sql = yield from derived.early(self)
+        if sql:
+            return sql
         measure = set(s.measure)
         if s.measure:
             yield from self.call("list_metrics", {"query": " ".join(s.measure[:6]), "limit": 10})
@@ -150,6 +156,9 @@ class _Planner:
         if metric is not None and self.metric_stale(metric):
             self.rewritten = self.rewrite_metric(metric)
             metric = None
+        sql = yield from derived.late(self, main, metric)
+        if sql:
+            return sql
         if metric is None and not self.rewritten and not self.measure_column(main, measure) and \
                 s.agg not in ("count", "count_distinct"):
             raise Failed("no column of " + main + " matches the measure: " + " ".join(s.measure))
@@ -655,6 +664,8 @@ class _Planner:
             args["where"] = " AND ".join(conds)
         if (start or end) and metric.get("time_column"):
             args["time_range"] = [start.isoformat() if start else None, end.isoformat() if end else None]
+        if self.daily_avg or self.ratio_metrics:
+            return (yield from derived.via_metrics(self, args, len(group), metric))
         r = yield from self.call("query_metric", args, essential=True)
         if r is None or r.is_error or not r.result:
             return None
