@@ -40,7 +40,10 @@ def prefix_match(a: str, b: str, n: int = 5) -> bool:
     a, b = a.lower(), b.lower()
     if stem(a) == stem(b):
         return True
-    return len(a) >= n and len(b) >= n and a[:n] == b[:n] and a[:n + 1][:len(a)] == b[:n + 1][:len(b)]
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    return min(len(a), len(b)) >= n and k >= max(4, min(len(a), len(b)) - 4)
 
 
 # ------------------------------------------------------------------ parsing
