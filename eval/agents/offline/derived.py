@@ -73,7 +73,7 @@ def per_pair(text: str) -> tuple[str, str] | None:
 def more_than(text: str) -> tuple[int, list[str]] | None:
     """(n, child words) for "more than one shipment" / "at least two payment attempts"."""
     t = text.lower()
-    m = re.search(r"\b(more than|over|at least)\s+" + NUM + r"\s+([a-z]+)(?:\s+([a-z]+))?", t)
+    m = re.search(r"\b(more than|at least)\s+" + NUM + r"\s+([a-z]+)(?:\s+([a-z]+))?", t)
     if not m:
         return None
     k = int(m.group(2)) if m.group(2).isdigit() else NUMBERS[m.group(2)]
