@@ -2,7 +2,8 @@
 not Acme (catalog `spoke`), through the real MCP client and the loop: rates, "X per Y", "average daily",
 a ratio of two metrics, and counts of entities with more than one related row.
 
-    spoke.rent.rentals      rental_id, rental_day, fee_cents, status      metrics rentals, rental_revenue
+    spoke.rent.rentals      rental_id, rental_day, fee_cents, status, damaged
+                            metrics rentals, rental_revenue, damage_rate (paid rentals only)
     spoke.rent.visits       visit_id, visit_day, device, booked_rental_id (null: no booking; -> rentals)
     spoke.rent.inspections  inspection_id, rental_id, inspected_day       (1-3 per rental)
     spoke.rent.ads_daily    ad_day, channel, spend_usd, taps
@@ -30,10 +31,12 @@ def spoke(tmp_path_factory):
     lk = LakeBuilder(cat, root / "files", catalog="spoke")
     days = ["2024-10-30", "2024-11-02", "2024-11-02", "2024-11-05", "2024-11-06", "2024-11-06", "2024-11-09",
             "2024-11-12", "2024-12-01"]
-    lk.table(RENTALS, [("rental_id", "bigint"), ("rental_day", "date"), ("fee_cents", "bigint"), ("status", "string")],
+    lk.table(RENTALS, [("rental_id", "bigint"), ("rental_day", "date"), ("fee_cents", "bigint"), ("status", "string"),
+                       ("damaged", "boolean")],
              at=0, rows={"rental_id": list(range(1, 10)), "rental_day": days,
                          "fee_cents": [900, 1200, 800, 1500, 700, 2000, 1100, 600, 1300],
-                         "status": ["paid", "paid", "void", "paid", "paid", "paid", "void", "paid", "paid"]})
+                         "status": ["paid", "paid", "void", "paid", "paid", "paid", "void", "paid", "paid"],
+                         "damaged": [False, False, True, True, False, False, False, False, False]})
     lk.table(VISITS, [("visit_id", "string"), ("visit_day", "date"), ("device", "string"),
                       ("booked_rental_id", "bigint")], at=0,
              rows={"visit_id": [f"v{i}" for i in range(1, 11)],
@@ -76,7 +79,11 @@ def spoke(tmp_path_factory):
     sm.define_metric(cat, RENTALS, "rental_revenue", expression="sum(fee_cents) / 100.0", filter="status <> 'void'",
                      time_column="rental_day", unit="USD", description="Fee revenue of paid rentals",
                      synonyms=["revenue", "sales"], author="ops", time=lk.at(1))
-    lk.append(RENTALS, {"rental_id": [10], "rental_day": ["2024-12-02"], "fee_cents": [500], "status": ["paid"]},
+    sm.define_metric(cat, RENTALS, "damage_rate", expression="avg(CASE WHEN damaged THEN 1.0 ELSE 0.0 END)",
+                     filter="status <> 'void'", time_column="rental_day", description="Share of paid rentals damaged",
+                     author="ops", time=lk.at(1))
+    lk.append(RENTALS, {"rental_id": [10], "rental_day": ["2024-12-02"], "fee_cents": [500], "status": ["paid"],
+                        "damaged": [False]},
               at=10)
     yield cat
     cat.close()
@@ -131,3 +138,12 @@ def test_more_than_one_related_row_within_the_entitys_window(spoke: Any) -> None
     assert_same(spoke, ep, vid, gold)
     assert rows(spoke, gold, vid) != rows(spoke, f"SELECT count(*) FROM (SELECT rental_id FROM {INSP} GROUP BY 1 "
                                                   "HAVING count(*) > 1)", vid)
+
+
+def test_a_defined_rate_metric_comes_first(spoke: Any) -> None:
+    ep, vid = ask(spoke, "What was the rental damage rate in November 2024?")
+    gold = f"SELECT count_if(damaged) * 1.0 / count(*) FROM {RENTALS} WHERE status <> 'void' AND rental_day {NOV}"
+    assert_same(spoke, ep, vid, gold)
+    assert "query_metric" in names(ep)
+    every = f"SELECT count_if(damaged) * 1.0 / count(*) FROM {RENTALS} WHERE rental_day {NOV}"
+    assert rows(spoke, gold, vid) != rows(spoke, every, vid)  # the metric's filter changes the answer

@@ -138,13 +138,13 @@ class _Planner:
         if self.k.snapshot_time:
             self.today = dt.datetime.fromisoformat(self.k.snapshot_time.replace("Z", "+00:00")).date()
         s = self.s = parse(self.question, self.today)
-        sql = yield from derived.early(self)
-        if sql:
-            return sql
         measure = set(s.measure)
         if s.measure:
             yield from self.call("list_metrics", {"query": " ".join(s.measure[:6]), "limit": 10})
         metric = self.pick_metric(measure)
+        sql = yield from derived.early(self, metric)
+        if sql:
+            return sql
         main = metric["table"] if metric else self.pick_table(measure)
         if main is None:
             raise Failed("no table holds the measure: " + " ".join(s.measure))

@@ -29,7 +29,7 @@ from eval.agents.offline.slots import NUMBERS, expand, stem, words_of
 if TYPE_CHECKING:
     from eval.agents.offline.agent import _Planner
 
-__all__ = ["early", "late", "rate_event", "per_pair", "more_than", "prefix_match"]
+__all__ = ["early", "late", "via_metrics", "combine", "daily", "rate_event", "per_pair", "more_than", "prefix_match"]
 
 Node = Any
 NUM = r"(\d+|" + "|".join(NUMBERS) + r")"
@@ -129,7 +129,9 @@ def _ratio(num: Node, den: Node) -> Node:
 
 
 # ------------------------------------------------------------------ before any metric is chosen
-def early(p: _Planner) -> Generator[Step, Turn, str | None]:
+def early(p: _Planner, metric: dict[str, Any] | None) -> Generator[Step, Turn, str | None]:
+    """Before the measure's table is chosen: counts of entities with more than n related rows, and
+    rates, unless a defined metric already names the rate (metric first)."""
     s = p.s
     assert s is not None
     mt = more_than(s.text)
@@ -138,6 +140,8 @@ def early(p: _Planner) -> Generator[Step, Turn, str | None]:
         if sql:
             return sql
     ev = rate_event(s.text)
+    if ev is not None and metric is not None and any(prefix_match(ev[0], w) for w in words_of(metric["name"])):
+        return None
     if ev is not None:
         sql = yield from _rate(p, *ev)
         if sql:
@@ -310,7 +314,7 @@ def _metric_ratio(p: _Planner, metric: dict[str, Any]) -> Generator[Step, Turn, 
     if numm is None or numm["name"] == ent[1]["name"]:
         yield from p.call("list_metrics", {"query": " ".join(sorted(want)), "limit": 10})
         numm = p.pick_metric(want)
-    if numm is None or numm["name"] == ent[1]["name"] or numm["name"] == metric["name"] and metric is ent[1]:
+    if numm is None or numm["name"] == ent[1]["name"]:
         return None
     if not p.k.table(numm["table"]).described:
         ok = yield from p.describe(numm["table"])
