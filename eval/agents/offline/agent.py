@@ -22,6 +22,7 @@ from rapidfuzz import fuzz
 from sqlglot import exp, parse_one
 
 from eval.agents.loop import Abstain, FinalSQL, Step, ToolCall, Transcript, Turn
+from eval.agents.offline import derived
 from eval.agents.offline.know import Col, Knowledge, tokens
 from eval.agents.offline.scope import check_window, fiscal_gap_reason, future_reason, unknown_measure_reason
 from eval.agents.offline.slots import STOP, Slots, expand, parse, stem, words_of
@@ -108,6 +109,8 @@ class _Planner:
         self.today = dt.date.today()
         self.metric_where: list[str] = []
         self.rewritten: tuple[Node, Node | None] | None = None
+        self.daily_avg = False                                       # derived.py: "average daily <metric>"
+        self.ratio_metrics: tuple[dict[str, Any], dict[str, Any]] | None = None   # derived.py: metric / metric
 
     # ------------------------------------------------------------ plumbing
     def call(self, name: str, args: dict[str, Any], essential: bool = False) -> Generator[Step, Turn, Turn | None]:
@@ -140,6 +143,9 @@ class _Planner:
         if s.measure:
             yield from self.call("list_metrics", {"query": " ".join(s.measure[:6]), "limit": 10})
         metric = self.pick_metric(measure)
+        sql = yield from derived.early(self, metric)
+        if sql:
+            return sql
         main = metric["table"] if metric else self.pick_table(measure)
         if main is None:
             raise Failed("no table holds the measure: " + " ".join(s.measure))
@@ -151,7 +157,13 @@ class _Planner:
         if metric is not None and self.metric_stale(metric):
             self.rewritten = self.rewrite_metric(metric)
             metric = None
-        why = future_reason(self.question, self.k) or unknown_measure_reason(s, self.k)
+        why = future_reason(self.question, self.k)
+        if why:
+            raise Failed(why)
+        sql = yield from derived.late(self, main, metric)
+        if sql:
+            return sql
+        why = unknown_measure_reason(s, self.k)
         if why:
             raise Failed(why)
         if metric is None and not self.rewritten and not self.measure_column(main, measure) and \
@@ -662,6 +674,8 @@ class _Planner:
             args["where"] = " AND ".join(conds)
         if (start or end) and metric.get("time_column"):
             args["time_range"] = [start.isoformat() if start else None, end.isoformat() if end else None]
+        if self.daily_avg or self.ratio_metrics:
+            return (yield from derived.via_metrics(self, args, len(group), metric))
         r = yield from self.call("query_metric", args, essential=True)
         if r is None or r.is_error or not r.result:
             return None
