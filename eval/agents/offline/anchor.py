@@ -143,7 +143,9 @@ def verb_not_value(s: Slots, word: str, value: Any) -> bool:
 
 def enum_words(k: Knowledge, s: Slots, main: str, naming: set[str]) -> set[str]:
     """Question words equal to an annotated enum value of a text column of `main` (not words naming the
-    measure itself: `naming`, nor participles the parser already took as verbs)."""
-    values = {str(v).lower() for c in k.table(main).columns.values() if c.family == "text" for v in c.enum
-              if isinstance(v, str)}
-    return {w for w in s.content if w in values and w not in naming and w not in s.verbs}
+    measure itself: `naming`, nor an entity `main` relates to ("the online store" names a store), nor
+    participles the parser already took as verbs)."""
+    t = k.table(main)
+    values = {str(v).lower() for c in t.columns.values() if c.family == "text" for v in c.enum if isinstance(v, str)}
+    entities = {w for r in t.relationships if r.get("to") for w in tokens(str(r["to"]))}
+    return {w for w in s.content if w in values and w not in naming and w not in entities and w not in s.verbs}
