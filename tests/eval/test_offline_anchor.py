@@ -137,3 +137,14 @@ def test_not_yet_negates_the_word_after_it(spoke):
     ep, vid = ask(spoke, "How many hires are reserved but not yet returned?")
     gold = f"SELECT COUNT(*) FROM {HIRES} WHERE status = 'reserved'"
     assert_same(spoke, ep, vid, gold)
+
+
+@pytest.mark.parametrize("question", ["What was hire revenue from gold plan riders in November 2024?",
+                                      "How much hire revenue did riders on the gold plan bring in November 2024?"])
+def test_a_phrase_restricting_an_entity_does_not_hide_the_metric(spoke, question):
+    # the measure is "hire revenue"; "gold plan riders" restricts the riders the hires join to
+    ep, vid = ask(spoke, question)
+    gold = (f"SELECT SUM(h.fare_cents) / 100.0 FROM {HIRES} h JOIN {RIDERS} r ON r.rider_id = h.rider_id "
+            "WHERE h.status <> 'void' AND r.plan = 'gold' AND h.hire_day BETWEEN '2024-11-01' AND '2024-11-30'")
+    assert_same(spoke, ep, vid, gold)
+    assert "query_metric" in names(ep)

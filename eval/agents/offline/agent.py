@@ -140,6 +140,8 @@ class _Planner:
         if s.measure:
             yield from self.call("list_metrics", {"query": " ".join(s.measure[:6]), "limit": 10})
         metric = self.pick_metric(measure)
+        if metric is None and s.measure:
+            metric = yield from anchor.metric_beside_filters(self, measure)
         main = metric["table"] if metric else self.pick_table(measure)
         if main is None:
             raise Failed("no table holds the measure: " + " ".join(s.measure))

@@ -149,3 +149,56 @@ def enum_words(k: Knowledge, s: Slots, main: str, naming: set[str]) -> set[str]:
     values = {str(v).lower() for c in t.columns.values() if c.family == "text" for v in c.enum if isinstance(v, str)}
     entities = {w for r in t.relationships if r.get("to") for w in tokens(str(r["to"]))}
     return {w for w in s.content if w in values and w not in naming and w not in entities and w not in s.verbs}
+
+
+PREP_PHRASE = re.compile(r"\b(?:from|at|among|of|with|for)\s+((?:[a-z-]+\s+){0,3}?[a-z]+)(?=\s+(?:in|on|during|for|from|"
+                         r"over|last|past|since|between|this|with|by|at|who|that|which|did|do|does)\b|\s*[?.,;]|\s*$)")
+
+
+def _entity_tables(k: Knowledge, word: str, exclude: str) -> list[str]:
+    from eval.agents.offline.slots import stem
+    return [h["name"] for h in k.hits if h["name"] != exclude and not k.table(h["name"]).deprecated
+            and (word in tokens(h["name"]) or stem(word) in tokens(h["name"]))]
+
+
+def filter_phrases(k: Knowledge, s: Slots, main: str | None = None) -> dict[str, set[str]]:
+    """Phrases of the question that restrict an entity rather than name the measure: "from gold-tier
+    customers", "at the north docks", the subject of an auxiliary ("did customers living in the west
+    place"): head word (a word naming a table the search found) -> the phrase's content words."""
+    content = set(s.content)
+    text = s.text.lower()
+    out: dict[str, set[str]] = {}
+    for m in PREP_PHRASE.finditer(text):
+        ws = [w for w in words_of(m.group(1)) if w in content]
+        if ws and _entity_tables(k, ws[-1], main or ""):
+            out.setdefault(ws[-1], set()).update(ws)
+    a = AUX.search(text)
+    if a:
+        rest = re.split(r"[?,;]", text[a.end():])[0]
+        ws = [w for w in words_of(rest) if w in content]
+        head = next((w for w in ws[:2] if _entity_tables(k, w, main or "")), None)
+        if head:
+            out.setdefault(head, set()).update(ws)
+    return out
+
+
+def metric_beside_filters(planner: Any, measure: set[str]) -> Generator[Step, Turn, dict[str, Any] | None]:
+    """No metric covers the whole measure: drop the words of entity-restricting phrases and try again; the
+    metric found counts only if its table joins (declared relationships) to a table each phrase names."""
+    k: Knowledge = planner.k
+    phrases = filter_phrases(k, planner.s)
+    drop = {w for ws in phrases.values() for w in ws}
+    rest = measure - drop
+    if not drop or not rest or rest == measure:
+        return None
+    m = planner.pick_metric(rest)
+    if m is None:
+        return None
+    for head in phrases:
+        targets = _entity_tables(k, head, m["table"])
+        if not targets:
+            return None
+        r = yield from planner.call("find_join_path", {"from_table": m["table"], "to_table": targets[0]})
+        if r is None or r.is_error or not r.result or not r.result.get("hops"):
+            return None
+    return m
