@@ -182,6 +182,15 @@ def filter_phrases(k: Knowledge, s: Slots, main: str | None = None) -> dict[str,
     return out
 
 
+def _says_all(m: dict[str, Any], words: set[str]) -> bool:
+    """Every word left of the measure is said by the metric (its name, synonyms or description)."""
+    from eval.agents.offline.slots import expand, stem
+    said = set(words_of(str(m["name"]).rsplit(".", 1)[-1])) | set(words_of(str(m.get("description") or "")))
+    said |= {w for x in m.get("synonyms") or [] for w in words_of(str(x))}
+    said |= {stem(w) for w in said}
+    return all(expand({w}) & said for w in words)
+
+
 def metric_beside_filters(planner: Any, measure: set[str]) -> Generator[Step, Turn, dict[str, Any] | None]:
     """No metric covers the whole measure: drop the words of entity-restricting phrases and try again; the
     metric found counts only if its table joins (declared relationships) to a table each phrase names."""
@@ -192,7 +201,7 @@ def metric_beside_filters(planner: Any, measure: set[str]) -> Generator[Step, Tu
     if not drop or not rest or rest == measure:
         return None
     m = planner.pick_metric(rest)
-    if m is None:
+    if m is None or not _says_all(m, rest):
         return None
     for head in phrases:
         targets = _entity_tables(k, head, m["table"])
@@ -202,3 +211,4 @@ def metric_beside_filters(planner: Any, measure: set[str]) -> Generator[Step, Tu
         if r is None or r.is_error or not r.result or not r.result.get("hops"):
             return None
     return m
+
