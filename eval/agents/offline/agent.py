@@ -22,7 +22,7 @@ from rapidfuzz import fuzz
 from sqlglot import exp, parse_one
 
 from eval.agents.loop import Abstain, FinalSQL, Step, ToolCall, Transcript, Turn
-from eval.agents.offline import derived
+from eval.agents.offline import anchor, derived
 from eval.agents.offline.know import Col, Knowledge, tokens
 from eval.agents.offline.scope import check_window, fiscal_gap_reason, future_reason, unknown_measure_reason
 from eval.agents.offline.slots import STOP, Slots, expand, parse, stem, words_of
@@ -146,6 +146,8 @@ class _Planner:
         sql = yield from derived.early(self, metric)
         if sql:
             return sql
+        if metric is None and s.measure:
+            metric = yield from anchor.metric_beside_filters(self, measure)
         main = metric["table"] if metric else self.pick_table(measure)
         if main is None:
             raise Failed("no table holds the measure: " + " ".join(s.measure))
@@ -377,6 +379,8 @@ class _Planner:
                 for v in list(c.enum) + list(c.samples):
                     if not isinstance(v, str) or (w in s.quoted and w.lower() != v.lower()):
                         continue  # a code or quoted literal must match exactly
+                    if anchor.verb_not_value(s, w, v):
+                        continue
                     sc = max(fuzz.ratio(w.lower(), v.lower()), fuzz.ratio(stem(w), stem(v.lower())))
                     cw = set(words_of(c.name))
                     sc += (5 if cw & set(s.content) else 0) + (3 if cw <= set(s.content) else 0)
@@ -418,7 +422,7 @@ class _Planner:
                 match = None
                 for x in t.result.get("values") or []:
                     v = x.get("value")
-                    if isinstance(v, str):
+                    if isinstance(v, str) and not anchor.verb_not_value(s, w, v):
                         score = max(fuzz.ratio(w.lower(), v.lower()), fuzz.partial_ratio(stem(w), v.lower()))
                         if score >= 80 and (match is None or score > match[0]):
                             match = (score, v)
@@ -558,7 +562,7 @@ class _Planner:
         queue = list(self.related(main))
         seen = set(tables)
         while queue:
-            unplaced = words - self.placed(tables, words)
+            unplaced = words - self.placed(tables, words) - anchor.held(self.k, tables, words)
             if not unplaced or self.used >= self.budget - RESERVE - 3:
                 break
             queue.sort(key=lambda r: -len(expand(unplaced) & (tokens(r) | self.k.table(r).text_words())))
@@ -607,7 +611,9 @@ class _Planner:
             used |= set(words_of(str(metric.get("description") or "")))
         used |= tokens(main) | (self.k.table(main).text_words() & set(s.measure))
         used = used | {stem(w) for w in used}
+        used -= {x for w in anchor.enum_words(self.k, s, main, self.naming(main, mcol, metric)) for x in (w, stem(w))}
         words = {w for w in s.content if w not in used and stem(w) not in used}
+        words |= {v for v in s.quoted if anchor.is_code(v)}
         tables = yield from self.reach(main, words)
         dims: list[tuple[str, str]] = []
         for d in s.dims:
@@ -615,7 +621,8 @@ class _Planner:
             dims += [x for x in found if x not in dims]
             if found:
                 used |= set(d)
-        lits = yield from self.ground_literals(tables, used | {w for d in s.dims for w in d})
+        codes = yield from anchor.ground_codes(self, tables)
+        lits = codes + (yield from self.ground_literals(tables, used | {w for d in s.dims for w in d}))
         fis = None
         if s.window.fiscal or s.window.fiscal_rel:
             fis = yield from self.resolve_fiscal()
@@ -653,6 +660,14 @@ class _Planner:
                 raise Failed(f"the metric {metric['name']} gave an error and no column holds the measure")
         sql = yield from self.via_sql(main, mcol, dims, lits, start, end, tcol, fiscal_conds)
         return sql
+
+    def naming(self, main: str, mcol: Col | None, metric: dict[str, Any] | None) -> set[str]:
+        """Words that name the measure itself: the table, the measure column, the metric and its synonyms."""
+        out = tokens(main) | (mcol.words if mcol is not None else set())
+        if metric:
+            out |= set(words_of(metric["name"].rsplit(".", 1)[-1]))
+            out |= {w for x in metric.get("synonyms") or [] for w in words_of(x)}
+        return out
 
     def via_metric(self, metric: dict[str, Any], dims: list[tuple[str, str]], lits: list[tuple[str, str, Any, bool]],
                    start: dt.date | None, end: dt.date | None) -> Generator[Step, Turn, str | None]:

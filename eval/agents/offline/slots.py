@@ -225,6 +225,7 @@ def parse(question: str, today: dt.date) -> Slots:
     quoted = re.findall(r"'([^']+)'|\"([^\"]+)\"", question)
     quoted_vals = [a or b for a, b in quoted]
     quoted_vals += re.findall(r"\b[A-Za-z]{1,4}-\d+\b", question)   # codes such as AB-012
+    text = re.sub(r"\b[a-z]{1,4}-\d+\b", " ", text)   # a code is one literal, not words ("s", "12")
     text = re.sub(r"'[^']+'|\"[^\"]+\"", " ", text)
     window, text = _time(text, today)
     in_cents = bool(re.search(r"\bin cents\b", text))
@@ -275,7 +276,7 @@ def parse(question: str, today: dt.date) -> Slots:
             if ws and ws not in dims:
                 dims.insert(0, ws)
     negated: set[str] = set()
-    for m in re.finditer(r"\b(?:excluding|except|other than|not counting|leaving out|not|non|without)\s+(?:the\s+|a\s+|an\s+|any\s+)?([a-z_-]+)",
+    for m in re.finditer(r"\b(?:excluding|except|other than|not counting|leaving out|not|non|without)\s+(?:the\s+|a\s+|an\s+|any\s+|yet\s+)?([a-z_-]+)",
                          text):
         negated.add(m.group(1))
     dims = [[w for w in d if w not in negated] for d in dims]
