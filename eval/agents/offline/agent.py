@@ -606,7 +606,7 @@ class _Planner:
         lits, valued = yield from subset.ground(self, tables, lits)
         if metric is None and not self.rewritten and (again := subset.repick(self, main, valued)):
             metric, mcol = again, None
-        if mcol is not None and subset.counts_rows(s, valued):
+        if mcol is not None and subset.counts_rows(s, valued, mcol, self.k.table(main)):
             mcol = None  # "how many <...> redemptions": count the rows of that value
         fis = None
         if s.window.fiscal or s.window.fiscal_rel:

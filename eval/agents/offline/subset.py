@@ -28,7 +28,7 @@ from typing import Any
 from sqlglot import exp, parse_one
 
 from eval.agents.loop import Step, Turn
-from eval.agents.offline.know import Knowledge, TableInfo, tokens
+from eval.agents.offline.know import Col, Knowledge, TableInfo, tokens
 from eval.agents.offline.slots import STOP, Slots, stem, words_of
 
 __all__ = ["root", "word_match", "value_hits", "ground", "reconcile", "counts_rows", "counted_table", "repick", "NULL"]
@@ -272,16 +272,24 @@ def repick(planner: Any, main: str, covered: set[str]) -> dict[str, Any] | None:
     return m
 
 
-def counts_rows(s: Slots, covered: set[str]) -> bool:
+def counts_rows(s: Slots, covered: set[str], mcol: Col | None = None, table: TableInfo | None = None) -> bool:
     """"How many loyalty point redemptions": the counted thing (the last word before the verb) is a value,
-    so the answer counts rows of that value, not a sum of a numeric column the other words name."""
+    so the answer counts rows of that value, not a sum of a numeric column the other words name; likewise
+    "how many dock events" when "event" is the table's grain and the numeric column does not name it."""
     if s.agg not in ("count", "count_distinct"):
         return False
     m = _HOW_MANY.search(s.text.lower())
     if not m:
         return False
     head = words_of(m.group(1))[-1:]
-    return bool(head) and head[0] in covered
+    if not head:
+        return False
+    if head[0] in covered:
+        return True
+    if mcol is None or table is None or any(word_match(head[0], w) >= 2 for w in mcol.words):
+        return False
+    g = re.sub(r"\(.*?\)", " ", table.grain.lower())
+    return any(word_match(head[0], w) >= 2 for w in words_of(g) if w not in STOP and w not in _GRAIN_NOISE)
 
 
 def counted_table(s: Slots, k: Knowledge, chosen: str | None) -> str | None:
@@ -289,7 +297,7 @@ def counted_table(s: Slots, k: Knowledge, chosen: str | None) -> str | None:
     attempt") the question names in full, with more words than the chosen table's grain; else None."""
     if s.agg not in ("count", "count_distinct"):
         return None
-    content = set(s.content) | {w for d in s.dims for w in d}
+    content = (set(s.content) | {w for d in s.dims for w in d}) - s.verbs   # "rides stopped": not stops
 
     def covered(name: str) -> int:
         t = k.table(name)
