@@ -318,3 +318,32 @@ def test_word_match_and_the_table_a_count_names_by_its_grain():
     assert counted_table(s, k, "velo.shop.rides") == "velo.shop.ride_stops"
     s = parse("How many rides stopped at Porto in November 2024?", dt.date(2024, 11, 21))
     assert counted_table(s, k, "velo.shop.rides") is None
+
+
+def test_coordinated_values_are_not_one_subset(docks):
+    # "kiosk and app" names every source: no filter on source (the words are not grounded one by one)
+    ep, vid = ask(docks, "How many kiosk and app dock events were there in November 2024?")
+    gold = f"SELECT count(*) FROM {DOCKS} WHERE event_day >= DATE '2024-11-01' AND event_day < DATE '2024-12-01'"
+    assert_same(docks, ep, vid, gold)
+
+
+def test_a_null_phrase_needs_all_its_words_and_a_grain_needs_the_counted_noun():
+    import datetime as dt
+
+    from eval.agents.offline.know import Knowledge
+    from eval.agents.offline.slots import parse
+    from eval.agents.offline.subset import NULL, counted_table, null_hits
+    k = Knowledge()
+    k.absorb("describe_table", {"table": "velo.shop.rides", "grain": "one row per ride", "columns": [
+        {"name": "member_id", "type": "bigint", "description": "Member; null for anonymous kiosk rides"}]})
+    day = dt.date(2024, 11, 21)
+    assert null_hits(parse("How many kiosk rides were there?", day), k, ["velo.shop.rides"]) == []
+    hits = null_hits(parse("How many anonymous kiosk rides were there?", day), k, ["velo.shop.rides"])
+    assert [(h[1], h[2]) for h in hits] == [("member_id", NULL)]
+    k.absorb("search_tables", {"tables": [{"name": "velo.shop.members", "grain": "one row per member"},
+                                          {"name": "velo.shop.member_stations", "grain": "one row per member station"}]})
+    # a one-word grain never overrides the chosen table; a compound one must name the counted noun
+    assert counted_table(parse("How many members rode in November 2024?", day), k, "velo.shop.rides") is None
+    assert counted_table(parse("How many rides by member station?", day), k, "velo.shop.rides") is None
+    assert counted_table(parse("How many member stations are there?", day), k, "velo.shop.rides") == \
+        "velo.shop.member_stations"

@@ -38,8 +38,9 @@ _SUFFIXES = ("ations", "ation", "ions", "ion", "ments", "ment", "ially", "ally",
              "e")
 _NEG = re.compile(r"\b(?:not|never|non|without|excluding|except|other than)\s+(?:yet\s+|been\s+|the\s+|a\s+|an\s+|any\s+)?"
                   r"([a-z][a-z_-]*)")
-_HOW_MANY = re.compile(r"\bhow many\s+((?:[a-z]+\s+){0,3}?[a-z]+?)\s+(?:were|was|are|is|did|do|does|have|has|had|got|"
-                       r"in|on|at|by|per|for|from|with|that|which|who|whose|there|during|since|between)\b")
+_HOW_MANY = re.compile(r"\bhow many\s+((?:[a-z]+\s+){0,5}?[a-z]+?)(?:\s+(?:were|was|are|is|did|do|does|have|has|had|"
+                       r"got|in|on|at|by|per|for|from|with|that|which|who|whose|there|during|since|between|[a-z]+ed)\b"
+                       r"|\s*[,;?.])")
 _GRAIN_NOISE = frozenset("one row per unique grain key keys".split())
 
 
@@ -92,17 +93,24 @@ def _skipped(w: str, skip: set[str]) -> bool:
     return w in skip or stem(w) in skip or root(w) in skip
 
 
+def coordinated(text: str) -> set[str]:
+    """"web and app sessions": coordinated words name several values (all of them), not one subset."""
+    return {w for m in re.finditer(r"\b([a-z]+)\s+(?:and|or)\s+([a-z]+)\b", text.lower()) for w in m.groups()}
+
+
 def value_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str, Any, bool, frozenset[str]]]:
     """(table, column, value, negated, question words covered) for values of annotated categorical columns
     (enum, sample values) that question words name; one value per question word, the best covering."""
     content = [w for w in s.content if not w.isdigit()]
     skip = skip_words(s, k, tables)
     neg = negated_words(s.text) | set(s.negated)
+    skip = skip | coordinated(s.text)
+    mine = set(k.table(tables[0]).columns) if tables else set()
     cands: list[tuple[tuple[int, ...], str, str, Any, bool, frozenset[str]]] = []
     for ti, name in enumerate(tables):
         for c in k.table(name).columns.values():
-            if c.family != "text" or c.idlike:
-                continue
+            if c.family != "text" or c.idlike or (ti > 0 and c.name in mine):
+                continue   # a column the chosen table has too is the chosen table's
             named = int(bool(set(words_of(c.name)) & set(content)))
             for v in dict.fromkeys(list(c.enum) + list(c.samples)):
                 if not isinstance(v, str):
@@ -153,7 +161,7 @@ def null_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str,
             for m in re.finditer(r"\bnull\s*(?:while|when|if|for|until|:|=|means)\s*([a-z ]+)", c.description.lower()):
                 ws = [w for w in words_of(m.group(1)) if w not in STOP][:3]
                 hit = frozenset(w for w in content if any(word_match(w, x) >= 2 for x in ws))
-                if ws and len(hit) == len(ws):
+                if ws and all(any(word_match(w, x) >= 2 for w in content) for x in ws):
                     out.append((name, c.name, NULL, False, hit))
     return out
 
@@ -182,7 +190,7 @@ def ground(planner: Any, tables: list[str], lits: list[tuple[str, str, Any, bool
     # the chosen table's plain text columns (the plain grounding skips words the descriptions use)
     main = k.table(tables[0])
     said = main.text_words()
-    skip = skip_words(s, k, tables) | covered
+    skip = skip_words(s, k, tables) | covered | coordinated(s.text)
     grounded = {str(o[2]).lower() for o in out}
     asked = 0
     for w in dict.fromkeys(s.content):
@@ -307,14 +315,24 @@ def counted_table(s: Slots, k: Knowledge, chosen: str | None) -> str | None:
             return 0
         return len(ws) if all(any(word_match(q, w) >= 2 for q in content) for w in ws) else 0
 
+    m = _HOW_MANY.search(s.text.lower())
+    head = words_of(m.group(1))[-1:] if m else []
+    if not head:
+        return None
+
+    def covered_with_head(name: str) -> int:   # a compound grain ("payment attempt") that names the head
+        n = covered(name)
+        g = words_of(re.sub(r"\(.*?\)", " ", k.table(name).grain.lower()))
+        return n if n >= 2 and any(word_match(head[0], w) >= 2 for w in g) else 0
+
     mine = covered(chosen) if chosen else 0
-    best, best_n = None, mine
+    best, best_n = None, max(mine, 1)
     for h in k.hits:
         name = h["name"]
         t = k.table(name)
         if t.deprecated or name == chosen:
             continue
-        n = covered(name)
+        n = covered_with_head(name)
         if n > best_n:
             best, best_n = name, n
     return best
