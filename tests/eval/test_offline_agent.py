@@ -254,7 +254,7 @@ def docks(tmp_path_factory):
     cat = cc.Catalog.open(str(root / "cat"))
     lk = LakeBuilder(cat, root / "files", catalog="velo")
     lk.table(DOCKS, [("event_id", "bigint"), ("action", "string"), ("source", "string"), ("dock_slots", "int"),
-                     ("event_day", "date"), ("cleared_day", "date")], at=0,
+                     ("event_day", "date"), ("cleared_day", "date"), ("outcome", "string")], at=0,
              rows={"event_id": list(range(1, 11)),
                    "action": ["dock", "reserve", "undock", "reserve", "dock", "reserve", "undock", "reserve", "dock",
                               "reserve"],
@@ -263,7 +263,8 @@ def docks(tmp_path_factory):
                    "event_day": ["2024-10-05", "2024-10-20", "2024-10-28", "2024-11-03", "2024-11-04", "2024-11-10",
                                  "2024-11-12", "2024-11-15", "2024-11-18", "2024-11-20"],
                    "cleared_day": ["2024-10-05", "2024-10-21", "2024-10-28", None, "2024-11-04", "2024-11-11",
-                                   "2024-11-12", None, "2024-11-18", None]})
+                                   "2024-11-12", None, "2024-11-18", None],
+                   "outcome": ["ok", "ok", "ok", "rejected", "ok", "ok", "rejected", "ok", "rejected", "ok"]})
     sm.annotate(cat, DOCKS, {"description": "Dock events at stations, from kiosks and the app.",
                              "grain": {"text": "one row per dock event", "keys": ["event_id"]}},
                 author="ops", time=lk.at(1))
@@ -274,7 +275,7 @@ def docks(tmp_path_factory):
     sm.annotate(cat, DOCKS, {"description": "Day the event was cleared; null while pending"}, column="cleared_day",
                 author="ops", time=lk.at(1))
     lk.append(DOCKS, {"event_id": [], "action": [], "source": [], "dock_slots": [], "event_day": [],
-                      "cleared_day": []}, at=NOW_DAY)
+                      "cleared_day": [], "outcome": []}, at=NOW_DAY)
     yield cat
     cat.close()
 
@@ -347,3 +348,11 @@ def test_a_null_phrase_needs_all_its_words_and_a_grain_needs_the_counted_noun():
     assert counted_table(parse("How many rides by member station?", day), k, "velo.shop.rides") is None
     assert counted_table(parse("How many member stations are there?", day), k, "velo.shop.rides") == \
         "velo.shop.member_stations"
+
+
+def test_asks_the_data_for_a_participle_used_as_an_adjective(docks):
+    # outcome has no annotation at all: "were rejected" is grounded in its stored values
+    ep, vid = ask(docks, "How many dock events were rejected in November 2024?")
+    gold = (f"SELECT count(*) FROM {DOCKS} WHERE outcome = 'rejected' "
+            "AND event_day >= DATE '2024-11-01' AND event_day < DATE '2024-12-01'")
+    assert_same(docks, ep, vid, gold)

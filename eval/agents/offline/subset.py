@@ -186,18 +186,20 @@ def ground(planner: Any, tables: list[str], lits: list[tuple[str, str, Any, bool
                                       and not ng and set(words_of(o[2])) < vw)]
         out.append((name, cname, v, ng))
         covered |= ws
-    # words a description mentions but no annotated value holds ("web and app sessions"): ask the data of
-    # the chosen table's plain text columns (the plain grounding skips words the descriptions use)
+    # words a description mentions but no annotated value holds ("web and app sessions"), and participles
+    # used as adjectives ("were cancelled"): ask the data of the chosen table's plain text columns (the plain
+    # grounding skips words the descriptions use and every -ed word)
     main = k.table(tables[0])
     said = main.text_words()
     skip = skip_words(s, k, tables) | covered | coordinated(s.text)
     grounded = {str(o[2]).lower() for o in out}
+    grounded |= {w for w in s.content if any(word_match(w, x) >= 2 for o in out for x in words_of(str(o[2])))}
     asked = 0
     for w in dict.fromkeys(s.content):
         if asked >= 2 or _skipped(w, skip) or w in STOP or len(w) < 3 or w.isdigit() or w.lower() in grounded:
             continue
-        if w not in said and stem(w) not in said:
-            continue
+        if w not in said and stem(w) not in said and not (w.endswith("ed") and w not in s.verbs):
+            continue   # neither a word the description uses nor a participle used as an adjective ("cancelled")
         cols = [c for c in main.columns.values() if c.family == "text" and not c.idlike and not c.enum and not c.samples
                 and c.role not in ("id", "time", "measure")]
         for c in cols[:2]:
