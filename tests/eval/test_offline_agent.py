@@ -281,3 +281,136 @@ def test_abstains_on_a_fiscal_window_the_calendar_lacks(pedal):
 def test_the_future_is_answerable_when_the_catalog_describes_forecasts(pedal):
     ep, _ = ask(pedal, "How many trips will there be next week?")
     assert "future" not in (ep.abstain_reason or "")
+
+
+# ---------------------------------------------------------------- subsets named by a value (subset.py)
+def test_an_inflected_value_replaces_the_metric_filter_on_its_column(velo):
+    # ride_revenue filters state <> 'void'; "voided rides" asks for the rows that filter leaves out
+    ep, vid = ask(velo, "What was ride revenue from voided rides in November 2024?")
+    gold = (f"SELECT sum(fare_cents) / 100.0 FROM {RIDES} WHERE state = 'void' "
+            "AND ride_day >= DATE '2024-11-01' AND ride_day < DATE '2024-12-01'")
+    assert_same(velo, ep, vid, gold)
+
+
+def test_counts_the_rows_of_an_inflected_value(velo):
+    ep, vid = ask(velo, "How many rides were voided in October 2024?")
+    gold = (f"SELECT count(*) FROM {RIDES} WHERE state = 'void' "
+            "AND ride_day >= DATE '2024-10-01' AND ride_day < DATE '2024-11-01'")
+    assert_same(velo, ep, vid, gold)
+    assert ep.sql is not None and "'void'" in ep.sql
+
+
+DOCKS = "velo.ops.dock_events"
+
+
+@pytest.fixture(scope="module")
+def docks(tmp_path_factory):
+    """Dock events: an action enum (dock, undock, reserve), a numeric dock_slots column the word "dock" names,
+    a source column without annotated values that the description mentions (kiosks, app), and a cleared day
+    that is null while a reservation is pending."""
+    root = tmp_path_factory.mktemp("docks")
+    cat = cc.Catalog.open(str(root / "cat"))
+    lk = LakeBuilder(cat, root / "files", catalog="velo")
+    lk.table(DOCKS, [("event_id", "bigint"), ("action", "string"), ("source", "string"), ("dock_slots", "int"),
+                     ("event_day", "date"), ("cleared_day", "date"), ("outcome", "string")], at=0,
+             rows={"event_id": list(range(1, 11)),
+                   "action": ["dock", "reserve", "undock", "reserve", "dock", "reserve", "undock", "reserve", "dock",
+                              "reserve"],
+                   "source": ["kiosk", "app", "kiosk", "app", "app", "kiosk", "kiosk", "app", "kiosk", "app"],
+                   "dock_slots": [1, 2, 1, 3, 1, 2, 1, 4, 1, 2],
+                   "event_day": ["2024-10-05", "2024-10-20", "2024-10-28", "2024-11-03", "2024-11-04", "2024-11-10",
+                                 "2024-11-12", "2024-11-15", "2024-11-18", "2024-11-20"],
+                   "cleared_day": ["2024-10-05", "2024-10-21", "2024-10-28", None, "2024-11-04", "2024-11-11",
+                                   "2024-11-12", None, "2024-11-18", None],
+                   "outcome": ["ok", "ok", "ok", "rejected", "ok", "ok", "rejected", "ok", "rejected", "ok"]})
+    sm.annotate(cat, DOCKS, {"description": "Dock events at stations, from kiosks and the app.",
+                             "grain": {"text": "one row per dock event", "keys": ["event_id"]}},
+                author="ops", time=lk.at(1))
+    sm.annotate(cat, DOCKS, {"description": "What happened", "enum": ["dock", "undock", "reserve"]}, column="action",
+                author="ops", time=lk.at(1))
+    sm.annotate(cat, DOCKS, {"description": "Dock slots the event took", "role": "measure"}, column="dock_slots",
+                author="ops", time=lk.at(1))
+    sm.annotate(cat, DOCKS, {"description": "Day the event was cleared; null while pending"}, column="cleared_day",
+                author="ops", time=lk.at(1))
+    lk.append(DOCKS, {"event_id": [], "action": [], "source": [], "dock_slots": [], "event_day": [],
+                      "cleared_day": [], "outcome": []}, at=NOW_DAY)
+    yield cat
+    cat.close()
+
+
+def test_counts_events_of_a_type_rather_than_summing_a_column(docks):
+    # "reservations" names the value 'reserve'; the count is of those events, not a sum of dock_slots
+    ep, vid = ask(docks, "How many dock reservations were there in November 2024?")
+    gold = (f"SELECT count(*) FROM {DOCKS} WHERE action = 'reserve' "
+            "AND event_day >= DATE '2024-11-01' AND event_day < DATE '2024-12-01'")
+    assert_same(docks, ep, vid, gold)
+
+
+def test_asks_the_data_for_a_word_the_description_mentions(docks):
+    # source has no annotated values: "kiosk" is grounded with get_column_values
+    ep, vid = ask(docks, "How many kiosk dock events were there in November 2024?")
+    gold = (f"SELECT count(*) FROM {DOCKS} WHERE source = 'kiosk' "
+            "AND event_day >= DATE '2024-11-01' AND event_day < DATE '2024-12-01'")
+    assert_same(docks, ep, vid, gold)
+    assert "get_column_values" in names(ep)
+
+
+def test_a_null_while_phrase_names_the_subset(docks):
+    ep, vid = ask(docks, "How many dock events are still pending?")
+    assert_same(docks, ep, vid, f"SELECT count(*) FROM {DOCKS} WHERE cleared_day IS NULL")
+
+
+def test_word_match_and_the_table_a_count_names_by_its_grain():
+    from eval.agents.offline.know import Knowledge
+    from eval.agents.offline.slots import parse
+    from eval.agents.offline.subset import counted_table, word_match
+    assert word_match("cancelled", "cancel") and word_match("redemptions", "redeem")
+    assert word_match("partly", "partially") and word_match("shipped", "ship")
+    assert not word_match("card", "cart") and not word_match("web", "website")
+    k = Knowledge()
+    k.absorb("search_tables", {"tables": [
+        {"name": "velo.shop.rides", "grain": "one row per ride (unique: ride_id)"},
+        {"name": "velo.shop.ride_stops", "grain": "one row per ride stop (unique: stop_id)"},
+        {"name": "velo.shop.rides_old", "grain": "one row per ride stop", "deprecated": {"successor": None}}]})
+    import datetime as dt
+    s = parse("How many ride stops were made in November 2024?", dt.date(2024, 11, 21))
+    assert counted_table(s, k, "velo.shop.rides") == "velo.shop.ride_stops"
+    s = parse("How many rides stopped at Porto in November 2024?", dt.date(2024, 11, 21))
+    assert counted_table(s, k, "velo.shop.rides") is None
+
+
+def test_coordinated_values_are_not_one_subset(docks):
+    # "kiosk and app" names every source: no filter on source (the words are not grounded one by one)
+    ep, vid = ask(docks, "How many kiosk and app dock events were there in November 2024?")
+    gold = f"SELECT count(*) FROM {DOCKS} WHERE event_day >= DATE '2024-11-01' AND event_day < DATE '2024-12-01'"
+    assert_same(docks, ep, vid, gold)
+
+
+def test_a_null_phrase_needs_all_its_words_and_a_grain_needs_the_counted_noun():
+    import datetime as dt
+
+    from eval.agents.offline.know import Knowledge
+    from eval.agents.offline.slots import parse
+    from eval.agents.offline.subset import NULL, counted_table, null_hits
+    k = Knowledge()
+    k.absorb("describe_table", {"table": "velo.shop.rides", "grain": "one row per ride", "columns": [
+        {"name": "member_id", "type": "bigint", "description": "Member; null for anonymous kiosk rides"}]})
+    day = dt.date(2024, 11, 21)
+    assert null_hits(parse("How many kiosk rides were there?", day), k, ["velo.shop.rides"]) == []
+    hits = null_hits(parse("How many anonymous kiosk rides were there?", day), k, ["velo.shop.rides"])
+    assert [(h[1], h[2]) for h in hits] == [("member_id", NULL)]
+    k.absorb("search_tables", {"tables": [{"name": "velo.shop.members", "grain": "one row per member"},
+                                          {"name": "velo.shop.member_stations", "grain": "one row per member station"}]})
+    # a one-word grain never overrides the chosen table; a compound one must name the counted noun
+    assert counted_table(parse("How many members rode in November 2024?", day), k, "velo.shop.rides") is None
+    assert counted_table(parse("How many rides by member station?", day), k, "velo.shop.rides") is None
+    assert counted_table(parse("How many member stations are there?", day), k, "velo.shop.rides") == \
+        "velo.shop.member_stations"
+
+
+def test_asks_the_data_for_a_participle_used_as_an_adjective(docks):
+    # outcome has no annotation at all: "were rejected" is grounded in its stored values
+    ep, vid = ask(docks, "How many dock events were rejected in November 2024?")
+    gold = (f"SELECT count(*) FROM {DOCKS} WHERE outcome = 'rejected' "
+            "AND event_day >= DATE '2024-11-01' AND event_day < DATE '2024-12-01'")
+    assert_same(docks, ep, vid, gold)

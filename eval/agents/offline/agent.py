@@ -22,7 +22,7 @@ from rapidfuzz import fuzz
 from sqlglot import exp, parse_one
 
 from eval.agents.loop import Abstain, FinalSQL, Step, ToolCall, Transcript, Turn
-from eval.agents.offline import anchor, derived
+from eval.agents.offline import anchor, derived, subset
 from eval.agents.offline.know import Col, Knowledge, tokens
 from eval.agents.offline.scope import check_window, fiscal_gap_reason, future_reason, unknown_measure_reason
 from eval.agents.offline.slots import STOP, Slots, expand, parse, stem, words_of
@@ -149,6 +149,8 @@ class _Planner:
         if metric is None and s.measure:
             metric = yield from anchor.metric_beside_filters(self, measure)
         main = metric["table"] if metric else self.pick_table(measure)
+        if metric is None:
+            main = subset.counted_table(s, self.k, main) or main
         if main is None:
             raise Failed("no table holds the measure: " + " ".join(s.measure))
         if not self.k.table(main).described:
@@ -623,6 +625,11 @@ class _Planner:
                 used |= set(d)
         codes = yield from anchor.ground_codes(self, tables)
         lits = codes + (yield from self.ground_literals(tables, used | {w for d in s.dims for w in d}))
+        lits, valued = yield from subset.ground(self, tables, lits)
+        if metric is None and not self.rewritten and (again := subset.repick(self, main, valued)):
+            metric, mcol = again, None
+        if mcol is not None and subset.counts_rows(s, valued, mcol, self.k.table(main)):
+            mcol = None  # "how many <...> redemptions": count the rows of that value
         fis = None
         if s.window.fiscal or s.window.fiscal_rel:
             fis = yield from self.resolve_fiscal()
@@ -638,6 +645,9 @@ class _Planner:
                 if lo is not None:
                     fiscal_conds.append(exp.Between(this=col(c, "t0"), low=lit(lo), high=lit(hi)))
             start = end = None
+        if metric is not None:  # the question's value replaces the metric's filter on the same column
+            metric, lits, rew = subset.reconcile(metric, lits, self.k.table(main))
+            self.rewritten = rew or self.rewritten
         if metric is not None and any(isinstance(v, str) and f"'{v}'" in str(metric.get("filter") or "")
                                       for _t, _c, v, _n in lits):
             metric = None  # the question asks for rows the metric's filter leaves out: count them directly
@@ -678,7 +688,8 @@ class _Planner:
         conds = []
         for t, c, v, neg in lits:
             ref = c if t == main else f"{t.rsplit('.', 1)[-1]}.{c}"
-            conds.append(f"{_ident(ref)} {'<>' if neg else '='} {lit(v).sql('duckdb')}")
+            conds.append(f"{_ident(ref)} IS {'NOT ' if neg else ''}NULL" if v == subset.NULL else
+                         f"{_ident(ref)} {'<>' if neg else '='} {lit(v).sql('duckdb')}")
         for t in sorted({main} | {t for t, _ in dims} | {t for t, *_ in lits}):
             for b in self.row_filters(t):
                 ref = b if t == main else f"{t.rsplit('.', 1)[-1]}.{b}"
@@ -745,6 +756,8 @@ class _Planner:
         for t, c, v, neg in lits:
             e = col(c, aliases[t])
             cond: Node = e if isinstance(v, bool) and v else exp.EQ(this=e, expression=lit(v))
+            if v == subset.NULL:
+                cond = exp.Is(this=e, expression=exp.Null())
             conds.append(exp.Not(this=cond) if neg else cond)
         for t in aliases:
             conds += [col(b, aliases[t]) for b in self.row_filters(t)]
