@@ -43,7 +43,8 @@ CONDITION_WORDS = {"bare", "enriched", "stale+detect", "enriched+detect", "hide_
 ALLOWED_IMPORTS = {"__future__", "calendar", "datetime", "re", "dataclasses", "typing", "collections.abc",
                    "rapidfuzz", "sqlglot", "eval.agents.loop", "eval.agents.offline", "eval.agents.offline.slots",
                    "eval.agents.offline.know", "eval.agents.offline.agent"}
-ALLOWED_IMPORTS |= {"eval.agents.offline.scope"}  # what the catalog cannot answer (abstentions)
+ALLOWED_IMPORTS |= {"eval.agents.offline.scope",  # what the catalog cannot answer (abstentions)
+                    "eval.agents.offline.anchor", "eval.agents.offline.derived", "eval.agents.offline.subset"}
 
 
 def lake_names() -> tuple[set[str], set[str]]:

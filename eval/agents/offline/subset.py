@@ -28,6 +28,7 @@ from typing import Any
 from sqlglot import exp, parse_one
 
 from eval.agents.loop import Step, Turn
+from eval.agents.offline.anchor import verb_not_value
 from eval.agents.offline.know import Col, Knowledge, TableInfo, tokens
 from eval.agents.offline.slots import STOP, Slots, stem, words_of
 
@@ -125,8 +126,8 @@ def value_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str
                     for i, w in enumerate(content):
                         if i in covered or len(w) < 3:
                             continue
-                        if len(vws) == 1 and _skipped(w, skip):
-                            continue
+                        if len(vws) == 1 and (_skipped(w, skip) or verb_not_value(s, w, v)):
+                            continue   # skipped, or the question's own verb ("did riders reserve")
                         m = word_match(w, x)
                         if m > best[0]:
                             best = (m, i)
@@ -213,7 +214,7 @@ def ground(planner: Any, tables: list[str], lits: list[tuple[str, str, Any, bool
             vals = [x.get("value") for x in t.result.get("values") or []]
             best = max(((word_match(w, str(v)), str(v)) for v in vals if isinstance(v, str) and " " not in v.strip()
                         and len(words_of(v)) == 1), default=(0, ""))
-            if best[0] >= 2:
+            if best[0] >= 2 and not verb_not_value(s, w, best[1]):
                 out.append((main.name, c.name, best[1], w in negated_words(s.text) or w in s.negated))
                 covered.add(w)
                 break
