@@ -429,12 +429,15 @@ def build(out: str, seed: int = 7, scale: str = "small", log: Callable[[str], No
     os.makedirs(out, exist_ok=True)
     warehouse = os.path.abspath(os.path.join(out, "warehouse"))
     tmp = tempfile.mkdtemp(prefix="_input-", dir=out)
-    step(f"generating the Acme lake (seed {seed}, scale {scale})")
-    lake = generate(seed, scale)
-    step(f"generated {len(lake.orders)} orders, {len(lake.items)} order lines, {len(lake.customers)} customers")
     from spark_bridge import local_session
 
-    spark = local_session(app_name="semcat-eval-build", cores=2)
+    # the JVM starts (~5 s) while the generator runs in this thread
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-start") as starter:
+        spark_started = starter.submit(local_session, app_name="semcat-eval-build", cores=2)
+        step(f"generating the Acme lake (seed {seed}, scale {scale})")
+        lake = generate(seed, scale)
+        step(f"generated {len(lake.orders)} orders, {len(lake.items)} order lines, {len(lake.customers)} customers")
+        spark = spark_started.result()
     spark.sparkContext.setJobDescription("semcat eval build")
     step("Spark session started")
     cats = {h: cc.Catalog.open(os.path.join(out, h)) for h in HISTORIES}
