@@ -181,7 +181,7 @@ def ground(planner: Any, tables: list[str], lits: list[tuple[str, str, Any, bool
         if any(t == name and c == cname and x == v for t, c, x, _n in out):
             covered |= ws
             continue
-        # a longer value on the same column ("partially_refunded") replaces one its words contain ("refunded")
+        # a longer value on the same column ("partly_voided") replaces one its words contain ("voided")
         vw = set(words_of(str(v)))
         out = [o for o in out if not (o[0] == name and o[1] == cname and isinstance(o[2], str) and not o[3]
                                       and not ng and set(words_of(o[2])) < vw)]
