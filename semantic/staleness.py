@@ -488,6 +488,158 @@ def _metadata(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str,
             out += _metric(t, a)
         elif a.kind == "verified_query":
             out += _verified_meta(ctx, t, a)
+    flagged = {f.annotation for f in out}
+    out += [f for f in _restated(t, anns) if f.annotation not in flagged]
+    return out
+
+
+# ------------------------------------------------------------------ restatements
+def _rewrites(t: _Table) -> list[tuple[int, float]]:
+    """The data commits that rewrote `t` in full — the commit's write log (`meta.writes`, as the
+    Spark bridge records it) says `overwrite` for the table and every file the table holds after
+    the commit was written by it — when the table is normally loaded by appends (most of its
+    logged writes are appends). Rewrites of tables that are always overwritten (dimensions and
+    marts rebuilt every load) are routine and return []."""
+    key = ("rewrites", t.name, t.obj.vid)
+    got = t.ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    short = {t.name, t.name.split(".", 1)[-1]}
+    modes: list[tuple[int, float, dict[str, Any]]] = []
+    for v, tt in t.tl.data_commits:
+        c = t.ctx.commit(v)
+        for w in ((c.meta or {}).get("writes") or []) if c is not None else []:
+            if isinstance(w, dict) and str(w.get("table")) in short:
+                modes.append((v, tt, w))
+    appends = sum(1 for _, _, w in modes if w.get("mode") == "append")
+    over = [(v, tt, w) for v, tt, w in modes if w.get("mode") == "overwrite"]
+    out: list[tuple[int, float]] = []
+    if over and appends > len(over):
+        after = {h.vid: h.value or {} for h in t.ctx.cat.history(t.obj.path) if h.vid in {v for v, _, _ in over}}
+        for v, tt, w in over:
+            st = after.get(v, {}).get("stats") or {}
+            if st.get("file_count") == w.get("files") or st.get("row_count") == w.get("rows"):
+                out.append((v, tt))
+    t.ctx.cache.findings.put(key, (out,))
+    return out
+
+
+def _literals(text: str, t: _Table) -> dict[str, list[str]]:
+    """String literals an SQL condition compares a string column of `t` with (=, <>, IN):
+    column name -> values. Literals inside casts (dates, timestamps) are not values of a column."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(text, read="duckdb")
+    except Exception:  # noqa: BLE001 - an unparsable text names no values
+        return {}
+    out: dict[str, list[str]] = {}
+
+    def add(c: exp.Expression, lits: list[exp.Expression]) -> None:
+        if not isinstance(c, exp.Column):
+            return
+        cur = t.col(c.name)
+        if cur is None or type_family(cur.get("type")) != "string":
+            return
+        for lit in lits:
+            if isinstance(lit, exp.Literal) and lit.is_string:
+                out.setdefault(str(cur.get("name")), []).append(lit.this)
+
+    for node in tree.find_all(exp.EQ, exp.NEQ, exp.In):
+        if isinstance(node, exp.In):
+            add(node.this, list(node.expressions))
+        else:
+            left, right = node.this, node.expression
+            add(left, [right])
+            add(right, [left])
+    return out
+
+
+def _restated(t: _Table, anns: list[Annotation]) -> list[Finding]:
+    """values_restated: a value-level annotation (enum, sample_values, a column description naming
+    one of the column's annotated values, a metric or verified query filtering a string column on
+    literals) whose basis predates a full rewrite of a normally appended table. A literal listed by
+    a value annotation of the same column re-authored after the rewrite counts as re-checked."""
+    rw = _rewrites(t)
+    if not rw:
+        return []
+    out: list[Finding] = []
+    values_of: dict[int, list[tuple[int, list[Any]]]] = {}
+    for a in anns:
+        if a.kind == "column" and a.field in ("enum", "sample_values") and a.column_id is not None:
+            values_of.setdefault(a.column_id, []).append((a.provenance.basis.vid, list(a.value or [])))
+
+    def since(basis: int) -> tuple[int, float] | None:
+        later = [r for r in rw if r[0] > basis]
+        return later[-1] if later else None
+
+    def rechecked(name: str, vals: list[str], after: int) -> bool:
+        cur = t.col(name)
+        cid = int(cur.get("id", -1)) if cur else -1
+        ok = {str(v) for b, vs in values_of.get(cid, []) if b >= after for v in vs}
+        return bool(vals) and all(v in ok for v in vals)
+
+    for a in anns:
+        b = a.provenance.basis.vid
+        hit = since(b)
+        if hit is None:
+            continue
+        cols: dict[str, list[str]] = {}
+        if a.kind == "column" and a.field in ("enum", "sample_values") and a.value:
+            cols = {str(a.column): []}
+        elif a.kind == "column" and a.field == "description" and a.column_id is not None:
+            words = set(re.findall(r"\w+", str(a.value or "").lower()))
+            named = [str(v) for _, vs in values_of.get(a.column_id, []) for v in vs
+                     if isinstance(v, str) and v.lower() in words]
+            if named:
+                cols = {str(a.column): sorted(set(named))}
+        elif a.kind == "metric":
+            cols = _literals(str((a.value or {}).get("filter") or ""), t)
+        elif a.kind == "verified_query":
+            cols = _literals(str((a.value or {}).get("sql") or ""), t)
+        cols = {c: vs for c, vs in cols.items() if not (a.kind in ("metric", "verified_query") and rechecked(c, vs, hit[0]))}
+        if not cols:
+            continue
+        v, tt = hit
+        names = ", ".join(sorted(cols))
+        vals = sorted({x for vs in cols.values() for x in vs})
+        target = f"{t.name}.{a.column}" if a.kind == "column" else t.name
+        out.append(_finding(a, target, "values_restated", "suspect",
+                            f"{t.name} was rewritten in full at vid {v} ({_day(tt)}) after this was written: "
+                            f"values of {names} may have been restated; check with get_column_values",
+                            [v], [tt], {"columns": sorted(cols), "values": vals, "rewrite_vid": v,
+                                        "by_column": {c: sorted(set(vs)) for c, vs in cols.items()}},
+                            f"check the values of {names} with get_column_values"))
+    return out
+
+
+def _restated_data(t: _Table, found: list[Finding], duck: _Duck) -> list[Finding]:
+    """At data depth, a values_restated finding that names literal values is decided by the data:
+    dropped when every value still occurs in its column, stale when some no longer do."""
+    import duckdb
+
+    out = []
+    for f in found:
+        by_col = f.evidence.values.get("by_column") or {} if f.reason == "values_restated" else {}
+        if not by_col or not all(by_col.values()):
+            out.append(f)
+            continue
+        gone: list[str] = []
+        try:
+            for c, vals in by_col.items():
+                q = _q(c)
+                there = {r[0] for r in duck.sql(f"SELECT DISTINCT {q} FROM {_tq(t.name)} WHERE {q} IN "
+                                                 f"({', '.join('?' for _ in vals)})", list(vals))}
+                gone += [v for v in vals if v not in there]
+        except duckdb.Error:
+            out.append(f)
+            continue
+        if gone:
+            out.append(f.model_copy(update={
+                "status": "stale", "message": f"{f.message.split(':')[0]}: {gone} no longer occur in the data",
+                "evidence": f.evidence.model_copy(update={"values": {**f.evidence.values, "missing": gone}}),
+                "suggestion": "check the current values with get_column_values"}))
     return out
 
 
@@ -552,6 +704,7 @@ def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Ta
                 if cur is None or not vals:
                     continue
                 checked.add((a.key, "enum_violated" if a.field == "enum" else "sample_values_missing"))
+                checked.add((a.key, "values_restated"))  # the data says whether the values changed
                 c = _q(str(cur.get("name")))
                 marks = ", ".join("?" for _ in vals)
                 if a.field == "enum":
@@ -800,6 +953,7 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table
                 duck.close()
         # the data decides what metadata could only suspect
         found = [f for f in found if (f.annotation, f.reason) not in checked] + extra
+        found = _restated_data(t, found, duck)
     ctx.cache.findings.put(key, found)
     return found
 

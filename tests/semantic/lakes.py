@@ -179,9 +179,17 @@ class LakeBuilder:
             txn.merge(base, self._delta(leaf, set_=set_ and first))
             first = False
 
+    def _meta(self, name: str, mode: str, rows: dict[str, list] | None) -> dict[str, Any]:
+        """The write log the Spark bridge records with a commit: table, mode, files and rows written."""
+        n = len(next(iter(rows.values()))) if rows else 0
+        pcols = self.partition_by.get(name) or []
+        files = len({tuple(rows[c][i] for c in pcols) for i in range(n)}) if rows else 0
+        return {"writes": [{"table": name, "mode": mode, "files": files, "rows": n}]}
+
     def append(self, name: str, rows: dict[str, list], at: float | None = None, author: str = "etl",
                message: str = "") -> int:
-        with self.cat.transaction(author=author, message=message or f"load {name}", time=self.at(at)) as txn:
+        with self.cat.transaction(author=author, message=message or f"load {name}", time=self.at(at),
+                                  meta=self._meta(name, "append", rows)) as txn:
             self._add_rows(txn, name, rows)
         return txn.vid
 
@@ -193,7 +201,8 @@ class LakeBuilder:
 
     def overwrite(self, name: str, rows: dict[str, list], at: float | None = None, author: str = "etl") -> int:
         """Replace every file (a restatement); table stats are `set` from the new rows."""
-        with self.cat.transaction(author=author, message=f"restate {name}", time=self.at(at)) as txn:
+        with self.cat.transaction(author=author, message=f"restate {name}", time=self.at(at),
+                                  meta=self._meta(name, "overwrite", rows)) as txn:
             self._clear(txn, name)
             txn.merge(self.path(name), {"stats": {"columns": _op("set", {})}})
             self._add_rows(txn, name, rows, set_=True)
@@ -216,7 +225,8 @@ class LakeBuilder:
             cols.append({"id": nxt + i, "name": n, "type": t, "nullable": True})
         schema = {"schema_id": old["schema_id"] + 1, "columns": cols}
         self.schemas[name] = schema
-        with self.cat.transaction(author=author, message=f"evolve {name}", time=self.at(at)) as txn:
+        with self.cat.transaction(author=author, message=f"evolve {name}", time=self.at(at),
+                                  meta=self._meta(name, "overwrite", rows) if rows is not None else None) as txn:
             txn.merge(self.path(name), {"schema": _op("set", schema)})
             if rows is not None:
                 self._clear(txn, name)
