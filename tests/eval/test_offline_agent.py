@@ -414,3 +414,58 @@ def test_asks_the_data_for_a_participle_used_as_an_adjective(docks):
     gold = (f"SELECT count(*) FROM {DOCKS} WHERE outcome = 'rejected' "
             "AND event_day >= DATE '2024-11-01' AND event_day < DATE '2024-12-01'")
     assert_same(docks, ep, vid, gold)
+
+
+# ---------------------------------------------------------------- restated values (restate.py)
+LOANS = "velo.hire.loans"
+
+
+@pytest.fixture(scope="module")
+def loans(tmp_path_factory):
+    """Bike loans, loaded by appends; status annotated (enum open, closed, lost) with metrics lost_loans
+    (status = 'lost') and closed_loans (status = 'closed'). At day 8 the table is rewritten in full and
+    'lost' is restated as 'stolen'; nothing annotated is updated."""
+    root = tmp_path_factory.mktemp("loans")
+    cat = cc.Catalog.open(str(root / "cat"))
+    lk = LakeBuilder(cat, root / "files", catalog="velo")
+    days = ["2024-10-05", "2024-10-20", "2024-11-02", "2024-11-03", "2024-11-10", "2024-11-12", "2024-11-15",
+            "2024-11-18"]
+    status = ["closed", "lost", "closed", "lost", "open", "lost", "closed", "open"]
+    lk.table(LOANS, [("loan_id", "bigint"), ("loan_day", "date"), ("status", "string")], at=0,
+             rows={"loan_id": [1, 2], "loan_day": days[:2], "status": status[:2]})
+    for i in range(2, 8, 2):
+        lk.append(LOANS, {"loan_id": [i + 1, i + 2], "loan_day": days[i:i + 2], "status": status[i:i + 2]},
+                  at=i // 2 + 1)
+    sm.annotate(cat, LOANS, {"description": "Bike loans, one row per loan.",
+                             "grain": {"text": "one row per loan", "keys": ["loan_id"]}}, author="ops", time=lk.at(5))
+    sm.annotate(cat, LOANS, {"description": "Loan status", "enum": ["open", "closed", "lost"]}, column="status",
+                author="ops", time=lk.at(5.1))
+    sm.define_metric(cat, LOANS, "lost_loans", expression="count(*)", filter="status = 'lost'", time_column="loan_day",
+                     description="Loans whose bike was never brought back", synonyms=["stolen loans"],
+                     author="ops", time=lk.at(5.2))
+    sm.define_metric(cat, LOANS, "closed_loans", expression="count(*)", filter="status = 'closed'",
+                     time_column="loan_day", description="Loans closed normally", synonyms=["completed loans"],
+                     author="ops", time=lk.at(5.3))
+    lk.overwrite(LOANS, {"loan_id": list(range(1, 9)), "loan_day": days,
+                         "status": ["stolen" if s == "lost" else s for s in status]}, at=8)
+    yield cat
+    cat.close()
+
+
+def test_a_flagged_metric_whose_value_is_gone_is_answered_from_the_data(loans):
+    q = "How many stolen loans were there in November 2024?"
+    gold = (f"SELECT count(*) FROM {LOANS} WHERE status = 'stolen' "
+            "AND loan_day >= DATE '2024-11-01' AND loan_day < DATE '2024-12-01'")
+    ep, vid = ask(loans, q, findings=True)
+    assert_same(loans, ep, vid, gold)
+    assert "get_column_values" in names(ep) and "'lost'" not in (ep.sql or "")
+    blind, _ = ask(loans, q, findings=False)  # without findings the metric's old value counts nothing
+    assert blind.sql is None or rows(loans, blind.sql, vid) != rows(loans, gold, vid)
+
+
+def test_a_flagged_metric_whose_value_is_still_there_is_used(loans):
+    q = "How many completed loans were there in November 2024?"
+    gold = (f"SELECT count(*) FROM {LOANS} WHERE status = 'closed' "
+            "AND loan_day >= DATE '2024-11-01' AND loan_day < DATE '2024-12-01'")
+    ep, vid = ask(loans, q, findings=True)
+    assert_same(loans, ep, vid, gold)

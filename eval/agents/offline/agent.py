@@ -22,7 +22,7 @@ from rapidfuzz import fuzz
 from sqlglot import exp, parse_one
 
 from eval.agents.loop import Abstain, FinalSQL, Step, ToolCall, Transcript, Turn
-from eval.agents.offline import anchor, derived, subset
+from eval.agents.offline import anchor, derived, restate, subset
 from eval.agents.offline.know import Col, Knowledge, tokens
 from eval.agents.offline.scope import check_window, fiscal_gap_reason, future_reason, unknown_measure_reason
 from eval.agents.offline.slots import STOP, Slots, expand, parse, stem, words_of
@@ -143,6 +143,7 @@ class _Planner:
         if s.measure:
             yield from self.call("list_metrics", {"query": " ".join(s.measure[:6]), "limit": 10})
         metric = self.pick_metric(measure)
+        metric = yield from restate.trusted(self, metric)
         sql = yield from derived.early(self, metric)
         if sql:
             return sql

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from eval.agents.offline import restate
 from eval.agents.offline.slots import expand, stem, words_of
 
 __all__ = ["Col", "TableInfo", "Knowledge", "tokens"]
@@ -125,6 +126,7 @@ class Knowledge:
                     self.warning(w)
         elif tool == "describe_table":
             self.describe(result)
+            restate.distrust(self, result)
         elif tool == "list_metrics":
             self.metrics.extend(result.get("metrics") or [])
 
