@@ -665,6 +665,7 @@ class _Duck:
     def close(self) -> None:
         if self.con is not None:
             self.con.close()
+            self.con = None
 
 
 def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Table | None], duck: _Duck,
@@ -948,12 +949,12 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table
         duck = duck or _Duck(ctx.cat, ctx.vid)
         try:
             extra, checked = _data(ctx, t, anns, tables, duck, seen)
+            # the data decides what metadata could only suspect
+            found = [f for f in found if (f.annotation, f.reason) not in checked] + extra
+            found = _restated_data(t, found, duck)
         finally:
             if own:
                 duck.close()
-        # the data decides what metadata could only suspect
-        found = [f for f in found if (f.annotation, f.reason) not in checked] + extra
-        found = _restated_data(t, found, duck)
     ctx.cache.findings.put(key, found)
     return found
 
