@@ -95,6 +95,8 @@ class Knowledge:
         self.join_keys: dict[tuple[str, str], tuple[str, str]] = {}  # (from, to) -> (from column, to column) suggested
         self.stale_targets: set[str] = set()                # "table" or "table.column" flagged stale
         self.rescaled: set[tuple[str, str]] = set()         # (table, column) whose unit changed with a rename
+        self.restated: dict[tuple[str, str], list[Any]] = {}  # (table, column) -> values stored now, when the
+        #   data contradicted its annotated values ([] when too many to list): they stand in for enum / samples
 
     def table(self, name: str) -> TableInfo:
         if name not in self.tables:

@@ -18,7 +18,6 @@ what it meant. Nothing here knows a lake: only what the tools returned.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
@@ -32,24 +31,13 @@ if TYPE_CHECKING:
 __all__ = ["distrust", "kept_literals", "trusted"]
 
 FLAGGED = ("suspect", "stale")
-_VALUE_ANN = re.compile(r"^column\.\d+\.(enum|sample_values)$")
-
-
-def _gone(k: Knowledge) -> dict[tuple[str, str], list[Any]]:
-    """(table, column) -> the values stored now, for columns whose annotated values the data
-    contradicted in this episode ([] when the column has too many values to list)."""
-    got = getattr(k, "_restated", None)
-    if got is None:
-        got = {}
-        setattr(k, "_restated", got)  # noqa: B010 - per-episode state kept beside the knowledge
-    return got
 
 
 def distrust(k: Knowledge, result: dict[str, Any] | None = None) -> None:
     """Replace the enum / sample values of columns whose annotated values the data contradicted by
     the values stored now (or forget them, so the column is grounded in its data). Called after
     each describe_table."""
-    for (table, column), stored in _gone(k).items():
+    for (table, column), stored in k.restated.items():
         c = k.table(table).columns.get(column)
         if c is not None:
             c.enum, c.samples = list(stored), []
@@ -97,11 +85,11 @@ def trusted(planner: Any, metric: dict[str, Any] | None) -> Generator[Step, Turn
                 continue
             stored = [x.get("value") for x in t.result.get("values") or []]
             if value not in stored:
-                _gone(planner.k)[(table, column)] = []
+                planner.k.restated[(table, column)] = []
                 distrust(planner.k)
                 return None
         elif value not in stored:
-            _gone(planner.k)[(table, column)] = [v for v in stored if v is not None]
+            planner.k.restated[(table, column)] = [v for v in stored if v is not None]
             distrust(planner.k)
             return None
     return metric
