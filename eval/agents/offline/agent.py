@@ -154,8 +154,7 @@ class _Planner:
             main = subset.counted_table(s, self.k, main) or main
         if main is None:
             raise Failed("no table holds the measure: " + " ".join(s.measure))
-        if not self.k.table(main).described:
-            yield from self.describe(main)
+        yield from self.described(main)
         main = yield from self.follow_successor(main)
         if metric is not None and metric["table"] != main:
             metric = None
@@ -180,6 +179,12 @@ class _Planner:
     def describe(self, name: str) -> Generator[Step, Turn, bool]:
         t = yield from self.call("describe_table", {"table": name, "limit": 200})
         return t is not None and not t.is_error
+
+    def described(self, name: str) -> Generator[Step, Turn, bool]:
+        """Describe `name` unless this episode already has: True when its description is known."""
+        if self.k.table(name).described:
+            return True
+        return (yield from self.describe(name))
 
     def follow_successor(self, main: str) -> Generator[Step, Turn, str]:
         seen = {main}
@@ -573,10 +578,8 @@ class _Planner:
             if r in seen:
                 continue
             seen.add(r)
-            if not self.k.table(r).described:
-                ok = yield from self.describe(r)
-                if not ok:
-                    continue
+            if not (yield from self.described(r)):
+                continue
             tables.append(r)
             queue += [x for x in self.related(r) if x not in seen]
         # bare catalogs have no relationships: use search hits whose names the question mentions

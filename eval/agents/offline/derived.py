@@ -157,10 +157,8 @@ def _rate(p: _Planner, event: str, drop: list[str]) -> Generator[Step, Turn, str
     first = p.pick_table(rest) if rest else None
     order = ([first] if first else []) + [c for c in cands if c != first]
     for name in order[:3]:
-        if not p.k.table(name).described:
-            ok = yield from p.describe(name)
-            if not ok:
-                continue
+        if not (yield from p.described(name)):
+            continue
         c = _event_column(p, name, event)
         if c is None:
             continue
@@ -196,10 +194,8 @@ def _more_than(p: _Planner, n: int, child_words: list[str]) -> Generator[Step, T
             parent = name
     if child is None:
         return None
-    if not p.k.table(child).described:
-        ok = yield from p.describe(child)
-        if not ok:
-            return None
+    if not (yield from p.described(child)):
+        return None
     ct = p.k.table(child)
     key = next((c for c in ct.columns.values() if c.idlike and ent in tokens(c.name)
                 and c.name not in ct.grain_keys[:1]), None)
@@ -211,10 +207,8 @@ def _more_than(p: _Planner, n: int, child_words: list[str]) -> Generator[Step, T
     if not w.empty:
         if parent is None:
             return None
-        if not p.k.table(parent).described:
-            ok = yield from p.describe(parent)
-            if not ok:
-                return None
+        if not (yield from p.described(parent)):
+            return None
         if key.name not in p.k.table(parent).columns:
             return None
         start, end = w.start, w.end
@@ -316,10 +310,8 @@ def _metric_ratio(p: _Planner, metric: dict[str, Any]) -> Generator[Step, Turn, 
         numm = p.pick_metric(want)
     if numm is None or numm["name"] == ent[1]["name"]:
         return None
-    if not p.k.table(numm["table"]).described:
-        ok = yield from p.describe(numm["table"])
-        if not ok:
-            return None
+    if not (yield from p.described(numm["table"])):
+        return None
     p.ratio_metrics = (numm, ent[1])
     _drop_words(p, sorted(rest | {ent[0]}))
     sql = yield from p.compose(numm["table"], numm)
