@@ -24,10 +24,19 @@ merges per object against the target's value at `fork_vid`, and writes the resul
   other. Conflicts raise ConflictError naming every path; nothing is written.
 - leaves added on the branch are added to the target as references to the same stored leaf
   (never copied); leaves removed on the branch are removed from the target.
+
+Invariant: additive counts always combine as target + (branch - base), even when both sides hold
+equal values (two appends of the same size are two appends), whole `stats` objects included; an
+object with stats that the branch added and the target holds too (a partition both sides
+created) merges from an empty base. The one correction: a leaf both sides removed, or both added
+with the same value, moved its ancestors' counts on each side; publish adds back (or takes off)
+its contribution once, so table and partition stats stay the sums over their leaves
+(tests/catalog_core/test_publish_property.py).
 """
 
 from __future__ import annotations
 
+import copy
 import random
 import threading
 import time
@@ -148,8 +157,6 @@ class _Merge:
         if in_stats and name == "last_data_commit":
             self.stamp = True
             return tn if tn is not _MISSING else vn
-        if tn == vn:
-            return tn  # the same change on both sides
         if in_stats and name in ADDITIVE and _num(vn) and _num(vb, True) and _num(tn, True):
             return (0 if tn is _MISSING else tn) + vn - (0 if vb is _MISSING else vb)
         if tn == tb and tb == vb:
@@ -172,6 +179,8 @@ class _Merge:
                 else:
                     out[key] = got
             return out
+        if tn == vn:
+            return tn  # the same change on both sides (never an additive count: those add up above)
         if tn == tb:
             return vn  # the target has not changed it since the last publish
         self.conflicts.append((path, f"{where} changed on both sides"))
@@ -210,6 +219,8 @@ def _plan(cat: "Catalog", txn: "Transaction", branch: str, onto: str,
     present: dict[str, bool] = {}  # target path -> exists after this publish (for parent checks)
     merger = _Merge()
     stamps: list[str] = []
+    merged_at: dict[str, tuple[int, dict, dict]] = {}  # target path -> (index in writes, merged, target's)
+    shifts: dict[str, list[tuple[dict, int]]] = {}  # target path -> leaf contributions to add (+1) or take (-1)
     for ch in diff(store, info.since_vid, r, branch):
         n += 1
         tpath = onto + ch.path[len(branch):]
@@ -223,6 +234,8 @@ def _plan(cat: "Catalog", txn: "Transaction", branch: str, onto: str,
         if bn is None:  # removed on the branch
             if tn is None:
                 present[tpath] = False
+                if bb is not None and bb[2]:  # the same leaf removed on both sides (the target's maybe before the fork)
+                    _compensate(shifts, onto, tpath, bb[0], +1)
                 continue
             if t_changed or tpath == onto:
                 conflicts.append((tpath, "removed on the branch, changed on the target"))
@@ -232,9 +245,17 @@ def _plan(cat: "Catalog", txn: "Transaction", branch: str, onto: str,
             if not tn[2]:
                 removed_inner.append(tpath)
             continue
-        if tn is not None and tn[0] == bn[0] and tn[2] == bn[2]:
+        if tn is not None and tn[0] == bn[0] and tn[2] == bn[2] and (bn[2] or not _has_stats(bn[0])):
             present[tpath] = True
+            if bn[2] and bb is None:  # the same leaf added on both sides: counted twice
+                _compensate(shifts, onto, tpath, bn[0], -1)
             continue  # the target already holds the branch's value
+        if (bb is None and tn is not None and not (bn[2] or tn[2])
+                and _has_stats(bn[0]) and _has_stats(tn[0]) and bn[0].get("obj_type") == tn[0].get("obj_type")):
+            # a partition (an object with stats) added on the branch that the target has too (added
+            # there since the fork, or before and never seen by the branch): the branch's side
+            # counts from nothing
+            bb = ({}, bn[1], False)
         if bb is None or tn is None or bn[2] or bb[2] or tn[2]:
             # added on the branch, or a leaf replaced: the whole object goes over
             if tn is not None and (t_changed or bb is None):
@@ -262,11 +283,29 @@ def _plan(cat: "Catalog", txn: "Transaction", branch: str, onto: str,
         if len(merger.conflicts) > before:
             continue
         present[tpath] = True
-        if merged != tn[0]:
-            writes.append(make_op("update", tpath, merged))
+        merged_at[tpath] = (len(writes), merged, tn[0])
+        writes.append(None)
         if merger.stamp:
             stamps.append(tpath)
     conflicts += merger.conflicts
+    # an update of a merged object, with its stats corrected for leaves both sides added or removed
+    for tpath, (i, merged, before) in merged_at.items():
+        if tpath in shifts:
+            merged = copy.deepcopy(merged)  # the merge shares unchanged parts with the stored values
+            for contribution, sign in shifts[tpath]:
+                _shift(merged.get("stats"), contribution, sign)
+        writes[i] = make_op("update", tpath, merged) if merged != before else None
+    writes = [w for w in writes if w is not None]
+    for tpath, moves in shifts.items():  # an ancestor whose value the branch left as it was (its net change 0)
+        if tpath in merged_at or present.get(tpath) is False:
+            continue
+        obj = txn.get(tpath)
+        if obj is None or obj.leaf or not _has_stats(obj.value):
+            continue
+        value = copy.deepcopy(obj.value)
+        for contribution, sign in moves:
+            _shift(value["stats"], contribution, sign)
+        writes.append(make_op("update", tpath, value))
     # a removed inner object must not hold children the target added since the fork
     gone = {p for p, there in present.items() if not there}
     for path in removed_inner:
@@ -291,6 +330,43 @@ def _plan(cat: "Catalog", txn: "Transaction", branch: str, onto: str,
         txn._record(make_op("remove", branch))
         txn._record(make_op("remove", record_path(branch)))
     return n, []
+
+
+def _has_stats(value: dict) -> bool:
+    return isinstance(value.get("stats"), dict)
+
+
+def _compensate(shifts: dict[str, list[tuple[dict, int]]], onto: str, leaf_path: str, leaf: dict,
+                sign: int) -> None:
+    """Both sides added (sign -1) or removed (+1) the same leaf, and each side already moved its
+    ancestors' additive stats by the leaf's contribution: target + (branch - base) would count it
+    twice. Record the correction for every ancestor under `onto` (those that hold stats are fixed
+    when merged)."""
+    rows = leaf.get("row_count")
+    if not _num(rows):
+        return  # a leaf that carries no row count contributes nothing countable
+    cols = {c: s["null_count"] for c, s in (leaf.get("columns") or {}).items()
+            if isinstance(s, dict) and _num(s.get("null_count"))}
+    contribution = {"row_count": rows, "file_count": 1,
+                    "size_bytes": leaf["size_bytes"] if _num(leaf.get("size_bytes")) else 0, "columns": cols}
+    for a in _ancestors(leaf_path):
+        if a == onto or a.startswith(onto + "/"):
+            shifts.setdefault(a, []).append((contribution, sign))
+
+
+def _shift(stats: Any, contribution: dict, sign: int) -> None:
+    """stats += sign * contribution, on the additive counts `stats` already holds."""
+    if not isinstance(stats, dict):
+        return
+    for k in ("row_count", "file_count", "size_bytes"):
+        if _num(stats.get(k, _MISSING)):
+            stats[k] += sign * contribution[k]
+    columns = stats.get("columns")
+    if isinstance(columns, dict):
+        for c, n in contribution["columns"].items():
+            col = columns.get(c)
+            if isinstance(col, dict) and _num(col.get("null_count", _MISSING)):
+                col["null_count"] += sign * n
 
 
 def _ancestors(path: str) -> list[str]:

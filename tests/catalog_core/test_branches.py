@@ -271,3 +271,101 @@ def test_publish_racing_commits_to_main_never_loses_an_update(data_dir):
         assert engine.branches() == []
     finally:
         engine.close()
+
+
+def test_equal_increments_on_both_sides_both_count(cat):
+    """Issue 22: the same additive change on the branch and on main counted once (`file_count` 2, not 3)."""
+    with cat.transaction() as t:
+        t.add("/wh", {"obj_type": "catalog", "properties": {}})
+        t.add("/wh/sales", {"obj_type": "namespace", "properties": {}})
+        t.add(T, {"obj_type": "table", "stats": {"row_count": 10, "file_count": 1}})
+        t.add(f"{T}/f0", {"obj_type": "file", "row_count": 10}, leaf=True)
+    cat.clone("/wh/sales", B)
+    for root, fid, n in ((B, "fb", 5), ("/wh/sales", "fm", 7)):
+        with cat.transaction() as t:
+            t.add(f"{root}/orders/{fid}", {"obj_type": "file", "row_count": n}, leaf=True)
+            t.merge(f"{root}/orders", {"stats": {"row_count": {"op": "+", "val": n}, "file_count": {"op": "+", "val": 1}}})
+    cat.publish(B, onto="/wh/sales", keep=True)
+    assert cat.get(T).value["stats"] == {"row_count": 22, "file_count": 3}
+    # the same size on both sides: the whole table value ends equal on both, and still both count
+    for root, fid in ((B, "gb"), ("/wh/sales", "gm")):
+        with cat.transaction() as t:
+            t.add(f"{root}/orders/{fid}", {"obj_type": "file", "row_count": 1}, leaf=True)
+            t.merge(f"{root}/orders", {"stats": {"row_count": {"op": "+", "val": 1}, "file_count": {"op": "+", "val": 1}}})
+    cat.publish(B, onto="/wh/sales", keep=True)
+    assert cat.get(T).value["stats"] == {"row_count": 24, "file_count": 5}
+
+
+def test_whole_stats_objects_set_on_both_sides_add_up(cat):
+    """A table with no stats at the fork: both sides give it the same `stats` object; both count."""
+    with cat.transaction() as t:
+        t.add("/wh", {"obj_type": "catalog", "properties": {}})
+        t.add("/wh/sales", {"obj_type": "namespace", "properties": {}})
+        t.add(T, {"obj_type": "table"})
+    cat.clone("/wh/sales", B)
+    for root, fid in ((B, "fb"), ("/wh/sales", "fm")):
+        with cat.transaction() as t:
+            t.add(f"{root}/orders/{fid}", {"obj_type": "file", "row_count": 4}, leaf=True)
+            t.merge(f"{root}/orders", {"stats": {"row_count": {"op": "+", "val": 4}}})
+    assert cat.get(T).value == cat.get(f"{B}/orders").value
+    cat.publish(B, onto="/wh/sales")
+    assert cat.get(T).value["stats"] == {"row_count": 8}
+
+
+def test_a_partition_added_on_both_sides_merges_its_stats(cat):
+    lake(cat)
+    cat.clone("/wh/sales", B)
+    append(cat, B, "d=2001-06-01", "fb", 1)
+    for root, fid, n in ((B, "nb", 5), ("/wh/sales", "nm", 7)):
+        with cat.transaction() as t:
+            t.add(f"{root}/orders/d=2001-07-01", {"obj_type": "partition", "d": "2001-07-01", "stats": {"row_count": 0}})
+        append(cat, root, "d=2001-07-01", fid, n)
+    cat.publish(B, onto="/wh/sales", keep=False)
+    part = cat.get(f"{T}/d=2001-07-01").value
+    assert part["stats"]["row_count"] == 12
+    assert part["stats"]["columns"]["price"] == {"min": 5, "max": 107, "null_count": 0}
+    assert {o.path.rsplit("/", 1)[1] for o in cat.children(f"{T}/d=2001-07-01")} == {"nb", "nm"}
+    assert rows(cat) == 1 + 5 + 7
+    # other objects added on both sides with different values still conflict
+    cat.clone("/wh/sales", B)
+    for root, text in ((B, "b"), ("/wh/sales", "m")):
+        with cat.transaction() as t:
+            t.add(f"{root}/notes", {"obj_type": "note", "text": text})
+    with pytest.raises(errors.ConflictError, match="notes"):
+        cat.publish(B, onto="/wh/sales")
+
+
+def _remove_file(cat, root, part, fid, n):
+    with cat.transaction() as t:
+        t.remove(f"{root}/orders/{part}/{fid}")
+        delta = {"stats": {"row_count": {"op": "-", "val": n}, "file_count": {"op": "-", "val": 1}}}
+        t.merge(f"{root}/orders/{part}", delta)
+        t.merge(f"{root}/orders", delta)
+
+
+def test_a_file_removed_or_added_on_both_sides_counts_once(cat):
+    with cat.transaction() as t:
+        t.add("/wh", {"obj_type": "catalog", "properties": {}})
+        t.add("/wh/sales", {"obj_type": "namespace", "properties": {}})
+        t.add(T, {"obj_type": "table", "stats": {"row_count": 30, "file_count": 2}})
+        t.add(f"{T}/p", {"obj_type": "partition", "stats": {"row_count": 30, "file_count": 2}})
+        t.add(f"{T}/p/f0", {"obj_type": "file", "row_count": 10}, leaf=True)
+        t.add(f"{T}/p/f1", {"obj_type": "file", "row_count": 20}, leaf=True)
+    cat.clone("/wh/sales", B)
+    _remove_file(cat, B, "p", "f1", 20)
+    _remove_file(cat, "/wh/sales", "p", "f1", 20)
+    for root in (B, "/wh/sales"):  # the same file (same leaf value) added on both sides
+        with cat.transaction() as t:
+            t.add(f"{root}/orders/p/f2", {"obj_type": "file", "row_count": 3}, leaf=True)
+            delta = {"stats": {"row_count": {"op": "+", "val": 3}, "file_count": {"op": "+", "val": 1}}}
+            t.merge(f"{root}/orders/p", delta)
+            t.merge(f"{root}/orders", delta)
+    with cat.transaction() as t:  # and one only on the branch
+        t.add(f"{B}/orders/p/f3", {"obj_type": "file", "row_count": 1}, leaf=True)
+        delta = {"stats": {"row_count": {"op": "+", "val": 1}, "file_count": {"op": "+", "val": 1}}}
+        t.merge(f"{B}/orders/p", delta)
+        t.merge(f"{B}/orders", delta)
+    cat.publish(B, onto="/wh/sales")
+    want = {"row_count": 14, "file_count": 3}
+    assert cat.get(T).value["stats"] == want and cat.get(f"{T}/p").value["stats"] == want
+    assert sorted(o.path.rsplit("/", 1)[1] for o in cat.children(f"{T}/p")) == ["f0", "f2", "f3"]

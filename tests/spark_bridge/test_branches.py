@@ -81,3 +81,18 @@ def test_spark_write_audit_publish(wap, spark):
         assert_stats_consistent(cat, NAME, vid=v)
         have = _files(cat, v)
         assert not branch_only & have if v < vid else branch_only <= have
+
+
+@pytest.mark.slow
+def test_equal_appends_on_the_branch_and_on_main_both_count(wap, spark):
+    """Issue 22: the same append on both sides (same rows, so the same row count, file count and size)
+    counted once after publish; stats must equal the sums over the files, both appends included."""
+    cat, bridge = wap
+    bridge.write(orders(spark, "2001-06-01", 20).coalesce(1), NAME, partition_by=["d"], message="day 1")
+    cat.clone("/wh/sales", B, author="wap", message="branch")
+    bridge.write(orders(spark, "2001-06-01", 7, start=100).coalesce(1), NAME, branch=B, message="on the branch")
+    bridge.write(orders(spark, "2001-06-01", 7, start=100).coalesce(1), NAME, message="on main")
+    cat.publish(B, onto="/wh/sales", author="wap", message="publish")
+    table = assert_stats_consistent(cat, NAME)
+    assert (table["stats"]["row_count"], table["stats"]["file_count"]) == (34, 3)
+    assert bridge.read(NAME).count() == 34
