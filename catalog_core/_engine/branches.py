@@ -289,12 +289,12 @@ def _plan(cat: "Catalog", txn: "Transaction", branch: str, onto: str,
             stamps.append(tpath)
     conflicts += merger.conflicts
     # an update of a merged object, with its stats corrected for leaves both sides added or removed
-    for tpath, (i, merged, before) in merged_at.items():
+    for tpath, (i, merged, held) in merged_at.items():
         if tpath in shifts:
             merged = copy.deepcopy(merged)  # the merge shares unchanged parts with the stored values
             for contribution, sign in shifts[tpath]:
                 _shift(merged.get("stats"), contribution, sign)
-        writes[i] = make_op("update", tpath, merged) if merged != before else None
+        writes[i] = make_op("update", tpath, merged) if merged != held else None
     writes = [w for w in writes if w is not None]
     for tpath, moves in shifts.items():  # an ancestor whose value the branch left as it was (its net change 0)
         if tpath in merged_at or present.get(tpath) is False:
