@@ -79,6 +79,7 @@ ABBREVIATIONS: dict[str, str] = {
 
 _SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _lock = threading.Lock()
+log = logging.getLogger(__name__)
 
 
 # ------------------------------------------------------------------ words
@@ -242,10 +243,9 @@ def _doc(name: str, table: dict[str, Any], anns: Iterable[Any]) -> _Doc:
 class _Index:
     """The documents of every table at one vid and their BM25 matrices."""
 
-    def __init__(self, vid: int, docs: dict[str, _Doc], table_vids: dict[str, int]) -> None:
+    def __init__(self, vid: int, docs: dict[str, _Doc]) -> None:
         self.vid = vid
         self.docs = docs
-        self.table_vids = table_vids   # name -> vid of the table object (schema) we indexed
         self.names = sorted(docs)
         self.vocab: set[str] = set()
         self.retrievers: dict[str, Any] = {}
@@ -304,7 +304,7 @@ def _full(cat: CatalogAPI, vid: int) -> _Index:
     tables = {lake.name_of(o.path): o for o in cat.query(lake.tables_query(), vid=vid)}
     anns = read_catalog_annotations(cat, None, vid)
     docs = {n: _doc(n, o.value, anns.get(n, [])) for n, o in tables.items()}
-    return _Index(vid, docs, {n: int(o.vid) for n, o in tables.items()})
+    return _Index(vid, docs)
 
 
 def _shape(v: dict[str, Any] | None) -> Any:
@@ -319,9 +319,9 @@ def _changed_tables(cat: CatalogAPI, lo: int, hi: int) -> set[str]:
     out: set[str] = set()
     for ch in cat.diff(lo, hi):
         parts = ch.path.strip("/").split("/")
+        if any(p.startswith("_") for p in parts[:3]):
+            continue  # reserved: a catalog's or namespace's annotations, branch records; never a table
         if len(parts) == 3:
-            if parts[2] == lake.SEMANTIC:
-                continue  # a namespace's own folder
             if ch.kind != "updated" or _shape(ch.before) != _shape(ch.after):
                 out.add(".".join(parts))
         elif len(parts) >= 4 and parts[3] == lake.SEMANTIC:
@@ -333,16 +333,13 @@ def _incremental(cat: CatalogAPI, base: _Index, vid: int) -> _Index:
     lo, hi = (base.vid, vid) if base.vid < vid else (vid, base.vid)
     changed = _changed_tables(cat, lo, hi)
     docs = dict(base.docs)
-    tvids = dict(base.table_vids)
     for name in changed:
         obj: Obj | None = cat.get(lake.table_path(name), vid=vid)
         if obj is None or not isinstance(obj.value, dict) or obj.value.get("obj_type") != "table":
             docs.pop(name, None)
-            tvids.pop(name, None)
             continue
         docs[name] = _doc(name, obj.value, read_annotations(cat, name, vid))
-        tvids[name] = int(obj.vid)
-    idx = _Index(vid, docs, tvids)
+    idx = _Index(vid, docs)
     idx.embeddings = None
     return idx
 
@@ -357,7 +354,12 @@ def index_at(cat: CatalogAPI, vid: int) -> _Index:
             return idx
         if st.indexes:
             base = min(st.indexes.values(), key=lambda i: abs(i.vid - vid))
-            idx = _incremental(cat, base, vid)
+            try:
+                idx = _incremental(cat, base, vid)
+            except Exception as exc:  # noqa: BLE001 - a failed update must never break search: rebuild
+                log.warning("search index: the update from vid %d to %d failed (%s: %s); rebuilding it",
+                            base.vid, vid, type(exc).__name__, exc)
+                idx = _full(cat, vid)
         else:
             idx = _full(cat, vid)
         st.indexes[vid] = idx

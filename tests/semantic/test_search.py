@@ -129,6 +129,43 @@ def test_index_follows_the_catalog_and_snapshots(cat, lk):
     assert WEB not in names(sm.search(cat, "coupon payload"))
 
 
+def test_catalog_and_namespace_instructions_never_break_search(cat, lk):
+    """Issue 22: after a catalog-level `instructions` annotation every later search failed ("name
+    'acme._semantic.instructions': '_semantic' starts with '_', which is reserved")."""
+    lake(lk)
+    assert names(sm.search(cat, "orders"))  # an index exists: the next search updates it
+    sm.annotate(cat, "acme", {"instructions": "amounts are in cents"}, author="alice")
+    sm.annotate(cat, "acme.core", {"instructions": "core tables are cleaned"}, author="alice")
+    assert ORDERS in names(sm.search(cat, "orders"))
+    cat.clone("/acme/core", "/acme/core_wap")  # a branch record (/_branches/...) in the diff
+    assert ORDERS in names(sm.search(cat, "orders"))
+
+
+def test_searching_an_old_snapshot_then_the_latest(cat, lk):
+    """Issue 22: `search(snapshot=0)` then `search()`: the update from the older index failed."""
+    lake(lk)
+    sm.annotate(cat, "acme", {"instructions": "amounts are in cents"}, author="alice")
+    sm.annotate(cat, ORDERS, {"synonyms": ["purchases"]}, author="alice")
+    assert sm.search(cat, "orders", snapshot=0) == []
+    assert names(sm.search(cat, "purchases")) == [ORDERS]
+    assert sm.search(cat, "purchases", snapshot=1) == []
+    assert names(sm.search(cat, "purchases")) == [ORDERS]
+
+
+def test_a_failed_update_rebuilds_the_index(cat, lk, monkeypatch, caplog):
+    lake(lk)
+    assert names(sm.search(cat, "coupon")) == []
+
+    def broken(*_a, **_k):
+        raise RuntimeError("diff failed")
+
+    monkeypatch.setattr(search_mod, "_changed_tables", broken)
+    lk.evolve(WEB, add=[("coupon_code", "string")])
+    with caplog.at_level("WARNING", logger="semantic.search"):
+        assert names(sm.search(cat, "coupon")) == [WEB]  # rebuilt, not broken
+    assert "rebuilding" in caplog.text and "diff failed" in caplog.text
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"text": ""}, "text must be"), ({"text": "x", "limit": 0}, "limit must be"),
     ({"text": "x", "limit": True}, "limit must be"), ({"text": "x", "mode": "vector"}, "mode must be"),
