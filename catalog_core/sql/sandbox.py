@@ -50,6 +50,8 @@ RULES = {
     "network": "SQL cannot reach the network",
     "catalog_dir": "the catalog's own directory is never readable from SQL",
     "scalar_function": "this function is not allowed",
+    "introspection": "DuckDB's settings, secrets, variables and environment are not readable (they hold the "
+                     "server's file paths); query the table views and information_schema instead",
     "memory_limit": "the query needs more than its memory limit (run_sql's memory_limit, 1 GiB unless raised); "
                     "filter or aggregate earlier, build smaller lists and strings, or raise memory_limit",
 }
@@ -68,13 +70,25 @@ _TYPE_RULES = {
 ALLOWED_TABLE_FUNCTIONS = frozenset({
     "range", "generate_series", "unnest", "repeat", "repeat_row", "json_each", "json_tree",
     "duckdb_columns", "duckdb_constraints", "duckdb_databases", "duckdb_dependencies", "duckdb_functions",
-    "duckdb_keywords", "duckdb_schemas", "duckdb_tables", "duckdb_types", "duckdb_views", "duckdb_settings",
+    "duckdb_keywords", "duckdb_schemas", "duckdb_tables", "duckdb_types", "duckdb_views",
     "duckdb_indexes", "duckdb_sequences", "duckdb_optimizers",
-    "pragma_table_info", "pragma_show", "pragma_version", "pragma_platform", "pragma_collations",
+    "pragma_table_info", "pragma_show", "pragma_version", "pragma_collations",
     "pg_timezone_names", "icu_calendar_names", "summary", "test_all_types",
 })
 _FILE_FUNCTION = re.compile(r"(read_|parquet_|sniff_|glob$|.*_scan$|iceberg_|delta_)")
 DENIED_SCALAR_FUNCTIONS = frozenset({"getenv"})
+# What reads the server's configuration or environment (rule `introspection`): `allowed_paths`
+# alone lists every data file of the snapshot with its absolute path.
+INTROSPECTION_TABLE_FUNCTIONS = frozenset({
+    "duckdb_settings", "duckdb_secrets", "duckdb_secret_types", "which_secret", "duckdb_extensions",
+    "duckdb_variables", "duckdb_memory", "duckdb_temporary_files", "duckdb_external_file_cache",
+    "duckdb_log", "duckdb_logs", "duckdb_log_contexts", "duckdb_prepared_statements", "pragma_database_size",
+    "pragma_metadata_info", "pragma_storage_info", "pragma_user_agent", "pragma_platform",
+})
+INTROSPECTION_SCALAR_FUNCTIONS = frozenset({"current_setting", "getvariable", "which_secret", "user_agent"})
+INTROSPECTION_VIEWS = frozenset({"pg_settings", "duckdb_settings"})
+# current_setting('<one of these>') answers nothing about the server's files
+SAFE_SETTINGS = frozenset({"timezone", "calendar", "threads", "memory_limit", "default_collation", "default_order", "default_null_order"})
 ALLOWED_PRAGMAS = frozenset({"table_info", "show", "show_tables", "show_tables_expanded", "show_databases",
                              "database_list", "version", "platform", "functions", "collations"})
 _URL = re.compile(r"^(?!file://)[a-z][a-z0-9+.-]*://", re.I)
@@ -187,6 +201,8 @@ def _strings(node: Any) -> list[str]:
 def _table_function(node: dict, out: Checked) -> None:
     fn = node.get("function") or {}
     name = str(fn.get("function_name", "")).lower()
+    if name in INTROSPECTION_TABLE_FUNCTIONS:
+        raise refuse("introspection", f"{name}()")
     if name in ALLOWED_TABLE_FUNCTIONS:
         out.introspect |= name.startswith(("duckdb_", "pragma_"))
         return
@@ -203,6 +219,8 @@ def _base_table(node: dict, out: Checked) -> None:
         if _URL.match(name):
             raise refuse("network", f"FROM {name!r}")
         raise refuse("file_access", f"FROM {name!r} reads a file")
+    if name.lower() in INTROSPECTION_VIEWS:
+        raise refuse("introspection", f"FROM {name}")
     if str(node.get("schema_name", "")).lower() in _INTROSPECTION_SCHEMAS:
         out.introspect = True
     out.tables.add(name.lower())
@@ -282,8 +300,14 @@ def _walk(node: Any, out: Checked) -> None:
         else:
             out.tables.add(name.strip('"').lower())
     elif node.get("class") == "FUNCTION":
-        if str(node.get("function_name", "")).lower() in DENIED_SCALAR_FUNCTIONS:
+        fname = str(node.get("function_name", "")).lower()
+        if fname in DENIED_SCALAR_FUNCTIONS:
             raise refuse("scalar_function", f"{node['function_name']}()")
+        if fname in INTROSPECTION_SCALAR_FUNCTIONS:
+            args = node.get("arguments") or []
+            setting = _str_arg(args[0]) if fname == "current_setting" and len(args) == 1 else None
+            if setting is None or setting.lower() not in SAFE_SETTINGS:
+                raise refuse("introspection", f"{node['function_name']}()")
         _builder(node, out)
     for v in node.values():
         _walk(v, out)

@@ -148,7 +148,16 @@ OTHER_CASES = [
     ("PIVOT wh.sales.orders ON d USING sum(price)", "statement_type"),
     ("SELECT * FROM query_table('wh.sales.orders')", "table_function"),
     ("SELECT * FROM query('SELECT 1')", "table_function"),
-    ("SELECT * FROM duckdb_secrets()", "table_function"),
+    ("SELECT * FROM duckdb_secrets()", "introspection"),
+    ("SELECT * FROM duckdb_settings()", "introspection"),
+    ("SELECT name, value FROM duckdb_settings() WHERE name = 'allowed_paths'", "introspection"),
+    ("SELECT current_setting('allowed_paths')", "introspection"),
+    ("SELECT current_setting(lower('ALLOWED_PATHS'))", "introspection"),
+    ("SELECT * FROM pg_catalog.pg_settings", "introspection"),
+    ("SELECT * FROM pg_settings", "introspection"),
+    ("SELECT * FROM (SELECT 1) t, duckdb_variables()", "introspection"),
+    ("SELECT getvariable('x')", "introspection"),
+    ("SELECT * FROM duckdb_extensions()", "introspection"),
     ("SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))", "table_function"),
     ("SELECT * FROM checkpoint()", "table_function"),
     ("SELECT getenv('HOME')", "scalar_function"),
@@ -306,3 +315,13 @@ def test_read_only_statements_run(env, sql):
     res = cc.run_sql(env["cat"], sql)
     assert res.row_count > 0
     json.dumps(res.model_dump())
+
+
+def test_settings_introspection_does_not_leak_the_file_list(env):
+    """Issue 22: `SELECT * FROM duckdb_settings()` returned every allowed file path (355 KB on the
+    demo lake). Refused, and harmless settings stay readable."""
+    for sql in ("SELECT * FROM duckdb_settings()", "SELECT current_setting('allowed_paths')"):
+        with pytest.raises(SqlRefusedError) as err:
+            cc.run_sql(env["cat"], sql)
+        assert err.value.rule == "introspection" and env["warehouse"] not in err.value.message
+    assert cc.run_sql(env["cat"], "SELECT current_setting('TimeZone')").rows == [["UTC"]]
