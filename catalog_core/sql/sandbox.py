@@ -3,7 +3,8 @@
 Two layers. The wall is DuckDB's own security settings: external access off with an exact list
 of readable files (the snapshot's data files), extension install/load off, configuration
 locked. On top, a statement check with DuckDB's parser names the rule a statement breaks
-before anything runs: exactly one statement, read-only, no ATTACH/LOAD/SET, table functions from
+before anything runs: exactly one statement, read-only, no ATTACH/LOAD/SET, no reading of the
+settings, secrets or variables (`allowed_paths` lists the snapshot's files), table functions from
 an allow-list, no file paths or URLs as tables. DuckDB's errors at run time are mapped back to
 the same rules, so every refusal says which rule it hit.
 
