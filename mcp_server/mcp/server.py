@@ -20,13 +20,14 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
+from rapidfuzz import fuzz, process
 
 from catalog_core.api import CatalogAPI
 from catalog_core.errors import CatalogError
 from mcp_server.mcp import models as M
 from mcp_server.mcp.tools import LIMITS, Options, Tools, _catalog_error, principal_digest
 
-__all__ = ["create_server", "TOOL_NAMES", "READ_TOOLS", "WRITE_TOOLS", "caller"]
+__all__ = ["create_server", "SemcatServer", "TOOL_NAMES", "READ_TOOLS", "WRITE_TOOLS", "caller", "SNAPSHOT_ARGS"]
 
 READ_TOOLS = ("pin_snapshot", "search_tables", "describe_table", "get_column_values", "find_join_path",
               "list_metrics", "query_metric", "query_catalog", "list_snapshots", "diff_snapshots",
@@ -107,13 +108,87 @@ def _guard(tools: Tools, fn: Callable[[], tuple[BaseModel, str]]) -> CallToolRes
         raise ToolError(f"invalid argument: {exc}") from None
 
 
+# arguments that name a snapshot: an echoed `snapshot` object ({vid, time, handle}) is taken as its handle
+SNAPSHOT_ARGS = ("snapshot", "from_snapshot", "to_snapshot", "as_of")
+_SNAPSHOT_OBJECT = {"type": "object", "description": "the `snapshot` object a call echoed; its handle is used",
+                    "properties": {"handle": {"type": "string"}, "vid": {"type": "integer"}, "time": {}},
+                    "anyOf": [{"required": ["handle"]}, {"required": ["vid"]}]}
+
+
+def _did_you_mean(name: str, known: list[str]) -> str:
+    """The known argument closest to `name`, or '' when none is close."""
+    best = process.extractOne(name, known, scorer=fuzz.ratio, score_cutoff=60)
+    return str(best[0]) if best else ""
+
+
+def validation_message(exc: ValidationError) -> str:
+    """One line per wrong argument (at most five): where, what was wrong, what was given."""
+    parts = []
+    for e in exc.errors()[:5]:
+        where = ".".join(str(x) for x in e["loc"] if x != "arguments") or "value"
+        got = repr(e.get("input"))
+        parts.append(f"{where}: {e['msg']} (got {got[:60] + '...' if len(got) > 60 else got})")
+    return "; ".join(parts)
+
+
+class SemcatServer(MCPServer):
+    """MCPServer whose tools refuse unknown arguments by name (a misspelled `snapshot` would
+    otherwise be dropped silently and the call answer at the latest vid), take an echoed snapshot
+    object as its handle, and say in one line what was wrong with an argument."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None and isinstance(arguments, dict):
+            known = list((tool.parameters or {}).get("properties", {}))
+            unknown = sorted(k for k in arguments if k not in known)
+            if unknown:
+                if len(unknown) == 1:
+                    hint = _did_you_mean(unknown[0], known)
+                    said = f"unknown argument {unknown[0]!r}" + (f"; did you mean {hint!r}?" if hint else "")
+                else:
+                    said = "unknown arguments " + ", ".join(
+                        f"{u!r}" + (f" (did you mean {h!r}?)" if (h := _did_you_mean(u, known)) else "") for u in unknown)
+                raise ToolError(f"Error executing tool {name}: {said} (its arguments: {', '.join(known) or 'none'}); "
+                                "nothing was done")
+            arguments = {k: _snapshot_arg(v) if k in SNAPSHOT_ARGS else v for k, v in arguments.items()}
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(f"Error executing tool {name}: invalid arguments: "
+                                f"{validation_message(exc.__cause__)}") from exc.__cause__
+            raise
+
+
+def _snapshot_arg(value: Any) -> Any:
+    if isinstance(value, dict):
+        if isinstance(value.get("handle"), str):
+            return value["handle"]
+        if isinstance(value.get("vid"), int):
+            return value["vid"]
+    return value
+
+
+def _strict_schemas(server: MCPServer) -> None:
+    """Publish what call_tool enforces: no extra properties; snapshot arguments admit the echoed object."""
+    for tool in server._tool_manager.list_tools():
+        params = tool.parameters
+        params["additionalProperties"] = False
+        for key in SNAPSHOT_ARGS:
+            prop = params.get("properties", {}).get(key)
+            if isinstance(prop, dict) and isinstance(prop.get("anyOf"), list):
+                prop["anyOf"].insert(len(prop["anyOf"]) - (1 if {"type": "null"} in prop["anyOf"] else 0),
+                                     _SNAPSHOT_OBJECT)
+
+
 def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_findings: bool = False,
                   author: str = "agent", now: float | None = None, name: str = "semcat") -> MCPServer:
     """An MCP server for `catalog` with every tool of DESIGN.md (section MCP tools)."""
     options = Options(hide_annotations=hide_annotations, hide_findings=hide_findings, author=author, now=now)
     tools = Tools(catalog, options)
-    server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version="1",
-                                  log_level="WARNING", warn_on_duplicate_tools=True)
+    server: MCPServer = SemcatServer(name, instructions=INSTRUCTIONS, version="1",
+                                     log_level="WARNING", warn_on_duplicate_tools=True)
     server.tools = tools  # type: ignore[attr-defined]  # tests and benchmarks reach the implementation
 
     @server.tool(annotations=_READ)
@@ -269,4 +344,5 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
             raise ToolError(f"a {role!r} token cannot annotate; use a token with role 'write'")
         return _guard(tools, lambda: tools.annotate(table, column, fields, confidence, note, principal))
 
+    _strict_schemas(server)
     return server

@@ -312,3 +312,30 @@ def test_unknown_tool_and_bad_argument_types(server):
     unknown, wrong, missing = with_client(server, go)
     assert unknown.is_error and "drop_table" in unknown.content[0].text
     assert "sql" in err(wrong) and "table" in err(missing)
+
+
+def test_an_unknown_argument_is_refused_by_name_never_dropped(fresh_cat):
+    """Issue 22: `search_tables({"limt": 2, "snapshott": "pin:3"})` answered 10 rows at the latest vid."""
+    server = create_server(fresh_cat)
+    pin = ok(call(server, "pin_snapshot", {"as_of": 3}))["snapshot"]["handle"]
+    text = err(call(server, "search_tables", {"query": "orders", "snapshott": pin}))
+    assert "unknown argument 'snapshott'; did you mean 'snapshot'?" in text and "its arguments: query" in text
+    text = err(call(server, "search_tables", {"limt": 2, "snapshott": pin}))
+    assert "'limt' (did you mean 'limit'?)" in text and "'snapshott' (did you mean 'snapshot'?)" in text
+    assert "did you mean" not in err(call(server, "run_sql", {"sql": "SELECT 1", "zzzzzzzz": 1}))
+    # every tool publishes the rule it enforces
+    for tool in list_tools(server):
+        assert tool.input_schema.get("additionalProperties") is False, tool.name
+        assert "unknown argument 'bogus'" in err(call(server, tool.name, {**CALLS[tool.name], "bogus": 1}))
+
+
+def test_the_echoed_snapshot_object_is_accepted_as_its_handle(fresh_cat):
+    server = create_server(fresh_cat)
+    first = ok(call(server, "search_tables", {"query": "orders", "snapshot": 3}))
+    echoed = first["snapshot"]
+    assert echoed["vid"] == 3 and set(echoed) >= {"vid", "time", "handle"}
+    again = ok(call(server, "search_tables", {"query": "orders", "snapshot": echoed}))
+    assert again["snapshot"]["vid"] == 3 and again["tables"] == first["tables"]
+    assert ok(call(server, "diff_snapshots", {"from_snapshot": echoed}))["snapshot"]["vid"] >= 3
+    text = err(call(server, "search_tables", {"query": "orders", "snapshot": {"when": "now"}}))
+    assert "snapshot" in text and "\n" not in text
