@@ -11,6 +11,12 @@ the server runs in this process (a uvicorn thread), so client and server share o
 Tokens: the structured content (compact JSON) plus the one-line text summary of each typical
 call, counted with the o200k_base vocabulary of `bpe-openai` (bundled, no download). The largest
 response is named; the run fails if any default response exceeds 4,000 tokens.
+
+At maximum limits: every paged tool called once with its largest allowed `limit`, side by side on
+a server without a size bound (`token_budget` 10^9, what the tools answered before the budget) and
+on the default server (8,000 tokens): characters and tokens of each response, and how many items
+the budget kept of those the count limit allowed. The run fails if a bounded response exceeds the
+budget.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ import catalog_core as cc
 from eval.lake import D0
 from mcp_server.http.server import default_plugins, serve_in_thread
 from mcp_server.mcp import create_server
+from mcp_server.mcp.bounds import TOKEN_BUDGET
+from mcp_server.mcp.tools import LIMITS
 from tests.mcp_server import mcplake
 from tests.mcp_server.mcplake import DIM, FCT
 
@@ -59,11 +67,61 @@ def calls(handle: str) -> list[tuple[str, dict[str, Any]]]:
         ("query_metric", {"metric": METRIC, "group_by": [GROUP], **s}),
         ("query_catalog", {"query": '/[obj_id = "acme"]/*/[obj_type = "table"]', **s}),
         ("list_snapshots", s),
-        ("diff_snapshots", {"from_snapshot": 3, **s}),
+        ("diff_snapshots", {"from_snapshot": 3, "to_snapshot": handle}),  # no `snapshot` argument
         ("check_staleness", s),
         ("run_sql", {"sql": f"SELECT * FROM {FCT}", **s}),
         ("annotate", {"table": DIM, "fields": {"owner": "stores-team"}}),
     ]
+
+
+def max_calls(handle: str) -> list[tuple[str, dict[str, Any], str]]:
+    """(tool, arguments at its largest limit, the paged list) for every tool with a list."""
+    s = {"snapshot": handle}
+    FCT, DIM, WIDE, METRIC, GROUP = TARGETS
+    L = {k: v[1] for k, v in LIMITS.items()}
+    return [
+        ("search_tables", {"query": "", "limit": L["search_tables"], **s}, "tables"),
+        ("describe_table", {"table": WIDE, "detail": "full", "limit": L["describe_table"], **s}, "columns"),
+        ("get_column_values", {"table": FCT, "column": "order_id", "limit": L["get_column_values"], **s}, "values"),
+        ("list_metrics", {"limit": L["list_metrics"], **s}, "metrics"),
+        ("query_metric", {"metric": METRIC, "group_by": [GROUP], "grain": "day", "limit": L["query_metric"], **s},
+         "rows"),
+        ("query_catalog", {"query": "/*/*/*/*", "limit": L["query_catalog"], **s}, "objects"),
+        ("list_snapshots", {"limit": L["list_snapshots"], **s}, "commits"),
+        ("diff_snapshots", {"from_snapshot": 0, "to_snapshot": handle, "limit": L["diff_snapshots"]}, "changes"),
+        ("check_staleness", {"limit": L["check_staleness"], **s}, "findings"),
+        ("run_sql", {"sql": f"SELECT * FROM {FCT}", "limit": L["run_sql"], **s}, "rows"),
+    ]
+
+
+def at_max_limits(cat: Any, enc: Any, now: float | None) -> list[str]:
+    """Print the side-by-side table; returns the tools whose bounded response is over the budget."""
+    servers = {"unbounded": create_server(cat, now=now, token_budget=10**9), "budget": create_server(cat, now=now)}
+
+    async def go(server: Any) -> dict[str, Any]:
+        async with Client(server) as c:
+            pin = await c.call_tool("pin_snapshot", {})
+            handle = pin.structured_content["snapshot"]["handle"]
+            out = {}
+            for name, args, field in max_calls(handle):
+                r = await c.call_tool(name, args)
+                if r.is_error:
+                    raise SystemExit(f"{name} at its maximum limit failed: {r.content[0].text}")
+                out[name] = (r, len((r.structured_content or {}).get(field) or []))
+            return out
+
+    got = {k: anyio.run(go, srv) for k, srv in servers.items()}
+    print(f"\nat maximum limits: {'tool':18} {'limit':>5} {'chars':>9} {'tokens':>7} {'items':>5}   "
+          f"{'chars':>7} {'tokens':>7} {'items':>5}  (unbounded | budget {TOKEN_BUDGET})")
+    over = []
+    for name, args, _field in max_calls("-"):
+        (ru, nu), (rb, nb) = got["unbounded"][name], got["budget"][name]
+        cu, cb = chars_of(ru), chars_of(rb)
+        tu, tb = tokens_of(ru, enc), tokens_of(rb, enc)
+        print(f"{'':19}{name:18} {args['limit']:5d} {cu:9,d} {tu:7,d} {nu:5d}   {cb:7,d} {tb:7,d} {nb:5d}")
+        if tb > TOKEN_BUDGET:
+            over.append(name)
+    return over
 
 
 def label(name: str, args: dict[str, Any]) -> str:
@@ -94,6 +152,11 @@ async def measure(client: Client, n: int) -> tuple[dict[str, list[float]], dict[
             await client.call_tool(name, args)
             times.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
     return times, results
+
+
+def chars_of(result: Any) -> int:
+    text = json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+    return len(text) + sum(len(c.text) for c in result.content)
 
 
 def tokens_of(result: Any, enc: Any) -> int:
@@ -128,6 +191,7 @@ def main() -> None:
                 tools = (await c.list_tools()).tools
                 return (*await measure(c, n), tools)
         mem, results, tools = anyio.run(in_memory)
+        over_budget = at_max_limits(cat, enc, D0.timestamp() if a.lake else None)
         with serve_in_thread(cat, plugins=default_plugins()) as h:
             async def over_http() -> Any:
                 async with Client(h.url + "/mcp") as c:
@@ -147,6 +211,9 @@ def main() -> None:
     over = [k for k, v in toks.items() if v > BUDGET]
     if over:
         print(f"OVER BUDGET: {', '.join(over)}")
+    if over_budget:
+        print(f"OVER THE RESPONSE TOKEN BUDGET AT MAXIMUM LIMITS: {', '.join(over_budget)}")
+    if over or over_budget:
         sys.exit(1)
 
 

@@ -1,4 +1,11 @@
-"""Bounded outputs: opaque cursors, pages, and text cut with a marker that says how to get the rest.
+"""Bounded outputs: opaque cursors, pages, text cut with a marker that says how to get the rest,
+and a token budget per response.
+
+A page is bounded twice: by count (`limit`) and by size. `fit` cuts a response's list to the
+longest prefix whose whole response (compact JSON of the structured content plus the one-line
+summary) stays within the token budget (o200k tokens, `bpe-openai`'s bundled vocabulary), sets
+`truncated` and a `next_cursor` that resumes at the first item left out; it keeps at least one
+item, so paging always progresses (single items are bounded by their own character limits).
 
 A cursor is base64url JSON `{"t": tool, "v": vid, "o": offset, "k": key}`: it carries the snapshot
 the first page read, so later pages read the same snapshot even when the caller does not pass one,
@@ -10,16 +17,19 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-__all__ = ["Cursor", "Page", "args_key", "decode_cursor", "encode_cursor", "page", "cut", "cut_value", "MARK"]
+__all__ = ["Cursor", "Page", "args_key", "decode_cursor", "encode_cursor", "page", "cut", "cut_value", "MARK",
+           "TOKEN_BUDGET", "count_tokens", "fit"]
 
 T = TypeVar("T")
 MARK = "…[cut"
+TOKEN_BUDGET = 8000  # o200k tokens per tool response (structured content + summary), a server option
 
 
 @dataclass(frozen=True)
@@ -103,3 +113,46 @@ def cut_value(value: Any, limit: int, how: str = "") -> tuple[Any, bool]:
             used += len(json.dumps(out[k], default=str, ensure_ascii=False))
         return out, True
     return cut(text, limit, how), True
+
+
+@lru_cache(maxsize=1)
+def _encoding() -> Any:
+    from bpe_openai import get_encoding
+
+    return get_encoding("o200k_base")
+
+
+def count_tokens(text: str) -> int:
+    """o200k tokens of `text` (never more than its UTF-8 bytes)."""
+    return len(_encoding().encode(text))
+
+
+def _size(model: Any, summary: str) -> int:
+    text = json.dumps(model.model_dump(mode="json", exclude_none=True), separators=(",", ":"), ensure_ascii=False)
+    return count_tokens(text) + count_tokens(summary)
+
+
+def fit(model: Any, summary: str, field: str, resume: Callable[[int], str], budget: int) -> tuple[Any, str]:
+    """`model` with its list `field` cut to the longest prefix (at least one item) whose response
+    fits `budget` tokens; `resume(k)` is the cursor of the page that starts at the k-th item shown.
+    A response within budget is returned unchanged (checked cheaply: tokens <= UTF-8 bytes)."""
+    raw = json.dumps(model.model_dump(mode="json", exclude_none=True), separators=(",", ":"), ensure_ascii=False)
+    if len(raw.encode("utf-8")) + len(summary.encode("utf-8")) <= budget or _size(model, summary) <= budget:
+        return model, summary
+    items = list(getattr(model, field))
+    if len(items) <= 1:
+        return model, summary
+    def trial(k: int) -> Any:
+        return model.model_copy(update={field: items[:k], "truncated": True, "next_cursor": resume(k)})
+
+    def said(k: int) -> str:
+        return f"{summary}; showing {k} of them (cut by the response token budget: pass next_cursor for the rest)"
+
+    lo, hi = 1, len(items) - 1  # the largest k in [lo, hi] that fits (lo is kept even if it does not)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _size(trial(mid), said(mid)) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return trial(lo), said(lo)

@@ -115,7 +115,9 @@ class SqlOut(BaseModel):
     columns: list[SqlColumnOut]
     rows: list[list[Any]]
     row_count: int
-    truncated: bool = Field(description="more rows exist than were returned (raise limit or aggregate)")
+    truncated: bool = Field(description="more rows exist than were returned: pass next_cursor for the next page "
+                                        "(pages follow the statement's ORDER BY), or aggregate")
+    next_cursor: str | None = None
     tables: list[str] = Field(description="the catalog tables the SQL reads")
     warnings: list[Warning] = Field(default_factory=list)
 
@@ -132,6 +134,7 @@ class ColumnValuesOut(BaseModel):
     values: list[ValueCount] = Field(description="most frequent first")
     total: int = Field(description="distinct values matching query")
     truncated: bool
+    next_cursor: str | None = None
     warnings: list[Warning] = Field(default_factory=list)
 
 
@@ -302,6 +305,7 @@ class MetricQueryOut(BaseModel):
     columns: list[SqlColumnOut]
     rows: list[list[Any]]
     truncated: bool
+    next_cursor: str | None = None
     warnings: list[Warning] = Field(default_factory=list)
 
 

@@ -25,6 +25,7 @@ from rapidfuzz import fuzz, process
 from catalog_core.api import CatalogAPI
 from catalog_core.errors import CatalogError
 from mcp_server.mcp import models as M
+from mcp_server.mcp.bounds import TOKEN_BUDGET
 from mcp_server.mcp.tools import LIMITS, Options, Tools, _catalog_error, principal_digest
 
 __all__ = ["create_server", "SemcatServer", "TOOL_NAMES", "READ_TOOLS", "WRITE_TOOLS", "caller", "SNAPSHOT_ARGS"]
@@ -183,9 +184,15 @@ def _strict_schemas(server: MCPServer) -> None:
 
 
 def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_findings: bool = False,
-                  author: str = "agent", now: float | None = None, name: str = "semcat") -> MCPServer:
-    """An MCP server for `catalog` with every tool of DESIGN.md (section MCP tools)."""
-    options = Options(hide_annotations=hide_annotations, hide_findings=hide_findings, author=author, now=now)
+                  author: str = "agent", now: float | None = None, name: str = "semcat",
+                  token_budget: int = TOKEN_BUDGET) -> MCPServer:
+    """An MCP server for `catalog` with every tool of DESIGN.md (section MCP tools). Every response
+    stays within `token_budget` o200k tokens: a longer list is cut, with `truncated` and a
+    `next_cursor` that resumes at the first item left out."""
+    if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 500:
+        raise ValueError(f"token_budget must be an integer of at least 500 tokens, got {token_budget!r}")
+    options = Options(hide_annotations=hide_annotations, hide_findings=hide_findings, author=author, now=now,
+                      token_budget=token_budget)
     tools = Tools(catalog, options)
     server: MCPServer = SemcatServer(name, instructions=INSTRUCTIONS, version="1",
                                      log_level="WARNING", warn_on_duplicate_tools=True)
@@ -233,10 +240,11 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
         column: Annotated[str, Field(description="column name")],
         query: Annotated[str | None, Field(description="only values containing this text (case-insensitive)")] = None,
         snapshot: Snapshot = None, limit: Limit_get_column_values = LIMITS["get_column_values"][0],
+        cursor: Cursor = None,
     ) -> Annotated[CallToolResult, M.ColumnValuesOut]:
         """Distinct values of a column with counts, from the data: use it to write filter literals
         exactly as stored (e.g. 'Northeast' vs 'NE')."""
-        return _guard(tools, lambda: tools.get_column_values(table, column, query, snapshot, limit))
+        return _guard(tools, lambda: tools.get_column_values(table, column, query, snapshot, limit, cursor))
 
     @server.tool(annotations=_READ)
     def find_join_path(
@@ -269,9 +277,11 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
                                  "fiscal_quarter", "fiscal_year"] | None, Field(
             description="time grain of the metric's time column")] = None,
         snapshot: Snapshot = None, limit: Limit_query_metric = LIMITS["query_metric"][0],
+        cursor: Cursor = None,
     ) -> Annotated[CallToolResult, M.MetricQueryOut]:
         """Compute a defined metric by dimensions and time grain: returns rows and the SQL it ran."""
-        return _guard(tools, lambda: tools.query_metric(metric, group_by, where, time_range, grain, snapshot, limit))
+        return _guard(tools, lambda: tools.query_metric(metric, group_by, where, time_range, grain, snapshot, limit,
+                                                         cursor))
 
     @server.tool(annotations=_READ)
     def query_catalog(
@@ -320,10 +330,11 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
     def run_sql(
         sql: Annotated[str, Field(description="one read-only DuckDB SELECT; tables as catalog.namespace.table")],
         snapshot: Snapshot = None, limit: Limit_run_sql = LIMITS["run_sql"][0],
+        cursor: Cursor = None,
     ) -> Annotated[CallToolResult, M.SqlOut]:
         """Run one read-only SQL statement over exactly the files of the snapshot: rows (bounded),
         the tables it read, and warnings for deprecated or stale tables it used."""
-        return _guard(tools, lambda: tools.run_sql(sql, snapshot, limit))
+        return _guard(tools, lambda: tools.run_sql(sql, snapshot, limit, cursor))
 
     @server.tool(annotations=_WRITE)
     def annotate(

@@ -31,7 +31,17 @@ from catalog_core.api import CatalogAPI
 from catalog_core.errors import CatalogError, NoSuchTableError, SnapshotNotFoundError
 from catalog_core.model import Obj
 from mcp_server.mcp import models as M
-from mcp_server.mcp.bounds import args_key, cut, cut_value, decode_cursor, page
+from mcp_server.mcp.bounds import (
+    TOKEN_BUDGET,
+    Cursor,
+    args_key,
+    cut,
+    cut_value,
+    decode_cursor,
+    encode_cursor,
+    fit,
+    page,
+)
 
 __all__ = ["Options", "Tools", "HANDLE_PREFIX", "LIMITS", "table_suggestions"]
 
@@ -69,6 +79,7 @@ class Options:
     hide_findings: bool = False
     author: str = "agent"           # the author of annotations when the transport has no principal
     now: float | None = None        # freshness is judged at this time (tests); default: the clock
+    token_budget: int = TOKEN_BUDGET  # o200k tokens per response; longer lists are cut with a next_cursor
 
 
 def iso(t: float | None) -> str:
@@ -204,6 +215,11 @@ class Tools:
             return c.vid, c.offset
         return self.resolve(snapshot), 0
 
+    def fit(self, out: Any, summary: str, field: str, tool: str, vid: int, key: str, offset: int) -> Any:
+        """(out, summary) within the token budget: the list `field` cut, next_cursor at the first item left out."""
+        return fit(out, summary, field, lambda k: encode_cursor(Cursor(tool, vid, offset + k, key)),
+                   self.options.token_budget)
+
     # ------------------------------------------------------------------ catalog views at a vid
     def tables(self, vid: int) -> dict[str, Obj]:
         """Every table at `vid` by dotted name."""
@@ -320,8 +336,6 @@ class Tools:
         commits = sorted(commits, key=lambda c: -c.vid)[:limit]
         total = vid + 1
         end = offset + len(commits)
-        from mcp_server.mcp.bounds import Cursor, encode_cursor
-
         nxt = encode_cursor(Cursor("list_snapshots", vid, end, key)) if commits and commits[-1].vid > 0 else None
         named = []
         if offset == 0:
@@ -330,7 +344,8 @@ class Tools:
         out = M.SnapshotsOut(snapshot=self.snap(vid), commits=[self._commit(c) for c in commits], named=named,
                              total=total, truncated=nxt is not None, next_cursor=nxt)
         first = f"vids {commits[0].vid}..{commits[-1].vid}" if commits else "no commits"
-        return out, f"{len(commits)} of {total} commits at vid {vid} ({first}), {len(named)} named snapshots"
+        return self.fit(out, f"{len(commits)} of {total} commits at vid {vid} ({first}), {len(named)} named snapshots",
+                        "commits", "list_snapshots", vid, key, offset)
 
     def query_catalog(self, query: str, snapshot: int | str | None, limit: int,
                       cursor: str | None) -> tuple[M.QueryOut, str]:
@@ -353,7 +368,8 @@ class Tools:
                                      value=value, cut=was_cut))
         out = M.QueryOut(snapshot=self.snap(vid), objects=items, total=pg.total, truncated=pg.truncated,
                          next_cursor=pg.next_cursor)
-        return out, f"{len(items)} of {pg.total} objects at vid {vid}"
+        return self.fit(out, f"{len(items)} of {pg.total} objects at vid {vid}", "objects", "query_catalog", vid, key,
+                        offset)
 
     # ------------------------------------------------------------------ diff
     def diff_snapshots(self, from_snapshot: int | str, to_snapshot: int | str | None, prefix: str | None,
@@ -376,7 +392,8 @@ class Tools:
         pg = page(changes, limit, offset, "diff_snapshots", b, key)
         out = M.DiffOut(snapshot=self.snap(b), from_snapshot=self.snap(a), commits=ncommits, changes=pg.items,
                         total=pg.total, truncated=pg.truncated, next_cursor=pg.next_cursor)
-        return out, f"{pg.total} changes between vid {a} and vid {b} ({ncommits} commits); showing {len(pg.items)}"
+        return self.fit(out, f"{pg.total} changes between vid {a} and vid {b} ({ncommits} commits); showing "
+                        f"{len(pg.items)}", "changes", "diff_snapshots", b, key, offset)
 
     def _changes(self, lo: int, hi: int, prefix: str | None) -> tuple[list[M.ChangeOut], int]:
         if lo == hi:
@@ -463,23 +480,29 @@ class Tools:
         return out
 
     # ------------------------------------------------------------------ SQL
-    def run_sql(self, sql: str, snapshot: int | str | None, limit: int) -> tuple[M.SqlOut, str]:
+    def run_sql(self, sql: str, snapshot: int | str | None, limit: int,
+                cursor: str | None = None) -> tuple[M.SqlOut, str]:
         import catalog_core as cc
 
         if not isinstance(sql, str) or not sql.strip():
             raise ToolError("sql must be one read-only SELECT statement")
-        vid = self.resolve(snapshot)
+        key = args_key(sql=sql)
+        vid, offset = self.at(snapshot, cursor, "run_sql", key)
         tables = self.sql_tables(sql, vid)
-        try:
-            res = cc.run_sql(self.cat, sql, snapshot=vid, limit=limit, timeout_s=SQL_TIMEOUT_S)
+        try:  # a later page runs the statement again at the same snapshot and skips the rows already shown
+            res = cc.run_sql(self.cat, sql, snapshot=vid, limit=offset + limit, timeout_s=SQL_TIMEOUT_S)
         except CatalogError as exc:
             raise self._sql_error(exc, sql, vid) from None
-        rows = [[self._cell(v) for v in r] for r in res.rows]
+        rows = [[self._cell(v) for v in r] for r in res.rows[offset:]]
+        nxt = encode_cursor(Cursor("run_sql", vid, offset + len(rows), key)) if res.truncated else None
         out = M.SqlOut(snapshot=self.snap(vid), columns=[M.SqlColumnOut(name=c.name, type=c.type) for c in res.columns],
-                       rows=rows, row_count=len(rows), truncated=res.truncated, tables=tables,
+                       rows=rows, row_count=len(rows), truncated=res.truncated, next_cursor=nxt, tables=tables,
                        warnings=self.warnings_for(tables, vid))
         more = " (truncated)" if res.truncated else ""
-        return out, f"{len(rows)} rows{more} x {len(res.columns)} columns at vid {vid} from {', '.join(tables) or 'no table'}"
+        out, summary = self.fit(out, f"{len(rows)} rows{more} x {len(res.columns)} columns at vid {vid} from "
+                                f"{', '.join(tables) or 'no table'}", "rows", "run_sql", vid, key, offset)
+        out.row_count = len(out.rows)
+        return out, summary
 
     @staticmethod
     def _cell(v: Any) -> Any:
@@ -532,10 +555,11 @@ class Tools:
         return ToolError(cut(msg, 1200) + hint)
 
     def get_column_values(self, table: str, column: str, query: str | None, snapshot: int | str | None,
-                          limit: int) -> tuple[M.ColumnValuesOut, str]:
+                          limit: int, cursor: str | None = None) -> tuple[M.ColumnValuesOut, str]:
         import catalog_core as cc
 
-        vid = self.resolve(snapshot)
+        key = args_key(table=table, column=column, query=query)
+        vid, offset = self.at(snapshot, cursor, "get_column_values", key)
         obj = self.table(table, vid)
         name = lake.name_of(obj.path)
         cols = [str(c.get("name")) for c in (obj.value.get("schema") or {}).get("columns") or []]
@@ -550,16 +574,20 @@ class Tools:
             lit = "'%" + query.replace("'", "''").replace("%", "\\%").replace("_", "\\_") + "%'"
             where = f" WHERE CAST({q} AS VARCHAR) ILIKE {lit} ESCAPE '\\'"
         sql = (f"SELECT {q} AS value, count(*) AS n, count(*) OVER () AS distinct_values FROM {name}{where} "
-               f"GROUP BY {q} ORDER BY n DESC, value NULLS LAST LIMIT {int(limit)}")
+               f"GROUP BY {q} ORDER BY n DESC, value NULLS LAST LIMIT {int(limit)} OFFSET {int(offset)}")
         try:
             res = cc.run_sql(self.cat, sql, snapshot=vid, limit=limit, timeout_s=SQL_TIMEOUT_S)
         except CatalogError as exc:
             raise ToolError(f"could not read the values of {name}.{column}: {cut(str(exc), 600)}") from None
         values = [M.ValueCount(value=self._cell(r[0]), count=int(r[1])) for r in res.rows]
         total = int(res.rows[0][2]) if res.rows else 0
+        more = total > offset + len(values)
         out = M.ColumnValuesOut(snapshot=self.snap(vid), table=name, column=column, values=values, total=total,
-                                truncated=total > len(values), warnings=self.table_warnings(name, vid))
-        return out, f"{len(values)} of {total} distinct values of {name}.{column} at vid {vid}"
+                                truncated=more, warnings=self.table_warnings(name, vid),
+                                next_cursor=encode_cursor(Cursor("get_column_values", vid, offset + len(values), key))
+                                if more else None)
+        return self.fit(out, f"{len(values)} of {total} distinct values of {name}.{column} at vid {vid}", "values",
+                        "get_column_values", vid, key, offset)
 
     # ------------------------------------------------------------------ search and describe
     def search_tables(self, query: str | None, snapshot: int | str | None, limit: int,
@@ -572,7 +600,8 @@ class Tools:
         out = M.SearchOut(snapshot=self.snap(vid), tables=hits, total=pg.total, truncated=pg.truncated,
                           next_cursor=pg.next_cursor)
         top = ", ".join(h.name for h in hits[:3])
-        return out, f"{len(hits)} of {pg.total} tables for {query!r} at vid {vid}" + (f": {top}" if top else "")
+        return self.fit(out, f"{len(hits)} of {pg.total} tables for {query!r} at vid {vid}" + (f": {top}" if top else ""),
+                        "tables", "search_tables", vid, key, offset)
 
     def _rank(self, query: str, vid: int) -> list[tuple[str, float]]:
         tables = self.tables(vid)
@@ -701,9 +730,10 @@ class Tools:
         elif raw:
             self._from_raw(out, raw, text_limit)
         out.warnings = self.table_warnings(name, vid)
-        return out, (f"{name} at vid {vid}: {len(out.columns)} of {pg.total} columns"
-                     f"{' (more: next_cursor)' if pg.truncated else ''}, {out.stats.row_count} rows"
-                     f"{', ' + str(len(out.warnings)) + ' warnings' if out.warnings else ''}")
+        return self.fit(out, (f"{name} at vid {vid}: {len(out.columns)} of {pg.total} columns"
+                              f"{' (more: next_cursor)' if pg.truncated else ''}, {out.stats.row_count} rows"
+                              f"{', ' + str(len(out.warnings)) + ' warnings' if out.warnings else ''}"),
+                        "columns", "describe_table", vid, key, offset)
 
     def _freshness_meta(self, stats: dict[str, Any]) -> M.FreshnessOut:
         ldc = stats.get("last_data_commit") if isinstance(stats.get("last_data_commit"), dict) else None
@@ -856,8 +886,8 @@ class Tools:
                  for m in pg.items]
         out = M.MetricsOut(snapshot=self.snap(vid), metrics=items, total=pg.total, truncated=pg.truncated,
                            next_cursor=pg.next_cursor, warnings=self.warnings_for([m.table for m in items], vid))
-        return out, f"{len(items)} of {pg.total} metrics at vid {vid}" + (
-            f": {', '.join(m.name for m in items[:5])}" if items else "")
+        return self.fit(out, f"{len(items)} of {pg.total} metrics at vid {vid}" + (
+            f": {', '.join(m.name for m in items[:5])}" if items else ""), "metrics", "list_metrics", vid, key, offset)
 
     def _metric_status(self, m: Any, vid: int) -> Any:
         card = self.card(m.table, vid)
@@ -870,10 +900,11 @@ class Tools:
 
     def query_metric(self, metric: str, group_by: list[str] | None, where: str | None,
                      time_range: list[str | None] | None, grain: str | None, snapshot: int | str | None,
-                     limit: int) -> tuple[M.MetricQueryOut, str]:
+                     limit: int, cursor: str | None = None) -> tuple[M.MetricQueryOut, str]:
         import catalog_core as cc
 
-        vid = self.resolve(snapshot)
+        key = args_key(metric=metric, group_by=group_by, where=where, time_range=time_range, grain=grain)
+        vid, offset = self.at(snapshot, cursor, "query_metric", key)
         if self.options.hide_annotations:
             raise ToolError(f"no metric {metric!r} is defined; write the SQL with run_sql")
         sm = self._need("metric_sql", "query_metric")
@@ -892,14 +923,17 @@ class Tools:
                     msg += "; list_metrics lists the metrics"
             raise ToolError(msg) from None
         try:
-            res = cc.run_sql(self.cat, sql, snapshot=vid, limit=limit, timeout_s=SQL_TIMEOUT_S)
+            res = cc.run_sql(self.cat, sql, snapshot=vid, limit=offset + limit, timeout_s=SQL_TIMEOUT_S)
         except CatalogError as exc:
             raise ToolError(f"the metric's SQL failed: {cut(str(exc), 800)}; SQL: {cut(sql, 800)}") from None
-        rows = [[self._cell(v) for v in r] for r in res.rows]
+        rows = [[self._cell(v) for v in r] for r in res.rows[offset:]]
+        nxt = encode_cursor(Cursor("query_metric", vid, offset + len(rows), key)) if res.truncated else None
         out = M.MetricQueryOut(snapshot=self.snap(vid), metric=metric, sql=sql,
                                columns=[M.SqlColumnOut(name=c.name, type=c.type) for c in res.columns], rows=rows,
-                               truncated=res.truncated, warnings=self.warnings_for(self.sql_tables(sql, vid), vid))
-        return out, f"{metric}: {len(rows)} rows{' (truncated)' if res.truncated else ''} at vid {vid}"
+                               truncated=res.truncated, next_cursor=nxt,
+                               warnings=self.warnings_for(self.sql_tables(sql, vid), vid))
+        return self.fit(out, f"{metric}: {len(rows)} rows{' (truncated)' if res.truncated else ''} at vid {vid}", "rows",
+                        "query_metric", vid, key, offset)
 
     def check_staleness(self, table: str | None, depth: str, snapshot: int | str | None, limit: int,
                         cursor: str | None) -> tuple[M.StalenessOut, str]:
@@ -919,7 +953,8 @@ class Tools:
         out = M.StalenessOut(snapshot=self.snap(vid), depth=depth, findings=[_finding(f) for f in pg.items],  # type: ignore[arg-type]
                              total=pg.total, truncated=pg.truncated, next_cursor=pg.next_cursor)
         stale = sum(1 for f in found if f.status == "stale")
-        return out, f"{pg.total} findings ({stale} stale) for {name or 'every table'} at vid {vid}"
+        return self.fit(out, f"{pg.total} findings ({stale} stale) for {name or 'every table'} at vid {vid}", "findings",
+                        "check_staleness", vid, key, offset)
 
     def annotate(self, table: str, column: str | None, fields: dict[str, Any], confidence: float,
                  note: str | None, author: str) -> tuple[M.AnnotateOut, str]:

@@ -339,3 +339,75 @@ def test_the_echoed_snapshot_object_is_accepted_as_its_handle(fresh_cat):
     assert ok(call(server, "diff_snapshots", {"from_snapshot": echoed}))["snapshot"]["vid"] >= 3
     text = err(call(server, "search_tables", {"query": "orders", "snapshot": {"when": "now"}}))
     assert "snapshot" in text and "\n" not in text
+
+
+# every tool at its largest allowed limit (issue 22: query_catalog at 200 answered 58 K tokens, run_sql 33 K)
+MAX_CALLS: list[tuple[str, dict, str]] = [
+    ("search_tables", {"query": "", "limit": 50}, "tables"),
+    ("describe_table", {"table": WIDE, "detail": "full", "limit": 200}, "columns"),
+    ("get_column_values", {"table": FCT, "column": "order_id", "limit": 200}, "values"),
+    ("list_metrics", {"limit": 100}, "metrics"),
+    ("query_metric", {"metric": "revenue", "group_by": ["dim_store.region"], "limit": 1000}, "rows"),
+    ("query_catalog", {"query": "/*/*/*", "limit": 200}, "objects"),
+    ("list_snapshots", {"limit": 200}, "commits"),
+    ("diff_snapshots", {"from_snapshot": 0, "limit": 500}, "changes"),
+    ("check_staleness", {"depth": "data", "limit": 200}, "findings"),
+    ("run_sql", {"sql": f"SELECT * FROM {WIDE} ORDER BY 1", "limit": 1000}, "rows"),
+]
+
+
+def response_tokens(result) -> int:
+    from mcp_server.mcp.bounds import count_tokens
+
+    text = json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+    return count_tokens(text) + sum(count_tokens(c.text) for c in result.content)
+
+
+def _pages(server, name, args, field):
+    items, sizes, cursor = [], [], None
+    for _ in range(200):
+        r = call(server, name, {**args, **({"cursor": cursor} if cursor else {})})
+        out = ok(r)
+        items += out[field]
+        sizes.append(response_tokens(r))
+        cursor = out.get("next_cursor")
+        assert bool(cursor) == out["truncated"]
+        if not cursor:
+            return items, sizes
+    raise AssertionError("paging did not end")
+
+
+@pytest.mark.parametrize("name,args,field", MAX_CALLS, ids=[c[0] for c in MAX_CALLS])
+def test_every_response_stays_within_the_token_budget_and_pages_resume_exactly(lake_cat, name, args, field):
+    budget = 3000  # one row of the 300-column table with its column list is 2.8 K tokens
+    small = create_server(lake_cat, token_budget=budget)
+    unbounded = create_server(lake_cat, token_budget=10**9)
+    pin = ok(call(unbounded, "pin_snapshot", {}))["snapshot"]["handle"]
+    args = {**args, ("to_snapshot" if name == "diff_snapshots" else "snapshot"): pin}
+    got, sizes = _pages(small, name, args, field)
+    want, _ = _pages(unbounded, name, args, field)
+    assert max(sizes) <= budget, sizes
+    assert got == want  # the pages of the budget resume exactly where the previous one stopped
+
+
+def test_the_default_budget_cuts_query_catalog_at_its_largest_limit(tmp_path):
+    import catalog_core as cc
+
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    try:
+        with cat.transaction() as t:
+            t.add("/acme", {"obj_type": "catalog", "properties": {}})
+            t.add("/acme/core", {"obj_type": "namespace", "properties": {}})
+            for i in range(200):
+                t.add(f"/acme/core/t{i:03d}", {"obj_type": "table", "properties": {"note": f"table {i} " + "x y " * 200}})
+        server = create_server(cat)
+        r = call(server, "query_catalog", {"query": "/*/*/*", "limit": 200})
+        out = ok(r)
+        assert response_tokens(r) <= 8000 and out["truncated"] and 0 < len(out["objects"]) < 200
+        assert "token budget" in r.content[0].text
+        rest = ok(call(server, "query_catalog", {"query": "/*/*/*", "limit": 200, "cursor": out["next_cursor"]}))
+        assert rest["objects"][0]["path"] == f"/acme/core/t{len(out['objects']):03d}"
+        with pytest.raises(ValueError, match="token_budget"):
+            create_server(cat, token_budget=10)
+    finally:
+        cat.close()
