@@ -168,8 +168,8 @@ def start_server(data_dir: str, log_path: str, what_if: bool = False,
     env["PYTHONPATH"] = ROOT
     out = open(log_path, "ab")
     entry = ["-m", "bench.bench_http", WHAT_IF] if what_if else ["-m", "mcp_server.cli"]
-    proc = subprocess.Popen([sys.executable, *entry, "serve", "--data", data_dir, "--port", str(port),
-                             "--protocol", protocol],
+    proc = subprocess.Popen([sys.executable, *entry, "serve", "--data", data_dir, "--create",
+                             "--port", str(port), "--protocol", protocol],
                             cwd=ROOT, env=env, stdout=out, stderr=out)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

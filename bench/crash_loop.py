@@ -100,7 +100,7 @@ class CrashLoop:
         env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([sys.executable, "-m", "mcp_server.cli", "serve", "--data", self.data_dir,
-                                      "--port", str(self.port)], cwd=ROOT, env=env, stdout=log, stderr=log)
+                                      "--create", "--port", str(self.port)], cwd=ROOT, env=env, stdout=log, stderr=log)
         log.close()
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:

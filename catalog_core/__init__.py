@@ -2,6 +2,7 @@
 
     import catalog_core as cc
     cat = cc.Catalog.open("data")                 # embedded; or cc.connect(url, token=...) over HTTP
+    cat = cc.open_catalog("data")                 # the same, but refuses a directory that holds no catalog
     with cat.transaction(author="etl", message="load") as txn:
         txn.add("/wh", {"obj_type": "catalog", "properties": {}})
 
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from catalog_core import errors, lake
 from catalog_core._engine.catalog import Catalog
 from catalog_core._engine.txn import Transaction
+from catalog_core._open import catalogs_below, open_catalog
 from catalog_core.api import CatalogAPI, SnapshotRef, TransactionAPI
 from catalog_core.errors import (
     AlreadyExistsError,
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Catalog",
+    "open_catalog",
+    "catalogs_below",
     "Transaction",
     "CatalogAPI",
     "TransactionAPI",

@@ -218,13 +218,14 @@ def free_port() -> int:
 
 
 def start_server(data_dir: str, log_path: str, *args: str) -> tuple[subprocess.Popen, str]:
-    """`semcat serve` on a free loopback port, this tree first on its path; (process, url) once healthy."""
+    """`semcat serve` on a free loopback port, this tree first on its path; (process, url) once healthy.
+    `--create`: `data_dir` may be a new directory."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "SEMCAT_TOKENS"}
     env["PYTHONPATH"] = ROOT
     log = open(log_path, "ab")
     proc = subprocess.Popen([sys.executable, "-m", "mcp_server.cli", "serve", "--data", data_dir,
-                             "--port", str(port), *args], cwd=ROOT, env=env, stdout=log, stderr=log)
+                             "--create", "--port", str(port), *args], cwd=ROOT, env=env, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

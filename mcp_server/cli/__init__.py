@@ -13,6 +13,10 @@ def main() -> None:
     """semcat: a versioned, transactional catalog for data lakes that LLM agents can trust."""
 
 
+_create = click.option("--create", is_flag=True,
+                       help="make a new empty catalog in --data if it holds none (otherwise that is refused)")
+
+
 @main.command()
 @click.option("--data", "data_dir", default="data", show_default=True, help="catalog data directory")
 @click.option("--host", default="127.0.0.1", show_default=True)
@@ -21,12 +25,13 @@ def main() -> None:
 @click.option("--protocol", default="ospl", show_default=True, type=click.Choice(["ospl", "osl", "mgl"]))
 @click.option("--max-request-mb", default=64, show_default=True, type=float, help="request body size limit")
 @click.option("--txn-timeout", default=60.0, show_default=True, type=float, help="idle transaction timeout, s")
-def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeout) -> None:
+@_create
+def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeout, create) -> None:
     """Serve the catalog over HTTP: the engine API under /v1 (OpenAPI at /openapi.json)."""
     from mcp_server.http.server import run
 
     run(data_dir=data_dir, host=host, port=port, tokens_file=tokens_file, protocol=protocol,
-        max_request_bytes=int(max_request_mb * 1024 * 1024), txn_timeout_s=txn_timeout)
+        max_request_bytes=int(max_request_mb * 1024 * 1024), txn_timeout_s=txn_timeout, create=create)
 
 
 @main.command()
@@ -130,17 +135,23 @@ def branch_drop(branch_path, data_dir, token, author, message) -> None:
 @click.option("--author", default=None, help="author of annotations written through this server")
 @click.option("--now", default=None, help="judge freshness at this ISO time (default: the clock), e.g. a lake's "
                                           "evaluation time 2025-03-10T13:00:00Z")
-def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now) -> None:
+@_create
+def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now, create) -> None:
     """Serve the MCP tools over stdio (for an MCP client such as an agent or an IDE)."""
+    from catalog_core.errors import CatalogError
     from mcp_server.mcp.stdio import run_stdio
 
     if bool(data_dir) == bool(url):
         raise click.UsageError("give exactly one of --data DIR or --url URL")
+    if create and url:
+        raise click.UsageError("--create makes a catalog in --data DIR; it does not go with --url")
     try:
         run_stdio(data_dir, url, token, hide_annotations=hide_annotations, hide_findings=hide_findings,
-                  author=author, now=now)
+                  author=author, now=now, create=create)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
+    except CatalogError as exc:  # no catalog in --data, the catalog is open in another process, ...
+        raise click.ClickException(exc.message) from None
 
 
 @main.command()
@@ -173,11 +184,12 @@ def import_() -> None:
 @click.option("--table", "table", required=True, help="the Iceberg table, e.g. db.orders")
 @click.option("--into", required=True, help="the catalog table, e.g. acme.core.orders")
 @click.option("--token", default=None, envvar="SEMCAT_TOKEN")
-def import_iceberg(data_dir, catalog_uri, warehouse, catalog_name, table, into, token) -> None:
+@_create
+def import_iceberg(data_dir, catalog_uri, warehouse, catalog_name, table, into, token, create) -> None:
     """Import an Iceberg table with its snapshot history, or sync it: only new snapshots are added."""
     from mcp_server.cli.iceberg import run_import
 
-    run_import(data_dir, catalog_uri, warehouse, table, into, token, catalog_name=catalog_name)
+    run_import(data_dir, catalog_uri, warehouse, table, into, token, catalog_name=catalog_name, create=create)
 
 
 __import__("importlib").import_module("mcp_server.cli.interop").register(main, import_)  # import dbt|osi|cortex, export osi

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -9,9 +10,30 @@ import click
 __all__ = ["run_import"]
 
 
+def _sqlite_file(uri: str) -> str | None:
+    """The database file a sqlite:// URI names (None for an in-memory database or a non-sqlite URI)."""
+    try:
+        from sqlalchemy.engine import make_url
+
+        url = make_url(uri)
+    except Exception:  # not an SQLAlchemy URL: pyiceberg says what is wrong with it
+        return None
+    db = url.database
+    if url.get_backend_name() != "sqlite" or not db or db == ":memory:" or db.startswith("file:"):
+        return None
+    return db
+
+
 def _source_catalog(uri: str, warehouse: str | None, name: str) -> Any:
     from pyiceberg.catalog import load_catalog
 
+    db = _sqlite_file(uri)
+    if db is not None and not os.path.isfile(db):
+        # SQLAlchemy would create an empty database there, and the import would find no table in it.
+        where = "does not exist" if not os.path.exists(db) else "is not a file"
+        raise click.ClickException(f"no Iceberg catalog at {uri!r}: the SQLite database {db!r} {where}; pass "
+                                   "--catalog-uri with the sqlite:/// path of an existing Iceberg SQL catalog "
+                                   "(sqlite:////abs/path.db for an absolute path)")
     props: dict[str, str] = {"uri": uri}
     if warehouse:
         props["warehouse"] = warehouse
@@ -22,16 +44,30 @@ def _source_catalog(uri: str, warehouse: str | None, name: str) -> Any:
         raise click.ClickException(f"cannot open the Iceberg catalog at {uri!r}: {exc}") from None
 
 
+def _target_catalog(data: str, token: str | None, create: bool) -> Any:
+    import catalog_core as cc
+
+    if data.startswith(("http://", "https://")):
+        if create:
+            raise click.UsageError("--create makes a catalog in a --data directory; a server's catalog exists")
+        return cc.connect(data, token=token)
+    try:
+        return cc.open_catalog(data, create=create)
+    except cc.CatalogError as exc:  # no catalog in --data (and no --create), open in another process, ...
+        raise click.ClickException(exc.message) from None
+
+
 def run_import(data: str, uri: str, warehouse: str | None, table: str, into: str, token: str | None,
-               catalog_name: str = "default") -> None:
+               catalog_name: str = "default", create: bool = False) -> None:
+    """`create`: make a new empty catalog in `data` if it holds none (otherwise that is refused)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     import catalog_core as cc
     from catalog_core.iceberg import import_table
 
-    ice = _source_catalog(uri, warehouse, catalog_name)
-    cat: Any = cc.connect(data, token=token) if data.startswith(("http://", "https://")) else cc.Catalog.open(data)
+    ice = _source_catalog(uri, warehouse, catalog_name)  # first: a bad source leaves no new empty catalog
+    cat = _target_catalog(data, token, create)
     console = Console(stderr=True)
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -3,7 +3,6 @@ Errors print their message and exit with status 2, never a traceback."""
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
@@ -15,16 +14,13 @@ class _CliError(Exception):
 
 
 def open_catalog(data_dir: str, token: str | None = None) -> Any:
-    """An embedded catalog for a directory, a client for an http(s) URL."""
+    """An embedded catalog for an existing catalog directory, a client for an http(s) URL."""
     import catalog_core as cc
 
     if data_dir.startswith(("http://", "https://")):
         return cc.connect(data_dir, token=token)
-    if not os.path.isdir(os.path.join(data_dir, "catalog")):
-        raise _CliError(f"no catalog in {data_dir!r} (expected {os.path.join(data_dir, 'catalog')}); "
-                        "pass --data with a catalog directory or a server URL")
     try:
-        return cc.Catalog.open(data_dir)
+        return cc.open_catalog(data_dir, offer_create=False)
     except cc.CatalogError:
         raise
     except Exception as e:  # RocksDB lock held by a running server, permissions, ...

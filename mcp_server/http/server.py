@@ -32,7 +32,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from catalog_core import Catalog
+from catalog_core import Catalog, open_catalog
 from catalog_core.errors import AuthError, CatalogError, NotFoundError
 from catalog_core.remote.wire import ErrorBody
 from mcp_server.http.api import ApiContext, Gate, build_router, dumps
@@ -198,15 +198,17 @@ def _refuse(exc: Exception) -> None:
 def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: str | None = None,
         protocol: str = "ospl", max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         txn_timeout_s: float = 60.0, plugins: Sequence[Plugin] | None = None,
-        graceful_timeout_s: float = 10.0) -> None:
-    """Serve until SIGTERM/SIGINT, then finish in-flight requests and close the catalog."""
+        graceful_timeout_s: float = 10.0, create: bool = False) -> None:
+    """Serve until SIGTERM/SIGINT, then finish in-flight requests and close the catalog. `data_dir` must
+    hold a catalog (a directory that does not, e.g. a lake root, is refused naming the catalogs below
+    it); `create` makes a new empty one there instead."""
     try:
         tokens = load_tokens(tokens_file)
         check_bind(host, tokens)
     except (ValueError, UnsafeBindError) as exc:
         _refuse(exc)
     try:
-        catalog = Catalog.open(data_dir, protocol=protocol)
+        catalog = open_catalog(data_dir, create=create, protocol=protocol)
     except CatalogError as exc:
         _refuse(exc)
     app = create_app(catalog, tokens=tokens, max_request_bytes=max_request_bytes, txn_timeout_s=txn_timeout_s,

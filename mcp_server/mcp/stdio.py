@@ -12,23 +12,23 @@ from mcp_server.mcp.server import create_server
 __all__ = ["run_stdio", "open_catalog"]
 
 
-def open_catalog(data_dir: str | None, url: str | None, token: str | None) -> CatalogAPI:
+def open_catalog(data_dir: str | None, url: str | None, token: str | None, create: bool = False) -> CatalogAPI:
+    """A client for `url`, or the catalog in `data_dir`: an existing one, or a new empty one with `create`
+    (a directory that holds no catalog raises NotFoundError naming the catalogs below it)."""
     import catalog_core as cc
 
     if url:
         return cc.connect(url, token=token)
     if not data_dir:
         raise ValueError("give --data DIR (an embedded catalog) or --url URL (a semcat serve)")
-    if not os.path.isdir(data_dir):
-        raise ValueError(f"--data {data_dir!r} is not a directory; create a catalog with 'semcat demo' or "
-                         "'semcat eval build', or point --data at an existing one")
-    return cc.Catalog.open(data_dir)
+    return cc.open_catalog(data_dir, create=create)
 
 
 def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | None = None, *,
               hide_annotations: bool = False, hide_findings: bool = False, author: str | None = None,
-              now: str | float | None = None) -> None:
-    """`now`: judge freshness at this time (seconds or ISO-8601; default: the clock)."""
+              now: str | float | None = None, create: bool = False) -> None:
+    """`now`: judge freshness at this time (seconds or ISO-8601; default: the clock). `create`: make a
+    new empty catalog in `data_dir` if it holds none (otherwise that is refused)."""
     t_now = None
     if now is not None:
         from catalog_core.model import parse_time
@@ -37,7 +37,7 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
         if t_now is None:
             raise ValueError(f"--now {now!r} is not an ISO-8601 time or seconds since the epoch, e.g. "
                              "2025-03-10T13:00:00Z")
-    cat = open_catalog(data_dir, url, token)
+    cat = open_catalog(data_dir, url, token, create=create)
     try:
         who = author or f"agent:{os.environ.get('USER', 'stdio')}"
         create_server(cat, hide_annotations=hide_annotations, hide_findings=hide_findings, author=who,

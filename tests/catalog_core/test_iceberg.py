@@ -381,7 +381,7 @@ def test_cli_import_iceberg(tmp_path, ice):
     t.append(rows([3], "b"))
     t.delete(In("cat", ["a"]))
     data = tmp_path / "data"
-    cmd = [sys.executable, "-m", "mcp_server.cli", "import", "iceberg", "--data", str(data),
+    cmd = [sys.executable, "-m", "mcp_server.cli", "import", "iceberg", "--data", str(data), "--create",
            "--catalog-uri", f"sqlite:///{tmp_path}/iceberg.db", "--warehouse", f"file://{tmp_path}/iceberg-wh", "--catalog-name", "src",
            "--table", "db.t", "--into", "lake.core.t"]
     env = {**os.environ, "PYTHONPATH": ROOT}
@@ -399,3 +399,27 @@ def test_cli_import_iceberg(tmp_path, ice):
         assert len(imported(cat, "lake.core.t")) == 3
     finally:
         cat.close()
+
+
+def test_cli_import_iceberg_creates_neither_a_missing_sqlite_catalog_nor_its_target(tmp_path, ice):
+    t = ice.create_table("db.t", schema=SCHEMA)
+    t.append(rows([1], "a"))
+    env = {**os.environ, "PYTHONPATH": ROOT}
+
+    def run(data, uri, *extra):
+        cmd = [sys.executable, "-m", "mcp_server.cli", "import", "iceberg", "--data", str(data), "--catalog-uri", uri,
+               "--warehouse", f"file://{tmp_path}/iceberg-wh", "--catalog-name", "src", "--table", "db.t",
+               "--into", "lake.core.t", *extra]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+
+    nope, data = tmp_path / "nope.db", tmp_path / "data"
+    bad = run(data, f"sqlite:///{nope}", "--create")
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
+    assert "does not exist" in bad.stderr and str(nope) in bad.stderr, bad.stderr
+    assert not nope.exists() and not data.exists()  # refused before --create made the target
+    uri = f"sqlite:///{tmp_path}/iceberg.db"
+    refused = run(data, uri)  # the target holds no catalog, and no --create
+    assert refused.returncode != 0 and "no catalog in" in refused.stderr and "--create" in refused.stderr
+    assert "Traceback" not in refused.stderr and not data.exists()
+    ok = run(data, uri, "--create")
+    assert ok.returncode == 0 and "1 commits" in ok.stdout, ok.stderr

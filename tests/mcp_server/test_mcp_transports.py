@@ -152,7 +152,7 @@ def test_semcat_mcp_needs_exactly_one_source():
     assert p.returncode != 0 and "exactly one of --data DIR or --url URL" in p.stderr
     p = subprocess.run(semcat("mcp", "--data", "/nonexistent/dir"), env=env(), capture_output=True, text=True,
                        timeout=60)
-    assert p.returncode != 0 and "is not a directory" in p.stderr
+    assert p.returncode != 0 and "does not exist" in p.stderr and "--create" in p.stderr
 
 
 def test_semcat_mcp_fronting_a_remote_catalog(secured):
