@@ -15,6 +15,9 @@ def main() -> None:
 
 _create = click.option("--create", is_flag=True,
                        help="make a new empty catalog in --data if it holds none (otherwise that is refused)")
+_token_budget = click.option("--token-budget", default=8000, show_default=True, type=click.IntRange(min=500),
+                             help="largest MCP tool response, in o200k tokens: a longer list is cut and "
+                                  "next_cursor resumes it")
 
 
 @main.command()
@@ -25,13 +28,30 @@ _create = click.option("--create", is_flag=True,
 @click.option("--protocol", default="ospl", show_default=True, type=click.Choice(["ospl", "osl", "mgl"]))
 @click.option("--max-request-mb", default=64, show_default=True, type=float, help="request body size limit")
 @click.option("--txn-timeout", default=60.0, show_default=True, type=float, help="idle transaction timeout, s")
+@click.option("--author", default=None, help="author of annotations written through /mcp without a token")
+@click.option("--now", default=None, help="judge freshness at this ISO time (default: the clock), e.g. a lake's "
+                                          "evaluation time 2025-03-10T13:00:00Z")
+@_token_budget
 @_create
-def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeout, create) -> None:
-    """Serve the catalog over HTTP: the engine API under /v1 (OpenAPI at /openapi.json)."""
+def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeout, author, now, token_budget,
+          create) -> None:
+    """Serve the catalog over HTTP: the engine API under /v1 (OpenAPI at /openapi.json) and the MCP
+    tools over streamable HTTP at /mcp, both behind the bearer tokens of --tokens (or SEMCAT_TOKENS)."""
+    from catalog_core.model import parse_time
     from mcp_server.http.server import run
 
+    options: dict = {"token_budget": token_budget}
+    if author:
+        options["author"] = author
+    if now is not None:
+        t_now = parse_time(now)
+        if t_now is None:
+            raise click.BadParameter(f"{now!r} is not an ISO-8601 time or seconds since the epoch, e.g. "
+                                     "2025-03-10T13:00:00Z", param_hint="--now")
+        options["now"] = t_now
     run(data_dir=data_dir, host=host, port=port, tokens_file=tokens_file, protocol=protocol,
-        max_request_bytes=int(max_request_mb * 1024 * 1024), txn_timeout_s=txn_timeout, create=create)
+        max_request_bytes=int(max_request_mb * 1024 * 1024), txn_timeout_s=txn_timeout, create=create,
+        mcp_options=options)
 
 
 @main.command()
@@ -135,8 +155,9 @@ def branch_drop(branch_path, data_dir, token, author, message) -> None:
 @click.option("--author", default=None, help="author of annotations written through this server")
 @click.option("--now", default=None, help="judge freshness at this ISO time (default: the clock), e.g. a lake's "
                                           "evaluation time 2025-03-10T13:00:00Z")
+@_token_budget
 @_create
-def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now, create) -> None:
+def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now, token_budget, create) -> None:
     """Serve the MCP tools over stdio (for an MCP client such as an agent or an IDE)."""
     from catalog_core.errors import CatalogError
     from mcp_server.mcp.stdio import run_stdio
@@ -147,7 +168,7 @@ def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now, crea
         raise click.UsageError("--create makes a catalog in --data DIR; it does not go with --url")
     try:
         run_stdio(data_dir, url, token, hide_annotations=hide_annotations, hide_findings=hide_findings,
-                  author=author, now=now, create=create)
+                  author=author, now=now, create=create, token_budget=token_budget)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     except CatalogError as exc:  # no catalog in --data, the catalog is open in another process, ...

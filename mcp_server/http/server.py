@@ -198,7 +198,7 @@ def _refuse(exc: Exception) -> None:
 def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: str | None = None,
         protocol: str = "ospl", max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         txn_timeout_s: float = 60.0, plugins: Sequence[Plugin] | None = None,
-        graceful_timeout_s: float = 10.0, create: bool = False) -> None:
+        graceful_timeout_s: float = 10.0, create: bool = False, mcp_options: dict[str, Any] | None = None) -> None:
     """Serve until SIGTERM/SIGINT, then finish in-flight requests and close the catalog. `data_dir` must
     hold a catalog (a directory that does not, e.g. a lake root, is refused naming the catalogs below
     it); `create` makes a new empty one there instead."""
@@ -214,13 +214,14 @@ def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: s
     app = create_app(catalog, tokens=tokens, max_request_bytes=max_request_bytes, txn_timeout_s=txn_timeout_s,
                      owns_catalog=True, plugins=default_plugins() if plugins is None else plugins)
     app.state.bind_host = host  # the MCP plugin sets DNS-rebinding protection for it
+    app.state.mcp_options = dict(mcp_options or {})  # create_server's options for /mcp (token_budget, now, author)
     # No access log and no proxy-header rewriting: both cost CPU on every request.
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, proxy_headers=False,
                             timeout_graceful_shutdown=int(graceful_timeout_s), log_level="info",
                             **uvicorn_http_options())
     server = uvicorn.Server(config)
-    log.info("semcat: serving %s on http://%s:%s (auth: %s)", catalog.data_dir, host, port,
-             f"{len(tokens)} token(s)" if tokens else "off, loopback only")
+    log.info("semcat: serving %s on http://%s:%s (engine API /v1, MCP tools /mcp; auth: %s)", catalog.data_dir,
+             host, port, f"{len(tokens)} token(s)" if tokens else "off, loopback only: --tokens FILE to turn it on")
     # uvicorn re-raises the signal after its graceful shutdown; exit 0 then instead of dying by it.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from catalog_core.api import CatalogAPI
+from mcp_server.mcp.bounds import TOKEN_BUDGET
 from mcp_server.mcp.server import create_server
 
 __all__ = ["run_stdio", "open_catalog"]
@@ -26,7 +27,7 @@ def open_catalog(data_dir: str | None, url: str | None, token: str | None, creat
 
 def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | None = None, *,
               hide_annotations: bool = False, hide_findings: bool = False, author: str | None = None,
-              now: str | float | None = None, create: bool = False) -> None:
+              now: str | float | None = None, create: bool = False, token_budget: int = TOKEN_BUDGET) -> None:
     """`now`: judge freshness at this time (seconds or ISO-8601; default: the clock). `create`: make a
     new empty catalog in `data_dir` if it holds none (otherwise that is refused)."""
     t_now = None
@@ -41,6 +42,6 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
     try:
         who = author or f"agent:{os.environ.get('USER', 'stdio')}"
         create_server(cat, hide_annotations=hide_annotations, hide_findings=hide_findings, author=who,
-                      now=t_now).run("stdio")
+                      now=t_now, token_budget=token_budget).run("stdio")
     finally:
         cat.close()

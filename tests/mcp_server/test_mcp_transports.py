@@ -274,3 +274,39 @@ def test_inspector_cli_over_http(inspector, data_copy):
     # loopback server without tokens; the token checks are the tests above.
     with serve(data_copy("insp-http"), None) as url:
         _inspector_session(inspector, [url + "/mcp", "--transport", "http"])
+
+
+def test_the_token_budget_is_a_server_option_over_stdio_and_http(data_copy):
+    """`semcat mcp --token-budget N` and `semcat serve --token-budget N`: responses stay within N tokens."""
+    from mcp_server.mcp.bounds import count_tokens
+
+    def size(r) -> int:
+        return count_tokens(json.dumps(r.structured_content, separators=(",", ":"), ensure_ascii=False)) + sum(
+            count_tokens(c.text) for c in r.content)
+
+    async def go(c):
+        return await c.call_tool("query_catalog", {"query": "/*/*/*", "limit": 200})
+
+    data = data_copy("budget")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server.cli", "mcp", "--data", data,
+                                                                 "--token-budget", "600"], env=env())
+    r = run(Client(params), go)
+    assert not r.is_error and r.structured_content["truncated"] and size(r) <= 600
+    port = free_port()
+    proc = subprocess.Popen(semcat("serve", "--data", data, "--port", str(port), "--token-budget", "700"), env=env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(600):
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            time.sleep(0.1)
+        r = run(http_client(url, None), go)
+        assert not r.is_error and r.structured_content["truncated"] and size(r) <= 700  # 8,000 would not cut it
+    finally:
+        proc.terminate()
+        proc.wait(20)
+    bad = subprocess.run(semcat("mcp", "--data", data, "--token-budget", "10"), env=env(), capture_output=True,
+                         text=True, timeout=120)
+    assert bad.returncode != 0 and "--token-budget" in bad.stderr
