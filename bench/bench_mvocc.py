@@ -30,7 +30,7 @@ from typing import Any
 import catalog_core as cc
 
 from .mvocc_data import ensure_base, fresh_copy
-from .mvocc_ops import OPS, WRITE_WEIGHTS, Workload
+from .mvocc_ops import WRITE_WEIGHTS, Workload, client_loop, summarize
 
 __all__ = ["run_one", "main"]
 
@@ -42,69 +42,10 @@ QUICK_THREADS = (1, 8, 30)
 TARGETS = {"abort_ratio_max": 0.1, "tput_vs_osl_min": 2.0, "tput_vs_mgl_min": 1.5}
 
 
-def _pick(rng: random.Random, read_share: float) -> str:
-    if rng.random() < read_share:
-        return "read"
-    r = rng.random() * sum(WRITE_WEIGHTS.values())
-    for op, w in WRITE_WEIGHTS.items():
-        r -= w
-        if r < 0:
-            return op
-    return "fact_insert"
-
-
-def client_loop(wl: Workload, rng: random.Random, read_share: float, end: float, log: list,
-                clock: Any = time.perf_counter) -> None:
-    """Run random operations until `clock()` reaches `end`, logging (op, committed, seconds, why)."""
-    while clock() < end:
-        op = _pick(rng, read_share)
-        t0 = time.perf_counter()
-        try:
-            wl.run(op, rng)
-            log.append((op, True, time.perf_counter() - t0, None))
-        except cc.errors.DeadlockError:
-            log.append((op, False, time.perf_counter() - t0, "deadlock"))
-        except cc.ConflictError:
-            log.append((op, False, time.perf_counter() - t0, "conflict"))
-        except cc.PreconditionError:
-            log.append((op, False, time.perf_counter() - t0, "precondition"))
-
-
 def _client(wl: Workload, rng: random.Random, read_share: float, barrier: threading.Barrier,
             deadline: list[float], log: list) -> None:
     barrier.wait()
     client_loop(wl, rng, read_share, deadline[0], log)
-
-
-def _pct(xs: list[float], q: float) -> float | None:
-    if not xs:
-        return None
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))]
-
-
-def _summarize(logs: list[list], elapsed: float) -> dict[str, Any]:
-    rows = [r for log in logs for r in log]
-    per_op: dict[str, Any] = {}
-    for op in OPS:
-        mine = [r for r in rows if r[0] == op]
-        ok = [r[2] for r in mine if r[1]]
-        reasons: dict[str, int] = {}
-        for r in mine:
-            if not r[1]:
-                reasons[r[3]] = reasons.get(r[3], 0) + 1
-        per_op[op] = {"committed": len(ok), "aborted": len(mine) - len(ok), "abort_reasons": reasons,
-                      "p50_ms": _ms(_pct(ok, 0.5)), "p99_ms": _ms(_pct(ok, 0.99))}
-    committed = sum(1 for r in rows if r[1])
-    rw = [r for r in rows if r[0] != "read"]
-    rw_aborts = sum(1 for r in rw if not r[1])
-    return {"elapsed_s": round(elapsed, 3), "committed": committed, "attempted": len(rows),
-            "throughput": round(committed / elapsed, 1) if elapsed else 0.0,
-            "abort_rate": round(rw_aborts / len(rw), 4) if rw else 0.0, "ops": per_op}
-
-
-def _ms(x: float | None) -> float | None:
-    return None if x is None else round(x * 1000, 2)
 
 
 def run_one(base: str, meta: dict, read_share: float, protocol: str, threads: int, duration: float,
@@ -129,7 +70,7 @@ def run_one(base: str, meta: dict, read_share: float, protocol: str, threads: in
         for w in workers:
             w.join()
         elapsed = time.perf_counter() - t0
-        out = _summarize(logs, elapsed)
+        out = summarize(logs, elapsed)
         # CPU seconds per wall second: ~1 means the GIL-bound engine was busy all the time.
         out["cpu_util"] = round((time.process_time() - cpu0) / elapsed, 2)
         out["groups"] = cat._mgr.groups - groups0

@@ -22,7 +22,7 @@ import catalog_core as cc
 
 from .bench_http import start_server, stop_server
 from .mvocc_data import fresh_copy
-from .mvocc_ops import Workload
+from .mvocc_ops import Workload, client_loop, summarize
 
 __all__ = ["run_one_http"]
 
@@ -37,7 +37,6 @@ def _cpu_seconds(pid: int) -> float:
 
 def _client_proc(url: str, meta: dict, read_share: float, threads: int, seed: str, idx: int,
                  client_s: float, ready: Any, start: Any, duration: float, out: Any) -> None:
-    from .bench_mvocc import client_loop  # noqa: PLC0415 - the spawned child imports it here
 
     cat = cc.connect(url, timeout=300)
     wl = Workload(cat, meta, client_s, tag=f"p{idx}-", id_offset=(idx + 1) * ID_STRIDE)
@@ -83,8 +82,6 @@ def _collect(out: Any, children: list, deadline: float) -> list:
 def run_one_http(base: str, meta: dict, read_share: float, protocol: str, threads: int, duration: float,
                  data: str, seed: int = 0, client_s: float = 0.0, procs: int = 3) -> dict[str, Any]:
     """One timed run against a fresh copy of the pre-built catalog served over HTTP."""
-    from .bench_mvocc import _summarize  # noqa: PLC0415 - bench_mvocc imports this module lazily
-
     fresh_copy(base, data)
     proc, url = start_server(data, os.path.join(os.path.dirname(data), "mvocc_server.log"), protocol=protocol)
     ctx = mp.get_context("spawn")
@@ -115,6 +112,6 @@ def run_one_http(base: str, meta: dict, read_share: float, protocol: str, thread
     failures = [f for _i, _logs, fs in results for f in fs]
     if failures:
         raise RuntimeError(f"{len(failures)} client thread(s) failed; first: {failures[0]}")
-    summary = _summarize([log for _i, logs, _f in sorted(results) for log in logs], elapsed)
+    summary = summarize([log for _i, logs, _f in sorted(results) for log in logs], elapsed)
     summary["cpu_util"] = round(cpu / elapsed, 2)  # the server process's CPU seconds per wall second
     return summary

@@ -23,9 +23,11 @@ import time
 from datetime import date, timedelta
 from typing import Any
 
+import catalog_core as cc
+
 from .mvocc_data import DIMS, FACTS, SMALL_FILE, bid, dim_file, fact_file, partition_path, table_path
 
-__all__ = ["Workload", "OPS", "WRITE_WEIGHTS"]
+__all__ = ["Workload", "OPS", "WRITE_WEIGHTS", "pick_op", "client_loop", "summarize"]
 
 OPS = ("fact_insert", "dim_insert", "optimize", "read")
 # Paper §7.1: fact inserts 12x as frequent as dimension inserts and 144x as frequent as optimize.
@@ -181,3 +183,64 @@ class Workload:
             files = self.cat.plan_files(f"wh.tpcds.{table}", where=f'd >= "{lo}" and d < "{hi}"', vid=vid)
         if not files:
             raise AssertionError(f"read of {table} {lo}..{hi} found no files")
+
+
+# ------------------------------------------------------------------ the client loop and its summary
+# (here, not in bench_mvocc: the in-process and the HTTP runs share them)
+def pick_op(rng: random.Random, read_share: float) -> str:
+    if rng.random() < read_share:
+        return "read"
+    r = rng.random() * sum(WRITE_WEIGHTS.values())
+    for op, w in WRITE_WEIGHTS.items():
+        r -= w
+        if r < 0:
+            return op
+    return "fact_insert"
+
+
+def client_loop(wl: Workload, rng: random.Random, read_share: float, end: float, log: list,
+                clock: Any = time.perf_counter) -> None:
+    """Run random operations until `clock()` reaches `end`, logging (op, committed, seconds, why)."""
+    while clock() < end:
+        op = pick_op(rng, read_share)
+        t0 = time.perf_counter()
+        try:
+            wl.run(op, rng)
+            log.append((op, True, time.perf_counter() - t0, None))
+        except cc.errors.DeadlockError:
+            log.append((op, False, time.perf_counter() - t0, "deadlock"))
+        except cc.ConflictError:
+            log.append((op, False, time.perf_counter() - t0, "conflict"))
+        except cc.PreconditionError:
+            log.append((op, False, time.perf_counter() - t0, "precondition"))
+
+
+def _pct(xs: list[float], q: float) -> float | None:
+    if not xs:
+        return None
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def summarize(logs: list[list], elapsed: float) -> dict[str, Any]:
+    rows = [r for log in logs for r in log]
+    per_op: dict[str, Any] = {}
+    for op in OPS:
+        mine = [r for r in rows if r[0] == op]
+        ok = [r[2] for r in mine if r[1]]
+        reasons: dict[str, int] = {}
+        for r in mine:
+            if not r[1]:
+                reasons[r[3]] = reasons.get(r[3], 0) + 1
+        per_op[op] = {"committed": len(ok), "aborted": len(mine) - len(ok), "abort_reasons": reasons,
+                      "p50_ms": _ms(_pct(ok, 0.5)), "p99_ms": _ms(_pct(ok, 0.99))}
+    committed = sum(1 for r in rows if r[1])
+    rw = [r for r in rows if r[0] != "read"]
+    rw_aborts = sum(1 for r in rw if not r[1])
+    return {"elapsed_s": round(elapsed, 3), "committed": committed, "attempted": len(rows),
+            "throughput": round(committed / elapsed, 1) if elapsed else 0.0,
+            "abort_rate": round(rw_aborts / len(rw), 4) if rw else 0.0, "ops": per_op}
+
+
+def _ms(x: float | None) -> float | None:
+    return None if x is None else round(x * 1000, 2)

@@ -8,7 +8,7 @@ per-vid cache of `semantic.history` (a vid's state never changes)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from catalog_core.api import CatalogAPI
     from catalog_core.model import Obj
 
-__all__ = ["Column", "TableInfo", "CatalogModel", "model", "type_family", "coarse_family", "comparable",
-           "table_info", "require_table", "table_names", "catalog_names", "table_columns", "columns_of", "unknown_column", "short"]
+__all__ = ["Column", "TableInfo", "type_family", "coarse_family", "comparable", "check_name", "unknown_table",
+           "require_table", "table_names", "catalog_names", "table_columns", "columns_of", "unknown_column", "short"]
 
 
 def short(name: str) -> str:
@@ -164,7 +164,7 @@ def table_names(cat: CatalogAPI, vid: int, catalog: str | None = None) -> list[s
     return [lake.name_of(o.path) for o in cat.query(lake.tables_query(catalog), vid=vid)]
 
 
-def _check_name(cat: CatalogAPI, name: Any, vid: int, what: str) -> None:
+def check_name(cat: CatalogAPI, name: Any, vid: int, what: str) -> None:
     if not isinstance(name, str):
         raise InvalidValueError(f"{what} must be a dotted name 'catalog.namespace.table', got {name!r}")
     parts = name.split(".")
@@ -177,7 +177,7 @@ def _check_name(cat: CatalogAPI, name: Any, vid: int, what: str) -> None:
     lake.table_path(name)  # the id rules (no reserved ids, no '/')
 
 
-def _unknown_table(cat: CatalogAPI, name: str, vid: int, what: str) -> UnknownTableError:
+def unknown_table(cat: CatalogAPI, name: str, vid: int, what: str) -> UnknownTableError:
     close = did_you_mean(name, table_names(cat, vid))
     return UnknownTableError(f"{what} {name!r} does not exist at vid {vid}{suggest(close)} (list tables with the "
                              f"path query {lake.tables_query(name.split('.')[0])})",
@@ -186,62 +186,8 @@ def _unknown_table(cat: CatalogAPI, name: str, vid: int, what: str) -> UnknownTa
 
 def require_table(cat: CatalogAPI, name: Any, vid: int, what: str = "table") -> Obj:
     """The table object (one point read), or `UnknownTableError` with did-you-mean names."""
-    _check_name(cat, name, vid, what)
+    check_name(cat, name, vid, what)
     try:
         return lake.require_table(cat, name, vid=vid)
     except NoSuchTableError:
-        raise _unknown_table(cat, name, vid, what) from None
-
-
-class CatalogModel:
-    """The tables of one catalog (top-level name) at one vid, each with its annotations, plus a
-    memo of read models derived from them (join scopes, metric lists)."""
-
-    def __init__(self, cat: CatalogAPI, catalog: str, vid: int) -> None:
-        from semantic.history import Context
-
-        self.cat, self.catalog, self.vid = cat, catalog, vid
-        self.memo: dict[Any, Any] = {}
-        ctx = Context(cat, vid)
-        ctx.load_all_annotations()
-        prefix = catalog + "."
-        self.tables: dict[str, TableInfo] = {
-            name: TableInfo(name, obj, columns_of(obj.value), list(ctx.annotations(name)))
-            for name, obj in ctx.tables().items() if name.startswith(prefix)}
-
-    def annotations(self, kind: str | None = None) -> list[Annotation]:
-        return [a for t in self.tables.values() for a in t.annotations if kind is None or a.kind == kind]
-
-
-def model(cat: CatalogAPI, catalog: str, vid: int) -> CatalogModel:
-    """The catalog's tables and annotations at `vid` (cached per catalog object and vid)."""
-    from semantic.history import cache_of
-
-    cache = cache_of(cat)
-    key = (catalog, vid)
-    hit = cache.models.take(key)
-    if hit is None:
-        hit = cache.models.put(key, CatalogModel(cat, catalog, vid))
-    return hit
-
-
-def table_info(cat: CatalogAPI, name: Any, vid: int, what: str = "table") -> TableInfo:
-    """The table `name` (catalog.namespace.table) at `vid`, from the cached model; an unknown or
-    malformed name raises with did-you-mean over the lake's tables."""
-    _check_name(cat, name, vid, what)
-    found = model(cat, name.split(".")[0], vid).tables.get(name)
-    if found is None:
-        raise _unknown_table(cat, name, vid, what)
-    return found
-
-
-def tables_of(cat: CatalogAPI, vid: int, names: Iterable[str]) -> dict[str, TableInfo]:
-    """The TableInfo of each existing table among `names` (others are left out)."""
-    out = {}
-    for n in set(names):
-        parts = n.split(".")
-        if len(parts) == 3:
-            found = model(cat, parts[0], vid).tables.get(n)
-            if found is not None:
-                out[n] = found
-    return out
+        raise unknown_table(cat, name, vid, what) from None

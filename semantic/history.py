@@ -94,7 +94,7 @@ class Cache:
         self.findings = _LRU(4096)       # (name, vid, depth) -> [Finding]
         self.cards = _LRU(1024)          # (name, vid) -> TableCard without time-dependent parts
         self.sql = _LRU(1024)            # (key, vid) -> (ok, fingerprint or error)
-        self.models = _LRU(16)           # (catalog, vid) -> _tables.CatalogModel
+        self.models = _LRU(16)           # (catalog, vid) -> _model.CatalogModel
 
 
 _CACHES: weakref.WeakKeyDictionary[Any, Cache] = weakref.WeakKeyDictionary()

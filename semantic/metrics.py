@@ -27,7 +27,8 @@ from sqlglot import exp
 
 from catalog_core.errors import InvalidValueError
 from semantic import _sql
-from semantic._tables import Column, TableInfo, catalog_names, model, short, table_info
+from semantic._model import model, table_info
+from semantic._tables import Column, TableInfo, catalog_names, short
 from semantic.annotations import check_provenance, new_annotation, write_annotations
 from semantic.errors import (
     InvalidAnnotationError,

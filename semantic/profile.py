@@ -30,7 +30,8 @@ from sqlglot import exp
 
 from catalog_core.errors import InvalidValueError
 from semantic import _sql
-from semantic._tables import Column, TableInfo, model, table_info
+from semantic._model import model, table_info
+from semantic._tables import Column, TableInfo
 from semantic.annotations import new_annotation, write_annotations
 from semantic.joins import default_name
 from semantic.models import Annotation, RelationshipView

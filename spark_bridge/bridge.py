@@ -26,7 +26,6 @@ import random
 import time as _time
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Iterator
 
 import catalog_core as cc
@@ -48,7 +47,7 @@ from catalog_core.writeset import CommitOnExit
 from spark_bridge import files as fl
 from spark_bridge import footers
 from spark_bridge.errors import BridgeError, CommitFailedError, CommitUnknownError, SchemaEvolutionError
-from spark_bridge.plan import Planner, StagedWrite, TableWrite, parent_path
+from spark_bridge.plan import CommitResult, Planner, StagedWrite, TableWrite, parent_path
 from spark_bridge.reader import read_table
 from spark_bridge.schema import SCHEMA_MODES, df_columns, evolve
 from spark_bridge.schema import alter as alter_schema
@@ -76,23 +75,6 @@ def _ship_footers_by_value() -> None:
 
 
 _ship_footers_by_value()
-
-
-@dataclass(frozen=True)
-class CommitResult:
-    """One catalog commit made by the bridge (vid None: nothing needed committing)."""
-
-    vid: int | None
-    attempts: int
-    tables: tuple[TableWrite, ...]
-
-    @property
-    def files_added(self) -> int:
-        return sum(t.files_added for t in self.tables)
-
-    @property
-    def rows_added(self) -> int:
-        return sum(t.rows_added for t in self.tables)
 
 
 def _check_time(value: Any) -> float | None:

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from catalog_core.lake import partition_columns, table_path
 from spark_bridge.errors import BridgeError
-from spark_bridge.plan import TableWrite, parent_path
+from spark_bridge.plan import CommitResult, TableWrite, parent_path
 from spark_bridge.reader import partition_values, read_files
 
 if TYPE_CHECKING:
-    from spark_bridge.bridge import Bridge, CommitResult
+    from spark_bridge.bridge import Bridge
 
 __all__ = ["compact", "pick_groups"]
 
@@ -34,8 +34,6 @@ def pick_groups(files: list[Any], target_bytes: int) -> dict[str, list[Any]]:
 
 def compact(bridge: "Bridge", name: str, target_file_mb: float = 128, author: str = "", message: str = "",
             where: str | None = None) -> "CommitResult":
-    from spark_bridge.bridge import CommitResult
-
     if not target_file_mb or target_file_mb <= 0:
         raise BridgeError(f"target_file_mb must be positive, got {target_file_mb!r}")
     cat, spark = bridge.catalog, bridge.spark

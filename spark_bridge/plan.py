@@ -21,7 +21,7 @@ from spark_bridge import stats as st
 from spark_bridge.errors import BridgeError, SchemaEvolutionError
 from spark_bridge.schema import evolve, replace
 
-__all__ = ["StagedFile", "StagedWrite", "TableWrite", "Planner", "query_of", "parent_path"]
+__all__ = ["StagedFile", "StagedWrite", "TableWrite", "CommitResult", "Planner", "query_of", "parent_path"]
 
 
 @dataclass
@@ -87,6 +87,24 @@ def chain(tpath: str, partition: tuple[tuple[str, Any], ...]) -> list[str]:
         cur = f"{cur}/{_partition_seg(col, value)}"
         out.append(cur)
     return out
+
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """One catalog commit made by the bridge (vid None: nothing needed committing)."""
+
+    vid: int | None
+    attempts: int
+    tables: tuple[TableWrite, ...]
+
+    @property
+    def files_added(self) -> int:
+        return sum(t.files_added for t in self.tables)
+
+    @property
+    def rows_added(self) -> int:
+        return sum(t.rows_added for t in self.tables)
 
 
 class Planner:

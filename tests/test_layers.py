@@ -60,3 +60,122 @@ def test_imports_point_down(pkg, rel):
 def test_the_checker_catches_a_bad_import():
     tree = ast.parse("import os\ndef f():\n    from catalog_core._engine.storage import Store\n")
     assert ("catalog_core._engine.storage", True) in _imports(tree)
+
+
+# ------------------------------------------------------------------ no import cycles between files
+CYCLE_PACKAGES = (*RANK, "bench")
+
+
+def _module_files() -> dict[str, str]:
+    out = {}
+    for pkg in CYCLE_PACKAGES:
+        for dirpath, _dirs, files in os.walk(os.path.join(ROOT, pkg)):
+            for f in files:
+                if f.endswith(".py"):
+                    rel = os.path.relpath(os.path.join(dirpath, f), ROOT)[:-3].replace(os.sep, ".")
+                    out[rel[:-len(".__init__")] if rel.endswith(".__init__") else rel] = os.path.join(dirpath, f)
+    return out
+
+
+def _imported(tree: ast.AST, pkg: str, known: set[str]) -> set[str]:
+    """Module names a file imports (resolved against `known`), TYPE_CHECKING blocks left out."""
+    found: set[str] = set()
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        for ch in ast.iter_child_nodes(node):
+            if isinstance(ch, ast.If) and "TYPE_CHECKING" in ast.unparse(ch.test):
+                todo.extend(ch.orelse)
+                continue
+            if isinstance(ch, ast.Import):
+                found.update(a.name for a in ch.names)
+            elif isinstance(ch, ast.ImportFrom):
+                base = ch.module or ""
+                if ch.level:
+                    parts = pkg.split(".")
+                    base = ".".join(parts[:len(parts) - ch.level + 1] + ([base] if base else []))
+                found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in ch.names)
+            todo.append(ch)
+    return found
+
+
+def import_graph(sources: dict[str, str], known: set[str]) -> dict[str, set[str]]:
+    """module -> the modules among `known` it imports, at any depth (inside functions too: a lazy
+    import is still a dependency); imports under `if TYPE_CHECKING:` are left out (never run).
+    `sources` maps a module name to its source text (a package's text starts with '#pkg')."""
+    graph: dict[str, set[str]] = {}
+    for name, text in sources.items():
+        pkg = name if text.startswith("#pkg\n") else name.rsplit(".", 1)[0]
+        deps = set()
+        for m in _imported(ast.parse(text), pkg, known):
+            while m and m not in known:
+                m = m.rsplit(".", 1)[0] if "." in m else ""
+            if m and m != name:
+                deps.add(m)
+        graph[name] = deps
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    x = stack.pop()
+                    on.discard(x)
+                    comp.append(x)
+                    if x == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_no_import_cycles_between_files():
+    files = _module_files()
+    sources = {}
+    for name, path in files.items():
+        with open(path, encoding="utf-8") as f:
+            sources[name] = ("#pkg\n" if path.endswith("__init__.py") else "") + f.read()
+    found = cycles(import_graph(sources, set(files)))
+    assert found == [], f"import cycles (move what both need into a module both import): {found}"
+
+
+def test_the_cycle_check_catches_a_lazy_cycle_and_ignores_type_checking():
+    sources = {"p": "#pkg\n", "p.a": "from p import b\n",
+               "p.b": "def f():\n    from p.a import x\n",
+               "p.c": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from p.a import y\n",
+               "p.d": "from . import c\n"}
+    graph = import_graph(sources, set(sources))
+    assert graph["p.d"] == {"p.c"} and graph["p.c"] == set()
+    assert cycles(graph) == [["p.a", "p.b"]]

@@ -19,19 +19,13 @@ are used."""
 
 from __future__ import annotations
 
-import datetime as _dt
-import decimal
 import hashlib
-import math
 import pickle
 import threading
-import uuid
-import warnings
 from collections import OrderedDict
 from typing import Any
 
 import duckdb
-from pydantic import BaseModel
 
 from catalog_core import errors
 from catalog_core.api import CatalogAPI, SnapshotRef
@@ -39,53 +33,25 @@ from catalog_core.errors import CatalogError, InvalidValueError, SqlTimeoutError
 from catalog_core.lake import require_table, table_path
 from catalog_core.sql import worker
 from catalog_core.sql.cache import Entry, catalog_cache, file_sig
-from catalog_core.sql.sandbox import MEMORY_LIMIT, check_statement, lock_down, map_error, refuse, startup_config
+from catalog_core.sql.duck import (
+    SqlColumn,
+    SqlResult,
+    Views,
+    connect,
+    install_views,
+)
+from catalog_core.sql.sandbox import MEMORY_LIMIT, check_statement, lock_down, map_error, refuse
 from catalog_core.sql.tables import TableSpec, catalog_dir, list_tables, load_table
-from catalog_core.sql.types import quote_ident, quote_str
-from catalog_core.sql.views import error_sql, table_sql
+from catalog_core.sql.views import table_sql
 
 __all__ = ["open_duckdb", "open_table", "run_sql", "SqlResult", "SqlColumn"]
 
-_RESERVED_DBS = frozenset({"system", "temp", "main"})
 MAX_LIMIT = 100_000
 MIN_MEMORY_LIMIT = 64 << 20
 MAX_MEMORY_LIMIT = 1 << 40
 
 
-class SqlColumn(BaseModel):
-    name: str
-    type: str
-
-
-class SqlResult(BaseModel):
-    """What `run_sql` returns: JSON-friendly rows, at most `limit` of them."""
-
-    columns: list[SqlColumn]
-    rows: list[list[Any]]
-    truncated: bool
-    snapshot: int
-    row_count: int
-
-
 # ---------------------------------------------------------------- building a connection
-
-def _connect(sandbox: bool, timeout_s: float | None = None, memory_limit: int = MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(":memory:", config=startup_config(timeout_s, memory_limit) if sandbox else {})
-    con.execute("SET enable_progress_bar = false")
-    # GLOBAL: every connection to this database (`cursor()`, as the SQL worker's jobs use) has them.
-    con.execute("SET GLOBAL TimeZone = 'UTC'")  # timestamps read the same on every machine
-    con.execute("SET GLOBAL parquet_metadata_cache = true")  # footers read once per database, not per scan
-    return con
-
-
-def job_settings(con: duckdb.DuckDBPyConnection, timeout_s: float, memory_limit: int) -> None:
-    """The limits of `startup_config(timeout_s, memory_limit)` on a connection opened with
-    `_connect(True)` (before `lock_down`): the worker opens its database before the statement
-    and its limits are known."""
-    cfg = startup_config(timeout_s, memory_limit)
-    con.execute(f"SET memory_limit = {quote_str(cfg['memory_limit'])}")
-    con.execute(f"SET GLOBAL max_execution_time = {int(cfg['max_execution_time'])}")
-
 
 _parser: duckdb.DuckDBPyConnection | None = None
 _parser_lock = threading.Lock()
@@ -98,50 +64,10 @@ def _parser_cursor() -> duckdb.DuckDBPyConnection:
     global _parser
     with _parser_lock:
         if _parser is None:
-            con = _connect(True)
+            con = connect(True)
             lock_down(con, [])
             _parser = con
         return _parser.cursor()
-
-
-def _attach(con: duckdb.DuckDBPyConnection, name: str, attached: dict[str, bool]) -> bool:
-    """The in-memory database for catalog `name` (the default database when it is `memory`)."""
-    key = name.lower()
-    if key not in attached:
-        problem = "is a reserved DuckDB database name" if key in _RESERVED_DBS else None
-        if problem is None and key != "memory":
-            try:
-                con.execute(f"ATTACH ':memory:' AS {quote_ident(name)}")
-            except duckdb.Error as e:
-                problem = f"cannot be a DuckDB database ({e})"
-        if problem:
-            warnings.warn(f"catalog {name!r} {problem}; its tables are not in SQL", stacklevel=3)
-        attached[key] = problem is None
-    return attached[key]
-
-
-def _create_view(con: duckdb.DuckDBPyConnection, spec: TableSpec, body: str) -> None:
-    cat_, ns, tbl = (quote_ident(p) for p in spec.parts)
-    con.execute(f"CREATE SCHEMA IF NOT EXISTS {cat_}.{ns}")
-    target = f"{cat_}.{ns}.{tbl}"
-    try:
-        con.execute(f"CREATE VIEW {target} AS {body}")
-        return
-    except duckdb.Error as e:
-        # A missing or unreadable file, or a type DuckDB cannot cast to: the view still exists
-        # with the table's columns and reports the problem when read.
-        msg = f"table {spec.name} cannot be read at this snapshot: {str(e).splitlines()[0]}"
-    try:
-        con.execute(f"CREATE OR REPLACE VIEW {target} AS {error_sql(spec, msg)}")
-    except duckdb.Error:  # the schema's own types are the problem
-        con.execute(f"CREATE OR REPLACE VIEW {target} AS {error_sql(spec, msg, typed=False)}")
-
-
-def _allowed(spec: TableSpec, sandbox: bool) -> list[str]:
-    return [f.path for f in spec.files if f.local and (f.trusted or not sandbox)]
-
-
-Views = tuple[str | None, list[tuple[TableSpec, str]]]
 
 
 def _views(cat: CatalogAPI, vid: int, sandbox: bool, names: set[str] | None = None, only: str | None = None,
@@ -198,22 +124,6 @@ def _keyed_views(cat: CatalogAPI, vid: int, sandbox: bool, names: set[str] | Non
     return (home, items), digests
 
 
-def install_views(con: duckdb.DuckDBPyConnection, views: Views, sandbox: bool) -> None:
-    """Create the views on `con`, then lock it down when sandboxed."""
-    home, items = views
-    attached: dict[str, bool] = {}
-    allowed: list[str] = []
-    if home is not None and _attach(con, home, attached):
-        con.execute(f"USE {quote_ident(home)}")
-    for spec, body in items:
-        if not _attach(con, spec.parts[0], attached):
-            continue
-        _create_view(con, spec, body)
-        allowed.extend(_allowed(spec, sandbox))
-    if sandbox:
-        lock_down(con, allowed)
-
-
 def _build(cat: CatalogAPI, vid: int, sandbox: bool, con: duckdb.DuckDBPyConnection, names: set[str] | None = None,
            only: str | None = None, where: str | None = None) -> None:
     install_views(con, _views(cat, vid, sandbox, names=names, only=only, where=where), sandbox)
@@ -224,7 +134,7 @@ def open_duckdb(cat: CatalogAPI, snapshot: SnapshotRef = None, sandbox: bool = T
     `catalog.namespace.table` over exactly its files then. `sandbox=True` confines the
     connection to those files (no other files, network, extensions or setting changes)."""
     vid = cat.resolve(snapshot)
-    con = _connect(sandbox)
+    con = connect(sandbox)
     try:
         _build(cat, vid, sandbox, con)
     except BaseException:
@@ -240,7 +150,7 @@ def open_table(cat: CatalogAPI, name: str, where: str | None = None, snapshot: S
     for that filter are read."""
     vid = cat.resolve(snapshot)
     require_table(cat, name, vid)
-    con = _connect(sandbox)
+    con = connect(sandbox)
     try:
         _build(cat, vid, sandbox, con, only=name, where=where)
     except BaseException:
@@ -250,55 +160,6 @@ def open_table(cat: CatalogAPI, name: str, where: str | None = None, snapshot: S
 
 
 # ---------------------------------------------------------------- guarded SQL
-
-def _jsonable(v: Any) -> Any:
-    if v is None or isinstance(v, (bool, int, str)):
-        return v
-    if isinstance(v, float):
-        return v if math.isfinite(v) else str(v)
-    if isinstance(v, decimal.Decimal):
-        return float(v) if v.is_finite() else str(v)
-    if isinstance(v, (_dt.datetime, _dt.date, _dt.time)):
-        return v.isoformat()
-    if isinstance(v, _dt.timedelta):
-        return str(v)
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return bytes(v).hex()
-    if isinstance(v, uuid.UUID):
-        return str(v)
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    return str(v)
-
-
-def _as_text(duck_type: str) -> bool:
-    # Zone-aware values need pytz in Python, and DuckDB's own text for them and for intervals
-    # is the JSON-friendly form anyway ("2025-06-01 10:00:00+00", "1 day 02:00:00").
-    return "TIME ZONE" in duck_type or "INTERVAL" in duck_type
-
-
-def _fetch(con: duckdb.DuckDBPyConnection, text: str, limit: int) -> tuple[list[SqlColumn], list[tuple]]:
-    rel = con.sql(text)
-    if rel is None:
-        raise InvalidValueError("the statement returned no result set; send a SELECT")
-    types = [str(t) for t in rel.types]
-    columns = [SqlColumn(name=n, type=t) for n, t in zip(rel.columns, types, strict=True)]
-    if any(_as_text(t) for t in types):
-        proj = ", ".join(f"CAST(#{i + 1} AS VARCHAR)" if _as_text(t) else f"#{i + 1}" for i, t in enumerate(types))
-        rel = rel.project(proj)
-    return columns, rel.limit(limit + 1).fetchall()
-
-
-def _interrupter(con: duckdb.DuckDBPyConnection):
-    def interrupt() -> None:
-        try:
-            con.interrupt()
-        except duckdb.Error:  # the query finished and the connection closed in the meantime
-            pass
-    return interrupt
-
 
 def _check_args(sql: Any, limit: Any, timeout_s: Any, memory_limit: Any) -> None:
     if not isinstance(sql, str):

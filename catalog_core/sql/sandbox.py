@@ -89,7 +89,8 @@ INTROSPECTION_TABLE_FUNCTIONS = frozenset({
 INTROSPECTION_SCALAR_FUNCTIONS = frozenset({"current_setting", "getvariable", "which_secret", "user_agent"})
 INTROSPECTION_VIEWS = frozenset({"pg_settings", "duckdb_settings"})
 # current_setting('<one of these>') answers nothing about the server's files
-SAFE_SETTINGS = frozenset({"timezone", "calendar", "threads", "memory_limit", "default_collation", "default_order", "default_null_order"})
+SAFE_SETTINGS = frozenset({"timezone", "calendar", "threads", "memory_limit", "max_execution_time",
+                           "default_collation", "default_order", "default_null_order"})
 ALLOWED_PRAGMAS = frozenset({"table_info", "show", "show_tables", "show_tables_expanded", "show_databases",
                              "database_list", "version", "platform", "functions", "collations"})
 _URL = re.compile(r"^(?!file://)[a-z][a-z0-9+.-]*://", re.I)

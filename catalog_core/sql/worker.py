@@ -95,7 +95,7 @@ _FRAME = struct.Struct(">Q")
 @dataclass
 class Job:
     text: str                # the checked statement
-    views: Any               # reader.Views (home catalog and (spec, view body) pairs), or it pickled
+    views: Any               # duck.Views (home catalog and (spec, view body) pairs), or it pickled
     limit: int
     timeout_s: float
     memory_limit: int
@@ -543,15 +543,16 @@ def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None) -> str 
     """Run `job` on a new connection (cursor) to database `db`, installing the views first
     unless `installed` (then: the database's fingerprint after its views were installed); the
     fingerprint when the database may serve a later job with the same key (None: close it)."""
-    from catalog_core.sql import reader
+    from catalog_core.sql import duck
+    from catalog_core.sql.types import quote_ident
 
     con = None
     try:
         _limit_memory(job.memory_limit)
         if not installed:
-            reader.job_settings(db, job.timeout_s, job.memory_limit)
+            duck.job_settings(db, job.timeout_s, job.memory_limit)
             views = pickle.loads(job.views) if isinstance(job.views, bytes) else job.views
-            reader.install_views(db, views, True)
+            duck.install_views(db, views, True)
         before = installed or (_fingerprint(db) if job.key is not None else None)
         # A connection of its own: temp objects, prepared statements, variables, the random
         # seed and session settings live in it and end with it (the statement check refuses
@@ -560,7 +561,7 @@ def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None) -> str 
         con = db.cursor()
         home = db.execute("SELECT current_database()").fetchone()[0]
         if home != "memory":
-            con.execute(f"USE {reader.quote_ident(home)}")
+            con.execute(f"USE {quote_ident(home)}")
         con.execute("BEGIN TRANSACTION")
     except BaseException as e:
         if con is not None:
@@ -568,13 +569,13 @@ def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None) -> str 
         _answer(out, b"E", {"error": _error(e)})
         return None
     out.write(b"R")
-    timer = threading.Timer(job.timeout_s, reader._interrupter(con))
+    timer = threading.Timer(job.timeout_s, duck.interrupter(con))
     timer.daemon = True
     timer.start()
     try:
-        columns, rows = reader._fetch(con, job.text, job.limit)
+        columns, rows = duck.fetch(con, job.text, job.limit)
         doc: dict[str, Any] = {"ok": {"columns": [[c.name, c.type] for c in columns],
-                                      "rows": [[reader._jsonable(v) for v in row] for row in rows]}}
+                                      "rows": [[duck.jsonable(v) for v in row] for row in rows]}}
         del rows
     except BaseException as e:
         doc = {"error": _error(e)}
@@ -600,7 +601,7 @@ def _serve() -> None:
     os.dup2(2, 1)  # nothing but the answers reach the caller's pipe
     import duckdb  # noqa: F401  (imported once, before the first statement)
 
-    from catalog_core.sql import reader
+    from catalog_core.sql import duck
 
     stdin = sys.stdin.fileno()
     base = 0
@@ -612,7 +613,7 @@ def _serve() -> None:
     db: Any = None
     while True:
         if db is None:
-            db, key = reader._connect(True), None
+            db, key = duck.connect(True), None
         size = _address_space()
         base = base or size
         if size > base + RETIRE_GROWTH:
@@ -624,7 +625,7 @@ def _serve() -> None:
         installed = fp if key is not None and job.key == key else None
         if key is not None and installed is None:  # another view set: a new database
             db.close()
-            db, key = reader._connect(True), None
+            db, key = duck.connect(True), None
         fp = None
         try:
             fp = _statement(out, db, job, installed)

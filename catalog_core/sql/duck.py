@@ -1,0 +1,165 @@
+"""The DuckDB side of SQL over a snapshot: connections with the sandbox's settings, the views
+installed on them, and rows fetched as JSON-friendly values. No catalog reads: `reader` gathers
+what the views need from the catalog, and both `reader` (in the caller's process) and `worker` (in
+the statement's process) build on this module, which imports neither."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import math
+import uuid
+import warnings
+from typing import Any
+
+import duckdb
+from pydantic import BaseModel
+
+from catalog_core.errors import InvalidValueError
+from catalog_core.sql.sandbox import MEMORY_LIMIT, lock_down, startup_config
+from catalog_core.sql.tables import TableSpec
+from catalog_core.sql.types import quote_ident, quote_str
+from catalog_core.sql.views import error_sql
+
+__all__ = ["SqlColumn", "SqlResult", "Views", "connect", "job_settings", "install_views", "fetch", "jsonable",
+           "interrupter"]
+
+_RESERVED_DBS = frozenset({"system", "temp", "main"})
+
+# the home catalog (USEd when the lake has one) and each table's spec and view body
+Views = tuple[str | None, list[tuple[TableSpec, str]]]
+
+
+class SqlColumn(BaseModel):
+    name: str
+    type: str
+
+
+class SqlResult(BaseModel):
+    """What `run_sql` returns: JSON-friendly rows, at most `limit` of them."""
+
+    columns: list[SqlColumn]
+    rows: list[list[Any]]
+    truncated: bool
+    snapshot: int
+    row_count: int
+
+
+def connect(sandbox: bool, timeout_s: float | None = None, memory_limit: int = MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:", config=startup_config(timeout_s, memory_limit) if sandbox else {})
+    con.execute("SET enable_progress_bar = false")
+    # GLOBAL: every connection to this database (`cursor()`, as the SQL worker's jobs use) has them.
+    con.execute("SET GLOBAL TimeZone = 'UTC'")  # timestamps read the same on every machine
+    con.execute("SET GLOBAL parquet_metadata_cache = true")  # footers read once per database, not per scan
+    return con
+
+
+def job_settings(con: duckdb.DuckDBPyConnection, timeout_s: float, memory_limit: int) -> None:
+    """The limits of `startup_config(timeout_s, memory_limit)` on a connection opened with
+    `connect(True)` (before `lock_down`): the worker opens its database before the statement
+    and its limits are known."""
+    cfg = startup_config(timeout_s, memory_limit)
+    con.execute(f"SET memory_limit = {quote_str(cfg['memory_limit'])}")
+    con.execute(f"SET GLOBAL max_execution_time = {int(cfg['max_execution_time'])}")
+
+
+def _attach(con: duckdb.DuckDBPyConnection, name: str, attached: dict[str, bool]) -> bool:
+    """The in-memory database for catalog `name` (the default database when it is `memory`)."""
+    key = name.lower()
+    if key not in attached:
+        problem = "is a reserved DuckDB database name" if key in _RESERVED_DBS else None
+        if problem is None and key != "memory":
+            try:
+                con.execute(f"ATTACH ':memory:' AS {quote_ident(name)}")
+            except duckdb.Error as e:
+                problem = f"cannot be a DuckDB database ({e})"
+        if problem:
+            warnings.warn(f"catalog {name!r} {problem}; its tables are not in SQL", stacklevel=3)
+        attached[key] = problem is None
+    return attached[key]
+
+
+def _create_view(con: duckdb.DuckDBPyConnection, spec: TableSpec, body: str) -> None:
+    cat_, ns, tbl = (quote_ident(p) for p in spec.parts)
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS {cat_}.{ns}")
+    target = f"{cat_}.{ns}.{tbl}"
+    try:
+        con.execute(f"CREATE VIEW {target} AS {body}")
+        return
+    except duckdb.Error as e:
+        # A missing or unreadable file, or a type DuckDB cannot cast to: the view still exists
+        # with the table's columns and reports the problem when read.
+        msg = f"table {spec.name} cannot be read at this snapshot: {str(e).splitlines()[0]}"
+    try:
+        con.execute(f"CREATE OR REPLACE VIEW {target} AS {error_sql(spec, msg)}")
+    except duckdb.Error:  # the schema's own types are the problem
+        con.execute(f"CREATE OR REPLACE VIEW {target} AS {error_sql(spec, msg, typed=False)}")
+
+
+def _allowed(spec: TableSpec, sandbox: bool) -> list[str]:
+    return [f.path for f in spec.files if f.local and (f.trusted or not sandbox)]
+
+
+def install_views(con: duckdb.DuckDBPyConnection, views: Views, sandbox: bool) -> None:
+    """Create the views on `con`, then lock it down when sandboxed."""
+    home, items = views
+    attached: dict[str, bool] = {}
+    allowed: list[str] = []
+    if home is not None and _attach(con, home, attached):
+        con.execute(f"USE {quote_ident(home)}")
+    for spec, body in items:
+        if not _attach(con, spec.parts[0], attached):
+            continue
+        _create_view(con, spec, body)
+        allowed.extend(_allowed(spec, sandbox))
+    if sandbox:
+        lock_down(con, allowed)
+
+
+def jsonable(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else str(v)
+    if isinstance(v, decimal.Decimal):
+        return float(v) if v.is_finite() else str(v)
+    if isinstance(v, (_dt.datetime, _dt.date, _dt.time)):
+        return v.isoformat()
+    if isinstance(v, _dt.timedelta):
+        return str(v)
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).hex()
+    if isinstance(v, uuid.UUID):
+        return str(v)
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    return str(v)
+
+
+def _as_text(duck_type: str) -> bool:
+    # Zone-aware values need pytz in Python, and DuckDB's own text for them and for intervals
+    # is the JSON-friendly form anyway ("2025-06-01 10:00:00+00", "1 day 02:00:00").
+    return "TIME ZONE" in duck_type or "INTERVAL" in duck_type
+
+
+def fetch(con: duckdb.DuckDBPyConnection, text: str, limit: int) -> tuple[list[SqlColumn], list[tuple]]:
+    rel = con.sql(text)
+    if rel is None:
+        raise InvalidValueError("the statement returned no result set; send a SELECT")
+    types = [str(t) for t in rel.types]
+    columns = [SqlColumn(name=n, type=t) for n, t in zip(rel.columns, types, strict=True)]
+    if any(_as_text(t) for t in types):
+        proj = ", ".join(f"CAST(#{i + 1} AS VARCHAR)" if _as_text(t) else f"#{i + 1}" for i, t in enumerate(types))
+        rel = rel.project(proj)
+    return columns, rel.limit(limit + 1).fetchall()
+
+
+def interrupter(con: duckdb.DuckDBPyConnection):
+    def interrupt() -> None:
+        try:
+            con.interrupt()
+        except duckdb.Error:  # the query finished and the connection closed in the meantime
+            pass
+    return interrupt
