@@ -172,8 +172,8 @@ class Episodes:
             raise ToolError("sql is empty; pass one read-only SELECT statement, or call abstain(id, "
                             "reason) when the catalog cannot answer the question")
         op = self._check_id(qid, tool)
-        line: dict[str, Any] = {"id": qid, "sql": sql.strip() if sql is not None else None,
-                "abstain_reason": (reason.strip() or "no reason given") if reason is not None else None,
+        line: dict[str, Any] = {"id": qid, "sql": sql if reason is None else None,
+                "abstain_reason": (reason if reason.strip() else "no reason given") if reason is not None else None,
                 "calls": op.calls, "tool_tokens": op.tokens, "tools": op.tools,
                 "seconds": round(time.perf_counter() - op.t0, 3)}
         self._append(ANSWERS, line)
