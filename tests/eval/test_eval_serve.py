@@ -306,3 +306,36 @@ def test_eval_serve_and_score_refuse_bad_input(lake, qfile, tmp_path):
     p = subprocess.run(semcat("eval", "score", "--data", lake, "--runs", str(tmp_path), "--out", str(tmp_path / "s")),
                        env=env(), capture_output=True, text=True, timeout=120)
     assert p.returncode != 0 and "no run.json" in p.stderr and "semcat eval serve --out" in p.stderr
+
+
+def test_serve_refuses_a_used_out_dir_and_score_handles_a_partial_run(lake, qfile, tmp_path):
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "answers.jsonl").write_text('{"id": "q024", "sql": "SELECT 1"}\n')
+    p = subprocess.run(semcat("eval", "serve", "--data", lake, "--condition", "bare", "--questions", qfile, "--out",
+                              str(used)), env=env(), capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and "already holds a run" in p.stderr and "new --out directory" in p.stderr
+
+    # a run that stopped after one answer (written as eval serve writes it)
+    from eval.harness.score import NO_ANSWER, score_runs
+
+    run = tmp_path / "partial"
+    run.mkdir()
+    vid = json.load(open(os.path.join(lake, "lake.json")))["latest_vid"]["enriched"]
+    gold = {q.id: q.gold_sql for q in load_questions(qfile)}
+    (run / "run.json").write_text(json.dumps({
+        "kind": "semcat-eval-serve", "condition": "bare", "history": "enriched", "vid": vid, "handle": f"pin:{vid}",
+        "questions_file": qfile, "question_ids": list(IDS), "seed": 7, "scale": "small"}))
+    (run / "answers.jsonl").write_text(json.dumps({"id": "q024", "sql": gold["q024"], "abstain_reason": None,
+                                                   "calls": 1, "seconds": 2.5}) + "\n")
+    (run / "calls.jsonl").write_text(json.dumps({"question": "q024", "tool": "search_tables", "arguments": {},
+                                                 "counted": True, "tokens": 100, "ms": 5.0, "error": None,
+                                                 "deprecated": []}) + "\n")
+    with pytest.raises(ValueError, match="is a run directory"):
+        score_runs(lake, [str(run)], str(run), detector_depths=())
+    summary = score_runs(lake, [str(run)], str(tmp_path / "scored"), detector_depths=())
+    recs = {r["id"]: r for r in map(json.loads, open(summary.results_path))}
+    assert recs["q024"]["correct"] and recs["q024"]["tool_calls"] == 1 and recs["q024"]["tool_tokens"] == 100
+    for qid in ("q047", "q050", "q097"):   # not answered: loud errors, even the unanswerable one
+        assert recs[qid]["outcome"] == "loud-error" and NO_ANSWER in recs[qid]["reason"]
+    assert summary.accuracy == {"bare": 0.25}
