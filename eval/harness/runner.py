@@ -118,18 +118,25 @@ def _walk(v: Any) -> Iterable[dict[str, Any]]:
             yield from _walk(x)
 
 
-def warned_deprecated(ep: Episode) -> set[str]:
-    """Tables the transcript showed as deprecated (warnings of kind `deprecated`, or a hit/card with a
+def deprecated_shown(result: Any) -> set[str]:
+    """Tables one tool result showed as deprecated (warnings of kind `deprecated`, or a hit/card with a
     `deprecated` / `deprecation` field)."""
     out: set[str] = set()
+    for d in _walk(result):
+        if d.get("kind") == "deprecated" and isinstance(d.get("table"), str):
+            out.add(d["table"])
+        if d.get("deprecated") and isinstance(d.get("name"), str):
+            out.add(d["name"])
+        if d.get("deprecation") and isinstance(d.get("table"), str):
+            out.add(d["table"])
+    return out
+
+
+def warned_deprecated(ep: Episode) -> set[str]:
+    """Tables the transcript showed as deprecated (`deprecated_shown` over every turn's result)."""
+    out: set[str] = set()
     for t in ep.turns:
-        for d in _walk(t.result):
-            if d.get("kind") == "deprecated" and isinstance(d.get("table"), str):
-                out.add(d["table"])
-            if d.get("deprecated") and isinstance(d.get("name"), str):
-                out.add(d["name"])
-            if d.get("deprecation") and isinstance(d.get("table"), str):
-                out.add(d["table"])
+        out |= deprecated_shown(t.result)
     return out
 
 
@@ -229,6 +236,35 @@ def _score(q: Question, ep: Episode, gold: tuple[Any, str | None] | None, cat: C
     return "silent-wrong", c.reason + extra
 
 
+def episode_record(q: Question, ep: Episode, *, cond: str, lake_root: str, cat: CatalogAPI, history: str, vid: int,
+                   gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]], deprecated: set[str],
+                   known: list[str], warned: set[str] | None = None) -> dict[str, Any]:
+    """The scored line of one episode (one question x condition x lake), as episodes.jsonl holds it.
+
+    Shared by the runner and `semcat eval score` (eval.harness.score), so both score alike: the gold SQL
+    runs once per (history, vid, question) through `gold_cache`, both statements at `vid`. `warned`: the
+    tables the agent was shown as deprecated (default: read from the episode's turns)."""
+    gold = None
+    if not q.unanswerable and q.gold_sql:
+        key = (history, vid, q.id)
+        if key not in gold_cache:
+            gold_cache[key] = _sql(cat, q.gold_sql, vid)
+        gold = gold_cache[key]
+    outcome, reason = _score(q, ep, gold, cat, vid)
+    read = tables_read(ep.sql, known)
+    shown = warned_deprecated(ep) if warned is None else warned
+    used_dep = sorted(t for t in read if t in (deprecated | shown))
+    return {
+        "id": q.id, "condition": cond, "lake": lake_root, "vid": vid, "outcome": outcome,
+        "correct": outcome == "correct", "reason": reason, "sql": ep.sql,
+        "abstain_reason": ep.abstain_reason if ep.sql is None else None, "agent_error": ep.agent_error,
+        "tables_read": read, "deprecated_used": used_dep, "tool_calls": ep.tool_calls,
+        "tools": [t.call.name for t in ep.turns], "tool_tokens": ep.tool_tokens,
+        "prompt_tokens": ep.prompt_tokens, "completion_tokens": ep.completion_tokens,
+        "seconds": round(ep.seconds, 3),
+    }
+
+
 # ------------------------------------------------------------------ the run
 async def _run_condition(lake: _Lake, cond: str, qs: Sequence[Question], agent_factory: Callable[[], Agent],
                          gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]], deprecated: set[str],
@@ -252,24 +288,8 @@ async def _run_condition(lake: _Lake, cond: str, qs: Sequence[Question], agent_f
             agent = agent_factory()
             names.add(str(getattr(agent, "name", type(agent).__name__)))
             ep = await run_episode(client, agent, q.question, snapshot=handle, tools=specs)
-            gold = None
-            if not q.unanswerable and q.gold_sql:
-                key = (history, vid, q.id)
-                if key not in gold_cache:
-                    gold_cache[key] = _sql(cat, q.gold_sql, vid)
-                gold = gold_cache[key]
-            outcome, reason = _score(q, ep, gold, cat, vid)
-            read = tables_read(ep.sql, known)
-            used_dep = sorted(t for t in read if t in (dep | warned_deprecated(ep)))
-            out.append({
-                "id": q.id, "condition": cond, "lake": lake.root, "vid": vid, "outcome": outcome,
-                "correct": outcome == "correct", "reason": reason, "sql": ep.sql,
-                "abstain_reason": ep.abstain_reason if ep.sql is None else None, "agent_error": ep.agent_error,
-                "tables_read": read, "deprecated_used": used_dep, "tool_calls": ep.tool_calls,
-                "tools": [t.call.name for t in ep.turns], "tool_tokens": ep.tool_tokens,
-                "prompt_tokens": ep.prompt_tokens, "completion_tokens": ep.completion_tokens,
-                "seconds": round(ep.seconds, 3),
-            })
+            out.append(episode_record(q, ep, cond=cond, lake_root=lake.root, cat=cat, history=history, vid=vid,
+                                      gold_cache=gold_cache, deprecated=dep, known=known))
             if log is not None:
                 log.write(json.dumps(out[-1], ensure_ascii=False, default=str) + "\n")
                 log.flush()
@@ -320,11 +340,7 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
         with _progress(total, progress) as bar, open(os.path.join(out_dir, EPISODES), "w", encoding="utf-8") as log:
             task = bar.add_task("eval", total=total)
             for lake in lakes:
-                known = sorted(lake.info.get("rows", {}))
-                known = sorted(set(known) | {t for q in qs for t in q.tables})
-                deprecated: set[str] = set()
-                for c in lake.catalogs.values():
-                    deprecated |= deprecated_tables(c, c.resolve(None))
+                known, deprecated = _lake_tables(lake, qs)
                 gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]] = {}
                 recs: dict[str, list[dict[str, Any]]] = {}
                 for cond in conds:
@@ -362,6 +378,16 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
     acc = {c: sum(r["correct"] for r in records if r["condition"] == c) / len(qs) for c in conds}
     return RunSummary(out_dir=out_dir, results_path=path, records=len(records), seconds=seconds, accuracy=acc,
                       snapshots=vids)
+
+
+def _lake_tables(lake: _Lake, qs: Sequence[Question]) -> tuple[list[str], set[str]]:
+    """(the lake's table names and the questions' gold tables, the tables deprecated at the latest vid of
+    any of its histories)."""
+    known = sorted(set(lake.info.get("rows", {})) | {t for q in qs for t in q.tables})
+    deprecated: set[str] = set()
+    for c in lake.catalogs.values():
+        deprecated |= deprecated_tables(c, c.resolve(None))
+    return known, deprecated
 
 
 def _detector(lake: _Lake, depths: tuple[str, ...], now: Any) -> dict[str, Any]:

@@ -304,5 +304,90 @@ def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model,
     click.echo(f"\nreport: {paths['report']}  chart: {paths['chart']}  lines: {out_dir}/results.jsonl")
 
 
+def _default_questions() -> str:
+    import os
+
+    import eval as _eval_pkg
+
+    return os.path.join(os.path.dirname(_eval_pkg.__file__), "questions", "public.yaml")
+
+
+@eval_group.command("serve")
+@click.option("--data", "data_dir", required=True, help="a lake built by `semcat eval build`")
+@click.option("--condition", required=True,
+              help="one of bare, enriched, stale, stale+detect, enriched+detect (the agent is never told which)")
+@click.option("--questions", "questions_file", default=None,
+              help="question file (eval/harness/questions.py format)  [default: eval/questions/public.yaml]")
+@click.option("--port", default=None, type=click.IntRange(1, 65535),
+              help="serve streamable HTTP at http://127.0.0.1:PORT/mcp (default: stdio)")
+@click.option("--out", "out_dir", required=True,
+              help="where the run is recorded: run.json, calls.jsonl, answers.jsonl (score with `eval score`)")
+def eval_serve(data_dir, condition, questions_file, port, out_dir) -> None:
+    """Serve one condition's MCP tools and the questions to your own agent (next_question, submit_answer,
+    abstain), recording every call and answer for `semcat eval score`."""
+    import shlex
+    import sys
+
+    from catalog_core.errors import CatalogError
+    from eval.harness.questions import QuestionFileError
+    from eval.harness.runner import validate_conditions
+    from eval.harness.serve import serve
+
+    try:
+        validate_conditions([condition])
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--condition") from None
+    command = "semcat " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    try:
+        serve(data_dir, condition, questions_file or _default_questions(), out_dir, port=port, command=command,
+              log=lambda m: click.echo(m, err=True))
+    except QuestionFileError as exc:
+        raise click.BadParameter(str(exc), param_hint="--questions") from None
+    except (FileNotFoundError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except CatalogError as exc:  # the history is open in another process, ...
+        raise click.ClickException(exc.message) from None
+
+
+@eval_group.command("score")
+@click.option("--data", "data_dir", required=True, help="the lake the runs were served from")
+@click.option("--runs", "run_dirs", required=True, multiple=True,
+              help="a directory `semcat eval serve --out` recorded (repeat: one per condition)")
+@click.option("--questions", "questions_file", default=None,
+              help="question file  [default: the one the first run's run.json names]")
+@click.option("--out", "out_dir", required=True, help="output directory: results.jsonl, report.md, chart.png")
+@click.option("--detector/--no-detector", default=True, show_default=True,
+              help="score the staleness detector against the manifest (metadata and data depth)")
+def eval_score(data_dir, run_dirs, questions_file, out_dir, detector) -> None:
+    """Score runs recorded by `semcat eval serve` with the comparator, metrics and report of `eval run`."""
+    import json
+    import shlex
+    import sys
+
+    from catalog_core.errors import CatalogError
+    from eval.harness.questions import QuestionFileError, load_questions
+    from eval.harness.report import headline, write_report
+    from eval.harness.score import score_runs
+
+    try:
+        questions = load_questions(questions_file) if questions_file else None
+    except QuestionFileError as exc:
+        raise click.BadParameter(str(exc), param_hint="--questions") from None
+    command = "semcat " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    try:
+        score_runs(data_dir, list(run_dirs), out_dir, questions=questions, command=command,
+                   detector_depths=("metadata", "data") if detector else (), log=lambda m: click.echo(m, err=True))
+    except QuestionFileError as exc:
+        raise click.ClickException(str(exc)) from None
+    except (FileNotFoundError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except CatalogError as exc:
+        raise click.ClickException(exc.message) from None
+    paths = write_report(out_dir)
+    with open(paths["summary"], encoding="utf-8") as fh:
+        click.echo(headline(json.load(fh)))
+    click.echo(f"\nreport: {paths['report']}  chart: {paths['chart']}  lines: {out_dir}/results.jsonl")
+
+
 if __name__ == "__main__":
     main()
