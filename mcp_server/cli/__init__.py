@@ -61,11 +61,13 @@ def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeo
 @click.option("--limit", default=1000, show_default=True, type=int)
 @click.option("--timeout", "timeout_s", default=10.0, show_default=True, type=float)
 @click.option("--token", default=None, envvar="SEMCAT_TOKEN")
-def sql(sql, data_dir, snapshot, limit, timeout_s, token) -> None:
+@click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "csv", "json"]),
+              help="table for people, csv or json for programs")
+def sql(sql, data_dir, snapshot, limit, timeout_s, token, fmt) -> None:
     """Run one read-only SQL statement over the Parquet files of a snapshot."""
     from mcp_server.cli.sql import run_cli
 
-    run_cli(sql, data_dir=data_dir, snapshot=snapshot, limit=limit, timeout_s=timeout_s, token=token)
+    run_cli(sql, data_dir=data_dir, snapshot=snapshot, limit=limit, timeout_s=timeout_s, token=token, fmt=fmt)
 
 
 _data = click.option("--data", "data_dir", default="data", show_default=True,

@@ -1,12 +1,18 @@
-"""`semcat sql "SELECT …" --data DIR|URL --snapshot S`: one guarded statement, printed as a table.
-Errors print their message and exit with status 2, never a traceback."""
+"""`semcat sql "SELECT …" --data DIR|URL --snapshot S [--format table|csv|json]`: one guarded
+statement, printed as a table (for people: it does not wrap into narrow columns when piped, it
+takes the width it needs), CSV (a header row, NULL as an empty field) or JSON (one document:
+columns, rows, row_count, truncated, snapshot). Errors print their message and exit with status
+2, never a traceback."""
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
-__all__ = ["run_cli", "open_catalog"]
+__all__ = ["run_cli", "open_catalog", "FORMATS"]
+
+FORMATS = ("table", "csv", "json")
 
 
 class _CliError(Exception):
@@ -34,6 +40,21 @@ def _cell(value: Any) -> Any:
     return Text("NULL", style="dim") if value is None else Text(str(value))
 
 
+def _csv(result: Any) -> None:
+    import csv
+
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    out.writerow([c.name for c in result.columns])
+    for row in result.rows:
+        out.writerow(["" if v is None else v if isinstance(v, (str, int, float)) else json.dumps(v) for v in row])
+
+
+def _json(result: Any) -> None:
+    print(json.dumps({"columns": [{"name": c.name, "type": c.type} for c in result.columns], "rows": result.rows,
+                      "row_count": result.row_count, "truncated": result.truncated, "snapshot": result.snapshot},
+                     ensure_ascii=False))
+
+
 def _print(result: Any) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -47,11 +68,14 @@ def _print(result: Any) -> None:
     if result.truncated:
         note += f" (truncated at the limit of {result.row_count}; raise --limit to see more)"
     table.caption = note
-    Console().print(table)
+    # On a terminal the table fits the screen; piped, it takes the width it needs instead of rich's
+    # default 80 columns, which folds every value into a few characters.
+    console = Console() if sys.stdout.isatty() else Console(width=100_000, soft_wrap=True)
+    console.print(table)
 
 
 def run_cli(sql: str, data_dir: str, snapshot: str | None = None, limit: int = 1000, timeout_s: float = 10.0,
-            token: str | None = None) -> None:
+            token: str | None = None, fmt: str = "table") -> None:
     import catalog_core as cc
 
     cat = None
@@ -67,4 +91,4 @@ def run_cli(sql: str, data_dir: str, snapshot: str | None = None, limit: int = 1
     finally:
         if cat is not None and hasattr(cat, "close"):
             cat.close()
-    _print(result)
+    {"table": _print, "csv": _csv, "json": _json}[fmt](result)

@@ -252,6 +252,33 @@ def test_semcat_sql_prints_a_table_and_exits_2_on_errors(data_dir):
     assert missing.exit_code == 2 and "no catalog" in missing.output
 
 
+def test_semcat_sql_formats_for_programs_and_does_not_fold_when_piped(data_dir):
+    """`--format csv|json` for programs; the table, piped (CliRunner is not a terminal), keeps long
+    values on one line instead of folding them into rich's default 80 columns."""
+    import csv
+    import io
+    import json
+
+    from mcp_server.cli import main
+
+    cat = cc.Catalog.open(data_dir)
+    build_lake(cat)
+    cat.close()
+    runner = CliRunner()
+    sql = "SELECT id, note, NULL AS nothing, repeat('x', 150) AS wide FROM wh.sales.orders ORDER BY id"
+    as_csv = runner.invoke(main, ["sql", sql, "--data", data_dir, "--format", "csv"])
+    rows = list(csv.reader(io.StringIO(as_csv.output)))
+    assert as_csv.exit_code == 0 and rows[0] == ["id", "note", "nothing", "wide"]
+    assert rows[1][:3] == ["1", "n1", ""] and rows[1][3] == "x" * 150
+    as_json = json.loads(runner.invoke(main, ["sql", sql, "--data", data_dir, "--format", "json"]).output)
+    assert [c["name"] for c in as_json["columns"]] == ["id", "note", "nothing", "wide"]
+    assert as_json["rows"][0][:3] == [1, "n1", None] and as_json["truncated"] is False
+    table = runner.invoke(main, ["sql", sql, "--data", data_dir])
+    assert table.exit_code == 0 and "x" * 150 in table.output  # one line, not folded
+    bad = runner.invoke(main, ["sql", sql, "--data", data_dir, "--format", "xml"])
+    assert bad.exit_code == 2 and "'table', 'csv', 'json'" in bad.output
+
+
 def test_remote_client_over_http_reads_the_same_rows(wh):
     from mcp_server.http.server import serve_in_thread
 
