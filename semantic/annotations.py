@@ -410,6 +410,29 @@ def table_refs(sql: str) -> list[tuple[str, ...]]:
     return list(out)
 
 
+def column_refs(sql: str) -> tuple[set[str], bool]:
+    """The column names a SQL text mentions (lower case, any table, qualified or not) and whether it
+    selects `*` or `t.*` anywhere (then every column of a table it reads is used). Raises sqlglot's
+    ParseError when the text does not parse."""
+    import sqlglot
+    from sqlglot import exp
+
+    names: set[str] = set()
+    star = False
+    for tree in sqlglot.parse(sql, read="duckdb"):
+        if tree is None:
+            continue
+        for c in tree.find_all(exp.Column):
+            if isinstance(c.this, exp.Star):
+                star = True
+            elif c.name:
+                names.add(c.name.lower())
+        for j in tree.find_all(exp.Join):  # JOIN ... USING (k): k is an identifier, not a Column
+            names.update(u.name.lower() for u in j.args.get("using") or [] if u.name)
+        star = star or any(isinstance(s.parent, exp.Select) for s in tree.find_all(exp.Star))
+    return names, star
+
+
 def sql_tables(cat: CatalogAPI, sql: str, vid: int) -> tuple[list[str], set[str]]:
     """The tables (dotted names) a SQL statement reads, and the column names it mentions (lower
     case). Names may be `t`, `ns.t` or `cat.ns.t` as DuckDB accepts them."""
