@@ -146,7 +146,7 @@ def _serve_what_if(argv: list[str]) -> None:
     from rocksdict import WriteOptions
 
     from catalog_core import storage
-    from catalog_core._engine.codec import vid_bytes
+    from catalog_core.codec import vid_bytes
     from mcp_server.cli import main as cli
 
     nosync = WriteOptions()

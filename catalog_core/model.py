@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
-from catalog_core._engine.codec import unpack_leaf
+from catalog_core.codec import unpack_leaf
 
 __all__ = ["Obj", "FileObj", "Version", "Commit", "Snapshot", "Change", "Branch", "QueryStats", "to_datetime",
            "iso_time", "parse_time"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from catalog_core._engine.codec import pack_commit_fields, pack_leaf, pack_value
+from catalog_core.codec import pack_commit_fields, pack_leaf, pack_value
 from catalog_core.errors import InvalidPathError, InvalidValueError
 from catalog_core.merge import apply_delta, validate_delta
 from catalog_core.model import Obj

@@ -11,9 +11,9 @@ from typing import Any
 
 from msgpack import packb as _packb
 
-from catalog_core._engine.codec import _maybe_non_finite, inv_vid_bytes, pack, pack_value
 from catalog_core._engine.keys import SEP, children_prefix, key_of, path_of_key
 from catalog_core._engine.storage import Store
+from catalog_core.codec import inv_vid_bytes, maybe_non_finite, pack, pack_value
 from catalog_core.errors import (
     AlreadyExistsError,
     InvalidValueError,
@@ -49,7 +49,7 @@ def _pack_record(key: bytes, record: list) -> bytes:
         out: bytes | None = pack(record)
     except InvalidValueError:
         out = None
-    if out is None or _maybe_non_finite(out):  # refuse, naming the object (or a false alarm: the bytes)
+    if out is None or maybe_non_finite(out):  # refuse, naming the object (or a false alarm: the bytes)
         return pack_value(record, f"the value of {path_of_key(key)!r}")
     return out
 

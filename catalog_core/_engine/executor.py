@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from catalog_core._engine.codec import unpack_leaf
 from catalog_core._engine.storage import Store
+from catalog_core.codec import unpack_leaf
 from catalog_core.model import Obj, QueryStats
 from catalog_core.query.ast import Query, Step
 from catalog_core.query.bounds import id_ranges

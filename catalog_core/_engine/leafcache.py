@@ -13,7 +13,7 @@ import threading
 from itertools import islice
 from typing import Any
 
-from catalog_core._engine.codec import unpack_leaf
+from catalog_core.codec import unpack_leaf
 
 __all__ = ["LeafValueCache"]
 

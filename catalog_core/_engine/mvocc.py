@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog_core._engine.apply import View, changes, materialize
-from catalog_core._engine.codec import pack_commit_fields, pack_commit_record, vid_bytes
 from catalog_core._engine.locks import LockManager
 from catalog_core._engine.storage import Store
 from catalog_core._engine.writelog import WriteLog
+from catalog_core.codec import pack_commit_fields, pack_commit_record, vid_bytes
 from catalog_core.errors import CatalogError, ConflictError, InvalidValueError
 from catalog_core.model import iso_time as _iso
 from catalog_core.query.ast import TrueExpr

@@ -16,7 +16,7 @@ import orjson
 
 from catalog_core.errors import InvalidValueError
 
-__all__ = ["pack", "unpack", "pack_value", "pack_leaf", "unpack_leaf", "check_stored", "pack_commit_fields",
+__all__ = ["pack", "unpack", "pack_value", "pack_leaf", "unpack_leaf", "check_stored", "pack_commit_fields", "maybe_non_finite",
            "pack_commit_record", "vid_bytes", "inv_vid_bytes", "FILE_JSON", "INT_MIN", "INT_MAX"]
 
 # How pack_leaf's JSON for a file object begins: planning recognizes files without decoding them.
@@ -100,7 +100,7 @@ def _problem(value: Any, what: str, finite_only: bool = False) -> InvalidValueEr
     return None
 
 
-def _maybe_non_finite(packed: bytes) -> bool:
+def maybe_non_finite(packed: bytes) -> bool:
     # msgpack writes every float as 0xcb + 8 bytes; ±Infinity and NaN start 0x7ff / 0xfff.
     return b"\xcb\x7f" in packed or b"\xcb\xff" in packed
 
@@ -123,7 +123,7 @@ def pack_value(value: Any, what: str = "value") -> bytes:
         raise InvalidValueError(
             f"{what} cannot be stored ({exc}); use JSON-like data: dict, list, str, int, float, bool, None, bytes"
         ) from None
-    if _maybe_non_finite(out):
+    if maybe_non_finite(out):
         err = _problem(value, what, finite_only=True)
         if err is not None:
             raise err
@@ -135,7 +135,7 @@ def pack_commit_fields(author: Any, message: Any, meta: Any) -> bytes:
     refused if it cannot be stored: checked before the commit joins a group."""
     try:
         out = _packb({"author": author, "message": message, "meta": meta}, use_bin_type=True, default=_default)
-        if not _maybe_non_finite(out):
+        if not maybe_non_finite(out):
             return out[1:]  # drop the fixmap header: the pairs go into the record's map
     except (TypeError, ValueError, OverflowError):
         pass
@@ -168,7 +168,7 @@ def pack_leaf(value: dict, what: str = "value") -> bytes:
     except TypeError:
         return pack_value(value, what)
     # orjson writes NaN and ±Infinity as null: look closer only at values holding a null.
-    if (b":null" in out or b"[null" in out or b",null" in out) and _maybe_non_finite(_packb(value, default=_default)):
+    if (b":null" in out or b"[null" in out or b",null" in out) and maybe_non_finite(_packb(value, default=_default)):
         err = _problem(value, what, finite_only=True)
         if err is not None:
             raise err
