@@ -237,3 +237,13 @@ def start_server(data_dir: str, log_path: str, *args: str) -> tuple[subprocess.P
         time.sleep(0.05)
     proc.kill()
     raise AssertionError("server did not start: " + open(log_path).read())
+
+
+def stop_process(proc: subprocess.Popen, grace_s: float = 20) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within `grace_s`; always reaped."""
+    proc.terminate()
+    try:
+        proc.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

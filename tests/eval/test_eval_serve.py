@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from eval.agents.loop import BUDGET, Abstain, FinalSQL, ToolCall, Transcript
 from eval.harness.questions import load_questions
+from tests.helpers import stop_process
 
 pytestmark = pytest.mark.slow
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -210,12 +211,7 @@ def test_eval_serve_stdio_and_http_then_score(lake, qfile, tmp_path):
             return await scripted(call, qfile)
         seen2 = anyio.run(over_http)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
     check(seen2, out2, "stale")
     assert seen1["tools"] == seen2["tools"]
     assert instructions1 and set(instructions2) == {instructions1}

@@ -23,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 import semantic as sm
 from mcp_server.mcp import TOOL_NAMES
+from tests.helpers import stop_process
 from tests.mcp_server.mcplake import DIM, FCT
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -77,12 +78,7 @@ def serve(data: str, tokens: str | None):
                 time.sleep(0.1)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 @pytest.fixture(scope="module")
@@ -305,8 +301,7 @@ def test_the_token_budget_is_a_server_option_over_stdio_and_http(data_copy):
         r = run(http_client(url, None), go)
         assert not r.is_error and r.structured_content["truncated"] and size(r) <= 700  # 8,000 would not cut it
     finally:
-        proc.terminate()
-        proc.wait(20)
+        stop_process(proc)
     bad = subprocess.run(semcat("mcp", "--data", data, "--token-budget", "10"), env=env(), capture_output=True,
                          text=True, timeout=120)
     assert bad.returncode != 0 and "--token-budget" in bad.stderr
