@@ -8,9 +8,10 @@ semantic layer with findings), or with `--lake DIR` the Acme demo lake of `semca
 pinned snapshot, repeated N times after one warm-up; p50 and p99 are printed per tool. Over HTTP
 the server runs in this process (a uvicorn thread), so client and server share one GIL.
 
-Tokens: the structured content (compact JSON) plus the one-line text summary of each typical
-call, counted with the o200k_base vocabulary of `bpe-openai` (bundled, no download). The largest
-response is named; the run fails if any default response exceeds 4,000 tokens.
+Tokens: the structured content (compact JSON) plus the text content (the summary line followed by
+the same compact JSON, `bounds.render`) of each typical call, i.e. everything a client receives,
+counted with the o200k_base vocabulary of `bpe-openai` (bundled, no download). The largest response
+is named; the run fails if any default response exceeds 4,000 tokens.
 
 At maximum limits: every paged tool called once with its largest allowed `limit`, side by side on
 a server without a size bound (`token_budget` 10^9, what the tools answered before the budget) and

@@ -169,7 +169,6 @@ _FOR_AGENTS = (
     (re.compile(r",? or raise timeout_s"), " (the tool's time limit is fixed)"),
     (re.compile(r"cat\.clone\(source, branch\) \(semcat branch create\)"), "semcat branch create"),
     (re.compile(r"cat\.branches\(\)"), "semcat branch list"),
-    (re.compile(r"pass catalog= or mapping="), "name the table catalog.namespace.table"),
 )
 
 
