@@ -216,11 +216,13 @@ class SemcatServer(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
+        role = role_of(_request_of(context))
         if tool is None:
-            names = ", ".join(t.name for t in self._tool_manager.list_tools())
+            names = ", ".join(t.name for t in self._tool_manager.list_tools()
+                              if role == "write" or t.name not in WRITE_TOOLS)
             raise CodedToolError(f"Error executing tool {name}: unknown tool {name!r}; the tools are {names}",
                                  "NotFoundError")
-        if name in WRITE_TOOLS and (role := role_of(_request_of(context))) != "write":
+        if name in WRITE_TOOLS and role != "write":
             raise CodedToolError(f"Error executing tool {name}: a {role!r} token cannot call {name}; nothing was "
                                  "done. Ask for a token with role 'write' to record annotations", "PermissionDeniedError")
         if isinstance(arguments, dict):
@@ -435,7 +437,8 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
         so later agents can use it. Needs a write token over HTTP."""
         role, principal = caller(ctx, options)
         if role != "write":
-            raise ToolError(f"a {role!r} token cannot annotate; use a token with role 'write'")
+            raise CodedToolError(f"a {role!r} token cannot annotate; use a token with role 'write'",
+                                 "PermissionDeniedError")
         return _guard(tools, lambda: tools.annotate(table, column, fields, confidence, note, principal))
 
     _strict_schemas(server)

@@ -205,6 +205,9 @@ def test_http_tools_list_offers_each_token_what_it_may_call(secured):
         return sorted(t.name for t in (await c.list_tools()).tools)
     assert run(http_client(secured, READ), names) == sorted(READ_TOOLS)
     assert run(http_client(secured, WRITE), names) == sorted(TOOL_NAMES)
+    r = run(http_client(secured, READ), lambda c: c.call_tool("drop_table", {}))
+    assert r.structured_content["error"]["code"] == "NotFoundError" and "search_tables" in r.content[0].text
+    assert "annotate" not in r.content[0].text  # the tools it names are those the token may call
 
 
 def test_http_write_token_annotates_as_its_principal(secured):
