@@ -8,9 +8,12 @@ semantic layer with findings), or with `--lake DIR` the Acme demo lake of `semca
 pinned snapshot, repeated N times after one warm-up; p50 and p99 are printed per tool. Over HTTP
 the server runs in this process (a uvicorn thread), so client and server share one GIL.
 
-Tokens: the structured content (compact JSON) plus the one-line text summary of each typical
-call, counted with the o200k_base vocabulary of `bpe-openai` (bundled, no download). The largest
-response is named; the run fails if any default response exceeds 4,000 tokens.
+Tokens: the structured content (compact JSON) plus the text content (the summary line followed by
+the same compact JSON, `bounds.render`) of each typical call, i.e. everything a client receives
+(`tokens`), and the payload alone (`payload`: the structured content's compact JSON, the one copy a
+model reads whichever of the two its client forwards), counted with the o200k_base vocabulary of
+`bpe-openai` (bundled, no download). The largest response is named; the run fails if any default
+response's payload exceeds 4,000 tokens.
 
 At maximum limits: every paged tool called once with its largest allowed `limit`, side by side on
 a server without a size bound (`token_budget` 10^9, what the tools answered before the budget) and
@@ -43,7 +46,7 @@ from mcp_server.mcp.tools import LIMITS
 from tests.mcp_server import mcplake
 from tests.mcp_server.mcplake import DIM, FCT
 
-BUDGET = 4000
+BUDGET = 4000  # payload tokens of a default response (sent twice: structured content and text)
 
 
 # the tables and metric of a typical call on each lake: (fact, dimension, widest table, metric, dimension column)
@@ -159,6 +162,10 @@ def chars_of(result: Any) -> int:
     return len(text) + sum(len(c.text) for c in result.content)
 
 
+def payload_of(result: Any, enc: Any) -> int:
+    return len(enc.encode(json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)))
+
+
 def tokens_of(result: Any, enc: Any) -> int:
     text = json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
     return len(enc.encode(text)) + sum(len(enc.encode(c.text)) for c in result.content)
@@ -198,17 +205,18 @@ def main() -> None:
                     return await measure(c, n)
             http, _ = anyio.run(over_http)
         cat.close()
-    print(f"\n{'tool call':34} {'mem p50':>8} {'mem p99':>8} {'http p50':>9} {'http p99':>9} {'tokens':>7}  (ms)")
-    toks = {}
+    print(f"\n{'tool call':34} {'mem p50':>8} {'mem p99':>8} {'http p50':>9} {'http p99':>9} {'tokens':>7} "
+          f"{'payload':>7}  (ms)")
+    toks, loads = {}, {}
     for key in mem:
-        toks[key] = tokens_of(results[key], enc)
+        toks[key], loads[key] = tokens_of(results[key], enc), payload_of(results[key], enc)
         print(f"{key:34} {statistics.median(mem[key]):8.2f} {pct(mem[key], 99):8.2f} "
-              f"{statistics.median(http[key]):9.2f} {pct(http[key], 99):9.2f} {toks[key]:7d}")
+              f"{statistics.median(http[key]):9.2f} {pct(http[key], 99):9.2f} {toks[key]:7d} {loads[key]:7d}")
     tool_defs = json.dumps([t.model_dump(mode="json", exclude_none=True) for t in tools], separators=(",", ":"))
     print(f"\ntools/list: {len(tools)} tools, {len(enc.encode(tool_defs))} tokens")
     big = max(toks, key=lambda k: toks[k])
-    print(f"largest default response: {big}, {toks[big]} tokens (budget {BUDGET})")
-    over = [k for k, v in toks.items() if v > BUDGET]
+    print(f"largest default response: {big}, {toks[big]} tokens sent, payload {loads[big]} (budget {BUDGET})")
+    over = [k for k, v in loads.items() if v > BUDGET]
     if over:
         print(f"OVER BUDGET: {', '.join(over)}")
     if over_budget:

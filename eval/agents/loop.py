@@ -167,7 +167,10 @@ async def call(client: Client, specs: dict[str, ToolSpec], snapshot: str, step: 
         return Turn(sent, None, msg, True, count_tokens(msg), (time.perf_counter() - t0) * 1000)
     text = _text(r)
     result = None if r.is_error else r.structured_content
-    payload = text if result is None else json.dumps(result, separators=(",", ":"), ensure_ascii=False) + text
+    # the structured result plus the summary line (the text's second line repeats the result's JSON
+    # for clients that forward only text; the eval's agents are given the structured result)
+    summary = text.partition("\n")[0]
+    payload = text if result is None else json.dumps(result, separators=(",", ":"), ensure_ascii=False) + summary
     return Turn(sent, result, text, bool(r.is_error), count_tokens(payload), (time.perf_counter() - t0) * 1000)
 
 

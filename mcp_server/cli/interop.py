@@ -57,7 +57,20 @@ def _run(fmt: str, path: str, data_dir: str, token: str | None, catalog: str | N
                + (f" in vid {res.vid}" if res.vid is not None else "") + f", {res.unchanged} unchanged, "
                f"{len(res.tables)} tables mapped, {len(res.unmapped)} unmapped")
     for u in res.unmapped:
-        click.echo(f"  unmapped {u.item} ({u.place}): {u.reason}")
+        click.echo(f"  unmapped {u.item} ({u.place}): {for_cli(u.reason)}")
+
+
+# what the importers tell Python callers to pass, and the flags of this CLI that do the same
+_FOR_CLI = (("pass catalog= or mapping=", "pass --catalog CATALOG or --map NAME=CATALOG.NS.TABLE"),
+            ("pass mapping={name: 'catalog.namespace.table'}", "pass --map NAME=CATALOG.NS.TABLE"),
+            ("pass catalog=", "pass --catalog CATALOG"))
+
+
+def for_cli(reason: str) -> str:
+    """An importer's reason with its Python argument hints rewritten as this command's flags."""
+    for python, flag in _FOR_CLI:
+        reason = reason.replace(python, flag)
+    return reason
 
 
 def register(main: click.Group, import_group: click.Group) -> None:

@@ -2,10 +2,18 @@
 and a token budget per response.
 
 A page is bounded twice: by count (`limit`) and by size. `fit` cuts a response's list to the
-longest prefix whose whole response (compact JSON of the structured content plus the one-line
-summary) stays within the token budget (o200k tokens, `bpe-openai`'s bundled vocabulary), sets
-`truncated` and a `next_cursor` that resumes at the first item left out; it keeps at least one
-item, so paging always progresses (single items are bounded by their own character limits).
+longest prefix whose whole response stays within the token budget (o200k tokens, `bpe-openai`'s
+bundled vocabulary), sets `truncated` and a `next_cursor` that resumes at the first item left
+out; it keeps at least one item, so paging always progresses (single items are bounded by their
+own character limits).
+
+What is sent, and so what is counted: a tool result carries its payload twice, once as the
+structured content (compact JSON, for clients that read it) and once inside the text content
+(`render`: the one-line summary, a newline, the same compact JSON), because many MCP clients
+forward only the text to the model and the model must see every warning and the snapshot. The
+budget bounds the sum, `response_tokens(structured, text)`: tokens of the compact JSON plus tokens
+of the text, which is what a client receives; so the payload of a full page is about half the
+budget. A response within budget is recognised cheaply first (tokens <= UTF-8 bytes).
 
 A cursor is base64url JSON `{"t": tool, "v": vid, "o": offset, "k": key}`: it carries the snapshot
 the first page read, so later pages read the same snapshot even when the caller does not pass one,
@@ -25,11 +33,11 @@ from typing import Any, Generic, TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 
 __all__ = ["Cursor", "Page", "args_key", "decode_cursor", "encode_cursor", "page", "cut", "cut_value", "MARK",
-           "TOKEN_BUDGET", "count_tokens", "fit"]
+           "TOKEN_BUDGET", "count_tokens", "fit", "render", "compact", "response_tokens"]
 
 T = TypeVar("T")
 MARK = "…[cut"
-TOKEN_BUDGET = 8000  # o200k tokens per tool response (structured content + summary), a server option
+TOKEN_BUDGET = 8000  # o200k tokens per tool response (structured content + text content), a server option
 
 
 @dataclass(frozen=True)
@@ -127,17 +135,35 @@ def count_tokens(text: str) -> int:
     return len(_encoding().encode(text))
 
 
+def compact(structured: Any) -> str:
+    """The compact JSON of a structured content (separators (",", ":"), UTF-8 kept)."""
+    return json.dumps(structured, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def render(summary: str, structured: Any) -> str:
+    """The text content of a tool result: the one-line summary, a newline, then the compact JSON
+    of the structured content, so a client that shows only text still shows every field. The
+    summary is kept to one line (line breaks in it become spaces); the JSON has none."""
+    return f"{' '.join(summary.splitlines())}\n{compact(structured)}"
+
+
+def response_tokens(structured: Any, text: str) -> int:
+    """o200k tokens a client receives: the structured content's compact JSON plus the text."""
+    return count_tokens(compact(structured)) + count_tokens(text)
+
+
 def _size(model: Any, summary: str) -> int:
-    text = json.dumps(model.model_dump(mode="json", exclude_none=True), separators=(",", ":"), ensure_ascii=False)
-    return count_tokens(text) + count_tokens(summary)
+    data = model.model_dump(mode="json", exclude_none=True)
+    return response_tokens(data, render(summary, data))
 
 
 def fit(model: Any, summary: str, field: str, resume: Callable[[int], str], budget: int) -> tuple[Any, str]:
     """`model` with its list `field` cut to the longest prefix (at least one item) whose response
-    fits `budget` tokens; `resume(k)` is the cursor of the page that starts at the k-th item shown.
-    A response within budget is returned unchanged (checked cheaply: tokens <= UTF-8 bytes)."""
-    raw = json.dumps(model.model_dump(mode="json", exclude_none=True), separators=(",", ":"), ensure_ascii=False)
-    if len(raw.encode("utf-8")) + len(summary.encode("utf-8")) <= budget or _size(model, summary) <= budget:
+    (structured content plus `render`ed text, see the module docstring) fits `budget` tokens;
+    `resume(k)` is the cursor of the page that starts at the k-th item shown. A response within
+    budget is returned unchanged (checked cheaply: tokens <= UTF-8 bytes)."""
+    raw = compact(model.model_dump(mode="json", exclude_none=True))
+    if 2 * len(raw.encode("utf-8")) + len(summary.encode("utf-8")) + 1 <= budget or _size(model, summary) <= budget:
         return model, summary
     items = list(getattr(model, field))
     if len(items) <= 1:

@@ -1,19 +1,19 @@
 """Streamable HTTP at /mcp of `semcat serve` (the plugin `mount_mcp` that mcp_server.http.server loads).
 
 The MCP endpoint sits behind the server's `Guard`, so it has the same bearer tokens: no or an
-unknown token gets 401 before anything else; a `read` token may call every read tool, and a
-`tools/call` of `annotate` with a `read` token gets 403 (checked on the JSON-RPC body here, and
-again inside the tool). Transport: stateless (MCP 2026-07-28 is sessionless; pinning is by
-handle), JSON responses. DNS-rebinding protection (Host / Origin checks) is set for the address
-the server binds: loopback names for a loopback bind, the bound host otherwise, plus the names in
-`SEMCAT_MCP_ALLOWED_HOSTS` (comma-separated `host` or `host:port`); a wildcard bind (0.0.0.0, ::)
+unknown token gets 401 (with WWW-Authenticate) before anything else. A `read` token may call every
+read tool; its tools/list leaves out `annotate`, and a `tools/call` of it gets a tool result with
+isError and code "PermissionDeniedError" saying which role it needs (`SemcatServer`), not an
+HTTP 403, which MCP clients show only as "Server returned an error response". Transport:
+stateless (MCP 2026-07-28 is sessionless; pinning is by handle), JSON responses. DNS-rebinding
+protection (Host / Origin checks) is set for the address the server binds: loopback names for a
+loopback bind, the bound host otherwise, plus the names in `SEMCAT_MCP_ALLOWED_HOSTS` (comma-separated `host` or `host:port`); a wildcard bind (0.0.0.0, ::)
 without that variable checks no Host (tokens are mandatory there).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
@@ -24,9 +24,9 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
-from catalog_core.errors import PermissionDeniedError, ShuttingDownError
+from catalog_core.errors import ShuttingDownError
 from mcp_server.http.asgi import error_response
-from mcp_server.mcp.server import WRITE_TOOLS, create_server
+from mcp_server.mcp.server import create_server
 
 __all__ = ["mount_mcp", "security_for", "MCP_PATH"]
 
@@ -54,23 +54,8 @@ def security_for(host: str, extra: str | None = None) -> TransportSecuritySettin
                                      allowed_origins=origins)
 
 
-def _write_calls(body: bytes) -> list[str]:
-    """Names of write tools that a JSON-RPC body (one message or a batch) calls."""
-    try:
-        msg = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return []
-    out = []
-    for m in msg if isinstance(msg, list) else [msg]:
-        if isinstance(m, dict) and m.get("method") == "tools/call":
-            name = (m.get("params") or {}).get("name") if isinstance(m.get("params"), dict) else None
-            if name in WRITE_TOOLS:
-                out.append(str(name))
-    return out
-
-
 class _Endpoint:
-    """The ASGI app at /mcp: role check for write tools, then the SDK's streamable HTTP handler."""
+    """The ASGI app at /mcp: the SDK's streamable HTTP handler (the Guard in front set the role)."""
 
     def __init__(self) -> None:
         self.handler: StreamableHTTPASGIApp | None = None
@@ -79,30 +64,6 @@ class _Endpoint:
         if self.handler is None:
             resp = error_response(ShuttingDownError("the MCP endpoint is not running; retry shortly"))
             return await resp(scope, receive, send)
-        role = str((scope.get("state") or {}).get("role") or "write")
-        if scope.get("method") == "POST" and role != "write":
-            chunks, more = [], True
-            while more:
-                msg = await receive()
-                if msg["type"] != "http.request":
-                    return None
-                chunks.append(msg.get("body", b""))
-                more = msg.get("more_body", False)
-            body = b"".join(chunks)
-            denied = _write_calls(body)
-            if denied:
-                err = PermissionDeniedError(f"a {role!r} token cannot call {denied[0]}; use a token with role 'write'",
-                                            role=role, needed="write")
-                return await error_response(err)(scope, receive, send)
-            sent = False
-
-            async def replay() -> dict[str, Any]:
-                nonlocal sent
-                if not sent:
-                    sent = True
-                    return {"type": "http.request", "body": body, "more_body": False}
-                return await receive()
-            return await self.handler(scope, replay, send)
         return await self.handler(scope, receive, send)
 
 

@@ -6,29 +6,45 @@
     async with mcp.Client(server) as client: ...              # in memory (tests)
 
 Each tool returns a `CallToolResult` whose structured content is the tool's output model (the
-published output schema) and whose text is a one-line summary, so the payload is sent once.
+published output schema) and whose text content is `bounds.render`: a one-line summary, a newline,
+then the same compact JSON, because many clients forward only the text to the model and every
+warning and the snapshot must reach it (the token budget counts both copies, see `bounds`).
+
+An error is a result with isError, its message as text (what was wrong and what to do) and
+structured content {"error": {"code": <error class name, e.g. "NoSuchTableError">, "message": ...,
+"rule": <the sandbox rule, for "SqlRefusedError">}}. Codes: a catalog error's class name;
+"InvalidValueError" for arguments of the wrong name, type or shape; "PermissionDeniedError" for a
+tool the caller's role may not call; "NotFoundError" for an unknown tool; "ToolError" for other
+refusals; "InternalError" for a crash (no stack trace is sent).
+
 Read tools are annotated read-only. Over HTTP the caller's role and principal come from the
-bearer token (`mcp_server.mcp.http`); `annotate` needs a `write` token.
+bearer token (`mcp_server.mcp.http`): a `read` token is not offered `annotate` in tools/list, and
+calling it anyway gets an error result saying which token role it needs.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, ListToolsResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 from rapidfuzz import fuzz, process
 
 from catalog_core.api import CatalogAPI
 from catalog_core.errors import CatalogError
 from mcp_server.mcp import models as M
-from mcp_server.mcp.bounds import TOKEN_BUDGET
-from mcp_server.mcp.tools import LIMITS, Options, Tools, _catalog_error, principal_digest
+from mcp_server.mcp.bounds import TOKEN_BUDGET, render
+from mcp_server.mcp.tools import LIMITS, CodedToolError, Options, Tools, _catalog_error, principal_digest
 
-__all__ = ["create_server", "SemcatServer", "TOOL_NAMES", "READ_TOOLS", "WRITE_TOOLS", "caller", "SNAPSHOT_ARGS"]
+__all__ = ["create_server", "SemcatServer", "TOOL_NAMES", "READ_TOOLS", "WRITE_TOOLS", "caller", "SNAPSHOT_ARGS",
+           "error_info", "role_of"]
+
+log = logging.getLogger(__name__)
 
 READ_TOOLS = ("pin_snapshot", "search_tables", "describe_table", "get_column_values", "find_join_path",
               "list_metrics", "query_metric", "query_catalog", "list_snapshots", "diff_snapshots",
@@ -66,20 +82,34 @@ _READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_
 _WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
 
+def _request_of(ctx: Any) -> Any:
+    """The transport's request of a tool `Context` or a handler's request context (None in memory or on stdio)."""
+    if ctx is None:
+        return None
+    try:
+        inner = ctx.request_context if isinstance(ctx, Context) else ctx
+        return getattr(inner, "request", None)
+    except (ValueError, AttributeError):
+        return None
+
+
+def role_of(request: Any) -> str:
+    """The token role of an HTTP request ("read" or "write"); "write" without HTTP (stdio, in memory)."""
+    scope = getattr(request, "scope", None)
+    if not isinstance(scope, dict):
+        return "write"
+    return str((scope.get("state") or {}).get("role") or "write")
+
+
 def caller(ctx: Context | None, options: Options) -> tuple[str, str]:
     """(role, principal) of the request: from the bearer token over HTTP, full rights otherwise
     (stdio: the user who started the server; a remote catalog behind it checks its own token)."""
-    request = None
-    if ctx is not None:
-        try:
-            request = ctx.request_context.request
-        except (ValueError, AttributeError):
-            request = None
+    request = _request_of(ctx)
     scope = getattr(request, "scope", None)
     if not isinstance(scope, dict):
         return "write", options.author
     state = scope.get("state") or {}
-    role = str(state.get("role") or "write")
+    role = role_of(request)
     principal = state.get("principal")
     if isinstance(principal, str) and principal:
         return role, principal if principal.startswith("token:") else "token:" + principal[:12]
@@ -89,9 +119,32 @@ def caller(ctx: Context | None, options: Options) -> tuple[str, str]:
 
 
 def _result(out: tuple[BaseModel, str]) -> CallToolResult:
+    """The structured content, and as text the summary line followed by the same compact JSON."""
     model, summary = out
-    return CallToolResult(content=[TextContent(type="text", text=summary)],
-                          structured_content=model.model_dump(mode="json", exclude_none=True))
+    data = model.model_dump(mode="json", exclude_none=True)
+    return CallToolResult(content=[TextContent(type="text", text=render(summary, data))], structured_content=data)
+
+
+def error_info(exc: BaseException) -> dict[str, Any]:
+    """{"code", "message"[, "rule"]} of a failed call: the code of the first CodedToolError on the
+    cause chain, "InvalidValueError" for argument validation, "InternalError" for a crash."""
+    code, rule = "ToolError", None
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, CodedToolError):
+            code, rule = seen.code, seen.rule
+            break
+        if isinstance(seen, ValidationError):
+            code = "InvalidValueError"
+            break
+        seen = seen.__cause__
+    else:
+        if isinstance(exc, UnexpectedToolError) or not isinstance(exc, ToolError):
+            code = "InternalError"
+    out: dict[str, Any] = {"code": code, "message": str(exc)}
+    if rule:
+        out["rule"] = rule
+    return out
 
 
 def _guard(tools: Tools, fn: Callable[[], tuple[BaseModel, str]]) -> CallToolResult:
@@ -104,9 +157,9 @@ def _guard(tools: Tools, fn: Callable[[], tuple[BaseModel, str]]) -> CallToolRes
         raise _catalog_error(exc) from None
     except ValidationError as exc:
         parts = [f"{'.'.join(str(x) for x in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()[:5]]
-        raise ToolError("invalid value: " + "; ".join(parts)) from None
+        raise CodedToolError("invalid value: " + "; ".join(parts), "InvalidValueError") from None
     except (ValueError, TypeError) as exc:
-        raise ToolError(f"invalid argument: {exc}") from None
+        raise CodedToolError(f"invalid argument: {exc}", "InvalidValueError") from None
 
 
 # arguments that name a snapshot: an echoed `snapshot` object ({vid, time, handle}) is taken as its handle
@@ -135,12 +188,44 @@ def validation_message(exc: ValidationError) -> str:
 class SemcatServer(MCPServer):
     """MCPServer whose tools refuse unknown arguments by name (a misspelled `snapshot` would
     otherwise be dropped silently and the call answer at the latest vid), take an echoed snapshot
-    object as its handle, and say in one line what was wrong with an argument."""
+    object as its handle, and say in one line what was wrong with an argument. A caller sees only
+    the tools its token role may call (tools/list), a call of another one is refused before its
+    arguments are read, and every error result carries {"error": {"code", "message", "rule"?}} as
+    structured content (`error_info`)."""
+
+    async def _handle_list_tools(self, ctx: Any, params: Any) -> ListToolsResult:
+        tools = await self.list_tools()
+        if role_of(_request_of(ctx)) != "write":
+            tools = [t for t in tools if t.name not in WRITE_TOOLS]
+        return ListToolsResult(tools=tools)
+
+    async def _handle_call_tool(self, ctx: Any, params: Any) -> Any:
+        context = Context(request_context=ctx, mcp_server=self, input_params=params, subscriptions=self._subscriptions)
+        try:
+            return await self.call_tool(params.name, params.arguments or {}, context)
+        except MCPError:
+            raise
+        except Exception as exc:
+            if isinstance(exc, ToolError) and not isinstance(exc, UnexpectedToolError):
+                log.info("Tool %r failed: %r", params.name, str(exc))
+            else:
+                log.exception("Tool %r raised an unexpected exception", params.name)
+            return CallToolResult(content=[TextContent(type="text", text=str(exc))],
+                                  structured_content={"error": error_info(exc)}, is_error=True)
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
-        if tool is not None and isinstance(arguments, dict):
+        role = role_of(_request_of(context))
+        if tool is None:
+            names = ", ".join(t.name for t in self._tool_manager.list_tools()
+                              if role == "write" or t.name not in WRITE_TOOLS)
+            raise CodedToolError(f"Error executing tool {name}: unknown tool {name!r}; the tools are {names}",
+                                 "NotFoundError")
+        if name in WRITE_TOOLS and role != "write":
+            raise CodedToolError(f"Error executing tool {name}: a {role!r} token cannot call {name}; nothing was "
+                                 "done. Ask for a token with role 'write' to record annotations", "PermissionDeniedError")
+        if isinstance(arguments, dict):
             known = list((tool.parameters or {}).get("properties", {}))
             unknown = sorted(k for k in arguments if k not in known)
             if unknown:
@@ -150,15 +235,15 @@ class SemcatServer(MCPServer):
                 else:
                     said = "unknown arguments " + ", ".join(
                         f"{u!r}" + (f" (did you mean {h!r}?)" if (h := _did_you_mean(u, known)) else "") for u in unknown)
-                raise ToolError(f"Error executing tool {name}: {said} (its arguments: {', '.join(known) or 'none'}); "
-                                "nothing was done")
+                raise CodedToolError(f"Error executing tool {name}: {said} (its arguments: "
+                                     f"{', '.join(known) or 'none'}); nothing was done", "InvalidValueError")
             arguments = {k: _snapshot_arg(v) if k in SNAPSHOT_ARGS else v for k, v in arguments.items()}
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(f"Error executing tool {name}: invalid arguments: "
-                                f"{validation_message(exc.__cause__)}") from exc.__cause__
+                raise CodedToolError(f"Error executing tool {name}: invalid arguments: "
+                                     f"{validation_message(exc.__cause__)}", "InvalidValueError") from exc.__cause__
             raise
 
 
@@ -352,7 +437,8 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
         so later agents can use it. Needs a write token over HTTP."""
         role, principal = caller(ctx, options)
         if role != "write":
-            raise ToolError(f"a {role!r} token cannot annotate; use a token with role 'write'")
+            raise CodedToolError(f"a {role!r} token cannot annotate; use a token with role 'write'",
+                                 "PermissionDeniedError")
         return _guard(tools, lambda: tools.annotate(table, column, fields, confidence, note, principal))
 
     _strict_schemas(server)

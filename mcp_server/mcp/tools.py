@@ -3,7 +3,9 @@
 `Tools(cat, options)` holds a catalog (`CatalogAPI`: embedded or remote) and answers each tool call
 with an output model and a one-line summary. Every read resolves its `snapshot` argument once
 (handle `pin:<vid>`, vid, snapshot name or ISO time) and reads only that vid. Errors an agent can
-act on are `ToolError`s; catalog errors become ToolErrors with their message and a hint.
+act on are `ToolError`s; catalog errors become `CodedToolError`s with their message, a hint, and
+the error class name as `code` (the server puts it in the error result's structured content).
+Messages an agent reads name MCP tools, not Python calls (`for_agents` rewrites catalog texts).
 
 The semantic layer (`semantic`) is optional at import time: without it, search and describe read
 the catalog's metadata and the raw annotation objects; with it they use `sm.describe`,
@@ -43,7 +45,7 @@ from mcp_server.mcp.bounds import (
     page,
 )
 
-__all__ = ["Options", "Tools", "HANDLE_PREFIX", "LIMITS", "table_suggestions"]
+__all__ = ["Options", "Tools", "HANDLE_PREFIX", "LIMITS", "table_suggestions", "CodedToolError", "for_agents"]
 
 HANDLE_PREFIX = "pin:"
 # tool -> (default limit, max limit)
@@ -143,20 +145,54 @@ def has(fn: str) -> bool:
     return sm is not None and callable(getattr(sm, fn, None))
 
 
+class CodedToolError(ToolError):
+    """A ToolError with a machine-readable `code`: the name of the catalog error class it stands
+    for (e.g. "NoSuchTableError", "SqlTimeoutError"), and for a "SqlRefusedError" the sandbox
+    `rule` it broke. The message is what the agent reads; the code is for programs."""
+
+    def __init__(self, message: str, code: str, rule: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.rule = rule
+
+
+def coded(exc: CatalogError, message: str) -> CodedToolError:
+    """`message` (rewritten `for_agents`) as a CodedToolError with the code and rule of `exc`."""
+    rule = exc.details.get("rule") if isinstance(getattr(exc, "details", None), dict) else None
+    return CodedToolError(for_agents(message), type(exc).__name__, rule if isinstance(rule, str) else None)
+
+
+# Catalog texts written for Python callers and what an agent calling MCP tools should read instead
+# (the catalog's own messages stay right for its Python API).
+_FOR_AGENTS = (
+    (re.compile(r"list snapshots with snapshots\(\)"), "list_snapshots lists them"),
+    (re.compile(r",? or raise timeout_s"), " (the tool's time limit is fixed)"),
+    (re.compile(r"cat\.clone\(source, branch\) \(semcat branch create\)"), "semcat branch create"),
+    (re.compile(r"cat\.branches\(\)"), "semcat branch list"),
+)
+
+
+def for_agents(message: str) -> str:
+    """`message` with hints that name Python calls or arguments rewritten to name MCP tools."""
+    for pattern, text in _FOR_AGENTS:
+        message = pattern.sub(text, message)
+    return message
+
+
 def _catalog_error(exc: CatalogError, names: Callable[[], list[str]] | None = None) -> ToolError:
-    """A ToolError for a catalog error: its message, plus did-you-mean for unknown tables."""
-    msg = exc.message if hasattr(exc, "message") else str(exc)
+    """A CodedToolError for a catalog error: its message (`for_agents`), plus did-you-mean for unknown tables."""
+    msg = for_agents(exc.message if hasattr(exc, "message") else str(exc))
     hints: list[str] = []
     dym = exc.details.get("did_you_mean") if isinstance(getattr(exc, "details", None), dict) else None
     if isinstance(exc, NoSuchTableError) and not dym and names is not None and "did you mean" not in msg:
         name = exc.details.get("name") if isinstance(exc.details, dict) else None
         if isinstance(name, str):
             hints.append(table_suggestions(name, names()))
-    if isinstance(exc, SnapshotNotFoundError):
+    if isinstance(exc, SnapshotNotFoundError) and "list_snapshots" not in msg:
         hints.append("snapshot takes a pin_snapshot handle, a vid, a snapshot name or an ISO time; "
                       "list_snapshots lists them")
     text = msg + ("; " + "; ".join(hints) if hints else "")
-    return ToolError(text)
+    return coded(exc, text)
 
 
 class Tools:
@@ -189,16 +225,16 @@ class Tools:
         if snapshot is None or snapshot == "":
             return self.cat.resolve(None)
         if isinstance(snapshot, bool):
-            raise ToolError("snapshot must be a pin_snapshot handle, a vid, a snapshot name or an ISO time")
+            raise CodedToolError("snapshot must be a pin_snapshot handle, a vid, a snapshot name or an ISO time", "InvalidValueError")
         if isinstance(snapshot, str) and snapshot.startswith(HANDLE_PREFIX):
             rest = snapshot[len(HANDLE_PREFIX):]
             if not (rest.isascii() and rest.isdigit()):
-                raise ToolError(f"{snapshot!r} is not a snapshot handle; pin_snapshot returns handles like 'pin:42'")
+                raise CodedToolError(f"{snapshot!r} is not a snapshot handle; pin_snapshot returns handles like 'pin:42'", "InvalidValueError")
             ref: int | str = int(rest)
         else:
             ref = snapshot
         if isinstance(ref, int) and ref < 0:
-            raise ToolError(f"vid {ref} does not exist; vids start at 0 (list_snapshots lists them)")
+            raise CodedToolError(f"vid {ref} does not exist; vids start at 0 (list_snapshots lists them)", "SnapshotNotFoundError")
         try:
             vid = self.cat.resolve(ref)
         except CatalogError as exc:
@@ -210,8 +246,8 @@ class Tools:
         if cursor:
             c = decode_cursor(cursor, tool, key)
             if snapshot is not None and snapshot != "" and self.resolve(snapshot) != c.vid:
-                raise ToolError("cursor was made at another snapshot than the one passed; pass the same snapshot "
-                                "(or none) with a cursor")
+                raise CodedToolError("cursor was made at another snapshot than the one passed; pass the same snapshot "
+                                "(or none) with a cursor", "InvalidValueError")
             return c.vid, c.offset
         return self.resolve(snapshot), 0
 
@@ -230,11 +266,12 @@ class Tools:
 
     def table(self, name: str, vid: int) -> Obj:
         if not isinstance(name, str) or not name.strip():
-            raise ToolError("table must be a dotted name catalog.namespace.table; search_tables lists them")
+            raise CodedToolError("table must be a dotted name catalog.namespace.table; search_tables lists them", "InvalidValueError")
         tables = self.tables(vid)
         obj = tables.get(name.strip())
         if obj is None:
-            raise ToolError(f"table {name!r} does not exist at vid {vid}; {table_suggestions(name, tables)}")
+            raise CodedToolError(f"table {name!r} does not exist at vid {vid}; {table_suggestions(name, tables)}",
+                                 "NoSuchTableError")
         return obj
 
     def raw_annotations(self, vid: int) -> dict[str, list[dict[str, Any]]]:
@@ -315,7 +352,7 @@ class Tools:
     # ================================================================== tools
     def pin_snapshot(self, as_of: int | str | None, name: str | None) -> tuple[M.PinOut, str]:
         if as_of not in (None, "") and name not in (None, ""):
-            raise ToolError("pass as_of or name, not both")
+            raise CodedToolError("pass as_of or name, not both", "InvalidValueError")
         vid = self.resolve(name if name not in (None, "") else as_of)
         latest = self.cat.commits(limit=1)
         head = self._commit(latest[-1]) if latest else M.CommitOut(vid=0, time="", author="", message="",
@@ -350,13 +387,13 @@ class Tools:
     def query_catalog(self, query: str, snapshot: int | str | None, limit: int,
                       cursor: str | None) -> tuple[M.QueryOut, str]:
         if not isinstance(query, str) or not query.strip():
-            raise ToolError('query must be a path query such as /[obj_id = "acme"]/*/[obj_type = "table"]')
+            raise CodedToolError('query must be a path query such as /[obj_id = "acme"]/*/[obj_type = "table"]', "InvalidValueError")
         key = args_key(query=query)
         vid, offset = self.at(snapshot, cursor, "query_catalog", key)
         try:
             objs = self.cat.query(query, vid=vid)
         except CatalogError as exc:
-            raise ToolError(f"{exc}; path queries look like /[obj_id = \"acme\"]/*/[obj_type = \"table\"] "
+            raise coded(exc, f"{exc}; path queries look like /[obj_id = \"acme\"]/*/[obj_type = \"table\"] "
                             "(one step per tree level)") from None
         if self.options.hide_annotations:
             objs = [o for o in objs if "/_semantic" not in o.path]
@@ -375,7 +412,7 @@ class Tools:
     def diff_snapshots(self, from_snapshot: int | str, to_snapshot: int | str | None, prefix: str | None,
                        limit: int, cursor: str | None) -> tuple[M.DiffOut, str]:
         if from_snapshot is None or from_snapshot == "":
-            raise ToolError("from_snapshot is required: a handle, vid, snapshot name or ISO time")
+            raise CodedToolError("from_snapshot is required: a handle, vid, snapshot name or ISO time", "InvalidValueError")
         a = self.resolve(from_snapshot)
         key = args_key(frm=a, prefix=prefix)
         b, offset = self.at(to_snapshot, cursor, "diff_snapshots", key)
@@ -384,7 +421,7 @@ class Tools:
                 try:
                     prefix = lake.object_path(prefix)
                 except CatalogError as exc:
-                    raise ToolError(f"prefix: {exc}; give a path /acme/core or a dotted name acme.core") from None
+                    raise coded(exc, f"prefix: {exc}; give a path /acme/core or a dotted name acme.core") from None
         else:
             prefix = None
         lo, hi = min(a, b), max(a, b)
@@ -485,7 +522,7 @@ class Tools:
         import catalog_core as cc
 
         if not isinstance(sql, str) or not sql.strip():
-            raise ToolError("sql must be one read-only SELECT statement")
+            raise CodedToolError("sql must be one read-only SELECT statement", "InvalidValueError")
         key = args_key(sql=sql)
         vid, offset = self.at(snapshot, cursor, "run_sql", key)
         tables = self.sql_tables(sql, vid)
@@ -552,7 +589,7 @@ class Tools:
                     hint = "; did you mean " + " or ".join(repr(c) for c in close) + "?"
         if hint and "describe_table" not in msg:
             hint += "; describe_table shows a table's columns"
-        return ToolError(cut(msg, 1200) + hint)
+        return coded(exc, cut(msg, 1200) + hint)
 
     def get_column_values(self, table: str, column: str, query: str | None, snapshot: int | str | None,
                           limit: int, cursor: str | None = None) -> tuple[M.ColumnValuesOut, str]:
@@ -567,7 +604,7 @@ class Tools:
             close = _closest(column, cols) if isinstance(column, str) else []
             hint = ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else \
                 f"its columns are {', '.join(cols[:30])}" + (" ..." if len(cols) > 30 else "")
-            raise ToolError(f"table {name} has no column {column!r}; {hint}")
+            raise CodedToolError(f"table {name} has no column {column!r}; {hint}", "NotFoundError")
         q = '"' + column.replace('"', '""') + '"'
         where = ""
         if query:
@@ -578,7 +615,7 @@ class Tools:
         try:
             res = cc.run_sql(self.cat, sql, snapshot=vid, limit=limit, timeout_s=SQL_TIMEOUT_S)
         except CatalogError as exc:
-            raise ToolError(f"could not read the values of {name}.{column}: {cut(str(exc), 600)}") from None
+            raise coded(exc, f"could not read the values of {name}.{column}: {cut(str(exc), 600)}") from None
         values = [M.ValueCount(value=self._cell(r[0]), count=int(r[1])) for r in res.rows]
         total = int(res.rows[0][2]) if res.rows else 0
         more = total > offset + len(values)
@@ -687,7 +724,7 @@ class Tools:
                 close = _closest(missing[0], by)
                 hint = ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else \
                     "describe_table without columns lists them"
-                raise ToolError(f"table {name} has no column {missing[0]!r}; {hint}")
+                raise CodedToolError(f"table {name} has no column {missing[0]!r}; {hint}", "NotFoundError")
             cols = [by[c] for c in dict.fromkeys(columns)]
         pg = page(cols, limit, offset, "describe_table", vid, key)
         stats = obj.value.get("stats") or {}
@@ -837,10 +874,10 @@ class Tools:
         a = lake.name_of(self.table(from_table, vid).path)
         b = lake.name_of(self.table(to_table, vid).path)
         if a == b:
-            raise ToolError("from_table and to_table are the same table; no join is needed")
+            raise CodedToolError("from_table and to_table are the same table; no join is needed", "InvalidValueError")
         if self.options.hide_annotations:
-            raise ToolError(f"no declared relationship joins {a} to {b}; look at both tables' columns "
-                            "(describe_table) to find join keys")
+            raise CodedToolError(f"no declared relationship joins {a} to {b}; look at both tables' columns "
+                            "(describe_table) to find join keys", "NotFoundError")
         sm = self._need("join_path", "find_join_path")
         try:
             jp = sm.join_path(self.cat, a, b, snapshot=vid)
@@ -906,7 +943,7 @@ class Tools:
         key = args_key(metric=metric, group_by=group_by, where=where, time_range=time_range, grain=grain)
         vid, offset = self.at(snapshot, cursor, "query_metric", key)
         if self.options.hide_annotations:
-            raise ToolError(f"no metric {metric!r} is defined; write the SQL with run_sql")
+            raise CodedToolError(f"no metric {metric!r} is defined; write the SQL with run_sql", "NotFoundError")
         sm = self._need("metric_sql", "query_metric")
         try:
             sql = sm.metric_sql(self.cat, metric, group_by=list(group_by or []), where=where,
@@ -921,11 +958,11 @@ class Tools:
                     msg += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
                 else:
                     msg += "; list_metrics lists the metrics"
-            raise ToolError(msg) from None
+            raise coded(exc, msg) from None
         try:
             res = cc.run_sql(self.cat, sql, snapshot=vid, limit=offset + limit, timeout_s=SQL_TIMEOUT_S)
         except CatalogError as exc:
-            raise ToolError(f"the metric's SQL failed: {cut(str(exc), 800)}; SQL: {cut(sql, 800)}") from None
+            raise coded(exc, f"the metric's SQL failed: {cut(str(exc), 800)}; SQL: {cut(sql, 800)}") from None
         rows = [[self._cell(v) for v in r] for r in res.rows[offset:]]
         nxt = encode_cursor(Cursor("query_metric", vid, offset + len(rows), key)) if res.truncated else None
         out = M.MetricQueryOut(snapshot=self.snap(vid), metric=metric, sql=sql,
@@ -962,7 +999,7 @@ class Tools:
             raise ToolError("this server runs without the semantic layer; annotations are off")
         sm = self._need("annotate", "annotate")
         if not isinstance(fields, dict) or not fields:
-            raise ToolError('fields must be an object of annotation fields, e.g. {"description": "..."}')
+            raise CodedToolError('fields must be an object of annotation fields, e.g. {"description": "..."}', "InvalidValueError")
         vid = self.resolve(None)
         name = lake.name_of(self.table(table, vid).path) if table.count(".") == 2 else table
         try:

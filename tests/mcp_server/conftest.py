@@ -3,6 +3,7 @@ servers over it, and a synchronous way to call tools through the SDK's in-memory
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -67,18 +68,33 @@ def list_tools(server: Any) -> list[Any]:
 
 
 def ok(result: Any, schema: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The structured content of a successful call (validated against `schema` when given)."""
+    """The structured content of a successful call (validated against `schema` when given). Its
+    text is the one-line summary then the compact JSON of that same structured content, so a
+    client that forwards only the text shows the model everything (warnings, snapshot)."""
     assert not result.is_error, result.content[0].text
-    assert len(result.content) == 1 and "\n" not in result.content[0].text  # a one-line summary, not the JSON
+    assert len(result.content) == 1
+    summary, newline, body = result.content[0].text.partition("\n")
+    assert summary.strip() and newline and "\n" not in body, result.content[0].text[:300]
+    assert body == json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
     if schema is not None:
         jsonschema.validate(result.structured_content, schema)
     return result.structured_content
 
 
 def err(result: Any) -> str:
+    """The text of a failed call; its structured content is {"error": {"code", "message"[, "rule"]}}."""
     assert result.is_error, result.structured_content
     text = result.content[0].text
     assert text.startswith("Error executing tool ") and "Traceback" not in text
     # a deliberate ToolError has its own text after the prefix; a crash has nothing more
     assert ": " in text, f"the tool crashed: {text}"
+    error = (result.structured_content or {}).get("error")
+    assert isinstance(error, dict) and error["message"] == text, result.structured_content
+    assert error["code"] and error["code"] != "InternalError", error
     return text
+
+
+def code(result: Any) -> str:
+    """The machine-readable error code of a failed call."""
+    err(result)
+    return str(result.structured_content["error"]["code"])

@@ -10,7 +10,7 @@ import pytest
 
 import semantic as sm
 from mcp_server.mcp import TOOL_NAMES, create_server
-from tests.mcp_server.conftest import call, err, list_tools, ok, with_client
+from tests.mcp_server.conftest import call, code, err, list_tools, ok, with_client
 from tests.mcp_server.mcplake import DIM, FCT, OLD, WIDE
 
 # one typical call of every tool (the annotate call writes: used on fresh catalogs only)
@@ -63,10 +63,19 @@ def test_annotate_writes_with_agent_provenance(fresh_cat):
     assert ann.value == "the store's sales region" and ann.provenance.confidence == 0.7
 
 
-def test_results_are_sent_once(server):
-    r = call(server, "describe_table", {"table": FCT})
-    assert len(r.content) == 1 and len(r.content[0].text) < 200
-    assert json.dumps(r.structured_content) not in r.content[0].text
+def test_the_text_carries_the_whole_result_and_every_warning(server):
+    """Issue 23: many clients forward only the text content to the model; it carried a one-line
+    summary, so the model never saw a deprecation or a missed SLA."""
+    r = call(server, "run_sql", {"sql": f"SELECT count(*) FROM {OLD}"})
+    out = ok(r)
+    text = r.content[0].text
+    summary, body = text.split("\n")
+    assert summary.startswith("1 rows") and json.loads(body) == out
+    [dep] = [w for w in out["warnings"] if w["kind"] == "deprecated"]
+    assert dep["message"] in text and f"use {FCT} instead" in text and out["snapshot"]["handle"] in text
+    card = call(server, "describe_table", {"table": FCT, "detail": "full"})
+    for w in ok(card)["warnings"]:
+        assert w["message"] in card.content[0].text
 
 
 # ------------------------------------------------------------------ pinning
@@ -305,6 +314,43 @@ def test_cursor_errors(server, lake_cat):
     assert "another snapshot" in text
 
 
+ERROR_CODES = [
+    ("describe_table", {"table": "acme.core.fct_order"}, "NoSuchTableError", None),
+    ("describe_table", {"table": FCT, "detail": "everything"}, "InvalidValueError", None),
+    ("search_tables", {"snapshot": "no-such-snapshot"}, "SnapshotNotFoundError", None),
+    ("search_tables", {"bogus": 1}, "InvalidValueError", None),
+    ("run_sql", {"sql": "SELECT * FROM read_csv('/etc/passwd')"}, "SqlRefusedError", "file_access"),
+    ("run_sql", {"sql": f"DELETE FROM {FCT}"}, "SqlRefusedError", "read_only"),
+    ("run_sql", {"sql": "SELECT * FROM acme.core.fct_ordrs"}, "NotFoundError", None),
+    ("run_sql", {"sql": f"SELECT amont FROM {FCT}"}, "SqlError", None),
+    ("query_catalog", {"query": "/[obj_id = "}, "QuerySyntaxError", None),
+    ("drop_table", {}, "NotFoundError", None),
+]
+
+
+@pytest.mark.parametrize("name,args,want,rule", ERROR_CODES, ids=[f"{c[0]}-{c[2]}" for c in ERROR_CODES])
+def test_error_results_carry_a_machine_readable_code(server, name, args, want, rule):
+    r = call(server, name, args)
+    assert code(r) == want, r.structured_content
+    assert r.structured_content["error"].get("rule") == rule
+
+
+def test_hints_name_tools_not_python_calls(server):
+    text = err(call(server, "search_tables", {"snapshot": "no-such-snapshot"}))
+    assert "list_snapshots" in text and "snapshots()" not in text
+    assert text.count("list_snapshots") == 1
+
+
+def test_a_timeout_does_not_advise_an_argument_the_tool_lacks(server, monkeypatch):
+    from mcp_server.mcp import tools as T
+
+    monkeypatch.setattr(T, "SQL_TIMEOUT_S", 0.05)  # the server's fixed limit, lowered so a real query passes it
+    r = call(server, "run_sql", {"sql": "SELECT count(*) FROM range(100000000000) a"})
+    assert code(r) == "SqlTimeoutError", r.content[0].text
+    text = r.content[0].text
+    assert "timeout_s" not in text and "time limit" in text and "fixed" in text
+
+
 def test_unknown_tool_and_bad_argument_types(server):
     async def go(c):
         return [await c.call_tool("drop_table", {}), await c.call_tool("run_sql", {"sql": 5}),
@@ -379,7 +425,7 @@ def _pages(server, name, args, field):
 
 @pytest.mark.parametrize("name,args,field", MAX_CALLS, ids=[c[0] for c in MAX_CALLS])
 def test_every_response_stays_within_the_token_budget_and_pages_resume_exactly(lake_cat, name, args, field):
-    budget = 3000  # one row of the 300-column table with its column list is 2.8 K tokens
+    budget = 6000  # one row of the 300-column table with its column list is 2.8 K tokens, sent twice (JSON + text)
     small = create_server(lake_cat, token_budget=budget)
     unbounded = create_server(lake_cat, token_budget=10**9)
     pin = ok(call(unbounded, "pin_snapshot", {}))["snapshot"]["handle"]

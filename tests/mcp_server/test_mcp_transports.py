@@ -19,10 +19,9 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 
 import semantic as sm
-from mcp_server.mcp import TOOL_NAMES
+from mcp_server.mcp import READ_TOOLS, TOOL_NAMES
 from tests.helpers import stop_process
 from tests.mcp_server.mcplake import DIM, FCT
 
@@ -109,8 +108,8 @@ async def typical(c) -> dict:
     return {"names": names, "pin": pin, "desc": desc, "hits": hits, "sql": sql}
 
 
-def check_typical(r: dict) -> None:
-    assert sorted(r["names"]) == sorted(TOOL_NAMES)
+def check_typical(r: dict, names: tuple[str, ...] = TOOL_NAMES) -> None:
+    assert sorted(r["names"]) == sorted(names)
     vid = r["pin"].structured_content["snapshot"]["vid"]
     for key in ("desc", "hits", "sql"):
         assert not r[key].is_error, r[key].content[0].text
@@ -178,15 +177,33 @@ def test_http_without_a_token_gets_401(secured):
 
 
 def test_http_read_token_reads_but_cannot_annotate(secured):
-    check_typical(run(http_client(secured, READ), typical))
+    """Issue 23: the refusal was an HTTP 403 that MCP clients show as "Server returned an error
+    response" (-32603); it is a tool result the agent can read, and annotate is not offered."""
+    check_typical(run(http_client(secured, READ), typical), READ_TOOLS)
     body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
             "params": {"name": "annotate", "arguments": {"table": DIM, "fields": {"owner": "x"}}}}
     resp = httpx.post(secured + "/mcp", json=body, headers={"Authorization": f"Bearer {READ}",
                                                             "Accept": "application/json, text/event-stream"})
-    assert resp.status_code == 403 and resp.json()["error"] == "PermissionDeniedError"
-    assert "use a token with role 'write'" in resp.json()["message"]
-    with pytest.raises((MCPError, ExceptionGroup)):  # the client reports the HTTP 403 as an error response
-        run(http_client(secured, READ), lambda c: c.call_tool("annotate", {"table": DIM, "fields": {"owner": "x"}}))
+    assert resp.status_code == 200, resp.text
+    result = resp.json()["result"]
+    assert result["isError"] and result["structuredContent"]["error"]["code"] == "PermissionDeniedError"
+    assert "a token with role 'write'" in result["content"][0]["text"]
+    r = run(http_client(secured, READ), lambda c: c.call_tool("annotate", {"table": DIM, "fields": {"owner": "x"}}))
+    assert r.is_error and "'read' token cannot call annotate" in r.content[0].text
+    assert r.structured_content["error"]["code"] == "PermissionDeniedError"
+    # refused before its arguments are read: a wrong argument does not hide the missing right
+    r = run(http_client(secured, READ), lambda c: c.call_tool("annotate", {"tabel": DIM}))
+    assert r.is_error and r.structured_content["error"]["code"] == "PermissionDeniedError"
+
+
+def test_http_tools_list_offers_each_token_what_it_may_call(secured):
+    async def names(c):
+        return sorted(t.name for t in (await c.list_tools()).tools)
+    assert run(http_client(secured, READ), names) == sorted(READ_TOOLS)
+    assert run(http_client(secured, WRITE), names) == sorted(TOOL_NAMES)
+    r = run(http_client(secured, READ), lambda c: c.call_tool("drop_table", {}))
+    assert r.structured_content["error"]["code"] == "NotFoundError" and "search_tables" in r.content[0].text
+    assert "annotate" not in r.content[0].text  # the tools it names are those the token may call
 
 
 def test_http_write_token_annotates_as_its_principal(secured):

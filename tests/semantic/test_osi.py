@@ -209,3 +209,9 @@ def test_cli_import_and_export(tmp_path):
     bad.write_text(FOREIGN.replace("to: customers", "to: clients"))
     r = semcat("import", "osi", str(bad), "--data", data, "--catalog", "acme")
     assert r.returncode != 0 and "relationships[0].to: 'clients' names no dataset" in r.stderr
+    # what could not be mapped names this command's flags, not the Python arguments
+    foreign = tmp_path / "shop.yaml"
+    foreign.write_text(FOREIGN)
+    r = semcat("import", "osi", str(foreign), "--data", data, "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert "pass --catalog CATALOG" in r.stdout and "catalog=" not in r.stdout and "mapping=" not in r.stdout, r.stdout
