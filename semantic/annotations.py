@@ -379,11 +379,11 @@ def annotate(cat: CatalogAPI, name: str, fields: dict[str, Any], column: str | N
             anns.append(new_annotation(cat, name, "table", f"table.{field}", value, columns=cols, table=tobj,
                                        **common))
     else:
-        cols = columns_of(tobj.value)
-        col = _column(name, cols, column)
+        tcols = columns_of(tobj.value)
+        col = _column(name, tcols, column)
         _check_fields(fields, COLUMN_FIELDS, "column")
         for field, val in fields.items():
-            value = _normalize_column_field(name, cols, col.name, field, val)
+            value = _normalize_column_field(name, tcols, col.name, field, val)
             anns.append(new_annotation(cat, name, "column", f"column.{col.id}.{field}", value,
                                        column=col.name, table=tobj, **common))
     return write_annotations(cat, anns, time=time)
