@@ -311,6 +311,12 @@ def _normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], 
         out.keys = [_column(table, cols, k).name for k in out.keys]
     elif field == "freshness_sla":
         parse_duration(out)
+    elif field == "not_for_reporting":
+        for other in out.use_instead:
+            if other == table:
+                raise InvalidAnnotationError(f"not_for_reporting.use_instead names {table} itself; name the tables "
+                                             "to read instead", field=field)
+            require_table(cat, other, vid)
     elif field == "deprecated":
         if out.replaced_by is not None:
             require_table(cat, out.replaced_by, vid)
@@ -323,12 +329,23 @@ def _normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], 
     return out.model_dump() if hasattr(out, "model_dump") else out
 
 
-def _normalize_column_field(field: str, val: Any) -> Any:
+def _normalize_column_field(table: str, cols: list[Column], column: str, field: str, val: Any) -> Any:
+    """The stored value of one column field. Invariant: a column the value names
+    (`additivity.non_additive_dimension`, `null_when.column`) is a column of the same table, other
+    than the annotated one, stored under its schema name."""
     try:
         model = ColumnFields.model_validate({field: val})
     except ValidationError as e:
         raise InvalidAnnotationError(f"column field {field!r} is invalid: {_pydantic_message(e)}", field=field) from None
-    return getattr(model, field)
+    out = getattr(model, field)
+    named = {"additivity": "non_additive_dimension", "null_when": "column"}.get(field)
+    if named is not None and getattr(out, named) is not None:
+        other = _column(table, cols, getattr(out, named)).name
+        if other == column:
+            raise InvalidAnnotationError(f"{field}.{named} names {column!r} itself; name another column of {table}",
+                                         field=field, column=column)
+        setattr(out, named, other)
+    return out.model_dump() if hasattr(out, "model_dump") else out
 
 
 # ------------------------------------------------------------------ annotate
@@ -362,10 +379,11 @@ def annotate(cat: CatalogAPI, name: str, fields: dict[str, Any], column: str | N
             anns.append(new_annotation(cat, name, "table", f"table.{field}", value, columns=cols, table=tobj,
                                        **common))
     else:
-        col = _column(name, columns_of(tobj.value), column)
+        tcols = columns_of(tobj.value)
+        col = _column(name, tcols, column)
         _check_fields(fields, COLUMN_FIELDS, "column")
         for field, val in fields.items():
-            value = _normalize_column_field(field, val)
+            value = _normalize_column_field(name, tcols, col.name, field, val)
             anns.append(new_annotation(cat, name, "column", f"column.{col.id}.{field}", value,
                                        column=col.name, table=tobj, **common))
     return write_annotations(cat, anns, time=time)

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "Kind", "Source", "Role", "Cardinality", "Status", "Reason", "REASONS", "TABLE_FIELDS", "COLUMN_FIELDS",
     "ColumnRef", "ColumnStats", "DataCommit", "Basis", "Provenance",
-    "Grain", "Deprecated", "Relationship", "Metric", "VerifiedQuery", "TableFields", "ColumnFields",
-    "Annotation", "Evidence", "Finding",
+    "Grain", "Deprecated", "NotForReporting", "Additivity", "NullWhen", "Relationship", "Metric", "VerifiedQuery",
+    "TableFields", "ColumnFields", "Annotation", "Evidence", "FixAction", "FIX_ACTIONS", "Fix", "Finding",
     "AnnotationView", "ColumnCard", "TableStats", "Freshness", "Deprecation", "RelationshipView", "MetricView",
     "VerifiedQuestion", "TableCard",
 ]
@@ -42,8 +42,10 @@ Reason = Literal[
 REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
 
 TABLE_FIELDS = ("description", "grain", "owner", "tags", "synonyms", "deprecated", "freshness_sla",
-                "certified", "instructions")
-COLUMN_FIELDS = ("description", "synonyms", "unit", "sample_values", "enum", "role")
+                "certified", "instructions", "not_for_reporting")
+COLUMN_FIELDS = ("description", "synonyms", "unit", "sample_values", "enum", "role", "additivity", "null_when")
+AdditivityKind = Literal["additive", "semi_additive", "non_additive"]
+Window = Literal["last", "first", "min", "max", "avg"]
 
 _STRICT = ConfigDict(extra="forbid")
 Scalar = str | int | float | bool | None
@@ -101,6 +103,55 @@ class Deprecated(BaseModel):
     since: str | None = None
 
 
+class NotForReporting(BaseModel):
+    """Table field `not_for_reporting`: the table is kept (e.g. raw input) but answers come from the
+    tables in `use_instead` (each a table that exists when the annotation is written; may be empty)."""
+
+    model_config = _STRICT
+    reason: str = ""
+    use_instead: list[str] = Field(default_factory=list)
+
+
+class Additivity(BaseModel):
+    """Column field `additivity` of a measure. `semi_additive`: summing over `non_additive_dimension`
+    (a column of the same table, required then, checked when written) is wrong; over a range of it take
+    the `window` row ("last": its latest value). `additive` / `non_additive` carry neither."""
+
+    model_config = _STRICT
+    kind: AdditivityKind
+    non_additive_dimension: str | None = None
+    window: Window | None = None
+
+    @model_validator(mode="after")
+    def _semi_needs_dimension(self) -> Additivity:
+        if self.kind == "semi_additive":
+            if not self.non_additive_dimension:
+                raise ValueError("a semi_additive measure names its non_additive_dimension (e.g. the snapshot date column)")
+            if self.window is None:
+                self.window = "last"
+        elif self.non_additive_dimension is not None or self.window is not None:
+            raise ValueError(f"non_additive_dimension and window apply only to kind semi_additive, not {self.kind}")
+        return self
+
+
+class NullWhen(BaseModel):
+    """Column field `null_when`: what a null in the column means. `state` names it as a value would
+    be stored ("in_transit", "anonymous"); when another column of the same table records that state,
+    `column` names it (checked when written) and the column is null exactly on the rows whose `column`
+    holds one of `values` (then at least one)."""
+
+    model_config = _STRICT
+    state: str = Field(min_length=1)
+    column: str | None = None
+    values: list[Scalar] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _column_with_values(self) -> NullWhen:
+        if (self.column is None) != (not self.values):
+            raise ValueError("give column and values together (the state's values in that column), or neither")
+        return self
+
+
 class Relationship(BaseModel):
     model_config = _STRICT
     to: str
@@ -143,6 +194,7 @@ class TableFields(BaseModel):
     freshness_sla: str | None = None
     certified: bool | None = Field(None, strict=True)
     instructions: str | None = None
+    not_for_reporting: NotForReporting | None = None
 
 
 class ColumnFields(BaseModel):
@@ -155,6 +207,8 @@ class ColumnFields(BaseModel):
     sample_values: list[Scalar] | None = None
     enum: list[Scalar] | None = None
     role: Role | None = None
+    additivity: Additivity | None = None
+    null_when: NullWhen | None = None
 
 
 class Annotation(BaseModel):
@@ -194,6 +248,32 @@ class Evidence(BaseModel):
     values: dict[str, Any] = Field(default_factory=dict)
 
 
+FixAction = Literal["rename", "successor", "join_on", "filter", "add_enum_values", "update_freshness_sla",
+                    "update_unit", "relate_to", "reverify", "investigate"]
+FIX_ACTIONS: tuple[str, ...] = FixAction.__args__  # type: ignore[attr-defined]
+
+
+class Fix(BaseModel):
+    """One machine-readable repair a finding suggests (the `suggestion` text says the same in words).
+
+    `params` by action (every value a name or a number, never prose):
+      rename {old, new, scale}              column `old` is now `new`; values x 10^scale (0: same unit)
+      successor {table}                     read `table` instead
+      join_on {from_column, to_table, to_column}   join on this pair instead of the declared key
+      filter {table, column}                filter the boolean `column` of `table` (e.g. is_current)
+      add_enum_values {column, values}      the column holds these values besides its enum
+      update_freshness_sla {sla}            an ISO-8601 duration matching the loads now
+      update_unit {column, scale}           values are the annotated ones x 10^scale
+      relate_to {table}                     the related table is now `table`
+      reverify {}                           re-check the verified query's answer
+      investigate {columns}                 check these columns' values (or who writes the table)
+    """
+
+    model_config = _STRICT
+    action: FixAction
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
 class Finding(BaseModel):
     target: str                       # dotted table name (plus ".column" for column annotations)
     annotation: str | None            # the annotation key, None for table-wide findings
@@ -202,6 +282,7 @@ class Finding(BaseModel):
     message: str
     evidence: Evidence
     suggestion: str | None = None
+    fixes: list[Fix] = Field(default_factory=list)  # invariant: non-empty whenever `suggestion` is set
 
 
 # ------------------------------------------------------------------ the table card

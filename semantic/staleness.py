@@ -30,7 +30,7 @@ from semantic._tables import require_table, table_columns
 from semantic.annotations import fingerprint, parse_duration
 from semantic.errors import did_you_mean
 from semantic.history import Context, SchemaChange, Timeline, type_family
-from semantic.models import Annotation, ColumnRef, ColumnStats, Evidence, Finding
+from semantic.models import Annotation, ColumnRef, ColumnStats, Evidence, Finding, Fix
 
 __all__ = ["staleness", "time_findings", "table_findings", "resolve_now", "worst", "DEPTHS"]
 
@@ -90,11 +90,21 @@ def scale_of(before: ColumnStats | dict[str, Any] | None, after: dict[str, Any] 
 
 def _finding(ann: Annotation | None, target: str, reason: str, status: str, message: str, vids: Iterable[int],
              times: Iterable[float] = (), values: dict[str, Any] | None = None,
-             suggestion: str | None = None) -> Finding:
+             suggestion: str | None = None, fixes: Iterable[Fix] = ()) -> Finding:
+    """A finding. Invariant: a suggestion (prose for people) comes with at least one `Fix` (the same
+    repair, typed, for programs); a program never needs to parse the suggestion."""
+    fx = list(fixes)
+    if suggestion is not None and not fx:
+        raise ValueError(f"a {reason} finding with a suggestion needs its fixes")
     vs = list(dict.fromkeys([*([ann.vid] if ann is not None and ann.vid is not None else []), *vids]))
     return Finding(target=target, annotation=None if ann is None else ann.key, status=status,  # type: ignore[arg-type]
                    reason=reason, message=message,  # type: ignore[arg-type]
-                   evidence=Evidence(vids=vs, times=list(times), values=values or {}), suggestion=suggestion)
+                   evidence=Evidence(vids=vs, times=list(times), values=values or {}), suggestion=suggestion,
+                   fixes=fx)
+
+
+def _fix(action: str, **params: Any) -> Fix:
+    return Fix(action=action, params=params)  # type: ignore[arg-type]
 
 
 def _unit_word(k: int) -> str:
@@ -199,7 +209,8 @@ def _column_findings(t: _Table, ann: Annotation, refs: list[ColumnRef], missing_
             out.append(_finding(ann, label, missing_reason or "column_renamed", "stale",
                                 f"column {ref.name!r} (id {ref.id}) is now called {cur.get('name')!r}",
                                 ev or [t.obj.vid], times, {"column": ref.name, "now": cur.get("name")},
-                                f"renamed to {cur.get('name')}"))
+                                f"renamed to {cur.get('name')}",
+                                [_fix("rename", old=ref.name, new=str(cur.get("name")), scale=0)]))
         elif fate == "type" and cur is not None:
             from_t, to_t = ref.type, str(cur.get("type"))
             status = "suspect" if type_family(from_t) == type_family(to_t) else "stale"
@@ -211,12 +222,14 @@ def _column_findings(t: _Table, ann: Annotation, refs: list[ColumnRef], missing_
             when = f" at vid {ch.vid} ({_day(ch.time)})" if ch else ""
             if missing_reason is not None:
                 sugg = None
+                fixes = []
                 if cand:
                     sugg = f"likely renamed to {cand[0]}" + (f", unit changed ({_unit_word(cand[1])})" if cand[1] else "")
+                    fixes = [_fix("rename", old=ref.name, new=cand[0], scale=cand[1] or 0)]
                 out.append(_finding(ann, label, missing_reason, missing_status,
                                     f"column {ref.name!r} it uses was dropped{when}", ev or [t.obj.vid], times,
                                     {"column": ref.name, **({"candidate": cand[0], "scale_exp": cand[1]} if cand else {})},
-                                    sugg))
+                                    sugg, fixes))
             elif cand is not None:
                 name, k = cand
                 unit_changed = k not in (None, 0)
@@ -227,7 +240,8 @@ def _column_findings(t: _Table, ann: Annotation, refs: list[ColumnRef], missing_
                                     "with matching statistics", ev or [t.obj.vid], times,
                                     {"column": ref.name, "candidate": name, "scale_exp": k,
                                      "basis_stats": b.stats[ref.name].model_dump() if ref.name in b.stats else None,
-                                     "candidate_stats": t.stat(name)}, sugg))
+                                     "candidate_stats": t.stat(name)}, sugg,
+                                    [_fix("rename", old=ref.name, new=name, scale=k if unit_changed and k else 0)]))
             else:
                 out.append(_finding(ann, label, "column_dropped", "stale",
                                     f"column {ref.name!r} was dropped{when}", ev or [t.obj.vid], times,
@@ -254,7 +268,8 @@ def _unit_drift(t: _Table, ann: Annotation, refs: list[ColumnRef]) -> list[Findi
                                 f"scaled by 10^{k}", changed[:1] + changed[-1:],
                                 values={"basis_stats": b.stats[ref.name].model_dump(), "recent_stats": now_s,
                                         "scale_exp": k},
-                                suggestion=f"unit changed ({_unit_word(k)}); update the unit and description"))
+                                suggestion=f"unit changed ({_unit_word(k)}); update the unit and description",
+                                fixes=[_fix("update_unit", column=str(cur.get("name")), scale=k)]))
     return out
 
 
@@ -277,7 +292,8 @@ def _grain_findings(t: _Table, ann: Annotation) -> list[Finding]:
                             f"{', '.join(str(c.get('name')) for c in ch.added)} appeared at vid {ch.vid} ({_day(ch.time)}): "
                             f"the table keeps versions, so {', '.join(keys) or 'the declared keys'} may repeat",
                             [ch.vid], [ch.time], {"keys": keys, "added": [c.get("name") for c in ch.added]},
-                            f"SCD2 since {_day(ch.time)}: filter is_current"))
+                            f"SCD2 since {_day(ch.time)}: filter is_current",
+                            [_fix("filter", table=t.name, column="is_current")]))
         return out
     if len(keys) == 1:
         col, s = t.col(keys[0]), t.stat(keys[0])
@@ -333,14 +349,16 @@ def _deprecated(t: _Table, ann: Annotation) -> list[Finding]:
         out.append(_finding(ann, t.name, "deprecated_but_written", "stale",
                             f"deprecated, but {len(after)} load(s) since (last {_day(after[-1][1])})",
                             [v for v, _ in after[-3:]], [tt for _, tt in after[-3:]], {"loads": len(after)},
-                            "someone still writes it: find the writer, or lift the deprecation"))
+                            "someone still writes it: find the writer, or lift the deprecation",
+                            [_fix("investigate", columns=[])]))
     rb = val.get("replaced_by")
     if rb and rb not in t.ctx.tables():
         close = did_you_mean(rb, list(t.ctx.tables()))
         out.append(_finding(ann, t.name, "replaced_by_missing", "stale",
                             f"the successor {rb!r} does not exist at vid {t.ctx.vid}", [t.ctx.vid],
                             values={"replaced_by": rb, "did_you_mean": close},
-                            suggestion=f"successor {close[0]}" if close else None))
+                            suggestion=f"successor {close[0]}" if close else None,
+                            fixes=[_fix("successor", table=close[0])] if close else []))
     return out
 
 
@@ -363,7 +381,8 @@ def _enum_meta(t: _Table, ann: Annotation) -> list[Finding]:
         return [_finding(ann, f"{t.name}.{ann.column}", "enum_violated", "stale",
                          f"{ann.column} holds values outside the declared enum: {bad}", [last],
                          values={"outside": bad, "enum": allowed},
-                         suggestion=f"add {', '.join(map(str, bad))} to the enum")]
+                         suggestion=f"add {', '.join(map(str, bad))} to the enum",
+                         fixes=[_fix("add_enum_values", column=str(ann.column), values=bad)])]
     if field == "sample_values":
         try:
             gone = [v for v in allowed if (lo is not None and v < lo) or (hi is not None and v > hi)]
@@ -376,8 +395,9 @@ def _enum_meta(t: _Table, ann: Annotation) -> list[Finding]:
     return []
 
 
-def _join_suggestion(t: _Table, target: _Table | None, missing: str, to_col: str | None) -> str | None:
-    """A column of `t` (not `missing`) whose name matches a column of the target, same type family."""
+def _join_suggestion(t: _Table, target: _Table | None, missing: str, to_col: str | None) -> tuple[str, Fix] | None:
+    """A column of `t` (not `missing`) whose name matches a column of the target, same type family:
+    the suggestion text and its `join_on` fix."""
     if target is None:
         return None
     ranked = []
@@ -400,7 +420,8 @@ def _join_suggestion(t: _Table, target: _Table | None, missing: str, to_col: str
         return None
     ranked.sort(reverse=True)
     _o, _k, mine, theirs = ranked[0]
-    return f"join on {mine} = {target.name}.{theirs}"
+    return (f"join on {mine} = {target.name}.{theirs}",
+            _fix("join_on", from_column=mine, to_table=target.name, to_column=theirs))
 
 
 def _relationship(ctx: Context, t: _Table, ann: Annotation, tables: dict[str, _Table | None]) -> list[Finding]:
@@ -413,13 +434,15 @@ def _relationship(ctx: Context, t: _Table, ann: Annotation, tables: dict[str, _T
         col = f.evidence.values.get("column")
         to_col = next((b for a, b in pairs if a == col), None)
         js = _join_suggestion(t, target, str(col), to_col)
-        if js and (f.suggestion is None or "join on" not in f.suggestion):
-            f.suggestion = js if f.suggestion is None else f"{js} ({f.suggestion})"
+        if js and not any(x.action == "join_on" for x in f.fixes):
+            f.suggestion = js[0] if f.suggestion is None else f"{js[0]} ({f.suggestion})"
+            f.fixes.insert(0, js[1])
     if target is None:
         close = did_you_mean(to, list(ctx.tables()))
         out.append(_finding(ann, t.name, "join_key_missing", "stale", f"the related table {to!r} does not exist",
                             [ctx.vid], values={"to": to, "did_you_mean": close},
-                            suggestion=f"relate to {close[0]}" if close else None))
+                            suggestion=f"relate to {close[0]}" if close else None,
+                            fixes=[_fix("relate_to", table=close[0])] if close else []))
         return out
     for a, b in pairs:
         if target.col(str(b)) is None:
@@ -427,7 +450,8 @@ def _relationship(ctx: Context, t: _Table, ann: Annotation, tables: dict[str, _T
             chs = target.tl.changes_after(ann.provenance.basis.vid)
             out.append(_finding(ann, t.name, "join_key_missing", "stale",
                                 f"{to}.{b} is no longer a column of {to}", [c.vid for c in chs] or [target.obj.vid],
-                                [c.time for c in chs], {"to": to, "column": b}, js))
+                                [c.time for c in chs], {"to": to, "column": b}, js[0] if js else None,
+                                [js[1]] if js else []))
     cond = str(val.get("condition") or "").lower()
     if val.get("cardinality") in ("many_to_one", "one_to_one"):
         ch = _scd2_change(target, ann.provenance.basis.vid)
@@ -435,7 +459,8 @@ def _relationship(ctx: Context, t: _Table, ann: Annotation, tables: dict[str, _T
             out.append(_finding(ann, t.name, "cardinality_violated", "suspect",
                                 f"{to} keeps versions since vid {ch.vid} ({_day(ch.time)}): one {t.name} row may match "
                                 "several", [ch.vid], [ch.time], {"to": to, "added": [c.get("name") for c in ch.added]},
-                                f"SCD2 since {_day(ch.time)}: filter is_current (condition '{to}.is_current')"))
+                                f"SCD2 since {_day(ch.time)}: filter is_current (condition '{to}.is_current')",
+                                [_fix("filter", table=to, column="is_current")]))
     return out
 
 
@@ -610,7 +635,8 @@ def _restated(t: _Table, anns: list[Annotation]) -> list[Finding]:
                             f"values of {names} may have been restated; check with get_column_values",
                             [v], [tt], {"columns": sorted(cols), "values": vals, "rewrite_vid": v,
                                         "by_column": {c: sorted(set(vs)) for c, vs in cols.items()}},
-                            f"check the values of {names} with get_column_values"))
+                            f"check the values of {names} with get_column_values",
+                            [_fix("investigate", columns=sorted(cols))]))
     return out
 
 
@@ -639,7 +665,8 @@ def _restated_data(t: _Table, found: list[Finding], duck: _Duck) -> list[Finding
             out.append(f.model_copy(update={
                 "status": "stale", "message": f"{f.message.split(':')[0]}: {gone} no longer occur in the data",
                 "evidence": f.evidence.model_copy(update={"values": {**f.evidence.values, "missing": gone}}),
-                "suggestion": "check the current values with get_column_values"}))
+                "suggestion": "check the current values with get_column_values",
+                "fixes": [_fix("investigate", columns=sorted(by_col))]}))
     return out
 
 
@@ -689,6 +716,7 @@ def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Ta
                                f"GROUP BY ALL HAVING count(*) > 1)")[0]
                 if dup[0]:
                     sugg = None
+                    gfix: list[Fix] = []
                     if t.col("is_current") is not None:
                         cur_dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {_tq(t.name)} WHERE is_current "
                                            f"GROUP BY ALL HAVING count(*) > 1)")[0][0]
@@ -696,9 +724,11 @@ def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Ta
                         since = f" since {_day(ch.time)}" if ch else ""
                         if not cur_dup:
                             sugg = f"SCD2{since}: filter is_current"
+                            gfix = [_fix("filter", table=t.name, column="is_current")]
                     out.append(_finding(a, t.name, "grain_violated", "stale",
                                         f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat, e.g. {dup[1]}", [ctx.vid, last],
-                                        values={"duplicate_keys": dup[0], "example": str(dup[1])}, suggestion=sugg))
+                                        values={"duplicate_keys": dup[0], "example": str(dup[1])}, suggestion=sugg,
+                                        fixes=gfix))
             elif a.kind == "column" and a.field in ("enum", "sample_values"):
                 cur = t.cols.get(a.column_id or -1)
                 vals = [v for v in (a.value or []) if v is not None]
@@ -715,7 +745,8 @@ def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Ta
                         out.append(_finding(a, f"{t.name}.{cur.get('name')}", "enum_violated", "stale",
                                             f"{cur.get('name')} holds values outside the declared enum: {bad}",
                                             [ctx.vid, last], values={"outside": bad, "enum": vals},
-                                            suggestion=f"add {', '.join(map(str, bad))} to the enum"))
+                                            suggestion=f"add {', '.join(map(str, bad))} to the enum",
+                                            fixes=[_fix("add_enum_values", column=str(cur.get("name")), values=bad)]))
                 else:
                     there = {r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {_tq(t.name)} WHERE {c} IN ({marks})", vals)}
                     gone = [v for v in vals if v not in there]
@@ -770,7 +801,8 @@ def _relationship_data(ctx: Context, t: _Table, a: Annotation, tables: dict[str,
         out.append(_finding(a, t.name, "join_match_low", "stale" if rate < 0.5 else "suspect",
                             f"only {rate:.1%} of {t.name} rows find a match in {to} on "
                             f"{', '.join(f'{x} = {y}' for x, y in pairs)}", [ctx.vid, last],
-                            values={"rows": total, "matched": matched, "rate": round(rate, 4)}, suggestion=js))
+                            values={"rows": total, "matched": matched, "rate": round(rate, 4)},
+                            suggestion=js[0] if js else None, fixes=[js[1]] if js else []))
     card = val.get("cardinality")
     sides = []
     if card in ("many_to_one", "one_to_one"):
@@ -784,6 +816,7 @@ def _relationship_data(ctx: Context, t: _Table, a: Annotation, tables: dict[str,
         dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM ({body}) GROUP BY ALL HAVING count(*) > 1)")[0][0]
         if dup:
             sugg = None
+            cfix: list[Fix] = []
             st = _get_table(ctx, side, tables)
             if st is not None and st.col("is_current") is not None and "is_current" not in str(cond or "").lower():
                 cur = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {_tq(side)} WHERE is_current GROUP BY ALL "
@@ -791,9 +824,10 @@ def _relationship_data(ctx: Context, t: _Table, a: Annotation, tables: dict[str,
                 if not cur:
                     ch = _scd2_change(st, a.provenance.basis.vid)
                     sugg = f"SCD2{' since ' + _day(ch.time) if ch else ''}: filter is_current (condition '{side}.is_current')"
+                    cfix = [_fix("filter", table=side, column="is_current")]
             out.append(_finding(a, t.name, "cardinality_violated", "stale",
                                 f"declared {card}, but {dup} key value(s) repeat in {side}", [ctx.vid, last],
-                                values={"side": side, "duplicate_keys": dup}, suggestion=sugg))
+                                values={"side": side, "duplicate_keys": dup}, suggestion=sugg, fixes=cfix))
     return out
 
 
@@ -819,7 +853,7 @@ def _verified_data(ctx: Context, t: _Table, a: Annotation) -> list[Finding]:
                          f"the verified query returns a different result than at vid {at}",
                          [at, *changed[-3:]] or [ctx.vid],
                          values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail},
-                         suggestion="re-check the answer and re-verify the query")]
+                         suggestion="re-check the answer and re-verify the query", fixes=[_fix("reverify")])]
     return []
 
 
@@ -900,12 +934,15 @@ def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
         if age > sla:
             every = _loads_every(t.tl, 4)
             sugg = None
+            sfix: list[Fix] = []
             if every and every > sla:
-                sugg = f"loads now arrive every ~{every / 3600:.0f} h; update freshness_sla (e.g. PT{math.ceil(every * 1.1 / 3600)}H)"
+                new_sla = f"PT{math.ceil(every * 1.1 / 3600)}H"
+                sugg = f"loads now arrive every ~{every / 3600:.0f} h; update freshness_sla (e.g. {new_sla})"
+                sfix = [_fix("update_freshness_sla", sla=new_sla)]
             out.append(_finding(a, name, "freshness_sla_missed", "stale",
                                 f"last loaded {_day(last[1])} ({age / 3600:.1f} h ago); the SLA is {a.value}",
                                 [last[0]], [last[1]], {"sla": a.value, "age_hours": round(age / 3600, 2), "now": now},
-                                sugg))
+                                sugg, sfix))
     if last is not None and len(dc) >= 3 and not deprecated:
         every = _loads_every(t.tl) or DAY
         gap = now - last[1]
@@ -913,6 +950,7 @@ def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
             best = _successor(ctx, t, last[1] + every, tables)
             vids, times = [last[0]], [last[1]]
             sugg = None
+            nfix: list[Fix] = []
             values: dict[str, Any] = {"last_load": _day(last[1]), "days": round(gap / DAY, 1),
                                       "usual_interval_hours": round(every / 3600, 1)}
             if best is not None:
@@ -921,9 +959,10 @@ def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
                 times.append(o.tl.data_commits[-1][1])
                 values.update(successor=o.name, similarity=round(best[0], 2))
                 sugg = f"successor {o.name} (similar columns, still loading)"
+                nfix = [_fix("successor", table=o.name)]
             out.append(_finding(None, name, "not_loaded_since", "stale" if best else "suspect",
                                 f"not loaded since {_day(last[1])} ({gap / DAY:.0f} days; it used to load every "
-                                f"{every / 3600:.0f} h)", vids, times, values, sugg))
+                                f"{every / 3600:.0f} h)", vids, times, values, sugg, nfix))
     return out
 
 

@@ -12,9 +12,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 __all__ = [
-    "SnapshotOut", "Warning", "CommitOut", "NamedSnapshotOut", "PinOut", "SnapshotsOut", "ChangeOut",
+    "SnapshotOut", "FixOut", "Warning", "CommitOut", "NamedSnapshotOut", "PinOut", "SnapshotsOut", "ChangeOut",
     "DiffOut", "ObjectOut", "QueryOut", "SqlColumnOut", "SqlOut", "ValueCount", "ColumnValuesOut",
-    "DeprecationOut", "TableHit", "SearchOut", "ColumnStatsOut", "ColumnOut", "AnnotationOut",
+    "DeprecationOut", "NotForReportingOut", "AdditivityOut", "NullWhenOut", "TableHit", "SearchOut", "ColumnStatsOut", "ColumnOut", "AnnotationOut",
     "FreshnessOut", "StatsOut", "RelationshipOut", "MetricOut", "FindingOut", "DescribeOut", "HopOut",
     "JoinOut", "MetricsOut", "MetricQueryOut", "StalenessOut", "AnnotateOut",
 ]
@@ -30,6 +30,18 @@ class SnapshotOut(BaseModel):
     handle: str
 
 
+FixAction = Literal["rename", "successor", "join_on", "filter", "add_enum_values", "update_freshness_sla",
+                    "update_unit", "relate_to", "reverify", "investigate"]
+
+
+class FixOut(BaseModel):
+    """A repair in typed form (the `suggestion` says it in words): e.g. rename {old, new, scale},
+    successor {table}, join_on {from_column, to_table, to_column}, filter {table, column}."""
+
+    action: FixAction
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
 class Warning(BaseModel):  # noqa: A001 - the name agents see in the schema
     """Something the agent should know before trusting an answer that uses `table`."""
 
@@ -39,6 +51,7 @@ class Warning(BaseModel):  # noqa: A001 - the name agents see in the schema
     status: Status | None = None
     reason: str | None = None
     suggestion: str | None = None
+    fixes: list[FixOut] = Field(default_factory=list, description="the suggestion, typed (at most 5)")
 
 
 class _Paged(BaseModel):
@@ -145,6 +158,30 @@ class DeprecationOut(BaseModel):
     successor: str | None = None
 
 
+class NotForReportingOut(BaseModel):
+    """The table is kept (e.g. raw input) but answers come from `use_instead`."""
+
+    reason: str = ""
+    use_instead: list[str] = Field(default_factory=list)
+
+
+class AdditivityOut(BaseModel):
+    """How a measure adds up: semi_additive ones are not summed over `non_additive_dimension`;
+    over a range of it take the `window` ("last": latest) row."""
+
+    kind: Literal["additive", "semi_additive", "non_additive"]
+    non_additive_dimension: str | None = None
+    window: str | None = None
+
+
+class NullWhenOut(BaseModel):
+    """What a null in the column means: `state`, recorded (when `column` is set) by `column` in `values`."""
+
+    state: str
+    column: str | None = None
+    values: list[Any] = Field(default_factory=list)
+
+
 class TableHit(BaseModel):
     name: str
     score: float
@@ -152,6 +189,7 @@ class TableHit(BaseModel):
     grain: str | None = None
     row_count: int | None = None
     deprecated: DeprecationOut | None = None
+    not_for_reporting: NotForReportingOut | None = None
     freshness: Literal["ok", "missed", "unknown"] | None = None
     warnings: list[Warning] = Field(default_factory=list)
 
@@ -178,6 +216,8 @@ class ColumnOut(BaseModel):
     synonyms: list[str] | None = None
     enum: list[Any] | None = None
     sample_values: list[Any] | None = None
+    additivity: AdditivityOut | None = None
+    null_when: NullWhenOut | None = None
     stats: ColumnStatsOut | None = None
     status: Status | None = None
 
@@ -238,6 +278,7 @@ class FindingOut(BaseModel):
     reason: str
     message: str
     suggestion: str | None = None
+    fixes: list[FixOut] = Field(default_factory=list, description="the suggestion, typed (at most 5)")
     evidence_vids: list[int] = Field(default_factory=list)
 
 
@@ -256,6 +297,7 @@ class DescribeOut(_Paged):
     certified: bool | None = None
     instructions: str | None = None
     deprecation: DeprecationOut | None = None
+    not_for_reporting: NotForReportingOut | None = None
     status: Status | None = None
     schema_id: int | None = None
     partition_by: list[str] = Field(default_factory=list)

@@ -335,7 +335,8 @@ class Tools:
                     if f.status in ("stale", "suspect") and f.reason != "freshness_sla_missed":
                         out.append(M.Warning(table=name, kind="finding", status=f.status, reason=f.reason,
                                              message=cut(f.message, TEXT_SUMMARY),
-                                             suggestion=None if f.suggestion is None else cut(f.suggestion, 200)))
+                                             suggestion=None if f.suggestion is None else cut(f.suggestion, 200),
+                                             fixes=_fixes(f.fixes)))
             return out
         for a in self.raw_annotations(vid).get(name, []):
             if a.get("key") == "table.deprecated" and isinstance(a.get("value"), dict):
@@ -347,7 +348,8 @@ class Tools:
     def _dep_warning(name: str, reason: str, successor: str | None) -> M.Warning:
         msg = f"{name} is deprecated" + (f": {cut(reason, 160)}" if reason else "")
         return M.Warning(table=name, kind="deprecated", message=msg,
-                         suggestion=f"use {successor} instead" if successor else None)
+                         suggestion=f"use {successor} instead" if successor else None,
+                         fixes=[M.FixOut(action="successor", params={"table": successor})] if successor else [])
 
     # ================================================================== tools
     def pin_snapshot(self, as_of: int | str | None, name: str | None) -> tuple[M.PinOut, str]:
@@ -693,6 +695,8 @@ class Tools:
             if card.deprecation is not None:
                 hit.deprecated = M.DeprecationOut(reason=cut(card.deprecation.reason, 160), since=card.deprecation.since,
                                                   successor=card.deprecation.successor)
+            nfr = card.annotations.get("not_for_reporting")
+            hit.not_for_reporting = _not_for_reporting(None if nfr is None else nfr.value, 160)
             hit.freshness = None if self.options.hide_findings else card.freshness.status
         else:
             anns = self._ann_map(name, vid)
@@ -704,6 +708,7 @@ class Tools:
             if isinstance(dep, dict):
                 hit.deprecated = M.DeprecationOut(reason=cut(str(dep.get("reason") or ""), 160), since=dep.get("since"),
                                                   successor=dep.get("replaced_by"))
+            hit.not_for_reporting = _not_for_reporting(anns.get("table.not_for_reporting"), 160)
         hit.warnings = self.table_warnings(name, vid)
         return hit
 
@@ -794,6 +799,14 @@ class Tools:
                     setattr(co, f, fields[f][:50])
         elif isinstance(fields.get("enum"), list):
             co.enum = fields["enum"][:20]
+        add = fields.get("additivity")
+        if isinstance(add, dict) and add.get("kind") in ("additive", "semi_additive", "non_additive"):
+            co.additivity = M.AdditivityOut(kind=add["kind"], non_additive_dimension=add.get("non_additive_dimension"),
+                                            window=add.get("window"))
+        nw = fields.get("null_when")
+        if isinstance(nw, dict) and isinstance(nw.get("state"), str):
+            co.null_when = M.NullWhenOut(state=cut(nw["state"], 80), column=nw.get("column"),
+                                         values=list(nw.get("values") or [])[:20])
 
     def _from_raw(self, out: M.DescribeOut, raw: dict[str, Any], text_limit: int) -> None:
         if isinstance(raw.get("table.description"), str):
@@ -816,6 +829,7 @@ class Tools:
                                                since=dep.get("since"), successor=dep.get("replaced_by"))
         if isinstance(raw.get("table.freshness_sla"), str):
             out.freshness.sla = raw["table.freshness_sla"]
+        out.not_for_reporting = _not_for_reporting(raw.get("table.not_for_reporting"), text_limit)
 
     def _from_card(self, out: M.DescribeOut, card: Any, full: bool, text_limit: int) -> None:
         anns = card.annotations
@@ -841,6 +855,7 @@ class Tools:
         if card.deprecation is not None:
             out.deprecation = M.DeprecationOut(reason=cut(card.deprecation.reason, text_limit),
                                                since=card.deprecation.since, successor=card.deprecation.successor)
+        out.not_for_reporting = _not_for_reporting(val("not_for_reporting"), text_limit)
         fr = card.freshness
         out.freshness.sla = fr.sla
         if not hide:
@@ -1021,7 +1036,27 @@ def _finding(f: Any) -> M.FindingOut:
     ev = getattr(f, "evidence", None)
     return M.FindingOut(target=f.target, annotation=f.annotation, status=f.status, reason=f.reason,
                         message=cut(f.message, 400), suggestion=None if f.suggestion is None else cut(f.suggestion, 300),
-                        evidence_vids=list(getattr(ev, "vids", []) or [])[:10])
+                        fixes=_fixes(getattr(f, "fixes", [])), evidence_vids=list(getattr(ev, "vids", []) or [])[:10])
+
+
+MAX_FIXES = 5
+
+
+def _fixes(fixes: Any) -> list[M.FixOut]:
+    """A finding's fixes as the tools show them: at most MAX_FIXES, list params cut to 20 items."""
+    out = []
+    for x in list(fixes or [])[:MAX_FIXES]:
+        params = {k: (v[:20] if isinstance(v, list) else v) for k, v in (x.params or {}).items()}
+        out.append(M.FixOut(action=x.action, params=params))
+    return out
+
+
+def _not_for_reporting(v: Any, text_limit: int) -> M.NotForReportingOut | None:
+    """The table field not_for_reporting as the tools show it (None when absent or malformed)."""
+    if not isinstance(v, dict):
+        return None
+    return M.NotForReportingOut(reason=cut(str(v.get("reason") or ""), text_limit),
+                                use_instead=[str(x) for x in v.get("use_instead") or []][:10])
 
 
 def _grain_text(g: Any) -> str:

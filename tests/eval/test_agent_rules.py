@@ -204,3 +204,103 @@ def test_offline_agent_implements_the_protocol():
     a = OfflineAgent()
     assert isinstance(a, Agent)
     assert a.name == "offline" and a.usage() == (0, 0)
+
+
+# ---------------------------------------------------------------- no copied annotation text, no prose read
+PHRASE = 4   # a run of this many words copied from the lake's annotation text (or a public question) is a copy
+GENERIC_PHRASES = {("at", "the", "time", "of")}  # plain English that a public question happens to use too
+PROSE_FIELDS = {"suggestion", "message"}         # a finding's / warning's text: for people, never parsed
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _phrases(texts: list[str], n: int = PHRASE) -> set[tuple[str, ...]]:
+    out = set()
+    for t in texts:
+        w = _words(t)
+        out |= {tuple(w[i:i + n]) for i in range(len(w) - n + 1)}
+    return out - GENERIC_PHRASES
+
+
+def annotation_texts() -> list[str]:
+    """Every text the Acme lake's annotations carry (descriptions, grains, instructions, metric and
+    verified-query texts, the updates and the wrong-from-start controls)."""
+    out: list[str] = []
+
+    def walk(v: object) -> None:
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+    walk([A.INSTRUCTIONS, A.TABLE_DOCS, A.COLUMN_DOCS, A.RELATIONSHIPS, A.METRICS, A.VERIFIED,
+          [u.value for u in A.UPDATES], A.ADDITIONS, A.WRONG_FROM_START])
+    return out
+
+
+def public_questions() -> list[str]:
+    from eval.harness.questions import load_questions
+    return [q.question for q in load_questions(os.path.join(ROOT, "eval", "questions", "public.yaml"))]
+
+
+def copied(src: str, phrases: set[tuple[str, ...]]) -> list[str]:
+    """Phrases of `phrases` that a string literal (docstrings included) or a comment of `src` contains."""
+    import io
+    import tokenize
+    texts = strings(ast.parse(src))
+    texts += [t.string for t in tokenize.generate_tokens(io.StringIO(src).readline) if t.type == tokenize.COMMENT]
+    out = []
+    for t in texts:
+        w = _words(t)
+        out += [" ".join(w[i:i + PHRASE]) for i in range(len(w) - PHRASE + 1) if tuple(w[i:i + PHRASE]) in phrases]
+    return out
+
+
+def reads_prose(src: str) -> list[str]:
+    """Places where code reads a finding's or warning's prose: a `.suggestion` / `.message` attribute, or
+    the key "suggestion" / "message" (a subscript, `.get(...)`, or any other string constant)."""
+    out = []
+    for n in ast.walk(ast.parse(src)):
+        if isinstance(n, ast.Attribute) and n.attr in PROSE_FIELDS:
+            out.append(f"line {n.lineno}: .{n.attr}")
+        elif isinstance(n, ast.Constant) and n.value in PROSE_FIELDS:
+            out.append(f"line {n.lineno}: {n.value!r}")
+    return out
+
+
+def test_no_string_in_the_agent_copies_annotation_text_or_a_public_question():
+    ann = _phrases(annotation_texts())
+    qs = _phrases(public_questions())
+    assert len(ann) > 1000 and len(qs) > 500
+    problems = []
+    for path, src in offline_sources().items():
+        problems += [f"{path}: annotation text {p!r}" for p in copied(src, ann)]
+        problems += [f"{path}: public question text {p!r}" for p in copied(src, qs)]
+    assert not problems, "\n".join(sorted(set(problems)))
+
+
+def test_the_copy_check_catches_a_copied_phrase():
+    ann = _phrases(annotation_texts())
+    qs = _phrases(public_questions())
+    src = ('AVOID = re.compile(r"Not for reporting: use core")\n'
+           'def f():\n    """As in "How many shipments are still in transit?"."""\n'
+           '# semi-additive: for a period take the last snapshot\n')
+    assert {"not for reporting use", "for reporting use core", "take the last snapshot"} <= set(copied(src, ann))
+    assert {"how many shipments are", "shipments are still in", "are still in transit"} <= set(copied(src, qs))
+    assert copied('X = "bikes parked at the north dock"\n', ann | qs) == []
+
+
+def test_the_agent_never_reads_the_prose_of_a_finding_or_warning():
+    problems = [f"{path}: {p}" for path, src in offline_sources().items() for p in reads_prose(src)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_prose_check_catches_a_read():
+    src = 'def f(w, g):\n    a = w.get("suggestion")\n    b = g.message\n    return a, b, w["message"]\n'
+    assert sorted(reads_prose(src)) == ["line 2: 'suggestion'", "line 3: .message", "line 4: 'message'"]
+    assert reads_prose('def f(w):\n    return w.get("fixes")\n') == []

@@ -307,7 +307,7 @@ DOCKS = "velo.ops.dock_events"
 def docks(tmp_path_factory):
     """Dock events: an action enum (dock, undock, reserve), a numeric dock_slots column the word "dock" names,
     a source column without annotated values that the description mentions (kiosks, app), and a cleared day
-    that is null while a reservation is pending."""
+    annotated null_when {state: pending}."""
     root = tmp_path_factory.mktemp("docks")
     cat = cc.Catalog.open(str(root / "cat"))
     lk = LakeBuilder(cat, root / "files", catalog="velo")
@@ -330,8 +330,8 @@ def docks(tmp_path_factory):
                 author="ops", time=lk.at(1))
     sm.annotate(cat, DOCKS, {"description": "Dock slots the event took", "role": "measure"}, column="dock_slots",
                 author="ops", time=lk.at(1))
-    sm.annotate(cat, DOCKS, {"description": "Day the event was cleared; null while pending"}, column="cleared_day",
-                author="ops", time=lk.at(1))
+    sm.annotate(cat, DOCKS, {"description": "Day the event was cleared", "null_when": {"state": "pending"}},
+                column="cleared_day", author="ops", time=lk.at(1))
     lk.append(DOCKS, {"event_id": [], "action": [], "source": [], "dock_slots": [], "event_day": [],
                       "cleared_day": [], "outcome": []}, at=NOW_DAY)
     yield cat
@@ -355,7 +355,7 @@ def test_asks_the_data_for_a_word_the_description_mentions(docks):
     assert "get_column_values" in names(ep)
 
 
-def test_a_null_while_phrase_names_the_subset(docks):
+def test_a_null_when_state_names_the_subset(docks):
     ep, vid = ask(docks, "How many dock events are still pending?")
     assert_same(docks, ep, vid, f"SELECT count(*) FROM {DOCKS} WHERE cleared_day IS NULL")
 
@@ -386,7 +386,7 @@ def test_coordinated_values_are_not_one_subset(docks):
     assert_same(docks, ep, vid, gold)
 
 
-def test_a_null_phrase_needs_all_its_words_and_a_grain_needs_the_counted_noun():
+def test_a_null_state_needs_all_its_words_and_a_grain_needs_the_counted_noun():
     import datetime as dt
 
     from eval.agents.offline.know import Knowledge
@@ -394,11 +394,20 @@ def test_a_null_phrase_needs_all_its_words_and_a_grain_needs_the_counted_noun():
     from eval.agents.offline.subset import NULL, counted_table, null_hits
     k = Knowledge()
     k.absorb("describe_table", {"table": "velo.shop.rides", "grain": "one row per ride", "columns": [
-        {"name": "member_id", "type": "bigint", "description": "Member; null for anonymous kiosk rides"}]})
+        {"name": "member_id", "type": "bigint", "description": "Member; null for anonymous kiosk rides",
+         "null_when": {"state": "anonymous_kiosk"}},
+        {"name": "paid_day", "type": "date", "null_when": {"state": "not_paid"}},
+        {"name": "coach_id", "type": "bigint", "description": "Coach; null while riding solo"}]})
     day = dt.date(2024, 11, 21)
     assert null_hits(parse("How many kiosk rides were there?", day), k, ["velo.shop.rides"]) == []
     hits = null_hits(parse("How many anonymous kiosk rides were there?", day), k, ["velo.shop.rides"])
     assert [(h[1], h[2]) for h in hits] == [("member_id", NULL)]
+    # the prose of a description is never read: only the structured field
+    assert null_hits(parse("How many rides were solo?", day), k, ["velo.shop.rides"]) == []
+    # a negated state needs the question's negation: "paid rides" are not the unpaid ones
+    assert null_hits(parse("How many rides were paid?", day), k, ["velo.shop.rides"]) == []
+    hits = null_hits(parse("How many rides were not paid?", day), k, ["velo.shop.rides"])
+    assert [(h[1], h[2]) for h in hits] == [("paid_day", NULL)]
     k.absorb("search_tables", {"tables": [{"name": "velo.shop.members", "grain": "one row per member"},
                                           {"name": "velo.shop.member_stations", "grain": "one row per member station"}]})
     # a one-word grain never overrides the chosen table; a compound one must name the counted noun
@@ -469,3 +478,53 @@ def test_a_flagged_metric_whose_value_is_still_there_is_used(loans):
             "AND loan_day >= DATE '2024-11-01' AND loan_day < DATE '2024-12-01'")
     ep, vid = ask(loans, q, findings=True)
     assert_same(loans, ep, vid, gold)
+
+
+# ---------------------------------------------------------------- structured fields: additivity, not_for_reporting
+STOCK, STOCK_RAW = "velo.ops.parked_daily", "velo.ops.parked_bikes_feed"
+
+
+@pytest.fixture(scope="module")
+def parked(tmp_path_factory):
+    """Bikes parked per station and day (a snapshot: `parked` is annotated semi-additive over snap_day, and
+    no description says so), and a raw sensor feed with the same words in its name, annotated
+    not_for_reporting (use the daily table instead); its counts are doubled (wrong on purpose)."""
+    root = tmp_path_factory.mktemp("parked")
+    cat = cc.Catalog.open(str(root / "cat"))
+    lk = LakeBuilder(cat, root / "files", catalog="velo")
+    days = ["2024-11-18"] * 3 + ["2024-11-19"] * 3 + ["2024-11-20"] * 3
+    rows = {"snap_day": days, "station_id": [1, 2, 3] * 3, "parked": [4, 6, 2, 5, 7, 1, 3, 8, 2]}
+    lk.table(STOCK, [("snap_day", "date"), ("station_id", "bigint"), ("parked", "int")], at=0, rows=rows)
+    lk.table(STOCK_RAW, [("snap_day", "date"), ("station_id", "bigint"), ("parked", "int")], at=0,
+             rows={**rows, "parked": [2 * x for x in rows["parked"]]})
+    sm.annotate(cat, STOCK, {"description": "Bikes parked at each station at the end of each day.",
+                             "grain": {"text": "one row per day and station", "keys": ["snap_day", "station_id"]}},
+                author="ops", time=lk.at(1))
+    sm.annotate(cat, STOCK, {"description": "Bikes parked at the station", "role": "measure",
+                             "additivity": {"kind": "semi_additive", "non_additive_dimension": "snap_day"}},
+                column="parked", author="ops", time=lk.at(1))
+    sm.annotate(cat, STOCK_RAW, {"description": "Parked bikes feed from the dock sensors.",
+                                 "not_for_reporting": {"reason": "sensor feed, double counts",
+                                                       "use_instead": [STOCK]}},
+                author="ops", time=lk.at(1))
+    lk.append(STOCK, {"snap_day": [], "station_id": [], "parked": []}, at=NOW_DAY)
+    yield cat
+    cat.close()
+
+
+def test_a_semi_additive_measure_is_read_at_the_last_day_of_the_window(parked):
+    ep, vid = ask(parked, "What was the total of bikes parked in November 2024?")
+    gold = (f"SELECT sum(parked) FROM {STOCK} WHERE snap_day = (SELECT max(snap_day) FROM {STOCK} "
+            "WHERE snap_day >= DATE '2024-11-01' AND snap_day < DATE '2024-12-01')")
+    assert_same(parked, ep, vid, gold)
+
+
+def test_a_table_not_for_reporting_is_not_read(parked):
+    ep, _ = ask(parked, "What was the total of bikes parked in November 2024?")
+    assert ep.sql is not None and STOCK_RAW not in ep.sql
+    from eval.agents.offline.know import Knowledge
+    k = Knowledge()
+    k.absorb("search_tables", {"tables": [{"name": STOCK_RAW, "not_for_reporting": {"reason": "x", "use_instead": [STOCK]}},
+                                          {"name": STOCK}]})
+    assert k.table(STOCK_RAW).not_for_reporting and k.table(STOCK_RAW).use_instead == [STOCK]
+    assert not k.table(STOCK).not_for_reporting

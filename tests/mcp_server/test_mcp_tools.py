@@ -204,6 +204,7 @@ def test_inline_warnings_for_deprecated_late_and_stale(server):
     assert set(sql["tables"]) == {OLD, FCT}
     dep = [w for w in sql["warnings"] if w["kind"] == "deprecated"]
     assert dep and dep[0]["table"] == OLD and dep[0]["suggestion"] == f"use {FCT} instead"
+    assert dep[0]["fixes"] == [{"action": "successor", "params": {"table": FCT}}]   # the suggestion, typed
     reasons = {w["reason"] for w in sql["warnings"] if w["table"] == FCT}
     assert {"freshness_sla_missed", "column_type_changed"} <= reasons
     hit = [h for h in ok(call(server, "search_tables", {"query": "old orders"}))["tables"] if h["name"] == OLD][0]
@@ -215,6 +216,25 @@ def test_inline_warnings_for_deprecated_late_and_stale(server):
     assert any(f["reason"] == "column_type_changed" for f in card["findings"])
     assert all(a["author"] == "alice" and a["source"] == "human" for a in card["annotations"])
     assert {a["key"] for a in card["annotations"]} >= {"table.description", "table.grain", "table.freshness_sla"}
+
+
+def test_structured_fields_are_in_describe_and_search(fresh_cat):
+    """not_for_reporting on a table hit and its description; additivity and null_when on a column."""
+    sm.annotate(fresh_cat, OLD, {"not_for_reporting": {"reason": "old pipeline", "use_instead": [FCT]}}, author="a")
+    sm.annotate(fresh_cat, FCT, {"additivity": {"kind": "semi_additive", "non_additive_dimension": "order_date"},
+                                 "null_when": {"state": "pending", "column": "status", "values": ["placed"]}},
+                column="amount", author="a")
+    server = create_server(fresh_cat)
+    hit = [h for h in ok(call(server, "search_tables", {"query": "old orders"}))["tables"] if h["name"] == OLD][0]
+    assert hit["not_for_reporting"] == {"reason": "old pipeline", "use_instead": [FCT]}
+    assert ok(call(server, "describe_table", {"table": OLD}))["not_for_reporting"]["use_instead"] == [FCT]
+    for detail in ("summary", "full"):
+        card = ok(call(server, "describe_table", {"table": FCT, "detail": detail}))
+        amount = [c for c in card["columns"] if c["name"] == "amount"][0]
+        assert amount["additivity"] == {"kind": "semi_additive", "non_additive_dimension": "order_date",
+                                        "window": "last"}
+        assert amount["null_when"] == {"state": "pending", "column": "status", "values": ["placed"]}
+        assert "not_for_reporting" not in card and "additivity" not in card["columns"][0]
 
 
 def test_staleness_findings_page_and_carry_reasons(server):

@@ -86,6 +86,28 @@ BAD = [
     (lambda c: sm.annotate(c, T, {}, author="a"), se.InvalidAnnotationError, "fields must be a non-empty dict"),
     (lambda c: sm.annotate(c, T, {"description": None}, author="a"), se.InvalidAnnotationError,
      "field 'description' is None"),
+    (lambda c: sm.annotate(c, T, {"not_for_reporting": {"use_instead": ["acme.core.ordrs"]}}, author="a"),
+     se.UnknownTableError, "did you mean 'acme.core.orders'?"),
+    (lambda c: sm.annotate(c, T, {"not_for_reporting": {"use_instead": [T]}}, author="a"), se.InvalidAnnotationError,
+     "not_for_reporting.use_instead names acme.core.orders itself"),
+    (lambda c: sm.annotate(c, T, {"not_for_reporting": "raw"}, author="a"), se.InvalidAnnotationError,
+     "table field 'not_for_reporting' is invalid"),
+    (lambda c: sm.annotate(c, T, {"additivity": {"kind": "semi"}}, column="gross_cents", author="a"),
+     se.InvalidAnnotationError, "additivity.kind: Input should be 'additive', 'semi_additive' or 'non_additive'"),
+    (lambda c: sm.annotate(c, T, {"additivity": {"kind": "semi_additive"}}, column="gross_cents", author="a"),
+     se.InvalidAnnotationError, "a semi_additive measure names its non_additive_dimension"),
+    (lambda c: sm.annotate(c, T, {"additivity": {"kind": "additive", "window": "last"}}, column="gross_cents",
+                           author="a"), se.InvalidAnnotationError, "apply only to kind semi_additive"),
+    (lambda c: sm.annotate(c, T, {"additivity": {"kind": "semi_additive", "non_additive_dimension": "stat"}},
+                           column="gross_cents", author="a"), se.UnknownColumnError, "did you mean 'status'?"),
+    (lambda c: sm.annotate(c, T, {"additivity": {"kind": "semi_additive", "non_additive_dimension": "gross_cents"}},
+                           column="gross_cents", author="a"), se.InvalidAnnotationError, "names 'gross_cents' itself"),
+    (lambda c: sm.annotate(c, T, {"null_when": {"state": "open", "column": "status"}}, column="gross_cents",
+                           author="a"), se.InvalidAnnotationError, "give column and values together"),
+    (lambda c: sm.annotate(c, T, {"null_when": {"state": "", "column": "status", "values": ["placed"]}},
+                           column="gross_cents", author="a"), se.InvalidAnnotationError, "null_when.state"),
+    (lambda c: sm.annotate(c, T, {"null_when": {"state": "open", "column": "stauts", "values": ["placed"]}},
+                           column="gross_cents", author="a"), se.UnknownColumnError, "did you mean 'status'?"),
     (lambda c: sm.verify_query(c, "q", "SELECT count(*) FROM acme.core.ordrs", author="a"), se.UnknownTableError,
      "the SQL reads 'acme.core.ordrs', which is no table at vid 1; did you mean 'acme.core.orders'?"),
     (lambda c: sm.verify_query(c, "q", "SELECT nope FROM acme.core.orders", author="a"), se.VerifiedQueryError,
@@ -103,6 +125,27 @@ def test_validation_errors_name_the_problem_and_write_nothing(cat, lk, call, exc
     assert message in info.value.message
     assert isinstance(info.value, cc.CatalogError)
     assert cat.latest_vid == before
+
+
+def test_structured_fields_are_stored_validated(cat, lk):
+    """not_for_reporting (table), additivity and null_when (column): stored as validated values, the
+    columns they name by their schema names; describe shows them among the column's annotations."""
+    orders(lk)
+    lk.table("acme.core.orders_raw", [("order_id", "bigint")], at=0, rows={"order_id": [1]})
+    sm.annotate(cat, "acme.core.orders_raw", {"not_for_reporting": {"reason": "raw feed", "use_instead": [T]}},
+                author="a")
+    sm.annotate(cat, T, {"additivity": {"kind": "semi_additive", "non_additive_dimension": "order_id"},
+                         "null_when": {"state": "unpaid", "column": "status", "values": ["placed"]}},
+                column="gross_cents", author="a")
+    nfr = cat.get("/acme/core/orders_raw/_semantic/table.not_for_reporting").value["value"]
+    assert nfr == {"reason": "raw feed", "use_instead": [T]}
+    add = cat.get("/acme/core/orders/_semantic/column.3.additivity").value["value"]
+    assert add == {"kind": "semi_additive", "non_additive_dimension": "order_id", "window": "last"}
+    nw = cat.get("/acme/core/orders/_semantic/column.3.null_when").value["value"]
+    assert nw == {"state": "unpaid", "column": "status", "values": ["placed"]}
+    card = sm.describe(cat, T, now=lk.day(0.5))
+    gross = next(c for c in card.columns if c.name == "gross_cents")
+    assert {"additivity", "null_when"} <= set(gross.annotations)
 
 
 def test_did_you_mean_is_in_details(cat, lk):

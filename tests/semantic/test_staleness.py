@@ -7,7 +7,7 @@ import pytest
 import catalog_core as cc
 import semantic as sm
 from semantic.annotations import new_annotation, write_annotations
-from semantic.models import REASONS
+from semantic.models import REASONS, Fix
 
 from .lakes import LakeBuilder
 
@@ -60,12 +60,15 @@ def test_column_renamed_same_id_and_by_statistics(elk):
     f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(2))}
     assert f["column.2.description"].reason == "column_renamed"
     assert f["column.2.description"].suggestion == "renamed to category"
+    assert f["column.2.description"].fixes == [Fix(action="rename", params={"old": "kind", "new": "category", "scale": 0})]
     # drop + add in one rebuild, same values: likely renamed (no unit change)
     elk.evolve(T, add=[("amount", "bigint")], drop=["amount_cents"], at=3,
                rows={"id": [1, 2, 3], "category": ["a", "b", "a"], "amount": [1000, 25000, 4000]})
     f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(3))}
     assert f["column.3.description"].reason == "column_renamed"
     assert f["column.3.description"].suggestion == "likely renamed to amount"
+    assert f["column.3.description"].fixes == [Fix(action="rename",
+                                                   params={"old": "amount_cents", "new": "amount", "scale": 0})]
 
 
 def test_dropped_with_unrelated_added_column_is_not_a_rename(elk):
@@ -76,6 +79,7 @@ def test_dropped_with_unrelated_added_column_is_not_a_rename(elk):
                rows={"id": [1, 2, 3], "kind": ["a", "b", "a"], "loaded_on": ["2024-11-12"] * 3})
     f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(2))}
     assert f["column.3.description"].reason == "column_dropped" and f["column.3.description"].suggestion is None
+    assert f["column.3.description"].fixes == []
 
 
 def test_column_type_changed_and_control(elk):
@@ -114,6 +118,7 @@ def test_unit_drift_same_column_and_control(elk):
     f = sm.staleness(cat, T, now=elk.day(2))
     assert [(x.reason, x.evidence.values["scale_exp"]) for x in f] == [("unit_drift", -2)]
     assert v in f[0].evidence.vids and "unit changed" in f[0].suggestion
+    assert f[0].fixes == [Fix(action="update_unit", params={"column": "amount", "scale": -2})]
 
 
 def test_unit_drift_on_rename_with_scaled_statistics(elk):
@@ -128,6 +133,7 @@ def test_unit_drift_on_rename_with_scaled_statistics(elk):
     assert f["column.3.description"].reason == "column_renamed"
     for x in (f["column.3.unit"], f["column.3.description"]):
         assert x.suggestion == "likely renamed to amount_usd, unit changed (values ÷10^2)"
+        assert x.fixes == [Fix(action="rename", params={"old": "amount_cents", "new": "amount_usd", "scale": -2})]
 
 
 def test_enum_and_sample_values_at_both_depths(elk):
@@ -169,6 +175,7 @@ def test_grain_violated_scd2_and_duplicates_and_control(elk):
     data = [f for f in sm.staleness(cat, DIM, depth="data", now=elk.day(3)) if f.status == "stale"]
     assert [(f.reason, f.evidence.values["duplicate_keys"]) for f in data] == [("grain_violated", 1)]
     assert data[0].suggestion == "SCD2 since 2024-11-14: filter is_current"
+    assert meta[0].fixes == data[0].fixes == [Fix(action="filter", params={"table": DIM, "column": "is_current"})]
 
 
 def test_grain_violated_from_integer_key_range(elk):
@@ -200,6 +207,8 @@ def test_join_key_missing_suggests_join_on_and_control(elk):
     f = sm.staleness(cat, T, now=elk.day(3))
     assert [(x.reason, x.status) for x in f] == [("join_key_missing", "stale")]
     assert f[0].suggestion == "join on customer_uuid = acme.core.dim.customer_uuid"
+    assert f[0].fixes == [Fix(action="join_on", params={"from_column": "customer_uuid", "to_table": "acme.core.dim",
+                                                        "to_column": "customer_uuid"})]
     assert v in f[0].evidence.vids
 
 
@@ -230,6 +239,7 @@ def test_cardinality_violated_at_metadata_depth_when_target_becomes_scd2(elk):
     f = sm.staleness(cat, T, now=elk.day(4))
     assert [(x.reason, x.status) for x in f] == [("cardinality_violated", "suspect")]
     assert f[0].suggestion.startswith("SCD2 since 2024-11-15: filter is_current")
+    assert f[0].fixes == [Fix(action="filter", params={"table": DIM, "column": "is_current"})]
 
 
 # ------------------------------------------------------------------ loading
@@ -254,6 +264,7 @@ def test_freshness_sla_suggests_the_new_cadence(elk):
         elk.append(T, {"id": [10 + d], "kind": ["a"], "amount_cents": [5]}, at=d)
     f = sm.staleness(cat, T, now=elk.day(33))
     assert f[0].reason == "freshness_sla_missed" and f[0].suggestion.startswith("loads now arrive every ~168 h")
+    assert f[0].fixes == [Fix(action="update_freshness_sla", params={"sla": "PT185H"})]
 
 
 def test_not_loaded_since_names_the_successor_and_controls(elk):
@@ -271,6 +282,7 @@ def test_not_loaded_since_names_the_successor_and_controls(elk):
     f = sm.staleness(cat, now=elk.day(31))
     assert [(x.target, x.reason, x.status) for x in f] == [(old, "not_loaded_since", "stale")]
     assert f[0].suggestion.startswith(f"successor {new}") and last in f[0].evidence.vids
+    assert f[0].fixes == [Fix(action="successor", params={"table": new})]
     sm.annotate(cat, old, {"deprecated": {"reason": "use the mart", "replaced_by": new}}, author="a", time=elk.day(31))
     assert sm.staleness(cat, now=elk.day(31)) == []  # control: deprecated, so not loading is expected
 
@@ -422,3 +434,13 @@ def test_staleness_rejects_bad_arguments(elk):
         sm.staleness(elk.cat, "acme.core.tt")
     with pytest.raises(cc.errors.InvalidValueError, match="now must be"):
         sm.staleness(elk.cat, now="yesterday")
+
+
+def test_a_suggestion_without_its_typed_fix_is_refused():
+    """The invariant of staleness._finding: every suggestion comes with at least one Fix."""
+    from semantic.staleness import _finding
+    with pytest.raises(ValueError, match="needs its fixes"):
+        _finding(None, T, "column_renamed", "stale", "m", [1], suggestion="renamed to x")
+    f = _finding(None, T, "column_renamed", "stale", "m", [1], suggestion="renamed to x",
+                 fixes=[Fix(action="rename", params={"old": "y", "new": "x", "scale": 0})])
+    assert f.fixes[0].action == "rename"

@@ -31,10 +31,7 @@ __all__ = ["OfflineAgent"]
 
 RESERVE = 2            # calls kept for the final run and one repair
 FISCAL_UNITS = {"year": ("year",), "quarter": ("quarter",), "period": ("period", "month"), "week": ("week",)}
-MONEY = frozenset("revenue sales spend cost costs price amount amounts value payments payment refunds refund income "
-                  "dollars usd money paid charged collected aov ltv margin".split())
-SEMI_ADDITIVE = re.compile(r"semi-?additive|last snapshot|never sum|not additive|point[- ]in[- ]time", re.I)
-AVOID = re.compile(r"\bdeprecated\b|not for reporting|do not use|as received|\bunreliable\b", re.I)
+WINDOW_AGG = {"last": "max", "first": "min"}   # a semi-additive measure's window: which row of its dimension
 
 Plan = Generator[Step, Turn, None]
 Node = Any  # a sqlglot node (its builders are typed loosely across versions)
@@ -280,7 +277,7 @@ class _Planner:
             t = self.k.table(name)
             head = self.k.measure_overlap(name, set(self.s.measure[:1])) if self.s and self.s.measure else (0, 0)
             score = 3 * a + b + 2 * head[0] + (n - i) / max(n, 1)
-            if t.deprecated or AVOID.search(t.description):
+            if t.deprecated or t.not_for_reporting:
                 score *= 0.3
             scored.append((score, -i, name))
         if not scored:
@@ -330,7 +327,7 @@ class _Planner:
         if exact:
             exact.sort()
             return [(exact[0][3], exact[0][2])]
-        if not partial and len(words) > 1:  # "sales channel", "store format": the words a column carries
+        if not partial and len(words) > 1:  # "booking channel", "dock zone": the words a column carries
             best = []
             for ti, name in enumerate(tables):
                 for c in self.k.table(name).columns.values():
@@ -726,15 +723,17 @@ class _Planner:
         return sorted(b for b in self.k.bool_filters(table) | self.current_flag(table) if b in cols)
 
     def current_flag(self, table: str) -> set[str]:
-        """A versioned (SCD2) table's current-row flag, unless the question asks about the past."""
+        """A versioned (SCD2) table's current-row flag, unless the question asks about the past. Versioned
+        is read from the schema: a boolean column named current beside a validity range (a date or time
+        column named valid)."""
         s = self.s
         if s is None or s.as_of_event:
             return set()
         t = self.k.table(table)
-        versioned = re.search(r"\bversion|scd", t.grain + " " + t.description, re.I)
+        versioned = any(c.family in ("day", "ts") and "valid" in tokens(c.name) for c in t.columns.values())
         out = set()
         for c in t.columns.values():
-            if c.family == "bool" and "current" in tokens(c.name) and (versioned or True):
+            if c.family == "bool" and "current" in tokens(c.name) and versioned:
                 out.add(c.name)
         return out
 
@@ -773,15 +772,16 @@ class _Planner:
                 conds.append(exp.GTE(this=tc.copy(), expression=day(start)))
             if end:
                 conds.append(exp.LT(this=tc.copy(), expression=day(end)))
-        semi = tcol is not None and (SEMI_ADDITIVE.search(t0.description) or
-                                     (mcol is not None and SEMI_ADDITIVE.search(mcol.description)))
-        if semi and tcol is not None:
-            inner = exp.select(exp.func("max", col(tcol.name))).from_(q(main))
-            if start:
-                inner = inner.where(exp.GTE(this=col(tcol.name), expression=day(start)))
-            if end:
-                inner = inner.where(exp.LT(this=col(tcol.name), expression=day(end)))
-            conds.append(exp.EQ(this=col(tcol.name, "t0"), expression=inner.subquery()))
+        dim = t0.columns.get(str(mcol.additivity.get("non_additive_dimension"))) \
+            if mcol is not None and mcol.semi_additive else None
+        if dim is not None and mcol is not None:  # annotated semi-additive: one row of its dimension, not a sum
+            agg = WINDOW_AGG.get(str(mcol.additivity.get("window") or "last"), "max")
+            inner = exp.select(exp.func(agg, col(dim.name))).from_(q(main))
+            if dim is tcol and start:
+                inner = inner.where(exp.GTE(this=col(dim.name), expression=day(start)))
+            if dim is tcol and end:
+                inner = inner.where(exp.LT(this=col(dim.name), expression=day(end)))
+            conds.append(exp.EQ(this=col(dim.name, "t0"), expression=inner.subquery()))
         measure = self.measure_expr(main, mcol)
         if self.rewritten is not None and mcol is None:
             measure = self.rewritten[0]

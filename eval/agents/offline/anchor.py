@@ -6,10 +6,10 @@ Three rules a careful literal reader applies to any lake:
   grounded only by an exact value of a text column that can hold codes (a column named as a code or key,
   or whose description shows a code of the same shape), looked up with ``get_column_values`` in the
   chosen table and the dimension tables reachable from it by relationships; never by a near code.
-- **verbs are not states**: after an auxiliary ("how many orders did customers *place*"), the base form of
-  a verb names the event the measure counts. A stored value that is only an inflection of it ("placed":
+- **verbs are not states**: after an auxiliary ("how many bikes did riders *rent*"), the base form of
+  a verb names the event the measure counts. A stored value that is only an inflection of it ("rented":
   a state a row is in now) is not what the question restricts to; a stored value equal to the word itself
-  ("earn" as an event type) is.
+  ("dock" as an event type) is.
 - **exact values win over mentions**: a question word equal to an annotated enum value of a column of the
   chosen table is a literal even when the table's description happens to list that value.
 """
@@ -126,7 +126,7 @@ def aux_words(s: Slots) -> set[str]:
 
 
 def _inflects(word: str, value: str) -> bool:
-    """`value` is an inflected form of the base verb `word` (place -> placed, ship -> shipped)."""
+    """`value` is an inflected form of the base verb `word` (rent -> rented, stop -> stopped)."""
     w, v = word.lower(), value.lower()
     if w == v or len(w) < 3:
         return False
@@ -143,7 +143,7 @@ def verb_not_value(s: Slots, word: str, value: Any) -> bool:
 
 def enum_words(k: Knowledge, s: Slots, main: str, naming: set[str]) -> set[str]:
     """Question words equal to an annotated enum value of a text column of `main` (not words naming the
-    measure itself: `naming`, nor an entity `main` relates to ("the online store" names a store), nor
+    measure itself: `naming`, nor an entity `main` relates to ("the harbour dock" names a dock), nor
     participles the parser already took as verbs)."""
     t = k.table(main)
     values = {str(v).lower() for c in t.columns.values() if c.family == "text" for v in c.enum if isinstance(v, str)}
@@ -162,9 +162,9 @@ def _entity_tables(k: Knowledge, word: str, exclude: str) -> list[str]:
 
 
 def filter_phrases(k: Knowledge, s: Slots, main: str | None = None) -> dict[str, set[str]]:
-    """Phrases of the question that restrict an entity rather than name the measure: "from gold-tier
-    customers", "at the north docks", the subject of an auxiliary ("did customers living in the west
-    place"): head word (a word naming a table the search found) -> the phrase's content words."""
+    """Phrases of the question that restrict an entity rather than name the measure: "from annual-pass
+    riders", "at the north docks", the subject of an auxiliary ("did riders based downtown book"): head
+    word (a word naming a table the search found) -> the phrase's content words."""
     content = set(s.content)
     text = s.text.lower()
     out: dict[str, set[str]] = {}

@@ -48,8 +48,8 @@ def prefix_match(a: str, b: str, n: int = 5) -> bool:
 
 # ------------------------------------------------------------------ parsing
 def rate_event(text: str) -> tuple[str, list[str]] | None:
-    """("conversion", words to drop) for "conversion rate"; ("order", ...) for "share of visits that
-    turned into an order"."""
+    """("repair", words to drop) for "repair rate"; ("ride", ...) for "share of app unlocks that
+    ended in a ride"."""
     t = text.lower()
     m = re.search(r"\b([a-z]+)\s+rate\b", t)
     if m and m.group(1) not in ("the", "a", "an", "our", "what", "which", "exchange", "interest", "tax"):
@@ -62,7 +62,7 @@ def rate_event(text: str) -> tuple[str, list[str]] | None:
 
 
 def per_pair(text: str) -> tuple[str, str] | None:
-    """("cost", "click") for "cost per click"; never "per day" or "per store" (those are grains or
+    """("fare", "kilometre") for "fare per kilometre"; never "per day" or "per store" (those are grains or
     dimensions; the caller checks Y is a numeric column)."""
     m = re.search(r"\b([a-z]+)\s+per\s+([a-z]+)\b", text.lower())
     if not m or m.group(2) in ("day", "week", "month", "year", "quarter", "period", "each", "every"):
@@ -71,7 +71,7 @@ def per_pair(text: str) -> tuple[str, str] | None:
 
 
 def more_than(text: str) -> tuple[int, list[str]] | None:
-    """(n, child words) for "more than one shipment" / "at least two payment attempts"."""
+    """(n, child words) for "more than one repair" / "at least two flat tyres"."""
     t = text.lower()
     m = re.search(r"\b(more than|at least)\s+" + NUM + r"\s+([a-z]+)(?:\s+([a-z]+))?", t)
     if not m:
@@ -101,7 +101,7 @@ def _event_column(p: _Planner, table: str, event: str) -> Col | None:
         if c.family != "bool" and not (c.idlike and c.name not in p.k.table(table).grain_keys[:1]):
             continue
         if c.family != "bool" and set(words_of(c.name)[:-1]) <= tokens(table):
-            continue    # the table's own key (orders.order_id) links to no event
+            continue    # the table's own key (rentals.rental_id) links to no event
         if not any(prefix_match(event, w) for w in words_of(c.name)):
             continue
         key = (int(c.family == "bool"), -len(words_of(c.name)), c.name)
@@ -282,8 +282,8 @@ def _per(p: _Planner, main: str, x: str, y: str) -> Generator[Step, Turn, str | 
 
 
 def _metric_ratio(p: _Planner, metric: dict[str, Any]) -> Generator[Step, Turn, str | None]:
-    """"average order value": the measure words hold an entity counted by a count metric (orders) and
-    a quantity ("value": the plain revenue metric); their ratio."""
+    """"average rental fare": the measure words hold an entity counted by a count metric (rentals) and
+    a quantity the other words name (a fare metric); their ratio."""
     s = p.s
     assert s is not None
     counts = [m for m in p.k.metrics if re.match(r"\s*count\s*\(", str(m.get("expression") or ""), re.I)]
@@ -302,8 +302,6 @@ def _metric_ratio(p: _Planner, metric: dict[str, Any]) -> Generator[Step, Turn, 
     if not rest:
         return None
     want = expand(rest) & rest
-    if rest <= {"value", "amount", "size", "total"}:   # "order value", "basket size": the plain revenue
-        want = {"revenue"}
     numm = p.pick_metric(want)
     if numm is None or numm["name"] == ent[1]["name"]:
         yield from p.call("list_metrics", {"query": " ".join(sorted(want)), "limit": 10})

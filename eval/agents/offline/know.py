@@ -1,9 +1,12 @@
-"""What the agent has read so far: tables (columns with types, units, enums, descriptions),
-relationships, metrics, warnings and staleness suggestions, all parsed from MCP tool outputs."""
+"""What the agent has read so far: tables (columns with types, units, enums, descriptions and the
+structured fields additivity / null_when, the table field not_for_reporting), relationships, metrics,
+and the typed `fixes` of warnings and staleness findings, all read from MCP tool outputs.
+
+Invariant: facts are read from structured fields only; the prose of a finding or warning (its
+`message`, `suggestion`) is never read."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +33,12 @@ class Col:
     samples: list[Any] = field(default_factory=list)
     synonyms: list[str] = field(default_factory=list)
     status: str = ""
+    additivity: dict[str, Any] = field(default_factory=dict)   # {kind, non_additive_dimension, window}
+    null_when: dict[str, Any] = field(default_factory=dict)    # {state, column, values}
+
+    @property
+    def semi_additive(self) -> bool:
+        return self.additivity.get("kind") == "semi_additive" and bool(self.additivity.get("non_additive_dimension"))
 
     @property
     def family(self) -> str:
@@ -70,6 +79,8 @@ class TableInfo:
     metrics: list[str] = field(default_factory=list)
     successor: str | None = None
     deprecated: bool = False
+    not_for_reporting: bool = False            # the table field: read `use_instead` tables, not this one
+    use_instead: list[str] = field(default_factory=list)
     described: bool = False
 
     @property
@@ -124,6 +135,7 @@ class Knowledge:
                 if isinstance(dep, dict):
                     t.deprecated = True
                     t.successor = dep.get("successor") or t.successor
+                self.not_for_reporting(t, h.get("not_for_reporting"))
                 for w in h.get("warnings") or []:
                     self.warning(w)
         elif tool == "describe_table":
@@ -146,61 +158,64 @@ class Knowledge:
         if isinstance(dep, dict):
             t.deprecated = True
             t.successor = dep.get("successor") or t.successor
+        self.not_for_reporting(t, r.get("not_for_reporting"))
         for c in r.get("columns") or []:
             t.columns[c["name"]] = Col(name=c["name"], type=str(c.get("type") or ""),
                                        description=str(c.get("description") or ""), unit=str(c.get("unit") or ""),
                                        role=str(c.get("role") or ""), enum=list(c.get("enum") or []),
                                        samples=list(c.get("sample_values") or []),
                                        synonyms=[str(s) for s in c.get("synonyms") or []],
-                                       status=str(c.get("status") or ""))
+                                       status=str(c.get("status") or ""),
+                                       additivity=dict(c.get("additivity") or {}),
+                                       null_when=dict(c.get("null_when") or {}))
+
+    @staticmethod
+    def not_for_reporting(t: TableInfo, v: Any) -> None:
+        if isinstance(v, dict):
+            t.not_for_reporting = True
+            t.use_instead = [str(x) for x in v.get("use_instead") or []]
 
     def warning(self, w: dict[str, Any]) -> None:
         table = str(w.get("table") or "")
         if w.get("kind") == "deprecated" and table:
             self.table(table).deprecated = True
-        self.suggestion(table, str(w.get("suggestion") or ""), str(w.get("message") or ""), w.get("status"))
+        self.fixes(table, w.get("fixes") or [], w.get("status"))
 
     def finding(self, f: dict[str, Any]) -> None:
-        target = str(f.get("target") or "")
-        self.suggestion(target, str(f.get("suggestion") or ""), str(f.get("message") or ""), f.get("status"))
+        self.fixes(str(f.get("target") or ""), f.get("fixes") or [], f.get("status"))
 
-    def suggestion(self, target: str, sugg: str, message: str, status: Any) -> None:
-        """Parse a staleness suggestion generically: successors, renames, boolean filters."""
-        if not sugg and not message:
-            return
+    def fixes(self, target: str, fixes: list[Any], status: Any) -> None:
+        """Read the typed fixes of a finding or warning on `target` (a table, or table.column): successors,
+        renames (with their unit scale), join keys, boolean filters."""
         parts = target.split(".")
         table = ".".join(parts[:3]) if len(parts) >= 3 else target
         if status == "stale" and target:
             self.stale_targets.add(target)
-        m = re.search(r"\b(?:successor|use|replaced by)\s+([A-Za-z_][\w]*\.[\w]+\.[\w]+)", sugg + " " + message)
-        if m and table and m.group(1) != table:
-            self.successors[table] = m.group(1)
-            self.table(table).successor = self.table(table).successor or m.group(1)
-            self.table(table).deprecated = True
-        m = re.search(r"renamed to ([A-Za-z_]\w*)", sugg) or re.search(r"now called '(\w+)'", message)
-        old = re.search(r"column '(\w+)'", message)
-        old_name = old.group(1) if old else (parts[3] if len(parts) >= 4 else None)
-        if m and old_name and old_name != m.group(1):
-            self.renamed[(table, old_name)] = m.group(1)
-            if "unit changed" in sugg:
-                self.rescaled.add((table, m.group(1)))
-        m = re.search(r"\bjoin on ([A-Za-z_]\w*) = ([A-Za-z_]\w*\.\w+\.\w+)\.([A-Za-z_]\w*)", sugg)
-        if m and table:                     # the relationship's key vanished: join on the suggested pair
-            self.join_keys[(table, m.group(2))] = (m.group(1), m.group(3))
-        for m in re.finditer(r"\bfilter ([A-Za-z_]\w*)", sugg):
-            cond = re.search(r"condition '(?:([\w]+)\.)?([\w]+)'", sugg)
-            owner = table
-            if cond and cond.group(1):
-                owner = "*" + cond.group(1)          # a table known by its short name
-            self.filters.setdefault(owner, set()).add(m.group(1))
+        for fx in fixes:
+            if not isinstance(fx, dict) or not isinstance(fx.get("params"), dict):
+                continue
+            act, p = fx.get("action"), fx["params"]
+            if act == "successor" and table and isinstance(p.get("table"), str) and p["table"] != table:
+                self.successors[table] = p["table"]
+                self.table(table).successor = self.table(table).successor or p["table"]
+                self.table(table).deprecated = True
+            elif act == "rename" and table and isinstance(p.get("old"), str) and isinstance(p.get("new"), str) \
+                    and p["old"] != p["new"]:
+                self.renamed[(table, p["old"])] = p["new"]
+                if p.get("scale"):
+                    self.rescaled.add((table, p["new"]))
+            elif act == "join_on" and table and all(isinstance(p.get(x), str) for x in ("from_column", "to_table",
+                                                                                        "to_column")):
+                self.join_keys[(table, p["to_table"])] = (p["from_column"], p["to_column"])
+            elif act == "filter" and isinstance(p.get("column"), str):
+                self.filters.setdefault(str(p.get("table") or table), set()).add(p["column"])
 
     # ------------------------------------------------------------ lookups
     def successor_of(self, name: str) -> str | None:
         return self.successors.get(name) or self.table(name).successor
 
     def bool_filters(self, name: str) -> set[str]:
-        short = name.rsplit(".", 1)[-1]
-        return self.filters.get(name, set()) | self.filters.get("*" + short, set())
+        return set(self.filters.get(name, set()))
 
     def measure_overlap(self, name: str, words: set[str]) -> tuple[int, int]:
         """(matches in name/synonyms, matches in description/grain) of the measure words."""

@@ -31,7 +31,7 @@ LEXICON: dict[str, tuple[str, ...]] = {      # generic business synonyms, both w
     "revenue": ("sales", "income", "turnover"), "sales": ("revenue",), "customers": ("clients", "shoppers", "buyers"),
     "clients": ("customers",), "spend": ("spending", "cost", "costs"), "cost": ("spend",),
     "orders": ("purchases",), "purchases": ("orders",), "units": ("quantity",), "quantity": ("units",),
-    "stock": ("inventory", "hand"), "inventory": ("stock",), "visits": ("sessions", "traffic"),
+    "stock": ("inventory",), "inventory": ("stock",), "visits": ("sessions", "traffic"),
     "sessions": ("visits",), "returns": ("refunds",), "refunds": ("returns",), "payments": ("charges",),
     "stores": ("shops", "locations"), "products": ("items", "skus"), "rentals": ("bookings", "hires"),
     "bookings": ("rentals",), "income": ("revenue",),
@@ -39,7 +39,7 @@ LEXICON: dict[str, tuple[str, ...]] = {      # generic business synonyms, both w
 
 
 def stem(w: str) -> str:
-    """A crude, deterministic singular/stem: orders -> order, categories -> category."""
+    """A crude, deterministic singular/stem: rentals -> rental, batteries -> battery."""
     w = w.lower()
     if len(w) > 4 and w.endswith("ies"):
         return w[:-3] + "y"
@@ -284,7 +284,7 @@ def parse(question: str, today: dt.date) -> Slots:
     content = [w for w in words_of(text) if w not in STOP and not w.isdigit() and w not in NUMBERS]
     dim_words = {w for d in dims for w in d}
     measure = [w for w in content if w not in dim_words and w not in negated]
-    if not measure and agg == "count" and dims:  # "how many customers are in each tier": the entity counted
+    if not measure and agg == "count" and dims:  # "how many riders hold each pass type": the entity counted
         measure = [w for w in content if w not in negated][:1]
     verbs = set(re.findall(r"(?<! was )(?<! were )(?<! are )(?<! is )(?<! been )(?<! get )(?<! got )"
                            r"\b([a-z]+ed)\s+(?:in|on|during|by|at|for|from|since|last|yesterday|today|this|between|"

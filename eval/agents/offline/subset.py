@@ -1,4 +1,4 @@
-"""Subsets named by a value: "cancelled orders", "app sessions", "only partly refunded".
+"""Subsets named by a value: "stolen bikes", "kiosk unlocks", "only partly repaired".
 
 A question often names the rows it counts or sums by a value of a categorical column, written as an
 English word (an inflection, a paraphrase, spaces for underscores) rather than as stored. A careful
@@ -6,15 +6,15 @@ literal reader, for ANY lake:
 
 - grounds such words against the values of the categorical columns of the tables it chose (annotated
   enums and sample values, else the column's stored values through `get_column_values`), even when a
-  description or a metric's text mentions the same word ("Number of non-cancelled orders" does not make
-  "cancelled" part of the measure);
-- lets the question's value replace a metric's filter on the same column (the metric "orders" filters
-  status <> 'cancelled'; "how many orders were cancelled" asks for status = 'cancelled');
-- counts rows when the thing counted ("how many <...> redemptions") is a value, not a numeric column;
-- for counting questions, prefers the table whose grain the question names in full ("payment attempts":
-  one row per payment attempt);
-- reads "null while <phrase>" in a column's description as the subset the phrase names ("still in
-  transit": that column IS NULL).
+  description or a metric's text mentions the same word ("Rentals that were not voided" does not make
+  "voided" part of the measure);
+- lets the question's value replace a metric's filter on the same column (the metric "rentals" filters
+  state <> 'voided'; "how many rentals were voided" asks for state = 'voided');
+- counts rows when the thing counted ("how many <...> top-ups") is a value, not a numeric column;
+- for counting questions, prefers the table whose grain the question names in full ("unlock attempts":
+  one row per unlock attempt);
+- reads a column's structured `null_when` {state} as the subset the state names ("bikes still out on
+  loan": the column null while on loan IS NULL); never the prose of a description.
 
 Nothing here knows a lake: only English words and what the tools returned.
 """
@@ -42,18 +42,19 @@ _NEG = re.compile(r"\b(?:not|never|non|without|excluding|except|other than)\s+(?
 _HOW_MANY = re.compile(r"\bhow many\s+((?:[a-z]+\s+){0,5}?[a-z]+?)(?:\s+(?:were|was|are|is|did|do|does|have|has|had|"
                        r"got|in|on|at|by|per|for|from|with|that|which|who|whose|there|during|since|between|[a-z]+ed)\b"
                        r"|\s*[,;?.])")
+_NEG_WORDS = frozenset("not no non never without un".split())
 _GRAIN_NOISE = frozenset("one row per unique grain key keys".split())
 
 
 def root(w: str) -> str:
-    """A crude English root: cancelled -> cancel, redemptions -> redempt, partially -> parti, shipped -> ship."""
+    """A crude English root: voided -> void, rentals -> rent, partially -> parti, stopped -> stop."""
     w = w.lower()
     for suf in _SUFFIXES:
         if len(w) - len(suf) >= 3 and w.endswith(suf):
             w = w[: -len(suf)]
             break
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiou":
-        w = w[:-1]   # doubled final consonant: cancell -> cancel, shipp -> ship
+        w = w[:-1]   # doubled final consonant: stopp -> stop, plann -> plan
     return w
 
 
@@ -95,7 +96,7 @@ def _skipped(w: str, skip: set[str]) -> bool:
 
 
 def coordinated(text: str) -> set[str]:
-    """"web and app sessions": coordinated words name several values (all of them), not one subset."""
+    """"kiosk and phone unlocks": coordinated words name several values (all of them), not one subset."""
     return {w for m in re.finditer(r"\b([a-z]+)\s+(?:and|or)\s+([a-z]+)\b", text.lower()) for w in m.groups()}
 
 
@@ -153,17 +154,21 @@ def value_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str
 
 
 def null_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str, Any, bool, frozenset[str]]]:
-    """A column described as "null while <phrase>" (or "null when/if/for/until/: <phrase>") is the subset
-    the question names with that phrase's words."""
+    """A column annotated `null_when` {state: "out_on_loan"} is null on the rows in that state: when the
+    question names the state (every content word of it, by root), the subset is that column IS NULL."""
     content = set(s.content)
+    negated = negated_words(s.text) | set(s.negated)
     out: list[tuple[str, str, Any, bool, frozenset[str]]] = []
     for name in tables:
         for c in k.table(name).columns.values():
-            for m in re.finditer(r"\bnull\s*(?:while|when|if|for|until|:|=|means)\s*([a-z ]+)", c.description.lower()):
-                ws = [w for w in words_of(m.group(1)) if w not in STOP][:3]
-                hit = frozenset(w for w in content if any(word_match(w, x) >= 2 for x in ws))
-                if ws and all(any(word_match(w, x) >= 2 for w in content) for x in ws):
-                    out.append((name, c.name, NULL, False, hit))
+            state = words_of(str(c.null_when.get("state") or ""))
+            ws = [w for w in state if w not in STOP and w not in _NEG_WORDS]
+            if not ws:
+                continue
+            pool = negated if set(state) & _NEG_WORDS else content   # "not_paid": the question says "not paid"
+            hit = frozenset(w for w in pool if any(word_match(w, x) >= 2 for x in ws))
+            if all(any(word_match(w, x) >= 2 for w in pool) for x in ws):
+                out.append((name, c.name, NULL, False, hit))
     return out
 
 
@@ -187,8 +192,8 @@ def ground(planner: Any, tables: list[str], lits: list[tuple[str, str, Any, bool
                                       and not ng and set(words_of(o[2])) < vw)]
         out.append((name, cname, v, ng))
         covered |= ws
-    # words a description mentions but no annotated value holds ("web and app sessions"), and participles
-    # used as adjectives ("were cancelled"): ask the data of the chosen table's plain text columns (the plain
+    # words a description mentions but no annotated value holds ("kiosk and phone unlocks"), and participles
+    # used as adjectives ("were voided"): ask the data of the chosen table's plain text columns (the plain
     # grounding skips words the descriptions use and every -ed word)
     main = k.table(tables[0])
     said = main.text_words()
@@ -200,7 +205,7 @@ def ground(planner: Any, tables: list[str], lits: list[tuple[str, str, Any, bool
         if asked >= 2 or _skipped(w, skip) or w in STOP or len(w) < 3 or w.isdigit() or w.lower() in grounded:
             continue
         if w not in said and stem(w) not in said and not (w.endswith("ed") and w not in s.verbs):
-            continue   # neither a word the description uses nor a participle used as an adjective ("cancelled")
+            continue   # neither a word the description uses nor a participle used as an adjective ("voided")
         cols = [c for c in main.columns.values() if c.family == "text" and not c.idlike and not c.enum and not c.samples
                 and c.role not in ("id", "time", "measure")]
         for c in cols[:2]:
@@ -268,7 +273,7 @@ def reconcile(metric: dict[str, Any], lits: list[tuple[str, str, Any, bool]], ta
 
 def repick(planner: Any, main: str, covered: set[str]) -> dict[str, Any] | None:
     """With the words that name values (and columns) set aside, the measure may be a defined metric of the
-    chosen table ("how many orders did the marketplace channel bring": the metric of orders)."""
+    chosen table ("how many rentals did the kiosk channel bring": the metric of rentals)."""
     s: Slots = planner.s
     k: Knowledge = planner.k
     if not covered or not k.metrics:
@@ -284,7 +289,7 @@ def repick(planner: Any, main: str, covered: set[str]) -> dict[str, Any] | None:
 
 
 def counts_rows(s: Slots, covered: set[str], mcol: Col | None = None, table: TableInfo | None = None) -> bool:
-    """"How many loyalty point redemptions": the counted thing (the last word before the verb) is a value,
+    """"How many credit voucher top-ups": the counted thing (the last word before the verb) is a value,
     so the answer counts rows of that value, not a sum of a numeric column the other words name; likewise
     "how many dock events" when "event" is the table's grain and the numeric column does not name it."""
     if s.agg not in ("count", "count_distinct"):
@@ -304,7 +309,7 @@ def counts_rows(s: Slots, covered: set[str], mcol: Col | None = None, table: Tab
 
 
 def counted_table(s: Slots, k: Knowledge, chosen: str | None) -> str | None:
-    """"How many payment attempts failed": among the search hits, the table whose grain ("one row per payment
+    """"How many unlock attempts timed out": among the search hits, the table whose grain ("one row per unlock
     attempt") the question names in full, with more words than the chosen table's grain; else None."""
     if s.agg not in ("count", "count_distinct"):
         return None
@@ -323,7 +328,7 @@ def counted_table(s: Slots, k: Knowledge, chosen: str | None) -> str | None:
     if not head:
         return None
 
-    def covered_with_head(name: str) -> int:   # a compound grain ("payment attempt") that names the head
+    def covered_with_head(name: str) -> int:   # a compound grain ("unlock attempt") that names the head
         n = covered(name)
         g = words_of(re.sub(r"\(.*?\)", " ", k.table(name).grain.lower()))
         return n if n >= 2 and any(word_match(head[0], w) >= 2 for w in g) else 0
