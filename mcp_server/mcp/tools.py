@@ -44,6 +44,7 @@ from mcp_server.mcp.bounds import (
     fit,
     page,
 )
+from mcp_server.mcp.relevance import Subject, Use, dedupe, relevant
 
 __all__ = ["Options", "Tools", "HANDLE_PREFIX", "LIMITS", "table_suggestions", "CodedToolError", "for_agents"]
 
@@ -297,52 +298,70 @@ class Tools:
                                                                           now=self.now()))
 
     # ------------------------------------------------------------------ warnings
-    def warnings_for(self, names: Iterable[str], vid: int) -> list[M.Warning]:
+    def warnings_for(self, names: Iterable[str], vid: int, use: Use | None = None) -> list[M.Warning]:
+        """The warnings of each table among `names` (in order), only those `use` rests on when given."""
         out: list[M.Warning] = []
         for name in dict.fromkeys(names):
             if name in self.tables(vid):
-                out += self.table_warnings(name, vid)
+                out += self.table_warnings(name, vid, use)
         return out
 
-    def table_warnings(self, name: str, vid: int) -> list[M.Warning]:
-        """Deprecation, missed freshness SLA and stale/suspect findings of one table (one warning
-        per distinct reason and message, at most MAX_WARNINGS)."""
+    def table_warnings(self, name: str, vid: int, use: Use | None = None) -> list[M.Warning]:
+        """Deprecation, missed freshness SLA and stale/suspect findings of one table: one warning per
+        underlying change (`relevance.dedupe`), only those the answer rests on when `use` says what it
+        read (`relevance.relevant`), at most MAX_WARNINGS."""
         if self.options.hide_annotations:
             return []
+        items = dedupe(self._table_warnings(name, vid), _fold)
+        kept = relevant(items, use) if use is not None else [w for _s, w in items]
         seen: set[tuple[str | None, str]] = set()
-        out = []
-        for w in self._table_warnings(name, vid):
+        out: list[M.Warning] = []
+        for w in kept:
+            assert isinstance(w, M.Warning)
             if (w.reason, w.message) not in seen:
                 seen.add((w.reason, w.message))
                 out.append(w)
         return out[:MAX_WARNINGS]
 
-    def _table_warnings(self, name: str, vid: int) -> list[M.Warning]:
+    def _table_warnings(self, name: str, vid: int) -> list[tuple[Subject, M.Warning]]:
         card = self.card(name, vid)
-        out: list[M.Warning] = []
+        out: list[tuple[Subject, M.Warning]] = []
         if card is not None:
             dep = card.deprecation
             if dep is not None:
-                out.append(self._dep_warning(name, dep.reason, dep.successor))
+                out.append((Subject(name), self._dep_warning(name, dep.reason, dep.successor)))
             fr = card.freshness
             if fr.status == "missed" and not self.options.hide_findings:
                 age = None if fr.age_seconds is None else fr.age_seconds / 3600
-                out.append(M.Warning(table=name, kind="freshness", status="suspect", reason="freshness_sla_missed",
-                                     message=f"past its freshness SLA {fr.sla}: last data load "
-                                             f"{'?' if age is None else f'{age:.1f} h'} ago"))
+                out.append((Subject(name), M.Warning(
+                    table=name, kind="freshness", status="suspect", reason="freshness_sla_missed",
+                    message=f"past its freshness SLA {fr.sla}: last data load {'?' if age is None else f'{age:.1f} h'} "
+                            "ago")))
             if not self.options.hide_findings:
                 for f in card.findings:
                     if f.status in ("stale", "suspect") and f.reason != "freshness_sla_missed":
-                        out.append(M.Warning(table=name, kind="finding", status=f.status, reason=f.reason,
-                                             message=cut(f.message, TEXT_SUMMARY),
-                                             suggestion=None if f.suggestion is None else cut(f.suggestion, 200),
-                                             fixes=_fixes(f.fixes)))
+                        out.append((_subject(name, f), M.Warning(
+                            table=name, kind="finding", status=f.status, reason=f.reason,
+                            message=cut(f.message, TEXT_SUMMARY),
+                            suggestion=None if f.suggestion is None else cut(f.suggestion, 200),
+                            fixes=_fixes(f.fixes))))
             return out
         for a in self.raw_annotations(vid).get(name, []):
             if a.get("key") == "table.deprecated" and isinstance(a.get("value"), dict):
                 v = a["value"]
-                out.append(self._dep_warning(name, str(v.get("reason") or ""), v.get("replaced_by")))
+                out.append((Subject(name), self._dep_warning(name, str(v.get("reason") or ""), v.get("replaced_by"))))
         return out
+
+    def sql_use(self, sql: str, tables: Iterable[str]) -> Use:
+        """What a statement reads: its tables and the column names it mentions (every column when it
+        selects `*` or does not parse)."""
+        from semantic.annotations import column_refs
+
+        try:
+            names, star = column_refs(sql)
+        except Exception:  # noqa: BLE001 - unparsable: keep every warning of its tables
+            names, star = set(), True
+        return Use(frozenset(tables), None if star else frozenset(names))
 
     @staticmethod
     def _dep_warning(name: str, reason: str, successor: str | None) -> M.Warning:
@@ -536,7 +555,7 @@ class Tools:
         nxt = encode_cursor(Cursor("run_sql", vid, offset + len(rows), key)) if res.truncated else None
         out = M.SqlOut(snapshot=self.snap(vid), columns=[M.SqlColumnOut(name=c.name, type=c.type) for c in res.columns],
                        rows=rows, row_count=len(rows), truncated=res.truncated, next_cursor=nxt, tables=tables,
-                       warnings=self.warnings_for(tables, vid))
+                       warnings=self.warnings_for(tables, vid, self.sql_use(sql, tables)))
         more = " (truncated)" if res.truncated else ""
         out, summary = self.fit(out, f"{len(rows)} rows{more} x {len(res.columns)} columns at vid {vid} from "
                                 f"{', '.join(tables) or 'no table'}", "rows", "run_sql", vid, key, offset)
@@ -622,7 +641,8 @@ class Tools:
         total = int(res.rows[0][2]) if res.rows else 0
         more = total > offset + len(values)
         out = M.ColumnValuesOut(snapshot=self.snap(vid), table=name, column=column, values=values, total=total,
-                                truncated=more, warnings=self.table_warnings(name, vid),
+                                truncated=more, warnings=self.table_warnings(
+                                    name, vid, Use(frozenset({name}), frozenset({column.lower()}))),
                                 next_cursor=encode_cursor(Cursor("get_column_values", vid, offset + len(values), key))
                                 if more else None)
         return self.fit(out, f"{len(values)} of {total} distinct values of {name}.{column} at vid {vid}", "values",
@@ -901,7 +921,9 @@ class Tools:
         hops = [M.HopOut(from_table=h.from_table, to_table=h.to_table, on=[list(p) for p in h.on],
                          cardinality=h.cardinality, canonical=h.canonical, relationship=h.relationship,
                          condition=h.condition) for h in jp.hops]
-        warns = self.warnings_for([a, b] + [h.to_table for h in jp.hops], vid)
+        path = [a] + [h.to_table for h in jp.hops]
+        keys = frozenset(c.lower() for h in jp.hops for pair in h.on for c in pair)
+        warns = self.warnings_for(path + [b], vid, Use(frozenset(path + [b]), keys))
         for w in jp.warnings:
             warns.append(M.Warning(table=a, kind="finding", status="suspect", reason="fan_out", message=cut(w, 240)))
         out = M.JoinOut(snapshot=self.snap(vid), from_table=a, to_table=b, hops=hops, sql=jp.sql,
@@ -983,7 +1005,8 @@ class Tools:
         out = M.MetricQueryOut(snapshot=self.snap(vid), metric=metric, sql=sql,
                                columns=[M.SqlColumnOut(name=c.name, type=c.type) for c in res.columns], rows=rows,
                                truncated=res.truncated, next_cursor=nxt,
-                               warnings=self.warnings_for(self.sql_tables(sql, vid), vid))
+                               warnings=self.warnings_for(self.sql_tables(sql, vid), vid, _metric_use(
+                                   self.sql_use(sql, self.sql_tables(sql, vid)), metric)))
         return self.fit(out, f"{metric}: {len(rows)} rows{' (truncated)' if res.truncated else ''} at vid {vid}", "rows",
                         "query_metric", vid, key, offset)
 
@@ -1073,3 +1096,34 @@ def _int(v: Any) -> int | None:
 
 def principal_digest(token: str) -> str:
     return "token:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:12]
+
+
+def _subject(table: str, f: Any) -> Subject:
+    """What a finding's annotation is about (see `relevance`)."""
+    ann = str(f.annotation or "")
+    vids = list(getattr(f.evidence, "vids", None) or [])
+    change = max(vids) if vids else None
+    parts = str(f.target).split(".")
+    if len(parts) >= 4:
+        return Subject(table, "column", column=parts[-1], change=change)
+    if ann.startswith("relationship."):
+        to = (getattr(f.evidence, "values", None) or {}).get("to")
+        return Subject(table, "relationship", related=to if isinstance(to, str) else None, change=change)
+    if ann.startswith("metric."):
+        return Subject(table, "metric", name=ann.split(".", 1)[1], change=change)
+    if ann.startswith("verified_query."):
+        return Subject(table, "verified_query", name=ann.split(".", 1)[1], change=change)
+    return Subject(table, change=change)
+
+
+def _fold(kept: Any, other: Any) -> Any:
+    """One warning for one change: the first, stale if either is, with the other's fixes and reason."""
+    extra = [fx for fx in other.fixes if fx not in kept.fixes]
+    note = f" (also {other.reason})" if other.reason and other.reason != kept.reason and \
+        f"also {other.reason}" not in kept.message else ""
+    return kept.model_copy(update={"status": "stale" if "stale" in (kept.status, other.status) else kept.status,
+                                   "fixes": list(kept.fixes) + extra, "message": kept.message + note})
+
+
+def _metric_use(use: Use, metric: str) -> Use:
+    return Use(use.tables, use.columns, metric=metric, uses_metrics=True)

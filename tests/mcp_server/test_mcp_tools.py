@@ -477,3 +477,20 @@ def test_the_default_budget_cuts_query_catalog_at_its_largest_limit(tmp_path):
             create_server(cat, token_budget=10)
     finally:
         cat.close()
+
+
+def test_warnings_name_only_what_the_answer_rests_on(server):
+    """Issue 23: a run_sql carried findings about columns and relationships it never touched."""
+    def reasons(name, args):
+        return {w["reason"] for w in ok(call(server, name, args))["warnings"]}
+
+    everything = reasons("describe_table", {"table": FCT})
+    assert {"column_type_changed", "values_restated", "freshness_sla_missed"} <= everything
+    counted = reasons("run_sql", {"sql": f"SELECT count(*) FROM {FCT}"})
+    assert "freshness_sla_missed" in counted  # table-level: every answer from the table rests on it
+    assert not counted & {"column_type_changed", "values_restated"}  # amount and status are not read
+    assert "column_type_changed" in reasons("run_sql", {"sql": f"SELECT sum(amount) FROM {FCT}"})
+    assert "values_restated" in reasons("run_sql", {"sql": f"SELECT status, count(*) FROM {FCT} GROUP BY 1"})
+    assert reasons("run_sql", {"sql": f"SELECT * FROM {FCT} LIMIT 1"}) >= everything - {"fan_out"}
+    assert not reasons("find_join_path", {"from_table": FCT, "to_table": DIM}) & {"column_type_changed",
+                                                                                   "values_restated"}
