@@ -15,6 +15,8 @@ def main() -> None:
 
 _create = click.option("--create", is_flag=True,
                        help="make a new empty catalog in --data if it holds none (otherwise that is refused)")
+_read_only = click.option("--read-only", is_flag=True,
+                          help="no annotate tool: agents read the catalog but never write to it")
 _token_budget = click.option("--token-budget", default=8000, show_default=True, type=click.IntRange(min=500),
                              help="largest MCP tool response, in o200k tokens: a longer list is cut and "
                                   "next_cursor resumes it")
@@ -32,15 +34,16 @@ _token_budget = click.option("--token-budget", default=8000, show_default=True, 
 @click.option("--now", default=None, help="judge freshness at this ISO time (default: the clock), e.g. a lake's "
                                           "evaluation time 2025-03-10T13:00:00Z")
 @_token_budget
+@_read_only
 @_create
 def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeout, author, now, token_budget,
-          create) -> None:
+          read_only, create) -> None:
     """Serve the catalog over HTTP: the engine API under /v1 (OpenAPI at /openapi.json) and the MCP
     tools over streamable HTTP at /mcp, both behind the bearer tokens of --tokens (or SEMCAT_TOKENS)."""
     from catalog_core.model import parse_time
     from mcp_server.http.server import run
 
-    options: dict = {"token_budget": token_budget}
+    options: dict = {"token_budget": token_budget, "read_only": read_only}
     if author:
         options["author"] = author
     if now is not None:
@@ -158,8 +161,9 @@ def branch_drop(branch_path, data_dir, token, author, message) -> None:
 @click.option("--now", default=None, help="judge freshness at this ISO time (default: the clock), e.g. a lake's "
                                           "evaluation time 2025-03-10T13:00:00Z")
 @_token_budget
+@_read_only
 @_create
-def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now, token_budget, create) -> None:
+def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now, token_budget, read_only, create) -> None:
     """Serve the MCP tools over stdio (for an MCP client such as an agent or an IDE)."""
     from catalog_core.errors import CatalogError
     from mcp_server.mcp.stdio import run_stdio
@@ -170,7 +174,7 @@ def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now, toke
         raise click.UsageError("--create makes a catalog in --data DIR; it does not go with --url")
     try:
         run_stdio(data_dir, url, token, hide_annotations=hide_annotations, hide_findings=hide_findings,
-                  author=author, now=now, create=create, token_budget=token_budget)
+                  author=author, now=now, create=create, token_budget=token_budget, read_only=read_only)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     except CatalogError as exc:  # no catalog in --data, the catalog is open in another process, ...

@@ -270,16 +270,17 @@ def _strict_schemas(server: MCPServer) -> None:
 
 def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_findings: bool = False,
                   author: str = "agent", now: float | None = None, name: str = "semcat",
-                  token_budget: int = TOKEN_BUDGET) -> MCPServer:
+                  token_budget: int = TOKEN_BUDGET, read_only: bool = False) -> MCPServer:
     """An MCP server for `catalog` with every tool of DESIGN.md (section MCP tools). Every response
     stays within `token_budget` o200k tokens: a longer list is cut, with `truncated` and a
-    `next_cursor` that resumes at the first item left out."""
+    `next_cursor` that resumes at the first item left out. `read_only`: no `annotate` tool at all
+    (neither listed nor callable), whatever the caller's token."""
     if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 500:
         raise ValueError(f"token_budget must be an integer of at least 500 tokens, got {token_budget!r}")
     options = Options(hide_annotations=hide_annotations, hide_findings=hide_findings, author=author, now=now,
                       token_budget=token_budget)
     tools = Tools(catalog, options)
-    server: MCPServer = SemcatServer(name, instructions=INSTRUCTIONS, version="1",
+    server: MCPServer = SemcatServer(name, instructions=INSTRUCTIONS, version=_version(),
                                      log_level="WARNING", warn_on_duplicate_tools=True)
     server.tools = tools  # type: ignore[attr-defined]  # tests and benchmarks reach the implementation
 
@@ -441,5 +442,17 @@ def create_server(catalog: CatalogAPI, *, hide_annotations: bool = False, hide_f
                                  "PermissionDeniedError")
         return _guard(tools, lambda: tools.annotate(table, column, fields, confidence, note, principal))
 
+    if read_only:
+        server.remove_tool("annotate")
     _strict_schemas(server)
     return server
+
+
+def _version() -> str:
+    """The installed semcat package's version (what `initialize` reports as serverInfo.version)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("semcat")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"

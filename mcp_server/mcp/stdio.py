@@ -27,7 +27,8 @@ def open_catalog(data_dir: str | None, url: str | None, token: str | None, creat
 
 def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | None = None, *,
               hide_annotations: bool = False, hide_findings: bool = False, author: str | None = None,
-              now: str | float | None = None, create: bool = False, token_budget: int = TOKEN_BUDGET) -> None:
+              now: str | float | None = None, create: bool = False, token_budget: int = TOKEN_BUDGET,
+              read_only: bool = False) -> None:
     """`now`: judge freshness at this time (seconds or ISO-8601; default: the clock). `create`: make a
     new empty catalog in `data_dir` if it holds none (otherwise that is refused)."""
     t_now = None
@@ -42,6 +43,6 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
     try:
         who = author or f"agent:{os.environ.get('USER', 'stdio')}"
         create_server(cat, hide_annotations=hide_annotations, hide_findings=hide_findings, author=who,
-                      now=t_now, token_budget=token_budget).run("stdio")
+                      now=t_now, token_budget=token_budget, read_only=read_only).run("stdio")
     finally:
         cat.close()

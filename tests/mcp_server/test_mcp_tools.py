@@ -494,3 +494,17 @@ def test_warnings_name_only_what_the_answer_rests_on(server):
     assert reasons("run_sql", {"sql": f"SELECT * FROM {FCT} LIMIT 1"}) >= everything - {"fan_out"}
     assert not reasons("find_join_path", {"from_table": FCT, "to_table": DIM}) & {"column_type_changed",
                                                                                    "values_restated"}
+
+
+def test_read_only_has_no_annotate_and_the_version_is_the_package_s(lake_cat):
+    from importlib.metadata import version
+
+    server = create_server(lake_cat, read_only=True)
+    assert "annotate" not in {t.name for t in list_tools(server)}
+    text = err(call(server, "annotate", {"table": DIM, "fields": {"owner": "x"}}))
+    assert "annotate" in text and "pin_snapshot" in text  # an unknown tool, naming the ones there are
+
+    async def info(c):
+        return c.server_info if hasattr(c, "server_info") else c.initialize_result.server_info
+
+    assert with_client(create_server(lake_cat), info).version == version("semcat")

@@ -322,3 +322,14 @@ def test_the_token_budget_is_a_server_option_over_stdio_and_http(data_copy):
     bad = subprocess.run(semcat("mcp", "--data", data, "--token-budget", "10"), env=env(), capture_output=True,
                          text=True, timeout=120)
     assert bad.returncode != 0 and "--token-budget" in bad.stderr
+
+
+def test_semcat_mcp_read_only_lists_no_annotate(data_copy):
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server.cli", "mcp", "--data",
+                                                                 data_copy("readonly"), "--read-only"], env=env())
+
+    async def go(c):
+        return [t.name for t in (await c.list_tools()).tools], await c.call_tool("annotate", {
+            "table": DIM, "fields": {"owner": "x"}})
+    names, refused = run(Client(params), go)
+    assert sorted(names) == sorted(READ_TOOLS) and refused.is_error
