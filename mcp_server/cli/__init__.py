@@ -15,6 +15,21 @@ def main() -> None:
 
 _create = click.option("--create", is_flag=True,
                        help="make a new empty catalog in --data if it holds none (otherwise that is refused)")
+def _parse_now(_ctx: click.Context, _param: click.Parameter, value: str | None) -> float | None:
+    from catalog_core.model import parse_time
+
+    if value is None:
+        return None
+    t = parse_time(value)
+    if t is None:
+        raise click.BadParameter(f"{value!r} is not an ISO-8601 time or seconds since the epoch, e.g. "
+                                 "2025-03-10T13:00:00Z")
+    return t
+
+
+_now = click.option("--now", default=None, callback=_parse_now,
+                    help="judge freshness at this ISO time (default: the clock), e.g. a lake's evaluation time "
+                         "2025-03-10T13:00:00Z")
 _read_only = click.option("--read-only", is_flag=True,
                           help="no annotate tool: agents read the catalog but never write to it")
 _token_budget = click.option("--token-budget", default=8000, show_default=True, type=click.IntRange(min=500),
@@ -31,8 +46,7 @@ _token_budget = click.option("--token-budget", default=8000, show_default=True, 
 @click.option("--max-request-mb", default=64, show_default=True, type=float, help="request body size limit")
 @click.option("--txn-timeout", default=60.0, show_default=True, type=float, help="idle transaction timeout, s")
 @click.option("--author", default=None, help="author of annotations written through /mcp without a token")
-@click.option("--now", default=None, help="judge freshness at this ISO time (default: the clock), e.g. a lake's "
-                                          "evaluation time 2025-03-10T13:00:00Z")
+@_now
 @_token_budget
 @_read_only
 @_create
@@ -40,18 +54,13 @@ def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeo
           read_only, create) -> None:
     """Serve the catalog over HTTP: the engine API under /v1 (OpenAPI at /openapi.json) and the MCP
     tools over streamable HTTP at /mcp, both behind the bearer tokens of --tokens (or SEMCAT_TOKENS)."""
-    from catalog_core.model import parse_time
     from mcp_server.http.server import run
 
     options: dict = {"token_budget": token_budget, "read_only": read_only}
     if author:
         options["author"] = author
     if now is not None:
-        t_now = parse_time(now)
-        if t_now is None:
-            raise click.BadParameter(f"{now!r} is not an ISO-8601 time or seconds since the epoch, e.g. "
-                                     "2025-03-10T13:00:00Z", param_hint="--now")
-        options["now"] = t_now
+        options["now"] = now  # seconds: parsed by the --now option
     run(data_dir=data_dir, host=host, port=port, tokens_file=tokens_file, protocol=protocol,
         max_request_bytes=int(max_request_mb * 1024 * 1024), txn_timeout_s=txn_timeout, create=create,
         mcp_options=options)
@@ -158,8 +167,7 @@ def branch_drop(branch_path, data_dir, token, author, message) -> None:
 @click.option("--hide-annotations", is_flag=True, help="no semantic layer in any answer (the eval's bare condition)")
 @click.option("--hide-findings", is_flag=True, help="annotations without staleness findings")
 @click.option("--author", default=None, help="author of annotations written through this server")
-@click.option("--now", default=None, help="judge freshness at this ISO time (default: the clock), e.g. a lake's "
-                                          "evaluation time 2025-03-10T13:00:00Z")
+@_now
 @_token_budget
 @_read_only
 @_create
