@@ -14,6 +14,7 @@ the catalog's metadata and the raw annotation objects; with it they use `sm.desc
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -1002,11 +1003,11 @@ class Tools:
             raise coded(exc, f"the metric's SQL failed: {cut(str(exc), 800)}; SQL: {cut(sql, 800)}") from None
         rows = [[self._cell(v) for v in r] for r in res.rows[offset:]]
         nxt = encode_cursor(Cursor("query_metric", vid, offset + len(rows), key)) if res.truncated else None
+        tables = self.sql_tables(sql, vid)
+        use = dataclasses.replace(self.sql_use(sql, tables), metric=metric, uses_metrics=True)
         out = M.MetricQueryOut(snapshot=self.snap(vid), metric=metric, sql=sql,
                                columns=[M.SqlColumnOut(name=c.name, type=c.type) for c in res.columns], rows=rows,
-                               truncated=res.truncated, next_cursor=nxt,
-                               warnings=self.warnings_for(self.sql_tables(sql, vid), vid, _metric_use(
-                                   self.sql_use(sql, self.sql_tables(sql, vid)), metric)))
+                               truncated=res.truncated, next_cursor=nxt, warnings=self.warnings_for(tables, vid, use))
         return self.fit(out, f"{metric}: {len(rows)} rows{' (truncated)' if res.truncated else ''} at vid {vid}", "rows",
                         "query_metric", vid, key, offset)
 
@@ -1124,6 +1125,3 @@ def _fold(kept: Any, other: Any) -> Any:
     return kept.model_copy(update={"status": "stale" if "stale" in (kept.status, other.status) else kept.status,
                                    "fixes": list(kept.fixes) + extra, "message": kept.message + note})
 
-
-def _metric_use(use: Use, metric: str) -> Use:
-    return Use(use.tables, use.columns, metric=metric, uses_metrics=True)
