@@ -42,7 +42,7 @@ from eval.lake import D0
 from mcp_server.http.server import default_plugins, serve_in_thread
 from mcp_server.mcp import create_server
 from mcp_server.mcp.bounds import TOKEN_BUDGET
-from mcp_server.mcp.tools import LIMITS
+from mcp_server.mcp.context import LIMITS
 from tests.mcp_server import mcplake
 from tests.mcp_server.mcplake import DIM, FCT
 

@@ -28,8 +28,8 @@ from mcp import Client
 import catalog_core as cc
 from eval.harness.questions import load_questions
 from eval.lake import D0
+from mcp_server.mcp import context as tools_mod
 from mcp_server.mcp import create_server
-from mcp_server.mcp import tools as tools_mod
 from mcp_server.mcp.bounds import count_tokens
 
 CATALOG = {"stale+detect": "stale", "enriched": "enriched", "enriched+detect": "enriched"}

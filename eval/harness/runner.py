@@ -272,13 +272,12 @@ async def _run_condition(lake: _Lake, cond: str, qs: Sequence[Question], agent_f
                          names: set[str], log: Any = None) -> tuple[int, list[dict[str, Any]]]:
     from mcp import Client
 
+    from eval.harness.conditions import condition_server
     from eval.lake import CONDITIONS, D0
-    from mcp_server.mcp import create_server
 
     history = CONDITIONS[cond]
     cat = lake.catalogs[history]
-    hide_ann, hide_find = HIDE_FLAGS[cond]
-    server = create_server(cat, hide_annotations=hide_ann, hide_findings=hide_find, now=D0.timestamp())
+    server = condition_server(cat, HIDE_FLAGS[cond], now=D0.timestamp())
     out: list[dict[str, Any]] = []
     async with Client(server) as client:
         handle, vid = await pin(client)

@@ -53,10 +53,12 @@ from pydantic import BaseModel, Field
 from catalog_core.api import CatalogAPI
 from eval.agents.loop import BUDGET, HIDDEN_TOOLS
 from eval.agents.openai import SYSTEM_PROMPT
+from eval.harness.conditions import condition_server
 from eval.harness.questions import Question
 from eval.harness.runner import HIDE_FLAGS, RUN_INFO, deprecated_shown
+from mcp_server.mcp import history
 from mcp_server.mcp.bounds import count_tokens
-from mcp_server.mcp.server import SemcatServer, create_server
+from mcp_server.mcp.server import SemcatServer
 
 __all__ = ["EvalServer", "Episodes", "build_server", "serve", "instructions", "EPISODE_TOOLS", "CALLS", "ANSWERS",
            "SERVE_KIND"]
@@ -312,9 +314,8 @@ def build_server(cat: CatalogAPI, condition: str, questions: Sequence[Question],
     os.makedirs(out_dir, exist_ok=True)
     for name in (CALLS, ANSWERS):
         open(os.path.join(out_dir, name), "w").close()
-    hide_ann, hide_find = HIDE_FLAGS[condition]
-    inner = create_server(cat, hide_annotations=hide_ann, hide_findings=hide_find, now=D0.timestamp())
-    pin, _ = inner.tools.pin_snapshot(None, None)  # type: ignore[attr-defined]  # what pin_snapshot() returns
+    inner = condition_server(cat, HIDE_FLAGS[condition], now=D0.timestamp())
+    pin, _ = history.pin(inner.tool_context, None, None)  # type: ignore[attr-defined]  # what pin_snapshot() returns
     snap = pin.snapshot
     episodes = Episodes(questions, out_dir, handle=str(snap.handle), now=str(snap.time), budget=budget)
     info = {"kind": SERVE_KIND, "condition": condition, "history": CONDITIONS[condition], "vid": int(snap.vid),

@@ -181,8 +181,12 @@ def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now, toke
     if create and url:
         raise click.UsageError("--create makes a catalog in --data DIR; it does not go with --url")
     try:
-        run_stdio(data_dir, url, token, hide_annotations=hide_annotations, hide_findings=hide_findings,
-                  author=author, now=now, create=create, token_budget=token_budget, read_only=read_only)
+        reads = None
+        if hide_annotations or hide_findings:  # the eval's conditions live in the eval, not in the server
+            from eval.harness.conditions import reads_for
+
+            reads = reads_for(hide_annotations, hide_findings)
+        run_stdio(data_dir, url, token, reads=reads, author=author, now=now, create=create, token_budget=token_budget, read_only=read_only)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     except CatalogError as exc:  # no catalog in --data, the catalog is open in another process, ...

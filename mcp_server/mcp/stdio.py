@@ -8,6 +8,7 @@ import os
 
 from catalog_core.api import CatalogAPI
 from mcp_server.mcp.bounds import TOKEN_BUDGET
+from mcp_server.mcp.reads import Reads
 from mcp_server.mcp.server import create_server
 
 __all__ = ["run_stdio", "open_catalog"]
@@ -26,10 +27,11 @@ def open_catalog(data_dir: str | None, url: str | None, token: str | None, creat
 
 
 def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | None = None, *,
-              hide_annotations: bool = False, hide_findings: bool = False, author: str | None = None,
+              reads: Reads | None = None, author: str | None = None,
               now: str | float | None = None, create: bool = False, token_budget: int = TOKEN_BUDGET,
               read_only: bool = False) -> None:
-    """`now`: judge freshness at this time (seconds or ISO-8601; default: the clock). `create`: make a
+    """`reads`: what the tools read of the semantic layer (default all; the eval's conditions show less).
+    `now`: judge freshness at this time (seconds or ISO-8601; default: the clock). `create`: make a
     new empty catalog in `data_dir` if it holds none (otherwise that is refused)."""
     t_now = None
     if now is not None:
@@ -42,7 +44,7 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
     cat = open_catalog(data_dir, url, token, create=create)
     try:
         who = author or f"agent:{os.environ.get('USER', 'stdio')}"
-        create_server(cat, hide_annotations=hide_annotations, hide_findings=hide_findings, author=who,
+        create_server(cat, reads=reads, author=who,
                       now=t_now, token_budget=token_budget, read_only=read_only).run("stdio")
     finally:
         cat.close()

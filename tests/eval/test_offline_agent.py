@@ -22,7 +22,7 @@ import catalog_core as cc
 import semantic as sm
 from eval.agents.loop import Episode, pin, run_episode
 from eval.agents.offline import OfflineAgent
-from mcp_server.mcp import create_server
+from eval.harness.conditions import condition_server
 from tests.semantic.lakes import LakeBuilder
 
 RIDES, STATIONS, OLD = "velo.shop.rides", "velo.shop.stations", "velo.shop.rides_old"
@@ -92,7 +92,7 @@ def velo(tmp_path_factory):
 
 def ask(cat: Any, question: str, *, findings: bool = False) -> tuple[Episode, int]:
     async def go() -> tuple[Episode, int]:
-        server = create_server(cat, hide_findings=not findings, now=LakeBuilder(cat, "").day(NOW_DAY + 0.5))
+        server = condition_server(cat, (False, not findings), now=LakeBuilder(cat, "").day(NOW_DAY + 0.5))
         async with Client(server) as client:
             handle, vid = await pin(client)
             return await run_episode(client, OfflineAgent(), question, snapshot=handle), vid

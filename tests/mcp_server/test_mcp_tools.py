@@ -246,8 +246,10 @@ def test_staleness_findings_page_and_carry_reasons(server):
 # ------------------------------------------------------------------ bare and no-findings modes
 @pytest.fixture(scope="module")
 def modes(lake_cat):
-    return {"normal": create_server(lake_cat), "bare": create_server(lake_cat, hide_annotations=True),
-            "no_findings": create_server(lake_cat, hide_findings=True)}
+    from eval.harness.conditions import condition_server
+
+    return {"normal": create_server(lake_cat), "bare": condition_server(lake_cat, (True, True)),
+            "no_findings": condition_server(lake_cat, (False, True))}
 
 
 def test_modes_publish_identical_schemas_and_answer_within_them(modes):
@@ -362,9 +364,9 @@ def test_hints_name_tools_not_python_calls(server):
 
 
 def test_a_timeout_does_not_advise_an_argument_the_tool_lacks(server, monkeypatch):
-    from mcp_server.mcp import tools as T
+    from mcp_server.mcp import data
 
-    monkeypatch.setattr(T, "SQL_TIMEOUT_S", 0.05)  # the server's fixed limit, lowered so a real query passes it
+    monkeypatch.setattr(data, "SQL_TIMEOUT_S", 0.05)  # the server's fixed limit, lowered so a real query passes it
     r = call(server, "run_sql", {"sql": "SELECT count(*) FROM range(100000000000) a"})
     assert code(r) == "SqlTimeoutError", r.content[0].text
     text = r.content[0].text

@@ -1,0 +1,113 @@
+"""The eval's conditions as read models: what an agent is shown in each condition is decided here,
+on the eval's side, by the `Reads` it passes to `create_server` (the production server has no
+switch of its own).
+
+    bare            `Bare`: no semantic layer at all: no cards, no metrics, joins or findings,
+                    annotation objects hidden from query_catalog and diff_snapshots, search by
+                    table and column names only
+    enriched, stale `NoFindings`: annotations, but nothing staleness detection says about them
+                    (cards without findings and statuses, check_staleness empty)
+    *+detect        `Reads`: everything
+
+Invariant: every condition keeps each tool's output schema (only values are left out).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from catalog_core.api import CatalogAPI
+from catalog_core.model import Obj
+from mcp_server.mcp import create_server
+from mcp_server.mcp.errors import CodedToolError
+from mcp_server.mcp.reads import Reads
+from semantic.models import Finding, MetricView, TableCard
+
+__all__ = ["Bare", "NoFindings", "reads_for", "condition_server"]
+
+
+class Bare(Reads):
+    """The catalog without its semantic layer (the eval's `bare` condition)."""
+
+    def card(self, cat: CatalogAPI, name: str, vid: int, now: float) -> TableCard | None:
+        return None
+
+    def rank(self, cat: CatalogAPI, query: str, vid: int, tables: Mapping[str, Obj]) -> list[tuple[str, float]]:
+        """Tables whose names or column names match `query` (rapidfuzz), best first."""
+        from rapidfuzz import fuzz
+
+        q = query.lower()
+        words = [w for w in re.split(r"[^a-z0-9]+", q) if w]
+        scored = []
+        for name, obj in tables.items():
+            short = name.rsplit(".", 1)[-1].lower()
+            text = name.lower().replace("_", " ")
+            cols = " ".join(str(c.get("name", "")).lower() for c in (obj.value.get("schema") or {}).get("columns") or [])
+            score = max(fuzz.WRatio(q, short), fuzz.WRatio(q, name.lower()) * 0.95,
+                        fuzz.token_set_ratio(q, text) * 0.9, fuzz.partial_ratio(q, text) * 0.8 if len(q) > 3 else 0,
+                        fuzz.token_set_ratio(q, cols.replace("_", " ")) * 0.7)
+            score += 5 * sum(1 for w in words if w in text or w in short)
+            if score >= 50:
+                scored.append((name, round(min(score, 100.0) / 100, 3)))
+        return sorted(scored, key=lambda x: (-x[1], x[0]))
+
+    def metrics(self, cat: CatalogAPI, table: str | None, vid: int) -> list[MetricView]:
+        return []
+
+    def metric_sql(self, cat: CatalogAPI, metric: str, *, group_by: Sequence[str], where: str | None,
+                   time_range: tuple[str | None, ...] | None, grain: str | None, vid: int) -> str:
+        raise CodedToolError(f"no metric {metric!r} is defined; write the SQL with run_sql", "NotFoundError")
+
+    def join_path(self, cat: CatalogAPI, a: str, b: str, vid: int) -> Any:
+        raise CodedToolError(f"no declared relationship joins {a} to {b}; look at both tables' columns "
+                             "(describe_table) to find join keys", "NotFoundError")
+
+    def staleness(self, cat: CatalogAPI, table: str | None, vid: int, depth: str, now: float) -> list[Finding]:
+        return []
+
+    def annotate(self, cat: CatalogAPI, table: str, fields: dict[str, Any], *, column: str | None, author: str,
+                 confidence: float, note: str | None) -> int:
+        raise ToolError("this server runs without the semantic layer; annotations are off")
+
+    def shows(self, path: str) -> bool:
+        return "/_semantic" not in path
+
+
+class NoFindings(Reads):
+    """Annotations without what staleness detection says about them (the eval's `enriched` and `stale`)."""
+
+    def card(self, cat: CatalogAPI, name: str, vid: int, now: float) -> TableCard | None:
+        card = super().card(cat, name, vid, now)
+        return None if card is None else _without_findings(card)
+
+    def staleness(self, cat: CatalogAPI, table: str | None, vid: int, depth: str, now: float) -> list[Finding]:
+        return []
+
+
+def _without_findings(card: TableCard) -> TableCard:
+    """`card` with no findings and every status None (the tools then show none)."""
+    def unstated(items: Any) -> Any:
+        return [x.model_copy(update={"status": None}) for x in items]
+    columns = [c.model_copy(update={"annotations": {k: a.model_copy(update={"status": None})
+                                                    for k, a in c.annotations.items()}}) for c in card.columns]
+    return card.model_copy(update={
+        "findings": [], "status": None, "freshness": card.freshness.model_copy(update={"status": None}),
+        "annotations": {k: a.model_copy(update={"status": None}) for k, a in card.annotations.items()},
+        "columns": columns, "relationships": unstated(card.relationships), "metrics": unstated(card.metrics)})
+
+
+def reads_for(hide_annotations: bool, hide_findings: bool) -> Reads:
+    """The read model of a condition given as (hide_annotations, hide_findings) (`runner.HIDE_FLAGS`)."""
+    if hide_annotations:
+        return Bare()
+    return NoFindings() if hide_findings else Reads()
+
+
+def condition_server(cat: CatalogAPI, hide: tuple[bool, bool], now: float | None = None, **kw: Any) -> MCPServer:
+    """`create_server(cat)` showing what the condition with these HIDE_FLAGS shows."""
+    return create_server(cat, reads=reads_for(*hide), now=now, **kw)

@@ -1,0 +1,349 @@
+"""What every tool family shares: `ToolContext` (a catalog, the server `Options`, the semantic
+`Reads`, and per-vid caches) resolves a `snapshot` argument once (handle `pin:<vid>`, vid, snapshot
+name or ISO time), reads the tables and table cards at that vid, builds the inline warnings, and
+fits each answer in the token budget. The families (discovery, data, history, write) are thin
+adapters from typed arguments to these reads and back to the output models (`models`).
+
+Invariants: every read of one call is at the vid its `snapshot` (or cursor) resolved to; cached
+values are keyed by vid (they never change), cards also by a 30 s bucket of the clock.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time as _time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from catalog_core import lake
+from catalog_core.api import CatalogAPI
+from catalog_core.errors import CatalogError
+from catalog_core.model import Obj
+from mcp_server.mcp import models as M
+from mcp_server.mcp.bounds import TOKEN_BUDGET, Cursor, cut, decode_cursor, encode_cursor, fit
+from mcp_server.mcp.errors import CodedToolError, catalog_error, table_suggestions
+from mcp_server.mcp.reads import Reads
+from mcp_server.mcp.relevance import Subject, Use, dedupe, relevant
+from semantic.annotations import column_refs, table_refs
+from semantic.models import Finding, Fix, TableCard
+
+__all__ = ["Options", "ToolContext", "HANDLE_PREFIX", "LIMITS", "iso", "cell", "finding", "fixes",
+           "not_for_reporting", "grain_text", "int_or_none"]
+
+HANDLE_PREFIX = "pin:"
+# tool -> (default limit, max limit)
+LIMITS: dict[str, tuple[int, int]] = {
+    "search_tables": (10, 50),
+    "describe_table": (40, 200),
+    "get_column_values": (20, 200),
+    "list_metrics": (20, 100),
+    "query_metric": (100, 1000),
+    "query_catalog": (10, 200),
+    "list_snapshots": (20, 200),
+    "diff_snapshots": (50, 500),
+    "check_staleness": (20, 200),
+    "run_sql": (50, 1000),
+}
+TEXT_SUMMARY = 240          # one-line descriptions in lists and summary cards
+TEXT_FULL = 2000            # detail="full"
+VALUE_CHARS = 1000          # query_catalog object values
+CELL_CHARS = 300            # one SQL cell
+MAX_WARNINGS = 5            # per table
+MAX_FIXES = 5
+
+T = TypeVar("T")
+OutT = TypeVar("OutT", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Options:
+    """Server options; none changes any tool's output schema."""
+
+    author: str = "agent"           # the author of annotations when the transport has no principal
+    now: float | None = None        # freshness is judged at this time (tests); default: the clock
+    token_budget: int = TOKEN_BUDGET  # o200k tokens per response; longer lists are cut with a next_cursor
+    reads: Reads = field(default_factory=Reads)  # what the tools read of the semantic layer
+
+
+def iso(t: float | None) -> str:
+    """ISO-8601 UTC, milliseconds rounded up, so that resolving the text finds the commit at `t`."""
+    if t is None:
+        return ""
+    ms = math.ceil(t * 1000) / 1000
+    return datetime.fromtimestamp(ms, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def cell(v: Any) -> Any:
+    """One SQL cell as the tools show it: long text cut to CELL_CHARS, NaN/inf as null."""
+    if isinstance(v, str) and len(v) > CELL_CHARS:
+        return cut(v, CELL_CHARS)
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, (list, dict)):
+        text = json.dumps(v, default=str)
+        return v if len(text) <= CELL_CHARS else cut(text, CELL_CHARS)
+    return v
+
+
+class _LRU:
+    """A small thread-safe LRU of values that never change (keyed by vid)."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size, self.data, self.lock = size, OrderedDict[Any, Any](), threading.Lock()
+
+    def get(self, key: Any, make: Callable[[], T]) -> T:
+        with self.lock:
+            if key in self.data:
+                self.data.move_to_end(key)
+                return self.data[key]  # type: ignore[no-any-return]  # values of one key are of one type
+        value = make()
+        with self.lock:
+            self.data[key] = value
+            while len(self.data) > self.size:
+                self.data.popitem(last=False)
+        return value
+
+
+class ToolContext:
+    """A catalog as the tools read it: snapshot resolution, tables and cards per vid, warnings, budget."""
+
+    def __init__(self, cat: CatalogAPI, options: Options | None = None) -> None:
+        self.cat = cat
+        self.options = options or Options()
+        self.reads = self.options.reads
+        self._times = _LRU(4096)
+        self._tables = _LRU(16)
+        self._cards = _LRU(512)
+        # (lo, hi, prefix) -> summarized changes: the diff between two vids never changes, and a
+        # wide one (vid 3 to 149 of the Acme lake: 6,000 objects read) costs ~1 s per page otherwise
+        self.diffs = _LRU(16)
+
+    # ------------------------------------------------------------------ snapshots
+    def now(self) -> float:
+        return self.options.now if self.options.now is not None else _time.time()
+    def time_of(self, vid: int) -> float:
+        def make() -> float:
+            cs = self.cat.commits(since=vid, until=vid)
+            return cs[-1].time if cs else 0.0
+        return self._times.get(vid, make)
+
+    def snap(self, vid: int) -> M.SnapshotOut:
+        return M.SnapshotOut(vid=vid, time=iso(self.time_of(vid)), handle=f"{HANDLE_PREFIX}{vid}")
+
+    def resolve(self, snapshot: int | str | None) -> int:
+        """The vid of a snapshot argument."""
+        if snapshot is None or snapshot == "":
+            return self.cat.resolve(None)
+        if isinstance(snapshot, bool):
+            raise CodedToolError("snapshot must be a pin_snapshot handle, a vid, a snapshot name or an ISO time", "InvalidValueError")
+        if isinstance(snapshot, str) and snapshot.startswith(HANDLE_PREFIX):
+            rest = snapshot[len(HANDLE_PREFIX):]
+            if not (rest.isascii() and rest.isdigit()):
+                raise CodedToolError(f"{snapshot!r} is not a snapshot handle; pin_snapshot returns handles like 'pin:42'", "InvalidValueError")
+            ref: int | str = int(rest)
+        else:
+            ref = snapshot
+        if isinstance(ref, int) and ref < 0:
+            raise CodedToolError(f"vid {ref} does not exist; vids start at 0 (list_snapshots lists them)", "SnapshotNotFoundError")
+        try:
+            vid = self.cat.resolve(ref)
+        except CatalogError as exc:
+            raise catalog_error(exc) from None
+        return vid
+
+    def at(self, snapshot: int | str | None, cursor: str | None, tool: str, key: str) -> tuple[int, int]:
+        """(vid, offset) for a paged call: a cursor carries the vid of its first page."""
+        if cursor:
+            c = decode_cursor(cursor, tool, key)
+            if snapshot is not None and snapshot != "" and self.resolve(snapshot) != c.vid:
+                raise CodedToolError("cursor was made at another snapshot than the one passed; pass the same snapshot "
+                                "(or none) with a cursor", "InvalidValueError")
+            return c.vid, c.offset
+        return self.resolve(snapshot), 0
+
+    def fit(self, out: OutT, summary: str, field: str, tool: str, vid: int, key: str,
+            offset: int) -> tuple[OutT, str]:
+        """(out, summary) within the token budget: the list `field` cut, next_cursor at the first item left out."""
+        return fit(out, summary, field, lambda k: encode_cursor(Cursor(tool, vid, offset + k, key)),
+                   self.options.token_budget)
+
+    # ------------------------------------------------------------------ catalog views at a vid
+    def tables(self, vid: int) -> dict[str, Obj]:
+        """Every table at `vid` by dotted name."""
+        def make() -> dict[str, Obj]:
+            objs = self.cat.query(lake.tables_query(), vid=vid)
+            return {lake.name_of(o.path): o for o in objs if lake.is_table(o.value)}
+        return self._tables.get(vid, make)
+
+    def table(self, name: str, vid: int) -> Obj:
+        if not isinstance(name, str) or not name.strip():
+            raise CodedToolError("table must be a dotted name catalog.namespace.table; search_tables lists them", "InvalidValueError")
+        tables = self.tables(vid)
+        obj = tables.get(name.strip())
+        if obj is None:
+            raise CodedToolError(f"table {name!r} does not exist at vid {vid}; {table_suggestions(name, tables)}",
+                                 "NoSuchTableError")
+        return obj
+
+    def card(self, name: str, vid: int) -> TableCard | None:
+        """The `Reads.card` of a table (cached per vid for 30 s of freshness); None: no semantic layer."""
+        bucket = int(self.now() // 30)
+        return self._cards.get((name, vid, bucket), lambda: self.reads.card(self.cat, name, vid, self.now()))
+
+    # ------------------------------------------------------------------ warnings
+    def warnings_for(self, names: Iterable[str], vid: int, use: Use | None = None) -> list[M.Warning]:
+        """The warnings of each table among `names` (in order), only those `use` rests on when given."""
+        out: list[M.Warning] = []
+        for name in dict.fromkeys(names):
+            if name in self.tables(vid):
+                out += self.table_warnings(name, vid, use)
+        return out
+
+    def table_warnings(self, name: str, vid: int, use: Use | None = None) -> list[M.Warning]:
+        """Deprecation, missed freshness SLA and stale/suspect findings of one table: one warning per
+        underlying change (`relevance.dedupe`), only those the answer rests on when `use` says what it
+        read (`relevance.relevant`), at most MAX_WARNINGS."""
+        items = dedupe(self._table_warnings(name, vid), fold)
+        kept = relevant(items, use) if use is not None else [w for _s, w in items]
+        seen: set[tuple[str | None, str]] = set()
+        out: list[M.Warning] = []
+        for w in kept:
+            assert isinstance(w, M.Warning)
+            if (w.reason, w.message) not in seen:
+                seen.add((w.reason, w.message))
+                out.append(w)
+        return out[:MAX_WARNINGS]
+
+    def _table_warnings(self, name: str, vid: int) -> list[tuple[Subject, M.Warning]]:
+        """The card's deprecation, missed SLA and stale/suspect findings (none without a card)."""
+        card = self.card(name, vid)
+        out: list[tuple[Subject, M.Warning]] = []
+        if card is None:
+            return out
+        dep = card.deprecation
+        if dep is not None:
+            out.append((Subject(name), dep_warning(name, dep.reason, dep.successor)))
+        fr = card.freshness
+        if fr.status == "missed":
+            age = None if fr.age_seconds is None else fr.age_seconds / 3600
+            out.append((Subject(name), M.Warning(
+                table=name, kind="freshness", status="suspect", reason="freshness_sla_missed",
+                message=f"past its freshness SLA {fr.sla}: last data load {'?' if age is None else f'{age:.1f} h'} "
+                        "ago")))
+        for f in card.findings:
+            if f.status in ("stale", "suspect") and f.reason != "freshness_sla_missed":
+                out.append((subject(name, f), M.Warning(
+                    table=name, kind="finding", status=f.status, reason=f.reason,
+                    message=cut(f.message, TEXT_SUMMARY),
+                    suggestion=None if f.suggestion is None else cut(f.suggestion, 200),
+                    fixes=fixes(f.fixes))))
+        return out
+
+    def sql_use(self, sql: str, tables: Iterable[str]) -> Use:
+        """What a statement reads: its tables and the column names it mentions (every column when it
+        selects `*` or does not parse)."""
+        try:
+            names, star = column_refs(sql)
+        except Exception:  # noqa: BLE001 - unparsable: keep every warning of its tables
+            names, star = set(), True
+        return Use(frozenset(tables), None if star else frozenset(names))
+
+    def sql_tables(self, sql: str, vid: int) -> list[str]:
+        """The catalog tables a statement reads (sqlglot; CTE names excluded)."""
+        try:
+            refs = table_refs(sql)
+        except Exception:  # noqa: BLE001 - unparsable: no table
+            return []
+        known = self.tables(vid)
+        out: list[str] = []
+        for parts in refs:
+            name = ".".join(parts)
+            if name in known:
+                out.append(name)
+            elif len(parts) < 3:
+                hits = [k for k in known if k.endswith("." + name)]
+                if len(hits) == 1:
+                    out.append(hits[0])
+        return list(dict.fromkeys(out))
+
+
+def dep_warning(name: str, reason: str, successor: str | None) -> M.Warning:
+    """The warning that `name` is deprecated, with its successor as a fix."""
+    msg = f"{name} is deprecated" + (f": {cut(reason, 160)}" if reason else "")
+    return M.Warning(table=name, kind="deprecated", message=msg,
+                     suggestion=f"use {successor} instead" if successor else None,
+                     fixes=[M.FixOut(action="successor", params={"table": successor})] if successor else [])
+
+
+def finding(f: Finding) -> M.FindingOut:
+    """A staleness finding as the tools show it."""
+    ev = f.evidence
+    return M.FindingOut(target=f.target, annotation=f.annotation, status=f.status, reason=f.reason,
+                        message=cut(f.message, 400), suggestion=None if f.suggestion is None else cut(f.suggestion, 300),
+                        fixes=fixes(f.fixes), evidence_vids=list(ev.vids or [])[:10])
+
+
+def fixes(items: Iterable[Fix]) -> list[M.FixOut]:
+    """A finding's fixes as the tools show them: at most MAX_FIXES, list params cut to 20 items."""
+    out = []
+    for x in list(items or [])[:MAX_FIXES]:
+        params = {k: (v[:20] if isinstance(v, list) else v) for k, v in (x.params or {}).items()}
+        out.append(M.FixOut(action=x.action, params=params))
+    return out
+
+
+def not_for_reporting(v: Any, text_limit: int) -> M.NotForReportingOut | None:
+    """The table field not_for_reporting as the tools show it (None when absent or malformed)."""
+    if not isinstance(v, dict):
+        return None
+    return M.NotForReportingOut(reason=cut(str(v.get("reason") or ""), text_limit),
+                                use_instead=[str(x) for x in v.get("use_instead") or []][:10])
+
+
+def grain_text(g: Any) -> str:
+    """A grain annotation as one line: its text and unique keys."""
+    if isinstance(g, dict):
+        text = str(g.get("text") or "")
+        keys = g.get("keys") or []
+        return text + (f" (unique: {', '.join(map(str, keys))})" if keys else "")
+    return str(g)
+
+
+def int_or_none(v: Any) -> int | None:
+    """`v` when it is an int (not a bool), else None."""
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def subject(table: str, f: Finding) -> Subject:
+    """What a finding's annotation is about (see `relevance`)."""
+    ann = str(f.annotation or "")
+    vids = list(getattr(f.evidence, "vids", None) or [])
+    change = max(vids) if vids else None
+    parts = str(f.target).split(".")
+    if len(parts) >= 4:
+        return Subject(table, "column", column=parts[-1], change=change)
+    if ann.startswith("relationship."):
+        to = (getattr(f.evidence, "values", None) or {}).get("to")
+        return Subject(table, "relationship", related=to if isinstance(to, str) else None, change=change)
+    if ann.startswith("metric."):
+        return Subject(table, "metric", name=ann.split(".", 1)[1], change=change)
+    if ann.startswith("verified_query."):
+        return Subject(table, "verified_query", name=ann.split(".", 1)[1], change=change)
+    return Subject(table, change=change)
+
+
+def fold(kept: Any, other: Any) -> Any:
+    """One warning for one change: the first, stale if either is, with the other's fixes and reason."""
+    extra = [fx for fx in other.fixes if fx not in kept.fixes]
+    note = f" (also {other.reason})" if other.reason and other.reason != kept.reason and \
+        f"also {other.reason}" not in kept.message else ""
+    return kept.model_copy(update={"status": "stale" if "stale" in (kept.status, other.status) else kept.status,
+                                   "fixes": list(kept.fixes) + extra, "message": kept.message + note})
+

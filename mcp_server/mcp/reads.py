@@ -1,0 +1,64 @@
+"""The semantic layer's read model as the MCP tools see it: one object, `Reads`, whose methods are
+the only place the tool families call `semantic` (cards, search, metrics, joins, staleness,
+annotate).
+
+Invariant: the production server reads everything the semantic layer computes (`Reads()`); a caller
+that wants to show an agent less (the eval's conditions in `eval.harness.conditions`) passes a
+subclass to `create_server(reads=...)` and the tools shape their outputs from what it returns: no
+tool has a switch of its own. A subclass may return no card (`None`: the table has no semantic
+layer), cards without findings or statuses (statuses `None`), and may hide catalog objects by path
+(`shows`); it keeps every tool's output schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import semantic as sm
+from catalog_core.api import CatalogAPI
+from catalog_core.model import Obj
+from semantic.models import Finding, MetricView, TableCard
+
+__all__ = ["Reads"]
+
+
+class Reads:
+    """Reads of the semantic layer at a vid, one method per read the tools make."""
+
+    def card(self, cat: CatalogAPI, name: str, vid: int, now: float) -> TableCard | None:
+        """The table card of `name` at `vid` with freshness judged at `now` (`sm.describe`)."""
+        return sm.describe(cat, name, snapshot=vid, now=now)
+
+    def rank(self, cat: CatalogAPI, query: str, vid: int, tables: Mapping[str, Obj]) -> list[tuple[str, float]]:
+        """(table, score) for a non-empty `query`, best first, only tables among `tables` (`sm.search`)."""
+        hits = sm.search(cat, query, limit=max(len(tables), 1), snapshot=vid)
+        return [(h.table, round(float(h.score), 3)) for h in hits if h.table in tables]
+
+    def metrics(self, cat: CatalogAPI, table: str | None, vid: int) -> list[MetricView]:
+        """The metrics of `table` (every table when None) at `vid`."""
+        return list(sm.metrics(cat, table, snapshot=vid))
+
+    def metric_sql(self, cat: CatalogAPI, metric: str, *, group_by: Sequence[str], where: str | None,
+                   time_range: tuple[str | None, ...] | None, grain: str | None, vid: int) -> str:
+        """The SELECT computing `metric` (`sm.metric_sql`); raises a CatalogError for an unknown metric."""
+        return sm.metric_sql(cat, metric, group_by=list(group_by), where=where, time_range=time_range, grain=grain,
+                             snapshot=vid)
+
+    def join_path(self, cat: CatalogAPI, a: str, b: str, vid: int) -> sm.JoinPath:
+        """How table `a` joins table `b` at `vid` (`sm.join_path`)."""
+        return sm.join_path(cat, a, b, snapshot=vid)
+
+    def staleness(self, cat: CatalogAPI, table: str | None, vid: int, depth: str, now: float) -> list[Finding]:
+        """Findings of `table` (every table when None) at `vid` (`sm.staleness`)."""
+        return list(sm.staleness(cat, table, snapshot=vid, depth=depth, now=now))
+
+    def annotate(self, cat: CatalogAPI, table: str, fields: dict[str, Any], *, column: str | None, author: str,
+                 confidence: float, note: str | None) -> int:
+        """Write an agent's annotation (source "agent"); the new vid."""
+        return sm.annotate(cat, table, fields, column=column, author=author, source="agent", confidence=confidence,
+                           note=note)
+
+    def shows(self, path: str) -> bool:
+        """Whether query_catalog and diff_snapshots show the catalog object at `path` (all of them here)."""
+        return True
