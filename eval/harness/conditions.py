@@ -74,6 +74,9 @@ class Bare(Reads):
                  confidence: float, note: str | None) -> int:
         raise ToolError("this server runs without the semantic layer; annotations are off")
 
+    def instructions(self, cat: CatalogAPI, targets: Sequence[str], vid: int) -> dict[str, str]:
+        return {}
+
     def shows(self, path: str) -> bool:
         return "/_semantic" not in path
 

@@ -36,7 +36,7 @@ def principal_digest(token: str) -> str:
     return "token:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:12]
 
 
-def caller(ctx: Context | None, author: str) -> tuple[str, str]:  # type: ignore[type-arg]
+def caller(ctx: Context | None, author: str) -> tuple[str, str]:
     """(role, principal) of the request: from the bearer token over HTTP, full rights and `author`
     otherwise (stdio: the user who started the server; a remote catalog behind it checks its own token)."""
     request = request_of(ctx)

@@ -102,7 +102,7 @@ class _LRU:
         with self.lock:
             if key in self.data:
                 self.data.move_to_end(key)
-                return self.data[key]  # type: ignore[no-any-return]  # values of one key are of one type
+                return self.data[key]
         value = make()
         with self.lock:
             self.data[key] = value

@@ -31,7 +31,7 @@ from mcp_server.mcp.context import (
 )
 from mcp_server.mcp.errors import CodedToolError, catalog_error, closest, coded, guard
 from mcp_server.mcp.relevance import Use
-from semantic.models import TableCard
+from semantic.models import Status, TableCard
 
 __all__ = ["register", "search", "describe", "join_path", "catalog_objects"]
 
@@ -169,7 +169,7 @@ def describe(s: ToolContext, table: str, detail: str, columns: list[str] | None,
                 co.stats = M.ColumnStatsOut(min=cell(st.get("min")), max=cell(st.get("max")),
                                             null_count=int_or_none(st.get("null_count")))
         fields: dict[str, Any] = {}
-        status = None
+        status: Status | None = None
         if card is not None and cid in by_id:
             fields = {k: v.value for k, v in by_id[cid].annotations.items()}
             # a read model that hides staleness gives statuses of None: then the column has none

@@ -59,6 +59,15 @@ class Reads:
         return sm.annotate(cat, table, fields, column=column, author=author, source="agent", confidence=confidence,
                            note=note)
 
+    def instructions(self, cat: CatalogAPI, targets: Sequence[str], vid: int) -> dict[str, str]:
+        """The `instructions` annotation of each catalog / namespace among `targets` that has one."""
+        out: dict[str, str] = {}
+        for target in targets:
+            for a in sm.read_annotations(cat, target, vid):
+                if a.kind == "instructions" and isinstance(a.value, str):
+                    out[target] = a.value
+        return out
+
     def shows(self, path: str) -> bool:
         """Whether query_catalog and diff_snapshots show the catalog object at `path` (all of them here)."""
         return True

@@ -36,7 +36,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, ListToolsResult, TextContent
+from mcp_types import INVALID_PARAMS, CallToolResult, ListResourcesResult, ListToolsResult, TextContent
 from pydantic import ValidationError
 from rapidfuzz import fuzz, process
 
@@ -124,6 +124,14 @@ class SemcatServer(MCPServer):
         if role_of(request_of(ctx)) != "write":
             tools = [t for t in tools if t.name not in WRITE_TOOLS]
         return ListToolsResult(tools=tools)
+
+    async def _handle_list_resources(self, ctx: Any, params: Any) -> ListResourcesResult:
+        """resources/list with one table card per table, paged (`resources.list_page`)."""
+        try:
+            return resources.list_page(self.tool_context, await self.list_resources(),  # type: ignore[attr-defined]
+                                       getattr(params, "cursor", None))
+        except ValueError as exc:
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
 
     async def _handle_call_tool(self, ctx: Any, params: Any) -> Any:
         context = Context(request_context=ctx, mcp_server=self, input_params=params, subscriptions=self._subscriptions)
@@ -214,7 +222,7 @@ def create_server(catalog: CatalogAPI, *, reads: Reads | None = None, author: st
         family.register(server, ctx)
     _order_tools(server)
     resources.register(server, ctx, INSTRUCTIONS)
-    prompts.register(server)
+    prompts.register(server, ctx)
     if read_only:
         server.remove_tool("annotate")
     _strict_schemas(server)
