@@ -79,6 +79,8 @@ __all__ = [
     "open_duckdb",
     "open_table",
     "run_sql",
+    "warm_sql",
+    "set_sql_cache_budget",
 ]
 
 
@@ -112,6 +114,23 @@ def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int 
     from catalog_core.sql.reader import run_sql as _run
 
     return _run(cat, sql, snapshot=snapshot, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit)
+
+
+def warm_sql(cat: CatalogAPI, tables: list[str], snapshot: SnapshotRef = None, timeout_s: float = 10) -> bool:
+    """Start copying `tables` at `snapshot` into a SQL worker's snapshot cache in the background
+    (never blocks, never raises), so later `run_sql` statements on them read memory; see
+    catalog_core.sql.snapcache."""
+    from catalog_core.sql.reader import warm
+
+    return warm(cat, tables, snapshot=snapshot, timeout_s=timeout_s)
+
+
+def set_sql_cache_budget(n: int) -> None:
+    """Bytes of decoded tables each SQL worker may hold for `run_sql` (0 turns the cache off);
+    default `SEMCAT_SQL_CACHE_BYTES` or a fraction of RAM (catalog_core.sql.snapcache)."""
+    from catalog_core.sql.snapcache import set_budget
+
+    set_budget(n)
 
 
 def __getattr__(name: str) -> Any:

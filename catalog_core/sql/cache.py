@@ -57,12 +57,17 @@ class Entry:
     body: str | None
     sig: Sig
     digest: str
+    # The rows' identity for the snapshot cache (`snapcache`): the view body (every file path,
+    # column and type, how each file is read) and each local file's lstat, nothing of the vid,
+    # so vids with the very same files share it and any other file set has another one.
+    data: str = ""
 
     @classmethod
     def make(cls, spec: TableSpec, body: str | None, sig: Sig) -> Entry:
         h = hashlib.sha256(pickle.dumps((spec, body), protocol=pickle.HIGHEST_PROTOCOL))
         h.update(repr(sig).encode())
-        return cls(spec, body, sig, h.hexdigest())
+        d = hashlib.sha256(repr((body, [(f.path, f.local, f.trusted) for f in spec.files], sig)).encode())
+        return cls(spec, body, sig, h.hexdigest(), d.hexdigest()[:32])
 
     def valid(self) -> bool:
         return file_sig(self.spec) == self.sig

@@ -21,7 +21,7 @@ from catalog_core.sql.tables import TableSpec
 from catalog_core.sql.types import quote_ident, quote_str
 from catalog_core.sql.views import error_sql
 
-__all__ = ["SqlColumn", "SqlResult", "Views", "connect", "job_settings", "install_views", "fetch", "jsonable",
+__all__ = ["SqlColumn", "SqlResult", "Views", "connect", "job_settings", "install_views", "fetch", "fetch_rel", "jsonable",
            "interrupter"]
 
 _RESERVED_DBS = frozenset({"system", "temp", "main"})
@@ -148,6 +148,11 @@ def fetch(con: duckdb.DuckDBPyConnection, text: str, limit: int) -> tuple[list[S
     rel = con.sql(text)
     if rel is None:
         raise InvalidValueError("the statement returned no result set; send a SELECT")
+    return fetch_rel(rel, limit)
+
+
+def fetch_rel(rel: duckdb.DuckDBPyRelation, limit: int) -> tuple[list[SqlColumn], list[tuple]]:
+    """The columns and at most `limit` + 1 rows of a bound statement."""
     types = [str(t) for t in rel.types]
     columns = [SqlColumn(name=n, type=t) for n, t in zip(rel.columns, types, strict=True)]
     if any(_as_text(t) for t in types):

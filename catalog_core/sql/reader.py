@@ -31,7 +31,7 @@ from catalog_core import errors
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError, InvalidValueError, SqlTimeoutError
 from catalog_core.lake import require_table, table_path
-from catalog_core.sql import worker
+from catalog_core.sql import snapcache, worker
 from catalog_core.sql.cache import Entry, catalog_cache, file_sig
 from catalog_core.sql.duck import (
     SqlColumn,
@@ -44,7 +44,7 @@ from catalog_core.sql.sandbox import MEMORY_LIMIT, check_statement, lock_down, m
 from catalog_core.sql.tables import TableSpec, catalog_dir, list_tables, load_table
 from catalog_core.sql.views import table_sql
 
-__all__ = ["open_duckdb", "open_table", "run_sql", "SqlResult", "SqlColumn"]
+__all__ = ["open_duckdb", "open_table", "run_sql", "warm", "SqlResult", "SqlColumn"]
 
 MAX_LIMIT = 100_000
 MIN_MEMORY_LIMIT = 64 << 20
@@ -90,10 +90,12 @@ def _tables_at(cat: CatalogAPI, vid: int) -> tuple[list[Any], dict[str, dict]]:
 
 
 def _keyed_views(cat: CatalogAPI, vid: int, sandbox: bool, names: set[str] | None = None, only: str | None = None,
-                 where: str | None = None) -> tuple[Views, list[str] | None]:
+                 where: str | None = None, data: dict[tuple[str, str, str], str] | None = None
+                 ) -> tuple[Views, list[str] | None]:
     """`_views`, and the digests of its tables' cache entries (`cache.Entry.digest`; None when
     the catalog object cannot be cached): what identifies the view set for the worker's cache.
-    Each table's spec and body come from the catalog's cache when its files are unchanged."""
+    Each table's spec and body come from the catalog's cache when its files are unchanged; `data`,
+    when given, gets each table's rows digest (`cache.Entry.data`, for `snapcache`)."""
     cache = catalog_cache(cat)
     all_tables, catalogs = _tables_at(cat, vid)
     tables = all_tables
@@ -121,6 +123,8 @@ def _keyed_views(cat: CatalogAPI, vid: int, sandbox: bool, names: set[str] | Non
             items.append((entry.spec, entry.body))
             if digests is not None:
                 digests.append(entry.digest)
+            if data is not None:
+                data[entry.spec.parts] = entry.data
     return (home, items), digests
 
 
@@ -247,14 +251,40 @@ def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int 
     names = None if checked.introspect else checked.tables
     if catalog_cache(cat) is not None and len(_tables_at(cat, vid)[0]) <= ALL_VIEWS_MAX_TABLES:
         names = None  # every table's view: one worker database serves every statement at this vid
-    views, digests = _keyed_views(cat, vid, True, names=names)
+    # The snapshot cache (`snapcache`) serves statements that name their tables and do not look
+    # at DuckDB's catalog (which then shows the file views exactly as without it).
+    budget = snapcache.budget()
+    use_cache = budget > 0 and not checked.introspect and not snapcache.names_cache(sql) and bool(checked.tables)
+    data: dict[tuple[str, str, str], str] | None = {} if use_cache else None
+    job = _job(cat, vid, checked.text, limit, timeout_s, memory_limit, names, data,
+               frozenset(checked.tables) if use_cache else None, budget)
+    answer = _run_job(job, timeout_s, memory_limit)
+    ok = answer["ok"]
+    columns = [SqlColumn(name=n, type=t) for n, t in ok["columns"]]
+    rows = ok["rows"]
+    out = rows[:limit]
+    return SqlResult(columns=columns, rows=out, truncated=len(rows) > limit, snapshot=vid, row_count=len(out))
+
+
+def _job(cat: CatalogAPI, vid: int, text: str, limit: int, timeout_s: float, memory_limit: int,
+         names: set[str] | None, data: dict[tuple[str, str, str], str] | None, read: frozenset[str] | None,
+         budget: int) -> worker.Job:
+    """The worker job of a checked statement (`text`; empty: a `warm` job) at `vid`."""
+    views, digests = _keyed_views(cat, vid, True, names=names, data=data)
     key = None
     payload: Any = views
     if digests is not None:  # the view set and the limits fixed when its database was locked
         key = hashlib.sha256(repr((views[0], digests, float(timeout_s), memory_limit)).encode()).hexdigest()
         payload = _pickled(key, views)
-    job = worker.Job(text=checked.text, views=payload, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit,
-                     key=key)
+    if key is None:
+        data = None
+    return worker.Job(text=text, views=payload, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit,
+                      key=key, cache=data, names=read if data is not None else None, home=views[0],
+                      budget=budget if data is not None else 0)
+
+
+def _run_job(job: worker.Job, timeout_s: float, memory_limit: int) -> dict[str, Any]:
+    """The worker's answer to `job` (`{"ok": ...}`); its failures as catalog errors."""
     try:
         answer = worker.run(job)
     except worker.WorkerDied as e:
@@ -267,8 +297,41 @@ def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int 
         raise refuse("memory_limit", f"{e} (most likely it went past the {memory_limit:,} byte memory limit)") from None
     if "ok" not in answer:
         raise _worker_error(answer.get("error") or {}, timeout_s)
-    ok = answer["ok"]
-    columns = [SqlColumn(name=n, type=t) for n, t in ok["columns"]]
-    rows = ok["rows"]
-    out = rows[:limit]
-    return SqlResult(columns=columns, rows=out, truncated=len(rows) > limit, snapshot=vid, row_count=len(out))
+    return answer
+
+
+_warming = threading.Lock()
+
+
+def warm(cat: CatalogAPI, tables: list[str], snapshot: SnapshotRef = None, timeout_s: float = 10,
+         wait: bool = False) -> bool:
+    """Copy `tables` (dotted names) at `snapshot` into a SQL worker's snapshot cache
+    (`snapcache`) in a background thread, so the agent's next statements on them read memory;
+    never blocks the caller (unless `wait`, for tests and benchmarks) and never raises. False
+    when nothing was started: the cache is off, or a warm-up is already running. `timeout_s`: that
+    of the statements to come (a worker's cache serves statements of one time limit)."""
+    budget = snapcache.budget()
+    if budget <= 0 or not tables or catalog_cache(cat) is None:
+        return False
+    if not _warming.acquire(blocking=False):
+        return False
+
+    def go() -> None:
+        try:
+            vid = cat.resolve(snapshot)
+            names = {t.rsplit(".", 1)[-1].lower() for t in tables}
+            listed = _tables_at(cat, vid)[0]
+            view_names = None if len(listed) <= ALL_VIEWS_MAX_TABLES else names
+            data: dict[tuple[str, str, str], str] = {}
+            job = _job(cat, vid, "", 1, timeout_s, MEMORY_LIMIT, view_names, data, frozenset(names), budget)
+            _run_job(job, timeout_s, MEMORY_LIMIT)
+        except Exception:  # noqa: S110  (a warm-up is only a hint; the statement itself reports problems)
+            pass
+        finally:
+            _warming.release()
+
+    if wait:
+        go()
+    else:
+        threading.Thread(target=go, name="semcat-sql-warm", daemon=True).start()
+    return True

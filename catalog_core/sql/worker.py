@@ -76,7 +76,8 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["Job", "WorkerDied", "run", "prestart", "main", "workers", "last_worker", "last_cached", "pool_size",
+__all__ = ["Job", "WorkerDied", "run", "prestart", "main", "workers", "last_worker", "last_cached", "last_snapshot",
+           "pool_size",
            "set_pool_size", "max_concurrent", "set_max_concurrent", "HEADROOM", "GRACE_S", "SETUP_TIMEOUT_S",
            "RETIRE_GROWTH"]
 
@@ -85,6 +86,9 @@ GRACE_S = 0.5            # how long past timeout_s the caller waits before it ki
 SETUP_TIMEOUT_S = 60.0   # starting the interpreter and creating the views
 MAX_CONCURRENT = 8       # default: statements running at once (each in its own worker); more wait for one
 RETIRE_GROWTH = 128 << 20  # a worker whose address space grew more than this retires
+# address space for the snapshot cache (`snapcache`), when on: its own database (~80 MB) and
+# pyarrow (~280 MB mapped once imported), which carries the rows into it
+STORE_HEADROOM = 448 << 20
 _MAX_POOL = 4
 
 # DuckDB errors after which the worker is not reused: it hit a limit, or DuckDB itself is unsure.
@@ -103,6 +107,18 @@ class Job:
     # keeps the database it built for its last job and serves a job with the same key from it
     # (None: build a new database).
     key: str | None = None
+    # The snapshot cache (`snapcache`): each table's (catalog, namespace, table) -> the digest of
+    # its exact rows (`cache.Entry.data`); None: not used for this statement (introspection).
+    cache: dict[tuple[str, str, str], str] | None = None
+    names: frozenset[str] | None = None  # lower-case table names the statement reads
+    home: str | None = None              # the home catalog (`USE`d)
+    budget: int = 0                      # bytes of cached tables the worker may hold (0: cache off)
+    # An empty `text`: no statement, only copy the tables in `names` into the cache (`warm`).
+
+
+def _extra(budget: int) -> int:
+    """Address space a worker needs above memory_limit + HEADROOM for a cache of `budget` bytes."""
+    return budget + STORE_HEADROOM if budget else 0
 
 
 class WorkerDied(Exception):
@@ -194,6 +210,13 @@ def last_worker() -> int | None:
     return getattr(_last, "pid", None)
 
 
+def last_snapshot() -> dict[str, Any] | None:
+    """What this thread's last statement's worker said of its snapshot cache (`snapcache`):
+    `hit` (the statement read cached tables), `held` and `limit` bytes and `tables` (digests,
+    least recently used first); None when the cache was not used."""
+    return getattr(_last, "snap", None)
+
+
 def last_cached() -> bool | None:
     """Whether this thread's last statement ran on a database its worker had cached (None: no
     answer yet)."""
@@ -211,6 +234,9 @@ def _spawn() -> _Worker:
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
     env["MALLOC_ARENA_MAX"] = "2"
+    # pyarrow's default pool (jemalloc/mimalloc) reserves ~1 GB of address space at first use;
+    # malloc's does not, and what it frees `_trim` can give back
+    env["ARROW_DEFAULT_MEMORY_POOL"] = "system"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     return _Worker(subprocess.Popen([sys.executable, "-c", "from catalog_core.sql.worker import main; main()"],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, bufsize=0,
@@ -383,7 +409,7 @@ def _exchange(w: _Worker, job: Job, data: bytes) -> tuple[bytes, bytes, bool]:
     w.ready = False
     w.served += 1
     if w.cap is None:
-        w.cap = max(job.memory_limit, _default_memory_limit()) + HEADROOM
+        w.cap = max(job.memory_limit, _default_memory_limit()) + HEADROOM + _extra(job.budget)
     try:
         tag = _read_until(w.proc, time.monotonic() + SETUP_TIMEOUT_S, 1)
         deadline = time.monotonic() + (job.timeout_s + GRACE_S if tag == b"R" else SETUP_TIMEOUT_S)
@@ -409,7 +435,7 @@ def run(job: Job) -> dict[str, Any]:
     try:
         data = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
         while True:
-            w = _take(job.memory_limit, job.key)
+            w = _take(job.memory_limit + _extra(job.budget), job.key)
             _last.pid = w.proc.pid
             reused = w.served > 0
             try:
@@ -433,6 +459,7 @@ def run(job: Job) -> dict[str, Any]:
             _release(w, keep=ok and not timed_out and _clean(answer))  # type: ignore[arg-type]
             if isinstance(answer, dict):
                 _last.cached = answer.pop("cached", None) is True
+                _last.snap = answer.pop("snap", None)
                 return answer
             if timed_out:
                 raise WorkerDied("killed at the deadline", timed_out=True)
@@ -486,15 +513,16 @@ def _read_job(fd: int) -> Job | None:
     return None if data is None else pickle.loads(data)
 
 
-def _limit_memory(memory_limit: int) -> None:
-    """This statement's soft RLIMIT_AS; the hard one is set at the first statement and never
-    raised (see the module docstring for why the soft limit holds)."""
+def _limit_memory(memory_limit: int, budget: int = 0, held: int | None = 0) -> None:
+    """This statement's soft RLIMIT_AS (plus the snapshot cache's `held` bytes and its database;
+    held None: up to the hard limit, to copy a table in); the hard one is set at the first
+    statement and never raised (see the module docstring for why the soft limit holds)."""
     from catalog_core.sql.sandbox import MEMORY_LIMIT
 
-    soft = memory_limit + HEADROOM
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     if hard == resource.RLIM_INFINITY:
-        hard = max(memory_limit, MEMORY_LIMIT) + HEADROOM
+        hard = max(memory_limit, MEMORY_LIMIT) + HEADROOM + _extra(budget)
+    soft = hard if held is None else min(hard, memory_limit + HEADROOM + (held + STORE_HEADROOM if budget else 0))
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))  # ValueError when soft > hard: the caller never sends that
 
 
@@ -539,16 +567,19 @@ def _fingerprint(db: Any) -> str:
         cur.close()
 
 
-def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None) -> str | None:
+def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None, held: int = 0,
+               snap: dict[str, Any] | None = None) -> str | None:
     """Run `job` on a new connection (cursor) to database `db`, installing the views first
     unless `installed` (then: the database's fingerprint after its views were installed); the
-    fingerprint when the database may serve a later job with the same key (None: close it)."""
+    fingerprint when the database may serve a later job with the same key (None: close it).
+    `held`: bytes the snapshot cache holds; `snap`: its stats for the answer. An empty
+    `job.text` runs nothing (a `warm` job) and answers no rows."""
     from catalog_core.sql import duck
     from catalog_core.sql.types import quote_ident
 
     con = None
     try:
-        _limit_memory(job.memory_limit)
+        _limit_memory(job.memory_limit, job.budget, held)
         if not installed:
             duck.job_settings(db, job.timeout_s, job.memory_limit)
             views = pickle.loads(job.views) if isinstance(job.views, bytes) else job.views
@@ -573,7 +604,10 @@ def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None) -> str 
     timer.daemon = True
     timer.start()
     try:
-        columns, rows = duck.fetch(con, job.text, job.limit)
+        if job.text:
+            columns, rows = duck.fetch(con, job.text, job.limit)
+        else:
+            columns, rows = [], []
         doc: dict[str, Any] = {"ok": {"columns": [[c.name, c.type] for c in columns],
                                       "rows": [[duck.jsonable(v) for v in row] for row in rows]}}
         del rows
@@ -587,6 +621,8 @@ def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None) -> str 
         pass
     con.close()
     doc["cached"] = installed is not None
+    if snap is not None:
+        doc["snap"] = snap
     _answer(out, b"", doc)  # `R` went ahead
     if before is None or not _clean(doc):
         return None
@@ -596,12 +632,81 @@ def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None) -> str 
         return None
 
 
+def _snap_statement(out: IO[bytes], store: Any, job: Job) -> bool | None:
+    """Run `job` on the snapshot cache's database (`snapcache.Store`), every table it names
+    being held there. False: it did not bind there (a name not found, or any other error before
+    it ran; nothing was written to the caller, so it runs on the file views instead); True: it
+    ran and the store is still clean; None: it ran and the store must be dropped."""
+    from catalog_core.sql import duck
+    from catalog_core.sql.types import quote_ident
+
+    assert job.cache is not None and job.key is not None
+    con = None
+    try:
+        _limit_memory(job.memory_limit, job.budget, store.held)
+        store.use(job.key, job.home, job.cache, job.names, _fingerprint)
+        before = store.fp
+        con = store.db.cursor()
+        home = store.db.execute("SELECT current_database()").fetchone()[0]
+        if home != "memory":
+            con.execute(f"USE {quote_ident(home)}")
+        con.execute("BEGIN TRANSACTION")
+        rel = con.sql(job.text)  # bound here: a lookup error must not show the cache's names
+        if rel is None:
+            raise ValueError("no result set")
+    except BaseException:
+        if con is not None:
+            con.close()
+        return False
+    out.write(b"R")
+    timer = threading.Timer(job.timeout_s, duck.interrupter(con))
+    timer.daemon = True
+    timer.start()
+    try:
+        columns, rows = duck.fetch_rel(rel, job.limit)
+        doc: dict[str, Any] = {"ok": {"columns": [[c.name, c.type] for c in columns],
+                                      "rows": [[duck.jsonable(v) for v in row] for row in rows]}}
+        del rows
+    except BaseException as e:
+        doc = {"error": _error(e)}
+    finally:
+        timer.cancel()
+    del rel
+    try:
+        con.execute("ROLLBACK")
+    except Exception:  # noqa: S110  (no transaction left: the statement ended it; checked below)
+        pass
+    con.close()
+    doc["cached"] = True
+    doc["snap"] = {"hit": True, **store.stats()}
+    _answer(out, b"", doc)
+    try:
+        return True if _clean(doc) and _fingerprint(store.db) == before else None
+    except Exception:
+        return None
+
+
+def _warm(db: Any, job: Job, store: Any) -> None:
+    """After the answer: copy the tables the job names into the snapshot cache, reading them
+    through `db` (the job's sandboxed views over its files)."""
+    assert job.cache is not None
+    _limit_memory(job.memory_limit, job.budget, None)
+    try:
+        for parts in store.wanted(job.cache, job.names):
+            store.add(db, parts, job.cache[parts])
+    finally:
+        _limit_memory(job.memory_limit, job.budget, store.held)
+
+
 def _serve() -> None:
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # nothing but the answers reach the caller's pipe
     import duckdb  # noqa: F401  (imported once, before the first statement)
 
-    from catalog_core.sql import duck
+    from catalog_core.sql import duck, snapcache
+
+    if snapcache.budget() > 0:
+        import pyarrow  # noqa: F401  (mapped before `base` is measured: it is not growth)
 
     stdin = sys.stdin.fileno()
     base = 0
@@ -611,24 +716,49 @@ def _serve() -> None:
     key: str | None = None
     fp: str | None = None  # the database's fingerprint once it holds the views of `key`
     db: Any = None
+    store: Any = None  # the snapshot cache (`snapcache.Store`), once a job asked for it
     while True:
         if db is None:
             db, key = duck.connect(True), None
         size = _address_space()
         base = base or size
-        if size > base + RETIRE_GROWTH:
+        if size > base + RETIRE_GROWTH + (store.held + STORE_HEADROOM if store is not None else 0):
             return  # retire: what stays mapped would count against the next statement's limit
         out.write(b"S")
         job = _read_job(stdin)
         if job is None:  # the caller went away or stopped this worker
             return
+        if store is not None and (job.budget == 0 or store.settings != (float(job.timeout_s), job.memory_limit,
+                                                                          job.budget)):
+            store.close()  # other limits than those its database was locked with
+            store = None
+            _trim()
+        if store is not None and job.text and job.cache is not None and job.key is not None \
+                and store.serves(job.cache, job.names):
+            done = _snap_statement(out, store, job)
+            if done is None:
+                store.close()
+                store = None
+            if done is not False:
+                _trim()
+                continue
+        snap = None
+        if job.cache is not None and job.budget:
+            snap = {"hit": False, **(store.stats() if store is not None else {"held": 0, "limit": job.budget,
+                                                                                "tables": []})}
         installed = fp if key is not None and job.key == key else None
         if key is not None and installed is None:  # another view set: a new database
             db.close()
             db, key = duck.connect(True), None
         fp = None
         try:
-            fp = _statement(out, db, job, installed)
+            fp = _statement(out, db, job, installed, store.held if store is not None else 0, snap)
+            if fp is not None and job.cache is not None and job.budget and job.key is not None:
+                if store is None:
+                    from catalog_core.sql.snapcache import Store
+
+                    store = Store(job.timeout_s, job.memory_limit, job.budget)
+                _warm(db, job, store)
         finally:
             if fp is not None and job.key is not None:
                 key = job.key
@@ -642,5 +772,10 @@ def main() -> None:
     """The worker's entry point (`python -c "from catalog_core.sql.worker import main; main()"`)."""
     try:
         _serve()
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()  # to stderr: the caller's log
+        raise
     finally:
         os._exit(0)  # skip interpreter teardown (and DuckDB's binding leak reports)
