@@ -280,7 +280,7 @@ def _job(cat: CatalogAPI, vid: int, text: str, limit: int, timeout_s: float, mem
         data = None
     return worker.Job(text=text, views=payload, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit,
                       key=key, cache=data, names=read if data is not None else None, home=views[0],
-                      budget=budget if data is not None else 0)
+                      budget=budget)
 
 
 def _run_job(job: worker.Job, timeout_s: float, memory_limit: int) -> dict[str, Any]:

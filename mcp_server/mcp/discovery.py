@@ -11,6 +11,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
+import catalog_core as cc
 from catalog_core import lake
 from catalog_core.errors import CatalogError
 from mcp_server.mcp import models as M
@@ -134,6 +135,9 @@ def describe(s: ToolContext, table: str, detail: str, columns: list[str] | None,
     obj = s.table(table, vid)
     name = lake.name_of(obj.path)
     full = detail == "full"
+    from mcp_server.mcp.data import SQL_TIMEOUT_S
+
+    cc.warm_sql(s.cat, [name], snapshot=vid, timeout_s=SQL_TIMEOUT_S)  # in the background: SQL on it comes next
     limit = limit or (LIMITS["describe_table"][0] if not full else 20)
     schema = obj.value.get("schema") or {}
     cols = list(schema.get("columns") or [])

@@ -15,10 +15,20 @@ import pytest
 
 import catalog_core as cc
 from catalog_core.errors import SqlRefusedError
-from catalog_core.sql import cache, reader, tables, views, worker
+from catalog_core.sql import cache, reader, snapcache, tables, views, worker
 from tests.helpers import build_lake
 
 COUNT = "SELECT count(*) FROM wh.sales.orders"
+
+
+@pytest.fixture(autouse=True)
+def _no_snapshot_cache():
+    """These tests pin the file-view path and its worker database (test_sql_snapcache.py covers
+    the snapshot cache on top of it)."""
+    before = snapcache.budget()
+    cc.set_sql_cache_budget(0)
+    yield
+    cc.set_sql_cache_budget(before)
 
 
 
