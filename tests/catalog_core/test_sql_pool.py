@@ -13,7 +13,7 @@ import pytest
 
 import catalog_core as cc
 from catalog_core.errors import InvalidValueError, SqlRefusedError, SqlTimeoutError
-from catalog_core.sql import worker
+from catalog_core.sql import snapcache, worker
 from catalog_core.sql.sandbox import MEMORY_LIMIT
 
 
@@ -119,16 +119,19 @@ def test_soft_address_space_limit_per_statement_under_a_fixed_hard_limit(wh, poo
     cc.run_sql(wh.cat, "SELECT 1", memory_limit=256 << 20)
     pid = worker.last_worker()
     assert pid is not None
-    cap = MEMORY_LIMIT + worker.HEADROOM
-    assert address_space_limits(pid) == ((256 << 20) + worker.HEADROOM, cap)
+    # the snapshot cache's budget (and its database and pyarrow) sit on top of both limits
+    budget = snapcache.budget()
+    store = budget + worker.STORE_HEADROOM if budget else 0
+    cap = MEMORY_LIMIT + worker.HEADROOM + store
+    assert address_space_limits(pid) == ((256 << 20) + worker.HEADROOM + (worker.STORE_HEADROOM if budget else 0), cap)
     cc.run_sql(wh.cat, "SELECT 1")
     assert worker.last_worker() == pid
-    assert address_space_limits(pid) == (cap, cap)
+    assert address_space_limits(pid) == (cap - budget, cap)  # nothing cached yet
     # a limit above the worker's hard limit needs another worker: the hard limit is never raised
     cc.run_sql(wh.cat, "SELECT 1", memory_limit=2 << 30)
     big = worker.last_worker()
     assert big != pid and big is not None
-    assert address_space_limits(big) == ((2 << 30) + worker.HEADROOM,) * 2
+    assert address_space_limits(big) == ((2 << 30) + worker.HEADROOM + store - budget, (2 << 30) + worker.HEADROOM + store)
 
 
 def test_concurrent_statements_each_get_a_worker_up_to_the_bound(wh):

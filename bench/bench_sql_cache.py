@@ -1,0 +1,191 @@
+"""Agent SQL with and without the snapshot cache (`catalog_core.sql.snapcache`), beside raw DuckDB.
+
+    .venv/bin/python -m bench.bench_sql_cache --lake demo-data [--calls N] [--rounds R] [--budget BYTES]
+
+On the Acme lake built by `make demo` (or `semcat eval build --data DIR`; a copy of DIR/stale's
+catalog, the Parquet files stay in DIR/warehouse), through the MCP tools in memory (the real MCP
+client), at a pinned snapshot, in one run:
+
+- `run_sql` (`SELECT * FROM acme.core.fct_orders`, 50 rows), `get_column_values` (fct_orders.status)
+  and `query_metric` (net_revenue by dim_store.region): p50 of N calls after one warm-up, with the
+  cache off (budget 0, the file views as before the cache) and on;
+- the first call of each (`first`): median over R rounds, each on a fresh pool of SQL workers, cache
+  off and on (the cache copies a table in after answering, so its first call should not be slower);
+- the same statements in this process on raw DuckDB: views over the same Parquet files
+  (`cc.open_duckdb(sandbox=False)`) and the tables loaded into DuckDB memory (`CREATE TABLE AS`);
+- the bytes each worker's cache held after the run against its budget, and the workers' RSS.
+
+Targets (issue 26): warm p50 run_sql <= 10 ms, get_column_values <= 10 ms, query_metric <= 15 ms.
+The machine is shared and noisy: read medians and the ratios beside them, not single figures."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from typing import Any
+
+import anyio
+from mcp import Client
+
+import catalog_core as cc
+from catalog_core.sql import snapcache, worker
+from eval.lake import D0
+from mcp_server.mcp import create_server
+
+FCT, DIM = "acme.core.fct_orders", "acme.core.dim_store"
+TOOLS: list[tuple[str, dict[str, Any]]] = [
+    ("run_sql", {"sql": f"SELECT * FROM {FCT}"}),
+    ("get_column_values", {"table": FCT, "column": "status"}),
+    ("query_metric", {"metric": "net_revenue", "group_by": ["dim_store.region"]}),
+]
+
+
+def _restart_pool() -> None:
+    worker._stop_all()
+    worker.prestart()
+
+
+async def _calls(server: Any, n: int, first_only: bool) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """ms per call of each tool (the first call only, when `first_only`), and the SQL each ran."""
+    times: dict[str, list[float]] = {}
+    sqls: dict[str, str] = {}
+    async with Client(server) as c:
+        pin = await c.call_tool("pin_snapshot", {})
+        handle = pin.structured_content["snapshot"]["handle"]
+        for name, args in TOOLS:
+            reps = 1 if first_only else n + 1
+            for i in range(reps):
+                t0 = time.perf_counter()
+                r = await c.call_tool(name, {**args, "snapshot": handle})
+                ms = (time.perf_counter() - t0) * 1000
+                if r.is_error:
+                    raise SystemExit(f"{name} failed: {r.content[0].text}")
+                if first_only or i > 0:
+                    times.setdefault(name, []).append(ms)
+            sqls[name] = (r.structured_content or {}).get("sql", "")
+    return times, sqls
+
+
+def _first(server: Any, rounds: int) -> dict[str, float]:
+    """Median over `rounds` of each tool's first call on a fresh worker pool."""
+    got: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        for name, args in TOOLS:
+            _restart_pool()
+            saved = TOOLS[:]
+            TOOLS[:] = [(name, args)]
+            try:
+                t, _ = anyio.run(_calls, server, 1, True)
+            finally:
+                TOOLS[:] = saved
+            got.setdefault(name, []).extend(t[name])
+    return {k: statistics.median(v) for k, v in got.items()}
+
+
+def _raw(cat: Any, statements: dict[str, str], n: int) -> tuple[dict[str, float], dict[str, float]]:
+    """p50 ms of each statement on raw DuckDB over the files, and over the tables in memory."""
+    con = cc.open_duckdb(cat, sandbox=False)
+    con.execute("SET threads = 2")  # as the sandbox's workers
+    files: dict[str, float] = {}
+    for k, sql in statements.items():
+        con.sql(sql).fetchall()
+        ts = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            con.sql(sql).fetchall()
+            ts.append((time.perf_counter() - t0) * 1000)
+        files[k] = statistics.median(ts)
+    mem = cc.open_duckdb(cat, sandbox=False)  # each view turned into a table of the same name
+    mem.execute("SET threads = 2")
+    for (db, schema, name) in mem.execute("SELECT database_name, schema_name, view_name FROM duckdb_views() "
+                                          "WHERE NOT internal").fetchall():
+        t, tmp = f'"{db}"."{schema}"."{name}"', f'"{db}"."{schema}"."{name}__m"'
+        mem.execute(f"CREATE TABLE {tmp} AS SELECT * FROM {t}")
+        mem.execute(f"DROP VIEW {t}")
+        mem.execute(f'ALTER TABLE {tmp} RENAME TO "{name}"')
+    if len({r[0] for r in mem.execute("SELECT database_name FROM duckdb_tables()").fetchall()}) == 1:
+        mem.execute(f'USE "{mem.execute("SELECT database_name FROM duckdb_tables() LIMIT 1").fetchone()[0]}"')
+    inmem: dict[str, float] = {}
+    for k, sql in statements.items():
+        mem.sql(sql).fetchall()
+        ts = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            mem.sql(sql).fetchall()
+            ts.append((time.perf_counter() - t0) * 1000)
+        inmem[k] = statistics.median(ts)
+    con.close()
+    mem.close()
+    return files, inmem
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lake", default="demo-data", help="an Acme lake (`make demo` builds demo-data)")
+    ap.add_argument("--calls", type=int, default=30, help="calls per tool after one warm-up")
+    ap.add_argument("--rounds", type=int, default=3, help="first calls on a fresh worker pool, per tool and mode")
+    ap.add_argument("--budget", default=None, help="bytes each worker's cache may hold (default: snapcache's)")
+    a = ap.parse_args()
+    budget = snapcache.parse_bytes(a.budget, "--budget") if a.budget else snapcache.budget()
+    with tempfile.TemporaryDirectory() as d:
+        shutil.copytree(os.path.join(a.lake, "stale"), f"{d}/data")
+        cat = cc.Catalog.open(f"{d}/data")
+        server = create_server(cat, now=D0.timestamp())
+        print(f"lake {a.lake}: vid {cat.latest_vid}; {a.calls} calls per tool, {a.rounds} rounds of first calls; "
+              f"cache budget {budget:,} bytes per worker, {worker.pool_size()} workers")
+        rows: dict[str, dict[str, float]] = {}
+        cc.set_sql_cache_budget(0)
+        rows["first, cache off"] = _first(server, a.rounds)
+        _restart_pool()
+        off, sqls = anyio.run(_calls, server, a.calls, False)
+        rows["p50, cache off"] = {k: statistics.median(v) for k, v in off.items()}
+        cc.set_sql_cache_budget(budget)
+        rows["first, cache on"] = _first(server, a.rounds)
+        _restart_pool()
+        on, _ = anyio.run(_calls, server, a.calls, False)
+        rows["p50, cache on (warm)"] = {k: statistics.median(v) for k, v in on.items()}
+        snap = worker.last_snapshot() or {}
+        pids = worker.workers()
+        statements = {
+            "run_sql": f"SELECT * FROM {FCT} LIMIT 51",
+            "get_column_values": (f"SELECT status AS value, count(*) AS n, count(*) OVER () AS distinct_values "
+                                  f"FROM {FCT} GROUP BY status ORDER BY n DESC, value NULLS LAST LIMIT 50"),
+            "query_metric": sqls.get("query_metric") or "",
+        }
+        files, inmem = _raw(cat, {k: v for k, v in statements.items() if v}, a.calls)
+        rows["raw DuckDB, files"] = files
+        rows["raw DuckDB, in memory"] = inmem
+        cat.close()
+    names = [n for n, _ in TOOLS]
+    print(f"\n{'ms':24}" + "".join(f"{n:>19}" for n in names))
+    for label, vals in rows.items():
+        print(f"{label:24}" + "".join(f"{vals.get(n, float('nan')):19.2f}" for n in names))
+    warm, cold = rows["p50, cache on (warm)"], rows["p50, cache off"]
+    print(f"{'warm on / off':24}" + "".join(f"{warm[n] / cold[n]:18.2f}x" for n in names))
+    f_on, f_off = rows["first, cache on"], rows["first, cache off"]
+    print(f"{'first on / off':24}" + "".join(f"{f_on[n] / f_off[n]:18.2f}x" for n in names))
+    targets = {"run_sql": 10.0, "get_column_values": 10.0, "query_metric": 15.0}
+    print(f"{'target (warm p50)':24}" + "".join(f"{targets[n]:19.2f}" for n in names))
+    print(f"\ncache of the last statement's worker: {snap.get('held', 0):,} bytes held in "
+          f"{len(snap.get('tables', []))} tables, budget {snap.get('limit', budget):,}")
+    for pid in pids["idle"] + pids["busy"]:
+        print(f"worker {pid}: RSS {_rss_mb(pid):.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
