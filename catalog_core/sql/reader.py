@@ -256,6 +256,12 @@ def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int 
     budget = snapcache.budget()
     use_cache = budget > 0 and not checked.introspect and not snapcache.names_cache(sql) and bool(checked.tables)
     data: dict[tuple[str, str, str], str] | None = {} if use_cache else None
+    if use_cache:
+        answer = _from_cache(cat, vid, checked.text, limit, timeout_s, memory_limit, checked.tables, budget)
+        if answer is not None:
+            ok = answer["ok"]
+            return SqlResult(columns=[SqlColumn(name=n, type=t) for n, t in ok["columns"]], rows=ok["rows"][:limit],
+                             truncated=len(ok["rows"]) > limit, snapshot=vid, row_count=len(ok["rows"][:limit]))
     job = _job(cat, vid, checked.text, limit, timeout_s, memory_limit, names, data,
                frozenset(checked.tables) if use_cache else None, budget)
     answer = _run_job(job, timeout_s, memory_limit)
@@ -264,6 +270,21 @@ def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int 
     rows = ok["rows"]
     out = rows[:limit]
     return SqlResult(columns=columns, rows=out, truncated=len(rows) > limit, snapshot=vid, row_count=len(out))
+
+
+def _from_cache(cat: CatalogAPI, vid: int, text: str, limit: int, timeout_s: float, memory_limit: int,
+                names: set[str], budget: int) -> dict[str, Any] | None:
+    """The statement answered from a worker's snapshot cache when it holds every table the
+    statement names, checking only those tables' files (None: a miss; nothing ran)."""
+    data: dict[tuple[str, str, str], str] = {}
+    views, digests = _keyed_views(cat, vid, True, names=names, data=data)
+    if digests is None or not data:
+        return None
+    key = hashlib.sha256(repr(("snap", views[0], sorted(data.items()), float(timeout_s), memory_limit)).encode())
+    job = worker.Job(text=text, views=None, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit,
+                     key=key.hexdigest(), cache=data, names=frozenset(names), home=views[0], budget=budget)
+    answer = _run_job(job, timeout_s, memory_limit)
+    return None if answer.get("miss") is True else answer
 
 
 def _job(cat: CatalogAPI, vid: int, text: str, limit: int, timeout_s: float, memory_limit: int,
@@ -295,7 +316,7 @@ def _run_job(job: worker.Job, timeout_s: float, memory_limit: int) -> dict[str, 
             raise SqlTimeoutError(f"the query ran past the {timeout_s:g} s time limit and was stopped; "
                                   "filter or aggregate more, or raise timeout_s", timeout_s=timeout_s) from None
         raise refuse("memory_limit", f"{e} (most likely it went past the {memory_limit:,} byte memory limit)") from None
-    if "ok" not in answer:
+    if "ok" not in answer and answer.get("miss") is not True:
         raise _worker_error(answer.get("error") or {}, timeout_s)
     return answer
 

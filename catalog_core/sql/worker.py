@@ -99,7 +99,9 @@ _FRAME = struct.Struct(">Q")
 @dataclass
 class Job:
     text: str                # the checked statement
-    views: Any               # duck.Views (home catalog and (spec, view body) pairs), or it pickled
+    # duck.Views (home catalog and (spec, view body) pairs), or it pickled; None: served by the
+    # snapshot cache or not at all (the answer is then `{"miss": true}` and nothing ran)
+    views: Any
     limit: int
     timeout_s: float
     memory_limit: int
@@ -141,6 +143,7 @@ class _Worker:
         self.cap: int | None = None  # its hard RLIMIT_AS once its first statement set it
         self.served = 0
         self.key: str | None = None  # the key of the database it holds (as far as the caller knows)
+        self.snap: str | None = None  # the key of the last job its snapshot cache served
 
     def fits(self, memory_limit: int) -> bool:
         return self.cap is None or memory_limit + HEADROOM <= self.cap
@@ -284,7 +287,7 @@ def _take(memory_limit: int, key: str | None = None) -> _Worker:
                 dead.append(i)
             elif i.fits(memory_limit):
                 fit.append(i)
-        pick = next((i for i in reversed(fit) if key is not None and i.key == key), None)
+        pick = next((i for i in reversed(fit) if key is not None and key in (i.key, i.snap)), None)
         pick = pick or next((i for i in reversed(fit) if _ready_now(i)), None)
         pick = pick or next((i for i in reversed(fit) if i.served), fit[-1] if fit else None)
         if pick is None:
@@ -384,7 +387,7 @@ def _read_frame(proc: subprocess.Popen, deadline: float) -> bytes:
 
 def _clean(answer: dict[str, Any]) -> bool:
     """Did the statement end in a way that leaves its worker fit for the next one?"""
-    if "ok" in answer:
+    if "ok" in answer or answer.get("miss") is True:
         return True
     err = answer.get("error")
     if not isinstance(err, dict):
@@ -455,7 +458,10 @@ def run(job: Job) -> dict[str, Any]:
                 except ValueError:
                     answer = None
             ok = isinstance(answer, dict)
-            w.key = job.key if ok and _clean(answer) else None  # type: ignore[arg-type]
+            if job.views is None:  # the snapshot cache only: its database is not the worker's own
+                w.snap = job.key if ok and "ok" in answer else w.snap  # type: ignore[operator]
+            else:
+                w.key = job.key if ok and _clean(answer) else None  # type: ignore[arg-type]
             _release(w, keep=ok and not timed_out and _clean(answer))  # type: ignore[arg-type]
             if isinstance(answer, dict):
                 _last.cached = answer.pop("cached", None) is True
@@ -742,6 +748,9 @@ def _serve() -> None:
             if done is not False:
                 _trim()
                 continue
+        if job.views is None:  # nothing but the snapshot cache, which does not hold the tables
+            _answer(out, b"E", {"miss": True})
+            continue
         snap = None
         if job.cache is not None and job.budget:
             snap = {"hit": False, **(store.stats() if store is not None else {"held": 0, "limit": job.budget,
