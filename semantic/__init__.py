@@ -9,6 +9,7 @@ join paths, metrics and profiling (DESIGN.md, Semantic layer). Every function ta
     sm.staleness(cat, depth="metadata") -> list[Finding]
     sm.join_path(cat, "acme.core.fct_order_items", "acme.core.dim_store") -> JoinPath
     sm.metric_sql(cat, "net_revenue", group_by=["dim_store.region"], grain="fiscal_quarter") -> str
+    sm.review_items(cat) -> ReviewPage; sm.accept / sm.dismiss / sm.edit_and_accept(cat, item, author=...)
 
 `Relationship` and `Metric` are the stored values (semantic.models); `sm.relationships` and
 `sm.metrics` return `RelationshipView` / `MetricView`: the value plus name, table and provenance.
@@ -23,6 +24,16 @@ from semantic.joins import CardinalityCheck, Hop, JoinPath, join_path, relate, r
 from semantic.metrics import define_metric, metric_sql, metrics
 from semantic.models import Finding, Metric, MetricView, Relationship, RelationshipView, TableCard
 from semantic.profile import Inferred, profile
+from semantic.review import (
+    ReviewConflictError,
+    ReviewItem,
+    ReviewPage,
+    accept,
+    dismiss,
+    edit_and_accept,
+    review_item,
+    review_items,
+)
 from semantic.search import Hit, search
 from semantic.staleness import staleness
 
@@ -61,4 +72,12 @@ __all__ = [
     "export_osi",
     "ImportResult",
     "InterchangeError",
+    "review_items",
+    "review_item",
+    "accept",
+    "dismiss",
+    "edit_and_accept",
+    "ReviewItem",
+    "ReviewPage",
+    "ReviewConflictError",
 ]

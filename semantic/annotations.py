@@ -63,9 +63,10 @@ from semantic.models import (
 
 __all__ = ["annotate", "verify_query", "new_annotation", "write_annotations", "read_annotations",
            "read_catalog_annotations", "basis_of", "check_provenance", "fingerprint", "sql_tables", "table_refs",
-           "parse_duration", "SOURCES"]
+           "parse_duration", "SOURCES", "PROPOSAL_PREFIX", "as_proposals"]
 
 SOURCES: tuple[str, ...] = Source.__args__  # type: ignore[attr-defined]
+PROPOSAL_PREFIX = "proposal."
 VERIFY_ROW_LIMIT = 100_000
 
 
@@ -386,7 +387,30 @@ def annotate(cat: CatalogAPI, name: str, fields: dict[str, Any], column: str | N
             value = _normalize_column_field(name, tcols, col.name, field, val)
             anns.append(new_annotation(cat, name, "column", f"column.{col.id}.{field}", value,
                                        column=col.name, table=tobj, **common))
+    if source == "agent":
+        anns = as_proposals(anns, read_annotations(cat, name, vid))
     return write_annotations(cat, anns, time=time)
+
+
+def as_proposals(new: list[Annotation], existing: list[Annotation]) -> list[Annotation]:
+    """The provenance policy for agent writes: an agent annotation over a human one, or over any
+    non-agent one of a table a person certified, is stored aside as a proposal (kind `review`,
+    key `proposal.<key>`, value {key, kind, value, column, column_id}) for review
+    (semantic.review), never replacing it. Other agent annotations are written as they are."""
+    have = {a.key: a for a in existing}
+    cert = have.get("table.certified")
+    certified = cert is not None and cert.value is True and cert.provenance.source == "human"
+    out = []
+    for a in new:
+        cur = have.get(a.key)
+        if cur is not None and (cur.provenance.source == "human" or (certified and cur.provenance.source != "agent")):
+            out.append(Annotation(kind="review", key=PROPOSAL_PREFIX + a.key, target=a.target,
+                                  value={"key": a.key, "kind": a.kind, "value": a.value, "column": a.column,
+                                         "column_id": a.column_id},
+                                  provenance=a.provenance))
+        else:
+            out.append(a)
+    return out
 
 
 # ------------------------------------------------------------------ verified queries

@@ -36,7 +36,8 @@ def _view(a: Annotation, versions: list[int], snap_time: float, status: str) -> 
     return AnnotationView(key=a.key, kind=a.kind, value=a.value, author=p.author, source=p.source,
                           confidence=p.confidence, note=p.note, vid=a.vid, written_at=p.time,
                           age_commits=sum(1 for v in versions if v > (a.vid or 0)),
-                          age_seconds=max(0.0, snap_time - p.time), status=status)  # type: ignore[arg-type]
+                          age_seconds=max(0.0, snap_time - p.time), status=status,  # type: ignore[arg-type]
+                          unreviewed=p.source == "agent")
 
 
 def _status_by_key(findings: list[Finding]) -> dict[str | None, str]:

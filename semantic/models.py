@@ -27,7 +27,7 @@ __all__ = [
     "VerifiedQuestion", "TableCard",
 ]
 
-Kind = Literal["table", "column", "relationship", "metric", "verified_query", "instructions"]
+Kind = Literal["table", "column", "relationship", "metric", "verified_query", "instructions", "review"]
 Source = Literal["human", "agent", "inferred", "import"]
 Role = Literal["id", "dimension", "measure", "time"]
 Cardinality = Literal["many_to_one", "one_to_one", "one_to_many"]
@@ -299,6 +299,7 @@ class AnnotationView(BaseModel):
     age_commits: int                  # commits that changed the table since this annotation
     age_seconds: float                # snapshot time - written_at
     status: Status = "fresh"
+    unreviewed: bool = False          # written by an agent and not yet accepted by a person (semantic.review)
 
 
 class ColumnCard(BaseModel):

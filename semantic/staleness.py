@@ -11,6 +11,7 @@ the clock-dependent ones (freshness SLA, not loaded since) are recomputed from c
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import statistics
@@ -32,7 +33,8 @@ from semantic.errors import did_you_mean
 from semantic.history import Context, SchemaChange, Timeline, type_family
 from semantic.models import Annotation, ColumnRef, ColumnStats, Evidence, Finding, Fix
 
-__all__ = ["staleness", "time_findings", "table_findings", "resolve_now", "worst", "DEPTHS"]
+__all__ = ["staleness", "time_findings", "table_findings", "resolve_now", "worst", "DEPTHS", "finding_id",
+           "undismissed"]
 
 DEPTHS = ("metadata", "data")
 SCD2 = ("valid_from", "valid_to", "is_current")
@@ -963,7 +965,29 @@ def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
             out.append(_finding(None, name, "not_loaded_since", "stale" if best else "suspect",
                                 f"not loaded since {_day(last[1])} ({gap / DAY:.0f} days; it used to load every "
                                 f"{every / 3600:.0f} h)", vids, times, values, sugg, nfix))
-    return out
+    return undismissed(out, anns)
+
+
+# ------------------------------------------------------------------ review decisions
+def finding_id(f: Finding) -> str:
+    """The review item id of a finding: the same at every vid it is raised at (semantic.review)."""
+    key = "\x1f".join((f.target, f.annotation or "", str(f.reason)))
+    return "f-" + hashlib.sha1(key.encode()).hexdigest()[:10]
+
+
+def undismissed(findings: list[Finding], anns: list[Annotation]) -> list[Finding]:
+    """`findings` without those a person dismissed (a `review.<id>` decision record among `anns`
+    with decision `dismissed`) while nothing new happened to them: a finding whose evidence names a
+    vid after the dismissal's `at_vid` is raised again."""
+    dismissed: dict[str, int] = {}
+    for a in anns:
+        v = a.value
+        if a.kind == "review" and isinstance(v, dict) and v.get("decision") == "dismissed":
+            dismissed[str(v.get("item"))] = int(v.get("at_vid") or 0)
+    if not dismissed:
+        return findings
+    return [f for f in findings
+            if (at := dismissed.get(finding_id(f))) is None or max(f.evidence.vids, default=0) > at]
 
 
 # ------------------------------------------------------------------ entry points
@@ -980,7 +1004,7 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table
         return []
     anns = ctx.annotations(name)
     if depth == "metadata":
-        found = _metadata(ctx, t, anns, tables)
+        found = undismissed(_metadata(ctx, t, anns, tables), anns)
     else:
         found = list(table_findings(ctx, name, "metadata", tables))
         seen: set[tuple[str | None, str]] = {(f.annotation, str(f.reason)) for f in found}
@@ -990,7 +1014,7 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table
             extra, checked = _data(ctx, t, anns, tables, duck, seen)
             # the data decides what metadata could only suspect
             found = [f for f in found if (f.annotation, f.reason) not in checked] + extra
-            found = _restated_data(t, found, duck)
+            found = undismissed(_restated_data(t, found, duck), anns)
         finally:
             if own:
                 duck.close()

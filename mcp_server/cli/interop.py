@@ -18,6 +18,8 @@ _mapping = click.option("--map", "mapping", multiple=True, metavar="NAME=CATALOG
                         help="map an input model/dataset/table name to a catalog table (repeatable)")
 _author = click.option("--author", default=None, help="provenance author (default: import:<format>)")
 _dry = click.option("--dry-run", is_flag=True, help="check and report, write nothing")
+_overwrite = click.option("--overwrite", is_flag=True,
+                          help="also replace human annotations of certified tables (left alone by default)")
 
 
 def _mapping_of(pairs: tuple[str, ...]) -> dict[str, str] | None:
@@ -31,7 +33,7 @@ def _mapping_of(pairs: tuple[str, ...]) -> dict[str, str] | None:
 
 
 def _run(fmt: str, path: str, data_dir: str, token: str | None, catalog: str | None, mapping: tuple[str, ...],
-         author: str | None, dry_run: bool, as_json: bool) -> None:
+         author: str | None, dry_run: bool, as_json: bool, overwrite: bool = False) -> None:
     import catalog_core as cc
     import semantic as sm
     from mcp_server.cli.sql import open_catalog
@@ -44,7 +46,7 @@ def _run(fmt: str, path: str, data_dir: str, token: str | None, catalog: str | N
 
     try:
         res = fn(cat, path, catalog=catalog, mapping=_mapping_of(mapping), author=author or f"import:{fmt}",
-                 progress=progress, dry_run=dry_run)
+                 progress=progress, dry_run=dry_run, overwrite=overwrite)
     except cc.CatalogError as exc:
         raise click.ClickException(exc.message) from None
     finally:
@@ -56,6 +58,10 @@ def _run(fmt: str, path: str, data_dir: str, token: str | None, catalog: str | N
     click.echo(f"{fmt} {res.file} (sha256 {res.sha256[:12]}): {what} {len(res.written)} annotations"
                + (f" in vid {res.vid}" if res.vid is not None else "") + f", {res.unchanged} unchanged, "
                f"{len(res.tables)} tables mapped, {len(res.unmapped)} unmapped")
+    for r in res.replaced:
+        click.echo(f"  {'would replace' if dry_run else 'replaced'} {r}")
+    for k in res.kept:
+        click.echo(f"  kept {k}: the table is certified; --overwrite replaces it")
     for u in res.unmapped:
         click.echo(f"  unmapped {u.item} ({u.place}): {for_cli(u.reason)}")
 
@@ -87,9 +93,10 @@ def register(main: click.Group, import_group: click.Group) -> None:
             @_mapping
             @_author
             @_dry
+            @_overwrite
             @click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
-            def cmd(path, data_dir, token, catalog, mapping, author, dry_run, as_json) -> None:
-                _run(fmt, path, data_dir, token, catalog, mapping, author, dry_run, as_json)
+            def cmd(path, data_dir, token, catalog, mapping, author, dry_run, overwrite, as_json) -> None:
+                _run(fmt, path, data_dir, token, catalog, mapping, author, dry_run, as_json, overwrite)
             return cmd
         import_group.add_command(make())
 

@@ -56,6 +56,8 @@ class ImportResult(BaseModel):
     unchanged: int = 0                                   # annotations already stored with the same value
     tables: dict[str, str] = Field(default_factory=dict)  # input name -> catalog table
     unmapped: list[Unmapped] = Field(default_factory=list)
+    replaced: list[str] = Field(default_factory=list)    # "<table>:<key> (<source> by <author>)" overwritten
+    kept: list[str] = Field(default_factory=list)        # certified human annotations left alone (no overwrite)
 
 
 def file_digest(paths: list[str]) -> str:
@@ -195,13 +197,20 @@ def _normalize(p: Planned, tvalue: dict[str, Any]) -> Any:
                                 f"{str(e).splitlines()[0]}") from None
 
 
-def apply(cat: CatalogAPI, plan: Plan, *, progress: Progress | None = None, dry_run: bool = False) -> ImportResult:
+def apply(cat: CatalogAPI, plan: Plan, *, progress: Progress | None = None, dry_run: bool = False,
+          overwrite: bool = False) -> ImportResult:
     """Check every planned annotation against the catalog, then write those whose value differs
-    from what is stored, in one commit (none when nothing differs)."""
+    from what is stored, in one commit (none when nothing differs). Invariant: a human annotation of
+    a table a person certified (`table.certified` true, source human) is never replaced unless
+    `overwrite`; it is listed in `kept`. Every stored annotation replaced is listed in `replaced`
+    (also in a dry run)."""
     vid = cat.resolve(None)
     note = f"import {plan.source} {os.path.abspath(plan.file)} sha256:{plan.sha256}"
     existing: dict[str, dict[str, Any]] = {}
+    stored: dict[str, dict[str, Any]] = {}
     anns = []
+    replaced: list[str] = []
+    kept: list[str] = []
     unchanged = 0
     total = len(plan.items)
     for i, p in enumerate(plan.items):
@@ -219,16 +228,27 @@ def apply(cat: CatalogAPI, plan: Plan, *, progress: Progress | None = None, dry_
         if p.kind == "table" and key == "table.grain" and tobj is not None:
             value["keys"] = [_col(p.target, tobj.value, k).name for k in value["keys"]]
         if p.target not in existing:
-            existing[p.target] = {a.key: a.value for a in read_annotations(cat, p.target, vid)}
+            have = read_annotations(cat, p.target, vid)
+            existing[p.target] = {a.key: a.value for a in have}
+            stored[p.target] = {a.key: a for a in have}
         if key in existing[p.target] and _same(existing[p.target][key], value):
             unchanged += 1
             continue
+        old = stored[p.target].get(key)
+        if old is not None:
+            cert = stored[p.target].get("table.certified")
+            certified = cert is not None and cert.value is True and cert.provenance.source == "human"
+            what = f"{p.target}:{key} ({old.provenance.source} by {old.provenance.author})"
+            if certified and old.provenance.source == "human" and not overwrite:
+                kept.append(what)
+                continue
+            replaced.append(what)
         existing[p.target][key] = value
         anns.append(new_annotation(cat, p.target, p.kind, key, value, columns=p.columns, column=p.column,
                                    author=plan.author, source="import", note=note, vid=vid, table=tobj))
     result = ImportResult(source=plan.source, file=os.path.abspath(plan.file), sha256=plan.sha256,
                           unchanged=unchanged, tables=dict(plan.tables), unmapped=list(plan.unmapped),
-                          written=[f"{a.target}:{a.key}" for a in anns])
+                          written=[f"{a.target}:{a.key}" for a in anns], replaced=replaced, kept=kept)
     if anns and not dry_run:
         if progress is not None:
             progress("write", len(anns), len(anns))

@@ -46,7 +46,7 @@ def _ident(e: Any) -> str | None:
 
 def import_cortex(cat: CatalogAPI, path: str, catalog: str | None = None, mapping: dict[str, str] | None = None, *,
                   author: str = "import:cortex", progress: Progress | None = None,
-                  dry_run: bool = False) -> ImportResult:
+                  dry_run: bool = False, overwrite: bool = False) -> ImportResult:
     """Import a Cortex Analyst semantic model YAML (see the module docstring); idempotent, one commit."""
     doc = load_yaml(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("tables"), list):
@@ -87,7 +87,7 @@ def import_cortex(cat: CatalogAPI, path: str, catalog: str | None = None, mappin
         plan.add(target, "instructions", "instructions", "\n".join(texts), place="custom_instructions")
     elif texts:
         plan.skip("custom_instructions", "custom_instructions", "no single catalog to hold them; pass catalog=")
-    return apply(cat, plan, progress=progress, dry_run=dry_run)
+    return apply(cat, plan, progress=progress, dry_run=dry_run, overwrite=overwrite)
 
 
 def _table(cat: CatalogAPI, plan: Plan, vid: int, table: str, t: dict[str, Any], file: str, place: str) -> None:

@@ -256,7 +256,8 @@ def _duration(fresh: Any) -> str | None:
 
 
 def import_dbt(cat: CatalogAPI, path: str, catalog: str | None = None, mapping: dict[str, str] | None = None, *,
-               author: str = "import:dbt", progress: Progress | None = None, dry_run: bool = False) -> ImportResult:
+               author: str = "import:dbt", progress: Progress | None = None, dry_run: bool = False,
+               overwrite: bool = False) -> ImportResult:
     """Import a dbt project's docs and tests (see the module docstring); idempotent, one commit."""
     where, is_manifest = _locate(path)
     proj = _from_manifest(where) if is_manifest else _from_yml(where)
@@ -278,7 +279,7 @@ def import_dbt(cat: CatalogAPI, path: str, catalog: str | None = None, mapping: 
         _node(cat, plan, vid, uid, n, t)
     _tests(cat, plan, vid, proj, table_of)
     _semantic(cat, plan, vid, proj, table_of)
-    return apply(cat, plan, progress=progress, dry_run=dry_run)
+    return apply(cat, plan, progress=progress, dry_run=dry_run, overwrite=overwrite)
 
 
 def _unique_by_name(cat: CatalogAPI, vid: int, catalog: str, name: str) -> str | None:

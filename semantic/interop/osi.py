@@ -227,7 +227,8 @@ def _models(doc: Any, file: str) -> list[dict[str, Any]]:
 
 
 def import_osi(cat: CatalogAPI, path: str, catalog: str | None = None, mapping: dict[str, str] | None = None, *,
-               author: str = "import:osi", progress: Progress | None = None, dry_run: bool = False) -> ImportResult:
+               author: str = "import:osi", progress: Progress | None = None, dry_run: bool = False,
+               overwrite: bool = False) -> ImportResult:
     """Import an OSI YAML file (see the module docstring); idempotent, one commit."""
     doc = load_yaml(path)
     models = _models(doc, path)
@@ -264,7 +265,7 @@ def import_osi(cat: CatalogAPI, path: str, catalog: str | None = None, mapping: 
                 plan.add(f"{target}.{ns}", "instructions", "instructions", str(text), place=f"{mplace}.custom_extensions")
             else:
                 plan.skip(f"namespace {ns} instructions", mplace, f"no namespace {target}.{ns}")
-    return apply(cat, plan, progress=progress, dry_run=dry_run)
+    return apply(cat, plan, progress=progress, dry_run=dry_run, overwrite=overwrite)
 
 
 def _dataset(cat: CatalogAPI, plan: Plan, vid: int, t: str, ds: dict[str, Any], file: str, place: str) -> None:

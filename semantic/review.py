@@ -1,0 +1,488 @@
+"""The review loop of the data team (issue 27): open findings and agent-written annotations as review
+items, and the decisions people take on them.
+
+    page = sm.review_items(cat, table=None, snapshot=None, limit=50)   # ReviewPage: items, cursor, truncated
+    item = sm.review_item(cat, "f-3c1d9a0b2e")                          # one item by its id
+    sm.accept(cat, item, author="alice", note="checked with finance")   # writes the suggested annotation
+    sm.dismiss(cat, item, author="alice", reason="expected, seasonal")  # not raised again until history moves
+    sm.edit_and_accept(cat, item, author="alice", value="PT48H")        # writes a corrected value
+
+Items. A finding is identified by (target, annotation key, reason): its id `f-<hash>` is the same at
+every vid the finding is raised at. An agent annotation (source `agent`) is `a-<hash>` of (target,
+key, the vid that wrote it); an agent proposal (an agent annotation written over a human or certified
+one, stored aside instead of replacing it) is `p-<hash>` the same way. Every item carries `vid`, the
+snapshot it was read at.
+
+Decisions. Each decision is one transaction that reads the item's annotation and its decision record
+`_semantic/review.<item id>` (so the catalog's optimistic concurrency control sees two reviewers
+deciding the same item), checks that neither changed after the item's `vid` (else
+`ReviewConflictError`: list the items again), then writes:
+  accept          the suggested annotation (from the finding's structured `fixes`; a finding without
+                  fixes re-affirms the annotation as still true), source `human`, basis the current
+                  state; for an agent item its value, now source `human`
+  edit_and_accept the given value at the same key
+  dismiss         nothing but the record; for an agent item it removes the annotation (or proposal),
+                  so agents no longer see it
+and the decision record (kind `review`, value `{"decision", "item", "finding", "at_vid", ...}`).
+Invariant: `semantic.staleness` drops a finding whose dismissal record has `at_vid` at or after
+every vid of the finding's evidence, so a dismissed finding returns when a later commit gives it new
+evidence (the history changed again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from catalog_core import lake
+from catalog_core.api import CatalogAPI, SnapshotRef
+from catalog_core.errors import ConflictError, InvalidValueError, NotFoundError
+from semantic._tables import columns_of, find, require_table
+from semantic.annotations import (
+    PROPOSAL_PREFIX,
+    basis_of,
+    check_provenance,
+    read_annotations,
+    read_catalog_annotations,
+)
+from semantic.errors import InvalidAnnotationError, did_you_mean, suggest
+from semantic.models import Annotation, Finding, Fix, Provenance
+from semantic.staleness import finding_id, staleness
+
+__all__ = ["ReviewItem", "ReviewPage", "ReviewConflictError", "review_items", "review_item", "accept", "dismiss",
+           "edit_and_accept", "decision_key", "PROPOSAL_PREFIX", "MAX_LIMIT"]
+
+DECISION_PREFIX = "review."
+MAX_LIMIT = 500
+ItemKind = Literal["finding", "agent_annotation", "proposal"]
+
+
+class ReviewConflictError(ConflictError):
+    """Another reviewer (or writer) changed the item after it was read; nothing was written."""
+
+
+class ReviewItem(BaseModel):
+    """One thing waiting for a person's decision, as read at snapshot `vid`."""
+
+    id: str
+    kind: ItemKind
+    vid: int = Field(description="the snapshot the item was read at")
+    table: str
+    target: str = Field(description="table, or table.column for column annotations")
+    annotation: str | None = Field(default=None, description="the annotation key the item is about")
+    status: str | None = Field(default=None, description="the finding's status (stale / suspect); None for agent items")
+    reason: str | None = None
+    message: str
+    suggestion: str | None = None
+    fixes: list[Fix] = Field(default_factory=list)
+    current: Any = Field(default=None, description="the value agents read today at that key")
+    proposed: Any = Field(default=None, description="the value accept writes; None when accept cannot write one")
+    proposed_key: str | None = None
+    acceptable: bool = Field(default=False, description="accept can write a value (else edit_and_accept or dismiss)")
+    why_not: str | None = None
+    author: str | None = Field(default=None, description="who wrote the agent annotation")
+    confidence: float | None = None
+    written_vid: int | None = Field(default=None, description="the vid that wrote the annotation")
+    evidence_vids: list[int] = Field(default_factory=list)
+
+
+class ReviewPage(BaseModel):
+    items: list[ReviewItem]
+    total: int
+    truncated: bool
+    next_cursor: str | None = None
+
+
+def decision_key(item_id: str) -> str:
+    return DECISION_PREFIX + item_id
+
+
+def _hash(*parts: Any) -> str:
+    return hashlib.sha1("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:10]
+
+
+def _table_of(target: str) -> str:
+    return ".".join(target.split(".")[:3])
+
+
+# ------------------------------------------------------------------ what accept writes
+class _Write(BaseModel):
+    """The annotation accept writes, and the keys it removes."""
+
+    kind: str
+    key: str
+    value: Any
+    column: str | None = None
+    columns: list[str] | None = None
+    remove: list[str] = Field(default_factory=list)
+
+
+_UNITS = {("cents", -2): "dollars", ("usd_cents", -2): "usd", ("dollars", 2): "cents", ("usd", 2): "usd_cents",
+          ("grams", -3): "kilograms", ("kilograms", 3): "grams", ("milliseconds", -3): "seconds",
+          ("seconds", 3): "milliseconds"}
+
+
+def _rename_in(text: str, old: str, new: str) -> str:
+    return re.sub(rf"\b{re.escape(old)}\b", new, text)
+
+
+def _columns_after(ann: Annotation, names: dict[str, str], current: list[str]) -> list[str] | None:
+    """The basis columns of `ann` renamed by `names`, those still in the table."""
+    if ann.kind == "table" and ann.field != "grain":
+        return None
+    have = {c.lower(): c for c in current}
+    out = []
+    for ref in ann.provenance.basis.columns:
+        n = names.get(ref.name, ref.name)
+        if n.lower() in have:
+            out.append(have[n.lower()])
+    return list(dict.fromkeys(out))
+
+
+def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int) -> _Write:
+    """The annotation a finding's fixes ask for. Raises InvalidValueError naming why when the fixes
+    cannot be applied without a person's value (use edit_and_accept or dismiss then)."""
+    table = _table_of(f.target)
+    tobj = require_table(cat, table, vid)
+    cols = [c.name for c in columns_of(tobj.value)]
+    ann = anns.get(f.annotation) if f.annotation else None
+    fix = f.fixes[0] if f.fixes else None
+    if fix is not None and fix.action == "successor":
+        return _Write(kind="table", key="table.deprecated",
+                      value={"reason": f.message, "replaced_by": fix.params["table"], "since": None})
+    if fix is not None and fix.action == "update_freshness_sla":
+        return _Write(kind="table", key="table.freshness_sla", value=fix.params["sla"])
+    if ann is None:
+        raise InvalidValueError(f"the {f.reason} finding on {f.target} suggests no annotation to write; dismiss it "
+                                "or annotate the table yourself")
+    v = ann.value
+    p = fix.params if fix is not None else {}
+    if fix is None or fix.action in ("reverify", "investigate"):
+        if ann.kind == "verified_query":
+            raise InvalidValueError(f"{ann.key} needs its query re-verified: run verify_query with the corrected SQL, "
+                                    "or dismiss the finding")
+        if fix is not None and ann.kind != "column" and ann.kind != "table":
+            raise InvalidValueError(f"the {f.reason} finding asks to {fix.action} by hand; dismiss it when checked")
+        # nothing to change: accepting re-affirms the annotation as true of the table as it is now
+        return _Write(kind=ann.kind, key=ann.key, value=v, column=ann.column, columns=_columns_after(ann, {}, cols))
+    if fix.action == "rename":
+        old, new, scale = str(p["old"]), str(p["new"]), int(p.get("scale") or 0)
+        names = {old: new}
+        columns = _columns_after(ann, names, cols)
+        if ann.kind == "column":
+            col = find(columns_of(tobj.value), new)
+            if col is None or col.id is None:
+                raise InvalidValueError(f"column {new!r} is not in {table} at vid {vid}")
+            if scale and ann.field == "unit":
+                unit = _UNITS.get((str(v).lower(), scale))
+                if unit is None:
+                    raise InvalidValueError(f"the unit {v!r} changed by 10^{scale}; give the new unit with "
+                                            "edit_and_accept")
+                v = unit
+            return _Write(kind="column", key=f"column.{col.id}.{ann.field}", value=v, column=col.name,
+                          columns=[col.name], remove=[ann.key] if ann.key != f"column.{col.id}.{ann.field}" else [])
+        if ann.kind == "table" and ann.field == "grain":
+            return _Write(kind="table", key=ann.key, value={**v, "keys": [names.get(k, k) for k in v.get("keys", [])]},
+                          columns=columns)
+        if ann.kind == "relationship":
+            return _Write(kind="relationship", key=ann.key,
+                          value={**v, "on": [[names.get(a, a), b] for a, b in v.get("on", [])]}, columns=columns)
+        if ann.kind == "metric":
+            nv = {k: _rename_in(x, old, new) if isinstance(x, str) and k in ("expression", "filter", "time_column")
+                  else x for k, x in v.items()}
+            if scale:
+                raise InvalidValueError(f"{old} became {new} with values x10^{scale}; give the corrected metric with "
+                                        "edit_and_accept")
+            return _Write(kind="metric", key=ann.key, value=nv, columns=columns)
+        raise InvalidValueError(f"{ann.key} cannot be renamed automatically; use edit_and_accept")
+    if fix.action == "join_on" and ann.kind == "relationship":
+        return _Write(kind="relationship", key=ann.key, value={**v, "on": [[p["from_column"], p["to_column"]]]},
+                      columns=[p["from_column"]])
+    if fix.action == "relate_to" and ann.kind == "relationship":
+        return _Write(kind="relationship", key=ann.key, value={**v, "to": p["table"]},
+                      columns=_columns_after(ann, {}, cols))
+    if fix.action == "filter":
+        if ann.kind == "relationship":
+            cond = f"{p['table']}.{p['column']}"
+            old = str(v.get("condition") or "")
+            return _Write(kind="relationship", key=ann.key,
+                          value={**v, "condition": f"({old}) AND {cond}" if old else cond},
+                          columns=_columns_after(ann, {}, cols))
+        if ann.kind == "table" and ann.field == "grain":
+            extra = next((c for c in ("valid_from", "is_current") if c in cols), None)
+            if extra is None:
+                raise InvalidValueError("the table keeps versions but has no valid_from column; give the keys with "
+                                        "edit_and_accept")
+            keys = [*v.get("keys", []), extra]
+            return _Write(kind="table", key=ann.key, value={**v, "keys": keys}, columns=keys)
+    if fix.action == "add_enum_values" and ann.kind == "column":
+        return _Write(kind="column", key=ann.key, value=[*list(v or []), *[x for x in p["values"] if x not in (v or [])]],
+                      column=ann.column, columns=[str(ann.column)])
+    if fix.action == "update_unit" and ann.kind == "column" and ann.field == "unit":
+        unit = _UNITS.get((str(v).lower(), int(p["scale"])))
+        if unit is not None:
+            return _Write(kind="column", key=ann.key, value=unit, column=ann.column, columns=[str(ann.column)])
+    raise InvalidValueError(f"the {fix.action} fix of {ann.key} needs a person's value; use edit_and_accept or dismiss")
+
+
+# ------------------------------------------------------------------ listing
+def _finding_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int) -> ReviewItem:
+    ann = anns.get(f.annotation) if f.annotation else None
+    item = ReviewItem(id=finding_id(f), kind="finding", vid=vid, table=_table_of(f.target), target=f.target,
+                      annotation=f.annotation, status=f.status, reason=f.reason, message=f.message,
+                      suggestion=f.suggestion, fixes=list(f.fixes), current=None if ann is None else ann.value,
+                      written_vid=None if ann is None else ann.vid, evidence_vids=list(f.evidence.vids))
+    try:
+        w = _suggested(cat, f, anns, vid)
+        item.proposed, item.proposed_key, item.acceptable = w.value, w.key, True
+    except InvalidValueError as e:
+        item.why_not = e.message
+    return item
+
+
+def _agent_items(table: str, anns: list[Annotation], vid: int) -> list[ReviewItem]:
+    by_key = {a.key: a for a in anns}
+    out = []
+    for a in anns:
+        p = a.provenance
+        if a.kind == "review" and a.key.startswith(PROPOSAL_PREFIX) and isinstance(a.value, dict):
+            key = str(a.value.get("key"))
+            cur = by_key.get(key)
+            out.append(ReviewItem(id="p-" + _hash(a.target, a.key, a.vid), kind="proposal", vid=vid, table=table,
+                                  target=table + (f".{a.value.get('column')}" if a.value.get("column") else ""),
+                                  annotation=key, message=f"{p.author} proposes a new {key} (confidence "
+                                  f"{p.confidence:g}) over {cur.provenance.author}'s" if cur else
+                                  f"{p.author} proposes {key}", current=None if cur is None else cur.value,
+                                  proposed=a.value.get("value"), proposed_key=key, acceptable=True,
+                                  author=p.author, confidence=p.confidence, written_vid=a.vid,
+                                  evidence_vids=[a.vid or 0]))
+        elif p.source == "agent" and a.kind != "review":
+            out.append(ReviewItem(id="a-" + _hash(a.target, a.key, a.vid), kind="agent_annotation", vid=vid,
+                                  table=table, target=table + (f".{a.column}" if a.column else ""), annotation=a.key,
+                                  message=f"written by {p.author} (confidence {p.confidence:g}), not reviewed",
+                                  current=a.value, proposed=a.value, proposed_key=a.key, acceptable=True,
+                                  author=p.author, confidence=p.confidence, written_vid=a.vid,
+                                  evidence_vids=[a.vid or 0]))
+    return out
+
+
+def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: Any) -> list[ReviewItem]:
+    if table is not None:
+        require_table(cat, table, vid)
+        by_table = {table: read_annotations(cat, table, vid)}
+    else:
+        by_table = read_catalog_annotations(cat, vid=vid)
+    out: list[ReviewItem] = []
+    findings = staleness(cat, table, snapshot=vid, now=now)
+    for f in findings:
+        t = _table_of(f.target)
+        if t not in by_table:
+            by_table[t] = read_annotations(cat, t, vid)
+        out.append(_finding_item(cat, f, {a.key: a for a in by_table[t]}, vid))
+    for t, anns in sorted(by_table.items()):
+        out += _agent_items(t, anns, vid)
+    order = {"finding": 0, "proposal": 1, "agent_annotation": 2}
+    out.sort(key=lambda i: (i.table, order[i.kind], i.annotation or "", i.reason or "", i.id))
+    seen: set[str] = set()
+    return [i for i in out if not (i.id in seen or seen.add(i.id))]  # type: ignore[func-returns-value]
+
+
+def review_items(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None, now: Any = None,
+                 limit: int = 50, cursor: str | None = None, kind: str | None = None) -> ReviewPage:
+    """The open review items (of one table, or all) at `snapshot`: findings first, then agent
+    proposals and unreviewed agent annotations, per table in name order. At most `limit` (1 to
+    500); `cursor` is the `next_cursor` of the page before."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
+    if kind is not None and kind not in ("finding", "agent_annotation", "proposal"):
+        raise InvalidValueError(f"kind must be finding, agent_annotation or proposal, got {kind!r}")
+    start = 0
+    if cursor:
+        if not re.fullmatch(r"o:\d+", cursor):
+            raise InvalidValueError(f"cursor {cursor!r} is not one this listing gave; pass the next_cursor of the "
+                                    "previous page, or none for the first page")
+        start = int(cursor[2:])
+    vid = cat.resolve(snapshot)
+    items = [i for i in _all_items(cat, table, vid, now) if kind is None or i.kind == kind]
+    page = items[start:start + limit]
+    more = start + limit < len(items)
+    return ReviewPage(items=page, total=len(items), truncated=more, next_cursor=f"o:{start + limit}" if more else None)
+
+
+def review_item(cat: CatalogAPI, item_id: str, snapshot: SnapshotRef = None, now: Any = None,
+                table: str | None = None) -> ReviewItem:
+    """The open item `item_id` at `snapshot`. Raises NotFoundError (with close ids) when no open
+    item has that id (decided already, or never raised)."""
+    if not isinstance(item_id, str) or not re.fullmatch(r"[fap]-[0-9a-f]{10}", item_id):
+        raise InvalidValueError(f"item id must look like 'f-3c1d9a0b2e' (from review list), got {item_id!r}")
+    vid = cat.resolve(snapshot)
+    items = _all_items(cat, table, vid, now)
+    for i in items:
+        if i.id == item_id:
+            return i
+    close = did_you_mean(item_id, [i.id for i in items])
+    raise NotFoundError(f"no open review item {item_id} at vid {vid} (decided already, or never raised)"
+                        f"{suggest(close)}; list the open ones with `semcat review list`", item=item_id,
+                        did_you_mean=close)
+
+
+# ------------------------------------------------------------------ decisions
+def _resolve(cat: CatalogAPI, item: ReviewItem | str, now: Any) -> ReviewItem:
+    return review_item(cat, item, now=now) if isinstance(item, str) else item
+
+
+def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note: str | None,
+            write: _Write | None, remove: list[str], time: Any, extra: dict[str, Any] | None = None) -> int:
+    """One transaction: read the item's objects (recorded reads, so MVOCC orders racing reviewers),
+    check none changed after `item.vid`, write, remove, and record the decision."""
+    check_provenance(author, "human", 1.0, note)
+    table = item.table
+    folder = lake.semantic_path(table)
+    dpath = lake.semantic_path(table, decision_key(item.id))
+    watched = [dpath] + [lake.semantic_path(table, k) for k in {item.annotation, *(remove or [])} if k]
+    if write is not None:
+        watched.append(lake.semantic_path(table, write.key))
+    ann = None
+    now_vid = cat.resolve(None)
+    if write is not None:
+        tobj = require_table(cat, table, now_vid)
+        cols = columns_of(tobj.value)
+        refs = None if write.columns is None else [c for c in cols if c.name in write.columns]
+        colref = find(cols, write.column) if write.column else None
+        if write.column and (colref is None or colref.id is None):
+            raise InvalidAnnotationError(f"column {write.column!r} is not in {table} any more; list the items again")
+        basis = basis_of(tobj, refs, now_vid, cat)
+    with cat.transaction(author=author, message=f"review {decision} {item.id} {table}:{item.annotation or ''}"[:500],
+                         meta={"semantic": True, "review": decision}, time=time) as txn:
+        for path in dict.fromkeys(watched):
+            got = txn.get(path)
+            if got is not None and got.vid is not None and got.vid > item.vid:
+                by = got.value.get("provenance", {}).get("author") if isinstance(got.value, dict) else None
+                raise ReviewConflictError(
+                    f"review item {item.id} changed after you read it at vid {item.vid}: {path.rsplit('/', 1)[-1]} "
+                    f"was written at vid {got.vid}" + (f" by {by}" if by else "") +
+                    "; list the items again (semcat review list) and decide on what is there now",
+                    path=path, vid=got.vid, retryable=False)
+        if item.kind != "finding" and item.annotation is not None and item.written_vid is not None:
+            src = lake.semantic_path(table, item.annotation if item.kind == "agent_annotation"
+                                     else PROPOSAL_PREFIX + item.annotation)
+            got = txn.get(src)
+            if got is None or got.vid != item.written_vid:
+                raise ReviewConflictError(f"review item {item.id} was decided or rewritten after vid {item.vid}; "
+                                          "list the items again", path=src, vid=None if got is None else got.vid,
+                                          retryable=False)
+        txn.update(folder, {"obj_type": "semantic"})
+        if write is not None:
+            prov = Provenance(author=author, source="human", confidence=1.0, time=txn_time(time), note=note,
+                              basis=basis)
+            ann = Annotation(kind=write.kind, key=write.key, target=table, value=write.value,  # type: ignore[arg-type]
+                             provenance=prov, column=None if colref is None else colref.name,
+                             column_id=None if colref is None else colref.id)
+            txn.update(lake.semantic_path(table, write.key), ann.stored())
+        for k in dict.fromkeys(remove):
+            if write is None or k != write.key:
+                txn.remove(lake.semantic_path(table, k))
+        record = {"decision": decision, "item": item.id, "item_kind": item.kind, "annotation": item.annotation,
+                  "reason": item.reason, "target": item.target, "at_vid": item.vid,
+                  "evidence_vids": item.evidence_vids, "written_key": None if write is None else write.key,
+                  **(extra or {})}
+        dec = Annotation(kind="review", key=decision_key(item.id), target=table, value=record,
+                         provenance=Provenance(author=author, source="human", confidence=1.0, time=txn_time(time),
+                                               note=note, basis=basis_of(None, None, now_vid)))
+        txn.update(dpath, dec.stored())
+    assert txn.vid is not None
+    return txn.vid
+
+
+def txn_time(time: Any) -> float:
+    import time as _t
+
+    from catalog_core.model import parse_time
+
+    if time is None:
+        return _t.time()
+    t = parse_time(time)
+    if t is None:
+        raise InvalidValueError(f"time must be seconds since the epoch or an ISO-8601 time, got {time!r}")
+    return t
+
+
+def _finding_of(cat: CatalogAPI, item: ReviewItem, now: Any) -> tuple[Finding, dict[str, Annotation]]:
+    for f in staleness(cat, item.table, snapshot=item.vid, now=now):
+        if finding_id(f) == item.id:
+            return f, {a.key: a for a in read_annotations(cat, item.table, item.vid)}
+    raise NotFoundError(f"finding {item.id} is not raised at vid {item.vid} any more; list the items again")
+
+
+def accept(cat: CatalogAPI, item: ReviewItem | str, author: str, note: str | None = None, *, now: Any = None,
+           time: Any = None) -> int:
+    """Write what the item suggests as a human annotation (basis: the current state) and record the
+    decision, in one transaction; returns its vid. Raises InvalidValueError when the finding needs a
+    person's value (use edit_and_accept), ReviewConflictError when someone decided first."""
+    it = _resolve(cat, item, now)
+    if it.kind == "finding":
+        f, anns = _finding_of(cat, it, now)
+        w = _suggested(cat, f, anns, cat.resolve(None))
+        return _decide(cat, it, "accepted", author, note, w, w.remove, time)
+    return _accept_agent(cat, it, author, note, it.proposed, "accepted", time)
+
+
+def _accept_agent(cat: CatalogAPI, it: ReviewItem, author: str, note: str | None, value: Any, decision: str,
+                  time: Any) -> int:
+    assert it.annotation is not None
+    anns = {a.key: a for a in read_annotations(cat, it.table, it.vid)}
+    src_key = it.annotation if it.kind == "agent_annotation" else PROPOSAL_PREFIX + it.annotation
+    src = anns.get(src_key)
+    if src is None:
+        raise NotFoundError(f"{it.table}:{src_key} is gone at vid {it.vid}; list the items again")
+    if it.kind == "proposal":
+        kind, column = str(src.value.get("kind")), src.value.get("column")
+    else:
+        kind, column = src.kind, src.column
+    cols = None if kind == "table" and not it.annotation.endswith(".grain") else \
+        [c.name for c in src.provenance.basis.columns]
+    w = _Write(kind=kind, key=it.annotation, value=value, column=column, columns=cols)
+    return _decide(cat, it, decision, author, note, w, [src_key] if it.kind == "proposal" else [], time,
+                   {"agent": it.author})
+
+
+def edit_and_accept(cat: CatalogAPI, item: ReviewItem | str, author: str, value: Any, note: str | None = None, *,
+                    now: Any = None, time: Any = None) -> int:
+    """Write `value` (a person's correction) where accept would write, and record the decision."""
+    if value is None:
+        raise InvalidAnnotationError("value is None; give the corrected value (or dismiss the item)")
+    it = _resolve(cat, item, now)
+    if it.kind == "finding":
+        f, anns = _finding_of(cat, it, now)
+        try:
+            w = _suggested(cat, f, anns, cat.resolve(None))
+        except InvalidValueError:
+            ann = anns.get(f.annotation) if f.annotation else None
+            if ann is None:
+                raise InvalidValueError(f"the {f.reason} finding on {f.target} is about no annotation; annotate the "
+                                        "table yourself and dismiss the finding") from None
+            w = _Write(kind=ann.kind, key=ann.key, value=value, column=ann.column,
+                       columns=None if ann.kind == "table" and ann.field != "grain"
+                       else [r.name for r in ann.provenance.basis.columns])
+        w = w.model_copy(update={"value": value})
+        return _decide(cat, it, "edited", author, note, w, w.remove, time)
+    return _accept_agent(cat, it, author, note, value, "edited", time)
+
+
+def dismiss(cat: CatalogAPI, item: ReviewItem | str, author: str, reason: str, *, now: Any = None,
+            time: Any = None) -> int:
+    """Record that the item needs nothing: a finding is not raised again until a later commit gives
+    it new evidence; an agent annotation or proposal is removed (agents no longer see it)."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidAnnotationError("reason must say why the item needs nothing (it is kept with the decision)",
+                                     field="reason")
+    it = _resolve(cat, item, now)
+    remove: list[str] = []
+    if it.kind == "agent_annotation" and it.annotation:
+        remove = [it.annotation]
+    elif it.kind == "proposal" and it.annotation:
+        remove = [PROPOSAL_PREFIX + it.annotation]
+    return _decide(cat, it, "dismissed", author, reason.strip(), None, remove, time, {"why": reason.strip()})
