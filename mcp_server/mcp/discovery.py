@@ -248,6 +248,8 @@ def _from_card(out: M.DescribeOut, card: TableCard, full: bool, text_limit: int)
         out.deprecation = M.DeprecationOut(reason=cut(card.deprecation.reason, text_limit),
                                            since=card.deprecation.since, successor=card.deprecation.successor)
     out.not_for_reporting = not_for_reporting(val("not_for_reporting"), text_limit)
+    out.unreviewed = [a.key for a in [*anns.values(), *(v for c in card.columns for v in c.annotations.values())]
+                      if a.unreviewed][:50]
     fr = card.freshness
     out.freshness.sla = fr.sla
     out.freshness.status = fr.status
@@ -264,7 +266,7 @@ def _from_card(out: M.DescribeOut, card: TableCard, full: bool, text_limit: int)
                                            source=a.source, confidence=a.confidence, vid=a.vid,
                                            age_commits=a.age_commits,
                                            age_days=round(max(now - a.written_at, 0) / 86400, 1),
-                                           status=a.status, note=a.note)
+                                           status=a.status, note=a.note, unreviewed=a.unreviewed)
                            for a in list(anns.values())[:60]]
         out.findings = [finding(f) for f in card.findings[:50]]
 

@@ -233,6 +233,7 @@ class AnnotationOut(BaseModel):
     age_days: float | None = None
     status: Status | None = None
     note: str | None = None
+    unreviewed: bool = Field(False, description="written by an agent, not yet accepted by a person")
 
 
 class FreshnessOut(BaseModel):
@@ -309,6 +310,8 @@ class DescribeOut(_Paged):
     verified_questions: list[str] = Field(default_factory=list)
     annotations: list[AnnotationOut] = Field(default_factory=list, description="detail=full: with provenance")
     findings: list[FindingOut] = Field(default_factory=list, description="detail=full: staleness findings")
+    unreviewed: list[str] = Field(default_factory=list, description="annotation keys an agent wrote that no person "
+                                  "has accepted yet: treat them as unconfirmed")
     warnings: list[Warning] = Field(default_factory=list)
 
 
@@ -364,3 +367,5 @@ class AnnotateOut(BaseModel):
     keys: list[str]
     author: str
     source: Literal["agent"] = "agent"
+    proposed: list[str] = Field(default_factory=list, description="keys a person wrote before: stored as proposals "
+                                "for their review, not replacing their annotation")

@@ -59,6 +59,12 @@ class Reads:
         return sm.annotate(cat, table, fields, column=column, author=author, source="agent", confidence=confidence,
                            note=note)
 
+    def proposed(self, cat: CatalogAPI, table: str, vid: int) -> list[str]:
+        """The annotation keys the commit `vid` stored as proposals on `table` (an agent's write over a
+        person's annotation, kept aside for review: semantic.annotations.as_proposals)."""
+        return [str(a.value.get("key")) for a in sm.read_annotations(cat, table, vid)
+                if a.kind == "review" and a.key.startswith("proposal.") and a.vid == vid and isinstance(a.value, dict)]
+
     def instructions(self, cat: CatalogAPI, targets: Sequence[str], vid: int) -> dict[str, str]:
         """The `instructions` annotation of each catalog / namespace among `targets` that has one."""
         out: dict[str, str] = {}

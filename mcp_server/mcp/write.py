@@ -62,5 +62,9 @@ def write_annotation(s: ToolContext, table: str, column: str | None, fields: dic
         cols = (s.table(name, vid).value.get("schema") or {}).get("columns") or []
         cid = next((c.get("id") for c in cols if c.get("name") == column), column)
         keys = [f"column.{cid}.{f}" for f in fields]
-    out = M.AnnotateOut(vid=new_vid, table=name, column=column, keys=keys, author=author)
-    return out, f"annotated {name}{'.' + column if column else ''} ({', '.join(fields)}) at vid {new_vid}"
+    proposed = s.reads.proposed(s.cat, name, new_vid) if name.count(".") == 2 else []
+    out = M.AnnotateOut(vid=new_vid, table=name, column=column, keys=keys, author=author, proposed=proposed)
+    text = f"annotated {name}{'.' + column if column else ''} ({', '.join(fields)}) at vid {new_vid}"
+    if proposed:
+        text += f"; {', '.join(proposed)} stored as a proposal for review (a person wrote it before)"
+    return out, text
