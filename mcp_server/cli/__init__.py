@@ -232,6 +232,7 @@ def import_iceberg(data_dir, catalog_uri, warehouse, catalog_name, table, into, 
 
 
 __import__("importlib").import_module("mcp_server.cli.interop").register(main, import_)  # import dbt|osi|cortex, export osi
+__import__("importlib").import_module("mcp_server.cli.review").register(main)  # review list|show|accept|edit|dismiss
 
 
 @main.group("eval")

@@ -1,0 +1,184 @@
+"""`semcat review list|show|accept|dismiss|edit`: the data team's inbox on the command line (issue
+27 item 2), on a catalog directory (`--data`) or a running `semcat serve` (`--url` with a write
+token to decide). Lists are bounded (`--limit`, `--cursor` resumes; the footer says when more are
+left). Errors print their message and what to do, never a traceback."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+__all__ = ["register"]
+
+
+def _where(fn: Callable[..., Any]) -> Callable[..., Any]:
+    for opt in reversed((
+        click.option("--data", "data_dir", default="data", show_default=True, help="catalog data directory"),
+        click.option("--url", default=None, help="a semcat serve URL instead of --data, e.g. http://127.0.0.1:8765"),
+        click.option("--token", default=None, envvar="SEMCAT_TOKEN", help="bearer token for --url (write to decide)"),
+        click.option("--now", default=None, help="judge freshness at this ISO time (default: the clock)"),
+    )):
+        fn = opt(fn)
+    return fn
+
+
+_author = click.option("--author", default=None, envvar="SEMCAT_AUTHOR",
+                       help="who decides (default: $SEMCAT_AUTHOR, else your login name)")
+_json = click.option("--json", "as_json", is_flag=True, help="print JSON for programs")
+
+
+def _open(data_dir: str, url: str | None, token: str | None) -> Any:
+    from mcp_server.cli.sql import _CliError, open_catalog
+
+    try:
+        return open_catalog(url or data_dir, token)
+    except _CliError as e:
+        raise click.ClickException(str(e)) from None
+
+
+def _run(data_dir: str, url: str | None, token: str | None, fn: Callable[[Any], Any]) -> Any:
+    import catalog_core as cc
+
+    cat = _open(data_dir, url, token)
+    try:
+        return fn(cat)
+    except cc.CatalogError as exc:
+        raise click.ClickException(exc.message) from None
+    finally:
+        cat.close()
+
+
+def _short(v: Any, n: int = 60) -> str:
+    text = v if isinstance(v, str) else json.dumps(v, default=str)
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _who(author: str | None) -> str:
+    return author or os.environ.get("SEMCAT_AUTHOR") or getpass.getuser()
+
+
+def register(main: click.Group) -> None:
+    """Add the `semcat review` group to `main`."""
+
+    @main.group("review")
+    def review() -> None:
+        """The findings inbox: open staleness findings and agent-written annotations to accept,
+        edit or dismiss."""
+
+    @review.command("list")
+    @_where
+    @click.option("--table", default=None, help="only this table, e.g. acme.core.fct_orders")
+    @click.option("--kind", default=None, type=click.Choice(["finding", "proposal", "agent_annotation"]))
+    @click.option("--snapshot", default=None, help="vid, snapshot name or ISO time (default: latest)")
+    @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 500))
+    @click.option("--cursor", default=None, help="the next cursor a previous page printed")
+    @_json
+    def list_(data_dir, url, token, now, table, kind, snapshot, limit, cursor, as_json) -> None:
+        """List open review items, findings first, per table."""
+        import semantic as sm
+
+        page = _run(data_dir, url, token, lambda cat: sm.review_items(cat, table, snapshot=snapshot, now=now,
+                                                                      limit=limit, cursor=cursor, kind=kind))
+        if as_json:
+            click.echo(page.model_dump_json(indent=2))
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title=f"{page.total} open review items", title_justify="left")
+        for col in ("id", "table", "what", "status", "message", "accept writes"):
+            t.add_column(col, overflow="fold")
+        for i in page.items:
+            what = i.reason or i.kind
+            writes = f"{i.proposed_key} = {_short(i.proposed, 40)}" if i.acceptable else "(edit or dismiss)"
+            t.add_row(i.id, i.table, f"{what}\n{i.annotation or ''}", i.status or "unreviewed",
+                      _short(i.message, 90), writes)
+        Console(width=max(120, Console().width)).print(t)
+        if page.truncated:
+            click.echo(f"{len(page.items)} shown; more with --cursor {page.next_cursor}")
+
+    @review.command("show")
+    @click.argument("item_id")
+    @_where
+    @_json
+    def show(item_id, data_dir, url, token, now, as_json) -> None:
+        """Show one review item: the finding, its evidence and what accept would write."""
+        import semantic as sm
+
+        it = _run(data_dir, url, token, lambda cat: sm.review_item(cat, item_id, now=now))
+        if as_json:
+            click.echo(it.model_dump_json(indent=2))
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(show_header=False, title=f"review item {it.id} at vid {it.vid}", title_justify="left")
+        t.add_column("field", style="bold")
+        t.add_column("value", overflow="fold")
+        rows = [("kind", it.kind), ("table", it.table), ("target", it.target), ("annotation", it.annotation),
+                ("reason", it.reason), ("status", it.status), ("message", it.message), ("suggestion", it.suggestion),
+                ("fixes", ", ".join(f"{f.action} {json.dumps(f.params)}" for f in it.fixes) or None),
+                ("evidence vids", ", ".join(map(str, it.evidence_vids))), ("author", it.author),
+                ("current", None if it.current is None else _short(it.current, 400)),
+                ("accept writes", f"{it.proposed_key} = {_short(it.proposed, 400)}" if it.acceptable else it.why_not)]
+        for k, v in rows:
+            if v is not None:
+                t.add_row(k, str(v))
+        Console(width=max(120, Console().width)).print(t)
+
+    @review.command("accept")
+    @click.argument("item_id")
+    @_where
+    @_author
+    @click.option("--note", default=None, help="why (kept in the annotation's provenance)")
+    def accept(item_id, data_dir, url, token, now, author, note) -> None:
+        """Write what the item suggests as your annotation, and close the item."""
+        import semantic as sm
+
+        def go(cat: Any) -> str:
+            it = sm.review_item(cat, item_id, now=now)
+            vid = sm.accept(cat, it, author=_who(author), note=note, now=now)
+            return f"accepted {it.id}: wrote {it.table}:{it.proposed_key} at vid {vid}"
+        click.echo(_run(data_dir, url, token, go))
+
+    @review.command("edit")
+    @click.argument("item_id")
+    @click.argument("value")
+    @_where
+    @_author
+    @click.option("--note", default=None, help="why (kept in the annotation's provenance)")
+    def edit(item_id, value, data_dir, url, token, now, author, note) -> None:
+        """Write VALUE (JSON, or plain text) instead of the suggestion, and close the item."""
+        import semantic as sm
+
+        try:
+            val = json.loads(value)
+        except ValueError:
+            val = value
+
+        def go(cat: Any) -> str:
+            it = sm.review_item(cat, item_id, now=now)
+            vid = sm.edit_and_accept(cat, it, author=_who(author), value=val, note=note, now=now)
+            return f"edited {it.id}: wrote {it.table}:{it.proposed_key or it.annotation} at vid {vid}"
+        click.echo(_run(data_dir, url, token, go))
+
+    @review.command("dismiss")
+    @click.argument("item_id")
+    @_where
+    @_author
+    @click.option("--reason", required=True, help="why the item needs nothing (kept with the decision)")
+    def dismiss(item_id, data_dir, url, token, now, author, reason) -> None:
+        """Close the item without change: a finding stays quiet until the history changes again; an
+        agent annotation or proposal is removed."""
+        import semantic as sm
+
+        def go(cat: Any) -> str:
+            it = sm.review_item(cat, item_id, now=now)
+            vid = sm.dismiss(cat, it, author=_who(author), reason=reason, now=now)
+            return f"dismissed {it.id} at vid {vid}"
+        click.echo(_run(data_dir, url, token, go))

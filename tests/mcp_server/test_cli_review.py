@@ -1,0 +1,91 @@
+"""`semcat review list|show|accept|edit|dismiss` as real subprocesses (issue 27 item 2): on a catalog
+directory, and on a running `semcat serve` with read and write tokens; bounded lists with a cursor,
+clear errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+
+import catalog_core as cc
+import semantic as sm
+from semantic.annotations import read_annotations
+from tests.helpers import start_server, stop_process
+from tests.mcp_server.test_cli_data_dir import semcat
+from tests.semantic.lakes import LakeBuilder
+
+T = "acme.core.t"
+NOW = "2024-11-20T00:00:00Z"
+
+
+def build(data_dir, files) -> None:
+    with cc.Catalog.open(data_dir) as cat:
+        lk = LakeBuilder(cat, files)
+        lk.table(T, [("id", "bigint"), ("kind", "string"), ("amount_cents", "bigint")], at=0,
+                 rows={"id": [1, 2, 3], "kind": ["a", "b", "a"], "amount_cents": [1000, 25000, 4000]})
+        sm.annotate(cat, T, {"description": "orders"}, author="ann", time=lk.day(1))
+        sm.annotate(cat, T, {"description": "the kind"}, column="kind", author="ann", time=lk.day(1))
+        lk.evolve(T, rename={"kind": "category"}, add=[("note", "string")], at=2)
+        sm.annotate(cat, T, {"description": "a note"}, column="note", author="agent:x", source="agent",
+                    time=lk.day(3))
+
+
+def items(data_dir, *extra):
+    r = semcat("review", "list", "--data", data_dir, "--now", NOW, "--json", *extra)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_review_on_a_data_dir(tmp_path):
+    data = str(tmp_path / "data")
+    build(data, tmp_path / "files")
+    page = items(data)
+    assert page["total"] == 3 and not page["truncated"]
+    by = {(i["kind"], i["reason"]): i for i in page["items"]}
+    renamed = by[("finding", "column_renamed")]
+    changed = by[("finding", "schema_changed")]
+    agent = by[("agent_annotation", None)]
+    first = items(data, "--limit", "2")
+    assert len(first["items"]) == 2 and first["truncated"] and first["next_cursor"]
+    rest = items(data, "--limit", "2", "--cursor", first["next_cursor"])
+    assert [i["id"] for i in first["items"] + rest["items"]] == [i["id"] for i in page["items"]]
+    r = semcat("review", "list", "--data", data, "--now", NOW, "--limit", "2")
+    assert r.returncode == 0 and "3 open review items" in r.stdout and renamed["id"] in r.stdout
+    assert f"more with --cursor {first['next_cursor']}" in r.stdout
+    r = semcat("review", "show", renamed["id"], "--data", data, "--now", NOW)
+    assert r.returncode == 0 and "renamed to category" in r.stdout and "column.2.description" in r.stdout
+    r = semcat("review", "accept", renamed["id"], "--data", data, "--now", NOW, "--author", "alice", "--note", "ok")
+    assert r.returncode == 0 and f"accepted {renamed['id']}" in r.stdout, r.stderr
+    r = semcat("review", "edit", changed["id"], "orders, with notes", "--data", data, "--now", NOW, "--author", "bob")
+    assert r.returncode == 0, r.stderr
+    r = semcat("review", "dismiss", agent["id"], "--data", data, "--now", NOW, "--author", "bob", "--reason", "wrong")
+    assert r.returncode == 0, r.stderr
+    assert items(data)["total"] == 0
+    with cc.Catalog.open(data) as cat:
+        anns = {a.key: a for a in read_annotations(cat, T)}
+    assert anns["table.description"].value == "orders, with notes" and anns["table.description"].provenance.author == "bob"
+    assert anns["column.2.description"].provenance.author == "alice" and "column.4.description" not in anns
+    r = semcat("review", "accept", renamed["id"], "--data", data, "--now", NOW, "--author", "alice")
+    assert r.returncode == 1 and "no open review item" in r.stderr and "semcat review list" in r.stderr
+    assert "Traceback" not in r.stderr
+    r = semcat("review", "show", "nonsense", "--data", data)
+    assert r.returncode == 1 and "item id must look like" in r.stderr
+
+
+def test_review_on_a_server_with_tokens(tmp_path):
+    data = str(tmp_path / "data")
+    build(data, tmp_path / "files")
+    tokens = tmp_path / "tokens"
+    tokens.write_text("rtok:read\nwtok:write\n")
+    proc, url = start_server(data, str(tmp_path / "serve.log"), "--tokens", str(tokens))
+    try:
+        r = semcat("review", "list", "--url", url, "--token", "rtok", "--now", NOW, "--json")
+        assert r.returncode == 0, r.stderr
+        [it] = [i for i in json.loads(r.stdout)["items"] if i["reason"] == "column_renamed"]
+        r = semcat("review", "accept", it["id"], "--url", url, "--token", "rtok", "--now", NOW, "--author", "a")
+        assert r.returncode == 1 and "'read' token cannot" in r.stderr and "Traceback" not in r.stderr
+        r = semcat("review", "accept", it["id"], "--url", url, "--token", "wtok", "--now", NOW, "--author", "a")
+        assert r.returncode == 0 and "accepted" in r.stdout, r.stderr
+        r = semcat("review", "list", "--url", url, "--token", "rtok", "--now", NOW, "--json")
+        assert it["id"] not in {i["id"] for i in json.loads(r.stdout)["items"]}
+    finally:
+        stop_process(proc)
