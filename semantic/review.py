@@ -355,6 +355,7 @@ def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note:
         if write.column and (colref is None or colref.id is None):
             raise InvalidAnnotationError(f"column {write.column!r} is not in {table} any more; list the items again")
         basis = basis_of(tobj, refs, now_vid, cat)
+        write = write.model_copy(update={"value": _validated(cat, table, tobj.value, write, now_vid)})
     with cat.transaction(author=author, message=f"review {decision} {item.id} {table}:{item.annotation or ''}"[:500],
                          meta={"semantic": True, "review": decision}, time=time) as txn:
         for path in dict.fromkeys(watched):
@@ -395,6 +396,28 @@ def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note:
         txn.update(dpath, dec.stored())
     assert txn.vid is not None
     return txn.vid
+
+
+def _validated(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: _Write, vid: int) -> Any:
+    """The value as `annotate` / `relate` / `define_metric` would store it (the same rules), so an
+    edited value is checked before anything is written."""
+    from semantic import annotations as A
+    from semantic.models import Metric, Relationship
+
+    field = w.key.rsplit(".", 1)[-1]
+    try:
+        if w.kind == "table":
+            return A._normalize_table_field(cat, table, tvalue, field, w.value, vid)
+        if w.kind == "column":
+            cols = columns_of(tvalue)
+            return A._normalize_column_field(table, cols, str(w.column), field, w.value)
+        if w.kind == "relationship":
+            return Relationship.model_validate(w.value).model_dump(mode="json")
+        if w.kind == "metric":
+            return Metric.model_validate(w.value).model_dump()
+    except ValueError as e:  # pydantic's ValidationError
+        raise InvalidAnnotationError(f"{w.key} value {w.value!r} is invalid: {str(e).splitlines()[0]}") from None
+    return w.value
 
 
 def txn_time(time: Any) -> float:

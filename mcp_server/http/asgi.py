@@ -28,6 +28,11 @@ log = logging.getLogger("uvicorn.error")
 # No token needed: liveness and the API description.
 OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
 
+def _is_ui(path: str) -> bool:
+    """The web page (mcp_server.http.ui) checks its token itself, from a cookie a browser sends."""
+    return path == "/ui" or path.startswith("/ui/")
+
+
 FastRoute = Callable[[bytes, str], Awaitable[Response]]
 
 
@@ -175,7 +180,7 @@ class Guard:
 
     async def _http(self, scope: dict, receive: Callable, send: Callable) -> None:
         role = "write"
-        if scope["path"] not in OPEN_PATHS:
+        if scope["path"] not in OPEN_PATHS and not _is_ui(scope["path"]):
             authorization = _header(scope, b"authorization")
             try:
                 role = self.tokens.role_of(authorization)

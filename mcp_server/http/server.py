@@ -136,6 +136,9 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
     from mcp_server.http.semantic_api import build_semantic_router
 
     app.include_router(build_semantic_router(ctx))
+    from mcp_server.http.ui import build_ui_router
+
+    app.include_router(build_ui_router(app))
     for plugin in plugins:
         cm = plugin(app)
         if cm is not None:

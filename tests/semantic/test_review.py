@@ -184,3 +184,16 @@ def test_dbt_import_leaves_certified_human_annotations_alone(ecat, elk, manifest
     forced = sm.import_dbt(ecat, manifest, catalog="acme", overwrite=True)
     assert f"{CUST}:table.description" in forced.written
     assert by_key(ecat, CUST)["table.description"].value == "One row per customer."
+
+
+def test_an_edited_value_is_checked_like_annotate(cat, lk):
+    base(lk)
+    sm.annotate(cat, T, {"grain": {"text": "one row per id", "keys": ["id"]}}, author="ann", time=lk.day(1))
+    lk.evolve(T, add=[("note", "string")], at=2)
+    it = item_of(cat, "schema_changed", now=lk.day(2))
+    before = cat.resolve(None)
+    with pytest.raises(cc.errors.InvalidValueError, match="not a column|nope"):
+        sm.edit_and_accept(cat, it, author="bob", value={"text": "x", "keys": ["nope"]})
+    assert cat.resolve(None) == before
+    sm.edit_and_accept(cat, it, author="bob", value=["id", "note"], time=lk.day(3))
+    assert by_key(cat)["table.grain"].value == {"text": "", "keys": ["id", "note"]}
