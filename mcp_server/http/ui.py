@@ -258,7 +258,8 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             to = q.get("to") or str(latest)
             a = ctx.cat.resolve(int(frm) if frm.isdigit() else frm)
             b = ctx.cat.resolve(int(to) if to.isdigit() else to)
-            rows, more = [], False
+            rows: list[dict[str, Any]] = []
+            more = False
             for ch in ctx.cat.diff(a, b, prefix=q.get("prefix") or None):
                 if ch.leaf:
                     continue
