@@ -1,0 +1,133 @@
+"""The /ui web page in a real headless Chromium (Debian's chromium + chromium-driver, driven by
+Selenium) against a real `semcat serve` on a copy of the Acme lake's stale catalog (issue 27 item
+3): log in with a read token (sees, cannot act), then a write token; accept a suggestion in the
+inbox; the item is gone and the agent's describe_table over MCP (the real client, streamable HTTP)
+shows the new annotation and no longer the warning. Screenshots of every page go to tmp_path, and to
+$SEMCAT_UI_SCREENSHOTS when set (docs/ui holds the README's)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+
+import pytest
+
+from tests.helpers import start_server, stop_process
+from tests.mcp_server.test_mcp_transports import http_client, run
+
+TABLE = "acme.core.fct_loyalty_events"
+D0 = "2025-03-10T13:00:00Z"
+READ, WRITE = "ui-read-token", "ui-write-token"
+CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+
+
+@pytest.fixture
+def browser():
+    if not (CHROMIUM and DRIVER):
+        pytest.fail("no chromium / chromedriver: `apt-get install -y chromium chromium-driver` (.ci/run does)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="semcat-chromium-")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,1000"):
+        opts.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    driver.set_page_load_timeout(300)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def served(lake_dir, tmp_path):
+    data = str(tmp_path / "stale")
+    shutil.copytree(os.path.join(lake_dir, "stale"), data)
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"{READ}:read\n{WRITE}:write\n")
+    proc, url = start_server(data, str(tmp_path / "serve.log"), "--tokens", str(tokens), "--now", D0)
+    yield url
+    stop_process(proc)
+
+
+def shot(driver, tmp_path, name: str) -> None:
+    driver.save_screenshot(str(tmp_path / f"{name}.png"))
+    out = os.environ.get("SEMCAT_UI_SCREENSHOTS")
+    if out:
+        os.makedirs(out, exist_ok=True)
+        driver.save_screenshot(os.path.join(out, f"{name}.png"))
+
+
+def login(driver, url: str, token: str, then: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.get(url + then)
+    assert "Log in" in driver.page_source  # no cookie yet, or a new login
+    driver.find_element(By.ID, "token").send_keys(token)
+    driver.find_element(By.ID, "login").click()
+
+
+def describe(url: str) -> dict:
+    async def go(c):
+        r = await c.call_tool("describe_table", {"table": TABLE, "detail": "full"})
+        assert not r.is_error, r.content[0].text
+        return r.structured_content
+    return run(http_client(url, READ), go)
+
+
+def test_accept_in_the_inbox_then_the_agent_sees_it(browser, served, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, driver = served, browser
+    before = describe(url)
+    assert any(f["reason"] == "cardinality_violated" for f in before["findings"])
+    assert "cardinality_violated" in json.dumps(before["warnings"])
+    # a read token sees the inbox, with nothing to click
+    login(driver, url, READ, f"/ui/inbox?table={TABLE}")
+    assert driver.find_elements(By.CSS_SELECTOR, f'tr[data-table="{TABLE}"]')
+    assert not driver.find_elements(By.CSS_SELECTOR, "button.accept")
+    assert "log in with a write token" in driver.page_source
+    # the pages, as a reader
+    driver.get(url + "/ui")
+    assert driver.find_element(By.TAG_NAME, "h2").text.startswith("Catalog at vid")
+    shot(driver, tmp_path, "catalog")
+    driver.get(url + f"/ui/table/{TABLE}")
+    assert driver.find_element(By.ID, "table-name").text.startswith(TABLE)
+    assert driver.find_elements(By.CSS_SELECTOR, "#findings tr td")
+    shot(driver, tmp_path, "table")
+    driver.get(url + "/ui/diff?from=140&to=149")
+    assert driver.find_elements(By.CSS_SELECTOR, "#diff tr td")
+    shot(driver, tmp_path, "diff")
+    driver.get(url + "/ui?snapshot=100")
+    assert "Catalog at vid 100" in driver.find_element(By.TAG_NAME, "h2").text  # time travel
+    # a write token decides
+    login(driver, url, WRITE, "/ui/login?next=/ui/inbox")
+    driver.get(url + f"/ui/inbox?table={TABLE}")
+    row = driver.find_element(By.CSS_SELECTOR, 'tr[data-reason="cardinality_violated"]')
+    item = row.get_attribute("data-item")
+    shot(driver, tmp_path, "inbox")
+    row.find_element(By.CSS_SELECTOR, "input.author").send_keys("steward")
+    row.find_element(By.CSS_SELECTOR, "input[name=note]").send_keys("dim_customer keeps versions now")
+    row.find_element(By.CSS_SELECTOR, "button.accept").click()
+    done = WebDriverWait(driver, 300).until(EC.presence_of_element_located((By.CSS_SELECTOR, f"tr#item-{item}.done")))
+    assert "accepted" in done.text and "relationship.customer" in done.text
+    shot(driver, tmp_path, "inbox-accepted")
+    driver.get(url + f"/ui/inbox?table={TABLE}")
+    assert not driver.find_elements(By.CSS_SELECTOR, f"tr#item-{item}")
+    assert driver.find_element(By.ID, "inbox-count").text.startswith("0 open items")
+    driver.get(url + f"/ui/table/{TABLE}/history")
+    assert "steward" in driver.find_element(By.ID, "history").text
+    shot(driver, tmp_path, "history")
+    # the agent's next describe_table: the new annotation, no finding, no warning
+    after = describe(url)
+    assert not any(f["reason"] == "cardinality_violated" for f in after["findings"])
+    assert "cardinality_violated" not in json.dumps(after["warnings"])
+    [rel] = [r for r in after["relationships"] if r["name"] == "customer"]
+    assert rel["condition"] == "acme.core.dim_customer.is_current" and rel["status"] == "fresh"
