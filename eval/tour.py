@@ -4,7 +4,9 @@
    `--lake` points at a lake built elsewhere);
 2. a real MCP client session over stdio against `semcat mcp --data DIR/stale`: pin a snapshot,
    search, describe a look-alike table with its warnings, a join path, SQL at the pinned snapshot;
-3. the staleness report of the stale catalog at d0, by reason;
+3. the staleness report of the stale catalog at d0, by reason, then a data steward accepting one
+   suggestion (semantic.review, in a copy of the catalog: the lake stays as built) and the agent's next
+   describe_table over MCP, without the warning;
 4. the eval on a quick subset (`semcat eval run`), its headline table;
 5. how to connect your own MCP client.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -239,6 +242,50 @@ def _staleness(out: _Out, catalog_dir: str) -> dict[str, int]:
     return {r: len(fs) for r, fs in by_reason.items()}
 
 
+REVIEW_TABLE = "acme.core.fct_loyalty_events"
+
+
+def _review(out: _Out, catalog_dir: str, data: str) -> dict[str, Any]:
+    """Accept the suggestion of the one finding of REVIEW_TABLE in a copy of the stale catalog (the
+    lake is left as built: the eval and the tests read it), then the agent's describe_table."""
+    import catalog_core as cc
+    import semantic as sm
+
+    copy = os.path.join(data, "review-stale")
+    if os.path.exists(copy):
+        shutil.rmtree(copy)
+    shutil.copytree(catalog_dir, copy)
+    cat = cc.Catalog.open(copy)
+    try:
+        [item] = [i for i in sm.review_items(cat, REVIEW_TABLE, now=D0.timestamp()).items if i.acceptable][:1]
+        out.line(f"  a data steward reviews the inbox (semcat review list --data {copy} --now {NOW_ISO}) and accepts "
+                 f"one suggestion:")
+        out.call("semcat review accept", {"item": item.id, "author": "data-steward"})
+        out.line("    " + _trim(f"{item.reason} on {item.annotation}: {item.message}", 200), "yellow")
+        vid = sm.accept(cat, item, author="data-steward", note="dim_customer keeps versions since February",
+                        now=D0.timestamp())
+        out.line(f"    wrote {item.table}:{item.proposed_key} = {_trim(json.dumps(item.proposed), 140)} at vid {vid} "
+                 "(source human, basis the current state)", "green")
+    finally:
+        cat.close()
+
+    async def agent() -> dict[str, Any]:
+        from mcp import Client
+
+        async with Client(_server_params(copy), read_timeout_seconds=120) as client:
+            out.call("describe_table", {"table": REVIEW_TABLE})
+            res = await client.call_tool("describe_table", {"table": REVIEW_TABLE})
+            return dict(res.structured_content or {})
+    desc = asyncio.run(agent())
+    rel = next((r for r in desc.get("relationships", []) if r.get("name") == "customer"), {})
+    out.line(f"    status {desc.get('status')}; relationship customer -> {rel.get('to')} on customer_id, condition "
+             f"{rel.get('condition')} ({rel.get('status')}); warnings: {len(desc.get('warnings', []))}")
+    for w in desc.get("warnings", []):
+        out.warn(w)
+    return {"item": item.id, "reason": item.reason, "vid": vid, "status": desc.get("status"),
+            "warnings": [w.get("reason") or w.get("kind") for w in desc.get("warnings", [])]}
+
+
 # ---------------------------------------------------------------------------------------------- 4. eval
 def _eval(out: _Out, lake: str, data: str) -> str:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -283,6 +330,7 @@ def run_tour(data: str = "demo-data", fresh: bool = False, lake: str | None = No
     out.section(SECTIONS[2], "Findings computed from the snapshot history: which annotations stopped being true, "
                              "why, and what to do.")
     seen["staleness"] = _staleness(out, stale)
+    seen["review"] = _review(out, stale, data)
     out.section(SECTIONS[3], "12 public questions x 4 conditions with the offline agent over the real MCP client.")
     seen["eval"] = _eval(out, root, data) if run_eval else "skipped"
     out.section(SECTIONS[4], "Serve the same catalog to Claude Desktop, an IDE or your own agent:")

@@ -106,3 +106,17 @@ def test_the_eval_step_prints_the_runners_table(tour):
     for cond in ("bare", "enriched", "stale", "stale+detect"):
         assert re.search(rf"^\| {re.escape(cond)} \| 12 \| \d+ \| [\d.]+% \|", text, re.M), cond
     assert "report.md" in text
+
+
+def test_the_review_step_accepts_a_suggestion_and_the_warning_is_gone(tour, lake_copy):
+    from eval.tour import REVIEW_TABLE, SECTIONS
+
+    text = _section(tour, SECTIONS[2])
+    assert "> semcat review accept(" in text and "cardinality_violated on relationship.customer" in text
+    after = text[text.index("> describe_table("):]
+    assert f'table="{REVIEW_TABLE}"' in after and "status fresh" in after and "warnings: 0" in after
+    assert "condition acme.core.dim_customer.is_current (fresh)" in after
+    with cc.Catalog.open(os.path.join(lake_copy, "stale")) as cat:  # the lake itself is left as built
+        import semantic as sm
+
+        assert [f.reason for f in sm.staleness(cat, REVIEW_TABLE, now="2025-03-10T13:00:00Z")] == ["cardinality_violated"]
