@@ -277,7 +277,7 @@ def _review(out: _Out, catalog_dir: str, data: str) -> dict[str, Any]:
             res = await client.call_tool("describe_table", {"table": REVIEW_TABLE})
             return dict(res.structured_content or {})
     desc = asyncio.run(agent())
-    rel = next((r for r in desc.get("relationships", []) if r.get("name") == "customer"), {})
+    rel: dict[str, Any] = next((r for r in desc.get("relationships", []) if r.get("name") == "customer"), {})
     out.line(f"    status {desc.get('status')}; relationship customer -> {rel.get('to')} on customer_id, condition "
              f"{rel.get('condition')} ({rel.get('status')}); warnings: {len(desc.get('warnings', []))}")
     for w in desc.get("warnings", []):
