@@ -113,7 +113,7 @@ def test_the_review_step_accepts_a_suggestion_and_the_warning_is_gone(tour, lake
 
     text = _section(tour, SECTIONS[2])
     assert "> semcat review accept(" in text and "cardinality_violated on relationship.customer" in text
-    after = text[text.index("> describe_table("):]
+    after = " ".join(text[text.index("> describe_table("):].split())  # rich wraps long lines
     assert f'table="{REVIEW_TABLE}"' in after and "status fresh" in after and "warnings: 0" in after
     assert "condition acme.core.dim_customer.is_current (fresh)" in after
     with cc.Catalog.open(os.path.join(lake_copy, "stale")) as cat:  # the lake itself is left as built
