@@ -345,7 +345,6 @@ def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note:
     watched = [dpath] + [lake.semantic_path(table, k) for k in {item.annotation, *(remove or [])} if k]
     if write is not None:
         watched.append(lake.semantic_path(table, write.key))
-    ann = None
     now_vid = cat.resolve(None)
     if write is not None:
         tobj = require_table(cat, table, now_vid)
@@ -356,6 +355,21 @@ def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note:
             raise InvalidAnnotationError(f"column {write.column!r} is not in {table} any more; list the items again")
         basis = basis_of(tobj, refs, now_vid, cat)
         write = write.model_copy(update={"value": _validated(cat, table, tobj.value, write, now_vid)})
+    try:
+        return _commit_decision(cat, item, decision, author, note, write, remove, time, extra, table, folder, dpath,
+                                watched, now_vid, basis if write is not None else None, colref if write is not None
+                                else None)
+    except ReviewConflictError:
+        raise
+    except ConflictError as e:  # MVOCC: another decision on the same item committed first
+        raise ReviewConflictError(f"another reviewer decided review item {item.id} at the same time ({e.message}); "
+                                  "nothing was written: list the items again (semcat review list) and decide on what "
+                                  "is there now", path=e.path, vid=e.vid, retryable=False) from None
+
+
+def _commit_decision(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note: str | None,
+                     write: _Write | None, remove: list[str], time: Any, extra: dict[str, Any] | None, table: str,
+                     folder: str, dpath: str, watched: list[str], now_vid: int, basis: Any, colref: Any) -> int:
     with cat.transaction(author=author, message=f"review {decision} {item.id} {table}:{item.annotation or ''}"[:500],
                          meta={"semantic": True, "review": decision}, time=time) as txn:
         for path in dict.fromkeys(watched):
