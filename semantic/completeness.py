@@ -112,9 +112,10 @@ def _read_log(ctx: Context, spec: LoadLog) -> dict[str, dict[str, tuple[str, flo
     key = ("log", spec.table, obj.vid, spec.model_dump_json())
     got = ctx.cache.completeness.take(key)
     if got is not None:
-        return got  # type: ignore[no-any-return]
-    import catalog_core as cc
+        return got
     from sqlglot import exp
+
+    import catalog_core as cc
 
     q = _sql.quote
 
@@ -197,7 +198,7 @@ def completeness(ctx: Context, name: str, anns: list[Annotation]) -> Completenes
             more = True
     latest = periods[0]
     status = "complete" if latest == latest_complete else incomplete[0].status if incomplete else "unknown"
-    return Completeness(status=status, latest_period=latest, latest_complete=latest_complete,  # type: ignore[arg-type]
+    return Completeness(status=status, latest_period=latest, latest_complete=latest_complete,
                         incomplete=incomplete, truncated=more, load_log=None if spec is None else spec.table,
                         note=note)
 
