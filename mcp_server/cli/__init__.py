@@ -103,7 +103,8 @@ def branch_group() -> None:
 @_author
 @_message
 def branch_create(src, dst, vid, data_dir, token, author, message) -> None:
-    """Zero-copy clone SRC to DST, recorded as a branch of SRC."""
+    """Zero-copy clone SRC to DST, recorded as a branch of SRC (dotted names such as acme.core and
+    acme.core__restate, or paths /acme/core)."""
     from mcp_server.cli import branches as b
 
     b.run_branch(b.create, data_dir, token, src, dst, int(vid) if vid and vid.isdigit() else vid, author, message)
