@@ -127,3 +127,12 @@ def test_plain_progress_prints_a_line_per_tenth_and_on_change():
     lines = buf.getvalue().splitlines()
     assert lines[0] == "eval: 0/100" and lines[-1] == "stale @ lake: 100/100"
     assert len(lines) == 12  # the start, ten tenths, the description change
+
+
+def test_unknown_condition_gets_did_you_mean(data_dir, tmp_path):
+    _acme(data_dir)
+    out = _semcat("eval", "serve", "--data", data_dir, "--condition", "enrichd", "--out", str(tmp_path / "run"))
+    assert out.returncode == 2 and "no condition 'enrichd'; did you mean 'enriched'?" in out.stderr
+    out = _semcat("eval", "run", "--data", data_dir, "--conditions", "bare,stale+detekt", "--agent", "offline",
+                  "--out", str(tmp_path / "out"))
+    assert out.returncode == 2 and "did you mean 'stale+detect'?" in out.stderr
