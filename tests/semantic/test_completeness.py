@@ -105,6 +105,13 @@ def test_acme_lake_partial_days(lake_dir, tmp_path):
         assert names[0] == "acme.ops.etl_load_log"
         hit = next(t for t in res.structured_content["tables"] if t["name"] == "acme.mart.agg_daily_store_revenue")
         assert (hit["complete_through"], hit["load_log"]) == ("2025-03-08", "acme.ops.etl_load_log")
+        # the eval's stale condition hides statuses: completeness too, but the load log (an annotation) stays
+        from eval.harness.conditions import reads_for
+
+        hidden = create_server(cat, now=1741611600.0, reads=reads_for(False, True))
+        fr = call(hidden, "describe_table", {"table": "acme.mart.agg_daily_store_revenue"}).structured_content["freshness"]
+        assert (fr.get("completeness"), fr.get("complete_through"), fr["load_log"]) == \
+            (None, None, "acme.ops.etl_load_log")
     finally:
         cat.close()
         clear_cache()
