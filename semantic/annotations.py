@@ -318,6 +318,24 @@ def _normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], 
                 raise InvalidAnnotationError(f"not_for_reporting.use_instead names {table} itself; name the tables "
                                              "to read instead", field=field)
             require_table(cat, other, vid)
+    elif field == "load_log":
+        log = require_table(cat, out.table, vid)
+        if out.table == table:
+            raise InvalidAnnotationError(f"load_log.table names {table} itself; name the table that logs its loads "
+                                         "(e.g. acme.ops.etl_load_log)", field=field)
+        log_cols = columns_of(log.value)
+        for what in ("table_column", "partition_column", "status_column", "attempt_column", "loaded_at_column"):
+            name = getattr(out, what)
+            if name is not None:
+                setattr(out, what, _column(out.table, log_cols, name).name)
+        if out.timezone is not None:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+            try:
+                ZoneInfo(out.timezone)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise InvalidAnnotationError(f"load_log.timezone {out.timezone!r} is not an IANA time zone; give one "
+                                             "such as 'UTC' or 'America/New_York'", field=field) from None
     elif field == "deprecated":
         if out.replaced_by is not None:
             require_table(cat, out.replaced_by, vid)

@@ -10,6 +10,7 @@ from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from semantic._tables import require_table, table_columns
 from semantic.annotations import parse_duration
+from semantic.completeness import completeness
 from semantic.history import Context
 from semantic.models import (
     Annotation,
@@ -131,7 +132,8 @@ def _base(ctx: Context, name: str) -> TableCard:
                          size_bytes=stats.get("size_bytes")),
         freshness=Freshness(last_data_commit=DataCommit(vid=int(ldc["vid"]), time=float(ldc["time"]))
                             if isinstance(ldc, dict) and "vid" in ldc else None,
-                            sla=table_anns["freshness_sla"].value if "freshness_sla" in table_anns else None, now=0.0),
+                            sla=table_anns["freshness_sla"].value if "freshness_sla" in table_anns else None, now=0.0,
+                            completeness=completeness(ctx, name, anns)),
         deprecation=deprecation, relationships=rels, referenced_by=_incoming(ctx, name), metrics=mets,
         verified_questions=vqs, findings=findings,
         status=worst(f.status for f in findings),  # type: ignore[arg-type]
@@ -142,7 +144,8 @@ def _base(ctx: Context, name: str) -> TableCard:
 
 def describe(cat: CatalogAPI, table: str, snapshot: SnapshotRef = None, now: Any = None) -> TableCard:
     """The table card of `table` at `snapshot`: schema, annotations with provenance and age, stats,
-    freshness at `now` (default: the clock), deprecation, relationships (declared on it, and in
+    freshness at `now` (default: the clock) with the completeness of its periods (partial and failed
+    loads, from its date partitions and its declared load log; semantic.completeness), deprecation, relationships (declared on it, and in
     `referenced_by` those other tables declare to it), metrics, verified questions and the
     metadata-depth staleness findings."""
     t_now = resolve_now(now)

@@ -95,6 +95,7 @@ class Cache:
         self.cards = _LRU(1024)          # (name, vid) -> TableCard without time-dependent parts
         self.sql = _LRU(1024)            # (key, vid) -> (ok, fingerprint or error)
         self.models = _LRU(16)           # (catalog, vid) -> _model.CatalogModel
+        self.completeness = _LRU(1024)   # partitions per (name, table obj vid), load logs per log obj vid
 
 
 _CACHES: weakref.WeakKeyDictionary[Any, Cache] = weakref.WeakKeyDictionary()

@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 __all__ = [
     "Kind", "Source", "Role", "Cardinality", "Status", "Reason", "REASONS", "TABLE_FIELDS", "COLUMN_FIELDS",
     "ColumnRef", "ColumnStats", "DataCommit", "Basis", "Provenance",
-    "Grain", "Deprecated", "NotForReporting", "Additivity", "NullWhen", "Relationship", "Metric", "VerifiedQuery",
+    "Grain", "Deprecated", "NotForReporting", "LoadLog", "Additivity", "NullWhen", "Relationship", "Metric", "VerifiedQuery",
     "TableFields", "ColumnFields", "Annotation", "Evidence", "FixAction", "FIX_ACTIONS", "Fix", "Finding",
-    "AnnotationView", "ColumnCard", "TableStats", "Freshness", "Deprecation", "RelationshipView", "MetricView",
+    "AnnotationView", "ColumnCard", "TableStats", "PeriodLoad", "Completeness", "Freshness", "Deprecation", "RelationshipView", "MetricView",
     "VerifiedQuestion", "TableCard",
 ]
 
@@ -42,7 +42,7 @@ Reason = Literal[
 REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
 
 TABLE_FIELDS = ("description", "grain", "owner", "tags", "synonyms", "deprecated", "freshness_sla",
-                "certified", "instructions", "not_for_reporting")
+                "certified", "instructions", "not_for_reporting", "load_log")
 COLUMN_FIELDS = ("description", "synonyms", "unit", "sample_values", "enum", "role", "additivity", "null_when")
 AdditivityKind = Literal["additive", "semi_additive", "non_additive"]
 Window = Literal["last", "first", "min", "max", "avg"]
@@ -110,6 +110,30 @@ class NotForReporting(BaseModel):
     model_config = _STRICT
     reason: str = ""
     use_instead: list[str] = Field(default_factory=list)
+
+
+class LoadLog(BaseModel):
+    """Table field `load_log`: the table `table` logs the loads of the annotated one, one row per load
+    attempt. `table_column` names the loaded table (its value is `name`, default: the dotted name, or it
+    without the catalog, or the bare table name); `partition_column` holds the period loaded (an ISO
+    date `2025-03-09` or month `2025-03`, optionally followed by `/key=value` for a part of it, e.g.
+    one store); `status_column` the outcome, one of `complete`, `partial` or `failed` values (others
+    count as failed); `attempt_column` / `loaded_at_column`, when given, order the attempts (the latest
+    one of each partition counts). `timezone` (IANA, default UTC) says where a period ends.
+    Invariant (checked when written): `table` exists and has every named column."""
+
+    model_config = _STRICT
+    table: str
+    table_column: str
+    partition_column: str
+    status_column: str
+    attempt_column: str | None = None
+    loaded_at_column: str | None = None
+    name: str | None = None
+    complete: list[str] = Field(default_factory=lambda: ["success"], min_length=1)
+    partial: list[str] = Field(default_factory=lambda: ["partial"])
+    failed: list[str] = Field(default_factory=lambda: ["failed"])
+    timezone: str | None = None
 
 
 class Additivity(BaseModel):
@@ -195,6 +219,7 @@ class TableFields(BaseModel):
     certified: bool | None = Field(None, strict=True)
     instructions: str | None = None
     not_for_reporting: NotForReporting | None = None
+    load_log: LoadLog | None = None
 
 
 class ColumnFields(BaseModel):
@@ -317,12 +342,42 @@ class TableStats(BaseModel):
     size_bytes: int | None = None
 
 
+class PeriodLoad(BaseModel):
+    """One period of a table that is not complete: `partial` (loaded before the period ended, or the
+    load log says partial for it or a part of it) or `failed` (the load log's latest attempt failed)."""
+
+    period: str
+    status: Literal["partial", "failed"]
+    source: Literal["partition", "load_log"]
+    loaded_at: float | None = None
+    note: str | None = None
+
+
+class Completeness(BaseModel):
+    """Which periods of a table hold complete data (`describe(...).freshness.completeness`).
+
+    Periods come from the table's date partitions (a partition whose period had not ended at its last
+    load is partial) and, when the table declares a `load_log`, from that log (the latest attempt of
+    every partition of a period must have a complete status). `status` is the latest period's;
+    `latest_complete` the latest period that is complete by both; `incomplete` the most recent
+    incomplete periods (at most MAX_INCOMPLETE, newest first; `truncated` when there are more)."""
+
+    status: Literal["complete", "partial", "failed", "unknown"] = "unknown"
+    latest_period: str | None = None
+    latest_complete: str | None = None
+    incomplete: list[PeriodLoad] = Field(default_factory=list)
+    truncated: bool = False
+    load_log: str | None = None
+    note: str | None = None           # why the load log could not be read, when it could not
+
+
 class Freshness(BaseModel):
     last_data_commit: DataCommit | None = None
     sla: str | None = None
     age_seconds: float | None = None  # now - last data commit
     now: float
     status: Literal["ok", "missed", "unknown"] = "unknown"
+    completeness: Completeness = Field(default_factory=Completeness)
 
 
 class Deprecation(BaseModel):

@@ -8,7 +8,8 @@ English Snowball stemmer reduced to stems. The fields:
     name        the table's name and namespace split into words (snake_case, camelCase, digits),
                 with common warehouse abbreviations spelled out (fct -> fact, agg -> aggregate, ...)
     synonyms    table synonyms and tags
-    description the table description, grain text, instructions and deprecation reason
+    description the table description, grain text, instructions, deprecation reason and, for a table
+                that declares a load log, that it records complete periods and partial or failed loads
     columns     column names (split), descriptions, synonyms and units
     metrics     metric names (split), descriptions and synonyms
     questions   the questions of verified queries that read the table
@@ -19,7 +20,7 @@ for typos such as "shipmnets"), and a fuzzy match of the whole query against tab
 (rapidfuzz token-set ratio) adds a bonus when the query names a table ("order items",
 "fct_orders"). Deprecated tables are ranked down (score halved) and their successor is surfaced
 right after them when it did not rank by itself. Each `Hit` says why it matched (the query
-words per field), its grain, its freshness status and warnings (from `describe`, at metadata depth,
+words per field), its grain, its freshness status, latest complete period and load log, and warnings (from `describe`, at metadata depth,
 cached per table and snapshot).
 
 The index follows the catalog: documents are kept per catalog object (the `cat` instance) and per
@@ -143,6 +144,9 @@ class Hit(BaseModel):
     grain: str | None = None
     grain_keys: list[str] = Field(default_factory=list)
     freshness: str = "unknown"          # ok | missed | unknown (from describe)
+    completeness: str = "unknown"       # complete | partial | failed | unknown: the latest period's loads
+    complete_through: str | None = None  # the latest complete period (describe's freshness.completeness)
+    load_log: str | None = None         # the table that logs its loads, when it declares one
     status: str = "fresh"               # fresh | suspect | stale (worst finding)
     warnings: list[str] = Field(default_factory=list)
     deprecated: bool = False
@@ -211,6 +215,8 @@ def _doc(name: str, table: dict[str, Any], anns: Iterable[Any]) -> _Doc:
                 text_parts.extend(str(x) for x in v)
             elif f == "instructions" and isinstance(v, str):
                 d.add("description", v)
+            elif f == "load_log" and isinstance(v, dict):  # where complete and partial loads are recorded
+                d.add("description", f"complete periods and partial or failed loads logged in {v.get('table')}")
             elif f == "deprecated" and isinstance(v, dict):
                 d.deprecated = True
                 d.successor = v.get("replaced_by")
@@ -542,6 +548,8 @@ def _hit(cat: CatalogAPI, idx: _Index, name: str, score: float, why: list[set[st
         hit.warnings.append(f"describe failed: {e}")
         return hit
     hit.freshness = card.freshness.status
+    comp = card.freshness.completeness
+    hit.completeness, hit.complete_through, hit.load_log = comp.status, comp.latest_complete, comp.load_log
     hit.status = card.status
     if card.deprecation is not None:
         succ = card.deprecation.successor

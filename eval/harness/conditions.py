@@ -26,7 +26,7 @@ from catalog_core.model import Obj
 from mcp_server.mcp import create_server
 from mcp_server.mcp.errors import CodedToolError
 from mcp_server.mcp.reads import Reads
-from semantic.models import Finding, MetricView, TableCard
+from semantic.models import Completeness, Finding, MetricView, TableCard
 
 __all__ = ["Bare", "NoFindings", "reads_for", "condition_server"]
 
@@ -99,7 +99,9 @@ def _without_findings(card: TableCard) -> TableCard:
     columns = [c.model_copy(update={"annotations": {k: a.model_copy(update={"status": None})
                                                     for k, a in c.annotations.items()}}) for c in card.columns]
     return card.model_copy(update={
-        "findings": [], "status": None, "freshness": card.freshness.model_copy(update={"status": None}),
+        "findings": [], "status": None, "freshness": card.freshness.model_copy(update={
+            "status": None,  # completeness is judged like freshness: only its load log (an annotation) stays
+            "completeness": Completeness(load_log=card.freshness.completeness.load_log)}),
         "annotations": {k: a.model_copy(update={"status": None}) for k, a in card.annotations.items()},
         "columns": columns, "relationships": unstated(card.relationships), "metrics": unstated(card.metrics)})
 

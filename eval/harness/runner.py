@@ -297,11 +297,9 @@ async def _run_condition(lake: _Lake, cond: str, qs: Sequence[Question], agent_f
 
 
 def _progress(total: int, enabled: bool) -> Any:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from mcp_server.cli.progress import progress_bar
 
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=Console(stderr=True), disable=not enabled, transient=False)
+    return progress_bar(enabled=enabled)  # a bar on a terminal, one line per step otherwise
 
 
 def run_eval(data: str | Sequence[str], questions: Sequence[Question], conditions: Sequence[str],

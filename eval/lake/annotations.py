@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["INSTRUCTIONS", "TABLE_DOCS", "COLUMN_DOCS", "RELATIONSHIPS", "METRICS", "VERIFIED", "Update", "UPDATES",
+__all__ = ["INSTRUCTIONS", "TABLE_DOCS", "LOAD_LOG", "LOGGED", "COLUMN_DOCS", "RELATIONSHIPS", "METRICS", "VERIFIED", "Update", "UPDATES",
            "WRONG_FROM_START", "KINDS", "REMOVE"]
 
 REMOVE = object()  # an update that deletes the annotation (its column is gone)
@@ -109,6 +109,19 @@ TABLE_DOCS: dict[str, dict[str, Any]] = {
                          "grain": {"text": "one row per load attempt", "keys": ["table_name", "partition", "attempt"]},
                          "synonyms": ["load log", "etl log", "data freshness"]},
 }
+
+
+# the tables acme.ops.etl_load_log records (build.py, _log): each declares it as its load log, a
+# structured table field semcat reads partial and failed loads from (semantic.completeness)
+LOAD_LOG: dict[str, Any] = {"table": "acme.ops.etl_load_log", "table_column": "table_name", "partition_column": "partition",
+                            "status_column": "status", "attempt_column": "attempt", "loaded_at_column": "loaded_at_utc",
+                            "complete": ["success"], "partial": ["partial"], "failed": ["failed"],
+                            "timezone": "America/New_York"}
+LOGGED = ("core.fct_orders", "core.fct_order_items", "core.fct_payments", "core.fct_refunds", "core.fct_loyalty_events",
+          "core.fct_marketing_spend_daily", "core.fct_shipments", "core.fct_web_sessions", "core.fct_inventory_daily",
+          "mart.agg_daily_store_revenue", "raw.pos_transactions", "raw.web_orders", "legacy.sales_daily")
+for _t in LOGGED:
+    TABLE_DOCS.setdefault(_t, {})["load_log"] = LOAD_LOG
 
 _ORDER_STATUS_OLD = ["placed", "shipped", "delivered", "cancelled", "returned"]
 _ORDER_STATUS_NEW = ["placed", "shipped", "delivered", "cancelled", "refunded", "partially_refunded"]

@@ -103,7 +103,8 @@ def branch_group() -> None:
 @_author
 @_message
 def branch_create(src, dst, vid, data_dir, token, author, message) -> None:
-    """Zero-copy clone SRC to DST, recorded as a branch of SRC."""
+    """Zero-copy clone SRC to DST, recorded as a branch of SRC (dotted names such as acme.core and
+    acme.core__restate, or paths /acme/core)."""
     from mcp_server.cli import branches as b
 
     b.run_branch(b.create, data_dir, token, src, dst, int(vid) if vid and vid.isdigit() else vid, author, message)
@@ -282,7 +283,7 @@ def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model,
     try:
         conds = validate_conditions(conditions.split(","))
     except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--conditions") from None
+        raise click.BadParameter(_condition_hint(str(exc), conditions.split(",")), param_hint="--conditions") from None
     if questions_file is None:
         import eval as _eval_pkg
 
@@ -355,7 +356,7 @@ def eval_serve(data_dir, condition, questions_file, port, out_dir) -> None:
     try:
         validate_conditions([condition])
     except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--condition") from None
+        raise click.BadParameter(_condition_hint(str(exc), [condition]), param_hint="--condition") from None
     command = "semcat " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     try:
         serve(data_dir, condition, questions_file or _default_questions(), out_dir, port=port, command=command,
@@ -410,3 +411,12 @@ def eval_score(data_dir, run_dirs, questions_file, out_dir, detector) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _condition_hint(message: str, given: list[str]) -> str:
+    """The eval's message with did-you-mean for the first unknown condition (mcp_server.cli.names)."""
+    from eval.harness.runner import HIDE_FLAGS
+    from mcp_server.cli.names import unknown
+
+    bad = [c.strip() for c in given if c.strip() and c.strip() not in HIDE_FLAGS]
+    return unknown("condition", bad[0], HIDE_FLAGS, message) if bad else message

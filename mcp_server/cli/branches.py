@@ -13,11 +13,29 @@ from mcp_server.cli.sql import _CliError, open_catalog
 __all__ = ["run_branch"]
 
 
+def _path(name: str | None) -> Any:
+    """A catalog path for a dotted name (`acme.core__restate` -> `/acme/core__restate`), as every other
+    command takes; a path (leading '/') is kept."""
+    from catalog_core import lake
+
+    if name is None or name.startswith("/"):
+        return name
+    try:
+        return lake.object_path(name)
+    except Exception as e:  # noqa: BLE001 - the name rules' own message says what is wrong
+        raise _CliError(getattr(e, "message", str(e))) from None
+
+
 def _find(cat: Any, branch: str) -> Any:
-    for b in cat.branches():
+    from catalog_core import lake
+    from mcp_server.cli.names import unknown
+
+    found = cat.branches()
+    for b in found:
         if b.path == branch:
             return b
-    raise _CliError(f"{branch!r} is not a branch; list them with `semcat branch list`")
+    names = [lake.name_of(b.path) for b in found]
+    raise _CliError(unknown("branch", lake.name_of(branch), names, "list them with `semcat branch list`"))
 
 
 def _short(value: Any, width: int = 100) -> str:
@@ -26,12 +44,22 @@ def _short(value: Any, width: int = 100) -> str:
 
 
 def create(cat: Any, src: str, dst: str, vid: Any, author: str, message: str) -> None:
+    src, dst = _path(src), _path(dst)
+    if cat.get(src, vid=vid) is None:
+        from catalog_core import lake
+        from mcp_server.cli.names import unknown
+
+        parent = src.rsplit("/", 1)[0] or "/"
+        kids = [lake.name_of(o.path) for o in cat.children(parent, vid=vid) if not o.obj_id.startswith("_")] \
+            if parent == "/" or cat.get(parent, vid=vid) is not None else []
+        raise _CliError(unknown("catalog or namespace", lake.name_of(src), kids))
     v = cat.clone(src, dst, vid, author=author, message=message)
     b = _find(cat, dst)
     print(f"branch {dst} of {src} at vid {b.fork_vid} (commit {v})")
 
 
 def list_(cat: Any, prefix: str | None) -> None:
+    prefix = _path(prefix)
     found = cat.branches(prefix)
     for b in found:
         print(f"{b.path}\tsource {b.source}\tfork_vid {b.fork_vid}\tsince_vid {b.since_vid}")
@@ -40,6 +68,7 @@ def list_(cat: Any, prefix: str | None) -> None:
 
 
 def diff(cat: Any, branch: str, values: bool) -> None:
+    branch = _path(branch)
     b = _find(cat, branch)
     n = 0
     for ch in cat.diff(b.since_vid, None, prefix=branch):
@@ -54,12 +83,15 @@ def diff(cat: Any, branch: str, values: bool) -> None:
 
 
 def publish(cat: Any, branch: str, onto: str | None, keep: bool, author: str, message: str) -> None:
+    branch, onto = _path(branch), _path(onto)
     target = onto or _find(cat, branch).source
     vid = cat.publish(branch, target, author=author, message=message, keep=keep)
     print(f"published {branch} onto {target} at vid {vid}" + ("" if keep else f"; {branch} dropped"))
 
 
 def drop(cat: Any, branch: str, author: str, message: str) -> None:
+    branch = _path(branch)
+    _find(cat, branch)
     vid = cat.drop_branch(branch, author=author, message=message)
     print(f"dropped {branch} at vid {vid}")
 

@@ -60,18 +60,15 @@ def _target_catalog(data: str, token: str | None, create: bool) -> Any:
 def run_import(data: str, uri: str, warehouse: str | None, table: str, into: str, token: str | None,
                catalog_name: str = "default", create: bool = False) -> None:
     """`create`: make a new empty catalog in `data` if it holds none (otherwise that is refused)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     import catalog_core as cc
     from catalog_core.iceberg import import_table
 
     ice = _source_catalog(uri, warehouse, catalog_name)  # first: a bad source leaves no new empty catalog
     cat = _target_catalog(data, token, create)
-    console = Console(stderr=True)
+    from mcp_server.cli.progress import progress_bar
+
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console, transient=True) as bar:
+        with progress_bar(transient=True) as bar:  # one line per step when stderr is not a terminal
             tasks: dict[str, Any] = {}
 
             def progress(stage: str, done: int, total: int) -> None:

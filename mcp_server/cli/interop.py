@@ -36,17 +36,22 @@ def _run(fmt: str, path: str, data_dir: str, token: str | None, catalog: str | N
          author: str | None, dry_run: bool, as_json: bool, overwrite: bool = False) -> None:
     import catalog_core as cc
     import semantic as sm
+    from mcp_server.cli.progress import progress_bar
     from mcp_server.cli.sql import open_catalog
 
     fn = {"dbt": sm.import_dbt, "osi": sm.import_osi, "cortex": sm.import_cortex}[fmt]
     cat: Any = open_catalog(data_dir, token)
+    tasks: dict[str, int] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
-        click.echo(f"\r{stage} {done}/{total}", nl=stage == "write" or done == total, err=True)
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=total)
+        bar.update(tasks[stage], completed=done, total=total)
 
     try:
-        res = fn(cat, path, catalog=catalog, mapping=_mapping_of(mapping), author=author or f"import:{fmt}",
-                 progress=progress, dry_run=dry_run, overwrite=overwrite)
+        with progress_bar(transient=True) as bar:
+            res = fn(cat, path, catalog=catalog, mapping=_mapping_of(mapping), author=author or f"import:{fmt}",
+                     progress=progress, dry_run=dry_run, overwrite=overwrite)
     except cc.CatalogError as exc:
         raise click.ClickException(exc.message) from None
     finally:
@@ -114,10 +119,12 @@ def register(main: click.Group, import_group: click.Group) -> None:
         """Export a catalog's annotations as one OSI semantic model (YAML)."""
         import catalog_core as cc
         import semantic as sm
+        from mcp_server.cli.names import check_catalog
         from mcp_server.cli.sql import open_catalog
 
         cat: Any = open_catalog(data_dir, token)
         try:
+            check_catalog(cat, catalog, cat.resolve(snapshot))
             doc = sm.export_osi(cat, out, catalog=catalog, snapshot=snapshot)
         except cc.CatalogError as exc:
             raise click.ClickException(exc.message) from None

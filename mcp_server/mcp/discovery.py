@@ -124,6 +124,7 @@ def _hit(s: ToolContext, name: str, score: float, vid: int) -> M.TableHit:
         nfr = card.annotations.get("not_for_reporting")
         hit.not_for_reporting = not_for_reporting(None if nfr is None else nfr.value, 160)
         hit.freshness = card.freshness.status
+        _completeness_hit(hit, card.freshness.completeness)
     hit.warnings = s.table_warnings(name, vid)
     return hit
 
@@ -187,8 +188,38 @@ def describe(s: ToolContext, table: str, detail: str, columns: list[str] | None,
     out.warnings = s.table_warnings(name, vid)
     return s.fit(out, (f"{name} at vid {vid}: {len(out.columns)} of {pg.total} columns"
                           f"{' (more: next_cursor)' if pg.truncated else ''}, {out.stats.row_count} rows"
-                          f"{', ' + str(len(out.warnings)) + ' warnings' if out.warnings else ''}"),
+                          f"{', ' + str(len(out.warnings)) + ' warnings' if out.warnings else ''}"
+                          f"{_completeness_line(out.freshness)}"),
                     "columns", "describe_table", vid, key, offset)
+
+
+def _completeness_out(out: M.FreshnessOut, c: Any) -> None:
+    """The card's `Completeness` on describe_table's freshness (at most MAX_INCOMPLETE periods); a
+    read model that hides statuses gives a completeness without periods, then only the load log shows."""
+    if c is None:
+        return
+    out.load_log = c.load_log
+    if c.latest_period is None:
+        return
+    out.completeness, out.latest_period, out.complete_through = c.status, c.latest_period, c.latest_complete
+    out.incomplete = [cut(f"{p.period} {p.status} ({p.note})" if p.note else f"{p.period} {p.status}", 120)
+                      for p in c.incomplete] + (["(more)"] if c.truncated else [])
+
+
+def _completeness_hit(hit: M.TableHit, c: Any) -> None:
+    """A search hit's latest complete period and load log."""
+    if c is None:
+        return
+    hit.load_log = c.load_log
+    if c.latest_period is not None:
+        hit.completeness, hit.complete_through = c.status, c.latest_complete
+
+
+def _completeness_line(fr: M.FreshnessOut) -> str:
+    """", latest period 2025-03-10 partial, complete through 2025-03-09" for the summary line."""
+    if fr.completeness in (None, "unknown", "complete"):
+        return ""
+    return f", latest period {fr.latest_period} {fr.completeness}, complete through {fr.complete_through or 'none'}"
 
 
 def _freshness_meta(s: ToolContext, stats: dict[str, Any]) -> M.FreshnessOut:
@@ -254,6 +285,7 @@ def _from_card(out: M.DescribeOut, card: TableCard, full: bool, text_limit: int)
     out.freshness.sla = fr.sla
     out.freshness.status = fr.status
     out.status = card.status
+    _completeness_out(out.freshness, fr.completeness)
     out.relationships = [M.RelationshipOut(name=r.name, to=r.to, on=[list(p) for p in r.on],
                                            cardinality=r.cardinality, canonical=r.canonical,
                                            condition=r.condition, status=r.status)

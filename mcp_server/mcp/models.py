@@ -191,6 +191,9 @@ class TableHit(BaseModel):
     deprecated: DeprecationOut | None = None
     not_for_reporting: NotForReportingOut | None = None
     freshness: Literal["ok", "missed", "unknown"] | None = None
+    complete_through: str | None = Field(default=None, description="latest period whose loads are complete")
+    completeness: str | None = Field(default=None, description="complete, partial or failed: the latest period's loads")
+    load_log: str | None = Field(default=None, description="the table that logs its loads (partial/failed ones)")
     warnings: list[Warning] = Field(default_factory=list)
 
 
@@ -242,6 +245,12 @@ class FreshnessOut(BaseModel):
     sla: str | None = None
     age_hours: float | None = None
     status: Literal["ok", "missed", "unknown"] = "unknown"
+    completeness: Literal["complete", "partial", "failed", "unknown"] | None = Field(
+        default=None, description="the latest period's loads: partial if loaded before it ended or the load log says so")
+    latest_period: str | None = None
+    complete_through: str | None = Field(default=None, description="latest period whose loads are complete")
+    incomplete: list[str] = Field(default_factory=list, description="recent incomplete periods: 'period status (why)'")
+    load_log: str | None = Field(default=None, description="the table that logs its loads")
 
 
 class StatsOut(BaseModel):

@@ -202,6 +202,25 @@ def _strict_schemas(server: MCPServer) -> None:
                                      _SNAPSHOT_OBJECT)
 
 
+TITLES = {
+    "pin_snapshot": "Pin a snapshot", "search_tables": "Search tables", "describe_table": "Describe a table",
+    "get_column_values": "Column values", "find_join_path": "Find a join path", "list_metrics": "List metrics",
+    "query_metric": "Query a metric", "query_catalog": "Query the catalog tree", "list_snapshots": "List snapshots",
+    "diff_snapshots": "Diff two snapshots", "check_staleness": "Check staleness", "run_sql": "Run SQL",
+    "annotate": "Annotate a table or column",
+}
+
+
+def _titles(server: MCPServer) -> None:
+    """Every tool gets a human-readable `title` (tools/list `title` and `annotations.title`, which
+    clients show instead of the name): TITLES, else the name in words."""
+    for tool in server._tool_manager.list_tools():
+        title = TITLES.get(tool.name) or tool.name.replace("_", " ").capitalize()
+        tool.title = tool.title or title
+        if tool.annotations is not None and tool.annotations.title is None:
+            tool.annotations = tool.annotations.model_copy(update={"title": title})
+
+
 def create_server(catalog: CatalogAPI, *, reads: Reads | None = None, author: str = "agent",
                   now: float | None = None, name: str = "semcat", token_budget: int = TOKEN_BUDGET,
                   read_only: bool = False) -> MCPServer:
@@ -226,6 +245,7 @@ def create_server(catalog: CatalogAPI, *, reads: Reads | None = None, author: st
     if read_only:
         server.remove_tool("annotate")
     _strict_schemas(server)
+    _titles(server)
     return server
 
 

@@ -15,7 +15,7 @@ PATH = os.path.join(os.path.dirname(__file__), "tool_contract.json")
 
 
 def contract(server) -> list[dict]:
-    return [{"name": t.name, "description": t.description, "input_schema": t.input_schema,
+    return [{"name": t.name, "title": t.title, "description": t.description, "input_schema": t.input_schema,
              "output_schema": t.output_schema,
              "annotations": t.annotations.model_dump(exclude_none=True) if t.annotations else None}
             for t in sorted(list_tools(server), key=lambda t: t.name)]
@@ -37,3 +37,18 @@ def test_tool_contract_is_unchanged(tmp_path):
                      | {a["name"] for a, b in zip(current, stored, strict=False) if a != b})
     assert current == stored, (f"tool contract changed for {changed}; if intended, regenerate with "
                                "SEMCAT_UPDATE_CONTRACT=1 and commit tests/mcp_server/tool_contract.json")
+
+
+def test_every_tool_has_a_title(tmp_path):
+    """Clients show a tool's title (issue 23, item 5): every tool has one, in tools/list and in its
+    annotations."""
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    try:
+        tools = list_tools(create_server(cat))
+    finally:
+        cat.close()
+    assert tools
+    for t in tools:
+        assert t.title and t.title[0].isupper() and "_" not in t.title, t.name
+        assert t.annotations is not None and t.annotations.title == t.title, t.name
+    assert {t.name: t.title for t in tools}["run_sql"] == "Run SQL"
