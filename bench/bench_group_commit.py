@@ -60,12 +60,12 @@ def run_one(threads: int, duration: float) -> dict[str, Any]:
         for w in ws:
             w.start()
         deadline[0] = time.perf_counter() + duration
-        g0, t0 = cat._mgr.groups, time.perf_counter()
+        g0, t0 = cat.engine_info()["groups"], time.perf_counter()
         barrier.wait()
         for w in ws:
             w.join()
         elapsed = time.perf_counter() - t0
-        groups = cat._mgr.groups - g0
+        groups = cat.engine_info()["groups"] - g0
         all_lat = [x for xs in lats for x in xs]
         n = len(all_lat)
         counter = cat.get("/g").value["n"]

@@ -245,14 +245,14 @@ def embedded_commits(cat: cc.Catalog, threads: int, total: int) -> dict:
             lats.extend(mine)
 
     ths = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
-    g0, t0 = cat._mgr.groups, time.perf_counter()
+    g0, t0 = cat.engine_info()["groups"], time.perf_counter()
     for th in ths:
         th.start()
     for th in ths:
         th.join()
     wall = time.perf_counter() - t0
     return {"procs": threads, "commits": len(lats), "per_s": len(lats) / wall, "p50": statistics.median(lats),
-            "p99": pct(lats, 0.99), "per_group": len(lats) / max(1, cat._mgr.groups - g0)}
+            "p99": pct(lats, 0.99), "per_group": len(lats) / max(1, cat.engine_info()["groups"] - g0)}
 
 
 # ------------------------------------------------------------------ report

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.bench_mcp [--quick] [--calls N] [--lake DIR]
 
-The lake is tests/mcp_server/mcplake.py (5 core tables, a 300-column table, 24 small tables, a
+The lake is eval/fixtures/mcplake.py (5 core tables, a 300-column table, 24 small tables, a
 semantic layer with findings), or with `--lake DIR` the Acme demo lake of `semcat eval build --data DIR`
 (a copy of its stale-history catalog, so findings show; the original is not touched). Each tool gets one typical call with its default limits, at a
 pinned snapshot, repeated N times after one warm-up; p50 and p99 are printed per tool. Over HTTP
@@ -38,13 +38,13 @@ import anyio
 from mcp import Client
 
 import catalog_core as cc
+from eval.fixtures import mcplake
+from eval.fixtures.mcplake import DIM, FCT
 from eval.lake import D0
 from mcp_server.http.server import default_plugins, serve_in_thread
 from mcp_server.mcp import create_server
 from mcp_server.mcp.bounds import TOKEN_BUDGET
 from mcp_server.mcp.context import LIMITS
-from tests.mcp_server import mcplake
-from tests.mcp_server.mcplake import DIM, FCT
 
 BUDGET = 4000  # payload tokens of a default response (sent twice: structured content and text)
 

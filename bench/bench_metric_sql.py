@@ -1,5 +1,5 @@
 """metric_sql compile time: median µs to compile a metric into one DuckDB statement, on the small
-retail lake of tests/semantic/lake_joins.py (10 tables, 9 relationships, 2 metrics).
+retail lake of eval/fixtures/lake_joins.py (10 tables, 9 relationships, 2 metrics).
 
     .venv/bin/python -m bench.bench_metric_sql [--quick] [--http]
 
@@ -16,8 +16,8 @@ import tempfile
 import time
 
 import semantic as sm
+from eval.fixtures.lake_joins import T, shop
 from semantic.history import clear_cache
-from tests.semantic.lake_joins import T, shop
 
 CASES = {
     "bare metric": dict(metric="orders"),

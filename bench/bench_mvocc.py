@@ -65,7 +65,7 @@ def run_one(base: str, meta: dict, read_share: float, protocol: str, threads: in
         for w in workers:
             w.start()
         deadline[0] = time.perf_counter() + duration
-        t0, cpu0, groups0 = time.perf_counter(), time.process_time(), cat._mgr.groups
+        t0, cpu0, groups0 = time.perf_counter(), time.process_time(), cat.engine_info()["groups"]
         barrier.wait()
         for w in workers:
             w.join()
@@ -73,7 +73,7 @@ def run_one(base: str, meta: dict, read_share: float, protocol: str, threads: in
         out = summarize(logs, elapsed)
         # CPU seconds per wall second: ~1 means the GIL-bound engine was busy all the time.
         out["cpu_util"] = round((time.process_time() - cpu0) / elapsed, 2)
-        out["groups"] = cat._mgr.groups - groups0
+        out["groups"] = cat.engine_info()["groups"] - groups0
         return out
     finally:
         cat.close()

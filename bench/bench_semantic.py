@@ -17,8 +17,8 @@ import time
 
 import catalog_core as cc
 import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
 from semantic.history import clear_cache
-from tests.semantic.lakes import LakeBuilder
 
 FACTS = 12
 DIMS = 10

@@ -82,7 +82,7 @@ def pct(xs: list[float], p: float) -> float:
 
 def child(n: int) -> dict:
     import catalog_core as cc
-    from catalog_core.sql.tables import _CACHE as file_schemas
+    from catalog_core.sql.tables import clear_file_schemas
 
     out: dict = {}
     with tempfile.TemporaryDirectory() as d:
@@ -99,7 +99,7 @@ def child(n: int) -> dict:
             out[f"open_duckdb, {TABLES} tables x {FILES} files"] = statistics.median(times)
             times = []
             for _ in range(max(5, n // 4)):
-                file_schemas.clear()
+                clear_file_schemas()
                 t0 = time.perf_counter()
                 con = cc.open_duckdb(cat)
                 times.append(time.perf_counter() - t0)

@@ -179,3 +179,125 @@ def test_the_cycle_check_catches_a_lazy_cycle_and_ignores_type_checking():
     graph = import_graph(sources, set(sources))
     assert graph["p.d"] == {"p.c"} and graph["p.c"] == set()
     assert cycles(graph) == [["p.a", "p.b"]]
+
+
+# ------------------------------------------------------------------ no private names across modules
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _private_package(module: str) -> str | None:
+    """The package a private module belongs to: 'catalog_core' for 'catalog_core._engine.txn' (the
+    part before the first private component), None for a module with no private component."""
+    parts = module.split(".")
+    for i, part in enumerate(parts):
+        if _is_private(part):
+            return ".".join(parts[:i])
+    return None
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _defined(tree: ast.AST) -> set[str]:
+    """Private names a file defines: functions, classes, assigned names and `self._x` attributes."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+            out.add(n.attr)
+        elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Attribute):
+            out.add(n.target.attr)
+    return {x for x in out if _is_private(x)}
+
+
+def private_uses(sources: dict[str, str], known: set[str]) -> list[str]:
+    """Every use of another module's private name among `sources` (module name -> text, a package's
+    text starting with '#pkg'), one line each:
+
+    - importing a private module (a dotted path with a `_x` part) from outside the package that
+      holds it (`catalog_core._engine` only from inside catalog_core);
+    - `from m import _y` where `_y` is a function, class or variable of file `m` (not a submodule);
+    - `x._y` where `_y` is defined in another of the files and not in this one (`H._log` on an
+      object of another module's class). A private package is part of its parent's implementation:
+      `catalog_core._engine`'s modules may use the private names of any catalog_core module;
+    - importing `tests` (the test suite is not a library: shared lakes live in eval.fixtures)."""
+    trees = {name: ast.parse(text) for name, text in sources.items()}
+    defs = {name: _defined(tree) for name, tree in trees.items()}
+    owners: dict[str, set[str]] = {}
+    for name, names in defs.items():
+        for x in names:
+            owners.setdefault(x, set()).add(name)
+    out: list[str] = []
+    for name, tree in sorted(trees.items()):
+        pkg = name if sources[name].startswith("#pkg\n") else name.rsplit(".", 1)[0]
+        home = _private_package(name)
+        for n in ast.walk(tree):
+            mods: list[str] = []
+            if isinstance(n, ast.Import):
+                mods = [a.name for a in n.names]
+            elif isinstance(n, ast.ImportFrom):
+                base = n.module or ""
+                if n.level:
+                    parts = pkg.split(".")
+                    base = ".".join(parts[:len(parts) - n.level + 1] + ([base] if base else []))
+                mods = [base]
+                for a in n.names:
+                    if not _is_private(a.name):
+                        continue
+                    if f"{base}.{a.name}" in known:
+                        mods.append(f"{base}.{a.name}")
+                    elif base in known or base.split(".")[0] in {k.split(".")[0] for k in known}:
+                        out.append(f"{name}:{n.lineno} imports {a.name} from {base} (a private name of another "
+                                   "file: make it public or move it)")
+            elif (isinstance(n, ast.Attribute) and _is_private(n.attr) and isinstance(n.value, ast.Name)
+                  and n.value.id not in ("self", "cls") and n.attr not in defs[name]):
+                others = owners.get(n.attr, set())
+                if others and not any(home is not None and _inside(o, home) for o in others):
+                    out.append(f"{name}:{n.lineno} uses {n.value.id}.{n.attr}, private to {', '.join(sorted(others))}")
+            for m in mods:
+                if m.split(".")[0] == "tests" and not _inside(name, "tests"):
+                    out.append(f"{name}:{n.lineno} imports {m} (the test suite is not a library)")
+                owner = _private_package(m)
+                if owner is not None and m.split(".")[0] in {k.split(".")[0] for k in known} \
+                        and not _inside(name, owner):
+                    out.append(f"{name}:{n.lineno} imports {m}, private to {owner or 'its package'}")
+    return sorted(set(out))
+
+
+def _sources() -> dict[str, str]:
+    sources = {}
+    for name, path in _module_files().items():
+        with open(path, encoding="utf-8") as f:
+            sources[name] = ("#pkg\n" if path.endswith("__init__.py") else "") + f.read()
+    return sources
+
+
+def test_no_private_names_across_modules():
+    sources = _sources()
+    found = private_uses(sources, set(sources))
+    assert found == [], "private names used across modules:\n" + "\n".join(found)
+
+
+def test_the_private_check_catches_each_kind():
+    sources = {"p": "#pkg\n", "p._eng": "#pkg\n", "p._eng.core": "def _f(): pass\nclass K:\n    def _m(self): pass\n",
+               "p._eng.other": "from p._eng.core import K\ndef g(k: K): k._m()\n",
+               "p.a": "def _helper(): pass\n",
+               "p.b": "from p.a import _helper\nfrom p import _eng\n",
+               "p.c": "from p._eng.core import K\ndef g(k):\n    return k._m()\n",
+               "q": "#pkg\n", "q.d": "import p._eng.core\nimport tests.x\n"}
+    found = private_uses(sources, set(sources))
+    assert [f.split(" ")[0] for f in found] == ["p.b:1", "p.c:3", "q.d:1", "q.d:2"], found
+
+
+if __name__ == "__main__":  # python -m tests.test_layers: the cycles and private uses, one per line
+    import sys
+
+    src = _sources()
+    problems = [" <-> ".join(c) for c in cycles(import_graph(src, set(src)))] + private_uses(src, set(src))
+    print("\n".join(problems) or "no import cycles, no private names across modules")
+    sys.exit(1 if problems else 0)

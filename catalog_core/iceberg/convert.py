@@ -49,7 +49,7 @@ _EPOCH_DATE = _dt.date(1970, 1, 1)
 _TEMPORAL = (YearTransform, MonthTransform, DayTransform, HourTransform)
 
 
-def _unsupported(what: str, table: str, **details: Any) -> InvalidValueError:
+def unsupported(what: str, table: str, **details: Any) -> InvalidValueError:
     return InvalidValueError(f"Iceberg table {table!r}: {what}; nothing was imported. semcat imports "
                              "copy-on-write tables with primitive, list, map and struct columns, one "
                              "partition spec with identity, year, month, day, hour, bucket or truncate "
@@ -78,7 +78,7 @@ def catalog_type(t: it.IcebergType, table: str = "?", column: str = "?") -> str:
         return f"map<{catalog_type(t.key_type, table, column)},{catalog_type(t.value_type, table, column)}>"
     if isinstance(t, it.StructType):
         return "struct<" + ",".join(f"{f.name}:{catalog_type(f.field_type, table, column)}" for f in t.fields) + ">"
-    raise _unsupported(f"column {column!r} has type {t}, which semcat cannot read", table, column=column,
+    raise unsupported(f"column {column!r} has type {t}, which semcat cannot read", table, column=column,
                        iceberg_type=str(t))
 
 
@@ -142,13 +142,13 @@ class PartitionLevel:
     def __init__(self, field: Any, source: Any, table: str) -> None:
         tr = field.transform
         if not isinstance(tr, (IdentityTransform, BucketTransform, TruncateTransform, *_TEMPORAL)):
-            raise _unsupported(f"partition field {field.name!r} uses transform {tr}, which semcat does not "
+            raise unsupported(f"partition field {field.name!r} uses transform {tr}, which semcat does not "
                                "import", table, partition_field=field.name)
         if source is None:
-            raise _unsupported(f"partition field {field.name!r} has no source column in the schema", table,
+            raise unsupported(f"partition field {field.name!r} has no source column in the schema", table,
                                partition_field=field.name)
         if field.name.startswith("_") or "/" in field.name or "=" in field.name:
-            raise _unsupported(f"partition field name {field.name!r} cannot name a catalog partition level "
+            raise unsupported(f"partition field name {field.name!r} cannot name a catalog partition level "
                                "(a leading '_', '/' or '=')", table, partition_field=field.name)
         self.name, self.transform, self.source_type = field.name, tr, source.field_type
         self.spec = {"name": field.name, "transform": str(tr), "source_id": int(field.source_id), "field_id": int(field.field_id)}

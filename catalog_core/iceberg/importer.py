@@ -110,14 +110,14 @@ class _Source:
     def check_table(self) -> None:
         name = self.identifier
         if self.md.format_version > 2:
-            raise convert._unsupported(f"format version {self.md.format_version} is not supported (1 and 2 are)", name)
+            raise convert.unsupported(f"format version {self.md.format_version} is not supported (1 and 2 are)", name)
         specs = self.md.partition_specs
         if len(specs) > 1:
-            raise convert._unsupported(f"the table has {len(specs)} partition specs (partition evolution); semcat "
+            raise convert.unsupported(f"the table has {len(specs)} partition specs (partition evolution); semcat "
                                        "imports tables with one spec", name, spec_ids=[s.spec_id for s in specs])
         mode = (self.md.properties or {}).get("write.delete.mode", "copy-on-write")
         if mode == "merge-on-read":
-            raise convert._unsupported("write.delete.mode is merge-on-read (row-level delete files)", name)
+            raise convert.unsupported("write.delete.mode is merge-on-read (row-level delete files)", name)
 
     def manifests(self, snap: Any) -> list[Any]:
         from pyiceberg.manifest import ManifestContent
@@ -125,7 +125,7 @@ class _Source:
         out = snap.manifests(self.io)
         for m in out:
             if m.content != ManifestContent.DATA:
-                raise convert._unsupported(f"snapshot {snap.snapshot_id} has delete files (position or equality "
+                raise convert.unsupported(f"snapshot {snap.snapshot_id} has delete files (position or equality "
                                            "deletes, merge-on-read)", self.identifier, snapshot_id=snap.snapshot_id)
         return out
 
@@ -133,10 +133,10 @@ class _Source:
         from pyiceberg.manifest import DataFileContent, FileFormat
 
         if df.content != DataFileContent.DATA:
-            raise convert._unsupported(f"snapshot {snap.snapshot_id} has delete files", self.identifier,
+            raise convert.unsupported(f"snapshot {snap.snapshot_id} has delete files", self.identifier,
                                        snapshot_id=snap.snapshot_id)
         if df.file_format != FileFormat.PARQUET:
-            raise convert._unsupported(f"data file {df.file_path} is {df.file_format.value}, not Parquet",
+            raise convert.unsupported(f"data file {df.file_path} is {df.file_format.value}, not Parquet",
                                        self.identifier, path=df.file_path)
         return df
 
@@ -236,7 +236,7 @@ class _Importer:
         for col, v in chain:
             seg = lake.partition_id(col, v)
             if "/" in seg or "\x00" in seg:
-                raise convert._unsupported(f"partition value {v!r} of {col!r} holds '/' or NUL and cannot name a "
+                raise convert.unsupported(f"partition value {v!r} of {col!r} holds '/' or NUL and cannot name a "
                                            "catalog partition", self.src.identifier, partition_field=col)
             cur = f"{cur}/{seg}"
         return cur

@@ -289,3 +289,10 @@ def file_columns(path: str) -> tuple[str, ...] | None:
     `file_schema`."""
     found = file_schema(path)
     return None if found is None else tuple(n for n, _ in found)
+
+
+def clear_file_schemas() -> None:
+    """Forget every cached Parquet footer (`file_schema`), so the next read opens the file again
+    (a benchmark's cold run)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()

@@ -169,7 +169,7 @@ class _Lake:
         return {m["table"] for m in (self.manifest or {}).get("stale", [])}
 
 
-def _open_lake(root: str, catalogs: dict[str, CatalogAPI] | None, histories: set[str]) -> _Lake:
+def open_lake(root: str, catalogs: dict[str, CatalogAPI] | None, histories: set[str]) -> _Lake:
     from eval.lake import HISTORIES, MANIFEST, data_dir
 
     if not os.path.isdir(root):
@@ -328,7 +328,7 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
     detector_s = 0.0
     try:
         for i, root in enumerate(roots):
-            lakes.append(_open_lake(root, None if catalogs is None else catalogs[i], histories))
+            lakes.append(open_lake(root, None if catalogs is None else catalogs[i], histories))
         per_lake: list[dict[str, list[dict[str, Any]]]] = []
         vids: dict[str, list[int]] = {c: [] for c in conds}
         detectors: list[dict[str, Any]] = []
@@ -337,7 +337,7 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
         with _progress(total, progress) as bar, open(os.path.join(out_dir, EPISODES), "w", encoding="utf-8") as log:
             task = bar.add_task("eval", total=total)
             for lake in lakes:
-                known, deprecated = _lake_tables(lake, qs)
+                known, deprecated = lake_tables(lake, qs)
                 gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]] = {}
                 recs: dict[str, list[dict[str, Any]]] = {}
                 for cond in conds:
@@ -348,7 +348,7 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
                     recs[cond] = out
                 per_lake.append(recs)
                 t1 = time.perf_counter()
-                detectors.append(_detector(lake, detector_depths, D0))
+                detectors.append(detector_report(lake, detector_depths, D0))
                 detector_s += time.perf_counter() - t1
     finally:
         for lake in lakes:
@@ -356,7 +356,7 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
                 for c in lake.catalogs.values():
                     c.close()
     seconds = time.perf_counter() - t0
-    records = _combine(qs, conds, lakes, per_lake)
+    records = combine_records(qs, conds, lakes, per_lake)
     path = os.path.join(out_dir, RESULTS)
     with open(path, "w", encoding="utf-8") as fh:
         for r in records:
@@ -377,7 +377,7 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
                       snapshots=vids)
 
 
-def _lake_tables(lake: _Lake, qs: Sequence[Question]) -> tuple[list[str], set[str]]:
+def lake_tables(lake: _Lake, qs: Sequence[Question]) -> tuple[list[str], set[str]]:
     """(the lake's table names and the questions' gold tables, the tables deprecated at the latest vid of
     any of its histories)."""
     known = sorted(set(lake.info.get("rows", {})) | {t for q in qs for t in q.tables})
@@ -387,7 +387,7 @@ def _lake_tables(lake: _Lake, qs: Sequence[Question]) -> tuple[list[str], set[st
     return known, deprecated
 
 
-def _detector(lake: _Lake, depths: tuple[str, ...], now: Any) -> dict[str, Any]:
+def detector_report(lake: _Lake, depths: tuple[str, ...], now: Any) -> dict[str, Any]:
     from eval.harness.detector import detector_scores
 
     if not depths or lake.manifest is None or "stale" not in lake.catalogs:
@@ -397,7 +397,7 @@ def _detector(lake: _Lake, depths: tuple[str, ...], now: Any) -> dict[str, Any]:
     return {d: s.as_dict() for d, s in scores.items()}
 
 
-def _combine(qs: Sequence[Question], conds: Sequence[str], lakes: Sequence[_Lake],
+def combine_records(qs: Sequence[Question], conds: Sequence[str], lakes: Sequence[_Lake],
              per_lake: Sequence[dict[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
     """One record per question x condition: the first lake's fields, correct only if correct at every lake."""
     out: list[dict[str, Any]] = []

@@ -32,12 +32,12 @@ from eval.harness.runner import (
     RESULTS,
     RUN_INFO,
     RunSummary,
-    _combine,
-    _detector,
-    _lake_tables,
-    _open_lake,
+    combine_records,
     deprecated_tables,
+    detector_report,
     episode_record,
+    lake_tables,
+    open_lake,
     validate_conditions,
 )
 from eval.harness.serve import ANSWERS, CALLS, SERVE_KIND
@@ -124,7 +124,7 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
         stray = [a.get("id") for a in answers if a.get("id") not in by_id]
         if stray:
             raise ValueError(f"{r}/{ANSWERS} answers questions not in the question file: {stray[:5]}")
-    lake = _open_lake(data, None, {CONDITIONS[c] for c in conds})
+    lake = open_lake(data, None, {CONDITIONS[c] for c in conds})
     try:
         li = lake.info
         for r, info, _, _ in loaded:
@@ -132,7 +132,7 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
                 if info.get(key) is not None and li.get(key) is not None and info[key] != li[key]:
                     raise ValueError(f"{r} was served from a lake with {key} {info[key]!r}, but {data} has "
                                      f"{key} {li[key]!r}; pass the lake the run was served from")
-        known, deprecated = _lake_tables(lake, qs)
+        known, deprecated = lake_tables(lake, qs)
         gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]] = {}
         recs: dict[str, list[dict[str, Any]]] = {}
         vids: dict[str, list[int]] = {}
@@ -161,13 +161,13 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
                 recs[cond] = out
                 vids[cond] = [vid]
         t1 = time.perf_counter()
-        detector = _detector(lake, detector_depths, _d0())
+        detector = detector_report(lake, detector_depths, _d0())
         detector_s = time.perf_counter() - t1
     finally:
         if lake.owned:
             for c in lake.catalogs.values():
                 c.close()
-    records = _combine(qs, conds, [lake], [recs])
+    records = combine_records(qs, conds, [lake], [recs])
     path = os.path.join(out_dir, RESULTS)
     with open(path, "w", encoding="utf-8") as fh:
         for rec in records:

@@ -189,7 +189,7 @@ class History:
                 out.append(r)
         return out
 
-    def _log(self, table: str, lo: dt.date, hi: dt.date, when: float, rows: int, status: str = "success",
+    def record_load(self, table: str, lo: dt.date, hi: dt.date, when: float, rows: int, status: str = "success",
              attempt: int = 1, note: str | None = None, suffix: str = "") -> None:
         days = dates(lo, hi)
         per = max(1, rows // max(1, len(days)))
@@ -236,7 +236,7 @@ class History:
             CROSS JOIN (SELECT explode(array({stores})) AS store_id) s
             CROSS JOIN range({nprod}) p""").coalesce(1)
 
-    def _facts(self, lo: dt.date, hi: dt.date, when: float, core_only: bool, orders_hi: dt.date | None = None) -> list[tuple]:
+    def facts(self, lo: dt.date, hi: dt.date, when: float, core_only: bool, orders_hi: dt.date | None = None) -> list[tuple]:
         """The writes of one load: facts dated lo..hi (orders and items up to orders_hi)."""
         L = self.lake
         oh = orders_hi or hi
@@ -252,10 +252,10 @@ class History:
         W.append(("mart.agg_daily_store_revenue", rc, rrows, "append", "evolve"))
         for t, n in (("core.fct_orders", len(orders)), ("core.fct_order_items", len(items)), ("core.fct_payments", len(pays)),
                      ("mart.agg_daily_store_revenue", len(rrows))):
-            self._log(t, lo, hi, when, n)
+            self.record_load(t, lo, hi, when, n)
         if oh > hi:
-            self._log("core.fct_orders", oh, oh, when, 0, status="partial", note="intraday load")
-            self._log("core.fct_order_items", oh, oh, when, 0, status="partial", note="intraday load")
+            self.record_load("core.fct_orders", oh, oh, when, 0, status="partial", note="intraday load")
+            self.record_load("core.fct_order_items", oh, oh, when, 0, status="partial", note="intraday load")
         if core_only:
             return W
         since = self.loaded_to.get("secondary", lo - dt.timedelta(days=1)) + dt.timedelta(days=1)
@@ -265,7 +265,7 @@ class History:
         for name, rows, col in sec:
             part = self._between(rows, col, since, hi)
             W.append((name, T.TABLES[name].columns, part, "append", "evolve"))
-            self._log(name, since, hi, when, len(part))
+            self.record_load(name, since, hi, when, len(part))
         ids = {o["order_id"] for o in self._between(L.orders, "order_date_local", since, hi)}
         ships = [s for s in L.shipments if s["order_id"] in ids]
         W.append(("core.fct_shipments", T.TABLES["core.fct_shipments"].columns, ships, "append", "evolve"))
@@ -276,7 +276,7 @@ class History:
         W.append(("raw.web_orders", T.TABLES["raw.web_orders"].columns,
                   [w for w in L.web_orders if w["order_id"] in ids], "append", "evolve"))
         for t in ("core.fct_shipments", "core.fct_web_sessions", "raw.pos_transactions", "raw.web_orders"):
-            self._log(t, since, hi, when, 0)
+            self.record_load(t, since, hi, when, 0)
         return W
 
     def load_log_write(self) -> tuple:
@@ -479,15 +479,15 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
         ("core.dim_date", lake.dim_date), ("core.dim_store", lake.stores), ("core.map_store_code", lake.map_store_code),
         ("core.dim_product", lake.products))]
     W.append(H.customers(hi0))
-    W += H._facts(FIRST_DATE, hi0, t0, core_only=False)
+    W += H.facts(FIRST_DATE, hi0, t0, core_only=False)
     W.append(("core.fct_inventory_daily", None, H.inventory_df(hi0 - dt.timedelta(days=89), hi0), "append", "evolve"))
-    H._log("core.fct_inventory_daily", hi0 - dt.timedelta(days=89), hi0, t0, 0)
+    H.record_load("core.fct_inventory_daily", hi0 - dt.timedelta(days=89), hi0, t0, 0)
     W.append(H.weekly_sales(hi0))
     W.append(H.finance(_closed_before(hi0)))
     W.append(H.ltv(hi0))
     W.append(("legacy.sales_daily", T.TABLES["legacy.sales_daily"].columns, lake.legacy_sales(FIRST_DATE, hi0),
               "append", "evolve"))
-    H._log("legacy.sales_daily", FIRST_DATE, hi0, t0, 0)
+    H.record_load("legacy.sales_daily", FIRST_DATE, hi0, t0, 0)
     W.append(H.load_log_write())
     ld.load(t0, "initial load up to 2024-11-10", W)
     H.loaded_to.update({"core": hi0, "legacy": hi0, "inventory": hi0})
@@ -578,7 +578,7 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
         lo, hi = day(prev + 1) if prev == 119 else day(prev), day(n + 1)
         lo = H.loaded_to["core"] + dt.timedelta(days=1)
         secondary = n in (105, 91, 77, 63, 49, 35, 21, 7, 1, 0) or n in (20,)
-        W = H._facts(lo, hi, when, core_only=not secondary, orders_hi=D0_DATE if n == 0 else None)
+        W = H.facts(lo, hi, when, core_only=not secondary, orders_hi=D0_DATE if n == 0 else None)
         H.loaded_to["core"] = hi
         extra_msg = []
         # marts and dimensions
@@ -590,31 +590,31 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
         if n > 60:
             W.append(("legacy.sales_daily", T.TABLES["legacy.sales_daily"].columns,
                       lake.legacy_sales(H.loaded_to["legacy"] + dt.timedelta(days=1), hi), "append", "evolve"))
-            H._log("legacy.sales_daily", H.loaded_to["legacy"] + dt.timedelta(days=1), hi, when, 0)
+            H.record_load("legacy.sales_daily", H.loaded_to["legacy"] + dt.timedelta(days=1), hi, when, 0)
             H.loaded_to["legacy"] = hi
         elif n == 60:
             W.append(("legacy.sales_daily", T.TABLES["legacy.sales_daily"].columns,
                       lake.legacy_sales(H.loaded_to["legacy"] + dt.timedelta(days=1), day(61)), "append", "evolve"))
-            H._log("legacy.sales_daily", H.loaded_to["legacy"] + dt.timedelta(days=1), day(61), when, 0,
+            H.record_load("legacy.sales_daily", H.loaded_to["legacy"] + dt.timedelta(days=1), day(61), when, 0,
                    note="last load: table deprecated")
             H.loaded_to["legacy"] = day(61)
             extra_msg.append("last load of legacy.sales_daily")
         # inventory: daily in the last week (d-5 and d-4 fail, backfilled at d-3), else with each batch
         inv_lo, inv_hi = H.loaded_to["inventory"] + dt.timedelta(days=1), hi
         if n in (5, 4):
-            H._log("core.fct_inventory_daily", hi, hi, when, 0, status="failed", note="upstream timeout")
+            H.record_load("core.fct_inventory_daily", hi, hi, when, 0, status="failed", note="upstream timeout")
         elif n == 0:  # the last load rebuilds the 90-day window (d-90..d-1)
             W.append(("core.fct_inventory_daily", None, H.inventory_df(day(90), hi), "overwrite", "evolve"))
-            H._log("core.fct_inventory_daily", inv_lo, inv_hi, when, 0)
+            H.record_load("core.fct_inventory_daily", inv_lo, inv_hi, when, 0)
             H.loaded_to["inventory"] = hi
         else:
             W.append(("core.fct_inventory_daily", None, H.inventory_df(inv_lo, inv_hi), "append", "evolve"))
             if n == 3:  # the backfill of the two failed days (attempt 2), then the day itself
-                H._log("core.fct_inventory_daily", inv_lo, inv_hi - dt.timedelta(days=1), when, 0, attempt=2,
+                H.record_load("core.fct_inventory_daily", inv_lo, inv_hi - dt.timedelta(days=1), when, 0, attempt=2,
                        note="backfill")
-                H._log("core.fct_inventory_daily", inv_hi, inv_hi, when, 0)
+                H.record_load("core.fct_inventory_daily", inv_hi, inv_hi, when, 0)
             else:
-                H._log("core.fct_inventory_daily", inv_lo, inv_hi, when, 0)
+                H.record_load("core.fct_inventory_daily", inv_lo, inv_hi, when, 0)
             H.loaded_to["inventory"] = hi
         cb = _closed_before(hi)
         if cb > _closed_before(day(prev + 1)) or n == 10:
@@ -651,8 +651,8 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
             W = [w for w in W if w[0] != "mart.agg_daily_store_revenue"]
             W.append(("mart.agg_daily_store_revenue", rc, rrows, "append", "evolve"))
             H.load_log = [r for r in H.load_log if not (r["table_name"] == "mart.agg_daily_store_revenue")]
-            H._log("mart.agg_daily_store_revenue", day(1), day(1), when, len(rrows))
-            H._log("mart.agg_daily_store_revenue", day(1), day(1), when, 0, status="partial",
+            H.record_load("mart.agg_daily_store_revenue", day(1), day(1), when, len(rrows))
+            H.record_load("mart.agg_daily_store_revenue", day(1), day(1), when, 0, status="partial",
                    note="store 17 POS feed incomplete", suffix="/store_id=17")
         W.append(H.load_log_write())
         ld.load(when, f"load {lo.isoformat()}..{hi.isoformat()}" + ("; " + "; ".join(extra_msg) if extra_msg else ""), W)

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from mcp_server.cli.sql import _CliError, open_catalog
+from mcp_server.cli.sql import CliError, open_catalog
 
 __all__ = ["run_branch"]
 
@@ -23,7 +23,7 @@ def _path(name: str | None) -> Any:
     try:
         return lake.object_path(name)
     except Exception as e:  # noqa: BLE001 - the name rules' own message says what is wrong
-        raise _CliError(getattr(e, "message", str(e))) from None
+        raise CliError(getattr(e, "message", str(e))) from None
 
 
 def _find(cat: Any, branch: str) -> Any:
@@ -35,7 +35,7 @@ def _find(cat: Any, branch: str) -> Any:
         if b.path == branch:
             return b
     names = [lake.name_of(b.path) for b in found]
-    raise _CliError(unknown("branch", lake.name_of(branch), names, "list them with `semcat branch list`"))
+    raise CliError(unknown("branch", lake.name_of(branch), names, "list them with `semcat branch list`"))
 
 
 def _short(value: Any, width: int = 100) -> str:
@@ -52,7 +52,7 @@ def create(cat: Any, src: str, dst: str, vid: Any, author: str, message: str) ->
         parent = src.rsplit("/", 1)[0] or "/"
         kids = [lake.name_of(o.path) for o in cat.children(parent, vid=vid) if not o.obj_id.startswith("_")] \
             if parent == "/" or cat.get(parent, vid=vid) is not None else []
-        raise _CliError(unknown("catalog or namespace", lake.name_of(src), kids))
+        raise CliError(unknown("catalog or namespace", lake.name_of(src), kids))
     v = cat.clone(src, dst, vid, author=author, message=message)
     b = _find(cat, dst)
     print(f"branch {dst} of {src} at vid {b.fork_vid} (commit {v})")
@@ -108,7 +108,7 @@ def run_branch(action: Callable[..., None], data_dir: str, token: str | None, *a
         for p in e.details.get("paths") or []:
             print(f"  conflict: {p}", file=sys.stderr)
         sys.exit(2)
-    except (cc.CatalogError, _CliError) as e:
+    except (cc.CatalogError, CliError) as e:
         print(f"error: {getattr(e, 'message', str(e))}", file=sys.stderr)
         sys.exit(2)
     finally:

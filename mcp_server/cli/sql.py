@@ -15,7 +15,7 @@ __all__ = ["run_cli", "open_catalog", "FORMATS"]
 FORMATS = ("table", "csv", "json")
 
 
-class _CliError(Exception):
+class CliError(Exception):
     pass
 
 
@@ -30,7 +30,7 @@ def open_catalog(data_dir: str, token: str | None = None) -> Any:
     except cc.CatalogError:
         raise
     except Exception as e:  # RocksDB lock held by a running server, permissions, ...
-        raise _CliError(f"cannot open the catalog in {data_dir!r}: {e}. If `semcat serve` owns it, "
+        raise CliError(f"cannot open the catalog in {data_dir!r}: {e}. If `semcat serve` owns it, "
                         "pass its URL: --data http://127.0.0.1:8765") from None
 
 
@@ -82,7 +82,7 @@ def run_cli(sql: str, data_dir: str, snapshot: str | None = None, limit: int = 1
     try:
         cat = open_catalog(data_dir, token)
         result = cc.run_sql(cat, sql, snapshot=snapshot, limit=limit, timeout_s=timeout_s)
-    except (cc.CatalogError, _CliError) as e:
+    except (cc.CatalogError, CliError) as e:
         print(f"error: {getattr(e, 'message', str(e))}", file=sys.stderr)
         sys.exit(2)
     except Exception as e:  # e.g. the server is unreachable

@@ -143,7 +143,7 @@ def _file_json(f: Any) -> bytes:
     return b'{"path":' + dumps(f.path) + b',"value":' + value + b',"vid":' + str(f.vid).encode() + b',"leaf":true}'
 
 
-def _ref(text: str | None) -> int | str | None:
+def parse_ref(text: str | None) -> int | str | None:
     """A vid/ref from a query string: digits are a vid, anything else a name or time."""
     if text is None or text == "":
         return None
@@ -159,7 +159,7 @@ def _principal(request: Request) -> str | None:
     return request.scope.get("state", {}).get("principal")
 
 
-def _need_write(request: Request, action: str) -> None:
+def need_write(request: Request, action: str) -> None:
     Tokens.require(_role(request), "write", action)
 
 
@@ -246,13 +246,13 @@ def build_router(ctx: ApiContext) -> APIRouter:
     @r.get("/objects", summary="One object at a vid/ref (null if absent)", responses=error_responses(404))
     def get(path: str, vid: str | None = None) -> Response:
         with gate:
-            return json_response({"object": _obj(cat.get(path, _ref(vid)))})
+            return json_response({"object": _obj(cat.get(path, parse_ref(vid)))})
 
     @r.get("/children", summary="Children of an object at a vid/ref", responses=error_responses(404))
     def children(path: str, vid: str | None = None) -> Response:
         with gate:
             split(path)
-            return json_response({"objects": [o.to_dict() for o in cat.children(path, _ref(vid))]})
+            return json_response({"objects": [o.to_dict() for o in cat.children(path, parse_ref(vid))]})
 
     @r.get("/history", summary="Every committed version of one object", responses=error_responses())
     def history(path: str) -> Response:
@@ -276,7 +276,7 @@ def build_router(ctx: ApiContext) -> APIRouter:
     def commits(since: str | None = None, until: str | None = None, prefix: str | None = None,
                 limit: int | None = None) -> Response:
         with gate:
-            found = cat.commits(_ref(since), _ref(until), prefix, limit)
+            found = cat.commits(parse_ref(since), parse_ref(until), prefix, limit)
             return json_response({"commits": [c.to_dict() for c in found]})
 
     @r.get("/snapshots", summary="Named snapshots, oldest vid first", responses=error_responses())
@@ -287,19 +287,19 @@ def build_router(ctx: ApiContext) -> APIRouter:
     @r.post("/snapshots", status_code=201, summary="Name a vid (immutable)",
             responses=error_responses(403, 404, 409))
     def snapshot(body: SnapshotBody, request: Request) -> Response:
-        _need_write(request, "create snapshots")
+        need_write(request, "create snapshots")
         with gate:
             return json_response(cat.snapshot(body.name, _body_ref(body.vid)).to_dict(), 201)
 
     @r.get("/resolve", summary="The vid of a vid, snapshot name or ISO time", responses=error_responses(404))
     def resolve(ref: str | None = None) -> Response:
         with gate:
-            return json_response({"vid": cat.resolve(_ref(ref))})
+            return json_response({"vid": cat.resolve(parse_ref(ref))})
 
     @r.post("/clone", summary="Zero-copy clone of a subtree; returns the commit vid",
             responses=error_responses(403, 404, 409, 412))
     def clone(body: CloneBody, request: Request) -> Response:
-        _need_write(request, "clone")
+        need_write(request, "clone")
         with gate:
             vid = cat.clone(body.src, body.dst, _body_ref(body.vid), author=body.author, message=body.message)
             return json_response({"vid": vid})
@@ -319,7 +319,7 @@ def build_router(ctx: ApiContext) -> APIRouter:
     def commit(body: CommitBody, request: Request) -> Response:
         # Served by fastpath.FastCommit in normal operation; this route documents it and is
         # the same code path for apps mounted without the Guard middleware.
-        _need_write(request, "commit")
+        need_write(request, "commit")
         return json_response(commit_write_set(ctx, body))
 
     _branch_routes(r, ctx)
@@ -341,12 +341,12 @@ def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
            responses=error_responses(404))
     def branches(prefix: str | None = None, vid: str | None = None) -> Response:
         with gate:
-            return json_response({"branches": [b.to_dict() for b in cat.branches(prefix, _ref(vid))]})
+            return json_response({"branches": [b.to_dict() for b in cat.branches(prefix, parse_ref(vid))]})
 
     @r.post("/publish", summary="Publish a branch onto its source in one three-way merged commit",
             responses=error_responses(403, 404, 409, 412))
     def publish(body: PublishBody, request: Request) -> Response:
-        _need_write(request, "publish")
+        need_write(request, "publish")
         with gate:
             vid = cat.publish(body.branch, body.onto, author=body.author, message=body.message, keep=body.keep)
             return json_response({"vid": vid})
@@ -354,7 +354,7 @@ def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
     @r.post("/branches/drop", summary="Remove a branch and its record in one commit",
             responses=error_responses(403, 404, 409, 412))
     def drop_branch(body: DropBranchBody, request: Request) -> Response:
-        _need_write(request, "drop branches")
+        need_write(request, "drop branches")
         with gate:
             return json_response({"vid": cat.drop_branch(body.branch, author=body.author, message=body.message)})
 
@@ -371,7 +371,7 @@ def commit_write_set(ctx: ApiContext, body: CommitBody) -> dict[str, int]:
 
 
 def _body_ref(ref: int | str | None) -> int | str | None:
-    return _ref(ref) if isinstance(ref, str) else ref
+    return parse_ref(ref) if isinstance(ref, str) else ref
 
 
 def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
@@ -402,7 +402,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
             responses=error_responses(403, 404, 409, 410, 412))
     def txn_writes(txn_id: str, body: TxnWritesBody, request: Request) -> Response:
         # Under mgl the session locks them now, as an embedded transaction's writes are locked.
-        _need_write(request, "write")
+        need_write(request, "write")
         with gate, sessions.use(txn_id, _principal(request)) as s:
             before = len(s.txn.ops)
             try:
@@ -423,7 +423,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
     @r.post("/transactions/{txn_id}/commit", summary="Validate and commit the session with its write set",
             responses=error_responses(403, 404, 409, 410, 412))
     def txn_commit(txn_id: str, body: TxnCommitBody, request: Request) -> Response:
-        _need_write(request, "commit")
+        need_write(request, "commit")
         owner = _principal(request)
         with gate:
             s = sessions.take(txn_id, "being committed", owner)

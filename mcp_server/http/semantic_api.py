@@ -22,7 +22,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 
-from mcp_server.http.api import ApiContext, _need_write, _ref, error_responses, json_response
+from mcp_server.http.api import ApiContext, error_responses, json_response, need_write, parse_ref
 
 __all__ = ["build_semantic_router", "AnnotateBody", "VerifyQueryBody", "MetricSqlBody"]
 
@@ -78,7 +78,7 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
     @r.post("/annotate", summary="Annotate a table, column, namespace or catalog (write token)",
             responses=error_responses(403, 404))
     def annotate(body: AnnotateBody, request: Request) -> Response:
-        _need_write(request, "annotate")
+        need_write(request, "annotate")
         with gate:
             vid = sm.annotate(cat, body.target, body.fields, column=body.column, author=body.author,
                               source=body.source, confidence=body.confidence, note=body.note, time=body.time)
@@ -87,7 +87,7 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
     @r.post("/verify_query", summary="Run a query and store it as verified on every table it reads (write token)",
             responses=error_responses(403, 404, 408))
     def verify_query(body: VerifyQueryBody, request: Request) -> Response:
-        _need_write(request, "verify a query")
+        need_write(request, "verify a query")
         with gate:
             vid = sm.verify_query(cat, body.question, body.sql, author=body.author, source=body.source,
                                   confidence=body.confidence, note=body.note)
@@ -97,7 +97,7 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
            responses=error_responses(404))
     def describe(table: str, snapshot: str | None = None, now: str | None = None) -> Response:
         with gate:
-            card = sm.describe(cat, table, snapshot=_ref(snapshot), now=_now(now))
+            card = sm.describe(cat, table, snapshot=parse_ref(snapshot), now=_now(now))
         return Response(card.model_dump_json(), media_type="application/json")
 
     @r.get("/staleness", summary="Staleness findings of one table or the whole catalog",
@@ -105,21 +105,21 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
     def staleness(table: str | None = None, snapshot: str | None = None, depth: str = "metadata",
                   now: str | None = None) -> Response:
         with gate:
-            found = sm.staleness(cat, table=table or None, snapshot=_ref(snapshot), depth=depth, now=_now(now))
+            found = sm.staleness(cat, table=table or None, snapshot=parse_ref(snapshot), depth=depth, now=_now(now))
         return json_response({"findings": [f.model_dump(mode="json") for f in found]})
 
     @r.get("/join_path", summary="How two tables join: hops, SQL join clauses, cardinality, fan-out warnings",
            responses=error_responses(404))
     def join_path(from_table: str, to_table: str, snapshot: str | None = None, depth: str = "metadata") -> Response:
         with gate:
-            jp = sm.join_path(cat, from_table, to_table, snapshot=_ref(snapshot), depth=depth)
+            jp = sm.join_path(cat, from_table, to_table, snapshot=parse_ref(snapshot), depth=depth)
         return Response(jp.model_dump_json(), media_type="application/json")
 
     @r.get("/metrics", summary="Metrics defined on one table or on every table",
            responses=error_responses(404))
     def metrics(table: str | None = None, snapshot: str | None = None) -> Response:
         with gate:
-            found = sm.metrics(cat, table or None, snapshot=_ref(snapshot))
+            found = sm.metrics(cat, table or None, snapshot=parse_ref(snapshot))
         return json_response({"metrics": [m.model_dump(mode="json") for m in found]})
 
     @r.post("/metric_sql", summary="Compile a metric with dimensions, filter, time range and grain to DuckDB SQL",

@@ -22,8 +22,8 @@ import catalog_core as cc
 import semantic as sm
 from eval.agents.loop import Episode, pin, run_episode
 from eval.agents.offline import OfflineAgent
+from eval.fixtures.lakes import LakeBuilder
 from eval.harness.conditions import condition_server
-from tests.semantic.lakes import LakeBuilder
 
 RIDES, STATIONS, OLD = "velo.shop.rides", "velo.shop.stations", "velo.shop.rides_old"
 NOW_DAY = 10  # the last commit: day 10 of the builder (2024-11-21), the pinned snapshot's time

@@ -18,8 +18,8 @@ import pytest
 
 import catalog_core as cc
 import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
 from tests.eval.test_offline_agent import ask, assert_same, names
-from tests.semantic.lakes import LakeBuilder
 
 HIRES, DOCKS, RIDERS, CREDITS = "spoke.fleet.hires", "spoke.fleet.docks", "spoke.fleet.riders", "spoke.fleet.credit_events"
 

@@ -17,8 +17,8 @@ import pytest
 
 import catalog_core as cc
 import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
 from tests.eval.test_offline_agent import ask, assert_same, names, rows
-from tests.semantic.lakes import LakeBuilder
 
 RENTALS, VISITS, INSP, ADS = "spoke.rent.rentals", "spoke.rent.visits", "spoke.rent.inspections", "spoke.rent.ads_daily"
 NOV = "BETWEEN DATE '2024-11-01' AND DATE '2024-11-30'"

@@ -1,6 +1,6 @@
 """The OpenAI-compatible agent against a real local HTTP server (FastAPI on uvicorn, 127.0.0.1, in a
 thread) that replays scripted chat-completion responses and records every request, while the agent runs
-in the harness loop against the real MCP server (create_server over tests/mcp_server/mcplake.py) through
+in the harness loop against the real MCP server (create_server over eval/fixtures/mcplake.py) through
 the in-memory MCP client."""
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import catalog_core as cc
 from eval.agents import KINDS, make_agent
 from eval.agents.loop import HIDDEN_TOOLS, Episode, list_tool_specs, pin, run_episode
 from eval.agents.openai import INVALID_PREFIX, OpenAIAgent, OpenAIEndpointError
+from eval.fixtures import mcplake
+from eval.fixtures.mcplake import FCT
 from mcp_server.mcp import TOOL_NAMES, create_server
 from tests.helpers import free_port
-from tests.mcp_server import mcplake
-from tests.mcp_server.mcplake import FCT
 
 SQL = f"SELECT status, count(*) AS n FROM {FCT} GROUP BY status ORDER BY status"
 

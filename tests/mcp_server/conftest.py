@@ -1,4 +1,4 @@
-"""Fixtures of the MCP tests: the MCP lake (tests/mcp_server/mcplake.py) in an embedded catalog,
+"""Fixtures of the MCP tests: the MCP lake (eval/fixtures/mcplake.py) in an embedded catalog,
 servers over it, and a synchronous way to call tools through the SDK's in-memory client."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 
 import catalog_core as cc
+from eval.fixtures import mcplake
 from mcp_server.mcp import create_server
-from tests.mcp_server import mcplake
 
 
 @pytest.fixture(scope="module")

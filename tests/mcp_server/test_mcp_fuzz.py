@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from eval.fixtures.mcplake import DIM, FCT, WIDE
 from mcp_server.mcp import TOOL_NAMES, create_server
 from tests.mcp_server.conftest import call, list_tools
-from tests.mcp_server.mcplake import DIM, FCT, WIDE
 
 NAMES = [FCT, DIM, WIDE, "acme.core", "acme", "acme.core.nope", "", "a.b.c.d", "acme._semantic.x", "pin:3"]
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True),
@@ -26,7 +26,7 @@ values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=
 @pytest.fixture(scope="module")
 def fuzz_server(tmp_path_factory):
     import catalog_core as cc
-    from tests.mcp_server import mcplake
+    from eval.fixtures import mcplake
 
     d = tmp_path_factory.mktemp("fuzz")
     cat = cc.Catalog.open(str(d / "data"))

@@ -9,9 +9,9 @@ import json
 import pytest
 
 import semantic as sm
+from eval.fixtures.mcplake import DIM, FCT, OLD, WIDE
 from mcp_server.mcp import TOOL_NAMES, create_server
 from tests.mcp_server.conftest import call, code, err, list_tools, ok, with_client
-from tests.mcp_server.mcplake import DIM, FCT, OLD, WIDE
 
 # one typical call of every tool (the annotate call writes: used on fresh catalogs only)
 CALLS: dict[str, dict] = {

@@ -21,9 +21,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 import semantic as sm
+from eval.fixtures.mcplake import DIM, FCT
 from mcp_server.mcp import READ_TOOLS, TOOL_NAMES
 from tests.helpers import stop_process
-from tests.mcp_server.mcplake import DIM, FCT
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WRITE, READ = "w-secret-token", "r-secret-token"

@@ -7,9 +7,8 @@ from __future__ import annotations
 import pytest
 
 import catalog_core as cc
+from eval.fixtures.lakes import LakeBuilder
 from semantic.history import clear_cache
-
-from .lakes import LakeBuilder
 
 
 @pytest.fixture

@@ -7,11 +7,10 @@ import httpx
 import pytest
 
 import catalog_core as cc
+from eval.fixtures.lakes import LakeBuilder
 from mcp_server.http.auth import Tokens
 from mcp_server.http.server import serve_in_thread
 from semantic.history import clear_cache
-
-from .lakes import LakeBuilder
 
 T = "acme.core.orders"
 

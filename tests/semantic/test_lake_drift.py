@@ -8,9 +8,8 @@ import datetime as dt
 import pytest
 
 import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
 from semantic.annotations import new_annotation, write_annotations
-
-from .lakes import LakeBuilder
 
 D0 = 119
 ORDERS, CUST, SESS = "acme.core.fct_orders", "acme.core.dim_customer", "acme.core.fct_web_sessions"

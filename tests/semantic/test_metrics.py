@@ -13,9 +13,8 @@ import catalog_core as cc
 import semantic as sm
 from catalog_core import lake
 from catalog_core.errors import InvalidValueError
+from eval.fixtures.lake_joins import BACKENDS, SCHEMAS, T, fiscal, rows, shop
 from semantic import errors as se
-
-from .lake_joins import BACKENDS, SCHEMAS, T, fiscal, rows, shop
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

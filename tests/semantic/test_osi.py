@@ -184,8 +184,7 @@ def test_cli_import_and_export(tmp_path):
     import sys
 
     import catalog_core as cc
-
-    from .lakes import LakeBuilder
+    from eval.fixtures.lakes import LakeBuilder
 
     data = str(tmp_path / "data")
     cat = cc.Catalog.open(data)

@@ -9,8 +9,7 @@ import pytest
 import semantic as sm
 from catalog_core import lake
 from catalog_core.errors import InvalidValueError, NoSuchTableError
-
-from .lake_joins import BACKENDS, INCLUSIONS, KEYS, SCHEMAS, T, shop
+from eval.fixtures.lake_joins import BACKENDS, INCLUSIONS, KEYS, SCHEMAS, T, shop
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

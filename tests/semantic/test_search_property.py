@@ -14,9 +14,8 @@ from hypothesis import strategies as st
 
 import catalog_core as cc
 import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
 from semantic.history import clear_cache
-
-from .lakes import LakeBuilder
 
 search_mod = importlib.import_module("semantic.search")
 

@@ -6,10 +6,9 @@ import pytest
 
 import catalog_core as cc
 import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
 from semantic.annotations import new_annotation, write_annotations
 from semantic.models import REASONS, Fix
-
-from .lakes import LakeBuilder
 
 T = "acme.core.t"
 DIM = "acme.core.dim"

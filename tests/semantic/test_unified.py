@@ -12,12 +12,11 @@ import catalog_core as cc
 import semantic as sm
 from catalog_core import lake
 from catalog_core.errors import error_from_dict
+from eval.fixtures.lakes import LakeBuilder
 from mcp_server.http.auth import Tokens
 from mcp_server.http.server import serve_in_thread
 from semantic import errors as se
 from semantic.history import clear_cache
-
-from .lakes import LakeBuilder
 
 ORD, S = "acme.core.orders", "acme.core.stores"
 

@@ -59,12 +59,12 @@ class OfflineAgent:
                  or len(transcript.turns) != self._seen + 1)
         if fresh:
             if transcript.turns:  # a transcript we did not drive: replay it through a new plan
-                self._plan = _Planner(transcript.question, transcript.budget).run()
+                self._plan = Planner(transcript.question, transcript.budget).run()
                 step = next(self._plan)
                 for turn in transcript.turns:
                     step = self._plan.send(turn)
             else:
-                self._plan = _Planner(transcript.question, transcript.budget).run()
+                self._plan = Planner(transcript.question, transcript.budget).run()
                 step = next(self._plan)
         else:
             assert self._plan is not None
@@ -96,7 +96,7 @@ def day(d: dt.date) -> exp.Expression:
     return exp.Cast(this=exp.Literal.string(d.isoformat()), to=exp.DataType.build("DATE"))
 
 
-class _Planner:
+class Planner:
     def __init__(self, question: str, budget: int) -> None:
         self.question = question
         self.budget = budget

@@ -27,7 +27,7 @@ from eval.agents.offline.know import Col, tokens
 from eval.agents.offline.slots import NUMBERS, expand, stem, words_of
 
 if TYPE_CHECKING:
-    from eval.agents.offline.agent import _Planner
+    from eval.agents.offline.agent import Planner
 
 __all__ = ["early", "late", "via_metrics", "combine", "daily", "rate_event", "per_pair", "more_than", "prefix_match"]
 
@@ -83,7 +83,7 @@ def more_than(text: str) -> tuple[int, list[str]] | None:
 
 
 # ------------------------------------------------------------------ helpers
-def _drop_words(p: _Planner, words: list[str]) -> None:
+def _drop_words(p: Planner, words: list[str]) -> None:
     s = p.s
     assert s is not None
     gone = set(words) | {stem(w) for w in words}
@@ -92,7 +92,7 @@ def _drop_words(p: _Planner, words: list[str]) -> None:
     s.dims = [d for d in ([w for w in d if w not in gone] for d in s.dims) if d]
 
 
-def _event_column(p: _Planner, table: str, event: str) -> Col | None:
+def _event_column(p: Planner, table: str, event: str) -> Col | None:
     """A boolean flag, or a nullable link column, whose name carries the event word."""
     best = None
     for c in p.k.table(table).columns.values():
@@ -110,7 +110,7 @@ def _event_column(p: _Planner, table: str, event: str) -> Col | None:
     return best[1] if best else None
 
 
-def _text_hits(p: _Planner, event: str) -> list[str]:
+def _text_hits(p: Planner, event: str) -> list[str]:
     out = []
     for h in p.k.hits:
         name = h["name"]
@@ -129,7 +129,7 @@ def _ratio(num: Node, den: Node) -> Node:
 
 
 # ------------------------------------------------------------------ before any metric is chosen
-def early(p: _Planner, metric: dict[str, Any] | None) -> Generator[Step, Turn, str | None]:
+def early(p: Planner, metric: dict[str, Any] | None) -> Generator[Step, Turn, str | None]:
     """Before the measure's table is chosen: counts of entities with more than n related rows, and
     rates, unless a defined metric already names the rate (metric first)."""
     s = p.s
@@ -149,7 +149,7 @@ def early(p: _Planner, metric: dict[str, Any] | None) -> Generator[Step, Turn, s
     return None
 
 
-def _rate(p: _Planner, event: str, drop: list[str]) -> Generator[Step, Turn, str | None]:
+def _rate(p: Planner, event: str, drop: list[str]) -> Generator[Step, Turn, str | None]:
     s = p.s
     assert s is not None
     rest = set(s.measure) - set(drop)
@@ -175,7 +175,7 @@ def _rate(p: _Planner, event: str, drop: list[str]) -> Generator[Step, Turn, str
     return None
 
 
-def _more_than(p: _Planner, n: int, child_words: list[str]) -> Generator[Step, Turn, str | None]:
+def _more_than(p: Planner, n: int, child_words: list[str]) -> Generator[Step, Turn, str | None]:
     s = p.s
     assert s is not None
     entity = next((w for w in s.measure if w not in child_words), None)
@@ -240,7 +240,7 @@ def _more_than(p: _Planner, n: int, child_words: list[str]) -> Generator[Step, T
 
 
 # ------------------------------------------------------------------ once the measure's table is known
-def late(p: _Planner, main: str, metric: dict[str, Any] | None) -> Generator[Step, Turn, str | None]:
+def late(p: Planner, main: str, metric: dict[str, Any] | None) -> Generator[Step, Turn, str | None]:
     s = p.s
     assert s is not None
     pp = per_pair(s.text)
@@ -259,7 +259,7 @@ def late(p: _Planner, main: str, metric: dict[str, Any] | None) -> Generator[Ste
     return None
 
 
-def _per(p: _Planner, main: str, x: str, y: str) -> Generator[Step, Turn, str | None]:
+def _per(p: Planner, main: str, x: str, y: str) -> Generator[Step, Turn, str | None]:
     t = p.k.table(main)
     den = None
     for c in t.columns.values():
@@ -281,7 +281,7 @@ def _per(p: _Planner, main: str, x: str, y: str) -> Generator[Step, Turn, str | 
     return sql
 
 
-def _metric_ratio(p: _Planner, metric: dict[str, Any]) -> Generator[Step, Turn, str | None]:
+def _metric_ratio(p: Planner, metric: dict[str, Any]) -> Generator[Step, Turn, str | None]:
     """"average rental fare": the measure words hold an entity counted by a count metric (rentals) and
     a quantity the other words name (a fare metric); their ratio."""
     s = p.s
@@ -357,7 +357,7 @@ def _day(d: Any) -> Node:
     return exp.Cast(this=exp.Literal.string(d.isoformat()), to=exp.DataType.build("DATE"))
 
 
-def via_metrics(p: _Planner, args: dict[str, Any], ndims: int,
+def via_metrics(p: Planner, args: dict[str, Any], ndims: int,
                 metric: dict[str, Any]) -> Generator[Step, Turn, str | None]:
     """query_metric for a derived measure: per day then averaged, or two metrics and their ratio."""
     s = p.s
