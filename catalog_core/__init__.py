@@ -3,6 +3,7 @@
     import catalog_core as cc
     cat = cc.Catalog.open("data")                 # embedded; or cc.connect(url, token=...) over HTTP
     cat = cc.open_catalog("data")                 # the same, but refuses a directory that holds no catalog
+    cat = cc.open("data" or "http://host:8765")   # a directory as open_catalog does, an http(s) URL as connect
     with cat.transaction(author="etl", message="load") as txn:
         txn.add("/wh", {"obj_type": "catalog", "properties": {}})
 
@@ -18,6 +19,7 @@ from catalog_core import errors, lake
 from catalog_core._engine.catalog import Catalog
 from catalog_core._engine.txn import Transaction
 from catalog_core._open import catalogs_below, open_catalog
+from catalog_core._open import open_path_or_url as open
 from catalog_core.api import CatalogAPI, SnapshotRef, TransactionAPI
 from catalog_core.errors import (
     AlreadyExistsError,
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Catalog",
+    "open",
     "open_catalog",
     "catalogs_below",
     "Transaction",

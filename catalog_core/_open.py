@@ -1,6 +1,8 @@
 """`open_catalog(dir)`: open an existing catalog directory, refusing a directory that is not one
 (a lake root holding catalogs, a typo) instead of creating an empty catalog there; `create=True`
 makes a new one. `catalogs_below(dir)` names the catalogs under a directory, for that refusal.
+`open_path_or_url` (exported as `catalog_core.open`) is the one entry point of every command: an
+http(s) URL gives a client of that `semcat serve`, anything else a directory's embedded catalog.
 
 A catalog directory is what `Catalog.open` lays out: `catalog/` (the Store: `rocksdb/` with its
 `CURRENT` file, `semcat.lock`) and `warehouse/`."""
@@ -11,9 +13,31 @@ import os
 from typing import Any
 
 from catalog_core._engine.catalog import Catalog
+from catalog_core.api import CatalogAPI
 from catalog_core.errors import InvalidValueError, NotFoundError
 
-__all__ = ["open_catalog", "catalogs_below", "is_catalog_dir"]
+__all__ = ["open_catalog", "open_path_or_url", "catalogs_below", "is_catalog_dir", "is_url"]
+
+
+def is_url(path_or_url: str) -> bool:
+    """`path_or_url` names a `semcat serve` (http:// or https://), not a directory."""
+    return path_or_url.startswith(("http://", "https://"))
+
+
+def open_path_or_url(path_or_url: str | os.PathLike[str], *, token: str | None = None, create: bool = False,
+                     offer_create: bool = True, **kwargs: Any) -> CatalogAPI:
+    """`catalog_core.open`: a client (`catalog_core.connect`) for an http(s) URL, with `token`;
+    otherwise the catalog in that directory (`open_catalog`: an existing one, a new empty one with
+    `create`; `offer_create` and `kwargs` go to it). `create` with a URL raises InvalidValueError: a
+    server's catalog already exists."""
+    if isinstance(path_or_url, str) and is_url(path_or_url):
+        if create:
+            raise InvalidValueError(f"{path_or_url!r} is a server's catalog, which exists already: drop create "
+                                    "(--create makes a new catalog in a directory)", url=path_or_url)
+        from catalog_core.remote.client import RemoteCatalog
+
+        return RemoteCatalog(path_or_url, token=token, **kwargs)
+    return open_catalog(os.fspath(path_or_url), create=create, offer_create=offer_create, **kwargs)
 
 
 def is_catalog_dir(path: str) -> bool:

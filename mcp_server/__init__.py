@@ -1,1 +1,1 @@
-"""semcat's servers: the FastAPI HTTP API for the engine and the `semcat` CLI (MCP tools come next)."""
+"""semcat's servers: the FastAPI HTTP API (`http`), the MCP server (`mcp`) and the `semcat` CLI (`cli`)."""

@@ -114,10 +114,9 @@ class Bridge:
         self.branch = branch  # default branch of writes, reads and compactions (None: the tables themselves)
         self.catalog: CatalogAPI
         self._owns = isinstance(catalog, (str, os.PathLike))
-        if isinstance(catalog, str) and catalog.startswith(("http://", "https://")):
-            self.catalog = cc.connect(catalog, token=token or os.environ.get("SEMCAT_TOKEN"))
-        elif isinstance(catalog, (str, os.PathLike)):
-            self.catalog = cc.Catalog.open(os.fspath(catalog))
+        if isinstance(catalog, (str, os.PathLike)):  # a URL, or a directory (its catalog made if missing)
+            url = isinstance(catalog, str) and catalog.startswith(("http://", "https://"))
+            self.catalog = cc.open(catalog, token=token or os.environ.get("SEMCAT_TOKEN"), create=not url)
         elif isinstance(catalog, CatalogAPI):
             self.catalog = catalog
         else:

@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 from eval.lake import annotations as A
 from eval.lake import tables as T
 from eval.lake.calendar import D0, D0_DATE, FIRST_DATE, UTC, at, dates, day, fiscal
-from eval.lake.generate import SESSIONS_FROM, Lake, generate, period_end
+from eval.lake.generate import SESSIONS_FROM, Lake, generate
 
 __all__ = ["build", "HISTORIES", "CONDITIONS", "MANIFEST", "data_dir", "STALE_FRACTION", "CONTROL_FRACTION"]
 
@@ -732,7 +732,3 @@ def _vq_tables(sql: str) -> list[str]:
     import re
 
     return sorted({m.group(1) for m in re.finditer(r"acme\.([a-z]+\.[a-z_]+)", sql)})
-
-
-def _unused() -> tuple[Any, ...]:  # keep linters quiet about helpers kept for callers
-    return (period_end,)

@@ -240,9 +240,6 @@ def _period_end(f: Any) -> dt.date:
     return end
 
 
-period_end = _period_end
-
-
 def _uuid(rng: random.Random) -> str:
     h = "%032x" % rng.getrandbits(128)
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}"

@@ -47,12 +47,10 @@ def _source_catalog(uri: str, warehouse: str | None, name: str) -> Any:
 def _target_catalog(data: str, token: str | None, create: bool) -> Any:
     import catalog_core as cc
 
-    if data.startswith(("http://", "https://")):
-        if create:
-            raise click.UsageError("--create makes a catalog in a --data directory; a server's catalog exists")
-        return cc.connect(data, token=token)
+    if create and data.startswith(("http://", "https://")):
+        raise click.UsageError("--create makes a catalog in a --data directory; a server's catalog exists")
     try:
-        return cc.open_catalog(data, create=create)
+        return cc.open(data, token=token, create=create)
     except cc.CatalogError as exc:  # no catalog in --data (and no --create), open in another process, ...
         raise click.ClickException(exc.message) from None
 

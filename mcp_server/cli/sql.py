@@ -23,10 +23,8 @@ def open_catalog(data_dir: str, token: str | None = None) -> Any:
     """An embedded catalog for an existing catalog directory, a client for an http(s) URL."""
     import catalog_core as cc
 
-    if data_dir.startswith(("http://", "https://")):
-        return cc.connect(data_dir, token=token)
     try:
-        return cc.open_catalog(data_dir, offer_create=False)
+        return cc.open(data_dir, token=token, offer_create=False)
     except cc.CatalogError:
         raise
     except Exception as e:  # RocksDB lock held by a running server, permissions, ...

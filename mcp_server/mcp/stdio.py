@@ -19,11 +19,9 @@ def open_catalog(data_dir: str | None, url: str | None, token: str | None, creat
     (a directory that holds no catalog raises NotFoundError naming the catalogs below it)."""
     import catalog_core as cc
 
-    if url:
-        return cc.connect(url, token=token)
-    if not data_dir:
+    if not (url or data_dir):
         raise ValueError("give --data DIR (an embedded catalog) or --url URL (a semcat serve)")
-    return cc.open_catalog(data_dir, create=create)
+    return cc.open(url or data_dir or "", token=token, create=create and not url)
 
 
 def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | None = None, *,

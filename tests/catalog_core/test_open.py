@@ -81,3 +81,27 @@ def test_an_empty_catalog_over_catalogs_is_refused_unless_create(tmp_path):
         cc.open_catalog(str(tmp_path))
     cc.open_catalog(str(tmp_path), create=True).close()  # the lock was released by the refusal
     cc.open_catalog(str(stale)).close()
+
+
+def test_open_takes_a_directory_or_a_url(tmp_path):
+    """`cc.open` is the one entry point: a directory's catalog as open_catalog opens it, an http(s)
+    URL as a client of that server (which sees the same commits), create only for a directory."""
+    from mcp_server.http.server import serve_in_thread
+
+    d = str(tmp_path / "c")
+    with pytest.raises(cc.NotFoundError, match="--create"):
+        cc.open(d)
+    engine = cc.open(d, create=True)
+    assert isinstance(engine, cc.Catalog)
+    with engine.transaction(author="t") as txn:
+        txn.add("/wh", {"obj_type": "catalog", "properties": {}})
+    with serve_in_thread(engine) as server:
+        remote = cc.open(server.url, token=None)
+        try:
+            assert not isinstance(remote, cc.Catalog)
+            assert remote.get("/wh").value["obj_type"] == "catalog"
+        finally:
+            remote.close()
+        with pytest.raises(cc.InvalidValueError, match="exists already"):
+            cc.open(server.url, create=True)
+    engine.close()
