@@ -290,7 +290,7 @@ def _check_fields(fields: Any, allowed: tuple[str, ...], what: str) -> None:
                                          "not cleared)", field=name)
 
 
-def _normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], field: str, val: Any,
+def _normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], field: str, val: Any,  # noqa: C901 - one branch per annotation field's normalization
                            vid: int) -> Any:
     if field == "grain":
         if isinstance(val, str):

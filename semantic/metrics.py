@@ -377,7 +377,7 @@ def _fiscal_join(comp: _Compiler, m: MetricView, tcol: Column, grain: str) -> st
     return alias
 
 
-def metric_sql(cat: CatalogAPI, metric: str | MetricView, group_by: Sequence[str] | str = (), where: str | None = None,
+def metric_sql(cat: CatalogAPI, metric: str | MetricView, group_by: Sequence[str] | str = (), where: str | None = None,  # noqa: C901 - one branch per part of the metric's statement (filters, joins, grain, window), in SQL order
                time_range: Sequence[Any] | None = None, grain: str | None = None,
                snapshot: SnapshotRef = None) -> str:
     """One DuckDB SELECT computing `metric` per `group_by` dimension (columns of the metric's table or

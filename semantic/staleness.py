@@ -697,7 +697,7 @@ class _Duck:
             self.con = None
 
 
-def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Table | None], duck: _Duck,
+def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Table | None], duck: _Duck,  # noqa: C901 - one branch per data check of an annotation
           already: set[tuple[str | None, str]]) -> tuple[list[Finding], set[tuple[str | None, str]]]:
     """Data findings, and the (annotation, reason) pairs the data checked (their metadata
     findings are replaced by what the data says)."""

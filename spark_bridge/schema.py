@@ -170,7 +170,7 @@ def replace(table_schema: dict[str, Any] | None, cols: list[dict[str, Any]], tab
     return evo
 
 
-def alter(table_schema: dict[str, Any] | None, table: str, rename: dict[str, str] | None = None,
+def alter(table_schema: dict[str, Any] | None, table: str, rename: dict[str, str] | None = None,  # noqa: C901 - one check per rename/drop, each with its own error
           drop: list[str] | None = None, partition_by: list[str] | None = None) -> dict[str, Any]:
     """The schema after renaming and dropping columns; ids stay with their columns. A renamed
     column records its old name (`previous_names`: [{name, until}]: the name it had in schemas

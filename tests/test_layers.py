@@ -232,41 +232,48 @@ def private_uses(sources: dict[str, str], known: set[str]) -> list[str]:
     for name, names in defs.items():
         for x in names:
             owners.setdefault(x, set()).add(name)
+    tops = {k.split(".")[0] for k in known}
     out: list[str] = []
     for name, tree in sorted(trees.items()):
         pkg = name if sources[name].startswith("#pkg\n") else name.rsplit(".", 1)[0]
         home = _private_package(name)
         for n in ast.walk(tree):
-            mods: list[str] = []
-            if isinstance(n, ast.Import):
-                mods = [a.name for a in n.names]
-            elif isinstance(n, ast.ImportFrom):
-                base = n.module or ""
-                if n.level:
-                    parts = pkg.split(".")
-                    base = ".".join(parts[:len(parts) - n.level + 1] + ([base] if base else []))
-                mods = [base]
-                for a in n.names:
-                    if not _is_private(a.name):
-                        continue
-                    if f"{base}.{a.name}" in known:
-                        mods.append(f"{base}.{a.name}")
-                    elif base in known or base.split(".")[0] in {k.split(".")[0] for k in known}:
-                        out.append(f"{name}:{n.lineno} imports {a.name} from {base} (a private name of another "
-                                   "file: make it public or move it)")
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                out.extend(_import_problems(n, name, pkg, known, tops))
             elif (isinstance(n, ast.Attribute) and _is_private(n.attr) and isinstance(n.value, ast.Name)
                   and n.value.id not in ("self", "cls") and n.attr not in defs[name]):
                 others = owners.get(n.attr, set())
                 if others and not any(home is not None and _inside(o, home) for o in others):
                     out.append(f"{name}:{n.lineno} uses {n.value.id}.{n.attr}, private to {', '.join(sorted(others))}")
-            for m in mods:
-                if m.split(".")[0] == "tests" and not _inside(name, "tests"):
-                    out.append(f"{name}:{n.lineno} imports {m} (the test suite is not a library)")
-                owner = _private_package(m)
-                if owner is not None and m.split(".")[0] in {k.split(".")[0] for k in known} \
-                        and not _inside(name, owner):
-                    out.append(f"{name}:{n.lineno} imports {m}, private to {owner or 'its package'}")
     return sorted(set(out))
+
+
+def _import_problems(n: ast.Import | ast.ImportFrom, name: str, pkg: str, known: set[str], tops: set[str]) -> list[str]:
+    """The private-name problems of one import statement in module `name` (package `pkg`)."""
+    out: list[str] = []
+    if isinstance(n, ast.Import):
+        mods = [a.name for a in n.names]
+    else:
+        base = n.module or ""
+        if n.level:
+            parts = pkg.split(".")
+            base = ".".join(parts[:len(parts) - n.level + 1] + ([base] if base else []))
+        mods = [base]
+        for a in n.names:
+            if not _is_private(a.name):
+                continue
+            if f"{base}.{a.name}" in known:
+                mods.append(f"{base}.{a.name}")
+            elif base.split(".")[0] in tops:
+                out.append(f"{name}:{n.lineno} imports {a.name} from {base} (a private name of another "
+                           "file: make it public or move it)")
+    for m in mods:
+        if m.split(".")[0] == "tests" and not _inside(name, "tests"):
+            out.append(f"{name}:{n.lineno} imports {m} (the test suite is not a library)")
+        owner = _private_package(m)
+        if owner is not None and m.split(".")[0] in tops and not _inside(name, owner):
+            out.append(f"{name}:{n.lineno} imports {m}, private to {owner or 'its package'}")
+    return out
 
 
 def _sources() -> dict[str, str]:

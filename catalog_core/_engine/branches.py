@@ -194,7 +194,7 @@ def _num(v: Any, missing_ok: bool = False) -> bool:
 
 
 # ------------------------------------------------------------------ publish
-def _plan(cat: "Catalog", txn: "Transaction", branch: str, onto: str,
+def _plan(cat: "Catalog", txn: "Transaction", branch: str, onto: str,  # noqa: C901 - one case per (base, branch, target) state of a path in the three-way publish; the rules read as one table
           keep: bool) -> tuple[int, list[tuple[str, str]]]:
     """Record the publish's writes in `txn`; returns (number of changes, conflicting paths)."""
     info = _require_branch(txn, branch)

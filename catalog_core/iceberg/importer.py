@@ -385,7 +385,7 @@ class _Importer:
             if o is not None and cols:
                 txn.merge(o.path, {"stats": {"columns": {"op": "set", "val": st.rekey(cols, *rk)}}})
 
-    def _files(self, txn: Any, step: _Step, names: dict[int, str], rk: Any) -> None:
+    def _files(self, txn: Any, step: _Step, names: dict[int, str], rk: Any) -> None:  # noqa: C901 - one pass over a manifest's entries with a case per entry status and partition shape
         tpath, depth = self.tpath, len(self.levels)
         added: dict[str, dict[str, Any]] = defaultdict(st.empty)     # path (partition or table) -> added stats
         dirty: set[str] = set()                                      # paths whose stats are recomputed

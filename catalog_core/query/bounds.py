@@ -112,7 +112,7 @@ def _compare_ranges(node: Compare) -> list[Range]:
     return normalize([(x, None)])  # ">="
 
 
-def id_ranges(expr: Expr) -> list[Range]:
+def id_ranges(expr: Expr) -> list[Range]:  # noqa: C901 - one case per expression node kind (a visitor)
     """Sorted disjoint `[lo, hi)` obj_id byte ranges outside which `expr` is never true."""
     if isinstance(expr, Compare):
         return _compare_ranges(expr)

@@ -203,7 +203,7 @@ def _seq_equal(g: list[tuple[Any, ...]], p: list[tuple[Any, ...]], decimals: int
     return len(g) == len(p) and all(_rows_equal(a, b, decimals) for a, b in zip(g, p, strict=True))
 
 
-def compare(gold: _Result, pred: _Result, *, order_matters: bool = False, decimals: int = 2) -> Comparison:
+def compare(gold: _Result, pred: _Result, *, order_matters: bool = False, decimals: int = 2) -> Comparison:  # noqa: C901 - one branch per result shape and cell type; the comparison rules read as one table
     """Compare two results (`catalog_core.SqlResult` or anything with `columns` and `rows`)."""
     g_rows = [tuple(r) for r in gold.rows]
     p_rows = [tuple(r) for r in pred.rows]

@@ -93,7 +93,7 @@ def _episode(q: Question, info: dict[str, Any], answer: dict[str, Any] | None,
     return ep, warned
 
 
-def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Sequence[Question] | None = None,
+def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Sequence[Question] | None = None,  # noqa: C901 - the scoring steps in order, one line each
                command: str | None = None, detector_depths: tuple[str, ...] = ("metadata", "data"),
                log: Any = None) -> RunSummary:
     """Score the served runs `runs` against the lake `data`; write OUT/episodes.jsonl, OUT/results.jsonl and

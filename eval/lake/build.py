@@ -465,7 +465,7 @@ def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str,
         ld.close()  # no commit runs once the catalogs close
 
 
-def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, step: Callable[[str], None],
+def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, step: Callable[[str], None],  # noqa: C901 - the lake's scripted history, one step per day of it: a split would hide the order of events
              seed: int, scale: str) -> dict[str, Any]:
     H = History(lake, ld, spark, step)
     ann = Annotator(cats)

@@ -357,7 +357,7 @@ def _order_count(rng: random.Random, d: dt.date, base: int) -> int:
     return max(1, int(rng.gauss(base * m * w * growth, base * 0.12)))
 
 
-def _orders(lake: Lake, rng: random.Random, base: int) -> None:
+def _orders(lake: Lake, rng: random.Random, base: int) -> None:  # noqa: C901 - the per-order generation rules, one after another on one random stream (a split would change the draws' order)
     custs = lake.customers
     prods = lake.products
     weights = [1.0 / (1 + (i % 40)) ** 0.6 for i in range(len(prods))]

@@ -152,7 +152,7 @@ def _yml_tests(col: dict[str, Any]) -> list[Any]:
     return list(col.get("data_tests") or []) + list(col.get("tests") or [])
 
 
-def _from_yml(root: str) -> _Project:
+def _from_yml(root: str) -> _Project:  # noqa: C901 - one branch per kind of dbt YAML entry
     files = sorted(glob.glob(os.path.join(root, "models", "**", "*.yml"), recursive=True) +
                    glob.glob(os.path.join(root, "models", "**", "*.yaml"), recursive=True))
     if not files:
@@ -380,7 +380,7 @@ def _col_expr(expr: Any, name: str) -> str | None:
     return e if _IDENT.match(e) else None
 
 
-def _semantic(cat: CatalogAPI, plan: Plan, vid: int, proj: _Project, table_of: dict[str, str]) -> None:
+def _semantic(cat: CatalogAPI, plan: Plan, vid: int, proj: _Project, table_of: dict[str, str]) -> None:  # noqa: C901 - one branch per field of a dbt semantic model
     measures: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}   # measure name -> (measure, semantic model)
     for s in proj.semantic_models:
         place, file = s["place"], s["file"]

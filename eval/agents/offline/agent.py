@@ -356,7 +356,7 @@ class Planner:
             return out
         return []
 
-    def ground_literals(self, tables: list[str], used: set[str]) -> Generator[Step, Turn, list[tuple[str, str, Any, bool]]]:
+    def ground_literals(self, tables: list[str], used: set[str]) -> Generator[Step, Turn, list[tuple[str, str, Any, bool]]]:  # noqa: C901 - one generator of the agent's scripted tool calls: the steps, and the eval's call counts, stay in order
         """(table, column, value, negated) filters for leftover question words."""
         s = self.s
         assert s is not None
@@ -472,7 +472,7 @@ class Planner:
                     out.setdefault(unit, c.name)
         return out
 
-    def resolve_fiscal(self) -> Generator[Step, Turn, dict[str, Any] | None]:
+    def resolve_fiscal(self) -> Generator[Step, Turn, dict[str, Any] | None]:  # noqa: C901 - one generator of the agent's scripted tool calls: the steps, and the eval's call counts, stay in order
         """Dates and fiscal numbers of a fiscal window, read from the calendar table."""
         s = self.s
         assert s is not None
@@ -599,7 +599,7 @@ class Planner:
                 out.append((c.name, c.name))
         return out[:1]
 
-    def compose(self, main: str, metric: dict[str, Any] | None) -> Generator[Step, Turn, str]:
+    def compose(self, main: str, metric: dict[str, Any] | None) -> Generator[Step, Turn, str]:  # noqa: C901 - one generator of the agent's scripted tool calls: the steps, and the eval's call counts, stay in order
         s = self.s
         assert s is not None
         mcol = None if metric or self.rewritten else self.measure_column(main, set(s.measure))
@@ -737,7 +737,7 @@ class Planner:
                 out.add(c.name)
         return out
 
-    def via_sql(self, main: str, mcol: Col | None, dims: list[tuple[str, str]], lits: list[tuple[str, str, Any, bool]],
+    def via_sql(self, main: str, mcol: Col | None, dims: list[tuple[str, str]], lits: list[tuple[str, str, Any, bool]],  # noqa: C901 - one generator of the agent's scripted tool calls: the steps, and the eval's call counts, stay in order
                 start: dt.date | None, end: dt.date | None, tcol: Col | None,
                 fiscal_conds: list[Node]) -> Generator[Step, Turn, str]:
         s = self.s

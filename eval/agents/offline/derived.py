@@ -175,7 +175,7 @@ def _rate(p: Planner, event: str, drop: list[str]) -> Generator[Step, Turn, str 
     return None
 
 
-def _more_than(p: Planner, n: int, child_words: list[str]) -> Generator[Step, Turn, str | None]:
+def _more_than(p: Planner, n: int, child_words: list[str]) -> Generator[Step, Turn, str | None]:  # noqa: C901 - one generator of the agent's scripted tool calls: the steps, and the eval's call counts, stay in order
     s = p.s
     assert s is not None
     entity = next((w for w in s.measure if w not in child_words), None)

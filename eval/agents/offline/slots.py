@@ -105,7 +105,7 @@ def _month_range(y: int, m: int) -> tuple[dt.date, dt.date]:
     return s, e
 
 
-def _time(text: str, today: dt.date) -> tuple[Window, str]:
+def _time(text: str, today: dt.date) -> tuple[Window, str]:  # noqa: C901 - a flat list of time phrasings, one branch each, tried in order
     """The time window and the text with its words removed."""
     w = Window()
     t = text
@@ -219,7 +219,7 @@ def _time(text: str, today: dt.date) -> tuple[Window, str]:
     return w, t
 
 
-def parse(question: str, today: dt.date) -> Slots:
+def parse(question: str, today: dt.date) -> Slots:  # noqa: C901 - a flat list of question slots, one branch each, tried in order
     text = " " + re.sub(r"[()\[\]]", " ", question.strip().lower()) + " "
     text = re.sub(r"\bin order\b|\bhighest first\b|\blowest first\b", " ", text)
     quoted = re.findall(r"'([^']+)'|\"([^\"]+)\"", question)

@@ -100,7 +100,7 @@ def coordinated(text: str) -> set[str]:
     return {w for m in re.finditer(r"\b([a-z]+)\s+(?:and|or)\s+([a-z]+)\b", text.lower()) for w in m.groups()}
 
 
-def value_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str, Any, bool, frozenset[str]]]:
+def value_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str, Any, bool, frozenset[str]]]:  # noqa: C901 - one skip rule per branch over candidate values
     """(table, column, value, negated, question words covered) for values of annotated categorical columns
     (enum, sample values) that question words name; one value per question word, the best covering."""
     content = [w for w in s.content if not w.isdigit()]
