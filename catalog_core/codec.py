@@ -9,6 +9,7 @@ then only assembles bytes that are known to encode."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import msgpack
@@ -24,7 +25,7 @@ FILE_JSON = b'{"obj_type":"file"'
 
 _MAX = (1 << 64) - 1
 INT_MIN, INT_MAX = -(1 << 63), _MAX  # what msgpack and orjson both hold exactly
-_packb = msgpack.packb
+_packb: Callable[..., bytes] = msgpack.packb
 
 
 def _default(obj: Any) -> Any:
@@ -33,7 +34,8 @@ def _default(obj: Any) -> Any:
 
 def pack(obj: Any) -> bytes:
     try:
-        return msgpack.packb(obj, use_bin_type=True, default=_default)
+        packed: bytes = msgpack.packb(obj, use_bin_type=True, default=_default)
+        return packed
     except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidValueError(
             f"value cannot be stored ({exc}); use JSON-like data: dict, list, str, int, float, bool, None, bytes"
@@ -41,14 +43,14 @@ def pack(obj: Any) -> bytes:
 
 
 # ------------------------------------------------------------------ refusing what cannot be stored
-def _where(parts: list) -> str:
+def _where(parts: list[Any]) -> str:
     out = ""
     for p in parts:
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
     return out
 
 
-def _at(parts: list) -> str:
+def _at(parts: list[Any]) -> str:
     return f" at {_where(parts)!r}" if parts else ""
 
 
@@ -61,7 +63,7 @@ def _problem(value: Any, what: str, finite_only: bool = False) -> InvalidValueEr
     """The first thing in `value` that cannot be stored, as the error to raise (None: nothing).
     A walk with an explicit stack: only called when encoding failed or a quick scan of the
     encoded bytes saw what may be a non-finite float."""
-    stack: list[tuple[Any, list]] = [(value, [])]
+    stack: list[tuple[Any, list[Any]]] = [(value, [])]
     while stack:
         node, parts = stack.pop()
         if isinstance(node, float):
@@ -155,7 +157,7 @@ def unpack(data: bytes) -> Any:
     return msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=True)
 
 
-def pack_leaf(value: dict, what: str = "value") -> bytes:
+def pack_leaf(value: dict[str, Any], what: str = "value") -> bytes:
     """Leaf values (file objects, by the hundred thousand) are stored as JSON: orjson decodes them
     ~2.5x faster than msgpack, which dominates plan_files. Values JSON cannot hold exactly
     (bytes, non-string keys) keep msgpack; what neither holds is refused (see pack_value).

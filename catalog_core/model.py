@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
@@ -93,7 +94,7 @@ class FileObj:
     obj_type = Obj.obj_type
     to_dict = Obj.to_dict
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter((self.path, self.value, self.vid, True))
 
     def __getitem__(self, i: int) -> Any:

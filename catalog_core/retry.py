@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from catalog_core.errors import ConflictError
 
@@ -19,7 +19,7 @@ T = TypeVar("T")
 
 def retry_transaction(cat: CatalogAPI, fn: Callable[[TransactionAPI], T], *, attempts: int = 10, base_delay: float = 0.002,
                       max_delay: float = 0.5, author: str = "", message: str = "",
-                      meta: dict | None = None) -> T:
+                      meta: dict[str, Any] | None = None) -> T:
     """Run `fn(txn)` in a fresh transaction and commit; on a retryable ConflictError start over
     (fn must be safe to re-run). Returns fn's result; re-raises after `attempts` tries."""
     for attempt in range(attempts):

@@ -6,7 +6,8 @@ Ops are validated for shape when they are recorded; preconditions are checked at
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from catalog_core.codec import pack_commit_fields, pack_leaf, pack_value
 from catalog_core.errors import InvalidPathError, InvalidValueError
@@ -56,7 +57,7 @@ def commit_fields(author: Any, message: Any, meta: Any) -> bytes:
     return pack_commit_fields(author, message, meta)
 
 
-def make_op(kind: str, path: str, value: Any = None, leaf: bool = False, ref=None) -> WriteOp:
+def make_op(kind: str, path: str, value: Any = None, leaf: bool = False, ref: tuple[str, int] | list[Any] | None = None) -> WriteOp:
     if kind not in KINDS:
         raise InvalidValueError(f"unknown write kind {kind!r}; use one of add, update, remove, merge")
     validate(path)
@@ -72,7 +73,7 @@ def make_op(kind: str, path: str, value: Any = None, leaf: bool = False, ref=Non
         raise InvalidValueError("remove takes no value", path=path)
     if leaf and kind not in ("add", "leafref"):
         raise InvalidValueError(f"leaf=True only goes with add; leaves are immutable ({kind} on {path!r})")
-    return WriteOp(kind, path, value, leaf, tuple(ref) if ref is not None else None, packed)
+    return WriteOp(kind, path, value, leaf, (ref[0], ref[1]) if ref is not None else None, packed)
 
 
 _FIELDS = {"kind", "path", "value", "leaf", "ref"}
@@ -118,10 +119,10 @@ class CommitOnExit:
     def abort(self) -> None:
         raise NotImplementedError
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self.state != "active":
             return
         if exc_type is None:

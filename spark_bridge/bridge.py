@@ -154,6 +154,7 @@ class Bridge:
         or ISO-8601; not earlier than the latest commit), for simulated histories and imports."""
         with self.transaction(author=author, message=message, branch=branch, time=time) as tx:
             tx.write(df, name, partition_by=partition_by, mode=mode, options=options, schema=schema)
+        assert tx.result is not None  # committed on exit
         return tx.result
 
     def transaction(self, author: str = "", message: str = "", branch: str | None = None,

@@ -44,7 +44,7 @@ class Effect:
 Encoded = tuple[dict[bytes, bytes], dict[bytes, bytes], list[tuple[bytes, bytes]]]
 
 
-def _pack_record(key: bytes, record: list) -> bytes:
+def _pack_record(key: bytes, record: list[Any]) -> bytes:
     try:
         out: bytes | None = pack(record)
     except InvalidValueError:
@@ -57,7 +57,7 @@ def _pack_record(key: bytes, record: list) -> bytes:
 def changes(effects: list["Effect"]) -> bool:
     """Does a write set change anything? (An empty merge, an add then a remove of the same path,
     an update to the same value do not.)"""
-    net: dict[str, list] = {}
+    net: dict[str, list[Any]] = {}
     for e in effects:
         seen = net.get(e.path)
         if seen is None:
@@ -73,12 +73,12 @@ class View:
     def __init__(self, store: Store, parent: "View | None" = None) -> None:
         self.store = store
         self.parent = parent
-        self.inner: dict[bytes, list] = {}
-        self.leaf: dict[bytes, list] = {}
+        self.inner: dict[bytes, list[Any]] = {}
+        self.leaf: dict[bytes, list[Any]] = {}
         self.deltas: list[tuple[bytes, int, int, Any]] = []
         self.packed: dict[bytes, bytes] = {}  # inner key -> its value as encoded when recorded
 
-    def _inner(self, key: bytes) -> list | None:
+    def _inner(self, key: bytes) -> list[Any] | None:
         v: View | None = self
         while v is not None:
             if key in v.inner:
@@ -86,7 +86,7 @@ class View:
             v = v.parent
         return self.store.inner_current(key)
 
-    def _leaf(self, key: bytes) -> list | None:
+    def _leaf(self, key: bytes) -> list[Any] | None:
         v: View | None = self
         while v is not None:
             if key in v.leaf:
@@ -94,7 +94,7 @@ class View:
             v = v.parent
         return self.store.leaf_lifetimes(key)
 
-    def current(self, path: str) -> tuple[dict, bool] | None:
+    def current(self, path: str) -> tuple[dict[str, Any], bool] | None:
         key = key_of(path)
         cur = self._inner(key)
         if cur is not None and cur[1] is not None:
@@ -145,7 +145,7 @@ class View:
         return inner, leaf, deltas
 
     # ------------------------------------------------------------ primitive writes
-    def put_inner(self, path: str, value: dict | None, vid: int, packed: bytes | None = None) -> None:
+    def put_inner(self, path: str, value: dict[str, Any] | None, vid: int, packed: bytes | None = None) -> None:
         key = key_of(path)
         prev = self._inner(key)
         if prev is not None and prev[0] != vid:
@@ -156,7 +156,7 @@ class View:
         else:
             self.packed.pop(key, None)
 
-    def add_leaf(self, path: str, packed: bytes | None, ref: list | None, vid: int) -> None:
+    def add_leaf(self, path: str, packed: bytes | None, ref: list[Any] | None, vid: int) -> None:
         key = key_of(path)
         lts = list(self._leaf(key) or [])
         lts.append([vid, 0, packed, ref])

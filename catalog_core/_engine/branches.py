@@ -69,7 +69,7 @@ def _from_record(value: dict[str, Any]) -> Branch:
     return Branch.from_dict(value)
 
 
-def branch_ops(cat: "Catalog", src: str, dst: str, fork_vid: int) -> list:
+def branch_ops(cat: "Catalog", src: str, dst: str, fork_vid: int) -> list[Any]:
     """The writes that make the clone `src -> dst` a branch (added to the clone's commit)."""
     ops = []
     if cat._get_at(BRANCHES, cat.latest_vid) is None:
@@ -138,7 +138,8 @@ class _Merge:
         self.conflicts: list[tuple[str, str]] = []
         self.stamp = False  # last_data_commit: set to the publish commit
 
-    def value(self, path: str, bb: dict, bn: dict, tb: dict | None, tn: dict) -> dict:
+    def value(self, path: str, bb: dict[str, Any], bn: dict[str, Any], tb: dict[str, Any] | None,
+              tn: dict[str, Any]) -> dict[str, Any]:
         base_t = tb if tb is not None else {}
         out = dict(tn)
         for key in list(bb) + [k for k in bn if k not in bb]:
@@ -219,8 +220,8 @@ def _plan(cat: "Catalog", txn: "Transaction", branch: str, onto: str,  # noqa: C
     present: dict[str, bool] = {}  # target path -> exists after this publish (for parent checks)
     merger = _Merge()
     stamps: list[str] = []
-    merged_at: dict[str, tuple[int, dict, dict]] = {}  # target path -> (index in writes, merged, target's)
-    shifts: dict[str, list[tuple[dict, int]]] = {}  # target path -> leaf contributions to add (+1) or take (-1)
+    merged_at: dict[str, tuple[int, dict[str, Any], dict[str, Any]]] = {}  # target path -> (index in writes, merged, target's)
+    shifts: dict[str, list[tuple[dict[str, Any], int]]] = {}  # target path -> leaf contributions to add (+1) or take (-1)
     for ch in diff(store, info.since_vid, r, branch):
         n += 1
         tpath = onto + ch.path[len(branch):]
@@ -332,11 +333,11 @@ def _plan(cat: "Catalog", txn: "Transaction", branch: str, onto: str,  # noqa: C
     return n, []
 
 
-def _has_stats(value: dict) -> bool:
+def _has_stats(value: dict[str, Any]) -> bool:
     return isinstance(value.get("stats"), dict)
 
 
-def _compensate(shifts: dict[str, list[tuple[dict, int]]], onto: str, leaf_path: str, leaf: dict,
+def _compensate(shifts: dict[str, list[tuple[dict[str, Any], int]]], onto: str, leaf_path: str, leaf: dict[str, Any],
                 sign: int) -> None:
     """Both sides added (sign -1) or removed (+1) the same leaf, and each side already moved its
     ancestors' additive stats by the leaf's contribution: target + (branch - base) would count it
@@ -354,7 +355,7 @@ def _compensate(shifts: dict[str, list[tuple[dict, int]]], onto: str, leaf_path:
             shifts.setdefault(a, []).append((contribution, sign))
 
 
-def _shift(stats: Any, contribution: dict, sign: int) -> None:
+def _shift(stats: Any, contribution: dict[str, Any], sign: int) -> None:
     """stats += sign * contribution, on the additive counts `stats` already holds."""
     if not isinstance(stats, dict):
         return
@@ -429,4 +430,5 @@ def drop(cat: "Catalog", branch: str, author: str, message: str) -> int:
         if txn.get(branch) is not None:
             txn._record(make_op("remove", branch))
         txn._record(make_op("remove", record_path(branch)))
+    assert txn.vid is not None  # committed on exit
     return txn.vid

@@ -117,7 +117,8 @@ class Catalog:
                                     ref=ref.encode("utf-8", "backslashreplace").decode())
         snap = self._store.snapshot_get(ref)
         if snap is not None:
-            return snap[0]
+            named: int = snap[0]
+            return named
         ts = _parse_time(ref)
         if ts is None:
             raise SnapshotNotFoundError(f"{ref!r} is neither a snapshot name nor an ISO-8601 time; "
@@ -270,7 +271,7 @@ class Catalog:
         ops: list[WriteOp] = []
         # Depth-first, parents before children, children in key order; an explicit stack instead
         # of recursion, so a subtree as deep as paths allow never hits the recursion limit.
-        stack: list[tuple[str, str, dict, bool]] = [(src, dst, root.value, root.leaf)]
+        stack: list[tuple[str, str, dict[str, Any], bool]] = [(src, dst, root.value, root.leaf)]
         while stack:
             s, d, obj_value, leaf = stack.pop()
             if leaf:
@@ -303,8 +304,9 @@ class Catalog:
                 txn._record(op)
             for op in _branches.branch_ops(self, src, dst, v):  # the clone is a branch of src
                 txn._record(op)
-        assert txn.vid is not None  # committed on exit
-        return txn.vid
+        cloned: int | None = txn.vid
+        assert cloned is not None  # committed on exit
+        return cloned
 
     # ---------------------------------------------------------------- diff, branches
     def diff(self, from_ref: int | str | None, to_ref: int | str | None = None,

@@ -19,7 +19,7 @@ __all__ = ["execute", "ScanHook"]
 # Called before each level scan with (parent path, step expression, id ranges, whether the
 # matched objects' values are returned, i.e. the last step). Transactions record the scan for
 # validation (or lock it, under mgl); a returned int overrides the read vid.
-ScanHook = Callable[[str, Any, list, bool], "int | None"]
+ScanHook = Callable[[str, Any, list[Any], bool], "int | None"]
 
 
 def _child_path(parent: str, obj_id: str) -> str:
@@ -27,7 +27,7 @@ def _child_path(parent: str, obj_id: str) -> str:
 
 
 def _node(store: Store, contexts: Iterator[str], step: Step, vid: int, last: bool,
-          hook: ScanHook | None, counter: list, tally: dict) -> Iterator[Any]:
+          hook: ScanHook | None, counter: list[Any], tally: dict[str, Any]) -> Iterator[Any]:
     pred = compile_expr(step.expr)
     ranges = id_ranges(step.expr)
     for parent in contexts:

@@ -25,7 +25,7 @@ from catalog_core._engine.keys import SEP, parent_of_prefix
 __all__ = ["Floors", "FileListCache", "Entries", "files_size", "parent_prefix"]
 
 # One tuple per visible leaf, in id order; the file lists hold (path, packed value, create vid).
-Entries = tuple[tuple, ...]
+Entries = tuple[tuple[Any, ...], ...]
 
 
 def files_size(entries: Entries) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
+from typing import Any
 
 from catalog_core.errors import ConflictError, DeadlockError
 from catalog_core.paths import split
@@ -36,7 +37,7 @@ def _sup(a: str | None, b: str) -> str:
 _MAX_POINTS = 64
 
 
-def _point_ids(ranges: list) -> list[str] | None:
+def _point_ids(ranges: list[Any]) -> list[str] | None:
     """The ids of a range list made only of single-id ranges [x, x NUL), else None."""
     if len(ranges) > _MAX_POINTS:
         return None
@@ -125,7 +126,7 @@ class LockManager:
         for i in range(1, len(parts) + 1):
             self.acquire(owner, "/" + "/".join(parts[:i]), mode if i == len(parts) else intent)
 
-    def lock_scan(self, owner: int, parent: str, ranges: list, values: bool = True) -> None:
+    def lock_scan(self, owner: int, parent: str, ranges: list[Any], values: bool = True) -> None:
         """Lock what one level scan reads. When the scan's obj_id ranges are a few single ids
         (`/[obj_id = "t"]`), lock just those children: S if their values are returned (the
         last step), IS if they only select context paths for the next step (creating,

@@ -34,12 +34,12 @@ PROTOCOLS = ("ospl", "osl", "mgl")
 @dataclass
 class CommitRequest:
     read_vid: int
-    ops: list
-    scans: list  # (parent, expr, ranges, values): see Transaction._on_scan
-    point_reads: set
+    ops: list[Any]
+    scans: list[Any]  # (parent, expr, ranges, values): see Transaction._on_scan
+    point_reads: set[Any]
     author: str
     message: str
-    meta: dict
+    meta: dict[str, Any]
     time: float | None = None  # a backdated commit time (seconds since the epoch); None: now
     fields: bytes | None = None  # author, message, meta encoded (codec.pack_commit_fields)
     done: threading.Event = field(default_factory=threading.Event)
@@ -47,12 +47,12 @@ class CommitRequest:
     error: BaseException | None = None
 
 
-def _predicate(expr: Any):
+def _predicate(expr: Any) -> Any:
     # A scan recorded without a predicate (clone copies every child) matches every object.
     return compile_expr(TrueExpr() if expr is None else expr)
 
 
-def _changes_result(pred, rec, values: bool) -> bool:
+def _changes_result(pred: Any, rec: Any, values: bool) -> bool:
     """Precision lock: does this write change what the scan saw? An absent object matches no
     predicate. A scan whose matched objects' values were returned (the last step of a query,
     `values`) conflicts when the before- or after-image matches. A scan that only selected
@@ -163,7 +163,7 @@ class TransactionManager:
         overlay = View(store)
         # this group's accepted writes: its later commits validate against them
         pending = WriteLog() if len(group) > 1 else None
-        accepted: list[tuple[CommitRequest, int, list, float]] = []
+        accepted: list[tuple[CommitRequest, int, list[Any], float]] = []
         inner: dict[bytes, bytes] = {}
         leaf: dict[bytes, bytes] = {}
         deltas: list[tuple[bytes, bytes]] = []
@@ -228,7 +228,8 @@ class TransactionManager:
             for req in group:
                 req.done.set()
 
-    def _write(self, inner: dict, leaf: dict, deltas: list, records: list, latest_vid: int) -> None:
+    def _write(self, inner: dict[bytes, Any], leaf: dict[bytes, Any], deltas: list[Any], records: list[Any],
+               latest_vid: int) -> None:
         store = self.store
         wb = store.new_batch()
         for cf, items in (("inner", inner.items()), ("leaf", leaf.items()), ("delta", deltas), ("commits", records)):

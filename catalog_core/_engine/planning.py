@@ -123,14 +123,14 @@ def _fields(e: Any) -> set[str]:
 
 
 @lru_cache(maxsize=256)
-def _plan(where: str | None, part_cols: tuple[str, ...]) -> tuple[Any, list, bool]:
+def _plan(where: str | None, part_cols: tuple[str, ...]) -> tuple[Any, list[Any], bool]:
     """(filter, per-level id ranges, whether file stats can prune anything) for a filter."""
     expr = parse_expr(where) if where else TrueExpr()
     levels = [_level_bounds(expr, col) for col in part_cols]
     return expr, levels, bool(_fields(expr) - set(part_cols))
 
 
-def _file_ranges(value: dict) -> dict[str, tuple[Any, Any]]:
+def _file_ranges(value: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     out = {}
     for col, st in (value.get("columns") or {}).items():
         if isinstance(st, dict) and "min" in st and "max" in st and st["min"] is not None:
@@ -150,7 +150,7 @@ def plan_files(store: Store, name: str, where: str | None, vid: int,
     expr, levels, by_stats = _plan(where, part_cols)
     counter = [0, 0]
     # (partition path, known partition values, whether the filter is already decided true)
-    contexts: list[tuple[str, dict, bool]] = [(path, {}, isinstance(expr, TrueExpr))]
+    contexts: list[tuple[str, dict[str, Any], bool]] = [(path, {}, isinstance(expr, TrueExpr))]
     for col, ranges in zip(part_cols, levels, strict=False):
         nxt = []
         for ctx, known, _sure in contexts:

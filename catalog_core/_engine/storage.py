@@ -41,7 +41,7 @@ CFS = ("inner", "delta", "leaf", "commits", "snapshots")
 LATEST = b"latest_vid"
 
 # (obj_id, value, vid that wrote it, is_leaf, key, packed leaf value | None for inner objects)
-Entry = tuple[str, dict, int, bool, bytes, "bytes | None"]
+Entry = tuple[str, dict[str, Any], int, bool, bytes, "bytes | None"]
 
 
 def _options() -> Options:
@@ -53,7 +53,7 @@ def _options() -> Options:
     return opt
 
 
-def _lock_dir(path: str):
+def _lock_dir(path: str) -> int:
     """One process owns a catalog directory; a second opener gets a clear error, not corruption."""
     import fcntl
 
@@ -121,15 +121,15 @@ class Store:
             os.close(self._lock_fd)
 
     # ---------------------------------------------------------------- point reads
-    def inner_current(self, key: bytes) -> list | None:
+    def inner_current(self, key: bytes) -> list[Any] | None:
         raw = self.cf["inner"].get(key)
         return None if raw is None else unpack(raw)
 
-    def leaf_lifetimes(self, key: bytes) -> list | None:
+    def leaf_lifetimes(self, key: bytes) -> list[Any] | None:
         raw = self.cf["leaf"].get(key)
         return None if raw is None else unpack(raw)
 
-    def inner_at(self, key: bytes, cur: list, vid: int) -> tuple[Any, int] | None:
+    def inner_at(self, key: bytes, cur: list[Any], vid: int) -> tuple[Any, int] | None:
         """(value, start_vid) of an inner object at `vid`, given its current record."""
         if cur[0] <= vid:
             return None if cur[1] is None else (cur[1], cur[0])
@@ -141,31 +141,33 @@ class Store:
                 return value, start
         return None
 
-    def leaf_at(self, lifetimes: list, vid: int) -> tuple[Any, int] | None:
+    def leaf_at(self, lifetimes: list[Any], vid: int) -> tuple[Any, int] | None:
         hit = self.leaf_raw_at(lifetimes, vid)
         return None if hit is None else (unpack_leaf(hit[0]), hit[1])
 
-    def leaf_raw_at(self, lifetimes: list, vid: int) -> tuple[bytes, int] | None:
+    def leaf_raw_at(self, lifetimes: list[Any], vid: int) -> tuple[bytes, int] | None:
         """(packed value, create vid) of the lifetime visible at `vid`, clone references followed."""
         for create, tomb, value, ref in reversed(lifetimes):
             if create <= vid and (tomb == 0 or tomb > vid):
                 return (self.resolve_ref_raw(ref) if ref is not None else value), create
         return None
 
-    def leaf_value(self, lifetime: list) -> dict:
+    def leaf_value(self, lifetime: list[Any]) -> dict[str, Any]:
         return self.resolve_ref(lifetime[3]) if lifetime[3] is not None else unpack_leaf(lifetime[2])
 
-    def resolve_ref(self, ref: list) -> dict:
-        return unpack_leaf(self.resolve_ref_raw(ref))
+    def resolve_ref(self, ref: list[Any]) -> dict[str, Any]:
+        value: dict[str, Any] = unpack_leaf(self.resolve_ref_raw(ref))
+        return value
 
-    def resolve_ref_raw(self, ref: list) -> bytes:
+    def resolve_ref_raw(self, ref: list[Any]) -> bytes:
         pkey, pcreate = ref
         for create, _tomb, value, _ref in self.leaf_lifetimes(pkey) or ():
             if create == pcreate:
-                return value
+                raw: bytes = value
+                return raw
         raise CatalogError(f"leaf indirection to {path_of_key(pkey)}@{pcreate} is dangling; the store is damaged")
 
-    def get(self, path: str, vid: int) -> tuple[dict, int, bool] | None:
+    def get(self, path: str, vid: int) -> tuple[dict[str, Any], int, bool] | None:
         key = key_of(path)
         cur = self.inner_current(key)
         if cur is not None:
@@ -197,7 +199,7 @@ class Store:
         self.files.drop(prefixes)
         self.leaf_lists.drop(prefixes)
 
-    def scan_children(self, parent: str, vid: int, ranges: list, counter: list | None = None,
+    def scan_children(self, parent: str, vid: int, ranges: list[Any], counter: list[int] | None = None,
                       shared: bool = False) -> Iterator[Entry]:
         """Children of `parent` visible at `vid`, in id order, restricted to the id byte `ranges`
         (half-open, None = unbounded). `counter` ([scanned, seeks]) is bumped as we go.
@@ -219,7 +221,7 @@ class Store:
                 leaf = self._visible_leaf(klo, khi, vid, plen, counter, shared)
             yield from _merge_by_key(inner, leaf)
 
-    def _leaf_list(self, prefix: bytes, vid: int, counter: list | None) -> tuple:
+    def _leaf_list(self, prefix: bytes, vid: int, counter: list[Any] | None) -> tuple[Any, ...]:
         """Every visible leaf under `prefix` as shared entries, from the leaf-list cache."""
         hit = self.leaf_lists.get(prefix, vid)
         if hit is not None:
@@ -235,7 +237,7 @@ class Store:
             counter[0] += n
         return entries
 
-    def _visible_inner(self, lo, hi, vid, plen, counter) -> Iterator[Entry]:
+    def _visible_inner(self, lo: bytes, hi: bytes, vid: int, plen: int, counter: list[int] | None) -> Iterator[Entry]:
         for key, raw in self._range("inner", lo, hi):
             if counter is not None:
                 counter[0] += 1
@@ -244,7 +246,8 @@ class Store:
             if hit is not None:
                 yield key[plen:].decode(), hit[0], hit[1], False, key, None
 
-    def _visible_leaf(self, lo, hi, vid, plen, counter, shared) -> Iterator[Entry]:
+    def _visible_leaf(self, lo: bytes, hi: bytes, vid: int, plen: int, counter: list[int] | None,
+                      shared: bool) -> Iterator[Entry]:
         ro = ReadOptions()
         ro.set_iterate_upper_bound(hi)
         cached = self.leaf_values.value
@@ -261,7 +264,7 @@ class Store:
             if counter is not None:
                 counter[0] += n
 
-    def scan_files(self, parent: str, vid: int, counter: list | None = None,
+    def scan_files(self, parent: str, vid: int, counter: list[Any] | None = None,
                    room: list[int] | None = None) -> list[FileObj]:
         """The file leaves of `parent` visible at `vid`, left packed (FileObj decodes on access):
         plan_files' file level, which decodes only the files whose statistics it checks.
@@ -280,7 +283,7 @@ class Store:
             counter[1] += 1
         return [FileObj(path, raw, create) for path, raw, create in entries]
 
-    def _read_files(self, prefix: bytes, base: str, vid: int) -> tuple[tuple, int]:
+    def _read_files(self, prefix: bytes, base: str, vid: int) -> tuple[tuple[Any, ...], int]:
         # One flat loop with no per-file generator step: at 500k files it runs 100k times a plan.
         plen = len(prefix)
         ro = ReadOptions()
@@ -315,11 +318,11 @@ class Store:
         return [tuple(p) for p in reversed(past)] + [(cur[0], None, cur[1])]
 
     # ---------------------------------------------------------------- commits, snapshots
-    def commit_record(self, vid: int) -> dict | None:
+    def commit_record(self, vid: int) -> dict[str, Any] | None:
         raw = self.cf["commits"].get(vid_bytes(vid))
         return None if raw is None else unpack(raw)
 
-    def commit_records(self, lo: int, hi: int, backwards: bool = False) -> Iterator[tuple[int, dict]]:
+    def commit_records(self, lo: int, hi: int, backwards: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
         """Commits with lo <= vid <= hi."""
         if not backwards:
             for k, raw in self._range("commits", vid_bytes(lo), vid_bytes(hi + 1)):
@@ -334,11 +337,11 @@ class Store:
             yield vid, unpack(it.value())
             it.prev()
 
-    def snapshot_get(self, name: str) -> list | None:
+    def snapshot_get(self, name: str) -> list[Any] | None:
         raw = self.cf["snapshots"].get(name.encode())
         return None if raw is None else unpack(raw)
 
-    def snapshot_items(self) -> Iterator[tuple[str, list]]:
+    def snapshot_items(self) -> Iterator[tuple[str, list[Any]]]:
         for k, raw in cast(_Pairs, self.cf["snapshots"].items()):
             yield k.decode(), unpack(raw)
 

@@ -41,7 +41,7 @@ class Transaction(WriteMethods):
         self.read_vid = self._mgr.begin()
         self.vid: int | None = None
         self.ops: list[WriteOp] = []
-        self.scans: list[tuple[str, Any, list, bool]] = []  # (parent, predicate, id ranges, values)
+        self.scans: list[tuple[str, Any, list[Any], bool]] = []  # (parent, predicate, id ranges, values)
         self.point_reads: set[str] = set()
         self.state = "active"
         self._locks = self._mgr.locks  # mgl: strict 2PL locks; None under ospl and osl
@@ -57,7 +57,7 @@ class Transaction(WriteMethods):
         # Under strict 2PL a read happens after its lock is granted, at the latest state.
         return self._cat._store.latest_vid if self._mgl else self.read_vid
 
-    def _on_scan(self, parent: str, expr: Any, ranges: list, values: bool = True) -> int | None:
+    def _on_scan(self, parent: str, expr: Any, ranges: list[Any], values: bool = True) -> int | None:
         """`values`: the scan returns the matched objects (last step). A middle step only selects
         context paths, so only a write that changes which objects match conflicts with it."""
         if self._locks is not None:
@@ -133,7 +133,7 @@ class Transaction(WriteMethods):
             self._finalizer()
 
 
-def _release(mgr, read_vid: int, txn_id: int) -> None:
+def _release(mgr: Any, read_vid: int, txn_id: int) -> None:
     mgr.end(read_vid)
     if mgr.locks is not None:
         mgr.locks.release_all(txn_id)

@@ -4,6 +4,7 @@ plus the last-modified vid of every parent prefix and of every written path."""
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,13 +29,13 @@ class WriteLog:
         self._index: SortedDict = SortedDict()  # (parent, vid, seq) -> LogRecord
         self.last_modified: dict[str, int] = {}  # parent prefix -> newest vid of a child write
         self.last_write: dict[str, int] = {}  # path -> newest vid that wrote it
-        self._by_vid: deque[tuple[int, list]] = deque()
+        self._by_vid: deque[tuple[int, list[Any]]] = deque()
         self._seq = 0
 
     def __len__(self) -> int:
         return len(self._index)
 
-    def add(self, vid: int, effects) -> list:
+    def add(self, vid: int, effects: Iterable[Any]) -> list[Any]:
         keys = []
         for eff in effects:
             parent = parent_of(eff.path)
@@ -47,16 +48,16 @@ class WriteLog:
         self._by_vid.append((vid, keys))
         return keys
 
-    def records_after(self, parent: str, vid: int):
+    def records_after(self, parent: str, vid: int) -> Iterable[LogRecord]:
         """Records under `parent` written after `vid`, oldest first."""
         if self.last_modified.get(parent, -1) <= vid:
             return ()
         return (self._index[k] for k in self._index.irange((parent, vid + 1, 0), (parent, float("inf"), 0)))
 
-    def keys_of(self, vid: int) -> list:
+    def keys_of(self, vid: int) -> list[Any]:
         return next((keys for v, keys in self._by_vid if v == vid), [])
 
-    def discard(self, keys: list) -> None:
+    def discard(self, keys: list[Any]) -> None:
         """Forget records of a group whose batch never became durable."""
         for key in keys:
             self._index.pop(key, None)

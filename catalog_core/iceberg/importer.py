@@ -122,7 +122,7 @@ class _Source:
     def manifests(self, snap: Any) -> list[Any]:
         from pyiceberg.manifest import ManifestContent
 
-        out = snap.manifests(self.io)
+        out: list[Any] = snap.manifests(self.io)
         for m in out:
             if m.content != ManifestContent.DATA:
                 raise convert.unsupported(f"snapshot {snap.snapshot_id} has delete files (position or equality "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, Union
 
 __all__ = [
     "Node",
@@ -120,7 +120,7 @@ class In(Node):
             _check_literal(v)
         object.__setattr__(self, "values", values)
 
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[Any, ...]:
         return (self.field, tuple((type(v), v) for v in self.values))
 
     def __eq__(self, other: object) -> bool:

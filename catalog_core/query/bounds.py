@@ -12,7 +12,7 @@ is the successor of `x` among ids.
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Iterable
+from typing import Any, Iterable
 
 from catalog_core.paths import successor
 from catalog_core.query.ast import And, Compare, Expr, Field, In, Literal, Node, Not, Or, StartsWith
@@ -36,7 +36,7 @@ def _hi_le(a: bytes | None, b: bytes | None) -> bool:
 def normalize(ranges: Iterable[Range]) -> list[Range]:
     """Sort, drop empty ranges, merge overlapping or touching ones; lo b"" becomes None."""
     live = sorted((r for r in ranges if r[1] is None or _lo(r) < r[1]), key=_lo)
-    out: list[list] = []
+    out: list[list[Any]] = []
     for lo, hi in live:
         lo_b = lo or b""
         if out and (out[-1][1] is None or lo_b <= out[-1][1]):

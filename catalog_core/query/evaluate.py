@@ -101,13 +101,13 @@ def compare_values(op: str, a: Any, b: Any) -> bool:
     if kind is not int and kind is not str:
         return False
     if op == "<":
-        return a < b
+        return bool(a < b)
     if op == "<=":
-        return a <= b
+        return bool(a <= b)
     if op == ">":
-        return a > b
+        return bool(a > b)
     if op == ">=":
-        return a >= b
+        return bool(a >= b)
     raise ValueError(f"unknown comparison operator {op!r}")
 
 
@@ -270,8 +270,8 @@ class _Codegen:
     def build(self, body: str, absent: str) -> Predicate:
         src = f"def _pred(i, v):\n    if v is None:\n        return {absent}\n    return {body}\n"
         exec(compile(src, "<semcat query predicate>", "exec"), self.ns)
-        fn = self.ns["_pred"]
-        fn.__source__ = src  # for debugging a surprising result
+        fn: Predicate = self.ns["_pred"]
+        fn.__source__ = src  # type: ignore[attr-defined]  # for debugging a surprising result
         return fn
 
 

@@ -143,7 +143,7 @@ def _read_unicode_escape(text: str, i: int) -> tuple[str, int]:
     return chr(code), i
 
 
-def _number(text: str, m: re.Match) -> int | float:
+def _number(text: str, m: re.Match[str]) -> int | float:
     raw = m.group(0)
     try:
         value: int | float = float(raw) if (m.group(1) or m.group(2)) else int(raw)
@@ -400,7 +400,8 @@ class _Parser:
         tok = self.tok
         if tok.kind in ("STRING", "NUMBER"):
             self.advance()
-            return tok.value
+            value: LiteralValue = tok.value
+            return value
         kw = self.keyword()
         if kw in ("true", "false", "null"):
             self.advance()

@@ -94,7 +94,7 @@ def _raise_for(resp: httpx.Response, where: str) -> None:
     raise CatalogError(f"HTTP {resp.status_code} from {where}: {resp.content[:200]!r}", status=resp.status_code)
 
 
-def _obj(d: dict | None) -> Obj | None:
+def _obj(d: dict[str, Any] | None) -> Obj | None:
     return None if d is None else Obj.from_dict(d)
 
 
@@ -117,7 +117,7 @@ class QueryStream:
         self._resp = resp
         self._stats = stats
         self._lines = _byte_lines(resp)
-        self._batch: list[dict] = []
+        self._batch: list[dict[str, Any]] = []
         self._pos = 0
         self._done = False
         self.count = 0
@@ -221,7 +221,7 @@ class RemoteCatalog:
         return f"RemoteCatalog({self.url!r})"
 
     # ---------------------------------------------------------------- transport
-    def _send(self, method: str, path: str, params: dict | None, body: Any, retry: bool = False) -> httpx.Response:
+    def _send(self, method: str, path: str, params: dict[str, Any] | None, body: Any, retry: bool = False) -> httpx.Response:
         """Send one request. A read (`retry`: GETs and the POSTs that only read) whose connection
         broke is sent once more on a fresh one: a kept-alive connection the server has just closed
         must not fail an unrelated call. Writes are never resent (they may have been applied)."""
@@ -241,7 +241,7 @@ class RemoteCatalog:
                 return self._send(method, path, params, body, retry=False)
             raise CatalogError(f"cannot reach the catalog server at {self.url}: {exc!r}") from None
 
-    def _call(self, method: str, path: str, params: dict | None = None, body: Any = None,
+    def _call(self, method: str, path: str, params: dict[str, Any] | None = None, body: Any = None,
               retry: bool | None = None) -> Any:
         """One request and its JSON answer. `retry` defaults to True for GET (see `_send`)."""
         again = method == "GET" if retry is None else retry
@@ -259,7 +259,7 @@ class RemoteCatalog:
             _raise_for(resp, self.url + path)
         return _loads_big(resp.content)
 
-    def _stream(self, path: str, body: dict, stats: QueryStats | None) -> "QueryStream":
+    def _stream(self, path: str, body: dict[str, Any], stats: QueryStats | None) -> "QueryStream":
         resp = self._send("POST", path, None, body, retry=True)  # queries only read
         if resp.status_code >= 400:
             try:
@@ -283,14 +283,17 @@ class RemoteCatalog:
     # ---------------------------------------------------------------- reads
     @property
     def latest_vid(self) -> int:
-        return self._call("GET", "/catalog")["latest_vid"]
+        vid: int = self._call("GET", "/catalog")["latest_vid"]
+        return vid
 
     @property
     def protocol(self) -> str:
-        return self._call("GET", "/catalog")["protocol"]
+        protocol: str = self._call("GET", "/catalog")["protocol"]
+        return protocol
 
     def resolve(self, ref: _Ref) -> int:
-        return self._call("GET", "/resolve", _params(ref=_ref_param(ref)))["vid"]
+        vid: int = self._call("GET", "/resolve", _params(ref=_ref_param(ref)))["vid"]
+        return vid
 
     def get(self, path: str, vid: _Ref = None) -> Obj | None:
         split(path)
@@ -341,7 +344,8 @@ class RemoteCatalog:
     def clone(self, src: str, dst: str, vid: _Ref = None, author: str = "", message: str = "") -> int:
         _ref_param(vid)
         body = {"src": src, "dst": dst, "vid": vid, "author": author, "message": message}
-        return self._call("POST", "/clone", body=body)["vid"]
+        cloned: int = self._call("POST", "/clone", body=body)["vid"]
+        return cloned
 
     # ---------------------------------------------------------------- diff, branches
     def diff(self, from_ref: _Ref, to_ref: _Ref = None, prefix: str | None = None) -> "ChangeStream":
@@ -365,11 +369,13 @@ class RemoteCatalog:
 
     def publish(self, branch: str, onto: str, author: str = "", message: str = "", keep: bool = True) -> int:
         body = {"branch": branch, "onto": onto, "author": author, "message": message, "keep": keep}
-        return self._call("POST", "/publish", body=body)["vid"]
+        vid: int = self._call("POST", "/publish", body=body)["vid"]
+        return vid
 
     def drop_branch(self, branch: str, author: str = "", message: str = "") -> int:
         body = {"branch": branch, "author": author, "message": message}
-        return self._call("POST", "/branches/drop", body=body)["vid"]
+        vid: int = self._call("POST", "/branches/drop", body=body)["vid"]
+        return vid
 
     # ---------------------------------------------------------------- writes
     def transaction(self, author: str = "", message: str = "", meta: dict[str, Any] | None = None,
@@ -477,7 +483,7 @@ class RemoteTransaction(WriteMethods):
             self._cat._call("POST", f"/transactions/{sid}/writes", body={"ops": self._unsent()})
             self._sent = len(self.ops)
 
-    def _unsent(self) -> list[dict]:
+    def _unsent(self) -> list[dict[str, Any]]:
         return [op.to_dict() for op in self.ops[self._sent:]]
 
     # ---------------------------------------------------------------- end

@@ -76,24 +76,24 @@ class Entry:
 class _CatalogCache:
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.tables: OrderedDict[int, tuple[list[Any], dict[str, dict]]] = OrderedDict()
-        self.entries: OrderedDict[tuple, Entry] = OrderedDict()
+        self.tables: OrderedDict[int, tuple[list[Any], dict[str, dict[str, Any]]]] = OrderedDict()
+        self.entries: OrderedDict[tuple[Any, ...], Entry] = OrderedDict()
         self.files = 0
 
-    def get_tables(self, vid: int) -> tuple[list[Any], dict[str, dict]] | None:
+    def get_tables(self, vid: int) -> tuple[list[Any], dict[str, dict[str, Any]]] | None:
         with self.lock:
             got = self.tables.get(vid)
             if got is not None:
                 self.tables.move_to_end(vid)
             return got
 
-    def put_tables(self, vid: int, value: tuple[list[Any], dict[str, dict]]) -> None:
+    def put_tables(self, vid: int, value: tuple[list[Any], dict[str, dict[str, Any]]]) -> None:
         with self.lock:
             self.tables[vid] = value
             while len(self.tables) > 64:
                 self.tables.popitem(last=False)
 
-    def get(self, key: tuple) -> Entry | None:
+    def get(self, key: tuple[Any, ...]) -> Entry | None:
         with self.lock:
             e = self.entries.get(key)
             if e is not None:
@@ -106,7 +106,7 @@ class _CatalogCache:
             return None
         return e
 
-    def put(self, key: tuple, e: Entry) -> None:
+    def put(self, key: tuple[Any, ...], e: Entry) -> None:
         with self.lock:
             old = self.entries.pop(key, None)
             if old is not None:

@@ -10,6 +10,7 @@ import decimal
 import math
 import uuid
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
@@ -144,7 +145,7 @@ def _as_text(duck_type: str) -> bool:
     return "TIME ZONE" in duck_type or "INTERVAL" in duck_type
 
 
-def fetch(con: duckdb.DuckDBPyConnection, text: str, limit: int) -> tuple[list[SqlColumn], list[tuple]]:
+def fetch(con: duckdb.DuckDBPyConnection, text: str, limit: int) -> tuple[list[SqlColumn], list[tuple[Any, ...]]]:
     rel = con.sql(text)
     if rel is None:
         raise InvalidValueError("the statement returned no result set; send a SELECT")
@@ -161,7 +162,7 @@ def fetch_rel(rel: duckdb.DuckDBPyRelation, limit: int) -> tuple[list[SqlColumn]
     return columns, rel.limit(limit + 1).fetchall()
 
 
-def interrupter(con: duckdb.DuckDBPyConnection):
+def interrupter(con: duckdb.DuckDBPyConnection) -> Callable[[], None]:
     def interrupt() -> None:
         try:
             con.interrupt()

@@ -78,7 +78,7 @@ def _views(cat: CatalogAPI, vid: int, sandbox: bool, names: set[str] | None = No
     return _keyed_views(cat, vid, sandbox, names, only, where)[0]
 
 
-def _tables_at(cat: CatalogAPI, vid: int) -> tuple[list[Any], dict[str, dict]]:
+def _tables_at(cat: CatalogAPI, vid: int) -> tuple[list[Any], dict[str, dict[str, Any]]]:
     """`list_tables` at `vid`, through the catalog's cache."""
     cache = catalog_cache(cat)
     listed = cache.get_tables(vid) if cache is not None else None

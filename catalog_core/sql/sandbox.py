@@ -200,7 +200,7 @@ def _strings(node: Any) -> list[str]:
     return found
 
 
-def _table_function(node: dict, out: Checked) -> None:
+def _table_function(node: dict[str, Any], out: Checked) -> None:
     fn = node.get("function") or {}
     name = str(fn.get("function_name", "")).lower()
     if name in INTROSPECTION_TABLE_FUNCTIONS:
@@ -215,7 +215,7 @@ def _table_function(node: dict, out: Checked) -> None:
     raise refuse("table_function", f"{name}()")
 
 
-def _base_table(node: dict, out: Checked) -> None:
+def _base_table(node: dict[str, Any], out: Checked) -> None:
     name = str(node.get("table_name", ""))
     if _PATHLIKE.search(name):
         if _URL.match(name):
@@ -268,7 +268,7 @@ def builder_bytes(name: str, args: list[Any]) -> int | None:
     return None
 
 
-def _builder(node: dict, out: Checked) -> None:
+def _builder(node: dict[str, Any], out: Checked) -> None:
     name = str(node.get("function_name", "")).lower()
     args = node.get("arguments")
     if name not in _BUILDERS or not isinstance(args, list):

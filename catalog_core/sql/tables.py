@@ -83,7 +83,7 @@ def names_at(schema: dict[str, Any], schema_id: int) -> dict[str, str | None] | 
     return out
 
 
-def list_tables(cat: CatalogAPI, vid: int) -> tuple[list[Any], dict[str, dict]]:
+def list_tables(cat: CatalogAPI, vid: int) -> tuple[list[Any], dict[str, dict[str, Any]]]:
     """Table objects at `vid` and each catalog's value (for `properties.warehouse`)."""
     catalogs = {o.path.strip("/"): o.value for o in cat.query('/[obj_type = "catalog"]', vid=vid)}
     tables = cat.query(tables_query(), vid=vid)
@@ -155,16 +155,16 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _columns(table: dict) -> list[ColumnSpec] | None:
+def _columns(table: dict[str, Any]) -> list[ColumnSpec] | None:
     cols = ((table.get("schema") or {}).get("columns")) or None
     if not cols:
         return None
     return [ColumnSpec(str(c["name"]), duck_type(c.get("type"))) for c in cols if isinstance(c, dict) and c.get("name")]
 
 
-def _partitions(cat: CatalogAPI, parts: tuple[str, ...], levels: int, vid: int) -> dict[str, dict]:
+def _partitions(cat: CatalogAPI, parts: tuple[str, ...], levels: int, vid: int) -> dict[str, dict[str, Any]]:
     """Every partition object of the table, by path: one path query per partition level."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     steps = exact_query("/" + "/".join(parts))
     for _ in range(levels):
         steps += '/[obj_type = "partition"]'
@@ -175,7 +175,7 @@ def _partitions(cat: CatalogAPI, parts: tuple[str, ...], levels: int, vid: int) 
     return out
 
 
-def _renames(field_ids: Any, columns: list[dict]) -> tuple[tuple[str, str | None], ...]:
+def _renames(field_ids: Any, columns: list[dict[str, Any]]) -> tuple[tuple[str, str | None], ...]:
     """Where a file's `field_ids` ({name in the file: column id}) say a table column is stored
     under another name, or not at all (a same-named column of another id)."""
     if not isinstance(field_ids, dict) or not field_ids:
@@ -191,7 +191,7 @@ def _renames(field_ids: Any, columns: list[dict]) -> tuple[tuple[str, str | None
     return tuple(out)
 
 
-def _values(file_path: str, table_path: str, cols: list[str], partitions: dict[str, dict]) -> dict[str, Any]:
+def _values(file_path: str, table_path: str, cols: list[str], partitions: dict[str, dict[str, Any]]) -> dict[str, Any]:
     segs = file_path[len(table_path) + 1:].split("/")[:-1]
     values: dict[str, Any] = {}
     cur = table_path
@@ -206,7 +206,7 @@ def _values(file_path: str, table_path: str, cols: list[str], partitions: dict[s
     return values
 
 
-def _roots(base: str | None, warehouse: Any, catalog: dict) -> list[str]:
+def _roots(base: str | None, warehouse: Any, catalog: dict[str, Any]) -> list[str]:
     """Directories a table's files may live in: its location, the data directory's warehouse
     and its catalog's `properties.warehouse`."""
     out = [base] if base else []
@@ -217,7 +217,7 @@ def _roots(base: str | None, warehouse: Any, catalog: dict) -> list[str]:
     return out
 
 
-def load_table(cat: CatalogAPI, obj: Any, vid: int, catalogs: dict[str, dict], where: str | None = None) -> TableSpec:
+def load_table(cat: CatalogAPI, obj: Any, vid: int, catalogs: dict[str, dict[str, Any]], where: str | None = None) -> TableSpec:
     """The table at `obj.path` with its visible files (pruned by `where` through plan_files)."""
     parts = tuple(obj.path.strip("/").split("/"))
     table = obj.value

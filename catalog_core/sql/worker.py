@@ -137,7 +137,7 @@ class WorkerDied(Exception):
 class _Worker:
     """One worker process as the caller sees it."""
 
-    def __init__(self, proc: subprocess.Popen) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
         self.ready = False           # its `S` for the next statement was read
         self.cap: int | None = None  # its hard RLIMIT_AS once its first statement set it
@@ -357,7 +357,7 @@ def _stop_all() -> None:
         _stop(w)
 
 
-def _read_until(proc: subprocess.Popen, deadline: float, want: int | None) -> bytes:
+def _read_until(proc: subprocess.Popen[bytes], deadline: float, want: int | None) -> bytes:
     """Bytes from the worker's stdout: `want` of them (fewer only at EOF), or all until EOF;
     TimeoutError at `deadline`."""
     assert proc.stdout is not None
@@ -378,7 +378,7 @@ def _read_until(proc: subprocess.Popen, deadline: float, want: int | None) -> by
     return b"".join(chunks)
 
 
-def _read_frame(proc: subprocess.Popen, deadline: float) -> bytes:
+def _read_frame(proc: subprocess.Popen[bytes], deadline: float) -> bytes:
     head = _read_until(proc, deadline, _FRAME.size)
     if len(head) < _FRAME.size:
         return b""
