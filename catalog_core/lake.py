@@ -15,11 +15,21 @@ is `<column>=<value>`, with `__null__` standing for a null value.
 
 Everything here is pure except `require_table`, which reads one object through any
 `catalog_core.api.CatalogAPI`.
+
+A table's value is parsed once into the typed model `TableValue` (`Schema` of `Column`s,
+`Partition`s, `Stats` of `ColumnStats`): `TableValue.from_raw(obj.value)` and back with `to_raw()`.
+The model is what readers use instead of `value.get("schema")`; writers still build the raw dict.
+Invariant: `from_raw(v.to_raw()) == v`, and `from_raw(raw).to_raw() == raw` for a well-formed raw
+value (keys the model does not name ride along in `extra`; absent keys stay absent, and a named key
+holding None counts as absent). Readers were
+lenient before the model and stay so: a missing or non-dict schema or stats reads as empty, and
+column entries that are not dicts are left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from catalog_core.errors import InvalidPathError, InvalidValueError, NoSuchTableError
@@ -46,6 +56,12 @@ __all__ = [
     "quote",
     "tables_query",
     "semantic_path",
+    "TableValue",
+    "Schema",
+    "Column",
+    "Partition",
+    "Stats",
+    "ColumnStats",
 ]
 
 SEMANTIC = "_semantic"
@@ -110,11 +126,8 @@ def parse_partition_id(obj_id: str) -> tuple[str, str | None]:
 
 def partition_columns(table: dict[str, Any]) -> list[str]:
     """A table value's partition columns, in order (`partition_by` entries are names or
-    `{"name": ...}` dicts)."""
-    out = []
-    for col in table.get("partition_by") or []:
-        out.append(col if isinstance(col, str) else str((col or {}).get("name", "")))
-    return out
+    `{"name": ...}` dicts); `TableValue.partition_columns` of the parsed value."""
+    return [Partition.from_raw(col).name for col in table.get("partition_by") or []]
 
 
 def is_table(value: dict[str, Any] | None) -> bool:
@@ -155,3 +168,210 @@ def semantic_path(name: str, key: str | None = None) -> str:
     """The `_semantic` folder of a catalog, namespace or table, or one annotation under it."""
     base = object_path(name) + "/" + SEMANTIC
     return base if key is None else f"{base}/{key}"
+
+
+# ------------------------------------------------------------------------------ the typed table model
+def _extra(raw: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in raw.items() if k not in known}
+
+
+def _put(out: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        out[key] = value
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a table's schema: `{"id", "name", "type", "nullable", ...}`. `id` is the
+    column's stable field id (None: absent); `nullable` None means absent (read as True)."""
+
+    name: str
+    type: str | None = None
+    id: int | None = None
+    nullable: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=True)
+
+    KEYS = ("id", "name", "type", "nullable")
+
+    @property
+    def is_nullable(self) -> bool:
+        return self.nullable is not False
+
+    @classmethod
+    def from_raw(cls, raw: Mapping[str, Any]) -> Column:
+        return cls(name=str(raw.get("name", "")), type=raw.get("type"), id=raw.get("id"),
+                   nullable=raw.get("nullable"), extra=_extra(raw, cls.KEYS))
+
+    def to_raw(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        _put(out, "id", self.id)
+        out["name"] = self.name
+        _put(out, "type", self.type)
+        _put(out, "nullable", self.nullable)
+        return {**out, **self.extra}
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A table's schema: `schema_id` (None: absent, read as 0), its `columns` in order, and
+    `dropped` (columns removed, with the schema id they were dropped at; None: absent)."""
+
+    columns: tuple[Column, ...] = ()
+    schema_id: int | None = None
+    dropped: tuple[dict[str, Any], ...] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    KEYS = ("schema_id", "columns", "dropped")
+
+    @property
+    def id(self) -> int:
+        return int(self.schema_id or 0)
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def column(self, name: str) -> Column | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+    @classmethod
+    def from_raw(cls, raw: Any) -> Schema:
+        if not isinstance(raw, Mapping):
+            return cls()
+        cols = tuple(Column.from_raw(c) for c in raw.get("columns") or [] if isinstance(c, Mapping))
+        dropped = raw.get("dropped")
+        return cls(columns=cols, schema_id=raw.get("schema_id"),
+                   dropped=None if dropped is None else tuple(dropped), extra=_extra(raw, cls.KEYS))
+
+    def to_raw(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        _put(out, "schema_id", self.schema_id)
+        out["columns"] = [c.to_raw() for c in self.columns]
+        if self.dropped is not None:
+            out["dropped"] = list(self.dropped)
+        return {**out, **self.extra}
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One partition level of `partition_by`: a column name, stored as the bare name or as
+    `{"name": ..., ...}` (`spelled_as_dict` keeps which, so the value writes back unchanged)."""
+
+    name: str
+    spelled_as_dict: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_raw(cls, raw: Any) -> Partition:
+        if isinstance(raw, str):
+            return cls(raw)
+        raw = raw or {}
+        return cls(str(raw.get("name", "")), True, _extra(raw, ("name",)))
+
+    def to_raw(self) -> Any:
+        return {"name": self.name, **self.extra} if self.spelled_as_dict else self.name
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """A column's `{min, max, null_count}` (None: unknown or absent)."""
+
+    min: Any = None
+    max: Any = None
+    null_count: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    KEYS = ("min", "max", "null_count")
+
+    @classmethod
+    def from_raw(cls, raw: Mapping[str, Any]) -> ColumnStats:
+        return cls(raw.get("min"), raw.get("max"), raw.get("null_count"), _extra(raw, cls.KEYS))
+
+    def to_raw(self, present: tuple[str, ...] = KEYS) -> dict[str, Any]:
+        return {**{k: getattr(self, k) for k in present}, **self.extra}
+
+
+@dataclass(frozen=True)
+class Stats:
+    """A table's (or partition's) statistics (catalog_core.stats): counts, per-column stats and
+    `last_data_commit` `{vid, time}`. A count None was absent."""
+
+    row_count: int | None = None
+    file_count: int | None = None
+    size_bytes: int | None = None
+    columns: dict[str, ColumnStats] = field(default_factory=dict)
+    last_data_commit: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    present: dict[str, tuple[str, ...]] = field(default_factory=dict)  # which keys each column's stats had
+
+    KEYS = ("row_count", "file_count", "size_bytes", "columns", "last_data_commit")
+
+    @classmethod
+    def from_raw(cls, raw: Any) -> Stats | None:
+        if not isinstance(raw, Mapping):
+            return None
+        cols = {str(k): ColumnStats.from_raw(v) for k, v in (raw.get("columns") or {}).items() if isinstance(v, Mapping)}
+        present = {str(k): tuple(x for x in ColumnStats.KEYS if x in v)
+                   for k, v in (raw.get("columns") or {}).items() if isinstance(v, Mapping)}
+        return cls(raw.get("row_count"), raw.get("file_count"), raw.get("size_bytes"), cols,
+                   raw.get("last_data_commit"), _extra(raw, cls.KEYS), present)
+
+    def to_raw(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k in ("row_count", "file_count", "size_bytes"):
+            _put(out, k, getattr(self, k))
+        out["columns"] = {k: v.to_raw(self.present.get(k, ColumnStats.KEYS)) for k, v in self.columns.items()}
+        _put(out, "last_data_commit", self.last_data_commit)
+        return {**out, **self.extra}
+
+
+@dataclass(frozen=True)
+class TableValue:
+    """The value of a table object, parsed once: `location`, `format`, `schema`, `partition_by`,
+    `stats`, `properties`; other keys in `extra`. `schema` is empty when the raw value had none
+    (`has_schema` tells), `stats` None when it had none."""
+
+    schema: Schema = field(default_factory=Schema)
+    partition_by: tuple[Partition, ...] = ()
+    stats: Stats | None = None
+    location: str | None = None
+    format: str | None = None
+    properties: dict[str, Any] | None = None
+    obj_type: str | None = "table"
+    has_schema: bool = True
+    has_partition_by: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    KEYS = ("obj_type", "location", "format", "schema", "partition_by", "stats", "properties")
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return self.schema.columns
+
+    @property
+    def partition_columns(self) -> list[str]:
+        return [p.name for p in self.partition_by]
+
+    @classmethod
+    def from_raw(cls, raw: Mapping[str, Any] | None) -> TableValue:
+        raw = raw or {}
+        parts = raw.get("partition_by")
+        return cls(schema=Schema.from_raw(raw.get("schema")),
+                   partition_by=tuple(Partition.from_raw(p) for p in parts or []),
+                   stats=Stats.from_raw(raw.get("stats")), location=raw.get("location"), format=raw.get("format"),
+                   properties=raw.get("properties"), obj_type=raw.get("obj_type"),
+                   has_schema="schema" in raw, has_partition_by="partition_by" in raw, extra=_extra(raw, cls.KEYS))
+
+    def to_raw(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        _put(out, "obj_type", self.obj_type)
+        _put(out, "location", self.location)
+        _put(out, "format", self.format)
+        if self.has_schema:
+            out["schema"] = self.schema.to_raw()
+        if self.has_partition_by:
+            out["partition_by"] = [p.to_raw() for p in self.partition_by]
+        if self.stats is not None:
+            out["stats"] = self.stats.to_raw()
+        _put(out, "properties", self.properties)
+        return {**out, **self.extra}
