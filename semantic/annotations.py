@@ -78,7 +78,7 @@ def basis_of(table: Obj | None, columns: Iterable[Column] | None, vid: int,
     if table is None:
         return Basis(vid=vid)
     value = table.value
-    schema = value.get("schema") or {}
+    schema = lake.TableValue.from_raw(value).schema
     cols = columns_of(value) if columns is None else list(columns)
     stats = value.get("stats") or {}
     col_stats = stats.get("columns") or {}
@@ -87,7 +87,7 @@ def basis_of(table: Obj | None, columns: Iterable[Column] | None, vid: int,
     ldc = stats.get("last_data_commit")
     return Basis(
         vid=vid,
-        schema_id=schema.get("schema_id"),
+        schema_id=schema.schema_id,
         columns=[ColumnRef(id=-1 if c.id is None else c.id, name=c.name, type=str(c.type)) for c in cols],
         row_count=stats.get("row_count"),
         stats={c.name: ColumnStats(**_stat_view(col_stats.get(c.name))) for c in cols if c.name in col_stats},

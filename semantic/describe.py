@@ -124,9 +124,10 @@ def _base(ctx: Context, name: str) -> TableCard:
     ldc = stats.get("last_data_commit")
     if not (isinstance(ldc, dict) and "vid" in ldc) and tl and tl.data_commits:
         ldc = {"vid": tl.data_commits[-1][0], "time": tl.data_commits[-1][1]}
+    parsed = lake.TableValue.from_raw(value)
     card = TableCard(
         name=name, snapshot=ctx.vid, snapshot_time=snap_time,
-        schema_id=(value.get("schema") or {}).get("schema_id"), partition_by=lake.partition_columns(value),
+        schema_id=parsed.schema.schema_id, partition_by=parsed.partition_columns,
         columns=columns, annotations=table_anns, orphaned=orphaned,
         stats=TableStats(row_count=stats.get("row_count"), file_count=stats.get("file_count"),
                          size_bytes=stats.get("size_bytes")),

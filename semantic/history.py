@@ -124,8 +124,9 @@ def _cols(value: dict[str, Any] | None) -> dict[int, dict[str, Any]]:
 
 
 def _same_schema(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
-    a, b = a or {}, b or {}
-    return a.get("schema_id") == b.get("schema_id") and a.get("columns") == b.get("columns")
+    """Two table values have one schema: the same schema id and columns (ids, names, types)."""
+    sa, sb = lake.TableValue.from_raw(a).schema, lake.TableValue.from_raw(b).schema
+    return sa.schema_id == sb.schema_id and sa.columns == sb.columns
 
 
 class Context:
@@ -222,7 +223,7 @@ class Context:
                 moved = (stats.get("row_count"), stats.get("file_count")) != (pst.get("row_count"), pst.get("file_count"))
                 if moved and not (isinstance(ldc, dict) and ldc.get("vid") == v.vid):
                     data.setdefault(v.vid, None)
-                if not _same_schema(prev.get("schema"), value.get("schema")):
+                if not _same_schema(prev, value):
                     changes.append(SchemaChange(v.vid, 0.0, _cols(prev), _cols(value)))
             prev = value
         changes = [SchemaChange(c.vid, self.commit_time(c.vid), c.before, c.after) for c in changes]

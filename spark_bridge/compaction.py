@@ -12,7 +12,7 @@ import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from catalog_core.lake import partition_columns, table_path
+from catalog_core.lake import TableValue, partition_columns, table_path
 from spark_bridge.errors import BridgeError
 from spark_bridge.plan import CommitResult, TableWrite, parent_path
 from spark_bridge.reader import partition_values, read_files
@@ -58,8 +58,7 @@ def compact(bridge: "Bridge", name: str, target_file_mb: float = 128, author: st
         df = df.repartition(min(len(groups), 64), *pcols)
     else:
         df = df.repartition(max(1, math.ceil(total_bytes / target)))
-    columns = [{"name": c["name"], "type": c["type"], "nullable": c.get("nullable", True)}
-               for c in table["schema"]["columns"]]
+    columns: list[dict[str, Any]] = [{"name": c.name, "type": c.type, "nullable": c.is_nullable} for c in TableValue.from_raw(table).columns]
     types = {c["name"]: c["type"] for c in columns}
     staged = bridge.stage(df, name, "compact", pcols, columns, table.get("location") or bridge.location_of(name, table),
                           types, {"maxRecordsPerFile": rows_per_file})

@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog_core.lake import exact_query, partition_columns, partition_id, quote, table_path
+from catalog_core.lake import TableValue, exact_query, partition_columns, partition_id, quote, table_path
 from catalog_core.paths import parent_of
 from spark_bridge import stats as st
 from spark_bridge.errors import BridgeError, SchemaEvolutionError
@@ -184,7 +184,7 @@ class Planner:
         concurrent stats merges (same schema_id) pass."""
         if tpath not in self.at_read or tpath in self.guarded:
             return
-        sid = int((self.at_read[tpath].get("schema") or {}).get("schema_id", 0))
+        sid = TableValue.from_raw(self.at_read[tpath]).schema.id
         name = quote(tpath.rsplit("/", 1)[1])
         self.txn.query(f"{query_of(parent_path(tpath))}/[obj_id = {name} and schema.schema_id != {sid}]")
         self.guarded.add(tpath)
@@ -236,7 +236,7 @@ class Planner:
     def schema_id(self, tpath: str) -> int:
         """The schema id the table has as this transaction leaves it (files record it: a reader
         maps their column names through renames made since)."""
-        return int(((self._get(tpath) or {}).get("schema") or {}).get("schema_id", 0))
+        return TableValue.from_raw(self._get(tpath)).schema.id
 
     def _replace(self, w: StagedWrite, tpath: str, summary: TableWrite) -> None:
         """A full overwrite: every file of the table goes, and every partition the write does not

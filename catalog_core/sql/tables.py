@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog_core.api import CatalogAPI
-from catalog_core.lake import exact_query, partition_columns, tables_query
+from catalog_core.lake import Schema, exact_query, partition_columns, tables_query
 from catalog_core.sql.types import duck_type
 
 __all__ = ["ColumnSpec", "FileSpec", "TableSpec", "list_tables", "load_table", "file_columns", "catalog_dir",
@@ -156,10 +156,10 @@ def _under(path: str, root: str) -> bool:
 
 
 def _columns(table: dict[str, Any]) -> list[ColumnSpec] | None:
-    cols = ((table.get("schema") or {}).get("columns")) or None
+    cols = Schema.from_raw(table.get("schema")).columns
     if not cols:
         return None
-    return [ColumnSpec(str(c["name"]), duck_type(c.get("type"))) for c in cols if isinstance(c, dict) and c.get("name")]
+    return [ColumnSpec(c.name, duck_type(c.type)) for c in cols if c.name]
 
 
 def _partitions(cat: CatalogAPI, parts: tuple[str, ...], levels: int, vid: int) -> dict[str, dict[str, Any]]:

@@ -51,8 +51,8 @@ class StaleTouch:
 
 def _columns_now(cat: CatalogAPI, table: str) -> set[str]:
     obj = cat.get(lake.object_path(table))
-    cols = ((obj.value.get("schema") or {}).get("columns") or []) if obj is not None else []
-    return {str(c.get("name", "")).lower() for c in cols if isinstance(c, dict)}
+    cols = lake.TableValue.from_raw(obj.value).columns if obj is not None else ()
+    return {c.name.lower() for c in cols}
 
 
 def stale_touches(manifest: dict[str, Any], cat: CatalogAPI) -> list[StaleTouch]:

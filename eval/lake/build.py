@@ -31,6 +31,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from catalog_core.lake import TableValue
 from eval.lake import annotations as A
 from eval.lake import tables as T
 from eval.lake.calendar import D0, D0_DATE, FIRST_DATE, UTC, at, dates, day, fiscal
@@ -382,9 +383,9 @@ def _metric_columns(table: str, expression: str, filt: str | None, time_column: 
 
 def _column_id(cat: Any, table: str, column: str) -> int:
     obj = cat.get("/" + T.full_name(table).replace(".", "/"))
-    for c in obj.value["schema"]["columns"]:
-        if c["name"] == column:
-            return int(c["id"])
+    for c in TableValue.from_raw(obj.value).columns:
+        if c.name == column and c.id is not None:
+            return c.id
     raise KeyError(f"{table}.{column}")
 
 
