@@ -45,7 +45,7 @@ TOOLS: list[tuple[str, dict[str, Any]]] = [
 
 
 def _restart_pool() -> None:
-    worker._stop_all()
+    worker.stop_all()
     worker.prestart()
 
 

@@ -64,7 +64,7 @@ def job_settings(con: duckdb.DuckDBPyConnection, timeout_s: float, memory_limit:
     con.execute(f"SET GLOBAL max_execution_time = {int(cfg['max_execution_time'])}")
 
 
-def _attach(con: duckdb.DuckDBPyConnection, name: str, attached: dict[str, bool]) -> bool:
+def attach(con: duckdb.DuckDBPyConnection, name: str, attached: dict[str, bool]) -> bool:
     """The in-memory database for catalog `name` (the default database when it is `memory`)."""
     key = name.lower()
     if key not in attached:
@@ -106,10 +106,10 @@ def install_views(con: duckdb.DuckDBPyConnection, views: Views, sandbox: bool) -
     home, items = views
     attached: dict[str, bool] = {}
     allowed: list[str] = []
-    if home is not None and _attach(con, home, attached):
+    if home is not None and attach(con, home, attached):
         con.execute(f"USE {quote_ident(home)}")
     for spec, body in items:
-        if not _attach(con, spec.parts[0], attached):
+        if not attach(con, spec.parts[0], attached):
             continue
         _create_view(con, spec, body)
         allowed.extend(_allowed(spec, sandbox))
@@ -152,7 +152,7 @@ def fetch(con: duckdb.DuckDBPyConnection, text: str, limit: int) -> tuple[list[S
     return fetch_rel(rel, limit)
 
 
-def fetch_rel(rel: duckdb.DuckDBPyRelation, limit: int) -> tuple[list[SqlColumn], list[tuple]]:
+def fetch_rel(rel: duckdb.DuckDBPyRelation, limit: int) -> tuple[list[SqlColumn], list[tuple[Any, ...]]]:
     """The columns and at most `limit` + 1 rows of a bound statement."""
     types = [str(t) for t in rel.types]
     columns = [SqlColumn(name=n, type=t) for n, t in zip(rel.columns, types, strict=True)]

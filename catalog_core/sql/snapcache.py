@@ -158,13 +158,13 @@ class Store:
             self.views = {}
             self.key, changed = key, True
             self.attached = {}
-            if home is not None and duck._attach(self.db, home, self.attached):
+            if home is not None and duck.attach(self.db, home, self.attached):
                 self.db.execute(f"USE {quote_ident(home)}")
         for parts in self.wanted(cache, names):
             digest = cache[parts]
             if self.views.get(parts) == digest or digest not in self.tables:
                 continue
-            if not duck._attach(self.db, parts[0], self.attached):
+            if not duck.attach(self.db, parts[0], self.attached):
                 continue
             cat_, ns, tbl = (quote_ident(p) for p in parts)
             self.db.execute(f"CREATE SCHEMA IF NOT EXISTS {cat_}.{ns}")

@@ -349,7 +349,7 @@ def prestart(timeout_s: float = SETUP_TIMEOUT_S) -> bool:
 
 
 @atexit.register
-def _stop_all() -> None:
+def stop_all() -> None:
     with _lock:
         ws = list(_idle) + list(_busy)
         _idle.clear()
@@ -704,7 +704,7 @@ def _warm(db: Any, job: Job, store: Any) -> None:
         _limit_memory(job.memory_limit, job.budget, store.held)
 
 
-def _serve() -> None:
+def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recycling, the snapshot cache's settings and each answer share its locals
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # nothing but the answers reach the caller's pipe
     import duckdb  # noqa: F401  (imported once, before the first statement)
