@@ -290,7 +290,7 @@ def _check_fields(fields: Any, allowed: tuple[str, ...], what: str) -> None:
                                          "not cleared)", field=name)
 
 
-def _normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], field: str, val: Any,  # noqa: C901 - one branch per annotation field's normalization
+def normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], field: str, val: Any,  # noqa: C901 - one branch per annotation field's normalization
                            vid: int) -> Any:
     if field == "grain":
         if isinstance(val, str):
@@ -348,7 +348,7 @@ def _normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], 
     return out.model_dump() if hasattr(out, "model_dump") else out
 
 
-def _normalize_column_field(table: str, cols: list[Column], column: str, field: str, val: Any) -> Any:
+def normalize_column_field(table: str, cols: list[Column], column: str, field: str, val: Any) -> Any:
     """The stored value of one column field. Invariant: a column the value names
     (`additivity.non_additive_dimension`, `null_when.column`) is a column of the same table, other
     than the annotated one, stored under its schema name."""
@@ -393,7 +393,7 @@ def annotate(cat: CatalogAPI, name: str, fields: dict[str, Any], column: str | N
     if column is None:
         _check_fields(fields, TABLE_FIELDS, "table")
         for field, val in fields.items():
-            value = _normalize_table_field(cat, name, tobj.value, field, val, vid)
+            value = normalize_table_field(cat, name, tobj.value, field, val, vid)
             cols = None if field != "grain" else [str(k) for k in value["keys"]] or None
             anns.append(new_annotation(cat, name, "table", f"table.{field}", value, columns=cols, table=tobj,
                                        **common))
@@ -402,7 +402,7 @@ def annotate(cat: CatalogAPI, name: str, fields: dict[str, Any], column: str | N
         col = _column(name, tcols, column)
         _check_fields(fields, COLUMN_FIELDS, "column")
         for field, val in fields.items():
-            value = _normalize_column_field(name, tcols, col.name, field, val)
+            value = normalize_column_field(name, tcols, col.name, field, val)
             anns.append(new_annotation(cat, name, "column", f"column.{col.id}.{field}", value,
                                        column=col.name, table=tobj, **common))
     if source == "agent":

@@ -421,10 +421,10 @@ def _validated(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: _Write, v
     field = w.key.rsplit(".", 1)[-1]
     try:
         if w.kind == "table":
-            return A._normalize_table_field(cat, table, tvalue, field, w.value, vid)
+            return A.normalize_table_field(cat, table, tvalue, field, w.value, vid)
         if w.kind == "column":
             cols = columns_of(tvalue)
-            return A._normalize_column_field(table, cols, str(w.column), field, w.value)
+            return A.normalize_column_field(table, cols, str(w.column), field, w.value)
         if w.kind == "relationship":
             return Relationship.model_validate(w.value).model_dump(mode="json")
         if w.kind == "metric":

@@ -33,11 +33,11 @@ _json = click.option("--json", "as_json", is_flag=True, help="print JSON for pro
 
 
 def _open(data_dir: str, url: str | None, token: str | None) -> Any:
-    from mcp_server.cli.sql import _CliError, open_catalog
+    from mcp_server.cli.sql import CliError, open_catalog
 
     try:
         return open_catalog(url or data_dir, token)
-    except _CliError as e:
+    except CliError as e:
         raise click.ClickException(str(e)) from None
 
 

@@ -8,10 +8,10 @@ import json
 
 import catalog_core as cc
 import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
 from semantic.annotations import read_annotations
 from tests.helpers import start_server, stop_process
 from tests.mcp_server.test_cli_data_dir import semcat
-from tests.semantic.lakes import LakeBuilder
 
 T = "acme.core.t"
 NOW = "2024-11-20T00:00:00Z"

@@ -5,9 +5,9 @@ flags what agents wrote that no person has accepted yet, until a person accepts 
 from __future__ import annotations
 
 import semantic as sm
+from eval.fixtures.mcplake import DIM
 from mcp_server.mcp import create_server
 from tests.mcp_server.conftest import call, ok
-from tests.mcp_server.mcplake import DIM
 
 
 def test_agent_over_human_is_proposed_and_unreviewed_is_flagged_until_accepted(fresh_cat):

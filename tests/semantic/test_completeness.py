@@ -13,8 +13,8 @@ import pytest
 import catalog_core as cc
 import semantic as sm
 from catalog_core.errors import InvalidValueError
+from eval.fixtures.lakes import LakeBuilder
 from semantic.history import clear_cache
-from tests.semantic.lakes import LakeBuilder
 
 LOG = {"table": "acme.ops.load_log", "table_column": "table_name", "partition_column": "part",
        "status_column": "status", "attempt_column": "attempt", "loaded_at_column": "loaded_at"}

@@ -11,9 +11,9 @@ import pytest
 
 import catalog_core as cc
 import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
 from semantic.annotations import read_annotations
 
-from .lakes import LakeBuilder
 from .test_import_dbt import CUST, ORD, lake, manifest  # noqa: F401  (the module-scoped real-dbt fixture)
 
 T = "acme.core.t"
