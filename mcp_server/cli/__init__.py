@@ -242,14 +242,18 @@ def eval_group() -> None:
 
 
 @eval_group.command("build")
-@click.option("--data", "data_dir", required=True, help="output directory (DIR/enriched, DIR/stale, manifest)")
+@click.option("--data", "--out", "data_dir", required=True,
+              help="output directory (DIR/enriched, DIR/stale, manifest, names.json)")
 @click.option("--seed", default=7, show_default=True, type=int)
 @click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "full"]))
-def eval_build(data_dir, seed, scale) -> None:
+@click.option("--variant", default="plain", show_default=True, type=click.Choice(["plain", "cryptic"]),
+              help="cryptic: the same lake under enterprise-style abbreviations and coded values, plus clutter "
+                   "tables (eval/LAKE-cryptic.md)")
+def eval_build(data_dir, seed, scale, variant) -> None:
     """Build the Acme lake with Spark through the bridge, its history and both annotation histories."""
     from eval.lake import build
 
-    build(data_dir, seed=seed, scale=scale, log=lambda m: click.echo(m, err=True))
+    build(data_dir, seed=seed, scale=scale, log=lambda m: click.echo(m, err=True), variant=variant)
 
 
 @eval_group.command("run")
