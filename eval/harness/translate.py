@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sqlglot
 from sqlglot import exp
@@ -116,8 +116,27 @@ def _codes(naming: "Naming", tree: exp.Expression) -> exp.Expression:
     return tree.transform(fix)
 
 
-def translate(sql: str, naming: "Naming") -> str:
-    """`sql` (DuckDB dialect, LAKE.md names) rewritten for `naming`'s variant; see the module docstring."""
+def _schema() -> dict[str, Any]:
+    """sqlglot schema of every LAKE.md table with every column it ever has in the history."""
+    from eval.lake import tables as T
+
+    later = {"core.dim_customer": T.CUSTOMER_SCD2, "core.fct_web_sessions": T.SESSIONS_UUID,
+             "mart.agg_daily_store_revenue": T.DAILY_REVENUE_USD, "mart.rpt_finance_monthly_revenue": T.FINANCE_REGION}
+    out: dict[str, Any] = {}
+    for name, t in T.TABLES.items():
+        ns, tn = name.split(".")
+        cols = [c for c, _ in t.columns] + [c for c, _ in later.get(name, []) if c not in dict(t.columns)]
+        out.setdefault(ns, {})[tn] = {c: "VARCHAR" for c in cols}
+    return {T.CATALOG: out}
+
+
+def translate(sql: str, naming: "Naming", *, qualify: bool = True) -> str:
+    """`sql` (DuckDB dialect, LAKE.md names) rewritten for `naming`'s variant; see the module docstring.
+    A statement is qualified first (sqlglot's optimizer, against every LAKE.md column), so a column is
+    renamed only where it reads a lake table, never where it names an alias or a CTE's output; an
+    expression (a metric's expression or filter) is translated name by name, and so is a statement with
+    `qualify=False` (SQL an agent reads, e.g. a verified query: qualifying would add the plain table and
+    column names as aliases; such SQL must not give a lake column's name to an alias)."""
     if naming.identity:
         return sql
     try:
@@ -126,47 +145,54 @@ def translate(sql: str, naming: "Naming") -> str:
         raise TranslateError(f"cannot parse the SQL to translate it: {e}") from None
     ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
     bare = {t.split(".")[1]: t for t in naming.tables}
-    defined: set[str] = set(ctes)
-    for a in tree.find_all(exp.Alias):
-        defined.add(a.alias)
-    for ta in tree.find_all(exp.TableAlias):
-        defined.add(ta.name)
-        defined.update(c.name for c in ta.columns)
-    tree = _codes(naming, tree)
-    used_bare: set[str] = set()
-    for t in list(tree.find_all(exp.Table)):
+    tree = _codes(naming, tree)  # type: ignore[arg-type]
+    tables = list(tree.find_all(exp.Table))
+    for t in tables:
+        name, db = t.name, t.args.get("db")
+        if not db and name in ctes:
+            continue
+        plain = f"{db.name}.{name}" if db is not None else bare.get(name, name)
+        if plain not in naming.tables:
+            raise TranslateError(f"table {t.sql(dialect=DIALECT)!r} is not a LAKE.md table (names.json knows "
+                                 f"{', '.join(sorted(naming.tables)[:4])}, ...); fix the SQL")
+    if isinstance(tree, exp.Query) and qualify:
+        from sqlglot.optimizer.qualify import qualify as _qualify
+        from sqlglot.optimizer.scope import traverse_scope
+
+        try:
+            tree = _qualify(tree, schema=_schema(), dialect=DIALECT, catalog="acme", quote_identifiers=False,
+                           identify=False, validate_qualify_columns=True)
+        except sqlglot.errors.OptimizeError as e:
+            raise TranslateError(f"cannot resolve the SQL's columns against LAKE.md: {e}; fix the SQL") from None
+        for scope in traverse_scope(tree):
+            for c in scope.columns:
+                if isinstance(scope.sources.get(c.table), exp.Table) and not isinstance(c.this, exp.Star):
+                    if c.name not in naming.columns:
+                        raise TranslateError(f"column {c.sql(dialect=DIALECT)!r} is not a LAKE.md column; fix "
+                                             "the SQL")
+                    c.set("this", exp.to_identifier(naming.columns[c.name]))
+    else:
+        aliases = {t.alias for t in tree.find_all(exp.Table) if t.alias}
+        for a in tree.find_all(exp.Alias):  # an alias named like a lake column takes its written name too
+            if a.alias in naming.columns:
+                a.set("alias", exp.to_identifier(naming.columns[a.alias]))
+        for c in list(tree.find_all(exp.Column)):
+            q = c.args.get("table")
+            if q is not None and q.name in bare and q.name not in aliases:
+                c.set("table", exp.to_identifier(naming.tables[bare[q.name]].split(".")[1]))
+            if isinstance(c.this, exp.Star):
+                continue
+            if c.name not in naming.columns:
+                raise TranslateError(f"column {c.sql(dialect=DIALECT)!r} is not a LAKE.md column; fix the SQL")
+            c.set("this", exp.to_identifier(naming.columns[c.name]))
+    for t in tree.find_all(exp.Table):
         name, db, cat = t.name, t.args.get("db"), t.args.get("catalog")
         if not db and name in ctes:
             continue
-        if db is not None:
-            plain = f"{db.name}.{name}"
-        elif name in bare:
-            plain = bare[name]
-        else:
-            raise TranslateError(f"table {t.sql(dialect=DIALECT)!r} is not a LAKE.md table (names.json knows "
-                                 f"{len(naming.tables)} tables such as {next(iter(naming.tables))!r}); fix the SQL")
-        if plain not in naming.tables:
-            raise TranslateError(f"table {t.sql(dialect=DIALECT)!r} is not a LAKE.md table; fix the SQL "
-                                 f"(did you mean one of {', '.join(sorted(naming.tables)[:5])}, ...?)")
+        plain = f"{db.name}.{name}" if db is not None else bare[name]
         ns, tn = naming.tables[plain].split(".")
-        if not t.alias:
-            used_bare.add(name)
         t.set("this", exp.to_identifier(tn))
         t.set("db", exp.to_identifier(ns))
         if cat is not None or db is not None:
             t.set("catalog", exp.to_identifier(cat.name if cat is not None else "acme"))
-    for c in list(tree.find_all(exp.Column)):
-        q = c.args.get("table")
-        if q is not None and q.name in bare and q.name not in defined:
-            c.set("table", exp.to_identifier(naming.tables[bare[q.name]].split(".")[1]))
-            c.set("db", None)
-            c.set("catalog", None)
-        if isinstance(c.this, exp.Star):
-            continue
-        n = c.name
-        if n in naming.columns:
-            c.set("this", exp.to_identifier(naming.columns[n]))
-        elif n not in defined:
-            raise TranslateError(f"column {c.sql(dialect=DIALECT)!r} is neither a LAKE.md column nor defined in "
-                                 "the statement; fix the SQL")
     return tree.sql(dialect=DIALECT)

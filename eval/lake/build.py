@@ -339,7 +339,7 @@ class Annotator:
         """SQL (a statement, an expression or a filter) written against LAKE.md, under the variant's names."""
         from eval.harness.translate import translate
 
-        return translate(sql, self.nm)
+        return translate(sql, self.nm, qualify=False)
 
     def tick(self, h: str, t: float) -> float:
         self.clock[h] = max(self.clock[h] + 1.0, t)
@@ -572,7 +572,8 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
     from semantic.annotations import read_catalog_annotations
 
     all_d119 = read_catalog_annotations(cats["enriched"], "acme")
-    n_ann_guess = sum(len(v) for v in all_d119.values()) + 1
+    # (a coded column's `labels` travel with its enum: not counted, so the stale set is the plain lake's)
+    n_ann_guess = sum(len([a for a in v if a.field != "labels"]) for v in all_d119.values()) + 1
     step(f"annotations authored at d-119: {n_ann_guess} in each history")
 
     # ---- the stale set: stratified by kind, seeded; plus the controls
