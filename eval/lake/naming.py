@@ -246,7 +246,9 @@ class Naming:
         r = self.__dict__.get("_re")
         if r is None:
             keys = sorted(self._word_map(), key=len, reverse=True)
-            r = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(k) for k in keys) + r")(?![\w])")
+            # whole words, not the column part of a qualified name (`t.col` is a key of its own); `a..b` ranges
+            # name both ends
+            r = re.compile(r"(?<![\w])(?<!\w\.)(?:" + "|".join(re.escape(k) for k in keys) + r")(?![\w])")
             object.__setattr__(self, "_re", r)
         return r
 
