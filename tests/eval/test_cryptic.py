@@ -235,13 +235,15 @@ def test_annotations_carried_from_the_plain_lake(lake_dir, cats, ccats, cryptic_
     assert pk == ck
 
 
+@pytest.mark.timeout(1800)
 def test_every_public_gold_gives_the_same_result_on_both_variants(lake_dir, cats, ccats, cryptic_dir):
+    """On the enriched history's latest vid (the two histories hold the same data files)."""
     nm = load_names(cryptic_dir)
     qs = [q for q in load_questions(PUBLIC) if q.gold_sql]
     cqs = translate_questions(qs, nm)
     assert len(qs) >= 100
     bad = []
-    for h in ("enriched", "stale"):
+    for h in ("enriched",):
         pv, cv = cats[h].latest_vid, ccats[h].latest_vid
         for q, cq in zip(qs, cqs, strict=True):
             a = cc.run_sql(cats[h], q.gold_sql, snapshot=pv, limit=10_000)
