@@ -332,7 +332,7 @@ def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model,
         click.echo(f"\nreport: {paths['report']}  (one directory per variant: {', '.join(groups)})")
         return
     try:
-        run_eval(list(data_dirs), questions, conds, factory, out_dir, limit=limit, progress=progress,
+        run_eval(next(iter(groups.values())), questions, conds, factory, out_dir, limit=limit, progress=progress,
                  command=command, detector_depths=("metadata", "data") if detector else ())
     except (FileNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
