@@ -43,7 +43,8 @@ REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
 
 TABLE_FIELDS = ("description", "grain", "owner", "tags", "synonyms", "deprecated", "freshness_sla",
                 "certified", "instructions", "not_for_reporting", "load_log")
-COLUMN_FIELDS = ("description", "synonyms", "unit", "sample_values", "enum", "role", "additivity", "null_when")
+COLUMN_FIELDS = ("description", "synonyms", "unit", "sample_values", "enum", "role", "additivity", "null_when",
+                 "labels")
 AdditivityKind = Literal["additive", "semi_additive", "non_additive"]
 Window = Literal["last", "first", "min", "max", "avg"]
 
@@ -234,6 +235,8 @@ class ColumnFields(BaseModel):
     role: Role | None = None
     additivity: Additivity | None = None
     null_when: NullWhen | None = None
+    # code -> label of a coded column (e.g. {"X4": "refunded"}): what each stored value means
+    labels: dict[str, str] | None = None
 
 
 class Annotation(BaseModel):

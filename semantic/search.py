@@ -231,6 +231,8 @@ def _doc(name: str, table: dict[str, Any], anns: Iterable[Any]) -> _Doc:  # noqa
                     text_parts.append(" ".join(v) if isinstance(v, list) else str(v))
             elif f in ("sample_values", "enum") and isinstance(v, list):
                 d.add("values", [str(x) for x in v if x is not None])
+            elif f == "labels" and isinstance(v, dict):  # a coded column: its labels are searchable values
+                d.add("values", [str(x) for x in v.values() if x is not None])
         elif a.kind == "metric" and isinstance(v, dict):
             mname = a.key.split(".", 1)[1]
             d.add("metrics", mname, expand=True)

@@ -31,7 +31,7 @@ import datetime as dt
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any, Protocol
@@ -203,10 +203,17 @@ def _seq_equal(g: list[tuple[Any, ...]], p: list[tuple[Any, ...]], decimals: int
     return len(g) == len(p) and all(_rows_equal(a, b, decimals) for a, b in zip(g, p, strict=True))
 
 
-def compare(gold: _Result, pred: _Result, *, order_matters: bool = False, decimals: int = 2) -> Comparison:  # noqa: C901 - one branch per result shape and cell type; the comparison rules read as one table
-    """Compare two results (`catalog_core.SqlResult` or anything with `columns` and `rows`)."""
-    g_rows = [tuple(r) for r in gold.rows]
-    p_rows = [tuple(r) for r in pred.rows]
+def compare(gold: _Result, pred: _Result, *, order_matters: bool = False, decimals: int = 2,  # noqa: C901 - one branch per result shape and cell type; the comparison rules read as one table
+            decode: Callable[[Any], Any] | None = None) -> Comparison:
+    """Compare two results (`catalog_core.SqlResult` or anything with `columns` and `rows`). `decode`, when
+    given, maps every cell of both sides first (a coded lake variant: codes back to their labels, so an
+    answer with codes and one with decoded labels are judged alike)."""
+    if decode is None:
+        g_rows = [tuple(r) for r in gold.rows]
+        p_rows = [tuple(r) for r in pred.rows]
+    else:
+        g_rows = [tuple(decode(v) for v in r) for r in gold.rows]
+        p_rows = [tuple(decode(v) for v in r) for r in pred.rows]
     n, m = len(gold.columns), len(pred.columns)
     if m < n:
         return Comparison(False, f"predicted {m} column(s), gold has {n}")

@@ -19,7 +19,8 @@ from typing import Any
 from eval.harness.metrics import summarize
 from eval.harness.runner import RESULTS, RUN_INFO
 
-__all__ = ["write_report", "headline", "read_results", "caveats", "MAX_MISSES", "TUNED_AGENTS"]
+__all__ = ["write_report", "headline", "read_results", "caveats", "MAX_MISSES", "TUNED_AGENTS", "write_variants_report",
+           "variants_headline"]
 
 MAX_MISSES = 40        # per condition
 # rule-based agents whose rules were written while reading the public question set's failures: their figures
@@ -228,3 +229,46 @@ def write_report(out_dir: str) -> dict[str, str]:
         fh.write(render(records, info, summary))
     chart(summary, paths["chart"])
     return paths
+
+
+def write_variants_report(out_dir: str, variants: Sequence[str]) -> dict[str, str]:
+    """OUT/report.md and OUT/summary.json of a run over several lake variants, each already reported in
+    OUT/<variant>/ (write_report): a side-by-side table (accuracy, silent-wrong and tokens per correct
+    answer of each condition on each variant), then each variant's accuracy table and a link to its full
+    report. Returns {"report": ..., "summary": ...}."""
+    summaries: dict[str, dict[str, Any]] = {}
+    for v in variants:
+        with open(os.path.join(out_dir, v, "summary.json"), encoding="utf-8") as fh:
+            summaries[v] = json.load(fh)
+    conds: list[str] = []
+    for s in summaries.values():
+        conds += [c for c in s["conditions"] if c not in conds]
+    head = ["condition"] + [f"{v} {k}" for v in variants for k in ("accuracy", "silent-wrong", "tokens/correct")]
+    rows = []
+    for c in conds:
+        row: list[Any] = [c]
+        for v in variants:
+            o = summaries[v]["conditions"].get(c, {}).get("overall", {})
+            row += [_pct(o.get("accuracy")), _pct(o.get("silent_wrong")), _num(o.get("tokens_per_correct"), 0)]
+        rows.append(row)
+    lines = ["# Evaluation report: lake variants side by side", "",
+             "Each variant was run (or scored) separately on the same questions; its full report is in its "
+             "directory.", "", _table(head, rows), ""]
+    for v in variants:
+        s = summaries[v]
+        lakes = ", ".join(str(lk.get("dir")) for lk in (s.get("run", {}).get("lakes") or []))
+        lines += [f"## {v}", "", f"lakes: {lakes or 'n/a'}; full report: [{v}/report.md]({v}/report.md)", "",
+                  headline(s), ""]
+    paths = {"report": os.path.join(out_dir, "report.md"), "summary": os.path.join(out_dir, "summary.json")}
+    with open(paths["report"], "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines))
+    with open(paths["summary"], "w", encoding="utf-8") as fh:
+        json.dump({"variants": {v: summaries[v] for v in variants}}, fh, indent=1, default=str)
+    return paths
+
+
+def variants_headline(out_dir: str) -> str:
+    """The side-by-side table of OUT/report.md (what the CLI prints after a several-variant run)."""
+    with open(os.path.join(out_dir, "report.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    return text.split("\n\n")[2] if text.count("\n\n") >= 2 else text

@@ -43,6 +43,8 @@ from eval.agents.loop import Agent, Episode, list_tool_specs, pin, run_episode
 from eval.harness.compare import compare
 from eval.harness.questions import Question
 from eval.harness.touches import StaleTouch, stale_touches, touches
+from eval.harness.translate import translate_questions
+from eval.lake.naming import Naming, load_names
 from semantic.annotations import table_refs
 
 __all__ = ["run_eval", "RunSummary", "OUTCOMES", "HIDE_FLAGS", "tables_read", "validate_conditions",
@@ -159,6 +161,8 @@ class _Lake:
     # the manifest's stale annotations as rules saying which questions touch them (touches.py); read
     # from the stale catalog when the lake opens
     stale_rules: list[StaleTouch] = field(default_factory=list)
+    # the lake's names (DIR/names.json; the identity for a plain lake): gold SQL is translated through it
+    naming: Naming = field(default_factory=Naming.plain)
 
     def __post_init__(self) -> None:
         if self.manifest is not None and "stale" in self.catalogs:
@@ -186,7 +190,7 @@ def open_lake(root: str, catalogs: dict[str, CatalogAPI] | None, histories: set[
         missing = histories - set(catalogs)
         if missing:
             raise ValueError(f"catalogs given for {root} lack the histories {sorted(missing)}")
-        return _Lake(root, dict(catalogs), False, manifest, info)
+        return _Lake(root, dict(catalogs), False, manifest, info, naming=load_names(root))
     opened: dict[str, CatalogAPI] = {}
     try:
         for h in HISTORIES:
@@ -200,7 +204,7 @@ def open_lake(root: str, catalogs: dict[str, CatalogAPI] | None, histories: set[
         for c in opened.values():
             c.close()
         raise
-    return _Lake(root, opened, True, manifest, info)
+    return _Lake(root, opened, True, manifest, info, naming=load_names(root))
 
 
 # ------------------------------------------------------------------ scoring one episode
@@ -212,7 +216,7 @@ def _sql(cat: CatalogAPI, sql: str, vid: int) -> tuple[Any, str | None]:
 
 
 def _score(q: Question, ep: Episode, gold: tuple[Any, str | None] | None, cat: CatalogAPI,
-           vid: int) -> tuple[str, str]:
+           vid: int, decode: Callable[[Any], Any] | None = None) -> tuple[str, str]:
     """(outcome, reason)."""
     if ep.sql is None:
         if ep.agent_error:
@@ -229,7 +233,7 @@ def _score(q: Question, ep: Episode, gold: tuple[Any, str | None] | None, cat: C
     res, err = _sql(cat, ep.sql, vid)
     if err is not None:
         return "loud-error", f"predicted SQL failed: {err}"
-    c = compare(g, res, order_matters=q.order_matters, decimals=q.decimals)
+    c = compare(g, res, order_matters=q.order_matters, decimals=q.decimals, decode=decode)
     if c.correct:
         return "correct", c.reason
     extra = " (the predicted result was truncated)" if res.truncated else ""
@@ -238,19 +242,22 @@ def _score(q: Question, ep: Episode, gold: tuple[Any, str | None] | None, cat: C
 
 def episode_record(q: Question, ep: Episode, *, cond: str, lake_root: str, cat: CatalogAPI, history: str, vid: int,
                    gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]], deprecated: set[str],
-                   known: list[str], warned: set[str] | None = None) -> dict[str, Any]:
+                   known: list[str], warned: set[str] | None = None,
+                   decode: Callable[[Any], Any] | None = None) -> dict[str, Any]:
     """The scored line of one episode (one question x condition x lake), as episodes.jsonl holds it.
 
     Shared by the runner and `semcat eval score` (eval.harness.score), so both score alike: the gold SQL
     runs once per (history, vid, question) through `gold_cache`, both statements at `vid`. `warned`: the
-    tables the agent was shown as deprecated (default: read from the episode's turns)."""
+    tables the agent was shown as deprecated (default: read from the episode's turns). `q` is the question as
+    translated for the lake's variant (translate_questions); `decode` maps a coded variant's codes back to
+    labels on both sides before comparing."""
     gold = None
     if not q.unanswerable and q.gold_sql:
         key = (history, vid, q.id)
         if key not in gold_cache:
             gold_cache[key] = _sql(cat, q.gold_sql, vid)
         gold = gold_cache[key]
-    outcome, reason = _score(q, ep, gold, cat, vid)
+    outcome, reason = _score(q, ep, gold, cat, vid, decode)
     read = tables_read(ep.sql, known)
     shown = warned_deprecated(ep) if warned is None else warned
     used_dep = sorted(t for t in read if t in (deprecated | shown))
@@ -288,7 +295,8 @@ async def _run_condition(lake: _Lake, cond: str, qs: Sequence[Question], agent_f
             names.add(str(getattr(agent, "name", type(agent).__name__)))
             ep = await run_episode(client, agent, q.question, snapshot=handle, tools=specs)
             out.append(episode_record(q, ep, cond=cond, lake_root=lake.root, cat=cat, history=history, vid=vid,
-                                      gold_cache=gold_cache, deprecated=dep, known=known))
+                                      gold_cache=gold_cache, deprecated=dep, known=known,
+                                      decode=None if lake.naming.identity else lake.naming.decode))
             if log is not None:
                 log.write(json.dumps(out[-1], ensure_ascii=False, default=str) + "\n")
                 log.flush()
@@ -337,12 +345,13 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
         with _progress(total, progress) as bar, open(os.path.join(out_dir, EPISODES), "w", encoding="utf-8") as log:
             task = bar.add_task("eval", total=total)
             for lake in lakes:
-                known, deprecated = lake_tables(lake, qs)
+                lqs = translate_questions(qs, lake.naming)  # gold SQL under the lake's names (plain: as is)
+                known, deprecated = lake_tables(lake, lqs)
                 gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]] = {}
                 recs: dict[str, list[dict[str, Any]]] = {}
                 for cond in conds:
                     bar.update(task, description=f"{cond} @ {os.path.basename(os.path.normpath(lake.root))}")
-                    vid, out = asyncio.run(_run_condition(lake, cond, qs, agent_factory, gold_cache, deprecated,
+                    vid, out = asyncio.run(_run_condition(lake, cond, lqs, agent_factory, gold_cache, deprecated,
                                                           known, lambda: bar.advance(task), names, log))
                     vids[cond].append(vid)
                     recs[cond] = out

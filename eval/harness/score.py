@@ -41,6 +41,7 @@ from eval.harness.runner import (
     validate_conditions,
 )
 from eval.harness.serve import ANSWERS, CALLS, SERVE_KIND
+from eval.harness.translate import translate_questions
 
 __all__ = ["score_runs", "read_run", "NO_ANSWER"]
 
@@ -132,6 +133,7 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
                 if info.get(key) is not None and li.get(key) is not None and info[key] != li[key]:
                     raise ValueError(f"{r} was served from a lake with {key} {info[key]!r}, but {data} has "
                                      f"{key} {li[key]!r}; pass the lake the run was served from")
+        qs = translate_questions(qs, lake.naming)  # gold SQL under the lake's names (plain: as is)
         known, deprecated = lake_tables(lake, qs)
         gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]] = {}
         recs: dict[str, list[dict[str, Any]]] = {}
@@ -155,7 +157,8 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
                 for q in qs:
                     ep, warned = _episode(q, info, got.get(q.id), calls)
                     rec = episode_record(q, ep, cond=cond, lake_root=lake.root, cat=cat, history=history, vid=vid,
-                                         gold_cache=gold_cache, deprecated=dep, known=known, warned=warned)
+                                         gold_cache=gold_cache, deprecated=dep, known=known, warned=warned,
+                                         decode=None if lake.naming.identity else lake.naming.decode)
                     out.append(rec)
                     logf.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
                 recs[cond] = out

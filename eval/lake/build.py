@@ -36,6 +36,7 @@ from eval.lake import annotations as A
 from eval.lake import tables as T
 from eval.lake.calendar import D0, D0_DATE, FIRST_DATE, UTC, at, dates, day, fiscal
 from eval.lake.generate import SESSIONS_FROM, Lake, generate
+from eval.lake.naming import NAMES_FILE, Naming
 
 __all__ = ["build", "HISTORIES", "CONDITIONS", "MANIFEST", "data_dir", "STALE_FRACTION", "CONTROL_FRACTION"]
 
@@ -48,6 +49,7 @@ CONTROL_FRACTION = 0.15
 AUTHOR = "etl:acme"
 STAGE_THREADS = 3  # writes of one load staged at once (each a Spark job of one task on local[2])
 ANNOTATOR = "data-team"
+UNCOUNTED = ("labels", "load_log")  # fields left out of the stale target's base (see the stale set below)
 
 
 def data_dir(root: str, condition_or_history: str) -> str:
@@ -70,8 +72,11 @@ def per_history(fn: Callable[[str], Any]) -> dict[str, Any]:
 class Loader:
     """Stages each write once with Spark and commits it to both catalogs at the same time."""
 
-    def __init__(self, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str, log: Callable[[str], None]):
+    def __init__(self, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str, log: Callable[[str], None],
+                 naming: Naming | None = None):
         from spark_bridge import Bridge
+
+        self.naming = naming or Naming.plain()
 
         self.spark, self.cats, self.tmp, self.log = spark, cats, tmp, log
         # footers are read in this process: local mode, and no Spark job per write
@@ -105,16 +110,26 @@ class Loader:
 
     def _stage(self, w: tuple) -> Any:
         name, cols, rows, mode, schema = w
-        t = T.TABLES[name]
-        full = t.full
+        nm = self.naming
         b = self.bridges["enriched"]
+        if name in T.TABLES:  # a LAKE.md table: written under the variant's names (the identity for plain)
+            t = T.TABLES[name]
+            full, pby = nm.full_table(t.full), [nm.column(c) for c in t.partition_by]
+            if isinstance(rows, list):
+                if not nm.identity:
+                    cols = [(nm.column(c), ty) for c, ty in cols]
+                    rows = [nm.row(name, r) for r in rows]
+            elif not nm.identity:
+                rows = rows.toDF(*[nm.column(c) for c in rows.columns])
+        else:  # a clutter table of the cryptic variant: already under its written names
+            full, pby = f"{T.CATALOG}.{name}", []
         df = rows if not isinstance(rows, list) else self.frame(cols, rows)
         obj = b.catalog.get("/" + full.replace(".", "/"))
         table = obj.value if obj is not None else None
         from spark_bridge.schema import evolve
         from spark_bridge.schema import replace as replace_schema
 
-        df, pcols, wcols, loc = b.prepare(df, full, t.partition_by or None, mode, table, schema)
+        df, pcols, wcols, loc = b.prepare(df, full, pby or None, mode, table, schema)
         evo = (replace_schema if schema == "replace" else evolve)((table or {}).get("schema"), wcols, full)
         types = {c["name"]: c["type"] for c in evo.schema["columns"]}
         changes = table is None or evo.changed or schema == "replace"
@@ -316,10 +331,17 @@ def _closed_before(d: dt.date) -> dt.date:
 class Annotator:
     """Writes annotations with backdated times, per history."""
 
-    def __init__(self, cats: dict[str, Any]):
+    def __init__(self, cats: dict[str, Any], naming: Naming | None = None):
         self.cats = cats
+        self.nm = naming or Naming.plain()
         self.clock: dict[str, float] = {h: 0.0 for h in cats}
         self.commits = {h: 0 for h in cats}
+
+    def sql(self, sql: str) -> str:
+        """SQL (a statement, an expression or a filter) written against LAKE.md, under the variant's names."""
+        from eval.harness.translate import translate
+
+        return translate(sql, self.nm, qualify=False)
 
     def tick(self, h: str, t: float) -> float:
         self.clock[h] = max(self.clock[h] + 1.0, t)
@@ -329,12 +351,17 @@ class Annotator:
     def table_fields(self, h: str, table: str, fields: dict[str, Any], t: float, column: str | None = None) -> None:
         import semantic as sm
 
-        sm.annotate(self.cats[h], T.full_name(table), fields, column=column, author=ANNOTATOR, time=self.tick(h, t))
+        nm = self.nm
+        if not nm.identity:
+            fields = nm.fields(fields, column, self.sql)
+            column = nm.column(column) if column is not None else None
+        sm.annotate(self.cats[h], nm.full_table(table), fields, column=column, author=ANNOTATOR, time=self.tick(h, t))
 
     def instructions(self, h: str, t: float) -> None:
         import semantic as sm
 
-        sm.annotate(self.cats[h], T.CATALOG, {"instructions": A.INSTRUCTIONS}, author=ANNOTATOR, time=self.tick(h, t))
+        text = A.INSTRUCTIONS if self.nm.identity else self.nm.instructions(A.INSTRUCTIONS)
+        sm.annotate(self.cats[h], T.CATALOG, {"instructions": text}, author=ANNOTATOR, time=self.tick(h, t))
 
     def relationship(self, h: str, table: str, name: str, to: str, on: list[tuple[str, str]], card: str,
                      condition: str | None, t: float) -> None:
@@ -342,11 +369,13 @@ class Annotator:
         # same value layout through new_annotation / write_annotations, which take a time
         from semantic.annotations import new_annotation, write_annotations
 
-        cat = self.cats[h]
-        value = {"to": T.full_name(to), "on": [list(p) for p in on], "cardinality": card, "canonical": True,
+        cat, nm = self.cats[h], self.nm
+        on = [(nm.column(a), nm.column(b)) for a, b in on]
+        condition = nm.column(condition) if condition else condition
+        value = {"to": nm.full_table(to), "on": [list(p) for p in on], "cardinality": card, "canonical": True,
                  "condition": condition}
         tt = self.tick(h, t)
-        ann = new_annotation(cat, T.full_name(table), "relationship", f"relationship.{name}", value,
+        ann = new_annotation(cat, nm.full_table(table), "relationship", f"relationship.{name}", value,
                              columns=[a for a, _ in on], author=ANNOTATOR, time=tt)
         write_annotations(cat, [ann], time=tt, message=f"relate {table} -> {to} ({name})")
 
@@ -354,25 +383,29 @@ class Annotator:
                unit: str, description: str, synonyms: list[str], t: float, columns: list[str]) -> None:
         from semantic.annotations import new_annotation, write_annotations
 
-        cat = self.cats[h]
+        cat, nm = self.cats[h], self.nm
+        if not nm.identity:
+            expression, filt = self.sql(expression), self.sql(filt) if filt else filt
+            time_column = nm.column(time_column) if time_column else time_column
+            description, columns = nm.text(description), [nm.column(c) for c in columns]
         value = {"expression": expression, "filter": filt, "time_column": time_column, "unit": unit,
                  "description": description, "synonyms": synonyms}
         tt = self.tick(h, t)
-        ann = new_annotation(cat, T.full_name(table), "metric", f"metric.{name}", value, columns=columns,
+        ann = new_annotation(cat, nm.full_table(table), "metric", f"metric.{name}", value, columns=columns,
                              author=ANNOTATOR, time=tt)
         write_annotations(cat, [ann], time=tt, message=f"define metric {table}.{name}")
 
     def verified(self, h: str, question: str, sql: str, t: float) -> None:
         import semantic as sm
 
-        sm.verify_query(self.cats[h], question, sql, author=ANNOTATOR, time=self.tick(h, t))
+        sm.verify_query(self.cats[h], question, self.sql(sql), author=ANNOTATOR, time=self.tick(h, t))
 
     def remove(self, h: str, table: str, key: str, t: float) -> None:
         from catalog_core import lake
 
         with self.cats[h].transaction(author=ANNOTATOR, message=f"remove annotation {table}:{key}",
                                       meta={"semantic": True}, time=self.tick(h, t)) as txn:
-            txn.remove(lake.semantic_path(T.full_name(table), key))
+            txn.remove(lake.semantic_path(self.nm.full_table(table), key))
 
 
 def _metric_columns(table: str, expression: str, filt: str | None, time_column: str | None) -> list[str]:
@@ -381,19 +414,19 @@ def _metric_columns(table: str, expression: str, filt: str | None, time_column: 
             or f" {c}" in f" {text}"]
 
 
-def _column_id(cat: Any, table: str, column: str) -> int:
-    obj = cat.get("/" + T.full_name(table).replace(".", "/"))
+def _column_id(cat: Any, table: str, column: str, nm: Naming) -> int:
+    obj = cat.get("/" + nm.full_table(table).replace(".", "/"))
     for c in TableValue.from_raw(obj.value).columns:
-        if c.name == column and c.id is not None:
+        if c.name == nm.column(column) and c.id is not None:
             return c.id
     raise KeyError(f"{table}.{column}")
 
 
-def _key(cat: Any, u_table: str, what: tuple, verified_ids: dict[str, str]) -> str:
+def _key(cat: Any, u_table: str, what: tuple, verified_ids: dict[str, str], nm: Naming) -> str:
     if what[0] == "table":
         return f"table.{what[1]}"
     if what[0] == "column":
-        return f"column.{_column_id(cat, u_table, what[1])}.{what[2]}"
+        return f"column.{_column_id(cat, u_table, what[1], nm)}.{what[2]}"
     if what[0] == "relationship":
         return f"relationship.{what[1]}"
     if what[0] == "metric":
@@ -408,9 +441,14 @@ def _verified_id(question: str, sql: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- build
-def build(out: str, seed: int = 7, scale: str = "small", log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Build the lake into `out` (replacing a previous build there); returns the build summary."""
+def build(out: str, seed: int = 7, scale: str = "small", log: Callable[[str], None] = print,
+          variant: str = "plain") -> dict[str, Any]:
+    """Build the lake into `out` (replacing a previous build there); returns the build summary.
+    `variant`: plain (LAKE.md's names) or cryptic (eval/lake/naming.py; LAKE-cryptic.md); DIR/names.json
+    records the names either way."""
     import catalog_core as cc
+
+    naming = Naming.for_variant(variant, seed)
 
     t_start = time.time()
     steps: list[tuple[str, float]] = []
@@ -421,7 +459,7 @@ def build(out: str, seed: int = 7, scale: str = "small", log: Callable[[str], No
         log(f"[{el:6.1f}s] {msg}")
 
     if os.path.exists(out):
-        for sub in (*HISTORIES, "warehouse", MANIFEST, "lake.json", "_input"):
+        for sub in (*HISTORIES, "warehouse", MANIFEST, "lake.json", "_input", NAMES_FILE):
             p = os.path.join(out, sub)
             if os.path.isdir(p):
                 shutil.rmtree(p)
@@ -443,11 +481,14 @@ def build(out: str, seed: int = 7, scale: str = "small", log: Callable[[str], No
     step("Spark session started")
     cats = {h: cc.Catalog.open(os.path.join(out, h)) for h in HISTORIES}
     try:
-        summary = _run(lake, spark, cats, warehouse, tmp, step, seed, scale)
+        summary = _run(lake, spark, cats, warehouse, tmp, step, seed, scale, naming)
     finally:
         for c in cats.values():
             c.close()
         shutil.rmtree(tmp, ignore_errors=True)
+    if not naming.identity:
+        summary["variant"] = naming.variant
+        naming.write(os.path.join(out, NAMES_FILE), {"clutter": summary.get("clutter", {})})
     summary["build_seconds"] = round(time.time() - t_start, 1)
     summary["steps"] = steps
     with open(os.path.join(out, "lake.json"), "w") as fh:
@@ -458,18 +499,19 @@ def build(out: str, seed: int = 7, scale: str = "small", log: Callable[[str], No
 
 
 def _run(lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, tmp: str, step: Callable[[str], None],
-         seed: int, scale: str) -> dict[str, Any]:
-    ld = Loader(spark, cats, warehouse, tmp, step)
+         seed: int, scale: str, naming: Naming) -> dict[str, Any]:
+    ld = Loader(spark, cats, warehouse, tmp, step, naming)
     try:
-        return _history(ld, lake, spark, cats, warehouse, step, seed, scale)
+        return _history(ld, lake, spark, cats, warehouse, step, seed, scale, naming)
     finally:
         ld.close()  # no commit runs once the catalogs close
 
 
 def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse: str, step: Callable[[str], None],  # noqa: C901 - the lake's scripted history, one step per day of it: a split would hide the order of events
-             seed: int, scale: str) -> dict[str, Any]:
+             seed: int, scale: str, naming: Naming) -> dict[str, Any]:
+    nm = naming
     H = History(lake, ld, spark, step)
-    ann = Annotator(cats)
+    ann = Annotator(cats, nm)
     for c in cats.values():
         with c.transaction(author=AUTHOR, message="create catalog acme", time=at(119, 4.0)) as txn:
             txn.add("/acme", {"obj_type": "catalog", "properties": {"warehouse": warehouse}})
@@ -528,17 +570,19 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
             ann.verified(h, q, sql, t_ann)
 
     per_history(author_d119)
-    verified_ids = {k: _verified_id(q, s) for k, (q, s) in A.VERIFIED.items()}
+    verified_ids = {k: _verified_id(q, ann.sql(s)) for k, (q, s) in A.VERIFIED.items()}
     from semantic.annotations import read_catalog_annotations
 
     all_d119 = read_catalog_annotations(cats["enriched"], "acme")
-    n_ann_guess = sum(len(v) for v in all_d119.values()) + 1
+    # (a coded column's `labels` travel with its enum, and `load_log` names where loads are recorded: not
+    # counted, so the stale set is the one the lake had before either existed)
+    n_ann_guess = sum(len([a for a in v if a.field not in UNCOUNTED]) for v in all_d119.values()) + 1
     step(f"annotations authored at d-119: {n_ann_guess} in each history")
 
     # ---- the stale set: stratified by kind, seeded; plus the controls
     pool: dict[str, list[tuple[str, str, str]]] = {}
     seen: set[tuple[str, str]] = set()
-    keys = {i: _key(cats["enriched"], u.table, u.what, verified_ids) for i, u in enumerate(A.UPDATES)}
+    keys = {i: _key(cats["enriched"], u.table, u.what, verified_ids, nm) for i, u in enumerate(A.UPDATES)}
     for i, u in enumerate(A.UPDATES):
         key = keys[i]
         if (u.table, key) in seen:
@@ -548,14 +592,22 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
     target = round(STALE_FRACTION * n_ann_guess)
     n_control = len(controls)
     stale_set = _stratified(rng, pool, max(0, target - n_control))
-    manifest = [{"table": T.full_name(t), "key": k, "annotation": f"{T.full_name(t)}:{k}", "kind": kind,
+    manifest = [{"table": nm.full_table(t), "key": k, "annotation": f"{nm.full_table(t)}:{k}", "kind": kind,
                  "detectable": True, "change": ch} for kind, picks in sorted(stale_set.items()) for t, k, ch in picks]
     for i in controls:
         ct, what, _val = A.WRONG_FROM_START[i]
-        k = _key(cats["stale"], ct, what, verified_ids)
-        manifest.append({"table": T.full_name(ct), "key": k, "annotation": f"{T.full_name(ct)}:{k}",
+        k = _key(cats["stale"], ct, what, verified_ids, nm)
+        manifest.append({"table": nm.full_table(ct), "key": k, "annotation": f"{nm.full_table(ct)}:{k}",
                          "kind": "wrong_from_start", "detectable": False, "change": None})
     skip = {(m["table"], m["key"]) for m in manifest}
+
+    # ---- the cryptic variant's clutter tables (none for plain), committed on batch days
+    from eval.lake import clutter as CL
+
+    clutter = CL.plan(nm, lake, seed)
+    clutter_on: dict[int, list[CL.Clutter]] = {}
+    for c in clutter:
+        clutter_on.setdefault(c.n, []).append(c)
 
     # ---- the history, in time order
     def annotate_updates(change: int, t: float) -> None:
@@ -564,7 +616,7 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
                 if u.change != change:
                     continue
                 key = keys[i]
-                if h == "stale" and (T.full_name(u.table), key) in skip:
+                if h == "stale" and (nm.full_table(u.table), key) in skip:
                     continue
                 _apply_update(ann, h, u, key, t, verified_ids)
             for table, column, fields in A.ADDITIONS.get(change, []):
@@ -656,6 +708,7 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
             H.record_load("mart.agg_daily_store_revenue", day(1), day(1), when, 0, status="partial",
                    note="store 17 POS feed incomplete", suffix="/store_id=17")
         W.append(H.load_log_write())
+        W += [CL.write(c, nm) for c in clutter_on.get(n, [])]
         ld.load(when, f"load {lo.isoformat()}..{hi.isoformat()}" + ("; " + "; ".join(extra_msg) if extra_msg else ""), W)
         if n == 3:  # d-4 and d-5 inventory backfilled: recorded by the load above (attempt 2)
             pass
@@ -667,6 +720,15 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
             ld.wait()  # annotations read the new schemas, and commit after the load
             annotate_updates(n, when + (2 * 86400 - 3600 if n == 30 else 86400 - 3600))
             step(f"d-{n}: annotation updates (enriched: all; stale: all but the seeded stale set)")
+        if clutter_on.get(n):
+            ld.wait()
+
+            def annotate_clutter(h: str, cs: list[CL.Clutter] = clutter_on[n], t: float = when + 3 * 3600) -> None:
+                for c in cs:
+                    ann.table_fields(h, c.name, c.fields, t)
+
+            per_history(annotate_clutter)
+            step(f"d-{n}: {len(clutter_on[n])} clutter tables written and annotated in both histories")
         prev = n
 
     ld.wait()
@@ -683,7 +745,9 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
     return {"seed": seed, "scale": scale, "d0": D0.isoformat(), "rows": dict(sorted(ld.rows.items())),
             "total_rows": total, "commits": commits, "commits_since_d119": in_window,
             "spark_writes": ld.spark_writes, "stale_annotations": len(manifest), "annotations_at_d119": n_ann_guess,
-            "latest_vid": {h: c.latest_vid for h, c in cats.items()}}
+            "latest_vid": {h: c.latest_vid for h, c in cats.items()},
+            **({"clutter": {f"acme.{c.name}": {"family": c.family, "shadows": nm.full_table(c.source),
+                                                "day": f"d-{c.n}"} for c in clutter}} if clutter else {})}
 
 
 def _pick_controls(rng: random.Random, n_candidates: int) -> list[int]:
@@ -721,7 +785,7 @@ def _apply_update(ann: Annotator, h: str, u: A.Update, key: str, t: float, verif
         ann.metric(h, u.table, u.what[1], expr, filt, tcol, m[5], m[6], m[7], t, _metric_columns(u.table, expr, filt, tcol))
     elif kind == "verified":
         q, old_sql = A.VERIFIED[u.what[1]]
-        for tname in _vq_tables(old_sql):  # the old version goes; the new one is stored on its tables
+        for tname in _vq_tables(ann.sql(old_sql)):  # the old version goes; the new one is stored on its tables
             try:
                 ann.remove(h, tname, f"verified_query.{verified_ids[u.what[1]]}", t)
             except Exception:  # noqa: BLE001 - not on that table
@@ -732,4 +796,4 @@ def _apply_update(ann: Annotator, h: str, u: A.Update, key: str, t: float, verif
 def _vq_tables(sql: str) -> list[str]:
     import re
 
-    return sorted({m.group(1) for m in re.finditer(r"acme\.([a-z]+\.[a-z_]+)", sql)})
+    return sorted({m.group(1) for m in re.finditer(r"acme\.([a-z0-9_]+\.[a-z0-9_]+)", sql)})

@@ -242,19 +242,24 @@ def eval_group() -> None:
 
 
 @eval_group.command("build")
-@click.option("--data", "data_dir", required=True, help="output directory (DIR/enriched, DIR/stale, manifest)")
+@click.option("--data", "--out", "data_dir", required=True,
+              help="output directory (DIR/enriched, DIR/stale, manifest, names.json)")
 @click.option("--seed", default=7, show_default=True, type=int)
 @click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "full"]))
-def eval_build(data_dir, seed, scale) -> None:
+@click.option("--variant", default="plain", show_default=True, type=click.Choice(["plain", "cryptic"]),
+              help="cryptic: the same lake under enterprise-style abbreviations and coded values, plus clutter "
+                   "tables (eval/LAKE-cryptic.md)")
+def eval_build(data_dir, seed, scale, variant) -> None:
     """Build the Acme lake with Spark through the bridge, its history and both annotation histories."""
     from eval.lake import build
 
-    build(data_dir, seed=seed, scale=scale, log=lambda m: click.echo(m, err=True))
+    build(data_dir, seed=seed, scale=scale, log=lambda m: click.echo(m, err=True), variant=variant)
 
 
 @eval_group.command("run")
 @click.option("--data", "data_dirs", required=True, multiple=True,
-              help="a lake built by `semcat eval build` (repeat for several seeds: correct only if correct at all)")
+              help="a lake built by `semcat eval build` (repeat for several seeds: correct only if correct at all; "
+                   "lakes of different variants, or VARIANT=DIR, are run and reported side by side)")
 @click.option("--questions", "questions_file", default=None,
               help="question file (eval/harness/questions.py format)  [default: eval/questions/public.yaml]")
 @click.option("--conditions", default="bare,enriched,stale,stale+detect", show_default=True,
@@ -311,8 +316,23 @@ def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model,
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--agent") from None
     command = "semcat " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    groups = _variant_groups(data_dirs)
+    if len(groups) > 1:  # several variants: each run and reported in OUT/<variant>/, then side by side
+        from eval.harness.report import variants_headline, write_variants_report
+
+        for label, dirs in groups.items():
+            try:
+                run_eval(dirs, questions, conds, factory, os.path.join(out_dir, label), limit=limit,
+                         progress=progress, command=command, detector_depths=("metadata", "data") if detector else ())
+            except (FileNotFoundError, ValueError) as exc:
+                raise click.ClickException(f"{label}: {exc}") from None
+            write_report(os.path.join(out_dir, label))
+        paths = write_variants_report(out_dir, list(groups))
+        click.echo(variants_headline(out_dir))
+        click.echo(f"\nreport: {paths['report']}  (one directory per variant: {', '.join(groups)})")
+        return
     try:
-        run_eval(list(data_dirs), questions, conds, factory, out_dir, limit=limit, progress=progress,
+        run_eval(next(iter(groups.values())), questions, conds, factory, out_dir, limit=limit, progress=progress,
                  command=command, detector_depths=("metadata", "data") if detector else ())
     except (FileNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
@@ -322,6 +342,30 @@ def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model,
     with open(paths["summary"], encoding="utf-8") as fh:
         click.echo(headline(json.load(fh)))
     click.echo(f"\nreport: {paths['report']}  chart: {paths['chart']}  lines: {out_dir}/results.jsonl")
+
+
+def _variant_groups(data_dirs) -> dict[str, list[str]]:
+    """--data values grouped by lake variant, in order: `VARIANT=DIR` names it, else the lake's names.json
+    says (plain when it has none)."""
+    import os
+
+    from eval.lake.naming import load_names
+
+    groups: dict[str, list[str]] = {}
+    for d in data_dirs:
+        label, sep, path = d.partition("=")
+        if not sep:
+            label, path = None, d
+        if not os.path.isdir(path):
+            raise click.BadParameter(f"{path}: no such lake directory; build one with `semcat eval build --data "
+                                     f"{path}`", param_hint="--data")
+        if label is None:
+            try:
+                label = load_names(path).variant
+            except ValueError as exc:
+                raise click.BadParameter(f"{path}: {exc}", param_hint="--data") from None
+        groups.setdefault(label, []).append(path)
+    return groups
 
 
 def _default_questions() -> str:
@@ -370,7 +414,9 @@ def eval_serve(data_dir, condition, questions_file, port, out_dir) -> None:
 
 
 @eval_group.command("score")
-@click.option("--data", "data_dir", required=True, help="the lake the runs were served from")
+@click.option("--data", "data_dirs", required=True, multiple=True,
+              help="the lake the runs were served from (repeat, or VARIANT=DIR, for runs of several lakes: each "
+                   "run is scored against the lake its run.json names, the variants side by side)")
 @click.option("--runs", "run_dirs", required=True, multiple=True,
               help="a directory `semcat eval serve --out` recorded (repeat: one per condition)")
 @click.option("--questions", "questions_file", default=None,
@@ -378,7 +424,7 @@ def eval_serve(data_dir, condition, questions_file, port, out_dir) -> None:
 @click.option("--out", "out_dir", required=True, help="output directory: results.jsonl, report.md, chart.png")
 @click.option("--detector/--no-detector", default=True, show_default=True,
               help="score the staleness detector against the manifest (metadata and data depth)")
-def eval_score(data_dir, run_dirs, questions_file, out_dir, detector) -> None:
+def eval_score(data_dirs, run_dirs, questions_file, out_dir, detector) -> None:
     """Score runs recorded by `semcat eval serve` with the comparator, metrics and report of `eval run`."""
     import json
     import shlex
@@ -394,6 +440,11 @@ def eval_score(data_dir, run_dirs, questions_file, out_dir, detector) -> None:
     except QuestionFileError as exc:
         raise click.BadParameter(str(exc), param_hint="--questions") from None
     command = "semcat " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    groups = _variant_groups(data_dirs)
+    if len(data_dirs) > 1:
+        _score_variants(groups, run_dirs, questions, out_dir, command, detector)
+        return
+    data_dir = data_dirs[0].partition("=")[2] or data_dirs[0]
     try:
         score_runs(data_dir, list(run_dirs), out_dir, questions=questions, command=command,
                    detector_depths=("metadata", "data") if detector else (), log=lambda m: click.echo(m, err=True))
@@ -407,6 +458,47 @@ def eval_score(data_dir, run_dirs, questions_file, out_dir, detector) -> None:
     with open(paths["summary"], encoding="utf-8") as fh:
         click.echo(headline(json.load(fh)))
     click.echo(f"\nreport: {paths['report']}  chart: {paths['chart']}  lines: {out_dir}/results.jsonl")
+
+
+def _score_variants(groups, run_dirs, questions, out_dir, command, detector) -> None:
+    """`eval score` over runs of several lakes: each run goes to the lake its run.json names; each lake
+    (variant) is scored into OUT/<variant>/, then reported side by side."""
+    import json
+    import os
+
+    from catalog_core.errors import CatalogError
+    from eval.harness.report import variants_headline, write_report, write_variants_report
+    from eval.harness.score import score_runs
+
+    lake_of = {os.path.abspath(d): label for label, dirs in groups.items() for d in dirs}
+    per: dict[str, dict[str, list[str]]] = {}
+    for r in run_dirs:
+        try:
+            with open(os.path.join(r, "run.json"), encoding="utf-8") as fh:
+                lake = os.path.abspath(str(json.load(fh).get("lake")))
+        except (OSError, ValueError) as exc:
+            raise click.BadParameter(f"{r}: cannot read its run.json ({exc})", param_hint="--runs") from None
+        if lake not in lake_of:
+            raise click.BadParameter(f"{r} was served from {lake}, which is not one of the --data lakes",
+                                     param_hint="--runs")
+        per.setdefault(lake_of[lake], {}).setdefault(lake, []).append(r)
+    for label, lakes in per.items():
+        if len(lakes) > 1:
+            raise click.BadParameter(f"variant {label}: runs of {len(lakes)} lakes ({', '.join(lakes)}); score one "
+                                     "lake per variant", param_hint="--data")
+        (lake, runs), = lakes.items()
+        try:
+            score_runs(lake, runs, os.path.join(out_dir, label), questions=questions, command=command,
+                       detector_depths=("metadata", "data") if detector else (),
+                       log=lambda m: click.echo(m, err=True))
+        except (FileNotFoundError, ValueError) as exc:
+            raise click.ClickException(f"{label}: {exc}") from None
+        except CatalogError as exc:
+            raise click.ClickException(exc.message) from None
+        write_report(os.path.join(out_dir, label))
+    paths = write_variants_report(out_dir, list(per))
+    click.echo(variants_headline(out_dir))
+    click.echo(f"\nreport: {paths['report']}  (one directory per variant: {', '.join(per)})")
 
 
 if __name__ == "__main__":

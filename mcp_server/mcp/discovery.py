@@ -244,6 +244,8 @@ def _column_fields(co: M.ColumnOut, fields: dict[str, Any], full: bool, text_lim
                 setattr(co, f, fields[f][:50])
     elif isinstance(fields.get("enum"), list):
         co.enum = fields["enum"][:20]
+    if isinstance(fields.get("labels"), dict):  # what a coded column's values mean
+        co.labels = dict(list(fields["labels"].items())[:50 if full else 20])
     add = fields.get("additivity")
     if isinstance(add, dict) and add.get("kind") in ("additive", "semi_additive", "non_additive"):
         co.additivity = M.AdditivityOut(kind=add["kind"], non_additive_dimension=add.get("non_additive_dimension"),

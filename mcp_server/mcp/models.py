@@ -218,6 +218,7 @@ class ColumnOut(BaseModel):
     unit: str | None = None
     synonyms: list[str] | None = None
     enum: list[Any] | None = None
+    labels: dict[str, str] | None = None
     sample_values: list[Any] | None = None
     additivity: AdditivityOut | None = None
     null_when: NullWhenOut | None = None

@@ -304,3 +304,60 @@ def test_the_prose_check_catches_a_read():
     src = 'def f(w, g):\n    a = w.get("suggestion")\n    b = g.message\n    return a, b, w["message"]\n'
     assert sorted(reads_prose(src)) == ["line 2: 'suggestion'", "line 3: .message", "line 4: 'message'"]
     assert reads_prose('def f(w):\n    return w.get("fixes")\n') == []
+
+
+def cryptic_names() -> tuple[set[str], set[str]]:
+    """(names, codes) of the cryptic variant: every written namespace, table and column of names.json
+    (the built lake's when SEMCAT_EVAL_LAKE_CRYPTIC is set, else the seed-7 Naming the default build
+    writes), and every code of a categorical value."""
+    import json
+
+    from eval.lake.naming import NAMES_FILE, Naming
+
+    pre = os.environ.get("SEMCAT_EVAL_LAKE_CRYPTIC")
+    if pre and os.path.exists(os.path.join(pre, NAMES_FILE)):
+        with open(os.path.join(pre, NAMES_FILE), encoding="utf-8") as fh:
+            nm = Naming.from_json(json.load(fh))
+    else:
+        nm = Naming.cryptic(7)
+    names = set(nm.namespaces.values()) | set(nm.columns.values())
+    for t in nm.tables.values():
+        names |= {t, t.split(".")[1], f"acme.{t}"}
+    codes = {c for dom in nm.values.values() for c in dom.values()}
+    return names, codes
+
+
+def _cryptic_problems(srcs: dict[str, str]) -> list[str]:
+    names, codes = cryptic_names()
+    problems = []
+    for path, src in srcs.items():
+        tree = ast.parse(src)
+        words = set()
+        for s in strings(tree):
+            words |= set(re.findall(r"[A-Za-z0-9_.]+", s))
+        words |= identifiers(tree)
+        for w in words:
+            for part in {w, *w.split(".")}:
+                if part in names:
+                    problems.append(f"{path}: cryptic lake name {part!r}")
+                if part in codes:
+                    problems.append(f"{path}: cryptic value code {part!r}")
+    return problems
+
+
+def test_no_cryptic_name_or_code_in_the_agents_code():
+    """The cryptic variant (eval/LAKE-cryptic.md) is not special-cased either: no written name and no
+    value code of its names.json anywhere in the agents' code."""
+    names, codes = cryptic_names()
+    assert len(names) > 100 and len(codes) >= 50
+    problems = _cryptic_problems(sources())
+    assert not problems, "\n".join(sorted(set(problems)))
+
+
+def test_the_cryptic_check_catches_a_name_and_a_code():
+    names, codes = cryptic_names()
+    col = sorted(n for n in names if "." not in n and len(n) > 4)[0]
+    code = sorted(codes)[0]
+    src = f'X = "SELECT sum({col}) FROM t"\nY = {code!r}\n'
+    problems = _cryptic_problems({"probe.py": src})
+    assert any(repr(col) in p for p in problems) and any(repr(code) in p for p in problems)

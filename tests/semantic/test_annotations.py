@@ -108,6 +108,8 @@ BAD = [
                            column="gross_cents", author="a"), se.InvalidAnnotationError, "null_when.state"),
     (lambda c: sm.annotate(c, T, {"null_when": {"state": "open", "column": "stauts", "values": ["placed"]}},
                            column="gross_cents", author="a"), se.UnknownColumnError, "did you mean 'status'?"),
+    (lambda c: sm.annotate(c, T, {"labels": ["X4", "refunded"]}, column="status", author="a"),
+     se.InvalidAnnotationError, "labels"),
     (lambda c: sm.verify_query(c, "q", "SELECT count(*) FROM acme.core.ordrs", author="a"), se.UnknownTableError,
      "the SQL reads 'acme.core.ordrs', which is no table at vid 1; did you mean 'acme.core.orders'?"),
     (lambda c: sm.verify_query(c, "q", "SELECT nope FROM acme.core.orders", author="a"), se.VerifiedQueryError,

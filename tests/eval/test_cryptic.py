@@ -1,0 +1,254 @@
+"""The cryptic variant of the Acme lake (eval/LAKE-cryptic.md): renames, codes, clutter, annotations
+carried from the plain lake, names.json, and gold SQL translated so that every public question gives
+the same result on both variants.
+
+The cryptic lake is built once per session at --scale small (SEMCAT_EVAL_LAKE_CRYPTIC=DIR reuses one
+built by `semcat eval build --variant cryptic --data DIR --scale small`); the plain lake is the session
+fixture `lake_dir` (SEMCAT_EVAL_LAKE=DIR)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import catalog_core as cc
+from catalog_core import lake as L
+from eval.harness.compare import compare
+from eval.harness.questions import load_questions
+from eval.harness.translate import TranslateError, translate, translate_questions
+from eval.lake import tables as T
+from eval.lake.naming import CODED, NAMES_FILE, Naming, load_names, plain_columns, plain_tables
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PUBLIC = os.path.join(ROOT, "eval", "questions", "public.yaml")
+
+
+# ------------------------------------------------------------------ translate(): no lake needed
+NM = Naming.cryptic(7)
+
+
+def _t(p: str) -> str:
+    return NM.tables[p]
+
+
+def _c(p: str) -> str:
+    return NM.columns[p]
+
+
+def test_translate_tables_qualified_and_unqualified_columns_and_aliases_kept():
+    sql = ("SELECT o.store_id, sum(i.net_line_cents) / 100.0 AS net_revenue FROM acme.core.fct_order_items i "
+           "JOIN acme.core.fct_orders o ON o.order_id = i.order_id WHERE tax_cents > 0 "
+           "GROUP BY o.store_id")
+    out = translate(sql, NM)
+    assert f"acme.{_t('core.fct_order_items')} AS i" in out and f"acme.{_t('core.fct_orders')} AS o" in out
+    assert f"i.{_c('net_line_cents')}" in out and f"o.{_c('order_id')} = i.{_c('order_id')}" in out
+    assert f"o.{_c('tax_cents')} > 0" in out  # the unqualified column, resolved to its table
+    assert "AS net_revenue" in out and f"o.{_c('store_id')} AS store_id" in out  # output names kept
+    for plain in ("fct_order_items", "net_line_cents", "tax_cents"):
+        assert plain not in out
+
+
+def test_translate_codes_in_comparisons_in_lists_case_and_like():
+    code = NM.values["status"]
+    sql = ("SELECT CASE WHEN status = 'refunded' THEN 'r' ELSE 'x' END AS k, "
+           "CASE channel WHEN 'web' THEN 1 ELSE 0 END AS w FROM acme.core.fct_orders "
+           "WHERE status <> 'cancelled' AND channel IN ('web', 'app') AND status LIKE '%refunded'")
+    out = translate(sql, NM)
+    ch = NM.values["channel"]
+    assert f"= '{code['refunded']}' THEN 'r'" in out  # the literal compared; the output literal kept
+    assert f"<> '{code['cancelled']}'" in out
+    assert f"IN ('{ch['web']}', '{ch['app']}')" in out and f"WHEN '{ch['web']}' THEN 1" in out
+    like = out.split(" AND ")[-1]
+    assert "LIKE" not in like and {code["refunded"], code["partially_refunded"]} <= set(
+        like.split("(")[1].rstrip(")").replace("'", "").replace(" ", "").split(","))
+    # a literal that is not one of the domain's labels stays as written
+    assert "'nope'" in translate("SELECT 1 FROM acme.core.fct_orders WHERE status = 'nope'", NM)
+
+
+def test_translate_an_alias_named_like_a_column_is_left_alone():
+    out = translate("SELECT campaign_id, SUM(clicks) AS clicks FROM acme.core.fct_marketing_spend_daily "
+                    "GROUP BY campaign_id ORDER BY clicks DESC LIMIT 1", NM)
+    assert out.endswith("ORDER BY clicks DESC LIMIT 1") and f"SUM(fct_marketing_spend_daily.{_c('clicks')})" in out
+
+
+def test_translate_expressions_and_unknown_names():
+    assert translate("fct_orders.status <> 'cancelled'", NM) == \
+        f"{_t('core.fct_orders').split('.')[1]}.{_c('status')} <> '{NM.values['status']['cancelled']}'"
+    with pytest.raises(TranslateError, match="acme.core.fct_nothing.*not a LAKE.md table"):
+        translate("SELECT 1 FROM acme.core.fct_nothing", NM)
+    with pytest.raises(TranslateError, match="no_such_column"):
+        translate("SELECT no_such_column FROM acme.core.fct_orders", NM)
+    plain = "SELECT  status FROM acme.core.fct_orders  WHERE status='x'"
+    assert translate(plain, Naming.plain()) == plain  # the identity: byte for byte
+
+
+def test_naming_is_deterministic_injective_and_speaks_no_plain_name():
+    a, b = Naming.cryptic(7), Naming.cryptic(7)
+    assert a == b and Naming.cryptic(8) != a
+    assert set(a.tables) == set(plain_tables()) and set(a.columns) == set(plain_columns())
+    assert len(set(a.tables.values())) == len(a.tables) and len(set(a.columns.values())) == len(a.columns)
+    plain = set(plain_columns()) | {t.split(".")[1] for t in plain_tables()}
+    assert not plain & (set(a.columns.values()) | {t.split(".")[1] for t in a.tables.values()})
+    codes = [c for dom in a.values.values() for c in dom.values()]
+    assert len(codes) == len(set(codes))
+    assert a.decode(a.code("home_region", "west")) == "west" == a.decode(a.code("region", "west"))
+    with pytest.raises(ValueError, match="has no code"):
+        a.code("status", "teleported")
+
+
+# ------------------------------------------------------------------ the built lake
+@pytest.fixture(scope="session")
+def cryptic_dir(tmp_path_factory):
+    pre = os.environ.get("SEMCAT_EVAL_LAKE_CRYPTIC")
+    if pre:
+        return pre
+    out = str(tmp_path_factory.mktemp("acme-cryptic") / "lake")
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run([sys.executable, "-m", "mcp_server.cli", "eval", "build", "--variant", "cryptic", "--data",
+                           out, "--scale", "small", "--seed", "7"], env=env, capture_output=True, text=True,
+                          timeout=2400)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="session")
+def ccats(cryptic_dir):
+    from eval.lake import data_dir
+
+    out = {h: cc.Catalog.open(data_dir(cryptic_dir, h)) for h in ("enriched", "stale")}
+    yield out
+    for c in out.values():
+        c.close()
+
+
+@pytest.fixture(scope="session")
+def names(cryptic_dir):
+    with open(os.path.join(cryptic_dir, NAMES_FILE), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _tables(cat) -> dict[str, list[str]]:
+    """written table name (acme.ns.t) -> its columns, at the latest vid."""
+    out = {}
+    for o in cat.query(L.tables_query("acme")):
+        out[L.name_of(o.path)] = [c["name"] for c in o.value["schema"]["columns"]]
+    return out
+
+
+def test_names_json_is_complete(names, ccats):
+    assert names["variant"] == "cryptic" and names["seed"] == 7
+    assert set(names["tables"]) == set(plain_tables()) and set(names["columns"]) == set(plain_columns())
+    assert set(names["values"]) == {CODED[c] for c in CODED}
+    clutter = set(names["clutter"])
+    written_tables = {f"acme.{t}" for t in names["tables"].values()}
+    written_cols = set(names["columns"].values())
+    for h, cat in ccats.items():
+        tables = _tables(cat)
+        assert set(tables) == written_tables | clutter, h  # every table is a value of the map or clutter
+        for t, cols in tables.items():
+            assert set(cols) <= written_cols, (h, t, set(cols) - written_cols)
+
+
+def test_no_plain_name_in_the_catalogs(ccats):
+    plain_t = {t.split(".")[1] for t in plain_tables()}
+    plain_ns = {t.split(".")[0] for t in plain_tables()}
+    plain_c = set(plain_columns())
+    for h, cat in ccats.items():
+        for t, cols in _tables(cat).items():
+            _, ns, name = t.split(".")
+            assert ns not in plain_ns and name not in plain_t, (h, t)
+            assert not set(cols) & plain_c, (h, t, set(cols) & plain_c)
+            assert not any(p in name for p in plain_t), (h, t)  # clutter too: no plain name inside
+
+
+def test_coded_columns_hold_only_codes_and_the_enum_carries_labels(ccats, cryptic_dir):
+    nm = load_names(cryptic_dir)
+    cat = ccats["enriched"]
+    checked = 0
+    for p, t in T.TABLES.items():
+        written = nm.full_table(p)
+        cols = _tables(cat)[written]
+        for c in {c for c, _ in t.columns} | {"region", "home_region"}:
+            if c not in CODED or nm.column(c) not in cols:
+                continue
+            res = cc.run_sql(cat, f"SELECT DISTINCT {nm.column(c)} FROM {written}", limit=1000)
+            got = {r[0] for r in res.rows if r[0] is not None}
+            allowed = set(nm.values[CODED[c]].values())
+            assert got and got <= allowed, (p, c, got - allowed)
+            checked += 1
+    assert checked >= 15
+    from semantic.annotations import read_catalog_annotations
+
+    anns = read_catalog_annotations(cat, "acme")[nm.full_table("core.fct_orders")]
+    obj = cat.get(L.table_path(nm.full_table("core.fct_orders")))
+    cid = next(c["id"] for c in obj.value["schema"]["columns"] if c["name"] == nm.column("status"))
+    by_key = {a.key: a.value for a in anns}
+    enum, labels = by_key[f"column.{cid}.enum"], by_key[f"column.{cid}.labels"]
+    assert set(enum) == set(labels) and labels[nm.code("status", "refunded")] == "refunded"
+    assert "partially_refunded" in labels.values()
+
+
+def test_at_least_100_clutter_tables_each_deprecated_or_not_for_reporting_in_both_histories(names, ccats):
+    from semantic.annotations import read_catalog_annotations
+
+    clutter = names["clutter"]
+    assert len(clutter) >= 100
+    assert {v["family"] for v in clutter.values()} >= {"backup", "staging", "extract", "test", "v2_mart", "archive"}
+    for h, cat in ccats.items():
+        anns = read_catalog_annotations(cat, "acme")
+        real = {f"acme.{t}" for t in names["tables"].values()}
+        for t, info in clutter.items():
+            by_field = {a.field: a.value for a in anns.get(t, [])}
+            assert "deprecated" in by_field or "not_for_reporting" in by_field, (h, t)
+            target = (by_field.get("deprecated") or {}).get("replaced_by") or \
+                (by_field.get("not_for_reporting") or {}).get("use_instead", [None])[0]
+            assert target == info["shadows"] and target in real, (h, t, target)
+
+
+def test_annotations_carried_from_the_plain_lake(lake_dir, cats, ccats, cryptic_dir):
+    """Same annotations (count and keys, under the names' translation; `labels` is the cryptic lake's
+    addition) and the same stale manifest (count, kinds, keys) as the plain lake."""
+    from semantic.annotations import read_catalog_annotations
+
+    nm = load_names(cryptic_dir)
+    clutter = set(json.load(open(os.path.join(cryptic_dir, NAMES_FILE)))["clutter"])
+    for h in ("enriched", "stale"):
+        plain = read_catalog_annotations(cats[h], "acme")
+        cryp = read_catalog_annotations(ccats[h], "acme")
+        p_keys = {(nm.full_table(t), a.key.split(".", 1)[0], a.field) for t, anns in plain.items() for a in anns
+                  if a.kind != "verified_query"}
+        c_keys = {(t, a.key.split(".", 1)[0], a.field) for t, anns in cryp.items() for a in anns
+                  if t not in clutter and a.field != "labels" and a.kind != "verified_query"}
+        assert p_keys == c_keys, h
+        p_n = sum(len(v) for v in plain.values())
+        c_n = sum(len([a for a in v if a.field != "labels"]) for t, v in cryp.items() if t not in clutter)
+        assert p_n == c_n, h
+    pm = json.load(open(os.path.join(lake_dir, "stale_manifest.json")))["stale"]
+    cm = json.load(open(os.path.join(cryptic_dir, "stale_manifest.json")))["stale"]
+    assert sorted(m["kind"] for m in pm) == sorted(m["kind"] for m in cm)
+    pk = sorted((nm.full_table(m["table"]), m["kind"], m["key"].split(".")[0]) for m in pm)
+    ck = sorted((m["table"], m["kind"], m["key"].split(".")[0]) for m in cm)
+    assert pk == ck
+
+
+@pytest.mark.timeout(1800)
+def test_every_public_gold_gives_the_same_result_on_both_variants(lake_dir, cats, ccats, cryptic_dir):
+    """On the enriched history's latest vid (the two histories hold the same data files)."""
+    nm = load_names(cryptic_dir)
+    qs = [q for q in load_questions(PUBLIC) if q.gold_sql]
+    cqs = translate_questions(qs, nm)
+    assert len(qs) >= 100
+    bad = []
+    for h in ("enriched",):
+        pv, cv = cats[h].latest_vid, ccats[h].latest_vid
+        for q, cq in zip(qs, cqs, strict=True):
+            a = cc.run_sql(cats[h], q.gold_sql, snapshot=pv, limit=10_000)
+            b = cc.run_sql(ccats[h], cq.gold_sql, snapshot=cv, limit=10_000)
+            c = compare(a, b, order_matters=q.order_matters, decimals=q.decimals, decode=nm.decode)
+            if not c.correct or len(a.rows) != len(b.rows):
+                bad.append(f"{h} {q.id}: {c.reason}")
+    assert not bad, "\n".join(bad)
