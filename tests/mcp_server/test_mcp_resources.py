@@ -13,10 +13,10 @@ from mcp.shared.exceptions import MCPError
 
 import semantic as sm
 from catalog_core import lake
+from eval.fixtures.mcplake import DIM, FCT, WIDE
 from mcp_server.mcp import create_server, resources
 from mcp_server.mcp.bounds import count_tokens
 from tests.mcp_server.conftest import with_client
-from tests.mcp_server.mcplake import DIM, FCT, WIDE
 from tests.mcp_server.test_mcp_transports import data_copy, env, http_client, inspect, inspector, run, serve  # noqa: F401 - fixtures
 
 
