@@ -3,6 +3,8 @@ stays fast and a missing optional piece only affects its own subcommand."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 __all__ = ["main"]
@@ -56,7 +58,7 @@ def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeo
     tools over streamable HTTP at /mcp, both behind the bearer tokens of --tokens (or SEMCAT_TOKENS)."""
     from mcp_server.http.server import run
 
-    options: dict = {"token_budget": token_budget, "read_only": read_only}
+    options: dict[str, Any] = {"token_budget": token_budget, "read_only": read_only}
     if author:
         options["author"] = author
     if now is not None:

@@ -151,19 +151,20 @@ def parse_ref(text: str | None) -> int | str | None:
 
 
 def _role(request: Request) -> str:
-    return request.scope.get("state", {}).get("role", "write")
+    return str(request.scope.get("state", {}).get("role", "write"))
 
 
 def _principal(request: Request) -> str | None:
     """The bearer token's digest (set by the Guard); transaction sessions are bound to it."""
-    return request.scope.get("state", {}).get("principal")
+    principal = request.scope.get("state", {}).get("principal")
+    return principal if isinstance(principal, str) else None
 
 
 def need_write(request: Request, action: str) -> None:
     Tokens.require(_role(request), "write", action)
 
 
-def _obj(o: Any) -> dict | None:
+def _obj(o: Any) -> dict[str, Any] | None:
     return None if o is None else o.to_dict()
 
 

@@ -9,7 +9,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from fastapi.responses import Response
@@ -34,6 +34,11 @@ def _is_ui(path: str) -> bool:
 
 
 FastRoute = Callable[[bytes, str], Awaitable[Response]]
+# ASGI: a scope and its messages are open JSON-like dicts (the ASGI spec defines their keys)
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
 
 
 # ------------------------------------------------------------------ errors as JSON
@@ -53,7 +58,7 @@ def internal_error_response(exc: BaseException) -> Response:
     return error_response(CatalogError(f"internal server error: {type(exc).__name__}: {exc}"), 500)
 
 
-def error_response(err: CatalogError, status: int | None = None, headers: dict | None = None) -> Response:
+def error_response(err: CatalogError, status: int | None = None, headers: dict[str, str] | None = None) -> Response:
     """`{error, message, details}` with the error class's HTTP status."""
     return Response(_error_body(err), status_code=status or err.http_status, media_type="application/json",
                     headers=headers)
@@ -106,7 +111,7 @@ def principal_of(tokens: Tokens, authorization: str | None) -> str | None:
     return hashlib.sha256(authorization.partition(" ")[2].strip().encode("latin-1")).hexdigest()
 
 
-def _json_content(scope: dict) -> bool:
+def _json_content(scope: Scope) -> bool:
     """FastAPI parses a body as JSON when it has no content type or a JSON one."""
     ctype = _header(scope, b"content-type")
     return ctype is None or "json" in ctype.lower()
@@ -124,14 +129,14 @@ def _not_json(body: bytes) -> Response | None:
     return None
 
 
-def _header(scope: dict, name: bytes) -> str | None:
+def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):
         if key == name:
-            return value.decode("latin-1")
+            return bytes(value).decode("latin-1")
     return None
 
 
-async def _send(send: Callable, resp: Response) -> None:
+async def _send(send: Send, resp: Response) -> None:
     await send({"type": "http.response.start", "status": resp.status_code, "headers": resp.raw_headers})
     await send({"type": "http.response.body", "body": resp.body})
 
@@ -150,12 +155,13 @@ class Guard:
                                 limit=self.max_bytes)
         return error_response(err, 413, headers={"Connection": "close"})
 
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            return await self._other(scope, receive, send)
+            await self._other(scope, receive, send)
+            return
         started = False
 
-        async def tracked(msg: dict) -> None:
+        async def tracked(msg: Message) -> None:
             nonlocal started
             started = started or msg["type"] == "http.response.start"
             await send(msg)
@@ -170,15 +176,16 @@ class Guard:
                 return  # the response is cut short; the server closes this connection
             await _send(tracked, internal_error_response(exc))
 
-    async def _other(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def _other(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket" and self.tokens:
             try:
                 scope.setdefault("state", {})["role"] = self.tokens.role_of(_header(scope, b"authorization"))
             except AuthError:
-                return await send({"type": "websocket.close", "code": 1008})  # policy violation
-        return await self.app(scope, receive, send)
+                await send({"type": "websocket.close", "code": 1008})  # policy violation
+                return
+        await self.app(scope, receive, send)
 
-    async def _http(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         role = "write"
         if scope["path"] not in OPEN_PATHS and not _is_ui(scope["path"]):
             authorization = _header(scope, b"authorization")
@@ -206,18 +213,18 @@ class Guard:
             bad = _not_json(body)
             if bad is not None:
                 return await _send(send, bad)
-        first: dict | None = {"type": "http.request", "body": body, "more_body": False}
+        first: Message | None = {"type": "http.request", "body": body, "more_body": False}
 
-        async def replay() -> dict:
+        async def replay() -> Message:
             nonlocal first
             if first is not None:
                 msg, first = first, None
                 return msg
-            return await receive()  # later: http.disconnect, which streaming responses wait for
+            return cast(Message, await receive())  # later: http.disconnect, which streaming responses wait for
 
-        return await self.app(scope, replay, send)
+        await self.app(scope, replay, send)
 
-    async def _read_body(self, receive: Callable) -> bytes | Response | None:
+    async def _read_body(self, receive: Receive) -> bytes | Response | None:
         chunks, total, more = [], 0, True
         while more:
             msg = await receive()

@@ -22,7 +22,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -100,7 +100,7 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
     contexts: list[Any] = []
 
     @contextlib.asynccontextmanager
-    async def lifespan(_app: FastAPI):
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         # Enough threads that concurrent commits reach the engine together and group-commit.
         anyio.to_thread.current_default_thread_limiter().total_tokens = threads
         sessions.start()

@@ -10,6 +10,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from catalog_core.api import CatalogAPI, TransactionAPI
 from catalog_core.errors import CatalogError, NotFoundError, TooManyTransactionsError, TransactionClosedError
@@ -60,7 +61,7 @@ class SessionManager:
         return len(self._live)
 
     # ---------------------------------------------------------------- sessions
-    def begin(self, author: str, message: str, meta: dict | None, time: float | str | None = None, *,
+    def begin(self, author: str, message: str, meta: dict[str, Any] | None, time: float | str | None = None, *,
               owner: str | None = None) -> Session:
         with self._lock:
             if len(self._live) >= self.max_sessions:

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -102,7 +102,7 @@ class _LRU:
         with self.lock:
             if key in self.data:
                 self.data.move_to_end(key)
-                return self.data[key]
+                return cast(T, self.data[key])
         value = make()
         with self.lock:
             self.data[key] = value

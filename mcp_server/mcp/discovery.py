@@ -285,7 +285,8 @@ def _from_card(out: M.DescribeOut, card: TableCard, full: bool, text_limit: int)
                       if a.unreviewed][:50]
     fr = card.freshness
     out.freshness.sla = fr.sla
-    out.freshness.status = fr.status
+    if fr.status is not None:  # a read model that hides staleness leaves the default ("unknown")
+        out.freshness.status = fr.status
     out.status = card.status
     _completeness_out(out.freshness, fr.completeness)
     out.relationships = [M.RelationshipOut(name=r.name, to=r.to, on=[list(p) for p in r.on],

@@ -14,9 +14,13 @@ that says what to do), and its text stays within the server's token budget.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from pydantic import Field
 
 from mcp_server.mcp import history
@@ -72,6 +76,15 @@ def review_text(s: ToolContext, table: str, snapshot: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def _checked(make: Callable[[], str]) -> str:
+    """`make()`; a refused argument becomes an invalid-params error carrying the tool's message (the
+    SDK would otherwise replace it with "Error rendering prompt")."""
+    try:
+        return make()
+    except (ToolError, ValueError) as exc:
+        raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+
+
 def register(server: MCPServer, s: ToolContext) -> None:
     """Publish the prompts of `s` on `server`."""
 
@@ -81,7 +94,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
         question: Annotated[str, Field(description="the data question, e.g. 'net revenue by store yesterday'")],
         snapshot: Annotated[str | None, Field(description="handle, vid, name or ISO time; default: latest")] = None,
     ) -> str:
-        return answer_question_text(s, question, snapshot)
+        return _checked(lambda: answer_question_text(s, question, snapshot))
 
     @server.prompt(name="review_stale_annotations", title="Review stale annotations of a table",
                    description="A table's stale and suspect annotations with their evidence, and how to fix them")
@@ -89,4 +102,4 @@ def register(server: MCPServer, s: ToolContext) -> None:
         table: Annotated[str, Field(description="dotted table name catalog.namespace.table")],
         snapshot: Annotated[str | None, Field(description="handle, vid, name or ISO time; default: latest")] = None,
     ) -> str:
-        return review_text(s, table, snapshot)
+        return _checked(lambda: review_text(s, table, snapshot))
