@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, quote
 
@@ -107,7 +108,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             resp.set_cookie(COOKIE, ctx.token or "", httponly=True, samesite="strict")
         return resp
 
-    def guarded(request: Request, fn: Any) -> Response:
+    def guarded(request: Request, fn: Callable[[_Ctx], Response]) -> Response:
         try:
             ctx = _Ctx(request)
         except CatalogError as exc:
