@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import cache
 from zoneinfo import ZoneInfo
 
 __all__ = ["D0", "D0_DATE", "ET", "UTC", "day", "at", "FiscalDay", "fiscal", "fiscal_years", "FIRST_DATE",
@@ -33,6 +34,7 @@ def dates(lo: dt.date, hi: dt.date) -> list[dt.date]:
     return [lo + dt.timedelta(days=i) for i in range((hi - lo).days + 1)]
 
 
+@cache  # a pure function of a few hundred dates, called per row by the generator
 def _fy_start(year: int) -> dt.date:
     """The Sunday nearest Feb 1 of `year`."""
     feb1 = dt.date(year, 2, 1)
@@ -53,6 +55,7 @@ def fiscal_years() -> dict[int, tuple[dt.date, dt.date]]:
     return {y: (_fy_start(y), _fy_start(y + 1) - dt.timedelta(days=1)) for y in range(2022, 2027)}
 
 
+@cache  # FiscalDay is frozen, so one instance per date is shared
 def fiscal(d: dt.date) -> FiscalDay:
     year = d.year if d >= _fy_start(d.year) else d.year - 1
     start = _fy_start(year)

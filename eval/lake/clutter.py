@@ -116,6 +116,14 @@ def plan(nm: Naming, lake: Any, seed: int) -> list[Clutter]:  # noqa: C901 - one
         return []
     rng = random.Random(f"semcat-clutter-{seed}")
     out: list[Clutter] = []
+    memo: dict[tuple[str, dt.date], list[dict[str, Any]]] = {}
+
+    def _rows_at(src: str, upto: dt.date) -> list[dict[str, Any]]:
+        """`_rows`, computed once per (table, day): several families read the same state (never mutated)."""
+        if (src, upto) not in memo:
+            memo[src, upto] = _rows(lake, src, upto)
+        return memo[src, upto]
+
     tn = {p: nm.tables[p] for p in T.TABLES}
 
     def short(p: str) -> str:
@@ -134,14 +142,14 @@ def plan(nm: Naming, lake: Any, seed: int) -> list[Clutter]:  # noqa: C901 - one
     for n in (105, 77, 49, 21):
         d = day(n)
         for p in _BACKUP:
-            rows = cap(_rows(lake, p, d))
+            rows = cap(_rows_at(p, d))
             out.append(Clutter(f"{ns(p)}.{short(p)}_bkp_{d:%Y%m%d}", n, p, "backup",
                                {"description": f"Backup of acme.{p} taken {d} before a reload; not refreshed since.",
                                 "deprecated": {"reason": f"point-in-time backup of {d}, missing everything after it",
                                                "replaced_by": f"acme.{p}", "since": d.isoformat()}}, rows))
     # staging copies with a reload's duplicates
     for p in _STAGING:
-        rows = cap(_rows(lake, p, day(105)))
+        rows = cap(_rows_at(p, day(105)))
         dup = [r for r in rows if rng.random() < 0.04]
         out.append(Clutter(f"{stg_ns}.stg_{short(p)}", 105, p, "staging",
                            {"description": f"ETL staging copy of acme.{p}.",
@@ -151,7 +159,7 @@ def plan(nm: Naming, lake: Any, seed: int) -> list[Clutter]:  # noqa: C901 - one
     region_of = {s["store_id"]: s["region"] for s in lake.stores}
     for p in _EXTRACT:
         for region in ("northeast", "southeast", "midwest", "west", "online"):
-            rows = [r for r in _rows(lake, p, day(49)) if region_of.get(r.get("store_id")) == region
+            rows = [r for r in _rows_at(p, day(49)) if region_of.get(r.get("store_id")) == region
                     or r.get("region") == region]
             fields: dict[str, Any] = {"description": f"Extract of acme.{p} for the {region} regional team.",
                                       "not_for_reporting": {"reason": "regional extract for a spreadsheet",
@@ -165,7 +173,7 @@ def plan(nm: Naming, lake: Any, seed: int) -> list[Clutter]:  # noqa: C901 - one
     # developers' test and tmp tables: a sample of 200 rows
     for i, p in enumerate(_TMP):
         n = 77 if i % 2 else 21
-        rows = _rows(lake, p, day(n))
+        rows = _rows_at(p, day(n))
         rows = rng.sample(rows, min(200, len(rows)))
         for name in (f"{tmp_ns}.tmp_{short(p)}_{i + 1}", f"{tmp_ns}.test_{short(p)}"):
             out.append(Clutter(name, n, p, "test", {"description": f"Scratch sample of acme.{p} for a test.",
@@ -173,7 +181,7 @@ def plan(nm: Naming, lake: Any, seed: int) -> list[Clutter]:  # noqa: C901 - one
                                                                            "use_instead": [f"acme.{p}"]}}, rows))
     # the abandoned v2 mart: an earlier rule (tax in net, cancelled orders kept), never went live
     for p in _V2:
-        rows = cap(_rows(lake, p, day(63)))
+        rows = cap(_rows_at(p, day(63)))
         if p == "mart.agg_daily_store_revenue":
             rows = [{**r, "net_revenue_cents": r["gross_revenue_cents"]} for r in rows]
         out.append(Clutter(f"{v2_ns}.{short(p)}_v2", 63, p, "v2_mart",
@@ -185,7 +193,7 @@ def plan(nm: Naming, lake: Any, seed: int) -> list[Clutter]:  # noqa: C901 - one
         for fy, lo, hi in ((2023, dt.date(2023, 1, 29), dt.date(2024, 2, 3)),
                            (2024, dt.date(2024, 2, 4), dt.date(2025, 2, 1))):
             col = _DATE_COL[p]
-            rows = [r for r in _rows(lake, p, day(35))
+            rows = [r for r in _rows_at(p, day(35))
                     if lo <= (r[col].date() if isinstance(r[col], dt.datetime) else r[col]) <= hi]
             out.append(Clutter(f"{ns(p)}.{short(p)}_fy{fy}", 35, p, "archive",
                                {"description": f"Archive of acme.{p} for FY{fy}.",
