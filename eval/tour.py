@@ -287,6 +287,8 @@ def _review(out: _Out, catalog_dir: str, data: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- 4. eval
+EVAL_TIMEOUT_S = 900.0  # the quick subset's runner; past it the tour says so and goes on to step 5
+
 def _eval(out: _Out, lake: str, data: str) -> str:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     questions = os.path.join(root, "eval", "questions", "public.yaml")
@@ -297,7 +299,13 @@ def _eval(out: _Out, lake: str, data: str) -> str:
              "bare,enriched,stale,stale+detect --agent offline --out " + os.path.join(data, "eval") + " --limit 12",
              "dim")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=EVAL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        out.line(f"  semcat eval run did not finish within {EVAL_TIMEOUT_S:g} s (about a minute on an idle 2-core "
+                 "machine; this one is busy) and was stopped; run the command above yourself to see its table",
+                 "red")
+        return "failed"
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
         out.line(f"  semcat eval run failed (exit {proc.returncode}):\n{tail}", "red")

@@ -129,3 +129,20 @@ def test_the_review_step_accepts_a_suggestion_and_the_warning_is_gone(tour, lake
         import semantic as sm
 
         assert [f.reason for f in sm.staleness(cat, REVIEW_TABLE, now="2025-03-10T13:00:00Z")] == ["cardinality_violated"]
+
+
+def test_an_eval_step_past_its_time_is_reported_and_the_tour_goes_on(tmp_path, monkeypatch):
+    """The quick subset's runner (a real `semcat eval run` subprocess) stopped at the tour's time limit:
+    the tour says so and how to see the table, instead of ending in a TimeoutExpired traceback."""
+    import io
+
+    from rich.console import Console
+
+    from eval import tour
+
+    monkeypatch.setattr(tour, "EVAL_TIMEOUT_S", 0.05)
+    buf = io.StringIO()
+    out = tour._Out(Console(file=buf, width=120))
+    assert tour._eval(out, str(tmp_path / "lake"), str(tmp_path)) == "failed"
+    text = buf.getvalue()
+    assert "did not finish within 0.05 s" in text and "run the command above yourself" in text
