@@ -245,9 +245,10 @@ def test_every_public_gold_gives_the_same_result_on_both_variants(lake_dir, cats
     bad = []
     for h in ("enriched",):
         pv, cv = cats[h].latest_vid, ccats[h].latest_vid
-        for q, cq in zip(qs, cqs, strict=True):
-            a = cc.run_sql(cats[h], q.gold_sql, snapshot=pv, limit=10_000)
-            b = cc.run_sql(ccats[h], cq.gold_sql, snapshot=cv, limit=10_000)
+        # one variant after the other: the SQL workers keep each lake's database instead of switching
+        plain = [cc.run_sql(cats[h], q.gold_sql, snapshot=pv, limit=10_000) for q in qs]
+        coded = [cc.run_sql(ccats[h], cq.gold_sql, snapshot=cv, limit=10_000) for cq in cqs]
+        for q, a, b in zip(qs, plain, coded, strict=True):
             c = compare(a, b, order_matters=q.order_matters, decimals=q.decimals, decode=nm.decode)
             if not c.correct or len(a.rows) != len(b.rows):
                 bad.append(f"{h} {q.id}: {c.reason}")
