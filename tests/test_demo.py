@@ -146,3 +146,18 @@ def test_an_eval_step_past_its_time_is_reported_and_the_tour_goes_on(tmp_path, m
     assert tour._eval(out, str(tmp_path / "lake"), str(tmp_path)) == "failed"
     text = buf.getvalue()
     assert "did not finish within 0.05 s" in text and "run the command above yourself" in text
+
+
+def test_semcat_demo_exits_non_zero_when_its_eval_step_did_not_finish(lake_copy, tmp_path, monkeypatch, capfd):
+    """`make demo` fails when the tour could not show the eval's table, after showing every step (the
+    CLI in this process, its MCP server and runner real subprocesses; capfd: they need real descriptors)."""
+    import click
+
+    from eval import tour
+    from mcp_server.cli import main
+
+    monkeypatch.setattr(tour, "EVAL_TIMEOUT_S", 0.05)
+    with pytest.raises(click.ClickException, match="the tour's eval step did not finish"):
+        main.main(["demo", "--data", str(tmp_path / "demo"), "--lake", lake_copy], standalone_mode=False)
+    text = capfd.readouterr().out
+    assert "did not finish within 0.05 s" in text and "== 5. Connect your own agent" in text

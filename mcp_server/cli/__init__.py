@@ -207,9 +207,11 @@ def demo(data_dir, fresh, lake_dir) -> None:
     from eval.tour import run_tour
 
     try:
-        run_tour(data_dir, fresh=fresh, lake=lake_dir)
+        seen = run_tour(data_dir, fresh=fresh, lake=lake_dir)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
+    if seen.get("eval") == "failed":  # every step was shown; the exit status says one did not finish
+        raise click.ClickException("the tour's eval step did not finish (step 4 above says why)")
 
 
 @main.group("import")
