@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from catalog_core.model import Obj
 
 __all__ = ["Column", "TableInfo", "type_family", "coarse_family", "comparable", "check_name", "unknown_table",
-           "require_table", "table_names", "catalog_names", "table_columns", "columns_of", "unknown_column", "short"]
+           "require_table", "table_names", "catalog_names", "table_columns", "column_id", "columns_of", "unknown_column", "short"]
 
 
 def short(name: str) -> str:
@@ -83,18 +83,26 @@ class Column:
         return type_family(self.type)
 
 
-def table_columns(table: dict[str, Any]) -> list[dict[str, Any]]:
-    """The schema columns of a table value ([{id, name, type, nullable}])."""
-    return [c for c in ((table.get("schema") or {}).get("columns") or []) if isinstance(c, dict)]
+def table_columns(table: dict[str, Any] | None) -> tuple[lake.Column, ...]:
+    """The schema columns of a table value, parsed by `catalog_core.lake.TableValue` (entries that
+    are not dicts are left out)."""
+    return lake.TableValue.from_raw(table).columns
 
 
-def columns_of(value: dict[str, Any]) -> list[Column]:
+def column_id(c: lake.Column) -> int:
+    """A schema column's field id, -1 when it has none (the key of the by-id maps)."""
+    return -1 if c.id is None else int(c.id)
+
+
+def columns_of(value: dict[str, Any] | None) -> list[Column]:
+    """The named columns of a table value; an id that is not an int, or a type that is not text,
+    reads as None."""
     out = []
     for c in table_columns(value):
-        if isinstance(c.get("name"), str):
-            cid = c.get("id")
+        if c.name:
+            cid = c.id
             out.append(Column(cid if isinstance(cid, int) and not isinstance(cid, bool) else None,
-                              c["name"], c.get("type") if isinstance(c.get("type"), str) else None))
+                              c.name, c.type if isinstance(c.type, str) else None))
     return out
 
 

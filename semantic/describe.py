@@ -8,7 +8,7 @@ from typing import Any
 
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
-from semantic._tables import require_table, table_columns
+from semantic._tables import column_id, require_table, table_columns
 from semantic.annotations import parse_duration
 from semantic.completeness import completeness
 from semantic.history import Context
@@ -81,11 +81,10 @@ def _base(ctx: Context, name: str) -> TableCard:
     value = obj.value
     stats = value.get("stats") or {}
     col_stats = stats.get("columns") or {}
-    columns = [ColumnCard(id=int(c.get("id", -1)), name=str(c.get("name")), type=str(c.get("type")),
-                          nullable=bool(c.get("nullable", True)),
-                          stats=ColumnStats(**{k: (col_stats.get(c.get("name")) or {}).get(k)
+    columns = [ColumnCard(id=column_id(c), name=c.name, type=str(c.type), nullable=c.is_nullable,
+                          stats=ColumnStats(**{k: (col_stats.get(c.name) or {}).get(k)
                                                for k in ("min", "max", "null_count")})
-                          if c.get("name") in col_stats else None)
+                          if c.name in col_stats else None)
                for c in table_columns(value)]
     by_id = {c.id: c for c in columns}
     table_anns: dict[str, AnnotationView] = {}

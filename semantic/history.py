@@ -19,7 +19,7 @@ from catalog_core import lake
 from catalog_core.api import CatalogAPI
 from catalog_core.model import Obj
 from semantic._tables import coarse_family as type_family
-from semantic._tables import table_columns
+from semantic._tables import column_id, table_columns
 from semantic.annotations import read_annotations, read_catalog_annotations
 from semantic.models import Annotation
 
@@ -30,15 +30,15 @@ __all__ = ["SchemaChange", "Timeline", "Context", "context", "clear_cache", "typ
 class SchemaChange:
     vid: int
     time: float
-    before: dict[int, dict[str, Any]]   # column id -> column, before the change
-    after: dict[int, dict[str, Any]]
+    before: dict[int, lake.Column]   # column id -> column, before the change
+    after: dict[int, lake.Column]
 
     @property
-    def added(self) -> list[dict[str, Any]]:
+    def added(self) -> list[lake.Column]:
         return [c for i, c in self.after.items() if i not in self.before]
 
     @property
-    def dropped(self) -> list[dict[str, Any]]:
+    def dropped(self) -> list[lake.Column]:
         return [c for i, c in self.before.items() if i not in self.after]
 
 
@@ -119,8 +119,8 @@ def clear_cache(cat: CatalogAPI | None = None) -> None:
             _CACHES.pop(cat, None)
 
 
-def _cols(value: dict[str, Any] | None) -> dict[int, dict[str, Any]]:
-    return {int(c.get("id", -1)): c for c in table_columns(value or {})}
+def _cols(value: dict[str, Any] | None) -> dict[int, lake.Column]:
+    return {column_id(c): c for c in table_columns(value)}
 
 
 def _same_schema(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:

@@ -53,7 +53,7 @@ from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import InvalidValueError
 from catalog_core.model import Obj
-from semantic._tables import table_columns
+from semantic._tables import column_id, table_columns
 from semantic.annotations import read_annotations, read_catalog_annotations
 
 __all__ = ["Hit", "search", "FIELDS", "WEIGHTS", "words", "terms", "clear_search_cache"]
@@ -194,10 +194,10 @@ def _doc(name: str, table: dict[str, Any], anns: Iterable[Any]) -> _Doc:  # noqa
     d.add("name", ns, expand=True)
     d.label = " ".join(words(short))
     cols = table_columns(table)
-    col_by_id = {int(c.get("id", -1)): str(c.get("name")) for c in cols}
+    col_by_id = {column_id(c): c.name for c in cols}
     for c in cols:
-        d.add("columns", str(c.get("name")), expand=True)
-    text_parts = [d.label, " ".join(str(c.get("name")) for c in cols)]
+        d.add("columns", c.name, expand=True)
+    text_parts = [d.label, " ".join(c.name for c in cols)]
     for a in anns:
         v = a.value
         if a.kind == "table":
@@ -315,10 +315,12 @@ def _full(cat: CatalogAPI, vid: int) -> _Index:
     return _Index(vid, docs)
 
 
-def _shape(v: dict[str, Any] | None) -> Any:
+def _shape(v: dict[str, Any] | None) -> tuple[str | None, lake.Schema, tuple[lake.Partition, ...]] | None:
+    """What search indexes of an object's value besides annotations: its type, schema and partitioning."""
     if not isinstance(v, dict):
         return None
-    return (v.get("obj_type"), v.get("schema"), v.get("partition_by"))
+    t = lake.TableValue.from_raw(v)
+    return (t.obj_type, t.schema, t.partition_by)
 
 
 def _changed_tables(cat: CatalogAPI, lo: int, hi: int) -> set[str]:

@@ -23,11 +23,12 @@ from typing import Any
 from rapidfuzz import fuzz
 
 import catalog_core as cc
+from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError, InvalidValueError
 from catalog_core.model import Obj, parse_time
 from semantic._sql import quote
-from semantic._tables import require_table, table_columns
+from semantic._tables import column_id, require_table, table_columns
 from semantic.annotations import fingerprint, parse_duration
 from semantic.errors import did_you_mean
 from semantic.history import Context, SchemaChange, Timeline, type_family
@@ -120,12 +121,12 @@ class _Table:
     def __init__(self, ctx: Context, name: str, obj: Obj, tl: Timeline) -> None:
         self.ctx, self.name, self.obj, self.tl = ctx, name, obj, tl
         self.value = obj.value
-        self.cols = {int(c.get("id", -1)): c for c in table_columns(self.value)}
-        self.by_name = {str(c.get("name", "")).lower(): c for c in self.cols.values()}
+        self.cols = {column_id(c): c for c in table_columns(self.value)}
+        self.by_name = {c.name.lower(): c for c in self.cols.values()}
         self.stats = (self.value.get("stats") or {})
         self.col_stats: dict[str, Any] = self.stats.get("columns") or {}
 
-    def col(self, name: str) -> dict[str, Any] | None:
+    def col(self, name: str) -> lake.Column | None:
         return self.by_name.get(name.lower())
 
     def stat(self, name: str) -> dict[str, Any] | None:
@@ -151,7 +152,15 @@ class _Table:
         return acc
 
 
-def _fate(t: _Table, ref: ColumnRef, since: int) -> tuple[str, dict[str, Any] | None, SchemaChange | None]:
+def _name(c: lake.Column | None) -> str | None:
+    return None if c is None else c.name
+
+
+def _type(c: lake.Column | None) -> str | None:
+    return None if c is None else c.type
+
+
+def _fate(t: _Table, ref: ColumnRef, since: int) -> tuple[str, lake.Column | None, SchemaChange | None]:
     """What became of a column the annotation referred to: ok, renamed, type, or dropped (with
     the schema change that did it)."""
     cur = t.cols.get(ref.id)
@@ -165,12 +174,12 @@ def _fate(t: _Table, ref: ColumnRef, since: int) -> tuple[str, dict[str, Any] | 
             if ref.id in ch.before and ref.id not in ch.after:
                 return "dropped", None, ch
         return "dropped", None, changes[-1] if changes else None
-    by = next((ch for ch in changes if ch.after.get(ref.id, {}).get("name") != ch.before.get(ref.id, {}).get("name")
+    by = next((ch for ch in changes if _name(ch.after.get(ref.id)) != _name(ch.before.get(ref.id))
                and ref.id in ch.before), None)
-    if str(cur.get("name")) != ref.name and cur.get("id") == ref.id:
+    if cur.name != ref.name and cur.id == ref.id:
         return "renamed", cur, by
-    if str(cur.get("type")) != ref.type:
-        retyped = next((c for c in changes if c.after.get(int(cur.get("id", -1)), {}).get("type") != ref.type), None)
+    if str(cur.type) != ref.type:
+        retyped = next((c for c in changes if _type(c.after.get(column_id(cur))) != ref.type), None)
         return "type", cur, retyped
     return "ok", cur, None
 
@@ -183,9 +192,9 @@ def _rename_candidate(t: _Table, ref: ColumnRef, basis_stats: ColumnStats | None
         return None
     best: tuple[float, str, int | None] | None = None
     for c in ch.added:
-        if type_family(c.get("type")) != type_family(ref.type) or int(c.get("id", -1)) not in t.cols:
+        if type_family(c.type) != type_family(ref.type) or column_id(c) not in t.cols:
             continue
-        name = str(c.get("name"))
+        name = c.name
         k = scale_of(basis_stats, t.stat(name))
         sim = fuzz.ratio(ref.name.lower(), name.lower())
         if k is None and sim < 60:
@@ -209,12 +218,12 @@ def _column_findings(t: _Table, ann: Annotation, refs: list[ColumnRef], missing_
         times = [ch.time] if ch else []
         if fate == "renamed" and cur is not None:
             out.append(_finding(ann, label, missing_reason or "column_renamed", "stale",
-                                f"column {ref.name!r} (id {ref.id}) is now called {cur.get('name')!r}",
-                                ev or [t.obj.vid], times, {"column": ref.name, "now": cur.get("name")},
-                                f"renamed to {cur.get('name')}",
-                                [_fix("rename", old=ref.name, new=str(cur.get("name")), scale=0)]))
+                                f"column {ref.name!r} (id {ref.id}) is now called {cur.name!r}",
+                                ev or [t.obj.vid], times, {"column": ref.name, "now": cur.name},
+                                f"renamed to {cur.name}",
+                                [_fix("rename", old=ref.name, new=cur.name, scale=0)]))
         elif fate == "type" and cur is not None:
-            from_t, to_t = ref.type, str(cur.get("type"))
+            from_t, to_t = ref.type, str(cur.type)
             status = "suspect" if type_family(from_t) == type_family(to_t) else "stale"
             out.append(_finding(ann, label, "column_type_changed", status,
                                 f"column {ref.name!r} changed type from {from_t} to {to_t}",
@@ -257,27 +266,27 @@ def _unit_drift(t: _Table, ann: Annotation, refs: list[ColumnRef]) -> list[Findi
     recent = None
     for ref in refs:
         cur = t.cols.get(ref.id)
-        if cur is None or type_family(cur.get("type")) != "number" or ref.name not in b.stats:
+        if cur is None or type_family(cur.type) != "number" or ref.name not in b.stats:
             continue
         if recent is None:
             recent = t.recent_stats(b.vid)
-        now_s = recent.get(str(cur.get("name")))
+        now_s = recent.get(cur.name)
         k = scale_of(b.stats[ref.name], now_s)
         if k:
             changed = [v for v, _ in t.tl.data_after(b.vid)] or [t.obj.vid]
-            out.append(_finding(ann, f"{t.name}.{cur.get('name')}", "unit_drift", "stale",
-                                f"values of {cur.get('name')!r} written since vid {b.vid} are the annotated ones "
+            out.append(_finding(ann, f"{t.name}.{cur.name}", "unit_drift", "stale",
+                                f"values of {cur.name!r} written since vid {b.vid} are the annotated ones "
                                 f"scaled by 10^{k}", changed[:1] + changed[-1:],
                                 values={"basis_stats": b.stats[ref.name].model_dump(), "recent_stats": now_s,
                                         "scale_exp": k},
                                 suggestion=f"unit changed ({_unit_word(k)}); update the unit and description",
-                                fixes=[_fix("update_unit", column=str(cur.get("name")), scale=k)]))
+                                fixes=[_fix("update_unit", column=cur.name, scale=k)]))
     return out
 
 
 def _scd2_change(t: _Table, since: int) -> SchemaChange | None:
     for ch in t.tl.changes_after(since):
-        if any(str(c.get("name", "")).lower() in SCD2 for c in ch.added):
+        if any(c.name.lower() in SCD2 for c in ch.added):
             return ch
     return None
 
@@ -291,16 +300,16 @@ def _grain_findings(t: _Table, ann: Annotation) -> list[Finding]:
     ch = _scd2_change(t, b.vid)
     if ch is not None and not any(k.lower() in SCD2 for k in keys):
         out.append(_finding(ann, t.name, "grain_violated", "suspect",
-                            f"{', '.join(str(c.get('name')) for c in ch.added)} appeared at vid {ch.vid} ({_day(ch.time)}): "
+                            f"{', '.join(c.name for c in ch.added)} appeared at vid {ch.vid} ({_day(ch.time)}): "
                             f"the table keeps versions, so {', '.join(keys) or 'the declared keys'} may repeat",
-                            [ch.vid], [ch.time], {"keys": keys, "added": [c.get("name") for c in ch.added]},
+                            [ch.vid], [ch.time], {"keys": keys, "added": [c.name for c in ch.added]},
                             f"SCD2 since {_day(ch.time)}: filter is_current",
                             [_fix("filter", table=t.name, column="is_current")]))
         return out
     if len(keys) == 1:
         col, s = t.col(keys[0]), t.stat(keys[0])
         rows = t.stats.get("row_count")
-        if col is not None and s and type_family(col.get("type")) == "number" and isinstance(rows, int):
+        if col is not None and s and type_family(col.type) == "number" and isinstance(rows, int):
             lo, hi = _num(s.get("min")), _num(s.get("max"))
             if lo is not None and hi is not None and float(lo).is_integer() and rows - int(s.get("null_count") or 0) > hi - lo + 1:
                 last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
@@ -312,8 +321,8 @@ def _grain_findings(t: _Table, ann: Annotation) -> list[Finding]:
     if added:
         chs = t.tl.changes_after(b.vid)
         out.append(_finding(ann, t.name, "schema_changed", "suspect",
-                            f"columns added since the grain was written: {', '.join(str(c.get('name')) for c in added)}",
-                            [c.vid for c in chs], [c.time for c in chs], {"added": [c.get("name") for c in added]}))
+                            f"columns added since the grain was written: {', '.join(c.name for c in added)}",
+                            [c.vid for c in chs], [c.time for c in chs], {"added": [c.name for c in added]}))
     return out
 
 
@@ -322,8 +331,8 @@ def _table_level(t: _Table, ann: Annotation) -> list[Finding]:
     out: list[Finding] = []
     chs = t.tl.changes_after(b.vid)
     if chs:
-        added = [str(c.get("name")) for ch in chs for c in ch.added]
-        dropped = [str(c.get("name")) for ch in chs for c in ch.dropped]
+        added = [c.name for ch in chs for c in ch.added]
+        dropped = [c.name for ch in chs for c in ch.dropped]
         what = "; ".join(x for x in (f"added {', '.join(added)}" if added else "",
                                      f"dropped {', '.join(dropped)}" if dropped else "") if x) or "types changed"
         out.append(_finding(ann, t.name, "schema_changed", "suspect",
@@ -367,7 +376,7 @@ def _deprecated(t: _Table, ann: Annotation) -> list[Finding]:
 def _enum_meta(t: _Table, ann: Annotation) -> list[Finding]:
     allowed = [v for v in (ann.value or []) if v is not None]
     cur = t.cols.get(ann.column_id or -1)
-    s = t.stat(str(cur.get("name"))) if cur else None
+    s = t.stat(cur.name) if cur else None
     if not allowed or not s:
         return []
     lo, hi = s.get("min"), s.get("max")
@@ -404,20 +413,20 @@ def _join_suggestion(t: _Table, target: _Table | None, missing: str, to_col: str
         return None
     ranked = []
     for c in t.cols.values():
-        name = str(c.get("name"))
+        name = c.name
         if name.lower() == missing.lower():
             continue
         tc = target.col(name)
-        if tc is None or type_family(tc.get("type")) != type_family(c.get("type")):
+        if tc is None or type_family(tc.type) != type_family(c.type):
             continue
-        a, b = t.stat(name), target.stat(str(tc.get("name")))
+        a, b = t.stat(name), target.stat(tc.name)
         overlap = 0
         if a and b:
             try:
                 overlap = int(a["min"] <= b["max"] and b["min"] <= a["max"])
             except (TypeError, KeyError):
                 overlap = 0
-        ranked.append((overlap, name.lower().endswith(("_id", "_uuid", "_key", "_sk")), name, str(tc.get("name"))))
+        ranked.append((overlap, name.lower().endswith(("_id", "_uuid", "_key", "_sk")), name, tc.name))
     if not ranked:
         return None
     ranked.sort(reverse=True)
@@ -460,7 +469,7 @@ def _relationship(ctx: Context, t: _Table, ann: Annotation, tables: dict[str, _T
         if ch is not None and not any(w in cond for w in SCD2):
             out.append(_finding(ann, t.name, "cardinality_violated", "suspect",
                                 f"{to} keeps versions since vid {ch.vid} ({_day(ch.time)}): one {t.name} row may match "
-                                "several", [ch.vid], [ch.time], {"to": to, "added": [c.get("name") for c in ch.added]},
+                                "several", [ch.vid], [ch.time], {"to": to, "added": [c.name for c in ch.added]},
                                 f"SCD2 since {_day(ch.time)}: filter is_current (condition '{to}.is_current')",
                                 [_fix("filter", table=to, column="is_current")]))
     return out
@@ -567,11 +576,11 @@ def _literals(text: str, t: _Table) -> dict[str, list[str]]:
         if not isinstance(c, exp.Column):
             return
         cur = t.col(c.name)
-        if cur is None or type_family(cur.get("type")) != "string":
+        if cur is None or type_family(cur.type) != "string":
             return
         for lit in lits:
             if isinstance(lit, exp.Literal) and lit.is_string:
-                out.setdefault(str(cur.get("name")), []).append(lit.this)
+                out.setdefault(cur.name, []).append(lit.this)
 
     for node in tree.find_all(exp.EQ, exp.NEQ, exp.In):
         if isinstance(node, exp.In):
@@ -603,7 +612,7 @@ def _restated(t: _Table, anns: list[Annotation]) -> list[Finding]:
 
     def rechecked(name: str, vals: list[str], after: int) -> bool:
         cur = t.col(name)
-        cid = int(cur.get("id", -1)) if cur else -1
+        cid = column_id(cur) if cur else -1
         ok = {str(v) for b, vs in values_of.get(cid, []) if b >= after for v in vs}
         return bool(vals) and all(v in ok for v in vals)
 
@@ -738,23 +747,23 @@ def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Ta
                     continue
                 checked.add((a.key, "enum_violated" if a.field == "enum" else "sample_values_missing"))
                 checked.add((a.key, "values_restated"))  # the data says whether the values changed
-                c = _q(str(cur.get("name")))
+                c = _q(cur.name)
                 marks = ", ".join("?" for _ in vals)
                 if a.field == "enum":
                     bad = [r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {_tq(t.name)} WHERE {c} IS NOT NULL "
                                                   f"AND {c} NOT IN ({marks}) LIMIT 20", vals)]
                     if bad:
-                        out.append(_finding(a, f"{t.name}.{cur.get('name')}", "enum_violated", "stale",
-                                            f"{cur.get('name')} holds values outside the declared enum: {bad}",
+                        out.append(_finding(a, f"{t.name}.{cur.name}", "enum_violated", "stale",
+                                            f"{cur.name} holds values outside the declared enum: {bad}",
                                             [ctx.vid, last], values={"outside": bad, "enum": vals},
                                             suggestion=f"add {', '.join(map(str, bad))} to the enum",
-                                            fixes=[_fix("add_enum_values", column=str(cur.get("name")), values=bad)]))
+                                            fixes=[_fix("add_enum_values", column=cur.name, values=bad)]))
                 else:
                     there = {r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {_tq(t.name)} WHERE {c} IN ({marks})", vals)}
                     gone = [v for v in vals if v not in there]
                     if gone:
-                        out.append(_finding(a, f"{t.name}.{cur.get('name')}", "sample_values_missing", "suspect",
-                                            f"sample values no longer present in {cur.get('name')}: {gone}",
+                        out.append(_finding(a, f"{t.name}.{cur.name}", "sample_values_missing", "suspect",
+                                            f"sample values no longer present in {cur.name}: {gone}",
                                             [ctx.vid, last], values={"missing": gone}))
             elif a.kind == "relationship":
                 out += _relationship_data(ctx, t, a, tables, duck, already, last, checked)
@@ -881,9 +890,9 @@ def _similar(a: _Table, b: _Table) -> float:
         return 0.0
     hits = 0
     for c in mine:
-        n = str(c.get("name")).replace("_", " ").lower()
-        f = type_family(c.get("type"))
-        if any(type_family(d.get("type")) == f and fuzz.token_set_ratio(n, str(d.get("name")).replace("_", " ").lower()) >= 60
+        n = c.name.replace("_", " ").lower()
+        f = type_family(c.type)
+        if any(type_family(d.type) == f and fuzz.token_set_ratio(n, d.name.replace("_", " ").lower()) >= 60
                for d in b.cols.values()):
             hits += 1
     return hits / len(mine)

@@ -40,7 +40,7 @@ import yaml
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import InvalidValueError
-from semantic._tables import table_columns
+from semantic._tables import column_id, table_columns
 from semantic.annotations import read_annotations
 from semantic.interop._common import (
     ImportResult,
@@ -101,9 +101,8 @@ def export_osi(cat: CatalogAPI, path: str, catalog: str, snapshot: SnapshotRef =
                 cols.setdefault(a.column_id, {})[a.field] = a.value
         fields = []
         for c in table_columns(obj.value):
-            cf = cols.get(int(c.get("id", -1)), {})
-            f: dict[str, Any] = {"name": str(c["name"]), "expression": _expr(str(c["name"])),
-                                 "datatype": _datatype(str(c.get("type")))}
+            cf = cols.get(column_id(c), {})
+            f: dict[str, Any] = {"name": c.name, "expression": _expr(c.name), "datatype": _datatype(str(c.type))}
             if cf.get("role") in ("dimension", "time"):
                 f["dimension"] = {"is_time": cf["role"] == "time"}
             if cf.get("description"):
