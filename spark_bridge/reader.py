@@ -12,7 +12,7 @@ from functools import reduce
 from typing import Any
 
 from catalog_core.api import CatalogAPI, SnapshotRef
-from catalog_core.lake import partition_columns, table_path
+from catalog_core.lake import TableValue, table_path
 from catalog_core.sql.tables import names_at
 from spark_bridge.errors import BridgeError
 from spark_bridge.files import needs_escape
@@ -46,14 +46,17 @@ def _hive_ready(file_path: str, location: str, ppath: str, tpath: str, vals: dic
     return file_path.startswith(head) and "/" not in file_path[len(head):]
 
 
-def read_files(spark: Any, table: dict[str, Any], tpath: str, files: list[Any],
+def read_files(spark: Any, table: dict[str, Any] | TableValue, tpath: str, files: list[Any],
                values: dict[str, dict[str, Any]]) -> Any:
-    """A DataFrame over `files` (file leaves of the table at `tpath`), columns in schema order."""
-    schema = to_struct(table.get("schema") or {})
+    """A DataFrame over `files` (file leaves of the table at `tpath`), columns in schema order.
+    `table` is the table object's value, raw or parsed."""
+    if not isinstance(table, TableValue):
+        table = TableValue.from_raw(table)
+    schema = to_struct(table.schema)
     names = [f.name for f in schema.fields]
     if not files:
         return spark.createDataFrame([], schema)
-    pcols = partition_columns(table)
+    pcols = table.partition_columns
     renamed, files = _renamed(table, files)
     if renamed:  # files written before a rename or drop: read each under its own names
         frames = [_read_renamed(spark, table, tpath, group, values, names) for names, group in renamed]
@@ -65,7 +68,7 @@ def read_files(spark: Any, table: dict[str, Any], tpath: str, files: list[Any],
         return spark.read.schema(schema).parquet(*paths)
     from pyspark.sql import functions as F
 
-    location = table.get("location") or ""
+    location = table.location or ""
     hive, other = [], defaultdict(list)
     for f in files:
         ppath = parent_path(f.path)
@@ -79,7 +82,7 @@ def read_files(spark: Any, table: dict[str, Any], tpath: str, files: list[Any],
     frames = []
     if hive:
         frames.append(spark.read.schema(schema).option("basePath", location).parquet(*hive).select(*names))
-    data_schema = to_struct(table["schema"], exclude=tuple(pcols))
+    data_schema = to_struct(table.schema, exclude=tuple(pcols))
     types = {f.name: f.dataType for f in schema.fields}
     for ppath, group in sorted(other.items()):
         df = spark.read.schema(data_schema).parquet(*group)
@@ -97,14 +100,15 @@ def read_table(spark: Any, cat: CatalogAPI, name: str, snapshot: SnapshotRef = N
         raise BridgeError(f"table {name!r} does not exist at vid {vid}; write it first or pick another "
                           "snapshot", table=name, vid=vid)
     files = cat.plan_files(name, where=where, vid=vid)
-    values = partition_values(cat, tpath, partition_columns(obj.value), vid) if obj.value.get("partition_by") else {}
-    return read_files(spark, obj.value, tpath, files, values)
+    table = TableValue.from_raw(obj.value)
+    values = partition_values(cat, tpath, table.partition_columns, vid) if table.partition_by else {}
+    return read_files(spark, table, tpath, files, values)
 
 
-def _renamed(table: dict[str, Any], files: list[Any]) -> tuple[list[tuple[dict[str, str | None], list[Any]]], list[Any]]:
+def _renamed(table: TableValue, files: list[Any]) -> tuple[list[tuple[dict[str, str | None], list[Any]]], list[Any]]:
     """Files whose column names differ from the table's (written before a rename or a drop),
     grouped by their names, and the other files."""
-    schema = table.get("schema") or {}
+    schema = table.schema
     groups: dict[tuple, tuple[dict[str, str | None], list[Any]]] = {}
     rest = []
     for f in files:
@@ -117,13 +121,13 @@ def _renamed(table: dict[str, Any], files: list[Any]) -> tuple[list[tuple[dict[s
     return list(groups.values()), rest
 
 
-def _read_renamed(spark: Any, table: dict[str, Any], tpath: str, files: list[Any],
+def _read_renamed(spark: Any, table: TableValue, tpath: str, files: list[Any],
                   values: dict[str, dict[str, Any]], names: dict[str, str | None]) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
-    pcols = partition_columns(table)
-    schema = to_struct(table.get("schema") or {})
+    pcols = table.partition_columns
+    schema = to_struct(table.schema)
     fields = [f for f in schema.fields if f.name not in pcols and names.get(f.name) is not None]
     file_schema = StructType([f.__class__(names[f.name], f.dataType, True) for f in fields])
     by_part: dict[str, list[str]] = defaultdict(list)

@@ -5,10 +5,12 @@ keep their ids, new columns get fresh ids, and only widening type changes are ac
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from catalog_core.lake import Schema
 from spark_bridge.errors import SchemaEvolutionError
 
 __all__ = ["normalize_type", "df_columns", "can_widen", "Evolution", "evolve", "replace", "alter", "to_struct",
@@ -240,17 +242,20 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def to_struct(schema: dict[str, Any], exclude: tuple[str, ...] = ()) -> Any:
-    """The Spark StructType of a catalog schema (needs an active SparkContext for DDL parsing)."""
+def to_struct(schema: Schema | Mapping[str, Any], exclude: tuple[str, ...] = ()) -> Any:
+    """The Spark StructType of a catalog schema, parsed or raw (needs an active SparkContext for
+    DDL parsing)."""
     from pyspark.sql.types import _parse_datatype_string
 
-    cols = [c for c in schema.get("columns", []) if c["name"] not in exclude]
+    if not isinstance(schema, Schema):
+        schema = Schema.from_raw(schema)
+    cols = [c for c in schema.columns if c.name not in exclude]
     if not cols:
         from pyspark.sql.types import StructType
 
         return StructType([])
-    ddl = ", ".join(f"{_quote(c['name'])} {normalize_type(c['type'])}"
-                    + ("" if c.get("nullable", True) else " NOT NULL") for c in cols)
+    ddl = ", ".join(f"{_quote(c.name)} {normalize_type(str(c.type))}"
+                    + ("" if c.is_nullable else " NOT NULL") for c in cols)
     try:
         struct = _parse_datatype_string(ddl)
     except Exception as exc:  # e.g. a type another tool wrote that Spark has no name for

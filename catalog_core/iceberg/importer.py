@@ -206,21 +206,23 @@ class _Importer:
         if not lake.is_table(value):
             raise AlreadyExistsError(f"{self.tpath} exists and is a {value.get('obj_type')!r}, not a table; choose "
                                      "another `into`", path=self.tpath)
-        ice = ((value.get("properties") or {}).get("iceberg")) or {}
+        table = lake.TableValue.from_raw(value)
+        ice = ((table.properties or {}).get("iceberg")) or {}
         if ice.get("uuid") != self.src.uuid:
             what = (f"was imported from Iceberg table {ice.get('table')!r} (uuid {ice.get('uuid')})" if ice
                     else "was not imported from Iceberg")
             raise AlreadyExistsError(f"{self.into} already exists and {what}, not from {self.src.identifier!r} "
                                      f"(uuid {self.src.uuid}); import into a new table name", name=self.into)
         want = [lv.spec for lv in self.levels]
-        if [p for p in value.get("partition_by") or []] != want:
-            raise PreconditionError(f"{self.into} is partitioned by {value.get('partition_by')}, the Iceberg table "
+        have = [p.to_raw() for p in table.partition_by]
+        if have != want:
+            raise PreconditionError(f"{self.into} is partitioned by {have if table.has_partition_by else None}, the Iceberg table "
                                     f"{self.src.identifier!r} now by {want}; import it into a new table name",
                                     name=self.into)
         self.exists = True
         self.synced = ice.get("snapshot_id")
         self.result.snapshot_id = self.synced
-        self.stored_schema = value.get("schema")
+        self.stored_schema = table.schema.to_raw() if table.has_schema else None  # compared with the raw schemas it writes
         steps = lake.exact_query(self.tpath)
         for _ in self.levels:
             steps += '/[obj_type = "partition"]'
@@ -360,7 +362,7 @@ class _Importer:
             self.exists = True
         elif step.schema != self.stored_schema:
             txn.merge(tpath, {"schema": {"op": "set", "val": step.schema}})
-            old = {c["name"]: c["id"] for c in (self.stored_schema or {}).get("columns", []) if "id" in c}
+            old = {c.name: c.id for c in lake.Schema.from_raw(self.stored_schema).columns if c.id is not None}
             new = {c["id"]: c["name"] for c in step.schema["columns"]}
             if any(new.get(i) != n for n, i in old.items()):
                 rekey = (old, new)

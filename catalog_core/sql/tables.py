@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog_core.api import CatalogAPI
-from catalog_core.lake import Schema, exact_query, partition_columns, tables_query
+from catalog_core.lake import Column, Schema, TableValue, exact_query, tables_query
 from catalog_core.sql.types import duck_type
 
 __all__ = ["ColumnSpec", "FileSpec", "TableSpec", "list_tables", "load_table", "file_columns", "catalog_dir",
@@ -44,7 +44,7 @@ class TableSpec:
     columns: list[ColumnSpec] | None   # None: the table has no schema; the files decide
     partition_cols: list[str]
     files: list[FileSpec] = field(default_factory=list)
-    schema: dict[str, Any] | None = None   # the raw schema value (renames and drops live here)
+    schema: Schema | None = None   # the table's schema (renames and drops live here); None: it has none
 
     def names_in(self, f: FileSpec) -> dict[str, str | None] | None:
         """Column name -> its name in file `f` (None: not in it); None when names never changed.
@@ -52,34 +52,35 @@ class TableSpec:
         (the Spark bridge records `schema_id` on each file and `previous_names` on the schema)."""
         if f.renames:
             return dict(f.renames)
-        if not self.schema or f.schema_id is None:
+        if self.schema is None or f.schema_id is None:
             return None
         return names_at(self.schema, f.schema_id)
 
 
-def _name_at(col: dict[str, Any], schema_id: int) -> str:
-    name = str(col.get("name"))
-    for prev in sorted(col.get("previous_names") or [], key=lambda p: -int(p.get("until", 0))):
+def _name_at(name: str, previous_names: Any, schema_id: int) -> str:
+    """The name a column (now `name`, earlier `previous_names`: [{name, until}]) had in schema `schema_id`."""
+    for prev in sorted(previous_names or [], key=lambda p: -int(p.get("until", 0))):
         if schema_id < int(prev.get("until", 0)):
             name = str(prev.get("name"))
     return name
 
 
-def names_at(schema: dict[str, Any], schema_id: int) -> dict[str, str | None] | None:
+def names_at(schema: Schema, schema_id: int) -> dict[str, str | None] | None:
     """How a file written under `schema_id` names each current column, by column id: renames
     (`previous_names`: [{name, until}], the name the column had in schemas before `until`) map
     back to the old name; a current column whose old-schema name belonged to a column dropped
     since (`dropped`: [{id, name, previous_names, until}]) is not in the file (None). Returns None
     when the schema records no renames or drops (names are the same in every file)."""
-    cols = [c for c in schema.get("columns") or [] if isinstance(c, dict)]
-    dropped = [d for d in schema.get("dropped") or [] if isinstance(d, dict)]
-    if not dropped and not any(c.get("previous_names") for c in cols):
+    cols = schema.columns
+    dropped = [d for d in schema.dropped or () if isinstance(d, dict)]
+    if not dropped and not any(c.extra.get("previous_names") for c in cols):
         return None
-    gone = {_name_at(d, schema_id).lower() for d in dropped if schema_id < int(d.get("until", 0))}
+    gone = {_name_at(str(d.get("name")), d.get("previous_names"), schema_id).lower()
+            for d in dropped if schema_id < int(d.get("until", 0))}
     out: dict[str, str | None] = {}
     for c in cols:
-        old = _name_at(c, schema_id)
-        out[str(c.get("name"))] = None if old.lower() in gone else old
+        old = _name_at(c.name, c.extra.get("previous_names"), schema_id)
+        out[c.name] = None if old.lower() in gone else old
     return out
 
 
@@ -155,8 +156,8 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _columns(table: dict[str, Any]) -> list[ColumnSpec] | None:
-    cols = Schema.from_raw(table.get("schema")).columns
+def _columns(table: TableValue) -> list[ColumnSpec] | None:
+    cols = table.columns
     if not cols:
         return None
     return [ColumnSpec(c.name, duck_type(c.type)) for c in cols if c.name]
@@ -175,7 +176,7 @@ def _partitions(cat: CatalogAPI, parts: tuple[str, ...], levels: int, vid: int) 
     return out
 
 
-def _renames(field_ids: Any, columns: list[dict[str, Any]]) -> tuple[tuple[str, str | None], ...]:
+def _renames(field_ids: Any, columns: tuple[Column, ...]) -> tuple[tuple[str, str | None], ...]:
     """Where a file's `field_ids` ({name in the file: column id}) say a table column is stored
     under another name, or not at all (a same-named column of another id)."""
     if not isinstance(field_ids, dict) or not field_ids:
@@ -183,11 +184,11 @@ def _renames(field_ids: Any, columns: list[dict[str, Any]]) -> tuple[tuple[str, 
     by_id = {fid: name for name, fid in field_ids.items()}
     out = []
     for c in columns:
-        if not isinstance(c, dict) or c.get("id") is None or not c.get("name"):
+        if c.id is None or not c.name:
             continue
-        phys = by_id.get(c["id"])
-        if phys != c["name"] and (phys is not None or c["name"] in field_ids):
-            out.append((str(c["name"]), phys))
+        phys = by_id.get(c.id)
+        if phys != c.name and (phys is not None or c.name in field_ids):
+            out.append((c.name, phys))
     return tuple(out)
 
 
@@ -220,18 +221,18 @@ def _roots(base: str | None, warehouse: Any, catalog: dict[str, Any]) -> list[st
 def load_table(cat: CatalogAPI, obj: Any, vid: int, catalogs: dict[str, dict[str, Any]], where: str | None = None) -> TableSpec:
     """The table at `obj.path` with its visible files (pruned by `where` through plan_files)."""
     parts = tuple(obj.path.strip("/").split("/"))
-    table = obj.value
+    table = TableValue.from_raw(obj.value)
     name = ".".join(parts)
-    spec = TableSpec(name, parts, _columns(table), partition_columns(table))
-    if isinstance(table.get("schema"), dict):
-        spec.schema = table["schema"]
+    spec = TableSpec(name, parts, _columns(table), table.partition_columns)
+    if table.has_schema:
+        spec.schema = table.schema
     files = cat.plan_files(name, where=where, vid=vid)
     if not files:
         return spec
     partitions = _partitions(cat, parts, len(spec.partition_cols), vid) if spec.partition_cols else {}
     warehouse = getattr(cat, "warehouse", None)
     default_loc = os.path.join(warehouse, *parts) if isinstance(warehouse, str) else None
-    location = table.get("location") if isinstance(table.get("location"), str) else default_loc
+    location = table.location if isinstance(table.location, str) else default_loc
     base = _local(location, None) if location else None
     roots = _roots(base, warehouse, catalogs.get(parts[0]) or {})
     forbidden = catalog_dir(cat)
@@ -242,7 +243,7 @@ def load_table(cat: CatalogAPI, obj: Any, vid: int, catalogs: dict[str, dict[str
         trusted = local is not None and any(_under(local, r) for r in roots) and not (
             forbidden is not None and (_under(local, forbidden) or _under(forbidden, local)))
         values = _values(f.path, obj.path, spec.partition_cols, partitions)
-        renames = _renames(f.value.get("field_ids"), (table.get("schema") or {}).get("columns") or [])
+        renames = _renames(f.value.get("field_ids"), table.columns)
         sid = f.value.get("schema_id")
         spec.files.append(FileSpec(local or raw, values, trusted, local is not None, renames,
                                    sid if isinstance(sid, int) and not isinstance(sid, bool) else None))

@@ -21,6 +21,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from catalog_core import lake
 from catalog_core.api import CatalogAPI
 from catalog_core.model import Obj
 from mcp_server.mcp import create_server
@@ -47,7 +48,7 @@ class Bare(Reads):
         for name, obj in tables.items():
             short = name.rsplit(".", 1)[-1].lower()
             text = name.lower().replace("_", " ")
-            cols = " ".join(str(c.get("name", "")).lower() for c in (obj.value.get("schema") or {}).get("columns") or [])
+            cols = " ".join(n.lower() for n in lake.TableValue.from_raw(obj.value).schema.names)
             score = max(fuzz.WRatio(q, short), fuzz.WRatio(q, name.lower()) * 0.95,
                         fuzz.token_set_ratio(q, text) * 0.9, fuzz.partial_ratio(q, text) * 0.8 if len(q) > 3 else 0,
                         fuzz.token_set_ratio(q, cols.replace("_", " ")) * 0.7)

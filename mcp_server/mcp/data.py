@@ -100,7 +100,7 @@ def column_values(s: ToolContext, table: str, column: str, query: str | None, sn
     vid, offset = s.at(snapshot, cursor, "get_column_values", key)
     obj = s.table(table, vid)
     name = lake.name_of(obj.path)
-    cols = [str(c.get("name")) for c in (obj.value.get("schema") or {}).get("columns") or []]
+    cols = lake.TableValue.from_raw(obj.value).schema.names
     if column not in cols:
         close = closest(column, cols) if isinstance(column, str) else []
         hint = ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else \
@@ -162,8 +162,7 @@ def _sql_error(s: ToolContext, exc: CatalogError, sql: str, vid: int) -> ToolErr
         m = re.search(r'column "?([\w]+)"? not found|Referenced column "?(\w+)"? not found', msg, re.I)
         if m:
             word = m.group(1) or m.group(2)
-            cols = [c["name"] for t in s.sql_tables(sql, vid)
-                    for c in (s.tables(vid)[t].value.get("schema") or {}).get("columns") or []]
+            cols = [n for t in s.sql_tables(sql, vid) for n in lake.TableValue.from_raw(s.tables(vid)[t].value).schema.names]
             close = closest(word, cols)
             if close:
                 hint = "; did you mean " + " or ".join(repr(c) for c in close) + "?"

@@ -140,10 +140,10 @@ def describe(s: ToolContext, table: str, detail: str, columns: list[str] | None,
 
     cc.warm_sql(s.cat, [name], snapshot=vid, timeout_s=SQL_TIMEOUT_S)  # in the background: SQL on it comes next
     limit = limit or (LIMITS["describe_table"][0] if not full else 20)
-    schema = obj.value.get("schema") or {}
-    cols = list(schema.get("columns") or [])
+    tv = lake.TableValue.from_raw(obj.value)
+    cols = list(tv.columns)
     if columns:
-        by = {str(c.get("name")): c for c in cols}
+        by = {c.name: c for c in cols}
         missing = [c for c in columns if c not in by]
         if missing:
             close = closest(missing[0], by)
@@ -155,7 +155,7 @@ def describe(s: ToolContext, table: str, detail: str, columns: list[str] | None,
     stats = obj.value.get("stats") or {}
     text_limit = TEXT_FULL if full else TEXT_SUMMARY
     out = M.DescribeOut(snapshot=s.snap(vid), table=name, detail="full" if full else "summary",
-                        schema_id=schema.get("schema_id"), partition_by=lake.partition_columns(obj.value),
+                        schema_id=tv.schema.schema_id, partition_by=tv.partition_columns,
                         stats=M.StatsOut(row_count=int_or_none(stats.get("row_count")),
                                          file_count=int_or_none(stats.get("file_count")),
                                          size_bytes=int_or_none(stats.get("size_bytes"))),
@@ -165,9 +165,8 @@ def describe(s: ToolContext, table: str, detail: str, columns: list[str] | None,
     card = s.card(name, vid)
     by_id = {c.id: c for c in card.columns} if card is not None else {}
     for c in pg.items:
-        cid = int(c.get("id", 0))
-        co = M.ColumnOut(id=cid, name=str(c.get("name")), type=str(c.get("type")),
-                         nullable=bool(c.get("nullable", True)))
+        cid = 0 if c.id is None else int(c.id)
+        co = M.ColumnOut(id=cid, name=c.name, type=str(c.type), nullable=c.is_nullable)
         if full:
             st = col_stats.get(co.name)
             if isinstance(st, dict):

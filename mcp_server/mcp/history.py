@@ -181,16 +181,15 @@ def _table_of(path: str) -> str:
 def _table_change(path: str, before: dict[str, Any], after: dict[str, Any]) -> list[M.ChangeOut]:
     name = lake.name_of(path)
 
-    def cols(v: dict[str, Any]) -> dict[int, dict[str, Any]]:
-        return {int(c.get("id", i)): c for i, c in enumerate((v.get("schema") or {}).get("columns") or [])}
+    def cols(v: dict[str, Any]) -> dict[int, lake.Column]:
+        return {i if c.id is None else int(c.id): c for i, c in enumerate(lake.TableValue.from_raw(v).columns)}
 
     cb, ca = cols(before), cols(after)
     bits = []
-    added = [ca[i]["name"] for i in ca if i not in cb]
-    removed = [cb[i]["name"] for i in cb if i not in ca]
-    renamed = [f"{cb[i]['name']}->{ca[i]['name']}" for i in ca if i in cb and cb[i].get("name") != ca[i].get("name")]
-    retyped = [f"{ca[i]['name']} {cb[i].get('type')}->{ca[i].get('type')}" for i in ca
-               if i in cb and cb[i].get("type") != ca[i].get("type")]
+    added = [ca[i].name for i in ca if i not in cb]
+    removed = [cb[i].name for i in cb if i not in ca]
+    renamed = [f"{cb[i].name}->{ca[i].name}" for i in ca if i in cb and cb[i].name != ca[i].name]
+    retyped = [f"{ca[i].name} {cb[i].type}->{ca[i].type}" for i in ca if i in cb and cb[i].type != ca[i].type]
     for label, xs in (("added", added), ("dropped", removed), ("renamed", renamed), ("retyped", retyped)):
         if xs:
             bits.append(f"{label} {', '.join(xs[:10])}" + (f" (+{len(xs) - 10})" if len(xs) > 10 else ""))

@@ -24,6 +24,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp_types import ListResourcesResult, Resource
 
+from catalog_core import lake
 from mcp_server.mcp import discovery
 from mcp_server.mcp.bounds import cut
 from mcp_server.mcp.context import ToolContext
@@ -111,7 +112,7 @@ def list_page(s: ToolContext, static: list[Resource], cursor: str | None) -> Lis
 
 def _describe(value: dict[str, Any]) -> str:
     """One line about a table from its catalog metadata (rows, columns)."""
-    stats = value.get("stats") or {}
-    cols = (value.get("schema") or {}).get("columns") or []
-    rows = stats.get("row_count")
+    table = lake.TableValue.from_raw(value)
+    cols = table.columns
+    rows = table.stats.row_count if table.stats is not None else None
     return f"{len(cols)} columns" + (f", {rows:,} rows" if isinstance(rows, int) else "")

@@ -59,8 +59,8 @@ def write_annotation(s: ToolContext, table: str, column: str | None, fields: dic
     if column is None:
         keys = [f"table.{f}" for f in fields]
     else:
-        cols = (s.table(name, vid).value.get("schema") or {}).get("columns") or []
-        cid = next((c.get("id") for c in cols if c.get("name") == column), column)
+        cols = lake.TableValue.from_raw(s.table(name, vid).value).columns
+        cid = next((c.id for c in cols if c.name == column), column)
         keys = [f"column.{cid}.{f}" for f in fields]
     proposed = s.reads.proposed(s.cat, name, new_vid) if name.count(".") == 2 else []
     out = M.AnnotateOut(vid=new_vid, table=name, column=column, keys=keys, author=author, proposed=proposed)
