@@ -178,8 +178,8 @@ class Bridge:
             obj = txn.get(tpath)
             if obj is None or obj.value.get("obj_type") != "table":
                 raise NotFoundError(f"table {name!r} does not exist; write it first", table=name)
-            schema = alter_schema(obj.value.get("schema"), name, rename=rename, drop=drop,
-                                  partition_by=lake.partition_columns(obj.value))
+            tv = lake.TableValue.from_raw(obj.value)
+            schema = alter_schema(tv.schema, name, rename=rename, drop=drop, partition_by=tv.partition_columns)
             stats_cols = dict(((obj.value.get("stats") or {}).get("columns")) or {})
             ren = {k.lower(): v for k, v in (rename or {}).items()}
             gone = {d.lower() for d in drop or []}
@@ -255,12 +255,13 @@ class Bridge:
             raise InvalidValueError("schema='replace' rewrites the whole table; use it with mode='overwrite'")
         table_path(name)  # validates the name
         wanted = [partition_by] if isinstance(partition_by, str) else partition_by
-        have = lake.partition_columns(table or {})
+        tv = lake.TableValue.from_raw(table)
+        have = tv.partition_columns
         if table is not None and wanted is not None and [c.lower() for c in wanted] != [c.lower() for c in have]:
             raise SchemaEvolutionError(f"{name} is partitioned by {have}; partition_by={list(wanted)} cannot "
                                        "change that; drop partition_by or use the table's columns")
         cols = df_columns(df.schema)
-        evo = (replace_schema if schema == "replace" else evolve)((table or {}).get("schema"), cols, name)
+        evo = (replace_schema if schema == "replace" else evolve)(tv.schema, cols, name)
         pcols = partition_columns(list(wanted) if wanted is not None else have, cols, evo)
         df, cols = apply_evolution(df, cols, evo)
         return df, pcols, cols, self.location_of(name, table)
@@ -419,7 +420,7 @@ class BridgeTransaction(CommitOnExit):
             obj = self.bridge.catalog.get(table_path(name))
             table = obj.value if obj is not None else None
         df, pcols, cols, location = self.bridge.prepare(df, name, partition_by, mode, table, schema)
-        evo = (replace_schema if schema == "replace" else evolve)((table or {}).get("schema"), cols, name)
+        evo = (replace_schema if schema == "replace" else evolve)(lake.TableValue.from_raw(table).schema, cols, name)
         types = {c["name"]: c["type"] for c in evo.schema["columns"]}
         staged = self.bridge.stage(df, name, mode, pcols, cols, location, types, options, schema)
         self.writes.append(staged)

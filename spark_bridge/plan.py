@@ -168,9 +168,9 @@ class Planner:
             raise SchemaEvolutionError(f"{w.table} is partitioned by {have}, the write by {w.partition_by}; "
                                        "partitioning cannot change; write with the table's partition_by")
         if w.schema_mode == "replace":
-            evo = replace(table.get("schema"), w.columns, w.table)
+            evo = replace(TableValue.from_raw(table).schema, w.columns, w.table)
         else:
-            evo = evolve(table.get("schema"), w.columns, w.table)
+            evo = evolve(TableValue.from_raw(table).schema, w.columns, w.table)
         if evo.changed:
             self._guard_schema(tpath)
             self.txn.merge(tpath, {"schema": {"op": "set", "val": evo.schema}})

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from catalog_core.lake import Schema
+from catalog_core.lake import Column, Schema
 from spark_bridge.errors import SchemaEvolutionError
 
 __all__ = ["normalize_type", "df_columns", "can_widen", "Evolution", "evolve", "replace", "alter", "to_struct",
@@ -68,20 +68,27 @@ def _fresh(cols: list[dict]) -> dict[str, Any]:
                                          "nullable": c["nullable"]} for i, c in enumerate(cols)]}
 
 
-def evolve(table_schema: dict[str, Any] | None, cols: list[dict[str, Any]], table: str) -> Evolution:
-    """Reconcile DataFrame columns with the table schema; raise SchemaEvolutionError if they
-    cannot be (an incompatible type change, or a required column the DataFrame lacks)."""
+def _parsed(schema: Schema | Mapping[str, Any] | None) -> Schema | None:
+    """A table schema as the writers take it: parsed, raw (parsed here) or None."""
+    return schema if schema is None or isinstance(schema, Schema) else Schema.from_raw(schema)
+
+
+def evolve(current: Schema | Mapping[str, Any] | None, cols: list[dict[str, Any]], table: str) -> Evolution:
+    """Reconcile DataFrame columns with the table schema `current` (None or no columns: a new
+    table); raise SchemaEvolutionError if they cannot be (an incompatible type change, or a
+    required column the DataFrame lacks). The evolved schema is the raw value to write."""
     lowered = [c["name"].lower() for c in cols]
     dupes = sorted({n for n in lowered if lowered.count(n) > 1})
     if dupes:
         raise SchemaEvolutionError(f"the DataFrame has duplicate column names {dupes} (Spark matches names "
                                    f"case-insensitively); rename them before writing {table}")
-    if not table_schema or not table_schema.get("columns"):
+    current = _parsed(current)
+    if current is None or not current.columns:
         return Evolution(_fresh(cols), True)
-    out = [dict(c) for c in table_schema["columns"]]
+    out = [c.to_raw() for c in current.columns]  # the evolved columns, changed in place below
     by_name = {c["name"].lower(): c for c in out}
     evo = Evolution({}, False)
-    next_id = _next_id(table_schema)  # ids of dropped columns are never reused
+    next_id = _next_id(current)  # ids of dropped columns are never reused
     for c in cols:
         cur = by_name.get(c["name"].lower())
         if cur is None:
@@ -113,14 +120,13 @@ def evolve(table_schema: dict[str, Any] | None, cols: list[dict[str, Any]], tabl
             raise SchemaEvolutionError(f"column {c['name']!r} of {table} is required (nullable=false) and the "
                                        "DataFrame lacks it; add the column", column=c["name"])
     evo.changed = bool(evo.added or evo.widened)
-    evo.schema = {**table_schema, "schema_id": int(table_schema.get("schema_id", 0)) + (1 if evo.changed else 0),
-                  "columns": out}
+    evo.schema = {**current.to_raw(), "schema_id": current.id + (1 if evo.changed else 0), "columns": out}
     return evo
 
 
-def _next_id(schema: dict[str, Any]) -> int:
-    ids = [int(c.get("id", 0)) for c in schema.get("columns") or []]
-    ids += [int(d.get("id", 0)) for d in schema.get("dropped") or []]
+def _next_id(schema: Schema) -> int:
+    ids = [int(c.id or 0) for c in schema.columns]
+    ids += [int(d.get("id", 0)) for d in schema.dropped or ()]
     return max(ids, default=0) + 1
 
 
@@ -131,7 +137,7 @@ def _dropped(col: dict[str, Any], until: int) -> dict[str, Any]:
     return out
 
 
-def replace(table_schema: dict[str, Any] | None, cols: list[dict[str, Any]], table: str) -> Evolution:
+def replace(current: Schema | Mapping[str, Any] | None, cols: list[dict[str, Any]], table: str) -> Evolution:
     """The schema of a full overwrite that replaces the table's schema: the DataFrame's columns,
     in its order and with its types. A column whose name (case-insensitively) and type family
     (the same type, or one widens to the other) carry over keeps its id; every other column is
@@ -139,12 +145,13 @@ def replace(table_schema: dict[str, Any] | None, cols: list[dict[str, Any]], tab
     with the schema id that dropped them, so readers of older files never mistake them for a
     new column of the same name). `schema_id` increments when anything changed."""
     evolve(None, cols, table)  # duplicate names
-    if not table_schema or not table_schema.get("columns"):
+    current = _parsed(current)
+    if current is None or not current.columns:
         return Evolution(_fresh(cols), True)
-    old = [dict(c) for c in table_schema["columns"]]
+    old = [c.to_raw() for c in current.columns]
     by_name = {str(c["name"]).lower(): c for c in old}
-    sid = int(table_schema.get("schema_id", 0)) + 1
-    next_id = _next_id(table_schema)
+    sid = current.id + 1
+    next_id = _next_id(current)
     out, kept = [], set()
     evo = Evolution({}, False)
     for c in cols:
@@ -164,20 +171,16 @@ def replace(table_schema: dict[str, Any] | None, cols: list[dict[str, Any]], tab
     dropped = [_dropped(c, sid) for c in old if int(c["id"]) not in kept]
     changed = bool(dropped or evo.added or evo.widened) or [int(c["id"]) for c in out] != [int(c["id"]) for c in old]
     evo.changed = changed
-    schema: dict[str, Any] = {"schema_id": sid if changed else int(table_schema.get("schema_id", 0)), "columns": out}
-    history = list(table_schema.get("dropped") or []) + dropped
+    schema: dict[str, Any] = {"schema_id": sid if changed else current.id, "columns": out}
+    history = list(current.dropped or []) + dropped
     if history:
         schema["dropped"] = history
     evo.schema = schema
     return evo
 
 
-def alter(table_schema: dict[str, Any] | None, table: str, rename: dict[str, str] | None = None,  # noqa: C901 - one check per rename/drop, each with its own error
-          drop: list[str] | None = None, partition_by: list[str] | None = None) -> dict[str, Any]:
-    """The schema after renaming and dropping columns; ids stay with their columns. A renamed
-    column records its old name (`previous_names`: [{name, until}]: the name it had in schemas
-    before `until`), a dropped one goes to `dropped`, so files written before the change are
-    still read right. Raises SchemaEvolutionError for anything that cannot be done."""
+def _alter_args(rename: Any, drop: Any) -> tuple[dict[str, str], list[str]]:
+    """`rename` {old: new} and `drop` [names] as alter takes them, or InvalidValueError."""
     from catalog_core.errors import InvalidValueError
 
     rename = dict(rename or {})
@@ -188,12 +191,14 @@ def alter(table_schema: dict[str, Any] | None, table: str, rename: dict[str, str
         raise InvalidValueError("drop must be a list of column names")
     if not rename and not drop:
         raise InvalidValueError("nothing to alter: give rename={old: new} and/or drop=[columns]")
-    cols = [dict(c) for c in (table_schema or {}).get("columns") or []]
-    if not cols:
-        raise SchemaEvolutionError(f"{table} has no schema to alter; write it first")
-    by_name = {str(c["name"]).lower(): c for c in cols}
-    names = ", ".join(str(c["name"]) for c in cols)
-    pcols = {p.lower() for p in partition_by or []}
+    return rename, drop
+
+
+def _check_targets(table: str, cols: tuple[Column, ...], rename: dict[str, str], drop: list[str],
+                   pcols: set[str]) -> None:
+    """Every column renamed or dropped exists, is not a partition column, and is not both."""
+    by_name = {c.name.lower() for c in cols}
+    names = ", ".join(c.name for c in cols)
     for what, items in (("rename", list(rename)), ("drop", drop)):
         for n in items:
             if n.lower() not in by_name:
@@ -207,10 +212,10 @@ def alter(table_schema: dict[str, Any] | None, table: str, rename: dict[str, str
     both = sorted({n.lower() for n in rename} & {d.lower() for d in drop})
     if both:
         raise SchemaEvolutionError(f"cannot both rename and drop {both} in one alter")
-    sid = int((table_schema or {}).get("schema_id", 0)) + 1
-    gone = {d.lower() for d in drop}
-    renames = {k.lower(): v for k, v in rename.items()}
-    final = [renames.get(str(c["name"]).lower(), str(c["name"])) for c in cols if str(c["name"]).lower() not in gone]
+
+
+def _check_final(table: str, final: list[str], rename: dict[str, str], pcols: set[str]) -> None:
+    """The column names after the alter (`final`) are valid, distinct and not only partition columns."""
     for new in rename.values():
         if not new or not new.strip() or new.startswith("_") or "/" in new or "\x00" in new:
             raise SchemaEvolutionError(f"cannot rename to {new!r}: a column name must be non-empty, without '/' "
@@ -222,14 +227,35 @@ def alter(table_schema: dict[str, Any] | None, table: str, rename: dict[str, str
                                    "names (or drop the old column in the same alter)", columns=clash)
     if len(final) <= len(pcols):
         raise SchemaEvolutionError(f"cannot drop every data column of {table}")
-    out, dropped = [], list((table_schema or {}).get("dropped") or [])
-    for c in cols:
-        low = str(c["name"]).lower()
+
+
+def alter(current: Schema | Mapping[str, Any] | None, table: str, rename: dict[str, str] | None = None,
+          drop: list[str] | None = None, partition_by: list[str] | None = None) -> dict[str, Any]:
+    """The schema (the raw value to write) after renaming and dropping columns of `current`; ids
+    stay with their columns. A renamed column records its old name (`previous_names`: [{name,
+    until}]: the name it had in schemas before `until`), a dropped one goes to `dropped`, so files
+    written before the change are still read right. Raises SchemaEvolutionError for anything that
+    cannot be done (InvalidValueError for malformed arguments), before anything is built."""
+    rename, drop = _alter_args(rename, drop)
+    current = _parsed(current)
+    cols = current.columns if current is not None else ()
+    if not cols:
+        raise SchemaEvolutionError(f"{table} has no schema to alter; write it first")
+    pcols = {p.lower() for p in partition_by or []}
+    _check_targets(table, cols, rename, drop, pcols)
+    gone = {d.lower() for d in drop}
+    renames = {k.lower(): v for k, v in rename.items()}
+    _check_final(table, [renames.get(c.name.lower(), c.name) for c in cols if c.name.lower() not in gone], rename, pcols)
+    sid = (current.id if current is not None else 0) + 1
+    out, dropped = [], list((current.dropped if current is not None else None) or [])
+    for col in cols:
+        c = col.to_raw()
+        low = col.name.lower()
         if low in gone:
             dropped.append(_dropped(c, sid))
             continue
-        if low in renames and renames[low] != c["name"]:
-            prev = list(c.get("previous_names") or []) + [{"name": c["name"], "until": sid}]
+        if low in renames and renames[low] != col.name:
+            prev = list(c.get("previous_names") or []) + [{"name": col.name, "until": sid}]
             c = {**c, "name": renames[low], "previous_names": prev}
         out.append(c)
     schema: dict[str, Any] = {"schema_id": sid, "columns": out}

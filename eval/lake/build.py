@@ -130,7 +130,7 @@ class Loader:
         from spark_bridge.schema import replace as replace_schema
 
         df, pcols, wcols, loc = b.prepare(df, full, pby or None, mode, table, schema)
-        evo = (replace_schema if schema == "replace" else evolve)((table or {}).get("schema"), wcols, full)
+        evo = (replace_schema if schema == "replace" else evolve)(TableValue.from_raw(table).schema, wcols, full)
         types = {c["name"]: c["type"] for c in evo.schema["columns"]}
         changes = table is None or evo.changed or schema == "replace"
         return b.stage(df, full, mode, pcols, wcols, loc, types, None, schema), changes
