@@ -27,7 +27,7 @@ import json
 import math
 import re
 import time as _time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 from typing import Any
 
@@ -290,61 +290,94 @@ def _check_fields(fields: Any, allowed: tuple[str, ...], what: str) -> None:
                                          "not cleared)", field=name)
 
 
-def normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], field: str, val: Any,  # noqa: C901 - one branch per annotation field's normalization
-                           vid: int) -> Any:
-    if field == "grain":
-        if isinstance(val, str):
-            val = {"text": val, "keys": []}
-        elif isinstance(val, (list, tuple)):
-            val = {"text": "", "keys": list(val)}
-    elif field == "deprecated":
-        if val is True:
-            val = {"reason": ""}
-        elif isinstance(val, str):
-            val = {"reason": val}
+def _grain_shorthand(val: Any) -> Any:
+    """`grain` as text (the description) or a list (the keys)."""
+    if isinstance(val, str):
+        return {"text": val, "keys": []}
+    if isinstance(val, (list, tuple)):
+        return {"text": "", "keys": list(val)}
+    return val
+
+
+def _deprecated_shorthand(val: Any) -> Any:
+    """`deprecated` as True or a reason."""
+    if val is True:
+        return {"reason": ""}
+    if isinstance(val, str):
+        return {"reason": val}
+    return val
+
+
+def _check_grain(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: Any, vid: int) -> None:
+    cols = columns_of(tvalue)
+    out.keys = [_column(table, cols, k).name for k in out.keys]
+
+
+def _check_sla(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: Any, vid: int) -> None:
+    parse_duration(out)
+
+
+def _check_not_for_reporting(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: Any, vid: int) -> None:
+    for other in out.use_instead:
+        if other == table:
+            raise InvalidAnnotationError(f"not_for_reporting.use_instead names {table} itself; name the tables "
+                                         "to read instead", field="not_for_reporting")
+        require_table(cat, other, vid)
+
+
+def _check_load_log(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: Any, vid: int) -> None:
+    log = require_table(cat, out.table, vid)
+    if out.table == table:
+        raise InvalidAnnotationError(f"load_log.table names {table} itself; name the table that logs its loads "
+                                     "(e.g. acme.ops.etl_load_log)", field="load_log")
+    log_cols = columns_of(log.value)
+    for what in ("table_column", "partition_column", "status_column", "attempt_column", "loaded_at_column"):
+        name = getattr(out, what)
+        if name is not None:
+            setattr(out, what, _column(out.table, log_cols, name).name)
+    if out.timezone is not None:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(out.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise InvalidAnnotationError(f"load_log.timezone {out.timezone!r} is not an IANA time zone; give one "
+                                         "such as 'UTC' or 'America/New_York'", field="load_log") from None
+
+
+def _check_deprecated(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: Any, vid: int) -> None:
+    if out.replaced_by is not None:
+        require_table(cat, out.replaced_by, vid)
+    if out.since is not None:
+        try:
+            date.fromisoformat(out.since[:10])
+        except ValueError:
+            raise InvalidAnnotationError(f"deprecated.since must be an ISO date such as '2025-01-09', "
+                                         f"got {out.since!r}", field="deprecated") from None
+
+
+# the table fields with a shorthand spelling, and those checked against the catalog once validated
+_SHORTHANDS: dict[str, Callable[[Any], Any]] = {"grain": _grain_shorthand, "deprecated": _deprecated_shorthand}
+_TABLE_CHECKS: dict[str, Callable[[CatalogAPI, str, dict[str, Any], Any, int], None]] = {
+    "grain": _check_grain, "freshness_sla": _check_sla, "not_for_reporting": _check_not_for_reporting,
+    "load_log": _check_load_log, "deprecated": _check_deprecated,
+}
+
+
+def normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], field: str, val: Any,
+                          vid: int) -> Any:
+    """The stored value of one table field: its shorthand expanded, validated by `TableFields`, then
+    checked against the catalog at `vid` (columns it names resolve to their schema names; tables it
+    names exist and are not `table` itself)."""
+    val = _SHORTHANDS.get(field, lambda v: v)(val)
     try:
         model = TableFields.model_validate({field: val})
     except ValidationError as e:
         raise InvalidAnnotationError(f"table field {field!r} is invalid: {_pydantic_message(e)}", field=field) from None
     out = getattr(model, field)
-    if field == "grain":
-        cols = columns_of(tvalue)
-        out.keys = [_column(table, cols, k).name for k in out.keys]
-    elif field == "freshness_sla":
-        parse_duration(out)
-    elif field == "not_for_reporting":
-        for other in out.use_instead:
-            if other == table:
-                raise InvalidAnnotationError(f"not_for_reporting.use_instead names {table} itself; name the tables "
-                                             "to read instead", field=field)
-            require_table(cat, other, vid)
-    elif field == "load_log":
-        log = require_table(cat, out.table, vid)
-        if out.table == table:
-            raise InvalidAnnotationError(f"load_log.table names {table} itself; name the table that logs its loads "
-                                         "(e.g. acme.ops.etl_load_log)", field=field)
-        log_cols = columns_of(log.value)
-        for what in ("table_column", "partition_column", "status_column", "attempt_column", "loaded_at_column"):
-            name = getattr(out, what)
-            if name is not None:
-                setattr(out, what, _column(out.table, log_cols, name).name)
-        if out.timezone is not None:
-            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-            try:
-                ZoneInfo(out.timezone)
-            except (ZoneInfoNotFoundError, ValueError):
-                raise InvalidAnnotationError(f"load_log.timezone {out.timezone!r} is not an IANA time zone; give one "
-                                             "such as 'UTC' or 'America/New_York'", field=field) from None
-    elif field == "deprecated":
-        if out.replaced_by is not None:
-            require_table(cat, out.replaced_by, vid)
-        if out.since is not None:
-            try:
-                date.fromisoformat(out.since[:10])
-            except ValueError:
-                raise InvalidAnnotationError(f"deprecated.since must be an ISO date such as '2025-01-09', "
-                                             f"got {out.since!r}", field="deprecated") from None
+    check = _TABLE_CHECKS.get(field)
+    if check is not None:
+        check(cat, table, tvalue, out, vid)
     return out.model_dump() if hasattr(out, "model_dump") else out
 
 

@@ -55,6 +55,7 @@ from catalog_core.errors import InvalidValueError
 from catalog_core.model import Obj
 from semantic._tables import column_id, table_columns
 from semantic.annotations import read_annotations, read_catalog_annotations
+from semantic.models import Annotation
 
 __all__ = ["Hit", "search", "FIELDS", "WEIGHTS", "words", "terms", "clear_search_cache"]
 
@@ -187,59 +188,72 @@ class _Doc:
                 self.stems[field].setdefault(s, w)
 
 
-def _doc(name: str, table: dict[str, Any], anns: Iterable[Any]) -> _Doc:  # noqa: C901 - one branch per field of the search document
+def _table_field(d: _Doc, f: str, v: Any, text_parts: list[str]) -> None:
+    """A table annotation's field into the document."""
+    if f == "description" and isinstance(v, str):
+        d.description = v
+        d.add("description", v)
+        text_parts.append(v)
+    elif f == "grain" and isinstance(v, dict):
+        d.grain = str(v.get("text") or "") or None
+        d.grain_keys = [str(k) for k in v.get("keys") or []]
+        d.add("description", d.grain)
+    elif f in ("synonyms", "tags") and isinstance(v, list):
+        d.add("synonyms", [str(x) for x in v])
+        text_parts.extend(str(x) for x in v)
+    elif f == "instructions" and isinstance(v, str):
+        d.add("description", v)
+    elif f == "load_log" and isinstance(v, dict):  # where complete and partial loads are recorded
+        d.add("description", f"complete periods and partial or failed loads logged in {v.get('table')}")
+    elif f == "deprecated" and isinstance(v, dict):
+        d.deprecated = True
+        d.successor = v.get("replaced_by")
+        d.add("description", v.get("reason"))
+
+
+def _column_field(d: _Doc, f: str, v: Any, text_parts: list[str]) -> None:
+    """A (not orphaned) column annotation's field into the document."""
+    if f in ("description", "synonyms", "unit"):
+        d.add("columns", v if not isinstance(v, list) else [str(x) for x in v])
+        if f != "unit":
+            text_parts.append(" ".join(v) if isinstance(v, list) else str(v))
+    elif f in ("sample_values", "enum") and isinstance(v, list):
+        d.add("values", [str(x) for x in v if x is not None])
+    elif f == "labels" and isinstance(v, dict):  # a coded column: its labels are searchable values
+        d.add("values", [str(x) for x in v.values() if x is not None])
+
+
+def _metric(d: _Doc, key: str, v: dict[str, Any], text_parts: list[str]) -> None:
+    mname = key.split(".", 1)[1]
+    d.add("metrics", mname, expand=True)
+    d.add("metrics", v.get("description"))
+    d.add("metrics", [str(s) for s in v.get("synonyms") or []])
+    text_parts.append(" ".join(words(mname)))
+    text_parts.extend(str(s) for s in v.get("synonyms") or [])
+
+
+def _doc(name: str, table: dict[str, Any], anns: Iterable[Annotation]) -> _Doc:
+    """The search document of table `name` (its value and annotations); `text` joins what
+    embeddings read, in the order the parts were met."""
     d = _Doc(name)
     _cat, ns, short = name.split(".")
     d.add("name", short, expand=True)
     d.add("name", ns, expand=True)
     d.label = " ".join(words(short))
     cols = table_columns(table)
-    col_by_id = {column_id(c): c.name for c in cols}
+    col_ids = {column_id(c) for c in cols}
     for c in cols:
         d.add("columns", c.name, expand=True)
     text_parts = [d.label, " ".join(c.name for c in cols)]
     for a in anns:
         v = a.value
         if a.kind == "table":
-            f = a.field
-            if f == "description" and isinstance(v, str):
-                d.description = v
-                d.add("description", v)
-                text_parts.append(v)
-            elif f == "grain" and isinstance(v, dict):
-                d.grain = str(v.get("text") or "") or None
-                d.grain_keys = [str(k) for k in v.get("keys") or []]
-                d.add("description", d.grain)
-            elif f in ("synonyms", "tags") and isinstance(v, list):
-                d.add("synonyms", [str(x) for x in v])
-                text_parts.extend(str(x) for x in v)
-            elif f == "instructions" and isinstance(v, str):
-                d.add("description", v)
-            elif f == "load_log" and isinstance(v, dict):  # where complete and partial loads are recorded
-                d.add("description", f"complete periods and partial or failed loads logged in {v.get('table')}")
-            elif f == "deprecated" and isinstance(v, dict):
-                d.deprecated = True
-                d.successor = v.get("replaced_by")
-                d.add("description", v.get("reason"))
+            _table_field(d, a.field, v, text_parts)
         elif a.kind == "column":
-            if a.column_id is not None and a.column_id not in col_by_id:
-                continue  # orphaned: the column is gone
-            f = a.field
-            if f in ("description", "synonyms", "unit"):
-                d.add("columns", v if not isinstance(v, list) else [str(x) for x in v])
-                if f != "unit":
-                    text_parts.append(" ".join(v) if isinstance(v, list) else str(v))
-            elif f in ("sample_values", "enum") and isinstance(v, list):
-                d.add("values", [str(x) for x in v if x is not None])
-            elif f == "labels" and isinstance(v, dict):  # a coded column: its labels are searchable values
-                d.add("values", [str(x) for x in v.values() if x is not None])
+            if a.column_id is None or a.column_id in col_ids:  # else orphaned: the column is gone
+                _column_field(d, a.field, v, text_parts)
         elif a.kind == "metric" and isinstance(v, dict):
-            mname = a.key.split(".", 1)[1]
-            d.add("metrics", mname, expand=True)
-            d.add("metrics", v.get("description"))
-            d.add("metrics", [str(s) for s in v.get("synonyms") or []])
-            text_parts.append(" ".join(words(mname)))
-            text_parts.extend(str(s) for s in v.get("synonyms") or [])
+            _metric(d, a.key, v, text_parts)
         elif a.kind == "verified_query" and isinstance(v, dict):
             d.add("questions", v.get("question"))
             text_parts.append(str(v.get("question")))

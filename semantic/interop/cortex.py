@@ -90,43 +90,61 @@ def import_cortex(cat: CatalogAPI, path: str, catalog: str | None = None, mappin
     return apply(cat, plan, progress=progress, dry_run=dry_run, overwrite=overwrite)
 
 
-def _table(cat: CatalogAPI, plan: Plan, vid: int, table: str, t: dict[str, Any], file: str, place: str) -> None:  # noqa: C901 - one branch per field of a Cortex table entry
+def _table(cat: CatalogAPI, plan: Plan, vid: int, table: str, t: dict[str, Any], file: str, place: str) -> None:
+    """A Cortex table entry into `plan`: its description and synonyms, primary key (as the grain),
+    dimensions/facts/measures (as column fields), metrics and named filters (as instructions)."""
     if t.get("description"):
         plan.add_table_field(table, "description", str(t["description"]).strip(), place)
     if t.get("synonyms"):
         plan.add_table_field(table, "synonyms", [str(s) for s in t["synonyms"]], place + ".synonyms")
-    pk = (t.get("primary_key") or {}).get("columns") if isinstance(t.get("primary_key"), dict) else None
-    if pk:
-        cols = [plan.column(cat, table, str(c), vid) for c in pk]
-        if None in cols:
-            plan.skip(f"primary key of {t['name']}", place + ".primary_key", f"{pk} are not all columns of {table}")
-        else:
-            keys = [c for c in cols if c]
-            plan.add_table_field(table, "grain", {"text": f"one row per {', '.join(keys)}", "keys": keys},
-                                 place + ".primary_key", columns=keys)
+    _primary_key(cat, plan, vid, table, t, place)
     for section, role in (("dimensions", "dimension"), ("time_dimensions", "time"), ("facts", "measure"),
                           ("measures", "measure")):
         for j, d in enumerate(t.get(section) or []):
-            dplace = f"{place}.{section}[{j}]"
-            if not isinstance(d, dict) or not isinstance(d.get("name"), str):
-                raise InterchangeError(file, dplace, "needs a name")
-            e = _ident(d.get("expr", d["name"]))
-            col = plan.column(cat, table, e, vid) if e else None
-            if col is None:
-                plan.skip(f"{section[:-1]} {t['name']}.{d['name']}", dplace,
-                          f"its expr {d.get('expr')!r} is not a column of {table} (semcat has no derived columns)")
-                continue
-            if d.get("description"):
-                plan.add_column_field(table, col, "description", str(d["description"]).strip(), dplace)
-            if d.get("synonyms"):
-                plan.add_column_field(table, col, "synonyms", [str(s) for s in d["synonyms"]], dplace)
-            if d.get("sample_values"):
-                plan.add_column_field(table, col, "sample_values", list(d["sample_values"]), dplace)
-                if d.get("is_enum"):
-                    plan.add_column_field(table, col, "enum", list(d["sample_values"]), dplace)
-            plan.add_column_field(table, col, "role", role, dplace)
+            _column_entry(cat, plan, vid, table, t, section, role, d, file, f"{place}.{section}[{j}]")
     for j, m in enumerate(t.get("metrics") or []):
         _metric(cat, plan, vid, table, t, m, file, f"{place}.metrics[{j}]")
+    _filters(plan, table, t, file, place)
+
+
+def _primary_key(cat: CatalogAPI, plan: Plan, vid: int, table: str, t: dict[str, Any], place: str) -> None:
+    pk = (t.get("primary_key") or {}).get("columns") if isinstance(t.get("primary_key"), dict) else None
+    if not pk:
+        return
+    cols = [plan.column(cat, table, str(c), vid) for c in pk]
+    if None in cols:
+        plan.skip(f"primary key of {t['name']}", place + ".primary_key", f"{pk} are not all columns of {table}")
+        return
+    keys = [c for c in cols if c]
+    plan.add_table_field(table, "grain", {"text": f"one row per {', '.join(keys)}", "keys": keys},
+                         place + ".primary_key", columns=keys)
+
+
+def _column_entry(cat: CatalogAPI, plan: Plan, vid: int, table: str, t: dict[str, Any], section: str, role: str,
+                  d: Any, file: str, dplace: str) -> None:
+    """One dimension, time dimension, fact or measure: its column's fields (skipped when its expr
+    is not a column)."""
+    if not isinstance(d, dict) or not isinstance(d.get("name"), str):
+        raise InterchangeError(file, dplace, "needs a name")
+    e = _ident(d.get("expr", d["name"]))
+    col = plan.column(cat, table, e, vid) if e else None
+    if col is None:
+        plan.skip(f"{section[:-1]} {t['name']}.{d['name']}", dplace,
+                  f"its expr {d.get('expr')!r} is not a column of {table} (semcat has no derived columns)")
+        return
+    if d.get("description"):
+        plan.add_column_field(table, col, "description", str(d["description"]).strip(), dplace)
+    if d.get("synonyms"):
+        plan.add_column_field(table, col, "synonyms", [str(s) for s in d["synonyms"]], dplace)
+    if d.get("sample_values"):
+        plan.add_column_field(table, col, "sample_values", list(d["sample_values"]), dplace)
+        if d.get("is_enum"):
+            plan.add_column_field(table, col, "enum", list(d["sample_values"]), dplace)
+    plan.add_column_field(table, col, "role", role, dplace)
+
+
+def _filters(plan: Plan, table: str, t: dict[str, Any], file: str, place: str) -> None:
+    """Named filters have no field of their own: they become the table's instructions."""
     notes = []
     for j, f in enumerate(t.get("filters") or []):
         if not isinstance(f, dict) or not f.get("name") or not f.get("expr"):

@@ -152,7 +152,11 @@ def _yml_tests(col: dict[str, Any]) -> list[Any]:
     return list(col.get("data_tests") or []) + list(col.get("tests") or [])
 
 
-def _from_yml(root: str) -> _Project:  # noqa: C901 - one branch per kind of dbt YAML entry
+_Pending = list[tuple[str, str, str, Any, str]]   # column tests to read once every node is known: (file, place, node uid, test, column)
+
+
+def _yml_files(root: str) -> list[str]:
+    """The schema .yml files of a dbt project: under models/, else anywhere but the project's own files."""
     files = sorted(glob.glob(os.path.join(root, "models", "**", "*.yml"), recursive=True) +
                    glob.glob(os.path.join(root, "models", "**", "*.yaml"), recursive=True))
     if not files:
@@ -160,74 +164,98 @@ def _from_yml(root: str) -> _Project:  # noqa: C901 - one branch per kind of dbt
         files = [f for f in files if os.path.basename(f) not in ("dbt_project.yml", "profiles.yml", "packages.yml")]
     if not files:
         raise InterchangeError(root, "", "no manifest.json and no schema .yml files under models/")
+    return files
+
+
+def _yml_models(p: _Project, doc: dict[str, Any], f: str, pending: _Pending) -> None:
+    for i, mdl in enumerate(_list(doc.get("models"), f, "models", "models")):
+        place = f"models[{i}]"
+        mdl = _dict(mdl, f, place, "a model")
+        name = mdl.get("name")
+        if not isinstance(name, str):
+            raise InterchangeError(f, place, "a model needs a name")
+        cfg = mdl.get("config") or {}
+        cols: dict[str, Any] = {}
+        for j, c in enumerate(_list(mdl.get("columns"), f, f"{place}.columns", "columns")):
+            c = _dict(c, f, f"{place}.columns[{j}]", "a column")
+            if not isinstance(c.get("name"), str):
+                raise InterchangeError(f, f"{place}.columns[{j}]", "a column needs a name")
+            cols[c["name"]] = c
+            for t in _yml_tests(c):
+                pending.append((f, f"{place} ({name}).columns[{j}]", f"model.{name}", t, c["name"]))
+        p.nodes[f"model.{name}"] = {
+            "kind": "model", "name": name, "alias": cfg.get("alias") or name, "schema": cfg.get("schema"),
+            "description": mdl.get("description") or "", "columns": cols,
+            "meta": {**(cfg.get("meta") or {}), **(mdl.get("meta") or {})},
+            "tags": list(cfg.get("tags") or []) + list(mdl.get("tags") or []),
+            "deprecation_date": mdl.get("deprecation_date"), "freshness": None, "place": f"{f}: {place} ({name})"}
+
+
+def _yml_sources(p: _Project, doc: dict[str, Any], f: str, pending: _Pending) -> None:
+    for i, src in enumerate(_list(doc.get("sources"), f, "sources", "sources")):
+        place = f"sources[{i}]"
+        src = _dict(src, f, place, "a source")
+        for j, t in enumerate(_list(src.get("tables"), f, f"{place}.tables", "tables")):
+            t = _dict(t, f, f"{place}.tables[{j}]", "a source table")
+            cols = {}
+            for k, c in enumerate(_list(t.get("columns"), f, f"{place}.tables[{j}].columns", "columns")):
+                c = _dict(c, f, f"{place}.tables[{j}].columns[{k}]", "a column")
+                cols[str(c.get("name"))] = c
+                for test in _yml_tests(c):
+                    pending.append((f, f"{place}.tables[{j}].columns[{k}]",
+                                    f"source.{src.get('name')}.{t.get('name')}", test, str(c.get("name"))))
+            p.nodes[f"source.{src.get('name')}.{t.get('name')}"] = {
+                "kind": "source", "source": src.get("name"), "name": t.get("name"),
+                "alias": t.get("identifier") or t.get("name"), "schema": src.get("schema") or src.get("name"),
+                "description": t.get("description") or "", "columns": cols,
+                "meta": {**(src.get("meta") or {}), **(t.get("meta") or {})},
+                "tags": list(t.get("tags") or []), "deprecation_date": None,
+                "freshness": t.get("freshness", src.get("freshness")),
+                "place": f"{f}: {place}.tables[{j}] ({t.get('name')})"}
+
+
+def _yml_semantic(p: _Project, doc: dict[str, Any], f: str) -> None:
+    """Semantic models and metrics (a metric's measure spelled as a name becomes {name})."""
+    for i, sm_ in enumerate(_list(doc.get("semantic_models"), f, "semantic_models", "semantic_models")):
+        sm_ = _dict(sm_, f, f"semantic_models[{i}]", "a semantic model")
+        p.semantic_models.append({**sm_, "model_ref": sm_.get("model"), "place": f"semantic_models[{i}]", "file": f})
+    for i, mt in enumerate(_list(doc.get("metrics"), f, "metrics", "metrics")):
+        mt = _dict(mt, f, f"metrics[{i}]", "a metric")
+        tp = dict(mt.get("type_params") or {})
+        for part in ("measure", "numerator", "denominator"):
+            if isinstance(tp.get(part), str):
+                tp[part] = {"name": tp[part]}
+        p.metrics.append({**mt, "type_params": tp, "place": f"metrics[{i}] ({mt.get('name')})", "file": f})
+
+
+def _yml_test(p: _Project, f: str, place: str, model_uid: str, t: Any, col: str) -> None:
+    """A column test, spelled as a name or as a one-key mapping {name: kwargs}."""
+    if isinstance(t, str):
+        p.tests.append({"name": t, "model": model_uid, "column": col, "kwargs": {}, "place": place, "file": f})
+    elif isinstance(t, dict) and len(t) == 1:
+        name, kw = next(iter(t.items()))
+        kw = dict(kw or {})
+        kw.update(kw.pop("arguments", None) or {})
+        p.tests.append({"name": name, "model": model_uid, "column": col, "kwargs": kw, "place": place, "file": f})
+    else:
+        raise InterchangeError(f, place, f"a column test must be a name or a one-key mapping, got {t!r}")
+
+
+def _from_yml(root: str) -> _Project:
+    """A dbt project read from its schema .yml files (no manifest): models, sources, semantic
+    models, metrics, then the column tests (which name the nodes) and each semantic model's node."""
     p = _Project()
-    p.files = files
-    pending_tests: list[tuple[str, str, str, Any, str]] = []   # (file, place, model name|source key, test, column)
-    for f in files:
+    p.files = _yml_files(root)
+    pending: _Pending = []
+    for f in p.files:
         doc = load_yaml(f) or {}
         if not isinstance(doc, dict):
             raise InterchangeError(f, "top level", "a dbt properties file must be a mapping")
-        for i, mdl in enumerate(_list(doc.get("models"), f, "models", "models")):
-            place = f"models[{i}]"
-            mdl = _dict(mdl, f, place, "a model")
-            name = mdl.get("name")
-            if not isinstance(name, str):
-                raise InterchangeError(f, place, "a model needs a name")
-            cfg = mdl.get("config") or {}
-            cols: dict[str, Any] = {}
-            for j, c in enumerate(_list(mdl.get("columns"), f, f"{place}.columns", "columns")):
-                c = _dict(c, f, f"{place}.columns[{j}]", "a column")
-                if not isinstance(c.get("name"), str):
-                    raise InterchangeError(f, f"{place}.columns[{j}]", "a column needs a name")
-                cols[c["name"]] = c
-                for t in _yml_tests(c):
-                    pending_tests.append((f, f"{place} ({name}).columns[{j}]", f"model.{name}", t, c["name"]))
-            p.nodes[f"model.{name}"] = {
-                "kind": "model", "name": name, "alias": cfg.get("alias") or name, "schema": cfg.get("schema"),
-                "description": mdl.get("description") or "", "columns": cols,
-                "meta": {**(cfg.get("meta") or {}), **(mdl.get("meta") or {})},
-                "tags": list(cfg.get("tags") or []) + list(mdl.get("tags") or []),
-                "deprecation_date": mdl.get("deprecation_date"), "freshness": None, "place": f"{f}: {place} ({name})"}
-        for i, src in enumerate(_list(doc.get("sources"), f, "sources", "sources")):
-            place = f"sources[{i}]"
-            src = _dict(src, f, place, "a source")
-            for j, t in enumerate(_list(src.get("tables"), f, f"{place}.tables", "tables")):
-                t = _dict(t, f, f"{place}.tables[{j}]", "a source table")
-                cols = {}
-                for k, c in enumerate(_list(t.get("columns"), f, f"{place}.tables[{j}].columns", "columns")):
-                    c = _dict(c, f, f"{place}.tables[{j}].columns[{k}]", "a column")
-                    cols[str(c.get("name"))] = c
-                    for test in _yml_tests(c):
-                        pending_tests.append((f, f"{place}.tables[{j}].columns[{k}]",
-                                              f"source.{src.get('name')}.{t.get('name')}", test, str(c.get("name"))))
-                p.nodes[f"source.{src.get('name')}.{t.get('name')}"] = {
-                    "kind": "source", "source": src.get("name"), "name": t.get("name"),
-                    "alias": t.get("identifier") or t.get("name"), "schema": src.get("schema") or src.get("name"),
-                    "description": t.get("description") or "", "columns": cols,
-                    "meta": {**(src.get("meta") or {}), **(t.get("meta") or {})},
-                    "tags": list(t.get("tags") or []), "deprecation_date": None,
-                    "freshness": t.get("freshness", src.get("freshness")),
-                    "place": f"{f}: {place}.tables[{j}] ({t.get('name')})"}
-        for i, sm_ in enumerate(_list(doc.get("semantic_models"), f, "semantic_models", "semantic_models")):
-            sm_ = _dict(sm_, f, f"semantic_models[{i}]", "a semantic model")
-            p.semantic_models.append({**sm_, "model_ref": sm_.get("model"), "place": f"semantic_models[{i}]", "file": f})
-        for i, mt in enumerate(_list(doc.get("metrics"), f, "metrics", "metrics")):
-            mt = _dict(mt, f, f"metrics[{i}]", "a metric")
-            tp = dict(mt.get("type_params") or {})
-            for part in ("measure", "numerator", "denominator"):
-                if isinstance(tp.get(part), str):
-                    tp[part] = {"name": tp[part]}
-            p.metrics.append({**mt, "type_params": tp, "place": f"metrics[{i}] ({mt.get('name')})", "file": f})
-    for f, place, model_uid, t, col in pending_tests:
-        if isinstance(t, str):
-            p.tests.append({"name": t, "model": model_uid, "column": col, "kwargs": {}, "place": place, "file": f})
-        elif isinstance(t, dict) and len(t) == 1:
-            name, kw = next(iter(t.items()))
-            kw = dict(kw or {})
-            kw.update(kw.pop("arguments", None) or {})
-            p.tests.append({"name": name, "model": model_uid, "column": col, "kwargs": kw, "place": place, "file": f})
-        else:
-            raise InterchangeError(f, place, f"a column test must be a name or a one-key mapping, got {t!r}")
+        _yml_models(p, doc, f, pending)
+        _yml_sources(p, doc, f, pending)
+        _yml_semantic(p, doc, f)
+    for f, place, model_uid, t, col in pending:
+        _yml_test(p, f, place, model_uid, t, col)
     for s in p.semantic_models:
         s["model_uid"] = p.by_ref(str(s.get("model_ref")), s["file"], s["place"] + ".model")
     return p

@@ -52,6 +52,7 @@ from semantic.interop._common import (
     load_yaml,
     map_table,
 )
+from semantic.models import Annotation
 
 __all__ = ["export_osi", "import_osi", "VENDOR", "OSI_VERSION"]
 
@@ -77,7 +78,65 @@ def _expr(e: str) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ export
-def export_osi(cat: CatalogAPI, path: str, catalog: str, snapshot: SnapshotRef = None) -> dict[str, Any]:  # noqa: C901 - one branch per field of the OSI model written
+def _field_out(c: lake.Column, cf: dict[str, Any]) -> dict[str, Any]:
+    """The OSI field of column `c` with its annotations `cf` (field -> value)."""
+    f: dict[str, Any] = {"name": c.name, "expression": _expr(c.name), "datatype": _datatype(str(c.type))}
+    if cf.get("role") in ("dimension", "time"):
+        f["dimension"] = {"is_time": cf["role"] == "time"}
+    if cf.get("description"):
+        f["description"] = cf["description"]
+    ai = {k: v for k, v in (("synonyms", cf.get("synonyms")), ("examples", cf.get("sample_values"))) if v}
+    if ai:
+        f["ai_context"] = ai
+    ext = _ext({"unit": cf.get("unit"), "enum": cf.get("enum"), "sample_values": cf.get("sample_values"),
+                "role": cf.get("role")})
+    if ext:
+        f["custom_extensions"] = ext
+    return f
+
+
+def _dataset_out(t: str, name: str, value: dict[str, Any], anns: list[Annotation]) -> dict[str, Any]:
+    """The OSI dataset `name` of table `t` (its value and annotations)."""
+    tf = {a.field: a.value for a in anns if a.kind == "table"}
+    cols: dict[int, dict[str, Any]] = {}
+    for a in anns:
+        if a.kind == "column" and a.column_id is not None:
+            cols.setdefault(a.column_id, {})[a.field] = a.value
+    fields = [_field_out(c, cols.get(column_id(c), {})) for c in table_columns(value)]
+    ds: dict[str, Any] = {"name": name, "source": t}
+    grain = tf.get("grain") or {}
+    if grain.get("keys"):
+        ds["primary_key"] = list(grain["keys"])
+    if tf.get("description"):
+        ds["description"] = tf["description"]
+    ai = {k: tf[k] for k in ("synonyms", "instructions") if tf.get(k)}
+    if ai:
+        ds["ai_context"] = ai
+    ds["fields"] = fields
+    vqs = [{"key": a.key, **a.value} for a in anns if a.kind == "verified_query"]
+    ext = _ext({"grain_text": grain.get("text") if grain else None, "owner": tf.get("owner"),
+                "tags": tf.get("tags"), "deprecated": tf.get("deprecated"),
+                "freshness_sla": tf.get("freshness_sla"), "certified": tf.get("certified"),
+                "verified_queries": vqs})
+    if ext:
+        ds["custom_extensions"] = ext
+    return ds
+
+
+def _metric_out(mname: str, ds: str, v: dict[str, Any], metric_names: list[str]) -> dict[str, Any]:
+    """The OSI metric of metric `mname` of dataset `ds` (named `<ds>__<name>` when the name is not unique)."""
+    m: dict[str, Any] = {"name": mname if metric_names.count(mname) == 1 else f"{ds}__{mname}",
+                         "expression": _expr(v["expression"])}
+    if v.get("description"):
+        m["description"] = v["description"]
+    if v.get("synonyms"):
+        m["ai_context"] = {"synonyms": list(v["synonyms"])}
+    m["custom_extensions"] = _ext({"name": mname, "dataset": ds, "filter": v.get("filter"),
+                                   "time_column": v.get("time_column"), "unit": v.get("unit")})
+    return m
+
+
+def export_osi(cat: CatalogAPI, path: str, catalog: str, snapshot: SnapshotRef = None) -> dict[str, Any]:
     """Write the annotations of `catalog`'s tables at `snapshot` as one OSI semantic model to `path`
     (YAML); returns the document."""
     vid = cat.resolve(snapshot)
@@ -94,45 +153,7 @@ def export_osi(cat: CatalogAPI, path: str, catalog: str, snapshot: SnapshotRef =
         obj = cat.get(lake.table_path(t), vid=vid)
         assert obj is not None
         anns = read_annotations(cat, t, vid)
-        tf = {a.field: a.value for a in anns if a.kind == "table"}
-        cols: dict[int, dict[str, Any]] = {}
-        for a in anns:
-            if a.kind == "column" and a.column_id is not None:
-                cols.setdefault(a.column_id, {})[a.field] = a.value
-        fields = []
-        for c in table_columns(obj.value):
-            cf = cols.get(column_id(c), {})
-            f: dict[str, Any] = {"name": c.name, "expression": _expr(c.name), "datatype": _datatype(str(c.type))}
-            if cf.get("role") in ("dimension", "time"):
-                f["dimension"] = {"is_time": cf["role"] == "time"}
-            if cf.get("description"):
-                f["description"] = cf["description"]
-            ai = {k: v for k, v in (("synonyms", cf.get("synonyms")), ("examples", cf.get("sample_values"))) if v}
-            if ai:
-                f["ai_context"] = ai
-            ext = _ext({"unit": cf.get("unit"), "enum": cf.get("enum"), "sample_values": cf.get("sample_values"),
-                        "role": cf.get("role")})
-            if ext:
-                f["custom_extensions"] = ext
-            fields.append(f)
-        ds: dict[str, Any] = {"name": ds_name[t], "source": t}
-        grain = tf.get("grain") or {}
-        if grain.get("keys"):
-            ds["primary_key"] = list(grain["keys"])
-        if tf.get("description"):
-            ds["description"] = tf["description"]
-        ai = {k: tf[k] for k in ("synonyms", "instructions") if tf.get(k)}
-        if ai:
-            ds["ai_context"] = ai
-        ds["fields"] = fields
-        vqs = [{"key": a.key, **a.value} for a in anns if a.kind == "verified_query"]
-        ext = _ext({"grain_text": grain.get("text") if grain else None, "owner": tf.get("owner"),
-                    "tags": tf.get("tags"), "deprecated": tf.get("deprecated"),
-                    "freshness_sla": tf.get("freshness_sla"), "certified": tf.get("certified"),
-                    "verified_queries": vqs})
-        if ext:
-            ds["custom_extensions"] = ext
-        datasets.append(ds)
+        datasets.append(_dataset_out(t, ds_name[t], obj.value, anns))
         for a in anns:
             v = a.value
             if a.kind == "relationship" and isinstance(v, dict) and v.get("to") in ds_name:
@@ -143,16 +164,7 @@ def export_osi(cat: CatalogAPI, path: str, catalog: str, snapshot: SnapshotRef =
                     "custom_extensions": _ext({"name": rname, "cardinality": v.get("cardinality"),
                                                "canonical": v.get("canonical"), "condition": v.get("condition")})})
             elif a.kind == "metric" and isinstance(v, dict):
-                mname = a.key.split(".", 1)[1]
-                m: dict[str, Any] = {"name": mname if metric_names.count(mname) == 1 else f"{ds_name[t]}__{mname}",
-                                     "expression": _expr(v["expression"])}
-                if v.get("description"):
-                    m["description"] = v["description"]
-                if v.get("synonyms"):
-                    m["ai_context"] = {"synonyms": list(v["synonyms"])}
-                m["custom_extensions"] = _ext({"name": mname, "dataset": ds_name[t], "filter": v.get("filter"),
-                                               "time_column": v.get("time_column"), "unit": v.get("unit")})
-                metrics.append(m)
+                metrics.append(_metric_out(a.key.split(".", 1)[1], ds_name[t], v, metric_names))
     model: dict[str, Any] = {"name": catalog}
     cat_ins = [a.value for a in read_annotations(cat, catalog, vid) if a.kind == "instructions"]
     if cat_ins:
@@ -267,19 +279,13 @@ def import_osi(cat: CatalogAPI, path: str, catalog: str | None = None, mapping: 
     return apply(cat, plan, progress=progress, dry_run=dry_run, overwrite=overwrite)
 
 
-def _dataset(cat: CatalogAPI, plan: Plan, vid: int, t: str, ds: dict[str, Any], file: str, place: str) -> None:  # noqa: C901 - one branch per field of an OSI dataset
+def _dataset(cat: CatalogAPI, plan: Plan, vid: int, t: str, ds: dict[str, Any], file: str, place: str) -> None:
+    """An OSI dataset into `plan`: its table fields (description, primary key as the grain,
+    ai_context, semcat's extensions, verified queries), then each of its fields."""
     ext = _semcat_ext(ds, file, place)
     if ds.get("description"):
         plan.add_table_field(t, "description", str(ds["description"]), place)
-    keys = ds.get("primary_key") or next(iter(ds.get("unique_keys") or []), None)
-    if keys:
-        cols = [plan.column(cat, t, str(k), vid) for k in keys]
-        if None in cols:
-            plan.skip(f"primary key of {ds['name']}", place + ".primary_key", f"{keys} are not all columns of {t}")
-        else:
-            text = ext.get("grain_text") or f"one row per {', '.join(c for c in cols if c)}"
-            plan.add_table_field(t, "grain", {"text": text, "keys": cols}, place + ".primary_key",
-                                 columns=[c for c in cols if c])
+    _primary_key(cat, plan, vid, t, ds, ext, place)
     ai = _ai(ds.get("ai_context"))
     if ai.get("synonyms"):
         plan.add_table_field(t, "synonyms", [str(s) for s in ai["synonyms"]], place + ".ai_context")
@@ -295,32 +301,50 @@ def _dataset(cat: CatalogAPI, plan: Plan, vid: int, t: str, ds: dict[str, Any], 
             raise InterchangeError(file, place + ".custom_extensions", "a verified query needs its key")
         plan.add(t, "verified_query", key, q, place=place + ".custom_extensions")
     for fi, f in enumerate(ds.get("fields") or []):
-        fplace = f"{place}.fields[{fi}]"
-        if not isinstance(f, dict) or not isinstance(f.get("name"), str):
-            raise InterchangeError(file, fplace, "a field needs a name")
-        e = _expression(f.get("expression", f["name"]), file, fplace + ".expression").strip().strip('"')
-        col = plan.column(cat, t, e, vid)
-        if col is None:
-            plan.skip(f"field {ds['name']}.{f['name']}", fplace, f"its expression {e!r} is not a column of {t}")
-            continue
-        fx = _semcat_ext(f, file, fplace)
-        if f.get("description"):
-            plan.add_column_field(t, col, "description", str(f["description"]), fplace)
-        fai = _ai(f.get("ai_context"))
-        if fai.get("synonyms"):
-            plan.add_column_field(t, col, "synonyms", [str(s) for s in fai["synonyms"]], fplace + ".ai_context")
-        if fai.get("instructions") and not f.get("description"):
-            plan.add_column_field(t, col, "description", str(fai["instructions"]), fplace + ".ai_context")
-        samples = fx.get("sample_values") or fai.get("examples")
-        if samples:
-            plan.add_column_field(t, col, "sample_values", list(samples), fplace)
-        role = fx.get("role") or (("time" if (f["dimension"] or {}).get("is_time") else "dimension")
-                                  if isinstance(f.get("dimension"), dict) else None)
-        if role:
-            plan.add_column_field(t, col, "role", role, fplace)
-        for k in ("unit", "enum"):
-            if fx.get(k) is not None:
-                plan.add_column_field(t, col, k, fx[k], fplace + ".custom_extensions")
+        _field(cat, plan, vid, t, ds, f, file, f"{place}.fields[{fi}]")
+
+
+def _primary_key(cat: CatalogAPI, plan: Plan, vid: int, t: str, ds: dict[str, Any], ext: dict[str, Any],
+                 place: str) -> None:
+    keys = ds.get("primary_key") or next(iter(ds.get("unique_keys") or []), None)
+    if not keys:
+        return
+    cols = [plan.column(cat, t, str(k), vid) for k in keys]
+    if None in cols:
+        plan.skip(f"primary key of {ds['name']}", place + ".primary_key", f"{keys} are not all columns of {t}")
+        return
+    text = ext.get("grain_text") or f"one row per {', '.join(c for c in cols if c)}"
+    plan.add_table_field(t, "grain", {"text": text, "keys": cols}, place + ".primary_key",
+                         columns=[c for c in cols if c])
+
+
+def _field(cat: CatalogAPI, plan: Plan, vid: int, t: str, ds: dict[str, Any], f: Any, file: str, fplace: str) -> None:
+    """One OSI field: its column's fields (skipped when its expression is not a column)."""
+    if not isinstance(f, dict) or not isinstance(f.get("name"), str):
+        raise InterchangeError(file, fplace, "a field needs a name")
+    e = _expression(f.get("expression", f["name"]), file, fplace + ".expression").strip().strip('"')
+    col = plan.column(cat, t, e, vid)
+    if col is None:
+        plan.skip(f"field {ds['name']}.{f['name']}", fplace, f"its expression {e!r} is not a column of {t}")
+        return
+    fx = _semcat_ext(f, file, fplace)
+    if f.get("description"):
+        plan.add_column_field(t, col, "description", str(f["description"]), fplace)
+    fai = _ai(f.get("ai_context"))
+    if fai.get("synonyms"):
+        plan.add_column_field(t, col, "synonyms", [str(s) for s in fai["synonyms"]], fplace + ".ai_context")
+    if fai.get("instructions") and not f.get("description"):
+        plan.add_column_field(t, col, "description", str(fai["instructions"]), fplace + ".ai_context")
+    samples = fx.get("sample_values") or fai.get("examples")
+    if samples:
+        plan.add_column_field(t, col, "sample_values", list(samples), fplace)
+    role = fx.get("role") or (("time" if (f["dimension"] or {}).get("is_time") else "dimension")
+                              if isinstance(f.get("dimension"), dict) else None)
+    if role:
+        plan.add_column_field(t, col, "role", role, fplace)
+    for k in ("unit", "enum"):
+        if fx.get(k) is not None:
+            plan.add_column_field(t, col, k, fx[k], fplace + ".custom_extensions")
 
 
 def _relationship(cat: CatalogAPI, plan: Plan, vid: int, rel: Any, ds_table: dict[str, str | None], file: str,
