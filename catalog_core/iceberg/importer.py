@@ -387,10 +387,31 @@ class _Importer:
             if o is not None and cols:
                 txn.merge(o.path, {"stats": {"columns": {"op": "set", "val": st.rekey(cols, *rk)}}})
 
-    def _files(self, txn: Any, step: _Step, names: dict[int, str], rk: Any) -> None:  # noqa: C901 - one pass over a manifest's entries with a case per entry status and partition shape
-        tpath, depth = self.tpath, len(self.levels)
+    def _files(self, txn: Any, step: _Step, names: dict[int, str], rk: Any) -> None:
+        """A step's added and removed files into the tree, then every touched level's stats, bottom-up:
+        a level that only gained files merges what was added; one that lost files (and its
+        ancestors) is recomputed from its files or children."""
+        added, by_leaf, chains = self._add_files(txn, step)
+        for paths in chains.values():   # roll each deepest partition's additions up to its ancestors
+            for p in paths[:-1]:
+                st.add(added[p], added[paths[-1]])
+        post, dirty = self._remove_files(txn, step, names, by_leaf)
+        for level in range(len(self.levels), -1, -1):
+            level_paths = {p for p in added.keys() | dirty if p.count("/") - self.tpath.count("/") == level}
+            for p in sorted(level_paths):
+                if p not in dirty:
+                    txn.merge(p, st.append_delta(added[p]))
+                    continue
+                if p not in post:   # an ancestor: combine its children's stats after this step
+                    post[p] = self._children_stats(txn, p, added, dirty, post, rk)
+                txn.merge(p, st.set_delta(post[p]))
+
+    def _add_files(self, txn: Any, step: _Step) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]],
+                                                         dict[tuple[tuple[str, Any], ...], list[str]]]:
+        """Add the step's files (and partitions not yet known): the stats added per deepest path,
+        the file values per deepest path, and each partition chain's paths from the table down."""
+        tpath = self.tpath
         added: dict[str, dict[str, Any]] = defaultdict(st.empty)     # path (partition or table) -> added stats
-        dirty: set[str] = set()                                      # paths whose stats are recomputed
         by_leaf: dict[str, list[dict[str, Any]]] = defaultdict(list)  # deepest path -> added file values
         chains: dict[tuple[tuple[str, Any], ...], list[str]] = {}
         for chain, value in step.added:
@@ -409,13 +430,18 @@ class _Importer:
             txn.add(f"{paths[-1]}/{convert.leaf_id(value['path'])}", value, leaf=True)
             by_leaf[paths[-1]].append(value)
             st.add(added[paths[-1]], st.of_file(value))
-        for paths in chains.values():   # roll each deepest partition's additions up to its ancestors
-            for p in paths[:-1]:
-                st.add(added[p], added[paths[-1]])
+        return added, by_leaf, chains
+
+    def _remove_files(self, txn: Any, step: _Step, names: dict[int, str],
+                      by_leaf: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, dict[str, Any]], set[str]]:
+        """Remove the step's removed files: the recomputed stats of each partition that lost files,
+        and the paths (those partitions and their ancestors) whose stats must be recomputed."""
+        tpath = self.tpath
         removed: dict[str, set[str]] = defaultdict(set)
         for ppath, fpath in step.removed:
             removed[ppath].add(fpath)
         post: dict[str, dict[str, Any]] = {}
+        dirty: set[str] = set()
         for ppath, gone in removed.items():
             current = {o.value.get("path"): o for o in txn.query(lake.exact_query(ppath, '[obj_type = "file"]'))}
             missing = sorted(gone - set(current))
@@ -436,24 +462,21 @@ class _Importer:
                 dirty.add(cur)
                 cur = parent_of(cur)
             dirty.add(tpath)
-        # bottom-up: a dirty level is recomputed from its children, a clean one merges what was added
-        for level in range(depth, -1, -1):
-            level_paths = {p for p in added.keys() | dirty if p.count("/") - tpath.count("/") == level}
-            for p in sorted(level_paths):
-                if p not in dirty:
-                    txn.merge(p, st.append_delta(added[p]))
-                    continue
-                if p not in post:   # an ancestor: combine its children's stats after this step
-                    kids = {}
-                    for o in txn.query(lake.exact_query(p, '[obj_type = "partition"]')):
-                        cols = (o.value.get("stats") or {})
-                        if rk is not None:
-                            cols = {**cols, "columns": st.rekey(cols.get("columns") or {}, *rk)}
-                        kids[o.path] = st.add(st.from_stats(cols), added.get(o.path, st.empty()))
-                    for kid in [k for k in added.keys() | dirty if parent_of(k) == p]:
-                        kids[kid] = post[kid] if kid in post else kids.get(kid, added[kid])
-                    post[p] = st.combine(list(kids.values()))
-                txn.merge(p, st.set_delta(post[p]))
+        return post, dirty
+
+    def _children_stats(self, txn: Any, p: str, added: dict[str, dict[str, Any]], dirty: set[str],
+                        post: dict[str, dict[str, Any]], rk: Any) -> dict[str, Any]:
+        """The stats of `p` after this step, combined from its child partitions' (stored, rekeyed
+        by `rk` after a rename, plus what was added; or recomputed this step)."""
+        kids = {}
+        for o in txn.query(lake.exact_query(p, '[obj_type = "partition"]')):
+            cols = (o.value.get("stats") or {})
+            if rk is not None:
+                cols = {**cols, "columns": st.rekey(cols.get("columns") or {}, *rk)}
+            kids[o.path] = st.add(st.from_stats(cols), added.get(o.path, st.empty()))
+        for kid in [k for k in added.keys() | dirty if parent_of(k) == p]:
+            kids[kid] = post[kid] if kid in post else kids.get(kid, added[kid])
+        return st.combine(list(kids.values()))
 
 
 def _into(into: Any) -> str:

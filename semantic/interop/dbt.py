@@ -408,97 +408,129 @@ def _col_expr(expr: Any, name: str) -> str | None:
     return e if _IDENT.match(e) else None
 
 
-def _semantic(cat: CatalogAPI, plan: Plan, vid: int, proj: _Project, table_of: dict[str, str]) -> None:  # noqa: C901 - one branch per field of a dbt semantic model
+_Simple = tuple[str, str, str | None, str | None]   # a simple metric: (table, expression, filter, time column)
+
+
+def _semantic(cat: CatalogAPI, plan: Plan, vid: int, proj: _Project, table_of: dict[str, str]) -> None:
+    """The semantic models' entities, dimensions and measures into `plan` as table and column
+    fields, then the metrics: simple ones (one measure's aggregate) and ratios of two simple
+    metrics on one table with one filter; every other metric is skipped with the reason."""
     measures: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}   # measure name -> (measure, semantic model)
     for s in proj.semantic_models:
-        place, file = s["place"], s["file"]
-        if s.get("model_uid") not in proj.nodes:
-            raise InterchangeError(file, place, f"semantic model {s.get('name')!r} is on {s.get('model')!r}, "
-                                                "which the project does not define")
-        t = table_of.get(s["model_uid"])
-        s["table"] = t
-        for ms in s.get("measures") or []:
-            measures[str(ms.get("name"))] = (ms, s)
-        if t is None:
-            plan.skip(f"semantic model {s.get('name')}", place, f"{s['model_uid']} maps to no table")
-            continue
-        for kind, items in (("entity", s.get("entities") or []), ("dimension", s.get("dimensions") or []),
-                            ("measure", s.get("measures") or [])):
-            for item in items:
-                iname = str(item.get("name"))
-                ipl = f"{place}.{kind}.{iname}"
-                e = _col_expr(item.get("expr"), iname)
-                col = plan.column(cat, t, e, vid) if e else None
-                if col is None:
-                    if kind != "measure" or e is not None:
-                        plan.skip(f"{kind} {s.get('name')}.{iname}", ipl,
-                                  f"its expression {item.get('expr') or iname!r} is not a column of {t}")
-                    continue
-                if kind == "entity":
-                    if item.get("type") == "primary" and t not in getattr(plan, "_grain_tables", set()):
-                        plan.add_table_field(t, "grain", {"text": f"one row per {iname}", "keys": [col]}, ipl,
-                                             columns=[col])
-                elif kind == "dimension":
-                    plan.add_column_field(t, col, "role", "time" if item.get("type") == "time" else "dimension", ipl)
-                    if item.get("description"):
-                        plan.add_column_field(t, col, "description", item["description"], ipl)
-                else:
-                    plan.add_column_field(t, col, "role", "measure", ipl)
-    simple: dict[str, tuple[str, str, str | None, str | None]] = {}   # metric -> (table, expr, filter, time col)
+        _semantic_model(cat, plan, vid, proj, s, table_of, measures)
+    simple: dict[str, _Simple] = {}
     for mt in proj.metrics:
-        name, place, file = str(mt.get("name")), mt["place"], mt["file"]
+        name, place = str(mt.get("name")), mt["place"]
         typ = mt.get("type")
-        tp = mt.get("type_params") or {}
         if typ == "simple":
-            ms_ref = tp.get("measure") or {}
-            mname = ms_ref.get("name") if isinstance(ms_ref, dict) else ms_ref
-            if mname not in measures:
-                raise InterchangeError(file, place + ".type_params.measure",
-                                       f"metric {name!r} uses measure {mname!r}, which no semantic model defines")
-            ms, s = measures[mname]
-            t = s.get("table")
-            if t is None:
-                plan.skip(f"metric {name}", place, f"its semantic model {s.get('name')} maps to no table")
-                continue
-            agg = str(ms.get("agg"))
-            e = (ms.get("expr") or ms.get("name") or "").strip()
-            if agg not in _AGG:
-                plan.skip(f"metric {name}", place, f"aggregation {agg!r} has no SQL equivalent here")
-                continue
-            expression = _AGG[agg].format(e if agg != "count" or e != "1" else "*")
-            filt = _filter(mt.get("filter"), ms_ref.get("filter") if isinstance(ms_ref, dict) else None, s)
-            if filt is False or filt is True:
-                plan.skip(f"metric {name}", place, "its filter uses Jinja semcat cannot translate")
-                continue
-            tdim = ms.get("agg_time_dimension") or (s.get("defaults") or {}).get("agg_time_dimension")
-            tcol = None
-            if tdim:
-                d = next((d for d in s.get("dimensions") or [] if d.get("name") == tdim), None)
-                te = _col_expr(d.get("expr") if d else None, str(tdim))
-                tcol = plan.column(cat, t, te, vid) if te else None
-            bad = _unknown_columns(cat, plan, vid, t, expression, filt)
-            if bad:
-                plan.skip(f"metric {name}", place, f"{', '.join(bad)} not columns of {t}")
-                continue
-            simple[name] = (t, expression, filt or None, tcol)
-            _metric(plan, t, name, expression, filt or None, tcol, mt, place)
+            got = _simple_metric(cat, plan, vid, mt, measures)
+            if got is not None:
+                simple[name] = got
+                _metric(plan, got[0], name, got[1], got[2], got[3], mt, place)
         elif typ == "ratio":
-            num, den = (tp.get("numerator") or {}), (tp.get("denominator") or {})
-            nn, dn = (num.get("name") if isinstance(num, dict) else num), (den.get("name") if isinstance(den, dict) else den)
-            known = {str(m.get("name")) for m in proj.metrics}
-            for part, nm in (("numerator", nn), ("denominator", dn)):
-                if nm not in known:
-                    raise InterchangeError(file, f"{place}.type_params.{part}",
-                                           f"ratio metric {name!r} uses metric {nm!r}, which the project does not define")
-            a, b = simple.get(str(nn)), simple.get(str(dn))
-            if a is None or b is None or a[0] != b[0] or a[2] != b[2] or \
-                    (isinstance(num, dict) and num.get("filter")) or (isinstance(den, dict) and den.get("filter")):
-                plan.skip(f"metric {name}", place, "a ratio maps only when both sides are simple metrics of one "
-                                                   "table with the same filter")
-                continue
-            _metric(plan, a[0], name, f"{a[1]} * 1.0 / NULLIF({b[1]}, 0)", a[2], a[3], mt, place)
+            _ratio_metric(plan, proj, mt, simple)
         else:
             plan.skip(f"metric {name}", place, f"{typ} metrics have no single-aggregate SQL form")
+
+
+def _semantic_model(cat: CatalogAPI, plan: Plan, vid: int, proj: _Project, s: dict[str, Any], table_of: dict[str, str],
+                    measures: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """One semantic model: its measures into `measures`, its entities, dimensions and measures into `plan`."""
+    place, file = s["place"], s["file"]
+    if s.get("model_uid") not in proj.nodes:
+        raise InterchangeError(file, place, f"semantic model {s.get('name')!r} is on {s.get('model')!r}, "
+                                            "which the project does not define")
+    t = table_of.get(s["model_uid"])
+    s["table"] = t
+    for ms in s.get("measures") or []:
+        measures[str(ms.get("name"))] = (ms, s)
+    if t is None:
+        plan.skip(f"semantic model {s.get('name')}", place, f"{s['model_uid']} maps to no table")
+        return
+    for kind, items in (("entity", s.get("entities") or []), ("dimension", s.get("dimensions") or []),
+                        ("measure", s.get("measures") or [])):
+        for item in items:
+            _semantic_item(cat, plan, vid, t, s, kind, item)
+
+
+def _semantic_item(cat: CatalogAPI, plan: Plan, vid: int, t: str, s: dict[str, Any], kind: str, item: Any) -> None:
+    """An entity (a primary one is the grain), dimension (role, description) or measure (role) on its column."""
+    iname = str(item.get("name"))
+    ipl = f"{s['place']}.{kind}.{iname}"
+    e = _col_expr(item.get("expr"), iname)
+    col = plan.column(cat, t, e, vid) if e else None
+    if col is None:
+        if kind != "measure" or e is not None:
+            plan.skip(f"{kind} {s.get('name')}.{iname}", ipl,
+                      f"its expression {item.get('expr') or iname!r} is not a column of {t}")
+        return
+    if kind == "entity":
+        if item.get("type") == "primary" and t not in getattr(plan, "_grain_tables", set()):
+            plan.add_table_field(t, "grain", {"text": f"one row per {iname}", "keys": [col]}, ipl, columns=[col])
+    elif kind == "dimension":
+        plan.add_column_field(t, col, "role", "time" if item.get("type") == "time" else "dimension", ipl)
+        if item.get("description"):
+            plan.add_column_field(t, col, "description", item["description"], ipl)
+    else:
+        plan.add_column_field(t, col, "role", "measure", ipl)
+
+
+def _simple_metric(cat: CatalogAPI, plan: Plan, vid: int, mt: dict[str, Any],
+                   measures: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> _Simple | None:
+    """A simple metric as (table, expression, filter, time column), or None when skipped (with the reason)."""
+    name, place, file = str(mt.get("name")), mt["place"], mt["file"]
+    tp = mt.get("type_params") or {}
+    ms_ref = tp.get("measure") or {}
+    mname = ms_ref.get("name") if isinstance(ms_ref, dict) else ms_ref
+    if mname not in measures:
+        raise InterchangeError(file, place + ".type_params.measure",
+                               f"metric {name!r} uses measure {mname!r}, which no semantic model defines")
+    ms, s = measures[mname]
+    t = s.get("table")
+    if t is None:
+        plan.skip(f"metric {name}", place, f"its semantic model {s.get('name')} maps to no table")
+        return None
+    agg = str(ms.get("agg"))
+    e = (ms.get("expr") or ms.get("name") or "").strip()
+    if agg not in _AGG:
+        plan.skip(f"metric {name}", place, f"aggregation {agg!r} has no SQL equivalent here")
+        return None
+    expression = _AGG[agg].format(e if agg != "count" or e != "1" else "*")
+    filt = _filter(mt.get("filter"), ms_ref.get("filter") if isinstance(ms_ref, dict) else None, s)
+    if filt is False or filt is True:
+        plan.skip(f"metric {name}", place, "its filter uses Jinja semcat cannot translate")
+        return None
+    tdim = ms.get("agg_time_dimension") or (s.get("defaults") or {}).get("agg_time_dimension")
+    tcol = None
+    if tdim:
+        d = next((d for d in s.get("dimensions") or [] if d.get("name") == tdim), None)
+        te = _col_expr(d.get("expr") if d else None, str(tdim))
+        tcol = plan.column(cat, t, te, vid) if te else None
+    bad = _unknown_columns(cat, plan, vid, t, expression, filt)
+    if bad:
+        plan.skip(f"metric {name}", place, f"{', '.join(bad)} not columns of {t}")
+        return None
+    return (t, expression, filt or None, tcol)
+
+
+def _ratio_metric(plan: Plan, proj: _Project, mt: dict[str, Any], simple: dict[str, _Simple]) -> None:
+    """A ratio of two simple metrics read before it, on one table with the same filter."""
+    name, place, file = str(mt.get("name")), mt["place"], mt["file"]
+    tp = mt.get("type_params") or {}
+    num, den = (tp.get("numerator") or {}), (tp.get("denominator") or {})
+    nn, dn = (num.get("name") if isinstance(num, dict) else num), (den.get("name") if isinstance(den, dict) else den)
+    known = {str(m.get("name")) for m in proj.metrics}
+    for part, nm in (("numerator", nn), ("denominator", dn)):
+        if nm not in known:
+            raise InterchangeError(file, f"{place}.type_params.{part}",
+                                   f"ratio metric {name!r} uses metric {nm!r}, which the project does not define")
+    a, b = simple.get(str(nn)), simple.get(str(dn))
+    if a is None or b is None or a[0] != b[0] or a[2] != b[2] or \
+            (isinstance(num, dict) and num.get("filter")) or (isinstance(den, dict) and den.get("filter")):
+        plan.skip(f"metric {name}", place, "a ratio maps only when both sides are simple metrics of one "
+                                           "table with the same filter")
+        return
+    _metric(plan, a[0], name, f"{a[1]} * 1.0 / NULLIF({b[1]}, 0)", a[2], a[3], mt, place)
 
 
 def _filter(metric_filter: Any, measure_filter: Any, s: dict[str, Any]) -> str | None | bool:
