@@ -377,7 +377,70 @@ def _fiscal_join(comp: _Compiler, m: MetricView, tcol: Column, grain: str) -> st
     return alias
 
 
-def metric_sql(cat: CatalogAPI, metric: str | MetricView, group_by: Sequence[str] | str = (), where: str | None = None,  # noqa: C901 - one branch per part of the metric's statement (filters, joins, grain, window), in SQL order
+def _dimensions(comp: _Compiler, sc: Scope, group_by: Sequence[Any]) -> list[tuple[exp.Expression, str]]:
+    """The group_by columns as (expression, output name), each once; a name taken by an earlier
+    dimension is prefixed with its table's short name. Joins them into `comp` in order."""
+    dims: list[tuple[exp.Expression, str]] = []  # (expression, output name)
+    seen: dict[tuple[str, str], str] = {}
+    for d in group_by:
+        if not isinstance(d, str) or not d.strip():
+            raise InvalidValueError(f"group_by entries must be column names, got {d!r}")
+        tree = _sql.parse_fragment(d, f"dimension {d!r}")
+        if not isinstance(tree, exp.Column):
+            raise InvalidValueError(f"dimension {d!r} must be a column (e.g. 'channel' or 'dim_store.region'); "
+                                    f"dimensions available: {listing(sc.columns(), limit=60)}")
+        t, c = sc.resolve(tree, d, f"dimension {d!r}")
+        if (t.name, c.name) in seen:
+            continue
+        out_name = c.name if all(n != c.name for _, n in dims) else f"{t.short}__{c.name}"
+        seen[(t.name, c.name)] = out_name
+        dims.append((_sql.col(c.name, comp.need(t.name)), out_name))
+    return dims
+
+
+def _grains(comp: _Compiler, m: MetricView, tcol: Column | None, grain: str | None,
+            base_alias: str) -> list[tuple[exp.Expression, str]]:
+    """The time grain's output columns: the day, a calendar period's first day, or the fiscal
+    year and period (joining the date dimension into `comp`)."""
+    grains: list[tuple[exp.Expression, str]] = []
+    if grain is None or tcol is None:
+        return grains
+    tc = _sql.col(tcol.name, base_alias)
+    if grain == "day":
+        grains.append((exp.Cast(this=tc, to=_sql.dtype("DATE")), "day"))
+    elif grain in CALENDAR_GRAINS:
+        trunc = exp.Anonymous(this="date_trunc", expressions=[exp.Literal.string(grain), tc])
+        grains.append((exp.Cast(this=trunc, to=_sql.dtype("DATE")), grain))
+    else:
+        dd_alias = _fiscal_join(comp, m, tcol, grain)
+        for fc in dict.fromkeys(("fiscal_year", grain)):
+            grains.append((_sql.col(fc, dd_alias), fc))
+    return grains
+
+
+def _conditions(comp: _Compiler, m: MetricView, where: str | None, time_range: Sequence[Any] | None,
+                tcol: Column | None, base_alias: str) -> list[exp.Expression]:
+    """The WHERE conjuncts, in order: the metric's filter, `where`, then the time range's bounds."""
+    conds: list[exp.Expression] = []
+    if m.filter:
+        conds.append(exp.Paren(this=comp.qualify(_sql.parse_fragment(m.filter, f"filter of metric {m.qualified}"),
+                                                 m.filter, f"filter of metric {m.qualified}")))
+    if where is not None:
+        wtree = _sql.parse_fragment(where, "where")
+        _check_condition(wtree, where, "where")
+        conds.append(exp.Paren(this=comp.qualify(wtree, where, "where")))
+    if time_range is not None and tcol is not None:
+        start, end = _time_range(time_range)
+        fam = tcol.family or "date"
+        tc = _sql.col(tcol.name, base_alias)
+        if start is not None:
+            conds.append(exp.GTE(this=tc.copy(), expression=_date_literal(start, fam, "start")))
+        if end is not None:
+            conds.append(exp.LT(this=tc.copy(), expression=_date_literal(end, fam, "end")))
+    return conds
+
+
+def metric_sql(cat: CatalogAPI, metric: str | MetricView, group_by: Sequence[str] | str = (), where: str | None = None,
                time_range: Sequence[Any] | None = None, grain: str | None = None,
                snapshot: SnapshotRef = None) -> str:
     """One DuckDB SELECT computing `metric` per `group_by` dimension (columns of the metric's table or
@@ -405,53 +468,11 @@ def metric_sql(cat: CatalogAPI, metric: str | MetricView, group_by: Sequence[str
         tcol = base.column(m.time_column, f"time_column of metric {m.qualified}")
     base_alias = comp.aliases.of(base.name)
 
-    dims: list[tuple[exp.Expression, str]] = []  # (expression, output name)
-    seen: dict[tuple[str, str], str] = {}
-    for d in group_by:
-        if not isinstance(d, str) or not d.strip():
-            raise InvalidValueError(f"group_by entries must be column names, got {d!r}")
-        tree = _sql.parse_fragment(d, f"dimension {d!r}")
-        if not isinstance(tree, exp.Column):
-            raise InvalidValueError(f"dimension {d!r} must be a column (e.g. 'channel' or 'dim_store.region'); "
-                                    f"dimensions available: {listing(sc.columns(), limit=60)}")
-        t, c = sc.resolve(tree, d, f"dimension {d!r}")
-        if (t.name, c.name) in seen:
-            continue
-        out_name = c.name if all(n != c.name for _, n in dims) else f"{t.short}__{c.name}"
-        seen[(t.name, c.name)] = out_name
-        dims.append((_sql.col(c.name, comp.need(t.name)), out_name))
-
-    grains: list[tuple[exp.Expression, str]] = []
-    if grain is not None and tcol is not None:
-        tc = _sql.col(tcol.name, base_alias)
-        if grain == "day":
-            grains.append((exp.Cast(this=tc, to=_sql.dtype("DATE")), "day"))
-        elif grain in CALENDAR_GRAINS:
-            trunc = exp.Anonymous(this="date_trunc", expressions=[exp.Literal.string(grain), tc])
-            grains.append((exp.Cast(this=trunc, to=_sql.dtype("DATE")), grain))
-        else:
-            dd_alias = _fiscal_join(comp, m, tcol, grain)
-            for fc in dict.fromkeys(("fiscal_year", grain)):
-                grains.append((_sql.col(fc, dd_alias), fc))
+    dims = _dimensions(comp, sc, group_by)
+    grains = _grains(comp, m, tcol, grain, base_alias)
     names = {n for _, n in grains}
     dims = [(e, n if n not in names else f"{n}__dim") for e, n in dims]
-
-    conds: list[exp.Expression] = []
-    if m.filter:
-        conds.append(exp.Paren(this=comp.qualify(_sql.parse_fragment(m.filter, f"filter of metric {m.qualified}"),
-                                                 m.filter, f"filter of metric {m.qualified}")))
-    if where is not None:
-        wtree = _sql.parse_fragment(where, "where")
-        _check_condition(wtree, where, "where")
-        conds.append(exp.Paren(this=comp.qualify(wtree, where, "where")))
-    if time_range is not None and tcol is not None:
-        start, end = _time_range(time_range)
-        fam = tcol.family or "date"
-        tc = _sql.col(tcol.name, base_alias)
-        if start is not None:
-            conds.append(exp.GTE(this=tc.copy(), expression=_date_literal(start, fam, "start")))
-        if end is not None:
-            conds.append(exp.LT(this=tc.copy(), expression=_date_literal(end, fam, "end")))
+    conds = _conditions(comp, m, where, time_range, tcol, base_alias)
     measure = comp.qualify(_sql.parse_fragment(m.expression, f"expression of metric {m.qualified}"),
                            m.expression, f"expression of metric {m.qualified}")
 

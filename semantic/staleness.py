@@ -706,7 +706,7 @@ class _Duck:
             self.con = None
 
 
-def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Table | None], duck: _Duck,  # noqa: C901 - one branch per data check of an annotation
+def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Table | None], duck: _Duck,
           already: set[tuple[str | None, str]]) -> tuple[list[Finding], set[tuple[str | None, str]]]:
     """Data findings, and the (annotation, reason) pairs the data checked (their metadata
     findings are replaced by what the data says)."""
@@ -718,53 +718,9 @@ def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Ta
     for a in anns:
         try:
             if a.kind == "table" and a.field == "grain":
-                keys = [str(k) for k in (a.value or {}).get("keys") or []]
-                if not keys or any(t.col(k) is None for k in keys):
-                    continue
-                checked.add((a.key, "grain_violated"))
-                kq = ", ".join(_q(k) for k in keys)
-                dup = duck.sql(f"SELECT count(*), any_value(k) FROM (SELECT ({kq}) AS k FROM {_tq(t.name)} "
-                               f"GROUP BY ALL HAVING count(*) > 1)")[0]
-                if dup[0]:
-                    sugg = None
-                    gfix: list[Fix] = []
-                    if t.col("is_current") is not None:
-                        cur_dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {_tq(t.name)} WHERE is_current "
-                                           f"GROUP BY ALL HAVING count(*) > 1)")[0][0]
-                        ch = _scd2_change(t, a.provenance.basis.vid)
-                        since = f" since {_day(ch.time)}" if ch else ""
-                        if not cur_dup:
-                            sugg = f"SCD2{since}: filter is_current"
-                            gfix = [_fix("filter", table=t.name, column="is_current")]
-                    out.append(_finding(a, t.name, "grain_violated", "stale",
-                                        f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat, e.g. {dup[1]}", [ctx.vid, last],
-                                        values={"duplicate_keys": dup[0], "example": str(dup[1])}, suggestion=sugg,
-                                        fixes=gfix))
+                out += _grain_data(ctx, t, a, duck, last, checked)
             elif a.kind == "column" and a.field in ("enum", "sample_values"):
-                cur = t.cols.get(a.column_id or -1)
-                vals = [v for v in (a.value or []) if v is not None]
-                if cur is None or not vals:
-                    continue
-                checked.add((a.key, "enum_violated" if a.field == "enum" else "sample_values_missing"))
-                checked.add((a.key, "values_restated"))  # the data says whether the values changed
-                c = _q(cur.name)
-                marks = ", ".join("?" for _ in vals)
-                if a.field == "enum":
-                    bad = [r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {_tq(t.name)} WHERE {c} IS NOT NULL "
-                                                  f"AND {c} NOT IN ({marks}) LIMIT 20", vals)]
-                    if bad:
-                        out.append(_finding(a, f"{t.name}.{cur.name}", "enum_violated", "stale",
-                                            f"{cur.name} holds values outside the declared enum: {bad}",
-                                            [ctx.vid, last], values={"outside": bad, "enum": vals},
-                                            suggestion=f"add {', '.join(map(str, bad))} to the enum",
-                                            fixes=[_fix("add_enum_values", column=cur.name, values=bad)]))
-                else:
-                    there = {r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {_tq(t.name)} WHERE {c} IN ({marks})", vals)}
-                    gone = [v for v in vals if v not in there]
-                    if gone:
-                        out.append(_finding(a, f"{t.name}.{cur.name}", "sample_values_missing", "suspect",
-                                            f"sample values no longer present in {cur.name}: {gone}",
-                                            [ctx.vid, last], values={"missing": gone}))
+                out += _values_data(ctx, t, a, duck, last, checked)
             elif a.kind == "relationship":
                 out += _relationship_data(ctx, t, a, tables, duck, already, last, checked)
             elif a.kind == "verified_query":
@@ -776,6 +732,62 @@ def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Ta
             out.append(_finding(a, t.name, "schema_changed", "suspect",
                                 f"the data check of {a.key} could not run: {str(e).splitlines()[0][:200]}", [ctx.vid]))
     return out, checked
+
+
+def _grain_data(ctx: Context, t: _Table, a: Annotation, duck: _Duck, last: int,
+                checked: set[tuple[str | None, str]]) -> list[Finding]:
+    """Do the grain's keys repeat? (On an SCD2 table whose current rows keep the grain, the fix filters is_current.)"""
+    keys = [str(k) for k in (a.value or {}).get("keys") or []]
+    if not keys or any(t.col(k) is None for k in keys):
+        return []
+    checked.add((a.key, "grain_violated"))
+    kq = ", ".join(_q(k) for k in keys)
+    dup = duck.sql(f"SELECT count(*), any_value(k) FROM (SELECT ({kq}) AS k FROM {_tq(t.name)} "
+                   f"GROUP BY ALL HAVING count(*) > 1)")[0]
+    if not dup[0]:
+        return []
+    sugg = None
+    gfix: list[Fix] = []
+    if t.col("is_current") is not None:
+        cur_dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {_tq(t.name)} WHERE is_current "
+                           f"GROUP BY ALL HAVING count(*) > 1)")[0][0]
+        ch = _scd2_change(t, a.provenance.basis.vid)
+        since = f" since {_day(ch.time)}" if ch else ""
+        if not cur_dup:
+            sugg = f"SCD2{since}: filter is_current"
+            gfix = [_fix("filter", table=t.name, column="is_current")]
+    return [_finding(a, t.name, "grain_violated", "stale",
+                     f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat, e.g. {dup[1]}", [ctx.vid, last],
+                     values={"duplicate_keys": dup[0], "example": str(dup[1])}, suggestion=sugg, fixes=gfix)]
+
+
+def _values_data(ctx: Context, t: _Table, a: Annotation, duck: _Duck, last: int,
+                 checked: set[tuple[str | None, str]]) -> list[Finding]:
+    """An enum's values outside it, or sample values no longer present, read from the data."""
+    cur = t.cols.get(a.column_id or -1)
+    vals = [v for v in (a.value or []) if v is not None]
+    if cur is None or not vals:
+        return []
+    checked.add((a.key, "enum_violated" if a.field == "enum" else "sample_values_missing"))
+    checked.add((a.key, "values_restated"))  # the data says whether the values changed
+    c = _q(cur.name)
+    marks = ", ".join("?" for _ in vals)
+    if a.field == "enum":
+        bad = [r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {_tq(t.name)} WHERE {c} IS NOT NULL "
+                                      f"AND {c} NOT IN ({marks}) LIMIT 20", vals)]
+        if not bad:
+            return []
+        return [_finding(a, f"{t.name}.{cur.name}", "enum_violated", "stale",
+                         f"{cur.name} holds values outside the declared enum: {bad}",
+                         [ctx.vid, last], values={"outside": bad, "enum": vals},
+                         suggestion=f"add {', '.join(map(str, bad))} to the enum",
+                         fixes=[_fix("add_enum_values", column=cur.name, values=bad)])]
+    there = {r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {_tq(t.name)} WHERE {c} IN ({marks})", vals)}
+    gone = [v for v in vals if v not in there]
+    if not gone:
+        return []
+    return [_finding(a, f"{t.name}.{cur.name}", "sample_values_missing", "suspect",
+                     f"sample values no longer present in {cur.name}: {gone}", [ctx.vid, last], values={"missing": gone})]
 
 
 def _relationship_data(ctx: Context, t: _Table, a: Annotation, tables: dict[str, _Table | None], duck: _Duck,
