@@ -203,38 +203,21 @@ def _seq_equal(g: list[tuple[Any, ...]], p: list[tuple[Any, ...]], decimals: int
     return len(g) == len(p) and all(_rows_equal(a, b, decimals) for a, b in zip(g, p, strict=True))
 
 
-def compare(gold: _Result, pred: _Result, *, order_matters: bool = False, decimals: int = 2,  # noqa: C901 - one branch per result shape and cell type; the comparison rules read as one table
-            decode: Callable[[Any], Any] | None = None) -> Comparison:
-    """Compare two results (`catalog_core.SqlResult` or anything with `columns` and `rows`). `decode`, when
-    given, maps every cell of both sides first (a coded lake variant: codes back to their labels, so an
-    answer with codes and one with decoded labels are judged alike)."""
-    if decode is None:
-        g_rows = [tuple(r) for r in gold.rows]
-        p_rows = [tuple(r) for r in pred.rows]
-    else:
-        g_rows = [tuple(decode(v) for v in r) for r in gold.rows]
-        p_rows = [tuple(decode(v) for v in r) for r in pred.rows]
-    n, m = len(gold.columns), len(pred.columns)
-    if m < n:
-        return Comparison(False, f"predicted {m} column(s), gold has {n}")
-    if m > n + MAX_EXTRA_COLUMNS:
-        return Comparison(False, f"predicted {m} columns, gold has {n}: at most {MAX_EXTRA_COLUMNS} extra allowed")
-    if len(g_rows) != len(p_rows):
-        return Comparison(False, f"row count {len(p_rows)} vs {len(g_rows)} (predicted vs gold)")
-    if not g_rows:
-        return Comparison(True, "both empty")
+def _column(rows: list[tuple[Any, ...]], i: int) -> list[tuple[Any, ...]]:
+    return [(r[i],) for r in rows]
 
-    def col(rows: list[tuple[Any, ...]], i: int) -> list[tuple[Any, ...]]:
-        return [(r[i],) for r in rows]
 
-    # candidates of each gold column: predicted columns equal to it on their own (a necessary condition)
+def _candidates(gold: _Result, g_rows: list[tuple[Any, ...]], p_rows: list[tuple[Any, ...]], n: int, m: int,
+                order_matters: bool, decimals: int) -> list[list[int]] | Comparison:
+    """For each gold column, the predicted columns equal to it on their own (a necessary
+    condition), or the Comparison saying which gold column none matches."""
     cands: list[list[int]] = []
     for i in range(n):
-        gi = col(g_rows, i)
-        ok = [j for j in range(m) if (_seq_equal(gi, col(p_rows, j), decimals) if order_matters
-                                      else _bag_equal(gi, col(p_rows, j), decimals))]
+        gi = _column(g_rows, i)
+        ok = [j for j in range(m) if (_seq_equal(gi, _column(p_rows, j), decimals) if order_matters
+                                      else _bag_equal(gi, _column(p_rows, j), decimals))]
         if not ok:
-            if order_matters and any(_bag_equal(gi, col(p_rows, j), decimals) for j in range(m)):
+            if order_matters and any(_bag_equal(gi, _column(p_rows, j), decimals) for j in range(m)):
                 return Comparison(False, f"gold column {i + 1} ({_col_name(gold, i)}) has its values in a "
                                          "different row order")
             why = f"no predicted column matches gold column {i + 1} ({_col_name(gold, i)})"
@@ -242,7 +225,14 @@ def compare(gold: _Result, pred: _Result, *, order_matters: bool = False, decima
                 why += f": gold {_show(g_rows[0][i])}, predicted {', '.join(_show(v) for v in p_rows[0])}"
             return Comparison(False, why)
         cands.append(ok)
+    return cands
 
+
+def _assign(g_rows: list[tuple[Any, ...]], p_rows: list[tuple[Any, ...]], cands: list[list[int]],
+            order_matters: bool, decimals: int) -> bool | None:
+    """Is there an assignment of distinct predicted columns to the gold columns (each among its
+    candidates, fewest first) that aligns the rows? None: gave up after MAX_ASSIGNMENTS tries."""
+    n = len(cands)
     order = sorted(range(n), key=lambda i: len(cands[i]))
     tried = 0
     assignment: dict[int, int] = {}
@@ -277,7 +267,33 @@ def compare(gold: _Result, pred: _Result, *, order_matters: bool = False, decima
             del assignment[i]
         return False
 
-    found = search(0)
+    return search(0)
+
+
+def compare(gold: _Result, pred: _Result, *, order_matters: bool = False, decimals: int = 2,
+            decode: Callable[[Any], Any] | None = None) -> Comparison:
+    """Compare two results (`catalog_core.SqlResult` or anything with `columns` and `rows`). `decode`, when
+    given, maps every cell of both sides first (a coded lake variant: codes back to their labels, so an
+    answer with codes and one with decoded labels are judged alike)."""
+    if decode is None:
+        g_rows = [tuple(r) for r in gold.rows]
+        p_rows = [tuple(r) for r in pred.rows]
+    else:
+        g_rows = [tuple(decode(v) for v in r) for r in gold.rows]
+        p_rows = [tuple(decode(v) for v in r) for r in pred.rows]
+    n, m = len(gold.columns), len(pred.columns)
+    if m < n:
+        return Comparison(False, f"predicted {m} column(s), gold has {n}")
+    if m > n + MAX_EXTRA_COLUMNS:
+        return Comparison(False, f"predicted {m} columns, gold has {n}: at most {MAX_EXTRA_COLUMNS} extra allowed")
+    if len(g_rows) != len(p_rows):
+        return Comparison(False, f"row count {len(p_rows)} vs {len(g_rows)} (predicted vs gold)")
+    if not g_rows:
+        return Comparison(True, "both empty")
+    cands = _candidates(gold, g_rows, p_rows, n, m, order_matters, decimals)
+    if isinstance(cands, Comparison):
+        return cands
+    found = _assign(g_rows, p_rows, cands, order_matters, decimals)
     if found:
         return Comparison(True, "match")
     if found is None:

@@ -94,21 +94,9 @@ def _episode(q: Question, info: dict[str, Any], answer: dict[str, Any] | None,
     return ep, warned
 
 
-def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Sequence[Question] | None = None,  # noqa: C901 - the scoring steps in order, one line each
-               command: str | None = None, detector_depths: tuple[str, ...] = ("metadata", "data"),
-               log: Any = None) -> RunSummary:
-    """Score the served runs `runs` against the lake `data`; write OUT/episodes.jsonl, OUT/results.jsonl and
-    OUT/run.json (the runner's formats)."""
-    from eval.lake import CONDITIONS
-
-    if not runs:
-        raise ValueError("no run directory given (--runs DIR, repeated for each condition)")
-    same = [r for r in runs if os.path.abspath(r) == os.path.abspath(out_dir)]
-    if same:
-        raise ValueError(f"--out {out_dir} is a run directory; write the scores to another directory")
-    t0 = time.perf_counter()
-    loaded = [(r, *read_run(r)) for r in runs]
-    conds = validate_conditions([info.get("condition", "") for _, info, _, _ in loaded])
+def _served_questions(runs: Sequence[str], loaded: list[Any], questions: Sequence[Question] | None) -> list[Question]:
+    """The questions the runs served (`questions`, else the file the first run names), checked
+    against every run's question ids and answers."""
     if questions is None:
         qfile = loaded[0][1].get("questions_file")
         if not qfile or not os.path.exists(qfile):
@@ -125,14 +113,38 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
         stray = [a.get("id") for a in answers if a.get("id") not in by_id]
         if stray:
             raise ValueError(f"{r}/{ANSWERS} answers questions not in the question file: {stray[:5]}")
+    return qs
+
+
+def _check_lake(data: str, li: dict[str, Any], loaded: list[Any]) -> None:
+    """Every run was served from a lake of this seed and scale (when both say)."""
+    for r, info, _, _ in loaded:
+        for key in ("seed", "scale"):
+            if info.get(key) is not None and li.get(key) is not None and info[key] != li[key]:
+                raise ValueError(f"{r} was served from a lake with {key} {info[key]!r}, but {data} has "
+                                 f"{key} {li[key]!r}; pass the lake the run was served from")
+
+
+def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Sequence[Question] | None = None,
+               command: str | None = None, detector_depths: tuple[str, ...] = ("metadata", "data"),
+               log: Any = None) -> RunSummary:
+    """Score the served runs `runs` against the lake `data`; write OUT/episodes.jsonl, OUT/results.jsonl and
+    OUT/run.json (the runner's formats)."""
+    from eval.lake import CONDITIONS
+
+    if not runs:
+        raise ValueError("no run directory given (--runs DIR, repeated for each condition)")
+    same = [r for r in runs if os.path.abspath(r) == os.path.abspath(out_dir)]
+    if same:
+        raise ValueError(f"--out {out_dir} is a run directory; write the scores to another directory")
+    t0 = time.perf_counter()
+    loaded = [(r, *read_run(r)) for r in runs]
+    conds = validate_conditions([info.get("condition", "") for _, info, _, _ in loaded])
+    qs = _served_questions(runs, loaded, questions)
     lake = open_lake(data, None, {CONDITIONS[c] for c in conds})
     try:
         li = lake.info
-        for r, info, _, _ in loaded:
-            for key in ("seed", "scale"):
-                if info.get(key) is not None and li.get(key) is not None and info[key] != li[key]:
-                    raise ValueError(f"{r} was served from a lake with {key} {info[key]!r}, but {data} has "
-                                     f"{key} {li[key]!r}; pass the lake the run was served from")
+        _check_lake(data, li, loaded)
         qs = translate_questions(qs, lake.naming)  # gold SQL under the lake's names (plain: as is)
         known, deprecated = lake_tables(lake, qs)
         gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]] = {}

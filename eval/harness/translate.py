@@ -130,7 +130,7 @@ def _schema() -> dict[str, Any]:
     return {T.CATALOG: out}
 
 
-def translate(sql: str, naming: "Naming", *, qualify: bool = True) -> str:  # noqa: C901 - one branch per SQL node kind rewritten (tables, columns, coded literals); the rewrite reads as one pass
+def translate(sql: str, naming: "Naming", *, qualify: bool = True) -> str:
     """`sql` (DuckDB dialect, LAKE.md names) rewritten for `naming`'s variant; see the module docstring.
     A statement is qualified first (sqlglot's optimizer, against every LAKE.md column), so a column is
     renamed only where it reads a lake table, never where it names an alias or a CTE's output; an
@@ -146,8 +146,18 @@ def translate(sql: str, naming: "Naming", *, qualify: bool = True) -> str:  # no
     ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
     bare = {t.split(".")[1]: t for t in naming.tables}
     tree = _codes(naming, tree)  # type: ignore[arg-type]
-    tables = list(tree.find_all(exp.Table))
-    for t in tables:
+    _check_tables(tree, naming, ctes, bare)
+    if isinstance(tree, exp.Query) and qualify:
+        tree = _rename_qualified(tree, naming)
+    else:
+        _rename_by_name(tree, naming, bare)
+    _rename_tables(tree, naming, ctes, bare)
+    return tree.sql(dialect=DIALECT)
+
+
+def _check_tables(tree: exp.Expr, naming: "Naming", ctes: set[str], bare: dict[str, str]) -> None:
+    """Every table the SQL reads (not a CTE) is a LAKE.md table."""
+    for t in list(tree.find_all(exp.Table)):
         name, db = t.name, t.args.get("db")
         if not db and name in ctes:
             continue
@@ -155,36 +165,48 @@ def translate(sql: str, naming: "Naming", *, qualify: bool = True) -> str:  # no
         if plain not in naming.tables:
             raise TranslateError(f"table {t.sql(dialect=DIALECT)!r} is not a LAKE.md table (names.json knows "
                                  f"{', '.join(sorted(naming.tables)[:4])}, ...); fix the SQL")
-    if isinstance(tree, exp.Query) and qualify:
-        from sqlglot.optimizer.qualify import qualify as _qualify
-        from sqlglot.optimizer.scope import traverse_scope
 
-        try:
-            tree = _qualify(tree, schema=_schema(), dialect=DIALECT, catalog="acme", quote_identifiers=False,
-                           identify=False, validate_qualify_columns=True)
-        except sqlglot.errors.OptimizeError as e:
-            raise TranslateError(f"cannot resolve the SQL's columns against LAKE.md: {e}; fix the SQL") from None
-        for scope in traverse_scope(tree):
-            for c in scope.columns:
-                if isinstance(scope.sources.get(c.table), exp.Table) and not isinstance(c.this, exp.Star):
-                    if c.name not in naming.columns:
-                        raise TranslateError(f"column {c.sql(dialect=DIALECT)!r} is not a LAKE.md column; fix "
-                                             "the SQL")
-                    c.set("this", exp.to_identifier(naming.columns[c.name]))
-    else:
-        aliases = {t.alias for t in tree.find_all(exp.Table) if t.alias}
-        for a in tree.find_all(exp.Alias):  # an alias named like a lake column takes its written name too
-            if a.alias in naming.columns:
-                a.set("alias", exp.to_identifier(naming.columns[a.alias]))
-        for c in list(tree.find_all(exp.Column)):
-            q = c.args.get("table")
-            if q is not None and q.name in bare and q.name not in aliases:
-                c.set("table", exp.to_identifier(naming.tables[bare[q.name]].split(".")[1]))
-            if isinstance(c.this, exp.Star):
-                continue
-            if c.name not in naming.columns:
-                raise TranslateError(f"column {c.sql(dialect=DIALECT)!r} is not a LAKE.md column; fix the SQL")
-            c.set("this", exp.to_identifier(naming.columns[c.name]))
+
+def _rename_qualified(tree: exp.Query, naming: "Naming") -> exp.Query:
+    """The statement qualified, with each column that reads a lake table renamed."""
+    from sqlglot.optimizer.qualify import qualify as _qualify
+    from sqlglot.optimizer.scope import traverse_scope
+
+    try:
+        out = _qualify(tree, schema=_schema(), dialect=DIALECT, catalog="acme", quote_identifiers=False,
+                       identify=False, validate_qualify_columns=True)
+    except sqlglot.errors.OptimizeError as e:
+        raise TranslateError(f"cannot resolve the SQL's columns against LAKE.md: {e}; fix the SQL") from None
+    for scope in traverse_scope(out):
+        for c in scope.columns:
+            if isinstance(scope.sources.get(c.table), exp.Table) and not isinstance(c.this, exp.Star):
+                if c.name not in naming.columns:
+                    raise TranslateError(f"column {c.sql(dialect=DIALECT)!r} is not a LAKE.md column; fix "
+                                         "the SQL")
+                c.set("this", exp.to_identifier(naming.columns[c.name]))
+    return out
+
+
+def _rename_by_name(tree: exp.Expr, naming: "Naming", bare: dict[str, str]) -> None:
+    """Every column (and an alias named like a lake column) renamed name by name; a column
+    qualified by a bare table name (not an alias) gets the table's written name."""
+    aliases = {t.alias for t in tree.find_all(exp.Table) if t.alias}
+    for a in tree.find_all(exp.Alias):  # an alias named like a lake column takes its written name too
+        if a.alias in naming.columns:
+            a.set("alias", exp.to_identifier(naming.columns[a.alias]))
+    for c in list(tree.find_all(exp.Column)):
+        q = c.args.get("table")
+        if q is not None and q.name in bare and q.name not in aliases:
+            c.set("table", exp.to_identifier(naming.tables[bare[q.name]].split(".")[1]))
+        if isinstance(c.this, exp.Star):
+            continue
+        if c.name not in naming.columns:
+            raise TranslateError(f"column {c.sql(dialect=DIALECT)!r} is not a LAKE.md column; fix the SQL")
+        c.set("this", exp.to_identifier(naming.columns[c.name]))
+
+
+def _rename_tables(tree: exp.Expr, naming: "Naming", ctes: set[str], bare: dict[str, str]) -> None:
+    """Every lake table renamed to its written namespace and name (a qualified one keeps a catalog)."""
     for t in tree.find_all(exp.Table):
         name, db, cat = t.name, t.args.get("db"), t.args.get("catalog")
         if not db and name in ctes:
@@ -195,4 +217,3 @@ def translate(sql: str, naming: "Naming", *, qualify: bool = True) -> str:  # no
         t.set("db", exp.to_identifier(ns))
         if cat is not None or db is not None:
             t.set("catalog", exp.to_identifier(cat.name if cat is not None else "acme"))
-    return tree.sql(dialect=DIALECT)
