@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,43 +61,31 @@ class Clutter:
     rows: list[dict[str, Any]]
 
 
-def _rows(lake: Any, src: str, upto: dt.date) -> list[dict[str, Any]]:  # noqa: C901 - one branch per source table of the lake, as a lookup of where its rows live
-    """Plain rows of `src` as they stood at `upto` (the table's d-119 layout)."""
-    L = lake
-    if src == "core.dim_store":
-        rows = L.stores
-    elif src == "core.dim_product":
-        rows = L.products
-    elif src == "core.dim_customer":
-        rows = L.customers_type1(upto)
-    elif src == "core.fct_orders":
-        rows = [{**o, "status": L.order_status(o, False)} for o in L.orders]
-    elif src == "core.fct_order_items":
-        rows = L.items
-    elif src == "core.fct_payments":
-        rows = L.payments
-    elif src == "core.fct_refunds":
-        rows = L.refunds
-    elif src == "core.fct_shipments":
-        rows = L.shipments
-    elif src == "core.fct_loyalty_events":
-        rows = L.loyalty
-    elif src == "core.fct_marketing_spend_daily":
-        rows = L.marketing
-    elif src == "core.fct_web_sessions":
-        rows = L.sessions
-    elif src == "mart.agg_daily_store_revenue":
-        rows = L.daily_store_revenue(FIRST_DATE, upto, None)
-    elif src == "mart.agg_weekly_category_sales":
-        rows = L.weekly_category_sales(upto)
-    elif src == "mart.rpt_finance_monthly_revenue":
-        rows = L.finance_monthly(upto.replace(day=1), False)
-    elif src == "mart.agg_customer_ltv":
-        rows = L.customer_ltv((upto.replace(day=1) - dt.timedelta(days=1)).replace(day=1))
-    elif src == "legacy.sales_daily":
-        rows = L.legacy_sales(FIRST_DATE, min(upto, day(61)))
-    else:
-        raise KeyError(src)
+# where each source table's plain rows live in the generated lake, as they stood at `upto`
+_SOURCES: dict[str, Callable[[Any, dt.date], list[dict[str, Any]]]] = {
+    "core.dim_store": lambda L, upto: L.stores,
+    "core.dim_product": lambda L, upto: L.products,
+    "core.dim_customer": lambda L, upto: L.customers_type1(upto),
+    "core.fct_orders": lambda L, upto: [{**o, "status": L.order_status(o, False)} for o in L.orders],
+    "core.fct_order_items": lambda L, upto: L.items,
+    "core.fct_payments": lambda L, upto: L.payments,
+    "core.fct_refunds": lambda L, upto: L.refunds,
+    "core.fct_shipments": lambda L, upto: L.shipments,
+    "core.fct_loyalty_events": lambda L, upto: L.loyalty,
+    "core.fct_marketing_spend_daily": lambda L, upto: L.marketing,
+    "core.fct_web_sessions": lambda L, upto: L.sessions,
+    "mart.agg_daily_store_revenue": lambda L, upto: L.daily_store_revenue(FIRST_DATE, upto, None),
+    "mart.agg_weekly_category_sales": lambda L, upto: L.weekly_category_sales(upto),
+    "mart.rpt_finance_monthly_revenue": lambda L, upto: L.finance_monthly(upto.replace(day=1), False),
+    "mart.agg_customer_ltv": lambda L, upto: L.customer_ltv((upto.replace(day=1) - dt.timedelta(days=1)).replace(day=1)),
+    "legacy.sales_daily": lambda L, upto: L.legacy_sales(FIRST_DATE, min(upto, day(61))),
+}
+
+
+def _rows(lake: Any, src: str, upto: dt.date) -> list[dict[str, Any]]:
+    """Plain rows of `src` as they stood at `upto` (the table's d-119 layout); KeyError for a table
+    the lake does not generate."""
+    rows = _SOURCES[src](lake, upto)
     col = _DATE_COL.get(src)
     cols = [c for c, _ in T.TABLES[src].columns]
     out = []

@@ -100,7 +100,32 @@ def coordinated(text: str) -> set[str]:
     return {w for m in re.finditer(r"\b([a-z]+)\s+(?:and|or)\s+([a-z]+)\b", text.lower()) for w in m.groups()}
 
 
-def value_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str, Any, bool, frozenset[str]]]:  # noqa: C901 - one skip rule per branch over candidate values
+def _cover(s: Slots, v: str, vws: list[str], content: list[str], skip: set[str]) -> tuple[list[int], int] | None:
+    """The question words (indexes into `content`) that value `v`'s words `vws` match, each its best
+    unused match, and the summed match quality; None when a word of the value matches none, or the
+    matched words do not stand together in the question."""
+    covered: list[int] = []
+    quality = 0
+    for x in vws:
+        best = (0, -1)
+        for i, w in enumerate(content):
+            if i in covered or len(w) < 3:
+                continue
+            if len(vws) == 1 and (_skipped(w, skip) or verb_not_value(s, w, v)):
+                continue   # skipped, or the question's own verb ("did riders reserve")
+            m = word_match(w, x)
+            if m > best[0]:
+                best = (m, i)
+        if best[0] == 0:
+            return None
+        covered.append(best[1])
+        quality += best[0]
+    if len(covered) > 1 and max(covered) - min(covered) > len(covered):
+        return None   # the words of a value stand together in the question
+    return covered, quality
+
+
+def value_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str, Any, bool, frozenset[str]]]:
     """(table, column, value, negated, question words covered) for values of annotated categorical columns
     (enum, sample values) that question words name; one value per question word, the best covering."""
     content = [w for w in s.content if not w.isdigit()]
@@ -120,28 +145,13 @@ def value_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str
                 vws = [x for x in words_of(v) if x not in STOP]
                 if not vws or not any(len(x) >= 3 for x in vws):
                     continue
-                covered: list[int] = []
-                quality = 0
-                for x in vws:
-                    best = (0, -1)
-                    for i, w in enumerate(content):
-                        if i in covered or len(w) < 3:
-                            continue
-                        if len(vws) == 1 and (_skipped(w, skip) or verb_not_value(s, w, v)):
-                            continue   # skipped, or the question's own verb ("did riders reserve")
-                        m = word_match(w, x)
-                        if m > best[0]:
-                            best = (m, i)
-                    if best[0] == 0:
-                        break
-                    covered.append(best[1])
-                    quality += best[0]
-                else:
-                    if len(covered) > 1 and max(covered) - min(covered) > len(covered):
-                        continue   # the words of a value stand together in the question
-                    ws = frozenset(content[i] for i in covered)
-                    key = (len(covered), quality, named, int(ti == 0), -ti)
-                    cands.append((key, name, c.name, v, any(w in neg for w in ws), ws))
+                got = _cover(s, v, vws, content, skip)
+                if got is None:
+                    continue
+                covered, quality = got
+                ws = frozenset(content[i] for i in covered)
+                key = (len(covered), quality, named, int(ti == 0), -ti)
+                cands.append((key, name, c.name, v, any(w in neg for w in ws), ws))
     cands.sort(key=lambda x: x[0], reverse=True)
     out: list[tuple[str, str, Any, bool, frozenset[str]]] = []
     taken: set[str] = set()
