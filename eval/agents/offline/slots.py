@@ -8,6 +8,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["Slots", "Window", "parse", "words_of", "STOP", "stem", "expand"]
@@ -105,24 +106,80 @@ def _month_range(y: int, m: int) -> tuple[dt.date, dt.date]:
     return s, e
 
 
-def _time(text: str, today: dt.date) -> tuple[Window, str]:  # noqa: C901 - a flat list of time phrasings, one branch each, tried in order
-    """The time window and the text with its words removed."""
-    w = Window()
-    t = text
+class _Cut:
+    """The question text, with each phrasing found cut out of it (a space in its place)."""
 
-    def cut(pattern: str) -> re.Match[str] | None:
-        nonlocal t
-        m = re.search(pattern, t)
+    def __init__(self, text: str) -> None:
+        self.t = text
+
+    def __call__(self, pattern: str) -> re.Match[str] | None:
+        m = re.search(pattern, self.t)
         if m:
-            t = t[:m.start()] + " " + t[m.end():]
+            self.t = self.t[:m.start()] + " " + self.t[m.end():]
         return m
 
-    num = r"(\d+|" + "|".join(NUMBERS) + r")"
 
-    def n(s: str) -> int:
-        return int(s) if s.isdigit() else NUMBERS[s]
+_NUM = r"(\d+|" + "|".join(NUMBERS) + r")"
+_ISO = r"(\d{4}-\d{2}-\d{2})"
+_MON = "|".join(sorted(MONTHS, key=len, reverse=True))
+_DAY = dt.timedelta(days=1)
 
-    # fiscal terms
+
+def _n(s: str) -> int:
+    return int(s) if s.isdigit() else NUMBERS[s]
+
+
+def _last_month(today: dt.date) -> tuple[dt.date, dt.date]:
+    prev = today.replace(day=1) - _DAY
+    return _month_range(prev.year, prev.month)
+
+
+def _quarter(a: str, b: str) -> tuple[dt.date, dt.date]:
+    """A calendar quarter written `q<a> <b>` or `<a> q<b>` (the one-digit group is the quarter)."""
+    qq, y = (int(a), int(b)) if len(a) == 1 else (int(b), int(a))
+    return dt.date(y, 3 * qq - 2, 1), _month_range(y, 3 * qq)[1]
+
+
+_Span = Callable[[re.Match[str], dt.date], tuple[dt.date, dt.date]]
+
+# The calendar phrasings, tried in order (the first found wins): the patterns of one phrasing
+# (tried in order too) and the window [start, end) it means, from the match and today.
+_PHRASES: tuple[tuple[tuple[str, ...], _Span], ...] = (
+    # relative days
+    ((r"\b(?:the\s+)?(?:latest|last|most recent)\s+(?:complete|completed|full)\s+day\b", r"\byesterday\b"),
+     lambda m, today: (today - _DAY, today)),
+    ((r"\btoday\b|\bso far today\b",), lambda m, today: (today, today + _DAY)),
+    ((r"\b(?:in\s+|over\s+|during\s+)?(?:the\s+)?(?:last|past|previous|trailing)\s+" + _NUM +
+      r"\s+(?:complete\s+|completed\s+|full\s+|whole\s+)?(day|week|month)s?\b",),
+     lambda m, today: (today - dt.timedelta(days=_n(m.group(1)) * {"day": 1, "week": 7, "month": 30}[m.group(2)]),
+                       today)),
+    ((r"\b(?:the\s+)?(?:last|past|previous)\s+week\b",), lambda m, today: (today - dt.timedelta(days=7), today)),
+    ((r"\b(?:last|previous)\s+month\b",), lambda m, today: _last_month(today)),
+    ((r"\b(?:this|current)\s+month\b|\bmonth\s+to\s+date\b|\bmtd\b",), lambda m, today: (today.replace(day=1), today)),
+    ((r"\b(?:this|current)\s+year\b|\byear\s+to\s+date\b|\bytd\b",),
+     lambda m, today: (today.replace(month=1, day=1), today)),
+    # explicit dates
+    ((r"\bbetween\s+" + _ISO + r"\s+and\s+" + _ISO, r"\bfrom\s+" + _ISO + r"\s+(?:to|through|until)\s+" + _ISO),
+     lambda m, today: (dt.date.fromisoformat(m.group(1)), dt.date.fromisoformat(m.group(2)) + _DAY)),
+    ((r"\b(?:since|after)\s+" + _ISO,), lambda m, today: (dt.date.fromisoformat(m.group(1)), today)),
+    ((r"\b" + _ISO + r"\b",),
+     lambda m, today: (dt.date.fromisoformat(m.group(1)), dt.date.fromisoformat(m.group(1)) + _DAY)),
+    ((r"\b(" + _MON + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b",),
+     lambda m, today: (dt.date(int(m.group(3)), MONTHS[m.group(1)], int(m.group(2))),
+                       dt.date(int(m.group(3)), MONTHS[m.group(1)], int(m.group(2))) + _DAY)),
+    ((r"\b(" + _MON + r")\.?,?\s+(?:of\s+)?(\d{4})\b",),
+     lambda m, today: _month_range(int(m.group(2)), MONTHS[m.group(1)])),
+    ((r"\b(?:calendar\s+)?q([1-4])\s+(?:of\s+)?(\d{4})\b", r"\b(\d{4})\s+q([1-4])\b"),
+     lambda m, today: _quarter(m.group(1), m.group(2))),
+    ((r"\b(?:in|during|for|of)\s+(?:calendar\s+(?:year\s+)?)?(\d{4})\b", r"\bcalendar\s+(?:year\s+)?(\d{4})\b"),
+     lambda m, today: (dt.date(int(m.group(1)), 1, 1), dt.date(int(m.group(1)) + 1, 1, 1))),
+)
+
+
+def _fiscal(w: Window, cut: _Cut, text: str) -> None:
+    """The fiscal terms of the question into `w`: a relative fiscal unit ("last fiscal quarter",
+    "fiscal year to date"), or a fiscal year, quarter, period and week ("FY25 P3", "period 3": of
+    the current fiscal year)."""
     m = cut(r"\b(?:(last|previous|prior|this|current)\s+)?fiscal\s+(week|period|month|quarter|year)"
             r"(?:\s+to\s+date)?(?!\s*\d)")
     if m and m.group(1):
@@ -131,7 +188,7 @@ def _time(text: str, today: dt.date) -> tuple[Window, str]:  # noqa: C901 - a fl
     elif m and "to date" in m.group(0):
         w.fiscal_rel, w.fiscal_rel_offset = m.group(2), 0
     elif m:  # "fiscal quarter" without a number: put back the unit word for the patterns below
-        t = t + " " + m.group(0)
+        cut.t = cut.t + " " + m.group(0)
     fy = cut(r"\b(?:fy\s?'?|fiscal\s+(?:year\s+)?)(\d{4}|\d{2})\b")
     if fy:
         y = int(fy.group(1))
@@ -148,88 +205,28 @@ def _time(text: str, today: dt.date) -> tuple[Window, str]:  # noqa: C901 - a fl
         w.fiscal["week"] = int(wk.group(1))
     if w.fiscal and "year" not in w.fiscal and w.fiscal_rel is None:
         w.fiscal_rel, w.fiscal_rel_offset = "year", 0    # "period 3": of the current fiscal year
+
+
+def _time(text: str, today: dt.date) -> tuple[Window, str]:
+    """The time window and the text with its words removed: fiscal terms first, else the first
+    calendar phrasing of `_PHRASES` found."""
+    w = Window()
+    cut = _Cut(text)
+    _fiscal(w, cut, text)
     if w.fiscal or w.fiscal_rel:
         cut(r"\bof\s+(?:the\s+)?(?:fiscal\s+)?(?:year)?\b")
-        return w, t
-
-    # relative days
-    if cut(r"\b(?:the\s+)?(?:latest|last|most recent)\s+(?:complete|completed|full)\s+day\b") or cut(r"\byesterday\b"):
-        w.start, w.end = today - dt.timedelta(days=1), today
-        return w, t
-    if cut(r"\btoday\b|\bso far today\b"):
-        w.start, w.end = today, today + dt.timedelta(days=1)
-        return w, t
-    m = cut(r"\b(?:in\s+|over\s+|during\s+)?(?:the\s+)?(?:last|past|previous|trailing)\s+" + num +
-            r"\s+(?:complete\s+|completed\s+|full\s+|whole\s+)?(day|week|month)s?\b")
-    if m:
-        k = n(m.group(1)) * {"day": 1, "week": 7, "month": 30}[m.group(2)]
-        w.start, w.end = today - dt.timedelta(days=k), today
-        return w, t
-    if cut(r"\b(?:the\s+)?(?:last|past|previous)\s+week\b"):
-        w.start, w.end = today - dt.timedelta(days=7), today
-        return w, t
-    if cut(r"\b(?:last|previous)\s+month\b"):
-        first = today.replace(day=1)
-        w.start, w.end = _month_range((first - dt.timedelta(days=1)).year, (first - dt.timedelta(days=1)).month)
-        return w, t
-    if cut(r"\b(?:this|current)\s+month\b|\bmonth\s+to\s+date\b|\bmtd\b"):
-        w.start, w.end = today.replace(day=1), today
-        return w, t
-    if cut(r"\b(?:this|current)\s+year\b|\byear\s+to\s+date\b|\bytd\b"):
-        w.start, w.end = today.replace(month=1, day=1), today
-        return w, t
-    # explicit dates
-    iso = r"(\d{4}-\d{2}-\d{2})"
-    m = cut(r"\bbetween\s+" + iso + r"\s+and\s+" + iso) or cut(r"\bfrom\s+" + iso + r"\s+(?:to|through|until)\s+" + iso)
-    if m:
-        w.start = dt.date.fromisoformat(m.group(1))
-        w.end = dt.date.fromisoformat(m.group(2)) + dt.timedelta(days=1)
-        return w, t
-    m = cut(r"\b(?:since|after)\s+" + iso)
-    if m:
-        w.start, w.end = dt.date.fromisoformat(m.group(1)), today
-        return w, t
-    m = cut(r"\b" + iso + r"\b")
-    if m:
-        w.start = dt.date.fromisoformat(m.group(1))
-        w.end = w.start + dt.timedelta(days=1)
-        return w, t
-    mon = "|".join(sorted(MONTHS, key=len, reverse=True))
-    m = cut(r"\b(" + mon + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
-    if m:
-        w.start = dt.date(int(m.group(3)), MONTHS[m.group(1)], int(m.group(2)))
-        w.end = w.start + dt.timedelta(days=1)
-        return w, t
-    m = cut(r"\b(" + mon + r")\.?,?\s+(?:of\s+)?(\d{4})\b")
-    if m:
-        w.start, w.end = _month_range(int(m.group(2)), MONTHS[m.group(1)])
-        return w, t
-    m = cut(r"\b(?:calendar\s+)?q([1-4])\s+(?:of\s+)?(\d{4})\b") or cut(r"\b(\d{4})\s+q([1-4])\b")
-    if m:
-        a, b = m.group(1), m.group(2)
-        qq, y = (int(a), int(b)) if len(a) == 1 else (int(b), int(a))
-        w.start = dt.date(y, 3 * qq - 2, 1)
-        w.end = _month_range(y, 3 * qq)[1]
-        return w, t
-    m = cut(r"\b(?:in|during|for|of)\s+(?:calendar\s+(?:year\s+)?)?(\d{4})\b") or cut(r"\bcalendar\s+(?:year\s+)?(\d{4})\b")
-    if m:
-        y = int(m.group(1))
-        w.start, w.end = dt.date(y, 1, 1), dt.date(y + 1, 1, 1)
-        return w, t
-    return w, t
+        return w, cut.t
+    for patterns, span in _PHRASES:
+        for pattern in patterns:
+            m = cut(pattern)
+            if m:
+                w.start, w.end = span(m, today)
+                return w, cut.t
+    return w, cut.t
 
 
-def parse(question: str, today: dt.date) -> Slots:  # noqa: C901 - a flat list of question slots, one branch each, tried in order
-    text = " " + re.sub(r"[()\[\]]", " ", question.strip().lower()) + " "
-    text = re.sub(r"\bin order\b|\bhighest first\b|\blowest first\b", " ", text)
-    quoted = re.findall(r"'([^']+)'|\"([^\"]+)\"", question)
-    quoted_vals = [a or b for a, b in quoted]
-    quoted_vals += re.findall(r"\b[A-Za-z]{1,4}-\d+\b", question)   # codes such as AB-012
-    text = re.sub(r"\b[a-z]{1,4}-\d+\b", " ", text)   # a code is one literal, not words ("s", "12")
-    text = re.sub(r"'[^']+'|\"[^\"]+\"", " ", text)
-    window, text = _time(text, today)
-    in_cents = bool(re.search(r"\bin cents\b", text))
-    text = re.sub(r"\bin (?:cents|dollars|usd)\b|\$", " ", text)
+def _aggregate(text: str) -> str:
+    """sum, unless the question counts, counts distinct or averages (the last named wins)."""
     agg = "sum"
     if re.search(r"\b(?:how many|number of|count of|count)\b", text):
         agg = "count"
@@ -237,6 +234,12 @@ def parse(question: str, today: dt.date) -> Slots:  # noqa: C901 - a flat list o
         agg = "count_distinct"
     if re.search(r"\b(?:average|avg|mean)\b", text):
         agg = "avg"
+    return agg
+
+
+def _order(text: str) -> tuple[int | None, bool, str]:
+    """The limit and direction a question asks for ("top 5", "which 3", "which ... highest"), and
+    the text with a "top/bottom N" cut out."""
     limit, desc = None, True
     m = re.search(r"\b(top|bottom)\s+(\d+|" + "|".join(NUMBERS) + r")\b", text)
     if m:
@@ -252,11 +255,27 @@ def parse(question: str, today: dt.date) -> Slots:  # noqa: C901 - a flat list o
         limit, desc = 1, True
     elif re.search(r"\b(?:lowest|least|smallest|worst|fewest|minimum)\b", text) and re.search(r"^\s*(?:which|what)\b", text):
         limit, desc = 1, False
+    return limit, desc, text
+
+
+def parse(question: str, today: dt.date) -> Slots:
+    text = " " + re.sub(r"[()\[\]]", " ", question.strip().lower()) + " "
+    text = re.sub(r"\bin order\b|\bhighest first\b|\blowest first\b", " ", text)
+    quoted = re.findall(r"'([^']+)'|\"([^\"]+)\"", question)
+    quoted_vals = [a or b for a, b in quoted]
+    quoted_vals += re.findall(r"\b[A-Za-z]{1,4}-\d+\b", question)   # codes such as AB-012
+    text = re.sub(r"\b[a-z]{1,4}-\d+\b", " ", text)   # a code is one literal, not words ("s", "12")
+    text = re.sub(r"'[^']+'|\"[^\"]+\"", " ", text)
+    window, text = _time(text, today)
+    in_cents = bool(re.search(r"\bin cents\b", text))
+    text = re.sub(r"\bin (?:cents|dollars|usd)\b|\$", " ", text)
+    agg = _aggregate(text)
+    limit, desc, text = _order(text)
     dims: list[list[str]] = []
-    for m in re.finditer(r"\b(?:by|per|for each|for every|each|across(?!\s+all\b)|broken down by|split by|grouped by)\s+"
+    for dm in re.finditer(r"\b(?:by|per|for each|for every|each|across(?!\s+all\b)|broken down by|split by|grouped by)\s+"
                          r"(.+?)" + _DIM_END,
                          text):
-        for part in re.split(r"\s*(?:,|\band\b)\s*", m.group(1)):
+        for part in re.split(r"\s*(?:,|\band\b)\s*", dm.group(1)):
             ws = [x for x in words_of(part) if x not in STOP]
             if ws:
                 dims.append(ws)
