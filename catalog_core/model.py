@@ -5,12 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias
 
 from catalog_core.codec import unpack_leaf
 
-__all__ = ["Obj", "FileObj", "Version", "Commit", "Snapshot", "Change", "Branch", "QueryStats", "to_datetime",
+__all__ = ["JSONScalar", "JSONValue", "JSONObject", "Obj", "FileObj", "Version", "Commit", "Snapshot", "Change", "Branch", "QueryStats", "to_datetime",
            "iso_time", "parse_time"]
+
+
+# A value as JSON holds it: what object values, annotation values and tool payloads are made of
+# where their shape is genuinely open (a typed model is used wherever the shape is known).
+JSONScalar: TypeAlias = str | int | float | bool | None
+JSONValue: TypeAlias = JSONScalar | list["JSONValue"] | dict[str, "JSONValue"]
+JSONObject: TypeAlias = dict[str, JSONValue]
 
 
 def to_datetime(ts: float) -> datetime:

@@ -25,7 +25,7 @@ import re
 import struct
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyiceberg import types as it
 from pyiceberg.conversions import from_bytes
@@ -40,6 +40,12 @@ from pyiceberg.transforms import (
 )
 
 from catalog_core.errors import InvalidValueError
+from catalog_core.model import JSONScalar, JSONValue
+
+if TYPE_CHECKING:
+    from pyiceberg.manifest import DataFile
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema as IcebergSchema
 
 __all__ = ["catalog_type", "catalog_schema", "partition_by", "PartitionLevel",
            "json_value", "file_value", "FileDecoder", "leaf_id"]
@@ -49,7 +55,7 @@ _EPOCH_DATE = _dt.date(1970, 1, 1)
 _TEMPORAL = (YearTransform, MonthTransform, DayTransform, HourTransform)
 
 
-def unsupported(what: str, table: str, **details: Any) -> InvalidValueError:
+def unsupported(what: str, table: str, **details: object) -> InvalidValueError:
     return InvalidValueError(f"Iceberg table {table!r}: {what}; nothing was imported. semcat imports "
                              "copy-on-write tables with primitive, list, map and struct columns, one "
                              "partition spec with identity, year, month, day, hour, bucket or truncate "
@@ -82,11 +88,11 @@ def catalog_type(t: it.IcebergType, table: str = "?", column: str = "?") -> str:
                        iceberg_type=str(t))
 
 
-def catalog_schema(schema: Any, table: str) -> dict[str, Any]:
+def catalog_schema(schema: IcebergSchema, table: str) -> dict[str, Any]:
     """{schema_id, columns: [{id, name, type, nullable}]}: Iceberg field ids are the column ids."""
     cols = []
     for f in schema.fields:
-        col: dict[str, Any] = {"id": int(f.field_id), "name": f.name, "type": catalog_type(f.field_type, table, f.name),
+        col: dict[str, JSONValue] = {"id": int(f.field_id), "name": f.name, "type": catalog_type(f.field_type, table, f.name),
                                "nullable": not f.required}
         if f.doc:
             col["doc"] = f.doc
@@ -96,7 +102,7 @@ def catalog_schema(schema: Any, table: str) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- values
 
-def json_value(t: Any, v: Any) -> Any:
+def json_value(t: it.IcebergType, v: Any) -> JSONScalar:
     """An Iceberg internal value (days, micros, Decimal, ...) of primitive type `t` as the catalog's
     JSON value (None: unknown)."""
     if v is None:
@@ -110,7 +116,7 @@ def json_value(t: Any, v: Any) -> Any:
     if isinstance(t, it.TimeType):
         if isinstance(v, int):
             return (_EPOCH + _dt.timedelta(microseconds=v)).time().isoformat()
-        return v.isoformat()
+        return str(v.isoformat())
     if isinstance(t, (it.TimestampType, it.TimestamptzType)):
         dt = _EPOCH + _dt.timedelta(microseconds=int(v)) if isinstance(v, int) else v.replace(tzinfo=None)
         if isinstance(t, it.TimestamptzType):
@@ -125,7 +131,7 @@ def json_value(t: Any, v: Any) -> Any:
     return None
 
 
-def _bound(t: Any, raw: bytes | None) -> Any:
+def _bound(t: it.IcebergType, raw: bytes | None) -> JSONScalar:
     if raw is None or not isinstance(t, it.PrimitiveType) or isinstance(t, (it.BinaryType, it.FixedType)):
         return None
     try:
@@ -139,7 +145,7 @@ def _bound(t: Any, raw: bytes | None) -> Any:
 class PartitionLevel:
     """One partition field: a level `<name>=<value>` of the catalog tree."""
 
-    def __init__(self, field: Any, source: Any, table: str) -> None:
+    def __init__(self, field: PartitionField, source: it.NestedField | None, table: str) -> None:
         tr = field.transform
         if not isinstance(tr, (IdentityTransform, BucketTransform, TruncateTransform, *_TEMPORAL)):
             raise unsupported(f"partition field {field.name!r} uses transform {tr}, which semcat does not "
@@ -153,7 +159,7 @@ class PartitionLevel:
         self.name, self.transform, self.source_type = field.name, tr, source.field_type
         self.spec = {"name": field.name, "transform": str(tr), "source_id": int(field.source_id), "field_id": int(field.field_id)}
 
-    def value(self, raw: Any) -> Any:
+    def value(self, raw: Any) -> JSONScalar:
         """The partition value: identity and truncate keep the source column's value (as in file
         statistics), bucket its number, and year / month / day / hour Iceberg's human text
         (`2024`, `2024-03`, `2024-03-01`, `2024-03-01-13`), which sorts like time."""
@@ -169,7 +175,7 @@ class PartitionLevel:
         return self.transform.to_human_string(self.source_type, raw)
 
 
-def partition_by(spec: Any, schema: Any, table: str) -> list[PartitionLevel]:
+def partition_by(spec: PartitionSpec, schema: IcebergSchema, table: str) -> list[PartitionLevel]:
     by_id = {f.field_id: f for f in schema.fields}
     return [PartitionLevel(f, by_id.get(f.source_id), table) for f in spec.fields]
 
@@ -180,21 +186,21 @@ _UNPACK = {it.IntegerType: struct.Struct("<i").unpack, it.LongType: struct.Struc
            it.FloatType: struct.Struct("<f").unpack, it.DoubleType: struct.Struct("<d").unpack}
 
 
-def _decoder(t: Any) -> Callable[[bytes | None], Any] | None:
+def _decoder(t: it.IcebergType) -> Callable[[bytes | None], JSONScalar] | None:
     """A bound decoder for one column type (None: no bounds kept), chosen once per schema."""
     if not isinstance(t, it.PrimitiveType) or isinstance(t, (it.BinaryType, it.FixedType)):
         return None
     unpack = _UNPACK.get(type(t))
     if unpack is not None and isinstance(t, (it.IntegerType, it.LongType)):
-        def whole(raw: bytes | None) -> Any:
+        def whole(raw: bytes | None) -> JSONScalar:
             if raw is None:
                 return None
             if len(raw) == 4 and unpack is _UNPACK[it.LongType]:  # an int bound promoted to long
-                return struct.unpack("<i", raw)[0]
-            return unpack(raw)[0] if len(raw) in (4, 8) else _bound(t, raw)
+                return int(struct.unpack("<i", raw)[0])
+            return int(unpack(raw)[0]) if len(raw) in (4, 8) else _bound(t, raw)
         return whole
     if unpack is not None:
-        def real(raw: bytes | None) -> Any:
+        def real(raw: bytes | None) -> JSONScalar:
             if raw is None:
                 return None
             try:
@@ -208,7 +214,7 @@ def _decoder(t: Any) -> Callable[[bytes | None], Any] | None:
     if isinstance(t, it.DateType):
         return lambda raw: None if raw is None else (_day(struct.unpack("<i", raw)[0]) if len(raw) == 4 else None)
     if isinstance(t, (it.TimestampType, it.TimestamptzType)):
-        def instant(raw: bytes | None) -> Any:
+        def instant(raw: bytes | None) -> JSONScalar:
             if raw is None or len(raw) != 8:
                 return None
             return json_value(t, struct.unpack("<q", raw)[0])
@@ -224,17 +230,17 @@ def _day(days: int) -> str:
 class FileDecoder:
     """Turns Iceberg data files of one schema into file leaves."""
 
-    def __init__(self, schema: Any) -> None:
+    def __init__(self, schema: IcebergSchema) -> None:
         self.fields = [(f.field_id, f.name, _decoder(f.field_type)) for f in schema.fields]
         self.field_ids = {f.name: int(f.field_id) for f in schema.fields}
 
-    def value(self, df: Any) -> dict[str, Any]:
+    def value(self, df: DataFile) -> dict[str, Any]:
         """The leaf of an Iceberg data file: path, size, row count, per-column bounds and null
         counts keyed by the column's name in the schema (of the snapshot that added the file), and
         `field_ids` (name in the file -> column id) so readers follow renames."""
         lower, upper = df.lower_bounds or {}, df.upper_bounds or {}
         nulls = df.null_value_counts or {}
-        columns: dict[str, dict[str, Any]] = {}
+        columns: dict[str, dict[str, JSONScalar]] = {}
         for fid, name, decode in self.fields:
             if decode is None:
                 continue
@@ -247,7 +253,7 @@ class FileDecoder:
                 "field_ids": dict(self.field_ids)}
 
 
-def file_value(df: Any, schema: Any) -> dict[str, Any]:
+def file_value(df: DataFile, schema: IcebergSchema) -> dict[str, Any]:
     """`FileDecoder(schema).value(df)` for one file."""
     return FileDecoder(schema).value(df)
 

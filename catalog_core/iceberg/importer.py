@@ -12,14 +12,21 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catalog_core import lake
-from catalog_core.api import CatalogAPI
+from catalog_core.api import CatalogAPI, TransactionAPI
 from catalog_core.errors import AlreadyExistsError, InvalidValueError, NoSuchTableError, PreconditionError
 from catalog_core.iceberg import convert
 from catalog_core.iceberg import stats as st
+from catalog_core.model import JSONScalar
 from catalog_core.paths import parent_of
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog as IcebergCatalog
+    from pyiceberg.manifest import DataFile, ManifestFile
+    from pyiceberg.schema import Schema as IcebergSchema
+    from pyiceberg.table.snapshots import Snapshot
 
 __all__ = ["AUTHOR", "ImportResult", "Progress", "import_table", "sync_table"]
 
@@ -43,13 +50,17 @@ class ImportResult:
         return not self.commits
 
 
+_Chain = tuple[tuple[str, JSONScalar], ...]   # a file's partition values, level by level: ((column, value), ...)
+_Rekey = tuple[dict[str, int], dict[int, str]]   # a rename's (old name -> id, id -> new name)
+
+
 @dataclass
 class _Step:
     snapshot_id: int | None          # None: a schema-only step
     time_ms: int
     operation: str
     schema: dict[str, Any]
-    added: list[tuple[tuple[tuple[str, Any], ...], dict[str, Any]]] = field(default_factory=list)
+    added: list[tuple[_Chain, dict[str, Any]]] = field(default_factory=list)
     removed: list[tuple[str, str]] = field(default_factory=list)   # (partition path, file path)
     sequence_number: int | None = None
 
@@ -61,7 +72,7 @@ def _noop(stage: str, done: int, total: int) -> None:
 class _Source:
     """What the importer reads from one pyiceberg table."""
 
-    def __init__(self, iceberg_catalog: Any, identifier: str) -> None:
+    def __init__(self, iceberg_catalog: IcebergCatalog, identifier: str) -> None:
         from pyiceberg.exceptions import NoSuchNamespaceError
         from pyiceberg.exceptions import NoSuchTableError as IceNoSuchTable
 
@@ -90,11 +101,11 @@ class _Source:
         except Exception:  # the hash is provenance, not a precondition
             return None
 
-    def schema_of(self, snap: Any) -> Any:
+    def schema_of(self, snap: Snapshot) -> IcebergSchema:
         sid = getattr(snap, "schema_id", None)
         return self.schemas.get(sid, self.md.schema()) if sid is not None else self.md.schema()
 
-    def ancestry(self) -> list[Any]:
+    def ancestry(self) -> list[Snapshot]:
         """The main branch's snapshots, oldest first."""
         out, sid = [], self.md.current_snapshot_id
         seen: set[int] = set()
@@ -119,17 +130,17 @@ class _Source:
         if mode == "merge-on-read":
             raise convert.unsupported("write.delete.mode is merge-on-read (row-level delete files)", name)
 
-    def manifests(self, snap: Any) -> list[Any]:
+    def manifests(self, snap: Snapshot) -> list[ManifestFile]:
         from pyiceberg.manifest import ManifestContent
 
-        out: list[Any] = snap.manifests(self.io)
+        out: list[ManifestFile] = snap.manifests(self.io)
         for m in out:
             if m.content != ManifestContent.DATA:
                 raise convert.unsupported(f"snapshot {snap.snapshot_id} has delete files (position or equality "
                                            "deletes, merge-on-read)", self.identifier, snapshot_id=snap.snapshot_id)
         return out
 
-    def _data(self, df: Any, snap: Any) -> Any:
+    def _data(self, df: DataFile, snap: Snapshot) -> DataFile:
         from pyiceberg.manifest import DataFileContent, FileFormat
 
         if df.content != DataFileContent.DATA:
@@ -140,8 +151,8 @@ class _Source:
                                        self.identifier, path=df.file_path)
         return df
 
-    def changes(self, snap: Any, manifests: list[Any], progress: Progress,
-                counter: list[int]) -> tuple[list[Any], list[Any]]:
+    def changes(self, snap: Snapshot, manifests: list[ManifestFile], progress: Progress,
+                counter: list[int]) -> tuple[list[DataFile], list[DataFile]]:
         """(added, removed) data files of `snap`: the entries its own manifests mark ADDED or DELETED."""
         from pyiceberg.manifest import ManifestEntryStatus
 
@@ -160,7 +171,7 @@ class _Source:
             progress("read", counter[0], counter[1])
         return added, removed
 
-    def live(self, snap: Any, manifests: list[Any], progress: Progress, counter: list[int]) -> list[Any]:
+    def live(self, snap: Snapshot, manifests: list[ManifestFile], progress: Progress, counter: list[int]) -> list[DataFile]:
         """Every data file of `snap`."""
         out = []
         for m in manifests:
@@ -170,7 +181,7 @@ class _Source:
         return out
 
 
-def _op_name(snap: Any) -> str:
+def _op_name(snap: Snapshot) -> str:
     op = getattr(getattr(snap, "summary", None), "operation", None)
     return str(getattr(op, "value", op or "unknown"))
 
@@ -229,11 +240,11 @@ class _Importer:
             self.known_parts.update(o.path for o in self.cat.query(steps))
 
     # ---------------------------------------------------------------- planning
-    def _chain(self, df: Any) -> tuple[tuple[str, Any], ...]:
+    def _chain(self, df: DataFile) -> _Chain:
         part = df.partition
         return tuple((lv.name, lv.value(part[i])) for i, lv in enumerate(self.levels))
 
-    def _ppath(self, chain: tuple[tuple[str, Any], ...]) -> str:
+    def _ppath(self, chain: _Chain) -> str:
         cur = self.tpath
         for col, v in chain:
             seg = lake.partition_id(col, v)
@@ -243,13 +254,13 @@ class _Importer:
             cur = f"{cur}/{seg}"
         return cur
 
-    def _step(self, snap: Any, added: list[Any], removed: list[Any]) -> _Step:
+    def _step(self, snap: Snapshot, added: list[DataFile], removed: list[DataFile]) -> _Step:
         schema = self.src.schema_of(snap)
         cschema = convert.catalog_schema(schema, self.src.identifier)
         step = _Step(snap.snapshot_id, int(snap.timestamp_ms), _op_name(snap), cschema,
                      sequence_number=getattr(snap, "sequence_number", None))
         decoder = convert.FileDecoder(schema)
-        checked: set[tuple[tuple[str, Any], ...]] = set()
+        checked: set[_Chain] = set()
         for df in added:
             chain = self._chain(df)
             if chain not in checked:
@@ -351,7 +362,7 @@ class _Importer:
             self.progress("commit", done, total)
         return self.result
 
-    def _apply(self, txn: Any, step: _Step) -> None:
+    def _apply(self, txn: TransactionAPI, step: _Step) -> None:
         tpath = self.tpath
         rekey: tuple[dict[str, int], dict[int, str]] | None = None
         if not self.exists:
@@ -375,7 +386,7 @@ class _Importer:
             ice["snapshot_id"] = step.snapshot_id
         txn.merge(tpath, {"properties": {"iceberg": ice}})
 
-    def _rekey_all(self, txn: Any, rk: tuple[dict[str, int], dict[int, str]]) -> None:
+    def _rekey_all(self, txn: TransactionAPI, rk: _Rekey) -> None:
         """A rename: table and partition stats follow the column ids to the new names."""
         objs = [self.cat.get(self.tpath)]
         steps = lake.exact_query(self.tpath)
@@ -387,7 +398,7 @@ class _Importer:
             if o is not None and cols:
                 txn.merge(o.path, {"stats": {"columns": {"op": "set", "val": st.rekey(cols, *rk)}}})
 
-    def _files(self, txn: Any, step: _Step, names: dict[int, str], rk: Any) -> None:
+    def _files(self, txn: TransactionAPI, step: _Step, names: dict[int, str], rk: _Rekey | None) -> None:
         """A step's added and removed files into the tree, then every touched level's stats, bottom-up:
         a level that only gained files merges what was added; one that lost files (and its
         ancestors) is recomputed from its files or children."""
@@ -406,14 +417,14 @@ class _Importer:
                     post[p] = self._children_stats(txn, p, added, dirty, post, rk)
                 txn.merge(p, st.set_delta(post[p]))
 
-    def _add_files(self, txn: Any, step: _Step) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]],
-                                                         dict[tuple[tuple[str, Any], ...], list[str]]]:
+    def _add_files(self, txn: TransactionAPI, step: _Step) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]],
+                                                                    dict[_Chain, list[str]]]:
         """Add the step's files (and partitions not yet known): the stats added per deepest path,
         the file values per deepest path, and each partition chain's paths from the table down."""
         tpath = self.tpath
         added: dict[str, dict[str, Any]] = defaultdict(st.empty)     # path (partition or table) -> added stats
         by_leaf: dict[str, list[dict[str, Any]]] = defaultdict(list)  # deepest path -> added file values
-        chains: dict[tuple[tuple[str, Any], ...], list[str]] = {}
+        chains: dict[_Chain, list[str]] = {}
         for chain, value in step.added:
             paths = chains.get(chain)
             if paths is None:
@@ -432,7 +443,7 @@ class _Importer:
             st.add(added[paths[-1]], st.of_file(value))
         return added, by_leaf, chains
 
-    def _remove_files(self, txn: Any, step: _Step, names: dict[int, str],
+    def _remove_files(self, txn: TransactionAPI, step: _Step, names: dict[int, str],
                       by_leaf: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, dict[str, Any]], set[str]]:
         """Remove the step's removed files: the recomputed stats of each partition that lost files,
         and the paths (those partitions and their ancestors) whose stats must be recomputed."""
@@ -464,8 +475,8 @@ class _Importer:
             dirty.add(tpath)
         return post, dirty
 
-    def _children_stats(self, txn: Any, p: str, added: dict[str, dict[str, Any]], dirty: set[str],
-                        post: dict[str, dict[str, Any]], rk: Any) -> dict[str, Any]:
+    def _children_stats(self, txn: TransactionAPI, p: str, added: dict[str, dict[str, Any]], dirty: set[str],
+                        post: dict[str, dict[str, Any]], rk: _Rekey | None) -> dict[str, Any]:
         """The stats of `p` after this step, combined from its child partitions' (stored, rekeyed
         by `rk` after a rename, plus what was added; or recomputed this step)."""
         kids = {}
@@ -479,7 +490,7 @@ class _Importer:
         return st.combine(list(kids.values()))
 
 
-def _into(into: Any) -> str:
+def _into(into: object) -> str:
     if not isinstance(into, str):
         raise InvalidValueError(f"into must be a table name 'catalog.namespace.table', got {into!r}")
     try:
@@ -489,7 +500,7 @@ def _into(into: Any) -> str:
     return into
 
 
-def import_table(cat: CatalogAPI, iceberg_catalog: Any, identifier: str, into: str,
+def import_table(cat: CatalogAPI, iceberg_catalog: IcebergCatalog, identifier: str, into: str,
                  progress: Progress | None = None) -> ImportResult:
     """Import Iceberg table `identifier` (e.g. "db.t") from a pyiceberg catalog into table `into`
     (`catalog.namespace.table`), replaying its snapshot history as backdated commits. Into a table
@@ -499,7 +510,7 @@ def import_table(cat: CatalogAPI, iceberg_catalog: Any, identifier: str, into: s
     return imp.run(imp.plan())
 
 
-def sync_table(cat: CatalogAPI, iceberg_catalog: Any, identifier: str, into: str,
+def sync_table(cat: CatalogAPI, iceberg_catalog: IcebergCatalog, identifier: str, into: str,
                progress: Progress | None = None) -> ImportResult:
     """Bring `into`, imported earlier from Iceberg table `identifier`, up to the table's current
     snapshot: one commit per new snapshot, plus one for a schema change made after the last one."""
