@@ -37,7 +37,7 @@ import catalog_core as cc
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError
-from catalog_core.model import Obj, parse_time
+from catalog_core.model import JSONValue, Obj, parse_time
 from semantic._tables import Column, columns_of, find, require_table, table_names, unknown_column
 from semantic.errors import (
     InvalidAnnotationError,
@@ -56,6 +56,10 @@ from semantic.models import (
     ColumnRef,
     ColumnStats,
     DataCommit,
+    Deprecated,
+    Grain,
+    LoadLog,
+    NotForReporting,
     Provenance,
     Source,
     TableFields,
@@ -116,12 +120,12 @@ def _file_stats(cat: CatalogAPI, path: str, vid: int) -> dict[str, dict[str, Any
     return out
 
 
-def _stat_view(s: Any) -> dict[str, Any]:
+def _stat_view(s: object) -> dict[str, Any]:
     s = s if isinstance(s, dict) else {}
     return {"min": s.get("min"), "max": s.get("max"), "null_count": s.get("null_count")}
 
 
-def _level(name: Any) -> int:
+def _level(name: object) -> int:
     if not isinstance(name, str) or not name:
         raise InvalidAnnotationError(f"target must be a catalog, namespace or table name, got {name!r}")
     lake.object_path(name)  # raises InvalidValueError with the naming rules
@@ -129,7 +133,7 @@ def _level(name: Any) -> int:
 
 
 # ------------------------------------------------------------------ provenance
-def check_provenance(author: Any, source: Any, confidence: Any, note: Any = None) -> None:
+def check_provenance(author: object, source: object, confidence: object, note: object = None) -> None:
     """Who writes, from what source, how sure (before anything is read or written)."""
     if not isinstance(author, str) or not author.strip():
         raise InvalidAnnotationError("author must name who wrote the annotation (e.g. 'alice' or 'agent:claude')",
@@ -212,7 +216,7 @@ def write_annotations(cat: CatalogAPI, annotations: Sequence[Annotation], *, aut
     return txn.vid
 
 
-def _column(table: str, cols: list[Column], name: Any) -> Column:
+def _column(table: str, cols: list[Column], name: object) -> Column:
     col = find(cols, name)
     if col is None:
         raise unknown_column(table, name, [c.name for c in cols])
@@ -258,7 +262,7 @@ _DURATION = re.compile(r"^P(?!$)(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?"
                        r"(?:T(?=\d)(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
 
 
-def parse_duration(text: Any) -> float:
+def parse_duration(text: object) -> float:
     """Seconds of an ISO-8601 duration without years and months ("PT26H", "P1D", "P1W", "P2DT3H")."""
     m = _DURATION.match(text.strip().upper()) if isinstance(text, str) else None
     if m is None:
@@ -276,7 +280,7 @@ def _pydantic_message(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _check_fields(fields: Any, allowed: tuple[str, ...], what: str) -> None:
+def _check_fields(fields: object, allowed: tuple[str, ...], what: str) -> None:
     if not isinstance(fields, dict) or not fields:
         raise InvalidAnnotationError(f"fields must be a non-empty dict of {what} fields ({', '.join(allowed)}), "
                                      f"got {fields!r}")
@@ -290,7 +294,7 @@ def _check_fields(fields: Any, allowed: tuple[str, ...], what: str) -> None:
                                          "not cleared)", field=name)
 
 
-def _grain_shorthand(val: Any) -> Any:
+def _grain_shorthand(val: object) -> object:
     """`grain` as text (the description) or a list (the keys)."""
     if isinstance(val, str):
         return {"text": val, "keys": []}
@@ -299,7 +303,7 @@ def _grain_shorthand(val: Any) -> Any:
     return val
 
 
-def _deprecated_shorthand(val: Any) -> Any:
+def _deprecated_shorthand(val: object) -> object:
     """`deprecated` as True or a reason."""
     if val is True:
         return {"reason": ""}
@@ -308,16 +312,17 @@ def _deprecated_shorthand(val: Any) -> Any:
     return val
 
 
-def _check_grain(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: Any, vid: int) -> None:
+def _check_grain(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: Grain, vid: int) -> None:
     cols = columns_of(tvalue)
     out.keys = [_column(table, cols, k).name for k in out.keys]
 
 
-def _check_sla(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: Any, vid: int) -> None:
+def _check_sla(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: str, vid: int) -> None:
     parse_duration(out)
 
 
-def _check_not_for_reporting(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: Any, vid: int) -> None:
+def _check_not_for_reporting(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: NotForReporting,
+                             vid: int) -> None:
     for other in out.use_instead:
         if other == table:
             raise InvalidAnnotationError(f"not_for_reporting.use_instead names {table} itself; name the tables "
@@ -325,7 +330,7 @@ def _check_not_for_reporting(cat: CatalogAPI, table: str, tvalue: dict[str, Any]
         require_table(cat, other, vid)
 
 
-def _check_load_log(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: Any, vid: int) -> None:
+def _check_load_log(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: LoadLog, vid: int) -> None:
     log = require_table(cat, out.table, vid)
     if out.table == table:
         raise InvalidAnnotationError(f"load_log.table names {table} itself; name the table that logs its loads "
@@ -345,7 +350,7 @@ def _check_load_log(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: An
                                          "such as 'UTC' or 'America/New_York'", field="load_log") from None
 
 
-def _check_deprecated(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: Any, vid: int) -> None:
+def _check_deprecated(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: Deprecated, vid: int) -> None:
     if out.replaced_by is not None:
         require_table(cat, out.replaced_by, vid)
     if out.since is not None:
@@ -357,15 +362,15 @@ def _check_deprecated(cat: CatalogAPI, table: str, tvalue: dict[str, Any], out: 
 
 
 # the table fields with a shorthand spelling, and those checked against the catalog once validated
-_SHORTHANDS: dict[str, Callable[[Any], Any]] = {"grain": _grain_shorthand, "deprecated": _deprecated_shorthand}
-_TABLE_CHECKS: dict[str, Callable[[CatalogAPI, str, dict[str, Any], Any, int], None]] = {
+_SHORTHANDS: dict[str, Callable[[object], object]] = {"grain": _grain_shorthand, "deprecated": _deprecated_shorthand}
+_TABLE_CHECKS: dict[str, Callable[..., None]] = {   # (cat, table, table value, the validated field, vid)
     "grain": _check_grain, "freshness_sla": _check_sla, "not_for_reporting": _check_not_for_reporting,
     "load_log": _check_load_log, "deprecated": _check_deprecated,
 }
 
 
-def normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], field: str, val: Any,
-                          vid: int) -> Any:
+def normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], field: str, val: object,
+                          vid: int) -> JSONValue:
     """The stored value of one table field: its shorthand expanded, validated by `TableFields`, then
     checked against the catalog at `vid` (columns it names resolve to their schema names; tables it
     names exist and are not `table` itself)."""
@@ -381,7 +386,7 @@ def normalize_table_field(cat: CatalogAPI, table: str, tvalue: dict[str, Any], f
     return out.model_dump() if hasattr(out, "model_dump") else out
 
 
-def normalize_column_field(table: str, cols: list[Column], column: str, field: str, val: Any) -> Any:
+def normalize_column_field(table: str, cols: list[Column], column: str, field: str, val: object) -> JSONValue:
     """The stored value of one column field. Invariant: a column the value names
     (`additivity.non_additive_dimension`, `null_when.column`) is a column of the same table, other
     than the annotated one, stored under its schema name."""
@@ -427,7 +432,8 @@ def annotate(cat: CatalogAPI, name: str, fields: dict[str, Any], column: str | N
         _check_fields(fields, TABLE_FIELDS, "table")
         for field, val in fields.items():
             value = normalize_table_field(cat, name, tobj.value, field, val, vid)
-            cols = None if field != "grain" else [str(k) for k in value["keys"]] or None
+            keys = value.get("keys") if field == "grain" and isinstance(value, dict) else None  # a Grain's dump
+            cols = [str(k) for k in keys] or None if isinstance(keys, list) else None
             anns.append(new_annotation(cat, name, "table", f"table.{field}", value, columns=cols, table=tobj,
                                        **common))
     else:
@@ -465,7 +471,7 @@ def as_proposals(new: list[Annotation], existing: list[Annotation]) -> list[Anno
 
 
 # ------------------------------------------------------------------ verified queries
-def _norm(v: Any) -> Any:
+def _norm(v: object) -> object:
     if isinstance(v, float):
         return float(f"{v:.10g}") if math.isfinite(v) else str(v)
     if isinstance(v, list):
@@ -473,7 +479,7 @@ def _norm(v: Any) -> Any:
     return v
 
 
-def fingerprint(rows: Iterable[Sequence[Any]]) -> str:
+def fingerprint(rows: Iterable[Sequence[object]]) -> str:
     """A hash of the result rows, independent of their order (floats to 10 significant digits,
     so parallel aggregation noise does not change it)."""
     lines = sorted(json.dumps(_norm(list(r)), sort_keys=True, default=str, separators=(",", ":")) for r in rows)

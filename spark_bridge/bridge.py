@@ -26,11 +26,12 @@ import random
 import time as _time
 from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Any, Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Iterator
 
 import catalog_core as cc
 from catalog_core import lake
-from catalog_core.api import CatalogAPI
+from catalog_core.api import CatalogAPI, SnapshotRef, TransactionAPI
 from catalog_core.errors import (
     AlreadyExistsError,
     AuthError,
@@ -53,6 +54,12 @@ from spark_bridge.schema import SCHEMA_MODES, df_columns, evolve
 from spark_bridge.schema import alter as alter_schema
 from spark_bridge.schema import replace as replace_schema
 from spark_bridge.staging import apply_evolution, partition_columns, plan_moves, spark_write, staged_files
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+    from pyspark.sql import DataFrame, SparkSession
+
+Time = float | str | datetime | None   # a backdated commit's time (seconds, ISO-8601 or a datetime; None: now)
 
 __all__ = ["Bridge", "BridgeTransaction", "CommitResult"]
 
@@ -77,7 +84,7 @@ def _ship_footers_by_value() -> None:
 _ship_footers_by_value()
 
 
-def _check_time(value: Any) -> float | None:
+def _check_time(value: object) -> float | None:
     """`time=` of a backdated commit as seconds since the epoch (None: now)."""
     if value is None:
         return None
@@ -88,20 +95,20 @@ def _check_time(value: Any) -> float | None:
 
 
 @contextmanager
-def _job_description(sc: Any, text: str) -> Iterator[None]:
+def _job_description(sc: SparkContext, text: str) -> Iterator[None]:
     prev = sc.getLocalProperty("spark.job.description")
     sc.setJobDescription(prev or text)
     try:
         yield
     finally:
-        sc.setLocalProperty("spark.job.description", prev)
+        sc.setLocalProperty("spark.job.description", prev)  # type: ignore[arg-type]  # None unsets it (pyspark's stub says str)
 
 
 class Bridge:
     """Spark <-> catalog bridge. `catalog`: a Catalog (or remote client), a data directory, or an
     http(s) URL (with `token`). `warehouse` overrides the root of default table locations."""
 
-    def __init__(self, spark: Any, catalog: CatalogAPI | str | os.PathLike[str], *, token: str | None = None,
+    def __init__(self, spark: SparkSession, catalog: CatalogAPI | str | os.PathLike[str], *, token: str | None = None,
                  warehouse: str | None = None, max_attempts: int = 8, branch: str | None = None,
                  footers_on: str = "executors") -> None:
         self.spark = spark
@@ -128,7 +135,7 @@ class Bridge:
         self.max_attempts = max_attempts
         # Called as before_commit(attempt, txn) after planning and right before each commit try;
         # a hook for tests and operations (e.g. to inject a failure or a concurrent writer).
-        self.before_commit: Callable[[int, Any], None] | None = None
+        self.before_commit: Callable[[int, TransactionAPI], None] | None = None
 
     def close(self) -> None:
         if self._owns:
@@ -137,13 +144,13 @@ class Bridge:
     def __enter__(self) -> "Bridge":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ---------------------------------------------------------------- public API
-    def write(self, df: Any, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
+    def write(self, df: DataFrame, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
               author: str = "", message: str = "", options: dict[str, Any] | None = None,
-              branch: str | None = None, schema: str = "evolve", time: Any = None) -> CommitResult:
+              branch: str | None = None, schema: str = "evolve", time: Time = None) -> CommitResult:
         """Write `df` to table `name` (catalog.namespace.table) and commit files + stats atomically.
         mode="overwrite" replaces the whole table, or, when partitioned, only the partitions
         present in `df` (dynamic partition overwrite). schema="evolve" (default) adds new columns
@@ -158,12 +165,12 @@ class Bridge:
         return tx.result
 
     def transaction(self, author: str = "", message: str = "", branch: str | None = None,
-                    time: Any = None) -> "BridgeTransaction":
+                    time: Time = None) -> "BridgeTransaction":
         """Several writes, one catalog commit: `with bridge.transaction() as tx: tx.write(...)`."""
         return BridgeTransaction(self, author, message, branch=branch, time=time)
 
     def alter(self, name: str, rename: dict[str, str] | None = None, drop: list[str] | None = None,
-              author: str = "", message: str = "", time: Any = None, branch: str | None = None) -> int:
+              author: str = "", message: str = "", time: Time = None, branch: str | None = None) -> int:
         """Rename and drop columns of a table in one commit, without rewriting data; returns the
         vid. Columns keep their ids (a renamed column is the same column), `schema_id`
         increments, and readers at older snapshots keep the old schema. Files written before the
@@ -189,7 +196,8 @@ class Bridge:
         assert txn.vid is not None
         return txn.vid
 
-    def read(self, name: str, snapshot: Any = None, where: str | None = None, branch: str | None = None) -> Any:
+    def read(self, name: str, snapshot: SnapshotRef = None, where: str | None = None,
+             branch: str | None = None) -> DataFrame:
         """A DataFrame over exactly the files of `name` at `snapshot` (vid, snapshot name, ISO
         time; default latest), optionally pruned by a catalog filter such as 'd >= "2001-06-01"'."""
         name = self.on_branch(name, branch)
@@ -243,8 +251,8 @@ class Bridge:
                               f"{parent_path(parent_path(tpath))} or pass warehouse= to Bridge")
         return fl.join(root, *tpath.strip("/").split("/"))
 
-    def prepare(self, df: Any, name: str, partition_by: Any, mode: str,
-                table: dict | None, schema: str = "evolve") -> tuple[Any, list[str], list[dict], str]:
+    def prepare(self, df: DataFrame, name: str, partition_by: list[str] | str | None, mode: str,
+                table: dict | None, schema: str = "evolve") -> tuple[DataFrame, list[str], list[dict], str]:
         """Validate a write against the table (as of now) and return (df cast to the table's
         types, partition columns, written columns, location). Raises before any data is written."""
         if mode not in MODES:
@@ -266,7 +274,7 @@ class Bridge:
         df, cols = apply_evolution(df, cols, evo)
         return df, pcols, cols, self.location_of(name, table)
 
-    def stage(self, df: Any, name: str, mode: str, pcols: list[str], columns: list[dict], location: str,
+    def stage(self, df: DataFrame, name: str, mode: str, pcols: list[str], columns: list[dict], location: str,
               types: dict[str, str], options: dict[str, Any] | None = None, schema: str = "evolve") -> StagedWrite:
         """Write `df` as Parquet under `location`, move the files into place and read their
         footers on the executors. On failure, deletes whatever it wrote and re-raises."""
@@ -278,7 +286,7 @@ class Bridge:
                 spark_write(df, staging, pcols, options)
             pairs, parts = plan_moves(staging, location, write_id, pcols)
             infos = self._read_footers(pairs, name) if pairs else []
-            tz = self.spark.conf.get("spark.sql.session.timeZone", "UTC")
+            tz = self.spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
             files = staged_files(infos, parts, pcols, types, tz)
             return StagedWrite(name, mode, pcols, columns, location, write_id, staging, files, schema_mode=schema)
         except BaseException:
@@ -308,7 +316,7 @@ class Bridge:
                             "rows": sum(f.value["row_count"] for f in w.files)} for w in writes]}
 
     def commit(self, writes: list[StagedWrite], author: str, message: str, job: str | None = None,
-               time: Any = None) -> CommitResult:
+               time: Time = None) -> CommitResult:
         """Plan and commit `writes` in one transaction, re-planning on races; deletes their files
         if the commit fails for good. Never reruns Spark. `time` backdates the commit."""
         meta = self._meta(writes, message, job)
@@ -395,7 +403,7 @@ class BridgeTransaction(CommitOnExit):
     """Writes staged now, committed together on exit (one catalog commit); `result` afterwards."""
 
     def __init__(self, bridge: Bridge, author: str = "", message: str = "", branch: str | None = None,
-                 time: Any = None) -> None:
+                 time: Time = None) -> None:
         self.bridge, self.author, self.message = bridge, author, message
         self.time = _check_time(time)
         self.branch = branch
@@ -405,7 +413,7 @@ class BridgeTransaction(CommitOnExit):
         self._tables: dict[str, dict] = {}  # table -> its value as this transaction will leave it
         self._job: str | None = None
 
-    def write(self, df: Any, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
+    def write(self, df: DataFrame, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
               options: dict[str, Any] | None = None, branch: str | None = None, schema: str = "evolve") -> StagedWrite:
         if self.state != "active":
             raise BridgeError(f"this bridge transaction is {self.state}; start a new one")

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from catalog_core.lake import TableValue, partition_columns, table_path
+from catalog_core.model import FileObj, Obj
 from spark_bridge.errors import BridgeError
 from spark_bridge.plan import CommitResult, TableWrite, parent_path
 from spark_bridge.reader import partition_values, read_files
@@ -23,9 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["compact", "pick_groups"]
 
 
-def pick_groups(files: list[Any], target_bytes: int) -> dict[str, list[Any]]:
+def pick_groups(files: Sequence[Obj | FileObj], target_bytes: int) -> dict[str, list[Obj | FileObj]]:
     """Partition path -> its files smaller than the target, where there are at least two."""
-    groups: dict[str, list[Any]] = defaultdict(list)
+    groups: dict[str, list[Obj | FileObj]] = defaultdict(list)
     for f in files:
         if int(f.value.get("size_bytes") or 0) < target_bytes:
             groups[parent_path(f.path)].append(f)

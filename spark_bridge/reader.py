@@ -8,16 +8,21 @@ name) gets its partition columns as literals from the catalog's partition object
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from functools import reduce
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.lake import TableValue, table_path
+from catalog_core.model import FileObj, Obj
 from catalog_core.sql.tables import names_at
 from spark_bridge.errors import BridgeError
 from spark_bridge.files import needs_escape
 from spark_bridge.plan import parent_path, query_of
 from spark_bridge.schema import to_struct
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["read_table", "read_files", "partition_values"]
 
@@ -46,8 +51,8 @@ def _hive_ready(file_path: str, location: str, ppath: str, tpath: str, vals: dic
     return file_path.startswith(head) and "/" not in file_path[len(head):]
 
 
-def read_files(spark: Any, table: dict[str, Any] | TableValue, tpath: str, files: list[Any],
-               values: dict[str, dict[str, Any]]) -> Any:
+def read_files(spark: SparkSession, table: dict[str, Any] | TableValue, tpath: str, files: Sequence[Obj | FileObj],
+               values: dict[str, dict[str, Any]]) -> DataFrame:
     """A DataFrame over `files` (file leaves of the table at `tpath`), columns in schema order.
     `table` is the table object's value, raw or parsed."""
     if not isinstance(table, TableValue):
@@ -92,7 +97,8 @@ def read_files(spark: Any, table: dict[str, Any] | TableValue, tpath: str, files
     return reduce(lambda a, b: a.unionByName(b), frames)
 
 
-def read_table(spark: Any, cat: CatalogAPI, name: str, snapshot: SnapshotRef = None, where: str | None = None) -> Any:
+def read_table(spark: SparkSession, cat: CatalogAPI, name: str, snapshot: SnapshotRef = None,
+               where: str | None = None) -> DataFrame:
     tpath = table_path(name)
     vid = cat.resolve(snapshot)
     obj = cat.get(tpath, vid=vid)
@@ -105,11 +111,11 @@ def read_table(spark: Any, cat: CatalogAPI, name: str, snapshot: SnapshotRef = N
     return read_files(spark, table, tpath, files, values)
 
 
-def _renamed(table: TableValue, files: list[Any]) -> tuple[list[tuple[dict[str, str | None], list[Any]]], list[Any]]:
+def _renamed(table: TableValue, files: Sequence[Obj | FileObj]) -> tuple[list[tuple[dict[str, str | None], list[Obj | FileObj]]], list[Obj | FileObj]]:
     """Files whose column names differ from the table's (written before a rename or a drop),
     grouped by their names, and the other files."""
     schema = table.schema
-    groups: dict[tuple, tuple[dict[str, str | None], list[Any]]] = {}
+    groups: dict[tuple[tuple[str, str | None], ...], tuple[dict[str, str | None], list[Obj | FileObj]]] = {}
     rest = []
     for f in files:
         sid = f.value.get("schema_id")
@@ -121,8 +127,8 @@ def _renamed(table: TableValue, files: list[Any]) -> tuple[list[tuple[dict[str, 
     return list(groups.values()), rest
 
 
-def _read_renamed(spark: Any, table: TableValue, tpath: str, files: list[Any],
-                  values: dict[str, dict[str, Any]], names: dict[str, str | None]) -> Any:
+def _read_renamed(spark: SparkSession, table: TableValue, tpath: str, files: list[Obj | FileObj],
+                  values: dict[str, dict[str, Any]], names: dict[str, str | None]) -> DataFrame:
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 

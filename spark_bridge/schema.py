@@ -179,7 +179,7 @@ def replace(current: Schema | Mapping[str, Any] | None, cols: list[dict[str, Any
     return evo
 
 
-def _alter_args(rename: Any, drop: Any) -> tuple[dict[str, str], list[str]]:
+def _alter_args(rename: dict[str, str] | None, drop: list[str] | None) -> tuple[dict[str, str], list[str]]:
     """`rename` {old: new} and `drop` [names] as alter takes them, or InvalidValueError."""
     from catalog_core.errors import InvalidValueError
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["local_session", "QUIET_LOG4J"]
 
@@ -35,7 +38,7 @@ def _log4j_file() -> str:
 
 
 def local_session(app_name: str = "semcat", cores: str | int = "*", driver_memory: str = "2g",
-                  shuffle_partitions: int = 4, quick_jvm: bool = True, conf: dict[str, Any] | None = None) -> Any:
+                  shuffle_partitions: int = 4, quick_jvm: bool = True, conf: dict[str, Any] | None = None) -> SparkSession:
     """`SparkSession` on `local[cores]`. Static settings (memory, logging, JVM flags) only apply
     when this call starts the JVM; an already running session is returned as is, with the SQL
     settings set. `quick_jvm` compiles with C1 only: a faster start and first job, right for

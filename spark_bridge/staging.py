@@ -4,12 +4,15 @@ each file moves, and turn footer statistics into file leaves."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spark_bridge import files as fl
 from spark_bridge.errors import SchemaEvolutionError
 from spark_bridge.plan import StagedFile
 from spark_bridge.schema import PARTITION_TYPES, Evolution, df_columns, normalize_type, partition_value
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 __all__ = ["partition_columns", "apply_evolution", "spark_write", "plan_moves", "staged_files"]
 
@@ -35,7 +38,7 @@ def partition_columns(wanted: list[str], cols: list[dict[str, Any]], evo: Evolut
     return out
 
 
-def apply_evolution(df: Any, cols: list[dict[str, Any]], evo: Evolution) -> tuple[Any, list[dict[str, Any]]]:
+def apply_evolution(df: DataFrame, cols: list[dict[str, Any]], evo: Evolution) -> tuple[DataFrame, list[dict[str, Any]]]:
     """Cast narrower columns up to the table's types and use the table's spelling of names."""
     if not (evo.casts or evo.renames):
         return df, cols
@@ -51,7 +54,7 @@ def apply_evolution(df: Any, cols: list[dict[str, Any]], evo: Evolution) -> tupl
     return df, df_columns(df.schema)
 
 
-def spark_write(df: Any, path: str, pcols: list[str], options: dict[str, Any] | None) -> None:
+def spark_write(df: DataFrame, path: str, pcols: list[str], options: dict[str, Any] | None) -> None:
     writer = df.write.mode("errorifexists")
     if pcols:
         writer = writer.partitionBy(*pcols)
