@@ -34,7 +34,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
-from typing import Any, Protocol
+from typing import Protocol, TypeGuard
 
 __all__ = ["Comparison", "compare", "MAX_EXTRA_COLUMNS", "REL_TOL", "values_equal"]
 
@@ -45,12 +45,15 @@ MAX_ASSIGNMENTS = 20_000     # complete assignments tried before giving up (repo
 MATCHING_LIMIT = 400         # leftover rows matched by augmenting paths; above it, sorted pairwise
 
 
+Row = tuple[object, ...]   # a result row: DuckDB's values (numbers, text, dates, lists, ...) as they come
+
+
 class _Result(Protocol):
     @property
-    def columns(self) -> Sequence[Any]: ...
+    def columns(self) -> Sequence[object]: ...
 
     @property
-    def rows(self) -> Sequence[Sequence[Any]]: ...
+    def rows(self) -> Sequence[Sequence[object]]: ...
 
 
 @dataclass(frozen=True)
@@ -62,11 +65,11 @@ class Comparison:
 _MIDNIGHT = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ]00:00(?::00(?:\.0+)?)?(?:Z|[+-]00(?::?00)?)?$")
 
 
-def _is_number(v: Any) -> bool:
+def _is_number(v: object) -> TypeGuard[int | float | Decimal]:
     return isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)
 
 
-def _norm(v: Any) -> Any:
+def _norm(v: object) -> object:
     """Non-numeric values in their compared form."""
     if isinstance(v, dt.datetime):
         v = v.isoformat()
@@ -83,7 +86,7 @@ def _norm(v: Any) -> Any:
     return v
 
 
-def _round(v: Any, decimals: int) -> float:
+def _round(v: int | float | Decimal, decimals: int) -> float:
     try:
         d = Decimal(str(v)) if isinstance(v, float) else Decimal(v)
         return float(d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_EVEN))
@@ -91,7 +94,7 @@ def _round(v: Any, decimals: int) -> float:
         return float(v)
 
 
-def _key(v: Any, decimals: int) -> Any:
+def _key(v: object, decimals: int) -> tuple[object, ...]:
     """A hashable canonical form: equal keys imply equal values (the converse up to tolerance)."""
     if v is None:
         return ("null",)
@@ -109,7 +112,7 @@ def _key(v: Any, decimals: int) -> Any:
     return ("str", n) if isinstance(n, str) else ("other", repr(n))
 
 
-def values_equal(a: Any, b: Any, decimals: int) -> bool:
+def values_equal(a: object, b: object, decimals: int) -> bool:
     """One gold value against one predicted value, by the rules of the module docstring."""
     if a is None or b is None:
         return a is None and b is None
@@ -128,11 +131,11 @@ def values_equal(a: Any, b: Any, decimals: int) -> bool:
     return bool(_norm(a) == _norm(b))
 
 
-def _rows_equal(g: Sequence[Any], p: Sequence[Any], decimals: int) -> bool:
+def _rows_equal(g: Sequence[object], p: Sequence[object], decimals: int) -> bool:
     return all(values_equal(x, y, decimals) for x, y in zip(g, p, strict=True))
 
 
-def _bag_equal(gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]], decimals: int) -> bool:
+def _bag_equal(gold: list[Row], pred: list[Row], decimals: int) -> bool:
     """Multiset equality with tolerance: exact canonical keys first, then the leftovers matched by
     augmenting paths (or, for large leftovers, pairwise after sorting by key)."""
     if len(gold) != len(pred):
@@ -142,8 +145,8 @@ def _bag_equal(gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]], decimal
     if gk == pk:
         return True
     common = gk & pk
-    left_g: list[tuple[Any, ...]] = []
-    left_p: list[tuple[Any, ...]] = []
+    left_g: list[Row] = []
+    left_p: list[Row] = []
     used_g = Counter(common)
     used_p = Counter(common)
     for r in gold:
@@ -165,7 +168,7 @@ def _bag_equal(gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]], decimal
     return _perfect_matching(left_g, left_p, decimals)
 
 
-def _perfect_matching(gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]], decimals: int) -> bool:
+def _perfect_matching(gold: list[Row], pred: list[Row], decimals: int) -> bool:
     """Bipartite matching (Kuhn's augmenting paths) of gold rows to tolerance-equal predicted rows."""
     adj = [[j for j, p in enumerate(pred) if _rows_equal(g, p, decimals)] for g in gold]
     if any(not a for a in adj):
@@ -194,20 +197,20 @@ def _col_name(result: _Result, i: int) -> str:
     return str(name if name is not None else c)
 
 
-def _show(v: Any) -> str:
+def _show(v: object) -> str:
     t = repr(v)
     return t if len(t) <= 40 else t[:39] + "…"
 
 
-def _seq_equal(g: list[tuple[Any, ...]], p: list[tuple[Any, ...]], decimals: int) -> bool:
+def _seq_equal(g: list[Row], p: list[Row], decimals: int) -> bool:
     return len(g) == len(p) and all(_rows_equal(a, b, decimals) for a, b in zip(g, p, strict=True))
 
 
-def _column(rows: list[tuple[Any, ...]], i: int) -> list[tuple[Any, ...]]:
+def _column(rows: list[Row], i: int) -> list[Row]:
     return [(r[i],) for r in rows]
 
 
-def _candidates(gold: _Result, g_rows: list[tuple[Any, ...]], p_rows: list[tuple[Any, ...]], n: int, m: int,
+def _candidates(gold: _Result, g_rows: list[Row], p_rows: list[Row], n: int, m: int,
                 order_matters: bool, decimals: int) -> list[list[int]] | Comparison:
     """For each gold column, the predicted columns equal to it on their own (a necessary
     condition), or the Comparison saying which gold column none matches."""
@@ -228,7 +231,7 @@ def _candidates(gold: _Result, g_rows: list[tuple[Any, ...]], p_rows: list[tuple
     return cands
 
 
-def _assign(g_rows: list[tuple[Any, ...]], p_rows: list[tuple[Any, ...]], cands: list[list[int]],
+def _assign(g_rows: list[Row], p_rows: list[Row], cands: list[list[int]],
             order_matters: bool, decimals: int) -> bool | None:
     """Is there an assignment of distinct predicted columns to the gold columns (each among its
     candidates, fewest first) that aligns the rows? None: gave up after MAX_ASSIGNMENTS tries."""
@@ -237,7 +240,7 @@ def _assign(g_rows: list[tuple[Any, ...]], p_rows: list[tuple[Any, ...]], cands:
     tried = 0
     assignment: dict[int, int] = {}
 
-    def project(rows: list[tuple[Any, ...]], idx: list[int]) -> list[tuple[Any, ...]]:
+    def project(rows: list[Row], idx: list[int]) -> list[Row]:
         return [tuple(r[k] for k in idx) for r in rows]
 
     def consistent() -> bool:
@@ -271,7 +274,7 @@ def _assign(g_rows: list[tuple[Any, ...]], p_rows: list[tuple[Any, ...]], cands:
 
 
 def compare(gold: _Result, pred: _Result, *, order_matters: bool = False, decimals: int = 2,
-            decode: Callable[[Any], Any] | None = None) -> Comparison:
+            decode: Callable[[object], object] | None = None) -> Comparison:
     """Compare two results (`catalog_core.SqlResult` or anything with `columns` and `rows`). `decode`, when
     given, maps every cell of both sides first (a coded lake variant: codes back to their labels, so an
     answer with codes and one with decoded labels are judged alike)."""

@@ -28,12 +28,13 @@ chart.png and summary.json.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 import sqlglot
 
@@ -216,7 +217,7 @@ def _sql(cat: CatalogAPI, sql: str, vid: int) -> tuple[Any, str | None]:
 
 
 def _score(q: Question, ep: Episode, gold: tuple[Any, str | None] | None, cat: CatalogAPI,
-           vid: int, decode: Callable[[Any], Any] | None = None) -> tuple[str, str]:
+           vid: int, decode: Callable[[object], object] | None = None) -> tuple[str, str]:
     """(outcome, reason)."""
     if ep.sql is None:
         if ep.agent_error:
@@ -243,7 +244,7 @@ def _score(q: Question, ep: Episode, gold: tuple[Any, str | None] | None, cat: C
 def episode_record(q: Question, ep: Episode, *, cond: str, lake_root: str, cat: CatalogAPI, history: str, vid: int,
                    gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]], deprecated: set[str],
                    known: list[str], warned: set[str] | None = None,
-                   decode: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+                   decode: Callable[[object], object] | None = None) -> dict[str, Any]:
     """The scored line of one episode (one question x condition x lake), as episodes.jsonl holds it.
 
     Shared by the runner and `semcat eval score` (eval.harness.score), so both score alike: the gold SQL
@@ -276,7 +277,7 @@ def episode_record(q: Question, ep: Episode, *, cond: str, lake_root: str, cat: 
 async def _run_condition(lake: _Lake, cond: str, qs: Sequence[Question], agent_factory: Callable[[], Agent],
                          gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]], deprecated: set[str],
                          known: list[str], tick: Callable[[], None],
-                         names: set[str], log: Any = None) -> tuple[int, list[dict[str, Any]]]:
+                         names: set[str], log: IO[str] | None = None) -> tuple[int, list[dict[str, Any]]]:
     from mcp import Client
 
     from eval.harness.conditions import condition_server
@@ -396,7 +397,7 @@ def lake_tables(lake: _Lake, qs: Sequence[Question]) -> tuple[list[str], set[str
     return known, deprecated
 
 
-def detector_report(lake: _Lake, depths: tuple[str, ...], now: Any) -> dict[str, Any]:
+def detector_report(lake: _Lake, depths: tuple[str, ...], now: dt.datetime) -> dict[str, Any]:
     from eval.harness.detector import detector_scores
 
     if not depths or lake.manifest is None or "stale" not in lake.catalogs:

@@ -19,10 +19,11 @@ visible to the server: prompt and completion tokens are 0, tool tokens are the s
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from eval.agents.loop import Episode, ToolCall, Turn
@@ -94,7 +95,10 @@ def _episode(q: Question, info: dict[str, Any], answer: dict[str, Any] | None,
     return ep, warned
 
 
-def _served_questions(runs: Sequence[str], loaded: list[Any], questions: Sequence[Question] | None) -> list[Question]:
+_Run = tuple[str, dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]   # (run dir, run.json, answers, tool calls)
+
+
+def _served_questions(runs: Sequence[str], loaded: list[_Run], questions: Sequence[Question] | None) -> list[Question]:
     """The questions the runs served (`questions`, else the file the first run names), checked
     against every run's question ids and answers."""
     if questions is None:
@@ -116,7 +120,7 @@ def _served_questions(runs: Sequence[str], loaded: list[Any], questions: Sequenc
     return qs
 
 
-def _check_lake(data: str, li: dict[str, Any], loaded: list[Any]) -> None:
+def _check_lake(data: str, li: dict[str, Any], loaded: list[_Run]) -> None:
     """Every run was served from a lake of this seed and scale (when both say)."""
     for r, info, _, _ in loaded:
         for key in ("seed", "scale"):
@@ -127,7 +131,7 @@ def _check_lake(data: str, li: dict[str, Any], loaded: list[Any]) -> None:
 
 def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Sequence[Question] | None = None,
                command: str | None = None, detector_depths: tuple[str, ...] = ("metadata", "data"),
-               log: Any = None) -> RunSummary:
+               log: Callable[[str], None] | None = None) -> RunSummary:
     """Score the served runs `runs` against the lake `data`; write OUT/episodes.jsonl, OUT/results.jsonl and
     OUT/run.json (the runner's formats)."""
     from eval.lake import CONDITIONS
@@ -211,7 +215,7 @@ def _mkdir(path: str) -> str:
     return path
 
 
-def _d0() -> Any:
+def _d0() -> dt.datetime:
     from eval.lake import D0
 
     return D0

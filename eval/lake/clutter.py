@@ -15,11 +15,14 @@ import datetime as dt
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eval.lake import tables as T
 from eval.lake.calendar import FIRST_DATE, day
 from eval.lake.naming import Naming
+
+if TYPE_CHECKING:
+    from eval.lake.generate import Lake
 
 __all__ = ["Clutter", "plan", "DAYS", "MAX_ROWS"]
 
@@ -62,7 +65,7 @@ class Clutter:
 
 
 # where each source table's plain rows live in the generated lake, as they stood at `upto`
-_SOURCES: dict[str, Callable[[Any, dt.date], list[dict[str, Any]]]] = {
+_SOURCES: dict[str, Callable[[Lake, dt.date], list[dict[str, Any]]]] = {
     "core.dim_store": lambda L, upto: L.stores,
     "core.dim_product": lambda L, upto: L.products,
     "core.dim_customer": lambda L, upto: L.customers_type1(upto),
@@ -82,7 +85,7 @@ _SOURCES: dict[str, Callable[[Any, dt.date], list[dict[str, Any]]]] = {
 }
 
 
-def _rows(lake: Any, src: str, upto: dt.date) -> list[dict[str, Any]]:
+def _rows(lake: Lake, src: str, upto: dt.date) -> list[dict[str, Any]]:
     """Plain rows of `src` as they stood at `upto` (the table's d-119 layout); KeyError for a table
     the lake does not generate."""
     rows = _SOURCES[src](lake, upto)
@@ -99,7 +102,7 @@ def _rows(lake: Any, src: str, upto: dt.date) -> list[dict[str, Any]]:
     return out
 
 
-def plan(nm: Naming, lake: Any, seed: int) -> list[Clutter]:  # noqa: C901 - one block per clutter family, in the order LAKE-cryptic.md lists them
+def plan(nm: Naming, lake: Lake, seed: int) -> list[Clutter]:  # noqa: C901 - one block per clutter family, in the order LAKE-cryptic.md lists them
     """Every clutter table of the variant (none for the plain one)."""
     if nm.identity:
         return []
