@@ -9,7 +9,7 @@ from typing import Any, NamedTuple, TypeAlias
 
 from catalog_core.codec import unpack_leaf
 
-__all__ = ["JSONScalar", "JSONValue", "JSONObject", "Obj", "FileObj", "Version", "Commit", "Snapshot", "Change", "Branch", "QueryStats", "to_datetime",
+__all__ = ["JSONScalar", "JSONValue", "JSONObject", "TimeArg", "Obj", "FileObj", "Version", "Commit", "Snapshot", "Change", "Branch", "QueryStats", "to_datetime",
            "iso_time", "parse_time"]
 
 
@@ -18,6 +18,9 @@ __all__ = ["JSONScalar", "JSONValue", "JSONObject", "Obj", "FileObj", "Version",
 JSONScalar: TypeAlias = str | int | float | bool | None
 JSONValue: TypeAlias = JSONScalar | list["JSONValue"] | dict[str, "JSONValue"]
 JSONObject: TypeAlias = dict[str, JSONValue]
+# A point in time as callers give it (`parse_time` reads it): seconds since the epoch, ISO-8601 text or a
+# datetime (naive: UTC); None: now.
+TimeArg: TypeAlias = float | str | datetime | None
 
 
 def to_datetime(ts: float) -> datetime:

@@ -8,6 +8,7 @@ from typing import Any
 
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
+from catalog_core.model import TimeArg
 from semantic._tables import column_id, require_table, table_columns
 from semantic.annotations import parse_duration
 from semantic.completeness import completeness
@@ -142,7 +143,7 @@ def _base(ctx: Context, name: str) -> TableCard:
     return card
 
 
-def describe(cat: CatalogAPI, table: str, snapshot: SnapshotRef = None, now: Any = None) -> TableCard:
+def describe(cat: CatalogAPI, table: str, snapshot: SnapshotRef = None, now: TimeArg = None) -> TableCard:
     """The table card of `table` at `snapshot`: schema, annotations with provenance and age, stats,
     freshness at `now` (default: the clock) with the completeness of its periods (partial and failed
     loads, from its date partitions and its declared load log; semantic.completeness), deprecation, relationships (declared on it, and in

@@ -40,6 +40,7 @@ from pydantic import BaseModel, Field
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import ConflictError, InvalidValueError, NotFoundError
+from catalog_core.model import TimeArg
 from semantic._tables import columns_of, find, require_table
 from semantic.annotations import (
     PROPOSAL_PREFIX,
@@ -269,7 +270,7 @@ def _agent_items(table: str, anns: list[Annotation], vid: int) -> list[ReviewIte
     return out
 
 
-def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: Any) -> list[ReviewItem]:
+def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg) -> list[ReviewItem]:
     if table is not None:
         require_table(cat, table, vid)
         by_table = {table: read_annotations(cat, table, vid)}
@@ -290,7 +291,7 @@ def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: Any) -> list[R
     return [i for i in out if not (i.id in seen or seen.add(i.id))]  # type: ignore[func-returns-value]
 
 
-def review_items(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None, now: Any = None,
+def review_items(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None, now: TimeArg = None,
                  limit: int = 50, cursor: str | None = None, kind: str | None = None) -> ReviewPage:
     """The open review items (of one table, or all) at `snapshot`: findings first, then agent
     proposals and unreviewed agent annotations, per table in name order. At most `limit` (1 to
@@ -312,7 +313,7 @@ def review_items(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRe
     return ReviewPage(items=page, total=len(items), truncated=more, next_cursor=f"o:{start + limit}" if more else None)
 
 
-def review_item(cat: CatalogAPI, item_id: str, snapshot: SnapshotRef = None, now: Any = None,
+def review_item(cat: CatalogAPI, item_id: str, snapshot: SnapshotRef = None, now: TimeArg = None,
                 table: str | None = None) -> ReviewItem:
     """The open item `item_id` at `snapshot`. Raises NotFoundError (with close ids) when no open
     item has that id (decided already, or never raised)."""
@@ -330,12 +331,12 @@ def review_item(cat: CatalogAPI, item_id: str, snapshot: SnapshotRef = None, now
 
 
 # ------------------------------------------------------------------ decisions
-def _resolve(cat: CatalogAPI, item: ReviewItem | str, now: Any) -> ReviewItem:
+def _resolve(cat: CatalogAPI, item: ReviewItem | str, now: TimeArg) -> ReviewItem:
     return review_item(cat, item, now=now) if isinstance(item, str) else item
 
 
 def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note: str | None,
-            write: _Write | None, remove: list[str], time: Any, extra: dict[str, Any] | None = None) -> int:
+            write: _Write | None, remove: list[str], time: TimeArg, extra: dict[str, Any] | None = None) -> int:
     """One transaction: read the item's objects (recorded reads, so MVOCC orders racing reviewers),
     check none changed after `item.vid`, write, remove, and record the decision."""
     check_provenance(author, "human", 1.0, note)
@@ -368,7 +369,7 @@ def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note:
 
 
 def _commit_decision(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note: str | None,
-                     write: _Write | None, remove: list[str], time: Any, extra: dict[str, Any] | None, table: str,
+                     write: _Write | None, remove: list[str], time: TimeArg, extra: dict[str, Any] | None, table: str,
                      folder: str, dpath: str, watched: list[str], now_vid: int, basis: Any, colref: Any) -> int:
     with cat.transaction(author=author, message=f"review {decision} {item.id} {table}:{item.annotation or ''}"[:500],
                          meta={"semantic": True, "review": decision}, time=time) as txn:
@@ -434,7 +435,7 @@ def _validated(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: _Write, v
     return w.value
 
 
-def txn_time(time: Any) -> float:
+def txn_time(time: object) -> float:
     import time as _t
 
     from catalog_core.model import parse_time
@@ -447,15 +448,15 @@ def txn_time(time: Any) -> float:
     return t
 
 
-def _finding_of(cat: CatalogAPI, item: ReviewItem, now: Any) -> tuple[Finding, dict[str, Annotation]]:
+def _finding_of(cat: CatalogAPI, item: ReviewItem, now: TimeArg) -> tuple[Finding, dict[str, Annotation]]:
     for f in staleness(cat, item.table, snapshot=item.vid, now=now):
         if finding_id(f) == item.id:
             return f, {a.key: a for a in read_annotations(cat, item.table, item.vid)}
     raise NotFoundError(f"finding {item.id} is not raised at vid {item.vid} any more; list the items again")
 
 
-def accept(cat: CatalogAPI, item: ReviewItem | str, author: str, note: str | None = None, *, now: Any = None,
-           time: Any = None) -> int:
+def accept(cat: CatalogAPI, item: ReviewItem | str, author: str, note: str | None = None, *, now: TimeArg = None,
+           time: TimeArg = None) -> int:
     """Write what the item suggests as a human annotation (basis: the current state) and record the
     decision, in one transaction; returns its vid. Raises InvalidValueError when the finding needs a
     person's value (use edit_and_accept), ReviewConflictError when someone decided first."""
@@ -468,7 +469,7 @@ def accept(cat: CatalogAPI, item: ReviewItem | str, author: str, note: str | Non
 
 
 def _accept_agent(cat: CatalogAPI, it: ReviewItem, author: str, note: str | None, value: Any, decision: str,
-                  time: Any) -> int:
+                  time: TimeArg) -> int:
     assert it.annotation is not None
     anns = {a.key: a for a in read_annotations(cat, it.table, it.vid)}
     src_key = it.annotation if it.kind == "agent_annotation" else PROPOSAL_PREFIX + it.annotation
@@ -487,7 +488,7 @@ def _accept_agent(cat: CatalogAPI, it: ReviewItem, author: str, note: str | None
 
 
 def edit_and_accept(cat: CatalogAPI, item: ReviewItem | str, author: str, value: Any, note: str | None = None, *,
-                    now: Any = None, time: Any = None) -> int:
+                    now: TimeArg = None, time: TimeArg = None) -> int:
     """Write `value` (a person's correction) where accept would write, and record the decision."""
     if value is None:
         raise InvalidAnnotationError("value is None; give the corrected value (or dismiss the item)")
@@ -509,8 +510,8 @@ def edit_and_accept(cat: CatalogAPI, item: ReviewItem | str, author: str, value:
     return _accept_agent(cat, it, author, note, value, "edited", time)
 
 
-def dismiss(cat: CatalogAPI, item: ReviewItem | str, author: str, reason: str, *, now: Any = None,
-            time: Any = None) -> int:
+def dismiss(cat: CatalogAPI, item: ReviewItem | str, author: str, reason: str, *, now: TimeArg = None,
+            time: TimeArg = None) -> int:
     """Record that the item needs nothing: a finding is not raised again until a later commit gives
     it new evidence; an agent annotation or proposal is removed (agents no longer see it)."""
     if not isinstance(reason, str) or not reason.strip():

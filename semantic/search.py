@@ -52,7 +52,7 @@ from pydantic import BaseModel, Field
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import InvalidValueError
-from catalog_core.model import Obj
+from catalog_core.model import Obj, TimeArg
 from semantic._tables import column_id, table_columns
 from semantic.annotations import read_annotations, read_catalog_annotations
 from semantic.models import Annotation
@@ -506,7 +506,7 @@ def _mode(mode: str) -> str:
 
 
 def search(cat: CatalogAPI, text: str, limit: int = 10, snapshot: SnapshotRef = None, *,
-           catalog: str | None = None, mode: str = "auto", now: Any = None) -> list[Hit]:
+           catalog: str | None = None, mode: str = "auto", now: TimeArg = None) -> list[Hit]:
     """Tables of `snapshot` (default: latest) ranked for the need `text`, best first, at most
     `limit`; only tables of `catalog` when given. Tables that match nothing are left out."""
     if not isinstance(text, str) or not text.strip():
@@ -553,7 +553,7 @@ def search(cat: CatalogAPI, text: str, limit: int = 10, snapshot: SnapshotRef = 
 
 
 def _hit(cat: CatalogAPI, idx: _Index, name: str, score: float, why: list[set[str]] | None,
-         via: str | None, now: Any) -> Hit:
+         via: str | None, now: TimeArg) -> Hit:
     from semantic.describe import describe
 
     d = idx.docs[name]

@@ -26,7 +26,7 @@ import catalog_core as cc
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError, InvalidValueError
-from catalog_core.model import Obj, parse_time
+from catalog_core.model import Obj, TimeArg, parse_time
 from semantic._sql import quote
 from semantic._tables import column_id, require_table, table_columns
 from semantic.annotations import fingerprint, parse_duration
@@ -52,7 +52,7 @@ def worst(statuses: Iterable[str]) -> str:
     return out
 
 
-def resolve_now(now: Any) -> float:
+def resolve_now(now: object) -> float:
     if now is None:
         return _time.time()
     t = parse_time(now)
@@ -1044,7 +1044,7 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table
 
 
 def staleness(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None, depth: str = "metadata",
-              now: Any = None) -> list[Finding]:
+              now: TimeArg = None) -> list[Finding]:
     """Findings for one table (or every table) at `snapshot`: each annotation's basis compared with
     the snapshot history (`metadata`), plus DuckDB checks of the data (`data`). `now` (default: the
     clock) is the time freshness is judged at."""

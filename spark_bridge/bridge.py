@@ -26,7 +26,6 @@ import random
 import time as _time
 from collections.abc import Callable
 from contextlib import contextmanager
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterator
 
 import catalog_core as cc
@@ -43,7 +42,7 @@ from catalog_core.errors import (
     PreconditionError,
 )
 from catalog_core.lake import table_path
-from catalog_core.model import parse_time
+from catalog_core.model import TimeArg, parse_time
 from catalog_core.writeset import CommitOnExit
 from spark_bridge import files as fl
 from spark_bridge import footers
@@ -58,8 +57,6 @@ from spark_bridge.staging import apply_evolution, partition_columns, plan_moves,
 if TYPE_CHECKING:
     from pyspark import SparkContext
     from pyspark.sql import DataFrame, SparkSession
-
-Time = float | str | datetime | None   # a backdated commit's time (seconds, ISO-8601 or a datetime; None: now)
 
 __all__ = ["Bridge", "BridgeTransaction", "CommitResult"]
 
@@ -150,7 +147,7 @@ class Bridge:
     # ---------------------------------------------------------------- public API
     def write(self, df: DataFrame, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
               author: str = "", message: str = "", options: dict[str, Any] | None = None,
-              branch: str | None = None, schema: str = "evolve", time: Time = None) -> CommitResult:
+              branch: str | None = None, schema: str = "evolve", time: TimeArg = None) -> CommitResult:
         """Write `df` to table `name` (catalog.namespace.table) and commit files + stats atomically.
         mode="overwrite" replaces the whole table, or, when partitioned, only the partitions
         present in `df` (dynamic partition overwrite). schema="evolve" (default) adds new columns
@@ -165,12 +162,12 @@ class Bridge:
         return tx.result
 
     def transaction(self, author: str = "", message: str = "", branch: str | None = None,
-                    time: Time = None) -> "BridgeTransaction":
+                    time: TimeArg = None) -> "BridgeTransaction":
         """Several writes, one catalog commit: `with bridge.transaction() as tx: tx.write(...)`."""
         return BridgeTransaction(self, author, message, branch=branch, time=time)
 
     def alter(self, name: str, rename: dict[str, str] | None = None, drop: list[str] | None = None,
-              author: str = "", message: str = "", time: Time = None, branch: str | None = None) -> int:
+              author: str = "", message: str = "", time: TimeArg = None, branch: str | None = None) -> int:
         """Rename and drop columns of a table in one commit, without rewriting data; returns the
         vid. Columns keep their ids (a renamed column is the same column), `schema_id`
         increments, and readers at older snapshots keep the old schema. Files written before the
@@ -316,7 +313,7 @@ class Bridge:
                             "rows": sum(f.value["row_count"] for f in w.files)} for w in writes]}
 
     def commit(self, writes: list[StagedWrite], author: str, message: str, job: str | None = None,
-               time: Time = None) -> CommitResult:
+               time: TimeArg = None) -> CommitResult:
         """Plan and commit `writes` in one transaction, re-planning on races; deletes their files
         if the commit fails for good. Never reruns Spark. `time` backdates the commit."""
         meta = self._meta(writes, message, job)
@@ -403,7 +400,7 @@ class BridgeTransaction(CommitOnExit):
     """Writes staged now, committed together on exit (one catalog commit); `result` afterwards."""
 
     def __init__(self, bridge: Bridge, author: str = "", message: str = "", branch: str | None = None,
-                 time: Time = None) -> None:
+                 time: TimeArg = None) -> None:
         self.bridge, self.author, self.message = bridge, author, message
         self.time = _check_time(time)
         self.branch = branch

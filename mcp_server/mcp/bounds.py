@@ -31,11 +31,15 @@ from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel
+
+from catalog_core.model import JSONValue
 
 __all__ = ["Cursor", "Page", "args_key", "decode_cursor", "encode_cursor", "page", "cut", "cut_value", "MARK",
            "TOKEN_BUDGET", "count_tokens", "fit", "render", "compact", "response_tokens"]
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 MARK = "…[cut"
 TOKEN_BUDGET = 8000  # o200k tokens per tool response (structured content + text content), a server option
 
@@ -48,7 +52,7 @@ class Cursor:
     key: str
 
 
-def args_key(**args: Any) -> str:
+def args_key(**args: object) -> str:
     """A short stable digest of a call's arguments (other than snapshot, limit and cursor)."""
     text = json.dumps(args, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
@@ -93,7 +97,7 @@ def page(items: Sequence[T], limit: int, offset: int, tool: str, vid: int, key: 
     return Page(chunk, len(items), nxt)
 
 
-def cut(text: Any, limit: int, how: str = "") -> str:
+def cut(text: object, limit: int, how: str = "") -> str:
     """`text` cut to about `limit` characters, ending in a marker that counts what was left out
     and (`how`) says how to get all of it."""
     s = text if isinstance(text, str) else str(text)
@@ -103,14 +107,14 @@ def cut(text: Any, limit: int, how: str = "") -> str:
     return f"{s[:limit]}{MARK} {len(s) - limit} more chars{rest}]"
 
 
-def cut_value(value: Any, limit: int, how: str = "") -> tuple[Any, bool]:
+def cut_value(value: JSONValue, limit: int, how: str = "") -> tuple[JSONValue, bool]:
     """A JSON value bounded to about `limit` characters: nested entries that are too long become
     cut JSON text. Returns (value, whether anything was cut)."""
     text = json.dumps(value, default=str, ensure_ascii=False)
     if len(text) <= limit:
         return value, False
     if isinstance(value, dict):
-        out: dict[str, Any] = {}
+        out: dict[str, JSONValue] = {}
         used, share = 0, max(limit // max(len(value), 1), 80)
         for k, v in value.items():
             sub = json.dumps(v, default=str, ensure_ascii=False)
@@ -135,29 +139,29 @@ def count_tokens(text: str) -> int:
     return len(_encoding().encode(text))
 
 
-def compact(structured: Any) -> str:
+def compact(structured: object) -> str:
     """The compact JSON of a structured content (separators (",", ":"), UTF-8 kept)."""
     return json.dumps(structured, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def render(summary: str, structured: Any) -> str:
+def render(summary: str, structured: object) -> str:
     """The text content of a tool result: the one-line summary, a newline, then the compact JSON
     of the structured content, so a client that shows only text still shows every field. The
     summary is kept to one line (line breaks in it become spaces); the JSON has none."""
     return f"{' '.join(summary.splitlines())}\n{compact(structured)}"
 
 
-def response_tokens(structured: Any, text: str) -> int:
+def response_tokens(structured: object, text: str) -> int:
     """o200k tokens a client receives: the structured content's compact JSON plus the text."""
     return count_tokens(compact(structured)) + count_tokens(text)
 
 
-def _size(model: Any, summary: str) -> int:
+def _size(model: BaseModel, summary: str) -> int:
     data = model.model_dump(mode="json", exclude_none=True)
     return response_tokens(data, render(summary, data))
 
 
-def fit(model: Any, summary: str, field: str, resume: Callable[[int], str], budget: int) -> tuple[Any, str]:
+def fit(model: M, summary: str, field: str, resume: Callable[[int], str], budget: int) -> tuple[M, str]:
     """`model` with its list `field` cut to the longest prefix (at least one item) whose response
     (structured content plus `render`ed text, see the module docstring) fits `budget` tokens;
     `resume(k)` is the cursor of the page that starts at the k-th item shown. A response within
@@ -168,7 +172,7 @@ def fit(model: Any, summary: str, field: str, resume: Callable[[int], str], budg
     items = list(getattr(model, field))
     if len(items) <= 1:
         return model, summary
-    def trial(k: int) -> Any:
+    def trial(k: int) -> M:
         return model.model_copy(update={field: items[:k], "truncated": True, "next_cursor": resume(k)})
 
     def said(k: int) -> str:

@@ -66,7 +66,7 @@ find_join_path, prefer list_metrics/query_metric over hand-written aggregates, a
 Heed `warnings`: deprecated tables, missed freshness SLAs and stale annotations."""
 
 
-def error_info(exc: BaseException) -> dict[str, Any]:
+def error_info(exc: BaseException) -> dict[str, str]:
     """{"code", "message"[, "rule"]} of a failed call: the code of the first CodedToolError on the
     cause chain, "InvalidValueError" for argument validation, "InternalError" for a crash."""
     code, rule = "ToolError", None
@@ -82,7 +82,7 @@ def error_info(exc: BaseException) -> dict[str, Any]:
     else:
         if isinstance(exc, UnexpectedToolError) or not isinstance(exc, ToolError):
             code = "InternalError"
-    out: dict[str, Any] = {"code": code, "message": str(exc)}
+    out: dict[str, str] = {"code": code, "message": str(exc)}
     if rule:
         out["rule"] = rule
     return out
@@ -181,7 +181,7 @@ class SemcatServer(MCPServer):
             raise
 
 
-def _snapshot_arg(value: Any) -> Any:
+def _snapshot_arg(value: object) -> object:
     if isinstance(value, dict):
         if isinstance(value.get("handle"), str):
             return value["handle"]
