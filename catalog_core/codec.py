@@ -32,7 +32,7 @@ def _default(obj: Any) -> Any:
     raise TypeError(type(obj).__name__)
 
 
-def pack(obj: Any) -> bytes:
+def pack(obj: object) -> bytes:
     try:
         packed: bytes = msgpack.packb(obj, use_bin_type=True, default=_default)
         return packed
@@ -43,14 +43,14 @@ def pack(obj: Any) -> bytes:
 
 
 # ------------------------------------------------------------------ refusing what cannot be stored
-def _where(parts: list[Any]) -> str:
+def _where(parts: list[str | int]) -> str:
     out = ""
     for p in parts:
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
     return out
 
 
-def _at(parts: list[Any]) -> str:
+def _at(parts: list[str | int]) -> str:
     return f" at {_where(parts)!r}" if parts else ""
 
 
@@ -59,11 +59,11 @@ def _safe(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode()
 
 
-def _problem(value: Any, what: str, finite_only: bool = False) -> InvalidValueError | None:
+def _problem(value: object, what: str, finite_only: bool = False) -> InvalidValueError | None:
     """The first thing in `value` that cannot be stored, as the error to raise (None: nothing).
     A walk with an explicit stack: only called when encoding failed or a quick scan of the
     encoded bytes saw what may be a non-finite float."""
-    stack: list[tuple[Any, list[Any]]] = [(value, [])]
+    stack: list[tuple[object, list[str | int]]] = [(value, [])]
     while stack:
         node, parts = stack.pop()
         if isinstance(node, float):
@@ -107,14 +107,14 @@ def maybe_non_finite(packed: bytes) -> bool:
     return b"\xcb\x7f" in packed or b"\xcb\xff" in packed
 
 
-def check_stored(value: Any, what: str = "value") -> None:
+def check_stored(value: object, what: str = "value") -> None:
     """Raise InvalidValueError if `value` holds anything that cannot be stored exactly."""
     err = _problem(value, what)
     if err is not None:
         raise err
 
 
-def pack_value(value: Any, what: str = "value") -> bytes:
+def pack_value(value: object, what: str = "value") -> bytes:
     """msgpack for a caller's value; refuses, naming where, what would not be stored exactly."""
     try:
         out = _packb(value, use_bin_type=True, default=_default)
@@ -132,7 +132,7 @@ def pack_value(value: Any, what: str = "value") -> bytes:
     return out
 
 
-def pack_commit_fields(author: Any, message: Any, meta: Any) -> bytes:
+def pack_commit_fields(author: object, message: object, meta: object) -> bytes:
     """The caller's part of a commit record (author, message, meta) as encoded map pairs,
     refused if it cannot be stored: checked before the commit joins a group."""
     try:

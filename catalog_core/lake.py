@@ -38,7 +38,7 @@ from catalog_core.query.ast import Literal, to_text
 
 if TYPE_CHECKING:
     from catalog_core.api import CatalogAPI, SnapshotRef
-    from catalog_core.model import Obj
+    from catalog_core.model import JSONScalar, JSONValue, Obj
 
 __all__ = [
     "SEMANTIC",
@@ -110,7 +110,7 @@ def name_of(path: str) -> str:
     return ".".join(split(path))
 
 
-def partition_id(column: str, value: Any) -> str:
+def partition_id(column: str, value: object) -> str:
     """The obj_id of a partition level: `col=value` (None -> `col=__null__`)."""
     return f"{column}={NULL_PARTITION if value is None else value}"
 
@@ -171,11 +171,11 @@ def semantic_path(name: str, key: str | None = None) -> str:
 
 
 # ------------------------------------------------------------------------------ the typed table model
-def _extra(raw: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Any]:
+def _extra(raw: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, JSONValue]:
     return {k: v for k, v in raw.items() if k not in known}
 
 
-def _put(out: dict[str, Any], key: str, value: Any) -> None:
+def _put(out: dict[str, Any], key: str, value: object) -> None:
     if value is not None:
         out[key] = value
 
@@ -189,7 +189,7 @@ class Column:
     type: str | None = None
     id: int | None = None
     nullable: bool | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=True)
+    extra: dict[str, JSONValue] = field(default_factory=dict, compare=True)
 
     KEYS = ("id", "name", "type", "nullable")
 
@@ -219,7 +219,7 @@ class Schema:
     columns: tuple[Column, ...] = ()
     schema_id: int | None = None
     dropped: tuple[dict[str, Any], ...] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, JSONValue] = field(default_factory=dict)
 
     KEYS = ("schema_id", "columns", "dropped")
 
@@ -235,7 +235,7 @@ class Schema:
         return next((c for c in self.columns if c.name == name), None)
 
     @classmethod
-    def from_raw(cls, raw: Any) -> Schema:
+    def from_raw(cls, raw: object) -> Schema:
         if not isinstance(raw, Mapping):
             return cls()
         cols = tuple(Column.from_raw(c) for c in raw.get("columns") or [] if isinstance(c, Mapping))
@@ -259,16 +259,16 @@ class Partition:
 
     name: str
     spelled_as_dict: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, JSONValue] = field(default_factory=dict)
 
     @classmethod
-    def from_raw(cls, raw: Any) -> Partition:
+    def from_raw(cls, raw: object) -> Partition:
         if isinstance(raw, str):
             return cls(raw)
-        raw = raw or {}
-        return cls(str(raw.get("name", "")), True, _extra(raw, ("name",)))
+        spec: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        return cls(str(spec.get("name", "")), True, _extra(spec, ("name",)))
 
-    def to_raw(self) -> Any:
+    def to_raw(self) -> JSONValue:
         return {"name": self.name, **self.extra} if self.spelled_as_dict else self.name
 
 
@@ -276,10 +276,10 @@ class Partition:
 class ColumnStats:
     """A column's `{min, max, null_count}` (None: unknown or absent)."""
 
-    min: Any = None
-    max: Any = None
+    min: JSONScalar = None
+    max: JSONScalar = None
     null_count: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, JSONValue] = field(default_factory=dict)
 
     KEYS = ("min", "max", "null_count")
 
@@ -301,13 +301,13 @@ class Stats:
     size_bytes: int | None = None
     columns: dict[str, ColumnStats] = field(default_factory=dict)
     last_data_commit: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, JSONValue] = field(default_factory=dict)
     present: dict[str, tuple[str, ...]] = field(default_factory=dict)  # which keys each column's stats had
 
     KEYS = ("row_count", "file_count", "size_bytes", "columns", "last_data_commit")
 
     @classmethod
-    def from_raw(cls, raw: Any) -> Stats | None:
+    def from_raw(cls, raw: object) -> Stats | None:
         if not isinstance(raw, Mapping):
             return None
         cols = {str(k): ColumnStats.from_raw(v) for k, v in (raw.get("columns") or {}).items() if isinstance(v, Mapping)}
@@ -340,7 +340,7 @@ class TableValue:
     obj_type: str | None = "table"
     has_schema: bool = True
     has_partition_by: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, JSONValue] = field(default_factory=dict)
 
     KEYS = ("obj_type", "location", "format", "schema", "partition_by", "stats", "properties")
 

@@ -22,11 +22,11 @@ OPS = ("+", "-", "min", "max", "set", "commit_vid", "commit_time")
 _INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1  # what values may hold (see _engine.codec)
 
 
-def _is_op(node: Any) -> bool:
+def _is_op(node: object) -> bool:
     return isinstance(node, dict) and "op" in node
 
 
-def _short(node: Any) -> str:
+def _short(node: object) -> str:
     text = repr(node)
     return text if len(text) <= 200 else text[:200] + "..."
 
@@ -35,7 +35,7 @@ def _safe(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode()  # error details travel as JSON
 
 
-def validate_delta(delta: Any, where: str = "") -> None:
+def validate_delta(delta: object, where: str = "") -> None:
     if not isinstance(delta, dict):
         raise InvalidValueError(f"merge delta{where or ''} must be a dict, got {type(delta).__name__}")
     for key, node in delta.items():

@@ -41,14 +41,14 @@ class WriteOp:
         return d
 
 
-def _check_value(value: Any, path: str, leaf: bool) -> bytes:
+def _check_value(value: object, path: str, leaf: bool) -> bytes:
     if not isinstance(value, dict):
         raise InvalidValueError(f"value for {path!r} must be a dict, got {type(value).__name__}", path=path)
     what = f"value for {path!r}"
     return pack_leaf(value, what) if leaf else pack_value(value, what)  # a clear error if it cannot be stored
 
 
-def commit_fields(author: Any, message: Any, meta: Any) -> bytes:
+def commit_fields(author: object, message: object, meta: object) -> bytes:
     """The commit record's author, message and meta, encoded; InvalidValueError (naming the
     field and where) for what cannot be stored: checked when a transaction begins, so that a
     commit never joins a group with a record that cannot be written."""
@@ -79,7 +79,7 @@ def make_op(kind: str, path: str, value: Any = None, leaf: bool = False, ref: tu
 _FIELDS = {"kind", "path", "value", "leaf", "ref"}
 
 
-def op_from_dict(d: Any) -> WriteOp:
+def op_from_dict(d: object) -> WriteOp:
     """Parse one op of a write set sent over the wire, naming what is wrong."""
     if not isinstance(d, dict):
         raise InvalidValueError(f"each write must be an object with kind and path, got {type(d).__name__}")
