@@ -34,7 +34,7 @@ class InterchangeError(InvalidValueError):
     """An import input is malformed or refers to something it does not define. `details["file"]`
     and `details["place"]` say where; nothing was written."""
 
-    def __init__(self, file: str, place: str, message: str, **details: Any) -> None:
+    def __init__(self, file: str, place: str, message: str, **details: object) -> None:
         where = f"{file}" + (f", {place}" if place else "")
         super().__init__(f"{where}: {message}", file=file, place=place, **details)
 
@@ -70,7 +70,7 @@ def file_digest(paths: list[str]) -> str:
     return h.hexdigest()
 
 
-def _line_of(err: Any) -> str:
+def _line_of(err: object) -> str:
     mark = getattr(err, "problem_mark", None)
     return f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
 
@@ -106,7 +106,7 @@ class Planned:
     target: str                       # dotted table (or catalog / namespace for instructions)
     kind: str
     key: str                          # for column annotations: "column.<name>.<field>" until resolved
-    value: Any
+    value: object
     column: str | None = None
     columns: list[str] | None = None
     place: str = ""
@@ -143,14 +143,14 @@ class Plan:
         col = find(columns_of(obj.value), column)
         return col.name if col is not None else None
 
-    def add(self, target: str, kind: str, key: str, value: Any, *, column: str | None = None,
+    def add(self, target: str, kind: str, key: str, value: object, *, column: str | None = None,
             columns: list[str] | None = None, place: str = "") -> None:
         self.items.append(Planned(target, kind, key, value, column, columns, place))
 
-    def add_table_field(self, table: str, fld: str, value: Any, place: str = "", columns: list[str] | None = None) -> None:
+    def add_table_field(self, table: str, fld: str, value: object, place: str = "", columns: list[str] | None = None) -> None:
         self.add(table, "table", f"table.{fld}", value, columns=columns, place=place)
 
-    def add_column_field(self, table: str, column: str, fld: str, value: Any, place: str = "") -> None:
+    def add_column_field(self, table: str, column: str, fld: str, value: object, place: str = "") -> None:
         self.add(table, "column", fld, value, column=column, place=place)
 
 
@@ -170,7 +170,7 @@ def _col(table: str, value: dict[str, Any], name: str) -> Any:
     return col
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
 

@@ -94,7 +94,7 @@ def _dict(v: Any, file: str, place: str, what: str) -> dict[str, Any]:
     return v
 
 
-def _list(v: Any, file: str, place: str, what: str) -> list[Any]:
+def _list(v: object, file: str, place: str, what: str) -> list[Any]:
     if v is None:
         return []
     if not isinstance(v, list):
@@ -228,7 +228,7 @@ def _yml_semantic(p: _Project, doc: dict[str, Any], f: str) -> None:
         p.metrics.append({**mt, "type_params": tp, "place": f"metrics[{i}] ({mt.get('name')})", "file": f})
 
 
-def _yml_test(p: _Project, f: str, place: str, model_uid: str, t: Any, col: str) -> None:
+def _yml_test(p: _Project, f: str, place: str, model_uid: str, t: object, col: str) -> None:
     """A column test, spelled as a name or as a one-key mapping {name: kwargs}."""
     if isinstance(t, str):
         p.tests.append({"name": t, "model": model_uid, "column": col, "kwargs": {}, "place": place, "file": f})
@@ -273,7 +273,7 @@ def _locate(path: str) -> tuple[str, bool]:
 
 
 # ------------------------------------------------------------------ mapping to annotations
-def _duration(fresh: Any) -> str | None:
+def _duration(fresh: object) -> str | None:
     if not isinstance(fresh, dict):
         return None
     for k in ("error_after", "warn_after"):
@@ -403,7 +403,7 @@ def _tests(cat: CatalogAPI, plan: Plan, vid: int, proj: _Project, table_of: dict
     plan._grain_tables = set(unique)  # type: ignore[attr-defined]
 
 
-def _col_expr(expr: Any, name: str) -> str | None:
+def _col_expr(expr: object, name: str) -> str | None:
     e = (expr if isinstance(expr, str) and expr.strip() else name).strip()
     return e if _IDENT.match(e) else None
 
@@ -557,7 +557,7 @@ def _filter(metric_filter: Any, measure_filter: Any, s: dict[str, Any]) -> str |
     return " AND ".join(out)
 
 
-def _unknown_columns(cat: CatalogAPI, plan: Plan, vid: int, t: str, *sqls: Any) -> list[str]:
+def _unknown_columns(cat: CatalogAPI, plan: Plan, vid: int, t: str, *sqls: object) -> list[str]:
     import sqlglot
     from sqlglot import exp
 

@@ -206,7 +206,7 @@ def _semcat_ext(item: dict[str, Any], file: str, place: str) -> dict[str, Any]:
     return {}
 
 
-def _expression(e: Any, file: str, place: str) -> str:
+def _expression(e: object, file: str, place: str) -> str:
     if isinstance(e, str):
         return e
     dialects = e.get("dialects") if isinstance(e, dict) else e if isinstance(e, list) else None
@@ -347,7 +347,7 @@ def _field(cat: CatalogAPI, plan: Plan, vid: int, t: str, ds: dict[str, Any], f:
             plan.add_column_field(t, col, k, fx[k], fplace + ".custom_extensions")
 
 
-def _relationship(cat: CatalogAPI, plan: Plan, vid: int, rel: Any, ds_table: dict[str, str | None], file: str,
+def _relationship(cat: CatalogAPI, plan: Plan, vid: int, rel: object, ds_table: dict[str, str | None], file: str,
                   place: str) -> None:
     if not isinstance(rel, dict):
         raise InterchangeError(file, place, "a relationship must be a mapping")
@@ -375,7 +375,7 @@ def _relationship(cat: CatalogAPI, plan: Plan, vid: int, rel: Any, ds_table: dic
              columns=[a for a, _ in pairs if a], place=place)
 
 
-def _metric(cat: CatalogAPI, plan: Plan, vid: int, met: Any, ds_table: dict[str, str | None], file: str,
+def _metric(cat: CatalogAPI, plan: Plan, vid: int, met: object, ds_table: dict[str, str | None], file: str,
             place: str) -> None:
     import sqlglot
     from sqlglot import exp
