@@ -26,6 +26,7 @@ from eval.agents.offline import anchor, derived, restate, subset
 from eval.agents.offline.know import Col, Knowledge, tokens
 from eval.agents.offline.scope import check_window, fiscal_gap_reason, future_reason, unknown_measure_reason
 from eval.agents.offline.slots import STOP, Slots, expand, parse, stem, words_of
+from eval.agents.offline.types import Lit
 
 __all__ = ["OfflineAgent"]
 
@@ -356,13 +357,13 @@ class Planner:
             return out
         return []
 
-    def ground_literals(self, tables: list[str], used: set[str]) -> Generator[Step, Turn, list[tuple[str, str, Any, bool]]]:  # noqa: C901 - one generator of the agent's scripted tool calls: the steps, and the eval's call counts, stay in order
+    def ground_literals(self, tables: list[str], used: set[str]) -> Generator[Step, Turn, list[Lit]]:  # noqa: C901 - one generator of the agent's scripted tool calls: the steps, and the eval's call counts, stay in order
         """(table, column, value, negated) filters for leftover question words."""
         s = self.s
         assert s is not None
         skip = set(used) | tokens(tables[0]) | s.verbs
         leftover = [w for w in dict.fromkeys(s.content + sorted(s.negated)) if w not in skip and len(w) > 1]
-        out: list[tuple[str, str, Any, bool]] = []
+        out: list[Lit] = []
         texts = [(name, c) for name in tables for c in self.k.table(name).columns.values() if c.family in ("text", "bool")]
         words = list(leftover)
         for v in s.quoted:
@@ -680,7 +681,7 @@ class Planner:
             out |= {w for x in metric.get("synonyms") or [] for w in words_of(x)}
         return out
 
-    def via_metric(self, metric: dict[str, Any], dims: list[tuple[str, str]], lits: list[tuple[str, str, Any, bool]],
+    def via_metric(self, metric: dict[str, Any], dims: list[tuple[str, str]], lits: list[Lit],
                    start: dt.date | None, end: dt.date | None) -> Generator[Step, Turn, str | None]:
         s = self.s
         assert s is not None
@@ -737,7 +738,7 @@ class Planner:
                 out.add(c.name)
         return out
 
-    def via_sql(self, main: str, mcol: Col | None, dims: list[tuple[str, str]], lits: list[tuple[str, str, Any, bool]],  # noqa: C901 - one generator of the agent's scripted tool calls: the steps, and the eval's call counts, stay in order
+    def via_sql(self, main: str, mcol: Col | None, dims: list[tuple[str, str]], lits: list[Lit],  # noqa: C901 - one generator of the agent's scripted tool calls: the steps, and the eval's call counts, stay in order
                 start: dt.date | None, end: dt.date | None, tcol: Col | None,
                 fiscal_conds: list[Node]) -> Generator[Step, Turn, str]:
         s = self.s

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from eval.agents.loop import Step, Turn
 from eval.agents.offline.know import Knowledge, tokens
 from eval.agents.offline.slots import Slots, words_of
+from eval.agents.offline.types import Lit
 
 if TYPE_CHECKING:
     from eval.agents.offline.know import Col
@@ -94,11 +95,11 @@ def code_holders(k: Knowledge, s: Slots, tables: list[str], code: str) -> list[t
     return [(r[3], r[4]) for r in ranked]
 
 
-def ground_codes(planner: Any, tables: list[str]) -> Generator[Step, Turn, list[tuple[str, str, Any, bool]]]:
+def ground_codes(planner: Any, tables: list[str]) -> Generator[Step, Turn, list[Lit]]:
     """Filters (table, column, code, negated) for the question's code literals, each confirmed by an exact
     stored value; the codes grounded here leave `planner.s.quoted` (the generic grounding skips them)."""
     s: Slots = planner.s
-    out: list[tuple[str, str, Any, bool]] = []
+    out: list[Lit] = []
     for code in [v for v in s.quoted if is_code(v)]:
         for name, cname in code_holders(planner.k, s, tables, code)[:2]:
             t = yield from planner.call("get_column_values", {"table": name, "column": cname, "query": code,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp, parse_one
 
@@ -31,6 +31,10 @@ from eval.agents.loop import Step, Turn
 from eval.agents.offline.anchor import verb_not_value
 from eval.agents.offline.know import Col, Knowledge, TableInfo, tokens
 from eval.agents.offline.slots import STOP, Slots, stem, words_of
+from eval.agents.offline.types import Hit, Lit
+
+if TYPE_CHECKING:
+    from eval.agents.offline.agent import Planner
 
 __all__ = ["root", "word_match", "value_hits", "ground", "reconcile", "counts_rows", "counted_table", "repick", "NULL"]
 
@@ -125,7 +129,7 @@ def _cover(s: Slots, v: str, vws: list[str], content: list[str], skip: set[str])
     return covered, quality
 
 
-def value_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str, Any, bool, frozenset[str]]]:
+def value_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[Hit]:
     """(table, column, value, negated, question words covered) for values of annotated categorical columns
     (enum, sample values) that question words name; one value per question word, the best covering."""
     content = [w for w in s.content if not w.isdigit()]
@@ -153,7 +157,7 @@ def value_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str
                 key = (len(covered), quality, named, int(ti == 0), -ti)
                 cands.append((key, name, c.name, v, any(w in neg for w in ws), ws))
     cands.sort(key=lambda x: x[0], reverse=True)
-    out: list[tuple[str, str, Any, bool, frozenset[str]]] = []
+    out: list[Hit] = []
     taken: set[str] = set()
     for _key, name, cname, v, ng, ws in cands:
         if ws & taken:
@@ -163,12 +167,12 @@ def value_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str
     return out
 
 
-def null_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str, Any, bool, frozenset[str]]]:
+def null_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[Hit]:
     """A column annotated `null_when` {state: "out_on_loan"} is null on the rows in that state: when the
     question names the state (every content word of it, by root), the subset is that column IS NULL."""
     content = set(s.content)
     negated = negated_words(s.text) | set(s.negated)
-    out: list[tuple[str, str, Any, bool, frozenset[str]]] = []
+    out: list[Hit] = []
     for name in tables:
         for c in k.table(name).columns.values():
             state = words_of(str(c.null_when.get("state") or ""))
@@ -182,12 +186,13 @@ def null_hits(s: Slots, k: Knowledge, tables: list[str]) -> list[tuple[str, str,
     return out
 
 
-def ground(planner: Any, tables: list[str], lits: list[tuple[str, str, Any, bool]]
-           ) -> Generator[Step, Turn, tuple[list[tuple[str, str, Any, bool]], set[str]]]:
+def ground(planner: Planner, tables: list[str], lits: list[Lit]
+           ) -> Generator[Step, Turn, tuple[list[Lit], set[str]]]:
     """Add the value filters the question names to `lits` (those found by the plain grounding stay unless
     a value covering more of the question's words replaces them on the same column); returns the literals
     and the question words the new ones cover."""
-    s: Slots = planner.s
+    s = planner.s
+    assert s is not None  # the question is parsed before its literals are grounded
     k: Knowledge = planner.k
     hits = value_hits(s, k, tables) + null_hits(s, k, tables)
     covered: set[str] = set()
@@ -244,8 +249,8 @@ def _conjuncts(node: Any) -> list[Any]:
     return [node]
 
 
-def reconcile(metric: dict[str, Any], lits: list[tuple[str, str, Any, bool]], table: TableInfo
-              ) -> tuple[dict[str, Any] | None, list[tuple[str, str, Any, bool]], tuple[Any, Any] | None]:
+def reconcile(metric: dict[str, Any], lits: list[Lit], table: TableInfo
+              ) -> tuple[dict[str, Any] | None, list[Lit], tuple[Any, Any] | None]:
     """When the question names a value of a column the metric's filter constrains, the question's value
     replaces that part of the filter: returns (None, lits, (expression, remaining filter)) to compose
     directly. A literal the filter already states is dropped and the metric kept."""
@@ -284,7 +289,8 @@ def reconcile(metric: dict[str, Any], lits: list[tuple[str, str, Any, bool]], ta
 def repick(planner: Any, main: str, covered: set[str]) -> dict[str, Any] | None:
     """With the words that name values (and columns) set aside, the measure may be a defined metric of the
     chosen table ("how many rentals did the kiosk channel bring": the metric of rentals)."""
-    s: Slots = planner.s
+    s = planner.s
+    assert s is not None  # the question is parsed before its literals are grounded
     k: Knowledge = planner.k
     if not covered or not k.metrics:
         return None
