@@ -44,7 +44,7 @@ _COARSE = {"number": "number", "float": "number", "text": "string", "date": "tim
            "time": "time", "boolean": "bool"}
 
 
-def type_family(catalog_type: Any) -> str | None:
+def type_family(catalog_type: object) -> str | None:
     """A family of a schema type (number, float, text, date, timestamp, time, boolean, blob or the
     DuckDB spelling of anything else); None when the type is unknown. Integers and decimals share
     `number`: DuckDB compares them exactly. Joins need this fine a split."""
@@ -56,7 +56,7 @@ def type_family(catalog_type: Any) -> str | None:
     return _FAMILIES.get(duck, duck)
 
 
-def coarse_family(catalog_type: Any) -> str:
+def coarse_family(catalog_type: object) -> str:
     """number (any numeric), time (dates, timestamps, times), bool, string, or the type itself:
     what a column may drift within without its meaning changing (staleness)."""
     fam = type_family(catalog_type)
@@ -65,7 +65,7 @@ def coarse_family(catalog_type: Any) -> str:
     return _COARSE.get(fam, fam.lower())
 
 
-def comparable(a: Any, b: Any) -> bool:
+def comparable(a: object, b: object) -> bool:
     fa, fb = type_family(a), type_family(b)
     return fa is None or fb is None or fa == fb
 
@@ -106,7 +106,7 @@ def columns_of(value: dict[str, Any] | None) -> list[Column]:
     return out
 
 
-def find(columns: Sequence[Column], name: Any) -> Column | None:
+def find(columns: Sequence[Column], name: object) -> Column | None:
     """The column named `name`: exactly, else the one column equal to it ignoring case."""
     if not isinstance(name, str):
         return None
@@ -118,7 +118,7 @@ def find(columns: Sequence[Column], name: Any) -> Column | None:
     return folded[0] if len(folded) == 1 else None
 
 
-def unknown_column(table: str, name: Any, names: Sequence[str], what: str = "column") -> UnknownColumnError:
+def unknown_column(table: str, name: object, names: Sequence[str], what: str = "column") -> UnknownColumnError:
     close = did_you_mean(name, names) if isinstance(name, str) else []
     return UnknownColumnError(f"{what} {name!r} is not a column of {table}{suggest(close)} "
                               f"(its columns: {listing(names)})", table=table, column=name, did_you_mean=close)
@@ -148,7 +148,7 @@ class TableInfo:
     def find(self, name: str) -> Column | None:
         return find(self.columns, name)
 
-    def column(self, name: Any, what: str = "column") -> Column:
+    def column(self, name: object, what: str = "column") -> Column:
         """The column `name`, or `UnknownColumnError` with did-you-mean and the table's columns."""
         if not isinstance(name, str) or not name:
             raise InvalidValueError(f"{what} must be a column name (text), got {name!r}", table=self.name)
@@ -172,7 +172,7 @@ def table_names(cat: CatalogAPI, vid: int, catalog: str | None = None) -> list[s
     return [lake.name_of(o.path) for o in cat.query(lake.tables_query(catalog), vid=vid)]
 
 
-def check_name(cat: CatalogAPI, name: Any, vid: int, what: str) -> None:
+def check_name(cat: CatalogAPI, name: object, vid: int, what: str) -> None:
     if not isinstance(name, str):
         raise InvalidValueError(f"{what} must be a dotted name 'catalog.namespace.table', got {name!r}")
     parts = name.split(".")
@@ -192,9 +192,10 @@ def unknown_table(cat: CatalogAPI, name: str, vid: int, what: str) -> UnknownTab
                              name=name, path=lake.table_path(name), did_you_mean=close, vid=vid)
 
 
-def require_table(cat: CatalogAPI, name: Any, vid: int, what: str = "table") -> Obj:
+def require_table(cat: CatalogAPI, name: object, vid: int, what: str = "table") -> Obj:
     """The table object (one point read), or `UnknownTableError` with did-you-mean names."""
     check_name(cat, name, vid, what)
+    assert isinstance(name, str)  # check_name refused anything else
     try:
         return lake.require_table(cat, name, vid=vid)
     except NoSuchTableError:

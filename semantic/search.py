@@ -85,7 +85,7 @@ log = logging.getLogger(__name__)
 
 
 # ------------------------------------------------------------------ words
-def words(text: Any) -> list[str]:
+def words(text: object) -> list[str]:
     """Lower-case words of a text or identifier: `fct_orderItems2` -> ['fct', 'order', 'items', '2']."""
     if text is None:
         return []
@@ -122,7 +122,7 @@ def _stem(ws: list[str]) -> list[str]:
     return list(_STEMMER.stemWords(ws))
 
 
-def terms(text: Any, expand: bool = False) -> list[str]:
+def terms(text: object, expand: bool = False) -> list[str]:
     """Index terms of a text: words without stopwords, abbreviations spelled out (`expand`), stemmed."""
     stop = _stop()
     out: list[str] = []
@@ -174,7 +174,7 @@ class _Doc:
         self.successor: str | None = None
         self.text = ""   # plain text for embeddings
 
-    def add(self, field: str, text: Any, expand: bool = False) -> None:
+    def add(self, field: str, text: object, expand: bool = False) -> None:
         if text is None or text == "":
             return
         if isinstance(text, (list, tuple)):

@@ -65,7 +65,7 @@ def _day(t: float) -> str:
     return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d")
 
 
-def _num(v: Any) -> float | None:
+def _num(v: object) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         return None
     return float(v)
@@ -106,7 +106,7 @@ def _finding(ann: Annotation | None, target: str, reason: str, status: str, mess
                    fixes=fx)
 
 
-def _fix(action: str, **params: Any) -> Fix:
+def _fix(action: str, **params: object) -> Fix:
     return Fix(action=action, params=params)  # type: ignore[arg-type]
 
 
