@@ -80,7 +80,7 @@ def iso(t: float | None) -> str:
     return datetime.fromtimestamp(ms, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def cell(v: Any) -> Any:
+def cell(v: object) -> object:
     """One SQL cell as the tools show it: long text cut to CELL_CHARS, NaN/inf as null."""
     if isinstance(v, str) and len(v) > CELL_CHARS:
         return cut(v, CELL_CHARS)
@@ -299,7 +299,7 @@ def fixes(items: Iterable[Fix]) -> list[M.FixOut]:
     return out
 
 
-def not_for_reporting(v: Any, text_limit: int) -> M.NotForReportingOut | None:
+def not_for_reporting(v: object, text_limit: int) -> M.NotForReportingOut | None:
     """The table field not_for_reporting as the tools show it (None when absent or malformed)."""
     if not isinstance(v, dict):
         return None
@@ -307,7 +307,7 @@ def not_for_reporting(v: Any, text_limit: int) -> M.NotForReportingOut | None:
                                 use_instead=[str(x) for x in v.get("use_instead") or []][:10])
 
 
-def grain_text(g: Any) -> str:
+def grain_text(g: object) -> str:
     """A grain annotation as one line: its text and unique keys."""
     if isinstance(g, dict):
         text = str(g.get("text") or "")
@@ -316,7 +316,7 @@ def grain_text(g: Any) -> str:
     return str(g)
 
 
-def int_or_none(v: Any) -> int | None:
+def int_or_none(v: object) -> int | None:
     """`v` when it is an int (not a bool), else None."""
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
@@ -339,7 +339,7 @@ def subject(table: str, f: Finding) -> Subject:
     return Subject(table, change=change)
 
 
-def fold(kept: Any, other: Any) -> Any:
+def fold(kept: M.Warning, other: M.Warning) -> M.Warning:
     """One warning for one change: the first, stale if either is, with the other's fixes and reason."""
     extra = [fx for fx in other.fixes if fx not in kept.fixes]
     note = f" (also {other.reason})" if other.reason and other.reason != kept.reason and \

@@ -22,8 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 __all__ = ["Subject", "Use", "RULES", "relevant", "dedupe"]
+
+W = TypeVar("W")   # a warning, whatever its model
 
 
 @dataclass(frozen=True)
@@ -58,17 +61,16 @@ RULES: dict[str, Callable[[Subject, Use], bool]] = {
 }
 
 
-def relevant(items: Iterable[tuple[Subject, object]], use: Use) -> list[object]:
+def relevant(items: Iterable[tuple[Subject, W]], use: Use) -> list[W]:
     """The warnings (second of each pair) whose subject the answer `use` rests on, in order."""
     return [w for s, w in items if RULES.get(s.kind, RULES["table"])(s, use)]
 
 
-def dedupe(items: Iterable[tuple[Subject, object]],
-           merge: Callable[[object, object], object]) -> list[tuple[Subject, object]]:
+def dedupe(items: Iterable[tuple[Subject, W]], merge: Callable[[W, W], W]) -> list[tuple[Subject, W]]:
     """One (subject, warning) per (table, column, change); `merge(kept, other)` folds another
     warning of the same change into the kept one (e.g. names its reason). Subjects without a known
     change are never merged."""
-    out: list[tuple[Subject, object]] = []
+    out: list[tuple[Subject, W]] = []
     at: dict[tuple[str, str, str | None, int], int] = {}
     for s, w in items:
         key = None if s.change is None else (s.table, s.kind, s.column or s.related or s.name, s.change)
