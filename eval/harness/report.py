@@ -56,7 +56,7 @@ def _cut(s: str | None, n: int) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def _table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
@@ -246,7 +246,7 @@ def write_variants_report(out_dir: str, variants: Sequence[str]) -> dict[str, st
     head = ["condition"] + [f"{v} {k}" for v in variants for k in ("accuracy", "silent-wrong", "tokens/correct")]
     rows = []
     for c in conds:
-        row: list[Any] = [c]
+        row: list[object] = [c]
         for v in variants:
             o = summaries[v]["conditions"].get(c, {}).get("overall", {})
             row += [_pct(o.get("accuracy")), _pct(o.get("silent_wrong")), _num(o.get("tokens_per_correct"), 0)]

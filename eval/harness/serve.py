@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -193,7 +193,7 @@ def _result(out: tuple[BaseModel, str]) -> CallToolResult:
                           structured_content=model.model_dump(mode="json", exclude_none=True))
 
 
-def _tokens(result: Any) -> int:
+def _tokens(result: object) -> int:
     """o200k tokens of what the client receives, counted as the agent loop counts a turn."""
     if not isinstance(result, CallToolResult):
         return count_tokens(str(result))
@@ -328,7 +328,7 @@ def build_server(cat: CatalogAPI, condition: str, questions: Sequence[Question],
 
 
 def serve(data: str, condition: str, questions_file: str, out_dir: str, *, port: int | None = None,
-          command: str | None = None, log: Any = None) -> None:
+          command: str | None = None, log: Callable[[str], None] | None = None) -> None:
     """Open the lake's history of `condition`, serve it over stdio (no `port`) or streamable HTTP at
     http://127.0.0.1:PORT/mcp until interrupted; close the catalog."""
     import catalog_core as cc

@@ -179,7 +179,7 @@ class Naming:
             return {}
         return {c: lab for lab, c in self.values[CODED[column]].items()}
 
-    def decode(self, value: Any) -> Any:
+    def decode(self, value: object) -> object:
         """A code (of any domain) -> its label; anything else unchanged."""
         if self.identity or not isinstance(value, str):
             return value

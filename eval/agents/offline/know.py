@@ -170,7 +170,7 @@ class Knowledge:
                                        null_when=dict(c.get("null_when") or {}))
 
     @staticmethod
-    def not_for_reporting(t: TableInfo, v: Any) -> None:
+    def not_for_reporting(t: TableInfo, v: object) -> None:
         if isinstance(v, dict):
             t.not_for_reporting = True
             t.use_instead = [str(x) for x in v.get("use_instead") or []]
@@ -184,7 +184,7 @@ class Knowledge:
     def finding(self, f: dict[str, Any]) -> None:
         self.fixes(str(f.get("target") or ""), f.get("fixes") or [], f.get("status"))
 
-    def fixes(self, target: str, fixes: list[Any], status: Any) -> None:
+    def fixes(self, target: str, fixes: list[Any], status: object) -> None:
         """Read the typed fixes of a finding or warning on `target` (a table, or table.column): successors,
         renames (with their unit scale), join keys, boolean filters."""
         parts = target.split(".")
