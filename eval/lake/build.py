@@ -26,17 +26,23 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from catalog_core.api import CatalogAPI
 from catalog_core.lake import TableValue
 from eval.lake import annotations as A
 from eval.lake import tables as T
 from eval.lake.calendar import D0, D0_DATE, FIRST_DATE, UTC, at, dates, day, fiscal
 from eval.lake.generate import SESSIONS_FROM, Lake, generate
 from eval.lake.naming import NAMES_FILE, Naming
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from spark_bridge.plan import StagedWrite
 
 __all__ = ["build", "HISTORIES", "CONDITIONS", "MANIFEST", "data_dir", "STALE_FRACTION", "CONTROL_FRACTION"]
 
@@ -91,7 +97,7 @@ class Loader:
         self.commits = 0
         self.spark_writes = 0
 
-    def frame(self, cols: list[tuple[str, pa.DataType]], rows: list[dict]) -> Any:
+    def frame(self, cols: list[tuple[str, pa.DataType]], rows: list[dict]) -> DataFrame:
         with self._lock:  # frames are made by the staging threads
             self.n += 1
             n = self.n
@@ -108,7 +114,7 @@ class Loader:
         self._schemas[key] = df.schema
         return df
 
-    def _stage(self, w: tuple) -> Any:
+    def _stage(self, w: tuple) -> tuple[StagedWrite, bool]:
         name, cols, rows, mode, schema = w
         nm = self.naming
         b = self.bridges["enriched"]
@@ -153,7 +159,7 @@ class Loader:
         self.spark_writes += len(staged)
         self._pending.append(self._committer.submit(self._commit, staged, when, message))
 
-    def _commit(self, staged: list[Any], when: float, message: str) -> None:
+    def _commit(self, staged: list[StagedWrite], when: float, message: str) -> None:
         # the same staged files, committed to each catalog at the same time (one thread per catalog)
         results = per_history(lambda h: self.bridges[h].commit(staged, AUTHOR, message, time=when))
         for tw in results["enriched"].tables:
@@ -184,7 +190,7 @@ class Loader:
 
 # ---------------------------------------------------------------------------------------------- the ETL
 class History:
-    def __init__(self, lake: Lake, loader: Loader, spark: Any, log: Callable[[str], None]):
+    def __init__(self, lake: Lake, loader: Loader, spark: SparkSession, log: Callable[[str], None]):
         self.lake, self.ld, self.spark, self.log = lake, loader, spark, log
         self.loaded_to: dict[str, dt.date] = {}
         self.load_log: list[dict] = []
@@ -235,7 +241,7 @@ class History:
                                       "discount_usd": usd(r["discount_cents"]), "net_revenue_usd": usd(r["net_revenue_cents"]),
                                       "refunds_usd": usd(r["refunds_cents"])} for r in rows]
 
-    def inventory_df(self, lo: dt.date, hi: dt.date) -> Any:
+    def inventory_df(self, lo: dt.date, hi: dt.date) -> DataFrame:
         """Inventory snapshots generated in Spark SQL (seeded hashes), all stores x products x dates."""
         seed = self.lake.seed
         stores = ",".join(str(s["store_id"]) for s in self.lake.stores
@@ -414,15 +420,16 @@ def _metric_columns(table: str, expression: str, filt: str | None, time_column: 
             or f" {c}" in f" {text}"]
 
 
-def _column_id(cat: Any, table: str, column: str, nm: Naming) -> int:
+def _column_id(cat: CatalogAPI, table: str, column: str, nm: Naming) -> int:
     obj = cat.get("/" + nm.full_table(table).replace(".", "/"))
+    assert obj is not None, f"{table} was written before its annotations"
     for c in TableValue.from_raw(obj.value).columns:
         if c.name == nm.column(column) and c.id is not None:
             return c.id
     raise KeyError(f"{table}.{column}")
 
 
-def _key(cat: Any, u_table: str, what: tuple, verified_ids: dict[str, str], nm: Naming) -> str:
+def _key(cat: CatalogAPI, u_table: str, what: tuple, verified_ids: dict[str, str], nm: Naming) -> str:
     if what[0] == "table":
         return f"table.{what[1]}"
     if what[0] == "column":
