@@ -21,10 +21,16 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eval.lake import MANIFEST, build, data_dir
 from eval.lake.calendar import D0, day
+
+if TYPE_CHECKING:
+    from mcp import StdioServerParameters
+    from rich.console import Console
+
+    from semantic.models import Finding
 
 __all__ = ["run_tour", "SECTIONS", "SEARCH", "lake_matches"]
 
@@ -39,7 +45,7 @@ _LOOKALIKE_REASONS = {"not_loaded_since": 3, "freshness_sla_missed": 2, "depreca
 
 
 class _Out:
-    def __init__(self, console: Any = None) -> None:
+    def __init__(self, console: Console | None = None) -> None:
         from rich.console import Console
 
         if console is None:
@@ -66,7 +72,7 @@ class _Out:
             text += f"  -> {w['suggestion']}"
         self.c.print(indent + _trim(text, 220), markup=False, style="yellow")
 
-    def table(self, headers: list[str], rows: list[list[Any]]) -> None:
+    def table(self, headers: list[str], rows: list[list[object]]) -> None:
         from rich import box
         from rich.markup import escape
         from rich.table import Table
@@ -124,7 +130,7 @@ def _lake(out: _Out, data: str, fresh: bool, lake: str | None) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- 2. MCP
-def _server_params(catalog_dir: str) -> Any:
+def _server_params(catalog_dir: str) -> StdioServerParameters:
     from mcp import StdioServerParameters
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -220,14 +226,14 @@ def _staleness(out: _Out, catalog_dir: str) -> dict[str, int]:
         found = sm.staleness(cat, snapshot="d0", now=D0.timestamp())
     finally:
         cat.close()
-    by_reason: dict[str, list[Any]] = {}
+    by_reason: dict[str, list[Finding]] = {}
     for f in found:
         by_reason.setdefault(f.reason, []).append(f)
     status = Counter(f.status for f in found)
     out.line(f"  semantic.staleness at d0 ({NOW_ISO}) over {catalog_dir}: {len(found)} findings "
              f"({status.get('stale', 0)} stale, {status.get('suspect', 0)} suspect) in {len(by_reason)} reasons")
-    rows: list[list[Any]] = []
-    examples: list[Any] = []
+    rows: list[list[object]] = []
+    examples: list[Finding] = []
     for reason, fs in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         targets = sorted({".".join(f.target.split(".")[:3]) for f in fs})
         rows.append([reason, len(fs), "/".join(sorted({f.status for f in fs})),
@@ -326,7 +332,7 @@ def _connect(out: _Out, lake: str) -> None:
     out.line(json.dumps(cfg, indent=2))
 
 
-def run_tour(data: str = "demo-data", fresh: bool = False, lake: str | None = None, console: Any = None,
+def run_tour(data: str = "demo-data", fresh: bool = False, lake: str | None = None, console: Console | None = None,
              run_eval: bool = True) -> dict[str, Any]:
     """Run the tour; returns what it showed (for tests)."""
     out = _Out(console)
