@@ -25,8 +25,7 @@ from eval.agents.loop import Abstain, FinalSQL, Step, ToolCall, Transcript, Turn
 from eval.agents.offline import anchor, derived, restate, subset
 from eval.agents.offline.know import Col, Knowledge, tokens
 from eval.agents.offline.scope import check_window, fiscal_gap_reason, future_reason, unknown_measure_reason
-from eval.agents.offline.slots import STOP, Slots, expand, parse, stem, words_of
-from eval.agents.offline.types import Lit
+from eval.agents.offline.slots import STOP, Lit, Slots, expand, parse, stem, words_of
 
 __all__ = ["OfflineAgent"]
 

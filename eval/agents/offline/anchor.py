@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from eval.agents.loop import Step, Turn
 from eval.agents.offline.know import Knowledge, tokens
-from eval.agents.offline.slots import Slots, words_of
-from eval.agents.offline.types import Lit
+from eval.agents.offline.slots import Lit, Slots, words_of
 
 if TYPE_CHECKING:
     from eval.agents.offline.know import Col

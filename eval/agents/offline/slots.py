@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["Slots", "Window", "parse", "words_of", "STOP", "stem", "expand"]
+__all__ = ["Slots", "Window", "parse", "words_of", "STOP", "stem", "expand", "Lit", "Hit"]
 
 MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
 MONTHS.update({m.lower(): i for i, m in enumerate(calendar.month_abbr) if m})
@@ -57,6 +57,12 @@ def expand(words: set[str]) -> set[str]:
         out.update(LEXICON.get(w, ()))
         out.update(LEXICON.get(w + "s", ()))
     return out | {stem(w) for w in out}
+
+# a literal the question names, as the agent filters on it: (table, column, value, negated); a value is
+# what the catalog's tools show (text, number, boolean or null)
+Lit = tuple[str, str, str | int | float | bool | None, bool]
+# a literal found by value, with the question words it covers: (table, column, value, negated, words)
+Hit = tuple[str, str, str | int | float | bool | None, bool, frozenset[str]]
 
 
 def words_of(text: str) -> list[str]:

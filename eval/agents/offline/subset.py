@@ -30,8 +30,7 @@ from sqlglot import exp, parse_one
 from eval.agents.loop import Step, Turn
 from eval.agents.offline.anchor import verb_not_value
 from eval.agents.offline.know import Col, Knowledge, TableInfo, tokens
-from eval.agents.offline.slots import STOP, Slots, stem, words_of
-from eval.agents.offline.types import Hit, Lit
+from eval.agents.offline.slots import STOP, Hit, Lit, Slots, stem, words_of
 
 if TYPE_CHECKING:
     from eval.agents.offline.agent import Planner
