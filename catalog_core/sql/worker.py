@@ -73,6 +73,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -573,6 +574,32 @@ def _fingerprint(db: Any) -> str:
         cur.close()
 
 
+def _run_timed(con: Any, timeout_s: float, fetch: Callable[[], tuple[list[Any], list[Any]]]) -> dict[str, Any]:
+    """`fetch()` (columns, rows) on connection `con` under a timer that interrupts it at
+    `timeout_s`; the answer document (`ok` with the JSON-ready columns and rows, or `error`).
+    Then the statement's transaction is rolled back and `con` closed, whatever happened."""
+    from catalog_core.sql import duck
+
+    timer = threading.Timer(timeout_s, duck.interrupter(con))
+    timer.daemon = True
+    timer.start()
+    try:
+        columns, rows = fetch()
+        doc: dict[str, Any] = {"ok": {"columns": [[c.name, c.type] for c in columns],
+                                      "rows": [[duck.jsonable(v) for v in row] for row in rows]}}
+        del rows
+    except BaseException as e:
+        doc = {"error": _error(e)}
+    finally:
+        timer.cancel()
+    try:
+        con.execute("ROLLBACK")
+    except Exception:  # noqa: S110  (no transaction left: the statement ended it; the caller checks the database)
+        pass
+    con.close()
+    return doc
+
+
 def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None, held: int = 0,
                snap: dict[str, Any] | None = None) -> str | None:
     """Run `job` on a new connection (cursor) to database `db`, installing the views first
@@ -606,26 +633,8 @@ def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None, held: i
         _answer(out, b"E", {"error": _error(e)})
         return None
     out.write(b"R")
-    timer = threading.Timer(job.timeout_s, duck.interrupter(con))
-    timer.daemon = True
-    timer.start()
-    try:
-        if job.text:
-            columns, rows = duck.fetch(con, job.text, job.limit)
-        else:
-            columns, rows = [], []
-        doc: dict[str, Any] = {"ok": {"columns": [[c.name, c.type] for c in columns],
-                                      "rows": [[duck.jsonable(v) for v in row] for row in rows]}}
-        del rows
-    except BaseException as e:
-        doc = {"error": _error(e)}
-    finally:
-        timer.cancel()
-    try:
-        con.execute("ROLLBACK")
-    except Exception:  # noqa: S110  (no transaction left: the statement ended it; checked below)
-        pass
-    con.close()
+    text, limit = job.text, job.limit
+    doc = _run_timed(con, job.timeout_s, lambda: duck.fetch(con, text, limit) if text else ([], []))
     doc["cached"] = installed is not None
     if snap is not None:
         doc["snap"] = snap
@@ -665,24 +674,10 @@ def _snap_statement(out: IO[bytes], store: Any, job: Job) -> bool | None:
             con.close()
         return False
     out.write(b"R")
-    timer = threading.Timer(job.timeout_s, duck.interrupter(con))
-    timer.daemon = True
-    timer.start()
-    try:
-        columns, rows = duck.fetch_rel(rel, job.limit)
-        doc: dict[str, Any] = {"ok": {"columns": [[c.name, c.type] for c in columns],
-                                      "rows": [[duck.jsonable(v) for v in row] for row in rows]}}
-        del rows
-    except BaseException as e:
-        doc = {"error": _error(e)}
-    finally:
-        timer.cancel()
+    held = [rel]  # taken by the fetch, so the relation is gone before the rollback
     del rel
-    try:
-        con.execute("ROLLBACK")
-    except Exception:  # noqa: S110  (no transaction left: the statement ended it; checked below)
-        pass
-    con.close()
+    limit = job.limit
+    doc = _run_timed(con, job.timeout_s, lambda: duck.fetch_rel(held.pop(), limit))
     doc["cached"] = True
     doc["snap"] = {"hit": True, **store.stats()}
     _answer(out, b"", doc)
