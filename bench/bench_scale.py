@@ -207,7 +207,7 @@ async def measure(url: str, ops: list[Op], calls: int, on_warm: Any) -> dict[str
             if kind == "mcp":
                 r = await c.call_tool(*arg)
                 if r.is_error:
-                    raise SystemExit(f"{arg[0]} failed: {r.content[0].text}")
+                    raise SystemExit(f"{arg[0]} failed: {getattr(r.content[0], 'text', r.content)}")
             else:
                 r2 = await h.post(arg[0], **arg[1])
                 if r2.status_code != 200:
@@ -300,7 +300,7 @@ def main() -> None:
     print(f"| {'':38} | {s['tables']:,} tables | {b['tables']:,} tables | large / small |")
     print("|---|---|---|---|")
     print(f"| {'objects':38} | {s['objects']:,} | {b['objects']:,} | {b['objects'] / s['objects']:.1f}x |")
-    print(f"| {'build s (objects/s)':38} | {s['build_s']:.1f} ({s['build_rate']:,.0f}/s) | "
+    print(f"| {'build s, this step (objects/s)':38} | {s['build_s']:.1f} ({s['build_rate']:,.0f}/s) | "
           f"{b['build_s']:.1f} ({b['build_rate']:,.0f}/s) | |")
     for key, label in (("disk_mb", "disk MB"), ("rss_open_mb", "server RSS MB, catalog open"),
                        ("rss_warm_mb", "server RSS MB, after warm-up"), ("rss_end_mb", "server RSS MB, after run")):

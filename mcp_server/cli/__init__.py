@@ -34,6 +34,31 @@ _now = click.option("--now", default=None, callback=_parse_now,
                          "2025-03-10T13:00:00Z")
 _read_only = click.option("--read-only", is_flag=True,
                           help="no annotate tool: agents read the catalog but never write to it")
+def _parse_sql_cache(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
+    """--sql-cache BYTES: the same setting as SEMCAT_SQL_CACHE_BYTES, set here and for the SQL workers."""
+    import os
+
+    import catalog_core as cc
+    from catalog_core.errors import CatalogError
+    from catalog_core.sql.snapcache import parse_bytes
+
+    if value is None:
+        return None
+    try:
+        n = parse_bytes(value, "a cache size")
+        cc.set_sql_cache_budget(n)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    except CatalogError as exc:  # beyond 1 TiB
+        raise click.BadParameter(exc.message) from None
+    os.environ["SEMCAT_SQL_CACHE_BYTES"] = str(n)  # the SQL workers this process starts read it too
+    return n
+
+
+_sql_cache = click.option("--sql-cache", "sql_cache", default=None, metavar="BYTES", callback=_parse_sql_cache,
+                          expose_value=False,
+                          help="bytes of decoded tables each SQL worker keeps for run_sql (e.g. 512M, 2G; 0 turns "
+                               "the snapshot cache off)  [default: SEMCAT_SQL_CACHE_BYTES, else 1/8 of RAM up to 4G]")
 _token_budget = click.option("--token-budget", default=8000, show_default=True, type=click.IntRange(min=500),
                              help="largest MCP tool response, in o200k tokens: a longer list is cut and "
                                   "next_cursor resumes it")
@@ -52,6 +77,7 @@ _token_budget = click.option("--token-budget", default=8000, show_default=True, 
 @_token_budget
 @_read_only
 @_create
+@_sql_cache
 def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeout, author, now, token_budget,
           read_only, create) -> None:
     """Serve the catalog over HTTP: the engine API under /v1 (OpenAPI at /openapi.json) and the MCP
@@ -174,6 +200,7 @@ def branch_drop(branch_path, data_dir, token, author, message) -> None:
 @_token_budget
 @_read_only
 @_create
+@_sql_cache
 def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now, token_budget, read_only, create) -> None:
     """Serve the MCP tools over stdio (for an MCP client such as an agent or an IDE)."""
     from catalog_core.errors import CatalogError
@@ -390,6 +417,7 @@ def _default_questions() -> str:
               help="serve streamable HTTP at http://127.0.0.1:PORT/mcp (default: stdio)")
 @click.option("--out", "out_dir", required=True,
               help="where the run is recorded: run.json, calls.jsonl, answers.jsonl (score with `eval score`)")
+@_sql_cache
 def eval_serve(data_dir, condition, questions_file, port, out_dir) -> None:
     """Serve one condition's MCP tools and the questions to your own agent (next_question, submit_answer,
     abstain), recording every call and answer for `semcat eval score`."""
