@@ -34,7 +34,7 @@ from semantic.review import (
     review_item,
     review_items,
 )
-from semantic.search import Hit, search
+from semantic.search import Hit, rank, search
 from semantic.staleness import staleness
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "Metric",
     "MetricView",
     "Inferred",
+    "rank",
     "search",
     "Hit",
     "import_dbt",

@@ -426,7 +426,8 @@ def _related(idx: _Index, q: list[str]) -> dict[str, str]:
     return out
 
 
-def _lexical(idx: _Index, text: str) -> tuple[Any, dict[str, list[set[str]]]]:
+def _lexical(idx: _Index, text: str, explain: bool = True) -> tuple[Any, dict[str, list[set[str]]]]:
+    """Each table's lexical score for `text`, and (with `explain`) the query words each field matched."""
     import numpy as np
 
     q, origin = _query_terms(idx, text)
@@ -447,7 +448,7 @@ def _lexical(idx: _Index, text: str) -> tuple[Any, dict[str, list[set[str]]]]:
             for t, src in related.items():
                 origin.setdefault(t, origin.get(src, src))
         total += WEIGHTS[f] * scores
-        hit = np.nonzero(scores > 0)[0]
+        hit = np.nonzero(scores > 0)[0] if explain else ()
         if len(hit):
             qset = set(qs)
             for j in hit:
@@ -514,12 +515,31 @@ def search(cat: CatalogAPI, text: str, limit: int = 10, snapshot: SnapshotRef = 
                                 "e.g. 'daily revenue by store'")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
-    how = _mode(mode)
     vid = cat.resolve(snapshot)
     idx = index_at(cat, vid)
+    picked, why = _ranked(idx, text, limit, catalog, _mode(mode), True)
+    return [_hit(cat, idx, name, s, why.get(name), via, now) for s, name, via in picked]
+
+
+def rank(cat: CatalogAPI, text: str, snapshot: SnapshotRef = None, *, catalog: str | None = None,
+         mode: str = "auto") -> list[tuple[str, float]]:
+    """Every table `search` would return with no limit, as (table, score) in the same order, without
+    describing any of them: what a caller that pages the ranking needs (its cost follows the index,
+    not a table card per table)."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidValueError("text must be a non-empty description of what you are looking for, "
+                                "e.g. 'daily revenue by store'")
+    idx = index_at(cat, cat.resolve(snapshot))
+    picked, _ = _ranked(idx, text, len(idx.names), catalog, _mode(mode), False)
+    return [(name, round(s, 4)) for s, name, _via in picked]
+
+
+def _ranked(idx: _Index, text: str, limit: int, catalog: str | None, how: str,
+            explain: bool) -> tuple[list[tuple[float, str, str | None]], dict[str, list[set[str]]]]:
+    """(score, table, successor of) best first, at most `limit`, and (with `explain`) why each matched."""
     if not idx.names:
-        return []
-    scores, why = _lexical(idx, text)
+        return [], {}
+    scores, why = _lexical(idx, text, explain)
     if how == "hybrid":
         matched = scores > 0
         scores = _hybrid(idx, text, scores) + matched * 1.0
@@ -549,7 +569,7 @@ def search(cat: CatalogAPI, text: str, limit: int = 10, snapshot: SnapshotRef = 
             if rank_of is None or rank_of[0] < s:
                 picked.append((rank_of[0] if rank_of else s, succ, name))
                 seen.add(succ)
-    return [_hit(cat, idx, name, s, why.get(name), via, now) for s, name, via in picked]
+    return picked, why
 
 
 def _hit(cat: CatalogAPI, idx: _Index, name: str, score: float, why: list[set[str]] | None,

@@ -32,8 +32,7 @@ class Reads:
 
     def rank(self, cat: CatalogAPI, query: str, vid: int, tables: Mapping[str, Obj]) -> list[tuple[str, float]]:
         """(table, score) for a non-empty `query`, best first, only tables among `tables` (`sm.search`)."""
-        hits = sm.search(cat, query, limit=max(len(tables), 1), snapshot=vid)
-        return [(h.table, round(float(h.score), 3)) for h in hits if h.table in tables]
+        return [(name, round(score, 3)) for name, score in sm.rank(cat, query, snapshot=vid) if name in tables]
 
     def metrics(self, cat: CatalogAPI, table: str | None, vid: int) -> list[MetricView]:
         """The metrics of `table` (every table when None) at `vid`."""
