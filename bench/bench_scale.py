@@ -16,7 +16,9 @@ results, the diffs are the same size in both).
 At each size: build seconds (and objects/s), disk size of the data directory, then a `semcat serve`
 subprocess (uvicorn on loopback) on the catalog, whose resident memory (VmRSS from /proc) is read
 once it answers /healthz (catalog open) and again after one warm-up call of every measured
-operation, and the p50 / p95 latency over `--calls` calls (after that warm-up) of:
+operation, and the p50 / p95 latency over `--calls` calls (after that warm-up; the calls of one
+operation back to back) with the server's CPU time per call (/proc/<pid>/stat over those calls: less
+sensitive than wall time to other processes on a shared machine) of:
 
 - `plan_files` of a table, all F files and one partition's (POST /v1/plan_files);
 - `describe_table`, `search_tables` (limit 10), `check_staleness` (limit 20) over MCP (streamable
@@ -198,9 +200,19 @@ def pct(xs: list[float], p: float) -> float:
 Op = tuple[str, Any]
 
 
-async def measure(url: str, ops: list[Op], calls: int, on_warm: Any) -> dict[str, list[float]]:
-    """Each op once (warm-up), `on_warm()`, then `calls` rounds of every op; ms per op."""
+def cpu_ms(pid: int) -> float:
+    """CPU time (user + system) of process `pid` so far, ms."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+async def measure(url: str, ops: list[Op], calls: int, on_warm: Any,
+                  pid: int) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Each op once (warm-up), `on_warm()`, then `calls` calls of each op in turn: ms per call,
+    and the server's CPU ms per call of each op (its CPU time over the op's calls / calls)."""
     times: dict[str, list[float]] = {}
+    cpu: dict[str, float] = {}
     async with httpx.AsyncClient(base_url=url, timeout=120) as h, Client(url + "/mcp") as c:
         async def one(op: Any) -> None:
             kind, arg = op
@@ -217,12 +229,14 @@ async def measure(url: str, ops: list[Op], calls: int, on_warm: Any) -> dict[str
         for _label, op in ops:
             await one(op)
         on_warm()
-        for _ in range(calls):
-            for label, op in ops:
+        for label, op in ops:
+            c0 = cpu_ms(pid)
+            for _ in range(calls):
                 t0 = time.perf_counter()
                 await one(op)
                 times.setdefault(label, []).append((time.perf_counter() - t0) * 1000)
-    return times
+            cpu[label] = (cpu_ms(pid) - c0) / calls
+    return times, cpu
 
 
 def run_size(root: str, cat: cc.Catalog, tables: int, n_files: int, calls: int) -> dict[str, Any]:
@@ -254,10 +268,10 @@ def run_size(root: str, cat: cc.Catalog, tables: int, n_files: int, calls: int) 
                                                                           "to_ref": d1000[1]}}))),
         ]
         warm: dict[str, float] = {}
-        times = anyio.run(measure, url, ops, calls, lambda: warm.update(rss=rss_mb(proc.pid)))
+        times, cpu = anyio.run(measure, url, ops, calls, lambda: warm.update(rss=rss_mb(proc.pid)), proc.pid)
         row["rss_warm_mb"] = warm["rss"]
         row["rss_end_mb"] = rss_mb(proc.pid)
-        row["ops"] = {k: (statistics.median(v), pct(v, 95)) for k, v in times.items()}
+        row["ops"] = {k: (statistics.median(v), pct(v, 95), cpu[k]) for k, v in times.items()}
     finally:
         stop_server(proc)
     return row
@@ -296,7 +310,7 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
     s, b = rows
     print(f"\ntree: {a.files:,} files per table, {FILES_PER_PART} per partition; {a.calls} calls per operation; "
-          f"ms p50 / p95")
+          f"ms p50 / p95 (the server's CPU ms per call)")
     print(f"| {'':38} | {s['tables']:,} tables | {b['tables']:,} tables | large / small |")
     print("|---|---|---|---|")
     print(f"| {'objects':38} | {s['objects']:,} | {b['objects']:,} | {b['objects'] / s['objects']:.1f}x |")
@@ -305,9 +319,10 @@ def main() -> None:
     for key, label in (("disk_mb", "disk MB"), ("rss_open_mb", "server RSS MB, catalog open"),
                        ("rss_warm_mb", "server RSS MB, after warm-up"), ("rss_end_mb", "server RSS MB, after run")):
         print(f"| {label:38} | {s[key]:,.0f} | {b[key]:,.0f} | {b[key] / s[key]:.1f}x |")
-    for op, (p50, p95) in s["ops"].items():
-        bp50, bp95 = b["ops"][op]
-        print(f"| {op:38} | {p50:.2f} / {p95:.2f} | {bp50:.2f} / {bp95:.2f} | {bp50 / p50:.1f}x |")
+    for op, (p50, p95, cpu) in s["ops"].items():
+        bp50, bp95, bcpu = b["ops"][op]
+        print(f"| {op:38} | {p50:.1f} / {p95:.1f} ({cpu:.1f}) | {bp50:.1f} / {bp95:.1f} ({bcpu:.1f}) | "
+              f"{bp50 / p50:.1f}x ({bcpu / max(cpu, 0.01):.1f}x) |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
