@@ -12,9 +12,13 @@ Where they live: in each worker process (`worker`), a second DuckDB database of 
 `__semcat_cache.main."t_<digest>"` native tables, and, per statement, views named like the
 catalog's (`catalog.namespace.table`) over those tables. A statement runs there when every table
 it names is held (a hit, no Parquet decoded); otherwise it runs as before, on the worker's
-database of views over the files, and its tables are then materialized (read through that
-sandboxed database, copied in as Arrow) after its answer was sent, so the first statement on a
-table is no slower than without the cache (the worker's next statement waits for the copy).
+database of views over the files. Its tables are materialized (read through that sandboxed
+database, copied in as Arrow) on their second use: when a later statement on the same worker names
+them again (it waits for the copy, then reads memory), or before that database makes way for
+another view set; each only while its files still have the `lstat` they had when the first
+statement read them. So the first statement on a table, and the ones right after it on other
+tables (a tool's warnings read the load log next), never wait for a copy: they run as without the
+cache. `warm` (what `describe_table` starts in the background) copies at once.
 
 What the agent sees does not change: statements that look at DuckDB's catalog (`duckdb_*()`,
 `information_schema`, `pg_catalog`, SHOW, PRAGMA: `sandbox.Checked.introspect`) or name the

@@ -73,7 +73,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -699,6 +699,26 @@ def _warm(db: Any, job: Job, store: Any) -> None:
         _limit_memory(job.memory_limit, job.budget, store.held)
 
 
+def _flush(db: Any, job: Job, store: Any, pending: dict[str, Any], specs: dict[Any, Any],
+           digests: Iterable[str]) -> None:
+    """Copy the pending tables `digests` (statements already answered read them from the files of
+    `db`) into the snapshot cache, each only while its local files still have the `lstat` they
+    had when its statement ran (else it is dropped: its rows may not be that digest's any more)."""
+    from catalog_core.sql.cache import file_sig
+
+    todo = [(d, pending.pop(d)) for d in list(digests) if d in pending]
+    if not todo:
+        return
+    _limit_memory(job.memory_limit, job.budget, None)
+    try:
+        for digest, (parts, sig) in todo:
+            spec = specs.get(parts)
+            if spec is not None and file_sig(spec) == sig:
+                store.add(db, parts, digest)
+    finally:
+        _limit_memory(job.memory_limit, job.budget, store.held)
+
+
 def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recycling, the snapshot cache's settings and each answer share its locals
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # nothing but the answers reach the caller's pipe
@@ -718,9 +738,18 @@ def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recyclin
     fp: str | None = None  # the database's fingerprint once it holds the views of `key`
     db: Any = None
     store: Any = None  # the snapshot cache (`snapcache.Store`), once a job asked for it
+    # Materialized on second use: digest -> ((catalog, namespace, table), its files' lstat) of the
+    # tables that statements answered on `db` read from their files, copied into the cache (`_flush`)
+    # only when a later statement names them again or before `db` makes way for another view set,
+    # so that the first statement on a table, and the statements right after it on other tables,
+    # never wait for a copy. `specs`: the `TableSpec` of each view in `db`.
+    pending: dict[str, Any] = {}
+    specs: dict[Any, Any] = {}
     while True:
         if db is None:
             db, key = duck.connect(True), None
+            pending.clear()
+            specs.clear()
         size = _address_space()
         base = base or size
         if size > base + RETIRE_GROWTH + (store.held + STORE_HEADROOM if store is not None else 0):
@@ -734,6 +763,16 @@ def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recyclin
             store.close()  # other limits than those its database was locked with
             store = None
             _trim()
+        if job.budget == 0:
+            pending.clear()
+        elif pending and job.text and job.cache is not None and job.key is not None:
+            need = [job.cache[p] for p in job.cache if job.names is None or p[2].lower() in job.names]
+            if any(d in pending for d in need):  # the second use: copy them in, then answer from memory
+                if store is None:
+                    from catalog_core.sql.snapcache import Store
+
+                    store = Store(job.timeout_s, job.memory_limit, job.budget)
+                _flush(db, job, store, pending, specs, need)
         if store is not None and job.text and job.cache is not None and job.key is not None \
                 and store.serves(job.cache, job.names):
             done = _snap_statement(out, store, job)
@@ -752,17 +791,40 @@ def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recyclin
                                                                                 "tables": []})}
         installed = fp if key is not None and job.key == key else None
         if key is not None and installed is None:  # another view set: a new database
-            db.close()
-            db, key = duck.connect(True), None
-        fp = None
-        try:
-            fp = _statement(out, db, job, installed, store.held if store is not None else 0, snap)
-            if fp is not None and job.cache is not None and job.budget and job.key is not None:
+            if pending and job.budget:  # its tables read so far go into the cache first
                 if store is None:
                     from catalog_core.sql.snapcache import Store
 
                     store = Store(job.timeout_s, job.memory_limit, job.budget)
-                _warm(db, job, store)
+                _flush(db, job, store, pending, specs, list(pending))
+            db.close()
+            db, key = duck.connect(True), None
+            pending.clear()
+            specs.clear()
+        fp = None
+        later: dict[str, Any] = {}  # what this statement reads from its files, with their lstat before it does
+        if job.text and job.cache is not None and job.budget and job.key is not None:
+            from catalog_core.sql.cache import file_sig
+
+            if installed is None:  # the views this statement installs: their specs, for `_flush`
+                job.views = pickle.loads(job.views) if isinstance(job.views, bytes) else job.views
+                specs.update((spec.parts, spec) for spec, _body in job.views[1])
+            held = store.tables if store is not None else {}
+            refused = store.refused if store is not None else set()
+            for parts, digest in job.cache.items():
+                if (job.names is None or parts[2].lower() in job.names) and parts in specs \
+                        and digest not in held and digest not in refused:
+                    later[digest] = (parts, file_sig(specs[parts]))
+        try:
+            fp = _statement(out, db, job, installed, store.held if store is not None else 0, snap)
+            if fp is not None and job.cache is not None and job.budget and job.key is not None:
+                if not job.text:  # a `warm` job: copy now (the caller asked, in the background)
+                    if store is None:
+                        from catalog_core.sql.snapcache import Store
+
+                        store = Store(job.timeout_s, job.memory_limit, job.budget)
+                    _warm(db, job, store)
+                pending.update(later)
         finally:
             if fp is not None and job.key is not None:
                 key = job.key

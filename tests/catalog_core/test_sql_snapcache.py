@@ -154,3 +154,26 @@ def test_budget_is_validated():
     assert snapcache.parse_bytes("512MiB") == 512 << 20 and snapcache.parse_bytes("2G") == 2 << 30
     with pytest.raises(ValueError, match="SEMCAT_SQL_CACHE_BYTES must be a number of bytes"):
         snapcache.parse_bytes("lots")
+
+
+def test_materialized_on_second_use_never_in_the_way_of_the_first(wh, pool1):
+    """The first statement on a table runs on its files and nothing is copied after it, so the
+    next statement (here on another table, as a tool's warnings read the load log) does not wait
+    for a copy; the second statement on the table copies it in and reads memory."""
+    d_orders = digest(wh.cat, wh.v4)
+    assert run(wh.cat, SUM, snapshot=wh.v4) == [[45]] and not hit()
+    assert run(wh.cat, "SELECT count(*) FROM wh.crm.customers", snapshot=wh.v4) == [[2]] and not hit()
+    assert d_orders not in worker.last_snapshot()["tables"]
+    assert run(wh.cat, SUM, snapshot=wh.v4) == [[45]] and hit()
+    assert d_orders in worker.last_snapshot()["tables"]
+
+
+def test_a_file_rewritten_before_the_second_use_is_not_copied_as_the_old_rows(wh, pool1):
+    old = digest(wh.cat, wh.v3)
+    assert run(wh.cat, SUM, snapshot=wh.v3) == [[45]] and not hit()
+    pq.write_table(pa.table({"id": pa.array([100, 200, 300], pa.int64()), "price": [1.0, 2.0, 3.0],
+                             "note": ["x", "y", "z"]}), wh.paths["a"])
+    assert run(wh.cat, SUM, snapshot=wh.v3) == [[600 + 39]] and not hit()
+    assert run(wh.cat, SUM, snapshot=wh.v3) == [[600 + 39]] and hit()
+    held = worker.last_snapshot()["tables"]
+    assert digest(wh.cat, wh.v3) in held and old not in held
