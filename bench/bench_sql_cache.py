@@ -10,7 +10,7 @@ client), at a pinned snapshot, in one run:
   and `query_metric` (net_revenue by dim_store.region): p50 of N calls after one warm-up, with the
   cache off (budget 0, the file views as before the cache) and on;
 - the first call of each (`first`): median over R rounds, each on a fresh pool of SQL workers, cache
-  off and on (the cache copies a table in after answering, so its first call should not be slower);
+  off and on (the cache copies a table in on its second use, so its first call should not be slower);
 - the same statements in this process on raw DuckDB: views over the same Parquet files
   (`cc.open_duckdb(sandbox=False)`) and the tables loaded into DuckDB memory (`CREATE TABLE AS`);
 - the bytes each worker's cache held after the run against its budget, and the workers' RSS.

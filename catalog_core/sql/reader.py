@@ -278,7 +278,7 @@ def _from_cache(cat: CatalogAPI, vid: int, text: str, limit: int, timeout_s: flo
     statement names, checking only those tables' files (None: a miss; nothing ran)."""
     data: dict[tuple[str, str, str], str] = {}
     views, digests = _keyed_views(cat, vid, True, names=names, data=data)
-    if digests is None or not data:
+    if digests is None or not data or not worker.may_serve(set(data.values())):
         return None
     key = hashlib.sha256(repr(("snap", views[0], sorted(data.items()), float(timeout_s), memory_limit)).encode())
     job = worker.Job(text=text, views=None, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit,

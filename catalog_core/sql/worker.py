@@ -78,6 +78,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 __all__ = ["Job", "WorkerDied", "run", "prestart", "main", "workers", "last_worker", "last_cached", "last_snapshot",
+           "may_serve",
            "pool_size",
            "set_pool_size", "max_concurrent", "set_max_concurrent", "HEADROOM", "GRACE_S", "SETUP_TIMEOUT_S",
            "RETIRE_GROWTH"]
@@ -145,6 +146,9 @@ class _Worker:
         self.served = 0
         self.key: str | None = None  # the key of the database it holds (as far as the caller knows)
         self.snap: str | None = None  # the key of the last job its snapshot cache served
+        # digests (`Job.cache`) of the tables it read with the snapshot cache on: what it may hold or
+        # copy in on their second use (a superset: evictions are not reported back)
+        self.may_hold: set[str] = set()
 
     def fits(self, memory_limit: int) -> bool:
         return self.cap is None or memory_limit + HEADROOM <= self.cap
@@ -207,6 +211,15 @@ def set_max_concurrent(n: int) -> None:
         raise InvalidValueError(f"the number of concurrent SQL statements must be an integer from 1 to 64, got {n!r}")
     with _lock:
         _max_concurrent, _slots = n, threading.BoundedSemaphore(n)
+
+
+def may_serve(digests: set[str]) -> bool:
+    """Could a live worker hold (or copy in from its views) every table of `digests`? False when
+    none has read them all: a statement on them then goes straight to the files, without first
+    asking a worker's snapshot cache (a round trip that, on a fresh pool, also overlaps the
+    start of the next worker with the statement)."""
+    with _lock:
+        return any(digests <= w.may_hold for w in list(_idle) + list(_busy) if w.alive())
 
 
 def last_worker() -> int | None:
@@ -459,6 +472,10 @@ def run(job: Job) -> dict[str, Any]:
                 except ValueError:
                     answer = None
             ok = isinstance(answer, dict)
+            if isinstance(answer, dict) and _clean(answer) and job.cache and job.budget and not answer.get("miss"):
+                if len(w.may_hold) > 100_000:
+                    w.may_hold.clear()
+                w.may_hold.update(job.cache[p] for p in job.cache if job.names is None or p[2].lower() in job.names)
             if job.views is None:  # the snapshot cache only: its database is not the worker's own
                 w.snap = job.key if ok and "ok" in answer else w.snap  # type: ignore[operator]
             else:

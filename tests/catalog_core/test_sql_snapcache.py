@@ -177,3 +177,16 @@ def test_a_file_rewritten_before_the_second_use_is_not_copied_as_the_old_rows(wh
     assert run(wh.cat, SUM, snapshot=wh.v3) == [[600 + 39]] and hit()
     held = worker.last_snapshot()["tables"]
     assert digest(wh.cat, wh.v3) in held and old not in held
+
+
+def test_no_cache_round_trip_before_any_worker_read_the_tables(wh, pool1):
+    """A statement on tables no live worker has read goes straight to the files (no probe of a
+    worker's cache first); once a worker read them, it may serve them."""
+    worker.stop_all()
+    d = digest(wh.cat, wh.v3)
+    assert not worker.may_serve({d})
+    assert run(wh.cat, SUM, snapshot=wh.v3) == [[45]] and not hit()
+    assert worker.may_serve({d}) and not worker.may_serve({d, digest(wh.cat, wh.v1)})
+    assert run(wh.cat, SUM, snapshot=wh.v3) == [[45]] and hit()
+    worker.stop_all()
+    assert not worker.may_serve({d})   # its workers are gone
