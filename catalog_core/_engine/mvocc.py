@@ -202,7 +202,8 @@ class TransactionManager:
                 accepted.append((req, next_vid, effects, commit_time))
                 next_vid += 1
             if accepted:
-                self._write(inner, leaf, deltas, records, next_vid - 1)
+                self._write(inner, leaf, deltas, records, next_vid - 1,
+                            [e.path for _r, _v, effects, _t in accepted for e in effects])
                 durable = True
                 self.groups += 1
                 if self._commit_times is not None:
@@ -229,7 +230,9 @@ class TransactionManager:
                 req.done.set()
 
     def _write(self, inner: dict[bytes, Any], leaf: dict[bytes, Any], deltas: list[Any], records: list[Any],
-               latest_vid: int) -> None:
+               latest_vid: int, paths: list[str]) -> None:
+        """Write the group's batch durably; before it becomes visible, invalidate what the caches
+        hold of the written leaf lists and of the written objects (`paths`: every effect)."""
         store = self.store
         wb = store.new_batch()
         for cf, items in (("inner", inner.items()), ("leaf", leaf.items()), ("delta", deltas), ("commits", records)):
@@ -237,6 +240,7 @@ class TransactionManager:
             for key, data in items:
                 wb.put(key, data, handle)
         store.written_leaves(leaf.keys(), latest_vid)
+        store.objects.written(paths, latest_vid)
         store.write(wb, latest_vid)
 
     def attach_commit_times(self, times: list[float]) -> None:
