@@ -13,7 +13,7 @@ from msgpack import packb as _packb
 
 from catalog_core._engine.keys import SEP, children_prefix, key_of, path_of_key
 from catalog_core._engine.storage import Store
-from catalog_core.codec import inv_vid_bytes, maybe_non_finite, pack, pack_value
+from catalog_core.codec import inv_vid_bytes, maybe_non_finite, pack, pack_value, unpack
 from catalog_core.errors import (
     AlreadyExistsError,
     InvalidValueError,
@@ -54,6 +54,16 @@ def _pack_record(key: bytes, record: list[Any]) -> bytes:
     return out
 
 
+def _delta_bytes(start: int, end: int, value: Any, record: bytes | None) -> bytes:
+    """pack([start, end, value]); from the stored record pack([start, value]) when given."""
+    if record is not None and record[:1] == b"\x92":
+        head: bytes = _packb(start)
+        if record[1:1 + len(head)] == head:
+            tail: bytes = _packb(end)
+            return b"\x93" + head + tail + record[1 + len(head):]
+    return pack([start, end, value])
+
+
 def changes(effects: list["Effect"]) -> bool:
     """Does a write set change anything? (An empty merge, an add then a remove of the same path,
     an update to the same value do not.)"""
@@ -75,8 +85,29 @@ class View:
         self.parent = parent
         self.inner: dict[bytes, list[Any]] = {}
         self.leaf: dict[bytes, list[Any]] = {}
-        self.deltas: list[tuple[bytes, int, int, Any]] = []
+        # (key, start, end, value, the stored record [start, value] as encoded | None)
+        self.deltas: list[tuple[bytes, int, int, Any, bytes | None]] = []
         self.packed: dict[bytes, bytes] = {}  # inner key -> its value as encoded when recorded
+        # Store reads of the root view (a group's): the store does not change while a group is
+        # materialized (one leader at a time), so each key is read and decoded once per group.
+        # Read-only: writes copy what they change.
+        self._inner_reads: dict[bytes, tuple[list[Any] | None, bytes | None]] = {}
+        self._leaf_reads: dict[bytes, list[Any] | None] = {}
+
+    def _root(self) -> "View":
+        v = self
+        while v.parent is not None:
+            v = v.parent
+        return v
+
+    def _stored_inner(self, key: bytes) -> tuple[list[Any] | None, bytes | None]:
+        """The store's current record of an inner key, decoded, and its encoded bytes."""
+        reads = self._root()._inner_reads
+        got = reads.get(key)
+        if got is None:
+            raw = self.store.cf["inner"].get(key)
+            got = reads[key] = (None if raw is None else unpack(raw), raw)
+        return got
 
     def _inner(self, key: bytes) -> list[Any] | None:
         v: View | None = self
@@ -84,7 +115,7 @@ class View:
             if key in v.inner:
                 return v.inner[key]
             v = v.parent
-        return self.store.inner_current(key)
+        return self._stored_inner(key)[0]
 
     def _leaf(self, key: bytes) -> list[Any] | None:
         v: View | None = self
@@ -92,7 +123,11 @@ class View:
             if key in v.leaf:
                 return v.leaf[key]
             v = v.parent
-        return self.store.leaf_lifetimes(key)
+        reads = self._root()._leaf_reads
+        if key in reads:
+            return reads[key]
+        got = reads[key] = self.store.leaf_lifetimes(key)
+        return got
 
     def current(self, path: str) -> tuple[dict[str, Any], bool] | None:
         key = key_of(path)
@@ -139,9 +174,10 @@ class View:
             raw = self.packed.get(key) if value is not None else None
             inner[key] = b"\x92" + _packb(vid) + raw if raw is not None else _pack_record(key, [vid, value])
         leaf = {key: pack(lts) for key, lts in self.leaf.items()}
-        # past versions: values already stored (or encoded by an earlier commit of the group)
-        deltas = [(key + SEP + inv_vid_bytes(start), pack([start, end, value]))
-                  for key, start, end, value in self.deltas]
+        # past versions: values already stored (their bytes reused: [start, value] -> [start, end,
+        # value]) or encoded by an earlier commit of the group
+        deltas = [(key + SEP + inv_vid_bytes(start), _delta_bytes(start, end, value, raw))
+                  for key, start, end, value, raw in self.deltas]
         return inner, leaf, deltas
 
     # ------------------------------------------------------------ primitive writes
@@ -149,7 +185,8 @@ class View:
         key = key_of(path)
         prev = self._inner(key)
         if prev is not None and prev[0] != vid:
-            self.deltas.append((key, prev[0], vid, prev[1]))
+            stored, raw = self._stored_inner(key)
+            self.deltas.append((key, prev[0], vid, prev[1], raw if stored is prev else None))
         self.inner[key] = [vid, value]
         if packed is not None:
             self.packed[key] = packed

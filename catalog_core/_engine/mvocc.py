@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from catalog_core._engine.apply import View, changes, materialize
@@ -42,7 +42,7 @@ class CommitRequest:
     meta: dict[str, Any]
     time: float | None = None  # a backdated commit time (seconds since the epoch); None: now
     fields: bytes | None = None  # author, message, meta encoded (codec.pack_commit_fields)
-    done: threading.Event = field(default_factory=threading.Event)
+    done: bool = False  # set by the group's leader; a waiting committer blocks on the leader lock
     vid: int | None = None
     error: BaseException | None = None
 
@@ -133,9 +133,9 @@ class TransactionManager:
             raise CatalogError("the catalog is closed; reopen it to commit")
         with self._queue_lock:
             self._queue.append(req)
-        while not req.done.is_set():
+        while not req.done:
             with self._leader:
-                if req.done.is_set():
+                if req.done:
                     break
                 with self._queue_lock:
                     group, self._queue = self._queue, []
@@ -227,7 +227,7 @@ class TransactionManager:
             with self._state:
                 self._gc()
             for req in group:
-                req.done.set()
+                req.done = True
 
     def _write(self, inner: dict[bytes, Any], leaf: dict[bytes, Any], deltas: list[Any], records: list[Any],
                latest_vid: int, paths: list[str]) -> None:
