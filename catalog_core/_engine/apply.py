@@ -249,6 +249,14 @@ def _remove_subtree(view: View, path: str, leaf: bool, vid: int, effects: list[E
 def _apply_one(view: View, op: WriteOp, vid: int, time: float, effects: list[Effect]) -> None:
     path = op.path
     key = key_of_valid(path)
+    if op.leaf and op.kind == "add":  # the bulk case: a new file leaf, checked as below
+        _parent_ok(view, path, "add")
+        if view.current(path, key) is not None:
+            raise AlreadyExistsError(f"cannot add {path!r}: it already exists; use update to replace it",
+                                     path=path)
+        view.add_leaf(path, op.packed, None, vid, key)
+        effects.append(Effect(path, None, op.value, True))
+        return
     cur = view.current(path, key)
     if op.kind in ("add", "leafref"):
         _parent_ok(view, path, "add")
