@@ -205,7 +205,7 @@ class TransactionManager:
                 next_vid += 1
             if accepted:
                 self._write(inner, leaf, deltas, records, next_vid - 1,
-                            [e.path for _r, _v, effects, _t in accepted for e in effects])
+                            [e.path for _r, _v, effects, _t in accepted for e in effects if e.before is not None])
                 durable = True
                 self.groups += 1
                 if self._commit_times is not None:
@@ -234,7 +234,8 @@ class TransactionManager:
     def _write(self, inner: dict[bytes, Any], leaf: dict[bytes, Any], deltas: list[Any], records: list[Any],
                latest_vid: int, paths: list[str]) -> None:
         """Write the group's batch durably; before it becomes visible, invalidate what the caches
-        hold of the written leaf lists and of the written objects (`paths`: every effect)."""
+        hold of the written leaf lists and of the written objects (`paths`: every effect on an
+        object that existed before it; an absent object is never cached, see objcache)."""
         store = self.store
         wb = store.new_batch()
         for cf, items in (("inner", inner.items()), ("leaf", leaf.items()), ("delta", deltas), ("commits", records)):

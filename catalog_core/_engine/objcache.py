@@ -3,10 +3,11 @@ RocksDB or decoding.
 
 An entry holds the current version of one path: the Obj (value frozen, see `frozen`), the vid
 that wrote it (`start`) and the path's *floor* when it was read. A path's floor is the vid of
-the last commit that wrote it since the catalog was opened (the vid at open for paths no commit
-wrote since). Every commit raises the floors of the paths it writes (its effects: removed
-subtrees, publish, clone, branch records and group commits included) *before* it becomes
-visible (before `Store.write` advances latest_vid), and drops their entries.
+the last commit that changed or removed it since the catalog was opened (the vid at open for
+paths no commit did). Every commit raises the floors of the existing objects it changes or
+removes (its effects: removed subtrees, publish, clone, branch records and group commits
+included) *before* it becomes visible (before `Store.write` advances latest_vid), and drops
+their entries.
 
 Invariants:
 - An entry is served only while its floor equals the path's floor now: no commit wrote the path
@@ -17,8 +18,12 @@ Invariants:
 - So a reader that took its vid after a commit was acknowledged never gets an older version
   than that commit's, whatever the interleaving (a stale entry put back by a race is refused
   by the floor check on every hit).
+- Absent objects are never cached, so a commit that only creates an object (its before-image
+  is None: an add, a re-add after a removal, a clone's leaf reference) need not raise its floor:
+  no entry of the path can exist under the path's current floor, nor be put while it is absent.
+  A bulk load of new leaves thus grows no floors.
 - Bounded by entries and bytes (an estimate: 3x the encoded size plus 200 bytes); least
-  recently used entries go first. Absent objects are not cached.
+  recently used entries go first.
 """
 
 from __future__ import annotations
