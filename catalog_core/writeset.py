@@ -5,9 +5,8 @@ Ops are validated for shape when they are recorded; preconditions are checked at
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 from catalog_core.codec import pack_commit_fields, pack_leaf, pack_value
 from catalog_core.errors import InvalidPathError, InvalidValueError
@@ -21,8 +20,9 @@ __all__ = ["WriteOp", "CommitOnExit", "WriteMethods", "make_op", "op_from_dict",
 KINDS = ("add", "update", "remove", "merge", "leafref")
 
 
-@dataclass(frozen=True, slots=True)
-class WriteOp:
+class WriteOp(NamedTuple):
+    """One recorded write, immutable (a NamedTuple: a bulk load records one per object)."""
+
     kind: str
     path: str
     value: dict[str, Any] | None = None

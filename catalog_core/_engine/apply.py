@@ -6,14 +6,14 @@ that cannot be stored fails that commit only."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from msgpack import Packer
 from msgpack import packb as _packb
 
-from catalog_core._engine.keys import SEP, children_prefix, key_of, path_of_key
+from catalog_core._engine.keys import SEP, children_prefix, key_of_valid, parent_of_valid, path_of_key
 from catalog_core._engine.storage import Store
-from catalog_core.codec import inv_vid_bytes, maybe_non_finite, pack, pack_value
+from catalog_core.codec import inv_vid_bytes, maybe_non_finite, pack, pack_value, unpack
 from catalog_core.errors import (
     AlreadyExistsError,
     InvalidValueError,
@@ -22,17 +22,20 @@ from catalog_core.errors import (
     PreconditionError,
 )
 from catalog_core.merge import apply_delta
-from catalog_core.paths import parent_of
 from catalog_core.writeset import WriteOp
 
 __all__ = ["Effect", "Encoded", "View", "changes", "materialize"]
 
+# One reusable encoder (msgpack.packb builds a Packer per call): encode runs in the group
+# commit's leader only, one thread at a time.
+_LEADER_PACKER = Packer(use_bin_type=True)
+
 _FULL = [(None, None)]
 
 
-@dataclass(frozen=True, slots=True)
-class Effect:
-    """One object's change: its before- and after-image (None: absent)."""
+class Effect(NamedTuple):
+    """One object's change: its before- and after-image (None: absent). (A NamedTuple: a bulk
+    load makes one per object.)"""
 
     path: str
     before: dict[str, Any] | None
@@ -54,9 +57,21 @@ def _pack_record(key: bytes, record: list[Any]) -> bytes:
     return out
 
 
+def _delta_bytes(start: int, end: int, value: Any, record: bytes | None) -> bytes:
+    """pack([start, end, value]); from the stored record pack([start, value]) when given."""
+    if record is not None and record[:1] == b"\x92":
+        head: bytes = _packb(start)
+        if record[1:1 + len(head)] == head:
+            tail: bytes = _packb(end)
+            return b"\x93" + head + tail + record[1 + len(head):]
+    return pack([start, end, value])
+
+
 def changes(effects: list["Effect"]) -> bool:
     """Does a write set change anything? (An empty merge, an add then a remove of the same path,
     an update to the same value do not.)"""
+    if len({e.path for e in effects}) == len(effects):  # one effect per path: no netting
+        return any(e.before != e.after for e in effects)
     net: dict[str, list[Any]] = {}
     for e in effects:
         seen = net.get(e.path)
@@ -73,10 +88,28 @@ class View:
     def __init__(self, store: Store, parent: "View | None" = None) -> None:
         self.store = store
         self.parent = parent
+        self.root: View = self if parent is None else parent.root
         self.inner: dict[bytes, list[Any]] = {}
         self.leaf: dict[bytes, list[Any]] = {}
-        self.deltas: list[tuple[bytes, int, int, Any]] = []
+        # (key, start, end, value, the stored record [start, value] as encoded | None)
+        self.deltas: list[tuple[bytes, int, int, Any, bytes | None]] = []
         self.packed: dict[bytes, bytes] = {}  # inner key -> its value as encoded when recorded
+        # Store reads of the root view (a group's): the store does not change while a group is
+        # materialized (one leader at a time), so each key is read and decoded once per group.
+        # Read-only: writes copy what they change.
+        self._inner_reads: dict[bytes, tuple[list[Any] | None, bytes | None]] = {}
+        self._leaf_reads: dict[bytes, list[Any] | None] = {}
+        # inner objects of this view checked as existing parents since it last wrote them
+        self.parents_ok: set[str] = set()
+
+    def _stored_inner(self, key: bytes) -> tuple[list[Any] | None, bytes | None]:
+        """The store's current record of an inner key, decoded, and its encoded bytes."""
+        reads = self.root._inner_reads
+        got = reads.get(key)
+        if got is None:
+            raw = self.store.cf["inner"].get(key)
+            got = reads[key] = (None if raw is None else unpack(raw), raw)
+        return got
 
     def _inner(self, key: bytes) -> list[Any] | None:
         v: View | None = self
@@ -84,7 +117,7 @@ class View:
             if key in v.inner:
                 return v.inner[key]
             v = v.parent
-        return self.store.inner_current(key)
+        return self._stored_inner(key)[0]
 
     def _leaf(self, key: bytes) -> list[Any] | None:
         v: View | None = self
@@ -92,10 +125,16 @@ class View:
             if key in v.leaf:
                 return v.leaf[key]
             v = v.parent
-        return self.store.leaf_lifetimes(key)
+        reads = self.root._leaf_reads
+        if key in reads:
+            return reads[key]
+        got = reads[key] = self.store.leaf_lifetimes(key)
+        return got
 
-    def current(self, path: str) -> tuple[dict[str, Any], bool] | None:
-        key = key_of(path)
+    def current(self, path: str, key: bytes | None = None) -> tuple[dict[str, Any], bool] | None:
+        """(value, is_leaf) of `path` now, None if absent (`key`: its key, if known)."""
+        if key is None:
+            key = key_of_valid(path)
         cur = self._inner(key)
         if cur is not None and cur[1] is not None:
             return cur[1], False
@@ -138,32 +177,38 @@ class View:
         for key, (vid, value) in self.inner.items():
             raw = self.packed.get(key) if value is not None else None
             inner[key] = b"\x92" + _packb(vid) + raw if raw is not None else _pack_record(key, [vid, value])
-        leaf = {key: pack(lts) for key, lts in self.leaf.items()}
-        # past versions: values already stored (or encoded by an earlier commit of the group)
-        deltas = [(key + SEP + inv_vid_bytes(start), pack([start, end, value]))
-                  for key, start, end, value in self.deltas]
+        pack_lts = _LEADER_PACKER.pack  # lifetimes hold ints, bytes and None: they always encode
+        leaf = {key: pack_lts(lts) for key, lts in self.leaf.items()}
+        # past versions: values already stored (their bytes reused: [start, value] -> [start, end,
+        # value]) or encoded by an earlier commit of the group
+        deltas = [(key + SEP + inv_vid_bytes(start), _delta_bytes(start, end, value, raw))
+                  for key, start, end, value, raw in self.deltas]
         return inner, leaf, deltas
 
     # ------------------------------------------------------------ primitive writes
     def put_inner(self, path: str, value: dict[str, Any] | None, vid: int, packed: bytes | None = None) -> None:
-        key = key_of(path)
+        key = key_of_valid(path)
+        self.parents_ok.discard(path)
         prev = self._inner(key)
         if prev is not None and prev[0] != vid:
-            self.deltas.append((key, prev[0], vid, prev[1]))
+            stored, raw = self._stored_inner(key)
+            self.deltas.append((key, prev[0], vid, prev[1], raw if stored is prev else None))
         self.inner[key] = [vid, value]
         if packed is not None:
             self.packed[key] = packed
         else:
             self.packed.pop(key, None)
 
-    def add_leaf(self, path: str, packed: bytes | None, ref: list[Any] | None, vid: int) -> None:
-        key = key_of(path)
+    def add_leaf(self, path: str, packed: bytes | None, ref: list[Any] | None, vid: int,
+                 key: bytes | None = None) -> None:
+        if key is None:
+            key = key_of_valid(path)
         lts = list(self._leaf(key) or [])
         lts.append([vid, 0, packed, ref])
         self.leaf[key] = lts
 
     def tomb_leaf(self, path: str, vid: int) -> None:
-        key = key_of(path)
+        key = key_of_valid(path)
         lts = [list(lt) for lt in self._leaf(key) or []]
         if lts and lts[-1][1] == 0:
             if lts[-1][0] == vid:
@@ -174,7 +219,9 @@ class View:
 
 
 def _parent_ok(view: View, path: str, op: str) -> None:
-    parent = parent_of(path)
+    parent = parent_of_valid(path)
+    if parent in view.parents_ok:  # checked by an earlier op of this view, not written since
+        return
     cur = view.current(parent)
     if cur is None:
         raise MissingObjectError(f"cannot {op} {path!r}: its parent {parent!r} does not exist; create the parent first",
@@ -182,6 +229,7 @@ def _parent_ok(view: View, path: str, op: str) -> None:
     if cur[1]:
         raise PreconditionError(f"cannot {op} {path!r}: its parent {parent!r} is a leaf and leaves have no children",
                                 path=path, parent=parent)
+    view.parents_ok.add(parent)
 
 
 def _remove_subtree(view: View, path: str, leaf: bool, vid: int, effects: list[Effect]) -> None:
@@ -200,7 +248,16 @@ def _remove_subtree(view: View, path: str, leaf: bool, vid: int, effects: list[E
 
 def _apply_one(view: View, op: WriteOp, vid: int, time: float, effects: list[Effect]) -> None:
     path = op.path
-    cur = view.current(path)
+    key = key_of_valid(path)
+    if op.leaf and op.kind == "add":  # the bulk case: a new file leaf, checked as below
+        _parent_ok(view, path, "add")
+        if view.current(path, key) is not None:
+            raise AlreadyExistsError(f"cannot add {path!r}: it already exists; use update to replace it",
+                                     path=path)
+        view.add_leaf(path, op.packed, None, vid, key)
+        effects.append(Effect(path, None, op.value, True))
+        return
+    cur = view.current(path, key)
     if op.kind in ("add", "leafref"):
         _parent_ok(view, path, "add")
         if cur is not None:
@@ -208,11 +265,11 @@ def _apply_one(view: View, op: WriteOp, vid: int, time: float, effects: list[Eff
                                      path=path)
         if op.kind == "leafref":
             assert op.ref is not None  # make_op("leafref") always has one
-            pkey = key_of(op.ref[0])
+            pkey = key_of_valid(op.ref[0])
             view.add_leaf(path, None, [pkey, op.ref[1]], vid)
             effects.append(Effect(path, None, view.store.resolve_ref([pkey, op.ref[1]]), True))
         elif op.leaf:
-            view.add_leaf(path, op.packed, None, vid)
+            view.add_leaf(path, op.packed, None, vid, key)
             effects.append(Effect(path, None, op.value, True))
         else:
             view.put_inner(path, op.value, vid, op.packed)

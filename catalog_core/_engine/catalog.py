@@ -53,15 +53,17 @@ def _is_text(s: str) -> bool:
 class Catalog:
     """A catalog stored in a local data directory (`catalog/` RocksDB + `warehouse/`)."""
 
-    def __init__(self, data_dir: str, protocol: str = "ospl", file_cache_mb: float = 64) -> None:
-        if isinstance(file_cache_mb, bool) or not isinstance(file_cache_mb, (int, float)) or not file_cache_mb >= 0:
-            raise InvalidValueError(f"file_cache_mb must be a number of MiB >= 0 (0 turns the cache off), "
-                                    f"got {file_cache_mb!r}")
+    def __init__(self, data_dir: str, protocol: str = "ospl", file_cache_mb: float = 64,
+                 object_cache_mb: float = 32) -> None:
+        for name, mb in (("file_cache_mb", file_cache_mb), ("object_cache_mb", object_cache_mb)):
+            if isinstance(mb, bool) or not isinstance(mb, (int, float)) or not mb >= 0:
+                raise InvalidValueError(f"{name} must be a number of MiB >= 0 (0 turns the cache off), got {mb!r}")
         self.data_dir = os.path.abspath(data_dir)
         self.warehouse = os.path.join(self.data_dir, "warehouse")
         os.makedirs(self.warehouse, exist_ok=True)
         self._store = Store(os.path.join(self.data_dir, "catalog"))
         self._store.files.max_bytes = int(file_cache_mb * (1 << 20))
+        self._store.objects.max_bytes = int(object_cache_mb * (1 << 20))
         self._mgr = TransactionManager(self._store, protocol)
         self._times = [rec["time"] for _v, rec in self._store.commit_records(0, self._store.latest_vid)]
         self._mgr._last_time = self._times[-1] if self._times else 0.0
@@ -70,11 +72,13 @@ class Catalog:
         self._publishing = _branches.Publishing()
 
     @classmethod
-    def open(cls, data_dir: str, protocol: str = "ospl", file_cache_mb: float = 64) -> "Catalog":
+    def open(cls, data_dir: str, protocol: str = "ospl", file_cache_mb: float = 64,
+             object_cache_mb: float = 32) -> "Catalog":
         """Open (creating if missing) the catalog in `data_dir`. `protocol`: ospl | osl | mgl.
-        `file_cache_mb` bounds the memory plan_files keeps for recently planned partitions
-        (0 turns that cache off)."""
-        return cls(data_dir, protocol, file_cache_mb)
+        `file_cache_mb` bounds the memory plan_files keeps for recently planned partitions,
+        `object_cache_mb` the current versions `get` keeps (at most 50,000 objects); 0 turns
+        either cache off."""
+        return cls(data_dir, protocol, file_cache_mb, object_cache_mb)
 
     @property
     def protocol(self) -> str:
@@ -134,8 +138,33 @@ class Catalog:
         return None if hit is None else Obj(path, hit[0], hit[1], hit[2])
 
     def get(self, path: str, vid: int | str | None = None) -> Obj | None:
-        split(path)
-        return self._get_at(path, self.resolve(vid))
+        """The object at `path` at `vid` (default: latest), None if absent. Its value is
+        read-only (`copy.deepcopy` it to change it): the current version of an object is
+        served from the current-object cache (see `_engine.objcache`), shared by every reader."""
+        objects = self._store.objects
+        if vid is None:
+            v = self._store.latest_vid
+            try:
+                hit = objects.get(path, v)
+            except TypeError:  # unhashable: split says what is wrong with it
+                hit = None
+            if hit is not None:
+                return hit
+            split(path)
+        else:
+            split(path)
+            v = self.resolve(vid)
+            hit = objects.get(path, v)
+            if hit is not None:
+                return hit
+        floor = objects.floor(path)  # read after `v` was taken, before the store is
+        got = self._store.get_frozen(path, v)
+        if got is None:
+            return None
+        obj = Obj(path, got[0], got[1], got[2])
+        if got[3] >= 0:
+            objects.put(floor, v, obj, 3 * got[3])
+        return obj
 
     def iter_query(self, expr: str | Query, vid: int | str | None = None,
                    stats: QueryStats | None = None) -> Iterator[Obj]:
@@ -221,6 +250,7 @@ class Catalog:
         return {"protocol": mgr.protocol, "latest_vid": store.latest_vid, "groups": mgr.groups,
                 "write_log_records": log_records, "active_read_vids": active,
                 "caches": {"files": store.files.info(), "leaf_lists": store.leaf_lists.info(),
+                           "objects": store.objects.info(),
                            "leaf_values": {"entries": len(store.leaf_values)}}}
 
     def leaf_source(self, path: str, vid: int | str | None = None) -> tuple[str, int] | None:
@@ -234,8 +264,10 @@ class Catalog:
             return None
 
     def clear_caches(self) -> None:
-        """Forget the leaf lists and decoded values kept in memory (benchmarks measure cold reads)."""
+        """Forget the leaf lists, objects and decoded values kept in memory (benchmarks measure
+        cold reads)."""
         self._store.files.clear()
+        self._store.objects.clear()
         self._store.leaf_lists.clear()
         self._store.leaf_values.clear()
 

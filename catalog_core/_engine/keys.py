@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from catalog_core.paths import ROOT, split, successor
 
-__all__ = ["SEP", "key_of", "path_of_key", "children_prefix", "parent_of_prefix", "child_key", "successor", "ROOT"]
+__all__ = ["SEP", "key_of", "key_of_valid", "parent_of_valid", "path_of_key", "children_prefix", "parent_of_prefix", "child_key", "successor", "ROOT"]
 
 SEP = b"\x00"
 
@@ -24,6 +24,19 @@ def _encode(parts: tuple[str, ...]) -> bytes:
 @lru_cache(maxsize=262144)
 def key_of(path: str) -> bytes:
     return _encode(split(path))
+
+
+def key_of_valid(path: str) -> bytes:
+    """`key_of` for a path already validated (a recorded write's): no validation, no cache, for
+    the commit path, which sees each of a bulk load's paths once."""
+    if path == ROOT:
+        return b"\x00\x00"
+    return path.count("/").to_bytes(2, "big") + path[1:].encode().replace(b"/", SEP)
+
+
+def parent_of_valid(path: str) -> str:
+    """`paths.parent_of` for a validated path other than the root."""
+    return path[:path.rfind("/")] or ROOT
 
 
 def path_of_key(key: bytes) -> str:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from catalog_core._engine.apply import View, changes, materialize
 from catalog_core._engine.locks import LockManager
 from catalog_core._engine.storage import Store
 from catalog_core._engine.writelog import WriteLog
+from catalog_core._gcpause import gc_paused
 from catalog_core.codec import pack_commit_fields, pack_commit_record, vid_bytes
 from catalog_core.errors import CatalogError, ConflictError, InvalidValueError
 from catalog_core.model import iso_time as _iso
@@ -42,7 +43,7 @@ class CommitRequest:
     meta: dict[str, Any]
     time: float | None = None  # a backdated commit time (seconds since the epoch); None: now
     fields: bytes | None = None  # author, message, meta encoded (codec.pack_commit_fields)
-    done: threading.Event = field(default_factory=threading.Event)
+    done: bool = False  # set by the group's leader; a waiting committer blocks on the leader lock
     vid: int | None = None
     error: BaseException | None = None
 
@@ -133,14 +134,15 @@ class TransactionManager:
             raise CatalogError("the catalog is closed; reopen it to commit")
         with self._queue_lock:
             self._queue.append(req)
-        while not req.done.is_set():
+        while not req.done:
             with self._leader:
-                if req.done.is_set():
+                if req.done:
                     break
                 with self._queue_lock:
                     group, self._queue = self._queue, []
                 if group:
-                    self._run_group(group)
+                    with gc_paused():  # a bulk load's group builds ~10 objects per leaf, none cyclic
+                        self._run_group(group)
         if req.error is not None:
             raise req.error
         return req.vid  # type: ignore[return-value]
@@ -202,7 +204,8 @@ class TransactionManager:
                 accepted.append((req, next_vid, effects, commit_time))
                 next_vid += 1
             if accepted:
-                self._write(inner, leaf, deltas, records, next_vid - 1)
+                self._write(inner, leaf, deltas, records, next_vid - 1,
+                            [e.path for _r, _v, effects, _t in accepted for e in effects if e.before is not None])
                 durable = True
                 self.groups += 1
                 if self._commit_times is not None:
@@ -226,10 +229,13 @@ class TransactionManager:
             with self._state:
                 self._gc()
             for req in group:
-                req.done.set()
+                req.done = True
 
     def _write(self, inner: dict[bytes, Any], leaf: dict[bytes, Any], deltas: list[Any], records: list[Any],
-               latest_vid: int) -> None:
+               latest_vid: int, paths: list[str]) -> None:
+        """Write the group's batch durably; before it becomes visible, invalidate what the caches
+        hold of the written leaf lists and of the written objects (`paths`: every effect on an
+        object that existed before it; an absent object is never cached, see objcache)."""
         store = self.store
         wb = store.new_batch()
         for cf, items in (("inner", inner.items()), ("leaf", leaf.items()), ("delta", deltas), ("commits", records)):
@@ -237,6 +243,7 @@ class TransactionManager:
             for key, data in items:
                 wb.put(key, data, handle)
         store.written_leaves(leaf.keys(), latest_vid)
+        store.objects.written(paths, latest_vid)
         store.write(wb, latest_vid)
 
     def attach_commit_times(self, times: list[float]) -> None:

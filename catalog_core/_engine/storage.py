@@ -26,8 +26,10 @@ from msgpack import unpackb as _unpackb
 from rocksdict import Options, Rdict, ReadOptions, WriteBatch, WriteOptions
 
 from catalog_core._engine.filecache import FileListCache, Floors, parent_prefix
+from catalog_core._engine.frozen import freeze, freeze_leaf, freeze_packed
 from catalog_core._engine.keys import SEP, children_prefix, key_of, path_of_key
 from catalog_core._engine.leafcache import LeafValueCache
+from catalog_core._engine.objcache import ObjectCache
 from catalog_core.codec import FILE_JSON, inv_vid_bytes, pack, unpack, unpack_leaf, vid_bytes
 from catalog_core.errors import CatalogError
 from catalog_core.model import FileObj
@@ -95,6 +97,7 @@ class Store:
         self.files = FileListCache(floors)
         self.leaf_lists = FileListCache(floors, max_bytes=32 << 20)
         self.leaf_values = LeafValueCache()
+        self.objects = ObjectCache(self.latest_vid)
 
     def _bootstrap(self) -> None:
         wb = WriteBatch(raw_mode=True)
@@ -179,6 +182,28 @@ class Store:
             hit = self.leaf_at(lts, vid)
             if hit is not None:
                 return hit[0], hit[1], True
+        return None
+
+    def get_frozen(self, path: str, vid: int) -> tuple[Any, int, bool, int] | None:
+        """As `get`, with the value decoded read-only (`frozen`), plus the encoded size of the
+        version when it is the path's current one (else -1): (value, start vid, is_leaf, size)."""
+        key = key_of(path)
+        raw = self.cf["inner"].get(key)
+        if raw is not None:
+            cur = freeze_packed(raw)
+            if cur[0] <= vid:
+                if cur[1] is not None:
+                    return cur[1], cur[0], False, len(raw)
+            else:
+                hit = self.inner_at(key, cur, vid)
+                if hit is not None:
+                    return freeze(hit[0]), hit[1], False, -1
+        raw = self.cf["leaf"].get(key)
+        if raw is not None:
+            for create, tomb, value, ref in reversed(unpack(raw)):
+                if create <= vid and (tomb == 0 or tomb > vid):
+                    packed = self.resolve_ref_raw(ref) if ref is not None else value
+                    return freeze_leaf(packed), create, True, len(packed) if tomb == 0 else -1
         return None
 
     # ---------------------------------------------------------------- range scans
