@@ -342,11 +342,13 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
         vids: dict[str, list[int]] = {c: [] for c in conds}
         detectors: list[dict[str, Any]] = []
         names: set[str] = set()
+        lake_qs: list[list[Question]] = []
         total = len(qs) * len(conds) * len(lakes)
         with _progress(total, progress) as bar, open(os.path.join(out_dir, EPISODES), "w", encoding="utf-8") as log:
             task = bar.add_task("eval", total=total)
             for lake in lakes:
                 lqs = translate_questions(qs, lake.naming)  # gold SQL under the lake's names (plain: as is)
+                lake_qs.append(lqs)
                 known, deprecated = lake_tables(lake, lqs)
                 gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]] = {}
                 recs: dict[str, list[dict[str, Any]]] = {}
@@ -366,7 +368,7 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
                 for c in lake.catalogs.values():
                     c.close()
     seconds = time.perf_counter() - t0
-    records = combine_records(qs, conds, lakes, per_lake)
+    records = combine_records(lake_qs, conds, lakes, per_lake)
     path = os.path.join(out_dir, RESULTS)
     with open(path, "w", encoding="utf-8") as fh:
         for r in records:
@@ -407,12 +409,14 @@ def detector_report(lake: _Lake, depths: tuple[str, ...], now: dt.datetime) -> d
     return {d: s.as_dict() for d, s in scores.items()}
 
 
-def combine_records(qs: Sequence[Question], conds: Sequence[str], lakes: Sequence[_Lake],
+def combine_records(lake_qs: Sequence[Sequence[Question]], conds: Sequence[str], lakes: Sequence[_Lake],
              per_lake: Sequence[dict[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
-    """One record per question x condition: the first lake's fields, correct only if correct at every lake."""
+    """One record per question x condition: the first lake's fields, correct only if correct at every lake.
+    `lake_qs[k]` are the questions under lake k's names (translate_questions), so a coded variant's stale
+    annotations are matched against the tables and columns its gold SQL reads there."""
     out: list[dict[str, Any]] = []
     for cond in conds:
-        for i, q in enumerate(qs):
+        for i, q in enumerate(lake_qs[0]):
             rs = [recs[cond][i] for recs in per_lake]
             first = dict(rs[0])
             wrong = [r for r in rs if not r["correct"]]
@@ -421,9 +425,10 @@ def combine_records(qs: Sequence[Question], conds: Sequence[str], lakes: Sequenc
                 if len(rs) > 1:
                     first["reason"] += f" (at {wrong[0]['lake']})"
             first["correct"] = not wrong
-            hit = [t for lk in lakes for t in touches(q, lk.stale_rules)]
+            hit = [t for lk, lq in zip(lakes, lake_qs, strict=True) for t in touches(lq[i], lk.stale_rules)]
             first["touches_stale"] = bool(hit)
-            first["touches_detectable_stale"] = any(touches(q, lk.stale_rules, detectable_only=True) for lk in lakes)
+            first["touches_detectable_stale"] = any(touches(lq[i], lk.stale_rules, detectable_only=True)
+                                                    for lk, lq in zip(lakes, lake_qs, strict=True))
             first["stale_annotations"] = sorted(set(hit))[:8]
             first["tags"] = list(q.tags)
             first["gold_tables"] = list(q.tables)

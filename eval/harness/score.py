@@ -186,7 +186,7 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
         if lake.owned:
             for c in lake.catalogs.values():
                 c.close()
-    records = combine_records(qs, conds, [lake], [recs])
+    records = combine_records([qs], conds, [lake], [recs])  # qs: already under the lake's names
     path = os.path.join(out_dir, RESULTS)
     with open(path, "w", encoding="utf-8") as fh:
         for rec in records:

@@ -253,3 +253,21 @@ def test_every_public_gold_gives_the_same_result_on_both_variants(lake_dir, cats
             if not c.correct or len(a.rows) != len(b.rows):
                 bad.append(f"{h} {q.id}: {c.reason}")
     assert not bad, "\n".join(bad)
+
+
+def test_eval_run_matches_stale_annotations_under_the_variants_names(lake_dir, cats, ccats, cryptic_dir):
+    """`touches_stale` of a cryptic run is computed on the gold under the variant's names: the two lakes
+    hold the same stale set, so the same public questions touch it (before: none did on the variant)."""
+    from eval.harness.runner import combine_records, open_lake
+
+    qs = [q for q in load_questions(PUBLIC) if q.gold_sql]
+    touched = {}
+    for name, root, cs in (("plain", lake_dir, cats), ("cryptic", cryptic_dir, ccats)):
+        lake = open_lake(root, cs, {"enriched", "stale"})
+        lqs = translate_questions(qs, lake.naming)
+        recs = {"stale": [{"correct": True, "outcome": "correct", "reason": "", "lake": name, "vid": 0, "sql": ""}
+                          for _ in lqs]}
+        out = combine_records([lqs], ["stale"], [lake], [recs])
+        touched[name] = {q.id for r, q in zip(out, qs, strict=True) if r["touches_stale"]}
+    assert len(touched["plain"]) >= 50
+    assert touched["cryptic"] == touched["plain"]
