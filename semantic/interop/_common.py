@@ -150,6 +150,18 @@ class Plan:
     def add_table_field(self, table: str, fld: str, value: object, place: str = "", columns: list[str] | None = None) -> None:
         self.add(table, "table", f"table.{fld}", value, columns=columns, place=place)
 
+    def add_grain(self, cat: CatalogAPI, table: str, keys: list[Any], vid: int, item: str, place: str,
+                  text: str | None = None) -> None:
+        """`table.grain` from a primary key (`keys`, as the source file names them), its columns under the
+        schema's names; skipped, naming the missing keys, unless every key is a column of `table`."""
+        cols = [self.column(cat, table, str(k), vid) for k in keys]
+        found = [c for c in cols if c]
+        if len(found) < len(cols):
+            self.skip(f"primary key of {item}", place, f"{keys} are not all columns of {table}")
+            return
+        self.add_table_field(table, "grain", {"text": text or f"one row per {', '.join(found)}", "keys": found},
+                             place, columns=found)
+
     def add_column_field(self, table: str, column: str, fld: str, value: object, place: str = "") -> None:
         self.add(table, "column", fld, value, column=column, place=place)
 

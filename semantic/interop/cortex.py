@@ -111,13 +111,7 @@ def _primary_key(cat: CatalogAPI, plan: Plan, vid: int, table: str, t: dict[str,
     pk = (t.get("primary_key") or {}).get("columns") if isinstance(t.get("primary_key"), dict) else None
     if not pk:
         return
-    cols = [plan.column(cat, table, str(c), vid) for c in pk]
-    if None in cols:
-        plan.skip(f"primary key of {t['name']}", place + ".primary_key", f"{pk} are not all columns of {table}")
-        return
-    keys = [c for c in cols if c]
-    plan.add_table_field(table, "grain", {"text": f"one row per {', '.join(keys)}", "keys": keys},
-                         place + ".primary_key", columns=keys)
+    plan.add_grain(cat, table, list(pk), vid, str(t["name"]), place + ".primary_key")
 
 
 def _column_entry(cat: CatalogAPI, plan: Plan, vid: int, table: str, t: dict[str, Any], section: str, role: str,

@@ -309,13 +309,9 @@ def _primary_key(cat: CatalogAPI, plan: Plan, vid: int, t: str, ds: dict[str, An
     keys = ds.get("primary_key") or next(iter(ds.get("unique_keys") or []), None)
     if not keys:
         return
-    cols = [plan.column(cat, t, str(k), vid) for k in keys]
-    if None in cols:
-        plan.skip(f"primary key of {ds['name']}", place + ".primary_key", f"{keys} are not all columns of {t}")
-        return
-    text = ext.get("grain_text") or f"one row per {', '.join(c for c in cols if c)}"
-    plan.add_table_field(t, "grain", {"text": text, "keys": cols}, place + ".primary_key",
-                         columns=[c for c in cols if c])
+    text = ext.get("grain_text")
+    plan.add_grain(cat, t, list(keys), vid, str(ds["name"]), place + ".primary_key",
+                   text=text if isinstance(text, str) else None)
 
 
 def _field(cat: CatalogAPI, plan: Plan, vid: int, t: str, ds: dict[str, Any], f: Any, file: str, fplace: str) -> None:
