@@ -3,6 +3,7 @@ warehouse, committed as file leaves through the engine."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 
@@ -104,7 +105,7 @@ def test_partition_column_comes_from_the_partition_objects(wh):
 
 def test_column_added_to_the_schema_is_null_in_older_files(wh):
     cat = wh.cat
-    table = cat.get("/wh/sales/orders").value
+    table = copy.deepcopy(cat.get("/wh/sales/orders").value)  # get() values are read-only
     table["schema"] = {"schema_id": 1, "columns": schema_columns(SCHEMA + [("discount", "double")])}
     with cat.transaction() as t:
         t.update("/wh/sales/orders", table)
@@ -318,7 +319,7 @@ def test_table_without_schema_shows_file_columns_and_partition_values(cat):
 
 
 def test_a_schema_type_duckdb_cannot_read_fails_only_that_table(wh):
-    table = wh.cat.get("/wh/crm/customers").value
+    table = copy.deepcopy(wh.cat.get("/wh/crm/customers").value)  # get() values are read-only
     table["schema"]["columns"][1]["type"] = "geography_v9"
     with wh.cat.transaction() as t:
         t.update("/wh/crm/customers", table)
