@@ -18,7 +18,6 @@ import multiprocessing as mp
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from typing import Any
 import httpx
 
 import catalog_core as cc
+from bench.serving import free_port, wait_healthy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE = "bench.tpcds.store_sales"
@@ -130,12 +130,6 @@ def iceberg_plan(root: str, n_files: int, repeat: int) -> dict[int, tuple[list[f
 
 
 # ------------------------------------------------------------------ the server
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 WHAT_IF = "--serve-with-wal-sync-outside-gil"
 
 
@@ -172,18 +166,8 @@ def start_server(data_dir: str, log_path: str, what_if: bool = False,
                              "--port", str(port), "--protocol", protocol],
                             cwd=ROOT, env=env, stdout=out, stderr=out)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"server exited: see {log_path}")
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit(f"server did not start: see {log_path}")
+    wait_healthy(proc, url, 60, 0.05, lambda: f"server exited: see {log_path}", f"server did not start: see {log_path}")
+    return proc, url
 
 
 # ------------------------------------------------------------------ commits

@@ -36,7 +36,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -49,6 +48,7 @@ import httpx
 from mcp import Client
 
 import catalog_core as cc
+from bench.serving import free_port, wait_healthy
 from semantic.annotations import new_annotation, write_annotations
 
 BATCH = 50_000
@@ -158,29 +158,15 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start_server(data: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "mcp_server.cli", "serve", "--data", data, "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"semcat serve exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("semcat serve did not answer /healthz within 120 s")
+    wait_healthy(proc, url, 120, 0.1,
+                 lambda: f"semcat serve exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}",
+                 "semcat serve did not answer /healthz within 120 s")
+    return proc, url
 
 
 def stop_server(proc: subprocess.Popen[bytes]) -> None:
