@@ -140,7 +140,7 @@ def test_several_lakes_count_only_if_correct_at_all():
 
     per_lake = [{"enriched": [r("a", "L1", "correct"), r("b", "L1", "correct")]},
                 {"enriched": [r("a", "L2", "correct"), r("b", "L2", "silent-wrong")]}]
-    a, b = combine_records(q, ["enriched"], lakes, per_lake)
+    a, b = combine_records([q, q], ["enriched"], lakes, per_lake)
     assert a["correct"] and a["outcome"] == "correct" and len(a["lakes"]) == 2
     assert not b["correct"] and b["outcome"] == "silent-wrong" and "(at L2)" in b["reason"]
     assert a["touches_stale"] and not a["touches_detectable_stale"]
