@@ -5,12 +5,15 @@
 `metadata` reads only the catalog: schema history (`cat.history`), the commit log, table and
 partition statistics. `data` adds DuckDB checks at the snapshot: grain keys unique, relationship
 match rate and cardinality, enums and sample values present, verified queries still run with the
-same result. Findings that do not depend on the clock are cached per (table, snapshot vid, depth);
-the clock-dependent ones (freshness SLA, not loaded since) are recomputed from cached timelines.
+same result. Findings that do not depend on the clock are cached per (table, snapshot vid, depth)
+and, for the whole catalog, per (snapshot vid, depth); the clock-dependent ones (freshness SLA, not
+loaded since) are recomputed from cached timelines, for the whole catalog only for the tables whose
+`time_due` (cached per vid) is before `now`: a warm call grows with its answer, not with the tree.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import math
 import re
@@ -34,7 +37,7 @@ from semantic.errors import did_you_mean
 from semantic.history import Context, SchemaChange, Timeline, type_family
 from semantic.models import Annotation, ColumnRef, ColumnStats, Evidence, Finding, Fix
 
-__all__ = ["staleness", "time_findings", "table_findings", "resolve_now", "worst", "DEPTHS", "finding_id",
+__all__ = ["staleness", "time_findings", "time_due", "table_findings", "resolve_now", "worst", "DEPTHS", "finding_id",
            "undismissed"]
 
 DEPTHS = ("metadata", "data")
@@ -931,15 +934,50 @@ def _successor(ctx: Context, t: _Table, after: float, tables: dict[str, _Table |
     return best
 
 
+def time_due(ctx: Context, name: str, anns: list[Annotation]) -> float | None:
+    """The time after which `time_findings(ctx, name, anns, now)` can find anything: it returns no
+    finding for any `now` <= this (None: for no `now`; -inf: for every `now`). Invariant, kept by
+    mirroring time_findings' conditions: a finding at `now` implies `now > time_due(...)`."""
+    obj = ctx.table(name)
+    tl = ctx.timeline(name) if obj is not None else None
+    if obj is None or tl is None or any(a.key == "table.deprecated" for a in anns):
+        return None
+    dc = tl.data_commits
+    last = dc[-1] if dc else None
+    due: list[float] = []
+    for a in anns:
+        if a.key != "table.freshness_sla":
+            continue
+        try:
+            sla = parse_duration(a.value)
+        except InvalidValueError:
+            continue
+        due.append(-math.inf if last is None else last[1] + sla)
+    if last is not None and len(dc) >= 3:
+        due.append(last[1] + max(3 * (_loads_every(tl) or DAY), 7 * DAY))
+    return min(due, default=None)
+
+
+def _due_index(ctx: Context, names: list[str]) -> tuple[list[float], list[str]]:
+    """Every table's `time_due` at ctx.vid, ascending (cached per vid: it does not depend on the clock)."""
+    key = ("due", ctx.vid)
+    got = ctx.cache.findings.take(key)
+    if got is None:
+        pairs = sorted((d, n) for n in names if (d := time_due(ctx, n, ctx.annotations(n))) is not None)
+        got = ctx.cache.findings.put(key, ([d for d, _ in pairs], [n for _, n in pairs]))
+    return got
+
+
 def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
                   tables: dict[str, _Table | None] | None = None) -> list[Finding]:
     """freshness_sla_missed and not_loaded_since at `now` (cheap: cached timelines)."""
     tables = {} if tables is None else tables
-    t = _get_table(ctx, name, tables)
-    if t is None:
+    obj = ctx.table(name)
+    tl = ctx.timeline(name) if obj is not None else None
+    if obj is None or tl is None:
         return []
     out: list[Finding] = []
-    dc = t.tl.data_commits
+    dc = tl.data_commits
     last = dc[-1] if dc else None
     deprecated = any(a.key == "table.deprecated" for a in anns)
     for a in anns:
@@ -950,12 +988,12 @@ def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
         except InvalidValueError:
             continue
         if last is None:
-            out.append(_finding(a, name, "freshness_sla_missed", "stale", "never loaded", [t.obj.vid],
+            out.append(_finding(a, name, "freshness_sla_missed", "stale", "never loaded", [obj.vid],
                                 values={"sla": a.value}))
             continue
         age = now - last[1]
         if age > sla:
-            every = _loads_every(t.tl, 4)
+            every = _loads_every(tl, 4)
             sugg = None
             sfix: list[Fix] = []
             if every and every > sla:
@@ -967,9 +1005,10 @@ def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
                                 [last[0]], [last[1]], {"sla": a.value, "age_hours": round(age / 3600, 2), "now": now},
                                 sugg, sfix))
     if last is not None and len(dc) >= 3 and not deprecated:
-        every = _loads_every(t.tl) or DAY
+        every = _loads_every(tl) or DAY
         gap = now - last[1]
-        if gap > max(3 * every, 7 * DAY):
+        t = _get_table(ctx, name, tables)
+        if gap > max(3 * every, 7 * DAY) and t is not None:
             best = _successor(ctx, t, last[1] + every, tables)
             vids, times = [last[0]], [last[1]]
             sugg = None
@@ -1053,20 +1092,37 @@ def staleness(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef =
     t_now = resolve_now(now)
     vid = cat.resolve(snapshot)
     ctx = Context(cat, vid)
+    tables: dict[str, _Table | None] = {}
     if table is not None:
         require_table(cat, table, vid)
-        names = [table]
+        found = {table: table_findings(ctx, table, depth, tables)}
+        due = [table]
     else:
+        # the whole catalog: its clock-independent findings once per (vid, depth), and the clock-dependent
+        # ones only for the tables due at `now`, so a warm call costs what its answer holds, not the tree
         names = sorted(ctx.tables())
         ctx.load_all_annotations()
-    tables: dict[str, _Table | None] = {}
-    duck = _Duck(cat, vid) if depth == "data" else None
+        found = _catalog_findings(ctx, names, depth, tables)
+        times, by_due = _due_index(ctx, names)
+        due = by_due[:bisect.bisect_left(times, t_now)]
     out: list[Finding] = []
-    try:
-        for name in names:
-            out += table_findings(ctx, name, depth, tables, duck)
-            out += time_findings(ctx, name, ctx.annotations(name), t_now, tables)
-    finally:
-        if duck is not None:
-            duck.close()
+    for name in sorted(set(found) | set(due)):
+        out += found.get(name, [])
+        out += time_findings(ctx, name, ctx.annotations(name), t_now, tables)
     return [f.model_copy() for f in out]  # shallow: evidence is shared with the cache, do not mutate it
+
+
+def _catalog_findings(ctx: Context, names: list[str], depth: str,
+                      tables: dict[str, _Table | None]) -> dict[str, list[Finding]]:
+    """table_findings of every table at ctx.vid that has any, by table (cached per vid and depth)."""
+    key = ("*", ctx.vid, depth)
+    got = ctx.cache.findings.take(key)
+    if got is None:
+        duck = _Duck(ctx.cat, ctx.vid) if depth == "data" else None
+        try:
+            got = {n: f for n in names if (f := table_findings(ctx, n, depth, tables, duck))}
+        finally:
+            if duck is not None:
+                duck.close()
+        ctx.cache.findings.put(key, got)
+    return got

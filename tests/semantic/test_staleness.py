@@ -443,3 +443,78 @@ def test_a_suggestion_without_its_typed_fix_is_refused():
     f = _finding(None, T, "column_renamed", "stale", "m", [1], suggestion="renamed to x",
                  fixes=[Fix(action="rename", params={"old": "y", "new": "x", "scale": 0})])
     assert f.fixes[0].action == "rename"
+
+
+# ------------------------------------------------------------------ the whole catalog at any `now`
+def _loading_lake(elk):
+    """Tables with and without SLAs, loading or stopped, a deprecated one and a never-loaded one."""
+    cat = elk.cat
+    old, new, idle = "acme.legacy.sales", "acme.mart.sales_daily", "acme.core.never"
+    elk.table(old, [("sale_date", "date"), ("gross_sales_usd", "decimal(14,2)")], at=0)
+    elk.table(new, [("date_local", "date"), ("gross_revenue_usd", "decimal(14,2)")], at=0)
+    elk.table(idle, [("x", "boolean")], at=0)
+    base(elk)
+    sm.annotate(cat, T, {"freshness_sla": "PT26H"}, author="a", time=elk.day(0.5))
+    sm.annotate(cat, new, {"freshness_sla": "P3D"}, author="a", time=elk.day(0.6))
+    sm.annotate(cat, idle, {"freshness_sla": "P1D"}, author="a", time=elk.day(0.7))
+    for d in range(1, 21):
+        if d <= 8:
+            elk.append(old, {"sale_date": ["2024-11-12"], "gross_sales_usd": [1.5]}, at=d)
+        if d % 2 == 0:
+            elk.append(new, {"date_local": ["2024-11-12"], "gross_revenue_usd": [1.5]}, at=d + 0.1)
+        if d <= 12:
+            elk.append(T, {"id": [10 + d], "kind": ["a"], "amount_cents": [5]}, at=d + 0.2)
+    return [old, new, idle, T]
+
+
+def test_whole_catalog_equals_every_table_at_any_now(elk):
+    """The whole-catalog path judges the clock only for the tables whose `time_due` is before `now`;
+    at every `now` (a sweep, and each table's due time and just after it) it must give exactly the
+    findings of asking table by table, which always judges the clock."""
+    from semantic.history import Context
+    from semantic.staleness import time_due
+
+    cat = elk.cat
+    names = _loading_lake(elk)
+    ctx = Context(cat, cat.latest_vid)
+    dues = [d for n in names if (d := time_due(ctx, n, ctx.annotations(n))) is not None and d != float("-inf")]
+    assert len(dues) >= 3  # SLA deadlines and a not-loaded-since deadline
+    nows = [elk.day(x / 2) for x in range(0, 80)] + dues + [d + 1e-3 for d in dues]
+    seen = set()
+    for now in nows:
+        every = [f for n in sorted(names) for f in sm.staleness(cat, n, now=now)]
+        assert sm.staleness(cat, now=now) == every, now
+        seen |= {(f.target, f.reason) for f in every}
+    assert {("acme.core.never", "freshness_sla_missed"), (T, "freshness_sla_missed"),
+            ("acme.legacy.sales", "not_loaded_since"), ("acme.mart.sales_daily", "freshness_sla_missed")} <= seen
+
+
+def test_whole_catalog_judges_the_clock_only_for_tables_due(elk):
+    """Counted, not timed (cProfile counts calls): a warm whole-catalog call at a `now` when no table is
+    due calls time_findings for none of them, so its cost follows its answer, not the catalog."""
+    import cProfile
+    import pstats
+
+    from semantic.staleness import time_findings
+
+    cat = elk.cat
+    _loading_lake(elk)
+    sm.annotate(cat, "acme.core.never", {"deprecated": {"reason": "never used"}}, author="a", time=elk.day(21))
+
+    def calls(now):
+        pr = cProfile.Profile()
+        pr.enable()
+        try:
+            out = sm.staleness(cat, now=now)
+        finally:
+            pr.disable()
+        code = time_findings.__code__
+        n = sum(v[1] for k, v in pstats.Stats(pr).stats.items()  # type: ignore[attr-defined]
+                if k[0] == code.co_filename and k[2] == code.co_name)
+        return out, n
+
+    sm.staleness(cat, now=elk.day(21))  # warm
+    out, n = calls(elk.day(12.5))      # every table loaded within its SLA and cadence
+    assert (out, n) == ([], 0)
+    out, n = calls(elk.day(40))        # T missed its SLA; sales stopped loading; the mart missed its SLA
+    assert n == len({f.target for f in out}) == 3
