@@ -1007,9 +1007,9 @@ def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
     if last is not None and len(dc) >= 3 and not deprecated:
         every = _loads_every(tl) or DAY
         gap = now - last[1]
-        t = _get_table(ctx, name, tables)
-        if gap > max(3 * every, 7 * DAY) and t is not None:
-            best = _successor(ctx, t, last[1] + every, tables)
+        if gap > max(3 * every, 7 * DAY):
+            t = _get_table(ctx, name, tables)
+            best = _successor(ctx, t, last[1] + every, tables) if t is not None else None
             vids, times = [last[0]], [last[1]]
             sugg = None
             nfix: list[Fix] = []
