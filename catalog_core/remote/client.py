@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from catalog_core._engine.frozen import freeze
 from catalog_core._gcpause import gc_paused
 from catalog_core.errors import (
     AuthError,
@@ -296,8 +297,11 @@ class RemoteCatalog:
         return vid
 
     def get(self, path: str, vid: _Ref = None) -> Obj | None:
+        """As the embedded `Catalog.get`: its value is read-only (a FrozenDict; `copy.deepcopy` it to
+        change it), so code written against one backend behaves the same against the other."""
         split(path)
-        return _obj(self._call("GET", "/objects", _params(path=path, vid=_ref_param(vid)))["object"])
+        d = self._call("GET", "/objects", _params(path=path, vid=_ref_param(vid)))["object"]
+        return None if d is None else Obj(d["path"], freeze(d["value"]), d["vid"], d.get("leaf", False))
 
     def iter_query(self, expr: str | Query, vid: _Ref = None, stats: QueryStats | None = None) -> QueryStream:
         _ref_param(vid)

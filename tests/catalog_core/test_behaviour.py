@@ -54,6 +54,29 @@ def test_add_update_merge_remove_and_leaves(cat):
                                                        "/wh/sales/orders/d=2001-06-03"]
 
 
+def test_get_values_are_read_only_on_every_backend(cat):
+    """`get`'s value refuses changes the same way embedded (a shared cached value) and remote, so code
+    that mutates one fails on both; a deep copy is private and mutable, and goes back in as a write."""
+    import copy
+
+    lake(cat)
+    old = cat.latest_vid
+    with cat.transaction() as t:
+        t.update("/wh/sales", {"obj_type": "namespace", "properties": {"v": 2}, "tags": ["a"]})
+    for obj in (cat.get("/wh/sales"), cat.get("/wh/sales", vid=old), cat.get("/wh/sales/orders/d=2001-06-01/f0")):
+        for change in (lambda v: v.__setitem__("x", 1), lambda v: v.update(x=3), lambda v: v.pop("obj_type")):
+            with pytest.raises(TypeError, match="copy.deepcopy"):
+                change(obj.value)
+    value = cat.get("/wh/sales").value
+    with pytest.raises(TypeError, match="read-only"):
+        value["tags"].append("b")
+    mine = copy.deepcopy(value)
+    mine["properties"]["v"] = 4
+    with cat.transaction() as t:
+        t.update("/wh/sales", mine)
+    assert cat.get("/wh/sales").value["properties"] == {"v": 4} and value["properties"] == {"v": 2}
+
+
 @pytest.mark.parametrize("write, exc", [
     (lambda t: t.add("/wh", {"obj_type": "catalog"}), errors.AlreadyExistsError),
     (lambda t: t.add("/missing/child", {}), errors.NotFoundError),
