@@ -40,7 +40,7 @@ from catalog_core.sql.duck import (
     connect,
     install_views,
 )
-from catalog_core.sql.sandbox import MEMORY_LIMIT, check_statement, lock_down, map_error, refuse
+from catalog_core.sql.sandbox import MEMORY_LIMIT, Checked, check_statement, lock_down, map_error, refuse
 from catalog_core.sql.tables import TableSpec, catalog_dir, list_tables, load_table
 from catalog_core.sql.views import table_sql
 
@@ -224,6 +224,40 @@ def _pickled(key: str, views: Views) -> bytes:
     return blob
 
 
+_CHECKED_MAX = 512  # statements whose sandbox check is kept
+_checks: OrderedDict[tuple[str, tuple[str, ...], int], Checked] = OrderedDict()
+_checks_lock = threading.Lock()
+
+
+def _checked(sql: str, forbidden: list[str], memory_limit: int, timeout_s: float) -> Checked:
+    """`check_statement` of `sql`, memoized: the check is a function of the text, the forbidden
+    directories and the memory limit alone (DuckDB's parser on the locked-down parsing database;
+    no catalog, no vid), so a statement that passed once passes the same way again. Kept: the
+    last `_CHECKED_MAX` statements that passed, by exactly those three; each caller gets its own
+    copy. A refused statement is checked again each time (its error is raised afresh)."""
+    key = (sql, tuple(forbidden), memory_limit)
+    with _checks_lock:
+        got = _checks.get(key)
+        if got is not None:
+            _checks.move_to_end(key)
+    if got is None:
+        con = _parser_cursor()
+        try:
+            # Parsing only: DuckDB's parser runs here, nothing of the statement executes in this process.
+            got = check_statement(sql, con, forbidden, memory_limit)
+        except CatalogError:
+            raise
+        except duckdb.Error as e:
+            raise map_error(e, timeout_s) from None
+        finally:
+            con.close()
+        with _checks_lock:
+            _checks[key] = got
+            while len(_checks) > _CHECKED_MAX:
+                _checks.popitem(last=False)
+    return Checked(got.text, set(got.tables), got.introspect, got.memory_limit)
+
+
 def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int = 1000, timeout_s: float = 10,
             memory_limit: int = MEMORY_LIMIT) -> SqlResult:
     """Run one read-only statement from an agent on a sandboxed connection at `snapshot`, with
@@ -236,18 +270,9 @@ def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int 
     `memory_limit` plus `worker.HEADROOM` for the interpreter and DuckDB itself."""
     _check_args(sql, limit, timeout_s, memory_limit)
     vid = cat.resolve(snapshot)
-    con = _parser_cursor()
-    try:
-        forbidden = catalog_dir(cat)
-        raw_dir = f"{getattr(cat, 'data_dir', '')}/catalog" if forbidden else ""
-        # Parsing only: DuckDB's parser runs here, nothing of the statement executes in this process.
-        checked = check_statement(sql, con, [d for d in (forbidden, raw_dir) if d], memory_limit)
-    except CatalogError:
-        raise
-    except duckdb.Error as e:
-        raise map_error(e, timeout_s) from None
-    finally:
-        con.close()
+    forbidden = catalog_dir(cat)
+    raw_dir = f"{getattr(cat, 'data_dir', '')}/catalog" if forbidden else ""
+    checked = _checked(sql, [d for d in (forbidden, raw_dir) if d], memory_limit, timeout_s)
     names = None if checked.introspect else checked.tables
     if catalog_cache(cat) is not None and len(_tables_at(cat, vid)[0]) <= ALL_VIEWS_MAX_TABLES:
         names = None  # every table's view: one worker database serves every statement at this vid
