@@ -23,6 +23,7 @@ import hashlib
 import pickle
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
@@ -90,12 +91,15 @@ def _tables_at(cat: CatalogAPI, vid: int) -> tuple[list[Any], dict[str, dict[str
 
 
 def _keyed_views(cat: CatalogAPI, vid: int, sandbox: bool, names: set[str] | None = None, only: str | None = None,
-                 where: str | None = None, data: dict[tuple[str, str, str], str] | None = None
-                 ) -> tuple[Views, list[str] | None]:
+                 where: str | None = None, data: dict[tuple[str, str, str], str] | None = None,
+                 unchecked: list[tuple[tuple[Any, ...], Entry]] | None = None) -> tuple[Views, list[str] | None]:
     """`_views`, and the digests of its tables' cache entries (`cache.Entry.digest`; None when
     the catalog object cannot be cached): what identifies the view set for the worker's cache.
     Each table's spec and body come from the catalog's cache when its files are unchanged; `data`,
-    when given, gets each table's rows digest (`cache.Entry.data`, for `snapcache`)."""
+    when given, gets each table's rows digest (`cache.Entry.data`, for `snapcache`). With
+    `unchecked` (a list), cached entries are taken without checking their files and listed there
+    (key, entry): the caller must check them (`Entry.valid`) before it uses any answer built on
+    them, and forget the stale ones (`drop`)."""
     cache = catalog_cache(cat)
     all_tables, catalogs = _tables_at(cat, vid)
     tables = all_tables
@@ -111,7 +115,14 @@ def _keyed_views(cat: CatalogAPI, vid: int, sandbox: bool, names: set[str] | Non
     digests: list[str] | None = [] if cache is not None else None
     for obj in tables:
         key = (vid, sandbox, obj.path, where)
-        entry = cache.get(key) if cache is not None else None
+        if cache is None:
+            entry = None
+        elif unchecked is not None:
+            entry = cache.peek(key)
+            if entry is not None:
+                unchecked.append((key, entry))
+        else:
+            entry = cache.get(key)
         if entry is None:
             spec = load_table(cat, obj, vid, catalogs, where=where)
             sig = file_sig(spec)  # before the footers are read: a file changing meanwhile misses next time
@@ -302,14 +313,41 @@ def _from_cache(cat: CatalogAPI, vid: int, text: str, limit: int, timeout_s: flo
     """The statement answered from a worker's snapshot cache when it holds every table the
     statement names, checking only those tables' files (None: a miss; nothing ran)."""
     data: dict[tuple[str, str, str], str] = {}
-    views, digests = _keyed_views(cat, vid, True, names=names, data=data)
+    unchecked: list[tuple[tuple[Any, ...], Entry]] = []
+    views, digests = _keyed_views(cat, vid, True, names=names, data=data, unchecked=unchecked)
     if digests is None or not data or not worker.may_serve(set(data.values())):
-        return None
+        return None  # the statement's own path checks the files (`cache.get`)
     key = hashlib.sha256(repr(("snap", views[0], sorted(data.items()), float(timeout_s), memory_limit)).encode())
     job = worker.Job(text=text, views=None, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit,
                      key=key.hexdigest(), cache=data, names=frozenset(names), home=views[0], budget=budget)
-    answer = _run_job(job, timeout_s, memory_limit)
+    # The files of the cached entries are checked (one lstat each: ~800 for a table of 772 daily
+    # files, the largest cost of a warm call) while the worker runs the statement, not before it;
+    # an answer is used only when every file still had its entry's stat after the job was sent,
+    # so it rests on exactly the statement's file set, as when they are checked first.
+    fresh: list[bool] = []
+    try:
+        answer = _run_job(job, timeout_s, memory_limit, meanwhile=lambda: fresh.append(
+            _files_unchanged(cat, unchecked)))
+    except CatalogError:
+        if (fresh[-1] if fresh else _files_unchanged(cat, unchecked)):
+            raise
+        return None  # rows of other files: run it again on its snapshot's files
+    if not (fresh[-1] if fresh else _files_unchanged(cat, unchecked)):
+        return None
     return None if answer.get("miss") is True else answer
+
+
+def _files_unchanged(cat: CatalogAPI, unchecked: list[tuple[tuple[Any, ...], Entry]]) -> bool:
+    """Do the files of each `unchecked` entry still have its stats? The stale ones are dropped
+    from the catalog's cache (the next lookup builds them again from the catalog)."""
+    cache = catalog_cache(cat)
+    ok = True
+    for key, entry in unchecked:
+        if not entry.valid():
+            ok = False
+            if cache is not None:
+                cache.drop(key, entry)
+    return ok
 
 
 def _job(cat: CatalogAPI, vid: int, text: str, limit: int, timeout_s: float, memory_limit: int,
@@ -329,10 +367,12 @@ def _job(cat: CatalogAPI, vid: int, text: str, limit: int, timeout_s: float, mem
                       budget=budget)
 
 
-def _run_job(job: worker.Job, timeout_s: float, memory_limit: int) -> dict[str, Any]:
-    """The worker's answer to `job` (`{"ok": ...}`); its failures as catalog errors."""
+def _run_job(job: worker.Job, timeout_s: float, memory_limit: int,
+             meanwhile: Callable[[], object] | None = None) -> dict[str, Any]:
+    """The worker's answer to `job` (`{"ok": ...}`); its failures as catalog errors. `meanwhile`:
+    called once the job is sent, while the worker runs it (`worker.run`)."""
     try:
-        answer = worker.run(job)
+        answer = worker.run(job, meanwhile)
     except worker.WorkerDied as e:
         if e.busy:
             raise SqlTimeoutError(f"{e}, so the statement did not run; try again shortly",

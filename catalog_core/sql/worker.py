@@ -413,14 +413,17 @@ class _NotStarted(Exception):
     """The worker never said it was ready: the statement did not reach it."""
 
 
-def _exchange(w: _Worker, job: Job, data: bytes) -> tuple[bytes, bytes, bool]:
-    """Send `job` to `w`; (tag, body, timed_out)."""
+def _exchange(w: _Worker, job: Job, data: bytes, meanwhile: Callable[[], object] | None = None
+              ) -> tuple[bytes, bytes, bool]:
+    """Send `job` to `w`, call `meanwhile` (while the worker runs it); (tag, body, timed_out)."""
     assert w.proc.stdin is not None
     try:
         w.proc.stdin.write(_FRAME.pack(len(data)) + data)
         w.proc.stdin.flush()
     except (BrokenPipeError, ValueError):
         pass  # the worker is gone: reported below
+    if meanwhile is not None:
+        meanwhile()
     if not _await_start(w, SETUP_TIMEOUT_S):
         raise _NotStarted
     w.ready = False
@@ -442,9 +445,11 @@ def _default_memory_limit() -> int:
     return MEMORY_LIMIT
 
 
-def run(job: Job) -> dict[str, Any]:
+def run(job: Job, meanwhile: Callable[[], object] | None = None) -> dict[str, Any]:
     """Run `job` in a worker; its JSON answer (`{"ok": ...}` or `{"error": ...}`). Raises
-    WorkerDied when the worker was killed at the deadline or ended without an answer."""
+    WorkerDied when the worker was killed at the deadline or ended without an answer.
+    `meanwhile` is called after the job is sent to a worker, before its answer is read (again
+    when the job is sent to another worker)."""
     slots = _slots
     if not slots.acquire(timeout=SETUP_TIMEOUT_S):
         raise WorkerDied(f"all {_max_concurrent} SQL workers stayed busy for {SETUP_TIMEOUT_S:g} s",
@@ -456,7 +461,7 @@ def run(job: Job) -> dict[str, Any]:
             _last.pid = w.proc.pid
             reused = w.served > 0
             try:
-                tag, body, timed_out = _exchange(w, job, data)
+                tag, body, timed_out = _exchange(w, job, data, meanwhile)
             except _NotStarted:
                 _release(w, keep=False)
                 if reused:
