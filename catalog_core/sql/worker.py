@@ -564,6 +564,10 @@ def _address_space() -> int:
         return 0
 
 
+TRIM_GROWTH = 16 << 20  # a statement on the snapshot cache trims the heap only past this much growth
+_trimmed_at = [0]  # the address space after the last trim
+
+
 def _trim() -> None:
     """Give freed heap back to the system, so it does not count against the next statement."""
     try:
@@ -572,6 +576,60 @@ def _trim() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):
         pass
+    _trimmed_at[0] = _address_space()
+
+
+def _trim_if_grown() -> None:
+    """`_trim` when the address space grew more than `TRIM_GROWTH` since the last one (or is
+    unknown): after a statement on the snapshot cache, whose small answer rarely leaves much heap
+    to give back, and a trim walks the whole heap (5-10 ms on a loaded machine). What it leaves
+    mapped is at most `TRIM_GROWTH` of the `HEADROOM` above the next statement's limit, and the
+    retirement check (`RETIRE_GROWTH`) still sees it."""
+    size = _address_space()
+    if not size or size > _trimmed_at[0] + TRIM_GROWTH:
+        _trim()
+
+
+class _Watchdog:
+    """One thread that interrupts a statement's connection at its deadline, armed and disarmed
+    around each statement (a `threading.Timer` per statement costs a thread start, 1-3 ms on a
+    loaded machine). Invariant: the interrupt runs under the lock and only while its statement is
+    armed, so once `disarm` returns it never reaches that connection or a later statement's."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.deadline: float | None = None
+        self.fn: Callable[[], None] | None = None
+        self.thread: threading.Thread | None = None
+
+    def arm(self, timeout_s: float, fn: Callable[[], None]) -> None:
+        with self.cond:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="semcat-sql-watchdog", daemon=True)
+                self.thread.start()
+            self.deadline, self.fn = time.monotonic() + timeout_s, fn
+            self.cond.notify()
+
+    def disarm(self) -> None:
+        with self.cond:
+            self.deadline, self.fn = None, None
+
+    def _run(self) -> None:
+        with self.cond:
+            while True:
+                if self.deadline is None:
+                    self.cond.wait()
+                    continue
+                left = self.deadline - time.monotonic()
+                if left > 0:
+                    self.cond.wait(left)
+                    continue
+                fn, self.deadline, self.fn = self.fn, None, None
+                if fn is not None:
+                    fn()
+
+
+_watchdog = _Watchdog()
 
 
 # (`temp` is each connection's own, and ends with it)
@@ -602,9 +660,7 @@ def _run_timed(con: Any, timeout_s: float, fetch: Callable[[], tuple[list[Any], 
     Then the statement's transaction is rolled back and `con` closed, whatever happened."""
     from catalog_core.sql import duck
 
-    timer = threading.Timer(timeout_s, duck.interrupter(con))
-    timer.daemon = True
-    timer.start()
+    _watchdog.arm(timeout_s, duck.interrupter(con))
     try:
         columns, rows = fetch()
         doc: dict[str, Any] = {"ok": {"columns": [[c.name, c.type] for c in columns],
@@ -613,7 +669,7 @@ def _run_timed(con: Any, timeout_s: float, fetch: Callable[[], tuple[list[Any], 
     except BaseException as e:
         doc = {"error": _error(e)}
     finally:
-        timer.cancel()
+        _watchdog.disarm()
     try:
         con.execute("ROLLBACK")
     except Exception:  # noqa: S110  (no transaction left: the statement ended it; the caller checks the database)
@@ -684,7 +740,7 @@ def _snap_statement(out: IO[bytes], store: Any, job: Job) -> bool | None:
         store.use(job.key, job.home, job.cache, job.names, _fingerprint)
         before = store.fp
         con = store.db.cursor()
-        home = store.db.execute("SELECT current_database()").fetchone()[0]
+        home = store.home  # the database's current one (`Store.use` sets it)
         if home != "memory":
             con.execute(f"USE {quote_ident(home)}")
         con.execute("BEGIN TRANSACTION")
@@ -802,7 +858,7 @@ def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recyclin
                 store.close()
                 store = None
             if done is not False:
-                _trim()
+                _trim_if_grown()
                 continue
         if job.views is None:  # nothing but the snapshot cache, which does not hold the tables
             _answer(out, b"E", {"miss": True})
