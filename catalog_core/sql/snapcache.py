@@ -127,6 +127,8 @@ class Store:
         self.fp: str | None = None        # the database's fingerprint after its views were last changed
         self.attached: dict[str, bool] = {}
         self.home = "memory"              # the database's current database (`USE`d by `use`)
+        self.dbs: str | None = None       # its attached databases (`worker._databases`) ...
+        self.dbs_of: str | None = None    # ... when its fingerprint was this
 
     def close(self) -> None:
         self.db.close()

@@ -596,11 +596,14 @@ class _Watchdog:
     loaded machine). Invariant: the interrupt runs under the lock and only while its statement is
     armed, so once `disarm` returns it never reaches that connection or a later statement's."""
 
+    IDLE_WAIT = 1.0  # seconds an idle watchdog sleeps between looks
+
     def __init__(self) -> None:
         self.cond = threading.Condition()
         self.deadline: float | None = None
         self.fn: Callable[[], None] | None = None
         self.thread: threading.Thread | None = None
+        self.wake_at = 0.0  # the latest time the thread looks at `deadline` again
 
     def arm(self, timeout_s: float, fn: Callable[[], None]) -> None:
         with self.cond:
@@ -608,7 +611,9 @@ class _Watchdog:
                 self.thread = threading.Thread(target=self._run, name="semcat-sql-watchdog", daemon=True)
                 self.thread.start()
             self.deadline, self.fn = time.monotonic() + timeout_s, fn
-            self.cond.notify()
+            # woken only when it would look too late: waking it costs the statement a GIL hand-off
+            if self.deadline < self.wake_at:
+                self.cond.notify()
 
     def disarm(self) -> None:
         with self.cond:
@@ -617,11 +622,14 @@ class _Watchdog:
     def _run(self) -> None:
         with self.cond:
             while True:
+                now = time.monotonic()
                 if self.deadline is None:
-                    self.cond.wait()
+                    self.wake_at = now + self.IDLE_WAIT
+                    self.cond.wait(self.IDLE_WAIT)
                     continue
-                left = self.deadline - time.monotonic()
+                left = self.deadline - now
                 if left > 0:
+                    self.wake_at = self.deadline
                     self.cond.wait(left)
                     continue
                 fn, self.deadline, self.fn = self.fn, None, None
@@ -642,6 +650,24 @@ _FINGERPRINT = """SELECT
     (SELECT count(*) FROM duckdb_sequences() WHERE database_name <> 'temp')"""
 
 
+_DATABASES = ("SELECT list(database_name || ':' || database_oid ORDER BY database_name) FROM duckdb_databases() "
+              "WHERE database_name <> 'temp'")
+
+
+def _databases(db: Any) -> str:
+    """The part of `_fingerprint` still compared after a statement on the snapshot cache whose
+    transaction was rolled back: the attached databases. The schemas, views, tables and sequences
+    a transaction creates or drops are undone by its rollback (DuckDB's catalog is transactional),
+    and listing them costs four more catalog scans (5-50 ms on a loaded machine, on the path of
+    the next statement); when the rollback fails (the statement ended its transaction) the whole
+    fingerprint is compared, as before."""
+    cur = db.cursor()
+    try:
+        return repr(cur.execute(_DATABASES).fetchone())
+    finally:
+        cur.close()
+
+
 def _fingerprint(db: Any) -> str:
     """What a statement could have changed in a database that outlives it (its databases,
     schemas, views, tables, sequences), compared before it is cached again: a second layer under
@@ -654,7 +680,8 @@ def _fingerprint(db: Any) -> str:
         cur.close()
 
 
-def _run_timed(con: Any, timeout_s: float, fetch: Callable[[], tuple[list[Any], list[Any]]]) -> dict[str, Any]:
+def _run_timed(con: Any, timeout_s: float, fetch: Callable[[], tuple[list[Any], list[Any]]],
+               status: dict[str, bool] | None = None) -> dict[str, Any]:
     """`fetch()` (columns, rows) on connection `con` under a timer that interrupts it at
     `timeout_s`; the answer document (`ok` with the JSON-ready columns and rows, or `error`).
     Then the statement's transaction is rolled back and `con` closed, whatever happened."""
@@ -670,10 +697,14 @@ def _run_timed(con: Any, timeout_s: float, fetch: Callable[[], tuple[list[Any], 
         doc = {"error": _error(e)}
     finally:
         _watchdog.disarm()
+    rolled_back = False
     try:
         con.execute("ROLLBACK")
+        rolled_back = True
     except Exception:  # noqa: S110  (no transaction left: the statement ended it; the caller checks the database)
         pass
+    if status is not None:
+        status["rolled_back"] = rolled_back
     con.close()
     return doc
 
@@ -739,6 +770,8 @@ def _snap_statement(out: IO[bytes], store: Any, job: Job) -> bool | None:
         _limit_memory(job.memory_limit, job.budget, store.held)
         store.use(job.key, job.home, job.cache, job.names, _fingerprint)
         before = store.fp
+        if store.dbs_of != before:  # once per change of its views
+            store.dbs, store.dbs_of = _databases(store.db), before
         con = store.db.cursor()
         home = store.home  # the database's current one (`Store.use` sets it)
         if home != "memory":
@@ -755,12 +788,17 @@ def _snap_statement(out: IO[bytes], store: Any, job: Job) -> bool | None:
     held = [rel]  # taken by the fetch, so the relation is gone before the rollback
     del rel
     limit = job.limit
-    doc = _run_timed(con, job.timeout_s, lambda: duck.fetch_rel(held.pop(), limit))
+    status: dict[str, bool] = {}
+    doc = _run_timed(con, job.timeout_s, lambda: duck.fetch_rel(held.pop(), limit), status)
     doc["cached"] = True
     doc["snap"] = {"hit": True, **store.stats()}
     _answer(out, b"", doc)
     try:
-        return True if _clean(doc) and _fingerprint(store.db) == before else None
+        if not _clean(doc):
+            return None
+        if status.get("rolled_back"):  # its transaction undid all but the attached databases
+            return True if _databases(store.db) == store.dbs else None
+        return True if _fingerprint(store.db) == before else None
     except Exception:
         return None
 
