@@ -681,10 +681,11 @@ def _fingerprint(db: Any) -> str:
 
 
 def _run_timed(con: Any, timeout_s: float, fetch: Callable[[], tuple[list[Any], list[Any]]],
-               status: dict[str, bool] | None = None) -> dict[str, Any]:
+               status: dict[str, bool] | None = None, end: bool = True) -> dict[str, Any]:
     """`fetch()` (columns, rows) on connection `con` under a timer that interrupts it at
     `timeout_s`; the answer document (`ok` with the JSON-ready columns and rows, or `error`).
-    Then the statement's transaction is rolled back and `con` closed, whatever happened."""
+    Then (unless not `end`: the caller calls `_end` itself, after it answered) the statement's
+    transaction is rolled back and `con` closed, whatever happened."""
     from catalog_core.sql import duck
 
     _watchdog.arm(timeout_s, duck.interrupter(con))
@@ -697,6 +698,14 @@ def _run_timed(con: Any, timeout_s: float, fetch: Callable[[], tuple[list[Any], 
         doc = {"error": _error(e)}
     finally:
         _watchdog.disarm()
+    if end:
+        _end(con, status)
+    return doc
+
+
+def _end(con: Any, status: dict[str, bool] | None = None) -> None:
+    """Roll the statement's transaction back and close its connection; `status["rolled_back"]`
+    says whether there was a transaction left to roll back."""
     rolled_back = False
     try:
         con.execute("ROLLBACK")
@@ -706,7 +715,6 @@ def _run_timed(con: Any, timeout_s: float, fetch: Callable[[], tuple[list[Any], 
     if status is not None:
         status["rolled_back"] = rolled_back
     con.close()
-    return doc
 
 
 def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None, held: int = 0,
@@ -789,10 +797,11 @@ def _snap_statement(out: IO[bytes], store: Any, job: Job) -> bool | None:
     del rel
     limit = job.limit
     status: dict[str, bool] = {}
-    doc = _run_timed(con, job.timeout_s, lambda: duck.fetch_rel(held.pop(), limit), status)
+    doc = _run_timed(con, job.timeout_s, lambda: duck.fetch_rel(held.pop(), limit), status, end=False)
     doc["cached"] = True
     doc["snap"] = {"hit": True, **store.stats()}
-    _answer(out, b"", doc)
+    _answer(out, b"", doc)  # the rows are out: the rollback and the checks below are off the caller's path
+    _end(con, status)
     try:
         if not _clean(doc):
             return None
