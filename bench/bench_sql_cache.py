@@ -13,7 +13,12 @@ client), at a pinned snapshot, in one run:
   off and on (the cache copies a table in on its second use, so its first call should not be slower);
 - the same statements in this process on raw DuckDB: views over the same Parquet files
   (`cc.open_duckdb(sandbox=False)`) and the tables loaded into DuckDB memory (`CREATE TABLE AS`);
-- the bytes each worker's cache held after the run against its budget, and the workers' RSS.
+- the bytes each worker's cache held after the run against its budget, and the workers' RSS;
+- the floor under the warm figures, in the same client session: the p50 of an MCP round trip that
+  does no work (`pin_snapshot` of the pinned handle) and of the client's own check of each tool's
+  answer against the tool's output schema (`validate_tool_result`, which every `call_tool` runs);
+- with `--stages`: where a warm call's time goes in the server (wall ms per call and share of the
+  call, timers around each stage; the SQL worker's own stages are not split here).
 
 Targets (issue 26): warm p50 run_sql <= 10 ms, get_column_values <= 10 ms, query_metric <= 15 ms.
 The machine is shared and noisy: read medians and the ratios beside them, not single figures."""
@@ -49,8 +54,11 @@ def _restart_pool() -> None:
     worker.prestart()
 
 
-async def _calls(server: Any, n: int, first_only: bool) -> tuple[dict[str, list[float]], dict[str, str]]:
-    """ms per call of each tool (the first call only, when `first_only`), and the SQL each ran."""
+async def _calls(server: Any, n: int, first_only: bool, floor: dict[str, float] | None = None
+                 ) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """ms per call of each tool (the first call only, when `first_only`), and the SQL each ran;
+    `floor`, when given, gets the p50 of a no-op round trip and of the client's output-schema check
+    of each tool's last answer."""
     times: dict[str, list[float]] = {}
     sqls: dict[str, str] = {}
     async with Client(server) as c:
@@ -67,7 +75,94 @@ async def _calls(server: Any, n: int, first_only: bool) -> tuple[dict[str, list[
                 if first_only or i > 0:
                     times.setdefault(name, []).append(ms)
             sqls[name] = (r.structured_content or {}).get("sql", "")
+            if floor is not None:
+                ts = []
+                for _ in range(n):
+                    t0 = time.perf_counter()
+                    await c.session.validate_tool_result(name, r)
+                    ts.append((time.perf_counter() - t0) * 1000)
+                floor[name] = statistics.median(ts)
+        if floor is not None:
+            ts = []
+            for _ in range(n):
+                t0 = time.perf_counter()
+                await c.call_tool("pin_snapshot", {"snapshot": handle})
+                ts.append((time.perf_counter() - t0) * 1000)
+            floor["no-op"] = statistics.median(ts)
     return times, sqls
+
+
+# (module, function, stage) timed by `--stages`: the server's side of a warm call
+def _stage_points() -> list[tuple[Any, str, str]]:
+    from catalog_core.sql import reader
+    from mcp_server.mcp import context, errors
+
+    return [(reader, "check_statement", "sandbox check (DuckDB parser)"),
+            (reader, "_keyed_views", "views, file stats checked"),
+            (worker, "run", "SQL worker round trip"),
+            (context.ToolContext, "sql_tables", "sqlglot table refs"),
+            (context.ToolContext, "sql_use", "sqlglot column refs"),
+            (context.ToolContext, "warnings_for", "warnings"),
+            (context.ToolContext, "table_warnings", "warnings"),
+            (context.ToolContext, "fit", "token budget (o200k count)"),
+            (errors, "result", "result dump + text render")]
+
+
+def _stages(server: Any, n: int) -> None:
+    """Print where a warm call's time goes in the server: timers around each stage (the
+    functions are wrapped for this run only, then restored)."""
+    import functools
+
+    acc: dict[str, float] = {}
+    saved: list[tuple[Any, str, Any]] = []
+
+    def wrap(owner: Any, fn_name: str, label: str) -> None:
+        f = getattr(owner, fn_name)
+        saved.append((owner, fn_name, f))
+
+        @functools.wraps(f)
+        def timed(*a: Any, **k: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return f(*a, **k)
+            finally:
+                acc[label] = acc.get(label, 0.0) + (time.perf_counter() - t0) * 1000
+        setattr(owner, fn_name, timed)
+
+    for owner, fn_name, label in _stage_points():
+        wrap(owner, fn_name, label)
+    reads = type(server.tool_context.reads)
+    wrap(reads, "metric_sql", "metric SQL compile")
+
+    async def go() -> None:
+        async with Client(server) as c:
+            handle = (await c.call_tool("pin_snapshot", {})).structured_content["snapshot"]["handle"]
+            for name, args in TOOLS:
+                a = {**args, "snapshot": handle}
+                for _ in range(3):
+                    r = await c.call_tool(name, a)
+                acc.clear()
+                ts = []
+                for _ in range(n):
+                    t0 = time.perf_counter()
+                    r = await c.call_tool(name, a)
+                    ts.append((time.perf_counter() - t0) * 1000)
+                vs = []
+                for _ in range(n):
+                    t0 = time.perf_counter()
+                    await c.session.validate_tool_result(name, r)
+                    vs.append((time.perf_counter() - t0) * 1000)
+                total = statistics.mean(ts)
+                print(f"\n{name}: mean {total:.1f} ms per warm call (p50 {statistics.median(ts):.1f})")
+                rows = sorted(acc.items(), key=lambda kv: -kv[1])
+                rows.append(("client: output-schema check", statistics.mean(vs) * n))
+                for label, ms in rows:
+                    print(f"  {label:34}{ms / n:9.2f} ms{ms / n / total * 100:7.1f}%")
+    try:
+        anyio.run(go)
+    finally:
+        for owner, fn_name, f in reversed(saved):
+            setattr(owner, fn_name, f)
 
 
 def _first(server: Any, rounds: int) -> dict[str, float]:
@@ -140,6 +235,7 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=30, help="calls per tool after one warm-up")
     ap.add_argument("--rounds", type=int, default=3, help="first calls on a fresh worker pool, per tool and mode")
     ap.add_argument("--budget", default=None, help="bytes each worker's cache may hold (default: snapcache's)")
+    ap.add_argument("--stages", action="store_true", help="also print where a warm call's time goes in the server")
     a = ap.parse_args()
     budget = snapcache.parse_bytes(a.budget, "--budget") if a.budget else snapcache.budget()
     with tempfile.TemporaryDirectory() as d:
@@ -157,8 +253,11 @@ def main() -> None:
         cc.set_sql_cache_budget(budget)
         rows["first, cache on"] = _first(server, a.rounds)
         _restart_pool()
-        on, _ = anyio.run(_calls, server, a.calls, False)
+        floor: dict[str, float] = {}
+        on, _ = anyio.run(_calls, server, a.calls, False, floor)
         rows["p50, cache on (warm)"] = {k: statistics.median(v) for k, v in on.items()}
+        if a.stages:
+            _stages(server, a.calls)
         snap = worker.last_snapshot() or {}
         pids = worker.workers()
         statements = {
@@ -181,6 +280,9 @@ def main() -> None:
     print(f"{'first on / off':24}" + "".join(f"{f_on[n] / f_off[n]:18.2f}x" for n in names))
     targets = {"run_sql": 10.0, "get_column_values": 10.0, "query_metric": 15.0}
     print(f"{'target (warm p50)':24}" + "".join(f"{targets[n]:19.2f}" for n in names))
+    print(f"{'floor: client check':24}" + "".join(f"{floor.get(n, float('nan')):19.2f}" for n in names))
+    print(f"\nfloor: an MCP round trip doing nothing (pin_snapshot of the handle) p50 {floor.get('no-op', 0):.2f} ms; "
+          "the client's check of each answer against its output schema (above) is part of every warm figure")
     print(f"\ncache of the last statement's worker: {snap.get('held', 0):,} bytes held in "
           f"{len(snap.get('tables', []))} tables, budget {snap.get('limit', budget):,}")
     for pid in pids["idle"] + pids["busy"]:

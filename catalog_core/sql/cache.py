@@ -106,6 +106,22 @@ class _CatalogCache:
             return None
         return e
 
+    def peek(self, key: tuple[Any, ...]) -> Entry | None:
+        """The entry of `key` without checking its files (the caller checks them with `valid`
+        before it uses what it read with the entry, and `drop`s it when they changed)."""
+        with self.lock:
+            e = self.entries.get(key)
+            if e is not None:
+                self.entries.move_to_end(key)
+            return e
+
+    def drop(self, key: tuple[Any, ...], e: Entry) -> None:
+        """Forget `e` (a `peek`ed entry whose files changed), unless another replaced it meanwhile."""
+        with self.lock:
+            if self.entries.get(key) is e:
+                del self.entries[key]
+                self.files -= len(e.spec.files) + 1
+
     def put(self, key: tuple[Any, ...], e: Entry) -> None:
         with self.lock:
             old = self.entries.pop(key, None)

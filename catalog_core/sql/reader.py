@@ -23,6 +23,7 @@ import hashlib
 import pickle
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
@@ -40,7 +41,7 @@ from catalog_core.sql.duck import (
     connect,
     install_views,
 )
-from catalog_core.sql.sandbox import MEMORY_LIMIT, check_statement, lock_down, map_error, refuse
+from catalog_core.sql.sandbox import MEMORY_LIMIT, Checked, check_statement, lock_down, map_error, refuse
 from catalog_core.sql.tables import TableSpec, catalog_dir, list_tables, load_table
 from catalog_core.sql.views import table_sql
 
@@ -90,12 +91,15 @@ def _tables_at(cat: CatalogAPI, vid: int) -> tuple[list[Any], dict[str, dict[str
 
 
 def _keyed_views(cat: CatalogAPI, vid: int, sandbox: bool, names: set[str] | None = None, only: str | None = None,
-                 where: str | None = None, data: dict[tuple[str, str, str], str] | None = None
-                 ) -> tuple[Views, list[str] | None]:
+                 where: str | None = None, data: dict[tuple[str, str, str], str] | None = None,
+                 unchecked: list[tuple[tuple[Any, ...], Entry]] | None = None) -> tuple[Views, list[str] | None]:
     """`_views`, and the digests of its tables' cache entries (`cache.Entry.digest`; None when
     the catalog object cannot be cached): what identifies the view set for the worker's cache.
     Each table's spec and body come from the catalog's cache when its files are unchanged; `data`,
-    when given, gets each table's rows digest (`cache.Entry.data`, for `snapcache`)."""
+    when given, gets each table's rows digest (`cache.Entry.data`, for `snapcache`). With
+    `unchecked` (a list), cached entries are taken without checking their files and listed there
+    (key, entry): the caller must check them (`Entry.valid`) before it uses any answer built on
+    them, and forget the stale ones (`drop`)."""
     cache = catalog_cache(cat)
     all_tables, catalogs = _tables_at(cat, vid)
     tables = all_tables
@@ -111,7 +115,14 @@ def _keyed_views(cat: CatalogAPI, vid: int, sandbox: bool, names: set[str] | Non
     digests: list[str] | None = [] if cache is not None else None
     for obj in tables:
         key = (vid, sandbox, obj.path, where)
-        entry = cache.get(key) if cache is not None else None
+        if cache is None:
+            entry = None
+        elif unchecked is not None:
+            entry = cache.peek(key)
+            if entry is not None:
+                unchecked.append((key, entry))
+        else:
+            entry = cache.get(key)
         if entry is None:
             spec = load_table(cat, obj, vid, catalogs, where=where)
             sig = file_sig(spec)  # before the footers are read: a file changing meanwhile misses next time
@@ -224,6 +235,40 @@ def _pickled(key: str, views: Views) -> bytes:
     return blob
 
 
+_CHECKED_MAX = 512  # statements whose sandbox check is kept
+_checks: OrderedDict[tuple[str, tuple[str, ...], int], Checked] = OrderedDict()
+_checks_lock = threading.Lock()
+
+
+def _checked(sql: str, forbidden: list[str], memory_limit: int, timeout_s: float) -> Checked:
+    """`check_statement` of `sql`, memoized: the check is a function of the text, the forbidden
+    directories and the memory limit alone (DuckDB's parser on the locked-down parsing database;
+    no catalog, no vid), so a statement that passed once passes the same way again. Kept: the
+    last `_CHECKED_MAX` statements that passed, by exactly those three; each caller gets its own
+    copy. A refused statement is checked again each time (its error is raised afresh)."""
+    key = (sql, tuple(forbidden), memory_limit)
+    with _checks_lock:
+        got = _checks.get(key)
+        if got is not None:
+            _checks.move_to_end(key)
+    if got is None:
+        con = _parser_cursor()
+        try:
+            # Parsing only: DuckDB's parser runs here, nothing of the statement executes in this process.
+            got = check_statement(sql, con, forbidden, memory_limit)
+        except CatalogError:
+            raise
+        except duckdb.Error as e:
+            raise map_error(e, timeout_s) from None
+        finally:
+            con.close()
+        with _checks_lock:
+            _checks[key] = got
+            while len(_checks) > _CHECKED_MAX:
+                _checks.popitem(last=False)
+    return Checked(got.text, set(got.tables), got.introspect, got.memory_limit)
+
+
 def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int = 1000, timeout_s: float = 10,
             memory_limit: int = MEMORY_LIMIT) -> SqlResult:
     """Run one read-only statement from an agent on a sandboxed connection at `snapshot`, with
@@ -236,18 +281,9 @@ def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int 
     `memory_limit` plus `worker.HEADROOM` for the interpreter and DuckDB itself."""
     _check_args(sql, limit, timeout_s, memory_limit)
     vid = cat.resolve(snapshot)
-    con = _parser_cursor()
-    try:
-        forbidden = catalog_dir(cat)
-        raw_dir = f"{getattr(cat, 'data_dir', '')}/catalog" if forbidden else ""
-        # Parsing only: DuckDB's parser runs here, nothing of the statement executes in this process.
-        checked = check_statement(sql, con, [d for d in (forbidden, raw_dir) if d], memory_limit)
-    except CatalogError:
-        raise
-    except duckdb.Error as e:
-        raise map_error(e, timeout_s) from None
-    finally:
-        con.close()
+    forbidden = catalog_dir(cat)
+    raw_dir = f"{getattr(cat, 'data_dir', '')}/catalog" if forbidden else ""
+    checked = _checked(sql, [d for d in (forbidden, raw_dir) if d], memory_limit, timeout_s)
     names = None if checked.introspect else checked.tables
     if catalog_cache(cat) is not None and len(_tables_at(cat, vid)[0]) <= ALL_VIEWS_MAX_TABLES:
         names = None  # every table's view: one worker database serves every statement at this vid
@@ -277,14 +313,41 @@ def _from_cache(cat: CatalogAPI, vid: int, text: str, limit: int, timeout_s: flo
     """The statement answered from a worker's snapshot cache when it holds every table the
     statement names, checking only those tables' files (None: a miss; nothing ran)."""
     data: dict[tuple[str, str, str], str] = {}
-    views, digests = _keyed_views(cat, vid, True, names=names, data=data)
+    unchecked: list[tuple[tuple[Any, ...], Entry]] = []
+    views, digests = _keyed_views(cat, vid, True, names=names, data=data, unchecked=unchecked)
     if digests is None or not data or not worker.may_serve(set(data.values())):
-        return None
+        return None  # the statement's own path checks the files (`cache.get`)
     key = hashlib.sha256(repr(("snap", views[0], sorted(data.items()), float(timeout_s), memory_limit)).encode())
     job = worker.Job(text=text, views=None, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit,
                      key=key.hexdigest(), cache=data, names=frozenset(names), home=views[0], budget=budget)
-    answer = _run_job(job, timeout_s, memory_limit)
+    # The files of the cached entries are checked (one lstat each: ~800 for a table of 772 daily
+    # files, the largest cost of a warm call) while the worker runs the statement, not before it;
+    # an answer is used only when every file still had its entry's stat after the job was sent,
+    # so it rests on exactly the statement's file set, as when they are checked first.
+    fresh: list[bool] = []
+    try:
+        answer = _run_job(job, timeout_s, memory_limit, meanwhile=lambda: fresh.append(
+            _files_unchanged(cat, unchecked)))
+    except CatalogError:
+        if (fresh[-1] if fresh else _files_unchanged(cat, unchecked)):
+            raise
+        return None  # rows of other files: run it again on its snapshot's files
+    if not (fresh[-1] if fresh else _files_unchanged(cat, unchecked)):
+        return None
     return None if answer.get("miss") is True else answer
+
+
+def _files_unchanged(cat: CatalogAPI, unchecked: list[tuple[tuple[Any, ...], Entry]]) -> bool:
+    """Do the files of each `unchecked` entry still have its stats? The stale ones are dropped
+    from the catalog's cache (the next lookup builds them again from the catalog)."""
+    cache = catalog_cache(cat)
+    ok = True
+    for key, entry in unchecked:
+        if not entry.valid():
+            ok = False
+            if cache is not None:
+                cache.drop(key, entry)
+    return ok
 
 
 def _job(cat: CatalogAPI, vid: int, text: str, limit: int, timeout_s: float, memory_limit: int,
@@ -304,10 +367,12 @@ def _job(cat: CatalogAPI, vid: int, text: str, limit: int, timeout_s: float, mem
                       budget=budget)
 
 
-def _run_job(job: worker.Job, timeout_s: float, memory_limit: int) -> dict[str, Any]:
-    """The worker's answer to `job` (`{"ok": ...}`); its failures as catalog errors."""
+def _run_job(job: worker.Job, timeout_s: float, memory_limit: int,
+             meanwhile: Callable[[], object] | None = None) -> dict[str, Any]:
+    """The worker's answer to `job` (`{"ok": ...}`); its failures as catalog errors. `meanwhile`:
+    called once the job is sent, while the worker runs it (`worker.run`)."""
     try:
-        answer = worker.run(job)
+        answer = worker.run(job, meanwhile)
     except worker.WorkerDied as e:
         if e.busy:
             raise SqlTimeoutError(f"{e}, so the statement did not run; try again shortly",

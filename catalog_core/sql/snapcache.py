@@ -126,6 +126,9 @@ class Store:
         self.views: dict[Parts, str] = {}
         self.fp: str | None = None        # the database's fingerprint after its views were last changed
         self.attached: dict[str, bool] = {}
+        self.home = "memory"              # the database's current database (`USE`d by `use`)
+        self.dbs: str | None = None       # its attached databases (`worker._databases`) ...
+        self.dbs_of: str | None = None    # ... when its fingerprint was this
 
     def close(self) -> None:
         self.db.close()
@@ -152,6 +155,7 @@ class Store:
         changed = False
         if self.key != key:
             self.db.execute("USE memory")
+            self.home = "memory"
             dbs = [r[0] for r in self.db.execute(
                 "SELECT database_name FROM duckdb_databases() WHERE NOT internal AND database_name NOT IN "
                 f"('memory', 'system', 'temp', '{PREFIX}')").fetchall()]
@@ -164,6 +168,7 @@ class Store:
             self.attached = {}
             if home is not None and duck.attach(self.db, home, self.attached):
                 self.db.execute(f"USE {quote_ident(home)}")
+                self.home = home
         for parts in self.wanted(cache, names):
             digest = cache[parts]
             if self.views.get(parts) == digest or digest not in self.tables:

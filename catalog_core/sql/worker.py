@@ -413,14 +413,17 @@ class _NotStarted(Exception):
     """The worker never said it was ready: the statement did not reach it."""
 
 
-def _exchange(w: _Worker, job: Job, data: bytes) -> tuple[bytes, bytes, bool]:
-    """Send `job` to `w`; (tag, body, timed_out)."""
+def _exchange(w: _Worker, job: Job, data: bytes, meanwhile: Callable[[], object] | None = None
+              ) -> tuple[bytes, bytes, bool]:
+    """Send `job` to `w`, call `meanwhile` (while the worker runs it); (tag, body, timed_out)."""
     assert w.proc.stdin is not None
     try:
         w.proc.stdin.write(_FRAME.pack(len(data)) + data)
         w.proc.stdin.flush()
     except (BrokenPipeError, ValueError):
         pass  # the worker is gone: reported below
+    if meanwhile is not None:
+        meanwhile()
     if not _await_start(w, SETUP_TIMEOUT_S):
         raise _NotStarted
     w.ready = False
@@ -442,9 +445,11 @@ def _default_memory_limit() -> int:
     return MEMORY_LIMIT
 
 
-def run(job: Job) -> dict[str, Any]:
+def run(job: Job, meanwhile: Callable[[], object] | None = None) -> dict[str, Any]:
     """Run `job` in a worker; its JSON answer (`{"ok": ...}` or `{"error": ...}`). Raises
-    WorkerDied when the worker was killed at the deadline or ended without an answer."""
+    WorkerDied when the worker was killed at the deadline or ended without an answer.
+    `meanwhile` is called after the job is sent to a worker, before its answer is read (again
+    when the job is sent to another worker)."""
     slots = _slots
     if not slots.acquire(timeout=SETUP_TIMEOUT_S):
         raise WorkerDied(f"all {_max_concurrent} SQL workers stayed busy for {SETUP_TIMEOUT_S:g} s",
@@ -456,7 +461,7 @@ def run(job: Job) -> dict[str, Any]:
             _last.pid = w.proc.pid
             reused = w.served > 0
             try:
-                tag, body, timed_out = _exchange(w, job, data)
+                tag, body, timed_out = _exchange(w, job, data, meanwhile)
             except _NotStarted:
                 _release(w, keep=False)
                 if reused:
@@ -559,6 +564,10 @@ def _address_space() -> int:
         return 0
 
 
+TRIM_GROWTH = 16 << 20  # a statement on the snapshot cache trims the heap only past this much growth
+_trimmed_at = [0]  # the address space after the last trim
+
+
 def _trim() -> None:
     """Give freed heap back to the system, so it does not count against the next statement."""
     try:
@@ -567,6 +576,68 @@ def _trim() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):
         pass
+    _trimmed_at[0] = _address_space()
+
+
+def _trim_if_grown() -> None:
+    """`_trim` when the address space grew more than `TRIM_GROWTH` since the last one (or is
+    unknown): after a statement on the snapshot cache, whose small answer rarely leaves much heap
+    to give back, and a trim walks the whole heap (5-10 ms on a loaded machine). What it leaves
+    mapped is at most `TRIM_GROWTH` of the `HEADROOM` above the next statement's limit, and the
+    retirement check (`RETIRE_GROWTH`) still sees it."""
+    size = _address_space()
+    if not size or size > _trimmed_at[0] + TRIM_GROWTH:
+        _trim()
+
+
+class _Watchdog:
+    """One thread that interrupts a statement's connection at its deadline, armed and disarmed
+    around each statement (a `threading.Timer` per statement costs a thread start, 1-3 ms on a
+    loaded machine). Invariant: the interrupt runs under the lock and only while its statement is
+    armed, so once `disarm` returns it never reaches that connection or a later statement's."""
+
+    IDLE_WAIT = 1.0  # seconds an idle watchdog sleeps between looks
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.deadline: float | None = None
+        self.fn: Callable[[], None] | None = None
+        self.thread: threading.Thread | None = None
+        self.wake_at = 0.0  # the latest time the thread looks at `deadline` again
+
+    def arm(self, timeout_s: float, fn: Callable[[], None]) -> None:
+        with self.cond:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="semcat-sql-watchdog", daemon=True)
+                self.thread.start()
+            self.deadline, self.fn = time.monotonic() + timeout_s, fn
+            # woken only when it would look too late: waking it costs the statement a GIL hand-off
+            if self.deadline < self.wake_at:
+                self.cond.notify()
+
+    def disarm(self) -> None:
+        with self.cond:
+            self.deadline, self.fn = None, None
+
+    def _run(self) -> None:
+        with self.cond:
+            while True:
+                now = time.monotonic()
+                if self.deadline is None:
+                    self.wake_at = now + self.IDLE_WAIT
+                    self.cond.wait(self.IDLE_WAIT)
+                    continue
+                left = self.deadline - now
+                if left > 0:
+                    self.wake_at = self.deadline
+                    self.cond.wait(left)
+                    continue
+                fn, self.deadline, self.fn = self.fn, None, None
+                if fn is not None:
+                    fn()
+
+
+_watchdog = _Watchdog()
 
 
 # (`temp` is each connection's own, and ends with it)
@@ -577,6 +648,24 @@ _FINGERPRINT = """SELECT
     (SELECT list(table_oid ORDER BY table_oid) FROM duckdb_tables() WHERE database_name <> 'temp'),
     (SELECT list(oid ORDER BY oid) FROM duckdb_schemas() WHERE database_name <> 'temp'),
     (SELECT count(*) FROM duckdb_sequences() WHERE database_name <> 'temp')"""
+
+
+_DATABASES = ("SELECT list(database_name || ':' || database_oid ORDER BY database_name) FROM duckdb_databases() "
+              "WHERE database_name <> 'temp'")
+
+
+def _databases(db: Any) -> str:
+    """The part of `_fingerprint` still compared after a statement on the snapshot cache whose
+    transaction was rolled back: the attached databases. The schemas, views, tables and sequences
+    a transaction creates or drops are undone by its rollback (DuckDB's catalog is transactional),
+    and listing them costs four more catalog scans (5-50 ms on a loaded machine, on the path of
+    the next statement); when the rollback fails (the statement ended its transaction) the whole
+    fingerprint is compared, as before."""
+    cur = db.cursor()
+    try:
+        return repr(cur.execute(_DATABASES).fetchone())
+    finally:
+        cur.close()
 
 
 def _fingerprint(db: Any) -> str:
@@ -591,15 +680,15 @@ def _fingerprint(db: Any) -> str:
         cur.close()
 
 
-def _run_timed(con: Any, timeout_s: float, fetch: Callable[[], tuple[list[Any], list[Any]]]) -> dict[str, Any]:
+def _run_timed(con: Any, timeout_s: float, fetch: Callable[[], tuple[list[Any], list[Any]]],
+               status: dict[str, bool] | None = None, end: bool = True) -> dict[str, Any]:
     """`fetch()` (columns, rows) on connection `con` under a timer that interrupts it at
     `timeout_s`; the answer document (`ok` with the JSON-ready columns and rows, or `error`).
-    Then the statement's transaction is rolled back and `con` closed, whatever happened."""
+    Then (unless not `end`: the caller calls `_end` itself, after it answered) the statement's
+    transaction is rolled back and `con` closed, whatever happened."""
     from catalog_core.sql import duck
 
-    timer = threading.Timer(timeout_s, duck.interrupter(con))
-    timer.daemon = True
-    timer.start()
+    _watchdog.arm(timeout_s, duck.interrupter(con))
     try:
         columns, rows = fetch()
         doc: dict[str, Any] = {"ok": {"columns": [[c.name, c.type] for c in columns],
@@ -608,13 +697,24 @@ def _run_timed(con: Any, timeout_s: float, fetch: Callable[[], tuple[list[Any], 
     except BaseException as e:
         doc = {"error": _error(e)}
     finally:
-        timer.cancel()
+        _watchdog.disarm()
+    if end:
+        _end(con, status)
+    return doc
+
+
+def _end(con: Any, status: dict[str, bool] | None = None) -> None:
+    """Roll the statement's transaction back and close its connection; `status["rolled_back"]`
+    says whether there was a transaction left to roll back."""
+    rolled_back = False
     try:
         con.execute("ROLLBACK")
+        rolled_back = True
     except Exception:  # noqa: S110  (no transaction left: the statement ended it; the caller checks the database)
         pass
+    if status is not None:
+        status["rolled_back"] = rolled_back
     con.close()
-    return doc
 
 
 def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None, held: int = 0,
@@ -678,8 +778,10 @@ def _snap_statement(out: IO[bytes], store: Any, job: Job) -> bool | None:
         _limit_memory(job.memory_limit, job.budget, store.held)
         store.use(job.key, job.home, job.cache, job.names, _fingerprint)
         before = store.fp
+        if store.dbs_of != before:  # once per change of its views
+            store.dbs, store.dbs_of = _databases(store.db), before
         con = store.db.cursor()
-        home = store.db.execute("SELECT current_database()").fetchone()[0]
+        home = store.home  # the database's current one (`Store.use` sets it)
         if home != "memory":
             con.execute(f"USE {quote_ident(home)}")
         con.execute("BEGIN TRANSACTION")
@@ -694,12 +796,18 @@ def _snap_statement(out: IO[bytes], store: Any, job: Job) -> bool | None:
     held = [rel]  # taken by the fetch, so the relation is gone before the rollback
     del rel
     limit = job.limit
-    doc = _run_timed(con, job.timeout_s, lambda: duck.fetch_rel(held.pop(), limit))
+    status: dict[str, bool] = {}
+    doc = _run_timed(con, job.timeout_s, lambda: duck.fetch_rel(held.pop(), limit), status, end=False)
     doc["cached"] = True
     doc["snap"] = {"hit": True, **store.stats()}
-    _answer(out, b"", doc)
+    _answer(out, b"", doc)  # the rows are out: the rollback and the checks below are off the caller's path
+    _end(con, status)
     try:
-        return True if _clean(doc) and _fingerprint(store.db) == before else None
+        if not _clean(doc):
+            return None
+        if status.get("rolled_back"):  # its transaction undid all but the attached databases
+            return True if _databases(store.db) == store.dbs else None
+        return True if _fingerprint(store.db) == before else None
     except Exception:
         return None
 
@@ -797,7 +905,7 @@ def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recyclin
                 store.close()
                 store = None
             if done is not False:
-                _trim()
+                _trim_if_grown()
                 continue
         if job.views is None:  # nothing but the snapshot cache, which does not hold the tables
             _answer(out, b"E", {"miss": True})

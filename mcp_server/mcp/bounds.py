@@ -25,6 +25,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -134,9 +136,30 @@ def _encoding() -> Any:
     return get_encoding("o200k_base")
 
 
+_COUNTS_MAX = 256  # texts whose token count is kept ...
+_COUNTS_CHARS = 100_000  # ... of at most this many characters (at most ~25 MB held)
+_counts: OrderedDict[str, int] = OrderedDict()
+_counts_lock = threading.Lock()
+
+
 def count_tokens(text: str) -> int:
-    """o200k tokens of `text` (never more than its UTF-8 bytes)."""
-    return len(_encoding().encode(text))
+    """o200k tokens of `text` (never more than its UTF-8 bytes). Memoized by the text itself (a
+    count is a function of the text alone) for the last `_COUNTS_MAX` texts: a repeated answer
+    (the same statement at the same snapshot, or `fit` measuring the same page twice) is counted
+    once; tokenizing a full page costs milliseconds."""
+    with _counts_lock:
+        got = _counts.get(text)
+        if got is not None:
+            _counts.move_to_end(text)
+            return got
+    n = len(_encoding().encode(text))
+    if len(text) > _COUNTS_CHARS:
+        return n
+    with _counts_lock:
+        _counts[text] = n
+        while len(_counts) > _COUNTS_MAX:
+            _counts.popitem(last=False)
+    return n
 
 
 def compact(structured: object) -> str:

@@ -215,3 +215,32 @@ def test_one_schema_groups_read_without_union_by_name(wh):
     assert body is not None and body.count("read_parquet(") == 2
     assert body.count("union_by_name") == 0
     assert run(wh.cat, "SELECT count(*), count(note), sum(id) FROM wh.sales.orders") == [[10, 9, 55]]
+
+
+def test_the_sandbox_check_memo_is_keyed_by_text_directories_and_memory_limit():
+    """`reader._checked` keeps a statement's check, but a check depends on the forbidden
+    directories and the memory limit as well as the text: each must still refuse what it refuses
+    without the memo, and a caller's copy is its own."""
+    big = "SELECT length(repeat('a', 100000000))"  # ~100 MB in one value
+    assert reader._checked(big, [], 1 << 30, 10).tables == set()            # passes under 1 GiB
+    with pytest.raises(SqlRefusedError, match="memory_limit"):
+        reader._checked(big, [], 64 << 20, 10)                              # refused under 64 MiB
+    names = "SELECT * FROM '/srv/secret/catalog/x'"
+    with pytest.raises(SqlRefusedError):
+        reader._checked(names, [], 1 << 30, 10)                             # a file path: refused
+    ok = "SELECT 1 FROM wh.sales.orders WHERE note = '/srv/secret/catalog'"
+    assert reader._checked(ok, [], 1 << 30, 10).tables == {"orders"}
+    with pytest.raises(SqlRefusedError, match="catalog_dir"):
+        reader._checked(ok, ["/srv/secret/catalog"], 1 << 30, 10)          # the same text, a forbidden dir
+    first = reader._checked(ok, [], 1 << 30, 10)
+    first.tables.add("mutated")
+    assert reader._checked(ok, [], 1 << 30, 10).tables == {"orders"}
+    other = reader._checked("SELECT 1 FROM wh.sales.customers", [], 1 << 30, 10)
+    assert other.tables == {"customers"} and other.text == "SELECT 1 FROM wh.sales.customers"
+
+
+def test_the_sandbox_check_memo_is_bounded(monkeypatch):
+    monkeypatch.setattr(reader, "_CHECKED_MAX", 3)
+    for i in range(6):
+        reader._checked(f"SELECT {i}", [], 1 << 30, 10)
+    assert len(reader._checks) == 3 and [k[0] for k in reader._checks] == ["SELECT 3", "SELECT 4", "SELECT 5"]

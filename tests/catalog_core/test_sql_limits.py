@@ -140,3 +140,23 @@ def test_a_slow_scalar_function_is_stopped_at_the_time_limit(cat):
 def test_too_long_statement_is_refused(cat):
     with pytest.raises(InvalidValueError, match="characters"):
         cc.run_sql(cat, "SELECT " + "1 + " * 400_000 + "1")
+
+
+def test_the_watchdog_fires_at_the_deadline_and_never_after_disarm():
+    """The worker's one interrupt thread (`worker._Watchdog`): an armed statement is interrupted,
+    a disarmed one never is, not even when its deadline passes while a later statement is armed."""
+    import threading
+
+    from catalog_core.sql.worker import _Watchdog
+
+    dog = _Watchdog()
+    calls: list[str] = []
+    fired = threading.Event()
+    dog.arm(0.01, lambda: (calls.append("first"), fired.set()))
+    assert fired.wait(30)
+    fired.clear()
+    dog.arm(0.05, lambda: calls.append("disarmed"))   # would fire before the next one's deadline
+    dog.disarm()
+    dog.arm(0.2, lambda: (calls.append("later"), fired.set()))
+    assert fired.wait(30)
+    assert calls == ["first", "later"]

@@ -190,3 +190,33 @@ def test_no_cache_round_trip_before_any_worker_read_the_tables(wh, pool1):
     assert run(wh.cat, SUM, snapshot=wh.v3) == [[45]] and hit()
     worker.stop_all()
     assert not worker.may_serve({d})   # its workers are gone
+
+
+def test_the_rollback_undoes_what_the_shortened_check_after_a_cached_statement_skips():
+    """After a statement on the snapshot database whose transaction was rolled back, the worker
+    compares only the attached databases (`worker._databases`), not the whole fingerprint: what
+    that rests on is that the rollback undoes schemas, views, tables and sequences, and that a
+    change of the databases is still seen."""
+    store = snapcache.Store(10.0, 256 << 20, 64 << 20)
+    try:
+        full, dbs = worker._fingerprint(store.db), worker._databases(store.db)
+        cur = store.db.cursor()
+        cur.execute("BEGIN TRANSACTION")
+        for ddl in ("CREATE SCHEMA s2", "CREATE TABLE t1 (x INTEGER)", "CREATE VIEW v1 AS SELECT 1 AS x",
+                    "CREATE SEQUENCE q1", f'DROP TABLE IF EXISTS {snapcache.PREFIX}.main."t_nothing"'):
+            cur.execute(ddl)
+        seen = cur.execute("SELECT (SELECT count(*) FROM duckdb_views() WHERE NOT internal), "
+                           "(SELECT count(*) FROM duckdb_tables()), (SELECT count(*) FROM duckdb_sequences())").fetchone()
+        assert seen == (1, 1, 1)  # inside the transaction, the statement's objects exist
+        cur.execute("ROLLBACK")
+        cur.close()
+        assert worker._fingerprint(store.db) == full and worker._databases(store.db) == dbs
+    finally:
+        store.close()
+    import duckdb
+
+    db = duckdb.connect()
+    before = worker._databases(db)
+    db.execute("ATTACH ':memory:' AS other")
+    assert worker._databases(db) != before
+    db.close()
