@@ -58,6 +58,10 @@ def commit_fields(author: object, message: object, meta: object) -> bytes:
 
 
 def make_op(kind: str, path: str, value: Any = None, leaf: bool = False, ref: tuple[str, int] | list[Any] | None = None) -> WriteOp:
+    if leaf and kind == "add" and value.__class__ is dict and ref is None:  # the bulk case, one per object
+        validate(path)
+        if path != ROOT:
+            return WriteOp(kind, path, value, True, None, pack_leaf(value, f"value for {path!r}"))
     if kind not in KINDS:
         raise InvalidValueError(f"unknown write kind {kind!r}; use one of add, update, remove, merge")
     validate(path)
