@@ -163,3 +163,33 @@ def test_a_returned_bulk_load_survives_and_a_killed_one_leaves_the_previous_vers
         assert cat.get("/b/p9/f0002999").value["row_count"] == 2999
     finally:
         cat.close()
+
+
+def _wal_bytes(data_dir: str) -> int:
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _dirs, files in os.walk(data_dir)
+               if os.path.basename(d) == "rocksdb" for f in files if f.endswith(".log"))
+
+
+def test_a_bulk_load_keeps_the_wal_near_its_cap(data_dir, monkeypatch):
+    """The small column families (commits, default) would keep every WAL file of a bulk load alive
+    until RocksDB's default cap (GBs); storage.MAX_TOTAL_WAL makes it flush them. Here the cap is
+    4 MB and the load writes ~19 MB of WAL in 10 batches (7.5 MB kept with the cap, all without)."""
+    from catalog_core._engine import storage
+
+    monkeypatch.setattr(storage, "MAX_TOTAL_WAL", 4 << 20)
+    cat = cc.Catalog.open(data_dir)
+    try:
+        with cat.transaction() as t:
+            t.add("/b", {"obj_type": "namespace"})
+        written = 0
+        for batch in range(10):
+            with cat.transaction() as t:
+                for i in range(batch * 10_000, (batch + 1) * 10_000):
+                    value = {"obj_type": "file", "path": f"s3://bucket/some/longer/prefix/f{i:07d}.parquet",
+                             "row_count": i, "columns": {"a": {"min": i, "max": i + 9, "null_count": 0}}}
+                    t.add(f"/b/f{i:07d}", value, leaf=True)
+                    written += len(str(value))
+        assert written > 12 << 20
+        assert _wal_bytes(data_dir) < 12 << 20, _wal_bytes(data_dir)
+    finally:
+        cat.close()
