@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
 from msgpack import unpackb as _unpackb
-from rocksdict import Options, Rdict, ReadOptions, WriteBatch, WriteOptions
+from rocksdict import BlockBasedOptions, Options, Rdict, ReadOptions, WriteBatch, WriteOptions
 
 from catalog_core._engine.filecache import FileListCache, Floors, parent_prefix
 from catalog_core._engine.frozen import freeze, freeze_leaf, freeze_packed
@@ -64,6 +64,19 @@ def _options() -> Options:
     return opt
 
 
+def _cf_options(name: str) -> Options:
+    """Bloom filters on the point-read column families: a leaf add checks that its path is absent
+    (inner and leaf), and an absent key otherwise costs a lookup in every L0 file and level, so a
+    bulk load's checks grew with the tree (16.4K objects/s building the first 1.1M objects of
+    bench_scale's 10M tree, 12.7K/s for the next 9.9M). 10 bits a key, ~1% false positives."""
+    opt = Options(raw_mode=True)
+    if name in ("inner", "leaf"):
+        table = BlockBasedOptions()
+        table.set_bloom_filter(10, False)
+        opt.set_block_based_table_factory(table)
+    return opt
+
+
 def _lock_dir(path: str) -> int:
     """One process owns a catalog directory; a second opener gets a clear error, not corruption."""
     import fcntl
@@ -85,7 +98,7 @@ class Store:
         os.makedirs(path, exist_ok=True)
         self.path = path
         self._lock_fd = _lock_dir(path)
-        cfs = {name: Options(raw_mode=True) for name in CFS}
+        cfs = {name: _cf_options(name) for name in CFS}
         try:
             self.db = Rdict(os.path.join(path, "rocksdb"), _options(), column_families=cfs)
         except Exception:
