@@ -27,6 +27,12 @@ commit under that load (one store read and decode per key per group, past versio
 stored bytes); the bulk load's loading thread from ~9K to ~20K objects per CPU-second (keys of
 recorded paths built once without re-validation, parents checked once per write set, the group
 committed with the cyclic GC paused, one reusable msgpack encoder).
+
+The bulk path, later (`--quick` twice, e9b196f's bench right before each, load average 8-11):
+before 12,032 and 7,610 objects/s, after 13,477 and 9,953 objects/s (the loading thread 27.8K and
+29.0K objects per CPU-second). Profile and changes: README, "Scale: what grows with the tree".
+100K objects/s is out of reach here: the loading thread spends ~35 us of CPU per object, orjson's
+encoding of the value and the caller's dict literal alone ~2 us.
 """
 
 from __future__ import annotations
