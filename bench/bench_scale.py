@@ -3,6 +3,10 @@
     .venv/bin/python -m bench.bench_scale                                  # 100 tables x 1,000 files (~0.1M objects)
     .venv/bin/python -m bench.bench_scale --tables 1000 --files 10000     # issue 26's 10M-object target
 
+The 10M-object run takes ~17 minutes on the 2 shared cores (build ~14) and 0.6 GB of disk after
+close (`--root` on a disk with a few GB free: it held ~4 GB while building before the WAL cap of
+`_engine/storage.py`); its table is in the README.
+
 The tree is built through the public catalog API (`Catalog.transaction`, batches of leaf adds: the
 bulk path) in a temporary directory: tables `scale.ns<k>.t<i>_<subject>` (100 per namespace), each
 partitioned by day with F files spread over F/10 partitions, every file with row count, size and
