@@ -6,7 +6,7 @@ that cannot be stored fails that commit only."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from msgpack import Packer
 from msgpack import packb as _packb
@@ -67,6 +67,11 @@ def _delta_bytes(start: int, end: int, value: Any, record: bytes | None) -> byte
             tail: bytes = _packb(end)
             return b"\x93" + head + tail + record[1 + len(head):]
     return pack([start, end, value])
+
+
+def _multi_get(store: Store, cf: str, keys: list[bytes]) -> list[bytes | None]:
+    """RocksDB's multi-get (rocksdict's `get` of a list): one value or None per key, in order."""
+    return cast(list["bytes | None"], store.cf[cf].get(cast(Any, keys)))
 
 
 def changes(effects: list["Effect"]) -> bool:
@@ -130,11 +135,11 @@ class View:
         inner_reads, leaf_reads = root._inner_reads, root._leaf_reads
         todo = [k for k in keys if k not in inner_reads]
         if todo:
-            for k, raw in zip(todo, self.store.cf["inner"].get(todo), strict=True):
+            for k, raw in zip(todo, _multi_get(self.store, "inner", todo), strict=True):
                 inner_reads[k] = (None if raw is None else unpack(raw), raw)
         todo = [k for k in keys if k not in leaf_reads]
         if todo:
-            for k, raw in zip(todo, self.store.cf["leaf"].get(todo), strict=True):
+            for k, raw in zip(todo, _multi_get(self.store, "leaf", todo), strict=True):
                 leaf_reads[k] = None if raw is None else unpack(raw)
 
     def _leaf(self, key: bytes) -> list[Any] | None:
