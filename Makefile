@@ -30,7 +30,7 @@ demo: $(STAMP)
 test: $(STAMP) $(DBT_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest -q -p no:cacheprovider
+	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=30  # every CI log lists the 30 slowest tests
 
 bench: $(STAMP)
 	$(VENV)/bin/python -m bench.bench_engine --quick
