@@ -22,6 +22,10 @@ $(DBT_STAMP):
 	touch $(DBT_STAMP)
 
 .PHONY: install demo test bench
+# `make test` runs pytest on TEST_WORKERS pytest-xdist workers (CI's machine has 2 cores), one test file per
+# worker at a time (--dist loadfile: a file's module fixtures are built once; the shared Acme lake is copied per
+# worker, tests/conftest.py), and lists the 30 slowest tests in every log.
+TEST_WORKERS ?= 2
 install: $(STAMP)
 
 demo: $(STAMP)
@@ -30,7 +34,7 @@ demo: $(STAMP)
 test: $(STAMP) $(DBT_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=30  # every CI log lists the 30 slowest tests
+	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=30 -n $(TEST_WORKERS) --dist loadfile
 
 bench: $(STAMP)
 	$(VENV)/bin/python -m bench.bench_engine --quick

@@ -3,8 +3,10 @@ twice, against the embedded `Catalog` and against `cc.connect(url)` talking to a
 server on a loopback port (as pyiceberg runs one suite against every catalog backend); such a test
 must pass unchanged on both. Shared helpers that test modules import are in tests/helpers.py."""
 
+import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -44,11 +46,28 @@ def catalog(request, data_dir):
 @pytest.fixture(scope="session")
 def lake_dir(tmp_path_factory):
     """The Acme lake (LAKE.md) at --scale small, seed 7, built once per session through the real Spark
-    bridge; SEMCAT_EVAL_LAKE=DIR reuses one built by `semcat eval build --data DIR --scale small`."""
+    bridge; SEMCAT_EVAL_LAKE=DIR reuses one built by `semcat eval build --data DIR --scale small`.
+    Under pytest-xdist (`make test` runs `-n 2`) each worker gets its own copy, because RocksDB locks a
+    catalog to one process: the lake is built once (the first worker builds it under a file lock, the
+    others wait) or taken from SEMCAT_EVAL_LAKE, which is never opened in place then."""
     pre = os.environ.get("SEMCAT_EVAL_LAKE")
-    if pre:
-        return pre
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return pre or _build_lake(str(tmp_path_factory.mktemp("acme") / "lake"))
+    src = pre
+    if not src:
+        shared = tmp_path_factory.getbasetemp().parent  # the directory every worker's basetemp is in
+        src = str(shared / "acme-lake")
+        with open(shared / "acme-lake.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if not os.path.exists(os.path.join(src, "lake.json")):
+                shutil.rmtree(src, ignore_errors=True)  # a build a failed worker left half done
+                _build_lake(src)
     out = str(tmp_path_factory.mktemp("acme") / "lake")
+    shutil.copytree(src, out, symlinks=True)
+    return out
+
+
+def _build_lake(out: str) -> str:
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run([sys.executable, "-m", "mcp_server.cli", "eval", "build", "--data", out, "--scale", "small",
                            "--seed", "7"], env=env, capture_output=True, text=True, timeout=1500)
