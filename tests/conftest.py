@@ -21,6 +21,27 @@ import catalog_core as cc  # noqa: E402  (after the path set-up above)
 BACKENDS = ["embedded", "http"]
 
 
+# Test files that start a SparkSession in the test process. Under `--dist loadfile` (`make test`) they
+# form one work unit, so one pytest-xdist worker runs them all on one JVM instead of each worker
+# starting its own (two JVMs of `local[2]` on CI's 2 cores ran the Spark files slower than one).
+SPARK_FILES = ("tests/spark_bridge/", "tests/semantic/test_spark_concurrency.py")
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist defines it; without xdist it is never called
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` with SPARK_FILES as one unit; other modes are pytest-xdist's own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SparkAsOneFile(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "spark" if path.startswith(SPARK_FILES) else path
+
+    return SparkAsOneFile(config, log)
+
+
 @pytest.fixture
 def data_dir(tmp_path):
     return str(tmp_path / "data")
