@@ -247,3 +247,21 @@ def stop_process(proc: subprocess.Popen, grace_s: float = 20) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def count_calls(fn, target):
+    """(fn(), how many times `target` (a Python function) was called during it), counted by a real
+    profiler (cProfile): for tests that bound the work a call does without timing it."""
+    import cProfile
+    import pstats
+
+    pr = cProfile.Profile()
+    pr.enable()
+    try:
+        out = fn()
+    finally:
+        pr.disable()
+    code = target.__code__
+    n = sum(v[1] for k, v in pstats.Stats(pr).stats.items()  # type: ignore[attr-defined]
+            if k[0] == code.co_filename and k[1] == code.co_firstlineno)
+    return out, n

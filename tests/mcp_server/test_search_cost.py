@@ -5,9 +5,6 @@ describing every matching table of the catalog to rank them, so its cost grew wi
 
 from __future__ import annotations
 
-import cProfile
-import pstats
-
 import pytest
 
 import catalog_core as cc
@@ -17,19 +14,11 @@ from mcp_server.mcp import create_server
 from mcp_server.mcp.discovery import search
 from semantic.describe import describe as describe_fn
 from semantic.search import MAX_LIMIT
+from tests.helpers import count_calls
 
 
 def _describes(fn):
-    pr = cProfile.Profile()
-    pr.enable()
-    try:
-        out = fn()
-    finally:
-        pr.disable()
-    code = describe_fn.__code__
-    n = sum(v[1] for k, v in pstats.Stats(pr).stats.items()  # type: ignore[attr-defined]
-            if k[0] == code.co_filename and k[1] == code.co_firstlineno)
-    return out, n
+    return count_calls(fn, describe_fn)
 
 
 def test_rank_is_search_without_the_cards(lake_cat):

@@ -492,26 +492,15 @@ def test_whole_catalog_equals_every_table_at_any_now(elk):
 def test_whole_catalog_judges_the_clock_only_for_tables_due(elk):
     """Counted, not timed (cProfile counts calls): a warm whole-catalog call at a `now` when no table is
     due calls time_findings for none of them, so its cost follows its answer, not the catalog."""
-    import cProfile
-    import pstats
-
     from semantic.staleness import time_findings
+    from tests.helpers import count_calls
 
     cat = elk.cat
     _loading_lake(elk)
     sm.annotate(cat, "acme.core.never", {"deprecated": {"reason": "never used"}}, author="a", time=elk.day(21))
 
     def calls(now):
-        pr = cProfile.Profile()
-        pr.enable()
-        try:
-            out = sm.staleness(cat, now=now)
-        finally:
-            pr.disable()
-        code = time_findings.__code__
-        n = sum(v[1] for k, v in pstats.Stats(pr).stats.items()  # type: ignore[attr-defined]
-                if k[0] == code.co_filename and k[2] == code.co_name)
-        return out, n
+        return count_calls(lambda: sm.staleness(cat, now=now), time_findings)
 
     sm.staleness(cat, now=elk.day(21))  # warm
     out, n = calls(elk.day(12.5))      # every table loaded within its SLA and cadence
