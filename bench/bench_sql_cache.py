@@ -258,7 +258,6 @@ def main() -> None:
         rows["p50, cache on (warm)"] = {k: statistics.median(v) for k, v in on.items()}
         if a.stages:
             _stages(server, a.calls)
-        snap = worker.last_snapshot() or {}
         pids = worker.workers()
         statements = {
             "run_sql": f"SELECT * FROM {FCT} LIMIT 51",
@@ -266,6 +265,14 @@ def main() -> None:
                                   f"FROM {FCT} GROUP BY status ORDER BY n DESC, value NULLS LAST LIMIT 50"),
             "query_metric": sqls.get("query_metric") or "",
         }
+        # what the workers' caches hold: the tools ran on the server's threads, and a worker reports
+        # its cache to the thread that ran the statement, so ask from this one with the same statements
+        held: dict[int, dict[str, Any]] = {}
+        for sql in (v for v in statements.values() if v):
+            cc.run_sql(cat, sql, snapshot=cat.latest_vid)
+            pid, snap = worker.last_worker(), worker.last_snapshot()
+            if pid is not None and snap:
+                held[pid] = snap
         files, inmem = _raw(cat, {k: v for k, v in statements.items() if v}, a.calls)
         rows["raw DuckDB, files"] = files
         rows["raw DuckDB, in memory"] = inmem
@@ -283,10 +290,12 @@ def main() -> None:
     print(f"{'floor: client check':24}" + "".join(f"{floor.get(n, float('nan')):19.2f}" for n in names))
     print(f"\nfloor: an MCP round trip doing nothing (pin_snapshot of the handle) p50 {floor.get('no-op', 0):.2f} ms; "
           "the client's check of each answer against its output schema (above) is part of every warm figure")
-    print(f"\ncache of the last statement's worker: {snap.get('held', 0):,} bytes held in "
-          f"{len(snap.get('tables', []))} tables, budget {snap.get('limit', budget):,}")
+    print()
     for pid in pids["idle"] + pids["busy"]:
-        print(f"worker {pid}: RSS {_rss_mb(pid):.0f} MB")
+        snap = held.get(pid)
+        cache = (f"snapshot cache {snap.get('held', 0):,} bytes held in {len(snap.get('tables', []))} tables, "
+                 f"budget {snap.get('limit', budget):,}" if snap else "snapshot cache not asked")
+        print(f"worker {pid}: RSS {_rss_mb(pid):.0f} MB; {cache}")
 
 
 if __name__ == "__main__":
