@@ -278,6 +278,8 @@ def main() -> None:
     if a.tables < 30 or a.files < 1:
         raise SystemExit("--tables must be at least 30 (the small tree has a tenth of them, and three are measured) and --files at least 1")
     small = a.tables // 10
+    if a.root is not None:
+        os.makedirs(a.root, exist_ok=True)  # --root names where to build: made when missing
     tmp = tempfile.mkdtemp(prefix="semcat-bench-scale-", dir=a.root)
     rows = []
     try:
