@@ -114,50 +114,36 @@ class _LRU:
 _SQL_REFS_MAX = 512  # statements whose sqlglot table and column references are kept
 
 
-class _Refs:
-    """`table_refs` and `column_refs` of a SQL text, memoized by the text itself (both are pure
+_refs = _LRU(_SQL_REFS_MAX)  # (kind, text) -> sqlglot's references, or None when the text does not parse
+
+
+def _parsed(kind: str, sql: str, make: Callable[[str], Any]) -> Any:
+    """`make(sql)` (`table_refs` or `column_refs`), memoized by the text itself (both are pure
     functions of it: no catalog, no vid), at most `_SQL_REFS_MAX` texts, least recently used out.
     A text that does not parse is kept as such (None) and raises again for each caller. An agent
     session repeats statements (paging, retries, the same metric), and query_metric's SQL costs
     sqlglot 5-15 ms per parse."""
 
-    def __init__(self) -> None:
-        self.data: OrderedDict[tuple[str, str], Any] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, kind: str, sql: str, make: Callable[[str], Any]) -> Any:
-        key = (kind, sql)
-        with self.lock:
-            if key in self.data:
-                self.data.move_to_end(key)
-                got = self.data[key]
-                if got is None:
-                    raise ValueError("the statement does not parse")
-                return got
+    def attempt() -> Any:
         try:
-            got = make(sql)
-        except Exception:
-            got = None
-        with self.lock:
-            self.data[key] = got
-            while len(self.data) > _SQL_REFS_MAX:
-                self.data.popitem(last=False)
-        if got is None:
-            raise ValueError("the statement does not parse")
-        return got
+            return make(sql)
+        except Exception:  # noqa: BLE001 - kept as "does not parse", raised below for every caller
+            return None
 
-
-_refs = _Refs()
+    got = _refs.get((kind, sql), attempt)
+    if got is None:
+        raise ValueError("the statement does not parse")
+    return got
 
 
 def sql_table_refs(sql: str) -> list[tuple[str, ...]]:
     """`semantic.annotations.table_refs`, memoized per text (a new list each call)."""
-    return list(_refs.get("tables", sql, table_refs))
+    return list(_parsed("tables", sql, table_refs))
 
 
 def sql_column_refs(sql: str) -> tuple[set[str], bool]:
     """`semantic.annotations.column_refs`, memoized per text (a new set each call)."""
-    names, star = _refs.get("columns", sql, column_refs)
+    names, star = _parsed("columns", sql, column_refs)
     return set(names), star
 
 

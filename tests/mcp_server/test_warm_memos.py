@@ -41,7 +41,7 @@ def test_a_text_that_does_not_parse_raises_every_time():
 
 
 def test_refs_memo_is_bounded(monkeypatch):
-    monkeypatch.setattr(context, "_SQL_REFS_MAX", 4)
+    monkeypatch.setattr(context._refs, "size", 4)
     for i in range(10):
         context.sql_table_refs(f"SELECT 1 FROM t{i}")
     assert len(context._refs.data) == 4
