@@ -217,6 +217,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_listening(proc: subprocess.Popen, port: int, what: str, timeout_s: float = 120) -> None:
+    """Return once something accepts connections on loopback `port`; fail with the process's
+    stderr if `proc` exits first, or with `what` if nothing listens within `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if proc.poll() is not None:
+            err = proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+            raise AssertionError(f"{what} exited with {proc.returncode}: {err}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{what} did not listen on port {port} within {timeout_s:.0f} s") from None
+            time.sleep(0.2)
+
+
 def start_server(data_dir: str, log_path: str, *args: str) -> tuple[subprocess.Popen, str]:
     """`semcat serve` on a free loopback port, this tree first on its path; (process, url) once healthy.
     `--create`: `data_dir` may be a new directory."""

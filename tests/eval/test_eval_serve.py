@@ -13,10 +13,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from typing import Any
 
 import anyio
@@ -28,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from eval.agents.loop import BUDGET, Abstain, FinalSQL, ToolCall, Transcript
 from eval.harness.questions import load_questions
-from tests.helpers import stop_process
+from tests.helpers import free_port, stop_process, wait_listening
 
 pytestmark = pytest.mark.slow
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -181,23 +179,13 @@ def test_eval_serve_stdio_and_http_then_score(lake, qfile, tmp_path):
 
     # ---------------------------------------------------------------- HTTP: a new session per call
     out2 = str(tmp_path / "run-stale")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen(semcat("eval", "serve", "--data", lake, "--condition", "stale", "--questions", qfile,
                                    "--out", out2, "--port", str(port)), env=env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        deadline = time.time() + 120
-        while True:
-            assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.time() < deadline, "eval serve --port did not listen within 120 s"
-                time.sleep(0.2)
+        wait_listening(proc, port, "eval serve --port")
 
         instructions2: list[str | None] = []
 

@@ -8,7 +8,6 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 import semantic as sm
 from eval.fixtures.mcplake import DIM, FCT
 from mcp_server.mcp import READ_TOOLS, TOOL_NAMES
-from tests.helpers import stop_process
+from tests.helpers import free_port, stop_process
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WRITE, READ = "w-secret-token", "r-secret-token"
@@ -49,12 +48,6 @@ def data_copy(lake_dir, tmp_path_factory):
         shutil.copytree(lake_dir, dst)
         return str(dst)
     return make
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager
