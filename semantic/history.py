@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
+
+import cachetools
 
 from catalog_core import lake
 from catalog_core.api import CatalogAPI
@@ -60,24 +61,23 @@ class Timeline:
         return sum(1 for v in self.versions if v > vid)
 
 
-class _LRU(OrderedDict):
-    """A bounded map, safe to share between the server's threads."""
+class _LRU(cachetools.LRUCache[Any, Any]):
+    """A bounded map of values computed from immutable keys (vids), least recently used out: a
+    `take` that finds its key counts as a use, like a `put`. Safe to share between the server's
+    threads (a read reorders, so reads lock too)."""
 
     def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = size
+        super().__init__(maxsize=size)
         self._lock = threading.Lock()
 
     def put(self, key: Any, value: Any) -> Any:
         with self._lock:
             self[key] = value
-            self.move_to_end(key)
-            while len(self) > self.size:
-                self.popitem(last=False)
         return value
 
     def take(self, key: Any) -> Any:
-        return self.get(key)
+        with self._lock:
+            return self.get(key)
 
 
 class Cache:
