@@ -22,10 +22,10 @@ from __future__ import annotations
 import hashlib
 import pickle
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+import cachetools
 import duckdb
 
 from catalog_core import errors
@@ -215,7 +215,7 @@ def _worker_error(err: dict[str, Any], timeout_s: float) -> CatalogError:
 # the tables it names whenever the set changes. Larger lakes get the named tables' views only.
 ALL_VIEWS_MAX_TABLES = 64
 
-_blobs: OrderedDict[str, bytes] = OrderedDict()
+_blobs: cachetools.LRUCache[str, bytes] = cachetools.LRUCache(maxsize=8)
 _blobs_lock = threading.Lock()
 
 
@@ -223,20 +223,17 @@ def _pickled(key: str, views: Views) -> bytes:
     """`views` pickled, kept for the last few keys (the Acme lake's: 0.9 MB, 40 ms to pickle);
     the worker unpickles it only when it has no database for the key."""
     with _blobs_lock:
-        got = _blobs.get(key)
+        got = _blobs.get(key)  # a hit counts as a use
         if got is not None:
-            _blobs.move_to_end(key)
             return got
     blob = pickle.dumps(views, protocol=pickle.HIGHEST_PROTOCOL)
     with _blobs_lock:
-        _blobs[key] = blob
-        while len(_blobs) > 8:
-            _blobs.popitem(last=False)
+        _blobs[key] = blob  # the least recently used makes way
     return blob
 
 
 _CHECKED_MAX = 512  # statements whose sandbox check is kept
-_checks: OrderedDict[tuple[str, tuple[str, ...], int], Checked] = OrderedDict()
+_checks: cachetools.LRUCache[tuple[str, tuple[str, ...], int], Checked] = cachetools.LRUCache(maxsize=_CHECKED_MAX)
 _checks_lock = threading.Lock()
 
 
@@ -248,9 +245,7 @@ def _checked(sql: str, forbidden: list[str], memory_limit: int, timeout_s: float
     copy. A refused statement is checked again each time (its error is raised afresh)."""
     key = (sql, tuple(forbidden), memory_limit)
     with _checks_lock:
-        got = _checks.get(key)
-        if got is not None:
-            _checks.move_to_end(key)
+        got = _checks.get(key)  # a hit counts as a use
     if got is None:
         con = _parser_cursor()
         try:
@@ -263,9 +258,7 @@ def _checked(sql: str, forbidden: list[str], memory_limit: int, timeout_s: float
         finally:
             con.close()
         with _checks_lock:
-            _checks[key] = got
-            while len(_checks) > _CHECKED_MAX:
-                _checks.popitem(last=False)
+            _checks[key] = got  # the least recently used statement makes way
     return Checked(got.text, set(got.tables), got.introspect, got.memory_limit)
 
 

@@ -26,12 +26,12 @@ import base64
 import hashlib
 import json
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
+import cachetools
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
@@ -138,7 +138,7 @@ def _encoding() -> Any:
 
 _COUNTS_MAX = 256  # texts whose token count is kept ...
 _COUNTS_CHARS = 100_000  # ... of at most this many characters (at most ~25 MB held)
-_counts: OrderedDict[str, int] = OrderedDict()
+_counts: cachetools.LRUCache[str, int] = cachetools.LRUCache(maxsize=_COUNTS_MAX)
 _counts_lock = threading.Lock()
 
 
@@ -148,17 +148,14 @@ def count_tokens(text: str) -> int:
     (the same statement at the same snapshot, or `fit` measuring the same page twice) is counted
     once; tokenizing a full page costs milliseconds."""
     with _counts_lock:
-        got = _counts.get(text)
+        got = _counts.get(text)  # a hit counts as a use
         if got is not None:
-            _counts.move_to_end(text)
             return got
     n = len(_encoding().encode(text))
     if len(text) > _COUNTS_CHARS:
         return n
     with _counts_lock:
-        _counts[text] = n
-        while len(_counts) > _COUNTS_MAX:
-            _counts.popitem(last=False)
+        _counts[text] = n  # the least recently used text makes way
     return n
 
 

@@ -14,12 +14,12 @@ import json
 import math
 import threading
 import time as _time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar, cast
 
+import cachetools
 from pydantic import BaseModel
 
 from catalog_core import lake
@@ -93,21 +93,20 @@ def cell(v: object) -> object:
 
 
 class _LRU:
-    """A small thread-safe LRU of values that never change (keyed by vid)."""
+    """A small thread-safe LRU of values that never change (keyed by vid or by text): cachetools'
+    LRUCache under a lock; a hit counts as a use."""
 
     def __init__(self, size: int = 64) -> None:
-        self.size, self.data, self.lock = size, OrderedDict[Any, Any](), threading.Lock()
+        self.data: cachetools.LRUCache[Any, Any] = cachetools.LRUCache(maxsize=size)
+        self.lock = threading.Lock()
 
     def get(self, key: Any, make: Callable[[], T]) -> T:
         with self.lock:
             if key in self.data:
-                self.data.move_to_end(key)
                 return cast(T, self.data[key])
         value = make()
         with self.lock:
             self.data[key] = value
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
         return value
 
 

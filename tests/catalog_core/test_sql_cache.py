@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+import cachetools
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -240,7 +241,10 @@ def test_the_sandbox_check_memo_is_keyed_by_text_directories_and_memory_limit():
 
 
 def test_the_sandbox_check_memo_is_bounded(monkeypatch):
-    monkeypatch.setattr(reader, "_CHECKED_MAX", 3)
+    monkeypatch.setattr(reader, "_checks", cachetools.LRUCache(maxsize=3))
     for i in range(6):
         reader._checked(f"SELECT {i}", [], 1 << 30, 10)
-    assert len(reader._checks) == 3 and [k[0] for k in reader._checks] == ["SELECT 3", "SELECT 4", "SELECT 5"]
+    assert len(reader._checks) == 3 and sorted(k[0] for k in reader._checks) == ["SELECT 3", "SELECT 4", "SELECT 5"]
+    reader._checked("SELECT 3", [], 1 << 30, 10)  # a hit is a use: SELECT 4 is now the least recent
+    reader._checked("SELECT 6", [], 1 << 30, 10)
+    assert sorted(k[0] for k in reader._checks) == ["SELECT 3", "SELECT 5", "SELECT 6"]

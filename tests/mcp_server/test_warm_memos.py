@@ -6,6 +6,7 @@ grow without bound. No timings."""
 
 from __future__ import annotations
 
+import cachetools
 import pytest
 
 from mcp_server.mcp import bounds, context
@@ -41,10 +42,13 @@ def test_a_text_that_does_not_parse_raises_every_time():
 
 
 def test_refs_memo_is_bounded(monkeypatch):
-    monkeypatch.setattr(context._refs, "size", 4)
+    monkeypatch.setattr(context, "_refs", context._LRU(4))
     for i in range(10):
         context.sql_table_refs(f"SELECT 1 FROM t{i}")
-    assert len(context._refs.data) == 4
+    assert len(context._refs.data) == 4 and {k[1] for k in context._refs.data} == {f"SELECT 1 FROM t{i}" for i in range(6, 10)}
+    context.sql_table_refs("SELECT 1 FROM t6")  # a hit is a use: t7 is now the least recent
+    context.sql_table_refs("SELECT 1 FROM t10")
+    assert {k[1] for k in context._refs.data} == {f"SELECT 1 FROM t{i}" for i in (6, 8, 9, 10)}
     assert context.sql_table_refs("SELECT 1 FROM t3") == [("t3",)]
 
 
@@ -54,7 +58,10 @@ def test_token_counts_are_each_texts_own(monkeypatch):
     for _ in range(2):
         for t in texts:
             assert bounds.count_tokens(t) == len(enc.encode(t))
-    monkeypatch.setattr(bounds, "_COUNTS_MAX", 2)
+    monkeypatch.setattr(bounds, "_counts", cachetools.LRUCache(maxsize=2))
     for i in range(5):
         bounds.count_tokens(f"another text {i}")
-    assert len(bounds._counts) == 2 and list(bounds._counts) == ["another text 3", "another text 4"]
+    assert len(bounds._counts) == 2 and sorted(bounds._counts) == ["another text 3", "another text 4"]
+    bounds.count_tokens("another text 3")  # a hit is a use: text 4 is now the least recent
+    bounds.count_tokens("another text 5")
+    assert sorted(bounds._counts) == ["another text 3", "another text 5"]
