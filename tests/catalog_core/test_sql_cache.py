@@ -248,3 +248,31 @@ def test_the_sandbox_check_memo_is_bounded(monkeypatch):
     reader._checked("SELECT 3", [], 1 << 30, 10)  # a hit is a use: SELECT 4 is now the least recent
     reader._checked("SELECT 6", [], 1 << 30, 10)
     assert sorted(k[0] for k in reader._checks) == ["SELECT 3", "SELECT 5", "SELECT 6"]
+
+
+
+def test_file_sig_is_each_local_files_lstat_with_none_for_a_missing_one(tmp_path):
+    """The signature an entry is checked against on every warm call: (dev, inode, size, mtime,
+    mode) of each local file in order, None where a file is missing, remote files skipped; the
+    same whether or not a file is missing (the fast path, all present, and the per-file loop)."""
+    paths = [str(tmp_path / f"f{i}.parquet") for i in range(3)]
+    for i, p in enumerate(paths):
+        with open(p, "wb") as f:
+            f.write(b"x" * (i + 1))
+
+    def spec(ps):
+        return tables.TableSpec("c.n.t", ("c", "n", "t"), None, [],
+                                [tables.FileSpec(p, {}, True, True) for p in ps]
+                                + [tables.FileSpec("s3://b/remote.parquet", {}, False, False)])
+
+    def want(p):
+        st = os.lstat(p)
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
+
+    sig = cache.file_sig(spec(paths))
+    assert sig == tuple(want(p) for p in paths)
+    os.remove(paths[1])
+    assert cache.file_sig(spec(paths)) == (sig[0], None, sig[2])
+    with open(paths[0], "ab") as f:
+        f.write(b"more")
+    assert cache.file_sig(spec([paths[0], paths[2]])) == (want(paths[0]), sig[2]) and want(paths[0]) != sig[0]
