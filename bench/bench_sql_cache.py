@@ -18,7 +18,9 @@ client), at a pinned snapshot, in one run:
   does no work (`pin_snapshot` of the pinned handle) and of the client's own check of each tool's
   answer against the tool's output schema (`validate_tool_result`, which every `call_tool` runs);
 - with `--stages`: where a warm call's time goes in the server (wall ms per call and share of the
-  call, timers around each stage; the SQL worker's own stages are not split here).
+  call, timers around each stage), and the SQL worker's steps on the snapshot cache
+  (`worker._snap_statement`) replayed in this process on a `snapcache.Store` holding the same
+  tables: p50 ms of each step (the worker process adds the pipe, its scheduling and `RLIMIT_AS`).
 
 Targets (issue 26): warm p50 run_sql <= 10 ms, get_column_values <= 10 ms, query_metric <= 15 ms.
 The machine is shared and noisy: read medians and the ratios beside them, not single figures."""
@@ -165,6 +167,67 @@ def _stages(server: Any, n: int) -> None:
             setattr(owner, fn_name, f)
 
 
+def _worker_stages(cat: Any, statements: dict[str, str], n: int) -> None:
+    """Print the p50 ms of each step a worker takes for a statement on its snapshot cache
+    (`worker._snap_statement`: the store's views, a cursor, `USE`, `BEGIN`, bind, execute and fetch,
+    rows to JSON, then after the answer the rollback and the attached-databases check), replayed in
+    this process on a `snapcache.Store` holding every table at the latest vid."""
+    import json
+
+    from catalog_core.sql import duck, reader
+    from catalog_core.sql.snapcache import Store
+    from catalog_core.sql.types import quote_ident
+
+    vid = cat.latest_vid
+    data: dict[tuple[str, str, str], str] = {}
+    views, _ = reader._keyed_views(cat, vid, True, data=data)
+    timeout_s, memory_limit = 10.0, 1 << 30
+    db = duck.connect(True)
+    duck.job_settings(db, timeout_s, memory_limit)
+    duck.install_views(db, views, True)
+    store = Store(timeout_s, memory_limit, snapcache.budget() or (1 << 30))
+    for spec, _body in views[1]:
+        store.add(db, spec.parts, data[spec.parts])
+    db.close()
+    print("\nin the worker, on its snapshot cache (replayed in this process; p50 ms per step):")
+    for name, text in statements.items():
+        checked = reader._checked(text, [], memory_limit, timeout_s)
+        names = frozenset(checked.tables)
+        acc: dict[str, list[float]] = {}
+        for i in range(n + 2):
+            marks: list[tuple[str, float]] = [("", time.perf_counter())]
+            store.use("bench", views[0], data, names, worker._fingerprint)
+            marks.append(("store.use (its views)", time.perf_counter()))
+            con = store.db.cursor()
+            marks.append(("cursor", time.perf_counter()))
+            if store.home != "memory":
+                con.execute(f"USE {quote_ident(store.home)}")
+            marks.append(("USE", time.perf_counter()))
+            con.execute("BEGIN TRANSACTION")
+            marks.append(("BEGIN", time.perf_counter()))
+            rel = con.sql(checked.text)
+            marks.append(("bind (con.sql)", time.perf_counter()))
+            columns, got = duck.fetch_rel(rel, 50)
+            marks.append(("execute and fetch (limit + 1 rows)", time.perf_counter()))
+            doc = {"ok": {"columns": [[c.name, c.type] for c in columns],
+                          "rows": [[duck.jsonable(v) for v in row] for row in got]}}
+            json.dumps(doc).encode()
+            marks.append(("rows to JSON", time.perf_counter()))
+            con.execute("ROLLBACK")
+            con.close()
+            marks.append(("after the answer: rollback, close", time.perf_counter()))
+            worker._databases(store.db)
+            marks.append(("after the answer: attached-databases check", time.perf_counter()))
+            if i >= 2:  # two warm-ups
+                for (_, t0), (label, t1) in zip(marks, marks[1:], strict=False):
+                    acc.setdefault(label, []).append((t1 - t0) * 1000)
+        total = sum(statistics.median(v) for v in acc.values())
+        print(f"  {name}: {total:.2f} ms in all")
+        for label, v in acc.items():
+            print(f"    {label:44}{statistics.median(v):8.2f} ms")
+    store.close()
+
+
 def _first(server: Any, rounds: int) -> dict[str, float]:
     """Median over `rounds` of each tool's first call on a fresh worker pool."""
     got: dict[str, list[float]] = {}
@@ -273,6 +336,8 @@ def main() -> None:
             pid, snap = worker.last_worker(), worker.last_snapshot()
             if pid is not None and snap:
                 held[pid] = snap
+        if a.stages:
+            _worker_stages(cat, {k: v for k, v in statements.items() if v}, a.calls)
         files, inmem = _raw(cat, {k: v for k, v in statements.items() if v}, a.calls)
         rows["raw DuckDB, files"] = files
         rows["raw DuckDB, in memory"] = inmem
