@@ -207,7 +207,7 @@ def _worker_stages(cat: Any, statements: dict[str, str], n: int) -> None:
             marks.append(("BEGIN", time.perf_counter()))
             rel = con.sql(checked.text)
             marks.append(("bind (con.sql)", time.perf_counter()))
-            columns, got = duck.fetch_rel(rel, 50)
+            columns, got = duck.fetch_rel(con, rel, 50)
             marks.append(("execute and fetch (limit + 1 rows)", time.perf_counter()))
             doc = {"ok": {"columns": [[c.name, c.type] for c in columns],
                           "rows": [[duck.jsonable(v) for v in row] for row in got]}}

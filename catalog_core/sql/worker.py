@@ -797,7 +797,7 @@ def _snap_statement(out: IO[bytes], store: Any, job: Job) -> bool | None:
     del rel
     limit = job.limit
     status: dict[str, bool] = {}
-    doc = _run_timed(con, job.timeout_s, lambda: duck.fetch_rel(held.pop(), limit), status, end=False)
+    doc = _run_timed(con, job.timeout_s, lambda: duck.fetch_rel(con, held.pop(), limit), status, end=False)
     doc["cached"] = True
     doc["snap"] = {"hit": True, **store.stats()}
     _answer(out, b"", doc)  # the rows are out: the rollback and the checks below are off the caller's path
