@@ -213,6 +213,9 @@ def _worker_stages(cat: Any, statements: dict[str, str], n: int) -> None:
                           "rows": [[duck.jsonable(v) for v in row] for row in got]}}
             json.dumps(doc).encode()
             marks.append(("rows to JSON", time.perf_counter()))
+            before = con.sql(checked.text)  # the path before 585953a, for comparison (same rows)
+            before.limit(51).fetchall()
+            marks.append(("(for comparison: bind, then rel.limit(51).fetchall(), the path before)", time.perf_counter()))
             con.execute("ROLLBACK")
             con.close()
             marks.append(("after the answer: rollback, close", time.perf_counter()))
@@ -221,7 +224,7 @@ def _worker_stages(cat: Any, statements: dict[str, str], n: int) -> None:
             if i >= 2:  # two warm-ups
                 for (_, t0), (label, t1) in zip(marks, marks[1:], strict=False):
                     acc.setdefault(label, []).append((t1 - t0) * 1000)
-        total = sum(statistics.median(v) for v in acc.values())
+        total = sum(statistics.median(v) for k, v in acc.items() if not k.startswith("(for"))
         print(f"  {name}: {total:.2f} ms in all")
         for label, v in acc.items():
             print(f"    {label:44}{statistics.median(v):8.2f} ms")
