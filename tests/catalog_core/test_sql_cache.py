@@ -250,7 +250,6 @@ def test_the_sandbox_check_memo_is_bounded(monkeypatch):
     assert sorted(k[0] for k in reader._checks) == ["SELECT 3", "SELECT 5", "SELECT 6"]
 
 
-
 def test_file_sig_is_each_local_files_lstat_with_none_for_a_missing_one(tmp_path):
     """The signature an entry is checked against on every warm call: (dev, inode, size, mtime,
     mode) of each local file in order, None where a file is missing, remote files skipped; the
