@@ -214,7 +214,7 @@ def _worker_stages(cat: Any, statements: dict[str, str], n: int) -> None:
                           "rows": [[duck.jsonable(v) for v in row] for row in got]}}
             json.dumps(doc).encode()
             marks.append(("rows to JSON", time.perf_counter()))
-            before = con.sql(text)  # the path before 585953a, for comparison (same rows)
+            before = con.sql(text)  # the path before 36e8090, for comparison (same rows)
             before.limit(51).fetchall()
             marks.append(("(for comparison: bind, then rel.limit(51).fetchall(), the path before)", time.perf_counter()))
             con.execute("ROLLBACK")
