@@ -121,11 +121,34 @@ def bulk_load(cat: cc.Catalog, n: int, batch: int = 50_000) -> tuple[float, floa
     return n / (time.perf_counter() - t0), n / (time.thread_time() - c0)
 
 
+def profile_bulk(root: str, n: int = 50_000) -> None:
+    """The bulk case alone under cProfile (cumulative and own time of its top functions)."""
+    import cProfile
+    import pstats
+
+    shutil.rmtree(root, ignore_errors=True)
+    cat = cc.Catalog.open(os.path.join(root, "semcat"))
+    prof = cProfile.Profile()
+    prof.enable()
+    rate = bulk_load(cat, n)
+    prof.disable()
+    cat.close()
+    print(f"bulk load of {n:,} leaves under cProfile: {rate[0]:,.0f} objects/s")
+    stats = pstats.Stats(prof)
+    stats.sort_stats("cumulative").print_stats(30)
+    stats.sort_stats("tottime").print_stats(20)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--root", default="/tmp/semcat-bench-engine")
+    ap.add_argument("--profile-bulk", action="store_true",
+                    help="only the bulk case of 50k leaves, under cProfile: its top functions")
     args = ap.parse_args()
+    if args.profile_bulk:
+        profile_bulk(args.root)
+        return
     n_get, n_commit, n_bulk = (20_000, 100, 50_000) if args.quick else (200_000, 1_000, 500_000)
     shutil.rmtree(args.root, ignore_errors=True)
     cat = cc.Catalog.open(os.path.join(args.root, "semcat"))
