@@ -27,7 +27,7 @@ FILE_JSON = b'{"obj_type":"file"'
 _MAX = (1 << 64) - 1
 INT_MIN, INT_MAX = -(1 << 63), _MAX  # what msgpack and orjson both hold exactly
 _packb: Callable[..., bytes] = msgpack.packb
-_NULL_TOKEN = re.compile(rb"null[,\]}]").search
+_NULL_TOKEN = NULL_TOKEN = re.compile(rb"null[,\]}]").search
 
 
 def _default(obj: Any) -> Any:

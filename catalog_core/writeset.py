@@ -5,17 +5,20 @@ Ops are validated for shape when they are recorded; preconditions are checked at
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from types import TracebackType
 from typing import Any, NamedTuple, Self
 
-from catalog_core.codec import pack_commit_fields, pack_leaf, pack_value
+import orjson
+
+from catalog_core.codec import NULL_TOKEN, pack_commit_fields, pack_leaf, pack_value
 from catalog_core.errors import InvalidPathError, InvalidValueError
 from catalog_core.merge import apply_delta, validate_delta
 from catalog_core.model import Obj
 from catalog_core.paths import ROOT, validate
 
-__all__ = ["WriteOp", "CommitOnExit", "WriteMethods", "make_op", "op_from_dict", "own_writes", "commit_fields",
-           "KINDS"]
+__all__ = ["WriteOp", "CommitOnExit", "WriteMethods", "make_op", "child_ops", "op_from_dict", "own_writes",
+           "commit_fields", "KINDS"]
 
 KINDS = ("add", "update", "remove", "merge", "leafref")
 
@@ -78,6 +81,63 @@ def make_op(kind: str, path: str, value: Any = None, leaf: bool = False, ref: tu
     if leaf and kind not in ("add", "leafref"):
         raise InvalidValueError(f"leaf=True only goes with add; leaves are immutable ({kind} on {path!r})")
     return WriteOp(kind, path, value, leaf, (ref[0], ref[1]) if ref is not None else None, packed)
+
+
+def _child_path(base: str, parent: str, cid: object) -> str:
+    if not isinstance(cid, str):
+        raise InvalidPathError(f"child id {cid!r} under {parent!r} must be a string, got {type(cid).__name__}",
+                               path=parent)
+    if not cid:
+        raise InvalidPathError(f"a child id under {parent!r} is empty; every id must be non-empty", path=parent)
+    if "/" in cid:
+        raise InvalidPathError(f"child id {cid!r} under {parent!r} contains '/'; add_many adds direct children "
+                               "of its parent: call it once per parent", path=parent)
+    return f"{base}/{cid}"
+
+
+def _pair(item: object, parent: str) -> tuple[Any, Any]:
+    if not isinstance(item, tuple | list) or len(item) != 2:
+        raise InvalidValueError(f"each child of {parent!r} must be an (id, value) pair, got {item!r:.80}",
+                                path=parent)
+    return item[0], item[1]
+
+
+def child_ops(parent: str, children: Iterable[tuple[str, dict[str, Any]]], leaf: bool = False) -> list[WriteOp]:
+    """The ops of `add_many`: one add of `parent/<id>` per (id, value) of `children`, in order,
+    each the op `make_op("add", ...)` makes (same path, value, packed bytes). Raises on the first
+    bad id or value, naming it. Leaves take one tight pass (the bulk load's recording): a child
+    whose id and value pass the cheap checks (an ASCII id without '/', NUL or dots of its own, a
+    dict whose JSON holds no null token and starts with obj_type if it has one) is encoded here;
+    any other goes through `make_op`, which decides exactly as `add` would."""
+    validate(parent)
+    base = "" if parent == ROOT else parent
+    out: list[WriteOp] = []
+    append = out.append
+    if not leaf:
+        for item in children:
+            cid, value = _pair(item, parent)
+            append(make_op("add", _child_path(base, parent, cid), value))
+        return out
+    dumps, null_token, new, cls = orjson.dumps, NULL_TOKEN, tuple.__new__, WriteOp
+    room = 4096 - len(base) - 1
+    for item in children:
+        if item.__class__ is tuple and len(item) == 2:
+            cid, value = item
+        else:
+            cid, value = _pair(item, parent)
+        if (cid.__class__ is str and value.__class__ is dict and cid and cid.isascii() and len(cid) <= room
+                and "/" not in cid and "\x00" not in cid and cid != "." and cid != ".."
+                and ("obj_type" not in value or next(iter(value)) == "obj_type")):
+            try:
+                raw = dumps(value)
+            except TypeError:
+                raw = None
+            if raw is not None and null_token(raw) is None:
+                # a copy: orjson's own result keeps a ~1 KB buffer, which a bulk load holds per object
+                append(new(cls, ("add", base + "/" + cid, value, True, None, bytes(memoryview(raw)))))
+                continue
+        append(make_op("add", _child_path(base, parent, cid), value, True))
+    return out
 
 
 _FIELDS = {"kind", "path", "value", "leaf", "ref"}
@@ -153,6 +213,14 @@ class WriteMethods(CommitOnExit):
     def add(self, path: str, value: dict[str, Any], leaf: bool = False) -> None:
         """Create `path`; at commit its parent must exist and the path must not."""
         self._record(make_op("add", path, value, leaf))
+
+    def add_many(self, parent: str, children: Iterable[tuple[str, dict[str, Any]]], leaf: bool = False) -> None:
+        """Add `parent/<id>` with its value for each (id, value) of `children`, in order: the same
+        write set as one `add` each, so the same checks at commit (the parent exists, no path
+        exists or repeats). Recorded all or nothing: a bad id or value raises, naming it, and
+        records none. The bulk load's call: it records many leaves in one pass."""
+        for op in child_ops(parent, children, leaf):
+            self._record(op)
 
     def update(self, path: str, value: dict[str, Any]) -> None:
         """Create or replace a non-leaf object."""

@@ -6,10 +6,12 @@ that cannot be stored fails that commit only."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, NamedTuple, cast
 
 from msgpack import Packer
 from msgpack import packb as _packb
+from rocksdict import ReadOptions
 
 from catalog_core._engine.keys import SEP, children_prefix, key_of_valid, parent_of_valid, path_of_key
 from catalog_core._engine.storage import Store
@@ -22,6 +24,7 @@ from catalog_core.errors import (
     PreconditionError,
 )
 from catalog_core.merge import apply_delta
+from catalog_core.paths import successor
 from catalog_core.writeset import WriteOp
 
 __all__ = ["Effect", "Encoded", "View", "changes", "materialize"]
@@ -140,6 +143,35 @@ class View:
         todo = [k for k in keys if k not in leaf_reads]
         if todo:
             for k, raw in zip(todo, _multi_get(self.store, "leaf", todo), strict=True):
+                leaf_reads[k] = None if raw is None else unpack(raw)
+
+    def prefetch_children(self, prefix: bytes, keys: list[bytes]) -> None:
+        """`prefetch` for keys that all share the children `prefix` (one parent's new leaves): when
+        the parent holds at most about as many children as there are keys (a new or small
+        partition), one range scan per column family reads them all and every key not met is
+        absent; a bigger parent takes `prefetch`'s multi-gets. Same caches, same contents."""
+        root = self.root
+        inner_reads, leaf_reads = root._inner_reads, root._leaf_reads
+        cap = len(keys) + 16
+        found: list[dict[bytes, bytes]] = []
+        for cf in ("inner", "leaf"):
+            ro = ReadOptions()
+            ro.set_iterate_upper_bound(successor(prefix))
+            seen: dict[bytes, bytes] = {}
+            for key, raw in cast(Iterator[tuple[bytes, bytes]], self.store.cf[cf].items(from_key=prefix, read_opt=ro)):
+                seen[key] = raw
+                if len(seen) > cap:
+                    self.prefetch(keys)
+                    return
+            found.append(seen)
+        inner_seen, leaf_seen = found
+        none = (None, None)
+        for k in keys:
+            if k not in inner_reads:
+                raw = inner_seen.get(k)
+                inner_reads[k] = none if raw is None else (unpack(raw), raw)
+            if k not in leaf_reads:
+                raw = leaf_seen.get(k)
                 leaf_reads[k] = None if raw is None else unpack(raw)
 
     def _leaf(self, key: bytes) -> list[Any] | None:
@@ -342,12 +374,67 @@ def materialize(group: View, ops: list[WriteOp], vid: int, time: float = 0.0) ->
         for op in ops:
             _apply_one(view, op, vid, time, effects)
         return view, effects
-    # many writes (a bulk load): the keys of leaf adds once, their store records in one multi-get
+    # many writes (a bulk load): the keys of leaf adds once, their store records read per parent
+    # (a range scan of a small parent, else multi-gets), then the leaf adds in one loop
     keys = [key_of_valid(op.path) if op.leaf and op.kind == "add" else None for op in ops]
-    view.prefetch([k for k in keys if k is not None])
-    for op, key in zip(ops, keys, strict=True):
+    by_parent: dict[bytes, list[bytes]] = {}
+    for key in keys:
         if key is not None:
-            _add_new_leaf(view, op, key, vid, effects)
+            prefix = key[:key.rfind(SEP, 2) + 1]
+            got = by_parent.get(prefix)
+            if got is None:
+                by_parent[prefix] = [key]
+            else:
+                got.append(key)
+    for prefix, some in by_parent.items():
+        if len(prefix) > 2:
+            view.prefetch_children(prefix, some)
         else:
-            _apply_one(view, op, vid, time, effects)
+            view.prefetch(some)
+    _add_new_leaves(view, ops, keys, vid, time, effects)
     return view, effects
+
+
+def _add_new_leaves(view: View, ops: list[WriteOp], keys: list[bytes | None], vid: int, time: float,
+                    effects: list[Effect]) -> None:
+    """`_add_new_leaf` of each leaf add (key given) and `_apply_one` of every other op, in order,
+    with the view chain's lookups inlined while only `view` itself holds writes (the group's
+    overlay holds none: the commit is the first of its group, as a bulk load's is). The store
+    records of the keys were prefetched into the root view's read caches."""
+    if any(v.inner or v.leaf for v in _above(view)):
+        for op, key in zip(ops, keys, strict=True):
+            if key is not None:
+                _add_new_leaf(view, op, key, vid, effects)
+            else:
+                _apply_one(view, op, vid, time, effects)
+        return
+    root = view.root
+    inner_reads, leaf_reads = root._inner_reads, root._leaf_reads
+    vinner, vleaf, parents_ok = view.inner, view.leaf, view.parents_ok
+    append = effects.append
+    for op, key in zip(ops, keys, strict=True):
+        if key is None:
+            _apply_one(view, op, vid, time, effects)
+            continue
+        path = op.path
+        if (path[:path.rfind("/")] or "/") not in parents_ok:
+            _parent_ok(view, path, "add")
+        if key in vinner:
+            cur = vinner[key]
+        else:
+            got = inner_reads.get(key)
+            cur = got[0] if got is not None else view._inner(key)
+        lts = vleaf[key] if key in vleaf else (leaf_reads[key] if key in leaf_reads else view._leaf(key))
+        if (cur is not None and cur[1] is not None) or (lts and lts[-1][1] == 0):
+            raise AlreadyExistsError(f"cannot add {path!r}: it already exists; use update to replace it", path=path)
+        vleaf[key] = [*lts, [vid, 0, op.packed, None]] if lts else [[vid, 0, op.packed, None]]
+        append(Effect(path, None, op.value, True))
+
+
+def _above(view: View) -> list[View]:
+    out = []
+    v = view.parent
+    while v is not None:
+        out.append(v)
+        v = v.parent
+    return out

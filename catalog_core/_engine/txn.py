@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from catalog_core._engine.executor import execute
@@ -14,7 +14,7 @@ from catalog_core.model import Obj, QueryStats
 from catalog_core.paths import split
 from catalog_core.query import parse
 from catalog_core.query.ast import Query
-from catalog_core.writeset import WriteMethods, WriteOp, commit_fields, own_writes
+from catalog_core.writeset import WriteMethods, WriteOp, child_ops, commit_fields, own_writes
 
 if TYPE_CHECKING:
     from catalog_core._engine.catalog import Catalog
@@ -91,6 +91,16 @@ class Transaction(WriteMethods):
         if self._locks is not None:
             self._locks.lock_path(self.id, op.path, "X")
         self.ops.append(op)
+
+    def add_many(self, parent: str, children: Iterable[tuple[str, dict[str, Any]]], leaf: bool = False) -> None:
+        """See `WriteMethods.add_many`: the ops recorded at once (under mgl each path is locked
+        first, as `add` does)."""
+        self._check_active()
+        ops = child_ops(parent, children, leaf)
+        if self._locks is not None:
+            for op in ops:
+                self._locks.lock_path(self.id, op.path, "X")
+        self.ops.extend(ops)
 
     def clone(self, src: str, dst: str, vid: int | None = None) -> None:
         """Copy the non-leaf subtree of `src` (at `vid`, default read_vid) to `dst`, sharing leaves."""
