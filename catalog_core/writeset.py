@@ -11,6 +11,7 @@ from typing import Any, NamedTuple, Self
 
 import orjson
 
+from catalog_core._gcpause import gc_paused
 from catalog_core.codec import NULL_TOKEN, pack_commit_fields, pack_leaf, pack_value
 from catalog_core.errors import InvalidPathError, InvalidValueError
 from catalog_core.merge import apply_delta, validate_delta
@@ -105,39 +106,67 @@ def _pair(item: object, parent: str) -> tuple[Any, Any]:
 def child_ops(parent: str, children: Iterable[tuple[str, dict[str, Any]]], leaf: bool = False) -> list[WriteOp]:
     """The ops of `add_many`: one add of `parent/<id>` per (id, value) of `children`, in order,
     each the op `make_op("add", ...)` makes (same path, value, packed bytes). Raises on the first
-    bad id or value, naming it. Leaves take one tight pass (the bulk load's recording): a child
-    whose id and value pass the cheap checks (an ASCII id without '/', NUL or dots of its own, a
-    dict whose JSON holds no null token and starts with obj_type if it has one) is encoded here;
-    any other goes through `make_op`, which decides exactly as `add` would."""
+    bad id or value, naming it. Leaves are checked and encoded a whole list at a time (the bulk
+    load's recording): when every id is plain ASCII text without '/', NUL or a lone '.'/'..', every
+    value a dict encoded by orjson with no null token and obj_type (if any) as its first key, the
+    ops are built in one pass; otherwise each child goes through `make_op`, which decides exactly
+    as `add` would."""
     validate(parent)
     base = "" if parent == ROOT else parent
+    pairs = children if isinstance(children, list) else list(children)
+    if leaf:
+        with gc_paused():  # tens of thousands of new tuples, none cyclic
+            fast = _leaf_ops(base, pairs)
+        if fast is not None:
+            return fast
     out: list[WriteOp] = []
-    append = out.append
-    if not leaf:
-        for item in children:
-            cid, value = _pair(item, parent)
-            append(make_op("add", _child_path(base, parent, cid), value))
-        return out
-    dumps, null_token, new, cls = orjson.dumps, NULL_TOKEN, tuple.__new__, WriteOp
-    room = 4096 - len(base) - 1
-    for item in children:
-        if item.__class__ is tuple and len(item) == 2:
-            cid, value = item
-        else:
-            cid, value = _pair(item, parent)
-        if (cid.__class__ is str and value.__class__ is dict and cid and cid.isascii() and len(cid) <= room
-                and "/" not in cid and "\x00" not in cid and cid != "." and cid != ".."
-                and ("obj_type" not in value or next(iter(value)) == "obj_type")):
-            try:
-                raw = dumps(value)
-            except TypeError:
-                raw = None
-            if raw is not None and null_token(raw) is None:
-                # a copy: orjson's own result keeps a ~1 KB buffer, which a bulk load holds per object
-                append(new(cls, ("add", base + "/" + cid, value, True, None, bytes(memoryview(raw)))))
-                continue
-        append(make_op("add", _child_path(base, parent, cid), value, True))
+    for item in pairs:
+        cid, value = _pair(item, parent)
+        out.append(make_op("add", _child_path(base, parent, cid), value, leaf))
     return out
+
+
+_OBJ_TYPE = b'"obj_type":'
+
+
+def _leaf_ops(base: str, pairs: list[Any]) -> list[WriteOp] | None:
+    """`child_ops` of leaves when every child passes the whole-list checks, else None."""
+    if not pairs:
+        return []
+    if not set(map(type, pairs)) <= {tuple, list}:
+        return None
+    try:
+        ids, values = zip(*pairs, strict=True)
+    except (TypeError, ValueError):
+        return None
+    if len(ids) != len(pairs):
+        return None
+    try:
+        blob = "/".join(ids)  # TypeError: an id that is not a string
+    except TypeError:
+        return None
+    if (not blob or not blob.isascii() or blob.count("/") != len(ids) - 1 or "\x00" in blob or "//" in blob
+            or blob[:1] == "/" or blob[-1:] == "/" or max(map(len, ids)) > 4095 - len(base)):
+        return None
+    if "." in blob and ("/./" in f"/{blob}/" or "/../" in f"/{blob}/"):
+        return None
+    if any(v.__class__ is not dict for v in values):
+        return None
+    dumps = orjson.dumps
+    try:
+        # a copy of each: orjson's own result keeps a ~1 KB buffer, which a bulk load would hold per object
+        raws = [bytes(memoryview(dumps(v))) for v in values]
+    except TypeError:
+        return None
+    joined = b"\n".join(raws)  # a null token cannot span two values: each ends with '}'
+    if NULL_TOKEN(joined) is not None:
+        return None
+    if _OBJ_TYPE in joined:  # every obj_type key must open its value (as pack_leaf orders it)
+        if joined.count(_OBJ_TYPE) != joined.count(b'\n{' + _OBJ_TYPE) + joined.startswith(b'{' + _OBJ_TYPE):
+            return None
+    prefix = base + "/"
+    new, cls = tuple.__new__, WriteOp
+    return [new(cls, ("add", prefix + cid, value, True, None, raw)) for cid, value, raw in zip(ids, values, raws)]
 
 
 _FIELDS = {"kind", "path", "value", "leaf", "ref"}

@@ -13,7 +13,14 @@ from msgpack import Packer
 from msgpack import packb as _packb
 from rocksdict import ReadOptions
 
-from catalog_core._engine.keys import SEP, children_prefix, key_of_valid, parent_of_valid, path_of_key
+from catalog_core._engine.keys import (
+    SEP,
+    children_prefix,
+    key_of_valid,
+    parent_of_prefix,
+    parent_of_valid,
+    path_of_key,
+)
 from catalog_core._engine.storage import Store
 from catalog_core.codec import inv_vid_bytes, maybe_non_finite, pack, pack_value, unpack
 from catalog_core.errors import (
@@ -397,38 +404,55 @@ def materialize(group: View, ops: list[WriteOp], vid: int, time: float = 0.0) ->
 
 def _add_new_leaves(view: View, ops: list[WriteOp], keys: list[bytes | None], vid: int, time: float,
                     effects: list[Effect]) -> None:
-    """`_add_new_leaf` of each leaf add (key given) and `_apply_one` of every other op, in order,
-    with the view chain's lookups inlined while only `view` itself holds writes (the group's
-    overlay holds none: the commit is the first of its group, as a bulk load's is). The store
-    records of the keys were prefetched into the root view's read caches."""
-    if any(v.inner or v.leaf for v in _above(view)):
-        for op, key in zip(ops, keys, strict=True):
-            if key is not None:
+    """`_add_new_leaf` of each leaf add (key given) and `_apply_one` of every other op, in order.
+    A run of leaf adds is applied at once when its outcome is plain: only `view` itself holds
+    writes (the group's overlay holds none: the commit is the first of its group, as a bulk
+    load's is), no key of the run repeats or is written by `view` yet, the store holds no record
+    of any (prefetched into the root view's read caches) and every parent exists and is not a
+    leaf. Any other run goes op by op, which raises the exact error."""
+    plain = not any(v.inner or v.leaf for v in _above(view))
+    i, n = 0, len(ops)
+    while i < n:
+        if keys[i] is None:
+            _apply_one(view, ops[i], vid, time, effects)
+            i += 1
+            continue
+        j = i + 1
+        while j < n and keys[j] is not None:
+            j += 1
+        run_ops, run_keys = ops[i:j], cast(list[bytes], keys[i:j])
+        if not (plain and _add_run(view, run_ops, run_keys, vid, effects)):
+            for op, key in zip(run_ops, run_keys, strict=True):
                 _add_new_leaf(view, op, key, vid, effects)
-            else:
-                _apply_one(view, op, vid, time, effects)
-        return
+        i = j
+
+
+def _add_run(view: View, ops: list[WriteOp], keys: list[bytes], vid: int, effects: list[Effect]) -> bool:
+    """Apply a run of new leaves if its outcome is plain (see `_add_new_leaves`); False, having
+    changed nothing, if not."""
     root = view.root
     inner_reads, leaf_reads = root._inner_reads, root._leaf_reads
-    vinner, vleaf, parents_ok = view.inner, view.leaf, view.parents_ok
-    append = effects.append
-    for op, key in zip(ops, keys, strict=True):
-        if key is None:
-            _apply_one(view, op, vid, time, effects)
-            continue
-        path = op.path
-        if (path[:path.rfind("/")] or "/") not in parents_ok:
-            _parent_ok(view, path, "add")
-        if key in vinner:
-            cur = vinner[key]
-        else:
-            got = inner_reads.get(key)
-            cur = got[0] if got is not None else view._inner(key)
-        lts = vleaf[key] if key in vleaf else (leaf_reads[key] if key in leaf_reads else view._leaf(key))
-        if (cur is not None and cur[1] is not None) or (lts and lts[-1][1] == 0):
-            raise AlreadyExistsError(f"cannot add {path!r}: it already exists; use update to replace it", path=path)
-        vleaf[key] = [*lts, [vid, 0, op.packed, None]] if lts else [[vid, 0, op.packed, None]]
-        append(Effect(path, None, op.value, True))
+    if (len(set(keys)) != len(keys) or not view.leaf.keys().isdisjoint(keys)
+            or not view.inner.keys().isdisjoint(keys)):
+        return False
+    try:
+        if any(inner_reads[k][0] is not None for k in keys):
+            return False
+        if any(leaf_reads[k] for k in keys):
+            return False
+    except KeyError:  # not prefetched
+        return False
+    for prefix in {k[:k.rfind(SEP, 2) + 1] or k[:2] for k in keys}:
+        parent = parent_of_prefix(prefix)
+        if parent not in view.parents_ok:
+            cur = view.current(parent)
+            if cur is None or cur[1]:
+                return False
+            view.parents_ok.add(parent)  # as _parent_ok records it
+    view.leaf.update(zip(keys, [[[vid, 0, op.packed, None]] for op in ops], strict=True))
+    new = tuple.__new__
+    effects.extend([new(Effect, (op.path, None, op.value, True)) for op in ops])
+    return True
 
 
 def _above(view: View) -> list[View]:
