@@ -6,6 +6,7 @@ that cannot be stored fails that commit only."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any, NamedTuple, cast
 
@@ -152,14 +153,11 @@ class View:
             for k, raw in zip(todo, _multi_get(self.store, "leaf", todo), strict=True):
                 leaf_reads[k] = None if raw is None else unpack(raw)
 
-    def prefetch_children(self, prefix: bytes, keys: list[bytes]) -> None:
-        """`prefetch` for keys that all share the children `prefix` (one parent's new leaves): when
-        the parent holds at most about as many children as there are keys (a new or small
-        partition), one range scan per column family reads them all and every key not met is
-        absent; a bigger parent takes `prefetch`'s multi-gets. Same caches, same contents."""
-        root = self.root
-        inner_reads, leaf_reads = root._inner_reads, root._leaf_reads
-        cap = len(keys) + 16
+    def read_children(self, prefix: bytes, cap: int) -> set[bytes] | None:
+        """The store's records of every child under `prefix` (one parent), read with one range
+        scan per column family into the root view's read caches, when there are at most `cap`:
+        the keys that have a record (then every other key under `prefix` has none). None, having
+        cached nothing, past `cap` children (a big parent: point reads of the keys cost less)."""
         found: list[dict[bytes, bytes]] = []
         for cf in ("inner", "leaf"):
             ro = ReadOptions()
@@ -168,18 +166,19 @@ class View:
             for key, raw in cast(Iterator[tuple[bytes, bytes]], self.store.cf[cf].items(from_key=prefix, read_opt=ro)):
                 seen[key] = raw
                 if len(seen) > cap:
-                    self.prefetch(keys)
-                    return
+                    return None
             found.append(seen)
+        root = self.root
+        inner_reads, leaf_reads = root._inner_reads, root._leaf_reads
         inner_seen, leaf_seen = found
-        none = (None, None)
-        for k in keys:
+        for k in inner_seen.keys() | leaf_seen.keys():
             if k not in inner_reads:
-                raw = inner_seen.get(k)
-                inner_reads[k] = none if raw is None else (unpack(raw), raw)
+                iraw = inner_seen.get(k)
+                inner_reads[k] = (None, None) if iraw is None else (unpack(iraw), iraw)
             if k not in leaf_reads:
-                raw = leaf_seen.get(k)
-                leaf_reads[k] = None if raw is None else unpack(raw)
+                lraw = leaf_seen.get(k)
+                leaf_reads[k] = None if lraw is None else unpack(lraw)
+        return inner_seen.keys() | leaf_seen.keys()
 
     def _leaf(self, key: bytes) -> list[Any] | None:
         v: View | None = self
@@ -381,35 +380,36 @@ def materialize(group: View, ops: list[WriteOp], vid: int, time: float = 0.0) ->
         for op in ops:
             _apply_one(view, op, vid, time, effects)
         return view, effects
-    # many writes (a bulk load): the keys of leaf adds once, their store records read per parent
-    # (a range scan of a small parent, else multi-gets), then the leaf adds in one loop
-    keys = [key_of_valid(op.path) if op.leaf and op.kind == "add" else None for op in ops]
-    by_parent: dict[bytes, list[bytes]] = {}
-    for key in keys:
-        if key is not None:
-            prefix = key[:key.rfind(SEP, 2) + 1]
-            got = by_parent.get(prefix)
-            if got is None:
-                by_parent[prefix] = [key]
-            else:
-                got.append(key)
-    for prefix, some in by_parent.items():
+    # many writes (a bulk load): the keys of leaf adds once (key_of_valid inlined: a leaf add is
+    # never the root's), their store records read per parent (one range scan of a small parent,
+    # else multi-gets), then the leaf adds in runs
+    keys = [op.path.count("/").to_bytes(2, "big") + op.path[1:].encode().replace(b"/", SEP)
+            if op.leaf and op.kind == "add" else None for op in ops]
+    leaf_keys = [k for k in keys if k is not None]
+    prefixes = [k[:k.rfind(SEP, 2) + 1] or k[:2] for k in leaf_keys]
+    complete: set[bytes] = set()
+    stored: set[bytes] = set()
+    for prefix, count in Counter(prefixes).items():
         if len(prefix) > 2:
-            view.prefetch_children(prefix, some)
-        else:
-            view.prefetch(some)
-    _add_new_leaves(view, ops, keys, vid, time, effects)
+            got = view.read_children(prefix, count + 16)
+            if got is not None:
+                complete.add(prefix)
+                stored |= got
+    absent = {k for k, p in zip(leaf_keys, prefixes, strict=True) if p in complete} - stored
+    view.prefetch([k for k, p in zip(leaf_keys, prefixes, strict=True) if p not in complete])
+    _add_new_leaves(view, ops, keys, vid, time, effects, absent, dict(zip(leaf_keys, prefixes, strict=True)))
     return view, effects
 
 
 def _add_new_leaves(view: View, ops: list[WriteOp], keys: list[bytes | None], vid: int, time: float,
-                    effects: list[Effect]) -> None:
+                    effects: list[Effect], absent: set[bytes], prefix_of: dict[bytes, bytes]) -> None:
     """`_add_new_leaf` of each leaf add (key given) and `_apply_one` of every other op, in order.
     A run of leaf adds is applied at once when its outcome is plain: only `view` itself holds
     writes (the group's overlay holds none: the commit is the first of its group, as a bulk
     load's is), no key of the run repeats or is written by `view` yet, the store holds no record
-    of any (prefetched into the root view's read caches) and every parent exists and is not a
-    leaf. Any other run goes op by op, which raises the exact error."""
+    of any (`absent`, or prefetched into the root view's read caches) and every parent exists
+    and is not a leaf (`prefix_of`: each key's children prefix). Any other run goes op by op,
+    which raises the exact error."""
     plain = not any(v.inner or v.leaf for v in _above(view))
     i, n = 0, len(ops)
     while i < n:
@@ -421,28 +421,26 @@ def _add_new_leaves(view: View, ops: list[WriteOp], keys: list[bytes | None], vi
         while j < n and keys[j] is not None:
             j += 1
         run_ops, run_keys = ops[i:j], cast(list[bytes], keys[i:j])
-        if not (plain and _add_run(view, run_ops, run_keys, vid, effects)):
+        if not (plain and _add_run(view, run_ops, run_keys, vid, effects, absent, prefix_of)):
             for op, key in zip(run_ops, run_keys, strict=True):
                 _add_new_leaf(view, op, key, vid, effects)
         i = j
 
 
-def _add_run(view: View, ops: list[WriteOp], keys: list[bytes], vid: int, effects: list[Effect]) -> bool:
+def _add_run(view: View, ops: list[WriteOp], keys: list[bytes], vid: int, effects: list[Effect],
+             absent: set[bytes], prefix_of: dict[bytes, bytes]) -> bool:
     """Apply a run of new leaves if its outcome is plain (see `_add_new_leaves`); False, having
     changed nothing, if not."""
+    distinct = set(keys)
+    if len(distinct) != len(keys) or not view.leaf.keys().isdisjoint(distinct) or not view.inner.keys().isdisjoint(distinct):
+        return False
     root = view.root
     inner_reads, leaf_reads = root._inner_reads, root._leaf_reads
-    if (len(set(keys)) != len(keys) or not view.leaf.keys().isdisjoint(keys)
-            or not view.inner.keys().isdisjoint(keys)):
-        return False
-    try:
-        if any(inner_reads[k][0] is not None for k in keys):
+    for k in distinct - absent:  # read by multi-get (or cached): each must have no record
+        got = inner_reads.get(k)
+        if got is None or got[0] is not None or k not in leaf_reads or leaf_reads[k]:
             return False
-        if any(leaf_reads[k] for k in keys):
-            return False
-    except KeyError:  # not prefetched
-        return False
-    for prefix in {k[:k.rfind(SEP, 2) + 1] or k[:2] for k in keys}:
+    for prefix in set(map(prefix_of.__getitem__, distinct)):
         parent = parent_of_prefix(prefix)
         if parent not in view.parents_ok:
             cur = view.current(parent)

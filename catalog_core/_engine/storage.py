@@ -25,7 +25,7 @@ from typing import Any, cast
 from msgpack import unpackb as _unpackb
 from rocksdict import BlockBasedOptions, Options, Rdict, ReadOptions, WriteBatch, WriteOptions
 
-from catalog_core._engine.filecache import FileListCache, Floors, parent_prefix
+from catalog_core._engine.filecache import FileListCache, Floors
 from catalog_core._engine.frozen import freeze, freeze_leaf, freeze_packed
 from catalog_core._engine.keys import SEP, children_prefix, key_of, path_of_key
 from catalog_core._engine.leafcache import LeafValueCache
@@ -241,7 +241,7 @@ class Store:
     def written_leaves(self, keys: Iterable[bytes], vid: int) -> None:
         """Commits up to `vid` write these leaf keys: called before they become visible, so the
         in-memory leaf lists of their parents are never served past them."""
-        prefixes = {parent_prefix(key) for key in keys}
+        prefixes = {key[:key.rfind(SEP, 2) + 1] or key[:2] for key in keys}  # parent_prefix, inlined
         self.files.floors.raise_to(prefixes, vid)
         self.files.drop(prefixes)
         self.leaf_lists.drop(prefixes)
