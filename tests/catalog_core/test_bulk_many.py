@@ -1,0 +1,333 @@
+"""`txn.add_many(parent, children, leaf=True)`, the bulk-load call: its write set is the one of one
+`add` per child, so the loaded tree, its versions, vids, history and plan_files equal those of the
+same objects added one by one; it is one commit (one vid, one synced RocksDB batch), validated like
+any other, all or nothing. Real RocksDB, a real subprocess for the SIGKILL, the real HTTP server for
+the remote transaction (which records the same ops through `WriteMethods.add_many`)."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import catalog_core as cc
+from catalog_core.errors import (
+    AlreadyExistsError,
+    ConflictError,
+    InvalidPathError,
+    InvalidValueError,
+    MissingObjectError,
+    PreconditionError,
+)
+from catalog_core.writeset import child_ops, make_op
+
+DAYS = [f"d=2001-06-{d:02d}" for d in range(1, 6)]
+PER_DAY = 40  # 200 leaves in one write set: the bulk materialization path (>= 64 ops)
+
+
+def _file(day: int, i: int) -> dict:
+    return {"obj_type": "file", "path": f"s3://b/{day}/f{i}.parquet", "row_count": 10 * i, "size_bytes": 100 + i,
+            "columns": {"price": {"min": i, "max": i + 3, "null_count": 0}, "d": {"min": day, "max": day}}}
+
+
+def _base(cat) -> int:
+    with cat.transaction(author="t", message="base") as t:
+        t.add("/wh", {"obj_type": "catalog"})
+        t.add("/wh/sales", {"obj_type": "namespace"})
+        t.add("/wh/sales/orders", {"obj_type": "table", "partition_by": ["d"]})
+        for d in DAYS:
+            t.add(f"/wh/sales/orders/{d}", {"obj_type": "partition", "values": {"d": d[2:]}})
+    assert t.vid is not None
+    return t.vid
+
+
+def _children(day: int, start: int = 0, n: int = PER_DAY) -> list[tuple[str, dict]]:
+    return [(f"f{i:04d}", _file(day, i)) for i in range(start, start + n)]
+
+
+def _load_many(cat, start: int = 0) -> int:
+    with cat.transaction(author="t", message="load") as t:
+        for day, d in enumerate(DAYS):
+            t.add_many(f"/wh/sales/orders/{d}", _children(day, start), leaf=True)
+    assert t.vid is not None
+    return t.vid
+
+
+def _load_one_by_one(cat, start: int = 0) -> int:
+    with cat.transaction(author="t", message="load") as t:
+        for day, d in enumerate(DAYS):
+            for cid, value in _children(day, start):
+                t.add(f"/wh/sales/orders/{d}/{cid}", value, leaf=True)
+    assert t.vid is not None
+    return t.vid
+
+
+def _state(cat) -> dict:
+    """Everything a reader can see of the loaded tree, at every vid."""
+    out: dict = {"latest": cat.latest_vid, "commits": [(c.vid, c.author, c.message, sorted(c.paths))
+                                                        for c in cat.commits()]}
+    for vid in range(1, cat.latest_vid + 1):
+        objs = [o for d in DAYS for o in cat.children(f"/wh/sales/orders/{d}", vid=vid)]
+        out[vid] = [(o.path, o.value, o.vid, o.leaf) for o in objs]
+        out[("plan", vid)] = sorted((f.path, f.vid) for f in cat.plan_files("wh.sales.orders", vid=vid))
+        out[("pruned", vid)] = sorted(f.path for f in cat.plan_files("wh.sales.orders", where="price > 30", vid=vid))
+    for d in DAYS:
+        for i in (0, 7, PER_DAY - 1, PER_DAY + 3):
+            path = f"/wh/sales/orders/{d}/f{i:04d}"
+            out[("history", path)] = [(v.vid, v.end_vid, v.value) for v in cat.history(path)]
+    return out
+
+
+def test_the_bulk_loaded_tree_equals_the_same_objects_added_one_by_one(tmp_path):
+    """Two catalogs, the same history: a base, a load, a removal, a second load that re-adds the
+    removed leaf (its past lifetime kept) beside new ones. Every object, version, vid, commit,
+    history and plan_files answer is the same at every vid."""
+    states = []
+    for name, load in (("many", _load_many), ("one", _load_one_by_one)):
+        cat = cc.Catalog.open(str(tmp_path / name))
+        try:
+            _base(cat)
+            load(cat)
+            with cat.transaction(author="t", message="rm") as t:
+                t.remove(f"/wh/sales/orders/{DAYS[0]}/f0007")
+            if name == "many":
+                with cat.transaction(author="t", message="load 2") as t:
+                    t.add_many(f"/wh/sales/orders/{DAYS[0]}", [("f0007", {**_file(0, 7), "row_count": -7})], leaf=True)
+                    for day, d in enumerate(DAYS):
+                        t.add_many(f"/wh/sales/orders/{d}", _children(day, PER_DAY, 20), leaf=True)
+            else:
+                with cat.transaction(author="t", message="load 2") as t:
+                    t.add(f"/wh/sales/orders/{DAYS[0]}/f0007", {**_file(0, 7), "row_count": -7}, leaf=True)
+                    for day, d in enumerate(DAYS):
+                        for cid, value in _children(day, PER_DAY, 20):
+                            t.add(f"/wh/sales/orders/{d}/{cid}", value, leaf=True)
+            states.append(_state(cat))
+        finally:
+            cat.close()
+    many, one = states
+    assert many == one
+    assert many["latest"] == 4 and len(many[2]) == len(DAYS) * PER_DAY and len(many[4]) == len(DAYS) * (PER_DAY + 20)
+    history = many[("history", f"/wh/sales/orders/{DAYS[0]}/f0007")]
+    assert [(v[0], v[2] and v[2]["row_count"]) for v in history] == [(2, 70), (3, None), (4, -7)]
+
+
+@pytest.mark.parametrize("value", [
+    {"obj_type": "file", "row_count": 1},
+    {"row_count": 1, "obj_type": "file"},  # obj_type moved first, as pack_leaf does
+    {"obj_type": "file", "n": None, "note": "null}"},  # a null token: the closer look
+    {"obj_type": "file", "x": {"obj_type": "nested"}},
+    {"obj_type": "file", "raw": b"\x00\x01"},  # not JSON: msgpack
+    {},
+])
+def test_add_many_records_exactly_the_ops_of_add(value):
+    ops = child_ops("/t/p", [("a", value), ("b.parquet", dict(value))], leaf=True)
+    assert ops == [make_op("add", "/t/p/a", value, True), make_op("add", "/t/p/b.parquet", dict(value), True)]
+    assert child_ops("/", [("x", value)], leaf=True) == [make_op("add", "/x", value, True)]
+    assert child_ops("/t", iter([("x", value)])) == [make_op("add", "/t/x", value)]
+
+
+@pytest.mark.parametrize("cid, error, match", [
+    ("a/b", InvalidPathError, "contains '/'"),
+    ("", InvalidPathError, "is empty"),
+    ("..", InvalidPathError, "relative segments"),
+    (".", InvalidPathError, "relative segments"),
+    ("a\x00b", InvalidPathError, "NUL"),
+    (7, InvalidPathError, "must be a string"),
+])
+def test_a_bad_child_id_is_refused_and_records_nothing(catalog, cid, error, match):
+    _base(catalog)
+    with catalog.transaction() as t:
+        t.add("/wh/x", {"obj_type": "namespace"})
+        with pytest.raises(error, match=match):
+            t.add_many("/wh/sales/orders/" + DAYS[0], [("ok", _file(0, 0)), (cid, _file(0, 1))], leaf=True)
+        assert [op.path for op in t.ops] == ["/wh/x"]
+    assert catalog.get(f"/wh/sales/orders/{DAYS[0]}/ok") is None
+
+
+@pytest.mark.parametrize("child, error, match", [
+    (("x", [1]), InvalidValueError, "must be a dict"),
+    (("x", {"v": float("nan")}), InvalidValueError, "NaN"),
+    (("x", {"big": 2 ** 70}), InvalidValueError, "does not fit in 64 bits"),
+    (("x",), InvalidValueError, "an \\(id, value\\) pair"),
+    ("xy", InvalidValueError, "an \\(id, value\\) pair"),
+])
+def test_a_bad_value_is_refused_and_records_nothing(catalog, child, error, match):
+    _base(catalog)
+    with catalog.transaction() as t:
+        with pytest.raises(error, match=match):
+            t.add_many("/wh/sales/orders/" + DAYS[0], [("ok", _file(0, 0)), child], leaf=True)
+        assert t.ops == []
+    with catalog.transaction() as t:
+        with pytest.raises(InvalidPathError, match="ends with"):
+            t.add_many("/wh/", [("a", {})], leaf=True)
+
+
+def _big(n: int = 100) -> list[tuple[str, dict]]:
+    return _children(0, 0, n)
+
+
+def test_a_duplicate_path_fails_the_commit_and_writes_nothing(catalog):
+    vid = _base(catalog)
+    part = f"/wh/sales/orders/{DAYS[0]}"
+    with pytest.raises(AlreadyExistsError, match=f"cannot add '{part}/f0005': it already exists"):
+        with catalog.transaction() as t:
+            t.add_many(part, _big() + [("f0005", _file(0, 5))], leaf=True)
+    with pytest.raises(AlreadyExistsError, match="already exists"):
+        with catalog.transaction() as t:
+            t.add_many(part, _big(), leaf=True)
+            t.add_many(part, [("f0099", _file(0, 99))], leaf=True)
+    assert catalog.latest_vid == vid and catalog.children(part) == []
+    v2 = _load_many(catalog)
+    with pytest.raises(AlreadyExistsError, match=f"cannot add '{part}/f0003'"):  # exists in the store
+        with catalog.transaction() as t:
+            t.add_many(part, _children(0, PER_DAY, 100) + [("f0003", _file(0, 3))], leaf=True)
+    assert catalog.latest_vid == v2 and len(catalog.children(part)) == PER_DAY
+
+
+def test_a_missing_or_leaf_parent_fails_the_commit_and_writes_nothing(catalog):
+    vid = _base(catalog)
+    with pytest.raises(MissingObjectError, match="its parent '/wh/sales/orders/nope' does not exist"):
+        with catalog.transaction() as t:
+            t.add_many(f"/wh/sales/orders/{DAYS[0]}", _big(), leaf=True)
+            t.add_many("/wh/sales/orders/nope", _big(), leaf=True)
+    assert catalog.latest_vid == vid
+    v2 = _load_many(catalog)
+    leaf = f"/wh/sales/orders/{DAYS[0]}/f0001"
+    with pytest.raises(PreconditionError, match=f"its parent '{leaf}' is a leaf"):
+        with catalog.transaction() as t:
+            t.add_many(leaf, _big(), leaf=True)
+    assert catalog.latest_vid == v2
+    assert catalog.get(f"{leaf}/f0000") is None and catalog.get(f"/wh/sales/orders/{DAYS[1]}/f0099") is None
+
+
+def test_a_parent_added_in_the_same_write_set(catalog):
+    _base(catalog)
+    with catalog.transaction() as t:
+        t.add("/wh/sales/orders/d=new", {"obj_type": "partition", "values": {"d": "new"}})
+        t.add_many("/wh/sales/orders/d=new", _big(), leaf=True)
+    assert len(catalog.children("/wh/sales/orders/d=new")) == 100
+
+
+def test_a_bulk_load_conflicting_with_a_concurrent_commit_fails_cleanly_and_loses_nothing(cat):
+    """A bulk load that read what a concurrent commit then wrote gets the ConflictError every
+    transaction gets; one whose path a concurrent commit added gets AlreadyExistsError. Either way
+    nothing of it is written, the concurrent commit stays whole, and a retry loads every object."""
+    vid = _base(cat)
+    part = f"/wh/sales/orders/{DAYS[0]}"
+    load = cat.transaction(author="bulk")
+    assert load.get(part) is not None  # recorded for validation
+    load.add_many(part, _big(), leaf=True)
+    with cat.transaction(author="other") as other:
+        other.merge(part, {"properties": {"k": {"op": "set", "val": "v"}}})
+    with pytest.raises(ConflictError, match=f"'{part}' was changed by commit {vid + 1}"):
+        load.commit()
+    assert cat.latest_vid == vid + 1 and cat.children(part) == []
+    assert cat.get(part).value["properties"] == {"k": "v"}
+
+    load = cat.transaction(author="bulk")
+    load.add_many(part, _big(), leaf=True)
+    with cat.transaction(author="other") as other:
+        other.add(f"{part}/f0042", {"obj_type": "file", "row_count": -1}, leaf=True)
+    with pytest.raises(AlreadyExistsError, match=f"'{part}/f0042'"):
+        load.commit()
+    assert [o.path for o in cat.children(part)] == [f"{part}/f0042"] and cat.latest_vid == vid + 2
+
+    with cat.transaction(author="bulk") as retry:
+        retry.add_many(part, [c for c in _big() if c[0] != "f0042"], leaf=True)
+    assert len(cat.children(part)) == 100 and cat.get(f"{part}/f0042").value["row_count"] == -1
+    assert cat.get(f"{part}/f0043").value == _file(0, 43) and cat.latest_vid == vid + 3
+
+
+def test_a_returned_bulk_load_survives_a_reopen(data_dir):
+    cat = cc.Catalog.open(data_dir)
+    try:
+        _base(cat)
+        vid = _load_many(cat)
+        before = _state(cat)
+    finally:
+        cat.close()
+    cat = cc.Catalog.open(data_dir)
+    try:
+        assert cat.latest_vid == vid and _state(cat) == before
+    finally:
+        cat.close()
+
+
+LOADER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r})
+    import catalog_core as cc
+    cat = cc.Catalog.open({data!r})
+    with cat.transaction() as t:
+        t.add("/b", {{"obj_type": "namespace"}})
+        for p in range(10):
+            t.add(f"/b/p{{p}}", {{"obj_type": "partition"}})
+    def children(p, lo, hi):
+        return [(f"f{{i:07d}}", {{"obj_type": "file", "row_count": i}}) for i in range(lo + p, hi, 10)]
+    for batch in range(3):
+        with cat.transaction() as t:
+            for p in range(10):
+                t.add_many(f"/b/p{{p}}", children(p, batch * 1000, (batch + 1) * 1000), leaf=True)
+        print("ack", t.vid, flush=True)
+    t = cat.transaction()
+    for p in range(10):
+        t.add_many(f"/b/p{{p}}", children(p, 3000, 3000 + {big}), leaf=True)
+    print("committing", flush=True)
+    t.commit()
+    print("done", t.vid, flush=True)
+""")
+
+
+def test_a_bulk_load_killed_midway_leaves_the_previous_version(data_dir, tmp_path):
+    """The loader acknowledges three add_many commits, then is SIGKILLed while it commits a fourth
+    of 300,000 leaves (recorded before "committing", so the kill lands in the commit:
+    materializing, encoding or writing the batch). Reopened: every acknowledged batch is whole,
+    nothing of the killed one is visible, the catalog at the last acknowledged vid."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    script = tmp_path / "loader.py"
+    script.write_text(LOADER.format(root=root, data=data_dir, big=300_000))
+    out_path = tmp_path / "out.txt"
+    with open(out_path, "w") as out:
+        proc = subprocess.Popen([sys.executable, str(script)], stdout=out, stderr=subprocess.STDOUT)
+        while "committing" not in out_path.read_text() and proc.poll() is None:
+            time.sleep(0.02)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    text = out_path.read_text()
+    acks = [int(line.split()[1]) for line in text.splitlines() if line.startswith("ack")]
+    assert len(acks) == 3 and "done" not in text, text[-2000:]
+    cat = cc.Catalog.open(data_dir)
+    try:
+        assert cat.latest_vid == acks[-1]
+        files = [f for p in range(10) for f in cat.children(f"/b/p{p}")]
+        assert len(files) == 3000
+        assert len(cat.query('/[obj_id = "b"]/*/*')) == 3000
+        assert cat.get("/b/p0/f0003000") is None
+        assert cat.get("/b/p9/f0002999").value["row_count"] == 2999
+        assert max(c.vid for c in cat.commits()) == acks[-1]
+    finally:
+        cat.close()
+
+
+def test_a_big_parent_is_checked_by_point_reads(cat):
+    """A parent holding more children than the load adds (+16) is not scanned: its keys are read
+    with multi-gets. An existing path is refused, a removed one re-added, the rest added."""
+    _base(cat)
+    part = f"/wh/sales/orders/{DAYS[0]}"
+    with cat.transaction() as t:
+        t.add_many(part, _children(0, 0, 300), leaf=True)
+    with cat.transaction() as t:
+        t.remove(f"{part}/f0010")
+    vid = cat.latest_vid
+    with pytest.raises(AlreadyExistsError, match=f"'{part}/f0299'"):
+        with cat.transaction() as t:
+            t.add_many(part, _children(0, 300, 80) + [("f0299", _file(0, 299))], leaf=True)
+    assert cat.latest_vid == vid and cat.get(f"{part}/f0300") is None
+    with cat.transaction() as t:
+        t.add_many(part, _children(0, 300, 80) + [("f0010", {"obj_type": "file", "row_count": -10})], leaf=True)
+    assert len(cat.children(part)) == 380
+    assert [v.value and v.value["row_count"] for v in cat.history(f"{part}/f0010")] == [100, None, -10]
