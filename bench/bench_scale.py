@@ -90,6 +90,7 @@ def build(cat: cc.Catalog, first: int, last: int, n_files: int) -> int:
     if not have:
         txn.add("/scale", {"obj_type": "catalog", "properties": {}})
     parts = max(1, n_files // FILES_PER_PART)
+    next_commit = BATCH
     for i in range(first, last):
         ns = f"ns{i // PER_NS:03d}"
         if ns not in have:
@@ -104,17 +105,19 @@ def build(cat: cc.Catalog, first: int, last: int, n_files: int) -> int:
             ppath = f"{tpath}/day={day}"
             txn.add(ppath, {"obj_type": "partition", "day": day, "stats": {"row_count": 1000 * FILES_PER_PART}})
             n += 1
-            for f in range(FILES_PER_PART if p < parts - 1 else n_files - FILES_PER_PART * (parts - 1)):
-                txn.add(f"{ppath}/f{f:03d}", {
-                    "obj_type": "file", "path": f"/lake/scale/t{i}/day={day}/f{f:03d}.parquet", "format": "parquet",
-                    "row_count": 1000, "size_bytes": 65_536,
-                    "columns": {"order_id": {"min": (p * FILES_PER_PART + f) * 1000,
-                                             "max": (p * FILES_PER_PART + f) * 1000 + 999, "null_count": 0},
-                                "day": {"min": day, "max": day, "null_count": 0}}}, leaf=True)
-                n += 1
-                if n % BATCH == 0:
-                    txn.commit()
-                    txn = cat.transaction(author="bench", message="load")
+            files = [(f"f{f:03d}", {
+                "obj_type": "file", "path": f"/lake/scale/t{i}/day={day}/f{f:03d}.parquet", "format": "parquet",
+                "row_count": 1000, "size_bytes": 65_536,
+                "columns": {"order_id": {"min": (p * FILES_PER_PART + f) * 1000,
+                                         "max": (p * FILES_PER_PART + f) * 1000 + 999, "null_count": 0},
+                            "day": {"min": day, "max": day, "null_count": 0}}})
+                for f in range(FILES_PER_PART if p < parts - 1 else n_files - FILES_PER_PART * (parts - 1))]
+            txn.add_many(ppath, files, leaf=True)  # the bulk-load call: a partition's files at once
+            n += len(files)
+            if n >= next_commit:  # a commit every BATCH objects or so, at a partition's end
+                txn.commit()
+                txn = cat.transaction(author="bench", message="load")
+                next_commit = n + BATCH
     txn.commit()
     vid = cat.latest_vid
     for lo in range(first, last, 100):

@@ -6,7 +6,6 @@ that cannot be stored fails that commit only."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from typing import Any, NamedTuple, cast
 
@@ -371,33 +370,50 @@ def _apply_one(view: View, op: WriteOp, vid: int, time: float, effects: list[Eff
         raise InvalidValueError(f"unknown write kind {op.kind!r}")
 
 
-def materialize(group: View, ops: list[WriteOp], vid: int, time: float = 0.0) -> tuple[View, list[Effect]]:
+def materialize(group: View, ops: list[WriteOp], vid: int, time: float = 0.0,
+                spans: list[tuple[int, bytes, list[bytes]]] | None = None) -> tuple[View, list[Effect]]:
     """Apply `ops` on top of `group` in a child overlay. Raises (and leaves `group` untouched)
-    if a precondition fails; the caller absorbs the child on success."""
+    if a precondition fails; the caller absorbs the child on success. `spans`: the keys of
+    add_many's leaf adds, (index of the first op, children prefix, keys); used when they cover
+    every op (a pure bulk load), else each key is built from its op's path."""
     view = View(group.store, group)
     effects: list[Effect] = []
     if len(ops) < _PREFETCH_MIN:
         for op in ops:
             _apply_one(view, op, vid, time, effects)
         return view, effects
-    # many writes (a bulk load): the keys of leaf adds once (key_of_valid inlined: a leaf add is
-    # never the root's), their store records read per parent (one range scan of a small parent,
-    # else multi-gets), then the leaf adds in runs
-    keys = [op.path.count("/").to_bytes(2, "big") + op.path[1:].encode().replace(b"/", SEP)
-            if op.leaf and op.kind == "add" else None for op in ops]
-    leaf_keys = [k for k in keys if k is not None]
-    prefixes = [k[:k.rfind(SEP, 2) + 1] or k[:2] for k in leaf_keys]
-    complete: set[bytes] = set()
+    # many writes (a bulk load): the keys of leaf adds grouped by parent, their store records read
+    # per parent (one range scan of a small parent, else multi-gets), then the leaf adds in runs
+    by_prefix: dict[bytes, list[list[bytes]]] = {}
+    if spans and sum(len(span[2]) for span in spans) == len(ops):  # spans are in op order, contiguous
+        keys: list[bytes | None] = [k for _start, _prefix, some in spans for k in some]
+        for _start, prefix, some in spans:
+            by_prefix.setdefault(prefix, []).append(some)
+    else:  # key_of_valid inlined: a leaf add is never the root's
+        keys = [op.path.count("/").to_bytes(2, "big") + op.path[1:].encode().replace(b"/", SEP)
+                if op.leaf and op.kind == "add" else None for op in ops]
+        for key in keys:
+            if key is not None:
+                prefix = key[:key.rfind(SEP, 2) + 1] or key[:2]
+                got = by_prefix.get(prefix)
+                if got is None:
+                    by_prefix[prefix] = [[key]]
+                else:
+                    got[0].append(key)
+    absent: set[bytes] = set()
     stored: set[bytes] = set()
-    for prefix, count in Counter(prefixes).items():
-        if len(prefix) > 2:
-            got = view.read_children(prefix, count + 16)
-            if got is not None:
-                complete.add(prefix)
-                stored |= got
-    absent = {k for k, p in zip(leaf_keys, prefixes, strict=True) if p in complete} - stored
-    view.prefetch([k for k, p in zip(leaf_keys, prefixes, strict=True) if p not in complete])
-    _add_new_leaves(view, ops, keys, vid, time, effects, absent, dict(zip(leaf_keys, prefixes, strict=True)))
+    rest: list[bytes] = []
+    prefix_of: dict[bytes, bytes] = {}
+    for prefix, lists in by_prefix.items():
+        found = view.read_children(prefix, sum(map(len, lists)) + 16) if len(prefix) > 2 else None
+        for some in lists:
+            prefix_of.update(dict.fromkeys(some, prefix))
+            (absent.update if found is not None else rest.extend)(some)
+        if found is not None:
+            stored |= found
+    absent -= stored
+    view.prefetch(rest)
+    _add_new_leaves(view, ops, keys, vid, time, effects, absent, prefix_of)
     return view, effects
 
 

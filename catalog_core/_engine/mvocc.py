@@ -46,6 +46,7 @@ class CommitRequest:
     done: bool = False  # set by the group's leader; a waiting committer blocks on the leader lock
     vid: int | None = None
     error: BaseException | None = None
+    spans: list[Any] | None = None  # add_many's leaf keys: see Transaction.add_many, apply.materialize
 
 
 def _predicate(expr: Any) -> Any:
@@ -182,7 +183,7 @@ class TransactionManager:
                         self._validate(req, pending)
                     fields = req.fields or pack_commit_fields(req.author, req.message, req.meta)
                     commit_time = self._next_time(req.time)
-                    view, effects = materialize(overlay, req.ops, next_vid, commit_time)
+                    view, effects = materialize(overlay, req.ops, next_vid, commit_time, req.spans)
                     if not changes(effects):  # nothing to commit: no vid, the read vid
                         self._last_time = last_time
                         req.vid = req.read_vid

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from catalog_core._engine.executor import execute
+from catalog_core._engine.keys import children_prefix
 from catalog_core.errors import TransactionClosedError
 from catalog_core.model import Obj, QueryStats
 from catalog_core.paths import split
@@ -43,6 +44,8 @@ class Transaction(WriteMethods):
         self.ops: list[WriteOp] = []
         self.scans: list[tuple[str, Any, list[Any], bool]] = []  # (parent, predicate, id ranges, values)
         self.point_reads: set[str] = set()
+        # add_many's leaves: (index of the first op, children prefix, the ops' keys), in op order
+        self._spans: list[tuple[int, bytes, list[bytes]]] = []
         self.state = "active"
         self._locks = self._mgr.locks  # mgl: strict 2PL locks; None under ospl and osl
         self._mgl = self._locks is not None
@@ -100,6 +103,11 @@ class Transaction(WriteMethods):
         if self._locks is not None:
             for op in ops:
                 self._locks.lock_path(self.id, op.path, "X")
+        if leaf and ops:
+            # their storage keys, built here from the parent's prefix (the commit would build each
+            # from its path): the prefix plus the id, as keys.key_of lays them out
+            prefix, cut = children_prefix(parent), 1 if parent == "/" else len(parent) + 1
+            self._spans.append((len(self.ops), prefix, [prefix + op.path[cut:].encode() for op in ops]))
         self.ops.extend(ops)
 
     def clone(self, src: str, dst: str, vid: int | None = None) -> None:
@@ -127,7 +135,8 @@ class Transaction(WriteMethods):
                                                   strict=True)):
                     fields = commit_fields(self.author, self.message, self.meta)
                 req = CommitRequest(self.read_vid, self.ops, self.scans, self.point_reads,
-                                    self.author, self.message, self.meta, self.time, fields)
+                                    self.author, self.message, self.meta, self.time, fields,
+                                    spans=self._spans or None)
                 self.vid = self._mgr.commit(req)
             self.state = "committed"
             return self.vid
