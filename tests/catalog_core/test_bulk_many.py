@@ -331,3 +331,19 @@ def test_a_big_parent_is_checked_by_point_reads(cat):
         t.add_many(part, _children(0, 300, 80) + [("f0010", {"obj_type": "file", "row_count": -10})], leaf=True)
     assert len(cat.children(part)) == 380
     assert [v.value and v.value["row_count"] for v in cat.history(f"{part}/f0010")] == [100, None, -10]
+
+
+def test_leaves_of_the_root_and_a_mixed_write_set(cat):
+    """add_many under '/' (the root's children: keys of depth 1, read by multi-gets), and a
+    write set mixing add_many with single adds and a remove, whose keys the commit builds."""
+    with cat.transaction() as t:
+        t.add_many("/", [(f"r{i:03d}", {"obj_type": "file", "row_count": i}) for i in range(70)], leaf=True)
+    assert len(cat.children("/")) == 70 and cat.get("/r069").value == {"obj_type": "file", "row_count": 69}
+    with cat.transaction() as t:
+        t.add("/ns", {"obj_type": "namespace"})
+        t.add_many("/ns", [(f"a{i}", {"obj_type": "file"}) for i in range(40)], leaf=True)
+        t.remove("/r000")
+        t.add_many("/", [(f"s{i}", {"obj_type": "file"}) for i in range(40)], leaf=True)
+        t.add("/ns/z", {"obj_type": "file"}, leaf=True)
+    assert len(cat.children("/ns")) == 41 and cat.get("/r000") is None and cat.get("/s39") is not None
+    assert len(cat.children("/")) == 70 - 1 + 40 + 1
