@@ -6,6 +6,7 @@ Ops are validated for shape when they are recorded; preconditions are checked at
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import repeat
 from types import TracebackType
 from typing import Any, NamedTuple, Self
 
@@ -152,10 +153,9 @@ def _leaf_ops(base: str, pairs: list[Any]) -> list[WriteOp] | None:
         return None
     if any(v.__class__ is not dict for v in values):
         return None
-    dumps = orjson.dumps
     try:
         # a copy of each: orjson's own result keeps a ~1 KB buffer, which a bulk load would hold per object
-        raws = [bytes(memoryview(dumps(v))) for v in values]
+        raws: list[bytes] = list(map(bytes, map(memoryview, map(orjson.dumps, values))))  # type: ignore[arg-type]
     except TypeError:
         return None
     joined = b"\n".join(raws)  # a null token cannot span two values: each ends with '}'
@@ -164,9 +164,11 @@ def _leaf_ops(base: str, pairs: list[Any]) -> list[WriteOp] | None:
     if _OBJ_TYPE in joined:  # every obj_type key must open its value (as pack_leaf orders it)
         if joined.count(_OBJ_TYPE) != joined.count(b'\n{' + _OBJ_TYPE) + joined.startswith(b'{' + _OBJ_TYPE):
             return None
-    prefix = base + "/"
-    new, cls = tuple.__new__, WriteOp
-    return [new(cls, ("add", prefix + cid, value, True, None, raw)) for cid, value, raw in zip(ids, values, raws)]
+    # WriteOp("add", path, value, True, None, raw) for each, built by C loops (map, zip)
+    n = len(ids)
+    paths = map((base + "/").__add__, ids)
+    return list(map(tuple.__new__, repeat(WriteOp, n),
+                    zip(repeat("add", n), paths, values, repeat(True, n), repeat(None, n), raws)))
 
 
 _FIELDS = {"kind", "path", "value", "leaf", "ref"}

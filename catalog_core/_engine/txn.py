@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections.abc import Iterable, Iterator
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from catalog_core._engine.executor import execute
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from catalog_core._engine.catalog import Catalog
 
 __all__ = ["Transaction"]
+
+_path_of = itemgetter(1)  # WriteOp.path
 
 _ids = itertools.count(1)
 
@@ -106,8 +109,11 @@ class Transaction(WriteMethods):
         if leaf and ops:
             # their storage keys, built here from the parent's prefix (the commit would build each
             # from its path): the prefix plus the id, as keys.key_of lays them out
-            prefix, cut = children_prefix(parent), 1 if parent == "/" else len(parent) + 1
-            self._spans.append((len(self.ops), prefix, [prefix + op.path[cut:].encode() for op in ops]))
+            prefix, head = children_prefix(parent), "\x00" + ("" if parent == "/" else parent) + "/"
+            # the ids: every path joined by NUL (never in a path), each path's head dropped (an id holds
+            # no '/', so the head occurs only there): C loops instead of one slice and encode per op
+            ids = ("\x00" + "\x00".join(map(_path_of, ops))).replace(head, "\x00").encode().split(b"\x00")[1:]
+            self._spans.append((len(self.ops), prefix, list(map(prefix.__add__, ids))))
         self.ops.extend(ops)
 
     def clone(self, src: str, dst: str, vid: int | None = None) -> None:
