@@ -178,7 +178,10 @@ def pack_leaf(value: dict[str, Any], what: str = "value") -> bytes:
         err = _problem(value, what, finite_only=True)
         if err is not None:
             raise err
-    return out
+    # A right-sized copy: orjson's result keeps its ~1 KB output buffer, and a bulk load holds one
+    # per leaf until commit (~8 us per leaf here in allocation and page faults, against ~1.6 us for
+    # encode and copy; see bench_engine --profile-bulk).
+    return bytes(memoryview(out))
 
 
 def unpack_leaf(data: bytes) -> Any:
