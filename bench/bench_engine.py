@@ -34,6 +34,11 @@ before 12,032 and 7,610 objects/s, after 13,477 and 9,953 objects/s (the loading
 29.0K objects per CPU-second). Profile and changes: README, "Scale: what grows with the tree".
 100K objects/s is out of reach here: the loading thread spends ~35 us of CPU per object, orjson's
 encoding of the value and the caller's dict literal alone ~2 us.
+
+The bulk-load call, `txn.add_many` (`--quick`, alternating with main 9d2c5f4's bench, twice, load
+average ~4): 21,280 and 27,858 objects/s (32.0K and 44.1K objects per CPU-second of the loading
+thread) against main's 15,961 and 13,553 (16.4K and 21.4K); one `txn.add` per leaf on this branch,
+same runs: 15,932 and 21,466. `--profile-bulk` shows where the rest goes (README, "Scale").
 """
 
 from __future__ import annotations
