@@ -8,6 +8,8 @@ import datetime as dt
 import decimal
 import math
 import os
+import pathlib
+import signal
 import socket
 import subprocess
 import sys
@@ -215,6 +217,24 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def kill_in_commit(tmp_path: pathlib.Path, source: str) -> tuple[str, list[int]]:
+    """Run `source` as a script and SIGKILL it 0.2 s after it prints "committing" (inside the
+    commit: materializing, encoding or writing the batch). Returns its output and the vids it
+    acknowledged (its "ack VID" lines)."""
+    script = tmp_path / "loader.py"
+    script.write_text(source)
+    out_path = tmp_path / "out.txt"
+    with open(out_path, "w") as out:
+        proc = subprocess.Popen([sys.executable, str(script)], stdout=out, stderr=subprocess.STDOUT)
+        while "committing" not in out_path.read_text() and proc.poll() is None:
+            time.sleep(0.02)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    text = out_path.read_text()
+    return text, [int(line.split()[1]) for line in text.splitlines() if line.startswith("ack")]
 
 
 def wait_listening(proc: subprocess.Popen, port: int, what: str, timeout_s: float = 120) -> None:

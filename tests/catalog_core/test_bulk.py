@@ -5,17 +5,14 @@ commit that returned survives a reopen and one killed midway leaves the catalog 
 version (a real subprocess, SIGKILL)."""
 
 import os
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 
 import pytest
 
 import catalog_core as cc
 from catalog_core._engine.apply import _PREFETCH_MIN
 from catalog_core.errors import AlreadyExistsError, InvalidValueError, MissingObjectError, PreconditionError
+from tests.helpers import kill_in_commit
 
 N = 2 * _PREFETCH_MIN  # a write set large enough for the bulk path
 
@@ -141,18 +138,7 @@ def test_a_returned_bulk_load_survives_and_a_killed_one_leaves_the_previous_vers
     100,000 leaves (seconds of work, killed right after it starts). Reopened: every acknowledged
     batch is whole and the killed one left nothing, the catalog at the last acknowledged vid."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    script = tmp_path / "loader.py"
-    script.write_text(LOADER.format(root=root, data=data_dir, big=100_000))
-    out_path = tmp_path / "out.txt"
-    with open(out_path, "w") as out:
-        proc = subprocess.Popen([sys.executable, str(script)], stdout=out, stderr=subprocess.STDOUT)
-        while "committing" not in out_path.read_text() and proc.poll() is None:
-            time.sleep(0.02)
-        time.sleep(0.2)  # inside the commit: materializing, encoding or writing the batch
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    text = out_path.read_text()
-    acks = [int(line.split()[1]) for line in text.splitlines() if line.startswith("ack")]
+    text, acks = kill_in_commit(tmp_path, LOADER.format(root=root, data=data_dir, big=100_000))
     assert len(acks) == 3 and "done" not in text, text[-2000:]
     cat = cc.Catalog.open(data_dir)
     try:

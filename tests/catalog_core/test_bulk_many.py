@@ -5,11 +5,7 @@ any other, all or nothing. Real RocksDB, a real subprocess for the SIGKILL, the 
 the remote transaction (which records the same ops through `WriteMethods.add_many`)."""
 
 import os
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 
 import pytest
 
@@ -23,6 +19,7 @@ from catalog_core.errors import (
     PreconditionError,
 )
 from catalog_core.writeset import child_ops, make_op
+from tests.helpers import kill_in_commit
 
 DAYS = [f"d=2001-06-{d:02d}" for d in range(1, 6)]
 PER_DAY = 40  # 200 leaves in one write set: the bulk materialization path (>= 64 ops)
@@ -287,18 +284,7 @@ def test_a_bulk_load_killed_midway_leaves_the_previous_version(data_dir, tmp_pat
     materializing, encoding or writing the batch). Reopened: every acknowledged batch is whole,
     nothing of the killed one is visible, the catalog at the last acknowledged vid."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    script = tmp_path / "loader.py"
-    script.write_text(LOADER.format(root=root, data=data_dir, big=300_000))
-    out_path = tmp_path / "out.txt"
-    with open(out_path, "w") as out:
-        proc = subprocess.Popen([sys.executable, str(script)], stdout=out, stderr=subprocess.STDOUT)
-        while "committing" not in out_path.read_text() and proc.poll() is None:
-            time.sleep(0.02)
-        time.sleep(0.2)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    text = out_path.read_text()
-    acks = [int(line.split()[1]) for line in text.splitlines() if line.startswith("ack")]
+    text, acks = kill_in_commit(tmp_path, LOADER.format(root=root, data=data_dir, big=300_000))
     assert len(acks) == 3 and "done" not in text, text[-2000:]
     cat = cc.Catalog.open(data_dir)
     try:
