@@ -117,11 +117,14 @@ def test_constant_builder_arguments_beyond_the_memory_limit_are_refused_before_r
 
 
 def test_memory_limit_is_a_parameter(cat):
-    sql = "SELECT length(repeat('a', x)) FROM (VALUES (700000000)) t(x)"  # 700 MB in one value
+    # 700 MB in one value: past what a 64 MiB limit lets a worker map (300 MB is not), within 1 GiB.
+    # DuckDB's repeat() builds it in 5.5 s on a quiet machine, so the time limit is generous: at load 9
+    # it ran past 30 s and the test failed on the time limit, not on the memory limit.
+    sql = "SELECT length(repeat('a', x)) FROM (VALUES (700000000)) t(x)"
     with pytest.raises(SqlRefusedError) as err:
-        cc.run_sql(cat, sql, memory_limit=64 << 20, timeout_s=30)
+        cc.run_sql(cat, sql, memory_limit=64 << 20, timeout_s=180)
     assert err.value.rule == "memory_limit" and "memory_limit" in err.value.message
-    assert cc.run_sql(cat, sql, memory_limit=1 << 30, timeout_s=30).rows == [[700000000]]
+    assert cc.run_sql(cat, sql, memory_limit=1 << 30, timeout_s=180).rows == [[700000000]]
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1 << 20, True, 1.5e9, "1GB", None, 1 << 50])
