@@ -44,10 +44,14 @@ same runs: 15,932 and 21,466. `--profile-bulk` shows where the rest goes (README
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import statistics
 import time
+from collections import deque
+from itertools import repeat
+from typing import Any
 
 import catalog_core as cc
 
@@ -142,6 +146,133 @@ def bulk_load(cat: cc.Catalog, n: int, batch: int = 50_000, many: bool = True, r
     return n / (time.perf_counter() - t0), n / (time.thread_time() - c0)
 
 
+def _cpu_median(fn, reps: int = 5) -> tuple[float, Any]:
+    """Median thread CPU seconds of `fn()` over `reps` calls, and the last call's result."""
+    out, result = [], None
+    for _ in range(reps):
+        gc.collect()
+        c0 = time.thread_time()
+        result = fn()
+        out.append(time.thread_time() - c0)
+    return statistics.median(out), result
+
+
+def staged_load(cat: cc.Catalog, n: int, root: str) -> tuple[float, float, float, float]:
+    """The bulk case of `bulk_load` (500 partitions, one `add_many` each, one commit) in stages:
+    thread CPU seconds of the caller building the values, of the `add_many` calls, of the commit,
+    and the commit's wall time (its WAL sync included)."""
+    with cat.transaction() as t:
+        t.add(root, {"obj_type": "namespace"})
+        for p in range(500):
+            t.add(f"{root}/p{p:03d}", {"obj_type": "partition"})
+    c0 = time.thread_time()
+    parts = [(f"{root}/p{p:03d}", [(f"f{i:07d}", _file_value(i)) for i in range(p, n, 500)]) for p in range(500)]
+    c1 = time.thread_time()
+    txn = cat.transaction()
+    for parent, children in parts:
+        txn.add_many(parent, children, leaf=True)
+    c2 = time.thread_time()
+    t0 = time.perf_counter()
+    txn.commit()
+    wall = time.perf_counter() - t0
+    return c1 - c0, c2 - c1, time.thread_time() - c2, wall
+
+
+def floor(root: str, n: int = 50_000, reps: int = 5) -> None:
+    """What a perfect Python bulk path could reach here: the irreducible pieces of loading `n`
+    file leaves, each measured alone (thread CPU, median of `reps`), beside the engine's own
+    stages in the same run. The pieces: the caller's values (the bench's dicts and ids), their
+    JSON (orjson, one call per value and one call for the whole list), the storage keys (the
+    parent's prefix + the id), the record a commit stores per leaf (today: one key per leaf, its
+    lifetimes [[vid, 0, json, None]] in msgpack), one WriteBatch.put per key and one synced write
+    of the whole batch (with the commit record holding every path)."""
+    import orjson
+    from msgpack import Packer
+    from msgpack import packb as mpackb
+    from rocksdict import Options, Rdict, WriteBatch, WriteOptions
+
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    parents = [f"/bulk/p{p:03d}" for p in range(500)]
+    prefixes = [(3).to_bytes(2, "big") + b"bulk\x00" + p[6:].encode() + b"\x00" for p in parents]
+    build_s, pairs = _cpu_median(lambda: [[(f"f{i:07d}", _file_value(i)) for i in range(p, n, 500)] for p in range(500)], reps)
+    values = [v for part in pairs for _i, v in part]
+
+    def build_no_gc() -> Any:
+        gc.disable()
+        try:
+            return [[(f"f{i:07d}", _file_value(i)) for i in range(p, n, 500)] for p in range(500)]
+        finally:
+            gc.enable()
+    build_nogc_s, _ = _cpu_median(build_no_gc, reps)
+    ids = [i for part in pairs for i, _v in part]
+    dumps_s, raws = _cpu_median(lambda: list(map(orjson.dumps, values)), reps)
+    copy_s, raws = _cpu_median(lambda: list(map(bytes, map(memoryview, map(orjson.dumps, values)))), reps)  # type: ignore[arg-type]
+    list_s, _ = _cpu_median(lambda: [orjson.dumps(part) for part in ([v for _i, v in pp] for pp in pairs)], reps)
+    key_s, keys = _cpu_median(lambda: [k for pre, part in zip(prefixes, pairs, strict=True)
+                                       for k in map(pre.__add__, "\x00".join(i for i, _v in part).encode().split(b"\x00"))], reps)
+    packer = Packer(use_bin_type=True)
+    rec_s, records = _cpu_median(lambda: [packer.pack([[7, 0, raw, None]]) for raw in raws], reps)
+    head = b"\x91\x94" + mpackb(7) + b"\x00"
+    bin8 = {m: b"\xc4" + bytes([m]) for m in range(256)}
+    rec2_s, records2 = _cpu_median(lambda: list(map(b"".join, zip(repeat(head), map(bin8.__getitem__, map(len, raws)),
+                                                                  raws, repeat(b"\xc0")))), reps)
+    assert records2 == records, "the joined lifetimes differ from msgpack's"
+    paths_rec_s, _ = _cpu_median(lambda: mpackb({"time": 1.0, "paths": [f"{parents[i % 500]}/{ids[i]}" for i in range(n)]}), reps)
+    opt = Options(raw_mode=True)
+    opt.create_if_missing(True)
+    synced = WriteOptions()
+    synced.sync = True
+    put_s, write_s, write_wall = [], [], []
+    for r in range(reps):
+        db = Rdict(os.path.join(root, f"db{r}"), opt)
+        gc.collect()
+        c0 = time.thread_time()
+        wb = WriteBatch(raw_mode=True)
+        deque(map(wb.put, keys, records), maxlen=0)
+        c1 = time.thread_time()
+        t0 = time.perf_counter()
+        db.write(wb, synced)
+        write_wall.append(time.perf_counter() - t0)
+        write_s.append(time.thread_time() - c1)
+        put_s.append(c1 - c0)
+        db.close()
+    put_med, write_med, wall_med = map(statistics.median, (put_s, write_s, write_wall))
+    # the engine's own stages, same run
+    shutil.rmtree(os.path.join(root, "semcat"), ignore_errors=True)
+    cat = cc.Catalog.open(os.path.join(root, "semcat"))
+    stages = [staged_load(cat, n, f"/bulk{r}") for r in range(reps)]
+    cat.close()
+    s_build, s_many, s_commit, s_wall = (statistics.median(col) for col in zip(*stages, strict=True))
+    us = 1e6 / n
+    rows = [("the caller's values: (id, dict) pairs, the bench's `_file_value`", build_s),
+            ("  the same with the cyclic GC paused", build_nogc_s),
+            ("orjson.dumps, one call per value", dumps_s),
+            ("  the same, each result copied right-sized (what the engine keeps)", copy_s),
+            ("  orjson.dumps, one call per partition's list (100 values)", list_s),
+            ("storage keys: the parent's prefix + the id, per partition", key_s),
+            ("the leaf record [[vid, 0, json, None]]: msgpack, one pack per leaf", rec_s),
+            ("  the same bytes by b''.join over C loops", rec2_s),
+            ("the commit record's paths (one msgpack of every path)", paths_rec_s),
+            ("WriteBatch.put, one key per leaf (a C loop)", put_med),
+            ("one synced write of the whole batch (thread CPU)", write_med)]
+    print(f"\nper-object floor, {n:,} file leaves, thread CPU, median of {reps} (us per object):")
+    for label, s in rows:
+        print(f"  {label:<74} {s * us:6.2f}")
+    floor_s = build_s + copy_s + key_s + rec2_s + paths_rec_s + put_med + write_med
+    print(f"  {'the floor: values + json (copied) + keys + records (join) + paths + puts + write':<74} {floor_s * us:6.2f}"
+          f"   -> {n / floor_s:,.0f} objects per CPU-second")
+    print(f"  {'  without the caller values':<74} {(floor_s - build_s) * us:6.2f}")
+    print(f"  the synced write's wall time: {wall_med * us:.2f} us per object ({wall_med * 1e3:.1f} ms for the batch)")
+    print(f"the engine, same run ({n:,} leaves: 500 add_many of {n // 500}, one commit), thread CPU, median of {reps}:")
+    print(f"  {'the caller building the values':<74} {s_build * us:6.2f}")
+    print(f"  {'txn.add_many, 500 calls':<74} {s_many * us:6.2f}")
+    print(f"  {'txn.commit (wall: ' + format(s_wall * us, '.2f') + ' us per object)':<74} {s_commit * us:6.2f}")
+    total = s_build + s_many + s_commit
+    print(f"  {'in all':<74} {total * us:6.2f}   -> {n / total:,.0f} objects per CPU-second; "
+          f"engine / floor = {total / floor_s:.2f}x")
+
+
 def profile_bulk(root: str, n: int = 50_000) -> None:
     """The bulk case alone under cProfile (cumulative and own time of its top functions)."""
     import cProfile
@@ -166,7 +297,12 @@ def main() -> None:
     ap.add_argument("--root", default="/tmp/semcat-bench-engine")
     ap.add_argument("--profile-bulk", action="store_true",
                     help="only the bulk case of 50k leaves, under cProfile: its top functions")
+    ap.add_argument("--floor", action="store_true",
+                    help="only the per-object floor of a bulk load of 50k leaves beside the engine's stages")
     args = ap.parse_args()
+    if args.floor:
+        floor(os.path.join(args.root, "floor"))
+        return
     if args.profile_bulk:
         profile_bulk(args.root)
         return
