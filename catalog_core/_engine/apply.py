@@ -59,8 +59,39 @@ class Effect(NamedTuple):
     leaf: bool
 
 
-# (inner key -> bytes, leaf key -> bytes, [(delta key, bytes)]): one commit's part of a batch
-Encoded = tuple[dict[bytes, bytes], dict[bytes, bytes], list[tuple[bytes, bytes]]]
+# A run of new leaves added at once (`_add_run`): (vid, {key: packed value}, the keys' children
+# prefixes). Each key's lifetimes are [[vid, 0, packed, None]] unless the view's `leaf` holds the
+# key (written since, from these: newer).
+Fresh = tuple[int, dict[bytes, bytes], set[bytes]]
+
+# (inner key -> bytes, leaf key -> bytes, [(delta key, bytes)], [(keys, bytes)] of fresh runs,
+# the children prefixes of every leaf key written): one commit's part of a batch. Its fresh runs
+# go in the batch before the leaf dicts, whose records of the same keys are newer.
+Encoded = tuple[dict[bytes, bytes], dict[bytes, bytes], list[tuple[bytes, bytes]],
+                list[tuple[list[bytes], list[bytes]]], set[bytes]]
+
+
+class _BinHead(dict[int, bytes]):
+    """msgpack's bin header of a byte string of each length (bin 8, 16, 32), made once per length."""
+
+    def __missing__(self, n: int) -> bytes:
+        head = (b"\xc4" + n.to_bytes(1, "big") if n < 256 else
+                b"\xc5" + n.to_bytes(2, "big") if n < 65536 else b"\xc6" + n.to_bytes(4, "big"))
+        self[n] = head
+        return head
+
+
+_BIN_HEAD = _BinHead()
+
+
+def fresh_records(vid: int, packed: list[bytes]) -> list[bytes]:
+    """pack([[vid, 0, p, None]]) of each `p` of `packed`, as msgpack writes it, built by C loops
+    (one join per leaf) instead of one Packer call per leaf: a fixarray of one fixarray of four,
+    the vid, 0, the bytes (a bin header and the bytes) and nil."""
+    n = len(packed)
+    head = b"\x91\x94" + _packb(vid) + b"\x00"
+    return list(map(b"".join, zip(repeat(head, n), map(_BIN_HEAD.__getitem__, map(len, packed)), packed,
+                                  repeat(b"\xc0", n))))
 
 
 def _pack_record(key: bytes, record: list[Any]) -> bytes:
@@ -112,6 +143,7 @@ class View:
         self.root: View = self if parent is None else parent.root
         self.inner: dict[bytes, list[Any]] = {}
         self.leaf: dict[bytes, list[Any]] = {}
+        self.fresh: list[Fresh] = []  # runs of new leaves, in order (see Fresh): no key in two of them
         # (key, start, end, value, the stored record [start, value] as encoded | None)
         self.deltas: list[tuple[bytes, int, int, Any, bytes | None]] = []
         self.packed: dict[bytes, bytes] = {}  # inner key -> its value as encoded when recorded
@@ -188,6 +220,10 @@ class View:
         while v is not None:
             if key in v.leaf:
                 return v.leaf[key]
+            for vid, run, _prefixes in v.fresh:
+                packed = run.get(key)
+                if packed is not None:
+                    return [[vid, 0, packed, None]]
             v = v.parent
         reads = self.root._leaf_reads
         if key in reads:
@@ -220,6 +256,11 @@ class View:
             for key in list(v.inner) + list(v.leaf):
                 if key.startswith(prefix):
                     keys.setdefault(key, key in v.leaf)
+            for _vid, got, prefixes in v.fresh:
+                if prefix in prefixes:
+                    for key in got:
+                        if key.startswith(prefix):
+                            keys.setdefault(key, True)
             v = v.parent
         out = []
         for key in sorted(keys):
@@ -232,6 +273,7 @@ class View:
     def absorb(self, child: "View") -> None:
         self.inner.update(child.inner)
         self.leaf.update(child.leaf)
+        self.fresh.extend(child.fresh)
         self.deltas.extend(child.deltas)
 
     def encode(self) -> Encoded:
@@ -243,11 +285,15 @@ class View:
             inner[key] = b"\x92" + _packb(vid) + raw if raw is not None else _pack_record(key, [vid, value])
         pack_lts = _LEADER_PACKER.pack  # lifetimes hold ints, bytes and None: they always encode
         leaf = {key: pack_lts(lts) for key, lts in self.leaf.items()}
+        fresh = [(list(got), fresh_records(vid, list(got.values()))) for vid, got, _p in self.fresh]
+        prefixes = {key[:key.rfind(SEP, 2) + 1] or key[:2] for key in leaf}  # parent prefix, inlined
+        for _vid, _got, some in self.fresh:
+            prefixes |= some
         # past versions: values already stored (their bytes reused: [start, value] -> [start, end,
         # value]) or encoded by an earlier commit of the group
         deltas = [(key + SEP + inv_vid_bytes(start), _delta_bytes(start, end, value, raw))
                   for key, start, end, value, raw in self.deltas]
-        return inner, leaf, deltas
+        return inner, leaf, deltas, fresh, prefixes
 
     # ------------------------------------------------------------ primitive writes
     def put_inner(self, path: str, value: dict[str, Any] | None, vid: int, packed: bytes | None = None) -> None:
@@ -407,30 +453,28 @@ def materialize(group: View, ops: list[WriteOp], vid: int, time: float = 0.0,
     absent: set[bytes] = set()
     stored: set[bytes] = set()
     rest: list[bytes] = []
-    prefix_of: dict[bytes, bytes] = {}
     for prefix, lists in by_prefix.items():
         found = view.read_children(prefix, sum(map(len, lists)) + 16) if len(prefix) > 2 else None
         for some in lists:
-            prefix_of.update(dict.fromkeys(some, prefix))
             (absent.update if found is not None else rest.extend)(some)
         if found is not None:
             stored |= found
     absent -= stored
     view.prefetch(rest)
-    _add_new_leaves(view, ops, keys, vid, time, effects, absent, prefix_of)
+    _add_new_leaves(view, ops, keys, vid, time, effects, absent, set(by_prefix))
     return view, effects
 
 
 def _add_new_leaves(view: View, ops: list[WriteOp], keys: list[bytes | None], vid: int, time: float,
-                    effects: list[Effect], absent: set[bytes], prefix_of: dict[bytes, bytes]) -> None:
+                    effects: list[Effect], absent: set[bytes], prefixes: set[bytes]) -> None:
     """`_add_new_leaf` of each leaf add (key given) and `_apply_one` of every other op, in order.
     A run of leaf adds is applied at once when its outcome is plain: only `view` itself holds
     writes (the group's overlay holds none: the commit is the first of its group, as a bulk
     load's is), no key of the run repeats or is written by `view` yet, the store holds no record
     of any (`absent`, or prefetched into the root view's read caches) and every parent exists
-    and is not a leaf (`prefix_of`: each key's children prefix). Any other run goes op by op,
-    which raises the exact error."""
-    plain = not any(v.inner or v.leaf for v in _above(view))
+    and is not a leaf (`prefixes`: the children prefixes of every key given). Any other run goes
+    op by op, which raises the exact error."""
+    plain = not any(v.inner or v.leaf or v.fresh for v in _above(view))
     i, n = 0, len(ops)
     while i < n:
         if keys[i] is None:
@@ -441,18 +485,21 @@ def _add_new_leaves(view: View, ops: list[WriteOp], keys: list[bytes | None], vi
         while j < n and keys[j] is not None:
             j += 1
         run_ops, run_keys = ops[i:j], cast(list[bytes], keys[i:j])
-        if not (plain and _add_run(view, run_ops, run_keys, vid, effects, absent, prefix_of)):
+        some = prefixes if j - i == n else {key[:key.rfind(SEP, 2) + 1] or key[:2] for key in run_keys}
+        if not (plain and _add_run(view, run_ops, run_keys, vid, effects, absent, some)):
             for op, key in zip(run_ops, run_keys, strict=True):
                 _add_new_leaf(view, op, key, vid, effects)
         i = j
 
 
 def _add_run(view: View, ops: list[WriteOp], keys: list[bytes], vid: int, effects: list[Effect],
-             absent: set[bytes], prefix_of: dict[bytes, bytes]) -> bool:
-    """Apply a run of new leaves if its outcome is plain (see `_add_new_leaves`); False, having
-    changed nothing, if not."""
+             absent: set[bytes], prefixes: set[bytes]) -> bool:
+    """Apply a run of new leaves if its outcome is plain (see `_add_new_leaves`; `prefixes`: the
+    children prefixes of its keys) as one Fresh run of `view`; False, having changed nothing, if
+    not."""
     distinct = set(keys)
-    if len(distinct) != len(keys) or not view.leaf.keys().isdisjoint(distinct) or not view.inner.keys().isdisjoint(distinct):
+    if (len(distinct) != len(keys) or not view.leaf.keys().isdisjoint(distinct) or not view.inner.keys().isdisjoint(distinct)
+            or not all(got.keys().isdisjoint(distinct) for _vid, got, _p in view.fresh)):
         return False
     root = view.root
     inner_reads, leaf_reads = root._inner_reads, root._leaf_reads
@@ -460,18 +507,17 @@ def _add_run(view: View, ops: list[WriteOp], keys: list[bytes], vid: int, effect
         got = inner_reads.get(k)
         if got is None or got[0] is not None or k not in leaf_reads or leaf_reads[k]:
             return False
-    for prefix in set(map(prefix_of.__getitem__, distinct)):
+    for prefix in prefixes:
         parent = parent_of_prefix(prefix)
         if parent not in view.parents_ok:
             cur = view.current(parent)
             if cur is None or cur[1]:
                 return False
             view.parents_ok.add(parent)  # as _parent_ok records it
-    # each key's lifetimes [[vid, 0, packed, None]] and each op's Effect(path, None, value, True),
-    # built by C loops (map, zip) rather than one Python step per op
+    # the keys' packed values, their lifetimes implied (see Fresh), and each op's
+    # Effect(path, None, value, True), built by C loops (map, zip) rather than one Python step per op
     n = len(ops)
-    lifetimes = map(list, zip(map(list, zip(repeat(vid, n), repeat(0, n), map(_PACKED, ops), repeat(None, n)))))
-    view.leaf.update(zip(keys, lifetimes, strict=True))
+    view.fresh.append((vid, dict(zip(keys, map(_PACKED, ops), strict=True)), set(prefixes)))
     effects.extend(map(tuple.__new__, repeat(Effect, n),
                        zip(map(_PATH, ops), repeat(None, n), map(_VALUE, ops), repeat(True, n))))
     return True

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import is_not, itemgetter
 from typing import Any
 
 from catalog_core._engine.apply import View, changes, materialize
@@ -30,6 +32,8 @@ from catalog_core.query.evaluate import compile_expr
 __all__ = ["TransactionManager", "PROTOCOLS", "CommitRequest"]
 
 PROTOCOLS = ("ospl", "osl", "mgl")
+
+_PATH, _BEFORE = itemgetter(0), itemgetter(1)  # Effect.path, .before
 
 
 @dataclass
@@ -170,6 +174,8 @@ class TransactionManager:
         inner: dict[bytes, bytes] = {}
         leaf: dict[bytes, bytes] = {}
         deltas: list[tuple[bytes, bytes]] = []
+        fresh: list[tuple[list[bytes], list[bytes]]] = []  # runs of new leaves: before `leaf` in the batch
+        prefixes: set[bytes] = set()  # the children prefixes of every leaf key written
         records: list[tuple[bytes, bytes]] = []
         next_vid = store.latest_vid + 1
         durable = False
@@ -189,7 +195,7 @@ class TransactionManager:
                         req.vid = req.read_vid
                         continue
                     encoded = view.encode()
-                    record = pack_commit_record(commit_time, [e.path for e in effects], fields)
+                    record = pack_commit_record(commit_time, list(map(_PATH, effects)), fields)
                 except BaseException as exc:  # a rejected write set changes nothing
                     self._last_time = last_time
                     req.error = exc
@@ -198,6 +204,8 @@ class TransactionManager:
                 inner.update(encoded[0])
                 leaf.update(encoded[1])
                 deltas.extend(encoded[2])
+                fresh.extend(encoded[3])
+                prefixes |= encoded[4]
                 records.append((vid_bytes(next_vid), record))
                 if pending is not None and n < len(group) - 1:
                     pending.add(next_vid, effects)
@@ -206,7 +214,9 @@ class TransactionManager:
                 next_vid += 1
             if accepted:
                 self._write(inner, leaf, deltas, records, next_vid - 1,
-                            [e.path for _r, _v, effects, _t in accepted for e in effects if e.before is not None])
+                            [path for _r, _v, effects, _t in accepted
+                             for path in compress(map(_PATH, effects), map(is_not, map(_BEFORE, effects), repeat(None)))],
+                            fresh, prefixes)
                 durable = True
                 self.groups += 1
                 if self._commit_times is not None:
@@ -233,17 +243,24 @@ class TransactionManager:
                 req.done = True
 
     def _write(self, inner: dict[bytes, Any], leaf: dict[bytes, Any], deltas: list[Any], records: list[Any],
-               latest_vid: int, paths: list[str]) -> None:
+               latest_vid: int, paths: list[str], fresh: list[tuple[list[bytes], list[bytes]]],
+               prefixes: set[bytes]) -> None:
         """Write the group's batch durably; before it becomes visible, invalidate what the caches
         hold of the written leaf lists and of the written objects (`paths`: every effect on an
-        object that existed before it; an absent object is never cached, see objcache)."""
+        object that existed before it; an absent object is never cached, see objcache). `fresh`:
+        runs of new leaves (keys, records), put before `leaf`, whose records of the same keys are
+        newer; `prefixes`: the children prefixes of every leaf key written."""
         store = self.store
         wb = store.new_batch()
+        put = wb.put
+        handle = store.handle["leaf"]
+        for keys, data in fresh:  # a C loop per run: one put per leaf
+            deque(map(put, keys, data, repeat(handle)), maxlen=0)
         for cf, items in (("inner", inner.items()), ("leaf", leaf.items()), ("delta", deltas), ("commits", records)):
             handle = store.handle[cf]
             for key, data in items:
-                wb.put(key, data, handle)
-        store.written_leaves(leaf.keys(), latest_vid)
+                put(key, data, handle)
+        store.written_prefixes(prefixes, latest_vid)
         store.objects.written(paths, latest_vid)
         store.write(wb, latest_vid)
 

@@ -241,7 +241,10 @@ class Store:
     def written_leaves(self, keys: Iterable[bytes], vid: int) -> None:
         """Commits up to `vid` write these leaf keys: called before they become visible, so the
         in-memory leaf lists of their parents are never served past them."""
-        prefixes = {key[:key.rfind(SEP, 2) + 1] or key[:2] for key in keys}  # parent_prefix, inlined
+        self.written_prefixes({key[:key.rfind(SEP, 2) + 1] or key[:2] for key in keys}, vid)  # parent_prefix, inlined
+
+    def written_prefixes(self, prefixes: set[bytes], vid: int) -> None:
+        """`written_leaves` given the children prefixes of the written leaf keys."""
         self.files.floors.raise_to(prefixes, vid)
         self.files.drop(prefixes)
         self.leaf_lists.drop(prefixes)
