@@ -333,3 +333,141 @@ def test_leaves_of_the_root_and_a_mixed_write_set(cat):
         t.add("/ns/z", {"obj_type": "file"}, leaf=True)
     assert len(cat.children("/ns")) == 41 and cat.get("/r000") is None and cat.get("/s39") is not None
     assert len(cat.children("/")) == 70 - 1 + 40 + 1
+
+
+@pytest.mark.parametrize("vid", [1, 200, 70_000, 2**33])
+def test_a_fresh_runs_records_are_msgpacks_bytes(vid):
+    """A run of new leaves is stored as msgpack would write its lifetimes, [[vid, 0, bytes, None]],
+    for every header width of the vid and of the bytes (bin 8, 16, 32)."""
+    from msgpack import packb
+
+    from catalog_core._engine.apply import fresh_records
+
+    packed = [b"", b"{}", b"x" * 255, b"y" * 256, b"z" * 65535, b"w" * 65536]
+    assert fresh_records(vid, packed) == [packb([[vid, 0, p, None]], use_bin_type=True) for p in packed]
+
+
+def _leaf_records(cat) -> dict[bytes, bytes]:
+    return dict(cat._store.cf["leaf"].items())
+
+
+def test_a_bulk_commit_stores_the_bytes_of_single_adds(tmp_path):
+    """The leaf records of a bulk commit (add_many: a fresh run) equal byte for byte those of a
+    small write set (one lifetimes list packed per leaf), for values of every size and a value
+    JSON cannot hold (kept as msgpack)."""
+    special = [("s-small", {"obj_type": "file", "n": 1}), ("s-300", {"obj_type": "file", "b": "x" * 300}),
+               ("s-70k", {"obj_type": "file", "b": "é" * 35_000}), ("s-raw", {"obj_type": "file", "raw": b"\x00\x01"})]
+    records = []
+    for name, bulk in (("bulk", True), ("small", False)):
+        cat = cc.Catalog.open(str(tmp_path / name))
+        try:
+            with cat.transaction() as t:
+                t.add("/p", {"obj_type": "partition"})
+            with cat.transaction() as t:
+                t.add_many("/p", special + ([(f"f{i:03d}", _file(0, i)) for i in range(70)] if bulk else []), leaf=True)
+            got = _leaf_records(cat)
+            records.append({k: v for k, v in got.items() if b"s-" in k})
+            assert cat.get("/p/s-70k").value["b"] == "é" * 35_000 and cat.get("/p/s-raw").value["raw"] == b"\x00\x01"
+        finally:
+            cat.close()
+    assert len(records[0]) == 4 and records[0] == records[1]
+
+
+def _group_history(cat, grouped: bool) -> list:
+    """A base, then three commits: A loads two partitions (a fresh run), B removes one of A's
+    leaves and adds it back, removes A's other partition whole and adds more leaves, C adds one
+    of A's leaves again (AlreadyExistsError, alone). `grouped`: A, B and C queue behind a commit
+    whose write is held, so they share one group (one batch); else each commits alone."""
+    import threading
+    import time
+
+    with cat.transaction() as t:
+        t.add("/wh", {"obj_type": "namespace"})
+        t.add("/wh/p1", {"obj_type": "partition"})
+        t.add("/wh/p2", {"obj_type": "partition"})
+    outcome: dict[str, object] = {}
+
+    def a():
+        with cat.transaction(author="A") as t:
+            t.add_many("/wh/p1", [(f"f{i:04d}", _file(1, i)) for i in range(70)], leaf=True)
+            t.add_many("/wh/p2", [(f"f{i:04d}", _file(2, i)) for i in range(70)], leaf=True)
+        outcome["A"] = t.vid
+
+    def b():
+        with cat.transaction(author="B") as t:
+            t.remove("/wh/p1/f0005")
+            t.add("/wh/p1/f0005", {"obj_type": "file", "row_count": -5}, leaf=True)
+            t.remove("/wh/p2")
+            t.add_many("/wh/p1", [(f"f{i:04d}", _file(1, i)) for i in range(70, 140)], leaf=True)
+        outcome["B"] = t.vid
+
+    def c():
+        try:
+            with cat.transaction(author="C") as t:
+                t.add_many("/wh/p1", [(f"g{i:04d}", _file(1, i)) for i in range(70)] + [("f0001", _file(1, 1))], leaf=True)
+        except AlreadyExistsError as exc:
+            outcome["C"] = str(exc)
+
+    if not grouped:
+        with cat.transaction() as t:
+            t.add("/gate", {"obj_type": "namespace"})
+        for step in (a, b, c):
+            step()
+    else:
+        store, mgr = cat._store, cat._mgr
+        real_write, gate, entered = store.write, threading.Event(), threading.Event()
+
+        def held_write(wb, latest):
+            if not entered.is_set():
+                entered.set()
+                assert gate.wait(30)
+            real_write(wb, latest)
+
+        store.write = held_write
+        groups = cat.engine_info()["groups"]
+        holder = cat.transaction()
+        holder.add("/gate", {"obj_type": "namespace"})
+        first = threading.Thread(target=holder.commit)
+        first.start()
+        assert entered.wait(30)
+        threads = []
+        for step in (a, b, c):
+            th = threading.Thread(target=step)
+            th.start()
+            threads.append(th)
+            deadline = time.monotonic() + 30
+            while len(mgr._queue) < len(threads):  # queued in this order behind the held write
+                assert time.monotonic() < deadline
+                time.sleep(0.005)
+        gate.set()
+        for th in [first, *threads]:
+            th.join(30)
+        store.write = real_write
+        assert cat.engine_info()["groups"] == groups + 2  # the held one, then A, B and C's
+    state = [outcome]
+    for vid in range(1, cat.latest_vid + 1):
+        for parent in ("/wh/p1", "/wh/p2"):
+            state.append([(o.path, o.value, o.vid) for o in cat.children(parent, vid=vid)] if cat.get(parent, vid=vid) else None)
+    state.append([(v.vid, v.end_vid, v.value) for v in cat.history("/wh/p1/f0005")])
+    state.append([(v.vid, v.end_vid) for v in cat.history("/wh/p2/f0003")])
+    state.append(sorted(_leaf_records(cat).items()))
+    return state
+
+
+def test_a_fresh_run_read_by_later_commits_of_its_group(tmp_path):
+    """Commits of one group see an earlier commit's run of new leaves as the store would: a
+    later commit removes and re-adds one (its lifetimes close and reopen), removes their parent
+    whole (each leaf listed and tombstoned), and a commit adding one again fails alone. The
+    tree, every version and the stored records equal those of the same commits made one by one."""
+    grouped = cc.Catalog.open(str(tmp_path / "grouped"))
+    alone = cc.Catalog.open(str(tmp_path / "alone"))
+    try:
+        got, want = _group_history(grouped, True), _group_history(alone, False)
+    finally:
+        grouped.close()
+        alone.close()
+    assert "'/wh/p1/f0001': it already exists" in str(got[0]["C"])
+    assert got[0]["A"] == 3 and got[0]["B"] == 4  # after the base and the held commit
+    assert got[-3] == [(3, 4, _file(1, 5)), (4, None, None), (4, None, {"obj_type": "file", "row_count": -5})]
+    assert got[-2] == [(3, 4), (4, None)]  # removed with its partition
+    assert got == want
