@@ -118,12 +118,24 @@ def test_the_bulk_loaded_tree_equals_the_same_objects_added_one_by_one(tmp_path)
     {"obj_type": "file", "x": {"obj_type": "nested"}},
     {"obj_type": "file", "raw": b"\x00\x01"},  # not JSON: msgpack
     {},
+    {"obj_type": "file", "cols": [{"a": 1}, {"b": {}}]},  # '},{' inside a value: not cut there
+    {"obj_type": "file", "s": "},{", "t": "}\x00{"},  # ... nor inside a string; NUL is escaped
 ])
 def test_add_many_records_exactly_the_ops_of_add(value):
     ops = child_ops("/t/p", [("a", value), ("b.parquet", dict(value))], leaf=True)
     assert ops == [make_op("add", "/t/p/a", value, True), make_op("add", "/t/p/b.parquet", dict(value), True)]
     assert child_ops("/", [("x", value)], leaf=True) == [make_op("add", "/x", value, True)]
     assert child_ops("/t", iter([("x", value)])) == [make_op("add", "/t/x", value)]
+
+
+def test_add_many_encodes_a_list_of_mixed_values_as_add_does():
+    """One list of values of every shape (the whole list encoded at once, then cut per value)."""
+    values = [{}, {"obj_type": "file", "a": [{"x": 1}]}, {"obj_type": "file", "n": 1}, {"k": {"o": "x"}},
+              {"obj_type": "file", "s": "é\u2028\U0001F600"}, {"a": {}, "b": [{}, {}]}, {}, {"x": "}"}]
+    for k in range(1, len(values) + 1):
+        some = values[:k] + values[k:][::-1]
+        ops = child_ops("/t", [(f"c{i}", v) for i, v in enumerate(some)], leaf=True)
+        assert ops == [make_op("add", f"/t/c{i}", v, True) for i, v in enumerate(some)]
 
 
 @pytest.mark.parametrize("cid, error, match", [
