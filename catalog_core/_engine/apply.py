@@ -45,6 +45,7 @@ _LEADER_PACKER = Packer(use_bin_type=True)
 _FULL = [(None, None)]
 
 _PATH, _VALUE, _PACKED = itemgetter(1), itemgetter(2), itemgetter(5)  # WriteOp.path, .value, .packed
+_EFFECT_PATH = itemgetter(0)  # Effect.path
 
 _PREFETCH_MIN = 64  # a write set of this many ops reads its leaf adds' records in one multi-get
 
@@ -122,7 +123,7 @@ def _multi_get(store: Store, cf: str, keys: list[bytes]) -> list[bytes | None]:
 def changes(effects: list["Effect"]) -> bool:
     """Does a write set change anything? (An empty merge, an add then a remove of the same path,
     an update to the same value do not.)"""
-    if len({e.path for e in effects}) == len(effects):  # one effect per path: no netting
+    if len(set(map(_EFFECT_PATH, effects))) == len(effects):  # one effect per path: no netting
         return any(e.before != e.after for e in effects)
     net: dict[str, list[Any]] = {}
     for e in effects:
@@ -497,13 +498,14 @@ def _add_run(view: View, ops: list[WriteOp], keys: list[bytes], vid: int, effect
     """Apply a run of new leaves if its outcome is plain (see `_add_new_leaves`; `prefixes`: the
     children prefixes of its keys) as one Fresh run of `view`; False, having changed nothing, if
     not."""
-    distinct = set(keys)
-    if (len(distinct) != len(keys) or not view.leaf.keys().isdisjoint(distinct) or not view.inner.keys().isdisjoint(distinct)
+    run = dict(zip(keys, map(_PACKED, ops), strict=True))  # the Fresh run, if the outcome is plain
+    distinct = run.keys()
+    if (len(run) != len(keys) or not view.leaf.keys().isdisjoint(distinct) or not view.inner.keys().isdisjoint(distinct)
             or not all(got.keys().isdisjoint(distinct) for _vid, got, _p in view.fresh)):
         return False
     root = view.root
     inner_reads, leaf_reads = root._inner_reads, root._leaf_reads
-    for k in distinct - absent:  # read by multi-get (or cached): each must have no record
+    for k in () if absent.issuperset(distinct) else distinct - absent:  # read by multi-get (or cached): no record
         got = inner_reads.get(k)
         if got is None or got[0] is not None or k not in leaf_reads or leaf_reads[k]:
             return False
@@ -517,7 +519,7 @@ def _add_run(view: View, ops: list[WriteOp], keys: list[bytes], vid: int, effect
     # the keys' packed values, their lifetimes implied (see Fresh), and each op's
     # Effect(path, None, value, True), built by C loops (map, zip) rather than one Python step per op
     n = len(ops)
-    view.fresh.append((vid, dict(zip(keys, map(_PACKED, ops), strict=True)), set(prefixes)))
+    view.fresh.append((vid, run, set(prefixes)))
     effects.extend(map(tuple.__new__, repeat(Effect, n),
                        zip(map(_PATH, ops), repeat(None, n), map(_VALUE, ops), repeat(True, n))))
     return True
