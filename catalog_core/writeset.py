@@ -127,9 +127,6 @@ def child_ops(parent: str, children: Iterable[tuple[str, dict[str, Any]]], leaf:
     return out
 
 
-_OBJ_TYPE = b'"obj_type":'
-
-
 def _leaf_ops(base: str, pairs: list[Any]) -> list[WriteOp] | None:
     """`child_ops` of leaves when every child passes the whole-list checks, else None."""
     if not pairs:
@@ -153,21 +150,24 @@ def _leaf_ops(base: str, pairs: list[Any]) -> list[WriteOp] | None:
         return None
     if set(map(type, values)) != {dict}:
         return None
+    # every value as pack_leaf writes it: a value with an obj_type key has it first (C loops: the
+    # first keys, next(it, None) for an empty value, against the values holding the key)
+    firsts = list(map(next, map(iter, values), repeat(None)))
+    if firsts.count("obj_type") != sum(map(dict.__contains__, values, repeat("obj_type"))):
+        return None
     try:
         # one JSON array of every value, cut at the n-1 separators '},{' (when that is all the times
-        # it occurs, no value holds it): right-sized bytes, each as orjson.dumps(value) writes it,
-        # without a call and an output buffer per value
+        # it occurs, no value holds it) and each value's braces put back: bytes as orjson.dumps(value)
+        # writes them, without a call and an output buffer per value
         arr = orjson.dumps(values)
     except TypeError:
         return None
-    if arr.count(b"},{") != len(values) - 1:
-        return None
     if NULL_TOKEN(arr) is not None:  # a null token cannot span two values: each ends with '}'
         return None
-    if _OBJ_TYPE in arr:  # every obj_type key must open its value (as pack_leaf orders it)
-        if arr.count(_OBJ_TYPE) != arr.count(b'},{' + _OBJ_TYPE) + arr.startswith(b'[{' + _OBJ_TYPE):
-            return None
-    raws = arr[1:-1].replace(b"},{", b"}\x00{").split(b"\x00")  # JSON holds no raw NUL: it escapes it
+    parts = arr[2:-2].split(b"},{")
+    if len(parts) != len(values):
+        return None
+    raws = list(map(b"".join, zip(repeat(b"{"), parts, repeat(b"}"))))
     # WriteOp("add", path, value, True, None, raw) for each, built by C loops (map, zip)
     n = len(ids)
     paths = map((base + "/").__add__, ids)

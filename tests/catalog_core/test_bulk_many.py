@@ -130,7 +130,7 @@ def test_add_many_records_exactly_the_ops_of_add(value):
 
 def test_add_many_encodes_a_list_of_mixed_values_as_add_does():
     """One list of values of every shape (the whole list encoded at once, then cut per value)."""
-    values = [{}, {"obj_type": "file", "a": [{"x": 1}]}, {"obj_type": "file", "n": 1}, {"k": {"o": "x"}},
+    values = [{}, {"obj_type": "file", "a": [{"x": 1}]}, {"obj_type": "file", "n": 1}, {"k": {"obj_type": "x"}}, {"n": 1, "obj_type": "file"},
               {"obj_type": "file", "s": "é\u2028\U0001F600"}, {"a": {}, "b": [{}, {}]}, {}, {"x": "}"}]
     for k in range(1, len(values) + 1):
         some = values[:k] + values[k:][::-1]
