@@ -19,7 +19,7 @@ from catalog_core.merge import apply_delta, validate_delta
 from catalog_core.model import Obj
 from catalog_core.paths import ROOT, validate
 
-__all__ = ["WriteOp", "CommitOnExit", "WriteMethods", "make_op", "child_ops", "op_from_dict", "own_writes",
+__all__ = ["WriteOp", "CommitOnExit", "WriteMethods", "make_op", "child_ops", "child_ops_ids", "op_from_dict", "own_writes",
            "commit_fields", "KINDS"]
 
 KINDS = ("add", "update", "remove", "merge", "leafref")
@@ -112,6 +112,13 @@ def child_ops(parent: str, children: Iterable[tuple[str, dict[str, Any]]], leaf:
     value a dict encoded by orjson with no null token and obj_type (if any) as its first key, the
     ops are built in one pass; otherwise each child goes through `make_op`, which decides exactly
     as `add` would."""
+    return child_ops_ids(parent, children, leaf)[0]
+
+
+def child_ops_ids(parent: str, children: Iterable[tuple[str, dict[str, Any]]],
+                  leaf: bool = False) -> tuple[list[WriteOp], str | None]:
+    """`child_ops`, and the children's ids joined by '/' (plain ASCII, checked) when the leaves
+    took the whole-list path (else None): the engine builds their storage keys from it."""
     validate(parent)
     base = "" if parent == ROOT else parent
     pairs = children if isinstance(children, list) else list(children)
@@ -124,13 +131,13 @@ def child_ops(parent: str, children: Iterable[tuple[str, dict[str, Any]]], leaf:
     for item in pairs:
         cid, value = _pair(item, parent)
         out.append(make_op("add", _child_path(base, parent, cid), value, leaf))
-    return out
+    return out, None
 
 
-def _leaf_ops(base: str, pairs: list[Any]) -> list[WriteOp] | None:
-    """`child_ops` of leaves when every child passes the whole-list checks, else None."""
+def _leaf_ops(base: str, pairs: list[Any]) -> tuple[list[WriteOp], str | None] | None:
+    """`child_ops_ids` of leaves when every child passes the whole-list checks, else None."""
     if not pairs:
-        return []
+        return [], None
     if not set(map(type, pairs)) <= {tuple, list}:
         return None
     try:
@@ -172,7 +179,7 @@ def _leaf_ops(base: str, pairs: list[Any]) -> list[WriteOp] | None:
     n = len(ids)
     paths = map((base + "/").__add__, ids)
     return list(map(tuple.__new__, repeat(WriteOp, n),
-                    zip(repeat("add", n), paths, values, repeat(True, n), repeat(None, n), raws)))
+                    zip(repeat("add", n), paths, values, repeat(True, n), repeat(None, n), raws))), blob
 
 
 _FIELDS = {"kind", "path", "value", "leaf", "ref"}

@@ -16,7 +16,7 @@ from catalog_core.model import Obj, QueryStats
 from catalog_core.paths import split
 from catalog_core.query import parse
 from catalog_core.query.ast import Query
-from catalog_core.writeset import WriteMethods, WriteOp, child_ops, commit_fields, own_writes
+from catalog_core.writeset import WriteMethods, WriteOp, child_ops_ids, commit_fields, own_writes
 
 if TYPE_CHECKING:
     from catalog_core._engine.catalog import Catalog
@@ -102,17 +102,20 @@ class Transaction(WriteMethods):
         """See `WriteMethods.add_many`: the ops recorded at once (under mgl each path is locked
         first, as `add` does)."""
         self._check_active()
-        ops = child_ops(parent, children, leaf)
+        ops, blob = child_ops_ids(parent, children, leaf)
         if self._locks is not None:
             for op in ops:
                 self._locks.lock_path(self.id, op.path, "X")
         if leaf and ops:
             # their storage keys, built here from the parent's prefix (the commit would build each
             # from its path): the prefix plus the id, as keys.key_of lays them out
-            prefix, head = children_prefix(parent), "\x00" + ("" if parent == "/" else parent) + "/"
-            # the ids: every path joined by NUL (never in a path), each path's head dropped (an id holds
-            # no '/', so the head occurs only there): C loops instead of one slice and encode per op
-            ids = ("\x00" + "\x00".join(map(_path_of, ops))).replace(head, "\x00").encode().split(b"\x00")[1:]
+            prefix = children_prefix(parent)
+            if blob is not None:  # the ids joined by '/', checked plain ASCII: one encode and split
+                ids = blob.encode().split(b"/")
+            else:  # every path joined by NUL (never in a path), each path's head dropped (an id holds
+                # no '/', so the head occurs only there): C loops instead of one slice and encode per op
+                head = "\x00" + ("" if parent == "/" else parent) + "/"
+                ids = ("\x00" + "\x00".join(map(_path_of, ops))).replace(head, "\x00").encode().split(b"\x00")[1:]
             self._spans.append((len(self.ops), prefix, list(map(prefix.__add__, ids))))
         self.ops.extend(ops)
 
