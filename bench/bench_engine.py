@@ -208,7 +208,14 @@ def floor(root: str, n: int = 50_000, reps: int = 5) -> None:
     ids = [i for part in pairs for i, _v in part]
     dumps_s, raws = _cpu_median(lambda: list(map(orjson.dumps, values)), reps)
     copy_s, raws = _cpu_median(lambda: list(map(bytes, map(memoryview, map(orjson.dumps, values)))), reps)  # type: ignore[arg-type]
-    list_s, _ = _cpu_median(lambda: [orjson.dumps(part) for part in ([v for _i, v in pp] for pp in pairs)], reps)
+    part_values = [tuple(v for _i, v in pp) for pp in pairs]
+    list_s, _ = _cpu_median(lambda: list(map(orjson.dumps, part_values)), reps)
+
+    def cut() -> list[bytes]:  # add_many's way: one dumps per partition's list, cut at '},{', braces put back
+        return [raw for arr in map(orjson.dumps, part_values)
+                for raw in map(b"".join, zip(repeat(b"{"), arr[2:-2].split(b"},{"), repeat(b"}")))]
+    cut_s, cut_raws = _cpu_median(cut, reps)
+    assert cut_raws == raws, "the cut JSON differs from one dumps per value"
     key_s, keys = _cpu_median(lambda: [k for pre, part in zip(prefixes, pairs, strict=True)
                                        for k in map(pre.__add__, "\x00".join(i for i, _v in part).encode().split(b"\x00"))], reps)
     packer = Packer(use_bin_type=True)
@@ -238,39 +245,56 @@ def floor(root: str, n: int = 50_000, reps: int = 5) -> None:
         put_s.append(c1 - c0)
         db.close()
     put_med, write_med, wall_med = map(statistics.median, (put_s, write_s, write_wall))
-    # the engine's own stages, same run
+    # the engine's own stages, same run: the cyclic GC on (as a caller runs) and paused, alternating
     shutil.rmtree(os.path.join(root, "semcat"), ignore_errors=True)
     cat = cc.Catalog.open(os.path.join(root, "semcat"))
-    stages = [staged_load(cat, n, f"/bulk{r}") for r in range(reps)]
+    stages: dict[bool, list[tuple[float, float, float, float]]] = {True: [], False: []}
+    for r in range(2 * reps):
+        gc_on = r % 2 == 0
+        gc.collect()
+        if not gc_on:
+            gc.disable()
+        try:
+            stages[gc_on].append(staged_load(cat, n, f"/bulk{r}"))
+        finally:
+            gc.enable()
     cat.close()
-    s_build, s_many, s_commit, s_wall = (statistics.median(col) for col in zip(*stages, strict=True))
     us = 1e6 / n
+    json_s = min(copy_s, cut_s)
     rows = [("the caller's values: (id, dict) pairs, the bench's `_file_value`", build_s),
             ("  the same with the cyclic GC paused", build_nogc_s),
             ("orjson.dumps, one call per value", dumps_s),
-            ("  the same, each result copied right-sized (what the engine keeps)", copy_s),
+            ("  the same, each result copied right-sized (what the engine kept)", copy_s),
             ("  orjson.dumps, one call per partition's list (100 values)", list_s),
+            ("  the same, cut into one bytes per value (add_many's way)", cut_s),
             ("storage keys: the parent's prefix + the id, per partition", key_s),
             ("the leaf record [[vid, 0, json, None]]: msgpack, one pack per leaf", rec_s),
-            ("  the same bytes by b''.join over C loops", rec2_s),
+            ("  the same bytes by b''.join over C loops (the commit's way)", rec2_s),
             ("the commit record's paths (one msgpack of every path)", paths_rec_s),
             ("WriteBatch.put, one key per leaf (a C loop)", put_med),
             ("one synced write of the whole batch (thread CPU)", write_med)]
     print(f"\nper-object floor, {n:,} file leaves, thread CPU, median of {reps} (us per object):")
-    for label, s in rows:
-        print(f"  {label:<74} {s * us:6.2f}")
-    floor_s = build_s + copy_s + key_s + rec2_s + paths_rec_s + put_med + write_med
-    print(f"  {'the floor: values + json (copied) + keys + records (join) + paths + puts + write':<74} {floor_s * us:6.2f}"
-          f"   -> {n / floor_s:,.0f} objects per CPU-second")
-    print(f"  {'  without the caller values':<74} {(floor_s - build_s) * us:6.2f}")
+    for label, sec in rows:
+        print(f"  {label:<74} {sec * us:6.2f}")
+    rest = json_s + key_s + rec2_s + paths_rec_s + put_med + write_med
+    print(f"  {'the floor without the caller values: json + keys + records + paths + puts + write':<74} "
+          f"{rest * us:6.2f}")
+    floors = {True: build_s + rest, False: build_nogc_s + rest}
+    for gc_on in (True, False):
+        print(f"  {'the floor, values included, GC ' + ('on' if gc_on else 'paused'):<74} {floors[gc_on] * us:6.2f}"
+              f"   -> {n / floors[gc_on]:,.0f} objects per CPU-second")
     print(f"  the synced write's wall time: {wall_med * us:.2f} us per object ({wall_med * 1e3:.1f} ms for the batch)")
-    print(f"the engine, same run ({n:,} leaves: 500 add_many of {n // 500}, one commit), thread CPU, median of {reps}:")
-    print(f"  {'the caller building the values':<74} {s_build * us:6.2f}")
-    print(f"  {'txn.add_many, 500 calls':<74} {s_many * us:6.2f}")
-    print(f"  {'txn.commit (wall: ' + format(s_wall * us, '.2f') + ' us per object)':<74} {s_commit * us:6.2f}")
-    total = s_build + s_many + s_commit
-    print(f"  {'in all':<74} {total * us:6.2f}   -> {n / total:,.0f} objects per CPU-second; "
-          f"engine / floor = {total / floor_s:.2f}x")
+    for gc_on in (True, False):
+        s_build, s_many, s_commit, s_wall = (statistics.median(col) for col in zip(*stages[gc_on], strict=True))
+        print(f"the engine, same run ({n:,} leaves: 500 add_many of {n // 500}, one commit), the cyclic GC "
+              f"{'on' if gc_on else 'paused'}, thread CPU, median of {reps}:")
+        print(f"  {'the caller building the values':<74} {s_build * us:6.2f}")
+        print(f"  {'txn.add_many, 500 calls':<74} {s_many * us:6.2f}")
+        print(f"  {'txn.commit (wall: ' + format(s_wall * us, '.2f') + ' us per object)':<74} {s_commit * us:6.2f}")
+        total = s_build + s_many + s_commit
+        print(f"  {'in all':<74} {total * us:6.2f}   -> {n / total:,.0f} objects per CPU-second; "
+              f"engine / floor = {total / floors[gc_on]:.2f}x; without the values {(s_many + s_commit) * us:.2f} "
+              f"against {rest * us:.2f}, {(s_many + s_commit) / rest:.2f}x")
 
 
 def profile_bulk(root: str, n: int = 50_000) -> None:

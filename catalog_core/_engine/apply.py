@@ -485,7 +485,7 @@ def _add_new_leaves(view: View, ops: list[WriteOp], keys: list[bytes | None], vi
         j = i + 1
         while j < n and keys[j] is not None:
             j += 1
-        run_ops, run_keys = ops[i:j], cast(list[bytes], keys[i:j])
+        run_ops, run_keys = (ops, cast(list[bytes], keys)) if j - i == n else (ops[i:j], cast(list[bytes], keys[i:j]))
         some = prefixes if j - i == n else {key[:key.rfind(SEP, 2) + 1] or key[:2] for key in run_keys}
         if not (plain and _add_run(view, run_ops, run_keys, vid, effects, absent, some)):
             for op, key in zip(run_ops, run_keys, strict=True):
