@@ -120,9 +120,12 @@ def _multi_get(store: Store, cf: str, keys: list[bytes]) -> list[bytes | None]:
     return cast(list["bytes | None"], store.cf[cf].get(cast(Any, keys)))
 
 
-def changes(effects: list["Effect"]) -> bool:
+def changes(effects: list["Effect"], view: "View | None" = None) -> bool:
     """Does a write set change anything? (An empty merge, an add then a remove of the same path,
-    an update to the same value do not.)"""
+    an update to the same value do not.) `view`: the write set's overlay (materialize's); when
+    every effect is one of its Fresh runs' leaves, each adds an absent path, none twice: a change."""
+    if effects and view is not None and len(effects) == sum(len(run) for _vid, run, _p in view.fresh):
+        return True
     if len(set(map(_EFFECT_PATH, effects))) == len(effects):  # one effect per path: no netting
         return any(e.before != e.after for e in effects)
     net: dict[str, list[Any]] = {}

@@ -190,7 +190,7 @@ class TransactionManager:
                     fields = req.fields or pack_commit_fields(req.author, req.message, req.meta)
                     commit_time = self._next_time(req.time)
                     view, effects = materialize(overlay, req.ops, next_vid, commit_time, req.spans)
-                    if not changes(effects):  # nothing to commit: no vid, the read vid
+                    if not changes(effects, view):  # nothing to commit: no vid, the read vid
                         self._last_time = last_time
                         req.vid = req.read_vid
                         continue

@@ -483,3 +483,21 @@ def test_a_fresh_run_read_by_later_commits_of_its_group(tmp_path):
     assert got[-3] == [(3, 4, _file(1, 5)), (4, None, None), (4, None, {"obj_type": "file", "row_count": -5})]
     assert got[-2] == [(3, 4), (4, None)]  # removed with its partition
     assert got == want
+
+
+def test_a_bulk_load_removed_in_the_same_write_set_changes_nothing(cat):
+    """A run of new leaves then the removal of each, in one write set: no vid (as for one add and
+    remove); one removal fewer commits the one leaf left."""
+    _base(cat)
+    part = f"/wh/sales/orders/{DAYS[0]}"
+    vid = cat.latest_vid
+    with cat.transaction() as t:
+        t.add_many(part, _children(0, 0, 70), leaf=True)
+        for i in range(70):
+            t.remove(f"{part}/f{i:04d}")
+    assert t.vid == vid and cat.latest_vid == vid and cat.children(part) == []
+    with cat.transaction() as t:
+        t.add_many(part, _children(0, 0, 70), leaf=True)
+        for i in range(1, 70):
+            t.remove(f"{part}/f{i:04d}")
+    assert t.vid == vid + 1 and [o.path for o in cat.children(part)] == [f"{part}/f0000"]
