@@ -191,21 +191,13 @@ def staged_load(cat: cc.Catalog, n: int, root: str) -> tuple[float, float, float
     return c1 - c0, c2 - c1, time.thread_time() - c2, wall
 
 
-def floor(root: str, n: int = 50_000, reps: int = 5) -> None:
-    """What a perfect Python bulk path could reach here: the irreducible pieces of loading `n`
-    file leaves, each measured alone (thread CPU, median of `reps`), beside the engine's own
-    stages in the same run. The pieces: the caller's values (the bench's dicts and ids), their
-    JSON (orjson, one call per value and one call for the whole list), the storage keys (the
-    parent's prefix + the id), the record a commit stores per leaf (today: one key per leaf, its
-    lifetimes [[vid, 0, json, None]] in msgpack), one WriteBatch.put per key and one synced write
-    of the whole batch (with the commit record holding every path)."""
+def _floor_pieces(root: str, n: int, reps: int) -> tuple[float, ...]:
+    """The pieces of `floor`, thread CPU seconds (median of `reps`): their data is freed on return."""
     import orjson
     from msgpack import Packer
     from msgpack import packb as mpackb
     from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
-    shutil.rmtree(root, ignore_errors=True)
-    os.makedirs(root)
     parents = [f"/bulk/p{p:03d}" for p in range(500)]
     prefixes = [(3).to_bytes(2, "big") + b"bulk\x00" + p[6:].encode() + b"\x00" for p in parents]
     build_s, pairs = _cpu_median(lambda: [[(f"f{i:07d}", _file_value(i)) for i in range(p, n, 500)] for p in range(500)], reps)
@@ -258,7 +250,24 @@ def floor(root: str, n: int = 50_000, reps: int = 5) -> None:
         put_s.append(c1 - c0)
         db.close()
     put_med, write_med, wall_med = map(statistics.median, (put_s, write_s, write_wall))
+    return (build_s, build_nogc_s, dumps_s, copy_s, list_s, cut_s, key_s, rec_s, rec2_s, paths_rec_s, put_med,
+            write_med, wall_med)
+
+
+def floor(root: str, n: int = 50_000, reps: int = 5) -> None:
+    """What a perfect Python bulk path could reach here: the irreducible pieces of loading `n`
+    file leaves, each measured alone (thread CPU, median of `reps`), beside the engine's own
+    stages in the same run. The pieces: the caller's values (the bench's dicts and ids), their
+    JSON (orjson, one call per value and one call for the whole list), the storage keys (the
+    parent's prefix + the id), the record a commit stores per leaf (today: one key per leaf, its
+    lifetimes [[vid, 0, json, None]] in msgpack), one WriteBatch.put per key and one synced write
+    of the whole batch (with the commit record holding every path)."""
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    (build_s, build_nogc_s, dumps_s, copy_s, list_s, cut_s, key_s, rec_s, rec2_s, paths_rec_s, put_med, write_med,
+     wall_med) = _floor_pieces(root, n, reps)
     # the engine's own stages, same run: the cyclic GC on (as a caller runs) and paused, alternating
+    # (the pieces' data is freed by now: else every full GC pass of the stages would walk it too)
     shutil.rmtree(os.path.join(root, "semcat"), ignore_errors=True)
     cat = cc.Catalog.open(os.path.join(root, "semcat"))
     stages: dict[bool, list[tuple[float, float, float, float]]] = {True: [], False: []}
