@@ -126,8 +126,8 @@ def bulk_load(cat: cc.Catalog, n: int, batch: int = 50_000, many: bool = True, r
         t.add(root, {"obj_type": "namespace"})
         for p in range(500):
             t.add(f"{root}/p{p:03d}", {"obj_type": "partition"})
-    gc.collect()
     if gc_paused:
+        gc.collect()  # from a clean slate: the paused loop collects nothing
         gc.disable()
     try:
         return _bulk_loop(cat, n, batch, many, root)
