@@ -39,6 +39,16 @@ The bulk-load call, `txn.add_many` (`--quick`, alternating with main 9d2c5f4's b
 average ~4): 21,280 and 27,858 objects/s (32.0K and 44.1K objects per CPU-second of the loading
 thread) against main's 15,961 and 13,553 (16.4K and 21.4K); one `txn.add` per leaf on this branch,
 same runs: 15,932 and 21,466. `--profile-bulk` shows where the rest goes (README, "Scale").
+
+Round 3 (2026-11-27, load average 5-8; main 04b4d95's engine under this same script, alternating):
+`--floor` measures a bulk load's irreducible pieces at 50k leaves (the caller's values, their JSON,
+keys, the leaf record, the commit record's paths, WriteBatch.put, one synced write) beside the
+engine's stages: the floor is 3.1 us per object without the values, 10.3 us with them (8.1 with the
+cyclic GC paused), so no Python bulk path reaches 100K objects per CPU-second while the caller's
+dicts are built with the GC running. The engine's part (add_many + commit) went from 13.0-13.9 to
+8.5-10.0 us (GC paused: 12.2-12.9 to 7.1-10.3), the commit alone from 7.7-8.6 to 4.3-4.8 us;
+`--quick --bulk`, 3 runs each: add_many 23.3K, 35.4K, 30.1K objects/s against 25.7K, 23.5K, 18.4K;
+the loop's GC paused 43.3K, 39.5K, 47.5K against 38.1K, 26.2K, 35.0K (README, "Bulk load, round 3").
 """
 
 from __future__ import annotations
