@@ -454,29 +454,32 @@ def materialize(group: View, ops: list[WriteOp], vid: int, time: float = 0.0,
                     by_prefix[prefix] = [[key]]
                 else:
                     got[0].append(key)
-    absent: set[bytes] = set()
-    stored: set[bytes] = set()
+    # `maybe`: the keys that may have a store record, read into the root view's caches (those under
+    # a big parent, by multi-get, and every key a small parent's range scan found); every other key
+    # of a leaf add has none (its parent's scan found nothing under it)
+    maybe: set[bytes] = set()
     rest: list[bytes] = []
     for prefix, lists in by_prefix.items():
         found = view.read_children(prefix, sum(map(len, lists)) + 16) if len(prefix) > 2 else None
-        for some in lists:
-            (absent.update if found is not None else rest.extend)(some)
-        if found is not None:
-            stored |= found
-    absent -= stored
+        if found is None:
+            for some in lists:
+                rest.extend(some)
+        else:
+            maybe |= found
+    maybe.update(rest)
     view.prefetch(rest)
-    _add_new_leaves(view, ops, keys, vid, time, effects, absent, set(by_prefix))
+    _add_new_leaves(view, ops, keys, vid, time, effects, maybe, set(by_prefix))
     return view, effects
 
 
 def _add_new_leaves(view: View, ops: list[WriteOp], keys: list[bytes | None], vid: int, time: float,
-                    effects: list[Effect], absent: set[bytes], prefixes: set[bytes]) -> None:
+                    effects: list[Effect], maybe: set[bytes], prefixes: set[bytes]) -> None:
     """`_add_new_leaf` of each leaf add (key given) and `_apply_one` of every other op, in order.
     A run of leaf adds is applied at once when its outcome is plain: only `view` itself holds
     writes (the group's overlay holds none: the commit is the first of its group, as a bulk
     load's is), no key of the run repeats or is written by `view` yet, the store holds no record
-    of any (`absent`, or prefetched into the root view's read caches) and every parent exists
-    and is not a leaf (`prefixes`: the children prefixes of every key given). Any other run goes
+    of any (none outside `maybe`, whose records are in the root view's read caches) and every
+    parent exists and is not a leaf (`prefixes`: the children prefixes of every key given). Any other run goes
     op by op, which raises the exact error."""
     plain = not any(v.inner or v.leaf or v.fresh for v in _above(view))
     i, n = 0, len(ops)
@@ -490,14 +493,14 @@ def _add_new_leaves(view: View, ops: list[WriteOp], keys: list[bytes | None], vi
             j += 1
         run_ops, run_keys = (ops, cast(list[bytes], keys)) if j - i == n else (ops[i:j], cast(list[bytes], keys[i:j]))
         some = prefixes if j - i == n else {key[:key.rfind(SEP, 2) + 1] or key[:2] for key in run_keys}
-        if not (plain and _add_run(view, run_ops, run_keys, vid, effects, absent, some)):
+        if not (plain and _add_run(view, run_ops, run_keys, vid, effects, maybe, some)):
             for op, key in zip(run_ops, run_keys, strict=True):
                 _add_new_leaf(view, op, key, vid, effects)
         i = j
 
 
 def _add_run(view: View, ops: list[WriteOp], keys: list[bytes], vid: int, effects: list[Effect],
-             absent: set[bytes], prefixes: set[bytes]) -> bool:
+             maybe: set[bytes], prefixes: set[bytes]) -> bool:
     """Apply a run of new leaves if its outcome is plain (see `_add_new_leaves`; `prefixes`: the
     children prefixes of its keys) as one Fresh run of `view`; False, having changed nothing, if
     not."""
@@ -508,7 +511,7 @@ def _add_run(view: View, ops: list[WriteOp], keys: list[bytes], vid: int, effect
         return False
     root = view.root
     inner_reads, leaf_reads = root._inner_reads, root._leaf_reads
-    for k in () if absent.issuperset(distinct) else distinct - absent:  # read by multi-get (or cached): no record
+    for k in [k for k in maybe if k in run] if len(maybe) < len(run) else distinct & maybe:  # each: no record
         got = inner_reads.get(k)
         if got is None or got[0] is not None or k not in leaf_reads or leaf_reads[k]:
             return False
