@@ -10,7 +10,11 @@ What a vid does not pin is the files on disk: the view body depends on each file
 `lstat` (device, inode, size, mtime, mode) when it was built, and is used only while every file
 still has the same one: a file rewritten, removed, or replaced by a symlink (or reached through
 a directory swapped for a symlink: another inode) makes the entry be built again from the
-catalog. The entry's `digest` covers the spec, the body and those stats, so a worker's cached
+catalog. The check costs one `lstat` per file only where change notification cannot be trusted
+(`watch`: inotify on the files and their directories, per process; `SEMCAT_SQL_WATCH=0` turns it
+off): elsewhere a check whose files nothing touched drains the inotify queue and stats the
+table's root directory, and only a change (or an overflow, a mount) brings the full comparison
+back. The entry's `digest` covers the spec, the body and those stats, so a worker's cached
 DuckDB database (`worker`) keyed by digests never serves other files than these.
 
 The cache is per catalog object (a weak reference: a closed and dropped catalog drops its
@@ -25,9 +29,10 @@ import pickle
 import threading
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from catalog_core.sql import watch
 from catalog_core.sql.tables import TableSpec
 
 __all__ = ["Entry", "catalog_cache", "clear", "MAX_FILES"]
@@ -70,6 +75,9 @@ class Entry:
     # column and type, how each file is read) and each local file's lstat, nothing of the vid,
     # so vids with the very same files share it and any other file set has another one.
     data: str = ""
+    # The entry's inotify record (`watch.Armed`), once armed by a full check; [None]: the watcher
+    # cannot be trusted for its files (remote file system, symlinks, no watches left), lstat only.
+    armed: list[watch.Armed | None] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def make(cls, spec: TableSpec, body: str | None, sig: Sig) -> Entry:
@@ -79,7 +87,30 @@ class Entry:
         return cls(spec, body, sig, h.hexdigest(), d.hexdigest()[:32])
 
     def valid(self) -> bool:
-        return file_sig(self.spec) == self.sig
+        """Do the entry's local files still have the stats recorded when it was built? With the
+        process's watcher (`watch`): True without any lstat while nothing the entry's armed record
+        depends on changed; else (and on the first check) the full `file_sig` comparison, after
+        arming a new record (watches first, then the lstat, so a change after it is queued)."""
+        w = watch.watcher()
+        slot = self.armed
+        rec = slot[0] if slot else None
+        if w is None or (slot and rec is None):
+            return file_sig(self.spec) == self.sig
+        if rec is not None and w.unchanged(rec):
+            return True
+        paths = [f.path for f in self.spec.files if f.local]
+        new = w.arm(paths) if paths else None
+        ok = file_sig(self.spec) == self.sig
+        if new is not None and ok:
+            slot[:] = [new]
+            watch.finalize(self, new)
+        elif new is not None:
+            w.release(new)
+        elif ok and paths:
+            slot[:] = [None]
+        if rec is not None:   # changed since armed (or disarmed): the new record, if any, replaces it
+            rec.owner.release(rec)
+        return ok
 
 
 class _CatalogCache:
