@@ -101,6 +101,7 @@ def _stage_points() -> list[tuple[Any, str, str]]:
 
     return [(reader, "check_statement", "sandbox check (DuckDB parser)"),
             (reader, "_keyed_views", "views, file stats checked"),
+            (reader, "_files_unchanged", "file check (beside the worker)"),
             (worker, "run", "SQL worker round trip"),
             (context.ToolContext, "sql_tables", "sqlglot table refs"),
             (context.ToolContext, "sql_use", "sqlglot column refs"),
@@ -133,6 +134,15 @@ def _stages(server: Any, n: int) -> None:
 
     for owner, fn_name, label in _stage_points():
         wrap(owner, fn_name, label)
+    from catalog_core.sql import reader
+    checks: dict[str, tuple[Any, Any]] = {}
+    current = [""]
+    f_check = reader._files_unchanged
+
+    def keep(cat: Any, unchecked: Any) -> Any:
+        checks[current[0]] = (cat, list(unchecked))
+        return f_check(cat, unchecked)
+    reader._files_unchanged = keep   # inside the timed wrapper: records what each tool's check covers
     reads = type(server.tool_context.reads)
     wrap(reads, "metric_sql", "metric SQL compile")
 
@@ -140,6 +150,7 @@ def _stages(server: Any, n: int) -> None:
         async with Client(server) as c:
             handle = (await c.call_tool("pin_snapshot", {})).structured_content["snapshot"]["handle"]
             for name, args in TOOLS:
+                current[0] = name
                 a = {**args, "snapshot": handle}
                 for _ in range(3):
                     r = await c.call_tool(name, a)
@@ -163,8 +174,47 @@ def _stages(server: Any, n: int) -> None:
     try:
         anyio.run(go)
     finally:
+        reader._files_unchanged = f_check
         for owner, fn_name, f in reversed(saved):
             setattr(owner, fn_name, f)
+    _check_cost(checks, n)
+
+
+def _check_cost(checks: dict[str, tuple[Any, Any]], n: int) -> None:
+    """The warm file check of each tool's cached tables (`cache.Entry.valid` on the entries its
+    last call checked), replayed in this process side by side: with the watcher (`watch`: drain the
+    inotify queue, stat each table's root) and without it (`SEMCAT_SQL_WATCH=0`: one `lstat` per
+    file, as before it). p50 of n checks each, alternating."""
+    from catalog_core.sql import watch
+
+    if not checks:
+        return
+    print("\nwarm file check per call, replayed in process (p50 us; watcher on / lstat loop):")
+    saved = os.environ.get(watch.ENV)
+    try:
+        for name, (_cat, unchecked) in checks.items():
+            entries = [e for _, e in unchecked]
+            files = sum(1 for e in entries for f in e.spec.files if f.local)
+            on: list[float] = []
+            off: list[float] = []
+            for _ in range(n):
+                for setting, out in (("1", on), ("0", off)):
+                    os.environ[watch.ENV] = setting
+                    watch.reset()                       # the setting is read when the watcher is made
+                    all(e.valid() for e in entries)   # arms the entries on the new watcher (not timed)
+                    t0 = time.perf_counter()
+                    ok = all(e.valid() for e in entries)
+                    out.append((time.perf_counter() - t0) * 1e6)
+                    if not ok:
+                        raise SystemExit(f"{name}: the files of its cached tables changed during the run")
+            print(f"  {name:18} {len(entries)} tables, {files} files: {statistics.median(on):9.1f} / "
+                  f"{statistics.median(off):9.1f} us  ({statistics.median(off) / statistics.median(on):.0f}x)")
+    finally:
+        if saved is None:
+            os.environ.pop(watch.ENV, None)
+        else:
+            os.environ[watch.ENV] = saved
+        watch.reset()
 
 
 def _worker_stages(cat: Any, statements: dict[str, str], n: int) -> None:

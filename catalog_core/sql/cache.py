@@ -102,8 +102,12 @@ class Entry:
         new = w.arm(paths) if paths else None
         ok = file_sig(self.spec) == self.sig
         if new is not None and ok:
+            if not slot:
+                watch.finalize(self, slot)
+            old = slot[0] if slot else None
             slot[:] = [new]
-            watch.finalize(self, new)
+            if old is not None and old is not rec:   # another thread's record, armed meanwhile
+                old.owner.release(old)
         elif new is not None:
             w.release(new)
         elif ok and paths:

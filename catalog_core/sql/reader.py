@@ -313,8 +313,9 @@ def _from_cache(cat: CatalogAPI, vid: int, text: str, limit: int, timeout_s: flo
     key = hashlib.sha256(repr(("snap", views[0], sorted(data.items()), float(timeout_s), memory_limit)).encode())
     job = worker.Job(text=text, views=None, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit,
                      key=key.hexdigest(), cache=data, names=frozenset(names), home=views[0], budget=budget)
-    # The files of the cached entries are checked (one lstat each: ~800 for a table of 772 daily
-    # files, the largest cost of a warm call) while the worker runs the statement, not before it;
+    # The files of the cached entries are checked (`Entry.valid`: with the inotify watcher, a drain
+    # of its queue and one stat per table while nothing changed, else one lstat per file) while the
+    # worker runs the statement, not before it;
     # an answer is used only when every file still had its entry's stat after the job was sent,
     # so it rests on exactly the statement's file set, as when they are checked first.
     fresh: list[bool] = []

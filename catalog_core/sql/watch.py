@@ -177,29 +177,28 @@ class Watcher:
 
     # ---------------------------------------------------------------- events
 
-    def apply(self, data: bytes) -> None:
-        """Apply raw inotify event records (as read from the descriptor): dirty the records that
-        depend on what changed, bump the epoch on an overflow. Caller holds the lock."""
-        from inotify_simple import parse_events
-        for wd, mask, _cookie, name in parse_events(data):
+    def apply(self, events: Iterable[Any]) -> None:
+        """Apply inotify events ((wd, mask, cookie, name), as `inotify_simple` parses them from the
+        descriptor): dirty the records that depend on what changed, bump the epoch on an overflow.
+        Caller holds the lock."""
+        for wd, mask, _cookie, name in events:
             self.events += 1
             if mask & IN_Q_OVERFLOW or wd < 0:
                 self.epoch += 1
                 continue
-            for key in ((wd, name), (wd, "")) if name else ((wd, ""),):
-                got = self.deps.get(key)
-                if got:
-                    for rec in got:
-                        rec.dirty = True
+            got = self.deps.get((wd, name))   # a child's name, or "": the watched object itself
+            if got:
+                for rec in got:
+                    rec.dirty = True
             if mask & IN_IGNORED:   # the watch is gone: forget it (its records are dirty above)
                 self.refs.pop(wd, None)
 
     def drain(self) -> None:
         """Read every queued event without blocking and poll the mount table. Caller holds the lock."""
         self._release()
-        data = self.ino._readall()
-        if data:
-            self.apply(data)
+        events = self.ino.read(timeout=0)   # FIONREAD, then one read of what is queued: never blocks
+        if events:
+            self.apply(events)
         if self._poll.poll(0):
             self.epoch += 1
             self._read_mounts()
@@ -375,6 +374,13 @@ def _after_fork() -> None:
 os.register_at_fork(after_in_child=_after_fork)
 
 
-def finalize(entry: Any, rec: Armed) -> None:
-    """Release `rec` when `entry` is garbage collected."""
-    weakref.finalize(entry, rec.owner.release, rec)
+def _release_slot(slot: list[Armed | None]) -> None:
+    rec = slot[0] if slot else None
+    if rec is not None:
+        rec.owner.release(rec)
+
+
+def finalize(entry: Any, slot: list[Armed | None]) -> None:
+    """Release the record in `slot` (whichever it holds then) when `entry` is garbage collected.
+    Called once per entry, before its slot first gets a record."""
+    weakref.finalize(entry, _release_slot, slot)
