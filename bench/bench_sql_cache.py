@@ -20,7 +20,9 @@ client), at a pinned snapshot, in one run:
 - with `--stages`: where a warm call's time goes in the server (wall ms per call and share of the
   call, timers around each stage), and the SQL worker's steps on the snapshot cache
   (`worker._snap_statement`) replayed in this process on a `snapcache.Store` holding the same
-  tables: p50 ms of each step (the worker process adds the pipe, its scheduling and `RLIMIT_AS`).
+  tables: p50 ms of each step (the worker process adds the pipe, its scheduling and `RLIMIT_AS`);
+  and the warm file check of each tool's cached tables replayed side by side, with the inotify watcher
+  (`catalog_core.sql.watch`) and with one `lstat` per file (`SEMCAT_SQL_WATCH=0`).
 
 Targets (issue 26): warm p50 run_sql <= 10 ms, get_column_values <= 10 ms, query_metric <= 15 ms.
 The machine is shared and noisy: read medians and the ratios beside them, not single figures."""
