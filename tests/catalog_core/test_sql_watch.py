@@ -9,6 +9,7 @@ import gc
 import os
 import shutil
 import struct
+import subprocess
 import sys
 import warnings
 
@@ -293,3 +294,20 @@ def test_watches_are_released_with_their_entries(wh):
     del entries
     gc.collect()
     assert w.watches() == base
+
+
+def test_a_mount_over_a_directory_on_the_way_is_seen(wh):
+    """A mount makes no inotify event: the mount table's poll disarms every entry."""
+    e = spec_entry(wh.cat, wh.v3)
+    assert e.valid()
+    rec = armed(e)
+    d = os.path.dirname(wh.paths["a"])
+    if subprocess.run(["mount", "-t", "tmpfs", "semcat-test", d], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount here (needs root and CAP_SYS_ADMIN)")
+    try:
+        pq.write_table(NEW, wh.paths["a"])                   # the same path, now on the tmpfs
+        w = watch.watcher()
+        assert w is not None and not w.unchanged(rec)
+        assert not e.valid()
+    finally:
+        subprocess.run(["umount", d], check=True)
