@@ -88,7 +88,6 @@ IN_CREATE = 0x100
 IN_DELETE = 0x200
 IN_DELETE_SELF = 0x400
 IN_MOVE_SELF = 0x800
-IN_UNMOUNT = 0x2000
 IN_Q_OVERFLOW = 0x4000
 IN_IGNORED = 0x8000
 IN_ONLYDIR = 0x01000000
@@ -148,7 +147,6 @@ class Watcher:
         self.deps: dict[tuple[int, str], set[Armed]] = {}
         self.refs: dict[int, int] = {}
         self.released: collections.deque[Armed] = collections.deque()
-        self.events = 0
         self._fs: dict[int, str] = {}
         self._mounts = open("/proc/self/mountinfo", "rb")  # noqa: SIM115  (held: polled for mount changes)
         self._poll = select.poll()
@@ -182,7 +180,6 @@ class Watcher:
         descriptor): dirty the records that depend on what changed, bump the epoch on an overflow.
         Caller holds the lock."""
         for wd, mask, _cookie, name in events:
-            self.events += 1
             if mask & IN_Q_OVERFLOW or wd < 0:
                 self.epoch += 1
                 continue
