@@ -9,7 +9,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, cast
+from typing import Any
 
 import orjson
 from fastapi.responses import Response
