@@ -1,5 +1,6 @@
-# Two entry points, each creating the environment it needs: `make demo` and `make test`
-# (`make test` = ruff, mypy, then the whole pytest suite; what CI runs).
+# Entry points, each creating the environment it needs: `make demo`, `make test` (ruff, mypy, then the
+# default test tier: minutes, no Spark-built lake) and `make test-all` (both tiers: what CI runs).
+# The tiers and their times: docs/testing.md.
 PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
@@ -21,20 +22,39 @@ $(DBT_STAMP):
 	$(DBT_VENV)/bin/pip install -q "dbt-core>=1.10,<1.12" "dbt-duckdb>=1.9,<1.12"
 	touch $(DBT_STAMP)
 
-.PHONY: install demo test bench
-# `make test` runs pytest on TEST_WORKERS pytest-xdist workers (CI's machine has 2 cores), one test file per
-# worker at a time (--dist loadfile: a file's module fixtures are built once; the shared Acme lake is copied per
-# worker, tests/conftest.py), and lists the 30 slowest tests in every log.
+.PHONY: install demo lint test test-slow test-all bench
+# pytest runs on TEST_WORKERS pytest-xdist workers (CI's machine has 2 cores), one test file per worker at a
+# time (--dist loadfile: a file's module fixtures are built once; the shared Acme lake is copied per worker,
+# tests/conftest.py), and lists the 30 slowest tests in every log.
+# `make test` = lint + the default tier (-m "not slow"); `make test-slow` = the slow tier (the Acme lake,
+# Spark, npm/Chromium, the HTTP variants outside the contract suite, long property and crash tests);
+# `make test-all` = lint + both tiers, each tier's wall time printed.
 TEST_WORKERS ?= 2
+PYTEST = $(VENV)/bin/pytest -q -p no:cacheprovider --durations=30 -n $(TEST_WORKERS) --dist loadfile
 install: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/semcat demo
 
-test: $(STAMP) $(DBT_STAMP)
+# mypy twice: the project's configuration (every package), then `--strict` over the two strict packages
+# exactly as written (global --strict also checks e.g. redundant casts), in its own cache directory.
+lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=30 -n $(TEST_WORKERS) --dist loadfile
+	$(VENV)/bin/mypy --strict --cache-dir .mypy_cache/strict catalog_core mcp_server
+
+test: $(STAMP) $(DBT_STAMP) lint
+	$(PYTEST) -m "not slow"
+
+test-slow: $(STAMP) $(DBT_STAMP)
+	$(PYTEST) -m slow
+
+# both tiers run even when the first fails (one CI run shows every failure); the exit status is the worse
+test-all: $(STAMP) $(DBT_STAMP) lint
+	@rc=0; s=$$(date +%s); $(PYTEST) -m "not slow" || rc=1; \
+	echo "== make test-all: the default tier took $$(( $$(date +%s) - s )) s" >&2; \
+	s=$$(date +%s); $(PYTEST) -m slow || rc=1; \
+	echo "== make test-all: the slow tier took $$(( $$(date +%s) - s )) s" >&2; exit $$rc
 
 bench: $(STAMP)
 	$(VENV)/bin/python -m bench.bench_engine --quick

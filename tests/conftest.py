@@ -42,6 +42,41 @@ def pytest_xdist_make_scheduler(config, log):
     return SparkAsOneFile(config, log)
 
 
+# ------------------------------------------------------------------ the two tiers (docs/testing.md)
+# `make test` runs `-m "not slow"`: unit, contract and one end-to-end test per surface, with no Spark-built
+# lake, so it runs on a fresh clone in minutes. `make test-all` (what CI runs) adds the `slow` tier. Besides
+# the explicit `@pytest.mark.slow` marks, these rules put a test in the slow tier:
+# - it reads the Acme lake (`lake_dir` below, or `cats` of tests/eval): a fresh clone builds it with Spark;
+# - it starts a SparkSession (the `spark` fixture of tests/spark_bridge);
+# - it is the HTTP variant of the `catalog` behaviour fixture outside the contract suite
+#   (tests/catalog_core/test_behaviour.py runs both backends in the default tier; elsewhere the variant
+#   repeats an embedded test through the remote client, at about 3x its time).
+# A test marked `e2e` (the one end-to-end test of its surface) stays in the default tier whatever the rules say.
+CONTRACT_FILES = ("tests/catalog_core/test_behaviour.py",)
+
+
+def _slow_by_rule(item: pytest.Item) -> str | None:
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs if info is not None else {}
+    lake = defs.get("lake_dir")
+    if lake and lake[-1].func.__module__ == __name__:  # tests/mcp_server overrides it with a small lake
+        return "reads the Acme lake"
+    if "spark" in defs:
+        return "starts Spark"
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get("catalog") == "http" \
+            and not item.nodeid.startswith(CONTRACT_FILES):
+        return "the HTTP variant outside the contract suite"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("e2e") is None and item.get_closest_marker("slow") is None \
+                and _slow_by_rule(item) is not None:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def data_dir(tmp_path):
     return str(tmp_path / "data")

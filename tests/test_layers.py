@@ -181,6 +181,90 @@ def test_the_cycle_check_catches_a_lazy_cycle_and_ignores_type_checking():
     assert cycles(graph) == [["p.a", "p.b"]]
 
 
+# ------------------------------------------------------------------ no cycles between sub-packages
+# A file-level graph without cycles can still tie two sub-packages together (eval.lake's build lazily
+# imported eval.harness.translate while eval.harness imports eval.lake): neither can then be read, tested
+# or moved without the other. The CLI (mcp_server/cli) may import any layer lazily, so its edges are left out.
+def _unit(module: str, packages: set[str]) -> str:
+    """The sub-package a module belongs to (`eval.lake` for `eval.lake.build`), or the module itself
+    when it sits directly in a top-level package (`catalog_core.errors`)."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) >= 2 and ".".join(parts[:2]) in packages else module
+
+
+def package_graph(sources: dict[str, str], known: set[str], skip: tuple[str, ...] = ()) -> dict[str, set[str]]:
+    """`import_graph` collapsed to sub-packages (see `_unit`), without the edges of modules inside `skip`."""
+    packages = {m for m, text in sources.items() if text.startswith("#pkg\n")}
+    out: dict[str, set[str]] = {}
+    for m, deps in import_graph(sources, known).items():
+        a = _unit(m, packages)
+        out.setdefault(a, set())
+        if any(_inside(m, s) for s in skip):
+            continue
+        out[a].update(b for b in (_unit(d, packages) for d in deps) if b != a)
+    return out
+
+
+def test_no_import_cycles_between_sub_packages():
+    src = _sources()
+    found = cycles(package_graph(src, set(src), skip=("mcp_server.cli",)))
+    assert found == [], f"sub-packages that import each other (move the shared part down into one): {found}"
+
+
+def test_the_package_check_catches_a_cycle_through_two_files():
+    sources = {"e": "#pkg\n", "e.lake": "#pkg\n", "e.lake.build": "def f():\n    from e.harness.tr import t\n",
+               "e.lake.names": "", "e.harness": "#pkg\n", "e.harness.tr": "from e.lake.names import N\n",
+               "e.cli": "#pkg\n", "e.cli.main": "def g():\n    from e.harness import tr\n",
+               "e.harness.run": "from e.cli import main\n"}
+    assert cycles(import_graph(sources, set(sources))) == []  # no cycle between files
+    assert cycles(package_graph(sources, set(sources))) == [["e.cli", "e.harness", "e.lake"]]
+    assert cycles(package_graph(sources, set(sources), skip=("e.cli",))) == [["e.harness", "e.lake"]]
+
+
+# ------------------------------------------------------------------ the remote client runs without the engine
+def engine_paths(sources: dict[str, str], known: set[str], client: str, engine: str) -> list[str]:
+    """The import chains (`a <- b <- ...`) by which a module inside `client` reaches a module inside
+    `engine`, through imports at any depth. Only the imports a file writes are followed: the implicit
+    import of a parent package (`catalog_core.errors` runs catalog_core/__init__.py) is not an edge."""
+    graph = import_graph(sources, known)
+    parent: dict[str, str] = {}
+    todo = sorted(m for m in graph if _inside(m, client))
+    seen = set(todo)
+    while todo:
+        m = todo.pop()
+        for d in sorted(graph[m]):
+            if d not in seen:
+                seen.add(d)
+                parent[d] = m
+                todo.append(d)
+    out = []
+    for m in sorted(seen):
+        if _inside(m, engine):
+            chain = [m]
+            while chain[-1] in parent:
+                chain.append(parent[chain[-1]])
+            out.append(" <- ".join(chain))
+    return out
+
+
+def test_the_remote_client_does_not_import_the_engine():
+    """catalog_core.remote is the client of `semcat serve`: what it needs of the engine's types lives in
+    public modules (catalog_core.model, catalog_core.frozen, ...), never in catalog_core._engine."""
+    src = _sources()
+    found = engine_paths(src, set(src), "catalog_core.remote", "catalog_core._engine")
+    assert found == [], "catalog_core.remote reaches the private engine:\n" + "\n".join(found)
+
+
+def test_the_engine_check_follows_a_chain():
+    sources = {"c": "#pkg\nfrom c._engine import core\n", "c._engine": "#pkg\n", "c._engine.core": "",
+               "c.model": "x = 1\n", "c.util": "def f():\n    from c._engine.core import K\n",
+               "c.remote": "#pkg\n", "c.remote.client": "from c.model import x\nfrom c.util import f\n"}
+    assert engine_paths(sources, set(sources), "c.remote", "c._engine") == [
+        "c._engine.core <- c.util <- c.remote.client"]
+    sources["c.util"] = ""
+    assert engine_paths(sources, set(sources), "c.remote", "c._engine") == []
+
+
 # ------------------------------------------------------------------ no private names across modules
 def _is_private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")

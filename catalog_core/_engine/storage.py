@@ -26,12 +26,12 @@ from msgpack import unpackb as _unpackb
 from rocksdict import BlockBasedOptions, Options, Rdict, ReadOptions, WriteBatch, WriteOptions
 
 from catalog_core._engine.filecache import FileListCache, Floors
-from catalog_core._engine.frozen import freeze, freeze_leaf, freeze_packed
 from catalog_core._engine.keys import SEP, children_prefix, key_of, path_of_key
 from catalog_core._engine.leafcache import LeafValueCache
 from catalog_core._engine.objcache import ObjectCache
 from catalog_core.codec import FILE_JSON, inv_vid_bytes, pack, unpack, unpack_leaf, vid_bytes
 from catalog_core.errors import CatalogError
+from catalog_core.frozen import freeze, freeze_leaf, freeze_packed
 from catalog_core.model import FileObj
 from catalog_core.paths import successor
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from catalog_core._engine.frozen import freeze
 from catalog_core._gcpause import gc_paused
 from catalog_core.errors import (
     AuthError,
@@ -28,6 +27,7 @@ from catalog_core.errors import (
     TransactionClosedError,
     error_from_dict,
 )
+from catalog_core.frozen import freeze
 from catalog_core.model import Branch, Change, Commit, Obj, QueryStats, Snapshot, Version, parse_time
 from catalog_core.paths import split
 from catalog_core.writeset import WriteMethods, WriteOp, commit_fields, own_writes

@@ -154,8 +154,9 @@ class Episodes:
         q = self.questions[self.open.index]
         out = NextQuestionOut(done=False, id=q.id, question=q.question, now=self.now,
                               calls_left=self.budget - self.open.calls, remaining=total - self.answered, total=total)
-        return out, (f"question {q.id} ({self.answered + 1} of {total}); {out.calls_left} tool calls left; answer "
-                     f"with submit_answer(id={q.id!r}, sql) or abstain(id={q.id!r}, reason)")
+        text = " ".join(q.question.split())  # the summary stays one line
+        return out, (f"question {q.id} ({self.answered + 1} of {total}), now {self.now}, {out.calls_left} tool calls "
+                     f"left: {text} (answer with submit_answer(id={q.id!r}, sql) or abstain(id={q.id!r}, reason))")
 
     def _check_id(self, qid: str, tool: str) -> _Open:
         if self.open is None:
@@ -188,9 +189,13 @@ class Episodes:
 
 
 def _result(out: tuple[BaseModel, str]) -> CallToolResult:
+    """The episode tool's result as the catalog tools give theirs: the text is the one-line summary, then
+    the compact JSON of the structured content, so a client that shows the model only the text content
+    (most do) still gives it the question, "now" and the calls left."""
     model, summary = out
-    return CallToolResult(content=[TextContent(type="text", text=summary)],
-                          structured_content=model.model_dump(mode="json", exclude_none=True))
+    data = model.model_dump(mode="json", exclude_none=True)
+    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=f"{summary}\n{body}")], structured_content=data)
 
 
 def _tokens(result: object) -> int:

@@ -345,7 +345,7 @@ class Annotator:
 
     def sql(self, sql: str) -> str:
         """SQL (a statement, an expression or a filter) written against LAKE.md, under the variant's names."""
-        from eval.harness.translate import translate
+        from eval.lake.translate import translate
 
         return translate(sql, self.nm, qualify=False)
 

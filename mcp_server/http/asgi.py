@@ -9,7 +9,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, cast
+from typing import Any
 
 import orjson
 from fastapi.responses import Response
@@ -220,7 +220,7 @@ class Guard:
             if first is not None:
                 msg, first = first, None
                 return msg
-            return cast(Message, await receive())  # later: http.disconnect, which streaming responses wait for
+            return await receive()  # later: http.disconnect, which streaming responses wait for
 
         await self.app(scope, replay, send)
 

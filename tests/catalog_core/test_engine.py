@@ -319,7 +319,7 @@ def test_leaf_values_round_trip_exactly(cat):
             t.add("/c/nan", {"obj_type": "file", "min": float("nan"), "max": None}, leaf=True)
     for name, value in odd.items():
         got = cat.get(f"/c/{name}").value
-        assert got == value and isinstance(got, dict), name  # read-only (a dict subclass): see _engine.frozen
+        assert got == value and isinstance(got, dict), name  # read-only (a dict subclass): see catalog_core.frozen
     assert cat._store.leaf_lifetimes(b"\x00\x02c\x00plain")[0][2][:1] == b"{"
 
 

@@ -375,6 +375,7 @@ def test_a_later_unsupported_snapshot_writes_nothing_on_sync(cat, ice):
 
 # ---------------------------------------------------------------- CLI
 
+@pytest.mark.slow  # 135 s at load 11: `semcat import-iceberg` in subprocesses; the import itself runs in process above
 def test_cli_import_iceberg(tmp_path, ice):
     t = ice.create_table("db.t", schema=SCHEMA)
     t.append(rows([1, 2], "a"))
@@ -401,6 +402,7 @@ def test_cli_import_iceberg(tmp_path, ice):
         cat.close()
 
 
+@pytest.mark.slow  # 120 s at load 11 (subprocesses)
 def test_cli_import_iceberg_creates_neither_a_missing_sqlite_catalog_nor_its_target(tmp_path, ice):
     t = ice.create_table("db.t", schema=SCHEMA)
     t.append(rows([1], "a"))

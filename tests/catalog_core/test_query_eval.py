@@ -265,6 +265,7 @@ def test_compiled_atoms_match_reference(expr: Any) -> None:
 
 @settings(max_examples=1000, deadline=None)
 @given(_exprs, st.sampled_from(["a", "ab", "b", "é"]), _values)
+@pytest.mark.slow  # 36 s at load 10
 def test_compiled_matches_reference(expr: Any, obj_id: str, value: Any) -> None:
     # Every sub-expression, so a wrong atom is not hidden by the and/or around it.
     stack = [expr]
@@ -393,6 +394,7 @@ def _strings_in(expr: Any) -> list[str]:
 
 @settings(max_examples=1500, deadline=None)
 @given(_bound_exprs, st.data())
+@pytest.mark.slow  # 1,500 examples: 71 s at load 10
 def test_id_ranges_are_sound(expr: Any, data: st.DataObject) -> None:
     ranges = id_ranges(expr)
     assert ranges == normalize(ranges)

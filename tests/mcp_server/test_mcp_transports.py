@@ -113,6 +113,7 @@ def check_typical(r: dict, names: tuple[str, ...] = TOOL_NAMES) -> None:
 
 
 # ------------------------------------------------------------------ stdio
+@pytest.mark.e2e  # the MCP stdio surface: a real `semcat mcp` subprocess and the Python SDK client
 def test_semcat_mcp_over_stdio(data_copy):
     data = data_copy("stdio")
     params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server.cli", "mcp", "--data", data,
@@ -271,10 +272,12 @@ def _inspector_session(exe: str, target: list[str]) -> None:
     assert any(w["kind"] == "freshness" for w in desc["structuredContent"]["warnings"])
 
 
+@pytest.mark.slow  # npm: the MCP Inspector CLI (Node); test_semcat_mcp_over_stdio is the default tier's stdio end to end
 def test_inspector_cli_over_stdio(inspector, data_copy):
     _inspector_session(inspector, [sys.executable, "-m", "mcp_server.cli", "mcp", "--data", data_copy("insp")])
 
 
+@pytest.mark.slow  # npm: the MCP Inspector CLI (Node)
 def test_inspector_cli_over_http(inspector, data_copy):
     # The Inspector CLI sends no Authorization header (it has no option for one), so it talks to a
     # loopback server without tokens; the token checks are the tests above.

@@ -375,6 +375,7 @@ def seed(url):
         t.add("/c", {"obj_type": "catalog", "stats": {"n": 0}})
 
 
+@pytest.mark.slow  # 72 s at load 12; a real `semcat serve` SIGTERMed under commit load
 def test_sigterm_drains_in_flight_commits_and_closes_the_catalog(data_dir, tmp_path):
     log = tmp_path / "server.log"
     proc, url = start_server(data_dir, log)
@@ -398,6 +399,7 @@ def test_sigterm_drains_in_flight_commits_and_closes_the_catalog(data_dir, tmp_p
         cat.close()
 
 
+@pytest.mark.slow  # 116 s at load 12; tests/reliability/test_crash_loop.py is its ten-kill version
 def test_sigkill_loses_no_acknowledged_commit(data_dir, tmp_path):
     log = tmp_path / "server.log"
     proc, url = start_server(data_dir, log)

@@ -118,6 +118,7 @@ def _http_poison(client: httpx.Client, c: int, i: int) -> httpx.Response:
         {"kind": "add", "path": f"/p/n{c}-{i}", "value": {"x": float("nan")}}]})
 
 
+@pytest.mark.slow  # 77 s at load 14; the 16 embedded clients below stay in the default tier
 def test_poison_commits_under_16_http_clients(tmp_path):
     data_dir, log_path = str(tmp_path / "data"), tmp_path / "server.log"
     proc, url = start_server(data_dir, log_path)

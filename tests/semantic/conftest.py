@@ -35,7 +35,3 @@ def lk(cat, tmp_path):
 @pytest.fixture
 def elk(ecat, tmp_path):
     return LakeBuilder(ecat, tmp_path / "files")
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: a long end-to-end test (still part of the default run)")

@@ -20,6 +20,7 @@ def orders(spark, day: str, n: int = 60, start: int = 0):
         from range({start}, {start + n})""")
 
 
+@pytest.mark.e2e  # the Spark bridge surface (one JVM start, ~20-40 s); the other Spark tests are slow
 def test_file_stats_equal_parquet_data(bridge, spark):
     res = bridge.write(orders(spark, "2001-06-01").repartition(3), "wh.sales.orders", partition_by=["d"],
                        author="etl", message="day 1")
