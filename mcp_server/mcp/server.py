@@ -135,6 +135,18 @@ class SemcatServer(MCPServer):
         except ValueError as exc:
             raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
 
+    async def _handle_get_prompt(self, ctx: Any, params: Any) -> Any:
+        """prompts/get; an unknown prompt or missing arguments are invalid params (-32602, as the
+        specification says), naming the prompts or the arguments, not the SDK's bare error 0."""
+        known = [p.name for p in await self.list_prompts()]
+        if params.name not in known:
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {params.name!r}; the prompts are "
+                                                        f"{', '.join(known)} (prompts/list describes them)")
+        try:
+            return await super()._handle_get_prompt(ctx, params)
+        except ValueError as exc:  # the SDK's refusal of missing or malformed arguments
+            raise MCPError(code=INVALID_PARAMS, message=f"prompt {params.name}: {exc}") from None
+
     async def _handle_call_tool(self, ctx: Any, params: Any) -> Any:
         context = Context(request_context=ctx, mcp_server=self, input_params=params, subscriptions=self._subscriptions)
         try:

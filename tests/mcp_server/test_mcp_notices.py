@@ -285,3 +285,21 @@ def test_http_answers_json_unless_a_request_asks_for_notifications(http_url):
     events = [line[len("data: "):] for line in streamed.text.splitlines() if line.startswith("data: ")]
     assert '"progressToken":"tok-1"' in events[0] and '"method":"notifications/progress"' in events[0]
     assert '"result"' in events[-1] and '"rows":[[1]]' in events[-1]
+
+
+# ------------------------------------------------------------------ prompts/get errors (conformance)
+def test_an_unknown_prompt_or_a_missing_argument_is_invalid_params(server):
+    """The SDK answered both with JSON-RPC error code 0; the specification says -32602."""
+    async def go(c: Any) -> list[Any]:
+        errors = []
+        for name, args in (("test_simple_prompt", {}), ("review_stale_annotations", {})):
+            try:
+                await c.get_prompt(name, args)
+            except MCPError as exc:
+                errors.append(exc.error)
+        return errors
+    for kw in ({}, {"mode": "legacy"}):
+        unknown, missing = session(server, go, **kw)
+        assert unknown.code == -32602 and "test_simple_prompt" in unknown.message
+        assert "answer_question" in unknown.message and "review_stale_annotations" in unknown.message
+        assert missing.code == -32602 and "table" in missing.message, missing
