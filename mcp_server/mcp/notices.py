@@ -123,19 +123,23 @@ class _Call:
             pass
 
     async def run(self, call_next: CallNext) -> HandlerResult:
-        args = (self.ctx.params or {}).get("arguments") if isinstance(self.ctx.params, dict) else None
-        await self.log("debug", f"{self.tool} called with {json.dumps(args or {}, default=str, ensure_ascii=False)}")
+        if not self.levels and not self.wants_progress:  # nothing asked: the call as it is
+            return await call_next(self.ctx)
+        if "debug" in self.levels:
+            args = (self.ctx.params or {}).get("arguments") if isinstance(self.ctx.params, dict) else None
+            await self.log("debug", f"{self.tool} called with {cut(json.dumps(args or {}, default=str, ensure_ascii=False), LOG_TEXT)}")
         await self.report(0, None, f"{self.tool}: started")
         with sm_progress.reporting(self.table_done if self.wants_progress else None):
             result = await call_next(self.ctx)
-        body = result if isinstance(result, dict) else (
-            result.model_dump(by_alias=True, mode="json", exclude_none=True) if result is not None else {})
-        texts = [c.get("text", "") for c in body.get("content") or [] if isinstance(c, dict)]
-        first = (texts[0] if texts else "").split("\n", 1)[0]
-        if body.get("isError"):
-            await self.log("warning", f"{self.tool} failed: {first}")
-        else:
-            await self.log("info", f"{self.tool}: {first}")
+        if self.levels:
+            body = result if isinstance(result, dict) else (
+                result.model_dump(by_alias=True, mode="json", exclude_none=True) if result is not None else {})
+            texts = [c.get("text", "") for c in body.get("content") or [] if isinstance(c, dict)]
+            first = (texts[0] if texts else "").split("\n", 1)[0]
+            if body.get("isError"):
+                await self.log("warning", f"{self.tool} failed: {first}")
+            else:
+                await self.log("info", f"{self.tool}: {first}")
         await self.report(self.progress + 1, self.progress + 1, f"{self.tool}: done")
         return result
 

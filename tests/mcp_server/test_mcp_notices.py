@@ -303,3 +303,31 @@ def test_an_unknown_prompt_or_a_missing_argument_is_invalid_params(server):
         assert unknown.code == -32602 and "test_simple_prompt" in unknown.message
         assert "answer_question" in unknown.message and "review_stale_annotations" in unknown.message
         assert missing.code == -32602 and "table" in missing.message, missing
+
+
+# ------------------------------------------------------------------ over stdio (semcat mcp)
+@pytest.mark.slow
+def test_set_level_and_progress_over_stdio(lake_dir, tmp_path):
+    """`semcat mcp` as a subprocess: a handshake-era setLevel holds for the session's later calls."""
+    import shutil
+    import sys
+
+    from mcp import StdioServerParameters
+
+    from tests.mcp_server.test_mcp_transports import env
+
+    data = tmp_path / "data"
+    shutil.copytree(lake_dir, data)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server.cli", "mcp", "--data", str(data)],
+                                   env=env())
+    heard = Heard()
+
+    async def go(c: Any) -> Any:
+        await c.set_logging_level("info")
+        got = await c.complete(REVIEW, {"name": "table", "value": "dim"})
+        r = await c.call_tool("check_staleness", {}, progress_callback=heard.on_progress)
+        return got.completion, r
+    completion, r = session(params, go, heard, mode="legacy")
+    assert completion.values == [DIM] and not r.is_error
+    assert heard.levels() == {"info"} and heard.logs[0][1].startswith("check_staleness: ")
+    _check_progress(heard.progress, 28)
