@@ -220,17 +220,19 @@ def test_progress_is_bounded_on_a_large_catalog(many_server):
     assert len(heard.progress) < MANY  # every other table
 
 
-def test_run_sql_and_one_table_report_start_and_done(server):
+def test_run_sql_query_metric_and_one_table_report_start_and_done(server):
     heard = Heard()
 
     async def go(c):
         await c.call_tool("run_sql", {"sql": f"SELECT count(*) FROM {FCT}"}, progress_callback=heard.on_progress)
         await c.call_tool("check_staleness", {"table": FCT}, progress_callback=heard.on_progress)
+        await c.call_tool("query_metric", {"metric": "revenue"}, progress_callback=heard.on_progress)
         await c.call_tool("describe_table", {"table": FCT}, progress_callback=heard.on_progress)  # not a long call
         return None
     session(server, go)
-    assert [(p, t) for p, t, _ in heard.progress] == [(0, None), (1, 1), (0, None), (1, 1)]
-    assert [m.split(":")[0] for _, _, m in heard.progress] == ["run_sql"] * 2 + ["check_staleness"] * 2
+    assert [(p, t) for p, t, _ in heard.progress] == [(0, None), (1, 1)] * 3
+    assert [m.split(":")[0] for _, _, m in heard.progress] == ["run_sql"] * 2 + ["check_staleness"] * 2 + [
+        "query_metric"] * 2
 
 
 def test_no_progress_without_a_token(fresh_cat):
