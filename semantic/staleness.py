@@ -30,6 +30,7 @@ from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError, InvalidValueError
 from catalog_core.model import Obj, TimeArg, parse_time
+from semantic import progress
 from semantic._sql import quote
 from semantic._tables import column_id, require_table, table_columns
 from semantic.annotations import fingerprint, parse_duration
@@ -1120,7 +1121,11 @@ def _catalog_findings(ctx: Context, names: list[str], depth: str,
     if got is None:
         duck = _Duck(ctx.cat, ctx.vid) if depth == "data" else None
         try:
-            got = {n: f for n in names if (f := table_findings(ctx, n, depth, tables, duck))}
+            got = {}
+            for i, n in enumerate(names, 1):
+                if f := table_findings(ctx, n, depth, tables, duck):
+                    got[n] = f
+                progress.step(i, len(names), n)
         finally:
             if duck is not None:
                 duck.close()

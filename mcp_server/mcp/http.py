@@ -5,7 +5,8 @@ unknown token gets 401 (with WWW-Authenticate) before anything else. A `read` to
 read tool; its tools/list leaves out `annotate`, and a `tools/call` of it gets a tool result with
 isError and code "PermissionDeniedError" saying which role it needs (`SemcatServer`), not an
 HTTP 403, which MCP clients show only as "Server returned an error response". Transport:
-stateless (MCP 2026-07-28 is sessionless; pinning is by handle), JSON responses. DNS-rebinding
+stateless (MCP 2026-07-28 is sessionless; pinning is by handle), JSON responses, except an SSE stream
+for a request that asks for progress or log notifications (`_Endpoint`). DNS-rebinding
 protection (Host / Origin checks) is set for the address the server binds: loopback names for a
 loopback bind, the bound host otherwise, plus the names in `SEMCAT_MCP_ALLOWED_HOSTS` (comma-separated `host` or `host:port`); a wildcard bind (0.0.0.0, ::)
 without that variable checks no Host (tokens are mandatory there).
@@ -20,18 +21,20 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import FastAPI
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
 from catalog_core.errors import ShuttingDownError
 from mcp_server.http.asgi import error_response
+from mcp_server.mcp import notices
 from mcp_server.mcp.server import create_server
 
 __all__ = ["mount_mcp", "security_for", "MCP_PATH"]
 
 log = logging.getLogger("uvicorn.error")
 MCP_PATH = "/mcp"
+_PEEK_LIMIT = 4 * 1024 * 1024  # the SDK's own request body limit: a larger body is refused anyway
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -55,16 +58,45 @@ def security_for(host: str, extra: str | None = None) -> TransportSecuritySettin
 
 
 class _Endpoint:
-    """The ASGI app at /mcp: the SDK's streamable HTTP handler (the Guard in front set the role)."""
+    """The ASGI app at /mcp: the SDK's streamable HTTP handler (the Guard in front set the role).
+    A POST that asks for notifications (`notices.wants_stream`: a progress token or a log level in
+    its `_meta`) goes to `streaming`, which answers with an SSE stream that carries them before the
+    result; every other request to `handler`, which answers with JSON."""
 
     def __init__(self) -> None:
         self.handler: StreamableHTTPASGIApp | None = None
+        self.streaming: StreamableHTTPASGIApp | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         if self.handler is None:
             resp = error_response(ShuttingDownError("the MCP endpoint is not running; retry shortly"))
             return await resp(scope, receive, send)
-        return await self.handler(scope, receive, send)
+        if scope.get("method") != "POST" or self.streaming is None:
+            return await self.handler(scope, receive, send)
+        body, replay = await _buffered(receive)
+        chosen = self.streaming if body is not None and notices.wants_stream(body) else self.handler
+        return await chosen(scope, replay, send)
+
+
+async def _buffered(receive: Callable[..., Any]) -> tuple[bytes | None, Callable[..., Any]]:
+    """The request body (None past _PEEK_LIMIT, or when the client left) and a `receive` that
+    replays what was read, then goes on reading: the handler sees the request unchanged."""
+    messages: list[dict[str, Any]] = []
+    size, more = 0, True
+    while more and size <= _PEEK_LIMIT:
+        message = await receive()
+        messages.append(message)
+        if message.get("type") != "http.request":
+            break
+        size += len(message.get("body", b""))
+        more = bool(message.get("more_body"))
+    body = b"".join(m.get("body", b"") for m in messages if m.get("type") == "http.request")
+    complete = not more and all(m.get("type") == "http.request" for m in messages)
+
+    async def replay() -> Any:
+        return messages.pop(0) if messages else await receive()
+
+    return (body if complete else None), replay
 
 
 def mount_mcp(app: FastAPI) -> contextlib.AbstractAsyncContextManager[None]:
@@ -84,11 +116,15 @@ def mount_mcp(app: FastAPI) -> contextlib.AbstractAsyncContextManager[None]:
                         "to the names clients use", host)
         server.streamable_http_app(stateless_http=True, json_response=True, transport_security=security, host=host)
         manager = server.session_manager
-        async with manager.run():
+        # the same server answering as SSE, for the requests that asked for notifications
+        streaming = StreamableHTTPSessionManager(app=server._lowlevel_server, stateless=True, json_response=False,
+                                                 security_settings=security)
+        async with manager.run(), streaming.run():
             endpoint.handler = StreamableHTTPASGIApp(manager)
+            endpoint.streaming = StreamableHTTPASGIApp(streaming)
             try:
                 yield
             finally:
-                endpoint.handler = None
+                endpoint.handler = endpoint.streaming = None
 
     return lifespan()

@@ -9,7 +9,9 @@ semantic read model (`reads.Reads`, shared state in `context.ToolContext`) and b
 models (`models`): `discovery` (search_tables, describe_table, find_join_path, query_catalog), `data`
 (get_column_values, list_metrics, query_metric, run_sql), `history` (pin_snapshot, list_snapshots,
 diff_snapshots, check_staleness) and `write` (annotate). `resources` and `prompts` publish the table
-cards, the instructions and prompts for the common jobs.
+cards, the instructions and prompts for the common jobs; `completions` completes their table and
+snapshot arguments (completion/complete), and `notices` sends the log messages a client asked for
+(logging/setLevel) and the progress of long calls (check_staleness, run_sql, query_metric).
 
 Each tool returns a `CallToolResult` whose structured content is the tool's output model (the
 published output schema) and whose text content is `bounds.render`: a one-line summary, a newline,
@@ -41,7 +43,7 @@ from pydantic import ValidationError
 from rapidfuzz import fuzz, process
 
 from catalog_core.api import CatalogAPI
-from mcp_server.mcp import data, discovery, history, prompts, resources, write
+from mcp_server.mcp import completions, data, discovery, history, notices, prompts, resources, write
 from mcp_server.mcp.auth import caller, request_of, role_of
 from mcp_server.mcp.bounds import TOKEN_BUDGET
 from mcp_server.mcp.context import Options, ToolContext
@@ -132,6 +134,18 @@ class SemcatServer(MCPServer):
                                        getattr(params, "cursor", None))
         except ValueError as exc:
             raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+
+    async def _handle_get_prompt(self, ctx: Any, params: Any) -> Any:
+        """prompts/get; an unknown prompt or missing arguments are invalid params (-32602, as the
+        specification says), naming the prompts or the arguments, not the SDK's bare error 0."""
+        known = [p.name for p in await self.list_prompts()]
+        if params.name not in known:
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {params.name!r}; the prompts are "
+                                                        f"{', '.join(known)} (prompts/list describes them)")
+        try:
+            return await super()._handle_get_prompt(ctx, params)
+        except ValueError as exc:  # the SDK's refusal of missing or malformed arguments
+            raise MCPError(code=INVALID_PARAMS, message=f"prompt {params.name}: {exc}") from None
 
     async def _handle_call_tool(self, ctx: Any, params: Any) -> Any:
         context = Context(request_context=ctx, mcp_server=self, input_params=params, subscriptions=self._subscriptions)
@@ -242,6 +256,8 @@ def create_server(catalog: CatalogAPI, *, reads: Reads | None = None, author: st
     _order_tools(server)
     resources.register(server, ctx, INSTRUCTIONS)
     prompts.register(server, ctx)
+    completions.register(server, ctx)  # completion/complete: table names for the card template and prompts
+    notices.register(server)  # logging/setLevel; log and progress notifications of tools/call
     if read_only:
         server.remove_tool("annotate")
     _strict_schemas(server)
