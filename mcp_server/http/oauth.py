@@ -33,6 +33,8 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import jwt
 import orjson
+from fastapi import Request
+from fastapi.responses import Response
 
 from catalog_core.errors import AuthError, CatalogError, PermissionDeniedError
 from mcp_server.http.auth import SOURCES, Principal
@@ -385,9 +387,6 @@ def install_metadata(app: Any) -> None:
     server's `Tokens`): at the well-known root and at the path-suffixed URL of the resource (/mcp,
     or the configured resource URI's path). Public (the Guard lets these paths through), cacheable,
     and readable cross-origin (browser-based MCP clients fetch it)."""
-    from fastapi import Request
-    from fastapi.responses import Response
-
     def serve(request: Request, suffix: str) -> Response:
         tokens = request.app.state.tokens
         resource = resource_of(tokens, request.scope)
