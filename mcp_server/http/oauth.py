@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import jwt
 import orjson
-from fastapi import Request
+from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from catalog_core.errors import AuthError, CatalogError, PermissionDeniedError
@@ -46,6 +47,7 @@ __all__ = ["OAuthConfig", "JwtVerifier", "IssuerUnavailableError", "ALGORITHMS",
 # tokens) are refused before any key is looked at.
 ALGORITHMS = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"})
 METADATA_PATH = "/.well-known/oauth-protected-resource"
+log = logging.getLogger("uvicorn.error")
 MAX_DOCUMENT_BYTES = 1 << 20
 _NAME_MAX = 200
 
@@ -110,6 +112,7 @@ class OAuthConfig:
     leeway_s: float = 30.0
     jwks_max_age_s: float = 3600.0
     unknown_kid_interval_s: float = 10.0
+    retry_s: float = 5.0  # after a failed fetch of the issuer's metadata or keys
     timeout_s: float = 5.0
 
     def __post_init__(self) -> None:
@@ -159,6 +162,7 @@ class JwtVerifier:
         self._metadata: dict[str, Any] | None = None
         self._keys = _Keys()
         self._lock: asyncio.Lock | None = None
+        self._failed_at, self._failure = float("-inf"), ""
         self.fetches = 0  # JWKS fetches so far (bounded; see the module docstring)
 
     # ---------------------------------------------------------- fetching
@@ -222,11 +226,26 @@ class JwtVerifier:
         self._keys = _Keys(raw=usable, fetched_at=self.clock())
 
     async def _refresh_if(self, stale: Callable[[], bool]) -> None:
+        """Refresh if `stale()` (checked again under the lock: another request may have refreshed while
+        this one waited). After a failed fetch, no new attempt for `retry_s`: meanwhile the keys at
+        hand are used, or without any, IssuerUnavailableError (503) at once."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
-            if stale():  # another request may have refreshed while this one waited
+            if not stale():
+                return
+            now = self.clock()
+            if now - self._failed_at < self.config.retry_s:
+                if self._keys.raw:
+                    return
+                raise IssuerUnavailableError(f"{self._failure}; retrying in at most {self.config.retry_s:g} s")
+            try:
                 await self.refresh()
+            except IssuerUnavailableError as exc:
+                self._failed_at, self._failure = now, exc.message
+                if not self._keys.raw:
+                    raise
+                log.warning("semcat: keeping the cached JWKS of %s: %s", self.config.issuer, exc.message)
 
     def _match(self, kid: str | None, alg: str) -> list[jwt.PyJWK]:
         out = []
@@ -382,7 +401,7 @@ def challenge_headers(tokens: Any, scope: Mapping[str, Any], exc: CatalogError) 
 
 
 # ------------------------------------------------------------------ the metadata routes
-def install_metadata(app: Any) -> None:
+def install_metadata(app: FastAPI) -> None:
     """Serve the protected resource metadata on `app` (a FastAPI app whose `state.tokens` is the
     server's `Tokens`): at the well-known root and at the path-suffixed URL of the resource (/mcp,
     or the configured resource URI's path). Public (the Guard lets these paths through), cacheable,

@@ -44,15 +44,20 @@ class Issuer:
 
     def __init__(self) -> None:
         self.keys: list[dict[str, Any]] = []
-        self.jwks_fetches = 0
+        self.jwks_fetches = 0  # attempts, failed ones included
+        self.failing = False  # answer /jwks with a 500
+        self.named: str | None = None  # the issuer its metadata names (default: its URL)
         issuer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
                 if self.path == "/.well-known/openid-configuration":
-                    body: Any = {"issuer": issuer.url, "jwks_uri": issuer.url + "/jwks"}
+                    body: Any = {"issuer": issuer.named or issuer.url, "jwks_uri": issuer.url + "/jwks"}
                 elif self.path == "/jwks":
                     issuer.jwks_fetches += 1
+                    if issuer.failing:
+                        self.send_error(500)
+                        return
                     body = {"keys": issuer.keys}
                 else:
                     self.send_error(404)
@@ -231,9 +236,31 @@ def test_an_unreachable_issuer_is_a_503_not_a_401(keys):
     assert challenge_headers(Tokens(oauth=v), {}, info.value) == {"Retry-After": "5"}
 
 
+def test_a_failing_issuer_is_retried_at_most_every_few_seconds_and_cached_keys_stay_in_use(issuer, keys):
+    clock = Clock()
+    cold = verifier(issuer, clock)
+    issuer.failing = True
+    with pytest.raises(IssuerUnavailableError, match="HTTP 500"):
+        verify(cold, token(issuer, keys["a"][0]))
+    with pytest.raises(IssuerUnavailableError, match="retrying in at most 5 s"):
+        verify(cold, token(issuer, keys["a"][0]))
+    assert issuer.jwks_fetches == 1  # the second request did not hit the issuer
+    issuer.failing = False
+    clock.t += 5
+    assert verify(cold, token(issuer, keys["a"][0])).role == "write" and issuer.jwks_fetches == 2
+    issuer.failing = True
+    clock.t += 3600  # the JWKS is old, the refresh fails: the cached keys keep serving
+    assert verify(cold, token(issuer, keys["a"][0])).role == "write" and issuer.jwks_fetches == 3
+    clock.t += 1
+    assert verify(cold, token(issuer, keys["a"][0])).role == "write" and issuer.jwks_fetches == 3
+
+
 def test_the_issuer_metadata_must_name_the_configured_issuer(issuer, keys):
     v = JwtVerifier(OAuthConfig(issuer=issuer.url + "/", resource=RESOURCE))  # a trailing '/' is the same issuer
     assert verify(v, token(issuer, keys["a"][0])).role == "write"
+    issuer.named = "https://impostor.example"
+    with pytest.raises(IssuerUnavailableError, match="names issuer 'https://impostor.example'"):
+        verify(verifier(issuer), token(issuer, keys["a"][0]))
 
 
 # ------------------------------------------------------------------ configuration
