@@ -68,7 +68,27 @@ _token_budget = click.option("--token-budget", default=8000, show_default=True, 
 @click.option("--data", "data_dir", default="data", show_default=True, help="catalog data directory")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8765, show_default=True, type=int)
-@click.option("--tokens", "tokens_file", default=None, help="file of '<token>:<role>' lines (read|write)")
+@click.option("--tokens", "tokens_file", default=None,
+              help="file of '<token>:<role>[ source=human|agent|service][ name=NAME]' lines (roles read|write; "
+                   "docs/auth.md)")
+@click.option("--oauth-issuer", envvar="SEMCAT_OAUTH_ISSUER", default=None, metavar="URL",
+              help="accept JWT access tokens of this OAuth / OpenID issuer (e.g. https://idp.example.com/realms/data)"
+                   "  [env SEMCAT_OAUTH_ISSUER]")
+@click.option("--resource-uri", envvar="SEMCAT_RESOURCE_URI", default=None, metavar="URL",
+              help="this server's resource URI, the tokens' required audience  [default: http://HOST:PORT/mcp; "
+                   "env SEMCAT_RESOURCE_URI]")
+@click.option("--oauth-audience", envvar="SEMCAT_OAUTH_AUDIENCE", multiple=True, metavar="AUD",
+              help="another accepted 'aud' value, for an IdP that cannot put the resource URI there (repeatable)"
+                   "  [env SEMCAT_OAUTH_AUDIENCE, space-separated]")
+@click.option("--oauth-read-scope", envvar="SEMCAT_OAUTH_READ_SCOPE", default="semcat:read", show_default=True,
+              help="scope that gives the read role")
+@click.option("--oauth-write-scope", envvar="SEMCAT_OAUTH_WRITE_SCOPE", default="semcat:write", show_default=True,
+              help="scope that gives the write role (write implies read)")
+@click.option("--oauth-source-claim", envvar="SEMCAT_OAUTH_SOURCE_CLAIM", default=None, metavar="CLAIM",
+              help="token claim whose value (human|agent|service) is the caller's source  [default: every OAuth "
+                   "caller is an agent]")
+@click.option("--oauth-leeway", envvar="SEMCAT_OAUTH_LEEWAY", default=30.0, show_default=True,
+              type=click.FloatRange(0, 300), help="clock skew allowed on exp / nbf, seconds")
 @click.option("--protocol", default="ospl", show_default=True, type=click.Choice(["ospl", "osl", "mgl"]))
 @click.option("--max-request-mb", default=64, show_default=True, type=float, help="request body size limit")
 @click.option("--txn-timeout", default=60.0, show_default=True, type=float, help="idle transaction timeout, s")
@@ -78,11 +98,22 @@ _token_budget = click.option("--token-budget", default=8000, show_default=True, 
 @_read_only
 @_create
 @_sql_cache
-def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeout, author, now, token_budget,
-          read_only, create) -> None:
+def serve(data_dir, host, port, tokens_file, oauth_issuer, resource_uri, oauth_audience, oauth_read_scope,
+          oauth_write_scope, oauth_source_claim, oauth_leeway, protocol, max_request_mb, txn_timeout, author, now,
+          token_budget, read_only, create) -> None:
     """Serve the catalog over HTTP: the engine API under /v1 (OpenAPI at /openapi.json) and the MCP
-    tools over streamable HTTP at /mcp, both behind the bearer tokens of --tokens (or SEMCAT_TOKENS)."""
+    tools over streamable HTTP at /mcp, both behind the bearer tokens of --tokens (or SEMCAT_TOKENS)
+    and, with --oauth-issuer, OAuth access tokens of that issuer (docs/auth.md)."""
+    from mcp_server.http.oauth import config_from_options
     from mcp_server.http.server import run
+
+    try:
+        oauth = config_from_options(oauth_issuer, resource_uri, host, port,
+                                    audiences=[a for v in oauth_audience for a in v.split()],
+                                    read_scope=oauth_read_scope, write_scope=oauth_write_scope,
+                                    source_claim=oauth_source_claim, leeway_s=oauth_leeway)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
     options: dict[str, Any] = {"token_budget": token_budget, "read_only": read_only}
     if author:
@@ -91,7 +122,7 @@ def serve(data_dir, host, port, tokens_file, protocol, max_request_mb, txn_timeo
         options["now"] = now  # seconds: parsed by the --now option
     run(data_dir=data_dir, host=host, port=port, tokens_file=tokens_file, protocol=protocol,
         max_request_bytes=int(max_request_mb * 1024 * 1024), txn_timeout_s=txn_timeout, create=create,
-        mcp_options=options)
+        mcp_options=options, oauth=oauth)
 
 
 @main.command()

@@ -4,7 +4,6 @@ path for one-request commits (the hot path of many small writers)."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -15,18 +14,24 @@ import orjson
 from fastapi.responses import Response
 from pydantic import ValidationError
 
-from catalog_core.errors import AuthError, CatalogError, InvalidValueError
+from catalog_core.errors import CatalogError, InvalidValueError
 from catalog_core.remote.wire import CommitBody
 from mcp_server.http.api import ApiContext, commit_write_set, dumps, json_response
-from mcp_server.http.auth import Tokens
+from mcp_server.http.auth import Tokens, set_state
+from mcp_server.http.oauth import METADATA_PATH, challenge_headers
 
 __all__ = ["Guard", "FastCommit", "OPEN_PATHS", "error_response", "internal_error_response",
-           "validation_error_response", "principal_of"]
+           "validation_error_response"]
 
 log = logging.getLogger("uvicorn.error")
 
-# No token needed: liveness and the API description.
-OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+# No token needed: liveness, the API description, and the OAuth protected resource metadata (RFC 9728).
+OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc", METADATA_PATH})
+
+
+def _is_open(path: str) -> bool:
+    return path in OPEN_PATHS or path.startswith(METADATA_PATH + "/")
+
 
 def _is_ui(path: str) -> bool:
     """The web page (mcp_server.http.ui) checks its token itself, from a cookie a browser sends."""
@@ -103,14 +108,6 @@ class FastCommit:
 
 
 # ------------------------------------------------------------------ auth + body size
-def principal_of(tokens: Tokens, authorization: str | None) -> str | None:
-    """Who sent a request: a digest of its bearer token (None when auth is off). Transaction
-    sessions are bound to it, so only the token that began a session can use or end it."""
-    if not tokens or not authorization:
-        return None
-    return hashlib.sha256(authorization.partition(" ")[2].strip().encode("latin-1")).hexdigest()
-
-
 def _json_content(scope: Scope) -> bool:
     """FastAPI parses a body as JSON when it has no content type or a JSON one."""
     ctype = _header(scope, b"content-type")
@@ -142,8 +139,10 @@ async def _send(send: Send, resp: Response) -> None:
 
 
 class Guard:
-    """Checks the bearer token (the role goes to scope["state"]["role"]) and caps the request
-    body, by Content-Length up front and by counting streamed chunks, before the app sees it."""
+    """Checks the bearer token (static or OAuth JWT: `Tokens.authenticate`; its principal goes to
+    scope["state"]: `role`, `principal` (the name, which transaction sessions are bound to, so only
+    the principal that began a session can use or end it) and `source`) and caps the request body,
+    by Content-Length up front and by counting streamed chunks, before the app sees it."""
 
     def __init__(self, app: Any, tokens: Tokens, max_bytes: int,
                  fast: dict[tuple[str, str], FastRoute] | None = None) -> None:
@@ -179,22 +178,21 @@ class Guard:
     async def _other(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket" and self.tokens:
             try:
-                scope.setdefault("state", {})["role"] = self.tokens.role_of(_header(scope, b"authorization"))
-            except AuthError:
+                set_state(scope, await self.tokens.authenticate(_header(scope, b"authorization")))
+            except CatalogError:
                 await send({"type": "websocket.close", "code": 1008})  # policy violation
                 return
         await self.app(scope, receive, send)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         role = "write"
-        if scope["path"] not in OPEN_PATHS and not _is_ui(scope["path"]):
-            authorization = _header(scope, b"authorization")
+        if not _is_open(scope["path"]) and not _is_ui(scope["path"]):
             try:
-                role = self.tokens.role_of(authorization)
-            except AuthError as exc:
-                return await _send(send, error_response(exc, headers={"WWW-Authenticate": "Bearer"}))
-            state = scope.setdefault("state", {})
-            state["role"], state["principal"] = role, principal_of(self.tokens, authorization)
+                principal = await self.tokens.authenticate(_header(scope, b"authorization"))
+            except CatalogError as exc:  # 401, 403 insufficient_scope, 503 issuer unreachable
+                return await _send(send, error_response(exc, headers=challenge_headers(self.tokens, scope, exc)))
+            set_state(scope, principal)
+            role = principal.role
         length = _header(scope, b"content-length")
         if length is not None:
             if not (length.strip().isascii() and length.strip().isdigit()):

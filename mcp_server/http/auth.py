@@ -1,8 +1,24 @@
-"""Bearer tokens with roles `read` and `write`, and the rule that an unauthenticated server
-binds loopback only.
+"""Who is calling: bearer tokens mapped to a `Principal` (name, role, source), and the rule that an
+unauthenticated server binds loopback only.
 
-Tokens come from `SEMCAT_TOKENS="<token>:<role>,<token>:<role>"` and/or a file of
-`<token>:<role>` lines (`--tokens FILE`; blank lines and `#` comments are skipped).
+Static tokens come from `SEMCAT_TOKENS` (items separated by commas) and/or `--tokens FILE` (one item a
+line; blank lines and `#` comments are skipped). An item is
+
+    <token>:<role>[ source=<human|agent|service>][ name=<name>]
+
+`<token>` is visible ASCII without spaces (it may contain ':'; the last ':' before the first space ends
+it), `<role>` is `read` or `write`. The optional `key=value` words after a space give the token's source
+(default `agent`: a person's token must say `source=human`, so an agent's token never claims a human)
+and its principal name (default "token:" + 12 hex digits of the token's SHA-256). Today's
+`<token>:<role>` lines keep their meaning.
+
+OAuth access tokens (JWTs of a configured issuer) are checked by `mcp_server.http.oauth.JwtVerifier`
+when `Tokens` has one (`Tokens(..., oauth=verifier)`); `Tokens.authenticate` tries the static tokens
+first, then the JWT.
+
+The seam to the rest of the server: after authentication the ASGI `scope["state"]` holds `role`
+("read"|"write"), `principal` (the name: "token:<12 hex>", a configured name, "oauth:<sub>", or "local"
+when auth is off) and `source` ("human"|"agent"|"service"). Invariant: a principal is never the token.
 """
 
 from __future__ import annotations
@@ -13,13 +29,41 @@ import os
 import re
 import socket
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from catalog_core.errors import AuthError, PermissionDeniedError
 
-__all__ = ["ROLES", "Tokens", "parse_tokens", "load_tokens", "is_loopback", "check_bind", "UnsafeBindError"]
+if TYPE_CHECKING:
+    from mcp_server.http.oauth import JwtVerifier
+
+__all__ = ["ROLES", "SOURCES", "Principal", "LOCAL", "Tokens", "parse_tokens", "load_tokens", "is_loopback",
+           "check_bind", "UnsafeBindError", "principal_digest", "set_state"]
 
 ROLES = ("read", "write")
+SOURCES = ("human", "agent", "service")
 _RANK = {"read": 1, "write": 2}
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a request acts as: `name` (never the token itself), `role` ("read" | "write", write implies
+    read) and `source` ("human" | "agent" | "service": what wrote it, for provenance)."""
+
+    name: str
+    role: str
+    source: str
+
+
+# Auth off (the server binds loopback only): the operator on their own machine.
+LOCAL = Principal("local", "write", "human")
+
+
+def set_state(scope: dict[str, object], principal: Principal) -> None:
+    """Record `principal` in an ASGI scope's state: keys `role`, `principal` (its name) and `source`."""
+    state = scope.setdefault("state", {})
+    assert isinstance(state, dict)
+    state["role"], state["principal"], state["source"] = principal.role, principal.name, principal.source
 
 
 class UnsafeBindError(ValueError):
@@ -31,32 +75,71 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
-class Tokens:
-    """The configured tokens. Empty means auth is off (and the server binds loopback only)."""
+def principal_digest(token: str) -> str:
+    """The default principal of a static token: "token:" + the first 12 hex digits of its SHA-256."""
+    return "token:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:12]
 
-    def __init__(self, roles: Mapping[str, str] | None = None) -> None:
-        self._roles = {_digest(t): r for t, r in (roles or {}).items()}
+
+class Tokens:
+    """The configured static tokens and the optional OAuth verifier. Empty (neither) means auth is off
+    and the server binds loopback only. `roles` maps a token to its role (then it is an agent's
+    token named by its digest) or to its full `Principal`."""
+
+    def __init__(self, roles: Mapping[str, str | Principal] | None = None, oauth: JwtVerifier | None = None) -> None:
+        self._principals = {_digest(t): p if isinstance(p, Principal) else Principal(principal_digest(t), p, "agent")
+                            for t, p in (roles or {}).items()}
+        self.oauth = oauth
 
     def __bool__(self) -> bool:
-        return bool(self._roles)
+        return bool(self._principals) or self.oauth is not None
 
     def __len__(self) -> int:
-        return len(self._roles)
+        """The number of static tokens."""
+        return len(self._principals)
 
-    def role_of(self, authorization: str | None) -> str:
-        """The role of an `Authorization` header value; raises AuthError (401) if missing/unknown."""
-        if not self._roles:
-            return "write"
+    @staticmethod
+    def _bearer(authorization: str | None) -> str:
         if not authorization:
             raise AuthError("this server requires a bearer token: send 'Authorization: Bearer <token>' "
                             "(cc.connect(url, token=...))")
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            raise AuthError("the Authorization header must be 'Bearer <token>'")
-        role = self._roles.get(_digest(token.strip()))
-        if role is None:
-            raise AuthError("unknown bearer token; ask the server operator for a valid token")
-        return role
+            raise AuthError("the Authorization header must be 'Bearer <token>'", oauth_error="invalid_request")
+        return token.strip()
+
+    def check(self, authorization: str | None) -> Principal:
+        """The principal of an `Authorization` header value by the static tokens alone (no network):
+        LOCAL when auth is off; AuthError (401) if missing or unknown."""
+        if not self:
+            return LOCAL
+        token = self._bearer(authorization)
+        principal = self._principals.get(_digest(token))
+        if principal is None:
+            raise AuthError("unknown bearer token; ask the server operator for a valid token",
+                            oauth_error="invalid_token")
+        return principal
+
+    async def authenticate(self, authorization: str | None) -> Principal:
+        """The principal of an `Authorization` header value: a static token, else (with OAuth on) a
+        JWT access token of the configured issuer. Raises AuthError (401), PermissionDeniedError
+        (403: a valid JWT without a semcat scope) or, when the issuer's keys cannot be fetched,
+        `oauth.IssuerUnavailableError` (503)."""
+        if not self:
+            return LOCAL
+        token = self._bearer(authorization)
+        principal = self._principals.get(_digest(token))
+        if principal is not None:
+            return principal
+        if self.oauth is not None and token.count(".") == 2:
+            return await self.oauth.verify(token)
+        raise AuthError("unknown bearer token; ask the server operator for a valid token"
+                        + (f", or sign in with {self.oauth.config.issuer}" if self.oauth is not None else ""),
+                        oauth_error="invalid_token")
+
+    def role_of(self, authorization: str | None) -> str:
+        """The role of an `Authorization` header value by the static tokens ("write" when auth is off);
+        raises AuthError (401) if missing/unknown."""
+        return self.check(authorization).role
 
     @staticmethod
     def require(role: str, needed: str, action: str) -> None:
@@ -66,48 +149,78 @@ class Tokens:
 
 
 _TOKEN = re.compile(r"[!-~]+")  # visible ASCII: what fits in 'Authorization: Bearer <token>'
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
+_OPTION = re.compile(r"[A-Za-z_]+=\S*")
+_SYNTAX = "'<token>:<role>' (optionally followed by ' source=human|agent|service' and ' name=<name>')"
 
 
-def parse_tokens(text: str, source: str, comments: bool = True) -> dict[str, str]:
-    """Parse `<token>:<role>` items separated by commas or newlines. With `comments` (a tokens
-    file) lines starting with '#' are skipped; in SEMCAT_TOKENS such an item is an error, as is
-    a token that cannot be sent in a header or text that configures no token at all."""
-    out: dict[str, str] = {}
+def _parse_item(item: str, where: str) -> tuple[str, Principal]:
+    words = re.sub(r"\s*:\s*", ":", item).split()  # a token has no spaces: 'tok : write' is 'tok:write'
+    options_at = len(words)
+    while options_at > 1 and _OPTION.fullmatch(words[options_at - 1]):
+        options_at -= 1
+    head, words = " ".join(words[:options_at]), words[options_at:]
+    token, sep, role = head.rpartition(":")
+    if not sep or not token:
+        raise ValueError(f"{where}: expected {_SYNTAX}, got {item!r}")
+    if token.startswith("#"):
+        raise ValueError(f"{where}: token {token!r} starts with '#', which marks a comment in a "
+                         "tokens file; use a token that does not start with '#' (comments are allowed only "
+                         "in --tokens FILE)")
+    if not _TOKEN.fullmatch(token):
+        raise ValueError(f"{where}: a token must be visible ASCII characters without spaces "
+                         "(it is sent as 'Authorization: Bearer <token>')")
+    if role not in ROLES:
+        raise ValueError(f"{where}: role {role!r} is not one of {', '.join(ROLES)}")
+    options: dict[str, str] = {}
+    for word in words:
+        key, eq, value = word.partition("=")
+        if not eq or key not in ("source", "name"):
+            raise ValueError(f"{where}: unexpected {word!r} after '<token>:<role>'; the optional words are "
+                             "source=human|agent|service and name=<name>")
+        if key in options:
+            raise ValueError(f"{where}: {key}= is given twice")
+        options[key] = value
+    source = options.get("source", "agent")
+    if source not in SOURCES:
+        raise ValueError(f"{where}: source {source!r} is not one of {', '.join(SOURCES)}")
+    name = options.get("name")
+    if name is not None and (not _NAME.fullmatch(name) or name == "local"):
+        raise ValueError(f"{where}: name {name!r} must be 1-64 letters, digits or . _ @ + - (starting with a letter "
+                         "or digit, no ':'), and not 'local' (the name of the unauthenticated operator)")
+    return token, Principal(name or principal_digest(token), role, source)
+
+
+def parse_tokens(text: str, source: str, comments: bool = True) -> dict[str, Principal]:
+    """Parse token items (see the module docstring) separated by commas or newlines. With `comments`
+    (a tokens file) lines starting with '#' are skipped; in SEMCAT_TOKENS such an item is an error, as
+    is a token that cannot be sent in a header or text that configures no token at all."""
+    out: dict[str, Principal] = {}
     for n, raw in enumerate(text.replace(",", "\n").splitlines(), 1):
         item = raw.strip()
         if not item or (comments and item.startswith("#")):
             continue
-        token, sep, role = item.rpartition(":")
-        token, role = token.strip(), role.strip()
-        if not sep or not token:
-            raise ValueError(f"{source}, item {n}: expected '<token>:<role>', got {item!r}")
-        if token.startswith("#"):
-            raise ValueError(f"{source}, item {n}: token {token!r} starts with '#', which marks a comment in a "
-                             "tokens file; use a token that does not start with '#' (comments are allowed only "
-                             "in --tokens FILE)")
-        if not _TOKEN.fullmatch(token):
-            raise ValueError(f"{source}, item {n}: a token must be visible ASCII characters without spaces "
-                             "(it is sent as 'Authorization: Bearer <token>')")
-        if role not in ROLES:
-            raise ValueError(f"{source}, item {n}: role {role!r} is not one of {', '.join(ROLES)}")
-        out[token] = role
+        token, principal = _parse_item(item, f"{source}, item {n}")
+        out[token] = principal
     if not out and text.strip():
-        raise ValueError(f"{source} is set but configures no token; give '<token>:<role>' items "
+        raise ValueError(f"{source} is set but configures no token; give {_SYNTAX} items "
                          f"(roles: {', '.join(ROLES)}), or leave it empty to serve loopback only without auth")
     return out
 
 
-def load_tokens(tokens_file: str | None = None, env: Mapping[str, str] | None = None) -> Tokens:
-    """Tokens from SEMCAT_TOKENS and the optional file (the file wins on a duplicate token)."""
+def load_tokens(tokens_file: str | None = None, env: Mapping[str, str] | None = None,
+                oauth: JwtVerifier | None = None) -> Tokens:
+    """Tokens from SEMCAT_TOKENS and the optional file (the file wins on a duplicate token), and the
+    optional OAuth verifier."""
     env = os.environ if env is None else env
-    roles = parse_tokens(env.get("SEMCAT_TOKENS", ""), "SEMCAT_TOKENS", comments=False)
+    principals = parse_tokens(env.get("SEMCAT_TOKENS", ""), "SEMCAT_TOKENS", comments=False)
     if tokens_file:
         try:
             with open(tokens_file, encoding="utf-8") as f:
-                roles.update(parse_tokens(f.read(), tokens_file))
+                principals.update(parse_tokens(f.read(), tokens_file))
         except OSError as exc:
             raise ValueError(f"cannot read tokens file {tokens_file!r}: {exc.strerror}") from None
-    return Tokens(roles)
+    return Tokens(principals, oauth=oauth)
 
 
 def is_loopback(host: str) -> bool:
@@ -131,4 +244,5 @@ def check_bind(host: str, tokens: Tokens) -> None:
     raise UnsafeBindError(
         f"refusing to bind {host!r} without tokens: anyone who can reach that address could read and "
         "write the catalog. Configure tokens with SEMCAT_TOKENS='<token>:write,<token>:read' or "
-        "--tokens FILE (lines '<token>:<role>'), or bind a loopback address such as 127.0.0.1.")
+        "--tokens FILE (lines '<token>:<role>'), or an OAuth issuer (--oauth-issuer), or bind a loopback "
+        "address such as 127.0.0.1.")

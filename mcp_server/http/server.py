@@ -38,6 +38,7 @@ from catalog_core.remote.wire import ErrorBody
 from mcp_server.http.api import ApiContext, Gate, build_router, dumps
 from mcp_server.http.asgi import FastCommit, Guard, error_response, validation_error_response
 from mcp_server.http.auth import Tokens, UnsafeBindError, check_bind, load_tokens
+from mcp_server.http.oauth import JwtVerifier, OAuthConfig
 from mcp_server.http.protocol import uvicorn_http_options
 from mcp_server.http.sessions import SessionManager
 
@@ -133,6 +134,9 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
                         status_code=200 if not gate.closed else 503, media_type="application/json")
 
     app.include_router(build_router(ctx))
+    from mcp_server.http.oauth import install_metadata
+
+    install_metadata(app)  # /.well-known/oauth-protected-resource (RFC 9728), public
     from mcp_server.http.semantic_api import build_semantic_router
 
     app.include_router(build_semantic_router(ctx))
@@ -201,12 +205,14 @@ def _refuse(exc: Exception) -> None:
 def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: str | None = None,
         protocol: str = "ospl", max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         txn_timeout_s: float = 60.0, plugins: Sequence[Plugin] | None = None,
-        graceful_timeout_s: float = 10.0, create: bool = False, mcp_options: dict[str, Any] | None = None) -> None:
+        graceful_timeout_s: float = 10.0, create: bool = False, mcp_options: dict[str, Any] | None = None,
+        oauth: OAuthConfig | None = None) -> None:
     """Serve until SIGTERM/SIGINT, then finish in-flight requests and close the catalog. `data_dir` must
     hold a catalog (a directory that does not, e.g. a lake root, is refused naming the catalogs below
-    it); `create` makes a new empty one there instead."""
+    it); `create` makes a new empty one there instead. With `oauth` the server also accepts JWT access
+    tokens of that issuer (mcp_server.http.oauth)."""
     try:
-        tokens = load_tokens(tokens_file)
+        tokens = load_tokens(tokens_file, oauth=JwtVerifier(oauth) if oauth is not None else None)
         check_bind(host, tokens)
     except (ValueError, UnsafeBindError) as exc:
         _refuse(exc)
@@ -224,7 +230,7 @@ def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: s
                             **uvicorn_http_options())
     server = uvicorn.Server(config)
     log.info("semcat: serving %s on http://%s:%s (engine API /v1, MCP tools /mcp; auth: %s)", catalog.data_dir,
-             host, port, f"{len(tokens)} token(s)" if tokens else "off, loopback only: --tokens FILE to turn it on")
+             host, port, _describe_auth(tokens))
     # uvicorn re-raises the signal after its graceful shutdown; exit 0 then instead of dying by it.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
@@ -237,6 +243,15 @@ def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: s
 
 
 EXIT_GRACE_S = 10.0
+
+
+def _describe_auth(tokens: Tokens) -> str:
+    if not tokens:
+        return "off, loopback only: --tokens FILE or --oauth-issuer URL to turn it on"
+    parts = [f"{len(tokens)} static token(s)"] if len(tokens) else []
+    if tokens.oauth is not None:
+        parts.append(f"OAuth issuer {tokens.oauth.config.issuer} for resource {tokens.oauth.config.resource}")
+    return ", ".join(parts)
 
 
 def _exit_even_if_stuck(grace_s: float) -> None:

@@ -1,15 +1,18 @@
-"""Who is calling a tool: the token role ("read" or "write") and principal of an HTTP request, full
-rights without HTTP (stdio, in memory: the user who started the server). Invariant: a principal
-derived from a token is "token:" + 12 hex digits of its SHA-256, never the token itself."""
+"""Who is calling a tool. Over HTTP the server's Guard authenticated the request and put its principal
+in the ASGI scope's state (`role`, `principal`, `source`; see mcp_server.http.auth); without HTTP
+(stdio, in memory) the caller is the user who started the server: full rights, the server's
+`author`, source "human". Invariant: a principal is a name ("token:<12 hex>", a configured name,
+"oauth:<sub>"), never the bearer token itself."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from mcp.server.mcpserver import Context
 
-__all__ = ["request_of", "role_of", "caller", "principal_digest"]
+from mcp_server.http.auth import LOCAL, ROLES, SOURCES, Principal, principal_digest
+
+__all__ = ["request_of", "role_of", "caller", "principal_of", "principal_digest", "Principal"]
 
 
 def request_of(ctx: Any) -> Any:
@@ -23,31 +26,39 @@ def request_of(ctx: Any) -> Any:
         return None
 
 
-def role_of(request: Any) -> str:
-    """The token role of an HTTP request ("read" or "write"); "write" without HTTP (stdio, in memory)."""
+def _state(request: Any) -> dict[str, Any] | None:
     scope = getattr(request, "scope", None)
     if not isinstance(scope, dict):
-        return "write"
-    return str((scope.get("state") or {}).get("role") or "write")
+        return None
+    state = scope.get("state")
+    return state if isinstance(state, dict) else {}
 
 
-def principal_digest(token: str) -> str:
-    """The principal of a bearer token: "token:" + the first 12 hex digits of its SHA-256."""
-    return "token:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:12]
+def role_of(request: Any) -> str:
+    """The role of an HTTP request ("read" or "write"); "write" without HTTP (stdio, in memory)."""
+    state = _state(request)
+    role = (state or {}).get("role")
+    return role if role in ROLES else "write"
+
+
+def principal_of(ctx: Context | Any | None, author: str) -> Principal:
+    """The caller's `Principal`. Over HTTP: the one the Guard authenticated; when the server runs
+    without auth (principal "local") its name is `author` (the server's --author). Without HTTP:
+    `author`, write, human (the user who started the server). An HTTP app mounted without the Guard
+    (no principal in the state, only in tests) is treated like a server without auth."""
+    request = request_of(ctx)
+    state = _state(request)
+    if state is None:
+        return Principal(author, "write", "human")
+    name = state.get("principal")
+    role = role_of(request)
+    if not isinstance(name, str) or not name or name == LOCAL.name:
+        return Principal(author, role, "human")
+    source = state.get("source")
+    return Principal(name, role, source if isinstance(source, str) and source in SOURCES else "agent")
 
 
 def caller(ctx: Context | None, author: str) -> tuple[str, str]:
-    """(role, principal) of the request: from the bearer token over HTTP, full rights and `author`
-    otherwise (stdio: the user who started the server; a remote catalog behind it checks its own token)."""
-    request = request_of(ctx)
-    scope = getattr(request, "scope", None)
-    if not isinstance(scope, dict):
-        return "write", author
-    state = scope.get("state") or {}
-    role = role_of(request)
-    principal = state.get("principal")
-    if isinstance(principal, str) and principal:
-        return role, principal if principal.startswith("token:") else "token:" + principal[:12]
-    auth = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
-    token = auth.partition(" ")[2].strip()
-    return role, principal_digest(token) if token else author
+    """(role, principal name) of the request (see `principal_of`)."""
+    p = principal_of(ctx, author)
+    return p.role, p.name

@@ -60,8 +60,12 @@ def test_requests_without_a_token_get_401_once_tokens_are_configured(secured):
     with httpx.Client(base_url=secured.url) as h:
         body = err(h.get("/v1/catalog"), 401, "AuthError")
         assert "Bearer" in body["message"]
-        assert h.get("/v1/catalog").headers["www-authenticate"] == "Bearer"
-        err(h.get("/v1/catalog", headers={"Authorization": "Bearer wrong"}), 401, "AuthError")
+        # RFC 9728: the challenge names the public protected resource metadata; no error code without a token
+        assert h.get("/v1/catalog").headers["www-authenticate"] == (
+            f'Bearer resource_metadata="{secured.url}/.well-known/oauth-protected-resource/mcp"')
+        wrong = h.get("/v1/catalog", headers={"Authorization": "Bearer wrong"})
+        err(wrong, 401, "AuthError")
+        assert wrong.headers["www-authenticate"].startswith('Bearer error="invalid_token", error_description="')
         err(h.get("/v1/catalog", headers={"Authorization": f"Basic {WRITE}"}), 401, "AuthError")
         assert h.get("/healthz").json() == {"status": "ok"}  # liveness stays open
         assert "/v1/commit" in h.get("/openapi.json").json()["paths"]
