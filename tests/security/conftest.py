@@ -17,14 +17,19 @@ READ, WRITE, WRITE2 = "sec-read-token", "sec-write-token", "sec-write2-token"
 TABLE = "/acme/core/dim_store"
 
 
-@pytest.fixture
-def engine(data_dir) -> Iterator[cc.Catalog]:
+def make_engine(data_dir: str) -> cc.Catalog:
     cat = cc.Catalog.open(data_dir)
     with cat.transaction(author="setup") as t:
         t.add("/acme", {"obj_type": "catalog"})
         t.add("/acme/core", {"obj_type": "namespace"})
         t.add(TABLE, {"obj_type": "table", "schema": {"schema_id": 0, "columns": [
             {"id": 1, "name": "store_id", "type": "int", "nullable": False}]}, "partition_by": []})
+    return cat
+
+
+@pytest.fixture
+def engine(data_dir) -> Iterator[cc.Catalog]:
+    cat = make_engine(data_dir)
     yield cat
     cat.close()
 
@@ -40,10 +45,14 @@ def mode(request) -> str:
     return str(request.param)
 
 
-@pytest.fixture
-def server(engine, mode):
-    with start(engine, mode == "tokens") as handle:
-        yield handle
+@pytest.fixture(scope="module", params=["tokens", "open"])
+def shared(request, tmp_path_factory):
+    """(mode, engine, server) shared by a module's tests (a server takes seconds to start on a
+    loaded machine); tests that change the catalog compare against what they saw first."""
+    cat = make_engine(str(tmp_path_factory.mktemp("shared") / "data"))
+    with start(cat, request.param == "tokens") as handle:
+        yield str(request.param), cat, handle
+    cat.close()
 
 
 def auth(mode: str, token: str = WRITE) -> dict[str, str]:
