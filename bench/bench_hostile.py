@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import select
 import shutil
 import socket
 import subprocess
@@ -235,6 +236,7 @@ def flood_bodies(server: Server, count: int, mb: int, path: str, within_s: float
         try:
             with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
                 s.sendall(head)
+                select.select([s], [], [], 1.0)  # a server that answers before the body does so now
                 s.setblocking(False)
                 answer = b""
                 for _ in range(mb):
@@ -256,6 +258,8 @@ def flood_bodies(server: Server, count: int, mb: int, path: str, within_s: float
                         break
                     answer += more
                 got[answer.split(b" ", 2)[1].decode() if answer.count(b" ") >= 2 else "no answer"] += 1
+        except (ConnectionResetError, BrokenPipeError):
+            got["closed while sending"] += 1
         except OSError as exc:
             got[type(exc).__name__] += 1
 

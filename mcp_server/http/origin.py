@@ -21,6 +21,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 __all__ = ["SameOrigin", "split_host", "LOOPBACK_NAMES", "env_names"]
 
@@ -110,7 +111,7 @@ class SameOrigin:
             self.origins.add(f"{scheme}://{name}:{port}")
 
     # ------------------------------------------------------------------ Host
-    def _bound_names(self, scope: dict) -> set[str]:
+    def _bound_names(self, scope: dict[str, Any]) -> set[str]:
         names: set[str] = set()
         server = scope.get("server")
         local = _norm_addr(str(server[0])) if server else None
@@ -122,7 +123,7 @@ class SameOrigin:
                 names |= LOOPBACK_NAMES
         return names
 
-    def _name_ok(self, name: str, port: int | None, scheme: str, scope: dict) -> bool:
+    def _name_ok(self, name: str, port: int | None, scheme: str, scope: dict[str, Any]) -> bool:
         if name in self.any_port or (port is not None and (name, port) in self.exact):
             return True
         if port is None:
@@ -133,7 +134,7 @@ class SameOrigin:
         server_port = server[1] if server else None
         return port == server_port and name in self._bound_names(scope)
 
-    def host_ok(self, host: str | None, scope: dict) -> bool:
+    def host_ok(self, host: str | None, scope: dict[str, Any]) -> bool:
         """True if a request with this Host header is for this server."""
         if host is None:
             return False
@@ -154,7 +155,7 @@ class SameOrigin:
         name, port = parsed
         return scheme, name, port if port is not None else _DEFAULT_PORT[scheme]
 
-    def origin_ok(self, origin: str, scope: dict) -> bool:
+    def origin_ok(self, origin: str, scope: dict[str, Any]) -> bool:
         """True if a browser page of `origin` may use this server (never for `null`)."""
         parsed = self._split_origin(origin)
         if parsed is None:
@@ -170,7 +171,7 @@ class SameOrigin:
         return (scheme == server_scheme and server is not None and port == server[1]
                 and name in self._bound_names(scope))
 
-    def describe(self, scope: dict) -> Sequence[str]:
+    def describe(self, scope: dict[str, Any]) -> Sequence[str]:
         """The names a Host may take here (for error messages)."""
         server = scope.get("server")
         port = server[1] if server else "?"

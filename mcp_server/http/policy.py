@@ -139,7 +139,8 @@ class Limits:
         unknown = set(value) - names
         if unknown:
             raise ValueError(f"unknown limit(s) {sorted(unknown)}; known: {sorted(names)}")
-        out = cls(**{k: (tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in value.items()})
+        given: dict[str, Any] = {k: (tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in value.items()}
+        out = cls(**given)
         for f in fields(cls):
             v = getattr(out, f.name)
             if isinstance(v, tuple) and not (len(v) == 2 and all(isinstance(x, int) and x >= 1 for x in v)

@@ -155,7 +155,7 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
         if cm is not None:
             contexts.append(cm)
     for route in app.routes:  # FastAPI's own: the API description, readable without a token
-        if getattr(route, "path", None) in OPEN_PATHS and route.path != "/healthz":
+        if getattr(route, "path", None) in OPEN_PATHS - {"/healthz"}:
             declare(route, "open")
     app.add_middleware(Guard, tokens=tokens, max_bytes=max_request_bytes,
                        fast={("POST", "/v1/commit"): fast_commit}, limits=caps, allowed_hosts=hosts,
