@@ -93,18 +93,26 @@ _token_budget = click.option("--token-budget", default=8000, show_default=True, 
 @click.option("--max-request-mb", default=64, show_default=True, type=float, help="request body size limit")
 @click.option("--txn-timeout", default=60.0, show_default=True, type=float, help="idle transaction timeout, s")
 @click.option("--author", default=None, help="author of annotations written through /mcp without a token")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME[:PORT]",
+              help="a Host name clients use besides the bound address (repeatable; docs/security.md)")
+@click.option("--allowed-origin", "allowed_origins", multiple=True, metavar="URL",
+              help="a browser origin (scheme://host[:port]) that may call this server (repeatable)")
+@click.option("--limit", "limits", multiple=True, metavar="NAME=PER_TOKEN/TOTAL",
+              help="a cap: requests, sessions, clones or streams (e.g. sessions=100/10000), or "
+                   "stream_idle_s=SECONDS (repeatable; defaults in docs/security.md)")
 @_now
 @_token_budget
 @_read_only
 @_create
 @_sql_cache
 def serve(data_dir, host, port, tokens_file, oauth_issuer, resource_uri, oauth_audience, oauth_read_scope,
-          oauth_write_scope, oauth_source_claim, oauth_leeway, protocol, max_request_mb, txn_timeout, author, now,
-          token_budget, read_only, create) -> None:
+          oauth_write_scope, oauth_source_claim, oauth_leeway, protocol, max_request_mb, txn_timeout, author,
+          allowed_hosts, allowed_origins, limits, now, token_budget, read_only, create) -> None:
     """Serve the catalog over HTTP: the engine API under /v1 (OpenAPI at /openapi.json) and the MCP
     tools over streamable HTTP at /mcp, both behind the bearer tokens of --tokens (or SEMCAT_TOKENS)
     and, with --oauth-issuer, OAuth access tokens of that issuer (docs/auth.md)."""
     from mcp_server.http.oauth import config_from_options
+    from mcp_server.http.policy import parse_limit
     from mcp_server.http.server import run
 
     try:
@@ -114,6 +122,10 @@ def serve(data_dir, host, port, tokens_file, oauth_issuer, resource_uri, oauth_a
                                     source_claim=oauth_source_claim, leeway_s=oauth_leeway)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    try:
+        caps = dict(parse_limit(x) for x in limits)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--limit") from None
 
     options: dict[str, Any] = {"token_budget": token_budget, "read_only": read_only}
     if author:
@@ -122,7 +134,8 @@ def serve(data_dir, host, port, tokens_file, oauth_issuer, resource_uri, oauth_a
         options["now"] = now  # seconds: parsed by the --now option
     run(data_dir=data_dir, host=host, port=port, tokens_file=tokens_file, protocol=protocol,
         max_request_bytes=int(max_request_mb * 1024 * 1024), txn_timeout_s=txn_timeout, create=create,
-        mcp_options=options, oauth=oauth)
+        mcp_options=options, oauth=oauth, limits=caps, allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins)
 
 
 @main.command()

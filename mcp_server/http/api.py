@@ -44,6 +44,7 @@ from catalog_core.remote.wire import (
     WireOp,
 )
 from mcp_server.http.auth import Tokens
+from mcp_server.http.policy import ANONYMOUS, requires
 from mcp_server.http.sessions import SessionManager
 
 __all__ = ["ApiContext", "Gate", "NDJSONResponse", "build_router", "commit_write_set", "dumps", "error_responses",
@@ -70,15 +71,18 @@ _ERRORS = {
     410: "The transaction was already committed, aborted or expired",
     412: "A write's precondition failed at commit; nothing was written",
     413: "The request body is larger than the server accepts",
-    429: "Too many open transactions",
+    415: "The request body is not JSON (send Content-Type: application/json)",
+    421: "The Host header is not a name this server answers to (DNS rebinding protection)",
+    429: "A cap is reached (open requests, transactions or clones, per token or in total); see Retry-After",
     503: "The server is shutting down; nothing was done",
 }
 
 
 def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI `responses=` for a route: the errors every route can return (400, 401, 413, 503)
-    plus `codes`, each with the `{error, message, details}` body."""
-    return {c: {"model": ErrorBody, "description": _ERRORS[c]} for c in sorted({400, 401, 413, 503, *codes})}
+    """OpenAPI `responses=` for a route: the errors every route can return (400, 401, 403 for a
+    foreign Origin, 413, 415, 421, 429, 503) plus `codes`, each with the `{error, message, details}` body."""
+    every = {400, 401, 403, 413, 415, 421, 429, 503}
+    return {c: {"model": ErrorBody, "description": _ERRORS[c]} for c in sorted(every | set(codes))}
 
 
 class Gate:
@@ -145,11 +149,20 @@ def _file_json(f: Obj | FileObj) -> bytes:
     return b'{"path":' + dumps(f.path) + b',"value":' + value + b',"vid":' + str(f.vid).encode() + b',"leaf":true}'
 
 
+MAX_VID_DIGITS = 19  # a vid is a 64-bit integer; a longer number is no vid (and int() of 4,300+ digits raises)
+
+
 def parse_ref(text: str | None) -> int | str | None:
-    """A vid/ref from a query string: digits are a vid, anything else a name or time."""
+    """A vid/ref from a query string: ASCII digits are a vid, anything else a name or time (the
+    catalog refuses a name written with non-ASCII digits, so '१' is never read as vid 1)."""
     if text is None or text == "":
         return None
-    return int(text) if _INT.fullmatch(text) else text
+    if _INT.fullmatch(text):
+        if len(text.lstrip("-")) > MAX_VID_DIGITS:
+            raise InvalidValueError(f"vid {text[:24]}... has {len(text.lstrip('-'))} digits; a vid has at most "
+                                    f"{MAX_VID_DIGITS} (list vids with GET /v1/commits)", ref=text[:40])
+        return int(text)
+    return text
 
 
 def _role(request: Request) -> str:
@@ -160,6 +173,11 @@ def _principal(request: Request) -> str | None:
     """The bearer token's digest (set by the Guard); transaction sessions are bound to it."""
     principal = request.scope.get("state", {}).get("principal")
     return principal if isinstance(principal, str) else None
+
+
+def _cap_key(request: Request) -> str:
+    """Whose caps a request counts against: its principal, or everyone's when auth is off."""
+    return _principal(request) or ANONYMOUS
 
 
 def need_write(request: Request, action: str) -> None:
@@ -240,6 +258,7 @@ def build_router(ctx: ApiContext) -> APIRouter:
 
     @r.get("/catalog", summary="Latest vid, concurrency protocol, and group-commit batches written",
            responses=error_responses())
+    @requires("read")
     def info() -> Response:
         with gate:
             info = getattr(cat, "engine_info", None)  # the embedded engine's counters
@@ -247,17 +266,20 @@ def build_router(ctx: ApiContext) -> APIRouter:
             return json_response({"latest_vid": cat.latest_vid, "protocol": cat.protocol, "commit_groups": groups})
 
     @r.get("/objects", summary="One object at a vid/ref (null if absent)", responses=error_responses(404))
+    @requires("read")
     def get(path: str, vid: str | None = None) -> Response:
         with gate:
             return json_response({"object": _obj(cat.get(path, parse_ref(vid)))})
 
     @r.get("/children", summary="Children of an object at a vid/ref", responses=error_responses(404))
+    @requires("read")
     def children(path: str, vid: str | None = None) -> Response:
         with gate:
             split(path)
             return json_response({"objects": [o.to_dict() for o in cat.children(path, parse_ref(vid))]})
 
     @r.get("/history", summary="Every committed version of one object", responses=error_responses())
+    @requires("read")
     def history(path: str) -> Response:
         with gate:
             split(path)
@@ -265,17 +287,20 @@ def build_router(ctx: ApiContext) -> APIRouter:
 
     @r.post("/query", summary="Path query at a vid/ref; NDJSON batches", response_class=NDJSONResponse,
             responses=error_responses(404))
+    @requires("read")
     def query(body: QueryBody) -> NDJSONResponse:
         return stream_objects(gate, lambda st: cat.iter_query(body.query, _body_ref(body.vid), st),
                               body.batch_size)
 
     @r.post("/explain", summary="Work counters of a path query", responses=error_responses(404))
+    @requires("read")
     def explain(body: ExplainBody) -> Response:
         with gate:
             return json_response({"stats": cat.explain(body.query, _body_ref(body.vid)).to_dict()})
 
     @r.get("/commits", summary="Commit log, optionally by vid/ref range and path prefix",
            responses=error_responses(404))
+    @requires("read")
     def commits(since: str | None = None, until: str | None = None, prefix: str | None = None,
                 limit: int | None = None) -> Response:
         with gate:
@@ -283,32 +308,37 @@ def build_router(ctx: ApiContext) -> APIRouter:
             return json_response({"commits": [c.to_dict() for c in found]})
 
     @r.get("/snapshots", summary="Named snapshots, oldest vid first", responses=error_responses())
+    @requires("read")
     def snapshots() -> Response:
         with gate:
             return json_response({"snapshots": [s.to_dict() for s in cat.snapshots()]})
 
     @r.post("/snapshots", status_code=201, summary="Name a vid (immutable)",
             responses=error_responses(403, 404, 409))
+    @requires("write")
     def snapshot(body: SnapshotBody, request: Request) -> Response:
         need_write(request, "create snapshots")
         with gate:
             return json_response(cat.snapshot(body.name, _body_ref(body.vid)).to_dict(), 201)
 
     @r.get("/resolve", summary="The vid of a vid, snapshot name or ISO time", responses=error_responses(404))
+    @requires("read")
     def resolve(ref: str | None = None) -> Response:
         with gate:
             return json_response({"vid": cat.resolve(parse_ref(ref))})
 
     @r.post("/clone", summary="Zero-copy clone of a subtree; returns the commit vid",
             responses=error_responses(403, 404, 409, 412))
+    @requires("write")
     def clone(body: CloneBody, request: Request) -> Response:
         need_write(request, "clone")
-        with gate:
+        with gate, ctx.sessions.clones.hold(_cap_key(request)):
             vid = cat.clone(body.src, body.dst, _body_ref(body.vid), author=body.author, message=body.message)
             return json_response({"vid": vid})
 
     @r.post("/plan_files", summary="A table's files at a vid/ref, pruned by `where`",
             responses=error_responses(404))
+    @requires("read")
     def plan_files(body: PlanFilesBody) -> Response:
         with gate:
             stats = QueryStats()
@@ -319,6 +349,7 @@ def build_router(ctx: ApiContext) -> APIRouter:
 
     @r.post("/commit", summary="Commit a whole write set (a transaction that read nothing)",
             responses=error_responses(403, 404, 409, 412))
+    @requires("write")
     def commit(body: CommitBody, request: Request) -> Response:
         # Served by fastpath.FastCommit in normal operation; this route documents it and is
         # the same code path for apps mounted without the Guard middleware.
@@ -335,6 +366,7 @@ def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
 
     @r.post("/diff", summary="Objects added, removed and updated between two vids/refs; NDJSON batches",
             response_class=NDJSONResponse, responses=error_responses(404))
+    @requires("read")
     def diff(body: DiffBody) -> NDJSONResponse:
         # lines: {"objects": [change, ...]} per batch, then {"end": ...}
         return stream_objects(gate, lambda _st: cat.diff(_body_ref(body.from_ref), _body_ref(body.to_ref),
@@ -342,12 +374,14 @@ def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
 
     @r.get("/branches", summary="Branches (clones with a branch record), optionally under a prefix",
            responses=error_responses(404))
+    @requires("read")
     def branches(prefix: str | None = None, vid: str | None = None) -> Response:
         with gate:
             return json_response({"branches": [b.to_dict() for b in cat.branches(prefix, parse_ref(vid))]})
 
     @r.post("/publish", summary="Publish a branch onto its source in one three-way merged commit",
             responses=error_responses(403, 404, 409, 412))
+    @requires("write")
     def publish(body: PublishBody, request: Request) -> Response:
         need_write(request, "publish")
         with gate:
@@ -356,6 +390,7 @@ def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
 
     @r.post("/branches/drop", summary="Remove a branch and its record in one commit",
             responses=error_responses(403, 404, 409, 412))
+    @requires("write")
     def drop_branch(body: DropBranchBody, request: Request) -> Response:
         need_write(request, "drop branches")
         with gate:
@@ -382,6 +417,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
 
     @r.post("/transactions", status_code=201, summary="Begin a transaction session (bound to this token)",
             responses=error_responses(429))
+    @requires("read")
     def begin(body: BeginBody, request: Request) -> Response:
         with gate:
             s = sessions.begin(body.author, body.message, body.meta, body.time, owner=_principal(request))
@@ -390,12 +426,14 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
 
     @r.get("/transactions/{txn_id}/objects", summary="Read one object in a transaction (recorded)",
            responses=error_responses(404, 410))
+    @requires("read")
     def txn_get(txn_id: str, path: str, request: Request) -> Response:
         with gate, sessions.use(txn_id, _principal(request)) as s:
             return json_response({"object": _obj(s.txn.get(path))})
 
     @r.post("/transactions/{txn_id}/query", summary="Path query in a transaction (recorded); NDJSON",
             response_class=NDJSONResponse, responses=error_responses(404, 410))
+    @requires("read")
     def txn_query(txn_id: str, body: TxnQueryBody, request: Request) -> NDJSONResponse:
         s = sessions.acquire(txn_id, _principal(request))
         return stream_objects(gate, lambda st: s.txn.iter_query(body.query, st), body.batch_size,
@@ -403,6 +441,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
 
     @r.post("/transactions/{txn_id}/writes", summary="Send buffered writes to the session (all or none)",
             responses=error_responses(403, 404, 409, 410, 412))
+    @requires("write")
     def txn_writes(txn_id: str, body: TxnWritesBody, request: Request) -> Response:
         # Under mgl the session locks them now, as an embedded transaction's writes are locked.
         need_write(request, "write")
@@ -416,15 +455,19 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
             return json_response({"ops": len(s.txn.ops)})
 
     @r.post("/transactions/{txn_id}/clone", summary="Clone inside a transaction (after the buffered writes)",
-            responses=error_responses(404, 409, 410, 412))
+            responses=error_responses(403, 404, 409, 410, 412))
+    @requires("write")
     def txn_clone(txn_id: str, body: TxnCloneBody, request: Request) -> Response:
+        need_write(request, "clone")
         with gate, sessions.use(txn_id, _principal(request)) as s:
+            sessions.note_clone(s)  # a clone buffers the subtree in the session: capped per token
             record_ops(s.txn, body.ops)
             s.txn.clone(body.src, body.dst, body.vid)
             return json_response({"ops": len(s.txn.ops)})
 
     @r.post("/transactions/{txn_id}/commit", summary="Validate and commit the session with its write set",
             responses=error_responses(403, 404, 409, 410, 412))
+    @requires("write")
     def txn_commit(txn_id: str, body: TxnCommitBody, request: Request) -> Response:
         need_write(request, "commit")
         owner = _principal(request)
@@ -442,6 +485,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
 
     @r.post("/transactions/{txn_id}/abort", summary="Abort a transaction session",
             responses=error_responses(404, 410))
+    @requires("read")
     def txn_abort(txn_id: str, request: Request) -> Response:
         s = sessions.take(txn_id, "aborted by the client", _principal(request))
         s.txn.abort()

@@ -1,41 +1,65 @@
-"""The outer ASGI layer: JSON error bodies, bearer-token check, request size cap, and the fast
-path for one-request commits (the hot path of many small writers)."""
+"""The outer ASGI layer: JSON error bodies, and the `Guard` every request passes before any route
+sees it, in this order (issue 35): Host allow-list (421) and Origin check (403, mcp_server.http.origin);
+the route's declared policy (mcp_server.http.policy): authentication (401) and role (403); caps per
+principal and in total on open requests and event streams (429 + Retry-After); the route's body
+limit, by Content-Length up front (413) and the body's content type (415), then the body read
+under that limit (413). Nothing of a body is read before all of these passed. Also the fast path
+for one-request commits (the hot path of many small writers)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import anyio
 import orjson
 from fastapi.responses import Response
 from pydantic import ValidationError
+from starlette.requests import cookie_parser
 
-from catalog_core.errors import CatalogError, InvalidValueError
+from catalog_core.errors import AuthError, CatalogError, InvalidValueError, PermissionDeniedError
 from catalog_core.remote.wire import CommitBody
 from mcp_server.http.api import ApiContext, commit_write_set, dumps, json_response
-from mcp_server.http.auth import Tokens, set_state
+from mcp_server.http.auth import Principal, Tokens, set_state
 from mcp_server.http.oauth import METADATA_PATH, challenge_headers
+from mcp_server.http.origin import SameOrigin
+from mcp_server.http.policy import ANONYMOUS, Cap, Limits, Policy, iter_routes, policy_of
 
 __all__ = ["Guard", "FastCommit", "OPEN_PATHS", "error_response", "internal_error_response",
-           "validation_error_response"]
+           "validation_error_response", "MisdirectedRequestError", "CrossOriginError",
+           "UnsupportedMediaTypeError", "UI_COOKIE"]
 
 log = logging.getLogger("uvicorn.error")
 
-# No token needed: liveness, the API description, and the OAuth protected resource metadata (RFC 9728).
+# No token needed: liveness, the API description (FastAPI's own routes, declared "open" by create_app) and the
+# OAuth protected resource metadata (RFC 9728).
 OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc", METADATA_PATH})
-
-
-def _is_open(path: str) -> bool:
-    return path in OPEN_PATHS or path.startswith(METADATA_PATH + "/")
+UI_COOKIE = "semcat_token"  # the /ui session cookie: the bearer token a browser logged in with
 
 
 def _is_ui(path: str) -> bool:
-    """The web page (mcp_server.http.ui) checks its token itself, from a cookie a browser sends."""
     return path == "/ui" or path.startswith("/ui/")
+
+
+class MisdirectedRequestError(CatalogError):
+    """The Host header names no address or configured name of this server (DNS rebinding)."""
+
+    http_status = 421
+
+
+class CrossOriginError(PermissionDeniedError):
+    """A browser page of another origin (another site, or another port of this host)."""
+
+
+class UnsupportedMediaTypeError(InvalidValueError):
+    """The body's Content-Type is not the one the route takes (JSON, or a form for /ui)."""
+
+    http_status = 415
 
 
 FastRoute = Callable[[bytes, str], Awaitable[Response]]
@@ -64,9 +88,12 @@ def internal_error_response(exc: BaseException) -> Response:
 
 
 def error_response(err: CatalogError, status: int | None = None, headers: dict[str, str] | None = None) -> Response:
-    """`{error, message, details}` with the error class's HTTP status."""
-    return Response(_error_body(err), status_code=status or err.http_status, media_type="application/json",
-                    headers=headers)
+    """`{error, message, details}` with the error class's HTTP status; a 429 says when to retry."""
+    status = status or err.http_status
+    if status == 429:
+        retry = err.details.get("retry_after_s", 1)
+        headers = {"Retry-After": str(max(1, int(retry) if isinstance(retry, (int, float)) else 1)), **(headers or {})}
+    return Response(_error_body(err), status_code=status, media_type="application/json", headers=headers)
 
 
 def validation_error_response(raw: Sequence[Any]) -> Response:
@@ -108,10 +135,13 @@ class FastCommit:
 
 
 # ------------------------------------------------------------------ auth + body size
-def _json_content(scope: Scope) -> bool:
-    """FastAPI parses a body as JSON when it has no content type or a JSON one."""
-    ctype = _header(scope, b"content-type")
-    return ctype is None or "json" in ctype.lower()
+def _media_type(ctype: str | None) -> str:
+    return (ctype or "").split(";", 1)[0].strip().lower()
+
+
+def _is_json(ctype: str | None) -> bool:
+    media = _media_type(ctype)
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
 def _not_json(body: bytes) -> Response | None:
@@ -133,27 +163,142 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def _headers(scope: Scope) -> dict[bytes, str]:
+    """The request headers by (lowercase) name, the first of repeated ones."""
+    out: dict[bytes, str] = {}
+    for key, value in scope.get("headers", ()):
+        out.setdefault(bytes(key), bytes(value).decode("latin-1"))
+    return out
+
+
 async def _send(send: Send, resp: Response) -> None:
     await send({"type": "http.response.start", "status": resp.status_code, "headers": resp.raw_headers})
     await send({"type": "http.response.body", "body": resp.body})
 
 
+# Routes nobody declared (a plugin's): any valid token, no body to speak of. The route table test
+# (tests/security/test_roles_and_caps.py) fails for them, so this is a fallback, not a policy.
+_UNDECLARED = Policy("read", body="none")
+_UNDECLARED_UI = Policy("read", auth="cookie", body="none")
+_SSE_COMMENT = b":"
+
+
+class _Routes:
+    """The declared policy of each route of the app, found by path and method without running
+    the router (static paths by dict lookup, templated ones by their regex)."""
+
+    def __init__(self, routes: list[Any]) -> None:
+        self.size = len(routes)
+        self.static: dict[str, list[tuple[frozenset[str] | None, Policy | None]]] = {}
+        self.dynamic: list[tuple[Any, frozenset[str] | None, Policy | None, Any]] = []
+        for route in iter_routes(routes):
+            methods = getattr(route, "methods", None)
+            methods = frozenset(methods) | ({"HEAD"} if "GET" in methods else set()) if methods else None
+            policy = policy_of(route)
+            path = getattr(route, "path", None)
+            regex = getattr(route, "path_regex", None)
+            if policy is None:
+                log.warning("semcat: route %s declares no role (mcp_server.http.policy.requires); it needs a "
+                            "valid token and takes no body", path)
+            if isinstance(path, str) and "{" not in path and getattr(route, "routes", None) is None:
+                self.static.setdefault(path, []).append((methods, policy))
+            elif regex is not None:
+                self.dynamic.append((regex, methods, policy, route))
+
+    def find(self, path: str, method: str) -> Policy:
+        partial: Policy | None = None
+        for methods, policy in self.static.get(path, ()):
+            if methods is None or method in methods:
+                return policy or _UNDECLARED
+            partial = partial or policy or _UNDECLARED
+        for regex, methods, policy, _route in self.dynamic:
+            if regex.match(path):
+                if methods is None or method in methods:
+                    return policy or _UNDECLARED
+                partial = partial or policy or _UNDECLARED
+        if partial is not None:  # the app answers 405: authenticate as the route does, read no body
+            return Policy(partial.role, auth=partial.auth, body="none")
+        return _UNDECLARED_UI if _is_ui(path) else _UNDECLARED
+
+
 class Guard:
-    """Checks the bearer token (static or OAuth JWT: `Tokens.authenticate`; its principal goes to
-    scope["state"]: `role`, `principal` (the name, which transaction sessions are bound to, so only
-    the principal that began a session can use or end it) and `source`) and caps the request body,
-    by Content-Length up front and by counting streamed chunks, before the app sees it."""
+    """Every request passes it before the app; see the module docstring for the order of checks.
+    Sets scope["state"] (`mcp_server.http.auth.set_state`): `role` ("read" | "write"; None on a /ui page
+    without a valid cookie), `principal` (the principal's name: transaction sessions are bound to it,
+    so only the principal that began a session can use or end it) and `source`. Tokens are static or
+    OAuth JWTs (`Tokens.authenticate`). `allowed_hosts` / `allowed_origins`: configured names
+    (mcp_server.http.origin); `limits`: the caps (mcp_server.http.policy.Limits)."""
 
     def __init__(self, app: Any, tokens: Tokens, max_bytes: int,
-                 fast: dict[tuple[str, str], FastRoute] | None = None) -> None:
+                 fast: dict[tuple[str, str], FastRoute] | None = None, limits: Limits | None = None,
+                 allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = (),
+                 bind_host: Callable[[], str | None] | None = None) -> None:
         self.app, self.tokens, self.max_bytes, self.fast = app, tokens, max_bytes, fast or {}
+        self.limits = Limits.of(limits)
+        self.requests = Cap("open requests", *self.limits.requests, 1.0,
+                            "wait for some of this token's requests to finish")
+        self.streams = Cap("event streams (GET /mcp)", *self.limits.streams, min(self.limits.stream_idle_s, 30.0),
+                           f"close some; an idle stream ends after {self.limits.stream_idle_s:g} s")
+        self._allowed_hosts, self._allowed_origins = list(allowed_hosts), list(allowed_origins)
+        self._bind_host = bind_host or (lambda: None)
+        self._same: SameOrigin | None = None
+        self._routes: _Routes | None = None
 
-    def _too_large(self, size: str) -> Response:
-        err = InvalidValueError(f"request body is {size} bytes; this server accepts at most {self.max_bytes} "
-                                "(split the write set into several transactions or raise --max-request-mb)",
-                                limit=self.max_bytes)
+    # ---------------------------------------------------------------- pieces
+    def same_origin(self) -> SameOrigin:
+        if self._same is None:  # lazily: the bind address is known once the server runs
+            self._same = SameOrigin(self._bind_host(), self._allowed_hosts, self._allowed_origins)
+        return self._same
+
+    def policy(self, scope: Scope) -> Policy:
+        app = scope.get("app")
+        routes = getattr(getattr(app, "router", None), "routes", None)
+        if routes is None:
+            return _UNDECLARED
+        if self._routes is None or self._routes.size != len(routes):
+            self._routes = _Routes(routes)
+        return self._routes.find(scope["path"], scope["method"])
+
+    async def authenticate(self, authorization: str | None) -> Principal:
+        """The principal of an Authorization header value (`Tokens.authenticate`: a static token or an
+        OAuth access token); raises AuthError (401), PermissionDeniedError (403, a JWT without a semcat
+        scope) or the issuer's unavailability (503). The one place a token is checked."""
+        return await self.tokens.authenticate(authorization)
+
+    def _too_large(self, size: str, limit: int, path: str) -> Response:
+        hint = ("split the write set into several transactions or raise --max-request-mb" if limit == self.max_bytes
+                else f"{path} takes at most {limit} bytes")
+        err = InvalidValueError(f"request body is {size} bytes; this server accepts at most {limit} ({hint})",
+                                limit=limit)
         return error_response(err, 413, headers={"Connection": "close"})
 
+    def _same_origin_error(self, scope: Scope, headers: dict[bytes, str], policy: Policy | None) -> Response | None:
+        same = self.same_origin()
+        host = headers.get(b"host")
+        if not same.host_ok(host, scope):
+            names = ", ".join(same.describe(scope)[:8])
+            return error_response(MisdirectedRequestError(
+                f"Host {host!r} is not a name this server answers to ({names}); use one of those, or start "
+                "`semcat serve` with --allowed-host NAME (DNS-rebinding protection)", host=host))
+        origin = headers.get(b"origin")
+        if origin is not None:
+            if not same.origin_ok(origin, scope):
+                return error_response(CrossOriginError(
+                    f"Origin {origin!r} may not use this server: only pages of this server's own origin may; "
+                    "allow another with `semcat serve --allowed-origin URL`", origin=origin))
+            return None
+        site = headers.get(b"sec-fetch-site")
+        if site in ("cross-site", "same-site"):
+            # a browser request from another origin that carries no Origin header: a GET from an
+            # <img>, <script> or a link. Only a top-level navigation to a /ui page is served.
+            navigate = headers.get(b"sec-fetch-mode") == "navigate" and scope["method"] in ("GET", "HEAD")
+            if not (navigate and policy is not None and policy.auth == "cookie"):
+                return error_response(CrossOriginError(
+                    f"a request from another site (Sec-Fetch-Site: {site}) may not use this server; "
+                    "open the page of this server itself"))
+        return None
+
+    # ---------------------------------------------------------------- ASGI
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._other(scope, receive, send)
@@ -176,38 +321,103 @@ class Guard:
             await _send(tracked, internal_error_response(exc))
 
     async def _other(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket" and self.tokens:
-            try:
-                set_state(scope, await self.tokens.authenticate(_header(scope, b"authorization")))
-            except CatalogError:
+        if scope["type"] == "websocket":
+            headers = _headers(scope)
+            same = self.same_origin()
+            origin = headers.get(b"origin")
+            if not same.host_ok(headers.get(b"host"), scope) or (origin is not None and not same.origin_ok(origin, scope)):
                 await send({"type": "websocket.close", "code": 1008})  # policy violation
                 return
+            if self.tokens:
+                try:
+                    set_state(scope, await self.authenticate(headers.get(b"authorization")))
+                except CatalogError:
+                    await send({"type": "websocket.close", "code": 1008})
+                    return
         await self.app(scope, receive, send)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        role = "write"
-        if not _is_open(scope["path"]) and not _is_ui(scope["path"]):
+        headers = _headers(scope)
+        policy = self.policy(scope)
+        refused = self._same_origin_error(scope, headers, policy)
+        if refused is not None:
+            return await _send(send, refused)
+        # ---- who, and may they
+        state = scope.setdefault("state", {})
+        role: str | None = "write"
+        principal: str | None = None
+        if policy.auth == "cookie":  # a /ui page: the login cookie, or an Authorization header as on /v1
+            token = cookie_parser(headers.get(b"cookie", "")).get(UI_COOKIE) if b"cookie" in headers else None
             try:
-                principal = await self.tokens.authenticate(_header(scope, b"authorization"))
+                who = await self.authenticate(headers.get(b"authorization") or (f"Bearer {token}" if token else None))
+                set_state(scope, who)
+                role, principal = who.role, who.name
+            except CatalogError:
+                role = None
+                state["role"], state["principal"] = None, None
+            if role is None and policy.role != "open" and scope["method"] not in ("GET", "HEAD"):
+                err = AuthError("log in first: this page needs a token (GET /ui/login)")
+                return await _send(send, error_response(err, headers=challenge_headers(self.tokens, scope, err)))
+        elif policy.role != "open":
+            try:
+                who = await self.authenticate(headers.get(b"authorization"))
             except CatalogError as exc:  # 401, 403 insufficient_scope, 503 issuer unreachable
                 return await _send(send, error_response(exc, headers=challenge_headers(self.tokens, scope, exc)))
-            set_state(scope, principal)
-            role = principal.role
-        length = _header(scope, b"content-length")
+            set_state(scope, who)
+            role, principal = who.role, who.name
+        if policy.role == "write" and role is not None and role != "write":
+            return await _send(send, error_response(PermissionDeniedError(
+                f"a {role!r} token cannot {scope['method']} {scope['path']}; use a token with role 'write'",
+                role=role, needed="write")))
+        # ---- caps, then the body's size and type, before reading it
+        key = principal or ANONYMOUS
+        stream = scope["method"] in policy.stream_methods
+        try:
+            self.requests.acquire(key)
+        except CatalogError as exc:
+            return await _send(send, error_response(exc))
+        try:
+            if stream:
+                try:
+                    self.streams.acquire(key)
+                except CatalogError as exc:
+                    return await _send(send, error_response(exc))
+            try:
+                await self._checked(scope, receive, send, headers, policy, role, stream)
+            finally:
+                if stream:
+                    self.streams.release(key)
+        finally:
+            self.requests.release(key)
+
+    async def _checked(self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, str], policy: Policy,
+                       role: str | None, stream: bool) -> None:
+        limit = policy.limit(self.max_bytes)
+        length = headers.get(b"content-length")
         if length is not None:
             if not (length.strip().isascii() and length.strip().isdigit()):
                 return await _send(send, error_response(InvalidValueError(f"bad Content-Length {length!r}")))
-            if int(length) > self.max_bytes:
-                return await _send(send, self._too_large(length.strip()))
-        body = await self._read_body(receive)
+            if int(length) > limit:
+                return await _send(send, self._too_large(length.strip(), limit, scope["path"]))
+        has_body = (length is not None and int(length) > 0) or b"transfer-encoding" in headers
+        ctype = headers.get(b"content-type")
+        if has_body and policy.body == "json" and not _is_json(ctype):
+            return await _send(send, error_response(UnsupportedMediaTypeError(
+                f"{scope['path']} takes a JSON body: send Content-Type: application/json (got {ctype!r})",
+                content_type=ctype)))
+        if has_body and policy.body == "form" and _media_type(ctype) != "application/x-www-form-urlencoded":
+            return await _send(send, error_response(UnsupportedMediaTypeError(
+                f"{scope['path']} takes a form: send Content-Type: application/x-www-form-urlencoded (got {ctype!r})",
+                content_type=ctype)))
+        body = await self._read_body(receive, limit, scope["path"])
         if body is None:
             return None  # client went away
         if isinstance(body, Response):
             return await _send(send, body)
         fast = self.fast.get((scope["method"], scope["path"]))
         if fast is not None:
-            return await _send(send, await fast(body, role))
-        if body and scope["path"].startswith("/v1/") and _json_content(scope):
+            return await _send(send, await fast(body, role or "read"))
+        if body and policy.body == "json":
             bad = _not_json(body)
             if bad is not None:
                 return await _send(send, bad)
@@ -220,9 +430,44 @@ class Guard:
                 return msg
             return await receive()  # later: http.disconnect, which streaming responses wait for
 
+        if stream:
+            return await self._idle_limited(scope, replay, send)
         await self.app(scope, replay, send)
 
-    async def _read_body(self, receive: Receive) -> bytes | Response | None:
+    async def _idle_limited(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Run a streaming response that ends once it sent nothing but SSE comments (pings) for
+        `stream_idle_s`: in stateless mode a GET /mcp stream never carries a message."""
+        idle_s = self.limits.stream_idle_s
+        last = time.monotonic()
+        started = ended = False
+
+        async def watched(msg: Message) -> None:
+            nonlocal last, started, ended
+            if msg["type"] == "http.response.start":
+                started = True
+            elif msg["type"] == "http.response.body":
+                chunk = bytes(msg.get("body", b""))
+                if any(line and not line.startswith(_SSE_COMMENT) for line in chunk.splitlines()):
+                    last = time.monotonic()
+                ended = not msg.get("more_body", False)
+            await send(msg)
+
+        async with anyio.create_task_group() as tg:
+            async def watchdog() -> None:
+                while True:
+                    left = last + idle_s - time.monotonic()
+                    if left <= 0:
+                        tg.cancel_scope.cancel()
+                        return
+                    await anyio.sleep(left)
+
+            tg.start_soon(watchdog)
+            await self.app(scope, receive, watched)
+            tg.cancel_scope.cancel()
+        if started and not ended:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _read_body(self, receive: Receive, limit: int, path: str) -> bytes | Response | None:
         chunks, total, more = [], 0, True
         while more:
             msg = await receive()
@@ -230,8 +475,8 @@ class Guard:
                 return None
             chunk = msg.get("body", b"")
             total += len(chunk)
-            if total > self.max_bytes:
-                return self._too_large(f"more than {self.max_bytes}")
+            if total > limit:
+                return self._too_large(f"more than {limit}", limit, path)
             chunks.append(chunk)
             more = msg.get("more_body", False)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)

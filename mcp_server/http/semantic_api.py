@@ -23,6 +23,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 
 from mcp_server.http.api import ApiContext, error_responses, json_response, need_write, parse_ref
+from mcp_server.http.policy import requires
 
 __all__ = ["build_semantic_router", "AnnotateBody", "VerifyQueryBody", "MetricSqlBody"]
 
@@ -77,6 +78,7 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
 
     @r.post("/annotate", summary="Annotate a table, column, namespace or catalog (write token)",
             responses=error_responses(403, 404))
+    @requires("write")
     def annotate(body: AnnotateBody, request: Request) -> Response:
         need_write(request, "annotate")
         with gate:
@@ -86,6 +88,7 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
 
     @r.post("/verify_query", summary="Run a query and store it as verified on every table it reads (write token)",
             responses=error_responses(403, 404, 408))
+    @requires("write")
     def verify_query(body: VerifyQueryBody, request: Request) -> Response:
         need_write(request, "verify a query")
         with gate:
@@ -95,6 +98,7 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
 
     @r.get("/describe/{table}", summary="The table card: schema, annotations with provenance, findings",
            responses=error_responses(404))
+    @requires("read")
     def describe(table: str, snapshot: str | None = None, now: str | None = None) -> Response:
         with gate:
             card = sm.describe(cat, table, snapshot=parse_ref(snapshot), now=_now(now))
@@ -102,6 +106,7 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
 
     @r.get("/staleness", summary="Staleness findings of one table or the whole catalog",
            responses=error_responses(404))
+    @requires("read")
     def staleness(table: str | None = None, snapshot: str | None = None, depth: str = "metadata",
                   now: str | None = None) -> Response:
         with gate:
@@ -110,6 +115,7 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
 
     @r.get("/join_path", summary="How two tables join: hops, SQL join clauses, cardinality, fan-out warnings",
            responses=error_responses(404))
+    @requires("read")
     def join_path(from_table: str, to_table: str, snapshot: str | None = None, depth: str = "metadata") -> Response:
         with gate:
             jp = sm.join_path(cat, from_table, to_table, snapshot=parse_ref(snapshot), depth=depth)
@@ -117,6 +123,7 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
 
     @r.get("/metrics", summary="Metrics defined on one table or on every table",
            responses=error_responses(404))
+    @requires("read")
     def metrics(table: str | None = None, snapshot: str | None = None) -> Response:
         with gate:
             found = sm.metrics(cat, table or None, snapshot=parse_ref(snapshot))
@@ -124,6 +131,7 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
 
     @r.post("/metric_sql", summary="Compile a metric with dimensions, filter, time range and grain to DuckDB SQL",
             responses=error_responses(404))
+    @requires("read")
     def metric_sql(body: MetricSqlBody) -> Response:
         with gate:
             vid = cat.resolve(body.snapshot)

@@ -36,9 +36,11 @@ from catalog_core import Catalog, open_catalog
 from catalog_core.errors import AuthError, CatalogError, NotFoundError
 from catalog_core.remote.wire import ErrorBody
 from mcp_server.http.api import ApiContext, Gate, build_router, dumps
-from mcp_server.http.asgi import FastCommit, Guard, error_response, validation_error_response
+from mcp_server.http.asgi import OPEN_PATHS, FastCommit, Guard, error_response, validation_error_response
 from mcp_server.http.auth import Tokens, UnsafeBindError, check_bind, load_tokens
-from mcp_server.http.oauth import JwtVerifier, OAuthConfig
+from mcp_server.http.oauth import METADATA_PATH, JwtVerifier, OAuthConfig
+from mcp_server.http.origin import SameOrigin, env_names
+from mcp_server.http.policy import Limits, declare, requires
 from mcp_server.http.protocol import uvicorn_http_options
 from mcp_server.http.sessions import SessionManager
 
@@ -90,12 +92,19 @@ _HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "p
 def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
                max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES, txn_timeout_s: float = 60.0,
                owns_catalog: bool = False, threads: int = 64, drain_timeout_s: float = 30.0,
-               plugins: Sequence[Plugin] = ()) -> FastAPI:
+               plugins: Sequence[Plugin] = (), limits: Limits | dict[str, Any] | None = None,
+               allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = ()) -> FastAPI:
     """The FastAPI app serving `catalog`. With `owns_catalog` the app closes it at shutdown,
-    after refusing new engine calls and waiting for running ones."""
+    after refusing new engine calls and waiting for running ones. `limits`: caps per token and in
+    total (mcp_server.http.policy.Limits); `allowed_hosts` / `allowed_origins`: names and origins
+    besides the server's own (mcp_server.http.origin; also SEMCAT_ALLOWED_HOSTS / _ORIGINS)."""
     tokens = tokens if tokens is not None else Tokens()
+    caps = Limits.of(limits)
+    hosts = [*allowed_hosts, *env_names("SEMCAT_ALLOWED_HOSTS", "SEMCAT_MCP_ALLOWED_HOSTS")]
+    origins = [*allowed_origins, *env_names("SEMCAT_ALLOWED_ORIGINS")]
+    SameOrigin(None, hosts, origins)  # a malformed name or origin is refused here, not at the first request
     gate = Gate()
-    sessions = SessionManager(catalog, txn_timeout_s)
+    sessions = SessionManager(catalog, txn_timeout_s, limits=caps)
     ctx = ApiContext(catalog, sessions, gate)
     fast_commit = FastCommit(ctx, threads)
     contexts: list[Any] = []
@@ -125,10 +134,12 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
     app = FastAPI(title="semcat", version="1", lifespan=lifespan,
                   description="Versioned, transactional catalog for data lakes: the engine API under /v1.")
     app.state.catalog, app.state.sessions, app.state.gate, app.state.tokens = catalog, sessions, gate, tokens
+    app.state.limits, app.state.allowed_hosts, app.state.allowed_origins = caps, hosts, origins
     _install_error_handlers(app)
 
     @app.get("/healthz", summary="Liveness (no token needed)",
              responses={503: {"model": ErrorBody, "description": "The server is shutting down"}})
+    @requires("open")
     def healthz() -> Response:
         return Response(dumps({"status": "ok" if not gate.closed else "stopping"}),
                         status_code=200 if not gate.closed else 503, media_type="application/json")
@@ -147,8 +158,13 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
         cm = plugin(app)
         if cm is not None:
             contexts.append(cm)
+    for route in app.routes:  # FastAPI's own (the API description) and the OAuth metadata: no token
+        path = getattr(route, "path", None)
+        if path in OPEN_PATHS - {"/healthz"} or (isinstance(path, str) and path.startswith(METADATA_PATH + "/")):
+            declare(route, "open")
     app.add_middleware(Guard, tokens=tokens, max_bytes=max_request_bytes,
-                       fast={("POST", "/v1/commit"): fast_commit})
+                       fast={("POST", "/v1/commit"): fast_commit}, limits=caps, allowed_hosts=hosts,
+                       allowed_origins=origins, bind_host=lambda: getattr(app.state, "bind_host", None))
     _describe_errors(app, secured=bool(tokens))
     return app
 
@@ -206,7 +222,8 @@ def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: s
         protocol: str = "ospl", max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         txn_timeout_s: float = 60.0, plugins: Sequence[Plugin] | None = None,
         graceful_timeout_s: float = 10.0, create: bool = False, mcp_options: dict[str, Any] | None = None,
-        oauth: OAuthConfig | None = None) -> None:
+        oauth: OAuthConfig | None = None, limits: Limits | dict[str, Any] | None = None,
+        allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = ()) -> None:
     """Serve until SIGTERM/SIGINT, then finish in-flight requests and close the catalog. `data_dir` must
     hold a catalog (a directory that does not, e.g. a lake root, is refused naming the catalogs below
     it); `create` makes a new empty one there instead. With `oauth` the server also accepts JWT access
@@ -220,8 +237,13 @@ def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: s
         catalog = open_catalog(data_dir, create=create, protocol=protocol)
     except CatalogError as exc:
         _refuse(exc)
-    app = create_app(catalog, tokens=tokens, max_request_bytes=max_request_bytes, txn_timeout_s=txn_timeout_s,
-                     owns_catalog=True, plugins=default_plugins() if plugins is None else plugins)
+    try:
+        app = create_app(catalog, tokens=tokens, max_request_bytes=max_request_bytes, txn_timeout_s=txn_timeout_s,
+                         owns_catalog=True, plugins=default_plugins() if plugins is None else plugins,
+                         limits=limits, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
+    except ValueError as exc:
+        catalog.close()
+        _refuse(exc)
     app.state.bind_host = host  # the MCP plugin sets DNS-rebinding protection for it
     app.state.mcp_options = dict(mcp_options or {})  # create_server's options for /mcp (token_budget, now, author)
     # No access log and no proxy-header rewriting: both cost CPU on every request.

@@ -1,6 +1,10 @@
 """Server-side transaction sessions: an engine Transaction per remote client transaction,
 found by an unguessable id, aborted (its read vid and locks released) once idle too long.
-A session belongs to the principal (bearer token) that began it: to any other it does not exist."""
+A session belongs to the principal (bearer token) that began it: to any other it does not exist.
+Open sessions, and sessions holding a clone, are capped per principal and in total (`Limits`), so
+one token cannot starve another: the refusal is a 429 with Retry-After. Invariant: a live session
+holds one `sessions` slot of its owner, and one `clones` slot once it cloned, released when it ends
+(commit, abort, idle timeout or shutdown), whichever way it ends."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from typing import Any
 
 from catalog_core.api import CatalogAPI, TransactionAPI
 from catalog_core.errors import CatalogError, NotFoundError, TooManyTransactionsError, TransactionClosedError
+from mcp_server.http.policy import ANONYMOUS, Cap, Limits
 
 __all__ = ["Session", "SessionManager"]
 
@@ -21,19 +26,34 @@ _ENDED_KEPT = 100_000  # remember why recent sessions ended, to say "expired" ra
 
 
 class Session:
-    __slots__ = ("id", "txn", "last_used", "busy", "owner")
+    __slots__ = ("id", "txn", "last_used", "busy", "owner", "cloned")
 
     def __init__(self, sid: str, txn: TransactionAPI, owner: str | None = None) -> None:
         self.id, self.txn, self.owner = sid, txn, owner
         self.last_used = time.monotonic()
         self.busy = 0  # requests using it now; a busy session is never reaped
+        self.cloned = False  # holds a `clones` slot of its owner
+
+    @property
+    def key(self) -> str:
+        return self.owner or ANONYMOUS
 
 
 class SessionManager:
-    def __init__(self, catalog: CatalogAPI, timeout_s: float, max_sessions: int = 10_000) -> None:
+    def __init__(self, catalog: CatalogAPI, timeout_s: float, max_sessions: int | None = None,
+                 limits: Limits | None = None) -> None:
         if timeout_s <= 0:
             raise ValueError(f"txn timeout must be > 0 seconds, got {timeout_s}")
-        self.catalog, self.timeout_s, self.max_sessions = catalog, timeout_s, max_sessions
+        limits = limits or Limits()
+        per, total = limits.sessions
+        if max_sessions is not None:
+            per, total = min(per, max_sessions), max_sessions
+        self.catalog, self.timeout_s, self.max_sessions = catalog, timeout_s, total
+        wait = f"commit or abort some, or wait {timeout_s:g} s for idle ones to expire"
+        self.open = Cap("open transactions", per, total, timeout_s, wait, TooManyTransactionsError)
+        self.clones = Cap("transactions holding a clone", *limits.clones, timeout_s,
+                          "commit or abort the transactions that cloned, or clone outside a transaction "
+                          "(POST /v1/clone)")
         self._lock = threading.Lock()
         self._live: dict[str, Session] = {}
         self._ended: OrderedDict[str, tuple[str, str | None]] = OrderedDict()  # id -> (why, owner)
@@ -54,6 +74,7 @@ class SessionManager:
             live, self._live = list(self._live.values()), {}
             for s in live:
                 self._mark(s.id, "aborted because the server shut down", s.owner)
+                self._free(s)
         for s in live:
             s.txn.abort()
 
@@ -63,16 +84,33 @@ class SessionManager:
     # ---------------------------------------------------------------- sessions
     def begin(self, author: str, message: str, meta: dict[str, Any] | None, time: float | str | None = None, *,
               owner: str | None = None) -> Session:
-        with self._lock:
-            if len(self._live) >= self.max_sessions:
-                raise TooManyTransactionsError(
-                    f"too many open transactions ({self.max_sessions}); commit or abort some, "
-                    f"or wait {self.timeout_s:g} s for idle ones to expire", limit=self.max_sessions)
-        txn = self.catalog.transaction(author=author, message=message, meta=meta, time=time)
+        key = owner or ANONYMOUS
+        self.open.acquire(key)
+        try:
+            txn = self.catalog.transaction(author=author, message=message, meta=meta, time=time)
+        except BaseException:
+            self.open.release(key)
+            raise
         session = Session(secrets.token_urlsafe(12), txn, owner)
         with self._lock:
             self._live[session.id] = session
         return session
+
+    def note_clone(self, session: Session) -> None:
+        """Before `session` clones: take a `clones` slot of its owner (once per session; 429 when
+        the owner or the server holds its cap). The slot is freed when the session ends."""
+        with self._lock:
+            if session.cloned:
+                return
+            self.clones.acquire(session.key)
+            session.cloned = True
+
+    def _free(self, session: Session) -> None:
+        """Release what a session that just left `_live` held (call under the lock)."""
+        self.open.release(session.key)
+        if session.cloned:
+            session.cloned = False
+            self.clones.release(session.key)
 
     @contextmanager
     def use(self, sid: str, owner: str | None = None) -> Iterator[Session]:
@@ -103,6 +141,7 @@ class SessionManager:
                 raise self._gone(sid, owner)
             del self._live[sid]
             self._mark(sid, why, owner)
+            self._free(session)
             return session
 
     def _gone(self, sid: str, owner: str | None = None) -> CatalogError:
@@ -131,6 +170,7 @@ class SessionManager:
             for s in idle:
                 del self._live[s.id]
                 self._mark(s.id, f"aborted after {self.timeout_s:g} s idle", s.owner)
+                self._free(s)
         for s in idle:
             s.txn.abort()
         return len(idle)

@@ -9,18 +9,30 @@ JavaScript build step, nothing loaded from elsewhere).
     GET  /ui/inbox                 open review items with accept / edit / dismiss (htmx posts)
     POST /ui/review/{id}/{action}  accept | edit | dismiss; answers the item's row, re-rendered
     GET  /ui/diff?from=&to=        objects changed between two snapshots (bounded)
-    GET|POST /ui/login             a token form (or ?token= on any page): sets the cookie
+    GET|POST /ui/login             the token form; POST it (with its CSRF token) to log in, or open
+                                   /ui/login?token=T yourself (Sec-Fetch-Site none/same-origin): sets
+                                   the cookie and redirects to a URL without the token
 
 Every page takes `?snapshot=` (vid, snapshot name or ISO time: time travel). Auth: the same tokens as
-the API, from the `semcat_token` cookie; read tokens see, write tokens act (a read token's action
-answers 403 with what to do). With auth off (loopback only) everyone may act. Every list is bounded
-(`limit`, a cursor or `more` link, and a shown `truncated` note).
+the API, from the `semcat_token` cookie, which the Guard (mcp_server.http.asgi) checks and puts in
+scope["state"] (`role`); read tokens see, write tokens act (a read token's action answers 403). With
+auth off (loopback only) everyone on this machine may act. Every list is bounded (`limit`, a cursor
+or `more` link, and a shown `truncated` note).
+
+CSRF (issue 35): every POST form carries `csrf`, an HMAC (a per-process secret) of the browser's
+`semcat_session` cookie and its token cookie, so only a page this server rendered for this browser
+session can post; both cookies are `HttpOnly; SameSite=Strict; Path=/ui` (and `Secure` over https),
+and the Guard refuses a foreign Origin before. Login needs the login form's CSRF token, so another
+site cannot log a browser in with the attacker's token (login CSRF).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,14 +42,22 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
 from catalog_core import lake
-from catalog_core.errors import AuthError, CatalogError, PermissionDeniedError
+from catalog_core.errors import AuthError, CatalogError, InvalidValueError, PermissionDeniedError
+from mcp_server.http.api import parse_ref
+from mcp_server.http.asgi import UI_COOKIE
+from mcp_server.http.policy import SMALL_BODY, requires
 
-__all__ = ["build_ui_router", "UI_PREFIX", "COOKIE"]
+__all__ = ["build_ui_router", "UI_PREFIX", "COOKIE", "SESSION_COOKIE"]
 
 UI_PREFIX = "/ui"
-COOKIE = "semcat_token"
+COOKIE = UI_COOKIE
+SESSION_COOKIE = "semcat_session"
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIST_LIMIT = 200
+MAX_INBOX_LIMIT = 500
+_PAGE = {"auth": "cookie", "body": "none"}
+_FORM = {"auth": "cookie", "body": "form", "max_bytes": SMALL_BODY}
+_SELF_OPENED = ("none", "same-origin")  # Sec-Fetch-Site of a URL the user opened, or this site's own link
 
 
 def _env() -> Any:
@@ -70,6 +90,67 @@ def _short(v: Any, n: int = 160) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def _role(request: Request) -> str | None:
+    """The role the Guard found for this request's cookie (None: no valid token)."""
+    role = request.scope.get("state", {}).get("role")
+    return role if isinstance(role, str) else None
+
+
+def _session(request: Request) -> tuple[str, bool]:
+    """(this browser's session id, whether it is new and needs its cookie set)."""
+    sid = request.cookies.get(SESSION_COOKIE) or ""
+    if 16 <= len(sid) <= 64 and sid.isascii():
+        return sid, False
+    if "semcat_new_session" not in request.scope.setdefault("state", {}):
+        request.scope["state"]["semcat_new_session"] = secrets.token_urlsafe(24)
+    return str(request.scope["state"]["semcat_new_session"]), True
+
+
+def csrf_token(request: Request) -> str:
+    """The CSRF token of this browser session: an HMAC of its session id and its token cookie."""
+    sid, _new = _session(request)
+    token = request.cookies.get(COOKIE) or ""
+    secret: bytes = request.app.state.ui_secret
+    return hmac.new(secret, f"{sid}\n{token}".encode(), hashlib.sha256).hexdigest()
+
+
+def _csrf_ok(request: Request, form: dict[str, list[str]]) -> bool:
+    sent = (form.get("csrf") or [""])[0]
+    return (SESSION_COOKIE in request.cookies and bool(sent)
+            and hmac.compare_digest(sent.encode(), csrf_token(request).encode()))
+
+
+_CSRF_REFUSED = ("this form's CSRF token is missing or stale (the page is from another session, or the "
+                 "server restarted): reload the page and try again")
+
+
+def _form(body: bytes) -> dict[str, list[str]]:
+    try:
+        return parse_qs(body.decode("utf-8"), max_num_fields=50)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidValueError(f"the form is not UTF-8 form data ({exc}); submit it from the page") from None
+
+
+def _set_cookie(request: Request, resp: Response, name: str, value: str) -> None:
+    resp.set_cookie(name, value, httponly=True, samesite="strict", path=UI_PREFIX,
+                    secure=request.url.scheme == "https")
+
+
+def _next(value: str | None) -> str:
+    """Where to go after logging in: a /ui path of this server, never another site."""
+    nxt = value or UI_PREFIX
+    ok = nxt.startswith(UI_PREFIX) and not nxt.startswith("//") and "\\" not in nxt and all(ord(c) > 31 for c in nxt)
+    return nxt if ok else UI_PREFIX
+
+
+def _limit(text: str | None, default: int) -> int:
+    if text is None or text == "":
+        return default
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:6]) <= MAX_INBOX_LIMIT or len(text) > 6:
+        raise InvalidValueError(f"limit must be a whole number from 1 to {MAX_INBOX_LIMIT}, got {text[:20]!r}")
+    return int(text)
+
+
 class _Ctx:
     """One request's view: the catalog, the role, the snapshot and the clock."""
 
@@ -77,19 +158,14 @@ class _Ctx:
         app = request.app
         self.request = request
         self.cat = app.state.catalog
-        self.tokens = app.state.tokens
         self.now = (getattr(app.state, "mcp_options", None) or {}).get("now")
-        token = request.query_params.get("token") or request.cookies.get(COOKIE)
-        self.token = token
-        self.role: str | None
-        try:
-            self.role = self.tokens.role_of(f"Bearer {token}" if token else None)
-        except AuthError:
-            self.role = None
+        self.token = request.cookies.get(COOKIE)
+        self.role = _role(request)
         snap = request.query_params.get("snapshot") or None
         self.snapshot = snap
-        self.vid = self.cat.resolve(int(snap) if snap and snap.isdigit() else snap)
+        self.vid = self.cat.resolve(parse_ref(snap))
         self.latest = self.cat.resolve(None)
+        self.csrf = csrf_token(request)
 
     @property
     def can_write(self) -> bool:
@@ -101,48 +177,82 @@ def build_ui_router(app: FastAPI) -> APIRouter:
     env = _env()
     router = APIRouter(prefix=UI_PREFIX, include_in_schema=False)
 
-    def page(ctx: _Ctx | None, template: str, status: int = 200, **data: Any) -> HTMLResponse:
-        html = env.get_template(template).render(ctx=ctx, prefix=UI_PREFIX, **data)
+    app.state.ui_secret = secrets.token_bytes(32)  # CSRF tokens are valid for this process's lifetime
+
+    def page(request: Request, ctx: _Ctx | None, template: str, status: int = 200, **data: Any) -> HTMLResponse:
+        """Render `template`; every page gets this session's `csrf` and, the first time, its cookie."""
+        html = env.get_template(template).render(ctx=ctx, prefix=UI_PREFIX, csrf=csrf_token(request), **data)
         resp = HTMLResponse(html, status_code=status)
-        if ctx is not None and ctx.request.query_params.get("token") and ctx.role is not None:
-            resp.set_cookie(COOKIE, ctx.token or "", httponly=True, samesite="strict")
+        sid, new = _session(request)
+        if new:
+            _set_cookie(request, resp, SESSION_COOKIE, sid)
         return resp
+
+    def login_page(request: Request, status: int, message: str | None, nxt: str) -> HTMLResponse:
+        return page(request, None, "login.html", status, message=message, next=_next(nxt))
 
     def guarded(request: Request, fn: Callable[[_Ctx], Response]) -> Response:
         try:
             ctx = _Ctx(request)
         except CatalogError as exc:
-            return page(None, "error.html", 400, message=exc.message)
+            return page(request, None, "error.html", 400, message=exc.message)
         if ctx.role is None:
-            return page(None, "login.html", 401, message="this server needs a token" if not ctx.token
-                        else "unknown token; ask the server operator for a valid one", next=str(request.url.path))
+            return login_page(request, 401, "this server needs a token" if not ctx.token
+                              else "unknown token; ask the server operator for a valid one", str(request.url.path))
         try:
             return fn(ctx)
         except CatalogError as exc:
-            return page(ctx, "error.html", exc.http_status, message=exc.message)
+            return page(request, ctx, "error.html", exc.http_status, message=exc.message)
 
     @router.get("/static/htmx.min.js")
+    @requires("open", **_PAGE)
     def htmx() -> Response:
         return FileResponse(os.path.join(HERE, "static", "htmx.min.js"), media_type="text/javascript")
 
     @router.get("/login", response_class=HTMLResponse)
+    @requires("open", **_PAGE)
     def login_form(request: Request) -> Response:
-        return page(None, "login.html", message=None, next=request.query_params.get("next") or UI_PREFIX)
+        """The login form; `?token=` logs in only when the user opened this URL (no other page did)."""
+        q = request.query_params
+        nxt = q.get("next") or UI_PREFIX
+        token = q.get("token")
+        if token is None:
+            return login_page(request, 200, None, nxt)
+        if request.headers.get("sec-fetch-site") not in _SELF_OPENED:
+            return login_page(request, 403, "a login link opened from another page or program is not accepted: "
+                              "paste the token here instead", nxt)
+        try:
+            request.app.state.tokens.role_of(f"Bearer {token.strip()}")
+        except AuthError as exc:
+            return login_page(request, 401, exc.message, nxt)
+        resp = RedirectResponse(_next(nxt), status_code=303)  # the token leaves the address bar
+        _set_cookie(request, resp, COOKIE, token.strip())
+        sid, new = _session(request)
+        if new:
+            _set_cookie(request, resp, SESSION_COOKIE, sid)
+        return resp
 
     @router.post("/login")
+    @requires("open", **_FORM)
     async def login(request: Request) -> Response:
-        form = parse_qs((await request.body()).decode())
-        token = (form.get("token") or [""])[0].strip()
+        try:
+            form = _form(await request.body())
+        except CatalogError as exc:
+            return login_page(request, 400, exc.message, UI_PREFIX)
         nxt = (form.get("next") or [UI_PREFIX])[0]
+        if not _csrf_ok(request, form):
+            return login_page(request, 403, _CSRF_REFUSED, nxt)
+        token = (form.get("token") or [""])[0].strip()
         try:
             request.app.state.tokens.role_of(f"Bearer {token}")
         except AuthError as exc:
-            return page(None, "login.html", 401, message=exc.message, next=nxt)
-        resp = RedirectResponse(nxt if nxt.startswith(UI_PREFIX) else UI_PREFIX, status_code=303)
-        resp.set_cookie(COOKIE, token, httponly=True, samesite="strict")
+            return login_page(request, 401, exc.message, nxt)
+        resp = RedirectResponse(_next(nxt), status_code=303)
+        _set_cookie(request, resp, COOKIE, token)
         return resp
 
     @router.get("", response_class=HTMLResponse)
+    @requires("read", **_PAGE)
     def index(request: Request) -> Response:
         def go(ctx: _Ctx) -> Response:
             import semantic as sm
@@ -163,20 +273,22 @@ def build_ui_router(app: FastAPI) -> APIRouter:
                     {"name": n, "status": status.get(n, "fresh"), "findings": count.get(n, 0)})
             commits = ctx.cat.commits(limit=None)[-40:][::-1]
             snaps = ctx.cat.snapshots()[-40:]
-            return page(ctx, "index.html", namespaces=by_ns, truncated=len(names) > LIST_LIMIT, total=len(names),
+            return page(request, ctx, "index.html", namespaces=by_ns, truncated=len(names) > LIST_LIMIT, total=len(names),
                         commits=commits, snaps=snaps, open_findings=len(findings))
         return guarded(request, go)
 
     @router.get("/table/{name}", response_class=HTMLResponse)
+    @requires("read", **_PAGE)
     def table(request: Request, name: str) -> Response:
         def go(ctx: _Ctx) -> Response:
             import semantic as sm
 
             card = sm.describe(ctx.cat, name, snapshot=ctx.vid, now=ctx.now)
-            return page(ctx, "table.html", card=card)
+            return page(request, ctx, "table.html", card=card)
         return guarded(request, go)
 
     @router.get("/table/{name}/history", response_class=HTMLResponse)
+    @requires("read", **_PAGE)
     def history(request: Request, name: str) -> Response:
         def go(ctx: _Ctx) -> Response:
             folder = lake.semantic_path(name)
@@ -192,26 +304,34 @@ def build_ui_router(app: FastAPI) -> APIRouter:
                                  "confidence": prov.get("confidence"), "note": prov.get("note"),
                                  "basis": (prov.get("basis") or {}).get("vid"), "time": prov.get("time")})
             rows.sort(key=lambda r: (-r["vid"], r["key"]))
-            return page(ctx, "history.html", name=name, rows=rows[:LIST_LIMIT], truncated=len(rows) > LIST_LIMIT,
+            return page(request, ctx, "history.html", name=name, rows=rows[:LIST_LIMIT], truncated=len(rows) > LIST_LIMIT,
                         total=len(rows))
         return guarded(request, go)
 
     @router.get("/inbox", response_class=HTMLResponse)
+    @requires("read", **_PAGE)
     def inbox(request: Request) -> Response:
         def go(ctx: _Ctx) -> Response:
             import semantic as sm
 
             q = request.query_params
-            limit = int(q.get("limit") or 50)
+            limit = _limit(q.get("limit"), 50)
             res = sm.review_items(ctx.cat, q.get("table") or None, snapshot=ctx.vid, now=ctx.now, limit=limit,
                                   cursor=q.get("cursor") or None, kind=q.get("kind") or None)
-            return page(ctx, "inbox.html", page_=res, table=q.get("table") or "", kind=q.get("kind") or "")
+            return page(request, ctx, "inbox.html", page_=res, table=q.get("table") or "", kind=q.get("kind") or "")
         return guarded(request, go)
 
     @router.post("/review/{item_id}/{action}", response_class=HTMLResponse)
+    @requires("write", **_FORM)
     async def act(request: Request, item_id: str, action: str) -> Response:
-        form = parse_qs((await request.body()).decode())
         import anyio
+
+        try:
+            form = _form(await request.body())
+        except CatalogError as exc:
+            return page(request, None, "_failed.html", 400, item_id=item_id, message=exc.message)
+        if not _csrf_ok(request, form):
+            return page(request, None, "_failed.html", 403, item_id=item_id, message=_CSRF_REFUSED)
 
         def go(ctx: _Ctx) -> Response:
             import semantic as sm
@@ -234,31 +354,32 @@ def build_ui_router(app: FastAPI) -> APIRouter:
                     value = raw
                 vid = sm.edit_and_accept(ctx.cat, item, author=author, value=value, note=note, now=ctx.now)
             else:
-                return page(ctx, "error.html", 404, message=f"no action {action!r}: accept, edit or dismiss")
-            return page(ctx, "_done.html", item=item, action=action, vid=vid)
+                return page(request, ctx, "error.html", 404, message=f"no action {action!r}: accept, edit or dismiss")
+            return page(request, ctx, "_done.html", item=item, action=action, vid=vid)
 
         def run() -> Response:
             try:
                 ctx = _Ctx(request)
             except CatalogError as exc:
-                return page(None, "_failed.html", 400, item_id=item_id, message=exc.message)
+                return page(request, None, "_failed.html", 400, item_id=item_id, message=exc.message)
             if ctx.role is None:
-                return page(None, "_failed.html", 401, item_id=item_id, message="log in again: no valid token")
+                return page(request, None, "_failed.html", 401, item_id=item_id, message="log in again: no valid token")
             try:
                 return go(ctx)
             except CatalogError as exc:
-                return page(ctx, "_failed.html", exc.http_status, item_id=item_id, message=exc.message)
+                return page(request, ctx, "_failed.html", exc.http_status, item_id=item_id, message=exc.message)
         return await anyio.to_thread.run_sync(run)
 
     @router.get("/diff", response_class=HTMLResponse)
+    @requires("read", **_PAGE)
     def diff(request: Request) -> Response:
         def go(ctx: _Ctx) -> Response:
             q = request.query_params
             latest = ctx.latest
             frm = q.get("from") or str(max(0, latest - 1))
             to = q.get("to") or str(latest)
-            a = ctx.cat.resolve(int(frm) if frm.isdigit() else frm)
-            b = ctx.cat.resolve(int(to) if to.isdigit() else to)
+            a = ctx.cat.resolve(parse_ref(frm))
+            b = ctx.cat.resolve(parse_ref(to))
             rows: list[dict[str, Any]] = []
             more = False
             for ch in ctx.cat.diff(a, b, prefix=q.get("prefix") or None):
@@ -270,7 +391,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
                 rows.append({"path": ch.path, "name": lake.name_of(ch.path), "kind": ch.kind, "vid": ch.vid,
                              "before": _short((ch.before or {}).get("value", ch.before), 200) if ch.before else "",
                              "after": _short((ch.after or {}).get("value", ch.after), 200) if ch.after else ""})
-            return page(ctx, "diff.html", rows=rows, truncated=more, frm=a, to=b, under=q.get("prefix") or "")
+            return page(request, ctx, "diff.html", rows=rows, truncated=more, frm=a, to=b, under=q.get("prefix") or "")
         return guarded(request, go)
 
     return router
