@@ -46,7 +46,7 @@ from semantic.models import (
 
 __all__ = ["Writer", "check_annotation", "check_bounds", "guard_op", "is_semantic_path", "human_only",
            "MAX_TEXT_BYTES", "MAX_SQL_BYTES", "MAX_ITEMS", "MAX_OBJECT_BYTES", "HUMAN_ONLY", "CERTIFIED_ONLY",
-           "WRITER_SOURCES", "is_certified"]
+           "WRITER_SOURCES", "is_certified", "marked", "AGENT_MARK"]
 
 MAX_TEXT_BYTES = 16 * 1024        # one text value (a description, instructions, a tag)
 MAX_SQL_BYTES = 64 * 1024         # a verified query's SQL
@@ -232,9 +232,13 @@ def _where(path: str) -> tuple[str, str | None]:
     return target, rest or None
 
 
+def _who(writer: Writer) -> str:
+    return f"{writer.principal} ({'an agent' if writer.source == 'agent' else 'a ' + writer.source})"
+
+
 def _refuse(writer: Writer, what: str) -> PermissionDeniedError:
     return PermissionDeniedError(
-        f"{writer.principal} (a {writer.source} writer) cannot {what}; an agent's write over a person's "
+        f"{_who(writer)} cannot {what}; an agent's write over a person's "
         "annotation, or of instructions / certification (and deprecation or reporting flags of a certified "
         "table), is a proposal for review: use the MCP annotate tool or POST /v1/semantic/annotate, which store "
         "it as one, or a person's token", role=writer.source, needed="human")
@@ -257,8 +261,8 @@ def guard_op(txn: Any, kind: str, path: str, value: dict[str, Any] | None, write
             raise InvalidAnnotationError(f"{path}: a {lake.SEMANTIC} folder's value is exactly "
                                          '{"obj_type": "semantic"}', path=path)
         return value
-    human = writer.source == "human"
-    if not human:
+    out = None if kind == "remove" else _shape(path, target, key, value, writer)
+    if writer.source != "human":
         cur = txn.get(path)
         certified = is_certified(txn, target)
         cur_src = _source_of(cur.value) if cur is not None else None
@@ -267,8 +271,11 @@ def guard_op(txn: Any, kind: str, path: str, value: dict[str, Any] | None, write
                           f"{'a person wrote' if cur_src == 'human' else 'is part of a certified table'}")
         if kind != "remove" and human_only(key, certified):
             raise _refuse(writer, f"write {key} of {target}")
-    if kind == "remove":
-        return None
+    return out
+
+
+def _shape(path: str, target: str, key: str, value: Any, writer: Writer) -> dict[str, Any]:
+    """The checked value of an annotation write (its author the writer's principal when authenticated)."""
     if not isinstance(value, dict) or value.get("obj_type") != "annotation":
         raise InvalidAnnotationError(f"{path}: an object under {lake.SEMANTIC} is an annotation "
                                      '({"obj_type": "annotation", "kind", "key", "target", "value", "provenance"})',
@@ -282,8 +289,8 @@ def guard_op(txn: Any, kind: str, path: str, value: dict[str, Any] | None, write
                                      f"key {key!r} of {target!r}", path=path)
     if ann.provenance.source not in _MAY_CLAIM[writer.source]:
         raise PermissionDeniedError(
-            f"{path}: {writer.principal} (a {writer.source} writer) cannot write an annotation with source "
-            f"{ann.provenance.source!r}; write source {'agent' if writer.source == 'agent' else 'import'!r}, or use a "
+            f"{path}: {_who(writer)} cannot write an annotation with source "
+            f"{ann.provenance.source!r}; it may write {', '.join(sorted(_MAY_CLAIM[writer.source]))}, or use a "
             "person's token to write as a person", role=writer.source, needed="human")
     if writer.authenticated:
         ann.provenance.author = writer.principal
@@ -292,3 +299,15 @@ def guard_op(txn: Any, kind: str, path: str, value: dict[str, Any] | None, write
     out["provenance"] = {**value["provenance"], "author": ann.provenance.author}
     return out
 
+
+# ------------------------------------------------------------------ agent-written text, as other agents read it
+AGENT_MARK = "[agent-written, unreviewed] "
+
+
+def marked(value: Any, source: str | None) -> Any:
+    """Text an agent wrote (source `agent`: not yet accepted by a person), as it reaches other
+    agents: prefixed with `AGENT_MARK`, so that it reads as a claim to check, never as an
+    instruction from the catalog's owners. Anything else unchanged."""
+    if source == "agent" and isinstance(value, str):
+        return AGENT_MARK + value
+    return value
