@@ -22,7 +22,7 @@ from catalog_core.api import CatalogAPI
 from catalog_core.errors import SqlError, SqlRefusedError, SqlTimeoutError
 from catalog_core.sql.types import sql_literal
 
-__all__ = ["query", "LimitExceededError", "CHECK_TIMEOUT_S", "CHECK_MEMORY_LIMIT", "MAX_ROWS", "is_limit", "literals", "Connection"]
+__all__ = ["query", "LimitExceededError", "CHECK_TIMEOUT_S", "CHECK_MEMORY_LIMIT", "MAX_ROWS", "is_limit", "literals", "Connection", "expression"]
 
 CHECK_TIMEOUT_S = 10.0          # seconds per statement (run_sql's default, as an agent's statement gets)
 CHECK_MEMORY_LIMIT = 1 << 30    # bytes per statement (the sandbox's default)
@@ -60,7 +60,7 @@ def query(cat: CatalogAPI, vid: int, text: str, *, limit: int = MAX_ROWS,
             raise
         which = "time" if isinstance(e, SqlTimeoutError) else "memory"
         bound = f"{timeout_s:g} s" if which == "time" else f"{memory_limit:,} bytes"
-        raise LimitExceededError(f"the check went past its {which} limit ({bound}) and was stopped: {e.message}",
+        raise LimitExceededError(f"it went past its {which} limit ({bound}) and was stopped ({e.message})",
                                  limit=which, timeout_s=timeout_s, memory_limit=memory_limit) from None
     return res.rows
 
@@ -88,3 +88,21 @@ class Connection:
 
     def close(self) -> None:
         pass
+
+
+def expression(text: str, what: str) -> None:
+    """`text` is one SQL expression the sandbox accepts (`semantic._sql.parse_fragment`), checked
+    before a check pastes it into a statement; the sandbox's `memory_limit` refusal (a builder
+    whose constant arguments alone ask for more than the limit) is a `LimitExceededError`, as
+    when the statement itself is stopped at its limit."""
+    from semantic._sql import parse_fragment
+    from semantic.errors import InvalidExpressionError
+
+    try:
+        parse_fragment(text, what)
+    except InvalidExpressionError as e:
+        if e.details.get("rule") != "memory_limit":
+            raise
+        raise LimitExceededError(f"it would go past its memory limit ({CHECK_MEMORY_LIMIT:,} bytes), so it was not "
+                                 f"run ({e.message})", limit="memory", timeout_s=CHECK_TIMEOUT_S,
+                                 memory_limit=CHECK_MEMORY_LIMIT) from None

@@ -32,7 +32,7 @@ from catalog_core.errors import CatalogError, InvalidValueError
 from catalog_core.model import Obj, TimeArg, parse_time
 from semantic import _bounded
 from semantic._bounded import LimitExceededError, literals
-from semantic._sql import parse_fragment, quote
+from semantic._sql import quote
 from semantic._tables import column_id, require_table, table_columns
 from semantic.annotations import fingerprint, parse_duration
 from semantic.errors import did_you_mean
@@ -727,9 +727,8 @@ def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Ta
                 out += _verified_data(ctx, t, a)
         except LimitExceededError as e:
             out.append(_finding(a, t.name, "check_limit_exceeded", "suspect",
-                                f"the data check of {a.key} exceeded its limit and was stopped: {e.message[:300]}; "
-                                "the annotation could not be checked against the data (simplify it, e.g. its "
-                                "condition)", [ctx.vid], values={"limit": e.details.get("limit"),
+                                f"the data check of {a.key} could not finish: {e.message[:300]}; the annotation "
+                                "was not checked against the data (simplify it, e.g. its condition)", [ctx.vid], values={"limit": e.details.get("limit"),
                                                                  "timeout_s": e.details.get("timeout_s"),
                                                                  "memory_limit": e.details.get("memory_limit")}))
         except CatalogError as e:
@@ -811,7 +810,7 @@ def _relationship_data(ctx: Context, t: _Table, a: Annotation, tables: dict[str,
     cond = val.get("condition")
     tgt = f"SELECT * FROM {_tq(to)}"
     if cond:
-        parse_fragment(str(cond), f"the condition of {a.key}")  # one expression, whatever wrote it
+        _bounded.expression(str(cond), f"the condition of {a.key}")  # one expression, whatever wrote it
         short = to.rsplit(".", 1)[-1]
         text = re.sub(rf"\b{re.escape(to)}\.|\b{re.escape(short)}\.", "", str(cond))
         try:

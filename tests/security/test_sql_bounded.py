@@ -132,6 +132,8 @@ def test_condition_bomb_is_bounded_over_http_and_mcp(tmp_path):
         http_s = time.monotonic() - t0
         assert r.status_code == 200, r.text
         _check(r.json()["findings"])
+        for f in r.json()["findings"]:
+            print(f"\n[bounded] {f['annotation']}: {f['message'][:240]}")
 
         async def mcp_call():
             client = Client(streamable_http_client(url + "/mcp", http_client=httpx2.AsyncClient(timeout=300)))
