@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from semantic.guard import Writer
@@ -29,9 +29,9 @@ def writer_of(state: Mapping[str, Any] | None) -> Writer:
     state = state or {}
     principal = state.get("principal")
     authenticated = isinstance(principal, str) and principal not in ("", LOCAL)
-    source = state.get("source")
-    if source not in ("human", "agent", "service"):
-        source = "agent" if authenticated else "human"
+    raw = state.get("source")
+    source: Literal["human", "agent", "service"] = (
+        raw if raw in ("human", "agent", "service") else "agent" if authenticated else "human")
     if not authenticated:
         return Writer(LOCAL, source, authenticated=False)
     assert isinstance(principal, str)
