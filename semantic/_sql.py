@@ -15,7 +15,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from semantic.errors import InvalidExpressionError
 
-__all__ = ["parse_fragment", "caret", "position", "table_expr", "ident", "col", "gen", "conjuncts", "dtype",
+__all__ = ["parse_fragment", "sandboxed", "caret", "position", "table_expr", "ident", "col", "gen", "conjuncts", "dtype",
            "quote", "DIALECT"]
 
 DIALECT = "duckdb"
@@ -80,10 +80,28 @@ def _parse(text: str, what: str) -> exp.Expression:
     assert isinstance(tree, exp.Expression)
     for node in tree.walk():
         if isinstance(node, _FORBIDDEN):
-            kind = type(node).__name__.upper()
+            kind = "SUBQUERY" if isinstance(node, exp.Query) and node.parent is not None else type(node).__name__.upper()
             raise InvalidExpressionError(f"{what} must be an expression over columns, not a statement or subquery "
                            f"({kind}){at(text, node)}", text=text)  # type: ignore[arg-type]
+    sandboxed(text, what)
     return tree
+
+
+def sandboxed(text: str, what: str) -> None:
+    """Refuse an expression that the SQL sandbox would refuse in a statement (`run_sql`'s rules:
+    no functions that read settings, files or the environment, no list or string builders whose
+    constant arguments ask for more than the memory limit, ...), so that what an annotation
+    stores is what its checks can run. The error names the sandbox's rule."""
+    from catalog_core.errors import SqlError, SqlRefusedError
+    from catalog_core.sql import check_sql
+
+    try:
+        check_sql(f"SELECT {text}\n")  # (after a newline: a trailing `--` comment cannot swallow anything)
+    except SqlRefusedError as e:
+        raise InvalidExpressionError(f"{what} is refused by the SQL sandbox (rule {e.details.get('rule')!r}): "
+                                     f"{e.message}", text=text, rule=e.details.get("rule")) from None
+    except SqlError as e:
+        raise InvalidExpressionError(f"{what} does not parse as DuckDB SQL: {e.message}", text=text) from None
 
 
 def ident(name: str) -> exp.Identifier:

@@ -36,7 +36,7 @@ from pydantic import ValidationError
 import catalog_core as cc
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
-from catalog_core.errors import CatalogError
+from catalog_core.errors import CatalogError, ConflictError
 from catalog_core.model import JSONValue, Obj, parse_time
 from semantic._tables import Column, columns_of, find, require_table, table_names, unknown_column
 from semantic.errors import (
@@ -190,30 +190,80 @@ def new_annotation(cat: CatalogAPI, target: str, kind: str, key: str, value: Any
                       column=column, column_id=column_id)
 
 
+POLICY_RETRIES = 8  # an agent's write that lost a race with a person's re-reads this often
+
+
 def write_annotations(cat: CatalogAPI, annotations: Sequence[Annotation], *, author: str | None = None,
                       message: str | None = None, time: float | str | None = None) -> int:
-    """Write annotations in one commit of blind writes; returns its vid.
+    """Write annotations in one commit; returns its vid. Every annotation is checked first
+    (`semantic.guard.check_annotation`: its value for its kind, the SQL it stores against the
+    sandbox's rules, the size bounds).
 
-    Creates (or replaces) each target's `_semantic` folder and each annotation object. No reads
-    are recorded, so this never conflicts with concurrent data commits to the same tables."""
+    Creates (or replaces) each target's `_semantic` folder and each annotation object. A person's
+    (or an import's, a profile's) annotations are blind writes: no reads are recorded, so they
+    never conflict with concurrent data commits to the same tables. An agent's are subject to the
+    provenance policy (`as_proposals`), whose reads (the annotations it would replace and the
+    table's certification) are `txn.get` in the same transaction: a person's concurrent write to
+    one of them aborts the commit (ConflictError), and the retry reads it and stores a proposal,
+    never an overwrite."""
+    from semantic.guard import check_annotation
+
     if not annotations:
         raise InvalidAnnotationError("nothing to write: no annotations given")
-    folders: dict[str, None] = {}
-    writes: list[tuple[str, dict[str, Any]]] = []
     for ann in annotations:
-        path = lake.semantic_path(ann.target, ann.key)
-        folders[path.rsplit("/", 1)[0]] = None
-        writes.append((path, ann.stored()))
+        check_annotation(ann)
     who = author if author is not None else annotations[0].provenance.author
     what = message if message is not None else "annotate " + ", ".join(
         sorted({f"{a.target}:{a.key}" for a in annotations})[:5])
-    with cat.transaction(author=who, message=what[:500], meta={"semantic": True}, time=time) as txn:
-        for folder in folders:
-            txn.update(folder, {"obj_type": "semantic"})
-        for path, value in writes:
-            txn.update(path, value)
-    assert txn.vid is not None
-    return txn.vid
+    policy = any(a.provenance.source == "agent" for a in annotations)
+    for attempt in range(POLICY_RETRIES if policy else 1):
+        try:
+            with cat.transaction(author=who, message=what[:500], meta={"semantic": True}, time=time) as txn:
+                anns = _policy_in(txn, list(annotations)) if policy else list(annotations)
+                folders: dict[str, None] = {}
+                writes: list[tuple[str, dict[str, Any]]] = []
+                for ann in anns:
+                    path = lake.semantic_path(ann.target, ann.key)
+                    folders[path.rsplit("/", 1)[0]] = None
+                    writes.append((path, ann.stored()))
+                for folder in folders:
+                    txn.update(folder, {"obj_type": "semantic"})
+                for path, value in writes:
+                    txn.update(path, value)
+        except ConflictError:
+            if attempt + 1 >= (POLICY_RETRIES if policy else 1):
+                raise
+            continue
+        assert txn.vid is not None
+        return txn.vid
+    raise AssertionError("unreachable")
+
+
+def _policy_in(txn: Any, annotations: list[Annotation]) -> list[Annotation]:
+    """`as_proposals` with its reads made in `txn` (recorded): for each agent annotation, the
+    annotation it would replace and its table's certification."""
+    existing: list[Annotation] = []
+    seen: set[str] = set()
+    for ann in annotations:
+        if ann.provenance.source != "agent":
+            continue
+        keys = [ann.key] + (["table.certified"] if ann.target.count(".") == 2 else [])
+        for key in keys:
+            path = lake.semantic_path(ann.target, key)
+            if path in seen:
+                continue
+            seen.add(path)
+            obj = txn.get(path)
+            got = _parse(obj) if obj is not None else None
+            if got is not None:
+                existing.append(got)
+    by_target: dict[str, list[Annotation]] = {}
+    for a in existing:
+        by_target.setdefault(a.target, []).append(a)
+    out: list[Annotation] = []
+    for ann in annotations:
+        out += as_proposals([ann], by_target.get(ann.target, [])) if ann.provenance.source == "agent" else [ann]
+    return out
 
 
 def _column(table: str, cols: list[Column], name: object) -> Column:
@@ -426,7 +476,7 @@ def annotate(cat: CatalogAPI, name: str, fields: dict[str, Any], column: str | N
         if not isinstance(fields["instructions"], str):
             raise InvalidAnnotationError("instructions must be text", field="instructions")
         anns.append(new_annotation(cat, name, "instructions", "instructions", fields["instructions"], **common))
-        return write_annotations(cat, anns, time=time)
+        return write_annotations(cat, anns, time=time)  # (an agent's: a proposal, `as_proposals`)
     tobj = require_table(cat, name, vid)
     if column is None:
         _check_fields(fields, TABLE_FIELDS, "table")
@@ -444,23 +494,27 @@ def annotate(cat: CatalogAPI, name: str, fields: dict[str, Any], column: str | N
             value = normalize_column_field(name, tcols, col.name, field, val)
             anns.append(new_annotation(cat, name, "column", f"column.{col.id}.{field}", value,
                                        column=col.name, table=tobj, **common))
-    if source == "agent":
-        anns = as_proposals(anns, read_annotations(cat, name, vid))
-    return write_annotations(cat, anns, time=time)
+    return write_annotations(cat, anns, time=time)  # an agent's: the policy, read in its transaction
 
 
 def as_proposals(new: list[Annotation], existing: list[Annotation]) -> list[Annotation]:
     """The provenance policy for agent writes: an agent annotation over a human one, or over any
     non-agent one of a table a person certified, is stored aside as a proposal (kind `review`,
     key `proposal.<key>`, value {key, kind, value, column, column_id}) for review
-    (semantic.review), never replacing it. Other agent annotations are written as they are."""
-    have = {a.key: a for a in existing}
-    cert = have.get("table.certified")
-    certified = cert is not None and cert.value is True and cert.provenance.source == "human"
+    (semantic.review), never replacing it; so are the human-only keys (`semantic.guard.HUMAN_ONLY`:
+    instructions and certification; on a certified table also `CERTIFIED_ONLY`: deprecation and
+    the reporting flag). Other agent annotations are written as they are. `existing`: at least the
+    annotations of the same keys and `table.certified` of the same targets."""
+    from semantic.guard import human_only
+
+    have = {(a.target, a.key): a for a in existing}
     out = []
     for a in new:
-        cur = have.get(a.key)
-        if cur is not None and (cur.provenance.source == "human" or (certified and cur.provenance.source != "agent")):
+        cert = have.get((a.target, "table.certified"))
+        certified = cert is not None and cert.value is True and cert.provenance.source == "human"
+        cur = have.get((a.target, a.key))
+        if (cur is not None and (cur.provenance.source == "human" or (certified and cur.provenance.source != "agent"))) \
+                or (a.provenance.source == "agent" and human_only(a.key, certified)):
             out.append(Annotation(kind="review", key=PROPOSAL_PREFIX + a.key, target=a.target,
                                   value={"key": a.key, "kind": a.kind, "value": a.value, "column": a.column,
                                          "column_id": a.column_id},

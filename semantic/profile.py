@@ -1,4 +1,5 @@
-"""Profiling: annotations inferred from the rows of a table at a snapshot (DuckDB), written with
+"""Profiling: annotations inferred from the rows of a table at a snapshot (DuckDB, each statement
+run like `run_sql`: sandboxed, in a SQL worker, within its time and memory limits), written with
 source `inferred` and a confidence.
 
 - `column.<id>.role`: time (DATE / TIMESTAMP), id (id-like names, unique text), measure (numeric
@@ -30,6 +31,7 @@ from sqlglot import exp
 
 from catalog_core.errors import InvalidValueError
 from semantic import _sql
+from semantic._bounded import Connection
 from semantic._model import model, table_info
 from semantic._tables import Column, TableInfo
 from semantic.annotations import new_annotation, write_annotations
@@ -37,8 +39,6 @@ from semantic.joins import default_name
 from semantic.models import Annotation, RelationshipView
 
 if TYPE_CHECKING:
-    import duckdb
-
     from catalog_core.api import CatalogAPI, SnapshotRef
 
 __all__ = ["profile", "Inferred", "name_similarity"]
@@ -94,7 +94,7 @@ def name_similarity(a: str, b: str) -> float:
 
 
 class _Prof:
-    def __init__(self, con: duckdb.DuckDBPyConnection, t: TableInfo) -> None:
+    def __init__(self, con: Connection, t: TableInfo) -> None:
         self.con, self.t = con, t
         self.ref = _sql.table_expr(t.name, "t")
 
@@ -151,7 +151,7 @@ def _unique_sets(p: _Prof, candidates: list[Column], size: int) -> list[tuple[st
 class _Targets:
     """Uniqueness and distinct values of columns of other tables, computed once each."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, con: Connection) -> None:
         self.con = con
         self.unique: dict[tuple[str, str], bool] = {}
 
@@ -201,12 +201,10 @@ def profile(cat: CatalogAPI, table: str, snapshot: SnapshotRef = None, write: bo
         raise InvalidValueError("enum_max and samples must be positive integers")
     if not isinstance(min_overlap, (int, float)) or not 0 < min_overlap <= 1:
         raise InvalidValueError(f"min_overlap must be a fraction in (0, 1], got {min_overlap!r}")
-    from catalog_core import open_duckdb
-
     vid = cat.resolve(snapshot)
     t = table_info(cat, table, vid)
     cols = [c for c in t.columns if c.family in _PROFILED]
-    con = open_duckdb(cat, snapshot=vid)
+    con = Connection(cat, vid)  # every statement sandboxed and bounded like run_sql (semantic._bounded)
     try:
         out = _infer(cat, con, t, cols, vid, enum_max, samples, float(min_overlap), min_name_similarity)
     finally:
@@ -216,7 +214,7 @@ def profile(cat: CatalogAPI, table: str, snapshot: SnapshotRef = None, write: bo
     return out
 
 
-def _infer(cat: CatalogAPI, con: duckdb.DuckDBPyConnection, t: TableInfo, cols: list[Column], vid: int,
+def _infer(cat: CatalogAPI, con: Connection, t: TableInfo, cols: list[Column], vid: int,
            enum_max: int, samples: int, min_overlap: float, min_sim: float) -> list[Inferred]:
     p = _Prof(con, t)
     out: list[Inferred] = []
@@ -276,7 +274,7 @@ def _keys(p: _Prof, t: TableInfo, cols: list[Column], rows: int, stats: dict[str
                                                 "rows": rows})]
 
 
-def _relationships(cat: CatalogAPI, con: duckdb.DuckDBPyConnection, t: TableInfo, cols: list[Column],
+def _relationships(cat: CatalogAPI, con: Connection, t: TableInfo, cols: list[Column],
                    stats: dict[str, tuple[int, int]], rows: int, roles: dict[str, str], vid: int,
                    min_overlap: float, min_sim: float) -> list[Inferred]:
     m = model(cat, t.name.split(".")[0], vid)

@@ -30,7 +30,8 @@ from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import CatalogError, InvalidValueError
 from catalog_core.model import Obj, TimeArg, parse_time
-from semantic import progress
+from semantic import _bounded, progress
+from semantic._bounded import LimitExceededError, literals
 from semantic._sql import quote
 from semantic._tables import column_id, require_table, table_columns
 from semantic.annotations import fingerprint, parse_duration
@@ -658,8 +659,6 @@ def _restated(t: _Table, anns: list[Annotation]) -> list[Finding]:
 def _restated_data(t: _Table, found: list[Finding], duck: _Duck) -> list[Finding]:
     """At data depth, a values_restated finding that names literal values is decided by the data:
     dropped when every value still occurs in its column, stale when some no longer do."""
-    import duckdb
-
     out = []
     for f in found:
         by_col = f.evidence.values.get("by_column") or {} if f.reason == "values_restated" else {}
@@ -671,9 +670,9 @@ def _restated_data(t: _Table, found: list[Finding], duck: _Duck) -> list[Finding
             for c, vals in by_col.items():
                 q = _q(c)
                 there = {r[0] for r in duck.sql(f"SELECT DISTINCT {q} FROM {_tq(t.name)} WHERE {q} IN "
-                                                 f"({', '.join('?' for _ in vals)})", list(vals))}
+                                                 f"({literals(list(vals))})")}
                 gone += [v for v in vals if v not in there]
-        except duckdb.Error:
+        except CatalogError:  # (a limit too): the metadata finding stays
             out.append(f)
             continue
         if gone:
@@ -695,27 +694,24 @@ def _tq(name: str) -> str:
 
 
 class _Duck:
+    """The data checks' statements at one vid, each bounded like `run_sql` (`semantic._bounded`):
+    sandboxed, in a SQL worker, within a time and a memory limit, whatever the annotation says."""
+
     def __init__(self, cat: CatalogAPI, vid: int) -> None:
         self.cat, self.vid = cat, vid
-        self.con: Any = None
 
-    def sql(self, text: str, params: list[Any] | None = None) -> list[tuple]:
-        if self.con is None:
-            self.con = cc.open_duckdb(self.cat, snapshot=self.vid)
-        return self.con.execute(text, params or []).fetchall()
+    def sql(self, text: str) -> list[list[Any]]:
+        return _bounded.query(self.cat, self.vid, text)
 
     def close(self) -> None:
-        if self.con is not None:
-            self.con.close()
-            self.con = None
+        pass
 
 
 def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Table | None], duck: _Duck,
           already: set[tuple[str | None, str]]) -> tuple[list[Finding], set[tuple[str | None, str]]]:
     """Data findings, and the (annotation, reason) pairs the data checked (their metadata
-    findings are replaced by what the data says)."""
-    import duckdb
-
+    findings are replaced by what the data says). A check stopped at its time or memory limit is
+    a `check_limit_exceeded` finding (the annotation's data could not be checked)."""
     out: list[Finding] = []
     checked: set[tuple[str | None, str]] = set()
     last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
@@ -729,7 +725,13 @@ def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Ta
                 out += _relationship_data(ctx, t, a, tables, duck, already, last, checked)
             elif a.kind == "verified_query":
                 out += _verified_data(ctx, t, a)
-        except (duckdb.Error, CatalogError) as e:
+        except LimitExceededError as e:
+            out.append(_finding(a, t.name, "check_limit_exceeded", "suspect",
+                                f"the data check of {a.key} could not finish: {e.message[:300]}; the annotation "
+                                "was not checked against the data (simplify it, e.g. its condition)", [ctx.vid], values={"limit": e.details.get("limit"),
+                                                                 "timeout_s": e.details.get("timeout_s"),
+                                                                 "memory_limit": e.details.get("memory_limit")}))
+        except CatalogError as e:
             if a.kind == "verified_query":
                 raise
             # a check that cannot run (e.g. a view that fails to read) is itself evidence
@@ -775,10 +777,10 @@ def _values_data(ctx: Context, t: _Table, a: Annotation, duck: _Duck, last: int,
     checked.add((a.key, "enum_violated" if a.field == "enum" else "sample_values_missing"))
     checked.add((a.key, "values_restated"))  # the data says whether the values changed
     c = _q(cur.name)
-    marks = ", ".join("?" for _ in vals)
+    marks = literals(vals)
     if a.field == "enum":
         bad = [r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {_tq(t.name)} WHERE {c} IS NOT NULL "
-                                      f"AND {c} NOT IN ({marks}) LIMIT 20", vals)]
+                                      f"AND {c} NOT IN ({marks}) LIMIT 20")]
         if not bad:
             return []
         return [_finding(a, f"{t.name}.{cur.name}", "enum_violated", "stale",
@@ -786,7 +788,7 @@ def _values_data(ctx: Context, t: _Table, a: Annotation, duck: _Duck, last: int,
                          [ctx.vid, last], values={"outside": bad, "enum": vals},
                          suggestion=f"add {', '.join(map(str, bad))} to the enum",
                          fixes=[_fix("add_enum_values", column=cur.name, values=bad)])]
-    there = {r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {_tq(t.name)} WHERE {c} IN ({marks})", vals)}
+    there = {r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {_tq(t.name)} WHERE {c} IN ({marks})")}
     gone = [v for v in vals if v not in there]
     if not gone:
         return []
@@ -797,8 +799,6 @@ def _values_data(ctx: Context, t: _Table, a: Annotation, duck: _Duck, last: int,
 def _relationship_data(ctx: Context, t: _Table, a: Annotation, tables: dict[str, _Table | None], duck: _Duck,
                        already: set[tuple[str | None, str]], last: int,
                        checked: set[tuple[str | None, str]]) -> list[Finding]:
-    import duckdb
-
     val = a.value or {}
     to = str(val.get("to") or "")
     target = _get_table(ctx, to, tables)
@@ -810,12 +810,15 @@ def _relationship_data(ctx: Context, t: _Table, a: Annotation, tables: dict[str,
     cond = val.get("condition")
     tgt = f"SELECT * FROM {_tq(to)}"
     if cond:
+        _bounded.expression(str(cond), f"the condition of {a.key}")  # one expression, whatever wrote it
         short = to.rsplit(".", 1)[-1]
         text = re.sub(rf"\b{re.escape(to)}\.|\b{re.escape(short)}\.", "", str(cond))
         try:
             duck.sql(f"SELECT count(*) FROM ({tgt} WHERE {text}) LIMIT 1")
             tgt = f"{tgt} WHERE {text}"
-        except duckdb.Error:
+        except LimitExceededError:
+            raise
+        except CatalogError:
             pass  # a condition on the FROM side: not applied to the target
     fk = " AND ".join(f"f.{_q(x)} IS NOT NULL" for x, _ in pairs)
     on = " AND ".join(f"f.{_q(x)} = g.{_q(y)}" for x, y in pairs)

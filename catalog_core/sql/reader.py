@@ -45,7 +45,7 @@ from catalog_core.sql.sandbox import MEMORY_LIMIT, Checked, check_statement, loc
 from catalog_core.sql.tables import TableSpec, catalog_dir, list_tables, load_table
 from catalog_core.sql.views import table_sql
 
-__all__ = ["open_duckdb", "open_table", "run_sql", "warm", "SqlResult", "SqlColumn"]
+__all__ = ["open_duckdb", "open_table", "run_sql", "check_sql", "warm", "SqlResult", "SqlColumn"]
 
 MAX_LIMIT = 100_000
 MIN_MEMORY_LIMIT = 64 << 20
@@ -260,6 +260,16 @@ def _checked(sql: str, forbidden: list[str], memory_limit: int, timeout_s: float
         with _checks_lock:
             _checks[key] = got  # the least recently used statement makes way
     return Checked(got.text, set(got.tables), got.introspect, got.memory_limit)
+
+
+def check_sql(sql: str, memory_limit: int = MEMORY_LIMIT) -> None:
+    """Check `sql` as `run_sql` would before running it (the sandbox's rules, DuckDB's parser;
+    nothing runs, no catalog is read): raises `SqlRefusedError` naming the rule it breaks, or
+    `SqlError` when it does not parse. For text stored to be run later (an annotation's
+    condition, expression or query), so that what a write path accepts, the sandbox accepts."""
+    if not isinstance(sql, str):
+        raise InvalidValueError(f"sql must be a string, got {type(sql).__name__}")
+    _checked(sql, [], memory_limit, 10.0)
 
 
 def run_sql(cat: CatalogAPI, sql: str, snapshot: SnapshotRef = None, limit: int = 1000, timeout_s: float = 10,

@@ -4,7 +4,8 @@ Two layers. The wall is DuckDB's own security settings: external access off with
 of readable files (the snapshot's data files), extension install/load off, configuration
 locked. On top, a statement check with DuckDB's parser names the rule a statement breaks
 before anything runs: exactly one statement, read-only, no ATTACH/LOAD/SET, no reading of the
-settings, secrets or variables (`allowed_paths` lists the snapshot's files), table functions from
+settings, secrets or variables (`allowed_paths` lists the snapshot's files), no view definitions
+(they name the same files), table functions from
 an allow-list, no file paths or URLs as tables. DuckDB's errors at run time are mapped back to
 the same rules, so every refusal says which rule it hit.
 
@@ -51,6 +52,8 @@ RULES = {
     "network": "SQL cannot reach the network",
     "catalog_dir": "the catalog's own directory is never readable from SQL",
     "scalar_function": "this function is not allowed",
+    "view_sql": "the views' SQL names the server's files, so it is not readable; list the tables with "
+                "information_schema.tables or SHOW ALL TABLES, their columns with information_schema.columns",
     "introspection": "DuckDB's settings, secrets, variables and environment are not readable (they hold the "
                      "server's file paths); query the table views and information_schema instead",
     "memory_limit": "the query needs more than its memory limit (run_sql's memory_limit, 1 GiB unless raised); "
@@ -71,8 +74,8 @@ _TYPE_RULES = {
 ALLOWED_TABLE_FUNCTIONS = frozenset({
     "range", "generate_series", "unnest", "repeat", "repeat_row", "json_each", "json_tree",
     "duckdb_columns", "duckdb_constraints", "duckdb_databases", "duckdb_dependencies", "duckdb_functions",
-    "duckdb_keywords", "duckdb_schemas", "duckdb_tables", "duckdb_types", "duckdb_views",
-    "duckdb_indexes", "duckdb_sequences", "duckdb_optimizers",
+    "duckdb_keywords", "duckdb_schemas", "duckdb_tables", "duckdb_types",
+    "duckdb_sequences", "duckdb_optimizers",
     "pragma_table_info", "pragma_show", "pragma_version", "pragma_collations",
     "pg_timezone_names", "icu_calendar_names", "summary", "test_all_types",
 })
@@ -88,6 +91,15 @@ INTROSPECTION_TABLE_FUNCTIONS = frozenset({
 })
 INTROSPECTION_SCALAR_FUNCTIONS = frozenset({"current_setting", "getvariable", "which_secret", "user_agent"})
 INTROSPECTION_VIEWS = frozenset({"pg_settings", "duckdb_settings"})
+# DuckDB's catalog objects that show a view's SQL (its `read_parquet` of the absolute paths of the
+# snapshot's files): refused with rule `view_sql` by name, in any schema; information_schema's
+# `views` (and `pg_catalog.pg_views`) by schema and name. The view names stay listable in
+# information_schema.tables and SHOW ALL TABLES, their columns in information_schema.columns.
+VIEW_SQL_TABLE_FUNCTIONS = frozenset({"duckdb_views", "duckdb_indexes"})
+VIEW_SQL_VIEWS = frozenset({"duckdb_views", "duckdb_indexes", "sqlite_master", "sqlite_schema", "sqlite_temp_master",
+                            "sqlite_temp_schema", "pg_views", "pg_indexes"})
+VIEW_SQL_SCHEMA_VIEWS = frozenset({("information_schema", "views"), ("pg_catalog", "pg_views"),
+                                   ("pg_catalog", "pg_indexes")})
 # current_setting('<one of these>') answers nothing about the server's files
 SAFE_SETTINGS = frozenset({"timezone", "calendar", "threads", "memory_limit", "max_execution_time",
                            "default_collation", "default_order", "default_null_order"})
@@ -160,6 +172,8 @@ def _check(stmt: Any, con: duckdb.DuckDBPyConnection, nested: bool, memory_limit
         skip = 2 if len(toks) > 1 and toks[1].lower() == "analyze" else 1
         inner_at = [p for p, _ in duckdb.tokenize(text)][skip] if len(toks) > skip else len(text)
         inner = _check(_one(text[inner_at:]), con, nested=True, memory_limit=memory_limit)
+        if skip == 2:  # (after the statement's own rules)
+            raise refuse("view_sql", "EXPLAIN ANALYZE prints the views' SQL with the files' paths; use EXPLAIN")
         return Checked(text, inner.tables, inner.introspect)
     if kind == "PRAGMA":
         toks = _tokens(text)
@@ -203,6 +217,8 @@ def _strings(node: Any) -> list[str]:
 def _table_function(node: dict[str, Any], out: Checked) -> None:
     fn = node.get("function") or {}
     name = str(fn.get("function_name", "")).lower()
+    if name in VIEW_SQL_TABLE_FUNCTIONS:
+        raise refuse("view_sql", f"{name}()")
     if name in INTROSPECTION_TABLE_FUNCTIONS:
         raise refuse("introspection", f"{name}()")
     if name in ALLOWED_TABLE_FUNCTIONS:
@@ -223,7 +239,10 @@ def _base_table(node: dict[str, Any], out: Checked) -> None:
         raise refuse("file_access", f"FROM {name!r} reads a file")
     if name.lower() in INTROSPECTION_VIEWS:
         raise refuse("introspection", f"FROM {name}")
-    if str(node.get("schema_name", "")).lower() in _INTROSPECTION_SCHEMAS:
+    schema = str(node.get("schema_name", "")).lower()
+    if name.lower() in VIEW_SQL_VIEWS or (schema, name.lower()) in VIEW_SQL_SCHEMA_VIEWS:
+        raise refuse("view_sql", f"FROM {schema + '.' if schema else ''}{name}")
+    if schema in _INTROSPECTION_SCHEMAS:
         out.introspect = True
     out.tables.add(name.lower())
 

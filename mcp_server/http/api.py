@@ -9,7 +9,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from typing import Any, TypeVar
 
@@ -23,6 +23,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from catalog_core.api import CatalogAPI
 from catalog_core.errors import CatalogError, InvalidValueError, ShuttingDownError
+from catalog_core.lake import SEMANTIC
 from catalog_core.model import FileObj, Obj, QueryStats
 from catalog_core.paths import split
 from catalog_core.remote.wire import (
@@ -46,6 +47,7 @@ from catalog_core.remote.wire import (
 from mcp_server.http.auth import Tokens
 from mcp_server.http.policy import ANONYMOUS, requires
 from mcp_server.http.sessions import SessionManager
+from mcp_server.http.writer import writer_of
 
 __all__ = ["ApiContext", "Gate", "NDJSONResponse", "build_router", "commit_write_set", "dumps", "error_responses",
            "json_response", "record_ops"]
@@ -188,10 +190,24 @@ def _obj(o: Obj | None) -> dict[str, Any] | None:
     return None if o is None else o.to_dict()
 
 
-def record_ops(txn: Any, ops: list[WireOp]) -> None:
-    """Add wire ops to an engine transaction through its public methods (same checks as embedded)."""
+def record_ops(txn: Any, ops: list[WireOp], request: Request | Mapping[str, Any] | None) -> None:
+    """Add wire ops to an engine transaction through its public methods (same checks as embedded).
+    An op under a `_semantic` folder first passes `semantic.guard.guard_op` for the request's
+    writer (`writer.writer_of`): the annotation is validated, its author is the writer's principal,
+    and the provenance policy's reads are made in `txn` (issue 35). `request`: the request, or its
+    scope's `state`."""
+    writer = None
     for i, op in enumerate(ops):
         try:
+            if f"/{SEMANTIC}" in op.path:
+                from semantic.guard import guard_op, is_semantic_path
+
+                if is_semantic_path(op.path):
+                    if writer is None:
+                        state = request.scope.get("state") if isinstance(request, Request) else request
+                        writer = writer_of(state)
+                    value = guard_op(txn, op.kind, op.path, op.value, writer)
+                    op = op.model_copy(update={"value": value})
             if op.kind == "add":
                 txn.add(op.path, op.value, op.leaf)
             elif op.leaf:
@@ -354,7 +370,7 @@ def build_router(ctx: ApiContext) -> APIRouter:
         # Served by fastpath.FastCommit in normal operation; this route documents it and is
         # the same code path for apps mounted without the Guard middleware.
         need_write(request, "commit")
-        return json_response(commit_write_set(ctx, body))
+        return json_response(commit_write_set(ctx, body, request.scope.get("state")))
 
     _branch_routes(r, ctx)
     _txn_routes(r, ctx)
@@ -397,12 +413,13 @@ def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
             return json_response({"vid": cat.drop_branch(body.branch, author=body.author, message=body.message)})
 
 
-def commit_write_set(ctx: ApiContext, body: CommitBody) -> dict[str, int]:
-    """One-request transaction: record the write set, commit; nothing is written on error."""
+def commit_write_set(ctx: ApiContext, body: CommitBody, state: Mapping[str, Any] | None) -> dict[str, int]:
+    """One-request transaction: record the write set, commit; nothing is written on error.
+    `state`: the request scope's state (who writes: `record_ops`)."""
     with ctx.gate:
         txn = ctx.catalog.transaction(author=body.author, message=body.message, meta=body.meta, time=body.time)
         try:
-            record_ops(txn, body.ops)
+            record_ops(txn, body.ops, state)
             return {"vid": txn.commit()}
         finally:
             txn.abort()  # no-op after a commit; releases the read vid otherwise
@@ -448,7 +465,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
         with gate, sessions.use(txn_id, _principal(request)) as s:
             before = len(s.txn.ops)
             try:
-                record_ops(s.txn, body.ops)
+                record_ops(s.txn, body.ops, request)
             except BaseException:
                 del s.txn.ops[before:]  # a rejected op leaves the session's earlier writes only
                 raise
@@ -461,7 +478,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
         need_write(request, "clone")
         with gate, sessions.use(txn_id, _principal(request)) as s:
             sessions.note_clone(s)  # a clone buffers the subtree in the session: capped per token
-            record_ops(s.txn, body.ops)
+            record_ops(s.txn, body.ops, request)
             s.txn.clone(body.src, body.dst, body.vid)
             return json_response({"ops": len(s.txn.ops)})
 
@@ -474,7 +491,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
         with gate:
             s = sessions.take(txn_id, "being committed", owner)
             try:
-                record_ops(s.txn, body.ops)
+                record_ops(s.txn, body.ops, request)
                 vid = s.txn.commit()
             except BaseException as exc:
                 s.txn.abort()

@@ -62,7 +62,7 @@ class UnsupportedMediaTypeError(InvalidValueError):
     http_status = 415
 
 
-FastRoute = Callable[[bytes, str], Awaitable[Response]]
+FastRoute = Callable[[bytes, str, dict[str, Any]], Awaitable[Response]]  # (body, role, scope["state"])
 # ASGI: a scope and its messages are open JSON-like dicts (the ASGI spec defines their keys)
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -120,12 +120,12 @@ class FastCommit:
         self.ctx = ctx
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="semcat-commit")
 
-    async def __call__(self, body: bytes, role: str) -> Response:
+    async def __call__(self, body: bytes, role: str, state: dict[str, Any]) -> Response:
         try:
             Tokens.require(role, "write", "commit")
             req = CommitBody.model_validate_json(body)
             loop = asyncio.get_running_loop()
-            return json_response(await loop.run_in_executor(self.pool, commit_write_set, self.ctx, req))
+            return json_response(await loop.run_in_executor(self.pool, commit_write_set, self.ctx, req, state))
         except ValidationError as exc:
             return validation_error_response(exc.errors())
         except CatalogError as exc:
@@ -416,7 +416,7 @@ class Guard:
             return await _send(send, body)
         fast = self.fast.get((scope["method"], scope["path"]))
         if fast is not None:
-            return await _send(send, await fast(body, role or "read"))
+            return await _send(send, await fast(body, role or "read", scope.get("state") or {}))
         if body and policy.body == "json":
             bad = _not_json(body)
             if bad is not None:

@@ -2,13 +2,20 @@
 staleness findings, join paths, metrics and metric SQL. The routes call the same `semantic` functions on the server's catalog; writes
 need a `write` token.
 
-    POST /v1/semantic/annotate        {target, fields, column?, author, source?, confidence?, note?, time?} -> {vid}
-    POST /v1/semantic/verify_query    {question, sql, author, source?, confidence?, note?} -> {vid}
+    POST /v1/semantic/annotate        {target, fields, column?, author?, source?, confidence?, note?, time?} -> {vid}
+    POST /v1/semantic/verify_query    {question, sql, author?, source?, confidence?, note?} -> {vid}
     GET  /v1/semantic/describe/{table}?snapshot=&now=                                      -> TableCard
     GET  /v1/semantic/staleness?table=&snapshot=&depth=metadata|data&now=                 -> {findings: [...]}
     GET  /v1/semantic/join_path?from_table=&to_table=&snapshot=&depth=metadata|data       -> JoinPath
     GET  /v1/semantic/metrics?table=&snapshot=                                             -> {metrics: [...]}
     POST /v1/semantic/metric_sql      {metric, group_by?, where?, time_range?, grain?, snapshot?} -> {sql, vid}
+
+Who wrote an annotation comes from the request's principal (`writer.writer_of`), never from the
+body: with authentication the author is the principal and the body's `author` is ignored; without
+(a loopback server: the local person) the body's `author` is kept. `source` defaults to the
+writer's (`human` for a person, `agent` otherwise); a token of an agent or a service may claim only
+`agent` (403 otherwise, naming the token to use), and an agent's write over a person's annotation,
+or of the human-only keys, is stored as a proposal (`semantic.guard`).
 
 Errors are the `semantic.errors` classes in the usual error body; `cc.connect` clients rebuild them
 (catalog_core.errors.error_from_dict) once `semantic` is imported.
@@ -22,10 +29,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 
+from catalog_core.errors import PermissionDeniedError
 from mcp_server.http.api import ApiContext, error_responses, json_response, need_write, parse_ref
 from mcp_server.http.policy import requires
+from mcp_server.http.writer import writer_of
 
-__all__ = ["build_semantic_router", "AnnotateBody", "VerifyQueryBody", "MetricSqlBody"]
+__all__ = ["build_semantic_router", "AnnotateBody", "VerifyQueryBody", "MetricSqlBody", "provenance_of"]
 
 
 class _Body(BaseModel):
@@ -36,8 +45,8 @@ class AnnotateBody(_Body):
     target: str
     fields: dict[str, Any]
     column: str | None = None
-    author: str
-    source: str = "human"
+    author: str | None = None
+    source: str | None = None
     confidence: float = 1.0
     note: str | None = None
     time: float | str | None = None
@@ -46,8 +55,8 @@ class AnnotateBody(_Body):
 class VerifyQueryBody(_Body):
     question: str
     sql: str
-    author: str
-    source: str = "human"
+    author: str | None = None
+    source: str | None = None
     confidence: float = 1.0
     note: str | None = None
 
@@ -59,6 +68,22 @@ class MetricSqlBody(_Body):
     time_range: tuple[str | None, str | None] | None = None
     grain: str | None = None
     snapshot: int | str | None = None
+
+
+def provenance_of(request: Request, author: str | None, source: str | None) -> tuple[str, str]:
+    """(author, source) of a semantic write: the author is the authenticated principal (the body's
+    only without authentication); the source the body's when the writer may claim it (a person
+    any, an agent or a service only `agent`), else PermissionDeniedError (403)."""
+    w = writer_of(request.scope.get("state"))
+    claimed = source if source is not None else ("human" if w.source == "human" else "agent")
+    if w.source != "human" and claimed != "agent":
+        raise PermissionDeniedError(
+            f"{w.principal} ({'an agent' if w.source == 'agent' else 'a service'}) cannot write annotations with "
+            f"source {claimed!r}: "
+            "its annotations are source 'agent' (over a person's they are stored as proposals for review); to "
+            "write as a person, use a person's token", role=w.source, needed="human")
+    name = w.principal if w.authenticated else (author if author is not None and author.strip() else w.principal)
+    return name, claimed
 
 
 def _now(text: str | None) -> float | str | None:
@@ -81,9 +106,10 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
     @requires("write")
     def annotate(body: AnnotateBody, request: Request) -> Response:
         need_write(request, "annotate")
+        author, source = provenance_of(request, body.author, body.source)
         with gate:
-            vid = sm.annotate(cat, body.target, body.fields, column=body.column, author=body.author,
-                              source=body.source, confidence=body.confidence, note=body.note, time=body.time)
+            vid = sm.annotate(cat, body.target, body.fields, column=body.column, author=author,
+                              source=source, confidence=body.confidence, note=body.note, time=body.time)
         return json_response({"vid": vid})
 
     @r.post("/verify_query", summary="Run a query and store it as verified on every table it reads (write token)",
@@ -91,8 +117,9 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
     @requires("write")
     def verify_query(body: VerifyQueryBody, request: Request) -> Response:
         need_write(request, "verify a query")
+        author, source = provenance_of(request, body.author, body.source)
         with gate:
-            vid = sm.verify_query(cat, body.question, body.sql, author=body.author, source=body.source,
+            vid = sm.verify_query(cat, body.question, body.sql, author=author, source=source,
                                   confidence=body.confidence, note=body.note)
         return json_response({"vid": vid})
 

@@ -32,6 +32,7 @@ from mcp_server.mcp.context import (
 )
 from mcp_server.mcp.errors import CodedToolError, catalog_error, closest, coded, guard
 from mcp_server.mcp.relevance import Use
+from semantic.guard import marked
 from semantic.models import Status, TableCard
 
 __all__ = ["register", "search", "describe", "join_path", "catalog_objects"]
@@ -116,7 +117,7 @@ def _hit(s: ToolContext, name: str, score: float, vid: int) -> M.TableHit:
     if card is not None:
         desc = card.annotations.get("description")
         grain = card.annotations.get("grain")
-        hit.description = None if desc is None else cut(desc.value, TEXT_SUMMARY)
+        hit.description = None if desc is None else cut(marked(desc.value, desc.source), TEXT_SUMMARY)
         hit.grain = None if grain is None else cut(grain_text(grain.value), 160)
         if card.deprecation is not None:
             hit.deprecated = M.DeprecationOut(reason=cut(card.deprecation.reason, 160), since=card.deprecation.since,
@@ -175,7 +176,8 @@ def describe(s: ToolContext, table: str, detail: str, columns: list[str] | None,
         fields: dict[str, Any] = {}
         status: Status | None = None
         if card is not None and cid in by_id:
-            fields = {k: v.value for k, v in by_id[cid].annotations.items()}
+            fields = {k: marked(v.value, v.source) if k == "description" else v.value  # an agent's: marked
+                      for k, v in by_id[cid].annotations.items()}
             # a read model that hides staleness gives statuses of None: then the column has none
             sts = [v.status for v in by_id[cid].annotations.values() if v.status is not None]
             status = "stale" if "stale" in sts else "suspect" if "suspect" in sts else ("fresh" if sts else None)
@@ -261,7 +263,9 @@ def _from_card(out: M.DescribeOut, card: TableCard, full: bool, text_limit: int)
 
     def val(field: str) -> Any:
         a = anns.get(field)
-        return None if a is None else a.value
+        if a is None:
+            return None
+        return marked(a.value, a.source) if field in ("description", "instructions", "owner") else a.value
     if isinstance(val("description"), str):
         out.description = cut(val("description"), text_limit, "" if full else "(detail='full' has more)")
     if val("grain") is not None:

@@ -18,6 +18,7 @@ from typing import Any
 import semantic as sm
 from catalog_core.api import CatalogAPI
 from catalog_core.model import Obj
+from semantic.guard import marked
 from semantic.models import Finding, MetricView, TableCard
 
 __all__ = ["Reads"]
@@ -65,12 +66,13 @@ class Reads:
                 if a.kind == "review" and a.key.startswith("proposal.") and a.vid == vid and isinstance(a.value, dict)]
 
     def instructions(self, cat: CatalogAPI, targets: Sequence[str], vid: int) -> dict[str, str]:
-        """The `instructions` annotation of each catalog / namespace among `targets` that has one."""
+        """The `instructions` annotation of each catalog / namespace among `targets` that has one (an
+        agent's marked as agent-written: `semantic.guard.marked`)."""
         out: dict[str, str] = {}
         for target in targets:
             for a in sm.read_annotations(cat, target, vid):
                 if a.kind == "instructions" and isinstance(a.value, str):
-                    out[target] = a.value
+                    out[target] = marked(a.value, a.provenance.source)  # an agent's reads as a claim
         return out
 
     def shows(self, path: str) -> bool:

@@ -120,7 +120,9 @@ def test_introspection_is_unchanged_and_cached_tables_are_not_readable(wh, pool1
               "ORDER BY ALL",
               "SELECT database_name FROM duckdb_databases() WHERE NOT internal ORDER BY 1",
               "SELECT database_name, schema_name, table_name FROM duckdb_tables() ORDER BY ALL",
-              "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY 1"]
+              # (the views' SQL itself is refused: it names the files, tests/security/test_views.py)
+              "SELECT table_name, column_name, data_type FROM information_schema.columns "
+              "WHERE table_catalog = 'wh' ORDER BY ALL"]
     cc.set_sql_cache_budget(0)
     plain = [run(wh.cat, p, snapshot=wh.v3) for p in probes]
     cc.set_sql_cache_budget(64 << 20)

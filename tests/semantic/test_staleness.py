@@ -507,3 +507,26 @@ def test_whole_catalog_judges_the_clock_only_for_tables_due(elk):
     assert (out, n) == ([], 0)
     out, n = calls(elk.day(40))        # T missed its SLA; sales stopped loading; the mart missed its SLA
     assert n == len({f.target for f in out}) == 3
+
+
+# ------------------------------------------------------------------ bounded checks (issue 35)
+def test_check_limit_exceeded_when_a_data_check_goes_past_its_limit(elk):
+    """A relationship condition that asks for more memory than a check may use (written before
+    the write paths refused it: raw here) is a finding, not a hang: the check runs like run_sql."""
+    from catalog_core import lake as L
+
+    cat = elk.cat
+    base(elk)
+    elk.table(DIM, [("kind", "string"), ("is_current", "boolean")], at=0,
+              rows={"kind": ["a", "b"], "is_current": [True, True]})
+    relate(cat, T, DIM, [("kind", "kind")], condition="dim.is_current")
+    assert "check_limit_exceeded" not in reasons(sm.staleness(cat, T, depth="data", now=elk.day(1)))  # control
+    value = {"to": DIM, "on": [["kind", "kind"]], "cardinality": "many_to_one", "canonical": True,
+             "condition": "dim.is_current AND len(range(300000000)) > 0"}
+    ann = new_annotation(cat, T, "relationship", "relationship.dim", value, columns=["kind"], author="bob")
+    with cat.transaction(author="old-release") as txn:
+        txn.update(L.semantic_path(T, ann.key), ann.stored())
+    found = [f for f in sm.staleness(cat, T, depth="data", now=elk.day(1)) if f.annotation == "relationship.dim"]
+    assert [(f.reason, f.status) for f in found] == [("check_limit_exceeded", "suspect")], found
+    assert "memory limit" in found[0].message and found[0].evidence.values["limit"] == "memory"
+    check_evidence(found)
