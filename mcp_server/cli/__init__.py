@@ -11,8 +11,12 @@ __all__ = ["main"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="semcat", prog_name="semcat", message="%(prog)s %(version)s")  # importlib.metadata
 def main() -> None:
-    """semcat: a versioned, transactional catalog for data lakes that LLM agents can trust."""
+    """semcat: a versioned, transactional catalog for data lakes that LLM agents can trust.
+
+    Errors print `Error: ...` on stderr: exit 2 when the command line is wrong (an unknown option, a bad
+    value, a name that does not exist), exit 1 when the command ran and failed (docs/cli.md)."""
 
 
 _create = click.option("--create", is_flag=True,

@@ -4,7 +4,6 @@ Output is plain text, one line per item; errors print their message and exit wit
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -97,20 +96,19 @@ def drop(cat: Any, branch: str, author: str, message: str) -> None:
 
 
 def run_branch(action: Callable[..., None], data_dir: str, token: str | None, *args: Any) -> None:
+    import click
+
     import catalog_core as cc
 
     cat = None
     try:
         cat = open_catalog(data_dir, token)
         action(cat, *args)
-    except cc.ConflictError as e:
-        print(f"error: {e.message}", file=sys.stderr)
-        for p in e.details.get("paths") or []:
-            print(f"  conflict: {p}", file=sys.stderr)
-        sys.exit(2)
+    except cc.ConflictError as e:  # a failure (exit 1, docs/cli.md), one line per conflicting path
+        raise click.ClickException("\n".join([e.message, *(f"  conflict: {p}" for p in e.details.get("paths") or [])])) \
+            from None
     except (cc.CatalogError, CliError) as e:
-        print(f"error: {getattr(e, 'message', str(e))}", file=sys.stderr)
-        sys.exit(2)
+        raise click.ClickException(getattr(e, "message", str(e))) from None
     finally:
         if cat is not None and hasattr(cat, "close"):
             cat.close()

@@ -73,6 +73,7 @@ def _check(cat, root: str) -> None:
 @example([("append", "main", "p1", 2, 0), ("append", "branch", "p1", 3, 0), ("publish", "main", "p0", 1, 0)])
 @example([("append", "branch", "p0", 1, 0), ("publish", "main", "p0", 1, 0), ("remove", "branch", "p0", 1, 0),
           ("remove", "main", "p0", 1, 0), ("publish", "main", "p0", 1, 0)])
+@pytest.mark.slow  # 500 histories: 100 s at load 16 (22 s quiet)
 def test_stats_equal_the_sums_over_the_leaves_after_every_publish(engine, steps):
     note(f"steps: {steps!r}")
     n = next(_ids)

@@ -76,6 +76,7 @@ def runs():
     return {r["sql"]: r for r in rows} | {"__self__": me}
 
 
+@pytest.mark.slow  # one subprocess runs every runaway statement to its limit: 82 s at load 16
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("sql", RUNAWAY)
 def test_runaway_statement_ends_within_its_time_and_memory_limits(runs, sql):
@@ -116,6 +117,7 @@ def test_constant_builder_arguments_beyond_the_memory_limit_are_refused_before_r
     assert cc.run_sql(cat, "SELECT count(*) FROM range(1000000)").rows == [[1000000]]
 
 
+@pytest.mark.slow  # builds a 700 MB value: 55 s at load 16
 def test_memory_limit_is_a_parameter(cat):
     # 700 MB in one value: past what a 64 MiB limit lets a worker map (300 MB is not), within 1 GiB.
     # DuckDB's repeat() builds it in 5.5 s on a quiet machine, so the time limit is generous: at load 9

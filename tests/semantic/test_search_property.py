@@ -9,6 +9,7 @@ import importlib
 import os
 import tempfile
 
+import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -87,6 +88,7 @@ def _run(cat, lk, ops) -> None:
             assert got == _fresh_hits(cat, vid, o[2]), f"hits for {o[2]!r} at vid {vid}"
 
 
+@pytest.mark.slow  # a property test: 157 s at load 16-19
 @settings(max_examples=int(os.environ.get("SEMCAT_PROPERTY_EXAMPLES", "100")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(op, min_size=1, max_size=16))
 def test_incremental_index_equals_a_fresh_one(ops):
