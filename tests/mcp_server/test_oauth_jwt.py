@@ -355,3 +355,19 @@ def test_guard_puts_the_principal_in_the_state_and_challenges_per_rfc_9728(issue
             assert 'scope="semcat:read semcat:write"' in no_scope.headers["www-authenticate"]
     finally:
         cat.close()
+
+
+def test_serve_refuses_a_bad_oauth_configuration_before_opening_anything(tmp_path):
+    from click.testing import CliRunner
+
+    from mcp_server.cli import main
+
+    runner = CliRunner()
+    plain = runner.invoke(main, ["serve", "--data", str(tmp_path / "d"), "--oauth-issuer", "http://idp.example.com"])
+    assert plain.exit_code == 2 and "must use https" in plain.output
+    wild = runner.invoke(main, ["serve", "--data", str(tmp_path / "d"), "--host", "0.0.0.0",
+                                "--oauth-issuer", "https://idp.example.com"])
+    assert wild.exit_code == 2 and "--resource-uri" in wild.output
+    orphan = runner.invoke(main, ["serve", "--data", str(tmp_path / "d"), "--oauth-source-claim", "kind"])
+    assert orphan.exit_code == 2 and "need --oauth-issuer" in orphan.output
+    assert not (tmp_path / "d").exists()
