@@ -282,6 +282,8 @@ def main() -> None:
     ap.add_argument("--bodies", type=int, default=8, help="concurrent large bodies without a token")
     ap.add_argument("--body-mb", type=int, default=48)
     ap.add_argument("--within", type=float, default=60.0, help="time bound of each flood, s")
+    ap.add_argument("--floods", default="sessions,clones,streams,review,login",
+                    help="which floods to run, comma-separated")
     args = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="semcat-hostile-")
@@ -289,16 +291,21 @@ def main() -> None:
     build_catalog(pristine, args.objects)
     rows: list[tuple[str, str, str, float, float, str]] = []
     try:
-        floods: list[tuple[str, Callable[[Server], Counter[str]]]] = [
-            (f"{args.sessions} sessions (read token)", lambda s: flood_sessions(s, args.sessions, args.within)),
-            (f"{args.clones} txn clones of /bench (read token)", lambda s: flood_clones(s, args.clones, args.within)),
-            (f"{args.streams} held GET /mcp streams (read)", lambda s: flood_streams(s, args.streams, 5.0)),
-            (f"{args.bodies} x {args.body_mb} MB to /ui/review, no token",
+        floods: list[tuple[str, str, Callable[[Server], Counter[str]]]] = [
+            ("sessions", f"{args.sessions} sessions (read token)",
+             lambda s: flood_sessions(s, args.sessions, args.within)),
+            ("clones", f"{args.clones} txn clones of /bench (read token)",
+             lambda s: flood_clones(s, args.clones, args.within)),
+            ("streams", f"{args.streams} held GET /mcp streams (read)", lambda s: flood_streams(s, args.streams, 5.0)),
+            ("review", f"{args.bodies} x {args.body_mb} MB to /ui/review, no token",
              lambda s: flood_bodies(s, args.bodies, args.body_mb, "/ui/review/x/accept", args.within)),
-            (f"{args.bodies} x {args.body_mb} MB to /ui/login, no token",
+            ("login", f"{args.bodies} x {args.body_mb} MB to /ui/login, no token",
              lambda s: flood_bodies(s, args.bodies, args.body_mb, "/ui/login", args.within)),
         ]
-        for name, flood in floods:  # a fresh server per flood: each starts from the same state
+        chosen = {x.strip() for x in args.floods.split(",") if x.strip()}
+        for key, name, flood in floods:
+            if key not in chosen:
+                continue  # a fresh server per flood: each starts from the same state
             shutil.rmtree(data, ignore_errors=True)
             shutil.copytree(pristine, data)
             server = Server(args.code, data, os.path.join(tmp, "serve.log"))

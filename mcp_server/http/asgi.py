@@ -282,7 +282,7 @@ class Guard:
                 "`semcat serve` with --allowed-host NAME (DNS-rebinding protection)", host=host))
         origin = headers.get(b"origin")
         if origin is not None:
-            if not same.origin_ok(origin, scope):
+            if not same.origin_ok(origin, host, scope):
                 return error_response(CrossOriginError(
                     f"Origin {origin!r} may not use this server: only pages of this server's own origin may; "
                     "allow another with `semcat serve --allowed-origin URL`", origin=origin))
@@ -325,7 +325,8 @@ class Guard:
             headers = _headers(scope)
             same = self.same_origin()
             origin = headers.get(b"origin")
-            if not same.host_ok(headers.get(b"host"), scope) or (origin is not None and not same.origin_ok(origin, scope)):
+            host = headers.get(b"host")
+            if not same.host_ok(host, scope) or (origin is not None and not same.origin_ok(origin, host, scope)):
                 await send({"type": "websocket.close", "code": 1008})  # policy violation
                 return
             if self.tokens:

@@ -2,18 +2,20 @@
 answers, in every mode (tokens or none), on every route.
 
 A Host is allowed when it names
-  - an address the server is reached at, with the server's port: the bound address, the local
-    address of the connection (covers a wildcard bind reached by IP), and for a loopback
-    connection or bind `localhost`, `127.0.0.1` and `[::1]`; or
+  - an address the server is reached at: the bound address, the local address of the connection
+    (covers a wildcard bind reached by IP), and for a loopback connection or bind `localhost`,
+    `127.0.0.1` and `[::1]`, with any port (a port forward or tunnel, `ssh -L 9000:...`, keeps the
+    client's port; a browser only sends `Host: localhost:9000` from a page of that very origin); or
   - a configured name (`--allowed-host NAME` or `NAME:PORT`, `SEMCAT_ALLOWED_HOSTS`, and the older
     `SEMCAT_MCP_ALLOWED_HOSTS`): NAME matches any port, NAME:PORT that port only.
 So `Host: evil.example` (a DNS-rebinding page whose name resolves to 127.0.0.1) is refused (421).
 
 An Origin is allowed when absent (non-browser clients send none), when it is one of the configured
-origins (`--allowed-origin https://app.example`, `SEMCAT_ALLOWED_ORIGINS`), or when its host is
-allowed as above with the server's scheme and port (configured names: http or https, the entry's
-port). `Origin: null` and any other origin (another site, or another port of this host, which is
-"same-site" to a browser) are refused (403).
+origins (`--allowed-origin https://app.example`, `SEMCAT_ALLOWED_ORIGINS`), when it is the origin
+the request itself was sent to (the Host's name and port, with the server's scheme: a same-origin
+request), or when its host is a configured name (http or https, the entry's port). `Origin: null`
+and any other origin (another site, or another port of this host, which is "same-site" to a
+browser) are refused (403).
 """
 
 from __future__ import annotations
@@ -123,25 +125,18 @@ class SameOrigin:
                 names |= LOOPBACK_NAMES
         return names
 
-    def _name_ok(self, name: str, port: int | None, scheme: str, scope: dict[str, Any]) -> bool:
-        if name in self.any_port or (port is not None and (name, port) in self.exact):
-            return True
-        if port is None:
-            port = _DEFAULT_PORT.get(scheme)
-            if (name, port) in self.exact:
-                return True
-        server = scope.get("server")
-        server_port = server[1] if server else None
-        return port == server_port and name in self._bound_names(scope)
+    def _configured(self, name: str, port: int) -> bool:
+        return name in self.any_port or (name, port) in self.exact
 
     def host_ok(self, host: str | None, scope: dict[str, Any]) -> bool:
         """True if a request with this Host header is for this server."""
-        if host is None:
-            return False
-        parsed = split_host(host)
+        parsed = split_host(host) if host is not None else None
         if parsed is None:
             return False
-        return self._name_ok(parsed[0], parsed[1], str(scope.get("scheme", "http")), scope)
+        name, port = parsed
+        scheme = _http_scheme(scope)
+        return self._configured(name, port if port is not None else _DEFAULT_PORT[scheme]) \
+            or name in self._bound_names(scope)
 
     # ------------------------------------------------------------------ Origin
     @staticmethod
@@ -155,25 +150,28 @@ class SameOrigin:
         name, port = parsed
         return scheme, name, port if port is not None else _DEFAULT_PORT[scheme]
 
-    def origin_ok(self, origin: str, scope: dict[str, Any]) -> bool:
-        """True if a browser page of `origin` may use this server (never for `null`)."""
+    def origin_ok(self, origin: str, host: str | None, scope: dict[str, Any]) -> bool:
+        """True if a browser page of `origin` may send this request (Host `host`, already checked
+        by `host_ok`); never for `null`."""
         parsed = self._split_origin(origin)
         if parsed is None:
             return False
         scheme, name, port = parsed
         if f"{scheme}://{name}:{port}" in self.origins:
             return True
-        if scheme in ("http", "https") and (name in self.any_port or (name, port) in self.exact):
+        if scheme in ("http", "https", "ws", "wss") and self._configured(name, port):
             return True
-        server_scheme = str(scope.get("scheme", "http"))
-        server_scheme = {"ws": "http", "wss": "https"}.get(server_scheme, server_scheme)
-        server = scope.get("server")
-        return (scheme == server_scheme and server is not None and port == server[1]
-                and name in self._bound_names(scope))
+        target = split_host(host) if host is not None else None
+        if target is None or scheme.replace("ws", "http") != _http_scheme(scope):
+            return False
+        target_port = target[1] if target[1] is not None else _DEFAULT_PORT[scheme]
+        return (name, port) == (target[0], target_port)
 
     def describe(self, scope: dict[str, Any]) -> Sequence[str]:
         """The names a Host may take here (for error messages)."""
-        server = scope.get("server")
-        port = server[1] if server else "?"
-        return sorted({f"{n}:{port}" for n in self._bound_names(scope)} | self.any_port
-                      | {f"{n}:{p}" for n, p in self.exact})
+        return sorted(self._bound_names(scope) | self.any_port | {f"{n}:{p}" for n, p in self.exact})
+
+
+def _http_scheme(scope: dict[str, Any]) -> str:
+    scheme = str(scope.get("scheme", "http"))
+    return {"ws": "http", "wss": "https"}.get(scheme, scheme if scheme in ("http", "https") else "http")

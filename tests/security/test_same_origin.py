@@ -77,7 +77,7 @@ def unchanged(engine: cc.Catalog, before) -> None:
 @pytest.mark.parametrize("method, path, ctype, body", ROUTES)
 def test_a_foreign_host_is_421_on_every_route(server, engine, mode, before, method, path, ctype, body):
     port = server.url.rsplit(":", 1)[1]
-    for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.nip.io:" + port, f"127.0.0.1:{int(port) + 1}"):
+    for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.nip.io:" + port, "127.0.0.2:" + port):
         refused(send(server, method, path, ctype, body, mode, Host=host), 421, "Host")
     unchanged(engine, before)
 
@@ -86,7 +86,7 @@ def test_a_foreign_host_is_421_on_every_route(server, engine, mode, before, meth
 def test_a_foreign_origin_is_403_on_every_route(server, engine, mode, before, method, path, ctype, body):
     port = int(server.url.rsplit(":", 1)[1])
     for origin in ("http://evil.example", f"http://127.0.0.1:{port + 1}", f"http://localhost:{port + 1}",
-                   f"https://127.0.0.1:{port}", "null"):
+                   f"https://127.0.0.1:{port}", f"http://localhost:{port}", "null"):  # Host is 127.0.0.1:port
         refused(send(server, method, path, ctype, body, mode, Origin=origin), 403, "Origin")
     unchanged(engine, before)
 
@@ -109,7 +109,9 @@ def test_a_json_endpoint_refuses_other_content_types_with_415(server, engine, mo
 
 def test_same_origin_and_non_browser_clients_are_served(server, engine, mode):
     origin = server.url
-    for headers in ({}, {"Origin": origin}, {"Host": "localhost:" + origin.rsplit(":", 1)[1]}):
+    port = origin.rsplit(":", 1)[1]
+    for headers in ({}, {"Origin": origin}, {"Host": "localhost:" + port, "Origin": "http://localhost:" + port},
+                    {"Host": "127.0.0.1:9999", "Origin": "http://127.0.0.1:9999"}):  # a port forward
         resp = send(server, "GET", "/v1/catalog", None, None, mode, **headers)
         assert resp.status_code == 200, resp.text
         resp = send(server, "POST", "/mcp", "application/json", '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
