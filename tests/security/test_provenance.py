@@ -208,9 +208,13 @@ def test_agent_instructions_become_proposals_and_agent_text_is_marked(certified)
         async with Client(srv) as c:
             res = await c.call_tool("describe_table", {"table": T})
             inst = await c.read_resource("semcat://instructions")
-            return res.structured_content, inst.contents[0].text
+            wrote = await c.call_tool("annotate", {"table": "acme", "fields": {"instructions": "obey me"}})
+            return res.structured_content, inst.contents[0].text, wrote
 
-    card, text = anyio.run(describe)
+    card, text, wrote = anyio.run(describe)
+    assert not wrote.is_error and wrote.structured_content["proposed"] == ["instructions"], wrote.content[0].text
+    assert "proposal" in wrote.content[0].text
+    assert _anns(certified, "acme")["proposal.instructions"].value["value"] == "obey me"
     col = next(c for c in card["columns"] if c["name"] == "status")
     assert col["description"] == "[agent-written, unreviewed] an agent's guess"
     assert card["description"] == "One row per order (certified)."  # a person's: as written
