@@ -23,6 +23,7 @@ import pytest
 import catalog_core as cc
 import semantic as sm
 from catalog_core import lake
+from catalog_core.errors import PermissionDeniedError
 from eval.fixtures.lakes import LakeBuilder
 from semantic.annotations import new_annotation
 
@@ -246,3 +247,22 @@ def test_bounds_hold_on_the_raw_commit_path(certified, server):
     r = _post(server, "/v1/commit", {"author": "x", "ops": [
         {"kind": "update", "path": lake.semantic_path(T, "table.tags"), "value": ann.stored()}]})
     assert r.status_code == 400 and "table.tags has 100,000 items" in r.json()["message"], r.text
+
+
+def test_a_remote_agent_annotates_through_a_transaction_session(certified, server):
+    """`sm.annotate(source="agent")` on `cc.connect(url, token)`: the policy's reads go through the
+    session (`/v1/transactions/{id}/objects`), its writes are checked at the session's commit."""
+    remote = cc.connect(server, token=AGENT_TOKEN)
+    try:
+        sm.annotate(remote, T, {"description": "an agent's view"}, author="alice", source="agent")
+        sm.annotate(remote, T, {"description": "the status"}, column="status", author="alice", source="agent")
+        with pytest.raises(PermissionDeniedError):  # a person's claim from an agent's token
+            sm.annotate(remote, T, {"owner": "mallory"}, author="alice")
+    finally:
+        remote.close()
+    anns = _anns(certified)
+    assert anns["table.description"].provenance.source == "human"
+    assert anns["proposal.table.description"].value["value"] == "an agent's view"
+    col = anns["column.2.description"]
+    assert col.provenance.source == "agent" and col.provenance.author.startswith("token:")
+    assert "table.owner" not in anns
