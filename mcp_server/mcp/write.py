@@ -62,9 +62,11 @@ def write_annotation(s: ToolContext, table: str, column: str | None, fields: dic
         cols = lake.TableValue.from_raw(s.table(name, vid).value).columns
         cid = next((c.id for c in cols if c.name == column), column)
         keys = [f"column.{cid}.{f}" for f in fields]
-    proposed = s.reads.proposed(s.cat, name, new_vid) if name.count(".") == 2 else []
+    proposed = s.reads.proposed(s.cat, name, new_vid)
     out = M.AnnotateOut(vid=new_vid, table=name, column=column, keys=keys, author=author, proposed=proposed)
     text = f"annotated {name}{'.' + column if column else ''} ({', '.join(fields)}) at vid {new_vid}"
     if proposed:
-        text += f"; {', '.join(proposed)} stored as a proposal for review (a person wrote it before)"
+        text += (f"; {', '.join(proposed)} stored as a proposal for review (a person wrote it before, or only a "
+                 "person may set it: instructions, certification, and deprecation or reporting flags of a certified "
+                 "table)")
     return out, text

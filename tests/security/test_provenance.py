@@ -23,6 +23,7 @@ import pytest
 import catalog_core as cc
 import semantic as sm
 from catalog_core import lake
+from catalog_core.errors import PermissionDeniedError
 from eval.fixtures.lakes import LakeBuilder
 from semantic.annotations import new_annotation
 
@@ -208,9 +209,13 @@ def test_agent_instructions_become_proposals_and_agent_text_is_marked(certified)
         async with Client(srv) as c:
             res = await c.call_tool("describe_table", {"table": T})
             inst = await c.read_resource("semcat://instructions")
-            return res.structured_content, inst.contents[0].text
+            wrote = await c.call_tool("annotate", {"table": "acme", "fields": {"instructions": "obey me"}})
+            return res.structured_content, inst.contents[0].text, wrote
 
-    card, text = anyio.run(describe)
+    card, text, wrote = anyio.run(describe)
+    assert not wrote.is_error and wrote.structured_content["proposed"] == ["instructions"], wrote.content[0].text
+    assert "proposal" in wrote.content[0].text
+    assert _anns(certified, "acme")["proposal.instructions"].value["value"] == "obey me"
     col = next(c for c in card["columns"] if c["name"] == "status")
     assert col["description"] == "[agent-written, unreviewed] an agent's guess"
     assert card["description"] == "One row per order (certified)."  # a person's: as written
@@ -242,3 +247,22 @@ def test_bounds_hold_on_the_raw_commit_path(certified, server):
     r = _post(server, "/v1/commit", {"author": "x", "ops": [
         {"kind": "update", "path": lake.semantic_path(T, "table.tags"), "value": ann.stored()}]})
     assert r.status_code == 400 and "table.tags has 100,000 items" in r.json()["message"], r.text
+
+
+def test_a_remote_agent_annotates_through_a_transaction_session(certified, server):
+    """`sm.annotate(source="agent")` on `cc.connect(url, token)`: the policy's reads go through the
+    session (`/v1/transactions/{id}/objects`), its writes are checked at the session's commit."""
+    remote = cc.connect(server, token=AGENT_TOKEN)
+    try:
+        sm.annotate(remote, T, {"description": "an agent's view"}, author="alice", source="agent")
+        sm.annotate(remote, T, {"description": "the status"}, column="status", author="alice", source="agent")
+        with pytest.raises(PermissionDeniedError):  # a person's claim from an agent's token
+            sm.annotate(remote, T, {"owner": "mallory"}, author="alice")
+    finally:
+        remote.close()
+    anns = _anns(certified)
+    assert anns["table.description"].provenance.source == "human"
+    assert anns["proposal.table.description"].value["value"] == "an agent's view"
+    col = anns["column.2.description"]
+    assert col.provenance.source == "agent" and col.provenance.author.startswith("token:")
+    assert "table.owner" not in anns
