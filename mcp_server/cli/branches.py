@@ -25,6 +25,13 @@ def _path(name: str | None) -> Any:
         raise CliError(getattr(e, "message", str(e))) from None
 
 
+def _usage(message: str) -> Exception:
+    """A name on the command line that names nothing: a usage error (exit 2, docs/cli.md)."""
+    import click
+
+    return click.UsageError(message, ctx=click.get_current_context(silent=True))
+
+
 def _find(cat: Any, branch: str) -> Any:
     from catalog_core import lake
     from mcp_server.cli.names import unknown
@@ -34,7 +41,7 @@ def _find(cat: Any, branch: str) -> Any:
         if b.path == branch:
             return b
     names = [lake.name_of(b.path) for b in found]
-    raise CliError(unknown("branch", lake.name_of(branch), names, "list them with `semcat branch list`"))
+    raise _usage(unknown("branch", lake.name_of(branch), names, "list them with `semcat branch list`"))
 
 
 def _short(value: Any, width: int = 100) -> str:
@@ -51,7 +58,7 @@ def create(cat: Any, src: str, dst: str, vid: Any, author: str, message: str) ->
         parent = src.rsplit("/", 1)[0] or "/"
         kids = [lake.name_of(o.path) for o in cat.children(parent, vid=vid) if not o.obj_id.startswith("_")] \
             if parent == "/" or cat.get(parent, vid=vid) is not None else []
-        raise CliError(unknown("catalog or namespace", lake.name_of(src), kids))
+        raise _usage(unknown("catalog or namespace", lake.name_of(src), kids))
     v = cat.clone(src, dst, vid, author=author, message=message)
     b = _find(cat, dst)
     print(f"branch {dst} of {src} at vid {b.fork_vid} (commit {v})")
@@ -107,6 +114,8 @@ def run_branch(action: Callable[..., None], data_dir: str, token: str | None, *a
     except cc.ConflictError as e:  # a failure (exit 1, docs/cli.md), one line per conflicting path
         raise click.ClickException("\n".join([e.message, *(f"  conflict: {p}" for p in e.details.get("paths") or [])])) \
             from None
+    except cc.NotFoundError as e:  # a branch, path or snapshot named on the command line: a usage error
+        raise _usage(e.message) from None
     except (cc.CatalogError, CliError) as e:
         raise click.ClickException(getattr(e, "message", str(e))) from None
     finally:

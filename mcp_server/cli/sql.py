@@ -88,6 +88,8 @@ def run_cli(sql: str, data_dir: str, snapshot: str | None = None, limit: int = 1
     except SnapshotNotFoundError as e:
         raise click.BadParameter(_snapshot_hint(cat, e.message), param_hint="'--snapshot'") from None
     except cc.NotFoundError as e:
+        if cat is None:  # --data names no catalog
+            raise click.BadParameter(e.message, param_hint="'--data'") from None
         raise click.ClickException(_unknown_tables(cat, sql, snapshot) or e.message) from None
     except (cc.CatalogError, CliError) as e:
         raise click.ClickException(getattr(e, "message", str(e))) from None

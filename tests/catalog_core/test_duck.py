@@ -250,7 +250,7 @@ def test_semcat_sql_prints_a_table_and_exits_2_on_errors(data_dir):
     bad = runner.invoke(main, ["sql", "SELECT * FROM read_text('/etc/passwd')", "--data", data_dir])
     assert bad.exit_code == 1 and "file_access" in bad.output and "Traceback" not in bad.output  # a failure: 1
     missing = runner.invoke(main, ["sql", "SELECT 1", "--data", os.path.join(data_dir, "nope")])
-    assert missing.exit_code == 1 and "no catalog" in missing.output
+    assert missing.exit_code == 2 and "no catalog" in missing.output and "--data" in missing.output  # usage
 
 
 def test_semcat_sql_formats_for_programs_and_does_not_fold_when_piped(data_dir):

@@ -41,7 +41,7 @@ def test_branch_commands(data_dir):
     with cc.Catalog.open(data_dir) as cat:
         assert cat.get("/wh/sales/orders").value["stats"]["row_count"] == 4 and cat.branches() == []
     out = run("branch", "drop", "/wh/wap", "--data", data_dir)
-    assert out.exit_code == 1 and "no branch 'wh.wap'" in out.output
+    assert out.exit_code == 2 and "no branch 'wh.wap'" in out.output  # a name that names nothing: usage
     out = run("branch", "list", "--data", data_dir)
     assert out.output.strip() == "no branches"
 

@@ -58,6 +58,8 @@ def test_an_unknown_table_gets_a_did_you_mean_of_table_names(wh):
 def test_failures_exit_1_and_usage_errors_exit_2_with_one_prefix(wh):
     failed = run("sql", "SELEC 1", "--data", wh)
     assert failed.exit_code == 1 and failed.output.startswith("Error: SQL does not parse"), failed.output
+    nodata = run("sql", "SELECT 1", "--data", wh + "-nope")
+    assert nodata.exit_code == 2 and "Error: Invalid value for '--data': no catalog" in nodata.output, nodata.output
     usage = run("sql", "SELECT 1", "--data", wh, "--format", "xml")
     assert usage.exit_code == 2 and "Error: Invalid value for '--format'" in usage.output, usage.output
     # a real process: the message is on stderr, nothing on stdout, no traceback
