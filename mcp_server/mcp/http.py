@@ -5,7 +5,9 @@ unknown token gets 401 (with WWW-Authenticate) before anything else. A `read` to
 read tool; its tools/list leaves out `annotate`, and a `tools/call` of it gets a tool result with
 isError and code "PermissionDeniedError" saying which role it needs (`SemcatServer`), not an
 HTTP 403, which MCP clients show only as "Server returned an error response". Transport:
-stateless (MCP 2026-07-28 is sessionless; pinning is by handle), JSON responses. DNS-rebinding
+stateless (pinning is by handle, so no tool needs a session), JSON responses; a request whose
+`MCP-Protocol-Version` is 2026-07-28 is served by the SDK's per-request (handshake-free) entry,
+older versions by `initialize` (the versions: `server.PROTOCOL_VERSIONS`, docs/mcp.md). DNS-rebinding
 protection (Host / Origin checks) is set for the address the server binds: loopback names for a
 loopback bind, the bound host otherwise, plus the names in `SEMCAT_MCP_ALLOWED_HOSTS` (comma-separated `host` or `host:port`); a wildcard bind (0.0.0.0, ::)
 without that variable checks no Host (tokens are mandatory there).

@@ -16,9 +16,11 @@ published output schema) and whose text content is `bounds.render`: a one-line s
 then the same compact JSON, because many clients forward only the text to the model and every
 warning and the snapshot must reach it (the token budget counts both copies, see `bounds`).
 
-An error is a result with isError, its message as text (what was wrong and what to do) and
-structured content {"error": {"code": <error class name, e.g. "NoSuchTableError">, "message": ...,
-"rule": <the sandbox rule, for "SqlRefusedError">}}. Codes: a catalog error's class name;
+An error is a result with isError and NO structured content (the tool's output schema describes
+its answer, and the TypeScript SDK clients reject structured content that does not match it; see
+docs/mcp.md, "Error results"). Its text is `[<code>] <message>`: the machine-readable code, then
+what was wrong and what to do; `_meta["semcat/error"]` holds {"code"[, "rule": <the sandbox rule,
+for "SqlRefusedError">]}. Codes: a catalog error's class name (e.g. "NoSuchTableError");
 "InvalidValueError" for arguments of the wrong name, type or shape; "PermissionDeniedError" for a
 tool the caller's role may not call; "NotFoundError" for an unknown tool; "ToolError" for other
 refusals; "InternalError" for a crash (no stack trace is sent).
@@ -37,6 +39,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, ListResourcesResult, ListToolsResult, TextContent
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from rapidfuzz import fuzz, process
 
@@ -49,9 +52,17 @@ from mcp_server.mcp.errors import CodedToolError
 from mcp_server.mcp.reads import Reads
 
 __all__ = ["create_server", "SemcatServer", "TOOL_NAMES", "READ_TOOLS", "WRITE_TOOLS", "caller", "SNAPSHOT_ARGS",
-           "error_info", "role_of", "INSTRUCTIONS"]
+           "error_info", "error_result", "role_of", "INSTRUCTIONS", "ERROR_META", "HANDSHAKE_VERSIONS",
+           "MODERN_VERSIONS", "PROTOCOL_VERSIONS"]
 
 log = logging.getLogger(__name__)
+
+# The protocol versions served (the installed SDK's; docs/mcp.md, "Protocol versions"): `initialize` answers
+# each HANDSHAKE version with itself and any other with the newest of them; the MODERN ones have no
+# handshake (the version rides on every request; `server/discover` lists them).
+HANDSHAKE_VERSIONS: tuple[str, ...] = tuple(HANDSHAKE_PROTOCOL_VERSIONS)
+MODERN_VERSIONS: tuple[str, ...] = tuple(MODERN_PROTOCOL_VERSIONS)
+PROTOCOL_VERSIONS = HANDSHAKE_VERSIONS + MODERN_VERSIONS
 
 READ_TOOLS = ("pin_snapshot", "search_tables", "describe_table", "get_column_values", "find_join_path",
               "list_metrics", "query_metric", "query_catalog", "list_snapshots", "diff_snapshots",
@@ -88,6 +99,18 @@ def error_info(exc: BaseException) -> dict[str, str]:
     return out
 
 
+ERROR_META = "semcat/error"  # the `_meta` key of an error result: {"code"[, "rule"]}
+
+
+def error_result(exc: BaseException) -> CallToolResult:
+    """The result of a failed call: isError, text `[code] message`, `_meta[ERROR_META]` = {"code"[, "rule"]},
+    and no structured content, so no output schema can reject it (docs/mcp.md, "Error results")."""
+    info = error_info(exc)
+    meta = {k: v for k, v in info.items() if k != "message"}
+    return CallToolResult(content=[TextContent(type="text", text=f"[{info['code']}] {info['message']}")],
+                          is_error=True, meta={ERROR_META: meta})
+
+
 # arguments that name a snapshot: an echoed `snapshot` object ({vid, time, handle}) is taken as its handle
 SNAPSHOT_ARGS = ("snapshot", "from_snapshot", "to_snapshot", "as_of")
 _SNAPSHOT_OBJECT = {"type": "object", "description": "the `snapshot` object a call echoed; its handle is used",
@@ -116,8 +139,8 @@ class SemcatServer(MCPServer):
     otherwise be dropped silently and the call answer at the latest vid), take an echoed snapshot
     object as its handle, and say in one line what was wrong with an argument. A caller sees only
     the tools its token role may call (tools/list), a call of another one is refused before its
-    arguments are read, and every error result carries {"error": {"code", "message", "rule"?}} as
-    structured content (`error_info`)."""
+    arguments are read, and every error is a result with isError, its code in the text and in `_meta`
+    and no structured content (`error_result`)."""
 
     async def _handle_list_tools(self, ctx: Any, params: Any) -> ListToolsResult:
         tools = await self.list_tools()
@@ -144,8 +167,7 @@ class SemcatServer(MCPServer):
                 log.info("Tool %r failed: %r", params.name, str(exc))
             else:
                 log.exception("Tool %r raised an unexpected exception", params.name)
-            return CallToolResult(content=[TextContent(type="text", text=str(exc))],
-                                  structured_content={"error": error_info(exc)}, is_error=True)
+            return error_result(exc)
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
