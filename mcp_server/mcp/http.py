@@ -10,7 +10,8 @@ stateless (pinning is by handle, so no tool needs a session), JSON responses; a 
 older versions by `initialize` (the versions: `server.PROTOCOL_VERSIONS`, docs/mcp.md). DNS-rebinding
 protection (Host / Origin checks) is set for the address the server binds: loopback names for a
 loopback bind, the bound host otherwise, plus the names in `SEMCAT_MCP_ALLOWED_HOSTS` (comma-separated `host` or `host:port`); a wildcard bind (0.0.0.0, ::)
-without that variable checks no Host (tokens are mandatory there).
+without that variable checks no Host (tokens are mandatory there). While it runs, `semcat serve`
+names itself in DATA_DIR/serve.json (`served.advertised`) for a `semcat mcp --data DATA_DIR`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from starlette.routing import Route
 
 from catalog_core.errors import ShuttingDownError
 from mcp_server.http.asgi import error_response
+from mcp_server.mcp.served import advertised
 from mcp_server.mcp.server import create_server
 
 __all__ = ["mount_mcp", "security_for", "MCP_PATH"]
@@ -86,11 +88,16 @@ def mount_mcp(app: FastAPI) -> contextlib.AbstractAsyncContextManager[None]:
                         "to the names clients use", host)
         server.streamable_http_app(stateless_http=True, json_response=True, transport_security=security, host=host)
         manager = server.session_manager
+        port, data_dir = getattr(app.state, "bind_port", None), getattr(app.state.catalog, "data_dir", None)
+        # `semcat serve` (which sets bind_port) names itself in DIR/serve.json for `semcat mcp --data DIR`
+        named = (advertised(str(data_dir), host, int(port), tokens=bool(getattr(app.state, "tokens", None)))
+                 if port and isinstance(data_dir, str) else contextlib.nullcontext())
         async with manager.run():
-            endpoint.handler = StreamableHTTPASGIApp(manager)
-            try:
-                yield
-            finally:
-                endpoint.handler = None
+            with named:
+                endpoint.handler = StreamableHTTPASGIApp(manager)
+                try:
+                    yield
+                finally:
+                    endpoint.handler = None
 
     return lifespan()
