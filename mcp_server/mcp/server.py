@@ -108,7 +108,7 @@ def error_result(exc: BaseException) -> CallToolResult:
     info = error_info(exc)
     meta = {k: v for k, v in info.items() if k != "message"}
     return CallToolResult(content=[TextContent(type="text", text=f"[{info['code']}] {info['message']}")],
-                          is_error=True, meta={ERROR_META: meta})
+                          is_error=True, _meta={ERROR_META: meta})
 
 
 # arguments that name a snapshot: an echoed `snapshot` object ({vid, time, handle}) is taken as its handle
