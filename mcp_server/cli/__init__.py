@@ -1,5 +1,7 @@
 """The `semcat` console script. Subcommands import their layer lazily, so `semcat --help`
-stays fast and a missing optional piece only affects its own subcommand."""
+stays fast and a missing optional piece only affects its own subcommand: PySpark (extra `spark`) and
+matplotlib (extra `eval`) are not installed by a plain `pip install semcat`, and a command that needs
+one says in one line which extra to install (`_needs` up front, `_Main` for any other import of them)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,48 @@ import click
 
 __all__ = ["main"]
 
+# optional dependency -> (the extra that installs it, its name)
+_EXTRAS = {"pyspark": ("spark", "PySpark"), "matplotlib": ("eval", "matplotlib")}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="semcat", prog_name="semcat", message="%(prog)s %(version)s")  # importlib.metadata
+
+def _missing(module: str) -> click.ClickException:
+    extra, name = _EXTRAS[module]
+    return click.ClickException(f"this command needs {name}, which is not installed: pip install 'semcat[{extra}]'")
+
+
+def _needs(*modules: str) -> None:
+    """Refuse, before any work, a command whose optional dependencies (keys of _EXTRAS) are not installed."""
+    import importlib.util
+
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            raise _missing(module)
+
+
+class _Main(click.Group):
+    """The `semcat` group: an import of a missing optional dependency anywhere below becomes `_missing`'s line."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ModuleNotFoundError as exc:
+            root = (exc.name or "").partition(".")[0]
+            if root not in _EXTRAS:
+                raise
+            raise _missing(root) from None
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("semcat")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(_version(), "--version", "-V", prog_name="semcat", message="%(prog)s %(version)s")
 def main() -> None:
     """semcat: a versioned, transactional catalog for data lakes that LLM agents can trust.
 
@@ -279,6 +320,7 @@ def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now, toke
               help="use this already-built lake (semcat eval build --scale small) instead of building one")
 def demo(data_dir, fresh, lake_dir) -> None:
     """The agent tour: build the Acme lake, an MCP session over stdio, a staleness report, a quick eval."""
+    _needs("matplotlib", *(() if lake_dir else ("pyspark",)))
     from eval.tour import run_tour
 
     try:
@@ -315,6 +357,7 @@ def eval_group() -> None:
                    "tables (eval/LAKE-cryptic.md)")
 def eval_build(data_dir, seed, scale, variant) -> None:
     """Build the Acme lake with Spark through the bridge, its history and both annotation histories."""
+    _needs("pyspark")
     from eval.lake import build
 
     build(data_dir, seed=seed, scale=scale, log=lambda m: click.echo(m, err=True), variant=variant)
@@ -340,6 +383,7 @@ def eval_build(data_dir, seed, scale, variant) -> None:
 def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model, out_dir, limit, detector,
              progress) -> None:
     """Run every question x condition at one pinned snapshot, score it, and write the report."""
+    _needs("matplotlib")
     import importlib
     import os
     import shlex
@@ -491,6 +535,7 @@ def eval_serve(data_dir, condition, questions_file, port, out_dir) -> None:
               help="score the staleness detector against the manifest (metadata and data depth)")
 def eval_score(data_dirs, run_dirs, questions_file, out_dir, detector) -> None:
     """Score runs recorded by `semcat eval serve` with the comparator, metrics and report of `eval run`."""
+    _needs("matplotlib")
     import json
     import shlex
     import sys

@@ -245,6 +245,7 @@ def run(data_dir: str, host: str = "127.0.0.1", port: int = 8765, tokens_file: s
         catalog.close()
         _refuse(exc)
     app.state.bind_host = host  # the MCP plugin sets DNS-rebinding protection for it
+    app.state.bind_port = port  # and names the server in DATA_DIR/serve.json (mcp_server.mcp.served)
     app.state.mcp_options = dict(mcp_options or {})  # create_server's options for /mcp (token_budget, now, author)
     # No access log and no proxy-header rewriting: both cost CPU on every request.
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, proxy_headers=False,

@@ -9,11 +9,15 @@ integer is answered with the JSON-RPC error -32600 (the SDK took it for a notifi
 read tool; its tools/list leaves out `annotate`, and a `tools/call` of it gets a tool result with
 isError and code "PermissionDeniedError" saying which role it needs (`SemcatServer`), not an
 HTTP 403, which MCP clients show only as "Server returned an error response". Transport:
-stateless (MCP 2026-07-28 is sessionless; pinning is by handle), JSON responses, except an SSE stream
-for a request that asks for progress or log notifications (`_Endpoint`). DNS-rebinding
+stateless (pinning is by handle, so no tool needs a session), JSON responses, except an SSE stream
+for a request that asks for progress or log notifications (`_Endpoint`); a request whose
+`MCP-Protocol-Version` is 2026-07-28 is served by the SDK's per-request (handshake-free) entry,
+older versions by `initialize` (the versions: `server.PROTOCOL_VERSIONS`, docs/mcp.md). DNS-rebinding
 protection (Host / Origin checks) is set for the address the server binds: loopback names for a
-loopback bind, the bound host otherwise, plus the configured names (`--allowed-host`, `SEMCAT_ALLOWED_HOSTS`, `SEMCAT_MCP_ALLOWED_HOSTS`) and origins;
-this is the SDK's own check, behind the Guard's (mcp_server.http.origin), which covers every route.
+loopback bind, the bound host otherwise, plus the configured names (`--allowed-host`,
+`SEMCAT_ALLOWED_HOSTS`, `SEMCAT_MCP_ALLOWED_HOSTS`) and origins; this is the SDK's own check, behind
+the Guard's (mcp_server.http.origin), which covers every route. While it runs, `semcat serve` names
+itself in DATA_DIR/serve.json (`served.advertised`) for a `semcat mcp --data DATA_DIR`.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from catalog_core.errors import ShuttingDownError
 from mcp_server.http.asgi import error_response
 from mcp_server.http.policy import MCP_BODY, declare
 from mcp_server.mcp import notices
+from mcp_server.mcp.served import advertised
 from mcp_server.mcp.server import create_server
 
 __all__ = ["mount_mcp", "security_for", "MCP_PATH"]
@@ -151,12 +156,17 @@ def mount_mcp(app: FastAPI) -> contextlib.AbstractAsyncContextManager[None]:
         # the same server answering as SSE, for the requests that asked for notifications
         streaming = StreamableHTTPSessionManager(app=server._lowlevel_server, stateless=True, json_response=False,
                                                  security_settings=security)
+        port, data_dir = getattr(app.state, "bind_port", None), getattr(app.state.catalog, "data_dir", None)
+        # `semcat serve` (which sets bind_port) names itself in DIR/serve.json for `semcat mcp --data DIR`
+        named = (advertised(str(data_dir), host, int(port), tokens=bool(getattr(app.state, "tokens", None)))
+                 if port and isinstance(data_dir, str) else contextlib.nullcontext())
         async with manager.run(), streaming.run():
-            endpoint.handler = StreamableHTTPASGIApp(manager)
-            endpoint.streaming = StreamableHTTPASGIApp(streaming)
-            try:
-                yield
-            finally:
-                endpoint.handler = endpoint.streaming = None
+            with named:
+                endpoint.handler = StreamableHTTPASGIApp(manager)
+                endpoint.streaming = StreamableHTTPASGIApp(streaming)
+                try:
+                    yield
+                finally:
+                    endpoint.handler = endpoint.streaming = None
 
     return lifespan()

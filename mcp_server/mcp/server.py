@@ -18,9 +18,11 @@ published output schema) and whose text content is `bounds.render`: a one-line s
 then the same compact JSON, because many clients forward only the text to the model and every
 warning and the snapshot must reach it (the token budget counts both copies, see `bounds`).
 
-An error is a result with isError, its message as text (what was wrong and what to do) and
-structured content {"error": {"code": <error class name, e.g. "NoSuchTableError">, "message": ...,
-"rule": <the sandbox rule, for "SqlRefusedError">}}. Codes: a catalog error's class name;
+An error is a result with isError and NO structured content (the tool's output schema describes
+its answer, and the TypeScript SDK clients reject structured content that does not match it; see
+docs/mcp.md, "Error results"). Its text is `[<code>] <message>`: the machine-readable code, then
+what was wrong and what to do; `_meta["semcat/error"]` holds {"code"[, "rule": <the sandbox rule,
+for "SqlRefusedError">]}. Codes: a catalog error's class name (e.g. "NoSuchTableError");
 "InvalidValueError" for arguments of the wrong name, type or shape; "PermissionDeniedError" for a
 tool the caller's role may not call; "NotFoundError" for an unknown tool; "ToolError" for other
 refusals; "InternalError" for a crash (no stack trace is sent).
@@ -39,6 +41,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, ListResourcesResult, ListToolsResult, TextContent
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from rapidfuzz import fuzz, process
 
@@ -51,9 +54,17 @@ from mcp_server.mcp.errors import CodedToolError
 from mcp_server.mcp.reads import Reads
 
 __all__ = ["create_server", "SemcatServer", "TOOL_NAMES", "READ_TOOLS", "WRITE_TOOLS", "caller", "SNAPSHOT_ARGS",
-           "error_info", "role_of", "INSTRUCTIONS"]
+           "error_info", "error_result", "role_of", "INSTRUCTIONS", "ERROR_META", "HANDSHAKE_VERSIONS",
+           "MODERN_VERSIONS", "PROTOCOL_VERSIONS"]
 
 log = logging.getLogger(__name__)
+
+# The protocol versions served (the installed SDK's; docs/mcp.md, "Protocol versions"): `initialize` answers
+# each HANDSHAKE version with itself and any other with the newest of them; the MODERN ones have no
+# handshake (the version rides on every request; `server/discover` lists them).
+HANDSHAKE_VERSIONS: tuple[str, ...] = tuple(HANDSHAKE_PROTOCOL_VERSIONS)
+MODERN_VERSIONS: tuple[str, ...] = tuple(MODERN_PROTOCOL_VERSIONS)
+PROTOCOL_VERSIONS = HANDSHAKE_VERSIONS + MODERN_VERSIONS
 
 READ_TOOLS = ("pin_snapshot", "search_tables", "describe_table", "get_column_values", "find_join_path",
               "list_metrics", "query_metric", "query_catalog", "list_snapshots", "diff_snapshots",
@@ -90,6 +101,18 @@ def error_info(exc: BaseException) -> dict[str, str]:
     return out
 
 
+ERROR_META = "semcat/error"  # the `_meta` key of an error result: {"code"[, "rule"]}
+
+
+def error_result(exc: BaseException) -> CallToolResult:
+    """The result of a failed call: isError, text `[code] message`, `_meta[ERROR_META]` = {"code"[, "rule"]},
+    and no structured content, so no output schema can reject it (docs/mcp.md, "Error results")."""
+    info = error_info(exc)
+    meta = {k: v for k, v in info.items() if k != "message"}
+    return CallToolResult(content=[TextContent(type="text", text=f"[{info['code']}] {info['message']}")],
+                          is_error=True, _meta={ERROR_META: meta})
+
+
 # arguments that name a snapshot: an echoed `snapshot` object ({vid, time, handle}) is taken as its handle
 SNAPSHOT_ARGS = ("snapshot", "from_snapshot", "to_snapshot", "as_of")
 _SNAPSHOT_OBJECT = {"type": "object", "description": "the `snapshot` object a call echoed; its handle is used",
@@ -118,8 +141,8 @@ class SemcatServer(MCPServer):
     otherwise be dropped silently and the call answer at the latest vid), take an echoed snapshot
     object as its handle, and say in one line what was wrong with an argument. A caller sees only
     the tools its token role may call (tools/list), a call of another one is refused before its
-    arguments are read, and every error result carries {"error": {"code", "message", "rule"?}} as
-    structured content (`error_info`)."""
+    arguments are read, and every error is a result with isError, its code in the text and in `_meta`
+    and no structured content (`error_result`)."""
 
     async def _handle_list_tools(self, ctx: Any, params: Any) -> ListToolsResult:
         tools = await self.list_tools()
@@ -158,8 +181,7 @@ class SemcatServer(MCPServer):
                 log.info("Tool %r failed: %r", params.name, str(exc))
             else:
                 log.exception("Tool %r raised an unexpected exception", params.name)
-            return CallToolResult(content=[TextContent(type="text", text=str(exc))],
-                                  structured_content={"error": error_info(exc)}, is_error=True)
+            return error_result(exc)
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
@@ -216,6 +238,31 @@ def _strict_schemas(server: MCPServer) -> None:
                                      _SNAPSHOT_OBJECT)
 
 
+def _untitled(schema: Any) -> Any:
+    """`schema` without the `title` annotations pydantic derives from property and model names (they repeat
+    the name: ~2.1K of tools/list's 14.7K o200k tokens, ~330 of them in the input schemas a model reads)."""
+    if isinstance(schema, dict):
+        # a string under "title" is the annotation; a property named "title" has a schema (a dict) as its value
+        return {k: _untitled(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
+    if isinstance(schema, list):
+        return [_untitled(v) for v in schema]
+    return schema
+
+
+def _compact(server: MCPServer) -> None:
+    """Fewer tokens in tools/list, same meaning: descriptions as one line (docstrings without their
+    indentation and line breaks, `inspect.cleandoc`), schemas without derived titles (`_untitled`)."""
+    import inspect
+
+    for tool in server._tool_manager.list_tools():
+        if tool.description:
+            tool.description = " ".join(inspect.cleandoc(tool.description).split())
+        tool.parameters = _untitled(tool.parameters)
+        if tool.fn_metadata.output_schema is not None:  # what tools/list publishes (Tool.output_schema caches it)
+            tool.fn_metadata.output_schema = _untitled(tool.fn_metadata.output_schema)
+            tool.__dict__.pop("output_schema", None)
+
+
 TITLES = {
     "pin_snapshot": "Pin a snapshot", "search_tables": "Search tables", "describe_table": "Describe a table",
     "get_column_values": "Column values", "find_join_path": "Find a join path", "list_metrics": "List metrics",
@@ -260,6 +307,7 @@ def create_server(catalog: CatalogAPI, *, reads: Reads | None = None, author: st
     notices.register(server)  # logging/setLevel; log and progress notifications of tools/call
     if read_only:
         server.remove_tool("annotate")
+    _compact(server)
     _strict_schemas(server)
     _titles(server)
     return server

@@ -1,14 +1,21 @@
 """`semcat mcp`: the MCP server over stdio, on an embedded catalog (`--data DIR`, this process owns
 it) or in front of a remote one (`--url URL --token T`: every read and write goes through that
-server, which checks the token)."""
+server, which checks the token).
+
+One catalog, both transports: when DIR is held by a running `semcat serve` (it names itself in
+DIR/serve.json, `served`), `--data DIR` connects through that server, saying so on stderr, if that
+needs no guess (the server takes no token, or `--token` was given); otherwise it fails with the exact
+`semcat mcp --url ... --token ...` line to use."""
 
 from __future__ import annotations
 
 import os
+import sys
 
 from catalog_core.api import CatalogAPI
 from mcp_server.mcp.bounds import TOKEN_BUDGET
 from mcp_server.mcp.reads import Reads
+from mcp_server.mcp.served import find_server, mcp_line
 from mcp_server.mcp.server import create_server
 
 __all__ = ["run_stdio", "open_catalog"]
@@ -18,10 +25,22 @@ def open_catalog(data_dir: str | None, url: str | None, token: str | None, creat
     """A client for `url`, or the catalog in `data_dir`: an existing one, or a new empty one with `create`
     (a directory that holds no catalog raises NotFoundError naming the catalogs below it)."""
     import catalog_core as cc
+    from catalog_core.errors import CatalogError
 
     if not (url or data_dir):
         raise ValueError("give --data DIR (an embedded catalog) or --url URL (a semcat serve)")
-    return cc.open(url or data_dir or "", token=token, create=create and not url)
+    try:
+        return cc.open(url or data_dir or "", token=token, create=create and not url)
+    except CatalogError:
+        info = find_server(data_dir) if data_dir and not url else None
+        if info is None:
+            raise
+    said = f"catalog directory {data_dir} is open in `semcat serve` (pid {info['pid']}) at {info['url']}, which owns it"
+    if info.get("tokens") and not token:
+        raise ValueError(f"{said}; reach it through that server: {mcp_line(info)} (or point an HTTP MCP client at "
+                         f"{info['url']}/mcp)") from None
+    print(f"semcat: {said}; connecting through it (as `{mcp_line(info)}`)", file=sys.stderr, flush=True)
+    return cc.open(str(info["url"]), token=token)
 
 
 def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | None = None, *,

@@ -82,19 +82,27 @@ def ok(result: Any, schema: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 def err(result: Any) -> str:
-    """The text of a failed call; its structured content is {"error": {"code", "message"[, "rule"]}}."""
-    assert result.is_error, result.structured_content
-    text = result.content[0].text
-    assert text.startswith("Error executing tool ") and "Traceback" not in text
+    """The text of a failed call after its code: a failed call has no structured content, its text is
+    "[<code>] Error executing tool NAME: <message>" and its `_meta["semcat/error"]` {"code"[, "rule"]}."""
+    assert result.is_error and result.structured_content is None, result.structured_content
+    full = result.content[0].text
+    code, _, text = full.partition("] ")
+    assert code.startswith("[") and code[1:] == error_meta(result)["code"], (full, result.meta)
+    assert text.startswith("Error executing tool ") and "Traceback" not in text, full
     # a deliberate ToolError has its own text after the prefix; a crash has nothing more
     assert ": " in text, f"the tool crashed: {text}"
-    error = (result.structured_content or {}).get("error")
-    assert isinstance(error, dict) and error["message"] == text, result.structured_content
-    assert error["code"] and error["code"] != "InternalError", error
+    assert code[1:] != "InternalError", full
     return text
+
+
+def error_meta(result: Any) -> dict[str, Any]:
+    """{"code"[, "rule"]} of a failed call (its `_meta["semcat/error"]`)."""
+    meta = (result.meta or {}).get("semcat/error")
+    assert isinstance(meta, dict) and meta.get("code"), result.meta
+    return meta
 
 
 def code(result: Any) -> str:
     """The machine-readable error code of a failed call."""
     err(result)
-    return str(result.structured_content["error"]["code"])
+    return str(error_meta(result)["code"])

@@ -3,6 +3,8 @@ never a crash (the SDK's bare "Error executing tool X") and never a broken serve
 
 from __future__ import annotations
 
+import re
+
 import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -49,7 +51,9 @@ def test_random_arguments_give_results_or_tool_errors(fuzz_server, name):
         r = call(server, name, args)
         if r.is_error:
             text = r.content[0].text
-            assert text.startswith(f"Error executing tool {name}: "), text  # a crash has no text after the name
+            assert r.structured_content is None, r.structured_content  # nothing an output schema could reject
+            # "[<code>] Error executing tool NAME: ...": a crash has no text after the name
+            assert re.match(rf"\[\w+\] Error executing tool {name}: \S", text), text
             assert "Traceback" not in text
         else:
             jsonschema.validate(r.structured_content, tool.output_schema)

@@ -11,7 +11,7 @@ import pytest
 import semantic as sm
 from eval.fixtures.mcplake import DIM, FCT, OLD, WIDE
 from mcp_server.mcp import TOOL_NAMES, create_server
-from tests.mcp_server.conftest import call, code, err, list_tools, ok, with_client
+from tests.mcp_server.conftest import call, code, err, error_meta, list_tools, ok, with_client
 
 # one typical call of every tool (the annotate call writes: used on fresh catalogs only)
 CALLS: dict[str, dict] = {
@@ -353,8 +353,8 @@ ERROR_CODES = [
 @pytest.mark.parametrize("name,args,want,rule", ERROR_CODES, ids=[f"{c[0]}-{c[2]}" for c in ERROR_CODES])
 def test_error_results_carry_a_machine_readable_code(server, name, args, want, rule):
     r = call(server, name, args)
-    assert code(r) == want, r.structured_content
-    assert r.structured_content["error"].get("rule") == rule
+    assert code(r) == want, r.content[0].text
+    assert error_meta(r).get("rule") == rule
 
 
 def test_hints_name_tools_not_python_calls(server):

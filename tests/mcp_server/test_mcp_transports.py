@@ -180,14 +180,15 @@ def test_http_read_token_reads_but_cannot_annotate(secured):
                                                             "Accept": "application/json, text/event-stream"})
     assert resp.status_code == 200, resp.text
     result = resp.json()["result"]
-    assert result["isError"] and result["structuredContent"]["error"]["code"] == "PermissionDeniedError"
+    assert result["isError"] and result["_meta"]["semcat/error"]["code"] == "PermissionDeniedError"
+    assert "structuredContent" not in result and result["content"][0]["text"].startswith("[PermissionDeniedError] ")
     assert "a token with role 'write'" in result["content"][0]["text"]
     r = run(http_client(secured, READ), lambda c: c.call_tool("annotate", {"table": DIM, "fields": {"owner": "x"}}))
     assert r.is_error and "'read' token cannot call annotate" in r.content[0].text
-    assert r.structured_content["error"]["code"] == "PermissionDeniedError"
+    assert r.meta["semcat/error"]["code"] == "PermissionDeniedError"
     # refused before its arguments are read: a wrong argument does not hide the missing right
     r = run(http_client(secured, READ), lambda c: c.call_tool("annotate", {"tabel": DIM}))
-    assert r.is_error and r.structured_content["error"]["code"] == "PermissionDeniedError"
+    assert r.is_error and r.meta["semcat/error"]["code"] == "PermissionDeniedError"
 
 
 def test_http_tools_list_offers_each_token_what_it_may_call(secured):
@@ -196,7 +197,7 @@ def test_http_tools_list_offers_each_token_what_it_may_call(secured):
     assert run(http_client(secured, READ), names) == sorted(READ_TOOLS)
     assert run(http_client(secured, WRITE), names) == sorted(TOOL_NAMES)
     r = run(http_client(secured, READ), lambda c: c.call_tool("drop_table", {}))
-    assert r.structured_content["error"]["code"] == "NotFoundError" and "search_tables" in r.content[0].text
+    assert r.meta["semcat/error"]["code"] == "NotFoundError" and "search_tables" in r.content[0].text
     assert "annotate" not in r.content[0].text  # the tools it names are those the token may call
 
 
