@@ -302,3 +302,58 @@ def count_calls(fn, target):
     n = sum(v[1] for k, v in pstats.Stats(pr).stats.items()  # type: ignore[attr-defined]
             if k[0] == code.co_filename and k[1] == code.co_firstlineno)
     return out, n
+
+
+# ------------------------------------------------------------------ npm packages the tests drive
+NPM_CACHE = os.environ.get("SEMCAT_NPM_CACHE", os.path.expanduser("~/.cache/semcat-npm"))
+NODE_PACKAGES = os.path.join(ROOT, "tests", "mcp_server", "node")  # package.json: the pinned Node clients
+
+
+def pinned_node_packages(prefix: str = "mcpclient") -> str:
+    """NPM_CACHE/<prefix> holding exactly the packages of tests/mcp_server/node/package.json (the
+    TypeScript SDK, the MCP Inspector CLI and node@22), installed when any is missing or of another
+    version. An exclusive file lock makes concurrent test workers install once, never into the same
+    folder at the same time (which leaves a broken node_modules). Returns the folder; skips the test
+    when npm is missing."""
+    import fcntl
+    import json
+    import shutil
+
+    import pytest
+
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed, so the pinned Node clients cannot be installed")
+    where = os.path.join(NPM_CACHE, prefix)
+    os.makedirs(where, exist_ok=True)
+    with open(os.path.join(NODE_PACKAGES, "package.json")) as f:
+        wanted = json.load(f)["dependencies"]
+
+    def installed(package: str) -> str | None:
+        try:
+            with open(os.path.join(where, "node_modules", *package.split("/"), "package.json")) as f:
+                return str(json.load(f)["version"])
+        except (OSError, ValueError, KeyError):
+            return None
+
+    with open(where + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if any(installed(p) != v for p, v in wanted.items()):
+            shutil.copy(os.path.join(NODE_PACKAGES, "package.json"), where)
+            p = subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=where, capture_output=True,
+                               text=True, timeout=900)
+            assert p.returncode == 0, f"npm install in {where} failed: {p.stderr[-2000:]}"
+        for name in os.listdir(NODE_PACKAGES):  # scripts sit beside node_modules, where ESM resolves them
+            if name.endswith((".mjs", ".js")):
+                shutil.copy(os.path.join(NODE_PACKAGES, name), where)
+    return where
+
+
+def inspector_command(where: str) -> list[str]:
+    """[node 22, the MCP Inspector CLI script] of a `pinned_node_packages` folder."""
+    import json
+
+    node = os.path.join(where, "node_modules", "node", "bin", "node")
+    pkg = os.path.join(where, "node_modules", "@modelcontextprotocol", "inspector")
+    with open(os.path.join(pkg, "package.json")) as f:
+        return [node, os.path.join(pkg, json.load(f)["bin"]["mcp-inspector"])]

@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 from eval.fixtures.mcplake import DIM, FCT
+from tests.helpers import inspector_command, pinned_node_packages
 from tests.mcp_server.test_mcp_error_results import CODE_IN_TEXT
-from tests.mcp_server.test_mcp_transports import NPM_CACHE, data_copy, env, serve  # noqa: F401 (a fixture)
-
-HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node")
-NODE_DIR = os.path.join(NPM_CACHE, "mcpclient")
+from tests.mcp_server.test_mcp_transports import data_copy, env, serve  # noqa: F401 (a fixture)
 
 # the error paths of the issue (unknown table, a SQL typo, staleness of an unknown table, a misspelled
 # argument, annotate with bad input), one success, and an error of every other kind of refusal
@@ -40,34 +37,15 @@ TS_CALLS: list[tuple[str, dict, str | None]] = [
 ]
 
 
-def _installed(package: str) -> str | None:
-    try:
-        with open(os.path.join(NODE_DIR, "node_modules", *package.split("/"), "package.json")) as f:
-            return str(json.load(f)["version"])
-    except (OSError, ValueError, KeyError):
-        return None
-
-
 @pytest.fixture(scope="module")
 def node_env() -> dict[str, str]:
-    """The pinned npm packages in NODE_DIR (installed when missing or of another version), and the
-    paths of node 22 and the Inspector CLI there."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed, so the TypeScript SDK client cannot be installed")
-    with open(os.path.join(HERE, "package.json")) as f:
-        wanted = json.load(f)["dependencies"]
-    os.makedirs(NODE_DIR, exist_ok=True)
-    if any(_installed(p) != v for p, v in wanted.items()):
-        shutil.copy(os.path.join(HERE, "package.json"), NODE_DIR)
-        p = subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=NODE_DIR, capture_output=True,
-                           text=True, timeout=900)
-        assert p.returncode == 0, f"npm install in {NODE_DIR} failed: {p.stderr[-2000:]}"
-    shutil.copy(os.path.join(HERE, "client.mjs"), NODE_DIR)  # beside node_modules, where ESM resolves them
-    node = os.path.join(NODE_DIR, "node_modules", "node", "bin", "node")
-    assert os.path.exists(node), f"node@22 is missing from {NODE_DIR}"
-    return {"node": node, "client": os.path.join(NODE_DIR, "client.mjs"),
-            "inspector": os.path.join(NODE_DIR, "node_modules", "@modelcontextprotocol", "inspector")}
+    """The pinned npm packages (tests.helpers.pinned_node_packages), and the paths of node 22, the
+    TypeScript client script and the Inspector CLI there."""
+    where = pinned_node_packages()
+    node = os.path.join(where, "node_modules", "node", "bin", "node")
+    assert os.path.exists(node), f"node@22 is missing from {where}"
+    return {"where": where, "node": node, "client": os.path.join(where, "client.mjs"),
+            "inspector": os.path.join(where, "node_modules", "@modelcontextprotocol", "inspector")}
 
 
 def ts_client(node_env: dict[str, str], spec: dict) -> dict:
@@ -115,8 +93,7 @@ INSPECTOR_ERRORS = [  # one error per tool family (discovery, data, history, wri
 
 
 def inspector_call(node_env: dict[str, str], target: list[str], tool: str, args: list[str]) -> dict:
-    with open(os.path.join(node_env["inspector"], "package.json")) as f:
-        cmd = [node_env["node"], os.path.join(node_env["inspector"], json.load(f)["bin"]["mcp-inspector"])]
+    cmd = inspector_command(node_env["where"])
     tool_args = [x for a in args for x in ("--tool-arg", a)]
     p = subprocess.run([*cmd, "--cli", *target, "--method", "tools/call", "--tool-name", tool, *tool_args],
                        capture_output=True, text=True, timeout=180, env=env())

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.mcp_server.test_mcp_transports import NPM_CACHE, serve
+from tests.helpers import NPM_CACHE
+from tests.mcp_server.test_mcp_transports import serve
 
 SUITE = "@modelcontextprotocol/conformance"
 SUITE_VERSION = "0.1.16"

@@ -22,11 +22,10 @@ from mcp.client.streamable_http import streamable_http_client
 import semantic as sm
 from eval.fixtures.mcplake import DIM, FCT
 from mcp_server.mcp import READ_TOOLS, TOOL_NAMES
-from tests.helpers import free_port, stop_process
+from tests.helpers import free_port, inspector_command, pinned_node_packages, stop_process
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WRITE, READ = "w-secret-token", "r-secret-token"
-NPM_CACHE = os.environ.get("SEMCAT_NPM_CACHE", os.path.expanduser("~/.cache/semcat-npm"))
 
 
 def env() -> dict[str, str]:
@@ -243,26 +242,18 @@ def test_security_settings_follow_the_bind_address():
 
 # ------------------------------------------------------------------ MCP Inspector CLI
 @pytest.fixture(scope="module")
-def inspector():
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed, so the MCP Inspector CLI cannot be installed")
-    exe = os.path.join(NPM_CACHE, "node_modules", ".bin", "mcp-inspector")
-    if not os.path.exists(exe):
-        os.makedirs(NPM_CACHE, exist_ok=True)
-        p = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", NPM_CACHE,
-                            "@modelcontextprotocol/inspector"], capture_output=True, text=True, timeout=600)
-        assert p.returncode == 0, f"npm install @modelcontextprotocol/inspector failed: {p.stderr[-2000:]}"
-    return exe
+def inspector() -> list[str]:
+    """The pinned MCP Inspector CLI (tests/mcp_server/node/package.json) under node@22, which it needs."""
+    return inspector_command(pinned_node_packages())
 
 
-def inspect(exe: str, target: list[str], *method: str) -> dict:
-    p = subprocess.run([exe, "--cli", *target, *method], capture_output=True, text=True, timeout=180, env=env())
+def inspect(cmd: list[str], target: list[str], *method: str) -> dict:
+    p = subprocess.run([*cmd, "--cli", *target, *method], capture_output=True, text=True, timeout=180, env=env())
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout)
 
 
-def _inspector_session(exe: str, target: list[str]) -> None:
+def _inspector_session(exe: list[str], target: list[str]) -> None:
     tools = inspect(exe, target, "--method", "tools/list")
     assert sorted(t["name"] for t in tools["tools"]) == sorted(TOOL_NAMES)
     hits = inspect(exe, target, "--method", "tools/call", "--tool-name", "search_tables", "--tool-arg", "query=orders")

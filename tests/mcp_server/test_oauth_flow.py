@@ -39,11 +39,11 @@ import catalog_core as cc
 import semantic as sm
 from eval.fixtures.mcplake import FCT
 from mcp_server.mcp import READ_TOOLS, TOOL_NAMES
-from tests.helpers import free_port, stop_process
+from tests.helpers import NPM_CACHE, free_port, stop_process
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AS_SCRIPT = os.path.join(ROOT, "tests", "mcp_server", "node", "oidc", "as.mjs")
-NPM_DIR = os.path.join(os.environ.get("SEMCAT_NPM_CACHE", os.path.expanduser("~/.cache/semcat-npm")), "oidc")
+NPM_DIR = os.path.join(NPM_CACHE, "oidc")
 OIDC_PROVIDER = "oidc-provider@9.13.3"  # runs on the system Node 20 (it prints a warning asking for Node 22)
 REDIRECT = "http://127.0.0.1:9/callback"  # never contacted: the client stops at the redirect to it
 STATIC = "static-write-token"
