@@ -50,6 +50,7 @@ from semantic.annotations import (
     read_catalog_annotations,
 )
 from semantic.errors import InvalidAnnotationError, did_you_mean, suggest
+from semantic.guard import check_annotation
 from semantic.models import Annotation, Finding, Fix, Provenance
 from semantic.staleness import finding_id, staleness
 
@@ -397,6 +398,7 @@ def _commit_decision(cat: CatalogAPI, item: ReviewItem, decision: str, author: s
             ann = Annotation(kind=write.kind, key=write.key, target=table, value=write.value,  # type: ignore[arg-type]
                              provenance=prov, column=None if colref is None else colref.name,
                              column_id=None if colref is None else colref.id)
+            check_annotation(ann)  # the value rules, stored SQL and bounds of every write path (semantic.guard)
             txn.update(lake.semantic_path(table, write.key), ann.stored())
         for k in dict.fromkeys(remove):
             if write is None or k != write.key:

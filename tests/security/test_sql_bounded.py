@@ -231,3 +231,22 @@ def test_raw_commit_of_a_bomb_is_refused(small, tmp_path):
         body["ops"][1]["path"] = lake.semantic_path(FCT, "relationship.ok")
         r = httpx.post(h.url + "/v1/commit", json=body, timeout=60)
         assert r.status_code == 200, r.text
+
+
+def test_review_edit_and_accept_validates_the_edited_value(small):
+    """A review decision writes through the same rules: an edited condition the sandbox refuses
+    is not written."""
+    from semantic import review
+
+    sm.relate(small, FCT, DIM, on=[("customer_id", "customer_id")], condition="dim_customer.is_current",
+              author="agent:x", source="agent", confidence=0.5)
+    item = next(i for i in review.review_items(small).items if i.annotation == "relationship.dim_customer")
+    bad = {**item.proposed, "condition": BOMBS["bomb_const"]}
+    before = small.latest_vid
+    with pytest.raises(cc.CatalogError) as e:
+        review.edit_and_accept(small, item, "alice", bad)
+    assert "memory_limit" in e.value.message, e.value.message
+    assert small.latest_vid == before
+    review.edit_and_accept(small, item, "alice", {**item.proposed, "condition": "dim_customer.is_current"})
+    rel = {a.key: a for a in sm.read_annotations(small, FCT)}["relationship.dim_customer"]
+    assert rel.provenance.source == "human" and rel.value["condition"] == "dim_customer.is_current"
