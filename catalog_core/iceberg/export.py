@@ -139,7 +139,8 @@ def iceberg_schema(schema: dict[str, Any] | None) -> IcebergSchema:
             top += 1
         cid = c.id if c.id is not None else top
         ftype = iceberg_type(c.type or "string", c.name, _Ids(_NESTED_BASE + 1000 * cid))
-        doc = c.extra.get("doc") if isinstance(c.extra.get("doc"), str) else None
+        raw_doc = c.extra.get("doc")
+        doc = raw_doc if isinstance(raw_doc, str) else None
         fields.append(it.NestedField(cid, c.name, ftype, required=not c.is_nullable, doc=doc))
     sid = (schema or {}).get("schema_id") if isinstance(schema, dict) else None
     return IcebergSchema(*fields, schema_id=int(sid) if isinstance(sid, int) else 0)
@@ -188,7 +189,7 @@ def name_mapping(schema: IcebergSchema) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------- values
 
-def internal_value(t: it.IcebergType, v: Any, rounding: str | None = None) -> Any:
+def internal_value(t: it.IcebergType, v: Any, rounding: str | None = None) -> Any:  # noqa: C901 - one branch per Iceberg type
     """A catalog JSON value (stats, partition text) as Iceberg's internal value of type `t`
     (days, micros, Decimal, ...); None when it cannot be represented exactly (see the module)."""
     if v is None:

@@ -517,3 +517,8 @@ def sync_table(cat: CatalogAPI, iceberg_catalog: IcebergCatalog, identifier: str
     imp = _Importer(cat, _Source(iceberg_catalog, identifier), _into(into), progress)
     imp.load_target(must_exist=True)
     return imp.run(imp.plan())
+
+
+# The pieces the Iceberg REST commits (catalog_core.iceberg.rest) reuse: one file and stats
+# bookkeeping for imports and REST commits.
+Importer, Step, Source, noop = _Importer, _Step, _Source, _noop

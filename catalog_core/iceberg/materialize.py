@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,6 +57,7 @@ __all__ = ["Materializer", "TableView", "PropertiesFn", "RESERVED_PREFIX", "snap
 RESERVED_PREFIX = "semcat."
 PropertiesFn = Callable[[str, int], dict[str, str]]   # (table name, vid) -> semcat.* properties (and comment)
 _IO = PyArrowFileIO()
+PROPERTIES_TTL_S = 30.0   # semcat.* properties (freshness against the clock) are recomputed at most this often
 
 
 def snapshot_id_of(meta: dict[str, Any], tpath: str, table_uuid: str) -> int | None:
@@ -121,12 +123,6 @@ class TableView:
     metadata_location: str
     value: dict[str, Any]
 
-    def snapshot_vid(self, snapshot_id: int) -> int | None:
-        for s in self.metadata.snapshots:
-            if s.snapshot_id == snapshot_id:
-                return int((s.summary or {}).get("semcat.vid", "0")) or None  # type: ignore[union-attr]
-        return None
-
 
 def table_uuid(value: dict[str, Any], tpath: str, created: int) -> str:
     ice = ((value.get("properties") or {}).get("iceberg")) or {}
@@ -146,7 +142,7 @@ class Materializer:
         self.cat, self.root, self.properties_fn = cat, os.path.abspath(root), properties
         self._states: dict[str, _State] = {}
         self._lock = threading.Lock()
-        self._views: dict[tuple[str, int], TableView] = {}
+        self._views: dict[tuple[Any, ...], tuple[float, TableView]] = {}
 
     # ---------------------------------------------------------------- public
     def load(self, name: str, vid: int | None = None, table_obj_value: dict[str, Any] | None = None) -> TableView:
@@ -165,13 +161,16 @@ class Materializer:
             if state.done < at:
                 self._advance(state, versions, at)
             table_vid = max([v for v in state.commit_times if v <= at] or [created])
-            key = (tpath, table_vid)
-            view = self._views.get(key)
-            if view is None or vid is None and self.properties_fn is not None:
-                view = self._view(name, tpath, state, versions, at, table_vid, value)
-                if len(self._views) > 4096:
-                    self._views.clear()
-                self._views[key] = view
+            named = tuple((s.name, s.vid) for s in self.cat.snapshots() if created <= s.vid <= at)
+            key = (tpath, table_vid, named)
+            hit = self._views.get(key)
+            now = time.monotonic()
+            if hit is not None and (self.properties_fn is None or now - hit[0] < PROPERTIES_TTL_S):
+                return hit[1]
+            view = self._view(name, tpath, state, versions, at, table_vid, value, named)
+            if len(self._views) > 4096:
+                self._views.clear()
+            self._views[key] = (now, view)
             return view
 
     def metadata_dir(self, table_uuid_: str) -> str:
@@ -312,30 +311,29 @@ class Materializer:
         for g in order:
             grp = st.groups[g]
             if grp.manifest is None:
-                grp.manifest = self._write_manifest(grp, sid if g in fresh else grp.vid, schema, spec)
+                grp.manifest = self._write_manifest(grp, sid if g in fresh else grp.vid, vid, schema, spec)
         tmp = f"{lpath}.{uuid.uuid4().hex[:8]}.tmp"
         with write_manifest_list(format_version=2, output_file=_IO.new_output(tmp), snapshot_id=sid,
                                  parent_snapshot_id=parent, sequence_number=vid, avro_compression="null") as w:
-            w.add_manifests([st.groups[g].manifest for g in order if st.groups[g].manifest is not None])
+            w.add_manifests([m for m in (st.groups[g].manifest for g in order) if m is not None])
         os.replace(tmp, lpath)
         return lpath
 
     @staticmethod
-    def _write_manifest(grp: _Group, adder: int, schema: IcebergSchema, spec: PartitionSpec) -> ManifestFile:
-        tmp = f"{grp.path}.{uuid.uuid4().hex[:8]}.tmp"
-        with write_manifest(format_version=2, spec=spec, schema=schema, output_file=_IO.new_output(tmp),
+    def _write_manifest(grp: _Group, adder: int, seq: int, schema: IcebergSchema, spec: PartitionSpec) -> ManifestFile:
+        # Written in place: a manifest is trusted only through a manifest list, which is renamed
+        # into place after its manifests, so a torn manifest is rewritten by the next materialization.
+        with write_manifest(format_version=2, spec=spec, schema=schema, output_file=_IO.new_output(grp.path),
                             snapshot_id=adder, avro_compression="null") as w:
             for e in grp.entries.values():
                 w.add_entry(e)
         mf = w.to_manifest_file()
-        os.replace(tmp, grp.path)
-        mf._data[0] = grp.path
-        mf.sequence_number = grp.vid
+        mf.sequence_number = seq   # the snapshot that wrote it; every entry carries its own explicitly
         return mf
 
     # ---------------------------------------------------------------- the metadata
     def _view(self, name: str, tpath: str, st: _State, versions: list[Version], at: int, table_vid: int,
-              value: dict[str, Any]) -> TableView:
+              value: dict[str, Any], named: tuple[tuple[str, int], ...]) -> TableView:
         ice = _iceberg_props(value)
         hidden = set(ice.get("removed_snapshots") or ())
         snaps = [s for s in st.snaps if s.vid <= at]
@@ -358,12 +356,10 @@ class Materializer:
         refs: dict[str, Any] = {}
         if main is not None:
             refs["main"] = {"snapshot-id": main, "type": "branch"}
-            for snap in self.cat.snapshots():
-                if snap.vid < st.created or snap.vid > at or snap.name == "main":
-                    continue
-                older = [s for s in snaps if s.vid <= snap.vid]
-                if older:
-                    refs[snap.name] = {"snapshot-id": older[-1].snapshot_id, "type": "tag"}
+            for sname, svid in named:
+                older = [s for s in snaps if s.vid <= svid]
+                if older and sname != "main":
+                    refs[sname] = {"snapshot-id": older[-1].snapshot_id, "type": "tag"}
         known = {s.snapshot_id for s in snaps}
         for rname, ref in (ice.get("refs") or {}).items():
             if isinstance(ref, dict) and ref.get("snapshot-id") in known and rname != "main":

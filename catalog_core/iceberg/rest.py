@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
 from typing import Any
 
+from pydantic import ValidationError
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.io.pyarrow import PyArrowFileIO
 from pyiceberg.partitioning import PartitionSpec
@@ -52,7 +52,6 @@ from pyiceberg.table.update import (
     UpgradeFormatVersionUpdate,
     update_table_metadata,
 )
-from pydantic import ValidationError
 
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, TransactionAPI
@@ -68,7 +67,6 @@ from catalog_core.errors import (
 from catalog_core.iceberg import convert, importer
 from catalog_core.iceberg import stats as st
 from catalog_core.iceberg.materialize import RESERVED_PREFIX, Materializer, PropertiesFn, TableView
-from catalog_core.model import JSONScalar
 from catalog_core.paths import parent_of
 
 __all__ = ["IcebergRest", "ENDPOINTS", "CommitStateUnknown", "iceberg_error_type"]
@@ -145,7 +143,7 @@ def _reject_reserved(keys: Any, what: str) -> None:
             iceberg_type="ForbiddenException", status_hint=403, keys=bad)
 
 
-class _Source(importer._Source):
+class _Source(importer.Source):
     """The importer's view of the metadata a commit produces (its manifests read with pyiceberg)."""
 
     def __init__(self, identifier: str, md: TableMetadata) -> None:  # noqa: D107 - no table to load
@@ -156,13 +154,13 @@ class _Source(importer._Source):
         self.schemas = {s.schema_id: s for s in md.schemas}
 
 
-class _Writer(importer._Importer):
+class _Writer(importer.Importer):
     """The importer's file and stats bookkeeping, applied inside a REST commit's transaction."""
 
     def __init__(self, cat: CatalogAPI, txn: TransactionAPI, src: _Source, into: str,
                  stored_schema: dict[str, Any] | None) -> None:  # noqa: D107
         self.cat, self.src, self.into = cat, src, into
-        self.progress = importer._noop
+        self.progress = importer.noop
         self.tpath = lake.table_path(into)
         self.levels = convert.partition_by(src.md.spec(), src.md.schema(), src.identifier)
         self.known_parts: set[str] = set()
@@ -185,9 +183,9 @@ class _Writer(importer._Importer):
             self._rekey_all(txn, (old, new))
         self.stored_schema = schema
 
-    def apply_snapshot(self, txn: TransactionAPI, snap: Any) -> importer._Step:
+    def apply_snapshot(self, txn: TransactionAPI, snap: Any) -> importer.Step:
         counter = [0, 0]
-        added, removed = self.src.changes(snap, self.src.manifests(snap), importer._noop, counter)
+        added, removed = self.src.changes(snap, self.src.manifests(snap), importer.noop, counter)
         step = self._step(snap, added, removed)
         names = {c["id"]: c["name"] for c in (self.stored_schema or {}).get("columns", [])}
         self._files(txn, step, names, None)
@@ -464,7 +462,7 @@ class IcebergRest:
         changes = body.get("table-changes") if isinstance(body, dict) else None
         if not isinstance(changes, list) or not changes:
             raise _bad("CommitTransactionRequest needs 'table-changes': a non-empty list of table commits")
-        reqs = []
+        reqs: list[tuple[str, CommitTableRequest]] = []
         for ch in changes:
             req = _commit_request(ch)
             if req.identifier is None:
@@ -530,17 +528,24 @@ class IcebergRest:
             self._create(txn, name, new)
             obj = txn.get(tpath)
             assert obj is not None
-            old_main = None
         else:
             new = update_table_metadata(base, req.updates)
-            old_main = base.current_snapshot_id
         self._check_format(new)
+        assert obj is not None
         self._store(txn, name, obj.value, base, new, req)
 
     def _store(self, txn: TransactionAPI, name: str, value: dict[str, Any], base: TableMetadata | None,
                new: TableMetadata, req: CommitTableRequest) -> None:
         tpath = lake.table_path(name)
         ice = dict(((value.get("properties") or {}).get("iceberg")) or {})
+        changed_ice = self._table_updates(txn, tpath, ice, base, new, req)
+        self._spec_and_data(txn, name, value, base, new, req, changed_ice, ice)
+
+    @staticmethod
+    def _table_updates(txn: TransactionAPI, tpath: str, ice: dict[str, Any], base: TableMetadata | None,  # noqa: C901 - one branch per update type of the specification
+                       new: TableMetadata, req: CommitTableRequest) -> bool:
+        """Apply the updates that live on the table object to `ice` (its `properties.iceberg`) or
+        the table; True when `ice` changed."""
         changed_ice = False
         for u in req.updates:
             if isinstance(u, (SetPropertiesUpdate, RemovePropertiesUpdate)) and base is not None:
@@ -583,6 +588,12 @@ class IcebergRest:
                                     SetPropertiesUpdate, RemovePropertiesUpdate, SetLocationUpdate, AddSortOrderUpdate,
                                     SetDefaultSortOrderUpdate, AssignUUIDUpdate)):
                 raise _bad(f"update {u.action!r} is not supported by semcat ({_UNSUPPORTED_HINT})", action=u.action)
+        return changed_ice
+
+    def _spec_and_data(self, txn: TransactionAPI, name: str, value: dict[str, Any], base: TableMetadata | None,
+                       new: TableMetadata, req: CommitTableRequest, changed_ice: bool, ice: dict[str, Any]) -> None:
+        """The partition spec, `properties.iceberg`, the schema and the new snapshots on main."""
+        tpath = lake.table_path(name)
         if base is not None and [f.model_dump() for f in new.spec().fields] != [f.model_dump() for f in base.spec().fields]:
             count = ((value.get("stats") or {}).get("file_count")) or 0
             if count:
@@ -655,4 +666,3 @@ def _page(names: list[str], token: str | None, size: int | None) -> tuple[list[s
     return names[start:end], (str(end) if end < len(names) else None)
 
 
-_ = (Callable, JSONScalar)

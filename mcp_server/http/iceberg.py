@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -95,7 +94,7 @@ def semantic_properties(cat: Any) -> Callable[[str, int], dict[str, str]]:
     return props
 
 
-def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root: str | None = None,
+def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root: str | None = None,  # noqa: C901 - one short route per operation of the specification
                          properties: Callable[[str, int], dict[str, str]] | None = None) -> APIRouter:
     """The `/iceberg` routes over `ctx.catalog`; metadata files go under `root` (default
     `<data dir>/warehouse/_iceberg`), new tables under `location_root` (default `<data dir>/warehouse`)."""
@@ -261,5 +260,4 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return await run(request, rest.commit_transaction, prefix, body, write=True)
 
     router.state_rest = rest  # type: ignore[attr-defined]
-    _ = time
     return router
