@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from typing import Any
 
 from pydantic import ValidationError
@@ -82,6 +83,7 @@ ENDPOINTS = [
     "POST /v1/{prefix}/tables/rename", "POST /v1/{prefix}/transactions/commit",
 ]
 
+IDEMPOTENCY_WINDOW = 10_000   # recent commits searched for an Idempotency-Key the process does not remember
 _UNSUPPORTED_HINT = ("semcat keeps one partition spec per table, main as the only branch, and its full "
                      "history (snapshots are hidden, not expired)")
 
@@ -200,6 +202,10 @@ class IcebergRest:
         self.cat = cat
         self.materializer = Materializer(cat, root, properties)
         self.location_root = os.path.abspath(location_root or os.path.join(root, "tables"))
+        self._keys: dict[str, tuple[int, list[str]]] = {}   # Idempotency-Key -> (vid, tables) of commits made here
+        self._keys_lock = threading.Lock()
+        self._keys_before: dict[str, tuple[int, list[str]]] | None = None
+        self._started_vid = cat.latest_vid
 
     # ---------------------------------------------------------------- config
     def config(self, warehouse: str | None) -> dict[str, Any]:
@@ -448,17 +454,17 @@ class IcebergRest:
 
     # ---------------------------------------------------------------- commits
     def commit_table(self, prefix: str, namespace: list[str], table: str, body: dict[str, Any],
-                     author: str) -> dict[str, Any]:
+                     idempotency_key: str | None, author: str) -> dict[str, Any]:
         name = self._name(prefix, namespace, table)
         req = _commit_request(body)
         ident = req.identifier
         if ident is not None and (list(ident.namespace.root) != list(namespace) or ident.name != table):
             raise _bad(f"the body's identifier {'.'.join(ident.namespace.root)}.{ident.name} is not the table of the "
                        f"path {namespace[0]}.{table}")
-        vid = self._commit([(name, req)], author)
+        vid = self._commit([(name, req)], author, idempotency_key)
         return self._result(self.materializer.load(name, vid=vid), config=False)
 
-    def commit_transaction(self, prefix: str, body: dict[str, Any], author: str) -> None:
+    def commit_transaction(self, prefix: str, body: dict[str, Any], idempotency_key: str | None, author: str) -> None:
         changes = body.get("table-changes") if isinstance(body, dict) else None
         if not isinstance(changes, list) or not changes:
             raise _bad("CommitTransactionRequest needs 'table-changes': a non-empty list of table commits")
@@ -471,22 +477,34 @@ class IcebergRest:
             if any(n == name for n, _ in reqs):
                 raise _bad(f"table {name!r} appears twice in one transaction; merge its changes into one")
             reqs.append((name, req))
-        self._commit(reqs, author)
+        self._commit(reqs, author, idempotency_key)
 
-    def _commit(self, reqs: list[tuple[str, CommitTableRequest]], author: str) -> int:
-        meta: dict[str, Any] = {"provenance": "iceberg-rest", "iceberg_rest": {}}
-        for name, req in reqs:
-            for u in req.updates:
-                if isinstance(u, SetPropertiesUpdate):
-                    _reject_reserved(u.updates, "property")
-                elif isinstance(u, RemovePropertiesUpdate):
-                    _reject_reserved(u.removals, "property")
-            snaps = [u.snapshot for u in req.updates if isinstance(u, AddSnapshotUpdate)]
-            main = [u for u in req.updates if isinstance(u, SetSnapshotRefUpdate) and u.ref_name == "main"]
-            if snaps and main:
-                last = main[-1].snapshot_id
-                op = next((s.summary.operation.value for s in snaps if s.snapshot_id == last and s.summary), None)
-                meta["iceberg_rest"][lake.table_path(name)] = {"snapshot_id": last, "operation": op}
+    def _landed(self, key: str, tables: list[str]) -> int | None:
+        """The vid of the commit an Idempotency-Key already made for these tables: remembered for
+        commits of this process, and read once from the last IDEMPOTENCY_WINDOW commits before it
+        started (a retry across a restart)."""
+        with self._keys_lock:
+            if self._keys_before is None:
+                self._keys_before = {}
+                for c in self.cat.commits(until=self._started_vid, limit=IDEMPOTENCY_WINDOW) if self._started_vid else ():
+                    k = c.meta.get("idempotency_key")
+                    if isinstance(k, str) and isinstance(c.meta.get("tables"), list):
+                        self._keys_before.setdefault(k, (c.vid, list(c.meta["tables"])))
+            hit = self._keys.get(key) or self._keys_before.get(key)
+        if hit is not None and hit[1] == tables:
+            return hit[0]
+        if hit is not None:
+            raise _bad(f"Idempotency-Key {key!r} was already used for a commit to {', '.join(hit[1])}; use a new key "
+                       "for a new commit")
+        return None
+
+    def _commit(self, reqs: list[tuple[str, CommitTableRequest]], author: str, key: str | None = None) -> int:
+        tables = [n for n, _ in reqs]
+        if key:
+            landed = self._landed(key, tables)
+            if landed is not None:   # a retry of a commit whose response was lost: its result, not a second commit
+                return landed
+        meta = _meta(reqs, key)
         names = ", ".join(n for n, _ in reqs)
         started = False
         try:
@@ -495,6 +513,11 @@ class IcebergRest:
                     self._apply(txn, name, req)
                 started = True
             assert txn.vid is not None
+            if key:
+                with self._keys_lock:
+                    if len(self._keys) > 10_000:
+                        self._keys.clear()
+                    self._keys[key] = (int(txn.vid), tables)
             return int(txn.vid)
         except CommitFailedException as exc:
             raise ConflictError(f"commit to {names} failed: {exc}; reload the table and retry",
@@ -626,6 +649,28 @@ class IcebergRest:
             sid = snap.parent_snapshot_id
         for snap in reversed(chain):
             writer.apply_snapshot(txn, snap)
+
+
+def _meta(reqs: list[tuple[str, CommitTableRequest]], key: str | None) -> dict[str, Any]:
+    """A REST commit's catalog meta: the tables, the Iceberg snapshot each moves main to (the
+    materialized snapshot id of the commit's vid), and the Idempotency-Key. Refuses `semcat.*`
+    property changes before anything is read."""
+    meta: dict[str, Any] = {"provenance": "iceberg-rest", "iceberg_rest": {}, "tables": [n for n, _ in reqs]}
+    if key:
+        meta["idempotency_key"] = key
+    for name, req in reqs:
+        for u in req.updates:
+            if isinstance(u, SetPropertiesUpdate):
+                _reject_reserved(u.updates, "property")
+            elif isinstance(u, RemovePropertiesUpdate):
+                _reject_reserved(u.removals, "property")
+        snaps = [u.snapshot for u in req.updates if isinstance(u, AddSnapshotUpdate)]
+        main = [u for u in req.updates if isinstance(u, SetSnapshotRefUpdate) and u.ref_name == "main"]
+        if snaps and main:
+            last = main[-1].snapshot_id
+            op = next((s.summary.operation.value for s in snaps if s.snapshot_id == last and s.summary), None)
+            meta["iceberg_rest"][lake.table_path(name)] = {"snapshot_id": last, "operation": op}
+    return meta
 
 
 def _commit_request(body: Any) -> CommitTableRequest:

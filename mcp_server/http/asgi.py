@@ -26,7 +26,8 @@ __all__ = ["Guard", "FastCommit", "OPEN_PATHS", "error_response", "internal_erro
 log = logging.getLogger("uvicorn.error")
 
 # No token needed: liveness and the API description.
-OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc",
+                        "/iceberg/v1/oauth/tokens"})  # the Iceberg client-credentials grant checks its secret itself
 
 def _is_ui(path: str) -> bool:
     """The web page (mcp_server.http.ui) checks its token itself, from a cookie a browser sends."""

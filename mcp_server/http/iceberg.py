@@ -19,6 +19,7 @@ that touched the table). A commit that sets or removes one is refused (403 Forbi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -52,6 +53,10 @@ def _error(err: CatalogError) -> Response:
 
 def _json(obj: Any, status: int = 200) -> Response:
     return Response(json.dumps(obj, default=str).encode(), status_code=status, media_type="application/json")
+
+
+def _oauth_error(code: str, message: str, status: int) -> Response:
+    return _json({"error": code, "error_description": message}, status)
 
 
 def semantic_properties(cat: Any) -> Callable[[str, int], dict[str, str]]:
@@ -216,7 +221,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         snapshots = request.query_params.get("snapshots")
         resp = await run(request, rest.load_table, prefix, ns(namespace), table, snapshots)
         if resp.status_code == 200:
-            etag = '"' + str(hash(bytes(resp.body))) + '"'
+            etag = '"' + hashlib.sha256(bytes(resp.body)).hexdigest()[:32] + '"'
             if request.headers.get("if-none-match") == etag:
                 return Response(status_code=304, headers={"ETag": etag})
             resp.headers["ETag"] = etag
@@ -236,7 +241,8 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
             body = await body_of(request)
         except CatalogError as exc:
             return _error(exc)
-        return await run(request, rest.commit_table, prefix, ns(namespace), table, body, write=True)
+        key = request.headers.get("idempotency-key")
+        return await run(request, rest.commit_table, prefix, ns(namespace), table, body, key, write=True)
 
     @router.delete("/v1/{prefix}/namespaces/{namespace}/tables/{table}")
     async def drop_table(request: Request, prefix: str, namespace: str, table: str) -> Response:
@@ -257,7 +263,28 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
             body = await body_of(request)
         except CatalogError as exc:
             return _error(exc)
-        return await run(request, rest.commit_transaction, prefix, body, write=True)
+        key = request.headers.get("idempotency-key")
+        return await run(request, rest.commit_transaction, prefix, body, key, write=True)
+
+    @router.post("/v1/oauth/tokens")
+    async def oauth_tokens(request: Request) -> Response:
+        """The client-credentials grant, for clients configured with `credential="<id>:<secret>"`:
+        the secret is one of the server's bearer tokens, handed back as the access token (the id is
+        free text). The specification deprecates this endpoint; prefer `token=`."""
+        form = await request.form()
+        tokens = request.app.state.tokens
+        secret = str(form.get("client_secret") or "")
+        if form.get("grant_type") != "client_credentials":
+            return _oauth_error("unsupported_grant_type", "only grant_type=client_credentials is supported; or "
+                                "configure the client with token=<bearer token>", 400)
+        if tokens:
+            try:
+                tokens.role_of(f"Bearer {secret}")
+            except CatalogError:
+                return _oauth_error("invalid_client", "unknown client secret: use one of the server's bearer tokens "
+                                    "as the secret (credential='<any id>:<token>')", 401)
+        return _json({"access_token": secret or "anonymous", "token_type": "bearer", "expires_in": 86400,
+                      "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
 
     router.state_rest = rest  # type: ignore[attr-defined]
     return router

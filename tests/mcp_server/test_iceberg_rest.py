@@ -523,3 +523,67 @@ def test_spark_written_table_reads_through_rest(tmp_path):
     finally:
         srv.stop()
         engine.close()
+
+
+def test_idempotency_key_makes_a_retried_commit_safe(server):
+    ice = client(server)
+    ice.create_namespace("core")
+    ice.create_table("core.t", SCHEMA)
+    ice.create_table("core.u", SCHEMA)
+    wider = Schema(*SCHEMA.fields, NestedField(5, "extra", StringType(), required=False), schema_id=1)
+    body = {"identifier": {"namespace": ["core"], "name": "t"},
+            "requirements": [{"type": "assert-current-schema-id", "current-schema-id": 0}],
+            "updates": [{"action": "add-schema", "schema": json.loads(wider.model_dump_json(by_alias=True))},
+                        {"action": "set-current-schema", "schema-id": -1}]}
+
+    def post(key, table="t"):
+        headers = {"Authorization": f"Bearer {WRITE}", **({"Idempotency-Key": key} if key else {})}
+        return requests.post(f"{server.url}/iceberg/v1/acme/namespaces/core/tables/{table}", json={
+            **body, "identifier": {"namespace": ["core"], "name": table}}, headers=headers, timeout=30)
+
+    first = post("k-1")
+    assert first.status_code == 200, first.text
+    vid = server.catalog.latest_vid
+    again = post("k-1")          # the response was "lost": the retry gets the landed result, not a 409
+    assert again.status_code == 200 and again.json()["metadata"] == first.json()["metadata"]
+    assert server.catalog.latest_vid == vid
+    assert post(None).status_code == 409            # without the key the stale requirement fails
+    reused = post("k-1", table="u")
+    assert reused.status_code == 400 and "already used" in reused.json()["error"]["message"]
+    assert ice.load_table("core.u").schema().schema_id == 0
+
+
+def test_etag_304_and_refs_only_loading(server):
+    ice = client(server)
+    ice.create_namespace("core")
+    t = ice.create_table("core.t", SCHEMA)
+    for i in range(3):
+        t.append(rows([i]))
+    r = raw(server, "GET", "/v1/acme/namespaces/core/tables/t")
+    etag = r.headers["ETag"]
+    r2 = requests.get(server.url + "/iceberg/v1/acme/namespaces/core/tables/t", timeout=30,
+                      headers={"Authorization": f"Bearer {WRITE}", "If-None-Match": etag})
+    assert r2.status_code == 304 and not r2.content
+    t.append(rows([9]))
+    r3 = requests.get(server.url + "/iceberg/v1/acme/namespaces/core/tables/t", timeout=30,
+                      headers={"Authorization": f"Bearer {WRITE}", "If-None-Match": etag})
+    assert r3.status_code == 200 and r3.headers["ETag"] != etag
+    assert len(r3.json()["metadata"]["snapshots"]) == 4
+    refs = raw(server, "GET", "/v1/acme/namespaces/core/tables/t?snapshots=refs").json()["metadata"]
+    assert [s["snapshot-id"] for s in refs["snapshots"]] == [refs["current-snapshot-id"]]
+    lazy = load_catalog("lazy", type="rest", uri=server.url + "/iceberg", warehouse="acme", token=WRITE,
+                        **{"snapshot-loading-mode": "refs"})
+    assert scan_ids(lazy.load_table("core.t")) == [0, 1, 2, 9]
+
+
+def test_client_credentials_grant(server):
+    oauth = {"oauth2-server-uri": server.url + "/iceberg/v1/oauth/tokens"}
+    ice = load_catalog("cc", type="rest", uri=server.url + "/iceberg", warehouse="acme", credential=f"me:{WRITE}", **oauth)
+    ice.create_namespace("core")
+    assert ice.list_namespaces() == [("core",)]
+    r = requests.post(server.url + "/iceberg/v1/oauth/tokens", timeout=10,
+                      data={"grant_type": "client_credentials", "client_id": "me", "client_secret": "wrong"})
+    assert r.status_code == 401 and r.json()["error"] == "invalid_client"
+    ro = load_catalog("cc-ro", type="rest", uri=server.url + "/iceberg", warehouse="acme", credential=f"me:{READ}", **oauth)
+    with pytest.raises(ForbiddenError):
+        ro.create_namespace("x")
