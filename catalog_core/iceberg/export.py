@@ -128,6 +128,11 @@ def iceberg_type(text: str, column: str = "?", ids: _Ids | None = None) -> it.Ic
                             column=column, type=text)
 
 
+def _stored_type(stored: dict[str, Any], name: str) -> it.IcebergType:
+    """A nested column's Iceberg type as a REST commit stored it (with its field ids)."""
+    return it.NestedField.model_validate({"id": 0, "name": name, "type": stored, "required": False}).field_type
+
+
 def iceberg_schema(schema: dict[str, Any] | None) -> IcebergSchema:
     """A table's `schema` value as an Iceberg schema (column ids are field ids; a column without
     an id gets the next id after the largest)."""
@@ -138,7 +143,9 @@ def iceberg_schema(schema: dict[str, Any] | None) -> IcebergSchema:
         if c.id is None:
             top += 1
         cid = c.id if c.id is not None else top
-        ftype = iceberg_type(c.type or "string", c.name, _Ids(_NESTED_BASE + 1000 * cid))
+        stored = c.extra.get("iceberg_type")
+        ftype = (_stored_type(stored, c.name) if isinstance(stored, dict)
+                 else iceberg_type(c.type or "string", c.name, _Ids(_NESTED_BASE + 1000 * cid)))
         raw_doc = c.extra.get("doc")
         doc = raw_doc if isinstance(raw_doc, str) else None
         fields.append(it.NestedField(cid, c.name, ftype, required=not c.is_nullable, doc=doc))

@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +32,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from catalog_core.errors import CatalogError, InvalidValueError, PermissionDeniedError
-from catalog_core.iceberg.rest import IcebergRest, iceberg_error_type
 from mcp_server.http.api import ApiContext
 
 __all__ = ["build_iceberg_router", "semantic_properties", "error_body"]
@@ -41,6 +41,8 @@ SEP = "\x1f"   # the namespace separator of the specification (pyiceberg's defau
 
 
 def error_body(err: CatalogError) -> tuple[int, bytes]:
+    from catalog_core.iceberg.rest import iceberg_error_type
+
     status = int(err.details.get("status_hint") or err.http_status)
     body = {"error": {"message": err.message, "type": iceberg_error_type(err), "code": status}}
     return status, json.dumps(body, default=str, ensure_ascii=True).encode()
@@ -111,7 +113,24 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         root = os.path.join(data_dir, "warehouse", "_iceberg")
     if location_root is None:
         location_root = os.path.join(data_dir, "warehouse") if data_dir else os.path.join(root, "tables")
-    rest = IcebergRest(cat, root, location_root, properties if properties is not None else semantic_properties(cat))
+    props = properties if properties is not None else semantic_properties(cat)
+    holder: list[Any] = []
+    lock = threading.Lock()
+
+    class _Rest:
+        """The IcebergRest service, built on the first request: pyiceberg (and pyarrow) take seconds
+        to import, which `semcat serve` should not pay at start."""
+
+        def __getattr__(self, name: str) -> Any:
+            if not holder:
+                with lock:
+                    if not holder:
+                        from catalog_core.iceberg.rest import IcebergRest
+
+                        holder.append(IcebergRest(cat, str(root), location_root, props))
+            return getattr(holder[0], name)
+
+    rest = _Rest()
     router = APIRouter(prefix="/iceberg", tags=["iceberg"], include_in_schema=False)
 
     async def run(request: Request, fn: Callable[..., Any], *args: Any, write: bool = False,
@@ -286,5 +305,4 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return _json({"access_token": secret or "anonymous", "token_type": "bearer", "expires_in": 86400,
                       "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
 
-    router.state_rest = rest  # type: ignore[attr-defined]
     return router

@@ -587,3 +587,28 @@ def test_client_credentials_grant(server):
     ro = load_catalog("cc-ro", type="rest", uri=server.url + "/iceberg", warehouse="acme", credential=f"me:{READ}", **oauth)
     with pytest.raises(ForbiddenError):
         ro.create_namespace("x")
+
+
+def test_nested_columns_keep_the_writers_field_ids(server):
+    from pyiceberg.types import ListType, StructType
+
+    nested = Schema(NestedField(1, "id", LongType(), required=False),
+                    NestedField(2, "addr", StructType(NestedField(3, "city", StringType(), required=False),
+                                                      NestedField(4, "zip", StringType(), required=False)), required=False),
+                    NestedField(5, "tags", ListType(6, StringType(), element_required=False), required=False))
+    ice = client(server)
+    ice.create_namespace("core")
+    # a create-table transaction writes its files with the ids the client assigned, before the
+    # server has seen the table: the loaded table must carry those ids (nested ones included)
+    tx = ice.create_table_transaction("core.n", nested)
+    addr = pa.struct([("city", pa.string()), ("zip", pa.string())])
+    tx.append(pa.table({"id": pa.array([1, 2], pa.int64()),
+                        "addr": pa.array([{"city": "Oslo", "zip": "0150"}, None], addr),
+                        "tags": pa.array([["a", "b"], []], pa.list_(pa.string()))}))
+    client_ids = {f.field_id for f in tx.table_metadata.schema()._lazy_id_to_field.values()}
+    tx.commit_transaction()
+    t = ice.load_table("core.n")
+    assert {f.field_id for f in t.schema()._lazy_id_to_field.values()} == client_ids
+    got = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert got[0]["addr"] == {"city": "Oslo", "zip": "0150"} and got[0]["tags"] == ["a", "b"]
+    assert got[1]["addr"] is None
