@@ -521,4 +521,7 @@ def sync_table(cat: CatalogAPI, iceberg_catalog: IcebergCatalog, identifier: str
 
 # The pieces the Iceberg REST commits (catalog_core.iceberg.rest) reuse: one file and stats
 # bookkeeping for imports and REST commits.
-Importer, Step, Source, noop = _Importer, _Step, _Source, _noop
+Importer = _Importer
+Step = _Step
+Source = _Source
+noop = _noop
