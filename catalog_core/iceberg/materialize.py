@@ -122,6 +122,24 @@ class TableView:
     metadata: TableMetadata
     metadata_location: str
     value: dict[str, Any]
+    text: str = ""                 # the metadata as JSON (what the metadata file holds)
+    _answers: dict[str, bytes] = field(default_factory=dict)
+
+    def load_result(self, snapshots: str | None = None) -> bytes:
+        """LoadTableResult as JSON bytes (built once per view and `snapshots` mode)."""
+        mode = "refs" if snapshots == "refs" else "all"
+        out = self._answers.get(mode)
+        if out is None:
+            md = self.text
+            if mode == "refs":
+                d = json.loads(self.text)
+                keep = {r["snapshot-id"] for r in d.get("refs", {}).values()}
+                d["snapshots"] = [s for s in d.get("snapshots", []) if s["snapshot-id"] in keep]
+                md = json.dumps(d)
+            out = ('{"metadata-location":' + json.dumps(self.metadata_location) + ',"metadata":' + md +
+                   ',"config":{}}').encode()
+            self._answers[mode] = out
+        return out
 
 
 def table_uuid(value: dict[str, Any], tpath: str, created: int) -> str:
@@ -145,10 +163,15 @@ class Materializer:
         self._views: dict[tuple[Any, ...], tuple[float, TableView]] = {}
 
     # ---------------------------------------------------------------- public
-    def load(self, name: str, vid: int | None = None, table_obj_value: dict[str, Any] | None = None) -> TableView:
-        """The table's metadata as of `vid` (default: latest). NoSuchTableError if it does not exist."""
+    def load(self, name: str, vid: int | None = None) -> TableView:
+        """The table's metadata as of `vid` (default: latest). NoSuchTableError if it does not exist.
+        When no commit touched the table since the last load, the cached view is answered without
+        reading the table's history."""
         tpath = lake.table_path(name)
         at = self.cat.latest_vid if vid is None else vid
+        fast = self._cached(tpath, at)
+        if fast is not None:
+            return fast
         versions = self.cat.history(tpath)
         live = [v for v in versions if v.vid <= at and (v.end_vid is None or v.end_vid > at)]
         if not live or live[-1].value is None or not lake.is_table(live[-1].value):
@@ -160,18 +183,37 @@ class Materializer:
         with state.lock:
             if state.done < at:
                 self._advance(state, versions, at)
-            table_vid = max([v for v in state.commit_times if v <= at] or [created])
-            named = tuple((s.name, s.vid) for s in self.cat.snapshots() if created <= s.vid <= at)
-            key = (tpath, table_vid, named)
+            key, named = self._key(state, at)
             hit = self._views.get(key)
             now = time.monotonic()
             if hit is not None and (self.properties_fn is None or now - hit[0] < PROPERTIES_TTL_S):
                 return hit[1]
-            view = self._view(name, tpath, state, versions, at, table_vid, value, named)
+            view = self._view(name, tpath, state, versions, at, key[1], value, named)
             if len(self._views) > 4096:
                 self._views.clear()
             self._views[key] = (now, view)
             return view
+
+    def _key(self, st: _State, at: int) -> tuple[tuple[Any, ...], tuple[tuple[str, int], ...]]:
+        table_vid = max([v for v in st.commit_times if v <= at] or [st.created])
+        named = tuple((s.name, s.vid) for s in self.cat.snapshots() if st.created <= s.vid <= at)
+        return (st.tpath, table_vid, named), named
+
+    def _cached(self, tpath: str, at: int) -> TableView | None:
+        """The cached view when the table's state covers `at` and no commit touched it since."""
+        with self._lock:
+            st = self._states.get(tpath)
+        if st is None or at < st.created:
+            return None
+        with st.lock:
+            if st.done < at and self.cat.commits(since=st.done + 1, until=at, prefix=tpath):
+                return None
+            st.done = max(st.done, at)
+            key, _named = self._key(st, at)
+            hit = self._views.get(key)
+            if hit is not None and (self.properties_fn is None or time.monotonic() - hit[0] < PROPERTIES_TTL_S):
+                return hit[1]
+        return None
 
     def metadata_dir(self, table_uuid_: str) -> str:
         return os.path.join(self.root, table_uuid_, "metadata")
@@ -394,7 +436,7 @@ class Materializer:
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write(text)
             os.replace(tmp, loc)
-        return TableView(name, at, table_vid, metadata, loc, value)
+        return TableView(name, at, table_vid, metadata, loc, value, text)
 
 
 def _max_id(schema: IcebergSchema) -> int:

@@ -311,13 +311,14 @@ class IcebergRest:
         lake.table_path(name)
         return name
 
-    def load_table(self, prefix: str, namespace: list[str], table: str, snapshots: str | None = None) -> dict[str, Any]:
+    def load_table(self, prefix: str, namespace: list[str], table: str, snapshots: str | None = None) -> bytes:
+        """LoadTableResult, as JSON bytes."""
         name = self._name(prefix, namespace, table)
         try:
             view = self.materializer.load(name)
         except NotFoundError:
             raise _no_table(name) from None
-        return self._result(view, snapshots)
+        return view.load_result(snapshots)
 
     def table_view(self, prefix: str, namespace: list[str], table: str) -> TableView:
         name = self._name(prefix, namespace, table)

@@ -154,6 +154,8 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
             return Response(status_code=204)
         if isinstance(out, Response):
             return out
+        if isinstance(out, bytes):
+            return Response(out, status_code=status, media_type="application/json")
         return _json(out, status)
 
     async def body_of(request: Request) -> Any:
