@@ -520,6 +520,26 @@ def test_spark_written_table_reads_through_rest(tmp_path):
                 res = cc.run_sql(engine, f"select count(*), {counts} from {name}", snapshot=vid)
                 want = [arrow.num_rows] + [arrow.num_rows - arrow.column(c).null_count for c in cols]
                 assert res.rows[0] == want, (name, vid)
+        # writes through REST to Spark-written tables: a copy-on-write delete of one day of a
+        # partitioned table (pyiceberg removes Spark's files) and an append to another
+        from pyiceberg.expressions import EqualTo
+        t = ice.load_table("core.fct_orders")
+        day = t.scan(limit=1).to_arrow().column("order_date_local")[0].as_py()
+        before = cc.run_sql(engine, "select count(*) from acme.core.fct_orders").rows[0][0]
+        gone = cc.run_sql(engine, f"select count(*) from acme.core.fct_orders where order_date_local = '{day}'").rows[0][0]
+        assert gone > 0
+        t.delete(EqualTo("order_date_local", day))
+        t = ice.load_table("core.fct_orders")
+        vid = int(t.properties["semcat.vid"])
+        assert t.scan().to_arrow().num_rows == before - gone
+        assert cc.run_sql(engine, "select count(*) from acme.core.fct_orders", snapshot=vid).rows[0][0] == before - gone
+        assert engine.get("/acme/core/fct_orders").value["stats"]["row_count"] == before - gone
+        p = ice.load_table("core.fct_payments")
+        n = p.scan().to_arrow().num_rows
+        p.append(p.scan(limit=5).to_arrow())
+        p = ice.load_table("core.fct_payments")
+        assert cc.run_sql(engine, "select count(*) from acme.core.fct_payments",
+                          snapshot=int(p.properties["semcat.vid"])).rows[0][0] == n + 5 == p.scan().to_arrow().num_rows
     finally:
         srv.stop()
         engine.close()
