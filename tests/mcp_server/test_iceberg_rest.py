@@ -521,8 +521,17 @@ def test_spark_written_table_reads_through_rest(tmp_path):
                 want = [arrow.num_rows] + [arrow.num_rows - arrow.column(c).null_count for c in cols]
                 assert res.rows[0] == want, (name, vid)
         # writes through REST to Spark-written tables: a copy-on-write delete of one day of a
-        # partitioned table (pyiceberg removes Spark's files) and an append to another
+        # partitioned table (pyiceberg removes Spark's files) and an append to another. The copied
+        # catalog's locations still name the source lake: move them first (set-location), so the
+        # files pyiceberg writes land in this test's directory, never in the shared lake
         from pyiceberg.expressions import EqualTo
+        for ident in ("core.fct_orders", "core.fct_payments"):
+            ns_, tname = ident.split(".")
+            r = requests.post(f"{srv.url}/iceberg/v1/acme/namespaces/{ns_}/tables/{tname}", timeout=60, json={
+                "identifier": {"namespace": [ns_], "name": tname}, "requirements": [],
+                "updates": [{"action": "set-location", "location": str(tmp_path / "moved" / ident)}]})
+            assert r.status_code == 200, r.text
+            assert engine.get("/acme/" + ident.replace(".", "/")).value["location"].startswith(str(tmp_path))
         t = ice.load_table("core.fct_orders")
         day = t.scan(limit=1).to_arrow().column("order_date_local")[0].as_py()
         before = cc.run_sql(engine, "select count(*) from acme.core.fct_orders").rows[0][0]
@@ -538,6 +547,8 @@ def test_spark_written_table_reads_through_rest(tmp_path):
         n = p.scan().to_arrow().num_rows
         p.append(p.scan(limit=5).to_arrow())
         p = ice.load_table("core.fct_payments")
+        new_files = [f.value["path"] for f in engine.plan_files("acme.core.fct_payments") if "/moved/" in f.value["path"]]
+        assert len(new_files) == 1 and new_files[0].removeprefix("file://").startswith(str(tmp_path))
         assert cc.run_sql(engine, "select count(*) from acme.core.fct_payments",
                           snapshot=int(p.properties["semcat.vid"])).rows[0][0] == n + 5 == p.scan().to_arrow().num_rows
     finally:
