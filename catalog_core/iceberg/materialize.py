@@ -106,6 +106,7 @@ class _State:
     table_vid: int = 0                  # the last commit that touched the table (<= done)
     last_time_ms: int = 0
     snaps: list[_Snap] = field(default_factory=list)
+    snap_ids: set[int] = field(default_factory=set)
     groups: dict[int, _Group] = field(default_factory=dict)
     file_group: dict[str, int] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=lambda: {"records": 0, "files": 0, "size": 0})
@@ -271,7 +272,7 @@ class Materializer:
         sid = snapshot_id_of(meta, st.tpath, st.uuid)
         if not added and not removed and sid is None:
             return
-        if sid is None or any(s.snapshot_id == sid for s in st.snaps):
+        if sid is None or sid in st.snap_ids:
             sid = vid
         value = self._value_at(versions, vid)
         schema = export.iceberg_schema(value.get("schema"))
@@ -324,6 +325,7 @@ class Materializer:
         parent = st.snaps[-1].snapshot_id if st.snaps else None
         mlist = self._write(st, sid, parent, vid, schema, spec, dirty | ({vid} if added else set()))
         st.snaps.append(_Snap(vid, sid, parent, time_ms, schema.schema_id, mlist, out))
+        st.snap_ids.add(sid)
 
     # ---------------------------------------------------------------- files
     def _write(self, st: _State, sid: int, parent: int | None, vid: int, schema: IcebergSchema,

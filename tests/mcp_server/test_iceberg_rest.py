@@ -409,6 +409,7 @@ def test_two_writers_append_concurrently_with_retry(server):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_two_writers_200_rounds(server):
     _concurrent(server, 100)
 
