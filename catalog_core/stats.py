@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["empty", "add", "combine", "from_stats", "op", "append_delta", "set_delta"]
+__all__ = ["empty", "of_file", "add", "combine", "from_stats", "op", "append_delta", "set_delta"]
 
 # what `last_data_commit` holds before the engine stamps it (pure merges in tests use a hint)
 _NO_HINT = {"vid": 0, "time": 0.0}
@@ -22,6 +22,17 @@ _NO_HINT = {"vid": 0, "time": 0.0}
 
 def empty() -> dict[str, Any]:
     return {"row_count": 0, "file_count": 0, "size_bytes": 0, "columns": {}}
+
+
+def of_file(file_value: dict[str, Any], partition: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One file's contribution; partition columns count as constant columns of the file."""
+    rows = int(file_value.get("row_count") or 0)
+    cols = {c: {"min": s.get("min"), "max": s.get("max"), "null_count": s.get("null_count")}
+            for c, s in (file_value.get("columns") or {}).items()}
+    for c, v in (partition or {}).items():
+        cols[c] = {"min": v, "max": v, "null_count": rows if v is None else 0}
+    return {"row_count": rows, "file_count": 1, "size_bytes": int(file_value.get("size_bytes") or 0),
+            "columns": cols}
 
 
 def _lt(a: Any, b: Any) -> bool:

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
 import catalog_core as cc
-from catalog_core import lake
+from catalog_core import footers, lake
 from catalog_core.api import CatalogAPI, SnapshotRef, TransactionAPI
 from catalog_core.errors import (
     AlreadyExistsError,
@@ -45,7 +45,6 @@ from catalog_core.lake import table_path
 from catalog_core.model import TimeArg, parse_time
 from catalog_core.writeset import CommitOnExit
 from spark_bridge import files as fl
-from spark_bridge import footers
 from spark_bridge.errors import BridgeError, CommitFailedError, CommitUnknownError, SchemaEvolutionError
 from spark_bridge.plan import CommitResult, Planner, StagedWrite, TableWrite, parent_path
 from spark_bridge.reader import read_table

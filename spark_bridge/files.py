@@ -7,7 +7,7 @@ import re
 import uuid
 from datetime import datetime, timezone
 
-from spark_bridge.footers import FileSystems
+from catalog_core.footers import FileSystems
 
 __all__ = ["new_write_id", "join", "staging_dir", "list_parquet", "delete_files", "delete_dir",
            "unescape", "needs_escape", "parse_partition_dirs", "HIVE_NULL"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog_core.stats import add, append_delta, combine, empty, from_stats, op, set_delta
+from catalog_core.stats import add, append_delta, combine, empty, from_stats, of_file, op, set_delta
 
 __all__ = ["empty", "of_file", "add", "combine", "from_stats", "append_delta", "replace_delta",
            "set_delta", "initial"]
@@ -15,17 +15,6 @@ __all__ = ["empty", "of_file", "add", "combine", "from_stats", "append_delta", "
 def initial() -> dict[str, Any]:
     """The stats a new table or partition starts with, before its first merge."""
     return empty()
-
-
-def of_file(file_value: dict[str, Any], partition: dict[str, Any]) -> dict[str, Any]:
-    """One file's contribution; partition columns count as constant columns of the file."""
-    rows = int(file_value.get("row_count") or 0)
-    cols = {c: {"min": s.get("min"), "max": s.get("max"), "null_count": s.get("null_count")}
-            for c, s in (file_value.get("columns") or {}).items()}
-    for c, v in partition.items():
-        cols[c] = {"min": v, "max": v, "null_count": rows if v is None else 0}
-    return {"row_count": rows, "file_count": 1, "size_bytes": int(file_value.get("size_bytes") or 0),
-            "columns": cols}
 
 
 def replace_delta(added: dict[str, Any], removed: dict[str, Any], hint: dict[str, Any] | None) -> dict[str, Any]:

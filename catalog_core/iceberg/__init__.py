@@ -5,6 +5,8 @@
     ice = load_catalog("prod", type="sql", uri="sqlite:///ice.db", warehouse="file:///lake")
     res = cc.iceberg.import_table(cat, ice, "db.orders", into="acme.core.orders")
     res = cc.iceberg.sync_table(cat, ice, "db.orders", into="acme.core.orders")   # new snapshots only
+    for ident in cc.iceberg.catalog_tables(ice, namespace=None):   # every table (nested namespaces too)
+        cc.iceberg.import_table(cat, ice, ident, into=cc.iceberg.target_name("acme", ident))
 
 What lands in the catalog:
 
@@ -36,6 +38,14 @@ evolution, void transforms, non-Parquet data files, format version 3 types.
 
 from __future__ import annotations
 
-from catalog_core.iceberg.importer import AUTHOR, ImportResult, Progress, import_table, sync_table
+from catalog_core.iceberg.importer import (
+    AUTHOR,
+    ImportResult,
+    Progress,
+    catalog_tables,
+    import_table,
+    sync_table,
+    target_name,
+)
 
-__all__ = ["import_table", "sync_table", "ImportResult", "Progress", "AUTHOR"]
+__all__ = ["import_table", "sync_table", "catalog_tables", "target_name", "ImportResult", "Progress", "AUTHOR"]

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pyiceberg.schema import Schema as IcebergSchema
     from pyiceberg.table.snapshots import Snapshot
 
-__all__ = ["AUTHOR", "ImportResult", "Progress", "import_table", "sync_table"]
+__all__ = ["AUTHOR", "ImportResult", "Progress", "import_table", "sync_table", "catalog_tables", "target_name"]
 
 AUTHOR = "import:iceberg"
 Progress = Callable[[str, int, int], None]   # (stage, done, total): stage "read" (manifests) or "commit" (files)
@@ -517,6 +517,39 @@ def sync_table(cat: CatalogAPI, iceberg_catalog: IcebergCatalog, identifier: str
     imp = _Importer(cat, _Source(iceberg_catalog, identifier), _into(into), progress)
     imp.load_target(must_exist=True)
     return imp.run(imp.plan())
+
+
+def catalog_tables(iceberg_catalog: IcebergCatalog, namespace: str | None = None) -> list[str]:
+    """The identifiers (`ns.table`, nested namespaces dotted) of every table of an Iceberg catalog, or
+    of one namespace and the namespaces below it, in name order."""
+    todo: list[tuple[str, ...]] = []
+    if namespace:
+        todo.append(tuple(namespace.split(".")))
+    else:
+        todo.extend(tuple(ns) for ns in iceberg_catalog.list_namespaces())
+    out: list[str] = []
+    seen: set[tuple[str, ...]] = set()
+    while todo:
+        ns = todo.pop()
+        if ns in seen:
+            continue
+        seen.add(ns)
+        try:
+            out.extend(".".join(tuple(t)) for t in iceberg_catalog.list_tables(ns))
+            todo.extend(tuple(child) for child in iceberg_catalog.list_namespaces(ns) if tuple(child) != ns)
+        except Exception as exc:  # pyiceberg's NoSuchNamespaceError and what a REST catalog answers
+            if namespace and ns == tuple(namespace.split(".")):
+                raise NoSuchTableError(f"Iceberg namespace {namespace!r} was not found ({exc}); list the "
+                                       "catalog's namespaces or import the whole catalog", name=namespace) from None
+            raise
+    return sorted(set(out))
+
+
+def target_name(into_catalog: str, identifier: str) -> str:
+    """The catalog table an Iceberg table lands in: `<into_catalog>.<namespace>.<table>`, a nested
+    namespace's levels joined by '_' (semcat has one namespace level)."""
+    *ns, table = identifier.split(".")
+    return f"{into_catalog}.{'_'.join(ns)}.{table}"
 
 
 # The pieces the Iceberg REST commits (catalog_core.iceberg.rest) reuse: one file and stats

@@ -246,23 +246,8 @@ def import_() -> None:
     """Bring existing metadata into the catalog (Iceberg tables, ...)."""
 
 
-@import_.command("iceberg")
-@click.option("--data", "data_dir", default="data", show_default=True, help="catalog data directory or http(s) URL")
-@click.option("--catalog-uri", required=True, help="the Iceberg catalog: sqlite:///... (SQL catalog) or a REST URL")
-@click.option("--warehouse", default=None, help="the Iceberg catalog's warehouse, e.g. file:///lake")
-@click.option("--catalog-name", default="default", show_default=True,
-              help="the Iceberg catalog's name (a SQL catalog keeps the tables of each name apart)")
-@click.option("--table", "table", required=True, help="the Iceberg table, e.g. db.orders")
-@click.option("--into", required=True, help="the catalog table, e.g. acme.core.orders")
-@click.option("--token", default=None, envvar="SEMCAT_TOKEN")
-@_create
-def import_iceberg(data_dir, catalog_uri, warehouse, catalog_name, table, into, token, create) -> None:
-    """Import an Iceberg table with its snapshot history, or sync it: only new snapshots are added."""
-    from mcp_server.cli.iceberg import run_import
-
-    run_import(data_dir, catalog_uri, warehouse, table, into, token, catalog_name=catalog_name, create=create)
-
-
+__import__("importlib").import_module("mcp_server.cli.iceberg").register(import_, _create)  # import iceberg
+__import__("importlib").import_module("mcp_server.cli.parquet").register(import_, _create)  # import parquet
 __import__("importlib").import_module("mcp_server.cli.interop").register(main, import_)  # import dbt|osi|cortex, export osi
 __import__("importlib").import_module("mcp_server.cli.review").register(main)  # review list|show|accept|edit|dismiss
 

@@ -1,13 +1,15 @@
-"""`semcat import iceberg`: import or sync one Iceberg table, with a progress bar."""
+"""`semcat import iceberg`: import or sync one Iceberg table, a namespace or a whole Iceberg catalog
+(SQL or REST), with progress; `--watch SECONDS` keeps syncing until stopped."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import click
 
-__all__ = ["run_import"]
+__all__ = ["run_import", "run_import_many", "register", "target_catalog"]
 
 
 def _sqlite_file(uri: str) -> str | None:
@@ -44,7 +46,7 @@ def _source_catalog(uri: str, warehouse: str | None, name: str) -> Any:
         raise click.ClickException(f"cannot open the Iceberg catalog at {uri!r}: {exc}") from None
 
 
-def _target_catalog(data: str, token: str | None, create: bool) -> Any:
+def target_catalog(data: str, token: str | None, create: bool) -> Any:
     import catalog_core as cc
 
     if create and data.startswith(("http://", "https://")):
@@ -62,7 +64,7 @@ def run_import(data: str, uri: str, warehouse: str | None, table: str, into: str
     from catalog_core.iceberg import import_table
 
     ice = _source_catalog(uri, warehouse, catalog_name)  # first: a bad source leaves no new empty catalog
-    cat = _target_catalog(data, token, create)
+    cat = target_catalog(data, token, create)
     from mcp_server.cli.progress import progress_bar
 
     try:
@@ -88,3 +90,100 @@ def run_import(data: str, uri: str, warehouse: str | None, table: str, into: str
                f"+{res.files_added} -{res.files_removed} files, synced to snapshot {res.snapshot_id}"
                + (f"; {res.clamped} commits later than their snapshot (the catalog had later commits)"
                   if res.clamped else ""))
+
+
+def _sync_round(cat: Any, ice: Any, idents: list[str], into: str, bar: Any) -> tuple[list[Any], list[str]]:
+    """One sync of every table: (results, errors). A table that fails is reported and skipped; the
+    others still sync (each table's import is its own transactions)."""
+    import catalog_core as cc
+    from catalog_core.iceberg import import_table, target_name
+
+    results, errors = [], []
+    task = bar.add_task("tables", total=len(idents))
+    for i, ident in enumerate(idents, 1):
+        try:
+            results.append(import_table(cat, ice, ident, into=target_name(into, ident)))
+        except cc.CatalogError as exc:
+            errors.append(f"{ident}: {exc.message}")
+        bar.update(task, completed=i, description=f"tables ({ident})")
+    return results, errors
+
+
+def run_import_many(data: str, uri: str, warehouse: str | None, namespace: str | None, into: str, token: str | None,
+                    catalog_name: str = "default", create: bool = False, watch: float | None = None,
+                    max_syncs: int | None = None) -> None:
+    """Every table of the Iceberg catalog (or of `namespace`) into catalog `into`; with `watch`, sync
+    again every `watch` seconds until interrupted (or `max_syncs` rounds)."""
+    import signal
+    import threading
+
+    import catalog_core as cc
+    from catalog_core.iceberg import catalog_tables
+    from mcp_server.cli.progress import progress_bar
+
+    if "." in into or not into:
+        raise click.UsageError(f"--into {into!r}: without --table, --into names a catalog (e.g. acme); each Iceberg "
+                               "table ns.t lands in <catalog>.ns.t")
+    ice = _source_catalog(uri, warehouse, catalog_name)
+    cat = target_catalog(data, token, create)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    failed, rounds = False, 0
+    try:
+        while True:
+            rounds += 1
+            try:
+                idents = catalog_tables(ice, namespace)
+            except cc.CatalogError as exc:
+                raise click.ClickException(exc.message) from None
+            with progress_bar(transient=True) as bar:
+                results, errors = _sync_round(cat, ice, idents, into, bar)
+            changed = [r for r in results if not r.up_to_date]
+            for r in changed:
+                click.echo(f"{r.source} -> {r.table}: {len(r.commits)} commits, +{r.files_added} -{r.files_removed} "
+                           f"files, synced to snapshot {r.snapshot_id}")
+            for e in errors:
+                click.echo(f"error: {e}", err=True)
+            click.echo(f"sync {rounds}: {len(idents)} tables, {len(changed)} changed, {len(errors)} failed", err=True)
+            failed = failed or bool(errors)
+            if watch is None or (max_syncs is not None and rounds >= max_syncs) or stop.wait(watch):
+                break
+    finally:
+        cat.close()
+    if failed:
+        raise click.ClickException("some tables did not import (listed above); fix them and run again: the "
+                                   "others are synced and a re-run skips what is up to date")
+
+
+def register(import_group: click.Group, create_option: Callable[[Callable[..., None]], Callable[..., None]]) -> None:
+    """`semcat import iceberg` on the `import` group."""
+
+    @import_group.command("iceberg")
+    @click.option("--data", "data_dir", default="data", show_default=True,
+                  help="catalog data directory or http(s) URL")
+    @click.option("--catalog-uri", required=True, help="the Iceberg catalog: sqlite:///... (SQL catalog) or a REST URL")
+    @click.option("--warehouse", default=None, help="the Iceberg catalog's warehouse, e.g. file:///lake")
+    @click.option("--catalog-name", default="default", show_default=True,
+                  help="the Iceberg catalog's name (a SQL catalog keeps the tables of each name apart)")
+    @click.option("--table", "table", default=None, help="one Iceberg table, e.g. db.orders (default: every table)")
+    @click.option("--namespace", default=None, help="only the tables of this Iceberg namespace (and below it)")
+    @click.option("--into", required=True, help="with --table the catalog table (acme.core.orders); without, "
+                  "the catalog (acme): Iceberg table ns.t lands in acme.ns.t")
+    @click.option("--watch", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
+                  help="keep syncing every SECONDS until interrupted (Ctrl-C)")
+    @click.option("--max-syncs", type=click.IntRange(min=1), default=None, help="with --watch, stop after N syncs")
+    @click.option("--token", default=None, envvar="SEMCAT_TOKEN")
+    @create_option
+    def import_iceberg(data_dir, catalog_uri, warehouse, catalog_name, table, namespace, into, watch, max_syncs,
+                       token, create) -> None:
+        """Import Iceberg tables with their snapshot history, or sync them: only new snapshots are added.
+        Idempotent: a re-run writes nothing for a table that is up to date."""
+        if table is not None and (namespace is not None or watch is not None):
+            raise click.UsageError("--table imports one table; --namespace and --watch go with a whole catalog "
+                                   "(leave out --table)")
+        if table is not None:
+            run_import(data_dir, catalog_uri, warehouse, table, into, token, catalog_name=catalog_name, create=create)
+            return
+        run_import_many(data_dir, catalog_uri, warehouse, namespace, into, token, catalog_name=catalog_name,
+                        create=create, watch=watch, max_syncs=max_syncs)

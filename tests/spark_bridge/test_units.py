@@ -9,11 +9,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from catalog_core.footers import footer_stats, json_value
 from catalog_core.merge import apply_delta
 from spark_bridge import SchemaEvolutionError
 from spark_bridge import stats as st
 from spark_bridge.files import needs_escape, parse_partition_dirs
-from spark_bridge.footers import footer_stats, json_value
 from spark_bridge.schema import can_widen, evolve, partition_value
 
 

@@ -1,4 +1,5 @@
-"""Executor side: move staged Parquet files into place and read their footers with pyarrow.
+"""Read Parquet footers with pyarrow: per-file row count and per-column min, max and null count (the
+Spark bridge's executors and `semcat import parquet` both use it). Also moves staged files into place.
 
 This module runs inside Spark's Python workers, so it imports only pyarrow and the standard
 library; the bridge ships it to executors by value (cloudpickle), so a cluster needs pyarrow
@@ -46,7 +47,7 @@ def _top_level_columns(md: Any) -> dict[int, str]:
     return out
 
 
-def _merge(acc: dict, name: str, lo: Any, hi: Any, known: bool, nulls: int | None) -> None:
+def _merge(acc: dict[str, dict[str, Any]], name: str, lo: Any, hi: Any, known: bool, nulls: int | None) -> None:
     cur = acc.setdefault(name, {"min": None, "max": None, "null_count": 0, "_known": True})
     if nulls is None or cur["null_count"] is None:
         cur["null_count"] = None
@@ -65,7 +66,7 @@ def footer_stats(md: Any) -> dict[str, Any]:
     """row_count and per-column {min, max, null_count} of one file's FileMetaData; min/max are
     None when any row group holding non-null values has no usable statistics."""
     cols = _top_level_columns(md)
-    acc: dict[str, dict] = {}
+    acc: dict[str, dict[str, Any]] = {}
     for r in range(md.num_row_groups):
         rg = md.row_group(r)
         for i, name in cols.items():
