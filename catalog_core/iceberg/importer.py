@@ -550,3 +550,11 @@ def target_name(into_catalog: str, identifier: str) -> str:
     namespace's levels joined by '_' (semcat has one namespace level)."""
     *ns, table = identifier.split(".")
     return f"{into_catalog}.{'_'.join(ns)}.{table}"
+
+
+# The pieces the Iceberg REST commits (catalog_core.iceberg.rest) reuse: one file and stats
+# bookkeeping for imports and REST commits.
+Importer = _Importer
+Step = _Step
+Source = _Source
+noop = _noop

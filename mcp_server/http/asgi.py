@@ -36,9 +36,10 @@ __all__ = ["Guard", "FastCommit", "OPEN_PATHS", "error_response", "internal_erro
 
 log = logging.getLogger("uvicorn.error")
 
-# No token needed: liveness, the API description (FastAPI's own routes, declared "open" by create_app) and the
-# OAuth protected resource metadata (RFC 9728).
-OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc", METADATA_PATH})
+# No token needed: liveness, the API description (FastAPI's own routes, declared "open" by create_app), the
+# OAuth protected resource metadata (RFC 9728) and the Iceberg client-credentials grant (it checks its secret).
+OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc", METADATA_PATH,
+                        "/iceberg/v1/oauth/tokens"})
 UI_COOKIE = "semcat_token"  # the /ui session cookie: the bearer token a browser logged in with
 
 

@@ -151,6 +151,10 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
     from mcp_server.http.semantic_api import build_semantic_router
 
     app.include_router(build_semantic_router(ctx))
+    if getattr(catalog, "data_dir", None):  # the Iceberg REST catalog at /iceberg (metadata files under the data dir)
+        from mcp_server.http.iceberg import build_iceberg_router
+
+        app.include_router(build_iceberg_router(ctx))
     from mcp_server.http.ui import build_ui_router
 
     app.include_router(build_ui_router(app))

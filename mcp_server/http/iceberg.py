@@ -1,0 +1,328 @@
+"""`/iceberg`: the Apache Iceberg REST catalog protocol of `semcat serve` (DESIGN.md, Iceberg REST
+catalog), thin over `catalog_core.iceberg.rest`. A client's `uri` is `http://HOST:PORT/iceberg`, its
+`warehouse` a semcat catalog; pyiceberg:
+
+    load_catalog("semcat", type="rest", uri="http://127.0.0.1:8765/iceberg", warehouse="acme", token=T)
+
+Errors are the specification's ErrorModel, `{"error": {"message", "type", "code"}}`, with semcat's
+one-line message (what was wrong and what to do). Auth is the server's: the Guard middleware checks
+the bearer token and puts its role in `scope["state"]["role"]`; read tokens may read, and get
+`403 ForbiddenException` for anything that writes.
+
+semcat's annotations travel as read-only table properties under `semcat.` (this module maps them:
+catalog_core does not import the semantic layer): `semcat.description` (also the Iceberg-standard
+`comment`), `semcat.grain`, `semcat.grain.keys`, `semcat.owner`, `semcat.deprecated`,
+`semcat.successor`, `semcat.freshness` (ok / missed / unknown), `semcat.freshness.sla`,
+`semcat.status`, `semcat.findings.count`, `semcat.findings.kinds`, and `semcat.vid` (the last commit
+that touched the table). A commit that sets or removes one is refused (403 ForbiddenException).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from catalog_core.errors import CatalogError, InvalidValueError, PermissionDeniedError
+from mcp_server.http.api import ApiContext
+from mcp_server.http.policy import requires
+
+__all__ = ["build_iceberg_router", "semantic_properties", "error_body"]
+
+log = logging.getLogger("semcat.iceberg")
+SEP = "\x1f"   # the namespace separator of the specification (pyiceberg's default)
+
+
+def error_body(err: CatalogError) -> tuple[int, bytes]:
+    from catalog_core.iceberg.rest import iceberg_error_type
+
+    status = int(err.details.get("status_hint") or err.http_status)
+    body = {"error": {"message": err.message, "type": iceberg_error_type(err), "code": status}}
+    return status, json.dumps(body, default=str, ensure_ascii=True).encode()
+
+
+def _error(err: CatalogError) -> Response:
+    status, body = error_body(err)
+    return Response(body, status_code=status, media_type="application/json")
+
+
+def _json(obj: Any, status: int = 200) -> Response:
+    return Response(json.dumps(obj, default=str).encode(), status_code=status, media_type="application/json")
+
+
+def _oauth_error(code: str, message: str, status: int) -> Response:
+    return _json({"error": code, "error_description": message}, status)
+
+
+def semantic_properties(cat: Any) -> Callable[[str, int], dict[str, str]]:
+    """The `semcat.*` properties (and `comment`) of a table from its annotations and findings, as of `vid`."""
+    def props(name: str, vid: int) -> dict[str, str]:
+        import semantic as sm
+
+        try:
+            card = sm.describe(cat, name, snapshot=vid)
+        except Exception as exc:  # noqa: BLE001 - the annotations must never make a table unloadable
+            log.warning("semcat properties of %s unavailable: %s", name, exc)
+            return {}
+        out: dict[str, str] = {}
+        ann = card.annotations
+        desc = ann.get("description")
+        if desc is not None and desc.value:
+            out["semcat.description"] = str(desc.value)
+            out["comment"] = str(desc.value)
+        grain = ann.get("grain")
+        if grain is not None and grain.value:
+            g = grain.value
+            out["semcat.grain"] = str(g.get("text") or g.get("description") or json.dumps(g)) if isinstance(g, dict) else str(g)
+            if isinstance(g, dict) and g.get("keys"):
+                out["semcat.grain.keys"] = ",".join(str(k) for k in g["keys"])
+        owner = ann.get("owner")
+        if owner is not None and owner.value:
+            out["semcat.owner"] = str(owner.value)
+        if card.deprecation is not None:
+            out["semcat.deprecated"] = card.deprecation.reason or "true"
+            if card.deprecation.successor:
+                out["semcat.successor"] = card.deprecation.successor
+        out["semcat.freshness"] = card.freshness.status
+        if card.freshness.sla:
+            out["semcat.freshness.sla"] = card.freshness.sla
+        out["semcat.status"] = card.status
+        out["semcat.findings.count"] = str(len(card.findings))
+        if card.findings:
+            out["semcat.findings.kinds"] = ",".join(sorted({str(f.reason) for f in card.findings}))
+        return out
+    return props
+
+
+def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root: str | None = None,  # noqa: C901 - one short route per operation of the specification
+                         properties: Callable[[str, int], dict[str, str]] | None = None) -> APIRouter:
+    """The `/iceberg` routes over `ctx.catalog`; metadata files go under `root` (default
+    `<data dir>/warehouse/_iceberg`), new tables under `location_root` (default `<data dir>/warehouse`)."""
+    cat = ctx.catalog
+    data_dir = getattr(cat, "data_dir", None)
+    if root is None:
+        if data_dir is None:
+            raise InvalidValueError("the Iceberg REST routes need an embedded catalog (or an explicit root)")
+        root = os.path.join(data_dir, "warehouse", "_iceberg")
+    if location_root is None:
+        location_root = os.path.join(data_dir, "warehouse") if data_dir else os.path.join(root, "tables")
+    props = properties if properties is not None else semantic_properties(cat)
+    holder: list[Any] = []
+    lock = threading.Lock()
+
+    class _Rest:
+        """The IcebergRest service, built on the first request: pyiceberg (and pyarrow) take seconds
+        to import, which `semcat serve` should not pay at start."""
+
+        def __getattr__(self, name: str) -> Any:
+            if not holder:
+                with lock:
+                    if not holder:
+                        from catalog_core.iceberg.rest import IcebergRest
+
+                        holder.append(IcebergRest(cat, str(root), location_root, props))
+            return getattr(holder[0], name)
+
+    rest = _Rest()
+    router = APIRouter(prefix="/iceberg", tags=["iceberg"], include_in_schema=False)
+
+    async def run(request: Request, fn: Callable[..., Any], *args: Any, write: bool = False,
+                  status: int = 200) -> Response:
+        try:
+            role = getattr(request.state, "role", "write")
+            if write and role != "write":
+                raise PermissionDeniedError(f"a {role!r} token cannot change the catalog over Iceberg REST; use a "
+                                            "token with role 'write'", iceberg_type="ForbiddenException")
+            principal = getattr(request.state, "principal", None)
+            author = f"iceberg:{principal[:12]}" if principal else "iceberg"
+
+            def call() -> Any:
+                with ctx.gate:
+                    return fn(*args, author) if write else fn(*args)
+
+            out = await anyio.to_thread.run_sync(call)
+        except CatalogError as exc:
+            return _error(exc)
+        if out is None:
+            return Response(status_code=204)
+        if isinstance(out, Response):
+            return out
+        if isinstance(out, bytes):
+            return Response(out, status_code=status, media_type="application/json")
+        return _json(out, status)
+
+    async def body_of(request: Request) -> Any:
+        raw = await request.body()
+        if not raw:
+            return {}
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise InvalidValueError(f"request body is not valid JSON: {exc}", iceberg_type="BadRequestException") from None
+
+    def ns(text: str) -> list[str]:
+        return text.split(SEP)
+
+    def page(request: Request) -> tuple[str | None, int | None]:
+        size = request.query_params.get("pageSize")
+        return request.query_params.get("pageToken"), (int(size) if size and size.isdigit() else None)
+
+    @router.get("/v1/config")
+    @requires("read", body="none")
+    async def config(request: Request) -> Response:
+        return await run(request, rest.config, request.query_params.get("warehouse"))
+
+    @router.get("/v1/{prefix}/namespaces")
+    @requires("read", body="none")
+    async def list_namespaces(request: Request, prefix: str) -> Response:
+        parent = request.query_params.get("parent")
+        return await run(request, rest.list_namespaces, prefix, ns(parent) if parent else None, *page(request))
+
+    @router.post("/v1/{prefix}/namespaces")
+    @requires("write", body="json")
+    async def create_namespace(request: Request, prefix: str) -> Response:
+        try:
+            body = await body_of(request)
+            namespace = body.get("namespace")
+            if not isinstance(namespace, list) or not all(isinstance(p, str) for p in namespace):
+                raise InvalidValueError("CreateNamespaceRequest needs 'namespace': a list of names, e.g. [\"core\"]",
+                                        iceberg_type="BadRequestException")
+        except CatalogError as exc:
+            return _error(exc)
+        return await run(request, rest.create_namespace, prefix, namespace, body.get("properties") or {}, write=True)
+
+    @router.get("/v1/{prefix}/namespaces/{namespace}")
+    @requires("read", body="none")
+    async def load_namespace(request: Request, prefix: str, namespace: str) -> Response:
+        return await run(request, rest.load_namespace, prefix, ns(namespace))
+
+    @router.head("/v1/{prefix}/namespaces/{namespace}")
+    @requires("read", body="none")
+    async def namespace_exists(request: Request, prefix: str, namespace: str) -> Response:
+        resp = await run(request, rest.load_namespace, prefix, ns(namespace))
+        return Response(status_code=204 if resp.status_code == 200 else resp.status_code)
+
+    @router.delete("/v1/{prefix}/namespaces/{namespace}")
+    @requires("write", body="none")
+    async def drop_namespace(request: Request, prefix: str, namespace: str) -> Response:
+        return await run(request, rest.drop_namespace, prefix, ns(namespace), write=True)
+
+    @router.post("/v1/{prefix}/namespaces/{namespace}/properties")
+    @requires("write", body="json")
+    async def update_namespace(request: Request, prefix: str, namespace: str) -> Response:
+        try:
+            body = await body_of(request)
+        except CatalogError as exc:
+            return _error(exc)
+        return await run(request, rest.update_namespace_properties, prefix, ns(namespace),
+                         list(body.get("removals") or []), dict(body.get("updates") or {}), write=True)
+
+    @router.get("/v1/{prefix}/namespaces/{namespace}/tables")
+    @requires("read", body="none")
+    async def list_tables(request: Request, prefix: str, namespace: str) -> Response:
+        return await run(request, rest.list_tables, prefix, ns(namespace), *page(request))
+
+    @router.post("/v1/{prefix}/namespaces/{namespace}/tables")
+    @requires("write", body="json")
+    async def create_table(request: Request, prefix: str, namespace: str) -> Response:
+        try:
+            body = await body_of(request)
+        except CatalogError as exc:
+            return _error(exc)
+        return await run(request, rest.create_table, prefix, ns(namespace), body, write=True)
+
+    @router.post("/v1/{prefix}/namespaces/{namespace}/register")
+    @requires("write", body="json")
+    async def register_table(request: Request, prefix: str, namespace: str) -> Response:
+        try:
+            body = await body_of(request)
+        except CatalogError as exc:
+            return _error(exc)
+        return await run(request, rest.register_table, prefix, ns(namespace), body, write=True)
+
+    @router.get("/v1/{prefix}/namespaces/{namespace}/tables/{table}")
+    @requires("read", body="none")
+    async def load_table(request: Request, prefix: str, namespace: str, table: str) -> Response:
+        snapshots = request.query_params.get("snapshots")
+        resp = await run(request, rest.load_table, prefix, ns(namespace), table, snapshots)
+        if resp.status_code == 200:
+            etag = '"' + hashlib.sha256(bytes(resp.body)).hexdigest()[:32] + '"'
+            if request.headers.get("if-none-match") == etag:
+                return Response(status_code=304, headers={"ETag": etag})
+            resp.headers["ETag"] = etag
+        return resp
+
+    @router.head("/v1/{prefix}/namespaces/{namespace}/tables/{table}")
+    @requires("read", body="none")
+    async def table_exists(request: Request, prefix: str, namespace: str, table: str) -> Response:
+        try:
+            found = await anyio.to_thread.run_sync(rest.table_exists, prefix, ns(namespace), table)
+        except CatalogError as exc:
+            return Response(status_code=error_body(exc)[0])
+        return Response(status_code=204 if found else 404)
+
+    @router.post("/v1/{prefix}/namespaces/{namespace}/tables/{table}")
+    @requires("write", body="json")
+    async def commit_table(request: Request, prefix: str, namespace: str, table: str) -> Response:
+        try:
+            body = await body_of(request)
+        except CatalogError as exc:
+            return _error(exc)
+        key = request.headers.get("idempotency-key")
+        return await run(request, rest.commit_table, prefix, ns(namespace), table, body, key, write=True)
+
+    @router.delete("/v1/{prefix}/namespaces/{namespace}/tables/{table}")
+    @requires("write", body="none")
+    async def drop_table(request: Request, prefix: str, namespace: str, table: str) -> Response:
+        purge = request.query_params.get("purgeRequested", "false").lower() == "true"
+        return await run(request, rest.drop_table, prefix, ns(namespace), table, purge, write=True)
+
+    @router.post("/v1/{prefix}/tables/rename")
+    @requires("write", body="json")
+    async def rename_table(request: Request, prefix: str) -> Response:
+        try:
+            body = await body_of(request)
+        except CatalogError as exc:
+            return _error(exc)
+        return await run(request, rest.rename_table, prefix, body, write=True)
+
+    @router.post("/v1/{prefix}/transactions/commit")
+    @requires("write", body="json")
+    async def commit_transaction(request: Request, prefix: str) -> Response:
+        try:
+            body = await body_of(request)
+        except CatalogError as exc:
+            return _error(exc)
+        key = request.headers.get("idempotency-key")
+        return await run(request, rest.commit_transaction, prefix, body, key, write=True)
+
+    @router.post("/v1/oauth/tokens")
+    @requires("open", body="form")
+    async def oauth_tokens(request: Request) -> Response:
+        """The client-credentials grant, for clients configured with `credential="<id>:<secret>"`:
+        the secret is one of the server's bearer tokens, handed back as the access token (the id is
+        free text). The specification deprecates this endpoint; prefer `token=`."""
+        form = await request.form()
+        tokens = request.app.state.tokens
+        secret = str(form.get("client_secret") or "")
+        if form.get("grant_type") != "client_credentials":
+            return _oauth_error("unsupported_grant_type", "only grant_type=client_credentials is supported; or "
+                                "configure the client with token=<bearer token>", 400)
+        if tokens:
+            try:
+                tokens.role_of(f"Bearer {secret}")
+            except CatalogError:
+                return _oauth_error("invalid_client", "unknown client secret: use one of the server's bearer tokens "
+                                    "as the secret (credential='<any id>:<token>')", 401)
+        return _json({"access_token": secret or "anonymous", "token_type": "bearer", "expires_in": 86400,
+                      "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
+
+    return router
