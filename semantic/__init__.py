@@ -26,6 +26,9 @@ from semantic.models import Finding, Metric, MetricView, Relationship, Relations
 from semantic.profile import Inferred, profile
 from semantic.review import (
     ReviewConflictError,
+    ReviewRefusedError,
+    decide_group,
+    validate_write,
     ReviewItem,
     ReviewPage,
     accept,
@@ -81,4 +84,7 @@ __all__ = [
     "ReviewItem",
     "ReviewPage",
     "ReviewConflictError",
+    "ReviewRefusedError",
+    "decide_group",
+    "validate_write",
 ]
