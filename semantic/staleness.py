@@ -693,6 +693,26 @@ def _structural(ctx: Context, names: list[str], after: int, schema_only: bool = 
     return best
 
 
+def _late_data(ctx: Context, names: list[str], after: int) -> tuple[str, str, int, float] | None:
+    """The first load after vid `after` that appended to a date partition (of one of `names`) that
+    already existed then and is more than two days older than the load: late data for a closed
+    period. (kind "late", table, vid, time), or None."""
+    for n in names:
+        tl, obj = ctx.timeline(n), ctx.table(n)
+        if tl is None or obj is None or not obj.value.get("partition_by"):
+            continue
+        base = obj.path + "/"
+        for v, tt in tl.data_after(after)[:200]:
+            c = ctx.commit(v)
+            parts = sorted({base + p[len(base):].split("/", 1)[0] for p in (c.paths if c else ())
+                            if p.startswith(base) and "=" in p[len(base):].split("/", 1)[0]})
+            for p in parts:
+                when = parse_time(p.rsplit("=", 1)[-1])
+                if when is not None and tt - when > 2 * DAY and ctx.cat.get(p, vid=after) is not None:
+                    return "late", n, v, tt
+    return None
+
+
 def _get_table(ctx: Context, name: str, tables: dict[str, _Table | None]) -> _Table | None:
     if name not in tables:
         obj = ctx.table(name)
@@ -821,21 +841,21 @@ def _file_values(t: _Table, vid: int) -> dict[str, set[str]]:
 def _stats_shift(t: _Table, v: int) -> dict[str, tuple[list[str], list[str], dict[str, str]]]:
     """The string columns whose file statistics moved across the rewrite at `v`: column ->
     (values recorded before and never after, values recorded after and never before, old -> new:
-    what the files of one partition record in the place of a vanished value, most often)."""
+    the appeared value the files of one partition record most often in the place of a vanished one)."""
     before, after = _file_values(t, v - 1), _file_values(t, v)
     pb, pa = _partition_bounds(t, v - 1), _partition_bounds(t, v)
     out = {}
     for c in sorted(after):
         b, a = before.get(c, set()), after[c]
         if b and (b - a or a - b):
-            gone = b - a
+            gone, fresh = b - a, a - b
             votes: dict[tuple[str, str], int] = {}
             for part, cols in pb.items():
                 old, new = cols.get(c), pa.get(part, {}).get(c)
                 if old is None or new is None:
                     continue
                 for i in (0, 1):
-                    if old[i] in gone and new[i] != old[i]:
+                    if old[i] in gone and new[i] in fresh:  # a vanished value became one that appeared
                         votes[(old[i], new[i])] = votes.get((old[i], new[i]), 0) + 1
             vm: dict[str, str] = {}
             for (g, n), _cnt in sorted(votes.items(), key=lambda kv: -kv[1]):
@@ -935,6 +955,8 @@ def _restatements(t: _Table, anns: list[Annotation], duck: _Duck | None) -> list
                 if got is None:
                     continue
                 gone, new, now_values, mapping, counts = got
+                if not mapping and c in shift:  # no keys to match rows on: what the files' statistics say
+                    mapping = {g: n for g, n in shift[c][2].items() if g in gone and n in now_values}
             if not gone and not new:
                 continue
             hit = {}
@@ -1264,13 +1286,15 @@ def _verified_data(ctx: Context, t: _Table, a: Annotation) -> list[Finding]:
         # a different answer after routine loads only (new rows of a growing table, a dimension
         # rebuilt as usual) is what the query is for; after a schema change or a full rewrite of a
         # table it reads, the verified answer no longer holds
-        ev = _structural(ctx, [str(x) for x in val.get("tables") or [t.name]], at)
+        names = [str(x) for x in val.get("tables") or [t.name]]
+        ev = _structural(ctx, names, at) or _late_data(ctx, names, at)
         if ev is None:
             return []
         kind, name, vid, tt = ev
+        how = {"rewrite": "was rewritten", "late": "took late data for an old partition"}.get(kind, "changed its schema")
         return [_finding(a, t.name, "verified_query_changed", "suspect",
                          f"the verified query returns a different result than at vid {at}, since {name} "
-                         f"{'was rewritten' if kind == 'rewrite' else 'changed its schema'} at vid {vid} ({_day(tt)})",
+                         f"{how} at vid {vid} ({_day(tt)})",
                          [at, vid], [tt],
                          values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
                                  "table": name, "change": kind},
