@@ -26,16 +26,16 @@ from semantic.models import Finding, Metric, MetricView, Relationship, Relations
 from semantic.profile import Inferred, profile
 from semantic.review import (
     ReviewConflictError,
-    ReviewRefusedError,
-    decide_group,
-    validate_write,
     ReviewItem,
     ReviewPage,
+    ReviewRefusedError,
     accept,
+    decide_group,
     dismiss,
     edit_and_accept,
     review_item,
     review_items,
+    validate_write,
 )
 from semantic.search import Hit, rank, search
 from semantic.staleness import staleness

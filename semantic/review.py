@@ -233,18 +233,18 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
         return _Write(kind="table", key=ann.key, value={**(v or {}), "keys": keys}, columns=keys)
     if fix.action == "value_map":
         vm = {str(a): str(b) for a, b in (p.get("map") or {}).items()}
-        col = str(p.get("column") or "")
+        vcol = str(p.get("column") or "")
         if ann.kind == "column" and ann.field == "enum":
             if p.get("values") is None:
-                raise InvalidValueError(f"the values {col} holds now were not read (metadata depth); review at data "
+                raise InvalidValueError(f"the values {vcol} holds now were not read (metadata depth); review at data "
                                         "depth, or give the enum with edit_and_accept")
-            return _Write(kind="column", key=ann.key, value=list(p["values"]), column=ann.column, columns=[col])
+            return _Write(kind="column", key=ann.key, value=list(p["values"]), column=ann.column, columns=[vcol])
         if ann.kind == "column" and ann.field == "sample_values":
             now = p.get("values")
             out = list(dict.fromkeys(vm.get(str(x), x) for x in v or []))
             if now is not None:
                 out = [x for x in out if x in now]
-            return _Write(kind="column", key=ann.key, value=out, column=ann.column, columns=[col])
+            return _Write(kind="column", key=ann.key, value=out, column=ann.column, columns=[vcol])
         if ann.kind in ("column", "table") and ann.field == "description" and vm:
             text = str(v)
             for a, b in vm.items():
@@ -257,7 +257,7 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                 nv = {k: x.replace(f"'{a}'", f"'{b}'") if isinstance(x, str) and k == "filter" else x
                       for k, x in nv.items()}
             return _Write(kind="metric", key=ann.key, value=nv, columns=_columns_after(ann, {}, cols))
-        raise InvalidValueError(f"{ann.key} names restated values of {col}; give the corrected value with "
+        raise InvalidValueError(f"{ann.key} names restated values of {vcol}; give the corrected value with "
                                 "edit_and_accept")
     if fix.action == "add_enum_values" and ann.kind == "column":
         return _Write(kind="column", key=ann.key, value=[*list(v or []), *[x for x in p["values"] if x not in (v or [])]],
@@ -479,7 +479,8 @@ class _Duck:
     """One DuckDB connection at one vid, opened on first use (a listing validates many items)."""
 
     def __init__(self, cat: CatalogAPI, vid: int) -> None:
-        self.cat, self.vid, self.con = cat, vid, None
+        self.cat, self.vid = cat, vid
+        self.con: Any = None
 
     def get(self) -> Any:
         import catalog_core as cc

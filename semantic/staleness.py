@@ -23,8 +23,6 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
-from rapidfuzz import fuzz
-
 import catalog_core as cc
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
@@ -1447,30 +1445,18 @@ def _due_index(ctx: Context, names: list[str]) -> tuple[list[float], list[str]]:
     return got
 
 
-def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
-                  tables: dict[str, _Table | None] | None = None) -> list[Finding]:
-    """freshness_sla_missed and not_loaded_since at `now` (cheap: cached timelines). A table no
-    longer loaded is one finding (not_loaded_since, its successor by statistics) about its freshness
-    SLA and its description, never a suggestion of a new SLA; an SLA the usual interval between
-    loads exceeds is missed between every two loads, whatever the time now (with a description that
-    names the old cadence, one finding)."""
-    tables = {} if tables is None else tables
-    obj = ctx.table(name)
-    tl = ctx.timeline(name) if obj is not None else None
-    if obj is None or tl is None:
-        return []
+def _dead_findings(ctx: Context, name: str, anns: list[Annotation], now: float, tl: Timeline,
+                   tables: dict[str, _Table | None]) -> list[Finding]:
+    """not_loaded_since: a table that used to load and has not for three usual intervals (and a
+    week), one finding per annotation it makes wrong (the freshness SLA, the description), one
+    cause; its successor by statistics, never a new SLA."""
     out: list[Finding] = []
     dc = tl.data_commits
     last = dc[-1] if dc else None
-    deprecated = any(a.key == "table.deprecated" for a in anns)
-    if deprecated:
-        return []
-    dead = False
     if last is not None and len(dc) >= 3:
         every = _loads_every(tl) or DAY
         gap = now - last[1]
         if gap > max(3 * every, 7 * DAY):
-            dead = True
             t = _get_table(ctx, name, tables)
             best = _successor(ctx, t, last[1] + every, tables) if t is not None else None
             vids, times = [last[0]], [last[1]]
@@ -1490,9 +1476,32 @@ def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
             cause = _cause("dead", name, last[0])
             about = [a for a in anns if a.key in ("table.freshness_sla", "table.description") and
                      (a.provenance.basis.vid or 0) <= last[0]]
-            for a in about or [None]:
+            for a in [*about] or [None]:  # type: ignore[list-item]
                 out.append(_finding(a, name, "not_loaded_since", "stale" if best else "suspect", msg, vids, times,
                                     values, sugg, nfix, cause=cause))
+    return out
+
+
+def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
+                  tables: dict[str, _Table | None] | None = None) -> list[Finding]:
+    """freshness_sla_missed and not_loaded_since at `now` (cheap: cached timelines). A table no
+    longer loaded is one finding (not_loaded_since, its successor by statistics) about its freshness
+    SLA and its description, never a suggestion of a new SLA; an SLA the usual interval between
+    loads exceeds is missed between every two loads, whatever the time now (with a description that
+    names the old cadence, one finding)."""
+    tables = {} if tables is None else tables
+    obj = ctx.table(name)
+    tl = ctx.timeline(name) if obj is not None else None
+    if obj is None or tl is None:
+        return []
+    out: list[Finding] = []
+    dc = tl.data_commits
+    last = dc[-1] if dc else None
+    deprecated = any(a.key == "table.deprecated" for a in anns)
+    if deprecated:
+        return []
+    dead = _dead_findings(ctx, name, anns, now, tl, tables)
+    out += dead
     for a in anns:
         if a.key != "table.freshness_sla" or dead:
             continue

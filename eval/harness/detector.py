@@ -202,7 +202,7 @@ def detector_scores(stale: CatalogAPI, enriched: CatalogAPI | None, manifest: di
     in_manifest = {(m["table"], m["key"]) for m in man}
     detectable = {(m["table"], m["key"]) for m in man if m["detectable"]}
     vq_home = {m["key"]: m["table"] for m in man if str(m["key"]).startswith("verified_query.")}
-    expected = {(m["table"], m["key"]): e for m in man if m["detectable"] and (e := _expected(naming, stale, m))}
+    expected = {(m["table"], m["key"]): ex for m in man if m["detectable"] and (ex := _expected(naming, stale, m))}
     out: dict[str, DetectorScore] = {}
     for depth in depths:
         found = [f for f in sm.staleness(stale, snapshot=snapshot, now=now, depth=depth) if f.status != "fresh"]
@@ -215,20 +215,20 @@ def detector_scores(stale: CatalogAPI, enriched: CatalogAPI | None, manifest: di
                 fixes_of.setdefault(pair, []).extend(f.fixes)
         tables = {_table(f.target) for f in found}
         hit = {k for k in detectable if k in flagged or (k[1] == "table.deprecated" and k[0] in tables)}
-        for k in hit:
-            if k not in fixes_of:  # the deprecation flag: the fixes of the table's table-wide findings
-                fixes_of[k] = [x for f in found if _table(f.target) == k[0] and not re.match(r"column\.", f.annotation or "")
+        for h in hit:
+            if h not in fixes_of:  # the deprecation flag: the fixes of the table's table-wide findings
+                fixes_of[h] = [x for f in found if _table(f.target) == h[0] and not re.match(r"column\.", f.annotation or "")
                                for x in f.fixes]
         flagged_in = {k for k in flagged if k in in_manifest}
         right, wrong = 0, []
-        scored = [k for k in sorted(hit) if k in expected]
-        for k in scored:
-            action, exp = expected[k]
-            if any(_matches(x, action, exp) for x in fixes_of.get(k, [])):
+        scored = [e for e in sorted(hit) if e in expected]
+        for e in scored:
+            action, exp = expected[e]
+            if any(_matches(x, action, exp) for x in fixes_of.get(e, [])):
                 right += 1
             else:
-                offered = "; ".join(f"{x.action} {json.dumps(x.params, default=str)}" for x in fixes_of.get(k, [])[:3])
-                wrong.append(f"{k[0]}:{k[1]}: expected {action} {json.dumps(exp)}, offered {offered or 'nothing'}")
+                offered = "; ".join(f"{x.action} {json.dumps(x.params, default=str)}" for x in fixes_of.get(e, [])[:3])
+                wrong.append(f"{e[0]}:{e[1]}: expected {action} {json.dumps(exp)}, offered {offered or 'nothing'}")
         alarms = None
         alarm_lines: list[str] = []
         if enriched is not None:
