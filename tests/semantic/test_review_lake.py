@@ -21,6 +21,8 @@ WEB = "acme.core.fct_web_sessions"
 ORDERS = "acme.core.fct_orders"
 DAILY = "acme.mart.agg_daily_store_revenue"
 
+pytestmark = pytest.mark.slow  # the Acme lake (a Spark build unless SEMCAT_EVAL_LAKE names one); 15-40 s each
+
 
 @pytest.fixture
 def stale(lake_dir, tmp_path):
