@@ -28,11 +28,14 @@ from semantic.review import (
     ReviewConflictError,
     ReviewItem,
     ReviewPage,
+    ReviewRefusedError,
     accept,
+    decide_group,
     dismiss,
     edit_and_accept,
     review_item,
     review_items,
+    validate_write,
 )
 from semantic.search import Hit, rank, search
 from semantic.staleness import staleness
@@ -81,4 +84,7 @@ __all__ = [
     "ReviewItem",
     "ReviewPage",
     "ReviewConflictError",
+    "ReviewRefusedError",
+    "decide_group",
+    "validate_write",
 ]

@@ -277,7 +277,7 @@ class Evidence(BaseModel):
 
 
 FixAction = Literal["rename", "successor", "join_on", "filter", "add_enum_values", "update_freshness_sla",
-                    "update_unit", "relate_to", "reverify", "investigate"]
+                    "update_unit", "relate_to", "reverify", "investigate", "value_map", "set_keys"]
 FIX_ACTIONS: tuple[str, ...] = FixAction.__args__  # type: ignore[attr-defined]
 
 
@@ -295,6 +295,10 @@ class Fix(BaseModel):
       relate_to {table}                     the related table is now `table`
       reverify {}                           re-check the verified query's answer
       investigate {columns}                 check these columns' values (or who writes the table)
+      value_map {column, map, values}       the column's values were restated: map {old: new} (the most
+                                            frequent new value of the rows that held `old`), values: the
+                                            column's distinct values now (the enum to write)
+      set_keys {keys}                       the rows are unique on these columns now (the grain's new keys)
     """
 
     model_config = _STRICT
@@ -311,6 +315,12 @@ class Finding(BaseModel):
     evidence: Evidence
     suggestion: str | None = None
     fixes: list[Fix] = Field(default_factory=list)  # invariant: non-empty whenever `suggestion` is set
+    # every annotation key (of `target`'s table) the one underlying change affects; `annotation` is the
+    # first of them (readers of one key keep working). Empty for table-wide findings about no annotation.
+    annotations: list[str] = Field(default_factory=list)
+    # the underlying change, e.g. "rename:acme.mart.t@122:net_cents"; the same on every table it
+    # reaches, so a review can decide one cause once (None: a finding of its own)
+    cause: str | None = None
 
 
 # ------------------------------------------------------------------ the table card

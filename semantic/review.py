@@ -54,8 +54,9 @@ from semantic.guard import check_annotation
 from semantic.models import Annotation, Finding, Fix, Provenance
 from semantic.staleness import finding_id, staleness
 
-__all__ = ["ReviewItem", "ReviewPage", "ReviewConflictError", "review_items", "review_item", "accept", "dismiss",
-           "edit_and_accept", "decision_key", "PROPOSAL_PREFIX", "MAX_LIMIT"]
+__all__ = ["ReviewItem", "ReviewPage", "ReviewConflictError", "ReviewRefusedError", "review_items", "review_item",
+           "accept", "dismiss", "edit_and_accept", "decide_group", "validate_write", "decision_key", "PROPOSAL_PREFIX",
+           "MAX_LIMIT"]
 
 DECISION_PREFIX = "review."
 MAX_LIMIT = 500
@@ -64,6 +65,12 @@ ItemKind = Literal["finding", "agent_annotation", "proposal"]
 
 class ReviewConflictError(ConflictError):
     """Another reviewer (or writer) changed the item after it was read; nothing was written."""
+
+
+class ReviewRefusedError(InvalidValueError):
+    """The value accept or edit would write is contradicted by the snapshot (a column it names is
+    not in the table, the join fails or breaks its cardinality, the enum is not the data's values,
+    the grain's keys repeat); nothing was written. `details["why"]` says what failed."""
 
 
 class ReviewItem(BaseModel):
@@ -89,6 +96,8 @@ class ReviewItem(BaseModel):
     confidence: float | None = None
     written_vid: int | None = Field(default=None, description="the vid that wrote the annotation")
     evidence_vids: list[int] = Field(default_factory=list)
+    group: str | None = Field(default=None, description="the underlying change (the finding's cause): items of one "
+                              "group are decided together with `decide_group`")
 
 
 class ReviewPage(BaseModel):
@@ -220,6 +229,37 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                                         "edit_and_accept")
             keys = [*v.get("keys", []), extra]
             return _Write(kind="table", key=ann.key, value={**v, "keys": keys}, columns=keys)
+    if fix.action == "set_keys" and ann.kind == "table" and ann.field == "grain":
+        keys = [str(k) for k in p.get("keys") or []]
+        return _Write(kind="table", key=ann.key, value={**(v or {}), "keys": keys}, columns=keys)
+    if fix.action == "value_map":
+        vm = {str(a): str(b) for a, b in (p.get("map") or {}).items()}
+        vcol = str(p.get("column") or "")
+        if ann.kind == "column" and ann.field == "enum":
+            if p.get("values") is None:
+                raise InvalidValueError(f"the values {vcol} holds now were not read (metadata depth); review at data "
+                                        "depth, or give the enum with edit_and_accept")
+            return _Write(kind="column", key=ann.key, value=list(p["values"]), column=ann.column, columns=[vcol])
+        if ann.kind == "column" and ann.field == "sample_values":
+            now = p.get("values")
+            out = list(dict.fromkeys(vm.get(str(x), x) for x in v or []))
+            if now is not None:
+                out = [x for x in out if x in now]
+            return _Write(kind="column", key=ann.key, value=out, column=ann.column, columns=[vcol])
+        if ann.kind in ("column", "table") and ann.field == "description" and vm:
+            text = str(v)
+            for a, b in vm.items():
+                text = re.sub(rf"\b{re.escape(a)}\b", b, text)
+            return _Write(kind=ann.kind, key=ann.key, value=text, column=ann.column,
+                          columns=[str(ann.column)] if ann.kind == "column" else None)
+        if ann.kind == "metric" and vm:
+            nv = dict(v)
+            for a, b in vm.items():
+                nv = {k: x.replace(f"'{a}'", f"'{b}'") if isinstance(x, str) and k == "filter" else x
+                      for k, x in nv.items()}
+            return _Write(kind="metric", key=ann.key, value=nv, columns=_columns_after(ann, {}, cols))
+        raise InvalidValueError(f"{ann.key} names restated values of {vcol}; give the corrected value with "
+                                "edit_and_accept")
     if fix.action == "add_enum_values" and ann.kind == "column":
         return _Write(kind="column", key=ann.key, value=[*list(v or []), *[x for x in p["values"] if x not in (v or [])]],
                       column=ann.column, columns=[str(ann.column)])
@@ -231,15 +271,20 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
 
 
 # ------------------------------------------------------------------ listing
-def _finding_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int) -> ReviewItem:
+def _finding_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int,
+                  duck: _Duck | None = None) -> ReviewItem:
     ann = anns.get(f.annotation) if f.annotation else None
     item = ReviewItem(id=finding_id(f), kind="finding", vid=vid, table=_table_of(f.target), target=f.target,
                       annotation=f.annotation, status=f.status, reason=f.reason, message=f.message,
                       suggestion=f.suggestion, fixes=list(f.fixes), current=None if ann is None else ann.value,
                       written_vid=None if ann is None else ann.vid, evidence_vids=list(f.evidence.vids))
+    item.group = f.cause
     try:
         w = _suggested(cat, f, anns, vid)
-        item.proposed, item.proposed_key, item.acceptable = w.value, w.key, True
+        item.proposed, item.proposed_key = w.value, w.key
+        tobj = require_table(cat, item.table, vid)
+        validate_write(cat, item.table, tobj.value, w, vid, duck)
+        item.acceptable = True
     except InvalidValueError as e:
         item.why_not = e.message
     return item
@@ -278,12 +323,16 @@ def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg) -> li
     else:
         by_table = read_catalog_annotations(cat, vid=vid)
     out: list[ReviewItem] = []
-    findings = staleness(cat, table, snapshot=vid, now=now)
-    for f in findings:
-        t = _table_of(f.target)
-        if t not in by_table:
-            by_table[t] = read_annotations(cat, t, vid)
-        out.append(_finding_item(cat, f, {a.key: a for a in by_table[t]}, vid))
+    findings = staleness(cat, table, snapshot=vid, now=now, merge=False)
+    duck = _Duck(cat, vid)
+    try:
+        for f in findings:
+            t = _table_of(f.target)
+            if t not in by_table:
+                by_table[t] = read_annotations(cat, t, vid)
+            out.append(_finding_item(cat, f, {a.key: a for a in by_table[t]}, vid, duck))
+    finally:
+        duck.close()
     for t, anns in sorted(by_table.items()):
         out += _agent_items(t, anns, vid)
     order = {"finding": 0, "proposal": 1, "agent_annotation": 2}
@@ -391,6 +440,14 @@ def _commit_decision(cat: CatalogAPI, item: ReviewItem, decision: str, author: s
                 raise ReviewConflictError(f"review item {item.id} was decided or rewritten after vid {item.vid}; "
                                           "list the items again", path=src, vid=None if got is None else got.vid,
                                           retryable=False)
+        if write is not None:
+            # re-validated inside the transaction that writes, on what it reads: the table object is a
+            # recorded read (a concurrent schema change aborts this commit) and the data is the snapshot
+            # the transaction reads at
+            tnow = txn.get(lake.table_path(table))
+            if tnow is None:
+                raise ReviewRefusedError(f"{table} no longer exists; nothing was written", why="table_missing")
+            validate_write(cat, table, tnow.value, write, txn.read_vid)
         txn.update(folder, {"obj_type": "semantic"})
         if write is not None:
             prov = Provenance(author=author, source="human", confidence=1.0, time=txn_time(time), note=note,
@@ -413,6 +470,155 @@ def _commit_decision(cat: CatalogAPI, item: ReviewItem, decision: str, author: s
         txn.update(dpath, dec.stored())
     assert txn.vid is not None
     return txn.vid
+
+
+def _refuse(key: str, why: str, code: str) -> ReviewRefusedError:
+    return ReviewRefusedError(f"{key}: {why}; accept is not offered for it: edit the value (semcat review edit) or "
+                              "dismiss the item", why=code, annotation=key)
+
+
+class _Duck:
+    """One DuckDB connection at one vid, opened on first use (a listing validates many items)."""
+
+    def __init__(self, cat: CatalogAPI, vid: int) -> None:
+        self.cat, self.vid = cat, vid
+        self.con: Any = None
+
+    def get(self) -> Any:
+        import catalog_core as cc
+
+        if self.con is None:
+            self.con = cc.open_duckdb(self.cat, snapshot=self.vid)
+        return self.con
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+
+
+def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, vid: int,
+                   duck: _Duck | None = None) -> None:
+    """Raise ReviewRefusedError unless the annotation `w` (kind, key, value, column) holds of the
+    table `tvalue` and its data at `vid`: every column it names exists; a relationship's columns
+    exist on both sides, the join runs and keeps its declared cardinality; an enum is exactly the
+    column's distinct values; a grain's keys are unique; a metric's expression runs."""
+    import duckdb
+
+    from semantic._sql import quote
+
+    cols = {c.name.lower(): c for c in columns_of(tvalue)}
+    val = w.value
+    field = w.key.rsplit(".", 1)[-1]
+
+    def q(*parts: str) -> str:
+        return ".".join(quote(p) for p in parts)
+
+    def need(names: list[str], where: dict[str, Any], tname: str) -> None:
+        gone = [n for n in names if str(n).lower() not in where]
+        if gone:
+            raise _refuse(w.key, f"{', '.join(map(repr, gone))} {'is' if len(gone) == 1 else 'are'} not a column of "
+                          f"{tname} at vid {vid}", "column_missing")
+
+    if w.kind == "column" and w.column is not None:
+        need([str(w.column)], cols, table)
+    if w.kind == "relationship" and isinstance(val, dict):
+        to = str(val.get("to") or "")
+        tobj = cat.get(lake.table_path(to), vid=vid) if to.count(".") == 2 else None
+        if tobj is None:
+            raise _refuse(w.key, f"the related table {to!r} does not exist at vid {vid}", "table_missing")
+        pairs = [(str(a), str(b)) for a, b in val.get("on") or []]
+        need([a for a, _ in pairs], cols, table)
+        need([b for _, b in pairs], {c.name.lower(): c for c in columns_of(tobj.value)}, to)
+    elif w.kind == "table" and field == "grain" and isinstance(val, dict):
+        need([str(k) for k in val.get("keys") or []], cols, table)
+    needs_data = (w.kind == "relationship" and isinstance(val, dict)) or \
+        (w.kind == "column" and field == "enum" and isinstance(val, list)) or \
+        (w.kind == "table" and field == "grain" and isinstance(val, dict) and bool(val.get("keys"))) or \
+        (w.kind == "metric" and isinstance(val, dict) and bool(val.get("expression")))
+    if needs_data:
+        own = duck is None or duck.vid != vid
+        dk = _Duck(cat, vid) if own else duck
+        assert dk is not None
+        try:
+            con = dk.get()
+            tq = q(*table.split("."))
+            if w.kind == "relationship" and isinstance(val, dict):
+                to = str(val["to"])
+                pairs = [(str(a), str(b)) for a, b in val.get("on") or []]
+                cond = str(val.get("condition") or "")
+                short = to.rsplit(".", 1)[-1]
+                where = re.sub(rf"\b{re.escape(to)}\.|\b{re.escape(short)}\.", "", cond)
+                tgt = f"SELECT * FROM {q(*to.split('.'))}" + (f" WHERE {where}" if where else "")
+                on = " AND ".join(f"f.{quote(a)} = g.{quote(b)}" for a, b in pairs)
+                con.execute(f"SELECT count(*) FROM {tq} f JOIN ({tgt}) g ON {on}").fetchall()
+                card = val.get("cardinality")
+                if card in ("many_to_one", "one_to_one"):
+                    kq = ", ".join(quote(b) for _, b in pairs)
+                    dup = con.execute(f"SELECT count(*) FROM (SELECT {kq} FROM ({tgt}) GROUP BY ALL "
+                                      "HAVING count(*) > 1)").fetchall()[0][0]
+                    if dup:
+                        raise _refuse(w.key, f"declared {card}, but {dup} key value(s) repeat in {to}"
+                                      + (f" under {cond!r}" if cond else ""), "cardinality")
+            elif w.kind == "column" and field == "enum" and isinstance(val, list):
+                c = quote(str(cols[str(w.column).lower()].name))
+                have = {r[0] for r in con.execute(f"SELECT DISTINCT {c} FROM {tq} WHERE {c} IS NOT NULL "
+                                                  "LIMIT 1001").fetchall()}
+                listed = {x for x in val if x is not None}
+                outside, absent = sorted(map(str, have - listed))[:10], sorted(map(str, listed - have))[:10]
+                if outside or absent:
+                    raise _refuse(w.key, "the enum is not the column's values at vid "
+                                  f"{vid}" + (f": the data also holds {outside}" if outside else "")
+                                  + (f"; {absent} no longer occur" if absent else ""), "enum_mismatch")
+            elif w.kind == "table" and field == "grain" and isinstance(val, dict) and val.get("keys"):
+                kq = ", ".join(quote(str(k)) for k in val["keys"])
+                dup = con.execute(f"SELECT count(*) FROM (SELECT {kq} FROM {tq} GROUP BY ALL "
+                                  "HAVING count(*) > 1)").fetchall()[0][0]
+                if dup:
+                    raise _refuse(w.key, f"{dup} value(s) of ({', '.join(map(str, val['keys']))}) repeat", "grain")
+            elif w.kind == "metric" and isinstance(val, dict) and val.get("expression"):
+                filt = f" WHERE {val['filter']}" if val.get("filter") else ""
+                con.execute(f"SELECT {val['expression']} FROM {tq}{filt}").fetchall()
+        except duckdb.Error as e:
+            raise _refuse(w.key, f"it does not run on the data at vid {vid}: {str(e).splitlines()[0][:200]}",
+                          "sql_error") from None
+        finally:
+            if own:
+                dk.close()
+
+
+def decide_group(cat: CatalogAPI, group: str, decision: str, author: str, note: str | None = None, *,
+                 reason: str | None = None, table: str | None = None, now: TimeArg = None,
+                 time: TimeArg = None) -> dict[str, Any]:
+    """Decide every open finding item of one group (one underlying change) at once: `accept` writes
+    each item's validated fix (items accept is not offered for are left open and listed in
+    `skipped` with why), `dismiss` records each (needs `reason`). Each item is its own transaction,
+    validated again at commit. Returns {"group", "decided": [{"item", "vid"}], "skipped": [{"item", "why"}]}."""
+    if decision not in ("accept", "dismiss"):
+        raise InvalidValueError(f"decision must be accept or dismiss, got {decision!r}")
+    if decision == "dismiss" and not (isinstance(reason, str) and reason.strip()):
+        raise InvalidAnnotationError("reason must say why the group needs nothing", field="reason")
+    vid = cat.resolve(None)
+    items = [i for i in _all_items(cat, table, vid, now) if i.group == group]
+    if not items:
+        groups = sorted({i.group for i in _all_items(cat, table, vid, now) if i.group})
+        close = did_you_mean(group, groups)
+        raise NotFoundError(f"no open review items in group {group!r} at vid {vid}{suggest(close)}; the groups are in "
+                            "`semcat review list --json` (field group)", group=group, did_you_mean=close)
+    decided, skipped = [], []
+    for it in items:
+        try:
+            if decision == "accept":
+                if not it.acceptable:
+                    skipped.append({"item": it.id, "why": it.why_not or "accept is not offered"})
+                    continue
+                v = accept(cat, it, author, note, now=now, time=time)
+            else:
+                v = dismiss(cat, it, author, str(reason), now=now, time=time)
+            decided.append({"item": it.id, "vid": v})
+        except (InvalidValueError, NotFoundError, ConflictError) as e:
+            skipped.append({"item": it.id, "why": e.message})
+    return {"group": group, "decided": decided, "skipped": skipped}
 
 
 def _validated(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: _Write, vid: int) -> Any:
@@ -451,7 +657,7 @@ def txn_time(time: object) -> float:
 
 
 def _finding_of(cat: CatalogAPI, item: ReviewItem, now: TimeArg) -> tuple[Finding, dict[str, Annotation]]:
-    for f in staleness(cat, item.table, snapshot=item.vid, now=now):
+    for f in staleness(cat, item.table, snapshot=item.vid, now=now, merge=False):
         if finding_id(f) == item.id:
             return f, {a.key: a for a in read_annotations(cat, item.table, item.vid)}
     raise NotFoundError(f"finding {item.id} is not raised at vid {item.vid} any more; list the items again")

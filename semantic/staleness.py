@@ -23,8 +23,6 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
-from rapidfuzz import fuzz
-
 import catalog_core as cc
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
@@ -98,17 +96,24 @@ def scale_of(before: ColumnStats | dict[str, Any] | None, after: dict[str, Any] 
 
 def _finding(ann: Annotation | None, target: str, reason: str, status: str, message: str, vids: Iterable[int],
              times: Iterable[float] = (), values: dict[str, Any] | None = None,
-             suggestion: str | None = None, fixes: Iterable[Fix] = ()) -> Finding:
+             suggestion: str | None = None, fixes: Iterable[Fix] = (), cause: str | None = None) -> Finding:
     """A finding. Invariant: a suggestion (prose for people) comes with at least one `Fix` (the same
-    repair, typed, for programs); a program never needs to parse the suggestion."""
+    repair, typed, for programs); a program never needs to parse the suggestion. `cause` names the
+    underlying change (see `_cause`); findings of one cause are merged into one by `merge_by_cause`."""
     fx = list(fixes)
     if suggestion is not None and not fx:
         raise ValueError(f"a {reason} finding with a suggestion needs its fixes")
     vs = list(dict.fromkeys([*([ann.vid] if ann is not None and ann.vid is not None else []), *vids]))
-    return Finding(target=target, annotation=None if ann is None else ann.key, status=status,  # type: ignore[arg-type]
+    key = None if ann is None else ann.key
+    return Finding(target=target, annotation=key, status=status,  # type: ignore[arg-type]
                    reason=reason, message=message,  # type: ignore[arg-type]
                    evidence=Evidence(vids=vs, times=list(times), values=values or {}), suggestion=suggestion,
-                   fixes=fx)
+                   fixes=fx, annotations=[key] if key else [], cause=cause)
+
+
+def _cause(kind: str, table: str, vid: int | None, detail: str | None = None) -> str:
+    """The id of one underlying change: `kind:table@vid[:detail]` (e.g. `rename:acme.mart.x@122:net_cents`)."""
+    return f"{kind}:{table}@{vid}" + (f":{detail}" if detail else "")
 
 
 def _fix(action: str, **params: object) -> Fix:
@@ -189,25 +194,111 @@ def _fate(t: _Table, ref: ColumnRef, since: int) -> tuple[str, lake.Column | Non
     return "ok", cur, None
 
 
+def _stats_at(t: _Table, vid: int) -> dict[str, Any]:
+    """The table's per-column statistics as of `vid` (its object's version then; {} when absent)."""
+    key = ("stats_at", t.obj.path, vid)
+    got = t.ctx.cache.findings.take(key)
+    if got is None:
+        obj = t.ctx.cat.get(t.obj.path, vid=vid) if vid > 0 else None
+        cols = ((obj.value.get("stats") or {}).get("columns") or {}) if obj is not None else {}
+        got = t.ctx.cache.findings.put(key, (cols,))
+    return got[0]
+
+
+def pair_cost(before: dict[str, Any] | None, after: dict[str, Any] | None) -> tuple[float, int] | None:
+    """How well column statistics `after` continue `before` (the same values, perhaps scaled by
+    10^k): (cost, k), lower is better, or None when they cannot be the same column. Numbers compare
+    min and max on a log scale around the best power of ten; other values must keep their range.
+    Null counts that differ add to the cost. Names never enter."""
+    if not before or not after:
+        return None
+    nb, na = before.get("null_count"), after.get("null_count")
+    null_cost = 0.0
+    if isinstance(nb, int) and isinstance(na, int) and nb != na:
+        null_cost = 0.5 * abs(nb - na) / max(nb, na, 1)
+    pairs = [(before.get(k), after.get(k)) for k in ("min", "max")]
+    nums = [(_num(b), _num(a)) for b, a in pairs]
+    if all(b is not None and a is not None for b, a in nums):
+        ratios: list[float] = []
+        for b, a in nums:
+            assert b is not None and a is not None
+            if (b == 0) != (a == 0) or (b != 0 and (b > 0) != (a > 0)):
+                return None
+            if b:
+                ratios.append(math.log10(abs(a / b)))
+        if not ratios:
+            return null_cost, 0
+        k = round(sum(ratios) / len(ratios))
+        cost = sum(abs(r - k) for r in ratios) / len(ratios)
+        return (None if cost > 0.15 else (cost + null_cost, k))
+    if any(b is None or a is None for b, a in pairs):
+        return None
+    try:
+        same = all(str(b) == str(a) for b, a in pairs)
+    except TypeError:
+        return None
+    return (null_cost, 0) if same else None
+
+
+def assign(costs: dict[tuple[str, str], float]) -> dict[str, str]:
+    """A one-to-one assignment of left to right names minimising the summed cost (greedy over the
+    cost matrix, cheapest pair first; exact for the small, well-separated matrices of renames)."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for (a, b), _c in sorted(costs.items(), key=lambda kv: (kv[1], kv[0])):
+        if a not in out and b not in used:
+            out[a] = b
+            used.add(b)
+    return out
+
+
+def _rename_map(t: _Table, ch: SchemaChange) -> dict[str, tuple[str, int, float]]:
+    """The columns `ch` dropped that reappear among the columns it added, one to one, from the
+    statistics of the rows either side of the change (the table's stats at ch.vid - 1 against those
+    at ch.vid; the same rows when a table is rebuilt): old name -> (new name, k, cost). A pair needs
+    the same type family and statistics equal up to a power of ten; names are not compared."""
+    key = ("renames", t.obj.path, ch.vid)
+    got = t.ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    before, after = _stats_at(t, ch.vid - 1), _stats_at(t, ch.vid)
+    costs: dict[tuple[str, str], float] = {}
+    scale: dict[tuple[str, str], int] = {}
+    for d in ch.dropped:
+        for a in ch.added:
+            if type_family(a.type) != type_family(d.type) or column_id(a) not in t.cols:
+                continue
+            pc = pair_cost(before.get(d.name), after.get(a.name))
+            if pc is not None:
+                costs[(d.name, a.name)], scale[(d.name, a.name)] = pc
+    out = {old: (new, scale[(old, new)], costs[(old, new)]) for old, new in assign(costs).items()}
+    t.ctx.cache.findings.put(key, (out,))
+    return out
+
+
 def _rename_candidate(t: _Table, ref: ColumnRef, basis_stats: ColumnStats | None,
                       ch: SchemaChange | None) -> tuple[str, int | None] | None:
-    """A column added in the same commit that dropped `ref`, with the same type family and matching
-    statistics (or statistics scaled by 10^k): (its name, k or None when only the name matched)."""
+    """The column `ch` added that continues `ref` (see `_rename_map`): (its name, k). Without
+    statistics either side of the change, the basis statistics against today's decide (one to one
+    over the change's columns as well)."""
     if ch is None:
         return None
-    best: tuple[float, str, int | None] | None = None
-    for c in ch.added:
-        if type_family(c.type) != type_family(ref.type) or column_id(c) not in t.cols:
-            continue
-        name = c.name
-        k = scale_of(basis_stats, t.stat(name))
-        sim = fuzz.ratio(ref.name.lower(), name.lower())
-        if k is None and sim < 60:
-            continue
-        score = (100 if k is not None else 0) + sim
-        if best is None or score > best[0]:
-            best = (score, name, k)
-    return None if best is None else (best[1], best[2])
+    m = _rename_map(t, ch)
+    if ref.name in m:
+        new, k, _c = m[ref.name]
+        return new, k
+    if _stats_at(t, ch.vid - 1):
+        return None  # the rows before the change were seen: no added column continues this one
+    costs: dict[tuple[str, str], float] = {}
+    scale: dict[tuple[str, str], int] = {}
+    bs = None if basis_stats is None else basis_stats.model_dump()
+    for a in ch.added:
+        if type_family(a.type) == type_family(ref.type) and column_id(a) in t.cols:
+            pc = pair_cost(bs, t.stat(a.name))
+            if pc is not None:
+                costs[(ref.name, a.name)], scale[(ref.name, a.name)] = pc
+    got = assign(costs).get(ref.name)
+    return None if got is None else (got, scale[(ref.name, got)])
 
 
 def _column_findings(t: _Table, ann: Annotation, refs: list[ColumnRef], missing_reason: str | None = None,
@@ -226,13 +317,15 @@ def _column_findings(t: _Table, ann: Annotation, refs: list[ColumnRef], missing_
                                 f"column {ref.name!r} (id {ref.id}) is now called {cur.name!r}",
                                 ev or [t.obj.vid], times, {"column": ref.name, "now": cur.name},
                                 f"renamed to {cur.name}",
-                                [_fix("rename", old=ref.name, new=cur.name, scale=0)]))
+                                [_fix("rename", old=ref.name, new=cur.name, scale=0)],
+                                cause=_cause("rename", t.name, ch.vid if ch else None, ref.name)))
         elif fate == "type" and cur is not None:
             from_t, to_t = ref.type, str(cur.type)
             status = "suspect" if type_family(from_t) == type_family(to_t) else "stale"
             out.append(_finding(ann, label, "column_type_changed", status,
                                 f"column {ref.name!r} changed type from {from_t} to {to_t}",
-                                ev or [t.obj.vid], times, {"column": ref.name, "before": from_t, "after": to_t}))
+                                ev or [t.obj.vid], times, {"column": ref.name, "before": from_t, "after": to_t},
+                                cause=_cause("retype", t.name, ch.vid if ch else None, ref.name)))
         elif fate == "dropped":
             cand = _rename_candidate(t, ref, b.stats.get(ref.name), ch)
             when = f" at vid {ch.vid} ({_day(ch.time)})" if ch else ""
@@ -245,7 +338,8 @@ def _column_findings(t: _Table, ann: Annotation, refs: list[ColumnRef], missing_
                 out.append(_finding(ann, label, missing_reason, missing_status,
                                     f"column {ref.name!r} it uses was dropped{when}", ev or [t.obj.vid], times,
                                     {"column": ref.name, **({"candidate": cand[0], "scale_exp": cand[1]} if cand else {})},
-                                    sugg, fixes))
+                                    sugg, fixes, cause=_cause("rename" if cand else "drop", t.name,
+                                                              ch.vid if ch else None, ref.name)))
             elif cand is not None:
                 name, k = cand
                 unit_changed = k not in (None, 0)
@@ -257,11 +351,12 @@ def _column_findings(t: _Table, ann: Annotation, refs: list[ColumnRef], missing_
                                     {"column": ref.name, "candidate": name, "scale_exp": k,
                                      "basis_stats": b.stats[ref.name].model_dump() if ref.name in b.stats else None,
                                      "candidate_stats": t.stat(name)}, sugg,
-                                    [_fix("rename", old=ref.name, new=name, scale=k if unit_changed and k else 0)]))
+                                    [_fix("rename", old=ref.name, new=name, scale=k if unit_changed and k else 0)],
+                                    cause=_cause("rename", t.name, ch.vid if ch else None, ref.name)))
             else:
                 out.append(_finding(ann, label, "column_dropped", "stale",
                                     f"column {ref.name!r} was dropped{when}", ev or [t.obj.vid], times,
-                                    {"column": ref.name}))
+                                    {"column": ref.name}, cause=_cause("drop", t.name, ch.vid if ch else None, ref.name)))
     return out
 
 
@@ -285,14 +380,36 @@ def _unit_drift(t: _Table, ann: Annotation, refs: list[ColumnRef]) -> list[Findi
                                 values={"basis_stats": b.stats[ref.name].model_dump(), "recent_stats": now_s,
                                         "scale_exp": k},
                                 suggestion=f"unit changed ({_unit_word(k)}); update the unit and description",
-                                fixes=[_fix("update_unit", column=cur.name, scale=k)]))
+                                fixes=[_fix("update_unit", column=cur.name, scale=k)],
+                                cause=_cause("unit", t.name, changed[0], cur.name)))
     return out
+
+
+def _versioning(cols: list[lake.Column]) -> bool:
+    """Do these added columns make a table keep versions (SCD2)? By shape: a boolean flag with at
+    least one date or timestamp (a validity range), or the conventional names."""
+    fams = [type_family(c.type) for c in cols]
+    return any(c.name.lower() in SCD2 for c in cols) or ("bool" in fams and "time" in fams)
 
 
 def _scd2_change(t: _Table, since: int) -> SchemaChange | None:
     for ch in t.tl.changes_after(since):
-        if any(c.name.lower() in SCD2 for c in ch.added):
+        if _versioning(ch.added):
             return ch
+    return None
+
+
+def current_flag(t: _Table) -> str | None:
+    """The boolean column that marks a versioned table's current rows: the one a versioning change
+    added (or one named is_current); None when the table keeps no versions."""
+    named = t.col("is_current")
+    if named is not None:
+        return named.name
+    for ch in t.tl.schema_changes:
+        if _versioning(ch.added):
+            for c in ch.added:
+                if type_family(c.type) == "bool" and column_id(c) in t.cols:
+                    return c.name
     return None
 
 
@@ -303,13 +420,15 @@ def _grain_findings(t: _Table, ann: Annotation) -> list[Finding]:
     keys = [str(k) for k in (ann.value or {}).get("keys") or []]
     b = ann.provenance.basis
     ch = _scd2_change(t, b.vid)
-    if ch is not None and not any(k.lower() in SCD2 for k in keys):
+    added_names = {c.name.lower() for c in ch.added} if ch is not None else set()
+    if ch is not None and not any(k.lower() in SCD2 or k.lower() in added_names for k in keys):
+        flag = current_flag(t) or "is_current"
         out.append(_finding(ann, t.name, "grain_violated", "suspect",
                             f"{', '.join(c.name for c in ch.added)} appeared at vid {ch.vid} ({_day(ch.time)}): "
                             f"the table keeps versions, so {', '.join(keys) or 'the declared keys'} may repeat",
                             [ch.vid], [ch.time], {"keys": keys, "added": [c.name for c in ch.added]},
-                            f"SCD2 since {_day(ch.time)}: filter is_current",
-                            [_fix("filter", table=t.name, column="is_current")]))
+                            f"SCD2 since {_day(ch.time)}: filter {flag}",
+                            [_fix("filter", table=t.name, column=flag)], cause=_cause("versions", t.name, ch.vid)))
         return out
     if len(keys) == 1:
         col, s = t.col(keys[0]), t.stat(keys[0])
@@ -322,13 +441,54 @@ def _grain_findings(t: _Table, ann: Annotation) -> list[Finding]:
                                     f"{rows} rows but {keys[0]} spans only {int(hi - lo + 1)} values: it is not unique",
                                     [last], values={"row_count": rows, "min": lo, "max": hi}))
                 return out
-    added = [c for ch in t.tl.changes_after(b.vid) for c in ch.added]
-    if added:
-        chs = t.tl.changes_after(b.vid)
+    for ch, added in _grain_changes(t, b.vid):
+        new_keys = [*keys, *(c for c in added if c not in keys)]
         out.append(_finding(ann, t.name, "schema_changed", "suspect",
-                            f"columns added since the grain was written: {', '.join(c.name for c in added)}",
-                            [c.vid for c in chs], [c.time for c in chs], {"added": [c.name for c in added]}))
+                            f"{', '.join(added)} added at vid {ch.vid} ({_day(ch.time)}) besides the columns it "
+                            f"replaced: rows may now be split by {', '.join(added)}", [ch.vid], [ch.time],
+                            {"added": added}, f"the grain may now be ({', '.join(new_keys)})",
+                            [_fix("set_keys", keys=new_keys)], cause=_cause("grain", t.name, ch.vid)))
     return out
+
+
+def _grain_changes(t: _Table, since: int) -> list[tuple[SchemaChange, list[str]]]:
+    """Schema changes after `since` that added more columns than they dropped (a new dimension may
+    split the rows; a column swapped for another, or renamed, does not), with the added columns that
+    continue no dropped one. Versioning changes are left to the SCD2 checks."""
+    out = []
+    for ch in t.tl.changes_after(since):
+        if len(ch.added) <= len(ch.dropped) or _versioning(ch.added):
+            continue
+        renamed = {new for new, _k, _c in _rename_map(t, ch).values()}
+        added = [c.name for c in ch.added if c.name not in renamed and column_id(c) in t.cols]
+        if added:
+            out.append((ch, added))
+    return out
+
+
+def _description_grain(t: _Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:
+    """A column description written before the table's grain changed: the old grain's key column
+    once the table keeps versions (its values now repeat), a measure's description once a new
+    dimension splits the rows (it describes a value at the old grain)."""
+    b = ann.provenance.basis.vid
+    role = next((a.value for a in anns if a.kind == "column" and a.column_id == ann.column_id and a.field == "role"),
+                None)
+    grain = next((a for a in anns if a.key == "table.grain"), None)
+    keys = {str(k).lower() for k in ((grain.value or {}).get("keys") or [])} if grain is not None else set()
+    ch = _scd2_change(t, b)
+    col = str(ann.column or "")
+    if ch is not None and col.lower() in keys:
+        return [_finding(ann, f"{t.name}.{col}", "grain_violated", "suspect",
+                         f"{t.name} keeps versions since vid {ch.vid} ({_day(ch.time)}): {col} repeats once per "
+                         "version, which this description predates", [ch.vid], [ch.time],
+                         {"added": [c.name for c in ch.added]}, cause=_cause("versions", t.name, ch.vid))]
+    if role == "measure":
+        for gch, added in _grain_changes(t, b):
+            return [_finding(ann, f"{t.name}.{col}", "schema_changed", "suspect",
+                             f"{', '.join(added)} added at vid {gch.vid} ({_day(gch.time)}) splits the rows: {col} is "
+                             "now a value per " + ", ".join(added) + ", which this description predates",
+                             [gch.vid], [gch.time], {"added": added}, cause=_cause("grain", t.name, gch.vid))]
+    return []
 
 
 def _table_level(t: _Table, ann: Annotation) -> list[Finding]:
@@ -340,9 +500,12 @@ def _table_level(t: _Table, ann: Annotation) -> list[Finding]:
         dropped = [c.name for ch in chs for c in ch.dropped]
         what = "; ".join(x for x in (f"added {', '.join(added)}" if added else "",
                                      f"dropped {', '.join(dropped)}" if dropped else "") if x) or "types changed"
+        c0 = chs[0]
+        kind = "versions" if _versioning(c0.added) else "grain" if len(c0.added) > len(c0.dropped) else "schema"
         out.append(_finding(ann, t.name, "schema_changed", "suspect",
                             f"the schema changed {len(chs)} time(s) since this was written: {what}",
-                            [c.vid for c in chs], [c.time for c in chs], {"added": added, "dropped": dropped}))
+                            [c.vid for c in chs], [c.time for c in chs], {"added": added, "dropped": dropped},
+                            cause=_cause(kind, t.name, c0.vid)))
     rows = t.stats.get("row_count")
     if ann.field == "description" and isinstance(rows, int) and b.row_count and rows > 0:
         ratio = rows / b.row_count
@@ -471,12 +634,13 @@ def _relationship(ctx: Context, t: _Table, ann: Annotation, tables: dict[str, _T
     cond = str(val.get("condition") or "").lower()
     if val.get("cardinality") in ("many_to_one", "one_to_one"):
         ch = _scd2_change(target, ann.provenance.basis.vid)
-        if ch is not None and not any(w in cond for w in SCD2):
+        if ch is not None and not any(w in cond for w in (*SCD2, *(c.name.lower() for c in ch.added))):
+            flag = current_flag(target) or "is_current"
             out.append(_finding(ann, t.name, "cardinality_violated", "suspect",
                                 f"{to} keeps versions since vid {ch.vid} ({_day(ch.time)}): one {t.name} row may match "
                                 "several", [ch.vid], [ch.time], {"to": to, "added": [c.name for c in ch.added]},
-                                f"SCD2 since {_day(ch.time)}: filter is_current (condition '{to}.is_current')",
-                                [_fix("filter", table=to, column="is_current")]))
+                                f"SCD2 since {_day(ch.time)}: filter {flag} (condition '{to}.{flag}')",
+                                [_fix("filter", table=to, column=flag)], cause=_cause("versions", to, ch.vid)))
     return out
 
 
@@ -491,8 +655,62 @@ def _verified_meta(ctx: Context, t: _Table, ann: Annotation) -> list[Finding]:
     if gone:
         return [_finding(ann, t.name, "verified_query_fails", "stale",
                          f"it reads {', '.join(gone)}, which no longer exist", [ctx.vid], values={"missing": gone})]
-    return _column_findings(t, ann, ann.provenance.basis.columns, missing_reason="verified_query_fails",
-                            missing_status="suspect")
+    out = _column_findings(t, ann, ann.provenance.basis.columns, missing_reason="verified_query_fails",
+                           missing_status="suspect")
+    if out:
+        return out
+    at = int(val.get("verified_at_vid") or ann.provenance.basis.vid or 0)
+    ev = _structural(ctx, [str(x) for x in val.get("tables") or [t.name]], at, schema_only=True)
+    if ev is not None:
+        kind, name, vid, tt = ev
+        return [_finding(ann, t.name, "schema_changed", "suspect",
+                         f"{name} changed its schema at vid {vid} ({_day(tt)}), after the query was verified at vid "
+                         f"{at}: its answer may have changed", [at, vid], [tt], {"table": name, "change": kind},
+                         "re-run the query and re-verify it", [_fix("reverify")], cause=_cause(kind, name, vid))]
+    return []
+
+
+def _structural(ctx: Context, names: list[str], after: int, schema_only: bool = False
+                ) -> tuple[str, str, int, float] | None:
+    """The first schema change (or full rewrite of a normally appended table, unless `schema_only`)
+    of one of `names` after vid `after`: (kind, table, vid, time); None when they only took routine
+    loads since. A cause of the kind `_cause` names."""
+    best: tuple[str, str, int, float] | None = None
+    for n in names:
+        tl = ctx.timeline(n)
+        obj = ctx.table(n)
+        if tl is None or obj is None:
+            continue
+        for ch in tl.changes_after(after)[:1]:
+            if best is None or ch.vid < best[2]:
+                best = ("versions" if _versioning(ch.added) else "schema", n, ch.vid, ch.time)
+        if not schema_only:
+            tbl = _Table(ctx, n, obj, tl)
+            for v, tt in _rewrites(tbl):
+                if v > after and (best is None or v < best[2]):
+                    best = ("rewrite", n, v, tt)
+                    break
+    return best
+
+
+def _late_data(ctx: Context, names: list[str], after: int) -> tuple[str, str, int, float] | None:
+    """The first load after vid `after` that appended to a date partition (of one of `names`) that
+    already existed then and is more than two days older than the load: late data for a closed
+    period. (kind "late", table, vid, time), or None."""
+    for n in names:
+        tl, obj = ctx.timeline(n), ctx.table(n)
+        if tl is None or obj is None or not obj.value.get("partition_by"):
+            continue
+        base = obj.path + "/"
+        for v, tt in tl.data_after(after)[:200]:
+            c = ctx.commit(v)
+            parts = sorted({base + p[len(base):].split("/", 1)[0] for p in (c.paths if c else ())
+                            if p.startswith(base) and "=" in p[len(base):].split("/", 1)[0]})
+            for p in parts:
+                when = parse_time(p.rsplit("=", 1)[-1])
+                if when is not None and tt - when > 2 * DAY and ctx.cat.get(p, vid=after) is not None:
+                    return "late", n, v, tt
+    return None
 
 
 def _get_table(ctx: Context, name: str, tables: dict[str, _Table | None]) -> _Table | None:
@@ -522,6 +740,8 @@ def _metadata(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str,
                 found = _unit_drift(t, a, refs)
             if not found and a.field in ("enum", "sample_values"):
                 found = _enum_meta(t, a)
+            if not found and a.field == "description":
+                found = _description_grain(t, a, anns)
             out += found
         elif a.kind == "relationship":
             out += _relationship(ctx, t, a, tables)
@@ -529,8 +749,6 @@ def _metadata(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str,
             out += _metric(t, a)
         elif a.kind == "verified_query":
             out += _verified_meta(ctx, t, a)
-    flagged = {f.annotation for f in out}
-    out += [f for f in _restated(t, anns) if f.annotation not in flagged]
     return out
 
 
@@ -597,91 +815,228 @@ def _literals(text: str, t: _Table) -> dict[str, list[str]]:
     return out
 
 
-def _restated(t: _Table, anns: list[Annotation]) -> list[Finding]:
-    """values_restated: a value-level annotation (enum, sample_values, a column description naming
-    one of the column's annotated values, a metric or verified query filtering a string column on
-    literals) whose basis predates a full rewrite of a normally appended table. A literal listed by
-    a value annotation of the same column re-authored after the rewrite counts as re-checked."""
+MAX_VALUES = 50   # distinct values a restatement's evidence and fix list, per column
+
+
+def _file_values(t: _Table, vid: int) -> dict[str, set[str]]:
+    """Per string column, the values the table's files at `vid` record as a min or a max (cached)."""
+    key = ("file_values", t.obj.path, vid)
+    got = t.ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    strings = {c.name for c in t.cols.values() if type_family(c.type) == "string"}
+    out: dict[str, set[str]] = {c: set() for c in strings}
+    try:
+        files = t.ctx.cat.plan_files(t.name, vid=vid)
+    except CatalogError:
+        files = []
+    for f in files:
+        for c, st in ((f.value.get("columns") or {}).items()):
+            if c in out and isinstance(st, dict):
+                out[c].update(str(v) for v in (st.get("min"), st.get("max")) if isinstance(v, str))
+    t.ctx.cache.findings.put(key, (out,))
+    return out
+
+
+def _stats_shift(t: _Table, v: int) -> dict[str, tuple[list[str], list[str], dict[str, str]]]:
+    """The string columns whose file statistics moved across the rewrite at `v`: column ->
+    (values recorded before and never after, values recorded after and never before, old -> new:
+    the appeared value the files of one partition record most often in the place of a vanished one)."""
+    before, after = _file_values(t, v - 1), _file_values(t, v)
+    pb, pa = _partition_bounds(t, v - 1), _partition_bounds(t, v)
+    out = {}
+    for c in sorted(after):
+        b, a = before.get(c, set()), after[c]
+        if b and (b - a or a - b):
+            gone, fresh = b - a, a - b
+            votes: dict[tuple[str, str], int] = {}
+            for part, cols in pb.items():
+                old, new = cols.get(c), pa.get(part, {}).get(c)
+                if old is None or new is None:
+                    continue
+                for i in (0, 1):
+                    if old[i] in gone and new[i] in fresh:  # a vanished value became one that appeared
+                        votes[(old[i], new[i])] = votes.get((old[i], new[i]), 0) + 1
+            vm: dict[str, str] = {}
+            for (g, n), _cnt in sorted(votes.items(), key=lambda kv: -kv[1]):
+                vm.setdefault(g, n)
+            out[c] = (sorted(gone)[:MAX_VALUES], sorted(a - b)[:MAX_VALUES], vm)
+    return out
+
+
+def _partition_bounds(t: _Table, vid: int) -> dict[str, dict[str, tuple[str, str]]]:
+    """Per partition (directory of the files) and string column, the (min, max) its files record at `vid`."""
+    key = ("part_bounds", t.obj.path, vid)
+    got = t.ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    out: dict[str, dict[str, tuple[str, str]]] = {}
+    try:
+        files = t.ctx.cat.plan_files(t.name, vid=vid)
+    except CatalogError:
+        files = []
+    for f in files:
+        part = f.path.rsplit("/", 1)[0]
+        cur = out.setdefault(part, {})
+        for c, st in ((f.value.get("columns") or {}).items()):
+            if isinstance(st, dict) and isinstance(st.get("min"), str) and isinstance(st.get("max"), str):
+                lo, hi = cur.get(c, (st["min"], st["max"]))
+                cur[c] = (min(lo, st["min"]), max(hi, st["max"]))
+    t.ctx.cache.findings.put(key, (out,))
+    return out
+
+
+def _words(text: object) -> set[str]:
+    return set(re.findall(r"[\w-]+", str(text or "").lower()))
+
+
+def _value_refs(t: _Table, a: Annotation, column: str, values_of: dict[str, list[str]],
+                labels_of: dict[str, dict[str, str]]) -> list[str] | None:
+    """The values of `column` annotation `a` names (None: it is not about the column's values):
+    an enum / sample_values lists them, a description names some of the column's annotated values
+    (or their `labels`, for a coded column),
+    a metric filter or verified query compares the column with literals."""
+    def named(text: object) -> list[str]:
+        w, low = _words(text), str(text or "").lower()
+        labels = labels_of.get(column.lower(), {})
+        return [v for v in values_of.get(column, []) if v.lower() in w or
+                (str(labels.get(v) or "").lower() and re.search(rf"\b{re.escape(str(labels[v]).lower())}\b", low))]
+
+    if a.kind == "column" and a.column is not None and a.column.lower() == column.lower():
+        if a.field in ("enum", "sample_values"):
+            return [str(v) for v in a.value or [] if v is not None]
+        if a.field == "description":
+            return named(a.value)
+        return None
+    if a.kind == "table" and a.field == "description":
+        return named(a.value) or None
+    if a.kind == "metric":
+        return _literals(str((a.value or {}).get("filter") or ""), t).get(column)
+    if a.kind == "verified_query":
+        return _literals(str((a.value or {}).get("sql") or ""), t).get(column)
+    return None
+
+
+def _restatements(t: _Table, anns: list[Annotation], duck: _Duck | None) -> list[Finding]:
+    """values_restated, one finding per (rewrite, column): a full rewrite of a normally appended
+    table changed the values of a string column, and these annotations, written before it, name
+    values the column no longer holds (or list its values while new ones appeared). Metadata
+    (`duck` None): the values the files' statistics record as min / max before and after the
+    rewrite. Data: the column's distinct values at the two snapshots, and, where the grain's keys
+    identify rows, which new value each old one became (row-level agreement). The finding lists
+    every annotation it affects, the values before and after, and a `value_map` fix with the map
+    and the column's values now (the enum to write)."""
     rw = _rewrites(t)
     if not rw:
         return []
+    values_of: dict[str, list[str]] = {}
+    for a in anns:
+        if a.kind == "column" and a.field in ("enum", "sample_values") and a.column:
+            values_of.setdefault(a.column, []).extend(str(v) for v in a.value or [] if v is not None)
+    labels_of = {str(a.column).lower(): {str(k): str(v) for k, v in a.value.items()} for a in anns
+                 if a.kind == "column" and a.field == "labels" and isinstance(a.value, dict)}
+    keys = next(([str(k) for k in (a.value or {}).get("keys") or []] for a in anns if a.key == "table.grain"), [])
     out: list[Finding] = []
-    values_of: dict[int, list[tuple[int, list[Any]]]] = {}
-    for a in anns:
-        if a.kind == "column" and a.field in ("enum", "sample_values") and a.column_id is not None:
-            values_of.setdefault(a.column_id, []).append((a.provenance.basis.vid, list(a.value or [])))
-
-    def since(basis: int) -> tuple[int, float] | None:
-        later = [r for r in rw if r[0] > basis]
-        return later[-1] if later else None
-
-    def rechecked(name: str, vals: list[str], after: int) -> bool:
-        cur = t.col(name)
-        cid = column_id(cur) if cur else -1
-        ok = {str(v) for b, vs in values_of.get(cid, []) if b >= after for v in vs}
-        return bool(vals) and all(v in ok for v in vals)
-
-    for a in anns:
-        b = a.provenance.basis.vid
-        hit = since(b)
-        if hit is None:
-            continue
-        cols: dict[str, list[str]] = {}
-        if a.kind == "column" and a.field in ("enum", "sample_values") and a.value:
-            cols = {str(a.column): []}
-        elif a.kind == "column" and a.field == "description" and a.column_id is not None:
-            words = set(re.findall(r"\w+", str(a.value or "").lower()))
-            named = [str(v) for _, vs in values_of.get(a.column_id, []) for v in vs
-                     if isinstance(v, str) and v.lower() in words]
-            if named:
-                cols = {str(a.column): sorted(set(named))}
-        elif a.kind == "metric":
-            cols = _literals(str((a.value or {}).get("filter") or ""), t)
-        elif a.kind == "verified_query":
-            cols = _literals(str((a.value or {}).get("sql") or ""), t)
-        cols = {c: vs for c, vs in cols.items() if not (a.kind in ("metric", "verified_query") and rechecked(c, vs, hit[0]))}
-        if not cols:
-            continue
-        v, tt = hit
-        names = ", ".join(sorted(cols))
-        vals = sorted({x for vs in cols.values() for x in vs})
-        target = f"{t.name}.{a.column}" if a.kind == "column" else t.name
-        out.append(_finding(a, target, "values_restated", "suspect",
-                            f"{t.name} was rewritten in full at vid {v} ({_day(tt)}) after this was written: "
-                            f"values of {names} may have been restated; check with get_column_values",
-                            [v], [tt], {"columns": sorted(cols), "values": vals, "rewrite_vid": v,
-                                        "by_column": {c: sorted(set(vs)) for c, vs in cols.items()}},
-                            f"check the values of {names} with get_column_values",
-                            [_fix("investigate", columns=sorted(cols))]))
+    for v, tt in rw:
+        early = [a for a in anns if a.provenance.basis.vid < v and a.kind != "review"]
+        shift = _stats_shift(t, v)
+        cols = sorted({c for c in shift} | ({c for c in values_of if t.col(c) is not None} if duck is not None else set()))
+        for c in cols:
+            refs = {a.key: r for a in early if (r := _value_refs(t, a, c, values_of, labels_of))}
+            if not refs:
+                continue
+            mapping: dict[str, str] = {}
+            counts: dict[str, int] = {}
+            if duck is None:
+                gone, new, mapping = shift[c]
+                now_values = None
+            else:
+                got = _values_across(t, c, v, keys, duck)
+                if got is None:
+                    continue
+                gone, new, now_values, mapping, counts = got
+                if not mapping and c in shift:  # no keys to match rows on: what the files' statistics say
+                    mapping = {g: n for g, n in shift[c][2].items() if g in gone and n in now_values}
+            if not gone and not new:
+                continue
+            hit = {}
+            for k, vals in refs.items():
+                a = next(x for x in early if x.key == k)
+                named_gone = [x for x in vals if x in gone]
+                lists_all = a.kind == "column" and a.field == "enum"
+                if named_gone or (lists_all and new and any(x not in vals for x in new)):
+                    hit[k] = named_gone
+            if not hit:
+                continue
+            order = {"enum": 0, "sample_values": 1, "description": 2}
+            affected = sorted(hit, key=lambda k: (0 if k.startswith("column.") else 1,
+                                                  order.get(k.rsplit(".", 1)[-1], 3), k))
+            first = next(x for x in early if x.key == affected[0])
+            named = sorted({x for vs in hit.values() for x in vs})
+            vm = {g: mapping[g] for g in named if g in mapping}
+            status = "stale" if named else "suspect"
+            what = (f"{', '.join(map(repr, named))} no longer occur" if named else "new values occur") + \
+                (f" ({', '.join(f'{g!r} became {n!r}' for g, n in vm.items())})" if vm else "")
+            fixes = [_fix("value_map", column=c, map=vm, values=now_values)] if now_values is not None or vm else \
+                [_fix("investigate", columns=[c])]
+            sugg = (f"restate {', '.join(f'{g} -> {n}' for g, n in vm.items())}; " if vm else "") + \
+                (f"values of {c} now: {', '.join(map(str, now_values[:12]))}" if now_values is not None
+                 else f"compare the values of {c} before and after vid {v}")
+            out.append(Finding(
+                target=f"{t.name}.{c}" if first.kind == "column" else t.name, annotation=first.key,
+                annotations=affected, status=status, reason="values_restated",  # type: ignore[arg-type]
+                message=f"{t.name} was rewritten in full at vid {v} ({_day(tt)}): in {c}, {what}; "
+                        f"{len(affected)} annotation(s) name the old values",
+                evidence=Evidence(vids=list(dict.fromkeys([*(x.vid for x in early if x.key in hit and x.vid), v])),
+                                  times=[tt], values={"column": c, "rewrite_vid": v, "before_only": gone[:20],
+                                                      "after_only": new[:20], "map": vm, "map_rows": counts,
+                                                      "values_now": now_values, "by_annotation": hit,
+                                                      "columns": [c], "values": named}),
+                suggestion=sugg, fixes=fixes, cause=_cause("rewrite", t.name, v, c)))
     return out
 
 
-def _restated_data(t: _Table, found: list[Finding], duck: _Duck) -> list[Finding]:
-    """At data depth, a values_restated finding that names literal values is decided by the data:
-    dropped when every value still occurs in its column, stale when some no longer do."""
-    out = []
-    for f in found:
-        by_col = f.evidence.values.get("by_column") or {} if f.reason == "values_restated" else {}
-        if not by_col or not all(by_col.values()):
-            out.append(f)
-            continue
-        gone: list[str] = []
+MAP_ROWS = 2000  # rows of vanished values carried to the new snapshot to map old values to new ones
+
+
+def _values_across(t: _Table, c: str, v: int, keys: list[str], duck: _Duck
+                   ) -> tuple[list[str], list[str], list[str], dict[str, str], dict[str, int]] | None:
+    """The distinct values of column `c` just before the rewrite at `v` and at the snapshot:
+    (before only, now only, all now, old -> new value by the rows the grain keys identify, rows per
+    old value mapped). None when a snapshot cannot be read. Every statement is bounded like
+    `run_sql` (`_Duck`): the rows of the vanished values (at most MAP_ROWS) travel to the new
+    snapshot's statement as an inline VALUES list."""
+    q, tq = _q(c), _tq(t.name)
+    old = _Duck(t.ctx.cat, v - 1)
+    try:
+        before = [r[0] for r in old.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IS NOT NULL ORDER BY 1 "
+                                        f"LIMIT {MAX_VALUES * 4}")]
+        now = [r[0] for r in duck.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IS NOT NULL ORDER BY 1 "
+                                      f"LIMIT {MAX_VALUES * 4}")]
+    except CatalogError:  # a snapshot that cannot be read, or a check past its limit
+        return None
+    gone = [x for x in before if x not in set(now)]
+    new = [x for x in now if x not in set(before)]
+    mapping: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    kcols = [k for k in keys if t.col(k) is not None and k.lower() != c.lower()]
+    if gone and kcols:
+        kq = ", ".join(_q(k) for k in kcols)
         try:
-            for c, vals in by_col.items():
-                q = _q(c)
-                there = {r[0] for r in duck.sql(f"SELECT DISTINCT {q} FROM {_tq(t.name)} WHERE {q} IN "
-                                                 f"({literals(list(vals))})")}
-                gone += [v for v in vals if v not in there]
-        except CatalogError:  # (a limit too): the metadata finding stays
-            out.append(f)
-            continue
-        if gone:
-            out.append(f.model_copy(update={
-                "status": "stale", "message": f"{f.message.split(':')[0]}: {gone} no longer occur in the data",
-                "evidence": f.evidence.model_copy(update={"values": {**f.evidence.values, "missing": gone}}),
-                "suggestion": "check the current values with get_column_values",
-                "fixes": [_fix("investigate", columns=sorted(by_col))]}))
-    return out
+            rows = old.sql(f"SELECT {kq}, {q} FROM {tq} WHERE {q} IN ({literals(list(gone))}) LIMIT {MAP_ROWS}")
+            if rows:
+                names = ", ".join([f"k{i}" for i in range(len(kcols))] + ["v"])
+                values = ", ".join(f"({literals(list(r))})" for r in rows)
+                on = " AND ".join(f"o.k{i} = n.{_q(k)}" for i, k in enumerate(kcols))
+                pairs = duck.sql(f"SELECT o.v, n.{q}, count(*) FROM (VALUES {values}) AS o({names}) JOIN {tq} n "
+                                 f"ON {on} GROUP BY ALL ORDER BY 3 DESC")
+                for g, n_, cnt in pairs:
+                    if str(g) not in mapping and n_ is not None:
+                        mapping[str(g)], counts[str(g)] = str(n_), int(cnt)
+        except CatalogError:  # the map is evidence, not the finding: go on without it
+            pass
+    return [str(x) for x in gone[:MAX_VALUES]], [str(x) for x in new[:MAX_VALUES]], \
+        [str(x) for x in now[:MAX_VALUES]], mapping, counts
 
 
 # ------------------------------------------------------------------ data depth
@@ -740,6 +1095,34 @@ def _data(ctx: Context, t: _Table, anns: list[Annotation], tables: dict[str, _Ta
     return out, checked
 
 
+def _new_key(t: _Table, a: Annotation, keys: list[str], duck: _Duck) -> list[str] | None:
+    """Columns the rows are unique on now, when the grain's keys no longer are: a column added
+    since the grain was written that is unique by itself (a surrogate key), else the keys plus the
+    columns added since (a new dimension). Checked on the data; None when neither holds."""
+    added = [c.name for ch in t.tl.changes_after(a.provenance.basis.vid) for c in ch.added if column_id(c) in t.cols]
+    if not added:
+        return None
+    rows = duck.sql(f"SELECT count(*) FROM {_tq(t.name)}")[0][0]
+    if not rows:
+        return None
+    cols = [col for c in added if (col := t.col(c)) is not None]
+    for col in cols:
+        if type_family(col.type) in ("number", "string"):
+            n = duck.sql(f"SELECT count(DISTINCT {_q(col.name)}), count({_q(col.name)}) FROM {_tq(t.name)}")[0]
+            if n[0] == rows and n[1] == rows:
+                return [col.name]
+    if _versioning(cols):
+        return None  # a versioned table: its current rows keep the grain (the filter fix), no new dimension
+    extra = [col.name for col in cols if type_family(col.type) in ("number", "string")]
+    cand = [*keys, *extra]
+    if extra and len(cand) <= 6:
+        kq = ", ".join(_q(c) for c in cand)
+        dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {_tq(t.name)} GROUP BY ALL HAVING count(*) > 1)")[0][0]
+        if not dup:
+            return cand
+    return None
+
+
 def _grain_data(ctx: Context, t: _Table, a: Annotation, duck: _Duck, last: int,
                 checked: set[tuple[str | None, str]]) -> list[Finding]:
     """Do the grain's keys repeat? (On an SCD2 table whose current rows keep the grain, the fix filters is_current.)"""
@@ -754,17 +1137,25 @@ def _grain_data(ctx: Context, t: _Table, a: Annotation, duck: _Duck, last: int,
         return []
     sugg = None
     gfix: list[Fix] = []
-    if t.col("is_current") is not None:
-        cur_dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {_tq(t.name)} WHERE is_current "
+    flag = current_flag(t)
+    ch = _scd2_change(t, a.provenance.basis.vid)
+    if flag is not None:
+        cur_dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {_tq(t.name)} WHERE {_q(flag)} "
                            f"GROUP BY ALL HAVING count(*) > 1)")[0][0]
-        ch = _scd2_change(t, a.provenance.basis.vid)
         since = f" since {_day(ch.time)}" if ch else ""
         if not cur_dup:
-            sugg = f"SCD2{since}: filter is_current"
-            gfix = [_fix("filter", table=t.name, column="is_current")]
+            sugg = f"SCD2{since}: filter {flag}"
+            gfix = [_fix("filter", table=t.name, column=flag)]
+    new_keys = _new_key(t, a, keys, duck)
+    if new_keys:
+        sugg = (f"{sugg}; " if sugg else "") + f"the rows are unique on ({', '.join(new_keys)})"
+        gfix = [_fix("set_keys", keys=new_keys), *gfix]
+    chs = t.tl.changes_after(a.provenance.basis.vid)
+    cause = _cause("versions", t.name, ch.vid) if ch else _cause("grain", t.name, chs[0].vid) if chs else None
     return [_finding(a, t.name, "grain_violated", "stale",
                      f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat, e.g. {dup[1]}", [ctx.vid, last],
-                     values={"duplicate_keys": dup[0], "example": str(dup[1])}, suggestion=sugg, fixes=gfix)]
+                     values={"duplicate_keys": dup[0], "example": str(dup[1])}, suggestion=sugg, fixes=gfix,
+                     cause=cause)]
 
 
 def _values_data(ctx: Context, t: _Table, a: Annotation, duck: _Duck, last: int,
@@ -847,17 +1238,21 @@ def _relationship_data(ctx: Context, t: _Table, a: Annotation, tables: dict[str,
         if dup:
             sugg = None
             cfix: list[Fix] = []
+            cause: str | None = None
             st = _get_table(ctx, side, tables)
-            if st is not None and st.col("is_current") is not None and "is_current" not in str(cond or "").lower():
-                cur = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {_tq(side)} WHERE is_current GROUP BY ALL "
+            flag = current_flag(st) if st is not None else None
+            if flag is not None and flag.lower() not in str(cond or "").lower():
+                cur = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {_tq(side)} WHERE {_q(flag)} GROUP BY ALL "
                                "HAVING count(*) > 1)")[0][0]
                 if not cur:
-                    ch = _scd2_change(st, a.provenance.basis.vid)
-                    sugg = f"SCD2{' since ' + _day(ch.time) if ch else ''}: filter is_current (condition '{side}.is_current')"
-                    cfix = [_fix("filter", table=side, column="is_current")]
+                    ch = _scd2_change(st, a.provenance.basis.vid) if st is not None else None
+                    sugg = f"SCD2{' since ' + _day(ch.time) if ch else ''}: filter {flag} (condition '{side}.{flag}')"
+                    cfix = [_fix("filter", table=side, column=flag)]
+                    cause = _cause("versions", side, ch.vid) if ch else None
             out.append(_finding(a, t.name, "cardinality_violated", "stale",
                                 f"declared {card}, but {dup} key value(s) repeat in {side}", [ctx.vid, last],
-                                values={"side": side, "duplicate_keys": dup}, suggestion=sugg, fixes=cfix))
+                                values={"side": side, "duplicate_keys": dup}, suggestion=sugg, fixes=cfix,
+                                cause=cause))
     return out
 
 
@@ -878,12 +1273,23 @@ def _verified_data(ctx: Context, t: _Table, a: Annotation) -> list[Finding]:
         return [_finding(a, t.name, "verified_query_fails", "stale", f"the verified query no longer runs: {detail[:200]}",
                          [at, ctx.vid], values={"error": detail[:500]})]
     if detail != val.get("result_fingerprint"):
-        changed = [v for v, _ in _data_since(ctx, val.get("tables") or [t.name], at)]
+        # a different answer after routine loads only (new rows of a growing table, a dimension
+        # rebuilt as usual) is what the query is for; after a schema change or a full rewrite of a
+        # table it reads, the verified answer no longer holds
+        names = [str(x) for x in val.get("tables") or [t.name]]
+        ev = _structural(ctx, names, at) or _late_data(ctx, names, at)
+        if ev is None:
+            return []
+        kind, name, vid, tt = ev
+        how = {"rewrite": "was rewritten", "late": "took late data for an old partition"}.get(kind, "changed its schema")
         return [_finding(a, t.name, "verified_query_changed", "suspect",
-                         f"the verified query returns a different result than at vid {at}",
-                         [at, *changed[-3:]] or [ctx.vid],
-                         values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail},
-                         suggestion="re-check the answer and re-verify the query", fixes=[_fix("reverify")])]
+                         f"the verified query returns a different result than at vid {at}, since {name} "
+                         f"{how} at vid {vid} ({_day(tt)})",
+                         [at, vid], [tt],
+                         values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
+                                 "table": name, "change": kind},
+                         suggestion="re-check the answer and re-verify the query", fixes=[_fix("reverify")],
+                         cause=None)]
     return []
 
 
@@ -903,23 +1309,65 @@ def _loads_every(tl: Timeline, last: int = 10) -> float | None:
     return statistics.median(gaps) if gaps else None
 
 
+def _time_span(t: _Table) -> tuple[float, float] | None:
+    """The days the table's first date / timestamp column spans (from its statistics)."""
+    for c in t.cols.values():
+        if type_family(c.type) != "time":
+            continue
+        st = t.stat(c.name) or {}
+        lo, hi = parse_time(st.get("min")), parse_time(st.get("max"))
+        if lo is not None and hi is not None and hi >= lo:
+            return lo, hi
+    return None
+
+
+def _col_similarity(a: dict[str, Any] | None, b: dict[str, Any] | None, fam: str | None) -> float:
+    """0..1: how alike two columns' statistics are (the same order of magnitude for numbers, the
+    same range for text, overlapping ranges for times). Names never enter."""
+    if not a or not b:
+        return 0.0
+    if fam == "number":
+        amax, bmax = _num(a.get("max")), _num(b.get("max"))
+        if not amax or not bmax or (amax > 0) != (bmax > 0):
+            return 0.0
+        return max(0.0, 1.0 - abs(math.log10(abs(amax / bmax))))
+    if fam == "time":
+        alo, ahi, blo, bhi = (parse_time(a.get("min")), parse_time(a.get("max")), parse_time(b.get("min")),
+                              parse_time(b.get("max")))
+        if None in (alo, ahi, blo, bhi):
+            return 0.0
+        return 1.0 if blo <= ahi and bhi >= ahi else 0.0  # type: ignore[operator]
+    return 1.0 if str(a.get("min")) == str(b.get("min")) and str(a.get("max")) == str(b.get("max")) else 0.0
+
+
 def _similar(a: _Table, b: _Table) -> float:
+    """0..1: how well `b` could replace `a`, from statistics: each of a's columns matched one to one
+    with b's (same type family, alike statistics), and rows per day alike (the same grain)."""
     mine = list(a.cols.values())
     if not mine:
         return 0.0
-    hits = 0
+    costs: dict[tuple[str, str], float] = {}
     for c in mine:
-        n = c.name.replace("_", " ").lower()
         f = type_family(c.type)
-        if any(type_family(d.type) == f and fuzz.token_set_ratio(n, d.name.replace("_", " ").lower()) >= 60
-               for d in b.cols.values()):
-            hits += 1
-    return hits / len(mine)
+        for d in b.cols.values():
+            if type_family(d.type) == f:
+                sim = _col_similarity(a.stat(c.name), b.stat(d.name), f)
+                if sim > 0:
+                    costs[(c.name, d.name)] = 1.0 - sim
+    matched = assign(costs)
+    cols = sum(1.0 - costs[(x, y)] for x, y in matched.items()) / len(mine)
+    sa, sb = _time_span(a), _time_span(b)
+    ra, rb = a.stats.get("row_count"), b.stats.get("row_count")
+    rate = 0.0
+    if sa and sb and isinstance(ra, int) and isinstance(rb, int) and ra > 0 and rb > 0:
+        da, db = max(1.0, (sa[1] - sa[0]) / DAY + 1), max(1.0, (sb[1] - sb[0]) / DAY + 1)
+        rate = max(0.0, 1.0 - abs(math.log10((ra / da) / (rb / db))))
+    return 0.6 * cols + 0.4 * rate
 
 
 def _successor(ctx: Context, t: _Table, after: float, tables: dict[str, _Table | None]) -> tuple[float, _Table] | None:
-    """The most similar other table (same-type columns with similar names) still loading after
-    `after`; cached per (table, snapshot vid)."""
+    """The table most like `t` by statistics (`_similar`) that still loads after `after` and whose
+    time range continues t's; cached per (table, snapshot vid)."""
     key = ("successor", t.name, ctx.vid)
     got = ctx.cache.findings.take(key)
     if got is not None:
@@ -936,6 +1384,23 @@ def _successor(ctx: Context, t: _Table, after: float, tables: dict[str, _Table |
             best = (sim, o)
     ctx.cache.findings.put(key, (best,))
     return best
+
+
+_CADENCE_WORDS = {"hourly": 3600.0, "daily": DAY, "nightly": DAY, "weekly": 7 * DAY, "monthly": 30 * DAY}
+
+
+def _cadence_words(text: object) -> list[tuple[str, float]]:
+    w = _words(text)
+    return [(k, v) for k, v in _CADENCE_WORDS.items() if k in w]
+
+
+def _slow_cadence(tl: Timeline, sla: float) -> float | None:
+    """The usual interval of the last loads when it is longer than `sla` (the SLA is missed between
+    every two loads, whatever the clock says now); else None."""
+    if len(tl.data_commits) < 4:
+        return None
+    every = _loads_every(tl, 4)
+    return every if every is not None and every > 1.5 * sla else None
 
 
 def time_due(ctx: Context, name: str, anns: list[Annotation]) -> float | None:
@@ -956,7 +1421,7 @@ def time_due(ctx: Context, name: str, anns: list[Annotation]) -> float | None:
             sla = parse_duration(a.value)
         except InvalidValueError:
             continue
-        due.append(-math.inf if last is None else last[1] + sla)
+        due.append(-math.inf if last is None or _slow_cadence(tl, sla) is not None else last[1] + sla)
     if last is not None and len(dc) >= 3:
         due.append(last[1] + max(3 * (_loads_every(tl) or DAY), 7 * DAY))
     return min(due, default=None)
@@ -972,43 +1437,15 @@ def _due_index(ctx: Context, names: list[str]) -> tuple[list[float], list[str]]:
     return got
 
 
-def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
-                  tables: dict[str, _Table | None] | None = None) -> list[Finding]:
-    """freshness_sla_missed and not_loaded_since at `now` (cheap: cached timelines)."""
-    tables = {} if tables is None else tables
-    obj = ctx.table(name)
-    tl = ctx.timeline(name) if obj is not None else None
-    if obj is None or tl is None:
-        return []
+def _dead_findings(ctx: Context, name: str, anns: list[Annotation], now: float, tl: Timeline,
+                   tables: dict[str, _Table | None]) -> list[Finding]:
+    """not_loaded_since: a table that used to load and has not for three usual intervals (and a
+    week), one finding per annotation it makes wrong (the freshness SLA, the description), one
+    cause; its successor by statistics, never a new SLA."""
     out: list[Finding] = []
     dc = tl.data_commits
     last = dc[-1] if dc else None
-    deprecated = any(a.key == "table.deprecated" for a in anns)
-    for a in anns:
-        if a.key != "table.freshness_sla" or deprecated:
-            continue
-        try:
-            sla = parse_duration(a.value)
-        except InvalidValueError:
-            continue
-        if last is None:
-            out.append(_finding(a, name, "freshness_sla_missed", "stale", "never loaded", [obj.vid],
-                                values={"sla": a.value}))
-            continue
-        age = now - last[1]
-        if age > sla:
-            every = _loads_every(tl, 4)
-            sugg = None
-            sfix: list[Fix] = []
-            if every and every > sla:
-                new_sla = f"PT{math.ceil(every * 1.1 / 3600)}H"
-                sugg = f"loads now arrive every ~{every / 3600:.0f} h; update freshness_sla (e.g. {new_sla})"
-                sfix = [_fix("update_freshness_sla", sla=new_sla)]
-            out.append(_finding(a, name, "freshness_sla_missed", "stale",
-                                f"last loaded {_day(last[1])} ({age / 3600:.1f} h ago); the SLA is {a.value}",
-                                [last[0]], [last[1]], {"sla": a.value, "age_hours": round(age / 3600, 2), "now": now},
-                                sugg, sfix))
-    if last is not None and len(dc) >= 3 and not deprecated:
+    if last is not None and len(dc) >= 3:
         every = _loads_every(tl) or DAY
         gap = now - last[1]
         if gap > max(3 * every, 7 * DAY):
@@ -1024,11 +1461,82 @@ def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
                 vids.append(o.tl.data_commits[-1][0])
                 times.append(o.tl.data_commits[-1][1])
                 values.update(successor=o.name, similarity=round(best[0], 2))
-                sugg = f"successor {o.name} (similar columns, still loading)"
+                sugg = f"successor {o.name} (alike columns and rows per day, still loading): deprecate {name}"
                 nfix = [_fix("successor", table=o.name)]
-            out.append(_finding(None, name, "not_loaded_since", "stale" if best else "suspect",
-                                f"not loaded since {_day(last[1])} ({gap / DAY:.0f} days; it used to load every "
-                                f"{every / 3600:.0f} h)", vids, times, values, sugg, nfix))
+            msg = (f"not loaded since {_day(last[1])} ({gap / DAY:.0f} days; it used to load every "
+                   f"{every / 3600:.0f} h)")
+            cause = _cause("dead", name, last[0])
+            about = [a for a in anns if a.key in ("table.freshness_sla", "table.description") and
+                     (a.provenance.basis.vid or 0) <= last[0]]
+            for a in [*about] or [None]:  # type: ignore[list-item]
+                out.append(_finding(a, name, "not_loaded_since", "stale" if best else "suspect", msg, vids, times,
+                                    values, sugg, nfix, cause=cause))
+    return out
+
+
+def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
+                  tables: dict[str, _Table | None] | None = None) -> list[Finding]:
+    """freshness_sla_missed and not_loaded_since at `now` (cheap: cached timelines). A table no
+    longer loaded is one finding (not_loaded_since, its successor by statistics) about its freshness
+    SLA and its description, never a suggestion of a new SLA; an SLA the usual interval between
+    loads exceeds is missed between every two loads, whatever the time now (with a description that
+    names the old cadence, one finding)."""
+    tables = {} if tables is None else tables
+    obj = ctx.table(name)
+    tl = ctx.timeline(name) if obj is not None else None
+    if obj is None or tl is None:
+        return []
+    out: list[Finding] = []
+    dc = tl.data_commits
+    last = dc[-1] if dc else None
+    deprecated = any(a.key == "table.deprecated" for a in anns)
+    if deprecated:
+        return []
+    dead = _dead_findings(ctx, name, anns, now, tl, tables)
+    out += dead
+    for a in anns:
+        if a.key != "table.freshness_sla" or dead:
+            continue
+        try:
+            sla = parse_duration(a.value)
+        except InvalidValueError:
+            continue
+        if last is None:
+            out.append(_finding(a, name, "freshness_sla_missed", "stale", "never loaded", [obj.vid],
+                                values={"sla": a.value}))
+            continue
+        age = now - last[1]
+        slow = _slow_cadence(tl, sla)
+        if age > sla or slow is not None:
+            every = _loads_every(tl, 4)
+            sugg = None
+            sfix: list[Fix] = []
+            if every and every > sla:
+                new_sla = f"PT{math.ceil(every * 1.1 / 3600)}H"
+                sugg = f"loads now arrive every ~{every / 3600:.0f} h; update freshness_sla (e.g. {new_sla})"
+                sfix = [_fix("update_freshness_sla", sla=new_sla)]
+            first_slow = last[0]  # the first load of the trailing run of slow intervals
+            for (_v0, t0), (v1, t1) in reversed(list(zip(dc[:-1], dc[1:], strict=False))):
+                if t1 - t0 <= sla:
+                    break
+                first_slow = v1
+            cause = _cause("cadence", name, first_slow) if slow is not None else None
+            msg = (f"loads arrive every ~{slow / 3600:.0f} h, longer than the SLA {a.value}: it is missed between "
+                   f"loads (last loaded {_day(last[1])})" if slow is not None else
+                   f"last loaded {_day(last[1])} ({age / 3600:.1f} h ago); the SLA is {a.value}")
+            out.append(_finding(a, name, "freshness_sla_missed", "stale", msg,
+                                [last[0]], [last[1]], {"sla": a.value, "age_hours": round(age / 3600, 2), "now": now,
+                                                       **({"usual_interval_hours": round(slow / 3600, 1)} if slow else {})},
+                                sugg, sfix, cause=cause))
+            if slow is not None:
+                for d in anns:
+                    words = _cadence_words(d.value) if d.key == "table.description" else []
+                    if words and all(abs(math.log10(slow / sec)) > 0.5 for _w, sec in words) and \
+                            (d.provenance.basis.vid or 0) < last[0]:
+                        out.append(_finding(d, name, "freshness_sla_missed", "suspect",
+                                            f"the description says {', '.join(w for w, _ in words)}; loads arrive every "
+                                            f"~{slow / 3600:.0f} h", [last[0]], [last[1]],
+                                            {"says": [w for w, _ in words]}, cause=cause))
     return undismissed(out, anns)
 
 
@@ -1055,9 +1563,78 @@ def undismissed(findings: list[Finding], anns: list[Annotation]) -> list[Finding
 
 
 # ------------------------------------------------------------------ entry points
+def _split(f: Finding) -> list[Finding]:
+    """A finding about several annotations as one finding per annotation (review items are per
+    annotation; they share the cause, so a review decides the group at once)."""
+    if len(f.annotations) <= 1:
+        return [f]
+    table = ".".join(f.target.split(".")[:3])
+    col = f.evidence.values.get("column")
+    return [f.model_copy(update={"annotation": k, "annotations": [k],
+                                 "target": f"{table}.{col}" if k.startswith("column.") and col else table})
+            for k in f.annotations]
+
+
+def merge_by_cause(findings: list[Finding]) -> list[Finding]:
+    """One finding per underlying change and table: findings with the same `cause` on one table
+    become one (the worst status, the first's message and reason, every annotation in
+    `annotations`, the fixes and evidence vids of all); a finding without a cause about an
+    annotation that a caused finding of the table lists joins that finding; exact repeats of (annotation,
+    reason) keep the worst. Order: first appearance."""
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    order: list[tuple[str, str]] = []
+    for f in findings:
+        table = ".".join(f.target.split(".")[:3])
+        key = (table, f.cause or f"~{f.annotation or ''}\x1f{f.reason}\x1f{f.target}")
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(f)
+    by_ann: dict[tuple[str, str], tuple[str, str]] = {}
+    for key in order:
+        if not key[1].startswith("~"):
+            for f in groups[key]:
+                for a in f.annotations or ([f.annotation] if f.annotation else []):
+                    by_ann.setdefault((key[0], a), key)
+    for key in list(order):
+        if key[1].startswith("~"):
+            f0 = groups[key][0]
+            home = by_ann.get((key[0], f0.annotation or ""))
+            if home is not None:
+                groups[home].extend(groups.pop(key))
+                order.remove(key)
+    out = []
+    for key in order:
+        fs = groups[key]
+        if len(fs) == 1:
+            out.append(fs[0])
+            continue
+        first = max(fs, key=lambda f: _RANK[f.status])  # the worst, the first of equals
+        anns = list(dict.fromkeys(a for f in [first, *fs] for a in (f.annotations or ([f.annotation] if f.annotation else []))))
+        fixes: list[Fix] = []
+        for f in [first, *fs]:
+            for x in f.fixes:
+                if x not in fixes:
+                    fixes.append(x)
+        targets = {f.target for f in fs}
+        also = sorted({str(f.reason) for f in fs} - {str(first.reason)})
+        msg = first.message + (f" (also {', '.join(also)})" if also else "") + \
+            (f"; affects {len(anns)} annotations: {', '.join(anns[:8])}{'…' if len(anns) > 8 else ''}" if len(anns) > 1 else "")
+        ev = first.evidence.model_copy(update={
+            "vids": list(dict.fromkeys(v for f in [first, *fs] for v in f.evidence.vids)),
+            "values": {**first.evidence.values, "reasons": {a: str(f.reason) for f in fs
+                                                             for a in (f.annotations or [f.annotation or ""])}}})
+        out.append(first.model_copy(update={
+            "annotations": anns, "annotation": anns[0] if anns else first.annotation, "fixes": fixes[:10],
+            "message": msg, "evidence": ev, "target": first.target if len(targets) == 1 else key[0],
+            "suggestion": first.suggestion or next((f.suggestion for f in fs if f.suggestion), None)}))
+    return out
+
+
 def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table | None] | None = None,
                    duck: _Duck | None = None) -> list[Finding]:
-    """The clock-independent findings of one table at `ctx.vid` (cached)."""
+    """The clock-independent findings of one table at `ctx.vid`, one per annotation (cached);
+    `staleness` merges them by cause."""
     key = (name, ctx.vid, depth)
     got = ctx.cache.findings.take(key)
     if got is not None:
@@ -1068,9 +1645,11 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table
         return []
     anns = ctx.annotations(name)
     if depth == "metadata":
-        found = undismissed(_metadata(ctx, t, anns, tables), anns)
+        raw = _metadata(ctx, t, anns, tables)
+        raw += [f for r in _restatements(t, anns, None) for f in _split(r)]
+        found = undismissed(raw, anns)
     else:
-        found = list(table_findings(ctx, name, "metadata", tables))
+        found = [f for f in table_findings(ctx, name, "metadata", tables) if f.reason != "values_restated"]
         seen: set[tuple[str | None, str]] = {(f.annotation, str(f.reason)) for f in found}
         own = duck is None
         duck = duck or _Duck(ctx.cat, ctx.vid)
@@ -1078,7 +1657,8 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table
             extra, checked = _data(ctx, t, anns, tables, duck, seen)
             # the data decides what metadata could only suspect
             found = [f for f in found if (f.annotation, f.reason) not in checked] + extra
-            found = undismissed(_restated_data(t, found, duck), anns)
+            found += [f for r in _restatements(t, anns, duck) for f in _split(r)]
+            found = undismissed(found, anns)
         finally:
             if own:
                 duck.close()
@@ -1087,10 +1667,12 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table
 
 
 def staleness(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None, depth: str = "metadata",
-              now: TimeArg = None) -> list[Finding]:
+              now: TimeArg = None, merge: bool = True) -> list[Finding]:
     """Findings for one table (or every table) at `snapshot`: each annotation's basis compared with
     the snapshot history (`metadata`), plus DuckDB checks of the data (`data`). `now` (default: the
-    clock) is the time freshness is judged at."""
+    clock) is the time freshness is judged at. One underlying change is one finding per table,
+    listing every annotation it affects in `annotations` (`merge=False`: one finding per annotation,
+    as review items are)."""
     if depth not in DEPTHS:
         raise InvalidValueError(f"depth must be 'metadata' or 'data', got {depth!r}")
     t_now = resolve_now(now)
@@ -1111,8 +1693,8 @@ def staleness(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef =
         due = by_due[:bisect.bisect_left(times, t_now)]
     out: list[Finding] = []
     for name in sorted(set(found) | set(due)):
-        out += found.get(name, [])
-        out += time_findings(ctx, name, ctx.annotations(name), t_now, tables)
+        mine = found.get(name, []) + time_findings(ctx, name, ctx.annotations(name), t_now, tables)
+        out += merge_by_cause(mine) if merge else mine
     return [f.model_copy() for f in out]  # shallow: evidence is shared with the cache, do not mutate it
 
 

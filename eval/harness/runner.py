@@ -405,7 +405,7 @@ def detector_report(lake: _Lake, depths: tuple[str, ...], now: dt.datetime) -> d
     if not depths or lake.manifest is None or "stale" not in lake.catalogs:
         return {}
     scores = detector_scores(lake.catalogs["stale"], lake.catalogs.get("enriched"), lake.manifest, now=now,
-                             depths=depths)
+                             depths=depths, naming=lake.naming)
     return {d: s.as_dict() for d, s in scores.items()}
 
 

@@ -131,16 +131,30 @@ def register(main: click.Group) -> None:
                 t.add_row(k, str(v))
         Console(width=max(120, Console().width)).print(t)
 
+    def _group_result(res: dict[str, Any], verb: str) -> str:
+        lines = [f"{verb} {len(res['decided'])} item(s) of group {res['group']}"]
+        lines += [f"  {d['item']} at vid {d['vid']}" for d in res["decided"]]
+        lines += [f"  left open {s['item']}: {s['why']}" for s in res["skipped"]]
+        return "\n".join(lines)
+
     @review.command("accept")
-    @click.argument("item_id")
+    @click.argument("item_id", required=False)
+    @click.option("--group", default=None, help="accept every item of this group (one underlying change) whose fix "
+                  "validates; `review list --json` shows each item's group")
     @_where
     @_author
     @click.option("--note", default=None, help="why (kept in the annotation's provenance)")
-    def accept(item_id, data_dir, url, token, now, author, note) -> None:
-        """Write what the item suggests as your annotation, and close the item."""
+    def accept(item_id, group, data_dir, url, token, now, author, note) -> None:
+        """Write what the item suggests as your annotation, and close the item. Accept is offered only
+        for a fix validated against the snapshot, and validated again when it is written."""
         import semantic as sm
 
+        if (item_id is None) == (group is None):
+            raise click.UsageError("give an ITEM_ID or --group GROUP (one of them)")
+
         def go(cat: Any) -> str:
+            if group is not None:
+                return _group_result(sm.decide_group(cat, group, "accept", _who(author), note, now=now), "accepted")
             it = sm.review_item(cat, item_id, now=now)
             vid = sm.accept(cat, it, author=_who(author), note=note, now=now)
             return f"accepted {it.id}: wrote {it.table}:{it.proposed_key} at vid {vid}"
@@ -168,16 +182,23 @@ def register(main: click.Group) -> None:
         click.echo(_run(data_dir, url, token, go))
 
     @review.command("dismiss")
-    @click.argument("item_id")
+    @click.argument("item_id", required=False)
+    @click.option("--group", default=None, help="dismiss every item of this group (one underlying change)")
     @_where
     @_author
     @click.option("--reason", required=True, help="why the item needs nothing (kept with the decision)")
-    def dismiss(item_id, data_dir, url, token, now, author, reason) -> None:
+    def dismiss(item_id, group, data_dir, url, token, now, author, reason) -> None:
         """Close the item without change: a finding stays quiet until the history changes again; an
         agent annotation or proposal is removed."""
         import semantic as sm
 
+        if (item_id is None) == (group is None):
+            raise click.UsageError("give an ITEM_ID or --group GROUP (one of them)")
+
         def go(cat: Any) -> str:
+            if group is not None:
+                return _group_result(sm.decide_group(cat, group, "dismiss", _who(author), reason=reason, now=now),
+                                     "dismissed")
             it = sm.review_item(cat, item_id, now=now)
             vid = sm.dismiss(cat, it, author=_who(author), reason=reason, now=now)
             return f"dismissed {it.id} at vid {vid}"

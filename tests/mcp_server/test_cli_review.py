@@ -89,3 +89,25 @@ def test_review_on_a_server_with_tokens(tmp_path):
         assert it["id"] not in {i["id"] for i in json.loads(r.stdout)["items"]}
     finally:
         stop_process(proc)
+
+
+def test_review_decides_a_group_at_once(tmp_path):
+    """One rename affects two annotations: two items of one group, dismissed with one command."""
+    data = str(tmp_path / "data")
+    with cc.Catalog.open(data) as cat:
+        lk = LakeBuilder(cat, tmp_path / "files")
+        lk.table(T, [("id", "bigint"), ("kind", "string")], at=0, rows={"id": [1, 2], "kind": ["a", "b"]})
+        sm.annotate(cat, T, {"description": "the kind", "sample_values": ["a"]}, column="kind", author="ann",
+                    time=lk.day(1))
+        lk.evolve(T, rename={"kind": "category"}, at=2)
+    page = items(data)
+    groups = {i["group"] for i in page["items"] if i["kind"] == "finding"}
+    assert len(groups) == 1 and None not in groups and page["total"] == 2
+    group = groups.pop()
+    r = semcat("review", "dismiss", "--data", data, "--now", NOW, "--author", "bob", "--reason", "fine")
+    assert r.returncode != 0 and "ITEM_ID or --group" in r.stderr and "Traceback" not in r.stderr
+    r = semcat("review", "dismiss", "--group", group, "--data", data, "--now", NOW, "--author", "bob", "--reason", "fine")
+    assert r.returncode == 0 and "dismissed 2 item(s)" in r.stdout, r.stderr
+    assert items(data)["total"] == 0
+    r = semcat("review", "accept", "--group", "rename:nope@1", "--data", data, "--now", NOW, "--author", "bob")
+    assert r.returncode != 0 and "no open review items in group" in r.stderr and "Traceback" not in r.stderr

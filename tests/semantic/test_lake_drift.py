@@ -113,8 +113,8 @@ def drift(tmp_path_factory):
                       rows={"fiscal_year": [2024, 2024], "fiscal_period": [9, 9], "region": ["west", "east"],
                             "recognized_revenue_usd": [500.0, 500.5]})
     now = lk.day(D0) + 13 * 3600
-    meta = sm.staleness(cat, now=now)
-    data = sm.staleness(cat, depth="data", now=now)
+    meta = sm.staleness(cat, now=now, merge=False)  # one finding per annotation (as review items are)
+    data = sm.staleness(cat, depth="data", now=now, merge=False)
     yield cat, lk, meta, data
     cat.close()
 
@@ -132,8 +132,9 @@ def test_d80_cents_to_usd_is_a_likely_rename_with_a_unit_change(drift):
 
 def test_d60_legacy_not_loaded_since_names_its_successor(drift):
     _cat, lk, meta, _data = drift
-    f = by(meta, LEGACY)[(None, "not_loaded_since")]
+    f = by(meta, LEGACY)[("table.description", "not_loaded_since")]
     assert f.suggestion.startswith(f"successor {REV}") and f.evidence.values["last_load"] == date(lk, 59)
+    assert [x.action for x in f.fixes] == ["successor"]  # a dead table gets no new freshness SLA
 
 
 def test_d45_status_restatement_breaks_enum_and_sample_values_at_data_depth(drift):
@@ -154,7 +155,8 @@ def test_d30_scd2_customer_grain_and_join_cardinality(drift):
     g = by(meta, CUST)[("table.grain", "grain_violated")]
     assert g.status == "suspect" and g.suggestion == "SCD2 since 2025-02-08: filter is_current"
     g = by(data, CUST)[("table.grain", "grain_violated")]
-    assert g.status == "stale" and g.suggestion == "SCD2 since 2025-02-08: filter is_current"
+    assert g.status == "stale" and g.suggestion.startswith("SCD2 since 2025-02-08: filter is_current")
+    assert {"action": "set_keys", "params": {"keys": ["customer_sk"]}} in [x.model_dump() for x in g.fixes]
     c = by(data, ORDERS)[("relationship.dim_customer", "cardinality_violated")]
     assert c.status == "stale" and "filter is_current" in c.suggestion
 

@@ -127,7 +127,7 @@ def test_unit_drift_on_rename_with_scaled_statistics(elk):
                 time=elk.day(1))
     elk.evolve(T, add=[("amount_usd", "decimal(14,2)")], drop=["amount_cents"], at=2,
                rows={"id": [1, 2, 3], "kind": ["a", "b", "a"], "amount_usd": [10.0, 250.0, 40.0]})
-    f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(2))}
+    f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(2), merge=False)}
     assert f["column.3.unit"].reason == "unit_drift"
     assert f["column.3.description"].reason == "column_renamed"
     for x in (f["column.3.unit"], f["column.3.description"]):
@@ -149,7 +149,7 @@ def test_enum_and_sample_values_at_both_depths(elk):
     f = sm.staleness(cat, T, now=elk.day(4))
     assert [(x.reason, x.evidence.values["outside"]) for x in f] == [("enum_violated", ["z"])]
     elk.overwrite(T, {"id": [1], "kind": ["b"], "amount_cents": [10]}, at=5)  # 'a' is gone
-    f = {x.reason: x for x in sm.staleness(cat, T, depth="data", now=elk.day(5))}
+    f = {x.reason: x for x in sm.staleness(cat, T, depth="data", now=elk.day(5), merge=False)}
     assert f["sample_values_missing"].evidence.values["missing"] == ["a"]
     assert f["sample_values_missing"].status == "suspect"
     check_evidence(f.values())
@@ -368,23 +368,28 @@ def _appended_then_restated(elk, reauthor: bool):
 def test_values_restated_after_a_full_rewrite_of_an_appended_table(elk):
     cat = elk.cat
     v = _appended_then_restated(elk, reauthor=False)
-    f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(9)) if x.reason == "values_restated"}
+    # metadata: the files' statistics before and after the rewrite show `b` gone and `ab` new (the
+    # partition that recorded b now records ab), so the annotations naming `b` are stale
+    f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(9), merge=False) if x.reason == "values_restated"}
     vq = next(k for k in f if k.startswith("verified_query."))
-    assert set(f) == {"column.3.enum", "column.3.sample_values", "column.3.description", "metric.bounced",
-                      "metric.all_a", vq}
-    assert all(x.status == "suspect" and v in x.evidence.vids for x in f.values())
-    assert f["metric.bounced"].evidence.values["values"] == ["b"] and "get_column_values" in f["metric.bounced"].message
+    assert set(f) == {"column.3.enum", "column.3.description", "metric.bounced", vq}  # not all_a, not samples [a]
+    assert all(x.status == "stale" and v in x.evidence.vids for x in f.values())
+    ev = f["metric.bounced"].evidence.values
+    assert ev["values"] == ["b"] and ev["before_only"] == ["b"] and ev["after_only"] == ["ab"] and ev["map"] == {"b": "ab"}
     assert f[vq].evidence.values["values"] == ["b"]  # the date literal is not a value of a column
-    assert f["column.3.description"].evidence.values["values"] == ["b"]
+    assert f["column.3.description"].fixes == [Fix(action="value_map", params={"column": "kind", "map": {"b": "ab"},
+                                                                                 "values": None})]
     check_evidence(list(f.values()))
-    # data depth: the enum and sample values are checked against the data, which decides
-    data = sm.staleness(cat, T, depth="data", now=elk.day(9))
-    assert reasons(data, "column.3.enum") == {"enum_violated"}
+    # merged: one finding for the one change, listing every annotation it affects
+    merged = [x for x in sm.staleness(cat, T, now=elk.day(9)) if x.reason == "values_restated"]
+    assert len(merged) == 1 and set(merged[0].annotations) == set(f)
+    # data depth: the two snapshots' values; the fix carries the values now (the enum to write)
+    data = sm.staleness(cat, T, depth="data", now=elk.day(9), merge=False)
+    assert reasons(data, "column.3.enum") == {"enum_violated", "values_restated"}
     assert reasons(data, "column.3.sample_values") == set()  # `a` is still there
-    # ... and so do the literals of the metrics: `b` is gone (stale), `a` is still there (no finding)
     got = [x for x in data if x.annotation == "metric.bounced"]
     assert [(x.reason, x.status) for x in got] == [("values_restated", "stale")]
-    assert got[0].evidence.values["missing"] == ["b"]
+    assert got[0].fixes[0].params == {"column": "kind", "map": {"b": "ab"}, "values": ["a", "ab"]}
     assert reasons(data, "metric.all_a") == set()
 
 
