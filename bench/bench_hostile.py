@@ -2,7 +2,7 @@
 clones and held GET /mcp streams from a read token, and large bodies without a token, each bounded
 in count and time. For each flood: how many requests went out, what they got, the server's peak
 RSS (sampled from /proc every 20 ms) and open file descriptors, and whether the write token was
-still served during the flood (a transaction with a write and a commit, every 0.25 s).
+still served during the flood (a transaction session with a read, a write and a commit, every 0.25 s).
 
     python -m bench.bench_hostile                       # this checkout's server code
     python -m bench.bench_hostile --code /work/main     # another checkout's (before/after)
@@ -134,6 +134,7 @@ def writer(server: Server) -> Iterator[Counter[str]]:
             n += 1
             try:
                 with cc.connect(server.url, token=WRITE, timeout=15) as cat, cat.transaction(author="w") as t:
+                    t.get("/w")  # a read: the transaction is a server session (POST /v1/transactions)
                     t.update("/w", {"obj_type": "catalog", "n": n})
                 got["ok"] += 1
             except Exception as exc:  # noqa: BLE001 - any failure is what this counts
