@@ -2,7 +2,7 @@
 clones and held GET /mcp streams from a read token, and large bodies without a token, each bounded
 in count and time. For each flood: how many requests went out, what they got, the server's peak
 RSS (sampled from /proc every 20 ms) and open file descriptors, and whether the write token was
-still served during the flood (a transaction with a write and a commit, every 0.25 s).
+still served during the flood (a transaction session with a read, a write and a commit, every 0.25 s).
 
     python -m bench.bench_hostile                       # this checkout's server code
     python -m bench.bench_hostile --code /work/main     # another checkout's (before/after)
@@ -57,7 +57,7 @@ def build_catalog(data: str, objects: int) -> None:
 
 
 class Server:
-    def __init__(self, code: str, data: str, log: str) -> None:
+    def __init__(self, code: str, data: str, log: str, txn_timeout_s: float) -> None:
         tokens = os.path.join(os.path.dirname(data), "tokens")
         with open(tokens, "w") as f:
             f.write(f"{READ}:read\n{WRITE}:write\n")
@@ -67,7 +67,7 @@ class Server:
         env["PYTHONPATH"] = code
         self.log = open(log, "ab")
         self.proc = subprocess.Popen([sys.executable, "-m", "mcp_server.cli", "serve", "--data", data, "--port",
-                                      str(self.port), "--tokens", tokens], cwd=code, env=env, stdout=self.log,
+                                      str(self.port), "--tokens", tokens, "--txn-timeout", str(txn_timeout_s)], cwd=code, env=env, stdout=self.log,
                                      stderr=self.log)
         wait_healthy(self.proc, self.url, 120, 0.1, lambda: open(log).read()[-3000:], "server did not start")
 
@@ -134,6 +134,7 @@ def writer(server: Server) -> Iterator[Counter[str]]:
             n += 1
             try:
                 with cc.connect(server.url, token=WRITE, timeout=15) as cat, cat.transaction(author="w") as t:
+                    t.get("/w")  # a read: the transaction is a server session (POST /v1/transactions)
                     t.update("/w", {"obj_type": "catalog", "n": n})
                 got["ok"] += 1
             except Exception as exc:  # noqa: BLE001 - any failure is what this counts
@@ -282,6 +283,9 @@ def main() -> None:
     ap.add_argument("--bodies", type=int, default=8, help="concurrent large bodies without a token")
     ap.add_argument("--body-mb", type=int, default=48)
     ap.add_argument("--within", type=float, default=60.0, help="time bound of each flood, s")
+    ap.add_argument("--txn-timeout", type=float, default=600.0,
+                    help="the server's idle transaction timeout: long, so a flood slowed by a loaded machine "
+                         "holds its sessions as a fast one (or one that keeps them alive) does")
     ap.add_argument("--floods", default="sessions,clones,streams,review,login",
                     help="which floods to run, comma-separated")
     args = ap.parse_args()
@@ -308,7 +312,7 @@ def main() -> None:
                 continue  # a fresh server per flood: each starts from the same state
             shutil.rmtree(data, ignore_errors=True)
             shutil.copytree(pristine, data)
-            server = Server(args.code, data, os.path.join(tmp, "serve.log"))
+            server = Server(args.code, data, os.path.join(tmp, "serve.log"), args.txn_timeout)
             try:
                 base = server.rss_mb()
                 with sampling(server) as peak, writer(server) as served:

@@ -368,9 +368,10 @@ class Guard:
             set_state(scope, who)
             role, principal = who.role, who.name
         if policy.role == "write" and role is not None and role != "write":
+            action = next((p for p in reversed(scope["path"].split("/")) if p and not p.startswith("{")), "")
             return await _send(send, error_response(PermissionDeniedError(
-                f"a {role!r} token cannot {scope['method']} {scope['path']}; use a token with role 'write'",
-                role=role, needed="write")))
+                f"a {role!r} token cannot {action} ({scope['method']} {scope['path']}); use a token with role "
+                "'write'", role=role, needed="write")))
         # ---- caps, then the body's size and type, before reading it
         key = principal or ANONYMOUS
         stream = scope["method"] in policy.stream_methods
