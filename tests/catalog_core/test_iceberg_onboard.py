@@ -90,6 +90,7 @@ def test_one_namespace_and_usage_errors(tmp_path, ice):
     assert both.returncode != 0 and "--namespace and --watch go with a whole catalog" in both.stderr
 
 
+@pytest.mark.slow  # a watcher subprocess over a minute or so; the rest of the file stays in the default tier
 def test_watch_picks_up_a_new_snapshot_and_stops_cleanly(tmp_path, ice):
     proc = subprocess.Popen(_cmd(tmp_path, "--into", "lake", "--create", "--watch", "0.2", "--max-syncs", "3000"),
                             env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

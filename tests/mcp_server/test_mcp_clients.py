@@ -71,6 +71,7 @@ def check_ts_results(out: dict) -> None:
         assert r["_meta"]["semcat/error"]["code"] == want, r["_meta"]
 
 
+@pytest.mark.slow  # npm: the TypeScript SDK and node@22 (over HTTP stays in the default tier)
 def test_typescript_sdk_client_over_stdio(node_env, data_copy):  # noqa: F811
     spec = {"transport": "stdio", "command": sys.executable,
             "args": ["-m", "mcp_server.cli", "mcp", "--data", data_copy("ts-stdio")], "env": env()}

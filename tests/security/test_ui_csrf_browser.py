@@ -44,6 +44,7 @@ def autosubmit(action: str, fields: dict[str, str], enctype: str = "application/
             '<script>document.getElementById("f").submit()</script></body></html>')
 
 
+@pytest.mark.slow  # headless Chromium; tests/security/test_ui_csrf.py runs the same flow over HTTP in the default tier
 @pytest.mark.parametrize("tokens", [True, False], ids=["tokens", "open"])
 def test_a_cross_origin_page_cannot_act_but_the_real_page_can(browser, engine, tokens):  # noqa: F811
     from selenium.webdriver.common.by import By
