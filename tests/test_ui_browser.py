@@ -49,7 +49,7 @@ def served(lake_dir, tmp_path):
     data = str(tmp_path / "stale")
     shutil.copytree(os.path.join(lake_dir, "stale"), data)
     tokens = tmp_path / "tokens"
-    tokens.write_text(f"{READ}:read\n{WRITE}:write\n")
+    tokens.write_text(f"{READ}:read\n{WRITE}:write source=human name=steward\n")
     proc, url = start_server(data, str(tmp_path / "serve.log"), "--tokens", str(tokens), "--now", D0)
     yield url
     stop_process(proc)
@@ -113,7 +113,7 @@ def test_accept_in_the_inbox_then_the_agent_sees_it(browser, served, tmp_path):
     row = driver.find_element(By.CSS_SELECTOR, 'tr[data-reason="cardinality_violated"]')
     item = row.get_attribute("data-item")
     shot(driver, tmp_path, "inbox")
-    row.find_element(By.CSS_SELECTOR, "input.author").send_keys("steward")
+    row.find_element(By.CSS_SELECTOR, "input.author").send_keys("mallory")  # ignored: the token names who decides
     row.find_element(By.CSS_SELECTOR, "input[name=note]").send_keys("dim_customer keeps versions now")
     row.find_element(By.CSS_SELECTOR, "button.accept").click()
     done = WebDriverWait(driver, 300).until(EC.presence_of_element_located((By.CSS_SELECTOR, f"tr#item-{item}.done")))
@@ -123,7 +123,8 @@ def test_accept_in_the_inbox_then_the_agent_sees_it(browser, served, tmp_path):
     assert not driver.find_elements(By.CSS_SELECTOR, f"tr#item-{item}")
     assert driver.find_element(By.ID, "inbox-count").text.startswith("0 open items")
     driver.get(url + f"/ui/table/{TABLE}/history")
-    assert "steward" in driver.find_element(By.ID, "history").text
+    history = driver.find_element(By.ID, "history").text
+    assert "steward" in history and "mallory" not in history  # the author is the token's principal, not the form
     shot(driver, tmp_path, "history")
     # the agent's next describe_table: the new annotation, no finding, no warning
     after = describe(url)

@@ -46,6 +46,7 @@ from catalog_core.errors import AuthError, CatalogError, InvalidValueError, Perm
 from mcp_server.http.api import parse_ref
 from mcp_server.http.asgi import UI_COOKIE
 from mcp_server.http.policy import SMALL_BODY, requires
+from mcp_server.http.writer import writer_of
 
 __all__ = ["build_ui_router", "UI_PREFIX", "COOKIE", "SESSION_COOKIE"]
 
@@ -339,7 +340,9 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             if not ctx.can_write:
                 raise PermissionDeniedError(f"a {ctx.role!r} token can look but not decide; log in with a write "
                                             "token to accept, edit or dismiss")
-            author = (form.get("author") or [""])[0].strip() or "web"
+            # who decided: the token's principal; the form's name only without auth (the local person)
+            who = writer_of(request.scope.get("state"))
+            author = who.principal if who.authenticated else ((form.get("author") or [""])[0].strip() or "web")
             note = (form.get("note") or [""])[0].strip() or None
             item = sm.review_item(ctx.cat, item_id, now=ctx.now)
             if action == "accept":
