@@ -254,6 +254,24 @@ def wait_listening(proc: subprocess.Popen, port: int, what: str, timeout_s: floa
             time.sleep(0.05)  # a poll, not a wait: the loop returns as soon as the port accepts
 
 
+def wait_healthy(proc: subprocess.Popen, url: str, what: str = "semcat serve", timeout_s: float = 120) -> None:
+    """Return once `url`/healthz answers 200; fail with the process's stderr if `proc` exits first,
+    or with `what` if it is not healthy within `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if proc.poll() is not None:
+            err = proc.stderr.read().decode()[-3000:] if proc.stderr else ""
+            raise AssertionError(f"{what} exited with {proc.returncode}: {err}")
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} was not healthy at {url} within {timeout_s:.0f} s")
+        time.sleep(0.05)  # a poll: the loop returns as soon as the server answers
+
+
 def start_server(data_dir: str, log_path: str, *args: str) -> tuple[subprocess.Popen, str]:
     """`semcat serve` on a free loopback port, this tree first on its path; (process, url) once healthy.
     `--create`: `data_dir` may be a new directory."""

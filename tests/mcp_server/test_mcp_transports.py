@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 import semantic as sm
 from eval.fixtures.mcplake import DIM, FCT
 from mcp_server.mcp import READ_TOOLS, TOOL_NAMES
-from tests.helpers import free_port, inspector_command, pinned_node_packages, stop_process
+from tests.helpers import free_port, inspector_command, pinned_node_packages, stop_process, wait_healthy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WRITE, READ = "w-secret-token", "r-secret-token"
@@ -59,14 +59,7 @@ def serve(data: str, tokens: str | None):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(600):
-            if proc.poll() is not None:
-                raise RuntimeError(f"semcat serve exited: {proc.stderr.read().decode()[-2000:]}")
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
+        wait_healthy(proc, url)
         yield url
     finally:
         stop_process(proc)

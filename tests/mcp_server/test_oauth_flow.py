@@ -39,7 +39,7 @@ import catalog_core as cc
 import semantic as sm
 from eval.fixtures.mcplake import FCT
 from mcp_server.mcp import READ_TOOLS, TOOL_NAMES
-from tests.helpers import NPM_CACHE, free_port, stop_process
+from tests.helpers import NPM_CACHE, free_port, stop_process, wait_healthy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AS_SCRIPT = os.path.join(ROOT, "tests", "mcp_server", "node", "oidc", "as.mjs")
@@ -93,14 +93,7 @@ def semcat(issuers, lake_dir, tmp_path_factory):
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(600):
-            if proc.poll() is not None:
-                raise RuntimeError(f"semcat serve exited: {proc.stderr.read().decode()[-2000:]}")
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
+        wait_healthy(proc, url)
         yield url
     finally:
         stop_process(proc)

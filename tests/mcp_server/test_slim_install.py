@@ -9,17 +9,15 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 import anyio
-import httpx
 import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from eval.fixtures.mcplake import FCT
-from tests.helpers import free_port, stop_process
+from tests.helpers import free_port, stop_process, wait_healthy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGES = ("catalog_core", "semantic", "mcp_server", "spark_bridge", "eval")
@@ -80,14 +78,7 @@ def test_serve_and_mcp_sessions_without_spark(slim, lake_dir, tmp_path):
                             env=_clean_env(), cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(600):
-            if proc.poll() is not None:
-                raise AssertionError(f"semcat serve exited: {proc.stderr.read().decode()[-3000:]}")
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+        wait_healthy(proc, url, "the slim install's semcat serve")
 
         async def session(client: Client) -> tuple[list[str], object, object]:
             async with client as c:
