@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -62,6 +63,10 @@ class _Out:
     def line(self, text: str, style: str | None = None) -> None:
         self.c.print(text, markup=False, style=style)
 
+    def command(self, cmd: str) -> None:
+        """A shell command a user can copy: one line, never wrapped."""
+        self.c.print("$ " + cmd, markup=False, style="bold", soft_wrap=True)
+
     def call(self, tool: str, args: dict[str, Any]) -> None:
         shown = ", ".join(f"{k}={_trim(json.dumps(v), 60)}" for k, v in args.items())
         self.c.print(f"[bold]> {tool}[/]({shown})", highlight=False)
@@ -72,14 +77,14 @@ class _Out:
             text += f"  -> {w['suggestion']}"
         self.c.print(indent + _trim(text, 220), markup=False, style="yellow")
 
-    def table(self, headers: list[str], rows: list[list[object]]) -> None:
+    def table(self, headers: list[str], rows: list[list[object]], first_whole: bool = True) -> None:
         from rich import box
         from rich.markup import escape
         from rich.table import Table
 
         t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-        for h in headers:
-            t.add_column(h, overflow="fold")
+        for i, h in enumerate(headers):  # the first column names things (tables): never broken mid-name
+            t.add_column(h, overflow="fold", no_wrap=i == 0 and first_whole)
         for r in rows:
             t.add_row(*[escape(str(v)) for v in r])
         self.c.print(t)
@@ -266,10 +271,11 @@ def _review(out: _Out, catalog_dir: str, data: str) -> dict[str, Any]:
         [item] = [i for i in sm.review_items(cat, REVIEW_TABLE, now=D0.timestamp()).items if i.acceptable][:1]
         out.line(f"  a data steward reviews the inbox (semcat review list --data {copy} --now {NOW_ISO}) and accepts "
                  f"one suggestion:")
-        out.call("semcat review accept", {"item": item.id, "author": "data-steward"})
+        note = "dim_customer keeps versions since February"
+        out.command(f"semcat review accept {item.id} --data {copy} --now {NOW_ISO} --author data-steward "
+                    f"--note {shlex.quote(note)}")
         out.line("    " + _trim(f"{item.reason} on {item.annotation}: {item.message}", 200), "yellow")
-        vid = sm.accept(cat, item, author="data-steward", note="dim_customer keeps versions since February",
-                        now=D0.timestamp())
+        vid = sm.accept(cat, item, author="data-steward", note=note, now=D0.timestamp())
         out.line(f"    wrote {item.table}:{item.proposed_key} = {_trim(json.dumps(item.proposed), 140)} at vid {vid} "
                  "(source human, basis the current state)", "green")
     finally:

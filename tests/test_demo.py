@@ -80,6 +80,15 @@ def test_the_mcp_session_pins_and_every_answer_echoes_the_pin(tour, lake_copy):
     assert "acme.core.fct_orders -> acme.core.dim_store on store_id = store_id" in text
 
 
+def test_the_search_table_never_breaks_a_table_name(tour):
+    from eval.tour import SECTIONS
+
+    text = _section(tour, SECTIONS[1])
+    rows = text[text.index("> search_tables("): text.index("> describe_table(")].splitlines()
+    starts = [ln.split()[0] for ln in rows[3:] if ln and not ln.startswith(" ")]  # each row's first column
+    assert starts and all(re.fullmatch(r"acme\.\w+\.\w+", s) for s in starts), starts
+
+
 def test_the_lookalike_is_described_with_its_warnings(tour):
     from eval.tour import SECTIONS
 
@@ -121,7 +130,9 @@ def test_the_review_step_accepts_a_suggestion_and_the_warning_is_gone(tour, lake
     from eval.tour import REVIEW_TABLE, SECTIONS
 
     text = _section(tour, SECTIONS[2])
-    assert "> semcat review accept(" in text and "cardinality_violated on relationship.customer" in text
+    assert "cardinality_violated on relationship.customer" in text
+    [cmd] = [ln for ln in text.splitlines() if ln.startswith("$ semcat review accept f-")]  # one copyable line
+    assert " --data " in cmd and " --author data-steward" in cmd and " --now " in cmd
     after = " ".join(text[text.index("> describe_table("):].split())  # rich wraps long lines
     assert f'table="{REVIEW_TABLE}"' in after and "status fresh" in after and "warnings: 0" in after
     assert "condition acme.core.dim_customer.is_current (fresh)" in after
