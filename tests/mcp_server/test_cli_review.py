@@ -75,7 +75,7 @@ def test_review_on_a_server_with_tokens(tmp_path):
     data = str(tmp_path / "data")
     build(data, tmp_path / "files")
     tokens = tmp_path / "tokens"
-    tokens.write_text("rtok:read\nwtok:write\n")
+    tokens.write_text("rtok:read\natok:write\nwtok:write source=human name=steward\n")
     proc, url = start_server(data, str(tmp_path / "serve.log"), "--tokens", str(tokens))
     try:
         r = semcat("review", "list", "--url", url, "--token", "rtok", "--now", NOW, "--json")
@@ -83,6 +83,9 @@ def test_review_on_a_server_with_tokens(tmp_path):
         [it] = [i for i in json.loads(r.stdout)["items"] if i["reason"] == "column_renamed"]
         r = semcat("review", "accept", it["id"], "--url", url, "--token", "rtok", "--now", NOW, "--author", "a")
         assert r.returncode == 1 and "'read' token cannot" in r.stderr and "Traceback" not in r.stderr
+        # a decision is a person's: a write token that is an agent's (the default) may not make it
+        r = semcat("review", "accept", it["id"], "--url", url, "--token", "atok", "--now", NOW, "--author", "a")
+        assert r.returncode == 1 and "use a person's token" in r.stderr and "Traceback" not in r.stderr
         r = semcat("review", "accept", it["id"], "--url", url, "--token", "wtok", "--now", NOW, "--author", "a")
         assert r.returncode == 0 and "accepted" in r.stdout, r.stderr
         r = semcat("review", "list", "--url", url, "--token", "rtok", "--now", NOW, "--json")
