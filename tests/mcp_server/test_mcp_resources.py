@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
@@ -153,6 +154,7 @@ def test_resources_and_prompts_over_stdio(data_copy):  # noqa: F811 - the fixtur
     _check(run(Client(params), _session))
 
 
+@pytest.mark.slow  # npm: the pinned Inspector on node@22 (24 s); resources over HTTP stay in the default tier
 def test_inspector_cli_lists_and_reads_resources_and_prompts(inspector, data_copy):  # noqa: F811 - the fixtures imported above
     target = [sys.executable, "-m", "mcp_server.cli", "mcp", "--data", data_copy("res-insp")]
     listed = inspect(inspector, target, "--method", "resources/list")

@@ -233,6 +233,7 @@ def test_raw_commit_of_a_bomb_is_refused(small, tmp_path):
         assert r.status_code == 200, r.text
 
 
+@pytest.mark.slow  # 216 s on a quiet machine: each refused bomb runs to its worker's limits, at edit and again at commit
 def test_review_edit_and_accept_validates_the_edited_value(small):
     """A review decision writes through the same rules: an edited condition the sandbox refuses
     is not written."""
