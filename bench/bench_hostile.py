@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 
 import httpx
 
-from bench.serving import free_port, wait_healthy
+from bench.serving import free_port, rss_mb, wait_healthy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 READ, WRITE = "hostile-read", "hostile-write"
@@ -72,14 +72,7 @@ class Server:
         wait_healthy(self.proc, self.url, 120, 0.1, lambda: open(log).read()[-3000:], "server did not start")
 
     def rss_mb(self) -> float:
-        try:
-            with open(f"/proc/{self.proc.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return 0.0
+        return rss_mb(self.proc.pid)
 
     def fds(self) -> int:
         try:

@@ -41,6 +41,7 @@ import anyio
 from mcp import Client
 
 import catalog_core as cc
+from bench.serving import rss_mb
 from catalog_core.sql import snapcache, worker
 from eval.lake import D0
 from mcp_server.mcp import create_server
@@ -339,17 +340,6 @@ def _raw(cat: Any, statements: dict[str, str], n: int) -> tuple[dict[str, float]
     return files, inmem
 
 
-def _rss_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lake", default="demo-data", help="an Acme lake (`make demo` builds demo-data)")
@@ -418,7 +408,7 @@ def main() -> None:
         snap = held.get(pid)
         cache = (f"snapshot cache {snap.get('held', 0):,} bytes held in {len(snap.get('tables', []))} tables, "
                  f"budget {snap.get('limit', budget):,}" if snap else "snapshot cache not asked")
-        print(f"worker {pid}: RSS {_rss_mb(pid):.0f} MB; {cache}")
+        print(f"worker {pid}: RSS {rss_mb(pid):.0f} MB; {cache}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,19 @@ from collections.abc import Callable
 
 import httpx
 
-__all__ = ["free_port", "wait_healthy"]
+__all__ = ["free_port", "wait_healthy", "rss_mb"]
+
+
+def rss_mb(pid: int) -> float:
+    """A process's resident memory in MB from /proc (0.0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def free_port() -> int:
