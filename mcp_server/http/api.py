@@ -182,6 +182,21 @@ def _cap_key(request: Request) -> str:
     return _principal(request) or ANONYMOUS
 
 
+def commit_author(state: Mapping[str, Any] | None, author: str,
+                  meta: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
+    """(author, meta) of a commit made through the API. With authentication the author is the
+    authenticated principal (`writer.writer_of`), never the body's claim: a different `author` in the
+    body is kept as `meta["requested_author"]` (an ETL job naming itself), so history says who
+    really wrote. Without authentication (a loopback server) the body's author stands."""
+    w = writer_of(state)
+    if not w.authenticated:
+        return author, dict(meta) if meta is not None else None
+    out = dict(meta or {})
+    if author and author != w.principal:
+        out["requested_author"] = author
+    return w.principal, out or None
+
+
 def need_write(request: Request, action: str) -> None:
     Tokens.require(_role(request), "write", action)
 
@@ -349,7 +364,8 @@ def build_router(ctx: ApiContext) -> APIRouter:
     def clone(body: CloneBody, request: Request) -> Response:
         need_write(request, "clone")
         with gate, ctx.sessions.clones.hold(_cap_key(request)):
-            vid = cat.clone(body.src, body.dst, _body_ref(body.vid), author=body.author, message=body.message)
+            author, _ = commit_author(request.scope.get("state"), body.author)
+            vid = cat.clone(body.src, body.dst, _body_ref(body.vid), author=author, message=body.message)
             return json_response({"vid": vid})
 
     @r.post("/plan_files", summary="A table's files at a vid/ref, pruned by `where`",
@@ -401,7 +417,8 @@ def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
     def publish(body: PublishBody, request: Request) -> Response:
         need_write(request, "publish")
         with gate:
-            vid = cat.publish(body.branch, body.onto, author=body.author, message=body.message, keep=body.keep)
+            author, _ = commit_author(request.scope.get("state"), body.author)
+            vid = cat.publish(body.branch, body.onto, author=author, message=body.message, keep=body.keep)
             return json_response({"vid": vid})
 
     @r.post("/branches/drop", summary="Remove a branch and its record in one commit",
@@ -410,14 +427,16 @@ def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
     def drop_branch(body: DropBranchBody, request: Request) -> Response:
         need_write(request, "drop branches")
         with gate:
-            return json_response({"vid": cat.drop_branch(body.branch, author=body.author, message=body.message)})
+            author, _ = commit_author(request.scope.get("state"), body.author)
+            return json_response({"vid": cat.drop_branch(body.branch, author=author, message=body.message)})
 
 
 def commit_write_set(ctx: ApiContext, body: CommitBody, state: Mapping[str, Any] | None) -> dict[str, int]:
     """One-request transaction: record the write set, commit; nothing is written on error.
     `state`: the request scope's state (who writes: `record_ops`)."""
     with ctx.gate:
-        txn = ctx.catalog.transaction(author=body.author, message=body.message, meta=body.meta, time=body.time)
+        author, meta = commit_author(state, body.author, body.meta)
+        txn = ctx.catalog.transaction(author=author, message=body.message, meta=meta, time=body.time)
         try:
             record_ops(txn, body.ops, state)
             return {"vid": txn.commit()}
@@ -437,7 +456,8 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
     @requires("read")
     def begin(body: BeginBody, request: Request) -> Response:
         with gate:
-            s = sessions.begin(body.author, body.message, body.meta, body.time, owner=_principal(request))
+            author, meta = commit_author(request.scope.get("state"), body.author, body.meta)
+            s = sessions.begin(author, body.message, meta, body.time, owner=_principal(request))
             return json_response({"txn_id": s.id, "read_vid": s.txn.read_vid,
                                   "timeout_s": sessions.timeout_s}, 201)
 

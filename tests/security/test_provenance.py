@@ -266,3 +266,30 @@ def test_a_remote_agent_annotates_through_a_transaction_session(certified, serve
     col = anns["column.2.description"]
     assert col.provenance.source == "agent" and col.provenance.author.startswith("token:")
     assert "table.owner" not in anns
+
+
+def test_a_commit_is_authored_by_the_token_not_the_body(certified, server):
+    """The commit record's author (history, `commits()`) is the authenticated principal on every write
+    route; a body's `author` is kept as meta `requested_author`, never as the author. Before, the raw
+    commit, a transaction session and a clone all recorded the body's claim ("alice")."""
+    def ns(name):
+        return {"kind": "update", "path": f"/acme/{name}", "value": {"obj_type": "namespace"}}
+
+    r = _post(server, "/v1/commit", {"author": "alice", "message": "raw", "ops": [ns("raw")]})
+    assert r.status_code == 200, r.text
+    raw = r.json()["vid"]
+    r = _post(server, "/v1/transactions", {"author": "alice", "message": "session", "meta": {"job": "nightly"}})
+    assert r.status_code == 201, r.text
+    txn = r.json()["txn_id"]
+    r = _post(server, f"/v1/transactions/{txn}/commit", {"ops": [ns("session")]})
+    assert r.status_code == 200, r.text
+    session = r.json()["vid"]
+    r = _post(server, "/v1/clone", {"src": "/acme/core", "dst": "/acme/core_copy", "author": "alice", "message": "c"})
+    assert r.status_code == 200, r.text
+    cloned = r.json()["vid"]
+    by_vid = {c.vid: c for c in certified.commits(since=raw - 1)}
+    for vid in (raw, session, cloned):
+        c = by_vid[vid]
+        assert c.author.startswith("token:") and c.author != "alice", (vid, c)
+    assert by_vid[raw].meta.get("requested_author") == "alice"
+    assert by_vid[session].meta == {"job": "nightly", "requested_author": "alice"}
