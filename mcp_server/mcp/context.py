@@ -38,6 +38,7 @@ __all__ = ["Options", "ToolContext", "HANDLE_PREFIX", "LIMITS", "iso", "cell", "
            "not_for_reporting", "grain_text", "int_or_none"]
 
 HANDLE_PREFIX = "pin:"
+MAX_VID_DIGITS = 19  # a vid is a 64-bit integer (int() of 4,300+ digits raises; 20 overflow the engine's key)
 # tool -> (default limit, max limit)
 LIMITS: dict[str, tuple[int, int]] = {
     "search_tables": (10, 50),
@@ -182,9 +183,12 @@ class ToolContext:
             rest = snapshot[len(HANDLE_PREFIX):]
             if not (rest.isascii() and rest.isdigit()):
                 raise CodedToolError(f"{snapshot!r} is not a snapshot handle; pin_snapshot returns handles like 'pin:42'", "InvalidValueError")
-            ref: int | str = int(rest)
+            ref: int | str = int(rest) if len(rest) <= MAX_VID_DIGITS else rest  # a longer one: refused below
         else:
             ref = snapshot
+        if isinstance(ref, str) and ref.isascii() and ref.isdigit() and len(ref) > MAX_VID_DIGITS:
+            raise CodedToolError(f"vid {ref[:20]}... ({len(ref)} digits) does not exist: a vid has at most "
+                                 f"{MAX_VID_DIGITS} digits (list_snapshots lists them)", "SnapshotNotFoundError")
         if isinstance(ref, int) and ref < 0:
             raise CodedToolError(f"vid {ref} does not exist; vids start at 0 (list_snapshots lists them)", "SnapshotNotFoundError")
         try:

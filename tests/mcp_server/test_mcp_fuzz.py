@@ -60,3 +60,14 @@ def test_random_arguments_give_results_or_tool_errors(fuzz_server, name):
     check()
     ok = call(server, "describe_table", {"table": FCT})  # the server still answers
     assert not ok.is_error
+
+
+@pytest.mark.parametrize("snapshot", ["pin:" + "9" * 5000, "pin:" + "9" * 25, 10**30, "9" * 5000])
+def test_an_oversized_vid_is_a_missing_snapshot_not_a_crash(fuzz_server, snapshot):
+    """A vid is a 64-bit integer: a longer number (`int()` of 4,300+ digits raises ValueError, a
+    20-digit one overflows the engine's key) is answered as a snapshot that does not exist."""
+    server, _ = fuzz_server
+    r = call(server, "describe_table", {"table": FCT, "snapshot": snapshot})
+    assert r.is_error
+    assert r.content[0].text.startswith("[SnapshotNotFoundError]"), r.content[0].text[:300]
+    assert "list_snapshots" in r.content[0].text
