@@ -433,7 +433,7 @@ PHRASES: tuple[tuple[str, str], ...] = (
     (r"\s*\(semcat review edit\)", ""),
     (r"run verify_query with the corrected SQL", "correct the query with edit & accept"),
     (r"give the enum with edit_and_accept", "give the allowed values with edit & accept"),
-    (r"(?:with|use) edit_and_accept", "with edit & accept"),
+    (r"\buse edit_and_accept", "correct it with edit & accept"),
     (r"edit_and_accept", "edit & accept"),
     (r"review at data depth", "check the data"),
     (r"\bcheck with get_column_values\b", "look at the column's values"),
