@@ -380,6 +380,8 @@ EVIDENCE_LABELS: dict[str, str] = {
     "change": "change", "use_instead": "use instead", "replaced_by": "replaced by", "since": "since",
     "reason": "reason", "keys": "keys", "text": "text", "min": "min", "max": "max", "null_count": "nulls",
 }
+# a key whose meaning depends on its value: "now" is the judging time (a number) or a column's new name
+_TEXT_LABELS = {"now": "now called"}
 _HIDDEN = frozenset({"reasons", "by_annotation"})
 _AS_HOURS = frozenset({"usual_interval_hours", "age_hours"})
 _AS_TIME = frozenset({"now", "loaded_at"})
@@ -417,7 +419,9 @@ def evidence_rows(evidence: Any) -> list[tuple[str, str]]:
     for k, v in (ev.get("values") or {}).items():
         if k in _HIDDEN or v in (None, [], {}, ""):
             continue
-        rows.append((_label(str(k)), _evidence_value(str(k), v)))
+        label = _TEXT_LABELS.get(str(k), _label(str(k))) if isinstance(v, str) else _label(str(k))
+        rows.append((label, _evidence_value(str(k), v) if not isinstance(v, str) else when(v) if
+                     str(k) in _AS_TIME and v[:1].isdigit() else v))
     return rows
 
 

@@ -108,6 +108,9 @@ def test_cause_and_evidence_in_words():
     assert rows["commits"] == "vid 74, vid 122" and rows["when"] == "2024-12-20 06:00 UTC"
     assert rows["now called"] == "g_usd" and rows["statistics when annotated"] == "min 959, max 1,900,854, nulls 0"
     assert rows["usual interval between loads"] == "12 days 12 hours" and "reasons" not in rows
+    assert dict(fmt.evidence_rows({"vids": [1], "values": {"now": "amount"}}))["now called"] == "amount"
+    assert dict(fmt.evidence_rows({"vids": [1], "values": {"now": 1741611600.0}}))["judged at"] == \
+        "2025-03-10 13:00 UTC"
 
 
 # ------------------------------------------------------------------ the page over a real server
@@ -218,7 +221,8 @@ def test_the_inbox_shows_one_group_per_cause_in_words(served):
     assert 'data-count="4"' in sec and 'data-acceptable="3"' in sec
     words = text_of(sec)
     assert "acme.core.orders renamed column amount_cents" in words  # the cause, in words
-    assert "now called" in words and "amount" in words  # its evidence
+    evidence = text_of(re.search(r'<table class="evidence">.*?</table>', sec, re.S).group(0))
+    assert re.search(r"now called\s+amount\b", evidence) and "column amount_cents" in " ".join(evidence.split())
     assert "accept the 3 whose fix checks out" in words and "dismiss all 4" in words
     assert "1 cannot be accepted as suggested" in words
     assert "cannot be renamed automatically" in words  # the refused item's reason, shown
