@@ -428,20 +428,23 @@ def build_ui_router(app: FastAPI) -> APIRouter:
         order of their first item (by table)."""
         import semantic as sm
 
-        merged: dict[str, Any] = {}
-        for f in sm.staleness(ctx.cat, table, snapshot=ctx.vid, now=ctx.now):
+        merged: dict[str, tuple[Any, bool]] = {}
+        for found in sm.staleness(ctx.cat, table, snapshot=ctx.vid, now=ctx.now):
+            if not found.cause:
+                continue
             # the finding on the table the change happened to tells it best; else the first
-            home = f.cause is not None and f.target.startswith(f.cause.split(":", 1)[-1].split("@", 1)[0] + ".") \
-                or f.cause is not None and f.target == f.cause.split(":", 1)[-1].split("@", 1)[0]
-            if f.cause and (f.cause not in merged or home and not merged[f.cause][1]):
-                merged[f.cause] = (f, home)
+            changed = found.cause.split(":", 1)[-1].split("@", 1)[0]
+            home = found.target == changed or found.target.startswith(changed + ".")
+            if found.cause not in merged or home and not merged[found.cause][1]:
+                merged[found.cause] = (found, home)
         by: dict[str, dict[str, Any]] = {}
         for it in items:
             key = it.group or it.id
             g = by.get(key)
             if g is None:
-                f = merged[it.group][0] if it.group in merged else None
-                g = by[key] = {"key": key, "id": _gid(key), "cause": it.group, "items": [], "finding": f,
+                cause = merged.get(it.group) if it.group else None
+                g = by[key] = {"key": key, "id": _gid(key), "cause": it.group, "items": [],
+                               "finding": cause[0] if cause else None,
                                "tables": []}
             g["items"].append(it)
             if it.table not in g["tables"]:
