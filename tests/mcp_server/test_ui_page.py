@@ -227,6 +227,19 @@ def test_the_inbox_shows_one_group_per_cause_in_words(served):
     assert "1 cannot be accepted as suggested" in words
     assert "cannot be renamed automatically" in words  # the refused item's reason, shown
     assert "bulk-accept" not in group_of(read_page, group)  # a read token sees no buttons
+    # bounded: groups per page, a `more` link with its cursor, every group once over the pages
+    with served.client(READ) as reader:
+        seen, url = [], "/ui/inbox?limit=2"
+        for _ in range(10):
+            pg = reader.get(url).text
+            seen += re.findall(r'<section class="group[^"]*" id="g-[0-9a-f]+" data-group="([^"]+)"', pg)
+            more = re.search(r'id="more" href="([^"]+)"', pg)
+            if not more:
+                break
+            url = htmllib.unescape(more.group(1))
+        assert reader.get("/ui/inbox?cursor=x").status_code == 400
+    groups = {i.group or i.id for i in members + open_items(served)}
+    assert len(seen) == len(set(seen)) == len(groups) and len(seen) > 2
     for name in re.findall(r"[a-z]+_[a-z_]+", " ".join(fmt.TOOL_NAMES)):
         assert name not in text_of(page), name
     # every reason shown is worded, never the reason's code
