@@ -1,9 +1,19 @@
 """The /ui web page in a real headless Chromium (Debian's chromium + chromium-driver, driven by
-Selenium) against a real `semcat serve` on a copy of the Acme lake's stale catalog (issue 27 item
-3): log in with a read token (sees, cannot act), then a write token; accept a suggestion in the
-inbox; the item is gone and the agent's describe_table over MCP (the real client, streamable HTTP)
-shows the new annotation and no longer the warning. Screenshots of every page go to tmp_path, and to
-$SEMCAT_UI_SCREENSHOTS when set (docs/ui holds the README's)."""
+Selenium) against a real `semcat serve`.
+
+- The page's end-to-end test (issue 38 item 5; default tier): on a small catalog with findings
+  (tests/ui_catalog.py), a data team member searches (the same order as the MCP tool
+  search_tables), opens a table (values for people, the stored JSON on request), sees the inbox
+  grouped by cause, accepts a group in bulk (the refused item shown with why), and sees failed
+  actions with their message: a refused edit, an expired CSRF session (the page's own HTML answer)
+  and a lost login (the Guard's JSON answer), none dropped.
+- On a copy of the Acme lake's stale catalog (issue 27 item 3; slow tier): log in with a read token
+  (sees, cannot act), then a write token; accept a suggestion in the inbox; the item is gone and the
+  agent's describe_table over MCP (the real client, streamable HTTP) shows the new annotation and no
+  longer the warning.
+
+Screenshots of every page go to tmp_path, and to $SEMCAT_UI_SCREENSHOTS when set (docs/ui holds the
+README's)."""
 
 from __future__ import annotations
 
@@ -132,3 +142,117 @@ def test_accept_in_the_inbox_then_the_agent_sees_it(browser, served, tmp_path):
     assert "cardinality_violated" not in json.dumps(after["warnings"])
     [rel] = [r for r in after["relationships"] if r["name"] == "customer"]
     assert rel["condition"] == "acme.core.dim_customer.is_current" and rel["status"] == "fresh"
+
+
+@pytest.fixture
+def small(tmp_path):
+    """`semcat serve` on the small catalog with findings (tests/ui_catalog.py): (url, build info)."""
+    import datetime as dt
+
+    import catalog_core as cc
+    from tests.ui_catalog import build
+
+    data = str(tmp_path / "small")
+    cat = cc.Catalog.open(data)
+    try:
+        info = build(cat, str(tmp_path / "files"))
+    finally:
+        cat.close()
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"{READ}:read\n{WRITE}:write source=human name=steward\n")
+    now = dt.datetime.fromtimestamp(info["now"], dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    proc, url = start_server(data, str(tmp_path / "serve-small.log"), "--tokens", str(tokens), "--now", now)
+    yield url, info
+    stop_process(proc)
+
+
+@pytest.mark.e2e  # the page's surface: one Chromium, one `semcat serve` on a catalog built in a second
+def test_search_groups_bulk_and_failures_in_the_page(browser, small, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.ui_catalog import CUSTOMERS, ORDERS, RENAME_GROUP
+
+    (url, info), driver = small, browser
+    wait = WebDriverWait(driver, 300)
+    login(driver, url, WRITE, "/ui/login?next=/ui")
+    wait.until(EC.presence_of_element_located((By.ID, "search-box")))
+    # search, as the agents' search_tables ranks it
+    query = "orders amount customers"
+
+    async def mcp(c):
+        r = await c.call_tool("search_tables", {"query": query, "limit": 10})
+        assert not r.is_error, r.content[0].text
+        return [t["name"] for t in r.structured_content["tables"]]
+    expected = run(http_client(url, READ), mcp)
+    box = driver.find_element(By.CSS_SELECTOR, "#search-box input[name=q]")
+    box.send_keys(query)
+    driver.find_element(By.CSS_SELECTOR, "#search-box button").click()
+    wait.until(EC.presence_of_element_located((By.ID, "search-count")))
+    hits = [h.get_attribute("data-table") for h in driver.find_elements(By.CSS_SELECTOR, "#hits .hit")]
+    assert hits == expected and hits[0] == ORDERS, (hits, expected)
+    shot(driver, tmp_path, "search")
+    driver.find_element(By.CSS_SELECTOR, f'.hit[data-table="{ORDERS}"] a.name').click()
+    assert wait.until(EC.presence_of_element_located((By.ID, "table-name"))).text.startswith(ORDERS)
+    # values for people; the stored JSON on request
+    assert driver.find_element(By.ID, "sla").text == "every 7 days 17 hours"
+    assert driver.find_element(By.ID, "row-count").text == "2,000"
+    assert "KiB" in driver.find_element(By.ID, "size").text
+    schema = driver.find_element(By.ID, "schema").text
+    assert "enum: placed, shipped, delivered" in schema and '["placed"' not in driver.page_source
+    shot(driver, tmp_path, "table-readable")
+    driver.find_element(By.ID, "raw-toggle").click()
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '#raw-toggle[data-raw="1"]')))
+    assert any('"placed"' in p.text for p in driver.find_elements(By.CSS_SELECTOR, "#schema pre.raw"))
+    shot(driver, tmp_path, "table-raw")
+    driver.find_element(By.ID, "raw-toggle").click()
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '#raw-toggle[data-raw="0"]')))
+    # the inbox: one group per cause, in words, with its evidence
+    driver.get(url + "/ui/inbox")
+    group = RENAME_GROUP.format(vid=info["rename_vid"])
+    sec = driver.find_element(By.CSS_SELECTOR, f'section.group[data-group="{group}"]')
+    assert sec.get_attribute("data-count") == "4"
+    assert "acme.core.orders renamed column amount_cents" in sec.find_element(By.TAG_NAME, "h3").text
+    assert "now called" in sec.find_element(By.CSS_SELECTOR, "table.evidence").text
+    assert "get_column_values" not in driver.page_source and "edit_and_accept" not in sec.text
+    shot(driver, tmp_path, "inbox-groups")
+    # a refused edit: the row shows the server's reason and what to do
+    metric = sec.find_element(By.XPATH, ".//tr[contains(., 'metric.revenue')]")
+    mid = metric.get_attribute("data-item")
+    metric.find_element(By.CSS_SELECTOR, "input[name=value]").send_keys('{"expression": "sum(no_such_column)"}')
+    metric.find_element(By.CSS_SELECTOR, "button.edit").click()
+    failed = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'tr#item-{mid}[data-failed="400"]')))
+    assert "no_such_column" in failed.text and "Nothing was written" in failed.text
+    shot(driver, tmp_path, "inbox-refused-edit")
+    # bulk accept of the group: three written, the verified query left open with why
+    sec = driver.find_element(By.CSS_SELECTOR, f'section.group[data-group="{group}"]')
+    sec.find_element(By.CSS_SELECTOR, "input[name=note]").send_keys("moved with the rename")
+    sec.find_element(By.CSS_SELECTOR, "button.bulk-accept").click()
+    done = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, 'section.group.done[data-done="accept"]')))
+    assert done.get_attribute("data-decided") == "3" and done.get_attribute("data-skipped") == "1"
+    assert "Accepted 3 items" in done.text and "cannot be renamed automatically" in done.text
+    assert done.find_elements(By.CSS_SELECTOR, f'.decided [data-item="{mid}"]')  # the refused edit left it open
+    shot(driver, tmp_path, "inbox-bulk-accepted")
+    # an expired CSRF session: the page's own 403 answer, swapped in
+    row = driver.find_element(By.CSS_SELECTOR, f'tr[data-table="{CUSTOMERS}"][data-reason="column_dropped"]')
+    rid = row.get_attribute("data-item")
+    driver.delete_cookie("semcat_session")
+    row.find_element(By.CSS_SELECTOR, "input[name=reason]").send_keys("region moved to another table")
+    row.find_element(By.CSS_SELECTOR, "button.dismiss").click()
+    failed = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'tr#item-{rid}[data-failed="403"]')))
+    assert "CSRF" in failed.text and "Reload the page" in failed.text
+    # a lost login: the Guard's JSON 401, shown with its message by the page's handler
+    row = driver.find_element(By.CSS_SELECTOR, f'tr[data-table="{ORDERS}"][data-reason="schema_changed"]')
+    oid = row.get_attribute("data-item")
+    driver.delete_cookie("semcat_token")
+    row.find_element(By.CSS_SELECTOR, "button.dismiss").click()
+    failed = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'tr#item-{oid}[data-failed="401"]')))
+    assert "log in first" in failed.text and "Log in again" in failed.text
+    shot(driver, tmp_path, "inbox-failures")
+    # neither failed action changed anything
+    login(driver, url, WRITE, "/ui/login?next=/ui/inbox")
+    wait.until(EC.presence_of_element_located((By.ID, "inbox-count")))
+    assert driver.find_elements(By.CSS_SELECTOR, f"tr#item-{rid}") and driver.find_elements(By.CSS_SELECTOR,
+                                                                                             f"tr#item-{oid}")
+    assert not driver.find_elements(By.CSS_SELECTOR, f"tr#item-{mid}")  # accepted with its group

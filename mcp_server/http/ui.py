@@ -6,15 +6,25 @@ JavaScript build step, nothing loaded from elsewhere).
     GET  /ui/table/{name}          a table: schema, stats, annotations with provenance and age,
                                    freshness, relationships, metrics, findings
     GET  /ui/table/{name}/history  who wrote which annotation at which vid, on what basis
-    GET  /ui/inbox                 open review items with accept / edit / dismiss (htmx posts)
+    GET  /ui/search?q=             the tables for a need, ranked as the MCP tool `search_tables` ranks
+                                   them (the same semantic function), paged with a cursor
+    GET  /ui/inbox                 open review items grouped by cause (one underlying change), each
+                                   group with its evidence and bulk accept / dismiss; per-item
+                                   accept / edit / dismiss (htmx posts)
     POST /ui/review/{id}/{action}  accept | edit | dismiss; answers the item's row, re-rendered
+    POST /ui/group/{decision}      accept | dismiss every item of a group (`semantic.decide_group`,
+                                   the CLI's `semcat review --group`); answers the group, re-rendered
+                                   with what was decided and what was refused, with why
     GET  /ui/diff?from=&to=        objects changed between two snapshots (bounded)
     GET|POST /ui/login             the token form; POST it (with its CSRF token) to log in, or open
                                    /ui/login?token=T yourself (Sec-Fetch-Site none/same-origin): sets
                                    the cookie and redirects to a URL without the token
 
-Every page takes `?snapshot=` (vid, snapshot name or ISO time: time travel). Auth: the same tokens as
-the API, from the `semcat_token` cookie, which the Guard (mcp_server.http.asgi) checks and puts in
+Every page takes `?snapshot=` (vid, snapshot name or ISO time: time travel) and shows values for
+people (mcp_server.http.ui_format: numbers, sizes, times and durations in words, findings and their
+fixes worded without agent tool names); `?raw=1` shows the stored JSON instead. A failed action
+(any 4xx/5xx) is shown in the page with its message (static/ui.js), never dropped. Auth: the same
+tokens as the API, from the `semcat_token` cookie or an `Authorization: Bearer` header, which the Guard (mcp_server.http.asgi) checks and puts in
 scope["state"] (`role`); read tokens see, write tokens act (a read token's action answers 403). With
 auth off (loopback only) everyone on this machine may act. Every list is bounded (`limit`, a cursor
 or `more` link, and a shown `truncated` note).
@@ -22,7 +32,9 @@ or `more` link, and a shown `truncated` note).
 CSRF (issue 35): every POST form carries `csrf`, an HMAC (a per-process secret) of the browser's
 `semcat_session` cookie and its token cookie, so only a page this server rendered for this browser
 session can post; both cookies are `HttpOnly; SameSite=Strict; Path=/ui` (and `Secure` over https),
-and the Guard refuses a foreign Origin before. Login needs the login form's CSRF token, so another
+and the Guard refuses a foreign Origin before. A request authenticated by an `Authorization`
+header (a program; no browser sends one on its own, and another site's page cannot add one without a
+preflight the Guard refuses) needs no CSRF token. Login needs the login form's CSRF token, so another
 site cannot log a browser in with the attacker's token (login CSRF).
 """
 
@@ -33,7 +45,6 @@ import hmac
 import json
 import os
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, quote
@@ -43,6 +54,7 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Resp
 
 from catalog_core import lake
 from catalog_core.errors import AuthError, CatalogError, InvalidValueError, PermissionDeniedError
+from mcp_server.http import ui_format as fmt
 from mcp_server.http.api import parse_ref
 from mcp_server.http.asgi import UI_COOKIE
 from mcp_server.http.policy import SMALL_BODY, requires
@@ -56,6 +68,8 @@ SESSION_COOKIE = "semcat_session"
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIST_LIMIT = 200
 MAX_INBOX_LIMIT = 500
+MAX_GROUPS = 200                 # groups per inbox page
+SEARCH_LIMIT = (20, 50)          # search hits per page: default, most (search_tables' bounds: 10, 50)
 _PAGE = {"auth": "cookie", "body": "none"}
 _FORM = {"auth": "cookie", "body": "form", "max_bytes": SMALL_BODY}
 _SELF_OPENED = ("none", "same-origin")  # Sec-Fetch-Site of a URL the user opened, or this site's own link
@@ -66,24 +80,23 @@ def _env() -> Any:
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(HERE, "templates")),
                              autoescape=jinja2.select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
-    env.filters["when"] = _when
-    env.filters["age"] = _age
+    env.filters["when"] = fmt.when
+    env.filters["age"] = fmt.age
     env.filters["short"] = _short
+    env.filters["number"] = fmt.number
+    env.filters["size"] = fmt.size
+    env.filters["duration"] = fmt.duration
+    env.filters["hours"] = fmt.hours
+    env.filters["people"] = fmt.for_people
+    env.filters["reason_words"] = fmt.reason_words
+    env.filters["fixes_words"] = fmt.suggestion_words
+    env.filters["cause_words"] = fmt.cause_words
+    env.filters["evidence"] = fmt.evidence_rows
+    env.filters["raw"] = fmt.raw
+    env.globals["value_text"] = fmt.value_text
+    env.globals["failure_hints"] = {str(k): v for k, v in FAILURE_HINTS.items()}
     env.filters["urlq"] = lambda s: quote(str(s), safe="")
     return env
-
-
-def _when(t: Any) -> str:
-    if not isinstance(t, (int, float)):
-        return ""
-    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(t))
-
-
-def _age(seconds: Any) -> str:
-    if not isinstance(seconds, (int, float)):
-        return ""
-    d = seconds / 86400
-    return f"{d:.0f} d" if d >= 1 else f"{seconds / 3600:.0f} h"
 
 
 def _short(v: Any, n: int = 160) -> str:
@@ -115,7 +128,16 @@ def csrf_token(request: Request) -> str:
     return hmac.new(secret, f"{sid}\n{token}".encode(), hashlib.sha256).hexdigest()
 
 
+def _by_header(request: Request) -> bool:
+    """Whether the Guard authenticated this request by its `Authorization` header (tokens on): a
+    program's call, not a browser's ambient cookie, so no CSRF token is needed."""
+    return (bool(getattr(request.app.state, "tokens", None)) and bool(request.headers.get("authorization"))
+            and _role(request) is not None)
+
+
 def _csrf_ok(request: Request, form: dict[str, list[str]]) -> bool:
+    if _by_header(request):
+        return True
     sent = (form.get("csrf") or [""])[0]
     return (SESSION_COOKIE in request.cookies and bool(sent)
             and hmac.compare_digest(sent.encode(), csrf_token(request).encode()))
@@ -144,12 +166,44 @@ def _next(value: str | None) -> str:
     return nxt if ok else UI_PREFIX
 
 
-def _limit(text: str | None, default: int) -> int:
+def _limit(text: str | None, default: int, most: int = MAX_INBOX_LIMIT) -> int:
     if text is None or text == "":
         return default
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:6]) <= MAX_INBOX_LIMIT or len(text) > 6:
-        raise InvalidValueError(f"limit must be a whole number from 1 to {MAX_INBOX_LIMIT}, got {text[:20]!r}")
+    if not (text.isascii() and text.isdigit()) or len(text) > 6 or not 1 <= int(text) <= most:
+        raise InvalidValueError(f"limit must be a whole number from 1 to {most}, got {text[:20]!r}")
     return int(text)
+
+
+def _offset(cursor: str | None) -> int:
+    """The offset of a `more` link's cursor (`o:N`), 0 for none."""
+    if not cursor:
+        return 0
+    if not (cursor.startswith("o:") and cursor[2:].isascii() and cursor[2:].isdigit() and len(cursor) <= 12):
+        raise InvalidValueError(f"cursor {cursor[:20]!r} is not one this page gave; follow the page's 'more' link, "
+                                "or leave it out for the first page")
+    return int(cursor[2:])
+
+
+def _gid(key: str) -> str:
+    """A group's HTML id: stable for its key, safe in a CSS selector."""
+    return "g-" + hashlib.sha1(key.encode()).hexdigest()[:10]
+
+
+# what a person can do after a failed action, by HTTP status (the message says what failed)
+FAILURE_HINTS: dict[int, str] = {
+    400: "Nothing was written. Correct the value, or dismiss the item.",
+    401: "Log in again, then repeat the action.",
+    403: "Nothing was written. Reload the page (or log in with a token that may decide) and try again.",
+    404: "Someone decided it already, or it is no longer raised: reload the inbox.",
+    409: "Someone else changed it at the same time; nothing was written: reload the inbox and decide again.",
+    413: "The form is too large: shorten the note or the value.",
+    429: "The server is busy: wait a moment and try again.",
+}
+
+
+def failure_hint(status: int) -> str:
+    return FAILURE_HINTS.get(status, "Nothing was written; reload the page and try again." if status < 500 else
+                             "The server did not finish; reload the page to see what was written.")
 
 
 class _Ctx:
@@ -182,7 +236,8 @@ def build_ui_router(app: FastAPI) -> APIRouter:
 
     def page(request: Request, ctx: _Ctx | None, template: str, status: int = 200, **data: Any) -> HTMLResponse:
         """Render `template`; every page gets this session's `csrf` and, the first time, its cookie."""
-        html = env.get_template(template).render(ctx=ctx, prefix=UI_PREFIX, csrf=csrf_token(request), **data)
+        html = env.get_template(template).render(ctx=ctx, prefix=UI_PREFIX, csrf=csrf_token(request), status=status,
+                                                 hint=failure_hint(status) if status >= 400 else "", **data)
         resp = HTMLResponse(html, status_code=status)
         sid, new = _session(request)
         if new:
@@ -209,6 +264,11 @@ def build_ui_router(app: FastAPI) -> APIRouter:
     @requires("open", **_PAGE)
     def htmx() -> Response:
         return FileResponse(os.path.join(HERE, "static", "htmx.min.js"), media_type="text/javascript")
+
+    @router.get("/static/ui.js")
+    @requires("open", **_PAGE)
+    def ui_js() -> Response:
+        return FileResponse(os.path.join(HERE, "static", "ui.js"), media_type="text/javascript")
 
     @router.get("/login", response_class=HTMLResponse)
     @requires("open", **_PAGE)
@@ -285,7 +345,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             import semantic as sm
 
             card = sm.describe(ctx.cat, name, snapshot=ctx.vid, now=ctx.now)
-            return page(request, ctx, "table.html", card=card)
+            return page(request, ctx, "table.html", card=card, raw=request.query_params.get("raw") == "1")
         return guarded(request, go)
 
     @router.get("/table/{name}/history", response_class=HTMLResponse)
@@ -309,18 +369,91 @@ def build_ui_router(app: FastAPI) -> APIRouter:
                         total=len(rows))
         return guarded(request, go)
 
+    @router.get("/search", response_class=HTMLResponse)
+    @requires("read", **_PAGE)
+    def search(request: Request) -> Response:
+        def go(ctx: _Ctx) -> Response:
+            from mcp_server.mcp.reads import Reads
+
+            q = request.query_params
+            text = (q.get("q") or "").strip()
+            limit = _limit(q.get("limit"), SEARCH_LIMIT[0], SEARCH_LIMIT[1])
+            start = _offset(q.get("cursor"))
+            if len(text) > 500:
+                raise InvalidValueError(f"the search is {len(text)} characters; describe the data in at most 500")
+            tables = {lake.name_of(o.path): o for o in ctx.cat.query(lake.tables_query(), vid=ctx.vid)}
+            # the ranking of the MCP tool search_tables (mcp_server.mcp.discovery): every table by name
+            # for no words, else the read model's rank over the same semantic search
+            import semantic as sm
+
+            ranked = (Reads().rank(ctx.cat, text, ctx.vid, tables) if text else [(n, 0.0) for n in sorted(tables)])
+            hits = []
+            for name, score in ranked[start:start + limit]:
+                stats = (tables[name].value or {}).get("stats") or {}
+                try:
+                    card: Any = sm.describe(ctx.cat, name, snapshot=ctx.vid, now=ctx.now)
+                except CatalogError:
+                    card = None
+                hits.append({"name": name, "score": score, "rows": stats.get("row_count"), "card": card})
+            more = start + limit < len(ranked)
+            return page(request, ctx, "search.html", q=text, hits=hits, total=len(ranked), start=start,
+                        limit=limit, next_cursor=f"o:{start + limit}" if more else None)
+
+        return guarded(request, go)
+
     @router.get("/inbox", response_class=HTMLResponse)
     @requires("read", **_PAGE)
     def inbox(request: Request) -> Response:
         def go(ctx: _Ctx) -> Response:
             import semantic as sm
+            from semantic.review import MAX_LIMIT
 
             q = request.query_params
-            limit = _limit(q.get("limit"), 50)
-            res = sm.review_items(ctx.cat, q.get("table") or None, snapshot=ctx.vid, now=ctx.now, limit=limit,
-                                  cursor=q.get("cursor") or None, kind=q.get("kind") or None)
-            return page(request, ctx, "inbox.html", page_=res, table=q.get("table") or "", kind=q.get("kind") or "")
+            limit = _limit(q.get("limit"), 20, MAX_GROUPS)
+            start = _offset(q.get("cursor"))
+            table = q.get("table") or None
+            res = sm.review_items(ctx.cat, table, snapshot=ctx.vid, now=ctx.now, limit=MAX_LIMIT,
+                                  kind=q.get("kind") or None)
+            groups = _groups(ctx, res.items, table)
+            shown = groups[start:start + limit]
+            more = start + limit < len(groups)
+            return page(request, ctx, "inbox.html", groups=shown, total_groups=len(groups), total=res.total,
+                        items_truncated=res.truncated, start=start, next_cursor=f"o:{start + limit}" if more else None,
+                        table=table or "", kind=q.get("kind") or "")
         return guarded(request, go)
+
+    def _groups(ctx: _Ctx, items: list[Any], table: str | None) -> list[dict[str, Any]]:
+        """The items by cause (`ReviewItem.group`; an item with none is a group of its own), each with
+        the cause in words and the evidence of the underlying change (the merged finding's), in the
+        order of their first item (by table)."""
+        import semantic as sm
+
+        merged: dict[str, tuple[Any, bool]] = {}
+        for found in sm.staleness(ctx.cat, table, snapshot=ctx.vid, now=ctx.now):
+            if not found.cause:
+                continue
+            # the finding on the table the change happened to tells it best; else the first
+            changed = found.cause.split(":", 1)[-1].split("@", 1)[0]
+            home = found.target == changed or found.target.startswith(changed + ".")
+            if found.cause not in merged or home and not merged[found.cause][1]:
+                merged[found.cause] = (found, home)
+        by: dict[str, dict[str, Any]] = {}
+        for it in items:
+            key = it.group or it.id
+            g = by.get(key)
+            if g is None:
+                cause = merged.get(it.group) if it.group else None
+                g = by[key] = {"key": key, "id": _gid(key), "cause": it.group, "items": [],
+                               "finding": cause[0] if cause else None,
+                               "tables": []}
+            g["items"].append(it)
+            if it.table not in g["tables"]:
+                g["tables"].append(it.table)
+        out = list(by.values())
+        for g in out:
+            g["acceptable"] = sum(1 for i in g["items"] if i.acceptable)
+            g["bulk"] = g["cause"] is not None and all(i.kind == "finding" for i in g["items"])
+        return out
 
     @router.post("/review/{item_id}/{action}", response_class=HTMLResponse)
     @requires("write", **_FORM)
@@ -371,6 +504,55 @@ def build_ui_router(app: FastAPI) -> APIRouter:
                 return go(ctx)
             except CatalogError as exc:
                 return page(request, ctx, "_failed.html", exc.http_status, item_id=item_id, message=exc.message)
+        return await anyio.to_thread.run_sync(run)
+
+    @router.post("/group/{decision}", response_class=HTMLResponse)
+    @requires("write", **_FORM)
+    async def decide_group(request: Request, decision: str) -> Response:
+        """Accept or dismiss every open item of one group, through `semantic.decide_group` (what
+        `semcat review accept|dismiss --group` runs): accept writes each item whose fix validates,
+        each validated again at commit; the others stay open and are listed with why."""
+        import anyio
+
+        try:
+            form = _form(await request.body())
+        except CatalogError as exc:
+            return page(request, None, "_group_failed.html", 400, gid="", message=exc.message)
+        group = (form.get("group") or [""])[0]
+        gid = _gid(group) if group else ""
+        if not _csrf_ok(request, form):
+            return page(request, None, "_group_failed.html", 403, gid=gid, message=_CSRF_REFUSED)
+
+        def go(ctx: _Ctx) -> Response:
+            import semantic as sm
+
+            if not ctx.can_write:
+                raise PermissionDeniedError(f"a {ctx.role!r} token can look but not decide; log in with a write "
+                                            "token to accept or dismiss")
+            if decision not in ("accept", "dismiss"):
+                return page(request, ctx, "_group_failed.html", 404, gid=gid,
+                            message=f"no bulk action {decision[:40]!r}: accept or dismiss")
+            if not group:
+                raise InvalidValueError("the form names no group; reload the inbox and use a group's buttons")
+            who = writer_of(request.scope.get("state"))
+            author = who.principal if who.authenticated else ((form.get("author") or [""])[0].strip() or "web")
+            note = (form.get("note") or [""])[0].strip() or None
+            reason = (form.get("reason") or [""])[0].strip() or None
+            table = (form.get("table") or [""])[0].strip() or None
+            res = sm.decide_group(ctx.cat, group, decision, author, note, reason=reason, table=table, now=ctx.now)
+            return page(request, ctx, "_group_done.html", gid=gid, group=group, decision=decision, res=res)
+
+        def run() -> Response:
+            try:
+                ctx = _Ctx(request)
+            except CatalogError as exc:
+                return page(request, None, "_group_failed.html", 400, gid=gid, message=exc.message)
+            if ctx.role is None:
+                return page(request, None, "_group_failed.html", 401, gid=gid, message="log in again: no valid token")
+            try:
+                return go(ctx)
+            except CatalogError as exc:
+                return page(request, ctx, "_group_failed.html", exc.http_status, gid=gid, message=exc.message)
         return await anyio.to_thread.run_sync(run)
 
     @router.get("/diff", response_class=HTMLResponse)

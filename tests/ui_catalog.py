@@ -1,0 +1,55 @@
+"""A small catalog with findings for the /ui tests (tests/mcp_server/test_ui_page.py and the e2e
+test of tests/test_ui_browser.py), built in a second with LakeBuilder (real Parquet files):
+
+- acme.core.orders: `amount_cents` renamed to `amount` at day 3 (same values): one cause, a group
+  of three review items: the column's description and unit (accept is offered: the fix moves them)
+  and a verified query on the old name (accept is not offered: it needs its SQL corrected);
+  `status` has an enum;
+- acme.core.customers, related from orders; its `region` column dropped at day 3 (a description
+  whose column is gone: accept not offered, edit or dismiss);
+- acme.legacy.sales, searchable ('legacy daily sales'), deprecated.
+`NOW` is the clock the server judges freshness at."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
+
+ORDERS, CUSTOMERS, LEGACY = "acme.core.orders", "acme.core.customers", "acme.legacy.sales"
+RENAME_GROUP = "rename:acme.core.orders@{vid}:amount_cents"
+
+
+def build(cat: Any, files: str) -> dict[str, Any]:
+    """Write the catalog into `cat` (an open catalog_core.Catalog); returns {"rename_vid", "now"}."""
+    lk = LakeBuilder(cat, files)
+    lk.table(CUSTOMERS, [("customer_id", "bigint"), ("name", "string"), ("region", "string")], at=0,
+             rows={"customer_id": [1, 2, 3], "name": ["Ann", "Bo", "Cy"], "region": ["north", "south", "north"]})
+    lk.table(ORDERS, [("order_id", "bigint"), ("customer_id", "bigint"), ("status", "string"),
+                      ("amount_cents", "bigint")], at=0,
+             rows={"order_id": list(range(1, 2001)), "customer_id": [1 + i % 3 for i in range(2000)],
+                   "status": [("placed", "shipped", "delivered")[i % 3] for i in range(2000)],
+                   "amount_cents": [1000 + 37 * i for i in range(2000)]})
+    lk.table(LEGACY, [("day", "date"), ("revenue_cents", "bigint")], at=0,
+             rows={"day": ["2025-01-01", "2025-01-02"], "revenue_cents": [100, 200]})
+    sm.annotate(cat, ORDERS, {"description": "Orders, one row per order", "grain": {"text": "one row per order",
+                "keys": ["order_id"]}, "freshness_sla": "PT185H"}, author="ann", time=lk.day(1 + 1 / 100))
+    sm.annotate(cat, ORDERS, {"description": "Order amount, in cents", "unit": "cents"}, column="amount_cents",
+                author="ann", time=lk.day(1 + 2 / 100))
+    sm.annotate(cat, ORDERS, {"enum": ["placed", "shipped", "delivered"], "sample_values": ["placed", "shipped"]},
+                column="status", author="ann", time=lk.day(1 + 3 / 100))
+    sm.annotate(cat, CUSTOMERS, {"description": "Customers"}, author="ann", time=lk.day(1 + 4 / 100))
+    sm.annotate(cat, CUSTOMERS, {"description": "Sales region of the customer"}, column="region", author="ann",
+                time=lk.day(1 + 5 / 100))
+    sm.annotate(cat, LEGACY, {"description": "Legacy daily sales, kept for old reports",
+                              "deprecated": {"reason": "replaced", "replaced_by": ORDERS}}, author="ann",
+                time=lk.day(1 + 6 / 100))
+    sm.relate(cat, ORDERS, CUSTOMERS, "customer_id", author="ann", time=lk.day(1 + 7 / 100))
+    sm.define_metric(cat, ORDERS, "revenue", expression="sum(amount_cents)", unit="cents",
+                     description="Revenue of all orders", author="ann", time=lk.day(1 + 8 / 100))
+    sm.verify_query(cat, "total order amount", "SELECT sum(amount_cents) FROM acme.core.orders", author="ann",
+                    time=lk.day(1 + 9 / 100))
+    vid = lk.evolve(ORDERS, rename={"amount_cents": "amount"}, at=3)
+    lk.evolve(CUSTOMERS, drop=["region"], at=3)
+    return {"rename_vid": vid, "now": lk.day(4)}
