@@ -135,6 +135,22 @@ def _by_header(request: Request) -> bool:
             and _role(request) is not None)
 
 
+def _decider(request: Request, form: dict[str, list[str]]) -> str:
+    """Who decides a review item: the authenticated principal, who must be a person (a decision is
+    recorded as a person's certification, source `human`); an agent's or a service's token is refused
+    (403) however it reached the page, cookie or Bearer. Without auth, the form's name (the local
+    person), else "web"."""
+    who = writer_of(request.scope.get("state"))
+    if not who.authenticated:
+        return (form.get("author") or [""])[0].strip() or "web"
+    if who.source != "human":
+        raise PermissionDeniedError(
+            f"{who.principal} is {'an agent' if who.source == 'agent' else 'a service'}'s token: review decisions are "
+            "recorded as a person's and need a person's token (a static token with source=human, or an OAuth "
+            "token whose source claim is human); agents propose through annotate", role=who.source, needed="human")
+    return who.principal
+
+
 def _csrf_ok(request: Request, form: dict[str, list[str]]) -> bool:
     if _by_header(request):
         return True
@@ -473,9 +489,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             if not ctx.can_write:
                 raise PermissionDeniedError(f"a {ctx.role!r} token can look but not decide; log in with a write "
                                             "token to accept, edit or dismiss")
-            # who decided: the token's principal; the form's name only without auth (the local person)
-            who = writer_of(request.scope.get("state"))
-            author = who.principal if who.authenticated else ((form.get("author") or [""])[0].strip() or "web")
+            author = _decider(request, form)
             note = (form.get("note") or [""])[0].strip() or None
             item = sm.review_item(ctx.cat, item_id, now=ctx.now)
             if action == "accept":
@@ -534,8 +548,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
                             message=f"no bulk action {decision[:40]!r}: accept or dismiss")
             if not group:
                 raise InvalidValueError("the form names no group; reload the inbox and use a group's buttons")
-            who = writer_of(request.scope.get("state"))
-            author = who.principal if who.authenticated else ((form.get("author") or [""])[0].strip() or "web")
+            author = _decider(request, form)
             note = (form.get("note") or [""])[0].strip() or None
             reason = (form.get("reason") or [""])[0].strip() or None
             table = (form.get("table") or [""])[0].strip() or None

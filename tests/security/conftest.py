@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 import catalog_core as cc
-from mcp_server.http.auth import Tokens
+from mcp_server.http.auth import Principal, Tokens
 from mcp_server.http.server import default_plugins, serve_in_thread
 
-READ, WRITE, WRITE2 = "sec-read-token", "sec-write-token", "sec-write2-token"
+READ, WRITE, WRITE2 = "sec-read-token", "sec-write-token", "sec-write2-token"  # WRITE, WRITE2: agents' tokens
+STEWARD = "sec-steward-token"  # a person's write token: the only kind that decides review items on /ui
 TABLE = "/acme/core/dim_store"
 
 
@@ -35,8 +36,9 @@ def engine(data_dir) -> Iterator[cc.Catalog]:
 
 
 def start(engine: cc.Catalog, tokens: bool, **kw: Any):
-    """A server for `engine` with the MCP tools at /mcp; tokens READ/WRITE/WRITE2 when `tokens`."""
-    toks = Tokens({READ: "read", WRITE: "write", WRITE2: "write"}) if tokens else Tokens()
+    """A server for `engine` with the MCP tools at /mcp; tokens READ/WRITE/WRITE2/STEWARD when `tokens`."""
+    toks = Tokens({READ: "read", WRITE: "write", WRITE2: "write",
+                   STEWARD: Principal("steward", "write", "human")}) if tokens else Tokens()
     return serve_in_thread(engine, tokens=toks, plugins=default_plugins(), **kw)
 
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 import semantic as sm
-from tests.security.conftest import READ, WRITE, start
+from tests.security.conftest import READ, STEWARD, WRITE, start
 
 COOKIE = "semcat_token"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -47,7 +47,7 @@ def still_open(engine, item_id: str) -> bool:
 def test_a_review_post_needs_the_pages_csrf_token(engine, mode, item):
     with start(engine, mode == "tokens") as server, httpx.Client(base_url=server.url, timeout=60) as c:
         if mode == "tokens":
-            login(c, WRITE)
+            login(c, STEWARD)
         inbox = c.get("/ui/inbox")
         assert inbox.status_code == 200 and f'id="item-{item}"' in inbox.text
         token = csrf_of(inbox.text)
@@ -58,7 +58,7 @@ def test_a_review_post_needs_the_pages_csrf_token(engine, mode, item):
         # another browser session's token is not this one's
         with httpx.Client(base_url=server.url, timeout=60) as other:
             if mode == "tokens":
-                login(other, WRITE)
+                login(other, STEWARD)
             other_token = csrf_of(other.get("/ui/inbox").text)
         assert other_token != token
         assert c.post(f"/ui/review/{item}/dismiss", data={"csrf": other_token}).status_code == 403
@@ -120,3 +120,21 @@ def test_a_read_token_cannot_decide(engine, item):
         resp = c.post(f"/ui/review/{item}/dismiss", data={"csrf": token})
         assert resp.status_code == 403 and "write" in resp.text
         assert still_open(engine, item)
+
+
+def test_an_agents_token_cannot_decide_on_the_page(engine, item):
+    """A review decision is recorded as a person's (source human): an agent's write token is refused
+    with a 403 that says so, by cookie or by Bearer, and the item stays open; a person's token decides."""
+    with start(engine, True) as server, httpx.Client(base_url=server.url, timeout=60) as c:
+        login(c, WRITE)
+        token = csrf_of(c.get("/ui/inbox").text)
+        resp = c.post(f"/ui/review/{item}/dismiss", data={"reason": "fine", "csrf": token})
+        assert resp.status_code == 403 and "person" in resp.text, resp.text[:300]
+        bearer = httpx.post(f"{server.url}/ui/review/{item}/dismiss", data={"reason": "fine"},
+                            headers={"Authorization": f"Bearer {WRITE}"}, timeout=60)
+        assert bearer.status_code == 403 and "person" in bearer.text, bearer.text[:300]
+        assert still_open(engine, item)
+        resp = httpx.post(f"{server.url}/ui/review/{item}/dismiss", data={"reason": "fine"},
+                          headers={"Authorization": f"Bearer {STEWARD}"}, timeout=60)
+        assert resp.status_code == 200, resp.text[:300]
+        assert not still_open(engine, item)

@@ -13,7 +13,7 @@ import threading
 import pytest
 
 import semantic as sm
-from tests.security.conftest import READ, TABLE, WRITE, start
+from tests.security.conftest import READ, STEWARD, TABLE, start
 from tests.test_ui_browser import CHROMIUM, DRIVER, browser  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="needs chromium + chromium-driver (apt)")
@@ -69,7 +69,7 @@ def test_a_cross_origin_page_cannot_act_but_the_real_page_can(browser, engine, t
         try:
             if tokens:  # the victim logs in through the real form
                 driver.get(server.url + "/ui/login?next=/ui/inbox")
-                driver.find_element(By.ID, "token").send_keys(WRITE)
+                driver.find_element(By.ID, "token").send_keys(STEWARD)
                 driver.find_element(By.ID, "login").click()
                 WebDriverWait(driver, 120).until(EC.presence_of_element_located((By.ID, "inbox")))
             for page in ("/dismiss", "/commit", "/login", "/link"):
