@@ -401,14 +401,7 @@ def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model,
         conds = validate_conditions(conditions.split(","))
     except ValueError as exc:
         raise click.BadParameter(_condition_hint(str(exc), conditions.split(",")), param_hint="--conditions") from None
-    subset = None
-    if subset_spec is not None:
-        from eval.harness.touches import parse_subset
-
-        try:
-            subset = parse_subset(subset_spec)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--subset") from None
+    subset = _subset_k(subset_spec)
     if questions_file is None:
         import eval as _eval_pkg
 
@@ -460,14 +453,34 @@ def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model,
     paths = write_report(out_dir)
     import json
 
+    _echo_subset(out_dir)
+    with open(paths["summary"], encoding="utf-8") as fh:
+        click.echo(headline(json.load(fh)))
+    click.echo(f"\nreport: {paths['report']}  chart: {paths['chart']}  lines: {out_dir}/results.jsonl")
+
+
+def _subset_k(spec: str | None) -> int | None:
+    """--subset stale-events[:K] -> K (None without --subset)."""
+    if spec is None:
+        return None
+    from eval.harness.touches import parse_subset
+
+    try:
+        return parse_subset(spec)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--subset") from None
+
+
+def _echo_subset(out_dir: str) -> None:
+    """The questions a --subset rule chose (run.json), one line before the table."""
+    import json
+    import os
+
     with open(os.path.join(out_dir, "run.json"), encoding="utf-8") as fh:
         chosen = json.load(fh).get("subset")
     if chosen:
         click.echo(f"subset {chosen['rule']}:{chosen['k']}: {len(chosen['questions'])} questions "
                    f"({', '.join(chosen['questions'])})\n")
-    with open(paths["summary"], encoding="utf-8") as fh:
-        click.echo(headline(json.load(fh)))
-    click.echo(f"\nreport: {paths['report']}  chart: {paths['chart']}  lines: {out_dir}/results.jsonl")
 
 
 def _variant_groups(data_dirs) -> dict[str, list[str]]:
