@@ -43,7 +43,7 @@ from catalog_core.api import CatalogAPI
 from eval.agents.loop import Agent, Episode, list_tool_specs, pin, run_episode
 from eval.harness.compare import compare
 from eval.harness.questions import Question
-from eval.harness.touches import SUBSET_RULE, StaleTouch, stale_event_subset, stale_touches, touches
+from eval.harness.touches import SUBSET_RULE, StaleTouch, stale_event_picks, stale_touches, touches
 from eval.harness.translate import translate_questions
 from eval.lake.naming import Naming, load_names
 from semantic.annotations import table_refs
@@ -347,8 +347,11 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
         for i, root in enumerate(roots):
             lakes.append(open_lake(root, None if catalogs is None else catalogs[i], histories))
         if subset is not None:
-            qs = subset_questions(lakes[0], qs, subset)[: limit if limit is not None else None]
-            chosen = {"rule": SUBSET_RULE, "k": subset, "questions": [q.id for q in qs]}
+            qs, picks = subset_questions(lakes[0], qs, subset)
+            qs = qs[: limit if limit is not None else None]
+            chosen = {"rule": SUBSET_RULE, "k": subset, "questions": [q.id for q in qs],
+                      "events": [{"table": t, "kind": kd, "change": ch, "questions": ids}
+                                 for (t, kd, ch), ids in picks.items()]}
             if not qs:
                 raise ValueError(f"the {SUBSET_RULE}:{subset} rule chose no question of this file on "
                                  f"{lakes[0].root}: none of its gold SQL reads a detectable stale annotation")
@@ -403,15 +406,17 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
                       snapshots=vids)
 
 
-def subset_questions(lake: _Lake, qs: Sequence[Question], k: int) -> list[Question]:
-    """The questions (as given: LAKE.md names) the stale-events rule with K per event picks on `lake`:
-    matched under the lake's names against its manifest and stale catalog."""
+def subset_questions(lake: _Lake, qs: Sequence[Question], k: int
+                     ) -> tuple[list[Question], dict[tuple[str, str, str], list[str]]]:
+    """The questions (as given: LAKE.md names, in id order) the stale-events rule with K per event picks on
+    `lake`, matched under the lake's names against its manifest and stale catalog; and the rule's trace
+    (event -> the ids it picked)."""
     if lake.manifest is None or "stale" not in lake.catalogs:
         raise ValueError(f"{lake.root}: the {SUBSET_RULE} subset needs the lake's stale history and "
                          "stale_manifest.json; rebuild it with `semcat eval build`, or drop --subset")
-    by_id = {q.id: q for q in qs}
-    picked = stale_event_subset(translate_questions(qs, lake.naming), lake.manifest, lake.stale_rules, k)
-    return [by_id[q.id] for q in picked]
+    picks = stale_event_picks(translate_questions(qs, lake.naming), lake.manifest, lake.stale_rules, k)
+    picked = {i for ids in picks.values() for i in ids}
+    return sorted((q for q in qs if q.id in picked), key=lambda q: q.id), picks
 
 
 def lake_tables(lake: _Lake, qs: Sequence[Question]) -> tuple[list[str], set[str]]:

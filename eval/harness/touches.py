@@ -43,7 +43,7 @@ from catalog_core.api import CatalogAPI
 from eval.harness.questions import Question
 
 __all__ = ["StaleTouch", "stale_touches", "touches", "gold_columns", "SUBSET_RULE", "EVENT_KEYS", "stale_events",
-           "stale_event_subset", "parse_subset"]
+           "stale_event_picks", "stale_event_subset", "parse_subset"]
 
 SUBSET_RULE = "stale-events"
 # the annotation kinds (first part of the key) through which a question reads an event (module docstring)
@@ -154,9 +154,10 @@ def stale_events(manifest: dict[str, Any]) -> dict[tuple[str, str, str], frozens
     return {k: frozenset(events[k]) for k in sorted(events)}
 
 
-def stale_event_subset(questions: Iterable[Question], manifest: dict[str, Any], rules: Iterable[StaleTouch],
-                       k: int = 1) -> list[Question]:
-    """The questions the stale-events rule picks (module docstring), in id order. `rules` are
+def stale_event_picks(questions: Iterable[Question], manifest: dict[str, Any], rules: Iterable[StaleTouch],
+                      k: int = 1) -> dict[tuple[str, str, str], list[str]]:
+    """Each detectable event (stale_events, sorted) -> the ids of the first K questions (id order, originals
+    only) whose gold reads one of its annotations; an event no question reads maps to []. `rules` are
     `stale_touches(manifest, stale_catalog)`; `questions` are under the lake's names (translate_questions),
     as the rules are. Deterministic: a function of the manifest, the stale catalog and the question file,
     never of any agent's answers."""
@@ -165,10 +166,15 @@ def stale_event_subset(questions: Iterable[Question], manifest: dict[str, Any], 
     rules = list(rules)
     originals = sorted((q for q in questions if q.paraphrase_of is None), key=lambda q: q.id)
     read = {q.id: set(touches(q, rules, detectable_only=True)) for q in originals}
-    picked: set[str] = set()
-    for anns in stale_events(manifest).values():
-        picked.update([q.id for q in originals if read[q.id] & anns][:k])
-    return [q for q in originals if q.id in picked]
+    return {ev: [q.id for q in originals if read[q.id] & anns][:k] for ev, anns in stale_events(manifest).items()}
+
+
+def stale_event_subset(questions: Iterable[Question], manifest: dict[str, Any], rules: Iterable[StaleTouch],
+                       k: int = 1) -> list[Question]:
+    """The questions the stale-events rule picks (module docstring; stale_event_picks), in id order."""
+    qs = list(questions)
+    picked = {i for ids in stale_event_picks(qs, manifest, rules, k).values() for i in ids}
+    return sorted((q for q in qs if q.id in picked), key=lambda q: q.id)
 
 
 def parse_subset(spec: str) -> int:

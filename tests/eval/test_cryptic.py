@@ -349,3 +349,16 @@ def test_eval_run_matches_stale_annotations_under_the_variants_names(lake_dir, c
         touched[name] = {q.id for r, q in zip(out, qs, strict=True) if r["touches_stale"]}
     assert len(touched["plain"]) >= 50
     assert touched["cryptic"] == touched["plain"]
+
+
+def test_the_stale_events_subset_is_the_same_on_both_variants(lake_dir, cats, ccats, cryptic_dir):
+    """The demo's rule (eval run --subset stale-events:K) picks the same public questions on the variant:
+    its manifest and annotations are the plain lake's under other names, and the gold is translated."""
+    from eval.harness.runner import open_lake, subset_questions
+
+    qs = load_questions(PUBLIC)
+    got = {}
+    for name, root, cs in (("plain", lake_dir, cats), ("cryptic", cryptic_dir, ccats)):
+        lake = open_lake(root, cs, {"enriched", "stale"})
+        got[name] = {k: [q.id for q in subset_questions(lake, qs, k)[0]] for k in (1, 2)}
+    assert got["plain"][1] and got["cryptic"] == got["plain"]
