@@ -353,7 +353,8 @@ def _per_question(out: _Out, res_dir: str) -> None:
     by_q: dict[str, dict[str, str]] = {}
     for r in recs:
         by_q.setdefault(r["id"], {})[r["condition"]] = r["outcome"]
-    rows = [[qid, *[q.get(c, "") for c in CONDITIONS], ", ".join(picked_by.get(qid, []))] for qid, q in by_q.items()]
+    rows: list[list[object]] = [[qid, *[q.get(c, "") for c in CONDITIONS], ", ".join(picked_by.get(qid, []))]
+                                for qid, q in by_q.items()]
     out.line("  per question: its outcome by condition, and the drift events that picked it")
     out.table(["question", *CONDITIONS, "picked for (stale event)"], rows)
 
