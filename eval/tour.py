@@ -7,7 +7,9 @@
 3. the staleness report of the stale catalog at d0, by reason, then a data steward accepting one
    suggestion (semantic.review, in a copy of the catalog: the lake stays as built) and the agent's next
    describe_table over MCP, without the warning;
-4. the eval on a quick subset (`semcat eval run`), its headline table;
+4. the eval on a quick subset chosen by a rule (`semcat eval run --subset stale-events:K`: questions whose
+   answer reads an annotation the stale history left stale), its headline table and each question's
+   outcome per condition;
 5. how to connect your own MCP client.
 """
 
@@ -300,21 +302,28 @@ def _review(out: _Out, catalog_dir: str, data: str) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------- 4. eval
 EVAL_TIMEOUT_S = 900.0  # the quick subset's runner; past it the tour says so and goes on to step 5
+# the quick subset: `--subset stale-events:K` (eval.harness.touches.stale_event_subset), the first K public
+# questions reading each detectable stale event's column, metric or relationship annotations: chosen by a
+# rule over the manifest, never by outcome. K=2 picks 15 questions on the seed-7 small lake, whose 60 episodes
+# take about the CPU time of the 48 of the 12 first questions the tour ran before (K=1: 9 questions, about half).
+SUBSET_K = 2
+CONDITIONS = ("bare", "enriched", "stale", "stale+detect")
+
 
 def _eval(out: _Out, lake: str, data: str) -> str:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     questions = os.path.join(root, "eval", "questions", "public.yaml")
-    cmd = [sys.executable, "-m", "mcp_server.cli", "eval", "run", "--data", lake, "--questions", questions,
-           "--conditions", "bare,enriched,stale,stale+detect", "--agent", "offline",
-           "--out", os.path.join(data, "eval"), "--limit", "12", "--no-detector", "--no-progress"]
-    out.line("  semcat eval run --data " + lake + " --questions eval/questions/public.yaml --conditions "
-             "bare,enriched,stale,stale+detect --agent offline --out " + os.path.join(data, "eval") + " --limit 12",
-             "dim")
+    res_dir = os.path.join(data, "eval")
+    args = ["eval", "run", "--data", lake, "--questions", questions, "--conditions", ",".join(CONDITIONS),
+            "--agent", "offline", "--out", res_dir, "--subset", f"stale-events:{SUBSET_K}", "--no-detector"]
+    cmd = [sys.executable, "-m", "mcp_server.cli", *args, "--no-progress"]
+    shown = [a if a != questions else "eval/questions/public.yaml" for a in args]
+    out.command("semcat " + " ".join(shlex.quote(a) for a in shown))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=EVAL_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        out.line(f"  semcat eval run did not finish within {EVAL_TIMEOUT_S:g} s (about a minute on an idle 2-core "
+        out.line(f"  semcat eval run did not finish within {EVAL_TIMEOUT_S:g} s (a few minutes on an idle 2-core "
                  "machine; this one is busy) and was stopped; run the command above yourself to see its table",
                  "red")
         return "failed"
@@ -323,7 +332,31 @@ def _eval(out: _Out, lake: str, data: str) -> str:
         out.line(f"  semcat eval run failed (exit {proc.returncode}):\n{tail}", "red")
         return "failed"
     out.line(proc.stdout.rstrip() or "  (the runner printed no table)")
+    _per_question(out, res_dir)
     return "ok"
+
+
+def _per_question(out: _Out, res_dir: str) -> None:
+    """Each subset question's outcome per condition (results.jsonl) and the drift events that picked it
+    (run.json's subset trace): where stale annotations cost an answer and whether detection gave it back."""
+    try:
+        with open(os.path.join(res_dir, "results.jsonl"), encoding="utf-8") as fh:
+            recs = [json.loads(line) for line in fh if line.strip()]
+        with open(os.path.join(res_dir, "run.json"), encoding="utf-8") as fh:
+            subset = json.load(fh).get("subset") or {}
+    except (OSError, ValueError):
+        return
+    picked_by: dict[str, list[str]] = {}
+    for ev in subset.get("events", []):
+        for qid in ev["questions"]:
+            picked_by.setdefault(qid, []).append(f"{ev['table'].rsplit('.', 1)[-1]} {ev['kind']} ({ev['change']})")
+    by_q: dict[str, dict[str, str]] = {}
+    for r in recs:
+        by_q.setdefault(r["id"], {})[r["condition"]] = r["outcome"]
+    rows: list[list[object]] = [[qid, *[q.get(c, "") for c in CONDITIONS], ", ".join(picked_by.get(qid, []))]
+                                for qid, q in by_q.items()]
+    out.line("  per question: its outcome by condition, and the drift events that picked it")
+    out.table(["question", *CONDITIONS, "picked for (stale event)"], rows)
 
 
 # ---------------------------------------------------------------------------------------------- 5. connect
@@ -351,7 +384,9 @@ def run_tour(data: str = "demo-data", fresh: bool = False, lake: str | None = No
                              "why, and what to do.")
     seen["staleness"] = _staleness(out, stale)
     seen["review"] = _review(out, stale, data)
-    out.section(SECTIONS[3], "12 public questions x 4 conditions with the offline agent over the real MCP client.")
+    out.section(SECTIONS[3], "Public questions chosen by a rule (for each drift event of the stale manifest, the first "
+                             f"{SUBSET_K} whose answer reads an annotation it made stale) x 4 conditions, with the "
+                             "offline agent over the real MCP client.")
     seen["eval"] = _eval(out, root, data) if run_eval else "skipped"
     out.section(SECTIONS[4], "Serve the same catalog to Claude Desktop, an IDE or your own agent:")
     _connect(out, root)

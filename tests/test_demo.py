@@ -117,15 +117,31 @@ def test_the_staleness_report_counts_every_reason(tour, lake_copy):
     assert "suggestion: " in text
 
 
-def test_the_eval_step_prints_the_runners_table(tour):
-    from eval.tour import SECTIONS
+def test_the_eval_step_runs_the_rule_chosen_subset_and_prints_its_table(tour, lake_copy):
+    """The subset is the stale-events rule's (computed here on the same catalog), printed in one copyable
+    command; the runner's table covers exactly those questions; each question's row is shown."""
+    import json
+
+    from eval.harness.questions import load_questions
+    from eval.harness.touches import stale_event_subset, stale_touches
+    from eval.tour import SECTIONS, SUBSET_K
 
     text = _section(tour, SECTIONS[3])
-    assert "semcat eval run --data" in text and "--limit 12" in text
+    [cmd] = [ln for ln in text.splitlines() if ln.startswith("$ semcat eval run --data ")]
+    assert f"--subset stale-events:{SUBSET_K}" in cmd and "--agent offline" in cmd and "--limit" not in cmd
     assert "failed (exit" not in text
+    man = json.load(open(os.path.join(lake_copy, "stale_manifest.json")))
+    qs = load_questions(os.path.join(ROOT, "eval", "questions", "public.yaml"))
+    with cc.Catalog.open(os.path.join(lake_copy, "stale")) as cat:
+        want = [q.id for q in stale_event_subset(qs, man, stale_touches(man, cat), SUBSET_K)]
+    flat = " ".join(text.split())  # rich wraps long lines
+    assert f"subset stale-events:{SUBSET_K}: {len(want)} questions ({', '.join(want)})" in flat
     for cond in ("bare", "enriched", "stale", "stale+detect"):
-        assert re.search(rf"^\| {re.escape(cond)} \| 12 \| \d+ \| [\d.]+% \|", text, re.M), cond
-    assert "report.md" in text
+        assert re.search(rf"^\| {re.escape(cond)} \| {len(want)} \| \d+ \| [\d.]+% \|", text, re.M), cond
+    assert re.search(r"^recovery: ", text, re.M) and "report.md" in text
+    rows = {ln.split()[0]: ln.split()[1:5] for ln in text.splitlines() if re.match(r"^q\d{3} ", ln)}
+    assert sorted(rows) == want  # one row per question: its outcome in each of the four conditions
+    assert all(set(r) <= {"correct", "silent-wrong", "loud-error", "abstain", "gold-error"} for r in rows.values())
 
 
 def test_the_review_step_accepts_a_suggestion_and_the_warning_is_gone(tour, lake_copy):

@@ -43,13 +43,13 @@ from catalog_core.api import CatalogAPI
 from eval.agents.loop import Agent, Episode, list_tool_specs, pin, run_episode
 from eval.harness.compare import compare
 from eval.harness.questions import Question
-from eval.harness.touches import StaleTouch, stale_touches, touches
+from eval.harness.touches import SUBSET_RULE, StaleTouch, stale_event_picks, stale_touches, touches
 from eval.harness.translate import translate_questions
 from eval.lake.naming import Naming, load_names
 from semantic.annotations import table_refs
 
 __all__ = ["run_eval", "RunSummary", "OUTCOMES", "HIDE_FLAGS", "tables_read", "validate_conditions",
-           "RESULTS", "RUN_INFO"]
+           "RESULTS", "RUN_INFO", "subset_questions"]
 
 OUTCOMES = ("correct", "silent-wrong", "loud-error", "abstain", "gold-error")
 # condition -> (hide_annotations, hide_findings); the history each reads is eval.lake.CONDITIONS
@@ -314,30 +314,47 @@ def _progress(total: int, enabled: bool) -> Any:
 def run_eval(data: str | Sequence[str], questions: Sequence[Question], conditions: Sequence[str],
              agent_factory: Callable[[], Agent], out_dir: str, *, limit: int | None = None, progress: bool = True,
              catalogs: Sequence[dict[str, CatalogAPI]] | None = None, command: str | None = None,
-             detector_depths: tuple[str, ...] = ("metadata", "data")) -> RunSummary:
+             detector_depths: tuple[str, ...] = ("metadata", "data"), subset: int | None = None) -> RunSummary:
     """Run every question x condition (x lake); write OUT/results.jsonl and OUT/run.json.
 
     `catalogs`, when given, holds one dict per lake of already-open catalogs by history ("enriched",
-    "stale"); the runner then does not open (nor close) them. `detector_depths=()` skips the detector."""
+    "stale"); the runner then does not open (nor close) them. `detector_depths=()` skips the detector.
+    `subset=K` runs only the questions of the stale-events rule with K per event
+    (eval.harness.touches.stale_event_subset, resolved on the first lake's manifest and stale catalog),
+    then `limit` takes the first N of them; run.json records the rule and the questions it chose."""
     from eval.lake import CONDITIONS, D0
 
     roots = [data] if isinstance(data, str) else list(data)
     if not roots:
         raise ValueError("no lake directory given (--data DIR)")
     conds = validate_conditions(conditions)
-    qs = list(questions)[: limit if limit is not None else None]
+    qs = list(questions)
+    if subset is None:
+        qs = qs[: limit if limit is not None else None]
     if not qs:
         raise ValueError("no questions to run")
     if catalogs is not None and len(catalogs) != len(roots):
         raise ValueError(f"{len(catalogs)} catalog sets for {len(roots)} lake directories")
     os.makedirs(out_dir, exist_ok=True)
     histories = {CONDITIONS[c] for c in conds}
+    if subset is not None:
+        histories.add("stale")  # the rule reads the stale annotations the manifest names
     t0 = time.perf_counter()
     lakes: list[_Lake] = []
     detector_s = 0.0
+    chosen: dict[str, Any] | None = None
     try:
         for i, root in enumerate(roots):
             lakes.append(open_lake(root, None if catalogs is None else catalogs[i], histories))
+        if subset is not None:
+            qs, picks = subset_questions(lakes[0], qs, subset)
+            qs = qs[: limit if limit is not None else None]
+            chosen = {"rule": SUBSET_RULE, "k": subset, "questions": [q.id for q in qs],
+                      "events": [{"table": t, "kind": kd, "change": ch, "questions": ids}
+                                 for (t, kd, ch), ids in picks.items()]}
+            if not qs:
+                raise ValueError(f"the {SUBSET_RULE}:{subset} rule chose no question of this file on "
+                                 f"{lakes[0].root}: none of its gold SQL reads a detectable stale annotation")
         per_lake: list[dict[str, list[dict[str, Any]]]] = []
         vids: dict[str, list[int]] = {c: [] for c in conds}
         detectors: list[dict[str, Any]] = []
@@ -378,7 +395,7 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
         "command": command, "agent": agent_name, "conditions": conds, "questions": len(qs),
         "lakes": [{"dir": os.path.abspath(lk.root), "seed": lk.info.get("seed"), "scale": lk.info.get("scale"),
                    "stale_tables": sorted(lk.stale_tables)} for lk in lakes],
-        "snapshots": vids, "detector": detectors, "seconds": round(seconds, 1),
+        "subset": chosen, "snapshots": vids, "detector": detectors, "seconds": round(seconds, 1),
         "eval_seconds": round(seconds - detector_s, 1), "detector_seconds": round(detector_s, 1),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - seconds)),
     }
@@ -387,6 +404,19 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
     acc = {c: sum(r["correct"] for r in records if r["condition"] == c) / len(qs) for c in conds}
     return RunSummary(out_dir=out_dir, results_path=path, records=len(records), seconds=seconds, accuracy=acc,
                       snapshots=vids)
+
+
+def subset_questions(lake: _Lake, qs: Sequence[Question], k: int
+                     ) -> tuple[list[Question], dict[tuple[str, str, str], list[str]]]:
+    """The questions (as given: LAKE.md names, in id order) the stale-events rule with K per event picks on
+    `lake`, matched under the lake's names against its manifest and stale catalog; and the rule's trace
+    (event -> the ids it picked)."""
+    if lake.manifest is None or "stale" not in lake.catalogs:
+        raise ValueError(f"{lake.root}: the {SUBSET_RULE} subset needs the lake's stale history and "
+                         "stale_manifest.json; rebuild it with `semcat eval build`, or drop --subset")
+    picks = stale_event_picks(translate_questions(qs, lake.naming), lake.manifest, lake.stale_rules, k)
+    picked = {i for ids in picks.values() for i in ids}
+    return sorted((q for q in qs if q.id in picked), key=lambda q: q.id), picks
 
 
 def lake_tables(lake: _Lake, qs: Sequence[Question]) -> tuple[list[str], set[str]]:

@@ -16,6 +16,15 @@ describes, per the annotation's key:
                          reads the table
 
 Only the scorer uses this (it reads the manifest and the gold SQL); agents never do.
+
+`stale_event_subset` is a question subset chosen by a rule over the manifest, never by outcome (the demo's
+quick eval, `semcat eval run --subset stale-events[:K]`): the manifest's detectable entries grouped into
+drift events (table, kind, change day); for each event in sorted order, the first K questions in id order
+(originals only: a paraphrase repeats its original) whose gold reads one of the event's `column.*`,
+`metric.*` or `relationship.*` annotations. An event picks its K questions whether or not an earlier event
+picked them too; the subset is their union in id order. Events of table-level keys only (deprecation,
+freshness SLA, verified queries) pick nothing: whether a question reads them does not depend on what it reads
+of the table.
 """
 
 from __future__ import annotations
@@ -33,7 +42,12 @@ from catalog_core import lake
 from catalog_core.api import CatalogAPI
 from eval.harness.questions import Question
 
-__all__ = ["StaleTouch", "stale_touches", "touches", "gold_columns"]
+__all__ = ["StaleTouch", "stale_touches", "touches", "gold_columns", "SUBSET_RULE", "EVENT_KEYS", "stale_events",
+           "stale_event_picks", "stale_event_subset", "parse_subset"]
+
+SUBSET_RULE = "stale-events"
+# the annotation kinds (first part of the key) through which a question reads an event (module docstring)
+EVENT_KEYS = ("column", "metric", "relationship")
 
 
 @dataclass(frozen=True)
@@ -128,3 +142,47 @@ def touches(q: Question, rules: Iterable[StaleTouch], *, detectable_only: bool =
         hit.append(r.annotation)
     return hit
 
+
+
+def stale_events(manifest: dict[str, Any]) -> dict[tuple[str, str, str], frozenset[str]]:
+    """The manifest's detectable drift events, (table, kind, change day) -> the annotations of the event
+    whose key is one of EVENT_KEYS (events without such an annotation are left out), in sorted order."""
+    events: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for m in manifest.get("stale", []):
+        if m.get("detectable") and m["key"].split(".", 1)[0] in EVENT_KEYS:
+            events[(m["table"], m["kind"], str(m.get("change")))].add(m["annotation"])
+    return {k: frozenset(events[k]) for k in sorted(events)}
+
+
+def stale_event_picks(questions: Iterable[Question], manifest: dict[str, Any], rules: Iterable[StaleTouch],
+                      k: int = 1) -> dict[tuple[str, str, str], list[str]]:
+    """Each detectable event (stale_events, sorted) -> the ids of the first K questions (id order, originals
+    only) whose gold reads one of its annotations; an event no question reads maps to []. `rules` are
+    `stale_touches(manifest, stale_catalog)`; `questions` are under the lake's names (translate_questions),
+    as the rules are. Deterministic: a function of the manifest, the stale catalog and the question file,
+    never of any agent's answers."""
+    if k < 1:
+        raise ValueError(f"stale-events subset: K must be at least 1, got {k}")
+    rules = list(rules)
+    originals = sorted((q for q in questions if q.paraphrase_of is None), key=lambda q: q.id)
+    read = {q.id: set(touches(q, rules, detectable_only=True)) for q in originals}
+    return {ev: [q.id for q in originals if read[q.id] & anns][:k] for ev, anns in stale_events(manifest).items()}
+
+
+def stale_event_subset(questions: Iterable[Question], manifest: dict[str, Any], rules: Iterable[StaleTouch],
+                       k: int = 1) -> list[Question]:
+    """The questions the stale-events rule picks (module docstring; stale_event_picks), in id order."""
+    qs = list(questions)
+    picked = {i for ids in stale_event_picks(qs, manifest, rules, k).values() for i in ids}
+    return sorted((q for q in qs if q.id in picked), key=lambda q: q.id)
+
+
+def parse_subset(spec: str) -> int:
+    """`stale-events` or `stale-events:K` -> K (1 when omitted); anything else is a ValueError saying
+    what is accepted."""
+    name, sep, k = spec.strip().partition(":")
+    if name != SUBSET_RULE or (sep and not k.strip().isdigit()) or (sep and int(k) < 1):
+        raise ValueError(f"unknown subset {spec!r}: use {SUBSET_RULE} or {SUBSET_RULE}:K with K >= 1 (the first K "
+                         "questions reading each detectable stale event's column, metric or relationship "
+                         "annotations)")
+    return int(k) if sep else 1

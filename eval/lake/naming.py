@@ -16,13 +16,14 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Naming", "CODED", "DOMAINS", "NAMES_FILE", "load_names", "plain_columns", "plain_tables"]
+__all__ = ["Naming", "CODED", "DOMAINS", "NAMES_FILE", "load_names", "plain_columns", "plain_tables", "name_columns"]
 
 NAMES_FILE = "names.json"
 
@@ -62,6 +63,27 @@ _CODE_PREFIX = "ABCDEFGHJKLMNPRTVWXZ"
 _SQL_WORDS = {"date", "time", "order", "select", "from", "where", "group", "by", "as", "on", "in", "is", "not",
               "and", "or", "case", "when", "then", "else", "end", "join", "left", "right", "full", "limit", "offset",
               "table", "values", "partition", "format", "status", "region", "channel", "over", "window", "filter"}
+
+
+@functools.cache
+def name_columns() -> dict[str, tuple[str, str]]:
+    """Columns whose values name lake objects, as the annotations declare them: plain column ->
+    (role, plain table). A `load_log` table field (eval.lake.annotations) names its log's `table_column`
+    (values `ns.table`: role "table") and `partition_column` (values `YYYY-MM-DD` or
+    `YYYY-MM-DD/column=value`: role "partition"). Computed once (do not modify the result). The build writes such values under the variant's names
+    (`Naming.row`) and the gold translation rewrites literals compared with them (eval.lake.translate)."""
+    from eval.lake.annotations import TABLE_DOCS
+
+    out: dict[str, tuple[str, str]] = {}
+    for doc in TABLE_DOCS.values():
+        log = doc.get("load_log")
+        if not isinstance(log, dict) or not log.get("table"):
+            continue
+        table = str(log["table"]).removeprefix("acme.")
+        for field_, role in (("table_column", "table"), ("partition_column", "partition")):
+            if isinstance(log.get(field_), str):
+                out[log[field_]] = (role, table)
+    return out
 
 
 def plain_tables() -> list[str]:
@@ -198,15 +220,25 @@ class Naming:
         if self.identity:
             return row
         out = {}
+        roles = name_columns()
         for k, v in row.items():
-            if table == "ops.etl_load_log" and k == "table_name" and isinstance(v, str):
-                v = self.table(v)
-            elif table == "ops.etl_load_log" and k == "partition" and isinstance(v, str) and "/" in v:
-                day, _, rest = v.partition("/")
-                col, _, val = rest.partition("=")
-                v = f"{day}/{self.column(col)}={val}"
+            role = roles.get(k)
+            if role is not None and role[1] == table and isinstance(v, str):
+                v = self.name_value(role[0], v)
             out[self.column(k)] = self.code(k, v)
         return out
+
+    def name_value(self, role: str, value: str) -> str:
+        """A value of a column that names lake objects (`name_columns`) under the variant's names: role
+        "table": a plain `ns.table` (or `acme.ns.table`) -> its written name (anything else unchanged);
+        role "partition": each `/column=` inside it -> the column's written name (a LIKE pattern too)."""
+        if self.identity:
+            return value
+        if role == "table":
+            return self.table(value)
+        if role == "partition":
+            return re.sub(r"/([a-z_][a-z0-9_]*)=", lambda m: f"/{self.columns.get(m.group(1), m.group(1))}=", value)
+        raise ValueError(f"unknown name-column role {role!r}; use table or partition")
 
     def text(self, s: str) -> str:
         """Prose that mentions plain identifiers: every dotted table name and every snake_case column or

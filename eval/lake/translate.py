@@ -7,6 +7,12 @@ used as a qualifier), column references (qualified or not) and string literals c
 column (`=`, `<>`, `IN`, `CASE col WHEN`, `CASE WHEN col = ...`, `LIKE`/`ILIKE`, which become an `IN`
 over the matching labels' codes) to the variant's names and codes. Output aliases are kept.
 
+String literals compared (the same ways) with a column whose values name lake objects also follow the
+names: the annotations declare such columns (eval.lake.naming.name_columns: a `load_log` table field's
+`table_column` holds `ns.table` names, its `partition_column` partitions such as `2025-03-09/store_id=17`).
+A table-name literal becomes the table's written name (a `LIKE` over table names becomes an `IN` over the
+written names of the plain tables it matches); a partition literal or pattern gets its `/column=` renamed.
+
 Invariants:
 - the identity Naming (plain variant) returns the statement unchanged, byte for byte;
 - a table that is neither a LAKE.md table nor a CTE of the statement raises `TranslateError` naming it;
@@ -43,18 +49,24 @@ def naming_for_lake(root: str) -> "Naming":
 
 
 def _plain_col(naming: "Naming", e: exp.Expression) -> str | None:
-    """The plain coded column an expression reads directly (a column, possibly under lower/upper/trim)."""
-    from eval.lake.naming import CODED
+    """The plain coded column, or column naming lake objects (naming.name_columns), an expression reads
+    directly (a column, possibly under lower/upper/trim)."""
+    from eval.lake.naming import CODED, name_columns
 
     while isinstance(e, (exp.Lower, exp.Upper, exp.Trim, exp.Paren, exp.Cast)):
         e = e.this
-    if isinstance(e, exp.Column) and e.name in CODED:
+    if isinstance(e, exp.Column) and (e.name in CODED or e.name in name_columns()):
         return e.name
     return None
 
 
 def _code_literal(naming: "Naming", col: str, lit: exp.Expression) -> exp.Expression:
+    from eval.lake.naming import name_columns
+
     if isinstance(lit, exp.Literal) and lit.is_string:
+        role = name_columns().get(col)
+        if role is not None:
+            return exp.Literal.string(naming.name_value(role[0], lit.this))
         dom = naming.values.get(_domain(col), {})
         if lit.this in dom:
             return exp.Literal.string(dom[lit.this])
@@ -68,14 +80,23 @@ def _domain(col: str) -> str:
 
 
 def _like_codes(naming: "Naming", col: str, pattern: str, ci: bool) -> list[str]:
+    """The written values a LIKE pattern over plain values matches: a coded column's codes, or a table-name
+    column's written table names."""
+    from eval.lake.naming import name_columns
+
     glob = pattern.replace("*", "[*]").replace("?", "[?]").replace("%", "*").replace("_", "?")
-    dom = naming.values.get(_domain(col), {})
+    if col in name_columns():  # role "table" (partition patterns are rewritten in place)
+        dom = {p: w for p, w in naming.tables.items()}
+    else:
+        dom = naming.values.get(_domain(col), {})
     if ci:
         return [c for lab, c in dom.items() if fnmatch.fnmatchcase(lab.lower(), glob.lower())]
     return [c for lab, c in dom.items() if fnmatch.fnmatchcase(lab, glob)]
 
 
 def _codes(naming: "Naming", tree: exp.Expression) -> exp.Expression:
+    from eval.lake.naming import name_columns
+
     def fix(node: exp.Expression) -> exp.Expression:
         if isinstance(node, (exp.EQ, exp.NEQ)):
             for a, b in (("this", "expression"), ("expression", "this")):
@@ -89,7 +110,10 @@ def _codes(naming: "Naming", tree: exp.Expression) -> exp.Expression:
         elif isinstance(node, (exp.Like, exp.ILike)):
             col = _plain_col(naming, node.this)
             pat = node.expression
-            if col is not None and isinstance(pat, exp.Literal) and pat.is_string:
+            role = name_columns().get(col) if col is not None else None
+            if role is not None and role[0] == "partition" and isinstance(pat, exp.Literal) and pat.is_string:
+                node.set("expression", exp.Literal.string(naming.name_value("partition", pat.this)))
+            elif col is not None and isinstance(pat, exp.Literal) and pat.is_string:
                 codes = _like_codes(naming, col, pat.this, isinstance(node, exp.ILike))
                 target = node.this
                 while isinstance(target, (exp.Lower, exp.Upper, exp.Trim, exp.Paren)):

@@ -377,11 +377,15 @@ def eval_build(data_dir, seed, scale, variant) -> None:
 @click.option("--model", default=None, help="--agent openai: the model name")
 @click.option("--out", "out_dir", required=True, help="output directory: results.jsonl, report.md, chart.png")
 @click.option("--limit", default=None, type=click.IntRange(min=1), help="only the first N questions")
+@click.option("--subset", "subset_spec", default=None, metavar="stale-events[:K]",
+              help="only the questions a rule picks (never their outcomes): for each detectable stale event of the "
+                   "manifest (table, kind, change day), the first K questions (id order, default 1) whose gold reads "
+                   "one of its column, metric or relationship annotations; --limit then takes the first N")
 @click.option("--detector/--no-detector", default=True, show_default=True,
               help="score the staleness detector against the manifest (metadata and data depth)")
 @click.option("--progress/--no-progress", default=True, show_default=True)
-def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model, out_dir, limit, detector,
-             progress) -> None:
+def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model, out_dir, limit, subset_spec,
+             detector, progress) -> None:
     """Run every question x condition at one pinned snapshot, score it, and write the report."""
     _needs("matplotlib")
     import importlib
@@ -397,6 +401,7 @@ def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model,
         conds = validate_conditions(conditions.split(","))
     except ValueError as exc:
         raise click.BadParameter(_condition_hint(str(exc), conditions.split(",")), param_hint="--conditions") from None
+    subset = _subset_k(subset_spec)
     if questions_file is None:
         import eval as _eval_pkg
 
@@ -431,7 +436,8 @@ def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model,
         for label, dirs in groups.items():
             try:
                 run_eval(dirs, questions, conds, factory, os.path.join(out_dir, label), limit=limit,
-                         progress=progress, command=command, detector_depths=("metadata", "data") if detector else ())
+                         progress=progress, command=command, detector_depths=("metadata", "data") if detector else (),
+                         subset=subset)
             except (FileNotFoundError, ValueError) as exc:
                 raise click.ClickException(f"{label}: {exc}") from None
             write_report(os.path.join(out_dir, label))
@@ -441,15 +447,40 @@ def eval_run(data_dirs, questions_file, conditions, agent_kind, base_url, model,
         return
     try:
         run_eval(next(iter(groups.values())), questions, conds, factory, out_dir, limit=limit, progress=progress,
-                 command=command, detector_depths=("metadata", "data") if detector else ())
+                 command=command, detector_depths=("metadata", "data") if detector else (), subset=subset)
     except (FileNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     paths = write_report(out_dir)
     import json
 
+    _echo_subset(out_dir)
     with open(paths["summary"], encoding="utf-8") as fh:
         click.echo(headline(json.load(fh)))
     click.echo(f"\nreport: {paths['report']}  chart: {paths['chart']}  lines: {out_dir}/results.jsonl")
+
+
+def _subset_k(spec: str | None) -> int | None:
+    """--subset stale-events[:K] -> K (None without --subset)."""
+    if spec is None:
+        return None
+    from eval.harness.touches import parse_subset
+
+    try:
+        return parse_subset(spec)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--subset") from None
+
+
+def _echo_subset(out_dir: str) -> None:
+    """The questions a --subset rule chose (run.json), one line before the table."""
+    import json
+    import os
+
+    with open(os.path.join(out_dir, "run.json"), encoding="utf-8") as fh:
+        chosen = json.load(fh).get("subset")
+    if chosen:
+        click.echo(f"subset {chosen['rule']}:{chosen['k']}: {len(chosen['questions'])} questions "
+                   f"({', '.join(chosen['questions'])})\n")
 
 
 def _variant_groups(data_dirs) -> dict[str, list[str]]:

@@ -130,6 +130,27 @@ def test_run_eval_rejects_bad_input(cats, lake_dir, tmp_path):
         run_eval(lake_dir, QUESTIONS, ["stael"], Scripted, str(tmp_path), catalogs=[cats])
     with pytest.raises(FileNotFoundError, match="semcat eval build"):
         run_eval(str(tmp_path / "nope"), QUESTIONS, ["bare"], Scripted, str(tmp_path))
+    with pytest.raises(ValueError, match="stale-events:1 rule chose no question"):  # none reads a stale event
+        run_eval(lake_dir, QUESTIONS, ["bare"], Scripted, str(tmp_path), catalogs=[cats], subset=1,
+                 detector_depths=())
+
+
+def test_run_eval_subset_runs_the_rules_questions_and_records_them(cats, lake_dir, tmp_path):
+    from eval.harness.runner import run_eval
+    from eval.harness.touches import stale_event_picks, stale_event_subset, stale_touches
+
+    qs = load_questions(os.path.join(ROOT, "eval", "questions", "public.yaml"))
+    man = json.load(open(os.path.join(lake_dir, "stale_manifest.json")))
+    rules = stale_touches(man, cats["stale"])
+    want = [q.id for q in stale_event_subset(qs, man, rules, 1)]
+    run_eval(lake_dir, qs, ["bare"], Scripted, str(tmp_path), catalogs=[cats], subset=1, limit=len(want) - 1,
+             detector_depths=(), progress=False)
+    info = json.load(open(tmp_path / "run.json"))
+    assert info["subset"]["rule"] == "stale-events" and info["subset"]["k"] == 1
+    assert info["subset"]["questions"] == want[:-1]  # --limit takes the first N of the subset
+    picks = stale_event_picks(qs, man, rules, 1)
+    assert [(e["table"], e["kind"], e["change"]) for e in info["subset"]["events"]] == list(picks)
+    assert [r["id"] for r in map(json.loads, open(tmp_path / "results.jsonl"))] == want[:-1]
 
 
 def test_cli_eval_run(lake_dir, tmp_path):
@@ -157,6 +178,8 @@ def test_cli_eval_run(lake_dir, tmp_path):
     bad = subprocess.run(base + ["--conditions", "bare,stael", *agent], env=env,
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "unknown condition" in bad.stderr and "stael" in bad.stderr
+    bad = subprocess.run(base + ["--subset", "first:12", *agent], env=env, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "--subset" in bad.stderr and "use stale-events or stale-events:K" in bad.stderr
     proc = subprocess.run(base + ["--conditions", "bare,stale+detect", *agent, "--no-detector"],
                           env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -72,3 +72,46 @@ def test_unanswerable_questions_touch_nothing_and_columns_are_parsed(cats, lake_
     assert touches(q, rules) == []
     assert gold_columns("SELECT o.a, sum(b) FROM t o WHERE c > 1 GROUP BY 1") == {"a", "b", "c"}
     assert gold_columns("not sql at all (") == set()
+
+
+# ------------------------------------------------------------------ the stale-events subset (the demo's eval)
+def test_the_stale_events_subset_follows_its_rule(cats, lake_dir):
+    """For each detectable event (table, kind, change day) with column / metric / relationship annotations,
+    the K first originals (id order) whose gold reads one of them; nothing else; K=2 extends K=1."""
+    from eval.harness.questions import load_questions
+    from eval.harness.touches import EVENT_KEYS, stale_event_picks, stale_event_subset, stale_events
+
+    man, rules = _rules(cats, lake_dir)
+    qs = load_questions(os.path.join(os.path.dirname(__file__), "..", "..", "eval", "questions", "public.yaml"))
+    events = stale_events(man)
+    assert events and list(events) == sorted(events)
+    for (table, kind, change), anns in events.items():
+        entries = [m for m in man["stale"] if m["annotation"] in anns]
+        assert all(m["detectable"] and m["table"] == table and m["kind"] == kind and str(m["change"]) == change
+                   and m["key"].split(".")[0] in EVENT_KEYS for m in entries)
+    subsets = {}
+    for k in (1, 2):
+        picks = stale_event_picks(qs, man, rules, k)
+        sub = stale_event_subset(qs, man, rules, k)
+        subsets[k] = [q.id for q in sub]
+        assert subsets[k] == sorted({i for ids in picks.values() for i in ids})
+        for ev, ids in picks.items():
+            readers = [q.id for q in sorted(qs, key=lambda q: q.id)
+                       if q.paraphrase_of is None and set(touches(q, rules, detectable_only=True)) & events[ev]]
+            assert ids == readers[:k], ev  # the first K readers, whatever the others picked
+        assert all(q.paraphrase_of is None for q in sub)
+    assert len(subsets[1]) >= 5 and set(subsets[1]) < set(subsets[2])
+    # an event of table-level annotations only (a deprecation, an SLA, a verified query) picks nothing
+    assert all(m["key"].split(".")[0] not in EVENT_KEYS for m in man["stale"]
+               if m["detectable"] and (m["table"], m["kind"], str(m["change"])) not in events)
+
+
+def test_the_subset_spec_is_checked():
+    import pytest
+
+    from eval.harness.touches import parse_subset
+
+    assert parse_subset("stale-events") == 1 and parse_subset("stale-events:3") == 3
+    for bad in ("stale", "stale-events:0", "stale-events:x", "first:12"):
+        with pytest.raises(ValueError, match=r"use stale-events or stale-events:K"):
+            parse_subset(bad)
