@@ -16,10 +16,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -310,6 +312,22 @@ SUBSET_K = 2
 CONDITIONS = ("bare", "enriched", "stale", "stale+detect")
 
 
+def run_group(cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run `cmd` in its own process group, its output captured. On a timeout (TimeoutExpired) or any
+    interruption the whole group is killed first: the runner and the MCP servers it started all stop,
+    and none keeps the lake copy open for the next command."""
+    child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    try:
+        stdout, stderr = child.communicate(timeout=timeout)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        raise
+    return subprocess.CompletedProcess(cmd, child.returncode, stdout, stderr)
+
+
 def _eval(out: _Out, lake: str, data: str) -> str:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     questions = os.path.join(root, "eval", "questions", "public.yaml")
@@ -321,7 +339,7 @@ def _eval(out: _Out, lake: str, data: str) -> str:
     out.command("semcat " + " ".join(shlex.quote(a) for a in shown))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=EVAL_TIMEOUT_S)
+        proc = run_group(cmd, env, EVAL_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         out.line(f"  semcat eval run did not finish within {EVAL_TIMEOUT_S:g} s (a few minutes on an idle 2-core "
                  "machine; this one is busy) and was stopped; run the command above yourself to see its table",

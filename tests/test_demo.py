@@ -177,6 +177,31 @@ def test_an_eval_step_past_its_time_is_reported_and_the_tour_goes_on(tmp_path, m
     assert "did not finish within 0.05 s" in text and "run the command above yourself" in text
 
 
+def test_a_stopped_eval_step_leaves_no_process_behind(tmp_path):
+    """`run_group` (the eval step's runner) kills its whole process group on a timeout: a grandchild
+    (as the runner's MCP servers are) does not outlive it holding the lake copy open. Before, only the
+    direct child was killed."""
+    import time
+
+    from eval import tour
+
+    marker = tmp_path / "grandchild.pid"
+    cmd = ["bash", "-c", f"sleep 300 & echo $! > {marker}; wait"]
+    with pytest.raises(subprocess.TimeoutExpired):
+        tour.run_group(cmd, dict(os.environ), 1.0)
+    pid = int(marker.read_text())
+    for _ in range(50):  # the kill is delivered at once; reaping by init may take a moment
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        if open(f"/proc/{pid}/stat").read().split()[2] == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"the grandchild {pid} is still running")
+
+
 def test_semcat_demo_exits_non_zero_when_its_eval_step_did_not_finish(lake_copy, tmp_path, monkeypatch, capfd):
     """`make demo` fails when the tour could not show the eval's table, after showing every step (the
     CLI in this process, its MCP server and runner real subprocesses; capfd: they need real descriptors)."""
