@@ -1,6 +1,6 @@
 """Engine basics, semcat vs pyiceberg's SqlCatalog, in one run on one machine.
 
-    .venv/bin/python -m bench.bench_engine [--quick]
+    .venv/bin/python -m bench.bench_engine [--quick] [--commits]
 
 - point get of a table object (ops/s, one thread) vs pyiceberg load_table
 - durable single commits (p50/p99) vs a pyiceberg light commit (set one table property), and
@@ -98,8 +98,8 @@ def single_commits(cat: cc.Catalog, n: int, probe_dir: str) -> tuple[list[float]
     write = store.write
 
     def sized(wb: WriteBatch, latest_vid: int) -> None:
+        sizes.append(wb.size_in_bytes())  # (before the write consumes it; the write adds the latest vid's key)
         write(wb, latest_vid)
-        sizes.append(wb.size_in_bytes())
     store.write = sized  # type: ignore[method-assign]
     opt = Options(raw_mode=True)
     opt.create_if_missing(True)
@@ -367,6 +367,30 @@ def profile_bulk(root: str, n: int = 50_000) -> None:
     stats.sort_stats("tottime").print_stats(20)
 
 
+def _commit_catalog(root: str) -> cc.Catalog:
+    shutil.rmtree(root, ignore_errors=True)
+    cat = cc.Catalog.open(os.path.join(root, "semcat"))
+    with cat.transaction() as t:
+        t.add("/bench", {"obj_type": "catalog"})
+        t.add("/bench/tpcds", {"obj_type": "namespace"})
+        t.add("/bench/tpcds/store_sales", {"obj_type": "table", "schema": {"schema_id": 0, "columns": [
+            {"id": i, "name": f"c{i}", "type": "long", "nullable": True} for i in range(12)]},
+            "partition_by": ["ss_sold_date"], "properties": {}, "stats": {"row_count": 0}})
+    return cat
+
+
+def only_commits(root: str, n: int) -> None:
+    """`--commits`: the durable single commits of the full run and their floors, alone."""
+    cat = _commit_catalog(root)
+    commits, fsyncs, fsyncs_b, batch_bytes = single_commits(cat, n, os.path.join(root, "fsync-probe"))
+    cat.close()
+    c50, f50, fb50 = pct(commits, 0.5), pct(fsyncs, 0.5), pct(fsyncs_b, 0.5)
+    print(f"durable single commit p50 {c50 * 1e3:.3f} ms (p99 {pct(commits, 0.99) * 1e3:.3f}); fsync floor (synced "
+          f"8-byte write) p50 {f50 * 1e3:.3f} ms; commit / floor = {c50 / f50:.2f}x; the floor with the commit's "
+          f"{batch_bytes:,} bytes p50 {fb50 * 1e3:.3f} ms, commit / that = {c50 / fb50:.2f}x; "
+          f"load {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -377,7 +401,12 @@ def main() -> None:
                     help="only the bulk loads (add_many, add_many with the loop's GC paused, add per leaf)")
     ap.add_argument("--floor", action="store_true",
                     help="only the per-object floor of a bulk load of 50k leaves beside the engine's stages")
+    ap.add_argument("--commits", action="store_true",
+                    help="only the durable single commits beside their fsync floors (no get, bulk or pyiceberg)")
     args = ap.parse_args()
+    if args.commits:
+        only_commits(args.root, 100 if args.quick else 1_000)
+        return
     if args.floor:
         floor(os.path.join(args.root, "floor"))
         return
@@ -396,14 +425,7 @@ def main() -> None:
             print(f"bulk load of {n_bulk:,} leaves, {label}: {wall:,.0f} objects/s; the loading thread {cpu:,.0f} "
                   f"objects per CPU-second ({1e6 / cpu:.1f} us of CPU per object)")
         return
-    shutil.rmtree(args.root, ignore_errors=True)
-    cat = cc.Catalog.open(os.path.join(args.root, "semcat"))
-    with cat.transaction() as t:
-        t.add("/bench", {"obj_type": "catalog"})
-        t.add("/bench/tpcds", {"obj_type": "namespace"})
-        t.add("/bench/tpcds/store_sales", {"obj_type": "table", "schema": {"schema_id": 0, "columns": [
-            {"id": i, "name": f"c{i}", "type": "long", "nullable": True} for i in range(12)]},
-            "partition_by": ["ss_sold_date"], "properties": {}, "stats": {"row_count": 0}})
+    cat = _commit_catalog(args.root)
     gets = point_gets(cat, "/bench/tpcds/store_sales", n_get)
     commits, fsyncs, fsyncs_b, batch_bytes = single_commits(cat, n_commit, os.path.join(args.root, "fsync-probe"))
     bulk = bulk_load(cat, n_bulk, many=True, root="/bulk")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import math
+import re
 import uuid
 import warnings
 from collections.abc import Callable
@@ -183,7 +184,59 @@ def _as_text(duck_type: str) -> bool:
     return "TIME ZONE" in duck_type or "INTERVAL" in duck_type
 
 
+# errors after which a statement is not run again by another path: it hit a limit, or DuckDB is unsure
+_FINAL = (duckdb.InterruptException, duckdb.OutOfMemoryException, duckdb.FatalException, duckdb.InternalException)
+_RENAMED = re.compile(r"(.+)_\d+")
+
+
+def _limited(text: str, limit: int) -> str:
+    """`text` under a LIMIT, laid out as `fetch_rel` sends a relation's query."""
+    return (f'WITH "__semcat_s" AS NOT MATERIALIZED (\nSELECT * FROM (\n{text}\n) AS "__semcat_rows"\n)\n'
+            f'SELECT * FROM "__semcat_s" AS "__semcat_rows" LIMIT {int(limit) + 1}')
+
+
+def _fetch_once(con: duckdb.DuckDBPyConnection, text: str, limit: int
+                ) -> tuple[list[SqlColumn], list[tuple[Any, ...]]] | None:
+    """`fetch` with the statement bound once: `text` sent under the LIMIT as it is, its columns
+    read from the result. None when that is not sure to answer what `fetch_rel` answers: the
+    wrapped text does not bind or run (a PRAGMA, SHOW, EXPLAIN or DESCRIBE cannot be a subquery,
+    and an error must read as it does for the bare statement), a column needs DuckDB's text
+    (`_as_text`), or a name may have been renamed in the subquery (`a`, `a` come out `a`, `a_1`);
+    then nothing was kept of the attempt, and the statement's transaction, if one was open, is
+    open again (rolled back: the statement is read-only, and an error aborts a transaction)."""
+    try:
+        con.execute(_limited(text, limit))
+        desc = con.description
+        if desc is None:
+            return None
+        names = [str(d[0]) for d in desc]
+        types = [str(d[1]) for d in desc]
+        lower = {n.lower() for n in names}
+        if not any(_as_text(t) for t in types) and not any(
+                (m := _RENAMED.fullmatch(n)) is not None and m.group(1).lower() in lower for n in names):
+            return [SqlColumn(name=n, type=t) for n, t in zip(names, types, strict=True)], con.fetchall()
+    except _FINAL:
+        raise
+    except duckdb.Error:
+        pass
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:  # no transaction was open: nothing to reopen
+        return None
+    con.execute("BEGIN TRANSACTION")
+    return None
+
+
 def fetch(con: duckdb.DuckDBPyConnection, text: str, limit: int) -> tuple[list[SqlColumn], list[tuple[Any, ...]]]:
+    """The columns and at most `limit` + 1 rows of the statement `text` on `con`.
+
+    A statement is bound once where that gives the same answer (`_fetch_once`: binding a view of
+    a table of 772 files, its list of paths and each path's check against the sandbox's allowed
+    files, is most of a `SELECT * ... LIMIT 51` on the Acme lake); otherwise, and for its error,
+    as `fetch_rel` does: bound by `con.sql`, then run under the LIMIT."""
+    got = _fetch_once(con, text, limit)
+    if got is not None:
+        return got
     rel = con.sql(text)
     if rel is None:
         raise InvalidValueError("the statement returned no result set; send a SELECT")
