@@ -152,3 +152,43 @@ def test_limits_and_the_file_wall_hold_on_a_prepared_database(wh, pool1, tmp_pat
 def test_prepare_does_nothing_for_a_catalog_without_spec_cache(monkeypatch, wh):
     monkeypatch.setattr(reader, "catalog_cache", lambda cat: None)
     assert reader.prepare(wh.cat, wait=True) is False
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM wh.sales.orders ORDER BY id",
+    "SELECT 1 AS a, 2 AS a",                       # a subquery would rename the second `a`
+    "SELECT 1 AS a_1, 2 AS a, 3 AS a",
+    "SELECT TIMESTAMPTZ '2025-06-01 10:00:00+00' AS t, INTERVAL 26 HOUR AS i",  # DuckDB's text for these
+    "SELECT [1, 2] AS l, {'x': 1} AS s, 1::DECIMAL(12, 2) AS d",
+    "PRAGMA show_tables",                          # cannot be a subquery
+    "DESCRIBE wh.sales.orders",
+    "SHOW ALL TABLES",
+    "FROM wh.sales.orders SELECT count(*)",
+    "SELECT id FROM wh.sales.orders ORDER BY id DESC LIMIT 3",
+])
+def test_fetch_bound_once_answers_what_the_two_bind_path_answers(wh, sql):
+    con = cc.open_duckdb(wh.cat)
+    try:
+        con.execute("BEGIN TRANSACTION")
+        got = duck.fetch(con, sql, 4)
+        con.execute("ROLLBACK")          # the transaction is still the caller's to end
+        rel = con.sql(sql)
+        want = duck.fetch_rel(con, rel, 4)
+        assert got == want
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("sql", ["SELECT nope FROM wh.sales.orders", "SELECT * FROM wh.sales.nope",
+                                 "SELECT CAST('x' AS INTEGER)"])
+def test_fetch_bound_once_raises_the_bare_statements_error(wh, sql):
+    con = cc.open_duckdb(wh.cat)
+    try:
+        with pytest.raises(duckdb.Error) as want:  # the two-bind path, as before
+            duck.fetch_rel(con, con.sql(sql), 10)
+        con.execute("BEGIN TRANSACTION")
+        with pytest.raises(duckdb.Error) as got:
+            duck.fetch(con, sql, 10)
+        assert type(got.value) is type(want.value) and str(got.value) == str(want.value)
+    finally:
+        con.close()
