@@ -1,6 +1,6 @@
 """Engine basics, semcat vs pyiceberg's SqlCatalog, in one run on one machine.
 
-    .venv/bin/python -m bench.bench_engine [--quick]
+    .venv/bin/python -m bench.bench_engine [--quick] [--commits]
 
 - point get of a table object (ops/s, one thread) vs pyiceberg load_table
 - durable single commits (p50/p99) vs a pyiceberg light commit (set one table property), and
@@ -83,30 +83,50 @@ def point_gets(cat: cc.Catalog, path: str, n: int) -> float:
     return statistics.median(rounds)
 
 
-def single_commits(cat: cc.Catalog, n: int, probe_dir: str) -> tuple[list[float], list[float]]:
+def single_commits(cat: cc.Catalog, n: int, probe_dir: str) -> tuple[list[float], list[float], list[float], int]:
     """Durable single commits, each followed by the floor under it: one synced write of one
     8-byte key to a bare RocksDB in the same directory tree (the WAL fsync alone), so both
-    series see the same disk at the same moments."""
+    series see the same disk at the same moments; then one synced write of as many bytes as the
+    commit's own batch (`WriteBatch.size_in_bytes` of the last commit: the new version, the prior
+    one kept as its delta, the commit record) to the same bare RocksDB, which tells the bytes a
+    commit must make durable from the engine's own time. (commits, floor, floor with the
+    commit's bytes, those bytes)"""
     from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
+    store = cat._store  # the bench only: the size of the batch each commit writes
+    sizes: list[int] = []
+    write = store.write
+
+    def sized(wb: WriteBatch, latest_vid: int) -> None:
+        sizes.append(wb.size_in_bytes())  # (before the write consumes it; the write adds the latest vid's key)
+        write(wb, latest_vid)
+    store.write = sized  # type: ignore[method-assign]
     opt = Options(raw_mode=True)
     opt.create_if_missing(True)
     probe = Rdict(probe_dir, opt)
     synced = WriteOptions()
     synced.sync = True
-    out, floor = [], []
-    for i in range(n):
-        t0 = time.perf_counter()
-        with cat.transaction(author="bench") as t:
-            t.merge("/bench/tpcds/store_sales", {"properties": {"k": {"op": "set", "val": str(i)}}})
-        out.append(time.perf_counter() - t0)
-        wb = WriteBatch(raw_mode=True)
-        wb.put(b"probe", i.to_bytes(8, "big"))
-        t0 = time.perf_counter()
-        probe.write(wb, synced)
-        floor.append(time.perf_counter() - t0)
-    probe.close()
-    return out, floor
+    out, floor, floor_b = [], [], []
+    try:
+        for i in range(n):
+            t0 = time.perf_counter()
+            with cat.transaction(author="bench") as t:
+                t.merge("/bench/tpcds/store_sales", {"properties": {"k": {"op": "set", "val": str(i)}}})
+            out.append(time.perf_counter() - t0)
+            wb = WriteBatch(raw_mode=True)
+            wb.put(b"probe", i.to_bytes(8, "big"))
+            t0 = time.perf_counter()
+            probe.write(wb, synced)
+            floor.append(time.perf_counter() - t0)
+            wb = WriteBatch(raw_mode=True)
+            wb.put(b"probe-b", i.to_bytes(8, "big") * max(1, (sizes[-1] - 40) // 8))
+            t0 = time.perf_counter()
+            probe.write(wb, synced)
+            floor_b.append(time.perf_counter() - t0)
+    finally:
+        store.write = write  # type: ignore[method-assign]
+        probe.close()
+    return out, floor, floor_b, int(statistics.median(sizes))
 
 
 def sqlite_durability(root: str) -> str:
@@ -347,6 +367,30 @@ def profile_bulk(root: str, n: int = 50_000) -> None:
     stats.sort_stats("tottime").print_stats(20)
 
 
+def _commit_catalog(root: str) -> cc.Catalog:
+    shutil.rmtree(root, ignore_errors=True)
+    cat = cc.Catalog.open(os.path.join(root, "semcat"))
+    with cat.transaction() as t:
+        t.add("/bench", {"obj_type": "catalog"})
+        t.add("/bench/tpcds", {"obj_type": "namespace"})
+        t.add("/bench/tpcds/store_sales", {"obj_type": "table", "schema": {"schema_id": 0, "columns": [
+            {"id": i, "name": f"c{i}", "type": "long", "nullable": True} for i in range(12)]},
+            "partition_by": ["ss_sold_date"], "properties": {}, "stats": {"row_count": 0}})
+    return cat
+
+
+def only_commits(root: str, n: int) -> None:
+    """`--commits`: the durable single commits of the full run and their floors, alone."""
+    cat = _commit_catalog(root)
+    commits, fsyncs, fsyncs_b, batch_bytes = single_commits(cat, n, os.path.join(root, "fsync-probe"))
+    cat.close()
+    c50, f50, fb50 = pct(commits, 0.5), pct(fsyncs, 0.5), pct(fsyncs_b, 0.5)
+    print(f"durable single commit p50 {c50 * 1e3:.3f} ms (p99 {pct(commits, 0.99) * 1e3:.3f}); fsync floor (synced "
+          f"8-byte write) p50 {f50 * 1e3:.3f} ms; commit / floor = {c50 / f50:.2f}x; the floor with the commit's "
+          f"{batch_bytes:,} bytes p50 {fb50 * 1e3:.3f} ms, commit / that = {c50 / fb50:.2f}x; "
+          f"load {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -357,7 +401,12 @@ def main() -> None:
                     help="only the bulk loads (add_many, add_many with the loop's GC paused, add per leaf)")
     ap.add_argument("--floor", action="store_true",
                     help="only the per-object floor of a bulk load of 50k leaves beside the engine's stages")
+    ap.add_argument("--commits", action="store_true",
+                    help="only the durable single commits beside their fsync floors (no get, bulk or pyiceberg)")
     args = ap.parse_args()
+    if args.commits:
+        only_commits(args.root, 100 if args.quick else 1_000)
+        return
     if args.floor:
         floor(os.path.join(args.root, "floor"))
         return
@@ -376,16 +425,9 @@ def main() -> None:
             print(f"bulk load of {n_bulk:,} leaves, {label}: {wall:,.0f} objects/s; the loading thread {cpu:,.0f} "
                   f"objects per CPU-second ({1e6 / cpu:.1f} us of CPU per object)")
         return
-    shutil.rmtree(args.root, ignore_errors=True)
-    cat = cc.Catalog.open(os.path.join(args.root, "semcat"))
-    with cat.transaction() as t:
-        t.add("/bench", {"obj_type": "catalog"})
-        t.add("/bench/tpcds", {"obj_type": "namespace"})
-        t.add("/bench/tpcds/store_sales", {"obj_type": "table", "schema": {"schema_id": 0, "columns": [
-            {"id": i, "name": f"c{i}", "type": "long", "nullable": True} for i in range(12)]},
-            "partition_by": ["ss_sold_date"], "properties": {}, "stats": {"row_count": 0}})
+    cat = _commit_catalog(args.root)
     gets = point_gets(cat, "/bench/tpcds/store_sales", n_get)
-    commits, fsyncs = single_commits(cat, n_commit, os.path.join(args.root, "fsync-probe"))
+    commits, fsyncs, fsyncs_b, batch_bytes = single_commits(cat, n_commit, os.path.join(args.root, "fsync-probe"))
     bulk = bulk_load(cat, n_bulk, many=True, root="/bulk")
     bulk_one = bulk_load(cat, n_bulk, many=False, root="/bulk1")
     bulk_gc = bulk_load(cat, n_bulk, many=True, root="/bulkg", gc_paused=True)
@@ -403,6 +445,10 @@ def main() -> None:
     print(f"  the fsync floor, same run: one synced 8-byte RocksDB write p50 {f50 * 1e3:.2f} ms = "
           f"{f50 / c50:.0%} of semcat's commit; pyiceberg / floor = {ice_commit / f50:,.0f}x, the most any "
           f"commit that syncs its WAL could reach")
+    fb50 = pct(fsyncs_b, 0.5)
+    print(f"  commit / floor = {c50 / f50:.2f}x (load {os.getloadavg()[0]:.1f}); the floor with the commit's own "
+          f"{batch_bytes:,} bytes (one synced write of that size, same run) p50 {fb50 * 1e3:.2f} ms: commit / that "
+          f"= {c50 / fb50:.2f}x, the engine's share of the commit {max(0.0, c50 - fb50) * 1e3:.3f} ms")
     print(f"  pyiceberg's SqlCatalog: sqlite {sqlite_durability(os.path.join(args.root, 'iceberg'))} (a commit "
           "syncs the journal and the database); its metadata JSON file is written without fsync")
     print(f"bulk load of {n_bulk:,} leaves, txn.add_many: semcat {bulk[0]:,.0f} objects/s; the loading thread "

@@ -10,9 +10,19 @@ client), at a pinned snapshot, in one run:
   and `query_metric` (net_revenue by dim_store.region): p50 of N calls after one warm-up, with the
   cache off (budget 0, the file views as before the cache) and on;
 - the first call of each (`first`): median over R rounds, each on a fresh pool of SQL workers, cache
-  off and on (the cache copies a table in on its second use, so its first call should not be slower);
+  off and on (the cache copies a table in on its second use, so its first call should not be slower),
+  and cache on after `cc.prepare_sql` on the fresh pool (`first, on, prepared`: an idle worker built
+  the snapshot's locked-down database with its views first, as a server could at start; the
+  statement still reads its files and footers cold), with the MCP client's own first check of
+  the answer in a new session timed apart (`(client's 1st check)`: the tool list fetched, the
+  output schema checked against the metaschema; every session's first call of a tool pays it in
+  the client, not in the server) and the ratio without it (`prep. - client / raw`);
 - the same statements in this process on raw DuckDB: views over the same Parquet files
-  (`cc.open_duckdb(sandbox=False)`) and the tables loaded into DuckDB memory (`CREATE TABLE AS`);
+  (`cc.open_duckdb(sandbox=False)`): p50 after one warm-up (`raw DuckDB, files`), and the first
+  statement on a new connection (`raw DuckDB, files, 1st`, median of R; the connection and its
+  views, timed apart, on the next line); and the tables loaded into DuckDB memory (`CREATE TABLE AS`);
+- beside every row, the machine's 1-minute load average when it was measured, and the ratios of
+  the first calls to raw DuckDB over the files (issue 36: <= 1.5x);
 - the bytes each worker's cache held after the run against its budget, and the workers' RSS;
 - the floor under the warm figures, in the same client session: the p50 of an MCP round trip that
   does no work (`pin_snapshot` of the pinned handle) and of the client's own check of each tool's
@@ -42,9 +52,10 @@ from mcp import Client
 
 import catalog_core as cc
 from bench.serving import rss_mb
-from catalog_core.sql import snapcache, worker
+from catalog_core.sql import reader, snapcache, worker
 from eval.lake import D0
 from mcp_server.mcp import create_server
+from mcp_server.mcp.data import SQL_TIMEOUT_S
 
 FCT, DIM = "acme.core.fct_orders", "acme.core.dim_store"
 TOOLS: list[tuple[str, dict[str, Any]]] = [
@@ -59,11 +70,13 @@ def _restart_pool() -> None:
     worker.prestart()
 
 
-async def _calls(server: Any, n: int, first_only: bool, floor: dict[str, float] | None = None
-                 ) -> tuple[dict[str, list[float]], dict[str, str]]:
+async def _calls(server: Any, n: int, first_only: bool, floor: dict[str, float] | None = None,
+                 client_first: dict[str, float] | None = None) -> tuple[dict[str, list[float]], dict[str, str]]:
     """ms per call of each tool (the first call only, when `first_only`), and the SQL each ran;
     `floor`, when given, gets the p50 of a no-op round trip and of the client's output-schema check
-    of each tool's last answer."""
+    of each tool's last answer; `client_first`, the client's first check of each tool's answer in
+    a new session (its tool list fetched, the output schema checked against the metaschema, then
+    the answer against it), which every session's first call of a tool pays in the client."""
     times: dict[str, list[float]] = {}
     sqls: dict[str, str] = {}
     async with Client(server) as c:
@@ -80,6 +93,11 @@ async def _calls(server: Any, n: int, first_only: bool, floor: dict[str, float] 
                 if first_only or i > 0:
                     times.setdefault(name, []).append(ms)
             sqls[name] = (r.structured_content or {}).get("sql", "")
+            if client_first is not None:
+                async with Client(server) as c2:
+                    t0 = time.perf_counter()
+                    await c2.session.validate_tool_result(name, r)
+                    client_first[name] = (time.perf_counter() - t0) * 1000
             if floor is not None:
                 ts = []
                 for _ in range(n):
@@ -287,20 +305,50 @@ def _worker_stages(cat: Any, statements: dict[str, str], n: int) -> None:
     store.close()
 
 
-def _first(server: Any, rounds: int) -> dict[str, float]:
-    """Median over `rounds` of each tool's first call on a fresh worker pool."""
+def _first(server: Any, rounds: int, prepare: Any = None, client: dict[str, float] | None = None) -> dict[str, float]:
+    """Median over `rounds` of each tool's first call on a fresh worker pool (`prepare`, when
+    given: called on the fresh pool before the call, e.g. `cc.prepare_sql` as a server does at
+    start, waiting for it)."""
     got: dict[str, list[float]] = {}
+    checks: dict[str, list[float]] = {}
     for _ in range(rounds):
         for name, args in TOOLS:
             _restart_pool()
+            if prepare is not None:
+                prepare()
             saved = TOOLS[:]
             TOOLS[:] = [(name, args)]
+            check: dict[str, float] = {}
             try:
-                t, _ = anyio.run(_calls, server, 1, True)
+                t, _ = anyio.run(_calls, server, 1, True, None, check if client is not None else None)
             finally:
                 TOOLS[:] = saved
             got.setdefault(name, []).extend(t[name])
+            if name in check:
+                checks.setdefault(name, []).append(check[name])
+    if client is not None:
+        client.update({k: statistics.median(v) for k, v in checks.items()})
     return {k: statistics.median(v) for k, v in got.items()}
+
+
+def _raw_first(cat: Any, statements: dict[str, str], rounds: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Median over `rounds` of each statement's first run on raw DuckDB over the files: a new
+    connection (`cc.open_duckdb(sandbox=False)`: every view created, its footer cache empty),
+    then the statement; (the statement alone, the connection with its views)."""
+    first: dict[str, list[float]] = {}
+    setup: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        for k, sql in statements.items():
+            t0 = time.perf_counter()
+            con = cc.open_duckdb(cat, sandbox=False)
+            con.execute("SET threads = 2")
+            t1 = time.perf_counter()
+            con.sql(sql).fetchall()
+            t2 = time.perf_counter()
+            con.close()
+            first.setdefault(k, []).append((t2 - t1) * 1000)
+            setup.setdefault(k, []).append((t1 - t0) * 1000)
+    return ({k: statistics.median(v) for k, v in first.items()}, {k: statistics.median(v) for k, v in setup.items()})
 
 
 def _raw(cat: Any, statements: dict[str, str], n: int) -> tuple[dict[str, float], dict[str, float]]:
@@ -356,17 +404,28 @@ def main() -> None:
         print(f"lake {a.lake}: vid {cat.latest_vid}; {a.calls} calls per tool, {a.rounds} rounds of first calls; "
               f"cache budget {budget:,} bytes per worker, {worker.pool_size()} workers")
         rows: dict[str, dict[str, float]] = {}
+        loads: dict[str, float] = {}  # the 1-minute load average when each row was measured
+
+        def prepared() -> None:
+            reader.prepare(cat, timeout_s=SQL_TIMEOUT_S, wait=True)
+
+        def row(label: str, vals: dict[str, float]) -> None:
+            rows[label] = vals
+            loads[label] = os.getloadavg()[0]
         cc.set_sql_cache_budget(0)
-        rows["first, cache off"] = _first(server, a.rounds)
+        row("first, cache off", _first(server, a.rounds))
         _restart_pool()
         off, sqls = anyio.run(_calls, server, a.calls, False)
-        rows["p50, cache off"] = {k: statistics.median(v) for k, v in off.items()}
+        row("p50, cache off", {k: statistics.median(v) for k, v in off.items()})
         cc.set_sql_cache_budget(budget)
-        rows["first, cache on"] = _first(server, a.rounds)
+        row("first, cache on", _first(server, a.rounds))
+        client: dict[str, float] = {}
+        row("first, on, prepared", _first(server, a.rounds, prepared, client))
+        row("(client's 1st check)", client)
         _restart_pool()
         floor: dict[str, float] = {}
         on, _ = anyio.run(_calls, server, a.calls, False, floor)
-        rows["p50, cache on (warm)"] = {k: statistics.median(v) for k, v in on.items()}
+        row("p50, cache on (warm)", {k: statistics.median(v) for k, v in on.items()})
         if a.stages:
             _stages(server, a.calls)
         pids = worker.workers()
@@ -387,13 +446,24 @@ def main() -> None:
         if a.stages:
             _worker_stages(cat, {k: v for k, v in statements.items() if v}, a.calls)
         files, inmem = _raw(cat, {k: v for k, v in statements.items() if v}, a.calls)
-        rows["raw DuckDB, files"] = files
-        rows["raw DuckDB, in memory"] = inmem
+        row("raw DuckDB, files", files)
+        row("raw DuckDB, in memory", inmem)
+        raw_first, raw_setup = _raw_first(cat, {k: v for k, v in statements.items() if v}, a.rounds)
+        row("raw DuckDB, files, 1st", raw_first)
+        row("(raw: connect + views)", raw_setup)
         cat.close()
     names = [n for n, _ in TOOLS]
-    print(f"\n{'ms':24}" + "".join(f"{n:>19}" for n in names))
+    print(f"\n{'ms':24}" + "".join(f"{n:>19}" for n in names) + "   load")
     for label, vals in rows.items():
-        print(f"{label:24}" + "".join(f"{vals.get(n, float('nan')):19.2f}" for n in names))
+        print(f"{label:24}" + "".join(f"{vals.get(n, float('nan')):19.2f}" for n in names) + f"{loads[label]:7.1f}")
+    # issue 36: a first call <= 1.5x raw DuckDB over the same files, same run
+    raw = rows["raw DuckDB, files"]
+    for label in ("first, cache on", "first, on, prepared"):
+        print(f"{label + ' / raw':24}" + "".join(f"{rows[label][n] / raw[n]:18.2f}x" for n in names))
+    served = {n: rows["first, on, prepared"][n] - client.get(n, 0.0) for n in names}
+    print(f"{'prep. - client / raw':24}" + "".join(f"{served[n] / raw[n]:18.2f}x" for n in names))
+    print(f"{'first, prepared / raw 1st':24}" + "".join(
+        f"{rows['first, on, prepared'][n] / raw_first[n]:18.2f}x" for n in names))
     warm, cold = rows["p50, cache on (warm)"], rows["p50, cache off"]
     print(f"{'warm on / off':24}" + "".join(f"{warm[n] / cold[n]:18.2f}x" for n in names))
     f_on, f_off = rows["first, cache on"], rows["first, cache off"]

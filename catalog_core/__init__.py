@@ -83,6 +83,7 @@ __all__ = [
     "open_table",
     "run_sql",
     "warm_sql",
+    "prepare_sql",
     "set_sql_cache_budget",
 ]
 
@@ -126,6 +127,15 @@ def warm_sql(cat: CatalogAPI, tables: list[str], snapshot: SnapshotRef = None, t
     from catalog_core.sql.reader import warm
 
     return warm(cat, tables, snapshot=snapshot, timeout_s=timeout_s)
+
+
+def prepare_sql(cat: CatalogAPI, snapshot: SnapshotRef = None, timeout_s: float = 10) -> bool:
+    """Have an idle SQL worker build the sandboxed database of `snapshot` (latest when None) in the
+    background (never blocks, never raises), so the first `run_sql` statement there with this
+    `timeout_s` does not wait for it; see catalog_core.sql.reader.prepare."""
+    from catalog_core.sql.reader import prepare
+
+    return prepare(cat, snapshot=snapshot, timeout_s=timeout_s)
 
 
 def set_sql_cache_budget(n: int) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import math
+import re
 import uuid
 import warnings
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from catalog_core.sql.tables import TableSpec
 from catalog_core.sql.types import quote_ident, quote_str
 from catalog_core.sql.views import error_sql
 
-__all__ = ["SqlColumn", "SqlResult", "Views", "connect", "job_settings", "install_views", "fetch", "fetch_rel", "jsonable",
+__all__ = ["SqlColumn", "SqlResult", "Views", "connect", "job_settings", "install_views", "add_views", "fetch", "fetch_rel", "jsonable",
            "interrupter"]
 
 _RESERVED_DBS = frozenset({"system", "temp", "main"})
@@ -101,20 +102,58 @@ def _allowed(spec: TableSpec, sandbox: bool) -> list[str]:
     return [f.path for f in spec.files if f.local and (f.trusted or not sandbox)]
 
 
-def install_views(con: duckdb.DuckDBPyConnection, views: Views, sandbox: bool) -> None:
-    """Create the views on `con`, then lock it down when sandboxed."""
+def _deferrable(spec: TableSpec, sandbox: bool) -> bool:
+    """May the view of `spec` be created after the lock-down with the same outcome as before it?
+    Yes when every file is local and allowed (`_allowed`); a view over a file the lock-down
+    refuses is created before it, as always (it reports the refusal when read)."""
+    return all(f.local and (f.trusted or not sandbox) for f in spec.files)
+
+
+def install_views(con: duckdb.DuckDBPyConnection, views: Views, sandbox: bool,
+                  only: frozenset[str] | None = None) -> dict[str, list[tuple[TableSpec, str]]]:
+    """Create the views on `con`, then lock it down when sandboxed; what was not created.
+
+    `only` (lower-case table names; None: every view): create just the views of those tables
+    and return the others by lower-case table name, for `add_views` to create when a later
+    statement names them. Every catalog is attached and every schema created either way, and the
+    lock-down allows every view's files, so a deferred view binds after it exactly as it would
+    have before (the same body, the same allowed files): creating a view binds it (its first
+    file's footer is read, its file list parsed), ~5-200 ms each on the Acme lake, which a
+    statement that reads one table need not pay for the other twenty-one. A view with a file the
+    lock-down refuses (not local, or outside its table's trusted places) is never deferred: it is
+    created before the lock-down, as without `only`, and refuses when read."""
     home, items = views
     attached: dict[str, bool] = {}
     allowed: list[str] = []
+    deferred: dict[str, list[tuple[TableSpec, str]]] = {}
     if home is not None and attach(con, home, attached):
         con.execute(f"USE {quote_ident(home)}")
     for spec, body in items:
         if not attach(con, spec.parts[0], attached):
             continue
-        _create_view(con, spec, body)
+        name = spec.parts[2].lower()
+        if only is not None and name not in only and _deferrable(spec, sandbox):
+            cat_, ns = (quote_ident(p) for p in spec.parts[:2])
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {cat_}.{ns}")
+            deferred.setdefault(name, []).append((spec, body))
+        else:
+            _create_view(con, spec, body)
         allowed.extend(_allowed(spec, sandbox))
     if sandbox:
         lock_down(con, allowed)
+    return deferred
+
+
+def add_views(con: duckdb.DuckDBPyConnection, deferred: dict[str, list[tuple[TableSpec, str]]],
+              names: frozenset[str] | None) -> bool:
+    """Create the deferred views (`install_views` with `only`) of the tables `names` (None: all
+    of them) on `con`, removing them from `deferred`; whether any was created. The connection
+    may be locked down: its allowed files are already every view's."""
+    todo = list(deferred) if names is None else [n for n in names if n in deferred]
+    for name in todo:
+        for spec, body in deferred.pop(name):
+            _create_view(con, spec, body)
+    return bool(todo)
 
 
 def jsonable(v: Any) -> Any:
@@ -145,7 +184,59 @@ def _as_text(duck_type: str) -> bool:
     return "TIME ZONE" in duck_type or "INTERVAL" in duck_type
 
 
+# errors after which a statement is not run again by another path: it hit a limit, or DuckDB is unsure
+_FINAL = (duckdb.InterruptException, duckdb.OutOfMemoryException, duckdb.FatalException, duckdb.InternalException)
+_RENAMED = re.compile(r"(.+)_\d+")
+
+
+def _limited(text: str, limit: int) -> str:
+    """`text` under a LIMIT, laid out as `fetch_rel` sends a relation's query."""
+    return (f'WITH "__semcat_s" AS NOT MATERIALIZED (\nSELECT * FROM (\n{text}\n) AS "__semcat_rows"\n)\n'
+            f'SELECT * FROM "__semcat_s" AS "__semcat_rows" LIMIT {int(limit) + 1}')
+
+
+def _fetch_once(con: duckdb.DuckDBPyConnection, text: str, limit: int
+                ) -> tuple[list[SqlColumn], list[tuple[Any, ...]]] | None:
+    """`fetch` with the statement bound once: `text` sent under the LIMIT as it is, its columns
+    read from the result. None when that is not sure to answer what `fetch_rel` answers: the
+    wrapped text does not bind or run (a PRAGMA, SHOW, EXPLAIN or DESCRIBE cannot be a subquery,
+    and an error must read as it does for the bare statement), a column needs DuckDB's text
+    (`_as_text`), or a name may have been renamed in the subquery (`a`, `a` come out `a`, `a_1`);
+    then nothing was kept of the attempt, and the statement's transaction, if one was open, is
+    open again (rolled back: the statement is read-only, and an error aborts a transaction)."""
+    try:
+        con.execute(_limited(text, limit))
+        desc = con.description
+        if desc is None:
+            return None
+        names = [str(d[0]) for d in desc]
+        types = [str(d[1]) for d in desc]
+        lower = {n.lower() for n in names}
+        if not any(_as_text(t) for t in types) and not any(
+                (m := _RENAMED.fullmatch(n)) is not None and m.group(1).lower() in lower for n in names):
+            return [SqlColumn(name=n, type=t) for n, t in zip(names, types, strict=True)], con.fetchall()
+    except _FINAL:
+        raise
+    except duckdb.Error:
+        pass
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:  # no transaction was open: nothing to reopen
+        return None
+    con.execute("BEGIN TRANSACTION")
+    return None
+
+
 def fetch(con: duckdb.DuckDBPyConnection, text: str, limit: int) -> tuple[list[SqlColumn], list[tuple[Any, ...]]]:
+    """The columns and at most `limit` + 1 rows of the statement `text` on `con`.
+
+    A statement is bound once where that gives the same answer (`_fetch_once`: binding a view of
+    a table of 772 files, its list of paths and each path's check against the sandbox's allowed
+    files, is most of a `SELECT * ... LIMIT 51` on the Acme lake); otherwise, and for its error,
+    as `fetch_rel` does: bound by `con.sql`, then run under the LIMIT."""
+    got = _fetch_once(con, text, limit)
+    if got is not None:
+        return got
     rel = con.sql(text)
     if rel is None:
         raise InvalidValueError("the statement returned no result set; send a SELECT")

@@ -77,7 +77,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["Job", "WorkerDied", "run", "prestart", "main", "workers", "last_worker", "last_cached", "last_snapshot",
+__all__ = ["Job", "WorkerDied", "run", "prestart", "main", "workers", "holds", "last_worker", "last_cached", "last_snapshot",
            "may_serve",
            "pool_size",
            "set_pool_size", "max_concurrent", "set_max_concurrent", "HEADROOM", "GRACE_S", "SETUP_TIMEOUT_S",
@@ -117,6 +117,12 @@ class Job:
     names: frozenset[str] | None = None  # lower-case table names the statement reads
     home: str | None = None              # the home catalog (`USE`d)
     budget: int = 0                      # bytes of cached tables the worker may hold (0: cache off)
+    # Lower-case names of the tables whose views the statement needs (None: every view, as for a
+    # statement that looks at DuckDB's catalog): the database's other views are created only when
+    # a later statement names them (`duck.install_views` with `only`); the database still allows
+    # every view's files and has every catalog and schema, and a statement whose name lookup
+    # fails gets every view and runs again, so what it answers is the same.
+    tables: frozenset[str] | None = None
     # An empty `text`: no statement, only copy the tables in `names` into the cache (`warm`).
 
 
@@ -220,6 +226,12 @@ def may_serve(digests: set[str]) -> bool:
     start of the next worker with the statement)."""
     with _lock:
         return any(digests <= w.may_hold for w in list(_idle) + list(_busy) if w.alive())
+
+
+def holds(key: str) -> bool:
+    """Does a live worker hold the database of job key `key` (`Job.key`)?"""
+    with _lock:
+        return any(w.key == key for w in list(_idle) + list(_busy) if w.alive())
 
 
 def last_worker() -> int | None:
@@ -718,22 +730,33 @@ def _end(con: Any, status: dict[str, bool] | None = None) -> None:
 
 
 def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None, held: int = 0,
-               snap: dict[str, Any] | None = None) -> str | None:
+               snap: dict[str, Any] | None = None,
+               deferred: dict[str, list[Any]] | None = None) -> str | None:
     """Run `job` on a new connection (cursor) to database `db`, installing the views first
     unless `installed` (then: the database's fingerprint after its views were installed); the
     fingerprint when the database may serve a later job with the same key (None: close it).
     `held`: bytes the snapshot cache holds; `snap`: its stats for the answer. An empty
-    `job.text` runs nothing (a `warm` job) and answers no rows."""
+    `job.text` runs nothing (a `warm` job, or one that only prepares the database) and answers
+    no rows. `deferred` (the database's views not created yet, by lower-case table name; kept
+    by the caller with `db`): filled when the views are installed for `job.tables` only, and the
+    views a statement names are created from it before it runs; should its name lookup fail
+    while views are still deferred, all of them are created and it runs once more."""
     from catalog_core.sql import duck
     from catalog_core.sql.types import quote_ident
 
     con = None
+    if deferred is None:
+        deferred = {}
+    reused = installed is not None
     try:
         _limit_memory(job.memory_limit, job.budget, held)
         if not installed:
+            deferred.clear()
             duck.job_settings(db, job.timeout_s, job.memory_limit)
             views = pickle.loads(job.views) if isinstance(job.views, bytes) else job.views
-            duck.install_views(db, views, True)
+            deferred.update(duck.install_views(db, views, True, only=job.tables))
+        elif deferred and duck.add_views(db, deferred, job.tables):
+            installed = None  # new views: the fingerprint is taken again
         before = installed or (_fingerprint(db) if job.key is not None else None)
         # A connection of its own: temp objects, prepared statements, variables, the random
         # seed and session settings live in it and end with it (the statement check refuses
@@ -751,8 +774,30 @@ def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None, held: i
         return None
     out.write(b"R")
     text, limit = job.text, job.limit
-    doc = _run_timed(con, job.timeout_s, lambda: duck.fetch(con, text, limit) if text else ([], []))
-    doc["cached"] = installed is not None
+    fps = [before]
+
+    def fetch() -> tuple[list[Any], list[Any]]:
+        if not text:
+            return [], []
+        import duckdb
+
+        try:
+            return duck.fetch(con, text, limit)
+        except duckdb.CatalogException:
+            if not deferred:
+                raise
+        # A name not found while some views are deferred: every view, then the statement again
+        # (in a new transaction, which sees them), so its answer or error is the one it gets
+        # with every view installed.
+        con.execute("ROLLBACK")
+        duck.add_views(db, deferred, None)
+        fps[0] = _fingerprint(db) if fps[0] is not None else None
+        con.execute("BEGIN TRANSACTION")
+        return duck.fetch(con, text, limit)
+
+    doc = _run_timed(con, job.timeout_s, fetch)
+    before = fps[0]
+    doc["cached"] = reused
     if snap is not None:
         doc["snap"] = snap
     _answer(out, b"", doc)  # `R` went ahead
@@ -812,20 +857,23 @@ def _snap_statement(out: IO[bytes], store: Any, job: Job) -> bool | None:
         return None
 
 
-def _warm(db: Any, job: Job, store: Any) -> None:
+def _warm(db: Any, job: Job, store: Any, deferred: dict[str, list[Any]] | None = None) -> None:
     """After the answer: copy the tables the job names into the snapshot cache, reading them
-    through `db` (the job's sandboxed views over its files)."""
+    through `db` (the job's sandboxed views over its files; a table whose view is still
+    `deferred` is left out)."""
     assert job.cache is not None
     _limit_memory(job.memory_limit, job.budget, None)
     try:
         for parts in store.wanted(job.cache, job.names):
+            if deferred and parts[2].lower() in deferred:
+                continue
             store.add(db, parts, job.cache[parts])
     finally:
         _limit_memory(job.memory_limit, job.budget, store.held)
 
 
 def _flush(db: Any, job: Job, store: Any, pending: dict[str, Any], specs: dict[Any, Any],
-           digests: Iterable[str]) -> None:
+           digests: Iterable[str], deferred: dict[str, list[Any]] | None = None) -> None:
     """Copy the pending tables `digests` (statements already answered read them from the files of
     `db`) into the snapshot cache, each only while its local files still have the `lstat` they
     had when its statement ran (else it is dropped: its rows may not be that digest's any more)."""
@@ -838,6 +886,8 @@ def _flush(db: Any, job: Job, store: Any, pending: dict[str, Any], specs: dict[A
     try:
         for digest, (parts, sig) in todo:
             spec = specs.get(parts)
+            if deferred and parts[2].lower() in deferred:
+                continue  # (never read through `db`: its view was not created)
             if spec is not None and file_sig(spec) == sig:
                 store.add(db, parts, digest)
     finally:
@@ -870,11 +920,13 @@ def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recyclin
     # never wait for a copy. `specs`: the `TableSpec` of each view in `db`.
     pending: dict[str, Any] = {}
     specs: dict[Any, Any] = {}
+    deferred: dict[str, list[Any]] = {}  # the views of `db` not created yet (`_statement`)
     while True:
         if db is None:
             db, key = duck.connect(True), None
             pending.clear()
             specs.clear()
+            deferred.clear()
         size = _address_space()
         base = base or size
         if size > base + RETIRE_GROWTH + (store.held + STORE_HEADROOM if store is not None else 0):
@@ -897,7 +949,7 @@ def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recyclin
                     from catalog_core.sql.snapcache import Store
 
                     store = Store(job.timeout_s, job.memory_limit, job.budget)
-                _flush(db, job, store, pending, specs, need)
+                _flush(db, job, store, pending, specs, need, deferred)
         if store is not None and job.text and job.cache is not None and job.key is not None \
                 and store.serves(job.cache, job.names):
             done = _snap_statement(out, store, job)
@@ -921,11 +973,12 @@ def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recyclin
                     from catalog_core.sql.snapcache import Store
 
                     store = Store(job.timeout_s, job.memory_limit, job.budget)
-                _flush(db, job, store, pending, specs, list(pending))
+                _flush(db, job, store, pending, specs, list(pending), deferred)
             db.close()
             db, key = duck.connect(True), None
             pending.clear()
             specs.clear()
+            deferred.clear()
         fp = None
         later: dict[str, Any] = {}  # what this statement reads from its files, with their lstat before it does
         if job.text and job.cache is not None and job.budget and job.key is not None:
@@ -941,14 +994,14 @@ def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recyclin
                         and digest not in held and digest not in refused:
                     later[digest] = (parts, file_sig(specs[parts]))
         try:
-            fp = _statement(out, db, job, installed, store.held if store is not None else 0, snap)
+            fp = _statement(out, db, job, installed, store.held if store is not None else 0, snap, deferred)
             if fp is not None and job.cache is not None and job.budget and job.key is not None:
                 if not job.text:  # a `warm` job: copy now (the caller asked, in the background)
                     if store is None:
                         from catalog_core.sql.snapcache import Store
 
                         store = Store(job.timeout_s, job.memory_limit, job.budget)
-                    _warm(db, job, store)
+                    _warm(db, job, store, deferred)
                 pending.update(later)
         finally:
             if fp is not None and job.key is not None:
