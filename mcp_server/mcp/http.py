@@ -41,6 +41,7 @@ from mcp_server.http.policy import MCP_BODY, declare
 from mcp_server.mcp import notices
 from mcp_server.mcp.served import advertised
 from mcp_server.mcp.server import create_server
+from mcp_server.mcp.stdio import prepare_first_sql
 
 __all__ = ["mount_mcp", "security_for", "MCP_PATH"]
 
@@ -146,6 +147,7 @@ def mount_mcp(app: FastAPI) -> contextlib.AbstractAsyncContextManager[None]:
         host = str(getattr(app.state, "bind_host", "127.0.0.1"))
         options = dict(getattr(app.state, "mcp_options", None) or {})
         server = create_server(app.state.catalog, **options)
+        prepare_first_sql(app.state.catalog)  # the first run_sql does not build the snapshot's database
         names = ",".join(getattr(app.state, "allowed_hosts", None) or [])
         security = security_for(host, names, getattr(app.state, "allowed_origins", None) or ())
         if not security.enable_dns_rebinding_protection:

@@ -43,6 +43,15 @@ def open_catalog(data_dir: str | None, url: str | None, token: str | None, creat
     return cc.open(str(info["url"]), token=token)
 
 
+def prepare_first_sql(cat: CatalogAPI) -> None:
+    """Have an idle SQL worker build the latest snapshot's sandboxed database in the background
+    (`cc.prepare_sql`: never blocks, never raises), so an agent's first `run_sql` does not pay it."""
+    import catalog_core as cc
+    from mcp_server.mcp.data import SQL_TIMEOUT_S
+
+    cc.prepare_sql(cat, timeout_s=SQL_TIMEOUT_S)
+
+
 def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | None = None, *,
               reads: Reads | None = None, author: str | None = None,
               now: str | float | None = None, create: bool = False, token_budget: int = TOKEN_BUDGET,
@@ -61,6 +70,7 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
     cat = open_catalog(data_dir, url, token, create=create)
     try:
         who = author or f"agent:{os.environ.get('USER', 'stdio')}"
+        prepare_first_sql(cat)
         create_server(cat, reads=reads, author=who,
                       now=t_now, token_budget=token_budget, read_only=read_only).run("stdio")
     finally:
