@@ -35,7 +35,7 @@ from catalog_core.errors import CatalogError, InvalidValueError, PermissionDenie
 from mcp_server.http.api import ApiContext
 from mcp_server.http.policy import requires
 
-__all__ = ["build_iceberg_router", "semantic_properties", "error_body"]
+__all__ = ["build_iceberg_router", "semantic_properties", "error_body", "iceberg_error_body", "OAUTH_PATH"]
 
 log = logging.getLogger("semcat.iceberg")
 SEP = "\x1f"   # the namespace separator of the specification (pyiceberg's default)
@@ -47,6 +47,50 @@ def error_body(err: CatalogError) -> tuple[int, bytes]:
     status = int(err.details.get("status_hint") or err.http_status)
     body = {"error": {"message": err.message, "type": iceberg_error_type(err), "code": status}}
     return status, json.dumps(body, default=str, ensure_ascii=True).encode()
+
+
+OAUTH_PATH = "/iceberg/v1/oauth/tokens"
+# The type an Iceberg client sees for an error semcat's server answers before (or instead of) a route
+# of this module: the Guard's refusals, unknown routes, malformed requests, internal errors.
+_TYPES = {400: "BadRequestException", 401: "NotAuthorizedException", 403: "ForbiddenException",
+          404: "NotFoundException", 405: "MethodNotAllowedException", 406: "NotAcceptableException",
+          408: "RequestTimeoutException", 409: "ConflictException", 410: "GoneException",
+          412: "PreconditionFailedException", 413: "RequestTooLargeException",
+          415: "UnsupportedMediaTypeException", 421: "MisdirectedRequestException",
+          429: "TooManyRequestsException", 500: "ServiceFailureException", 501: "NotImplementedException",
+          503: "ServiceUnavailableException"}
+_OAUTH_CODES = {400: "invalid_request", 401: "invalid_client", 403: "unauthorized_client"}
+
+
+def iceberg_error_body(path: str, status: int, body: bytes) -> bytes | None:
+    """The Guard's hook for every error answered under /iceberg (asgi.ErrorBodyHook): semcat's error
+    body `{error: <class>, message, details}` becomes the specification's ErrorModel
+    `{"error": {"message", "type", "code"}}` (the OAuth token endpoint's: `{"error", "error_description"}`),
+    keeping semcat's message; a body already in the Iceberg shape is kept (None)."""
+    try:
+        old = json.loads(body) if body else {}
+    except ValueError:
+        old = {}
+    if not isinstance(old, dict):
+        old = {}
+    if isinstance(old.get("error"), dict) or (path == OAUTH_PATH and "error_description" in old):
+        return None
+    message = str(old.get("message") or old.get("error") or f"HTTP {status}")
+    details = old.get("details") if isinstance(old.get("details"), dict) else {}
+    if status == 403 and details.get("needed") == "write":
+        message = (f"a {details.get('role')!r} token may only read over Iceberg REST: creating, committing, "
+                   "renaming and dropping need a token with role 'write'")
+    elif status == 401 and message.startswith("this server requires a bearer token"):
+        message = ("this server requires a bearer token: configure the Iceberg client with token=<a semcat token> "
+                   "(or credential='<any id>:<token>')")
+    elif status in (404, 405) and message in ("Not Found", "Method Not Allowed"):
+        message = (f"{message}: {path} is not an operation semcat's Iceberg REST catalog serves; GET "
+                   "/iceberg/v1/config lists them (endpoints)")
+    if path == OAUTH_PATH:
+        out: dict[str, Any] = {"error": _OAUTH_CODES.get(status, "invalid_request"), "error_description": message}
+    else:
+        out = {"error": {"message": message, "type": _TYPES.get(status, "RESTException"), "code": status}}
+    return json.dumps(out, ensure_ascii=True).encode()
 
 
 def _error(err: CatalogError) -> Response:
