@@ -653,3 +653,113 @@ def test_nested_columns_keep_the_writers_field_ids(server):
     got = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
     assert got[0]["addr"] == {"city": "Oslo", "zip": "0150"} and got[0]["tags"] == ["a", "b"]
     assert got[1]["addr"] is None
+
+
+# ---------------------------------------------------------------- nested field ids
+
+def _nested_schema():
+    from pyiceberg.types import ListType, MapType, StructType
+
+    return Schema(NestedField(1, "id", LongType(), required=False),
+                  NestedField(2, "addr", StructType(NestedField(3, "city", StringType(), required=False),
+                                                    NestedField(4, "zip", StringType(), required=False)), required=False),
+                  NestedField(5, "tags", ListType(6, StringType(), element_required=False), required=False),
+                  NestedField(7, "attrs", MapType(8, StringType(), 9, LongType(), value_required=False), required=False))
+
+
+def _nested_rows(ids, country=False):
+    fields = [("city", pa.string()), ("zip", pa.string())] + ([("country", pa.string())] if country else [])
+    addr = [{"city": f"c{i}", "zip": str(i), **({"country": "NO"} if country else {})} for i in ids]
+    return pa.table({"id": pa.array(ids, pa.int64()), "addr": pa.array(addr, pa.struct(fields)),
+                     "tags": pa.array([[f"t{i}", "x"] for i in ids], pa.list_(pa.string())),
+                     "attrs": pa.array([[("k", i)] for i in ids], pa.map_(pa.string(), pa.int64()))})
+
+
+def _field_ids(schema):
+    return sorted((f.field_id, f.name) for f in schema._lazy_id_to_field.values())
+
+
+def test_nested_columns_created_appended_evolved_and_scanned(server):
+    """A table with struct / list / map columns created through REST keeps the nested ids the
+    catalog assigned (and last-column-id) across appends, loads and a nested schema change; its
+    rows read back through pyiceberg and through run_sql at the same vid."""
+    from pyiceberg.types import StringType as S
+
+    ice = client(server)
+    ice.create_namespace("core")
+    t = ice.create_table("core.n", _nested_schema())
+    created = _field_ids(t.schema())
+    assert len(created) == 9 and t.metadata.last_column_id == 9
+    t.append(_nested_rows([1, 2]))
+    t = ice.load_table("core.n")
+    assert _field_ids(t.schema()) == created and t.metadata.last_column_id == 9
+    with t.update_schema() as u:
+        u.add_column(("addr", "country"), S())
+    t = ice.load_table("core.n")
+    country = t.schema().find_field("addr.country").field_id
+    assert country == 10 and t.metadata.last_column_id == 10
+    assert _field_ids(t.schema()) == sorted([*created, (10, "country")])
+    t.append(_nested_rows([3], country=True))
+    again = ice.load_table("core.n")                    # a second load: the same ids
+    assert _field_ids(again.schema()) == _field_ids(t.schema())
+    got = sorted(again.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert [r["addr"] for r in got] == [{"city": "c1", "zip": "1", "country": None},
+                                        {"city": "c2", "zip": "2", "country": None},
+                                        {"city": "c3", "zip": "3", "country": "NO"}]
+    assert [r["tags"] for r in got] == [["t1", "x"], ["t2", "x"], ["t3", "x"]]
+    assert [dict(r["attrs"]) for r in got] == [{"k": 1}, {"k": 2}, {"k": 3}]
+    vid = int(again.properties["semcat.vid"])
+    res = cc.run_sql(server.catalog, "select id, addr.city, addr.country, tags[1], attrs['k'] from acme.core.n "
+                     "order by id", snapshot=vid)
+    assert [tuple(r) for r in res.rows] == [(1, "c1", None, "t1", 1), (2, "c2", None, "t2", 2), (3, "c3", "NO", "t3", 3)]
+
+
+def test_imported_table_keeps_the_nested_field_ids_of_its_files(server, tmp_path):
+    """A table imported from a pyiceberg SqlCatalog (nested columns, a nested field added later, so
+    its ids are not the ones a fresh assignment would give) is served with the source's field ids
+    and last-column-id: its own data files (which carry those ids) scan with every nested value."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.types import StringType as S
+
+    src = SqlCatalog("src", uri=f"sqlite:///{tmp_path}/src.db", warehouse=f"file://{tmp_path}/wh")
+    src.create_namespace("db")
+    st = src.create_table("db.n", _nested_schema())
+    st.append(_nested_rows([1, 2]))
+    with st.update_schema() as u:
+        u.add_column(("addr", "country"), S())
+    st = src.load_table("db.n")
+    st.append(_nested_rows([3], country=True))
+    st = src.load_table("db.n")
+    cc.iceberg.import_table(server.catalog, src, "db.n", into="acme.core.imp")
+    t = client(server).load_table("core.imp")
+    assert _field_ids(t.schema()) == _field_ids(st.schema())
+    assert t.metadata.last_column_id == st.metadata.last_column_id == 10
+    want = sorted(st.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    got = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert got == want and got[0]["addr"]["city"] == "c1" and got[2]["addr"]["country"] == "NO"
+
+
+def test_parquet_tree_with_nested_columns_reads_through_rest(server, tmp_path):
+    """A Parquet tree (files without field ids) with nested and naive-timestamp columns: served
+    with stable derived nested ids and a name mapping, so pyiceberg reads every value; the naive
+    timestamp is an Iceberg `timestamp` (wall time), not an instant."""
+    import pyarrow.parquet as pq
+    from pyiceberg.types import TimestampType
+
+    from catalog_core.parquet_import import import_parquet
+
+    rows = _nested_rows([1, 2]).append_column("at", pa.array([dt.datetime(2025, 3, 1, 12), None], pa.timestamp("us")))
+    (tmp_path / "tree" / "d=2025-03-01").mkdir(parents=True)
+    pq.write_table(rows, tmp_path / "tree" / "d=2025-03-01" / "part-0.parquet")
+    client(server).create_namespace("raw")
+    import_parquet(server.catalog, str(tmp_path / "tree"), into="acme.raw.pq")
+    ice = client(server)
+    t = ice.load_table("raw.pq")
+    ids = _field_ids(t.schema())
+    assert len({i for i, _ in ids}) == len(ids) == 11          # 5 columns + d + 5 nested, all distinct
+    assert t.metadata.last_column_id == max(i for i, _ in ids)
+    assert isinstance(t.schema().find_field("at").field_type, TimestampType)
+    got = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert got[0]["addr"] == {"city": "c1", "zip": "1"} and got[1]["tags"] == ["t2", "x"]
+    assert dict(got[0]["attrs"]) == {"k": 1} and got[0]["at"] == dt.datetime(2025, 3, 1, 12) and got[1]["at"] is None
+    assert _field_ids(ice.load_table("raw.pq").schema()) == ids
