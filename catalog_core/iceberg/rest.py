@@ -353,6 +353,8 @@ class IcebergRest:
                                                      **(body if isinstance(body, dict) else {})})
         except ValidationError as exc:
             raise _bad(f"CreateTableRequest is invalid: {_first_error(exc)}") from None
+        except Exception as exc:  # noqa: BLE001 - pyiceberg's own parsing of the client's input (TypeError, KeyError, ...)
+            raise _bad(f"CreateTableRequest is invalid: {exc}") from None
         name = self._name(prefix, namespace, req.name)
         _reject_reserved(req.properties, "property")
         self._ns_obj(prefix, namespace)
@@ -467,8 +469,10 @@ class IcebergRest:
 
     def commit_transaction(self, prefix: str, body: dict[str, Any], idempotency_key: str | None, author: str) -> None:
         changes = body.get("table-changes") if isinstance(body, dict) else None
-        if not isinstance(changes, list) or not changes:
-            raise _bad("CommitTransactionRequest needs 'table-changes': a non-empty list of table commits")
+        if not isinstance(changes, list):
+            raise _bad("CommitTransactionRequest needs 'table-changes': a list of table commits")
+        if not changes:
+            return None   # nothing to commit: nothing is written
         reqs: list[tuple[str, CommitTableRequest]] = []
         for ch in changes:
             req = _commit_request(ch)
@@ -683,6 +687,8 @@ def _commit_request(body: Any) -> CommitTableRequest:
         raise _bad(f"commit request is invalid: {_first_error(exc)} (requirement types: assert-create, "
                    "assert-table-uuid, assert-ref-snapshot-id, assert-last-assigned-field-id, assert-current-schema-id, "
                    "assert-last-assigned-partition-id, assert-default-spec-id, assert-default-sort-order-id)") from None
+    except Exception as exc:  # noqa: BLE001 - pyiceberg's own parsing of the client's input (TypeError, KeyError, ...)
+        raise _bad(f"commit request is invalid: {exc}") from None
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -40,7 +40,7 @@ from mcp_server.http.asgi import OPEN_PATHS, ErrorBodyHook, FastCommit, Guard, e
 from mcp_server.http.auth import Tokens, UnsafeBindError, check_bind, load_tokens
 from mcp_server.http.oauth import METADATA_PATH, JwtVerifier, OAuthConfig
 from mcp_server.http.origin import SameOrigin, env_names
-from mcp_server.http.policy import Limits, declare, requires
+from mcp_server.http.policy import Limits, declare, iter_routes, requires
 from mcp_server.http.protocol import uvicorn_http_options
 from mcp_server.http.sessions import SessionManager
 
@@ -77,11 +77,16 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 
 def _allowed_methods(app: FastAPI, path: str) -> str:
-    """The methods the OpenAPI document lists for `path` ('' if it lists none)."""
+    """The methods the OpenAPI document lists for `path`, and those of routes it leaves out
+    (/iceberg, /ui) whose path matches ('' if there are none)."""
     methods: set[str] = set()
     for template, item in app.openapi().get("paths", {}).items():
         if re.fullmatch(re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template)), path):
             methods |= {m.upper() for m in item if m in _HTTP_METHODS}
+    for route in iter_routes(app.routes):
+        regex, declared = getattr(route, "path_regex", None), getattr(route, "methods", None)
+        if not getattr(route, "include_in_schema", True) and regex is not None and declared and regex.match(path):
+            methods |= {str(m).upper() for m in declared}
     return ", ".join(sorted(methods))
 
 

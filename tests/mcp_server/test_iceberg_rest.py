@@ -582,16 +582,19 @@ def test_idempotency_key_makes_a_retried_commit_safe(server):
         return requests.post(f"{server.url}/iceberg/v1/acme/namespaces/core/tables/{table}", json={
             **body, "identifier": {"namespace": ["core"], "name": table}}, headers=headers, timeout=30)
 
-    first = post("k-1")
+    key = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"    # the specification's keys are UUIDs
+    first = post(key)
     assert first.status_code == 200, first.text
     vid = server.catalog.latest_vid
-    again = post("k-1")          # the response was "lost": the retry gets the landed result, not a 409
+    again = post(key)          # the response was "lost": the retry gets the landed result, not a 409
     assert again.status_code == 200 and again.json()["metadata"] == first.json()["metadata"]
     assert server.catalog.latest_vid == vid
     assert post(None).status_code == 409            # without the key the stale requirement fails
-    reused = post("k-1", table="u")
+    reused = post(key, table="u")
     assert reused.status_code == 400 and "already used" in reused.json()["error"]["message"]
     assert ice.load_table("core.u").schema().schema_id == 0
+    bad = post("k-1")                                # not a UUID: refused before anything is read
+    assert bad.status_code == 400 and "not a UUID" in bad.json()["error"]["message"]
 
 
 def test_etag_304_and_refs_only_loading(server):
@@ -763,3 +766,158 @@ def test_parquet_tree_with_nested_columns_reads_through_rest(server, tmp_path):
     assert got[0]["addr"] == {"city": "c1", "zip": "1"} and got[1]["tags"] == ["t2", "x"]
     assert dict(got[0]["attrs"]) == {"k": 1} and got[0]["at"] == dt.datetime(2025, 3, 1, 12) and got[1]["at"] is None
     assert _field_ids(ice.load_table("raw.pq").schema()) == ids
+
+
+# ---------------------------------------------------------------- every error in the ErrorModel
+
+def _error_model(r, status):
+    """The specification's ErrorModel, checked as pyiceberg parses it."""
+    from pyiceberg.catalog.rest.response import ErrorResponse
+
+    assert r.status_code == status, (r.status_code, r.text)
+    assert r.headers["content-type"].startswith("application/json")
+    err = ErrorResponse.model_validate_json(r.text).error
+    assert err.code == status and err.type and err.message
+    return err
+
+
+def test_the_servers_own_refusals_under_iceberg_are_the_error_model(server):
+    """Refusals the Guard makes before any /iceberg route runs (401, 403 for a read token's write,
+    415, 421), unknown routes (404, 405 with an exact Allow) and malformed requests all answer the
+    ErrorModel with semcat's message; /v1 keeps semcat's own error body."""
+    url = server.url + "/iceberg"
+    auth = {"Authorization": f"Bearer {WRITE}"}
+    err = _error_model(requests.get(url + "/v1/config?warehouse=acme", timeout=30), 401)
+    assert err.type == "NotAuthorizedException" and "token=" in err.message
+    err = _error_model(requests.get(url + "/v1/config", timeout=30, headers={"Authorization": "Bearer nope"}), 401)
+    assert err.type == "NotAuthorizedException"
+    err = _error_model(requests.post(url + "/v1/acme/namespaces", json={"namespace": ["x"]}, timeout=30,
+                                     headers={"Authorization": f"Bearer {READ}"}), 403)
+    assert err.type == "ForbiddenException" and "'read' token may only read" in err.message
+    err = _error_model(requests.post(url + "/v1/acme/namespaces", data=b'{"namespace": ["x"]}', timeout=30,
+                                     headers={**auth, "Content-Type": "text/plain"}), 415)
+    assert "application/json" in err.message
+    err = _error_model(requests.get(url + "/v1/config", timeout=30, headers={**auth, "Host": "evil.example"}), 421)
+    assert "evil.example" in err.message
+    err = _error_model(requests.get(url + "/v1/acme/namespaces/core/views", timeout=30, headers=auth), 404)
+    assert "GET /iceberg/v1/config" in err.message
+    r = requests.options(url + "/v1/acme/namespaces/core", timeout=30, headers=auth)
+    _error_model(r, 405)
+    assert r.headers["Allow"] == "DELETE, GET, HEAD"     # exactly the specification's methods of the path
+    err = _error_model(requests.post(url + "/v1/acme/namespaces", data=b"{nope", timeout=30,
+                                     headers={**auth, "Content-Type": "application/json"}), 400)
+    assert "not valid JSON" in err.message
+    # the rest of the server keeps semcat's body
+    r = requests.get(server.url + "/v1/nope", timeout=30, headers=auth)
+    assert r.status_code == 404 and r.json()["error"] == "NotFoundError"
+    r = requests.post(server.url + "/v1/commit", data=b"{}", timeout=30, headers={"Authorization": f"Bearer {READ}",
+                                                                               "Content-Type": "application/json"})
+    assert r.status_code == 403 and isinstance(r.json()["error"], str)
+    # the client-credentials endpoint answers OAuthError, also when the Guard refuses
+    r = requests.post(url + "/v1/oauth/tokens", data=b"{}", timeout=30, headers={"Content-Type": "application/json"})
+    assert r.status_code == 415 and r.json()["error"] == "invalid_request" and "form" in r.json()["error_description"]
+
+
+def test_a_read_token_commit_surfaces_semcats_message_in_pyiceberg(server):
+    ice = client(server)
+    ice.create_namespace("core")
+    ice.create_table("core.t", SCHEMA)
+    t = client(server, token=READ).load_table("core.t")
+    with pytest.raises(ForbiddenError) as exc:
+        t.append(rows([1]))
+    assert str(exc.value) == ("ForbiddenException: a 'read' token may only read over Iceberg REST: creating, committing, "
+                              "renaming and dropping need a token with role 'write'")
+    with pytest.raises(ForbiddenError, match="may only read"):
+        client(server, token=READ).create_namespace("x")
+
+
+def test_too_large_and_too_many_requests_are_the_error_model(tmp_path):
+    """413 (a body over the server's limit, refused by its Content-Length before it is read) and
+    429 (a token over its cap of open requests, with Retry-After) under /iceberg."""
+    import socket
+    import time
+
+    engine = cc.Catalog.open(str(tmp_path / "data"))
+    srv = serve_in_thread(engine, tokens=Tokens({WRITE: "write"}), max_request_bytes=4096,
+                          limits={"requests": (1, 8)})
+    try:
+        url = srv.url + "/iceberg"
+        auth = {"Authorization": f"Bearer {WRITE}"}
+        err = _error_model(requests.post(url + "/v1/acme/namespaces", json={"namespace": ["x"], "properties": {
+            "pad": "x" * 5000}}, timeout=30, headers=auth), 413)
+        assert "at most 4096" in err.message
+        host, port = srv.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as held:   # an open request: body never sent
+            held.sendall((f"POST /iceberg/v1/acme/namespaces HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer "
+                          f"{WRITE}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n").encode())
+            deadline = time.monotonic() + 30
+            while True:   # until the server has taken the held request (bounded)
+                r = requests.get(url + "/v1/config?warehouse=acme", timeout=30, headers=auth)
+                if r.status_code == 429 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            err = _error_model(r, 429)
+            assert err.type == "TooManyRequestsException" and int(r.headers["Retry-After"]) >= 1
+    finally:
+        srv.stop()
+        engine.close()
+
+
+@pytest.mark.parametrize("method, path, body, headers", [
+    ("POST", "/v1/acme/namespaces/core/register", "NIL", {}),                      # a JSON string, not an object
+    ("POST", "/v1/acme/namespaces/core/properties", None, {}),                     # a required body missing
+    ("POST", "/v1/acme/namespaces/core/properties", {"updates": None}, {}),
+    ("POST", "/v1/acme/namespaces/core/properties", {"updates": {"a": 1}}, {}),
+    ("POST", "/v1/acme/namespaces/core/properties", {"removals": ["a", "a"]}, {}),
+    ("POST", "/v1/acme/namespaces", {"namespace": ["y"], "properties": {"a": None}}, {}),
+    ("POST", "/v1/acme/namespaces/core/tables", {"name": "x", "schema": {"type": "struct", "fields": []},
+                                                 "properties": [None, None]}, {}),
+    ("POST", "/v1/acme/namespaces/core/tables", {"name": "x", "schema": {"type": "struct", "identifier-field-ids": [],
+     "fields": [{"id": 1, "name": "m", "required": False, "initial-default": True,
+                 "type": {"type": "map", "key-id": 2, "key": "string", "value-id": 3, "value": {"type": "struct", "fields": []},
+                          "value-required": False}}]}}, {}),                        # a default of a nested type: pyiceberg's TypeError
+    ("POST", "/v1/acme/namespaces/core/tables/t", {"requirements": [], "updates": [{"action": "set-statistics",
+                                                                                  "snapshot-id": 0}]}, {}),
+    ("POST", "/v1/acme/transactions/commit", {"table-changes": [{"identifier": {"namespace": ["core"], "name": "t"},
+     "requirements": [], "updates": [{"action": "set-statistics", "snapshot-id": 0}]}]}, {}),
+    ("GET", "/v1/acme/namespaces?pageSize=0", None, {}),
+    ("GET", "/v1/acme/namespaces/core/tables?pageSize=x", None, {}),
+    ("GET", "/v1/acme/namespaces/core/tables/t?snapshots=AAA", None, {}),
+    ("DELETE", "/v1/acme/namespaces/core/tables/t?purgeRequested=maybe", None, {}),
+    ("GET", "/v1/acme/namespaces/core/tables/t", None, {"X-Iceberg-Access-Delegation": "telepathy"}),
+    ("POST", "/v1/acme/namespaces", {"namespace": ["z"]}, {"Idempotency-Key": "k-1"}),
+])
+def test_requests_outside_the_specification_are_400(server, method, path, body, headers):
+    """What schemathesis found against the specification: each of these was a 500 or was accepted;
+    each is a 400 BadRequestException naming the problem, and nothing was written."""
+    ice = client(server)
+    ice.create_namespace("core")
+    ice.create_table("core.t", SCHEMA)
+    vid = server.catalog.latest_vid
+    kw = {"json": body} if body is not None else {}
+    r = requests.request(method, server.url + "/iceberg" + path, timeout=30,
+                         headers={"Authorization": f"Bearer {WRITE}", **headers}, **kw)
+    err = _error_model(r, 400)
+    assert err.type == "BadRequestException"
+    assert server.catalog.latest_vid == vid
+
+
+def test_specification_details_schemathesis_checks(server):
+    """HEAD errors carry the JSON content type the specification documents (no body); an empty
+    transaction commits nothing (204); a valid access-delegation header is accepted."""
+    ice = client(server)
+    ice.create_namespace("core")
+    ice.create_table("core.t", SCHEMA)
+    auth = {"Authorization": f"Bearer {WRITE}"}
+    for path in ("/v1/acme/namespaces/nope", "/v1/acme/namespaces/core/tables/nope"):
+        r = requests.head(server.url + "/iceberg" + path, timeout=30, headers=auth)
+        assert r.status_code == 404 and r.headers["content-type"].startswith("application/json") and not r.content
+    r = requests.head(server.url + "/iceberg/v1/acme/namespaces/core/tables/t", timeout=30, headers=auth)
+    assert r.status_code == 204
+    vid = server.catalog.latest_vid
+    r = requests.post(server.url + "/iceberg/v1/acme/transactions/commit", json={"table-changes": []}, timeout=30,
+                      headers=auth)
+    assert r.status_code == 204 and server.catalog.latest_vid == vid
+    r = requests.get(server.url + "/iceberg/v1/acme/namespaces/core/tables/t", timeout=30,
+                     headers={**auth, "X-Iceberg-Access-Delegation": "vended-credentials,remote-signing"})
+    assert r.status_code == 200 and r.json()["metadata"]["table-uuid"]
