@@ -77,7 +77,8 @@ def iceberg_error_body(path: str, status: int, body: bytes) -> bytes | None:
     if isinstance(old.get("error"), dict) or (path == OAUTH_PATH and "error_description" in old):
         return None
     message = str(old.get("message") or old.get("error") or f"HTTP {status}")
-    details = old.get("details") if isinstance(old.get("details"), dict) else {}
+    raw_details = old.get("details")
+    details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
     if status == 403 and details.get("needed") == "write":
         message = (f"a {details.get('role')!r} token may only read over Iceberg REST: creating, committing, "
                    "renaming and dropping need a token with role 'write'")
