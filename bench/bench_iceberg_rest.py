@@ -99,7 +99,7 @@ def plan_bench(work: str, n_files: int, repeat: int) -> dict[str, object]:
         files = list(table.scan().plan_files())
         t2 = time.perf_counter()
         assert len(files) == n_files, len(files)
-        out["rest_cold_load_ms"] = round((t1 - t0) * 1000, 1)
+        out["plan_rest_cold_load_ms"] = round((t1 - t0) * 1000, 1)
         out["rest_cold_plan_all_ms"] = round((t2 - t1) * 1000, 1)
         day_files = len(list(table.scan(row_filter=EqualTo("ss_sold_date", day)).plan_files()))
         for label, scan in (("all", lambda t: t.scan()), ("day", lambda t: t.scan(row_filter=EqualTo("ss_sold_date", day)))):
@@ -191,7 +191,7 @@ def main() -> None:
               f"(load average {res['load']:.1f})")
         if args.plan_files:
             print(f"scan plan of {res['plan_files_total']:,} files, all / one day ({res['plan_day_files']} files), p50 ms: "
-                  f"REST cold load {res['rest_cold_load_ms']} + plan {res['rest_cold_plan_all_ms']}; REST warm load+plan "
+                  f"REST cold load {res['plan_rest_cold_load_ms']} + plan {res['rest_cold_plan_all_ms']}; REST warm load+plan "
                   f"{res['rest_warm_load_plan_all_p50_ms']} / {res['rest_warm_load_plan_day_p50_ms']}, plan alone "
                   f"{res['rest_warm_plan_all_p50_ms']} / {res['rest_warm_plan_day_p50_ms']}; semcat plan_files cold "
                   f"{res['semcat_cold_plan_all_ms']} / {res['semcat_cold_plan_day_ms']}, cold+values "
