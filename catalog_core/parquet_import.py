@@ -90,12 +90,30 @@ def arrow_type(t: Any) -> str:
         if test(t):
             return name
     if pa.types.is_timestamp(t):
-        return "timestamptz" if t.tz else "timestamp"
+        return "timestamptz" if t.tz else "timestamp_ntz"   # naive: wall time (Iceberg `timestamp`)
     if pa.types.is_decimal(t):
         return f"decimal({t.precision},{t.scale})"
     if pa.types.is_dictionary(t):
         return arrow_type(t.value_type)
-    return str(t)  # nested types: DuckDB reads them from the files as they are
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return f"array<{arrow_type(t.value_type)}>"
+    if pa.types.is_map(t):
+        return f"map<{arrow_type(t.key_type)},{arrow_type(t.item_type)}>"
+    if pa.types.is_struct(t):
+        return "struct<" + ",".join(f"{t.field(i).name}:{arrow_type(t.field(i).type)}" for i in range(t.num_fields)) + ">"
+    return str(t)  # anything else (e.g. a union): DuckDB reads it from the files as it is
+
+
+def _legacy_type(t: Any) -> str:
+    """How imports before nested and naive-timestamp types were spelled (`str(t)` for nested types,
+    `timestamp` for a naive one): a table imported then upgrades to `arrow_type`'s spelling."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t) and not t.tz:
+        return "timestamp"
+    if pa.types.is_nested(t):
+        return str(t)
+    return arrow_type(t)
 
 
 def _partition_type(values: list[str | None]) -> str:
@@ -199,7 +217,9 @@ class _TableImport:
                                         "rename it with a leading '_' to have it skipped", path=f.path) from None
             value = {"obj_type": "file", "path": f.path, "format": "parquet", "size_bytes": f.size,
                      "mtime_ns": f.mtime_ns, **footer_stats(meta)}
-            value["_types"] = {fld.name: arrow_type(fld.type) for fld in meta.schema.to_arrow_schema()}
+            arrow = meta.schema.to_arrow_schema()
+            value["_types"] = {fld.name: arrow_type(fld.type) for fld in arrow}
+            value["_legacy"] = {fld.name: _legacy_type(fld.type) for fld in arrow}
             out[f.key] = value
             self.progress(self.name, i, len(new))
         return out
@@ -208,14 +228,15 @@ class _TableImport:
             dict[str, Any], list[tuple[str, str]]]:
         """The table's schema after this run, and its partition columns with their types."""
         old = lake.Schema.from_raw((current.value.get("schema") if current is not None else None) or {})
-        cols: list[dict[str, Any]] = [{"id": c.id, "name": c.name, "type": c.type, "nullable": True}
-                                      for c in old.columns]
+        cols: list[dict[str, Any]] = [{**c.extra, "id": c.id, "name": c.name, "type": c.type, "nullable": True}
+                                      for c in old.columns]   # extras (doc, a REST writer's iceberg_type) kept
         by_name = {c["name"]: c for c in cols}
         next_id = max([int(c["id"] or 0) for c in cols] + [0]) + 1
         pnames = [c for c, _v in found[0].chain]
         ptypes = [(c, _partition_type([f.chain[i][1] for f in found])) for i, c in enumerate(pnames)]
         seen_in: dict[str, str] = {}
         for v in values.values():
+            legacy = v.pop("_legacy")
             for cname, ctype in v.pop("_types").items():
                 if cname in pnames:
                     continue
@@ -226,6 +247,9 @@ class _TableImport:
                     cols.append(have)
                     by_name[cname] = have
                     self.result.columns_added.append(cname)
+                    seen_in[cname] = v["path"]
+                elif have["type"] != ctype and have["type"] == legacy.get(cname) and cname not in seen_in:
+                    have["type"] = ctype   # an earlier import's spelling of the same type: the table's schema is upgraded
                     seen_in[cname] = v["path"]
                 elif have["type"] != ctype:
                     where = seen_in.get(cname, "the table's schema")

@@ -20,6 +20,7 @@ import datetime as _dt
 import decimal
 import functools
 import hashlib
+import json
 import math
 import re
 import struct
@@ -89,13 +90,18 @@ def catalog_type(t: it.IcebergType, table: str = "?", column: str = "?") -> str:
 
 
 def catalog_schema(schema: IcebergSchema, table: str) -> dict[str, Any]:
-    """{schema_id, columns: [{id, name, type, nullable}]}: Iceberg field ids are the column ids."""
+    """{schema_id, columns: [{id, name, type, nullable}]}: Iceberg field ids are the column ids. A
+    nested column (struct, list, map) also keeps its Iceberg type as JSON (`iceberg_type`, the
+    specification's type object with every nested field id), so the table served back over Iceberg
+    REST (`export.iceberg_schema`) carries the ids its data files were written with."""
     cols = []
     for f in schema.fields:
         col: dict[str, JSONValue] = {"id": int(f.field_id), "name": f.name, "type": catalog_type(f.field_type, table, f.name),
                                "nullable": not f.required}
         if f.doc:
             col["doc"] = f.doc
+        if not f.field_type.is_primitive:
+            col["iceberg_type"] = json.loads(f.model_dump_json(by_alias=True, exclude_none=True))["type"]
         cols.append(col)
     return {"schema_id": int(schema.schema_id), "columns": cols}
 

@@ -8,7 +8,10 @@ single-value binary encoding (`pyiceberg.conversions.to_bytes`). Invariants:
 - a bound that cannot be represented exactly is left out, never approximated the wrong way:
   decimal lower bounds round down and upper bounds up; float (32-bit) bounds are left out; text
   that does not parse as the column's type is left out. A missing bound only costs pruning;
-- nested types get field ids `1_000_000 + 1000 * column id + k`, stable for a column;
+- a nested column keeps the field ids stored with it (`iceberg_type`: imports and REST writers,
+  whose data files carry them); one without (the Spark bridge, `semcat import parquet`: files
+  without field ids, read through the name mapping) gets `1_000_000 + 1000 * column id + k`,
+  stable for a column;
 - partition values come from the partition ids on the file's path (`col=value`), parsed by the
   partition field's result type (identity and truncate: the source column's; year / month / day /
   hour: Iceberg's human text, e.g. `2024-03`; bucket: an int).
@@ -42,6 +45,7 @@ from pyiceberg.typedef import Record
 
 from catalog_core import lake
 from catalog_core.errors import InvalidValueError
+from catalog_core.iceberg.convert import catalog_type
 
 __all__ = ["iceberg_type", "iceberg_schema", "partition_spec", "data_file", "internal_value", "name_mapping",
            "PARTITION_FIELD_BASE"]
@@ -128,9 +132,25 @@ def iceberg_type(text: str, column: str = "?", ids: _Ids | None = None) -> it.Ic
                             column=column, type=text)
 
 
-def _stored_type(stored: dict[str, Any], name: str) -> it.IcebergType:
-    """A nested column's Iceberg type as a REST commit stored it (with its field ids)."""
-    return it.NestedField.model_validate({"id": 0, "name": name, "type": stored, "required": False}).field_type
+def _same_type(a: str, b: str) -> bool:
+    return a.replace(" ", "").lower() == b.replace(" ", "").lower()
+
+
+def _stored_type(stored: Any, text: str | None, name: str) -> it.IcebergType | None:
+    """A nested column's Iceberg type as an import or a REST commit stored it (`iceberg_type`, with
+    the field ids its data files carry); None when there is none, or when the column's type has
+    changed since (another writer retyped it: its ids are derived again)."""
+    if not isinstance(stored, dict):
+        return None
+    try:
+        t = it.NestedField.model_validate({"id": 0, "name": name, "type": stored, "required": False}).field_type
+    except ValueError:
+        return None
+    try:
+        same = text is None or _same_type(catalog_type(t, column=name), text)
+    except InvalidValueError:
+        return None
+    return t if same else None
 
 
 def iceberg_schema(schema: dict[str, Any] | None) -> IcebergSchema:
@@ -143,9 +163,9 @@ def iceberg_schema(schema: dict[str, Any] | None) -> IcebergSchema:
         if c.id is None:
             top += 1
         cid = c.id if c.id is not None else top
-        stored = c.extra.get("iceberg_type")
-        ftype = (_stored_type(stored, c.name) if isinstance(stored, dict)
-                 else iceberg_type(c.type or "string", c.name, _Ids(_NESTED_BASE + 1000 * cid)))
+        ftype = _stored_type(c.extra.get("iceberg_type"), c.type, c.name)
+        if ftype is None:
+            ftype = iceberg_type(c.type or "string", c.name, _Ids(_NESTED_BASE + 1000 * cid))
         raw_doc = c.extra.get("doc")
         doc = raw_doc if isinstance(raw_doc, str) else None
         fields.append(it.NestedField(cid, c.name, ftype, required=not c.is_nullable, doc=doc))

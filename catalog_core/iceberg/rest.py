@@ -353,6 +353,8 @@ class IcebergRest:
                                                      **(body if isinstance(body, dict) else {})})
         except ValidationError as exc:
             raise _bad(f"CreateTableRequest is invalid: {_first_error(exc)}") from None
+        except Exception as exc:  # noqa: BLE001 - pyiceberg's own parsing of the client's input (TypeError, KeyError, ...)
+            raise _bad(f"CreateTableRequest is invalid: {exc}") from None
         name = self._name(prefix, namespace, req.name)
         _reject_reserved(req.properties, "property")
         self._ns_obj(prefix, namespace)
@@ -383,7 +385,7 @@ class IcebergRest:
             ice["sort_orders"] = [_json(o) for o in md.sort_orders]
             ice["default_sort_order_id"] = md.default_sort_order_id
         txn.add(tpath, {"obj_type": "table", "location": md.location, "format": "parquet",
-                        "schema": _catalog_schema(md.schema(), name),
+                        "schema": convert.catalog_schema(md.schema(), name),
                         "partition_by": [lv.spec for lv in levels], "stats": st.empty(),
                         "properties": {"iceberg": ice}})
 
@@ -467,8 +469,10 @@ class IcebergRest:
 
     def commit_transaction(self, prefix: str, body: dict[str, Any], idempotency_key: str | None, author: str) -> None:
         changes = body.get("table-changes") if isinstance(body, dict) else None
-        if not isinstance(changes, list) or not changes:
-            raise _bad("CommitTransactionRequest needs 'table-changes': a non-empty list of table commits")
+        if not isinstance(changes, list):
+            raise _bad("CommitTransactionRequest needs 'table-changes': a list of table commits")
+        if not changes:
+            return None   # nothing to commit: nothing is written
         reqs: list[tuple[str, CommitTableRequest]] = []
         for ch in changes:
             req = _commit_request(ch)
@@ -630,7 +634,7 @@ class IcebergRest:
         stored = value.get("schema") if isinstance(value.get("schema"), dict) else None
         writer = _Writer(self.cat, txn, _Source(name, new), name, stored)
         if base is None or new.current_schema_id != base.current_schema_id:
-            writer.apply_schema(txn, _catalog_schema(new.schema(), name))
+            writer.apply_schema(txn, convert.catalog_schema(new.schema(), name))
         old_main = base.current_snapshot_id if base is not None else None
         if new.current_snapshot_id == old_main:
             added = [u for u in req.updates if isinstance(u, AddSnapshotUpdate)]
@@ -650,16 +654,6 @@ class IcebergRest:
             sid = snap.parent_snapshot_id
         for snap in reversed(chain):
             writer.apply_snapshot(txn, snap)
-
-
-def _catalog_schema(schema: IcebergSchema, name: str) -> dict[str, Any]:
-    """`convert.catalog_schema`, plus each nested column's Iceberg type (`iceberg_type`, with its
-    nested field ids) so the files' nested field ids still match when the table is loaded."""
-    out = convert.catalog_schema(schema, name)
-    for col, f in zip(out["columns"], schema.fields, strict=True):
-        if not f.field_type.is_primitive:
-            col["iceberg_type"] = _json(f.field_type)
-    return out
 
 
 def _meta(reqs: list[tuple[str, CommitTableRequest]], key: str | None) -> dict[str, Any]:
@@ -693,6 +687,8 @@ def _commit_request(body: Any) -> CommitTableRequest:
         raise _bad(f"commit request is invalid: {_first_error(exc)} (requirement types: assert-create, "
                    "assert-table-uuid, assert-ref-snapshot-id, assert-last-assigned-field-id, assert-current-schema-id, "
                    "assert-last-assigned-partition-id, assert-default-spec-id, assert-default-sort-order-id)") from None
+    except Exception as exc:  # noqa: BLE001 - pyiceberg's own parsing of the client's input (TypeError, KeyError, ...)
+        raise _bad(f"commit request is invalid: {exc}") from None
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -30,7 +30,7 @@ from mcp_server.http.oauth import METADATA_PATH, challenge_headers
 from mcp_server.http.origin import SameOrigin
 from mcp_server.http.policy import ANONYMOUS, Cap, Limits, Policy, iter_routes, policy_of
 
-__all__ = ["Guard", "FastCommit", "OPEN_PATHS", "error_response", "internal_error_response",
+__all__ = ["Guard", "FastCommit", "OPEN_PATHS", "ErrorBodyHook", "error_response", "internal_error_response",
            "validation_error_response", "MisdirectedRequestError", "CrossOriginError",
            "UnsupportedMediaTypeError", "UI_COOKIE"]
 
@@ -172,6 +172,33 @@ def _headers(scope: Scope) -> dict[bytes, str]:
     return out
 
 
+ErrorBodyHook = Callable[[str, int, bytes], "bytes | None"]
+"""(path, status, the JSON error body) -> the body the clients of a sub-API expect instead (None: keep it)."""
+
+
+def _rebodied(send: Send, path: str, hook: ErrorBodyHook) -> Send:
+    """`send` with the body of every one-message error response (status >= 400) passed through `hook`:
+    the Guard's refusals and the app's own errors alike get the sub-API's error shape."""
+    held: Message | None = None
+
+    async def wrapped(msg: Message) -> None:
+        nonlocal held
+        if msg["type"] == "http.response.start" and int(msg.get("status", 200)) >= 400:
+            held = msg
+            return
+        if held is not None and msg["type"] == "http.response.body":
+            start, held = held, None
+            if not msg.get("more_body", False):
+                body = hook(path, int(start["status"]), bytes(msg.get("body", b"")))
+                if body is not None:
+                    headers = [(k, v) for k, v in start.get("headers", ()) if bytes(k).lower() != b"content-length"]
+                    start = {**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+                    msg = {**msg, "body": body}
+            await send(start)
+        await send(msg)
+    return wrapped
+
+
 async def _send(send: Send, resp: Response) -> None:
     await send({"type": "http.response.start", "status": resp.status_code, "headers": resp.raw_headers})
     await send({"type": "http.response.body", "body": resp.body})
@@ -228,13 +255,16 @@ class Guard:
     without a valid cookie), `principal` (the principal's name: transaction sessions are bound to it,
     so only the principal that began a session can use or end it) and `source`. Tokens are static or
     OAuth JWTs (`Tokens.authenticate`). `allowed_hosts` / `allowed_origins`: configured names
-    (mcp_server.http.origin); `limits`: the caps (mcp_server.http.policy.Limits)."""
+    (mcp_server.http.origin); `limits`: the caps (mcp_server.http.policy.Limits); `error_bodies`: path
+    prefix -> ErrorBodyHook, the error shape of a sub-API (/iceberg answers the Iceberg ErrorModel)."""
 
     def __init__(self, app: Any, tokens: Tokens, max_bytes: int,
                  fast: dict[tuple[str, str], FastRoute] | None = None, limits: Limits | None = None,
                  allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = (),
-                 bind_host: Callable[[], str | None] | None = None) -> None:
+                 bind_host: Callable[[], str | None] | None = None,
+                 error_bodies: Mapping[str, ErrorBodyHook] | None = None) -> None:
         self.app, self.tokens, self.max_bytes, self.fast = app, tokens, max_bytes, fast or {}
+        self.error_bodies = dict(error_bodies or {})
         self.limits = Limits.of(limits)
         self.requests = Cap("open requests", *self.limits.requests, 1.0,
                             "wait for some of this token's requests to finish")
@@ -311,15 +341,18 @@ class Guard:
             started = started or msg["type"] == "http.response.start"
             await send(msg)
 
+        path = scope.get("path", "")
+        hook = next((h for p, h in self.error_bodies.items() if path.startswith(p) or path == p.rstrip("/")), None)
+        out: Send = tracked if hook is None else _rebodied(tracked, path, hook)
         try:
-            await self._http(scope, receive, tracked)
+            await self._http(scope, receive, out)
         except Exception as exc:
             # Answer a bug with a normal 500 instead of letting it reach the server, which would
             # reset the keep-alive connection and fail the client's next, unrelated request.
             if started:
                 log.error("error after the response started", exc_info=exc)
                 return  # the response is cut short; the server closes this connection
-            await _send(tracked, internal_error_response(exc))
+            await _send(out, internal_error_response(exc))
 
     async def _other(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":

@@ -23,19 +23,20 @@ import hashlib
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import anyio
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
 from catalog_core.errors import CatalogError, InvalidValueError, PermissionDeniedError
 from mcp_server.http.api import ApiContext
 from mcp_server.http.policy import requires
 
-__all__ = ["build_iceberg_router", "semantic_properties", "error_body"]
+__all__ = ["build_iceberg_router", "semantic_properties", "error_body", "iceberg_error_body", "OAUTH_PATH"]
 
 log = logging.getLogger("semcat.iceberg")
 SEP = "\x1f"   # the namespace separator of the specification (pyiceberg's default)
@@ -49,13 +50,93 @@ def error_body(err: CatalogError) -> tuple[int, bytes]:
     return status, json.dumps(body, default=str, ensure_ascii=True).encode()
 
 
+OAUTH_PATH = "/iceberg/v1/oauth/tokens"
+# The type an Iceberg client sees for an error semcat's server answers before (or instead of) a route
+# of this module: the Guard's refusals, unknown routes, malformed requests, internal errors.
+_TYPES = {400: "BadRequestException", 401: "NotAuthorizedException", 403: "ForbiddenException",
+          404: "NotFoundException", 405: "MethodNotAllowedException", 406: "NotAcceptableException",
+          408: "RequestTimeoutException", 409: "ConflictException", 410: "GoneException",
+          412: "PreconditionFailedException", 413: "RequestTooLargeException",
+          415: "UnsupportedMediaTypeException", 421: "MisdirectedRequestException",
+          429: "TooManyRequestsException", 500: "ServiceFailureException", 501: "NotImplementedException",
+          503: "ServiceUnavailableException"}
+_OAUTH_CODES = {400: "invalid_request", 401: "invalid_client", 403: "unauthorized_client"}
+
+
+def iceberg_error_body(path: str, status: int, body: bytes) -> bytes | None:
+    """The Guard's hook for every error answered under /iceberg (asgi.ErrorBodyHook): semcat's error
+    body `{error: <class>, message, details}` becomes the specification's ErrorModel
+    `{"error": {"message", "type", "code"}}` (the OAuth token endpoint's: `{"error", "error_description"}`),
+    keeping semcat's message; a body already in the Iceberg shape is kept (None)."""
+    try:
+        old = json.loads(body) if body else {}
+    except ValueError:
+        old = {}
+    if not isinstance(old, dict):
+        old = {}
+    if isinstance(old.get("error"), dict) or (path == OAUTH_PATH and "error_description" in old):
+        return None
+    message = str(old.get("message") or old.get("error") or f"HTTP {status}")
+    raw_details = old.get("details")
+    details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
+    if status == 403 and details.get("needed") == "write":
+        message = (f"a {details.get('role')!r} token may only read over Iceberg REST: creating, committing, "
+                   "renaming and dropping need a token with role 'write'")
+    elif status == 401 and message.startswith("this server requires a bearer token"):
+        message = ("this server requires a bearer token: configure the Iceberg client with token=<a semcat token> "
+                   "(or credential='<any id>:<token>')")
+    elif status in (404, 405) and message in ("Not Found", "Method Not Allowed"):
+        message = (f"{message}: {path} is not an operation semcat's Iceberg REST catalog serves; GET "
+                   "/iceberg/v1/config lists them (endpoints)")
+    if path == OAUTH_PATH:
+        out: dict[str, Any] = {"error": _OAUTH_CODES.get(status, "invalid_request"), "error_description": message}
+    else:
+        out = {"error": {"message": message, "type": _TYPES.get(status, "RESTException"), "code": status}}
+    return json.dumps(out, ensure_ascii=True).encode()
+
+
 def _error(err: CatalogError) -> Response:
     status, body = error_body(err)
     return Response(body, status_code=status, media_type="application/json")
 
 
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_DELEGATION = frozenset({"vended-credentials", "remote-signing"})
+
+
+def _check_headers(request: Request) -> None:
+    """The specification's request headers, checked on every /iceberg route: `Idempotency-Key` is
+    a UUID (36 characters), `X-Iceberg-Access-Delegation` a comma-separated list of
+    vended-credentials / remote-signing (accepted; semcat vends no credentials: the engine reads
+    the table locations itself)."""
+    key = request.headers.get("idempotency-key")
+    if key is not None and not _UUID.fullmatch(key):
+        raise InvalidValueError(f"Idempotency-Key {key[:60]!r} is not a UUID (36 characters, e.g. "
+                                "017F22E2-79B0-7CC3-98C4-DC0C0C07398F): send a new UUID per operation",
+                                iceberg_type="BadRequestException")
+    delegation = request.headers.get("x-iceberg-access-delegation")
+    if delegation is not None and not {d.strip() for d in delegation.split(",")} <= _DELEGATION:
+        raise InvalidValueError(f"X-Iceberg-Access-Delegation {delegation[:60]!r}: the specification's mechanisms "
+                                "are vended-credentials and remote-signing (comma-separated)",
+                                iceberg_type="BadRequestException")
+
+
+def _string_map(value: Any, what: str) -> dict[str, str]:
+    """A properties object of the specification: names to text (pass `body.get(key, {})`: null is refused)."""
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise InvalidValueError(f"{what} must be an object of text values, e.g. {{\"owner\": \"data-eng\"}}",
+                                iceberg_type="BadRequestException")
+    return value
+
+
 def _json(obj: Any, status: int = 200) -> Response:
     return Response(json.dumps(obj, default=str).encode(), status_code=status, media_type="application/json")
+
+
+def _head(status: int) -> Response:
+    """A HEAD answer: no body; an error still names the JSON type its GET would carry (the
+    specification documents application/json for the error statuses)."""
+    return Response(status_code=status, media_type="application/json" if status >= 400 else None)
 
 
 def _oauth_error(code: str, message: str, status: int) -> Response:
@@ -132,7 +213,8 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
             return getattr(holder[0], name)
 
     rest = _Rest()
-    router = APIRouter(prefix="/iceberg", tags=["iceberg"], include_in_schema=False)
+    router = APIRouter(prefix="/iceberg", tags=["iceberg"], include_in_schema=False,
+                       dependencies=[Depends(_check_headers)])
 
     async def run(request: Request, fn: Callable[..., Any], *args: Any, write: bool = False,
                   status: int = 200) -> Response:
@@ -159,21 +241,30 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
             return Response(out, status_code=status, media_type="application/json")
         return _json(out, status)
 
-    async def body_of(request: Request) -> Any:
+    async def body_of(request: Request) -> dict[str, Any]:
+        """The request's JSON object (every request body of the specification is one)."""
         raw = await request.body()
         if not raw:
-            return {}
+            raise InvalidValueError(f"{request.method} {request.url.path} needs a JSON request body (the specification's "
+                                    "request object)", iceberg_type="BadRequestException")
         try:
-            return json.loads(raw)
+            body = json.loads(raw)
         except ValueError as exc:
             raise InvalidValueError(f"request body is not valid JSON: {exc}", iceberg_type="BadRequestException") from None
+        if not isinstance(body, dict):
+            raise InvalidValueError(f"request body must be a JSON object, got {type(body).__name__}: send the "
+                                    "specification's request object", iceberg_type="BadRequestException")
+        return body
 
     def ns(text: str) -> list[str]:
         return text.split(SEP)
 
     def page(request: Request) -> tuple[str | None, int | None]:
         size = request.query_params.get("pageSize")
-        return request.query_params.get("pageToken"), (int(size) if size and size.isdigit() else None)
+        if size is not None and not (size.isascii() and size.isdigit() and int(size) >= 1):
+            raise InvalidValueError(f"pageSize {size!r} is not a whole number of at least 1; omit it for every entry",
+                                    iceberg_type="BadRequestException")
+        return request.query_params.get("pageToken"), (int(size) if size is not None else None)
 
     @router.get("/v1/config")
     @requires("read", body="none")
@@ -195,9 +286,10 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
             if not isinstance(namespace, list) or not all(isinstance(p, str) for p in namespace):
                 raise InvalidValueError("CreateNamespaceRequest needs 'namespace': a list of names, e.g. [\"core\"]",
                                         iceberg_type="BadRequestException")
+            props = _string_map(body.get("properties", {}), "CreateNamespaceRequest 'properties'")
         except CatalogError as exc:
             return _error(exc)
-        return await run(request, rest.create_namespace, prefix, namespace, body.get("properties") or {}, write=True)
+        return await run(request, rest.create_namespace, prefix, namespace, props, write=True)
 
     @router.get("/v1/{prefix}/namespaces/{namespace}")
     @requires("read", body="none")
@@ -208,7 +300,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
     @requires("read", body="none")
     async def namespace_exists(request: Request, prefix: str, namespace: str) -> Response:
         resp = await run(request, rest.load_namespace, prefix, ns(namespace))
-        return Response(status_code=204 if resp.status_code == 200 else resp.status_code)
+        return _head(204 if resp.status_code == 200 else resp.status_code)
 
     @router.delete("/v1/{prefix}/namespaces/{namespace}")
     @requires("write", body="none")
@@ -220,10 +312,15 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
     async def update_namespace(request: Request, prefix: str, namespace: str) -> Response:
         try:
             body = await body_of(request)
+            removals = body.get("removals", [])
+            if not isinstance(removals, list) or not all(isinstance(k, str) for k in removals) \
+                    or len(set(removals)) != len(removals):
+                raise InvalidValueError("UpdateNamespacePropertiesRequest 'removals' must be a list of distinct "
+                                        "property names", iceberg_type="BadRequestException")
+            updates = _string_map(body.get("updates", {}), "UpdateNamespacePropertiesRequest 'updates'")
         except CatalogError as exc:
             return _error(exc)
-        return await run(request, rest.update_namespace_properties, prefix, ns(namespace),
-                         list(body.get("removals") or []), dict(body.get("updates") or {}), write=True)
+        return await run(request, rest.update_namespace_properties, prefix, ns(namespace), removals, updates, write=True)
 
     @router.get("/v1/{prefix}/namespaces/{namespace}/tables")
     @requires("read", body="none")
@@ -252,6 +349,9 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
     @requires("read", body="none")
     async def load_table(request: Request, prefix: str, namespace: str, table: str) -> Response:
         snapshots = request.query_params.get("snapshots")
+        if snapshots not in (None, "all", "refs"):
+            raise InvalidValueError(f"snapshots={snapshots[:40]!r}: use 'all' (every snapshot, the default) or 'refs' "
+                                    "(the snapshots refs point at)", iceberg_type="BadRequestException")
         resp = await run(request, rest.load_table, prefix, ns(namespace), table, snapshots)
         if resp.status_code == 200:
             etag = '"' + hashlib.sha256(bytes(resp.body)).hexdigest()[:32] + '"'
@@ -266,8 +366,8 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         try:
             found = await anyio.to_thread.run_sync(rest.table_exists, prefix, ns(namespace), table)
         except CatalogError as exc:
-            return Response(status_code=error_body(exc)[0])
-        return Response(status_code=204 if found else 404)
+            return _head(error_body(exc)[0])
+        return _head(204 if found else 404)
 
     @router.post("/v1/{prefix}/namespaces/{namespace}/tables/{table}")
     @requires("write", body="json")
@@ -282,7 +382,11 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
     @router.delete("/v1/{prefix}/namespaces/{namespace}/tables/{table}")
     @requires("write", body="none")
     async def drop_table(request: Request, prefix: str, namespace: str, table: str) -> Response:
-        purge = request.query_params.get("purgeRequested", "false").lower() == "true"
+        flag = request.query_params.get("purgeRequested", "false")
+        if flag.lower() not in ("true", "false"):
+            raise InvalidValueError(f"purgeRequested={flag[:40]!r}: use true (also delete the table's files) or false",
+                                    iceberg_type="BadRequestException")
+        purge = flag.lower() == "true"
         return await run(request, rest.drop_table, prefix, ns(namespace), table, purge, write=True)
 
     @router.post("/v1/{prefix}/tables/rename")

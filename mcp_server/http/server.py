@@ -36,11 +36,11 @@ from catalog_core import Catalog, open_catalog
 from catalog_core.errors import AuthError, CatalogError, NotFoundError
 from catalog_core.remote.wire import ErrorBody
 from mcp_server.http.api import ApiContext, Gate, build_router, dumps
-from mcp_server.http.asgi import OPEN_PATHS, FastCommit, Guard, error_response, validation_error_response
+from mcp_server.http.asgi import OPEN_PATHS, ErrorBodyHook, FastCommit, Guard, error_response, validation_error_response
 from mcp_server.http.auth import Tokens, UnsafeBindError, check_bind, load_tokens
 from mcp_server.http.oauth import METADATA_PATH, JwtVerifier, OAuthConfig
 from mcp_server.http.origin import SameOrigin, env_names
-from mcp_server.http.policy import Limits, declare, requires
+from mcp_server.http.policy import Limits, declare, iter_routes, requires
 from mcp_server.http.protocol import uvicorn_http_options
 from mcp_server.http.sessions import SessionManager
 
@@ -77,11 +77,16 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 
 def _allowed_methods(app: FastAPI, path: str) -> str:
-    """The methods the OpenAPI document lists for `path` ('' if it lists none)."""
+    """The methods the OpenAPI document lists for `path`, and those of routes it leaves out
+    (/iceberg, /ui) whose path matches ('' if there are none)."""
     methods: set[str] = set()
     for template, item in app.openapi().get("paths", {}).items():
         if re.fullmatch(re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template)), path):
             methods |= {m.upper() for m in item if m in _HTTP_METHODS}
+    for route in iter_routes(app.routes):
+        regex, declared = getattr(route, "path_regex", None), getattr(route, "methods", None)
+        if not getattr(route, "include_in_schema", True) and regex is not None and declared and regex.match(path):
+            methods |= {str(m).upper() for m in declared}
     return ", ".join(sorted(methods))
 
 
@@ -151,10 +156,12 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
     from mcp_server.http.semantic_api import build_semantic_router
 
     app.include_router(build_semantic_router(ctx))
+    error_bodies: dict[str, ErrorBodyHook] = {}
     if getattr(catalog, "data_dir", None):  # the Iceberg REST catalog at /iceberg (metadata files under the data dir)
-        from mcp_server.http.iceberg import build_iceberg_router
+        from mcp_server.http.iceberg import build_iceberg_router, iceberg_error_body
 
         app.include_router(build_iceberg_router(ctx))
+        error_bodies["/iceberg/"] = iceberg_error_body  # its clients parse the spec's ErrorModel, whoever refuses
     from mcp_server.http.ui import build_ui_router
 
     app.include_router(build_ui_router(app))
@@ -168,7 +175,8 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
             declare(route, "open")
     app.add_middleware(Guard, tokens=tokens, max_bytes=max_request_bytes,
                        fast={("POST", "/v1/commit"): fast_commit}, limits=caps, allowed_hosts=hosts,
-                       allowed_origins=origins, bind_host=lambda: getattr(app.state, "bind_host", None))
+                       allowed_origins=origins, bind_host=lambda: getattr(app.state, "bind_host", None),
+                       error_bodies=error_bodies)
     _describe_errors(app, secured=bool(tokens))
     return app
 

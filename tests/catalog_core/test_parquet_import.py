@@ -148,3 +148,50 @@ def test_the_command_imports_then_reports_up_to_date(tmp_path, tree):
     missing = subprocess.run(cmd[:5] + [str(tmp_path / "nope")] + cmd[6:], env=env, capture_output=True, text=True,
                              timeout=120)
     assert missing.returncode != 0 and "is not a directory" in missing.stderr
+
+
+def _nested(ids: list[int]) -> pa.Table:
+    addr = pa.struct([("city", pa.string()), ("zip", pa.string())])
+    return pa.table({"id": pa.array(ids, pa.int64()),
+                     "addr": pa.array([{"city": f"c{i}", "zip": str(i)} for i in ids], addr),
+                     "tags": pa.array([[f"t{i}"] for i in ids], pa.list_(pa.string())),
+                     "attrs": pa.array([[("k", i)] for i in ids], pa.map_(pa.string(), pa.int64())),
+                     "at": pa.array([dt.datetime(2025, 3, 1, 12, i) for i in ids], pa.timestamp("us")),
+                     "at_utc": pa.array([dt.datetime(2025, 3, 1, 12, i) for i in ids], pa.timestamp("us", tz="UTC"))})
+
+
+def test_nested_and_timestamp_columns_get_the_catalogs_type_spellings(tmp_path):
+    """struct / list / map columns are typed as struct<a:T,..>, array<T>, map<K,V> (what the SQL
+    layer and the Iceberg export parse), a naive timestamp is wall time (timestamp_ntz) and a
+    zoned one an instant (timestamptz); the rows read back through DuckDB."""
+    root = tmp_path / "raw"
+    _write(str(root / "part-0.parquet"), _nested([1, 2]))
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    import_parquet(cat, str(root), into="lake.raw.n")
+    cols = {c["name"]: c["type"] for c in cat.get("/lake/raw/n").value["schema"]["columns"]}
+    assert cols == {"id": "bigint", "addr": "struct<city:string,zip:string>", "tags": "array<string>",
+                    "attrs": "map<string,bigint>", "at": "timestamp_ntz", "at_utc": "timestamptz"}
+    assert _count(cat, "select id, addr.city, tags[1], attrs['k'] from lake.raw.n order by id") == [
+        (1, "c1", "t1", 1), (2, "c2", "t2", 2)]
+
+
+def test_a_table_imported_with_the_old_spellings_is_upgraded_not_refused(tmp_path):
+    """Imports before nested types were spelled took pyarrow's text (`list<element: string>`, `map<string, int64 ('attrs')>`) and
+    `timestamp` for a naive timestamp; a re-run that finds new files upgrades those columns to the
+    current spelling (same data) instead of refusing the files as another type."""
+    root = tmp_path / "raw"
+    _write(str(root / "part-0.parquet"), _nested([1]))
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    import_parquet(cat, str(root), into="lake.raw.n")
+    schema = cat.get("/lake/raw/n").value["schema"]
+    legacy = {"addr": "struct<city: string, zip: string>", "tags": "list<element: string>",
+              "attrs": "map<string, int64 ('attrs')>", "at": "timestamp"}
+    old = {**schema, "columns": [{**c, "type": legacy.get(c["name"], c["type"])} for c in schema["columns"]]}
+    with cat.transaction() as t:
+        t.merge("/lake/raw/n", {"schema": {"op": "set", "val": old}})
+    _write(str(root / "part-1.parquet"), _nested([2]))
+    res = import_parquet(cat, str(root), into="lake.raw.n")
+    assert res[0].files_added == 1
+    cols = {c["name"]: c["type"] for c in cat.get("/lake/raw/n").value["schema"]["columns"]}
+    assert cols["tags"] == "array<string>" and cols["at"] == "timestamp_ntz" and cols["attrs"] == "map<string,bigint>"
+    assert _count(cat, "select count(*), max(tags[1]) from lake.raw.n") == [(2, "t2")]

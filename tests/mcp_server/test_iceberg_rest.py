@@ -582,16 +582,19 @@ def test_idempotency_key_makes_a_retried_commit_safe(server):
         return requests.post(f"{server.url}/iceberg/v1/acme/namespaces/core/tables/{table}", json={
             **body, "identifier": {"namespace": ["core"], "name": table}}, headers=headers, timeout=30)
 
-    first = post("k-1")
+    key = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"    # the specification's keys are UUIDs
+    first = post(key)
     assert first.status_code == 200, first.text
     vid = server.catalog.latest_vid
-    again = post("k-1")          # the response was "lost": the retry gets the landed result, not a 409
+    again = post(key)          # the response was "lost": the retry gets the landed result, not a 409
     assert again.status_code == 200 and again.json()["metadata"] == first.json()["metadata"]
     assert server.catalog.latest_vid == vid
     assert post(None).status_code == 409            # without the key the stale requirement fails
-    reused = post("k-1", table="u")
+    reused = post(key, table="u")
     assert reused.status_code == 400 and "already used" in reused.json()["error"]["message"]
     assert ice.load_table("core.u").schema().schema_id == 0
+    bad = post("k-1")                                # not a UUID: refused before anything is read
+    assert bad.status_code == 400 and "not a UUID" in bad.json()["error"]["message"]
 
 
 def test_etag_304_and_refs_only_loading(server):
@@ -653,3 +656,268 @@ def test_nested_columns_keep_the_writers_field_ids(server):
     got = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
     assert got[0]["addr"] == {"city": "Oslo", "zip": "0150"} and got[0]["tags"] == ["a", "b"]
     assert got[1]["addr"] is None
+
+
+# ---------------------------------------------------------------- nested field ids
+
+def _nested_schema():
+    from pyiceberg.types import ListType, MapType, StructType
+
+    return Schema(NestedField(1, "id", LongType(), required=False),
+                  NestedField(2, "addr", StructType(NestedField(3, "city", StringType(), required=False),
+                                                    NestedField(4, "zip", StringType(), required=False)), required=False),
+                  NestedField(5, "tags", ListType(6, StringType(), element_required=False), required=False),
+                  NestedField(7, "attrs", MapType(8, StringType(), 9, LongType(), value_required=False), required=False))
+
+
+def _nested_rows(ids, country=False):
+    fields = [("city", pa.string()), ("zip", pa.string())] + ([("country", pa.string())] if country else [])
+    addr = [{"city": f"c{i}", "zip": str(i), **({"country": "NO"} if country else {})} for i in ids]
+    return pa.table({"id": pa.array(ids, pa.int64()), "addr": pa.array(addr, pa.struct(fields)),
+                     "tags": pa.array([[f"t{i}", "x"] for i in ids], pa.list_(pa.string())),
+                     "attrs": pa.array([[("k", i)] for i in ids], pa.map_(pa.string(), pa.int64()))})
+
+
+def _field_ids(schema):
+    return sorted((f.field_id, f.name) for f in schema._lazy_id_to_field.values())
+
+
+def test_nested_columns_created_appended_evolved_and_scanned(server):
+    """A table with struct / list / map columns created through REST keeps the nested ids the
+    catalog assigned (and last-column-id) across appends, loads and a nested schema change; its
+    rows read back through pyiceberg and through run_sql at the same vid."""
+    from pyiceberg.types import StringType as S
+
+    ice = client(server)
+    ice.create_namespace("core")
+    t = ice.create_table("core.n", _nested_schema())
+    created = _field_ids(t.schema())
+    assert len(created) == 9 and t.metadata.last_column_id == 9
+    t.append(_nested_rows([1, 2]))
+    t = ice.load_table("core.n")
+    assert _field_ids(t.schema()) == created and t.metadata.last_column_id == 9
+    with t.update_schema() as u:
+        u.add_column(("addr", "country"), S())
+    t = ice.load_table("core.n")
+    country = t.schema().find_field("addr.country").field_id
+    assert country == 10 and t.metadata.last_column_id == 10
+    assert _field_ids(t.schema()) == sorted([*created, (10, "country")])
+    t.append(_nested_rows([3], country=True))
+    again = ice.load_table("core.n")                    # a second load: the same ids
+    assert _field_ids(again.schema()) == _field_ids(t.schema())
+    got = sorted(again.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert [r["addr"] for r in got] == [{"city": "c1", "zip": "1", "country": None},
+                                        {"city": "c2", "zip": "2", "country": None},
+                                        {"city": "c3", "zip": "3", "country": "NO"}]
+    assert [r["tags"] for r in got] == [["t1", "x"], ["t2", "x"], ["t3", "x"]]
+    assert [dict(r["attrs"]) for r in got] == [{"k": 1}, {"k": 2}, {"k": 3}]
+    vid = int(again.properties["semcat.vid"])
+    res = cc.run_sql(server.catalog, "select id, addr.city, addr.country, tags[1], attrs['k'] from acme.core.n "
+                     "order by id", snapshot=vid)
+    assert [tuple(r) for r in res.rows] == [(1, "c1", None, "t1", 1), (2, "c2", None, "t2", 2), (3, "c3", "NO", "t3", 3)]
+
+
+def test_imported_table_keeps_the_nested_field_ids_of_its_files(server, tmp_path):
+    """A table imported from a pyiceberg SqlCatalog (nested columns, a nested field added later, so
+    its ids are not the ones a fresh assignment would give) is served with the source's field ids
+    and last-column-id: its own data files (which carry those ids) scan with every nested value."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.types import StringType as S
+
+    src = SqlCatalog("src", uri=f"sqlite:///{tmp_path}/src.db", warehouse=f"file://{tmp_path}/wh")
+    src.create_namespace("db")
+    st = src.create_table("db.n", _nested_schema())
+    st.append(_nested_rows([1, 2]))
+    with st.update_schema() as u:
+        u.add_column(("addr", "country"), S())
+    st = src.load_table("db.n")
+    st.append(_nested_rows([3], country=True))
+    st = src.load_table("db.n")
+    cc.iceberg.import_table(server.catalog, src, "db.n", into="acme.core.imp")
+    t = client(server).load_table("core.imp")
+    assert _field_ids(t.schema()) == _field_ids(st.schema())
+    assert t.metadata.last_column_id == st.metadata.last_column_id == 10
+    want = sorted(st.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    got = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert got == want and got[0]["addr"]["city"] == "c1" and got[2]["addr"]["country"] == "NO"
+
+
+def test_parquet_tree_with_nested_columns_reads_through_rest(server, tmp_path):
+    """A Parquet tree (files without field ids) with nested and naive-timestamp columns: served
+    with stable derived nested ids and a name mapping, so pyiceberg reads every value; the naive
+    timestamp is an Iceberg `timestamp` (wall time), not an instant."""
+    import pyarrow.parquet as pq
+    from pyiceberg.types import TimestampType
+
+    from catalog_core.parquet_import import import_parquet
+
+    rows = _nested_rows([1, 2]).append_column("at", pa.array([dt.datetime(2025, 3, 1, 12), None], pa.timestamp("us")))
+    (tmp_path / "tree" / "d=2025-03-01").mkdir(parents=True)
+    pq.write_table(rows, tmp_path / "tree" / "d=2025-03-01" / "part-0.parquet")
+    client(server).create_namespace("raw")
+    import_parquet(server.catalog, str(tmp_path / "tree"), into="acme.raw.pq")
+    ice = client(server)
+    t = ice.load_table("raw.pq")
+    ids = _field_ids(t.schema())
+    assert len({i for i, _ in ids}) == len(ids) == 11          # 5 columns + d + 5 nested, all distinct
+    assert t.metadata.last_column_id == max(i for i, _ in ids)
+    assert isinstance(t.schema().find_field("at").field_type, TimestampType)
+    got = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert got[0]["addr"] == {"city": "c1", "zip": "1"} and got[1]["tags"] == ["t2", "x"]
+    assert dict(got[0]["attrs"]) == {"k": 1} and got[0]["at"] == dt.datetime(2025, 3, 1, 12) and got[1]["at"] is None
+    assert _field_ids(ice.load_table("raw.pq").schema()) == ids
+
+
+# ---------------------------------------------------------------- every error in the ErrorModel
+
+def _error_model(r, status):
+    """The specification's ErrorModel, checked as pyiceberg parses it."""
+    from pyiceberg.catalog.rest.response import ErrorResponse
+
+    assert r.status_code == status, (r.status_code, r.text)
+    assert r.headers["content-type"].startswith("application/json")
+    err = ErrorResponse.model_validate_json(r.text).error
+    assert err.code == status and err.type and err.message
+    return err
+
+
+def test_the_servers_own_refusals_under_iceberg_are_the_error_model(server):
+    """Refusals the Guard makes before any /iceberg route runs (401, 403 for a read token's write,
+    415, 421), unknown routes (404, 405 with an exact Allow) and malformed requests all answer the
+    ErrorModel with semcat's message; /v1 keeps semcat's own error body."""
+    url = server.url + "/iceberg"
+    auth = {"Authorization": f"Bearer {WRITE}"}
+    err = _error_model(requests.get(url + "/v1/config?warehouse=acme", timeout=30), 401)
+    assert err.type == "NotAuthorizedException" and "token=" in err.message
+    err = _error_model(requests.get(url + "/v1/config", timeout=30, headers={"Authorization": "Bearer nope"}), 401)
+    assert err.type == "NotAuthorizedException"
+    err = _error_model(requests.post(url + "/v1/acme/namespaces", json={"namespace": ["x"]}, timeout=30,
+                                     headers={"Authorization": f"Bearer {READ}"}), 403)
+    assert err.type == "ForbiddenException" and "'read' token may only read" in err.message
+    err = _error_model(requests.post(url + "/v1/acme/namespaces", data=b'{"namespace": ["x"]}', timeout=30,
+                                     headers={**auth, "Content-Type": "text/plain"}), 415)
+    assert "application/json" in err.message
+    err = _error_model(requests.get(url + "/v1/config", timeout=30, headers={**auth, "Host": "evil.example"}), 421)
+    assert "evil.example" in err.message
+    err = _error_model(requests.get(url + "/v1/acme/namespaces/core/views", timeout=30, headers=auth), 404)
+    assert "GET /iceberg/v1/config" in err.message
+    r = requests.options(url + "/v1/acme/namespaces/core", timeout=30, headers=auth)
+    _error_model(r, 405)
+    assert r.headers["Allow"] == "DELETE, GET, HEAD"     # exactly the specification's methods of the path
+    err = _error_model(requests.post(url + "/v1/acme/namespaces", data=b"{nope", timeout=30,
+                                     headers={**auth, "Content-Type": "application/json"}), 400)
+    assert "not valid JSON" in err.message
+    # the rest of the server keeps semcat's body
+    r = requests.get(server.url + "/v1/nope", timeout=30, headers=auth)
+    assert r.status_code == 404 and r.json()["error"] == "NotFoundError"
+    r = requests.post(server.url + "/v1/commit", data=b"{}", timeout=30, headers={"Authorization": f"Bearer {READ}",
+                                                                               "Content-Type": "application/json"})
+    assert r.status_code == 403 and isinstance(r.json()["error"], str)
+    # the client-credentials endpoint answers OAuthError, also when the Guard refuses
+    r = requests.post(url + "/v1/oauth/tokens", data=b"{}", timeout=30, headers={"Content-Type": "application/json"})
+    assert r.status_code == 415 and r.json()["error"] == "invalid_request" and "form" in r.json()["error_description"]
+
+
+def test_a_read_token_commit_surfaces_semcats_message_in_pyiceberg(server):
+    ice = client(server)
+    ice.create_namespace("core")
+    ice.create_table("core.t", SCHEMA)
+    t = client(server, token=READ).load_table("core.t")
+    with pytest.raises(ForbiddenError) as exc:
+        t.append(rows([1]))
+    assert str(exc.value) == ("ForbiddenException: a 'read' token may only read over Iceberg REST: creating, committing, "
+                              "renaming and dropping need a token with role 'write'")
+    with pytest.raises(ForbiddenError, match="may only read"):
+        client(server, token=READ).create_namespace("x")
+
+
+def test_too_large_and_too_many_requests_are_the_error_model(tmp_path):
+    """413 (a body over the server's limit, refused by its Content-Length before it is read) and
+    429 (a token over its cap of open requests, with Retry-After) under /iceberg."""
+    import socket
+    import time
+
+    engine = cc.Catalog.open(str(tmp_path / "data"))
+    srv = serve_in_thread(engine, tokens=Tokens({WRITE: "write"}), max_request_bytes=4096,
+                          limits={"requests": (1, 8)})
+    try:
+        url = srv.url + "/iceberg"
+        auth = {"Authorization": f"Bearer {WRITE}"}
+        err = _error_model(requests.post(url + "/v1/acme/namespaces", json={"namespace": ["x"], "properties": {
+            "pad": "x" * 5000}}, timeout=30, headers=auth), 413)
+        assert "at most 4096" in err.message
+        host, port = srv.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as held:   # an open request: body never sent
+            held.sendall((f"POST /iceberg/v1/acme/namespaces HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer "
+                          f"{WRITE}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n").encode())
+            deadline = time.monotonic() + 30
+            while True:   # until the server has taken the held request (bounded)
+                r = requests.get(url + "/v1/config?warehouse=acme", timeout=30, headers=auth)
+                if r.status_code == 429 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            err = _error_model(r, 429)
+            assert err.type == "TooManyRequestsException" and int(r.headers["Retry-After"]) >= 1
+    finally:
+        srv.stop()
+        engine.close()
+
+
+@pytest.mark.parametrize("method, path, body, headers", [
+    ("POST", "/v1/acme/namespaces/core/register", "NIL", {}),                      # a JSON string, not an object
+    ("POST", "/v1/acme/namespaces/core/properties", None, {}),                     # a required body missing
+    ("POST", "/v1/acme/namespaces/core/properties", {"updates": None}, {}),
+    ("POST", "/v1/acme/namespaces/core/properties", {"updates": {"a": 1}}, {}),
+    ("POST", "/v1/acme/namespaces/core/properties", {"removals": ["a", "a"]}, {}),
+    ("POST", "/v1/acme/namespaces", {"namespace": ["y"], "properties": {"a": None}}, {}),
+    ("POST", "/v1/acme/namespaces/core/tables", {"name": "x", "schema": {"type": "struct", "fields": []},
+                                                 "properties": [None, None]}, {}),
+    ("POST", "/v1/acme/namespaces/core/tables", {"name": "x", "schema": {"type": "struct", "identifier-field-ids": [],
+     "fields": [{"id": 1, "name": "m", "required": False, "initial-default": True,
+                 "type": {"type": "map", "key-id": 2, "key": "string", "value-id": 3, "value": {"type": "struct", "fields": []},
+                          "value-required": False}}]}}, {}),                        # a default of a nested type: pyiceberg's TypeError
+    ("POST", "/v1/acme/namespaces/core/tables/t", {"requirements": [], "updates": [{"action": "set-statistics",
+                                                                                  "snapshot-id": 0}]}, {}),
+    ("POST", "/v1/acme/transactions/commit", {"table-changes": [{"identifier": {"namespace": ["core"], "name": "t"},
+     "requirements": [], "updates": [{"action": "set-statistics", "snapshot-id": 0}]}]}, {}),
+    ("GET", "/v1/acme/namespaces?pageSize=0", None, {}),
+    ("GET", "/v1/acme/namespaces/core/tables?pageSize=x", None, {}),
+    ("GET", "/v1/acme/namespaces/core/tables/t?snapshots=AAA", None, {}),
+    ("DELETE", "/v1/acme/namespaces/core/tables/t?purgeRequested=maybe", None, {}),
+    ("GET", "/v1/acme/namespaces/core/tables/t", None, {"X-Iceberg-Access-Delegation": "telepathy"}),
+    ("POST", "/v1/acme/namespaces", {"namespace": ["z"]}, {"Idempotency-Key": "k-1"}),
+])
+def test_requests_outside_the_specification_are_400(server, method, path, body, headers):
+    """What schemathesis found against the specification: each of these was a 500 or was accepted;
+    each is a 400 BadRequestException naming the problem, and nothing was written."""
+    ice = client(server)
+    ice.create_namespace("core")
+    ice.create_table("core.t", SCHEMA)
+    vid = server.catalog.latest_vid
+    kw = {"json": body} if body is not None else {}
+    r = requests.request(method, server.url + "/iceberg" + path, timeout=30,
+                         headers={"Authorization": f"Bearer {WRITE}", **headers}, **kw)
+    err = _error_model(r, 400)
+    assert err.type == "BadRequestException"
+    assert server.catalog.latest_vid == vid
+
+
+def test_specification_details_schemathesis_checks(server):
+    """HEAD errors carry the JSON content type the specification documents (no body); an empty
+    transaction commits nothing (204); a valid access-delegation header is accepted."""
+    ice = client(server)
+    ice.create_namespace("core")
+    ice.create_table("core.t", SCHEMA)
+    auth = {"Authorization": f"Bearer {WRITE}"}
+    for path in ("/v1/acme/namespaces/nope", "/v1/acme/namespaces/core/tables/nope"):
+        r = requests.head(server.url + "/iceberg" + path, timeout=30, headers=auth)
+        assert r.status_code == 404 and r.headers["content-type"].startswith("application/json") and not r.content
+    r = requests.head(server.url + "/iceberg/v1/acme/namespaces/core/tables/t", timeout=30, headers=auth)
+    assert r.status_code == 204
+    vid = server.catalog.latest_vid
+    r = requests.post(server.url + "/iceberg/v1/acme/transactions/commit", json={"table-changes": []}, timeout=30,
+                      headers=auth)
+    assert r.status_code == 204 and server.catalog.latest_vid == vid
+    r = requests.get(server.url + "/iceberg/v1/acme/namespaces/core/tables/t", timeout=30,
+                     headers={**auth, "X-Iceberg-Access-Delegation": "vended-credentials,remote-signing"})
+    assert r.status_code == 200 and r.json()["metadata"]["table-uuid"]

@@ -37,8 +37,8 @@ EVIL_COMMIT = ('{"author":"csrf","ops":[{"kind":"update","path":"/acme/core/dim_
                '"value":{"obj_type":"table","pwned":true}}]}')
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
-# (method, path, content type, body): one per kind of route; /iceberg/... and /v1/nope do not exist
-# (yet): the middleware answers them like the others
+# (method, path, content type, body): one per kind of route (/v1/nope does not exist): the middleware
+# answers them like the others (/iceberg/... in the Iceberg specification's ErrorModel)
 ROUTES = [
     ("GET", "/v1/catalog", None, None),
     ("POST", "/v1/commit", "application/json", EVIL_COMMIT),
@@ -67,6 +67,9 @@ def send(server, method, path, ctype, body, mode, **headers):
 def refused(resp: httpx.Response, status: int, word: str) -> None:
     assert resp.status_code == status, (resp.status_code, resp.text[:300])
     body = resp.json()
+    if resp.request.url.path.startswith("/iceberg/"):  # the Iceberg REST catalog: the specification's ErrorModel
+        assert set(body) == {"error"} and body["error"]["code"] == status and word in body["error"]["message"], body
+        return
     assert set(body) == {"error", "message", "details"} and word in body["message"], body
 
 
