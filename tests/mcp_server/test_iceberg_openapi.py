@@ -1,6 +1,8 @@
 """`semcat serve`'s /iceberg against the Apache Iceberg REST catalog specification's own OpenAPI
-document (tests/data/iceberg/rest-catalog-open-api.yaml, vendored: no network), over a real
-uvicorn on 127.0.0.1.
+document, over a real uvicorn on 127.0.0.1. The document is not in the repository (it is Apache
+Iceberg's file, and CI has no network but the package registries): put the apache/iceberg tag
+apache-iceberg-1.11.0's `open-api/rest-catalog-open-api.yaml` (the version pyiceberg 0.12 speaks)
+at the path `SEMCAT_ICEBERG_OPENAPI` names; without it the module is skipped and says so.
 
 - every operation of the specification is either served (and listed in GET /v1/config's
   `endpoints`) or listed as not applicable with a reason (tests/data/iceberg/not_applicable.yaml),
@@ -38,7 +40,11 @@ from mcp_server.http.server import serve_in_thread
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(os.path.dirname(HERE), "data", "iceberg")
-SPEC = os.path.join(DATA, "rest-catalog-open-api.yaml")
+SPEC = os.environ.get("SEMCAT_ICEBERG_OPENAPI", "")
+if not os.path.isfile(SPEC):
+    pytest.skip("the Iceberg REST OpenAPI document is not here: set SEMCAT_ICEBERG_OPENAPI to a copy of "
+                "apache/iceberg's open-api/rest-catalog-open-api.yaml (tag apache-iceberg-1.11.0)",
+                allow_module_level=True)
 WRITE, READ = "ice-st-write", "ice-st-read"
 MAX_EXAMPLES = 5
 METHODS = ("get", "put", "post", "delete", "head", "patch")
