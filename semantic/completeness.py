@@ -161,8 +161,10 @@ def _log_periods(ctx: Context, name: str, spec: LoadLog) -> dict[str, tuple[str,
     return {}
 
 
-def completeness(ctx: Context, name: str, anns: list[Annotation]) -> Completeness:
-    """The `Completeness` of table `name` at the context's snapshot (see the module docstring)."""
+def completeness(ctx: Context, name: str, anns: list[Annotation], lineage: bool = True) -> Completeness:
+    """The `Completeness` of table `name` at the context's snapshot (see the module docstring).
+    With `lineage`, a period the table holds that an input was partial or failed for at the vid
+    its build read it is partial here too (source `lineage`, semantic.lineage.upstream_periods)."""
     spec = _load_log(anns)
     tz = spec.timezone if spec is not None else None
     parts = _partition_periods(ctx, name, tz)
@@ -175,7 +177,15 @@ def completeness(ctx: Context, name: str, anns: list[Annotation]) -> Completenes
             note = f"load log {spec.table} could not be read: {str(e).splitlines()[0][:200]}"
         except Exception as e:  # noqa: BLE001 - a DuckDB error of a renamed column: say so, keep the partition rule
             note = f"load log {spec.table} could not be read: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
-    periods = sorted(set(parts) | set(logged), reverse=True)
+    inherited: dict[str, PeriodLoad] = {}
+    if lineage:
+        from semantic.lineage import upstream_periods
+
+        for period, (up, read_vid, pl) in upstream_periods(ctx, name).items():
+            inherited[period] = PeriodLoad(period=period, status="partial", source="lineage", loaded_at=pl.loaded_at,
+                                           note=f"{pl.status} in {up} as of vid {read_vid}, which this table was "
+                                                "built from")
+    periods = sorted(set(parts) | set(logged) | set(inherited), reverse=True)
     if not periods:
         return Completeness(load_log=None if spec is None else spec.table, note=note)
     incomplete: list[PeriodLoad] = []
@@ -189,6 +199,8 @@ def completeness(ctx: Context, name: str, anns: list[Annotation]) -> Completenes
         elif pst != "complete":
             item = PeriodLoad(period=period, status="partial", source="partition", loaded_at=ploaded,
                               note="loaded before the period ended")
+        elif period in inherited:
+            item = inherited[period]
         else:
             latest_complete = latest_complete or period
             continue

@@ -1632,9 +1632,10 @@ def merge_by_cause(findings: list[Finding]) -> list[Finding]:
 
 
 def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table | None] | None = None,
-                   duck: _Duck | None = None) -> list[Finding]:
+                   duck: _Duck | None = None, _seen: frozenset[str] = frozenset()) -> list[Finding]:
     """The clock-independent findings of one table at `ctx.vid`, one per annotation (cached);
-    `staleness` merges them by cause."""
+    `staleness` merges them by cause. They include what flows from upstream (`semantic.lineage`:
+    `upstream_changed`, `upstream_incomplete`; `_seen` guards a lineage cycle)."""
     key = (name, ctx.vid, depth)
     got = ctx.cache.findings.take(key)
     if got is not None:
@@ -1647,6 +1648,9 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table
     if depth == "metadata":
         raw = _metadata(ctx, t, anns, tables)
         raw += [f for r in _restatements(t, anns, None) for f in _split(r)]
+        from semantic.lineage import propagated
+
+        raw += propagated(ctx, name, _seen=_seen)
         found = undismissed(raw, anns)
     else:
         found = [f for f in table_findings(ctx, name, "metadata", tables) if f.reason != "values_restated"]

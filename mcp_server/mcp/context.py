@@ -49,6 +49,7 @@ LIMITS: dict[str, tuple[int, int]] = {
     "list_snapshots": (20, 200),
     "diff_snapshots": (50, 500),
     "check_staleness": (20, 200),
+    "get_lineage": (50, 200),
     "run_sql": (50, 1000),
 }
 TEXT_SUMMARY = 240          # one-line descriptions in lists and summary cards
