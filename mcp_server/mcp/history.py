@@ -15,7 +15,16 @@ from catalog_core import lake
 from catalog_core.errors import CatalogError
 from catalog_core.model import Commit
 from mcp_server.mcp import models as M
-from mcp_server.mcp.args import READ, Cursor, DiffLimit, LineageLimit, Snapshot, SnapshotsLimit, StalenessLimit, TableName
+from mcp_server.mcp.args import (
+    READ,
+    Cursor,
+    DiffLimit,
+    LineageLimit,
+    Snapshot,
+    SnapshotsLimit,
+    StalenessLimit,
+    TableName,
+)
 from mcp_server.mcp.bounds import Cursor as PageCursor
 from mcp_server.mcp.bounds import args_key, cut, encode_cursor, page
 from mcp_server.mcp.context import LIMITS, ToolContext, finding, iso
