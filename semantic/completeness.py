@@ -224,3 +224,144 @@ def describe_text(c: Completeness) -> str | None:
         head += f" (load log {c.load_log})"
     return head
 
+
+
+# ------------------------------------------------------------------ which periods a statement reads
+_DATE_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+
+
+def _date_of(node: object) -> str | None:
+    """The ISO date of a literal (`'2025-03-09'`, `DATE '2025-03-09'`, a timestamp literal), else None."""
+    from sqlglot import exp
+
+    while isinstance(node, (exp.Cast, exp.TryCast, exp.Paren)):
+        node = node.this
+    if isinstance(node, exp.Literal) and node.is_string:
+        m = _DATE_PREFIX.match(node.this.strip())
+        return m.group(1) if m else None
+    if isinstance(node, (exp.Date, exp.DateStrToDate, exp.TsOrDsToDate, exp.StrToDate)):
+        return _date_of(node.this)
+    return None
+
+
+def _is_col(node: object, column: str, names: set[str]) -> bool:
+    """Is `node` the column (optionally cast / truncated to a date), unqualified or qualified by one of
+    `names` (the table's name or alias in that SELECT)?"""
+    from sqlglot import exp
+
+    while isinstance(node, (exp.Cast, exp.TryCast, exp.Paren, exp.Date, exp.TsOrDsToDate)):
+        node = node.this
+    if not isinstance(node, exp.Column) or node.name.lower() != column.lower():
+        return False
+    return not node.table or node.table.lower() in names
+
+
+def _bounds(where: object, column: str, names: set[str]) -> tuple[str | None, str | None] | None:  # noqa: C901 - one branch per predicate form, in one place
+    """[lo, hi] (ISO dates, inclusive, None = open) that the conjuncts of `where` allow `column`;
+    None when no conjunct bounds it or the filter cannot be read (an OR over it, a non-literal)."""
+    from sqlglot import exp
+
+    from semantic._sql import conjuncts
+
+    lo: str | None = None
+    hi: str | None = None
+    found = False
+    day = dt.timedelta(days=1)
+
+    def shift(d: str, k: int) -> str:
+        return (dt.date.fromisoformat(d) + k * day).isoformat()
+
+    for c in conjuncts(where):  # type: ignore[arg-type]
+        if isinstance(c, exp.Paren):
+            c = c.this
+        mentions = any(_is_col(x, column, names) for x in c.find_all(exp.Column))
+        if not mentions:
+            continue
+        pairs: list[tuple[str | None, str | None]] = []
+        if isinstance(c, exp.Between) and _is_col(c.this, column, names):
+            a, b = _date_of(c.args.get("low")), _date_of(c.args.get("high"))
+            if a is None or b is None:
+                return None
+            pairs.append((a, b))
+        elif isinstance(c, exp.In) and _is_col(c.this, column, names) and c.expressions:
+            ds = [_date_of(e) for e in c.expressions]
+            if any(d is None for d in ds):
+                return None
+            pairs.append((min(ds), max(ds)))  # type: ignore[type-var]
+        elif isinstance(c, (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
+            left, right = c.this, c.expression
+            flip = False
+            if not _is_col(left, column, names):
+                left, right, flip = right, left, True
+            if not _is_col(left, column, names):
+                return None
+            d = _date_of(right)
+            if d is None:
+                return None
+            op = type(c)
+            if flip:
+                op = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}.get(op, op)  # type: ignore[assignment]
+            # a timestamp bound like `< '2025-03-09 00:00'` excludes that day; `> '2025-03-08 12:00'` includes it
+            if op is exp.EQ:
+                pairs.append((d, d))
+            elif op is exp.GTE:
+                pairs.append((d, None))
+            elif op is exp.GT:
+                lit = _date_of(right) or ""
+                is_day = isinstance(right, exp.Literal) and len(right.this.strip()) == 10 or not isinstance(right, exp.Literal)
+                pairs.append((shift(lit, 1) if is_day else lit, None))
+            elif op is exp.LTE:
+                pairs.append((None, d))
+            else:  # LT
+                raw = right.this.strip() if isinstance(right, exp.Literal) else ""
+                midday = len(raw) > 10 and raw[10:].strip(" T").strip("0:.") != ""
+                pairs.append((None, d if midday else shift(d, -1)))
+        else:
+            return None  # an OR, a function of the column, a subquery: cannot tell
+        for a, b in pairs:
+            found = True
+            lo = a if lo is None or (a is not None and a > lo) else lo
+            hi = b if hi is None or (b is not None and b < hi) else hi
+    return (lo, hi) if found else None
+
+
+def periods_reached(sql: str, table: str, column: str, periods: list[str]) -> list[str] | None:
+    """Which of `periods` (ISO days `2025-03-09` or months `2025-03`) of `table` the statement `sql`
+    reads, judged from its filters on `column` (the table's date partition column): every SELECT that
+    reads `table` must bound `column` by ANDed comparisons with date literals (`=`, `<`, `<=`, `>`,
+    `>=`, BETWEEN, IN). None when it cannot tell: the statement does not parse, a SELECT reads the
+    table without a filter on the column (it reads every period; no warning is made of that), or the
+    filter is an OR, a function of the column, or compares it with something other than a date."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except Exception:  # noqa: BLE001 - sqlglot's errors: cannot tell
+        return None
+    short = table.split(".")
+    hit: set[str] = set()
+    seen = False
+    for sel in tree.find_all(exp.Select):
+        names: set[str] = set()
+        for t in sel.find_all(exp.Table):
+            if t.find_ancestor(exp.Select) is not sel:
+                continue
+            parts = [p.name for p in t.parts]
+            if parts and parts == short[-len(parts):]:
+                names |= {t.name.lower(), (t.alias_or_name or "").lower()}
+        if not names:
+            continue
+        seen = True
+        where = sel.args.get("where")
+        b = _bounds(where.this if where is not None else None, column, names) if where is not None else None
+        if b is None:
+            return None
+        lo, hi = b
+        for p in periods:
+            first, last = (p, p) if len(p) == 10 else (f"{p}-01", f"{p}-31")
+            if (lo is None or last >= lo) and (hi is None or first <= hi):
+                hit.add(p)
+    if not seen:
+        return None
+    return sorted(hit)

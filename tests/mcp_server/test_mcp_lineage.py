@@ -64,3 +64,45 @@ def test_get_lineage_both_directions_paged_and_pinned(lcat):
     assert code(call(server, "get_lineage", {"table": "acme.misc.nope"})) == "NoSuchTableError"
     assert call(server, "get_lineage", {"table": FCT, "direction": "sideways"}).is_error
     assert call(server, "get_lineage", {"table": FCT, "depth": 0}).is_error
+
+
+# ------------------------------------------------------------------ a partial latest period warns run_sql / query_metric
+@pytest.fixture
+def partial_cat(tmp_path):
+    import semantic as sm
+    from eval.fixtures.lakes import LakeBuilder
+
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    lk = LakeBuilder(cat, tmp_path / "files")  # day 0 is 2024-11-11
+    lk.table("acme.core.orders", [("order_id", "bigint"), ("cents", "bigint"), ("d", "date")], partition_by=["d"], at=0)
+    lk.append("acme.core.orders", {"order_id": [1, 2], "cents": [5, 7], "d": ["2024-11-11", "2024-11-12"]}, at=2.2)
+    lk.append("acme.core.orders", {"order_id": [3], "cents": [9], "d": ["2024-11-13"]}, at=2.5)  # mid-day: partial
+    sm.define_metric(cat, "acme.core.orders", "revenue", expression="sum(cents)", time_column="d", author="a",
+                     time=lk.day(2.6))
+    yield cat, lk
+    cat.close()
+
+
+def _period_warnings(out):
+    return [w for w in out["warnings"] if w.get("reason") == "period_incomplete"]
+
+
+def test_run_sql_and_query_metric_warn_when_the_filter_reaches_a_partial_period(partial_cat):
+    cat, lk = partial_cat
+    server = create_server(cat, now=lk.day(3))
+    t = "acme.core.orders"
+    reach = ok(call(server, "run_sql", {"sql": f"SELECT sum(cents) FROM {t} WHERE d >= DATE '2024-11-12'"}))
+    (w,) = _period_warnings(reach)
+    assert w["table"] == t and "2024-11-13 is partial" in w["message"] and "complete through 2024-11-12" in w["message"]
+    eq = ok(call(server, "run_sql", {"sql": f"SELECT count(*) FROM {t} o WHERE o.d = '2024-11-13'"}))
+    assert len(_period_warnings(eq)) == 1
+    # controls: a filter that stops before it, and a statement whose filter cannot be read (no warning)
+    before = ok(call(server, "run_sql", {"sql": f"SELECT sum(cents) FROM {t} WHERE d BETWEEN '2024-11-11' AND '2024-11-12'"}))
+    assert _period_warnings(before) == []
+    assert _period_warnings(ok(call(server, "run_sql", {"sql": f"SELECT sum(cents) FROM {t}"}))) == []
+    assert _period_warnings(ok(call(server, "run_sql", {"sql": f"SELECT 1 FROM {t} WHERE d = '2024-11-13' OR cents > 1"}))) == []
+    # query_metric: its time_range becomes the statement's filter
+    m = ok(call(server, "query_metric", {"metric": "revenue", "time_range": ["2024-11-12", "2024-11-14"]}))
+    assert [w["table"] for w in _period_warnings(m)] == [t]
+    m0 = ok(call(server, "query_metric", {"metric": "revenue", "time_range": ["2024-11-11", "2024-11-13"]}))
+    assert _period_warnings(m0) == []  # its time_range ends before 2024-11-13 (end exclusive)
