@@ -414,7 +414,8 @@ class Lineage:
             v = rec.get("vid") if isinstance(rec, Mapping) else rec
             if isinstance(v, int) and not isinstance(v, bool):
                 inputs[str(name)] = v
-        built = raw.get("built") if isinstance(raw.get("built"), Mapping) else {}
+        got = raw.get("built")
+        built: Mapping[str, Any] = got if isinstance(got, Mapping) else {}
         bv, bt = built.get("vid"), built.get("time")
         return cls(inputs, raw.get("job") if isinstance(raw.get("job"), str) else None,
                    raw.get("source") if isinstance(raw.get("source"), str) else None,

@@ -128,7 +128,7 @@ def propagated(ctx: Context, name: str, depth: str = "metadata", _seen: frozense
                 msg = (f"built from {up} as of vid {read_vid}; {up} changed after, at vid {change} "
                        f"({f.reason}: {what}): this table's data and its annotations may not reflect it")
             out.append(Finding(
-                target=name, annotation=None, status="suspect", reason="upstream_changed",  # type: ignore[arg-type]
+                target=name, annotation=None, status="suspect", reason="upstream_changed",
                 message=msg,
                 evidence=Evidence(vids=[read_vid, change], times=[ctx.commit_time(change)],
                                   values={"upstream": up, "upstream_reason": str(f.reason), "upstream_finding": what,
@@ -138,7 +138,7 @@ def propagated(ctx: Context, name: str, depth: str = "metadata", _seen: frozense
                 cause=f.cause or f"upstream:{up}@{change}"))
     for period, (up, read_vid, pl) in sorted(upstream_periods(ctx, name).items(), reverse=True)[:_FINDINGS_PER_NODE]:
         out.append(Finding(
-            target=name, annotation=None, status="suspect", reason="upstream_incomplete",  # type: ignore[arg-type]
+            target=name, annotation=None, status="suspect", reason="upstream_incomplete",
             message=(f"period {period} is {pl.status} in {up} as of vid {read_vid}, which this table's build read: "
                      f"this table is {pl.status} for {period} too"),
             evidence=Evidence(vids=[read_vid], values={"upstream": up, "period": period, "read_vid": read_vid,

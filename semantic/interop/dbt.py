@@ -329,7 +329,8 @@ def _lineage(cat: CatalogAPI, proj: _Project, table_of: dict[str, str], vid: int
             continue
         obj = cat.get(lake.table_path(t), vid=vid)
         ldc = ((obj.value.get("stats") or {}).get("last_data_commit") or {}) if obj is not None else {}
-        read = ldc.get("vid") if isinstance(ldc.get("vid"), int) and 0 < ldc["vid"] <= vid else vid
+        lv = ldc.get("vid")
+        read: int = lv if isinstance(lv, int) and 0 < lv <= vid else vid
         have = lake.Lineage.from_raw(obj.value if obj is not None else None)
         if have is not None and sorted(have.inputs) == sorted(deps):
             continue

@@ -106,3 +106,26 @@ def test_run_sql_and_query_metric_warn_when_the_filter_reaches_a_partial_period(
     assert [w["table"] for w in _period_warnings(m)] == [t]
     m0 = ok(call(server, "query_metric", {"metric": "revenue", "time_range": ["2024-11-11", "2024-11-13"]}))
     assert _period_warnings(m0) == []  # its time_range ends before 2024-11-13 (end exclusive)
+
+
+def test_get_lineage_shows_what_flows_downstream_unless_findings_are_hidden(tmp_path):
+    import semantic as sm
+    from eval.fixtures.lakes import LakeBuilder
+    from eval.harness.conditions import reads_for
+
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    try:
+        lk = LakeBuilder(cat, tmp_path / "files")
+        lk.table("acme.core.t", [("id", "bigint"), ("kind", "string")], at=0, rows={"id": [1], "kind": ["a"]})
+        sm.annotate(cat, "acme.core.t", {"description": "the kind"}, column="kind", author="a", time=lk.day(1))
+        lk.table("acme.mart.m", [("n", "bigint")], at=1.2, rows={"n": [1]})
+        record_lineage(cat, "acme.mart.m", {"acme.core.t": cat.latest_vid}, time=lk.at(1.3))
+        drop = lk.evolve("acme.core.t", drop=["kind"], at=2)
+        out = ok(call(create_server(cat, now=lk.day(3)), "get_lineage", {"table": "acme.mart.m"}))
+        (f,) = out["nodes"][0]["findings"]
+        assert f["reason"] == "upstream_changed" and f"vid {drop}" in f["message"]
+        hidden = ok(call(create_server(cat, now=lk.day(3), reads=reads_for(False, True)), "get_lineage",
+                         {"table": "acme.mart.m"}))
+        assert hidden["nodes"][0]["findings"] == [] and hidden["nodes"][0]["inputs"] == out["nodes"][0]["inputs"]
+    finally:
+        cat.close()
