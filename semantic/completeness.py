@@ -28,7 +28,7 @@ from semantic import _sql
 from semantic.history import Context
 from semantic.models import Annotation, Completeness, LoadLog, PeriodLoad
 
-__all__ = ["completeness", "describe_text", "MAX_INCOMPLETE", "period_end"]
+__all__ = ["completeness", "describe_text", "MAX_INCOMPLETE", "period_end", "upstream_periods", "periods_reached"]
 
 MAX_INCOMPLETE = 5
 _DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
@@ -179,8 +179,6 @@ def completeness(ctx: Context, name: str, anns: list[Annotation], lineage: bool 
             note = f"load log {spec.table} could not be read: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
     inherited: dict[str, PeriodLoad] = {}
     if lineage:
-        from semantic.lineage import upstream_periods
-
         for period, (up, read_vid, pl) in upstream_periods(ctx, name).items():
             inherited[period] = PeriodLoad(period=period, status="partial", source="lineage", loaded_at=pl.loaded_at,
                                            note=f"{pl.status} in {up} as of vid {read_vid}, which this table was "
@@ -223,6 +221,49 @@ def describe_text(c: Completeness) -> str | None:
     if c.load_log:
         head += f" (load log {c.load_log})"
     return head
+
+
+
+# ------------------------------------------------------------------ completeness through lineage
+def _own_periods(ctx: Context, name: str) -> set[str]:
+    """The day / month periods `name` holds: its first-level date partitions."""
+    obj = ctx.table(name)
+    if obj is None or not lake.partition_columns(obj.value):
+        return set()
+    key = ("own_periods", name, obj.vid)
+    got = ctx.cache.completeness.take(key)
+    if got is None:
+        got = set()
+        for p in ctx.cat.query(lake.exact_query(obj.path, '[obj_type = "partition"]'), vid=ctx.vid):
+            _col, raw = lake.parse_partition_id(p.path.rsplit("/", 1)[-1])
+            if raw is not None and period_end(raw) is not None:
+                got.add(raw)
+        ctx.cache.completeness.put(key, got)
+    return set(got)
+
+
+def upstream_periods(ctx: Context, name: str) -> dict[str, tuple[str, int, PeriodLoad]]:
+    """{period: (input, the vid the build read it at, that input's incomplete period)} for every
+    period `name` holds that an input had partial or failed at the vid the build read it."""
+    obj = ctx.table(name)
+    lin = None if obj is None else lake.Lineage.from_raw(obj.value)
+    if lin is None or not lin.inputs:
+        return {}
+    mine = _own_periods(ctx, name)
+    if not mine:
+        return {}
+    out: dict[str, tuple[str, int, PeriodLoad]] = {}
+    for up, read_vid in sorted(lin.inputs.items()):
+        if read_vid > ctx.vid:
+            continue
+        at = Context(ctx.cat, read_vid)
+        if at.table(up) is None:
+            continue
+        c = completeness(at, up, at.annotations(up), lineage=False)
+        for pl in c.incomplete:
+            if pl.period in mine and pl.period not in out:
+                out[pl.period] = (up, read_vid, pl)
+    return out
 
 
 

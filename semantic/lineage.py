@@ -27,7 +27,6 @@ exist at the snapshot is a node with `exists: false`, never an error; a cycle is
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from catalog_core import lake
@@ -35,19 +34,19 @@ from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import InvalidValueError
 from catalog_core.model import TimeArg
 from semantic._tables import require_table
+from semantic.completeness import upstream_periods
 from semantic.history import Context
-from semantic.models import Evidence, Finding, Fix, PeriodLoad
+from semantic.staleness import CHANGE_REASONS, propagated
 
-__all__ = ["lineage", "propagated", "upstream_periods", "record_lineage", "inputs_of", "downstream_of",
+__all__ = ["lineage", "propagated", "WORDING", "upstream_periods", "record_lineage", "inputs_of", "downstream_of",
            "DIRECTIONS", "MAX_DEPTH", "MAX_LIMIT", "CHANGE_REASONS"]
 
 DIRECTIONS = ("upstream", "downstream")
 MAX_DEPTH = 10
 MAX_LIMIT = 200
-# upstream findings that mean the data a downstream build read has changed since
-CHANGE_REASONS = ("values_restated", "column_renamed", "column_dropped", "column_type_changed", "schema_changed",
-                  "unit_drift", "grain_violated", "upstream_changed")
-_CAUSE_VID = re.compile(r"@(\d+)")
+# the two reasons in words for people (the review inbox, the page)
+WORDING = {"upstream_changed": "built from a table that changed after the build read it",
+           "upstream_incomplete": "built from a day that was not fully loaded"}
 _FINDINGS_PER_NODE = 5
 
 
@@ -86,111 +85,6 @@ def record_lineage(cat: CatalogAPI, table: str, inputs: dict[str, int | None], *
             txn.merge(tpath, delta)
     assert txn.vid is not None
     return txn.vid
-
-
-# ------------------------------------------------------------------ what flows downstream
-def _change_vid(f: Finding) -> int:
-    m = _CAUSE_VID.search(f.cause or "")
-    if f.reason == "upstream_changed":
-        return int(f.evidence.values.get("change_vid") or max(f.evidence.vids, default=0))
-    return int(m.group(1)) if m else max(f.evidence.vids, default=0)
-
-
-def propagated(ctx: Context, name: str, depth: str = "metadata", _seen: frozenset[str] = frozenset()) -> list[Finding]:
-    """The `upstream_changed` and `upstream_incomplete` findings of `name` at the context's snapshot
-    (see the module docstring). Upstream findings are read at the metadata depth (clock-independent),
-    so the answer is the same at both depths and cached with the table's findings."""
-    from semantic.staleness import merge_by_cause, table_findings
-
-    lin = inputs_of(ctx, name)
-    if lin is None or not lin.inputs or name in _seen:
-        return []
-    seen = _seen | {name}
-    out: list[Finding] = []
-    for up, read_vid in sorted(lin.inputs.items()):
-        if ctx.table(up) is None or up in seen:
-            continue
-        ups = merge_by_cause(table_findings(ctx, up, "metadata", _seen=seen))
-        for f in ups:
-            if f.reason not in CHANGE_REASONS:
-                continue
-            change = _change_vid(f)
-            # an input that is itself suspect (built before a change further up) passes that on
-            # whenever this build read it; a change of the input's own is after the read or not at all
-            if change <= read_vid and f.reason != "upstream_changed":
-                continue
-            root = f.evidence.values.get("upstream") if f.reason == "upstream_changed" else up
-            what = f.message.split(";")[0][:160]
-            if f.reason == "upstream_changed":
-                msg = (f"built from {up} as of vid {read_vid}, which was itself built before a change in {root} at "
-                       f"vid {change}: this table's data and its annotations may not reflect it")
-            else:
-                msg = (f"built from {up} as of vid {read_vid}; {up} changed after, at vid {change} "
-                       f"({f.reason}: {what}): this table's data and its annotations may not reflect it")
-            out.append(Finding(
-                target=name, annotation=None, status="suspect", reason="upstream_changed",
-                message=msg,
-                evidence=Evidence(vids=[read_vid, change], times=[ctx.commit_time(change)],
-                                  values={"upstream": up, "upstream_reason": str(f.reason), "upstream_finding": what,
-                                          "read_vid": read_vid, "change_vid": change, "origin": root}),
-                suggestion=f"rebuild {name} from {up} (vid {change} or later), then review its annotations",
-                fixes=[Fix(action="investigate", params={"table": up, "vid": change})],
-                cause=f.cause or f"upstream:{up}@{change}"))
-    for period, (up, read_vid, pl) in sorted(upstream_periods(ctx, name).items(), reverse=True)[:_FINDINGS_PER_NODE]:
-        out.append(Finding(
-            target=name, annotation=None, status="suspect", reason="upstream_incomplete",
-            message=(f"period {period} is {pl.status} in {up} as of vid {read_vid}, which this table's build read: "
-                     f"this table is {pl.status} for {period} too"),
-            evidence=Evidence(vids=[read_vid], values={"upstream": up, "period": period, "read_vid": read_vid,
-                                                       "upstream_status": pl.status, "note": pl.note}),
-            suggestion=f"rebuild {name} for {period} once {up} is complete for it",
-            fixes=[Fix(action="investigate", params={"table": up, "period": period})],
-            cause=f"incomplete:{up}@{read_vid}:{period}"))
-    return out
-
-
-def _own_periods(ctx: Context, name: str) -> set[str]:
-    """The day / month periods `name` holds: its first-level date partitions."""
-    obj = ctx.table(name)
-    if obj is None or not lake.partition_columns(obj.value):
-        return set()
-    key = ("own_periods", name, obj.vid)
-    got = ctx.cache.completeness.take(key)
-    if got is None:
-        from semantic.completeness import period_end
-
-        got = set()
-        for p in ctx.cat.query(lake.exact_query(obj.path, '[obj_type = "partition"]'), vid=ctx.vid):
-            _col, raw = lake.parse_partition_id(p.path.rsplit("/", 1)[-1])
-            if raw is not None and period_end(raw) is not None:
-                got.add(raw)
-        ctx.cache.completeness.put(key, got)
-    return set(got)
-
-
-def upstream_periods(ctx: Context, name: str) -> dict[str, tuple[str, int, PeriodLoad]]:
-    """{period: (input, the vid the build read it at, that input's incomplete period)} for every
-    period `name` holds that an input had partial or failed at the vid the build read it."""
-    from semantic.completeness import completeness
-
-    lin = inputs_of(ctx, name)
-    if lin is None or not lin.inputs:
-        return {}
-    mine = _own_periods(ctx, name)
-    if not mine:
-        return {}
-    out: dict[str, tuple[str, int, PeriodLoad]] = {}
-    for up, read_vid in sorted(lin.inputs.items()):
-        if read_vid > ctx.vid:
-            continue
-        at = Context(ctx.cat, read_vid)
-        if at.table(up) is None:
-            continue
-        c = completeness(at, up, at.annotations(up), lineage=False)
-        for pl in c.incomplete:
-            if pl.period in mine and pl.period not in out:
-                out[pl.period] = (up, read_vid, pl)
-    return out
 
 
 # ------------------------------------------------------------------ the graph

@@ -54,10 +54,19 @@ def register(main: click.Group) -> None:
     def lineage_cmd(table, downstream, depth, limit, cursor, snapshot, data_dir, url, token, as_json) -> None:
         """What TABLE was built from (or, with --downstream, what was built from it): the vid each
         build read, and upstream changes or partial days that make a table suspect."""
-        from mcp_server.cli.review import _run
+        import catalog_core as cc
+        from mcp_server.cli.sql import CliError, open_catalog
         from semantic.lineage import lineage
 
-        g = _run(data_dir, url, token, lambda cat: lineage(
-            cat, table, direction="downstream" if downstream else "upstream", depth=depth, limit=limit,
-            cursor=cursor, snapshot=snapshot))
+        try:
+            cat = open_catalog(url or data_dir, token)
+        except CliError as e:
+            raise click.ClickException(str(e)) from None
+        try:
+            g = lineage(cat, table, direction="downstream" if downstream else "upstream", depth=depth, limit=limit,
+                        cursor=cursor, snapshot=snapshot)
+        except cc.CatalogError as exc:
+            raise click.ClickException(exc.message) from None
+        finally:
+            cat.close()
         click.echo(json.dumps(g, default=str) if as_json else "\n".join(render(g)))
