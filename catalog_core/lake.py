@@ -8,6 +8,10 @@
     …/_semantic                                  obj_type semantic, under a catalog, namespace or table
     …/_semantic/<annotation-key>                 obj_type annotation
 
+A table's lineage (what its last build read) is the table value's `lineage` key, written by
+`lineage_deltas` in the build's own commit and read back with `Lineage.from_raw`: versioned with the
+table, so every snapshot knows the inputs of the build it holds.
+
 A dotted name `catalog.namespace.table` maps to its path one-to-one, and so do the shorter names of
 catalogs (`catalog`) and namespaces (`catalog.namespace`). Ids that start with `_` are reserved for
 the catalog itself (`_semantic`, `_staging`), so no dotted name may contain one. A partition's obj_id
@@ -62,6 +66,9 @@ __all__ = [
     "Partition",
     "Stats",
     "ColumnStats",
+    "LINEAGE",
+    "Lineage",
+    "lineage_deltas",
 ]
 
 SEMANTIC = "_semantic"
@@ -375,3 +382,74 @@ class TableValue:
             out["stats"] = self.stats.to_raw()
         _put(out, "properties", self.properties)
         return {**out, **self.extra}
+
+
+# ------------------------------------------------------------------------------------------- lineage
+LINEAGE = "lineage"  # the table value's key holding its last build's inputs
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """What the build that last wrote a table read: `inputs` {dotted table: the vid it was read at},
+    `job` (a name for people), `source` (who recorded it: `spark`, `dbt`, `iceberg`, `declared`),
+    and the build's own commit (`built_vid`, `built_time`; None when the record was imported rather
+    than stamped by a build commit). Invariant: an input's vid is never after `built_vid`."""
+
+    inputs: dict[str, int]
+    job: str | None = None
+    source: str | None = None
+    built_vid: int | None = None
+    built_time: float | None = None
+
+    @classmethod
+    def from_raw(cls, value: Mapping[str, Any] | None) -> Lineage | None:
+        """The lineage of a table value (the whole value or its `lineage` entry); None if it has none."""
+        if not isinstance(value, Mapping):
+            return None
+        raw = value.get(LINEAGE) if LINEAGE in value else value
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("inputs"), Mapping):
+            return None
+        inputs: dict[str, int] = {}
+        for name, rec in raw["inputs"].items():
+            v = rec.get("vid") if isinstance(rec, Mapping) else rec
+            if isinstance(v, int) and not isinstance(v, bool):
+                inputs[str(name)] = v
+        got = raw.get("built")
+        built: Mapping[str, Any] = got if isinstance(got, Mapping) else {}
+        bv, bt = built.get("vid"), built.get("time")
+        return cls(inputs, raw.get("job") if isinstance(raw.get("job"), str) else None,
+                   raw.get("source") if isinstance(raw.get("source"), str) else None,
+                   bv if isinstance(bv, int) and not isinstance(bv, bool) else None,
+                   float(bt) if isinstance(bt, (int, float)) and not isinstance(bt, bool) else None)
+
+
+def lineage_deltas(inputs: Mapping[str, int | None], job: str | None = None, source: str = "spark",
+                   stamp: bool = True) -> list[dict[str, Any]]:
+    """The merge deltas (apply in order, to the table's path, in the build's commit) that record a
+    build's inputs on the table it wrote: {dotted table: vid read}, where None means "read in this
+    same commit" (the input was written by it) and is stamped with the commit's vid, as `built` is
+    when `stamp` (an import of lineage declared elsewhere passes stamp=False). The previous record is
+    replaced, never merged with."""
+    fixed: dict[str, Any] = {}
+    same: dict[str, Any] = {}
+    for name, vid in sorted(inputs.items()):
+        table_path(name)  # a dotted table name, or InvalidPathError
+        if vid is None:
+            same[name] = {"vid": {"op": "commit_vid", "val": 0}}
+        elif isinstance(vid, int) and not isinstance(vid, bool) and vid >= 0:
+            fixed[name] = {"vid": vid}
+        else:
+            raise InvalidValueError(f"the vid an input was read at must be a vid (int >= 0) or None, got {vid!r} "
+                                    f"for {name}")
+    record: dict[str, Any] = {"inputs": fixed, "source": source}
+    if job:
+        record["job"] = str(job)[:200]
+    out: list[dict[str, Any]] = [{LINEAGE: {"op": "set", "val": record}}]
+    late: dict[str, Any] = {}
+    if same:
+        late["inputs"] = same
+    if stamp:
+        late["built"] = {"vid": {"op": "commit_vid", "val": 0}, "time": {"op": "commit_time", "val": 0}}
+    if late:
+        out.append({LINEAGE: late})
+    return out

@@ -28,7 +28,7 @@ from semantic import _sql
 from semantic.history import Context
 from semantic.models import Annotation, Completeness, LoadLog, PeriodLoad
 
-__all__ = ["completeness", "describe_text", "MAX_INCOMPLETE", "period_end"]
+__all__ = ["completeness", "describe_text", "MAX_INCOMPLETE", "period_end", "upstream_periods", "periods_reached"]
 
 MAX_INCOMPLETE = 5
 _DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
@@ -161,8 +161,10 @@ def _log_periods(ctx: Context, name: str, spec: LoadLog) -> dict[str, tuple[str,
     return {}
 
 
-def completeness(ctx: Context, name: str, anns: list[Annotation]) -> Completeness:
-    """The `Completeness` of table `name` at the context's snapshot (see the module docstring)."""
+def completeness(ctx: Context, name: str, anns: list[Annotation], lineage: bool = True) -> Completeness:
+    """The `Completeness` of table `name` at the context's snapshot (see the module docstring).
+    With `lineage`, a period the table holds that an input was partial or failed for at the vid
+    its build read it is partial here too (source `lineage`, semantic.lineage.upstream_periods)."""
     spec = _load_log(anns)
     tz = spec.timezone if spec is not None else None
     parts = _partition_periods(ctx, name, tz)
@@ -175,7 +177,13 @@ def completeness(ctx: Context, name: str, anns: list[Annotation]) -> Completenes
             note = f"load log {spec.table} could not be read: {str(e).splitlines()[0][:200]}"
         except Exception as e:  # noqa: BLE001 - a DuckDB error of a renamed column: say so, keep the partition rule
             note = f"load log {spec.table} could not be read: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
-    periods = sorted(set(parts) | set(logged), reverse=True)
+    inherited: dict[str, PeriodLoad] = {}
+    if lineage:
+        for period, (up, read_vid, pl) in upstream_periods(ctx, name).items():
+            inherited[period] = PeriodLoad(period=period, status="partial", source="lineage", loaded_at=pl.loaded_at,
+                                           note=f"{pl.status} in {up} as of vid {read_vid}, which this table was "
+                                                "built from")
+    periods = sorted(set(parts) | set(logged) | set(inherited), reverse=True)
     if not periods:
         return Completeness(load_log=None if spec is None else spec.table, note=note)
     incomplete: list[PeriodLoad] = []
@@ -189,6 +197,8 @@ def completeness(ctx: Context, name: str, anns: list[Annotation]) -> Completenes
         elif pst != "complete":
             item = PeriodLoad(period=period, status="partial", source="partition", loaded_at=ploaded,
                               note="loaded before the period ended")
+        elif period in inherited:
+            item = inherited[period]
         else:
             latest_complete = latest_complete or period
             continue
@@ -212,3 +222,187 @@ def describe_text(c: Completeness) -> str | None:
         head += f" (load log {c.load_log})"
     return head
 
+
+
+# ------------------------------------------------------------------ completeness through lineage
+def _own_periods(ctx: Context, name: str) -> set[str]:
+    """The day / month periods `name` holds: its first-level date partitions."""
+    obj = ctx.table(name)
+    if obj is None or not lake.partition_columns(obj.value):
+        return set()
+    key = ("own_periods", name, obj.vid)
+    got = ctx.cache.completeness.take(key)
+    if got is None:
+        got = set()
+        for p in ctx.cat.query(lake.exact_query(obj.path, '[obj_type = "partition"]'), vid=ctx.vid):
+            _col, raw = lake.parse_partition_id(p.path.rsplit("/", 1)[-1])
+            if raw is not None and period_end(raw) is not None:
+                got.add(raw)
+        ctx.cache.completeness.put(key, got)
+    return set(got)
+
+
+def upstream_periods(ctx: Context, name: str) -> dict[str, tuple[str, int, PeriodLoad]]:
+    """{period: (input, the vid the build read it at, that input's incomplete period)} for every
+    period `name` holds that an input had partial or failed at the vid the build read it."""
+    obj = ctx.table(name)
+    lin = None if obj is None else lake.Lineage.from_raw(obj.value)
+    if lin is None or not lin.inputs:
+        return {}
+    mine = _own_periods(ctx, name)
+    if not mine:
+        return {}
+    out: dict[str, tuple[str, int, PeriodLoad]] = {}
+    for up, read_vid in sorted(lin.inputs.items()):
+        if read_vid > ctx.vid:
+            continue
+        at = Context(ctx.cat, read_vid)
+        if at.table(up) is None:
+            continue
+        c = completeness(at, up, at.annotations(up), lineage=False)
+        for pl in c.incomplete:
+            if pl.period in mine and pl.period not in out:
+                out[pl.period] = (up, read_vid, pl)
+    return out
+
+
+
+# ------------------------------------------------------------------ which periods a statement reads
+_DATE_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+
+
+def _date_of(node: object) -> str | None:
+    """The ISO date of a literal (`'2025-03-09'`, `DATE '2025-03-09'`, a timestamp literal), else None."""
+    from sqlglot import exp
+
+    while isinstance(node, (exp.Cast, exp.TryCast, exp.Paren)):
+        node = node.this
+    if isinstance(node, exp.Literal) and node.is_string:
+        m = _DATE_PREFIX.match(node.this.strip())
+        return m.group(1) if m else None
+    if isinstance(node, (exp.Date, exp.DateStrToDate, exp.TsOrDsToDate, exp.StrToDate)):
+        return _date_of(node.this)
+    return None
+
+
+def _is_col(node: object, column: str, names: set[str]) -> bool:
+    """Is `node` the column (optionally cast / truncated to a date), unqualified or qualified by one of
+    `names` (the table's name or alias in that SELECT)?"""
+    from sqlglot import exp
+
+    while isinstance(node, (exp.Cast, exp.TryCast, exp.Paren, exp.Date, exp.TsOrDsToDate)):
+        node = node.this
+    if not isinstance(node, exp.Column) or node.name.lower() != column.lower():
+        return False
+    return not node.table or node.table.lower() in names
+
+
+def _bounds(where: object, column: str, names: set[str]) -> tuple[str | None, str | None] | None:  # noqa: C901 - one branch per predicate form, in one place
+    """[lo, hi] (ISO dates, inclusive, None = open) that the conjuncts of `where` allow `column`;
+    None when no conjunct bounds it or the filter cannot be read (an OR over it, a non-literal)."""
+    from sqlglot import exp
+
+    from semantic._sql import conjuncts
+
+    lo: str | None = None
+    hi: str | None = None
+    found = False
+    day = dt.timedelta(days=1)
+
+    def shift(d: str, k: int) -> str:
+        return (dt.date.fromisoformat(d) + k * day).isoformat()
+
+    for c in conjuncts(where):  # type: ignore[arg-type]
+        if isinstance(c, exp.Paren):
+            c = c.this
+        mentions = any(_is_col(x, column, names) for x in c.find_all(exp.Column))
+        if not mentions:
+            continue
+        pairs: list[tuple[str | None, str | None]] = []
+        if isinstance(c, exp.Between) and _is_col(c.this, column, names):
+            a, b = _date_of(c.args.get("low")), _date_of(c.args.get("high"))
+            if a is None or b is None:
+                return None
+            pairs.append((a, b))
+        elif isinstance(c, exp.In) and _is_col(c.this, column, names) and c.expressions:
+            ds = [_date_of(e) for e in c.expressions]
+            if any(d is None for d in ds):
+                return None
+            pairs.append((min(ds), max(ds)))  # type: ignore[type-var]
+        elif isinstance(c, (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
+            left, right = c.this, c.expression
+            flip = False
+            if not _is_col(left, column, names):
+                left, right, flip = right, left, True
+            if not _is_col(left, column, names):
+                return None
+            d = _date_of(right)
+            if d is None:
+                return None
+            op = type(c)
+            if flip:
+                op = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}.get(op, op)  # type: ignore[assignment]
+            # a timestamp bound like `< '2025-03-09 00:00'` excludes that day; `> '2025-03-08 12:00'` includes it
+            if op is exp.EQ:
+                pairs.append((d, d))
+            elif op is exp.GTE:
+                pairs.append((d, None))
+            elif op is exp.GT:
+                lit = _date_of(right) or ""
+                is_day = isinstance(right, exp.Literal) and len(right.this.strip()) == 10 or not isinstance(right, exp.Literal)
+                pairs.append((shift(lit, 1) if is_day else lit, None))
+            elif op is exp.LTE:
+                pairs.append((None, d))
+            else:  # LT
+                raw = right.this.strip() if isinstance(right, exp.Literal) else ""
+                midday = len(raw) > 10 and raw[10:].strip(" T").strip("0:.") != ""
+                pairs.append((None, d if midday else shift(d, -1)))
+        else:
+            return None  # an OR, a function of the column, a subquery: cannot tell
+        for a, b in pairs:
+            found = True
+            lo = a if lo is None or (a is not None and a > lo) else lo
+            hi = b if hi is None or (b is not None and b < hi) else hi
+    return (lo, hi) if found else None
+
+
+def periods_reached(sql: str, table: str, column: str, periods: list[str]) -> list[str] | None:
+    """Which of `periods` (ISO days `2025-03-09` or months `2025-03`) of `table` the statement `sql`
+    reads, judged from its filters on `column` (the table's date partition column): every SELECT that
+    reads `table` must bound `column` by ANDed comparisons with date literals (`=`, `<`, `<=`, `>`,
+    `>=`, BETWEEN, IN). None when it cannot tell: the statement does not parse, a SELECT reads the
+    table without a filter on the column (it reads every period; no warning is made of that), or the
+    filter is an OR, a function of the column, or compares it with something other than a date."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except Exception:  # noqa: BLE001 - sqlglot's errors: cannot tell
+        return None
+    short = table.split(".")
+    hit: set[str] = set()
+    seen = False
+    for sel in tree.find_all(exp.Select):
+        names: set[str] = set()
+        for t in sel.find_all(exp.Table):
+            if t.find_ancestor(exp.Select) is not sel:
+                continue
+            parts = [p.name for p in t.parts]
+            if parts and parts == short[-len(parts):]:
+                names |= {t.name.lower(), (t.alias_or_name or "").lower()}
+        if not names:
+            continue
+        seen = True
+        where = sel.args.get("where")
+        b = _bounds(where.this if where is not None else None, column, names) if where is not None else None
+        if b is None:
+            return None
+        lo, hi = b
+        for p in periods:
+            first, last = (p, p) if len(p) == 10 else (f"{p}-01", f"{p}-31")
+            if (lo is None or last >= lo) and (hi is None or first <= hi):
+                hit.add(p)
+    if not seen:
+        return None
+    return sorted(hit)

@@ -33,12 +33,13 @@ from semantic._bounded import LimitExceededError, literals
 from semantic._sql import quote
 from semantic._tables import column_id, require_table, table_columns
 from semantic.annotations import fingerprint, parse_duration
+from semantic.completeness import upstream_periods
 from semantic.errors import did_you_mean
 from semantic.history import Context, SchemaChange, Timeline, type_family
 from semantic.models import Annotation, ColumnRef, ColumnStats, Evidence, Finding, Fix
 
 __all__ = ["staleness", "time_findings", "time_due", "table_findings", "resolve_now", "worst", "DEPTHS", "finding_id",
-           "undismissed"]
+           "undismissed", "propagated", "CHANGE_REASONS"]
 
 DEPTHS = ("metadata", "data")
 SCD2 = ("valid_from", "valid_to", "is_current")
@@ -1562,6 +1563,73 @@ def undismissed(findings: list[Finding], anns: list[Annotation]) -> list[Finding
             if (at := dismissed.get(finding_id(f))) is None or max(f.evidence.vids, default=0) > at]
 
 
+# ------------------------------------------------------------------ what flows downstream (lineage)
+# upstream findings that mean the data a downstream build read has changed since
+CHANGE_REASONS = ("values_restated", "column_renamed", "column_dropped", "column_type_changed", "schema_changed",
+                  "unit_drift", "grain_violated", "upstream_changed")
+_CAUSE_VID = re.compile(r"@(\d+)")
+_FLOWING = 5  # upstream_incomplete findings per table at most (newest periods)
+
+
+def _change_vid(f: Finding) -> int:
+    m = _CAUSE_VID.search(f.cause or "")
+    if f.reason == "upstream_changed":
+        return int(f.evidence.values.get("change_vid") or max(f.evidence.vids, default=0))
+    return int(m.group(1)) if m else max(f.evidence.vids, default=0)
+
+
+def propagated(ctx: Context, name: str, depth: str = "metadata", _seen: frozenset[str] = frozenset()) -> list[Finding]:
+    """The `upstream_changed` and `upstream_incomplete` findings of `name` at the context's snapshot
+    (see semantic.lineage's docstring): what flows from the inputs of its last build (its lineage). Upstream findings are read at the metadata depth (clock-independent),
+    so the answer is the same at both depths and cached with the table's findings."""
+    obj = ctx.table(name)
+    lin = None if obj is None else lake.Lineage.from_raw(obj.value)
+    if lin is None or not lin.inputs or name in _seen:
+        return []
+    seen = _seen | {name}
+    out: list[Finding] = []
+    for up, read_vid in sorted(lin.inputs.items()):
+        if ctx.table(up) is None or up in seen:
+            continue
+        ups = merge_by_cause(table_findings(ctx, up, "metadata", _seen=seen))
+        for f in ups:
+            if f.reason not in CHANGE_REASONS:
+                continue
+            change = _change_vid(f)
+            # an input that is itself suspect (built before a change further up) passes that on
+            # whenever this build read it; a change of the input's own is after the read or not at all
+            if change <= read_vid and f.reason != "upstream_changed":
+                continue
+            root = f.evidence.values.get("upstream") if f.reason == "upstream_changed" else up
+            what = f.message.split(";")[0][:160]
+            if f.reason == "upstream_changed":
+                msg = (f"built from {up} as of vid {read_vid}, which was itself built before a change in {root} at "
+                       f"vid {change}: this table's data and its annotations may not reflect it")
+            else:
+                msg = (f"built from {up} as of vid {read_vid}; {up} changed after, at vid {change} "
+                       f"({f.reason}: {what}): this table's data and its annotations may not reflect it")
+            out.append(Finding(
+                target=name, annotation=None, status="suspect", reason="upstream_changed",
+                message=msg,
+                evidence=Evidence(vids=[read_vid, change], times=[ctx.commit_time(change)],
+                                  values={"upstream": up, "upstream_reason": str(f.reason), "upstream_finding": what,
+                                          "read_vid": read_vid, "change_vid": change, "origin": root}),
+                suggestion=f"rebuild {name} from {up} (vid {change} or later), then review its annotations",
+                fixes=[Fix(action="investigate", params={"table": up, "vid": change})],
+                cause=f.cause or f"upstream:{up}@{change}"))
+    for period, (up, read_vid, pl) in sorted(upstream_periods(ctx, name).items(), reverse=True)[:_FLOWING]:
+        out.append(Finding(
+            target=name, annotation=None, status="suspect", reason="upstream_incomplete",
+            message=(f"period {period} is {pl.status} in {up} as of vid {read_vid}, which this table's build read: "
+                     f"this table is {pl.status} for {period} too"),
+            evidence=Evidence(vids=[read_vid], values={"upstream": up, "period": period, "read_vid": read_vid,
+                                                       "upstream_status": pl.status, "note": pl.note}),
+            suggestion=f"rebuild {name} for {period} once {up} is complete for it",
+            fixes=[Fix(action="investigate", params={"table": up, "period": period})],
+            cause=f"incomplete:{up}@{read_vid}:{period}"))
+    return out
+
+
 # ------------------------------------------------------------------ entry points
 def _split(f: Finding) -> list[Finding]:
     """A finding about several annotations as one finding per annotation (review items are per
@@ -1632,9 +1700,10 @@ def merge_by_cause(findings: list[Finding]) -> list[Finding]:
 
 
 def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table | None] | None = None,
-                   duck: _Duck | None = None) -> list[Finding]:
+                   duck: _Duck | None = None, _seen: frozenset[str] = frozenset()) -> list[Finding]:
     """The clock-independent findings of one table at `ctx.vid`, one per annotation (cached);
-    `staleness` merges them by cause."""
+    `staleness` merges them by cause. They include what flows from upstream (`semantic.lineage`:
+    `upstream_changed`, `upstream_incomplete`; `_seen` guards a lineage cycle)."""
     key = (name, ctx.vid, depth)
     got = ctx.cache.findings.take(key)
     if got is not None:
@@ -1647,6 +1716,7 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, _Table
     if depth == "metadata":
         raw = _metadata(ctx, t, anns, tables)
         raw += [f for r in _restatements(t, anns, None) for f in _split(r)]
+        raw += propagated(ctx, name, _seen=_seen)
         found = undismissed(raw, anns)
     else:
         found = [f for f in table_findings(ctx, name, "metadata", tables) if f.reason != "values_restated"]

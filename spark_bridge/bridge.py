@@ -21,12 +21,14 @@ is raised, so a failed write leaves neither files nor catalog changes behind.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
+import threading
 import time as _time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Union
 
 import catalog_core as cc
 from catalog_core import footers, lake
@@ -57,7 +59,26 @@ if TYPE_CHECKING:
     from pyspark import SparkContext
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["Bridge", "BridgeTransaction", "CommitResult"]
+__all__ = ["Bridge", "BridgeTransaction", "CommitResult", "Inputs"]
+
+# A job's declared inputs: dotted table names (read "now": at the vid the commit is planned against,
+# or as the commit leaves them when it writes them too), or {name: the vid it was read at}.
+Inputs = Union[Iterable[str], Mapping[str, Union[int, None]]]
+
+
+def _inputs(value: Inputs | None, catalog: CatalogAPI | None = None) -> dict[str, int | None]:
+    """Declared inputs as {dotted table: vid or None}; names are checked (InvalidPathError)."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        raise InvalidValueError(f"inputs must be a list of table names or a {{table: vid}} mapping, got the "
+                                f"string {value!r}; pass [{value!r}]")
+    items = value.items() if isinstance(value, Mapping) else ((n, None) for n in value)
+    out: dict[str, int | None] = {}
+    for name, vid in items:
+        table_path(str(name))
+        out[str(name)] = None if vid is None else (catalog.resolve(vid) if catalog is not None else int(vid))
+    return out
 
 MODES = ("append", "overwrite")
 _RETRYABLE = (ConflictError, AlreadyExistsError, NotFoundError)
@@ -132,6 +153,8 @@ class Bridge:
         # Called as before_commit(attempt, txn) after planning and right before each commit try;
         # a hook for tests and operations (e.g. to inject a failure or a concurrent writer).
         self.before_commit: Callable[[int, TransactionAPI], None] | None = None
+        # tables this thread read through `read` since its last commit: {name: vid} (lineage)
+        self._reads = threading.local()
 
     def close(self) -> None:
         if self._owns:
@@ -146,7 +169,8 @@ class Bridge:
     # ---------------------------------------------------------------- public API
     def write(self, df: DataFrame, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
               author: str = "", message: str = "", options: dict[str, Any] | None = None,
-              branch: str | None = None, schema: str = "evolve", time: TimeArg = None) -> CommitResult:
+              branch: str | None = None, schema: str = "evolve", time: TimeArg = None,
+              inputs: Inputs | None = None) -> CommitResult:
         """Write `df` to table `name` (catalog.namespace.table) and commit files + stats atomically.
         mode="overwrite" replaces the whole table, or, when partitioned, only the partitions
         present in `df` (dynamic partition overwrite). schema="evolve" (default) adds new columns
@@ -154,16 +178,33 @@ class Bridge:
         partition and makes the DataFrame's columns the table's schema: columns it lacks are
         dropped, new ones get new ids, `schema_id` increments. `branch`: write the same table on
         that branch instead (default: the Bridge's branch). `time` backdates the commit (seconds
-        or ISO-8601; not earlier than the latest commit), for simulated histories and imports."""
-        with self.transaction(author=author, message=message, branch=branch, time=time) as tx:
+        or ISO-8601; not earlier than the latest commit), for simulated histories and imports.
+        `inputs` declares what the job read besides the tables it read through `read` (lineage:
+        see `transaction`)."""
+        with self.transaction(author=author, message=message, branch=branch, time=time, inputs=inputs) as tx:
             tx.write(df, name, partition_by=partition_by, mode=mode, options=options, schema=schema)
         assert tx.result is not None  # committed on exit
         return tx.result
 
     def transaction(self, author: str = "", message: str = "", branch: str | None = None,
-                    time: TimeArg = None) -> "BridgeTransaction":
-        """Several writes, one catalog commit: `with bridge.transaction() as tx: tx.write(...)`."""
-        return BridgeTransaction(self, author, message, branch=branch, time=time)
+                    time: TimeArg = None, inputs: Inputs | None = None) -> "BridgeTransaction":
+        """Several writes, one catalog commit: `with bridge.transaction() as tx: tx.write(...)`.
+
+        Lineage: every table the commit writes records, in the same commit (its value's `lineage`,
+        catalog_core.lake.Lineage), the tables and vids its job read: those this thread read
+        through `read` since its last commit, plus `inputs` (names, or {name: vid}; a name without
+        a vid counts as read at the vid the commit is planned against, or as this commit leaves it
+        when the commit writes it too). A write with no known inputs leaves the table's lineage as
+        it was; a table is never its own input; compaction keeps the lineage."""
+        return BridgeTransaction(self, author, message, branch=branch, time=time, inputs=inputs)
+
+    def reads(self) -> dict[str, int]:
+        """The tables this thread read through `read` since its last commit: {name: vid}."""
+        return dict(getattr(self._reads, "log", {}))
+
+    def clear_reads(self) -> None:
+        """Forget this thread's reads (a new job starts; they are forgotten after each commit too)."""
+        self._reads.log = {}
 
     def alter(self, name: str, rename: dict[str, str] | None = None, drop: list[str] | None = None,
               author: str = "", message: str = "", time: TimeArg = None, branch: str | None = None) -> int:
@@ -197,7 +238,13 @@ class Bridge:
         """A DataFrame over exactly the files of `name` at `snapshot` (vid, snapshot name, ISO
         time; default latest), optionally pruned by a catalog filter such as 'd >= "2001-06-01"'."""
         name = self.on_branch(name, branch)
-        return read_table(self.spark, self.catalog, name, snapshot=snapshot, where=where)
+        vid = self.catalog.resolve(snapshot)
+        df = read_table(self.spark, self.catalog, name, snapshot=vid, where=where)
+        log = getattr(self._reads, "log", None)
+        if log is None:
+            log = self._reads.log = {}
+        log[name] = max(vid, log.get(name, vid))  # the newest state of it the job saw
+        return df
 
     def compact(self, name: str, target_file_mb: float = 128, author: str = "", message: str = "",
                 where: str | None = None, branch: str | None = None) -> CommitResult:
@@ -312,10 +359,19 @@ class Bridge:
                             "rows": sum(f.value["row_count"] for f in w.files)} for w in writes]}
 
     def commit(self, writes: list[StagedWrite], author: str, message: str, job: str | None = None,
-               time: TimeArg = None) -> CommitResult:
+               time: TimeArg = None, inputs: Inputs | None = None) -> CommitResult:
         """Plan and commit `writes` in one transaction, re-planning on races; deletes their files
-        if the commit fails for good. Never reruns Spark. `time` backdates the commit."""
+        if the commit fails for good. Never reruns Spark. `time` backdates the commit. Lineage: each
+        write records its own `inputs` (StagedWrite.inputs), else this thread's reads through `read`
+        plus `inputs` (see `transaction`); the writes themselves are not modified."""
+        common = {**self.reads(), **_inputs(inputs, self.catalog)}
         meta = self._meta(writes, message, job)
+        if common or any(w.inputs for w in writes):
+            meta["inputs"] = sorted({n for w in writes for n in (w.inputs or common)})
+        writes_in = writes
+        writes = [w if w.inputs is not None or not common or w.mode == "compact"
+                  else dataclasses.replace(w, inputs=dict(common), job=w.job or job or message or None)
+                  for w in writes]
         t = _check_time(time)
         last: Exception | None = None
         attempt = 0
@@ -323,7 +379,8 @@ class Bridge:
             for attempt in range(1, self.max_attempts + 1):
                 result, last = self._attempt(writes, author, message, meta, attempt, t)
                 if result is not None:
-                    self._finish(writes, list(result.tables))
+                    self._finish(writes_in, list(result.tables))
+                    self.clear_reads()
                     return result
                 if (isinstance(last, ConflictError) and not last.retryable) or attempt == self.max_attempts:
                     break
@@ -347,6 +404,7 @@ class Bridge:
         txn = self.catalog.transaction(author=author, message=message, meta=meta, time=at)
         try:
             planner = Planner(self.catalog, txn, {"vid": txn.read_vid + 1, "time": _time.time() if at is None else at})
+            planner.written = {w.table for w in writes}
             for w in writes:
                 planner.apply(w)
             if self.before_commit is not None:
@@ -399,8 +457,9 @@ class BridgeTransaction(CommitOnExit):
     """Writes staged now, committed together on exit (one catalog commit); `result` afterwards."""
 
     def __init__(self, bridge: Bridge, author: str = "", message: str = "", branch: str | None = None,
-                 time: TimeArg = None) -> None:
+                 time: TimeArg = None, inputs: Inputs | None = None) -> None:
         self.bridge, self.author, self.message = bridge, author, message
+        self.inputs = _inputs(inputs, bridge.catalog)
         self.time = _check_time(time)
         self.branch = branch
         self.writes: list[StagedWrite] = []
@@ -410,7 +469,10 @@ class BridgeTransaction(CommitOnExit):
         self._job: str | None = None
 
     def write(self, df: DataFrame, name: str, partition_by: list[str] | str | None = None, mode: str = "append",
-              options: dict[str, Any] | None = None, branch: str | None = None, schema: str = "evolve") -> StagedWrite:
+              options: dict[str, Any] | None = None, branch: str | None = None, schema: str = "evolve",
+              inputs: Inputs | None = None) -> StagedWrite:
+        """Stage one write; `inputs`: what produced this table in particular (else the transaction's
+        inputs and the thread's reads, see `Bridge.transaction`)."""
         if self.state != "active":
             raise BridgeError(f"this bridge transaction is {self.state}; start a new one")
         name = self.bridge.on_branch(name, branch if branch is not None else self.branch)
@@ -427,6 +489,8 @@ class BridgeTransaction(CommitOnExit):
         evo = (replace_schema if schema == "replace" else evolve)(lake.TableValue.from_raw(table).schema, cols, name)
         types = {c["name"]: c["type"] for c in evo.schema["columns"]}
         staged = self.bridge.stage(df, name, mode, pcols, cols, location, types, options, schema)
+        if inputs is not None:
+            staged.inputs = _inputs(inputs, self.bridge.catalog)
         self.writes.append(staged)
         self._tables[name] = {**(table or {}), "obj_type": "table", "schema": evo.schema, "partition_by": pcols,
                               "location": location}
@@ -437,7 +501,8 @@ class BridgeTransaction(CommitOnExit):
             raise BridgeError(f"this bridge transaction is {self.state}; start a new one")
         self.state = "committing"
         try:
-            self.result = self.bridge.commit(self.writes, self.author, self.message, self._job, self.time)
+            self.result = self.bridge.commit(self.writes, self.author, self.message, self._job, self.time,
+                                             inputs=self.inputs)
             self.state = "committed"
         except BaseException:
             self.state = "aborted"

@@ -15,7 +15,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog_core.lake import TableValue, exact_query, partition_columns, partition_id, quote, table_path
+from catalog_core.lake import (
+    TableValue,
+    exact_query,
+    lineage_deltas,
+    partition_columns,
+    partition_id,
+    quote,
+    table_path,
+)
 from catalog_core.paths import parent_of
 from spark_bridge import stats as st
 from spark_bridge.errors import BridgeError, SchemaEvolutionError
@@ -44,6 +52,11 @@ class StagedWrite:
     files: list[StagedFile]
     replaces: dict[str, list[str]] = field(default_factory=dict)  # compact: partition path -> old leaves
     schema_mode: str = "evolve"                 # evolve | replace (a full overwrite with the DataFrame's schema)
+    # what the job read to produce this write: {dotted table: vid read, or None = "as this commit
+    # leaves it" if the commit writes that table, else the vid the commit is planned against};
+    # None: nothing known (the table's recorded lineage is left as it was)
+    inputs: dict[str, int | None] | None = None
+    job: str | None = None
 
     @property
     def paths(self) -> list[str]:
@@ -116,6 +129,7 @@ class Planner:
         self.at_read: dict[str, dict] = {}         # tables that existed at the read vid -> value then
         self.guarded: set[str] = set()             # tables whose schema_id this transaction checks
         self.summaries: list[TableWrite] = []
+        self.written: set[str] = set()             # tables this transaction writes (set by the caller)
 
     # ------------------------------------------------------------ reads (unrecorded)
     def _get(self, path: str) -> dict | None:
@@ -201,8 +215,20 @@ class Planner:
             self._overwrite(w, tpath, summary)
         else:
             self._append(w, tpath, summary)
+        self._lineage(w, tpath)
         self.summaries.append(summary)
         return summary
+
+    def _lineage(self, w: StagedWrite, tpath: str) -> None:
+        """Record what the job read on the table it wrote (catalog_core.lake.lineage_deltas), in
+        this commit. A compaction moves no rows and keeps the lineage; a table is not its own input."""
+        if w.inputs is None or w.mode == "compact":
+            return
+        written = self.written | {w.table}
+        inputs = {name: (vid if vid is not None else None if name in written else self.vid)
+                  for name, vid in w.inputs.items() if name != w.table}
+        for delta in lineage_deltas(inputs, job=w.job, source="spark"):
+            self.txn.merge(tpath, delta)
 
     def _add_files(self, tpath: str, files: list[StagedFile], summary: TableWrite) -> dict[str, dict]:
         """Add the leaves (and missing partitions); returns per-path aggregates of what was added,

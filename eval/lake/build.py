@@ -55,7 +55,17 @@ CONTROL_FRACTION = 0.15
 AUTHOR = "etl:acme"
 STAGE_THREADS = 3  # writes of one load staged at once (each a Spark job of one task on local[2])
 ANNOTATOR = "data-team"
-UNCOUNTED = ("labels", "load_log")  # fields left out of the stale target's base (see the stale set below)
+UNCOUNTED = ("labels", "load_log")
+# What each mart's job reads (LAKE.md; eval.lake.generate computes the rows from exactly these): the
+# bridge records them as the mart's lineage in the commit that writes it, at the vid each was read
+# (the load's own commit for a core table written in the same load, else the vid planned against).
+MART_INPUTS = {
+    "mart.agg_daily_store_revenue": ("core.fct_orders", "core.fct_order_items", "core.fct_refunds"),
+    "mart.agg_weekly_category_sales": ("core.fct_orders", "core.fct_order_items", "core.dim_product"),
+    "mart.rpt_finance_monthly_revenue": ("core.fct_orders", "core.fct_order_items", "core.fct_shipments",
+                                         "core.dim_store"),
+    "mart.agg_customer_ltv": ("core.fct_orders", "core.fct_order_items"),
+}  # fields left out of the stale target's base (see the stale set below)
 
 
 def data_dir(root: str, condition_or_history: str) -> str:
@@ -139,7 +149,11 @@ class Loader:
         evo = (replace_schema if schema == "replace" else evolve)(TableValue.from_raw(table).schema, wcols, full)
         types = {c["name"]: c["type"] for c in evo.schema["columns"]}
         changes = table is None or evo.changed or schema == "replace"
-        return b.stage(df, full, mode, pcols, wcols, loc, types, None, schema), changes
+        staged = b.stage(df, full, mode, pcols, wcols, loc, types, None, schema)
+        if name in MART_INPUTS:  # lineage: what the mart's job read (the same for both catalogs)
+            staged.inputs = {nm.full_table(T.TABLES[i].full): None for i in MART_INPUTS[name]}
+            staged.job = f"build {nm.full_table(t.full)}"
+        return staged, changes
 
     def load(self, when: float, message: str, writes: list[tuple]) -> None:
         """Stage `writes` ((table, columns, rows | DataFrame, mode, schema)) with Spark, then queue

@@ -12,7 +12,7 @@ from pydantic import Field
 from mcp_server.mcp.context import LIMITS
 
 __all__ = ["Snapshot", "Cursor", "TableName", "READ", "WRITE", "limit_of", "SearchLimit", "ColumnValuesLimit",
-           "MetricsLimit", "MetricRowsLimit", "QueryLimit", "SnapshotsLimit", "DiffLimit", "StalenessLimit", "SqlLimit"]
+           "MetricsLimit", "MetricRowsLimit", "QueryLimit", "SnapshotsLimit", "DiffLimit", "StalenessLimit", "SqlLimit", "LineageLimit"]
 
 Snapshot = Annotated[int | str | None, Field(
     description="what to read: a pin_snapshot handle ('pin:42'), a vid, a snapshot name or an ISO time; "
@@ -38,4 +38,5 @@ QueryLimit = Annotated[int, limit_of("query_catalog")]
 SnapshotsLimit = Annotated[int, limit_of("list_snapshots")]
 DiffLimit = Annotated[int, limit_of("diff_snapshots")]
 StalenessLimit = Annotated[int, limit_of("check_staleness")]
+LineageLimit = Annotated[int, limit_of("get_lineage")]
 SqlLimit = Annotated[int, limit_of("run_sql")]

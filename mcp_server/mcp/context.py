@@ -50,6 +50,7 @@ LIMITS: dict[str, tuple[int, int]] = {
     "list_snapshots": (20, 200),
     "diff_snapshots": (50, 500),
     "check_staleness": (20, 200),
+    "get_lineage": (50, 200),
     "run_sql": (50, 1000),
 }
 TEXT_SUMMARY = 240          # one-line descriptions in lists and summary cards
@@ -284,6 +285,28 @@ class ToolContext:
                     suggestion=None if f.suggestion is None else cut(f.suggestion, 200),
                     fixes=fixes(f.fixes))))
         return out
+
+    def period_warnings(self, sql: str, tables: Iterable[str], vid: int) -> list[M.Warning]:
+        """A warning per table whose partial or failed period (its completeness at `vid`) the
+        statement's filter on the table's date partition column reaches (semantic.completeness.
+        periods_reached; none when that cannot be told, e.g. no filter on the column)."""
+        from semantic.completeness import periods_reached
+
+        out: list[M.Warning] = []
+        for name in dict.fromkeys(tables):
+            obj = self.tables(vid).get(name)
+            card = self.card(name, vid) if obj is not None else None
+            comp = None if card is None else card.freshness.completeness
+            pcols = lake.partition_columns(obj.value) if obj is not None else []
+            if comp is None or not comp.incomplete or not pcols:
+                continue
+            status = {p.period: p.status for p in comp.incomplete}
+            for period in periods_reached(sql, name, pcols[0], list(status)) or []:
+                out.append(M.Warning(
+                    table=name, kind="freshness", status="suspect", reason="period_incomplete",
+                    message=f"{period} is {status[period]} in {name} at this snapshot (complete through "
+                            f"{comp.latest_complete or 'no period'}); the statement's filter on {pcols[0]} reaches it"))
+        return out[:MAX_WARNINGS]
 
     def sql_use(self, sql: str, tables: Iterable[str]) -> Use:
         """What a statement reads: its tables and the column names it mentions (every column when it

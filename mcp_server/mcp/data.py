@@ -144,7 +144,7 @@ def sql_rows(s: ToolContext, sql: str, snapshot: int | str | None, limit: int,
     nxt = encode_cursor(PageCursor("run_sql", vid, offset + len(rows), key)) if res.truncated else None
     out = M.SqlOut(snapshot=s.snap(vid), columns=[M.SqlColumnOut(name=c.name, type=c.type) for c in res.columns],
                    rows=rows, row_count=len(rows), truncated=res.truncated, next_cursor=nxt, tables=tables,
-                   warnings=s.warnings_for(tables, vid, s.sql_use(sql, tables)))
+                   warnings=s.warnings_for(tables, vid, s.sql_use(sql, tables)) + s.period_warnings(sql, tables, vid))
     more = " (truncated)" if res.truncated else ""
     out, summary = s.fit(out, f"{len(rows)} rows{more} x {len(res.columns)} columns at vid {vid} from "
                             f"{', '.join(tables) or 'no table'}", "rows", "run_sql", vid, key, offset)
@@ -240,6 +240,7 @@ def metric_rows(s: ToolContext, metric: str, group_by: list[str] | None, where: 
     use = dataclasses.replace(s.sql_use(sql, tables), metric=metric, uses_metrics=True)
     out = M.MetricQueryOut(snapshot=s.snap(vid), metric=metric, sql=sql,
                            columns=[M.SqlColumnOut(name=c.name, type=c.type) for c in res.columns], rows=rows,
-                           truncated=res.truncated, next_cursor=nxt, warnings=s.warnings_for(tables, vid, use))
+                           truncated=res.truncated, next_cursor=nxt,
+                           warnings=s.warnings_for(tables, vid, use) + s.period_warnings(sql, tables, vid))
     return s.fit(out, f"{metric}: {len(rows)} rows{' (truncated)' if res.truncated else ''} at vid {vid}", "rows",
                     "query_metric", vid, key, offset)

@@ -15,13 +15,22 @@ from catalog_core import lake
 from catalog_core.errors import CatalogError
 from catalog_core.model import Commit
 from mcp_server.mcp import models as M
-from mcp_server.mcp.args import READ, Cursor, DiffLimit, Snapshot, SnapshotsLimit, StalenessLimit
+from mcp_server.mcp.args import (
+    READ,
+    Cursor,
+    DiffLimit,
+    LineageLimit,
+    Snapshot,
+    SnapshotsLimit,
+    StalenessLimit,
+    TableName,
+)
 from mcp_server.mcp.bounds import Cursor as PageCursor
 from mcp_server.mcp.bounds import args_key, cut, encode_cursor, page
 from mcp_server.mcp.context import LIMITS, ToolContext, finding, iso
 from mcp_server.mcp.errors import CodedToolError, catalog_error, coded, guard
 
-__all__ = ["register", "pin", "snapshots", "diff", "staleness"]
+__all__ = ["register", "pin", "snapshots", "diff", "staleness", "lineage"]
 
 
 def register(server: MCPServer, s: ToolContext) -> None:
@@ -68,6 +77,17 @@ def register(server: MCPServer, s: ToolContext) -> None:
         """Annotations that may no longer be true (stale or suspect), each with a reason and a
         suggestion. Check before trusting a description, grain, join or metric."""
         return guard(lambda: staleness(s, table, depth, snapshot, limit, cursor))
+
+    @server.tool(annotations=READ)
+    def get_lineage(
+        table: TableName,
+        direction: Literal["upstream", "downstream"] = "upstream",
+        depth: Annotated[int, Field(ge=1, le=10)] = 3,
+        snapshot: Snapshot = None, limit: LineageLimit = LIMITS["get_lineage"][0], cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, M.LineageOut]:
+        """Tables a table was built from (or that were built from it), the vid each build read, and
+        upstream changes that make a table suspect."""
+        return guard(lambda: lineage(s, table, direction, depth, snapshot, limit, cursor))
 
 
 def pin(s: ToolContext, as_of: int | str | None, name: str | None) -> tuple[M.PinOut, str]:
@@ -223,3 +243,30 @@ def staleness(s: ToolContext, table: str | None, depth: str, snapshot: int | str
     stale = sum(1 for f in found if f.status == "stale")
     return s.fit(out, f"{pg.total} findings ({stale} stale) for {name or 'every table'} at vid {vid}", "findings",
                     "check_staleness", vid, key, offset)
+
+
+def lineage(s: ToolContext, table: str, direction: str, depth: int, snapshot: int | str | None, limit: int,
+            cursor: str | None) -> tuple[M.LineageOut, str]:
+    key = args_key(table=table, direction=direction, depth=depth)
+    vid, offset = s.at(snapshot, cursor, "get_lineage", key)
+    name = lake.name_of(s.table(table, vid).path)
+    try:
+        got = s.reads.lineage(s.cat, name, vid, direction, depth, limit, offset)
+    except CatalogError as exc:
+        raise catalog_error(exc, lambda: list(s.tables(vid))) from None
+    # (the graph's edges are the nodes' inputs: node `to` read `from` at `vid`)
+    nodes = [M.LineageNodeOut(
+        table=n["table"], depth=n["depth"], built_vid=(n["built"] or {}).get("vid"),
+        job=cut(n["job"], 120) if n["job"] else None,
+        inputs=[M.LineageInputOut(**i) for i in n["inputs"][:10]],
+        findings=[M.LineageFindingOut(reason=f["reason"], message=cut(f["message"], 300))
+                  for f in n.get("findings", [])])
+        for n in got["nodes"]]
+    end = offset + len(nodes)
+    nxt = encode_cursor(PageCursor("get_lineage", vid, end, key)) if got["truncated"] else None
+    out = M.LineageOut(snapshot=s.snap(vid), table=name, nodes=nodes, total=got["total"], truncated=got["truncated"],
+                       next_cursor=nxt)
+    suspect = sum(1 for n in nodes if n.findings)
+    return s.fit(out, f"{direction} lineage of {name} at vid {vid}: {got['total']} tables within {depth} hops "
+                      f"({suspect} with upstream findings); showing {len(nodes)}", "nodes", "get_lineage", vid, key,
+                 offset)

@@ -377,6 +377,31 @@ class StalenessOut(_Paged):
     findings: list[FindingOut]
 
 
+class LineageInputOut(BaseModel):
+    table: str
+    vid: int
+
+
+class LineageFindingOut(BaseModel):
+    reason: str
+    message: str
+
+
+class LineageNodeOut(BaseModel):
+    table: str
+    depth: int
+    built_vid: int | None = None
+    job: str | None = None
+    inputs: list[LineageInputOut] = Field(default_factory=list, description="read by its build, at vid")
+    findings: list[LineageFindingOut] = Field(default_factory=list)
+
+
+class LineageOut(_Paged):
+    snapshot: SnapshotOut
+    table: str
+    nodes: list[LineageNodeOut]
+
+
 class AnnotateOut(BaseModel):
     vid: int = Field(description="the commit that wrote the annotations")
     table: str

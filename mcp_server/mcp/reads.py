@@ -53,6 +53,17 @@ class Reads:
         """Findings of `table` (every table when None) at `vid` (`sm.staleness`)."""
         return list(sm.staleness(cat, table, snapshot=vid, depth=depth, now=now))
 
+    def lineage(self, cat: CatalogAPI, table: str, vid: int, direction: str, depth: int, limit: int,
+                offset: int) -> dict[str, Any]:
+        """The lineage graph of `table` at `vid`, nodes from `offset` (`semantic.lineage.lineage`),
+        with the findings that flow downstream, unless a subclass hides findings (overrides
+        `staleness`): then the graph comes without them."""
+        from semantic.lineage import lineage
+
+        shows = type(self).staleness is Reads.staleness
+        return lineage(cat, table, direction=direction, depth=depth, limit=limit, cursor=f"l{offset}" if offset else None,
+                       snapshot=vid, findings=shows)
+
     def annotate(self, cat: CatalogAPI, table: str, fields: dict[str, Any], *, column: str | None, author: str,
                  confidence: float, note: str | None) -> int:
         """Write an agent's annotation (source "agent"); the new vid."""

@@ -68,7 +68,7 @@ PROTOCOL_VERSIONS = HANDSHAKE_VERSIONS + MODERN_VERSIONS
 
 READ_TOOLS = ("pin_snapshot", "search_tables", "describe_table", "get_column_values", "find_join_path",
               "list_metrics", "query_metric", "query_catalog", "list_snapshots", "diff_snapshots",
-              "check_staleness", "run_sql")
+              "check_staleness", "get_lineage", "run_sql")
 WRITE_TOOLS = ("annotate",)
 TOOL_NAMES = READ_TOOLS + WRITE_TOOLS
 
@@ -267,7 +267,7 @@ TITLES = {
     "pin_snapshot": "Pin a snapshot", "search_tables": "Search tables", "describe_table": "Describe a table",
     "get_column_values": "Column values", "find_join_path": "Find a join path", "list_metrics": "List metrics",
     "query_metric": "Query a metric", "query_catalog": "Query the catalog tree", "list_snapshots": "List snapshots",
-    "diff_snapshots": "Diff two snapshots", "check_staleness": "Check staleness", "run_sql": "Run SQL",
+    "diff_snapshots": "Diff two snapshots", "check_staleness": "Check staleness", "get_lineage": "Get lineage", "run_sql": "Run SQL",
     "annotate": "Annotate a table or column",
 }
 

@@ -58,6 +58,7 @@ class ImportResult(BaseModel):
     unmapped: list[Unmapped] = Field(default_factory=list)
     replaced: list[str] = Field(default_factory=list)    # "<table>:<key> (<source> by <author>)" overwritten
     kept: list[str] = Field(default_factory=list)        # certified human annotations left alone (no overwrite)
+    lineage: dict[str, list[str]] = Field(default_factory=dict)  # table -> its inputs, recorded by this import (dbt)
 
 
 def file_digest(paths: list[str]) -> str:

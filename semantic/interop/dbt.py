@@ -120,7 +120,8 @@ def _from_manifest(path: str) -> _Project:
                             "schema": n.get("schema"), "description": n.get("description") or "",
                             "columns": {c: (v or {}) for c, v in _dict(n.get("columns"), path, place, "columns").items()},
                             "meta": meta, "tags": list(n.get("tags") or []),
-                            "deprecation_date": n.get("deprecation_date"), "freshness": None, "place": place}
+                            "deprecation_date": n.get("deprecation_date"), "freshness": None, "place": place,
+                            "depends_on": [str(d) for d in (n.get("depends_on") or {}).get("nodes") or []]}
         elif rt == "test":
             tm = n.get("test_metadata") or {}
             kw = tm.get("kwargs") or {}
@@ -307,7 +308,40 @@ def import_dbt(cat: CatalogAPI, path: str, catalog: str | None = None, mapping: 
         _node(cat, plan, vid, uid, n, t)
     _tests(cat, plan, vid, proj, table_of)
     _semantic(cat, plan, vid, proj, table_of)
-    return apply(cat, plan, progress=progress, dry_run=dry_run, overwrite=overwrite)
+    result = apply(cat, plan, progress=progress, dry_run=dry_run, overwrite=overwrite)
+    result.lineage = _lineage(cat, proj, table_of, vid, author, os.path.basename(where), dry_run)
+    return result
+
+
+def _lineage(cat: CatalogAPI, proj: _Project, table_of: dict[str, str], vid: int, author: str, label: str,
+             dry_run: bool) -> dict[str, list[str]]:
+    """A model's `depends_on` (manifest only) as the lineage of its table (catalog_core.lake.Lineage,
+    source `dbt`), in one commit; a table whose recorded lineage already names the same inputs is left
+    alone. dbt does not say which state of an input a build read: the vid recorded is the one of the
+    table's last data commit (the build that wrote it), else the import's. Returns {table: inputs}."""
+    from catalog_core import lake
+
+    want: dict[str, dict[str, int]] = {}
+    for uid, n in proj.nodes.items():
+        t = table_of.get(uid)
+        deps = [table_of[d] for d in n.get("depends_on") or [] if d in table_of and table_of[d] != t]
+        if t is None or not deps:
+            continue
+        obj = cat.get(lake.table_path(t), vid=vid)
+        ldc = ((obj.value.get("stats") or {}).get("last_data_commit") or {}) if obj is not None else {}
+        lv = ldc.get("vid")
+        read: int = lv if isinstance(lv, int) and 0 < lv <= vid else vid
+        have = lake.Lineage.from_raw(obj.value if obj is not None else None)
+        if have is not None and sorted(have.inputs) == sorted(deps):
+            continue
+        want[t] = {d: read for d in deps}
+    if want and not dry_run:
+        with cat.transaction(author=author, message=f"import dbt lineage {label} ({len(want)} tables)") as txn:
+            for t, inputs in sorted(want.items()):
+                for delta in lake.lineage_deltas(inputs, job=f"dbt model {t.rsplit('.', 1)[-1]}", source="dbt",
+                                                 stamp=False):
+                    txn.merge(lake.table_path(t), delta)
+    return {t: sorted(i) for t, i in want.items()}
 
 
 def _unique_by_name(cat: CatalogAPI, vid: int, catalog: str, name: str) -> str | None:

@@ -30,6 +30,7 @@ ERROR_CALLS: list[tuple[str, dict, str]] = [
     ("list_snapshots", {"limit": 0}, "InvalidValueError"),
     ("diff_snapshots", {"from_snapshot": "no-such"}, "SnapshotNotFoundError"),
     ("check_staleness", {"table": "acme.core.nope"}, "NoSuchTableError"),
+    ("get_lineage", {"table": "acme.core.nope"}, "NoSuchTableError"),
     ("run_sql", {"sql": "SELEC 1"}, "SqlError"),
     ("run_sql", {"sql": f"DELETE FROM {FCT}"}, "SqlRefusedError"),
     ("annotate", {"table": DIM, "fields": {"no_such_key": 1}}, "InvalidAnnotationError"),

@@ -26,6 +26,7 @@ CALLS: dict[str, dict] = {
     "list_snapshots": {},
     "diff_snapshots": {"from_snapshot": 1},
     "check_staleness": {"table": FCT},
+    "get_lineage": {"table": FCT, "direction": "downstream"},
     "run_sql": {"sql": f"SELECT status, count(*) AS n FROM {FCT} GROUP BY status ORDER BY status"},
     "annotate": {"table": DIM, "column": "region", "fields": {"description": "the store's sales region"}},
 }

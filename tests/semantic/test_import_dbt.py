@@ -91,6 +91,13 @@ def test_manifest_import_maps_docs_tests_and_metrics(cat, lk, manifest):
             "metric revenue_growth", "entity items_sm.item"} <= set(unmapped)
     assert "derived" in unmapped["metric revenue_growth"].reason
     assert r.tables["model.shop.orders"] == ORD
+    # lineage: a model's depends_on becomes its table's inputs (source dbt), once
+    from catalog_core.lake import Lineage
+
+    assert r.lineage == {LEG: [ORD]}
+    lin = Lineage.from_raw(cat.get("/acme/core/legacy_orders").value)
+    assert lin is not None and lin.source == "dbt" and list(lin.inputs) == [ORD] and lin.inputs[ORD] <= r.vid
+    assert sm.import_dbt(cat, manifest, catalog="acme").lineage == {}
 
 
 def test_reimport_writes_nothing_and_schema_yml_gives_the_same(cat, lk, manifest):

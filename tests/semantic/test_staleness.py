@@ -535,3 +535,72 @@ def test_check_limit_exceeded_when_a_data_check_goes_past_its_limit(elk):
     assert [(f.reason, f.status) for f in found] == [("check_limit_exceeded", "suspect")], found
     assert "memory limit" in found[0].message and found[0].evidence.values["limit"] == "memory"
     check_evidence(found)
+
+
+# ------------------------------------------------------------------ lineage: what flows downstream
+M = "acme.mart.m"
+
+
+def _built_from(lk, table, inputs, at):
+    cat, at = lk.cat, lk.at(at)
+    from semantic.lineage import record_lineage
+
+    return record_lineage(cat, table, inputs, job=f"build {table}", author="etl", time=at)
+
+
+def test_upstream_changed_after_the_build_read_it_and_control(elk):
+    from catalog_core.lake import Lineage
+
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"description": "the kind"}, column="kind", author="a", time=elk.day(1))
+    elk.table(M, [("kind", "string"), ("n", "bigint")], at=1.5, rows={"kind": ["a", "b"], "n": [2, 1]})
+    sm.annotate(cat, M, {"description": "orders per kind"}, author="a", time=elk.day(1.6))
+    read = cat.latest_vid
+    _built_from(elk, M, {T: read}, at=1.7)
+    assert Lineage.from_raw(cat.get("/acme/mart/m").value).inputs == {T: read}
+    assert "upstream_changed" not in reasons(sm.staleness(cat, M, now=elk.day(2)))  # control: nothing changed
+    v = elk.evolve(T, drop=["kind"], at=3)
+    up = [f for f in sm.staleness(cat, T, now=elk.day(3)) if f.reason == "column_dropped"]
+    found = [f for f in sm.staleness(cat, M, now=elk.day(3)) if f.reason == "upstream_changed"]
+    assert len(found) == 1 and found[0].status == "suspect" and found[0].target == M
+    ev = found[0].evidence.values
+    assert ev["upstream"] == T and ev["read_vid"] == read and ev["change_vid"] == v and ev["upstream_reason"] == "column_dropped"
+    assert found[0].cause == up[0].cause  # one cause, the same id upstream and downstream
+    assert found[0].evidence.vids == [read, v] and found[0].fixes[0].action == "investigate"
+    check_evidence(found)
+    # a second table built from the mart inherits the cause once (transitively), not twice
+    elk.table("acme.mart.m2", [("n", "bigint")], at=3.2, rows={"n": [3]})
+    _built_from(elk, "acme.mart.m2", {M: cat.latest_vid - 1}, at=3.3)
+    f2 = [f for f in sm.staleness(cat, "acme.mart.m2", now=elk.day(4)) if f.reason == "upstream_changed"]
+    assert len(f2) == 1 and f2[0].cause == up[0].cause and f2[0].evidence.values["origin"] == T
+    # control: the mart rebuilt after the change (its build read the new vid) is not suspect
+    _built_from(elk, M, {T: cat.latest_vid}, at=4)
+    assert "upstream_changed" not in reasons(sm.staleness(cat, M, now=elk.day(4)))
+    # time travel: at the snapshot before the rebuild it still was
+    assert "upstream_changed" in reasons(sm.staleness(cat, M, snapshot=cat.latest_vid - 1, now=elk.day(4)))
+
+
+def test_upstream_incomplete_a_mart_built_from_a_partial_day_is_partial(elk):
+    cat = elk.cat
+    src = "acme.core.orders"
+    elk.table(src, [("order_id", "bigint"), ("d", "date")], partition_by=["d"], at=0)
+    elk.append(src, {"order_id": [1, 2], "d": ["2024-11-11", "2024-11-11"]}, at=1.2)     # loaded after the day: complete
+    elk.append(src, {"order_id": [3], "d": ["2024-11-12"]}, at=1.5)                     # mid-day: partial
+    elk.table(M, [("n", "bigint"), ("d", "date")], partition_by=["d"], at=1.6)
+    elk.append(M, {"n": [2, 1], "d": ["2024-11-11", "2024-11-12"]}, at=2.5)  # loaded after both days ended
+    sm.annotate(cat, M, {"description": "orders per day"}, author="a", time=elk.day(2.6))
+    read = cat.get("/acme/core/orders").vid
+    _built_from(elk, M, {src: read}, at=2.7)
+    card = sm.describe(cat, M, now=elk.day(3))
+    comp = card.freshness.completeness
+    assert comp.latest_complete == "2024-11-11" and comp.status == "partial"
+    assert [(p.period, p.source) for p in comp.incomplete] == [("2024-11-12", "lineage")]
+    found = [f for f in sm.staleness(cat, M, now=elk.day(3)) if f.reason == "upstream_incomplete"]
+    assert len(found) == 1 and found[0].evidence.values["period"] == "2024-11-12"
+    assert found[0].evidence.values["upstream"] == src and found[0].evidence.vids == [read]
+    # control: built again after the source's day was completed, from the new vid
+    elk.append(src, {"order_id": [4], "d": ["2024-11-12"]}, at=3.1)
+    _built_from(elk, M, {src: cat.latest_vid}, at=3.2)
+    assert "upstream_incomplete" not in reasons(sm.staleness(cat, M, now=elk.day(4)))
+    assert sm.describe(cat, M, now=elk.day(4)).freshness.completeness.status == "complete"
