@@ -385,6 +385,24 @@ def build_ui_router(app: FastAPI) -> APIRouter:
                         total=len(rows))
         return guarded(request, go)
 
+    @router.get("/table/{name}/lineage", response_class=HTMLResponse)
+    @requires("read", **_PAGE)
+    def lineage(request: Request, name: str) -> Response:
+        """What `name`'s last build read (upstream) and what was built from it (downstream), each to
+        3 hops and at most LIST_LIMIT tables, with the findings that flow in (`semantic.lineage`,
+        what `get_lineage` serves); at the page's snapshot."""
+        def go(ctx: _Ctx) -> Response:
+            from semantic.lineage import lineage as graph
+
+            graphs = {d: graph(ctx.cat, name, direction=d, depth=3, limit=LIST_LIMIT, snapshot=ctx.vid)
+                      for d in ("upstream", "downstream")}
+            for d, g in graphs.items():  # each row: which build read what at which vid (its edges)
+                for n in g["nodes"]:
+                    n["via"] = [(e["to"], e["vid"]) if d == "upstream" else (e["from"], e["vid"])
+                                for e in g["edges"] if e["from" if d == "upstream" else "to"] == n["table"]]
+            return page(request, ctx, "lineage.html", name=name, graphs=graphs)
+        return guarded(request, go)
+
     @router.get("/search", response_class=HTMLResponse)
     @requires("read", **_PAGE)
     def search(request: Request) -> Response:

@@ -281,6 +281,8 @@ REASON_WORDS: dict[str, str] = {
     "unreviewed_while_changing": "Written by an agent, not reviewed, and the table changed since",
     "values_restated": "The column's values were restated (old values replaced by new ones)",
     "check_limit_exceeded": "A check ran past its time or memory limit and was stopped",
+    "upstream_changed": "Built from a table that changed after the build read it",
+    "upstream_incomplete": "Built from a day that was not fully loaded",
 }
 
 
@@ -379,6 +381,9 @@ EVIDENCE_LABELS: dict[str, str] = {
     "side": "side", "says": "words it says", "rewrite_vid": "rewritten at vid", "table": "table",
     "change": "change", "use_instead": "use instead", "replaced_by": "replaced by", "since": "since",
     "reason": "reason", "keys": "keys", "text": "text", "min": "min", "max": "max", "null_count": "nulls",
+    "upstream": "built from", "upstream_reason": "what changed there", "upstream_finding": "its finding",
+    "read_vid": "the build read vid", "change_vid": "changed at vid", "origin": "where the change began",
+    "period": "period", "upstream_status": "its state there", "note": "note",
 }
 # a key whose meaning depends on its value: "now" is the judging time (a number) or a column's new name
 _TEXT_LABELS = {"now": "now called"}

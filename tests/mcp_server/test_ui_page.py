@@ -303,3 +303,26 @@ def test_the_table_page_shows_values_for_people_and_json_on_request(served):
     with served.client(READ) as c:
         legacy = text_of(c.get(f"/ui/table/{LEGACY}").text)
     assert f"deprecated: replaced; use {ORDERS} instead" in legacy or f"use {ORDERS}" in legacy
+
+
+def test_the_lineage_page_shows_what_a_build_read_and_what_was_built_from_it(served):
+    from semantic.lineage import record_lineage
+
+    read = served.cat.latest_vid
+    record_lineage(served.cat, CUSTOMERS, {ORDERS: read}, job="build customers")
+    clear_cache()
+    with served.client(READ) as c:
+        table = c.get(f"/ui/table/{CUSTOMERS}").text
+        up = c.get(f"/ui/table/{CUSTOMERS}/lineage")
+        down = c.get(f"/ui/table/{ORDERS}/lineage")
+        none = c.get(f"/ui/table/{LEGACY}/lineage")
+        missing = c.get("/ui/table/acme.core.nope/lineage")
+    assert 'id="lineage-link"' in table
+    assert up.status_code == 200 and 'id="lineage-upstream"' in up.text
+    assert f"{CUSTOMERS}, which read it at vid {read}" in text_of(up.text) and "No table records" in text_of(up.text)
+    assert f'href="/ui/table/{ORDERS}"' in up.text
+    assert down.status_code == 200 and f'href="/ui/table/{CUSTOMERS}"' in down.text
+    assert f"{ORDERS} as of vid {read}" in text_of(down.text)
+    assert 'id="lineage-upstream-none"' in down.text  # the orders table's own build recorded nothing
+    assert none.status_code == 200 and "No recorded inputs" in text_of(none.text)
+    assert missing.status_code == 404, missing.status_code
