@@ -22,16 +22,19 @@ $(DBT_STAMP):
 	$(DBT_VENV)/bin/pip install -q "dbt-core>=1.10,<1.12" "dbt-duckdb>=1.9,<1.12"
 	touch $(DBT_STAMP)
 
-.PHONY: install demo lint test test-slow test-all bench
+.PHONY: install install-dbt demo lint test test-default test-slow test-all bench
 # pytest runs on TEST_WORKERS pytest-xdist workers (CI's machine has 2 cores), one test file per worker at a
 # time (--dist loadfile: a file's module fixtures are built once; the shared Acme lake is copied per worker,
 # tests/conftest.py), and lists the 30 slowest tests in every log.
-# `make test` = lint + the default tier (-m "not slow"); `make test-slow` = the slow tier (the Acme lake,
-# Spark, npm/Chromium, the HTTP variants outside the contract suite, long property and crash tests);
-# `make test-all` = lint + both tiers, each tier's wall time printed.
+# `make test` = lint + the default tier (-m "not slow"; `make test-default` runs that tier alone);
+# `make test-slow` = the slow tier (the Acme lake, Spark, npm/Chromium, the HTTP variants outside the
+# contract suite, long property and crash tests); `make test-all` = lint + both tiers, each tier's wall time
+# printed. CI (.ci/run) runs the same three parts, lint and the default tier while the Spark lakes build.
 TEST_WORKERS ?= 2
 PYTEST = $(VENV)/bin/pytest -q -p no:cacheprovider --durations=30 -n $(TEST_WORKERS) --dist loadfile
 install: $(STAMP)
+
+install-dbt: $(DBT_STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/semcat demo
@@ -45,6 +48,9 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy --strict --follow-imports=silent --cache-dir .mypy_cache/strict catalog_core mcp_server
 
 test: $(STAMP) $(DBT_STAMP) lint
+	$(PYTEST) -m "not slow"
+
+test-default: $(STAMP) $(DBT_STAMP)
 	$(PYTEST) -m "not slow"
 
 test-slow: $(STAMP) $(DBT_STAMP)
