@@ -303,7 +303,7 @@ def _review(out: _Out, catalog_dir: str, data: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- 4. eval
-EVAL_TIMEOUT_S = 900.0  # the quick subset's runner; past it the tour says so and goes on to step 5
+EVAL_TIMEOUT_S = 1800.0  # the quick subset's runner (a few minutes idle; CI runs it beside the default tier); past it the tour says so
 # the quick subset: `--subset stale-events:K` (eval.harness.touches.stale_event_subset), the first K public
 # questions reading each detectable stale event's column, metric or relationship annotations: chosen by a
 # rule over the manifest, never by outcome. K=2 picks 15 questions on the seed-7 small lake, whose 60 episodes

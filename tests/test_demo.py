@@ -45,7 +45,7 @@ def tour(lake_copy, tmp_path_factory):
     data = str(tmp_path_factory.mktemp("tour") / "demo-data")
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), "COLUMNS": "120"}
     proc = subprocess.run([sys.executable, "-m", "mcp_server.cli", "demo", "--data", data, "--lake", lake_copy],
-                          env=env, capture_output=True, text=True, timeout=900)
+                          env=env, capture_output=True, text=True, timeout=2400)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout
 
