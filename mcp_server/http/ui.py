@@ -407,8 +407,6 @@ def build_ui_router(app: FastAPI) -> APIRouter:
     @requires("read", **_PAGE)
     def search(request: Request) -> Response:
         def go(ctx: _Ctx) -> Response:
-            from mcp_server.mcp.reads import Reads
-
             q = request.query_params
             text = (q.get("q") or "").strip()
             limit = _limit(q.get("limit"), SEARCH_LIMIT[0], SEARCH_LIMIT[1])
@@ -416,11 +414,13 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             if len(text) > 500:
                 raise InvalidValueError(f"the search is {len(text)} characters; describe the data in at most 500")
             tables = {lake.name_of(o.path): o for o in ctx.cat.query(lake.tables_query(), vid=ctx.vid)}
-            # the ranking of the MCP tool search_tables (mcp_server.mcp.discovery): every table by name
-            # for no words, else the read model's rank over the same semantic search
+            # the ranking of the MCP tool search_tables (mcp_server.mcp.discovery, its read model's
+            # `rank`): every table by name for no words, else `semantic.rank` over the same search, scores
+            # rounded as the tool rounds them (tests/mcp_server/test_ui_page.py compares the two orders)
             import semantic as sm
 
-            ranked = (Reads().rank(ctx.cat, text, ctx.vid, tables) if text else [(n, 0.0) for n in sorted(tables)])
+            ranked = ([(name, round(score, 3)) for name, score in sm.rank(ctx.cat, text, snapshot=ctx.vid)
+                       if name in tables] if text else [(n, 0.0) for n in sorted(tables)])
             hits = []
             for name, score in ranked[start:start + limit]:
                 stats = (tables[name].value or {}).get("stats") or {}

@@ -16,7 +16,7 @@ PUBLIC = {
     "Commit", "Snapshot", "Change", "Branch", "QueryStats", "errors", "lake", "CatalogError", "ConflictError", "PreconditionError",
     "NotFoundError", "NoSuchTableError", "SnapshotNotFoundError", "AlreadyExistsError", "InvalidPathError",
     "InvalidValueError", "QuerySyntaxError", "SqlError", "SqlRefusedError", "SqlTimeoutError",
-    "retry_transaction", "connect", "open_duckdb", "open_table", "run_sql", "warm_sql", "set_sql_cache_budget",
+    "retry_transaction", "connect", "open_duckdb", "open_table", "run_sql", "warm_sql", "prepare_sql", "set_sql_cache_budget",
 }
 
 
