@@ -489,6 +489,21 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             g["bulk"] = g["cause"] is not None and all(i.kind == "finding" for i in g["items"])
         return out
 
+    def deciding(request: Request, go: Callable[[_Ctx], Response], failed: str, ids: dict[str, str]) -> Response:
+        """Run a decision's `go` (in a worker thread) for the page's fragment swap: a bad snapshot is
+        400, no valid token 401, a refused decision its CatalogError's status; each failure renders
+        `failed` with `ids` (which item or group) and the one-line message."""
+        try:
+            ctx = _Ctx(request)
+        except CatalogError as exc:
+            return page(request, None, failed, 400, message=exc.message, **ids)
+        if ctx.role is None:
+            return page(request, None, failed, 401, message="log in again: no valid token", **ids)
+        try:
+            return go(ctx)
+        except CatalogError as exc:
+            return page(request, ctx, failed, exc.http_status, message=exc.message, **ids)
+
     @router.post("/review/{item_id}/{action}", response_class=HTMLResponse)
     @requires("write", **_FORM)
     async def act(request: Request, item_id: str, action: str) -> Response:
@@ -525,18 +540,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
                 return page(request, ctx, "error.html", 404, message=f"no action {action!r}: accept, edit or dismiss")
             return page(request, ctx, "_done.html", item=item, action=action, vid=vid)
 
-        def run() -> Response:
-            try:
-                ctx = _Ctx(request)
-            except CatalogError as exc:
-                return page(request, None, "_failed.html", 400, item_id=item_id, message=exc.message)
-            if ctx.role is None:
-                return page(request, None, "_failed.html", 401, item_id=item_id, message="log in again: no valid token")
-            try:
-                return go(ctx)
-            except CatalogError as exc:
-                return page(request, ctx, "_failed.html", exc.http_status, item_id=item_id, message=exc.message)
-        return await anyio.to_thread.run_sync(run)
+        return await anyio.to_thread.run_sync(deciding, request, go, "_failed.html", {"item_id": item_id})
 
     @router.post("/group/{decision}", response_class=HTMLResponse)
     @requires("write", **_FORM)
@@ -573,18 +577,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             res = sm.decide_group(ctx.cat, group, decision, author, note, reason=reason, table=table, now=ctx.now)
             return page(request, ctx, "_group_done.html", gid=gid, group=group, decision=decision, res=res)
 
-        def run() -> Response:
-            try:
-                ctx = _Ctx(request)
-            except CatalogError as exc:
-                return page(request, None, "_group_failed.html", 400, gid=gid, message=exc.message)
-            if ctx.role is None:
-                return page(request, None, "_group_failed.html", 401, gid=gid, message="log in again: no valid token")
-            try:
-                return go(ctx)
-            except CatalogError as exc:
-                return page(request, ctx, "_group_failed.html", exc.http_status, gid=gid, message=exc.message)
-        return await anyio.to_thread.run_sync(run)
+        return await anyio.to_thread.run_sync(deciding, request, go, "_group_failed.html", {"gid": gid})
 
     @router.get("/diff", response_class=HTMLResponse)
     @requires("read", **_PAGE)
