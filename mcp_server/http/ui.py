@@ -489,10 +489,12 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             g["bulk"] = g["cause"] is not None and all(i.kind == "finding" for i in g["items"])
         return out
 
-    def deciding(request: Request, go: Callable[[_Ctx], Response], failed: str, ids: dict[str, str]) -> Response:
+    def deciding(request: Request, go: Callable[[_Ctx], Response], failed: str, ids: dict[str, str],
+                 verbs: str) -> Response:
         """Run a decision's `go` (in a worker thread) for the page's fragment swap: a bad snapshot is
-        400, no valid token 401, a refused decision its CatalogError's status; each failure renders
-        `failed` with `ids` (which item or group) and the one-line message."""
+        400, no valid token 401, a read token 403 (it may look, not `verbs`), a refused decision its
+        CatalogError's status; each failure renders `failed` with `ids` (which item or group) and the
+        one-line message."""
         try:
             ctx = _Ctx(request)
         except CatalogError as exc:
@@ -500,6 +502,9 @@ def build_ui_router(app: FastAPI) -> APIRouter:
         if ctx.role is None:
             return page(request, None, failed, 401, message="log in again: no valid token", **ids)
         try:
+            if not ctx.can_write:
+                raise PermissionDeniedError(f"a {ctx.role!r} token can look but not decide; log in with a write "
+                                            f"token to {verbs}")
             return go(ctx)
         except CatalogError as exc:
             return page(request, ctx, failed, exc.http_status, message=exc.message, **ids)
@@ -519,9 +524,6 @@ def build_ui_router(app: FastAPI) -> APIRouter:
         def go(ctx: _Ctx) -> Response:
             import semantic as sm
 
-            if not ctx.can_write:
-                raise PermissionDeniedError(f"a {ctx.role!r} token can look but not decide; log in with a write "
-                                            "token to accept, edit or dismiss")
             author = _decider(request, form)
             note = (form.get("note") or [""])[0].strip() or None
             item = sm.review_item(ctx.cat, item_id, now=ctx.now)
@@ -540,7 +542,8 @@ def build_ui_router(app: FastAPI) -> APIRouter:
                 return page(request, ctx, "error.html", 404, message=f"no action {action!r}: accept, edit or dismiss")
             return page(request, ctx, "_done.html", item=item, action=action, vid=vid)
 
-        return await anyio.to_thread.run_sync(deciding, request, go, "_failed.html", {"item_id": item_id})
+        return await anyio.to_thread.run_sync(deciding, request, go, "_failed.html", {"item_id": item_id},
+                                            "accept, edit or dismiss")
 
     @router.post("/group/{decision}", response_class=HTMLResponse)
     @requires("write", **_FORM)
@@ -562,9 +565,6 @@ def build_ui_router(app: FastAPI) -> APIRouter:
         def go(ctx: _Ctx) -> Response:
             import semantic as sm
 
-            if not ctx.can_write:
-                raise PermissionDeniedError(f"a {ctx.role!r} token can look but not decide; log in with a write "
-                                            "token to accept or dismiss")
             if decision not in ("accept", "dismiss"):
                 return page(request, ctx, "_group_failed.html", 404, gid=gid,
                             message=f"no bulk action {decision[:40]!r}: accept or dismiss")
@@ -577,7 +577,8 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             res = sm.decide_group(ctx.cat, group, decision, author, note, reason=reason, table=table, now=ctx.now)
             return page(request, ctx, "_group_done.html", gid=gid, group=group, decision=decision, res=res)
 
-        return await anyio.to_thread.run_sync(deciding, request, go, "_group_failed.html", {"gid": gid})
+        return await anyio.to_thread.run_sync(deciding, request, go, "_group_failed.html", {"gid": gid},
+                                            "accept or dismiss")
 
     @router.get("/diff", response_class=HTMLResponse)
     @requires("read", **_PAGE)

@@ -8,14 +8,12 @@ code); each test works on its own copy."""
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 
 import pytest
 
-import catalog_core as cc
 import semantic as sm
 from catalog_core import lake as L
-from eval.lake import D0, data_dir
+from eval.lake import D0
 from semantic.lineage import lineage
 
 ORDERS, ITEMS, REFUNDS = "acme.core.fct_orders", "acme.core.fct_order_items", "acme.core.fct_refunds"
@@ -24,15 +22,6 @@ FINANCE = "acme.mart.rpt_finance_monthly_revenue"
 MARTS = {DAILY, FINANCE, "acme.mart.agg_weekly_category_sales", "acme.mart.agg_customer_ltv"}
 
 pytestmark = pytest.mark.slow  # the Acme lake (a Spark build unless SEMCAT_EVAL_LAKE names one)
-
-
-@pytest.fixture
-def stale(lake_dir, tmp_path):
-    copy = str(tmp_path / "lake")
-    shutil.copytree(lake_dir, copy, symlinks=True, ignore=shutil.ignore_patterns("enriched"))
-    cat = cc.Catalog.open(data_dir(copy, "stale"))
-    yield cat
-    cat.close()
 
 
 def test_the_marts_upstream_and_downstream_are_the_tables_their_jobs_read(stale):

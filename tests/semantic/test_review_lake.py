@@ -7,7 +7,6 @@ works on its own copy, never on the shared directory."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 
 import pytest
@@ -15,22 +14,13 @@ import pytest
 import catalog_core as cc
 import semantic as sm
 from catalog_core import lake as L
-from eval.lake import D0, data_dir
+from eval.lake import D0
 
 WEB = "acme.core.fct_web_sessions"
 ORDERS = "acme.core.fct_orders"
 DAILY = "acme.mart.agg_daily_store_revenue"
 
 pytestmark = pytest.mark.slow  # the Acme lake (a Spark build unless SEMCAT_EVAL_LAKE names one); 15-40 s each
-
-
-@pytest.fixture
-def stale(lake_dir, tmp_path):
-    copy = str(tmp_path / "lake")
-    shutil.copytree(lake_dir, copy, symlinks=True, ignore=shutil.ignore_patterns("enriched"))
-    cat = cc.Catalog.open(data_dir(copy, "stale"))
-    yield cat
-    cat.close()
 
 
 def _items(cat, table):
