@@ -39,8 +39,16 @@ from pydantic import BaseModel, Field
 
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
-from catalog_core.errors import ConflictError, InvalidValueError, NotFoundError
+from catalog_core.errors import (
+    ConflictError,
+    InvalidValueError,
+    NotFoundError,
+    SqlError,
+    SqlRefusedError,
+    SqlTimeoutError,
+)
 from catalog_core.model import TimeArg
+from semantic import _bounded
 from semantic._tables import columns_of, find, require_table
 from semantic.annotations import (
     PROPOSAL_PREFIX,
@@ -478,23 +486,22 @@ def _refuse(key: str, why: str, code: str) -> ReviewRefusedError:
 
 
 class _Duck:
-    """One DuckDB connection at one vid, opened on first use (a listing validates many items)."""
+    """The validation statements at one vid, each bounded like an agent's `run_sql`
+    (`semantic._bounded`: sandboxed, in a SQL worker, within a time and a memory limit), never on a
+    connection of this process: a relationship `condition`, a metric `expression` or `filter` is
+    text someone wrote, and validating it must not let it run unbounded (issue 35)."""
 
     def __init__(self, cat: CatalogAPI, vid: int) -> None:
         self.cat, self.vid = cat, vid
         self.con: Any = None
 
     def get(self) -> Any:
-        import catalog_core as cc
-
         if self.con is None:
-            self.con = cc.open_duckdb(self.cat, snapshot=self.vid)
+            self.con = _bounded.Connection(self.cat, self.vid)
         return self.con
 
     def close(self) -> None:
-        if self.con is not None:
-            self.con.close()
-            self.con = None
+        self.con = None
 
 
 def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, vid: int,
@@ -503,8 +510,6 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
     table `tvalue` and its data at `vid`: every column it names exists; a relationship's columns
     exist on both sides, the join runs and keeps its declared cardinality; an enum is exactly the
     column's distinct values; a grain's keys are unique; a metric's expression runs."""
-    import duckdb
-
     from semantic._sql import quote
 
     cols = {c.name.lower(): c for c in columns_of(tvalue)}
@@ -537,6 +542,17 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
         (w.kind == "table" and field == "grain" and isinstance(val, dict) and bool(val.get("keys"))) or \
         (w.kind == "metric" and isinstance(val, dict) and bool(val.get("expression")))
     if needs_data:
+        # the text pasted into the statements below passes the sandbox's own check first (a builder whose
+        # constant arguments alone exceed the memory limit is refused without running)
+        fragments = [(str(val.get("condition")), "condition")] if w.kind == "relationship" and val.get("condition") \
+            else [(str(val[k]), k) for k in ("expression", "filter") if val.get(k)] if w.kind == "metric" else []
+        for text, what in fragments:
+            try:
+                _bounded.expression(text, what)
+            except _bounded.LimitExceededError as e:
+                raise _refuse(w.key, f"its {what}: {e.message}", "limit") from None
+            except InvalidValueError as e:
+                raise _refuse(w.key, f"its {what} is refused: {e.message}", "sql_error") from None
         own = duck is None or duck.vid != vid
         dk = _Duck(cat, vid) if own else duck
         assert dk is not None
@@ -579,8 +595,10 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
             elif w.kind == "metric" and isinstance(val, dict) and val.get("expression"):
                 filt = f" WHERE {val['filter']}" if val.get("filter") else ""
                 con.execute(f"SELECT {val['expression']} FROM {tq}{filt}").fetchall()
-        except duckdb.Error as e:
-            raise _refuse(w.key, f"it does not run on the data at vid {vid}: {str(e).splitlines()[0][:200]}",
+        except _bounded.LimitExceededError as e:
+            raise _refuse(w.key, f"its check on the data at vid {vid}: {e.message}", "limit") from None
+        except (SqlError, SqlRefusedError, SqlTimeoutError) as e:
+            raise _refuse(w.key, f"it does not run on the data at vid {vid}: {e.message.splitlines()[0][:200]}",
                           "sql_error") from None
         finally:
             if own:

@@ -68,7 +68,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 # `make test` runs `-m "not slow"`: unit, contract and one end-to-end test per surface, with no Spark-built
 # lake, so it runs on a fresh clone in minutes. `make test-all` (what CI runs) adds the `slow` tier. Besides
 # the explicit `@pytest.mark.slow` marks, these rules put a test in the slow tier:
-# - it reads the Acme lake (`lake_dir` below, or `cats` of tests/eval): a fresh clone builds it with Spark;
+# - it reads the Acme lake (`lake_dir` below, or `cats` of tests/eval) or its cryptic variant (`cryptic_dir` of
+#   tests/eval/test_cryptic.py): a fresh clone builds it with Spark;
 # - it starts a SparkSession (the `spark` fixture of tests/spark_bridge);
 # - it is the HTTP variant of the `catalog` behaviour fixture outside the contract suite
 #   (tests/catalog_core/test_behaviour.py runs both backends in the default tier; elsewhere the variant
@@ -83,6 +84,8 @@ def _slow_by_rule(item: pytest.Item) -> str | None:
     lake = defs.get("lake_dir")
     if lake and lake[-1].func.__module__ == __name__:  # tests/mcp_server overrides it with a small lake
         return "reads the Acme lake"
+    if "cryptic_dir" in defs:  # tests/eval/test_cryptic.py: without SEMCAT_EVAL_LAKE_CRYPTIC it builds that lake
+        return "reads the cryptic Acme lake"
     if "spark" in defs:
         return "starts Spark"
     callspec = getattr(item, "callspec", None)
