@@ -408,6 +408,7 @@ def main() -> None:
 
         def prepared() -> None:
             reader.prepare(cat, timeout_s=SQL_TIMEOUT_S, wait=True)
+            worker.prestart()  # the pool refilled (a server prepares at start, long before a question)
 
         def row(label: str, vals: dict[str, float]) -> None:
             rows[label] = vals

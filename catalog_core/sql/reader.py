@@ -456,7 +456,10 @@ def prepare(cat: CatalogAPI, snapshot: SnapshotRef = None, timeout_s: float = 10
             vid = cat.resolve(snapshot)
             if len(_tables_at(cat, vid)[0]) > ALL_VIEWS_MAX_TABLES:
                 return
-            job = _job(cat, vid, "", 1, timeout_s, memory_limit, None, None, None, snapcache.budget())
+            budget = snapcache.budget()
+            data: dict[tuple[str, str, str], str] | None = {} if budget > 0 else None
+            job = _job(cat, vid, "", 1, timeout_s, memory_limit, None, data, None, budget)
+            job.preload = min(budget, snapcache.PRELOAD_MAX) if job.cache else 0
             if job.key is not None and not worker.holds(job.key):
                 _run_job(job, timeout_s, memory_limit)
         except Exception:  # noqa: S110  (a preparation is only a head start; statements report problems)
