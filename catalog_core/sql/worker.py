@@ -93,7 +93,8 @@ RETIRE_GROWTH = 128 << 20  # a worker whose address space grew more than this re
 # pyarrow (~280 MB mapped once imported), which carries the rows into it
 STORE_HEADROOM = 448 << 20
 _MAX_POOL = 4
-PRELOAD_S = 20.0         # a preload (`Job.preload`) starts no table copy after this many seconds
+PRELOAD_S = 40.0         # a preload (`Job.preload`) stops copying after this many seconds (< SETUP_TIMEOUT_S)
+PRELOAD_FILE_COST = 64 << 10  # bytes a file counts as at least in a preload's order (its open, footer, path checks)
 
 # DuckDB errors after which the worker is not reused: it hit a limit, or DuckDB itself is unsure.
 _UNCLEAN_DUCKDB = frozenset({"OutOfMemoryException", "InterruptException", "FatalException", "InternalException"})
@@ -127,8 +128,8 @@ class Job:
     tables: frozenset[str] | None = None
     # An empty `text`: no statement, only copy the tables in `names` into the cache (`warm`).
     # `preload` > 0 (with an empty `text`, `names` None: `reader.prepare`): before answering, copy
-    # the view set's tables into the snapshot cache, smallest files first, until it holds this
-    # many bytes (`_preload`); the answer's `snap.tables` lists the digests held.
+    # the view set's tables into the snapshot cache, the costliest to read from their files first,
+    # until it holds this many bytes (`_preload`); the answer's `snap.tables` lists the digests held.
     preload: int = 0
 
 
@@ -896,8 +897,10 @@ def _warm(db: Any, job: Job, store: Any, deferred: dict[str, list[Any]] | None =
 def _preload(db: Any, job: Job, store: Any) -> dict[str, Any]:
     """Before answering a preload job (`Job.preload`, `reader.prepare`): copy the tables of its
     view set into the snapshot cache through `db` (its sandboxed views over their files), those
-    with the fewest file bytes first, while the cache holds less than `job.preload` bytes and for
-    at most `PRELOAD_S` seconds, skipping a table whose files alone outweigh the room left; the
+    that cost most to read from their files first (the most file bytes, each file counted as at
+    least `PRELOAD_FILE_COST`: a 772-file table of 2 MB before a 1-file table of 5 MB), while the
+    cache holds less than `job.preload` bytes and for at most `PRELOAD_S` seconds (a table's copy
+    is stopped at that time), skipping a table whose files alone outweigh the room left; the
     cache's stats (`snap` of the answer). A table is copied only when its files' lstat now gives
     the digest the caller sent (`cache.data_digest`: the rows are that digest's) and kept only
     when they still have that lstat after the copy."""
@@ -912,7 +915,7 @@ def _preload(db: Any, job: Job, store: Any) -> dict[str, Any]:
             continue
         sig = file_sig(spec)
         todo.append((sum(st[2] for st in sig if st is not None), spec, body, sig, digest))
-    todo.sort(key=lambda t: t[0])
+    todo.sort(key=lambda t: -sum(max(st[2], PRELOAD_FILE_COST) if st is not None else 0 for st in t[3]))
     _limit_memory(job.memory_limit, job.budget, None)
     try:
         for size, spec, body, sig, digest in todo:
