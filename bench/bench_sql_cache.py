@@ -42,7 +42,8 @@ Where it stands (`--lake COPY --calls 10 --rounds 3`, first call / raw DuckDB ov
 run's own ratio; docs/performance.md, "The cold SQL path", has the runs):
 
     before this round (3 runs, load 13-24)   prepared 4.6x / 1.8x / 1.3x; unprepared 9.9x / 2.6x / 2.2x
-    after (prepare copies the snapshot in)   RESULTS
+    after (prepare copies the snapshot in)   prepared 0.83x / 0.25x / 0.08x (3 runs at 3aede13, load 9-14;
+                                             run_sql 0.83x, 0.81x, 1.77x); unprepared unchanged (6.4x / 2.6x / 1.4x)
 The machine is shared and noisy: read medians and the ratios beside them, not single figures."""
 
 from __future__ import annotations

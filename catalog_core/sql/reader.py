@@ -442,8 +442,12 @@ def prepare(cat: CatalogAPI, snapshot: SnapshotRef = None, timeout_s: float = 10
     table of 772 files on a quiet machine) and the lock-down to exactly the snapshot's files
     (DuckDB resolves each allowed path, some syscalls per path: 2,848 files on the Acme lake).
     The database is the one `run_sql` builds for its statements at that snapshot with these
-    limits (the same job key), so a statement is sent to the worker holding it; nothing else
-    differs (the statement still reads its files, and their footers, itself). Never blocks the
+    limits (the same job key), so a statement is sent to the worker holding it. With the snapshot
+    cache on, the worker also copies the snapshot's tables into its cache before it answers
+    (`worker._preload`: the costliest to read from their files first, up to
+    `snapcache.PRELOAD_MAX` bytes and `worker.PRELOAD_S` seconds, each under the digest of its
+    files' lstat then), so a first statement on them reads memory, as a warm one does; what it
+    copied is what the caller then routes cache statements to it for. Never blocks the
     caller (unless `wait`, for tests and benchmarks) and never raises; False when nothing was
     started (a catalog whose view specs are not cached, or a preparation already running). A
     lake of more than `ALL_VIEWS_MAX_TABLES` tables, whose statements get databases of their own

@@ -18,7 +18,8 @@ them again (it waits for the copy, then reads memory), or before that database m
 another view set; each only while its files still have the `lstat` they had when the first
 statement read them. So the first statement on a table, and the ones right after it on other
 tables (a tool's warnings read the load log next), never wait for a copy: they run as without the
-cache. `warm` (what `describe_table` starts in the background) copies at once.
+cache. `warm` (what `describe_table` starts in the background) copies at once, and `prepare` (what
+a server starts with) copies the snapshot's tables before its first statement, up to `PRELOAD_MAX`.
 
 What the agent sees does not change: statements that look at DuckDB's catalog (`duckdb_*()`,
 `information_schema`, `pg_catalog`, SHOW, PRAGMA: `sandbox.Checked.introspect`) or name the
