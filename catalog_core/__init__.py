@@ -131,8 +131,9 @@ def warm_sql(cat: CatalogAPI, tables: list[str], snapshot: SnapshotRef = None, t
 
 def prepare_sql(cat: CatalogAPI, snapshot: SnapshotRef = None, timeout_s: float = 10) -> bool:
     """Have an idle SQL worker build the sandboxed database of `snapshot` (latest when None) in the
-    background (never blocks, never raises), so the first `run_sql` statement there with this
-    `timeout_s` does not wait for it; see catalog_core.sql.reader.prepare."""
+    background (never blocks, never raises), and copy its tables into that worker's snapshot cache
+    (up to `catalog_core.sql.snapcache.PRELOAD_MAX` bytes), so the first `run_sql` statement there
+    with this `timeout_s` waits for neither; see catalog_core.sql.reader.prepare."""
     from catalog_core.sql.reader import prepare
 
     return prepare(cat, snapshot=snapshot, timeout_s=timeout_s)

@@ -65,6 +65,14 @@ def file_sig(spec: TableSpec) -> Sig:
     return tuple(out)
 
 
+def data_digest(spec: TableSpec, body: str | None, sig: Sig) -> str:
+    """The rows' identity for the snapshot cache (`Entry.data`): the view body, each file's path
+    and how it is read, and each local file's lstat (`file_sig`), nothing of the vid. A worker
+    recomputes it before it copies a table in unasked (`worker`'s preload), so the rows it holds
+    under a digest are those of that digest's files."""
+    return hashlib.sha256(repr((body, [(f.path, f.local, f.trusted) for f in spec.files], sig)).encode()).hexdigest()[:32]
+
+
 @dataclass(frozen=True)
 class Entry:
     spec: TableSpec
@@ -83,8 +91,7 @@ class Entry:
     def make(cls, spec: TableSpec, body: str | None, sig: Sig) -> Entry:
         h = hashlib.sha256(pickle.dumps((spec, body), protocol=pickle.HIGHEST_PROTOCOL))
         h.update(repr(sig).encode())
-        d = hashlib.sha256(repr((body, [(f.path, f.local, f.trusted) for f in spec.files], sig)).encode())
-        return cls(spec, body, sig, h.hexdigest(), d.hexdigest()[:32])
+        return cls(spec, body, sig, h.hexdigest(), data_digest(spec, body, sig))
 
     def valid(self) -> bool:
         """Do the entry's local files still have the stats recorded when it was built? With the

@@ -442,8 +442,12 @@ def prepare(cat: CatalogAPI, snapshot: SnapshotRef = None, timeout_s: float = 10
     table of 772 files on a quiet machine) and the lock-down to exactly the snapshot's files
     (DuckDB resolves each allowed path, some syscalls per path: 2,848 files on the Acme lake).
     The database is the one `run_sql` builds for its statements at that snapshot with these
-    limits (the same job key), so a statement is sent to the worker holding it; nothing else
-    differs (the statement still reads its files, and their footers, itself). Never blocks the
+    limits (the same job key), so a statement is sent to the worker holding it. With the snapshot
+    cache on, the worker also copies the snapshot's tables into its cache before it answers
+    (`worker._preload`: the costliest to read from their files first, up to
+    `snapcache.PRELOAD_MAX` bytes and `worker.PRELOAD_S` seconds, each under the digest of its
+    files' lstat then), so a first statement on them reads memory, as a warm one does; what it
+    copied is what the caller then routes cache statements to it for. Never blocks the
     caller (unless `wait`, for tests and benchmarks) and never raises; False when nothing was
     started (a catalog whose view specs are not cached, or a preparation already running). A
     lake of more than `ALL_VIEWS_MAX_TABLES` tables, whose statements get databases of their own
@@ -456,7 +460,10 @@ def prepare(cat: CatalogAPI, snapshot: SnapshotRef = None, timeout_s: float = 10
             vid = cat.resolve(snapshot)
             if len(_tables_at(cat, vid)[0]) > ALL_VIEWS_MAX_TABLES:
                 return
-            job = _job(cat, vid, "", 1, timeout_s, memory_limit, None, None, None, snapcache.budget())
+            budget = snapcache.budget()
+            data: dict[tuple[str, str, str], str] | None = {} if budget > 0 else None
+            job = _job(cat, vid, "", 1, timeout_s, memory_limit, None, data, None, budget)
+            job.preload = min(budget, snapcache.PRELOAD_MAX) if job.cache else 0
             if job.key is not None and not worker.holds(job.key):
                 _run_job(job, timeout_s, memory_limit)
         except Exception:  # noqa: S110  (a preparation is only a head start; statements report problems)

@@ -18,7 +18,8 @@ them again (it waits for the copy, then reads memory), or before that database m
 another view set; each only while its files still have the `lstat` they had when the first
 statement read them. So the first statement on a table, and the ones right after it on other
 tables (a tool's warnings read the load log next), never wait for a copy: they run as without the
-cache. `warm` (what `describe_table` starts in the background) copies at once.
+cache. `warm` (what `describe_table` starts in the background) copies at once, and `prepare` (what
+a server starts with) copies the snapshot's tables before its first statement, up to `PRELOAD_MAX`.
 
 What the agent sees does not change: statements that look at DuckDB's catalog (`duckdb_*()`,
 `information_schema`, `pg_catalog`, SHOW, PRAGMA: `sandbox.Checked.introspect`) or name the
@@ -40,13 +41,14 @@ import re
 from collections import OrderedDict
 from typing import Any
 
-__all__ = ["PREFIX", "budget", "set_budget", "default_budget", "names_cache", "Store", "DEFAULT_FRACTION",
+__all__ = ["PREFIX", "PRELOAD_MAX", "budget", "set_budget", "default_budget", "names_cache", "Store", "DEFAULT_FRACTION",
            "DEFAULT_MAX"]
 
 PREFIX = "__semcat_cache"
 DEFAULT_FRACTION = 8          # a worker holds at most 1/8 of RAM ...
 DEFAULT_MAX = 4 << 30         # ... and at most 4 GiB
 WARM_TIMEOUT_S = 60.0         # materializing one table stops after this long (then it is not cached)
+PRELOAD_MAX = 256 << 20       # `reader.prepare` copies a snapshot's tables in until a worker holds this much
 _UNITS = {"": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
 
@@ -124,11 +126,11 @@ class Store:
         self.refused: set[str] = set()   # digests that cannot be cached (too large, types differ, failed)
         self.key: str | None = None       # the view set (`Job.key`) whose views the database holds
         self.views: dict[Parts, str] = {}
-        self.fp: str | None = None        # the database's fingerprint after its views were last changed
+        # the database's fingerprint (`use`'s `fingerprint`: the worker's attached-databases listing)
+        # after its views were last changed
+        self.fp: str | None = None
         self.attached: dict[str, bool] = {}
         self.home = "memory"              # the database's current database (`USE`d by `use`)
-        self.dbs: str | None = None       # its attached databases (`worker._databases`) ...
-        self.dbs_of: str | None = None    # ... when its fingerprint was this
 
     def close(self) -> None:
         self.db.close()
@@ -205,10 +207,11 @@ class Store:
                 self.fp = None
         self.db.execute(f"DROP TABLE IF EXISTS {self.table(digest)}")
 
-    def add(self, plain: Any, parts: Parts, digest: str) -> bool:
+    def add(self, plain: Any, parts: Parts, digest: str, timeout_s: float = WARM_TIMEOUT_S) -> bool:
         """Copy the rows of view `parts` of database `plain` (the sandboxed views over the
         statement's files) in as `digest`'s table, evicting the least recently used tables to stay
-        within the budget; whether it is held now."""
+        within the budget; whether it is held now. The read stops after `timeout_s` (then the
+        table is not cached)."""
         import threading
 
         from catalog_core.sql import duck
@@ -221,7 +224,7 @@ class Store:
             return False
         target = ".".join(quote_ident(p) for p in parts)
         cur = plain.cursor()
-        timer = threading.Timer(WARM_TIMEOUT_S, duck.interrupter(cur))
+        timer = threading.Timer(max(0.1, min(timeout_s, WARM_TIMEOUT_S)), duck.interrupter(cur))
         timer.daemon = True
         timer.start()
         try:

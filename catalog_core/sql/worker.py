@@ -62,6 +62,7 @@ again. `workers()` lists the pids of the live workers, for tests and operators."
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import pickle
@@ -92,6 +93,8 @@ RETIRE_GROWTH = 128 << 20  # a worker whose address space grew more than this re
 # pyarrow (~280 MB mapped once imported), which carries the rows into it
 STORE_HEADROOM = 448 << 20
 _MAX_POOL = 4
+PRELOAD_S = 40.0         # a preload (`Job.preload`) stops copying after this many seconds (< SETUP_TIMEOUT_S)
+PRELOAD_FILE_COST = 64 << 10  # bytes a file counts as at least in a preload's order (its open, footer, path checks)
 
 # DuckDB errors after which the worker is not reused: it hit a limit, or DuckDB itself is unsure.
 _UNCLEAN_DUCKDB = frozenset({"OutOfMemoryException", "InterruptException", "FatalException", "InternalException"})
@@ -124,6 +127,10 @@ class Job:
     # fails gets every view and runs again, so what it answers is the same.
     tables: frozenset[str] | None = None
     # An empty `text`: no statement, only copy the tables in `names` into the cache (`warm`).
+    # `preload` > 0 (with an empty `text`, `names` None: `reader.prepare`): before answering, copy
+    # the view set's tables into the snapshot cache, the costliest to read from their files first,
+    # until it holds this many bytes (`_preload`); the answer's `snap.tables` lists the digests held.
+    preload: int = 0
 
 
 def _extra(budget: int) -> int:
@@ -298,9 +305,10 @@ def _ready_now(w: _Worker) -> bool:
     return w.ready
 
 
-def _take(memory_limit: int, key: str | None = None) -> _Worker:
+def _take(memory_limit: int, key: str | None = None, want: set[str] | None = None) -> _Worker:
     """An idle worker whose hard limit fits `memory_limit`: one that holds the database of `key`,
-    else one that is ready now, else the most recently used that has served (it is creating its
+    else (`want`: the table digests of a job for the snapshot cache alone) one that may hold them
+    all (`_Worker.may_hold`: what a preload or its statements copied in), else one that is ready now, else the most recently used that has served (it is creating its
     next database), else a starting one; or a new one. (With two idle workers, back-to-back
     statements of different views alternate, so one worker's next database is created while the
     other runs a statement.)"""
@@ -314,6 +322,7 @@ def _take(memory_limit: int, key: str | None = None) -> _Worker:
             elif i.fits(memory_limit):
                 fit.append(i)
         pick = next((i for i in reversed(fit) if key is not None and key in (i.key, i.snap)), None)
+        pick = pick or next((i for i in reversed(fit) if want and want <= i.may_hold), None)
         pick = pick or next((i for i in reversed(fit) if _ready_now(i)), None)
         pick = pick or next((i for i in reversed(fit) if i.served), fit[-1] if fit else None)
         if pick is None:
@@ -468,8 +477,10 @@ def run(job: Job, meanwhile: Callable[[], object] | None = None) -> dict[str, An
                          timed_out=True, busy=True)
     try:
         data = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
+        want = ({job.cache[p] for p in job.cache if job.names is None or p[2].lower() in job.names}
+                if job.views is None and job.cache else None)
         while True:
-            w = _take(job.memory_limit + _extra(job.budget), job.key)
+            w = _take(job.memory_limit + _extra(job.budget), job.key, want)
             _last.pid = w.proc.pid
             reused = w.served > 0
             try:
@@ -492,7 +503,12 @@ def run(job: Job, meanwhile: Callable[[], object] | None = None) -> dict[str, An
             if isinstance(answer, dict) and _clean(answer) and job.cache and job.budget and not answer.get("miss"):
                 if len(w.may_hold) > 100_000:
                     w.may_hold.clear()
-                w.may_hold.update(job.cache[p] for p in job.cache if job.names is None or p[2].lower() in job.names)
+                if job.preload:  # what the preload copied in: the digests its answer lists
+                    snap = answer.get("snap")
+                    held = snap.get("tables") if isinstance(snap, dict) else None
+                    w.may_hold.update(set(job.cache.values()) & set(held if isinstance(held, list) else []))
+                else:
+                    w.may_hold.update(job.cache[p] for p in job.cache if job.names is None or p[2].lower() in job.names)
             if job.views is None:  # the snapshot cache only: its database is not the worker's own
                 w.snap = job.key if ok and "ok" in answer else w.snap  # type: ignore[operator]
             else:
@@ -731,7 +747,8 @@ def _end(con: Any, status: dict[str, bool] | None = None) -> None:
 
 def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None, held: int = 0,
                snap: dict[str, Any] | None = None,
-               deferred: dict[str, list[Any]] | None = None) -> str | None:
+               deferred: dict[str, list[Any]] | None = None,
+               setup: Callable[[], dict[str, Any]] | None = None) -> str | None:
     """Run `job` on a new connection (cursor) to database `db`, installing the views first
     unless `installed` (then: the database's fingerprint after its views were installed); the
     fingerprint when the database may serve a later job with the same key (None: close it).
@@ -740,7 +757,9 @@ def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None, held: i
     no rows. `deferred` (the database's views not created yet, by lower-case table name; kept
     by the caller with `db`): filled when the views are installed for `job.tables` only, and the
     views a statement names are created from it before it runs; should its name lookup fail
-    while views are still deferred, all of them are created and it runs once more."""
+    while views are still deferred, all of them are created and it runs once more. `setup`
+    (a preload, `_preload`): called once the views exist, before `R` (under the caller's setup
+    time, not the statement's), its result sent as the answer's `snap`."""
     from catalog_core.sql import duck
     from catalog_core.sql.types import quote_ident
 
@@ -758,6 +777,8 @@ def _statement(out: IO[bytes], db: Any, job: Job, installed: str | None, held: i
         elif deferred and duck.add_views(db, deferred, job.tables):
             installed = None  # new views: the fingerprint is taken again
         before = installed or (_fingerprint(db) if job.key is not None else None)
+        if setup is not None:
+            snap = setup()
         # A connection of its own: temp objects, prepared statements, variables, the random
         # seed and session settings live in it and end with it (the statement check refuses
         # them anyway), and a transaction that is rolled back: the database's settings are
@@ -813,7 +834,8 @@ def _snap_statement(out: IO[bytes], store: Any, job: Job) -> bool | None:
     """Run `job` on the snapshot cache's database (`snapcache.Store`), every table it names
     being held there. False: it did not bind there (a name not found, or any other error before
     it ran; nothing was written to the caller, so it runs on the file views instead); True: it
-    ran and the store is still clean; None: it ran and the store must be dropped."""
+    ran and the store is still clean; None: it ran and the store must be dropped (also when its
+    transaction could not be rolled back: what it changed is then not known)."""
     from catalog_core.sql import duck
     from catalog_core.sql.types import quote_ident
 
@@ -821,10 +843,10 @@ def _snap_statement(out: IO[bytes], store: Any, job: Job) -> bool | None:
     con = None
     try:
         _limit_memory(job.memory_limit, job.budget, store.held)
-        store.use(job.key, job.home, job.cache, job.names, _fingerprint)
-        before = store.fp
-        if store.dbs_of != before:  # once per change of its views
-            store.dbs, store.dbs_of = _databases(store.db), before
+        # Its attached databases (`_databases`, one catalog scan) are what is compared after the
+        # statement: its transaction is rolled back, which undoes the rest (the whole
+        # `_fingerprint`, five scans, cost a statement's first use of a table set 20-60 ms).
+        store.use(job.key, job.home, job.cache, job.names, _databases)
         con = store.db.cursor()
         home = store.home  # the database's current one (`Store.use` sets it)
         if home != "memory":
@@ -851,8 +873,8 @@ def _snap_statement(out: IO[bytes], store: Any, job: Job) -> bool | None:
         if not _clean(doc):
             return None
         if status.get("rolled_back"):  # its transaction undid all but the attached databases
-            return True if _databases(store.db) == store.dbs else None
-        return True if _fingerprint(store.db) == before else None
+            return True if _databases(store.db) == store.fp else None
+        return None  # it ended its own transaction (the check lets no such statement through): drop the store
     except Exception:
         return None
 
@@ -870,6 +892,43 @@ def _warm(db: Any, job: Job, store: Any, deferred: dict[str, list[Any]] | None =
             store.add(db, parts, job.cache[parts])
     finally:
         _limit_memory(job.memory_limit, job.budget, store.held)
+
+
+def _preload(db: Any, job: Job, store: Any) -> dict[str, Any]:
+    """Before answering a preload job (`Job.preload`, `reader.prepare`): copy the tables of its
+    view set into the snapshot cache through `db` (its sandboxed views over their files), those
+    that cost most to read from their files first (the most file bytes, each file counted as at
+    least `PRELOAD_FILE_COST`: a 772-file table of 2 MB before a 1-file table of 5 MB), while the
+    cache holds less than `job.preload` bytes and for at most `PRELOAD_S` seconds (a table's copy
+    is stopped at that time), skipping a table whose files alone outweigh the room left; the
+    cache's stats (`snap` of the answer). A table is copied only when its files' lstat now gives
+    the digest the caller sent (`cache.data_digest`: the rows are that digest's) and kept only
+    when they still have that lstat after the copy."""
+    from catalog_core.sql.cache import data_digest, file_sig
+
+    assert job.cache is not None
+    start = time.monotonic()
+    todo: list[tuple[int, Any, Any, Any, str]] = []
+    for spec, body in job.views[1]:
+        digest = job.cache.get(spec.parts)
+        if digest is None or digest in store.tables or digest in store.refused:
+            continue
+        sig = file_sig(spec)
+        todo.append((sum(st[2] for st in sig if st is not None), spec, body, sig, digest))
+    todo.sort(key=lambda t: -sum(max(st[2], PRELOAD_FILE_COST) if st is not None else 0 for st in t[3]))
+    _limit_memory(job.memory_limit, job.budget, None)
+    try:
+        for size, spec, body, sig, digest in todo:
+            left = PRELOAD_S - (time.monotonic() - start)
+            if store.held >= job.preload or left <= 0:
+                break
+            if size > job.preload - store.held or data_digest(spec, body, sig) != digest:
+                continue
+            if store.add(db, spec.parts, digest, timeout_s=left) and file_sig(spec) != sig:
+                store.evict(digest)
+    finally:
+        _limit_memory(job.memory_limit, job.budget, store.held)
+    return {"hit": False, **store.stats()}
 
 
 def _flush(db: Any, job: Job, store: Any, pending: dict[str, Any], specs: dict[Any, Any],
@@ -981,12 +1040,23 @@ def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recyclin
             deferred.clear()
         fp = None
         later: dict[str, Any] = {}  # what this statement reads from its files, with their lstat before it does
+        setup = None
+        if (job.text or job.preload) and job.cache is not None and job.budget and job.key is not None:
+            from catalog_core.sql.cache import file_sig
+
+            if installed is None:  # the views this job installs: their specs, for `_flush`
+                job.views = pickle.loads(job.views) if isinstance(job.views, bytes) else job.views
+                specs.update((spec.parts, spec) for spec, _body in job.views[1])
+            if job.preload:
+                if store is None:
+                    from catalog_core.sql.snapcache import Store
+
+                    store = Store(job.timeout_s, job.memory_limit, job.budget)
+                if installed is None:
+                    setup = functools.partial(_preload, db, job, store)
         if job.text and job.cache is not None and job.budget and job.key is not None:
             from catalog_core.sql.cache import file_sig
 
-            if installed is None:  # the views this statement installs: their specs, for `_flush`
-                job.views = pickle.loads(job.views) if isinstance(job.views, bytes) else job.views
-                specs.update((spec.parts, spec) for spec, _body in job.views[1])
             held = store.tables if store is not None else {}
             refused = store.refused if store is not None else set()
             for parts, digest in job.cache.items():
@@ -994,9 +1064,9 @@ def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recyclin
                         and digest not in held and digest not in refused:
                     later[digest] = (parts, file_sig(specs[parts]))
         try:
-            fp = _statement(out, db, job, installed, store.held if store is not None else 0, snap, deferred)
+            fp = _statement(out, db, job, installed, store.held if store is not None else 0, snap, deferred, setup)
             if fp is not None and job.cache is not None and job.budget and job.key is not None:
-                if not job.text:  # a `warm` job: copy now (the caller asked, in the background)
+                if not job.text and not job.preload:  # a `warm` job: copy now (the caller asked, in the background)
                     if store is None:
                         from catalog_core.sql.snapcache import Store
 

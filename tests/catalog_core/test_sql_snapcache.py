@@ -222,3 +222,58 @@ def test_the_rollback_undoes_what_the_shortened_check_after_a_cached_statement_s
     db.execute("ATTACH ':memory:' AS other")
     assert worker._databases(db) != before
     db.close()
+
+
+def test_prepare_copies_the_snapshot_in_so_a_first_statement_reads_memory(wh):
+    """`reader.prepare` (what a server starts with) copies the snapshot's tables into the
+    preparing worker's cache before it answers, and the first statement on any of them is sent
+    to that worker (not to the pool's other one) and reads memory, the same rows as the files."""
+    worker.stop_all()
+    assert worker.pool_size() == 2
+    assert reader.prepare(wh.cat, snapshot=wh.v4, wait=True) is True
+    worker.prestart()                                    # the pool refilled: another worker is idle too
+    assert worker.may_serve({digest(wh.cat, wh.v4)})
+    assert run(wh.cat, SUM, snapshot=wh.v4) == [[45]] and hit()
+    assert run(wh.cat, "SELECT count(*) FROM wh.crm.customers", snapshot=wh.v4) == [[2]] and hit()
+    assert digest(wh.cat, wh.v4) in worker.last_snapshot()["tables"]
+
+
+def test_a_file_rewritten_after_prepare_is_read_from_the_files(wh, pool1):
+    worker.stop_all()
+    assert reader.prepare(wh.cat, snapshot=wh.v3, wait=True) is True
+    pq.write_table(pa.table({"id": pa.array([100, 200, 300], pa.int64()), "price": [1.0, 2.0, 3.0],
+                             "note": ["x", "y", "z"]}), wh.paths["a"])
+    assert run(wh.cat, SUM, snapshot=wh.v3) == [[600 + 39]] and not hit()
+
+
+def test_prepare_copies_nothing_past_its_cap(wh, pool1, monkeypatch):
+    """Past `PRELOAD_MAX` nothing is copied, and the caller then knows the worker holds none of
+    the tables (the answer lists what it holds): the first statement goes straight to the files."""
+    monkeypatch.setattr(snapcache, "PRELOAD_MAX", 1)
+    worker.stop_all()
+    assert reader.prepare(wh.cat, snapshot=wh.v3, wait=True) is True
+    assert not worker.may_serve({digest(wh.cat, wh.v3)})
+    assert run(wh.cat, SUM, snapshot=wh.v3) == [[45]] and not hit()
+
+
+def test_preload_copies_a_table_only_under_the_digest_of_its_files_now(wh, monkeypatch):
+    """The worker recomputes each table's digest from its files' lstat before it copies the table
+    in unasked: rows are never held under a digest of other files (here: a digest that is not the
+    files' now, as when a file was rewritten after the caller read the catalog)."""
+    from catalog_core.sql import duck
+
+    monkeypatch.setattr(worker, "_limit_memory", lambda *a, **k: None)  # (this process's own RLIMIT_AS)
+    data: dict = {}
+    views, _ = reader._keyed_views(wh.cat, wh.v3, True, data=data)
+    for cache, want in (({p: "0" * 32 for p in data}, set()), (data, set(data.values()))):
+        db = duck.connect(True)
+        store = snapcache.Store(10.0, 256 << 20, 64 << 20)
+        try:
+            duck.install_views(db, views, True)
+            job = worker.Job(text="", views=views, limit=1, timeout_s=10.0, memory_limit=256 << 20, key="k",
+                             cache=cache, budget=64 << 20, preload=64 << 20)
+            got = worker._preload(db, job, store)
+            assert set(got["tables"]) == set(store.tables) == want
+        finally:
+            store.close()
+            db.close()
