@@ -544,9 +544,11 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
     if needs_data:
         # the text pasted into the statements below passes the sandbox's own check first (a builder whose
         # constant arguments alone exceed the memory limit is refused without running)
-        fragments = [(str(val.get("condition")), "condition")] if w.kind == "relationship" and val.get("condition") \
-            else [(str(val[k]), k) for k in ("expression", "filter") if val.get(k)] if w.kind == "metric" else []
-        for text, what in fragments:
+        pasted = ("condition",) if w.kind == "relationship" else ("expression", "filter") if w.kind == "metric" else ()
+        for what in pasted:
+            text = str(val.get(what) or "")
+            if not text:
+                continue
             try:
                 _bounded.expression(text, what)
             except _bounded.LimitExceededError as e:
