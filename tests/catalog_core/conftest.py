@@ -20,8 +20,12 @@ def wh(cat):
 
 @pytest.fixture
 def pool1():
-    """One idle SQL worker, so consecutive statements of one thread go to the same worker when it is reused."""
+    """One idle SQL worker, so consecutive statements of one thread go to the same worker when it is reused.
+    The pool starts empty: a worker left by an earlier test (other limits, a snapshot cache since
+    closed) may retire after this test's first statement (`worker.RETIRE_GROWTH`), and the next
+    one would then find no cached database (CI, stop 41)."""
     before = worker.pool_size()
+    worker.stop_all()
     worker.set_pool_size(1)
     yield
     worker.set_pool_size(before)
