@@ -16,6 +16,7 @@ committed to both catalogs with the same time, so the two lakes are physically i
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -68,7 +69,7 @@ DECLARED_INPUTS = {
     "mart.agg_daily_store_revenue": ("core.fct_orders", "core.fct_order_items", "core.fct_refunds"),
 }
 MART_INPUTS = {**DECLARED_INPUTS, **M.READS}  # every mart's upstream (plain names)
-BUILT = tuple(M.READS)  # the marts built by jobs that read the core tables
+BUILT = tuple(m for m in M.READS if m not in DECLARED_INPUTS)  # the marts built by jobs that read the core tables
 MART_DELAY = 60.0  # seconds between a load's core commit and the commit of the marts built from it
 
 
@@ -192,8 +193,9 @@ class Loader:
         """Queue, after the commits queued so far, one commit of the marts `jobs` ((plain mart,
         eval.lake.marts parameters)) builds: Spark SQL over the core tables read through each
         catalog's bridge as the queued commits leave them, at `when`. Runs on the committer thread
-        (the next load is staged meanwhile), so the bridge's per-thread read log is the lineage its
-        commit records: the tables and vids the jobs read, in each catalog."""
+        (the next load is staged meanwhile), so the bridge's per-thread read log holds what the jobs read:
+        each mart's lineage is the part of it its own statement reads (eval.lake.marts.READS), at the
+        vid read, in each catalog."""
         if jobs:
             self._pending.append(self._committer.submit(self._build, when, message, jobs))
 
@@ -219,7 +221,16 @@ class Loader:
         with ThreadPoolExecutor(max_workers=STAGE_THREADS) as pool:
             staged = [w for w, _ in pool.map(self._stage, out)]
         self.spark_writes += len(staged)
-        results = {"enriched": self.bridges["enriched"].commit(staged, AUTHOR, message, time=when)}
+
+        def own(h: str) -> list[StagedWrite]:
+            # one commit holds the marts of several jobs: each records, of what this thread read through
+            # catalog h's bridge (its read log: table -> vid), the tables its own statement reads
+            read = self.bridges[h].reads()
+            return [dataclasses.replace(w, inputs={nm.full_table(T.TABLES[t].full): read[nm.full_table(T.TABLES[t].full)]
+                                                   for t in M.READS[mart]})
+                    for w, (mart, _) in zip(staged, jobs)]
+
+        results = {"enriched": self.bridges["enriched"].commit(own("enriched"), AUTHOR, message, time=when)}
         # the stale catalog lists the same files for each input (one warehouse): its job reads them there
         for h in HISTORIES:
             if h == "enriched":
@@ -229,7 +240,7 @@ class Loader:
                 if sorted(again[t].inputFiles()) != sorted(frames[t].inputFiles()):
                     raise RuntimeError(f"{t} lists other files in the {h} catalog than in the enriched one; "
                                        "the two histories must hold the same data")
-            results[h] = self.bridges[h].commit(staged, AUTHOR, message, time=when)
+            results[h] = self.bridges[h].commit(own(h), AUTHOR, message, time=when)
         for tw in results["enriched"].tables:
             self.rows[tw.table] = tw.rows_added
         self.commits += 1
