@@ -50,7 +50,7 @@ def _driver_listing(spark: SparkSession, paths: int) -> Iterator[None]:
     no-op on a cluster, or when the threshold already allows it). The session setting is raised for
     the block and restored after it: another thread's DataFrame created meanwhile in that session
     also lists in the driver, which changes its speed, not its rows."""
-    if not spark.sparkContext.master.startswith("local"):
+    if not (spark.sparkContext.master or "").startswith("local"):
         yield
         return
     with _LISTING:
