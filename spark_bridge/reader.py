@@ -3,12 +3,23 @@
 Files the bridge wrote sit in Hive-style directories under the table location and do not hold the
 partition columns; Spark restores those from the directory names (basePath), typed by the table
 schema, in one scan. Any other file (elsewhere, or with a value Spark would escape in a directory
-name) gets its partition columns as literals from the catalog's partition objects."""
+name) gets its partition columns as literals from the catalog's partition objects.
+
+Listing: Spark lists every path it is given when the DataFrame is created (before any action). More
+paths than `spark.sql.sources.parallelPartitionDiscovery.threshold` (default 32) start a distributed
+listing job of one task per path (up to `...parallelism`, default 10000). The paths here are the
+snapshot's files (the catalog lists them; there is no directory to walk), and in local mode that job's
+tasks run in this JVM on the same cores: their scheduling was nearly all of a read, 8-15 s for the 772
+files of the Acme lake's `core.fct_orders` on 2 busy cores against under 1 s listed in the driver. So
+in a local-mode session a read lists in the driver and starts no Spark job (`_driver_listing`); on a
+cluster Spark's default stands (its job spreads the status calls of many files over the executors)."""
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +36,36 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["read_table", "read_files", "partition_values"]
+
+LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+# Held while a local-mode read raises the session's listing threshold: reads (of any session) wait for
+# each other, their listing in the driver taking well under a second, so each restores the value it
+# found and no two interleave their set and restore.
+_LISTING = threading.Lock()
+
+
+@contextmanager
+def _driver_listing(spark: SparkSession, paths: int) -> Iterator[None]:
+    """Within the block, Spark lists up to `paths` paths in the driver, in a local-mode session (a
+    no-op on a cluster, or when the threshold already allows it). The session setting is raised for
+    the block and restored after it: another thread's DataFrame created meanwhile in that session
+    also lists in the driver, which changes its speed, not its rows."""
+    if not (spark.sparkContext.master or "").startswith("local"):
+        yield
+        return
+    with _LISTING:
+        before = spark.conf.get(LISTING_THRESHOLD)
+        if before is not None and before.isdigit() and int(before) >= paths:
+            yield
+            return
+        spark.conf.set(LISTING_THRESHOLD, str(paths))
+        try:
+            yield
+        finally:
+            if before is None:
+                spark.conf.unset(LISTING_THRESHOLD)
+            else:
+                spark.conf.set(LISTING_THRESHOLD, before)
 
 
 def partition_values(cat: CatalogAPI, tpath: str, columns: list[str], vid: int) -> dict[str, dict[str, Any]]:
@@ -54,9 +95,16 @@ def _hive_ready(file_path: str, location: str, ppath: str, tpath: str, vals: dic
 def read_files(spark: SparkSession, table: dict[str, Any] | TableValue, tpath: str, files: Sequence[Obj | FileObj],
                values: dict[str, dict[str, Any]]) -> DataFrame:
     """A DataFrame over `files` (file leaves of the table at `tpath`), columns in schema order.
-    `table` is the table object's value, raw or parsed."""
+    `table` is the table object's value, raw or parsed. Lazy: in a local-mode session it starts
+    no Spark job, however many files (see the module's docstring)."""
     if not isinstance(table, TableValue):
         table = TableValue.from_raw(table)
+    with _driver_listing(spark, len(files)):
+        return _read_files(spark, table, tpath, files, values)
+
+
+def _read_files(spark: SparkSession, table: TableValue, tpath: str, files: Sequence[Obj | FileObj],
+                values: dict[str, dict[str, Any]]) -> DataFrame:
     schema = to_struct(table.schema)
     names = [f.name for f in schema.fields]
     if not files:
@@ -66,7 +114,7 @@ def read_files(spark: SparkSession, table: dict[str, Any] | TableValue, tpath: s
     if renamed:  # files written before a rename or drop: read each under its own names
         frames = [_read_renamed(spark, table, tpath, group, values, names) for names, group in renamed]
         if files:
-            frames.insert(0, read_files(spark, table, tpath, files, values))
+            frames.insert(0, _read_files(spark, table, tpath, files, values))
         return reduce(lambda a, b: a.unionByName(b), frames)
     paths = [f.value["path"] for f in files]
     if not pcols:
