@@ -724,7 +724,9 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
     batches = sorted({105, 91, 77, 63, 49, 35, 21, 80, 60, 45, 40, 30, 20, 10, 7, 6, 5, 4, 3, 2, 1, 0}, reverse=True)
     prev = 119
     for n in batches:
-        when = at(n, 13.0 if n == 0 else 6.0)
+        # d0's load lands MART_DELAY before d0 (the eval's now), so the marts built from it commit at d0:
+        # commit times strictly increase, and nothing is committed after now
+        when = D0.timestamp() - MART_DELAY if n == 0 else at(n, 6.0)
         lo, hi = day(prev + 1) if prev == 119 else day(prev), day(n + 1)
         lo = H.loaded_to["core"] + dt.timedelta(days=1)
         secondary = n in (105, 91, 77, 63, 49, 35, 21, 7, 1, 0) or n in (20,)

@@ -54,6 +54,19 @@ def cc_date(s):  # run_sql returns dates as ISO text
     return s
 
 
+def test_no_commit_after_d0(cats):
+    """d0 is the eval's "now": nothing the lake holds may be committed after it, so the snapshot an agent
+    pins at d0 (by time or as the latest) is the whole lake. (The marts built from d0's load commit at d0
+    itself, not MART_DELAY after it.)"""
+    import datetime as dt
+
+    d0 = dt.datetime.fromisoformat(D0).timestamp()
+    for h, cat in cats.items():
+        latest = cat.commits(since=cat.latest_vid)[0]
+        assert latest.vid == cat.latest_vid and latest.time <= d0, (h, latest.vid, latest.time, latest.message)
+        assert cat.resolve(D0) == latest.vid, h
+
+
 def test_schema_history(cats):
     e = cats["enriched"]
     rev = "acme.mart.agg_daily_store_revenue"
