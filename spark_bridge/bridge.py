@@ -234,12 +234,16 @@ class Bridge:
         return txn.vid
 
     def read(self, name: str, snapshot: SnapshotRef = None, where: str | None = None,
-             branch: str | None = None) -> DataFrame:
+             branch: str | None = None, since: int | None = None) -> DataFrame:
         """A DataFrame over exactly the files of `name` at `snapshot` (vid, snapshot name, ISO
-        time; default latest), optionally pruned by a catalog filter such as 'd >= "2001-06-01"'."""
+        time; default latest), optionally pruned by a catalog filter such as 'd >= "2001-06-01"'.
+        `since` (an earlier vid): only the files added after it, for a job that keeps what it read
+        at `since` (rows read then + this = the table at `snapshot`); a BridgeError when a file
+        listed at `since` is gone (an overwrite or compaction in between: read it whole). Either
+        way the read counts as reading `name` at `snapshot` in this thread's lineage (`reads`)."""
         name = self.on_branch(name, branch)
         vid = self.catalog.resolve(snapshot)
-        df = read_table(self.spark, self.catalog, name, snapshot=vid, where=where)
+        df = read_table(self.spark, self.catalog, name, snapshot=vid, where=where, since=since)
         log = getattr(self._reads, "log", None)
         if log is None:
             log = self._reads.log = {}

@@ -146,17 +146,42 @@ def _read_files(spark: SparkSession, table: TableValue, tpath: str, files: Seque
 
 
 def read_table(spark: SparkSession, cat: CatalogAPI, name: str, snapshot: SnapshotRef = None,
-               where: str | None = None) -> DataFrame:
+               where: str | None = None, since: int | None = None) -> DataFrame:
+    """`name`'s rows at `snapshot` (files pruned by `where`). `since` (a vid before `snapshot`): only
+    the rows of the files added after it (an incremental read of appends, as Iceberg's
+    incremental append scan); raises BridgeError when a file of `since` is gone at `snapshot` (an
+    overwrite, a delete or a compaction in between: the rows read before are no longer the table's)."""
     tpath = table_path(name)
     vid = cat.resolve(snapshot)
     obj = cat.get(tpath, vid=vid)
     if obj is None or obj.value.get("obj_type") != "table":
         raise BridgeError(f"table {name!r} does not exist at vid {vid}; write it first or pick another "
                           "snapshot", table=name, vid=vid)
-    files = cat.plan_files(name, where=where, vid=vid)
+    files: Sequence[Obj | FileObj] = cat.plan_files(name, where=where, vid=vid)
+    if since is not None:
+        files = _added(cat, name, tpath, files, since, vid, where)
     table = TableValue.from_raw(obj.value)
     values = partition_values(cat, tpath, table.partition_columns, vid) if table.partition_by else {}
     return read_files(spark, table, tpath, files, values)
+
+
+def _added(cat: CatalogAPI, name: str, tpath: str, files: Sequence[Obj | FileObj], since: int, vid: int,
+           where: str | None) -> list[Obj | FileObj]:
+    """The files of `files` (the table's at `vid`) that `since` did not list; raises unless every file
+    `since` listed is still listed."""
+    if since > vid:
+        raise BridgeError(f"since={since} is after the snapshot read (vid {vid}); pass an earlier vid",
+                          table=name, vid=vid)
+    before = cat.get(tpath, vid=since)
+    old = ({f.path for f in cat.plan_files(name, where=where, vid=since)}
+           if before is not None and before.value.get("obj_type") == "table" else set())
+    now = {f.path for f in files}
+    gone = old - now
+    if gone:
+        raise BridgeError(f"{len(gone)} file(s) of {name!r} at vid {since} are gone at vid {vid} (an overwrite, "
+                          f"delete or compaction in between, e.g. {min(gone)}): an incremental read holds only "
+                          "appends; read the table whole (no since=)", table=name, vid=vid)
+    return [f for f in files if f.path not in old]
 
 
 def _renamed(table: TableValue, files: Sequence[Obj | FileObj]) -> tuple[list[tuple[dict[str, str | None], list[Obj | FileObj]]], list[Obj | FileObj]]:

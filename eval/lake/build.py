@@ -115,6 +115,12 @@ class Loader:
         # the bridges, running and staging the jobs, committing (both catalogs); the staging of the next
         # load overlaps it
         self.mart_seconds = {"read": 0.0, "run": 0.0, "commit": 0.0}
+        # each core table the marts read: (the enriched catalog's vid read, the rows then, cached in Spark's
+        # memory); the next mart commit reads only the files added since (Bridge.read's since=) and keeps
+        # the union, so a job scans the core tables' ~800 small files once per restatement, not per commit
+        self._kept: dict[str, tuple[int, Any]] = {}
+        self.mart_reads = {"whole": 0, "since": 0}
+        self._again: dict[tuple[str, str], int] = {}  # (history, core table) -> the vid its bridge last read
 
     def frame(self, cols: list[tuple[str, pa.DataType]], rows: list[dict]) -> DataFrame:
         with self._lock:  # frames are made by the staging threads
@@ -203,26 +209,68 @@ class Loader:
         if jobs:
             self._pending.append(self._committer.submit(self._build, when, message, jobs))
 
-    def _read_inputs(self, h: str, tables: list[str]) -> dict[str, DataFrame]:
-        """The core tables `tables` (plain names) read through catalog h's bridge (this thread's read
-        log records them), under their plain column names (values stay as written: codes on cryptic)."""
-        nm, b = self.naming, self.bridges[h]
+    def _read_again(self, h: str, tables: list[str]) -> None:
+        """Catalog h's bridge reads the core tables `tables` (plain names) at its latest vid, so this
+        thread's read log there holds the lineage of the marts; lazily, and only the files added since
+        its previous mart commit unless one is gone (no rows are scanned: the enriched catalog's
+        frames, which list the same files, are what the jobs ran on)."""
+        from spark_bridge import BridgeError
+
+        b, vid = self.bridges[h], self.cats[h].latest_vid
+        for t in tables:
+            name, since = self.naming.full_table(T.TABLES[t].full), self._again.get((h, t))
+            try:
+                b.read(name, snapshot=vid, since=since)
+            except BridgeError:
+                b.read(name, snapshot=vid)
+            self._again[(h, t)] = vid
+
+    def _files(self, h: str, table: str) -> list[str]:
+        """The data files catalog h lists for core table `table` (plain name) at its latest vid."""
+        return sorted(f.value["path"] for f in self.cats[h].plan_files(self.naming.full_table(T.TABLES[table].full)))
+
+    def _kept_inputs(self, tables: list[str]) -> dict[str, DataFrame]:
+        """The core tables `tables` (plain names) as the enriched catalog holds them now, read through its
+        bridge (this thread's read log records each at the latest vid), under their plain column names,
+        cached in memory: the rows kept from the previous mart commit plus the files added since, or
+        the whole table after a restatement, a compaction or a schema change (Bridge.read's since=
+        refuses, or the columns differ). The same rows as a whole read (bench.marts_equal, tests/eval)."""
+        from spark_bridge import BridgeError
+
+        nm, b = self.naming, self.bridges["enriched"]
+        vid = self.cats["enriched"].latest_vid
         plain = {nm.column(c): c for t in tables for c, _ in T.TABLES[t].columns}
         out = {}
         for t in tables:
-            df = b.read(nm.full_table(T.TABLES[t].full))
-            out[t] = df if nm.identity else df.toDF(*[plain.get(c, c) for c in df.columns])
+            name, kept, df = nm.full_table(T.TABLES[t].full), self._kept.get(t), None
+            if kept is not None:
+                try:
+                    added = b.read(name, snapshot=vid, since=kept[0])
+                except BridgeError:
+                    pass  # a file read then is gone: read it whole
+                else:
+                    added = added if nm.identity else added.toDF(*[plain.get(c, c) for c in added.columns])
+                    if added.columns == kept[1].columns:
+                        df = kept[1].unionByName(added)
+                        self.mart_reads["since"] += 1
+            if df is None:
+                df = b.read(name, snapshot=vid)
+                df = df if nm.identity else df.toDF(*[plain.get(c, c) for c in df.columns])
+                self.mart_reads["whole"] += 1
+            df = df.coalesce(2).cache()  # 2 partitions, however many reads it unites (local[2])
+            df.count()  # in memory before the rows it was built from are let go
+            if kept is not None:
+                kept[1].unpersist()
+            self._kept[t] = (vid, df)
+            out[t] = df
         return out
 
     def _build(self, when: float, message: str, jobs: list[tuple[str, dict[str, Any]]]) -> None:
         nm, clock = self.naming, time.perf_counter()
         tables = sorted({t for mart, _ in jobs for t in M.READS[mart]})
-        frames = self._read_inputs("enriched", tables)
-        # a table two or more jobs of this commit read is scanned once (its ~800 small files cost ~2.5 s
-        # a scan on 2 cores) and kept in memory until the commit; the rows are the same
-        shared = {t for t in tables if sum(t in M.READS[mart] for mart, _ in jobs) > 1}
+        frames = self._kept_inputs(tables)
         for t, df in frames.items():
-            (df.cache() if t in shared else df).createOrReplaceTempView(t.split(".", 1)[1])
+            df.createOrReplaceTempView(t.split(".", 1)[1])
         clock = self._tick("read", clock)
         out = [(mart, None, self.spark.sql(M.sql_for(mart, params, nm.code)).coalesce(1), "overwrite", "evolve")
                for mart, params in jobs]
@@ -245,16 +293,14 @@ class Loader:
         for h in HISTORIES:
             if h == "enriched":
                 continue
-            again = self._read_inputs(h, tables)
+            self._read_again(h, tables)
             for t in tables:
-                if sorted(again[t].inputFiles()) != sorted(frames[t].inputFiles()):
+                if self._files(h, t) != self._files("enriched", t):
                     raise RuntimeError(f"{t} lists other files in the {h} catalog than in the enriched one; "
                                        "the two histories must hold the same data")
             clock = self._tick("read", clock)
             results[h] = self.bridges[h].commit(own(h), AUTHOR, message, time=when)
             clock = self._tick("commit", clock)
-        for t in shared:
-            frames[t].unpersist()
         for tw in results["enriched"].tables:
             self.rows[tw.table] = tw.rows_added
         self.commits += 1
@@ -281,6 +327,9 @@ class Loader:
 
     def close(self) -> None:
         self._committer.shutdown(wait=True, cancel_futures=True)
+        for _vid, df in self._kept.values():
+            df.unpersist()
+        self._kept.clear()
 
 
 # ---------------------------------------------------------------------------------------------- the ETL
@@ -836,7 +885,8 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
     ld.wait()
     ms = ld.mart_seconds
     step(f"marts built by Spark jobs (on the committer thread): {sum(ms.values()):.1f}s = read {ms['read']:.1f}s + "
-         f"run and stage {ms['run']:.1f}s + commit {ms['commit']:.1f}s")
+         f"run and stage {ms['run']:.1f}s + commit {ms['commit']:.1f}s; core tables read whole "
+         f"{ld.mart_reads['whole']}x, only their added files {ld.mart_reads['since']}x")
     total = sum(ld.rows.values())
     with open(os.path.join(os.path.dirname(warehouse), MANIFEST), "w") as fh:
         json.dump({"seed": seed, "stale_seed": seed * 1009 + 17, "fraction": STALE_FRACTION,

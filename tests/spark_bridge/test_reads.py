@@ -3,6 +3,8 @@ files, renamed columns and partition values restored."""
 
 from __future__ import annotations
 
+import pytest
+
 from spark_bridge.reader import LISTING_THRESHOLD
 
 
@@ -37,3 +39,41 @@ def test_a_read_of_more_files_than_the_listing_threshold_starts_no_spark_job(bri
     listed = sorted(p.removeprefix("file://") for p in df.inputFiles())
     assert listed == sorted(f.value["path"].removeprefix("file:") for f in files)  # exactly the snapshot's files
     assert sorted((r.id, r.k, r.v) for r in at_first.collect()) == [(i, i % 36, i * 2) for i in range(200)]
+
+
+def test_since_reads_only_the_files_appended_after_a_vid_and_refuses_after_an_overwrite(bridge, spark):
+    from spark_bridge import BridgeError
+
+    rows = "select id, cast(id % 3 as int) as k from range({lo}, {hi})"
+    first = bridge.write(spark.sql(rows.format(lo=0, hi=30)), "wh.core.inc", partition_by=["k"])
+    bridge.write(spark.sql(rows.format(lo=30, hi=45)), "wh.core.inc", partition_by=["k"])
+    third = bridge.write(spark.sql(rows.format(lo=45, hi=50)), "wh.core.inc", partition_by=["k"])
+    bridge.clear_reads()
+    added = bridge.read("wh.core.inc", since=first.vid)
+    assert sorted((r.id, r.k) for r in added.collect()) == [(i, i % 3) for i in range(30, 50)]
+    assert bridge.reads() == {"wh.core.inc": third.vid}  # lineage: the table as of the snapshot read
+    kept = bridge.read("wh.core.inc", snapshot=first.vid)
+    whole = bridge.read("wh.core.inc")
+    assert sorted(kept.unionByName(added).collect()) == sorted(whole.collect())  # kept + added = the table
+    listed = {p.removeprefix("file://") for p in added.inputFiles()}
+    at_first = {f.value["path"].removeprefix("file:") for f in bridge.catalog.plan_files("wh.core.inc", vid=first.vid)}
+    assert listed and not listed & at_first  # no file of `since` is read again
+    assert bridge.read("wh.core.inc", since=third.vid).count() == 0  # nothing added since the latest
+    assert bridge.read("wh.core.inc", snapshot=third.vid, since=0).count() == 50  # before the table: all of it
+
+    with pytest.raises(BridgeError, match="after the snapshot read"):
+        bridge.read("wh.core.inc", snapshot=first.vid, since=third.vid)
+    bridge.write(spark.sql(rows.format(lo=100, hi=104)), "wh.core.inc", partition_by=["k"], mode="overwrite")
+    with pytest.raises(BridgeError, match=r"gone at vid .*read the table whole"):
+        bridge.read("wh.core.inc", since=third.vid)
+    assert sorted(r.id for r in bridge.read("wh.core.inc").collect()) == [100, 101, 102, 103]
+
+
+def test_the_quick_jvm_compiles_with_c1_into_a_code_cache_a_long_job_does_not_fill(spark):
+    # C1 alone reserves 48 MB, which `semcat eval build` filled after 141 s ("CodeCache is full. Compiler
+    # has been disabled"): the rest of the build's new code ran interpreted
+    jvm = spark.sparkContext._jvm
+    bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
+        jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean"))
+    assert bean.getVMOption("TieredStopAtLevel").getValue() == "1"
+    assert int(bean.getVMOption("ReservedCodeCacheSize").getValue()) >= 256 << 20
