@@ -209,20 +209,36 @@ class Loader:
         if jobs:
             self._pending.append(self._committer.submit(self._build, when, message, jobs))
 
+    def _read(self, h: str, table: str, vid: int, since: int | None) -> tuple[DataFrame, bool]:
+        """Core table `table` (plain name) read through catalog h's bridge at `vid` (this thread's read log
+        records it there), under its plain column names (values stay as written: codes on cryptic): only
+        the files added after `since` (True), or whole (False) when `since` is None or a file it listed is
+        gone (Bridge.read's since= refuses)."""
+        from spark_bridge import BridgeError
+
+        nm, b = self.naming, self.bridges[h]
+        name = nm.full_table(T.TABLES[table].full)
+        df, added = None, since is not None
+        if added:
+            try:
+                df = b.read(name, snapshot=vid, since=since)
+            except BridgeError:
+                added = False
+        if df is None:
+            df = b.read(name, snapshot=vid)
+        if not nm.identity:
+            plain = {nm.column(c): c for c, _ in T.TABLES[table].columns}
+            df = df.toDF(*[plain.get(c, c) for c in df.columns])
+        return df, added
+
     def _read_again(self, h: str, tables: list[str]) -> None:
         """Catalog h's bridge reads the core tables `tables` (plain names) at its latest vid, so this
         thread's read log there holds the lineage of the marts; lazily, and only the files added since
         its previous mart commit unless one is gone (no rows are scanned: the enriched catalog's
         frames, which list the same files, are what the jobs ran on)."""
-        from spark_bridge import BridgeError
-
-        b, vid = self.bridges[h], self.cats[h].latest_vid
+        vid = self.cats[h].latest_vid
         for t in tables:
-            name, since = self.naming.full_table(T.TABLES[t].full), self._again.get((h, t))
-            try:
-                b.read(name, snapshot=vid, since=since)
-            except BridgeError:
-                b.read(name, snapshot=vid)
+            self._read(h, t, vid, self._again.get((h, t)))
             self._again[(h, t)] = vid
 
     def _files(self, h: str, table: str) -> list[str]:
@@ -230,33 +246,20 @@ class Loader:
         return sorted(f.value["path"] for f in self.cats[h].plan_files(self.naming.full_table(T.TABLES[table].full)))
 
     def _kept_inputs(self, tables: list[str]) -> dict[str, DataFrame]:
-        """The core tables `tables` (plain names) as the enriched catalog holds them now, read through its
-        bridge (this thread's read log records each at the latest vid), under their plain column names,
-        cached in memory: the rows kept from the previous mart commit plus the files added since, or
-        the whole table after a restatement, a compaction or a schema change (Bridge.read's since=
-        refuses, or the columns differ). The same rows as a whole read (bench.marts_equal, tests/eval)."""
-        from spark_bridge import BridgeError
-
-        nm, b = self.naming, self.bridges["enriched"]
+        """The core tables `tables` (plain names) as the enriched catalog holds them now (`_read`), cached
+        in memory: the rows kept from the previous mart commit plus the files added since, or the whole
+        table after a restatement, a compaction or a schema change (Bridge.read's since= refuses, or the
+        columns differ). The same rows as a whole read (bench.marts_equal, tests/eval)."""
         vid = self.cats["enriched"].latest_vid
-        plain = {nm.column(c): c for t in tables for c, _ in T.TABLES[t].columns}
         out = {}
         for t in tables:
-            name, kept, df = nm.full_table(T.TABLES[t].full), self._kept.get(t), None
-            if kept is not None:
-                try:
-                    added = b.read(name, snapshot=vid, since=kept[0])
-                except BridgeError:
-                    pass  # a file read then is gone: read it whole
-                else:
-                    added = added if nm.identity else added.toDF(*[plain.get(c, c) for c in added.columns])
-                    if added.columns == kept[1].columns:
-                        df = kept[1].unionByName(added)
-                        self.mart_reads["since"] += 1
-            if df is None:
-                df = b.read(name, snapshot=vid)
-                df = df if nm.identity else df.toDF(*[plain.get(c, c) for c in df.columns])
-                self.mart_reads["whole"] += 1
+            kept = self._kept.get(t)
+            df, added = self._read("enriched", t, vid, None if kept is None else kept[0])
+            if kept is not None and added and df.columns != kept[1].columns:  # the schema changed since
+                df, added = self._read("enriched", t, vid, None)
+            if kept is not None and added:
+                df = kept[1].unionByName(df)
+            self.mart_reads["since" if added else "whole"] += 1
             df = df.coalesce(2).cache()  # 2 partitions, however many reads it unites (local[2])
             df.count()  # in memory before the rows it was built from are let go
             if kept is not None:
