@@ -319,7 +319,7 @@ def _from_cache(cat: CatalogAPI, vid: int, text: str, limit: int, timeout_s: flo
     data: dict[tuple[str, str, str], str] = {}
     unchecked: list[tuple[tuple[Any, ...], Entry]] = []
     views, digests = _keyed_views(cat, vid, True, names=names, data=data, unchecked=unchecked)
-    if digests is None or not data or not worker.may_serve(set(data.values())):
+    if digests is None or not data or not worker.may_serve(set(data.values()), (float(timeout_s), memory_limit, budget)):
         return None  # the statement's own path checks the files (`cache.get`)
     key = hashlib.sha256(repr(("snap", views[0], sorted(data.items()), float(timeout_s), memory_limit)).encode())
     job = worker.Job(text=text, views=None, limit=limit, timeout_s=timeout_s, memory_limit=memory_limit,

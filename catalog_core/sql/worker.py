@@ -159,9 +159,11 @@ class _Worker:
         self.served = 0
         self.key: str | None = None  # the key of the database it holds (as far as the caller knows)
         self.snap: str | None = None  # the key of the last job its snapshot cache served
-        # digests (`Job.cache`) of the tables it read with the snapshot cache on: what it may hold or
-        # copy in on their second use (a superset: evictions are not reported back)
-        self.may_hold: set[str] = set()
+        # digests (`Job.cache`) of the tables it read with the snapshot cache on, by the limits of the
+        # statements that read them (`_limits`: its cache serves only statements of the limits it was
+        # created with): what it may hold or copy in on their second use (a superset: evictions are
+        # not reported back)
+        self.may_hold: dict[tuple[float, int, int], set[str]] = {}
 
     def fits(self, memory_limit: int) -> bool:
         return self.cap is None or memory_limit + HEADROOM <= self.cap
@@ -191,12 +193,12 @@ _last = threading.local()
 
 
 def pool_size() -> int:
-    """How many idle workers are kept for the next statements."""
+    """How many workers are kept started (idle, or busy and coming back) for the next statements."""
     return _pool_size
 
 
 def set_pool_size(n: int) -> None:
-    """Keep `n` (1 to 4) idle workers; extra idle ones are stopped."""
+    """Keep `n` (1 to 4) workers started; extra idle ones are stopped."""
     global _pool_size
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= _MAX_POOL:
         from catalog_core.errors import InvalidValueError
@@ -226,13 +228,20 @@ def set_max_concurrent(n: int) -> None:
         _max_concurrent, _slots = n, threading.BoundedSemaphore(n)
 
 
-def may_serve(digests: set[str]) -> bool:
-    """Could a live worker hold (or copy in from its views) every table of `digests`? False when
-    none has read them all: a statement on them then goes straight to the files, without first
-    asking a worker's snapshot cache (a round trip that, on a fresh pool, also overlaps the
-    start of the next worker with the statement)."""
+def _limits(job: Job) -> tuple[float, int, int]:
+    """The limits a worker's snapshot cache is created with and serves (`snapcache.Store.settings`)."""
+    return float(job.timeout_s), job.memory_limit, job.budget
+
+
+def may_serve(digests: set[str], limits: tuple[float, int, int] | None = None) -> bool:
+    """Could a live worker hold (or copy in from its views) every table of `digests`, for
+    statements of `limits` (time limit, memory limit, cache budget; None: any)? False when none
+    has read them all: a statement on them then goes straight to the files, without first asking
+    a worker's snapshot cache (a round trip that, on a fresh pool, also overlaps the start of the
+    next worker with the statement)."""
     with _lock:
-        return any(digests <= w.may_hold for w in list(_idle) + list(_busy) if w.alive())
+        return any(digests <= held for w in list(_idle) + list(_busy) if w.alive()
+                   for lim, held in w.may_hold.items() if limits is None or lim == limits)
 
 
 def holds(key: str) -> bool:
@@ -305,10 +314,11 @@ def _ready_now(w: _Worker) -> bool:
     return w.ready
 
 
-def _take(memory_limit: int, key: str | None = None, want: set[str] | None = None) -> _Worker:
+def _take(memory_limit: int, key: str | None = None, want: set[str] | None = None,
+          limits: tuple[float, int, int] | None = None) -> _Worker:
     """An idle worker whose hard limit fits `memory_limit`: one that holds the database of `key`,
     else (`want`: the table digests of a job for the snapshot cache alone) one that may hold them
-    all (`_Worker.may_hold`: what a preload or its statements copied in), else one that is ready now, else the most recently used that has served (it is creating its
+    all (`_Worker.may_hold` under the job's `limits`: what a preload or its statements copied in), else one that is ready now, else the most recently used that has served (it is creating its
     next database), else a starting one; or a new one. (With two idle workers, back-to-back
     statements of different views alternate, so one worker's next database is created while the
     other runs a statement.)"""
@@ -322,7 +332,8 @@ def _take(memory_limit: int, key: str | None = None, want: set[str] | None = Non
             elif i.fits(memory_limit):
                 fit.append(i)
         pick = next((i for i in reversed(fit) if key is not None and key in (i.key, i.snap)), None)
-        pick = pick or next((i for i in reversed(fit) if want and want <= i.may_hold), None)
+        pick = pick or next((i for i in reversed(fit) if want and limits and want <= i.may_hold.get(limits, set())),
+                            None)
         pick = pick or next((i for i in reversed(fit) if _ready_now(i)), None)
         pick = pick or next((i for i in reversed(fit) if i.served), fit[-1] if fit else None)
         if pick is None:
@@ -335,20 +346,30 @@ def _take(memory_limit: int, key: str | None = None, want: set[str] | None = Non
     return pick
 
 
+def _surplus() -> int:
+    """The index in `_idle` of the worker to stop when more than `_pool_size` are idle: a spare
+    that never served (it holds no database and no cached table), else the least recently used."""
+    return next((n for n, i in enumerate(_idle) if not i.served), 0)
+
+
 def _release(w: _Worker, keep: bool) -> None:
     """Back to the pool (when `keep` and it is alive), else stopped; and one worker started when
-    the pool holds fewer than `pool_size()`, so that the next statement does not wait for an
-    interpreter."""
+    fewer than `pool_size()` are idle or busy (a busy one comes back), so that the next statement
+    does not wait for an interpreter. Past `pool_size()` idle workers (after more statements ran at
+    once), a spare that never served is stopped before one that holds a database or cached tables.
+    (Starting a spare for every busy worker, then stopping the oldest idle one when the busy one
+    came back, threw away the database and snapshot cache of a worker a background warm-up had
+    kept busy: 53 interpreters and their copies for one 60-episode eval run.)"""
     out: list[_Worker] = []
     with _lock:
         _busy.discard(w)
         if keep and w.alive():
             _idle.append(w)
             while len(_idle) > _pool_size:
-                out.append(_idle.pop(0))
+                out.append(_idle.pop(_surplus()))
         else:
             out.append(w)
-        if len(_idle) < _pool_size:
+        if len(_idle) + len(_busy) < _pool_size:
             _idle.append(_spawn())
     for d in out:
         _stop(d)
@@ -480,7 +501,7 @@ def run(job: Job, meanwhile: Callable[[], object] | None = None) -> dict[str, An
         want = ({job.cache[p] for p in job.cache if job.names is None or p[2].lower() in job.names}
                 if job.views is None and job.cache else None)
         while True:
-            w = _take(job.memory_limit + _extra(job.budget), job.key, want)
+            w = _take(job.memory_limit + _extra(job.budget), job.key, want, _limits(job))
             _last.pid = w.proc.pid
             reused = w.served > 0
             try:
@@ -500,15 +521,18 @@ def run(job: Job, meanwhile: Callable[[], object] | None = None) -> dict[str, An
                 except ValueError:
                     answer = None
             ok = isinstance(answer, dict)
-            if isinstance(answer, dict) and _clean(answer) and job.cache and job.budget and not answer.get("miss"):
-                if len(w.may_hold) > 100_000:
+            # (no `snap` in the answer: the worker's cache was created with other limits, and the job ran
+            # on its files without it)
+            if isinstance(answer, dict) and _clean(answer) and job.cache and job.budget and not answer.get("miss") \
+                    and isinstance(answer.get("snap"), dict):
+                if sum(map(len, w.may_hold.values())) > 100_000:
                     w.may_hold.clear()
+                held_now = w.may_hold.setdefault(_limits(job), set())
                 if job.preload:  # what the preload copied in: the digests its answer lists
-                    snap = answer.get("snap")
-                    held = snap.get("tables") if isinstance(snap, dict) else None
-                    w.may_hold.update(set(job.cache.values()) & set(held if isinstance(held, list) else []))
+                    held = answer["snap"].get("tables")
+                    held_now.update(set(job.cache.values()) & set(held if isinstance(held, list) else []))
                 else:
-                    w.may_hold.update(job.cache[p] for p in job.cache if job.names is None or p[2].lower() in job.names)
+                    held_now.update(job.cache[p] for p in job.cache if job.names is None or p[2].lower() in job.names)
             if job.views is None:  # the snapshot cache only: its database is not the worker's own
                 w.snap = job.key if ok and "ok" in answer else w.snap  # type: ignore[operator]
             else:
@@ -994,11 +1018,23 @@ def _serve() -> None:  # noqa: C901 - the worker's job loop: connection recyclin
         job = _read_job(stdin)
         if job is None:  # the caller went away or stopped this worker
             return
-        if store is not None and (job.budget == 0 or store.settings != (float(job.timeout_s), job.memory_limit,
-                                                                          job.budget)):
-            store.close()  # other limits than those its database was locked with
+        if store is not None and job.budget == 0:
+            store.close()  # the cache was turned off
             store = None
             _trim()
+        if store is not None and job.cache is not None and store.settings != _limits(job):
+            if job.budget != store.limit or not store.tables:
+                store.close()  # the budget was changed, or it holds nothing yet: one for these limits
+                store = None
+                _trim()
+            else:
+                # Other time or memory limits than those the cache's database was locked with (the
+                # eval's scorer at 30 s beside the MCP tools' 10 s): this job leaves the cache as it
+                # is (closing it dropped every table the statements of its own limits had copied in,
+                # and the memory it freed still counted towards `RETIRE_GROWTH`) and runs on its
+                # files; a job for the cache alone misses. Its answer carries no `snap`, so the
+                # caller routes no statement of these limits here for the cache (`_Worker.may_hold`).
+                job.cache = None
         if job.budget == 0:
             pending.clear()
         elif pending and job.text and job.cache is not None and job.key is not None:

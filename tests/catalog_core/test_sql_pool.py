@@ -185,6 +185,34 @@ def test_concurrent_statements_each_get_a_worker_up_to_the_bound(wh):
         worker.set_pool_size(size)
 
 
+def test_a_busy_worker_coming_back_does_not_push_out_the_one_holding_a_database(wh):
+    """Pool 2, one worker kept busy (as by a background warm-up): the other serves a statement and
+    keeps its database. No spare is started for the busy one, and when it comes back the worker
+    holding the database stays (it used to be the oldest idle one, stopped to make room)."""
+    size = worker.pool_size()
+    worker.stop_all()
+    worker.set_pool_size(2)
+    try:
+        q = "SELECT count(*) FROM wh.crm.customers"
+        want = cc.run_sql(wh.cat, q).rows
+        holder = worker.last_worker()
+        assert worker.prestart()  # the pool's second worker ready, so the long statement goes to it
+        slow = threading.Thread(target=cc.run_sql, args=(wh.cat, "SELECT sum(i) FROM range(4000000000) t(i)"),
+                                kwargs={"timeout_s": 60})
+        slow.start()
+        while not worker.workers()["busy"]:
+            slow.join(0.01)
+        assert cc.run_sql(wh.cat, q).rows == want
+        assert worker.last_worker() == holder and worker.last_cached()
+        assert slow.is_alive()    # the other worker was busy all along
+        assert len(worker.workers()["idle"]) == 1 and len(worker.workers()["busy"]) == 1  # no spare for it
+        slow.join(120)
+        assert holder in worker.workers()["idle"]
+        assert cc.run_sql(wh.cat, q).rows == want and worker.last_worker() == holder and worker.last_cached()
+    finally:
+        worker.set_pool_size(size)
+
+
 @pytest.mark.parametrize("bad", [0, 5, -1, True, 1.5, "2", None])
 def test_bad_pool_size_is_refused_and_changes_nothing(bad):
     before = worker.pool_size()

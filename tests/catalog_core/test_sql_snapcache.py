@@ -194,6 +194,23 @@ def test_no_cache_round_trip_before_any_worker_read_the_tables(wh, pool1):
     assert not worker.may_serve({d})   # its workers are gone
 
 
+def test_a_statement_of_other_limits_leaves_the_cache_to_those_of_its_own(wh, pool1):
+    """A worker's cache serves the limits it was created with. A statement of other limits (the
+    eval's scorer runs at 30 s beside the MCP tools' 10 s) runs on its files and leaves the cache
+    as it is: it used to close it, and the worker, its memory still mapped, then retired."""
+    assert run(wh.cat, SUM, snapshot=wh.v3) == [[45]] and not hit()
+    assert run(wh.cat, SUM, snapshot=wh.v3) == [[45]] and hit()
+    pid = worker.last_worker()
+    assert run(wh.cat, SUM, snapshot=wh.v3, timeout_s=30) == [[45]]
+    assert worker.last_snapshot() is None and worker.last_worker() == pid   # on the files, no cache
+    assert run(wh.cat, SUM, snapshot=wh.v3) == [[45]] and hit() and worker.last_worker() == pid
+    # what the caller knows: this worker's cache may serve 10 s statements, and no round trip to it
+    # for 30 s ones (`reader._from_cache` asks `may_serve` first)
+    d = digest(wh.cat, wh.v3)
+    ten, thirty = (10.0, 1 << 30, snapcache.budget()), (30.0, 1 << 30, snapcache.budget())
+    assert worker.may_serve({d}, ten) and not worker.may_serve({d}, thirty)
+
+
 def test_the_rollback_undoes_what_the_shortened_check_after_a_cached_statement_skips():
     """After a statement on the snapshot database whose transaction was rolled back, the worker
     compares only the attached databases (`worker._databases`), not the whole fingerprint: what
