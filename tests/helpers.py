@@ -327,13 +327,95 @@ NPM_CACHE = os.environ.get("SEMCAT_NPM_CACHE", os.path.expanduser("~/.cache/semc
 NODE_PACKAGES = os.path.join(ROOT, "tests", "mcp_server", "node")  # package.json: the pinned Node clients
 
 
+CONFORMANCE_SUITE, CONFORMANCE_VERSION = "@modelcontextprotocol/conformance", "0.1.16"
+OIDC_PROVIDER = "oidc-provider@9.13.3"  # runs on the system Node 20 (it prints a warning asking for Node 22)
+
+
+@contextlib.contextmanager
+def _npm_lock(where: str):  # type: ignore[no-untyped-def]
+    """An exclusive file lock beside the npm prefix `where`: concurrent test workers (and the
+    prefetch, tests/npm_prefetch.py) install into it once, never at the same time (which leaves a
+    broken node_modules)."""
+    import fcntl
+
+    os.makedirs(where, exist_ok=True)
+    with open(where + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
+def _npm_install(where: str, packages: list[str], timeout: float = 900) -> None:
+    import shutil
+
+    npm = shutil.which("npm")
+    assert npm is not None
+    p = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", where, *packages],
+                       capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, f"npm install {' '.join(packages)} in {where} failed: {p.stderr[-2000:]}"
+
+
+def node_major(node: str) -> int:
+    """The major version of the Node binary `node` (0 when it does not run)."""
+    import re
+
+    try:
+        out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except OSError:
+        return 0
+    m = re.match(r"v(\d+)\.", out.strip())
+    return int(m.group(1)) if m else 0
+
+
+def conformance_suite() -> list[str]:
+    """[node 22+, the CLI script of the MCP conformance suite], installed into
+    NPM_CACHE/conformance when missing or of another version (with the npm package `node@22` when
+    the system's Node is older); skips the test when npm is missing."""
+    import json
+    import shutil
+
+    import pytest
+
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed, so the MCP conformance suite cannot be installed")
+    prefix = os.path.join(NPM_CACHE, "conformance")
+    package = os.path.join(prefix, "node_modules", *CONFORMANCE_SUITE.split("/"))
+    system = shutil.which("node")
+    node = system if system and node_major(system) >= 22 else os.path.join(prefix, "node_modules", ".bin", "node")
+    with _npm_lock(prefix):
+        manifest = os.path.join(package, "package.json")
+        installed = os.path.exists(manifest) and json.loads(pathlib.Path(manifest).read_text())["version"] == \
+            CONFORMANCE_VERSION
+        if not installed or node_major(node) < 22:
+            _npm_install(prefix, [f"{CONFORMANCE_SUITE}@{CONFORMANCE_VERSION}"] + ([] if node == system else ["node@22"]))
+    assert node_major(node) >= 22, f"{node} is not Node 22 or newer"
+    return [node, os.path.join(package, "dist", "index.js")]
+
+
+def oidc_provider() -> str:
+    """NPM_CACHE/oidc holding OIDC_PROVIDER (installed when missing or of another version); skips
+    the test when node or npm is missing."""
+    import json
+    import shutil
+
+    import pytest
+
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("node and npm are needed to run the oidc-provider authorization server")
+    where = os.path.join(NPM_CACHE, "oidc")
+    marker = os.path.join(where, "node_modules", "oidc-provider", "package.json")
+    with _npm_lock(where):
+        if not (os.path.exists(marker) and json.loads(pathlib.Path(marker).read_text())["version"] ==
+                OIDC_PROVIDER.split("@")[1]):
+            _npm_install(where, [OIDC_PROVIDER], timeout=600)
+    return where
+
+
 def pinned_node_packages(prefix: str = "mcpclient") -> str:
     """NPM_CACHE/<prefix> holding exactly the packages of tests/mcp_server/node/package.json (the
     TypeScript SDK, the MCP Inspector CLI and node@22), installed when any is missing or of another
     version. An exclusive file lock makes concurrent test workers install once, never into the same
     folder at the same time (which leaves a broken node_modules). Returns the folder; skips the test
     when npm is missing."""
-    import fcntl
     import json
     import shutil
 
@@ -343,7 +425,6 @@ def pinned_node_packages(prefix: str = "mcpclient") -> str:
     if npm is None:
         pytest.skip("npm is not installed, so the pinned Node clients cannot be installed")
     where = os.path.join(NPM_CACHE, prefix)
-    os.makedirs(where, exist_ok=True)
     with open(os.path.join(NODE_PACKAGES, "package.json")) as f:
         wanted = json.load(f)["dependencies"]
 
@@ -354,8 +435,7 @@ def pinned_node_packages(prefix: str = "mcpclient") -> str:
         except (OSError, ValueError, KeyError):
             return None
 
-    with open(where + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+    with _npm_lock(where):
         if any(installed(p) != v for p, v in wanted.items()):
             shutil.copy(os.path.join(NODE_PACKAGES, "package.json"), where)
             p = subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=where, capture_output=True,

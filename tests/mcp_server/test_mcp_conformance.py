@@ -9,7 +9,6 @@ the npm package `node@22`, installed with the suite into $SEMCAT_NPM_CACHE/confo
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -19,44 +18,17 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers import NPM_CACHE
+from tests.helpers import conformance_suite
 from tests.mcp_server.test_mcp_transports import serve
 
-SUITE = "@modelcontextprotocol/conformance"
-SUITE_VERSION = "0.1.16"
 NA_FILE = Path(__file__).with_name("conformance_na.yaml")
 _RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
 
 
-def _node_major(node: str) -> int:
-    try:
-        out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=60).stdout
-    except OSError:
-        return 0
-    m = re.match(r"v(\d+)\.", out.strip())
-    return int(m.group(1)) if m else 0
-
-
 @pytest.fixture(scope="module")
 def suite() -> list[str]:
-    """The command that runs the suite: [node 22+, the suite's CLI script]."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed, so the MCP conformance suite cannot be installed")
-    prefix = os.path.join(NPM_CACHE, "conformance")
-    script = os.path.join(prefix, "node_modules", *SUITE.split("/"), "dist", "index.js")
-    system = shutil.which("node")
-    node = system if system and _node_major(system) >= 22 else os.path.join(prefix, "node_modules", ".bin", "node")
-    manifest = os.path.join(prefix, "node_modules", *SUITE.split("/"), "package.json")
-    installed = os.path.exists(manifest) and json.loads(Path(manifest).read_text())["version"] == SUITE_VERSION
-    if not installed or _node_major(node) < 22:
-        os.makedirs(prefix, exist_ok=True)
-        packages = [f"{SUITE}@{SUITE_VERSION}"] + ([] if node == system else ["node@22"])
-        p = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", prefix, *packages],
-                           capture_output=True, text=True, timeout=900)
-        assert p.returncode == 0, f"npm install {' '.join(packages)} failed: {p.stderr[-2000:]}"
-    assert _node_major(node) >= 22, f"{node} is not Node 22 or newer"
-    return [node, script]
+    """The command that runs the suite: [node 22+, the suite's CLI script] (tests.helpers)."""
+    return conformance_suite()
 
 
 def not_applicable() -> dict[str, dict[str, str]]:

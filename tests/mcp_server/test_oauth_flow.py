@@ -39,37 +39,22 @@ import catalog_core as cc
 import semantic as sm
 from eval.fixtures.mcplake import FCT
 from mcp_server.mcp import READ_TOOLS, TOOL_NAMES
-from tests.helpers import NPM_CACHE, free_port, stop_process, wait_healthy
+from tests.helpers import free_port, oidc_provider, stop_process, wait_healthy
 from tests.mcp_server.conftest import code
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AS_SCRIPT = os.path.join(ROOT, "tests", "mcp_server", "node", "oidc", "as.mjs")
-NPM_DIR = os.path.join(NPM_CACHE, "oidc")
-OIDC_PROVIDER = "oidc-provider@9.13.3"  # runs on the system Node 20 (it prints a warning asking for Node 22)
 REDIRECT = "http://127.0.0.1:9/callback"  # never contacted: the client stops at the redirect to it
 STATIC = "static-write-token"
 
 
 # ------------------------------------------------------------------ the servers
-def _install_oidc_provider() -> None:
-    npm, node = shutil.which("npm"), shutil.which("node")
-    if npm is None or node is None:
-        pytest.skip("node and npm are needed to run the oidc-provider authorization server")
-    marker = os.path.join(NPM_DIR, "node_modules", "oidc-provider", "package.json")
-    if os.path.exists(marker) and json.load(open(marker))["version"] == OIDC_PROVIDER.split("@")[1]:
-        return
-    os.makedirs(NPM_DIR, exist_ok=True)
-    p = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", NPM_DIR, OIDC_PROVIDER],
-                       capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, f"npm install {OIDC_PROVIDER} failed: {p.stderr[-2000:]}"
-
-
 @pytest.fixture(scope="module")
 def issuers():
     """Two oidc-provider issuers on loopback: [the one semcat trusts, another one]."""
-    _install_oidc_provider()
+    npm_dir = oidc_provider()
     ports = [str(free_port()), str(free_port())]
-    proc = subprocess.Popen(["node", AS_SCRIPT, NPM_DIR, *ports], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    proc = subprocess.Popen(["node", AS_SCRIPT, npm_dir, *ports], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:
         line = proc.stdout.readline() if proc.stdout else ""
