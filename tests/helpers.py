@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import httpx
 import pyarrow as pa
@@ -332,7 +333,7 @@ OIDC_PROVIDER = "oidc-provider@9.13.3"  # runs on the system Node 20 (it prints 
 
 
 @contextlib.contextmanager
-def _npm_lock(where: str):  # type: ignore[no-untyped-def]
+def _npm_lock(where: str) -> Iterator[None]:
     """An exclusive file lock beside the npm prefix `where`: concurrent test workers (and the
     prefetch, tests/npm_prefetch.py) install into it once, never at the same time (which leaves a
     broken node_modules)."""
@@ -438,9 +439,7 @@ def pinned_node_packages(prefix: str = "mcpclient") -> str:
     with _npm_lock(where):
         if any(installed(p) != v for p, v in wanted.items()):
             shutil.copy(os.path.join(NODE_PACKAGES, "package.json"), where)
-            p = subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=where, capture_output=True,
-                               text=True, timeout=900)
-            assert p.returncode == 0, f"npm install in {where} failed: {p.stderr[-2000:]}"
+            _npm_install(where, [])  # what its package.json lists
         for name in os.listdir(NODE_PACKAGES):  # scripts sit beside node_modules, where ESM resolves them
             if name.endswith((".mjs", ".js")):
                 shutil.copy(os.path.join(NODE_PACKAGES, name), where)
