@@ -314,8 +314,7 @@ def _ready_now(w: _Worker) -> bool:
     return w.ready
 
 
-def _take(memory_limit: int, key: str | None = None, want: set[str] | None = None,
-          limits: tuple[float, int, int] | None = None) -> _Worker:
+def _take(memory_limit: int, key: str | None, want: set[str] | None, limits: tuple[float, int, int]) -> _Worker:
     """An idle worker whose hard limit fits `memory_limit`: one that holds the database of `key`,
     else (`want`: the table digests of a job for the snapshot cache alone) one that may hold them
     all (`_Worker.may_hold` under the job's `limits`: what a preload or its statements copied in), else one that is ready now, else the most recently used that has served (it is creating its
@@ -332,8 +331,7 @@ def _take(memory_limit: int, key: str | None = None, want: set[str] | None = Non
             elif i.fits(memory_limit):
                 fit.append(i)
         pick = next((i for i in reversed(fit) if key is not None and key in (i.key, i.snap)), None)
-        pick = pick or next((i for i in reversed(fit) if want and limits and want <= i.may_hold.get(limits, set())),
-                            None)
+        pick = pick or next((i for i in reversed(fit) if want and want <= i.may_hold.get(limits, set())), None)
         pick = pick or next((i for i in reversed(fit) if _ready_now(i)), None)
         pick = pick or next((i for i in reversed(fit) if i.served), fit[-1] if fit else None)
         if pick is None:
