@@ -23,7 +23,7 @@ import datetime as _dt
 import decimal
 import re
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
 from pyiceberg import types as it
 from pyiceberg.conversions import to_bytes
@@ -48,7 +48,7 @@ from catalog_core.errors import InvalidValueError
 from catalog_core.iceberg.convert import catalog_type
 
 __all__ = ["iceberg_type", "iceberg_schema", "partition_spec", "data_file", "internal_value", "name_mapping",
-           "PARTITION_FIELD_BASE"]
+           "PARTITION_FIELD_BASE", "file_stats", "field_types", "FileStats"]
 
 PARTITION_FIELD_BASE = 1000
 _NESTED_BASE = 1_000_000
@@ -316,34 +316,69 @@ def partition_record(spec: PartitionSpec, schema: IcebergSchema, chain: list[str
     return Record(*values)
 
 
-def data_file(value: dict[str, Any], schema: IcebergSchema, spec: PartitionSpec, chain: list[str | None],
-              names: dict[str, int]) -> DataFile:
-    """A file leaf as an Iceberg data file: record count, size, and per column (looked up by the
-    name the file's stats use: `field_ids`, else `names`) value count, null count and bounds."""
-    ids = {**names, **(value.get("field_ids") or {})}
+class FileStats(NamedTuple):
+    """What a manifest entry says of a file leaf (`file_stats`)."""
+    path: str
+    fmt: str
+    partition: tuple[Any, ...]
+    rows: int
+    size: int
+    counts: dict[int, int]
+    nulls: dict[int, int]
+    lower: dict[int, bytes]
+    upper: dict[int, bytes]
+
+
+def file_stats(value: dict[str, Any], schema: IcebergSchema, spec: PartitionSpec, chain: list[str | None],
+               names: dict[str, int], types: dict[int, it.IcebergType] | None = None) -> FileStats:
+    """A file leaf's record count, size, partition tuple and per column (looked up by the name the
+    file's stats use: `field_ids`, else `names`) value count, null count and bounds. `types`: the
+    schema's field types by id (`field_types(schema)`), when the caller has them."""
+    fids = value.get("field_ids")
+    ids = {**names, **fids} if fids else names
     rows = int(value.get("row_count") or 0)
-    lower, upper, nulls, counts = {}, {}, {}, {}
+    lower: dict[int, bytes] = {}
+    upper: dict[int, bytes] = {}
+    nulls: dict[int, int] = {}
+    counts: dict[int, int] = {}
+    if types is None:
+        types = field_types(schema)
     for col, s in (value.get("columns") or {}).items():
         fid = ids.get(col)
         if fid is None or not isinstance(s, dict):
             continue
-        try:
-            t = schema.find_field(fid).field_type
-        except ValueError:
-            continue
+        t = types.get(fid)
         if not isinstance(t, it.PrimitiveType):
             continue
         counts[fid] = rows
-        if isinstance(s.get("null_count"), int):
-            nulls[fid] = int(s["null_count"])
+        nc = s.get("null_count")
+        if isinstance(nc, int):
+            nulls[fid] = int(nc)
         lo, hi = _bound(t, s.get("min"), "floor"), _bound(t, s.get("max"), "ceiling")
         if lo is not None and hi is not None:
             lower[fid], upper[fid] = lo, hi
     fmt = str(value.get("format") or "parquet").upper()
+    return FileStats(str(value.get("path")), fmt if fmt in FileFormat.__members__ else "PARQUET",
+                     _values(partition_record(spec, schema, chain)), rows, int(value.get("size_bytes") or 0),
+                     counts, nulls, lower, upper)
+
+
+def _values(rec: Record) -> tuple[Any, ...]:
+    return tuple(rec[i] for i in range(len(rec)))
+
+
+def field_types(schema: IcebergSchema) -> dict[int, it.IcebergType]:
+    """Every field's type by id (nested fields included)."""
+    return {fid: f.field_type for fid, f in schema._lazy_id_to_field.items()}
+
+
+def data_file(value: dict[str, Any], schema: IcebergSchema, spec: PartitionSpec, chain: list[str | None],
+              names: dict[str, int]) -> DataFile:
+    """A file leaf as an Iceberg data file (`file_stats`)."""
+    fs = file_stats(value, schema, spec, chain, names)
     return DataFile.from_args(
-        content=DataFileContent.DATA, file_path=str(value.get("path")),
-        file_format=FileFormat[fmt] if fmt in FileFormat.__members__ else FileFormat.PARQUET,
-        partition=partition_record(spec, schema, chain), record_count=rows,
-        file_size_in_bytes=int(value.get("size_bytes") or 0), column_sizes={}, value_counts=counts,
-        null_value_counts=nulls, nan_value_counts={}, lower_bounds=lower, upper_bounds=upper,
+        content=DataFileContent.DATA, file_path=fs.path, file_format=FileFormat[fs.fmt],
+        partition=Record(*fs.partition), record_count=fs.rows,
+        file_size_in_bytes=fs.size, column_sizes={}, value_counts=fs.counts,
+        null_value_counts=fs.nulls, nan_value_counts={}, lower_bounds=fs.lower, upper_bounds=fs.upper,
         key_metadata=None, split_offsets=None, equality_ids=None, sort_order_id=None)

@@ -29,18 +29,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from pyiceberg.io.pyarrow import PyArrowFileIO
-from pyiceberg.manifest import (
-    ManifestEntry,
-    ManifestEntryStatus,
-    ManifestFile,
-    read_manifest_list,
-    write_manifest,
-    write_manifest_list,
-)
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema as IcebergSchema
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil
@@ -48,8 +41,9 @@ from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil
 from catalog_core import lake
 from catalog_core.api import CatalogAPI
 from catalog_core.errors import NoSuchTableError
+from catalog_core.iceberg import avro_out as avro
 from catalog_core.iceberg import export
-from catalog_core.model import Version
+from catalog_core.model import Commit, Version
 from catalog_core.paths import split
 
 __all__ = ["Materializer", "TableView", "PropertiesFn", "RESERVED_PREFIX", "snapshot_id_of"]
@@ -88,13 +82,32 @@ class _Snap:
     summary: dict[str, str]
 
 
-@dataclass
-class _Group:
-    """The live files one commit added: one manifest."""
+@dataclass(slots=True)
+class _Ent:
+    """One live data file: the snapshot and sequence number that added it and its encoded
+    `data_file` struct (encoded once, reused by every manifest that holds it)."""
+    sid: int
+    seq: int
+    rows: int
+    size: int
+    part: tuple[Any, ...]
+    data: bytes
+
+
+@dataclass(eq=False)
+class _Man:
+    """One manifest: written once by the snapshot `adder` (sequence number `vid`), then shared by
+    every later snapshot until a commit removes one of its files (rewritten) or it is merged."""
+    order: int                        # creation order (the manifest list lists the newest first)
+    level: int                        # 0: the files of one commit; L + 1: a merge of min-count manifests of level L
     vid: int
-    entries: dict[str, ManifestEntry]
-    manifest: ManifestFile | None = None
+    adder: int
+    spec: str                         # the partition spec it was written with (only equal specs merge)
+    kind: avro.ManifestKind
+    entries: dict[str, _Ent]
+    nbytes: int = 0
     path: str = ""
+    record: bytes = b""
 
 
 @dataclass
@@ -107,10 +120,13 @@ class _State:
     last_time_ms: int = 0
     snaps: list[_Snap] = field(default_factory=list)
     snap_ids: set[int] = field(default_factory=set)
-    groups: dict[int, _Group] = field(default_factory=dict)
-    file_group: dict[str, int] = field(default_factory=dict)
+    mans: list[_Man] = field(default_factory=list)
+    file_man: dict[str, _Man] = field(default_factory=dict)
+    made: int = 0                       # manifests created (their `order`)
     totals: dict[str, int] = field(default_factory=lambda: {"records": 0, "files": 0, "size": 0})
     commit_times: dict[int, int] = field(default_factory=dict)   # vid -> ms of every commit touching the table
+    written: dict[str, int] = field(default_factory=lambda: {"files": 0, "bytes": 0})
+    pending: list[tuple[str, bytes]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -149,6 +165,34 @@ def table_uuid(value: dict[str, Any], tpath: str, created: int) -> str:
     return str(u) if u else str(uuid.uuid5(uuid.NAMESPACE_URL, f"semcat:{tpath}@{created}"))
 
 
+@dataclass
+class _Kind:
+    schema: IcebergSchema
+    spec: PartitionSpec
+    names: dict[str, int]
+    types: dict[int, Any]
+    avro: avro.ManifestKind
+    spec_key: str
+
+
+MIN_COUNT_TO_MERGE = 8            # `commit.manifest.min-count-to-merge` unless the table sets it (2..100)
+TARGET_SIZE_BYTES = 8 << 20       # `commit.manifest.target-size-bytes` (Iceberg's default) unless set
+
+
+def merge_settings(value: dict[str, Any]) -> tuple[int, int]:
+    """(min-count-to-merge, target-size-bytes) of a table: its Iceberg properties, else semcat's defaults."""
+    props = _iceberg_props(value).get("properties") or {}
+    try:
+        count = min(100, max(2, int(props.get("commit.manifest.min-count-to-merge", MIN_COUNT_TO_MERGE))))
+    except (TypeError, ValueError):
+        count = MIN_COUNT_TO_MERGE
+    try:
+        target = max(1024, int(props.get("commit.manifest.target-size-bytes", TARGET_SIZE_BYTES)))
+    except (TypeError, ValueError):
+        target = TARGET_SIZE_BYTES
+    return count, target
+
+
 def _iceberg_props(value: dict[str, Any]) -> dict[str, Any]:
     ice = ((value.get("properties") or {}).get("iceberg")) or {}
     return ice if isinstance(ice, dict) else {}
@@ -162,6 +206,9 @@ class Materializer:
         self._states: dict[str, _State] = {}
         self._lock = threading.Lock()
         self._views: dict[tuple[Any, ...], tuple[float, TableView]] = {}
+        self._kinds: dict[str, _Kind] = {}
+        self._dirs: set[str] = set()
+        self._pool: ThreadPoolExecutor | None = None
 
     # ---------------------------------------------------------------- public
     def load(self, name: str, vid: int | None = None) -> TableView:
@@ -239,80 +286,59 @@ class Materializer:
                 self._states[tpath] = st
             return st
 
-    @staticmethod
-    def _value_at(versions: list[Version], vid: int) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for v in versions:
-            if v.vid > vid:
-                break
-            out = v.value or {}
-        return out
-
     def _advance(self, st: _State, versions: list[Version], at: int) -> None:
         commits = self.cat.commits(since=st.done + 1, until=at, prefix=st.tpath)
-        for c in commits:
-            st.commit_times[c.vid] = int(c.time * 1000)
-            st.table_vid = c.vid
-            self._commit(st, versions, c.vid, int(c.time * 1000), c.meta or {})
+        # the files live at `at`, with the vid that wrote each: most commits' added files are found
+        # here, without reading the commit's changes object by object
+        live = {o.path: o for o in self.cat.plan_files(lake.name_of(st.tpath), vid=at)} if commits else {}
+        vi, value, kind = -1, {}, None
+        try:
+            for c in commits:
+                while vi + 1 < len(versions) and versions[vi + 1].vid <= c.vid:
+                    vi += 1
+                    value, kind = versions[vi].value or {}, None
+                if kind is None:
+                    kind = self._kind(value)
+                st.commit_times[c.vid] = int(c.time * 1000)
+                st.table_vid = c.vid
+                self._commit(st, value, kind, c, live)
+        finally:
+            self._flush(st)
         st.done = at
 
-    def _commit(self, st: _State, versions: list[Version], vid: int, time_ms: int, meta: dict[str, Any]) -> None:
-        added: list[tuple[str, dict[str, Any]]] = []
-        removed: list[str] = []
-        for ch in self.cat.diff(vid - 1, vid, prefix=st.tpath):
-            if not ch.leaf:
-                continue
-            val = ch.after if ch.kind == "added" else ch.before
-            if not isinstance(val, dict) or val.get("obj_type") != "file":
-                continue
-            if ch.kind == "added":
-                added.append((ch.path, val))
-            elif ch.kind == "removed":
-                removed.append(ch.path)
+    def _kind(self, value: dict[str, Any]) -> _Kind:
+        """The schema, spec and manifest header of a table value (cached by their JSON)."""
+        key = json.dumps([value.get("schema"), value.get("partition_by")], sort_keys=True, default=str)
+        k = self._kinds.get(key)
+        if k is None:
+            schema = export.iceberg_schema(value.get("schema"))
+            spec = export.partition_spec(value.get("partition_by"), schema)
+            names = {c.name: c.id for c in lake.Schema.from_raw(value.get("schema") or {}).columns if c.id is not None}
+            spec_key = json.dumps(spec.model_dump(mode="json"), sort_keys=True)
+            k = _Kind(schema, spec, names, export.field_types(schema), avro.ManifestKind(schema, spec), spec_key)
+            if len(self._kinds) > 1024:
+                self._kinds.clear()
+            self._kinds[key] = k
+        return k
+
+    def _commit(self, st: _State, value: dict[str, Any], kind: _Kind, c: Commit, live: dict[str, Any]) -> None:
+        vid, time_ms, meta = c.vid, int(c.time * 1000), c.meta or {}
+        added, removed = self._changes(st, c, live)
         sid = snapshot_id_of(meta, st.tpath, st.uuid)
         if not added and not removed and sid is None:
             return
         if sid is None or sid in st.snap_ids:
             sid = vid
-        value = self._value_at(versions, vid)
-        schema = export.iceberg_schema(value.get("schema"))
-        spec = export.partition_spec(value.get("partition_by"), schema)
-        names = {c.name: c.id for c in lake.Schema.from_raw(value.get("schema") or {}).columns if c.id is not None}
         summary = {"added-data-files": 0, "deleted-data-files": 0, "added-records": 0, "deleted-records": 0,
                    "added-files-size": 0, "removed-files-size": 0}
-        dirty: set[int] = set()
-        for path in removed:
-            g = st.file_group.pop(path, None)
-            if g is None:
-                continue
-            e = st.groups[g].entries.pop(path)
-            summary["deleted-data-files"] += 1
-            summary["deleted-records"] += e.data_file.record_count
-            summary["removed-files-size"] += e.data_file.file_size_in_bytes
-            dirty.add(g)
+        fresh = self._remove(st, removed, vid, sid, kind, summary)
         if added:
-            group = _Group(vid, {})
-            depth = len(split(st.tpath))
-            for path, val in added:
-                chain = [lake.parse_partition_id(seg)[1] for seg in split(path)[depth:-1]]
-                df = export.data_file(val, schema, spec, chain, names)
-                group.entries[path] = ManifestEntry.from_args(
-                    status=ManifestEntryStatus.ADDED, snapshot_id=sid, sequence_number=vid,
-                    file_sequence_number=vid, data_file=df)
-                st.file_group[path] = vid
-                summary["added-data-files"] += 1
-                summary["added-records"] += df.record_count
-                summary["added-files-size"] += df.file_size_in_bytes
-            st.groups[vid] = group
-        for g in dirty:
-            grp = st.groups[g]
-            if not grp.entries:
-                del st.groups[g]
-                continue
-            grp.entries = {p: ManifestEntry.from_args(
-                status=ManifestEntryStatus.EXISTING, snapshot_id=e.snapshot_id, sequence_number=e.sequence_number,
-                file_sequence_number=e.file_sequence_number, data_file=e.data_file) for p, e in grp.entries.items()}
-            grp.manifest, grp.path = None, ""
+            fresh.append(self._add(st, added, vid, sid, kind, summary))
+        for man in fresh:
+            st.mans.append(man)
+            for p in man.entries:
+                st.file_man[p] = man
+        self._merge(st, value, vid, sid, kind)
         t = st.totals
         t["records"] += summary["added-records"] - summary["deleted-records"]
         t["files"] += summary["added-data-files"] - summary["deleted-data-files"]
@@ -323,57 +349,149 @@ class Materializer:
                "total-files-size": str(t["size"]), "total-delete-files": "0", "total-position-deletes": "0",
                "total-equality-deletes": "0", "semcat.vid": str(vid)}
         parent = st.snaps[-1].snapshot_id if st.snaps else None
-        mlist = self._write(st, sid, parent, vid, schema, spec, dirty | ({vid} if added else set()))
-        st.snaps.append(_Snap(vid, sid, parent, time_ms, schema.schema_id, mlist, out))
+        mlist = self._write_list(st, sid, parent, vid)
+        st.snaps.append(_Snap(vid, sid, parent, time_ms, kind.schema.schema_id, mlist, out))
         st.snap_ids.add(sid)
 
-    # ---------------------------------------------------------------- files
-    def _write(self, st: _State, sid: int, parent: int | None, vid: int, schema: IcebergSchema,
-               spec: PartitionSpec, fresh: set[int]) -> str:
-        """The manifest list of snapshot `sid` (manifests of `fresh` groups get this snapshot as
-        their adder); files that exist are read back, not written again."""
-        mdir = self.metadata_dir(st.uuid)
-        os.makedirs(mdir, exist_ok=True)
-        order = sorted(st.groups, reverse=True)
-        for g in order:
-            grp = st.groups[g]
-            if grp.path:
+    def _changes(self, st: _State, c: Commit, live: dict[str, Any]) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+        """The file leaves commit `c` added (with their values) and removed. `live`: the files live
+        at the end of the range being processed (an added file still live there is read from it)."""
+        added: list[tuple[str, dict[str, Any]]] = []
+        removed: list[str] = []
+        under = st.tpath + "/"
+        for path in c.paths:
+            if not path.startswith(under):
                 continue
-            adder = sid if g in fresh else grp.vid
-            desc = [spec.spec_id, adder, sorted((p, int(e.status), e.snapshot_id, e.sequence_number)
-                                                for p, e in grp.entries.items())]
-            grp.path = os.path.join(mdir, "m-" + _digest(desc)[:40] + ".avro")
-            grp.manifest = None
-        list_desc = [sid, parent, vid, [st.groups[g].path for g in order]]
-        lpath = os.path.join(mdir, f"snap-{sid}-{_digest(list_desc)[:16]}.avro")
-        if os.path.exists(lpath):
-            by_path = {m.manifest_path: m for m in read_manifest_list(_IO.new_input(lpath))}
-            for g in order:
-                st.groups[g].manifest = by_path.get(st.groups[g].path, st.groups[g].manifest)
-            if all(st.groups[g].manifest is not None for g in order):
-                return lpath
-        for g in order:
-            grp = st.groups[g]
-            if grp.manifest is None:
-                grp.manifest = self._write_manifest(grp, sid if g in fresh else grp.vid, vid, schema, spec)
-        tmp = f"{lpath}.{uuid.uuid4().hex[:8]}.tmp"
-        with write_manifest_list(format_version=2, output_file=_IO.new_output(tmp), snapshot_id=sid,
-                                 parent_snapshot_id=parent, sequence_number=vid, avro_compression="null") as w:
-            w.add_manifests([m for m in (st.groups[g].manifest for g in order) if m is not None])
-        os.replace(tmp, lpath)
-        return lpath
+            if path in st.file_man:   # the commit removed or rewrote a live file
+                removed.append(path)
+                obj = self.cat.get(path, vid=c.vid)
+            else:
+                obj = live.get(path)
+                if obj is None or obj.vid != c.vid:
+                    obj = self.cat.get(path, vid=c.vid)
+            if obj is not None and obj.leaf and obj.value.get("obj_type") == "file":
+                added.append((path, obj.value))
+        return added, removed
+
+    def _remove(self, st: _State, removed: list[str], vid: int, sid: int, kind: _Kind,
+                summary: dict[str, int]) -> list[_Man]:
+        """Drop removed files from their manifests; the manifests that held them, rewritten by this
+        snapshot without them (their level kept)."""
+        dirty: dict[int, _Man] = {}
+        for path in removed:
+            man = st.file_man.pop(path, None)
+            if man is None:
+                continue
+            e = man.entries.pop(path)
+            man.nbytes -= len(e.data)
+            summary["deleted-data-files"] += 1
+            summary["deleted-records"] += e.rows
+            summary["removed-files-size"] += e.size
+            dirty[id(man)] = man
+        fresh: list[_Man] = []
+        for man in dirty.values():
+            st.mans.remove(man)
+            if man.entries:
+                fresh.append(self._new_man(st, man.level, vid, sid, man.spec, man.kind, dict(man.entries)))
+        return fresh
+
+    def _add(self, st: _State, added: list[tuple[str, dict[str, Any]]], vid: int, sid: int, kind: _Kind,
+             summary: dict[str, int]) -> _Man:
+        """The manifest of the files one commit added (level 0), each file's entry encoded once."""
+        depth = len(split(st.tpath))
+        entries: dict[str, _Ent] = {}
+        for path, val in added:
+            chain = [lake.parse_partition_id(seg)[1] for seg in split(path)[depth:-1]]
+            fs = export.file_stats(val, kind.schema, kind.spec, chain, kind.names, kind.types)
+            data = avro.encode_data_file(kind.avro, fs.path, fs.fmt, fs.partition, fs.rows, fs.size, fs.counts,
+                                         fs.nulls, fs.lower, fs.upper)
+            entries[path] = _Ent(sid, vid, fs.rows, fs.size, fs.partition, data)
+            summary["added-data-files"] += 1
+            summary["added-records"] += fs.rows
+            summary["added-files-size"] += fs.size
+        return self._new_man(st, 0, vid, sid, kind.spec_key, kind.avro, entries)
 
     @staticmethod
-    def _write_manifest(grp: _Group, adder: int, seq: int, schema: IcebergSchema, spec: PartitionSpec) -> ManifestFile:
-        # Written in place: a manifest is trusted only through a manifest list, which is renamed
-        # into place after its manifests, so a torn manifest is rewritten by the next materialization.
-        with write_manifest(format_version=2, spec=spec, schema=schema, output_file=_IO.new_output(grp.path),
-                            snapshot_id=adder, avro_compression="null") as w:
-            for e in grp.entries.values():
-                w.add_entry(e)
-        mf = w.to_manifest_file()
-        mf.sequence_number = seq   # the snapshot that wrote it; every entry carries its own explicitly
-        return mf
+    def _new_man(st: _State, level: int, vid: int, sid: int, spec: str, kind: avro.ManifestKind,
+                 entries: dict[str, _Ent]) -> _Man:
+        st.made += 1
+        return _Man(st.made, level, vid, sid, spec, kind, entries, sum(len(e.data) for e in entries.values()))
+
+    def _merge(self, st: _State, value: dict[str, Any], vid: int, sid: int, kind: _Kind) -> None:
+        """Iceberg's manifest merging (`commit.manifest.min-count-to-merge`,
+        `commit.manifest.target-size-bytes`), by levels: when min-count manifests of one level and
+        spec below the target size exist, this snapshot merges them into one of the next level.
+        Every file is rewritten once a level (log(files) times) and a manifest list holds fewer than
+        min-count manifests a level, so the bytes of H snapshots grow as O(H + files), not O(H x files)."""
+        count, target = merge_settings(value)
+        level, top = 0, max((m.level for m in st.mans), default=0)
+        while level <= top:
+            same = [m for m in st.mans if m.level == level and m.spec == kind.spec_key and m.nbytes < target]
+            if len(same) >= count:
+                entries: dict[str, _Ent] = {}
+                for m in sorted(same, key=lambda m: m.order):
+                    entries.update(m.entries)
+                    st.mans.remove(m)
+                man = self._new_man(st, level + 1, vid, sid, kind.spec_key, kind.avro, entries)
+                st.mans.append(man)
+                for p in entries:
+                    st.file_man[p] = man
+                top = max(top, level + 1)
+            level += 1
+
+    # ---------------------------------------------------------------- files
+    def _write_list(self, st: _State, sid: int, parent: int | None, vid: int) -> str:
+        """The manifest list of snapshot `sid`: its manifests written first (those not written yet:
+        this snapshot's), newest first; a file whose content-addressed name exists is not rewritten."""
+        mdir = self.metadata_dir(st.uuid)
+        if mdir not in self._dirs:
+            os.makedirs(mdir, exist_ok=True)
+            self._dirs.add(mdir)
+        sync = hashlib.sha256(st.uuid.encode()).digest()[:16]
+        order = sorted(st.mans, key=lambda m: m.order, reverse=True)
+        for m in order:
+            if m.path:
+                continue
+            ents, min_seq = [], None
+            added = [0, 0]
+            existing = [0, 0]
+            summ = avro.Summary(len(m.kind.types))
+            for e in m.entries.values():
+                mine = e.sid == m.adder and e.seq == m.vid
+                ents.append(("added" if mine else "existing", e.sid, e.seq, e.seq, e.data))
+                c = added if mine else existing
+                c[0] += 1
+                c[1] += e.rows
+                min_seq = e.seq if min_seq is None or e.seq < min_seq else min_seq
+                summ.add(e.part)
+            blob = m.kind.manifest(ents, sync)
+            m.path = os.path.join(mdir, "m-" + hashlib.sha256(blob).hexdigest()[:40] + ".avro")
+            self._put(st, m.path, blob)
+            m.record = avro.manifest_record(m.path, len(blob), m.kind.spec.spec_id, m.vid,
+                                            min_seq if min_seq is not None else m.vid, m.adder,
+                                            (added[0], added[1]), (existing[0], existing[1]), summ.encode(m.kind.types))
+        blob = avro.manifest_list(sid, parent, vid, [m.record for m in order], sync)
+        lpath = os.path.join(mdir, f"snap-{sid}-{hashlib.sha256(blob).hexdigest()[:16]}.avro")
+        self._put(st, lpath, blob)
+        return lpath
+
+    def _put(self, st: _State, path: str, blob: bytes) -> None:
+        """Queue a content-addressed file; `_flush` writes the queue (before any view names it)."""
+        st.pending.append((path, blob))
+        if len(st.pending) >= 256:
+            self._flush(st)
+
+    def _flush(self, st: _State) -> None:
+        """Write the queued files, several at a time (creating a file is mostly waiting on the disk)."""
+        todo, st.pending = st.pending, []
+        if not todo:
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="iceberg-files")
+        for n in self._pool.map(_write_file, todo):
+            if n:
+                st.written["files"] += 1
+                st.written["bytes"] += n
 
     # ---------------------------------------------------------------- the metadata
     def _view(self, name: str, tpath: str, st: _State, versions: list[Version], at: int, table_vid: int,
@@ -439,6 +557,26 @@ class Materializer:
                 f.write(text)
             os.replace(tmp, loc)
         return TableView(name, at, table_vid, metadata, loc, value, text)
+
+
+def _write_file(item: tuple[str, bytes]) -> int:
+    """Write a content-addressed file unless it exists whole; the bytes written. Written in place:
+    the name is the digest of the content, so a torn file (a crash mid-write) has the wrong size and
+    is written again by the next materialization."""
+    path, blob = item
+    try:
+        if os.stat(path).st_size == len(blob):
+            return 0
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(blob)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+    return len(blob)
 
 
 def _max_id(schema: IcebergSchema) -> int:
