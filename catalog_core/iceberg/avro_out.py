@@ -44,8 +44,13 @@ MAGIC = b"Obj\x01"
 _STATUS = {"existing": b"\x00", "added": b"\x02", "deleted": b"\x04"}
 
 
+_SMALL = [bytes((i,)) for i in range(128)]
+
+
 def zz(n: int) -> bytes:
     """An Avro long / int: zigzag, then base-128 varint."""
+    if 0 <= n < 64:
+        return _SMALL[n << 1]
     n = (n << 1) ^ (n >> 63)
     if n < 0x80:
         return bytes((n,))

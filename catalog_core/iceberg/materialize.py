@@ -136,11 +136,18 @@ class TableView:
     name: str
     vid: int
     table_vid: int
-    metadata: TableMetadata
     metadata_location: str
     value: dict[str, Any]
     text: str = ""                 # the metadata as JSON (what the metadata file holds)
     _answers: dict[str, bytes] = field(default_factory=dict)
+    _metadata: TableMetadata | None = None
+
+    @property
+    def metadata(self) -> TableMetadata:
+        """The metadata as pyiceberg's model (parsed on first use: a load answers `text` as it is)."""
+        if self._metadata is None:
+            self._metadata = TableMetadataUtil.parse_raw(self.text)
+        return self._metadata
 
     def load_result(self, snapshots: str | None = None) -> bytes:
         """LoadTableResult as JSON bytes (built once per view and `snapshots` mode)."""
@@ -208,6 +215,7 @@ class Materializer:
         self._views: dict[tuple[Any, ...], tuple[float, TableView]] = {}
         self._kinds: dict[str, _Kind] = {}
         self._dirs: set[str] = set()
+        self._schema_texts: dict[int, tuple[IcebergSchema, Any]] = {}
         self._pool: ThreadPoolExecutor | None = None
 
     # ---------------------------------------------------------------- public
@@ -427,6 +435,8 @@ class Materializer:
         level, top = 0, max((m.level for m in st.mans), default=0)
         while level <= top:
             same = [m for m in st.mans if m.level == level and m.spec == kind.spec_key and m.nbytes < target]
+            if len(same) < count:
+                break   # a level grows only by a merge of the level below
             if len(same) >= count:
                 entries: dict[str, _Ent] = {}
                 for m in sorted(same, key=lambda m: m.order):
@@ -502,11 +512,11 @@ class Materializer:
         schemas: dict[int, IcebergSchema] = {}
         for v in versions:
             if st.created <= v.vid <= at and v.value is not None and lake.is_table(v.value):
-                s = export.iceberg_schema(v.value.get("schema"))
+                s = self._kind(v.value).schema
                 schemas[s.schema_id] = s
-        current = export.iceberg_schema(value.get("schema"))
+        kind = self._kind(value)
+        current, spec = kind.schema, kind.spec
         schemas[current.schema_id] = current
-        spec = export.partition_spec(value.get("partition_by"), current)
         last_col = max([_max_id(s) for s in schemas.values()] or [0])
         props = {str(k): str(v) for k, v in (ice.get("properties") or {}).items()}
         props.setdefault("schema.name-mapping.default", json.dumps(export.name_mapping(current)))
@@ -532,7 +542,7 @@ class Materializer:
             "last-sequence-number": snaps[-1].vid if snaps else 0,
             "last-updated-ms": st.commit_times.get(table_vid, snaps[-1].time_ms if snaps else 0),
             "last-column-id": last_col,
-            "schemas": [json.loads(s.model_dump_json(by_alias=True)) for _, s in sorted(schemas.items())],
+            "schemas": [self._schema_json(s) for _, s in sorted(schemas.items())],
             "current-schema-id": current.schema_id,
             "partition-specs": [json.loads(spec.model_dump_json(by_alias=True))], "default-spec-id": spec.spec_id,
             "last-partition-id": max([f.field_id for f in spec.fields] or [export.PARTITION_FIELD_BASE - 1]),
@@ -540,23 +550,43 @@ class Materializer:
             "snapshots": [{"snapshot-id": s.snapshot_id, **({"parent-snapshot-id": s.parent_id} if s.parent_id else {}),
                            "sequence-number": s.vid, "timestamp-ms": s.time_ms, "manifest-list": s.manifest_list,
                            "summary": s.summary, "schema-id": s.schema_id} for s in shown],
+            "statistics": [], "partition-statistics": [],
             "snapshot-log": [{"snapshot-id": s.snapshot_id, "timestamp-ms": s.time_ms} for s in shown],
             "metadata-log": [],
             "sort-orders": ice.get("sort_orders") or [{"order-id": 0, "fields": []}],
             "default-sort-order-id": int(ice.get("default_sort_order_id") or 0),
             "refs": refs,
         }
-        metadata = TableMetadataUtil.parse_obj(md)
-        text = metadata.model_dump_json(by_alias=True, exclude_none=True)
+        if md["current-snapshot-id"] is None:
+            del md["current-snapshot-id"]
+        text = json.dumps(md, separators=(",", ":"))
+        metadata = TableMetadataUtil.parse_raw(text) if len(snaps) <= 100 else None   # a long history: parsed on use
         mdir = self.metadata_dir(st.uuid)
         os.makedirs(mdir, exist_ok=True)
-        loc = os.path.join(mdir, f"{table_vid:010d}-{_digest(text)[:12]}.metadata.json")
+        loc = os.path.join(mdir, metadata_file_name(table_vid, text))
         if not os.path.exists(loc):
             tmp = f"{loc}.{uuid.uuid4().hex[:8]}.tmp"
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write(text)
             os.replace(tmp, loc)
-        return TableView(name, at, table_vid, metadata, loc, value, text)
+        return TableView(name, at, table_vid, loc, value, text, _metadata=metadata)
+
+    def _schema_json(self, schema: IcebergSchema) -> Any:
+        key = id(schema)
+        hit = self._schema_texts.get(key)
+        if hit is None or hit[0] is not schema:
+            hit = (schema, json.loads(schema.model_dump_json(by_alias=True)))
+            if len(self._schema_texts) > 4096:
+                self._schema_texts.clear()
+            self._schema_texts[key] = hit
+        return hit[1]
+
+
+def metadata_file_name(version: int, text: str) -> str:
+    """Iceberg's `NNNNN-<uuid>.metadata.json`: the version (the last vid that touched the table:
+    it grows with every change) and a UUID made of the digest of the content (a state is written
+    once, under one name, by any server)."""
+    return f"{version:05d}-{uuid.UUID(bytes=hashlib.sha256(text.encode()).digest()[:16], version=4)}.metadata.json"
 
 
 def _write_file(item: tuple[str, bytes]) -> int:
@@ -581,7 +611,3 @@ def _write_file(item: tuple[str, bytes]) -> int:
 
 def _max_id(schema: IcebergSchema) -> int:
     return max([f.field_id for f in schema._lazy_id_to_field.values()] or [0])
-
-
-def _digest(obj: object) -> str:
-    return hashlib.sha256(json.dumps(obj, default=str, sort_keys=True).encode()).hexdigest()

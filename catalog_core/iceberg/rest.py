@@ -331,7 +331,7 @@ class IcebergRest:
     def _result(view: TableView, snapshots: str | None = None, config: bool = True) -> dict[str, Any]:
         import json
 
-        md = json.loads(view.metadata.model_dump_json(by_alias=True, exclude_none=True))
+        md = json.loads(view.text)
         if snapshots == "refs":
             keep = {r["snapshot-id"] for r in md.get("refs", {}).values()}
             md["snapshots"] = [s for s in md.get("snapshots", []) if s["snapshot-id"] in keep]
