@@ -46,9 +46,10 @@ from catalog_core.iceberg import export
 from catalog_core.model import Commit, Version
 from catalog_core.paths import split
 
-__all__ = ["Materializer", "TableView", "PropertiesFn", "RESERVED_PREFIX", "snapshot_id_of"]
+__all__ = ["Materializer", "TableView", "PropertiesFn", "RESERVED_PREFIX", "RENAMED_META", "snapshot_id_of"]
 
 RESERVED_PREFIX = "semcat."
+RENAMED_META = "iceberg_renamed"   # a rename commit's meta: {new table path: old table path}
 PropertiesFn = Callable[[str, int], dict[str, str]]   # (table name, vid) -> semcat.* properties (and comment)
 _IO = PyArrowFileIO()
 PROPERTIES_TTL_S = 30.0   # semcat.* properties (freshness against the clock) are recomputed at most this often
@@ -289,10 +290,40 @@ class Materializer:
         u = table_uuid(value, tpath, created)
         with self._lock:
             st = self._states.get(tpath)
-            if st is None or st.created != created or st.uuid != u:
-                st = _State(tpath, created, u, done=created - 1)
-                self._states[tpath] = st
-            return st
+            if st is not None and st.created == created and st.uuid == u:
+                return st
+        st = self._renamed(tpath, created, u) or _State(tpath, created, u, done=created - 1)
+        with self._lock:
+            self._states[tpath] = st
+        return st
+
+    def _renamed(self, tpath: str, created: int, u: str) -> _State | None:
+        """The state of a table that a rename created: the source's as of the rename, its files
+        under the new path (the rename is no Iceberg change: same snapshots, same metadata file)."""
+        made = self.cat.commits(since=created, until=created)
+        src = ((made[0].meta or {}).get(RENAMED_META) or {}).get(tpath) if made else None
+        if not isinstance(src, str) or src == tpath:
+            return None
+        try:
+            self.load(lake.name_of(src), vid=created - 1)
+        except NoSuchTableError:
+            return None
+        with self._lock:
+            old = self._states.get(src)
+        if old is None or old.done != created - 1 or old.uuid != u:
+            return None
+        with old.lock:
+            st = _State(tpath, created, u, done=created, table_vid=old.table_vid, last_time_ms=old.last_time_ms,
+                        snaps=list(old.snaps), snap_ids=set(old.snap_ids), made=old.made, totals=dict(old.totals),
+                        commit_times=dict(old.commit_times))
+            n = len(src)
+            for m in old.mans:
+                copy = _Man(m.order, m.level, m.vid, m.adder, m.spec, m.kind,
+                            {tpath + p[n:]: e for p, e in m.entries.items()}, m.nbytes, m.path, m.record)
+                st.mans.append(copy)
+                for p in copy.entries:
+                    st.file_man[p] = copy
+        return st
 
     def _advance(self, st: _State, versions: list[Version], at: int) -> None:
         commits = self.cat.commits(since=st.done + 1, until=at, prefix=st.tpath)
@@ -563,7 +594,8 @@ class Materializer:
         metadata = TableMetadataUtil.parse_raw(text) if len(snaps) <= 100 else None   # a long history: parsed on use
         mdir = self.metadata_dir(st.uuid)
         os.makedirs(mdir, exist_ok=True)
-        loc = os.path.join(mdir, metadata_file_name(table_vid, text))
+        version = sum(1 for v in st.commit_times if v <= table_vid) - 1   # 0: as created, +1 a change
+        loc = os.path.join(mdir, metadata_file_name(max(0, version), text))
         if not os.path.exists(loc):
             tmp = f"{loc}.{uuid.uuid4().hex[:8]}.tmp"
             with open(tmp, "w", encoding="utf-8") as f:
@@ -583,8 +615,8 @@ class Materializer:
 
 
 def metadata_file_name(version: int, text: str) -> str:
-    """Iceberg's `NNNNN-<uuid>.metadata.json`: the version (the last vid that touched the table:
-    it grows with every change) and a UUID made of the digest of the content (a state is written
+    """Iceberg's `NNNNN-<uuid>.metadata.json`: the version (0 as created, one more for every commit
+    that changed the table since) and a UUID made of the digest of the content (a state is written
     once, under one name, by any server)."""
     return f"{version:05d}-{uuid.UUID(bytes=hashlib.sha256(text.encode()).digest()[:16], version=4)}.metadata.json"
 

@@ -67,7 +67,7 @@ from catalog_core.errors import (
 )
 from catalog_core.iceberg import convert, importer
 from catalog_core.iceberg import stats as st
-from catalog_core.iceberg.materialize import RESERVED_PREFIX, Materializer, PropertiesFn, TableView
+from catalog_core.iceberg.materialize import RENAMED_META, RESERVED_PREFIX, Materializer, PropertiesFn, TableView
 from catalog_core.paths import parent_of
 
 __all__ = ["IcebergRest", "ENDPOINTS", "CommitStateUnknown", "iceberg_error_type"]
@@ -429,7 +429,8 @@ class IcebergRest:
         except (KeyError, TypeError):
             raise _bad("RenameTableRequest needs source and destination {namespace, name}") from None
         sp, dp = lake.table_path(sname), lake.table_path(dname)
-        with self.cat.transaction(author=author, message=f"iceberg: rename table {sname} to {dname}") as txn:
+        with self.cat.transaction(author=author, message=f"iceberg: rename table {sname} to {dname}",
+                                  meta={RENAMED_META: {dp: sp}}) as txn:
             obj = txn.get(sp)
             if obj is None or not lake.is_table(obj.value):
                 raise _no_table(sname)
