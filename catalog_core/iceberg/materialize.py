@@ -201,6 +201,11 @@ def merge_settings(value: dict[str, Any]) -> tuple[int, int]:
     return count, target
 
 
+def _default_spec_id(value: dict[str, Any]) -> int:
+    sid = _iceberg_props(value).get("default_spec_id")
+    return sid if isinstance(sid, int) else 0
+
+
 def _iceberg_props(value: dict[str, Any]) -> dict[str, Any]:
     ice = ((value.get("properties") or {}).get("iceberg")) or {}
     return ice if isinstance(ice, dict) else {}
@@ -347,11 +352,12 @@ class Materializer:
 
     def _kind(self, value: dict[str, Any]) -> _Kind:
         """The schema, spec and manifest header of a table value (cached by their JSON)."""
-        key = json.dumps([value.get("schema"), value.get("partition_by")], sort_keys=True, default=str)
+        key = json.dumps([value.get("schema"), value.get("partition_by"), _default_spec_id(value)], sort_keys=True,
+                         default=str)
         k = self._kinds.get(key)
         if k is None:
             schema = export.iceberg_schema(value.get("schema"))
-            spec = export.partition_spec(value.get("partition_by"), schema)
+            spec = export.partition_spec(value.get("partition_by"), schema, spec_id=_default_spec_id(value))
             names = {c.name: c.id for c in lake.Schema.from_raw(value.get("schema") or {}).columns if c.id is not None}
             spec_key = json.dumps(spec.model_dump(mode="json"), sort_keys=True)
             k = _Kind(schema, spec, names, export.field_types(schema), avro.ManifestKind(schema, spec), spec_key)
@@ -549,6 +555,15 @@ class Materializer:
         current, spec = kind.schema, kind.spec
         schemas[current.schema_id] = current
         last_col = max([_max_id(s) for s in schemas.values()] or [0])
+        # the table's partition specs (REST spec evolution keeps them, with the last field id ever
+        # assigned: a removed field's id is never reused), the current one built from partition_by
+        current_spec = json.loads(spec.model_dump_json(by_alias=True))
+        prior = [x for x in (ice.get("specs") or []) if isinstance(x, dict) and x.get("spec-id") != spec.spec_id]
+        specs = sorted([*prior, current_spec], key=lambda x: int(x.get("spec-id", 0)))
+        field_ids = [int(f["field-id"]) for x in specs for f in x.get("fields", []) if isinstance(f.get("field-id"), int)]
+        stored_last = ice.get("last_partition_id")
+        last_part = max([*field_ids, export.PARTITION_FIELD_BASE - 1,
+                         *([int(stored_last)] if isinstance(stored_last, int) else [])])
         props = {str(k): str(v) for k, v in (ice.get("properties") or {}).items()}
         props.setdefault("schema.name-mapping.default", json.dumps(export.name_mapping(current)))
         props = {k: v for k, v in props.items() if not k.startswith(RESERVED_PREFIX)}
@@ -575,8 +590,8 @@ class Materializer:
             "last-column-id": last_col,
             "schemas": [self._schema_json(s) for _, s in sorted(schemas.items())],
             "current-schema-id": current.schema_id,
-            "partition-specs": [json.loads(spec.model_dump_json(by_alias=True))], "default-spec-id": spec.spec_id,
-            "last-partition-id": max([f.field_id for f in spec.fields] or [export.PARTITION_FIELD_BASE - 1]),
+            "partition-specs": specs, "default-spec-id": spec.spec_id,
+            "last-partition-id": last_part,
             "properties": props, "current-snapshot-id": main,
             "snapshots": [{"snapshot-id": s.snapshot_id, **({"parent-snapshot-id": s.parent_id} if s.parent_id else {}),
                            "sequence-number": s.vid, "timestamp-ms": s.time_ms, "manifest-list": s.manifest_list,

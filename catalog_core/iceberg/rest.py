@@ -380,7 +380,7 @@ class IcebergRest:
         self._check_format(md)
         levels = convert.partition_by(md.spec(), md.schema(), name)
         props = {k: v for k, v in md.properties.items()}
-        ice: dict[str, Any] = {"uuid": str(md.table_uuid), "properties": props, "format_version": 2}
+        ice: dict[str, Any] = {"uuid": str(md.table_uuid), "properties": props, "format_version": 2, **_specs(md)}
         if md.sort_orders and any(o.fields for o in md.sort_orders):
             ice["sort_orders"] = [_json(o) for o in md.sort_orders]
             ice["default_sort_order_id"] = md.default_sort_order_id
@@ -623,13 +623,17 @@ class IcebergRest:
                        new: TableMetadata, req: CommitTableRequest, changed_ice: bool, ice: dict[str, Any]) -> None:
         """The partition spec, `properties.iceberg`, the schema and the new snapshots on main."""
         tpath = lake.table_path(name)
-        if base is not None and [f.model_dump() for f in new.spec().fields] != [f.model_dump() for f in base.spec().fields]:
+        if base is not None and ([f.model_dump() for f in new.spec().fields] != [f.model_dump() for f in base.spec().fields]
+                                 or new.default_spec_id != base.default_spec_id
+                                 or len(new.partition_specs) != len(base.partition_specs)):
             count = ((value.get("stats") or {}).get("file_count")) or 0
             if count:
                 raise _bad(f"table {name!r} holds {count} file(s); semcat cannot change the partitioning of a table "
                            f"with data ({_UNSUPPORTED_HINT}); write a new table with the new partitioning")
             levels = convert.partition_by(new.spec(), new.schema(), name)
             txn.merge(tpath, {"partition_by": {"op": "set", "val": [lv.spec for lv in levels]}})
+            ice.update(_specs(new))
+            changed_ice = True
         if changed_ice:
             txn.merge(tpath, {"properties": {"iceberg": {"op": "set", "val": ice}}})
         stored = value.get("schema") if isinstance(value.get("schema"), dict) else None
@@ -677,6 +681,13 @@ def _meta(reqs: list[tuple[str, CommitTableRequest]], key: str | None) -> dict[s
             op = next((s.summary.operation.value for s in snaps if s.snapshot_id == last and s.summary), None)
             meta["iceberg_rest"][lake.table_path(name)] = {"snapshot_id": last, "operation": op}
     return meta
+
+
+def _specs(md: TableMetadata) -> dict[str, Any]:
+    """A table's partition specs, default spec id and last partition field id, as stored in
+    `properties.iceberg` (spec evolution: the materialized metadata lists them all)."""
+    return {"specs": [_json(s) for s in md.partition_specs], "default_spec_id": md.default_spec_id,
+            "last_partition_id": md.last_partition_id}
 
 
 def _commit_request(body: Any) -> CommitTableRequest:

@@ -27,7 +27,7 @@ import pytest
 from tests.helpers import start_server, stop_process
 
 EXPECTED_TOTAL = 40
-MIN_PASSED = 32   # the goal is 38 (issue 46); docs/iceberg-rest.md lists the failing cases
+MIN_PASSED = 36   # the goal is 38 (issue 46): the two dot-in-name cases fail (docs/iceberg-rest.md, Conformance)
 
 _SHIM = '''"""boto3 and moto for pyiceberg's conftest, which imports them for AWS fixtures the REST tests do not use."""
 import sys
@@ -67,7 +67,7 @@ def _suite(cache: str) -> str:
     return root
 
 
-@pytest.mark.slow  # downloads pyiceberg's sdist once (pip, ~1 min) and runs 40 of its tests through a real server
+@pytest.mark.slow  # downloads pyiceberg's sdist once (pip, ~75 s) and runs 40 of its tests against a real server: 64 s (load 19)
 def test_pyiceberg_catalog_integration_tests_pass(tmp_path):
     pytest.importorskip("pytest_lazy_fixtures")
     cache = os.environ.get("SEMCAT_TEST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "semcat-tests")

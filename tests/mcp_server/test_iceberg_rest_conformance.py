@@ -60,3 +60,32 @@ def test_a_rename_keeps_the_metadata_location_and_history(ice):
     r = ice.load_table("mart.renamed")
     assert len(r.snapshots()) == 4 and sorted(r.scan().to_arrow().column("id").to_pylist()) == [0, 1, 2, 9]
     assert MetastoreCatalog._parse_metadata_version(r.metadata_location) == 4
+
+
+def test_partition_spec_evolution_keeps_every_spec_and_never_reuses_a_field_id(ice):
+    from pyiceberg.exceptions import CommitFailedException
+    from pyiceberg.transforms import BucketTransform
+
+    ice.create_namespace("core")
+    t = ice.create_table("core.t", Schema(NestedField(1, "id", LongType(), required=False),
+                                          NestedField(2, "k", LongType(), required=False)))
+    with t.update_spec() as u:
+        u.add_field("id", BucketTransform(16), "shard")
+    t = ice.load_table("core.t")
+    assert t.spec().spec_id == 1 and [(f.field_id, f.name) for f in t.spec().fields] == [(1000, "shard")]
+    stale = ice.load_table("core.t").update_spec().add_identity("k")
+    with t.update_spec() as u:
+        u.remove_field("shard")
+    t = ice.load_table("core.t")
+    assert t.spec().fields == () and t.metadata.last_partition_id == 1000    # not lowered to 999
+    assert [s.spec_id for s in t.metadata.partition_specs] == [0, 1] and t.spec().spec_id == 0   # back to spec 0
+    with pytest.raises(CommitFailedException):                                 # its default spec changed
+        stale.commit()
+    with t.update_spec() as u:
+        u.add_identity("k")
+    t = ice.load_table("core.t")
+    assert [(f.field_id, f.name) for f in t.spec().fields] == [(1001, "k")]   # 1000 is not reused
+    t.append(pa.table({"id": pa.array([1, 2], pa.int64()), "k": pa.array([7, 8], pa.int64())}))
+    t = ice.load_table("core.t")
+    assert sorted(t.scan().to_arrow().column("k").to_pylist()) == [7, 8]
+    assert {f.file.spec_id for f in t.scan().plan_files()} == {t.spec().spec_id}
