@@ -49,6 +49,7 @@ from catalog_core.paths import split
 __all__ = ["Materializer", "TableView", "PropertiesFn", "RESERVED_PREFIX", "RENAMED_META", "snapshot_id_of"]
 
 RESERVED_PREFIX = "semcat."
+LIVE_LISTING_FROM = 32   # commits to process from which the table's live files are listed at once
 RENAMED_META = "iceberg_renamed"   # a rename commit's meta: {new table path: old table path}
 PropertiesFn = Callable[[str, int], dict[str, str]]   # (table name, vid) -> semcat.* properties (and comment)
 _IO = PyArrowFileIO()
@@ -334,7 +335,8 @@ class Materializer:
         commits = self.cat.commits(since=st.done + 1, until=at, prefix=st.tpath)
         # the files live at `at`, with the vid that wrote each: most commits' added files are found
         # here, without reading the commit's changes object by object
-        live = {o.path: o for o in self.cat.plan_files(lake.name_of(st.tpath), vid=at)} if commits else {}
+        live = ({o.path: o for o in self.cat.plan_files(lake.name_of(st.tpath), vid=at)}
+                if len(commits) > LIVE_LISTING_FROM else {})
         vi, value, kind = -1, {}, None
         try:
             for c in commits:
