@@ -537,10 +537,12 @@ class Materializer:
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="iceberg-files")
-        for n in self._pool.map(_write_file, todo):
-            if n:
-                st.written["files"] += 1
-                st.written["bytes"] += n
+        chunks = [todo[i:i + 16] for i in range(0, len(todo), 16)]
+        for sizes in self._pool.map(lambda chunk: [_write_file(item) for item in chunk], chunks):
+            for n in sizes:
+                if n:
+                    st.written["files"] += 1
+                    st.written["bytes"] += n
 
     # ---------------------------------------------------------------- the metadata
     def _view(self, name: str, tpath: str, st: _State, versions: list[Version], at: int, table_vid: int,
