@@ -12,12 +12,17 @@ entry carries the snapshot and sequence number of the commit that added it. Name
 snapshots (`cat.snapshot(name)`) are tags on the table's snapshot as of their vid; tags set through
 REST live in the table's `properties.iceberg.refs`.
 
-Files: under `<root>/<table uuid>/metadata/`, one manifest per group of files added by one
-commit (rewritten, with the survivors as EXISTING entries, by a commit that removes some of them),
-one manifest list per snapshot and one metadata JSON per table state. Names hash what the file
-describes, so a file is written once and reused by every later snapshot and by a restarted
-server; a state is cached in memory and later loads only process the commits after it. The
-first load of a table with H commits and F files costs O(F + H).
+Files: under `<root>/<table uuid>/metadata/`, one manifest list per snapshot and manifests shared
+across snapshots: the files one commit added are one manifest (level 0); min-count manifests of a
+level (`commit.manifest.min-count-to-merge`, default 8) are merged into one of the next level by
+the snapshot that finds them, as Iceberg's writers merge; a commit that removes files rewrites the
+manifests that held them. A list holds fewer than min-count manifests a level and each file's entry
+is rewritten once a level, so H snapshots of F files write O(H + F log F) entries, not O(H x F).
+Entries are encoded once (`avro_out`); names are digests of the content, so a file is written once
+and a restarted server writes nothing. A state is cached in memory and later loads only process
+the commits after it. Metadata files are `NNNNN-<uuid>.metadata.json` (version: 0 as created, +1
+per change). A table created by a REST rename starts from its source's state (same snapshots,
+manifests and metadata file).
 """
 
 from __future__ import annotations
