@@ -35,6 +35,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 
 import pyarrow as pa
 import requests
@@ -141,7 +142,7 @@ def one(work: str, n: int, loads: int) -> dict[str, object]:
     return res
 
 
-def _timed(fn, k: int) -> list[float]:  # type: ignore[no-untyped-def]
+def _timed(fn: Callable[[], object], k: int) -> list[float]:
     fn()
     out = []
     for _ in range(k):
