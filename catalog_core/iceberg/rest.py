@@ -22,7 +22,6 @@ stored on the table (`properties.iceberg`). A failed requirement or a concurrenc
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 from typing import Any
 
@@ -65,7 +64,7 @@ from catalog_core.errors import (
     PreconditionError,
     ShuttingDownError,
 )
-from catalog_core.iceberg import convert, importer
+from catalog_core.iceberg import convert, importer, safety
 from catalog_core.iceberg import stats as st
 from catalog_core.iceberg.materialize import RESERVED_PREFIX, Materializer, PropertiesFn, TableView
 from catalog_core.paths import parent_of
@@ -198,10 +197,15 @@ class IcebergRest:
     """The protocol's operations over one catalog (thread-safe)."""
 
     def __init__(self, cat: CatalogAPI, root: str, location_root: str | None = None,
-                 properties: PropertiesFn | None = None) -> None:
+                 properties: PropertiesFn | None = None, roots: tuple[str, ...] | list[str] = ()) -> None:
         self.cat = cat
         self.materializer = Materializer(cat, root, properties)
         self.location_root = os.path.abspath(location_root or os.path.join(root, "tables"))
+        data_dir = getattr(cat, "data_dir", None)
+        # where table locations may go (catalog_core.iceberg.safety): the warehouse and the operator's roots
+        self.places = safety.Places([self.location_root, *roots],
+                                    reserved=[self.materializer.root, *([data_dir] if isinstance(data_dir, str) else [])],
+                                    allowed=[self.location_root])
         self._keys: dict[str, tuple[int, list[str]]] = {}   # Idempotency-Key -> (vid, tables) of commits made here
         self._keys_lock = threading.Lock()
         self._keys_before: dict[str, tuple[int, list[str]]] | None = None
@@ -345,6 +349,29 @@ class IcebergRest:
         obj = self.cat.get(lake.table_path(name))
         return obj is not None and lake.is_table(obj.value)
 
+    def _tables(self, reader: Any) -> list[tuple[str, str]]:
+        """(name, location) of every table of the store, read through `reader` (a transaction, so a
+        concurrent create at the same location conflicts, or the catalog)."""
+        warehouse = getattr(self.cat, "warehouse", None) or self.location_root
+        out = []
+        for o in reader.query(lake.tables_query()):
+            loc = o.value.get("location")
+            out.append((lake.name_of(o.path), loc if isinstance(loc, str) and loc
+                        else os.path.join(warehouse, *o.path.strip("/").split("/"))))
+        return out
+
+    def _default_location(self, prefix: str, ns: str, table: str) -> str:
+        """`<warehouse>/<catalog>/<namespace>/<table>`, or with a suffix when another table uses it."""
+        import uuid
+
+        loc = os.path.join(self.location_root, prefix, ns, table)
+        name = f"{prefix}.{ns}.{table}"
+        try:
+            self.places.check(loc, self._tables(self.cat), name)
+        except InvalidValueError:
+            loc = f"{loc}-{uuid.uuid4().hex[:8]}"
+        return loc
+
     def create_table(self, prefix: str, namespace: list[str], body: dict[str, Any], author: str) -> dict[str, Any]:
         try:
             from pyiceberg.catalog.rest import CreateTableRequest
@@ -357,11 +384,16 @@ class IcebergRest:
             raise _bad(f"CreateTableRequest is invalid: {exc}") from None
         name = self._name(prefix, namespace, req.name)
         _reject_reserved(req.properties, "property")
+        safety.check_properties(req.properties, "property")
         self._ns_obj(prefix, namespace)
-        location = (req.location or os.path.join(self.location_root, prefix, namespace[0], req.name)).rstrip("/")
+        location = (req.location.rstrip("/") if req.location else None) or self._default_location(prefix, namespace[0],
+                                                                                                   req.name)
         md = new_table_metadata(req.table_schema, req.partition_spec or PartitionSpec(), req.write_order or SortOrder(),
                                 location, dict(req.properties))
+        safety.check_table_size(md, name)
         if req.stage_create:
+            self.places.check(location, self._tables(self.cat), name)
+            self.places.make(location)
             return {"metadata": _json(md), "config": {}}
         tpath = lake.table_path(name)
         with self.cat.transaction(author=author, message=f"iceberg: create table {name}") as txn:
@@ -369,6 +401,7 @@ class IcebergRest:
                 raise AlreadyExistsError(f"table {name!r} already exists; load it, or drop it first",
                                          iceberg_type="AlreadyExistsException", table=name)
             self._create(txn, name, md)
+        self.places.make(md.location)
         return self._result(self.materializer.load(name))
 
     def _create(self, txn: TransactionAPI, name: str, md: TableMetadata) -> None:
@@ -378,6 +411,7 @@ class IcebergRest:
             prefix, nsid, _ = name.split(".")
             raise _no_namespace(prefix, nsid)
         self._check_format(md)
+        self.places.check(md.location, self._tables(txn), name)
         levels = convert.partition_by(md.spec(), md.schema(), name)
         props = {k: v for k, v in md.properties.items()}
         ice: dict[str, Any] = {"uuid": str(md.table_uuid), "properties": props, "format_version": 2}
@@ -411,6 +445,9 @@ class IcebergRest:
         except Exception as exc:  # noqa: BLE001 - any unreadable metadata file is the client's input
             raise _bad(f"cannot read Iceberg metadata at {loc!r}: {type(exc).__name__}: {exc}; pass the path of "
                        "an existing vN.metadata.json") from None
+        self.places.check(static.metadata.location, self._tables(self.cat), name)
+        safety.check_properties(static.metadata.properties, "property")
+        safety.check_table_size(static.metadata, name)
 
         class _One:
             name = "register"
@@ -450,10 +487,14 @@ class IcebergRest:
             if obj is None or not lake.is_table(obj.value):
                 raise _no_table(name)
             txn.remove(tpath)
-        if purge:  # only files under the catalog's own table locations; never a foreign lake's
-            loc = str(obj.value.get("location") or "").removeprefix("file://")
-            if loc and os.path.abspath(loc).startswith(self.location_root + os.sep):
-                shutil.rmtree(loc, ignore_errors=True)
+        if purge:  # the files only this table's history references, inside the storage roots (safety.purge)
+            from pyiceberg.manifest import read_manifest_list
+
+            loc = obj.value.get("location")
+            io = PyArrowFileIO()
+            assert txn.vid is not None
+            safety.purge(self.cat, tpath, loc if isinstance(loc, str) else None, int(txn.vid), self.places,
+                         read_list=lambda p: [m.manifest_path for m in read_manifest_list(io.new_input(p))])
 
     # ---------------------------------------------------------------- commits
     def commit_table(self, prefix: str, namespace: list[str], table: str, body: dict[str, Any],
@@ -558,9 +599,36 @@ class IcebergRest:
             assert obj is not None
         else:
             new = update_table_metadata(base, req.updates)
+            for u in req.updates:
+                if isinstance(u, SetLocationUpdate):
+                    self.places.check(u.location, self._tables(txn), name)
         self._check_format(new)
+        safety.check_table_size(new, name)
+        self._check_snapshot_files(name, new, req)
         assert obj is not None
         self._store(txn, name, obj.value, base, new, req)
+        for u in req.updates:
+            if isinstance(u, SetLocationUpdate):
+                self.places.make(u.location)
+
+    @staticmethod
+    def _check_snapshot_files(name: str, new: TableMetadata, req: CommitTableRequest) -> None:
+        """A new snapshot's manifest list is a file inside the table's location (the client wrote it
+        there); anything else is the client's error (400), found before anything is written."""
+        base = safety.local_path(new.location) if new.location else None
+        for u in req.updates:
+            if not isinstance(u, AddSnapshotUpdate):
+                continue
+            lst = u.snapshot.manifest_list
+            path = safety.local_path(lst) if lst else None
+            if path is None or base is None or not (path == base or path.startswith(base.rstrip("/") + "/")):
+                raise _bad(f"snapshot {u.snapshot.snapshot_id}'s manifest list {str(lst)[:200]!r} is not inside the "
+                           f"table's location {new.location}: write the manifest list under the location (pyiceberg, "
+                           "Spark and DuckDB do)", snapshot_id=u.snapshot.snapshot_id)
+            if not os.path.isfile(os.path.realpath(path)):
+                raise _bad(f"snapshot {u.snapshot.snapshot_id}'s manifest list {str(lst)[:200]!r} does not exist: write "
+                           "the manifest list (and its manifests) before committing the snapshot",
+                           snapshot_id=u.snapshot.snapshot_id)
 
     def _store(self, txn: TransactionAPI, name: str, value: dict[str, Any], base: TableMetadata | None,
                new: TableMetadata, req: CommitTableRequest) -> None:
@@ -653,7 +721,14 @@ class IcebergRest:
             chain.append(snap)
             sid = snap.parent_snapshot_id
         for snap in reversed(chain):
-            writer.apply_snapshot(txn, snap)
+            try:
+                writer.apply_snapshot(txn, snap)
+            except CatalogError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the client's manifests could not be read: nothing is written yet
+                raise _bad(f"snapshot {snap.snapshot_id}: its manifest list or manifests ({snap.manifest_list}) cannot "
+                           f"be read ({type(exc).__name__}: {str(exc)[:300]}); write valid Iceberg manifests and "
+                           "commit again (nothing was written)", snapshot_id=snap.snapshot_id) from None
 
 
 def _meta(reqs: list[tuple[str, CommitTableRequest]], key: str | None) -> dict[str, Any]:
@@ -667,6 +742,7 @@ def _meta(reqs: list[tuple[str, CommitTableRequest]], key: str | None) -> dict[s
         for u in req.updates:
             if isinstance(u, SetPropertiesUpdate):
                 _reject_reserved(u.updates, "property")
+                safety.check_properties(u.updates, "property")
             elif isinstance(u, RemovePropertiesUpdate):
                 _reject_reserved(u.removals, "property")
         snaps = [u.snapshot for u in req.updates if isinstance(u, AddSnapshotUpdate)]
@@ -675,6 +751,9 @@ def _meta(reqs: list[tuple[str, CommitTableRequest]], key: str | None) -> dict[s
             last = main[-1].snapshot_id
             op = next((s.summary.operation.value for s in snaps if s.snapshot_id == last and s.summary), None)
             meta["iceberg_rest"][lake.table_path(name)] = {"snapshot_id": last, "operation": op}
+        if snaps:   # what a purge may delete besides the data files (safety.purge)
+            entry = meta["iceberg_rest"].setdefault(lake.table_path(name), {})
+            entry["manifest_lists"] = [s.manifest_list for s in snaps if s.manifest_list]
     return meta
 
 

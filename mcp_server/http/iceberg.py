@@ -25,7 +25,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -183,11 +183,28 @@ def semantic_properties(cat: Any) -> Callable[[str, int], dict[str, str]]:
     return props
 
 
+ROOTS_ENV = "SEMCAT_ICEBERG_ROOTS"
+
+
+def storage_roots(declared: Sequence[str] = ()) -> list[str]:
+    """The operator's storage roots besides the warehouse: `declared` (`semcat serve --iceberg-root`)
+    and SEMCAT_ICEBERG_ROOTS (os.pathsep-separated), as absolute directories."""
+    out = [*declared, *(p for p in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if p.strip())]
+    bad = [p for p in out if not os.path.isabs(p.removeprefix("file://"))]
+    if bad:
+        raise InvalidValueError(f"storage root {bad[0]!r} is not an absolute directory: pass absolute paths to "
+                                f"--iceberg-root / {ROOTS_ENV}")
+    return [os.path.abspath(p.removeprefix("file://")) for p in out]
+
+
 def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root: str | None = None,  # noqa: C901 - one short route per operation of the specification
-                         properties: Callable[[str, int], dict[str, str]] | None = None) -> APIRouter:
+                         properties: Callable[[str, int], dict[str, str]] | None = None,
+                         roots: Sequence[str] = ()) -> APIRouter:
     """The `/iceberg` routes over `ctx.catalog`; metadata files go under `root` (default
-    `<data dir>/warehouse/_iceberg`), new tables under `location_root` (default `<data dir>/warehouse`)."""
+    `<data dir>/warehouse/_iceberg`), new tables under `location_root` (default `<data dir>/warehouse`);
+    table locations may also go under the storage `roots` (and SEMCAT_ICEBERG_ROOTS)."""
     cat = ctx.catalog
+    extra_roots = storage_roots(roots)
     data_dir = getattr(cat, "data_dir", None)
     if root is None:
         if data_dir is None:
@@ -209,7 +226,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
                     if not holder:
                         from catalog_core.iceberg.rest import IcebergRest
 
-                        holder.append(IcebergRest(cat, str(root), location_root, props))
+                        holder.append(IcebergRest(cat, str(root), location_root, props, extra_roots))
             return getattr(holder[0], name)
 
     rest = _Rest()

@@ -1,0 +1,181 @@
+"""Iceberg REST that engines can trust with their data (issue 46): table locations stay inside the
+warehouse (or the operator's storage roots) and never overlap another table or semcat's own
+directories; a purge deletes only files the dropped table's history references and no other table
+does; property and metadata sizes, request bodies and reused Idempotency-Keys are bounded or
+refused with the specification's ErrorModel (4xx, never a 500); the token endpoint takes client
+credentials by HTTP Basic and by form. Real pyiceberg against a real uvicorn server on loopback."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import requests
+from pyiceberg.catalog import load_catalog
+from pyiceberg.schema import Schema
+from pyiceberg.types import DateType, DoubleType, LongType, NestedField, StringType
+
+import catalog_core as cc
+from mcp_server.http.auth import Tokens
+from mcp_server.http.server import serve_in_thread
+
+WRITE, READ = "w-token-safety", "r-token-safety"
+SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "cat", StringType(), required=False),
+                NestedField(3, "d", DateType(), required=False), NestedField(4, "amount", DoubleType(), required=False))
+
+
+def rows(ids, day=1, cat="a"):
+    return pa.table({"id": pa.array(ids, pa.int64()), "cat": pa.array([cat] * len(ids), pa.string()),
+                     "d": pa.array([dt.date(2024, 1, day)] * len(ids), pa.date32()),
+                     "amount": pa.array([i * 1.5 for i in ids], pa.float64())})
+
+
+@pytest.fixture
+def server(tmp_path):
+    engine = cc.Catalog.open(str(tmp_path / "data"))
+    srv = serve_in_thread(engine, tokens=Tokens({WRITE: "write", READ: "read"}))
+    srv.catalog = engine
+    srv.warehouse = os.path.join(engine.data_dir, "warehouse")
+    yield srv
+    srv.stop()
+    engine.close()
+
+
+def client(srv, token=WRITE):
+    return load_catalog(f"semcat-{token}", type="rest", uri=srv.url + "/iceberg", warehouse="acme", token=token)
+
+
+def raw(srv, method, path, body=None, token=WRITE, **kw):
+    return requests.request(method, srv.url + "/iceberg" + path, json=body, timeout=60,
+                            headers={"Authorization": f"Bearer {token}", **kw.pop("headers", {})}, **kw)
+
+
+def error_model(r, status):
+    assert r.status_code == status, r.text
+    err = r.json()["error"]
+    assert err["code"] == status and err["type"] and err["message"]
+    return err
+
+
+def files_under(path):
+    return sorted(os.path.join(d, f) for d, _s, fs in os.walk(path) for f in fs)
+
+
+def scan_ids(table):
+    return sorted(table.scan().to_arrow().column("id").to_pylist())
+
+
+SCHEMA_JSON = json.loads(SCHEMA.model_dump_json(by_alias=True))
+
+
+# ---------------------------------------------------------------- locations and purges
+
+def test_a_table_at_another_tables_location_is_refused_and_purge_keeps_the_victims_files(server):
+    """The data-loss case of issue 46: a write token created a table at the victim's directory and
+    dropped it with purgeRequested=true, which deleted the victim's data files for good."""
+    ice = client(server)
+    ice.create_namespace("core")
+    victim = ice.create_table("core.victim", SCHEMA)
+    victim.append(rows([1, 2, 3]))
+    victim.append(rows([4], day=2))
+    loc = ice.load_table("core.victim").metadata.location.removeprefix("file://")
+    before = files_under(loc)
+    assert len(before) >= 2
+    r = raw(server, "POST", "/v1/acme/namespaces/core/tables",
+            {"name": "thief", "schema": SCHEMA_JSON, "location": loc})
+    if r.status_code == 200:   # the old server: the purge below is what lost the data
+        raw(server, "DELETE", "/v1/acme/namespaces/core/tables/thief?purgeRequested=true")
+    assert files_under(loc) == before
+    assert scan_ids(ice.load_table("core.victim")) == [1, 2, 3, 4]
+    err = error_model(r, 400)
+    assert err["type"] == "BadRequestException" and "core.victim" in err["message"]
+
+
+@pytest.mark.parametrize("where", ["inside", "warehouse", "catalog_dir", "metadata", "dotdot", "outside", "relative",
+                                   "data_dir"])
+def test_refused_locations(server, tmp_path, where):
+    ice = client(server)
+    ice.create_namespace("core")
+    v = ice.create_table("core.victim", SCHEMA)
+    vloc = v.metadata.location.removeprefix("file://")
+    wh = server.warehouse
+    loc = {"inside": vloc + "/sub", "warehouse": wh, "catalog_dir": os.path.join(wh, "acme"),   # contains the victim
+           "metadata": os.path.join(wh, "_iceberg", "x"), "dotdot": os.path.join(wh, "acme", "..", "..", "escape"),
+           "outside": str(tmp_path / "elsewhere"), "relative": "acme/core/rel",
+           "data_dir": server.catalog.data_dir}[where]
+    vid = server.catalog.latest_vid
+    err = error_model(raw(server, "POST", "/v1/acme/namespaces/core/tables",
+                          {"name": "t", "schema": SCHEMA_JSON, "location": loc}), 400)
+    assert err["type"] == "BadRequestException"
+    assert server.catalog.latest_vid == vid and not ice.table_exists("core.t")
+    # the same location through a commit (set-location) is refused too, and nothing is written
+    ice.create_table("core.ok", SCHEMA)
+    vid = server.catalog.latest_vid
+    r = raw(server, "POST", "/v1/acme/namespaces/core/tables/ok",
+            {"requirements": [], "updates": [{"action": "set-location", "location": loc}]})
+    error_model(r, 400)
+    assert server.catalog.latest_vid == vid
+
+
+def test_declared_storage_roots_accept_locations_outside_the_warehouse(tmp_path, monkeypatch):
+    roots = [tmp_path / "lake-a", tmp_path / "lake-b"]
+    monkeypatch.setenv("SEMCAT_ICEBERG_ROOTS", os.pathsep.join(str(r) for r in roots))
+    engine = cc.Catalog.open(str(tmp_path / "data"))
+    srv = serve_in_thread(engine, tokens=Tokens({WRITE: "write"}))
+    try:
+        ice = client(srv)
+        ice.create_namespace("core")
+        t = ice.create_table("core.t", SCHEMA, location=f"file://{roots[1]}/t")
+        assert os.path.isdir(roots[1] / "t")            # made, so engines that do not mkdir can write
+        t.append(rows([1]))
+        assert scan_ids(ice.load_table("core.t")) == [1]
+        assert error_model(raw(srv, "POST", "/v1/acme/namespaces/core/tables",
+                               {"name": "u", "schema": SCHEMA_JSON, "location": str(roots[0])}), 400)  # a root itself
+        err = error_model(raw(srv, "POST", "/v1/acme/namespaces/core/tables",
+                              {"name": "u", "schema": SCHEMA_JSON, "location": str(tmp_path / "lake-c" / "u")}), 400)
+        assert str(roots[0]) in err["message"]           # the message names where locations may go
+    finally:
+        srv.stop()
+        engine.close()
+
+
+def test_handed_out_locations_exist(server):
+    ice = client(server)
+    ice.create_namespace("core")
+    t = ice.create_table("core.t", SCHEMA)
+    loc = t.metadata.location.removeprefix("file://")
+    assert os.path.isdir(os.path.join(loc, "data")) and os.path.isdir(os.path.join(loc, "metadata"))
+    # a staged create (the create-table transaction) hands out an existing location too
+    r = raw(server, "POST", "/v1/acme/namespaces/core/tables", {"name": "staged", "schema": SCHEMA_JSON,
+                                                               "stage-create": True})
+    assert r.status_code == 200, r.text
+    assert os.path.isdir(r.json()["metadata"]["location"].removeprefix("file://"))
+
+
+def test_purge_never_deletes_a_file_another_table_references(server):
+    """A table purged with purgeRequested=true loses the files its own history references, and no
+    file that another table (now or in its history) references, even inside the purged table's
+    directory."""
+    ice = client(server)
+    ice.create_namespace("core")
+    mine = ice.create_table("core.mine", SCHEMA)
+    mine.append(rows([1, 2]))
+    mloc = mine.metadata.location.removeprefix("file://")
+    shared = os.path.join(mloc, "data", "shared.parquet")       # a plain Parquet file (no field ids) in mine's directory
+    pq.write_table(rows([7, 8]), shared)
+    mine = ice.load_table("core.mine")
+    mine.add_files([shared])
+    other = ice.create_table("core.other", SCHEMA)
+    other.add_files([shared])                                  # the other table references it as well
+    other = ice.load_table("core.other")
+    assert scan_ids(other) == [7, 8]
+    own = [p for p in files_under(mloc) if p.endswith(".parquet") and p != shared]
+    assert own
+    r = raw(server, "DELETE", "/v1/acme/namespaces/core/tables/mine?purgeRequested=true")
+    assert r.status_code == 204, r.text
+    assert os.path.exists(shared) and scan_ids(ice.load_table("core.other")) == [7, 8]
+    assert not any(os.path.exists(p) for p in own)              # mine's own data files are gone
