@@ -206,9 +206,10 @@ class IcebergRest:
         self.places = safety.Places([self.location_root, *roots],
                                     reserved=[self.materializer.root, *([data_dir] if isinstance(data_dir, str) else [])],
                                     allowed=[self.location_root])
-        self._keys: dict[str, tuple[int, list[str]]] = {}   # Idempotency-Key -> (vid, tables) of commits made here
+        # Idempotency-Key -> (vid, tables, digest of the request body) of commits made here
+        self._keys: dict[str, tuple[int, list[str], str | None]] = {}
         self._keys_lock = threading.Lock()
-        self._keys_before: dict[str, tuple[int, list[str]]] | None = None
+        self._keys_before: dict[str, tuple[int, list[str], str | None]] | None = None
         self._started_vid = cat.latest_vid
 
     # ---------------------------------------------------------------- config
@@ -251,6 +252,8 @@ class IcebergRest:
     def create_namespace(self, prefix: str, namespace: list[str], properties: dict[str, Any], author: str) -> dict[str, Any]:
         path = self._ns(prefix, namespace)
         props = _str_props(properties)
+        safety.check_properties(props, "namespace property")
+        safety.check_namespace_size(props)
         cpath = parent_of(path)
         with self.cat.transaction(author=author, message=f"iceberg: create namespace {prefix}.{namespace[0]}") as txn:
             if txn.get(path) is not None:
@@ -284,6 +287,8 @@ class IcebergRest:
             for k in removals:
                 props.pop(k, None)
             props.update(_str_props(updates))
+            safety.check_properties(props, "namespace property")
+            safety.check_namespace_size(props)
             txn.merge(path, {"properties": {"op": "set", "val": props}})
         return {"updated": sorted(updates), "removed": [k for k in removals if k not in missing], "missing": missing}
 
@@ -505,7 +510,7 @@ class IcebergRest:
         if ident is not None and (list(ident.namespace.root) != list(namespace) or ident.name != table):
             raise _bad(f"the body's identifier {'.'.join(ident.namespace.root)}.{ident.name} is not the table of the "
                        f"path {namespace[0]}.{table}")
-        vid = self._commit([(name, req)], author, idempotency_key)
+        vid = self._commit([(name, req)], author, idempotency_key, safety.request_digest(body))
         return self._result(self.materializer.load(name, vid=vid), config=False)
 
     def commit_transaction(self, prefix: str, body: dict[str, Any], idempotency_key: str | None, author: str) -> None:
@@ -523,34 +528,41 @@ class IcebergRest:
             if any(n == name for n, _ in reqs):
                 raise _bad(f"table {name!r} appears twice in one transaction; merge its changes into one")
             reqs.append((name, req))
-        self._commit(reqs, author, idempotency_key)
+        self._commit(reqs, author, idempotency_key, safety.request_digest(body))
 
-    def _landed(self, key: str, tables: list[str]) -> int | None:
-        """The vid of the commit an Idempotency-Key already made for these tables: remembered for
-        commits of this process, and read once from the last IDEMPOTENCY_WINDOW commits before it
-        started (a retry across a restart)."""
+    def _landed(self, key: str, tables: list[str], digest: str | None = None) -> int | None:
+        """The vid of the commit an Idempotency-Key already made with this request body: remembered
+        for commits of this process, and read once from the last IDEMPOTENCY_WINDOW commits before it
+        started (a retry across a restart). The key reused for another body is refused (422): the new
+        change is never silently dropped."""
         with self._keys_lock:
             if self._keys_before is None:
                 self._keys_before = {}
                 for c in self.cat.commits(until=self._started_vid, limit=IDEMPOTENCY_WINDOW) if self._started_vid else ():
                     k = c.meta.get("idempotency_key")
                     if isinstance(k, str) and isinstance(c.meta.get("tables"), list):
-                        self._keys_before.setdefault(k, (c.vid, list(c.meta["tables"])))
+                        d = c.meta.get("idempotency_digest")
+                        self._keys_before.setdefault(k, (c.vid, list(c.meta["tables"]), d if isinstance(d, str) else None))
             hit = self._keys.get(key) or self._keys_before.get(key)
-        if hit is not None and hit[1] == tables:
+        if hit is None:
+            return None
+        if hit[1] == tables and (hit[2] is None or digest is None or hit[2] == digest):
             return hit[0]
-        if hit is not None:
-            raise _bad(f"Idempotency-Key {key!r} was already used for a commit to {', '.join(hit[1])}; use a new key "
-                       "for a new commit")
-        return None
+        what = f"a commit to {', '.join(hit[1])}" if hit[1] != tables else "another request body"
+        raise InvalidValueError(f"Idempotency-Key {key!r} was already used for {what} (vid {hit[0]}); a retry must "
+                                "send the same body: use a new key for a new commit", iceberg_type="UnprocessableEntityException",
+                                status_hint=422, vid=hit[0])
 
-    def _commit(self, reqs: list[tuple[str, CommitTableRequest]], author: str, key: str | None = None) -> int:
+    def _commit(self, reqs: list[tuple[str, CommitTableRequest]], author: str, key: str | None = None,
+                digest: str | None = None) -> int:
         tables = [n for n, _ in reqs]
         if key:
-            landed = self._landed(key, tables)
+            landed = self._landed(key, tables, digest)
             if landed is not None:   # a retry of a commit whose response was lost: its result, not a second commit
                 return landed
         meta = _meta(reqs, key)
+        if key and digest:
+            meta["idempotency_digest"] = digest
         names = ", ".join(n for n, _ in reqs)
         started = False
         try:
@@ -563,7 +575,7 @@ class IcebergRest:
                 with self._keys_lock:
                     if len(self._keys) > 10_000:
                         self._keys.clear()
-                    self._keys[key] = (int(txn.vid), tables)
+                    self._keys[key] = (int(txn.vid), tables, digest)
             return int(txn.vid)
         except CommitFailedException as exc:
             raise ConflictError(f"commit to {names} failed: {exc}; reload the table and retry",

@@ -29,7 +29,7 @@ from catalog_core.api import CatalogAPI
 from catalog_core.errors import InvalidValueError
 
 __all__ = ["Places", "local_path", "purge", "check_properties", "check_table_size", "MAX_KEY_BYTES",
-           "MAX_VALUE_BYTES", "MAX_TABLE_BYTES", "MAX_NAMESPACE_BYTES", "request_digest"]
+           "MAX_VALUE_BYTES", "MAX_TABLE_BYTES", "MAX_NAMESPACE_BYTES", "request_digest", "check_namespace_size"]
 
 MAX_KEY_BYTES = 1024                 # a property name
 MAX_VALUE_BYTES = 64 * 1024          # a property value

@@ -51,6 +51,10 @@ def error_body(err: CatalogError) -> tuple[int, bytes]:
 
 
 OAUTH_PATH = "/iceberg/v1/oauth/tokens"
+# The largest request body of an /iceberg route (below the server's --max-request-mb): the
+# specification's request objects are small (manifests are files), and a table's metadata is at
+# most catalog_core.iceberg.safety.MAX_TABLE_BYTES; a larger body is a 413 before it is read.
+MAX_BODY_BYTES = 8 * 1024 * 1024
 # The type an Iceberg client sees for an error semcat's server answers before (or instead of) a route
 # of this module: the Guard's refusals, unknown routes, malformed requests, internal errors.
 _TYPES = {400: "BadRequestException", 401: "NotAuthorizedException", 403: "ForbiddenException",
@@ -126,6 +130,9 @@ def _string_map(value: Any, what: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise InvalidValueError(f"{what} must be an object of text values, e.g. {{\"owner\": \"data-eng\"}}",
                                 iceberg_type="BadRequestException")
+    from catalog_core.iceberg.safety import check_properties
+
+    check_properties(value, what)
     return value
 
 
@@ -295,7 +302,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return await run(request, rest.list_namespaces, prefix, ns(parent) if parent else None, *page(request))
 
     @router.post("/v1/{prefix}/namespaces")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def create_namespace(request: Request, prefix: str) -> Response:
         try:
             body = await body_of(request)
@@ -325,7 +332,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return await run(request, rest.drop_namespace, prefix, ns(namespace), write=True)
 
     @router.post("/v1/{prefix}/namespaces/{namespace}/properties")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def update_namespace(request: Request, prefix: str, namespace: str) -> Response:
         try:
             body = await body_of(request)
@@ -345,7 +352,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return await run(request, rest.list_tables, prefix, ns(namespace), *page(request))
 
     @router.post("/v1/{prefix}/namespaces/{namespace}/tables")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def create_table(request: Request, prefix: str, namespace: str) -> Response:
         try:
             body = await body_of(request)
@@ -354,7 +361,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return await run(request, rest.create_table, prefix, ns(namespace), body, write=True)
 
     @router.post("/v1/{prefix}/namespaces/{namespace}/register")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def register_table(request: Request, prefix: str, namespace: str) -> Response:
         try:
             body = await body_of(request)
@@ -387,12 +394,14 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return _head(204 if found else 404)
 
     @router.post("/v1/{prefix}/namespaces/{namespace}/tables/{table}")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def commit_table(request: Request, prefix: str, namespace: str, table: str) -> Response:
         try:
             body = await body_of(request)
         except CatalogError as exc:
             return _error(exc)
+        if body.get("identifier") is None:  # optional on this route (the path names the table)
+            body["identifier"] = {"namespace": ns(namespace), "name": table}
         key = request.headers.get("idempotency-key")
         return await run(request, rest.commit_table, prefix, ns(namespace), table, body, key, write=True)
 
@@ -407,7 +416,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return await run(request, rest.drop_table, prefix, ns(namespace), table, purge, write=True)
 
     @router.post("/v1/{prefix}/tables/rename")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def rename_table(request: Request, prefix: str) -> Response:
         try:
             body = await body_of(request)
@@ -416,7 +425,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return await run(request, rest.rename_table, prefix, body, write=True)
 
     @router.post("/v1/{prefix}/transactions/commit")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def commit_transaction(request: Request, prefix: str) -> Response:
         try:
             body = await body_of(request)

@@ -591,7 +591,7 @@ def test_idempotency_key_makes_a_retried_commit_safe(server):
     assert server.catalog.latest_vid == vid
     assert post(None).status_code == 409            # without the key the stale requirement fails
     reused = post(key, table="u")
-    assert reused.status_code == 400 and "already used" in reused.json()["error"]["message"]
+    assert reused.status_code == 422 and "already used" in reused.json()["error"]["message"]
     assert ice.load_table("core.u").schema().schema_id == 0
     bad = post("k-1")                                # not a UUID: refused before anything is read
     assert bad.status_code == 400 and "not a UUID" in bad.json()["error"]["message"]

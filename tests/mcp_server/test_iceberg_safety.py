@@ -116,7 +116,7 @@ def test_refused_locations(server, tmp_path, where):
     ice.create_table("core.ok", SCHEMA)
     vid = server.catalog.latest_vid
     r = raw(server, "POST", "/v1/acme/namespaces/core/tables/ok",
-            {"requirements": [], "updates": [{"action": "set-location", "location": loc}]})
+            {"identifier": {"namespace": ["core"], "name": "ok"}, "requirements": [], "updates": [{"action": "set-location", "location": loc}]})
     error_model(r, 400)
     assert server.catalog.latest_vid == vid
 
@@ -179,3 +179,117 @@ def test_purge_never_deletes_a_file_another_table_references(server):
     assert r.status_code == 204, r.text
     assert os.path.exists(shared) and scan_ids(ice.load_table("core.other")) == [7, 8]
     assert not any(os.path.exists(p) for p in own)              # mine's own data files are gone
+
+
+# ---------------------------------------------------------------- bounds and clean errors
+
+IDENT = {"identifier": {"namespace": ["core"], "name": "t"}}
+
+
+def _fresh(srv):
+    ice = client(srv)
+    ice.create_namespace("core")
+    ice.create_table("core.t", SCHEMA)
+    return ice
+
+
+def test_a_property_value_over_64_kib_is_refused(server):
+    _fresh(server)
+    vid = server.catalog.latest_vid
+    err = error_model(raw(server, "POST", "/v1/acme/namespaces/core/tables/t", {**IDENT, "requirements": [], "updates": [
+        {"action": "set-properties", "updates": {"big": "x" * (64 * 1024 + 1)}}]}), 400)
+    assert "64 KiB" in err["message"] and server.catalog.latest_vid == vid
+    err = error_model(raw(server, "POST", "/v1/acme/namespaces/core/tables", {
+        "name": "u", "schema": SCHEMA_JSON, "properties": {"big": "x" * (64 * 1024 + 1)}}), 400)
+    assert "64 KiB" in err["message"] and server.catalog.latest_vid == vid
+
+
+def test_a_property_name_over_1_kib_is_refused(server):
+    _fresh(server)
+    err = error_model(raw(server, "POST", "/v1/acme/namespaces/core/tables/t", {**IDENT, "requirements": [], "updates": [
+        {"action": "set-properties", "updates": {"k" * 1025: "v"}}]}), 400)
+    assert "at most 1024 bytes" in err["message"]
+
+
+def test_a_tables_metadata_over_1_mib_is_refused(server):
+    ice = _fresh(server)
+    chunk = {f"p{i}": "x" * 60_000 for i in range(10)}             # 600 KB: accepted
+    assert raw(server, "POST", "/v1/acme/namespaces/core/tables/t", {**IDENT, "requirements": [], "updates": [
+        {"action": "set-properties", "updates": chunk}]}).status_code == 200
+    vid = server.catalog.latest_vid
+    more = {f"q{i}": "x" * 60_000 for i in range(10)}              # another 600 KB: the table would pass 1 MiB
+    err = error_model(raw(server, "POST", "/v1/acme/namespaces/core/tables/t", {**IDENT, "requirements": [], "updates": [
+        {"action": "set-properties", "updates": more}]}), 400)
+    assert "1 MiB" in err["message"] and server.catalog.latest_vid == vid
+    assert set(ice.load_table("core.t").properties) >= set(chunk) and "q0" not in ice.load_table("core.t").properties
+
+
+def test_namespace_properties_are_bounded(server):
+    _fresh(server)
+    err = error_model(raw(server, "POST", "/v1/acme/namespaces", {"namespace": ["big"], "properties": {
+        "a": "x" * (64 * 1024 + 1)}}), 400)
+    assert "64 KiB" in err["message"]
+    for i in range(2):
+        r = raw(server, "POST", "/v1/acme/namespaces/core/properties", {"updates": {
+            f"n{i}.{j}": "x" * 60_000 for j in range(10)}})
+    err = error_model(r, 400)
+    assert "1 MiB" in err["message"]
+
+
+def test_a_request_body_over_the_iceberg_cap_is_413_before_it_is_read(server):
+    _fresh(server)
+    body = {**IDENT, "requirements": [], "updates": [{"action": "set-properties", "updates": {
+        f"p{i}": "x" * 60_000 for i in range(150)}}]}             # 9 MB: under the server's 64 MiB, over /iceberg's 8 MiB
+    err = error_model(raw(server, "POST", "/v1/acme/namespaces/core/tables/t", body), 413)
+    assert err["type"] == "RequestTooLargeException" and str(8 * 1024 * 1024) in err["message"]
+
+
+def _snapshot_update(manifest_list, snapshot_id=4242):
+    return [{"action": "add-snapshot", "snapshot": {
+                "snapshot-id": snapshot_id, "sequence-number": 1, "timestamp-ms": 1_700_000_000_000,
+                "manifest-list": manifest_list, "summary": {"operation": "append"}, "schema-id": 0}},
+            {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": snapshot_id}]
+
+
+@pytest.mark.parametrize("where", ["missing", "etc_passwd", "garbage"])
+def test_a_snapshot_whose_manifest_list_is_missing_outside_or_unreadable_is_400(server, where):
+    """A missing manifest list and /etc/passwd were 500 CommitStateUnknownException, garbage a 400 that did not
+    name the manifest list: the client's input, so a 400 naming it, and nothing written."""
+    ice = _fresh(server)
+    loc = ice.load_table("core.t").metadata.location.removeprefix("file://")
+    path = {"missing": os.path.join(loc, "metadata", "snap-nope.avro"), "etc_passwd": "/etc/passwd",
+            "garbage": os.path.join(loc, "metadata", "snap-garbage.avro")}[where]
+    if where == "garbage":
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(b"not avro at all")
+    vid = server.catalog.latest_vid
+    err = error_model(raw(server, "POST", "/v1/acme/namespaces/core/tables/t",
+                          {**IDENT, "requirements": [], "updates": _snapshot_update(path)}), 400)
+    assert err["type"] == "BadRequestException" and "manifest list" in err["message"]
+    assert server.catalog.latest_vid == vid and ice.load_table("core.t").current_snapshot() is None
+
+
+def test_an_idempotency_key_reused_with_another_body_is_422(server):
+    ice = _fresh(server)
+    key = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"
+
+    def post(updates):
+        return raw(server, "POST", "/v1/acme/namespaces/core/tables/t", {**IDENT, "requirements": [], "updates": updates},
+                   headers={"Idempotency-Key": key})
+
+    first = post([{"action": "set-properties", "updates": {"a": "1"}}])
+    assert first.status_code == 200, first.text
+    assert post([{"action": "set-properties", "updates": {"a": "1"}}]).status_code == 200   # a retry: same body
+    vid = server.catalog.latest_vid
+    err = error_model(post([{"action": "set-properties", "updates": {"b": "2"}}]), 422)
+    assert "already used" in err["message"] and "new key" in err["message"]
+    assert server.catalog.latest_vid == vid and "b" not in ice.load_table("core.t").properties
+
+
+def test_the_identifier_of_a_table_commit_is_optional(server):
+    ice = _fresh(server)
+    r = raw(server, "POST", "/v1/acme/namespaces/core/tables/t",
+            {"requirements": [], "updates": [{"action": "set-properties", "updates": {"a": "1"}}]})
+    assert r.status_code == 200, r.text
+    assert ice.load_table("core.t").properties["a"] == "1"
