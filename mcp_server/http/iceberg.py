@@ -146,8 +146,30 @@ def _head(status: int) -> Response:
     return Response(status_code=status, media_type="application/json" if status >= 400 else None)
 
 
-def _oauth_error(code: str, message: str, status: int) -> Response:
-    return _json({"error": code, "error_description": message}, status)
+def _oauth_error(code: str, message: str, status: int, basic: bool = False) -> Response:
+    resp = _json({"error": code, "error_description": message}, status)
+    if basic:   # RFC 6749 5.2: a failed HTTP Basic client authentication names the scheme
+        resp.headers["WWW-Authenticate"] = 'Basic realm="semcat iceberg"'
+    return resp
+
+
+def _basic_credentials(header: str | None) -> tuple[str, str] | None:
+    """(client_id, client_secret) of an `Authorization: Basic` header (RFC 6749 2.3.1: each
+    form-urlencoded, then joined by ':' and base64-encoded); None without one; ValueError if malformed."""
+    import base64
+    import binascii
+    from urllib.parse import unquote_plus
+
+    if not header or not header[:6].lower() == "basic ":
+        return None
+    try:
+        text = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise ValueError("malformed HTTP Basic credentials: send base64(client_id:client_secret)") from None
+    cid, sep, secret = text.partition(":")
+    if not sep:
+        raise ValueError("HTTP Basic credentials need client_id:client_secret (a ':' between them)")
+    return unquote_plus(cid), unquote_plus(secret)
 
 
 def semantic_properties(cat: Any) -> Callable[[str, int], dict[str, str]]:
@@ -439,10 +461,19 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
     async def oauth_tokens(request: Request) -> Response:
         """The client-credentials grant, for clients configured with `credential="<id>:<secret>"`:
         the secret is one of the server's bearer tokens, handed back as the access token (the id is
-        free text). The specification deprecates this endpoint; prefer `token=`."""
+        free text). The client authenticates with HTTP Basic (client_secret_basic, RFC 6749 2.3.1,
+        which a server must support) or in the form (client_secret_post), never both. The
+        specification deprecates this endpoint; prefer `token=`."""
         form = await request.form()
         tokens = request.app.state.tokens
-        secret = str(form.get("client_secret") or "")
+        try:
+            basic = _basic_credentials(request.headers.get("authorization"))
+        except ValueError as exc:
+            return _oauth_error("invalid_client", str(exc), 401, basic=True)
+        if basic is not None and (form.get("client_secret") is not None or form.get("client_id") is not None):
+            return _oauth_error("invalid_request", "the client authenticated twice (HTTP Basic and client_id / "
+                                "client_secret in the form): use one method (RFC 6749 2.3)", 400)
+        secret = basic[1] if basic is not None else str(form.get("client_secret") or "")
         if form.get("grant_type") != "client_credentials":
             return _oauth_error("unsupported_grant_type", "only grant_type=client_credentials is supported; or "
                                 "configure the client with token=<bearer token>", 400)
@@ -451,7 +482,8 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
                 tokens.role_of(f"Bearer {secret}")
             except CatalogError:
                 return _oauth_error("invalid_client", "unknown client secret: use one of the server's bearer tokens "
-                                    "as the secret (credential='<any id>:<token>')", 401)
+                                    "as the secret (credential='<any id>:<token>'), sent by HTTP Basic or in the form",
+                                    401, basic=basic is not None)
         return _json({"access_token": secret or "anonymous", "token_type": "bearer", "expires_in": 86400,
                       "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
 

@@ -293,3 +293,39 @@ def test_the_identifier_of_a_table_commit_is_optional(server):
             {"requirements": [], "updates": [{"action": "set-properties", "updates": {"a": "1"}}]})
     assert r.status_code == 200, r.text
     assert ice.load_table("core.t").properties["a"] == "1"
+
+
+# ---------------------------------------------------------------- the token endpoint
+
+def test_client_credentials_by_http_basic_and_by_form(server):
+    """client_secret_basic (RFC 6749 2.3.1: a server MUST support it; id and secret form-urlencoded)
+    and client_secret_post, each handing back a token that works; never both at once."""
+    import base64
+    from urllib.parse import quote_plus
+
+    url = server.url + "/iceberg/v1/oauth/tokens"
+    grant = {"grant_type": "client_credentials", "scope": "catalog"}
+
+    def basic(cid, secret):
+        return "Basic " + base64.b64encode(f"{quote_plus(cid)}:{quote_plus(secret)}".encode()).decode()
+
+    r = requests.post(url, data=grant, headers={"Authorization": basic("duck db:1", WRITE)}, timeout=30)
+    assert r.status_code == 200, r.text
+    token = r.json()["access_token"]
+    assert token == WRITE and r.json()["token_type"] == "bearer"
+    ok = requests.get(server.url + "/iceberg/v1/config?warehouse=acme", headers={"Authorization": f"Bearer {token}"},
+                      timeout=30)
+    assert ok.status_code == 200
+    r = requests.post(url, data={**grant, "client_id": "me", "client_secret": READ}, timeout=30)
+    assert r.status_code == 200 and r.json()["access_token"] == READ
+    r = requests.post(url, data=grant, headers={"Authorization": basic("me", "wrong")}, timeout=30)
+    assert r.status_code == 401 and r.json()["error"] == "invalid_client" and r.headers["WWW-Authenticate"].startswith("Basic")
+    r = requests.post(url, data={**grant, "client_secret": WRITE}, headers={"Authorization": basic("me", WRITE)}, timeout=30)
+    assert r.status_code == 400 and r.json()["error"] == "invalid_request"
+    r = requests.post(url, data=grant, headers={"Authorization": "Basic !!!"}, timeout=30)
+    assert r.status_code == 401 and "base64" in r.json()["error_description"]
+    # pyiceberg (client_secret_post) still works
+    ice = load_catalog("cc", type="rest", uri=server.url + "/iceberg", warehouse="acme", credential=f"me:{WRITE}",
+                       **{"oauth2-server-uri": url})
+    ice.create_namespace("viaform")
+    assert ("viaform",) in ice.list_namespaces()
