@@ -156,6 +156,41 @@ def test_handed_out_locations_exist(server):
     assert os.path.isdir(r.json()["metadata"]["location"].removeprefix("file://"))
 
 
+def test_a_default_location_another_table_uses_gets_a_suffix(server):
+    ice = client(server)
+    ice.create_namespace("core")
+    taken = os.path.join(server.warehouse, "acme", "core", "y")
+    ice.create_table("core.x", SCHEMA, location=taken)
+    y = ice.create_table("core.y", SCHEMA)                      # its default directory is x's
+    loc = y.metadata.location.removeprefix("file://")
+    assert loc != taken and loc.startswith(taken + "-") and os.path.isdir(loc)
+    y.append(rows([1]))
+    assert scan_ids(ice.load_table("core.y")) == [1] and scan_ids(ice.load_table("core.x")) == []
+
+
+def test_register_is_held_to_the_same_rules(server, tmp_path):
+    """A table registered from another catalog's metadata keeps its location, so that location must
+    obey the rules too: outside the storage roots it is refused, inside the warehouse accepted."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    ice = client(server)
+    ice.create_namespace("core")
+    for n, wh in enumerate((tmp_path / "other", tmp_path / "data" / "warehouse" / "other")):
+        wh.mkdir(parents=True)
+        other = SqlCatalog(f"o{n}", uri=f"sqlite:///{tmp_path}/o{n}.db", warehouse=f"file://{wh}")
+        other.create_namespace("db")
+        ot = other.create_table("db.src", SCHEMA)
+        ot.append(rows([7]))
+        r = raw(server, "POST", "/v1/acme/namespaces/core/register",
+                {"name": f"reg{n}", "metadata-location": other.load_table("db.src").metadata_location})
+        if n == 0:
+            assert "outside the storage roots" in error_model(r, 400)["message"]
+            assert not ice.table_exists(f"core.reg{n}")
+        else:
+            assert r.status_code == 200, r.text
+            assert scan_ids(ice.load_table(f"core.reg{n}")) == [7]
+
+
 def test_purge_never_deletes_a_file_another_table_references(server):
     """A table purged with purgeRequested=true loses the files its own history references, and no
     file that another table (now or in its history) references, even inside the purged table's
