@@ -406,7 +406,6 @@ class IcebergRest:
                 raise AlreadyExistsError(f"table {name!r} already exists; load it, or drop it first",
                                          iceberg_type="AlreadyExistsException", table=name)
             self._create(txn, name, md)
-        self.places.make(md.location)
         return self._result(self.materializer.load(name))
 
     def _create(self, txn: TransactionAPI, name: str, md: TableMetadata) -> None:
@@ -417,6 +416,7 @@ class IcebergRest:
             raise _no_namespace(prefix, nsid)
         self._check_format(md)
         self.places.check(md.location, self._tables(txn), name)
+        self.places.make(md.location)   # before the commit: engines find it; one that cannot be made is refused
         levels = convert.partition_by(md.spec(), md.schema(), name)
         props = {k: v for k, v in md.properties.items()}
         ice: dict[str, Any] = {"uuid": str(md.table_uuid), "properties": props, "format_version": 2}
@@ -617,11 +617,11 @@ class IcebergRest:
         self._check_format(new)
         safety.check_table_size(new, name)
         self._check_snapshot_files(name, new, req)
-        assert obj is not None
-        self._store(txn, name, obj.value, base, new, req)
         for u in req.updates:
             if isinstance(u, SetLocationUpdate):
-                self.places.make(u.location)
+                self.places.make(u.location)   # before the commit: a location that cannot be made is refused
+        assert obj is not None
+        self._store(txn, name, obj.value, base, new, req)
 
     @staticmethod
     def _check_snapshot_files(name: str, new: TableMetadata, req: CommitTableRequest) -> None:

@@ -116,6 +116,12 @@ class Places:
             raise _bad(f"table location {location[:200]!r} {what}: {where}. An operator adds storage roots with "
                        "`semcat serve --iceberg-root DIR` (or SEMCAT_ICEBERG_ROOTS)", location=location,
                        roots=self.roots)
+        probe = real
+        while not os.path.exists(probe) and os.path.dirname(probe) != probe:
+            probe = os.path.dirname(probe)
+        if not os.path.isdir(probe):
+            raise _bad(f"table location {location[:200]!r}: {probe} is a file, not a directory; {where}",
+                       location=location)
         own = self._own_dir(real)
         if own is not None:
             raise _bad(f"table location {location[:200]!r} overlaps semcat's own directory {own} (its catalog and "
@@ -139,8 +145,12 @@ class Places:
         path = local_path(location)
         if path is None:
             return
-        for sub in ("data", "metadata"):
-            os.makedirs(os.path.join(path, sub), exist_ok=True)
+        try:
+            for sub in ("data", "metadata"):
+                os.makedirs(os.path.join(path, sub), exist_ok=True)
+        except OSError as exc:
+            raise _bad(f"cannot create the table location {location[:200]!r} ({exc.strerror or exc}); choose a "
+                       "directory semcat can create", location=location) from None
 
 
 # ---------------------------------------------------------------- purge

@@ -96,7 +96,7 @@ def test_a_table_at_another_tables_location_is_refused_and_purge_keeps_the_victi
 
 
 @pytest.mark.parametrize("where", ["inside", "warehouse", "catalog_dir", "metadata", "dotdot", "outside", "relative",
-                                   "data_dir"])
+                                   "data_dir", "under_a_file"])
 def test_refused_locations(server, tmp_path, where):
     ice = client(server)
     ice.create_namespace("core")
@@ -106,7 +106,9 @@ def test_refused_locations(server, tmp_path, where):
     loc = {"inside": vloc + "/sub", "warehouse": wh, "catalog_dir": os.path.join(wh, "acme"),   # contains the victim
            "metadata": os.path.join(wh, "_iceberg", "x"), "dotdot": os.path.join(wh, "acme", "..", "..", "escape"),
            "outside": str(tmp_path / "elsewhere"), "relative": "acme/core/rel",
-           "data_dir": server.catalog.data_dir}[where]
+           "data_dir": server.catalog.data_dir, "under_a_file": os.path.join(wh, "acme", "afile", "t")}[where]
+    os.makedirs(os.path.join(wh, "acme"), exist_ok=True)
+    open(os.path.join(wh, "acme", "afile"), "w").close()     # a file where a directory would have to be
     vid = server.catalog.latest_vid
     err = error_model(raw(server, "POST", "/v1/acme/namespaces/core/tables",
                           {"name": "t", "schema": SCHEMA_JSON, "location": loc}), 400)
