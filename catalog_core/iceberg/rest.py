@@ -355,8 +355,9 @@ class IcebergRest:
         return obj is not None and lake.is_table(obj.value)
 
     def _tables(self, reader: Any) -> list[tuple[str, str]]:
-        """(name, location) of every table of the store, read through `reader` (a transaction, so a
-        concurrent create at the same location conflicts, or the catalog)."""
+        """(name, location) of every table of the store, read through `reader` (the catalog at its
+        latest commit, not a transaction: a scan of every table in a transaction would conflict with
+        any concurrent append anywhere; two creates racing for one directory are not caught)."""
         warehouse = getattr(self.cat, "warehouse", None) or self.location_root
         out = []
         for o in reader.query(lake.tables_query()):
@@ -415,7 +416,7 @@ class IcebergRest:
             prefix, nsid, _ = name.split(".")
             raise _no_namespace(prefix, nsid)
         self._check_format(md)
-        self.places.check(md.location, self._tables(txn), name)
+        self.places.check(md.location, self._tables(self.cat), name)
         self.places.make(md.location)   # before the commit: engines find it; one that cannot be made is refused
         levels = convert.partition_by(md.spec(), md.schema(), name)
         props = {k: v for k, v in md.properties.items()}
@@ -613,7 +614,7 @@ class IcebergRest:
             new = update_table_metadata(base, req.updates)
             for u in req.updates:
                 if isinstance(u, SetLocationUpdate):
-                    self.places.check(u.location, self._tables(txn), name)
+                    self.places.check(u.location, self._tables(self.cat), name)
         self._check_format(new)
         safety.check_table_size(new, name)
         self._check_snapshot_files(name, new, req)
