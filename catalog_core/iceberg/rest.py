@@ -22,7 +22,6 @@ stored on the table (`properties.iceberg`). A failed requirement or a concurrenc
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 from typing import Any
 
@@ -65,7 +64,7 @@ from catalog_core.errors import (
     PreconditionError,
     ShuttingDownError,
 )
-from catalog_core.iceberg import convert, importer
+from catalog_core.iceberg import convert, importer, safety
 from catalog_core.iceberg import stats as st
 from catalog_core.iceberg.materialize import RENAMED_META, RESERVED_PREFIX, Materializer, PropertiesFn, TableView
 from catalog_core.paths import parent_of
@@ -198,13 +197,19 @@ class IcebergRest:
     """The protocol's operations over one catalog (thread-safe)."""
 
     def __init__(self, cat: CatalogAPI, root: str, location_root: str | None = None,
-                 properties: PropertiesFn | None = None) -> None:
+                 properties: PropertiesFn | None = None, roots: tuple[str, ...] | list[str] = ()) -> None:
         self.cat = cat
         self.materializer = Materializer(cat, root, properties)
         self.location_root = os.path.abspath(location_root or os.path.join(root, "tables"))
-        self._keys: dict[str, tuple[int, list[str]]] = {}   # Idempotency-Key -> (vid, tables) of commits made here
+        data_dir = getattr(cat, "data_dir", None)
+        # where table locations may go (catalog_core.iceberg.safety): the warehouse and the operator's roots
+        self.places = safety.Places([self.location_root, *roots],
+                                    reserved=[self.materializer.root, *([data_dir] if isinstance(data_dir, str) else [])],
+                                    allowed=[self.location_root])
+        # Idempotency-Key -> (vid, tables, digest of the request body) of commits made here
+        self._keys: dict[str, tuple[int, list[str], str | None]] = {}
         self._keys_lock = threading.Lock()
-        self._keys_before: dict[str, tuple[int, list[str]]] | None = None
+        self._keys_before: dict[str, tuple[int, list[str], str | None]] | None = None
         self._started_vid = cat.latest_vid
 
     # ---------------------------------------------------------------- config
@@ -247,6 +252,8 @@ class IcebergRest:
     def create_namespace(self, prefix: str, namespace: list[str], properties: dict[str, Any], author: str) -> dict[str, Any]:
         path = self._ns(prefix, namespace)
         props = _str_props(properties)
+        safety.check_properties(props, "namespace property")
+        safety.check_namespace_size(props)
         cpath = parent_of(path)
         with self.cat.transaction(author=author, message=f"iceberg: create namespace {prefix}.{namespace[0]}") as txn:
             if txn.get(path) is not None:
@@ -280,6 +287,8 @@ class IcebergRest:
             for k in removals:
                 props.pop(k, None)
             props.update(_str_props(updates))
+            safety.check_properties(props, "namespace property")
+            safety.check_namespace_size(props)
             txn.merge(path, {"properties": {"op": "set", "val": props}})
         return {"updated": sorted(updates), "removed": [k for k in removals if k not in missing], "missing": missing}
 
@@ -345,6 +354,30 @@ class IcebergRest:
         obj = self.cat.get(lake.table_path(name))
         return obj is not None and lake.is_table(obj.value)
 
+    def _tables(self, reader: Any) -> list[tuple[str, str]]:
+        """(name, location) of every table of the store, read through `reader` (the catalog at its
+        latest commit, not a transaction: a scan of every table in a transaction would conflict with
+        any concurrent append anywhere; two creates racing for one directory are not caught)."""
+        warehouse = getattr(self.cat, "warehouse", None) or self.location_root
+        out = []
+        for o in reader.query(lake.tables_query()):
+            loc = o.value.get("location")
+            out.append((lake.name_of(o.path), loc if isinstance(loc, str) and loc
+                        else os.path.join(warehouse, *o.path.strip("/").split("/"))))
+        return out
+
+    def _default_location(self, prefix: str, ns: str, table: str) -> str:
+        """`<warehouse>/<catalog>/<namespace>/<table>`, or with a suffix when another table uses it."""
+        import uuid
+
+        loc = os.path.join(self.location_root, prefix, ns, table)
+        name = f"{prefix}.{ns}.{table}"
+        try:
+            self.places.check(loc, self._tables(self.cat), name)
+        except InvalidValueError:
+            loc = f"{loc}-{uuid.uuid4().hex[:8]}"
+        return loc
+
     def create_table(self, prefix: str, namespace: list[str], body: dict[str, Any], author: str) -> dict[str, Any]:
         try:
             from pyiceberg.catalog.rest import CreateTableRequest
@@ -357,11 +390,16 @@ class IcebergRest:
             raise _bad(f"CreateTableRequest is invalid: {exc}") from None
         name = self._name(prefix, namespace, req.name)
         _reject_reserved(req.properties, "property")
+        safety.check_properties(req.properties, "property")
         self._ns_obj(prefix, namespace)
-        location = (req.location or os.path.join(self.location_root, prefix, namespace[0], req.name)).rstrip("/")
+        location = (req.location.rstrip("/") if req.location else None) or self._default_location(prefix, namespace[0],
+                                                                                                   req.name)
         md = new_table_metadata(req.table_schema, req.partition_spec or PartitionSpec(), req.write_order or SortOrder(),
                                 location, dict(req.properties))
+        safety.check_table_size(md, name)
         if req.stage_create:
+            self.places.check(location, self._tables(self.cat), name)
+            self.places.make(location)
             return {"metadata": _json(md), "config": {}}
         tpath = lake.table_path(name)
         with self.cat.transaction(author=author, message=f"iceberg: create table {name}") as txn:
@@ -378,6 +416,8 @@ class IcebergRest:
             prefix, nsid, _ = name.split(".")
             raise _no_namespace(prefix, nsid)
         self._check_format(md)
+        self.places.check(md.location, self._tables(self.cat), name)
+        self.places.make(md.location)   # before the commit: engines find it; one that cannot be made is refused
         levels = convert.partition_by(md.spec(), md.schema(), name)
         props = {k: v for k, v in md.properties.items()}
         ice: dict[str, Any] = {"uuid": str(md.table_uuid), "properties": props, "format_version": 2, **_specs(md)}
@@ -411,6 +451,9 @@ class IcebergRest:
         except Exception as exc:  # noqa: BLE001 - any unreadable metadata file is the client's input
             raise _bad(f"cannot read Iceberg metadata at {loc!r}: {type(exc).__name__}: {exc}; pass the path of "
                        "an existing vN.metadata.json") from None
+        self.places.check(static.metadata.location, self._tables(self.cat), name)
+        safety.check_properties(static.metadata.properties, "property")
+        safety.check_table_size(static.metadata, name)
 
         class _One:
             name = "register"
@@ -451,10 +494,14 @@ class IcebergRest:
             if obj is None or not lake.is_table(obj.value):
                 raise _no_table(name)
             txn.remove(tpath)
-        if purge:  # only files under the catalog's own table locations; never a foreign lake's
-            loc = str(obj.value.get("location") or "").removeprefix("file://")
-            if loc and os.path.abspath(loc).startswith(self.location_root + os.sep):
-                shutil.rmtree(loc, ignore_errors=True)
+        if purge:  # the files only this table's history references, inside the storage roots (safety.purge)
+            from pyiceberg.manifest import read_manifest_list
+
+            loc = obj.value.get("location")
+            io = PyArrowFileIO()
+            assert txn.vid is not None
+            safety.purge(self.cat, tpath, loc if isinstance(loc, str) else None, int(txn.vid), self.places,
+                         read_list=lambda p: [m.manifest_path for m in read_manifest_list(io.new_input(p))])
 
     # ---------------------------------------------------------------- commits
     def commit_table(self, prefix: str, namespace: list[str], table: str, body: dict[str, Any],
@@ -465,7 +512,7 @@ class IcebergRest:
         if ident is not None and (list(ident.namespace.root) != list(namespace) or ident.name != table):
             raise _bad(f"the body's identifier {'.'.join(ident.namespace.root)}.{ident.name} is not the table of the "
                        f"path {namespace[0]}.{table}")
-        vid = self._commit([(name, req)], author, idempotency_key)
+        vid = self._commit([(name, req)], author, idempotency_key, safety.request_digest(body))
         return self._result(self.materializer.load(name, vid=vid), config=False)
 
     def commit_transaction(self, prefix: str, body: dict[str, Any], idempotency_key: str | None, author: str) -> None:
@@ -483,34 +530,41 @@ class IcebergRest:
             if any(n == name for n, _ in reqs):
                 raise _bad(f"table {name!r} appears twice in one transaction; merge its changes into one")
             reqs.append((name, req))
-        self._commit(reqs, author, idempotency_key)
+        self._commit(reqs, author, idempotency_key, safety.request_digest(body))
 
-    def _landed(self, key: str, tables: list[str]) -> int | None:
-        """The vid of the commit an Idempotency-Key already made for these tables: remembered for
-        commits of this process, and read once from the last IDEMPOTENCY_WINDOW commits before it
-        started (a retry across a restart)."""
+    def _landed(self, key: str, tables: list[str], digest: str | None = None) -> int | None:
+        """The vid of the commit an Idempotency-Key already made with this request body: remembered
+        for commits of this process, and read once from the last IDEMPOTENCY_WINDOW commits before it
+        started (a retry across a restart). The key reused for another body is refused (422): the new
+        change is never silently dropped."""
         with self._keys_lock:
             if self._keys_before is None:
                 self._keys_before = {}
                 for c in self.cat.commits(until=self._started_vid, limit=IDEMPOTENCY_WINDOW) if self._started_vid else ():
                     k = c.meta.get("idempotency_key")
                     if isinstance(k, str) and isinstance(c.meta.get("tables"), list):
-                        self._keys_before.setdefault(k, (c.vid, list(c.meta["tables"])))
+                        d = c.meta.get("idempotency_digest")
+                        self._keys_before.setdefault(k, (c.vid, list(c.meta["tables"]), d if isinstance(d, str) else None))
             hit = self._keys.get(key) or self._keys_before.get(key)
-        if hit is not None and hit[1] == tables:
+        if hit is None:
+            return None
+        if hit[1] == tables and (hit[2] is None or digest is None or hit[2] == digest):
             return hit[0]
-        if hit is not None:
-            raise _bad(f"Idempotency-Key {key!r} was already used for a commit to {', '.join(hit[1])}; use a new key "
-                       "for a new commit")
-        return None
+        what = f"a commit to {', '.join(hit[1])}" if hit[1] != tables else "another request body"
+        raise InvalidValueError(f"Idempotency-Key {key!r} was already used for {what} (vid {hit[0]}); a retry must "
+                                "send the same body: use a new key for a new commit", iceberg_type="UnprocessableEntityException",
+                                status_hint=422, vid=hit[0])
 
-    def _commit(self, reqs: list[tuple[str, CommitTableRequest]], author: str, key: str | None = None) -> int:
+    def _commit(self, reqs: list[tuple[str, CommitTableRequest]], author: str, key: str | None = None,
+                digest: str | None = None) -> int:
         tables = [n for n, _ in reqs]
         if key:
-            landed = self._landed(key, tables)
+            landed = self._landed(key, tables, digest)
             if landed is not None:   # a retry of a commit whose response was lost: its result, not a second commit
                 return landed
         meta = _meta(reqs, key)
+        if key and digest:
+            meta["idempotency_digest"] = digest
         names = ", ".join(n for n, _ in reqs)
         started = False
         try:
@@ -523,7 +577,7 @@ class IcebergRest:
                 with self._keys_lock:
                     if len(self._keys) > 10_000:
                         self._keys.clear()
-                    self._keys[key] = (int(txn.vid), tables)
+                    self._keys[key] = (int(txn.vid), tables, digest)
             return int(txn.vid)
         except CommitFailedException as exc:
             raise ConflictError(f"commit to {names} failed: {exc}; reload the table and retry",
@@ -559,9 +613,36 @@ class IcebergRest:
             assert obj is not None
         else:
             new = update_table_metadata(base, req.updates)
+            for u in req.updates:
+                if isinstance(u, SetLocationUpdate):
+                    self.places.check(u.location, self._tables(self.cat), name)
         self._check_format(new)
+        safety.check_table_size(new, name)
+        self._check_snapshot_files(name, new, req)
+        for u in req.updates:
+            if isinstance(u, SetLocationUpdate):
+                self.places.make(u.location)   # before the commit: a location that cannot be made is refused
         assert obj is not None
         self._store(txn, name, obj.value, base, new, req)
+
+    @staticmethod
+    def _check_snapshot_files(name: str, new: TableMetadata, req: CommitTableRequest) -> None:
+        """A new snapshot's manifest list is a file inside the table's location (the client wrote it
+        there); anything else is the client's error (400), found before anything is written."""
+        base = safety.local_path(new.location) if new.location else None
+        for u in req.updates:
+            if not isinstance(u, AddSnapshotUpdate):
+                continue
+            lst = u.snapshot.manifest_list
+            path = safety.local_path(lst) if lst else None
+            if path is None or base is None or not (path == base or path.startswith(base.rstrip("/") + "/")):
+                raise _bad(f"snapshot {u.snapshot.snapshot_id}'s manifest list {str(lst)[:200]!r} is not inside the "
+                           f"table's location {new.location}: write the manifest list under the location (pyiceberg, "
+                           "Spark and DuckDB do)", snapshot_id=u.snapshot.snapshot_id)
+            if not os.path.isfile(os.path.realpath(path)):
+                raise _bad(f"snapshot {u.snapshot.snapshot_id}'s manifest list {str(lst)[:200]!r} does not exist: write "
+                           "the manifest list (and its manifests) before committing the snapshot",
+                           snapshot_id=u.snapshot.snapshot_id)
 
     def _store(self, txn: TransactionAPI, name: str, value: dict[str, Any], base: TableMetadata | None,
                new: TableMetadata, req: CommitTableRequest) -> None:
@@ -658,7 +739,14 @@ class IcebergRest:
             chain.append(snap)
             sid = snap.parent_snapshot_id
         for snap in reversed(chain):
-            writer.apply_snapshot(txn, snap)
+            try:
+                writer.apply_snapshot(txn, snap)
+            except CatalogError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the client's manifests could not be read: nothing is written yet
+                raise _bad(f"snapshot {snap.snapshot_id}: its manifest list or manifests ({snap.manifest_list}) cannot "
+                           f"be read ({type(exc).__name__}: {str(exc)[:300]}); write valid Iceberg manifests and "
+                           "commit again (nothing was written)", snapshot_id=snap.snapshot_id) from None
 
 
 def _meta(reqs: list[tuple[str, CommitTableRequest]], key: str | None) -> dict[str, Any]:
@@ -672,6 +760,7 @@ def _meta(reqs: list[tuple[str, CommitTableRequest]], key: str | None) -> dict[s
         for u in req.updates:
             if isinstance(u, SetPropertiesUpdate):
                 _reject_reserved(u.updates, "property")
+                safety.check_properties(u.updates, "property")
             elif isinstance(u, RemovePropertiesUpdate):
                 _reject_reserved(u.removals, "property")
         snaps = [u.snapshot for u in req.updates if isinstance(u, AddSnapshotUpdate)]
@@ -680,6 +769,9 @@ def _meta(reqs: list[tuple[str, CommitTableRequest]], key: str | None) -> dict[s
             last = main[-1].snapshot_id
             op = next((s.summary.operation.value for s in snaps if s.snapshot_id == last and s.summary), None)
             meta["iceberg_rest"][lake.table_path(name)] = {"snapshot_id": last, "operation": op}
+        if snaps:   # what a purge may delete besides the data files (safety.purge)
+            entry = meta["iceberg_rest"].setdefault(lake.table_path(name), {})
+            entry["manifest_lists"] = [s.manifest_list for s in snaps if s.manifest_list]
     return meta
 
 

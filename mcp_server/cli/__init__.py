@@ -145,6 +145,10 @@ _token_budget = click.option("--token-budget", default=8000, show_default=True, 
 @click.option("--limit", "limits", multiple=True, metavar="NAME=PER_TOKEN/TOTAL",
               help="a cap: requests, sessions, clones or streams (e.g. sessions=100/10000), or "
                    "stream_idle_s=SECONDS (repeatable; defaults in docs/security.md)")
+@click.option("--iceberg-root", "iceberg_roots", multiple=True, metavar="DIR",
+              type=click.Path(file_okay=False, resolve_path=True),
+              help="a directory where Iceberg REST clients may place tables, besides DATA/warehouse (repeatable; "
+                   "also SEMCAT_ICEBERG_ROOTS; docs/iceberg-rest.md)")
 @_now
 @_token_budget
 @_read_only
@@ -152,7 +156,7 @@ _token_budget = click.option("--token-budget", default=8000, show_default=True, 
 @_sql_cache
 def serve(data_dir, host, port, tokens_file, oauth_issuer, resource_uri, oauth_audience, oauth_read_scope,
           oauth_write_scope, oauth_source_claim, oauth_leeway, protocol, max_request_mb, txn_timeout, author,
-          allowed_hosts, allowed_origins, limits, now, token_budget, read_only, create) -> None:
+          allowed_hosts, allowed_origins, limits, iceberg_roots, now, token_budget, read_only, create) -> None:
     """Serve the catalog over HTTP: the engine API under /v1 (OpenAPI at /openapi.json) and the MCP
     tools over streamable HTTP at /mcp, both behind the bearer tokens of --tokens (or SEMCAT_TOKENS)
     and, with --oauth-issuer, OAuth access tokens of that issuer (docs/auth.md)."""
@@ -177,6 +181,10 @@ def serve(data_dir, host, port, tokens_file, oauth_issuer, resource_uri, oauth_a
         options["author"] = author
     if now is not None:
         options["now"] = now  # seconds: parsed by the --now option
+    if iceberg_roots:  # the storage roots of /iceberg (mcp_server.http.iceberg.storage_roots reads them)
+        import os
+
+        os.environ["SEMCAT_ICEBERG_ROOTS"] = os.pathsep.join([*iceberg_roots, os.environ.get("SEMCAT_ICEBERG_ROOTS", "")])
     run(data_dir=data_dir, host=host, port=port, tokens_file=tokens_file, protocol=protocol,
         max_request_bytes=int(max_request_mb * 1024 * 1024), txn_timeout_s=txn_timeout, create=create,
         mcp_options=options, oauth=oauth, limits=caps, allowed_hosts=allowed_hosts,

@@ -25,7 +25,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -51,6 +51,10 @@ def error_body(err: CatalogError) -> tuple[int, bytes]:
 
 
 OAUTH_PATH = "/iceberg/v1/oauth/tokens"
+# The largest request body of an /iceberg route (below the server's --max-request-mb): the
+# specification's request objects are small (manifests are files), and a table's metadata is at
+# most catalog_core.iceberg.safety.MAX_TABLE_BYTES; a larger body is a 413 before it is read.
+MAX_BODY_BYTES = 8 * 1024 * 1024
 # The type an Iceberg client sees for an error semcat's server answers before (or instead of) a route
 # of this module: the Guard's refusals, unknown routes, malformed requests, internal errors.
 _TYPES = {400: "BadRequestException", 401: "NotAuthorizedException", 403: "ForbiddenException",
@@ -126,6 +130,9 @@ def _string_map(value: Any, what: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise InvalidValueError(f"{what} must be an object of text values, e.g. {{\"owner\": \"data-eng\"}}",
                                 iceberg_type="BadRequestException")
+    from catalog_core.iceberg.safety import check_properties
+
+    check_properties(value, what)
     return value
 
 
@@ -139,8 +146,30 @@ def _head(status: int) -> Response:
     return Response(status_code=status, media_type="application/json" if status >= 400 else None)
 
 
-def _oauth_error(code: str, message: str, status: int) -> Response:
-    return _json({"error": code, "error_description": message}, status)
+def _oauth_error(code: str, message: str, status: int, basic: bool = False) -> Response:
+    resp = _json({"error": code, "error_description": message}, status)
+    if basic:   # RFC 6749 5.2: a failed HTTP Basic client authentication names the scheme
+        resp.headers["WWW-Authenticate"] = 'Basic realm="semcat iceberg"'
+    return resp
+
+
+def _basic_credentials(header: str | None) -> tuple[str, str] | None:
+    """(client_id, client_secret) of an `Authorization: Basic` header (RFC 6749 2.3.1: each
+    form-urlencoded, then joined by ':' and base64-encoded); None without one; ValueError if malformed."""
+    import base64
+    import binascii
+    from urllib.parse import unquote_plus
+
+    if not header or not header[:6].lower() == "basic ":
+        return None
+    try:
+        text = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise ValueError("malformed HTTP Basic credentials: send base64(client_id:client_secret)") from None
+    cid, sep, secret = text.partition(":")
+    if not sep:
+        raise ValueError("HTTP Basic credentials need client_id:client_secret (a ':' between them)")
+    return unquote_plus(cid), unquote_plus(secret)
 
 
 def semantic_properties(cat: Any) -> Callable[[str, int], dict[str, str]]:
@@ -183,11 +212,28 @@ def semantic_properties(cat: Any) -> Callable[[str, int], dict[str, str]]:
     return props
 
 
+ROOTS_ENV = "SEMCAT_ICEBERG_ROOTS"
+
+
+def storage_roots(declared: Sequence[str] = ()) -> list[str]:
+    """The operator's storage roots besides the warehouse: `declared` (`semcat serve --iceberg-root`)
+    and SEMCAT_ICEBERG_ROOTS (os.pathsep-separated), as absolute directories."""
+    out = [*declared, *(p for p in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if p.strip())]
+    bad = [p for p in out if not os.path.isabs(p.removeprefix("file://"))]
+    if bad:
+        raise InvalidValueError(f"storage root {bad[0]!r} is not an absolute directory: pass absolute paths to "
+                                f"--iceberg-root / {ROOTS_ENV}")
+    return [os.path.abspath(p.removeprefix("file://")) for p in out]
+
+
 def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root: str | None = None,  # noqa: C901 - one short route per operation of the specification
-                         properties: Callable[[str, int], dict[str, str]] | None = None) -> APIRouter:
+                         properties: Callable[[str, int], dict[str, str]] | None = None,
+                         roots: Sequence[str] = ()) -> APIRouter:
     """The `/iceberg` routes over `ctx.catalog`; metadata files go under `root` (default
-    `<data dir>/warehouse/_iceberg`), new tables under `location_root` (default `<data dir>/warehouse`)."""
+    `<data dir>/warehouse/_iceberg`), new tables under `location_root` (default `<data dir>/warehouse`);
+    table locations may also go under the storage `roots` (and SEMCAT_ICEBERG_ROOTS)."""
     cat = ctx.catalog
+    extra_roots = storage_roots(roots)
     data_dir = getattr(cat, "data_dir", None)
     if root is None:
         if data_dir is None:
@@ -209,7 +255,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
                     if not holder:
                         from catalog_core.iceberg.rest import IcebergRest
 
-                        holder.append(IcebergRest(cat, str(root), location_root, props))
+                        holder.append(IcebergRest(cat, str(root), location_root, props, extra_roots))
             return getattr(holder[0], name)
 
     rest = _Rest()
@@ -278,7 +324,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return await run(request, rest.list_namespaces, prefix, ns(parent) if parent else None, *page(request))
 
     @router.post("/v1/{prefix}/namespaces")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def create_namespace(request: Request, prefix: str) -> Response:
         try:
             body = await body_of(request)
@@ -308,7 +354,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return await run(request, rest.drop_namespace, prefix, ns(namespace), write=True)
 
     @router.post("/v1/{prefix}/namespaces/{namespace}/properties")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def update_namespace(request: Request, prefix: str, namespace: str) -> Response:
         try:
             body = await body_of(request)
@@ -328,7 +374,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return await run(request, rest.list_tables, prefix, ns(namespace), *page(request))
 
     @router.post("/v1/{prefix}/namespaces/{namespace}/tables")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def create_table(request: Request, prefix: str, namespace: str) -> Response:
         try:
             body = await body_of(request)
@@ -337,7 +383,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return await run(request, rest.create_table, prefix, ns(namespace), body, write=True)
 
     @router.post("/v1/{prefix}/namespaces/{namespace}/register")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def register_table(request: Request, prefix: str, namespace: str) -> Response:
         try:
             body = await body_of(request)
@@ -370,12 +416,14 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return _head(204 if found else 404)
 
     @router.post("/v1/{prefix}/namespaces/{namespace}/tables/{table}")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def commit_table(request: Request, prefix: str, namespace: str, table: str) -> Response:
         try:
             body = await body_of(request)
         except CatalogError as exc:
             return _error(exc)
+        if body.get("identifier") is None:  # optional on this route (the path names the table)
+            body["identifier"] = {"namespace": ns(namespace), "name": table}
         key = request.headers.get("idempotency-key")
         return await run(request, rest.commit_table, prefix, ns(namespace), table, body, key, write=True)
 
@@ -390,7 +438,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return await run(request, rest.drop_table, prefix, ns(namespace), table, purge, write=True)
 
     @router.post("/v1/{prefix}/tables/rename")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def rename_table(request: Request, prefix: str) -> Response:
         try:
             body = await body_of(request)
@@ -399,7 +447,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         return await run(request, rest.rename_table, prefix, body, write=True)
 
     @router.post("/v1/{prefix}/transactions/commit")
-    @requires("write", body="json")
+    @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
     async def commit_transaction(request: Request, prefix: str) -> Response:
         try:
             body = await body_of(request)
@@ -413,10 +461,19 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
     async def oauth_tokens(request: Request) -> Response:
         """The client-credentials grant, for clients configured with `credential="<id>:<secret>"`:
         the secret is one of the server's bearer tokens, handed back as the access token (the id is
-        free text). The specification deprecates this endpoint; prefer `token=`."""
+        free text). The client authenticates with HTTP Basic (client_secret_basic, RFC 6749 2.3.1,
+        which a server must support) or in the form (client_secret_post), never both. The
+        specification deprecates this endpoint; prefer `token=`."""
         form = await request.form()
         tokens = request.app.state.tokens
-        secret = str(form.get("client_secret") or "")
+        try:
+            basic = _basic_credentials(request.headers.get("authorization"))
+        except ValueError as exc:
+            return _oauth_error("invalid_client", str(exc), 401, basic=True)
+        if basic is not None and (form.get("client_secret") is not None or form.get("client_id") is not None):
+            return _oauth_error("invalid_request", "the client authenticated twice (HTTP Basic and client_id / "
+                                "client_secret in the form): use one method (RFC 6749 2.3)", 400)
+        secret = basic[1] if basic is not None else str(form.get("client_secret") or "")
         if form.get("grant_type") != "client_credentials":
             return _oauth_error("unsupported_grant_type", "only grant_type=client_credentials is supported; or "
                                 "configure the client with token=<bearer token>", 400)
@@ -425,7 +482,8 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
                 tokens.role_of(f"Bearer {secret}")
             except CatalogError:
                 return _oauth_error("invalid_client", "unknown client secret: use one of the server's bearer tokens "
-                                    "as the secret (credential='<any id>:<token>')", 401)
+                                    "as the secret (credential='<any id>:<token>'), sent by HTTP Basic or in the form",
+                                    401, basic=basic is not None)
         return _json({"access_token": secret or "anonymous", "token_type": "bearer", "expires_in": 86400,
                       "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
 

@@ -61,9 +61,10 @@ class Policy:
             raise ValueError(f"body must be 'json', 'form' or 'none', got {self.body!r}")
 
     def limit(self, server_max: int) -> int:
-        """The body limit in bytes: the declared one, else the server's for JSON, else SMALL_BODY."""
+        """The body limit in bytes: the declared one (for JSON never above the server's, which an
+        operator lowers with --max-request-mb), else the server's for JSON, else SMALL_BODY."""
         if self.max_bytes is not None:
-            return self.max_bytes
+            return min(self.max_bytes, server_max) if self.body == "json" else self.max_bytes
         return server_max if self.body == "json" else SMALL_BODY
 
 

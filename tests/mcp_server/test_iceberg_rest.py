@@ -285,7 +285,7 @@ def test_rename_drop_purge_and_register(server, tmp_path):
     # register: an Iceberg table another catalog wrote becomes a semcat table with its history
     from pyiceberg.catalog.sql import SqlCatalog
 
-    wh = tmp_path / "other"
+    wh = tmp_path / "data" / "warehouse" / "other"   # inside the warehouse: a location semcat may hand engines
     wh.mkdir()
     other = SqlCatalog("other", uri=f"sqlite:///{tmp_path}/other.db", warehouse=f"file://{wh}")
     other.create_namespace("db")
@@ -539,7 +539,7 @@ def test_spark_written_table_reads_through_rest(tmp_path):
             ns_, tname = ident.split(".")
             r = requests.post(f"{srv.url}/iceberg/v1/acme/namespaces/{ns_}/tables/{tname}", timeout=60, json={
                 "identifier": {"namespace": [ns_], "name": tname}, "requirements": [],
-                "updates": [{"action": "set-location", "location": str(tmp_path / "moved" / ident)}]})
+                "updates": [{"action": "set-location", "location": os.path.join(engine.data_dir, "warehouse", "moved", ident)}]})
             assert r.status_code == 200, r.text
             assert engine.get("/acme/" + ident.replace(".", "/")).value["location"].startswith(str(tmp_path))
         t = ice.load_table("core.fct_orders")
@@ -591,7 +591,7 @@ def test_idempotency_key_makes_a_retried_commit_safe(server):
     assert server.catalog.latest_vid == vid
     assert post(None).status_code == 409            # without the key the stale requirement fails
     reused = post(key, table="u")
-    assert reused.status_code == 400 and "already used" in reused.json()["error"]["message"]
+    assert reused.status_code == 422 and "already used" in reused.json()["error"]["message"]
     assert ice.load_table("core.u").schema().schema_id == 0
     bad = post("k-1")                                # not a UUID: refused before anything is read
     assert bad.status_code == 400 and "not a UUID" in bad.json()["error"]["message"]
