@@ -391,6 +391,11 @@ def subject(table: str, f: Finding) -> Subject:
     parts = str(f.target).split(".")
     if len(parts) >= 4:
         return Subject(table, "column", column=parts[-1], change=change)
+    # one change to a column's values merged with the table annotations that name them (its target is
+    # then the table): still about that column, so an answer that never reads it does not rest on it
+    col = (getattr(f.evidence, "values", None) or {}).get("column")
+    if isinstance(col, str) and (ann.startswith("column.") or f.reason == "values_restated"):
+        return Subject(table, "column", column=col, change=change)
     if ann.startswith("relationship."):
         to = (getattr(f.evidence, "values", None) or {}).get("to")
         return Subject(table, "relationship", related=to if isinstance(to, str) else None, change=change)
