@@ -1,0 +1,166 @@
+"""keys_joins"""
+
+from __future__ import annotations
+
+import re
+
+from catalog_core.errors import CatalogError
+from semantic import _bounded
+from semantic._bounded import LimitExceededError
+from semantic.errors import did_you_mean
+from semantic.history import Context, type_family
+from semantic.models import Annotation, Finding, Fix
+from semantic.staleness.core import (
+    MATCH_LOW,
+    SCD2,
+    Duck,
+    Table,
+    cause_of,
+    day_of,
+    finding,
+    get_table,
+    make_fix,
+    quote_id,
+    quote_table,
+)
+from semantic.staleness.grain import current_flag, scd2_change
+from semantic.staleness.schema import column_findings
+
+
+def _join_suggestion(t: Table, target: Table | None, missing: str, to_col: str | None) -> tuple[str, Fix] | None:
+    """A column of `t` (not `missing`) whose name matches a column of the target, same type family:
+    the suggestion text and its `join_on` fix."""
+    if target is None:
+        return None
+    ranked = []
+    for c in t.cols.values():
+        name = c.name
+        if name.lower() == missing.lower():
+            continue
+        tc = target.col(name)
+        if tc is None or type_family(tc.type) != type_family(c.type):
+            continue
+        a, b = t.stat(name), target.stat(tc.name)
+        overlap = 0
+        if a and b:
+            try:
+                overlap = int(a["min"] <= b["max"] and b["min"] <= a["max"])
+            except (TypeError, KeyError):
+                overlap = 0
+        ranked.append((overlap, name.lower().endswith(("_id", "_uuid", "_key", "_sk")), name, tc.name))
+    if not ranked:
+        return None
+    ranked.sort(reverse=True)
+    _o, _k, mine, theirs = ranked[0]
+    return (f"join on {mine} = {target.name}.{theirs}",
+            make_fix("join_on", from_column=mine, to_table=target.name, to_column=theirs))
+
+
+def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
+    val = ann.value or {}
+    to = str(val.get("to") or "")
+    pairs = [tuple(p) for p in val.get("on") or [] if isinstance(p, (list, tuple)) and len(p) == 2]
+    target = get_table(ctx, to, tables)
+    out = column_findings(t, ann, ann.provenance.basis.columns, missing_reason="join_key_missing")
+    for f in out:
+        col = f.evidence.values.get("column")
+        to_col = next((b for a, b in pairs if a == col), None)
+        js = _join_suggestion(t, target, str(col), to_col)
+        if js and not any(x.action == "join_on" for x in f.fixes):
+            f.suggestion = js[0] if f.suggestion is None else f"{js[0]} ({f.suggestion})"
+            f.fixes.insert(0, js[1])
+    if target is None:
+        close = did_you_mean(to, list(ctx.tables()))
+        out.append(finding(ann, t.name, "join_key_missing", "stale", f"the related table {to!r} does not exist",
+                            [ctx.vid], values={"to": to, "did_you_mean": close},
+                            suggestion=f"relate to {close[0]}" if close else None,
+                            fixes=[make_fix("relate_to", table=close[0])] if close else []))
+        return out
+    for a, b in pairs:
+        if target.col(str(b)) is None:
+            js = _join_suggestion(t, target, str(a), str(b))
+            chs = target.tl.changes_after(ann.provenance.basis.vid)
+            out.append(finding(ann, t.name, "join_key_missing", "stale",
+                                f"{to}.{b} is no longer a column of {to}", [c.vid for c in chs] or [target.obj.vid],
+                                [c.time for c in chs], {"to": to, "column": b}, js[0] if js else None,
+                                [js[1]] if js else []))
+    cond = str(val.get("condition") or "").lower()
+    if val.get("cardinality") in ("many_to_one", "one_to_one"):
+        ch = scd2_change(target, ann.provenance.basis.vid)
+        if ch is not None and not any(w in cond for w in (*SCD2, *(c.name.lower() for c in ch.added))):
+            flag = current_flag(target) or "is_current"
+            out.append(finding(ann, t.name, "cardinality_violated", "suspect",
+                                f"{to} keeps versions since vid {ch.vid} ({day_of(ch.time)}): one {t.name} row may match "
+                                "several", [ch.vid], [ch.time], {"to": to, "added": [c.name for c in ch.added]},
+                                f"SCD2 since {day_of(ch.time)}: filter {flag} (condition '{to}.{flag}')",
+                                [make_fix("filter", table=to, column=flag)], cause=cause_of("versions", to, ch.vid)))
+    return out
+
+
+def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table | None], duck: Duck,
+                       already: set[tuple[str | None, str]], last: int,
+                       checked: set[tuple[str | None, str]]) -> list[Finding]:
+    val = a.value or {}
+    to = str(val.get("to") or "")
+    target = get_table(ctx, to, tables)
+    pairs = [(str(x), str(y)) for x, y in (val.get("on") or [])]
+    if target is None or not pairs or (a.key, "join_key_missing") in already or \
+            any(t.col(x) is None or target.col(y) is None for x, y in pairs):
+        return []
+    out = []
+    cond = val.get("condition")
+    tgt = f"SELECT * FROM {quote_table(to)}"
+    if cond:
+        _bounded.expression(str(cond), f"the condition of {a.key}")  # one expression, whatever wrote it
+        short = to.rsplit(".", 1)[-1]
+        text = re.sub(rf"\b{re.escape(to)}\.|\b{re.escape(short)}\.", "", str(cond))
+        try:
+            duck.sql(f"SELECT count(*) FROM ({tgt} WHERE {text}) LIMIT 1")
+            tgt = f"{tgt} WHERE {text}"
+        except LimitExceededError:
+            raise
+        except CatalogError:
+            pass  # a condition on the FROM side: not applied to the target
+    fk = " AND ".join(f"f.{quote_id(x)} IS NOT NULL" for x, _ in pairs)
+    on = " AND ".join(f"f.{quote_id(x)} = g.{quote_id(y)}" for x, y in pairs)
+    keys = ", ".join(quote_id(y) for _, y in pairs)
+    total, matched = duck.sql(f"SELECT count(*), count(g.__m) FROM {quote_table(t.name)} f LEFT JOIN "
+                              f"(SELECT DISTINCT {keys}, 1 AS __m FROM ({tgt})) g ON {on} WHERE {fk}")[0]
+    if total and matched / total < MATCH_LOW:
+        rate = matched / total
+        js = _join_suggestion(t, target, pairs[0][0], pairs[0][1])
+        out.append(finding(a, t.name, "join_match_low", "stale" if rate < 0.5 else "suspect",
+                            f"only {rate:.1%} of {t.name} rows find a match in {to} on "
+                            f"{', '.join(f'{x} = {y}' for x, y in pairs)}", [ctx.vid, last],
+                            values={"rows": total, "matched": matched, "rate": round(rate, 4)},
+                            suggestion=js[0] if js else None, fixes=[js[1]] if js else []))
+    card = val.get("cardinality")
+    sides = []
+    if card in ("many_to_one", "one_to_one"):
+        sides.append((to, tgt, [y for _, y in pairs]))
+    if card in ("one_to_many", "one_to_one"):
+        sides.append((t.name, f"SELECT * FROM {quote_table(t.name)}", [x for x, _ in pairs]))
+    if sides:
+        checked.add((a.key, "cardinality_violated"))
+    for side, body, cols in sides:
+        kq = ", ".join(quote_id(c) for c in cols)
+        dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM ({body}) GROUP BY ALL HAVING count(*) > 1)")[0][0]
+        if dup:
+            sugg = None
+            cfix: list[Fix] = []
+            cause: str | None = None
+            st = get_table(ctx, side, tables)
+            flag = current_flag(st) if st is not None else None
+            if flag is not None and flag.lower() not in str(cond or "").lower():
+                cur = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(side)} WHERE {quote_id(flag)} GROUP BY ALL "
+                               "HAVING count(*) > 1)")[0][0]
+                if not cur:
+                    ch = scd2_change(st, a.provenance.basis.vid) if st is not None else None
+                    sugg = f"SCD2{' since ' + day_of(ch.time) if ch else ''}: filter {flag} (condition '{side}.{flag}')"
+                    cfix = [make_fix("filter", table=side, column=flag)]
+                    cause = cause_of("versions", side, ch.vid) if ch else None
+            out.append(finding(a, t.name, "cardinality_violated", "stale",
+                                f"declared {card}, but {dup} key value(s) repeat in {side}", [ctx.vid, last],
+                                values={"side": side, "duplicate_keys": dup}, suggestion=sugg, fixes=cfix,
+                                cause=cause))
+    return out
