@@ -70,10 +70,38 @@ def rename_map(t: Table, ch: SchemaChange) -> dict[str, tuple[str, int, float]]:
     return out
 
 
+TWO_STEP_COST = 0.05  # a column written beside the old one must match it closely (no shared commit)
+
+
+def _added_before(t: Table, ref: ColumnRef, since: int, ch: SchemaChange) -> tuple[str, int] | None:
+    """A column added by an earlier change (after vid `since`, before `ch` dropped `ref`) that took
+    over `ref`'s values (a restatement in two steps: the new column written beside the old one,
+    the old one dropped later): `ref`'s statistics just before the new column appeared against the
+    new column's just before `ref` was dropped, equal up to a power of ten. A column that continues
+    a column its own change dropped is not a candidate. (name, k) of the cheapest, or None."""
+    costs: dict[tuple[str, str], float] = {}
+    scale: dict[tuple[str, str], int] = {}
+    then = stats_at(t, ch.vid - 1)
+    for add in t.tl.changes_after(since):
+        if add.vid >= ch.vid or not add.added:
+            continue
+        taken = {new for new, _k, _c in rename_map(t, add).values()}
+        before = stats_at(t, add.vid - 1).get(ref.name)
+        for a in add.added:
+            if a.name in taken or column_id(a) not in t.cols or type_family(a.type) != type_family(ref.type):
+                continue
+            pc = pair_cost(before, then.get(a.name) or stats_at(t, add.vid).get(a.name))
+            if pc is not None and pc[0] <= TWO_STEP_COST:
+                costs[(ref.name, a.name)], scale[(ref.name, a.name)] = pc
+    got = assign(costs).get(ref.name)
+    return None if got is None else (got, scale[(ref.name, got)])
+
+
 def _rename_candidate(t: Table, ref: ColumnRef, basis_stats: ColumnStats | None,
-                      ch: SchemaChange | None) -> tuple[str, int | None] | None:
-    """The column `ch` added that continues `ref` (see `rename_map`): (its name, k). Without
-    statistics either side of the change, the basis statistics against today's decide (one to one
+                      ch: SchemaChange | None, since: int = 0) -> tuple[str, int | None] | None:
+    """The column that continues `ref`, dropped by `ch`: one `ch` added (see `rename_map`), or one
+    an earlier change after vid `since` added beside it (`_added_before`): (its name, k). Without
+    statistics of `ref` before the change, the basis statistics against today's decide (one to one
     over the change's columns as well)."""
     if ch is None:
         return None
@@ -81,7 +109,10 @@ def _rename_candidate(t: Table, ref: ColumnRef, basis_stats: ColumnStats | None,
     if ref.name in m:
         new, k, _c = m[ref.name]
         return new, k
-    if stats_at(t, ch.vid - 1):
+    earlier = _added_before(t, ref, since, ch)
+    if earlier is not None:
+        return earlier
+    if (stats_at(t, ch.vid - 1).get(ref.name) or {}).get("max") is not None:
         return None  # the rows before the change were seen: no added column continues this one
     costs: dict[tuple[str, str], float] = {}
     scale: dict[tuple[str, str], int] = {}
@@ -121,7 +152,7 @@ def column_findings(t: Table, ann: Annotation, refs: list[ColumnRef], missing_re
                                 ev or [t.obj.vid], times, {"column": ref.name, "before": from_t, "after": to_t},
                                 cause=cause_of("retype", t.name, ch.vid if ch else None, ref.name)))
         elif fate == "dropped":
-            cand = _rename_candidate(t, ref, b.stats.get(ref.name), ch)
+            cand = _rename_candidate(t, ref, b.stats.get(ref.name), ch, b.vid)
             when = f" at vid {ch.vid} ({day_of(ch.time)})" if ch else ""
             if missing_reason is not None:
                 sugg = None

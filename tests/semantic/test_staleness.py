@@ -604,3 +604,66 @@ def test_upstream_incomplete_a_mart_built_from_a_partial_day_is_partial(elk):
     _built_from(elk, M, {src: cat.latest_vid}, at=3.2)
     assert "upstream_incomplete" not in reasons(sm.staleness(cat, M, now=elk.day(4)))
     assert sm.describe(cat, M, now=elk.day(4)).freshness.completeness.status == "complete"
+
+
+# ------------------------------------------------------------------ issue 45: regressions
+def _payments(elk):
+    """T loaded daily (20 payments a day), its amount_cents annotated (description, unit, a metric)."""
+    import random
+
+    cat, r = elk.cat, random.Random(1)
+    elk.table(T, [("d", "date"), ("id", "bigint"), ("status", "string"), ("amount_cents", "bigint")],
+              partition_by=["d"], at=0)
+    rows: dict[str, list] = {"d": [], "id": [], "status": [], "amount_cents": []}
+    for day in range(1, 6):
+        new = {"d": [f"2024-11-1{day}"] * 20, "id": list(range(20 * day, 20 * day + 20)),
+               "status": [r.choice(["captured", "failed"]) for _ in range(20)],
+               "amount_cents": [r.randint(100, 90000) for _ in range(20)]}
+        for k, v in new.items():
+            rows[k] += v
+        elk.append(T, new, at=day)
+    sm.annotate(cat, T, {"description": "amount attempted", "unit": "cents"}, column="amount_cents", author="a",
+                time=elk.day(5.5))
+    sm.define_metric(cat, T, "captured", expression="sum(amount_cents) / 100.0", filter="status = 'captured'",
+                     author="a", time=elk.day(5.6))
+    return rows
+
+
+def test_restated_in_dollars_in_two_steps_is_a_rename_with_its_scale(elk):
+    """Issue 45 (a): amount_usd = amount_cents / 100 written beside amount_cents (the table rewritten,
+    the old column emptied), amount_cents dropped in a later commit: the rename with its scale, not
+    column_dropped without a suggestion (failed before: column_dropped, no fix)."""
+    rows = _payments(elk)
+    restated = {**rows, "amount_usd": [x / 100 for x in rows["amount_cents"]], "amount_cents": [None] * len(rows["d"])}
+    elk.evolve(T, add=[("amount_usd", "double")], rows=restated, at=6)
+    elk.evolve(T, drop=["amount_cents"], at=6.5)
+    f = {x.annotation: x for x in sm.staleness(elk.cat, T, now=elk.day(7), merge=False)}
+    fix = Fix(action="rename", params={"old": "amount_cents", "new": "amount_usd", "scale": -2})
+    assert f["column.4.unit"].reason == "unit_drift" and f["column.4.description"].reason == "column_renamed"
+    for k in ("column.4.unit", "column.4.description", "metric.captured"):
+        assert f[k].fixes == [fix], f[k]
+        assert f[k].suggestion == "likely renamed to amount_usd, unit changed (values ÷10^2)"
+
+
+def test_restated_in_one_step_then_loaded_is_a_rename_with_its_scale(elk):
+    rows = _payments(elk)
+    restated = {k: v for k, v in rows.items() if k != "amount_cents"}
+    restated["amount_usd"] = [x / 100 for x in rows["amount_cents"]]
+    elk.evolve(T, add=[("amount_usd", "double")], drop=["amount_cents"], rows=restated, at=6)
+    for day in range(7, 12):
+        elk.append(T, {"d": [f"2024-11-{10 + day}"], "id": [1000 + day], "status": ["captured"],
+                       "amount_usd": [1234.5]}, at=day)
+    f = {x.annotation: x for x in sm.staleness(elk.cat, T, now=elk.day(12), merge=False)}
+    assert f["column.4.unit"].fixes == [Fix(action="rename", params={"old": "amount_cents", "new": "amount_usd",
+                                                                     "scale": -2})]
+
+
+def test_a_column_added_earlier_with_other_values_is_no_successor(elk):
+    """Control of the two-step rename: a column added beside amount_cents whose values do not
+    continue it (a fee, a tenth of the range) is no rename: column_dropped, no fix."""
+    rows = _payments(elk)
+    fees = {**rows, "fee_cents": [x // 37 + 5 for x in rows["amount_cents"]]}
+    elk.evolve(T, add=[("fee_cents", "bigint")], rows=fees, at=6)
+    elk.evolve(T, drop=["amount_cents"], at=6.5)
+    f = {x.annotation: x for x in sm.staleness(elk.cat, T, now=elk.day(7), merge=False)}
+    assert f["column.4.description"].reason == "column_dropped" and f["column.4.description"].fixes == []
