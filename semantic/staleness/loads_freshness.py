@@ -12,7 +12,7 @@ from semantic.annotations import parse_duration
 from semantic.history import Context, Timeline
 from semantic.models import Annotation, Finding, Fix
 from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, get_table, make_fix, word_set
-from semantic.staleness.replacement_deprecation import successor
+from semantic.staleness.replacement_deprecation import successor, successor_evidence
 
 
 def _data_since(ctx: Context, names: Iterable[str], vid: int) -> list[tuple[int, float]]:
@@ -100,15 +100,24 @@ def _dead_findings(ctx: Context, name: str, anns: list[Annotation], now: float, 
             nfix: list[Fix] = []
             values: dict[str, Any] = {"last_load": day_of(last[1]), "days": round(gap / DAY, 1),
                                       "usual_interval_hours": round(every / 3600, 1)}
-            if best is not None:
+            ev = successor_evidence(t, best[1], last[1], every) if t is not None and best is not None else None
+            if best is not None and ev is not None and ev["strong"]:
                 o = best[1]
                 vids.append(o.tl.data_commits[-1][0])
                 times.append(o.tl.data_commits[-1][1])
-                values.update(successor=o.name, similarity=round(best[0], 2))
+                values.update(successor=o.name, similarity=round(best[0], 2), evidence=ev)
                 sugg = f"successor {o.name} (alike columns and rows per day, still loading): deprecate {name}"
                 nfix = [make_fix("successor", table=o.name)]
+            else:
+                # no table continues it on strong evidence: say what to look at, offer no successor
+                values.update(candidate=ev)
+                best = None
             msg = (f"not loaded since {day_of(last[1])} ({gap / DAY:.0f} days; it used to load every "
                    f"{every / 3600:.0f} h)")
+            if best is None:
+                msg += (f"; no table continues it on strong evidence: check who loads it (its last load, vid "
+                        f"{last[0]})" + (f", and whether {ev['table']} (columns alike {ev['columns_alike']:.0%}) "
+                                         "replaces it" if ev else ""))
             cause = cause_of("dead", name, last[0])
             about = [a for a in anns if a.key in ("table.freshness_sla", "table.description") and
                      (a.provenance.basis.vid or 0) <= last[0]]

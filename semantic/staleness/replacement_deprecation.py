@@ -90,9 +90,44 @@ def _similar(a: Table, b: Table) -> float:
     return 0.6 * cols + 0.4 * rate
 
 
+STRONG_COLUMN = 0.9     # a column "alike" for a successor: the same range (numbers within ~1.26x, same text range)
+MOST_COLUMNS = 0.75     # share of the old table's columns a successor must hold alike, one to one
+ALIKE_RATE = 0.5        # rows per day within ~3x
+
+
+def successor_evidence(a: Table, b: Table, stop: float, every: float) -> dict[str, Any]:
+    """Why `b` could replace `a`, which stopped loading at `stop`: the share of a's columns that b
+    holds alike one to one (`columns_alike`), rows per day alike (`rate`), whether b started loading
+    when a stopped (`started_at_stop`: its first load within three usual intervals of a's last) and
+    the verdict `strong`: b's rows per day are alike and it holds most of a's columns alike, or it
+    started when a stopped and holds at least half of them. Only a strong candidate is offered."""
+    mine = list(a.cols.values())
+    costs: dict[tuple[str, str], float] = {}
+    for c in mine:
+        f = type_family(c.type)
+        for d in b.cols.values():
+            if type_family(d.type) == f:
+                sim = _col_similarity(a.stat(c.name), b.stat(d.name), f)
+                if sim >= STRONG_COLUMN:
+                    costs[(c.name, d.name)] = 1.0 - sim
+    alike = len(assign(costs)) / len(mine) if mine else 0.0
+    sa, sb = _time_span(a), _time_span(b)
+    ra, rb = a.stats.get("row_count"), b.stats.get("row_count")
+    rate = 0.0
+    if sa and sb and isinstance(ra, int) and isinstance(rb, int) and ra > 0 and rb > 0:
+        da, db = max(1.0, (sa[1] - sa[0]) / DAY + 1), max(1.0, (sb[1] - sb[0]) / DAY + 1)
+        rate = max(0.0, 1.0 - abs(math.log10((ra / da) / (rb / db))))
+    first = b.tl.data_commits[0][1] if b.tl.data_commits else None
+    started = first is not None and abs(first - stop) <= 3 * every
+    strong = rate >= ALIKE_RATE and (alike >= MOST_COLUMNS or (started and alike >= 0.5))
+    return {"table": b.name, "columns_alike": round(alike, 2), "rows_per_day_alike": round(rate, 2),
+            "started_at_stop": started, "strong": strong}
+
+
 def successor(ctx: Context, t: Table, after: float, tables: dict[str, Table | None]) -> tuple[float, Table] | None:
     """The table most like `t` by statistics (`_similar`) that still loads after `after` and whose
-    time range continues t's; cached per (table, snapshot vid)."""
+    time range continues t's; cached per (table, snapshot vid). Whether its evidence is strong
+    enough to name it a successor is `successor_evidence`'s verdict."""
     key = ("successor", t.name, ctx.vid)
     got = ctx.cache.findings.take(key)
     if got is not None:

@@ -270,12 +270,14 @@ def test_not_loaded_since_names_the_successor_and_controls(elk):
     cat = elk.cat
     old, new = "acme.legacy.sales", "acme.mart.sales_daily"
     elk.table(old, [("sale_date", "date"), ("store_code", "string"), ("gross_sales_usd", "decimal(14,2)")], at=0)
-    elk.table(new, [("date_local", "date"), ("store_id", "int"), ("gross_revenue_usd", "decimal(14,2)")], at=0)
+    elk.table(new, [("date_local", "date"), ("store_id", "int"), ("code", "string"), ("gross_revenue_usd", "decimal(14,2)")],
+              at=0)
     elk.table("acme.core.other", [("x", "boolean")], at=0)
     for d in range(1, 31):
         if d <= 10:
             last = elk.append(old, {"sale_date": ["2024-11-12"], "store_code": ["S-1"], "gross_sales_usd": [1.5]}, at=d)
-        elk.append(new, {"date_local": ["2024-11-12"], "store_id": [1], "gross_revenue_usd": [1.5]}, at=d + 0.1)
+        elk.append(new, {"date_local": ["2024-11-12"], "store_id": [1], "code": ["S-1"], "gross_revenue_usd": [1.5]},
+                   at=d + 0.1)
         elk.append("acme.core.other", {"x": [True]}, at=d + 0.2)
     assert sm.staleness(cat, now=elk.day(12)) == []   # control: two days without a load is not news
     f = sm.staleness(cat, now=elk.day(31))
@@ -284,6 +286,43 @@ def test_not_loaded_since_names_the_successor_and_controls(elk):
     assert f[0].fixes == [Fix(action="successor", params={"table": new})]
     sm.annotate(cat, old, {"deprecated": {"reason": "use the mart", "replaced_by": new}}, author="a", time=elk.day(31))
     assert sm.staleness(cat, now=elk.day(31)) == []  # control: deprecated, so not loading is expected
+
+
+def test_not_loaded_since_offers_no_successor_on_weak_evidence(elk):
+    """Issue 45: a table that simply stopped loading was given a successor by likeness alone. A
+    table loaded all along that holds only some of its columns alike is no successor: the finding
+    offers no fix and says what to look at (failed before: successor offered)."""
+    cat = elk.cat
+    old, other = "acme.legacy.sales", "acme.core.visits"
+    elk.table(old, [("sale_date", "date"), ("store_code", "string"), ("gross_sales_usd", "decimal(14,2)")], at=0)
+    elk.table(other, [("visit_date", "date"), ("store_id", "int"), ("minutes", "decimal(14,2)")], at=0)
+    for d in range(1, 31):
+        if d <= 10:
+            elk.append(old, {"sale_date": ["2024-11-12"], "store_code": ["S-1"], "gross_sales_usd": [1.5]}, at=d)
+        elk.append(other, {"visit_date": ["2024-11-12"], "store_id": [1], "minutes": [1.5]}, at=d + 0.1)
+    f = sm.staleness(cat, now=elk.day(31))
+    assert [(x.target, x.reason, x.status) for x in f] == [(old, "not_loaded_since", "suspect")]
+    assert f[0].fixes == [] and f[0].suggestion is None
+    assert "check who loads it" in f[0].message and other in f[0].message
+    assert f[0].evidence.values["candidate"]["strong"] is False
+
+
+def test_not_loaded_since_names_a_table_that_started_when_it_stopped(elk):
+    """The other strong evidence: a table whose first load came when the old one stopped, holding
+    half its columns or more alike."""
+    cat = elk.cat
+    old, new = "acme.legacy.sales", "acme.core.sales_v2"
+    elk.table(old, [("sale_date", "date"), ("store_code", "string"), ("gross_sales_usd", "decimal(14,2)")], at=0)
+    elk.table(new, [("day", "date"), ("store_id", "int"), ("gross_usd", "decimal(14,2)")], at=0)
+    for d in range(1, 31):
+        if d <= 10:
+            elk.append(old, {"sale_date": ["2024-11-12"], "store_code": ["S-1"], "gross_sales_usd": [1.5]}, at=d)
+        else:
+            elk.append(new, {"day": ["2024-11-12"], "store_id": [1], "gross_usd": [1.5]}, at=d + 0.1)
+    f = sm.staleness(cat, now=elk.day(31))
+    assert [(x.target, x.reason) for x in f] == [(old, "not_loaded_since")]
+    assert f[0].fixes == [Fix(action="successor", params={"table": new})]
+    assert f[0].evidence.values["evidence"]["started_at_stop"] is True
 
 
 def test_deprecated_but_written_and_replaced_by_missing_and_controls(elk):
