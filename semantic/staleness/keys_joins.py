@@ -20,16 +20,62 @@ from semantic.staleness.core import (
     finding,
     get_table,
     make_fix,
+    num,
     quote_id,
     quote_table,
 )
 from semantic.staleness.grain import current_flag, scd2_change
 from semantic.staleness.schema import column_findings
 
+KEY_SUFFIXES = ("_id", "_uuid", "_key", "_sk")
 
-def _join_suggestion(t: Table, target: Table | None, missing: str, to_col: str | None) -> tuple[str, Fix] | None:
+
+def _key_doubt(ctx: Context, t: Table, target: Table, mine: str, theirs: str, duck: Duck | None) -> str | None:
+    """Why `t.mine = target.theirs` is not shown to be a join into a key (None: the evidence holds).
+    Both sides' ranges must overlap and the target's column hold no nulls; then at data depth its
+    values are unique (among the current rows of a table that keeps versions), and at metadata
+    depth it is a declared key of the target (its grain's only key, or role id), or an identifier
+    (by its name) of the smaller table (a many-to-one into it); an integer column's range must leave
+    room for every row."""
+    a, b = t.stat(mine), target.stat(theirs)
+    if not a or not b:
+        return "no statistics say they share values"
+    try:
+        if not (a["min"] <= b["max"] and b["min"] <= a["max"]):
+            return "their value ranges do not overlap"
+    except (TypeError, KeyError):
+        return "no statistics say they share values"
+    if b.get("null_count"):
+        return f"{theirs} has nulls in {target.name}"
+    rows = target.stats.get("row_count")
+    lo, hi = num(b.get("min")), num(b.get("max"))
+    col = target.col(theirs)
+    if isinstance(rows, int) and lo is not None and hi is not None and col is not None and \
+            type_family(col.type) == "number" and lo.is_integer() and rows > hi - lo + 1:
+        return f"{theirs} repeats in {target.name} ({rows} rows, {int(hi - lo + 1)} possible values)"
+    if duck is not None:
+        flag = current_flag(target)
+        where = f" WHERE {quote_id(flag)}" if flag is not None else ""
+        n, distinct = duck.sql(f"SELECT count(*), count(DISTINCT {quote_id(theirs)}) FROM {quote_table(target.name)}"
+                               f"{where}")[0]
+        return None if n == distinct else f"{theirs} repeats in {target.name} ({n} rows, {distinct} values)"
+    anns = ctx.annotations(target.name)
+    declared = any(x.key == "table.grain" and [str(k).lower() for k in (x.value or {}).get("keys") or []] ==
+                   [theirs.lower()] for x in anns) or \
+        any(x.kind == "column" and x.field == "role" and x.value == "id" and str(x.column).lower() == theirs.lower()
+            for x in anns)
+    mine_rows = t.stats.get("row_count")
+    if declared or (isinstance(rows, int) and isinstance(mine_rows, int) and rows <= mine_rows and
+                    theirs.lower().endswith(KEY_SUFFIXES)):
+        return None
+    return f"{theirs} is not known to be a key of {target.name}"
+
+
+def _join_suggestion(ctx: Context, t: Table, target: Table | None, missing: str, to_col: str | None,
+                     duck: Duck | None = None) -> tuple[str, Fix | None] | None:
     """A column of `t` (not `missing`) whose name matches a column of the target, same type family:
-    the suggestion text and its `join_on` fix."""
+    the suggestion text and its `join_on` fix, the fix only when the pair is shown to join into a
+    key (`_key_doubt`); otherwise (text saying what to check, None)."""
     if target is None:
         return None
     ranked = []
@@ -47,16 +93,33 @@ def _join_suggestion(t: Table, target: Table | None, missing: str, to_col: str |
                 overlap = int(a["min"] <= b["max"] and b["min"] <= a["max"])
             except (TypeError, KeyError):
                 overlap = 0
-        ranked.append((overlap, name.lower().endswith(("_id", "_uuid", "_key", "_sk")), name, tc.name))
+        ranked.append((overlap, name.lower().endswith(KEY_SUFFIXES), name, tc.name))
     if not ranked:
         return None
     ranked.sort(reverse=True)
     _o, _k, mine, theirs = ranked[0]
+    doubt = _key_doubt(ctx, t, target, mine, theirs, duck)
+    if doubt is not None:
+        return (f"check {mine} = {target.name}.{theirs} before joining on it: {doubt}", None)
     return (f"join on {mine} = {target.name}.{theirs}",
             make_fix("join_on", from_column=mine, to_table=target.name, to_column=theirs))
 
 
-def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
+def _offer(f: Finding, js: tuple[str, Fix | None] | None) -> None:
+    """Put a join suggestion on finding `f`: its fix first when there is one, else its words in the message."""
+    if js is None or any(x.action == "join_on" for x in f.fixes):
+        return
+    text, fix = js
+    if fix is None:
+        f.message = f"{f.message}; {text}"
+        f.evidence.values["join_candidate"] = text
+        return
+    f.suggestion = text if f.suggestion is None else f"{text} ({f.suggestion})"
+    f.fixes.insert(0, fix)
+
+
+def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None],
+                          duck: Duck | None = None) -> list[Finding]:
     val = ann.value or {}
     to = str(val.get("to") or "")
     pairs = [tuple(p) for p in val.get("on") or [] if isinstance(p, (list, tuple)) and len(p) == 2]
@@ -65,10 +128,7 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
     for f in out:
         col = f.evidence.values.get("column")
         to_col = next((b for a, b in pairs if a == col), None)
-        js = _join_suggestion(t, target, str(col), to_col)
-        if js and not any(x.action == "join_on" for x in f.fixes):
-            f.suggestion = js[0] if f.suggestion is None else f"{js[0]} ({f.suggestion})"
-            f.fixes.insert(0, js[1])
+        _offer(f, _join_suggestion(ctx, t, target, str(col), to_col, duck))
     if target is None:
         close = did_you_mean(to, list(ctx.tables()))
         out.append(finding(ann, t.name, "join_key_missing", "stale", f"the related table {to!r} does not exist",
@@ -78,12 +138,11 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
         return out
     for a, b in pairs:
         if target.col(str(b)) is None:
-            js = _join_suggestion(t, target, str(a), str(b))
             chs = target.tl.changes_after(ann.provenance.basis.vid)
             out.append(finding(ann, t.name, "join_key_missing", "stale",
-                                f"{to}.{b} is no longer a column of {to}", [c.vid for c in chs] or [target.obj.vid],
-                                [c.time for c in chs], {"to": to, "column": b}, js[0] if js else None,
-                                [js[1]] if js else []))
+                               f"{to}.{b} is no longer a column of {to}", [c.vid for c in chs] or [target.obj.vid],
+                               [c.time for c in chs], {"to": to, "column": b}))
+            _offer(out[-1], _join_suggestion(ctx, t, target, str(a), str(b), duck))
     cond = str(val.get("condition") or "").lower()
     if val.get("cardinality") in ("many_to_one", "one_to_one"):
         ch = scd2_change(target, ann.provenance.basis.vid)
@@ -128,12 +187,11 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
                               f"(SELECT DISTINCT {keys}, 1 AS __m FROM ({tgt})) g ON {on} WHERE {fk}")[0]
     if total and matched / total < MATCH_LOW:
         rate = matched / total
-        js = _join_suggestion(t, target, pairs[0][0], pairs[0][1])
         out.append(finding(a, t.name, "join_match_low", "stale" if rate < 0.5 else "suspect",
-                            f"only {rate:.1%} of {t.name} rows find a match in {to} on "
-                            f"{', '.join(f'{x} = {y}' for x, y in pairs)}", [ctx.vid, last],
-                            values={"rows": total, "matched": matched, "rate": round(rate, 4)},
-                            suggestion=js[0] if js else None, fixes=[js[1]] if js else []))
+                           f"only {rate:.1%} of {t.name} rows find a match in {to} on "
+                           f"{', '.join(f'{x} = {y}' for x, y in pairs)}", [ctx.vid, last],
+                           values={"rows": total, "matched": matched, "rate": round(rate, 4)}))
+        _offer(out[-1], _join_suggestion(ctx, t, target, pairs[0][0], pairs[0][1], duck))
     card = val.get("cardinality")
     sides = []
     if card in ("many_to_one", "one_to_one"):
@@ -164,3 +222,12 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
                                 values={"side": side, "duplicate_keys": dup}, suggestion=sugg, fixes=cfix,
                                 cause=cause))
     return out
+
+
+def join_key_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table | None], duck: Duck,
+                  checked: set[tuple[str | None, str]]) -> list[Finding]:
+    """At data depth, a relationship whose key went missing is judged again with the data deciding
+    whether the suggested join is into a key (unique values): its join_key_missing findings replace
+    the metadata ones."""
+    checked.add((a.key, "join_key_missing"))
+    return [f for f in relationship_findings(ctx, t, a, tables, duck) if f.reason == "join_key_missing"]

@@ -24,7 +24,7 @@ from semantic.staleness.core import Duck, Table, finding
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import metric_findings, verified_data, verified_meta
 from semantic.staleness.grain import description_grain, grain_data, grain_findings
-from semantic.staleness.keys_joins import relationship_data, relationship_findings
+from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
 from semantic.staleness.loads_freshness import dead_check, sla_check
 from semantic.staleness.replacement_deprecation import deprecated_findings
 from semantic.staleness.schema import column_findings, table_level
@@ -136,6 +136,10 @@ CHECKS: list[Check] = [
           ("join_on", "filter"),
           lambda e, a: relationship_data(e.ctx, e.t, a, e.tables, e.duck, e.already, e.last, e.checked),
           _field("relationship")),
+    Check("join_key_data", "keys_joins", "data", ("join_key_missing",), ("data", "schema_history", "column_stats"),
+          ("join_on", "rename", "relate_to"),
+          lambda e, a: join_key_data(e.ctx, e.t, a, e.tables, e.duck, e.checked),
+          lambda a, e: a.kind == "relationship" and (a.key, "join_key_missing") in e.already),
     Check("verified_answer", "definitions", "data", ("verified_query_fails", "verified_query_changed"),
           ("data", "schema_history", "load_log"), ("reverify",), lambda e, a: verified_data(e.ctx, e.t, a),
           _field("verified_query")),

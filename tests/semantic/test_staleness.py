@@ -706,3 +706,35 @@ def test_a_column_added_earlier_with_other_values_is_no_successor(elk):
     elk.evolve(T, drop=["amount_cents"], at=6.5)
     f = {x.annotation: x for x in sm.staleness(elk.cat, T, now=elk.day(7), merge=False)}
     assert f["column.4.description"].reason == "column_dropped" and f["column.4.description"].fixes == []
+
+
+def test_no_same_name_join_into_a_column_that_is_not_a_key(elk):
+    """Issue 45: a join_on fix was offered into any column of the same name. The key went missing
+    and the only same-name column left (region) repeats in the dimension: no fix, the message says
+    what to check (failed before: join_on region offered)."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("region", "string")], at=0,
+              rows={"customer_id": [1, 2, 3], "region": ["e", "w", "e"]})
+    elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint")], at=0,
+              rows={"order_id": [10, 11, 12, 13], "customer_id": [1, 2, 3, 1]})
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    elk.evolve(T, add=[("region", "string")], drop=["customer_id"], at=3,
+               rows={"order_id": [10, 11, 12, 13], "region": ["e", "w", "e", "e"]})
+    for depth in ("metadata", "data"):
+        f = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(3)) if x.reason == "join_key_missing"]
+        assert len(f) == 1 and not any(x.action == "join_on" for x in f[0].fixes), (depth, f)
+        assert "check region = acme.core.dim.region before joining" in f[0].message
+
+
+def test_same_name_join_into_an_id_that_repeats_is_withheld_at_data_depth(elk):
+    """An id-named column of the smaller table passes at metadata depth (nothing says otherwise),
+    but the data shows it repeats: at data depth no join_on fix."""
+    cat = elk.cat
+    _orders_and_dim(elk, dim_rows={"customer_id": [1, 2, 3], "customer_uuid": ["u1", "u2", "u2"], "tier": ["a", "b", "a"]})
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    elk.evolve(T, add=[("customer_uuid", "string")], drop=["customer_id"], at=3,
+               rows={"order_id": [10, 11, 12, 13], "customer_uuid": ["u1", "u2", "u2", "u1"]})
+    meta = sm.staleness(cat, T, now=elk.day(3))
+    assert [x.action for x in meta[0].fixes] == ["join_on"]
+    data = [x for x in sm.staleness(cat, T, depth="data", now=elk.day(3)) if x.reason == "join_key_missing"]
+    assert len(data) == 1 and data[0].fixes == [] and "repeats in acme.core.dim" in data[0].message
