@@ -16,6 +16,7 @@ from semantic.staleness.core import (
     num,
     quote_id,
     quote_table,
+    stats_at,
     versioning,
 )
 from semantic.staleness.schema import column_findings, rename_map
@@ -71,13 +72,37 @@ def grain_findings(t: Table, ann: Annotation) -> list[Finding]:
                                     [last], values={"row_count": rows, "min": lo, "max": hi}))
                 return out
     for ch, added in _grain_changes(t, b.vid):
-        new_keys = [*keys, *(c for c in added if c not in keys)]
-        out.append(finding(ann, t.name, "schema_changed", "suspect",
-                            f"{', '.join(added)} added at vid {ch.vid} ({day_of(ch.time)}) besides the columns it "
-                            f"replaced: rows may now be split by {', '.join(added)}", [ch.vid], [ch.time],
-                            {"added": added}, f"the grain may now be ({', '.join(new_keys)})",
-                            [make_fix("set_keys", keys=new_keys)], cause=cause_of("grain", t.name, ch.vid)))
+        split = _split_by(t, ch, added)
+        new_keys = [*keys, *(c for c in split if c not in keys)]
+        msg = (f"{', '.join(added)} added at vid {ch.vid} ({day_of(ch.time)}) besides the columns it "
+               f"replaced: rows may now be split by {', '.join(added)}")
+        if not split:
+            msg += (f"; nothing yet shows the rows split (check whether ({', '.join(keys)}) still identify rows: "
+                    "the data depth does)")
+        out.append(finding(ann, t.name, "schema_changed", "suspect", msg, [ch.vid], [ch.time],
+                           {"added": added, "splits_rows": split},
+                           f"the grain may now be ({', '.join(new_keys)})" if split else None,
+                           [make_fix("set_keys", keys=new_keys)] if split else [],
+                           cause=cause_of("grain", t.name, ch.vid)))
     return out
+
+
+def _split_by(t: Table, ch: SchemaChange, added: list[str]) -> list[str]:
+    """The added columns the statistics show splitting the rows at change `ch`: the commit
+    multiplied the table's rows (a rebuild at a finer grain) and these columns hold no nulls then.
+    [] when the evidence does not hold (a nullable column, a schema-only change, rows unchanged)."""
+    after = stats_at(t, ch.vid)
+    rows_before, rows_after = _rows_at(t, ch.vid - 1), _rows_at(t, ch.vid)
+    if not (isinstance(rows_before, int) and isinstance(rows_after, int) and rows_after > rows_before > 0):
+        return []
+    return [c for c in added if isinstance((after.get(c) or {}).get("null_count"), int)
+            and after[c]["null_count"] == 0 and after[c].get("max") is not None]
+
+
+def _rows_at(t: Table, vid: int) -> int | None:
+    obj = t.ctx.cat.get(t.obj.path, vid=vid) if vid > 0 else None
+    rows = ((obj.value.get("stats") or {}).get("row_count")) if obj is not None else None
+    return rows if isinstance(rows, int) else None
 
 
 def _grain_changes(t: Table, since: int) -> list[tuple[SchemaChange, list[str]]]:
@@ -138,9 +163,13 @@ def _new_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] 
                 return [col.name]
     if versioning(cols):
         return None  # a versioned table: its current rows keep the grain (the filter fix), no new dimension
-    extra = [col.name for col in cols if type_family(col.type) in ("number", "string")]
-    cand = [*keys, *extra]
-    if extra and len(cand) <= 6:
+    # a new dimension: an added column with no nulls that the keys with it identify rows; the
+    # smallest such set (one column, else every such column), never a nullable column
+    full = [col.name for col in cols if type_family(col.type) in ("number", "string") and
+            duck.sql(f"SELECT count({quote_id(col.name)}) FROM {quote_table(t.name)}")[0][0] == rows]
+    for cand in [*([*keys, c] for c in full), *([[*keys, *full]] if len(full) > 1 else [])]:
+        if len(cand) > 6:
+            continue
         kq = ", ".join(quote_id(c) for c in cand)
         dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(t.name)} GROUP BY ALL HAVING count(*) > 1)")[0][0]
         if not dup:
@@ -155,6 +184,7 @@ def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
     if not keys or any(t.col(k) is None for k in keys):
         return []
     checked.add((a.key, "grain_violated"))
+    checked.add((a.key, "schema_changed"))  # whether a new column splits the rows: the data says (below)
     kq = ", ".join(quote_id(k) for k in keys)
     dup = duck.sql(f"SELECT count(*), any_value(k) FROM (SELECT ({kq}) AS k FROM {quote_table(t.name)} "
                    f"GROUP BY ALL HAVING count(*) > 1)")[0]

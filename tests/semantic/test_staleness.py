@@ -738,3 +738,37 @@ def test_same_name_join_into_an_id_that_repeats_is_withheld_at_data_depth(elk):
     assert [x.action for x in meta[0].fixes] == ["join_on"]
     data = [x for x in sm.staleness(cat, T, depth="data", now=elk.day(3)) if x.reason == "join_key_missing"]
     assert len(data) == 1 and data[0].fixes == [] and "repeats in acme.core.dim" in data[0].message
+
+
+def _grained(elk):
+    elk.table(T, [("month", "string"), ("revenue", "bigint")], at=0,
+              rows={"month": ["m1", "m2", "m3"], "revenue": [10, 20, 30]})
+    sm.annotate(elk.cat, T, {"grain": {"text": "one row per month", "keys": ["month"]}}, author="a", time=elk.day(1))
+
+
+def test_a_new_nullable_column_is_never_added_to_the_grain(elk):
+    """Issue 45: a new unannotated nullable column was offered as a grain key (set_keys). Added
+    with nothing showing the rows split (a schema-only change), the finding offers no fix and says
+    what to check (failed before: set_keys [month, note])."""
+    _grained(elk)
+    elk.evolve(T, add=[("note", "string"), ("channel", "string")], at=2)
+    f = [x for x in sm.staleness(elk.cat, T, now=elk.day(3), merge=False) if x.annotation == "table.grain"]
+    assert [(x.reason, x.fixes, x.suggestion) for x in f] == [("schema_changed", [], None)]
+    assert "still identify rows" in f[0].message
+
+
+def test_grain_keys_offered_only_for_a_non_null_column_unique_with_the_keys(elk):
+    """Rebuilt at a finer grain: region splits the rows (rows multiplied, no nulls) and is offered
+    at metadata depth; at data depth the keys repeat and only the non-null column that makes them
+    unique is offered, never the nullable `note` (failed before: set_keys [month, region, note])."""
+    _grained(elk)
+    elk.evolve(T, add=[("region", "string"), ("note", "string")], at=2,
+               rows={"month": ["m1", "m1", "m2", "m2", "m3", "m3"], "revenue": [4, 6, 8, 12, 10, 20],
+                     "region": ["e", "w"] * 3,
+                     "note": ["x", None, None, None, None, None]})
+    meta = [x for x in sm.staleness(elk.cat, T, now=elk.day(3), merge=False) if x.annotation == "table.grain"]
+    assert [x.fixes for x in meta] == [[Fix(action="set_keys", params={"keys": ["month", "region"]})]]
+    data = [x for x in sm.staleness(elk.cat, T, depth="data", now=elk.day(3), merge=False)
+            if x.annotation == "table.grain"]
+    assert [(x.reason, x.fixes) for x in data] == [
+        ("grain_violated", [Fix(action="set_keys", params={"keys": ["month", "region"]})])]
