@@ -46,3 +46,28 @@ def test_run_sql_warns_only_about_what_the_statement_uses(elk_cat):
     assert not [w for w in joined["warnings"] if "status" in w["message"] or w["reason"] == "values_restated"], \
         joined["warnings"]
 
+
+
+def test_one_rename_is_one_warning_whatever_annotations_it_reaches(elk_cat):
+    """Issue 45, regression (b): a column renamed (cents to dollars) whose description and unit and
+    a metric on it were annotated gave describe_table two rename warnings, one for the column's
+    annotations and one for the metric's (failed before: two column_renamed warnings)."""
+    cat, lk = elk_cat
+    lk.table(STO, [("store_id", "bigint"), ("net_revenue_cents", "bigint")], at=0,
+             rows={"store_id": [1, 2, 3], "net_revenue_cents": [1000, 25000, 4000]})
+    sm.annotate(cat, STO, {"description": "net revenue", "unit": "cents", "role": "measure"},
+                column="net_revenue_cents", author="a", time=lk.day(1))
+    sm.define_metric(cat, STO, "net_revenue", expression="sum(net_revenue_cents) / 100.0", author="a", time=lk.day(1.1))
+    lk.evolve(STO, add=[("net_revenue_usd", "double")], drop=["net_revenue_cents"], at=2,
+              rows={"store_id": [1, 2, 3], "net_revenue_usd": [10.0, 250.0, 40.0]})
+    server = create_server(cat, now=lk.day(2.5))
+    warns = ok(call(server, "describe_table", {"table": STO}))["warnings"]
+    renames = [w for w in warns if "net_revenue_cents" in w["message"] and w["reason"] in ("column_renamed", "unit_drift")]
+    assert len(renames) == 1, warns
+    assert [fx["params"] for fx in renames[0]["fixes"] if fx["action"] == "rename"] == [
+        {"old": "net_revenue_cents", "new": "net_revenue_usd", "scale": -2}]
+    # the one warning still reaches an answer that reads the metric's column
+    used = ok(call(server, "run_sql", {"sql": f"SELECT sum(net_revenue_usd) FROM {STO}"}))["warnings"]
+    assert not [w for w in used if w["reason"] == "column_renamed"]  # the new column is not the renamed one
+    star = ok(call(server, "run_sql", {"sql": f"SELECT * FROM {STO}"}))["warnings"]
+    assert len([w for w in star if "net_revenue_cents" in w["message"]]) == 1
