@@ -11,7 +11,7 @@ from typing import Any
 
 from catalog_core import lake
 from catalog_core.api import CatalogAPI
-from catalog_core.errors import InvalidValueError
+from catalog_core.errors import CatalogError, InvalidValueError
 from catalog_core.model import Obj, parse_time
 from semantic import _bounded
 from semantic._sql import quote
@@ -145,6 +145,40 @@ class Table:
                             cur[k] = v
                     except TypeError:
                         pass
+        return acc
+
+
+    def written_since(self, since: int) -> dict[str, dict[str, Any]]:
+        """Column stats (min, max, null_count) of the files the latest load after vid `since` wrote
+        (the snapshot's files of the newest version among those newer than `since`), merged; {}
+        when nothing was written since. Cached per (table, vid, since)."""
+        key = ("written_since", self.obj.path, self.ctx.vid, since)
+        got = self.ctx.cache.findings.take(key)
+        if got is not None:
+            return got[0]
+        acc: dict[str, dict[str, Any]] = {}
+        try:
+            files = self.ctx.cat.plan_files(self.name, vid=self.ctx.vid)
+        except CatalogError:
+            files = []
+        newest = max((f.vid or 0 for f in files), default=0)
+        for f in files:
+            if (f.vid or 0) <= since or (f.vid or 0) != newest:
+                continue
+            for c, st in (f.value.get("columns") or {}).items():
+                if not isinstance(st, dict):
+                    continue
+                cur = acc.setdefault(c, {"min": None, "max": None, "null_count": 0})
+                if isinstance(st.get("null_count"), int) and isinstance(cur["null_count"], int):
+                    cur["null_count"] += st["null_count"]
+                for k, better in (("min", lambda a, b: a < b), ("max", lambda a, b: a > b)):
+                    v = st.get(k)
+                    try:
+                        if v is not None and (cur[k] is None or better(v, cur[k])):
+                            cur[k] = v
+                    except TypeError:
+                        pass
+        self.ctx.cache.findings.put(key, (acc,))
         return acc
 
 

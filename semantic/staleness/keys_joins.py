@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from catalog_core.errors import CatalogError
 from semantic import _bounded
@@ -143,6 +144,7 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
                                f"{to}.{b} is no longer a column of {to}", [c.vid for c in chs] or [target.obj.vid],
                                [c.time for c in chs], {"to": to, "column": b}))
             _offer(out[-1], _join_suggestion(ctx, t, target, str(a), str(b), duck))
+    out += _key_ranges_apart(t, ann, target, pairs)
     cond = str(val.get("condition") or "").lower()
     if val.get("cardinality") in ("many_to_one", "one_to_one"):
         ch = scd2_change(target, ann.provenance.basis.vid)
@@ -153,6 +155,38 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
                                 "several", [ch.vid], [ch.time], {"to": to, "added": [c.name for c in ch.added]},
                                 f"SCD2 since {day_of(ch.time)}: filter {flag} (condition '{to}.{flag}')",
                                 [make_fix("filter", table=to, column=flag)], cause=cause_of("versions", to, ch.vid)))
+    return out
+
+
+def _key_ranges_apart(t: Table, ann: Annotation, target: Table, pairs: list[tuple[Any, ...]]) -> list[Finding]:
+    """Join keys in a new format, from statistics: the values of a key column written since the
+    relationship's basis share no range with the related column (their min/max do not overlap), so
+    the join can match none of those rows. join_match_low, suspect (the data depth measures the
+    match rate); no fix here: which column joins now is for the data or a person to say."""
+    out: list[Finding] = []
+    b = ann.provenance.basis.vid
+    if not t.tl.data_after(b):
+        return out
+    recent = t.written_since(b)
+    for x, y in pairs:
+        mine, theirs = t.col(str(x)), target.col(str(y))
+        if mine is None or theirs is None:
+            continue
+        a, o = recent.get(mine.name) or {}, target.stat(theirs.name) or {}
+        try:
+            apart = a.get("max") is not None and o.get("max") is not None and a.get("min") is not None and \
+                o.get("min") is not None and (a["min"] > o["max"] or a["max"] < o["min"])
+        except TypeError:  # values of different kinds: a format change as well
+            apart = True
+        if apart:
+            changed = [v for v, _ in t.tl.data_after(b)]
+            out.append(finding(ann, t.name, "join_match_low", "suspect",
+                               f"values of {mine.name} written since vid {b} ([{a.get('min')}, {a.get('max')}]) share no "
+                               f"range with {target.name}.{theirs.name} ([{o.get('min')}, {o.get('max')}]): a new key "
+                               "format? the join matches none of those rows; check the data depth's match rate",
+                               changed[:1] + changed[-1:], values={"column": mine.name, "to": target.name,
+                                                                   "recent": [a.get("min"), a.get("max")],
+                                                                   "target": [o.get("min"), o.get("max")]}))
     return out
 
 
@@ -180,6 +214,7 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
             raise
         except CatalogError:
             pass  # a condition on the FROM side: not applied to the target
+    checked.add((a.key, "join_match_low"))  # the match rate measured replaces the statistics' guess
     fk = " AND ".join(f"f.{quote_id(x)} IS NOT NULL" for x, _ in pairs)
     on = " AND ".join(f"f.{quote_id(x)} = g.{quote_id(y)}" for x, y in pairs)
     keys = ", ".join(quote_id(y) for _, y in pairs)

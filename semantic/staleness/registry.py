@@ -28,7 +28,7 @@ from semantic.staleness.keys_joins import join_key_data, relationship_data, rela
 from semantic.staleness.loads_freshness import dead_check, sla_check
 from semantic.staleness.replacement_deprecation import deprecated_findings
 from semantic.staleness.schema import column_findings, table_level
-from semantic.staleness.values_units import enum_meta, restatements, unit_drift, values_data
+from semantic.staleness.values_units import enum_meta, restatements, scale_shift, unit_drift, values_data
 
 CLASSES = ("schema", "values_units", "keys_joins", "grain", "loads_freshness", "replacement_deprecation",
            "definitions", "documented_ranges")
@@ -53,6 +53,11 @@ class Env:
     def last(self) -> int:
         """The vid of the table's last data commit (its object's vid when it never loaded)."""
         return self.t.tl.data_commits[-1][0] if self.t.tl.data_commits else self.t.obj.vid
+
+    @cached_property
+    def grain_keys(self) -> set[str]:
+        """The table's declared grain keys, lower case."""
+        return {str(k).lower() for a in self.anns if a.key == "table.grain" for k in (a.value or {}).get("keys") or []}
 
     @cached_property
     def units(self) -> set[int | None]:
@@ -109,6 +114,10 @@ CHECKS: list[Check] = [
           ("update_unit",), lambda e, a: unit_drift(e.t, a, _own_refs(a)),
           lambda a, e: a.kind == "column" and a.column_id in e.units and a.field in ("unit", "description"),
           fallback=True),
+    Check("scale_shift", "values_units", "metadata", ("unit_drift",), ("column_stats", "partition_stats"),
+          ("update_unit",), lambda e, a: scale_shift(e.t, a, e.grain_keys),
+          lambda a, e: a.kind == "column" and a.column_id not in e.units and
+          a.field in ("description", "sample_values"), fallback=True),
     Check("enum_range", "values_units", "metadata", ("enum_violated", "sample_values_missing"), ("column_stats",),
           ("add_enum_values",), lambda e, a: enum_meta(e.t, a), _field("column", "enum", "sample_values"),
           fallback=True),

@@ -16,6 +16,7 @@ from semantic.staleness.core import (
     day_of,
     finding,
     make_fix,
+    num,
     quote_id,
     quote_table,
     scale_of,
@@ -46,6 +47,42 @@ def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding
                                 suggestion=f"unit changed ({unit_word(k)}); update the unit and description",
                                 fixes=[make_fix("update_unit", column=cur.name, scale=k)],
                                 cause=cause_of("unit", t.name, changed[0], cur.name)))
+    return out
+
+
+def scale_shift(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
+    """A numeric column's meaning changed in place, with no schema change: the values written since
+    the annotation's basis all lie beyond every value then (their minimum above the old maximum, or
+    their maximum below the old minimum) and the two ranges differ by a clean power of ten (a unit
+    or scale shift: cents written as dollars, grams as kilograms). For columns with no unit
+    annotation (`unit_drift` judges those); identifiers and grain keys grow by nature and are left out."""
+    b = ann.provenance.basis
+    refs = [r for r in b.columns if r.id == ann.column_id][:1]
+    out = []
+    for ref in refs:
+        cur = t.cols.get(ref.id)
+        if cur is None or type_family(cur.type) != "number" or ref.name not in b.stats or \
+                cur.name.lower() in keys or cur.name.lower().endswith(("_id", "_uuid", "_key", "_sk")):
+            continue
+        now_s = t.written_since(b.vid).get(cur.name)
+        old = b.stats[ref.name].model_dump()
+        lo, hi = num((now_s or {}).get("min")), num((now_s or {}).get("max"))
+        olo, ohi = num(old.get("min")), num(old.get("max"))
+        if None in (lo, hi, olo, ohi):
+            continue
+        assert lo is not None and hi is not None and olo is not None and ohi is not None
+        beyond = lo > ohi if lo > 0 else hi < olo
+        k = scale_of(old, now_s)
+        if not beyond or not k:
+            continue
+        changed = [v for v, _ in t.tl.data_after(b.vid)] or [t.obj.vid]
+        out.append(finding(ann, f"{t.name}.{cur.name}", "unit_drift", "stale",
+                           f"values of {cur.name!r} written since vid {b.vid} all lie beyond its values then "
+                           f"([{lo}, {hi}] against [{olo}, {ohi}]), scaled by 10^{k}: its unit or scale changed in place",
+                           changed[:1] + changed[-1:], values={"basis_stats": old, "recent_stats": now_s, "scale_exp": k},
+                           suggestion=f"unit changed ({unit_word(k)}); update the unit and description",
+                           fixes=[make_fix("update_unit", column=cur.name, scale=k)],
+                           cause=cause_of("unit", t.name, changed[0], cur.name)))
     return out
 
 
@@ -379,7 +416,7 @@ def values_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
         bad = [r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {quote_table(t.name)} WHERE {c} IS NOT NULL "
                                       f"AND {c} NOT IN ({marks}) LIMIT 20")]
         if not bad:
-            return []
+            return _enum_gone(ctx, t, a, cur.name, vals, duck, last)
         return [finding(a, f"{t.name}.{cur.name}", "enum_violated", "stale",
                          f"{cur.name} holds values outside the declared enum: {bad}",
                          [ctx.vid, last], values={"outside": bad, "enum": vals},
@@ -391,3 +428,28 @@ def values_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
         return []
     return [finding(a, f"{t.name}.{cur.name}", "sample_values_missing", "suspect",
                      f"sample values no longer present in {cur.name}: {gone}", [ctx.vid, last], values={"missing": gone})]
+
+
+def _enum_gone(ctx: Context, t: Table, a: Annotation, col: str, vals: list[Any], duck: Duck, last: int) -> list[Finding]:
+    """Enum values that occurred when the enum was written (the data at its basis vid) and occur no
+    more (a value retired, or merged into another): suspect, no fix (which value took their rows,
+    if any, is for a person to say); the values still there are in the evidence."""
+    basis = a.provenance.basis.vid
+    if not basis or basis >= ctx.vid:
+        return []
+    c, marks = quote_id(col), literals(vals)
+    now = {r[0] for r in duck.sql(f"SELECT DISTINCT {c} FROM {quote_table(t.name)} WHERE {c} IN ({marks})")}
+    if len(now) == len(set(vals)):
+        return []
+    try:
+        then = {r[0] for r in Duck(ctx.cat, basis).sql(f"SELECT DISTINCT {c} FROM {quote_table(t.name)} "
+                                                        f"WHERE {c} IN ({marks})")}
+    except CatalogError:  # the basis snapshot cannot be read: no evidence of what was there
+        return []
+    gone = [v for v in vals if v in then and v not in now]
+    if not gone:
+        return []
+    return [finding(a, f"{t.name}.{col}", "enum_violated", "suspect",
+                    f"enum values of {col} that occurred at vid {basis} occur no more: {gone} (retired, or merged "
+                    f"into another value); check which values took their rows", [ctx.vid, last],
+                    values={"gone": gone, "enum": vals, "still": sorted(map(str, now))})]

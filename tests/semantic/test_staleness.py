@@ -772,3 +772,51 @@ def test_grain_keys_offered_only_for_a_non_null_column_unique_with_the_keys(elk)
             if x.annotation == "table.grain"]
     assert [(x.reason, x.fixes) for x in data] == [
         ("grain_violated", [Fix(action="set_keys", params={"keys": ["month", "region"]})])]
+
+
+# ------------------------------------------------------------------ issue 45: missed classes
+def test_scale_shift_in_place_without_a_unit_annotation_and_control(elk):
+    """values_units: a column described but given no unit starts receiving values 100x larger (all
+    beyond any earlier value) with no schema change: unit_drift from the file statistics alone."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("order_id", "bigint"), ("weight", "double")], partition_by=["d"], at=0,
+              rows={"d": ["2024-11-10"] * 3, "order_id": [1, 2, 3], "weight": [1.5, 2.3, 9.8]})
+    sm.annotate(cat, T, {"description": "parcel weight in kilograms"}, column="weight", author="a", time=elk.day(0.5))
+    sm.annotate(cat, T, {"description": "order number"}, column="order_id", author="a", time=elk.day(0.5))
+    elk.append(T, {"d": ["2024-11-11"] * 3, "order_id": [4, 5, 6], "weight": [1.7, 2.1, 9.7]}, at=1)
+    assert sm.staleness(cat, T, now=elk.day(1)) == []  # control: same scale, ids growing
+    elk.append(T, {"d": ["2024-11-12"] * 3, "order_id": [40, 50, 60], "weight": [170.0, 210.0, 970.0]}, at=2)
+    f = sm.staleness(cat, T, now=elk.day(2))
+    assert [(x.annotation, x.reason, x.evidence.values["scale_exp"]) for x in f] == [
+        ("column.3.description", "unit_drift", 2)]
+    assert f[0].fixes == [Fix(action="update_unit", params={"column": "weight", "scale": 2})]
+
+
+def test_join_keys_in_a_new_format_from_statistics_and_control(elk):
+    """keys_joins: the key's new values share no range with the related column (a new key
+    format): join_match_low at metadata depth, the measured rate at data depth."""
+    cat = elk.cat
+    _orders_and_dim(elk, dim_rows={"customer_id": [1, 2, 3], "customer_uuid": ["u1", "u2", "u3"], "tier": ["a", "b", "a"]})
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    elk.append(T, {"order_id": [14], "customer_id": [2]}, at=2)
+    assert sm.staleness(cat, T, now=elk.day(2)) == []  # control: keys in range
+    elk.append(T, {"order_id": [15, 16], "customer_id": [9000001, 9000002]}, at=3)
+    f = sm.staleness(cat, T, now=elk.day(3))
+    assert [(x.reason, x.status, x.fixes) for x in f] == [("join_match_low", "suspect", [])]
+    assert "share no range" in f[0].message
+
+
+def test_enum_values_that_disappeared_at_data_depth_and_control(elk):
+    """values_units: a dimension rebuilt with two categories merged into one ('b' and 'c' now 'bc'
+    is outside the enum; here 'c' folds into the existing 'b'): the vanished value is flagged at
+    data depth, with no fix."""
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    elk.overwrite(DIM, {"id": [1, 2, 3], "kind": ["a", "b", "c"]}, at=1)
+    sm.annotate(cat, DIM, {"enum": ["a", "b", "c"]}, column="kind", author="a", time=elk.day(1.5))
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4], "kind": ["a", "b", "c", "a"]}, at=2)
+    assert sm.staleness(cat, DIM, depth="data", now=elk.day(2)) == []  # control: every value still there
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4], "kind": ["a", "b", "b", "a"]}, at=3)
+    f = sm.staleness(cat, DIM, depth="data", now=elk.day(3))
+    assert [(x.reason, x.status, x.fixes, x.evidence.values["gone"]) for x in f] == [
+        ("enum_violated", "suspect", [], ["c"])]
