@@ -1,4 +1,6 @@
-"""_core"""
+"""What every check shares: the table at the snapshot (`Table`: object, timeline, columns, statistics,
+the latest load's file statistics), findings and fixes (`finding`, `make_fix`, `cause_of`), the
+statistics algebra of renames (`pair_cost`, `scale_of`, `assign`) and the bounded statement runner (`Duck`)."""
 
 from __future__ import annotations
 

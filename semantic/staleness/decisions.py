@@ -1,4 +1,4 @@
-"""decisions"""
+"""Review marks (`finding_id`, `undismissed`) and one finding per cause (`merge_by_cause`, `split_by_annotation`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""definitions"""
+"""Class `definitions`: metrics and verified queries (the columns they use, the tables they read, a
+changed answer after a structural change or late data)."""
 
 from __future__ import annotations
 

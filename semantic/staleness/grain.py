@@ -1,4 +1,7 @@
-"""grain"""
+"""Class `grain`: a table that started keeping versions (SCD2, by shape), keys that repeat (integer
+ranges in statistics, or the data), a new column that splits the rows. A new grain key is offered
+only on evidence: a rebuild that multiplied the rows with the column non-null (statistics), or a
+non-null column the keys with it make unique (data)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""keys_joins"""
+"""Class `keys_joins`: relationships whose key went missing, whose target keeps versions, whose keys
+match too few rows (data) or share no range any more (statistics: a new key format). A same-name
+join is offered only into a key (`_key_doubt`)."""
 
 from __future__ import annotations
 

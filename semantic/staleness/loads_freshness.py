@@ -1,4 +1,5 @@
-"""loads_freshness"""
+"""Class `loads_freshness`: the clock checks (a table no longer loaded, a freshness SLA missed or
+slower loads than it), `time_due` (the time before which they find nothing) and late data."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""replacement_deprecation"""
+"""Class `replacement_deprecation`: deprecated tables still written, successors that do not exist,
+and the successor of a table no longer loaded, named only on strong evidence (`successor_evidence`)."""
 
 from __future__ import annotations
 

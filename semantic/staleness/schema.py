@@ -1,4 +1,7 @@
-"""schema"""
+"""Class `schema`: columns dropped, renamed (same id, or paired one to one by statistics across the
+commit that dropped them, or written beside the old column and dropped later) or retyped, and
+table annotations older than a schema change. Evidence: schema history, column statistics either
+side of the change. Fix: `rename {old, new, scale}` when a column continues the old one."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""values_units"""
+"""Class `values_units`: values and units. Unit drift (a column's values scaled by a power of ten,
+with or without a unit annotation), enums and sample values against the statistics and the data
+(values outside, values gone), and restatements (a full rewrite of an appended table that moved a
+string column's values). Evidence: column, partition and file statistics, the load log, the data."""
 
 from __future__ import annotations
 

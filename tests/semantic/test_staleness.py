@@ -820,3 +820,19 @@ def test_enum_values_that_disappeared_at_data_depth_and_control(elk):
     f = sm.staleness(cat, DIM, depth="data", now=elk.day(3))
     assert [(x.reason, x.status, x.fixes, x.evidence.values["gone"]) for x in f] == [
         ("enum_violated", "suspect", [], ["c"])]
+
+
+def test_the_registry_names_every_reason_class_depth_and_fix():
+    """The checks are a table: every entry's class, depth, reasons and fixes are known names, and
+    every reason code the detector emits has a class (or is carried from another: DERIVED)."""
+    import importlib
+
+    from semantic.models import FIX_ACTIONS
+
+    reg = importlib.import_module("semantic.staleness.registry")
+    assert len({c.name for c in reg.CHECKS}) == len(reg.CHECKS)
+    for c in reg.CHECKS:
+        assert c.cls in reg.CLASSES and c.depth in ("metadata", "data", "clock"), c.name
+        assert set(c.reasons) <= set(REASONS) and set(c.fixes) <= set(FIX_ACTIONS), c.name
+        assert c.evidence, c.name
+    assert set(REASONS) <= set(reg.REASON_CLASS) | set(reg.DERIVED)
