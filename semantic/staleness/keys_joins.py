@@ -37,9 +37,10 @@ def _key_doubt(ctx: Context, t: Table, target: Table, mine: str, theirs: str, du
     """Why `t.mine = target.theirs` is not shown to be a join into a key (None: the evidence holds).
     Both sides' ranges must overlap and the target's column hold no nulls; then at data depth its
     values are unique (among the current rows of a table that keeps versions), and at metadata
-    depth it is a declared key of the target (its grain's only key, or role id), or an identifier
-    (by its name) of the smaller table (a many-to-one into it); an integer column's range must leave
-    room for every row."""
+    depth it is a declared key of the target (its grain's only key, or role id), or a column of the
+    smaller table (a many-to-one into it) that the target does not document as a category or a
+    measure (role dimension / measure, enum, sample values, labels); an integer column's range must
+    leave room for every row. Names never enter."""
     a, b = t.stat(mine), target.stat(theirs)
     if not a or not b:
         return "no statistics say they share values"
@@ -67,10 +68,15 @@ def _key_doubt(ctx: Context, t: Table, target: Table, mine: str, theirs: str, du
                    [theirs.lower()] for x in anns) or \
         any(x.kind == "column" and x.field == "role" and x.value == "id" and str(x.column).lower() == theirs.lower()
             for x in anns)
-    mine_rows = t.stats.get("row_count")
-    if declared or (isinstance(rows, int) and isinstance(mine_rows, int) and rows <= mine_rows and
-                    theirs.lower().endswith(KEY_SUFFIXES)):
+    if declared:
         return None
+    category = [x.field for x in anns if x.kind == "column" and str(x.column).lower() == theirs.lower() and
+                (x.field in ("enum", "sample_values", "labels") or (x.field == "role" and x.value in ("dimension", "measure")))]
+    if category:
+        return f"{target.name} documents {theirs} as a category or a measure ({', '.join(sorted(set(category)))}), not a key"
+    mine_rows = t.stats.get("row_count")
+    if isinstance(rows, int) and isinstance(mine_rows, int) and rows <= mine_rows:
+        return None  # a many-to-one into the smaller table, nothing says the column repeats: the data depth checks
     return f"{theirs} is not known to be a key of {target.name}"
 
 

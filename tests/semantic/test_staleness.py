@@ -711,12 +711,14 @@ def test_a_column_added_earlier_with_other_values_is_no_successor(elk):
 def test_no_same_name_join_into_a_column_that_is_not_a_key(elk):
     """Issue 45: a join_on fix was offered into any column of the same name. The key went missing
     and the only same-name column left (region) repeats in the dimension: no fix, the message says
-    what to check (failed before: join_on region offered)."""
+    what to check (failed before: join_on region offered). At metadata depth the dimension documents
+    region as a category; at data depth its values repeat."""
     cat = elk.cat
     elk.table(DIM, [("customer_id", "bigint"), ("region", "string")], at=0,
               rows={"customer_id": [1, 2, 3], "region": ["e", "w", "e"]})
     elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint")], at=0,
               rows={"order_id": [10, 11, 12, 13], "customer_id": [1, 2, 3, 1]})
+    sm.annotate(cat, DIM, {"role": "dimension"}, column="region", author="a", time=elk.day(0.5))
     relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
     elk.evolve(T, add=[("region", "string")], drop=["customer_id"], at=3,
                rows={"order_id": [10, 11, 12, 13], "region": ["e", "w", "e", "e"]})
@@ -727,8 +729,8 @@ def test_no_same_name_join_into_a_column_that_is_not_a_key(elk):
 
 
 def test_same_name_join_into_an_id_that_repeats_is_withheld_at_data_depth(elk):
-    """An id-named column of the smaller table passes at metadata depth (nothing says otherwise),
-    but the data shows it repeats: at data depth no join_on fix."""
+    """A column of the smaller table that nothing documents passes at metadata depth (nothing says
+    it repeats), but the data shows it does: at data depth no join_on fix."""
     cat = elk.cat
     _orders_and_dim(elk, dim_rows={"customer_id": [1, 2, 3], "customer_uuid": ["u1", "u2", "u2"], "tier": ["a", "b", "a"]})
     relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
