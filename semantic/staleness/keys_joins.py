@@ -175,12 +175,18 @@ def _key_ranges_apart(t: Table, ann: Annotation, target: Table, pairs: list[tupl
     b = ann.provenance.basis.vid
     if not t.tl.data_after(b):
         return out
-    recent = t.written_since(b)
     for x, y in pairs:
         mine, theirs = t.col(str(x)), target.col(str(y))
         if mine is None or theirs is None:
             continue
-        a, o = recent.get(mine.name) or {}, target.stat(theirs.name) or {}
+        whole, o = t.stat(mine.name) or {}, target.stat(theirs.name) or {}
+        try:  # the whole column within the related column's range: so is every load (spares the files)
+            if whole.get("min") is not None and o.get("min") is not None and \
+                    o["min"] <= whole["min"] and whole["max"] <= o["max"]:
+                continue
+        except (TypeError, KeyError):
+            pass
+        a = t.written_since(b).get(mine.name) or {}
         try:
             apart = a.get("max") is not None and o.get("max") is not None and a.get("min") is not None and \
                 o.get("min") is not None and (a["min"] > o["max"] or a["max"] < o["min"])

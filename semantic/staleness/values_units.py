@@ -53,6 +53,16 @@ def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding
     return out
 
 
+def _range_moved(old: dict[str, Any], whole: dict[str, Any]) -> bool:
+    """Could a load lie wholly beyond `old` by a power of ten, given the whole table's range now?
+    (Its maximum grew, or its minimum shrank, by more than half a power of ten: a cheap necessary
+    condition that spares reading the files' statistics.)"""
+    ohi, olo, hi, lo = num(old.get("max")), num(old.get("min")), num(whole.get("max")), num(whole.get("min"))
+    grew = bool(ohi and hi and ohi > 0 and hi / ohi > 10 ** 0.5)
+    shrank = bool(olo and lo and olo > 0 and lo > 0 and olo / lo > 10 ** 0.5)
+    return grew or shrank
+
+
 def scale_shift(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
     """A numeric column's meaning changed in place, with no schema change: the values written since
     the annotation's basis all lie beyond every value then (their minimum above the old maximum, or
@@ -67,8 +77,11 @@ def scale_shift(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
         if cur is None or type_family(cur.type) != "number" or ref.name not in b.stats or \
                 cur.name.lower() in keys or cur.name.lower().endswith(("_id", "_uuid", "_key", "_sk")):
             continue
-        now_s = t.written_since(b.vid).get(cur.name)
         old = b.stats[ref.name].model_dump()
+        whole = t.stat(cur.name) or {}
+        if not _range_moved(old, whole):
+            continue  # the table's range still holds the basis range at both ends: no load lies wholly beyond it
+        now_s = t.written_since(b.vid).get(cur.name)
         lo, hi = num((now_s or {}).get("min")), num((now_s or {}).get("max"))
         olo, ohi = num(old.get("min")), num(old.get("max"))
         if None in (lo, hi, olo, ohi):
