@@ -23,6 +23,7 @@ from semantic.models import Annotation, ColumnRef, Finding
 from semantic.staleness.core import Duck, Table, finding
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import metric_findings, verified_data, verified_meta
+from semantic.staleness.documented_ranges import range_exceeded
 from semantic.staleness.grain import description_grain, grain_data, grain_findings
 from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
 from semantic.staleness.loads_freshness import dead_check, sla_check
@@ -131,6 +132,9 @@ CHECKS: list[Check] = [
     Check("verified_query", "definitions", "metadata", ("verified_query_fails", "schema_changed"),
           ("schema_history", "catalog_tables"), ("reverify", "rename"),
           lambda e, a: verified_meta(e.ctx, e.t, a), _field("verified_query")),
+    Check("documented_range", "documented_ranges", "metadata", ("range_exceeded",), ("annotation_text", "column_stats"),
+          (), lambda e, a: range_exceeded(e.t, a),
+          lambda a, _e: a.field == "description" and a.kind in ("table", "column")),
     # ---- metadata, per table
     Check("restatement", "values_units", "metadata", ("values_restated",), ("load_log", "file_stats"),
           ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, None)),

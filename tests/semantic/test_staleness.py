@@ -838,3 +838,20 @@ def test_the_registry_names_every_reason_class_depth_and_fix():
         assert set(c.reasons) <= set(REASONS) and set(c.fixes) <= set(FIX_ACTIONS), c.name
         assert c.evidence, c.name
     assert set(REASONS) <= set(reg.REASON_CLASS) | set(reg.DERIVED)
+
+
+def test_range_exceeded_when_the_data_outgrows_a_documented_range_and_controls(elk):
+    """documented_ranges: a description documents the dates a table holds ("from X to Y"); loads
+    past Y make it wrong ("range_exceeded", no fix). Controls: data within the range; a single
+    bound ("until") is not read as the table's range."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("amount", "bigint")], partition_by=["d"], at=0,
+              rows={"d": ["2024-11-01", "2024-11-05"], "amount": [1, 2]})
+    sm.annotate(cat, T, {"description": "one row per day from 2024-11-01 to 2024-11-10"}, author="a", time=elk.day(0.5))
+    sm.annotate(cat, T, {"description": "codes valid until 2024-11-03"}, column="amount", author="a", time=elk.day(0.5))
+    elk.append(T, {"d": ["2024-11-10"], "amount": [3]}, at=1)
+    assert sm.staleness(cat, T, now=elk.day(1)) == []  # control: within the range
+    v = elk.append(T, {"d": ["2024-11-12"], "amount": [4]}, at=2)
+    f = sm.staleness(cat, T, now=elk.day(2))
+    assert [(x.annotation, x.reason, x.status, x.fixes) for x in f] == [("table.description", "range_exceeded", "stale", [])]
+    assert f[0].evidence.values["documented"] == ["2024-11-01", "2024-11-10"] and v in f[0].evidence.vids
