@@ -37,7 +37,7 @@ Reason = Literal[
     "grain_violated", "cardinality_violated", "join_key_missing", "join_match_low", "enum_violated",
     "sample_values_missing", "freshness_sla_missed", "not_loaded_since", "deprecated_but_written",
     "replaced_by_missing", "verified_query_fails", "verified_query_changed", "unreviewed_while_changing",
-    "values_restated", "check_limit_exceeded", "upstream_changed", "upstream_incomplete",
+    "values_restated", "check_limit_exceeded", "upstream_changed", "upstream_incomplete", "range_exceeded",
 ]
 REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
 

@@ -283,6 +283,7 @@ REASON_WORDS: dict[str, str] = {
     "check_limit_exceeded": "A check ran past its time or memory limit and was stopped",
     "upstream_changed": "Built from a table that changed after the build read it",
     "upstream_incomplete": "Built from a day that was not fully loaded",
+    "range_exceeded": "The data now reaches beyond the date range the text documents",
 }
 
 
@@ -354,6 +355,7 @@ CAUSE_WORDS: dict[str, str] = {
     "late": "{table} took late data for an old period",
     "dead": "{table} stopped loading",
     "cadence": "{table} loads less often than promised",
+    "range": "{table}'s {detail} reaches beyond its documented range",
 }
 _CAUSE = re.compile(r"^(?P<kind>[a-z_]+):(?P<table>[^@]+)@(?P<vid>\d+|None)(?::(?P<detail>.*))?$")
 

@@ -388,17 +388,23 @@ def subject(table: str, f: Finding) -> Subject:
     ann = str(f.annotation or "")
     vids = list(getattr(f.evidence, "vids", None) or [])
     change = max(vids) if vids else None
+    cause = getattr(f, "cause", None)
     parts = str(f.target).split(".")
     if len(parts) >= 4:
-        return Subject(table, "column", column=parts[-1], change=change)
+        return Subject(table, "column", column=parts[-1], change=change, cause=cause)
+    # one change to a column's values merged with the table annotations that name them (its target is
+    # then the table): still about that column, so an answer that never reads it does not rest on it
+    col = (getattr(f.evidence, "values", None) or {}).get("column")
+    if isinstance(col, str) and (ann.startswith("column.") or f.reason == "values_restated"):
+        return Subject(table, "column", column=col, change=change, cause=cause)
     if ann.startswith("relationship."):
         to = (getattr(f.evidence, "values", None) or {}).get("to")
-        return Subject(table, "relationship", related=to if isinstance(to, str) else None, change=change)
+        return Subject(table, "relationship", related=to if isinstance(to, str) else None, change=change, cause=cause)
     if ann.startswith("metric."):
-        return Subject(table, "metric", name=ann.split(".", 1)[1], change=change)
+        return Subject(table, "metric", name=ann.split(".", 1)[1], change=change, cause=cause)
     if ann.startswith("verified_query."):
-        return Subject(table, "verified_query", name=ann.split(".", 1)[1], change=change)
-    return Subject(table, change=change)
+        return Subject(table, "verified_query", name=ann.split(".", 1)[1], change=change, cause=cause)
+    return Subject(table, change=change, cause=cause)
 
 
 def fold(kept: M.Warning, other: M.Warning) -> M.Warning:

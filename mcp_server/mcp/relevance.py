@@ -21,7 +21,7 @@ warning; filtering never adds a warning.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 __all__ = ["Subject", "Use", "RULES", "relevant", "dedupe"]
@@ -39,6 +39,8 @@ class Subject:
     related: str | None = None     # kind relationship: the other table
     name: str | None = None        # kind metric: the metric's name
     change: int | None = None      # the vid of the change the finding rests on (None: unknown)
+    cause: str | None = None       # the finding's cause (semantic.staleness): one change, however many subjects
+    also: tuple[Subject, ...] = ()  # the subjects of warnings folded into this one (dedupe)
 
 
 @dataclass(frozen=True)
@@ -63,20 +65,27 @@ RULES: dict[str, Callable[[Subject, Use], bool]] = {
 
 def relevant(items: Iterable[tuple[Subject, W]], use: Use) -> list[W]:
     """The warnings (second of each pair) whose subject the answer `use` rests on, in order."""
-    return [w for s, w in items if RULES.get(s.kind, RULES["table"])(s, use)]
+    def rests(s: Subject) -> bool:
+        return RULES.get(s.kind, RULES["table"])(s, use) or any(rests(x) for x in s.also)
+
+    return [w for s, w in items if rests(s)]
 
 
 def dedupe(items: Iterable[tuple[Subject, W]], merge: Callable[[W, W], W]) -> list[tuple[Subject, W]]:
-    """One (subject, warning) per (table, column, change); `merge(kept, other)` folds another
-    warning of the same change into the kept one (e.g. names its reason). Subjects without a known
-    change are never merged."""
+    """One (subject, warning) per (table, column, change), and per (table, cause) for findings that
+    name their cause (a column renamed is one warning, whether its description, unit or a metric on
+    it was annotated); `merge(kept, other)` folds another warning of the same change into the kept
+    one (e.g. names its reason), whose subject then rests on either's (`Subject.also`). Subjects
+    without a known change or cause are never merged."""
     out: list[tuple[Subject, W]] = []
-    at: dict[tuple[str, str, str | None, int], int] = {}
+    at: dict[tuple[str, ...], int] = {}
     for s, w in items:
-        key = None if s.change is None else (s.table, s.kind, s.column or s.related or s.name, s.change)
+        key: tuple[str, ...] | None = ("cause", s.table, s.cause) if s.cause else None if s.change is None else \
+            (s.table, s.kind, str(s.column or s.related or s.name), str(s.change))
         if key is not None and key in at:
             i = at[key]
-            out[i] = (out[i][0], merge(out[i][1], w))
+            kept = out[i][0]
+            out[i] = (replace(kept, also=(*kept.also, s)), merge(out[i][1], w))
             continue
         if key is not None:
             at[key] = len(out)

@@ -270,12 +270,14 @@ def test_not_loaded_since_names_the_successor_and_controls(elk):
     cat = elk.cat
     old, new = "acme.legacy.sales", "acme.mart.sales_daily"
     elk.table(old, [("sale_date", "date"), ("store_code", "string"), ("gross_sales_usd", "decimal(14,2)")], at=0)
-    elk.table(new, [("date_local", "date"), ("store_id", "int"), ("gross_revenue_usd", "decimal(14,2)")], at=0)
+    elk.table(new, [("date_local", "date"), ("store_id", "int"), ("code", "string"), ("gross_revenue_usd", "decimal(14,2)")],
+              at=0)
     elk.table("acme.core.other", [("x", "boolean")], at=0)
     for d in range(1, 31):
         if d <= 10:
             last = elk.append(old, {"sale_date": ["2024-11-12"], "store_code": ["S-1"], "gross_sales_usd": [1.5]}, at=d)
-        elk.append(new, {"date_local": ["2024-11-12"], "store_id": [1], "gross_revenue_usd": [1.5]}, at=d + 0.1)
+        elk.append(new, {"date_local": ["2024-11-12"], "store_id": [1], "code": ["S-1"], "gross_revenue_usd": [1.5]},
+                   at=d + 0.1)
         elk.append("acme.core.other", {"x": [True]}, at=d + 0.2)
     assert sm.staleness(cat, now=elk.day(12)) == []   # control: two days without a load is not news
     f = sm.staleness(cat, now=elk.day(31))
@@ -284,6 +286,43 @@ def test_not_loaded_since_names_the_successor_and_controls(elk):
     assert f[0].fixes == [Fix(action="successor", params={"table": new})]
     sm.annotate(cat, old, {"deprecated": {"reason": "use the mart", "replaced_by": new}}, author="a", time=elk.day(31))
     assert sm.staleness(cat, now=elk.day(31)) == []  # control: deprecated, so not loading is expected
+
+
+def test_not_loaded_since_offers_no_successor_on_weak_evidence(elk):
+    """Issue 45: a table that simply stopped loading was given a successor by likeness alone. A
+    table loaded all along that holds only some of its columns alike is no successor: the finding
+    offers no fix and says what to look at (failed before: successor offered)."""
+    cat = elk.cat
+    old, other = "acme.legacy.sales", "acme.core.visits"
+    elk.table(old, [("sale_date", "date"), ("store_code", "string"), ("gross_sales_usd", "decimal(14,2)")], at=0)
+    elk.table(other, [("visit_date", "date"), ("store_id", "int"), ("minutes", "decimal(14,2)")], at=0)
+    for d in range(1, 31):
+        if d <= 10:
+            elk.append(old, {"sale_date": ["2024-11-12"], "store_code": ["S-1"], "gross_sales_usd": [1.5]}, at=d)
+        elk.append(other, {"visit_date": ["2024-11-12"], "store_id": [1], "minutes": [1.5]}, at=d + 0.1)
+    f = sm.staleness(cat, now=elk.day(31))
+    assert [(x.target, x.reason, x.status) for x in f] == [(old, "not_loaded_since", "suspect")]
+    assert f[0].fixes == [] and f[0].suggestion is None
+    assert "check who loads it" in f[0].message and other in f[0].message
+    assert f[0].evidence.values["candidate"]["strong"] is False
+
+
+def test_not_loaded_since_names_a_table_that_started_when_it_stopped(elk):
+    """The other strong evidence: a table whose first load came when the old one stopped, holding
+    half its columns or more alike."""
+    cat = elk.cat
+    old, new = "acme.legacy.sales", "acme.core.sales_v2"
+    elk.table(old, [("sale_date", "date"), ("store_code", "string"), ("gross_sales_usd", "decimal(14,2)")], at=0)
+    elk.table(new, [("day", "date"), ("store_id", "int"), ("gross_usd", "decimal(14,2)")], at=0)
+    for d in range(1, 31):
+        if d <= 10:
+            elk.append(old, {"sale_date": ["2024-11-12"], "store_code": ["S-1"], "gross_sales_usd": [1.5]}, at=d)
+        else:
+            elk.append(new, {"day": ["2024-11-12"], "store_id": [1], "gross_usd": [1.5]}, at=d + 0.1)
+    f = sm.staleness(cat, now=elk.day(31))
+    assert [(x.target, x.reason) for x in f] == [(old, "not_loaded_since")]
+    assert f[0].fixes == [Fix(action="successor", params={"table": new})]
+    assert f[0].evidence.values["evidence"]["started_at_stop"] is True
 
 
 def test_deprecated_but_written_and_replaced_by_missing_and_controls(elk):
@@ -604,3 +643,215 @@ def test_upstream_incomplete_a_mart_built_from_a_partial_day_is_partial(elk):
     _built_from(elk, M, {src: cat.latest_vid}, at=3.2)
     assert "upstream_incomplete" not in reasons(sm.staleness(cat, M, now=elk.day(4)))
     assert sm.describe(cat, M, now=elk.day(4)).freshness.completeness.status == "complete"
+
+
+# ------------------------------------------------------------------ issue 45: regressions
+def _payments(elk):
+    """T loaded daily (20 payments a day), its amount_cents annotated (description, unit, a metric)."""
+    import random
+
+    cat, r = elk.cat, random.Random(1)
+    elk.table(T, [("d", "date"), ("id", "bigint"), ("status", "string"), ("amount_cents", "bigint")],
+              partition_by=["d"], at=0)
+    rows: dict[str, list] = {"d": [], "id": [], "status": [], "amount_cents": []}
+    for day in range(1, 6):
+        new = {"d": [f"2024-11-1{day}"] * 20, "id": list(range(20 * day, 20 * day + 20)),
+               "status": [r.choice(["captured", "failed"]) for _ in range(20)],
+               "amount_cents": [r.randint(100, 90000) for _ in range(20)]}
+        for k, v in new.items():
+            rows[k] += v
+        elk.append(T, new, at=day)
+    sm.annotate(cat, T, {"description": "amount attempted", "unit": "cents"}, column="amount_cents", author="a",
+                time=elk.day(5.5))
+    sm.define_metric(cat, T, "captured", expression="sum(amount_cents) / 100.0", filter="status = 'captured'",
+                     author="a", time=elk.day(5.6))
+    return rows
+
+
+def test_restated_in_dollars_in_two_steps_is_a_rename_with_its_scale(elk):
+    """Issue 45 (a): amount_usd = amount_cents / 100 written beside amount_cents (the table rewritten,
+    the old column emptied), amount_cents dropped in a later commit: the rename with its scale, not
+    column_dropped without a suggestion (failed before: column_dropped, no fix)."""
+    rows = _payments(elk)
+    restated = {**rows, "amount_usd": [x / 100 for x in rows["amount_cents"]], "amount_cents": [None] * len(rows["d"])}
+    elk.evolve(T, add=[("amount_usd", "double")], rows=restated, at=6)
+    elk.evolve(T, drop=["amount_cents"], at=6.5)
+    f = {x.annotation: x for x in sm.staleness(elk.cat, T, now=elk.day(7), merge=False)}
+    fix = Fix(action="rename", params={"old": "amount_cents", "new": "amount_usd", "scale": -2})
+    assert f["column.4.unit"].reason == "unit_drift" and f["column.4.description"].reason == "column_renamed"
+    for k in ("column.4.unit", "column.4.description", "metric.captured"):
+        assert f[k].fixes == [fix], f[k]
+        assert f[k].suggestion == "likely renamed to amount_usd, unit changed (values ÷10^2)"
+
+
+def test_restated_in_one_step_then_loaded_is_a_rename_with_its_scale(elk):
+    rows = _payments(elk)
+    restated = {k: v for k, v in rows.items() if k != "amount_cents"}
+    restated["amount_usd"] = [x / 100 for x in rows["amount_cents"]]
+    elk.evolve(T, add=[("amount_usd", "double")], drop=["amount_cents"], rows=restated, at=6)
+    for day in range(7, 12):
+        elk.append(T, {"d": [f"2024-11-{10 + day}"], "id": [1000 + day], "status": ["captured"],
+                       "amount_usd": [1234.5]}, at=day)
+    f = {x.annotation: x for x in sm.staleness(elk.cat, T, now=elk.day(12), merge=False)}
+    assert f["column.4.unit"].fixes == [Fix(action="rename", params={"old": "amount_cents", "new": "amount_usd",
+                                                                     "scale": -2})]
+
+
+def test_a_column_added_earlier_with_other_values_is_no_successor(elk):
+    """Control of the two-step rename: a column added beside amount_cents whose values do not
+    continue it (a fee, a tenth of the range) is no rename: column_dropped, no fix."""
+    rows = _payments(elk)
+    fees = {**rows, "fee_cents": [x // 37 + 5 for x in rows["amount_cents"]]}
+    elk.evolve(T, add=[("fee_cents", "bigint")], rows=fees, at=6)
+    elk.evolve(T, drop=["amount_cents"], at=6.5)
+    f = {x.annotation: x for x in sm.staleness(elk.cat, T, now=elk.day(7), merge=False)}
+    assert f["column.4.description"].reason == "column_dropped" and f["column.4.description"].fixes == []
+
+
+def test_no_same_name_join_into_a_column_that_is_not_a_key(elk):
+    """Issue 45: a join_on fix was offered into any column of the same name. The key went missing
+    and the only same-name column left (region) repeats in the dimension: no fix, the message says
+    what to check (failed before: join_on region offered). At metadata depth the dimension documents
+    region as a category; at data depth its values repeat."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("region", "string")], at=0,
+              rows={"customer_id": [1, 2, 3], "region": ["e", "w", "e"]})
+    elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint")], at=0,
+              rows={"order_id": [10, 11, 12, 13], "customer_id": [1, 2, 3, 1]})
+    sm.annotate(cat, DIM, {"role": "dimension"}, column="region", author="a", time=elk.day(0.5))
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    elk.evolve(T, add=[("region", "string")], drop=["customer_id"], at=3,
+               rows={"order_id": [10, 11, 12, 13], "region": ["e", "w", "e", "e"]})
+    for depth in ("metadata", "data"):
+        f = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(3)) if x.reason == "join_key_missing"]
+        assert len(f) == 1 and not any(x.action == "join_on" for x in f[0].fixes), (depth, f)
+        assert "check region = acme.core.dim.region before joining" in f[0].message
+
+
+def test_same_name_join_into_an_id_that_repeats_is_withheld_at_data_depth(elk):
+    """A column of the smaller table that nothing documents passes at metadata depth (nothing says
+    it repeats), but the data shows it does: at data depth no join_on fix."""
+    cat = elk.cat
+    _orders_and_dim(elk, dim_rows={"customer_id": [1, 2, 3], "customer_uuid": ["u1", "u2", "u2"], "tier": ["a", "b", "a"]})
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    elk.evolve(T, add=[("customer_uuid", "string")], drop=["customer_id"], at=3,
+               rows={"order_id": [10, 11, 12, 13], "customer_uuid": ["u1", "u2", "u2", "u1"]})
+    meta = sm.staleness(cat, T, now=elk.day(3))
+    assert [x.action for x in meta[0].fixes] == ["join_on"]
+    data = [x for x in sm.staleness(cat, T, depth="data", now=elk.day(3)) if x.reason == "join_key_missing"]
+    assert len(data) == 1 and data[0].fixes == [] and "repeats in acme.core.dim" in data[0].message
+
+
+def _grained(elk):
+    elk.table(T, [("month", "string"), ("revenue", "bigint")], at=0,
+              rows={"month": ["m1", "m2", "m3"], "revenue": [10, 20, 30]})
+    sm.annotate(elk.cat, T, {"grain": {"text": "one row per month", "keys": ["month"]}}, author="a", time=elk.day(1))
+
+
+def test_a_new_nullable_column_is_never_added_to_the_grain(elk):
+    """Issue 45: a new unannotated nullable column was offered as a grain key (set_keys). Added
+    with nothing showing the rows split (a schema-only change), the finding offers no fix and says
+    what to check (failed before: set_keys [month, note])."""
+    _grained(elk)
+    elk.evolve(T, add=[("note", "string"), ("channel", "string")], at=2)
+    f = [x for x in sm.staleness(elk.cat, T, now=elk.day(3), merge=False) if x.annotation == "table.grain"]
+    assert [(x.reason, x.fixes, x.suggestion) for x in f] == [("schema_changed", [], None)]
+    assert "still identify rows" in f[0].message
+
+
+def test_grain_keys_offered_only_for_a_non_null_column_unique_with_the_keys(elk):
+    """Rebuilt at a finer grain: region splits the rows (rows multiplied, no nulls) and is offered
+    at metadata depth; at data depth the keys repeat and only the non-null column that makes them
+    unique is offered, never the nullable `note` (failed before: set_keys [month, region, note])."""
+    _grained(elk)
+    elk.evolve(T, add=[("region", "string"), ("note", "string")], at=2,
+               rows={"month": ["m1", "m1", "m2", "m2", "m3", "m3"], "revenue": [4, 6, 8, 12, 10, 20],
+                     "region": ["e", "w"] * 3,
+                     "note": ["x", None, None, None, None, None]})
+    meta = [x for x in sm.staleness(elk.cat, T, now=elk.day(3), merge=False) if x.annotation == "table.grain"]
+    assert [x.fixes for x in meta] == [[Fix(action="set_keys", params={"keys": ["month", "region"]})]]
+    data = [x for x in sm.staleness(elk.cat, T, depth="data", now=elk.day(3), merge=False)
+            if x.annotation == "table.grain"]
+    assert [(x.reason, x.fixes) for x in data] == [
+        ("grain_violated", [Fix(action="set_keys", params={"keys": ["month", "region"]})])]
+
+
+# ------------------------------------------------------------------ issue 45: missed classes
+def test_scale_shift_in_place_without_a_unit_annotation_and_control(elk):
+    """values_units: a column described but given no unit starts receiving values 100x larger (all
+    beyond any earlier value) with no schema change: unit_drift from the file statistics alone."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("order_id", "bigint"), ("weight", "double")], partition_by=["d"], at=0,
+              rows={"d": ["2024-11-10"] * 3, "order_id": [1, 2, 3], "weight": [1.5, 2.3, 9.8]})
+    sm.annotate(cat, T, {"description": "parcel weight in kilograms"}, column="weight", author="a", time=elk.day(0.5))
+    sm.annotate(cat, T, {"description": "order number"}, column="order_id", author="a", time=elk.day(0.5))
+    elk.append(T, {"d": ["2024-11-11"] * 3, "order_id": [4, 5, 6], "weight": [1.7, 2.1, 9.7]}, at=1)
+    assert sm.staleness(cat, T, now=elk.day(1)) == []  # control: same scale, ids growing
+    elk.append(T, {"d": ["2024-11-12"] * 3, "order_id": [40, 50, 60], "weight": [170.0, 210.0, 970.0]}, at=2)
+    f = sm.staleness(cat, T, now=elk.day(2))
+    assert [(x.annotation, x.reason, x.evidence.values["scale_exp"]) for x in f] == [
+        ("column.3.description", "unit_drift", 2)]
+    assert f[0].fixes == [Fix(action="update_unit", params={"column": "weight", "scale": 2})]
+
+
+def test_join_keys_in_a_new_format_from_statistics_and_control(elk):
+    """keys_joins: the key's new values share no range with the related column (a new key
+    format): join_match_low at metadata depth, the measured rate at data depth."""
+    cat = elk.cat
+    _orders_and_dim(elk, dim_rows={"customer_id": [1, 2, 3], "customer_uuid": ["u1", "u2", "u3"], "tier": ["a", "b", "a"]})
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    elk.append(T, {"order_id": [14], "customer_id": [2]}, at=2)
+    assert sm.staleness(cat, T, now=elk.day(2)) == []  # control: keys in range
+    elk.append(T, {"order_id": [15, 16], "customer_id": [9000001, 9000002]}, at=3)
+    f = sm.staleness(cat, T, now=elk.day(3))
+    assert [(x.reason, x.status, x.fixes) for x in f] == [("join_match_low", "suspect", [])]
+    assert "share no range" in f[0].message
+
+
+def test_enum_values_that_disappeared_at_data_depth_and_control(elk):
+    """values_units: a dimension rebuilt with two categories merged into one ('b' and 'c' now 'bc'
+    is outside the enum; here 'c' folds into the existing 'b'): the vanished value is flagged at
+    data depth, with no fix."""
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    elk.overwrite(DIM, {"id": [1, 2, 3], "kind": ["a", "b", "c"]}, at=1)
+    sm.annotate(cat, DIM, {"enum": ["a", "b", "c"]}, column="kind", author="a", time=elk.day(1.5))
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4], "kind": ["a", "b", "c", "a"]}, at=2)
+    assert sm.staleness(cat, DIM, depth="data", now=elk.day(2)) == []  # control: every value still there
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4], "kind": ["a", "b", "b", "a"]}, at=3)
+    f = sm.staleness(cat, DIM, depth="data", now=elk.day(3))
+    assert [(x.reason, x.status, x.fixes, x.evidence.values["gone"]) for x in f] == [
+        ("enum_violated", "suspect", [], ["c"])]
+
+
+def test_the_registry_names_every_reason_class_depth_and_fix():
+    """The checks are a table: every entry's class, depth, reasons and fixes are known names, and
+    every reason code the detector emits has a class (or is carried from another: DERIVED)."""
+    import importlib
+
+    from semantic.models import FIX_ACTIONS
+
+    reg = importlib.import_module("semantic.staleness.registry")
+    assert len({c.name for c in reg.CHECKS}) == len(reg.CHECKS)
+    for c in reg.CHECKS:
+        assert c.cls in reg.CLASSES and c.depth in ("metadata", "data", "clock"), c.name
+        assert set(c.reasons) <= set(REASONS) and set(c.fixes) <= set(FIX_ACTIONS), c.name
+        assert c.evidence, c.name
+    assert set(REASONS) <= set(reg.REASON_CLASS) | set(reg.DERIVED)
+
+
+def test_range_exceeded_when_the_data_outgrows_a_documented_range_and_controls(elk):
+    """documented_ranges: a description documents the dates a table holds ("from X to Y"); loads
+    past Y make it wrong ("range_exceeded", no fix). Controls: data within the range; a single
+    bound ("until") is not read as the table's range."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("amount", "bigint")], partition_by=["d"], at=0,
+              rows={"d": ["2024-11-01", "2024-11-05"], "amount": [1, 2]})
+    sm.annotate(cat, T, {"description": "one row per day from 2024-11-01 to 2024-11-10"}, author="a", time=elk.day(0.5))
+    sm.annotate(cat, T, {"description": "codes valid until 2024-11-03"}, column="amount", author="a", time=elk.day(0.5))
+    elk.append(T, {"d": ["2024-11-10"], "amount": [3]}, at=1)
+    assert sm.staleness(cat, T, now=elk.day(1)) == []  # control: within the range
+    v = elk.append(T, {"d": ["2024-11-12"], "amount": [4]}, at=2)
+    f = sm.staleness(cat, T, now=elk.day(2))
+    assert [(x.annotation, x.reason, x.status, x.fixes) for x in f] == [("table.description", "range_exceeded", "stale", [])]
+    assert f[0].evidence.values["documented"] == ["2024-11-01", "2024-11-10"] and v in f[0].evidence.vids

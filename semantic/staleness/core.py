@@ -1,0 +1,291 @@
+"""What every check shares: the table at the snapshot (`Table`: object, timeline, columns, statistics,
+the latest load's file statistics), findings and fixes (`finding`, `make_fix`, `cause_of`), the
+statistics algebra of renames (`pair_cost`, `scale_of`, `assign`) and the bounded statement runner (`Duck`)."""
+
+from __future__ import annotations
+
+import math
+import re
+import time as _time
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+from catalog_core import lake
+from catalog_core.api import CatalogAPI
+from catalog_core.errors import CatalogError, InvalidValueError
+from catalog_core.model import Obj, parse_time
+from semantic import _bounded
+from semantic._sql import quote
+from semantic._tables import column_id, table_columns
+from semantic.history import Context, Timeline, type_family
+from semantic.models import Annotation, ColumnStats, Evidence, Finding, Fix
+
+DEPTHS = ("metadata", "data")
+
+
+SCD2 = ("valid_from", "valid_to", "is_current")
+
+
+RANK = {"fresh": 0, "suspect": 1, "stale": 2}
+
+
+MATCH_LOW = 0.95          # relationship match rate below this is join_match_low
+
+
+DAY = 86400.0
+
+
+def worst(statuses: Iterable[str]) -> str:
+    out = "fresh"
+    for s in statuses:
+        if RANK[s] > RANK[out]:
+            out = s
+    return out
+
+
+def resolve_now(now: object) -> float:
+    if now is None:
+        return _time.time()
+    t = parse_time(now)
+    if t is None:
+        raise InvalidValueError(f"now must be seconds since the epoch or an ISO-8601 time, got {now!r}")
+    return t
+
+
+def day_of(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+def num(v: object) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def scale_of(before: ColumnStats | dict[str, Any] | None, after: dict[str, Any] | None) -> int | None:
+    """k when `after`'s numeric range is `before`'s scaled by 10^k (k may be 0), else None."""
+    if before is None or after is None:
+        return None
+    b = before if isinstance(before, dict) else before.model_dump()
+    bmax, amax, bmin, amin = num(b.get("max")), num(after.get("max")), num(b.get("min")), num(after.get("min"))
+    if not bmax or not amax or (bmax > 0) != (amax > 0):
+        return None
+    lr = math.log10(abs(amax / bmax))
+    k = round(lr)
+    if abs(lr - k) > 0.15:
+        return None
+    if bmin and amin:
+        if (bmin > 0) != (amin > 0) or abs(math.log10(abs(amin / bmin)) - k) > 0.5:
+            return None
+    elif (bmin or amin) and k != 0:  # one range starts at zero, the other does not
+        return None
+    return k
+
+
+def finding(ann: Annotation | None, target: str, reason: str, status: str, message: str, vids: Iterable[int],
+             times: Iterable[float] = (), values: dict[str, Any] | None = None,
+             suggestion: str | None = None, fixes: Iterable[Fix] = (), cause: str | None = None) -> Finding:
+    """A finding. Invariant: a suggestion (prose for people) comes with at least one `Fix` (the same
+    repair, typed, for programs); a program never needs to parse the suggestion. `cause` names the
+    underlying change (see `cause_of`); findings of one cause are merged into one by `merge_by_cause`."""
+    fx = list(fixes)
+    if suggestion is not None and not fx:
+        raise ValueError(f"a {reason} finding with a suggestion needs its fixes")
+    vs = list(dict.fromkeys([*([ann.vid] if ann is not None and ann.vid is not None else []), *vids]))
+    key = None if ann is None else ann.key
+    return Finding(target=target, annotation=key, status=status,  # type: ignore[arg-type]
+                   reason=reason, message=message,  # type: ignore[arg-type]
+                   evidence=Evidence(vids=vs, times=list(times), values=values or {}), suggestion=suggestion,
+                   fixes=fx, annotations=[key] if key else [], cause=cause)
+
+
+def cause_of(kind: str, table: str, vid: int | None, detail: str | None = None) -> str:
+    """The id of one underlying change: `kind:table@vid[:detail]` (e.g. `rename:acme.mart.x@122:net_cents`)."""
+    return f"{kind}:{table}@{vid}" + (f":{detail}" if detail else "")
+
+
+def make_fix(action: str, **params: object) -> Fix:
+    return Fix(action=action, params=params)  # type: ignore[arg-type]
+
+
+def unit_word(k: int) -> str:
+    return f"values ×10^{k}" if k > 0 else f"values ÷10^{-k}"
+
+
+class Table:
+    """One table at the snapshot: its object, timeline and current columns."""
+
+    def __init__(self, ctx: Context, name: str, obj: Obj, tl: Timeline) -> None:
+        self.ctx, self.name, self.obj, self.tl = ctx, name, obj, tl
+        self.value = obj.value
+        self.cols = {column_id(c): c for c in table_columns(self.value)}
+        self.by_name = {c.name.lower(): c for c in self.cols.values()}
+        self.stats = (self.value.get("stats") or {})
+        self.col_stats: dict[str, Any] = self.stats.get("columns") or {}
+
+    def col(self, name: str) -> lake.Column | None:
+        return self.by_name.get(name.lower())
+
+    def stat(self, name: str) -> dict[str, Any] | None:
+        s = self.col_stats.get(name)
+        return s if isinstance(s, dict) else None
+
+    def recent_stats(self, since: int) -> dict[str, dict[str, Any]]:
+        """Column stats of the latest data written after vid `since`: the partitions the latest
+        load wrote (from the commit log), or the table's stats when it is not partitioned."""
+        if not self.value.get("partition_by"):
+            return self.col_stats
+        acc: dict[str, dict[str, Any]] = {}
+        for p in self.ctx.latest_partitions(self.name, since):
+            for c, s in ((p.value.get("stats") or {}).get("columns") or {}).items():
+                cur = acc.setdefault(c, {"min": None, "max": None})
+                for k, better in (("min", lambda a, b: a < b), ("max", lambda a, b: a > b)):
+                    v = s.get(k) if isinstance(s, dict) else None
+                    try:
+                        if v is not None and (cur[k] is None or better(v, cur[k])):
+                            cur[k] = v
+                    except TypeError:
+                        pass
+        return acc
+
+
+    def written_since(self, since: int) -> dict[str, dict[str, Any]]:
+        """Column stats (min, max, null_count) of the files the latest load after vid `since` wrote
+        (the snapshot's files of the newest version among those newer than `since`), merged; {}
+        when nothing was written since. Cached per (table, vid, since)."""
+        key = ("written_since", self.obj.path, self.ctx.vid, since)
+        got = self.ctx.cache.findings.take(key)
+        if got is not None:
+            return got[0]
+        acc: dict[str, dict[str, Any]] = {}
+        try:
+            files = self.ctx.cat.plan_files(self.name, vid=self.ctx.vid)
+        except CatalogError:
+            files = []
+        newest = max((f.vid or 0 for f in files), default=0)
+        for f in files:
+            if (f.vid or 0) <= since or (f.vid or 0) != newest:
+                continue
+            for c, st in (f.value.get("columns") or {}).items():
+                if not isinstance(st, dict):
+                    continue
+                cur = acc.setdefault(c, {"min": None, "max": None, "null_count": 0})
+                if isinstance(st.get("null_count"), int) and isinstance(cur["null_count"], int):
+                    cur["null_count"] += st["null_count"]
+                for k, better in (("min", lambda a, b: a < b), ("max", lambda a, b: a > b)):
+                    v = st.get(k)
+                    try:
+                        if v is not None and (cur[k] is None or better(v, cur[k])):
+                            cur[k] = v
+                    except TypeError:
+                        pass
+        self.ctx.cache.findings.put(key, (acc,))
+        return acc
+
+
+def name_of(c: lake.Column | None) -> str | None:
+    return None if c is None else c.name
+
+
+def type_of(c: lake.Column | None) -> str | None:
+    return None if c is None else c.type
+
+
+def stats_at(t: Table, vid: int) -> dict[str, Any]:
+    """The table's per-column statistics as of `vid` (its object's version then; {} when absent)."""
+    key = ("stats_at", t.obj.path, vid)
+    got = t.ctx.cache.findings.take(key)
+    if got is None:
+        obj = t.ctx.cat.get(t.obj.path, vid=vid) if vid > 0 else None
+        cols = ((obj.value.get("stats") or {}).get("columns") or {}) if obj is not None else {}
+        got = t.ctx.cache.findings.put(key, (cols,))
+    return got[0]
+
+
+def pair_cost(before: dict[str, Any] | None, after: dict[str, Any] | None) -> tuple[float, int] | None:
+    """How well column statistics `after` continue `before` (the same values, perhaps scaled by
+    10^k): (cost, k), lower is better, or None when they cannot be the same column. Numbers compare
+    min and max on a log scale around the best power of ten; other values must keep their range.
+    Null counts that differ add to the cost. Names never enter."""
+    if not before or not after:
+        return None
+    nb, na = before.get("null_count"), after.get("null_count")
+    null_cost = 0.0
+    if isinstance(nb, int) and isinstance(na, int) and nb != na:
+        null_cost = 0.5 * abs(nb - na) / max(nb, na, 1)
+    pairs = [(before.get(k), after.get(k)) for k in ("min", "max")]
+    nums = [(num(b), num(a)) for b, a in pairs]
+    if all(b is not None and a is not None for b, a in nums):
+        ratios: list[float] = []
+        for b, a in nums:
+            assert b is not None and a is not None
+            if (b == 0) != (a == 0) or (b != 0 and (b > 0) != (a > 0)):
+                return None
+            if b:
+                ratios.append(math.log10(abs(a / b)))
+        if not ratios:
+            return null_cost, 0
+        k = round(sum(ratios) / len(ratios))
+        cost = sum(abs(r - k) for r in ratios) / len(ratios)
+        return (None if cost > 0.15 else (cost + null_cost, k))
+    if any(b is None or a is None for b, a in pairs):
+        return None
+    try:
+        same = all(str(b) == str(a) for b, a in pairs)
+    except TypeError:
+        return None
+    return (null_cost, 0) if same else None
+
+
+def assign(costs: dict[tuple[str, str], float]) -> dict[str, str]:
+    """A one-to-one assignment of left to right names minimising the summed cost (greedy over the
+    cost matrix, cheapest pair first; exact for the small, well-separated matrices of renames)."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for (a, b), _c in sorted(costs.items(), key=lambda kv: (kv[1], kv[0])):
+        if a not in out and b not in used:
+            out[a] = b
+            used.add(b)
+    return out
+
+
+def versioning(cols: list[lake.Column]) -> bool:
+    """Do these added columns make a table keep versions (SCD2)? By shape: a boolean flag with at
+    least one date or timestamp (a validity range), or the conventional names."""
+    fams = [type_family(c.type) for c in cols]
+    return any(c.name.lower() in SCD2 for c in cols) or ("bool" in fams and "time" in fams)
+
+
+def get_table(ctx: Context, name: str, tables: dict[str, Table | None]) -> Table | None:
+    if name not in tables:
+        obj = ctx.table(name)
+        tl = ctx.timeline(name) if obj is not None else None
+        tables[name] = Table(ctx, name, obj, tl) if obj is not None and tl is not None else None
+    return tables[name]
+
+
+def word_set(text: object) -> set[str]:
+    return set(re.findall(r"[\w-]+", str(text or "").lower()))
+
+
+def quote_id(*parts: str) -> str:
+    return ".".join(map(quote, parts))
+
+
+def quote_table(name: str) -> str:
+    return quote_id(*name.split("."))
+
+
+class Duck:
+    """The data checks' statements at one vid, each bounded like `run_sql` (`semantic._bounded`):
+    sandboxed, in a SQL worker, within a time and a memory limit, whatever the annotation says."""
+
+    def __init__(self, cat: CatalogAPI, vid: int) -> None:
+        self.cat, self.vid = cat, vid
+
+    def sql(self, text: str) -> list[list[Any]]:
+        return _bounded.query(self.cat, self.vid, text)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,120 @@
+"""Class `definitions`: metrics and verified queries (the columns they use, the tables they read, a
+changed answer after a structural change or late data)."""
+
+from __future__ import annotations
+
+import catalog_core as cc
+from catalog_core.errors import CatalogError
+from catalog_core.model import parse_time
+from semantic.annotations import fingerprint
+from semantic.history import Context
+from semantic.models import Annotation, Finding
+from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, make_fix, versioning
+from semantic.staleness.schema import column_findings
+from semantic.staleness.values_units import rewrites, unit_drift
+
+
+def metric_findings(t: Table, ann: Annotation) -> list[Finding]:
+    refs = ann.provenance.basis.columns
+    return column_findings(t, ann, refs) + unit_drift(t, ann, refs)
+
+
+def verified_meta(ctx: Context, t: Table, ann: Annotation) -> list[Finding]:
+    val = ann.value or {}
+    gone = [x for x in val.get("tables") or [] if x not in ctx.tables()]
+    if gone:
+        return [finding(ann, t.name, "verified_query_fails", "stale",
+                         f"it reads {', '.join(gone)}, which no longer exist", [ctx.vid], values={"missing": gone})]
+    out = column_findings(t, ann, ann.provenance.basis.columns, missing_reason="verified_query_fails",
+                           missing_status="suspect")
+    if out:
+        return out
+    at = int(val.get("verified_at_vid") or ann.provenance.basis.vid or 0)
+    ev = _structural(ctx, [str(x) for x in val.get("tables") or [t.name]], at, schema_only=True)
+    if ev is not None:
+        kind, name, vid, tt = ev
+        return [finding(ann, t.name, "schema_changed", "suspect",
+                         f"{name} changed its schema at vid {vid} ({day_of(tt)}), after the query was verified at vid "
+                         f"{at}: its answer may have changed", [at, vid], [tt], {"table": name, "change": kind},
+                         "re-run the query and re-verify it", [make_fix("reverify")], cause=cause_of(kind, name, vid))]
+    return []
+
+
+def _structural(ctx: Context, names: list[str], after: int, schema_only: bool = False
+                ) -> tuple[str, str, int, float] | None:
+    """The first schema change (or full rewrite of a normally appended table, unless `schema_only`)
+    of one of `names` after vid `after`: (kind, table, vid, time); None when they only took routine
+    loads since. A cause of the kind `cause_of` names."""
+    best: tuple[str, str, int, float] | None = None
+    for n in names:
+        tl = ctx.timeline(n)
+        obj = ctx.table(n)
+        if tl is None or obj is None:
+            continue
+        for ch in tl.changes_after(after)[:1]:
+            if best is None or ch.vid < best[2]:
+                best = ("versions" if versioning(ch.added) else "schema", n, ch.vid, ch.time)
+        if not schema_only:
+            tbl = Table(ctx, n, obj, tl)
+            for v, tt in rewrites(tbl):
+                if v > after and (best is None or v < best[2]):
+                    best = ("rewrite", n, v, tt)
+                    break
+    return best
+
+
+def _late_data(ctx: Context, names: list[str], after: int) -> tuple[str, str, int, float] | None:
+    """The first load after vid `after` that appended to a date partition (of one of `names`) that
+    already existed then and is more than two days older than the load: late data for a closed
+    period. (kind "late", table, vid, time), or None."""
+    for n in names:
+        tl, obj = ctx.timeline(n), ctx.table(n)
+        if tl is None or obj is None or not obj.value.get("partition_by"):
+            continue
+        base = obj.path + "/"
+        for v, tt in tl.data_after(after)[:200]:
+            c = ctx.commit(v)
+            parts = sorted({base + p[len(base):].split("/", 1)[0] for p in (c.paths if c else ())
+                            if p.startswith(base) and "=" in p[len(base):].split("/", 1)[0]})
+            for p in parts:
+                when = parse_time(p.rsplit("=", 1)[-1])
+                if when is not None and tt - when > 2 * DAY and ctx.cat.get(p, vid=after) is not None:
+                    return "late", n, v, tt
+    return None
+
+
+def verified_data(ctx: Context, t: Table, a: Annotation) -> list[Finding]:
+    val = a.value or {}
+    key = (str(val.get("sql")), ctx.vid)
+    got = ctx.cache.sql.take(key)
+    if got is None:
+        try:
+            res = cc.run_sql(ctx.cat, str(val.get("sql")), snapshot=ctx.vid, limit=100_000)
+            got = (True, fingerprint(res.rows))
+        except CatalogError as e:
+            got = (False, e.message)
+        ctx.cache.sql.put(key, got)
+    ok, detail = got
+    at = int(val.get("verified_at_vid") or 0)
+    if not ok:
+        return [finding(a, t.name, "verified_query_fails", "stale", f"the verified query no longer runs: {detail[:200]}",
+                         [at, ctx.vid], values={"error": detail[:500]})]
+    if detail != val.get("result_fingerprint"):
+        # a different answer after routine loads only (new rows of a growing table, a dimension
+        # rebuilt as usual) is what the query is for; after a schema change or a full rewrite of a
+        # table it reads, the verified answer no longer holds
+        names = [str(x) for x in val.get("tables") or [t.name]]
+        ev = _structural(ctx, names, at) or _late_data(ctx, names, at)
+        if ev is None:
+            return []
+        kind, name, vid, tt = ev
+        how = {"rewrite": "was rewritten", "late": "took late data for an old partition"}.get(kind, "changed its schema")
+        return [finding(a, t.name, "verified_query_changed", "suspect",
+                         f"the verified query returns a different result than at vid {at}, since {name} "
+                         f"{how} at vid {vid} ({day_of(tt)})",
+                         [at, vid], [tt],
+                         values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
+                                 "table": name, "change": kind},
+                         suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
+                         cause=None)]
+    return []

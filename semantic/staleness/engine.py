@@ -1,0 +1,204 @@
+"""The detector's entry points: `staleness` (one table or the whole catalog, merged by cause),
+`table_findings` (the clock-independent findings of one table at a vid, cached: the registry's
+metadata checks, then its data checks replacing what the data decides), `time_findings` (the clock
+checks at `now`) and `propagated` (what flows downstream through lineage)."""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from catalog_core import lake
+from catalog_core.api import CatalogAPI, SnapshotRef
+from catalog_core.errors import InvalidValueError
+from catalog_core.model import TimeArg
+from semantic import progress
+from semantic._tables import require_table
+from semantic.completeness import upstream_periods
+from semantic.history import Context
+from semantic.models import Annotation, Evidence, Finding, Fix
+from semantic.staleness.core import DEPTHS, Duck, Table, get_table, resolve_now
+from semantic.staleness.decisions import merge_by_cause, undismissed
+from semantic.staleness.loads_freshness import Clock, due_index
+from semantic.staleness.registry import Env, clock_checks, replaced_at_data, run_annotation_checks, run_table_checks
+
+CHANGE_REASONS = ("values_restated", "column_renamed", "column_dropped", "column_type_changed", "schema_changed",
+                  "unit_drift", "grain_violated", "upstream_changed")
+
+
+_CAUSE_VID = re.compile(r"@(\d+)")
+
+
+_FLOWING = 5  # upstream_incomplete findings per table at most (newest periods)
+
+
+def _change_vid(f: Finding) -> int:
+    m = _CAUSE_VID.search(f.cause or "")
+    if f.reason == "upstream_changed":
+        return int(f.evidence.values.get("change_vid") or max(f.evidence.vids, default=0))
+    return int(m.group(1)) if m else max(f.evidence.vids, default=0)
+
+
+def propagated(ctx: Context, name: str, depth: str = "metadata", _seen: frozenset[str] = frozenset()) -> list[Finding]:
+    """The `upstream_changed` and `upstream_incomplete` findings of `name` at the context's snapshot
+    (see semantic.lineage's docstring): what flows from the inputs of its last build (its lineage). Upstream findings are read at the metadata depth (clock-independent),
+    so the answer is the same at both depths and cached with the table's findings."""
+    obj = ctx.table(name)
+    lin = None if obj is None else lake.Lineage.from_raw(obj.value)
+    if lin is None or not lin.inputs or name in _seen:
+        return []
+    seen = _seen | {name}
+    out: list[Finding] = []
+    for up, read_vid in sorted(lin.inputs.items()):
+        if ctx.table(up) is None or up in seen:
+            continue
+        ups = merge_by_cause(table_findings(ctx, up, "metadata", _seen=seen))
+        for f in ups:
+            if f.reason not in CHANGE_REASONS:
+                continue
+            change = _change_vid(f)
+            # an input that is itself suspect (built before a change further up) passes that on
+            # whenever this build read it; a change of the input's own is after the read or not at all
+            if change <= read_vid and f.reason != "upstream_changed":
+                continue
+            root = f.evidence.values.get("upstream") if f.reason == "upstream_changed" else up
+            what = f.message.split(";")[0][:160]
+            if f.reason == "upstream_changed":
+                msg = (f"built from {up} as of vid {read_vid}, which was itself built before a change in {root} at "
+                       f"vid {change}: this table's data and its annotations may not reflect it")
+            else:
+                msg = (f"built from {up} as of vid {read_vid}; {up} changed after, at vid {change} "
+                       f"({f.reason}: {what}): this table's data and its annotations may not reflect it")
+            out.append(Finding(
+                target=name, annotation=None, status="suspect", reason="upstream_changed",
+                message=msg,
+                evidence=Evidence(vids=[read_vid, change], times=[ctx.commit_time(change)],
+                                  values={"upstream": up, "upstream_reason": str(f.reason), "upstream_finding": what,
+                                          "read_vid": read_vid, "change_vid": change, "origin": root}),
+                suggestion=f"rebuild {name} from {up} (vid {change} or later), then review its annotations",
+                fixes=[Fix(action="investigate", params={"table": up, "vid": change})],
+                cause=f.cause or f"upstream:{up}@{change}"))
+    for period, (up, read_vid, pl) in sorted(upstream_periods(ctx, name).items(), reverse=True)[:_FLOWING]:
+        out.append(Finding(
+            target=name, annotation=None, status="suspect", reason="upstream_incomplete",
+            message=(f"period {period} is {pl.status} in {up} as of vid {read_vid}, which this table's build read: "
+                     f"this table is {pl.status} for {period} too"),
+            evidence=Evidence(vids=[read_vid], values={"upstream": up, "period": period, "read_vid": read_vid,
+                                                       "upstream_status": pl.status, "note": pl.note}),
+            suggestion=f"rebuild {name} for {period} once {up} is complete for it",
+            fixes=[Fix(action="investigate", params={"table": up, "period": period})],
+            cause=f"incomplete:{up}@{read_vid}:{period}"))
+    return out
+
+
+def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
+                  tables: dict[str, Table | None] | None = None) -> list[Finding]:
+    """freshness_sla_missed and not_loaded_since at `now` (cheap: cached timelines). A table no
+    longer loaded is one finding (not_loaded_since, its successor by statistics) about its freshness
+    SLA and its description, never a suggestion of a new SLA; an SLA the usual interval between
+    loads exceeds is missed between every two loads, whatever the time now (with a description that
+    names the old cadence, one finding)."""
+    tables = {} if tables is None else tables
+    obj = ctx.table(name)
+    tl = ctx.timeline(name) if obj is not None else None
+    if obj is None or tl is None:
+        return []
+    if any(a.key == "table.deprecated" for a in anns):
+        return []
+    out: list[Finding] = []
+    for check in clock_checks():
+        if check.fallback and out:
+            continue
+        out += check.run(Clock(ctx, name, anns, now, tl, tables), None)
+    return undismissed(out, anns)
+
+
+def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, Table | None] | None = None,
+                   duck: Duck | None = None, _seen: frozenset[str] = frozenset()) -> list[Finding]:
+    """The clock-independent findings of one table at `ctx.vid`, one per annotation (cached);
+    `staleness` merges them by cause. They include what flows from upstream (`semantic.lineage`:
+    `upstream_changed`, `upstream_incomplete`; `_seen` guards a lineage cycle)."""
+    key = (name, ctx.vid, depth)
+    got = ctx.cache.findings.take(key)
+    if got is not None:
+        return got
+    tables = {} if tables is None else tables
+    t = get_table(ctx, name, tables)
+    if t is None:
+        return []
+    anns = ctx.annotations(name)
+    if depth == "metadata":
+        env = Env(ctx, t, anns, tables)
+        raw = run_annotation_checks(env, "metadata") + run_table_checks(env, "metadata")
+        raw += propagated(ctx, name, _seen=_seen)
+        found = undismissed(raw, anns)
+    else:
+        redo = replaced_at_data()
+        found = [f for f in table_findings(ctx, name, "metadata", tables) if f.reason not in redo]
+        seen: set[tuple[str | None, str]] = {(f.annotation, str(f.reason)) for f in found}
+        own = duck is None
+        duck = duck or Duck(ctx.cat, ctx.vid)
+        try:
+            env = Env(ctx, t, anns, tables, duck, seen)
+            extra = run_annotation_checks(env, "data")
+            # the data decides what metadata could only suspect
+            found = [f for f in found if (f.annotation, f.reason) not in env.checked] + extra
+            found += run_table_checks(env, "data")
+            found = undismissed(found, anns)
+        finally:
+            if own:
+                duck.close()
+    ctx.cache.findings.put(key, found)
+    return found
+
+
+def staleness(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None, depth: str = "metadata",
+              now: TimeArg = None, merge: bool = True) -> list[Finding]:
+    """Findings for one table (or every table) at `snapshot`: each annotation's basis compared with
+    the snapshot history (`metadata`), plus DuckDB checks of the data (`data`). `now` (default: the
+    clock) is the time freshness is judged at. One underlying change is one finding per table,
+    listing every annotation it affects in `annotations` (`merge=False`: one finding per annotation,
+    as review items are)."""
+    if depth not in DEPTHS:
+        raise InvalidValueError(f"depth must be 'metadata' or 'data', got {depth!r}")
+    t_now = resolve_now(now)
+    vid = cat.resolve(snapshot)
+    ctx = Context(cat, vid)
+    tables: dict[str, Table | None] = {}
+    if table is not None:
+        require_table(cat, table, vid)
+        found = {table: table_findings(ctx, table, depth, tables)}
+        due = [table]
+    else:
+        # the whole catalog: its clock-independent findings once per (vid, depth), and the clock-dependent
+        # ones only for the tables due at `now`, so a warm call costs what its answer holds, not the tree
+        names = sorted(ctx.tables())
+        ctx.load_all_annotations()
+        found = _catalog_findings(ctx, names, depth, tables)
+        times, by_due = due_index(ctx, names)
+        due = by_due[:bisect.bisect_left(times, t_now)]
+    out: list[Finding] = []
+    for name in sorted(set(found) | set(due)):
+        mine = found.get(name, []) + time_findings(ctx, name, ctx.annotations(name), t_now, tables)
+        out += merge_by_cause(mine) if merge else mine
+    return [f.model_copy() for f in out]  # shallow: evidence is shared with the cache, do not mutate it
+
+
+def _catalog_findings(ctx: Context, names: list[str], depth: str,
+                      tables: dict[str, Table | None]) -> dict[str, list[Finding]]:
+    """table_findings of every table at ctx.vid that has any, by table (cached per vid and depth)."""
+    key = ("*", ctx.vid, depth)
+    got = ctx.cache.findings.take(key)
+    if got is None:
+        duck = Duck(ctx.cat, ctx.vid) if depth == "data" else None
+        try:
+            got = {}
+            for i, n in enumerate(names, 1):
+                if f := table_findings(ctx, n, depth, tables, duck):
+                    got[n] = f
+                progress.step(i, len(names), n)
+        finally:
+            if duck is not None:
+                duck.close()
+        ctx.cache.findings.put(key, got)
+    return got

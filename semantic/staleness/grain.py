@@ -1,0 +1,216 @@
+"""Class `grain`: a table that started keeping versions (SCD2, by shape), keys that repeat (integer
+ranges in statistics, or the data), a new column that splits the rows. A new grain key is offered
+only on evidence: a rebuild that multiplied the rows with the column non-null (statistics), or a
+non-null column the keys with it make unique (data)."""
+
+from __future__ import annotations
+
+from semantic._tables import column_id
+from semantic.history import Context, SchemaChange, type_family
+from semantic.models import Annotation, Finding, Fix
+from semantic.staleness.core import (
+    SCD2,
+    Duck,
+    Table,
+    cause_of,
+    day_of,
+    finding,
+    make_fix,
+    num,
+    quote_id,
+    quote_table,
+    stats_at,
+    versioning,
+)
+from semantic.staleness.schema import column_findings, rename_map
+
+
+def scd2_change(t: Table, since: int) -> SchemaChange | None:
+    for ch in t.tl.changes_after(since):
+        if versioning(ch.added):
+            return ch
+    return None
+
+
+def current_flag(t: Table) -> str | None:
+    """The boolean column that marks a versioned table's current rows: the one a versioning change
+    added (or one named is_current); None when the table keeps no versions."""
+    named = t.col("is_current")
+    if named is not None:
+        return named.name
+    for ch in t.tl.schema_changes:
+        if versioning(ch.added):
+            for c in ch.added:
+                if type_family(c.type) == "bool" and column_id(c) in t.cols:
+                    return c.name
+    return None
+
+
+def grain_findings(t: Table, ann: Annotation) -> list[Finding]:
+    out = column_findings(t, ann, ann.provenance.basis.columns)
+    if out:
+        return out
+    keys = [str(k) for k in (ann.value or {}).get("keys") or []]
+    b = ann.provenance.basis
+    ch = scd2_change(t, b.vid)
+    added_names = {c.name.lower() for c in ch.added} if ch is not None else set()
+    if ch is not None and not any(k.lower() in SCD2 or k.lower() in added_names for k in keys):
+        flag = current_flag(t) or "is_current"
+        out.append(finding(ann, t.name, "grain_violated", "suspect",
+                            f"{', '.join(c.name for c in ch.added)} appeared at vid {ch.vid} ({day_of(ch.time)}): "
+                            f"the table keeps versions, so {', '.join(keys) or 'the declared keys'} may repeat",
+                            [ch.vid], [ch.time], {"keys": keys, "added": [c.name for c in ch.added]},
+                            f"SCD2 since {day_of(ch.time)}: filter {flag}",
+                            [make_fix("filter", table=t.name, column=flag)], cause=cause_of("versions", t.name, ch.vid)))
+        return out
+    if len(keys) == 1:
+        col, s = t.col(keys[0]), t.stat(keys[0])
+        rows = t.stats.get("row_count")
+        if col is not None and s and type_family(col.type) == "number" and isinstance(rows, int):
+            lo, hi = num(s.get("min")), num(s.get("max"))
+            if lo is not None and hi is not None and float(lo).is_integer() and rows - int(s.get("null_count") or 0) > hi - lo + 1:
+                last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
+                out.append(finding(ann, t.name, "grain_violated", "stale",
+                                    f"{rows} rows but {keys[0]} spans only {int(hi - lo + 1)} values: it is not unique",
+                                    [last], values={"row_count": rows, "min": lo, "max": hi}))
+                return out
+    for ch, added in _grain_changes(t, b.vid):
+        split = _split_by(t, ch, added)
+        new_keys = [*keys, *(c for c in split if c not in keys)]
+        msg = (f"{', '.join(added)} added at vid {ch.vid} ({day_of(ch.time)}) besides the columns it "
+               f"replaced: rows may now be split by {', '.join(added)}")
+        if not split:
+            msg += (f"; nothing yet shows the rows split (check whether ({', '.join(keys)}) still identify rows: "
+                    "the data depth does)")
+        out.append(finding(ann, t.name, "schema_changed", "suspect", msg, [ch.vid], [ch.time],
+                           {"added": added, "splits_rows": split},
+                           f"the grain may now be ({', '.join(new_keys)})" if split else None,
+                           [make_fix("set_keys", keys=new_keys)] if split else [],
+                           cause=cause_of("grain", t.name, ch.vid)))
+    return out
+
+
+def _split_by(t: Table, ch: SchemaChange, added: list[str]) -> list[str]:
+    """The added columns the statistics show splitting the rows at change `ch`: the commit
+    multiplied the table's rows (a rebuild at a finer grain) and these columns hold no nulls then.
+    [] when the evidence does not hold (a nullable column, a schema-only change, rows unchanged)."""
+    after = stats_at(t, ch.vid)
+    rows_before, rows_after = _rows_at(t, ch.vid - 1), _rows_at(t, ch.vid)
+    if not (isinstance(rows_before, int) and isinstance(rows_after, int) and rows_after > rows_before > 0):
+        return []
+    return [c for c in added if isinstance((after.get(c) or {}).get("null_count"), int)
+            and after[c]["null_count"] == 0 and after[c].get("max") is not None]
+
+
+def _rows_at(t: Table, vid: int) -> int | None:
+    obj = t.ctx.cat.get(t.obj.path, vid=vid) if vid > 0 else None
+    rows = ((obj.value.get("stats") or {}).get("row_count")) if obj is not None else None
+    return rows if isinstance(rows, int) else None
+
+
+def _grain_changes(t: Table, since: int) -> list[tuple[SchemaChange, list[str]]]:
+    """Schema changes after `since` that added more columns than they dropped (a new dimension may
+    split the rows; a column swapped for another, or renamed, does not), with the added columns that
+    continue no dropped one. Versioning changes are left to the SCD2 checks."""
+    out = []
+    for ch in t.tl.changes_after(since):
+        if len(ch.added) <= len(ch.dropped) or versioning(ch.added):
+            continue
+        renamed = {new for new, _k, _c in rename_map(t, ch).values()}
+        added = [c.name for c in ch.added if c.name not in renamed and column_id(c) in t.cols]
+        if added:
+            out.append((ch, added))
+    return out
+
+
+def description_grain(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:
+    """A column description written before the table's grain changed: the old grain's key column
+    once the table keeps versions (its values now repeat), a measure's description once a new
+    dimension splits the rows (it describes a value at the old grain)."""
+    b = ann.provenance.basis.vid
+    role = next((a.value for a in anns if a.kind == "column" and a.column_id == ann.column_id and a.field == "role"),
+                None)
+    grain = next((a for a in anns if a.key == "table.grain"), None)
+    keys = {str(k).lower() for k in ((grain.value or {}).get("keys") or [])} if grain is not None else set()
+    ch = scd2_change(t, b)
+    col = str(ann.column or "")
+    if ch is not None and col.lower() in keys:
+        return [finding(ann, f"{t.name}.{col}", "grain_violated", "suspect",
+                         f"{t.name} keeps versions since vid {ch.vid} ({day_of(ch.time)}): {col} repeats once per "
+                         "version, which this description predates", [ch.vid], [ch.time],
+                         {"added": [c.name for c in ch.added]}, cause=cause_of("versions", t.name, ch.vid))]
+    if role == "measure":
+        for gch, added in _grain_changes(t, b):
+            return [finding(ann, f"{t.name}.{col}", "schema_changed", "suspect",
+                             f"{', '.join(added)} added at vid {gch.vid} ({day_of(gch.time)}) splits the rows: {col} is "
+                             "now a value per " + ", ".join(added) + ", which this description predates",
+                             [gch.vid], [gch.time], {"added": added}, cause=cause_of("grain", t.name, gch.vid))]
+    return []
+
+
+def _new_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] | None:
+    """Columns the rows are unique on now, when the grain's keys no longer are: a column added
+    since the grain was written that is unique by itself (a surrogate key), else the keys plus the
+    columns added since (a new dimension). Checked on the data; None when neither holds."""
+    added = [c.name for ch in t.tl.changes_after(a.provenance.basis.vid) for c in ch.added if column_id(c) in t.cols]
+    if not added:
+        return None
+    rows = duck.sql(f"SELECT count(*) FROM {quote_table(t.name)}")[0][0]
+    if not rows:
+        return None
+    cols = [col for c in added if (col := t.col(c)) is not None]
+    for col in cols:
+        if type_family(col.type) in ("number", "string"):
+            n = duck.sql(f"SELECT count(DISTINCT {quote_id(col.name)}), count({quote_id(col.name)}) FROM {quote_table(t.name)}")[0]
+            if n[0] == rows and n[1] == rows:
+                return [col.name]
+    if versioning(cols):
+        return None  # a versioned table: its current rows keep the grain (the filter fix), no new dimension
+    # a new dimension: an added column with no nulls that the keys with it identify rows; the
+    # smallest such set (one column, else every such column), never a nullable column
+    full = [col.name for col in cols if type_family(col.type) in ("number", "string") and
+            duck.sql(f"SELECT count({quote_id(col.name)}) FROM {quote_table(t.name)}")[0][0] == rows]
+    for cand in [*([*keys, c] for c in full), *([[*keys, *full]] if len(full) > 1 else [])]:
+        if len(cand) > 6:
+            continue
+        kq = ", ".join(quote_id(c) for c in cand)
+        dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(t.name)} GROUP BY ALL HAVING count(*) > 1)")[0][0]
+        if not dup:
+            return cand
+    return None
+
+
+def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
+                checked: set[tuple[str | None, str]]) -> list[Finding]:
+    """Do the grain's keys repeat? (On an SCD2 table whose current rows keep the grain, the fix filters is_current.)"""
+    keys = [str(k) for k in (a.value or {}).get("keys") or []]
+    if not keys or any(t.col(k) is None for k in keys):
+        return []
+    checked.add((a.key, "grain_violated"))
+    checked.add((a.key, "schema_changed"))  # whether a new column splits the rows: the data says (below)
+    kq = ", ".join(quote_id(k) for k in keys)
+    dup = duck.sql(f"SELECT count(*), any_value(k) FROM (SELECT ({kq}) AS k FROM {quote_table(t.name)} "
+                   f"GROUP BY ALL HAVING count(*) > 1)")[0]
+    if not dup[0]:
+        return []
+    sugg = None
+    gfix: list[Fix] = []
+    flag = current_flag(t)
+    ch = scd2_change(t, a.provenance.basis.vid)
+    if flag is not None:
+        cur_dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(t.name)} WHERE {quote_id(flag)} "
+                           f"GROUP BY ALL HAVING count(*) > 1)")[0][0]
+        since = f" since {day_of(ch.time)}" if ch else ""
+        if not cur_dup:
+            sugg = f"SCD2{since}: filter {flag}"
+            gfix = [make_fix("filter", table=t.name, column=flag)]
+    new_keys = _new_key(t, a, keys, duck)
+    if new_keys:
+        sugg = (f"{sugg}; " if sugg else "") + f"the rows are unique on ({', '.join(new_keys)})"
+        gfix = [make_fix("set_keys", keys=new_keys), *gfix]
+    chs = t.tl.changes_after(a.provenance.basis.vid)
+    cause = cause_of("versions", t.name, ch.vid) if ch else cause_of("grain", t.name, chs[0].vid) if chs else None
+    return [finding(a, t.name, "grain_violated", "stale",
+                     f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat, e.g. {dup[1]}", [ctx.vid, last],
+                     values={"duplicate_keys": dup[0], "example": str(dup[1])}, suggestion=sugg, fixes=gfix,
+                     cause=cause)]

@@ -1,0 +1,282 @@
+"""Class `keys_joins`: relationships whose key went missing, whose target keeps versions, whose keys
+match too few rows (data) or share no range any more (statistics: a new key format). A same-name
+join is offered only into a key (`_key_doubt`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from catalog_core.errors import CatalogError
+from semantic import _bounded
+from semantic._bounded import LimitExceededError
+from semantic.errors import did_you_mean
+from semantic.history import Context, type_family
+from semantic.models import Annotation, Finding, Fix
+from semantic.staleness.core import (
+    MATCH_LOW,
+    SCD2,
+    Duck,
+    Table,
+    cause_of,
+    day_of,
+    finding,
+    get_table,
+    make_fix,
+    num,
+    quote_id,
+    quote_table,
+)
+from semantic.staleness.grain import current_flag, scd2_change
+from semantic.staleness.schema import column_findings
+
+KEY_SUFFIXES = ("_id", "_uuid", "_key", "_sk")
+
+
+def _key_doubt(ctx: Context, t: Table, target: Table, mine: str, theirs: str, duck: Duck | None) -> str | None:
+    """Why `t.mine = target.theirs` is not shown to be a join into a key (None: the evidence holds).
+    Both sides' ranges must overlap and the target's column hold no nulls; then at data depth its
+    values are unique (among the current rows of a table that keeps versions), and at metadata
+    depth it is a declared key of the target (its grain's only key, or role id), or a column of the
+    smaller table (a many-to-one into it) that the target does not document as a category or a
+    measure (role dimension / measure, enum, sample values, labels); an integer column's range must
+    leave room for every row. Names never enter."""
+    a, b = t.stat(mine), target.stat(theirs)
+    if not a or not b:
+        return "no statistics say they share values"
+    try:
+        if not (a["min"] <= b["max"] and b["min"] <= a["max"]):
+            return "their value ranges do not overlap"
+    except (TypeError, KeyError):
+        return "no statistics say they share values"
+    if b.get("null_count"):
+        return f"{theirs} has nulls in {target.name}"
+    rows = target.stats.get("row_count")
+    lo, hi = num(b.get("min")), num(b.get("max"))
+    col = target.col(theirs)
+    if isinstance(rows, int) and lo is not None and hi is not None and col is not None and \
+            type_family(col.type) == "number" and lo.is_integer() and rows > hi - lo + 1:
+        return f"{theirs} repeats in {target.name} ({rows} rows, {int(hi - lo + 1)} possible values)"
+    if duck is not None:
+        flag = current_flag(target)
+        where = f" WHERE {quote_id(flag)}" if flag is not None else ""
+        n, distinct = duck.sql(f"SELECT count(*), count(DISTINCT {quote_id(theirs)}) FROM {quote_table(target.name)}"
+                               f"{where}")[0]
+        return None if n == distinct else f"{theirs} repeats in {target.name} ({n} rows, {distinct} values)"
+    anns = ctx.annotations(target.name)
+    declared = any(x.key == "table.grain" and [str(k).lower() for k in (x.value or {}).get("keys") or []] ==
+                   [theirs.lower()] for x in anns) or \
+        any(x.kind == "column" and x.field == "role" and x.value == "id" and str(x.column).lower() == theirs.lower()
+            for x in anns)
+    if declared:
+        return None
+    category = [x.field for x in anns if x.kind == "column" and str(x.column).lower() == theirs.lower() and
+                (x.field in ("enum", "sample_values", "labels") or (x.field == "role" and x.value in ("dimension", "measure")))]
+    if category:
+        return f"{target.name} documents {theirs} as a category or a measure ({', '.join(sorted(set(category)))}), not a key"
+    mine_rows = t.stats.get("row_count")
+    if isinstance(rows, int) and isinstance(mine_rows, int) and rows <= mine_rows:
+        return None  # a many-to-one into the smaller table, nothing says the column repeats: the data depth checks
+    return f"{theirs} is not known to be a key of {target.name}"
+
+
+def _join_suggestion(ctx: Context, t: Table, target: Table | None, missing: str, to_col: str | None,
+                     duck: Duck | None = None) -> tuple[str, Fix | None] | None:
+    """A column of `t` (not `missing`) whose name matches a column of the target, same type family:
+    the suggestion text and its `join_on` fix, the fix only when the pair is shown to join into a
+    key (`_key_doubt`); otherwise (text saying what to check, None)."""
+    if target is None:
+        return None
+    ranked = []
+    for c in t.cols.values():
+        name = c.name
+        if name.lower() == missing.lower():
+            continue
+        tc = target.col(name)
+        if tc is None or type_family(tc.type) != type_family(c.type):
+            continue
+        a, b = t.stat(name), target.stat(tc.name)
+        overlap = 0
+        if a and b:
+            try:
+                overlap = int(a["min"] <= b["max"] and b["min"] <= a["max"])
+            except (TypeError, KeyError):
+                overlap = 0
+        ranked.append((overlap, name.lower().endswith(KEY_SUFFIXES), name, tc.name))
+    if not ranked:
+        return None
+    ranked.sort(reverse=True)
+    _o, _k, mine, theirs = ranked[0]
+    doubt = _key_doubt(ctx, t, target, mine, theirs, duck)
+    if doubt is not None:
+        return (f"check {mine} = {target.name}.{theirs} before joining on it: {doubt}", None)
+    return (f"join on {mine} = {target.name}.{theirs}",
+            make_fix("join_on", from_column=mine, to_table=target.name, to_column=theirs))
+
+
+def _offer(f: Finding, js: tuple[str, Fix | None] | None) -> None:
+    """Put a join suggestion on finding `f`: its fix first when there is one, else its words in the message."""
+    if js is None or any(x.action == "join_on" for x in f.fixes):
+        return
+    text, fix = js
+    if fix is None:
+        f.message = f"{f.message}; {text}"
+        f.evidence.values["join_candidate"] = text
+        return
+    f.suggestion = text if f.suggestion is None else f"{text} ({f.suggestion})"
+    f.fixes.insert(0, fix)
+
+
+def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None],
+                          duck: Duck | None = None) -> list[Finding]:
+    val = ann.value or {}
+    to = str(val.get("to") or "")
+    pairs = [tuple(p) for p in val.get("on") or [] if isinstance(p, (list, tuple)) and len(p) == 2]
+    target = get_table(ctx, to, tables)
+    out = column_findings(t, ann, ann.provenance.basis.columns, missing_reason="join_key_missing")
+    for f in out:
+        col = f.evidence.values.get("column")
+        to_col = next((b for a, b in pairs if a == col), None)
+        _offer(f, _join_suggestion(ctx, t, target, str(col), to_col, duck))
+    if target is None:
+        close = did_you_mean(to, list(ctx.tables()))
+        out.append(finding(ann, t.name, "join_key_missing", "stale", f"the related table {to!r} does not exist",
+                            [ctx.vid], values={"to": to, "did_you_mean": close},
+                            suggestion=f"relate to {close[0]}" if close else None,
+                            fixes=[make_fix("relate_to", table=close[0])] if close else []))
+        return out
+    for a, b in pairs:
+        if target.col(str(b)) is None:
+            chs = target.tl.changes_after(ann.provenance.basis.vid)
+            out.append(finding(ann, t.name, "join_key_missing", "stale",
+                               f"{to}.{b} is no longer a column of {to}", [c.vid for c in chs] or [target.obj.vid],
+                               [c.time for c in chs], {"to": to, "column": b}))
+            _offer(out[-1], _join_suggestion(ctx, t, target, str(a), str(b), duck))
+    out += _key_ranges_apart(t, ann, target, pairs)
+    cond = str(val.get("condition") or "").lower()
+    if val.get("cardinality") in ("many_to_one", "one_to_one"):
+        ch = scd2_change(target, ann.provenance.basis.vid)
+        if ch is not None and not any(w in cond for w in (*SCD2, *(c.name.lower() for c in ch.added))):
+            flag = current_flag(target) or "is_current"
+            out.append(finding(ann, t.name, "cardinality_violated", "suspect",
+                                f"{to} keeps versions since vid {ch.vid} ({day_of(ch.time)}): one {t.name} row may match "
+                                "several", [ch.vid], [ch.time], {"to": to, "added": [c.name for c in ch.added]},
+                                f"SCD2 since {day_of(ch.time)}: filter {flag} (condition '{to}.{flag}')",
+                                [make_fix("filter", table=to, column=flag)], cause=cause_of("versions", to, ch.vid)))
+    return out
+
+
+def _key_ranges_apart(t: Table, ann: Annotation, target: Table, pairs: list[tuple[Any, ...]]) -> list[Finding]:
+    """Join keys in a new format, from statistics: the values of a key column written since the
+    relationship's basis share no range with the related column (their min/max do not overlap), so
+    the join can match none of those rows. join_match_low, suspect (the data depth measures the
+    match rate); no fix here: which column joins now is for the data or a person to say."""
+    out: list[Finding] = []
+    b = ann.provenance.basis.vid
+    if not t.tl.data_after(b):
+        return out
+    for x, y in pairs:
+        mine, theirs = t.col(str(x)), target.col(str(y))
+        if mine is None or theirs is None:
+            continue
+        whole, o = t.stat(mine.name) or {}, target.stat(theirs.name) or {}
+        try:  # the whole column within the related column's range: so is every load (spares the files)
+            if whole.get("min") is not None and o.get("min") is not None and \
+                    o["min"] <= whole["min"] and whole["max"] <= o["max"]:
+                continue
+        except (TypeError, KeyError):
+            pass
+        a = t.written_since(b).get(mine.name) or {}
+        try:
+            apart = a.get("max") is not None and o.get("max") is not None and a.get("min") is not None and \
+                o.get("min") is not None and (a["min"] > o["max"] or a["max"] < o["min"])
+        except TypeError:  # values of different kinds: a format change as well
+            apart = True
+        if apart:
+            changed = [v for v, _ in t.tl.data_after(b)]
+            out.append(finding(ann, t.name, "join_match_low", "suspect",
+                               f"values of {mine.name} written since vid {b} ([{a.get('min')}, {a.get('max')}]) share no "
+                               f"range with {target.name}.{theirs.name} ([{o.get('min')}, {o.get('max')}]): a new key "
+                               "format? the join matches none of those rows; check the data depth's match rate",
+                               changed[:1] + changed[-1:], values={"column": mine.name, "to": target.name,
+                                                                   "recent": [a.get("min"), a.get("max")],
+                                                                   "target": [o.get("min"), o.get("max")]}))
+    return out
+
+
+def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table | None], duck: Duck,
+                       already: set[tuple[str | None, str]], last: int,
+                       checked: set[tuple[str | None, str]]) -> list[Finding]:
+    val = a.value or {}
+    to = str(val.get("to") or "")
+    target = get_table(ctx, to, tables)
+    pairs = [(str(x), str(y)) for x, y in (val.get("on") or [])]
+    if target is None or not pairs or (a.key, "join_key_missing") in already or \
+            any(t.col(x) is None or target.col(y) is None for x, y in pairs):
+        return []
+    out = []
+    cond = val.get("condition")
+    tgt = f"SELECT * FROM {quote_table(to)}"
+    if cond:
+        _bounded.expression(str(cond), f"the condition of {a.key}")  # one expression, whatever wrote it
+        short = to.rsplit(".", 1)[-1]
+        text = re.sub(rf"\b{re.escape(to)}\.|\b{re.escape(short)}\.", "", str(cond))
+        try:
+            duck.sql(f"SELECT count(*) FROM ({tgt} WHERE {text}) LIMIT 1")
+            tgt = f"{tgt} WHERE {text}"
+        except LimitExceededError:
+            raise
+        except CatalogError:
+            pass  # a condition on the FROM side: not applied to the target
+    checked.add((a.key, "join_match_low"))  # the match rate measured replaces the statistics' guess
+    fk = " AND ".join(f"f.{quote_id(x)} IS NOT NULL" for x, _ in pairs)
+    on = " AND ".join(f"f.{quote_id(x)} = g.{quote_id(y)}" for x, y in pairs)
+    keys = ", ".join(quote_id(y) for _, y in pairs)
+    total, matched = duck.sql(f"SELECT count(*), count(g.__m) FROM {quote_table(t.name)} f LEFT JOIN "
+                              f"(SELECT DISTINCT {keys}, 1 AS __m FROM ({tgt})) g ON {on} WHERE {fk}")[0]
+    if total and matched / total < MATCH_LOW:
+        rate = matched / total
+        out.append(finding(a, t.name, "join_match_low", "stale" if rate < 0.5 else "suspect",
+                           f"only {rate:.1%} of {t.name} rows find a match in {to} on "
+                           f"{', '.join(f'{x} = {y}' for x, y in pairs)}", [ctx.vid, last],
+                           values={"rows": total, "matched": matched, "rate": round(rate, 4)}))
+        _offer(out[-1], _join_suggestion(ctx, t, target, pairs[0][0], pairs[0][1], duck))
+    card = val.get("cardinality")
+    sides = []
+    if card in ("many_to_one", "one_to_one"):
+        sides.append((to, tgt, [y for _, y in pairs]))
+    if card in ("one_to_many", "one_to_one"):
+        sides.append((t.name, f"SELECT * FROM {quote_table(t.name)}", [x for x, _ in pairs]))
+    if sides:
+        checked.add((a.key, "cardinality_violated"))
+    for side, body, cols in sides:
+        kq = ", ".join(quote_id(c) for c in cols)
+        dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM ({body}) GROUP BY ALL HAVING count(*) > 1)")[0][0]
+        if dup:
+            sugg = None
+            cfix: list[Fix] = []
+            cause: str | None = None
+            st = get_table(ctx, side, tables)
+            flag = current_flag(st) if st is not None else None
+            if flag is not None and flag.lower() not in str(cond or "").lower():
+                cur = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(side)} WHERE {quote_id(flag)} GROUP BY ALL "
+                               "HAVING count(*) > 1)")[0][0]
+                if not cur:
+                    ch = scd2_change(st, a.provenance.basis.vid) if st is not None else None
+                    sugg = f"SCD2{' since ' + day_of(ch.time) if ch else ''}: filter {flag} (condition '{side}.{flag}')"
+                    cfix = [make_fix("filter", table=side, column=flag)]
+                    cause = cause_of("versions", side, ch.vid) if ch else None
+            out.append(finding(a, t.name, "cardinality_violated", "stale",
+                                f"declared {card}, but {dup} key value(s) repeat in {side}", [ctx.vid, last],
+                                values={"side": side, "duplicate_keys": dup}, suggestion=sugg, fixes=cfix,
+                                cause=cause))
+    return out
+
+
+def join_key_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table | None], duck: Duck,
+                  checked: set[tuple[str | None, str]]) -> list[Finding]:
+    """At data depth, a relationship whose key went missing is judged again with the data deciding
+    whether the suggested join is into a key (unique values): its join_key_missing findings replace
+    the metadata ones."""
+    checked.add((a.key, "join_key_missing"))
+    return [f for f in relationship_findings(ctx, t, a, tables, duck) if f.reason == "join_key_missing"]

@@ -1,0 +1,195 @@
+"""Class `loads_freshness`: the clock checks (a table no longer loaded, a freshness SLA missed or
+slower loads than it), `time_due` (the time before which they find nothing) and late data."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable
+from typing import Any
+
+from catalog_core.errors import InvalidValueError
+from semantic.annotations import parse_duration
+from semantic.history import Context, Timeline
+from semantic.models import Annotation, Finding, Fix
+from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, get_table, make_fix, word_set
+from semantic.staleness.replacement_deprecation import successor, successor_evidence
+
+
+def _data_since(ctx: Context, names: Iterable[str], vid: int) -> list[tuple[int, float]]:
+    out = []
+    for n in names:
+        tl = ctx.timeline(n)
+        if tl is not None:
+            out.extend(tl.data_after(vid))
+    return sorted(set(out))
+
+
+def _loads_every(tl: Timeline, last: int = 10) -> float | None:
+    times = [tt for _, tt in tl.data_commits[-(last + 1):]]
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False) if b > a]
+    return statistics.median(gaps) if gaps else None
+
+
+_CADENCE_WORDS = {"hourly": 3600.0, "daily": DAY, "nightly": DAY, "weekly": 7 * DAY, "monthly": 30 * DAY}
+
+
+def _cadence_words(text: object) -> list[tuple[str, float]]:
+    w = word_set(text)
+    return [(k, v) for k, v in _CADENCE_WORDS.items() if k in w]
+
+
+def _slow_cadence(tl: Timeline, sla: float) -> float | None:
+    """The usual interval of the last loads when it is longer than `sla` (the SLA is missed between
+    every two loads, whatever the clock says now); else None."""
+    if len(tl.data_commits) < 4:
+        return None
+    every = _loads_every(tl, 4)
+    return every if every is not None and every > 1.5 * sla else None
+
+
+def time_due(ctx: Context, name: str, anns: list[Annotation]) -> float | None:
+    """The time after which `time_findings(ctx, name, anns, now)` can find anything: it returns no
+    finding for any `now` <= this (None: for no `now`; -inf: for every `now`). Invariant, kept by
+    mirroring time_findings' conditions: a finding at `now` implies `now > time_due(...)`."""
+    obj = ctx.table(name)
+    tl = ctx.timeline(name) if obj is not None else None
+    if obj is None or tl is None or any(a.key == "table.deprecated" for a in anns):
+        return None
+    dc = tl.data_commits
+    last = dc[-1] if dc else None
+    due: list[float] = []
+    for a in anns:
+        if a.key != "table.freshness_sla":
+            continue
+        try:
+            sla = parse_duration(a.value)
+        except InvalidValueError:
+            continue
+        due.append(-math.inf if last is None or _slow_cadence(tl, sla) is not None else last[1] + sla)
+    if last is not None and len(dc) >= 3:
+        due.append(last[1] + max(3 * (_loads_every(tl) or DAY), 7 * DAY))
+    return min(due, default=None)
+
+
+def due_index(ctx: Context, names: list[str]) -> tuple[list[float], list[str]]:
+    """Every table's `time_due` at ctx.vid, ascending (cached per vid: it does not depend on the clock)."""
+    key = ("due", ctx.vid)
+    got = ctx.cache.findings.take(key)
+    if got is None:
+        pairs = sorted((d, n) for n in names if (d := time_due(ctx, n, ctx.annotations(n))) is not None)
+        got = ctx.cache.findings.put(key, ([d for d, _ in pairs], [n for _, n in pairs]))
+    return got
+
+
+def _dead_findings(ctx: Context, name: str, anns: list[Annotation], now: float, tl: Timeline,
+                   tables: dict[str, Table | None]) -> list[Finding]:
+    """not_loaded_since: a table that used to load and has not for three usual intervals (and a
+    week), one finding per annotation it makes wrong (the freshness SLA, the description), one
+    cause; its successor by statistics, never a new SLA."""
+    out: list[Finding] = []
+    dc = tl.data_commits
+    last = dc[-1] if dc else None
+    if last is not None and len(dc) >= 3:
+        every = _loads_every(tl) or DAY
+        gap = now - last[1]
+        if gap > max(3 * every, 7 * DAY):
+            t = get_table(ctx, name, tables)
+            best = successor(ctx, t, last[1] + every, tables) if t is not None else None
+            vids, times = [last[0]], [last[1]]
+            sugg = None
+            nfix: list[Fix] = []
+            values: dict[str, Any] = {"last_load": day_of(last[1]), "days": round(gap / DAY, 1),
+                                      "usual_interval_hours": round(every / 3600, 1)}
+            ev = successor_evidence(t, best[1], last[1], every) if t is not None and best is not None else None
+            if best is not None and ev is not None and ev["strong"]:
+                o = best[1]
+                vids.append(o.tl.data_commits[-1][0])
+                times.append(o.tl.data_commits[-1][1])
+                values.update(successor=o.name, similarity=round(best[0], 2), evidence=ev)
+                sugg = f"successor {o.name} (alike columns and rows per day, still loading): deprecate {name}"
+                nfix = [make_fix("successor", table=o.name)]
+            else:
+                # no table continues it on strong evidence: say what to look at, offer no successor
+                values.update(candidate=ev)
+                best = None
+            msg = (f"not loaded since {day_of(last[1])} ({gap / DAY:.0f} days; it used to load every "
+                   f"{every / 3600:.0f} h)")
+            if best is None:
+                msg += (f"; no table continues it on strong evidence: check who loads it (its last load, vid "
+                        f"{last[0]})" + (f", and whether {ev['table']} (columns alike {ev['columns_alike']:.0%}) "
+                                         "replaces it" if ev else ""))
+            cause = cause_of("dead", name, last[0])
+            about = [a for a in anns if a.key in ("table.freshness_sla", "table.description") and
+                     (a.provenance.basis.vid or 0) <= last[0]]
+            for a in [*about] or [None]:  # type: ignore[list-item]
+                out.append(finding(a, name, "not_loaded_since", "stale" if best else "suspect", msg, vids, times,
+                                    values, sugg, nfix, cause=cause))
+    return out
+
+
+class Clock:
+    """What a clock check reads: the table's cached timeline and annotations, and the time `now`."""
+
+    def __init__(self, ctx: Context, name: str, anns: list[Annotation], now: float, tl: Timeline,
+                 tables: dict[str, Table | None]) -> None:
+        self.ctx, self.name, self.anns, self.now, self.tl, self.tables = ctx, name, anns, now, tl, tables
+
+
+def dead_check(c: Clock, _a: object) -> list[Finding]:
+    return _dead_findings(c.ctx, c.name, c.anns, c.now, c.tl, c.tables)
+
+
+def sla_check(c: Clock, _a: object) -> list[Finding]:
+    """freshness_sla_missed: the last load older than the SLA at `now`, or loads that arrive slower
+    than the SLA (with a description naming the old cadence, one cause)."""
+    ctx, name, anns, now, tl = c.ctx, c.name, c.anns, c.now, c.tl
+    obj = ctx.table(name)
+    assert obj is not None
+    out: list[Finding] = []
+    dc = tl.data_commits
+    last = dc[-1] if dc else None
+    for a in anns:
+        if a.key != "table.freshness_sla":
+            continue
+        try:
+            sla = parse_duration(a.value)
+        except InvalidValueError:
+            continue
+        if last is None:
+            out.append(finding(a, name, "freshness_sla_missed", "stale", "never loaded", [obj.vid],
+                                values={"sla": a.value}))
+            continue
+        age = now - last[1]
+        slow = _slow_cadence(tl, sla)
+        if age > sla or slow is not None:
+            every = _loads_every(tl, 4)
+            sugg = None
+            sfix: list[Fix] = []
+            if every and every > sla:
+                new_sla = f"PT{math.ceil(every * 1.1 / 3600)}H"
+                sugg = f"loads now arrive every ~{every / 3600:.0f} h; update freshness_sla (e.g. {new_sla})"
+                sfix = [make_fix("update_freshness_sla", sla=new_sla)]
+            first_slow = last[0]  # the first load of the trailing run of slow intervals
+            for (_v0, t0), (v1, t1) in reversed(list(zip(dc[:-1], dc[1:], strict=False))):
+                if t1 - t0 <= sla:
+                    break
+                first_slow = v1
+            cause = cause_of("cadence", name, first_slow) if slow is not None else None
+            msg = (f"loads arrive every ~{slow / 3600:.0f} h, longer than the SLA {a.value}: it is missed between "
+                   f"loads (last loaded {day_of(last[1])})" if slow is not None else
+                   f"last loaded {day_of(last[1])} ({age / 3600:.1f} h ago); the SLA is {a.value}")
+            out.append(finding(a, name, "freshness_sla_missed", "stale", msg,
+                                [last[0]], [last[1]], {"sla": a.value, "age_hours": round(age / 3600, 2), "now": now,
+                                                       **({"usual_interval_hours": round(slow / 3600, 1)} if slow else {})},
+                                sugg, sfix, cause=cause))
+            if slow is not None:
+                for d in anns:
+                    words = _cadence_words(d.value) if d.key == "table.description" else []
+                    if words and all(abs(math.log10(slow / sec)) > 0.5 for _w, sec in words) and \
+                            (d.provenance.basis.vid or 0) < last[0]:
+                        out.append(finding(d, name, "freshness_sla_missed", "suspect",
+                                            f"the description says {', '.join(w for w, _ in words)}; loads arrive every "
+                                            f"~{slow / 3600:.0f} h", [last[0]], [last[1]],
+                                            {"says": [w for w, _ in words]}, cause=cause))
+    return out

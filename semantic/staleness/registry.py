@@ -1,0 +1,226 @@
+"""The table of checks: every check the detector runs is one entry (`Check`), so a new class of
+change is a module and entries here, not a branch in a dispatcher.
+
+An entry names its reason codes, its depth (`metadata`: the catalog only; `data`: statements at
+the snapshot; `clock`: judged at a time `now`), its class of change (`CLASSES`), the evidence it
+reads and the fixes it may offer (a fix is offered only when that evidence holds; otherwise the
+finding says what to look at). Annotation checks say which annotations they apply to; a
+`fallback` check runs only when the checks before it found nothing for that annotation (a
+dropped column is not also a unit drift). Table checks (`applies` None) run once per table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+from catalog_core.errors import CatalogError
+from semantic._bounded import LimitExceededError
+from semantic.history import Context
+from semantic.models import Annotation, ColumnRef, Finding
+from semantic.staleness.core import Duck, Table, finding
+from semantic.staleness.decisions import split_by_annotation
+from semantic.staleness.definitions import metric_findings, verified_data, verified_meta
+from semantic.staleness.documented_ranges import range_exceeded
+from semantic.staleness.grain import description_grain, grain_data, grain_findings
+from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
+from semantic.staleness.loads_freshness import dead_check, sla_check
+from semantic.staleness.replacement_deprecation import deprecated_findings
+from semantic.staleness.schema import column_findings, table_level
+from semantic.staleness.values_units import enum_meta, restatements, scale_shift, unit_drift, values_data
+
+CLASSES = ("schema", "values_units", "keys_joins", "grain", "loads_freshness", "replacement_deprecation",
+           "definitions", "documented_ranges")
+Depth = Literal["metadata", "data", "clock"]
+
+
+@dataclass
+class Env:
+    """What a check reads: the snapshot's context, the table, its annotations, the tables met so
+    far; at data depth the bounded statement runner, the metadata findings already there
+    (`already`) and the (annotation, reason) pairs the data checked (`checked`, filled by checks)."""
+
+    ctx: Context
+    t: Table
+    anns: list[Annotation]
+    tables: dict[str, Table | None]
+    duck: Duck | None = None
+    already: set[tuple[str | None, str]] = field(default_factory=set)
+    checked: set[tuple[str | None, str]] = field(default_factory=set)
+
+    @property
+    def last(self) -> int:
+        """The vid of the table's last data commit (its object's vid when it never loaded)."""
+        return self.t.tl.data_commits[-1][0] if self.t.tl.data_commits else self.t.obj.vid
+
+    @cached_property
+    def grain_keys(self) -> set[str]:
+        """The table's declared grain keys, lower case."""
+        return {str(k).lower() for a in self.anns if a.key == "table.grain" for k in (a.value or {}).get("keys") or []}
+
+    @cached_property
+    def units(self) -> set[int | None]:
+        """Column ids annotated with a unit or as measures (the columns whose scale matters)."""
+        return {a.column_id for a in self.anns if a.kind == "column" and
+                (a.field == "unit" or (a.field == "role" and a.value == "measure"))}
+
+
+Applies = Callable[[Annotation, Env], bool]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    cls: str                                  # one of CLASSES
+    depth: Depth
+    reasons: tuple[str, ...]
+    evidence: tuple[str, ...]                 # what it reads
+    fixes: tuple[str, ...]                    # Fix actions it may offer
+    run: Callable[[Any, Any], list[Finding]]  # (env, annotation or None for a table check)
+    applies: Applies | None = None            # None: a table check, run once per table
+    fallback: bool = False                    # only when the checks before found nothing for the annotation
+    replaces_at_data: bool = False            # a metadata check whose findings the data depth recomputes
+
+
+def _field(kind: str, *fields: str) -> Applies:
+    return lambda a, _e: a.kind == kind and (not fields or a.field in fields)
+
+
+def _own_refs(a: Annotation) -> list[ColumnRef]:
+    return [r for r in a.provenance.basis.columns if r.id == a.column_id][:1]
+
+
+def _split_all(found: list[Finding]) -> list[Finding]:
+    return [f for r in found for f in split_by_annotation(r)]
+
+
+CHECKS: list[Check] = [
+    # ---- metadata, per annotation (in this order for each annotation)
+    Check("grain_keys", "grain", "metadata", ("grain_violated", "schema_changed", "column_dropped", "column_renamed"),
+          ("schema_history", "table_stats", "column_stats"), ("filter", "set_keys", "rename"),
+          lambda e, a: grain_findings(e.t, a), _field("table", "grain")),
+    Check("table_schema", "schema", "metadata", ("schema_changed", "unreviewed_while_changing"),
+          ("schema_history", "table_stats", "load_log"), (),
+          lambda e, a: table_level(e.t, a), _field("table", "description", "instructions")),
+    Check("deprecation", "replacement_deprecation", "metadata", ("deprecated_but_written", "replaced_by_missing"),
+          ("load_log", "catalog_tables"), ("investigate", "successor"),
+          lambda e, a: deprecated_findings(e.t, a), _field("table", "deprecated")),
+    Check("column_fate", "schema", "metadata",
+          ("column_dropped", "column_renamed", "column_type_changed", "unit_drift"),
+          ("schema_history", "column_stats"), ("rename",),
+          lambda e, a: column_findings(e.t, a, _own_refs(a)), _field("column")),
+    Check("unit_drift", "values_units", "metadata", ("unit_drift",), ("column_stats", "partition_stats"),
+          ("update_unit",), lambda e, a: unit_drift(e.t, a, _own_refs(a)),
+          lambda a, e: a.kind == "column" and a.column_id in e.units and a.field in ("unit", "description"),
+          fallback=True),
+    Check("scale_shift", "values_units", "metadata", ("unit_drift",), ("column_stats", "partition_stats"),
+          ("update_unit",), lambda e, a: scale_shift(e.t, a, e.grain_keys),
+          lambda a, e: a.kind == "column" and a.column_id not in e.units and
+          a.field in ("description", "sample_values"), fallback=True),
+    Check("enum_range", "values_units", "metadata", ("enum_violated", "sample_values_missing"), ("column_stats",),
+          ("add_enum_values",), lambda e, a: enum_meta(e.t, a), _field("column", "enum", "sample_values"),
+          fallback=True),
+    Check("description_grain", "grain", "metadata", ("grain_violated", "schema_changed"), ("schema_history",), (),
+          lambda e, a: description_grain(e.t, a, e.anns), _field("column", "description"), fallback=True),
+    Check("relationship", "keys_joins", "metadata", ("join_key_missing", "cardinality_violated"),
+          ("schema_history", "column_stats", "catalog_tables"), ("join_on", "relate_to", "filter", "rename"),
+          lambda e, a: relationship_findings(e.ctx, e.t, a, e.tables), _field("relationship")),
+    Check("metric", "definitions", "metadata", ("column_dropped", "column_renamed", "column_type_changed", "unit_drift"),
+          ("schema_history", "column_stats"), ("rename", "update_unit"), lambda e, a: metric_findings(e.t, a), _field("metric")),
+    Check("verified_query", "definitions", "metadata", ("verified_query_fails", "schema_changed"),
+          ("schema_history", "catalog_tables"), ("reverify", "rename"),
+          lambda e, a: verified_meta(e.ctx, e.t, a), _field("verified_query")),
+    Check("documented_range", "documented_ranges", "metadata", ("range_exceeded",), ("annotation_text", "column_stats"),
+          (), lambda e, a: range_exceeded(e.t, a),
+          lambda a, _e: a.field == "description" and a.kind in ("table", "column")),
+    # ---- metadata, per table
+    Check("restatement", "values_units", "metadata", ("values_restated",), ("load_log", "file_stats"),
+          ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, None)),
+          replaces_at_data=True),
+    # ---- data, per annotation
+    Check("grain_unique", "grain", "data", ("grain_violated",), ("data",), ("set_keys", "filter"),
+          lambda e, a: grain_data(e.ctx, e.t, a, e.duck, e.last, e.checked), _field("table", "grain")),
+    Check("values_present", "values_units", "data", ("enum_violated", "sample_values_missing"), ("data",),
+          ("add_enum_values",), lambda e, a: values_data(e.ctx, e.t, a, e.duck, e.last, e.checked),
+          _field("column", "enum", "sample_values")),
+    Check("join_match", "keys_joins", "data", ("join_match_low", "cardinality_violated"), ("data",),
+          ("join_on", "filter"),
+          lambda e, a: relationship_data(e.ctx, e.t, a, e.tables, e.duck, e.already, e.last, e.checked),
+          _field("relationship")),
+    Check("join_key_data", "keys_joins", "data", ("join_key_missing",), ("data", "schema_history", "column_stats"),
+          ("join_on", "rename", "relate_to"),
+          lambda e, a: join_key_data(e.ctx, e.t, a, e.tables, e.duck, e.checked),
+          lambda a, e: a.kind == "relationship" and (a.key, "join_key_missing") in e.already),
+    Check("verified_answer", "definitions", "data", ("verified_query_fails", "verified_query_changed"),
+          ("data", "schema_history", "load_log"), ("reverify",), lambda e, a: verified_data(e.ctx, e.t, a),
+          _field("verified_query")),
+    # ---- data, per table
+    Check("restatement_rows", "values_units", "data", ("values_restated",), ("data", "load_log", "file_stats"),
+          ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, e.duck))),
+    # ---- clock (semantic.staleness.engine.time_findings, judged at `now`)
+    Check("not_loaded", "loads_freshness", "clock", ("not_loaded_since",), ("load_log", "column_stats"),
+          ("successor",), dead_check),
+    Check("freshness_sla", "loads_freshness", "clock", ("freshness_sla_missed",), ("load_log",),
+          ("update_freshness_sla",), sla_check, fallback=True),
+]
+
+# reasons not of one class: carried from another table or check (their own class is the origin's)
+DERIVED = ("upstream_changed", "upstream_incomplete", "check_limit_exceeded")
+REASON_CLASS: dict[str, str] = {}
+for _c in CHECKS:
+    for _r in _c.reasons:
+        REASON_CLASS.setdefault(_r, _c.cls)
+REASON_CLASS["upstream_incomplete"] = "loads_freshness"
+
+
+def checks(depth: str, table: bool = False) -> list[Check]:
+    """The entries of `depth`, annotation checks (or table checks when `table`), in table order."""
+    return [c for c in CHECKS if c.depth == depth and (c.applies is None) == table]
+
+
+def clock_checks() -> list[Check]:
+    return checks("clock", table=True)
+
+
+def run_annotation_checks(env: Env, depth: str) -> list[Finding]:
+    """Every annotation check of `depth` on each annotation of the table, in annotation order. At
+    data depth a check stopped at its time or memory limit is a `check_limit_exceeded` finding (the
+    annotation's data could not be checked), and one that cannot run (e.g. a view that fails to
+    read) is `schema_changed` (itself evidence); a verified query's error is raised."""
+    out: list[Finding] = []
+    entries = checks(depth)
+    for a in env.anns:
+        found: list[Finding] = []
+        for c in entries:
+            if c.applies is None or not c.applies(a, env) or (c.fallback and found):
+                continue
+            if depth != "data":
+                found += c.run(env, a)
+                continue
+            try:
+                found += c.run(env, a)
+            except LimitExceededError as e:
+                found.append(finding(a, env.t.name, "check_limit_exceeded", "suspect",
+                                      f"the data check of {a.key} could not finish: {e.message[:300]}; the annotation "
+                                      "was not checked against the data (simplify it, e.g. its condition)", [env.ctx.vid],
+                                      values={"limit": e.details.get("limit"), "timeout_s": e.details.get("timeout_s"),
+                                              "memory_limit": e.details.get("memory_limit")}))
+            except CatalogError as e:
+                if a.kind == "verified_query":
+                    raise
+                found.append(finding(a, env.t.name, "schema_changed", "suspect",
+                                      f"the data check of {a.key} could not run: {str(e).splitlines()[0][:200]}",
+                                      [env.ctx.vid]))
+        out += found
+    return out
+
+
+def run_table_checks(env: Env, depth: str) -> list[Finding]:
+    return [f for c in checks(depth, table=True) for f in c.run(env, None)]
+
+
+def replaced_at_data() -> set[str]:
+    """Reasons of metadata table checks that the data depth recomputes (their metadata findings are dropped)."""
+    return {r for c in CHECKS if c.replaces_at_data for r in c.reasons}

@@ -1,0 +1,216 @@
+"""Class `schema`: columns dropped, renamed (same id, or paired one to one by statistics across the
+commit that dropped them, or written beside the old column and dropped later) or retyped, and
+table annotations older than a schema change. Evidence: schema history, column statistics either
+side of the change. Fix: `rename {old, new, scale}` when a column continues the old one."""
+
+from __future__ import annotations
+
+from catalog_core import lake
+from semantic._tables import column_id
+from semantic.history import SchemaChange, type_family
+from semantic.models import Annotation, ColumnRef, ColumnStats, Finding
+from semantic.staleness.core import (
+    Table,
+    assign,
+    cause_of,
+    day_of,
+    finding,
+    make_fix,
+    name_of,
+    pair_cost,
+    stats_at,
+    type_of,
+    unit_word,
+    versioning,
+)
+
+
+def _fate(t: Table, ref: ColumnRef, since: int) -> tuple[str, lake.Column | None, SchemaChange | None]:
+    """What became of a column the annotation referred to: ok, renamed, type, or dropped (with
+    the schema change that did it)."""
+    cur = t.cols.get(ref.id)
+    if cur is None:
+        same = t.col(ref.name)
+        if same is not None:  # dropped and re-added under the same name: the same column to a reader
+            cur = same
+    changes = t.tl.changes_after(since)
+    if cur is None:
+        for ch in changes:
+            if ref.id in ch.before and ref.id not in ch.after:
+                return "dropped", None, ch
+        return "dropped", None, changes[-1] if changes else None
+    by = next((ch for ch in changes if name_of(ch.after.get(ref.id)) != name_of(ch.before.get(ref.id))
+               and ref.id in ch.before), None)
+    if cur.name != ref.name and cur.id == ref.id:
+        return "renamed", cur, by
+    if str(cur.type) != ref.type:
+        retyped = next((c for c in changes if type_of(c.after.get(column_id(cur))) != ref.type), None)
+        return "type", cur, retyped
+    return "ok", cur, None
+
+
+def rename_map(t: Table, ch: SchemaChange) -> dict[str, tuple[str, int, float]]:
+    """The columns `ch` dropped that reappear among the columns it added, one to one, from the
+    statistics of the rows either side of the change (the table's stats at ch.vid - 1 against those
+    at ch.vid; the same rows when a table is rebuilt): old name -> (new name, k, cost). A pair needs
+    the same type family and statistics equal up to a power of ten; names are not compared."""
+    key = ("renames", t.obj.path, ch.vid)
+    got = t.ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    before, after = stats_at(t, ch.vid - 1), stats_at(t, ch.vid)
+    costs: dict[tuple[str, str], float] = {}
+    scale: dict[tuple[str, str], int] = {}
+    for d in ch.dropped:
+        for a in ch.added:
+            if type_family(a.type) != type_family(d.type) or column_id(a) not in t.cols:
+                continue
+            pc = pair_cost(before.get(d.name), after.get(a.name))
+            if pc is not None:
+                costs[(d.name, a.name)], scale[(d.name, a.name)] = pc
+    out = {old: (new, scale[(old, new)], costs[(old, new)]) for old, new in assign(costs).items()}
+    t.ctx.cache.findings.put(key, (out,))
+    return out
+
+
+TWO_STEP_COST = 0.05  # a column written beside the old one must match it closely (no shared commit)
+
+
+def _added_before(t: Table, ref: ColumnRef, since: int, ch: SchemaChange) -> tuple[str, int] | None:
+    """A column added by an earlier change (after vid `since`, before `ch` dropped `ref`) that took
+    over `ref`'s values (a restatement in two steps: the new column written beside the old one,
+    the old one dropped later): `ref`'s statistics just before the new column appeared against the
+    new column's just before `ref` was dropped, equal up to a power of ten. A column that continues
+    a column its own change dropped is not a candidate. (name, k) of the cheapest, or None."""
+    costs: dict[tuple[str, str], float] = {}
+    scale: dict[tuple[str, str], int] = {}
+    then = stats_at(t, ch.vid - 1)
+    for add in t.tl.changes_after(since):
+        if add.vid >= ch.vid or not add.added:
+            continue
+        taken = {new for new, _k, _c in rename_map(t, add).values()}
+        before = stats_at(t, add.vid - 1).get(ref.name)
+        for a in add.added:
+            if a.name in taken or column_id(a) not in t.cols or type_family(a.type) != type_family(ref.type):
+                continue
+            pc = pair_cost(before, then.get(a.name) or stats_at(t, add.vid).get(a.name))
+            if pc is not None and pc[0] <= TWO_STEP_COST:
+                costs[(ref.name, a.name)], scale[(ref.name, a.name)] = pc
+    got = assign(costs).get(ref.name)
+    return None if got is None else (got, scale[(ref.name, got)])
+
+
+def _rename_candidate(t: Table, ref: ColumnRef, basis_stats: ColumnStats | None,
+                      ch: SchemaChange | None, since: int = 0) -> tuple[str, int | None] | None:
+    """The column that continues `ref`, dropped by `ch`: one `ch` added (see `rename_map`), or one
+    an earlier change after vid `since` added beside it (`_added_before`): (its name, k). Without
+    statistics of `ref` before the change, the basis statistics against today's decide (one to one
+    over the change's columns as well)."""
+    if ch is None:
+        return None
+    m = rename_map(t, ch)
+    if ref.name in m:
+        new, k, _c = m[ref.name]
+        return new, k
+    earlier = _added_before(t, ref, since, ch)
+    if earlier is not None:
+        return earlier
+    if (stats_at(t, ch.vid - 1).get(ref.name) or {}).get("max") is not None:
+        return None  # the rows before the change were seen: no added column continues this one
+    costs: dict[tuple[str, str], float] = {}
+    scale: dict[tuple[str, str], int] = {}
+    bs = None if basis_stats is None else basis_stats.model_dump()
+    for a in ch.added:
+        if type_family(a.type) == type_family(ref.type) and column_id(a) in t.cols:
+            pc = pair_cost(bs, t.stat(a.name))
+            if pc is not None:
+                costs[(ref.name, a.name)], scale[(ref.name, a.name)] = pc
+    got = assign(costs).get(ref.name)
+    return None if got is None else (got, scale[(ref.name, got)])
+
+
+def column_findings(t: Table, ann: Annotation, refs: list[ColumnRef], missing_reason: str | None = None,
+                     missing_status: str = "stale") -> list[Finding]:
+    """Dropped / renamed / retyped columns among `refs`. `missing_reason` replaces column_dropped
+    (join_key_missing for relationships, verified_query_fails for verified queries)."""
+    out = []
+    b = ann.provenance.basis
+    label = f"{t.name}.{ann.column}" if ann.column else t.name
+    for ref in refs:
+        fate, cur, ch = _fate(t, ref, b.vid)
+        ev = [ch.vid] if ch else []
+        times = [ch.time] if ch else []
+        if fate == "renamed" and cur is not None:
+            out.append(finding(ann, label, missing_reason or "column_renamed", "stale",
+                                f"column {ref.name!r} (id {ref.id}) is now called {cur.name!r}",
+                                ev or [t.obj.vid], times, {"column": ref.name, "now": cur.name},
+                                f"renamed to {cur.name}",
+                                [make_fix("rename", old=ref.name, new=cur.name, scale=0)],
+                                cause=cause_of("rename", t.name, ch.vid if ch else None, ref.name)))
+        elif fate == "type" and cur is not None:
+            from_t, to_t = ref.type, str(cur.type)
+            status = "suspect" if type_family(from_t) == type_family(to_t) else "stale"
+            out.append(finding(ann, label, "column_type_changed", status,
+                                f"column {ref.name!r} changed type from {from_t} to {to_t}",
+                                ev or [t.obj.vid], times, {"column": ref.name, "before": from_t, "after": to_t},
+                                cause=cause_of("retype", t.name, ch.vid if ch else None, ref.name)))
+        elif fate == "dropped":
+            cand = _rename_candidate(t, ref, b.stats.get(ref.name), ch, b.vid)
+            when = f" at vid {ch.vid} ({day_of(ch.time)})" if ch else ""
+            if missing_reason is not None:
+                sugg = None
+                fixes = []
+                if cand:
+                    sugg = f"likely renamed to {cand[0]}" + (f", unit changed ({unit_word(cand[1])})" if cand[1] else "")
+                    fixes = [make_fix("rename", old=ref.name, new=cand[0], scale=cand[1] or 0)]
+                out.append(finding(ann, label, missing_reason, missing_status,
+                                    f"column {ref.name!r} it uses was dropped{when}", ev or [t.obj.vid], times,
+                                    {"column": ref.name, **({"candidate": cand[0], "scale_exp": cand[1]} if cand else {})},
+                                    sugg, fixes, cause=cause_of("rename" if cand else "drop", t.name,
+                                                              ch.vid if ch else None, ref.name)))
+            elif cand is not None:
+                name, k = cand
+                unit_changed = k not in (None, 0)
+                reason = "unit_drift" if unit_changed and ann.field == "unit" else "column_renamed"
+                sugg = f"likely renamed to {name}" + (f", unit changed ({unit_word(k)})" if unit_changed and k else "")
+                out.append(finding(ann, label, reason, "stale",
+                                    f"column {ref.name!r} was dropped{when} and {name!r} added in the same commit "
+                                    "with matching statistics", ev or [t.obj.vid], times,
+                                    {"column": ref.name, "candidate": name, "scale_exp": k,
+                                     "basis_stats": b.stats[ref.name].model_dump() if ref.name in b.stats else None,
+                                     "candidate_stats": t.stat(name)}, sugg,
+                                    [make_fix("rename", old=ref.name, new=name, scale=k if unit_changed and k else 0)],
+                                    cause=cause_of("rename", t.name, ch.vid if ch else None, ref.name)))
+            else:
+                out.append(finding(ann, label, "column_dropped", "stale",
+                                    f"column {ref.name!r} was dropped{when}", ev or [t.obj.vid], times,
+                                    {"column": ref.name}, cause=cause_of("drop", t.name, ch.vid if ch else None, ref.name)))
+    return out
+
+
+def table_level(t: Table, ann: Annotation) -> list[Finding]:
+    b = ann.provenance.basis
+    out: list[Finding] = []
+    chs = t.tl.changes_after(b.vid)
+    if chs:
+        added = [c.name for ch in chs for c in ch.added]
+        dropped = [c.name for ch in chs for c in ch.dropped]
+        what = "; ".join(x for x in (f"added {', '.join(added)}" if added else "",
+                                     f"dropped {', '.join(dropped)}" if dropped else "") if x) or "types changed"
+        c0 = chs[0]
+        kind = "versions" if versioning(c0.added) else "grain" if len(c0.added) > len(c0.dropped) else "schema"
+        out.append(finding(ann, t.name, "schema_changed", "suspect",
+                            f"the schema changed {len(chs)} time(s) since this was written: {what}",
+                            [c.vid for c in chs], [c.time for c in chs], {"added": added, "dropped": dropped},
+                            cause=cause_of(kind, t.name, c0.vid)))
+    rows = t.stats.get("row_count")
+    if ann.field == "description" and isinstance(rows, int) and b.row_count and rows > 0:
+        ratio = rows / b.row_count
+        if ratio >= 10 or ratio <= 0.1 or len(chs) >= 3:
+            data = t.tl.data_after(b.vid)
+            out.append(finding(ann, t.name, "unreviewed_while_changing", "suspect",
+                                f"not reviewed while the table changed: rows {b.row_count} -> {rows}, "
+                                f"{len(chs)} schema change(s), {len(data)} load(s)",
+                                [v for v, _ in data[-1:]] or [t.obj.vid], [tt for _, tt in data[-1:]],
+                                {"basis_rows": b.row_count, "rows": rows, "schema_changes": len(chs)}))
+    return out
