@@ -64,7 +64,8 @@ from semantic.staleness import finding_id, staleness
 
 __all__ = ["ReviewItem", "ReviewPage", "ReviewConflictError", "ReviewRefusedError", "review_items", "review_item",
            "accept", "dismiss", "edit_and_accept", "decide_group", "accept_all", "validate_write", "decision_key",
-           "PROPOSAL_PREFIX", "MAX_LIMIT", "NoFixError", "scan", "ScanResult", "scanned_findings", "SCAN_KEY"]
+           "PROPOSAL_PREFIX", "MAX_LIMIT", "NoFixError", "scan", "ScanResult", "scanned_findings", "SCAN_KEY",
+           "last_scan"]
 
 DECISION_PREFIX = "review."
 SCAN_KEY = "review.scan"   # a table's stored data-depth pass (`scan`): never an item id (those are [fap]-<hex>)
@@ -528,6 +529,21 @@ def scan(cat: CatalogAPI, table: str | None = None, *, author: str, depth: str =
             txn.update(lake.semantic_path(name, SCAN_KEY), ann.stored())
     return ScanResult(vid=vid, written_vid=txn.vid, tables=len(names), findings=stored,
                       cleared=sum(len(set(v)) for v in cleared.values()), truncated=dropped)
+
+
+def last_scan(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None) -> dict[str, Any] | None:
+    """The newest stored data-depth pass visible at `snapshot` (of one table, or any): {"at_vid",
+    "time", "tables"} (tables: how many hold a record of that pass), None when none ran."""
+    vid = cat.resolve(snapshot)
+    by_table = {table: read_annotations(cat, table, vid)} if table is not None else \
+        read_catalog_annotations(cat, vid=vid)
+    recs = [a.value for anns in by_table.values() for a in anns
+            if a.kind == "review" and a.key == SCAN_KEY and isinstance(a.value, dict)]
+    if not recs:
+        return None
+    at = max(int(r.get("at_vid") or 0) for r in recs)
+    same = [r for r in recs if int(r.get("at_vid") or 0) == at]
+    return {"at_vid": at, "time": same[0].get("time"), "tables": len(same)}
 
 
 def _decided_since(anns: list[Annotation], at_vid: int) -> set[str]:
