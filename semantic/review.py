@@ -855,8 +855,9 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
 
 def _check_successor(cat: CatalogAPI, table: str, tvalue: dict[str, Any], succ: str, key: str, vid: int) -> None:
     """A deprecation's successor must be another table that exists at `vid`, is not deprecated
-    itself, and has been loaded after `table`'s last load (the evidence that it took over): a table
-    that simply stopped loading has no successor."""
+    itself, holds at least half of `table`'s columns, was created after it and has been loaded
+    after `table`'s last load (the evidence that it took over): a table that simply stopped loading
+    has no successor."""
     if succ == table:
         raise _refuse(key, f"{table} cannot replace itself", "successor")
     sobj = cat.get(lake.table_path(succ), vid=vid) if succ.count(".") == 2 else None
@@ -869,10 +870,23 @@ def _check_successor(cat: CatalogAPI, table: str, tvalue: dict[str, Any], succ: 
         ldc = ((value or {}).get("stats") or {}).get("last_data_commit")
         return int(ldc["vid"]) if isinstance(ldc, dict) and isinstance(ldc.get("vid"), int) else 0
 
+    have = {c.name.lower() for c in columns_of(tvalue)}
+    shared = have & {c.name.lower() for c in columns_of(sobj.value)}
+    if have and len(shared) * 2 < len(have):
+        raise _refuse(key, f"{succ} holds {len(shared)} of {table}'s {len(have)} columns: nothing shows it holds the "
+                      "same rows", "successor")
     mine, theirs = last_load(tvalue), last_load(sobj.value)
     if theirs <= mine:
         raise _refuse(key, f"nothing shows {succ} took over: its last load (vid {theirs or 'none'}) is not after "
                       f"{table}'s (vid {mine})", "successor")
+
+    def created(path: str) -> int:
+        return min((v.vid for v in cat.history(path) if v.vid <= vid and v.value is not None), default=0)
+
+    born, old = created(sobj.path), created(lake.table_path(table))
+    if born <= old:
+        raise _refuse(key, f"nothing shows {succ} took over: it existed before {table} (created at vid {born}, "
+                      f"{table} at vid {old}); a replacement is written after what it replaces", "successor")
 
 
 def decide_group(cat: CatalogAPI, group: str, decision: str, author: str, note: str | None = None, *,
