@@ -476,14 +476,45 @@ class _Scan(BaseModel):
     changed_vid: int | None = None
 
 
+def _needs_scan(cat: CatalogAPI, by_table: dict[str, list[Annotation]], vid: int) -> list[str]:
+    """The annotated tables whose stored pass no longer describes them: none yet, the table changed
+    after it (data or schema), an annotation was written after it, or a table one of its
+    relationships joins did."""
+    at: dict[str, int] = {}
+    for t, anns in by_table.items():
+        rec = next((a for a in anns if a.kind == "review" and a.key == SCAN_KEY and isinstance(a.value, dict)), None)
+        at[t] = -1 if rec is None else int(rec.value.get("at_vid") or 0)
+    tvid: dict[str, int] = {}
+
+    def moved(name: str, since: int) -> bool:
+        if name not in tvid:
+            obj = cat.get(lake.table_path(name), vid=vid)
+            tvid[name] = -1 if obj is None or obj.vid is None else obj.vid
+        return tvid[name] > since
+
+    out = []
+    for t, anns in sorted(by_table.items()):
+        since = at[t]
+        if since < 0 or moved(t, since) or any((a.vid or 0) > since for a in anns if a.kind != "review") or any(
+                moved(str(a.value.get("to")), since) for a in anns
+                if a.kind == "relationship" and isinstance(a.value, dict) and str(a.value.get("to") or "").count(".")
+                == 2):
+            out.append(t)
+    return out
+
+
 def scan(cat: CatalogAPI, table: str | None = None, *, author: str, depth: str = "data", now: TimeArg = None,
-         time: TimeArg = None) -> ScanResult:
+         time: TimeArg = None, changed_only: bool = False) -> ScanResult:
     """Run the data-depth staleness pass over one table (or every table) at the latest vid and store
     its results for the inbox, one record per table (`_semantic/review.scan`, kind `review`): the
     findings only the data shows, the metadata findings the data checked and cleared, and `at_vid`,
     the snapshot they describe. Staleness itself stays computed: the record is a cache of one pass,
     read back by `review_items` / `review_item` / `scanned_findings` (cheap), shown as of its vid,
-    and `outdated` once the table changes after it. One transaction; returns what it stored."""
+    and `outdated` once the table changes after it. One transaction; returns what it stored.
+    `changed_only` (for a scheduled run, e.g. cron running `semcat review scan --changed-only`):
+    only the tables whose stored pass no longer describes them (the table, one of its annotations or
+    a table it joins changed after it, or none yet), so the cost follows what changed; nothing is
+    written when nothing did (`written_vid` None)."""
     if depth != "data":
         raise InvalidValueError(f"scan depth must be 'data' (metadata findings are computed on every read), got "
                                 f"{depth!r}")
@@ -492,18 +523,29 @@ def scan(cat: CatalogAPI, table: str | None = None, *, author: str, depth: str =
     if table is not None:
         require_table(cat, table, vid)
         names = [table]
+        if changed_only:
+            names = _needs_scan(cat, {table: read_annotations(cat, table, vid)}, vid)
     else:
         # the tables with annotations (an unannotated table has nothing to be stale): a record each
-        names = sorted(read_catalog_annotations(cat, vid=vid))
-    data = staleness(cat, table, snapshot=vid, depth="data", now=now, merge=False)
-    meta = staleness(cat, table, snapshot=vid, depth="metadata", now=now, merge=False)
+        by_table = read_catalog_annotations(cat, vid=vid)
+        names = _needs_scan(cat, by_table, vid) if changed_only else sorted(by_table)
+    if changed_only:
+        if not names:
+            return ScanResult(vid=vid, written_vid=None, tables=0, findings=0, cleared=0)
+        data, meta = [], []
+        for name in names:
+            data += staleness(cat, name, snapshot=vid, depth="data", now=now, merge=False)
+            meta += staleness(cat, name, snapshot=vid, depth="metadata", now=now, merge=False)
+    else:
+        data = staleness(cat, table, snapshot=vid, depth="data", now=now, merge=False)
+        meta = staleness(cat, table, snapshot=vid, depth="metadata", now=now, merge=False)
     meta_ids = {finding_id(f) for f in meta}
     data_ids = {finding_id(f) for f in data}
     only: dict[str, list[Finding]] = {}
     for f in data:
         if finding_id(f) not in meta_ids:
             only.setdefault(_table_of(f.target), []).append(f)
-    names = sorted(set(names) | set(only))
+    names = sorted(set(names) | (set() if changed_only else set(only)))
     cleared: dict[str, list[str]] = {}
     for f in meta:
         if finding_id(f) not in data_ids:
@@ -511,7 +553,7 @@ def scan(cat: CatalogAPI, table: str | None = None, *, author: str, depth: str =
     t_now = txn_time(now)
     stored = dropped = 0
     with cat.transaction(author=author, message=f"review scan --depth data at vid {vid} "
-                         f"({table or 'every table'})"[:500], meta={"semantic": True, "review": "scan"},
+                         f"({table or ('changed tables' if changed_only else 'every table')})"[:500], meta={"semantic": True, "review": "scan"},
                          time=time) as txn:
         for name in names:
             found = only.get(name, [])

@@ -193,16 +193,23 @@ def register(main: click.Group) -> None:
     @click.option("--depth", default="data", show_default=True, type=click.Choice(["data"]),
                   help="data: check the rows (metadata findings are computed on every read)")
     @click.option("--table", default=None, help="only this table (default: every annotated table)")
+    @click.option("--changed-only", is_flag=True, help="only the tables changed since their last pass (for a "
+                  "scheduled run, e.g. from cron): the cost follows the change; nothing is written when nothing "
+                  "changed")
     @_json
-    def scan(data_dir, url, token, now, author, depth, table, as_json) -> None:
+    def scan(data_dir, url, token, now, author, depth, table, changed_only, as_json) -> None:
         """Run the data-depth check now and store its findings for the inbox, as of the latest vid:
         `review list`, `review show`, the /ui inbox and the MCP check_staleness tool then show them
         (marked with the vid the pass read) without checking the data again."""
         import semantic as sm
 
-        res = _run(data_dir, url, token, lambda cat: sm.scan(cat, table, author=_who(author), depth=depth, now=now))
+        res = _run(data_dir, url, token, lambda cat: sm.scan(cat, table, author=_who(author), depth=depth, now=now,
+                                                             changed_only=changed_only))
         if as_json:
             click.echo(res.model_dump_json(indent=2))
+            return
+        if res.written_vid is None:
+            click.echo(f"nothing changed since the last data-depth pass (latest vid {res.vid}): nothing to scan")
             return
         click.echo(f"scanned {res.tables} table(s) at vid {res.vid} (depth {res.depth}): {res.findings} finding(s) "
                    f"only the data shows, {res.cleared} metadata suspicion(s) the data cleared; stored at vid "

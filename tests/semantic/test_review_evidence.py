@@ -84,6 +84,26 @@ def test_a_stored_finding_is_outdated_once_the_table_changes(ecat, elk):
     assert again.id == it.id and not again.outdated and again.acceptable and again.scan_vid == moved
 
 
+def test_a_scheduled_scan_reads_only_what_changed_since_the_last_pass(ecat, elk):
+    orders(elk)
+    elk.table(D, [("store_id", "bigint"), ("region", "string")], at=0.5,
+              rows={"store_id": [1, 2], "region": ["north", "south"]})
+    sm.annotate(ecat, T, {"enum": ["placed", "returned", "shipped"]}, column="status", author="ann", time=elk.at(1))
+    sm.annotate(ecat, D, {"description": "stores"}, author="ann", time=elk.at(1))
+    first = sm.scan(ecat, author="cron", changed_only=True, now=elk.day(1), time=elk.at(1.1))
+    assert first.tables == 2 and first.written_vid is not None  # no pass yet: both
+    idle = sm.scan(ecat, author="cron", changed_only=True, now=elk.day(1), time=elk.at(1.2))
+    assert idle.tables == 0 and idle.written_vid is None and ecat.resolve(None) == first.written_vid
+    elk.append(T, {"order_id": [5], "status": ["processing"], "store_id": [1], "amount_cents": [9]}, at=2)
+    one_ = sm.scan(ecat, author="cron", changed_only=True, now=elk.day(2), time=elk.at(2.1))
+    assert one_.tables == 1 and one_.findings == 1  # orders only; its new status is found
+    assert by_key(ecat, D)["review.scan"].value["at_vid"] == first.vid  # stores' record untouched
+    assert [i.reason for i in items(ecat, elk.day(2)) if i.depth == "data"] == ["enum_violated"]
+    sm.annotate(ecat, D, {"enum": ["north", "south"]}, column="region", author="ann", time=elk.at(3))
+    again = sm.scan(ecat, author="cron", changed_only=True, now=elk.day(3), time=elk.at(3.1))
+    assert again.tables == 1 and by_key(ecat, D)["review.scan"].value["at_vid"] == again.vid
+
+
 def test_scan_refuses_metadata_depth_and_unknown_tables(ecat, elk):
     orders(elk)
     with pytest.raises(cc.errors.InvalidValueError, match="computed on every read"):
