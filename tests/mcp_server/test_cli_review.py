@@ -129,8 +129,6 @@ def test_review_scan_puts_data_depth_findings_in_the_inbox_and_bulk_accept_skips
         sm.annotate(cat, T, {"enum": ["a", "c"]}, column="kind", author="ann", time=lk.day(1))
         lk.append(T, {"id": [4], "kind": ["b"]}, at=2)      # inside the old min/max: only the data shows it
         lk.evolve(T, add=[("note", "string")], at=3)        # the description gets a finding without a fix
-    before = items(data)
-    assert not [i for i in before["items"] if i["reason"] == "enum_violated"]
     r = semcat("review", "scan", "--depth", "data", "--data", data, "--now", NOW, "--author", "steward")
     assert r.returncode == 0 and "1 finding(s) only the data shows" in r.stdout, r.stderr
     page = items(data)
@@ -150,6 +148,6 @@ def test_review_scan_puts_data_depth_findings_in_the_inbox_and_bulk_accept_skips
     assert "no fix the evidence supports (edit or dismiss them)" in r.stdout and f"left open {desc['id']}" in r.stdout
     with cc.Catalog.open(data) as cat:
         anns = {a.key: a for a in read_annotations(cat, T)}
+        left = {i.id for i in sm.review_items(cat, now=NOW).items}
     assert sorted(anns["column.2.enum"].value) == ["a", "b", "c"] and anns["table.description"].value == "orders"
-    left = {i["id"] for i in items(data)["items"]}
-    assert desc["id"] in left and enum["id"] not in left
+    assert desc["id"] in left and enum["id"] not in left  # the item without a fix stays open
