@@ -1108,11 +1108,9 @@ def _check_unit_edit(f: Finding, anns: dict[str, Annotation], w: _Write) -> None
     moved by 10^k since the unit was written, the same unit again is what the data contradicts."""
     if w.kind != "column" or not w.key.endswith(".unit"):
         return
+    ev = f.evidence.values.get("scale")
     scale = next((int(x.params.get("scale") or 0) for x in f.fixes if x.action in ("update_unit", "rename")
-                  and x.params.get("scale")), 0) or int(f.evidence.values.get("scale") or 0) \
-        if isinstance(f.evidence.values.get("scale"), int) else 0
-    if not scale and f.reason == "unit_drift":
-        scale = next((int(x.params.get("scale") or 0) for x in f.fixes if x.params.get("scale")), 0)
+                  and x.params.get("scale")), 0) or (ev if isinstance(ev, int) and not isinstance(ev, bool) else 0)
     ann = anns.get(f.annotation) if f.annotation else None
     if scale and ann is not None and str(w.value).strip().lower() == str(ann.value).strip().lower():
         raise _refuse(w.key, f"the column's values moved by 10^{scale} since {ann.value!r} was written, so the same "
