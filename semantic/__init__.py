@@ -25,16 +25,21 @@ from semantic.metrics import define_metric, metric_sql, metrics
 from semantic.models import Finding, Metric, MetricView, Relationship, RelationshipView, TableCard
 from semantic.profile import Inferred, profile
 from semantic.review import (
+    NoFixError,
     ReviewConflictError,
     ReviewItem,
     ReviewPage,
     ReviewRefusedError,
+    ScanResult,
     accept,
+    accept_all,
     decide_group,
     dismiss,
     edit_and_accept,
     review_item,
     review_items,
+    scan,
+    scanned_findings,
     validate_write,
 )
 from semantic.search import Hit, rank, search
@@ -86,5 +91,10 @@ __all__ = [
     "ReviewConflictError",
     "ReviewRefusedError",
     "decide_group",
+    "accept_all",
     "validate_write",
+    "scan",
+    "scanned_findings",
+    "ScanResult",
+    "NoFixError",
 ]

@@ -63,10 +63,13 @@ from semantic.models import Annotation, Finding, Fix, Provenance
 from semantic.staleness import finding_id, staleness
 
 __all__ = ["ReviewItem", "ReviewPage", "ReviewConflictError", "ReviewRefusedError", "review_items", "review_item",
-           "accept", "dismiss", "edit_and_accept", "decide_group", "validate_write", "decision_key", "PROPOSAL_PREFIX",
-           "MAX_LIMIT"]
+           "accept", "dismiss", "edit_and_accept", "decide_group", "accept_all", "validate_write", "decision_key",
+           "PROPOSAL_PREFIX", "MAX_LIMIT", "NoFixError", "scan", "ScanResult", "scanned_findings", "SCAN_KEY",
+           "last_scan"]
 
 DECISION_PREFIX = "review."
+SCAN_KEY = "review.scan"   # a table's stored data-depth pass (`scan`): never an item id (those are [fap]-<hex>)
+MAX_SCANNED = 200          # findings stored per table and scan, at most (the rest counted)
 MAX_LIMIT = 500
 ItemKind = Literal["finding", "agent_annotation", "proposal"]
 
@@ -79,6 +82,19 @@ class ReviewRefusedError(InvalidValueError):
     """The value accept or edit would write is contradicted by the snapshot (a column it names is
     not in the table, the join fails or breaks its cardinality, the enum is not the data's values,
     the grain's keys repeat); nothing was written. `details["why"]` says what failed."""
+
+
+class NoFixError(ReviewRefusedError):
+    """The finding has no fix its evidence supports: accepting it as is would re-certify an
+    annotation the finding says may be false. Edit it (a value validated where the claim is
+    checkable) or dismiss it with a reason; nothing was written."""
+
+
+def _no_fix(f: Finding, key: str | None, what: str) -> NoFixError:
+    return NoFixError(f"the {f.reason} finding on {f.target} has no fix the evidence supports ({what}): accepting it "
+                      f"as is would re-certify {key or 'the table'} though the finding says it may be false. Edit it "
+                      "with the value that is true now (semcat review edit ITEM VALUE), or dismiss it with a reason "
+                      "(semcat review dismiss ITEM --reason ...)", why="no_fix", annotation=key)
 
 
 class ReviewItem(BaseModel):
@@ -100,12 +116,20 @@ class ReviewItem(BaseModel):
     proposed_key: str | None = None
     acceptable: bool = Field(default=False, description="accept can write a value (else edit_and_accept or dismiss)")
     why_not: str | None = None
+    refused: str | None = Field(default=None, description="why accept is not offered, as a code: no_fix (the finding "
+                                "has no fix its evidence supports), outdated, needs_value, or the validation that "
+                                "failed (grain, grain_null, enum_mismatch, cardinality, column_missing, successor...)")
     author: str | None = Field(default=None, description="who wrote the agent annotation")
     confidence: float | None = None
     written_vid: int | None = Field(default=None, description="the vid that wrote the annotation")
     evidence_vids: list[int] = Field(default_factory=list)
     group: str | None = Field(default=None, description="the underlying change (the finding's cause): items of one "
                               "group are decided together with `decide_group`")
+    depth: Literal["metadata", "data"] = Field(default="metadata", description="data: raised by the stored "
+                                               "data-depth pass (`scan`) at `scan_vid`; metadata: computed at `vid`")
+    scan_vid: int | None = Field(default=None, description="the snapshot the data-depth pass that raised it read")
+    outdated: bool = Field(default=False, description="the table changed after `scan_vid`: scan again before "
+                           "deciding (accept is not offered)")
 
 
 class ReviewPage(BaseModel):
@@ -174,19 +198,18 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                       value={"reason": f.message, "replaced_by": fix.params["table"], "since": None})
     if fix is not None and fix.action == "update_freshness_sla":
         return _Write(kind="table", key="table.freshness_sla", value=fix.params["sla"])
+    if fix is None or fix.action in ("reverify", "investigate"):
+        # never re-affirm as is: the finding says the data may contradict the annotation (issue 45)
+        if ann is not None and ann.kind == "verified_query":
+            raise NoFixError(f"{ann.key} needs its query re-verified: run verify_query with the corrected SQL, or "
+                             "dismiss the finding with a reason", why="no_fix", annotation=ann.key)
+        what = "no fix" if fix is None else f"it asks to {fix.action} by hand"
+        raise _no_fix(f, f.annotation, what)
     if ann is None:
         raise InvalidValueError(f"the {f.reason} finding on {f.target} suggests no annotation to write; dismiss it "
                                 "or annotate the table yourself")
     v = ann.value
-    p = fix.params if fix is not None else {}
-    if fix is None or fix.action in ("reverify", "investigate"):
-        if ann.kind == "verified_query":
-            raise InvalidValueError(f"{ann.key} needs its query re-verified: run verify_query with the corrected SQL, "
-                                    "or dismiss the finding")
-        if fix is not None and ann.kind != "column" and ann.kind != "table":
-            raise InvalidValueError(f"the {f.reason} finding asks to {fix.action} by hand; dismiss it when checked")
-        # nothing to change: accepting re-affirms the annotation as true of the table as it is now
-        return _Write(kind=ann.kind, key=ann.key, value=v, column=ann.column, columns=_columns_after(ann, {}, cols))
+    p = fix.params
     if fix.action == "rename":
         old, new, scale = str(p["old"]), str(p["new"]), int(p.get("scale") or 0)
         names = {old: new}
@@ -295,6 +318,30 @@ def _finding_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid:
         item.acceptable = True
     except InvalidValueError as e:
         item.why_not = e.message
+        item.refused = str(e.details.get("why") or "needs_value") if isinstance(e, ReviewRefusedError) \
+            else "needs_value"
+    return item
+
+
+def _scanned_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int, sc: _Scan,
+                  duck: _Duck | None) -> ReviewItem:
+    """A finding of the stored data-depth pass as an item at `vid`: like any finding's item, but
+    accept is not offered once the table (or the related one) changed after the pass."""
+    moved = sc.changed_vid or _related_changed(cat, f, anns, sc.at_vid, vid)
+    if moved:
+        item = ReviewItem(id=finding_id(f), kind="finding", vid=vid, table=_table_of(f.target), target=f.target,
+                          annotation=f.annotation, status=f.status, reason=f.reason, message=f.message,
+                          suggestion=f.suggestion, fixes=list(f.fixes), group=f.cause,
+                          evidence_vids=list(f.evidence.vids))
+        ann = anns.get(f.annotation) if f.annotation else None
+        item.current = None if ann is None else ann.value
+        item.written_vid = None if ann is None else ann.vid
+        item.refused = "outdated"
+        item.why_not = (f"the data-depth pass at vid {sc.at_vid} that raised it predates a change at vid {moved}; "
+                        "scan again (semcat review scan --depth data) before deciding, or dismiss it with a reason")
+    else:
+        item = _finding_item(cat, f, anns, vid, duck)
+    item.depth, item.scan_vid, item.outdated = "data", sc.at_vid, bool(moved)
     return item
 
 
@@ -332,13 +379,29 @@ def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg) -> li
         by_table = read_catalog_annotations(cat, vid=vid)
     out: list[ReviewItem] = []
     findings = staleness(cat, table, snapshot=vid, now=now, merge=False)
+    scans = {t: sc for t, anns in by_table.items() if (sc := _scan_of(cat, t, anns, vid)) is not None}
     duck = _Duck(cat, vid)
     try:
+        live: set[str] = set()
         for f in findings:
             t = _table_of(f.target)
             if t not in by_table:
                 by_table[t] = read_annotations(cat, t, vid)
-            out.append(_finding_item(cat, f, {a.key: a for a in by_table[t]}, vid, duck))
+            amap = {a.key: a for a in by_table[t]}
+            sc = scans.get(t)
+            fid = finding_id(f)
+            ann = amap.get(f.annotation) if f.annotation else None
+            if sc is not None and not sc.outdated and fid in sc.cleared and \
+                    (ann is None or (ann.vid or 0) <= sc.at_vid):
+                continue  # a suspicion the data checked at the pass's vid and found untrue; nothing changed since
+            live.add(fid)
+            out.append(_finding_item(cat, f, amap, vid, duck))
+        for t, sc in sorted(scans.items()):
+            amap = {a.key: a for a in by_table[t]}
+            for f in sc.findings:
+                if finding_id(f) in live:
+                    continue
+                out.append(_scanned_item(cat, f, amap, vid, sc, duck))
     finally:
         duck.close()
     for t, anns in sorted(by_table.items()):
@@ -386,6 +449,222 @@ def review_item(cat: CatalogAPI, item_id: str, snapshot: SnapshotRef = None, now
     raise NotFoundError(f"no open review item {item_id} at vid {vid} (decided already, or never raised)"
                         f"{suggest(close)}; list the open ones with `semcat review list`", item=item_id,
                         did_you_mean=close)
+
+
+# ------------------------------------------------------------------ the data-depth pass, stored per vid
+class ScanResult(BaseModel):
+    """What one `scan` read and stored."""
+
+    vid: int = Field(description="the snapshot the pass read (what its findings describe)")
+    written_vid: int | None = Field(description="the commit that stored the results (None: nothing to store)")
+    depth: Literal["data"] = "data"
+    tables: int = Field(description="tables scanned")
+    findings: int = Field(description="findings only the data shows, stored for the inbox")
+    cleared: int = Field(description="metadata findings the data checked and found true (hidden while the "
+                         "table is unchanged)")
+    truncated: int = Field(default=0, description="findings not stored (over the per-table bound)")
+
+
+class _Scan(BaseModel):
+    """A table's stored data-depth pass, as read back at a later vid."""
+
+    at_vid: int
+    time: float | None = None
+    findings: list[Finding]
+    cleared: set[str]
+    outdated: bool
+    changed_vid: int | None = None
+
+
+def _needs_scan(cat: CatalogAPI, by_table: dict[str, list[Annotation]], vid: int) -> list[str]:
+    """The annotated tables whose stored pass no longer describes them: none yet, the table changed
+    after it (data or schema), an annotation was written after it, or a table one of its
+    relationships joins did."""
+    at: dict[str, int] = {}
+    for t, anns in by_table.items():
+        rec = next((a for a in anns if a.kind == "review" and a.key == SCAN_KEY and isinstance(a.value, dict)), None)
+        at[t] = -1 if rec is None else int(rec.value.get("at_vid") or 0)
+    tvid: dict[str, int] = {}
+
+    def moved(name: str, since: int) -> bool:
+        if name not in tvid:
+            obj = cat.get(lake.table_path(name), vid=vid)
+            tvid[name] = -1 if obj is None or obj.vid is None else obj.vid
+        return tvid[name] > since
+
+    out = []
+    for t, anns in sorted(by_table.items()):
+        since = at[t]
+        if since < 0 or moved(t, since) or any((a.vid or 0) > since for a in anns if a.kind != "review") or any(
+                moved(str(a.value.get("to")), since) for a in anns
+                if a.kind == "relationship" and isinstance(a.value, dict) and str(a.value.get("to") or "").count(".")
+                == 2):
+            out.append(t)
+    return out
+
+
+def scan(cat: CatalogAPI, table: str | None = None, *, author: str, depth: str = "data", now: TimeArg = None,
+         time: TimeArg = None, changed_only: bool = False) -> ScanResult:
+    """Run the data-depth staleness pass over one table (or every table) at the latest vid and store
+    its results for the inbox, one record per table (`_semantic/review.scan`, kind `review`): the
+    findings only the data shows, the metadata findings the data checked and cleared, and `at_vid`,
+    the snapshot they describe. Staleness itself stays computed: the record is a cache of one pass,
+    read back by `review_items` / `review_item` / `scanned_findings` (cheap), shown as of its vid,
+    and `outdated` once the table changes after it. One transaction; returns what it stored.
+    `changed_only` (for a scheduled run, e.g. cron running `semcat review scan --changed-only`):
+    only the tables whose stored pass no longer describes them (the table, one of its annotations or
+    a table it joins changed after it, or none yet), so the cost follows what changed; nothing is
+    written when nothing did (`written_vid` None)."""
+    if depth != "data":
+        raise InvalidValueError(f"scan depth must be 'data' (metadata findings are computed on every read), got "
+                                f"{depth!r}")
+    check_provenance(author, "inferred", 1.0)
+    vid = cat.resolve(None)
+    if table is not None:
+        require_table(cat, table, vid)
+        names = [table]
+        if changed_only:
+            names = _needs_scan(cat, {table: read_annotations(cat, table, vid)}, vid)
+    else:
+        # the tables with annotations (an unannotated table has nothing to be stale): a record each
+        by_table = read_catalog_annotations(cat, vid=vid)
+        names = _needs_scan(cat, by_table, vid) if changed_only else sorted(by_table)
+    if changed_only:
+        if not names:
+            return ScanResult(vid=vid, written_vid=None, tables=0, findings=0, cleared=0)
+        data, meta = [], []
+        for name in names:
+            data += staleness(cat, name, snapshot=vid, depth="data", now=now, merge=False)
+            meta += staleness(cat, name, snapshot=vid, depth="metadata", now=now, merge=False)
+    else:
+        data = staleness(cat, table, snapshot=vid, depth="data", now=now, merge=False)
+        meta = staleness(cat, table, snapshot=vid, depth="metadata", now=now, merge=False)
+    meta_ids = {finding_id(f) for f in meta}
+    data_ids = {finding_id(f) for f in data}
+    only: dict[str, list[Finding]] = {}
+    for f in data:
+        if finding_id(f) not in meta_ids:
+            only.setdefault(_table_of(f.target), []).append(f)
+    names = sorted(set(names) | (set() if changed_only else set(only)))
+    cleared: dict[str, list[str]] = {}
+    for f in meta:
+        if finding_id(f) not in data_ids:
+            cleared.setdefault(_table_of(f.target), []).append(finding_id(f))
+    t_now = txn_time(now)
+    stored = dropped = 0
+    with cat.transaction(author=author, message=f"review scan --depth data at vid {vid} "
+                         f"({table or ('changed tables' if changed_only else 'every table')})"[:500], meta={"semantic": True, "review": "scan"},
+                         time=time) as txn:
+        for name in names:
+            found = only.get(name, [])
+            keep = found[:MAX_SCANNED]
+            dropped += len(found) - len(keep)
+            stored += len(keep)
+            record = {"scan": "data", "at_vid": vid, "time": t_now,
+                      "findings": [f.model_dump(mode="json") for f in keep],
+                      "cleared": sorted(set(cleared.get(name, []))), "truncated": len(found) - len(keep)}
+            ann = Annotation(kind="review", key=SCAN_KEY, target=name, value=record,
+                             provenance=Provenance(author=author, source="inferred", confidence=1.0,
+                                                   time=txn_time(time), note=None, basis=basis_of(None, None, vid)))
+            check_annotation(ann)
+            txn.update(lake.semantic_path(name), {"obj_type": "semantic"})
+            txn.update(lake.semantic_path(name, SCAN_KEY), ann.stored())
+    return ScanResult(vid=vid, written_vid=txn.vid, tables=len(names), findings=stored,
+                      cleared=sum(len(set(v)) for v in cleared.values()), truncated=dropped)
+
+
+def last_scan(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None) -> dict[str, Any] | None:
+    """The newest stored data-depth pass visible at `snapshot` (of one table, or any): {"at_vid",
+    "time", "tables"} (tables: how many hold a record of that pass), None when none ran."""
+    vid = cat.resolve(snapshot)
+    by_table = {table: read_annotations(cat, table, vid)} if table is not None else \
+        read_catalog_annotations(cat, vid=vid)
+    recs = [a.value for anns in by_table.values() for a in anns
+            if a.kind == "review" and a.key == SCAN_KEY and isinstance(a.value, dict)]
+    if not recs:
+        return None
+    at = max(int(r.get("at_vid") or 0) for r in recs)
+    same = [r for r in recs if int(r.get("at_vid") or 0) == at]
+    return {"at_vid": at, "time": same[0].get("time"), "tables": len(same)}
+
+
+def _decided_since(anns: list[Annotation], at_vid: int) -> set[str]:
+    """Item ids a person decided at or after `at_vid` (their decision records)."""
+    out = set()
+    for a in anns:
+        v = a.value
+        if a.kind == "review" and a.key.startswith(DECISION_PREFIX) and isinstance(v, dict) and v.get("decision") \
+                and int(v.get("at_vid") or 0) >= at_vid:
+            out.add(str(v.get("item")))
+    return out
+
+
+def _scan_of(cat: CatalogAPI, table: str, anns: list[Annotation], vid: int) -> _Scan | None:
+    """The table's stored data-depth pass as it stands at `vid`: its findings still open (none
+    decided since, the annotation each is about unchanged since), and whether the table (or a
+    related table) changed after the pass (`outdated`)."""
+    rec = next((a for a in anns if a.kind == "review" and a.key == SCAN_KEY), None)
+    if rec is None or not isinstance(rec.value, dict):
+        return None
+    at = int(rec.value.get("at_vid") or 0)
+    by_key = {a.key: a for a in anns}
+    decided = _decided_since(anns, at)
+
+    def changed(name: str) -> int | None:
+        obj = cat.get(lake.table_path(name), vid=vid)
+        return None if obj is None or obj.vid is None or obj.vid <= at else obj.vid
+
+    own = changed(table)
+    out: list[Finding] = []
+    for raw in rec.value.get("findings") or []:
+        try:
+            f = Finding.model_validate(raw)
+        except ValueError:
+            continue
+        if finding_id(f) in decided:
+            continue
+        ann = by_key.get(f.annotation) if f.annotation else None
+        if f.annotation and (ann is None or (ann.vid or 0) > at):
+            continue  # rewritten (or removed) since the pass: what it said is about the old value
+        f.evidence = f.evidence.model_copy(update={"values": {**f.evidence.values, "scan_vid": at}})
+        out.append(f)
+    cleared = {str(x) for x in rec.value.get("cleared") or []}
+    return _Scan(at_vid=at, time=rec.value.get("time"), findings=out, cleared=cleared, outdated=own is not None,
+                 changed_vid=own)
+
+
+def _related_changed(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], at: int, vid: int) -> int | None:
+    ann = anns.get(f.annotation) if f.annotation else None
+    if ann is None or ann.kind != "relationship" or not isinstance(ann.value, dict):
+        return None
+    to = str(ann.value.get("to") or "")
+    obj = cat.get(lake.table_path(to), vid=vid) if to.count(".") == 2 else None
+    return None if obj is None or obj.vid is None or obj.vid <= at else obj.vid
+
+
+def scanned_findings(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None) -> list[Finding]:
+    """The findings of the latest stored data-depth pass (`scan`) of one table (or every table) that
+    are still open at `snapshot`, each with `evidence.values["scan_vid"]` (the vid the pass read)
+    and, when the table changed since, `evidence.values["outdated_by"]` (the vid that changed it).
+    Cheap: it reads the stored records, it runs no check."""
+    vid = cat.resolve(snapshot)
+    if table is not None:
+        require_table(cat, table, vid)
+        by_table = {table: read_annotations(cat, table, vid)}
+    else:
+        by_table = read_catalog_annotations(cat, vid=vid)
+    out: list[Finding] = []
+    for t, anns in sorted(by_table.items()):
+        sc = _scan_of(cat, t, anns, vid)
+        if sc is None:
+            continue
+        amap = {a.key: a for a in anns}
+        for f in sc.findings:
+            moved = sc.changed_vid or _related_changed(cat, f, amap, sc.at_vid, vid)
+            if moved:
+                f.evidence = f.evidence.model_copy(update={"values": {**f.evidence.values, "outdated_by": moved}})
+            out.append(f)
+    return out
 
 
 # ------------------------------------------------------------------ decisions
@@ -537,6 +816,8 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
         need([b for _, b in pairs], {c.name.lower(): c for c in columns_of(tobj.value)}, to)
     elif w.kind == "table" and field == "grain" and isinstance(val, dict):
         need([str(k) for k in val.get("keys") or []], cols, table)
+    elif w.kind == "table" and field == "deprecated" and isinstance(val, dict) and val.get("replaced_by"):
+        _check_successor(cat, table, tvalue, str(val["replaced_by"]), w.key, vid)
     needs_data = (w.kind == "relationship" and isinstance(val, dict)) or \
         (w.kind == "column" and field == "enum" and isinstance(val, list)) or \
         (w.kind == "table" and field == "grain" and isinstance(val, dict) and bool(val.get("keys"))) or \
@@ -594,6 +875,13 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
                                   "HAVING count(*) > 1)").fetchall()[0][0]
                 if dup:
                     raise _refuse(w.key, f"{dup} value(s) of ({', '.join(map(str, val['keys']))}) repeat", "grain")
+                # a key column with no value in some rows names no row: it is not part of a grain (a new
+                # nullable column added to the keys makes any repeat "unique")
+                nulls = con.execute(f"SELECT count(*) FROM {tq} WHERE "
+                                    + " OR ".join(f"{quote(str(k))} IS NULL" for k in val["keys"])).fetchall()[0][0]
+                if nulls:
+                    raise _refuse(w.key, f"{nulls} row(s) have no value in a key column of "
+                                  f"({', '.join(map(str, val['keys']))}): a grain's keys are never null", "grain_null")
             elif w.kind == "metric" and isinstance(val, dict) and val.get("expression"):
                 filt = f" WHERE {val['filter']}" if val.get("filter") else ""
                 con.execute(f"SELECT {val['expression']} FROM {tq}{filt}").fetchall()
@@ -605,6 +893,42 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
         finally:
             if own:
                 dk.close()
+
+
+def _check_successor(cat: CatalogAPI, table: str, tvalue: dict[str, Any], succ: str, key: str, vid: int) -> None:
+    """A deprecation's successor must be another table that exists at `vid`, is not deprecated
+    itself, holds at least half of `table`'s columns, was created after it and has been loaded
+    after `table`'s last load (the evidence that it took over): a table that simply stopped loading
+    has no successor."""
+    if succ == table:
+        raise _refuse(key, f"{table} cannot replace itself", "successor")
+    sobj = cat.get(lake.table_path(succ), vid=vid) if succ.count(".") == 2 else None
+    if sobj is None:
+        raise _refuse(key, f"the successor {succ!r} does not exist at vid {vid}", "table_missing")
+    if any(a.key == "table.deprecated" for a in read_annotations(cat, succ, vid)):
+        raise _refuse(key, f"the successor {succ} is deprecated itself", "successor")
+
+    def last_load(value: dict[str, Any] | None) -> int:
+        ldc = ((value or {}).get("stats") or {}).get("last_data_commit")
+        return int(ldc["vid"]) if isinstance(ldc, dict) and isinstance(ldc.get("vid"), int) else 0
+
+    have = {c.name.lower() for c in columns_of(tvalue)}
+    shared = have & {c.name.lower() for c in columns_of(sobj.value)}
+    if have and len(shared) * 2 < len(have):
+        raise _refuse(key, f"{succ} holds {len(shared)} of {table}'s {len(have)} columns: nothing shows it holds the "
+                      "same rows", "successor")
+    mine, theirs = last_load(tvalue), last_load(sobj.value)
+    if theirs <= mine:
+        raise _refuse(key, f"nothing shows {succ} took over: its last load (vid {theirs or 'none'}) is not after "
+                      f"{table}'s (vid {mine})", "successor")
+
+    def created(path: str) -> int:
+        return min((v.vid for v in cat.history(path) if v.vid <= vid and v.value is not None), default=0)
+
+    born, old = created(sobj.path), created(lake.table_path(table))
+    if born <= old:
+        raise _refuse(key, f"nothing shows {succ} took over: it existed before {table} (created at vid {born}, "
+                      f"{table} at vid {old}); a replacement is written after what it replaces", "successor")
 
 
 def decide_group(cat: CatalogAPI, group: str, decision: str, author: str, note: str | None = None, *,
@@ -625,20 +949,50 @@ def decide_group(cat: CatalogAPI, group: str, decision: str, author: str, note: 
         close = did_you_mean(group, groups)
         raise NotFoundError(f"no open review items in group {group!r} at vid {vid}{suggest(close)}; the groups are in "
                             "`semcat review list --json` (field group)", group=group, did_you_mean=close)
-    decided, skipped = [], []
+    return {"group": group, **_decide_each(cat, items, decision, author, note, reason, now, time)}
+
+
+def _decide_each(cat: CatalogAPI, items: list[ReviewItem], decision: str, author: str, note: str | None,
+                 reason: str | None, now: TimeArg, time: TimeArg) -> dict[str, Any]:
+    """Accept (only the items accept is offered for: never one without a fix the evidence supports)
+    or dismiss each item, each its own transaction validated again at commit. Returns
+    {"decided": [{"item", "vid"}], "skipped": [{"item", "why", "code"}], "skipped_by": {code: n}}."""
+    decided: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
     for it in items:
         try:
             if decision == "accept":
                 if not it.acceptable:
-                    skipped.append({"item": it.id, "why": it.why_not or "accept is not offered"})
+                    skipped.append({"item": it.id, "why": it.why_not or "accept is not offered",
+                                    "code": it.refused or "needs_value"})
                     continue
                 v = accept(cat, it, author, note, now=now, time=time)
             else:
                 v = dismiss(cat, it, author, str(reason), now=now, time=time)
             decided.append({"item": it.id, "vid": v})
         except (InvalidValueError, NotFoundError, ConflictError) as e:
-            skipped.append({"item": it.id, "why": e.message})
-    return {"group": group, "decided": decided, "skipped": skipped}
+            code = str(e.details.get("why") or "refused") if isinstance(e, ReviewRefusedError) else \
+                "conflict" if isinstance(e, ConflictError) else "refused"
+            skipped.append({"item": it.id, "why": e.message, "code": code})
+    by: dict[str, int] = {}
+    for x in skipped:
+        by[x["code"]] = by.get(x["code"], 0) + 1
+    return {"decided": decided, "skipped": skipped, "skipped_by": by}
+
+
+def accept_all(cat: CatalogAPI, author: str, note: str | None = None, *, table: str | None = None,
+               now: TimeArg = None, time: TimeArg = None) -> dict[str, Any]:
+    """Accept every open finding of the inbox (of one table, or all) whose fix the evidence supports
+    and validates against the data: bulk accept never includes a finding without a fix (it would
+    re-certify what the data may contradict), nor agent annotations or proposals (their text is an
+    agent's claim: accept them one by one). Each item is its own transaction, validated again at
+    commit. Returns {"decided", "skipped": [{"item", "why", "code"}], "skipped_by": {code: n},
+    "not_findings": n}: skipped items stay open (edit or dismiss them)."""
+    vid = cat.resolve(None)
+    items = _all_items(cat, table, vid, now)
+    findings = [i for i in items if i.kind == "finding"]
+    return {**_decide_each(cat, findings, "accept", author, note, None, now, time),
+            "not_findings": len(items) - len(findings)}
 
 
 def _validated(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: _Write, vid: int) -> Any:
@@ -677,9 +1031,19 @@ def txn_time(time: object) -> float:
 
 
 def _finding_of(cat: CatalogAPI, item: ReviewItem, now: TimeArg) -> tuple[Finding, dict[str, Annotation]]:
+    anns = read_annotations(cat, item.table, item.vid)
     for f in staleness(cat, item.table, snapshot=item.vid, now=now, merge=False):
         if finding_id(f) == item.id:
-            return f, {a.key: a for a in read_annotations(cat, item.table, item.vid)}
+            return f, {a.key: a for a in anns}
+    sc = _scan_of(cat, item.table, anns, item.vid)
+    for f in sc.findings if sc is not None else []:
+        if finding_id(f) == item.id:
+            if sc is not None and (sc.outdated or _related_changed(cat, f, {a.key: a for a in anns}, sc.at_vid,
+                                                                    item.vid)):
+                raise ReviewRefusedError(f"finding {item.id} was raised by the data-depth pass at vid {sc.at_vid}, "
+                                         f"and {item.table} changed since; scan again (semcat review scan --depth "
+                                         "data) before deciding, or dismiss it with a reason", why="outdated")
+            return f, {a.key: a for a in anns}
     raise NotFoundError(f"finding {item.id} is not raised at vid {item.vid} any more; list the items again")
 
 
@@ -734,8 +1098,23 @@ def edit_and_accept(cat: CatalogAPI, item: ReviewItem | str, author: str, value:
                        columns=None if ann.kind == "table" and ann.field != "grain"
                        else [r.name for r in ann.provenance.basis.columns])
         w = w.model_copy(update={"value": value})
+        _check_unit_edit(f, anns, w)
         return _decide(cat, it, "edited", author, note, w, w.remove, time)
     return _accept_agent(cat, it, author, note, value, "edited", time)
+
+
+def _check_unit_edit(f: Finding, anns: dict[str, Annotation], w: _Write) -> None:
+    """An edited unit is checked against the evidence: when the finding shows the column's values
+    moved by 10^k since the unit was written, the same unit again is what the data contradicts."""
+    if w.kind != "column" or not w.key.endswith(".unit"):
+        return
+    ev = f.evidence.values.get("scale")
+    scale = next((int(x.params.get("scale") or 0) for x in f.fixes if x.action in ("update_unit", "rename")
+                  and x.params.get("scale")), 0) or (ev if isinstance(ev, int) and not isinstance(ev, bool) else 0)
+    ann = anns.get(f.annotation) if f.annotation else None
+    if scale and ann is not None and str(w.value).strip().lower() == str(ann.value).strip().lower():
+        raise _refuse(w.key, f"the column's values moved by 10^{scale} since {ann.value!r} was written, so the same "
+                      "unit again is what the data contradicts; give the unit the values are in now", "unit")
 
 
 def dismiss(cat: CatalogAPI, item: ReviewItem | str, author: str, reason: str, *, now: TimeArg = None,

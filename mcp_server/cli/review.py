@@ -1,4 +1,4 @@
-"""`semcat review list|show|accept|dismiss|edit`: the data team's inbox on the command line (issue
+"""`semcat review list|show|accept|dismiss|edit|scan`: the data team's inbox on the command line (issue
 27 item 2), on a catalog directory (`--data`) or a running `semcat serve` (`--url` with a write
 token to decide). Lists are bounded (`--limit`, `--cursor` resumes; the footer says when more are
 left). Errors print their message and what to do, never a traceback."""
@@ -95,7 +95,11 @@ def register(main: click.Group) -> None:
             t.add_column(col, overflow="fold")
         for i in page.items:
             what = i.reason or i.kind
-            writes = f"{i.proposed_key} = {_short(i.proposed, 40)}" if i.acceptable else "(edit or dismiss)"
+            if i.depth == "data":
+                what += f" (data, scan at vid {i.scan_vid}{', outdated' if i.outdated else ''})"
+            writes = f"{i.proposed_key} = {_short(i.proposed, 40)}" if i.acceptable else \
+                "(no fix: edit or dismiss)" if i.refused == "no_fix" else \
+                "(scan again)" if i.outdated else "(edit or dismiss)"
             t.add_row(i.id, i.table, f"{what}\n{i.annotation or ''}", i.status or "unreviewed",
                       _short(i.message, 90), writes)
         Console(width=max(120, Console().width)).print(t)
@@ -124,6 +128,9 @@ def register(main: click.Group) -> None:
                 ("reason", it.reason), ("status", it.status), ("message", it.message), ("suggestion", it.suggestion),
                 ("fixes", ", ".join(f"{f.action} {json.dumps(f.params)}" for f in it.fixes) or None),
                 ("evidence vids", ", ".join(map(str, it.evidence_vids))), ("author", it.author),
+                ("depth", f"data: raised by the data-depth pass at vid {it.scan_vid}"
+                 + (" (the table changed since: scan again)" if it.outdated else "") if it.depth == "data"
+                 else None),
                 ("current", None if it.current is None else _short(it.current, 400)),
                 ("accept writes", f"{it.proposed_key} = {_short(it.proposed, 400)}" if it.acceptable else it.why_not)]
         for k, v in rows:
@@ -132,33 +139,83 @@ def register(main: click.Group) -> None:
         Console(width=max(120, Console().width)).print(t)
 
     def _group_result(res: dict[str, Any], verb: str) -> str:
-        lines = [f"{verb} {len(res['decided'])} item(s) of group {res['group']}"]
+        where = f" of group {res['group']}" if res.get("group") else ""
+        lines = [f"{verb} {len(res['decided'])} item(s){where}"]
         lines += [f"  {d['item']} at vid {d['vid']}" for d in res["decided"]]
+        by = res.get("skipped_by") or {}
+        if res["skipped"]:
+            words = {"no_fix": "no fix the evidence supports (edit or dismiss them)",
+                     "outdated": "raised by a data-depth pass the table changed after (scan again)",
+                     "needs_value": "the fix needs a person's value (edit them)"}
+            lines.append(f"skipped {len(res['skipped'])} item(s), left open: "
+                         + "; ".join(f"{n} {words.get(code, 'refused by validation: ' + code)}"
+                                     for code, n in sorted(by.items())))
         lines += [f"  left open {s['item']}: {s['why']}" for s in res["skipped"]]
+        if res.get("not_findings"):
+            lines.append(f"not included: {res['not_findings']} agent annotation(s) / proposal(s): accept those one "
+                         "by one")
         return "\n".join(lines)
 
     @review.command("accept")
     @click.argument("item_id", required=False)
     @click.option("--group", default=None, help="accept every item of this group (one underlying change) whose fix "
                   "validates; `review list --json` shows each item's group")
+    @click.option("--all", "all_", is_flag=True, help="accept every open finding whose fix the evidence supports "
+                  "and validates (never one without a fix; never agent annotations)")
+    @click.option("--table", default=None, help="with --all: only this table")
     @_where
     @_author
     @click.option("--note", default=None, help="why (kept in the annotation's provenance)")
-    def accept(item_id, group, data_dir, url, token, now, author, note) -> None:
+    def accept(item_id, group, all_, table, data_dir, url, token, now, author, note) -> None:
         """Write what the item suggests as your annotation, and close the item. Accept is offered only
-        for a fix validated against the snapshot, and validated again when it is written."""
+        for a fix the evidence supports, validated against the snapshot, and validated again when it
+        is written; a finding without one is edited or dismissed instead."""
         import semantic as sm
 
-        if (item_id is None) == (group is None):
-            raise click.UsageError("give an ITEM_ID or --group GROUP (one of them)")
+        if sum((item_id is not None, group is not None, all_)) != 1:
+            raise click.UsageError("give an ITEM_ID, --group GROUP or --all (one of them)")
+        if table is not None and not all_:
+            raise click.UsageError("--table goes with --all")
 
         def go(cat: Any) -> str:
+            if all_:
+                return _group_result(sm.accept_all(cat, _who(author), note, table=table, now=now), "accepted")
             if group is not None:
                 return _group_result(sm.decide_group(cat, group, "accept", _who(author), note, now=now), "accepted")
             it = sm.review_item(cat, item_id, now=now)
             vid = sm.accept(cat, it, author=_who(author), note=note, now=now)
             return f"accepted {it.id}: wrote {it.table}:{it.proposed_key} at vid {vid}"
         click.echo(_run(data_dir, url, token, go))
+
+    @review.command("scan")
+    @_where
+    @_author
+    @click.option("--depth", default="data", show_default=True, type=click.Choice(["data"]),
+                  help="data: check the rows (metadata findings are computed on every read)")
+    @click.option("--table", default=None, help="only this table (default: every annotated table)")
+    @click.option("--changed-only", is_flag=True, help="only the tables changed since their last pass (for a "
+                  "scheduled run, e.g. from cron): the cost follows the change; nothing is written when nothing "
+                  "changed")
+    @_json
+    def scan(data_dir, url, token, now, author, depth, table, changed_only, as_json) -> None:
+        """Run the data-depth check now and store its findings for the inbox, as of the latest vid:
+        `review list`, `review show`, the /ui inbox and the MCP check_staleness tool then show them
+        (marked with the vid the pass read) without checking the data again."""
+        import semantic as sm
+
+        res = _run(data_dir, url, token, lambda cat: sm.scan(cat, table, author=_who(author), depth=depth, now=now,
+                                                             changed_only=changed_only))
+        if as_json:
+            click.echo(res.model_dump_json(indent=2))
+            return
+        if res.written_vid is None:
+            click.echo(f"nothing changed since the last data-depth pass (latest vid {res.vid}): nothing to scan")
+            return
+        click.echo(f"scanned {res.tables} table(s) at vid {res.vid} (depth {res.depth}): {res.findings} finding(s) "
+                   f"only the data shows, {res.cleared} metadata suspicion(s) the data cleared; stored at vid "
+                   f"{res.written_vid}" + (f"; {res.truncated} more not stored (over the per-table bound)"
+                                           if res.truncated else "")
+                   + "\nsee them with `semcat review list`")
 
     @review.command("edit")
     @click.argument("item_id")

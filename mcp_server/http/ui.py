@@ -15,6 +15,9 @@ JavaScript build step, nothing loaded from elsewhere).
     POST /ui/group/{decision}      accept | dismiss every item of a group (`semantic.decide_group`,
                                    the CLI's `semcat review --group`); answers the group, re-rendered
                                    with what was decided and what was refused, with why
+    POST /ui/scan                  run the data-depth check now and store its findings for the inbox
+                                   (`semantic.review.scan`, the CLI's `semcat review scan`); the inbox
+                                   marks each data-depth item with the vid that pass read
     GET  /ui/diff?from=&to=        objects changed between two snapshots (bounded)
     GET|POST /ui/login             the token form; POST it (with its CSRF token) to log in, or open
                                    /ui/login?token=T yourself (Sec-Fetch-Site none/same-origin): sets
@@ -448,12 +451,15 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             table = q.get("table") or None
             res = sm.review_items(ctx.cat, table, snapshot=ctx.vid, now=ctx.now, limit=MAX_LIMIT,
                                   kind=q.get("kind") or None)
+            from semantic.review import last_scan
+
             groups = _groups(ctx, res.items, table)
             shown = groups[start:start + limit]
             more = start + limit < len(groups)
             return page(request, ctx, "inbox.html", groups=shown, total_groups=len(groups), total=res.total,
                         items_truncated=res.truncated, start=start, next_cursor=f"o:{start + limit}" if more else None,
-                        table=table or "", kind=q.get("kind") or "")
+                        table=table or "", kind=q.get("kind") or "", scan=last_scan(ctx.cat, table, ctx.vid),
+                        data_items=sum(1 for i in res.items if i.depth == "data"))
         return guarded(request, go)
 
     def _groups(ctx: _Ctx, items: list[Any], table: str | None) -> list[dict[str, Any]]:
@@ -579,6 +585,33 @@ def build_ui_router(app: FastAPI) -> APIRouter:
 
         return await anyio.to_thread.run_sync(deciding, request, go, "_group_failed.html", {"gid": gid},
                                             "accept or dismiss")
+
+    @router.post("/scan", response_class=HTMLResponse)
+    @requires("write", **_FORM)
+    async def scan(request: Request) -> Response:
+        """Run the data-depth check now (`semantic.review.scan`, what `semcat review scan --depth data`
+        runs) and store its findings for the inbox; answers a line saying what it found, with a link
+        that reloads the inbox."""
+        import anyio
+
+        try:
+            form = _form(await request.body())
+        except CatalogError as exc:
+            return page(request, None, "_group_failed.html", 400, gid="scan-result", message=exc.message)
+        if not _csrf_ok(request, form):
+            return page(request, None, "_group_failed.html", 403, gid="scan-result", message=_CSRF_REFUSED)
+
+        def go(ctx: _Ctx) -> Response:
+            import semantic as sm
+
+            who = writer_of(request.scope.get("state"))
+            author = who.principal if who.authenticated else (form.get("author") or [""])[0].strip() or "web"
+            table = (form.get("table") or [""])[0].strip() or None
+            res = sm.scan(ctx.cat, table, author=author, now=ctx.now)
+            return page(request, ctx, "_scan_done.html", res=res, table=table or "")
+
+        return await anyio.to_thread.run_sync(deciding, request, go, "_group_failed.html", {"gid": "scan-result"},
+                                            "run the data check")
 
     @router.get("/diff", response_class=HTMLResponse)
     @requires("read", **_PAGE)

@@ -442,6 +442,9 @@ TOOL_NAMES: tuple[str, ...] = (
 # (pattern, replacement), applied in order: how a person does what a message tells an agent to do
 PHRASES: tuple[tuple[str, str], ...] = (
     (r"\s*\(semcat review edit\)", ""),
+    (r"\s*\(semcat review edit ITEM VALUE\)", ""),
+    (r"\s*\(semcat review dismiss ITEM --reason \.\.\.\)", ""),
+    (r"\s*\(semcat review scan --depth data\)", " (the inbox's “check the data now” button)"),
     (r"run verify_query with the corrected SQL", "correct the query with edit & accept"),
     (r"give the enum with edit_and_accept", "give the allowed values with edit & accept"),
     (r"\buse edit_and_accept", "correct it with edit & accept"),

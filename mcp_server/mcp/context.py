@@ -349,7 +349,12 @@ def finding(f: Finding) -> M.FindingOut:
     ev = f.evidence
     return M.FindingOut(target=f.target, annotation=f.annotation, status=f.status, reason=f.reason,
                         message=cut(f.message, 400), suggestion=None if f.suggestion is None else cut(f.suggestion, 300),
-                        fixes=fixes(f.fixes), evidence_vids=list(ev.vids or [])[:10])
+                        fixes=fixes(f.fixes), evidence_vids=list(ev.vids or [])[:10],
+                        scan_vid=_int(ev.values.get("scan_vid")), outdated_by=_int(ev.values.get("outdated_by")))
+
+
+def _int(v: object) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def fixes(items: Iterable[Fix]) -> list[M.FixOut]:

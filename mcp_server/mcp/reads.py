@@ -50,8 +50,15 @@ class Reads:
         return sm.join_path(cat, a, b, snapshot=vid)
 
     def staleness(self, cat: CatalogAPI, table: str | None, vid: int, depth: str, now: float) -> list[Finding]:
-        """Findings of `table` (every table when None) at `vid` (`sm.staleness`)."""
-        return list(sm.staleness(cat, table, snapshot=vid, depth=depth, now=now))
+        """Findings of `table` (every table when None) at `vid` (`sm.staleness`); at metadata depth
+        also those of the stored data-depth pass (`sm.scanned_findings`: read back, not re-run, each
+        with the vid it read in `evidence.values["scan_vid"]`) that the computed ones do not hold."""
+        found = list(sm.staleness(cat, table, snapshot=vid, depth=depth, now=now))
+        if depth == "metadata":
+            have = {(f.target, a, f.reason) for f in found for a in [f.annotation, *f.annotations]}
+            found += [f for f in sm.scanned_findings(cat, table, snapshot=vid)
+                      if (f.target, f.annotation, f.reason) not in have]
+        return found
 
     def lineage(self, cat: CatalogAPI, table: str, vid: int, direction: str, depth: int, limit: int,
                 offset: int) -> dict[str, Any]:

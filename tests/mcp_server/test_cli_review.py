@@ -114,3 +114,40 @@ def test_review_decides_a_group_at_once(tmp_path):
     assert items(data)["total"] == 0
     r = semcat("review", "accept", "--group", "rename:nope@1", "--data", data, "--now", NOW, "--author", "bob")
     assert r.returncode != 0 and "no open review items in group" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_review_scan_puts_data_depth_findings_in_the_inbox_and_bulk_accept_skips_no_fix_items(tmp_path):
+    """Issue 45: `semcat review scan --depth data` stores the data-depth pass; `review list` / `show`
+    show its findings as of the vid it read; `review accept` of a finding without a fix is refused
+    with what to do; `review accept --all` accepts only validated fixes and says what it skipped."""
+    data = str(tmp_path / "data")
+    with cc.Catalog.open(data) as cat:
+        lk = LakeBuilder(cat, tmp_path / "files")
+        lk.table(T, [("id", "bigint"), ("kind", "string")], at=0, rows={"id": [1, 2, 3], "kind": ["a", "c", "a"]})
+        sm.annotate(cat, T, {"description": "orders", "grain": {"text": "one row per id", "keys": ["id"]}},
+                    author="ann", time=lk.day(1))
+        sm.annotate(cat, T, {"enum": ["a", "c"]}, column="kind", author="ann", time=lk.day(1))
+        lk.append(T, {"id": [4], "kind": ["b"]}, at=2)      # inside the old min/max: only the data shows it
+        lk.evolve(T, add=[("note", "string")], at=3)        # the description gets a finding without a fix
+    r = semcat("review", "scan", "--depth", "data", "--data", data, "--now", NOW, "--author", "steward")
+    assert r.returncode == 0 and "1 finding(s) only the data shows" in r.stdout, r.stderr
+    page = items(data)
+    [enum] = [i for i in page["items"] if i["reason"] == "enum_violated"]
+    assert enum["depth"] == "data" and enum["scan_vid"] and enum["acceptable"]
+    r = semcat("review", "list", "--data", data, "--now", NOW)
+    assert r.returncode == 0 and "(data," in r.stdout and f"scan at vid {enum['scan_vid']})" in r.stdout, r.stdout
+    r = semcat("review", "show", enum["id"], "--data", data, "--now", NOW)
+    assert r.returncode == 0 and f"raised by the data-depth pass at vid {enum['scan_vid']}" in r.stdout, r.stdout
+    [desc] = [i for i in page["items"] if i["annotation"] == "table.description"]
+    assert desc["refused"] == "no_fix" and not desc["acceptable"]
+    r = semcat("review", "accept", desc["id"], "--data", data, "--now", NOW, "--author", "alice")
+    assert r.returncode == 1 and "no fix the evidence supports" in r.stderr and "dismiss" in r.stderr
+    assert "Traceback" not in r.stderr
+    r = semcat("review", "accept", "--all", "--data", data, "--now", NOW, "--author", "alice")
+    assert r.returncode == 0 and "accepted 1 item(s)" in r.stdout, r.stderr
+    assert "no fix the evidence supports (edit or dismiss them)" in r.stdout and f"left open {desc['id']}" in r.stdout
+    with cc.Catalog.open(data) as cat:
+        anns = {a.key: a for a in read_annotations(cat, T)}
+        left = {i.id for i in sm.review_items(cat, now=NOW).items}
+    assert sorted(anns["column.2.enum"].value) == ["a", "b", "c"] and anns["table.description"].value == "orders"
+    assert desc["id"] in left and enum["id"] not in left  # the item without a fix stays open

@@ -4,6 +4,7 @@ flags what agents wrote that no person has accepted yet, until a person accepts 
 
 from __future__ import annotations
 
+import catalog_core as cc
 import semantic as sm
 from eval.fixtures.mcplake import DIM
 from mcp_server.mcp import create_server
@@ -30,3 +31,34 @@ def test_agent_over_human_is_proposed_and_unreviewed_is_flagged_until_accepted(f
     assert card["description"] == "the stores"
     [d] = [a for a in card["annotations"] if a["key"] == "table.description"]
     assert d["source"] == "human" and d["author"] == "ann" and not d["unreviewed"]
+
+
+def test_check_staleness_shows_the_stored_data_depth_findings(tmp_path):
+    """Issue 45 item 3: after a data-depth pass (`sm.scan`), check_staleness at its default depth
+    carries the findings only the data shows, marked with the vid the pass read, without reading
+    the data again; once the table changes after the pass, they say so (`outdated_by`)."""
+    from eval.fixtures.lakes import LakeBuilder
+
+    t = "acme.core.orders"
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    try:
+        lk = LakeBuilder(cat, tmp_path / "files")
+        lk.table(t, [("id", "bigint"), ("status", "string")], at=0, rows={"id": [1, 2], "status": ["a", "c"]})
+        sm.annotate(cat, t, {"enum": ["a", "c"]}, column="status", author="ann", time=lk.day(1))
+        lk.append(t, {"id": [3], "status": ["b"]}, at=2)  # inside the old min/max: only the data shows it
+        server = create_server(cat, author="agent:test", now=lk.day(3))
+        out = ok(call(server, "check_staleness", {"table": t}))
+        assert not [f for f in out["findings"] if f["reason"] == "enum_violated"]
+        res = sm.scan(cat, author="steward", now=lk.day(2), time=lk.at(2.5))
+        out = ok(call(server, "check_staleness", {"table": t}))
+        [f] = [f for f in out["findings"] if f["reason"] == "enum_violated"]
+        assert f["scan_vid"] == res.vid and "outdated_by" not in f and f["annotation"] == "column.2.enum"
+        assert f["fixes"] == [{"action": "add_enum_values", "params": {"column": "status", "values": ["b"]}}]
+        everything = ok(call(server, "check_staleness", {}))
+        assert [g for g in everything["findings"] if g["reason"] == "enum_violated"] == [f]
+        moved = lk.append(t, {"id": [4], "status": ["a"]}, at=3)
+        out = ok(call(server, "check_staleness", {"table": t}))
+        [f] = [f for f in out["findings"] if f["reason"] == "enum_violated"]
+        assert f["outdated_by"] == moved
+    finally:
+        cat.close()

@@ -79,7 +79,8 @@ def test_edit_and_accept_writes_the_corrected_value(cat, lk):
     sm.annotate(cat, T, {"description": "orders"}, author="ann", time=lk.day(1))
     lk.evolve(T, add=[("note", "string")], at=2)
     it = item_of(cat, "schema_changed", now=lk.day(2))
-    assert it.proposed == "orders"  # no fix: accept re-affirms the value on the current state
+    # no fix: accept is not offered (it would re-certify what the finding says may be false)
+    assert it.proposed is None and not it.acceptable and it.refused == "no_fix"
     sm.edit_and_accept(cat, it, author="bob", value="orders, with a free-text note", time=lk.day(3))
     a = by_key(cat)["table.description"]
     assert a.value == "orders, with a free-text note" and a.provenance.author == "bob"
@@ -101,7 +102,8 @@ def test_two_reviewers_racing_one_wins_the_other_gets_a_conflict(cat, lk):
         except cc.errors.ConflictError as e:
             results[who] = e
 
-    threads = [threading.Thread(target=review, args=("alice", lambda: sm.accept(cat, it, author="alice"))),
+    threads = [threading.Thread(target=review, args=("alice", lambda: sm.edit_and_accept(cat, it, author="alice",
+                                                                                         value="orders, noted"))),
                threading.Thread(target=review, args=("bob", lambda: sm.dismiss(cat, it, author="bob", reason="fine")))]
     [t.start() for t in threads]
     [t.join() for t in threads]
@@ -114,7 +116,7 @@ def test_two_reviewers_racing_one_wins_the_other_gets_a_conflict(cat, lk):
     # the loser acting again on what it read gets the same clear error, nothing written
     latest = cat.resolve(None)
     with pytest.raises(cc.errors.ConflictError, match="list the items again"):
-        sm.accept(cat, it, author="alice")
+        sm.edit_and_accept(cat, it, author="alice", value="orders, noted")
     assert cat.resolve(None) == latest
 
 
@@ -194,5 +196,9 @@ def test_an_edited_value_is_checked_like_annotate(cat, lk):
     with pytest.raises(cc.errors.InvalidValueError, match="not a column|nope"):
         sm.edit_and_accept(cat, it, author="bob", value={"text": "x", "keys": ["nope"]})
     assert cat.resolve(None) == before
-    sm.edit_and_accept(cat, it, author="bob", value=["id", "note"], time=lk.day(3))
-    assert by_key(cat)["table.grain"].value == {"text": "", "keys": ["id", "note"]}
+    # a new nullable column added to the keys is not a grain (issue 45): refused, nothing written
+    with pytest.raises(sm.ReviewRefusedError, match="never null"):
+        sm.edit_and_accept(cat, it, author="bob", value=["id", "note"], time=lk.day(3))
+    assert cat.resolve(None) == before
+    sm.edit_and_accept(cat, it, author="bob", value=["id"], time=lk.day(3))
+    assert by_key(cat)["table.grain"].value == {"text": "", "keys": ["id"]}

@@ -1,0 +1,304 @@
+"""A review loop that never certifies what the data contradicts (issue 45 items 3 and 4), on small
+catalogs built in each test: the data-depth pass stored per vid and its findings in the inbox
+(`sm.scan`, `review_items`, `review_item`, accept), accept refused for a finding without a fix the
+evidence supports, edits validated where the claim is checkable (grain, enum, unit, relationship,
+successor), bulk accept never including no-fix items, and accepting everything the inbox offers
+writing nothing false."""
+
+from __future__ import annotations
+
+import pytest
+
+import catalog_core as cc
+import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
+from semantic.annotations import read_annotations
+
+T = "acme.core.orders"
+D = "acme.core.stores"
+
+
+def orders(lk: LakeBuilder) -> None:
+    lk.table(T, [("order_id", "bigint"), ("status", "string"), ("store_id", "bigint"), ("amount_cents", "bigint")],
+             at=0, rows={"order_id": [1, 2, 3, 4], "status": ["placed", "shipped", "placed", "returned"],
+                         "store_id": [1, 2, 1, 2], "amount_cents": [1000, 2500, 400, 1200]})
+
+
+def by_key(cat, table=T):
+    return {a.key: a for a in read_annotations(cat, table)}
+
+
+def items(cat, now, table=T, **kw):
+    return sm.review_items(cat, table, now=now, limit=500, **kw).items
+
+
+def one(cat, reason, now, table=T):
+    got = [i for i in items(cat, now, table) if i.reason == reason]
+    assert len(got) == 1, [(i.reason, i.annotation) for i in items(cat, now, table)]
+    return got[0]
+
+
+# ------------------------------------------------------------------ data-depth findings in the inbox
+def test_data_depth_findings_are_review_items_stored_per_vid(cat, lk):
+    orders(lk)
+    sm.annotate(cat, T, {"enum": ["placed", "returned", "shipped"]}, column="status", author="ann", time=lk.day(1))
+    # a new value that sorts inside the old min/max: the file statistics cannot see it, the data can
+    lk.append(T, {"order_id": [5], "status": ["processing"], "store_id": [1], "amount_cents": [900]}, at=2)
+    now = lk.day(2)
+    assert not [i for i in items(cat, now) if i.reason == "enum_violated"]  # metadata depth alone misses it
+    scanned = cat.resolve(None)
+    res = sm.scan(cat, author="steward", now=now, time=lk.at(2.5))
+    assert res.vid == scanned and res.written_vid == scanned + 1 and res.findings == 1 and res.tables == 1
+    rec = by_key(cat)["review.scan"]
+    assert rec.value["at_vid"] == scanned and rec.vid == res.written_vid and rec.provenance.source == "inferred"
+    it = one(cat, "enum_violated", now)
+    assert it.depth == "data" and it.scan_vid == scanned and not it.outdated
+    assert it.acceptable and it.proposed == ["placed", "returned", "shipped", "processing"]
+    assert sm.review_item(cat, it.id, now=now).id == it.id  # was NotFound for data-depth findings
+    [f] = [f for f in sm.scanned_findings(cat) if f.reason == "enum_violated"]
+    assert f.evidence.values["scan_vid"] == scanned and "outdated_by" not in f.evidence.values
+    vid = sm.accept(cat, it, author="ann", now=now, time=lk.day(3))
+    enum = by_key(cat)["column.2.enum"]
+    assert enum.vid == vid and sorted(enum.value) == ["placed", "processing", "returned", "shipped"]
+    assert not [i for i in items(cat, lk.day(3)) if i.reason == "enum_violated"]  # decided: gone from the stored pass
+    assert not sm.scanned_findings(cat)
+
+
+def test_a_stored_finding_is_outdated_once_the_table_changes(ecat, elk):
+    orders(elk)
+    sm.annotate(ecat, T, {"enum": ["placed", "returned", "shipped"]}, column="status", author="ann", time=elk.day(1))
+    elk.append(T, {"order_id": [5], "status": ["processing"], "store_id": [1], "amount_cents": [900]}, at=2)
+    sm.scan(ecat, author="steward", now=elk.day(2), time=elk.at(2.5))
+    moved = elk.append(T, {"order_id": [6], "status": ["placed"], "store_id": [2], "amount_cents": [100]}, at=3)
+    it = one(ecat, "enum_violated", elk.day(3))
+    assert it.depth == "data" and it.outdated and not it.acceptable and it.refused == "outdated"
+    assert "scan again" in (it.why_not or "")
+    before = ecat.resolve(None)
+    with pytest.raises(sm.ReviewRefusedError, match="changed since; scan again"):
+        sm.accept(ecat, it.id, author="ann", now=elk.day(3))
+    assert ecat.resolve(None) == before
+    [f] = sm.scanned_findings(ecat)
+    assert f.evidence.values["outdated_by"] == moved
+    sm.scan(ecat, author="steward", now=elk.day(3), time=elk.at(3.5))  # a new pass: current again
+    again = one(ecat, "enum_violated", elk.day(3))
+    assert again.id == it.id and not again.outdated and again.acceptable and again.scan_vid == moved
+
+
+def test_a_scheduled_scan_reads_only_what_changed_since_the_last_pass(ecat, elk):
+    orders(elk)
+    elk.table(D, [("store_id", "bigint"), ("region", "string")], at=0.5,
+              rows={"store_id": [1, 2], "region": ["north", "south"]})
+    sm.annotate(ecat, T, {"enum": ["placed", "returned", "shipped"]}, column="status", author="ann", time=elk.at(1))
+    sm.annotate(ecat, D, {"description": "stores"}, author="ann", time=elk.at(1))
+    first = sm.scan(ecat, author="cron", changed_only=True, now=elk.day(1), time=elk.at(1.1))
+    assert first.tables == 2 and first.written_vid is not None  # no pass yet: both
+    idle = sm.scan(ecat, author="cron", changed_only=True, now=elk.day(1), time=elk.at(1.2))
+    assert idle.tables == 0 and idle.written_vid is None and ecat.resolve(None) == first.written_vid
+    elk.append(T, {"order_id": [5], "status": ["processing"], "store_id": [1], "amount_cents": [9]}, at=2)
+    one_ = sm.scan(ecat, author="cron", changed_only=True, now=elk.day(2), time=elk.at(2.1))
+    assert one_.tables == 1 and one_.findings == 1  # orders only; its new status is found
+    assert by_key(ecat, D)["review.scan"].value["at_vid"] == first.vid  # stores' record untouched
+    assert [i.reason for i in items(ecat, elk.day(2)) if i.depth == "data"] == ["enum_violated"]
+    sm.annotate(ecat, D, {"enum": ["north", "south"]}, column="region", author="ann", time=elk.at(3))
+    again = sm.scan(ecat, author="cron", changed_only=True, now=elk.day(3), time=elk.at(3.1))
+    assert again.tables == 1 and by_key(ecat, D)["review.scan"].value["at_vid"] == again.vid
+
+
+def test_scan_refuses_metadata_depth_and_unknown_tables(ecat, elk):
+    orders(elk)
+    with pytest.raises(cc.errors.InvalidValueError, match="computed on every read"):
+        sm.scan(ecat, author="x", depth="metadata")
+    with pytest.raises(cc.errors.NotFoundError):
+        sm.scan(ecat, "acme.core.nope", author="x")
+
+
+# ------------------------------------------------------------------ accept only a fix the evidence supports
+def test_a_finding_without_a_fix_cannot_be_accepted_as_is(ecat, elk):
+    orders(elk)
+    sm.annotate(ecat, T, {"grain": {"text": "one row per order", "keys": ["order_id"]},
+                          "description": "one row per order"}, author="ann", time=elk.day(1))
+    elk.append(T, {"order_id": [4], "status": ["placed"], "store_id": [1], "amount_cents": [5]}, at=2)  # a repeat
+    it = one(ecat, "grain_violated", elk.day(2))
+    assert not it.acceptable and it.refused == "no_fix" and it.proposed is None
+    before = ecat.resolve(None)
+    with pytest.raises(sm.NoFixError, match="no fix the evidence supports.*edit.*dismiss"):
+        sm.accept(ecat, it.id, author="ann", now=elk.day(2))
+    assert ecat.resolve(None) == before and by_key(ecat)["table.grain"].vid < before
+    with pytest.raises(cc.errors.InvalidValueError, match="reason must say why"):
+        sm.dismiss(ecat, it, author="ann", reason="")
+    sm.dismiss(ecat, it, author="ann", reason="a late correction row; the load is fixed upstream", time=elk.day(3))
+    assert not [i for i in items(ecat, elk.day(3)) if i.reason == "grain_violated"]
+
+
+# ------------------------------------------------------------------ edits validated where checkable
+def test_an_edit_is_validated_against_the_data(ecat, elk):
+    orders(elk)
+    elk.table(D, [("store_id", "bigint"), ("region", "string")], at=0.5,
+              rows={"store_id": [1, 2, 2], "region": ["north", "south", "south-east"]})
+    sm.annotate(ecat, T, {"grain": {"text": "one row per order", "keys": ["order_id"]}}, author="ann",
+                time=elk.day(1))
+    sm.annotate(ecat, T, {"enum": ["placed", "returned", "shipped"]}, column="status", author="ann",
+                time=elk.at(1))
+    # restated: a duplicate order, a new status, a nullable column, amounts now in dollars
+    elk.evolve(T, add=[("snapshot_date", "string")], at=2,
+               rows={"order_id": [1, 2, 3, 4, 4], "status": ["placed", "shipped", "placed", "returned", "pending"],
+                     "store_id": [1, 2, 1, 2, 2], "amount_cents": [10, 25, 4, 12, 12],
+                     "snapshot_date": [None, None, None, None, "d2"]})
+    now = elk.day(2)
+    sm.scan(ecat, author="steward", now=now, time=elk.at(2.5))
+    grain = next(i for i in items(ecat, now) if i.annotation == "table.grain")
+    before = ecat.resolve(None)
+    for false, why in (({"text": "one row per order", "keys": ["order_id"]}, "repeat"),
+                       (["order_id", "snapshot_date"], "never null"),  # a new nullable column in the keys
+                       (["order_id", "nope"], "not a column")):
+        with pytest.raises(cc.errors.InvalidValueError, match=why):
+            sm.edit_and_accept(ecat, grain, author="bob", value=false)
+    assert ecat.resolve(None) == before
+    sm.edit_and_accept(ecat, grain, author="bob", value={"text": "one row per order and status",
+                                                         "keys": ["order_id", "status"]}, time=elk.day(3))
+    assert by_key(ecat)["table.grain"].value["keys"] == ["order_id", "status"]
+
+    enum = one(ecat, "enum_violated", elk.day(3))
+    with pytest.raises(sm.ReviewRefusedError, match=r"also holds \['pending'\]"):
+        sm.edit_and_accept(ecat, enum, author="bob", value=["placed", "returned", "shipped"])
+    with pytest.raises(sm.ReviewRefusedError, match=r"\['cancelled'\] no longer occur"):
+        sm.edit_and_accept(ecat, enum, author="bob", value=["cancelled", "pending", "placed", "returned", "shipped"])
+    sm.edit_and_accept(ecat, enum, author="bob", value=["pending", "placed", "returned", "shipped"], time=elk.day(4))
+    assert sorted(by_key(ecat)["column.2.enum"].value) == ["pending", "placed", "returned", "shipped"]
+
+
+def test_an_edited_relationship_or_successor_is_checked(ecat, elk):
+    orders(elk)
+    elk.table(D, [("store_id", "bigint"), ("region", "string")], at=0.5,
+              rows={"store_id": [1, 2, 2], "region": ["north", "south", "south-east"]})
+    sm.annotate(ecat, T, {"description": "orders, loaded daily", "freshness_sla": "P1D"}, author="ann",
+                time=elk.day(1))
+    elk.append(T, {"order_id": [5], "status": ["placed"], "store_id": [1], "amount_cents": [1]}, at=1.5)
+    elk.append(D, {"store_id": [3], "region": ["west"]}, at=2)  # stores loads on; orders stopped at day 1.5
+    before = ecat.resolve(None)
+    # a table that stopped loading has no successor unless one took over: stores is no replacement
+    from semantic.review import _Write, validate_write
+
+    tobj = ecat.get("/acme/core/orders")
+    for succ, why in ((D, "same rows"), (T, "cannot replace itself"), ("acme.core.gone", "does not exist")):
+        w = _Write(kind="table", key="table.deprecated", value={"reason": "r", "replaced_by": succ, "since": None})
+        with pytest.raises(sm.ReviewRefusedError, match=why):
+            validate_write(ecat, T, tobj.value, w, before)
+    # a replacement written beside it, created and loaded after it: accepted
+    v2 = "acme.core.orders_v2"
+    elk.table(v2, [("order_id", "bigint"), ("status", "string"), ("store_id", "bigint"), ("amount_cents", "bigint")],
+              at=2.5, rows={"order_id": [6], "status": ["placed"], "store_id": [1], "amount_cents": [3]})
+    w = _Write(kind="table", key="table.deprecated", value={"reason": "r", "replaced_by": v2, "since": None})
+    validate_write(ecat, T, tobj.value, w, ecat.resolve(None))
+    before = ecat.resolve(None)
+    # a many-to-one join into a key that repeats is refused; into a unique one it runs
+    bad = _Write(kind="relationship", key="relationship.store",
+                 value={"to": D, "on": [["store_id", "store_id"]], "cardinality": "many_to_one"})
+    with pytest.raises(sm.ReviewRefusedError, match="repeat in acme.core.stores"):
+        validate_write(ecat, T, tobj.value, bad, before)
+    ok = bad.model_copy(update={"value": {**bad.value, "cardinality": "many_to_many"}})
+    validate_write(ecat, T, tobj.value, ok, before)
+    assert ecat.resolve(None) == before
+
+
+def test_an_edited_unit_the_data_contradicts_is_refused(ecat, elk):
+    orders(elk)
+    sm.annotate(ecat, T, {"unit": "cents", "role": "measure"}, column="amount_cents", author="ann", time=elk.day(1))
+    elk.overwrite(T, {"order_id": [1, 2, 3, 4], "status": ["placed", "shipped", "placed", "returned"],
+                      "store_id": [1, 2, 1, 2], "amount_cents": [10, 25, 4, 12]}, at=2)  # now dollars, in place
+    it = one(ecat, "unit_drift", elk.day(2))
+    assert any(f.params.get("scale") == -2 for f in it.fixes), it.fixes
+    before = ecat.resolve(None)
+    with pytest.raises(sm.ReviewRefusedError, match="moved by 10\\^-2"):
+        sm.edit_and_accept(ecat, it, author="bob", value="cents")
+    assert ecat.resolve(None) == before
+    sm.edit_and_accept(ecat, it, author="bob", value="usd", time=elk.day(3))
+    assert by_key(ecat)["column.4.unit"].value == "usd"
+
+
+# ------------------------------------------------------------------ bulk accept
+def test_bulk_accept_never_includes_a_finding_without_a_fix(ecat, elk):
+    orders(elk)
+    sm.annotate(ecat, T, {"description": "orders", "grain": {"text": "one row per order", "keys": ["order_id"]}},
+                author="ann", time=elk.day(1))
+    sm.annotate(ecat, T, {"description": "the status"}, column="status", author="ann", time=elk.day(1))
+    elk.evolve(T, rename={"status": "state"}, add=[("note", "string")], at=2)  # a rename, a new nullable column
+    now = elk.day(2)
+    desc = next(i for i in items(ecat, now) if i.annotation == "table.description")
+    grain = next(i for i in items(ecat, now) if i.annotation == "table.grain")
+    # the grain: no fix on this evidence, or a fix with the nullable column that validation refuses
+    assert desc.refused == "no_fix" and grain.refused in ("no_fix", "grain_null") and desc.group == grain.group
+    want = {"no_fix": 2} if grain.refused == "no_fix" else {"no_fix": 1, "grain_null": 1}
+    # by group (the /ui's and `semcat review accept --group`'s bulk accept): both left open, counted by why
+    res = sm.decide_group(ecat, desc.group, "accept", "ann", now=now)
+    assert not res["decided"] and res["skipped_by"] == want
+    # everything the inbox offers (`semcat review accept --all`): the rename only
+    res = sm.accept_all(ecat, "ann", now=now, time=elk.day(3))
+    assert len(res["decided"]) == 1
+    assert res["skipped_by"] == want
+    anns = by_key(ecat)
+    assert anns["table.description"].vid < res["decided"][0]["vid"]  # not re-certified
+    assert anns["table.grain"].value["keys"] == ["order_id"]
+    assert {i.id for i in items(ecat, elk.day(3))} == {desc.id, grain.id}  # left open: edit or dismiss them
+
+
+# ------------------------------------------------------------------ accepting everything writes nothing false
+def test_accepting_everything_the_inbox_offers_writes_nothing_false(ecat, elk):
+    lk, cat = elk, ecat
+    orders(lk)
+    lk.table(D, [("store_id", "bigint"), ("region", "string")], at=0.2,
+             rows={"store_id": [1, 2], "region": ["north", "south"]})
+    legacy = "acme.core.orders_legacy"
+    lk.table(legacy, [("order_id", "bigint"), ("amount", "double")], at=0.3,
+             rows={"order_id": [1, 2], "amount": [10.0, 25.0]})
+    sm.annotate(cat, T, {"grain": {"text": "one row per order", "keys": ["order_id"]},
+                         "description": "One row per order; status is placed, shipped or returned.",
+                         "freshness_sla": "P1D"}, author="ann", time=lk.at(0.5))
+    sm.annotate(cat, T, {"enum": ["placed", "returned", "shipped"], "description": "placed, shipped or returned"},
+                column="status", author="ann", time=lk.at(0.5))
+    sm.annotate(cat, T, {"unit": "cents"}, column="amount_cents", author="ann", time=lk.at(0.5))
+    sm.relate(cat, T, D, on=[("store_id", "store_id")], cardinality="many_to_one", author="ann", time=lk.at(0.5))
+    sm.annotate(cat, legacy, {"description": "the old order feed, loaded daily", "freshness_sla": "P1D",
+                              "grain": {"text": "one row per order", "keys": ["order_id"]}},
+                author="ann", time=lk.at(0.5))
+    for day in range(1, 6):
+        lk.append(T, {"order_id": [10 + day], "status": ["placed"], "store_id": [1], "amount_cents": [700 + day]},
+                  at=day)
+        lk.append(D, {"store_id": [10 + day], "region": ["east"]}, at=day + 0.1)
+        if day < 3:  # the legacy feed simply stops loading on day 3
+            lk.append(legacy, {"order_id": [10 + day], "amount": [7.0 + day]}, at=day + 0.2)
+    # realistic changes: a status the description does not name (sorting inside the old range), a repeat
+    # of an order by periodic snapshots with a new nullable column, amounts restated in dollars
+    lk.append(T, {"order_id": [20], "status": ["pending"], "store_id": [2], "amount_cents": [9]}, at=6)
+    lk.evolve(T, add=[("snapshot_date", "string")], at=7)
+    lk.append(T, {"order_id": [20], "status": ["placed"], "store_id": [2], "amount_cents": [9],
+                  "snapshot_date": ["d7"]}, at=7.5)
+    now = lk.day(8)
+    before = {t: by_key(cat, t) for t in (T, D, legacy)}
+    sm.scan(cat, author="steward", now=now, time=lk.at(8.5))
+    offered = [i for i in items(cat, now, None) if i.kind == "finding"]
+    assert any(i.depth == "data" for i in offered)
+    res = sm.accept_all(cat, "steward", now=now, time=lk.day(9))
+    assert res["skipped_by"].get("no_fix"), res  # the descriptions and SLAs the data contradicts stay open
+    written = {int(d["vid"]) for d in res["decided"]}
+    for table in (T, D, legacy):
+        for key, a in by_key(cat, table).items():
+            if a.vid not in written or a.kind == "review":
+                continue
+            # every annotation an accept wrote is checked against the data at the latest vid
+            from semantic.review import _Write, validate_write
+
+            tobj = cat.get(cc.lake.table_path(table))
+            w = _Write(kind=a.kind, key=a.key, value=a.value, column=a.column)
+            validate_write(cat, table, tobj.value, w, cat.resolve(None))
+            if a.kind == "table" and a.field == "grain":
+                cols = {c["name"]: c for c in tobj.value["schema"]["columns"]}
+                assert "snapshot_date" not in a.value["keys"], a.value
+                assert all(k in cols for k in a.value["keys"])
+            if a.field in ("description", "freshness_sla"):  # text the data contradicts is never re-certified
+                assert key not in before[table] or before[table][key].value != a.value, (table, key)
+            if a.field == "deprecated":
+                pytest.fail(f"{table} was deprecated by bulk accept: {a.value}")
+    # the contradicted descriptions are still open, to edit or dismiss
+    open_now = {(i.table, i.annotation) for i in items(cat, lk.day(9), None)}
+    assert (T, "table.description") in open_now
