@@ -525,9 +525,12 @@ def _default_questions() -> str:
 @click.option("--port", default=None, type=click.IntRange(1, 65535),
               help="serve streamable HTTP at http://127.0.0.1:PORT/mcp (default: stdio)")
 @click.option("--out", "out_dir", required=True,
-              help="where the run is recorded: run.json, calls.jsonl, answers.jsonl (score with `eval score`)")
+              help="where the run is recorded: run.json, sessions.jsonl, calls.jsonl, answers.jsonl (score with "
+                   "`eval score`)")
+@click.option("--per-agent", "per_agent", default=5, show_default=True, type=click.IntRange(min=0),
+              help="questions one conversation answers before a fresh agent takes over (0: no limit)")
 @_sql_cache
-def eval_serve(data_dir, condition, questions_file, port, out_dir) -> None:
+def eval_serve(data_dir, condition, questions_file, port, out_dir, per_agent) -> None:
     """Serve one condition's MCP tools and the questions to your own agent (next_question, submit_answer,
     abstain), recording every call and answer for `semcat eval score`."""
     import shlex
@@ -545,7 +548,7 @@ def eval_serve(data_dir, condition, questions_file, port, out_dir) -> None:
     command = "semcat " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     try:
         serve(data_dir, condition, questions_file or _default_questions(), out_dir, port=port, command=command,
-              log=lambda m: click.echo(m, err=True))
+              log=lambda m: click.echo(m, err=True), per_agent=per_agent)
     except QuestionFileError as exc:
         raise click.BadParameter(str(exc), param_hint="--questions") from None
     except (FileNotFoundError, ValueError) as exc:
