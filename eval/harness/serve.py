@@ -32,11 +32,10 @@ Invariants (the same rules as the harness's agent loop, eval/agents/loop.py, enf
 - Fresh agents: a conversation answers at most `per_agent` questions (default PER_AGENT = 5; 0 = no limit),
   and the instructions say so. An agent session is the run of consecutive questions one conversation
   answers: it starts at the next_question after the previous session ended and ends at its `per_agent`-th
-  answer (or the run's last). The answer that ends a session tells the agent to stop; a next_question
-  from the same MCP connection is then refused (a fresh conversation continues the run). Only a
-  handshake-era connection (stdio, a legacy-mode client) identifies a conversation: stateless HTTP and the
-  2026-07-28 protocol give every request a connection of its own, so there the driver starts a fresh agent
-  itself, as the answer tells it. The sessions are recorded either way.
+  answer (or the run's last). The answer that ends a session tells the agent to stop; the next
+  next_question starts the next session. The server cannot tell conversations apart (stateless HTTP and the
+  2026-07-28 protocol give every request a connection of its own; an IDE runs all its conversations over
+  one stdio connection), so starting a fresh agent is the driver's part, as the answer says.
 - Recording, server-side, in OUT: sessions.jsonl (one line per agent session: its number, the question
   ids it answered, start and end times), calls.jsonl (every call: question id, tool, arguments as run, whether it
   counted, result size in o200k tokens, milliseconds, error, tables shown as deprecated), answers.jsonl
@@ -51,7 +50,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -141,7 +139,6 @@ class _Session:
     number: int
     started: float
     ids: list[str] = field(default_factory=list)
-    connection: Any = None  # weakref of the MCP session that opened it (None: unknown)
 
 
 class Episodes:
@@ -164,7 +161,6 @@ class Episodes:
         self.per_agent = per_agent
         self.sessions = 0            # agent sessions started
         self.session: _Session | None = None     # the current one (None between sessions)
-        self._ended: Any = None      # weakref of the MCP connection whose session ended last
 
     @property
     def current_id(self) -> str | None:
@@ -178,20 +174,14 @@ class Episodes:
         self._append(CALLS, line)
 
     # -------------------------------------------------------------- the three tools
-    def next_question(self, connection: Any = None) -> tuple[NextQuestionOut, str]:
-        """`connection`: the caller's MCP session object (None when unknown): the one whose agent session just
-        ended may not start the next."""
+    def next_question(self) -> tuple[NextQuestionOut, str]:
         total = len(self.questions)
         if self.open is None and self.answered >= total:
             out = NextQuestionOut(done=True, now=self.now, calls_left=0, remaining=0, total=total)
             return out, f"done: all {total} questions are answered; the run is complete"
         if self.session is None:
-            if connection is not None and self._ended is not None and self._ended() is connection:
-                raise ToolError(f"this conversation has answered its {self.per_agent} question(s) and is done: end it. "
-                                "A fresh agent (a new conversation) answers the next questions")
             self.sessions += 1
-            self.session = _Session(self.sessions, time.time(),
-                                    connection=_weak(connection))
+            self.session = _Session(self.sessions, time.time())
         if self.open is None:
             self.open = _Open(index=self.answered, t0=time.perf_counter())
         q = self.questions[self.open.index]
@@ -252,33 +242,11 @@ class Episodes:
         assert sess is not None
         self._append(SESSIONS, {"session": sess.number, "questions": sess.ids,
                                 "started": _iso(sess.started), "ended": _iso(time.time())})
-        self._ended = sess.connection
         self.session = None
-
-
-def _weak(obj: Any) -> Any:
-    """A weak reference to `obj` (None for None, or an object that takes none)."""
-    if obj is None:
-        return None
-    try:
-        return weakref.ref(obj)
-    except TypeError:
-        return None
 
 
 def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-
-
-def _connection(context: Any) -> Any:
-    """The MCP connection the request `context` came on (None outside a request). The SDK builds a
-    ServerSession per request; the connection it proxies (`_connection`, no public accessor) is the
-    conversation's."""
-    try:
-        session = context.request_context.session
-    except (AttributeError, ValueError, LookupError):
-        return None
-    return getattr(session, "_connection", session)
 
 
 def _result(out: tuple[BaseModel, str]) -> CallToolResult:
@@ -361,9 +329,7 @@ class EvalServer(SemcatServer):
         result: Any = None
         error: str | None = None
         try:
-            if name == "next_question":
-                result = _result(ep.next_question(_connection(context)))
-            elif name in EPISODE_TOOLS:
+            if name in EPISODE_TOOLS:
                 result = await super().call_tool(name, args, context)
             else:
                 if ep.open is None:

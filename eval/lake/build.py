@@ -51,7 +51,7 @@ __all__ = ["build", "HISTORIES", "CONDITIONS", "MANIFEST", "data_dir", "STALE_FR
 
 HISTORIES = ("enriched", "stale")
 CONDITIONS = {"bare": "enriched", "enriched": "enriched", "stale": "stale", "stale+detect": "stale",
-              "enriched+detect": "enriched"}
+              "enriched+detect": "enriched", "static": "stale"}
 MANIFEST = "stale_manifest.json"
 STALE_FRACTION = 0.20
 CONTROL_FRACTION = 0.15

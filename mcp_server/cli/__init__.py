@@ -519,7 +519,8 @@ def _default_questions() -> str:
 @eval_group.command("serve")
 @click.option("--data", "data_dir", required=True, help="a lake built by `semcat eval build`")
 @click.option("--condition", required=True,
-              help="one of bare, enriched, stale, stale+detect, enriched+detect (the agent is never told which)")
+              help="one of bare, enriched, stale, stale+detect, enriched+detect, static (the agent is never told "
+                   "which)")
 @click.option("--questions", "questions_file", default=None,
               help="question file (eval/harness/questions.py format)  [default: eval/questions/public.yaml]")
 @click.option("--port", default=None, type=click.IntRange(1, 65535),
@@ -562,7 +563,8 @@ def eval_serve(data_dir, condition, questions_file, port, out_dir, per_agent) ->
               help="the lake the runs were served from (repeat, or VARIANT=DIR, for runs of several lakes: each "
                    "run is scored against the lake its run.json names, the variants side by side)")
 @click.option("--runs", "run_dirs", required=True, multiple=True,
-              help="a directory `semcat eval serve --out` recorded (repeat: one per condition)")
+              help="a directory `semcat eval serve --out` recorded (repeat: one per condition; several runs of "
+                   "one condition are its repeats)")
 @click.option("--questions", "questions_file", default=None,
               help="question file  [default: the one the first run's run.json names]")
 @click.option("--out", "out_dir", required=True, help="output directory: results.jsonl, report.md, chart.png")

@@ -29,9 +29,9 @@ def server(tmp_path):
     cat.close()
 
 
-def _calls(server: Any, calls: list[tuple[str, dict[str, Any]]], mode: str = "auto") -> list[Any]:
+def _calls(server: Any, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     async def go() -> list[Any]:
-        async with Client(server, mode=mode) as client:
+        async with Client(server) as client:
             return [await client.call_tool(name, args) for name, args in calls]
     return anyio.run(go)
 
@@ -76,10 +76,9 @@ def test_the_text_content_carries_the_question_now_and_calls_left(server):
 
 
 def test_fresh_agents_each_conversation_answers_at_most_per_agent_questions(tmp_path):
-    """per_agent=2 over 3 questions: the first conversation answers two, is told to stop, and its next
-    next_question is refused (a handshake-era connection, which the server can tell apart: the 2026 protocol
-    gives every request a connection of its own); a second conversation (a fresh agent) answers the third.
-    The instructions say the limit; answers.jsonl and sessions.jsonl record which session answered what."""
+    """per_agent=2 over 3 questions: the first conversation answers two and is told to stop; a second
+    conversation (a fresh agent) answers the third in session 2. The instructions say the limit;
+    answers.jsonl and sessions.jsonl record which session answered what."""
     qs = [Question(id=f"q{i}", question=f"Question {i}?") for i in (1, 2, 3)]
     cat = cc.Catalog.open(str(tmp_path / "data"))
     mcplake.build(cat, tmp_path / "files", extra_tables=0)
@@ -88,8 +87,7 @@ def test_fresh_agents_each_conversation_answers_at_most_per_agent_questions(tmp_
         server = build_server(cat, "stale", qs, run, budget=5, per_agent=2)
         assert "at most 2 question(s) in this conversation" in server.instructions
         first = _calls(server, [("next_question", {}), ("submit_answer", {"id": "q1", "sql": "SELECT 1"}),
-                                ("next_question", {}), ("abstain", {"id": "q2", "reason": "no data"}),
-                                ("next_question", {})], mode="legacy")
+                                ("next_question", {}), ("abstain", {"id": "q2", "reason": "no data"})])
         summary, body = _text(first[0])
         assert body["session"] == 1 and body["session_left"] == 2
         assert _text(first[2])[1]["session_left"] == 1
@@ -97,9 +95,8 @@ def test_fresh_agents_each_conversation_answers_at_most_per_agent_questions(tmp_
         summary, body = _text(first[3])
         assert body["session"] == 1 and body["next"].startswith("stop: this conversation has answered its 2")
         assert "stop" in summary
-        assert first[4].is_error and "A fresh agent (a new conversation)" in first[4].content[0].text
         second = _calls(server, [("next_question", {}), ("submit_answer", {"id": "q3", "sql": "SELECT 3"}),
-                                 ("next_question", {})], mode="legacy")
+                                 ("next_question", {})])
         body = _text(second[0])[1]
         assert body["id"] == "q3" and body["session"] == 2 and body["session_left"] == 2
         assert _text(second[1])[1]["next"] == "done: the run is complete"
