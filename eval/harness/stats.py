@@ -16,16 +16,19 @@ condition. Invariants:
   along), `BOOT` times from a fixed seed: the same records give the same intervals.
 - A verdict is "no difference measurable" whenever the difference's 95% interval contains 0; otherwise it
   names the better condition. Cost verdicts likewise, on the ratio's interval.
-- No scipy: the exact binomial is a sum of math.comb terms (fractions, no underflow).
+- No scipy: the exact binomial is a sum of math.comb terms (fractions, no underflow). The bootstrap
+  resamples per-question sums with numpy: 6 conditions x 120 questions x 3 repeats take about 3 s on the
+  2-core machine under a load of 26 (a loop over records took 119 s).
 """
 
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
+
+import numpy as np
 
 __all__ = ["wilson", "binom_two_sided", "bootstrap", "conditions", "comparisons", "NO_DIFFERENCE", "BOOT", "Z95",
            "MIN_REPEATS"]
@@ -72,24 +75,29 @@ def _by_question(records: Sequence[Record]) -> dict[str, list[Record]]:
     return out
 
 
-def bootstrap(clusters: Sequence[Any], stat: Callable[[list[Any]], float | None], *, reps: int = BOOT,
+def bootstrap(sums: Sequence[Sequence[float]], stat: Callable[[Any], Any], *, reps: int = BOOT,
               seed: int = SEED, level: float = 0.95) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of `stat` over `clusters` resampled with replacement (None when empty or
-    when `stat` is undefined on more than 5% of the resamples)."""
-    if not clusters:
+    """Percentile bootstrap interval of a statistic of cluster sums: `sums` holds one row per cluster (a
+    question: its sums over repeats, e.g. correct, tokens); each resample draws as many clusters with
+    replacement and adds their rows; `stat` maps the resamples' totals (an array, one row per resample) to
+    one value per resample (NaN where undefined). None when there is no cluster or the statistic is
+    undefined on more than 5% of the resamples."""
+    a = np.asarray(sums, dtype=float)
+    if a.size == 0:
         return None
-    rng = random.Random(seed)
-    k = len(clusters)
+    k = a.shape[0]
+    rng = np.random.default_rng(seed)
     vals = []
-    for _ in range(reps):
-        v = stat([clusters[rng.randrange(k)] for _ in range(k)])
-        if v is not None:
-            vals.append(v)
-    if len(vals) < 0.95 * reps:
+    for start in range(0, reps, 250):  # bounded memory: 250 x k x columns at a time
+        idx = rng.integers(0, k, size=(min(250, reps - start), k))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            vals.append(np.asarray(stat(a[idx].sum(axis=1)), dtype=float))
+    v = np.concatenate(vals)
+    v = np.sort(v[~np.isnan(v)])
+    if len(v) < 0.95 * reps:
         return None
-    vals.sort()
-    lo = vals[int(math.floor((1 - level) / 2 * (len(vals) - 1)))]
-    hi = vals[int(math.ceil((1 + level) / 2 * (len(vals) - 1)))]
+    lo = v[int(math.floor((1 - level) / 2 * (len(v) - 1)))]
+    hi = v[int(math.ceil((1 + level) / 2 * (len(v) - 1)))]
     return float(lo), float(hi)
 
 
@@ -97,12 +105,11 @@ def _tokens(r: Record) -> int:
     return int(r.get("tool_tokens", 0)) + int(r.get("prompt_tokens", 0)) + int(r.get("completion_tokens", 0))
 
 
-def _per_correct(field: Callable[[Record], float]) -> Callable[[list[list[Record]]], float | None]:
-    def stat(groups: list[list[Record]]) -> float | None:
-        rs = [r for g in groups for r in g]
-        correct = sum(1 for r in rs if r["correct"])
-        return sum(field(r) for r in rs) / correct if correct else None
-    return stat
+def _ratio(num: Any, den: Any) -> Any:
+    """num / den, NaN where den is 0 (arrays) or None (numbers)."""
+    if isinstance(den, np.ndarray):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+    return num / den if den else None
 
 
 _COST: dict[str, Callable[[Record], float]] = {
@@ -132,8 +139,10 @@ def conditions(records: Sequence[Record]) -> dict[str, dict[str, Any]]:
                                                     for i in reps]}
         groups = list(_by_question(rs).values())
         for name, field in _COST.items():
-            m[name] = _per_correct(field)(groups)
-            ci = bootstrap(groups, _per_correct(field))
+            # per question: (correct answers, the cost summed over its repeats)
+            sums = [[sum(1 for r in g if r["correct"]), sum(field(r) for r in g)] for g in groups]
+            m[name] = _ratio(sum(x[1] for x in sums), sum(x[0] for x in sums))
+            ci = bootstrap(sums, lambda t: _ratio(t[:, 1], t[:, 0]))
             m[name + "_ci"] = list(ci) if ci else None
         out[cond] = m
     return out
@@ -173,26 +182,32 @@ def comparisons(records: Sequence[Record], pairs: Sequence[tuple[str, str]] | No
         ps = _pairs(by[a], by[b])
         only_a = sum(1 for _, x, y, _, _ in ps if x and not y)
         only_b = sum(1 for _, x, y, _, _ in ps if y and not x)
-        clusters: dict[str, list[tuple[bool, bool, Record, Record]]] = {}
+        # per question: pairs, A correct, B correct, A tokens, B tokens (summed over its repeats)
+        clusters: dict[str, list[float]] = {}
         for qid, x, y, ra, rb in ps:
-            clusters.setdefault(qid, []).append((x, y, ra, rb))
-        groups = list(clusters.values())
+            c = clusters.setdefault(qid, [0.0] * 5)
+            c[0] += 1
+            c[1] += x
+            c[2] += y
+            c[3] += _tokens(ra)
+            c[4] += _tokens(rb)
+        sums = list(clusters.values())
+        tot = [sum(c[i] for c in sums) for i in range(5)]
 
-        def diff(gs: list[list[tuple[bool, bool, Record, Record]]]) -> float | None:
-            flat = [p for g in gs for p in g]
-            return (sum(x for x, _, _, _ in flat) - sum(y for _, y, _, _ in flat)) / len(flat) if flat else None
+        def diff(t: Any) -> Any:
+            return _ratio(t[:, 1] - t[:, 2], t[:, 0])
 
-        def cost(gs: list[list[tuple[bool, bool, Record, Record]]]) -> float | None:
-            flat = [p for g in gs for p in g]
-            ta = _per_correct(_COST["tokens_per_correct"])([[p[2] for p in flat]])
-            tb = _per_correct(_COST["tokens_per_correct"])([[p[3] for p in flat]])
-            return None if ta is None or tb is None else ta - tb
+        def cost(t: Any) -> Any:
+            return _ratio(t[:, 3], t[:, 1]) - _ratio(t[:, 4], t[:, 2])
 
-        d_ci, c_ci = bootstrap(groups, diff), bootstrap(groups, cost)
+        acc = _ratio(tot[1] - tot[2], tot[0])
+        ta, tb = _ratio(tot[3], tot[1]), _ratio(tot[4], tot[2])
+        d_ci, c_ci = bootstrap(sums, diff), bootstrap(sums, cost)
         out.append({"a": a, "b": b, "pairs": len(ps), "only_a": only_a, "only_b": only_b,
                     "p": binom_two_sided(only_a, only_a + only_b),
-                    "accuracy_diff": diff(groups), "accuracy_diff_ci": list(d_ci) if d_ci else None,
+                    "accuracy_diff": acc, "accuracy_diff_ci": list(d_ci) if d_ci else None,
                     "accuracy_verdict": _verdict(a, b, d_ci),
-                    "tokens_per_correct_diff": cost(groups), "tokens_per_correct_diff_ci": list(c_ci) if c_ci else None,
+                    "tokens_per_correct_diff": None if ta is None or tb is None else ta - tb,
+                    "tokens_per_correct_diff_ci": list(c_ci) if c_ci else None,
                     "cost_verdict": _verdict(a, b, c_ci, higher_is_better=False)})
     return out

@@ -33,11 +33,15 @@ def test_exact_binomial_is_mcnemar_on_fixed_tables():
 
 
 def test_bootstrap_is_seeded_and_covers_the_mean():
-    xs = [[float(i)] for i in range(20)]
-    mean = lambda gs: sum(g[0] for g in gs) / len(gs)  # noqa: E731
+    xs = [[float(i), 1.0] for i in range(20)]
+    mean = lambda t: t[:, 0] / t[:, 1]  # noqa: E731
     a, b = bootstrap(xs, mean), bootstrap(xs, mean)
     assert a == b and a[0] < 9.5 < a[1] and a[1] - a[0] < 8
+    # the mean of 0..19 has standard error 5.77 / sqrt(20) = 1.29: a 95% interval about 2 x 1.96 x 1.29 wide
+    assert 4.0 < a[1] - a[0] < 6.5
     assert bootstrap([], mean) is None
+    # undefined on most resamples (one nonzero denominator in 20): no interval
+    assert bootstrap([[1.0, 1.0]] + [[0.0, 0.0]] * 19, mean) is None
 
 
 def _recs(cond: str, correct: list[list[bool]], tokens: int = 100, calls: int = 3) -> list[dict]:
