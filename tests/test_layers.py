@@ -392,3 +392,23 @@ if __name__ == "__main__":  # python -m tests.test_layers: the cycles and privat
     problems = [" <-> ".join(c) for c in cycles(import_graph(src, set(src)))] + private_uses(src, set(src))
     print("\n".join(problems) or "no import cycles, no private names across modules")
     sys.exit(1 if problems else 0)
+
+
+# ------------------------------------------------------------------ the eval's commands register from the eval
+def test_the_cli_reaches_the_eval_package_only_through_eval_cli():
+    """mcp_server/cli imports one module of `eval`: eval.cli, whose click group `semcat` adds lazily (issue 49:
+    the eval commands register from the eval package, not module by module in mcp_server.cli)."""
+    found = set()
+    for dirpath, _dirs, files in os.walk(os.path.join(ROOT, "mcp_server", "cli")):
+        for f in files:
+            if f.endswith(".py"):
+                with open(os.path.join(dirpath, f), encoding="utf-8") as fh:
+                    tree = ast.parse(fh.read())
+                found |= {name for name, _nested in _imports(tree) if name.split(".")[0] == "eval"}
+    assert {n for n in found if not n.startswith("eval.cli")} == set(), found
+    from click.testing import CliRunner
+
+    from mcp_server.cli import main
+
+    out = CliRunner().invoke(main, ["eval", "--help"])
+    assert out.exit_code == 0 and {"build", "run", "serve", "score"} <= set(out.output.split())

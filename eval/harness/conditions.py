@@ -8,14 +8,19 @@ switch of its own).
     enriched, stale `NoFindings`: annotations, but nothing staleness detection says about them
                     (cards without findings and statuses, check_staleness empty)
     *+detect        `Reads`: everything
+    static          `Static` over `Conventional(cat)`: the stale annotations served the way a conventional
+                    catalog serves them: the current state only (no commit log beyond the latest commit,
+                    no named snapshots, no diff, no object history), no load-log completeness and no
+                    findings (issue 49: what semcat's history buys over a conventional catalog)
 
 Invariant: every condition keeps each tool's output schema (only values are left out).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -23,13 +28,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from catalog_core import lake
 from catalog_core.api import CatalogAPI
-from catalog_core.model import Obj
+from catalog_core.model import Branch, Change, Commit, Obj, Snapshot, Version
 from mcp_server.mcp import create_server
 from mcp_server.mcp.errors import CodedToolError
 from mcp_server.mcp.reads import Reads
 from semantic.models import Completeness, Finding, MetricView, TableCard
 
-__all__ = ["Bare", "NoFindings", "reads_for", "condition_server"]
+__all__ = ["Bare", "NoFindings", "Static", "Conventional", "reads_for", "condition_server", "STATIC"]
+
+STATIC = "static"   # the hide flags' third value: runner.HIDE_FLAGS["static"] = (False, STATIC)
 
 
 class Bare(Reads):
@@ -107,13 +114,60 @@ def _without_findings(card: TableCard) -> TableCard:
         "columns": columns, "relationships": unstated(card.relationships), "metrics": unstated(card.metrics)})
 
 
-def reads_for(hide_annotations: bool, hide_findings: bool) -> Reads:
-    """The read model of a condition given as (hide_annotations, hide_findings) (`runner.HIDE_FLAGS`)."""
+class Static(NoFindings):
+    """NoFindings without the load log's judgement: no completeness (partial or failed loads, complete
+    through) on cards, the way a conventional catalog shows a table (its last update only)."""
+
+    def card(self, cat: CatalogAPI, name: str, vid: int, now: float) -> TableCard | None:
+        card = super().card(cat, name, vid, now)
+        if card is None:
+            return None
+        return card.model_copy(update={"freshness": card.freshness.model_copy(update={"completeness": Completeness()})})
+
+
+class Conventional:
+    """A catalog as a conventional catalog serves it: the current state only. Reads of objects, files and
+    SQL go to `cat` unchanged; the history is gone: `commits` gives at most the newest matching commit,
+    without its message (a "last modified" time), `snapshots` and `branches` none, `diff` nothing, and
+    `history` an object's current version only."""
+
+    def __init__(self, cat: CatalogAPI) -> None:
+        self._cat = cat
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cat, name)
+
+    def commits(self, since: Any = None, until: Any = None, prefix: str | None = None,
+                limit: int | None = None) -> list[Commit]:
+        got = self._cat.commits(since=since, until=until, prefix=prefix, limit=1)
+        return [dataclasses.replace(c, message="", author="", paths=()) for c in got[-1:]] if limit != 0 else []
+
+    def snapshots(self) -> list[Snapshot]:
+        return []
+
+    def branches(self, prefix: str | None = None, vid: Any = None) -> list[Branch]:
+        return []
+
+    def diff(self, from_ref: Any, to_ref: Any = None, prefix: str | None = None) -> Iterator[Change]:
+        return iter(())
+
+    def history(self, path: str) -> list[Version]:
+        return [v for v in self._cat.history(path) if v.end_vid is None][-1:]
+
+
+def reads_for(hide_annotations: bool, hide_findings: bool | str) -> Reads:
+    """The read model of a condition given as (hide_annotations, hide_findings) (`runner.HIDE_FLAGS`;
+    hide_findings STATIC: the `static` condition)."""
     if hide_annotations:
         return Bare()
+    if hide_findings == STATIC:
+        return Static()
     return NoFindings() if hide_findings else Reads()
 
 
-def condition_server(cat: CatalogAPI, hide: tuple[bool, bool], now: float | None = None, **kw: Any) -> MCPServer:
-    """`create_server(cat)` showing what the condition with these HIDE_FLAGS shows."""
-    return create_server(cat, reads=reads_for(*hide), now=now, **kw)
+def condition_server(cat: CatalogAPI, hide: tuple[bool, bool | str], now: float | None = None,
+                     **kw: Any) -> MCPServer:
+    """`create_server(cat)` showing what the condition with these HIDE_FLAGS shows (the `static` one over
+    `Conventional(cat)`)."""
+    served: Any = Conventional(cat) if hide[1] == STATIC else cat
+    return create_server(served, reads=reads_for(*hide), now=now, **kw)

@@ -155,15 +155,15 @@ def mcnemar_p(b: int, c: int) -> float:
 
 
 def mcnemar(records: Sequence[Record], pairs: Sequence[tuple[str, str]] = PAIRS) -> list[dict[str, Any]]:
-    """For each pair of conditions present: questions paired by id; b = only the first correct,
+    """For each pair of conditions present: questions paired by (id, repeat); b = only the first correct,
     c = only the second correct; the exact p-value."""
     by = _by_condition(records)
     out = []
     for a, b in pairs:
         if a not in by or b not in by:
             continue
-        ca = {r["id"]: bool(r["correct"]) for r in by[a]}
-        cb = {r["id"]: bool(r["correct"]) for r in by[b]}
+        ca = {(r["id"], int(r.get("repeat", 0))): bool(r["correct"]) for r in by[a]}
+        cb = {(r["id"], int(r.get("repeat", 0))): bool(r["correct"]) for r in by[b]}
         ids = sorted(set(ca) & set(cb))
         only_a = sum(1 for i in ids if ca[i] and not cb[i])
         only_b = sum(1 for i in ids if cb[i] and not ca[i])
@@ -174,7 +174,10 @@ def mcnemar(records: Sequence[Record], pairs: Sequence[tuple[str, str]] = PAIRS)
 
 def summarize(records: Sequence[Record]) -> dict[str, Any]:
     """Every metric, JSON-ready (summary.json)."""
+    from eval.harness import stats
+
     cm = condition_metrics(records)
     return {"conditions": cm, "stale_split": stale_split(records),
             "detectable_split": stale_split(records, "touches_detectable_stale"),
-            "recovery": recoveries(records), "mcnemar": mcnemar(records)}
+            "recovery": recoveries(records), "mcnemar": mcnemar(records),
+            "intervals": stats.conditions(records), "comparisons": stats.comparisons(records)}

@@ -72,7 +72,51 @@ def headline(summary: dict[str, Any]) -> str:
     t = _table(["condition", "questions", "correct", "accuracy", "silent-wrong", "loud-error", "abstain",
                 "tokens/correct"], rows)
     rec = summary["recovery"]["all"]
-    return t + f"\n\nrecovery: {rec['explain']}"
+    out = t + f"\n\nrecovery: {rec['explain']}"
+    cmp = summary.get("comparisons") or []
+    if cmp:
+        out += "\n\n" + "\n".join(f"{c['a']} vs {c['b']}: accuracy {c['accuracy_verdict']}, tokens per correct "
+                                   f"answer {c['cost_verdict']}" for c in cmp)
+    return out
+
+
+def _ci(ci: Sequence[float] | None, fmt: Any) -> str:
+    return "–" if not ci else f"[{fmt(ci[0])}, {fmt(ci[1])}]"
+
+
+def intervals_md(summary: dict[str, Any]) -> str:
+    """The section on repeats, intervals and paired comparisons (eval.harness.stats)."""
+    iv, cmp = summary.get("intervals") or {}, summary.get("comparisons") or []
+    if not iv:
+        return ""
+    from eval.harness.stats import MIN_REPEATS, NO_DIFFERENCE
+
+    L = ["## Repeats, intervals and paired comparisons", "",
+         "Accuracy pools every question of every repeat, with its 95% Wilson interval. Costs per correct answer "
+         "(tokens: tool results plus prompt and completion; tool calls) with 95% bootstrap intervals over "
+         "questions. Comparisons pair each question and repeat: the exact McNemar test on the discordant pairs, "
+         f"and the accuracy difference with a paired bootstrap interval; where it contains 0 the report says "
+         f"\"{NO_DIFFERENCE}\" instead of ranking.", ""]
+    few = [c for c, m in iv.items() if m["repeats"] < MIN_REPEATS]
+    if few:
+        L += [f"**Fewer than {MIN_REPEATS} repeats** for {', '.join(few)}: the intervals cover the sampling of "
+              "questions only, not the agent's run-to-run variation.", ""]
+    pct = lambda x: f"{100 * x:.1f}%"  # noqa: E731
+    L.append(_table(["condition", "repeats", "answers", "accuracy", "95% interval", "per repeat", "tokens / correct",
+                     "95% interval", "tool calls / correct", "95% interval"],
+                    [[c, m["repeats"], m["n"], _pct(m["accuracy"]), _ci(m["accuracy_ci"], pct),
+                      ", ".join(pct(a) for a in m["accuracy_by_repeat"]), _num(m["tokens_per_correct"], 0),
+                      _ci(m["tokens_per_correct_ci"], lambda x: f"{x:,.0f}"), _num(m["calls_per_correct"], 2),
+                      _ci(m["calls_per_correct_ci"], lambda x: f"{x:.2f}")] for c, m in iv.items()]))
+    if cmp:
+        L += ["", _table(["A", "B", "pairs", "only A", "only B", "McNemar p", "accuracy A − B", "95% interval",
+                          "accuracy", "tokens / correct A − B", "95% interval", "cost"],
+                         [[c["a"], c["b"], c["pairs"], c["only_a"], c["only_b"], f"{c['p']:.4g}",
+                           _pct(c["accuracy_diff"]), _ci(c["accuracy_diff_ci"], pct), c["accuracy_verdict"],
+                           _num(c["tokens_per_correct_diff"], 0),
+                           _ci(c["tokens_per_correct_diff_ci"], lambda x: f"{x:,.0f}"), c["cost_verdict"]]
+                          for c in cmp])]
+    return "\n".join(L) + "\n"
 
 
 def _detector_md(info: dict[str, Any]) -> str:
@@ -122,6 +166,9 @@ def render(records: list[dict[str, Any]], info: dict[str, Any], summary: dict[st
     for c in caveats(info):
         L += ["", c]
     L += ["", "## Accuracy per condition", "", headline(summary), ""]
+    iv = intervals_md(summary)
+    if iv:
+        L += [iv]
 
     tags = sorted({t for c in conds for t in summary["conditions"][c]["tags"]})
     rows = []

@@ -53,9 +53,10 @@ __all__ = ["run_eval", "RunSummary", "OUTCOMES", "HIDE_FLAGS", "tables_read", "v
 
 OUTCOMES = ("correct", "silent-wrong", "loud-error", "abstain", "gold-error")
 # condition -> (hide_annotations, hide_findings); the history each reads is eval.lake.CONDITIONS
-HIDE_FLAGS: dict[str, tuple[bool, bool]] = {
+# ("static" as hide_findings: the stale annotations as a conventional catalog serves them, eval.harness.conditions)
+HIDE_FLAGS: dict[str, tuple[bool, bool | str]] = {
     "bare": (True, True), "enriched": (False, True), "stale": (False, True), "stale+detect": (False, False),
-    "enriched+detect": (False, False),
+    "enriched+detect": (False, False), "static": (False, "static"),
 }
 RESULTS = "results.jsonl"
 RUN_INFO = "run.json"

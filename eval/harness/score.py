@@ -10,7 +10,11 @@ tokens and milliseconds) and scores it with `runner.episode_record` at the run's
 comparator, outcomes and fields; then `runner` combines them (stale touches, tags) and writes
 OUT/results.jsonl and OUT/run.json, which `eval.harness.report` turns into the same report and chart.
 
-Invariants: one run per condition; every run names the same question ids (the question file is read from
+Repeats: several runs of one condition (fresh agents run again) are its repeats, numbered in the order
+given (`repeat` 0, 1, ... in each record); records also carry the agent `session` that answered (serve's
+sessions). The report pools repeats and gives intervals and paired tests (eval.harness.stats).
+
+Invariants: every run names the same question ids (the question file is read from
 the first run's run.json unless `questions` is given); a question the run has no answer for scores as a
 `loud-error` ("no answer was recorded"); the vid a run pinned must exist in the lake's history (the lake
 given must be the one served: its seed and scale are checked against the run's). Model tokens are not
@@ -143,7 +147,9 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
         raise ValueError(f"--out {out_dir} is a run directory; write the scores to another directory")
     t0 = time.perf_counter()
     loaded = [(r, *read_run(r)) for r in runs]
-    conds = validate_conditions([info.get("condition", "") for _, info, _, _ in loaded])
+    order = [info.get("condition", "") for _, info, _, _ in loaded]
+    conds = validate_conditions(list(dict.fromkeys(order)))
+    repeat_of = [order[:i].count(c) for i, c in enumerate(order)]  # the run's repeat within its condition
     qs = _served_questions(runs, loaded, questions)
     lake = open_lake(data, None, {CONDITIONS[c] for c in conds})
     try:
@@ -152,10 +158,10 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
         qs = translate_questions(qs, lake.naming)  # gold SQL under the lake's names (plain: as is)
         known, deprecated = lake_tables(lake, qs)
         gold_cache: dict[tuple[str, int, str], tuple[Any, str | None]] = {}
-        recs: dict[str, list[dict[str, Any]]] = {}
+        recs: list[dict[str, list[dict[str, Any]]]] = [{} for _ in range(max(repeat_of) + 1)]
         vids: dict[str, list[int]] = {}
         with open(os.path.join(_mkdir(out_dir), EPISODES), "w", encoding="utf-8") as logf:
-            for r, info, answers, calls in loaded:
+            for (r, info, answers, calls), rep in zip(loaded, repeat_of, strict=True):
                 cond = info["condition"]
                 history = CONDITIONS[cond]
                 cat = lake.catalogs[history]
@@ -175,10 +181,12 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
                     rec = episode_record(q, ep, cond=cond, lake_root=lake.root, cat=cat, history=history, vid=vid,
                                          gold_cache=gold_cache, deprecated=dep, known=known, warned=warned,
                                          decode=None if lake.naming.identity else lake.naming.decode)
+                    rec["repeat"] = rep
+                    rec["session"] = (got.get(q.id) or {}).get("session")
                     out.append(rec)
                     logf.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
-                recs[cond] = out
-                vids[cond] = [vid]
+                recs[rep][cond] = out
+                vids.setdefault(cond, []).append(vid)
         t1 = time.perf_counter()
         detector = detector_report(lake, detector_depths, _d0())
         detector_s = time.perf_counter() - t1
@@ -186,7 +194,8 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
         if lake.owned:
             for c in lake.catalogs.values():
                 c.close()
-    records = combine_records([qs], conds, [lake], [recs])  # qs: already under the lake's names
+    records = [rec for by_cond in recs  # qs: already under the lake's names
+               for rec in combine_records([qs], [c for c in conds if c in by_cond], [lake], [by_cond])]
     path = os.path.join(out_dir, RESULTS)
     with open(path, "w", encoding="utf-8") as fh:
         for rec in records:
@@ -200,12 +209,17 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
         "snapshots": vids, "detector": [detector], "seconds": round(seconds + eval_s, 1),
         "eval_seconds": round(eval_s, 1), "detector_seconds": round(detector_s, 1),
         "started": min((str(info.get("started")) for _, info, _, _ in loaded), default=None),
-        "runs": [{"dir": os.path.abspath(r), "condition": info["condition"], "transport": info.get("transport"),
-                  "answers": len(answers), "calls": len(calls)} for r, info, answers, calls in loaded],
+        "repeats": {c: order.count(c) for c in conds},
+        "runs": [{"dir": os.path.abspath(r), "condition": info["condition"], "repeat": rep,
+                  "transport": info.get("transport"), "per_agent": info.get("per_agent"),
+                  "sessions": len({a.get("session") for a in answers if a.get("session") is not None}),
+                  "answers": len(answers), "calls": len(calls)}
+                 for (r, info, answers, calls), rep in zip(loaded, repeat_of, strict=True)],
     }
     with open(os.path.join(out_dir, RUN_INFO), "w", encoding="utf-8") as fh:
         json.dump(run_info, fh, indent=1, default=str)
-    acc = {c: sum(rec["correct"] for rec in records if rec["condition"] == c) / len(qs) for c in conds}
+    acc = {c: sum(rec["correct"] for rec in records if rec["condition"] == c) / (len(qs) * order.count(c))
+           for c in conds}
     return RunSummary(out_dir=out_dir, results_path=path, records=len(records), seconds=seconds, accuracy=acc,
                       snapshots=vids)
 

@@ -29,9 +29,18 @@ Invariants (the same rules as the harness's agent loop, eval/agents/loop.py, enf
 - Nothing an agent can read names the condition: the tool list and the `instructions` (the OpenAI agent's
   system prompt, eval/agents/openai.py, with the episode tools in place of final_answer) are byte-identical
   in every condition.
-- Recording, server-side, in OUT: calls.jsonl (every call: question id, tool, arguments as run, whether it
+- Fresh agents: a conversation answers at most `per_agent` questions (default PER_AGENT = 5; 0 = no limit),
+  and the instructions say so. An agent session is the run of consecutive questions one conversation
+  answers: it starts at the next_question after the previous session ended and ends at its `per_agent`-th
+  answer (or the run's last). The answer that ends a session tells the agent to stop; the next
+  next_question starts the next session. The server cannot tell conversations apart (stateless HTTP and the
+  2026-07-28 protocol give every request a connection of its own; an IDE runs all its conversations over
+  one stdio connection), so starting a fresh agent is the driver's part, as the answer says.
+- Recording, server-side, in OUT: sessions.jsonl (one line per agent session: its number, the question
+  ids it answered, start and end times), calls.jsonl (every call: question id, tool, arguments as run, whether it
   counted, result size in o200k tokens, milliseconds, error, tables shown as deprecated), answers.jsonl
-  (one line per question answered: id, sql or abstain reason, calls used, tool tokens, seconds) and
+  (one line per question answered: id, sql or abstain reason, calls used, tool tokens, seconds, agent
+  session) and
   run.json (condition, lake, pinned vid, question file): what `semcat eval score` (eval.harness.score)
   turns into the same report as `semcat eval run`. An OUT that already holds answers is refused.
 """
@@ -61,11 +70,13 @@ from mcp_server.mcp.bounds import count_tokens
 from mcp_server.mcp.server import SemcatServer
 
 __all__ = ["EvalServer", "Episodes", "build_server", "serve", "instructions", "EPISODE_TOOLS", "CALLS", "ANSWERS",
-           "SERVE_KIND"]
+           "SERVE_KIND", "SESSIONS", "PER_AGENT"]
 
 EPISODE_TOOLS = ("next_question", "submit_answer", "abstain")
 CALLS = "calls.jsonl"
 ANSWERS = "answers.jsonl"
+SESSIONS = "sessions.jsonl"
+PER_AGENT = 5   # questions per conversation (issue 49: agents start each conversation fresh)
 SERVE_KIND = "semcat-eval-serve"   # run.json `kind` of a served run
 
 _EPISODE = """\
@@ -75,15 +86,17 @@ and your SQL, or abstain with the id and the reason. Then call next_question aga
 You answer one question at a time; next_question, submit_answer and abstain do not count as tool calls."""
 
 
-def instructions(budget: int = BUDGET) -> str:
-    """The server's instructions: the OpenAI agent's system prompt (final_answer -> submit_answer) and the
-    episode protocol. Independent of the condition."""
+def instructions(budget: int = BUDGET, per_agent: int = PER_AGENT) -> str:
+    """The server's instructions: the OpenAI agent's system prompt (final_answer -> submit_answer), the
+    episode protocol and how many questions one conversation answers. Independent of the condition."""
     prompt = SYSTEM_PROMPT.replace("{budget}", str(budget))
     prompt = prompt.replace("call final_answer with the SQL", "call submit_answer with the question's id and the SQL")
     prompt = prompt.replace("call abstain with the reason", "call abstain with the question's id and the reason")
     prompt = prompt.replace("final_answer and abstain do not count", "next_question, submit_answer and abstain do "
                                                                      "not count")
-    return prompt + "\n\n" + _EPISODE
+    share = (f" You answer at most {per_agent} question(s) in this conversation: when submit_answer or abstain says "
+             "this conversation is done, stop (a fresh agent answers the next questions)." if per_agent else "")
+    return prompt + "\n\n" + _EPISODE + share
 
 
 # ------------------------------------------------------------------ the episode tools' outputs
@@ -96,6 +109,9 @@ class NextQuestionOut(BaseModel):
     calls_left: int = Field(description="catalog tool calls left for this question")
     remaining: int = Field(description="questions not yet answered, this one included")
     total: int = Field(description="questions in the run")
+    session: int | None = Field(default=None, description="this conversation's agent session (1, 2, ...)")
+    session_left: int | None = Field(default=None, description="questions this conversation may still answer, this "
+                                                               "one included (no limit when absent)")
 
 
 class AnswerOut(BaseModel):
@@ -103,6 +119,7 @@ class AnswerOut(BaseModel):
     recorded: str = Field(description="'sql' or 'abstain'")
     calls_used: int
     remaining: int = Field(description="questions not yet answered")
+    session: int = Field(description="this conversation's agent session")
     next: str
 
 
@@ -116,14 +133,24 @@ class _Open:
     tools: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Session:
+    """One agent session: a conversation's consecutive questions."""
+    number: int
+    started: float
+    ids: list[str] = field(default_factory=list)
+
+
 class Episodes:
     """The run's state and its recording: questions in order, the open one, the JSON lines in `out_dir`.
     Not thread-safe by itself: EvalServer serialises every call."""
 
     def __init__(self, questions: Sequence[Question], out_dir: str, *, handle: str, now: str,
-                 budget: int = BUDGET) -> None:
+                 budget: int = BUDGET, per_agent: int = PER_AGENT) -> None:
         if not questions:
             raise ValueError("the question file holds no question")
+        if per_agent < 0:
+            raise ValueError(f"per_agent must be >= 0 (0: no limit), got {per_agent}")
         self.questions = list(questions)
         self.out_dir = out_dir
         self.handle = handle
@@ -131,6 +158,9 @@ class Episodes:
         self.budget = budget
         self.answered = 0            # questions [0, answered) are done
         self.open: _Open | None = None
+        self.per_agent = per_agent
+        self.sessions = 0            # agent sessions started
+        self.session: _Session | None = None     # the current one (None between sessions)
 
     @property
     def current_id(self) -> str | None:
@@ -149,11 +179,17 @@ class Episodes:
         if self.open is None and self.answered >= total:
             out = NextQuestionOut(done=True, now=self.now, calls_left=0, remaining=0, total=total)
             return out, f"done: all {total} questions are answered; the run is complete"
+        if self.session is None:
+            self.sessions += 1
+            self.session = _Session(self.sessions, time.time())
         if self.open is None:
             self.open = _Open(index=self.answered, t0=time.perf_counter())
         q = self.questions[self.open.index]
+        sess = self.session
+        left = self.per_agent - len(sess.ids) if self.per_agent else None
         out = NextQuestionOut(done=False, id=q.id, question=q.question, now=self.now,
-                              calls_left=self.budget - self.open.calls, remaining=total - self.answered, total=total)
+                              calls_left=self.budget - self.open.calls, remaining=total - self.answered, total=total,
+                              session=sess.number, session_left=left)
         text = " ".join(q.question.split())  # the summary stays one line
         return out, (f"question {q.id} ({self.answered + 1} of {total}), now {self.now}, {out.calls_left} tool calls "
                      f"left: {text} (answer with submit_answer(id={q.id!r}, sql) or abstain(id={q.id!r}, reason))")
@@ -175,17 +211,42 @@ class Episodes:
             raise ToolError("sql is empty; pass one read-only SELECT statement, or call abstain(id, "
                             "reason) when the catalog cannot answer the question")
         op = self._check_id(qid, tool)
+        sess = self.session
+        assert sess is not None  # a question is open only within a session
         line: dict[str, Any] = {"id": qid, "sql": sql if reason is None else None,
                 "abstain_reason": (reason if reason.strip() else "no reason given") if reason is not None else None,
                 "calls": op.calls, "tool_tokens": op.tokens, "tools": op.tools,
-                "seconds": round(time.perf_counter() - op.t0, 3)}
+                "seconds": round(time.perf_counter() - op.t0, 3), "session": sess.number}
         self._append(ANSWERS, line)
         self.answered += 1
         self.open = None
+        sess.ids.append(qid)
         left = len(self.questions) - self.answered
+        ended = not left or (self.per_agent and len(sess.ids) >= self.per_agent)
+        if ended:
+            self._end_session()
+        if not left:
+            nxt = "done: the run is complete"
+        elif ended:
+            nxt = (f"stop: this conversation has answered its {self.per_agent} question(s) and is done; a fresh agent "
+                   "answers the next ones")
+        else:
+            nxt = "call next_question"
         out = AnswerOut(id=qid, recorded="sql" if reason is None else "abstain", calls_used=op.calls,
-                        remaining=left, next="call next_question" if left else "done: the run is complete")
-        return out, f"recorded the {out.recorded} for {qid}; {left} question(s) left"
+                        remaining=left, session=sess.number, next=nxt)
+        tail = f"; {nxt}" if ended and left else ""
+        return out, f"recorded the {out.recorded} for {qid}; {left} question(s) left{tail}"
+
+    def _end_session(self) -> None:
+        sess = self.session
+        assert sess is not None
+        self._append(SESSIONS, {"session": sess.number, "questions": sess.ids,
+                                "started": _iso(sess.started), "ended": _iso(time.time())})
+        self.session = None
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
 def _result(out: tuple[BaseModel, str]) -> CallToolResult:
@@ -220,7 +281,8 @@ class EvalServer(SemcatServer):
 
     def __init__(self, inner: Any, episodes: Episodes) -> None:
         shared = [t for t in inner._tool_manager.list_tools() if t.name not in HIDDEN_TOOLS]
-        super().__init__(inner.name, instructions=instructions(episodes.budget), version=inner.version,
+        super().__init__(inner.name, instructions=instructions(episodes.budget, episodes.per_agent),
+                         version=inner.version,
                          log_level="WARNING", warn_on_duplicate_tools=True, tools=shared)
         self.episodes = episodes
         self._lock = anyio.Lock()
@@ -307,7 +369,7 @@ class EvalServer(SemcatServer):
 
 
 def build_server(cat: CatalogAPI, condition: str, questions: Sequence[Question], out_dir: str, *,
-                 budget: int = BUDGET, run_info: dict[str, Any] | None = None) -> EvalServer:
+                 budget: int = BUDGET, per_agent: int = PER_AGENT, run_info: dict[str, Any] | None = None) -> EvalServer:
     """The EvalServer of `condition` over `cat` (that condition's history), pinned at its latest vid, recording
     into `out_dir` (created; refused when it already holds answers). Writes OUT/run.json."""
     from eval.lake import CONDITIONS, D0
@@ -317,14 +379,16 @@ def build_server(cat: CatalogAPI, condition: str, questions: Sequence[Question],
     if os.path.exists(os.path.join(out_dir, ANSWERS)) and os.path.getsize(os.path.join(out_dir, ANSWERS)):
         raise ValueError(f"{out_dir} already holds a run ({ANSWERS}); give a new --out directory (or remove it)")
     os.makedirs(out_dir, exist_ok=True)
-    for name in (CALLS, ANSWERS):
+    for name in (CALLS, ANSWERS, SESSIONS):
         open(os.path.join(out_dir, name), "w").close()
     inner = condition_server(cat, HIDE_FLAGS[condition], now=D0.timestamp())
     pin, _ = history.pin(inner.tool_context, None, None)  # type: ignore[attr-defined]  # what pin_snapshot() returns
     snap = pin.snapshot
-    episodes = Episodes(questions, out_dir, handle=str(snap.handle), now=str(snap.time), budget=budget)
+    episodes = Episodes(questions, out_dir, handle=str(snap.handle), now=str(snap.time), budget=budget,
+                        per_agent=per_agent)
     info = {"kind": SERVE_KIND, "condition": condition, "history": CONDITIONS[condition], "vid": int(snap.vid),
-            "handle": snap.handle, "now": snap.time, "budget": budget, "questions": len(episodes.questions),
+            "handle": snap.handle, "now": snap.time, "budget": budget, "per_agent": per_agent,
+            "questions": len(episodes.questions),
             "question_ids": [q.id for q in episodes.questions],
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **(run_info or {})}
     with open(os.path.join(out_dir, RUN_INFO), "w", encoding="utf-8") as fh:
@@ -333,7 +397,7 @@ def build_server(cat: CatalogAPI, condition: str, questions: Sequence[Question],
 
 
 def serve(data: str, condition: str, questions_file: str, out_dir: str, *, port: int | None = None,
-          command: str | None = None, log: Callable[[str], None] | None = None) -> None:
+          command: str | None = None, log: Callable[[str], None] | None = None, per_agent: int = PER_AGENT) -> None:
     """Open the lake's history of `condition`, serve it over stdio (no `port`) or streamable HTTP at
     http://127.0.0.1:PORT/mcp until interrupted; close the catalog."""
     import catalog_core as cc
@@ -355,7 +419,7 @@ def serve(data: str, condition: str, questions_file: str, out_dir: str, *, port:
                          f"`semcat eval build --data {data}`")
     cat = cc.open_catalog(history_dir, offer_create=False)
     try:
-        server = build_server(cat, condition, questions, out_dir, run_info={
+        server = build_server(cat, condition, questions, out_dir, per_agent=per_agent, run_info={
             "lake": os.path.abspath(data), "seed": lake_info.get("seed"), "scale": lake_info.get("scale"),
             "questions_file": os.path.abspath(questions_file), "command": command,
             "transport": "stdio" if port is None else f"http://127.0.0.1:{port}/mcp"})
@@ -365,7 +429,8 @@ def serve(data: str, condition: str, questions_file: str, out_dir: str, *, port:
             from mcp_server.mcp.http import MCP_PATH, security_for
 
             if log is not None:
-                log(f"semcat eval serve: condition {condition}, {len(questions)} questions, MCP at "
+                log(f"semcat eval serve: condition {condition}, {len(questions)} questions "
+                    f"({f'at most {per_agent} per conversation' if per_agent else 'no limit per conversation'}), MCP at "
                     f"http://127.0.0.1:{port}{MCP_PATH}; recording into {out_dir}")
             anyio.run(lambda: server.run_streamable_http_async(
                 host="127.0.0.1", port=port, streamable_http_path=MCP_PATH, stateless_http=True, json_response=True,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import json
 import os
 import random
@@ -50,7 +51,7 @@ __all__ = ["build", "HISTORIES", "CONDITIONS", "MANIFEST", "data_dir", "STALE_FR
 
 HISTORIES = ("enriched", "stale")
 CONDITIONS = {"bare": "enriched", "enriched": "enriched", "stale": "stale", "stale+detect": "stale",
-              "enriched+detect": "enriched"}
+              "enriched+detect": "enriched", "static": "stale"}
 MANIFEST = "stale_manifest.json"
 STALE_FRACTION = 0.20
 CONTROL_FRACTION = 0.15
@@ -179,6 +180,7 @@ class Loader:
         writes = [w for w in writes if not isinstance(w[2], list) or w[2]]
         if not writes:
             return
+        message = self.naming.text(message)  # it names tables and columns: under the variant's names
         if self._barrier:
             self.wait()
         self._check()
@@ -207,7 +209,7 @@ class Loader:
         each mart's lineage is the part of it its own statement reads (eval.lake.marts.READS), at the
         vid read, in each catalog."""
         if jobs:
-            self._pending.append(self._committer.submit(self._build, when, message, jobs))
+            self._pending.append(self._committer.submit(self._build, when, self.naming.text(message), jobs))
 
     def _read(self, h: str, table: str, vid: int, since: int | None) -> tuple[DataFrame, bool]:
         """Core table `table` (plain name) read through catalog h's bridge at `vid` (this thread's read log
@@ -526,7 +528,7 @@ class Annotator:
         tt = self.tick(h, t)
         ann = new_annotation(cat, nm.full_table(table), "relationship", f"relationship.{name}", value,
                              columns=[a for a, _ in on], author=ANNOTATOR, time=tt)
-        write_annotations(cat, [ann], time=tt, message=f"relate {table} -> {to} ({name})")
+        write_annotations(cat, [ann], time=tt, message=f"relate {nm.table(table)} -> {nm.table(to)} ({name})")
 
     def metric(self, h: str, table: str, name: str, expression: str, filt: str | None, time_column: str | None,
                unit: str, description: str, synonyms: list[str], t: float, columns: list[str]) -> None:
@@ -542,7 +544,7 @@ class Annotator:
         tt = self.tick(h, t)
         ann = new_annotation(cat, nm.full_table(table), "metric", f"metric.{name}", value, columns=columns,
                              author=ANNOTATOR, time=tt)
-        write_annotations(cat, [ann], time=tt, message=f"define metric {table}.{name}")
+        write_annotations(cat, [ann], time=tt, message=f"define metric {nm.table(table)}.{name}")
 
     def verified(self, h: str, question: str, sql: str, t: float) -> None:
         import semantic as sm
@@ -552,7 +554,7 @@ class Annotator:
     def remove(self, h: str, table: str, key: str, t: float) -> None:
         from catalog_core import lake
 
-        with self.cats[h].transaction(author=ANNOTATOR, message=f"remove annotation {table}:{key}",
+        with self.cats[h].transaction(author=ANNOTATOR, message=f"remove annotation {self.nm.table(table)}:{key}",
                                       meta={"semantic": True}, time=self.tick(h, t)) as txn:
             txn.remove(lake.semantic_path(self.nm.full_table(table), key))
 
@@ -844,7 +846,9 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
             W = [w for w in W if w[0] != "core.fct_orders"]
             W.append(("core.fct_orders", T.TABLES["core.fct_orders"].columns, H.orders_rows(FIRST_DATE, hi),
                       "overwrite", "evolve"))
-            extra_msg.append("order status restated (returned -> refunded, partially_refunded added)")
+            st = functools.partial(nm.code, "status")  # the status values as written (codes on cryptic)
+            extra_msg.append(f"order status restated ({st('returned')} -> {st('refunded')}, {st('partially_refunded')} "
+                             "added)")
         if n == 20:
             H.sessions_uuid = True
             sc, srows = H.sessions_rows(SESSIONS_FROM, hi)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -362,3 +363,128 @@ def test_the_stale_events_subset_is_the_same_on_both_variants(lake_dir, cats, cc
         lake = open_lake(root, cs, {"enriched", "stale"})
         got[name] = {k: [q.id for q in subset_questions(lake, qs, k)[0]] for k in (1, 2)}
     assert got["plain"][1] and got["cryptic"] == got["plain"]
+
+
+# ------------------------------------------------------------------ no leaks (issue 49, item 1)
+def _plain_name_re():
+    """Whole-word plain identifiers of LAKE.md that no cryptic text may hold: every table (`ns.table` and its
+    bare name) and every snake_case column name. (Single-word columns such as `status` or `region` are also
+    prose words, and value labels are served on purpose by each coded column's `labels`.)"""
+    import re
+
+    words = {t.split(".")[1] for t in plain_tables()} | {c for c in plain_columns() if "_" in c}
+    alt = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9_])(?:{alt})(?![A-Za-z0-9_])")
+
+
+# semcat's own vocabulary that is also a plain column name (the load log's `row_count`): a statistics key
+# (`"row_count": 6599`) is the catalog's format, not the lake's name; as a key of an object (a column's
+# statistics) or anywhere else it is still scanned
+_OWN_KEYS = re.compile(r'\\?"row_count\\?":\s*(?![\s{\[])')  # also inside JSON text (`\"row_count\": 5`)
+
+
+def _leaks(where: str, text: str, pattern, out: list[str]) -> None:
+    text = _OWN_KEYS.sub("", text)
+    for m in pattern.finditer(text):
+        out.append(f"{where}: {m.group(0)!r} in ...{text[max(0, m.start() - 80):m.end() + 80]}...")
+
+
+def test_no_plain_name_in_any_text_the_cryptic_catalogs_hold(ccats):
+    """Every commit (message, author, meta, paths), snapshot, branch and every version of every object the
+    commits wrote (annotations, tables, lineage with its job names, files) of both cryptic catalogs: no plain
+    table or column name. Before the fix: 101 commit messages named plain tables (`relate core.fct_orders ->
+    core.dim_store (store)`, `build agg_weekly_category_sales from the load of ...`)."""
+    pat = _plain_name_re()
+    leaks: list[str] = []
+    for h, cat in ccats.items():
+        paths: set[str] = set()
+        for c in cat.commits(since=None):
+            _leaks(f"{h} commit {c.vid}", json.dumps(c.to_dict(), default=str), pat, leaks)
+            paths.update(c.paths)
+        for s in cat.snapshots():
+            _leaks(f"{h} snapshot", json.dumps(s.to_dict()), pat, leaks)
+        for b in cat.branches():
+            _leaks(f"{h} branch", json.dumps(b.to_dict()), pat, leaks)
+        for p in sorted(paths):
+            for v in cat.history(p):
+                _leaks(f"{h} {p}@{v.vid}", json.dumps(v.to_dict(), default=str), pat, leaks)
+    assert not leaks, f"{len(leaks)} plain names in the cryptic catalogs, e.g.\n" + "\n".join(leaks[:25])
+
+
+class _Scan:
+    """Calls tools through a real MCP client, pages each to its end, and collects plain names in the texts."""
+
+    def __init__(self, client, pat, leaks: list[str]):
+        self.client, self.pat, self.leaks, self.calls = client, pat, leaks, 0
+
+    async def call(self, name: str, args: dict) -> dict:
+        cursor, first = None, None
+        while True:
+            res = await self.client.call_tool(name, {**args, **({"cursor": cursor} if cursor else {})})
+            self.calls += 1
+            _leaks(f"{name}({args})", "\n".join(getattr(c, "text", "") for c in res.content), self.pat, self.leaks)
+            body = res.structured_content or {}
+            first = first or body
+            cursor = body.get("next_cursor") if body.get("truncated") else None
+            if not cursor:
+                return first
+
+    async def resources_and_prompts(self) -> None:
+        for r in (await self.client.list_resources()).resources:
+            for part in (await self.client.read_resource(r.uri)).contents:
+                _leaks(f"resource {r.uri}", getattr(part, "text", "") or "", self.pat, self.leaks)
+        for p in (await self.client.list_prompts()).prompts:
+            if any(a.required for a in p.arguments or []):
+                continue
+            for msg in (await self.client.get_prompt(p.name, {})).messages:
+                _leaks(f"prompt {p.name}", getattr(msg.content, "text", "") or "", self.pat, self.leaks)
+
+
+def test_no_plain_name_in_any_tool_output_of_the_cryptic_lake(ccats, names):
+    """Every read tool of the server every condition derives from (all shown: annotations and findings), over
+    each history's cryptic catalog, paged to the end: search, every table described in full, joins, metrics
+    (listed and computed), the commit log, the diff since the first commit, staleness findings, lineage both
+    ways, the load log's values, an SQL error, a did-you-mean, resources and prompts. No plain table or
+    column name in any of them."""
+    import anyio
+    from mcp import Client
+
+    from eval.harness.conditions import condition_server
+    from eval.lake import D0
+
+    pat = _plain_name_re()
+    nm = Naming.from_json(names)
+    leaks: list[str] = []
+    log = nm.full_table("ops.etl_load_log")
+    real = sorted(f"acme.{t}" for t in names["tables"].values())
+    joins = [("core.fct_orders", "core.dim_store"), ("core.fct_refunds", "core.fct_orders"),
+             ("core.fct_web_sessions", "core.dim_customer")]
+
+    async def scan(server) -> int:
+        async with Client(server) as client:
+            sc = _Scan(client, pat, leaks)
+            assert (await sc.call("search_tables", {"query": "", "limit": 50})).get("tables")
+            for t in sorted(set(real) | set(names["clutter"])):
+                await sc.call("describe_table", {"table": t, "detail": "full", "limit": 200})
+            for t in real:
+                for d in ("upstream", "downstream"):
+                    await sc.call("get_lineage", {"table": t, "direction": d, "depth": 3, "limit": 200})
+            for a, b in joins:
+                await sc.call("find_join_path", {"from_table": nm.full_table(a), "to_table": nm.full_table(b)})
+            for m in (await sc.call("list_metrics", {"limit": 100})).get("metrics", []):
+                await sc.call("query_metric", {"metric": f"{m['table']}.{m['name']}", "limit": 5})
+            await sc.call("list_snapshots", {"limit": 200})
+            await sc.call("diff_snapshots", {"from_snapshot": 1, "limit": 500})
+            await sc.call("check_staleness", {"depth": "metadata", "limit": 200})
+            for c in ("table_name", "partition", "note", "status"):
+                await sc.call("get_column_values", {"table": log, "column": nm.column(c), "limit": 200})
+            await sc.call("query_catalog", {"query": '/[obj_id = "acme"]/*/*', "limit": 200})
+            await sc.call("run_sql", {"sql": f"SELECT * FROM {log} LIMIT 5"})
+            await sc.call("run_sql", {"sql": f"SELECT no_such_column FROM {log}"})  # an error message
+            await sc.call("describe_table", {"table": log + "x"})  # a did-you-mean
+            await sc.resources_and_prompts()
+            return sc.calls
+
+    n = sum(anyio.run(scan, condition_server(cat, (False, False), now=D0.timestamp())) for cat in ccats.values())
+    assert n > 2 * len(names["clutter"])  # every table was described, in both histories
+    assert not leaks, f"{len(leaks)} plain names in tool outputs, e.g.\n" + "\n".join(leaks[:25])

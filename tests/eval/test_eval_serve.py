@@ -323,3 +323,40 @@ def test_serve_refuses_a_used_out_dir_and_score_handles_a_partial_run(lake, qfil
     for qid in ("q047", "q050", "q097"):   # not answered: loud errors, even the unanswerable one
         assert recs[qid]["outcome"] == "loud-error" and NO_ANSWER in recs[qid]["reason"]
     assert summary.accuracy == {"bare": 0.25}
+
+
+def test_score_groups_repeats_and_records_sessions(lake, qfile, tmp_path):
+    """Three runs of one condition are its repeats (0, 1, 2 in the order given), each record keeps the agent
+    session that answered it, and the report gives the pooled accuracy with its Wilson interval and the
+    per-repeat accuracies (issue 49: fresh agents, repeats)."""
+    from eval.harness.report import write_report
+    from eval.harness.score import score_runs
+    from eval.harness.stats import wilson
+
+    vid = json.load(open(os.path.join(lake, "lake.json")))["latest_vid"]["enriched"]
+    gold = {q.id: q.gold_sql for q in load_questions(qfile)}
+    runs = []
+    for i, right in enumerate((("q024",), ("q024", "q047"), ())):
+        run = tmp_path / f"bare{i}"
+        run.mkdir()
+        (run / "run.json").write_text(json.dumps({
+            "kind": "semcat-eval-serve", "condition": "bare", "history": "enriched", "vid": vid, "handle": f"pin:{vid}",
+            "questions_file": qfile, "question_ids": list(IDS), "seed": 7, "scale": "small", "per_agent": 2}))
+        (run / "answers.jsonl").write_text("".join(json.dumps({
+            "id": q, "sql": gold[q] if q in right else "SELECT 1", "abstain_reason": None, "calls": 0, "seconds": 1.0,
+            "session": 1 + n // 2}) + "\n" for n, q in enumerate(IDS)))
+        (run / "calls.jsonl").write_text("")
+        runs.append(str(run))
+    out = str(tmp_path / "scored")
+    summary = score_runs(lake, runs, out, detector_depths=())
+    recs = [json.loads(line) for line in open(summary.results_path)]
+    assert sorted({r["repeat"] for r in recs}) == [0, 1, 2] and len(recs) == 3 * len(IDS)
+    assert {(r["id"], r["session"]) for r in recs} == {(q, 1 + n // 2) for n, q in enumerate(IDS)}
+    assert summary.accuracy == {"bare": pytest.approx(3 / (3 * len(IDS)))}
+    info = json.load(open(os.path.join(out, "run.json")))
+    assert info["repeats"] == {"bare": 3} and [r["sessions"] for r in info["runs"]] == [2, 2, 2]
+    paths = write_report(out)
+    iv = json.load(open(paths["summary"]))["intervals"]["bare"]
+    assert iv["repeats"] == 3 and iv["accuracy_ci"] == pytest.approx(list(wilson(3, 3 * len(IDS))))
+    assert iv["accuracy_by_repeat"] == pytest.approx([1 / len(IDS), 2 / len(IDS), 0.0])
+    assert "## Repeats, intervals and paired comparisons" in open(paths["report"]).read()

@@ -250,13 +250,14 @@ def modes(lake_cat):
     from eval.harness.conditions import condition_server
 
     return {"normal": create_server(lake_cat), "bare": condition_server(lake_cat, (True, True)),
-            "no_findings": condition_server(lake_cat, (False, True))}
+            "no_findings": condition_server(lake_cat, (False, True)),
+            "static": condition_server(lake_cat, (False, "static"))}
 
 
 def test_modes_publish_identical_schemas_and_answer_within_them(modes):
     lists = {m: {t.name: (t.description, t.input_schema, t.output_schema) for t in list_tools(s)}
              for m, s in modes.items()}
-    assert lists["normal"] == lists["bare"] == lists["no_findings"]
+    assert lists["normal"] == lists["bare"] == lists["no_findings"] == lists["static"]
     tools = schemas(modes["normal"])
     for m, s in modes.items():
         for name, args in CALLS.items():
@@ -283,6 +284,28 @@ def test_bare_hides_the_semantic_layer_and_no_findings_hides_detection(modes):
     assert ok(call(modes["no_findings"], "check_staleness"))["findings"] == []
     sql = ok(call(modes["no_findings"], "run_sql", {"sql": f"SELECT count(*) FROM {OLD}"}))
     assert [w["kind"] for w in sql["warnings"]] == ["deprecated"]
+
+
+def test_static_serves_the_annotations_without_history_completeness_or_findings(modes):
+    """The eval's `static` condition (issue 49): annotations as a conventional catalog serves them: the
+    newest commit only, as a last-modified time (no message, author or paths), no named snapshot, no diff,
+    no load log on cards, no findings; while the normal server shows all of them on the same catalog."""
+    normal, static = modes["normal"], modes["static"]
+    full = ok(call(normal, "list_snapshots", {"limit": 50}))
+    assert len(full["commits"]) > 3 and any(c["message"] for c in full["commits"])
+    snaps = ok(call(static, "list_snapshots", {"limit": 50}))
+    assert len(snaps["commits"]) <= 1 and snaps["named"] == []
+    assert all(c["message"] == "" and c["author"] == "" and c["paths"] == [] for c in snaps["commits"])
+    assert ok(call(normal, "diff_snapshots", {"from_snapshot": 1}))["changes"]
+    assert ok(call(static, "diff_snapshots", {"from_snapshot": 1}))["changes"] == []
+    card = ok(call(static, "describe_table", {"table": FCT, "detail": "full"}))
+    assert card["description"] and not card["findings"] and "status" not in card
+    assert not {"completeness", "complete_through", "load_log", "incomplete"} & {
+        k for k, v in card["freshness"].items() if v}
+    assert card["freshness"].get("last_data_commit_time")  # a conventional catalog's "last modified"
+    assert ok(call(static, "check_staleness"))["findings"] == []
+    assert ok(call(normal, "check_staleness"))["findings"]
+    assert all(w["kind"] != "finding" for w in card["warnings"])
 
 
 # ------------------------------------------------------------------ errors
