@@ -5,6 +5,7 @@ one says in one line which extra to install (`_needs` up front, `_Main` for any 
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -40,6 +41,13 @@ class _Main(click.Group):
             if root not in _EXTRAS:
                 raise
             raise _missing(root) from None
+        except Exception as exc:
+            # any command: a CatalogError is one `Error: ...` line (the catalog is locked, ...), never a traceback
+            # (looked up only now: `semcat CMD --help` does not import the engine)
+            errors = sys.modules.get("catalog_core.errors")
+            if errors is not None and isinstance(exc, errors.CatalogError):
+                raise click.ClickException(exc.message) from None
+            raise
 
 
 def _version() -> str:

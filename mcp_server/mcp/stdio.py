@@ -71,7 +71,35 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
     try:
         who = author or f"agent:{os.environ.get('USER', 'stdio')}"
         prepare_first_sql(cat)
-        create_server(cat, reads=reads, author=who,
-                      now=t_now, token_budget=token_budget, read_only=read_only).run("stdio")
+        server = create_server(cat, reads=reads, author=who, now=t_now, token_budget=token_budget,
+                               read_only=read_only)
+        try:
+            server.run("stdio")
+        except BaseException as exc:
+            if not client_went_away(exc):
+                raise
+            quiet_stdout()  # the client is gone: end as a closed stdin would, with no traceback
     finally:
         cat.close()
+
+
+_GONE = (BrokenPipeError, ConnectionResetError)
+
+
+def client_went_away(exc: BaseException) -> bool:
+    """`exc` says only that the client closed its end of the pipe (a broken pipe, possibly inside the
+    SDK's task-group exception groups): a normal end of a stdio session, not an error."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(client_went_away(e) for e in exc.exceptions)
+    return isinstance(exc, _GONE)
+
+
+def quiet_stdout() -> None:
+    """Point fd 1 at /dev/null, so the interpreter's last flush of stdout does not report the broken pipe
+    (the Python docs' recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no stdout at all
+        pass
