@@ -349,6 +349,7 @@ __import__("importlib").import_module("mcp_server.cli.parquet").register(import_
 __import__("importlib").import_module("mcp_server.cli.interop").register(main, import_)  # import dbt|osi|cortex, export osi
 __import__("importlib").import_module("mcp_server.cli.review").register(main)  # review list|show|accept|edit|dismiss
 __import__("importlib").import_module("mcp_server.cli.lineage").register(main)  # lineage TABLE
+__import__("importlib").import_module("mcp_server.cli.relocate").register(main)  # relocate (issue 47)
 
 
 @main.group("eval")
