@@ -52,13 +52,24 @@ def test_mcp_client_that_goes_away_leaves_no_traceback(wh):
 
 
 def test_a_locked_catalog_is_one_error_line_for_every_command(wh):
-    """A CatalogError in any command (here: the catalog directory held by this test process) is one line."""
-    held = cc.Catalog.open(wh)
+    """A CatalogError in any command is one line: here a write while another process holds the writer's turn
+    and does not let go (its flock on semcat.lock, as a writer stuck in a long commit), with a short wait.
+    Reads beside it work (many processes, one catalog)."""
+    import fcntl
+    import os
+
+    fd = os.open(os.path.join(wh, "catalog", "semcat.lock"), os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
     try:
-        for args in (["review", "list"], ["lineage", "wh.sales.orders"], ["branch", "list"]):
-            p = subprocess.run(semcat(*args, "--data", wh), env=env(), capture_output=True, text=True, timeout=120,
+        e = {**env(), "SEMCAT_WRITER_WAIT_S": "1"}
+        for args, code in ((["review", "list"], 0), (["branch", "list"], 0),
+                           (["branch", "create", "/wh/sales", "/wh/sales__x"], 1)):
+            p = subprocess.run(semcat(*args, "--data", wh), env=e, capture_output=True, text=True, timeout=120,
                                stdin=subprocess.DEVNULL)
-            lines = p.stderr.strip().splitlines()
-            assert p.returncode == 1 and len(lines) == 1 and lines[0].startswith("Error: "), (args, p.stderr)
+            assert p.returncode == code and "Traceback" not in p.stderr, (args, p.stderr)
+            if code:
+                lines = p.stderr.strip().splitlines()
+                assert len(lines) == 1 and lines[0].startswith("Error: ") and "is being written by another " \
+                    "process" in lines[0], (args, p.stderr)
     finally:
-        held.close()
+        os.close(fd)
