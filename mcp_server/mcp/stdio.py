@@ -20,6 +20,8 @@ from mcp_server.mcp.server import create_server
 
 __all__ = ["run_stdio", "open_catalog"]
 
+PRELOAD_DELAY_S = 3.0  # after start, when cc.prepare_sql builds the first snapshot's SQL database
+
 
 def open_catalog(data_dir: str | None, url: str | None, token: str | None, create: bool = False) -> CatalogAPI:
     """A client for `url`, or the catalog in `data_dir`: an existing one, or a new empty one with `create`
@@ -67,10 +69,16 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
         if t_now is None:
             raise ValueError(f"--now {now!r} is not an ISO-8601 time or seconds since the epoch, e.g. "
                              "2025-03-10T13:00:00Z")
+    import threading
+
     cat = open_catalog(data_dir, url, token, create=create)
+    # the SQL preload starts once the session has answered its first calls: on a small machine a worker
+    # process starting beside initialize and the first describe_table slows both (issue 47, cold start)
+    preload = threading.Timer(PRELOAD_DELAY_S, prepare_first_sql, args=(cat,))
+    preload.daemon = True
     try:
         who = author or f"agent:{os.environ.get('USER', 'stdio')}"
-        prepare_first_sql(cat)
+        preload.start()
         server = create_server(cat, reads=reads, author=who, now=t_now, token_budget=token_budget,
                                read_only=read_only)
         try:
@@ -80,6 +88,7 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
                 raise
             quiet_stdout()  # the client is gone: end as a closed stdin would, with no traceback
     finally:
+        preload.cancel()
         cat.close()
 
 
