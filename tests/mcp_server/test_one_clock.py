@@ -44,3 +44,25 @@ def test_review_against_a_server_uses_the_servers_now(data_copy):  # noqa: F811
         assert items(local_then) != items(local_clock)  # the clock would have judged otherwise
     finally:
         stop_process(proc)
+
+
+def test_a_cards_ages_are_judged_at_its_now(tmp_path):
+    """The page's ages and freshness agree: with `now`, annotation ages are now - written_at, as the
+    freshness age is now - the last data commit (before: ages at the snapshot's time beside freshness at now)."""
+    import catalog_core as cc
+    import semantic as sm
+    from eval.fixtures import mcplake
+    from eval.fixtures.mcplake import FCT
+
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    try:
+        mcplake.build(cat, tmp_path / "files", extra_tables=0)
+        later = cat.commits(limit=1)[0].time + 30 * 86400
+        card = sm.describe(cat, FCT, now=later)
+        views = list(card.annotations.values()) + [v for c in card.columns for v in c.annotations.values()]
+        assert views
+        assert all(abs(v.age_seconds - (later - v.written_at)) < 1e-6 for v in views)
+        fr = card.freshness
+        assert fr.age_seconds is not None and abs(fr.age_seconds - (later - fr.last_data_commit.time)) < 1e-6
+    finally:
+        cat.close()
