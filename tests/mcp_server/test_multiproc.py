@@ -96,3 +96,44 @@ def test_a_second_server_on_the_same_directory_serves_reads_and_writes(data_copy
             w, r = r, w  # and the other way round
         assert servers[0].latest_vid == servers[1].latest_vid
         assert servers[0].get("/" + FCT.replace(".", "/")) is not None
+
+
+def test_kill_9_of_the_writer_leaves_the_other_server_serving_and_writing(data_copy):  # noqa: F811
+    """Replicas for failures (issue 47, item 2): two `semcat serve` on one DIR; the writer is killed with
+    SIGKILL mid-service; the other keeps answering reads, then writes (its turn opens the primary, whose WAL
+    replay keeps every acknowledged commit), and a restarted server sees everything."""
+    import os
+    import signal
+
+    from tests.helpers import free_port, stop_process, wait_healthy
+
+    data = data_copy("kill-writer")
+    port = free_port()
+    writer = subprocess.Popen(semcat("serve", "--data", data, "--port", str(port)), env=env(),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url1 = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(writer, url1)
+        with serve(data, None) as url2:
+            first, second = cc.connect(url1), cc.connect(url2)
+            acked = []
+            for i in range(5):  # acknowledged by the first server, the writer
+                with first.transaction(author="t") as txn:
+                    txn.add(f"/k{i}", {"obj_type": "catalog"})
+                acked.append(txn.vid)
+            os.kill(writer.pid, signal.SIGKILL)
+            writer.wait(30)
+            deadline = time.monotonic() + 10
+            while second.get("/k4") is None:  # its reads go on (caught up from the dead writer's WAL)
+                assert time.monotonic() < deadline, "the replica never saw the writer's acknowledged commits"
+                time.sleep(0.05)
+            assert second.get("/" + FCT.replace(".", "/")) is not None
+            with second.transaction(author="t") as txn:  # and it writes
+                txn.add("/after_kill", {"obj_type": "catalog"})
+            assert txn.vid == acked[-1] + 1
+        with serve(data, None) as url3:  # a restarted server has every acknowledged commit
+            third = cc.connect(url3)
+            assert all(third.get(f"/k{i}") is not None for i in range(5)) and third.get("/after_kill") is not None
+    finally:
+        if writer.poll() is None:
+            stop_process(writer)
