@@ -40,6 +40,15 @@ def _client(urls: list[str], paths: list[str], seconds: float, out: mp.Queue) ->
     out.put(n)
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
 def _serve(data: str, port: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.Popen([sys.executable, "-m", "mcp_server.cli", "serve", "--data", data, "--port", str(port)],
@@ -79,7 +88,6 @@ def main() -> None:
     sys.path.insert(0, ROOT)
     import catalog_core as cc
     from eval.fixtures import mcplake
-    from tests.helpers import free_port
 
     tmp = tempfile.mkdtemp(prefix="semcat-replicas-")
     servers: list[subprocess.Popen[bytes]] = []
