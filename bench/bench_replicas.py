@@ -25,7 +25,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _client(urls: list[str], paths: list[str], seconds: float, out: mp.Queue) -> None:  # type: ignore[type-arg]
+def _client(urls: list[str], paths: list[str], seconds: float, out: mp.Queue) -> None:
     import httpx
 
     clients = [httpx.Client(base_url=u, timeout=30) for u in urls]
@@ -69,7 +69,7 @@ def _healthy(url: str) -> None:
 
 
 def _run(urls: list[str], paths: list[str], clients: int, seconds: float) -> float:
-    q: mp.Queue = mp.Queue()  # type: ignore[type-arg]
+    q: mp.Queue = mp.Queue()
     procs = [mp.Process(target=_client, args=(urls[k % len(urls):] + urls[:k % len(urls)], paths, seconds, q))
              for k in range(clients)]
     for p in procs:
