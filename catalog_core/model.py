@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, NamedTuple, TypeAlias
 
-from catalog_core.codec import unpack_leaf
+import orjson
+
+from catalog_core.codec import FILE_JSON, unpack_leaf
+
+# a stored file value whose path is its second key, and a URI scheme (`s3:`, `file:`): see FileObj.raw
+_FILE_PATH = FILE_JSON + b',"path":"'
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:").match
+_SCHEME_B = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*:").match
 
 __all__ = ["JSONScalar", "JSONValue", "JSONObject", "TimeArg", "Obj", "FileObj", "Version", "Commit", "Snapshot", "Change", "Branch", "QueryStats", "to_datetime",
            "iso_time", "parse_time"]
@@ -83,22 +92,42 @@ class FileObj:
     its own dict, so a caller may change it without affecting anyone else. It reads like an Obj:
     the same attributes, unpacks as (path, value, vid, leaf), compares equal to the same Obj."""
 
-    __slots__ = ("path", "vid", "_raw", "_value")
+    __slots__ = ("path", "vid", "_raw", "_value", "_base")
     leaf = True
 
-    def __init__(self, path: str, raw: bytes, vid: int, value: dict[str, Any] | None = None) -> None:
-        self.path, self._raw, self.vid, self._value = path, raw, vid, value
+    def __init__(self, path: str, raw: bytes, vid: int, value: dict[str, Any] | None = None,
+                 base: str | None = None) -> None:
+        self.path, self._raw, self.vid, self._value, self._base = path, raw, vid, value, base
 
     @property
     def value(self) -> dict[str, Any]:
         if self._value is None:
-            self._value = unpack_leaf(self._raw)
+            value = unpack_leaf(self._raw)
+            if self._base is not None:  # a stored-relative file path, made absolute (catalog_core._engine.relocate)
+                p = value.get("path")
+                if isinstance(p, str) and p and p[0] != "/" and _SCHEME(p) is None:
+                    value["path"] = self._base + "/" + p if p[0] != "." else os.path.normpath(self._base + "/" + p)
+            self._value = value
         return self._value
 
     @property
     def raw(self) -> bytes:
-        """The stored encoding of the value (JSON when it starts with '{', else msgpack)."""
-        return self._raw
+        """The encoding of the value as stored (JSON when it starts with '{', else msgpack), with a
+        stored-relative path made absolute as `value` does (in the bytes when `path` is the second key,
+        as every writer lays it out; else encoded again from `value`)."""
+        raw = self._raw
+        if self._base is None:
+            return raw
+        head = len(_FILE_PATH)
+        if raw.startswith(_FILE_PATH):
+            if raw[head:head + 1] == b"/" or _SCHEME_B(raw, head) is not None:
+                return raw
+            if raw[head:head + 1] != b".":
+                return _FILE_PATH + orjson.dumps(self._base)[1:-1] + b"/" + raw[head:]
+        p = self.value.get("path")
+        if raw[:1] == b"{" and isinstance(p, str) and p.startswith("/"):
+            return orjson.dumps(self.value)
+        return raw
 
     obj_id = Obj.obj_id
     obj_type = Obj.obj_type

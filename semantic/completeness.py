@@ -141,10 +141,17 @@ def _read_log(ctx: Context, spec: LoadLog) -> dict[str, dict[str, tuple[str, flo
         SELECT t, period, r, l, part FROM periods
         WHERE r > 0 OR period = (SELECT max(x.period) FROM periods x WHERE x.t = periods.t AND x.r = 0)
         ORDER BY t, period DESC"""
-    res = cc.run_sql(ctx.cat, sql, snapshot=ctx.vid, limit=_LOG_ROWS)
+    # In this process (DuckDB is loaded already), not through a SQL worker: a first describe_table of a
+    # new session would wait for a worker process to start (issue 47, cold start). The log is the
+    # catalog's own table, read with the same sandboxed connection as open_table.
+    con = cc.open_table(ctx.cat, spec.table, snapshot=ctx.vid)
+    try:
+        rows = con.execute(sql).fetchmany(_LOG_ROWS)
+    finally:
+        con.close()
     names = ("complete", "partial", "failed")
     out: dict[str, dict[str, tuple[str, float | None, str | None]]] = {}
-    for t, period, r, ld, part in res.rows:
+    for t, period, r, ld, part in rows:
         out.setdefault(str(t), {})[str(period)] = (names[int(r)], None if ld is None else float(ld),
                                                    None if int(r) == 0 else str(part))
     ctx.cache.completeness.put(key, out)

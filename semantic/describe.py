@@ -173,5 +173,13 @@ def describe(cat: CatalogAPI, table: str, snapshot: SnapshotRef = None, now: Tim
             if v.key in status:
                 views[field] = v.model_copy(update={"status": worst([v.status, status[v.key]])})
         update["annotations"] = views
+    if now is not None:  # one clock (issue 47): annotation ages judged at `now` too, as freshness is
+        def aged(v: AnnotationView) -> AnnotationView:
+            return v.model_copy(update={"age_seconds": max(0.0, t_now - v.written_at)})
+
+        update["annotations"] = {f: aged(v) for f, v in update.get("annotations", base.annotations).items()}
+        update["columns"] = [c.model_copy(update={"annotations": {f: aged(v) for f, v in c.annotations.items()}})
+                             for c in base.columns]
+        update["orphaned"] = [aged(v) for v in base.orphaned]
     # shallow: the card shares its parts with the cache (treat it as read-only; model_copy(deep=True) to edit)
     return base.model_copy(update=update)

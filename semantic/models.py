@@ -335,7 +335,7 @@ class AnnotationView(BaseModel):
     vid: int | None
     written_at: float
     age_commits: int                  # commits that changed the table since this annotation
-    age_seconds: float                # snapshot time - written_at
+    age_seconds: float                # snapshot time - written_at (now - written_at when describe is given now)
     status: Status = "fresh"
     unreviewed: bool = False          # written by an agent and not yet accepted by a person (semantic.review)
 

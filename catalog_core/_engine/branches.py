@@ -393,6 +393,7 @@ def publish(cat: "Catalog", branch: str, onto: str, author: str, message: str, k
         for attempt in range(attempts):
             txn = cat.transaction(author=author, message=message or f"publish {branch} -> {onto}",
                                   meta={"publish": {"branch": branch, "onto": onto, "keep": keep}})
+            txn._stored = True  # the three-way merge compares stored values: paths as stored (relocate)
             try:
                 n, conflicts = _plan(cat, txn, branch, onto, keep)
                 if conflicts:

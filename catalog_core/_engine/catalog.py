@@ -16,6 +16,7 @@ from catalog_core._engine.executor import ScanHook, execute
 from catalog_core._engine.keys import key_of, path_of_key
 from catalog_core._engine.mvocc import TransactionManager
 from catalog_core._engine.planning import plan_files as _plan_files
+from catalog_core._engine.relocate import absolute
 from catalog_core._engine.storage import Store
 from catalog_core._engine.txn import Transaction
 from catalog_core._gcpause import gc_paused
@@ -62,14 +63,37 @@ class Catalog:
         self.warehouse = os.path.join(self.data_dir, "warehouse")
         os.makedirs(self.warehouse, exist_ok=True)
         self._store = Store(os.path.join(self.data_dir, "catalog"))
+        self._store.warehouse = self.warehouse  # stored-relative locations and paths resolve against it
         self._store.files.max_bytes = int(file_cache_mb * (1 << 20))
         self._store.objects.max_bytes = int(object_cache_mb * (1 << 20))
         self._mgr = TransactionManager(self._store, protocol)
         self._times = [rec["time"] for _v, rec in self._store.commit_records(0, self._store.latest_vid)]
         self._mgr._last_time = self._times[-1] if self._times else 0.0
         self._mgr.attach_commit_times(self._times)
+        self._store.on_foreign = self._foreign
+        self._store.release_turn = self._release_turn
         self._snap_lock = threading.Lock()
         self._publishing = _branches.Publishing()
+
+    def _foreign(self, lo: int, hi: int) -> None:
+        """Commits lo..hi were made by another process on this directory (see Store): their times, and
+        the write log's blind spot."""
+        times = [rec["time"] for _v, rec in self._store.commit_records(lo, hi)]
+        self._times.extend(times)
+        if times:
+            self._mgr._last_time = max(self._mgr._last_time, times[-1])
+        self._mgr.foreign_vid = hi
+
+    def _release_turn(self) -> None:
+        """Another process asks to write: give the writer's turn between commit groups."""
+        with self._mgr._leader:
+            self._store.give_turn()
+
+    def refresh(self) -> int:
+        """See now what other processes committed (a reader catches up every quarter second anyway);
+        returns the latest vid."""
+        self._store.catch_up()
+        return self._store.latest_vid
 
     @classmethod
     def open(cls, data_dir: str, protocol: str = "ospl", file_cache_mb: float = 64,
@@ -161,7 +185,7 @@ class Catalog:
         got = self._store.get_frozen(path, v)
         if got is None:
             return None
-        obj = Obj(path, got[0], got[1], got[2])
+        obj = Obj(path, absolute(got[0], self.warehouse), got[1], got[2])
         if got[3] >= 0:
             objects.put(floor, v, obj, 3 * got[3])
         return obj
@@ -170,7 +194,14 @@ class Catalog:
                    stats: QueryStats | None = None) -> Iterator[Obj]:
         """Stream the objects a path query matches at `vid` (see `query`)."""
         query = parse(expr) if isinstance(expr, str) else expr
-        return execute(self._store, query, self.resolve(vid), None, stats)
+        return self._absolute(execute(self._store, query, self.resolve(vid), None, stats))
+
+    def _absolute(self, objs: Iterator[Obj]) -> Iterator[Obj]:
+        """Objects with their stored-relative location or path made absolute (see `relocate`)."""
+        wh = self.warehouse
+        for obj in objs:
+            value = absolute(obj.value, wh)
+            yield obj if value is obj.value else Obj(obj.path, value, obj.vid, obj.leaf)
 
     def query(self, expr: str | Query, vid: int | str | None = None,
               stats: QueryStats | None = None) -> list[Obj]:
@@ -186,7 +217,8 @@ class Catalog:
 
     def children(self, path: str, vid: int | str | None = None) -> list[Obj]:
         v = self.resolve(vid)
-        return [Obj(path.rstrip("/") + "/" + i if path != ROOT else "/" + i, val, w, leaf)
+        wh = self.warehouse
+        return [Obj(path.rstrip("/") + "/" + i if path != ROOT else "/" + i, absolute(val, wh), w, leaf)
                 for i, val, w, leaf, _k, _p in self._store.scan_children(path, v, _FULL)]
 
     def history(self, path: str) -> list[Version]:
@@ -200,7 +232,8 @@ class Catalog:
             if tomb:
                 out.append(Version(path, tomb, None, None))
         out.sort(key=lambda v: v.vid)
-        return out
+        return [v if v.value is None else Version(v.path, v.vid, v.end_vid, absolute(v.value, self.warehouse))
+                for v in out]
 
     def commits(self, since: int | str | None = None, until: int | str | None = None,
                 prefix: str | None = None, limit: int | None = None) -> list[Commit]:
@@ -271,6 +304,28 @@ class Catalog:
         self._store.leaf_lists.clear()
         self._store.leaf_values.clear()
 
+    def relocate(self, old: str | None = None, new: str | None = None) -> int:
+        """Re-point the catalog's files (the Hadoop-catalog way: no commit, every stored version): table
+        locations and file paths under `old` move under `new` (both absolute directories, given together),
+        and every location or path inside this directory's warehouse is stored relative to it (a catalog
+        written before relative paths is migrated by a plain `relocate()`). Returns how many stored values
+        changed."""
+        from catalog_core._engine.relocate import relocate_store
+
+        if (old is None) != (new is None):
+            raise InvalidValueError("give both the old and the new location (or neither, to store the paths "
+                                    "inside the warehouse relative to it)", old=old, new=new)
+        if old is not None and new is not None:
+            if not (os.path.isabs(old.removeprefix("file://")) and os.path.isabs(new.removeprefix("file://"))):
+                raise InvalidValueError(f"re-point from and to absolute directories, got {old!r} -> {new!r}",
+                                        old=old, new=new)
+            old, new = os.path.normpath(old), os.path.normpath(new)
+        with self._mgr._leader:  # no commit group writes meanwhile
+            self._store.ensure_writer()
+            n = relocate_store(self._store, self.warehouse, old, new)
+        self.clear_caches()
+        return n
+
     # ---------------------------------------------------------------- snapshots, clone
     def snapshot(self, name: str, vid: int | str | None = None) -> Snapshot:
         if not isinstance(name, str) or not name.strip() or name.isdigit() or _parse_time(name) is not None:
@@ -280,7 +335,8 @@ class Catalog:
             raise InvalidValueError(f"snapshot name {name!r} is not valid Unicode text (it holds a lone surrogate); "
                                     "use a name such as 'eod-2025-06-01'")
         target = self.resolve(vid)
-        with self._snap_lock:
+        with self._snap_lock, self._mgr._leader:
+            self._store.ensure_writer()
             if self._store.snapshot_get(name) is not None:
                 raise AlreadyExistsError(f"snapshot {name!r} already exists and snapshots are immutable; "
                                          "pick another name", name=name)
@@ -352,7 +408,9 @@ class Catalog:
         if lo > hi:
             raise InvalidValueError(f"diff goes forward in time: from_ref {from_ref!r} (vid {lo}) is after "
                                     f"to_ref {to_ref!r} (vid {hi}); swap them", from_vid=lo, to_vid=hi)
-        return _diff(self._store, lo, hi, prefix)
+        wh = self.warehouse
+        return (Change(c.path, c.kind, absolute(c.before, wh), absolute(c.after, wh), c.vid, c.leaf)
+                for c in _diff(self._store, lo, hi, prefix))
 
     def branches(self, prefix: str | None = None, vid: int | str | None = None) -> list[Branch]:
         """Branches (made by clone) whose root is under `prefix`, by path."""

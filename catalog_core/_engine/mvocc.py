@@ -87,6 +87,9 @@ class TransactionManager:
         self._last_time = 0.0
         self._commit_times: list[float] | None = None
         self.groups = 0  # batches written, for tests and benchmarks
+        # the last commit another process made (Store.on_foreign): this log never saw its writes, so a
+        # transaction that read before it and read anything conflicts (retryable), conservatively
+        self.foreign_vid = 0
         self.closed = False
 
     # ---------------------------------------------------------------- lifecycle
@@ -108,6 +111,9 @@ class TransactionManager:
 
     # ---------------------------------------------------------------- validation
     def _validate(self, req: CommitRequest, log: WriteLog) -> None:
+        if req.read_vid < self.foreign_vid and (req.point_reads or req.scans) and self.validation_enabled:
+            raise ConflictError(f"another process committed vid {self.foreign_vid} after this transaction read at "
+                                f"vid {req.read_vid}; retry the transaction", vid=self.foreign_vid, retryable=True)
         if not self.validation_enabled or self.protocol == "mgl":
             return  # mgl's locks already serialize conflicting transactions
         if not len(log):
@@ -167,6 +173,14 @@ class TransactionManager:
         """Commit `group` in one batch. Every request ends with a vid or an error, and done set,
         whatever happens: a request that fails changes nothing and fails alone."""
         store = self.store
+        try:
+            store.ensure_writer()  # another process may hold the turn: wait for it, take in its commits
+        except BaseException as exc:
+            for req in group:
+                req.error = exc if isinstance(exc, CatalogError) else CatalogError(
+                    f"commit failed: {type(exc).__name__}: {exc}; nothing was written")
+                req.done = True
+            return
         overlay = View(store)
         # this group's accepted writes: its later commits validate against them
         pending = WriteLog() if len(group) > 1 else None

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
 from msgpack import unpackb as _unpackb
-from rocksdict import BlockBasedOptions, Options, Rdict, ReadOptions, WriteBatch, WriteOptions
+from rocksdict import AccessType, BlockBasedOptions, Options, Rdict, ReadOptions, WriteBatch, WriteOptions
 
 from catalog_core._engine.filecache import FileListCache, Floors
 from catalog_core._engine.keys import SEP, children_prefix, key_of, path_of_key
@@ -77,41 +78,75 @@ def _cf_options(name: str) -> Options:
     return opt
 
 
-def _lock_dir(path: str) -> int:
-    """One process owns a catalog directory; a second opener gets a clear error, not corruption."""
+# How long a process waits for the writer's turn (the current writer finishes its commit group and lets
+# go: see Store.ensure_writer) before its write fails with a clear error; how often a reader catches up.
+WRITER_WAIT_S = float(os.environ.get("SEMCAT_WRITER_WAIT_S", "30"))
+SYNC_S = 0.25
+
+
+def _flock(fd: int, how: int) -> bool:
     import fcntl
 
-    fd = os.open(os.path.join(path, "semcat.lock"), os.O_CREAT | os.O_RDWR, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, how)
     except BlockingIOError:
-        os.close(fd)
-        raise CatalogError(
-            f"catalog directory {path!r} is already open in another process; "
-            "one process owns a catalog: connect to its server with `semcat serve` / cc.connect(url)"
-        ) from None
-    return fd
+        return False
+    return True
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class Store:
+    """One process's view of a catalog directory (docs/engine.md, Many processes): the writer holds
+    RocksDB's primary instance (and `semcat.lock`), every other process reads through a secondary
+    instance that catches up with the primary every SYNC_S seconds. Any process may write: it asks for
+    the writer's turn (a shared lock on `semcat.want`, which the writer polls), the writer finishes its
+    commit group and lets go, and the asker opens the primary, takes in the commits it has not seen
+    (`on_foreign`), and writes; it keeps the turn until someone else asks. One process alone on a
+    directory is the writer from open to close, as before."""
+
     def __init__(self, path: str) -> None:
+        import fcntl
+
         os.makedirs(path, exist_ok=True)
         self.path = path
-        self._lock_fd = _lock_dir(path)
-        cfs = {name: _cf_options(name) for name in CFS}
-        try:
-            self.db = Rdict(os.path.join(path, "rocksdb"), _options(), column_families=cfs)
-        except Exception:
-            os.close(self._lock_fd)
-            raise
-        self.cf = {name: self.db.get_column_family(name) for name in CFS}
-        self.handle = {name: self.db.get_column_family_handle(name) for name in CFS}
+        self._db_path = os.path.join(path, "rocksdb")
+        self._lock_fd = os.open(os.path.join(path, "semcat.lock"), os.O_CREAT | os.O_RDWR, 0o644)
+        self._want_fd = os.open(os.path.join(path, "semcat.want"), os.O_CREAT | os.O_RDWR, 0o644)
         self._sync = WriteOptions()
         self._sync.sync = True
         self._closed = False
         self._close_lock = threading.Lock()
+        self._switch = threading.RLock()  # ingesting commits, taking and giving the writer's turn
+        self.warehouse: str | None = None  # set by Catalog: what stored-relative file paths resolve against
+        # (lo, hi): commits lo..hi were written by another process; called before latest_vid moves to hi
+        self.on_foreign: Callable[[int, int], None] | None = None
+        self.release_turn: Callable[[], None] | None = None  # set by Catalog: give the turn (under its commit lock)
+        self._primary: Rdict | None = None
+        self._secondary: Rdict | None = None
+        self._secondary_dir: str | None = None
+        self.writer = False
+        try:
+            if _flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB):
+                self._become_writer_now()
+            elif os.path.isfile(os.path.join(self._db_path, "CURRENT")):
+                self._open_secondary()
+            else:  # another process is creating this catalog: wait for it to be there
+                self.ensure_writer()
+        except BaseException:
+            self._close_fds()
+            raise
         raw = self.db.get(LATEST)
         if raw is None:
+            self.ensure_writer()
             self._bootstrap()
             raw = self.db.get(LATEST)
         self.latest_vid: int = int.from_bytes(cast(bytes, raw), "big")
@@ -120,6 +155,161 @@ class Store:
         self.leaf_lists = FileListCache(floors, max_bytes=32 << 20)
         self.leaf_values = LeafValueCache()
         self.objects = ObjectCache(self.latest_vid)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sync_loop, name="semcat-store-sync", daemon=True)
+        self._thread.start()
+
+    # ---------------------------------------------------------------- instances
+    def _use(self, db: Rdict) -> None:
+        """Read (and, on the primary, write) through `db` from now on."""
+        self.db = db
+        self.cf = {name: db.get_column_family(name) for name in CFS}
+        self.handle = {name: db.get_column_family_handle(name) for name in CFS}
+
+    def _open_primary(self) -> Rdict:
+        cfs = {name: _cf_options(name) for name in CFS}
+        deadline = time.monotonic() + WRITER_WAIT_S
+        while True:
+            try:
+                return Rdict(self._db_path, _options(), column_families=cfs)
+            except Exception as exc:  # RocksDB's LOCK: the last writer's reads are still finishing
+                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+    def _become_writer_now(self) -> None:
+        self._primary = self._open_primary()
+        os.ftruncate(self._lock_fd, 0)
+        os.pwrite(self._lock_fd, str(os.getpid()).encode(), 0)
+        self._use(self._primary)
+        self.writer = True
+
+    def _open_secondary(self) -> None:
+        import shutil
+        import uuid
+
+        base = os.path.join(self.path, "secondary")
+        os.makedirs(base, exist_ok=True)
+        for name in os.listdir(base):  # the secondaries of processes that are gone (kill -9)
+            pid = name.partition("-")[0]
+            if pid.isdigit() and not _pid_alive(int(pid)):
+                shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+        self._secondary_dir = os.path.join(base, f"{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        opt = Options(raw_mode=True)
+        opt.set_max_open_files(-1)  # a secondary keeps its files open: the writer may delete them
+        cfs = {name: _cf_options(name) for name in CFS}
+        self._secondary = Rdict(self._db_path, opt, column_families=cfs,
+                                access_type=AccessType.secondary(self._secondary_dir))
+        self._use(self._secondary)
+
+    def writer_pid(self) -> str:
+        try:
+            return os.pread(self._lock_fd, 32, 0).decode(errors="replace").strip() or "?"
+        except OSError:
+            return "?"
+
+    # ---------------------------------------------------------------- the writer's turn
+    def ensure_writer(self) -> None:
+        """Take the writer's turn if this process does not hold it (the caller holds the commit lock):
+        ask (semcat.want), wait for the writer to let go (at most WRITER_WAIT_S), open the primary and
+        take in the commits other processes made meanwhile."""
+        import fcntl
+
+        if self.writer:
+            return
+        with self._switch:
+            if self.writer:
+                return
+            fcntl.flock(self._want_fd, fcntl.LOCK_SH)
+            try:
+                deadline = time.monotonic() + WRITER_WAIT_S
+                while not _flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB):
+                    if time.monotonic() > deadline:
+                        raise CatalogError(
+                            f"catalog directory {self.path!r} is being written by another process (pid "
+                            f"{self.writer_pid()}), which did not let go within {WRITER_WAIT_S:g} s; try again "
+                            "(SEMCAT_WRITER_WAIT_S sets the wait)", retryable=True)
+                    time.sleep(0.01)
+            finally:
+                fcntl.flock(self._want_fd, fcntl.LOCK_UN)
+            try:
+                self._become_writer_now()
+            except BaseException:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                raise
+            if hasattr(self, "latest_vid"):
+                self._take_in()
+
+    def give_turn(self) -> None:
+        """Let another process write: read through a caught-up secondary, close the primary (the caller
+        holds the commit lock, so no group is writing)."""
+        import fcntl
+        import gc
+
+        with self._switch:
+            if not self.writer or self._closed:
+                return
+            primary = self._primary
+            assert primary is not None
+            primary.flush_wal(True)
+            if self._secondary is None:
+                self._open_secondary()
+            else:
+                self._secondary.try_catch_up_with_primary()
+                self._use(self._secondary)
+            self.writer = False
+            self._primary = None
+            primary.close()
+            del primary
+            gc.collect()
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    def someone_waits(self) -> bool:
+        import fcntl
+
+        if not _flock(self._want_fd, fcntl.LOCK_EX | fcntl.LOCK_NB):
+            return True
+        fcntl.flock(self._want_fd, fcntl.LOCK_UN)
+        return False
+
+    def catch_up(self) -> None:
+        """A reader: take in the commits the writer made since the last catch-up."""
+        with self._switch:
+            if self.writer or self._closed or self._secondary is None:
+                return
+            self._secondary.try_catch_up_with_primary()
+            self._take_in()
+
+    def _take_in(self) -> None:
+        """Commits written by other processes (up to LATEST as this instance reads it) become visible here:
+        the caches forget what they wrote (as a local commit does), then latest_vid moves."""
+        raw = self.db.get(LATEST)
+        hi = int.from_bytes(cast(bytes, raw), "big") if raw is not None else 0
+        lo = self.latest_vid + 1
+        if hi < lo:
+            return
+        paths: list[str] = []
+        for _vid, rec in self.commit_records(lo, hi):
+            paths.extend(rec.get("paths") or ())
+        keys = [key_of(p) for p in paths]
+        self.written_leaves(keys, hi)
+        self.objects.written(paths, hi)
+        self.leaf_values.clear()
+        if self.on_foreign is not None:
+            self.on_foreign(lo, hi)
+        self.latest_vid = hi
+
+    def _sync_loop(self) -> None:
+        while not self._stop.wait(SYNC_S):
+            try:
+                if self.writer:
+                    if self.release_turn is not None and self.someone_waits():
+                        self.release_turn()
+                else:
+                    self.catch_up()
+            except Exception:  # a reader keeps serving what it has; the next round tries again
+                if self._closed:
+                    return
 
     def _bootstrap(self) -> None:
         wb = WriteBatch(raw_mode=True)
@@ -129,21 +319,39 @@ class Store:
         wb.put(LATEST, vid_bytes(0))
         self.db.write(wb, self._sync)
 
+    def _close_fds(self) -> None:
+        for fd in (self._lock_fd, self._want_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
     def close(self) -> None:
-        with self._close_lock:
+        import gc
+        import shutil
+
+        if hasattr(self, "_stop"):
+            self._stop.set()
+            if self._thread is not threading.current_thread():
+                self._thread.join(5)
+        with self._close_lock, self._switch:
             if self._closed:
                 return
             self._closed = True
-            self.db.flush_wal(True)
+            if self._primary is not None:
+                self._primary.flush_wal(True)
             # Column-family handles keep the DB alive; drop them so close() releases RocksDB's LOCK.
             self.cf.clear()
             self.handle.clear()
-            self.db.close()
+            for db in (self._primary, self._secondary):
+                if db is not None:
+                    db.close()
+            self._primary = self._secondary = None
             del self.db
-            import gc
-
             gc.collect()
-            os.close(self._lock_fd)
+            if self._secondary_dir is not None:
+                shutil.rmtree(self._secondary_dir, ignore_errors=True)
+            self._close_fds()
 
     # ---------------------------------------------------------------- point reads
     def inner_current(self, key: bytes) -> list[Any] | None:
@@ -331,7 +539,8 @@ class Store:
         if counter is not None:
             counter[0] += n
             counter[1] += 1
-        return [FileObj(path, raw, create) for path, raw, create in entries]
+        base = self.warehouse
+        return [FileObj(path, raw, create, None, base) for path, raw, create in entries]
 
     def _read_files(self, prefix: bytes, base: str, vid: int) -> tuple[tuple[Any, ...], int]:
         # One flat loop with no per-file generator step: at 500k files it runs 100k times a plan.
@@ -406,7 +615,10 @@ class Store:
         wb.put(key + SEP + inv_vid_bytes(start), pack([start, end, value]), self.handle["delta"])
 
     def write(self, wb: WriteBatch, latest_vid: int) -> None:
-        """Apply one batch atomically and durably (synced WAL); then advance latest_vid."""
+        """Apply one batch atomically and durably (synced WAL); then advance latest_vid. The caller
+        took the writer's turn (`ensure_writer`) before it read what the batch builds on."""
+        if not self.writer:
+            raise CatalogError("this process does not hold the catalog's writer turn; nothing was written")
         wb.put(LATEST, vid_bytes(latest_vid))
         self.db.write(wb, self._sync)
         self.latest_vid = latest_vid

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from catalog_core._engine.executor import execute
 from catalog_core._engine.keys import children_prefix
+from catalog_core._engine.relocate import absolute, relative_delta, relative_value
 from catalog_core.errors import TransactionClosedError
 from catalog_core.model import Obj, QueryStats
 from catalog_core.paths import split
 from catalog_core.query import parse
 from catalog_core.query.ast import Query
-from catalog_core.writeset import WriteMethods, WriteOp, child_ops_ids, commit_fields, own_writes
+from catalog_core.writeset import WriteMethods, WriteOp, child_ops_ids, commit_fields, make_op, own_writes
 
 if TYPE_CHECKING:
     from catalog_core._engine.catalog import Catalog
@@ -52,6 +53,7 @@ class Transaction(WriteMethods):
         self.state = "active"
         self._locks = self._mgr.locks  # mgl: strict 2PL locks; None under ospl and osl
         self._mgl = self._locks is not None
+        self._stored = False  # reads hand out locations and file paths as stored (publish's three-way merge)
         self._finalizer = weakref.finalize(self, _release, self._mgr, self.read_vid, self.id)
 
     def _check_active(self) -> None:
@@ -75,7 +77,8 @@ class Transaction(WriteMethods):
     def iter_query(self, expr: str | Query, stats: QueryStats | None = None) -> Iterator[Obj]:
         self._check_active()
         query = parse(expr) if isinstance(expr, str) else expr
-        return execute(self._cat._store, query, self._read_vid(), self._on_scan, stats)
+        objs = execute(self._cat._store, query, self._read_vid(), self._on_scan, stats)
+        return objs if self._stored else self._cat._absolute(objs)
 
     def query(self, expr: str | Query, stats: QueryStats | None = None) -> list[Obj]:
         return list(self.iter_query(expr, stats))
@@ -89,11 +92,23 @@ class Transaction(WriteMethods):
         else:
             self.point_reads.add(path)
         obj = self._cat._get_at(path, self._read_vid())
-        return own_writes(self.ops, path, obj)
+        if self._stored:
+            return own_writes(self.ops, path, obj)
+        if obj is not None:
+            value = absolute(obj.value, self._cat.warehouse)
+            if value is not obj.value:
+                obj = Obj(obj.path, value, obj.vid, obj.leaf)
+        got = own_writes(self.ops, path, obj)
+        if got is not None and got is not obj:  # this transaction's own write, stored relative
+            value = absolute(got.value, self._cat.warehouse)
+            if value is not got.value:
+                got = Obj(got.path, value, got.vid, got.leaf)
+        return got
 
     # ---------------------------------------------------------------- writes
     def _record(self, op: WriteOp) -> None:
         self._check_active()
+        op = self._relative(op)
         if self._locks is not None:
             self._locks.lock_path(self.id, op.path, "X")
         self.ops.append(op)
@@ -103,6 +118,7 @@ class Transaction(WriteMethods):
         first, as `add` does)."""
         self._check_active()
         ops, blob = child_ops_ids(parent, children, leaf)
+        ops = [self._relative(op) for op in ops]
         if self._locks is not None:
             for op in ops:
                 self._locks.lock_path(self.id, op.path, "X")
@@ -118,6 +134,14 @@ class Transaction(WriteMethods):
                 ids = ("\x00" + "\x00".join(map(_path_of, ops))).replace(head, "\x00").encode().split(b"\x00")[1:]
             self._spans.append((len(self.ops), prefix, list(map(prefix.__add__, ids))))
         self.ops.extend(ops)
+
+    def _relative(self, op: WriteOp) -> WriteOp:
+        """`op` with a location or file path inside the warehouse stored relative to it (see `relocate`)."""
+        if op.value is None:
+            return op
+        wh = self._cat.warehouse
+        value = relative_delta(op.value, wh) if op.kind == "merge" else relative_value(op.value, wh)
+        return op if value is op.value else make_op(op.kind, op.path, value, op.leaf, op.ref)
 
     def clone(self, src: str, dst: str, vid: int | None = None) -> None:
         """Copy the non-leaf subtree of `src` (at `vid`, default read_vid) to `dst`, sharing leaves."""

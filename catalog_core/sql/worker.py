@@ -1120,6 +1120,8 @@ def main() -> None:
     """The worker's entry point (`python -c "from catalog_core.sql.worker import main; main()"`)."""
     try:
         _serve()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the process that started this worker is gone: nothing to answer, nothing to report
     except BaseException:
         import traceback
 

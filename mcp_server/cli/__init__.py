@@ -5,6 +5,7 @@ one says in one line which extra to install (`_needs` up front, `_Main` for any 
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -44,6 +45,13 @@ class _Main(click.Group):
             if root not in _EXTRAS:
                 raise
             raise _missing(root) from None
+        except Exception as exc:
+            # any command: a CatalogError is one `Error: ...` line (the catalog is locked, ...), never a traceback
+            # (looked up only now: `semcat CMD --help` does not import the engine)
+            errors = sys.modules.get("catalog_core.errors")
+            if errors is not None and isinstance(exc, errors.CatalogError):
+                raise click.ClickException(exc.message) from None
+            raise
 
 
 def _version() -> str:
@@ -328,6 +336,7 @@ __import__("importlib").import_module("mcp_server.cli.parquet").register(import_
 __import__("importlib").import_module("mcp_server.cli.interop").register(main, import_)  # import dbt|osi|cortex, export osi
 __import__("importlib").import_module("mcp_server.cli.review").register(main)  # review list|show|accept|edit|dismiss
 __import__("importlib").import_module("mcp_server.cli.lineage").register(main)  # lineage TABLE
+__import__("importlib").import_module("mcp_server.cli.relocate").register(main)  # relocate (issue 47)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,26 @@ def _run(data_dir: str, url: str | None, token: str | None, fn: Callable[[Any], 
         cat.close()
 
 
+def _clock(url: str | None, now: str | None) -> str | float | None:
+    """One clock (issue 47): against a server (--url) without --now, judge at the server's time when it was
+    started with --now (its /healthz says), and say so on stderr; otherwise `now` as given (None: the clock)."""
+    if now is not None or not url:
+        return now
+    import httpx
+
+    try:
+        theirs = httpx.get(url.rstrip("/") + "/healthz", timeout=10).json().get("now")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None  # an unreachable server fails in the command itself, with its own message
+    if theirs is None:
+        return None
+    from catalog_core.model import iso_time
+
+    click.echo(f"semcat: judging at the server's time {iso_time(float(theirs))} (it runs with --now; pass --now "
+               "to choose another)", err=True)
+    return float(theirs)
+
+
 def _short(v: Any, n: int = 60) -> str:
     text = v if isinstance(v, str) else json.dumps(v, default=str)
     return text if len(text) <= n else text[: n - 1] + "…"
@@ -80,6 +100,7 @@ def register(main: click.Group) -> None:
     @_json
     def list_(data_dir, url, token, now, table, kind, snapshot, limit, cursor, as_json) -> None:
         """List open review items, findings first, per table."""
+        now = _clock(url, now)
         import semantic as sm
 
         page = _run(data_dir, url, token, lambda cat: sm.review_items(cat, table, snapshot=snapshot, now=now,
@@ -112,6 +133,7 @@ def register(main: click.Group) -> None:
     @_json
     def show(item_id, data_dir, url, token, now, as_json) -> None:
         """Show one review item: the finding, its evidence and what accept would write."""
+        now = _clock(url, now)
         import semantic as sm
 
         it = _run(data_dir, url, token, lambda cat: sm.review_item(cat, item_id, now=now))
@@ -170,6 +192,7 @@ def register(main: click.Group) -> None:
         """Write what the item suggests as your annotation, and close the item. Accept is offered only
         for a fix the evidence supports, validated against the snapshot, and validated again when it
         is written; a finding without one is edited or dismissed instead."""
+        now = _clock(url, now)
         import semantic as sm
 
         if sum((item_id is not None, group is not None, all_)) != 1:
@@ -225,6 +248,7 @@ def register(main: click.Group) -> None:
     @click.option("--note", default=None, help="why (kept in the annotation's provenance)")
     def edit(item_id, value, data_dir, url, token, now, author, note) -> None:
         """Write VALUE (JSON, or plain text) instead of the suggestion, and close the item."""
+        now = _clock(url, now)
         import semantic as sm
 
         try:
@@ -247,6 +271,7 @@ def register(main: click.Group) -> None:
     def dismiss(item_id, group, data_dir, url, token, now, author, reason) -> None:
         """Close the item without change: a finding stays quiet until the history changes again; an
         agent annotation or proposal is removed."""
+        now = _clock(url, now)
         import semantic as sm
 
         if (item_id is None) == (group is None):

@@ -20,6 +20,8 @@ from mcp_server.mcp.server import create_server
 
 __all__ = ["run_stdio", "open_catalog"]
 
+PRELOAD_DELAY_S = 3.0  # after start, when cc.prepare_sql builds the first snapshot's SQL database
+
 
 def open_catalog(data_dir: str | None, url: str | None, token: str | None, create: bool = False) -> CatalogAPI:
     """A client for `url`, or the catalog in `data_dir`: an existing one, or a new empty one with `create`
@@ -67,11 +69,46 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
         if t_now is None:
             raise ValueError(f"--now {now!r} is not an ISO-8601 time or seconds since the epoch, e.g. "
                              "2025-03-10T13:00:00Z")
+    import threading
+
     cat = open_catalog(data_dir, url, token, create=create)
+    # the SQL preload starts once the session has answered its first calls: on a small machine a worker
+    # process starting beside initialize and the first describe_table slows both (issue 47, cold start)
+    preload = threading.Timer(PRELOAD_DELAY_S, prepare_first_sql, args=(cat,))
+    preload.daemon = True
     try:
         who = author or f"agent:{os.environ.get('USER', 'stdio')}"
-        prepare_first_sql(cat)
-        create_server(cat, reads=reads, author=who,
-                      now=t_now, token_budget=token_budget, read_only=read_only).run("stdio")
+        preload.start()
+        server = create_server(cat, reads=reads, author=who, now=t_now, token_budget=token_budget,
+                               read_only=read_only)
+        try:
+            server.run("stdio")
+        except BaseException as exc:
+            if not client_went_away(exc):
+                raise
+            quiet_stdout()  # the client is gone: end as a closed stdin would, with no traceback
     finally:
+        preload.cancel()
         cat.close()
+
+
+_GONE = (BrokenPipeError, ConnectionResetError)
+
+
+def client_went_away(exc: BaseException) -> bool:
+    """`exc` says only that the client closed its end of the pipe (a broken pipe, possibly inside the
+    SDK's task-group exception groups): a normal end of a stdio session, not an error."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(client_went_away(e) for e in exc.exceptions)
+    return isinstance(exc, _GONE)
+
+
+def quiet_stdout() -> None:
+    """Point fd 1 at /dev/null, so the interpreter's last flush of stdout does not report the broken pipe
+    (the Python docs' recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no stdout at all
+        pass

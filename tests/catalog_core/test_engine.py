@@ -245,9 +245,25 @@ def test_reopen_after_close(data_dir):
         cat.close()
 
 
-def test_second_opener_gets_clear_error(cat, data_dir):
-    with pytest.raises(errors.CatalogError, match="already open"):
-        cc.Catalog.open(data_dir)
+def test_a_second_opener_reads_and_writes(cat, data_dir):
+    """Many openers of one directory (issue 47; separate processes in tests/catalog_core/test_multiproc.py):
+    the second reads through a secondary instance, writes by taking the writer's turn, and each sees
+    the other's commits."""
+    with cat.transaction() as t:
+        t.add("/first", {})
+    other = cc.Catalog.open(data_dir)
+    try:
+        assert not other._store.writer and other.get("/first") is not None
+        with other.transaction() as t:
+            t.add("/second", {})
+        assert other._store.writer and not cat._store.writer  # the first let go when asked
+        assert cat.refresh() == t.vid and cat.get("/second") is not None
+        with cat.transaction() as t2:
+            t2.add("/third", {})
+        assert t2.vid == t.vid + 1
+        assert other.refresh() == t2.vid and other.get("/third") is not None
+    finally:
+        other.close()
 
 
 def test_snapshots_and_resolve(cat):

@@ -1,0 +1,128 @@
+"""Relocatable catalogs (issue 47, item 4): a table's location and its files' paths inside the data
+directory's warehouse are stored relative to it, so `cp -a` (or `mv`) of a data directory gives a working,
+independent catalog: the copy queries its own files (the original removed), and its writes go into its own
+warehouse. Catalogs written before (absolute paths) are read as they are and migrated by `semcat relocate`,
+which also re-points locations outside the warehouse."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import msgpack
+
+import catalog_core as cc
+from catalog_core.codec import unpack_leaf
+from eval.fixtures import mcplake
+from eval.fixtures.mcplake import FCT
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _build(data: str) -> None:
+    cat = cc.Catalog.open(data)
+    mcplake.build(cat, os.path.join(data, "warehouse", "files"), extra_tables=0)
+    cat.close()
+
+
+def _stored_paths(data: str) -> list[str]:
+    """Every location and file path as stored in RocksDB (read with a plain Rdict on a closed catalog)."""
+    from rocksdict import AccessType, Options, Rdict
+
+    db = Rdict(os.path.join(data, "catalog", "rocksdb"), Options(raw_mode=True), access_type=AccessType.read_only(),
+               column_families={n: Options(raw_mode=True) for n in ("inner", "delta", "leaf", "commits", "snapshots")})
+    out = []
+    try:
+        for _k, raw in db.get_column_family("inner").items():
+            v = msgpack.unpackb(raw, strict_map_key=False)[1]
+            if isinstance(v, dict) and v.get("obj_type") == "table":
+                out.append(v["location"])
+        for _k, raw in db.get_column_family("leaf").items():
+            for _c, _t, packed, _ref in msgpack.unpackb(raw):
+                if packed is not None:
+                    v = unpack_leaf(packed)
+                    if v.get("obj_type") == "file":
+                        out.append(v["path"])
+    finally:
+        db.close()
+    return out
+
+
+def test_a_copied_catalog_reads_and_writes_only_its_own_files(tmp_path):
+    orig, copy = str(tmp_path / "orig"), str(tmp_path / "copy")
+    _build(orig)
+    stored = _stored_paths(orig)
+    assert stored and not any(p.startswith("/") for p in stored), stored[:5]
+    subprocess.run(["cp", "-a", orig, copy], check=True)
+    shutil.rmtree(orig)
+    cat = cc.Catalog.open(copy)
+    try:
+        table = cat.get("/" + FCT.replace(".", "/"))
+        assert table is not None and table.value["location"].startswith(os.path.join(copy, "warehouse") + "/")
+        files = cat.plan_files(FCT)
+        assert files and all(f.value["path"].startswith(copy + "/") and os.path.exists(f.value["path"])
+                             for f in files)
+        n = cc.run_sql(cat, f"SELECT count(*) AS n FROM {FCT}").rows[0][0]
+        assert n > 0
+        # a write: one more file in the copy's own warehouse, read back through SQL
+        src = files[0].value["path"]
+        new = os.path.join(os.path.dirname(src), "extra.parquet")
+        shutil.copy(src, new)
+        part = files[0].path.rsplit("/", 1)[0]
+        with cat.transaction(author="test", message="one more file") as txn:
+            txn.add(part + "/extra", {**dict(files[0].value), "path": new}, leaf=True)
+        assert cat.get(part + "/extra").value["path"] == new
+        n2 = cc.run_sql(cat, f"SELECT count(*) AS n FROM {FCT}").rows[0][0]
+        assert n2 > n
+    finally:
+        cat.close()
+    assert not os.path.exists(orig)  # nothing wrote into the original's place
+    assert "extra.parquet" in os.listdir(os.path.dirname(new))
+
+
+def test_absolute_paths_of_an_old_catalog_are_read_and_migrated(tmp_path):
+    """An old catalog (absolute paths inside its own warehouse) keeps working; after a move,
+    `semcat relocate --from OLD --to NEW` re-points them, stored relative from then on."""
+    old, moved = str(tmp_path / "old"), str(tmp_path / "moved")
+    cat = cc.Catalog.open(old)
+    cat.warehouse = "/nowhere"  # write as the engine did before: absolute paths, nothing made relative
+    mcplake.build(cat, os.path.join(old, "warehouse", "files"), extra_tables=0)
+    cat.close()
+    assert all(p.startswith(old + "/") for p in _stored_paths(old))
+    with cc.Catalog.open(old) as cat:  # read both forms
+        assert all(os.path.exists(f.value["path"]) for f in cat.plan_files(FCT))
+    os.rename(old, moved)
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    p = subprocess.run([sys.executable, "-m", "mcp_server.cli", "relocate", "--data", moved, "--from", old,
+                        "--to", moved], capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "re-pointed" in p.stdout, p.stdout
+    assert not any(s.startswith("/") for s in _stored_paths(moved))
+    with cc.Catalog.open(moved) as cat:
+        files = cat.plan_files(FCT)
+        assert files and all(f.value["path"].startswith(moved + "/") and os.path.exists(f.value["path"])
+                             for f in files)
+        assert cc.run_sql(cat, f"SELECT count(*) FROM {FCT}").rows[0][0] > 0
+
+
+def test_a_lake_directory_of_catalogs_sharing_one_warehouse_copies_whole(tmp_path):
+    """The eval lakes' layout: LAKE/enriched (a catalog) beside LAKE/warehouse (its files). Paths inside
+    LAKE/warehouse are stored as ../../warehouse/..., so `cp -a LAKE COPY` reads COPY/warehouse, the original
+    removed; the HTTP fast path (FileObj.raw) hands out the same absolute path as `value`."""
+    import orjson
+
+    lake, copy = tmp_path / "lake", tmp_path / "copy"
+    data = str(lake / "enriched")
+    cat = cc.Catalog.open(data)
+    mcplake.build(cat, str(lake / "warehouse"), extra_tables=0)
+    cat.close()
+    assert all(p.startswith("../../warehouse/") for p in _stored_paths(data)), _stored_paths(data)[:3]
+    subprocess.run(["cp", "-a", str(lake), str(copy)], check=True)
+    shutil.rmtree(lake)
+    with cc.Catalog.open(str(copy / "enriched")) as cat:
+        files = cat.plan_files(FCT)
+        assert files and all(f.value["path"].startswith(str(copy / "warehouse") + "/") for f in files)
+        assert all(orjson.loads(f.raw)["path"] == f.value["path"] for f in cat.plan_files(FCT))
+        assert cc.run_sql(cat, f"SELECT count(*) FROM {FCT}").rows[0][0] > 0
