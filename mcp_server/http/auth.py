@@ -38,32 +38,46 @@ if TYPE_CHECKING:
     from mcp_server.http.oauth import JwtVerifier
 
 __all__ = ["ROLES", "SOURCES", "Principal", "LOCAL", "Tokens", "parse_tokens", "load_tokens", "is_loopback",
-           "check_bind", "UnsafeBindError", "principal_digest", "set_state"]
+           "check_bind", "UnsafeBindError", "principal_digest", "set_state", "RESERVED_NAMES"]
 
 ROLES = ("read", "write")
 SOURCES = ("human", "agent", "service")
 _RANK = {"read": 1, "write": 2}
+# Names a token may not take: the server's own principals (a token named like them would share their
+# counters, caps and grants), and words that read as everyone.
+RESERVED_NAMES = {
+    "local": "the operator when auth is off",
+    "anonymous": "requests without a token share its caps",
+    "public": "it reads as everyone", "everyone": "it reads as everyone", "all": "it reads as everyone",
+    "system": "it reads as the server itself", "semcat": "it reads as the server itself",
+}
 
 
 @dataclass(frozen=True)
 class Principal:
     """Who a request acts as: `name` (never the token itself), `role` ("read" | "write", write implies
-    read) and `source` ("human" | "agent" | "service": what wrote it, for provenance)."""
+    read), `source` ("human" | "agent" | "service": what wrote it, for provenance), `groups` (the
+    groups grants may name, issue 48) and `admin` (not limited by grants: a static token with role
+    `admin`, which acts as `write` everywhere else; the operator when auth is off)."""
 
     name: str
     role: str
     source: str
+    groups: tuple[str, ...] = ()
+    admin: bool = False
 
 
 # Auth off (the server binds loopback only): the operator on their own machine.
-LOCAL = Principal("local", "write", "human")
+LOCAL = Principal("local", "write", "human", admin=True)
 
 
 def set_state(scope: dict[str, object], principal: Principal) -> None:
-    """Record `principal` in an ASGI scope's state: keys `role`, `principal` (its name) and `source`."""
+    """Record `principal` in an ASGI scope's state: keys `role`, `principal` (its name), `source`,
+    `groups` and `admin`."""
     state = scope.setdefault("state", {})
     assert isinstance(state, dict)
     state["role"], state["principal"], state["source"] = principal.role, principal.name, principal.source
+    state["groups"], state["admin"] = principal.groups, principal.admin
 
 
 class UnsafeBindError(ValueError):
@@ -185,9 +199,11 @@ def _parse_item(item: str, where: str) -> tuple[str, Principal]:
     if source not in SOURCES:
         raise ValueError(f"{where}: source {source!r} is not one of {', '.join(SOURCES)}")
     name = options.get("name")
-    if name is not None and (not _NAME.fullmatch(name) or name == "local"):
+    if name is not None and not _NAME.fullmatch(name):
         raise ValueError(f"{where}: name {name!r} must be 1-64 letters, digits or . _ @ + - (starting with a letter "
-                         "or digit, no ':'), and not 'local' (the name of the unauthenticated operator)")
+                         "or digit, no ':')")
+    if name is not None and name.lower() in RESERVED_NAMES:
+        raise ValueError(f"{where}: name {name!r} is reserved ({RESERVED_NAMES[name.lower()]}); choose another name")
     return token, Principal(name or principal_digest(token), role, source)
 
 

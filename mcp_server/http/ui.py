@@ -57,6 +57,7 @@ from catalog_core.errors import AuthError, CatalogError, InvalidValueError, Perm
 from mcp_server.http import ui_format as fmt
 from mcp_server.http.api import parse_ref
 from mcp_server.http.asgi import UI_COOKIE
+from mcp_server.http.jsonsafe import loads_bounded
 from mcp_server.http.policy import SMALL_BODY, requires
 from mcp_server.http.writer import writer_of
 
@@ -534,7 +535,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             elif action == "edit":
                 raw = (form.get("value") or [""])[0]
                 try:
-                    value = json.loads(raw)
+                    value = loads_bounded(raw)  # too deep: InvalidValueError, a 400 page
                 except ValueError:
                     value = raw
                 vid = sm.edit_and_accept(ctx.cat, item, author=author, value=value, note=note, now=ctx.now)

@@ -47,7 +47,7 @@ from rapidfuzz import fuzz, process
 
 from catalog_core.api import CatalogAPI
 from mcp_server.mcp import completions, data, discovery, history, notices, prompts, resources, write
-from mcp_server.mcp.auth import caller, request_of, role_of
+from mcp_server.mcp.auth import CALLER, caller, principal_of, request_of, role_of
 from mcp_server.mcp.bounds import TOKEN_BUDGET
 from mcp_server.mcp.context import Options, ToolContext
 from mcp_server.mcp.errors import CodedToolError
@@ -208,6 +208,8 @@ class SemcatServer(MCPServer):
                 raise CodedToolError(f"Error executing tool {name}: {said} (its arguments: "
                                      f"{', '.join(known) or 'none'}); nothing was done", "InvalidValueError")
             arguments = {k: _snapshot_arg(v) if k in SNAPSHOT_ARGS else v for k, v in arguments.items()}
+        author = self.tool_context.options.author  # type: ignore[attr-defined]
+        bound = CALLER.set(principal_of(context, author))  # who calls: grants and paths see it (issue 48)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -215,6 +217,8 @@ class SemcatServer(MCPServer):
                 raise CodedToolError(f"Error executing tool {name}: invalid arguments: "
                                      f"{validation_message(exc.__cause__)}", "InvalidValueError") from exc.__cause__
             raise
+        finally:
+            CALLER.reset(bound)
 
 
 def _snapshot_arg(value: object) -> object:

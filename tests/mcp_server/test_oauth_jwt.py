@@ -296,14 +296,14 @@ def test_static_token_syntax_old_and_extended():
     env = load_tokens(None, env={"SEMCAT_TOKENS": "t1:read source=human name=bob, t2:write"})
     assert env.check("Bearer t1") == Principal("bob", "read", "human")
     assert env.check("Bearer t2").source == "agent" and env.role_of("Bearer t2") == "write"
-    assert Tokens().check(None) == LOCAL == Principal("local", "write", "human")
+    assert Tokens().check(None) == LOCAL == Principal("local", "write", "human", admin=True)  # not limited by grants
 
 
 @pytest.mark.parametrize("spec, match", [
     ("t:write source=root", "source 'root' is not one of human, agent, service"),
     ("t:write sorce=human", "unexpected 'sorce=human'"),
     ("t:write name=a:b", "name 'a:b' must be"),
-    ("t:write name=local", "not 'local'"),
+    ("t:write name=local", "name 'local' is reserved"),
     ("t:write name=x name=y", "name= is given twice"),
     ("t:admin source=human", "role 'admin'"),
     ("source=human", "expected '<token>:<role>'"),
