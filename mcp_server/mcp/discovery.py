@@ -375,7 +375,7 @@ def catalog_objects(s: ToolContext, query: str, snapshot: int | str | None, limi
     except CatalogError as exc:
         raise coded(exc, f"{exc}; path queries look like /[obj_id = \"acme\"]/*/[obj_type = \"table\"] "
                         "(one step per tree level)") from None
-    objs = [o for o in objs if s.reads.shows(o.path)]
+    objs = [o for o in objs if s.shows(o.path, vid)]
     pg = page(objs, limit, offset, "query_catalog", vid, key)
     items = []
     admin = is_admin()

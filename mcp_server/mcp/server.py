@@ -34,7 +34,9 @@ calling it anyway gets an error result saying which token role it needs.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -152,11 +154,25 @@ class SemcatServer(MCPServer):
 
     async def _handle_list_resources(self, ctx: Any, params: Any) -> ListResourcesResult:
         """resources/list with one table card per table, paged (`resources.list_page`)."""
+        with self._as_caller(ctx):
+            try:
+                return resources.list_page(self.tool_context, await self.list_resources(),  # type: ignore[attr-defined]
+                                           getattr(params, "cursor", None))
+            except ValueError as exc:
+                raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+
+    async def _handle_read_resource(self, ctx: Any, params: Any) -> Any:
+        with self._as_caller(ctx):
+            return await super()._handle_read_resource(ctx, params)
+
+    @contextlib.contextmanager
+    def _as_caller(self, ctx: Any) -> Iterator[None]:
+        """Bind the request's principal as the caller (grants and paths see it: issue 48)."""
+        bound = CALLER.set(principal_of(ctx, self.tool_context.options.author))  # type: ignore[attr-defined]
         try:
-            return resources.list_page(self.tool_context, await self.list_resources(),  # type: ignore[attr-defined]
-                                       getattr(params, "cursor", None))
-        except ValueError as exc:
-            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+            yield
+        finally:
+            CALLER.reset(bound)
 
     async def _handle_get_prompt(self, ctx: Any, params: Any) -> Any:
         """prompts/get; an unknown prompt or missing arguments are invalid params (-32602, as the
@@ -166,7 +182,8 @@ class SemcatServer(MCPServer):
             raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {params.name!r}; the prompts are "
                                                         f"{', '.join(known)} (prompts/list describes them)")
         try:
-            return await super()._handle_get_prompt(ctx, params)
+            with self._as_caller(ctx):
+                return await super()._handle_get_prompt(ctx, params)
         except ValueError as exc:  # the SDK's refusal of missing or malformed arguments
             raise MCPError(code=INVALID_PARAMS, message=f"prompt {params.name}: {exc}") from None
 

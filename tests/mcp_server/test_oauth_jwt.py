@@ -305,7 +305,7 @@ def test_static_token_syntax_old_and_extended():
     ("t:write name=a:b", "name 'a:b' must be"),
     ("t:write name=local", "name 'local' is reserved"),
     ("t:write name=x name=y", "name= is given twice"),
-    ("t:admin source=human", "role 'admin'"),
+    ("t:root source=human", "role 'root'"),
     ("source=human", "expected '<token>:<role>'"),
 ])
 def test_static_token_parse_errors_are_clear(spec, match):

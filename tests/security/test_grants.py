@@ -1,0 +1,187 @@
+"""Issue 48 items 1-2: grants in the catalog (versioned, inherited), enforced on the MCP tools,
+resources, completions and SQL of a real `semcat serve` app on loopback; an ungranted table is
+refused byte for byte like a missing one.
+
+Catalog A holds acme.core.dim_store, acme.hr.salaries and acme.hr.bonus; catalog B the same
+without acme.hr.salaries (same vids). Grants in both: select on acme.core to group:fin, describe
+on acme.hr.bonus to user:bob. Tokens: bob (group fin, read), eve (no grant), an admin token."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+import catalog_core as cc
+from mcp_server.http.auth import Principal, Tokens
+from mcp_server.http.server import default_plugins, serve_in_thread
+from semantic import grants as G
+
+BOB, EVE, ADMIN = "bob-token", "eve-token", "admin-token"
+H = {"Accept": "application/json, text/event-stream"}
+
+
+def _table(col: str) -> dict[str, Any]:
+    return {"obj_type": "table", "schema": {"schema_id": 0, "columns": [
+        {"id": 1, "name": col, "type": "int", "nullable": False}]}, "partition_by": []}
+
+
+def make(data_dir: str, with_salaries: bool) -> cc.Catalog:
+    cat = cc.Catalog.open(data_dir)
+    with cat.transaction(author="setup") as t:
+        t.add("/acme", {"obj_type": "catalog"})
+        t.add("/acme/core", {"obj_type": "namespace"})
+        t.add("/acme/hr", {"obj_type": "namespace"})
+        t.add("/acme/core/dim_store", _table("store_id"))
+        t.add("/acme/hr/bonus", _table("amount"))
+        if with_salaries:
+            t.add("/acme/hr/salaries", _table("salary"))
+        else:  # the same vids in both catalogs: an object nobody reads in its place
+            t.add("/acme/hr/_staging", {"obj_type": "semantic"})
+    G.grant(cat, "select", "acme.core", "group:fin", author="admin")
+    G.grant(cat, "describe", "acme.hr.bonus", "user:bob", author="admin")
+    return cat
+
+
+TOKENS = Tokens({BOB: Principal("bob", "read", "agent", ("fin",)), EVE: Principal("eve", "read", "agent"),
+                 ADMIN: Principal("ops", "write", "human", admin=True)})
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory) -> Iterator[tuple[Any, Any, cc.Catalog]]:
+    a = make(str(tmp_path_factory.mktemp("a") / "data"), True)
+    b = make(str(tmp_path_factory.mktemp("b") / "data"), False)
+    assert a.latest_vid == b.latest_vid
+    with serve_in_thread(a, tokens=TOKENS, plugins=default_plugins()) as sa, \
+            serve_in_thread(b, tokens=TOKENS, plugins=default_plugins()) as sb:
+        yield sa, sb, a
+    a.close()
+    b.close()
+
+
+def rpc(url: str, token: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    resp = httpx.post(url + "/mcp", headers={**H, "Authorization": f"Bearer {token}"}, timeout=60,
+                      json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    assert resp.status_code == 200, resp.text[:300]
+    return resp.json()
+
+
+def tool(url: str, token: str, name: str, **args: Any) -> dict[str, Any]:
+    out = rpc(url, token, "tools/call", {"name": name, "arguments": args})
+    assert "result" in out, out
+    return out["result"]
+
+
+def _text(result: dict[str, Any]) -> str:
+    return json.dumps(result, sort_keys=True)
+
+
+def test_search_and_query_catalog_show_only_granted_tables(servers):
+    sa, _sb, _a = servers
+    names = [t["name"] for t in tool(sa.url, BOB, "search_tables")["structuredContent"]["tables"]]
+    assert names == ["acme.core.dim_store", "acme.hr.bonus"], names
+    assert tool(sa.url, EVE, "search_tables")["structuredContent"]["tables"] == []
+    admin = [t["name"] for t in tool(sa.url, ADMIN, "search_tables")["structuredContent"]["tables"]]
+    assert "acme.hr.salaries" in admin
+    objs = tool(sa.url, BOB, "query_catalog", query='/[obj_id = "acme"]/*/*', limit=50)["structuredContent"]
+    paths = [o["path"] for o in objs["objects"]]
+    assert "/acme/hr/salaries" not in paths and "/acme/core/dim_store" in paths, paths
+    assert not any("_grants" in p for p in paths), paths
+    assert "salaries" not in _text(tool(sa.url, BOB, "search_tables", query="salary"))
+
+
+@pytest.mark.parametrize("call", [
+    ("describe_table", {"table": "acme.hr.salaries"}),
+    ("get_column_values", {"table": "acme.hr.salaries", "column": "salary"}),
+    ("run_sql", {"sql": "SELECT salary FROM acme.hr.salaries"}),
+    ("get_lineage", {"table": "acme.hr.salaries"}),
+    ("check_staleness", {"table": "acme.hr.salaries"}),
+    ("find_join_path", {"from_table": "acme.core.dim_store", "to_table": "acme.hr.salaries"}),
+    ("list_metrics", {"table": "acme.hr.salaries"}),
+])
+def test_an_ungranted_table_is_refused_byte_for_byte_like_a_missing_one(servers, call):
+    sa, sb, _a = servers
+    name, args = call
+    ungranted = tool(sa.url, BOB, name, **args)
+    missing = tool(sb.url, BOB, name, **args)
+    assert ungranted.get("isError") is True, ungranted
+    assert _text(ungranted) == _text(missing)
+    # and an admin token reads it
+    if name in ("describe_table", "run_sql"):
+        assert not tool(sa.url, ADMIN, name, **args).get("isError")
+
+
+def test_select_needs_select_describe_is_not_enough(servers):
+    sa, _sb, _a = servers
+    assert not tool(sa.url, BOB, "describe_table", table="acme.hr.bonus").get("isError")
+    sql = tool(sa.url, BOB, "run_sql", sql="SELECT amount FROM acme.hr.bonus")
+    assert sql.get("isError") is True and "does not exist" in _text(sql)
+    ok = tool(sa.url, BOB, "run_sql", sql="SELECT count(*) FROM acme.core.dim_store")
+    assert not ok.get("isError"), ok
+    short = tool(sa.url, BOB, "run_sql", sql="SELECT count(*) FROM salaries")
+    assert short.get("isError") is True and "does not exist" in _text(short)
+
+
+def test_resources_and_completions_list_only_granted_tables(servers):
+    sa, _sb, _a = servers
+    res = rpc(sa.url, BOB, "resources/list", {})["result"]["resources"]
+    assert not any("salaries" in r["uri"] for r in res) and any("dim_store" in r["uri"] for r in res)
+    card = rpc(sa.url, BOB, "resources/read", {"uri": "semcat://table/acme.hr.salaries"})
+    assert "error" in card or card["result"].get("isError") or "does not exist" in json.dumps(card), card
+    done = rpc(sa.url, BOB, "completion/complete", {"ref": {"type": "ref/resource", "uri": "semcat://table/{name}"},
+                                                    "argument": {"name": "name", "value": "acme.hr"}})
+    assert done["result"]["completion"]["values"] == ["acme.hr.bonus"], done
+
+
+def test_grants_are_versioned_and_a_revoke_holds_for_old_snapshots(tmp_path):
+    cat = make(str(tmp_path / "data"), True)
+    try:
+        before = cat.latest_vid
+        G.grant(cat, "select", "acme.hr", "user:bob", author="admin")
+        granted = cat.latest_vid
+        G.revoke(cat, "select", "acme.hr", "user:bob", author="admin")
+        # who could read acme.hr.salaries at each vid
+        def readers(vid: int) -> list[str]:
+            gs = G.GrantSet.at(cat, vid)
+            return [p for p in ("user:bob", "group:fin") if gs.allows((p,), "select", "/acme/hr/salaries")]
+        assert readers(before) == [] and readers(granted) == ["user:bob"] and readers(cat.latest_vid) == []
+        assert [r.principal for r in G.list_grants(cat, vid=granted) if r.securable == "acme.hr"] == ["user:bob"]
+        with serve_in_thread(cat, tokens=TOKENS, plugins=default_plugins()) as srv:
+            old = tool(srv.url, BOB, "run_sql", sql="SELECT * FROM acme.hr.salaries", snapshot=granted)
+            assert old.get("isError") is True and "does not exist" in _text(old)
+    finally:
+        cat.close()
+
+
+def test_a_catalog_without_grants_is_open_as_before(tmp_path):
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    with cat.transaction(author="setup") as t:
+        t.add("/acme", {"obj_type": "catalog"})
+        t.add("/acme/hr", {"obj_type": "namespace"})
+        t.add("/acme/hr/salaries", _table("salary"))
+    try:
+        with serve_in_thread(cat, tokens=TOKENS, plugins=default_plugins()) as srv:
+            names = [t["name"] for t in tool(srv.url, EVE, "search_tables")["structuredContent"]["tables"]]
+            assert names == ["acme.hr.salaries"]
+    finally:
+        cat.close()
+
+
+@pytest.mark.parametrize("bad, match", [
+    (("sudo", "acme", "user:bob"), "privilege 'sudo'"),
+    (("select", "acme", "bob"), "user:NAME or group:NAME"),
+    (("select", "acme.nope", "user:bob"), "not a catalog, namespace or table"),
+    (("select", "acme._grants", "user:bob"), "reserved"),
+])
+def test_bad_grants_are_refused_with_what_to_do(tmp_path, bad, match):
+    cat = make(str(tmp_path / "data"), True)
+    try:
+        vid = cat.latest_vid
+        with pytest.raises(cc.errors.CatalogError, match=match):
+            G.grant(cat, *bad, author="admin")
+        assert cat.latest_vid == vid
+    finally:
+        cat.close()
