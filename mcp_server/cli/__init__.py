@@ -340,6 +340,7 @@ __import__("importlib").import_module("mcp_server.cli.iceberg").register(import_
 __import__("importlib").import_module("mcp_server.cli.parquet").register(import_, _create)  # import parquet
 __import__("importlib").import_module("mcp_server.cli.interop").register(main, import_)  # import dbt|osi|cortex, export osi
 __import__("importlib").import_module("mcp_server.cli.review").register(main)  # review list|show|accept|edit|dismiss
+__import__("importlib").import_module("mcp_server.cli.grants").register(main)  # grant, revoke, grants, audit (issue 48)
 __import__("importlib").import_module("mcp_server.cli.lineage").register(main)  # lineage TABLE
 
 

@@ -44,6 +44,7 @@ from catalog_core.remote.wire import (
     TxnWritesBody,
     WireOp,
 )
+from mcp_server.http.access import check_select, check_write_paths, visible, visible_iter
 from mcp_server.http.auth import Tokens
 from mcp_server.http.policy import ANONYMOUS, requires
 from mcp_server.http.sessions import SessionManager
@@ -205,13 +206,18 @@ def _obj(o: Obj | None) -> dict[str, Any] | None:
     return None if o is None else o.to_dict()
 
 
-def record_ops(txn: Any, ops: list[WireOp], request: Request | Mapping[str, Any] | None) -> None:
+def record_ops(txn: Any, ops: list[WireOp], request: Request | Mapping[str, Any] | None,
+               cat: CatalogAPI | None = None) -> None:
     """Add wire ops to an engine transaction through its public methods (same checks as embedded).
     An op under a `_semantic` folder first passes `semantic.guard.guard_op` for the request's
     writer (`writer.writer_of`): the annotation is validated, its author is the writer's principal,
     and the provenance policy's reads are made in `txn` (issue 35). `request`: the request, or its
-    scope's `state`."""
+    scope's `state`. With `cat`, the write set first passes the grants (`access.check_write_paths`:
+    grant objects are an admin's alone; under grants every path needs commit or annotate)."""
     writer = None
+    if cat is not None:
+        check_write_paths(cat, request.scope.get("state") if isinstance(request, Request) else request,
+                          [op.path for op in ops])
     for i, op in enumerate(ops):
         try:
             if f"/{SEMANTIC}" in op.path:
@@ -298,16 +304,19 @@ def build_router(ctx: ApiContext) -> APIRouter:
 
     @r.get("/objects", summary="One object at a vid/ref (null if absent)", responses=error_responses(404))
     @requires("read")
-    def get(path: str, vid: str | None = None) -> Response:
+    def get(path: str, request: Request, vid: str | None = None) -> Response:
         with gate:
-            return json_response({"object": _obj(cat.get(path, parse_ref(vid)))})
+            obj = cat.get(path, parse_ref(vid))  # under grants an ungranted object is absent (null)
+            shown = visible(cat, request.scope.get("state"), [obj] if obj is not None else [])
+            return json_response({"object": _obj(shown[0] if shown else None)})
 
     @r.get("/children", summary="Children of an object at a vid/ref", responses=error_responses(404))
     @requires("read")
-    def children(path: str, vid: str | None = None) -> Response:
+    def children(path: str, request: Request, vid: str | None = None) -> Response:
         with gate:
             split(path)
-            return json_response({"objects": [o.to_dict() for o in cat.children(path, parse_ref(vid))]})
+            found = visible(cat, request.scope.get("state"), cat.children(path, parse_ref(vid)))
+            return json_response({"objects": [o.to_dict() for o in found]})
 
     @r.get("/history", summary="Every committed version of one object", responses=error_responses())
     @requires("read")
@@ -319,9 +328,10 @@ def build_router(ctx: ApiContext) -> APIRouter:
     @r.post("/query", summary="Path query at a vid/ref; NDJSON batches", response_class=NDJSONResponse,
             responses=error_responses(404))
     @requires("read")
-    def query(body: QueryBody) -> NDJSONResponse:
-        return stream_objects(gate, lambda st: cat.iter_query(body.query, _body_ref(body.vid), st),
-                              body.batch_size)
+    def query(body: QueryBody, request: Request) -> NDJSONResponse:
+        state = request.scope.get("state")
+        return stream_objects(gate, lambda st: visible_iter(cat, state, cat.iter_query(body.query, _body_ref(body.vid),
+                                                                                        st)), body.batch_size)
 
     @r.post("/explain", summary="Work counters of a path query", responses=error_responses(404))
     @requires("read")
@@ -371,8 +381,9 @@ def build_router(ctx: ApiContext) -> APIRouter:
     @r.post("/plan_files", summary="A table's files at a vid/ref, pruned by `where`",
             responses=error_responses(404))
     @requires("read")
-    def plan_files(body: PlanFilesBody) -> Response:
+    def plan_files(body: PlanFilesBody, request: Request) -> Response:
         with gate:
+            check_select(cat, request.scope.get("state"), body.table, _body_ref(body.vid))
             stats = QueryStats()
             files = cat.plan_files(body.table, body.where, _body_ref(body.vid), stats)
             out = b",".join(_file_json(f) for f in files)
@@ -438,7 +449,7 @@ def commit_write_set(ctx: ApiContext, body: CommitBody, state: Mapping[str, Any]
         author, meta = commit_author(state, body.author, body.meta)
         txn = ctx.catalog.transaction(author=author, message=body.message, meta=meta, time=body.time)
         try:
-            record_ops(txn, body.ops, state)
+            record_ops(txn, body.ops, state, ctx.catalog)
             return {"vid": txn.commit()}
         finally:
             txn.abort()  # no-op after a commit; releases the read vid otherwise
@@ -485,7 +496,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
         with gate, sessions.use(txn_id, _principal(request)) as s:
             before = len(s.txn.ops)
             try:
-                record_ops(s.txn, body.ops, request)
+                record_ops(s.txn, body.ops, request, ctx.catalog)
             except BaseException:
                 del s.txn.ops[before:]  # a rejected op leaves the session's earlier writes only
                 raise
@@ -498,7 +509,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
         need_write(request, "clone")
         with gate, sessions.use(txn_id, _principal(request)) as s:
             sessions.note_clone(s)  # a clone buffers the subtree in the session: capped per token
-            record_ops(s.txn, body.ops, request)
+            record_ops(s.txn, body.ops, request, ctx.catalog)
             s.txn.clone(body.src, body.dst, body.vid)
             return json_response({"ops": len(s.txn.ops)})
 
@@ -511,7 +522,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
         with gate:
             s = sessions.take(txn_id, "being committed", owner)
             try:
-                record_ops(s.txn, body.ops, request)
+                record_ops(s.txn, body.ops, request, ctx.catalog)
                 vid = s.txn.commit()
             except BaseException as exc:
                 s.txn.abort()

@@ -9,6 +9,9 @@ on acme.hr.bonus to user:bob. Tokens: bob (group fin, read), eve (no grant), an 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +23,7 @@ from mcp_server.http.auth import Principal, Tokens
 from mcp_server.http.server import default_plugins, serve_in_thread
 from semantic import grants as G
 
-BOB, EVE, ADMIN = "bob-token", "eve-token", "admin-token"
+BOB, EVE, ADMIN, WRITER = "bob-token", "eve-token", "admin-token", "writer-token"
 H = {"Accept": "application/json, text/event-stream"}
 
 
@@ -47,7 +50,8 @@ def make(data_dir: str, with_salaries: bool) -> cc.Catalog:
 
 
 TOKENS = Tokens({BOB: Principal("bob", "read", "agent", ("fin",)), EVE: Principal("eve", "read", "agent"),
-                 ADMIN: Principal("ops", "write", "human", admin=True)})
+                 ADMIN: Principal("ops", "write", "human", admin=True),
+                 WRITER: Principal("wr", "write", "agent", ("fin",))})
 
 
 @pytest.fixture(scope="module")
@@ -183,5 +187,84 @@ def test_bad_grants_are_refused_with_what_to_do(tmp_path, bad, match):
         with pytest.raises(cc.errors.CatalogError, match=match):
             G.grant(cat, *bad, author="admin")
         assert cat.latest_vid == vid
+    finally:
+        cat.close()
+
+
+# ------------------------------------------------------------------ /v1
+def v1(url: str, token: str, method: str, path: str, **kw: Any) -> httpx.Response:
+    return httpx.request(method, url + path, headers={"Authorization": f"Bearer {token}"}, timeout=60, **kw)
+
+
+def _ndjson(resp: httpx.Response) -> list[str]:
+    assert resp.status_code == 200, resp.text[:300]
+    return [o["path"] for line in resp.text.splitlines() if line for o in json.loads(line).get("objects", [])]
+
+
+def test_v1_reads_show_only_granted_objects(servers):
+    sa, sb, _a = servers
+    q = {"query": '/[obj_id = "acme"]/*/*'}
+    bob = _ndjson(v1(sa.url, BOB, "POST", "/v1/query", json=q))
+    assert "/acme/core/dim_store" in bob and "/acme/hr/salaries" not in bob, bob
+    assert not any("_grants" in p for p in bob), bob
+    assert "/acme/hr/salaries" in _ndjson(v1(sa.url, ADMIN, "POST", "/v1/query", json=q))
+    got = v1(sa.url, BOB, "GET", "/v1/objects", params={"path": "/acme/hr/salaries"})
+    assert got.status_code == 200 and got.json() == {"object": None}, got.text
+    kids = v1(sa.url, BOB, "GET", "/v1/children", params={"path": "/acme/hr"}).json()["objects"]
+    assert [o["path"] for o in kids] == ["/acme/hr/bonus"], kids
+    plan_a = v1(sa.url, BOB, "POST", "/v1/plan_files", json={"table": "acme.hr.salaries"})
+    plan_b = v1(sb.url, BOB, "POST", "/v1/plan_files", json={"table": "acme.hr.salaries"})
+    assert plan_a.status_code == plan_b.status_code == 404
+    assert plan_a.content == plan_b.content, (plan_a.text, plan_b.text)
+    assert v1(sa.url, BOB, "POST", "/v1/plan_files", json={"table": "acme.core.dim_store"}).status_code == 200
+
+
+def test_v1_writes_need_grants_and_grant_objects_an_admin(servers):
+    sa, _sb, a = servers
+    forged = {"ops": [{"kind": "update", "path": "/acme/hr/_grants/user:wr",
+                       "value": {"obj_type": "grant", "principal": "user:wr", "privileges": ["admin"]}}]}
+    resp = v1(sa.url, WRITER, "POST", "/v1/commit", json=forged)
+    assert resp.status_code == 403 and "only an admin token changes grants" in resp.text, resp.text
+    write = {"ops": [{"kind": "merge", "path": "/acme/core/dim_store", "value": {"properties": {"x": "1"}}}]}
+    resp = v1(sa.url, WRITER, "POST", "/v1/commit", json=write)
+    assert resp.status_code == 403 and "holds no commit grant" in resp.text, resp.text
+    hidden = {"ops": [{"kind": "merge", "path": "/acme/hr/salaries", "value": {"properties": {"x": "1"}}}]}
+    resp = v1(sa.url, WRITER, "POST", "/v1/commit", json=hidden)
+    assert resp.status_code == 404, resp.text
+    before = a.latest_vid
+    assert v1(sa.url, ADMIN, "POST", "/v1/commit", json=write).status_code == 200
+    assert a.latest_vid == before + 1
+
+
+# ------------------------------------------------------------------ the CLI
+def semcat(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mcp_server.cli", *args], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "SEMCAT_AUTHOR": "tester"})
+
+
+def test_cli_grant_revoke_grants_on_a_directory_and_a_server(tmp_path):
+    data = str(tmp_path / "data")
+    make(data, True).close()
+    out = semcat("grant", "select", "on", "acme.hr", "to", "user:carol", "--data", data)
+    assert out.returncode == 0 and "granted select on acme.hr to user:carol" in out.stdout, out.stderr
+    listed = json.loads(semcat("grants", "--principal", "user:carol", "--json", "--data", data).stdout)
+    assert [(g["securable"], g["privileges"], g["by"]) for g in listed["grants"]] == [("acme.hr", ["select"], "tester")]
+    granted = listed["vid"]
+    out = semcat("revoke", "select", "on", "acme.hr", "from", "user:carol", "--data", data)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(semcat("grants", "--principal", "user:carol", "--json", "--data", data).stdout)["grants"] == []
+    old = json.loads(semcat("grants", "--principal", "user:carol", "--vid", str(granted), "--json", "--data", data).stdout)
+    assert [g["securable"] for g in old["grants"]] == ["acme.hr"]  # who could read acme.hr at that vid
+    bad = semcat("grant", "select", "in", "acme.hr", "to", "user:carol", "--data", data)
+    assert bad.returncode != 0 and "expected 'on'" in bad.stderr and "Traceback" not in bad.stderr
+    cat = cc.Catalog.open(data)
+    try:
+        with serve_in_thread(cat, tokens=TOKENS, plugins=default_plugins()) as srv:
+            no = semcat("grant", "select", "on", "acme.hr", "to", "user:wr", "--url", srv.url, "--token", WRITER)
+            assert no.returncode != 0 and "only an admin token changes grants" in no.stderr, no.stderr
+            ok = semcat("grant", "select", "on", "acme.hr", "to", "user:wr", "--url", srv.url, "--token", ADMIN)
+            assert ok.returncode == 0, ok.stderr
+            text = semcat("grants", "--url", srv.url, "--token", ADMIN).stdout
+            assert "acme.hr" in text and "user:wr" in text
     finally:
         cat.close()
