@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import threading
 import time as _time
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +34,8 @@ from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import InvalidValueError, NotFoundError
 
-__all__ = ["PRIVILEGES", "GRANTS", "GrantRow", "GrantSet", "grant", "revoke", "list_grants", "principal_ids",
+__all__ = ["PRIVILEGES", "GRANTS", "GrantRow", "GrantSet", "grant", "revoke", "list_grants", "principal_ids", "latest",
+           "changed",
            "check_principal", "check_privilege", "securable_path"]
 
 PRIVILEGES = ("describe", "select", "annotate", "review", "commit", "admin")
@@ -153,6 +155,32 @@ class GrantSet:
 
 _lock = threading.Lock()
 _CACHE: dict[tuple[int, int], GrantSet] = {}
+# catalog -> the grants of its latest vid as last read, reused for later vids until a grant changes
+# through this process (`changed`): enforcement reads them on every call and commit
+_LATEST: weakref.WeakKeyDictionary[Any, GrantSet] = weakref.WeakKeyDictionary()
+
+
+def latest(cat: CatalogAPI) -> GrantSet:
+    """The grants that decide now: those of the latest vid. Read once and reused for later vids until
+    `changed(cat)` (every grant change through semantic.grants or the server's write paths calls it;
+    the server owns its catalog, so no other process changes grants under it)."""
+    try:
+        hit = _LATEST.get(cat)
+    except TypeError:  # not weak-referenceable: no reuse
+        return GrantSet.at(cat, cat.latest_vid)
+    if hit is not None:
+        return hit
+    made = GrantSet.at(cat, cat.latest_vid)
+    _LATEST[cat] = made
+    return made
+
+
+def changed(cat: CatalogAPI) -> None:
+    """Forget the reused grants of `cat`: a grant object was (or is about to be) written."""
+    try:
+        _LATEST.pop(cat, None)
+    except TypeError:
+        pass
 
 
 def list_grants(cat: CatalogAPI, vid: SnapshotRef = None, principal: str | None = None) -> list[GrantRow]:
@@ -196,6 +224,7 @@ def _change(cat: CatalogAPI, priv: str, securable: str, principal: str, author: 
                                   "time": _time.time()})
             else:
                 txn.remove(path)
+    changed(cat)
     vid: int | None = txn.vid
     assert vid is not None
     return int(vid)

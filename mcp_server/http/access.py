@@ -12,6 +12,7 @@ Refusals of reads are the same as for a missing object (callers answer 404 / nul
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,9 +21,10 @@ from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import NoSuchTableError, NotFoundError, PermissionDeniedError
 from catalog_core.model import Obj
-from semantic.grants import GRANTS, GrantSet, principal_ids
+from semantic.grants import GRANTS, GrantSet, changed, latest, principal_ids
 
-__all__ = ["Access", "is_admin", "check_write_paths", "check_select", "visible", "visible_iter", "table_paths"]
+__all__ = ["Access", "is_admin", "check_write_paths", "check_select", "visible", "visible_iter", "table_paths",
+           "audit", "tables_of", "committed"]
 
 _SEMANTIC = "/_semantic"
 
@@ -48,7 +50,7 @@ class Access:
         if is_admin(state):
             return None
         assert state is not None
-        grants = GrantSet.at(cat, cat.latest_vid)
+        grants = latest(cat)
         if not grants.active:
             return None
         groups = state.get("groups") or ()
@@ -76,9 +78,11 @@ def check_write_paths(cat: CatalogAPI, state: Mapping[str, Any] | None, paths: I
     """Refuse a write set the principal may not write: grant objects are an admin's alone; under
     grants every other path needs `commit` (`annotate` for annotations) on it or above. A path the
     principal may not even describe is refused as a missing object."""
+    paths = list(paths)
+    if any(f"/{GRANTS}" in p for p in paths):
+        changed(cat)  # the grants read for enforcement are read again after this write
     if is_admin(state):
         return
-    paths = list(paths)
     for path in paths:
         if f"/{GRANTS}" in path:
             raise PermissionDeniedError(f"only an admin token changes grants ({path}); ask an admin to run "
@@ -130,3 +134,32 @@ def check_select(cat: CatalogAPI, state: Mapping[str, Any] | None, table: str, v
     if not limit.may("select", path):
         raise NoSuchTableError(f"table {table!r} does not exist at vid {cat.resolve(vid)}; list tables with the path "
                                f"query {lake.tables_query(table.split('.')[0])}", name=table, path=path)
+
+
+def audit(cat: CatalogAPI, state: Mapping[str, Any] | None, surface: str, action: str, *, tables: Iterable[str] = (),
+          vid: int | None = None, rows: int | None = None, statement: str | None = None, ok: bool = True,
+          error: str | None = None) -> None:
+    """One audit entry (mcp_server.audit) for a request by its principal ("local" when auth is off)."""
+    from mcp_server.audit import audit_log
+
+    log = audit_log(cat)
+    if log is None:
+        return
+    name = (state or {}).get("principal") or "local"
+    try:
+        log.record(principal=str(name), surface=surface, action=action, statement=statement, tables=tables, vid=vid,
+                   rows=rows, ok=ok, error=error)
+    except OSError as exc:
+        logging.getLogger("uvicorn.error").error("semcat: cannot write the audit log %s: %s", log.path, exc)
+
+
+def tables_of(paths: Iterable[str]) -> list[str]:
+    """The dotted tables (or catalogs / namespaces) a write set's paths fall in, in order."""
+    return list(dict.fromkeys(".".join(p.strip("/").split("/")[:3]) for p in paths if p.strip("/")))
+
+
+def committed(cat: CatalogAPI, state: Mapping[str, Any] | None, paths: list[str], vid: int) -> None:
+    """After a write set committed at `vid`: grants read again if it changed any, and its audit entry."""
+    if any(f"/{GRANTS}" in p for p in paths):
+        changed(cat)
+    audit(cat, state, "v1", "commit", tables=tables_of(paths), vid=vid, rows=len(paths))

@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 from fastapi.responses import Response, StreamingResponse
 
 from catalog_core.api import CatalogAPI
-from catalog_core.errors import CatalogError, InvalidValueError, ShuttingDownError
+from catalog_core.errors import CatalogError, InvalidValueError, PermissionDeniedError, ShuttingDownError
 from catalog_core.lake import SEMANTIC
 from catalog_core.model import FileObj, Obj, QueryStats
 from catalog_core.paths import split
@@ -44,7 +44,7 @@ from catalog_core.remote.wire import (
     TxnWritesBody,
     WireOp,
 )
-from mcp_server.http.access import check_select, check_write_paths, visible, visible_iter
+from mcp_server.http.access import audit, check_select, check_write_paths, committed, visible, visible_iter
 from mcp_server.http.auth import Tokens
 from mcp_server.http.policy import ANONYMOUS, requires
 from mcp_server.http.sessions import SessionManager
@@ -383,9 +383,12 @@ def build_router(ctx: ApiContext) -> APIRouter:
     @requires("read")
     def plan_files(body: PlanFilesBody, request: Request) -> Response:
         with gate:
-            check_select(cat, request.scope.get("state"), body.table, _body_ref(body.vid))
+            state = request.scope.get("state")
+            check_select(cat, state, body.table, _body_ref(body.vid))
             stats = QueryStats()
             files = cat.plan_files(body.table, body.where, _body_ref(body.vid), stats)
+            audit(cat, state, "v1", "plan_files", tables=[body.table], statement=body.where,
+                  vid=cat.resolve(_body_ref(body.vid)), rows=len(files))
             out = b",".join(_file_json(f) for f in files)
             return Response(b'{"files":[' + out + b'],"stats":' + dumps(stats.to_dict()) + b"}",
                             media_type="application/json")
@@ -401,7 +404,32 @@ def build_router(ctx: ApiContext) -> APIRouter:
 
     _branch_routes(r, ctx)
     _txn_routes(r, ctx)
+    _audit_route(r, ctx)
     return r
+
+
+def _audit_route(r: APIRouter, ctx: ApiContext) -> None:
+    @r.get("/audit", summary="The audit log: data reads and writes by principal (admin tokens only)",
+           responses=error_responses(403))
+    @requires("read")
+    def audit_entries(request: Request, principal: str | None = None, table: str | None = None,
+                      since: str | None = None, limit: int = 100) -> Response:
+        from catalog_core.model import parse_time
+        from mcp_server.audit import audit_log
+        from mcp_server.http.access import is_admin
+
+        if not is_admin(request.scope.get("state")):
+            raise PermissionDeniedError("only an admin token reads the audit log (a token with role admin)",
+                                        needed="admin")
+        when = None if since is None else parse_time(float(since) if since.replace(".", "", 1).isdigit() else since)
+        if since is not None and when is None:
+            raise InvalidValueError(f"since {since!r} is not an ISO-8601 time or epoch seconds, e.g. "
+                                    "2026-12-01T00:00:00Z")
+        if not 1 <= limit <= 10_000:
+            raise InvalidValueError(f"limit must be 1..10000, got {limit}")
+        log = audit_log(ctx.catalog)
+        entries, more = log.read(principal, table, when, limit) if log is not None else ([], False)
+        return json_response({"entries": entries, "truncated": more})
 
 
 def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
@@ -450,7 +478,9 @@ def commit_write_set(ctx: ApiContext, body: CommitBody, state: Mapping[str, Any]
         txn = ctx.catalog.transaction(author=author, message=body.message, meta=meta, time=body.time)
         try:
             record_ops(txn, body.ops, state, ctx.catalog)
-            return {"vid": txn.commit()}
+            vid = txn.commit()
+            committed(ctx.catalog, state, [op.path for op in body.ops], vid)
+            return {"vid": vid}
         finally:
             txn.abort()  # no-op after a commit; releases the read vid otherwise
 
@@ -529,6 +559,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
                 sessions.mark(txn_id, f"aborted by its commit ({type(exc).__name__})", owner)
                 raise
             sessions.mark(txn_id, f"committed at vid {vid}", owner)
+            committed(ctx.catalog, request.scope.get("state"), [op.path for op in s.txn.ops], vid)
             return json_response({"vid": vid})
 
     @r.post("/transactions/{txn_id}/abort", summary="Abort a transaction session",

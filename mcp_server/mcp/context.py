@@ -33,7 +33,7 @@ from mcp_server.mcp.errors import CodedToolError, catalog_error, table_suggestio
 from mcp_server.mcp.reads import Reads
 from mcp_server.mcp.relevance import Subject, Use, dedupe, relevant
 from semantic.annotations import column_refs, table_refs
-from semantic.grants import GRANTS, GrantSet, principal_ids
+from semantic.grants import GRANTS, GrantSet, latest, principal_ids
 from semantic.models import Finding, Fix, TableCard
 
 __all__ = ["Options", "ToolContext", "HANDLE_PREFIX", "LIMITS", "iso", "cell", "finding", "fixes",
@@ -234,7 +234,7 @@ class ToolContext:
         who = current_caller()
         if who is None or who.admin:
             return None
-        grants = GrantSet.at(self.cat, self.cat.latest_vid)
+        grants = latest(self.cat)
         if not grants.active:
             return None
         return grants, principal_ids(who.name, who.groups)

@@ -268,3 +268,52 @@ def test_cli_grant_revoke_grants_on_a_directory_and_a_server(tmp_path):
             assert "acme.hr" in text and "user:wr" in text
     finally:
         cat.close()
+
+
+# ------------------------------------------------------------------ audit (item 3)
+def test_every_data_read_and_write_is_audited_and_the_log_holds_no_secret(tmp_path):
+    data = str(tmp_path / "data")
+    cat = make(data, True)
+    try:
+        with serve_in_thread(cat, tokens=TOKENS, plugins=default_plugins()) as srv:
+            assert not tool(srv.url, BOB, "run_sql", sql="SELECT count(*) AS n FROM acme.core.dim_store").get("isError")
+            assert tool(srv.url, BOB, "run_sql", sql="SELECT * FROM acme.hr.salaries").get("isError")
+            assert v1(srv.url, ADMIN, "POST", "/v1/plan_files", json={"table": "acme.hr.salaries"}).status_code == 200
+            write = {"ops": [{"kind": "merge", "path": "/acme/core/dim_store", "value": {"properties": {"y": "2"}}}]}
+            assert v1(srv.url, ADMIN, "POST", "/v1/commit", json=write).status_code == 200
+            # over HTTP: admin only
+            refused = semcat("audit", "--url", srv.url, "--token", BOB)
+            assert refused.returncode != 0 and "only an admin token reads the audit log" in refused.stderr
+            remote = json.loads(semcat("audit", "--json", "--principal", "bob", "--url", srv.url, "--token", ADMIN).stdout)
+        entries = remote["entries"]
+        assert [(e["action"], e["ok"]) for e in entries] == [("run_sql", True), ("run_sql", False)], entries
+        ok, bad = entries
+        assert ok["tables"] == ["acme.core.dim_store"] and ok["rows"] == 1 and ok["vid"] == cat.latest_vid - 1
+        assert ok["statement"].startswith("SELECT count(*)") and ok["surface"] == "mcp" and ok["time"] > 0
+        assert bad["tables"] == ["acme.hr.salaries"] and bad["error"] == "NoSuchTableError"
+        local = json.loads(semcat("audit", "--json", "--table", "acme.hr.salaries", "--data", data).stdout)["entries"]
+        assert [(e["principal"], e["action"]) for e in local] == [("bob", "run_sql"), ("ops", "plan_files")]
+        commits = json.loads(semcat("audit", "--json", "--principal", "ops", "--data", data).stdout)["entries"]
+        assert [e["action"] for e in commits] == ["plan_files", "commit"] and commits[1]["tables"] == ["acme.core.dim_store"]
+        text = semcat("audit", "--since", "2000-01-01T00:00:00Z", "--data", data).stdout
+        assert "bob  mcp:run_sql" in text and "REFUSED NoSuchTableError" in text
+        assert json.loads(semcat("audit", "--json", "--since", "2999-01-01T00:00:00Z", "--data", data).stdout)[
+            "entries"] == []
+        raw = open(os.path.join(data, "audit", "audit.jsonl"), encoding="utf-8").read()
+        for secret in (BOB, EVE, ADMIN, WRITER, "Bearer"):
+            assert secret not in raw
+    finally:
+        cat.close()
+
+
+def test_the_audit_log_is_bounded(tmp_path):
+    from mcp_server.audit import AuditLog
+
+    log = AuditLog(str(tmp_path / "audit"), max_bytes=2_000, keep=2)
+    for i in range(200):
+        log.record(principal="bob", surface="mcp", action="run_sql", statement=f"SELECT {i}", tables=["a.b.c"])
+    files = sorted(os.listdir(tmp_path / "audit"))
+    assert files == ["audit.1.jsonl", "audit.2.jsonl", "audit.jsonl"], files
+    assert sum(os.path.getsize(tmp_path / "audit" / f) for f in files) <= 3 * 2_000
+    entries, more = log.read(limit=10)
+    assert [e["statement"] for e in entries] == [f"SELECT {i}" for i in range(190, 200)] and more
