@@ -159,7 +159,8 @@ class ToolContext:
         self.reads = self.options.reads
         self._times = _LRU(4096)
         self._tables = _LRU(16)
-        self._visible = _LRU(256)  # (vid, principal ids) -> the tables the caller may describe
+        self._visible = _LRU(256)  # (vid, grants vid, principal ids) -> the tables the caller may describe
+        self._last_limits: tuple[Any, tuple[GrantSet, tuple[str, ...]]] | None = None
         self._cards = _LRU(512)
         # (lo, hi, prefix) -> summarized changes: the diff between two vids never changes, and a
         # wide one (vid 3 to 149 of the Acme lake: 6,000 objects read) costs ~1 s per page otherwise
@@ -237,7 +238,12 @@ class ToolContext:
         grants = latest(self.cat)
         if not grants.active:
             return None
-        return grants, principal_ids(who.name, who.groups)
+        last = self._last_limits  # one call asks many times: the same caller and grants give the same answer
+        if last is not None and last[0] is who and last[1][0] is grants:
+            return last[1]
+        out = grants, principal_ids(who.name, who.groups)
+        self._last_limits = (who, out)
+        return out
 
     def tables(self, vid: int) -> dict[str, Obj]:
         """Every table at `vid` by dotted name that the caller may describe: the one place tools learn
