@@ -163,3 +163,28 @@ def committed(cat: CatalogAPI, state: Mapping[str, Any] | None, paths: list[str]
     if any(f"/{GRANTS}" in p for p in paths):
         changed(cat)
     audit(cat, state, "v1", "commit", tables=tables_of(paths), vid=vid, rows=len(paths))
+
+
+# ------------------------------------------------------------------ Iceberg REST hooks
+def iceberg_refusal(cat: CatalogAPI, state: Mapping[str, Any] | None, prefix: str, namespace: list[str], table: str,
+                    priv: str = "select") -> NotFoundError | None:
+    """The Iceberg catalog's own refusal of a missing table (catalog_core.iceberg.rest._no_table, the
+    same bytes) for a table the principal may not `priv`; None when it may (or is not limited)."""
+    limit = Access.of(cat, state)
+    if limit is None or len(namespace) != 1:
+        return None
+    name = f"{prefix}.{namespace[0]}.{table}"
+    if limit.may(priv, f"/{prefix}/{namespace[0]}/{table}"):
+        return None
+    return NotFoundError(f"table {name!r} does not exist; list tables with GET /v1/{prefix}/namespaces/"
+                         f"{namespace[0]}/tables", iceberg_type="NoSuchTableException", table=name)
+
+
+def iceberg_tables(cat: CatalogAPI, state: Mapping[str, Any] | None, prefix: str, out: Any) -> Any:
+    """A ListTablesResponse without the tables the principal may not describe."""
+    limit = Access.of(cat, state)
+    if limit is None or not isinstance(out, dict):
+        return out
+    ids = out.get("identifiers") or []
+    return {**out, "identifiers": [i for i in ids if limit.may(
+        "describe", "/" + "/".join([prefix, *i.get("namespace", []), i.get("name", "")]))]}

@@ -317,3 +317,18 @@ def test_the_audit_log_is_bounded(tmp_path):
     assert sum(os.path.getsize(tmp_path / "audit" / f) for f in files) <= 3 * 2_000
     entries, more = log.read(limit=10)
     assert [e["statement"] for e in entries] == [f"SELECT {i}" for i in range(190, 200)] and more
+
+
+# ------------------------------------------------------------------ Iceberg REST
+def test_iceberg_lists_only_granted_tables_and_an_ungranted_load_is_the_missing_tables_404(servers):
+    sa, sb, _a = servers
+    listed = v1(sa.url, BOB, "GET", "/iceberg/v1/acme/namespaces/hr/tables").json()
+    assert [i["name"] for i in listed["identifiers"]] == ["bonus"], listed
+    admin = v1(sa.url, ADMIN, "GET", "/iceberg/v1/acme/namespaces/hr/tables").json()
+    assert "salaries" in [i["name"] for i in admin["identifiers"]]
+    load_a = v1(sa.url, BOB, "GET", "/iceberg/v1/acme/namespaces/hr/tables/salaries")
+    load_b = v1(sb.url, BOB, "GET", "/iceberg/v1/acme/namespaces/hr/tables/salaries")
+    assert load_a.status_code == load_b.status_code == 404, (load_a.text, load_b.text)
+    assert load_a.content == load_b.content
+    assert v1(sa.url, BOB, "HEAD", "/iceberg/v1/acme/namespaces/hr/tables/salaries").status_code == 404
+    assert v1(sa.url, ADMIN, "HEAD", "/iceberg/v1/acme/namespaces/hr/tables/salaries").status_code == 204
