@@ -332,3 +332,22 @@ def test_iceberg_lists_only_granted_tables_and_an_ungranted_load_is_the_missing_
     assert load_a.content == load_b.content
     assert v1(sa.url, BOB, "HEAD", "/iceberg/v1/acme/namespaces/hr/tables/salaries").status_code == 404
     assert v1(sa.url, ADMIN, "HEAD", "/iceberg/v1/acme/namespaces/hr/tables/salaries").status_code == 204
+
+
+# ------------------------------------------------------------------ /ui
+def test_ui_shows_only_granted_tables_and_refuses_others_like_missing_ones(servers):
+    sa, sb, _a = servers
+    with httpx.Client(base_url=sa.url, cookies={"semcat_token": BOB}, timeout=60) as c:
+        index = c.get("/ui")
+        assert index.status_code == 200 and "acme.core.dim_store" in index.text and "salaries" not in index.text
+        found = c.get("/ui/search", params={"q": "salary"})
+        assert found.status_code == 200 and "salaries" not in found.text
+        pages_a = [c.get(f"/ui/table/acme.hr.salaries{sub}") for sub in ("", "/history", "/lineage")]
+    with httpx.Client(base_url=sb.url, cookies={"semcat_token": BOB}, timeout=60) as c:
+        pages_b = [c.get(f"/ui/table/acme.hr.salaries{sub}") for sub in ("", "/history", "/lineage")]
+    for pa, pb in zip(pages_a, pages_b):
+        assert pa.status_code == 404 and pa.status_code == pb.status_code, (pa.status_code, pb.status_code)
+        strip = lambda t: t.replace(sa.url, "").replace(sb.url, "")  # noqa: E731
+        assert strip(pa.text) == strip(pb.text)
+    with httpx.Client(base_url=sa.url, cookies={"semcat_token": ADMIN}, timeout=60) as c:
+        assert c.get("/ui/table/acme.hr.salaries").status_code == 200
