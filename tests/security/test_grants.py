@@ -185,7 +185,8 @@ def test_bad_grants_are_refused_with_what_to_do(tmp_path, bad, match):
     try:
         vid = cat.latest_vid
         with pytest.raises(cc.errors.CatalogError, match=match):
-            G.grant(cat, *bad, author="admin")
+            priv, securable, principal = bad
+            G.grant(cat, priv, securable, principal, author="admin")
         assert cat.latest_vid == vid
     finally:
         cat.close()
