@@ -235,6 +235,7 @@ def test_v1_writes_need_grants_and_grant_objects_an_admin(servers):
     before = a.latest_vid
     assert v1(sa.url, ADMIN, "POST", "/v1/commit", json=write).status_code == 200
     assert a.latest_vid == before + 1
+    assert v1(_sb.url, ADMIN, "POST", "/v1/commit", json=write).status_code == 200  # the catalogs keep equal vids
 
 
 # ------------------------------------------------------------------ the CLI
