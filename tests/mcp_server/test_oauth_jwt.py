@@ -154,6 +154,17 @@ def test_scopes_and_source_are_configurable(issuer, keys):
     assert info.value.details["oauth_error"] == "insufficient_scope"
 
 
+def test_groups_come_from_a_configurable_claim(issuer, keys):
+    """Issue 48: an OAuth caller's groups (what `group:NAME` grants match) are its groups claim."""
+    v = verifier(issuer)
+    assert verify(v, token(issuer, keys["a"][0], groups=["finance", "/hr", "bad name", 7])).groups == ("finance", "hr")
+    assert verify(v, token(issuer, keys["a"][0], groups="finance hr")).groups == ("finance", "hr")
+    assert verify(v, token(issuer, keys["a"][0])).groups == ()
+    roles = verifier(issuer, groups_claim="roles")
+    assert verify(roles, token(issuer, keys["a"][0], roles=["analysts"], groups=["x"])).groups == ("analysts",)
+    assert not verify(roles, token(issuer, keys["a"][0], roles=["analysts"])).admin  # OAuth callers are never admin
+
+
 def test_expired_and_not_yet_valid_tokens_are_refused_with_a_small_leeway(issuer, keys):
     v = verifier(issuer, leeway_s=30)
     now = int(time.time())
