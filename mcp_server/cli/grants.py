@@ -17,8 +17,6 @@ from typing import Any
 
 import click
 
-from mcp_server.cli.review import _open, _who
-
 __all__ = ["register", "audit_entries"]
 
 
@@ -30,6 +28,22 @@ def _where(fn: Callable[..., Any]) -> Callable[..., Any]:
     )):
         fn = opt(fn)
     return fn
+
+
+def _open(data_dir: str, url: str | None, token: str | None) -> Any:
+    from mcp_server.cli.sql import CliError, open_catalog
+
+    try:
+        return open_catalog(url or data_dir, token)
+    except CliError as e:
+        raise click.ClickException(str(e)) from None
+
+
+def _who(author: str | None) -> str:
+    import getpass
+    import os
+
+    return author or os.environ.get("SEMCAT_AUTHOR") or getpass.getuser()
 
 
 def _run(data_dir: str, url: str | None, token: str | None, fn: Callable[[Any], Any]) -> Any:
