@@ -119,6 +119,8 @@ _token_budget = click.option("--token-budget", default=8000, show_default=True, 
 @click.option("--oauth-source-claim", envvar="SEMCAT_OAUTH_SOURCE_CLAIM", default=None, metavar="CLAIM",
               help="token claim whose value (human|agent|service) is the caller's source  [default: every OAuth "
                    "caller is an agent]")
+@click.option("--oauth-groups-claim", envvar="SEMCAT_OAUTH_GROUPS_CLAIM", default="groups", show_default=True,
+              help="token claim listing the caller's groups, for group:NAME grants (docs/grants.md)")
 @click.option("--oauth-leeway", envvar="SEMCAT_OAUTH_LEEWAY", default=30.0, show_default=True,
               type=click.FloatRange(0, 300), help="clock skew allowed on exp / nbf, seconds")
 @click.option("--protocol", default="ospl", show_default=True, type=click.Choice(["ospl", "osl", "mgl"]))
@@ -142,8 +144,9 @@ _token_budget = click.option("--token-budget", default=8000, show_default=True, 
 @_create
 @_sql_cache
 def serve(data_dir, host, port, tokens_file, oauth_issuer, resource_uri, oauth_audience, oauth_read_scope,
-          oauth_write_scope, oauth_source_claim, oauth_leeway, protocol, max_request_mb, txn_timeout, author,
-          allowed_hosts, allowed_origins, limits, iceberg_roots, now, token_budget, read_only, create) -> None:
+          oauth_write_scope, oauth_source_claim, oauth_groups_claim, oauth_leeway, protocol, max_request_mb,
+          txn_timeout, author, allowed_hosts, allowed_origins, limits, iceberg_roots, now, token_budget, read_only,
+          create) -> None:
     """Serve the catalog over HTTP: the engine API under /v1 (OpenAPI at /openapi.json) and the MCP
     tools over streamable HTTP at /mcp, both behind the bearer tokens of --tokens (or SEMCAT_TOKENS)
     and, with --oauth-issuer, OAuth access tokens of that issuer (docs/auth.md)."""
@@ -155,7 +158,8 @@ def serve(data_dir, host, port, tokens_file, oauth_issuer, resource_uri, oauth_a
         oauth = config_from_options(oauth_issuer, resource_uri, host, port,
                                     audiences=[a for v in oauth_audience for a in v.split()],
                                     read_scope=oauth_read_scope, write_scope=oauth_write_scope,
-                                    source_claim=oauth_source_claim, leeway_s=oauth_leeway)
+                                    source_claim=oauth_source_claim, leeway_s=oauth_leeway,
+                                    groups_claim=oauth_groups_claim)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     try:
@@ -335,6 +339,7 @@ __import__("importlib").import_module("mcp_server.cli.iceberg").register(import_
 __import__("importlib").import_module("mcp_server.cli.parquet").register(import_, _create)  # import parquet
 __import__("importlib").import_module("mcp_server.cli.interop").register(main, import_)  # import dbt|osi|cortex, export osi
 __import__("importlib").import_module("mcp_server.cli.review").register(main)  # review list|show|accept|edit|dismiss
+__import__("importlib").import_module("mcp_server.cli.grants").register(main)  # grant, revoke, grants, audit (issue 48)
 __import__("importlib").import_module("mcp_server.cli.lineage").register(main)  # lineage TABLE
 __import__("importlib").import_module("mcp_server.cli.relocate").register(main)  # relocate (issue 47)
 

@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 from fastapi.responses import Response, StreamingResponse
 
 from catalog_core.api import CatalogAPI
-from catalog_core.errors import CatalogError, InvalidValueError, ShuttingDownError
+from catalog_core.errors import CatalogError, InvalidValueError, PermissionDeniedError, ShuttingDownError
 from catalog_core.lake import SEMANTIC
 from catalog_core.model import FileObj, Obj, QueryStats
 from catalog_core.paths import split
@@ -44,6 +44,7 @@ from catalog_core.remote.wire import (
     TxnWritesBody,
     WireOp,
 )
+from mcp_server.http.access import audit, check_select, check_write_paths, committed, visible, visible_iter
 from mcp_server.http.auth import Tokens
 from mcp_server.http.policy import ANONYMOUS, requires
 from mcp_server.http.sessions import SessionManager
@@ -205,13 +206,18 @@ def _obj(o: Obj | None) -> dict[str, Any] | None:
     return None if o is None else o.to_dict()
 
 
-def record_ops(txn: Any, ops: list[WireOp], request: Request | Mapping[str, Any] | None) -> None:
+def record_ops(txn: Any, ops: list[WireOp], request: Request | Mapping[str, Any] | None,
+               cat: CatalogAPI | None = None) -> None:
     """Add wire ops to an engine transaction through its public methods (same checks as embedded).
     An op under a `_semantic` folder first passes `semantic.guard.guard_op` for the request's
     writer (`writer.writer_of`): the annotation is validated, its author is the writer's principal,
     and the provenance policy's reads are made in `txn` (issue 35). `request`: the request, or its
-    scope's `state`."""
+    scope's `state`. With `cat`, the write set first passes the grants (`access.check_write_paths`:
+    grant objects are an admin's alone; under grants every path needs commit or annotate)."""
     writer = None
+    if cat is not None:
+        check_write_paths(cat, request.scope.get("state") if isinstance(request, Request) else request,
+                          [op.path for op in ops])
     for i, op in enumerate(ops):
         try:
             if f"/{SEMANTIC}" in op.path:
@@ -298,16 +304,19 @@ def build_router(ctx: ApiContext) -> APIRouter:
 
     @r.get("/objects", summary="One object at a vid/ref (null if absent)", responses=error_responses(404))
     @requires("read")
-    def get(path: str, vid: str | None = None) -> Response:
+    def get(path: str, request: Request, vid: str | None = None) -> Response:
         with gate:
-            return json_response({"object": _obj(cat.get(path, parse_ref(vid)))})
+            obj = cat.get(path, parse_ref(vid))  # under grants an ungranted object is absent (null)
+            shown = visible(cat, request.scope.get("state"), [obj] if obj is not None else [])
+            return json_response({"object": _obj(shown[0] if shown else None)})
 
     @r.get("/children", summary="Children of an object at a vid/ref", responses=error_responses(404))
     @requires("read")
-    def children(path: str, vid: str | None = None) -> Response:
+    def children(path: str, request: Request, vid: str | None = None) -> Response:
         with gate:
             split(path)
-            return json_response({"objects": [o.to_dict() for o in cat.children(path, parse_ref(vid))]})
+            found = visible(cat, request.scope.get("state"), cat.children(path, parse_ref(vid)))
+            return json_response({"objects": [o.to_dict() for o in found]})
 
     @r.get("/history", summary="Every committed version of one object", responses=error_responses())
     @requires("read")
@@ -319,9 +328,10 @@ def build_router(ctx: ApiContext) -> APIRouter:
     @r.post("/query", summary="Path query at a vid/ref; NDJSON batches", response_class=NDJSONResponse,
             responses=error_responses(404))
     @requires("read")
-    def query(body: QueryBody) -> NDJSONResponse:
-        return stream_objects(gate, lambda st: cat.iter_query(body.query, _body_ref(body.vid), st),
-                              body.batch_size)
+    def query(body: QueryBody, request: Request) -> NDJSONResponse:
+        state = request.scope.get("state")
+        return stream_objects(gate, lambda st: visible_iter(cat, state, cat.iter_query(body.query, _body_ref(body.vid),
+                                                                                        st)), body.batch_size)
 
     @r.post("/explain", summary="Work counters of a path query", responses=error_responses(404))
     @requires("read")
@@ -371,10 +381,14 @@ def build_router(ctx: ApiContext) -> APIRouter:
     @r.post("/plan_files", summary="A table's files at a vid/ref, pruned by `where`",
             responses=error_responses(404))
     @requires("read")
-    def plan_files(body: PlanFilesBody) -> Response:
+    def plan_files(body: PlanFilesBody, request: Request) -> Response:
         with gate:
+            state = request.scope.get("state")
+            check_select(cat, state, body.table, _body_ref(body.vid))
             stats = QueryStats()
             files = cat.plan_files(body.table, body.where, _body_ref(body.vid), stats)
+            audit(cat, state, "v1", "plan_files", tables=[body.table], statement=body.where,
+                  vid=cat.resolve(_body_ref(body.vid)), rows=len(files))
             out = b",".join(_file_json(f) for f in files)
             return Response(b'{"files":[' + out + b'],"stats":' + dumps(stats.to_dict()) + b"}",
                             media_type="application/json")
@@ -390,7 +404,32 @@ def build_router(ctx: ApiContext) -> APIRouter:
 
     _branch_routes(r, ctx)
     _txn_routes(r, ctx)
+    _audit_route(r, ctx)
     return r
+
+
+def _audit_route(r: APIRouter, ctx: ApiContext) -> None:
+    @r.get("/audit", summary="The audit log: data reads and writes by principal (admin tokens only)",
+           responses=error_responses(403))
+    @requires("read")
+    def audit_entries(request: Request, principal: str | None = None, table: str | None = None,
+                      since: str | None = None, limit: int = 100) -> Response:
+        from catalog_core.model import parse_time
+        from mcp_server.audit import audit_log
+        from mcp_server.http.access import is_admin
+
+        if not is_admin(request.scope.get("state")):
+            raise PermissionDeniedError("only an admin token reads the audit log (a token with role admin)",
+                                        needed="admin")
+        when = None if since is None else parse_time(float(since) if since.replace(".", "", 1).isdigit() else since)
+        if since is not None and when is None:
+            raise InvalidValueError(f"since {since!r} is not an ISO-8601 time or epoch seconds, e.g. "
+                                    "2026-12-01T00:00:00Z")
+        if not 1 <= limit <= 10_000:
+            raise InvalidValueError(f"limit must be 1..10000, got {limit}")
+        log = audit_log(ctx.catalog)
+        entries, more = log.read(principal, table, when, limit) if log is not None else ([], False)
+        return json_response({"entries": entries, "truncated": more})
 
 
 def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
@@ -438,8 +477,10 @@ def commit_write_set(ctx: ApiContext, body: CommitBody, state: Mapping[str, Any]
         author, meta = commit_author(state, body.author, body.meta)
         txn = ctx.catalog.transaction(author=author, message=body.message, meta=meta, time=body.time)
         try:
-            record_ops(txn, body.ops, state)
-            return {"vid": txn.commit()}
+            record_ops(txn, body.ops, state, ctx.catalog)
+            vid = txn.commit()
+            committed(ctx.catalog, state, [op.path for op in body.ops], vid)
+            return {"vid": vid}
         finally:
             txn.abort()  # no-op after a commit; releases the read vid otherwise
 
@@ -485,7 +526,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
         with gate, sessions.use(txn_id, _principal(request)) as s:
             before = len(s.txn.ops)
             try:
-                record_ops(s.txn, body.ops, request)
+                record_ops(s.txn, body.ops, request, ctx.catalog)
             except BaseException:
                 del s.txn.ops[before:]  # a rejected op leaves the session's earlier writes only
                 raise
@@ -498,7 +539,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
         need_write(request, "clone")
         with gate, sessions.use(txn_id, _principal(request)) as s:
             sessions.note_clone(s)  # a clone buffers the subtree in the session: capped per token
-            record_ops(s.txn, body.ops, request)
+            record_ops(s.txn, body.ops, request, ctx.catalog)
             s.txn.clone(body.src, body.dst, body.vid)
             return json_response({"ops": len(s.txn.ops)})
 
@@ -511,13 +552,14 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
         with gate:
             s = sessions.take(txn_id, "being committed", owner)
             try:
-                record_ops(s.txn, body.ops, request)
+                record_ops(s.txn, body.ops, request, ctx.catalog)
                 vid = s.txn.commit()
             except BaseException as exc:
                 s.txn.abort()
                 sessions.mark(txn_id, f"aborted by its commit ({type(exc).__name__})", owner)
                 raise
             sessions.mark(txn_id, f"committed at vid {vid}", owner)
+            committed(ctx.catalog, request.scope.get("state"), [op.path for op in s.txn.ops], vid)
             return json_response({"vid": vid})
 
     @r.post("/transactions/{txn_id}/abort", summary="Abort a transaction session",

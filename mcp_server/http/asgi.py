@@ -2,8 +2,9 @@
 sees it, in this order (issue 35): Host allow-list (421) and Origin check (403, mcp_server.http.origin);
 the route's declared policy (mcp_server.http.policy): authentication (401) and role (403); caps per
 principal and in total on open requests and event streams (429 + Retry-After); the route's body
-limit, by Content-Length up front (413) and the body's content type (415), then the body read
-under that limit (413). Nothing of a body is read before all of these passed. Also the fast path
+limit, by Content-Length up front (413), the principal's budget of body bytes held in memory
+(429, issue 48) and the body's content type (415), then the body read under that limit (413) and,
+for JSON, parsed once with a bound on nesting (400, mcp_server.http.jsonsafe). Nothing of a body is read before all of these passed. Also the fast path
 for one-request commits (the hot path of many small writers)."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from catalog_core.errors import AuthError, CatalogError, InvalidValueError, Perm
 from catalog_core.remote.wire import CommitBody
 from mcp_server.http.api import ApiContext, commit_write_set, dumps, json_response
 from mcp_server.http.auth import Principal, Tokens, set_state
+from mcp_server.http.jsonsafe import check_depth, depth_error, might_be_deep
 from mcp_server.http.oauth import METADATA_PATH, challenge_headers
 from mcp_server.http.origin import SameOrigin
 from mcp_server.http.policy import ANONYMOUS, Cap, Limits, Policy, iter_routes, policy_of
@@ -147,10 +149,15 @@ def _is_json(ctype: str | None) -> bool:
 
 def _not_json(body: bytes) -> Response | None:
     """A 400 for a body that is not strict JSON: invalid UTF-8 or a lone surrogate escape
-    (`"\\ud800"`), which the stdlib parser FastAPI uses would let through to the engine."""
+    (`"\\ud800"`), which the stdlib parser FastAPI uses would let through to the engine, or one
+    nested deeper than `jsonsafe.MAX_DEPTH` (the parsers and the code after them recurse)."""
     try:
-        orjson.loads(body)
+        check_depth(orjson.loads(body), body)  # deep nesting: a 400 before anything recurses through it
+    except InvalidValueError as exc:
+        return error_response(exc, 400)
     except orjson.JSONDecodeError as exc:
+        if "depth" in str(exc):
+            return error_response(depth_error(), 400)
         err = InvalidValueError(f"request body is not valid JSON: {exc}; send UTF-8 JSON text without "
                                 "unpaired surrogates", errors=[{"loc": ["body"], "msg": str(exc), "type": "json_invalid"}])
         return error_response(err, 400)
@@ -270,6 +277,10 @@ class Guard:
                             "wait for some of this token's requests to finish")
         self.streams = Cap("event streams (GET /mcp)", *self.limits.streams, min(self.limits.stream_idle_s, 30.0),
                            f"close some; an idle stream ends after {self.limits.stream_idle_s:g} s")
+        per, total = self.limits.body_bytes
+        per = max(per, max_bytes)  # every body the server takes can be sent, one at a time
+        self.bodies = Cap("bytes of request bodies in memory", per, max(total, per), 1.0,
+                          "wait for some of this token's large requests to finish, or send smaller bodies")
         self._allowed_hosts, self._allowed_origins = list(allowed_hosts), list(allowed_origins)
         self._bind_host = bind_host or (lambda: None)
         self._same: SameOrigin | None = None
@@ -418,23 +429,24 @@ class Guard:
                     self.streams.acquire(key)
                 except CatalogError as exc:
                     return await _send(send, error_response(exc))
+            held = [0]  # bytes of this request's body counted against the token's budget
             try:
-                await self._checked(scope, receive, send, headers, policy, role, stream)
+                await self._checked(scope, receive, send, headers, policy, role, stream, key, held)
             finally:
+                self.bodies.release(key, held[0])
                 if stream:
                     self.streams.release(key)
         finally:
             self.requests.release(key)
 
     async def _checked(self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, str], policy: Policy,
-                       role: str | None, stream: bool) -> None:
+                       role: str | None, stream: bool, key: str, held: list[int]) -> None:
         limit = policy.limit(self.max_bytes)
         length = headers.get(b"content-length")
         if length is not None:
-            if not (length.strip().isascii() and length.strip().isdigit()):
-                return await _send(send, error_response(InvalidValueError(f"bad Content-Length {length!r}")))
-            if int(length) > limit:
-                return await _send(send, self._too_large(length.strip(), limit, scope["path"]))
+            refused = self._reserve(length, limit, scope["path"], key, held)
+            if refused is not None:
+                return await _send(send, refused)
         has_body = (length is not None and int(length) > 0) or b"transfer-encoding" in headers
         ctype = headers.get(b"content-type")
         if has_body and policy.body == "json" and not _is_json(ctype):
@@ -445,12 +457,16 @@ class Guard:
             return await _send(send, error_response(UnsupportedMediaTypeError(
                 f"{scope['path']} takes a form: send Content-Type: application/x-www-form-urlencoded (got {ctype!r})",
                 content_type=ctype)))
-        body = await self._read_body(receive, limit, scope["path"])
+        body = await self._read_body(receive, limit, scope["path"], key, held, length is None)
         if body is None:
             return None  # client went away
         if isinstance(body, Response):
             return await _send(send, body)
         fast = self.fast.get((scope["method"], scope["path"]))
+        if fast is not None and might_be_deep(body):  # a small write set skips the second parse
+            bad = _not_json(body)
+            if bad is not None:
+                return await _send(send, bad)
         if fast is not None:
             return await _send(send, await fast(body, role or "read", scope.get("state") or {}))
         if body and policy.body == "json":
@@ -469,6 +485,20 @@ class Guard:
         if stream:
             return await self._idle_limited(scope, replay, send)
         await self.app(scope, replay, send)
+
+    def _reserve(self, length: str, limit: int, path: str, key: str, held: list[int]) -> Response | None:
+        """Check a Content-Length against the route's limit and take its bytes from the token's body
+        budget (they are held until the request ends) before any is read; the refusal, or None."""
+        if not (length.strip().isascii() and length.strip().isdigit()):
+            return error_response(InvalidValueError(f"bad Content-Length {length!r}"))
+        if int(length) > limit:
+            return self._too_large(length.strip(), limit, path)
+        try:
+            self.bodies.acquire(key, int(length))
+        except CatalogError as exc:
+            return error_response(exc, headers={"Connection": "close"})
+        held[0] = int(length)
+        return None
 
     async def _idle_limited(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Run a streaming response that ends once it sent nothing but SSE comments (pings) for
@@ -503,7 +533,10 @@ class Guard:
         if started and not ended:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _read_body(self, receive: Receive, limit: int, path: str) -> bytes | Response | None:
+    async def _read_body(self, receive: Receive, limit: int, path: str, key: str, held: list[int],
+                         count: bool) -> bytes | Response | None:
+        """The body, read under `limit`; with `count` (no Content-Length reserved it up front) its
+        bytes are taken from the token's body budget as they arrive (`held` says how many)."""
         chunks, total, more = [], 0, True
         while more:
             msg = await receive()
@@ -513,6 +546,12 @@ class Guard:
             total += len(chunk)
             if total > limit:
                 return self._too_large(f"more than {limit}", limit, path)
+            if count and chunk:
+                try:
+                    self.bodies.acquire(key, len(chunk))
+                except CatalogError as exc:
+                    return error_response(exc, headers={"Connection": "close"})
+                held[0] += len(chunk)
             chunks.append(chunk)
             more = msg.get("more_body", False)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)

@@ -4,10 +4,11 @@ unauthenticated server binds loopback only.
 Static tokens come from `SEMCAT_TOKENS` (items separated by commas) and/or `--tokens FILE` (one item a
 line; blank lines and `#` comments are skipped). An item is
 
-    <token>:<role>[ source=<human|agent|service>][ name=<name>]
+    <token>:<role>[ source=<human|agent|service>][ name=<name>][ groups=<a,b>]
 
 `<token>` is visible ASCII without spaces (it may contain ':'; the last ':' before the first space ends
-it), `<role>` is `read` or `write`. The optional `key=value` words after a space give the token's source
+it), `<role>` is `read`, `write` or `admin` (acts as write, and grants do not limit it: issue 48).
+`groups=` names the groups grants may name (`group:NAME`). The optional `key=value` words after a space give the token's source
 (default `agent`: a person's token must say `source=human`, so an agent's token never claims a human)
 and its principal name (default "token:" + 12 hex digits of the token's SHA-256). Today's
 `<token>:<role>` lines keep their meaning.
@@ -38,32 +39,47 @@ if TYPE_CHECKING:
     from mcp_server.http.oauth import JwtVerifier
 
 __all__ = ["ROLES", "SOURCES", "Principal", "LOCAL", "Tokens", "parse_tokens", "load_tokens", "is_loopback",
-           "check_bind", "UnsafeBindError", "principal_digest", "set_state"]
+           "check_bind", "UnsafeBindError", "principal_digest", "set_state", "RESERVED_NAMES"]
 
 ROLES = ("read", "write")
+TOKEN_ROLES = ("read", "write", "admin")  # what a static token may say; admin acts as write, not limited by grants
 SOURCES = ("human", "agent", "service")
 _RANK = {"read": 1, "write": 2}
+# Names a token may not take: the server's own principals (a token named like them would share their
+# counters, caps and grants), and words that read as everyone.
+RESERVED_NAMES = {
+    "local": "the operator when auth is off",
+    "anonymous": "requests without a token share its caps",
+    "public": "it reads as everyone", "everyone": "it reads as everyone", "all": "it reads as everyone",
+    "system": "it reads as the server itself", "semcat": "it reads as the server itself",
+}
 
 
 @dataclass(frozen=True)
 class Principal:
     """Who a request acts as: `name` (never the token itself), `role` ("read" | "write", write implies
-    read) and `source` ("human" | "agent" | "service": what wrote it, for provenance)."""
+    read), `source` ("human" | "agent" | "service": what wrote it, for provenance), `groups` (the
+    groups grants may name, issue 48) and `admin` (not limited by grants: a static token with role
+    `admin`, which acts as `write` everywhere else; the operator when auth is off)."""
 
     name: str
     role: str
     source: str
+    groups: tuple[str, ...] = ()
+    admin: bool = False
 
 
 # Auth off (the server binds loopback only): the operator on their own machine.
-LOCAL = Principal("local", "write", "human")
+LOCAL = Principal("local", "write", "human", admin=True)
 
 
 def set_state(scope: dict[str, object], principal: Principal) -> None:
-    """Record `principal` in an ASGI scope's state: keys `role`, `principal` (its name) and `source`."""
+    """Record `principal` in an ASGI scope's state: keys `role`, `principal` (its name), `source`,
+    `groups` and `admin`."""
     state = scope.setdefault("state", {})
     assert isinstance(state, dict)
     state["role"], state["principal"], state["source"] = principal.role, principal.name, principal.source
+    state["groups"], state["admin"] = principal.groups, principal.admin
 
 
 class UnsafeBindError(ValueError):
@@ -170,14 +186,14 @@ def _parse_item(item: str, where: str) -> tuple[str, Principal]:
     if not _TOKEN.fullmatch(token):
         raise ValueError(f"{where}: a token must be visible ASCII characters without spaces "
                          "(it is sent as 'Authorization: Bearer <token>')")
-    if role not in ROLES:
-        raise ValueError(f"{where}: role {role!r} is not one of {', '.join(ROLES)}")
+    if role not in TOKEN_ROLES:
+        raise ValueError(f"{where}: role {role!r} is not one of {', '.join(TOKEN_ROLES)}")
     options: dict[str, str] = {}
     for word in words:
         key, eq, value = word.partition("=")
-        if not eq or key not in ("source", "name"):
+        if not eq or key not in ("source", "name", "groups"):
             raise ValueError(f"{where}: unexpected {word!r} after '<token>:<role>'; the optional words are "
-                             "source=human|agent|service and name=<name>")
+                             "source=human|agent|service, name=<name> and groups=<a,b>")
         if key in options:
             raise ValueError(f"{where}: {key}= is given twice")
         options[key] = value
@@ -185,10 +201,35 @@ def _parse_item(item: str, where: str) -> tuple[str, Principal]:
     if source not in SOURCES:
         raise ValueError(f"{where}: source {source!r} is not one of {', '.join(SOURCES)}")
     name = options.get("name")
-    if name is not None and (not _NAME.fullmatch(name) or name == "local"):
+    if name is not None and not _NAME.fullmatch(name):
         raise ValueError(f"{where}: name {name!r} must be 1-64 letters, digits or . _ @ + - (starting with a letter "
-                         "or digit, no ':'), and not 'local' (the name of the unauthenticated operator)")
-    return token, Principal(name or principal_digest(token), role, source)
+                         "or digit, no ':')")
+    if name is not None and name.lower() in RESERVED_NAMES:
+        raise ValueError(f"{where}: name {name!r} is reserved ({RESERVED_NAMES[name.lower()]}); choose another name")
+    groups = tuple(dict.fromkeys(g for g in options.get("groups", "").split(",") if g))
+    for g in groups:
+        if not _NAME.fullmatch(g):
+            raise ValueError(f"{where}: group {g!r} must be 1-64 letters, digits or . _ @ + - (groups=a,b)")
+    # role admin: acts as write, and grants do not limit it (issue 48)
+    return token, Principal(name or principal_digest(token), "write" if role == "admin" else role, source, groups,
+                            role == "admin")
+
+
+_GROUP_CONT = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._@+-]*\s*")
+
+
+def _items(text: str) -> list[str]:
+    """Token items split on newlines and commas, except the commas of a `groups=a,b` list (a piece
+    after one that is a bare name, with no ':', continues the list)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        start = len(out)  # a list never continues onto the next line
+        for piece in line.split(","):
+            if len(out) > start and _GROUP_CONT.fullmatch(piece) and re.search(r"(^|\s)groups=\S*$", out[-1]):
+                out[-1] += "," + piece.strip()
+            else:
+                out.append(piece)
+    return out
 
 
 def parse_tokens(text: str, source: str, comments: bool = True) -> dict[str, Principal]:
@@ -196,7 +237,7 @@ def parse_tokens(text: str, source: str, comments: bool = True) -> dict[str, Pri
     (a tokens file) lines starting with '#' are skipped; in SEMCAT_TOKENS such an item is an error, as
     is a token that cannot be sent in a header or text that configures no token at all."""
     out: dict[str, Principal] = {}
-    for n, raw in enumerate(text.replace(",", "\n").splitlines(), 1):
+    for n, raw in enumerate(_items(text), 1):
         item = raw.strip()
         if not item or (comments and item.startswith("#")):
             continue

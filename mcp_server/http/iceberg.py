@@ -33,6 +33,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
 from catalog_core.errors import CatalogError, InvalidValueError, PermissionDeniedError
+from mcp_server.http import access
 from mcp_server.http.api import ApiContext
 from mcp_server.http.policy import requires
 
@@ -371,7 +372,9 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
     @router.get("/v1/{prefix}/namespaces/{namespace}/tables")
     @requires("read", body="none")
     async def list_tables(request: Request, prefix: str, namespace: str) -> Response:
-        return await run(request, rest.list_tables, prefix, ns(namespace), *page(request))
+        state = request.scope.get("state")  # grants (issue 48): only the tables the principal may describe
+        return await run(request, lambda *a: access.iceberg_tables(cat, state, prefix, rest.list_tables(*a)), prefix,
+                         ns(namespace), *page(request))
 
     @router.post("/v1/{prefix}/namespaces/{namespace}/tables")
     @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
@@ -398,7 +401,12 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         if snapshots not in (None, "all", "refs"):
             raise InvalidValueError(f"snapshots={snapshots[:40]!r}: use 'all' (every snapshot, the default) or 'refs' "
                                     "(the snapshots refs point at)", iceberg_type="BadRequestException")
+        denied = access.iceberg_refusal(cat, request.scope.get("state"), prefix, ns(namespace), table)  # issue 48
+        if denied is not None:
+            return _error(denied)
         resp = await run(request, rest.load_table, prefix, ns(namespace), table, snapshots)
+        access.audit(cat, request.scope.get("state"), "iceberg", "loadTable", tables=[f"{prefix}.{namespace}.{table}"],
+                     ok=resp.status_code == 200, error=None if resp.status_code == 200 else str(resp.status_code))
         if resp.status_code == 200:
             etag = '"' + hashlib.sha256(bytes(resp.body)).hexdigest()[:32] + '"'
             if request.headers.get("if-none-match") == etag:
@@ -409,6 +417,8 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
     @router.head("/v1/{prefix}/namespaces/{namespace}/tables/{table}")
     @requires("read", body="none")
     async def table_exists(request: Request, prefix: str, namespace: str, table: str) -> Response:
+        if access.iceberg_refusal(cat, request.scope.get("state"), prefix, ns(namespace), table, "describe"):
+            return _head(404)  # grants (issue 48): an ungranted table does not exist
         try:
             found = await anyio.to_thread.run_sync(rest.table_exists, prefix, ns(namespace), table)
         except CatalogError as exc:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -109,6 +110,7 @@ class OAuthConfig:
     read_scope: str = "semcat:read"
     write_scope: str = "semcat:write"
     source_claim: str | None = None
+    groups_claim: str = "groups"  # a list of names (or one space-separated string): the caller's groups for grants
     leeway_s: float = 30.0
     jwks_max_age_s: float = 3600.0
     unknown_kid_interval_s: float = 10.0
@@ -335,7 +337,7 @@ class JwtVerifier:
             value = claims.get(cfg.source_claim)
             if isinstance(value, str) and value in SOURCES:
                 source = value
-        return Principal("oauth:" + who, role, source)
+        return Principal("oauth:" + who, role, source, _groups(claims.get(cfg.groups_claim)))
 
 
 def _invalid(message: str) -> AuthError:
@@ -427,10 +429,21 @@ def install_metadata(app: FastAPI) -> None:
         return serve(request, "/" + suffix.rstrip("/"))
 
 
+def _groups(value: object) -> tuple[str, ...]:
+    """The groups a token's groups claim names (a list of names or one space-separated string);
+    names grants cannot name (not 1-128 letters, digits or . _ @ + -) are left out; at most 256."""
+    names = value.split() if isinstance(value, str) else value if isinstance(value, list) else []
+    ok = [n.lstrip("/") for n in names if isinstance(n, str)]
+    return tuple(dict.fromkeys(n for n in ok if _GROUP.fullmatch(n)))[:256]
+
+
+_GROUP = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}")
+
+
 def config_from_options(issuer: str | None, resource: str | None, host: str, port: int, *,
                         audiences: Iterable[str] = (), read_scope: str = "semcat:read",
                         write_scope: str = "semcat:write", source_claim: str | None = None,
-                        leeway_s: float = 30.0) -> OAuthConfig | None:
+                        leeway_s: float = 30.0, groups_claim: str = "groups") -> OAuthConfig | None:
     """The OAuth configuration of `semcat serve` (None without an issuer). The resource URI defaults
     to the MCP endpoint at the bound address, http://HOST:PORT/mcp; a wildcard bind, an ephemeral
     port or a server behind a proxy must name it (--resource-uri). ValueError says what to fix."""
@@ -446,4 +459,4 @@ def config_from_options(issuer: str | None, resource: str | None, host: str, por
         resource = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
     return OAuthConfig(issuer=issuer, resource=resource, audiences=tuple(a for a in audiences if a),
                        read_scope=read_scope, write_scope=write_scope, source_claim=source_claim or None,
-                       leeway_s=leeway_s)
+                       leeway_s=leeway_s, groups_claim=groups_claim or "groups")

@@ -128,6 +128,10 @@ class Limits:
     sessions: tuple[int, int] = (1000, 10_000)
     clones: tuple[int, int] = (4, 16)
     streams: tuple[int, int] = (8, 256)
+    # bytes of request bodies held in memory while their requests run (issue 48): one token's
+    # large bodies cannot take the server's memory (a per-token cap below the largest body a
+    # route takes is raised to it, so that every body can be sent one at a time)
+    body_bytes: tuple[int, int] = (128 * 1024 * 1024, 1024 * 1024 * 1024)
     stream_idle_s: float = 60.0
 
     @classmethod
@@ -181,26 +185,33 @@ class Cap:
         self._held: dict[str, int] = {}
         self._sum = 0
 
-    def acquire(self, key: str) -> None:
+    def acquire(self, key: str, n: int = 1) -> None:
+        """Take `n` units for `key` (1: one request, stream...; a byte count for `body_bytes`)."""
         with self._lock:
             mine = self._held.get(key, 0)
-            if mine >= self.per:
-                raise self._refuse(f"this token holds {mine} {self.what}, its limit", self.per, "token")
-            if self._sum >= self.total:
-                raise self._refuse(f"the server holds {self._sum} {self.what}, its limit", self.total, "server")
-            self._held[key] = mine + 1
-            self._sum += 1
+            if mine + n > self.per:
+                raise self._refuse(self._holds("this token", mine, n), self.per, "token")
+            if self._sum + n > self.total:
+                raise self._refuse(self._holds("the server", self._sum, n), self.total, "server")
+            self._held[key] = mine + n
+            self._sum += n
 
-    def release(self, key: str) -> None:
+    def _holds(self, who: str, held: int, n: int) -> str:
+        if n == 1:
+            return f"{who} holds {held} {self.what}, its limit"
+        return f"{who} holds {held} {self.what} and this request needs {n} more, over its limit"
+
+    def release(self, key: str, n: int = 1) -> None:
         with self._lock:
             mine = self._held.get(key, 0)
-            if mine <= 0:
+            n = min(n, mine)
+            if n <= 0:
                 return
-            if mine == 1:
+            if mine == n:
                 del self._held[key]
             else:
-                self._held[key] = mine - 1
-            self._sum -= 1
+                self._held[key] = mine - n
+            self._sum -= n
 
     @contextmanager
     def hold(self, key: str) -> Iterator[None]:

@@ -60,6 +60,7 @@ from catalog_core.errors import AuthError, CatalogError, InvalidValueError, Perm
 from mcp_server.http import ui_format as fmt
 from mcp_server.http.api import parse_ref
 from mcp_server.http.asgi import UI_COOKIE
+from mcp_server.http.jsonsafe import loads_bounded
 from mcp_server.http.policy import SMALL_BODY, requires
 from mcp_server.http.writer import writer_of
 
@@ -246,6 +247,31 @@ class _Ctx:
         return self.role == "write"
 
 
+def _tables(ctx: _Ctx) -> dict[str, Any]:
+    """The tables at the page's vid the principal may describe (grants, issue 48), by dotted name."""
+    from mcp_server.http.access import Access
+
+    objs = ctx.cat.query(lake.tables_query(), vid=ctx.vid)
+    limit = Access.of(ctx.cat, ctx.request.scope.get("state"))
+    return {lake.name_of(o.path): o for o in objs if limit is None or limit.may("describe", o.path)}
+
+
+def _require(ctx: _Ctx, name: str) -> dict[str, Any] | None:
+    """Under grants: refuse a table the principal may not describe exactly as a missing one (suggesting
+    only tables it may see); the visible tables, or None when grants do not limit the principal."""
+    from mcp_server.http.access import Access
+
+    if Access.of(ctx.cat, ctx.request.scope.get("state")) is None:
+        return None
+    visible = _tables(ctx)
+    if name not in visible:
+        from semantic.errors import UnknownTableError, did_you_mean, suggest
+
+        close = did_you_mean(name, list(visible))
+        raise UnknownTableError(f"table {name!r} does not exist at vid {ctx.vid}" + suggest(close), did_you_mean=close)
+    return visible
+
+
 def build_ui_router(app: FastAPI) -> APIRouter:
     """The /ui routes (sync handlers: the semantic calls block, FastAPI runs them in threads)."""
     env = _env()
@@ -337,8 +363,9 @@ def build_ui_router(app: FastAPI) -> APIRouter:
         def go(ctx: _Ctx) -> Response:
             import semantic as sm
 
-            names = sorted(lake.name_of(o.path) for o in ctx.cat.query(lake.tables_query(), vid=ctx.vid))
-            findings = sm.staleness(ctx.cat, snapshot=ctx.vid, now=ctx.now)
+            names = sorted(_tables(ctx))
+            findings = [f for f in sm.staleness(ctx.cat, snapshot=ctx.vid, now=ctx.now)
+                        if ".".join(f.target.split(".")[:3]) in names]
             status: dict[str, str] = {}
             count: dict[str, int] = {}
             rank = {"fresh": 0, "suspect": 1, "stale": 2}
@@ -363,6 +390,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
         def go(ctx: _Ctx) -> Response:
             import semantic as sm
 
+            _require(ctx, name)
             card = sm.describe(ctx.cat, name, snapshot=ctx.vid, now=ctx.now)
             return page(request, ctx, "table.html", card=card, raw=request.query_params.get("raw") == "1")
         return guarded(request, go)
@@ -371,6 +399,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
     @requires("read", **_PAGE)
     def history(request: Request, name: str) -> Response:
         def go(ctx: _Ctx) -> Response:
+            _require(ctx, name)
             folder = lake.semantic_path(name)
             rows = []
             for o in ctx.cat.children(folder, vid=ctx.vid):
@@ -397,12 +426,16 @@ def build_ui_router(app: FastAPI) -> APIRouter:
         def go(ctx: _Ctx) -> Response:
             from semantic.lineage import lineage as graph
 
+            visible = _require(ctx, name)
             graphs = {d: graph(ctx.cat, name, direction=d, depth=3, limit=LIST_LIMIT, snapshot=ctx.vid)
                       for d in ("upstream", "downstream")}
             for d, g in graphs.items():  # each row: which build read what at which vid (its edges)
                 for n in g["nodes"]:
                     n["via"] = [(e["to"], e["vid"]) if d == "upstream" else (e["from"], e["vid"])
                                 for e in g["edges"] if e["from" if d == "upstream" else "to"] == n["table"]]
+            if visible is not None:  # under grants: only tables the principal may describe
+                for g in graphs.values():
+                    g["nodes"] = [n for n in g["nodes"] if n["table"] in visible]
             return page(request, ctx, "lineage.html", name=name, graphs=graphs)
         return guarded(request, go)
 
@@ -416,7 +449,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             start = _offset(q.get("cursor"))
             if len(text) > 500:
                 raise InvalidValueError(f"the search is {len(text)} characters; describe the data in at most 500")
-            tables = {lake.name_of(o.path): o for o in ctx.cat.query(lake.tables_query(), vid=ctx.vid)}
+            tables = _tables(ctx)
             # the ranking of the MCP tool search_tables (mcp_server.mcp.discovery, its read model's
             # `rank`): every table by name for no words, else `semantic.rank` over the same search, scores
             # rounded as the tool rounds them (tests/mcp_server/test_ui_page.py compares the two orders)
@@ -540,7 +573,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             elif action == "edit":
                 raw = (form.get("value") or [""])[0]
                 try:
-                    value = json.loads(raw)
+                    value = loads_bounded(raw)  # too deep: InvalidValueError, a 400 page
                 except ValueError:
                     value = raw
                 vid = sm.edit_and_accept(ctx.cat, item, author=author, value=value, note=note, now=ctx.now)

@@ -6,13 +6,15 @@ in the ASGI scope's state (`role`, `principal`, `source`; see mcp_server.http.au
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 from mcp.server.mcpserver import Context
 
 from mcp_server.http.auth import LOCAL, ROLES, SOURCES, Principal, principal_digest
 
-__all__ = ["request_of", "role_of", "caller", "principal_of", "principal_digest", "Principal"]
+__all__ = ["request_of", "role_of", "caller", "principal_of", "principal_digest", "Principal", "CALLER",
+           "current_caller", "is_admin"]
 
 
 def request_of(ctx: Any) -> Any:
@@ -49,13 +51,32 @@ def principal_of(ctx: Context | Any | None, author: str) -> Principal:
     request = request_of(ctx)
     state = _state(request)
     if state is None:
-        return Principal(author, "write", "human")
+        return Principal(author, "write", "human", admin=True)
     name = state.get("principal")
     role = role_of(request)
     if not isinstance(name, str) or not name or name == LOCAL.name:
-        return Principal(author, role, "human")
+        return Principal(author, role, "human", admin=True)
     source = state.get("source")
-    return Principal(name, role, source if isinstance(source, str) and source in SOURCES else "agent")
+    groups = state.get("groups")
+    return Principal(name, role, source if isinstance(source, str) and source in SOURCES else "agent",
+                     tuple(g for g in groups if isinstance(g, str)) if isinstance(groups, (list, tuple)) else (),
+                     state.get("admin") is True)
+
+
+# The principal of the tool call running in this context (set by SemcatServer.call_tool and the
+# resource / prompt handlers); None outside a call: full rights (the in-process API, stdio's user).
+CALLER: ContextVar[Principal | None] = ContextVar("semcat_caller", default=None)
+
+
+def current_caller() -> Principal | None:
+    """The principal of the running tool call, or None (no caller: full rights)."""
+    return CALLER.get()
+
+
+def is_admin() -> bool:
+    """Whether the running call sees everything (no caller, the local operator, an admin token)."""
+    p = CALLER.get()
+    return p is None or p.admin
 
 
 def caller(ctx: Context | None, author: str) -> tuple[str, str]:

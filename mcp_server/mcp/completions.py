@@ -35,6 +35,7 @@ from mcp_types import (
     PromptReference,
 )
 
+from mcp_server.mcp.auth import CALLER, principal_of
 from mcp_server.mcp.context import ToolContext
 from mcp_server.mcp.resources import TABLE_TEMPLATE
 
@@ -102,7 +103,7 @@ def complete(s: ToolContext, ref: Any, argument: CompletionArgument, context: Co
                         else snapshot)
     except ToolError as exc:
         raise _refused(f"context argument snapshot: {exc}") from None
-    return _bounded(table_matches([n for n, o in s.tables(vid).items() if s.reads.shows(o.path)], argument.value))
+    return _bounded(table_matches([n for n, o in s.tables(vid).items() if s.shows(o.path, vid)], argument.value))
 
 
 def register(server: MCPServer, s: ToolContext) -> None:
@@ -110,8 +111,12 @@ def register(server: MCPServer, s: ToolContext) -> None:
     the `completions` capability)."""
 
     async def table_names(ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:
-        # catalog reads block: off the event loop
-        done = await anyio.to_thread.run_sync(complete, s, params.ref, params.argument, params.context)
+        # catalog reads block: off the event loop; the caller bound for grants (issue 48)
+        bound = CALLER.set(principal_of(ctx, s.options.author))
+        try:
+            done = await anyio.to_thread.run_sync(complete, s, params.ref, params.argument, params.context)
+        finally:
+            CALLER.reset(bound)
         return CompleteResult(completion=done)
 
     server._lowlevel_server.add_request_handler("completion/complete", CompleteRequestParams, table_names)

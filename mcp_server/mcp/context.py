@@ -27,11 +27,13 @@ from catalog_core.api import CatalogAPI
 from catalog_core.errors import CatalogError
 from catalog_core.model import Obj
 from mcp_server.mcp import models as M
+from mcp_server.mcp.auth import current_caller
 from mcp_server.mcp.bounds import TOKEN_BUDGET, Cursor, cut, decode_cursor, encode_cursor, fit
 from mcp_server.mcp.errors import CodedToolError, catalog_error, table_suggestions
 from mcp_server.mcp.reads import Reads
 from mcp_server.mcp.relevance import Subject, Use, dedupe, relevant
 from semantic.annotations import column_refs, table_refs
+from semantic.grants import GRANTS, GrantSet, latest, principal_ids
 from semantic.models import Finding, Fix, TableCard
 
 __all__ = ["Options", "ToolContext", "HANDLE_PREFIX", "LIMITS", "iso", "cell", "finding", "fixes",
@@ -157,6 +159,8 @@ class ToolContext:
         self.reads = self.options.reads
         self._times = _LRU(4096)
         self._tables = _LRU(16)
+        self._visible = _LRU(256)  # (vid, grants vid, principal ids) -> the tables the caller may describe
+        self._last_limits: tuple[Any, tuple[GrantSet, tuple[str, ...]]] | None = None
         self._cards = _LRU(512)
         # (lo, hi, prefix) -> summarized changes: the diff between two vids never changes, and a
         # wide one (vid 3 to 149 of the Acme lake: 6,000 objects read) costs ~1 s per page otherwise
@@ -215,21 +219,103 @@ class ToolContext:
                    self.options.token_budget)
 
     # ------------------------------------------------------------------ catalog views at a vid
-    def tables(self, vid: int) -> dict[str, Obj]:
-        """Every table at `vid` by dotted name."""
+    def all_tables(self, vid: int) -> dict[str, Obj]:
+        """Every table at `vid` by dotted name, whoever calls (see `tables`)."""
         def make() -> dict[str, Obj]:
             objs = self.cat.query(lake.tables_query(), vid=vid)
             return {lake.name_of(o.path): o for o in objs if lake.is_table(o.value)}
         return self._tables.get(vid, make)
 
-    def table(self, name: str, vid: int) -> Obj:
+    # ------------------------------------------------------------------ grants (issue 48)
+    def limits(self, vid: int) -> tuple[GrantSet, tuple[str, ...]] | None:
+        """(the grants, the caller's principal ids) when grants limit the running call; None when they
+        do not (no caller or an admin one, or a catalog without grants). The latest grants decide at
+        every `vid`: a revoked principal reads no old snapshot either (what was granted at a vid is
+        `semantic.grants.list_grants(cat, vid)`)."""
+        who = current_caller()
+        if who is None or who.admin:
+            return None
+        grants = latest(self.cat)
+        if not grants.active:
+            return None
+        last = self._last_limits  # one call asks many times: the same caller and grants give the same answer
+        if last is not None and last[0] is who and last[1][0] is grants:
+            return last[1]
+        out = grants, principal_ids(who.name, who.groups)
+        self._last_limits = (who, out)
+        return out
+
+    def tables(self, vid: int) -> dict[str, Obj]:
+        """Every table at `vid` by dotted name that the caller may describe: the one place tools learn
+        which tables exist, so an ungranted table is to them exactly a missing one."""
+        every = self.all_tables(vid)
+        lim = self.limits(vid)
+        if lim is None:
+            return every
+        grants, ids = lim
+        return self._visible.get((vid, grants.vid, ids), lambda: {
+            n: o for n, o in every.items() if grants.allows(ids, "describe", o.path)})
+
+    def may(self, priv: str, path: str, vid: int) -> bool:
+        """Whether the caller holds `priv` on the object at `path` at `vid` (always, without limits)."""
+        lim = self.limits(vid)
+        return lim is None or lim[0].allows(lim[1], priv, path)
+
+    def shows(self, path: str, vid: int) -> bool:
+        """Whether query_catalog and diff_snapshots show the object at `path` to the caller: the read
+        model's `shows`, and under grants only objects of tables it may describe (a catalog or
+        namespace when it may describe something in it), never a `_grants` folder."""
+        if not self.reads.shows(path):
+            return False
+        lim = self.limits(vid)
+        if lim is None:
+            return True
+        parts = path.strip("/").split("/")
+        if GRANTS in parts:
+            return False
+        if len(parts) >= 3 and not lake.is_reserved(parts[2]):
+            return lim[0].allows(lim[1], "describe", path)
+        if lim[0].allows(lim[1], "describe", path):
+            return True
+        prefix = "/" + "/".join(parts[:2]) + "/"
+        return any(o.path.startswith(prefix) for o in self.tables(vid).values())
+
+    def missing_table(self, name: str, vid: int) -> CodedToolError:
+        """The refusal for a table that does not exist, or that the caller may not see (the same bytes)."""
+        return CodedToolError(f"table {name!r} does not exist at vid {vid}; {table_suggestions(name, self.tables(vid))}",
+                              "NoSuchTableError")
+
+    def check_sql(self, sql: str, vid: int, priv: str = "select") -> None:
+        """Under grants: refuse a statement that reads a table the caller may not `priv`, exactly as
+        one that reads a missing table (every table reference, short names resolved as sql_tables
+        does; a statement that does not parse is left to the engine, which refuses it)."""
+        lim = self.limits(vid)
+        if lim is None:
+            return
+        grants, ids = lim
+        try:
+            refs = sql_table_refs(sql)
+        except Exception:  # noqa: BLE001 - unparsable: the engine refuses it
+            return
+        every = self.all_tables(vid)
+        for parts in refs:
+            name = ".".join(parts)
+            if len(parts) >= 3:
+                hits = [name] if name in every else []
+                if not hits or not all(grants.allows(ids, priv, every[h].path) for h in hits):
+                    raise self.missing_table(name, vid)
+                continue
+            hits = [k for k in every if k.endswith("." + name)]
+            if hits and not any(grants.allows(ids, priv, every[h].path) for h in hits):
+                raise self.missing_table(name, vid)
+
+    def table(self, name: str, vid: int, priv: str = "describe") -> Obj:
         if not isinstance(name, str) or not name.strip():
             raise CodedToolError("table must be a dotted name catalog.namespace.table; search_tables lists them", "InvalidValueError")
         tables = self.tables(vid)
         obj = tables.get(name.strip())
-        if obj is None:
-            raise CodedToolError(f"table {name!r} does not exist at vid {vid}; {table_suggestions(name, tables)}",
-                                 "NoSuchTableError")
+        if obj is None or (priv != "describe" and not self.may(priv, obj.path, vid)):
+            raise self.missing_table(name, vid)
         return obj
 
     def card(self, name: str, vid: int) -> TableCard | None:

@@ -98,7 +98,7 @@ def column_values(s: ToolContext, table: str, column: str, query: str | None, sn
                       limit: int, cursor: str | None = None) -> tuple[M.ColumnValuesOut, str]:
     key = args_key(table=table, column=column, query=query)
     vid, offset = s.at(snapshot, cursor, "get_column_values", key)
-    obj = s.table(table, vid)
+    obj = s.table(table, vid, "select")
     name = lake.name_of(obj.path)
     cols = lake.TableValue.from_raw(obj.value).schema.names
     if column not in cols:
@@ -135,6 +135,7 @@ def sql_rows(s: ToolContext, sql: str, snapshot: int | str | None, limit: int,
         raise CodedToolError("sql must be one read-only SELECT statement", "InvalidValueError")
     key = args_key(sql=sql)
     vid, offset = s.at(snapshot, cursor, "run_sql", key)
+    s.check_sql(sql, vid)  # under grants: an ungranted table is refused as a missing one
     tables = s.sql_tables(sql, vid)
     try:  # a later page runs the statement again at the same snapshot and skips the rows already shown
         res = cc.run_sql(s.cat, sql, snapshot=vid, limit=offset + limit, timeout_s=SQL_TIMEOUT_S)
@@ -180,6 +181,9 @@ def metrics(s: ToolContext, table: str | None, query: str | None, snapshot: int 
         found = s.reads.metrics(s.cat, name, vid)
     except CatalogError as exc:
         raise catalog_error(exc, lambda: list(s.tables(vid))) from None
+    if s.limits(vid) is not None:  # under grants: the metrics of tables the caller may describe
+        visible = s.tables(vid)
+        found = [m for m in found if m.table in visible]
     if query:
         from rapidfuzz import fuzz
 
@@ -212,11 +216,27 @@ def _metric_status(s: ToolContext, m: MetricView, vid: int) -> Any:
     return None
 
 
+def _check_metric(s: ToolContext, metric: str, vid: int) -> None:
+    """Under grants: a metric of a table the caller may not select is refused as an unknown metric
+    would be by a caller who may (one message for both, naming only metrics it may see)."""
+    if s.limits(vid) is None or not isinstance(metric, str):
+        return
+    every = s.reads.metrics(s.cat, None, vid)
+    mine = [m for m in every if m.table in s.tables(vid) and s.may("select", lake.table_path(m.table), vid)]
+    if any(metric in (m.qualified, m.name) for m in mine):
+        return
+    names = [m.qualified for m in mine]
+    close = closest(metric, names + [n.rsplit(".", 1)[-1] for n in names])
+    hint = ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else "list_metrics lists the metrics"
+    raise CodedToolError(f"unknown metric {metric!r}; {hint}", "NotFoundError")
+
+
 def metric_rows(s: ToolContext, metric: str, group_by: list[str] | None, where: str | None,
                  time_range: list[str | None] | None, grain: str | None, snapshot: int | str | None,
                  limit: int, cursor: str | None = None) -> tuple[M.MetricQueryOut, str]:
     key = args_key(metric=metric, group_by=group_by, where=where, time_range=time_range, grain=grain)
     vid, offset = s.at(snapshot, cursor, "query_metric", key)
+    _check_metric(s, metric, vid)
     try:
         sql = s.reads.metric_sql(s.cat, metric, group_by=list(group_by or []), where=where,
                                  time_range=None if time_range is None else tuple(time_range), grain=grain, vid=vid)
@@ -230,6 +250,7 @@ def metric_rows(s: ToolContext, metric: str, group_by: list[str] | None, where: 
             else:
                 msg += "; list_metrics lists the metrics"
         raise coded(exc, msg) from None
+    s.check_sql(sql, vid)
     try:
         res = cc.run_sql(s.cat, sql, snapshot=vid, limit=offset + limit, timeout_s=SQL_TIMEOUT_S)
     except CatalogError as exc:

@@ -5,6 +5,7 @@ output models; `register` publishes them on a server."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -16,6 +17,7 @@ from catalog_core import lake
 from catalog_core.errors import CatalogError
 from mcp_server.mcp import models as M
 from mcp_server.mcp.args import READ, Cursor, QueryLimit, SearchLimit, Snapshot, TableName
+from mcp_server.mcp.auth import is_admin
 from mcp_server.mcp.bounds import args_key, cut, cut_value, page
 from mcp_server.mcp.context import (
     LIMITS,
@@ -332,6 +334,36 @@ def join_path(s: ToolContext, from_table: str, to_table: str, snapshot: int | st
     return out, f"{a} -> {b}: {len(hops)} hops, {jp.cardinality}{'' if jp.canonical else ', not canonical'}"
 
 
+# Keys of catalog values that hold a location in the server's file system (table roots, data files, metadata).
+_FILE_KEYS = frozenset({"path", "location", "metadata_location", "uri", "file", "file_path", "root", "warehouse",
+                        "data_dir", "manifest", "manifest_list"})
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def _absolute(v: str) -> bool:
+    return v.startswith(("/", "file:", "\\")) or bool(_DRIVE.match(v))
+
+
+def hide_paths(value: Any, depth: int = 0) -> Any:
+    """`value` with every absolute file-system location (under a key such as `path` or `location`)
+    cut to its last component, ".../part-0.parquet": the server's directories are no business of a
+    token that is not admin (issue 48). Bounded depth; other values unchanged."""
+    if depth > 8:
+        return value
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if isinstance(v, str) and k in _FILE_KEYS and _absolute(v):
+                base = v.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
+                out[k] = f".../{base}" if base and not base.endswith(":") else "..."
+            else:
+                out[k] = hide_paths(v, depth + 1)
+        return out
+    if isinstance(value, list):
+        return [hide_paths(v, depth + 1) for v in value]
+    return value
+
+
 def catalog_objects(s: ToolContext, query: str, snapshot: int | str | None, limit: int,
                   cursor: str | None) -> tuple[M.QueryOut, str]:
     if not isinstance(query, str) or not query.strip():
@@ -343,11 +375,13 @@ def catalog_objects(s: ToolContext, query: str, snapshot: int | str | None, limi
     except CatalogError as exc:
         raise coded(exc, f"{exc}; path queries look like /[obj_id = \"acme\"]/*/[obj_type = \"table\"] "
                         "(one step per tree level)") from None
-    objs = [o for o in objs if s.reads.shows(o.path)]
+    objs = [o for o in objs if s.shows(o.path, vid)]
     pg = page(objs, limit, offset, "query_catalog", vid, key)
     items = []
+    admin = is_admin()
     for o in pg.items:
-        value, was_cut = cut_value(o.value, VALUE_CHARS, "(query a narrower path, or describe_table)")
+        shown = o.value if admin else hide_paths(o.value)
+        value, was_cut = cut_value(shown, VALUE_CHARS, "(query a narrower path, or describe_table)")
         items.append(M.ObjectOut(path=o.path, obj_type=o.value.get("obj_type"), vid=o.vid, leaf=o.leaf,
                                  value=value, cut=was_cut))
     out = M.QueryOut(snapshot=s.snap(vid), objects=items, total=pg.total, truncated=pg.truncated,

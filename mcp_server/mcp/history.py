@@ -157,7 +157,7 @@ def _changes(s: ToolContext, lo: int, hi: int, prefix: str | None) -> tuple[list
         return [], 0
     commits = [c for c in s.cat.commits(since=lo + 1, until=hi, prefix=prefix) if c.vid > lo]
     raw = [(ch.path, ch.kind, ch.before, ch.after) for ch in s.cat.diff(lo, hi, prefix=prefix)
-           if s.reads.shows(ch.path)]
+           if s.shows(ch.path, hi)]
     return _summarize(s, raw), len(commits)
 
 
@@ -235,6 +235,9 @@ def staleness(s: ToolContext, table: str | None, depth: str, snapshot: int | str
         found = s.reads.staleness(s.cat, name, vid, depth, s.now())
     except CatalogError as exc:
         raise catalog_error(exc, lambda: list(s.tables(vid))) from None
+    if s.limits(vid) is not None:  # under grants: findings of tables the caller may describe
+        visible = s.tables(vid)
+        found = [f for f in found if ".".join(f.target.split(".")[:3]) in visible]
     order = {"stale": 0, "suspect": 1, "fresh": 2}
     found = sorted((f for f in found if f.status != "fresh"), key=lambda f: (order.get(f.status, 3), f.target))
     pg = page(found, limit, offset, "check_staleness", vid, key)
@@ -255,6 +258,10 @@ def lineage(s: ToolContext, table: str, direction: str, depth: int, snapshot: in
     except CatalogError as exc:
         raise catalog_error(exc, lambda: list(s.tables(vid))) from None
     # (the graph's edges are the nodes' inputs: node `to` read `from` at `vid`)
+    if s.limits(vid) is not None:  # under grants: only tables the caller may describe, inputs too
+        visible = s.tables(vid)
+        got = {**got, "nodes": [{**n, "inputs": [i for i in n["inputs"] if i.get("table") in visible]}
+                                for n in got["nodes"] if n["table"] in visible]}
     nodes = [M.LineageNodeOut(
         table=n["table"], depth=n["depth"], built_vid=(n["built"] or {}).get("vid"),
         job=cut(n["job"], 120) if n["job"] else None,

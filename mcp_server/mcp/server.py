@@ -34,7 +34,9 @@ calling it anyway gets an error result saying which token role it needs.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -47,7 +49,7 @@ from rapidfuzz import fuzz, process
 
 from catalog_core.api import CatalogAPI
 from mcp_server.mcp import completions, data, discovery, history, notices, prompts, resources, write
-from mcp_server.mcp.auth import caller, request_of, role_of
+from mcp_server.mcp.auth import CALLER, caller, principal_of, request_of, role_of
 from mcp_server.mcp.bounds import TOKEN_BUDGET
 from mcp_server.mcp.context import Options, ToolContext
 from mcp_server.mcp.errors import CodedToolError
@@ -152,11 +154,25 @@ class SemcatServer(MCPServer):
 
     async def _handle_list_resources(self, ctx: Any, params: Any) -> ListResourcesResult:
         """resources/list with one table card per table, paged (`resources.list_page`)."""
+        with self._as_caller(ctx):
+            try:
+                return resources.list_page(self.tool_context, await self.list_resources(),  # type: ignore[attr-defined]
+                                           getattr(params, "cursor", None))
+            except ValueError as exc:
+                raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+
+    async def _handle_read_resource(self, ctx: Any, params: Any) -> Any:
+        with self._as_caller(ctx):
+            return await super()._handle_read_resource(ctx, params)
+
+    @contextlib.contextmanager
+    def _as_caller(self, ctx: Any) -> Iterator[None]:
+        """Bind the request's principal as the caller (grants and paths see it: issue 48)."""
+        bound = CALLER.set(principal_of(ctx, self.tool_context.options.author))  # type: ignore[attr-defined]
         try:
-            return resources.list_page(self.tool_context, await self.list_resources(),  # type: ignore[attr-defined]
-                                       getattr(params, "cursor", None))
-        except ValueError as exc:
-            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+            yield
+        finally:
+            CALLER.reset(bound)
 
     async def _handle_get_prompt(self, ctx: Any, params: Any) -> Any:
         """prompts/get; an unknown prompt or missing arguments are invalid params (-32602, as the
@@ -166,7 +182,8 @@ class SemcatServer(MCPServer):
             raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {params.name!r}; the prompts are "
                                                         f"{', '.join(known)} (prompts/list describes them)")
         try:
-            return await super()._handle_get_prompt(ctx, params)
+            with self._as_caller(ctx):
+                return await super()._handle_get_prompt(ctx, params)
         except ValueError as exc:  # the SDK's refusal of missing or malformed arguments
             raise MCPError(code=INVALID_PARAMS, message=f"prompt {params.name}: {exc}") from None
 
@@ -208,13 +225,65 @@ class SemcatServer(MCPServer):
                 raise CodedToolError(f"Error executing tool {name}: {said} (its arguments: "
                                      f"{', '.join(known) or 'none'}); nothing was done", "InvalidValueError")
             arguments = {k: _snapshot_arg(v) if k in SNAPSHOT_ARGS else v for k, v in arguments.items()}
+        author = self.tool_context.options.author  # type: ignore[attr-defined]
+        who = principal_of(context, author)
+        bound = CALLER.set(who)  # who calls: grants and paths see it (issue 48)
         try:
-            return await super().call_tool(name, arguments, context)
+            out = await super().call_tool(name, arguments, context)
         except ToolError as exc:
+            if name in AUDITED:
+                code = next((c for e in (exc, exc.__cause__, exc.__context__)
+                             if isinstance(c := getattr(e, "code", None), str)), type(exc).__name__)
+                _audit(self.tool_context, who.name, name, arguments, None, code)  # type: ignore[attr-defined]
             if isinstance(exc.__cause__, ValidationError):
                 raise CodedToolError(f"Error executing tool {name}: invalid arguments: "
                                      f"{validation_message(exc.__cause__)}", "InvalidValueError") from exc.__cause__
             raise
+        finally:
+            CALLER.reset(bound)
+        if name in AUDITED:
+            _audit(self.tool_context, who.name, name, arguments, out, None)  # type: ignore[attr-defined]
+        return out
+
+
+# The tools that read data or write (issue 48 item 3): each call goes to the audit log.
+AUDITED = frozenset({"run_sql", "get_column_values", "query_metric", "annotate"})
+
+
+def _audit(s: Any, principal: str, name: str, arguments: dict[str, Any], out: Any, error: str | None) -> None:
+    """One audit entry for a data tool's call (mcp_server.audit): its statement, tables, vid, rows."""
+    from mcp_server.audit import audit_log
+
+    log = audit_log(s.cat)
+    if log is None:
+        return
+    content = getattr(out, "structured_content", None) or getattr(out, "structuredContent", None) or {}
+    if not isinstance(content, dict):
+        content = {}
+    statement = arguments.get("sql") if name == "run_sql" else content.get("sql") or arguments.get("metric")
+    tables = content.get("tables") or ([content["table"]] if isinstance(content.get("table"), str) else
+                                       [arguments["table"]] if isinstance(arguments.get("table"), str) else [])
+    if not tables and isinstance(statement, str) and name == "run_sql":  # a refused statement: what it named
+        from mcp_server.mcp.context import sql_table_refs
+
+        try:
+            tables = [".".join(p) for p in sql_table_refs(statement)]
+        except Exception:  # noqa: BLE001 - unparsable: no table
+            tables = []
+    snap = content.get("snapshot")
+    vid = content.get("vid") if isinstance(content.get("vid"), int) else snap.get("vid") if isinstance(snap, dict) else None
+    rows = content.get("row_count") if isinstance(content.get("row_count"), int) else (
+        len(content["rows"]) if isinstance(content.get("rows"), list) else
+        len(content["values"]) if isinstance(content.get("values"), list) else None)
+    if getattr(out, "is_error", False) or getattr(out, "isError", False):
+        error = error or "error"
+    try:
+        log.record(principal=principal, surface="mcp", action=name,
+                   statement=statement if isinstance(statement, str) else None,
+                   tables=[t for t in tables if isinstance(t, str)], vid=vid, rows=rows, ok=error is None, error=error)
+    except OSError as exc:
+        log_ = logging.getLogger(__name__)
+        log_.error("semcat: cannot write the audit log %s: %s", log.path, exc)
 
 
 def _snapshot_arg(value: object) -> object:

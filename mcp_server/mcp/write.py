@@ -50,7 +50,10 @@ def write_annotation(s: ToolContext, table: str, column: str | None, fields: dic
     if not isinstance(fields, dict) or not fields:
         raise CodedToolError('fields must be an object of annotation fields, e.g. {"description": "..."}', "InvalidValueError")
     vid = s.resolve(None)
-    name = lake.name_of(s.table(table, vid).path) if table.count(".") == 2 else table
+    name = lake.name_of(s.table(table, vid, "annotate").path) if table.count(".") == 2 else table
+    if table.count(".") != 2 and not s.may("annotate", lake.object_path(table), vid):
+        raise CodedToolError(f"{table!r} is not a catalog or namespace you may annotate; search_tables lists tables",
+                             "NotFoundError")
     try:
         new_vid = s.reads.annotate(s.cat, name, fields, column=column, author=author, confidence=confidence,
                                    note=note)

@@ -154,6 +154,17 @@ def test_scopes_and_source_are_configurable(issuer, keys):
     assert info.value.details["oauth_error"] == "insufficient_scope"
 
 
+def test_groups_come_from_a_configurable_claim(issuer, keys):
+    """Issue 48: an OAuth caller's groups (what `group:NAME` grants match) are its groups claim."""
+    v = verifier(issuer)
+    assert verify(v, token(issuer, keys["a"][0], groups=["finance", "/hr", "bad name", 7])).groups == ("finance", "hr")
+    assert verify(v, token(issuer, keys["a"][0], groups="finance hr")).groups == ("finance", "hr")
+    assert verify(v, token(issuer, keys["a"][0])).groups == ()
+    roles = verifier(issuer, groups_claim="roles")
+    assert verify(roles, token(issuer, keys["a"][0], roles=["analysts"], groups=["x"])).groups == ("analysts",)
+    assert not verify(roles, token(issuer, keys["a"][0], roles=["analysts"])).admin  # OAuth callers are never admin
+
+
 def test_expired_and_not_yet_valid_tokens_are_refused_with_a_small_leeway(issuer, keys):
     v = verifier(issuer, leeway_s=30)
     now = int(time.time())
@@ -296,16 +307,16 @@ def test_static_token_syntax_old_and_extended():
     env = load_tokens(None, env={"SEMCAT_TOKENS": "t1:read source=human name=bob, t2:write"})
     assert env.check("Bearer t1") == Principal("bob", "read", "human")
     assert env.check("Bearer t2").source == "agent" and env.role_of("Bearer t2") == "write"
-    assert Tokens().check(None) == LOCAL == Principal("local", "write", "human")
+    assert Tokens().check(None) == LOCAL == Principal("local", "write", "human", admin=True)  # not limited by grants
 
 
 @pytest.mark.parametrize("spec, match", [
     ("t:write source=root", "source 'root' is not one of human, agent, service"),
     ("t:write sorce=human", "unexpected 'sorce=human'"),
     ("t:write name=a:b", "name 'a:b' must be"),
-    ("t:write name=local", "not 'local'"),
+    ("t:write name=local", "name 'local' is reserved"),
     ("t:write name=x name=y", "name= is given twice"),
-    ("t:admin source=human", "role 'admin'"),
+    ("t:root source=human", "role 'root'"),
     ("source=human", "expected '<token>:<role>'"),
 ])
 def test_static_token_parse_errors_are_clear(spec, match):

@@ -112,8 +112,10 @@ def test_tokens_from_env_and_file(tmp_path):
     with pytest.raises(errors.AuthError):
         tokens.role_of(None)
     assert not load_tokens(None, env={})
-    with pytest.raises(ValueError, match="role 'admin' is not one of read, write"):
-        load_tokens(None, env={"SEMCAT_TOKENS": "t:admin"})
+    with pytest.raises(ValueError, match="role 'root' is not one of read, write, admin"):
+        load_tokens(None, env={"SEMCAT_TOKENS": "t:root"})
+    admin = load_tokens(None, env={"SEMCAT_TOKENS": "t:admin"}).check("Bearer t")  # issue 48: acts as write
+    assert admin.role == "write" and admin.admin
     with pytest.raises(ValueError, match="expected '<token>:<role>'"):
         load_tokens(None, env={"SEMCAT_TOKENS": "just-a-token"})
     with pytest.raises(ValueError, match="cannot read tokens file"):
