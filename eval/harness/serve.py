@@ -285,6 +285,7 @@ class EvalServer(SemcatServer):
                          version=inner.version,
                          log_level="WARNING", warn_on_duplicate_tools=True, tools=shared)
         self.episodes = episodes
+        self.tool_context = inner.tool_context  # the caller's grants and the audit read the inner server's reads
         self._lock = anyio.Lock()
         self._snapshot_tools = {t.name for t in shared if "snapshot" in (t.parameters or {}).get("properties", {})}
         ep = episodes

@@ -146,10 +146,13 @@ def create_app(catalog: Catalog, *, tokens: Tokens | None = None,
              responses={503: {"model": ErrorBody, "description": "The server is shutting down"}})
     @requires("open")
     def healthz() -> Response:
-        # `now`: the time this server judges freshness at (`semcat serve --now`; null: its clock), so a CLI
+        # `now`: the time this server judges freshness at (`semcat serve --now`; absent: its clock), so a CLI
         # command against it (--url) judges at the same time (issue 47, one clock)
         now = (getattr(app.state, "mcp_options", None) or {}).get("now")
-        return Response(dumps({"status": "ok" if not gate.closed else "stopping", "now": now}),
+        body: dict[str, Any] = {"status": "ok" if not gate.closed else "stopping"}
+        if now is not None:
+            body["now"] = now
+        return Response(dumps(body),
                         status_code=200 if not gate.closed else 503, media_type="application/json")
 
     app.include_router(build_router(ctx))

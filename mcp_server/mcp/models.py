@@ -298,10 +298,8 @@ class FindingOut(BaseModel):
     suggestion: str | None = None
     fixes: list[FixOut] = Field(default_factory=list, description="the suggestion, typed (at most 5)")
     evidence_vids: list[int] = Field(default_factory=list)
-    scan_vid: int | None = Field(default=None, description="raised by the stored data-depth pass that read this vid "
-                                 "(`semcat review scan`); absent: computed for this call")
-    outdated_by: int | None = Field(default=None, description="the table changed at this vid, after the data-depth "
-                                    "pass: the finding may no longer hold")
+    scan_vid: int | None = Field(default=None, description="the vid a stored data check read")
+    outdated_by: int | None = Field(default=None, description="the table changed since, at this vid")
 
 
 class DescribeOut(_Paged):
