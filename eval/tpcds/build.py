@@ -74,9 +74,10 @@ def _normalize(path: str, date_col: tuple[str, str] | None, out: str) -> tuple[s
 
 
 def build(out: str, scale: float = 0.01, days: int = 7, log: Callable[[str], None] = print) -> dict[str, Any]:
+    from pyspark.sql import functions as F
+
     import catalog_core as cc
     import semantic as sm
-    from pyspark.sql import functions as F
     from semantic.annotations import new_annotation, write_annotations
     from spark_bridge import Bridge, local_session
 

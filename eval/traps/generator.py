@@ -17,13 +17,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import math
 import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from eval.traps.lakeview import LakeView, TableInfo, is_date, is_int, is_num, is_ts, words
-from eval.traps.taxonomy import CLASSES, CONTROLS
+from eval.traps.taxonomy import CLASSES
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -77,13 +76,16 @@ class Generator:
         self.clock = now + HOUR
         self.traps: list[Trap] = []
         self.skipped: list[dict[str, str]] = []
+        self.routine_loads: list[dict[str, Any]] = []
+        self.replacements: dict[str, str] = {}
         self.today = dt.datetime.fromtimestamp(now, dt.timezone.utc).date()
         self.active = [t for t in sorted(self.view.tables) if self._routine_ok(self.view.tables[t])]
 
     # ------------------------------------------------------------------ helpers
     def _routine_ok(self, t: TableInfo) -> bool:
-        return t.date_column(self.today) is not None and t.rows > 0 and t.last_load is not None \
-            and t.last_load >= self.now - 4 * DAY and t.deprecated() is None
+        """Loaded in the days before now (or under a freshness SLA): the routine loads keep loading it."""
+        recent = t.last_load is not None and (t.last_load >= self.now - 4 * DAY or t.sla() is not None)
+        return t.date_column(self.today) is not None and t.rows > 0 and recent and t.deprecated() is None
 
     def tick(self, step: float = HOUR) -> float:
         self.clock += step
@@ -106,7 +108,7 @@ class Generator:
         pcols = t.partition if t else None
         res = self.bridge.write(df, table, partition_by=pcols or None, mode=mode, author=AUTHOR, message=msg,
                                 schema=schema, time=self.tick())
-        return int(res.vid)
+        return int(res.vid or 0)
 
     def restate(self, table: str, df: DataFrame, msg: str) -> int:
         """Replace every row of `table` with `df` (same columns): every file and partition replaced."""
@@ -151,7 +153,11 @@ class Generator:
         t, col = self.pick(cands)
         new = self.rng.choice(["{}_key", "{}_code", "src_{}", "{}_v2"]).format(col)
         tr = self.new_trap("schema", "rename", t.name, [col, new], f"column {col} renamed {new}")
-        tr.falsify(self.view.refs(t.name, col), {"action": "rename", "params": {"old": col, "new": new, "scale": 0}})
+        ren = {"action": "rename", "params": {"old": col, "new": new, "scale": 0}}
+        tr.falsify(self.view.refs(t.name, col), ren)
+        for tb, k in self.view.refs(t.name, col):
+            if k.startswith("relationship.") and tb != t.name:  # a join into the renamed key: either says it
+                tr.fixes[f"{tb}|{k}"] = [ren, {"action": "join_on", "params": {"to_table": t.name, "to_column": new}}]
         vid = self.bridge.alter(t.name, rename={col: new}, author=AUTHOR, message=f"rename {col} to {new}",
                                 time=self.tick())
         return self.done(tr, vid)
@@ -241,7 +247,7 @@ class Generator:
         if not keys:  # the name is the claim (`_utc`): the column's annotations, else its table's description
             keys = [(t.name, a.key) for a in t.column_anns(col)] or \
                 ([(t.name, "table.description")] if t.ann("table.description") else [])
-        tr.falsify(keys, None)
+        tr.falsify(keys + self._vq_col(t, col), None)
         df = self.read(t.name).withColumn(col, F.col(col) + F.expr(f"INTERVAL {h} HOURS"))
         return self.done(tr, self.restate(t.name, df, f"restate {col} in another zone"))
 
@@ -256,6 +262,8 @@ class Generator:
 
     def _enum(self, t: TableInfo, col: str) -> tuple[Any, list[str]]:
         a = t.column_field(col, "enum")
+        if a is None:
+            raise Skip(f"{t.name}.{col} has no enum")
         return a, [str(v) for v in a.value if v is not None]
 
     def _enum_keys(self, t: TableInfo, col: str) -> list[tuple[str, str]]:
@@ -284,7 +292,7 @@ class Generator:
             new = "zz_" + self.rng.choice(["pending", "review", "hold", "other"])
         kind = "enum_added_inside" if inside else "enum_added_outside"
         tr = self.new_trap("values_units", kind, t.name, [col], f"{col} gains {new!r}")
-        tr.falsify(self._enum_keys(t, col), None)
+        tr.falsify(self._enum_keys(t, col) + self._vq_col(t, col), None)
         tr.fixes[f"{t.name}|{a.key}"] = {"action": "add_enum_values", "params": {"column": col, "values": [new]}}
         df = self.read(t.name)
         pick = F.rand(self.seed) < F.lit(0.15)
@@ -308,7 +316,7 @@ class Generator:
             raise Skip(f"{t.name}.{col} holds fewer than 3 enum values")
         gone = self.rng.choice(present)
         tr = self.new_trap("values_units", "enum_removed", t.name, [col], f"{col} no longer holds {gone!r} (rows removed)")
-        tr.falsify(self._enum_keys(t, col), None)
+        tr.falsify(self._enum_keys(t, col) + self._value_refs(t, col, gone) + self._vq_table(t), None)
         df = self.read(t.name).where(F.col(col).isNull() | (F.col(col) != F.lit(gone)))
         return self.done(tr, self.restate(t.name, df, f"{col}: {gone} rows removed"))
 
@@ -323,7 +331,7 @@ class Generator:
             raise Skip(f"{t.name}.{col} holds fewer than 3 enum values")
         old, new = self.rng.sample(present, 2)
         tr = self.new_trap("values_units", "categories_merged", t.name, [col], f"{col}: {old!r} merged into {new!r}")
-        tr.falsify(self._enum_keys(t, col) + self._value_refs(t, col, old), None)
+        tr.falsify(self._enum_keys(t, col) + self._value_refs(t, col, old) + self._vq_col(t, col), None)
         after = sorted(set(present) - {old} | set(v for v in self._present(t, col) if v != old))
         tr.fixes[f"{t.name}|{a.key}"] = {"action": "value_map", "params": {"column": col, "map": {old: new},
                                                                            "values": after}}
@@ -349,7 +357,9 @@ class Generator:
         cands = [r for r in self._rels() if is_int(self.view.tables[r[3]].type_of(r[4]))
                  and is_int(self.view.tables[r[0]].type_of(r[2]))
                  and r[4] not in self.view.tables[r[3]].partition and self.view.tables[r[3]].rows > 0]
-        src, a, fcol, to, tcol = self.pick(cands)
+        fan = {to_: sum(1 for r in self.view.relationships() if (r[1].value or {}).get("to") == to_) for _, _, _, to_, _ in cands}
+        few = [r for r in cands if fan[r[3]] <= 2]  # a key few tables join to: the change stays local
+        src, a, fcol, to, tcol = self.pick(few or cands)
         t = self.view.tables[to]
         s = t.cstat(tcol)
         mx = abs(int(s.max)) if s is not None and isinstance(s.max, (int, float)) else 10 ** 6
@@ -358,7 +368,7 @@ class Generator:
                            f"{to}.{tcol} restated + {off} (no longer matches {src}.{fcol})")
         keys = [(r, k.key) for r, k in self.view.relationships()
                 if (k.value or {}).get("to") == to and any(str(p[1]).lower() == tcol.lower() for p in (k.value or {}).get("on") or [])]
-        tr.falsify(keys, None)
+        tr.falsify(keys + self._vq_col(t, tcol), None)
         tr.tables = [to]
         self.used.add(src)
         df = self.read(to).withColumn(tcol, (F.col(tcol) + F.lit(off)).cast(t.type_of(tcol)))
@@ -366,7 +376,8 @@ class Generator:
 
     def keys_renamed(self) -> Trap:
         cands = [r for r in self._rels() if r[4] not in self.view.tables[r[3]].partition]
-        src, a, fcol, to, tcol = self.pick(cands)
+        fan = {to_: sum(1 for r in self.view.relationships() if (r[1].value or {}).get("to") == to_) for _, _, _, to_, _ in cands}
+        src, a, fcol, to, tcol = self.pick([r for r in cands if fan[r[3]] <= 2] or cands)
         new = self.rng.choice(["{}_key", "{}_ref", "{}_nk"]).format(tcol)
         tr = self.new_trap("keys_joins", "key_renamed", to, [tcol, new], f"{to}.{tcol} renamed {new}")
         keys = self.view.refs(to, tcol)
@@ -374,10 +385,8 @@ class Generator:
         for tb, k in keys:
             ann = self.view.tables[tb].ann(k)
             if ann is not None and ann.kind == "relationship" and tb != to:
-                tr.fixes[f"{tb}|{k}"] = {"action": "join_on", "params": {"from_column": fcol if tb == src else None,
-                                                                         "to_table": to, "to_column": new}}
-                if tb != src:
-                    tr.fixes[f"{tb}|{k}"]["params"].pop("from_column")
+                tr.fixes[f"{tb}|{k}"] = [{"action": "join_on", "params": {"to_table": to, "to_column": new}},
+                                         {"action": "rename", "params": {"old": tcol, "new": new, "scale": 0}}]
             else:
                 tr.fixes[f"{tb}|{k}"] = {"action": "rename", "params": {"old": tcol, "new": new, "scale": 0}}
         self.used.add(src)
@@ -403,9 +412,13 @@ class Generator:
         tr = self.new_trap("grain", "scd2_versions", t.name, t.grain_keys() + ["valid_from", "valid_to", "is_current"],
                            f"{t.name} becomes SCD2 (a second version of ~20% of keys, {attr} changed)")
         g = t.ann("table.grain")
-        tr.falsify([(t.name, g.key)], {"action": "set_keys", "params": {"keys": t.grain_keys() + ["valid_from"]}})
+        tr.falsify([(t.name, g.key)], None)
+        # the grain is per key and version now; or, read through is_current, still per key
+        tr.fixes[f"{t.name}|{g.key}"] = [{"action": "set_keys", "params": {"keys": t.grain_keys() + ["valid_from"]}},
+                                         {"action": "filter", "params": {"table": t.name, "column": "is_current"}}]
         rel = self._to_refs(t)
         tr.falsify(rel, {"action": "filter", "params": {"table": t.name, "column": "is_current"}})
+        tr.falsify(self._vq_table(t), None)
         start = dt.date(2000, 1, 1)
         change = self.today - dt.timedelta(days=3)
         df = self.read(t.name)
@@ -428,7 +441,7 @@ class Generator:
                            f"{t.name} becomes a daily snapshot (every row once per date, 2 dates)")
         g = t.ann("table.grain")
         tr.falsify([(t.name, g.key)], {"action": "set_keys", "params": {"keys": t.grain_keys() + ["snapshot_date"]}})
-        tr.falsify(self._to_refs(t), None)
+        tr.falsify(self._to_refs(t) + self._vq_table(t), None)
         df = self.read(t.name)
         d1, d2 = self.today, self.today + dt.timedelta(days=1)
         out = df.withColumn("snapshot_date", F.lit(d1)).unionByName(df.withColumn("snapshot_date", F.lit(d2)))
@@ -441,7 +454,7 @@ class Generator:
                            f"{t.name}'s latest day appended again (its keys twice)")
         g = t.ann("table.grain")
         tr.falsify([(t.name, g.key)], None)
-        tr.falsify(self._to_refs(t), None)
+        tr.falsify(self._to_refs(t) + self._vq_table(t), None)
         return self.done(tr, self.write(day.localCheckpoint(), t.name, "append", "re-load of the latest day"))
 
     # ------------------------------------------------------------------ loads and freshness
@@ -489,7 +502,7 @@ class Generator:
         tr.tables = [t.name, new_name]
         self.stopped.add(t.name)
         self.replacements[t.name] = new_name
-        return self.done(tr, int(vid))
+        return self.done(tr, int(vid or 0))
 
     def replacement_deprecated_written(self) -> Trap:
         t = self.pick([t for t in self.free() if t.deprecated() is not None and t.date_column(self.today, 10_000)])
@@ -558,7 +571,7 @@ class Generator:
             new = val + "_x"
         tr = self.new_trap("definitions", "metric_filter_value_renamed", t.name, [col],
                            f"{col} value {val!r} restated as {new!r} (the filter of {a.key} no longer matches)")
-        tr.falsify([(t.name, a.key)] + self._enum_keys(t, col) + self._value_refs(t, col, val), None)
+        tr.falsify([(t.name, a.key)] + self._enum_keys(t, col) + self._value_refs(t, col, val) + self._vq_col(t, col), None)
         ea = t.column_field(col, "enum")
         if ea is not None:
             after = sorted({new if v == val else v for v in self._present(t, col)})
@@ -610,7 +623,7 @@ class Generator:
                     col = a.column if a.kind == "column" and a.column in dcols else None
                     if col is None:
                         col = next((c for c in sorted(dcols, key=lambda n: n not in t.partition)
-                                    if _max_date(t, c) is not None and abs((_max_date(t, c) - dt.date.fromisoformat(hi)).days) <= 3), None)
+                                    if _near(_max_date(t, c), dt.date.fromisoformat(hi))), None)
                     if col:
                         out.append((t, a.key, col, dt.date.fromisoformat(hi)))
         return out
@@ -641,6 +654,15 @@ class Generator:
         return sorted(set(own + [(u, k) for u, k in self.view.refs(t.name, col)
                                  if k.startswith(("metric.", "verified_query."))]))
 
+    def _vq_col(self, t: TableInfo, col: str) -> list[tuple[str, str]]:
+        """Every copy of the verified queries that read `col` of `t` (their answers change when its values
+        are restated)."""
+        return sorted({(u, a.key) for u, a in self.view.verified_on(t.name) if words(str((a.value or {}).get("sql", "")), col)})
+
+    def _vq_table(self, t: TableInfo) -> list[tuple[str, str]]:
+        """Every copy of the verified queries that read `t` (rows restated, removed or duplicated)."""
+        return sorted({(u, a.key) for u, a in self.view.verified_on(t.name)})
+
     def _value_refs(self, t: TableInfo, col: str, value: str) -> list[tuple[str, str]]:
         """Metrics, relationship conditions and verified queries that test `col` against `value`."""
         out = []
@@ -657,11 +679,14 @@ class Generator:
         from pyspark.sql import functions as F
 
         out: dict[str, int] = {}
-        rels = {str((a.value or {}).get("on")[0][0]): ((a.value or {}).get("to"), str((a.value or {}).get("on")[0][1]))
-                for src, a in self.view.relationships() if src == t.name and len((a.value or {}).get("on") or []) == 1}
+        rels: dict[str, tuple[str, str]] = {}
+        for src, a in self.view.relationships():
+            on = (a.value or {}).get("on") or []
+            if src == t.name and len(on) == 1:
+                rels[str(on[0][0])] = (str((a.value or {}).get("to")), str(on[0][1]))
         for c, target in rels.items():
-            if tuple(target) in offsets and t.col(c):
-                out[c] = offsets[tuple(target)]
+            if target in offsets and t.col(c):
+                out[c] = offsets[target]
         keys = [k for k in t.grain_keys() if is_int(t.type_of(k)) and k not in t.partition]
         for k in keys:
             if k in out:
@@ -675,9 +700,9 @@ class Generator:
             out[k] = int(s.max) - int(mn) + 1
             offsets[(t.name, k)] = out[k]
             break
-        for c in t.columns:  # string keys: a suffix
-            if c.name in t.grain_keys() and (c.type or "").lower() == "string" and not out:
-                out[c.name] = -1
+        for sc in t.columns:  # string keys: a suffix
+            if sc.name in t.grain_keys() and (sc.type or "").lower() == "string" and not out:
+                out[sc.name] = -1
         return out
 
     def _shift(self, day: DataFrame, t: TableInfo, days: int, offsets: dict[str, int]) -> DataFrame:
@@ -703,32 +728,24 @@ class Generator:
 
     # ------------------------------------------------------------------ controls
     def control_compaction(self) -> Trap:
-        t = self.pick([t for t in self.free() if (t.stats.file_count or 0) >= 3 and t.rows <= 500_000])
-        tr = self.new_trap("control", "compaction", t.name, [], f"{t.name}'s {t.stats.file_count} files rewritten as fewer",
+        t = self.pick([t for t in self.free() if t.stats and (t.stats.file_count or 0) >= 3 and t.rows <= 500_000])
+        tr = self.new_trap("control", "compaction", t.name, [], f"{t.name}'s {t.stats.file_count if t.stats else 0} files rewritten as fewer",
                            control=True)
         df = self.read(t.name).localCheckpoint()
         df = df.repartition(*t.partition) if t.partition else df.coalesce(1)
         return self.done(tr, self.write(df, t.name, "overwrite", "compaction"))
 
     def control_identical_rerun(self) -> Trap:
-        t = self.pick([t for t in self.free(self.active) if t.partition])
-        day, _ = self.latest_day(t)
-        tr = self.new_trap("control", "identical_rerun", t.name, [], f"{t.name}'s latest day rewritten with identical rows",
-                           control=True)
+        cands = [t for t in self.free(self.active) if t.partition] or \
+            [t for t in self.free() if not t.partition and 0 < t.rows <= 200_000 and t.name not in self.active]
+        t = self.pick(cands)
+        if t.partition:
+            day, _ = self.latest_day(t)
+            what = f"{t.name}'s latest day rewritten with identical rows"
+        else:
+            day, what = self.read(t.name), f"{t.name} reloaded whole with identical rows"
+        tr = self.new_trap("control", "identical_rerun", t.name, [], what, control=True)
         return self.done(tr, self.write(day.localCheckpoint(), t.name, "overwrite", "re-run of the latest load"))
-
-    def control_new_nullable_column(self) -> Trap:
-        from pyspark.sql import functions as F
-
-        t = self.pick(self.free(self.active))
-        name = self.rng.choice(["ingest_batch_id", "source_system", "load_note"])
-        if t.col(name):
-            raise Skip(f"{t.name} has {name}")
-        tr = self.new_trap("control", "new_nullable_column", t.name, [name], f"{t.name} gains nullable {name}", control=True)
-        day = self.replay(t, 1, self.offsets)
-        day = day.withColumn(name, F.when(F.rand(self.seed) < 0.5, F.lit("b1")).otherwise(F.lit(None).cast("string")))
-        self.loaded_day1.add(t.name)
-        return self.done(tr, self.write(day.localCheckpoint(), t.name, "append", f"load (new column {name})"))
 
     def control_nullability_only(self) -> Trap:
         from catalog_core import lake
@@ -772,21 +789,22 @@ class Generator:
         "documented_ranges": {"date_range_exceeded": "ranges_exceeded"},
     }
     CONTROL_KINDS = {"compaction": "control_compaction", "identical_rerun": "control_identical_rerun",
-                     "new_nullable_column": "control_new_nullable_column", "nullability_only": "control_nullability_only"}
+                     "nullability_only": "control_nullability_only"}  # new_nullable_column: in `routine`
+
+    # classes that need a table still loading go first (few such tables); a key change reaches every
+    # table joining to the key, so it goes last
+    ORDER = ("loads_freshness", "replacement_deprecation", "grain", "definitions", "values_units",
+             "documented_ranges", "schema", "keys_joins")
 
     def run(self, per_class: int = 1, classes: list[str] | None = None, controls: bool = True) -> dict[str, Any]:
-        self.replacements: dict[str, str] = {}
-        self.offsets: dict[tuple[str, str], int] = {}
-        self.loaded_day1: set[str] = set()
-        for cls in classes or list(CLASSES):
+        assert set(self.ORDER) == set(CLASSES)
+        for cls in [c for c in self.ORDER if c in (classes or list(CLASSES))]:
             assert set(self.KINDS[cls]) == set(CLASSES[cls]["kinds"]), cls
             for _ in range(per_class):
                 self._one(cls, self.KINDS[cls])
         self.clock = max(self.clock, self.now + DAY - 2 * HOUR)
         if controls:
             for kind, fn in self.CONTROL_KINDS.items():
-                if kind == "new_nullable_column":
-                    continue  # with the day-1 load below
                 self._one("control", {kind: fn})
         self.clock = max(self.clock, self.now + DAY - HOUR)
         self.routine(1, controls)
@@ -844,7 +862,7 @@ class Generator:
                         self.traps.append(tr)
                         self.used.add(name)
                 tx.write(day.localCheckpoint(), name, partition_by=t.partition or None, mode="append")
-        vid = int(tx.result.vid) if tx.result else None
+        vid = int(tx.result.vid or 0) if tx.result else None
         for name in names:
             if name in self.used and any(tr.table == name and tr.kind == "new_nullable_column" and tr.vid is None
                                          for tr in self.traps):
@@ -860,6 +878,10 @@ class Generator:
                 "traps": [dataclasses.asdict(t) for t in self.traps],
                 "routine_loads": self.routine_loads, "skipped": self.skipped,
                 "active": self.active, "stopped": sorted(self.stopped)}
+
+
+def _near(a: dt.date | None, b: dt.date, days: int = 3) -> bool:
+    return a is not None and abs((a - b).days) <= days
 
 
 def _max_date(t: TableInfo, col: str) -> dt.date | None:
@@ -881,11 +903,6 @@ def generate(catalog_dir: str, seed: int, now: float, per_class: int = 1, catalo
     try:
         bridge = Bridge(spark, cat, footers_on="driver")
         g = Generator(cat, bridge, now, seed, catalog, log)
-        g.routine_loads = []
         return g.run(per_class, classes, controls)
     finally:
         cat.close()
-
-
-def _unused() -> None:  # keep imports used by type checkers only
-    _ = (math, CONTROLS)

@@ -85,7 +85,7 @@ class TableInfo:
     def deprecated(self) -> Any | None:
         return self.ann("table.deprecated")
 
-    def date_column(self, now: dt.date, within_days: int = 4) -> str | None:
+    def date_column(self, now: dt.date, within_days: int = 10) -> str | None:
         """The column a routine load advances: a DATE (or else TIMESTAMP) column whose max is recent."""
         for pick in (is_date, is_ts):
             cands = [c.name for c in self.columns if pick(c.type)]
@@ -204,7 +204,6 @@ def copy_lake(src: str, dst: str, history: str) -> str:
     """Copy a built lake (`src`/`history`, `src`/warehouse, lake.json) to `dst` and point every
     table's location at the copy's warehouse, so writes land in the copy (files the copy inherited
     keep their paths: they are read, never written). Returns the copy's catalog directory."""
-    import catalog_core as cc
 
     if os.path.exists(dst):
         shutil.rmtree(dst)
@@ -215,21 +214,44 @@ def copy_lake(src: str, dst: str, history: str) -> str:
     for f in ("lake.json", "names.json"):
         if os.path.exists(os.path.join(src, f)):
             shutil.copy2(os.path.join(src, f), os.path.join(dst, f))
-    old_wh = os.path.abspath(os.path.join(src, "warehouse"))
-    new_wh = os.path.abspath(os.path.join(dst, "warehouse"))
     cdir = os.path.join(dst, history)
+    _relocate(cdir, src, os.path.abspath(os.path.join(dst, "warehouse")))
+    return cdir
+
+
+def _relocate(cdir: str, src: str, new_wh: str) -> None:
+    """Point the tables and catalogs of the catalog at `cdir` from the source's warehouse to `new_wh`
+    (one commit, a second after the latest); refuse a table that lives anywhere else."""
+    import catalog_core as cc
+
     cat = cc.Catalog.open(cdir)
     try:
-        moves = []
+        # the warehouse the catalog names (the lake may itself be a copy of one built elsewhere)
+        olds = {os.path.abspath(os.path.join(src, "warehouse"))}
+        for obj in cat.children("/"):
+            props = obj.value.get("properties") or {}
+            if isinstance(props, dict) and isinstance(props.get("warehouse"), str):
+                olds.add(props["warehouse"].rstrip("/"))
+
+        def moved(p: str) -> str | None:
+            for o in olds:
+                if p == o or p.startswith(o + "/"):
+                    return new_wh + p[len(o):]
+            return None
+
+        moves: list[tuple[str, str, str]] = []
         for obj in cat.query(lake.tables_query(None)):
             loc = obj.value.get("location")
-            if isinstance(loc, str) and loc.startswith(old_wh):
-                moves.append((obj.path, new_wh + loc[len(old_wh):], "location"))
+            if isinstance(loc, str) and moved(loc):
+                moves.append((obj.path, moved(loc) or loc, "location"))
+            elif isinstance(loc, str) and not loc.startswith(new_wh):
+                raise RuntimeError(f"table {lake.name_of(obj.path)} lives at {loc}, outside the lake's warehouse; "
+                                   "refusing to write to it from a copy")
         for obj in cat.children("/"):
             props = obj.value.get("properties") or {}
             wh = props.get("warehouse") if isinstance(props, dict) else None
-            if isinstance(wh, str) and wh.startswith(old_wh):
-                moves.append((obj.path, new_wh + wh[len(old_wh):], "warehouse"))
+            if isinstance(wh, str) and moved(wh):
+                moves.append((obj.path, moved(wh) or wh, "warehouse"))
         if moves:
             with cat.transaction(author="traps", message="relocate the copy's tables to its own warehouse",
                                  time=latest_time(cat) + 1.0) as txn:
@@ -241,4 +263,3 @@ def copy_lake(src: str, dst: str, history: str) -> str:
                         txn.merge(path, {"properties": {"op": "set", "val": props}})
     finally:
         cat.close()
-    return cdir

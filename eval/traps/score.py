@@ -67,9 +67,12 @@ def _norm(v: Any) -> Any:
     return v
 
 
-def fix_matches(truth: dict[str, Any] | None, offered: dict[str, Any] | None) -> bool:
-    """Whether the offered fix is the truth's: the same action and every parameter the truth names equal
-    (names case-insensitively, numbers by value, lists as sets). No fix and no fix match."""
+def fix_matches(truth: dict[str, Any] | list[dict[str, Any]] | None, offered: dict[str, Any] | None) -> bool:
+    """Whether the offered fix is the truth's (or one of the truth's equivalent alternatives, a list):
+    the same action and every parameter the truth names equal (names case-insensitively, numbers by
+    value, lists as sets). No fix and no fix match."""
+    if isinstance(truth, list):
+        return any(fix_matches(t, offered) for t in truth)
     if truth is None or offered is None:
         return truth is None and offered is None
     if truth.get("action") != offered.get("action"):

@@ -35,7 +35,7 @@ CLASSES: dict[str, dict[str, Any]] = {
             "timezone_shift": "a timestamp column is restated shifted by some hours (UTC -> local or back)",
             "enum_added_inside": "a new value of an enumerated column that sorts between the old min and max",
             "enum_added_outside": "a new value of an enumerated column that sorts after every old one",
-            "enum_removed": "an enumerated value disappears (its rows restated to another value)",
+            "enum_removed": "an enumerated value disappears (a restatement without its rows)",
             "categories_merged": "two enumerated values merged into one by a restatement",
         },
         "metadata": "column min/max of the new files against the old ones (scale, out-of-range values)",
