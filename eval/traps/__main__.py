@@ -72,5 +72,21 @@ def score(lake_root: str, name: str, history: str, which: str, out: str, work: s
     write_table(results, sys.stdout)
 
 
+@main.command("report")
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+def report_cmd(results: tuple[str, ...]) -> None:
+    """The per-class table (markdown) of every OUT/<lake>-<seed>.json under RESULTS directories."""
+    import glob
+
+    from eval.traps.run import report
+
+    runs = []
+    for d in results:
+        for f in sorted(glob.glob(os.path.join(d, "*-*.json"))):
+            with open(f) as fh:
+                runs.append(json.load(fh))
+    report(runs, sys.stdout)
+
+
 if __name__ == "__main__":
     main()

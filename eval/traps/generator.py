@@ -408,7 +408,8 @@ class Generator:
 
         t = self.pick([t for t in self._grained() if not t.col("valid_from") and not t.col("is_current")
                        and [c for c in t.columns if (c.type or "").lower() == "string" and c.name not in t.grain_keys()]])
-        attr = self.pick([c.name for c in t.columns if (c.type or "").lower() == "string" and c.name not in t.grain_keys()])
+        attr = self.pick([c.name for c in t.columns if (c.type or "").lower() == "string" and c.name not in t.grain_keys()
+                          and t.column_field(c.name, "sample_values") is None and t.column_field(c.name, "labels") is None])
         tr = self.new_trap("grain", "scd2_versions", t.name, t.grain_keys() + ["valid_from", "valid_to", "is_current"],
                            f"{t.name} becomes SCD2 (a second version of ~20% of keys, {attr} changed)")
         g = t.ann("table.grain")
@@ -427,7 +428,16 @@ class Generator:
         v1 = base.withColumn("valid_from", F.lit(start)) \
             .withColumn("valid_to", F.when(F.col("_v"), F.lit(change - dt.timedelta(days=1))).otherwise(F.lit(None).cast("date"))) \
             .withColumn("is_current", ~F.col("_v"))
-        v2 = base.where(F.col("_v")).withColumn(attr, F.concat(F.col(attr), F.lit(" (new)"))) \
+        enum = t.column_field(attr, "enum")
+        vals = [str(v) for v in (enum.value or [])] if enum is not None and isinstance(enum.value, list) else []
+        if len(vals) >= 2:  # an enumerated attribute changes to another of its values (a tier change)
+            nxt = F.lit(vals[0])
+            for a_, b_ in zip(vals, vals[1:] + vals[:1]):
+                nxt = F.when(F.col(attr) == F.lit(a_), F.lit(b_)).otherwise(nxt)
+            changed = nxt
+        else:
+            changed = F.concat(F.col(attr), F.lit(" (new)"))
+        v2 = base.where(F.col("_v")).withColumn(attr, changed) \
             .withColumn("valid_from", F.lit(change)).withColumn("valid_to", F.lit(None).cast("date")) \
             .withColumn("is_current", F.lit(True))
         out = v1.unionByName(v2).drop("_v")

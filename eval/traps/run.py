@@ -93,3 +93,46 @@ def write_table(results: list[dict[str, Any]], fh: IO[str]) -> None:
             fh.write(f"| controls | {agg['control_alarms']} false alarms in {agg['control_loads']} loads "
                      f"({agg['alarms_per_20']:.2f} per 20) | | |\n")
             fh.write(f"\nnew flags on tables nothing wrote: {agg['elsewhere']}\n")
+
+
+def _cell(v: dict[str, int] | None) -> str:
+    if not v:
+        return "-"
+
+    def r(a: int, b: int) -> str:
+        return f"{a}/{b}" if b else "-"
+    return f"P {r(v['tp'], v['tp'] + v['fp'])} · R {r(v['caught'], v['false'])} · F {r(v['fix_right'], v['fix_total'])}"
+
+
+def report(results: list[dict[str, Any]], fh: IO[str], held_out: list[int] | None = None) -> None:
+    """One markdown table per lake: a row per class, a column per seed set and depth; each cell
+    precision (P), recall (R) and fix accuracy (F) as counts summed over the seeds."""
+    held = set(held_out if held_out is not None else seeds_of("held_out"))
+    for lk in sorted({r.get("lake", "?") for r in results}):
+        cols = []
+        for label, pick in (("development", lambda s: s not in held), ("held-out", lambda s: s in held)):
+            rs = [r for r in results if r.get("lake", "?") == lk and pick(r["seed"])]
+            if not rs:
+                continue
+            seeds = ",".join(str(r["seed"]) for r in sorted(rs, key=lambda r: r["seed"]))
+            for d in DEPTHS:
+                runs = [r["scores"][d] for r in rs if d in r["scores"]]
+                if runs:
+                    cols.append((f"{label} {seeds}, {d}", aggregate(runs)))
+        if not cols:
+            continue
+        fh.write(f"\n**{lk}**\n\n| class | " + " | ".join(c for c, _ in cols) + " |\n|---|" + "---|" * len(cols) + "\n")
+        for cls in CLASSES:
+            fh.write(f"| {cls} | " + " | ".join(_cell(a["classes"].get(cls)) for _, a in cols) + " |\n")
+        fh.write("| all classes | " + " | ".join(_cell(_total(a)) for _, a in cols) + " |\n")
+        fh.write("| controls: false alarms / loads (per 20) | " + " | ".join(
+            f"{a['control_alarms']}/{a['control_loads']} ({a['alarms_per_20']:.1f})" for _, a in cols) + " |\n")
+        fh.write("| new flags on tables nothing wrote | " + " | ".join(str(a["elsewhere"]) for _, a in cols) + " |\n")
+
+
+def _total(agg: dict[str, Any]) -> dict[str, int]:
+    out = {"false": 0, "caught": 0, "tp": 0, "fp": 0, "fix_right": 0, "fix_total": 0}
+    for v in agg["classes"].values():
+        for k in out:
+            out[k] += v[k]
+    return out
