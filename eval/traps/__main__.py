@@ -61,7 +61,13 @@ def score(lake_root: str, name: str, history: str, which: str, out: str, work: s
     for s in seeds:
         t0 = time.time()
         dst = os.path.join(work, f"{name}-{s}")
-        res = run_seed(lake_root, history, s, dst, per_class=per_class, log=click.echo)
+        try:
+            res = run_seed(lake_root, history, s, dst, per_class=per_class, log=click.echo)
+        except Exception:  # noqa: BLE001 - one seed's failure is reported; the others still run
+            import traceback
+
+            click.echo(f"{name} seed {s} FAILED:\n{traceback.format_exc()}", err=True)
+            continue
         res["lake"], res["seconds"] = name, round(time.time() - t0, 1)
         with open(os.path.join(out, f"{name}-{s}.json"), "w") as fh:
             json.dump(res, fh, indent=1, default=str)
@@ -70,6 +76,22 @@ def score(lake_root: str, name: str, history: str, which: str, out: str, work: s
         if not keep:
             shutil.rmtree(dst, ignore_errors=True)
     write_table(results, sys.stdout)
+
+
+@main.command("_seed", hidden=True)
+@click.option("--lake", "lake_root", required=True)
+@click.option("--history", default="enriched")
+@click.option("--seed", type=int, required=True)
+@click.option("--per-class", default=1, type=int)
+@click.option("--depths", default="metadata,data")
+@click.option("--result", required=True)
+def seed_cmd(lake_root: str, history: str, seed: int, per_class: int, depths: str, result: str) -> None:
+    """(internal) One seed on the copy mounted at LAKE; the result to RESULT."""
+    from eval.traps.run import seed_in_place
+
+    res = seed_in_place(lake_root, history, seed, per_class, tuple(d for d in depths.split(",") if d), log=click.echo)
+    with open(result, "w") as fh:
+        json.dump(res, fh, indent=1, default=str)
 
 
 @main.command("report")

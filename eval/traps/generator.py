@@ -77,6 +77,8 @@ class Generator:
         self.traps: list[Trap] = []
         self.skipped: list[dict[str, str]] = []
         self.routine_loads: list[dict[str, Any]] = []
+        self.scratch: str | None = None
+        self.reads = 0
         self.replacements: dict[str, str] = {}
         self.today = dt.datetime.fromtimestamp(now, dt.timezone.utc).date()
         self.active = [t for t in sorted(self.view.tables) if self._routine_ok(self.view.tables[t])]
@@ -101,7 +103,31 @@ class Generator:
         return [v[n] for n in sorted(names if names is not None else v) if n not in self.used and v[n].rows > 0]
 
     def read(self, table: str) -> DataFrame:
-        return self.bridge.read(table)
+        """The table's rows at the latest vid as a Spark DataFrame with the catalog's column types. Read
+        through the catalog's DuckDB view (`catalog_core.open_table`) into a scratch Parquet file: the
+        Spark reader of a table whose files span schema changes unions one frame per file group, which
+        on the Acme facts takes minutes."""
+        import tempfile
+
+        import pyarrow.parquet as pq
+        from pyspark.sql import functions as F
+
+        import catalog_core as cc
+
+        con = cc.open_table(self.cat, table)
+        try:
+            arrow = con.sql(f"SELECT * FROM {table}").to_arrow_table()
+        finally:
+            con.close()
+        if self.scratch is None:
+            self.scratch = tempfile.mkdtemp(prefix="traps-read-")
+        self.reads += 1
+        path = f"{self.scratch}/{self.reads}.parquet"
+        pq.write_table(arrow, path)
+        df = self.bridge.spark.read.parquet(path)
+        t = self.view.tables.get(table)
+        types = {c.name: c.type for c in t.columns} if t else {}
+        return df.select(*[F.col(c).cast(str(types[c])).alias(c) if types.get(c) else F.col(c) for c in df.columns])
 
     def write(self, df: DataFrame, table: str, mode: str, msg: str, schema: str = "evolve") -> int:
         t = self.view.tables.get(table)
@@ -271,7 +297,13 @@ class Generator:
         return own
 
     def _present(self, t: TableInfo, col: str) -> list[str]:
-        rows = self.read(t.name).select(col).distinct().collect()
+        import catalog_core as cc
+
+        con = cc.open_table(self.cat, t.name)
+        try:
+            rows = con.execute(f'SELECT DISTINCT "{col}" FROM {t.name}').fetchall()
+        finally:
+            con.close()
         return sorted(str(r[0]) for r in rows if r[0] is not None)
 
     def values_enum_added(self, inside: bool) -> Trap:
@@ -828,6 +860,7 @@ class Generator:
         why = []
         for kind in order:
             state = self.rng.getstate()
+            vid_before = self.cat.resolve(None)
             try:
                 getattr(self, kinds[kind])()
                 return
@@ -835,6 +868,12 @@ class Generator:
                 self.rng.setstate(state)
                 self.rng.random()
                 why.append(f"{kind}: {e}")
+            except Exception as e:  # noqa: BLE001 - a change that failed to apply is reported, never half-recorded
+                if self.cat.resolve(None) != vid_before:
+                    raise  # something was committed: the truth would be incomplete
+                self.rng.setstate(state)
+                self.rng.random()
+                why.append(f"{kind}: failed before committing: {type(e).__name__}: {str(e)[:200]}")
         self.skipped.append({"class": cls, "why": "; ".join(why)})
         self.log(f"  {cls}: skipped ({'; '.join(why)})")
 

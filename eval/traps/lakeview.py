@@ -200,66 +200,22 @@ def latest_time(cat: CatalogAPI) -> float:
     return max(float(c.time) for c in cs) if cs else 0.0
 
 
-def copy_lake(src: str, dst: str, history: str) -> str:
-    """Copy a built lake (`src`/`history`, `src`/warehouse, lake.json) to `dst` and point every
-    table's location at the copy's warehouse, so writes land in the copy (files the copy inherited
-    keep their paths: they are read, never written). Returns the copy's catalog directory."""
+MARKER = ".traps-copy"
 
+
+def copy_lake(src: str, dst: str) -> str:
+    """Copy a built lake directory (every file: catalogs, warehouse, lake.json) to `dst` and mark it as
+    a copy. The catalog names its files by absolute path under `src`, so the copy is only usable where
+    `src` is seen to be the copy: `eval.traps.run` runs each seed in a private mount namespace with the
+    copy bind-mounted over `src` (the lake at `src` is never opened or written)."""
     if os.path.exists(dst):
         shutil.rmtree(dst)
-    os.makedirs(dst)
-    for sub in (history, "warehouse"):
-        if os.path.isdir(os.path.join(src, sub)):
-            shutil.copytree(os.path.join(src, sub), os.path.join(dst, sub), symlinks=True)
-    for f in ("lake.json", "names.json"):
-        if os.path.exists(os.path.join(src, f)):
-            shutil.copy2(os.path.join(src, f), os.path.join(dst, f))
-    cdir = os.path.join(dst, history)
-    _relocate(cdir, src, os.path.abspath(os.path.join(dst, "warehouse")))
-    return cdir
+    shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns("semcat.lock", MARKER))
+    with open(os.path.join(dst, MARKER), "w") as fh:
+        fh.write(os.path.abspath(src) + "\n")
+    return dst
 
 
-def _relocate(cdir: str, src: str, new_wh: str) -> None:
-    """Point the tables and catalogs of the catalog at `cdir` from the source's warehouse to `new_wh`
-    (one commit, a second after the latest); refuse a table that lives anywhere else."""
-    import catalog_core as cc
-
-    cat = cc.Catalog.open(cdir)
-    try:
-        # the warehouse the catalog names (the lake may itself be a copy of one built elsewhere)
-        olds = {os.path.abspath(os.path.join(src, "warehouse"))}
-        for obj in cat.children("/"):
-            props = obj.value.get("properties") or {}
-            if isinstance(props, dict) and isinstance(props.get("warehouse"), str):
-                olds.add(props["warehouse"].rstrip("/"))
-
-        def moved(p: str) -> str | None:
-            for o in olds:
-                if p == o or p.startswith(o + "/"):
-                    return new_wh + p[len(o):]
-            return None
-
-        moves: list[tuple[str, str, str]] = []
-        for obj in cat.query(lake.tables_query(None)):
-            loc = obj.value.get("location")
-            if isinstance(loc, str) and moved(loc):
-                moves.append((obj.path, moved(loc) or loc, "location"))
-            elif isinstance(loc, str) and not loc.startswith(new_wh):
-                raise RuntimeError(f"table {lake.name_of(obj.path)} lives at {loc}, outside the lake's warehouse; "
-                                   "refusing to write to it from a copy")
-        for obj in cat.children("/"):
-            props = obj.value.get("properties") or {}
-            wh = props.get("warehouse") if isinstance(props, dict) else None
-            if isinstance(wh, str) and moved(wh):
-                moves.append((obj.path, moved(wh) or wh, "warehouse"))
-        if moves:
-            with cat.transaction(author="traps", message="relocate the copy's tables to its own warehouse",
-                                 time=latest_time(cat) + 1.0) as txn:
-                for path, loc, what in moves:
-                    if what == "location":
-                        txn.merge(path, {"location": {"op": "set", "val": loc}})
-                    else:
-                        props = dict((txn.get(path).value.get("properties") or {}), warehouse=loc)  # type: ignore[union-attr]
-                        txn.merge(path, {"properties": {"op": "set", "val": props}})
-    finally:
-        cat.close()
+def is_copy(path: str) -> bool:
+    """Whether `path` shows a copy made by `copy_lake` (the mount took effect)."""
+    return os.path.exists(os.path.join(path, MARKER))

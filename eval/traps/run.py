@@ -54,22 +54,55 @@ def _flags(cdir: str, now: float, depth: str) -> list[dict[str, Any]]:
 
 def run_seed(lake_root: str, history: str, seed: int, dst: str, per_class: int = 1,
              depths: tuple[str, ...] = DEPTHS, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Copy the lake at `lake_root` to `dst`, then, in a child process in a private mount namespace where
+    the copy is bind-mounted over `lake_root` (the catalog's absolute file paths then resolve into the
+    copy, so every reader and writer sees the copy and the lake itself is never touched), flag, trap,
+    flag again and score. Needs root and util-linux `unshare` (Linux)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from eval.traps.lakeview import copy_lake
+
+    if not shutil.which("unshare") or os.geteuid() != 0:
+        raise SystemExit("eval.traps runs each seed on a copy bind-mounted over the lake's own path, in a private "
+                         "mount namespace: run it as root on Linux with util-linux's `unshare`")
+    src = os.path.abspath(lake_root)
+    copy_lake(src, dst)
+    out = os.path.join(dst, "result.json")
+    inner = [sys.executable, "-m", "eval.traps", "_seed", "--lake", src, "--history", history, "--seed", str(seed),
+             "--per-class", str(per_class), "--depths", ",".join(depths), "--result", out]
+    cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+           'mount --bind "$0" "$1" && shift && exec "$@"', os.path.abspath(dst), src, *inner]
+    proc = subprocess.run(cmd, stdout=None, stderr=None)
+    if proc.returncode != 0 or not os.path.exists(out):
+        raise RuntimeError(f"seed {seed} on {lake_root} failed (exit {proc.returncode}); see the output above")
+    with open(out) as fh:
+        return dict(json.load(fh))
+
+
+def seed_in_place(lake_root: str, history: str, seed: int, per_class: int, depths: tuple[str, ...],
+                  log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The seed's work on the lake at `lake_root`, which must show a copy (`run_seed` mounts one there)."""
     import catalog_core as cc
     from eval.traps.generator import generate
-    from eval.traps.lakeview import copy_lake, lake_now
+    from eval.traps.lakeview import is_copy, lake_now
 
-    cdir = copy_lake(lake_root, dst, history)
+    if not is_copy(lake_root):
+        raise SystemExit(f"{lake_root} is not a copy made by eval.traps (no marker): refusing to change it")
+    cdir = os.path.join(lake_root, history)
     cat = cc.Catalog.open(cdir)
     try:
-        now = lake_now(dst, cat)
+        now = lake_now(lake_root, cat)
     finally:
         cat.close()
     before = {d: _flags(cdir, now, d) for d in depths}
     log(f"seed {seed}: lake now {now}, before: " + ", ".join(f"{d} {len(v)} flags" for d, v in before.items()))
     truth = generate(cdir, seed, now, per_class=per_class, spark=spark(), log=log)
-    with open(os.path.join(dst, "traps.json"), "w") as fh:
+    with open(os.path.join(lake_root, "traps.json"), "w") as fh:
         json.dump(truth, fh, indent=1, default=str)
-    out: dict[str, Any] = {"seed": seed, "truth": truth, "scores": {}}
+    out: dict[str, Any] = {"seed": seed, "truth": truth, "scores": {},
+                           "before": {d: len(v) for d, v in before.items()}}
     for d in depths:
         after = _flags(cdir, truth["check_time"], d)
         out["scores"][d] = score(truth, before[d], after)
