@@ -97,11 +97,26 @@ def seed_in_place(lake_root: str, history: str, seed: int, per_class: int, depth
     finally:
         cat.close()
     before = {d: _flags(cdir, now, d) for d in depths}
+    from eval.traps.lakeview import LakeView
+    from eval.traps.verify import verify
+
+    cat = cc.Catalog.open(cdir)
+    try:
+        view = LakeView(cat)
+    finally:
+        cat.close()
     log(f"seed {seed}: lake now {now}, before: " + ", ".join(f"{d} {len(v)} flags" for d, v in before.items()))
     truth = generate(cdir, seed, now, per_class=per_class, spark=spark(), log=log)
     with open(os.path.join(lake_root, "traps.json"), "w") as fh:
         json.dump(truth, fh, indent=1, default=str)
-    out: dict[str, Any] = {"seed": seed, "truth": truth, "scores": {},
+    cat = cc.Catalog.open(cdir)
+    try:
+        problems = verify(cat, truth, view)
+    finally:
+        cat.close()
+    for p in problems:
+        log(f"  truth check: {p}")
+    out: dict[str, Any] = {"seed": seed, "truth": truth, "scores": {}, "problems": problems,
                            "before": {d: len(v) for d, v in before.items()}}
     for d in depths:
         after = _flags(cdir, truth["check_time"], d)
