@@ -96,7 +96,8 @@ def seed_cmd(lake_root: str, history: str, seed: int, per_class: int, depths: st
 
 @main.command("report")
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
-def report_cmd(results: tuple[str, ...]) -> None:
+@click.option("--misses", "show_misses", is_flag=True, help="also list every miss, false alarm and wrong fix")
+def report_cmd(results: tuple[str, ...], show_misses: bool) -> None:
     """The per-class table (markdown) of every OUT/<lake>-<seed>.json under RESULTS directories."""
     import glob
 
@@ -108,6 +109,11 @@ def report_cmd(results: tuple[str, ...]) -> None:
             with open(f) as fh:
                 runs.append(json.load(fh))
     report(runs, sys.stdout)
+    if show_misses:
+        from eval.traps.run import misses
+
+        sys.stdout.write("\n")
+        misses(runs, sys.stdout)
 
 
 if __name__ == "__main__":

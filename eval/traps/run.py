@@ -184,3 +184,26 @@ def _total(agg: dict[str, Any]) -> dict[str, int]:
         for k in out:
             out[k] += v[k]
     return out
+
+
+def misses(results: list[dict[str, Any]], fh: IO[str]) -> None:
+    """Every miss, false alarm and wrong fix, per lake, seed and depth (the evidence behind the table)."""
+    for r in sorted(results, key=lambda r: (r.get("lake", "?"), r["seed"])):
+        kinds = {t["id"]: t["kind"] for t in r["truth"]["traps"]}
+        for d in DEPTHS:
+            s = r["scores"].get(d)
+            if not s:
+                continue
+            head = f"{r.get('lake', '?')} seed {r['seed']} {d}"
+            for c, v in s["classes"].items():
+                for m in v["misses"]:
+                    fh.write(f"{head}: MISS {c}/{kinds.get(m['trap'], '?')} {m['table']} {m['key']}: {m['change']}\n")
+                for m in v["false_alarms"]:
+                    fh.write(f"{head}: FALSE ALARM {c} {m['table']} {m['key']} {m['reasons']}: {m['message'][:160]}\n")
+                for m in v["wrong_fixes"]:
+                    fh.write(f"{head}: WRONG FIX {c}/{kinds.get(m['trap'], '?')} {m['table']} {m['key']} "
+                             f"{m['reasons']}: want {json.dumps(m['want'])}, offered {json.dumps(m['offered'])}\n")
+            for m in s["control_alarms"]:
+                fh.write(f"{head}: CONTROL ALARM {m['table']} {m['key']} {m['reasons']}: {m['message'][:160]}\n")
+            for m in s["elsewhere"]:
+                fh.write(f"{head}: ELSEWHERE {m['table']} {m['key']} {m['reasons']}: {m['message'][:160]}\n")
