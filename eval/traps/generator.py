@@ -140,10 +140,10 @@ class Generator:
         """Replace every row of `table` with `df` (same columns): every file and partition replaced."""
         return self.write(df.localCheckpoint(), table, "overwrite", msg, schema="replace")
 
-    def latest_day(self, t: TableInfo) -> tuple[DataFrame, str]:
+    def latest_day(self, t: TableInfo, ref: dt.date | None = None) -> tuple[DataFrame, str]:
         from pyspark.sql import functions as F
 
-        dcol = t.date_column(self.today)
+        dcol = t.date_column(ref or self.today)
         if dcol is None:
             raise Skip(f"{t.name} has no recent date column")
         df = self.read(t.name)
@@ -763,8 +763,9 @@ class Generator:
                 day = day.withColumn(c.name, (F.col(c.name) + F.lit(offsets[c.name])).cast(c.type or "bigint"))
         return day
 
-    def replay(self, t: TableInfo, days: int, offsets: dict[tuple[str, str], int] | None = None) -> DataFrame:
-        day, _ = self.latest_day(t)
+    def replay(self, t: TableInfo, days: int, offsets: dict[tuple[str, str], int] | None = None,
+               ref: dt.date | None = None) -> DataFrame:
+        day, _ = self.latest_day(t, ref)
         offs = self._offsets(t, day, {} if offsets is None else offsets)
         return self._shift(day, t, days, offs)
 
@@ -897,9 +898,11 @@ class Generator:
         with self.bridge.transaction(author=AUTHOR, message=f"routine load day {n}", time=time) as tx:
             for name in names:
                 t = self.view.tables.get(name)
-                if t is None or t.date_column(self.today + dt.timedelta(days=n)) is None:
+                ref = self.today + dt.timedelta(days=n)
+                if t is None or t.date_column(ref) is None:
+                    self.log(f"  routine load day {n}: {name} has no recent date column, not loaded")
                     continue
-                day = self.replay(t, 1, offsets)
+                day = self.replay(t, 1, offsets, ref)
                 if name == newcol:
                     col = self.rng.choice(["ingest_batch_id", "source_system", "load_note"])
                     if not t.col(col):

@@ -93,7 +93,7 @@ class TableInfo:
             for n in cands:
                 s = self.cstat(n)
                 mx = _as_date(s.max if s else None)
-                if mx is not None and (now - mx).days <= within_days and mx <= now + dt.timedelta(days=1):
+                if mx is not None and (now - mx).days <= within_days and mx <= now + dt.timedelta(days=3):
                     return n
         return None
 
