@@ -56,7 +56,9 @@ class Trap:
         for t, k in keys:
             if [t, k] not in self.false:
                 self.false.append([t, k])
-            self.fixes.setdefault(f"{t}|{k}", fix)
+            # a verified query whose answer the change moved: re-verify it (unless the change names a repair)
+            self.fixes.setdefault(f"{t}|{k}", fix if fix is not None or not k.startswith("verified_query.")
+                                  else {"action": "reverify", "params": {}})
 
 
 class Skip(Exception):
@@ -364,6 +366,8 @@ class Generator:
         old, new = self.rng.sample(present, 2)
         tr = self.new_trap("values_units", "categories_merged", t.name, [col], f"{col}: {old!r} merged into {new!r}")
         tr.falsify(self._enum_keys(t, col) + self._value_refs(t, col, old) + self._vq_col(t, col), None)
+        if col in t.grain_keys():  # two values of a key become one: its rows repeat
+            tr.falsify([(t.name, "table.grain")] + self._to_refs(t), None)
         after = sorted(set(present) - {old} | set(v for v in self._present(t, col) if v != old))
         tr.fixes[f"{t.name}|{a.key}"] = {"action": "value_map", "params": {"column": col, "map": {old: new},
                                                                            "values": after}}
@@ -721,6 +725,8 @@ class Generator:
         from pyspark.sql import functions as F
 
         out: dict[str, int] = {}
+        if any(is_date(t.type_of(k)) or is_ts(t.type_of(k)) for k in t.grain_keys()):
+            return out  # the replayed day's dates are new: so are its keys
         rels: dict[str, tuple[str, str]] = {}
         for src, a in self.view.relationships():
             on = (a.value or {}).get("on") or []
@@ -742,8 +748,9 @@ class Generator:
             out[k] = int(s.max) - int(mn) + 1
             offsets[(t.name, k)] = out[k]
             break
-        for sc in t.columns:  # string keys: a suffix
-            if sc.name in t.grain_keys() and (sc.type or "").lower() == "string" and not out:
+        for sc in t.columns:  # string keys: a suffix, on a key no enum or sample values describe
+            if sc.name in t.grain_keys() and (sc.type or "").lower() == "string" and not out \
+                    and not any(t.column_field(sc.name, f) is not None for f in ("enum", "sample_values", "labels")):
                 out[sc.name] = -1
         return out
 

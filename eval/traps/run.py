@@ -117,10 +117,11 @@ def seed_in_place(lake_root: str, history: str, seed: int, per_class: int, depth
     for p in problems:
         log(f"  truth check: {p}")
     out: dict[str, Any] = {"seed": seed, "truth": truth, "scores": {}, "problems": problems,
-                           "before": {d: len(v) for d, v in before.items()}}
+                           "before": {d: len(v) for d, v in before.items()}, "flags": {}}
     for d in depths:
         after = _flags(cdir, truth["check_time"], d)
         out["scores"][d] = score(truth, before[d], after)
+        out["flags"][d] = {"before": before[d], "after": after}  # to re-score under another rule
     return out
 
 

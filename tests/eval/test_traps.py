@@ -139,3 +139,23 @@ def test_the_same_seed_gives_the_same_traps(lake_dir, tmp_path):
 
     a, b = once("a"), once("b")
     assert a == b and len(a) >= 8
+
+
+def test_a_verified_answer_made_false_is_reverified_unless_the_change_names_a_repair():
+    from eval.traps.generator import Trap
+
+    t = Trap(id="x", cls="definitions", kind="k", table="c.n.t", columns=[], description="")
+    t.falsify([("c.n.t", "verified_query.ab12"), ("c.n.t", "column.3.unit")], None)
+    t.falsify([("c.n.u", "verified_query.cd34")], {"action": "rename", "params": {"old": "a", "new": "b", "scale": 0}})
+    assert t.fixes == {"c.n.t|verified_query.ab12": {"action": "reverify", "params": {}}, "c.n.t|column.3.unit": None,
+                       "c.n.u|verified_query.cd34": {"action": "rename", "params": {"old": "a", "new": "b", "scale": 0}}}
+
+
+def test_a_readers_lineage_flag_on_a_control_table_is_downstream_not_a_false_alarm():
+    truth = {"traps": [{"id": "g", "cls": "grain", "kind": "duplicate_load", "table": "c.n.t", "columns": [],
+                        "description": "", "tables": ["c.n.t"], "control": False, "loads": 1,
+                        "false": [["c.n.t", "table.grain"]], "fixes": {"c.n.t|table.grain": None}}],
+             "routine_loads": [{"table": "c.n.mart", "day": 1, "vid": 5}]}
+    s = score(truth, [], [_flag("c.n.mart", "*", "upstream_changed"), _flag("c.n.mart", "table.grain", "schema_changed")])
+    assert [a["key"] for a in s["control_alarms"]] == ["table.grain"]
+    assert [(e["table"], e["key"]) for e in s["elsewhere"]] == [("c.n.mart", "*")]
