@@ -749,8 +749,9 @@ class Generator:
             out[k] = int(s.max) - int(mn) + 1
             offsets[(t.name, k)] = out[k]
             break
+        keyed = any(k in out for k in t.grain_keys())
         for sc in t.columns:  # string keys: a suffix, on a key no enum or sample values describe
-            if sc.name in t.grain_keys() and (sc.type or "").lower() == "string" and not out \
+            if sc.name in t.grain_keys() and (sc.type or "").lower() == "string" and not keyed \
                     and not any(t.column_field(sc.name, f) is not None for f in ("enum", "sample_values", "labels")):
                 out[sc.name] = -1
         return out
@@ -903,6 +904,7 @@ class Generator:
                 newcol = self.rng.choice(cands)
         time = self.tick()
         self.view = LakeView(self.cat, self.catalog)  # the tables as the traps left them
+        loaded: list[str] = []
         with self.bridge.transaction(author=AUTHOR, message=f"routine load day {n}", time=time) as tx:
             for name in names:
                 t = self.view.tables.get(name)
@@ -910,7 +912,15 @@ class Generator:
                 if t is None or t.date_column(ref) is None:
                     self.log(f"  routine load day {n}: {name} has no recent date column, not loaded")
                     continue
-                day = self.replay(t, 1, offsets, ref)
+                day, _ = self.latest_day(t, ref)
+                offs = self._offsets(t, day, offsets)
+                joined = {str(p[1]) for _, a in self.view.relationships() if (a.value or {}).get("to") == name
+                          for p in (a.value or {}).get("on") or []}
+                if joined - set(offs) - {c.name for c in t.columns if is_date(c.type) or is_ts(c.type)}:
+                    # a replayed day would repeat a key other tables join to (a dimension's natural key)
+                    self.log(f"  routine load day {n}: {name} not replayed (others join to {sorted(joined)})")
+                    continue
+                day = self._shift(day, t, 1, offs)
                 if name == newcol:
                     col = self.rng.choice(["ingest_batch_id", "source_system", "load_note"])
                     if not t.col(col):
@@ -922,6 +932,7 @@ class Generator:
                         self.traps.append(tr)
                         self.used.add(name)
                 tx.write(day.localCheckpoint(), name, partition_by=t.partition or None, mode="append")
+                loaded.append(name)
         vid = int(tx.result.vid or 0) if tx.result else None
         for name in names:
             if name in self.used and any(tr.table == name and tr.kind == "new_nullable_column" and tr.vid is None
@@ -929,9 +940,10 @@ class Generator:
                 for tr in self.traps:
                     if tr.table == name and tr.vid is None:
                         tr.vid = vid
-        for name in names:  # the routine appends: controls on the tables no trap touched
+        for name in loaded:  # the routine appends: controls on the tables no trap touched
             self.routine_loads.append({"table": name, "day": n, "vid": vid})
-        self.log(f"  routine load day {n}: {len(names)} tables, vid {vid}")
+        self.stopped.update(x for x in names if x not in loaded and n == 1)
+        self.log(f"  routine load day {n}: {len(loaded)} tables, vid {vid}")
 
     def truth(self) -> dict[str, Any]:
         return {"seed": self.seed, "now": self.now, "check_time": self.now + 2 * DAY + HOUR,
