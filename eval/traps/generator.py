@@ -194,12 +194,16 @@ class Generator:
     def schema_type_change(self) -> Trap:
         from pyspark.sql import functions as F
 
+        def typed_refs(t: TableInfo, col: str) -> list[tuple[str, str]]:  # claims a text column breaks: joins too
+            return sorted(set(self._semantic_refs(t, col)) | {(u, k) for u, k in self.view.refs(t.name, col)
+                                                               if k.startswith("relationship.")})
+
         cands = [(t, c.name) for t in self.free() for c in t.columns
                  if is_int(c.type) and c.name not in t.partition and c.name not in t.grain_keys()
-                 and self.view.refs(t.name, c.name, own=True)]
+                 and typed_refs(t, c.name)]
         t, col = self.pick(cands)
         tr = self.new_trap("schema", "type_change", t.name, [col], f"{col} restated as zero-padded text")
-        tr.falsify(self._semantic_refs(t, col), None)
+        tr.falsify(typed_refs(t, col), None)
         df = self.read(t.name).withColumn(col, F.lpad(F.col(col).cast("string"), 10, "0"))
         return self.done(tr, self.restate(t.name, df, f"{col} as text"))
 
