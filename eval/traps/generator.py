@@ -370,7 +370,9 @@ class Generator:
             raise Skip(f"{t.name}.{col} holds fewer than 3 enum values")
         old, new = self.rng.sample(present, 2)
         tr = self.new_trap("values_units", "categories_merged", t.name, [col], f"{col}: {old!r} merged into {new!r}")
-        tr.falsify(self._enum_keys(t, col) + self._value_refs(t, col, old) + self._vq_col(t, col), None)
+        tr.falsify(self._enum_keys(t, col) + self._value_refs(t, col, old),
+                   {"action": "value_map", "params": {"column": col, "map": {old: new}}})
+        tr.falsify(self._vq_col(t, col), None)
         if col in t.grain_keys():  # two values of a key become one: its rows repeat
             tr.falsify([(t.name, "table.grain")] + self._to_refs(t), None)
         after = sorted(set(present) - {old} | set(v for v in self._present(t, col) if v != old))
@@ -622,7 +624,10 @@ class Generator:
             new = val + "_x"
         tr = self.new_trap("definitions", "metric_filter_value_renamed", t.name, [col],
                            f"{col} value {val!r} restated as {new!r} (the filter of {a.key} no longer matches)")
-        tr.falsify([(t.name, a.key)] + self._enum_keys(t, col) + self._value_refs(t, col, val) + self._vq_col(t, col), None)
+        vmap = {"action": "value_map", "params": {"column": col, "map": {val: new}}}
+        # the metric, the column's value lists and the queries testing the value: the same spelling change
+        tr.falsify([(t.name, a.key)] + self._enum_keys(t, col) + self._value_refs(t, col, val), vmap)
+        tr.falsify(self._vq_col(t, col), None)
         ea = t.column_field(col, "enum")
         if ea is not None:
             after = sorted({new if v == val else v for v in self._present(t, col)})
