@@ -966,10 +966,10 @@ def _near(a: dt.date | None, b: dt.date, days: int = 3) -> bool:
 
 
 def _max_date(t: TableInfo, col: str) -> dt.date | None:
-    from eval.traps.lakeview import _as_date
+    from eval.traps.lakeview import as_date
 
     s = t.cstat(col)
-    return _as_date(s.max if s else None)
+    return as_date(s.max if s else None)
 
 
 def generate(catalog_dir: str, seed: int, now: float, per_class: int = 1, catalog: str | None = None,

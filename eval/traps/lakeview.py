@@ -15,7 +15,7 @@ from typing import Any
 from catalog_core import lake
 from catalog_core.api import CatalogAPI
 
-__all__ = ["TableInfo", "LakeView", "copy_lake", "lake_now", "words"]
+__all__ = ["TableInfo", "LakeView", "copy_lake", "is_copy", "lake_now", "words", "as_date"]
 
 NUMERIC = ("tinyint", "smallint", "int", "integer", "bigint", "long", "short", "byte")
 
@@ -92,13 +92,13 @@ class TableInfo:
             cands.sort(key=lambda n: n not in self.partition)
             for n in cands:
                 s = self.cstat(n)
-                mx = _as_date(s.max if s else None)
+                mx = as_date(s.max if s else None)
                 if mx is not None and (now - mx).days <= within_days and mx <= now + dt.timedelta(days=3):
                     return n
         return None
 
 
-def _as_date(v: object) -> dt.date | None:
+def as_date(v: object) -> dt.date | None:
     if v is None:
         return None
     if isinstance(v, dt.datetime):
