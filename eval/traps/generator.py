@@ -984,6 +984,12 @@ def generate(catalog_dir: str, seed: int, now: float, per_class: int = 1, catalo
     try:
         bridge = Bridge(spark, cat, footers_on="driver")
         g = Generator(cat, bridge, now, seed, catalog, log)
-        return g.run(per_class, classes, controls)
+        try:
+            return g.run(per_class, classes, controls)
+        finally:
+            if g.scratch:  # the Parquet files the reads went through
+                import shutil
+
+                shutil.rmtree(g.scratch, ignore_errors=True)
     finally:
         cat.close()
