@@ -1,0 +1,120 @@
+"""`python -m eval.traps generate|score` (docs/findings.md, "Staleness on unplanned changes").
+
+    python -m eval.traps generate --lake LAKE --seed 1 --out /tmp/t1      # a trapped copy + traps.json
+    python -m eval.traps score --lake LAKE --name acme --seeds development --out RESULTS
+
+LAKE is a built lake directory (`semcat eval build` or `python -m eval.tpcds build`): its catalog
+under LAKE/<history> (default enriched), its files under LAKE/warehouse. It is copied, never changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import click
+
+from eval.traps.run import SEEDS_FILE, run_seed, seeds_of, write_table
+
+
+@click.group()
+def main() -> None:
+    """Trap generator and per-class scoring of staleness detection (issue 45)."""
+
+
+@main.command()
+@click.option("--lake", "lake_root", required=True, type=click.Path(exists=True, file_okay=False),
+              help="a built lake directory (copied, never changed)")
+@click.option("--history", default="enriched", show_default=True, help="the catalog under LAKE to copy")
+@click.option("--seed", type=int, required=True)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="where the trapped copy goes (replaced)")
+@click.option("--per-class", default=1, show_default=True, type=int)
+def generate(lake_root: str, history: str, seed: int, out: str, per_class: int) -> None:
+    """Copy LAKE to OUT, apply the traps of SEED and write OUT/traps.json (the ground truth)."""
+    res = run_seed(lake_root, history, seed, out, per_class=per_class, depths=(), log=click.echo)
+    click.echo(f"{len(res['truth']['traps'])} traps/controls; truth in {os.path.join(out, 'traps.json')}")
+
+
+@main.command()
+@click.option("--lake", "lake_root", required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--name", required=True, help="the lake's label in the table (acme, cryptic, tpcds)")
+@click.option("--history", default="enriched", show_default=True)
+@click.option("--seeds", "which", default="development", show_default=True,
+              help=f"development, held_out (from {SEEDS_FILE}) or a comma list")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="results directory (JSON per seed)")
+@click.option("--work", default=None, type=click.Path(file_okay=False), help="scratch for the copies (default OUT/work)")
+@click.option("--per-class", default=1, show_default=True, type=int)
+@click.option("--keep", is_flag=True, help="keep the trapped copies")
+def score(lake_root: str, name: str, history: str, which: str, out: str, work: str | None, per_class: int,
+          keep: bool) -> None:
+    """Trap a copy of LAKE per seed, run staleness at both depths, score per class; write OUT/<name>-<seed>.json
+    and print the per-class table."""
+    import shutil
+
+    seeds = seeds_of(which)
+    os.makedirs(out, exist_ok=True)
+    work = work or os.path.join(out, "work")
+    results: list[dict[str, Any]] = []
+    for s in seeds:
+        t0 = time.time()
+        dst = os.path.join(work, f"{name}-{s}")
+        try:
+            res = run_seed(lake_root, history, s, dst, per_class=per_class, log=click.echo)
+        except Exception:  # noqa: BLE001 - one seed's failure is reported; the others still run
+            import traceback
+
+            click.echo(f"{name} seed {s} FAILED:\n{traceback.format_exc()}", err=True)
+            continue
+        res["lake"], res["seconds"] = name, round(time.time() - t0, 1)
+        with open(os.path.join(out, f"{name}-{s}.json"), "w") as fh:
+            json.dump(res, fh, indent=1, default=str)
+        results.append(res)
+        click.echo(f"{name} seed {s}: {res['seconds']} s")
+        if not keep:
+            shutil.rmtree(dst, ignore_errors=True)
+    write_table(results, sys.stdout)
+
+
+@main.command("_seed", hidden=True)
+@click.option("--lake", "lake_root", required=True)
+@click.option("--history", default="enriched")
+@click.option("--seed", type=int, required=True)
+@click.option("--per-class", default=1, type=int)
+@click.option("--depths", default="metadata,data")
+@click.option("--result", required=True)
+def seed_cmd(lake_root: str, history: str, seed: int, per_class: int, depths: str, result: str) -> None:
+    """(internal) One seed on the copy mounted at LAKE; the result to RESULT."""
+    from eval.traps.run import seed_in_place
+
+    res = seed_in_place(lake_root, history, seed, per_class, tuple(d for d in depths.split(",") if d), log=click.echo)
+    with open(result, "w") as fh:
+        json.dump(res, fh, indent=1, default=str)
+
+
+@main.command("report")
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--misses", "show_misses", is_flag=True, help="also list every miss, false alarm and wrong fix")
+def report_cmd(results: tuple[str, ...], show_misses: bool) -> None:
+    """The per-class table (markdown) of every OUT/<lake>-<seed>.json under RESULTS directories."""
+    import glob
+
+    from eval.traps.run import report
+
+    runs = []
+    for d in results:
+        for f in sorted(glob.glob(os.path.join(d, "*-*.json"))):
+            with open(f) as fh:
+                runs.append(json.load(fh))
+    report(runs, sys.stdout)
+    if show_misses:
+        from eval.traps.run import misses
+
+        sys.stdout.write("\n")
+        misses(runs, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

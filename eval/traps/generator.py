@@ -1,0 +1,995 @@
+"""The trap generator: randomized changes of every class of the taxonomy on random tables and
+columns of a lake (chosen by what each table has: types, annotations), applied through the public
+write paths (the Spark bridge; catalog transactions for a schema-only change), after the lake's
+"now", plus routine controls; the ground truth goes to a JSON file.
+
+Timeline (T0 = the lake's now): traps at T0+1h, T0+2h, ...; controls after them; a routine load
+(every table loaded in the days before T0, the latest day replayed as a new day) at T0+1d and T0+2d,
+except the tables a trap stops; the check runs at T0+2d+1h (`truth["check_time"]`).
+
+Ground truth per trap: class, kind, table, columns, vid, time, `false`: the annotations (table, key)
+the change makes false, `fixes`: {"table|key": the right fix or None (not determinable)}. Controls
+carry `control: true` and no false annotations: any new finding on their tables is a false alarm.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from eval.traps.lakeview import LakeView, TableInfo, is_date, is_int, is_num, is_ts, words
+from eval.traps.taxonomy import CLASSES
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from spark_bridge import Bridge
+
+__all__ = ["Trap", "Generator", "generate", "HOUR", "DAY"]
+
+HOUR = 3600.0
+DAY = 86400.0
+AUTHOR = "etl:traps"
+
+
+@dataclasses.dataclass
+class Trap:
+    id: str
+    cls: str                       # a class of the taxonomy, or "control"
+    kind: str
+    table: str
+    columns: list[str]
+    description: str
+    vid: int | None = None
+    time: float | None = None
+    false: list[list[str]] = dataclasses.field(default_factory=list)        # [table, key]
+    fixes: dict[str, Any] = dataclasses.field(default_factory=dict)          # "table|key" -> fix or None
+    tables: list[str] = dataclasses.field(default_factory=list)              # every table the change wrote
+    control: bool = False
+    loads: int = 1
+
+    def falsify(self, keys: list[tuple[str, str]], fix: dict[str, Any] | None = None) -> None:
+        for t, k in keys:
+            if [t, k] not in self.false:
+                self.false.append([t, k])
+            # a verified query whose answer the change moved: re-verify it (unless the change names a repair)
+            self.fixes.setdefault(f"{t}|{k}", fix if fix is not None or not k.startswith("verified_query.")
+                                  else {"action": "reverify", "params": {}})
+
+
+class Skip(Exception):
+    """No table of the lake fits this kind (the reason says why)."""
+
+
+class Generator:
+    def __init__(self, cat: Any, bridge: Bridge, now: float, seed: int, catalog: str | None = None,
+                 log: Callable[[str], None] = print):
+        self.cat, self.bridge, self.now, self.seed = cat, bridge, now, seed
+        self.rng = random.Random(seed)
+        self.view = LakeView(cat, catalog)
+        self.catalog = catalog
+        self.log = log
+        self.used: set[str] = set()           # tables a trap or control already owns
+        self.stopped: set[str] = set()        # tables no routine load writes
+        self.clock = now + HOUR
+        self.traps: list[Trap] = []
+        self.skipped: list[dict[str, str]] = []
+        self.routine_loads: list[dict[str, Any]] = []
+        self.scratch: str | None = None
+        self.reads = 0
+        self.replacements: dict[str, str] = {}
+        self.today = dt.datetime.fromtimestamp(now, dt.timezone.utc).date()
+        self.active = [t for t in sorted(self.view.tables) if self._routine_ok(self.view.tables[t])]
+
+    # ------------------------------------------------------------------ helpers
+    def _routine_ok(self, t: TableInfo) -> bool:
+        """Loaded in the days before now (or under a freshness SLA): the routine loads keep loading it."""
+        recent = t.last_load is not None and (t.last_load >= self.now - 4 * DAY or t.sla() is not None)
+        return t.date_column(self.today) is not None and t.rows > 0 and recent and t.deprecated() is None
+
+    def tick(self, step: float = HOUR) -> float:
+        self.clock += step
+        return self.clock
+
+    def pick(self, cands: list[Any]) -> Any:
+        if not cands:
+            raise Skip("no candidate")
+        return self.rng.choice(sorted(cands, key=str))
+
+    def free(self, names: list[str] | None = None) -> list[TableInfo]:
+        v = self.view.tables
+        return [v[n] for n in sorted(names if names is not None else v) if n not in self.used and v[n].rows > 0]
+
+    def read(self, table: str) -> DataFrame:
+        """The table's rows at the latest vid as a Spark DataFrame with the catalog's column types. Read
+        through the catalog's DuckDB view (`catalog_core.open_table`) into a scratch Parquet file: the
+        Spark reader of a table whose files span schema changes unions one frame per file group, which
+        on the Acme facts takes minutes."""
+        import tempfile
+
+        import pyarrow.parquet as pq
+        from pyspark.sql import functions as F
+
+        import catalog_core as cc
+
+        con = cc.open_table(self.cat, table)
+        try:
+            arrow = con.sql(f"SELECT * FROM {table}").to_arrow_table()
+        finally:
+            con.close()
+        if self.scratch is None:
+            self.scratch = tempfile.mkdtemp(prefix="traps-read-")
+        self.reads += 1
+        path = f"{self.scratch}/{self.reads}.parquet"
+        pq.write_table(arrow, path)
+        df = self.bridge.spark.read.parquet(path)
+        t = self.view.tables.get(table)
+        types = {c.name: c.type for c in t.columns} if t else {}
+        return df.select(*[F.col(c).cast(str(types[c])).alias(c) if types.get(c) else F.col(c) for c in df.columns])
+
+    def write(self, df: DataFrame, table: str, mode: str, msg: str, schema: str = "evolve") -> int:
+        t = self.view.tables.get(table)
+        pcols = t.partition if t else None
+        res = self.bridge.write(df, table, partition_by=pcols or None, mode=mode, author=AUTHOR, message=msg,
+                                schema=schema, time=self.tick())
+        return int(res.vid or 0)
+
+    def restate(self, table: str, df: DataFrame, msg: str) -> int:
+        """Replace every row of `table` with `df` (same columns): every file and partition replaced."""
+        return self.write(df.localCheckpoint(), table, "overwrite", msg, schema="replace")
+
+    def latest_day(self, t: TableInfo, ref: dt.date | None = None) -> tuple[DataFrame, str]:
+        from pyspark.sql import functions as F
+
+        dcol = t.date_column(ref or self.today)
+        if dcol is None:
+            raise Skip(f"{t.name} has no recent date column")
+        df = self.read(t.name)
+        mx = df.agg(F.max(F.col(dcol)).alias("m")).collect()[0]["m"]
+        return df.where(F.col(dcol) == F.lit(mx)), dcol
+
+    def new_trap(self, cls: str, kind: str, table: str, columns: list[str], desc: str, **kw: Any) -> Trap:
+        tr = Trap(id=f"{cls}.{kind}.{len(self.traps)}", cls=cls, kind=kind, table=table, columns=columns,
+                  description=desc, tables=[table], **kw)
+        return tr
+
+    def done(self, tr: Trap, vid: int) -> Trap:
+        tr.vid, tr.time = vid, self.clock
+        self.traps.append(tr)
+        self.used.update(tr.tables)
+        for t, k in tr.false:
+            if not k.startswith("verified_query."):  # a query's copy on every table it reads (dim_date: all of them)
+                self.used.add(t)
+        self.log(f"  {tr.cls}/{tr.kind} on {tr.table} {tr.columns}: vid {vid}, {len(tr.false)} annotation(s) made false")
+        return tr
+
+    # ------------------------------------------------------------------ schema
+    def schema_drop(self) -> Trap:
+        t = self.pick([t for t in self.free() if [c for c in self._annotated_cols(t) if c not in t.partition]])
+        col = self.pick([c for c in self._annotated_cols(t) if c not in t.partition])
+        tr = self.new_trap("schema", "drop", t.name, [col], f"column {col} dropped")
+        tr.falsify(self.view.refs(t.name, col, own=True), None)
+        vid = self.bridge.alter(t.name, drop=[col], author=AUTHOR, message=f"drop {col}", time=self.tick())
+        return self.done(tr, vid)
+
+    def schema_rename(self) -> Trap:
+        cands = [(t, c) for t in self.free() for c in t.grain_keys() + self._annotated_cols(t)
+                 if c not in t.partition and self.view.refs(t.name, c)]
+        t, col = self.pick(cands)
+        new = self.rng.choice(["{}_key", "{}_code", "src_{}", "{}_v2"]).format(col)
+        tr = self.new_trap("schema", "rename", t.name, [col, new], f"column {col} renamed {new}")
+        ren = {"action": "rename", "params": {"old": col, "new": new, "scale": 0}}
+        tr.falsify(self.view.refs(t.name, col), ren)
+        for tb, k in self.view.refs(t.name, col):
+            if k.startswith("relationship.") and tb != t.name:  # a join into the renamed key: either says it
+                tr.fixes[f"{tb}|{k}"] = [ren, {"action": "join_on", "params": {"to_table": t.name, "to_column": new}}]
+        vid = self.bridge.alter(t.name, rename={col: new}, author=AUTHOR, message=f"rename {col} to {new}",
+                                time=self.tick())
+        return self.done(tr, vid)
+
+    def schema_type_change(self) -> Trap:
+        from pyspark.sql import functions as F
+
+        def typed_refs(t: TableInfo, col: str) -> list[tuple[str, str]]:  # claims a text column breaks: joins too
+            return sorted(set(self._semantic_refs(t, col)) | {(u, k) for u, k in self.view.refs(t.name, col)
+                                                               if k.startswith("relationship.")})
+
+        cands = [(t, c.name) for t in self.free() for c in t.columns
+                 if is_int(c.type) and c.name not in t.partition and c.name not in t.grain_keys()
+                 and typed_refs(t, c.name)]
+        t, col = self.pick(cands)
+        tr = self.new_trap("schema", "type_change", t.name, [col], f"{col} restated as zero-padded text")
+        tr.falsify(typed_refs(t, col), None)
+        df = self.read(t.name).withColumn(col, F.lpad(F.col(col).cast("string"), 10, "0"))
+        return self.done(tr, self.restate(t.name, df, f"{col} as text"))
+
+    def schema_restate_scaled(self) -> Trap:
+        from pyspark.sql import functions as F
+
+        cands = [(t, c.name) for t in self.free() for c in t.columns
+                 if is_int(c.type) and c.name.lower().endswith("_cents") and c.name not in t.partition]
+        t, col = self.pick(cands)
+        new = col[: -len("_cents")] + "_usd"
+        if t.col(new):
+            raise Skip(f"{t.name} already has {new}")
+        tr = self.new_trap("schema", "restate_scaled", t.name, [col, new], f"{col} replaced by {new} = {col} / 100")
+        tr.falsify(self.view.refs(t.name, col, own=True), {"action": "rename", "params": {"old": col, "new": new, "scale": -2}})
+        df = self.read(t.name)
+        cols = [(F.col(c.name).cast("decimal(14,2)") / 100).cast("decimal(14,2)").alias(new) if c.name == col
+                else F.col(c.name) for c in t.columns]
+        return self.done(tr, self.restate(t.name, df.select(*cols), f"restate {col} as {new} in dollars"))
+
+    # ------------------------------------------------------------------ values and units
+    def _unit_cols(self, t: TableInfo) -> list[str]:
+        return [c.name for c in t.columns if is_num(c.type) and c.name not in t.partition
+                and c.name not in t.grain_keys() and (t.column_field(c.name, "unit") is not None
+                                                      or c.name.lower().endswith(("_cents", "_usd")))]
+
+    def _unit_false(self, t: TableInfo, col: str) -> list[tuple[str, str]]:
+        keys = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("unit", "description", "sample_values")]
+        return sorted(set(keys + self._semantic_refs(t, col)))
+
+    def _scale(self, t: TableInfo, col: str) -> int:
+        return self.rng.choice([2, 3]) if is_int(t.type_of(col)) else self.rng.choice([2, -2])
+
+    def _scaled(self, df: DataFrame, col: str, typ: str, k: int) -> Any:
+        from pyspark.sql import functions as F
+
+        return (F.col(col) * F.lit(10 ** k) if k > 0 else F.col(col) / F.lit(10 ** -k)).cast(typ)
+
+    def values_unit_shift_restated(self) -> Trap:
+        t = self.pick([t for t in self.free() if self._unit_cols(t)])
+        col = self.pick(self._unit_cols(t))
+        k = self._scale(t, col)
+        tr = self.new_trap("values_units", "unit_shift_restated", t.name, [col], f"{col} restated x 10^{k} in place")
+        tr.falsify(self._unit_false(t, col), None)
+        ua = t.column_field(col, "unit")
+        if ua is not None:
+            tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "scale": k}}
+        df = self.read(t.name)
+        df = df.withColumn(col, self._scaled(df, col, t.type_of(col), k))
+        return self.done(tr, self.restate(t.name, df, f"restate {col}"))
+
+    def values_unit_shift_new_load(self) -> Trap:
+        t = self.pick([t for t in self.free(self.active) if self._unit_cols(t)])
+        col = self.pick(self._unit_cols(t))
+        k = self._scale(t, col)
+        tr = self.new_trap("values_units", "unit_shift_new_load", t.name, [col], f"new load with {col} x 10^{k}")
+        tr.falsify(self._unit_false(t, col), None)
+        ua = t.column_field(col, "unit")
+        if ua is not None:  # the old rows keep the old unit: no single unit is right for the column
+            tr.fixes[f"{t.name}|{ua.key}"] = None
+        day = self.replay(t, 1)
+        day = day.withColumn(col, self._scaled(day, col, t.type_of(col), k))
+        tr.loads = 1
+        return self.done(tr, self.write(day, t.name, "append", f"load with {col} in new unit"))
+
+    def values_timezone_shift(self) -> Trap:
+        from pyspark.sql import functions as F
+
+        cands = [(t, c.name) for t in self.free() for c in t.columns if is_ts(c.type) and c.name not in t.partition
+                 and (t.column_anns(c.name) or "utc" in c.name.lower())]
+        t, col = self.pick(cands)
+        h = self.rng.choice([-5, -8, 1, 9])
+        tr = self.new_trap("values_units", "timezone_shift", t.name, [col], f"{col} restated shifted {h:+d} h")
+        keys = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("description", "unit", "sample_values")]
+        if not keys:  # the name is the claim (`_utc`): the column's annotations, else its table's description
+            keys = [(t.name, a.key) for a in t.column_anns(col)] or \
+                ([(t.name, "table.description")] if t.ann("table.description") else [])
+        tr.falsify(keys + self._vq_col(t, col), None)
+        df = self.read(t.name).withColumn(col, F.col(col) + F.expr(f"INTERVAL {h} HOURS"))
+        return self.done(tr, self.restate(t.name, df, f"restate {col} in another zone"))
+
+    def _enum_cols(self, t: TableInfo, n: int = 2) -> list[str]:
+        out = []
+        for c in t.columns:
+            a = t.column_field(c.name, "enum")
+            if a is not None and isinstance(a.value, list) and len(a.value) >= n and (c.type or "").lower() == "string" \
+                    and c.name not in t.partition:
+                out.append(c.name)
+        return out
+
+    def _enum(self, t: TableInfo, col: str) -> tuple[Any, list[str]]:
+        a = t.column_field(col, "enum")
+        if a is None:
+            raise Skip(f"{t.name}.{col} has no enum")
+        return a, [str(v) for v in a.value if v is not None]
+
+    def _enum_keys(self, t: TableInfo, col: str) -> list[tuple[str, str]]:
+        own = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("enum", "sample_values", "labels")]
+        return own
+
+    def _present(self, t: TableInfo, col: str) -> list[str]:
+        import catalog_core as cc
+
+        con = cc.open_table(self.cat, t.name)
+        try:
+            rows = con.execute(f'SELECT DISTINCT "{col}" FROM {t.name}').fetchall()
+        finally:
+            con.close()
+        return sorted(str(r[0]) for r in rows if r[0] is not None)
+
+    def values_enum_added(self, inside: bool) -> Trap:
+        from pyspark.sql import functions as F
+
+        t = self.pick([t for t in self.free() if self._enum_cols(t, 2 if inside else 1)])
+        col = self.pick(self._enum_cols(t, 2 if inside else 1))
+        a, vals = self._enum(t, col)
+        present = self._present(t, col)
+        if inside:
+            if len(present) < 2:
+                raise Skip(f"{t.name}.{col} holds fewer than 2 values")
+            lo = self.rng.randrange(len(present) - 1)
+            new = present[lo] + "_" + self.rng.choice(["pending", "review", "hold", "other"])
+            if not present[lo] < new < present[lo + 1]:
+                new = present[lo] + "0"
+        else:
+            new = "zz_" + self.rng.choice(["pending", "review", "hold", "other"])
+        kind = "enum_added_inside" if inside else "enum_added_outside"
+        tr = self.new_trap("values_units", kind, t.name, [col], f"{col} gains {new!r}")
+        tr.falsify(self._enum_keys(t, col) + self._vq_col(t, col), None)
+        tr.fixes[f"{t.name}|{a.key}"] = {"action": "add_enum_values", "params": {"column": col, "values": [new]}}
+        df = self.read(t.name)
+        pick = F.rand(self.seed) < F.lit(0.15)
+        df = df.withColumn(col, F.when(pick & F.col(col).isNotNull(), F.lit(new)).otherwise(F.col(col)))
+        return self.done(tr, self.restate(t.name, df, f"{col}: new value {new}"))
+
+    def values_enum_added_inside(self) -> Trap:
+        return self.values_enum_added(True)
+
+    def values_enum_added_outside(self) -> Trap:
+        return self.values_enum_added(False)
+
+    def values_enum_removed(self) -> Trap:
+        from pyspark.sql import functions as F
+
+        t = self.pick([t for t in self.free() if self._enum_cols(t, 3)])
+        col = self.pick(self._enum_cols(t, 3))
+        a, vals = self._enum(t, col)
+        present = [v for v in self._present(t, col) if v in vals]
+        if len(present) < 3:
+            raise Skip(f"{t.name}.{col} holds fewer than 3 enum values")
+        gone = self.rng.choice(present)
+        tr = self.new_trap("values_units", "enum_removed", t.name, [col], f"{col} no longer holds {gone!r} (rows removed)")
+        tr.falsify(self._enum_keys(t, col) + self._value_refs(t, col, gone) + self._vq_table(t), None)
+        df = self.read(t.name).where(F.col(col).isNull() | (F.col(col) != F.lit(gone)))
+        return self.done(tr, self.restate(t.name, df, f"{col}: {gone} rows removed"))
+
+    def values_categories_merged(self) -> Trap:
+        from pyspark.sql import functions as F
+
+        t = self.pick([t for t in self.free() if self._enum_cols(t, 3)])
+        col = self.pick(self._enum_cols(t, 3))
+        a, vals = self._enum(t, col)
+        present = [v for v in self._present(t, col) if v in vals]
+        if len(present) < 3:
+            raise Skip(f"{t.name}.{col} holds fewer than 3 enum values")
+        old, new = self.rng.sample(present, 2)
+        tr = self.new_trap("values_units", "categories_merged", t.name, [col], f"{col}: {old!r} merged into {new!r}")
+        tr.falsify(self._enum_keys(t, col) + self._value_refs(t, col, old),
+                   {"action": "value_map", "params": {"column": col, "map": {old: new}}})
+        tr.falsify(self._vq_col(t, col), None)
+        if col in t.grain_keys():  # two values of a key become one: its rows repeat
+            tr.falsify([(t.name, "table.grain")] + self._to_refs(t), None)
+        after = sorted(set(present) - {old} | set(v for v in self._present(t, col) if v != old))
+        tr.fixes[f"{t.name}|{a.key}"] = {"action": "value_map", "params": {"column": col, "map": {old: new},
+                                                                           "values": after}}
+        df = self.read(t.name).withColumn(col, F.when(F.col(col) == F.lit(old), F.lit(new)).otherwise(F.col(col)))
+        return self.done(tr, self.restate(t.name, df, f"{col}: {old} merged into {new}"))
+
+    # ------------------------------------------------------------------ keys and joins
+    def _rels(self) -> list[tuple[str, Any, str, str, str]]:
+        """(from table, annotation, from column, to table, to column) of single-column relationships
+        between tables that exist, both free."""
+        out = []
+        for src, a in self.view.relationships():
+            v = a.value or {}
+            on = v.get("on") or []
+            to = v.get("to")
+            if len(on) == 1 and to in self.view.tables and src not in self.used and to not in self.used and src != to:
+                out.append((src, a, str(on[0][0]), to, str(on[0][1])))
+        return out
+
+    def keys_format_changed(self) -> Trap:
+        from pyspark.sql import functions as F
+
+        cands = [r for r in self._rels() if is_int(self.view.tables[r[3]].type_of(r[4]))
+                 and is_int(self.view.tables[r[0]].type_of(r[2]))
+                 and r[4] not in self.view.tables[r[3]].partition and self.view.tables[r[3]].rows > 0]
+        fan = {to_: sum(1 for r in self.view.relationships() if (r[1].value or {}).get("to") == to_) for _, _, _, to_, _ in cands}
+        few = [r for r in cands if fan[r[3]] <= 2]  # a key few tables join to: the change stays local
+        src, a, fcol, to, tcol = self.pick(few or cands)
+        t = self.view.tables[to]
+        s = t.cstat(tcol)
+        mx = abs(int(s.max)) if s is not None and isinstance(s.max, (int, float)) else 10 ** 6
+        off = 10 ** (len(str(mx)) + 2)
+        tr = self.new_trap("keys_joins", "key_format_changed", to, [tcol],
+                           f"{to}.{tcol} restated + {off} (no longer matches {src}.{fcol})")
+        keys = [(r, k.key) for r, k in self.view.relationships()
+                if (k.value or {}).get("to") == to and any(str(p[1]).lower() == tcol.lower() for p in (k.value or {}).get("on") or [])]
+        tr.falsify(keys + self._vq_col(t, tcol), None)
+        tr.tables = [to]
+        self.used.add(src)
+        df = self.read(to).withColumn(tcol, (F.col(tcol) + F.lit(off)).cast(t.type_of(tcol)))
+        return self.done(tr, self.restate(to, df, f"{tcol} in a new key format"))
+
+    def keys_renamed(self) -> Trap:
+        cands = [r for r in self._rels() if r[4] not in self.view.tables[r[3]].partition]
+        fan = {to_: sum(1 for r in self.view.relationships() if (r[1].value or {}).get("to") == to_) for _, _, _, to_, _ in cands}
+        src, a, fcol, to, tcol = self.pick([r for r in cands if fan[r[3]] <= 2] or cands)
+        new = self.rng.choice(["{}_key", "{}_ref", "{}_nk"]).format(tcol)
+        tr = self.new_trap("keys_joins", "key_renamed", to, [tcol, new], f"{to}.{tcol} renamed {new}")
+        keys = self.view.refs(to, tcol)
+        tr.falsify(keys, None)
+        for tb, k in keys:
+            ann = self.view.tables[tb].ann(k)
+            if ann is not None and ann.kind == "relationship" and tb != to:
+                tr.fixes[f"{tb}|{k}"] = [{"action": "join_on", "params": {"to_table": to, "to_column": new}},
+                                         {"action": "rename", "params": {"old": tcol, "new": new, "scale": 0}}]
+            else:
+                tr.fixes[f"{tb}|{k}"] = {"action": "rename", "params": {"old": tcol, "new": new, "scale": 0}}
+        self.used.add(src)
+        vid = self.bridge.alter(to, rename={tcol: new}, author=AUTHOR, message=f"rename {tcol} to {new}", time=self.tick())
+        return self.done(tr, vid)
+
+    # ------------------------------------------------------------------ grain
+    def _grained(self, active: bool | None = None) -> list[TableInfo]:
+        pool = self.free(self.active) if active else self.free()
+        return [t for t in pool if t.grain_keys() and not any(k in t.partition for k in t.grain_keys())]
+
+    def _to_refs(self, t: TableInfo) -> list[tuple[str, str]]:
+        """Relationships into `t` that claim its keys are unique there (many_to_one / one_to_one)."""
+        return [(src, a.key) for src, a in self.view.relationships()
+                if (a.value or {}).get("to") == t.name and (a.value or {}).get("cardinality", "many_to_one") != "one_to_many"]
+
+    def grain_scd2(self) -> Trap:
+        from pyspark.sql import functions as F
+
+        t = self.pick([t for t in self._grained() if not t.col("valid_from") and not t.col("is_current")
+                       and [c for c in t.columns if (c.type or "").lower() == "string" and c.name not in t.grain_keys()]])
+        attr = self.pick([c.name for c in t.columns if (c.type or "").lower() == "string" and c.name not in t.grain_keys()
+                          and t.column_field(c.name, "sample_values") is None and t.column_field(c.name, "labels") is None])
+        tr = self.new_trap("grain", "scd2_versions", t.name, t.grain_keys() + ["valid_from", "valid_to", "is_current"],
+                           f"{t.name} becomes SCD2 (a second version of ~20% of keys, {attr} changed)")
+        g = t.ann("table.grain")
+        tr.falsify([(t.name, g.key)], None)
+        # the grain is per key and version now; or, read through is_current, still per key
+        tr.fixes[f"{t.name}|{g.key}"] = [{"action": "set_keys", "params": {"keys": t.grain_keys() + ["valid_from"]}},
+                                         {"action": "filter", "params": {"table": t.name, "column": "is_current"}}]
+        rel = self._to_refs(t)
+        tr.falsify(rel, {"action": "filter", "params": {"table": t.name, "column": "is_current"}})
+        tr.falsify(self._vq_table(t), None)
+        start = dt.date(2000, 1, 1)
+        change = self.today - dt.timedelta(days=3)
+        df = self.read(t.name)
+        pick = F.rand(self.seed) < F.lit(0.2)
+        base = df.withColumn("_v", pick)
+        v1 = base.withColumn("valid_from", F.lit(start)) \
+            .withColumn("valid_to", F.when(F.col("_v"), F.lit(change - dt.timedelta(days=1))).otherwise(F.lit(None).cast("date"))) \
+            .withColumn("is_current", ~F.col("_v"))
+        enum = t.column_field(attr, "enum")
+        vals = [str(v) for v in (enum.value or [])] if enum is not None and isinstance(enum.value, list) else []
+        if len(vals) >= 2:  # an enumerated attribute changes to another of its values (a tier change)
+            nxt = F.lit(vals[0])
+            for a_, b_ in zip(vals, vals[1:] + vals[:1]):
+                nxt = F.when(F.col(attr) == F.lit(a_), F.lit(b_)).otherwise(nxt)
+            changed = nxt
+        else:
+            changed = F.concat(F.col(attr), F.lit(" (new)"))
+        v2 = base.where(F.col("_v")).withColumn(attr, changed) \
+            .withColumn("valid_from", F.lit(change)).withColumn("valid_to", F.lit(None).cast("date")) \
+            .withColumn("is_current", F.lit(True))
+        out = v1.unionByName(v2).drop("_v")
+        return self.done(tr, self.restate(t.name, out, f"{t.name} as SCD2"))
+
+    def grain_periodic_snapshot(self) -> Trap:
+        from pyspark.sql import functions as F
+
+        t = self.pick([t for t in self._grained() if not t.col("snapshot_date") and t.rows <= 200_000])
+        tr = self.new_trap("grain", "periodic_snapshot", t.name, t.grain_keys() + ["snapshot_date"],
+                           f"{t.name} becomes a daily snapshot (every row once per date, 2 dates)")
+        g = t.ann("table.grain")
+        tr.falsify([(t.name, g.key)], {"action": "set_keys", "params": {"keys": t.grain_keys() + ["snapshot_date"]}})
+        tr.falsify(self._to_refs(t) + self._vq_table(t), None)
+        df = self.read(t.name)
+        d1, d2 = self.today, self.today + dt.timedelta(days=1)
+        out = df.withColumn("snapshot_date", F.lit(d1)).unionByName(df.withColumn("snapshot_date", F.lit(d2)))
+        return self.done(tr, self.restate(t.name, out, f"{t.name} as a periodic snapshot"))
+
+    def grain_duplicate_load(self) -> Trap:
+        t = self.pick([t for t in self._grained() if t.date_column(self.today) and t.name in self.active])
+        day, _ = self.latest_day(t)
+        tr = self.new_trap("grain", "duplicate_load", t.name, t.grain_keys(),
+                           f"{t.name}'s latest day appended again (its keys twice)")
+        g = t.ann("table.grain")
+        tr.falsify([(t.name, g.key)], None)
+        tr.falsify(self._to_refs(t) + self._vq_table(t), None)
+        return self.done(tr, self.write(day.localCheckpoint(), t.name, "append", "re-load of the latest day"))
+
+    # ------------------------------------------------------------------ loads and freshness
+    def loads_stopped(self) -> Trap:
+        t = self.pick([t for t in self.free(self.active) if t.sla() is not None])
+        tr = self.new_trap("loads_freshness", "stopped", t.name, [], f"{t.name} stops loading after T0")
+        tr.falsify([(t.name, t.sla().key)], None)
+        tr.loads = 0
+        self.stopped.add(t.name)
+        return self.done(tr, self.view.vid)
+
+    def loads_stuck_reruns(self) -> Trap:
+        t = self.pick([t for t in self.free(self.active) if t.sla() is not None])
+        day, dcol = self.latest_day(t)
+        tr = self.new_trap("loads_freshness", "stuck_reruns", t.name, [dcol],
+                           f"{t.name} re-runs its latest day (identical rows) instead of loading new days")
+        tr.falsify([(t.name, t.sla().key)], None)
+        self.stopped.add(t.name)
+        day = day.localCheckpoint()
+        vid = self.write(day, t.name, "overwrite" if t.partition else "append", "re-run", schema="evolve") \
+            if t.partition else self.write(day.limit(0), t.name, "append", "re-run (no new rows)")
+        self.clock += 20 * HOUR
+        vid = self.write(day, t.name, "overwrite", "re-run") if t.partition else vid
+        tr.loads = 2
+        return self.done(tr, vid)
+
+    # ------------------------------------------------------------------ replacement and deprecation
+    def replacement_beside(self) -> Trap:
+        t = self.pick([t for t in self.free(self.active) if t.ann("table.description") is not None])
+        ns_tbl = t.name.rsplit(".", 1)
+        new = self.rng.choice(["{}_v2", "{}_new", "{}_next"]).format(ns_tbl[1])
+        new_name = f"{ns_tbl[0]}.{new}"
+        if new_name in self.view.tables:
+            raise Skip(f"{new_name} exists")
+        tr = self.new_trap("replacement_deprecation", "replacement_beside", t.name, [],
+                           f"{new_name} written beside {t.name}, which stops loading")
+        keys = [(t.name, "table.description")] + ([(t.name, t.sla().key)] if t.sla() is not None else [])
+        tr.falsify(keys, {"action": "successor", "params": {"table": new_name}})
+        if t.sla() is not None:
+            tr.fixes[f"{t.name}|{t.sla().key}"] = {"action": "successor", "params": {"table": new_name}}
+        df = self.read(t.name).localCheckpoint()
+        vid = self.bridge.write(df, new_name, partition_by=t.partition or None, mode="overwrite", author=AUTHOR,
+                                message=f"new table {new_name} (replaces {t.name})", time=self.tick(),
+                                inputs=[t.name]).vid
+        tr.tables = [t.name, new_name]
+        self.stopped.add(t.name)
+        self.replacements[t.name] = new_name
+        return self.done(tr, int(vid or 0))
+
+    def replacement_deprecated_written(self) -> Trap:
+        t = self.pick([t for t in self.free() if t.deprecated() is not None and t.date_column(self.today, 10_000)])
+        dcol = t.date_column(self.today, 10_000)
+        tr = self.new_trap("replacement_deprecation", "deprecated_written", t.name, [],
+                           f"{t.name} (deprecated) loaded again")
+        tr.falsify([(t.name, t.deprecated().key)], None)
+        from pyspark.sql import functions as F
+
+        df = self.read(t.name)
+        mx = df.agg(F.max(dcol).alias("m")).collect()[0]["m"]
+        day = df.where(F.col(dcol) == F.lit(mx))
+        gap = (self.today - (mx.date() if isinstance(mx, dt.datetime) else mx)).days
+        day = self._shift(day, t, gap, {})
+        return self.done(tr, self.write(day.localCheckpoint(), t.name, "append", "load"))
+
+    # ------------------------------------------------------------------ definitions
+    def _metric_sum_cols(self) -> list[tuple[TableInfo, Any, str]]:
+        out = []
+        for t in self.free():
+            for a in t.anns:
+                if a.kind == "metric":
+                    expr = str((a.value or {}).get("expression", ""))
+                    for c in t.columns:
+                        if is_num(c.type) and words(expr, c.name) and c.name not in t.grain_keys():
+                            out.append((t, a, c.name))
+        return out
+
+    def definitions_metric_scaled(self) -> Trap:
+        t, a, col = self.pick(self._metric_sum_cols())
+        k = self._scale(t, col)
+        tr = self.new_trap("definitions", "metric_column_scaled", t.name, [col], f"{col} (in {a.key}) restated x 10^{k}")
+        tr.falsify(self._unit_false(t, col), None)
+        ua = t.column_field(col, "unit")
+        if ua is not None:
+            tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "scale": k}}
+        df = self.read(t.name)
+        df = df.withColumn(col, self._scaled(df, col, t.type_of(col), k))
+        return self.done(tr, self.restate(t.name, df, f"restate {col}"))
+
+    def _filter_values(self) -> list[tuple[TableInfo, Any, str, str]]:
+        out = []
+        for t in self.free():
+            for a in t.anns:
+                if a.kind != "metric":
+                    continue
+                filt = str((a.value or {}).get("filter") or "")
+                for c in t.columns:
+                    if (c.type or "").lower() == "string" and words(filt, c.name):
+                        for v in self._quoted(filt):
+                            out.append((t, a, c.name, v))
+        return out
+
+    @staticmethod
+    def _quoted(text: str) -> list[str]:
+        import re
+
+        return re.findall(r"'([^']+)'", text)
+
+    def definitions_metric_filter_renamed(self) -> Trap:
+        from pyspark.sql import functions as F
+
+        t, a, col, val = self.pick(self._filter_values())
+        new = self.rng.choice([val.upper(), val.replace("ll", "l") if "ll" in val else val + "_x", val[:4] + "_" + val[4:]])
+        if new == val:
+            new = val + "_x"
+        tr = self.new_trap("definitions", "metric_filter_value_renamed", t.name, [col],
+                           f"{col} value {val!r} restated as {new!r} (the filter of {a.key} no longer matches)")
+        vmap = {"action": "value_map", "params": {"column": col, "map": {val: new}}}
+        # the metric, the column's value lists and the queries testing the value: the same spelling change
+        tr.falsify([(t.name, a.key)] + self._enum_keys(t, col) + self._value_refs(t, col, val), vmap)
+        tr.falsify(self._vq_col(t, col), None)
+        ea = t.column_field(col, "enum")
+        if ea is not None:
+            after = sorted({new if v == val else v for v in self._present(t, col)})
+            tr.fixes[f"{t.name}|{ea.key}"] = {"action": "value_map", "params": {"column": col, "map": {val: new},
+                                                                                "values": after}}
+        df = self.read(t.name).withColumn(col, F.when(F.col(col) == F.lit(val), F.lit(new)).otherwise(F.col(col)))
+        return self.done(tr, self.restate(t.name, df, f"{col}: {val} spelled {new}"))
+
+    def definitions_verified_restated(self) -> Trap:
+        from pyspark.sql import functions as F
+
+        cands = [t for t in self.free() if any(a.kind == "verified_query" for a in t.anns)
+                 and all(u not in self.used for u, _ in self.view.verified_on(t.name))]
+        t = self.pick(cands)
+        nums = [c.name for c in t.columns if is_num(c.type) and c.name not in t.grain_keys() and c.name not in t.partition]
+        if not nums:
+            raise Skip(f"{t.name} has no measure to restate")
+        col = self.pick(nums)
+        tr = self.new_trap("definitions", "verified_answer_restated", t.name, [col],
+                           f"{t.name}: 10% of rows restated ({col} + 1): the verified answers over it change")
+        copies = [(u, a.key) for u, a in self.view.verified_on(t.name)
+                  if words(str((a.value or {}).get("sql", "")), col) or "count(" in str((a.value or {}).get("sql", "")).lower()]
+        # a restatement of the measure changes answers that read it; deleting rows would change counts too:
+        # only the queries that read `col` are made false (the others' answers are unchanged)
+        copies = [(u, k) for u, k in copies if any(words(str((a.value or {}).get("sql", "")), col)
+                                                  for uu, a in self.view.verified_on(t.name) if a.key == k)]
+        if not copies:
+            raise Skip(f"no verified query over {t.name} reads {col}")
+        tr.falsify(copies, {"action": "reverify", "params": {}})
+        df = self.read(t.name)
+        df = df.withColumn(col, F.when(F.rand(self.seed) < F.lit(0.1), F.col(col) + F.lit(1)).otherwise(F.col(col))
+                           .cast(t.type_of(col)))
+        return self.done(tr, self.restate(t.name, df, f"restate {col} of some rows"))
+
+    # ------------------------------------------------------------------ documented ranges
+    def _ranges(self) -> list[tuple[TableInfo, str, str, dt.date]]:
+        """(table, annotation key, date column, the documented max date) of descriptions stating a date range."""
+        import re
+
+        out = []
+        for t in self.free():
+            dcols = [c.name for c in t.columns if is_date(c.type) or is_ts(c.type)]
+            for a in t.anns:
+                if a.field not in ("description", "grain") or a.kind not in ("table", "column"):
+                    continue
+                text = json.dumps(a.value)
+                m = re.findall(r"(\d{4}-\d{2}-\d{2})\s*(?:\.\.|to|through|until|-|–)\s*(\d{4}-\d{2}-\d{2})", text)
+                for _, hi in m:
+                    col = a.column if a.kind == "column" and a.column in dcols else None
+                    if col is None:
+                        col = next((c for c in sorted(dcols, key=lambda n: n not in t.partition)
+                                    if _near(_max_date(t, c), dt.date.fromisoformat(hi))), None)
+                    if col:
+                        out.append((t, a.key, col, dt.date.fromisoformat(hi)))
+        return out
+
+    def ranges_exceeded(self) -> Trap:
+        from pyspark.sql import functions as F
+
+        t, key, col, hi = self.pick(self._ranges())
+        mx = _max_date(t, col)
+        gap = (hi - mx).days + self.rng.choice([30, 90, 400]) if mx else 30
+        tr = self.new_trap("documented_ranges", "date_range_exceeded", t.name, [col],
+                           f"{t.name} gets rows dated up to {hi + dt.timedelta(days=gap - (hi - mx).days if mx else 0)} (documented until {hi})")
+        tr.falsify([(t.name, k) for k in sorted({key} | {a.key for a in t.anns if a.field in ('description', 'grain')
+                                                          and hi.isoformat() in json.dumps(a.value)})], None)
+        df = self.read(t.name)
+        last = df.agg(F.max(col).alias("m")).collect()[0]["m"]
+        day = df.where(F.col(col) == F.lit(last))
+        day = self._shift(day, t, gap, self._offsets(t, day, {}))
+        return self.done(tr, self.write(day.localCheckpoint(), t.name, "append", f"rows up to {gap} days later"))
+
+    # ------------------------------------------------------------------ shared pieces
+    def _annotated_cols(self, t: TableInfo) -> list[str]:
+        return sorted({a.column for a in t.anns if a.kind == "column" and a.column and t.col(a.column)})
+
+    def _semantic_refs(self, t: TableInfo, col: str) -> list[tuple[str, str]]:
+        """Annotations whose claim depends on the column's values (not just its name)."""
+        own = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("unit", "additivity", "sample_values", "enum")]
+        return sorted(set(own + [(u, k) for u, k in self.view.refs(t.name, col)
+                                 if k.startswith(("metric.", "verified_query."))]))
+
+    def _vq_col(self, t: TableInfo, col: str) -> list[tuple[str, str]]:
+        """Every copy of the verified queries that read `col` of `t` (their answers change when its values
+        are restated)."""
+        return sorted({(u, a.key) for u, a in self.view.verified_on(t.name) if words(str((a.value or {}).get("sql", "")), col)})
+
+    def _vq_table(self, t: TableInfo) -> list[tuple[str, str]]:
+        """Every copy of the verified queries that read `t` (rows restated, removed or duplicated)."""
+        return sorted({(u, a.key) for u, a in self.view.verified_on(t.name)})
+
+    def _value_refs(self, t: TableInfo, col: str, value: str) -> list[tuple[str, str]]:
+        """Metrics, relationship conditions and verified queries that test `col` against `value`."""
+        out = []
+        for u, k in self.view.refs(t.name, col):
+            a = self.view.tables[u].ann(k)
+            if a is not None and a.kind in ("metric", "verified_query", "relationship") and f"'{value}'" in json.dumps(a.value):
+                out.append((u, k))
+        return out
+
+    def _offsets(self, t: TableInfo, day: DataFrame, offsets: dict[tuple[str, str], int]) -> dict[str, int]:
+        """Per column of `t`, what a replayed day adds to keep its keys new: the table's first integer
+        grain key gets max - min(day) + 1 (so do columns that reference a key an offset was already
+        chosen for, e.g. an order line's order_id)."""
+        from pyspark.sql import functions as F
+
+        out: dict[str, int] = {}
+        if any(is_date(t.type_of(k)) or is_ts(t.type_of(k)) for k in t.grain_keys()):
+            return out  # the replayed day's dates are new: so are its keys
+        rels: dict[str, tuple[str, str]] = {}
+        for src, a in self.view.relationships():
+            on = (a.value or {}).get("on") or []
+            if src == t.name and len(on) == 1:
+                rels[str(on[0][0])] = (str((a.value or {}).get("to")), str(on[0][1]))
+        for c, target in rels.items():
+            if target in offsets and t.col(c):
+                out[c] = offsets[target]
+        keys = [k for k in t.grain_keys() if is_int(t.type_of(k)) and k not in t.partition]
+        for k in keys:
+            if k in out:
+                break
+            if k in rels:  # a reference to a table not loaded with it: keep it
+                continue
+            s = t.cstat(k)
+            mn = day.agg(F.min(k).alias("m")).collect()[0]["m"]
+            if s is None or not isinstance(s.max, (int, float)) or mn is None:
+                continue
+            out[k] = int(s.max) - int(mn) + 1
+            offsets[(t.name, k)] = out[k]
+            break
+        keyed = any(k in out for k in t.grain_keys())
+        for sc in t.columns:  # string keys: a suffix, on a key no enum or sample values describe
+            if sc.name in t.grain_keys() and (sc.type or "").lower() == "string" and not keyed \
+                    and not any(t.column_field(sc.name, f) is not None for f in ("enum", "sample_values", "labels")):
+                out[sc.name] = -1
+        return out
+
+    def _shift(self, day: DataFrame, t: TableInfo, days: int, offsets: dict[str, int]) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        for c in t.columns:
+            if c.name not in day.columns:
+                continue
+            if is_date(c.type):
+                day = day.withColumn(c.name, F.date_add(F.col(c.name), days))
+            elif is_ts(c.type):
+                day = day.withColumn(c.name, F.col(c.name) + F.expr(f"INTERVAL {days} DAYS"))
+            elif c.name in offsets and offsets[c.name] == -1:
+                day = day.withColumn(c.name, F.concat(F.col(c.name), F.lit(f"-r{days}")))
+            elif c.name in offsets:
+                day = day.withColumn(c.name, (F.col(c.name) + F.lit(offsets[c.name])).cast(c.type or "bigint"))
+        return day
+
+    def replay(self, t: TableInfo, days: int, offsets: dict[tuple[str, str], int] | None = None,
+               ref: dt.date | None = None) -> DataFrame:
+        day, _ = self.latest_day(t, ref)
+        offs = self._offsets(t, day, {} if offsets is None else offsets)
+        return self._shift(day, t, days, offs)
+
+    # ------------------------------------------------------------------ controls
+    def control_compaction(self) -> Trap:
+        t = self.pick([t for t in self.free() if t.stats and (t.stats.file_count or 0) >= 3 and t.rows <= 500_000])
+        tr = self.new_trap("control", "compaction", t.name, [], f"{t.name}'s {t.stats.file_count if t.stats else 0} files rewritten as fewer",
+                           control=True)
+        df = self.read(t.name).localCheckpoint()
+        df = df.repartition(*t.partition) if t.partition else df.coalesce(1)
+        return self.done(tr, self.write(df, t.name, "overwrite", "compaction"))
+
+    def control_identical_rerun(self) -> Trap:
+        cands = [t for t in self.free(self.active) if t.partition] or \
+            [t for t in self.free() if not t.partition and 0 < t.rows <= 200_000 and t.name not in self.active]
+        t = self.pick(cands)
+        if t.partition:
+            day, _ = self.latest_day(t)
+            what = f"{t.name}'s latest day rewritten with identical rows"
+        else:
+            day, what = self.read(t.name), f"{t.name} reloaded whole with identical rows"
+        tr = self.new_trap("control", "identical_rerun", t.name, [], what, control=True)
+        return self.done(tr, self.write(day.localCheckpoint(), t.name, "overwrite", "re-run of the latest load"))
+
+    def control_nullability_only(self) -> Trap:
+        from catalog_core import lake
+
+        t = self.pick([t for t in self.free() if [c for c in t.columns if c.name not in t.partition]])
+        col = self.pick([c.name for c in t.columns if c.name not in t.partition])
+        tr = self.new_trap("control", "nullability_only", t.name, [col], f"{t.name}.{col}: nullability flipped", control=True)
+        tpath = lake.table_path(t.name)
+        with self.cat.transaction(author=AUTHOR, message=f"{col} nullability", time=self.tick()) as txn:
+            obj = txn.get(tpath)
+            schema = dict(obj.value["schema"])
+            cols = []
+            for c in schema.get("columns", []):
+                c = dict(c)
+                if c.get("name") == col:
+                    c["nullable"] = not (c.get("nullable") is not False)
+                cols.append(c)
+            schema["columns"] = cols
+            txn.merge(tpath, {"schema": {"op": "set", "val": schema}})
+        tr.loads = 1
+        return self.done(tr, int(txn.vid))
+
+    # ------------------------------------------------------------------ the run
+    KINDS: dict[str, dict[str, str]] = {
+        "schema": {"drop": "schema_drop", "rename": "schema_rename", "type_change": "schema_type_change",
+                   "restate_scaled": "schema_restate_scaled"},
+        "values_units": {"unit_shift_restated": "values_unit_shift_restated",
+                         "unit_shift_new_load": "values_unit_shift_new_load",
+                         "timezone_shift": "values_timezone_shift", "enum_added_inside": "values_enum_added_inside",
+                         "enum_added_outside": "values_enum_added_outside", "enum_removed": "values_enum_removed",
+                         "categories_merged": "values_categories_merged"},
+        "keys_joins": {"key_format_changed": "keys_format_changed", "key_renamed": "keys_renamed"},
+        "grain": {"scd2_versions": "grain_scd2", "periodic_snapshot": "grain_periodic_snapshot",
+                  "duplicate_load": "grain_duplicate_load"},
+        "loads_freshness": {"stopped": "loads_stopped", "stuck_reruns": "loads_stuck_reruns"},
+        "replacement_deprecation": {"replacement_beside": "replacement_beside",
+                                    "deprecated_written": "replacement_deprecated_written"},
+        "definitions": {"metric_column_scaled": "definitions_metric_scaled",
+                        "metric_filter_value_renamed": "definitions_metric_filter_renamed",
+                        "verified_answer_restated": "definitions_verified_restated"},
+        "documented_ranges": {"date_range_exceeded": "ranges_exceeded"},
+    }
+    CONTROL_KINDS = {"compaction": "control_compaction", "identical_rerun": "control_identical_rerun",
+                     "nullability_only": "control_nullability_only"}  # new_nullable_column: in `routine`
+
+    # classes that need a table still loading go first (few such tables); a key change reaches every
+    # table joining to the key, so it goes last
+    ORDER = ("loads_freshness", "replacement_deprecation", "grain", "definitions", "values_units",
+             "documented_ranges", "schema", "keys_joins")
+
+    def run(self, per_class: int = 1, classes: list[str] | None = None, controls: bool = True) -> dict[str, Any]:
+        assert set(self.ORDER) == set(CLASSES)
+        for cls in [c for c in self.ORDER if c in (classes or list(CLASSES))]:
+            assert set(self.KINDS[cls]) == set(CLASSES[cls]["kinds"]), cls
+            for _ in range(per_class):
+                self._one(cls, self.KINDS[cls])
+        self.clock = max(self.clock, self.now + DAY - 2 * HOUR)
+        if controls:
+            for kind, fn in self.CONTROL_KINDS.items():
+                self._one("control", {kind: fn})
+        self.clock = max(self.clock, self.now + DAY - HOUR)
+        self.routine(1, controls)
+        self.clock = max(self.clock, self.now + 2 * DAY - HOUR)
+        self.routine(2, False)
+        return self.truth()
+
+    def _one(self, cls: str, kinds: dict[str, str]) -> None:
+        order = list(kinds)
+        self.rng.shuffle(order)
+        why = []
+        for kind in order:
+            state = self.rng.getstate()
+            vid_before = self.cat.resolve(None)
+            try:
+                getattr(self, kinds[kind])()
+                return
+            except Skip as e:
+                self.rng.setstate(state)
+                self.rng.random()
+                why.append(f"{kind}: {e}")
+            except Exception as e:  # noqa: BLE001 - a change that failed to apply is reported, never half-recorded
+                if self.cat.resolve(None) != vid_before:
+                    raise  # something was committed: the truth would be incomplete
+                self.rng.setstate(state)
+                self.rng.random()
+                why.append(f"{kind}: failed before committing: {type(e).__name__}: {str(e)[:200]}")
+        self.skipped.append({"class": cls, "why": "; ".join(why)})
+        self.log(f"  {cls}: skipped ({'; '.join(why)})")
+
+    def routine(self, n: int, with_new_column: bool) -> None:
+        """A routine load of every active table (but those a trap stopped): its latest day replayed as
+        day T0+n, one catalog commit. On day 1, one of them also carries a new nullable column (control)."""
+        from pyspark.sql import functions as F
+
+        offsets: dict[tuple[str, str], int] = {}
+        names = [n_ for n_ in self.active if n_ not in self.stopped]
+        # tables referenced by others first, so referencing keys follow their offsets
+        refd = {(a.value or {}).get("to") for _, a in self.view.relationships()}
+        names.sort(key=lambda x: (x not in refd, x))
+        newcol = None
+        if with_new_column:
+            cands = [x for x in names if x not in self.used]
+            if cands:
+                newcol = self.rng.choice(cands)
+        time = self.tick()
+        self.view = LakeView(self.cat, self.catalog)  # the tables as the traps left them
+        loaded: list[str] = []
+        with self.bridge.transaction(author=AUTHOR, message=f"routine load day {n}", time=time) as tx:
+            for name in names:
+                t = self.view.tables.get(name)
+                ref = self.today + dt.timedelta(days=n)
+                if t is None or t.date_column(ref) is None:
+                    self.log(f"  routine load day {n}: {name} has no recent date column, not loaded")
+                    continue
+                day, _ = self.latest_day(t, ref)
+                offs = self._offsets(t, day, offsets)
+                joined = {str(p[1]) for _, a in self.view.relationships() if (a.value or {}).get("to") == name
+                          for p in (a.value or {}).get("on") or []}
+                if joined - set(offs) - {c.name for c in t.columns if is_date(c.type) or is_ts(c.type)}:
+                    # a replayed day would repeat a key other tables join to (a dimension's natural key)
+                    self.log(f"  routine load day {n}: {name} not replayed (others join to {sorted(joined)})")
+                    continue
+                day = self._shift(day, t, 1, offs)
+                if name == newcol:
+                    col = self.rng.choice(["ingest_batch_id", "source_system", "load_note"])
+                    if not t.col(col):
+                        day = day.withColumn(col, F.when(F.rand(self.seed) < 0.5, F.lit("b1"))
+                                             .otherwise(F.lit(None).cast("string")))
+                        tr = self.new_trap("control", "new_nullable_column", name, [col],
+                                           f"{name} gains nullable {col} with the day-{n} load", control=True)
+                        tr.time = time
+                        self.traps.append(tr)
+                        self.used.add(name)
+                tx.write(day.localCheckpoint(), name, partition_by=t.partition or None, mode="append")
+                loaded.append(name)
+        vid = int(tx.result.vid or 0) if tx.result else None
+        for name in names:
+            if name in self.used and any(tr.table == name and tr.kind == "new_nullable_column" and tr.vid is None
+                                         for tr in self.traps):
+                for tr in self.traps:
+                    if tr.table == name and tr.vid is None:
+                        tr.vid = vid
+        for name in loaded:  # the routine appends: controls on the tables no trap touched
+            self.routine_loads.append({"table": name, "day": n, "vid": vid})
+        self.stopped.update(x for x in names if x not in loaded and n == 1)
+        self.log(f"  routine load day {n}: {len(loaded)} tables, vid {vid}")
+
+    def truth(self) -> dict[str, Any]:
+        return {"seed": self.seed, "now": self.now, "check_time": self.now + 2 * DAY + HOUR,
+                "traps": [dataclasses.asdict(t) for t in self.traps],
+                "routine_loads": self.routine_loads, "skipped": self.skipped,
+                "active": self.active, "stopped": sorted(self.stopped)}
+
+
+def _near(a: dt.date | None, b: dt.date, days: int = 3) -> bool:
+    return a is not None and abs((a - b).days) <= days
+
+
+def _max_date(t: TableInfo, col: str) -> dt.date | None:
+    from eval.traps.lakeview import as_date
+
+    s = t.cstat(col)
+    return as_date(s.max if s else None)
+
+
+def generate(catalog_dir: str, seed: int, now: float, per_class: int = 1, catalog: str | None = None,
+             classes: list[str] | None = None, controls: bool = True, spark: Any = None,
+             log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Apply the traps of `seed` to the lake at `catalog_dir` (a copy: it is changed) and return the truth."""
+    import catalog_core as cc
+    from spark_bridge import Bridge, local_session
+
+    spark = spark or local_session(app_name="semcat-traps", cores=2)
+    cat = cc.Catalog.open(catalog_dir)
+    try:
+        bridge = Bridge(spark, cat, footers_on="driver")
+        g = Generator(cat, bridge, now, seed, catalog, log)
+        try:
+            return g.run(per_class, classes, controls)
+        finally:
+            if g.scratch:  # the Parquet files the reads went through
+                import shutil
+
+                shutil.rmtree(g.scratch, ignore_errors=True)
+    finally:
+        cat.close()

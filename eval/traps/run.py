@@ -1,0 +1,210 @@
+"""One seed end to end: copy the lake, flag before (at the lake's now), apply the traps, flag after
+(at the truth's check time) at each depth, score."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import IO, Any
+
+from eval.traps.score import aggregate, flags, score, table_rows
+from eval.traps.taxonomy import CLASSES
+
+__all__ = ["run_seed", "seeds_of", "SEEDS_FILE", "write_table", "DEPTHS"]
+
+SEEDS_FILE = os.path.join(os.path.dirname(__file__), "seeds.json")
+DEPTHS = ("metadata", "data")
+_SPARK: list[Any] = []
+
+
+def seeds_of(which: str) -> list[int]:
+    with open(SEEDS_FILE) as fh:
+        fixed = json.load(fh)
+    if which in ("development", "dev"):
+        return list(fixed["development"])
+    if which in ("held_out", "held-out", "heldout"):
+        return list(fixed["held_out"])
+    try:
+        return [int(x) for x in which.split(",") if x.strip()]
+    except ValueError:
+        raise SystemExit(f"--seeds must be development, held_out or a comma list of integers, got {which!r}") from None
+
+
+def spark() -> Any:
+    if not _SPARK:
+        from spark_bridge import local_session
+
+        _SPARK.append(local_session(app_name="semcat-traps", cores=2))
+    return _SPARK[0]
+
+
+def _flags(cdir: str, now: float, depth: str) -> list[dict[str, Any]]:
+    import catalog_core as cc
+    import semantic as sm
+    from catalog_core import lake
+
+    cat = cc.Catalog.open(cdir)
+    try:
+        tables = {lake.name_of(o.path) for o in cat.query(lake.tables_query(None))}
+        return flags(sm.staleness(cat, depth=depth, now=now), tables)
+    finally:
+        cat.close()
+
+
+def run_seed(lake_root: str, history: str, seed: int, dst: str, per_class: int = 1,
+             depths: tuple[str, ...] = DEPTHS, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Copy the lake at `lake_root` to `dst`, then, in a child process in a private mount namespace where
+    the copy is bind-mounted over `lake_root` (the catalog's absolute file paths then resolve into the
+    copy, so every reader and writer sees the copy and the lake itself is never touched), flag, trap,
+    flag again and score. Needs root and util-linux `unshare` (Linux)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from eval.traps.lakeview import copy_lake
+
+    if not shutil.which("unshare") or os.geteuid() != 0:
+        raise SystemExit("eval.traps runs each seed on a copy bind-mounted over the lake's own path, in a private "
+                         "mount namespace: run it as root on Linux with util-linux's `unshare`")
+    src = os.path.abspath(lake_root)
+    copy_lake(src, dst)
+    out = os.path.join(dst, "result.json")
+    inner = [sys.executable, "-m", "eval.traps", "_seed", "--lake", src, "--history", history, "--seed", str(seed),
+             "--per-class", str(per_class), "--depths", ",".join(depths), "--result", out]
+    cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+           'mount --bind "$0" "$1" && shift && exec "$@"', os.path.abspath(dst), src, *inner]
+    proc = subprocess.run(cmd, stdout=None, stderr=None)
+    if proc.returncode != 0 or not os.path.exists(out):
+        raise RuntimeError(f"seed {seed} on {lake_root} failed (exit {proc.returncode}); see the output above")
+    with open(out) as fh:
+        return dict(json.load(fh))
+
+
+def seed_in_place(lake_root: str, history: str, seed: int, per_class: int, depths: tuple[str, ...],
+                  log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The seed's work on the lake at `lake_root`, which must show a copy (`run_seed` mounts one there)."""
+    import catalog_core as cc
+    from eval.traps.generator import generate
+    from eval.traps.lakeview import is_copy, lake_now
+
+    if not is_copy(lake_root):
+        raise SystemExit(f"{lake_root} is not a copy made by eval.traps (no marker): refusing to change it")
+    cdir = os.path.join(lake_root, history)
+    cat = cc.Catalog.open(cdir)
+    try:
+        now = lake_now(lake_root, cat)
+    finally:
+        cat.close()
+    before = {d: _flags(cdir, now, d) for d in depths}
+    from eval.traps.lakeview import LakeView
+    from eval.traps.verify import verify
+
+    cat = cc.Catalog.open(cdir)
+    try:
+        view = LakeView(cat)
+    finally:
+        cat.close()
+    log(f"seed {seed}: lake now {now}, before: " + ", ".join(f"{d} {len(v)} flags" for d, v in before.items()))
+    truth = generate(cdir, seed, now, per_class=per_class, spark=spark(), log=log)
+    with open(os.path.join(lake_root, "traps.json"), "w") as fh:
+        json.dump(truth, fh, indent=1, default=str)
+    cat = cc.Catalog.open(cdir)
+    try:
+        problems = verify(cat, truth, view)
+    finally:
+        cat.close()
+    for p in problems:
+        log(f"  truth check: {p}")
+    out: dict[str, Any] = {"seed": seed, "truth": truth, "scores": {}, "problems": problems,
+                           "before": {d: len(v) for d, v in before.items()}, "flags": {}}
+    for d in depths:
+        after = _flags(cdir, truth["check_time"], d)
+        out["scores"][d] = score(truth, before[d], after)
+        out["flags"][d] = {"before": before[d], "after": after}  # to re-score under another rule
+    return out
+
+
+def write_table(results: list[dict[str, Any]], fh: IO[str]) -> None:
+    """The per-class table (markdown) of these results, one block per lake and depth."""
+    lakes = sorted({r.get("lake", "?") for r in results})
+    for lk in lakes:
+        rs = [r for r in results if r.get("lake", "?") == lk]
+        seeds = ",".join(str(r["seed"]) for r in rs)
+        for d in DEPTHS:
+            runs = [r["scores"][d] for r in rs if d in r["scores"]]
+            if not runs:
+                continue
+            agg = aggregate(runs)
+            fh.write(f"\n{lk}, seeds {seeds}, {d} depth\n\n| class | precision | recall | fix accuracy |\n|---|---|---|---|\n")
+            for row in table_rows(agg, list(CLASSES)):
+                fh.write("| " + " | ".join(row) + " |\n")
+            fh.write(f"| controls | {agg['control_alarms']} false alarms in {agg['control_loads']} loads "
+                     f"({agg['alarms_per_20']:.2f} per 20) | | |\n")
+            fh.write(f"\nnew flags on tables nothing wrote: {agg['elsewhere']}\n")
+
+
+def _cell(v: dict[str, int] | None) -> str:
+    if not v:
+        return "-"
+
+    def r(a: int, b: int) -> str:
+        return f"{a}/{b}" if b else "-"
+    return f"P {r(v['tp'], v['tp'] + v['fp'])} · R {r(v['caught'], v['false'])} · F {r(v['fix_right'], v['fix_total'])}"
+
+
+def report(results: list[dict[str, Any]], fh: IO[str], held_out: list[int] | None = None) -> None:
+    """One markdown table per lake: a row per class, a column per seed set and depth; each cell
+    precision (P), recall (R) and fix accuracy (F) as counts summed over the seeds."""
+    held = set(held_out if held_out is not None else seeds_of("held_out"))
+    for lk in sorted({r.get("lake", "?") for r in results}):
+        cols = []
+        for label, pick in (("development", lambda s: s not in held), ("held-out", lambda s: s in held)):
+            rs = [r for r in results if r.get("lake", "?") == lk and pick(r["seed"])]
+            if not rs:
+                continue
+            seeds = ",".join(str(r["seed"]) for r in sorted(rs, key=lambda r: r["seed"]))
+            for d in DEPTHS:
+                runs = [r["scores"][d] for r in rs if d in r["scores"]]
+                if runs:
+                    cols.append((f"{label} {seeds}, {d}", aggregate(runs)))
+        if not cols:
+            continue
+        fh.write(f"\n**{lk}**\n\n| class | " + " | ".join(c for c, _ in cols) + " |\n|---|" + "---|" * len(cols) + "\n")
+        for cls in CLASSES:
+            fh.write(f"| {cls} | " + " | ".join(_cell(a["classes"].get(cls)) for _, a in cols) + " |\n")
+        fh.write("| all classes | " + " | ".join(_cell(_total(a)) for _, a in cols) + " |\n")
+        fh.write("| controls: false alarms / loads (per 20) | " + " | ".join(
+            f"{a['control_alarms']}/{a['control_loads']} ({a['alarms_per_20']:.1f})" for _, a in cols) + " |\n")
+        fh.write("| new flags on tables nothing wrote | " + " | ".join(str(a["elsewhere"]) for _, a in cols) + " |\n")
+
+
+def _total(agg: dict[str, Any]) -> dict[str, int]:
+    out = {"false": 0, "caught": 0, "tp": 0, "fp": 0, "fix_right": 0, "fix_total": 0}
+    for v in agg["classes"].values():
+        for k in out:
+            out[k] += v[k]
+    return out
+
+
+def misses(results: list[dict[str, Any]], fh: IO[str]) -> None:
+    """Every miss, false alarm and wrong fix, per lake, seed and depth (the evidence behind the table)."""
+    for r in sorted(results, key=lambda r: (r.get("lake", "?"), r["seed"])):
+        kinds = {t["id"]: t["kind"] for t in r["truth"]["traps"]}
+        for d in DEPTHS:
+            s = r["scores"].get(d)
+            if not s:
+                continue
+            head = f"{r.get('lake', '?')} seed {r['seed']} {d}"
+            for c, v in s["classes"].items():
+                for m in v["misses"]:
+                    fh.write(f"{head}: MISS {c}/{kinds.get(m['trap'], '?')} {m['table']} {m['key']}: {m['change']}\n")
+                for m in v["false_alarms"]:
+                    fh.write(f"{head}: FALSE ALARM {c} {m['table']} {m['key']} {m['reasons']}: {m['message'][:160]}\n")
+                for m in v["wrong_fixes"]:
+                    fh.write(f"{head}: WRONG FIX {c}/{kinds.get(m['trap'], '?')} {m['table']} {m['key']} "
+                             f"{m['reasons']}: want {json.dumps(m['want'])}, offered {json.dumps(m['offered'])}\n")
+            for m in s["control_alarms"]:
+                fh.write(f"{head}: CONTROL ALARM {m['table']} {m['key']} {m['reasons']}: {m['message'][:160]}\n")
+            for m in s["elsewhere"]:
+                fh.write(f"{head}: ELSEWHERE {m['table']} {m['key']} {m['reasons']}: {m['message'][:160]}\n")

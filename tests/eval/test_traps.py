@@ -1,0 +1,161 @@
+"""The trap generator and its scorer (eval/traps, issue 45).
+
+Fast: the seeds are fixed and disjoint, the generator covers the taxonomy, the scorer's arithmetic.
+Slow (Spark): every class's change is applied through a public write path to a copy of the Acme
+lake and the truth it records matches the catalog afterwards; the same seed gives the same traps."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from eval.traps import taxonomy
+from eval.traps.generator import Generator
+from eval.traps.run import SEEDS_FILE, seeds_of
+from eval.traps.score import aggregate, fix_matches, score
+
+
+def test_seeds_are_fixed_and_held_out_is_disjoint():
+    with open(SEEDS_FILE) as fh:
+        fixed = json.load(fh)
+    dev, held = fixed["development"], fixed["held_out"]
+    assert dev and held and not set(dev) & set(held)
+    assert seeds_of("development") == dev and seeds_of("held_out") == held
+    assert seeds_of("7,8") == [7, 8]
+    with pytest.raises(SystemExit, match="comma list"):
+        seeds_of("heldout-ish")
+
+
+def test_generator_has_a_change_for_every_kind_of_the_taxonomy():
+    assert set(Generator.KINDS) == set(taxonomy.CLASSES) == set(Generator.ORDER)
+    for cls, kinds in Generator.KINDS.items():
+        assert set(kinds) == set(taxonomy.CLASSES[cls]["kinds"]), cls
+        for fn in kinds.values():
+            assert callable(getattr(Generator, fn)), fn
+    for kind, fn in Generator.CONTROL_KINDS.items():
+        assert kind in taxonomy.CONTROLS and callable(getattr(Generator, fn))
+
+
+def test_fix_matches_compares_action_and_the_truths_params():
+    want = {"action": "rename", "params": {"old": "a_cents", "new": "a_usd", "scale": -2}}
+    assert fix_matches(want, {"action": "rename", "params": {"old": "A_CENTS", "new": "a_usd", "scale": -2.0}})
+    assert not fix_matches(want, {"action": "rename", "params": {"old": "a_cents", "new": "a_usd", "scale": 0}})
+    assert not fix_matches(want, {"action": "successor", "params": {"table": "x"}})
+    assert not fix_matches(want, None)
+    assert fix_matches(None, None)           # nothing determinable, nothing offered: right
+    assert not fix_matches(None, want)       # a fix offered where none follows from the change: wrong
+    succ = {"action": "successor", "params": {"table": "c.ns.t_v2"}}
+    assert fix_matches(succ, {"action": "successor", "params": {"table": "c.ns.t_v2"}})
+    assert not fix_matches(succ, {"action": "successor", "params": {"table": "c.ns.other"}})
+    enum = {"action": "add_enum_values", "params": {"column": "s", "values": ["b", "a"]}}
+    assert fix_matches(enum, {"action": "add_enum_values", "params": {"column": "s", "values": ["a", "b"]}})
+
+
+def _flag(table, key, reason, fixes=()):
+    return {"table": table, "key": key, "reason": reason, "status": "stale", "fixes": list(fixes), "message": "m",
+            "evidence_vids": [1]}
+
+
+def test_score_counts_per_class_against_the_truth():
+    truth = {"traps": [
+        {"id": "schema.rename.0", "cls": "schema", "kind": "rename", "table": "c.n.t", "columns": ["a"],
+         "description": "a renamed b", "tables": ["c.n.t"], "control": False, "loads": 1,
+         "false": [["c.n.t", "table.grain"], ["c.n.u", "relationship.t"]],
+         "fixes": {"c.n.t|table.grain": {"action": "rename", "params": {"old": "a", "new": "b", "scale": 0}},
+                   "c.n.u|relationship.t": None}},
+        {"id": "control.compaction.1", "cls": "control", "kind": "compaction", "table": "c.n.k", "columns": [],
+         "description": "", "tables": ["c.n.k"], "control": True, "loads": 1, "false": [], "fixes": {}},
+    ], "routine_loads": [{"table": "c.n.k", "day": 1, "vid": 9}, {"table": "c.n.r", "day": 1, "vid": 9}]}
+    before = [_flag("c.n.t", "table.grain", "grain_violated"), _flag("c.n.z", "table.description", "upstream_changed")]
+    after = before + [
+        _flag("c.n.t", "table.grain", "column_renamed", [{"action": "investigate", "params": {}},
+                                                          {"action": "rename", "params": {"old": "a", "new": "b", "scale": 0}}]),
+        _flag("c.n.t", "column.3.unit", "unit_drift"),                 # a flag on the trap's table that is not false
+        _flag("c.n.k", "table.description", "schema_changed"),       # a control's false alarm
+        _flag("c.n.z", "table.description", "upstream_changed"),      # flagged before: not new
+        _flag("c.n.m", "table.grain", "upstream_changed"),            # a table nothing wrote
+    ]
+    s = score(truth, before, after)
+    row = s["classes"]["schema"]
+    assert (row["false"], row["caught"], row["tp"], row["fp"]) == (2, 1, 1, 1)
+    assert (row["fix_right"], row["fix_total"]) == (1, 1)   # the first fix that is not `investigate`
+    assert [m["key"] for m in row["misses"]] == ["relationship.t"]
+    assert [a["table"] for a in s["control_alarms"]] == ["c.n.k"]
+    assert s["control_loads"] == 3                          # the compaction + two routine loads
+    assert [e["table"] for e in s["elsewhere"]] == ["c.n.m"]
+    agg = aggregate([s, s])
+    assert agg["classes"]["schema"]["caught"] == 2 and agg["control_loads"] == 6
+    assert agg["alarms_per_20"] == pytest.approx(20 * 2 / 6)
+
+
+def test_a_wrong_fix_and_a_fix_offered_without_evidence_count_as_wrong():
+    truth = {"traps": [{"id": "x", "cls": "loads_freshness", "kind": "stopped", "table": "c.n.t", "columns": [],
+                        "description": "", "tables": ["c.n.t"], "control": False, "loads": 0,
+                        "false": [["c.n.t", "table.freshness_sla"]], "fixes": {"c.n.t|table.freshness_sla": None}}],
+             "routine_loads": []}
+    after = [_flag("c.n.t", "table.freshness_sla", "not_loaded_since",
+                   [{"action": "successor", "params": {"table": "c.n.other"}}])]
+    row = score(truth, [], after)["classes"]["loads_freshness"]
+    assert (row["caught"], row["fix_right"], row["fix_total"]) == (1, 0, 1)
+    assert row["wrong_fixes"][0]["offered"]["action"] == "successor"
+
+
+# ---------------------------------------------------------------------- slow: Spark on a copy of the Acme lake
+def _seed(lake_dir, dst, seed, **kw):
+    from eval.traps.run import run_seed
+
+    if os.geteuid() != 0:
+        pytest.skip("eval.traps mounts each copy over the lake's path: it needs root (CI runs as root)")
+    return run_seed(lake_dir, "enriched", seed, dst, depths=(), log=lambda m: None, **kw)
+
+
+def _files(root):
+    return {(os.path.join(d, f), os.path.getmtime(os.path.join(d, f)))
+            for d, _, fs in os.walk(root) for f in fs}
+
+
+@pytest.mark.slow  # Spark: one seed's traps on a copy of the Acme lake: 566 s measured at load average ~18 on the 2-core machine
+def test_every_class_is_applied_and_its_truth_matches_the_catalog(lake_dir, tmp_path):
+    before = _files(lake_dir)
+    res = _seed(lake_dir, str(tmp_path / "acme"), 1)
+    truth = res["truth"]
+    assert res["problems"] == []           # eval.traps.verify: each change read back from the catalog
+    traps = [t for t in truth["traps"] if not t["control"]]
+    assert {t["cls"] for t in traps} == set(taxonomy.CLASSES), truth["skipped"]
+    controls = [t for t in truth["traps"] if t["control"]]
+    assert controls and all(c["false"] == [] and c["fixes"] == {} for c in controls)
+    assert {c["kind"] for c in controls} <= set(taxonomy.CONTROLS)
+    assert truth["routine_loads"] and truth["check_time"] > max(t["time"] or 0 for t in truth["traps"])
+    assert _files(lake_dir) == before      # the lake itself: not a file added or touched
+
+
+@pytest.mark.slow  # Spark: the same seed applied twice to two copies of the Acme lake: 114 s measured
+def test_the_same_seed_gives_the_same_traps(lake_dir, tmp_path):
+    def once(name):
+        truth = _seed(lake_dir, str(tmp_path / name), 2)["truth"]
+        return [(t["cls"], t["kind"], t["table"], t["columns"], t["false"], t["fixes"]) for t in truth["traps"]]
+
+    a, b = once("a"), once("b")
+    assert a == b and len(a) >= 8
+
+
+def test_a_verified_answer_made_false_is_reverified_unless_the_change_names_a_repair():
+    from eval.traps.generator import Trap
+
+    t = Trap(id="x", cls="definitions", kind="k", table="c.n.t", columns=[], description="")
+    t.falsify([("c.n.t", "verified_query.ab12"), ("c.n.t", "column.3.unit")], None)
+    t.falsify([("c.n.u", "verified_query.cd34")], {"action": "rename", "params": {"old": "a", "new": "b", "scale": 0}})
+    assert t.fixes == {"c.n.t|verified_query.ab12": {"action": "reverify", "params": {}}, "c.n.t|column.3.unit": None,
+                       "c.n.u|verified_query.cd34": {"action": "rename", "params": {"old": "a", "new": "b", "scale": 0}}}
+
+
+def test_a_readers_lineage_flag_on_a_control_table_is_downstream_not_a_false_alarm():
+    truth = {"traps": [{"id": "g", "cls": "grain", "kind": "duplicate_load", "table": "c.n.t", "columns": [],
+                        "description": "", "tables": ["c.n.t"], "control": False, "loads": 1,
+                        "false": [["c.n.t", "table.grain"]], "fixes": {"c.n.t|table.grain": None}}],
+             "routine_loads": [{"table": "c.n.mart", "day": 1, "vid": 5}]}
+    s = score(truth, [], [_flag("c.n.mart", "*", "upstream_changed"), _flag("c.n.mart", "table.grain", "schema_changed")])
+    assert [a["key"] for a in s["control_alarms"]] == ["table.grain"]
+    assert [(e["table"], e["key"]) for e in s["elsewhere"]] == [("c.n.mart", "*")]
