@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -106,7 +105,7 @@ class FileObj:
             if self._base is not None:  # a stored-relative file path, made absolute (catalog_core._engine.relocate)
                 p = value.get("path")
                 if isinstance(p, str) and p and p[0] != "/" and _SCHEME(p) is None:
-                    value["path"] = self._base + "/" + p if p[0] != "." else os.path.normpath(self._base + "/" + p)
+                    value["path"] = self._base + "/" + p
             self._value = value
         return self._value
 
@@ -122,10 +121,9 @@ class FileObj:
         if raw.startswith(_FILE_PATH):
             if raw[head:head + 1] == b"/" or _SCHEME_B(raw, head) is not None:
                 return raw
-            if raw[head:head + 1] != b".":
-                return _FILE_PATH + orjson.dumps(self._base)[1:-1] + b"/" + raw[head:]
+            return _FILE_PATH + orjson.dumps(self._base)[1:-1] + b"/" + raw[head:]
         p = self.value.get("path")
-        if raw[:1] == b"{" and isinstance(p, str) and p.startswith("/"):
+        if raw[:1] == b"{" and isinstance(p, str) and p.startswith(self._base + "/"):
             return orjson.dumps(self.value)
         return raw
 

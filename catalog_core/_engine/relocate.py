@@ -6,9 +6,7 @@ The engine is the one boundary: a transaction stores such a path relative (`rela
 recorded write, whatever its source: the Python API, HTTP, Iceberg REST, Spark), and every read of the
 embedded catalog (`get`, `query`, `children`, `history`, `diff`, `plan_files`, a transaction's reads)
 hands it out absolute again (`absolute`), against the warehouse of the directory it was opened from.
-A data directory inside a lake directory (`LAKE/DIR`, the eval lakes' `acme/enriched` beside
-`acme/warehouse`) stores paths inside `LAKE/warehouse` as `../../warehouse/...`, so copying the lake
-directory copies a working lake. So the DuckDB reader, plan_files' callers, the Spark bridge, Iceberg materialization and the REST
+So the DuckDB reader, plan_files' callers, the Spark bridge, Iceberg materialization and the REST
 catalog see absolute paths as before, and a copy never reads or writes the original's files.
 
 A stored path is relative when it is neither absolute (`/...`) nor a URI (`scheme://...`). Catalogs
@@ -49,14 +47,8 @@ def absolute(value: Any, warehouse: str) -> Any:
     if not isinstance(p, str) or not is_relative(p):
         return value
     out = dict(value)
-    out[key] = os.path.normpath(os.path.join(warehouse, p)) if p.startswith("..") else os.path.join(warehouse, p)
+    out[key] = os.path.join(warehouse, p)
     return FrozenDict(out) if isinstance(value, FrozenDict) else out
-
-
-def lake_warehouse(warehouse: str) -> str:
-    """The warehouse of the lake directory holding this data directory (`LAKE/warehouse` for a data
-    directory `LAKE/DIR`): an eval lake's catalogs (`acme/enriched`, `acme/stale`) share its files."""
-    return os.path.join(os.path.dirname(os.path.dirname(warehouse)), "warehouse")
 
 
 def _rel(p: Any, warehouse: str) -> Any:
@@ -64,9 +56,6 @@ def _rel(p: Any, warehouse: str) -> Any:
         bare = p.removeprefix("file://") if p.startswith("file:///") else p
         if bare.startswith(warehouse + "/"):
             return os.path.normpath(bare[len(warehouse) + 1:])
-        lake = lake_warehouse(warehouse)
-        if bare.startswith(lake + "/") and lake != warehouse:  # `../../warehouse/...`: copy the lake directory
-            return os.path.relpath(os.path.normpath(bare), warehouse)
     return p
 
 

@@ -105,24 +105,3 @@ def test_absolute_paths_of_an_old_catalog_are_read_and_migrated(tmp_path):
         assert files and all(f.value["path"].startswith(moved + "/") and os.path.exists(f.value["path"])
                              for f in files)
         assert cc.run_sql(cat, f"SELECT count(*) FROM {FCT}").rows[0][0] > 0
-
-
-def test_a_lake_directory_of_catalogs_sharing_one_warehouse_copies_whole(tmp_path):
-    """The eval lakes' layout: LAKE/enriched (a catalog) beside LAKE/warehouse (its files). Paths inside
-    LAKE/warehouse are stored as ../../warehouse/..., so `cp -a LAKE COPY` reads COPY/warehouse, the original
-    removed; the HTTP fast path (FileObj.raw) hands out the same absolute path as `value`."""
-    import orjson
-
-    lake, copy = tmp_path / "lake", tmp_path / "copy"
-    data = str(lake / "enriched")
-    cat = cc.Catalog.open(data)
-    mcplake.build(cat, str(lake / "warehouse"), extra_tables=0)
-    cat.close()
-    assert all(p.startswith("../../warehouse/") for p in _stored_paths(data)), _stored_paths(data)[:3]
-    subprocess.run(["cp", "-a", str(lake), str(copy)], check=True)
-    shutil.rmtree(lake)
-    with cc.Catalog.open(str(copy / "enriched")) as cat:
-        files = cat.plan_files(FCT)
-        assert files and all(f.value["path"].startswith(str(copy / "warehouse") + "/") for f in files)
-        assert all(orjson.loads(f.raw)["path"] == f.value["path"] for f in cat.plan_files(FCT))
-        assert cc.run_sql(cat, f"SELECT count(*) FROM {FCT}").rows[0][0] > 0
