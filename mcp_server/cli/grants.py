@@ -17,6 +17,9 @@ from typing import Any
 
 import click
 
+from mcp_server.cli.options import run_on as _run
+from mcp_server.cli.options import who as _who
+
 __all__ = ["register", "audit_entries"]
 
 
@@ -30,32 +33,10 @@ def _where(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def _open(data_dir: str, url: str | None, token: str | None) -> Any:
-    from mcp_server.cli.sql import CliError, open_catalog
-
-    try:
-        return open_catalog(url or data_dir, token)
-    except CliError as e:
-        raise click.ClickException(str(e)) from None
 
 
-def _who(author: str | None) -> str:
-    import getpass
-    import os
-
-    return author or os.environ.get("SEMCAT_AUTHOR") or getpass.getuser()
 
 
-def _run(data_dir: str, url: str | None, token: str | None, fn: Callable[[Any], Any]) -> Any:
-    import catalog_core as cc
-
-    cat = _open(data_dir, url, token)
-    try:
-        return fn(cat)
-    except cc.CatalogError as exc:
-        raise click.ClickException(exc.message) from None
-    finally:
-        cat.close()
 
 
 def _keyword(word: str, expected: str, usage: str) -> None:

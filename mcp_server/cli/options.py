@@ -3,9 +3,12 @@ the optional dependencies a command needs, and --sql-cache."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import click
 
-__all__ = ["EXTRAS", "missing", "needs", "sql_cache"]
+__all__ = ["EXTRAS", "missing", "needs", "sql_cache", "open_or_exit", "run_on", "who"]
 
 # optional dependency -> (the extra that installs it, its name)
 EXTRAS = {"pyspark": ("spark", "PySpark"), "matplotlib": ("eval", "matplotlib")}
@@ -50,3 +53,36 @@ sql_cache = click.option("--sql-cache", "sql_cache", default=None, metavar="BYTE
                           expose_value=False,
                           help="bytes of decoded tables each SQL worker keeps for run_sql (e.g. 512M, 2G; 0 turns "
                                "the snapshot cache off)  [default: SEMCAT_SQL_CACHE_BYTES, else 1/8 of RAM up to 4G]")
+
+
+def open_or_exit(data_dir: str, url: str | None, token: str | None) -> Any:
+    """The catalog a CLI command acts on: the server at `url` (with `token`), else the directory `data_dir`;
+    a catalog that cannot be opened is one `Error: ...` line."""
+    from mcp_server.cli.sql import CliError, open_catalog
+
+    try:
+        return open_catalog(url or data_dir, token)
+    except CliError as e:
+        raise click.ClickException(str(e)) from None
+
+
+def run_on(data_dir: str, url: str | None, token: str | None, fn: Callable[[Any], Any]) -> Any:
+    """`fn(catalog)` on the catalog `open_or_exit` opens, closed afterwards; a CatalogError is one
+    `Error: ...` line with its message."""
+    import catalog_core as cc
+
+    cat = open_or_exit(data_dir, url, token)
+    try:
+        return fn(cat)
+    except cc.CatalogError as exc:
+        raise click.ClickException(exc.message) from None
+    finally:
+        cat.close()
+
+
+def who(author: str | None) -> str:
+    """The author a CLI decision is recorded under: --author, else SEMCAT_AUTHOR, else the login name."""
+    import getpass
+    import os
+
+    return author or os.environ.get("SEMCAT_AUTHOR") or getpass.getuser()

@@ -5,13 +5,14 @@ left). Errors print their message and what to do, never a traceback."""
 
 from __future__ import annotations
 
-import getpass
 import json
-import os
 from collections.abc import Callable
 from typing import Any
 
 import click
+
+from mcp_server.cli.options import run_on as _run
+from mcp_server.cli.options import who as _who
 
 __all__ = ["register"]
 
@@ -32,25 +33,8 @@ _author = click.option("--author", default=None, envvar="SEMCAT_AUTHOR",
 _json = click.option("--json", "as_json", is_flag=True, help="print JSON for programs")
 
 
-def _open(data_dir: str, url: str | None, token: str | None) -> Any:
-    from mcp_server.cli.sql import CliError, open_catalog
-
-    try:
-        return open_catalog(url or data_dir, token)
-    except CliError as e:
-        raise click.ClickException(str(e)) from None
 
 
-def _run(data_dir: str, url: str | None, token: str | None, fn: Callable[[Any], Any]) -> Any:
-    import catalog_core as cc
-
-    cat = _open(data_dir, url, token)
-    try:
-        return fn(cat)
-    except cc.CatalogError as exc:
-        raise click.ClickException(exc.message) from None
-    finally:
-        cat.close()
 
 
 def _clock(url: str | None, now: str | None) -> str | float | None:
@@ -78,8 +62,6 @@ def _short(v: Any, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _who(author: str | None) -> str:
-    return author or os.environ.get("SEMCAT_AUTHOR") or getpass.getuser()
 
 
 def register(main: click.Group) -> None:
