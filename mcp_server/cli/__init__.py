@@ -291,8 +291,7 @@ def branch_drop(branch_path, data_dir, token, author, message) -> None:
 @_sql_cache
 def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now, token_budget, read_only, create) -> None:
     """Serve the MCP tools over stdio (for an MCP client such as an agent or an IDE)."""
-    from catalog_core.errors import CatalogError
-    from mcp_server.mcp.stdio import run_stdio
+    from mcp_server.mcp.stdio import run_stdio  # imports no engine, SDK or model: it answers initialize first
 
     if bool(data_dir) == bool(url):
         raise click.UsageError("give exactly one of --data DIR or --url URL")
@@ -307,8 +306,7 @@ def mcp(data_dir, url, token, hide_annotations, hide_findings, author, now, toke
         run_stdio(data_dir, url, token, reads=reads, author=author, now=now, create=create, token_budget=token_budget, read_only=read_only)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
-    except CatalogError as exc:  # no catalog in --data, the catalog is open in another process, ...
-        raise click.ClickException(exc.message) from None
+    # a CatalogError (no catalog in --data, ...) is one `Error:` line by _Main.invoke
 
 
 @main.command()

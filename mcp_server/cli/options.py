@@ -30,14 +30,14 @@ def needs(*modules: str) -> None:
 
 def _parse_sql_cache(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
     """--sql-cache BYTES: the same setting as SEMCAT_SQL_CACHE_BYTES, set here and for the SQL workers."""
+    if value is None:  # before any import: `semcat mcp` imports no engine on its way to `initialize`
+        return None
     import os
 
     import catalog_core as cc
     from catalog_core.errors import CatalogError
     from catalog_core.sql.snapcache import parse_bytes
 
-    if value is None:
-        return None
     try:
         n = parse_bytes(value, "a cache size")
         cc.set_sql_cache_budget(n)

@@ -48,7 +48,7 @@ from pydantic import ValidationError
 from rapidfuzz import fuzz, process
 
 from catalog_core.api import CatalogAPI
-from mcp_server.mcp import completions, data, discovery, history, notices, prompts, resources, write
+from mcp_server.mcp import completions, data, discovery, handshake, history, notices, prompts, resources, write
 from mcp_server.mcp.auth import CALLER, caller, principal_of, request_of, role_of
 from mcp_server.mcp.bounds import TOKEN_BUDGET
 from mcp_server.mcp.context import Options, ToolContext
@@ -74,11 +74,7 @@ READ_TOOLS = ("pin_snapshot", "search_tables", "describe_table", "get_column_val
 WRITE_TOOLS = ("annotate",)
 TOOL_NAMES = READ_TOOLS + WRITE_TOOLS
 
-INSTRUCTIONS = """semcat: a versioned catalog of a data lake. Start with pin_snapshot and pass its handle as
-`snapshot` to every later call, so all answers describe the same state. Find tables with search_tables,
-read one with describe_table (columns page with cursor), ground literals with get_column_values, join with
-find_join_path, prefer list_metrics/query_metric over hand-written aggregates, and run SQL with run_sql.
-Heed `warnings`: deprecated tables, missed freshness SLAs and stale annotations."""
+INSTRUCTIONS = handshake.INSTRUCTIONS  # what `initialize` says (handshake.py answers it before the SDK loads)
 
 
 def error_info(exc: BaseException) -> dict[str, str]:
@@ -393,9 +389,4 @@ def _order_tools(server: MCPServer) -> None:
 
 def _version() -> str:
     """The installed semcat package's version (what `initialize` reports as serverInfo.version)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("semcat")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "0+unknown"
+    return handshake.server_version()

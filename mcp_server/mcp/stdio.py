@@ -5,22 +5,36 @@ server, which checks the token).
 One catalog, both transports: when DIR is held by a running `semcat serve` (it names itself in
 DIR/serve.json, `served`), `--data DIR` connects through that server, saying so on stderr, if that
 needs no guess (the server takes no token, or `--token` was given); otherwise it fails with the exact
-`semcat mcp --url ... --token ...` line to use."""
+`semcat mcp --url ... --token ...` line to use.
+
+Cold start (issue 47): importing the MCP SDK, pydantic's models and the semantic layer costs ~2 s of
+CPU, so this module imports none of them on its way to the first answer. `run_stdio` starts a thread
+that imports them, opens the catalog and builds the server, and meanwhile answers the client's
+`initialize` itself (`handshake.initialize_answer`: the SDK's answer, byte for byte). When the server
+is built, the SDK's stdio transport takes the wire: it is handed the `initialize` again (so its
+session is initialized as usual) and its second answer to it is dropped (`_Wire`). The SQL preload
+starts only after that, a few seconds later. The wire is a private copy of fds 0 and 1, and fds 0
+and 1 point at /dev/null and stderr, as the SDK's own transport does: stray output never corrupts it."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import threading
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from catalog_core.api import CatalogAPI
-from mcp_server.mcp.bounds import TOKEN_BUDGET
-from mcp_server.mcp.reads import Reads
+from mcp_server.mcp.handshake import initialize_answer
 from mcp_server.mcp.served import find_server, mcp_line
-from mcp_server.mcp.server import create_server
+
+if TYPE_CHECKING:
+    from catalog_core.api import CatalogAPI
+    from mcp_server.mcp.reads import Reads
 
 __all__ = ["run_stdio", "open_catalog"]
 
-PRELOAD_DELAY_S = 3.0  # after start, when cc.prepare_sql builds the first snapshot's SQL database
+PRELOAD_DELAY_S = 3.0  # after the server is built, when cc.prepare_sql builds the first snapshot's SQL database
+FAST_INIT_ENV = "SEMCAT_MCP_FAST_INIT"  # "0": leave `initialize` to the SDK (the test that compares the answers)
 
 
 def open_catalog(data_dir: str | None, url: str | None, token: str | None, create: bool = False) -> CatalogAPI:
@@ -54,9 +68,32 @@ def prepare_first_sql(cat: CatalogAPI) -> None:
     cc.prepare_sql(cat, timeout_s=SQL_TIMEOUT_S)
 
 
+class _Loading(threading.Thread):
+    """Imports the SDK and the tools, opens the catalog and builds the server, beside the front."""
+
+    def __init__(self, build: Any) -> None:
+        super().__init__(name="semcat-mcp-load", daemon=True)
+        self._build = build
+        self.result: tuple[Any, Any] | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self._build()
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+            self.error = exc
+
+    def get(self) -> tuple[Any, Any]:
+        self.join()
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
 def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | None = None, *,
               reads: Reads | None = None, author: str | None = None,
-              now: str | float | None = None, create: bool = False, token_budget: int = TOKEN_BUDGET,
+              now: str | float | None = None, create: bool = False, token_budget: int | None = None,
               read_only: bool = False) -> None:
     """`reads`: what the tools read of the semantic layer (default all; the eval's conditions show less).
     `now`: judge freshness at this time (seconds or ISO-8601; default: the clock). `create`: make a
@@ -69,27 +106,126 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
         if t_now is None:
             raise ValueError(f"--now {now!r} is not an ISO-8601 time or seconds since the epoch, e.g. "
                              "2025-03-10T13:00:00Z")
-    import threading
+    who = author or f"agent:{os.environ.get('USER', 'stdio')}"
 
-    cat = open_catalog(data_dir, url, token, create=create)
+    def build() -> tuple[Any, Any]:
+        cat = open_catalog(data_dir, url, token, create=create)  # first: a catalog that cannot open fails fast
+        try:
+            from mcp_server.mcp.bounds import TOKEN_BUDGET
+            from mcp_server.mcp.server import create_server
+
+            server = create_server(cat, reads=reads, author=who, now=t_now,
+                                   token_budget=TOKEN_BUDGET if token_budget is None else token_budget,
+                                   read_only=read_only)
+        except BaseException:
+            cat.close()
+            raise
+        return cat, server
+
+    loading = _Loading(build)
+    loading.start()
+    wire = _Wire.claim()
+    first = wire.front(loading)  # answers `initialize` while the server loads
+    cat, server = loading.get()
     # the SQL preload starts once the session has answered its first calls: on a small machine a worker
-    # process starting beside initialize and the first describe_table slows both (issue 47, cold start)
+    # process starting beside the first describe_table slows it (issue 47, cold start)
     preload = threading.Timer(PRELOAD_DELAY_S, prepare_first_sql, args=(cat,))
     preload.daemon = True
     try:
-        who = author or f"agent:{os.environ.get('USER', 'stdio')}"
         preload.start()
-        server = create_server(cat, reads=reads, author=who, now=t_now, token_budget=token_budget,
-                               read_only=read_only)
+        if first is None:
+            return  # the client closed stdin without a word
         try:
-            server.run("stdio")
+            _serve(server, wire)
         except BaseException as exc:
             if not client_went_away(exc):
                 raise
-            quiet_stdout()  # the client is gone: end as a closed stdin would, with no traceback
     finally:
         preload.cancel()
         cat.close()
+
+
+def _serve(server: Any, wire: _Wire) -> None:
+    """The SDK's stdio transport and session on `wire` (what MCPServer.run("stdio") does on fds 0 and 1)."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async def go() -> None:
+        async with stdio_server(stdin=anyio.wrap_file(wire), stdout=anyio.wrap_file(wire)) as (read, write):  # type: ignore[arg-type]
+            low = server._lowlevel_server
+            await low.run(read, write, low.create_initialization_options())
+
+    anyio.run(go)
+
+
+class _Wire:
+    """The session's stdin and stdout: private duplicates of fds 0 and 1, read and written as UTF-8 lines.
+    What the SDK's transport reads first is what the front read (`pending`); the SDK's answer to an
+    `initialize` the front answered already is dropped (`answered`)."""
+
+    def __init__(self, rfd: int, wfd: int) -> None:
+        import io
+
+        self._in = io.TextIOWrapper(os.fdopen(rfd, "rb", closefd=False), encoding="utf-8", errors="replace")
+        self._out: BinaryIO = os.fdopen(wfd, "wb", closefd=False)
+        self.pending: list[str] = []
+        self.answered: Any = None  # the id of the `initialize` answered by the front
+
+    @classmethod
+    def claim(cls) -> _Wire:
+        """Take fds 0 and 1 for the wire; point them at /dev/null and stderr for everything else (a child's
+        or a library's stray output must not corrupt the JSON-RPC stream)."""
+        import fcntl
+
+        rfd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+        wfd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        sys.stdout.flush()
+        os.dup2(2, 1)
+        return cls(rfd, wfd)
+
+    def front(self, loading: _Loading) -> str | None:
+        """Read the client's first line; answer it now if it is `initialize` (and the load has not failed).
+        The line is kept for the SDK. None when stdin ended first."""
+        line = self._in.readline()
+        if not line:
+            return None
+        self.pending.append(line)
+        if os.environ.get(FAST_INIT_ENV, "1") == "0" or loading.error is not None:
+            return line
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return line  # the SDK answers the parse error
+        answer = initialize_answer(message)
+        if answer is not None:
+            self.answered = message["id"]
+            self.write(answer + "\n", _front=True)
+            self.flush()
+        return line
+
+    # what anyio.wrap_file calls (in worker threads, one call at a time per direction)
+    def readline(self) -> str:
+        if self.pending:
+            return self.pending.pop(0)
+        return self._in.readline()
+
+    def write(self, text: str, _front: bool = False) -> int:
+        if self.answered is not None and not _front:
+            try:
+                msg = json.loads(text)
+            except ValueError:
+                msg = None
+            if isinstance(msg, dict) and msg.get("id") == self.answered and ("result" in msg or "error" in msg):
+                self.answered = None  # the SDK's answer to the replayed `initialize`: the client has it already
+                return len(text)
+        self._out.write(text.encode("utf-8"))
+        return len(text)
+
+    def flush(self) -> None:
+        self._out.flush()
 
 
 _GONE = (BrokenPipeError, ConnectionResetError)
@@ -102,13 +238,3 @@ def client_went_away(exc: BaseException) -> bool:
         return all(client_went_away(e) for e in exc.exceptions)
     return isinstance(exc, _GONE)
 
-
-def quiet_stdout() -> None:
-    """Point fd 1 at /dev/null, so the interpreter's last flush of stdout does not report the broken pipe
-    (the Python docs' recipe for SIGPIPE)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):  # no stdout at all
-        pass

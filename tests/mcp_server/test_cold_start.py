@@ -1,0 +1,105 @@
+"""Cold start of `semcat mcp` (issue 47, item 3): the stdio front answers `initialize` before the MCP SDK,
+pydantic's models or the engine are imported (mcp_server/mcp/stdio.py), and its answer is the SDK's, byte
+for byte; the SDK then takes the session over without a second answer to that `initialize`. The timings
+live in bench/bench_cold_start.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import catalog_core as cc
+from tests.helpers import build_lake
+from tests.mcp_server.test_mcp_transports import env, semcat
+
+HEAVY = ("mcp", "mcp_types", "pydantic", "catalog_core", "semantic", "duckdb", "pyarrow", "numpy", "sqlglot",
+         "pyspark", "anyio")
+
+
+def test_the_stdio_start_path_imports_nothing_heavy():
+    """What `semcat mcp` imports before it reads the client's first line: the CLI and the stdio module only."""
+    code = ("import sys\nimport mcp_server.cli, mcp_server.mcp.stdio\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], env=env(), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory) -> str:
+    d = str(tmp_path_factory.mktemp("cold-start") / "data")
+    cat = cc.Catalog.open(d)
+    build_lake(cat)
+    cat.close()
+    return d
+
+
+def _init(version: str, i: int | str = 1) -> bytes:
+    return (json.dumps({"jsonrpc": "2.0", "id": i, "method": "initialize",
+                        "params": {"protocolVersion": version, "capabilities": {},
+                                   "clientInfo": {"name": "cold", "version": "1"}}}) + "\n").encode()
+
+
+def _session(wh: str, first: bytes, fast: bool) -> list[bytes]:
+    """Lines answered to `first`, notifications/initialized, then ping (id 2) and tools/list (id 3); stdin
+    stays open until the last answer (at its end the SDK drops what is still in flight)."""
+    e = env()
+    if not fast:
+        e["SEMCAT_MCP_FAST_INIT"] = "0"
+    rest = (b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n'
+            b'{"jsonrpc":"2.0","id":3,"method":"tools/list"}\n')
+    p = subprocess.Popen(semcat("mcp", "--data", wh), env=e, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    p.stdin.write(first + rest)
+    p.stdin.flush()
+    lines = []
+    while (line := p.stdout.readline()):
+        lines.append(line.rstrip(b"\n"))
+        if json.loads(line).get("id") == 3:
+            break
+    p.stdin.close()
+    lines += p.stdout.read().splitlines()
+    assert p.wait(60) == 0, p.stderr.read().decode()[-2000:]
+    assert b"Traceback" not in p.stderr.read()
+    return lines
+
+
+@pytest.mark.slow  # five `semcat mcp` sessions, each building the whole server: 56 s at load 20, ~15 s quiet
+def test_the_fronts_initialize_answer_is_the_sdks_and_the_sdk_takes_over(wh):
+    """The same answers with the front (default) as with the SDK answering (SEMCAT_MCP_FAST_INIT=0), for a
+    version the SDK knows and one it does not; after it, exactly one answer per request: the SDK's answer to
+    the replayed `initialize` never reaches the client. A malformed `initialize` is left to the SDK."""
+    for version in ("2025-06-18", "1999-01-01"):
+        fast = _session(wh, _init(version, "a"), fast=True)
+        assert [json.loads(x)["id"] for x in fast] == ["a", 2, 3]
+        sdk = _session(wh, _init(version, "a"), fast=False) if version == "2025-06-18" else None
+        if sdk is not None:
+            assert fast == sdk
+        else:
+            assert json.loads(fast[0])["result"]["protocolVersion"] == "2025-11-25"
+    bad = _session(wh, b'{"jsonrpc":"2.0","id":"a","method":"initialize","params":{}}\n', fast=True)
+    assert "error" in json.loads(bad[0]) and [json.loads(x)["id"] for x in bad] == ["a", 2, 3]
+
+
+def test_handshake_versions_are_the_sdks():
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from mcp_server.mcp.handshake import HANDSHAKE_VERSIONS
+
+    assert HANDSHAKE_VERSIONS == tuple(HANDSHAKE_PROTOCOL_VERSIONS)
+
+
+def test_a_catalog_that_cannot_open_is_still_one_error_line(tmp_path):
+    """The catalog opens beside the front: a directory without one still ends in one `Error:` line, exit 1,
+    whether the client spoke first or not."""
+    for stdin in (b"", _init("2025-06-18")):
+        out = subprocess.run(semcat("mcp", "--data", str(tmp_path / "none")), env=env(), input=stdin,
+                             capture_output=True, timeout=120)
+        err = out.stderr.decode()
+        assert out.returncode == 1 and err.startswith("Error: ") and "Traceback" not in err, err
+        assert os.listdir(tmp_path) == []
