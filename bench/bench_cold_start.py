@@ -2,12 +2,16 @@
 from the spawn to the `initialize` answer, then from that answer to the first `tools/call` answer
 (`describe_table`), and a restart after `kill -9` of a running session (spawn to first answer).
 
-    .venv/bin/python -m bench.bench_cold_start [--lake /work/lakes/acme] [--runs 5] [--table acme.core.fct_orders]
+    .venv/bin/python -m bench.bench_cold_start [--lake /work/lakes/acme] [--runs 5] \\
+        [--baseline OLD_TREE]   # e.g. OLD_TREE from `git archive f17d94e | tar -x -C OLD_TREE`
 
 The lake is a copy (`cp -a`) of an eval lake directory (`semcat eval build`; its `enriched` catalog is
-served), never the original. Medians over --runs sessions, with the machine's load average beside
-them (`os.getloadavg`). Targets: initialize <= 0.8 s, first answer <= 1 s after it, restart <= 2 s, on a
-quiet machine.
+served), never the original. With --baseline, the same sessions also run the code of another source tree
+(PYTHONPATH), alternating with this one so both see the same machine. Medians over --runs sessions of
+wall time and of the session process's CPU time (user+sys, `os.wait4` after the kill: its CPU up to the
+first answer), with the 1-minute load average (`os.getloadavg`) beside each: on a loaded machine the CPU
+time is the honest figure. Targets: initialize <= 0.8 s, first answer <= 1 s after it, restart <= 2 s,
+on a quiet machine.
 """
 
 from __future__ import annotations
@@ -44,11 +48,12 @@ def _answer(p: subprocess.Popen[bytes], want_id: int) -> dict[str, Any]:
             return msg
 
 
-def session(data: str, table: str) -> tuple[subprocess.Popen[bytes], float, float]:
-    """Spawn a session; (process, seconds to the initialize answer, seconds from it to the first answer)."""
-    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+def session(tree: str, data: str, table: str) -> tuple[subprocess.Popen[bytes], float, float]:
+    """Spawn a session of `tree`'s code; (process, seconds to the initialize answer, seconds from it to the
+    first answer)."""
+    env = {**os.environ, "PYTHONPATH": tree}
     t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-m", "mcp_server.cli", "mcp", "--data", data], env=env,
+    p = subprocess.Popen([sys.executable, "-m", "mcp_server.cli", "mcp", "--data", data], env=env, cwd=tree,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     _send(p, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -65,37 +70,65 @@ def session(data: str, table: str) -> tuple[subprocess.Popen[bytes], float, floa
     return p, t1 - t0, t2 - t1
 
 
+def kill(p: subprocess.Popen[bytes]) -> float:
+    """kill -9 `p` (an IDE killed); the CPU seconds (user+sys) it used."""
+    p.send_signal(signal.SIGKILL)
+    _pid, _status, usage = os.wait4(p.pid, 0)
+    p.returncode = -9
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_run(tree: str, data: str, table: str) -> dict[str, float]:
+    load = os.getloadavg()[0]
+    p, t_init, t_first = session(tree, data, table)
+    cpu = kill(p)
+    t0 = time.perf_counter()
+    q, _a, _b = session(tree, data, table)
+    t_restart = time.perf_counter() - t0
+    cpu_restart = kill(q)
+    return {"init": t_init, "first": t_first, "session cpu": cpu, "restart": t_restart,
+            "restart cpu": cpu_restart, "load": load}
+
+
+def report(name: str, runs: list[dict[str, float]]) -> None:
+    med = statistics.median
+    loads = [r["load"] for r in runs]
+    print(f"{name}: {len(runs)} runs, load average (1 min) {min(loads):.1f}-{max(loads):.1f}, cpus {os.cpu_count()}")
+    for key, what in (("init", "initialize (spawn to answer), wall"),
+                      ("first", "first answer after initialize, wall"),
+                      ("session cpu", "CPU of the session up to its first answer"),
+                      ("restart", "restart after kill -9 (spawn to first answer), wall"),
+                      ("restart cpu", "CPU of the restarted session up to its first answer")):
+        xs = [r[key] for r in runs]
+        print(f"  {what:55s} median {med(xs):6.2f} s  (min {min(xs):.2f}, max {max(xs):.2f})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lake", default=os.environ.get("SEMCAT_EVAL_LAKE", "/work/lakes/acme"))
     ap.add_argument("--catalog", default="enriched")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--table", default="acme.core.fct_orders")
+    ap.add_argument("--baseline", default=None, help="another source tree to time the same way (before)")
     args = ap.parse_args()
+    trees = {"after (this tree)": ROOT}
+    if args.baseline:
+        trees = {f"before ({args.baseline})": os.path.abspath(args.baseline), **trees}
     tmp = tempfile.mkdtemp(prefix="semcat-cold-")
     try:
         lake = os.path.join(tmp, "lake")
         subprocess.run(["cp", "-a", args.lake, lake], check=True)
         data = os.path.join(lake, args.catalog)
-        inits, firsts, restarts = [], [], []
-        load = []
+        for tree in trees.values():  # a warm-up session each: .pyc files written, the page cache filled
+            kill(session(tree, data, args.table)[0])
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
         for _ in range(args.runs):
-            load.append(os.getloadavg()[0])
-            p, t_init, t_first = session(data, args.table)
-            inits.append(t_init)
-            firsts.append(t_first)
-            p.send_signal(signal.SIGKILL)  # an IDE killed, then started again
-            p.wait()
-            t0 = time.perf_counter()
-            q, _a, _b = session(data, args.table)
-            restarts.append(time.perf_counter() - t0)
-            q.send_signal(signal.SIGKILL)
-            q.wait()
-        med = statistics.median
-        print(f"runs {args.runs}, load average (1 min) {min(load):.1f}-{max(load):.1f}, cpus {os.cpu_count()}")
-        print(f"initialize          median {med(inits):.2f} s  (min {min(inits):.2f}, max {max(inits):.2f})")
-        print(f"first answer after  median {med(firsts):.2f} s  (min {min(firsts):.2f}, max {max(firsts):.2f})")
-        print(f"restart after -9    median {med(restarts):.2f} s  (spawn to first answer; min {min(restarts):.2f})")
+            for name, tree in trees.items():  # alternating, so both see the same machine
+                runs[name].append(one_run(tree, data, args.table))
+        up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+        for name, rs in runs.items():
+            report(name, rs)
+        print(f"uptime at the end: {up}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -42,19 +42,16 @@ def _clock(url: str | None, now: str | None) -> str | float | None:
     started with --now (its /healthz says), and say so on stderr; otherwise `now` as given (None: the clock)."""
     if now is not None or not url:
         return now
-    import httpx
+    from mcp_server.cli.options import server_now
 
-    try:
-        theirs = httpx.get(url.rstrip("/") + "/healthz", timeout=10).json().get("now")
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return None  # an unreachable server fails in the command itself, with its own message
+    theirs = server_now(url)
     if theirs is None:
         return None
     from catalog_core.model import iso_time
 
-    click.echo(f"semcat: judging at the server's time {iso_time(float(theirs))} (it runs with --now; pass --now "
+    click.echo(f"semcat: judging at the server's time {iso_time(theirs)} (it runs with --now; pass --now "
                "to choose another)", err=True)
-    return float(theirs)
+    return theirs
 
 
 def _short(v: Any, n: int = 60) -> str:

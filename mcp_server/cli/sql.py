@@ -84,6 +84,11 @@ def run_cli(sql: str, data_dir: str, snapshot: str | None = None, limit: int = 1
     cat = None
     try:
         cat = open_catalog(data_dir, token)
+        from mcp_server.cli.options import say_clock
+
+        if data_dir.startswith(("http://", "https://")):  # one clock (issue 47): which clock now() reads
+            say_clock(data_dir, "the statement reads the snapshot's files; now(), current_date and the like in it "
+                                "read the server machine's clock, not its --now")
         result = cc.run_sql(cat, sql, snapshot=snapshot, limit=limit, timeout_s=timeout_s)
     except SnapshotNotFoundError as e:
         raise click.BadParameter(_snapshot_hint(cat, e.message), param_hint="'--snapshot'") from None

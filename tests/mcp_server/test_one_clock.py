@@ -66,3 +66,33 @@ def test_a_cards_ages_are_judged_at_its_now(tmp_path):
         assert fr.age_seconds is not None and abs(fr.age_seconds - (later - fr.last_data_commit.time)) < 1e-6
     finally:
         cat.close()
+
+
+def test_lineage_and_sql_against_a_server_say_which_clock_they_use(data_copy):  # noqa: F811
+    """`semcat lineage --url` and `semcat sql --data URL` against a server started with --now: lineage is judged
+    at the snapshot (the same answer as --data gives), and SQL's now() reads the server machine's clock; both
+    say so on stderr (before: nothing said, so a reader of the page at --now could not tell)."""
+    data = data_copy("one-clock-lineage")
+    port = free_port()
+    proc = subprocess.Popen(semcat("serve", "--data", data, "--port", str(port), "--now", LATER), env=env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(semcat(*args), env=env(), capture_output=True, text=True, timeout=180,
+                              stdin=subprocess.DEVNULL)
+
+    try:
+        wait_healthy(proc, url)
+        from eval.fixtures.mcplake import FCT as name
+        remote = run("lineage", name, "--url", url, "--json")
+        assert remote.returncode == 0, remote.stderr
+        assert "judged at the snapshot" in remote.stderr and "--now 2031-01-01" in remote.stderr, remote.stderr
+        local = run("lineage", name, "--data", data, "--json")
+        assert local.returncode == 0 and local.stderr == "", local.stderr
+        assert json.loads(remote.stdout) == json.loads(local.stdout)
+        q = run("sql", "SELECT 1 AS one", "--data", url, "--format", "json")
+        assert q.returncode == 0, q.stderr
+        assert "server machine's clock, not its --now" in q.stderr and "2031-01-01" in q.stderr, q.stderr
+    finally:
+        stop_process(proc)
