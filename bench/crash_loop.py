@@ -1,7 +1,7 @@
 """Crash loop: a real `semcat serve` subprocess under concurrent commit load, SIGKILLed at random
 moments and restarted on the same data directory, checked after every restart.
 
-    .venv/bin/python -m bench.crash_loop --kills 100 [--writers 6] [--seed 1]
+    .venv/bin/python -m bench.crash_loop --kills 100 [--writers 6] [--seed 1] [--replicas 2]
 
 Each writer thread commits transactions that add a pair of objects (`/c/<name>` and its leaf
 `/c/<name>/f`) and merge +1 into the shared counter `/c.stats.n`. A commit is *acknowledged*
@@ -13,6 +13,11 @@ when the server answered with its vid; a commit whose call failed (the server di
 - the counter equals the number of pairs (acknowledged ones plus the in-doubt ones that
   landed), and every pair present was actually attempted (no phantom writes);
 - the commit log is gapless up to V.
+
+With `--replicas N`, N more `semcat serve` processes read the same directory (RocksDB secondaries, issue 47)
+and are never killed: reader threads keep reading each of them while the writer dies and restarts (every
+failed read is a violation: the replicas keep serving), and after each restart every replica, once it has
+caught up to V, shows every commit acknowledged before V (checked at V through the replica).
 
 Prints the counts; exits non-zero on the first violation. `tests/reliability/test_crash_loop.py`
 runs 10 kills of it in CI.
@@ -60,13 +65,21 @@ class Counts:
     seconds: float = 0.0
     violations: list[str] = field(default_factory=list)
     restart_s: list[float] = field(default_factory=list)
+    replicas: int = 0
+    replica_reads: int = 0  # reads answered by the replicas, writer up or down
+    replica_reads_writer_down: int = 0  # of them, answered while the writer was dead or restarting
+    replica_checks: int = 0
+    catch_up_s: list[float] = field(default_factory=list)  # restart check: until a replica reached V
 
     def line(self) -> str:
+        rep = (f" replicas={self.replicas} replica_reads={self.replica_reads} (writer down: "
+               f"{self.replica_reads_writer_down}) replica_checks={self.replica_checks} median_catch_up_s="
+               f"{statistics.median(self.catch_up_s) if self.catch_up_s else 0:.2f}") if self.replicas else ""
         return (f"kills={self.kills} restarts={self.restarts} checks={self.checks} acked={self.acked} "
                 f"in_doubt={self.in_doubt} (landed {self.in_doubt_landed}) refused={self.refused} "
                 f"final_vid={self.final_vid} "
                 f"pairs={self.final_pairs} violations={len(self.violations)} seconds={self.seconds:.1f} "
-                f"median_restart_s={statistics.median(self.restart_s) if self.restart_s else 0:.2f}")
+                f"median_restart_s={statistics.median(self.restart_s) if self.restart_s else 0:.2f}" + rep)
 
 
 def _free_port() -> int:
@@ -78,7 +91,8 @@ def _free_port() -> int:
 class CrashLoop:
     """One data directory, one port, `writers` committing threads, a server killed `kills` times."""
 
-    def __init__(self, data_dir: str, writers: int = 6, seed: int = 1, log_path: str | None = None) -> None:
+    def __init__(self, data_dir: str, writers: int = 6, seed: int = 1, log_path: str | None = None,
+                 replicas: int = 0) -> None:
         self.data_dir = data_dir
         self.writers = writers
         self.rng = random.Random(seed)
@@ -92,25 +106,74 @@ class CrashLoop:
         self.attempted: set[str] = set()
         self.in_doubt: set[str] = set()
         self.stop = threading.Event()
-        self.counts = Counts()
+        self.counts = Counts(replicas=replicas)
+        self.replica_ports = [_free_port() for _ in range(replicas)]
+        self.replica_procs: list[subprocess.Popen] = []
+        self.writer_down = threading.Event()
 
     # ---------------------------------------------------------------- the server
     def start_server(self) -> None:
+        self.proc = self._spawn(self.port, create=True)
+
+    def _spawn(self, port: int, create: bool) -> subprocess.Popen:
         env = {k: v for k, v in os.environ.items() if k != "SEMCAT_TOKENS"}
         env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "mcp_server.cli", "serve", "--data", self.data_dir,
-                                      "--create", "--port", str(self.port)], cwd=ROOT, env=env, stdout=log, stderr=log)
+        proc = subprocess.Popen([sys.executable, "-m", "mcp_server.cli", "serve", "--data", self.data_dir,
+                                 *(["--create"] if create else []), "--port", str(port)], cwd=ROOT, env=env,
+                                stdout=log, stderr=log)
         log.close()
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+            if proc.poll() is not None:
                 raise RuntimeError("the server exited at startup:\n" + self._log_tail())
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
-                    return
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    return proc
             time.sleep(0.02)
         raise RuntimeError("the server did not start:\n" + self._log_tail())
+
+    def start_replicas(self) -> None:
+        """The reading replicas: more `semcat serve` processes on the directory the writer holds."""
+        for port in self.replica_ports:
+            self.replica_procs.append(self._spawn(port, create=False))
+
+    def _replica_reader(self, port: int) -> None:
+        """Reads one replica until the end; a failed read is a violation (the replicas are never killed)."""
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as c:
+            while not self.stop.is_set():
+                down = self.writer_down.is_set()
+                try:
+                    r = c.get("/v1/objects", params={"path": "/c"})
+                    r.raise_for_status()
+                except httpx.HTTPError as exc:
+                    with self.lock:
+                        self.counts.violations.append(f"replica on port {port} failed a read "
+                                                      f"(writer {'down' if down else 'up'}): {exc!r}")
+                    return
+                with self.lock:
+                    self.counts.replica_reads += 1
+                    self.counts.replica_reads_writer_down += int(down and self.writer_down.is_set())
+                time.sleep(0.01)
+
+    def check_replicas(self, v: int, acked: dict[str, int]) -> None:
+        """Each replica, once caught up to `v`, shows at `v` every commit acknowledged before it."""
+        for port in self.replica_ports:
+            t0 = time.monotonic()
+            with cc.connect(f"http://127.0.0.1:{port}", timeout=60) as cat:
+                while cat.latest_vid < v:
+                    if time.monotonic() - t0 > 30:
+                        self.counts.violations.append(f"replica on port {port} did not reach vid {v} in 30 s "
+                                                      f"(at {cat.latest_vid})")
+                        return
+                    time.sleep(0.02)
+                self.counts.catch_up_s.append(time.monotonic() - t0)
+                names = {o.path.rsplit("/", 1)[1] for o in cat.query(PAIRS, v)}
+            lost = [name for name in acked if name not in names]
+            if lost:
+                self.counts.violations.append(f"replica on port {port}: acknowledged commits missing at vid {v}: "
+                                              f"{lost[:5]} ({len(lost)})")
+            self.counts.replica_checks += 1
 
     def kill_server(self) -> None:
         assert self.proc is not None
@@ -181,6 +244,8 @@ class CrashLoop:
             leaves = {o.path.split("/")[2] for o in cat.query(LEAVES, v)}
             n = cat.get("/c", v).value["stats"]["n"]
             log_vids = [c.vid for c in cat.commits(until=v)]
+        if self.replica_ports:
+            self.check_replicas(v, acked)
         with self.lock:
             attempted = set(self.attempted)
         bad = self.counts.violations
@@ -210,16 +275,20 @@ class CrashLoop:
         with cc.connect(self.url) as cat, cat.transaction() as t:
             t.add("/c", {"obj_type": "catalog", "stats": {"n": 0}})
         threads = [threading.Thread(target=self._writer, args=(w,), daemon=True) for w in range(self.writers)]
+        self.start_replicas()
+        threads += [threading.Thread(target=self._replica_reader, args=(p,), daemon=True) for p in self.replica_ports]
         for th in threads:
             th.start()
         try:
             for k in range(kills):
                 self.wait_for_acks(acks_between)
                 time.sleep(self.rng.uniform(0, max_pause_s))  # a random moment under load
+                self.writer_down.set()
                 self.kill_server()
                 t1 = time.monotonic()
                 self.start_server()
                 self.counts.restart_s.append(time.monotonic() - t1)
+                self.writer_down.clear()
                 self.counts.restarts += 1
                 self.check()
                 if self.counts.violations:
@@ -237,6 +306,13 @@ class CrashLoop:
         if not self.counts.violations:
             self.check()  # once more with the writers stopped
         self.stop_server()
+        for proc in self.replica_procs:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=30)
         present = self._present()
         with self.lock:
             self.counts.acked, self.counts.in_doubt = len(self.acked), len(self.in_doubt)
@@ -254,12 +330,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kills", type=int, default=100)
     ap.add_argument("--writers", type=int, default=6)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--replicas", type=int, default=0, help="reading `semcat serve` replicas, never killed")
     ap.add_argument("--data", help="data directory (default: a new temporary one)")
     args = ap.parse_args(argv)
     data = args.data or os.path.join(tempfile.mkdtemp(prefix="semcat-crash-"), "data")
-    loop = CrashLoop(data, writers=args.writers, seed=args.seed)
+    loop = CrashLoop(data, writers=args.writers, seed=args.seed, replicas=args.replicas)
     print(f"crash loop: {args.kills} SIGKILLs of `semcat serve` under {args.writers} committing writers; "
-          f"data {data}", flush=True)
+          f"{f'and {args.replicas} reading replicas ' if args.replicas else ''}data {data}", flush=True)
     counts = loop.run(args.kills, progress=True)
     print(counts.line())
     for v in counts.violations:
