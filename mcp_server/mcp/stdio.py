@@ -33,7 +33,11 @@ if TYPE_CHECKING:
 
 __all__ = ["run_stdio", "open_catalog"]
 
-PRELOAD_DELAY_S = 3.0  # after the server is built, when cc.prepare_sql builds the first snapshot's SQL database
+# the SQL preload (cc.prepare_sql: a worker process builds the latest snapshot's SQL database) starts this long
+# after the session's first answer to a call, or PRELOAD_IDLE_S after the server is built if no call came:
+# on a small machine a worker process starting beside the first describe_table slows it (issue 47, cold start)
+PRELOAD_DELAY_S = 1.0
+PRELOAD_IDLE_S = 20.0
 FAST_INIT_ENV = "SEMCAT_MCP_FAST_INIT"  # "0": leave `initialize` to the SDK (the test that compares the answers)
 
 
@@ -127,12 +131,15 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
     wire = _Wire.claim()
     first = wire.front(loading)  # answers `initialize` while the server loads
     cat, server = loading.get()
-    # the SQL preload starts once the session has answered its first calls: on a small machine a worker
-    # process starting beside the first describe_table slows it (issue 47, cold start)
-    preload = threading.Timer(PRELOAD_DELAY_S, prepare_first_sql, args=(cat,))
-    preload.daemon = True
+    cancel = threading.Event()
+
+    def preload() -> None:
+        wire.answered_a_call.wait(PRELOAD_IDLE_S)
+        if not cancel.wait(PRELOAD_DELAY_S):
+            prepare_first_sql(cat)
+
+    threading.Thread(target=preload, name="semcat-sql-preload", daemon=True).start()
     try:
-        preload.start()
         if first is None:
             return  # the client closed stdin without a word
         try:
@@ -141,7 +148,8 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
             if not client_went_away(exc):
                 raise
     finally:
-        preload.cancel()
+        cancel.set()
+        wire.answered_a_call.set()
         cat.close()
 
 
@@ -170,6 +178,7 @@ class _Wire:
         self._out: BinaryIO = os.fdopen(wfd, "wb", closefd=False)
         self.pending: list[str] = []
         self.answered: Any = None  # the id of the `initialize` answered by the front
+        self.answered_a_call = threading.Event()  # set at the first answer to a request other than initialize
 
     @classmethod
     def claim(cls) -> _Wire:
@@ -213,14 +222,17 @@ class _Wire:
         return self._in.readline()
 
     def write(self, text: str, _front: bool = False) -> int:
-        if self.answered is not None and not _front:
+        if not _front and (self.answered is not None or not self.answered_a_call.is_set()):
             try:
                 msg = json.loads(text)
             except ValueError:
                 msg = None
-            if isinstance(msg, dict) and msg.get("id") == self.answered and ("result" in msg or "error" in msg):
+            is_answer = isinstance(msg, dict) and "id" in msg and ("result" in msg or "error" in msg)
+            if is_answer and self.answered is not None and msg.get("id") == self.answered:
                 self.answered = None  # the SDK's answer to the replayed `initialize`: the client has it already
                 return len(text)
+            if is_answer and not (isinstance(msg.get("result"), dict) and "serverInfo" in msg["result"]):
+                self.answered_a_call.set()
         self._out.write(text.encode("utf-8"))
         return len(text)
 

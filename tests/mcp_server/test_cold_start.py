@@ -103,3 +103,25 @@ def test_a_catalog_that_cannot_open_is_still_one_error_line(tmp_path):
         err = out.stderr.decode()
         assert out.returncode == 1 and err.startswith("Error: ") and "Traceback" not in err, err
         assert os.listdir(tmp_path) == []
+
+
+def test_the_wire_drops_the_replayed_initialize_answer_and_notes_the_first_call_answer():
+    """The SDK's answer to the `initialize` the front answered never reaches the client; the first answer to a
+    call is what lets the SQL preload start (never beside the first describe_table)."""
+    from mcp_server.mcp.stdio import _Wire
+
+    r, w = os.pipe()
+    out_r, out_w = os.pipe()
+    wire = _Wire(r, out_w)
+    wire.answered = "a"
+    wire.write('{"jsonrpc":"2.0","id":"a","result":{"serverInfo":{"name":"semcat"}}}\n')
+    wire.write('{"jsonrpc":"2.0","method":"notifications/message","params":{}}\n')
+    assert not wire.answered_a_call.is_set()
+    wire.write('{"jsonrpc":"2.0","id":2,"result":{"content":[]}}\n')
+    assert wire.answered_a_call.is_set()
+    wire.flush()
+    os.close(out_w)
+    got = os.read(out_r, 100_000).splitlines()
+    assert [json.loads(x).get("id") for x in got] == [None, 2]
+    for fd in (r, w, out_r):
+        os.close(fd)
