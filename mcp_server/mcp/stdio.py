@@ -184,10 +184,13 @@ class _Wire:
     def claim(cls) -> _Wire:
         """Take fds 0 and 1 for the wire; point them at /dev/null and stderr for everything else (a child's
         or a library's stray output must not corrupt the JSON-RPC stream)."""
-        import fcntl
+        try:
+            import fcntl
 
-        rfd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-        wfd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+            rfd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+            wfd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+        except ImportError:  # not POSIX: plain duplicates (not inherited: os.dup makes them non-inheritable)
+            rfd, wfd = os.dup(0), os.dup(1)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
