@@ -37,7 +37,8 @@ def eval_group() -> None:
 @click.option("--data", "--out", "data_dir", required=True,
               help="output directory (DIR/enriched, DIR/stale, manifest, names.json)")
 @click.option("--seed", default=7, show_default=True, type=int)
-@click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "full"]))
+@click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "full", "enterprise"]),
+              help="enterprise: the small Acme lake plus eight generated domains (500+ tables, 18 months; eval/lake/enterprise.py)")
 @click.option("--variant", default="plain", show_default=True, type=click.Choice(["plain", "cryptic"]),
               help="cryptic: the same lake under enterprise-style abbreviations and coded values, plus clutter "
                    "tables (eval/LAKE-cryptic.md)")
