@@ -200,7 +200,7 @@ class Enterprise:
                 anns.append(new_annotation(cat, t.full, "metric", f"metric.total_{stem}_usd", value,
                                            columns=["amount_cents", dcol], author=ANNOTATOR, time=when))
             write_annotations(cat, anns, time=when, message="relate facts to dimensions; define domain metrics")
-            for dom in w.domains:
+            for i, dom in enumerate(w.domains):
                 t = self._steady_fact(dom)
                 if t is None:
                     continue
@@ -208,9 +208,9 @@ class Enterprise:
                 q = f"How many {t.name.split('.')[1].replace('_', ' ')} were recorded in August 2023?"
                 sql = (f"SELECT COUNT(*) AS n FROM {t.full} WHERE {dcol} BETWEEN DATE '2023-08-01' AND "
                        "DATE '2023-08-31'")
-                sm.verify_query(cat, q, sql, author=ANNOTATOR, time=when + 1)
-        self._clock = when + 1
-        return when + 1
+                sm.verify_query(cat, q, sql, author=ANNOTATOR, time=when + 1 + i)
+        self._clock = when + 1 + len(w.domains)
+        return self._clock
 
     def _steady_fact(self, dom: str) -> EntTable | None:
         for t in sorted(self.world.tables.values(), key=lambda x: x.name):

@@ -227,8 +227,10 @@ class World:
             base.stale_unflagged = rng.random() < 0.4
         elif v == "legacy":
             stop = rng.randint(4, last_pre)
+            if base.replaced_by:  # deprecated once the v2 exists, pointing to it
+                stop = max(stop, self.tables[base.replaced_by].first_slot)
             self._add(EntTable(dom, f"{name}_legacy", "fact_legacy", name, cols, 0, last_slot=stop,
-                               deprecated_at=stop + 1, replaced_by=name, described=rng.random() < 0.6,
+                               deprecated_at=stop + 1, replaced_by=base.replaced_by or name, described=rng.random() < 0.6,
                                stale_unflagged=rng.random() < 0.5))
         elif v == "backup":
             sl = rng.randint(3, last_pre)
