@@ -97,6 +97,7 @@ TABLE_KINDS = ("base_fact", "base_dim", *(f"fact_{v}" for v in FACT_VARIANTS), *
 # -7: each loads the days since the previous load). The first commit (the catalog, the dimensions) is
 # at 2023-08-28, 18.4 months before d0 (2025-03-10).
 START = dt.date(2023, 8, 28)
+PRE_LO = dt.date(2023, 8, 1)  # the first fact date
 PRE_SLOTS = [dt.date(2023 + (8 + i) // 12, (8 + i) % 12 + 1, 2) for i in range(15)]  # 2023-09-02 .. 2024-11-02
 LATE_DAYS = (105, 77, 49, 21, 7)
 SLOT_DAYS = LATE_DAYS
@@ -130,6 +131,7 @@ class EntTable:
     certified: bool = False
     stale_unflagged: bool = False  # the stale history never flags its deprecation
     wrong: str | None = None       # stale history only: a description wrong from the start
+    sla: str | None = None         # freshness_sla (a few steady base facts per domain)
 
     @property
     def full(self) -> str:
@@ -207,6 +209,13 @@ class World:
                      and t.described and t.deprecated_at is None]
             for t in rng.sample(heads, k=min(2, len(heads))):
                 t.certified = True
+            # a freshness SLA on a few steady base facts (no replacement, no derived copy): the trap
+            # generator's routine loads and load-freshness changes need tables under an SLA
+            derived = {x.base for x in self.tables.values() if x.kind == "fact_v2"}
+            steady = [t for t in self.tables.values() if t.domain == dom and t.kind == "base_fact" and t.described
+                      and t.deprecated_at is None and t.name not in derived]
+            for t in self._rng("sla", dom).sample(steady, k=min(2, len(steady))):  # (its own stream: the plan stays)
+                t.sla = "P35D"
             # a few descriptions wrong from the start (the stale history's undetectable share)
             cands = [t for t in self.tables.values() if t.domain == dom and t.kind == "base_fact" and t.described
                      and not t.certified]
@@ -360,7 +369,11 @@ class World:
             return f"{what.capitalize()} v2 from the new ERP feed, {grain}; amount_usd is in US dollars."
         if t.kind == "fact_legacy":
             return f"{what.capitalize()} as loaded by the old pipeline."
-        if t.kind in ("fact_backup", "dim_backup"):
+        if t.kind == "fact_backup":
+            taken = self.slots[t.first_slot]
+            return (f"Backup copy of {base.full} taken {taken.isoformat()}: rows dated {PRE_LO.isoformat()} to "
+                    f"{(taken - dt.timedelta(days=taken.day)).isoformat()}.")
+        if t.kind == "dim_backup":
             return f"Backup copy of {base.full} taken {self.slots[t.first_slot].isoformat()}."
         if t.kind == "fact_test":
             return f"Test sample of {base.full} (10% of rows), for pipeline testing."
@@ -385,6 +398,8 @@ class World:
             f["grain"] = {"text": f"one row per {_title(_singular(t.name.split('.')[1]))}", "keys": [t.columns[0][0]]}
         if t.certified:
             f["certified"] = True
+        if t.sla:
+            f["freshness_sla"] = t.sla
         return f
 
     def column_fields(self, t: EntTable) -> dict[str, dict[str, Any]]:
