@@ -69,12 +69,12 @@ class Enterprise:
 
     # ------------------------------------------------------------------ staging (pyarrow, the bridge's layout)
     def _stage(self, name: str, rows: list[dict[str, Any]], mode: str) -> Any:
+        from catalog_core import footers
         from catalog_core.lake import TableValue
         from spark_bridge import files as fl
         from spark_bridge.plan import StagedWrite
         from spark_bridge.schema import evolve
         from spark_bridge.staging import plan_moves, staged_files
-        from catalog_core import footers
 
         t = self.world.tables.get(name)
         full = f"{CATALOG}.{name}"
@@ -113,6 +113,7 @@ class Enterprise:
     def _annotate(self, tables: list[EntTable], when: float, slot: int) -> float:
         """One commit per history: the fields of the tables created at this slot, and the deprecations
         that start at it (the stale history misses the seeded share)."""
+        from catalog_core.lake import require_table
         from semantic.annotations import (
             columns_of,
             new_annotation,
@@ -120,17 +121,17 @@ class Enterprise:
             normalize_table_field,
             write_annotations,
         )
-        from catalog_core.lake import require_table
 
         w = self.world
         when = max(when, self._clock + 1.0)
         deps = [t for t in w.tables.values() if t.deprecated_at == slot]
         for h, cat in self.cats.items():
-            anns = []
+            anns: list[Any] = []
             vid = cat.resolve(None)
             common = {"author": ANNOTATOR, "vid": vid, "time": when}
 
-            def table_anns(t: EntTable, fields: dict[str, Any]) -> None:
+            def table_anns(t: EntTable, fields: dict[str, Any], cat: Any = cat, vid: int = vid,
+                           anns: list[Any] = anns, common: dict[str, Any] = common) -> None:
                 tobj = require_table(cat, t.full, vid)
                 for field, val in fields.items():
                     value = normalize_table_field(cat, t.full, tobj.value, field, val, vid)
@@ -174,7 +175,7 @@ class Enterprise:
 
         w = self.world
         when = max(when, self._clock + 1.0)
-        for h, cat in self.cats.items():
+        for cat in self.cats.values():
             anns = []
             for t in w.tables.values():
                 if t.kind != "base_fact" or not t.described:
@@ -189,24 +190,24 @@ class Enterprise:
                     anns.append(new_annotation(cat, t.full, "relationship", f"relationship.{_singular(col)}", value,
                                                columns=[key], author=ANNOTATOR, time=when))
             for dom in w.domains:
-                t = self._steady_fact(dom)
-                if t is None:
+                steady = self._steady_fact(dom)
+                if steady is None:
                     continue
-                dcol = t.columns[1][0]
-                stem = t.name.split(".")[1]
+                dcol = steady.columns[1][0]
+                stem = steady.name.split(".")[1]
                 value = {"expression": "SUM(amount_cents) / 100.0", "filter": None, "time_column": dcol, "unit": "USD",
                          "description": f"Total {stem.replace('_', ' ')} amount in dollars",
                          "synonyms": [f"{stem.replace('_', ' ')} total"]}
-                anns.append(new_annotation(cat, t.full, "metric", f"metric.total_{stem}_usd", value,
+                anns.append(new_annotation(cat, steady.full, "metric", f"metric.total_{stem}_usd", value,
                                            columns=["amount_cents", dcol], author=ANNOTATOR, time=when))
             write_annotations(cat, anns, time=when, message="relate facts to dimensions; define domain metrics")
             for i, dom in enumerate(w.domains):
-                t = self._steady_fact(dom)
-                if t is None:
+                steady = self._steady_fact(dom)
+                if steady is None:
                     continue
-                dcol = t.columns[1][0]
-                q = f"How many {t.name.split('.')[1].replace('_', ' ')} were recorded in August 2023?"
-                sql = (f"SELECT COUNT(*) AS n FROM {t.full} WHERE {dcol} BETWEEN DATE '2023-08-01' AND "
+                dcol = steady.columns[1][0]
+                q = f"How many {steady.name.split('.')[1].replace('_', ' ')} were recorded in August 2023?"
+                sql = (f"SELECT COUNT(*) AS n FROM {steady.full} WHERE {dcol} BETWEEN DATE '2023-08-01' AND "
                        "DATE '2023-08-31'")
                 sm.verify_query(cat, q, sql, author=ANNOTATOR, time=when + 1 + i)
         self._clock = when + 1 + len(w.domains)
@@ -222,7 +223,7 @@ class Enterprise:
     def prehistory(self) -> None:
         """The catalog at 2023-08-28, then the 15 monthly loads before the Acme history."""
         t0 = _time.time()
-        for h, c in self.cats.items():
+        for c in self.cats.values():
             with c.transaction(author="etl:acme", message="create catalog acme", time=_ts(START, 4.0)) as txn:
                 txn.add("/acme", {"obj_type": "catalog", "properties": {"warehouse": self.warehouse}})
         self._clock = _ts(START, 4.0)
@@ -278,7 +279,7 @@ class Enterprise:
         from eval.traps.generator import Generator
 
         t0 = _time.time()
-        enr, stale = self.cats["enriched"], self.cats["stale"]
+        enr = self.cats["enriched"]
         before = enr.latest_vid
         g = Generator(enr, self.bridges["enriched"], TRAP_NOW, self.seed * TRAP_SEED_SALT + 3, CATALOG,
                       log=lambda m: self.log(f"enterprise traps: {m.strip()}"))

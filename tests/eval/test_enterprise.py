@@ -62,7 +62,7 @@ def test_v2_is_dual_written_then_the_head_stops():
         assert len(both) == DUAL_MONTHS, (v2.name, both)
         assert max(i for i in wrote if head.name in wrote[i]) < max(i for i in wrote if v2.name in wrote[i])
         assert head.deprecated_at == both[-1] + 1 and head.replaced_by == v2.name
-        for i, ws in writes:
+        for _i, ws in writes:
             rows = {n: r for n, _, r in ws}
             if head.name in rows and v2.name in rows:  # the same records, in dollars
                 assert [r["amount_cents"] / 100 for r in rows[head.name]] == [r["amount_usd"] for r in rows[v2.name]]

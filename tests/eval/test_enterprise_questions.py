@@ -48,11 +48,12 @@ def test_tables_are_planned_and_what_the_gold_reads(q):
 
 
 def test_replacement_questions_read_the_current_table():
-    """A question on dates after a head stopped reads its v2 (the head has no rows then)."""
+    """A question on dates after a head stopped reads its v2 (the head has no rows then); one that spans the
+    switch reads both."""
     for q in ANSWERABLE:
         for t in q.tables:
             et = WORLD.tables[t.removeprefix("acme.")]
-            if et.kind == "base_fact" and et.replaced_by:
+            if et.kind == "base_fact" and et.replaced_by and f"acme.{et.replaced_by}" not in q.tables:
                 dates = re.findall(r"DATE '(\d{4}-\d{2}-\d{2})'", q.gold_sql or "")
                 stop = WORLD.slots[et.last_slot]
                 assert all(d < stop.isoformat() for d in dates), (q.id, t, stop)
