@@ -44,6 +44,9 @@ def eval_group() -> None:
                    "tables (eval/LAKE-cryptic.md)")
 def eval_build(data_dir, seed, scale, variant) -> None:
     """Build the Acme lake with Spark through the bridge, its history and both annotation histories."""
+    if scale == "enterprise" and variant != "plain":
+        raise click.BadParameter("the enterprise world's generated domains have plain names only; build it with "
+                                 "--variant plain (the default)", param_hint="--variant")
     _needs("pyspark")
     from eval.lake import build
 

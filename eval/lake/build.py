@@ -601,6 +601,8 @@ def build(out: str, seed: int = 7, scale: str = "small", log: Callable[[str], No
     records the names either way."""
     import catalog_core as cc
 
+    if scale == "enterprise" and variant != "plain":
+        raise ValueError("the enterprise world's generated domains have plain names only: build it with variant='plain'")
     naming = Naming.for_variant(variant, seed)
 
     t_start = time.time()

@@ -112,8 +112,19 @@ def test_deterministic_by_seed():
     assert [t.name for t in a.tables.values()] != [t.name for t in c.tables.values()] or _all_writes(a) != _all_writes(c)
 
 
+def test_enterprise_refuses_the_cryptic_variant_before_building(tmp_path):
+    from click.testing import CliRunner
+
+    from mcp_server.cli import main
+
+    out = tmp_path / "lake"
+    res = CliRunner().invoke(main, ["eval", "build", "--data", str(out), "--scale", "enterprise", "--variant", "cryptic"])
+    assert res.exit_code == 2 and "--variant plain" in res.output, res.output
+    assert not out.exists()
+
+
 # ---------------------------------------------------------------------- slow: Spark, the trap generator
-@pytest.mark.slow  # Spark + the trap generator on two scaled-down domains: 106 s measured at load ~20 on the 2-core machine
+@pytest.mark.slow  # Spark + the trap generator on two scaled-down domains: 122 s measured at load ~22 on the 2-core machine
 def test_scaled_down_write_keeps_both_catalogs_physically_identical(tmp_path):
     import catalog_core as cc
     from eval.lake.calendar import at
