@@ -37,12 +37,16 @@ def eval_group() -> None:
 @click.option("--data", "--out", "data_dir", required=True,
               help="output directory (DIR/enriched, DIR/stale, manifest, names.json)")
 @click.option("--seed", default=7, show_default=True, type=int)
-@click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "full"]))
+@click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "full", "enterprise"]),
+              help="enterprise: the small Acme lake plus eight generated domains (500+ tables, 18 months; eval/lake/enterprise.py)")
 @click.option("--variant", default="plain", show_default=True, type=click.Choice(["plain", "cryptic"]),
               help="cryptic: the same lake under enterprise-style abbreviations and coded values, plus clutter "
                    "tables (eval/LAKE-cryptic.md)")
 def eval_build(data_dir, seed, scale, variant) -> None:
     """Build the Acme lake with Spark through the bridge, its history and both annotation histories."""
+    if scale == "enterprise" and variant != "plain":
+        raise click.BadParameter("the enterprise world's generated domains have plain names only; build it with "
+                                 "--variant plain (the default)", param_hint="--variant")
     _needs("pyspark")
     from eval.lake import build
 

@@ -39,6 +39,7 @@ from eval.lake import annotations as A
 from eval.lake import marts as M
 from eval.lake import tables as T
 from eval.lake.calendar import D0, D0_DATE, FIRST_DATE, UTC, at, dates, day, fiscal
+from eval.lake.enterprise_spec import LATE_DAYS as ENT_LATE_DAYS
 from eval.lake.generate import SESSIONS_FROM, Lake, generate
 from eval.lake.naming import NAMES_FILE, Naming
 
@@ -600,6 +601,8 @@ def build(out: str, seed: int = 7, scale: str = "small", log: Callable[[str], No
     records the names either way."""
     import catalog_core as cc
 
+    if scale == "enterprise" and variant != "plain":
+        raise ValueError("the enterprise world's generated domains have plain names only: build it with variant='plain'")
     naming = Naming.for_variant(variant, seed)
 
     t_start = time.time()
@@ -626,7 +629,7 @@ def build(out: str, seed: int = 7, scale: str = "small", log: Callable[[str], No
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-start") as starter:
         spark_started = starter.submit(local_session, app_name="semcat-eval-build", cores=2)
         step(f"generating the Acme lake (seed {seed}, scale {scale})")
-        lake = generate(seed, scale)
+        lake = generate(seed, "small" if scale == "enterprise" else scale)
         step(f"generated {len(lake.orders)} orders, {len(lake.items)} order lines, {len(lake.customers)} customers")
         spark = spark_started.result()
     spark.sparkContext.setJobDescription("semcat eval build")
@@ -664,7 +667,16 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
     nm = naming
     H = History(lake, ld, spark, step)
     ann = Annotator(cats, nm)
+    ent = None
+    if scale == "enterprise":  # the generated domains' 18 months and the traps come first (eval.lake.enterprise)
+        from eval.lake.enterprise import Enterprise
+
+        ent = Enterprise(cats, spark, warehouse, seed, log=step)
+        ent.prehistory()
+        ent.traps()
     for c in cats.values():
+        if c.get("/acme") is not None:  # created by the enterprise prehistory
+            continue
         with c.transaction(author=AUTHOR, message="create catalog acme", time=at(119, 4.0)) as txn:
             txn.add("/acme", {"obj_type": "catalog", "properties": {"warehouse": warehouse}})
 
@@ -727,7 +739,9 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
     all_d119 = read_catalog_annotations(cats["enriched"], "acme")
     # (a coded column's `labels` travel with its enum, and `load_log` names where loads are recorded: not
     # counted, so the stale set is the one the lake had before either existed)
-    n_ann_guess = sum(len([a for a in v if a.field not in UNCOUNTED]) for v in all_d119.values()) + 1
+    acme_tables = {nm.full_table(t) for t in T.TABLES}  # (an enterprise build's generated domains are not counted)
+    n_ann_guess = sum(len([a for a in v if a.field not in UNCOUNTED]) for k, v in all_d119.items()
+                      if k in acme_tables) + 1
     step(f"annotations authored at d-119: {n_ann_guess} in each history")
 
     # ---- the stale set: stratified by kind, seeded; plus the controls
@@ -873,6 +887,8 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
         done = (f"d-{n} ({day(n)}): load committed ({ld.spark_writes} Spark writes so far)"
                 + (f"; {'; '.join(extra_msg)}" if extra_msg else ""))
         ld.then(lambda msg=done: step(msg))  # type: ignore[misc]
+        if ent is not None and n in ENT_LATE_DAYS:  # the generated domains' load, after this batch's commits
+            ld.then(lambda n=n, when=when, e=ent: e.late_load(n, when + 2 * 3600))  # type: ignore[misc]
         # the enriched history catches up within two days of each change
         if n in (80, 60, 45, 40, 30, 20, 10):
             ld.wait()  # annotations read the new schemas, and commit after the load
@@ -895,6 +911,8 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
          f"run and stage {ms['run']:.1f}s + commit {ms['commit']:.1f}s; core tables read whole "
          f"{ld.mart_reads['whole']}x, only their added files {ld.mart_reads['since']}x")
     total = sum(ld.rows.values())
+    if ent is not None:
+        manifest += ent.stale_entries()
     with open(os.path.join(os.path.dirname(warehouse), MANIFEST), "w") as fh:
         json.dump({"seed": seed, "stale_seed": seed * 1009 + 17, "fraction": STALE_FRACTION,
                    "control_fraction": CONTROL_FRACTION, "annotations_at_d119": n_ann_guess,
@@ -908,6 +926,7 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
             "total_rows": total, "commits": commits, "commits_since_d119": in_window,
             "spark_writes": ld.spark_writes, "stale_annotations": len(manifest), "annotations_at_d119": n_ann_guess,
             "latest_vid": {h: c.latest_vid for h, c in cats.items()},
+            **({"enterprise": ent.summary()} if ent is not None else {}),
             **({"clutter": {f"acme.{c.name}": {"family": c.family, "shadows": nm.full_table(c.source),
                                                 "day": f"d-{c.n}"} for c in clutter}} if clutter else {})}
 
