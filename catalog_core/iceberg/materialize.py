@@ -167,7 +167,6 @@ class TableView:
     value: dict[str, Any]
     text: str = ""                 # the metadata as JSON (what the metadata file holds)
     refs_text: str = ""            # the same with only the snapshots refs point at (`snapshots=refs`)
-    base_text: str = ""            # refs_text without the snapshot log: a commit's base (`commit_base`)
     snapshot_ids: frozenset[int] = frozenset()   # every snapshot id of the metadata
     _answers: dict[str, bytes] = field(default_factory=dict)
     _etags: dict[str, str] = field(default_factory=dict)
@@ -183,11 +182,11 @@ class TableView:
 
     @property
     def commit_base(self) -> TableMetadata:
-        """The metadata as pyiceberg's model with only the snapshots refs point at and no snapshot
-        log: what a commit that only adds snapshots and moves refs to them is checked against and
+        """The metadata as pyiceberg's model with only the snapshots refs point at (`snapshots=refs`):
+        what a commit that only adds snapshots and moves refs to them is checked against and
         applied to (its size does not grow with the history)."""
         if self._base is None:
-            self._base = TableMetadataUtil.parse_raw(self.base_text) if self.base_text else self.metadata
+            self._base = TableMetadataUtil.parse_raw(self.refs_text) if self.refs_text else self.metadata
         return self._base
 
     def load_result(self, snapshots: str | None = None) -> bytes:
@@ -213,7 +212,7 @@ class TableView:
 
     def nbytes(self) -> int:
         """What the view holds in memory, about (its texts and the answers it will build)."""
-        return 3 * len(self.text) + 2 * len(self.refs_text) + len(self.base_text) + 1024
+        return 3 * len(self.text) + 3 * len(self.refs_text) + 1024
 
 
 def table_uuid(value: dict[str, Any], tpath: str, created: int) -> str:
@@ -681,11 +680,13 @@ class Materializer:
         head = json.dumps(md, separators=(",", ":"))[:-1]
         frags = [s.fragments() for s in shown]
         pointed = {r["snapshot-id"] for r in refs.values()}
-        refs_snaps = ",".join(f for s, (f, _) in zip(shown, frags, strict=True) if s.snapshot_id in pointed)
-        log = ",".join(lf for _, lf in frags)
-        text = head + ',"snapshots":[' + ",".join(f for f, _ in frags) + '],"snapshot-log":[' + log + "]}"
-        refs_text = head + ',"snapshots":[' + refs_snaps + '],"snapshot-log":[' + log + "]}"
-        base_text = head + ',"snapshots":[' + refs_snaps + '],"snapshot-log":[]}'
+        kept = [fr for s, fr in zip(shown, frags, strict=True) if s.snapshot_id in pointed]
+        text = (head + ',"snapshots":[' + ",".join(f for f, _ in frags) + '],"snapshot-log":['
+                + ",".join(lf for _, lf in frags) + "]}")
+        # snapshots=refs: the snapshots refs point at, and their snapshot-log entries (as Iceberg's
+        # TableMetadata.Builder.suppressHistoricalSnapshots does): it does not grow with the history
+        refs_text = (head + ',"snapshots":[' + ",".join(f for f, _ in kept) + '],"snapshot-log":['
+                     + ",".join(lf for _, lf in kept) + "]}")
         metadata = TableMetadataUtil.parse_raw(text) if len(snaps) <= 100 else None   # a long history: parsed on use
         mdir = self.metadata_dir(st.uuid)
         os.makedirs(mdir, exist_ok=True)
@@ -696,7 +697,7 @@ class Materializer:
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write(text)
             os.replace(tmp, loc)
-        return TableView(name, at, table_vid, loc, value, text, refs_text, base_text,
+        return TableView(name, at, table_vid, loc, value, text, refs_text,
                          frozenset(s.snapshot_id for s in snaps), _metadata=metadata)
 
     def _schema_json(self, schema: IcebergSchema) -> Any:
