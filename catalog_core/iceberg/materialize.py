@@ -348,6 +348,27 @@ class Materializer:
             key, _named = self._key(st, at)
             return self._hit(key)
 
+    def purge_metadata(self, tpath: str, value: dict[str, Any], dropped_vid: int) -> str | None:
+        """Delete the Iceberg metadata semcat materialized for the table at `tpath` dropped at
+        `dropped_vid` (`<root>/<uuid>`: manifests, manifest lists, metadata files), unless a live
+        table has the same uuid (a clone); forget its cached state. Returns the directory deleted."""
+        import shutil
+
+        versions = self.cat.history(tpath)
+        u = table_uuid(value, tpath, self._created(versions, dropped_vid - 1))
+        with self._lock:
+            self._states.pop(tpath, None)
+            for key in [k for k in self._views if k[0] == tpath]:
+                self._view_bytes -= self._views.pop(key)[1].nbytes()
+        if any(_iceberg_props(o.value).get("uuid") == u for o in self.cat.query(lake.tables_query())):
+            return None
+        target = os.path.realpath(os.path.join(self.root, u))
+        if os.path.dirname(target) != os.path.realpath(self.root) or not os.path.isdir(target):
+            return None
+        shutil.rmtree(target, ignore_errors=True)
+        self._dirs.discard(os.path.join(self.root, u, "metadata"))
+        return target
+
     def metadata_dir(self, table_uuid_: str) -> str:
         return os.path.join(self.root, table_uuid_, "metadata")
 

@@ -503,6 +503,8 @@ class IcebergRest:
             assert txn.vid is not None
             safety.purge(self.cat, tpath, loc if isinstance(loc, str) else None, int(txn.vid), self.places,
                          read_list=lambda p: [m.manifest_path for m in read_manifest_list(io.new_input(p))])
+            # and the metadata semcat materialized for it (after the data: purge reads no materialized file)
+            self.materializer.purge_metadata(tpath, obj.value, int(txn.vid))
 
     # ---------------------------------------------------------------- commits
     def commit_table(self, prefix: str, namespace: list[str], table: str, body: dict[str, Any],

@@ -213,3 +213,25 @@ def test_names_with_dots_round_trip(server):
     ice.drop_table(("new.db", "x.y"))
     ice.drop_namespace(("new.db",))
     assert not ice.namespace_exists(("new.db",))
+
+
+def test_purge_deletes_the_materialized_metadata_of_the_dropped_table_only(server):
+    import os
+
+    ice = client(server)
+    ice.create_namespace("core")
+    gone, kept = ice.create_table("core.gone", SCHEMA), ice.create_table("core.kept", SCHEMA)
+    gone.append(rows([1]))
+    kept.append(rows([2]))
+    root = os.path.join(server.catalog.data_dir, "warehouse", "_iceberg")
+    gone_dir = os.path.join(root, str(ice.load_table("core.gone").metadata.table_uuid))
+    kept_dir = os.path.join(root, str(ice.load_table("core.kept").metadata.table_uuid))
+    assert os.listdir(os.path.join(gone_dir, "metadata")) and os.listdir(os.path.join(kept_dir, "metadata"))
+    ice.drop_table("core.kept")   # without purge: its metadata stays
+    assert os.path.isdir(kept_dir)
+    ice.purge_table("core.gone")
+    assert not os.path.exists(gone_dir)
+    assert os.path.isdir(kept_dir)
+    t = ice.create_table("core.gone", SCHEMA)   # the name again: a new table, loads and appends
+    t.append(rows([3]))
+    assert ice.load_table("core.gone").scan().to_arrow().column("id").to_pylist() == [3]
