@@ -21,6 +21,7 @@ stored on the table (`properties.iceberg`). A failed requirement or a concurrenc
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from typing import Any
@@ -212,6 +213,10 @@ class IcebergRest:
         self._keys_lock = threading.Lock()
         self._keys_before: dict[str, tuple[int, list[str], str | None]] | None = None
         self._started_vid = cat.latest_vid
+        # held while a location is checked against the catalog's tables and committed (create, a
+        # commit that creates a table or sets a location, register): two creates racing for one
+        # directory would each see it free (the check reads the latest commit, not a transaction)
+        self._placing = threading.RLock()
 
     # ---------------------------------------------------------------- config
     def config(self, warehouse: str | None) -> dict[str, Any]:
@@ -393,21 +398,22 @@ class IcebergRest:
         _reject_reserved(req.properties, "property")
         safety.check_properties(req.properties, "property")
         self._ns_obj(prefix, namespace)
-        location = (req.location.rstrip("/") if req.location else None) or self._default_location(prefix, namespace[0],
-                                                                                                   req.name)
-        md = new_table_metadata(req.table_schema, req.partition_spec or PartitionSpec(), req.write_order or SortOrder(),
-                                location, dict(req.properties))
-        safety.check_table_size(md, name)
-        if req.stage_create:
-            self.places.check(location, self._tables(self.cat), name)
-            self.places.make(location)
-            return {"metadata": _json(md), "config": {}}
-        tpath = lake.table_path(name)
-        with self.cat.transaction(author=author, message=f"iceberg: create table {name}") as txn:
-            if txn.get(tpath) is not None:
-                raise AlreadyExistsError(f"table {name!r} already exists; load it, or drop it first",
-                                         iceberg_type="AlreadyExistsException", table=name)
-            self._create(txn, name, md)
+        with self._placing:   # the location is checked against the tables and taken in one step
+            location = (req.location.rstrip("/") if req.location else None) or self._default_location(
+                prefix, namespace[0], req.name)
+            md = new_table_metadata(req.table_schema, req.partition_spec or PartitionSpec(),
+                                    req.write_order or SortOrder(), location, dict(req.properties))
+            safety.check_table_size(md, name)
+            if req.stage_create:
+                self.places.check(location, self._tables(self.cat), name)
+                self.places.make(location)
+                return {"metadata": _json(md), "config": {}}
+            tpath = lake.table_path(name)
+            with self.cat.transaction(author=author, message=f"iceberg: create table {name}") as txn:
+                if txn.get(tpath) is not None:
+                    raise AlreadyExistsError(f"table {name!r} already exists; load it, or drop it first",
+                                             iceberg_type="AlreadyExistsException", table=name)
+                self._create(txn, name, md)
         return self._result(self.materializer.load(name))
 
     def _create(self, txn: TransactionAPI, name: str, md: TableMetadata) -> None:
@@ -462,7 +468,9 @@ class IcebergRest:
             def load_table(self, _identifier: str) -> Any:
                 return static
 
-        importer.import_table(self.cat, _One(), f"{prefix}.{tname}", into=name)  # type: ignore[arg-type]
+        with self._placing:
+            self.places.check(static.metadata.location, self._tables(self.cat), name)
+            importer.import_table(self.cat, _One(), f"{prefix}.{tname}", into=name)  # type: ignore[arg-type]
         return self._result(self.materializer.load(name))
 
     def rename_table(self, prefix: str, body: dict[str, Any], author: str) -> None:
@@ -570,8 +578,11 @@ class IcebergRest:
             meta["idempotency_digest"] = digest
         names = ", ".join(n for n, _ in reqs)
         started = False
+        placing = any(isinstance(u, SetLocationUpdate) for _, r in reqs for u in r.updates) or \
+            any(isinstance(q, AssertCreate) for _, r in reqs for q in r.requirements)
         try:
-            with self.cat.transaction(author=author, message=f"iceberg: commit {names}", meta=meta) as txn:
+            with self._placing if placing else contextlib.nullcontext(), \
+                    self.cat.transaction(author=author, message=f"iceberg: commit {names}", meta=meta) as txn:
                 for name, req in reqs:
                     self._apply(txn, name, req)
                 started = True
