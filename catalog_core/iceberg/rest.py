@@ -161,8 +161,8 @@ class _Writer(importer.Importer):
     """The importer's file and stats bookkeeping, applied inside a REST commit's transaction."""
 
     def __init__(self, cat: CatalogAPI, txn: TransactionAPI, src: _Source, into: str,
-                 stored_schema: dict[str, Any] | None) -> None:  # noqa: D107
-        self.cat, self.src, self.into = cat, src, into
+                 stored_schema: dict[str, Any] | None, places: safety.Places | None = None) -> None:  # noqa: D107
+        self.cat, self.src, self.into, self.places = cat, src, into, places
         self.progress = importer.noop
         self.tpath = lake.table_path(into)
         self.levels = convert.partition_by(src.md.spec(), src.md.schema(), src.identifier)
@@ -189,6 +189,13 @@ class _Writer(importer.Importer):
     def apply_snapshot(self, txn: TransactionAPI, snap: Any) -> importer.Step:
         counter = [0, 0]
         added, removed = self.src.changes(snap, self.src.manifests(snap), importer.noop, counter)
+        if self.places is not None:
+            for df in added:
+                path = safety.local_path(df.file_path)
+                if path is None or not self.places.inside(os.path.realpath(path)):
+                    raise _bad(f"snapshot {snap.snapshot_id} adds data file {str(df.file_path)[:200]!r}, which is not "
+                               f"inside a storage root ({self.places.describe()}): write data files under the table's "
+                               "location (nothing was written)", snapshot_id=snap.snapshot_id)
         step = self._step(snap, added, removed)
         names = {c["id"]: c["name"] for c in (self.stored_schema or {}).get("columns", [])}
         self._files(txn, step, names, None)
@@ -732,7 +739,7 @@ class IcebergRest:
         if changed_ice:
             txn.merge(tpath, {"properties": {"iceberg": {"op": "set", "val": ice}}})
         stored = value.get("schema") if isinstance(value.get("schema"), dict) else None
-        writer = _Writer(self.cat, txn, _Source(name, new), name, stored)
+        writer = _Writer(self.cat, txn, _Source(name, new), name, stored, self.places)
         if base is None or new.current_schema_id != base.current_schema_id:
             writer.apply_schema(txn, convert.catalog_schema(new.schema(), name))
         old_main = base.current_snapshot_id if base is not None else None

@@ -411,3 +411,25 @@ def test_two_creates_racing_for_one_location_get_it_once(tmp_path, monkeypatch):
         assert "location" in str(refused)
     finally:
         cat.close()
+
+
+def test_a_data_file_outside_the_storage_roots_is_refused(server, tmp_path):
+    """A manifest may name any path; semcat records only data files inside the storage roots (it
+    reads them for SQL and may delete them on purge): one elsewhere is a 400 and nothing is written."""
+    from pyiceberg.exceptions import BadRequestError
+
+    ice = client(server)
+    ice.create_namespace("core")
+    t = ice.create_table("core.t", SCHEMA)
+    t.append(rows([1]))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    pq.write_table(rows([7]), outside / "x.parquet")
+    inside = os.path.join(t.location().removeprefix("file://"), "data", "y.parquet")
+    pq.write_table(rows([8]), inside)
+    before = server.catalog.latest_vid
+    with pytest.raises(BadRequestError, match="not inside a storage root"):
+        ice.load_table("core.t").add_files([str(outside / "x.parquet")])
+    assert server.catalog.latest_vid == before
+    ice.load_table("core.t").add_files([inside])   # inside the table's location: recorded
+    assert scan_ids(ice.load_table("core.t")) == [1, 8]
