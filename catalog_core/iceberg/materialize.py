@@ -20,7 +20,9 @@ manifests that held them. A list holds fewer than min-count manifests a level an
 is rewritten once a level, so H snapshots of F files write O(H + F log F) entries, not O(H x F).
 Entries are encoded once (`avro_out`); names are digests of the content, so a file is written once
 and a restarted server writes nothing. A state is cached in memory and later loads only process
-the commits after it. Metadata files are `NNNNN-<uuid>.metadata.json` (version: 0 as created, +1
+the commits after it. A view (one per table and last commit touching it) holds the metadata text
+and builds each answer and its ETag once; views are kept least recently used first out within
+VIEW_CACHE_BYTES (`SEMCAT_ICEBERG_CACHE_MB`) and VIEW_CACHE_ENTRIES. Metadata files are `NNNNN-<uuid>.metadata.json` (version: 0 as created, +1
 per change). A table created by a REST rename starts from its source's state (same snapshots,
 manifests and metadata file).
 """
@@ -33,6 +35,7 @@ import os
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -58,6 +61,10 @@ LIVE_LISTING_FROM = 32   # commits to process from which the table's live files 
 RENAMED_META = "iceberg_renamed"   # a rename commit's meta: {new table path: old table path}
 PropertiesFn = Callable[[str, int], dict[str, str]]   # (table name, vid) -> semcat.* properties (and comment)
 _IO = PyArrowFileIO()
+# the views kept in memory (their metadata texts and answers; a 9,000-snapshot table's view is
+# about 30 MB): least recently used out past either bound
+VIEW_CACHE_BYTES = int(float(os.environ.get("SEMCAT_ICEBERG_CACHE_MB", "512")) * 1024 * 1024)
+VIEW_CACHE_ENTRIES = 4096
 PROPERTIES_TTL_S = 30.0   # semcat.* properties (freshness against the clock) are recomputed at most this often
 
 
@@ -87,6 +94,19 @@ class _Snap:
     schema_id: int
     manifest_list: str
     summary: dict[str, str]
+    frag: str = ""                    # its `snapshots` entry as JSON (made once: a view joins them)
+    log_frag: str = ""                # its `snapshot-log` entry as JSON
+
+    def fragments(self) -> tuple[str, str]:
+        if not self.frag:
+            self.frag = json.dumps({"snapshot-id": self.snapshot_id,
+                                    **({"parent-snapshot-id": self.parent_id} if self.parent_id else {}),
+                                    "sequence-number": self.vid, "timestamp-ms": self.time_ms,
+                                    "manifest-list": self.manifest_list, "summary": self.summary,
+                                    "schema-id": self.schema_id}, separators=(",", ":"))
+            self.log_frag = json.dumps({"snapshot-id": self.snapshot_id, "timestamp-ms": self.time_ms},
+                                       separators=(",", ":"))
+        return self.frag, self.log_frag
 
 
 @dataclass(slots=True)
@@ -139,15 +159,21 @@ class _State:
 
 @dataclass
 class TableView:
-    """One table's Iceberg metadata as of `vid` (`table_vid`: the last commit that touched it)."""
+    """One table's Iceberg metadata as of `vid` (`table_vid`: the last commit that touched it).
+    Its answers (LoadTableResult for `snapshots=all` / `refs`, the CommitTableResponse) and their
+    ETags are built once per view: a warm load neither parses nor hashes the metadata."""
     name: str
     vid: int
     table_vid: int
     metadata_location: str
     value: dict[str, Any]
     text: str = ""                 # the metadata as JSON (what the metadata file holds)
+    refs_text: str = ""            # the same with only the snapshots refs point at (`snapshots=refs`)
+    snapshot_ids: frozenset[int] = frozenset()   # every snapshot id of the metadata
     _answers: dict[str, bytes] = field(default_factory=dict)
+    _etags: dict[str, str] = field(default_factory=dict)
     _metadata: TableMetadata | None = None
+    _base: TableMetadata | None = None
 
     @property
     def metadata(self) -> TableMetadata:
@@ -156,21 +182,39 @@ class TableView:
             self._metadata = TableMetadataUtil.parse_raw(self.text)
         return self._metadata
 
+    @property
+    def commit_base(self) -> TableMetadata:
+        """The metadata as pyiceberg's model with only the snapshots refs point at (`snapshots=refs`):
+        what a commit that only adds snapshots and moves refs to them is checked against and
+        applied to (its size does not grow with the history)."""
+        if self._base is None:
+            self._base = TableMetadataUtil.parse_raw(self.refs_text) if self.refs_text else self.metadata
+        return self._base
+
     def load_result(self, snapshots: str | None = None) -> bytes:
-        """LoadTableResult as JSON bytes (built once per view and `snapshots` mode)."""
-        mode = "refs" if snapshots == "refs" else "all"
+        """LoadTableResult as JSON bytes (built once per view and `snapshots` mode); `snapshots="commit"`:
+        the CommitTableResponse (no config)."""
+        mode = snapshots if snapshots in ("refs", "commit") else "all"
         out = self._answers.get(mode)
         if out is None:
-            md = self.text
-            if mode == "refs":
-                d = json.loads(self.text)
-                keep = {r["snapshot-id"] for r in d.get("refs", {}).values()}
-                d["snapshots"] = [s for s in d.get("snapshots", []) if s["snapshot-id"] in keep]
-                md = json.dumps(d)
+            md = self.refs_text if mode == "refs" and self.refs_text else self.text
             out = ('{"metadata-location":' + json.dumps(self.metadata_location) + ',"metadata":' + md +
-                   ',"config":{}}').encode()
+                   ("}" if mode == "commit" else ',"config":{}}')).encode()
             self._answers[mode] = out
         return out
+
+    def etag(self, snapshots: str | None = None) -> str:
+        """The ETag of `load_result(snapshots)` (a digest of its bytes, computed once)."""
+        mode = snapshots if snapshots in ("refs", "commit") else "all"
+        tag = self._etags.get(mode)
+        if tag is None:
+            tag = '"' + hashlib.sha256(self.load_result(mode)).hexdigest()[:32] + '"'
+            self._etags[mode] = tag
+        return tag
+
+    def nbytes(self) -> int:
+        """What the view holds in memory, about (its texts and the answers it will build)."""
+        return 3 * len(self.text) + 3 * len(self.refs_text) + 1024
 
 
 def table_uuid(value: dict[str, Any], tpath: str, created: int) -> str:
@@ -224,7 +268,8 @@ class Materializer:
         self.cat, self.root, self.properties_fn = cat, os.path.abspath(root), properties
         self._states: dict[str, _State] = {}
         self._lock = threading.Lock()
-        self._views: dict[tuple[Any, ...], tuple[float, TableView]] = {}
+        self._views: OrderedDict[tuple[Any, ...], tuple[float, TableView]] = OrderedDict()
+        self._view_bytes = 0
         self._kinds: dict[str, _Kind] = {}
         self._dirs: set[str] = set()
         self._schema_texts: dict[int, tuple[IcebergSchema, Any]] = {}
@@ -252,18 +297,43 @@ class Materializer:
             if state.done < at:
                 self._advance(state, versions, at)
             key, named = self._key(state, at)
-            hit = self._views.get(key)
             now = time.monotonic()
-            if hit is not None and (self.properties_fn is None or now - hit[0] < PROPERTIES_TTL_S):
-                return hit[1]
+            cached = self._hit(key)
+            if cached is not None:
+                return cached
             view = self._view(name, tpath, state, versions, at, key[1], value, named)
-            if len(self._views) > 4096:
-                self._views.clear()
-            self._views[key] = (now, view)
+            self._keep(key, now, view)
             return view
 
+    def _keep(self, key: tuple[Any, ...], now: float, view: TableView) -> None:
+        """Cache a view, least recently used first out, within VIEW_CACHE_BYTES (about: the view's
+        texts and answers) and VIEW_CACHE_ENTRIES views."""
+        with self._lock:
+            old = self._views.pop(key, None)
+            if old is not None:
+                self._view_bytes -= old[1].nbytes()
+            self._views[key] = (now, view)
+            self._view_bytes += view.nbytes()
+            while len(self._views) > 1 and (self._view_bytes > VIEW_CACHE_BYTES or len(self._views) > VIEW_CACHE_ENTRIES):
+                _k, (_t, gone) = self._views.popitem(last=False)
+                self._view_bytes -= gone.nbytes()
+
+    def _hit(self, key: tuple[Any, ...]) -> TableView | None:
+        """The cached view of `key` unless its semcat.* properties are older than PROPERTIES_TTL_S."""
+        with self._lock:
+            hit = self._views.get(key)
+            if hit is None:
+                return None
+            if self.properties_fn is not None and time.monotonic() - hit[0] >= PROPERTIES_TTL_S:
+                return None
+            self._views.move_to_end(key)
+            return hit[1]
+
     def _key(self, st: _State, at: int) -> tuple[tuple[Any, ...], tuple[tuple[str, int], ...]]:
-        table_vid = max([v for v in st.commit_times if v <= at] or [st.created])
+        if at >= st.table_vid and st.table_vid in st.commit_times:
+            table_vid = st.table_vid   # the last commit that touched the table (no scan of the history)
+        else:
+            table_vid = max([v for v in st.commit_times if v <= at] or [st.created])
         named = tuple((s.name, s.vid) for s in self.cat.snapshots() if st.created <= s.vid <= at)
         return (st.tpath, table_vid, named), named
 
@@ -278,10 +348,28 @@ class Materializer:
                 return None
             st.done = max(st.done, at)
             key, _named = self._key(st, at)
-            hit = self._views.get(key)
-            if hit is not None and (self.properties_fn is None or time.monotonic() - hit[0] < PROPERTIES_TTL_S):
-                return hit[1]
-        return None
+            return self._hit(key)
+
+    def purge_metadata(self, tpath: str, value: dict[str, Any], dropped_vid: int) -> str | None:
+        """Delete the Iceberg metadata semcat materialized for the table at `tpath` dropped at
+        `dropped_vid` (`<root>/<uuid>`: manifests, manifest lists, metadata files), unless a live
+        table has the same uuid (a clone); forget its cached state. Returns the directory deleted."""
+        import shutil
+
+        versions = self.cat.history(tpath)
+        u = table_uuid(value, tpath, self._created(versions, dropped_vid - 1))
+        with self._lock:
+            self._states.pop(tpath, None)
+            for key in [k for k in self._views if k[0] == tpath]:
+                self._view_bytes -= self._views.pop(key)[1].nbytes()
+        if any(_iceberg_props(o.value).get("uuid") == u for o in self.cat.query(lake.tables_query())):
+            return None
+        target = os.path.realpath(os.path.join(self.root, u))
+        if os.path.dirname(target) != os.path.realpath(self.root) or not os.path.isdir(target):
+            return None
+        shutil.rmtree(target, ignore_errors=True)
+        self._dirs.discard(os.path.join(self.root, u, "metadata"))
+        return target
 
     def metadata_dir(self, table_uuid_: str) -> str:
         return os.path.join(self.root, table_uuid_, "metadata")
@@ -602,11 +690,7 @@ class Materializer:
             "partition-specs": specs, "default-spec-id": spec.spec_id,
             "last-partition-id": last_part,
             "properties": props, "current-snapshot-id": main,
-            "snapshots": [{"snapshot-id": s.snapshot_id, **({"parent-snapshot-id": s.parent_id} if s.parent_id else {}),
-                           "sequence-number": s.vid, "timestamp-ms": s.time_ms, "manifest-list": s.manifest_list,
-                           "summary": s.summary, "schema-id": s.schema_id} for s in shown],
             "statistics": [], "partition-statistics": [],
-            "snapshot-log": [{"snapshot-id": s.snapshot_id, "timestamp-ms": s.time_ms} for s in shown],
             "metadata-log": [],
             "sort-orders": ice.get("sort_orders") or [{"order-id": 0, "fields": []}],
             "default-sort-order-id": int(ice.get("default_sort_order_id") or 0),
@@ -614,7 +698,18 @@ class Materializer:
         }
         if md["current-snapshot-id"] is None:
             del md["current-snapshot-id"]
-        text = json.dumps(md, separators=(",", ":"))
+        # the snapshots and the snapshot log (what grows with the history) are joined from each
+        # snapshot's JSON, made once: a new view does not re-encode the history
+        head = json.dumps(md, separators=(",", ":"))[:-1]
+        frags = [s.fragments() for s in shown]
+        pointed = {r["snapshot-id"] for r in refs.values()}
+        kept = [fr for s, fr in zip(shown, frags, strict=True) if s.snapshot_id in pointed]
+        text = (head + ',"snapshots":[' + ",".join(f for f, _ in frags) + '],"snapshot-log":['
+                + ",".join(lf for _, lf in frags) + "]}")
+        # snapshots=refs: the snapshots refs point at, and their snapshot-log entries (as Iceberg's
+        # TableMetadata.Builder.suppressHistoricalSnapshots does): it does not grow with the history
+        refs_text = (head + ',"snapshots":[' + ",".join(f for f, _ in kept) + '],"snapshot-log":['
+                     + ",".join(lf for _, lf in kept) + "]}")
         metadata = TableMetadataUtil.parse_raw(text) if len(snaps) <= 100 else None   # a long history: parsed on use
         mdir = self.metadata_dir(st.uuid)
         os.makedirs(mdir, exist_ok=True)
@@ -625,7 +720,8 @@ class Materializer:
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write(text)
             os.replace(tmp, loc)
-        return TableView(name, at, table_vid, loc, value, text, _metadata=metadata)
+        return TableView(name, at, table_vid, loc, value, text, refs_text,
+                         frozenset(s.snapshot_id for s in snaps), _metadata=metadata)
 
     def _schema_json(self, schema: IcebergSchema) -> Any:
         key = id(schema)

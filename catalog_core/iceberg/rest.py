@@ -21,6 +21,7 @@ stored on the table (`properties.iceberg`). A failed requirement or a concurrenc
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from typing import Any
@@ -67,6 +68,7 @@ from catalog_core.errors import (
 from catalog_core.iceberg import convert, importer, safety
 from catalog_core.iceberg import stats as st
 from catalog_core.iceberg.materialize import RENAMED_META, RESERVED_PREFIX, Materializer, PropertiesFn, TableView
+from catalog_core.iceberg.names import from_id, to_id
 from catalog_core.paths import parent_of
 
 __all__ = ["IcebergRest", "ENDPOINTS", "CommitStateUnknown", "iceberg_error_type"]
@@ -124,8 +126,8 @@ def _no_namespace(prefix: str, ns: str) -> NotFoundError:
 
 def _no_table(name: str) -> NotFoundError:
     prefix, ns, _t = name.split(".")
-    return NotFoundError(f"table {name!r} does not exist; list tables with GET /v1/{prefix}/namespaces/{ns}/tables",
-                         iceberg_type="NoSuchTableException", table=name)
+    return NotFoundError(f"table {name!r} does not exist; list tables with GET /v1/{prefix}/namespaces/"
+                         f"{from_id(ns)}/tables", iceberg_type="NoSuchTableException", table=name)
 
 
 def _str_props(props: Any) -> dict[str, str]:
@@ -159,8 +161,8 @@ class _Writer(importer.Importer):
     """The importer's file and stats bookkeeping, applied inside a REST commit's transaction."""
 
     def __init__(self, cat: CatalogAPI, txn: TransactionAPI, src: _Source, into: str,
-                 stored_schema: dict[str, Any] | None) -> None:  # noqa: D107
-        self.cat, self.src, self.into = cat, src, into
+                 stored_schema: dict[str, Any] | None, places: safety.Places | None = None) -> None:  # noqa: D107
+        self.cat, self.src, self.into, self.places = cat, src, into, places
         self.progress = importer.noop
         self.tpath = lake.table_path(into)
         self.levels = convert.partition_by(src.md.spec(), src.md.schema(), src.identifier)
@@ -187,6 +189,13 @@ class _Writer(importer.Importer):
     def apply_snapshot(self, txn: TransactionAPI, snap: Any) -> importer.Step:
         counter = [0, 0]
         added, removed = self.src.changes(snap, self.src.manifests(snap), importer.noop, counter)
+        if self.places is not None:
+            for df in added:
+                path = safety.local_path(df.file_path)
+                if path is None or not self.places.inside(os.path.realpath(path)):
+                    raise _bad(f"snapshot {snap.snapshot_id} adds data file {str(df.file_path)[:200]!r}, which is not "
+                               f"inside a storage root ({self.places.describe()}): write data files under the table's "
+                               "location (nothing was written)", snapshot_id=snap.snapshot_id)
         step = self._step(snap, added, removed)
         names = {c["id"]: c["name"] for c in (self.stored_schema or {}).get("columns", [])}
         self._files(txn, step, names, None)
@@ -211,6 +220,10 @@ class IcebergRest:
         self._keys_lock = threading.Lock()
         self._keys_before: dict[str, tuple[int, list[str], str | None]] | None = None
         self._started_vid = cat.latest_vid
+        # held while a location is checked against the catalog's tables and committed (create, a
+        # commit that creates a table or sets a location, register): two creates racing for one
+        # directory would each see it free (the check reads the latest commit, not a transaction)
+        self._placing = threading.RLock()
 
     # ---------------------------------------------------------------- config
     def config(self, warehouse: str | None) -> dict[str, Any]:
@@ -226,11 +239,12 @@ class IcebergRest:
     # ---------------------------------------------------------------- namespaces
     @staticmethod
     def _ns(prefix: str, namespace: list[str]) -> str:
+        """The path of a (one-level) namespace; a dot of its name is stored as `%2E` (names.to_id)."""
         if len(namespace) != 1:
-            raise _bad(f"namespace {'.'.join(namespace) or '(empty)'!r}: semcat namespaces are one level below the "
-                       f"warehouse {prefix!r} (catalog.namespace.table); use a single-level namespace",
-                       namespace=namespace)
-        return lake.object_path(f"{prefix}.{namespace[0]}", levels=(2,))
+            raise _bad(f"namespace {namespace!r}: semcat namespaces are one level below the warehouse {prefix!r} "
+                       "(catalog.namespace.table); use a single-level namespace (a name may hold dots: "
+                       "[\"new.db\"])", namespace=namespace)
+        return lake.object_path(f"{prefix}.{to_id(namespace[0])}", levels=(2,))
 
     def _ns_obj(self, prefix: str, namespace: list[str], vid: int | None = None) -> dict[str, Any]:
         path = self._ns(prefix, namespace)
@@ -247,7 +261,7 @@ class IcebergRest:
         cpath = lake.object_path(prefix, levels=(1,))
         names = sorted(o.obj_id for o in self.cat.children(cpath) if o.value.get("obj_type") == "namespace")
         page, token = _page(names, page_token, page_size)
-        return {"namespaces": [[n] for n in page], "next-page-token": token}
+        return {"namespaces": [[from_id(n)] for n in page], "next-page-token": token}
 
     def create_namespace(self, prefix: str, namespace: list[str], properties: dict[str, Any], author: str) -> dict[str, Any]:
         path = self._ns(prefix, namespace)
@@ -312,22 +326,29 @@ class IcebergRest:
         path = self._ns(prefix, namespace)
         names = sorted(o.obj_id for o in self.cat.query(lake.exact_query(path, '[obj_type = "table"]')))
         page, token = _page(names, page_token, page_size)
-        return {"identifiers": [{"namespace": list(namespace), "name": n} for n in page], "next-page-token": token}
+        return {"identifiers": [{"namespace": list(namespace), "name": from_id(n)} for n in page],
+                "next-page-token": token}
 
     def _name(self, prefix: str, namespace: list[str], table: str) -> str:
+        """The semcat name of an Iceberg table (dots of its namespace and name stored as `%2E`)."""
         self._ns(prefix, namespace)
-        name = f"{prefix}.{namespace[0]}.{table}"
+        name = f"{prefix}.{to_id(namespace[0])}.{to_id(table)}"
         lake.table_path(name)
         return name
 
     def load_table(self, prefix: str, namespace: list[str], table: str, snapshots: str | None = None) -> bytes:
         """LoadTableResult, as JSON bytes."""
+        return self.load_table_tagged(prefix, namespace, table, snapshots)[0]
+
+    def load_table_tagged(self, prefix: str, namespace: list[str], table: str,
+                          snapshots: str | None = None) -> tuple[bytes, str]:
+        """LoadTableResult as JSON bytes, and its ETag (both made once per cached view)."""
         name = self._name(prefix, namespace, table)
         try:
             view = self.materializer.load(name)
         except NotFoundError:
             raise _no_table(name) from None
-        return view.load_result(snapshots)
+        return view.load_result(snapshots), view.etag(snapshots)
 
     def table_view(self, prefix: str, namespace: list[str], table: str) -> TableView:
         name = self._name(prefix, namespace, table)
@@ -337,17 +358,9 @@ class IcebergRest:
             raise _no_table(name) from None
 
     @staticmethod
-    def _result(view: TableView, snapshots: str | None = None, config: bool = True) -> dict[str, Any]:
-        import json
-
-        md = json.loads(view.text)
-        if snapshots == "refs":
-            keep = {r["snapshot-id"] for r in md.get("refs", {}).values()}
-            md["snapshots"] = [s for s in md.get("snapshots", []) if s["snapshot-id"] in keep]
-        out = {"metadata-location": view.metadata_location, "metadata": md}
-        if config:
-            out["config"] = {}
-        return out
+    def _result(view: TableView, config: bool = True) -> bytes:
+        """LoadTableResult (`config`) or CommitTableResponse as JSON bytes (the view's, made once)."""
+        return view.load_result(None if config else "commit")
 
     def table_exists(self, prefix: str, namespace: list[str], table: str) -> bool:
         name = self._name(prefix, namespace, table)
@@ -371,14 +384,14 @@ class IcebergRest:
         import uuid
 
         loc = os.path.join(self.location_root, prefix, ns, table)
-        name = f"{prefix}.{ns}.{table}"
+        name = f"{prefix}.{to_id(ns)}.{to_id(table)}"
         try:
             self.places.check(loc, self._tables(self.cat), name)
         except InvalidValueError:
             loc = f"{loc}-{uuid.uuid4().hex[:8]}"
         return loc
 
-    def create_table(self, prefix: str, namespace: list[str], body: dict[str, Any], author: str) -> dict[str, Any]:
+    def create_table(self, prefix: str, namespace: list[str], body: dict[str, Any], author: str) -> dict[str, Any] | bytes:
         try:
             from pyiceberg.catalog.rest import CreateTableRequest
 
@@ -392,21 +405,22 @@ class IcebergRest:
         _reject_reserved(req.properties, "property")
         safety.check_properties(req.properties, "property")
         self._ns_obj(prefix, namespace)
-        location = (req.location.rstrip("/") if req.location else None) or self._default_location(prefix, namespace[0],
-                                                                                                   req.name)
-        md = new_table_metadata(req.table_schema, req.partition_spec or PartitionSpec(), req.write_order or SortOrder(),
-                                location, dict(req.properties))
-        safety.check_table_size(md, name)
-        if req.stage_create:
-            self.places.check(location, self._tables(self.cat), name)
-            self.places.make(location)
-            return {"metadata": _json(md), "config": {}}
-        tpath = lake.table_path(name)
-        with self.cat.transaction(author=author, message=f"iceberg: create table {name}") as txn:
-            if txn.get(tpath) is not None:
-                raise AlreadyExistsError(f"table {name!r} already exists; load it, or drop it first",
-                                         iceberg_type="AlreadyExistsException", table=name)
-            self._create(txn, name, md)
+        with self._placing:   # the location is checked against the tables and taken in one step
+            location = (req.location.rstrip("/") if req.location else None) or self._default_location(
+                prefix, namespace[0], req.name)
+            md = new_table_metadata(req.table_schema, req.partition_spec or PartitionSpec(),
+                                    req.write_order or SortOrder(), location, dict(req.properties))
+            safety.check_table_size(md, name)
+            if req.stage_create:
+                self.places.check(location, self._tables(self.cat), name)
+                self.places.make(location)
+                return {"metadata": _json(md), "config": {}}
+            tpath = lake.table_path(name)
+            with self.cat.transaction(author=author, message=f"iceberg: create table {name}") as txn:
+                if txn.get(tpath) is not None:
+                    raise AlreadyExistsError(f"table {name!r} already exists; load it, or drop it first",
+                                             iceberg_type="AlreadyExistsException", table=name)
+                self._create(txn, name, md)
         return self._result(self.materializer.load(name))
 
     def _create(self, txn: TransactionAPI, name: str, md: TableMetadata) -> None:
@@ -414,7 +428,7 @@ class IcebergRest:
         ns = txn.get(parent_of(tpath))
         if ns is None or ns.value.get("obj_type") != "namespace":
             prefix, nsid, _ = name.split(".")
-            raise _no_namespace(prefix, nsid)
+            raise _no_namespace(prefix, from_id(nsid))
         self._check_format(md)
         self.places.check(md.location, self._tables(self.cat), name)
         self.places.make(md.location)   # before the commit: engines find it; one that cannot be made is refused
@@ -435,7 +449,7 @@ class IcebergRest:
             raise _bad(f"format version {md.format_version} is not supported; semcat serves Iceberg format v2 "
                        "(create the table with format-version 2)")
 
-    def register_table(self, prefix: str, namespace: list[str], body: dict[str, Any], author: str) -> dict[str, Any]:
+    def register_table(self, prefix: str, namespace: list[str], body: dict[str, Any], author: str) -> bytes:
         tname, loc = body.get("name"), body.get("metadata-location")
         if not isinstance(tname, str) or not isinstance(loc, str):
             raise _bad("RegisterTableRequest needs 'name' and 'metadata-location' (text)")
@@ -461,7 +475,9 @@ class IcebergRest:
             def load_table(self, _identifier: str) -> Any:
                 return static
 
-        importer.import_table(self.cat, _One(), f"{prefix}.{tname}", into=name)  # type: ignore[arg-type]
+        with self._placing:
+            self.places.check(static.metadata.location, self._tables(self.cat), name)
+            importer.import_table(self.cat, _One(), f"{prefix}.{tname}", into=name)  # type: ignore[arg-type]
         return self._result(self.materializer.load(name))
 
     def rename_table(self, prefix: str, body: dict[str, Any], author: str) -> None:
@@ -482,7 +498,7 @@ class IcebergRest:
                                          iceberg_type="AlreadyExistsException", table=dname)
             ns = txn.get(parent_of(dp))
             if ns is None or ns.value.get("obj_type") != "namespace":
-                raise _no_namespace(prefix, dname.split(".")[1])
+                raise _no_namespace(prefix, from_id(dname.split(".")[1]))
             txn.clone(sp, dp)
             txn.remove(sp)
 
@@ -502,16 +518,18 @@ class IcebergRest:
             assert txn.vid is not None
             safety.purge(self.cat, tpath, loc if isinstance(loc, str) else None, int(txn.vid), self.places,
                          read_list=lambda p: [m.manifest_path for m in read_manifest_list(io.new_input(p))])
+            # and the metadata semcat materialized for it (after the data: purge reads no materialized file)
+            self.materializer.purge_metadata(tpath, obj.value, int(txn.vid))
 
     # ---------------------------------------------------------------- commits
     def commit_table(self, prefix: str, namespace: list[str], table: str, body: dict[str, Any],
-                     idempotency_key: str | None, author: str) -> dict[str, Any]:
+                     idempotency_key: str | None, author: str) -> bytes:
         name = self._name(prefix, namespace, table)
         req = _commit_request(body)
         ident = req.identifier
         if ident is not None and (list(ident.namespace.root) != list(namespace) or ident.name != table):
-            raise _bad(f"the body's identifier {'.'.join(ident.namespace.root)}.{ident.name} is not the table of the "
-                       f"path {namespace[0]}.{table}")
+            raise _bad(f"the body's identifier {ident.namespace.root + [ident.name]} is not the table of the "
+                       f"path {[*namespace, table]}")
         vid = self._commit([(name, req)], author, idempotency_key, safety.request_digest(body))
         return self._result(self.materializer.load(name, vid=vid), config=False)
 
@@ -567,8 +585,11 @@ class IcebergRest:
             meta["idempotency_digest"] = digest
         names = ", ".join(n for n, _ in reqs)
         started = False
+        placing = any(isinstance(u, SetLocationUpdate) for _, r in reqs for u in r.updates) or \
+            any(isinstance(q, AssertCreate) for _, r in reqs for q in r.requirements)
         try:
-            with self.cat.transaction(author=author, message=f"iceberg: commit {names}", meta=meta) as txn:
+            with self._placing if placing else contextlib.nullcontext(), \
+                    self.cat.transaction(author=author, message=f"iceberg: commit {names}", meta=meta) as txn:
                 for name, req in reqs:
                     self._apply(txn, name, req)
                 started = True
@@ -600,7 +621,7 @@ class IcebergRest:
         tpath = lake.table_path(name)
         obj = txn.get(tpath)     # read through the transaction: a concurrent commit to the table conflicts
         exists = obj is not None and lake.is_table(obj.value)
-        base = self.materializer.load(name, vid=txn.read_vid).metadata if exists else None
+        base = _base_of(self.materializer.load(name, vid=txn.read_vid), req) if exists else None
         for r in req.requirements:
             r.validate(base)
         if base is None:
@@ -718,7 +739,7 @@ class IcebergRest:
         if changed_ice:
             txn.merge(tpath, {"properties": {"iceberg": {"op": "set", "val": ice}}})
         stored = value.get("schema") if isinstance(value.get("schema"), dict) else None
-        writer = _Writer(self.cat, txn, _Source(name, new), name, stored)
+        writer = _Writer(self.cat, txn, _Source(name, new), name, stored, self.places)
         if base is None or new.current_schema_id != base.current_schema_id:
             writer.apply_schema(txn, convert.catalog_schema(new.schema(), name))
         old_main = base.current_snapshot_id if base is not None else None
@@ -747,6 +768,27 @@ class IcebergRest:
                 raise _bad(f"snapshot {snap.snapshot_id}: its manifest list or manifests ({snap.manifest_list}) cannot "
                            f"be read ({type(exc).__name__}: {str(exc)[:300]}); write valid Iceberg manifests and "
                            "commit again (nothing was written)", snapshot_id=snap.snapshot_id) from None
+
+
+def _base_of(view: TableView, req: CommitTableRequest) -> TableMetadata:
+    """What a commit is checked against and applied to: for a commit that only adds new snapshots
+    and points refs at them or at snapshots refs already point at (an append, an overwrite), the
+    metadata without the other snapshots and the snapshot log (`TableView.commit_base`), so its cost
+    does not grow with the history; otherwise the whole metadata."""
+    added = {u.snapshot.snapshot_id for u in req.updates if isinstance(u, AddSnapshotUpdate)}
+    if not added or added & view.snapshot_ids:
+        return view.metadata   # a snapshot id the history holds: the whole metadata answers it
+    light = view.commit_base
+    pointed = {r.snapshot_id for r in light.refs.values()}
+    for u in req.updates:
+        if isinstance(u, AddSnapshotUpdate):
+            continue
+        if isinstance(u, SetSnapshotRefUpdate) and (u.snapshot_id in added or u.snapshot_id in pointed):
+            continue
+        if isinstance(u, (SetPropertiesUpdate, RemovePropertiesUpdate, AssignUUIDUpdate)):
+            continue
+        return view.metadata
+    return light
 
 
 def _meta(reqs: list[tuple[str, CommitTableRequest]], key: str | None) -> dict[str, Any]:

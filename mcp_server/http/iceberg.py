@@ -19,7 +19,6 @@ that touched the table). A commit that sets or removes one is refused (403 Forbi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -306,6 +305,22 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
     def ns(text: str) -> list[str]:
         return text.split(SEP)
 
+    def ids(parts: list[str]) -> list[str]:
+        """semcat ids of Iceberg names, as catalog_core.iceberg.names.to_id stores them (a dot is
+        `%2E`): what the grants of access.py are written against (that module imports no pyiceberg)."""
+        return [p.replace(".", "%2E") for p in parts]
+
+    def granted_tables(state: Any, prefix: str, out: Any) -> Any:
+        """A ListTablesResponse without the tables the principal may not describe (grants name semcat ids)."""
+        if not isinstance(out, dict):
+            return out
+        idents = out.get("identifiers") or []
+        stored = [{"namespace": ids(list(i.get("namespace", []))), "name": ids([i.get("name", "")])[0]} for i in idents]
+        kept = access.iceberg_tables(cat, state, prefix, {**out, "identifiers": stored})
+        keep = {(tuple(i["namespace"]), i["name"]) for i in (kept.get("identifiers") or [])}
+        return {**out, "identifiers": [i for i, s in zip(idents, stored, strict=True)
+                                       if (tuple(s["namespace"]), s["name"]) in keep]}
+
     def page(request: Request) -> tuple[str | None, int | None]:
         size = request.query_params.get("pageSize")
         if size is not None and not (size.isascii() and size.isdigit() and int(size) >= 1):
@@ -373,7 +388,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
     @requires("read", body="none")
     async def list_tables(request: Request, prefix: str, namespace: str) -> Response:
         state = request.scope.get("state")  # grants (issue 48): only the tables the principal may describe
-        return await run(request, lambda *a: access.iceberg_tables(cat, state, prefix, rest.list_tables(*a)), prefix,
+        return await run(request, lambda *a: granted_tables(state, prefix, rest.list_tables(*a)), prefix,
                          ns(namespace), *page(request))
 
     @router.post("/v1/{prefix}/namespaces/{namespace}/tables")
@@ -401,23 +416,31 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         if snapshots not in (None, "all", "refs"):
             raise InvalidValueError(f"snapshots={snapshots[:40]!r}: use 'all' (every snapshot, the default) or 'refs' "
                                     "(the snapshots refs point at)", iceberg_type="BadRequestException")
-        denied = access.iceberg_refusal(cat, request.scope.get("state"), prefix, ns(namespace), table)  # issue 48
+        denied = access.iceberg_refusal(cat, request.scope.get("state"), prefix, ids(ns(namespace)), ids([table])[0])  # issue 48
         if denied is not None:
             return _error(denied)
-        resp = await run(request, rest.load_table, prefix, ns(namespace), table, snapshots)
+        tagged: list[str] = []
+
+        def load(*a: Any) -> bytes:
+            body, etag = rest.load_table_tagged(*a)   # both made once per cached view (no hashing per request)
+            assert isinstance(body, bytes) and isinstance(etag, str)
+            tagged.append(etag)
+            return body
+
+        resp = await run(request, load, prefix, ns(namespace), table, snapshots)
         access.audit(cat, request.scope.get("state"), "iceberg", "loadTable", tables=[f"{prefix}.{namespace}.{table}"],
                      ok=resp.status_code == 200, error=None if resp.status_code == 200 else str(resp.status_code))
-        if resp.status_code == 200:
-            etag = '"' + hashlib.sha256(bytes(resp.body)).hexdigest()[:32] + '"'
-            if request.headers.get("if-none-match") == etag:
-                return Response(status_code=304, headers={"ETag": etag})
-            resp.headers["ETag"] = etag
+        if resp.status_code == 200 and tagged:
+            wanted = {t.strip().removeprefix("W/") for t in (request.headers.get("if-none-match") or "").split(",")}
+            if tagged[0] in wanted or "*" in wanted:
+                return Response(status_code=304, headers={"ETag": tagged[0]})
+            resp.headers["ETag"] = tagged[0]
         return resp
 
     @router.head("/v1/{prefix}/namespaces/{namespace}/tables/{table}")
     @requires("read", body="none")
     async def table_exists(request: Request, prefix: str, namespace: str, table: str) -> Response:
-        if access.iceberg_refusal(cat, request.scope.get("state"), prefix, ns(namespace), table, "describe"):
+        if access.iceberg_refusal(cat, request.scope.get("state"), prefix, ids(ns(namespace)), ids([table])[0], "describe"):
             return _head(404)  # grants (issue 48): an ungranted table does not exist
         try:
             found = await anyio.to_thread.run_sync(rest.table_exists, prefix, ns(namespace), table)

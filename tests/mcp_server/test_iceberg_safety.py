@@ -366,3 +366,70 @@ def test_client_credentials_by_http_basic_and_by_form(server):
                        **{"oauth2-server-uri": url})
     ice.create_namespace("viaform")
     assert ("viaform",) in ice.list_namespaces()
+
+
+def test_two_creates_racing_for_one_location_get_it_once(tmp_path, monkeypatch):
+    """Both creates check the location against the tables of the latest commit; without one lock
+    over check and commit, both saw it free (the directory is made between them: widened here)."""
+    import threading
+    import time
+
+    from catalog_core.errors import CatalogError
+    from catalog_core.iceberg.rest import IcebergRest
+
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    try:
+        rest = IcebergRest(cat, str(tmp_path / "data" / "warehouse" / "_iceberg"), str(tmp_path / "data" / "warehouse"))
+        rest.create_namespace("acme", ["core"], {}, "t")
+        slow_make = rest.places.make
+
+        def make(location):
+            time.sleep(0.5)
+            slow_make(location)
+
+        monkeypatch.setattr(rest.places, "make", make)
+        where = str(tmp_path / "data" / "warehouse" / "shared")
+        schema = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+        outcomes: dict[str, object] = {}
+        go = threading.Barrier(2)
+
+        def create(name):
+            go.wait()
+            try:
+                rest.create_table("acme", ["core"], {"name": name, "schema": schema, "location": where}, "t")
+                outcomes[name] = "ok"
+            except CatalogError as exc:
+                outcomes[name] = exc
+
+        threads = [threading.Thread(target=create, args=(n,)) for n in ("a", "b")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(v == "ok" for v in outcomes.values()) == [False, True], outcomes
+        refused = next(v for v in outcomes.values() if v != "ok")
+        assert "location" in str(refused)
+    finally:
+        cat.close()
+
+
+def test_a_data_file_outside_the_storage_roots_is_refused(server, tmp_path):
+    """A manifest may name any path; semcat records only data files inside the storage roots (it
+    reads them for SQL and may delete them on purge): one elsewhere is a 400 and nothing is written."""
+    from pyiceberg.exceptions import BadRequestError
+
+    ice = client(server)
+    ice.create_namespace("core")
+    t = ice.create_table("core.t", SCHEMA)
+    t.append(rows([1]))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    pq.write_table(rows([7]), outside / "x.parquet")
+    inside = os.path.join(t.location().removeprefix("file://"), "data", "y.parquet")
+    pq.write_table(rows([8]), inside)
+    before = server.catalog.latest_vid
+    with pytest.raises(BadRequestError, match="not inside a storage root"):
+        ice.load_table("core.t").add_files([str(outside / "x.parquet")])
+    assert server.catalog.latest_vid == before
+    ice.load_table("core.t").add_files([inside])   # inside the table's location: recorded
+    assert scan_ids(ice.load_table("core.t")) == [1, 8]
