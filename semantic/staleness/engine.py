@@ -174,7 +174,7 @@ def _carried(ctx: Context, name: str, depth: str) -> list[Finding] | None:
         return None
     CARRIED[depth] = CARRIED.get(depth, 0) + 1
     ctx.cache.findings.put(("last", name, depth), (ctx.vid, found))  # the next diff starts here
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _remember(ctx: Context, name: str, depth: str, found: list[Finding]) -> None:

@@ -11,8 +11,9 @@ only the affected tables and keeps the others' stored records (with their `scan_
 
 Invariant (the dependency rule). The clock-independent findings of table T at vid v depend only on
 
-1. the objects under T's own path: its table object, partitions, files and its `_semantic` folder
-   (annotations and review decisions; the stored `review.scan` records excepted: no check reads them);
+1. the objects under T's own path: its table object, partitions, files and the annotations and
+   review decisions in its `_semantic` folder (the folder object itself and the stored `review.scan`
+   record excepted: no check reads them);
 2. the same objects of every table in `dependencies(T)`: T's lineage inputs, transitively (what
    flows downstream reads their findings), and every table an annotation of T or of one of those
    inputs names (a relationship's `to`, a verified query's tables or SQL text, `replaced_by`, a load
@@ -86,8 +87,8 @@ def changes_since(cat: CatalogAPI, since: int, vid: int) -> Changes:
     names = shared = 0
     for c in cat.diff(since, vid):
         parts = [p for p in c.path.split("/") if p]
-        if parts[-1:] == [SCAN_RECORD] and len(parts) >= 2 and parts[-2] == lake.SEMANTIC:
-            continue
+        if parts[-1:] == [lake.SEMANTIC] or (parts[-1:] == [SCAN_RECORD] and parts[-2:-1] == [lake.SEMANTIC]):
+            continue  # a `_semantic` folder object holds no annotation; no check reads a stored pass
         name, above = _table_of(parts)
         if name is not None:
             tables[name] = max(tables.get(name, 0), c.vid)
