@@ -150,6 +150,20 @@ class Table:
         return acc
 
 
+    def files(self, vid: int) -> list[Obj]:
+        """The table's data files at `vid` (`plan_files`; [] when it cannot be planned), cached per
+        (table path, vid): several checks read the files of one version, the planning walks them all.
+        Invariant: the files of a table at a vid never change, so the cache needs no invalidation."""
+        key = ("plan_files", self.obj.path, vid)
+        got = self.ctx.cache.findings.take(key)
+        if got is None:
+            try:
+                files = self.ctx.cat.plan_files(self.name, vid=vid)
+            except CatalogError:
+                files = []
+            got = self.ctx.cache.findings.put(key, (files,))
+        return got[0]
+
     def written_since(self, since: int) -> dict[str, dict[str, Any]]:
         """Column stats (min, max, null_count) of the files the latest load after vid `since` wrote
         (the snapshot's files of the newest version among those newer than `since`), merged; {}
@@ -159,10 +173,7 @@ class Table:
         if got is not None:
             return got[0]
         acc: dict[str, dict[str, Any]] = {}
-        try:
-            files = self.ctx.cat.plan_files(self.name, vid=self.ctx.vid)
-        except CatalogError:
-            files = []
+        files = self.files(self.ctx.vid)
         newest = max((f.vid or 0 for f in files), default=0)
         for f in files:
             if (f.vid or 0) <= since or (f.vid or 0) != newest:
