@@ -236,3 +236,22 @@ def test_a_changed_only_pass_reads_only_the_changed_tables_and_their_dependents(
     elk.append(ITEMS, {"order_id": [1], "line_no": [3], "qty": [2]}, at=5)
     sm.staleness(ecat, depth="data", now=now)
     assert {t for t, d in seen} == {ITEMS}
+
+
+def test_a_whole_catalog_pass_asks_each_question_once(ecat, elk, monkeypatch):
+    """Checks that ask the same statement at the same vid (the distinct values of a column both an
+    enum and sample values name) share its answer within a pass; the answer is the one of checking
+    each table alone."""
+    from semantic import _bounded
+
+    build(elk)
+    sm.annotate(ecat, OTHER, {"sample_values": ["a", "c"]}, column="kind", author="ann", time=elk.at(1))
+    elk.append(ORDERS, {"order_id": [60], "status": ["void"], "store_id": [9], "amount_cents": [5]}, at=2)
+    sent: list[str] = []
+    real = _bounded.query
+    monkeypatch.setattr(_bounded, "query", lambda cat, vid, text, **kw: sent.append(text) or real(cat, vid, text, **kw))
+    shared = shape(sm.staleness(ecat, depth="data", now=elk.day(30)))
+    assert sent and len(sent) == len(set(sent))
+    with empty_cache(ecat):
+        alone = [shape(sm.staleness(ecat, t, depth="data", now=elk.day(30))) for t in (ORDERS, STORES, ITEMS, OTHER, MART)]
+    assert shared == sorted(x for one in alone for x in one)
