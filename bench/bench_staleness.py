@@ -117,7 +117,7 @@ def _run_tree(tree: str, lake_dir: str, runs: int) -> dict[str, list[dict[str, f
                           "--runs", str(runs)], env=env, cwd=tree, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         raise SystemExit(f"the run on {tree} failed:\n{res.stderr[-3000:]}")
-    return json.loads(res.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return json.loads(res.stdout.strip().splitlines()[-1])
 
 
 def _cell(xs: list[dict[str, float]]) -> str:
