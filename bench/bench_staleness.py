@@ -11,7 +11,8 @@ the detector the table changed), never data files, so the original lake is only 
 checkout of another revision (e.g. `git archive main | tar -x -C /tmp/main`): the same measurements
 run in a subprocess with that tree first on PYTHONPATH, the figures printed beside this tree's.
 
-Per run (medians of --runs, the 1-minute load average from `os.getloadavg()` printed beside each):
+Each run is a subprocess per tree, the trees in turn (so both see the same stretch of load); medians
+of --runs, the range of the 1-minute load average (`os.getloadavg()`) printed beside each figure:
 
 - `full metadata`, `full data`: `sm.staleness(cat, depth=...)` of the whole catalog on a catalog
   opened afresh (no semantic or SQL view cache; SQL workers and the OS file cache warm from a first
@@ -142,9 +143,12 @@ def main() -> None:
         print(json.dumps(_inner(a.lake, a.runs)))
         return
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip())
-    got = {"this tree": _run_tree(ROOT, a.lake, a.runs)}
-    if a.baseline:
-        got["baseline"] = _run_tree(os.path.abspath(a.baseline), a.lake, a.runs)
+    trees = {"this tree": ROOT, **({"baseline": os.path.abspath(a.baseline)} if a.baseline else {})}
+    got: dict[str, dict[str, list[dict[str, float]]]] = {h: {r: [] for r in ROWS} for h in trees}
+    for _ in range(a.runs):  # one run of each tree in turn, so both see the same stretch of load
+        for h, tree in trees.items():
+            for row, xs in _run_tree(tree, a.lake, 1).items():
+                got[h][row] += xs
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip())
     heads = list(got)
     print(f"{'median of ' + str(a.runs) + ' runs':32}" + "".join(f"{h:44}" for h in heads))
