@@ -59,8 +59,10 @@ from semantic.annotations import (
 )
 from semantic.errors import InvalidAnnotationError, did_you_mean, suggest
 from semantic.guard import check_annotation
+from semantic.history import Context
 from semantic.models import Annotation, Finding, Fix, Provenance
 from semantic.staleness import finding_id, staleness
+from semantic.staleness.incremental import affected, changes_since
 
 __all__ = ["ReviewItem", "ReviewPage", "ReviewConflictError", "ReviewRefusedError", "review_items", "review_item",
            "accept", "dismiss", "edit_and_accept", "decide_group", "accept_all", "validate_write", "decision_key",
@@ -477,30 +479,46 @@ class _Scan(BaseModel):
 
 
 def _needs_scan(cat: CatalogAPI, by_table: dict[str, list[Annotation]], vid: int) -> list[str]:
-    """The annotated tables whose stored pass no longer describes them: none yet, the table changed
-    after it (data or schema), an annotation was written after it, or a table one of its
-    relationships joins did."""
+    """The annotated tables whose stored pass no longer describes them: none yet, or the dependency
+    rule of `semantic.staleness.incremental` says their findings may differ from those at the pass's
+    vid (the table, one of its annotations or decisions, or a table it depends on: a lineage input,
+    transitively, or a table an annotation names, was written after it). Read from the commit log
+    since the oldest pass (`changes_since`): the cost follows what changed, not the catalog."""
     at: dict[str, int] = {}
     for t, anns in by_table.items():
         rec = next((a for a in anns if a.kind == "review" and a.key == SCAN_KEY and isinstance(a.value, dict)), None)
         at[t] = -1 if rec is None else int(rec.value.get("at_vid") or 0)
-    tvid: dict[str, int] = {}
+    known = [v for v in at.values() if v >= 0]
+    if not known:
+        return sorted(by_table)
+    changes = changes_since(cat, min(known), vid)
+    return affected(Context(cat, vid), sorted(by_table), at, changes)
 
-    def moved(name: str, since: int) -> bool:
-        if name not in tvid:
-            obj = cat.get(lake.table_path(name), vid=vid)
-            tvid[name] = -1 if obj is None or obj.vid is None else obj.vid
-        return tvid[name] > since
 
-    out = []
-    for t, anns in sorted(by_table.items()):
-        since = at[t]
-        if since < 0 or moved(t, since) or any((a.vid or 0) > since for a in anns if a.kind != "review") or any(
-                moved(str(a.value.get("to")), since) for a in anns
-                if a.kind == "relationship" and isinstance(a.value, dict) and str(a.value.get("to") or "").count(".")
-                == 2):
-            out.append(t)
-    return out
+def scan_findings(cat: CatalogAPI, names: list[str] | None, vid: int, now: TimeArg = None
+                  ) -> tuple[dict[str, list[Finding]], dict[str, list[str]]]:
+    """What a pass over `names` (None: every table) at `vid` stores, by table: the findings only
+    the data shows (not at metadata depth), and the ids of the metadata findings the data cleared.
+    Pure (it writes nothing); `scan` stores it."""
+    if names is None:
+        data = staleness(cat, None, snapshot=vid, depth="data", now=now, merge=False)
+        meta = staleness(cat, None, snapshot=vid, depth="metadata", now=now, merge=False)
+    else:
+        data, meta = [], []
+        for name in names:
+            data += staleness(cat, name, snapshot=vid, depth="data", now=now, merge=False)
+            meta += staleness(cat, name, snapshot=vid, depth="metadata", now=now, merge=False)
+    meta_ids = {finding_id(f) for f in meta}
+    data_ids = {finding_id(f) for f in data}
+    only: dict[str, list[Finding]] = {}
+    for f in data:
+        if finding_id(f) not in meta_ids:
+            only.setdefault(_table_of(f.target), []).append(f)
+    cleared: dict[str, list[str]] = {}
+    for f in meta:
+        if finding_id(f) not in data_ids:
+            cleared.setdefault(_table_of(f.target), []).append(finding_id(f))
+    return only, cleared
 
 
 def scan(cat: CatalogAPI, table: str | None = None, *, author: str, depth: str = "data", now: TimeArg = None,
@@ -512,9 +530,12 @@ def scan(cat: CatalogAPI, table: str | None = None, *, author: str, depth: str =
     read back by `review_items` / `review_item` / `scanned_findings` (cheap), shown as of its vid,
     and `outdated` once the table changes after it. One transaction; returns what it stored.
     `changed_only` (for a scheduled run, e.g. cron running `semcat review scan --changed-only`):
-    only the tables whose stored pass no longer describes them (the table, one of its annotations or
-    a table it joins changed after it, or none yet), so the cost follows what changed; nothing is
-    written when nothing did (`written_vid` None)."""
+    only the tables whose stored pass no longer describes them (`_needs_scan`: none yet, or by the
+    dependency rule of `semantic.staleness.incremental` something they depend on was written after
+    it), so the cost follows what changed; the other tables keep their records and `scan_vid`, which
+    still describe them. Nothing is written when nothing changed (`written_vid` None). Invariant:
+    after it, every table's record holds what a full pass at this vid would store (`scan_findings`).
+    """
     if depth != "data":
         raise InvalidValueError(f"scan depth must be 'data' (metadata findings are computed on every read), got "
                                 f"{depth!r}")
@@ -532,24 +553,10 @@ def scan(cat: CatalogAPI, table: str | None = None, *, author: str, depth: str =
     if changed_only:
         if not names:
             return ScanResult(vid=vid, written_vid=None, tables=0, findings=0, cleared=0)
-        data, meta = [], []
-        for name in names:
-            data += staleness(cat, name, snapshot=vid, depth="data", now=now, merge=False)
-            meta += staleness(cat, name, snapshot=vid, depth="metadata", now=now, merge=False)
+        only, cleared = scan_findings(cat, names, vid, now)
     else:
-        data = staleness(cat, table, snapshot=vid, depth="data", now=now, merge=False)
-        meta = staleness(cat, table, snapshot=vid, depth="metadata", now=now, merge=False)
-    meta_ids = {finding_id(f) for f in meta}
-    data_ids = {finding_id(f) for f in data}
-    only: dict[str, list[Finding]] = {}
-    for f in data:
-        if finding_id(f) not in meta_ids:
-            only.setdefault(_table_of(f.target), []).append(f)
-    names = sorted(set(names) | (set() if changed_only else set(only)))
-    cleared: dict[str, list[str]] = {}
-    for f in meta:
-        if finding_id(f) not in data_ids:
-            cleared.setdefault(_table_of(f.target), []).append(finding_id(f))
+        only, cleared = scan_findings(cat, None if table is None else [table], vid, now)
+        names = sorted(set(names) | set(only))
     t_now = txn_time(now)
     stored = dropped = 0
     with cat.transaction(author=author, message=f"review scan --depth data at vid {vid} "

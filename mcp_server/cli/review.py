@@ -195,7 +195,8 @@ def register(main: click.Group) -> None:
     @click.option("--depth", default="data", show_default=True, type=click.Choice(["data"]),
                   help="data: check the rows (metadata findings are computed on every read)")
     @click.option("--table", default=None, help="only this table (default: every annotated table)")
-    @click.option("--changed-only", is_flag=True, help="only the tables changed since their last pass (for a "
+    @click.option("--changed-only", is_flag=True, help="only the tables a change reached since their last pass "
+                  "(the table, its annotations, its lineage inputs or a table its annotations name; for a "
                   "scheduled run, e.g. from cron): the cost follows the change; nothing is written when nothing "
                   "changed")
     @_json

@@ -150,6 +150,20 @@ class Table:
         return acc
 
 
+    def files(self, vid: int) -> list[Obj]:
+        """The table's data files at `vid` (`plan_files`; [] when it cannot be planned), cached per
+        (table path, vid): several checks read the files of one version, the planning walks them all.
+        Invariant: the files of a table at a vid never change, so the cache needs no invalidation."""
+        key = ("plan_files", self.obj.path, vid)
+        got = self.ctx.cache.findings.take(key)
+        if got is None:
+            try:
+                files = self.ctx.cat.plan_files(self.name, vid=vid)
+            except CatalogError:
+                files = []
+            got = self.ctx.cache.findings.put(key, (files,))
+        return got[0]
+
     def written_since(self, since: int) -> dict[str, dict[str, Any]]:
         """Column stats (min, max, null_count) of the files the latest load after vid `since` wrote
         (the snapshot's files of the newest version among those newer than `since`), merged; {}
@@ -159,10 +173,7 @@ class Table:
         if got is not None:
             return got[0]
         acc: dict[str, dict[str, Any]] = {}
-        try:
-            files = self.ctx.cat.plan_files(self.name, vid=self.ctx.vid)
-        except CatalogError:
-            files = []
+        files = self.files(self.ctx.vid)
         newest = max((f.vid or 0 for f in files), default=0)
         for f in files:
             if (f.vid or 0) <= since or (f.vid or 0) != newest:
@@ -277,15 +288,31 @@ def quote_table(name: str) -> str:
     return quote_id(*name.split("."))
 
 
+REMEMBER_ROWS = 10_000  # a statement's rows a Duck keeps for the next asker, at most
+
+
 class Duck:
     """The data checks' statements at one vid, each bounded like `run_sql` (`semantic._bounded`):
-    sandboxed, in a SQL worker, within a time and a memory limit, whatever the annotation says."""
+    sandboxed, in a SQL worker, within a time and a memory limit, whatever the annotation says.
+    One Duck serves a whole-catalog pass, and several checks ask the same question (the distinct
+    values of a column an enum and a relationship both name): a statement's rows are remembered
+    for the Duck's life when they are few (`REMEMBER_ROWS`; `ran` counts the statements sent). Invariant: the statements are read-only
+    and all read the one snapshot `vid`, so the same text has the same answer; a statement that
+    failed (or went past a limit) is not remembered, the next asker runs it again."""
 
     def __init__(self, cat: CatalogAPI, vid: int) -> None:
         self.cat, self.vid = cat, vid
+        self._rows: dict[str, list[list[Any]]] = {}
+        self.ran = 0
 
     def sql(self, text: str) -> list[list[Any]]:
-        return _bounded.query(self.cat, self.vid, text)
+        got = self._rows.get(text)
+        if got is None:
+            self.ran += 1
+            got = _bounded.query(self.cat, self.vid, text)
+            if len(got) <= REMEMBER_ROWS:
+                self._rows[text] = got
+        return [list(r) for r in got]  # a caller may change its rows, never the remembered ones
 
     def close(self) -> None:
         pass

@@ -208,10 +208,7 @@ def _file_values(t: Table, vid: int) -> dict[str, set[str]]:
         return got[0]
     strings = {c.name for c in t.cols.values() if type_family(c.type) == "string"}
     out: dict[str, set[str]] = {c: set() for c in strings}
-    try:
-        files = t.ctx.cat.plan_files(t.name, vid=vid)
-    except CatalogError:
-        files = []
+    files = t.files(vid)
     for f in files:
         for c, st in ((f.value.get("columns") or {}).items()):
             if c in out and isinstance(st, dict):
@@ -253,10 +250,7 @@ def _partition_bounds(t: Table, vid: int) -> dict[str, dict[str, tuple[str, str]
     if got is not None:
         return got[0]
     out: dict[str, dict[str, tuple[str, str]]] = {}
-    try:
-        files = t.ctx.cat.plan_files(t.name, vid=vid)
-    except CatalogError:
-        files = []
+    files = t.files(vid)
     for f in files:
         part = f.path.rsplit("/", 1)[0]
         cur = out.setdefault(part, {})

@@ -62,3 +62,35 @@ def test_check_staleness_shows_the_stored_data_depth_findings(tmp_path):
         assert f["outdated_by"] == moved
     finally:
         cat.close()
+
+
+def test_check_staleness_at_data_depth_rechecks_only_what_changed(tmp_path, monkeypatch):
+    """Issue 45 item 6: a data-depth check_staleness after a change re-runs the checks of the
+    changed table (and of those depending on it), carrying the other tables' findings over from
+    the previous call; the answer is the one a check with nothing cached gives."""
+    from eval.fixtures.lakes import LakeBuilder
+    from semantic import history
+    from semantic.staleness import engine
+
+    a, b = "acme.core.orders", "acme.core.other"
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    try:
+        lk = LakeBuilder(cat, tmp_path / "files")
+        lk.table(a, [("id", "bigint"), ("status", "string")], at=0, rows={"id": [1, 2], "status": ["a", "c"]})
+        lk.table(b, [("k", "bigint"), ("kind", "string")], at=0, rows={"k": [1, 2], "kind": ["x", "z"]})
+        sm.annotate(cat, a, {"enum": ["a", "c"]}, column="status", author="ann", time=lk.day(1))
+        sm.annotate(cat, b, {"enum": ["x", "z"]}, column="kind", author="ann", time=lk.day(1))
+        server = create_server(cat, author="agent:test", now=lk.day(3))
+        ok(call(server, "check_staleness", {"depth": "data"}))
+        seen: list[str] = []
+        real = engine.run_table_checks
+        monkeypatch.setattr(engine, "run_table_checks", lambda env, depth: seen.append(env.t.name) or real(env, depth))
+        lk.append(b, {"k": [3], "kind": ["y"]}, at=2)  # inside the old min/max: only the data shows it
+        out = ok(call(server, "check_staleness", {"depth": "data"}))
+        assert set(seen) == {b}  # orders' findings carried over
+        assert [(f["target"], f["reason"]) for f in out["findings"]] == [(f"{b}.kind", "enum_violated")]
+        history.clear_cache(cat)
+        assert ok(call(server, "check_staleness", {"depth": "data"}))["findings"] == out["findings"]
+        assert set(seen) == {a, b}
+    finally:
+        cat.close()
