@@ -42,6 +42,7 @@ HOUR = 3600.0
 DAY = 86400.0
 ANNOTATOR = "data-team"
 SEED = 49
+AFTER_CHANGES = "_after_changes"
 C = D.CATALOG
 
 
@@ -257,10 +258,11 @@ def _manifest(enriched: Any, stale: Any, at: dict[str, float]) -> list[dict[str,
 
 
 def build_world(out: str, *, variant: str = "plain", scale: float = 0.01, days: int = 7, base: str | None = None,
-                reviewed: bool = True, log: Callable[[str], None] = print) -> dict[str, Any]:
+                reviewed: bool = True, resume: bool = False, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Build the TPC-DS world into `out` (replaced): the lake (`eval.tpcds.build`, or a copy of `base`,
     a lake it built, whose warehouse is copied too), the changes, both histories, the manifest and
-    (`reviewed`) the stale+reviewed history."""
+    (`reviewed`) the stale+reviewed history. `resume`: when a build stopped after the changes were written
+    (LAKE/_after_changes holds the catalog then), write the histories again from there."""
     import catalog_core as cc
     from spark_bridge import local_session
 
@@ -271,6 +273,14 @@ def build_world(out: str, *, variant: str = "plain", scale: float = 0.01, days: 
     def step(msg: str) -> None:
         log(f"[{time.time() - t_start:6.1f}s] {msg}")
 
+    kept = os.path.join(out, AFTER_CHANGES)
+    if resume and os.path.isdir(kept):  # the changes are written: the histories again, from the kept catalog
+        with open(os.path.join(kept, "lake.json"), encoding="utf-8") as fh:
+            info = json.load(fh)
+        now = float(info.pop("_world_now"))
+        step(f"resuming from {kept}")
+        return _histories(out, info, now, reviewed, step)
+    shutil.rmtree(kept, ignore_errors=True)
     if base is not None:
         for sub in ("enriched", "stale", "reviewed", "warehouse", "lake.json", "stale_manifest.json"):
             p = os.path.join(out, sub)
@@ -302,6 +312,10 @@ def build_world(out: str, *, variant: str = "plain", scale: float = 0.01, days: 
         now = _drift(cat, spark, warehouse, now0, lambda m: step(m.strip()))
     finally:
         cat.close()
+    # kept, so the histories can be written again without the changes (`resume`): removed once they are
+    shutil.copytree(os.path.join(out, "enriched"), os.path.join(kept, "enriched"))
+    with open(os.path.join(kept, "lake.json"), "w", encoding="utf-8") as fh:
+        json.dump({**info, "_world_now": now}, fh, default=str)
     step("changes and routine loads committed")
     return _histories(out, info, now, reviewed, step)
 
@@ -309,12 +323,15 @@ def build_world(out: str, *, variant: str = "plain", scale: float = 0.01, days: 
 def _histories(out: str, info: dict[str, Any], now: float, reviewed: bool, step: Callable[[str], None]) -> dict[str, Any]:
     """After the changes: LAKE/stale copied from LAKE/enriched, the updates, the manifest, lake.json, LAKE/reviewed."""
     import catalog_core as cc
+    from eval.harness.conditions import history_dir
     from eval.harness.reviewed import build_reviewed
 
     t_start = time.time()
     variant = info.get("variant", "plain")
     en_dir, st_dir = os.path.join(out, "enriched"), os.path.join(out, "stale")
-    shutil.rmtree(st_dir, ignore_errors=True)
+    for d in (en_dir, st_dir, history_dir(out, "reviewed")):
+        shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(os.path.join(out, AFTER_CHANGES, "enriched"), en_dir)
     shutil.copytree(en_dir, st_dir)
     en, st = cc.Catalog.open(en_dir), cc.Catalog.open(st_dir)
     try:
@@ -345,6 +362,7 @@ def _histories(out: str, info: dict[str, Any], now: float, reviewed: bool, step:
     if reviewed:
         build_reviewed(out, force=True, log=lambda m: step(m))
     info["histories_seconds"] = round(time.time() - t_start, 1)
+    shutil.rmtree(os.path.join(out, AFTER_CHANGES), ignore_errors=True)
     with open(os.path.join(out, "lake.json"), "w", encoding="utf-8") as fh:
         json.dump(info, fh, indent=1, default=str)
     step("TPC-DS world done")
