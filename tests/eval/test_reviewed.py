@@ -63,8 +63,10 @@ def _key(cat, table, field, column=None):
     raise AssertionError((table, field, column))
 
 
-@pytest.fixture
-def small_lake(tmp_path):
+@pytest.fixture(scope="module")
+def small_lake(tmp_path_factory):
+    """The small lake, reviewed once for the module: (root, stale keys, now, build_reviewed's report)."""
+    tmp_path = tmp_path_factory.mktemp("reviewed")
     root = str(tmp_path / "lake")
     os.makedirs(root)
     keys = {}
@@ -83,13 +85,12 @@ def small_lake(tmp_path):
         json.dump(manifest, fh)
     with open(os.path.join(root, "lake.json"), "w") as fh:
         json.dump({"d0": dt.datetime.fromtimestamp(now, dt.timezone.utc).isoformat()}, fh)
-    return root, keys, now
+    assert lake_now(root).timestamp() == now
+    return root, keys, now, build_reviewed(root, log=lambda m: None)
 
 
 def test_reviewed_differs_from_stale_exactly_by_the_accepted_fixes(small_lake):
-    root, keys, now = small_lake
-    assert lake_now(root).timestamp() == now
-    report = build_reviewed(root, log=lambda m: None)
+    root, keys, now, report = small_lake
     assert os.path.isdir(history_dir(root, "stale+reviewed")) and HISTORY_OF["stale+reviewed"] == "reviewed"
     accepted_vids = {int(a["vid"]) for a in report["accepted"]}
     dismissed_vids = {int(d["vid"]) for d in report["dismissed"]}
@@ -135,8 +136,7 @@ def test_compare_counts_a_false_fact():
 
 
 def test_the_condition_serves_the_reviewed_history_like_stale_detect(small_lake):
-    root, keys, now = small_lake
-    build_reviewed(root, log=lambda m: None)
+    root, keys, now, _report = small_lake
     assert validate_conditions(["stale+reviewed"]) == ["stale+reviewed"]
     assert HIDE_FLAGS["stale+reviewed"] == HIDE_FLAGS["stale+detect"]
     cat = cc.Catalog.open(history_dir(root, "stale+reviewed"))
