@@ -33,7 +33,7 @@ __all__ = ["REVIEWED", "REPORT", "STEWARD", "ROUNDS", "build_reviewed", "steward
 REVIEWED = "reviewed"
 REPORT = "reviewed_report.json"
 STEWARD = "steward:scripted"
-ROUNDS = 3
+ROUNDS = 5
 NOTE = "scripted steward: every fix the review loop validates is accepted"
 
 
@@ -64,7 +64,10 @@ def steward(cat: Any, *, now: float, time: float, log: Callable[[str], None] = p
                              "reason": it.reason if it else None})
         last = res
         rounds.append({"scan_vid": scanned.vid, "scan_findings": scanned.findings, "accepted": len(res["decided"]),
-                       "skipped_by": res["skipped_by"]})
+                       "skipped_by": res["skipped_by"],
+                       "skipped": [{**x, "table": before[x["item"]].table if x["item"] in before else None,
+                                    "annotation": before[x["item"]].annotation if x["item"] in before else None}
+                                   for x in res["skipped"]]})
         log(f"review round {r + 1}: scan stored {scanned.findings} data findings; accepted {len(res['decided'])}, "
             f"left {sum(res['skipped_by'].values())} ({res['skipped_by']})")
         if not res["decided"]:
