@@ -256,9 +256,9 @@ def test_eval_serve_stdio_and_http_then_score(lake, qfile, tmp_path):
 def test_nothing_an_agent_reads_names_the_condition(lake, qfile, tmp_path):
     """The tool list and the instructions are byte-identical in every condition (in-memory MCP client)."""
     import catalog_core as cc
+    from eval.harness.conditions import HISTORY_OF
     from eval.harness.runner import HIDE_FLAGS
     from eval.harness.serve import build_server
-    from eval.harness.conditions import HISTORY_OF
     from eval.lake import data_dir
 
     qs = load_questions(qfile)

@@ -6,7 +6,8 @@ their own and every tag the world's changes are about, and `tables:` is exactly 
 Slow tier (the built world: SEMCAT_EVAL_TPCDS=DIR, a world built by `semcat eval build --world tpcds`, copied
 first; else built here, about 8 minutes on 2 busy cores): every gold SQL runs at the latest vid of the
 enriched, stale and reviewed catalogs (the same data, only annotations differ) with the same non-empty
-answer, no NULL answer cell, distinct group keys (an unambiguous answer), and the questions about each
+answer, no NULL measure (group keys may be NULL: such a group is part of the answer), distinct group keys
+(an unambiguous answer), and the questions about each
 change have golds the pre-change reading would answer otherwise (the world's changes matter)."""
 
 from __future__ import annotations
@@ -89,10 +90,11 @@ def test_every_gold_runs_with_one_non_empty_unambiguous_answer(cats):
         got = {h: _rows(c, q.gold_sql) for h, c in cats.items()}
         rows = got["enriched"]
         assert rows, f"{q.id}: empty answer"
-        assert got["stale"] == rows == got["reviewed"], f"{q.id}: the histories hold other data"
-        assert all(v is not None for r in rows for v in r), f"{q.id}: a NULL in the answer {rows[:3]}"
+        bags = {h: sorted(map(repr, r)) for h, r in got.items()}  # a bag of rows: no ORDER BY, no order
+        assert bags["stale"] == bags["enriched"] == bags["reviewed"], f"{q.id}: the histories hold other data"
+        assert all(r[-1] is not None for r in rows), f"{q.id}: a NULL answer {rows[:3]}"
         if len(rows) > 1:
-            keys = [tuple(r[:-1]) for r in rows]
+            keys = [tuple(r[:-1]) if len(r) > 1 else tuple(r) for r in rows]
             assert len(set(keys)) == len(keys), f"{q.id}: repeated group keys"
         if len(rows[0]) == 1 and isinstance(rows[0][0], (int, float)) and "COUNT" not in q.gold_sql.upper():
             assert rows[0][0] != 0, f"{q.id}: a zero answer"
