@@ -28,7 +28,7 @@ import shutil
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["REVIEWED", "REPORT", "STEWARD", "ROUNDS", "build_reviewed", "steward", "compare", "annotation_values"]
+__all__ = ["REVIEWED", "REPORT", "STEWARD", "ROUNDS", "build_reviewed", "steward", "compare", "annotation_values", "same_value"]
 
 REVIEWED = "reviewed"
 REPORT = "reviewed_report.json"
@@ -139,7 +139,7 @@ def annotation_values(cat: Any) -> dict[tuple[str, str], Any]:
             if a.kind != "review"}
 
 
-def _same(a: Any, b: Any) -> bool:
+def same_value(a: Any, b: Any) -> bool:
     """Equal values; lists of scalars (enums, sample values) compare as sets."""
     if isinstance(a, list) and isinstance(b, list) and all(not isinstance(x, (dict, list)) for x in a + b):
         return {json.dumps(x, sort_keys=True) for x in a} == {json.dumps(x, sort_keys=True) for x in b}
@@ -153,7 +153,7 @@ def compare(stale: dict[tuple[str, str], Any], reviewed: dict[tuple[str, str], A
     gone = object()
     stale_keys = {(m["table"], m["key"]) for m in (manifest or {}).get("stale", [])}
     changed = sorted(k for k in set(stale) | set(reviewed)
-                     if not _same(stale.get(k, gone), reviewed.get(k, gone)) or (k in stale) != (k in reviewed))
+                     if not same_value(stale.get(k, gone), reviewed.get(k, gone)) or (k in stale) != (k in reviewed))
     out: dict[str, list[dict[str, Any]]] = {"fixed": [], "partial": [], "reaffirmed": [], "false_fact": [],
                                             "unjudged": []}
     for t, k in changed:
@@ -163,7 +163,7 @@ def compare(stale: dict[tuple[str, str], Any], reviewed: dict[tuple[str, str], A
             out["unjudged"].append(rec)
             continue
         rec["enriched"] = enriched.get((t, k))
-        right = _same(reviewed.get((t, k), gone), enriched.get((t, k), gone))
+        right = same_value(reviewed.get((t, k), gone), enriched.get((t, k), gone))
         if (t, k) in stale_keys:
             out["fixed" if right else "partial"].append(rec)
         else:

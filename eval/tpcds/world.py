@@ -124,8 +124,7 @@ def _replay(g: Any, table: str, n: int) -> None:
 
     g.view = LakeView(g.cat, C)
     t = g.view.tables[table]
-    day, _ = g.latest_day(t, g.today + dt.timedelta(days=n))
-    day = g._shift(day, t, 1, g._offsets(t, day, {}))
+    day = g.replay(t, 1, {}, g.today + dt.timedelta(days=n))
     g.bridge.write(day.localCheckpoint(), table, mode="append", author="etl:tpcds",
                    message=f"routine load day {n} ({table.rsplit('.', 1)[1]})", time=g.tick())
 
@@ -233,7 +232,7 @@ def _manifest(enriched: Any, stale: Any) -> list[dict[str, Any]]:
     there), plus the deprecation flags only the enriched one has: the change of its table (CHANGED_TABLES),
     or wrong from the start (WRONG_FROM_START). Annotations of a table only the enriched team annotated
     (store_returns_v2) are not stale annotations: the stale history has none there."""
-    from eval.harness.reviewed import _same
+    from eval.harness.reviewed import same_value
     from semantic.annotations import read_catalog_annotations
 
     def by_key(cat: Any) -> dict[tuple[str, str], Any]:
@@ -246,7 +245,7 @@ def _manifest(enriched: Any, stale: Any) -> list[dict[str, Any]]:
     for k in sorted(set(en) | set(st)):
         a, b = en.get(k), st.get(k)
         table, key = k
-        if (a is not None and b is not None and _same(a.value, b.value)) or (b is None and key != "table.deprecated"):
+        if (a is not None and b is not None and same_value(a.value, b.value)) or (b is None and key != "table.deprecated"):
             continue
         col = b.column if b is not None and b.kind == "column" else None
         if b is not None and ((table, col) in wrong and col is not None
