@@ -42,15 +42,45 @@ def eval_group() -> None:
 @click.option("--variant", default="plain", show_default=True, type=click.Choice(["plain", "cryptic"]),
               help="cryptic: the same lake under enterprise-style abbreviations and coded values, plus clutter "
                    "tables (eval/LAKE-cryptic.md)")
-def eval_build(data_dir, seed, scale, variant) -> None:
+@click.option("--world", default="acme", show_default=True, type=click.Choice(["acme", "tpcds"]),
+              help="tpcds: the TPC-DS lake (tpcgen-cli) with scripted changes, both histories, the manifest and the "
+                   "stale+reviewed history (eval/tpcds/world.py; --seed and --scale do not apply)")
+def eval_build(data_dir, seed, scale, variant, world) -> None:
     """Build the Acme lake with Spark through the bridge, its history and both annotation histories."""
     if scale == "enterprise" and variant != "plain":
         raise click.BadParameter("the enterprise world's generated domains have plain names only; build it with "
                                  "--variant plain (the default)", param_hint="--variant")
     _needs("pyspark")
+    if world == "tpcds":  # issue 49: the second lake as an eval world
+        from eval.tpcds.world import build_world
+
+        try:
+            build_world(data_dir, variant=variant, log=lambda m: click.echo(m, err=True))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--variant") from None
+        return
     from eval.lake import build
 
     build(data_dir, seed=seed, scale=scale, log=lambda m: click.echo(m, err=True), variant=variant)
+
+
+@eval_group.command("review")
+@click.option("--data", "data_dir", required=True, help="a lake built by `semcat eval build`")
+@click.option("--force", is_flag=True, help="review the stale history again (replaces DIR/reviewed)")
+def eval_review(data_dir, force) -> None:
+    """Build DIR/reviewed, the `stale+reviewed` condition's history: DIR/stale after a scripted steward ran the
+    data-depth scan, accepted every fix the review loop validates and dismissed the rest; writes
+    DIR/reviewed_report.json (accepted writes judged against the manifest: fixed, partial, false_fact)."""
+    from catalog_core.errors import CatalogError
+    from eval.harness.reviewed import build_reviewed
+
+    try:
+        report = build_reviewed(data_dir, force=force, log=lambda m: click.echo(m, err=True))
+    except (FileNotFoundError, FileExistsError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except CatalogError as exc:
+        raise click.ClickException(exc.message) from None
+    click.echo(" ".join(f"{k}={v}" for k, v in report["summary"].items()))
 
 
 @eval_group.command("run")
@@ -60,7 +90,7 @@ def eval_build(data_dir, seed, scale, variant) -> None:
 @click.option("--questions", "questions_file", default=None,
               help="question file (eval/harness/questions.py format)  [default: eval/questions/public.yaml]")
 @click.option("--conditions", default="bare,enriched,stale,stale+detect", show_default=True,
-              help="comma-separated: bare, enriched, stale, stale+detect, enriched+detect, static")
+              help="comma-separated: bare, enriched, stale, stale+detect, enriched+detect, static, stale+reviewed")
 @click.option("--agent", "agent_kind", default="offline", show_default=True,
               help="offline | openai, or module:factory (a callable returning a fresh agent)")
 @click.option("--base-url", default=None, help="--agent openai: the endpoint (before /chat/completions)")
@@ -208,8 +238,8 @@ def _default_questions() -> str:
 @eval_group.command("serve")
 @click.option("--data", "data_dir", required=True, help="a lake built by `semcat eval build`")
 @click.option("--condition", required=True,
-              help="one of bare, enriched, stale, stale+detect, enriched+detect, static (the agent is never told "
-                   "which)")
+              help="one of bare, enriched, stale, stale+detect, enriched+detect, static, stale+reviewed (the agent is "
+                   "never told which)")
 @click.option("--questions", "questions_file", default=None,
               help="question file (eval/harness/questions.py format)  [default: eval/questions/public.yaml]")
 @click.option("--port", default=None, type=click.IntRange(1, 65535),

@@ -12,6 +12,12 @@ switch of its own).
                     catalog serves them: the current state only (no commit log beyond the latest commit,
                     no named snapshots, no diff, no object history), no load-log completeness and no
                     findings (issue 49: what semcat's history buys over a conventional catalog)
+    stale+reviewed  `Reads` over LAKE/reviewed: the stale history after a scripted steward ran the
+                    data-depth scan, accepted every fix the review loop validates and dismissed the rest
+                    (eval.harness.reviewed; issue 49: the end-to-end value of detection plus review)
+
+Which history (catalog directory of the lake) each condition reads is `HISTORY_OF`; the lake's now
+(lake.json `d0`, the Acme D0 when absent) is `lake_now`.
 
 Invariant: every condition keeps each tool's output schema (only values are left out).
 """
@@ -19,6 +25,9 @@ Invariant: every condition keeps each tool's output schema (only values are left
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import json
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -34,9 +43,46 @@ from mcp_server.mcp.errors import CodedToolError
 from mcp_server.mcp.reads import Reads
 from semantic.models import Completeness, Finding, MetricView, TableCard
 
-__all__ = ["Bare", "NoFindings", "Static", "Conventional", "reads_for", "condition_server", "STATIC"]
+__all__ = ["Bare", "NoFindings", "Static", "Conventional", "reads_for", "condition_server", "STATIC", "REVIEWED",
+           "HISTORY_OF", "ALL_HISTORIES", "history_dir", "lake_now"]
 
 STATIC = "static"   # the hide flags' third value: runner.HIDE_FLAGS["static"] = (False, STATIC)
+REVIEWED = "stale+reviewed"
+
+
+def _histories() -> tuple[dict[str, str], tuple[str, ...]]:
+    from eval.lake import CONDITIONS, HISTORIES
+
+    return {**CONDITIONS, REVIEWED: "reviewed"}, (*HISTORIES, *(h for h in ("reviewed",) if h not in HISTORIES))
+
+
+# condition -> the history it reads; every history a lake may hold (LAKE/<history>)
+HISTORY_OF, ALL_HISTORIES = _histories()
+
+
+def history_dir(root: str, condition_or_history: str) -> str:
+    """The catalog directory of the lake at `root` a condition (or history) reads."""
+    h = HISTORY_OF.get(condition_or_history, condition_or_history)
+    if h not in ALL_HISTORIES:
+        raise ValueError(f"unknown condition {condition_or_history!r}; one of {', '.join(HISTORY_OF)}")
+    return os.path.join(root, h)
+
+
+def lake_now(root: str) -> dt.datetime:
+    """The lake's now: lake.json's `d0` (every eval world writes it), else the Acme lake's D0."""
+    from eval.lake import D0
+
+    if not root:
+        return D0
+    try:
+        with open(os.path.join(root, "lake.json"), encoding="utf-8") as fh:
+            d0 = json.load(fh).get("d0")
+    except (OSError, ValueError):
+        return D0
+    if not d0:
+        return D0
+    t = dt.datetime.fromisoformat(str(d0))
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
 
 
 class Bare(Reads):

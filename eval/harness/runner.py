@@ -57,6 +57,7 @@ OUTCOMES = ("correct", "silent-wrong", "loud-error", "abstain", "gold-error")
 HIDE_FLAGS: dict[str, tuple[bool, bool | str]] = {
     "bare": (True, True), "enriched": (False, True), "stale": (False, True), "stale+detect": (False, False),
     "enriched+detect": (False, False), "static": (False, "static"),
+    "stale+reviewed": (False, False),  # LAKE/reviewed served like stale+detect (eval.harness.reviewed)
 }
 RESULTS = "results.jsonl"
 RUN_INFO = "run.json"
@@ -176,7 +177,9 @@ class _Lake:
 
 
 def open_lake(root: str, catalogs: dict[str, CatalogAPI] | None, histories: set[str]) -> _Lake:
-    from eval.lake import HISTORIES, MANIFEST, data_dir
+    from eval.harness.conditions import ALL_HISTORIES as HISTORIES
+    from eval.harness.conditions import history_dir as data_dir
+    from eval.lake import MANIFEST
 
     if not os.path.isdir(root):
         raise FileNotFoundError(f"{root}: no such lake directory; build one with `semcat eval build --data {root}`")
@@ -199,8 +202,9 @@ def open_lake(root: str, catalogs: dict[str, CatalogAPI] | None, histories: set[
             d = data_dir(root, h)
             if h in histories or os.path.isdir(d):
                 if not os.path.isdir(d):
-                    raise FileNotFoundError(f"{d}: the {h} history is missing; rebuild the lake with "
-                                            f"`semcat eval build --data {root}`")
+                    raise FileNotFoundError(f"{d}: the {h} history is missing; " + (
+                        f"review the stale one with `semcat eval review --data {root}`" if h == "reviewed" else
+                        f"rebuild the lake with `semcat eval build --data {root}`"))
                 opened[h] = cc.Catalog.open(d)
     except BaseException:
         for c in opened.values():
@@ -281,12 +285,11 @@ async def _run_condition(lake: _Lake, cond: str, qs: Sequence[Question], agent_f
                          names: set[str], log: IO[str] | None = None) -> tuple[int, list[dict[str, Any]]]:
     from mcp import Client
 
-    from eval.harness.conditions import condition_server
-    from eval.lake import CONDITIONS, D0
+    from eval.harness.conditions import HISTORY_OF, condition_server, lake_now
 
-    history = CONDITIONS[cond]
+    history = HISTORY_OF[cond]
     cat = lake.catalogs[history]
-    server = condition_server(cat, HIDE_FLAGS[cond], now=D0.timestamp())
+    server = condition_server(cat, HIDE_FLAGS[cond], now=lake_now(lake.root).timestamp())
     out: list[dict[str, Any]] = []
     async with Client(server) as client:
         handle, vid = await pin(client)
@@ -323,7 +326,8 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
     `subset=K` runs only the questions of the stale-events rule with K per event
     (eval.harness.touches.stale_event_subset, resolved on the first lake's manifest and stale catalog),
     then `limit` takes the first N of them; run.json records the rule and the questions it chose."""
-    from eval.lake import CONDITIONS, D0
+    from eval.harness.conditions import HISTORY_OF as CONDITIONS
+    from eval.harness.conditions import lake_now
 
     roots = [data] if isinstance(data, str) else list(data)
     if not roots:
@@ -378,7 +382,7 @@ def run_eval(data: str | Sequence[str], questions: Sequence[Question], condition
                     recs[cond] = out
                 per_lake.append(recs)
                 t1 = time.perf_counter()
-                detectors.append(detector_report(lake, detector_depths, D0))
+                detectors.append(detector_report(lake, detector_depths, lake_now(lake.root)))
                 detector_s += time.perf_counter() - t1
     finally:
         for lake in lakes:

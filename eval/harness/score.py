@@ -138,7 +138,7 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
                log: Callable[[str], None] | None = None) -> RunSummary:
     """Score the served runs `runs` against the lake `data`; write OUT/episodes.jsonl, OUT/results.jsonl and
     OUT/run.json (the runner's formats)."""
-    from eval.lake import CONDITIONS
+    from eval.harness.conditions import HISTORY_OF as CONDITIONS
 
     if not runs:
         raise ValueError("no run directory given (--runs DIR, repeated for each condition)")
@@ -188,7 +188,7 @@ def score_runs(data: str, runs: Sequence[str], out_dir: str, *, questions: Seque
                 recs[rep][cond] = out
                 vids.setdefault(cond, []).append(vid)
         t1 = time.perf_counter()
-        detector = detector_report(lake, detector_depths, _d0())
+        detector = detector_report(lake, detector_depths, _d0(lake.root))
         detector_s = time.perf_counter() - t1
     finally:
         if lake.owned:
@@ -229,7 +229,7 @@ def _mkdir(path: str) -> str:
     return path
 
 
-def _d0() -> dt.datetime:
-    from eval.lake import D0
+def _d0(root: str = "") -> dt.datetime:
+    from eval.harness.conditions import lake_now
 
-    return D0
+    return lake_now(root)

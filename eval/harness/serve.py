@@ -370,10 +370,13 @@ class EvalServer(SemcatServer):
 
 
 def build_server(cat: CatalogAPI, condition: str, questions: Sequence[Question], out_dir: str, *,
-                 budget: int = BUDGET, per_agent: int = PER_AGENT, run_info: dict[str, Any] | None = None) -> EvalServer:
+                 budget: int = BUDGET, per_agent: int = PER_AGENT, run_info: dict[str, Any] | None = None,
+                 now: float | None = None) -> EvalServer:
     """The EvalServer of `condition` over `cat` (that condition's history), pinned at its latest vid, recording
-    into `out_dir` (created; refused when it already holds answers). Writes OUT/run.json."""
-    from eval.lake import CONDITIONS, D0
+    into `out_dir` (created; refused when it already holds answers). Writes OUT/run.json. `now`: the lake's now
+    (`conditions.lake_now`; default the Acme lake's D0)."""
+    from eval.harness.conditions import HISTORY_OF as CONDITIONS
+    from eval.harness.conditions import lake_now
 
     if condition not in HIDE_FLAGS:
         raise ValueError(f"unknown condition {condition!r}; choose one of {', '.join(HIDE_FLAGS)}")
@@ -382,7 +385,7 @@ def build_server(cat: CatalogAPI, condition: str, questions: Sequence[Question],
     os.makedirs(out_dir, exist_ok=True)
     for name in (CALLS, ANSWERS, SESSIONS):
         open(os.path.join(out_dir, name), "w").close()
-    inner = condition_server(cat, HIDE_FLAGS[condition], now=D0.timestamp())
+    inner = condition_server(cat, HIDE_FLAGS[condition], now=now if now is not None else lake_now("").timestamp())
     pin, _ = history.pin(inner.tool_context, None, None)  # type: ignore[attr-defined]  # what pin_snapshot() returns
     snap = pin.snapshot
     episodes = Episodes(questions, out_dir, handle=str(snap.handle), now=str(snap.time), budget=budget,
@@ -402,8 +405,10 @@ def serve(data: str, condition: str, questions_file: str, out_dir: str, *, port:
     """Open the lake's history of `condition`, serve it over stdio (no `port`) or streamable HTTP at
     http://127.0.0.1:PORT/mcp until interrupted; close the catalog."""
     import catalog_core as cc
+    from eval.harness.conditions import HISTORY_OF as CONDITIONS
+    from eval.harness.conditions import history_dir as data_dir
+    from eval.harness.conditions import lake_now
     from eval.harness.questions import load_questions
-    from eval.lake import CONDITIONS, data_dir
 
     if condition not in HIDE_FLAGS:
         raise ValueError(f"unknown condition {condition!r}; choose one of {', '.join(HIDE_FLAGS)}")
@@ -416,11 +421,13 @@ def serve(data: str, condition: str, questions_file: str, out_dir: str, *, port:
             lake_info = json.load(fh)
     history_dir = data_dir(data, condition)
     if not os.path.isdir(history_dir):
-        raise ValueError(f"{history_dir}: the {CONDITIONS[condition]} history is missing; rebuild the lake with "
-                         f"`semcat eval build --data {data}`")
+        raise ValueError(f"{history_dir}: the {CONDITIONS[condition]} history is missing; " + (
+            f"review the stale one with `semcat eval review --data {data}`" if CONDITIONS[condition] == "reviewed"
+            else f"rebuild the lake with `semcat eval build --data {data}`"))
     cat = cc.open_catalog(history_dir, offer_create=False)
     try:
-        server = build_server(cat, condition, questions, out_dir, per_agent=per_agent, run_info={
+        server = build_server(cat, condition, questions, out_dir, per_agent=per_agent, now=lake_now(data).timestamp(),
+                              run_info={
             "lake": os.path.abspath(data), "seed": lake_info.get("seed"), "scale": lake_info.get("scale"),
             "questions_file": os.path.abspath(questions_file), "command": command,
             "transport": "stdio" if port is None else f"http://127.0.0.1:{port}/mcp"})
