@@ -966,16 +966,20 @@ def _decide_each(cat: CatalogAPI, items: list[ReviewItem], decision: str, author
     {"decided": [{"item", "vid"}], "skipped": [{"item", "why", "code"}], "skipped_by": {code: n}}."""
     decided: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
+    t0 = None if time is None else txn_time(time)
     for it in items:
+        # one commit per item: backdated, each takes the later of `time` and the latest commit's
+        # time (commit times never go backwards; the engine takes one instant at most twice)
+        at = None if t0 is None else max(t0, _latest_commit_time(cat))
         try:
             if decision == "accept":
                 if not it.acceptable:
                     skipped.append({"item": it.id, "why": it.why_not or "accept is not offered",
                                     "code": it.refused or "needs_value"})
                     continue
-                v = accept(cat, it, author, note, now=now, time=time)
+                v = accept(cat, it, author, note, now=now, time=at)
             else:
-                v = dismiss(cat, it, author, str(reason), now=now, time=time)
+                v = dismiss(cat, it, author, str(reason), now=now, time=at)
             decided.append({"item": it.id, "vid": v})
         except (InvalidValueError, NotFoundError, ConflictError) as e:
             code = str(e.details.get("why") or "refused") if isinstance(e, ReviewRefusedError) else \
@@ -985,6 +989,11 @@ def _decide_each(cat: CatalogAPI, items: list[ReviewItem], decision: str, author
     for x in skipped:
         by[x["code"]] = by.get(x["code"], 0) + 1
     return {"decided": decided, "skipped": skipped, "skipped_by": by}
+
+
+def _latest_commit_time(cat: CatalogAPI) -> float:
+    last = cat.commits(since=cat.latest_vid, limit=1)
+    return last[0].time if last else 0.0
 
 
 def accept_all(cat: CatalogAPI, author: str, note: str | None = None, *, table: str | None = None,

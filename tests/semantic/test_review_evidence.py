@@ -302,3 +302,25 @@ def test_accepting_everything_the_inbox_offers_writes_nothing_false(ecat, elk):
     # the contradicted descriptions are still open, to edit or dismiss
     open_now = {(i.table, i.annotation) for i in items(cat, lk.day(9), None)}
     assert (T, "table.description") in open_now
+
+
+# ------------------------------------------------------------------ bulk accept at one backdated time
+def test_bulk_accept_backdated_to_one_time_decides_every_item(cat, lk):
+    """`accept_all(time=T)` decides each item in its own commit; commit times never go backwards and
+    the engine takes one backdated instant at most twice (T, then T + 1 us), so every decision after
+    the first takes the later of T and the latest commit's time (was: the third item onward refused
+    with "commit times never go backwards", found by the stale+reviewed steward of issue 49)."""
+    tables = [f"acme.core.t{i}" for i in range(4)]
+    for i, t in enumerate(tables):
+        lk.table(t, [("id", "bigint"), ("status", "string")], at=0.1 * i,
+                 rows={"id": [1, 2], "status": ["placed", "shipped"]})
+    for i, t in enumerate(tables):
+        sm.annotate(cat, t, {"enum": ["placed", "shipped"]}, column="status", author="ann", time=lk.at(1 + 0.01 * i))
+    for i, t in enumerate(tables):
+        lk.append(t, {"id": [3], "status": ["processing"]}, at=2 + 0.01 * i)
+    sm.scan(cat, author="steward", now=lk.day(2), time=lk.at(2.5))
+    res = sm.accept_all(cat, "steward", now=lk.day(2), time=lk.day(3))
+    assert len(res["decided"]) == len(tables), res["skipped"]
+    assert not res["skipped"]
+    times = [c.time for c in cat.commits(since=res["decided"][0]["vid"])]
+    assert times == sorted(times) and times[0] == lk.day(3)
