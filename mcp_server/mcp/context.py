@@ -293,6 +293,10 @@ class ToolContext:
         if lim is None:
             return
         grants, ids = lim
+        from mcp_server.http.access import INTROSPECTION_REFUSED, introspects
+
+        if introspects(sql):  # DuckDB's catalog lists every table's view, granted or not
+            raise CodedToolError(INTROSPECTION_REFUSED, "PermissionDeniedError")
         try:
             refs = sql_table_refs(sql)
         except Exception:  # noqa: BLE001 - unparsable: the engine refuses it

@@ -318,7 +318,11 @@ def join_path(s: ToolContext, from_table: str, to_table: str, snapshot: int | st
     if a == b:
         raise CodedToolError("from_table and to_table are the same table; no join is needed", "InvalidValueError")
     try:
-        jp = s.reads.join_path(s.cat, a, b, vid)
+        if s.limits(vid) is None:
+            jp = s.reads.join_path(s.cat, a, b, vid)
+        else:  # grants: never through (nor naming) a table the caller may not see
+            seen = s.tables(vid)
+            jp = s.reads.join_path(s.cat, a, b, vid, usable=seen.__contains__)
     except CatalogError as exc:
         raise catalog_error(exc, lambda: list(s.tables(vid))) from None
     hops = [M.HopOut(from_table=h.from_table, to_table=h.to_table, on=[list(p) for p in h.on],
