@@ -253,21 +253,32 @@ def table_of_path(path: str) -> str:
 HIDDEN_MESSAGE = "(message hidden: this commit also wrote objects you may not see)"
 
 
+def _hidden_names(limit: Access, cat: CatalogAPI) -> tuple[list[str], list[str]]:
+    """(dotted names, short names) of the tables at the latest vid the principal may not see."""
+    hidden = [p for p in table_paths(cat) if not limit.may("describe", p)]
+    return [lake.name_of(p) for p in hidden], [p.rsplit("/", 1)[-1] for p in hidden]
+
+
 def commits_view(cat: CatalogAPI, state: Mapping[str, Any] | None, commits: list[Any]) -> list[dict[str, Any]]:
-    """The commit log as the principal may see it: a commit that wrote nothing it may see is left
-    out; one that also wrote objects it may not see lists only the paths it may see, its message is
-    replaced by HIDDEN_MESSAGE and its meta dropped (a message may name any table it wrote)."""
+    """The commit log as the principal may see it. A commit that wrote an object it may not see, or
+    whose message names a table it may not see (a relationship to it, say), is redacted: its message
+    is replaced by HIDDEN_MESSAGE, its meta dropped, and it lists only the paths it may see that name
+    no such table (`relationship.salaries`); a commit left with no path is left out."""
     limit = Access.of(cat, state)
     if limit is None:
         return [c.to_dict() for c in commits]
     tables = table_paths(cat)
+    dotted, short = _hidden_names(limit, cat)
     out = []
     for c in commits:
         shown = [p for p in c.paths if limit.shows(p, tables)]
+        named = any(n in c.message for n in dotted)
+        if named or len(shown) < len(c.paths):
+            shown = [p for p in shown if not any(s in p.rsplit("/", 1)[-1] for s in short if f"{_SEMANTIC}/" in p)]
         if not shown:
             continue
         d = c.to_dict()
-        if len(shown) < len(c.paths):
+        if named or len(shown) < len(c.paths):
             d.update(paths=shown, message=HIDDEN_MESSAGE, meta={})
         out.append(d)
     return out
@@ -281,11 +292,21 @@ def shows_path(cat: CatalogAPI, state: Mapping[str, Any] | None, path: str) -> b
 
 def changes_view(cat: CatalogAPI, state: Mapping[str, Any] | None, changes: Iterator[Any]) -> Iterator[Any]:
     """A diff's changes without those of objects the principal may not see."""
+    import json
+
     limit = Access.of(cat, state)
     if limit is None:
         return changes
     tables = table_paths(cat)
-    return (ch for ch in changes if limit.shows(ch.path, tables))
+    dotted, _short = _hidden_names(limit, cat)
+
+    def names_hidden(ch: Any) -> bool:  # an annotation of a visible table about a hidden one (a relationship)
+        if f"{_SEMANTIC}/" not in ch.path or not dotted:
+            return False
+        text = json.dumps([ch.before, ch.after], default=str)
+        return any(n in text for n in dotted)
+
+    return (ch for ch in changes if limit.shows(ch.path, tables) and not names_hidden(ch))
 
 
 def check_clone(cat: CatalogAPI, state: Mapping[str, Any] | None, src: str, dst: str) -> None:
@@ -348,7 +369,7 @@ def sql_refusal(sql: str, every: Mapping[str, Any], allowed: Any) -> str | None:
                 return name
             continue
         hits = [k for k in every if k.endswith("." + name)]
-        if hits and not any(allowed(every[h].path) for h in hits):
+        if not any(allowed(every[h].path) for h in hits):  # none, or none it may read: a missing table
             return name
     return None
 

@@ -310,7 +310,7 @@ class ToolContext:
                     raise self.missing_table(name, vid)
                 continue
             hits = [k for k in every if k.endswith("." + name)]
-            if hits and not any(grants.allows(ids, priv, every[h].path) for h in hits):
+            if not any(grants.allows(ids, priv, every[h].path) for h in hits):  # none, or none it may read
                 raise self.missing_table(name, vid)
 
     def table(self, name: str, vid: int, priv: str = "describe") -> Obj:
