@@ -5,7 +5,9 @@ output models; `register` publishes them on a server."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -188,6 +190,8 @@ def describe(s: ToolContext, table: str, detail: str, columns: list[str] | None,
         out.columns.append(co)
     if card is not None:
         _from_card(out, card, full, text_limit)
+        if s.limits(vid) is not None:  # grants: no relationship to (nor finding naming) a table it may not see
+            _hide_unseen(out, s.tables(vid), s.all_tables(vid))
     out.warnings = s.table_warnings(name, vid)
     return s.fit(out, (f"{name} at vid {vid}: {len(out.columns)} of {pg.total} columns"
                           f"{' (more: next_cursor)' if pg.truncated else ''}, {out.stats.row_count} rows"
@@ -257,6 +261,20 @@ def _column_fields(co: M.ColumnOut, fields: dict[str, Any], full: bool, text_lim
     if isinstance(nw, dict) and isinstance(nw.get("state"), str):
         co.null_when = M.NullWhenOut(state=cut(nw["state"], 80), column=nw.get("column"),
                                      values=list(nw.get("values") or [])[:20])
+
+
+def _hide_unseen(out: M.DescribeOut, seen: Mapping[str, Any], every: Mapping[str, Any]) -> None:
+    """Under grants: the card without its relationships to tables the caller may not see, and without
+    annotations and findings whose text names one."""
+    hidden = [n for n in every if n not in seen]
+    if not hidden:
+        return
+    def names(v: Any) -> bool:
+        return any(h in json.dumps(v, default=str) for h in hidden)
+
+    out.relationships = [r for r in out.relationships if r.to in seen and not names(r.model_dump())]
+    out.annotations = [a for a in out.annotations if not names(a.model_dump())]
+    out.findings = [f for f in out.findings if not names(f.model_dump())]
 
 
 def _from_card(out: M.DescribeOut, card: TableCard, full: bool, text_limit: int) -> None:

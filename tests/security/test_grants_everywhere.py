@@ -327,3 +327,12 @@ def test_who_could_read_a_table_at_an_old_vid_over_the_cli(tmp_path):
         assert readers(at) == ["user:carol"] and readers(cat.latest_vid) == []
     finally:
         cat.close()
+
+
+def test_a_visible_tables_card_names_no_ungranted_table(world):
+    sa, _sb, _a, _b = world
+    for detail in ("summary", "full"):
+        mine = tool(sa.url, BOB, "describe_table", table="acme.core.dim_store", detail=detail)
+        assert not mine.get("isError") and "salaries" not in _text(mine), _text(mine)[:600]
+    admin = tool(sa.url, ADMIN, "describe_table", table="acme.core.dim_store", detail="full")
+    assert "acme.hr.salaries" in _text(admin)
