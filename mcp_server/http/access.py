@@ -354,12 +354,12 @@ def sql_refusal(sql: str, every: Mapping[str, Any], allowed: Any) -> str | None:
     `every`: every table at the vid by dotted name (objects with `.path`). Table references are
     resolved as the engine resolves them: a full name, or a short name matching tables' ends (every
     catalog table is a DuckDB view of its own files, so a statement reads no table it does not name)."""
-    from mcp_server.mcp.context import sql_table_refs
+    from semantic.annotations import table_refs
 
     if introspects(sql):
         return INTROSPECTION_REFUSED
     try:
-        refs = sql_table_refs(sql)
+        refs = table_refs(sql)
     except Exception:  # noqa: BLE001 - unparsable: the engine refuses it
         return None
     for parts in refs:
