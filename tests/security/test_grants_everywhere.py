@@ -336,3 +336,27 @@ def test_a_visible_tables_card_names_no_ungranted_table(world):
         assert not mine.get("isError") and "salaries" not in _text(mine), _text(mine)[:600]
     admin = tool(sa.url, ADMIN, "describe_table", table="acme.core.dim_store", detail="full")
     assert "acme.hr.salaries" in _text(admin)
+
+
+# ------------------------------------------------------------------ item 4: Iceberg writes and namespaces
+def test_iceberg_writes_need_commit_or_admin_and_namespaces_are_filtered(world):
+    sa, _sb, a, _b = world
+    before = a.latest_vid
+    schema = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "x", "type": "int", "required": False}]}
+    made = v1(sa.url, WRITER, "POST", "/iceberg/v1/acme/namespaces/core/tables", json={"name": "t2", "schema": schema})
+    assert made.status_code == 403 and "holds no commit grant on acme.core" in made.text, made.text[:300]
+    assert "ForbiddenException" in made.text
+    hidden = v1(sa.url, WRITER, "POST", "/iceberg/v1/acme/namespaces/hr/tables", json={"name": "t2", "schema": schema})
+    assert hidden.status_code == 404 and "NoSuchNamespaceException" in hidden.text, hidden.text[:300]
+    ns = v1(sa.url, WRITER, "POST", "/iceberg/v1/acme/namespaces", json={"namespace": ["new"]})
+    assert ns.status_code == 403 and "holds no admin grant on acme" in ns.text, ns.text[:300]
+    drop = v1(sa.url, WRITER, "DELETE", "/iceberg/v1/acme/namespaces/core")
+    assert drop.status_code == 403 and "admin" in drop.text, drop.text[:300]
+    props = v1(sa.url, WRITER, "POST", "/iceberg/v1/acme/namespaces/core/properties", json={"updates": {"a": "b"}})
+    assert props.status_code == 403, props.text[:300]
+    assert a.latest_vid == before  # nothing was written
+    listed = v1(sa.url, WRITER, "GET", "/iceberg/v1/acme/namespaces").json()["namespaces"]
+    assert listed == [["core"]], listed
+    assert v1(sa.url, WRITER, "GET", "/iceberg/v1/acme/namespaces/hr").status_code == 404
+    assert v1(sa.url, WRITER, "HEAD", "/iceberg/v1/acme/namespaces/hr").status_code == 404
+    assert sorted(v1(sa.url, ADMIN, "GET", "/iceberg/v1/acme/namespaces").json()["namespaces"]) == [["core"], ["hr"]]
