@@ -155,28 +155,49 @@ class GrantSet:
 
 _lock = threading.Lock()
 _CACHE: dict[tuple[int, int], GrantSet] = {}
-# catalog -> the grants of its latest vid as last read, reused for later vids until a grant changes
-# through this process (`changed`): enforcement reads them on every call and commit
-_LATEST: weakref.WeakKeyDictionary[Any, GrantSet] = weakref.WeakKeyDictionary()
+# catalog -> (the vid checked through, the grants that decide there): reused for later vids while no
+# commit after it wrote a path under a `_grants` folder (every commit lists each path it wrote, so a
+# grant written by another process or straight through the catalog is noticed, not only ours)
+_LATEST: weakref.WeakKeyDictionary[Any, tuple[int, GrantSet]] = weakref.WeakKeyDictionary()
+_SCAN_MAX = 256  # more new commits than this since the last check: read the grants again instead
+
+
+def _touches_grants(cat: CatalogAPI, after: int, upto: int) -> bool:
+    """Whether a commit in (after, upto] wrote a path in a `_grants` folder (a removal or clone of a
+    subtree lists each object it removed or copied, grants too)."""
+    if upto - after > _SCAN_MAX:
+        return True
+    for c in cat.commits(since=after + 1, until=upto):
+        for p in c.paths:
+            if f"/{GRANTS}" in p:
+                return True
+    return False
 
 
 def latest(cat: CatalogAPI) -> GrantSet:
-    """The grants that decide now: those of the latest vid. Read once and reused for later vids until
-    `changed(cat)` (every grant change through semantic.grants or the server's write paths calls it;
-    the server owns its catalog, so no other process changes grants under it)."""
+    """The grants that decide now: those of the latest vid. Read once and reused for later vids
+    while no commit after the one they were read at wrote a grant: each call reads only the commit
+    records written since the last call (none on a quiet catalog), whichever process wrote them."""
+    now = cat.latest_vid
     try:
         hit = _LATEST.get(cat)
     except TypeError:  # not weak-referenceable: no reuse
-        return GrantSet.at(cat, cat.latest_vid)
+        return GrantSet.at(cat, now)
     if hit is not None:
-        return hit
-    made = GrantSet.at(cat, cat.latest_vid)
-    _LATEST[cat] = made
+        seen, gs = hit
+        if seen == now:
+            return gs
+        if now > seen and not _touches_grants(cat, seen, now):
+            _LATEST[cat] = (now, gs)
+            return gs
+    made = GrantSet.at(cat, now)
+    _LATEST[cat] = (now, made)
     return made
 
 
 def changed(cat: CatalogAPI) -> None:
-    """Forget the reused grants of `cat`: a grant object was (or is about to be) written."""
+    """Forget the reused grants of `cat`: a grant object was (or is about to be) written (`latest`
+    notices it from the commit log anyway; this only saves it the look)."""
     try:
         _LATEST.pop(cat, None)
     except TypeError:

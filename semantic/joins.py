@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -404,11 +404,12 @@ def live_graph(cat: CatalogAPI, vid: int, catalogs: list[str]) -> tuple[dict[str
 
 
 def join_path(cat: CatalogAPI, from_table: str, to_table: str, snapshot: SnapshotRef = None,
-              depth: str = "metadata") -> JoinPath:
+              depth: str = "metadata", usable: Callable[[str], bool] | None = None) -> JoinPath:
     """How `from_table` joins `to_table` at `snapshot`: the hops (canonical relationships first,
     then the fewest hops), their JOIN clauses with declared conditions, the cardinality of the whole
     path and warnings for every hop that fans out. `depth="data"` also checks each hop's declared
-    cardinality and match rate against the rows at the snapshot (DuckDB)."""
+    cardinality and match rate against the rows at the snapshot (DuckDB). `usable(table)`: the tables
+    a path may go through (grants: those the caller may see); the others are as if they did not exist."""
     if depth not in ("metadata", "data"):
         raise InvalidValueError(f"depth must be 'metadata' or 'data', got {depth!r}")
     vid = cat.resolve(snapshot)
@@ -417,9 +418,10 @@ def join_path(cat: CatalogAPI, from_table: str, to_table: str, snapshot: Snapsho
     g, tables = live_graph(cat, vid, [a.name.split(".")[0], b.name.split(".")[0]])
     tables.setdefault(a.name, a)
     tables.setdefault(b.name, b)
-    paths = shortest(g, a.name, goal=b.name)
+    ok = None if usable is None else (lambda e: usable(e.dst))
+    paths = shortest(g, a.name, goal=b.name, usable=ok)
     if b.name not in paths:
-        reach = sorted(t for t in shortest(g, a.name) if t != a.name)
+        reach = sorted(t for t in shortest(g, a.name, usable=ok) if t != a.name)
         what = f"tables reachable from {a.name}: {listing(reach)}" if reach else \
             f"{a.name} has no relationships at vid {vid}"
         raise NoJoinPathError(f"no join path from {a.name} to {b.name} at vid {vid} ({what}); declare one with "

@@ -44,6 +44,7 @@ from catalog_core.remote.wire import (
     TxnWritesBody,
     WireOp,
 )
+from mcp_server.http import access
 from mcp_server.http.access import audit, check_select, check_write_paths, committed, visible, visible_iter
 from mcp_server.http.auth import Tokens
 from mcp_server.http.policy import ANONYMOUS, requires
@@ -320,9 +321,11 @@ def build_router(ctx: ApiContext) -> APIRouter:
 
     @r.get("/history", summary="Every committed version of one object", responses=error_responses())
     @requires("read")
-    def history(path: str) -> Response:
+    def history(path: str, request: Request) -> Response:
         with gate:
             split(path)
+            if not access.shows_path(cat, request.scope.get("state"), path):
+                return json_response({"versions": []})  # grants: as for an object that never existed
             return json_response({"versions": [v.to_dict() for v in cat.history(path)]})
 
     @r.post("/query", summary="Path query at a vid/ref; NDJSON batches", response_class=NDJSONResponse,
@@ -335,18 +338,20 @@ def build_router(ctx: ApiContext) -> APIRouter:
 
     @r.post("/explain", summary="Work counters of a path query", responses=error_responses(404))
     @requires("read")
-    def explain(body: ExplainBody) -> Response:
+    def explain(body: ExplainBody, request: Request) -> Response:
+        access.check_explain(cat, request.scope.get("state"))
         with gate:
             return json_response({"stats": cat.explain(body.query, _body_ref(body.vid)).to_dict()})
 
     @r.get("/commits", summary="Commit log, optionally by vid/ref range and path prefix",
            responses=error_responses(404))
     @requires("read")
-    def commits(since: str | None = None, until: str | None = None, prefix: str | None = None,
+    def commits(request: Request, since: str | None = None, until: str | None = None, prefix: str | None = None,
                 limit: int | None = None) -> Response:
         with gate:
             found = cat.commits(parse_ref(since), parse_ref(until), prefix, limit)
-            return json_response({"commits": [c.to_dict() for c in found]})
+            # grants: commits of objects the principal may not see are left out or redacted
+            return json_response({"commits": access.commits_view(cat, request.scope.get("state"), found)})
 
     @r.get("/snapshots", summary="Named snapshots, oldest vid first", responses=error_responses())
     @requires("read")
@@ -373,6 +378,7 @@ def build_router(ctx: ApiContext) -> APIRouter:
     @requires("write")
     def clone(body: CloneBody, request: Request) -> Response:
         need_write(request, "clone")
+        access.check_clone(cat, request.scope.get("state"), body.src, body.dst)
         with gate, ctx.sessions.clones.hold(_cap_key(request)):
             author, _ = commit_author(request.scope.get("state"), body.author)
             vid = cat.clone(body.src, body.dst, _body_ref(body.vid), author=author, message=body.message)
@@ -438,10 +444,11 @@ def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
     @r.post("/diff", summary="Objects added, removed and updated between two vids/refs; NDJSON batches",
             response_class=NDJSONResponse, responses=error_responses(404))
     @requires("read")
-    def diff(body: DiffBody) -> NDJSONResponse:
-        # lines: {"objects": [change, ...]} per batch, then {"end": ...}
-        return stream_objects(gate, lambda _st: cat.diff(_body_ref(body.from_ref), _body_ref(body.to_ref),
-                                                          body.prefix), body.batch_size)
+    def diff(body: DiffBody, request: Request) -> NDJSONResponse:
+        # lines: {"objects": [change, ...]} per batch, then {"end": ...}; grants: only objects it may see
+        state = request.scope.get("state")
+        return stream_objects(gate, lambda _st: access.changes_view(cat, state, cat.diff(
+            _body_ref(body.from_ref), _body_ref(body.to_ref), body.prefix)), body.batch_size)
 
     @r.get("/branches", summary="Branches (clones with a branch record), optionally under a prefix",
            responses=error_responses(404))
@@ -455,6 +462,7 @@ def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
     @requires("write")
     def publish(body: PublishBody, request: Request) -> Response:
         need_write(request, "publish")
+        access.check_write_paths(cat, request.scope.get("state"), [body.branch, body.onto])
         with gate:
             author, _ = commit_author(request.scope.get("state"), body.author)
             vid = cat.publish(body.branch, body.onto, author=author, message=body.message, keep=body.keep)
@@ -465,6 +473,7 @@ def _branch_routes(r: APIRouter, ctx: ApiContext) -> None:
     @requires("write")
     def drop_branch(body: DropBranchBody, request: Request) -> Response:
         need_write(request, "drop branches")
+        access.check_write_paths(cat, request.scope.get("state"), [body.branch])
         with gate:
             author, _ = commit_author(request.scope.get("state"), body.author)
             return json_response({"vid": cat.drop_branch(body.branch, author=author, message=body.message)})
@@ -507,14 +516,18 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
     @requires("read")
     def txn_get(txn_id: str, path: str, request: Request) -> Response:
         with gate, sessions.use(txn_id, _principal(request)) as s:
-            return json_response({"object": _obj(s.txn.get(path))})
+            got = s.txn.get(path)  # recorded either way; grants: an object it may not see is absent
+            shown = visible(ctx.catalog, request.scope.get("state"), [got] if got is not None else [])
+            return json_response({"object": _obj(shown[0] if shown else None)})
 
     @r.post("/transactions/{txn_id}/query", summary="Path query in a transaction (recorded); NDJSON",
             response_class=NDJSONResponse, responses=error_responses(404, 410))
     @requires("read")
     def txn_query(txn_id: str, body: TxnQueryBody, request: Request) -> NDJSONResponse:
         s = sessions.acquire(txn_id, _principal(request))
-        return stream_objects(gate, lambda st: s.txn.iter_query(body.query, st), body.batch_size,
+        state = request.scope.get("state")
+        return stream_objects(gate, lambda st: visible_iter(ctx.catalog, state, s.txn.iter_query(body.query, st)),
+                              body.batch_size,
                               on_end=lambda: sessions.release(s))
 
     @r.post("/transactions/{txn_id}/writes", summary="Send buffered writes to the session (all or none)",
@@ -538,6 +551,7 @@ def _txn_routes(r: APIRouter, ctx: ApiContext) -> None:
     def txn_clone(txn_id: str, body: TxnCloneBody, request: Request) -> Response:
         need_write(request, "clone")
         with gate, sessions.use(txn_id, _principal(request)) as s:
+            access.check_clone(ctx.catalog, request.scope.get("state"), body.src, body.dst)
             sessions.note_clone(s)  # a clone buffers the subtree in the session: capped per token
             record_ops(s.txn, body.ops, request, ctx.catalog)
             s.txn.clone(body.src, body.dst, body.vid)

@@ -269,6 +269,9 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
             if write and role != "write":
                 raise PermissionDeniedError(f"a {role!r} token cannot change the catalog over Iceberg REST; use a "
                                             "token with role 'write'", iceberg_type="ForbiddenException")
+            if write and (denied := access.iceberg_write_refusal(cat, request.scope.get("state"),
+                                                                 request.path_params, args)) is not None:
+                raise denied  # grants (issue 48): commit on the table, admin on namespaces
             principal = getattr(request.state, "principal", None)
             author = f"iceberg:{principal[:12]}" if principal else "iceberg"
 
@@ -337,7 +340,9 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
     @requires("read", body="none")
     async def list_namespaces(request: Request, prefix: str) -> Response:
         parent = request.query_params.get("parent")
-        return await run(request, rest.list_namespaces, prefix, ns(parent) if parent else None, *page(request))
+        state = request.scope.get("state")  # grants (issue 48): namespaces holding something it may see
+        return await run(request, lambda *a: access.iceberg_namespaces(cat, state, prefix, rest.list_namespaces(*a)),
+                         prefix, ns(parent) if parent else None, *page(request))
 
     @router.post("/v1/{prefix}/namespaces")
     @requires("write", body="json", max_bytes=MAX_BODY_BYTES)
@@ -356,11 +361,15 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
     @router.get("/v1/{prefix}/namespaces/{namespace}")
     @requires("read", body="none")
     async def load_namespace(request: Request, prefix: str, namespace: str) -> Response:
+        if (denied := access.iceberg_namespace_refusal(cat, request.scope.get("state"), prefix, ns(namespace))):
+            return _error(denied)  # grants (issue 48): a namespace it may see nothing of does not exist
         return await run(request, rest.load_namespace, prefix, ns(namespace))
 
     @router.head("/v1/{prefix}/namespaces/{namespace}")
     @requires("read", body="none")
     async def namespace_exists(request: Request, prefix: str, namespace: str) -> Response:
+        if access.iceberg_namespace_refusal(cat, request.scope.get("state"), prefix, ns(namespace)):
+            return _head(404)  # grants (issue 48)
         resp = await run(request, rest.load_namespace, prefix, ns(namespace))
         return _head(204 if resp.status_code == 200 else resp.status_code)
 

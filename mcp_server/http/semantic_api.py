@@ -30,6 +30,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 
 from catalog_core.errors import PermissionDeniedError
+from mcp_server.http import access
 from mcp_server.http.api import ApiContext, error_responses, json_response, need_write, parse_ref
 from mcp_server.http.policy import requires
 from mcp_server.http.writer import writer_of
@@ -107,6 +108,9 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
     def annotate(body: AnnotateBody, request: Request) -> Response:
         need_write(request, "annotate")
         author, source = provenance_of(request, body.author, body.source)
+        state = request.scope.get("state")
+        if access.Access.of(cat, state) is not None:  # grants: `annotate` on the target (table, ns, catalog)
+            access.check_write_paths(cat, state, [_semantic_of(body.target)])
         with gate:
             vid = sm.annotate(cat, body.target, body.fields, column=body.column, author=author,
                               source=source, confidence=body.confidence, note=body.note, time=body.time)
@@ -118,6 +122,14 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
     def verify_query(body: VerifyQueryBody, request: Request) -> Response:
         need_write(request, "verify a query")
         author, source = provenance_of(request, body.author, body.source)
+        state = request.scope.get("state")
+        access.require_sql(cat, state, body.sql)  # grants: select on every table it reads
+        if access.Access.of(cat, state) is not None:  # and annotate on them (it is stored on each)
+            with gate:
+                from semantic.annotations import sql_tables
+
+                tables, _cols = sql_tables(cat, body.sql, cat.latest_vid)
+            access.check_write_paths(cat, state, [_semantic_of(t) for t in tables])
         with gate:
             vid = sm.verify_query(cat, body.question, body.sql, author=author, source=source,
                                   confidence=body.confidence, note=body.note)
@@ -126,44 +138,67 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
     @r.get("/describe/{table}", summary="The table card: schema, annotations with provenance, findings",
            responses=error_responses(404))
     @requires("read")
-    def describe(table: str, snapshot: str | None = None, now: str | None = None) -> Response:
+    def describe(table: str, request: Request, snapshot: str | None = None, now: str | None = None) -> Response:
         with gate:
+            access.require_table(cat, request.scope.get("state"), table, parse_ref(snapshot))
             card = sm.describe(cat, table, snapshot=parse_ref(snapshot), now=_now(now))
         return Response(card.model_dump_json(), media_type="application/json")
 
     @r.get("/staleness", summary="Staleness findings of one table or the whole catalog",
            responses=error_responses(404))
     @requires("read")
-    def staleness(table: str | None = None, snapshot: str | None = None, depth: str = "metadata",
+    def staleness(request: Request, table: str | None = None, snapshot: str | None = None, depth: str = "metadata",
                   now: str | None = None) -> Response:
         with gate:
+            limit = access.require_table(cat, request.scope.get("state"), table or None, parse_ref(snapshot))
             found = sm.staleness(cat, table=table or None, snapshot=parse_ref(snapshot), depth=depth, now=_now(now))
+            if limit is not None:  # grants: findings of tables the principal may describe
+                seen = set(access.visible_tables(cat, limit, parse_ref(snapshot)))
+                found = [f for f in found if access.table_of_name(f.target) in seen]
         return json_response({"findings": [f.model_dump(mode="json") for f in found]})
 
     @r.get("/join_path", summary="How two tables join: hops, SQL join clauses, cardinality, fan-out warnings",
            responses=error_responses(404))
     @requires("read")
-    def join_path(from_table: str, to_table: str, snapshot: str | None = None, depth: str = "metadata") -> Response:
+    def join_path(from_table: str, to_table: str, request: Request, snapshot: str | None = None,
+                  depth: str = "metadata") -> Response:
         with gate:
-            jp = sm.join_path(cat, from_table, to_table, snapshot=parse_ref(snapshot), depth=depth)
+            state = request.scope.get("state")
+            access.require_table(cat, state, from_table, parse_ref(snapshot))
+            access.require_table(cat, state, to_table, parse_ref(snapshot))
+            jp = access.join_path(cat, state, from_table, to_table, parse_ref(snapshot), depth)
         return Response(jp.model_dump_json(), media_type="application/json")
 
     @r.get("/metrics", summary="Metrics defined on one table or on every table",
            responses=error_responses(404))
     @requires("read")
-    def metrics(table: str | None = None, snapshot: str | None = None) -> Response:
+    def metrics(request: Request, table: str | None = None, snapshot: str | None = None) -> Response:
         with gate:
+            limit = access.require_table(cat, request.scope.get("state"), table or None, parse_ref(snapshot))
             found = sm.metrics(cat, table or None, snapshot=parse_ref(snapshot))
+            if limit is not None:  # grants: metrics of tables the principal may describe
+                seen = set(access.visible_tables(cat, limit, parse_ref(snapshot)))
+                found = [m for m in found if m.table in seen]
         return json_response({"metrics": [m.model_dump(mode="json") for m in found]})
 
     @r.post("/metric_sql", summary="Compile a metric with dimensions, filter, time range and grain to DuckDB SQL",
             responses=error_responses(404))
     @requires("read")
-    def metric_sql(body: MetricSqlBody) -> Response:
+    def metric_sql(body: MetricSqlBody, request: Request) -> Response:
         with gate:
             vid = cat.resolve(body.snapshot)
+            access.require_metric(cat, request.scope.get("state"), body.metric, vid)
             sql = sm.metric_sql(cat, body.metric, group_by=body.group_by, where=body.where,
                                 time_range=body.time_range, grain=body.grain, snapshot=vid)
+            access.require_sql(cat, request.scope.get("state"), sql, vid)  # every table the metric reads
         return json_response({"sql": sql, "vid": vid})
 
     return r
+
+
+def _semantic_of(target: str) -> str:
+    """The `_semantic` folder of an annotation target (a column's is its table's)."""
+    from catalog_core import lake
+
+    parts = target.split(".") if isinstance(target, str) else []
+    return lake.semantic_path(".".join(parts[:3])) if parts and all(parts) else f"/{target}"

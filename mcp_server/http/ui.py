@@ -56,7 +56,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
 from catalog_core import lake
-from catalog_core.errors import AuthError, CatalogError, InvalidValueError, PermissionDeniedError
+from catalog_core.errors import AuthError, CatalogError, InvalidValueError, NotFoundError, PermissionDeniedError
 from mcp_server.http import ui_format as fmt
 from mcp_server.http.api import parse_ref
 from mcp_server.http.asgi import UI_COOKIE
@@ -272,6 +272,64 @@ def _require(ctx: _Ctx, name: str) -> dict[str, Any] | None:
     return visible
 
 
+def _reviewable(ctx: _Ctx, item_id: str) -> Any:
+    """The open review item `item_id`; under grants, deciding it needs `review` on its table, and an
+    item of a table the principal may not see is refused as one that is not open (the same bytes)."""
+    import semantic as sm
+    from mcp_server.http import access
+
+    state = ctx.request.scope.get("state")
+    if access.Access.of(ctx.cat, state) is None:
+        return sm.review_item(ctx.cat, item_id, now=ctx.now)
+    try:
+        item = sm.review_item(ctx.cat, item_id, now=ctx.now)
+    except NotFoundError:
+        raise access.no_item(item_id, ctx.latest) from None
+    access.check_review(ctx.cat, state, [item.table], access.no_item(item_id, ctx.latest))
+    return item
+
+
+def _group_reviewable(ctx: _Ctx, group: str, table: str | None) -> None:
+    """Under grants: a group is decided only when the principal may review every table of its items;
+    a group with none it may see is refused as a missing group."""
+    import semantic as sm
+    from mcp_server.http import access
+    from semantic.review import MAX_LIMIT
+
+    state = ctx.request.scope.get("state")
+    if access.Access.of(ctx.cat, state) is None:
+        return
+    if table:
+        _require(ctx, table)
+    items = [i for i in sm.review_items(ctx.cat, table, now=ctx.now, limit=MAX_LIMIT).items if i.group == group]
+    shown = access.review_items_view(ctx.cat, state, items)
+    missing = NotFoundError(f"no open review items in group {group!r} at vid {ctx.latest}; the groups are in "
+                            "`semcat review list --json` (field group)", group=group)
+    if not shown:
+        raise missing
+    if len(shown) < len(items):
+        raise PermissionDeniedError(f"group {group!r} also has items on tables you may not see; decide the items "
+                                    "you may review one by one", group=group, needed="review")
+    access.check_review(ctx.cat, state, [i.table for i in shown], missing)
+
+
+def _scannable(ctx: _Ctx, table: str | None) -> None:
+    """Under grants: scanning a table needs `review` on it; scanning every table, `review` on all."""
+    from mcp_server.http import access
+
+    state = ctx.request.scope.get("state")
+    limit = access.Access.of(ctx.cat, state)
+    if limit is None:
+        return
+    if table:
+        _require(ctx, table)
+        access.check_review(ctx.cat, state, [table], NotFoundError(f"no table {table!r}"))
+        return
+    if not all(limit.may("review", p) for p in access.table_paths(ctx.cat)):
+        raise PermissionDeniedError("scanning every table needs review on every table; scan the tables you may "
+                                    "review one by one (the table field)", needed="review")
+
+
 def build_ui_router(app: FastAPI) -> APIRouter:
     """The /ui routes (sync handlers: the semantic calls block, FastAPI runs them in threads)."""
     env = _env()
@@ -482,10 +540,17 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             limit = _limit(q.get("limit"), 20, MAX_GROUPS)
             start = _offset(q.get("cursor"))
             table = q.get("table") or None
+            if table:
+                _require(ctx, table)  # grants: an ungranted table's inbox is a missing table's
             res = sm.review_items(ctx.cat, table, snapshot=ctx.vid, now=ctx.now, limit=MAX_LIMIT,
                                   kind=q.get("kind") or None)
+            from mcp_server.http import access
             from semantic.review import last_scan
 
+            state = ctx.request.scope.get("state")
+            if access.Access.of(ctx.cat, state) is not None:  # grants: only items of tables it may see
+                res = res.model_copy(update={"items": access.review_items_view(ctx.cat, state, res.items)})
+                res.total = len(res.items)
             groups = _groups(ctx, res.items, table)
             shown = groups[start:start + limit]
             more = start + limit < len(groups)
@@ -502,7 +567,10 @@ def build_ui_router(app: FastAPI) -> APIRouter:
         import semantic as sm
 
         merged: dict[str, tuple[Any, bool]] = {}
-        for found in sm.staleness(ctx.cat, table, snapshot=ctx.vid, now=ctx.now):
+        from mcp_server.http import access
+
+        for found in access.review_items_view(ctx.cat, ctx.request.scope.get("state"),
+                                              sm.staleness(ctx.cat, table, snapshot=ctx.vid, now=ctx.now)):
             if not found.cause:
                 continue
             # the finding on the table the change happened to tells it best; else the first
@@ -565,7 +633,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
 
             author = _decider(request, form)
             note = (form.get("note") or [""])[0].strip() or None
-            item = sm.review_item(ctx.cat, item_id, now=ctx.now)
+            item = _reviewable(ctx, item_id)
             if action == "accept":
                 vid = sm.accept(ctx.cat, item, author=author, note=note, now=ctx.now)
             elif action == "dismiss":
@@ -613,6 +681,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             note = (form.get("note") or [""])[0].strip() or None
             reason = (form.get("reason") or [""])[0].strip() or None
             table = (form.get("table") or [""])[0].strip() or None
+            _group_reviewable(ctx, group, table)
             res = sm.decide_group(ctx.cat, group, decision, author, note, reason=reason, table=table, now=ctx.now)
             return page(request, ctx, "_group_done.html", gid=gid, group=group, decision=decision, res=res)
 
@@ -640,6 +709,7 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             who = writer_of(request.scope.get("state"))
             author = who.principal if who.authenticated else (form.get("author") or [""])[0].strip() or "web"
             table = (form.get("table") or [""])[0].strip() or None
+            _scannable(ctx, table)
             res = sm.scan(ctx.cat, table, author=author, now=ctx.now)
             return page(request, ctx, "_scan_done.html", res=res, table=table or "")
 
@@ -658,7 +728,10 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             b = ctx.cat.resolve(parse_ref(to))
             rows: list[dict[str, Any]] = []
             more = False
-            for ch in ctx.cat.diff(a, b, prefix=q.get("prefix") or None):
+            from mcp_server.http import access
+
+            for ch in access.changes_view(ctx.cat, ctx.request.scope.get("state"),
+                                          ctx.cat.diff(a, b, prefix=q.get("prefix") or None)):
                 if ch.leaf:
                     continue
                 if len(rows) >= LIST_LIMIT:

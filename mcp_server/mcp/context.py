@@ -293,6 +293,10 @@ class ToolContext:
         if lim is None:
             return
         grants, ids = lim
+        from mcp_server.http.access import INTROSPECTION_REFUSED, introspects
+
+        if introspects(sql):  # DuckDB's catalog lists every table's view, granted or not
+            raise CodedToolError(INTROSPECTION_REFUSED, "PermissionDeniedError")
         try:
             refs = sql_table_refs(sql)
         except Exception:  # noqa: BLE001 - unparsable: the engine refuses it
@@ -306,7 +310,7 @@ class ToolContext:
                     raise self.missing_table(name, vid)
                 continue
             hits = [k for k in every if k.endswith("." + name)]
-            if hits and not any(grants.allows(ids, priv, every[h].path) for h in hits):
+            if not any(grants.allows(ids, priv, every[h].path) for h in hits):  # none, or none it may read
                 raise self.missing_table(name, vid)
 
     def table(self, name: str, vid: int, priv: str = "describe") -> Obj:

@@ -5,7 +5,9 @@ output models; `register` publishes them on a server."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -188,6 +190,8 @@ def describe(s: ToolContext, table: str, detail: str, columns: list[str] | None,
         out.columns.append(co)
     if card is not None:
         _from_card(out, card, full, text_limit)
+        if s.limits(vid) is not None:  # grants: no relationship to (nor finding naming) a table it may not see
+            _hide_unseen(out, s.tables(vid), s.all_tables(vid))
     out.warnings = s.table_warnings(name, vid)
     return s.fit(out, (f"{name} at vid {vid}: {len(out.columns)} of {pg.total} columns"
                           f"{' (more: next_cursor)' if pg.truncated else ''}, {out.stats.row_count} rows"
@@ -259,6 +263,20 @@ def _column_fields(co: M.ColumnOut, fields: dict[str, Any], full: bool, text_lim
                                      values=list(nw.get("values") or [])[:20])
 
 
+def _hide_unseen(out: M.DescribeOut, seen: Mapping[str, Any], every: Mapping[str, Any]) -> None:
+    """Under grants: the card without its relationships to tables the caller may not see, and without
+    annotations and findings whose text names one."""
+    hidden = [n for n in every if n not in seen]
+    if not hidden:
+        return
+    def names(v: Any) -> bool:
+        return any(h in json.dumps(v, default=str) for h in hidden)
+
+    out.relationships = [r for r in out.relationships if r.to in seen and not names(r.model_dump())]
+    out.annotations = [a for a in out.annotations if not names(a.model_dump())]
+    out.findings = [f for f in out.findings if not names(f.model_dump())]
+
+
 def _from_card(out: M.DescribeOut, card: TableCard, full: bool, text_limit: int) -> None:
     """The table-level parts of a describe_table answer, from the card (statuses as the card gives them)."""
     anns = card.annotations
@@ -318,7 +336,11 @@ def join_path(s: ToolContext, from_table: str, to_table: str, snapshot: int | st
     if a == b:
         raise CodedToolError("from_table and to_table are the same table; no join is needed", "InvalidValueError")
     try:
-        jp = s.reads.join_path(s.cat, a, b, vid)
+        if s.limits(vid) is None:
+            jp = s.reads.join_path(s.cat, a, b, vid)
+        else:  # grants: never through (nor naming) a table the caller may not see
+            seen = s.tables(vid)
+            jp = s.reads.join_path(s.cat, a, b, vid, usable=seen.__contains__)
     except CatalogError as exc:
         raise catalog_error(exc, lambda: list(s.tables(vid))) from None
     hops = [M.HopOut(from_table=h.from_table, to_table=h.to_table, on=[list(p) for p in h.on],

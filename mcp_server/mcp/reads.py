@@ -45,9 +45,9 @@ class Reads:
         return sm.metric_sql(cat, metric, group_by=list(group_by), where=where, time_range=time_range, grain=grain,
                              snapshot=vid)
 
-    def join_path(self, cat: CatalogAPI, a: str, b: str, vid: int) -> sm.JoinPath:
-        """How table `a` joins table `b` at `vid` (`sm.join_path`)."""
-        return sm.join_path(cat, a, b, snapshot=vid)
+    def join_path(self, cat: CatalogAPI, a: str, b: str, vid: int, usable: Any = None) -> sm.JoinPath:
+        """How table `a` joins table `b` at `vid` (`sm.join_path`), through `usable` tables only (grants)."""
+        return sm.join_path(cat, a, b, snapshot=vid, usable=usable)
 
     def staleness(self, cat: CatalogAPI, table: str | None, vid: int, depth: str, now: float) -> list[Finding]:
         """Findings of `table` (every table when None) at `vid` (`sm.staleness`); at metadata depth

@@ -262,8 +262,11 @@ def test_cli_grant_revoke_grants_on_a_directory_and_a_server(tmp_path):
     cat = cc.Catalog.open(data)
     try:
         with serve_in_thread(cat, tokens=TOKENS, plugins=default_plugins()) as srv:
-            no = semcat("grant", "select", "on", "acme.hr", "to", "user:wr", "--url", srv.url, "--token", WRITER)
+            no = semcat("grant", "select", "on", "acme.core", "to", "user:wr", "--url", srv.url, "--token", WRITER)
             assert no.returncode != 0 and "only an admin token changes grants" in no.stderr, no.stderr
+            # a securable it may not see is, to it, one that does not exist (transaction reads are filtered too)
+            hidden = semcat("grant", "select", "on", "acme.hr", "to", "user:wr", "--url", srv.url, "--token", WRITER)
+            assert hidden.returncode != 0 and "is not a catalog, namespace or table" in hidden.stderr, hidden.stderr
             ok = semcat("grant", "select", "on", "acme.hr", "to", "user:wr", "--url", srv.url, "--token", ADMIN)
             assert ok.returncode == 0, ok.stderr
             text = semcat("grants", "--url", srv.url, "--token", ADMIN).stdout
