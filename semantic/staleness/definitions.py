@@ -10,7 +10,7 @@ from semantic.annotations import fingerprint
 from semantic.history import Context
 from semantic.models import Annotation, Finding
 from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, make_fix, versioning
-from semantic.staleness.schema import column_findings
+from semantic.staleness.schema import additive, column_findings
 from semantic.staleness.values_units import rewrites, unit_drift
 
 
@@ -51,11 +51,11 @@ def _structural(ctx: Context, names: list[str], after: int, schema_only: bool = 
         obj = ctx.table(n)
         if tl is None or obj is None:
             continue
-        for ch in tl.changes_after(after)[:1]:
+        tbl = Table(ctx, n, obj, tl)
+        for ch in [c for c in tl.changes_after(after) if not additive(tbl, c)][:1]:
             if best is None or ch.vid < best[2]:
                 best = ("versions" if versioning(ch.added) else "schema", n, ch.vid, ch.time)
         if not schema_only:
-            tbl = Table(ctx, n, obj, tl)
             for v, tt in rewrites(tbl):
                 if v > after and (best is None or v < best[2]):
                     best = ("rewrite", n, v, tt)

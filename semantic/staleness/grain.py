@@ -22,7 +22,7 @@ from semantic.staleness.core import (
     stats_at,
     versioning,
 )
-from semantic.staleness.schema import column_findings, rename_map
+from semantic.staleness.schema import additive, column_findings, rename_map
 
 
 def scd2_change(t: Table, since: int) -> SchemaChange | None:
@@ -114,7 +114,7 @@ def _grain_changes(t: Table, since: int) -> list[tuple[SchemaChange, list[str]]]
     continue no dropped one. Versioning changes are left to the SCD2 checks."""
     out = []
     for ch in t.tl.changes_after(since):
-        if len(ch.added) <= len(ch.dropped) or versioning(ch.added):
+        if len(ch.added) <= len(ch.dropped) or versioning(ch.added) or additive(t, ch):
             continue
         renamed = {new for new, _k, _c in rename_map(t, ch).values()}
         added = [c.name for c in ch.added if c.name not in renamed and column_id(c) in t.cols]

@@ -99,10 +99,52 @@ def test_schema_changed_and_control(elk):
     sm.annotate(cat, T, {"description": "things", "owner": "ops"}, author="a", time=elk.day(1))
     elk.append(T, {"id": [4], "kind": ["b"], "amount_cents": [3000]}, at=2)
     assert sm.staleness(cat, T, now=elk.day(2)) == []  # control: appends only
-    v = elk.evolve(T, add=[("region", "string")], at=3)
+    v = elk.evolve(T, drop=["kind"], at=3)
     found = sm.staleness(cat, T, now=elk.day(3))
     assert [(f.annotation, f.reason, f.status) for f in found] == [("table.description", "schema_changed", "suspect")]
-    assert v in found[0].evidence.vids and found[0].evidence.values["added"] == ["region"]
+    assert v in found[0].evidence.vids and found[0].evidence.values["dropped"] == ["kind"]
+
+
+def _flip_nullable(elk, name, col, at):
+    """A nullability-only schema change (a catalog transaction, as a steward or a tool writes it)."""
+    from catalog_core import lake
+
+    with elk.cat.transaction(author="etl", message=f"{col} nullability", time=elk.day(at)) as txn:
+        obj = txn.get(lake.table_path(name))
+        schema = dict(obj.value["schema"])
+        schema["columns"] = [{**c, "nullable": not (c.get("nullable") is not False)} if c["name"] == col else c
+                             for c in schema["columns"]]
+        schema["schema_id"] = schema.get("schema_id", 0) + 1
+        txn.merge(lake.table_path(name), {"schema": {"op": "set", "val": schema}})
+    return txn.vid
+
+
+def test_routine_schema_changes_raise_nothing_and_a_rebuild_does(elk):
+    """Issue 45 controls: a new unannotated nullable column (added, then loaded with nulls) and a
+    nullability-only change make no claim about the table false, at either depth: its description,
+    grain and verified query stay fresh (failed before: schema_changed on all three). A rebuild that
+    multiplies the rows with a new non-null column still raises it, with the grain's new keys."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("id", "bigint"), ("kind", "string"), ("amount_cents", "bigint")],
+              partition_by=["d"], at=0,
+              rows={"d": ["2024-11-10"] * 3, "id": [1, 2, 3], "kind": ["a", "b", "a"], "amount_cents": [10, 20, 30]})
+    sm.annotate(cat, T, {"description": "orders, one row per order", "grain": {"text": "one row per order", "keys": ["id"]}},
+                author="a", time=elk.day(0.5))
+    sm.verify_query(cat, "orders per kind", "SELECT kind, count(*) FROM acme.core.t GROUP BY kind ORDER BY kind",
+                    author="a", time=elk.day(0.5))
+    elk.evolve(T, add=[("load_note", "string")], at=1)
+    elk.append(T, {"d": ["2024-11-11"] * 2, "id": [4, 5], "kind": ["a", "b"], "amount_cents": [5, 6],
+                   "load_note": ["b1", None]}, at=1.5)
+    _flip_nullable(elk, T, "amount_cents", 2)
+    for depth in ("metadata", "data"):
+        found = sm.staleness(cat, T, depth=depth, now=elk.day(2.5), merge=False)
+        assert [(f.annotation, f.reason) for f in found if f.reason == "schema_changed"] == [], depth
+    v = elk.evolve(T, add=[("region", "string")], at=3,
+                   rows={"d": ["2024-11-10"] * 10, "id": [1, 2, 3, 4, 5] * 2, "kind": ["a", "b", "a", "a", "b"] * 2,
+                         "amount_cents": [5, 10, 15, 2, 3] * 2, "region": ["e"] * 5 + ["w"] * 5, "load_note": [None] * 10})
+    found = {(f.annotation, f.reason): f for f in sm.staleness(cat, T, now=elk.day(3), merge=False)}
+    assert ("table.description", "schema_changed") in found and v in found["table.description", "schema_changed"].evidence.vids
+    assert ("table.grain", "grain_violated") in found  # 10 rows, ids 1..5: the statistics show the keys repeat
 
 
 # ------------------------------------------------------------------ values
@@ -750,11 +792,17 @@ def _grained(elk):
 
 def test_a_new_nullable_column_is_never_added_to_the_grain(elk):
     """Issue 45: a new unannotated nullable column was offered as a grain key (set_keys). Added
-    with nothing showing the rows split (a schema-only change), the finding offers no fix and says
-    what to check (failed before: set_keys [month, note])."""
+    with nothing showing the rows split (a schema-only change), the grain is not flagged at all
+    (failed on the first fix: set_keys [month, note]; then schema_changed with no fix, a false
+    alarm on a routine control). A rebuild that doubles the rows with a column holding nulls
+    offers no fix and says what to check."""
     _grained(elk)
     elk.evolve(T, add=[("note", "string"), ("channel", "string")], at=2)
-    f = [x for x in sm.staleness(elk.cat, T, now=elk.day(3), merge=False) if x.annotation == "table.grain"]
+    assert [x for x in sm.staleness(elk.cat, T, now=elk.day(3), merge=False) if x.annotation == "table.grain"] == []
+    elk.evolve(T, add=[("region", "string")], at=4,
+               rows={"month": ["m1", "m1", "m2", "m2", "m3", "m3"], "revenue": [4, 6, 8, 12, 10, 20],
+                     "note": [None] * 6, "channel": [None] * 6, "region": ["e", None, "w", "e", "w", "e"]})
+    f = [x for x in sm.staleness(elk.cat, T, now=elk.day(5), merge=False) if x.annotation == "table.grain"]
     assert [(x.reason, x.fixes, x.suggestion) for x in f] == [("schema_changed", [], None)]
     assert "still identify rows" in f[0].message
 
