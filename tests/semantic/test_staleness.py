@@ -903,3 +903,54 @@ def test_range_exceeded_when_the_data_outgrows_a_documented_range_and_controls(e
     f = sm.staleness(cat, T, now=elk.day(2))
     assert [(x.annotation, x.reason, x.status, x.fixes) for x in f] == [("table.description", "range_exceeded", "stale", [])]
     assert f[0].evidence.values["documented"] == ["2024-11-01", "2024-11-10"] and v in f[0].evidence.vids
+
+
+def test_a_new_load_in_another_unit_beside_the_old_rows_and_control(elk):
+    """values_units: loads keep arriving, the latest ones in another unit (÷100) beside the older
+    rows: the whole table's range still holds them, so only the per-load statistics show it
+    (failed before: nothing). No single unit fits the column now, so no fix. Control: loads whose
+    magnitude varies within a power of ten."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("order_id", "bigint"), ("discount_usd", "decimal(14,2)")], partition_by=["d"], at=0,
+              rows={"d": ["2024-11-01"] * 2, "order_id": [1, 2], "discount_usd": [10.5, 410.0]})
+    sm.annotate(cat, T, {"unit": "USD", "description": "discount, dollars"}, column="discount_usd", author="a",
+                time=elk.day(0.5))
+    for i, top in enumerate([300.0, 520.0, 260.0, 480.0, 350.0]):
+        elk.append(T, {"d": [f"2024-11-0{i + 2}"] * 2, "order_id": [10 + 2 * i, 11 + 2 * i],
+                       "discount_usd": [1.25, top]}, at=1 + i)
+    assert sm.staleness(cat, T, now=elk.day(6)) == []  # control: routine loads, magnitudes alike
+    for i in range(2):
+        v = elk.append(T, {"d": [f"2024-11-1{i}"] * 2, "order_id": [30 + i, 40 + i], "discount_usd": [0.01, 3.9 + i]},
+                       at=7 + i)
+    f = sm.staleness(cat, T, now=elk.day(9), merge=False)
+    assert sorted((x.annotation, x.reason, x.evidence.values["scale_exp"], x.fixes) for x in f) == [
+        ("column.3.description", "unit_drift", -2, []), ("column.3.unit", "unit_drift", -2, [])]
+    assert v in f[0].evidence.vids and "mixes two units" in f[0].message
+
+
+def test_a_measure_restated_in_place_then_loaded_and_control(elk):
+    """definitions: a measure a metric sums is restated x10^3 in place (same rows), then loads
+    continue: the rewrite's statistics either side show the scale although later loads make the
+    table's range unlike the annotated one (failed before: the unit, the description and the
+    metric all missed). The unit gets update_unit; the metric says what moved. Control: a
+    compaction (the same rows rewritten, same range)."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("line_id", "bigint"), ("net_line_cents", "bigint")], partition_by=["d"], at=0,
+              rows={"d": ["2024-11-01"] * 3, "line_id": [1, 2, 3], "net_line_cents": [150, 2300, 9800]})
+    for i in range(3):
+        elk.append(T, {"d": [f"2024-11-0{i + 2}"] * 2, "line_id": [10 + 2 * i, 11 + 2 * i],
+                       "net_line_cents": [120, 5000 + 1000 * i]}, at=1 + i)
+    sm.annotate(cat, T, {"unit": "cents"}, column="net_line_cents", author="a", time=elk.day(3.5))
+    sm.define_metric(cat, T, "net_sales", expression="sum(net_line_cents)", author="a", time=elk.day(3.5))
+    rows = {"d": ["2024-11-01"] * 3 + ["2024-11-02"] * 2 + ["2024-11-03"] * 2 + ["2024-11-04"] * 2,
+            "line_id": [1, 2, 3, 10, 11, 12, 13, 14, 15],
+            "net_line_cents": [150, 2300, 9800, 120, 5000, 120, 6000, 120, 7000]}
+    elk.overwrite(T, rows, at=4)
+    assert sm.staleness(cat, T, now=elk.day(4)) == []  # control: rewritten, same values
+    v = elk.overwrite(T, {**rows, "net_line_cents": [x * 1000 for x in rows["net_line_cents"]]}, at=5)
+    elk.append(T, {"d": ["2024-11-05"] * 2, "line_id": [20, 21], "net_line_cents": [90_000, 31_000_000]}, at=6)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(6), merge=False) if x.reason == "unit_drift"]
+    got = {x.annotation: x for x in f}
+    assert got["column.3.unit"].fixes == [Fix(action="update_unit", params={"column": "net_line_cents", "scale": 3})]
+    assert v in got["column.3.unit"].evidence.vids
+    assert got["metric.net_sales"].fixes == [] and got["metric.net_sales"].evidence.values["scale_exp"] == 3
