@@ -27,7 +27,7 @@ from semantic.staleness.documented_ranges import range_exceeded
 from semantic.staleness.grain import description_grain, grain_data, grain_findings
 from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
 from semantic.staleness.loads_freshness import dead_check, sla_check
-from semantic.staleness.replacement_deprecation import deprecated_findings
+from semantic.staleness.replacement_deprecation import deprecated_findings, replaced_beside
 from semantic.staleness.schema import column_findings, table_level
 from semantic.staleness.values_units import (
     enum_meta,
@@ -156,6 +156,9 @@ CHECKS: list[Check] = [
     Check("restatement", "values_units", "metadata", ("values_restated",), ("load_log", "file_stats"),
           ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, None)),
           replaces_at_data=True),
+    Check("replaced_beside", "replacement_deprecation", "metadata", ("not_loaded_since",),
+          ("load_log", "catalog_tables", "column_stats"), ("successor",),
+          lambda e, _a: replaced_beside(e.t, e.anns, e.tables)),
     # ---- data, per annotation
     Check("grain_unique", "grain", "data", ("grain_violated",), ("data",), ("set_keys", "filter"),
           lambda e, a: grain_data(e.ctx, e.t, a, e.duck, e.last, e.checked), _field("table", "grain")),

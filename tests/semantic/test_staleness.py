@@ -954,3 +954,52 @@ def test_a_measure_restated_in_place_then_loaded_and_control(elk):
     assert got["column.3.unit"].fixes == [Fix(action="update_unit", params={"column": "net_line_cents", "scale": 3})]
     assert v in got["column.3.unit"].evidence.vids
     assert got["metric.net_sales"].fixes == [] and got["metric.net_sales"].evidence.values["scale_exp"] == 3
+
+
+def test_a_replacement_written_beside_the_old_table_and_controls(elk):
+    """replacement_deprecation: a table written beside the old one (its columns alike one to one,
+    rows per day alike) as the old one stops, while the catalog keeps loading for two of the old
+    table's usual intervals: its description and SLA name the successor (failed before: the SLA
+    only, later, no successor; the description never). Controls: a copy taken while the table
+    keeps loading (a backup) and the days right after the copy."""
+    cat = elk.cat
+    old, new, other = "acme.core.events", "acme.core.events_v2", "acme.core.visits"
+    cols = [("event_date", "date"), ("event_id", "bigint"), ("points", "int")]
+    elk.table(old, cols, at=0)
+    elk.table(other, [("visit_date", "date"), ("minutes", "int")], at=0)
+    rows = {"event_date": [], "event_id": [], "points": []}
+    for d in range(1, 11):
+        day = {"event_date": [f"2024-11-{d:02d}"] * 2, "event_id": [2 * d, 2 * d + 1], "points": [5, 50]}
+        elk.append(old, day, at=d)
+        elk.append(other, {"visit_date": [f"2024-11-{d:02d}"], "minutes": [3]}, at=d + 0.1)
+        for k in rows:
+            rows[k] += day[k]
+        if d == 2:
+            sm.annotate(cat, old, {"description": "loyalty events", "freshness_sla": "P3D"}, author="a",
+                        time=elk.day(2.5))
+    elk.table(new, cols, at=10.5, rows=rows)
+    elk.append(other, {"visit_date": ["2024-11-11"], "minutes": [3]}, at=11.1)
+    assert [f for f in sm.staleness(cat, old, now=elk.day(11.2)) if f.reason == "not_loaded_since"] == []  # too soon
+    for d in (12, 13):
+        elk.append(other, {"visit_date": [f"2024-11-{d}"], "minutes": [3]}, at=d + 0.1)
+    f = [x for x in sm.staleness(cat, old, now=elk.day(13.2), merge=False) if x.reason == "not_loaded_since"]
+    assert sorted((x.annotation, x.status, tuple(x.fixes)) for x in f) == [
+        (k, "stale", (Fix(action="successor", params={"table": new}),)) for k in ("table.description", "table.freshness_sla")]
+
+
+def test_a_copy_beside_a_table_that_keeps_loading_is_no_replacement(elk):
+    cat = elk.cat
+    old, new = "acme.core.events", "acme.core.events_bak"
+    cols = [("event_date", "date"), ("event_id", "bigint"), ("points", "int")]
+    elk.table(old, cols, at=0)
+    rows = {"event_date": [], "event_id": [], "points": []}
+    for d in range(1, 16):
+        day = {"event_date": [f"2024-11-{d:02d}"] * 2, "event_id": [2 * d, 2 * d + 1], "points": [5, 50]}
+        elk.append(old, day, at=d)
+        if d <= 10:
+            for k in rows:
+                rows[k] += day[k]
+        if d == 10:
+            sm.annotate(cat, old, {"description": "loyalty events"}, author="a", time=elk.day(10.2))
+            elk.table(new, cols, at=10.5, rows=rows)
+    assert sm.staleness(cat, old, now=elk.day(15.2)) == []
