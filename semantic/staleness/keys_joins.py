@@ -10,6 +10,7 @@ from typing import Any
 from catalog_core.errors import CatalogError
 from semantic import _bounded
 from semantic._bounded import LimitExceededError
+from semantic._tables import column_id
 from semantic.errors import did_you_mean
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding, Fix
@@ -28,7 +29,7 @@ from semantic.staleness.core import (
     quote_table,
 )
 from semantic.staleness.grain import current_flag, scd2_change
-from semantic.staleness.schema import column_findings
+from semantic.staleness.schema import column_findings, rename_map
 
 KEY_SUFFIXES = ("_id", "_uuid", "_key", "_sk")
 
@@ -148,6 +149,16 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
     for a, b in pairs:
         if target.col(str(b)) is None:
             chs = target.tl.changes_after(ann.provenance.basis.vid)
+            now = _continued_as(target, str(b), ann.provenance.basis.vid)
+            if now is not None:
+                new, vid = now
+                out.append(finding(ann, t.name, "join_key_missing", "stale",
+                                   f"{to}.{b} is now called {new} (vid {vid}): the same column, renamed",
+                                   [vid], values={"to": to, "column": b, "now": new},
+                                   suggestion=f"join on {a} = {to}.{new}",
+                                   fixes=[make_fix("join_on", from_column=str(a), to_table=to, to_column=new)],
+                                   cause=cause_of("rename", to, vid, str(b))))
+                continue
             out.append(finding(ann, t.name, "join_key_missing", "stale",
                                f"{to}.{b} is no longer a column of {to}", [c.vid for c in chs] or [target.obj.vid],
                                [c.time for c in chs], {"to": to, "column": b}))
@@ -164,6 +175,23 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
                                 f"SCD2 since {day_of(ch.time)}: filter {flag} (condition '{to}.{flag}')",
                                 [make_fix("filter", table=to, column=flag)], cause=cause_of("versions", to, ch.vid)))
     return out
+
+
+def _continued_as(target: Table, col: str, since: int) -> tuple[str, int] | None:
+    """The name the related column `col` has now when a schema change after vid `since` renamed it:
+    the same field id under another name, or (dropped and added in one commit) the added column
+    that continues it one to one by statistics (`rename_map`). (new name, vid) or None."""
+    for ch in target.tl.changes_after(since):
+        old = next((c for c in ch.before.values() if c.name.lower() == col.lower()), None)
+        if old is None:
+            continue
+        cur = target.cols.get(column_id(old))
+        if cur is not None and cur.name.lower() != col.lower() and ch.after.get(column_id(old)) is not None:
+            return cur.name, ch.vid
+        m = rename_map(target, ch)
+        if old.name in m and target.col(m[old.name][0]) is not None and m[old.name][1] == 0:
+            return m[old.name][0], ch.vid
+    return None
 
 
 def _key_ranges_apart(t: Table, ann: Annotation, target: Table, pairs: list[tuple[Any, ...]]) -> list[Finding]:

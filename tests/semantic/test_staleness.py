@@ -1003,3 +1003,21 @@ def test_a_copy_beside_a_table_that_keeps_loading_is_no_replacement(elk):
             sm.annotate(cat, old, {"description": "loyalty events"}, author="a", time=elk.day(10.2))
             elk.table(new, cols, at=10.5, rows=rows)
     assert sm.staleness(cat, old, now=elk.day(15.2)) == []
+
+
+def test_a_renamed_referenced_key_offers_the_join_on_its_new_name_and_control(elk):
+    """keys_joins: the related table renames the key a relationship joins into (the same field
+    id): the relationship gets join_on with the new name at both depths (failed before:
+    join_key_missing with no fix). Control: a key dropped with nothing continuing it gets no fix."""
+    cat = elk.cat
+    _orders_and_dim(elk)
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    v = elk.evolve(DIM, rename={"customer_id": "customer_key"}, at=2)
+    want = [Fix(action="join_on", params={"from_column": "customer_id", "to_table": DIM, "to_column": "customer_key"})]
+    for depth in ("metadata", "data"):
+        f = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(2), merge=False) if x.reason == "join_key_missing"]
+        assert [x.fixes for x in f] == [want], depth
+        assert v in f[0].evidence.vids
+    elk.evolve(DIM, drop=["customer_key"], at=3)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(3), merge=False) if x.reason == "join_key_missing"]
+    assert [x.fixes for x in f] == [[]]
