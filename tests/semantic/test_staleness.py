@@ -493,6 +493,20 @@ def test_values_restated_control_a_table_always_overwritten(elk):
     assert "values_restated" not in reasons(sm.staleness(cat, DIM, now=elk.day(6)))
 
 
+def test_values_restated_control_a_compaction_of_an_appended_table(elk):
+    """Issue 45 control: a compaction rewrites an appended table's files as one (the same rows);
+    `b`, once the bound of a file of its own, is no file's bound any more, but every directory's
+    bounds are the same either side: nothing moved (failed before: values_restated on the enum)."""
+    cat = elk.cat
+    elk.table(T, [("id", "bigint"), ("kind", "string")], at=0)
+    for day, kind in enumerate(["a", "b", "c", "a"], start=1):
+        elk.append(T, {"id": [day], "kind": [kind]}, at=day)
+    sm.annotate(cat, T, {"enum": ["a", "b", "c"], "description": "the kind; b means bounced"}, column="kind",
+                author="a", time=elk.day(4.5))
+    elk.overwrite(T, {"id": [1, 2, 3, 4], "kind": ["a", "b", "c", "a"]}, at=5)
+    assert sm.staleness(cat, T, now=elk.day(5)) == []
+
+
 # ------------------------------------------------------------------ all of them
 def test_every_reason_code_is_covered_by_a_test_here():
     src = open(__file__).read()
