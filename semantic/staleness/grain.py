@@ -70,9 +70,13 @@ def grain_findings(t: Table, ann: Annotation) -> list[Finding]:
             lo, hi = num(s.get("min")), num(s.get("max"))
             if lo is not None and hi is not None and float(lo).is_integer() and rows - int(s.get("null_count") or 0) > hi - lo + 1:
                 last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
+                split = [c for ch, added in _grain_changes(t, b.vid) for c in _split_by(t, ch, added)]
+                new_keys = [*keys, *(c for c in dict.fromkeys(split) if c not in keys)]
                 out.append(finding(ann, t.name, "grain_violated", "stale",
                                     f"{rows} rows but {keys[0]} spans only {int(hi - lo + 1)} values: it is not unique",
-                                    [last], values={"row_count": rows, "min": lo, "max": hi}))
+                                    [last], [], {"row_count": rows, "min": lo, "max": hi, "splits_rows": split},
+                                    f"the grain may now be ({', '.join(new_keys)})" if split else None,
+                                    [make_fix("set_keys", keys=new_keys)] if split else []))
                 return out
     for ch, added in _grain_changes(t, b.vid):
         split = _split_by(t, ch, added)
@@ -166,9 +170,10 @@ def _new_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] 
                 return [col.name]
     if versioning(cols):
         return None  # a versioned table: its current rows keep the grain (the filter fix), no new dimension
-    # a new dimension: an added column with no nulls that the keys with it identify rows; the
-    # smallest such set (one column, else every such column), never a nullable column
-    full = [col.name for col in cols if type_family(col.type) in ("number", "string") and
+    # a new dimension: an added column with no nulls that the keys with it identify rows (a date
+    # too: a periodic snapshot repeats every key once per snapshot date); the smallest such set
+    # (one column, else every such column), never a nullable column
+    full = [col.name for col in cols if type_family(col.type) in ("number", "string", "time") and
             duck.sql(f"SELECT count({quote_id(col.name)}) FROM {quote_table(t.name)}")[0][0] == rows]
     for cand in [*([*keys, c] for c in full), *([[*keys, *full]] if len(full) > 1 else [])]:
         if len(cand) > 6:

@@ -1035,3 +1035,19 @@ def test_a_renamed_referenced_key_offers_the_join_on_its_new_name_and_control(el
     elk.evolve(DIM, drop=["customer_key"], at=3)
     f = [x for x in sm.staleness(cat, T, now=elk.day(3), merge=False) if x.reason == "join_key_missing"]
     assert [x.fixes for x in f] == [[]]
+
+
+def test_a_periodic_snapshot_offers_the_snapshot_date_as_a_grain_key(elk):
+    """grain: a dimension becomes a periodic snapshot (every key once per snapshot date): the keys
+    repeat, and the keys with the added date identify rows, at both depths (failed before: no fix
+    at data depth, a date column was never a candidate key)."""
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0, rows={"id": [1, 2, 3], "kind": ["a", "b", "a"]})
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per id", "keys": ["id"]}}, author="a", time=elk.day(0.5))
+    elk.evolve(DIM, add=[("snapshot_date", "date")], at=1,
+               rows={"id": [1, 2, 3, 1, 2, 3], "kind": ["a", "b", "a"] * 2,
+                     "snapshot_date": ["2024-11-10"] * 3 + ["2024-11-11"] * 3})
+    want = Fix(action="set_keys", params={"keys": ["id", "snapshot_date"]})
+    for depth in ("metadata", "data"):
+        f = [x for x in sm.staleness(cat, DIM, depth=depth, now=elk.day(1), merge=False) if x.annotation == "table.grain"]
+        assert f and all(x.fixes[:1] == [want] for x in f), (depth, f)
