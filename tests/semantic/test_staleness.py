@@ -1051,3 +1051,29 @@ def test_a_periodic_snapshot_offers_the_snapshot_date_as_a_grain_key(elk):
     for depth in ("metadata", "data"):
         f = [x for x in sm.staleness(cat, DIM, depth=depth, now=elk.day(1), merge=False) if x.annotation == "table.grain"]
         assert f and all(x.fixes[:1] == [want] for x in f), (depth, f)
+
+
+def test_re_runs_of_the_last_day_hide_no_stopped_feed_and_control(elk):
+    """loads_freshness: the job keeps committing, but each commit writes the same rows again (no
+    new data): the SLA is judged from the last load that changed the table (failed before: every
+    commit counted as a load, the SLA was never missed). Control: a dimension rebuilt as it was at
+    every load is loaded, not stuck."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("id", "bigint")], partition_by=["d"], at=0)
+    rows = {"d": [], "id": []}
+    for d in range(1, 7):
+        rows["d"].append(f"2024-11-{d:02d}")
+        rows["id"].append(d)
+        elk.append(T, {"d": [f"2024-11-{d:02d}"], "id": [d]}, at=d)
+    sm.annotate(cat, T, {"freshness_sla": "PT26H"}, author="a", time=elk.day(6.2))
+    for d in (7, 8):
+        elk.overwrite(T, rows, at=d)  # the job re-runs: the same rows again
+    f = sm.staleness(cat, T, now=elk.day(8.1))
+    assert [(x.reason, x.fixes) for x in f] == [("freshness_sla_missed", [])]
+    assert "re-runs" in f[0].message
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    for d in range(9, 17):
+        elk.overwrite(DIM, {"id": [1, 2], "kind": ["a", "b"]}, at=d + 0.5)
+        if d == 10:
+            sm.annotate(cat, DIM, {"freshness_sla": "PT26H"}, author="a", time=elk.day(10.6))
+    assert sm.staleness(cat, DIM, now=elk.day(16.7)) == []
