@@ -484,20 +484,24 @@ LOAD_WINDOW = 14       # earlier loads a load is compared with
 SAME_ROWS = 0.05       # a rewrite that keeps the rows within 5% restates them (not a rebuild at another grain)
 
 
-def load_stats(t: Table) -> list[tuple[int, dict[str, dict[str, Any]]]]:
+def load_stats(t: Table) -> list[tuple[int, dict[str, dict[str, Any]], int]]:
     """Per load (the vid that wrote the files the snapshot holds), the merged column statistics of
-    its files, oldest first. A compaction leaves one load. Cached per (table, snapshot)."""
+    its files and its rows, oldest first. A compaction leaves one load. Cached per (table, snapshot)."""
     key = ("load_stats", t.obj.path, t.ctx.vid)
     got = t.ctx.cache.findings.take(key)
     if got is not None:
         return got[0]
     acc: dict[int, dict[str, dict[str, Any]]] = {}
+    rows: dict[int, int] = {}
     try:
         files = t.ctx.cat.plan_files(t.name, vid=t.ctx.vid)
     except CatalogError:
         files = []
     for f in files:
-        cols = acc.setdefault(int(f.vid or 0), {})
+        fv = int(f.vid or 0)
+        n = f.value.get("row_count")
+        rows[fv] = rows.get(fv, 0) + (n if isinstance(n, int) else 0)
+        cols = acc.setdefault(fv, {})
         for c, st in (f.value.get("columns") or {}).items():
             if not isinstance(st, dict):
                 continue
@@ -506,7 +510,7 @@ def load_stats(t: Table) -> list[tuple[int, dict[str, dict[str, Any]]]]:
                 v = num(st.get(k))
                 if v is not None and (cur[k] is None or better(v, cur[k])):
                     cur[k] = v
-    out = sorted(acc.items())
+    out = [(v, cols, rows.get(v, 0)) for v, cols in sorted(acc.items())]
     t.ctx.cache.findings.put(key, (out,))
     return out
 
@@ -528,8 +532,14 @@ def load_shift(t: Table, col: str, since: int) -> tuple[int, list[int], float, f
     them, beside those older rows: (k, their vids, the earlier loads' median magnitude, theirs).
     Evidence: per-load file statistics. The earlier loads must agree among themselves (within a
     power of ten), the latest ones with each other, and every latest one must lie beyond every
-    earlier one, by 10^2 or more; the longest such run of latest loads. None otherwise."""
-    mags = [(v, m) for v, cols in load_stats(t) if (m := _magnitude(cols.get(col))) is not None]
+    earlier one, by 10^2 or more, and hold a third of the earlier loads' usual rows or more (the
+    extreme of a few rows is no measure of the values' scale); the longest such run of latest
+    loads. None otherwise."""
+    loads = [(v, m, n) for v, cols, n in load_stats(t) if (m := _magnitude(cols.get(col))) is not None]
+    if not loads:
+        return None
+    usual = _median([float(r) for _v, _m, r in loads[-3 * LOAD_WINDOW:]])
+    mags = [(v, m) for v, m, r in loads if r >= usual / 3]
     best = None
     for n in range(1, min(7, len(mags) - 3) + 1):
         prev, tail = mags[-n - LOAD_WINDOW:-n], mags[-n:]

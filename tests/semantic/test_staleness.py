@@ -930,12 +930,14 @@ def test_a_new_load_in_another_unit_beside_the_old_rows_and_control(elk):
     sm.annotate(cat, T, {"unit": "USD", "description": "discount, dollars"}, column="discount_usd", author="a",
                 time=elk.day(0.5))
     for i, top in enumerate([300.0, 520.0, 260.0, 480.0, 350.0]):
-        elk.append(T, {"d": [f"2024-11-0{i + 2}"] * 2, "order_id": [10 + 2 * i, 11 + 2 * i],
-                       "discount_usd": [1.25, top]}, at=1 + i)
+        elk.append(T, {"d": [f"2024-11-0{i + 2}"] * 6, "order_id": [10 * i + j for j in range(10, 16)],
+                       "discount_usd": [1.25, top, top / 2, 3.0, 10.0, 20.0]}, at=1 + i)
     assert sm.staleness(cat, T, now=elk.day(6)) == []  # control: routine loads, magnitudes alike
+    elk.append(T, {"d": ["2024-11-07"], "order_id": [29], "discount_usd": [2.5]}, at=6.5)
+    assert sm.staleness(cat, T, now=elk.day(6.5)) == []  # control: one small row is no measure of the scale
     for i in range(2):
-        v = elk.append(T, {"d": [f"2024-11-1{i}"] * 2, "order_id": [30 + i, 40 + i], "discount_usd": [0.01, 3.9 + i]},
-                       at=7 + i)
+        v = elk.append(T, {"d": [f"2024-11-1{i}"] * 6, "order_id": [100 + 10 * i + j for j in range(6)],
+                           "discount_usd": [0.01, 3.9 + i, 1.5, 0.03, 0.1, 0.2]}, at=7 + i)
     f = sm.staleness(cat, T, now=elk.day(9), merge=False)
     assert sorted((x.annotation, x.reason, x.evidence.values["scale_exp"], x.fixes) for x in f) == [
         ("column.3.description", "unit_drift", -2, []), ("column.3.unit", "unit_drift", -2, [])]
