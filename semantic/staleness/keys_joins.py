@@ -27,6 +27,7 @@ from semantic.staleness.core import (
     num,
     quote_id,
     quote_table,
+    stats_at,
 )
 from semantic.staleness.grain import current_flag, scd2_change
 from semantic.staleness.schema import column_findings, rename_map
@@ -165,6 +166,8 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
             _offer(out[-1], _join_suggestion(ctx, t, target, str(a), str(b), duck))
     out += _key_ranges_apart(t, ann, target, pairs)
     cond = str(val.get("condition") or "").lower()
+    if val.get("cardinality") in ("many_to_one", "one_to_one") and not cond:
+        out += _target_key_repeats(ann, t, target, pairs)
     if val.get("cardinality") in ("many_to_one", "one_to_one"):
         ch = scd2_change(target, ann.provenance.basis.vid)
         if ch is not None and not any(w in cond for w in (*SCD2, *(c.name.lower() for c in ch.added))):
@@ -175,6 +178,43 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
                                 f"SCD2 since {day_of(ch.time)}: filter {flag} (condition '{to}.{flag}')",
                                 [make_fix("filter", table=to, column=flag)], cause=cause_of("versions", to, ch.vid)))
     return out
+
+
+def _repeats(target: Table, col: str, vid: int | None = None) -> tuple[int, int] | None:
+    """(rows, possible values) when the target's integer column `col` cannot be unique: more
+    non-null rows than its min..max range holds (statistics at `vid`, or now); else None."""
+    if vid is None:
+        s, rows = target.stat(col), target.stats.get("row_count")
+    else:
+        s = stats_at(target, vid).get(col)
+        obj = target.ctx.cat.get(target.obj.path, vid=vid) if vid > 0 else None
+        rows = ((obj.value.get("stats") or {}).get("row_count")) if obj is not None else None
+    c = target.col(col)
+    if not s or c is None or type_family(c.type) != "number" or not isinstance(rows, int):
+        return None
+    lo, hi = num(s.get("min")), num(s.get("max"))
+    if lo is None or hi is None or not float(lo).is_integer():
+        return None
+    n = rows - int(s.get("null_count") or 0)
+    return (n, int(hi - lo + 1)) if n > hi - lo + 1 else None
+
+
+def _target_key_repeats(ann: Annotation, t: Table, target: Table, pairs: list[tuple[Any, ...]]) -> list[Finding]:
+    """A many-to-one relationship (no condition) into a single column that now repeats in the
+    related table, by its statistics (more rows than its integer range holds), when it did not at
+    the relationship's basis: one row may match several. cardinality_violated, no fix (whether the
+    related table gained versions, duplicates or a new grain is for the data or a person to say)."""
+    if len(pairs) != 1 or scd2_change(target, ann.provenance.basis.vid) is not None:
+        return []  # a target that keeps versions: the SCD2 check says which rows are current
+    b = str(pairs[0][1])
+    now = _repeats(target, b)
+    if now is None or _repeats(target, b, ann.provenance.basis.vid) is not None:
+        return []
+    last = target.tl.data_commits[-1] if target.tl.data_commits else (target.obj.vid, 0.0)
+    return [finding(ann, t.name, "cardinality_violated", "stale",
+                    f"{target.name}.{b} repeats now ({now[0]} rows, {now[1]} possible values): a row of {t.name} may "
+                    "match several; check why the related table's key repeats", [last[0]], [last[1]],
+                    {"to": target.name, "column": b, "rows": now[0], "values": now[1]})]
 
 
 def _continued_as(target: Table, col: str, since: int) -> tuple[str, int] | None:

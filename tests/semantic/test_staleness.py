@@ -1079,3 +1079,18 @@ def test_re_runs_of_the_last_day_hide_no_stopped_feed_and_control(elk):
         if d == 10:
             sm.annotate(cat, DIM, {"freshness_sla": "PT26H"}, author="a", time=elk.day(10.6))
     assert sm.staleness(cat, DIM, now=elk.day(16.7)) == []
+
+
+def test_a_relationship_into_a_key_that_now_repeats_and_control(elk):
+    """keys_joins: the related table's key repeats by its statistics (a day loaded twice: more rows
+    than the key's range holds), so a many-to-one relationship into it is violated at metadata
+    depth (failed before: only the data depth saw it). Control: new keys appended."""
+    cat = elk.cat
+    _orders_and_dim(elk)
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    elk.append(DIM, {"customer_id": [4], "customer_uuid": ["u4"], "tier": ["b"]}, at=2)
+    assert sm.staleness(cat, T, now=elk.day(2)) == []
+    v = elk.append(DIM, {"customer_id": [3, 4], "customer_uuid": ["u3", "u4"], "tier": ["a", "b"]}, at=3)
+    f = sm.staleness(cat, T, now=elk.day(3))
+    assert [(x.reason, x.status, x.fixes) for x in f] == [("cardinality_violated", "stale", [])]
+    assert v in f[0].evidence.vids
