@@ -219,3 +219,31 @@ def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
                      f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat, e.g. {dup[1]}", [ctx.vid, last],
                      values={"duplicate_keys": dup[0], "example": str(dup[1])}, suggestion=sugg, fixes=gfix,
                      cause=cause)]
+
+
+_ROWS_PER = ("row per", "rows per", "row for each", "one row each")
+
+
+def description_rows_data(ctx: Context, t: Table, a: Annotation, anns: list[Annotation], duck: Duck,
+                          last: int) -> list[Finding]:
+    """A table description that states the table's grain ("one row per ...") while the grain's
+    keys repeat in the data: the text the data contradicts (grain_violated, suspect, no fix: the
+    new text is for a person to write), one cause with the grain's finding."""
+    text = str(a.value or "").lower()
+    grain = next((x for x in anns if x.key == "table.grain"), None)
+    if grain is None or not any(p in text for p in _ROWS_PER):
+        return []
+    keys = [str(k) for k in (grain.value or {}).get("keys") or []]
+    if not keys or any(t.col(k) is None for k in keys):
+        return []
+    kq = ", ".join(quote_id(k) for k in keys)
+    dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(t.name)} GROUP BY ALL HAVING count(*) > 1)")[0][0]
+    if not dup:
+        return []
+    ch = scd2_change(t, grain.provenance.basis.vid)
+    chs = t.tl.changes_after(grain.provenance.basis.vid)
+    cause = cause_of("versions", t.name, ch.vid) if ch else cause_of("grain", t.name, chs[0].vid) if chs else None
+    return [finding(a, t.name, "grain_violated", "suspect",
+                     f"the description states the table's grain, but {dup} key value(s) of ({', '.join(keys)}) repeat "
+                     "in the data: check what a row is now", [ctx.vid, last], values={"duplicate_keys": dup},
+                     cause=cause)]

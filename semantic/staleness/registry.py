@@ -24,7 +24,7 @@ from semantic.staleness.core import Duck, Table, finding
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import metric_findings, verified_data, verified_meta
 from semantic.staleness.documented_ranges import range_exceeded
-from semantic.staleness.grain import description_grain, grain_data, grain_findings
+from semantic.staleness.grain import description_grain, description_rows_data, grain_data, grain_findings
 from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
 from semantic.staleness.loads_freshness import dead_check, sla_check
 from semantic.staleness.replacement_deprecation import deprecated_findings, replaced_beside
@@ -162,6 +162,8 @@ CHECKS: list[Check] = [
     # ---- data, per annotation
     Check("grain_unique", "grain", "data", ("grain_violated",), ("data",), ("set_keys", "filter"),
           lambda e, a: grain_data(e.ctx, e.t, a, e.duck, e.last, e.checked), _field("table", "grain")),
+    Check("description_rows", "grain", "data", ("grain_violated",), ("data", "annotation_text"), (),
+          lambda e, a: description_rows_data(e.ctx, e.t, a, e.anns, e.duck, e.last), _field("table", "description")),
     Check("values_present", "values_units", "data", ("enum_violated", "sample_values_missing"), ("data",),
           ("add_enum_values",), lambda e, a: values_data(e.ctx, e.t, a, e.duck, e.last, e.checked),
           _field("column", "enum", "sample_values")),

@@ -1094,3 +1094,17 @@ def test_a_relationship_into_a_key_that_now_repeats_and_control(elk):
     f = sm.staleness(cat, T, now=elk.day(3))
     assert [(x.reason, x.status, x.fixes) for x in f] == [("cardinality_violated", "stale", [])]
     assert v in f[0].evidence.vids
+
+
+def test_a_description_stating_the_grain_when_the_keys_repeat_and_control(elk):
+    """grain (data): a day loaded twice makes the grain's keys repeat; a description that states
+    the grain ("one row per ...") is contradicted too, with no fix. Control: a description that
+    states no grain."""
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"grain": {"text": "one row per id", "keys": ["id"]}, "description": "One row per order."},
+                author="a", time=elk.day(0.5))
+    sm.annotate(cat, T, {"description": "what was ordered"}, column="kind", author="a", time=elk.day(0.5))
+    elk.append(T, {"id": [3], "kind": ["a"], "amount_cents": [4000]}, at=1)
+    f = [x for x in sm.staleness(cat, T, depth="data", now=elk.day(1), merge=False) if x.annotation != "table.grain"]
+    assert [(x.annotation, x.reason, x.fixes) for x in f] == [("table.description", "grain_violated", [])]
