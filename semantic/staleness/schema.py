@@ -5,6 +5,8 @@ side of the change. Fix: `rename {old, new, scale}` when a column continues the 
 
 from __future__ import annotations
 
+import re
+
 from catalog_core import lake
 from semantic._tables import column_id
 from semantic.history import SchemaChange, type_family
@@ -220,16 +222,37 @@ def additive(t: Table, ch: SchemaChange) -> bool:
     return not (grew and any((after.get(c.name) or {}).get("max") is not None for c in ch.added))
 
 
-def material_changes(t: Table, since: int) -> list[SchemaChange]:
+def touched(ch: SchemaChange) -> set[str]:
+    """Names (before and after, lower case) of the columns `ch` renamed or gave another type family."""
+    out: set[str] = set()
+    for i, c in ch.after.items():
+        b = ch.before.get(i)
+        if b is not None and (b.name.lower() != c.name.lower() or type_family(b.type) != type_family(c.type)):
+            out |= {b.name.lower(), c.name.lower()}
+    return out
+
+
+def names_columns(ch: SchemaChange, text: object) -> bool:
+    """Does a change that only renamed or retyped columns touch what `text` says? Only when the
+    text names one of those columns (a claim about other columns keeps its meaning). A change
+    that added or dropped columns always may."""
+    if ch.added or ch.dropped:
+        return True
+    low = str(text or "").lower()
+    return any(re.search(rf"\b{re.escape(n)}\b", low) for n in touched(ch))
+
+
+def material_changes(t: Table, since: int, text: object = None) -> list[SchemaChange]:
     """The schema changes after vid `since` that may make a table-level claim false (`additive`
-    ones left out)."""
-    return [ch for ch in t.tl.changes_after(since) if not additive(t, ch)]
+    ones left out; with the claim's `text`, renames and retypes of columns it does not name too)."""
+    return [ch for ch in t.tl.changes_after(since) if not additive(t, ch)
+            and (text is None or names_columns(ch, text))]
 
 
 def table_level(t: Table, ann: Annotation) -> list[Finding]:
     b = ann.provenance.basis
     out: list[Finding] = []
-    chs = material_changes(t, b.vid)
+    chs = material_changes(t, b.vid, ann.value)
     if chs:
         added = [c.name for ch in chs for c in ch.added]
         dropped = [c.name for ch in chs for c in ch.dropped]

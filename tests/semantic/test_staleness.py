@@ -1108,3 +1108,17 @@ def test_a_description_stating_the_grain_when_the_keys_repeat_and_control(elk):
     elk.append(T, {"id": [3], "kind": ["a"], "amount_cents": [4000]}, at=1)
     f = [x for x in sm.staleness(cat, T, depth="data", now=elk.day(1), merge=False) if x.annotation != "table.grain"]
     assert [(x.annotation, x.reason, x.fixes) for x in f] == [("table.description", "grain_violated", [])]
+
+
+def test_a_rename_touches_only_the_table_claims_that_name_the_column(elk):
+    """schema: a column renamed in place (ALTER ... RENAME) makes a table description false only
+    when the text names it (failed before: schema_changed "types changed" on every table-level
+    claim). Control first: a description naming other columns stays fresh."""
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"description": "orders; kind is the order channel"}, author="a", time=elk.day(0.5))
+    elk.evolve(T, rename={"amount_cents": "amount_minor"}, at=1)
+    assert [f for f in sm.staleness(cat, T, now=elk.day(1)) if f.reason == "schema_changed"] == []
+    elk.evolve(T, rename={"kind": "channel"}, at=2)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(2)) if x.reason == "schema_changed"]
+    assert [x.annotation for x in f] == ["table.description"]
