@@ -10,7 +10,7 @@ from semantic.annotations import fingerprint
 from semantic.history import Context
 from semantic.models import Annotation, Finding
 from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, make_fix, versioning
-from semantic.staleness.schema import column_findings
+from semantic.staleness.schema import additive, column_findings, names_columns
 from semantic.staleness.values_units import rewrites, unit_drift
 
 
@@ -30,7 +30,8 @@ def verified_meta(ctx: Context, t: Table, ann: Annotation) -> list[Finding]:
     if out:
         return out
     at = int(val.get("verified_at_vid") or ann.provenance.basis.vid or 0)
-    ev = _structural(ctx, [str(x) for x in val.get("tables") or [t.name]], at, schema_only=True)
+    ev = _structural(ctx, [str(x) for x in val.get("tables") or [t.name]], at, schema_only=True,
+                     text=str(val.get("sql") or ""))
     if ev is not None:
         kind, name, vid, tt = ev
         return [finding(ann, t.name, "schema_changed", "suspect",
@@ -40,7 +41,7 @@ def verified_meta(ctx: Context, t: Table, ann: Annotation) -> list[Finding]:
     return []
 
 
-def _structural(ctx: Context, names: list[str], after: int, schema_only: bool = False
+def _structural(ctx: Context, names: list[str], after: int, schema_only: bool = False, text: str | None = None
                 ) -> tuple[str, str, int, float] | None:
     """The first schema change (or full rewrite of a normally appended table, unless `schema_only`)
     of one of `names` after vid `after`: (kind, table, vid, time); None when they only took routine
@@ -51,11 +52,12 @@ def _structural(ctx: Context, names: list[str], after: int, schema_only: bool = 
         obj = ctx.table(n)
         if tl is None or obj is None:
             continue
-        for ch in tl.changes_after(after)[:1]:
+        tbl = Table(ctx, n, obj, tl)
+        for ch in [c for c in tl.changes_after(after) if not additive(tbl, c)
+                   and (text is None or names_columns(c, text))][:1]:
             if best is None or ch.vid < best[2]:
                 best = ("versions" if versioning(ch.added) else "schema", n, ch.vid, ch.time)
         if not schema_only:
-            tbl = Table(ctx, n, obj, tl)
             for v, tt in rewrites(tbl):
                 if v > after and (best is None or v < best[2]):
                     best = ("rewrite", n, v, tt)
@@ -104,7 +106,7 @@ def verified_data(ctx: Context, t: Table, a: Annotation) -> list[Finding]:
         # rebuilt as usual) is what the query is for; after a schema change or a full rewrite of a
         # table it reads, the verified answer no longer holds
         names = [str(x) for x in val.get("tables") or [t.name]]
-        ev = _structural(ctx, names, at) or _late_data(ctx, names, at)
+        ev = _structural(ctx, names, at, text=str(val.get("sql") or "")) or _late_data(ctx, names, at)
         if ev is None:
             return []
         kind, name, vid, tt = ev

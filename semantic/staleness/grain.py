@@ -22,7 +22,7 @@ from semantic.staleness.core import (
     stats_at,
     versioning,
 )
-from semantic.staleness.schema import column_findings, rename_map
+from semantic.staleness.schema import additive, column_findings, rename_map
 
 
 def scd2_change(t: Table, since: int) -> SchemaChange | None:
@@ -70,9 +70,13 @@ def grain_findings(t: Table, ann: Annotation) -> list[Finding]:
             lo, hi = num(s.get("min")), num(s.get("max"))
             if lo is not None and hi is not None and float(lo).is_integer() and rows - int(s.get("null_count") or 0) > hi - lo + 1:
                 last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
+                split = [c for ch, added in _grain_changes(t, b.vid) for c in _split_by(t, ch, added)]
+                new_keys = [*keys, *(c for c in dict.fromkeys(split) if c not in keys)]
                 out.append(finding(ann, t.name, "grain_violated", "stale",
                                     f"{rows} rows but {keys[0]} spans only {int(hi - lo + 1)} values: it is not unique",
-                                    [last], values={"row_count": rows, "min": lo, "max": hi}))
+                                    [last], [], {"row_count": rows, "min": lo, "max": hi, "splits_rows": split},
+                                    f"the grain may now be ({', '.join(new_keys)})" if split else None,
+                                    [make_fix("set_keys", keys=new_keys)] if split else []))
                 return out
     for ch, added in _grain_changes(t, b.vid):
         split = _split_by(t, ch, added)
@@ -114,7 +118,7 @@ def _grain_changes(t: Table, since: int) -> list[tuple[SchemaChange, list[str]]]
     continue no dropped one. Versioning changes are left to the SCD2 checks."""
     out = []
     for ch in t.tl.changes_after(since):
-        if len(ch.added) <= len(ch.dropped) or versioning(ch.added):
+        if len(ch.added) <= len(ch.dropped) or versioning(ch.added) or additive(t, ch):
             continue
         renamed = {new for new, _k, _c in rename_map(t, ch).values()}
         added = [c.name for c in ch.added if c.name not in renamed and column_id(c) in t.cols]
@@ -166,9 +170,10 @@ def _new_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] 
                 return [col.name]
     if versioning(cols):
         return None  # a versioned table: its current rows keep the grain (the filter fix), no new dimension
-    # a new dimension: an added column with no nulls that the keys with it identify rows; the
-    # smallest such set (one column, else every such column), never a nullable column
-    full = [col.name for col in cols if type_family(col.type) in ("number", "string") and
+    # a new dimension: an added column with no nulls that the keys with it identify rows (a date
+    # too: a periodic snapshot repeats every key once per snapshot date); the smallest such set
+    # (one column, else every such column), never a nullable column
+    full = [col.name for col in cols if type_family(col.type) in ("number", "string", "time") and
             duck.sql(f"SELECT count({quote_id(col.name)}) FROM {quote_table(t.name)}")[0][0] == rows]
     for cand in [*([*keys, c] for c in full), *([[*keys, *full]] if len(full) > 1 else [])]:
         if len(cand) > 6:
@@ -213,4 +218,32 @@ def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
     return [finding(a, t.name, "grain_violated", "stale",
                      f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat, e.g. {dup[1]}", [ctx.vid, last],
                      values={"duplicate_keys": dup[0], "example": str(dup[1])}, suggestion=sugg, fixes=gfix,
+                     cause=cause)]
+
+
+_ROWS_PER = ("row per", "rows per", "row for each", "one row each")
+
+
+def description_rows_data(ctx: Context, t: Table, a: Annotation, anns: list[Annotation], duck: Duck,
+                          last: int) -> list[Finding]:
+    """A table description that states the table's grain ("one row per ...") while the grain's
+    keys repeat in the data: the text the data contradicts (grain_violated, suspect, no fix: the
+    new text is for a person to write), one cause with the grain's finding."""
+    text = str(a.value or "").lower()
+    grain = next((x for x in anns if x.key == "table.grain"), None)
+    if grain is None or not any(p in text for p in _ROWS_PER):
+        return []
+    keys = [str(k) for k in (grain.value or {}).get("keys") or []]
+    if not keys or any(t.col(k) is None for k in keys):
+        return []
+    kq = ", ".join(quote_id(k) for k in keys)
+    dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(t.name)} GROUP BY ALL HAVING count(*) > 1)")[0][0]
+    if not dup:
+        return []
+    ch = scd2_change(t, grain.provenance.basis.vid)
+    chs = t.tl.changes_after(grain.provenance.basis.vid)
+    cause = cause_of("versions", t.name, ch.vid) if ch else cause_of("grain", t.name, chs[0].vid) if chs else None
+    return [finding(a, t.name, "grain_violated", "suspect",
+                     f"the description states the table's grain, but {dup} key value(s) of ({', '.join(keys)}) repeat "
+                     "in the data: check what a row is now", [ctx.vid, last], values={"duplicate_keys": dup},
                      cause=cause)]

@@ -10,6 +10,7 @@ from typing import Any
 from catalog_core.errors import CatalogError
 from semantic import _bounded
 from semantic._bounded import LimitExceededError
+from semantic._tables import column_id
 from semantic.errors import did_you_mean
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding, Fix
@@ -26,9 +27,10 @@ from semantic.staleness.core import (
     num,
     quote_id,
     quote_table,
+    stats_at,
 )
 from semantic.staleness.grain import current_flag, scd2_change
-from semantic.staleness.schema import column_findings
+from semantic.staleness.schema import column_findings, rename_map
 
 KEY_SUFFIXES = ("_id", "_uuid", "_key", "_sk")
 
@@ -148,12 +150,24 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
     for a, b in pairs:
         if target.col(str(b)) is None:
             chs = target.tl.changes_after(ann.provenance.basis.vid)
+            now = _continued_as(target, str(b), ann.provenance.basis.vid)
+            if now is not None:
+                new, vid = now
+                out.append(finding(ann, t.name, "join_key_missing", "stale",
+                                   f"{to}.{b} is now called {new} (vid {vid}): the same column, renamed",
+                                   [vid], values={"to": to, "column": b, "now": new},
+                                   suggestion=f"join on {a} = {to}.{new}",
+                                   fixes=[make_fix("join_on", from_column=str(a), to_table=to, to_column=new)],
+                                   cause=cause_of("rename", to, vid, str(b))))
+                continue
             out.append(finding(ann, t.name, "join_key_missing", "stale",
                                f"{to}.{b} is no longer a column of {to}", [c.vid for c in chs] or [target.obj.vid],
                                [c.time for c in chs], {"to": to, "column": b}))
             _offer(out[-1], _join_suggestion(ctx, t, target, str(a), str(b), duck))
     out += _key_ranges_apart(t, ann, target, pairs)
     cond = str(val.get("condition") or "").lower()
+    if val.get("cardinality") in ("many_to_one", "one_to_one") and not cond:
+        out += _target_key_repeats(ann, t, target, pairs)
     if val.get("cardinality") in ("many_to_one", "one_to_one"):
         ch = scd2_change(target, ann.provenance.basis.vid)
         if ch is not None and not any(w in cond for w in (*SCD2, *(c.name.lower() for c in ch.added))):
@@ -164,6 +178,60 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
                                 f"SCD2 since {day_of(ch.time)}: filter {flag} (condition '{to}.{flag}')",
                                 [make_fix("filter", table=to, column=flag)], cause=cause_of("versions", to, ch.vid)))
     return out
+
+
+def _repeats(target: Table, col: str, vid: int | None = None) -> tuple[int, int] | None:
+    """(rows, possible values) when the target's integer column `col` cannot be unique: more
+    non-null rows than its min..max range holds (statistics at `vid`, or now); else None."""
+    if vid is None:
+        s, rows = target.stat(col), target.stats.get("row_count")
+    else:
+        s = stats_at(target, vid).get(col)
+        obj = target.ctx.cat.get(target.obj.path, vid=vid) if vid > 0 else None
+        rows = ((obj.value.get("stats") or {}).get("row_count")) if obj is not None else None
+    c = target.col(col)
+    if not s or c is None or type_family(c.type) != "number" or not isinstance(rows, int):
+        return None
+    lo, hi = num(s.get("min")), num(s.get("max"))
+    if lo is None or hi is None or not float(lo).is_integer():
+        return None
+    n = rows - int(s.get("null_count") or 0)
+    return (n, int(hi - lo + 1)) if n > hi - lo + 1 else None
+
+
+def _target_key_repeats(ann: Annotation, t: Table, target: Table, pairs: list[tuple[Any, ...]]) -> list[Finding]:
+    """A many-to-one relationship (no condition) into a single column that now repeats in the
+    related table, by its statistics (more rows than its integer range holds), when it did not at
+    the relationship's basis: one row may match several. cardinality_violated, no fix (whether the
+    related table gained versions, duplicates or a new grain is for the data or a person to say)."""
+    if len(pairs) != 1 or scd2_change(target, ann.provenance.basis.vid) is not None:
+        return []  # a target that keeps versions: the SCD2 check says which rows are current
+    b = str(pairs[0][1])
+    now = _repeats(target, b)
+    if now is None or _repeats(target, b, ann.provenance.basis.vid) is not None:
+        return []
+    last = target.tl.data_commits[-1] if target.tl.data_commits else (target.obj.vid, 0.0)
+    return [finding(ann, t.name, "cardinality_violated", "stale",
+                    f"{target.name}.{b} repeats now ({now[0]} rows, {now[1]} possible values): a row of {t.name} may "
+                    "match several; check why the related table's key repeats", [last[0]], [last[1]],
+                    {"to": target.name, "column": b, "rows": now[0], "values": now[1]})]
+
+
+def _continued_as(target: Table, col: str, since: int) -> tuple[str, int] | None:
+    """The name the related column `col` has now when a schema change after vid `since` renamed it:
+    the same field id under another name, or (dropped and added in one commit) the added column
+    that continues it one to one by statistics (`rename_map`). (new name, vid) or None."""
+    for ch in target.tl.changes_after(since):
+        old = next((c for c in ch.before.values() if c.name.lower() == col.lower()), None)
+        if old is None:
+            continue
+        cur = target.cols.get(column_id(old))
+        if cur is not None and cur.name.lower() != col.lower() and ch.after.get(column_id(old)) is not None:
+            return cur.name, ch.vid
+        m = rename_map(target, ch)
+        if old.name in m and target.col(m[old.name][0]) is not None and m[old.name][1] == 0:
+            return m[old.name][0], ch.vid
+    return None
 
 
 def _key_ranges_apart(t: Table, ann: Annotation, target: Table, pairs: list[tuple[Any, ...]]) -> list[Finding]:

@@ -48,6 +48,45 @@ def _slow_cadence(tl: Timeline, sla: float) -> float | None:
     return every if every is not None and every > 1.5 * sla else None
 
 
+RERUN_LOOKBACK = 10   # trailing re-runs looked at
+CHANGING = 0.75       # share of earlier loads that must have changed the table for a re-run to be news
+
+
+def new_data(ctx: Context, name: str, tl: Timeline) -> list[tuple[int, float]]:
+    """The table's data commits without a trailing run of re-runs: commits after which the table's
+    row count and every column's statistics are what they were before (the same rows written
+    again). Only for a table whose earlier loads changed it (3/4 of the 8 before the run): a
+    dimension rebuilt as it was at every load is loaded, not stuck. Evidence: the table's
+    statistics either side of each commit. Cached per (table, last commit)."""
+    dc = tl.data_commits
+    obj = ctx.table(name)
+    if len(dc) < 4 or obj is None:
+        return dc
+    key = ("new_data", obj.path, dc[-1][0])
+    got = ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+
+    def same(v: int) -> bool:
+        a, b = ctx.cat.get(obj.path, vid=v), ctx.cat.get(obj.path, vid=v - 1)
+        if a is None or b is None:
+            return False
+        sa, sb = a.value.get("stats") or {}, b.value.get("stats") or {}
+        return isinstance(sa.get("row_count"), int) and sa.get("row_count") == sb.get("row_count") and \
+            bool(sa.get("columns")) and sa.get("columns") == sb.get("columns")
+
+    cut = len(dc)
+    while cut > 1 and len(dc) - cut < RERUN_LOOKBACK and same(dc[cut - 1][0]):
+        cut -= 1
+    out = dc
+    if cut < len(dc):
+        prior = dc[max(1, cut - 8):cut]
+        if prior and sum(1 for v, _ in prior if not same(v)) >= CHANGING * len(prior):
+            out = dc[:cut]
+    ctx.cache.findings.put(key, (out,))
+    return out
+
+
 def time_due(ctx: Context, name: str, anns: list[Annotation]) -> float | None:
     """The time after which `time_findings(ctx, name, anns, now)` can find anything: it returns no
     finding for any `now` <= this (None: for no `now`; -inf: for every `now`). Invariant, kept by
@@ -66,7 +105,8 @@ def time_due(ctx: Context, name: str, anns: list[Annotation]) -> float | None:
             sla = parse_duration(a.value)
         except InvalidValueError:
             continue
-        due.append(-math.inf if last is None or _slow_cadence(tl, sla) is not None else last[1] + sla)
+        fresh = new_data(ctx, name, tl)
+        due.append(-math.inf if not fresh or _slow_cadence(tl, sla) is not None else fresh[-1][1] + sla)
     if last is not None and len(dc) >= 3:
         due.append(last[1] + max(3 * (_loads_every(tl) or DAY), 7 * DAY))
     return min(due, default=None)
@@ -147,7 +187,8 @@ def sla_check(c: Clock, _a: object) -> list[Finding]:
     obj = ctx.table(name)
     assert obj is not None
     out: list[Finding] = []
-    dc = tl.data_commits
+    dc = new_data(ctx, name, tl)
+    reruns = len(tl.data_commits) - len(dc)
     last = dc[-1] if dc else None
     for a in anns:
         if a.key != "table.freshness_sla":
@@ -179,6 +220,9 @@ def sla_check(c: Clock, _a: object) -> list[Finding]:
             msg = (f"loads arrive every ~{slow / 3600:.0f} h, longer than the SLA {a.value}: it is missed between "
                    f"loads (last loaded {day_of(last[1])})" if slow is not None else
                    f"last loaded {day_of(last[1])} ({age / 3600:.1f} h ago); the SLA is {a.value}")
+            if reruns:
+                msg += (f"; the {reruns} commit(s) since wrote the same rows again (re-runs, no new data): check the "
+                        "job that loads it")
             out.append(finding(a, name, "freshness_sla_missed", "stale", msg,
                                 [last[0]], [last[1]], {"sla": a.value, "age_hours": round(age / 3600, 2), "now": now,
                                                        **({"usual_interval_hours": round(slow / 3600, 1)} if slow else {})},

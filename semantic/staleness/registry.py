@@ -24,12 +24,20 @@ from semantic.staleness.core import Duck, Table, finding
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import metric_findings, verified_data, verified_meta
 from semantic.staleness.documented_ranges import range_exceeded
-from semantic.staleness.grain import description_grain, grain_data, grain_findings
+from semantic.staleness.grain import description_grain, description_rows_data, grain_data, grain_findings
 from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
 from semantic.staleness.loads_freshness import dead_check, sla_check
-from semantic.staleness.replacement_deprecation import deprecated_findings
+from semantic.staleness.replacement_deprecation import deprecated_findings, replaced_beside
 from semantic.staleness.schema import column_findings, table_level
-from semantic.staleness.values_units import enum_meta, restatements, scale_shift, unit_drift, values_data
+from semantic.staleness.values_units import (
+    enum_meta,
+    restatements,
+    scale_new_loads,
+    scale_restated,
+    scale_shift,
+    unit_drift,
+    values_data,
+)
 
 CLASSES = ("schema", "values_units", "keys_joins", "grain", "loads_freshness", "replacement_deprecation",
            "definitions", "documented_ranges")
@@ -88,6 +96,11 @@ def _field(kind: str, *fields: str) -> Applies:
     return lambda a, _e: a.kind == kind and (not fields or a.field in fields)
 
 
+def _scaled_claim(a: Annotation, _e: Env) -> bool:
+    """Claims a column's scale makes false: its unit, description and sample values, a metric on it."""
+    return a.kind == "metric" or (a.kind == "column" and a.field in ("unit", "description", "sample_values"))
+
+
 def _own_refs(a: Annotation) -> list[ColumnRef]:
     return [r for r in a.provenance.basis.columns if r.id == a.column_id][:1]
 
@@ -132,6 +145,10 @@ CHECKS: list[Check] = [
     Check("verified_query", "definitions", "metadata", ("verified_query_fails", "schema_changed"),
           ("schema_history", "catalog_tables"), ("reverify", "rename"),
           lambda e, a: verified_meta(e.ctx, e.t, a), _field("verified_query")),
+    Check("scale_restated", "values_units", "metadata", ("unit_drift",), ("column_stats", "schema_history"),
+          ("update_unit",), lambda e, a: scale_restated(e.t, a, e.grain_keys), _scaled_claim, fallback=True),
+    Check("scale_new_loads", "values_units", "metadata", ("unit_drift",), ("file_stats",), (),
+          lambda e, a: scale_new_loads(e.t, a, e.grain_keys), _scaled_claim, fallback=True),
     Check("documented_range", "documented_ranges", "metadata", ("range_exceeded",), ("annotation_text", "column_stats"),
           (), lambda e, a: range_exceeded(e.t, a),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column")),
@@ -139,9 +156,14 @@ CHECKS: list[Check] = [
     Check("restatement", "values_units", "metadata", ("values_restated",), ("load_log", "file_stats"),
           ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, None)),
           replaces_at_data=True),
+    Check("replaced_beside", "replacement_deprecation", "metadata", ("not_loaded_since",),
+          ("load_log", "catalog_tables", "column_stats"), ("successor",),
+          lambda e, _a: replaced_beside(e.t, e.anns, e.tables)),
     # ---- data, per annotation
     Check("grain_unique", "grain", "data", ("grain_violated",), ("data",), ("set_keys", "filter"),
           lambda e, a: grain_data(e.ctx, e.t, a, e.duck, e.last, e.checked), _field("table", "grain")),
+    Check("description_rows", "grain", "data", ("grain_violated",), ("data", "annotation_text"), (),
+          lambda e, a: description_rows_data(e.ctx, e.t, a, e.anns, e.duck, e.last), _field("table", "description")),
     Check("values_present", "values_units", "data", ("enum_violated", "sample_values_missing"), ("data",),
           ("add_enum_values",), lambda e, a: values_data(e.ctx, e.t, a, e.duck, e.last, e.checked),
           _field("column", "enum", "sample_values")),

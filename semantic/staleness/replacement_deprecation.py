@@ -10,7 +10,7 @@ from catalog_core.model import parse_time
 from semantic.errors import did_you_mean
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
-from semantic.staleness.core import DAY, Table, assign, day_of, finding, get_table, make_fix, num
+from semantic.staleness.core import DAY, Table, assign, cause_of, day_of, finding, get_table, make_fix, num
 
 
 def deprecated_findings(t: Table, ann: Annotation) -> list[Finding]:
@@ -145,3 +145,95 @@ def successor(ctx: Context, t: Table, after: float, tables: dict[str, Table | No
             best = (sim, o)
     ctx.cache.findings.put(key, (best,))
     return best
+
+
+def _every(t: Table, last: int = 10) -> float | None:
+    times = [tt for _, tt in t.tl.data_commits[-(last + 1):]]
+    gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False) if b > a)
+    return gaps[len(gaps) // 2] if gaps else None
+
+
+def skipped_by_its_job(t: Table, tables: dict[str, Table | None]) -> int:
+    """How many times since the table's last load the job that used to load it ran without it: the
+    job is the tables loaded in the same commits as its last three loads (in two of them at least);
+    its runs are the commits that load half of those tables; the table must have been in 3/4 of the
+    job's runs before (a table loaded every run, not a weekly one beside daily ones). 0 otherwise."""
+    dc = t.tl.data_commits
+    mine = {v for v, _ in dc}
+    last3 = [v for v, _ in dc[-3:]]
+    loads: dict[str, set[int]] = {}
+    for other in t.ctx.tables():
+        if other == t.name:
+            continue
+        o = get_table(t.ctx, other, tables)
+        if o is not None and o.tl.data_commits:
+            vs = {v for v, _ in o.tl.data_commits}
+            if sum(1 for v in last3 if v in vs) >= 2:
+                loads[other] = vs
+    if len(loads) < 2:
+        return 0
+    count: dict[int, int] = {}
+    for vs in loads.values():
+        for v in vs:
+            count[v] = count.get(v, 0) + 1
+    runs = sorted(v for v, n in count.items() if n >= len(loads) / 2)
+    before = [v for v in runs if v <= dc[-1][0]][-10:]
+    if len(before) < 3 or sum(1 for v in before if v in mine) < 0.75 * len(before):
+        return 0
+    return sum(1 for v in runs if v > dc[-1][0])
+
+
+def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | None]) -> list[Finding]:
+    """A replacement written beside the table: a table that first loaded after the table's last
+    load but one (around when it stopped), holds most of its columns alike one to one with rows
+    per day alike (`successor_evidence` strong), while the table, which loaded regularly, has not
+    loaded since for two of its usual intervals of the catalog's own activity (its latest commit,
+    not the clock). Its description and freshness SLA describe a table no longer kept: `successor`
+    is offered on that evidence (deprecate it in favour of the new one)."""
+    if any(a.key == "table.deprecated" for a in anns):
+        return []
+    about = [a for a in anns if a.key in ("table.description", "table.freshness_sla")]
+    dc = t.tl.data_commits
+    if not about or len(dc) < 4:
+        return []
+    every = _every(t)
+    if not every:
+        return []
+    last_v, last_t = dc[-1]
+    head = t.ctx.commit_time(t.ctx.vid)
+    skipped = skipped_by_its_job(t, tables)
+    if head - last_t < 2 * every and skipped < 2:
+        return []
+    best: tuple[float, Table, dict[str, Any]] | None = None
+    for other in t.ctx.tables():
+        if other == t.name:
+            continue
+        o = get_table(t.ctx, other, tables)
+        if o is None or not o.tl.data_commits:
+            continue
+        first = o.tl.data_commits[0][1]
+        if first < dc[-2][1] or first > last_t + 2 * every:
+            continue  # not new around when the table stopped
+        ev = successor_evidence(t, o, last_t, every)
+        if ev["strong"] and ev["columns_alike"] >= MOST_COLUMNS:
+            score = ev["columns_alike"] + ev["rows_per_day_alike"]
+            if best is None or score > best[0]:
+                best = (score, o, ev)
+    if best is None:
+        return []
+    _s, o, ev = best
+    out = []
+    for a in about:
+        if (a.provenance.basis.vid or 0) > o.tl.data_commits[0][0]:
+            continue  # written knowing the new table
+        out.append(finding(a, t.name, "not_loaded_since", "stale",
+                           f"{o.name} first loaded {day_of(o.tl.data_commits[0][1])} holding "
+                           f"{ev['columns_alike']:.0%} of {t.name}'s columns alike with rows per day alike, and "
+                           f"{t.name} (loaded every ~{every / 3600:.0f} h) has not loaded since {day_of(last_t)}: "
+                           f"it was replaced beside", [last_v, o.tl.data_commits[0][0]],
+                           [last_t, o.tl.data_commits[0][1]],
+                           {"successor": o.name, "evidence": ev, "last_load": day_of(last_t),
+                            "usual_interval_hours": round(every / 3600, 1)},
+                           f"successor {o.name} (written beside it, alike columns and rows per day): deprecate {t.name}",
+                           [make_fix("successor", table=o.name)], cause=cause_of("replaced", t.name, last_v)))
+    return out

@@ -5,6 +5,8 @@ side of the change. Fix: `rename {old, new, scale}` when a column continues the 
 
 from __future__ import annotations
 
+import re
+
 from catalog_core import lake
 from semantic._tables import column_id
 from semantic.history import SchemaChange, type_family
@@ -188,10 +190,69 @@ def column_findings(t: Table, ann: Annotation, refs: list[ColumnRef], missing_re
     return out
 
 
+def rows_at(t: Table, vid: int) -> int | None:
+    """The table's row count as of `vid` (None when unknown)."""
+    obj = t.ctx.cat.get(t.obj.path, vid=vid) if vid > 0 else None
+    rows = ((obj.value.get("stats") or {}).get("row_count")) if obj is not None else None
+    return rows if isinstance(rows, int) else None
+
+
+MULTIPLIED = 1.5  # a commit that leaves more rows than this times those before it rebuilt the table finer
+
+
+def additive(t: Table, ch: SchemaChange) -> bool:
+    """A schema change that cannot make a claim about the table as a whole false: it dropped and
+    renamed nothing and changed no column's type family (a nullability flag or a widening only),
+    and the columns it added are not a versioning shape (a flag and a validity date) and cannot
+    have split the rows: they hold no values yet (a schema-only change), or came with no rebuild
+    that multiplied the rows (an append that carries a new column beside the old rows). Evidence:
+    the schema history and the table's row counts and statistics either side of the change."""
+    if ch.dropped or versioning(ch.added):
+        return False
+    for i, c in ch.after.items():
+        b = ch.before.get(i)
+        if b is not None and (b.name.lower() != c.name.lower() or type_family(b.type) != type_family(c.type)):
+            return False
+    if not ch.added:
+        return True
+    after = stats_at(t, ch.vid)
+    rb, ra = rows_at(t, ch.vid - 1), rows_at(t, ch.vid)
+    grew = isinstance(rb, int) and isinstance(ra, int) and rb > 0 and ra > MULTIPLIED * rb
+    # a column that holds values and came with a rebuild that multiplied the rows may split them
+    return not (grew and any((after.get(c.name) or {}).get("max") is not None for c in ch.added))
+
+
+def touched(ch: SchemaChange) -> set[str]:
+    """Names (before and after, lower case) of the columns `ch` renamed or gave another type family."""
+    out: set[str] = set()
+    for i, c in ch.after.items():
+        b = ch.before.get(i)
+        if b is not None and (b.name.lower() != c.name.lower() or type_family(b.type) != type_family(c.type)):
+            out |= {b.name.lower(), c.name.lower()}
+    return out
+
+
+def names_columns(ch: SchemaChange, text: object) -> bool:
+    """Does a change that only renamed or retyped columns touch what `text` says? Only when the
+    text names one of those columns (a claim about other columns keeps its meaning). A change
+    that added or dropped columns always may."""
+    if ch.added or ch.dropped:
+        return True
+    low = str(text or "").lower()
+    return any(re.search(rf"\b{re.escape(n)}\b", low) for n in touched(ch))
+
+
+def material_changes(t: Table, since: int, text: object = None) -> list[SchemaChange]:
+    """The schema changes after vid `since` that may make a table-level claim false (`additive`
+    ones left out; with the claim's `text`, renames and retypes of columns it does not name too)."""
+    return [ch for ch in t.tl.changes_after(since) if not additive(t, ch)
+            and (text is None or names_columns(ch, text))]
+
+
 def table_level(t: Table, ann: Annotation) -> list[Finding]:
     b = ann.provenance.basis
     out: list[Finding] = []
-    chs = t.tl.changes_after(b.vid)
+    chs = material_changes(t, b.vid, ann.value)
     if chs:
         added = [c.name for ch in chs for c in ch.added]
         dropped = [c.name for ch in chs for c in ch.dropped]

@@ -5,6 +5,7 @@ string column's values). Evidence: column, partition and file statistics, the lo
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -20,9 +21,11 @@ from semantic.staleness.core import (
     finding,
     make_fix,
     num,
+    pair_cost,
     quote_id,
     quote_table,
     scale_of,
+    stats_at,
     unit_word,
     word_set,
 )
@@ -220,12 +223,16 @@ def _file_values(t: Table, vid: int) -> dict[str, set[str]]:
 def _stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[str, str]]]:
     """The string columns whose file statistics moved across the rewrite at `v`: column ->
     (values recorded before and never after, values recorded after and never before, old -> new:
-    the appeared value the files of one partition record most often in the place of a vanished one)."""
+    the appeared value the files of one partition record most often in the place of a vanished one).
+    A column whose bounds per directory (partition) are the same either side moved nothing: a
+    compaction merges files, so values that were only some file's bound stop being recorded."""
     before, after = _file_values(t, v - 1), _file_values(t, v)
     pb, pa = _partition_bounds(t, v - 1), _partition_bounds(t, v)
     out = {}
     for c in sorted(after):
         b, a = before.get(c, set()), after[c]
+        if pb and {p: cols.get(c) for p, cols in pb.items()} == {p: cols.get(c) for p, cols in pa.items()}:
+            continue  # every directory's bounds kept: files merged or split (a compaction), no value moved
         if b and (b - a or a - b):
             gone, fresh = b - a, a - b
             votes: dict[tuple[str, str], int] = {}
@@ -463,3 +470,164 @@ def _enum_gone(ctx: Context, t: Table, a: Annotation, col: str, vals: list[Any],
                     f"enum values of {col} that occurred at vid {basis} occur no more: {gone} (retired, or merged "
                     f"into another value); check which values took their rows", [ctx.vid, last],
                     values={"gone": gone, "enum": vals, "still": sorted(map(str, now))})]
+
+
+# ------------------------------------------------------------------ scale changes the whole-table ranges hide
+SHIFT_MIN_K = 2        # a unit or scale change moves values by at least 10^2 (cents/dollars, g/kg, thousands)
+LOAD_WINDOW = 14       # earlier loads a load is compared with
+SAME_ROWS = 0.05       # a rewrite that keeps the rows within 5% restates them (not a rebuild at another grain)
+
+
+def load_stats(t: Table) -> list[tuple[int, dict[str, dict[str, Any]], int]]:
+    """Per load (the vid that wrote the files the snapshot holds), the merged column statistics of
+    its files and its rows, oldest first. A compaction leaves one load. Cached per (table, snapshot)."""
+    key = ("load_stats", t.obj.path, t.ctx.vid)
+    got = t.ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    acc: dict[int, dict[str, dict[str, Any]]] = {}
+    rows: dict[int, int] = {}
+    try:
+        files = t.ctx.cat.plan_files(t.name, vid=t.ctx.vid)
+    except CatalogError:
+        files = []
+    for f in files:
+        fv = int(f.vid or 0)
+        n = f.value.get("row_count")
+        rows[fv] = rows.get(fv, 0) + (n if isinstance(n, int) else 0)
+        cols = acc.setdefault(fv, {})
+        for c, st in (f.value.get("columns") or {}).items():
+            if not isinstance(st, dict):
+                continue
+            cur = cols.setdefault(c, {"min": None, "max": None})
+            for k, better in (("min", lambda a, b: a < b), ("max", lambda a, b: a > b)):
+                v = num(st.get(k))
+                if v is not None and (cur[k] is None or better(v, cur[k])):
+                    cur[k] = v
+    out = [(v, cols, rows.get(v, 0)) for v, cols in sorted(acc.items())]
+    t.ctx.cache.findings.put(key, (out,))
+    return out
+
+
+def _magnitude(s: dict[str, Any] | None) -> float | None:
+    lo, hi = num((s or {}).get("min")), num((s or {}).get("max"))
+    m = max(abs(lo or 0.0), abs(hi or 0.0))
+    return m if m > 0 else None
+
+
+def _median(xs: list[float]) -> float:
+    ys = sorted(xs)
+    n = len(ys)
+    return ys[n // 2] if n % 2 else (ys[n // 2 - 1] + ys[n // 2]) / 2
+
+
+def load_shift(t: Table, col: str, since: int) -> tuple[int, list[int], float, float] | None:
+    """The latest loads of `col` (all written after vid `since`) lie at 10^k times the loads before
+    them, beside those older rows: (k, their vids, the earlier loads' median magnitude, theirs).
+    Evidence: per-load file statistics. The earlier loads must agree among themselves (within a
+    power of ten), the latest ones with each other, and every latest one must lie beyond every
+    earlier one, by 10^2 or more, and hold a third of the earlier loads' usual rows or more (the
+    extreme of a few rows is no measure of the values' scale); the longest such run of latest
+    loads. None otherwise."""
+    loads = [(v, m, n) for v, cols, n in load_stats(t) if (m := _magnitude(cols.get(col))) is not None]
+    if not loads:
+        return None
+    usual = _median([float(r) for _v, _m, r in loads[-3 * LOAD_WINDOW:]])
+    mags = [(v, m) for v, m, r in loads if r >= usual / 3]
+    best = None
+    for n in range(1, min(7, len(mags) - 3) + 1):
+        prev, tail = mags[-n - LOAD_WINDOW:-n], mags[-n:]
+        if len(prev) < 3 or min(v for v, _ in tail) <= since:
+            break
+        lp = [math.log10(m) for _, m in prev]
+        lt = [math.log10(m) for _, m in tail]
+        med = _median(lp)
+        if max(abs(x - med) for x in lp) > 1.0:
+            continue
+        k = round(_median(lt) - med)
+        if abs(k) < SHIFT_MIN_K or any(abs(x - med - k) > 0.6 for x in lt):
+            continue
+        if (k > 0 and min(lt) <= max(lp) + 0.5) or (k < 0 and max(lt) >= min(lp) - 0.5):
+            continue
+        best = (k, [v for v, _ in tail], 10 ** med, 10 ** _median(lt))
+    return best
+
+
+def restated_scale(t: Table, col: str, since: int) -> tuple[int, int, float] | None:
+    """A rewrite after vid `since` that kept the rows (within 5%) and moved `col`'s whole range by
+    10^k, |k| >= 2, both ends alike: the column restated in another unit in place. Evidence: the
+    table's statistics just before and at the commit (the same rows). (k, vid, time) or None."""
+    for v, tt in t.tl.data_after(since)[-60:]:
+        rb, ra = _rows_at(t, v - 1), _rows_at(t, v)
+        if not rb or not ra or abs(ra - rb) > SAME_ROWS * rb:
+            continue
+        before, after = stats_at(t, v - 1).get(col), stats_at(t, v).get(col)
+        pc = pair_cost(before, after)
+        if pc is None or abs(pc[1]) < SHIFT_MIN_K or pc[0] > 0.05:
+            continue
+        if num((before or {}).get("min")) in (None, 0.0) and num((before or {}).get("max")) in (None, 0.0):
+            continue
+        return pc[1], v, tt
+    return None
+
+
+def _rows_at(t: Table, vid: int) -> int | None:
+    obj = t.ctx.cat.get(t.obj.path, vid=vid) if vid > 0 else None
+    rows = ((obj.value.get("stats") or {}).get("row_count")) if obj is not None else None
+    return rows if isinstance(rows, int) else None
+
+
+def _scale_cols(t: Table, ann: Annotation, keys: set[str]) -> list[str]:
+    """The numeric columns an annotation's claim rests on whose scale matters: its own column, or
+    the columns a metric uses; never identifiers or grain keys (they grow by nature)."""
+    refs = ann.provenance.basis.columns if ann.kind == "metric" else \
+        [r for r in ann.provenance.basis.columns if r.id == ann.column_id][:1]
+    out = []
+    for r in refs:
+        cur = t.cols.get(r.id)
+        if cur is None or type_family(cur.type) != "number" or cur.name.lower() in keys or \
+                cur.name.lower().endswith(("_id", "_uuid", "_key", "_sk", "_count")):
+            continue
+        out.append(cur.name)
+    return out
+
+
+def scale_restated(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
+    """values_units / definitions: a column restated in another unit in place (`restated_scale`),
+    which the whole table's range before against today's hides once later loads widen it. The
+    unit annotation gets `update_unit` (every row moved alike); other claims say what moved."""
+    out = []
+    for col in _scale_cols(t, ann, keys):
+        got = restated_scale(t, col, ann.provenance.basis.vid)
+        if got is None:
+            continue
+        k, v, tt = got
+        fixes = [make_fix("update_unit", column=col, scale=k)] if ann.kind == "column" and ann.field == "unit" else []
+        out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
+                           f"{col!r} was rewritten at vid {v} ({day_of(tt)}) with the same rows and its whole range "
+                           f"scaled by 10^{k}: its values are in another unit or scale now",
+                           [v], [tt], values={"column": col, "scale_exp": k, "restated_vid": v,
+                                              "before": stats_at(t, v - 1).get(col), "after": stats_at(t, v).get(col)},
+                           suggestion=f"unit changed ({unit_word(k)}); update the unit" if fixes else None, fixes=fixes,
+                           cause=cause_of("unit", t.name, v, col)))
+    return out
+
+
+def scale_new_loads(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
+    """values_units: the latest loads of a column arrive in another unit beside the older rows
+    (`load_shift`). No single unit is right for the column now, so no fix: the finding names the
+    loads to check (restate them, or the older rows)."""
+    out = []
+    for col in _scale_cols(t, ann, keys):
+        got = load_shift(t, col, ann.provenance.basis.vid)
+        if got is None:
+            continue
+        k, vids, then, now_m = got
+        out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
+                           f"the last {len(vids)} load(s) of {col!r} (from vid {vids[0]}) lie at about 10^{k} times the "
+                           f"loads before them (magnitude ~{now_m:.4g} against ~{then:.4g}) while the older rows keep "
+                           "their values: the column now mixes two units; check those loads and restate one side",
+                           [vids[0], vids[-1]], values={"column": col, "scale_exp": k, "loads": vids,
+                                                        "earlier_magnitude": then, "latest_magnitude": now_m},
+                           cause=cause_of("unit", t.name, vids[0], col)))
+    return out

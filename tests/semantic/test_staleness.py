@@ -99,10 +99,52 @@ def test_schema_changed_and_control(elk):
     sm.annotate(cat, T, {"description": "things", "owner": "ops"}, author="a", time=elk.day(1))
     elk.append(T, {"id": [4], "kind": ["b"], "amount_cents": [3000]}, at=2)
     assert sm.staleness(cat, T, now=elk.day(2)) == []  # control: appends only
-    v = elk.evolve(T, add=[("region", "string")], at=3)
+    v = elk.evolve(T, drop=["kind"], at=3)
     found = sm.staleness(cat, T, now=elk.day(3))
     assert [(f.annotation, f.reason, f.status) for f in found] == [("table.description", "schema_changed", "suspect")]
-    assert v in found[0].evidence.vids and found[0].evidence.values["added"] == ["region"]
+    assert v in found[0].evidence.vids and found[0].evidence.values["dropped"] == ["kind"]
+
+
+def _flip_nullable(elk, name, col, at):
+    """A nullability-only schema change (a catalog transaction, as a steward or a tool writes it)."""
+    from catalog_core import lake
+
+    with elk.cat.transaction(author="etl", message=f"{col} nullability", time=elk.day(at)) as txn:
+        obj = txn.get(lake.table_path(name))
+        schema = dict(obj.value["schema"])
+        schema["columns"] = [{**c, "nullable": not (c.get("nullable") is not False)} if c["name"] == col else c
+                             for c in schema["columns"]]
+        schema["schema_id"] = schema.get("schema_id", 0) + 1
+        txn.merge(lake.table_path(name), {"schema": {"op": "set", "val": schema}})
+    return txn.vid
+
+
+def test_routine_schema_changes_raise_nothing_and_a_rebuild_does(elk):
+    """Issue 45 controls: a new unannotated nullable column (added, then loaded with nulls) and a
+    nullability-only change make no claim about the table false, at either depth: its description,
+    grain and verified query stay fresh (failed before: schema_changed on all three). A rebuild that
+    multiplies the rows with a new non-null column still raises it, with the grain's new keys."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("id", "bigint"), ("kind", "string"), ("amount_cents", "bigint")],
+              partition_by=["d"], at=0,
+              rows={"d": ["2024-11-10"] * 3, "id": [1, 2, 3], "kind": ["a", "b", "a"], "amount_cents": [10, 20, 30]})
+    sm.annotate(cat, T, {"description": "orders, one row per order", "grain": {"text": "one row per order", "keys": ["id"]}},
+                author="a", time=elk.day(0.5))
+    sm.verify_query(cat, "orders per kind", "SELECT kind, count(*) FROM acme.core.t GROUP BY kind ORDER BY kind",
+                    author="a", time=elk.day(0.5))
+    elk.evolve(T, add=[("load_note", "string")], at=1)
+    elk.append(T, {"d": ["2024-11-11"] * 2, "id": [4, 5], "kind": ["a", "b"], "amount_cents": [5, 6],
+                   "load_note": ["b1", None]}, at=1.5)
+    _flip_nullable(elk, T, "amount_cents", 2)
+    for depth in ("metadata", "data"):
+        found = sm.staleness(cat, T, depth=depth, now=elk.day(2.5), merge=False)
+        assert [(f.annotation, f.reason) for f in found if f.reason == "schema_changed"] == [], depth
+    v = elk.evolve(T, add=[("region", "string")], at=3,
+                   rows={"d": ["2024-11-10"] * 10, "id": [1, 2, 3, 4, 5] * 2, "kind": ["a", "b", "a", "a", "b"] * 2,
+                         "amount_cents": [5, 10, 15, 2, 3] * 2, "region": ["e"] * 5 + ["w"] * 5, "load_note": [None] * 10})
+    found = {(f.annotation, f.reason): f for f in sm.staleness(cat, T, now=elk.day(3), merge=False)}
+    assert ("table.description", "schema_changed") in found and v in found["table.description", "schema_changed"].evidence.vids
+    assert ("table.grain", "grain_violated") in found  # 10 rows, ids 1..5: the statistics show the keys repeat
 
 
 # ------------------------------------------------------------------ values
@@ -451,6 +493,20 @@ def test_values_restated_control_a_table_always_overwritten(elk):
     assert "values_restated" not in reasons(sm.staleness(cat, DIM, now=elk.day(6)))
 
 
+def test_values_restated_control_a_compaction_of_an_appended_table(elk):
+    """Issue 45 control: a compaction rewrites an appended table's files as one (the same rows);
+    `b`, once the bound of a file of its own, is no file's bound any more, but every directory's
+    bounds are the same either side: nothing moved (failed before: values_restated on the enum)."""
+    cat = elk.cat
+    elk.table(T, [("id", "bigint"), ("kind", "string")], at=0)
+    for day, kind in enumerate(["a", "b", "c", "a"], start=1):
+        elk.append(T, {"id": [day], "kind": [kind]}, at=day)
+    sm.annotate(cat, T, {"enum": ["a", "b", "c"], "description": "the kind; b means bounced"}, column="kind",
+                author="a", time=elk.day(4.5))
+    elk.overwrite(T, {"id": [1, 2, 3, 4], "kind": ["a", "b", "c", "a"]}, at=5)
+    assert sm.staleness(cat, T, now=elk.day(5)) == []
+
+
 # ------------------------------------------------------------------ all of them
 def test_every_reason_code_is_covered_by_a_test_here():
     src = open(__file__).read()
@@ -750,11 +806,17 @@ def _grained(elk):
 
 def test_a_new_nullable_column_is_never_added_to_the_grain(elk):
     """Issue 45: a new unannotated nullable column was offered as a grain key (set_keys). Added
-    with nothing showing the rows split (a schema-only change), the finding offers no fix and says
-    what to check (failed before: set_keys [month, note])."""
+    with nothing showing the rows split (a schema-only change), the grain is not flagged at all
+    (failed on the first fix: set_keys [month, note]; then schema_changed with no fix, a false
+    alarm on a routine control). A rebuild that doubles the rows with a column holding nulls
+    offers no fix and says what to check."""
     _grained(elk)
     elk.evolve(T, add=[("note", "string"), ("channel", "string")], at=2)
-    f = [x for x in sm.staleness(elk.cat, T, now=elk.day(3), merge=False) if x.annotation == "table.grain"]
+    assert [x for x in sm.staleness(elk.cat, T, now=elk.day(3), merge=False) if x.annotation == "table.grain"] == []
+    elk.evolve(T, add=[("region", "string")], at=4,
+               rows={"month": ["m1", "m1", "m2", "m2", "m3", "m3"], "revenue": [4, 6, 8, 12, 10, 20],
+                     "note": [None] * 6, "channel": [None] * 6, "region": ["e", None, "w", "e", "w", "e"]})
+    f = [x for x in sm.staleness(elk.cat, T, now=elk.day(5), merge=False) if x.annotation == "table.grain"]
     assert [(x.reason, x.fixes, x.suggestion) for x in f] == [("schema_changed", [], None)]
     assert "still identify rows" in f[0].message
 
@@ -855,3 +917,208 @@ def test_range_exceeded_when_the_data_outgrows_a_documented_range_and_controls(e
     f = sm.staleness(cat, T, now=elk.day(2))
     assert [(x.annotation, x.reason, x.status, x.fixes) for x in f] == [("table.description", "range_exceeded", "stale", [])]
     assert f[0].evidence.values["documented"] == ["2024-11-01", "2024-11-10"] and v in f[0].evidence.vids
+
+
+def test_a_new_load_in_another_unit_beside_the_old_rows_and_control(elk):
+    """values_units: loads keep arriving, the latest ones in another unit (÷100) beside the older
+    rows: the whole table's range still holds them, so only the per-load statistics show it
+    (failed before: nothing). No single unit fits the column now, so no fix. Control: loads whose
+    magnitude varies within a power of ten."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("order_id", "bigint"), ("discount_usd", "decimal(14,2)")], partition_by=["d"], at=0,
+              rows={"d": ["2024-11-01"] * 2, "order_id": [1, 2], "discount_usd": [10.5, 410.0]})
+    sm.annotate(cat, T, {"unit": "USD", "description": "discount, dollars"}, column="discount_usd", author="a",
+                time=elk.day(0.5))
+    for i, top in enumerate([300.0, 520.0, 260.0, 480.0, 350.0]):
+        elk.append(T, {"d": [f"2024-11-0{i + 2}"] * 6, "order_id": [10 * i + j for j in range(10, 16)],
+                       "discount_usd": [1.25, top, top / 2, 3.0, 10.0, 20.0]}, at=1 + i)
+    assert sm.staleness(cat, T, now=elk.day(6)) == []  # control: routine loads, magnitudes alike
+    elk.append(T, {"d": ["2024-11-07"], "order_id": [29], "discount_usd": [2.5]}, at=6.5)
+    assert sm.staleness(cat, T, now=elk.day(6.5)) == []  # control: one small row is no measure of the scale
+    for i in range(2):
+        v = elk.append(T, {"d": [f"2024-11-1{i}"] * 6, "order_id": [100 + 10 * i + j for j in range(6)],
+                           "discount_usd": [0.01, 3.9 + i, 1.5, 0.03, 0.1, 0.2]}, at=7 + i)
+    f = sm.staleness(cat, T, now=elk.day(9), merge=False)
+    assert sorted((x.annotation, x.reason, x.evidence.values["scale_exp"], x.fixes) for x in f) == [
+        ("column.3.description", "unit_drift", -2, []), ("column.3.unit", "unit_drift", -2, [])]
+    assert v in f[0].evidence.vids and "mixes two units" in f[0].message
+
+
+def test_a_measure_restated_in_place_then_loaded_and_control(elk):
+    """definitions: a measure a metric sums is restated x10^3 in place (same rows), then loads
+    continue: the rewrite's statistics either side show the scale although later loads make the
+    table's range unlike the annotated one (failed before: the unit, the description and the
+    metric all missed). The unit gets update_unit; the metric says what moved. Control: a
+    compaction (the same rows rewritten, same range)."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("line_id", "bigint"), ("net_line_cents", "bigint")], partition_by=["d"], at=0,
+              rows={"d": ["2024-11-01"] * 3, "line_id": [1, 2, 3], "net_line_cents": [150, 2300, 9800]})
+    for i in range(3):
+        elk.append(T, {"d": [f"2024-11-0{i + 2}"] * 2, "line_id": [10 + 2 * i, 11 + 2 * i],
+                       "net_line_cents": [120, 5000 + 1000 * i]}, at=1 + i)
+    sm.annotate(cat, T, {"unit": "cents"}, column="net_line_cents", author="a", time=elk.day(3.5))
+    sm.define_metric(cat, T, "net_sales", expression="sum(net_line_cents)", author="a", time=elk.day(3.5))
+    rows = {"d": ["2024-11-01"] * 3 + ["2024-11-02"] * 2 + ["2024-11-03"] * 2 + ["2024-11-04"] * 2,
+            "line_id": [1, 2, 3, 10, 11, 12, 13, 14, 15],
+            "net_line_cents": [150, 2300, 9800, 120, 5000, 120, 6000, 120, 7000]}
+    elk.overwrite(T, rows, at=4)
+    assert sm.staleness(cat, T, now=elk.day(4)) == []  # control: rewritten, same values
+    v = elk.overwrite(T, {**rows, "net_line_cents": [x * 1000 for x in rows["net_line_cents"]]}, at=5)
+    elk.append(T, {"d": ["2024-11-05"] * 2, "line_id": [20, 21], "net_line_cents": [90_000, 31_000_000]}, at=6)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(6), merge=False) if x.reason == "unit_drift"]
+    got = {x.annotation: x for x in f}
+    assert got["column.3.unit"].fixes == [Fix(action="update_unit", params={"column": "net_line_cents", "scale": 3})]
+    assert v in got["column.3.unit"].evidence.vids
+    assert got["metric.net_sales"].fixes == [] and got["metric.net_sales"].evidence.values["scale_exp"] == 3
+
+
+def test_a_replacement_written_beside_the_old_table_and_controls(elk):
+    """replacement_deprecation: a table written beside the old one (its columns alike one to one,
+    rows per day alike) as the old one stops, while the catalog keeps loading for two of the old
+    table's usual intervals: its description and SLA name the successor (failed before: the SLA
+    only, later, no successor; the description never). Controls: a copy taken while the table
+    keeps loading (a backup) and the days right after the copy."""
+    cat = elk.cat
+    old, new, other = "acme.core.events", "acme.core.events_v2", "acme.core.visits"
+    cols = [("event_date", "date"), ("event_id", "bigint"), ("points", "int")]
+    elk.table(old, cols, at=0)
+    elk.table(other, [("visit_date", "date"), ("minutes", "int")], at=0)
+    rows = {"event_date": [], "event_id": [], "points": []}
+    for d in range(1, 11):
+        day = {"event_date": [f"2024-11-{d:02d}"] * 2, "event_id": [2 * d, 2 * d + 1], "points": [5, 50]}
+        elk.append(old, day, at=d)
+        elk.append(other, {"visit_date": [f"2024-11-{d:02d}"], "minutes": [3]}, at=d + 0.1)
+        for k in rows:
+            rows[k] += day[k]
+        if d == 2:
+            sm.annotate(cat, old, {"description": "loyalty events", "freshness_sla": "P3D"}, author="a",
+                        time=elk.day(2.5))
+    elk.table(new, cols, at=10.5, rows=rows)
+    elk.append(other, {"visit_date": ["2024-11-11"], "minutes": [3]}, at=11.1)
+    assert [f for f in sm.staleness(cat, old, now=elk.day(11.2)) if f.reason == "not_loaded_since"] == []  # too soon
+    for d in (12, 13):
+        elk.append(other, {"visit_date": [f"2024-11-{d}"], "minutes": [3]}, at=d + 0.1)
+    f = [x for x in sm.staleness(cat, old, now=elk.day(13.2), merge=False) if x.reason == "not_loaded_since"]
+    assert sorted((x.annotation, x.status, tuple(x.fixes)) for x in f) == [
+        (k, "stale", (Fix(action="successor", params={"table": new}),)) for k in ("table.description", "table.freshness_sla")]
+
+
+def test_a_copy_beside_a_table_that_keeps_loading_is_no_replacement(elk):
+    cat = elk.cat
+    old, new = "acme.core.events", "acme.core.events_bak"
+    cols = [("event_date", "date"), ("event_id", "bigint"), ("points", "int")]
+    elk.table(old, cols, at=0)
+    rows = {"event_date": [], "event_id": [], "points": []}
+    for d in range(1, 16):
+        day = {"event_date": [f"2024-11-{d:02d}"] * 2, "event_id": [2 * d, 2 * d + 1], "points": [5, 50]}
+        elk.append(old, day, at=d)
+        if d <= 10:
+            for k in rows:
+                rows[k] += day[k]
+        if d == 10:
+            sm.annotate(cat, old, {"description": "loyalty events"}, author="a", time=elk.day(10.2))
+            elk.table(new, cols, at=10.5, rows=rows)
+    assert sm.staleness(cat, old, now=elk.day(15.2)) == []
+
+
+def test_a_renamed_referenced_key_offers_the_join_on_its_new_name_and_control(elk):
+    """keys_joins: the related table renames the key a relationship joins into (the same field
+    id): the relationship gets join_on with the new name at both depths (failed before:
+    join_key_missing with no fix). Control: a key dropped with nothing continuing it gets no fix."""
+    cat = elk.cat
+    _orders_and_dim(elk)
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    v = elk.evolve(DIM, rename={"customer_id": "customer_key"}, at=2)
+    want = [Fix(action="join_on", params={"from_column": "customer_id", "to_table": DIM, "to_column": "customer_key"})]
+    for depth in ("metadata", "data"):
+        f = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(2), merge=False) if x.reason == "join_key_missing"]
+        assert [x.fixes for x in f] == [want], depth
+        assert v in f[0].evidence.vids
+    elk.evolve(DIM, drop=["customer_key"], at=3)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(3), merge=False) if x.reason == "join_key_missing"]
+    assert [x.fixes for x in f] == [[]]
+
+
+def test_a_periodic_snapshot_offers_the_snapshot_date_as_a_grain_key(elk):
+    """grain: a dimension becomes a periodic snapshot (every key once per snapshot date): the keys
+    repeat, and the keys with the added date identify rows, at both depths (failed before: no fix
+    at data depth, a date column was never a candidate key)."""
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0, rows={"id": [1, 2, 3], "kind": ["a", "b", "a"]})
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per id", "keys": ["id"]}}, author="a", time=elk.day(0.5))
+    elk.evolve(DIM, add=[("snapshot_date", "date")], at=1,
+               rows={"id": [1, 2, 3, 1, 2, 3], "kind": ["a", "b", "a"] * 2,
+                     "snapshot_date": ["2024-11-10"] * 3 + ["2024-11-11"] * 3})
+    want = Fix(action="set_keys", params={"keys": ["id", "snapshot_date"]})
+    for depth in ("metadata", "data"):
+        f = [x for x in sm.staleness(cat, DIM, depth=depth, now=elk.day(1), merge=False) if x.annotation == "table.grain"]
+        assert f and all(x.fixes[:1] == [want] for x in f), (depth, f)
+
+
+def test_re_runs_of_the_last_day_hide_no_stopped_feed_and_control(elk):
+    """loads_freshness: the job keeps committing, but each commit writes the same rows again (no
+    new data): the SLA is judged from the last load that changed the table (failed before: every
+    commit counted as a load, the SLA was never missed). Control: a dimension rebuilt as it was at
+    every load is loaded, not stuck."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("id", "bigint")], partition_by=["d"], at=0)
+    rows = {"d": [], "id": []}
+    for d in range(1, 7):
+        rows["d"].append(f"2024-11-{d:02d}")
+        rows["id"].append(d)
+        elk.append(T, {"d": [f"2024-11-{d:02d}"], "id": [d]}, at=d)
+    sm.annotate(cat, T, {"freshness_sla": "PT26H"}, author="a", time=elk.day(6.2))
+    for d in (7, 8):
+        elk.overwrite(T, rows, at=d)  # the job re-runs: the same rows again
+    f = sm.staleness(cat, T, now=elk.day(8.1))
+    assert [(x.reason, x.fixes) for x in f] == [("freshness_sla_missed", [])]
+    assert "re-runs" in f[0].message
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    for d in range(9, 17):
+        elk.overwrite(DIM, {"id": [1, 2], "kind": ["a", "b"]}, at=d + 0.5)
+        if d == 10:
+            sm.annotate(cat, DIM, {"freshness_sla": "PT26H"}, author="a", time=elk.day(10.6))
+    assert sm.staleness(cat, DIM, now=elk.day(16.7)) == []
+
+
+def test_a_relationship_into_a_key_that_now_repeats_and_control(elk):
+    """keys_joins: the related table's key repeats by its statistics (a day loaded twice: more rows
+    than the key's range holds), so a many-to-one relationship into it is violated at metadata
+    depth (failed before: only the data depth saw it). Control: new keys appended."""
+    cat = elk.cat
+    _orders_and_dim(elk)
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    elk.append(DIM, {"customer_id": [4], "customer_uuid": ["u4"], "tier": ["b"]}, at=2)
+    assert sm.staleness(cat, T, now=elk.day(2)) == []
+    v = elk.append(DIM, {"customer_id": [3, 4], "customer_uuid": ["u3", "u4"], "tier": ["a", "b"]}, at=3)
+    f = sm.staleness(cat, T, now=elk.day(3))
+    assert [(x.reason, x.status, x.fixes) for x in f] == [("cardinality_violated", "stale", [])]
+    assert v in f[0].evidence.vids
+
+
+def test_a_description_stating_the_grain_when_the_keys_repeat_and_control(elk):
+    """grain (data): a day loaded twice makes the grain's keys repeat; a description that states
+    the grain ("one row per ...") is contradicted too, with no fix. Control: a description that
+    states no grain."""
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"grain": {"text": "one row per id", "keys": ["id"]}, "description": "One row per order."},
+                author="a", time=elk.day(0.5))
+    sm.annotate(cat, T, {"description": "what was ordered"}, column="kind", author="a", time=elk.day(0.5))
+    elk.append(T, {"id": [3], "kind": ["a"], "amount_cents": [4000]}, at=1)
+    f = [x for x in sm.staleness(cat, T, depth="data", now=elk.day(1), merge=False) if x.annotation != "table.grain"]
+    assert [(x.annotation, x.reason, x.fixes) for x in f] == [("table.description", "grain_violated", [])]
+
+
+def test_a_rename_touches_only_the_table_claims_that_name_the_column(elk):
+    """schema: a column renamed in place (ALTER ... RENAME) makes a table description false only
+    when the text names it (failed before: schema_changed "types changed" on every table-level
+    claim). Control first: a description naming other columns stays fresh."""
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"description": "orders; kind is the order channel"}, author="a", time=elk.day(0.5))
+    elk.evolve(T, rename={"amount_cents": "amount_minor"}, at=1)
+    assert [f for f in sm.staleness(cat, T, now=elk.day(1)) if f.reason == "schema_changed"] == []
+    elk.evolve(T, rename={"kind": "channel"}, at=2)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(2)) if x.reason == "schema_changed"]
+    assert [x.annotation for x in f] == ["table.description"]
