@@ -82,6 +82,7 @@ def _cf_options(name: str) -> Options:
 # go: see Store.ensure_writer) before its write fails with a clear error; how often a reader catches up.
 WRITER_WAIT_S = float(os.environ.get("SEMCAT_WRITER_WAIT_S", "30"))
 SYNC_S = 0.25
+RETIRE_S = 60.0  # a secondary replaced on a new MANIFEST is closed this long after (reads may still use it)
 
 
 def _flock(fd: int, how: int) -> bool:
@@ -133,6 +134,8 @@ class Store:
         self._primary: Rdict | None = None
         self._secondary: Rdict | None = None
         self._secondary_dir: str | None = None
+        self._manifest = b""
+        self._retired: list[tuple[float, Rdict]] = []  # (when, secondary) replaced on a new MANIFEST
         self.writer = False
         try:
             if _flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB):
@@ -198,9 +201,42 @@ class Store:
         opt = Options(raw_mode=True)
         opt.set_max_open_files(-1)  # a secondary keeps its files open: the writer may delete them
         cfs = {name: _cf_options(name) for name in CFS}
+        self._manifest = self._current_manifest()
         self._secondary = Rdict(self._db_path, opt, column_families=cfs,
                                 access_type=AccessType.secondary(self._secondary_dir))
         self._use(self._secondary)
+
+    def _current_manifest(self) -> bytes:
+        """The primary's MANIFEST as CURRENT names it: a new primary (another process took the turn and
+        opened the directory afresh) starts a new one."""
+        try:
+            with open(os.path.join(self._db_path, "CURRENT"), "rb") as fh:
+                return fh.read()
+        except OSError:
+            return b""
+
+    def _reopen_secondary(self) -> None:
+        """A secondary does not follow its primary into a new MANIFEST: catching up then stops at the
+        commits the old one recorded (a second process that took the turn, committed and closed, then a
+        third that did the same: the reader saw the first's commits only). Open a fresh secondary on the
+        new MANIFEST; the old instance is retired, not closed, as reads may still run on it: it is closed
+        RETIRE_S seconds later (or with the store)."""
+        import shutil
+
+        old, old_dir = self._secondary, self._secondary_dir
+        self._open_secondary()
+        now = time.monotonic()
+        keep = []
+        for when, db in self._retired:
+            if now - when > RETIRE_S:
+                db.close()
+            else:
+                keep.append((when, db))
+        self._retired = keep
+        if old is not None:
+            self._retired.append((now, old))
+        if old_dir is not None:
+            shutil.rmtree(old_dir, ignore_errors=True)
 
     def writer_pid(self) -> str:
         try:
@@ -278,6 +314,8 @@ class Store:
             if self.writer or self._closed or self._secondary is None:
                 return
             self._secondary.try_catch_up_with_primary()
+            if self._current_manifest() not in (self._manifest, b""):
+                self._reopen_secondary()
             self._take_in()
 
     def _take_in(self) -> None:
@@ -343,9 +381,10 @@ class Store:
             # Column-family handles keep the DB alive; drop them so close() releases RocksDB's LOCK.
             self.cf.clear()
             self.handle.clear()
-            for db in (self._primary, self._secondary):
+            for db in (self._primary, self._secondary, *(r for _, r in self._retired)):
                 if db is not None:
                     db.close()
+            self._retired.clear()
             self._primary = self._secondary = None
             del self.db
             gc.collect()
