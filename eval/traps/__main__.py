@@ -2,6 +2,8 @@
 
     python -m eval.traps generate --lake LAKE --seed 1 --out /tmp/t1      # a trapped copy + traps.json
     python -m eval.traps score --lake LAKE --name acme --seeds development --out RESULTS
+    python -m eval.traps score-dir /tmp/t1 [/tmp/t2,...] --out RESULTS     # score existing trapped copies
+    python -m eval.traps report RESULTS [RESULTS...]                        # the per-class table
 
 LAKE is a built lake directory (`semcat eval build` or `python -m eval.tpcds build`): its catalog
 under LAKE/<history> (default enriched), its files under LAKE/warehouse. It is copied, never changed.
@@ -76,6 +78,63 @@ def score(lake_root: str, name: str, history: str, which: str, out: str, work: s
         if not keep:
             shutil.rmtree(dst, ignore_errors=True)
     write_table(results, sys.stdout)
+
+
+@main.command("score-dir")
+@click.argument("trapped", nargs=-1, required=True)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="results directory (JSON per copy)")
+@click.option("--name", default=None,
+              help="the lake's label in the table (default: the copy's directory name up to its last '-')")
+@click.option("--history", default="enriched", show_default=True, help="the catalog under each copy to score")
+@click.option("--depths", default="metadata,data", show_default=True)
+@click.option("--seeds", "which", default=None,
+              help="only the copies whose truth has these seeds: development, held_out or a comma list")
+@click.option("--work", default=None, type=click.Path(file_okay=False),
+              help="scratch for the throwaway copies (default: the system temp directory)")
+def score_dir(trapped: tuple[str, ...], out: str, name: str | None, history: str, depths: str, which: str | None,
+              work: str | None) -> None:
+    """Score existing trapped copies (TRAPPED: directories written by `generate`, or comma lists of them)
+    with the detector on PYTHONPATH; each copy is scored on a throwaway copy of it and never changed.
+    Writes OUT/<name>-<seed>.json (what `score` writes) and prints the per-class table."""
+    from eval.traps.scoredir import read_copy, score_copy
+
+    dirs = [d for arg in trapped for d in arg.split(",") if d.strip()]
+    deps = tuple(d for d in depths.split(",") if d)
+    bad = [d for d in deps if d not in ("metadata", "data")]
+    if bad:
+        raise click.BadParameter(f"unknown depth {bad[0]!r}: use metadata, data or both (comma list)",
+                                 param_hint="--depths")
+    wanted = set(seeds_of(which)) if which else None
+    for d in dirs:  # every copy checked before the first is scored: a typo costs nothing
+        read_copy(d)
+    os.makedirs(out, exist_ok=True)
+    results: list[dict[str, Any]] = []
+    failed = []
+    for d in dirs:
+        _, truth = read_copy(d)
+        if wanted is not None and int(truth["seed"]) not in wanted:
+            continue
+        label = name or os.path.basename(os.path.abspath(d)).rsplit("-", 1)[0]
+        try:
+            res = score_copy(d, history=history, depths=deps, work=work, log=click.echo)
+        except Exception:  # noqa: BLE001 - one copy's failure is reported; the others still run
+            import traceback
+
+            click.echo(f"{d} FAILED:\n{traceback.format_exc()}", err=True)
+            failed.append(d)
+            continue
+        res["lake"] = label
+        path = os.path.join(out, f"{label}-{res['seed']}.json")
+        with open(path, "w") as fh:
+            json.dump(res, fh, indent=1, default=str)
+        results.append(res)
+        click.echo(f"{label} seed {res['seed']}: {res['seconds']} s -> {path}")
+    if results:
+        from eval.traps.run import report
+
+        report(results, sys.stdout)
+    if failed:
+        raise SystemExit(f"{len(failed)} cop{'y' if len(failed) == 1 else 'ies'} failed: {', '.join(failed)}")
 
 
 @main.command("_seed", hidden=True)

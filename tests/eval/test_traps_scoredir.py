@@ -1,0 +1,127 @@
+"""Scoring an existing trapped copy (`python -m eval.traps score-dir`, eval/traps/scoredir.py).
+
+The trapped copy here is made the way `generate` leaves one (a copy of the Acme lake whose catalog still
+names the lake's own directory, a `.traps-copy` marker, `traps.json`), with one schema-only trap written
+by a catalog transaction as the generator's author, so no Spark is needed. The scorer must find the
+"before" at the vid before the trap (else the trap's flag counts as old and recall is 0), leave the
+trapped copy untouched, write the per-seed JSON `score` writes, and `report` must print the table."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import catalog_core as cc
+from catalog_core import lake
+from eval.traps.lakeview import MARKER, lake_now
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TABLE, COLUMN = "acme.core.fct_orders", "shipping_cents"
+
+
+def _files(root):
+    return {(os.path.join(d, f), os.path.getmtime(os.path.join(d, f)), os.path.getsize(os.path.join(d, f)))
+            for d, _, fs in os.walk(root) for f in fs}
+
+
+def _trapped_copy(lake_dir: str, dst: str, seed: int = 1) -> dict:
+    """A copy of the lake with COLUMN dropped from TABLE's schema at now + 1 h, as `generate` leaves it."""
+    import semantic as sm
+
+    src = os.path.abspath(lake_dir)
+    shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns("semcat.lock"))
+    with open(os.path.join(dst, MARKER), "w") as fh:
+        fh.write(src + "\n")
+    cat = cc.Catalog.open(os.path.join(dst, "enriched"))
+    try:
+        cat.relocate(src, os.path.abspath(dst))          # write into the copy only
+        now = lake_now(dst, cat)
+        keys = [a.key for a in sm.read_annotations(cat, TABLE, None) if a.kind == "column" and a.column == COLUMN]
+        assert keys, "the Acme lake annotates fct_orders.shipping_cents"
+        tpath = lake.table_path(TABLE)
+        with cat.transaction(author="etl:traps", message=f"drop {COLUMN}", time=now + 3600) as txn:
+            schema = dict(txn.get(tpath).value["schema"])
+            schema["columns"] = [c for c in schema["columns"] if c.get("name") != COLUMN]
+            txn.merge(tpath, {"schema": {"op": "set", "val": schema}})
+        vid = int(txn.vid)
+        cat.relocate(os.path.abspath(dst), src)          # as generated: the catalog names the lake's directory
+    finally:
+        cat.close()
+    truth = {"seed": seed, "now": now, "check_time": now + 2 * 86400 + 3600,
+             "traps": [{"id": "schema.drop.0", "cls": "schema", "kind": "drop", "table": TABLE, "columns": [COLUMN],
+                        "description": f"{TABLE}.{COLUMN} dropped", "vid": vid, "time": now + 3600,
+                        "false": [[TABLE, k] for k in keys], "fixes": {f"{TABLE}|{k}": None for k in keys},
+                        "tables": [TABLE], "control": False, "loads": 1}],
+             "routine_loads": [], "skipped": [], "active": [], "stopped": []}
+    with open(os.path.join(dst, "traps.json"), "w") as fh:
+        json.dump(truth, fh)
+    return truth
+
+
+def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run([sys.executable, "-m", "eval.traps", *args], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=600)
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+@pytest.mark.slow  # two copies of the Acme lake, metadata depth twice, a subprocess: 50 s measured at load 18
+def test_score_dir_scores_an_existing_trapped_copy_and_leaves_it_as_it_was(lake_dir, tmp_path):
+    trapped = str(tmp_path / "acme-5")
+    truth = _trapped_copy(lake_dir, trapped, seed=5)
+    lake_files, copy_files = _files(lake_dir), _files(trapped)
+    out = tmp_path / "results"
+    proc = _run("score-dir", trapped, "--out", str(out), "--depths", "metadata", "--work", str(tmp_path / "work"))
+    res = json.loads((out / "acme-5.json").read_text())
+    assert res["seed"] == 5 and res["lake"] == "acme" and res["truth"] == truth
+    assert res["base_vid"] == truth["traps"][0]["vid"] - 1 and res["vid"] == truth["traps"][0]["vid"]
+    row = res["scores"]["metadata"]["classes"]["schema"]
+    # the drop is new after the trap, so it is caught: "before" was read at the vid before the trap
+    assert row["false"] == len(truth["traps"][0]["false"]) and row["caught"] == row["false"], row["misses"]
+    assert res["before"]["metadata"] == len(res["flags"]["metadata"]["before"])
+    assert res["detector"]["path"] == ROOT
+    assert "**acme**" in proc.stdout and "| schema | P " in proc.stdout
+    assert _files(trapped) == copy_files        # the trapped copy: not a file added, touched or removed
+    assert _files(lake_dir) == lake_files       # nor the lake it was copied from
+    assert not os.listdir(tmp_path / "work")    # the throwaway copy is gone
+    rep = _run("report", str(out))
+    assert "development 5, metadata" in rep.stdout
+    assert f"| schema | P {row['tp']}/{row['tp'] + row['fp']} · R {row['caught']}/{row['false']}" in rep.stdout
+
+
+def test_score_dir_refuses_what_is_not_a_trapped_copy_before_scoring_anything(lake_dir, tmp_path):
+    half = tmp_path / "acme-1"
+    half.mkdir()
+    (half / MARKER).write_text(os.path.abspath(lake_dir) + "\n")   # a generation that failed: no traps.json
+    proc = _run("score-dir", str(half), "--out", str(tmp_path / "r"), check=False)
+    assert proc.returncode != 0 and "traps.json is missing" in proc.stderr
+    assert not (tmp_path / "r").exists()
+    proc = _run("score-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "r"), check=False)
+    assert proc.returncode != 0 and "no such directory" in proc.stderr
+    proc = _run("score-dir", str(half), "--out", str(tmp_path / "r"), "--depths", "deep", check=False)
+    assert proc.returncode != 0 and "unknown depth 'deep'" in proc.stderr
+
+
+def test_base_vid_is_the_last_vid_before_the_generators_first_commit(lake_dir, tmp_path):
+    from eval.traps.scoredir import base_vid
+
+    trapped = str(tmp_path / "acme-2")
+    truth = _trapped_copy(lake_dir, trapped, seed=2)
+    cat = cc.Catalog.open(os.path.join(trapped, "enriched"))
+    try:
+        assert base_vid(cat, truth["now"]) == truth["traps"][0]["vid"] - 1
+        # a commit timed after the lake's now ends the base even when another author wrote it
+        assert base_vid(cat, truth["now"] - 1) < truth["traps"][0]["vid"] - 1
+    finally:
+        cat.close()
+    with pytest.raises(SystemExit):
+        from eval.traps.scoredir import read_copy
+
+        read_copy(str(tmp_path / "absent"))
