@@ -158,21 +158,39 @@ def seed_cmd(lake_root: str, history: str, seed: int, per_class: int, depths: st
 @click.option("--misses", "show_misses", is_flag=True, help="also list every miss, false alarm and wrong fix")
 def report_cmd(results: tuple[str, ...], show_misses: bool) -> None:
     """The per-class table (markdown) of every OUT/<lake>-<seed>.json under RESULTS directories."""
-    import glob
-
     from eval.traps.run import report
 
-    runs = []
-    for d in results:
-        for f in sorted(glob.glob(os.path.join(d, "*-*.json"))):
-            with open(f) as fh:
-                runs.append(json.load(fh))
+    runs = _load(results)
     report(runs, sys.stdout)
     if show_misses:
         from eval.traps.run import misses
 
         sys.stdout.write("\n")
         misses(runs, sys.stdout)
+
+
+@main.command("compare")
+@click.option("--before", "before_dirs", multiple=True, required=True, type=click.Path(exists=True, file_okay=False),
+              help="a results directory of the detector before (repeatable)")
+@click.option("--after", "after_dirs", multiple=True, required=True, type=click.Path(exists=True, file_okay=False),
+              help="a results directory of the detector after (repeatable)")
+def compare_cmd(before_dirs: tuple[str, ...], after_dirs: tuple[str, ...]) -> None:
+    """Before/after per-class tables (markdown) over the copies both sides scored; a note for any seed
+    scored on one side only or on different trapped copies."""
+    from eval.traps.run import compare
+
+    compare(_load(before_dirs), _load(after_dirs), sys.stdout)
+
+
+def _load(dirs: tuple[str, ...]) -> list[dict[str, Any]]:
+    import glob
+
+    runs = []
+    for d in dirs:
+        for f in sorted(glob.glob(os.path.join(d, "*-*.json"))):
+            with open(f) as fh:
+                runs.append(json.load(fh))
+    return runs
 
 
 if __name__ == "__main__":

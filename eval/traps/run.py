@@ -208,3 +208,51 @@ def misses(results: list[dict[str, Any]], fh: IO[str]) -> None:
                 fh.write(f"{head}: CONTROL ALARM {m['table']} {m['key']} {m['reasons']}: {m['message'][:160]}\n")
             for m in s["elsewhere"]:
                 fh.write(f"{head}: ELSEWHERE {m['table']} {m['key']} {m['reasons']}: {m['message'][:160]}\n")
+
+
+def _key(r: dict[str, Any]) -> tuple[str, int]:
+    return (str(r.get("lake", "?")), int(r["seed"]))
+
+
+def compare(before: list[dict[str, Any]], after: list[dict[str, Any]], fh: IO[str],
+            held_out: list[int] | None = None) -> list[str]:
+    """Before/after per lake and seed set (development, held-out): a row per class, a column per depth
+    and side; each cell P · R · F as counts summed over the seeds that both sides scored. Returns the
+    problems: a (lake, seed) scored on one side only, or on copies whose truths differ (then the two
+    sides did not score the same traps, and that seed is left out)."""
+    held = set(held_out if held_out is not None else seeds_of("held_out"))
+    b, a = {_key(r): r for r in before}, {_key(r): r for r in after}
+    problems = [f"{lk} seed {s}: only {'before' if k in b else 'after'}" for k in sorted(set(b) ^ set(a))
+                for lk, s in [k]]
+    same = []
+    for k in sorted(set(b) & set(a)):
+        if b[k]["truth"] != a[k]["truth"]:
+            problems.append(f"{k[0]} seed {k[1]}: the before and after truths differ (not the same trapped copy)")
+        else:
+            same.append(k)
+    for lk in sorted({k[0] for k in same}):
+        for label, pick in (("development", lambda s: s not in held), ("held-out", lambda s: s in held)):
+            keys = [k for k in same if k[0] == lk and pick(k[1])]
+            if not keys:
+                continue
+            cols = []
+            for d in DEPTHS:
+                for side, runs in (("before", b), ("after", a)):
+                    scored = [runs[k]["scores"][d] for k in keys if d in runs[k]["scores"]]
+                    if scored:
+                        cols.append((f"{d}, {side}", aggregate(scored)))
+            if not cols:
+                continue
+            seeds = ",".join(str(k[1]) for k in keys)
+            fh.write(f"\n**{lk}, {label} {seeds}**\n\n| class | " + " | ".join(c for c, _ in cols) + " |\n|---|"
+                     + "---|" * len(cols) + "\n")
+            for cls in CLASSES:
+                fh.write(f"| {cls} | " + " | ".join(_cell(x["classes"].get(cls)) for _, x in cols) + " |\n")
+            fh.write("| all classes | " + " | ".join(_cell(_total(x)) for _, x in cols) + " |\n")
+            fh.write("| controls: false alarms / loads (per 20) | " + " | ".join(
+                f"{x['control_alarms']}/{x['control_loads']} ({x['alarms_per_20']:.1f})" for _, x in cols) + " |\n")
+            fh.write("| new flags on tables nothing wrote | " + " | ".join(str(x["elsewhere"]) for _, x in cols)
+                     + " |\n")
+    for p in problems:
+        fh.write(f"\nNOTE: {p}\n")
+    return problems

@@ -125,3 +125,37 @@ def test_base_vid_is_the_last_vid_before_the_generators_first_commit(lake_dir, t
         from eval.traps.scoredir import read_copy
 
         read_copy(str(tmp_path / "absent"))
+
+
+def _result(lake_name, seed, truth, after_flags):
+    from eval.traps.score import score
+
+    return {"lake": lake_name, "seed": seed, "truth": truth,
+            "scores": {d: score(truth, [], after_flags) for d in ("metadata", "data")}}
+
+
+def test_compare_puts_before_and_after_side_by_side_only_on_the_same_trapped_copies():
+    import io
+
+    from eval.traps.run import compare
+
+    def truth(table):
+        return {"traps": [{"id": "s", "cls": "schema", "kind": "drop", "table": table, "columns": ["c"],
+                           "description": "", "tables": [table], "control": False, "loads": 1,
+                           "false": [[table, "column.1.unit"]], "fixes": {f"{table}|column.1.unit": None}}],
+                "routine_loads": []}
+
+    hit = [{"table": "c.n.t", "key": "column.1.unit", "reason": "column_dropped", "status": "stale", "fixes": [],
+            "message": "m", "evidence_vids": []}]
+    before = [_result("acme", 1, truth("c.n.t"), []), _result("acme", 101, truth("c.n.t"), []),
+              _result("acme", 2, truth("c.n.t"), [])]
+    after = [_result("acme", 1, truth("c.n.t"), hit), _result("acme", 101, truth("c.n.t"), hit),
+             _result("acme", 2, truth("c.n.other"), []), _result("acme", 3, truth("c.n.t"), hit)]
+    out = io.StringIO()
+    problems = compare(before, after, out, held_out=[101])
+    text = out.getvalue()
+    assert "**acme, development 1**" in text and "**acme, held-out 101**" in text
+    assert "| class | metadata, before | metadata, after | data, before | data, after |" in text
+    assert "| schema | P - · R 0/1 · F - | P 1/1 · R 1/1 · F 1/1 | P - · R 0/1 · F - | P 1/1 · R 1/1 · F 1/1 |" in text
+    assert problems == ["acme seed 3: only after",
+                        "acme seed 2: the before and after truths differ (not the same trapped copy)"]
