@@ -159,3 +159,14 @@ def test_compare_puts_before_and_after_side_by_side_only_on_the_same_trapped_cop
     assert "| schema | P - · R 0/1 · F - | P 1/1 · R 1/1 · F 1/1 | P - · R 0/1 · F - | P 1/1 · R 1/1 · F 1/1 |" in text
     assert problems == ["acme seed 3: only after",
                         "acme seed 2: the before and after truths differ (not the same trapped copy)"]
+
+
+def test_semcat_eval_traps_is_the_same_command_group():
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    exe = os.path.join(os.path.dirname(sys.executable), "semcat")
+    proc = subprocess.run([exe, "eval", "traps", "score-dir", "--help"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 0 and "Score existing trapped copies" in proc.stdout, proc.stderr
+    proc = subprocess.run([exe, "eval", "tpcds", "build", "--help"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 0 and "tpcgen-cli" in proc.stdout, proc.stderr
