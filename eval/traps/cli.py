@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from eval.traps.run import SEEDS_FILE, run_seed, seeds_of, write_table
+from eval.traps.run import ISOLATIONS, SEEDS_FILE, run_seed, seeds_of, write_table
 
 
 @click.group()
@@ -35,9 +35,12 @@ def main() -> None:
 @click.option("--seed", type=int, required=True)
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="where the trapped copy goes (replaced)")
 @click.option("--per-class", default=1, show_default=True, type=int)
-def generate(lake_root: str, history: str, seed: int, out: str, per_class: int) -> None:
+@click.option("--isolation", type=click.Choice(ISOLATIONS), default=None,
+              help="how the copy is kept apart from LAKE: mount (a private mount namespace, root; the default "
+                   "when available) or copy (the copy's catalog re-pointed to it)")
+def generate(lake_root: str, history: str, seed: int, out: str, per_class: int, isolation: str | None) -> None:
     """Copy LAKE to OUT, apply the traps of SEED and write OUT/traps.json (the ground truth)."""
-    res = run_seed(lake_root, history, seed, out, per_class=per_class, depths=(), log=click.echo)
+    res = run_seed(lake_root, history, seed, out, per_class=per_class, depths=(), log=click.echo, isolation=isolation)
     click.echo(f"{len(res['truth']['traps'])} traps/controls; truth in {os.path.join(out, 'traps.json')}")
 
 
@@ -51,8 +54,9 @@ def generate(lake_root: str, history: str, seed: int, out: str, per_class: int) 
 @click.option("--work", default=None, type=click.Path(file_okay=False), help="scratch for the copies (default OUT/work)")
 @click.option("--per-class", default=1, show_default=True, type=int)
 @click.option("--keep", is_flag=True, help="keep the trapped copies")
+@click.option("--isolation", type=click.Choice(ISOLATIONS), default=None, help="as for generate")
 def score(lake_root: str, name: str, history: str, which: str, out: str, work: str | None, per_class: int,
-          keep: bool) -> None:
+          keep: bool, isolation: str | None) -> None:
     """Trap a copy of LAKE per seed, run staleness at both depths, score per class; write OUT/<name>-<seed>.json
     and print the per-class table."""
     import shutil
@@ -65,7 +69,7 @@ def score(lake_root: str, name: str, history: str, which: str, out: str, work: s
         t0 = time.time()
         dst = os.path.join(work, f"{name}-{s}")
         try:
-            res = run_seed(lake_root, history, s, dst, per_class=per_class, log=click.echo)
+            res = run_seed(lake_root, history, s, dst, per_class=per_class, log=click.echo, isolation=isolation)
         except Exception:  # noqa: BLE001 - one seed's failure is reported; the others still run
             import traceback
 
