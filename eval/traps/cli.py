@@ -96,12 +96,14 @@ def score(lake_root: str, name: str, history: str, which: str, out: str, work: s
               help="only the copies whose truth has these seeds: development, held_out or a comma list")
 @click.option("--work", default=None, type=click.Path(file_okay=False),
               help="scratch for the throwaway copies (default: the system temp directory)")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1),
+              help="copies scored at once (one process each)")
 def score_dir(trapped: tuple[str, ...], out: str, name: str | None, history: str, depths: str, which: str | None,
-              work: str | None) -> None:
+              work: str | None, jobs: int) -> None:
     """Score existing trapped copies (TRAPPED: directories written by `generate`, or comma lists of them)
     with the detector on PYTHONPATH; each copy is scored on a throwaway copy of it and never changed.
     Writes OUT/<name>-<seed>.json (what `score` writes) and prints the per-class table."""
-    from eval.traps.scoredir import read_copy, score_copy
+    from eval.traps.scoredir import read_copy
 
     dirs = [d for arg in trapped for d in arg.split(",") if d.strip()]
     deps = tuple(d for d in depths.split(",") if d)
@@ -111,35 +113,55 @@ def score_dir(trapped: tuple[str, ...], out: str, name: str | None, history: str
                                  param_hint="--depths")
     wanted = set(seeds_of(which)) if which else None
     for d in dirs:  # every copy checked before the first is scored: a typo costs nothing
-        read_copy(d)
+        read_copy(d, history)
     os.makedirs(out, exist_ok=True)
+    todo = [d for d in dirs if wanted is None or int(read_copy(d)[1]["seed"]) in wanted]
     results: list[dict[str, Any]] = []
     failed = []
-    for d in dirs:
-        _, truth = read_copy(d)
-        if wanted is not None and int(truth["seed"]) not in wanted:
-            continue
-        label = name or os.path.basename(os.path.abspath(d)).rsplit("-", 1)[0]
-        try:
-            res = score_copy(d, history=history, depths=deps, work=work, log=click.echo)
-        except Exception:  # noqa: BLE001 - one copy's failure is reported; the others still run
-            import traceback
 
-            click.echo(f"{d} FAILED:\n{traceback.format_exc()}", err=True)
+    def done(d: str, res: dict[str, Any] | None, err: str | None) -> None:
+        if res is None:
+            click.echo(f"{d} FAILED:\n{err}", err=True)
             failed.append(d)
-            continue
+            return
+        label = name or os.path.basename(os.path.abspath(d)).rstrip("/").rsplit("-", 1)[0]
         res["lake"] = label
         path = os.path.join(out, f"{label}-{res['seed']}.json")
         with open(path, "w") as fh:
             json.dump(res, fh, indent=1, default=str)
         results.append(res)
         click.echo(f"{label} seed {res['seed']}: {res['seconds']} s -> {path}")
+
+    if jobs == 1:
+        for d in todo:
+            done(d, *_score_one(d, history, deps, work))
+    else:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+            futs = {pool.submit(_score_one, d, history, deps, work): d for d in todo}
+            for f in cf.as_completed(futs):
+                done(futs[f], *f.result())
     if results:
         from eval.traps.run import report
 
         report(results, sys.stdout)
     if failed:
         raise SystemExit(f"{len(failed)} cop{'y' if len(failed) == 1 else 'ies'} failed: {', '.join(failed)}")
+
+
+def _score_one(d: str, history: str, deps: tuple[str, ...], work: str | None) -> tuple[dict[str, Any] | None,
+                                                                                   str | None]:
+    """One copy scored: (result, None), or (None, the traceback): one copy's failure never stops the others."""
+    from eval.traps.scoredir import score_copy
+
+    try:
+        return score_copy(d, history=history, depths=deps, work=work, log=click.echo), None
+    except (Exception, SystemExit):  # noqa: BLE001 - reported by the caller
+        import traceback
+
+        return None, traceback.format_exc()
 
 
 @main.command("_seed", hidden=True)

@@ -39,8 +39,9 @@ class NotATrappedCopy(SystemExit):
     pass
 
 
-def read_copy(trapped: str) -> tuple[str, dict[str, Any]]:
-    """The original lake's directory (from the marker) and the truth of a trapped copy, or a clear error."""
+def read_copy(trapped: str, history: str | None = None) -> tuple[str, dict[str, Any]]:
+    """The original lake's directory (from the marker) and the truth of a trapped copy, or a clear error
+    (also when `history`, a catalog directory under the copy, is given and missing)."""
     if not os.path.isdir(trapped):
         raise NotATrappedCopy(f"{trapped}: no such directory (give a copy made by `python -m eval.traps generate`)")
     truth_path, marker = os.path.join(trapped, TRUTH), os.path.join(trapped, MARKER)
@@ -56,6 +57,9 @@ def read_copy(trapped: str) -> tuple[str, dict[str, Any]]:
     for k in ("seed", "now", "check_time", "traps"):
         if k not in truth:
             raise NotATrappedCopy(f"{truth_path} has no {k!r}: not a truth written by eval.traps")
+    if history is not None and not os.path.isdir(os.path.join(trapped, history)):
+        have = sorted(d for d in os.listdir(trapped) if os.path.isdir(os.path.join(trapped, d)))
+        raise NotATrappedCopy(f"{trapped} has no catalog {history!r} (give --history, one of: {', '.join(have)})")
     return src, truth
 
 
@@ -103,10 +107,7 @@ def score_copy(trapped: str, history: str = "enriched", depths: tuple[str, ...] 
     import semantic as sm
 
     t0 = time.time()
-    src, truth = read_copy(trapped)
-    if not os.path.isdir(os.path.join(trapped, history)):
-        raise NotATrappedCopy(f"{trapped} has no catalog {history!r} (give --history, one of: "
-                              f"{', '.join(sorted(d for d in os.listdir(trapped) if os.path.isdir(os.path.join(trapped, d))))})")
+    src, truth = read_copy(trapped, history)
     if work:
         os.makedirs(work, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix="traps-score-", dir=work)
@@ -114,11 +115,16 @@ def score_copy(trapped: str, history: str = "enriched", depths: tuple[str, ...] 
         dst = os.path.join(scratch, "lake")
         shutil.copytree(trapped, dst, symlinks=True, ignore=shutil.ignore_patterns("semcat.lock"))
         cdir = os.path.join(dst, history)
-        cat = cc.Catalog.open(cdir)
+        cat = cc.open_catalog(cdir, offer_create=False)
         try:
             cat.relocate(os.path.abspath(src), os.path.abspath(dst))
             base = base_vid(cat, float(truth["now"]))
             last = int(cat.resolve(None))
+            vids = [int(t["vid"]) for t in truth["traps"] if t.get("vid") is not None]
+            if vids and not base < min(vids) <= max(vids) <= last:
+                raise NotATrappedCopy(f"{trapped}: its catalog {history!r} (vids up to {last}, the generator's from "
+                                      f"{base + 1}) does not hold the traps' commits (vids {min(vids)}..{max(vids)} "
+                                      "in traps.json): the copy and its truth do not belong together")
             before_tables, after_tables = _tables(cat, base), _tables(cat, last)
             out: dict[str, Any] = {"seed": truth["seed"], "truth": truth, "scores": {}, "problems": [],
                                    "before": {}, "flags": {}, "copy": os.path.abspath(trapped),

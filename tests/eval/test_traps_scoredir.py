@@ -170,3 +170,25 @@ def test_semcat_eval_traps_is_the_same_command_group():
     proc = subprocess.run([exe, "eval", "tpcds", "build", "--help"], capture_output=True, text=True, env=env,
                           timeout=120)
     assert proc.returncode == 0 and "tpcgen-cli" in proc.stdout, proc.stderr
+
+
+def test_score_dir_reports_every_copy_that_fails_and_writes_nothing_for_it(tmp_path):
+    truth = {"seed": 1, "now": 0.0, "check_time": 1.0, "routine_loads": [],
+             "traps": [{"id": "x", "cls": "schema", "kind": "drop", "table": "c.n.t", "vid": 12, "false": [],
+                        "fixes": {}, "tables": ["c.n.t"], "control": False, "loads": 1}]}
+    dirs = []
+    for n in ("acme-1", "acme-2"):
+        d = tmp_path / n
+        (d / "enriched").mkdir(parents=True)
+        if n == "acme-2":
+            (d / "enriched" / "CURRENT").write_text("not a catalog\n")    # not a catalog at all
+        (d / MARKER).write_text(str(tmp_path / "lake") + "\n")
+        (d / "traps.json").write_text(json.dumps({**truth, "seed": int(n[-1])}))
+        dirs.append(str(d))
+    proc = _run("score-dir", ",".join(dirs), "--out", str(tmp_path / "r"), "--jobs", "2", check=False)
+    assert proc.returncode != 0 and "2 copies failed" in proc.stderr, proc.stderr
+    assert all(f"{d} FAILED" in proc.stderr for d in dirs)
+    assert "does not hold the traps' commits" in proc.stderr or "NotFoundError" in proc.stderr
+    assert os.listdir(tmp_path / "r") == []
+    proc = _run("score-dir", dirs[0], "--out", str(tmp_path / "r"), "--history", "stale", check=False)
+    assert proc.returncode != 0 and "has no catalog 'stale'" in proc.stderr and "one of: enriched" in proc.stderr
