@@ -374,3 +374,12 @@ def _condition_hint(message: str, given: list[str]) -> str:
 
     bad = [c.strip() for c in given if c.strip() and c.strip() not in HIDE_FLAGS]
     return unknown("condition", bad[0], HIDE_FLAGS, message) if bad else message
+
+
+# issue 45's trap generator and second lake: `semcat eval traps ...` (= `python -m eval.traps`) and
+# `semcat eval tpcds build` (= `python -m eval.tpcds build`); both modules import only click at load
+from eval.tpcds.cli import main as _tpcds  # noqa: E402
+from eval.traps.cli import main as _traps  # noqa: E402
+
+eval_group.add_command(_traps, "traps")
+eval_group.add_command(_tpcds, "tpcds")

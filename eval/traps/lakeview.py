@@ -206,8 +206,8 @@ MARKER = ".traps-copy"
 def copy_lake(src: str, dst: str) -> str:
     """Copy a built lake directory (every file: catalogs, warehouse, lake.json) to `dst` and mark it as
     a copy. The catalog names its files by absolute path under `src`, so the copy is only usable where
-    `src` is seen to be the copy: `eval.traps.run` runs each seed in a private mount namespace with the
-    copy bind-mounted over `src` (the lake at `src` is never opened or written)."""
+    `src` is seen to be the copy, or once re-pointed to `dst`: `eval.traps.run.run_seed` does one or the
+    other (the lake at `src` is never opened or written)."""
     if os.path.exists(dst):
         shutil.rmtree(dst)
     shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns("semcat.lock", MARKER))

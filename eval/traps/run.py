@@ -11,7 +11,7 @@ from typing import IO, Any
 from eval.traps.score import aggregate, flags, score, table_rows
 from eval.traps.taxonomy import CLASSES
 
-__all__ = ["run_seed", "seeds_of", "SEEDS_FILE", "write_table", "DEPTHS"]
+__all__ = ["run_seed", "seeds_of", "SEEDS_FILE", "write_table", "DEPTHS", "ISOLATIONS", "can_mount"]
 
 SEEDS_FILE = os.path.join(os.path.dirname(__file__), "seeds.json")
 DEPTHS = ("metadata", "data")
@@ -52,38 +52,79 @@ def _flags(cdir: str, now: float, depth: str) -> list[dict[str, Any]]:
         cat.close()
 
 
-def run_seed(lake_root: str, history: str, seed: int, dst: str, per_class: int = 1,
-             depths: tuple[str, ...] = DEPTHS, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Copy the lake at `lake_root` to `dst`, then, in a child process in a private mount namespace where
-    the copy is bind-mounted over `lake_root` (the catalog's absolute file paths then resolve into the
-    copy, so every reader and writer sees the copy and the lake itself is never touched), flag, trap,
-    flag again and score. Needs root and util-linux `unshare` (Linux)."""
+ISOLATIONS = ("mount", "copy")
+
+
+def can_mount() -> bool:
+    """Whether this process can run a seed in a private mount namespace (root, Linux, util-linux `unshare`)."""
     import shutil
+
+    return bool(shutil.which("unshare")) and hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def run_seed(lake_root: str, history: str, seed: int, dst: str, per_class: int = 1,
+             depths: tuple[str, ...] = DEPTHS, log: Callable[[str], None] = print,
+             isolation: str | None = None) -> dict[str, Any]:
+    """Copy the lake at `lake_root` to `dst`, then, in a child process, flag, trap, flag again and score on
+    the copy; the lake itself is never opened. The catalog names the lake's files by absolute path, so the
+    child must see the copy's files at those paths or be told where they are:
+
+    - `mount` (the default as root with util-linux `unshare`): the child runs in a private mount
+      namespace where the copy is bind-mounted over `lake_root`;
+    - `copy` (the default otherwise): the copy's catalog is re-pointed from `lake_root` to `dst`
+      (`Catalog.relocate`, every stored version) before the child runs on `dst`, and back after it.
+
+    Either way the trapped copy left at `dst` names `lake_root` (what `score-dir` expects) and the traps,
+    chosen by the seed from the catalog's tables, are the same."""
     import subprocess
     import sys
 
     from eval.traps.lakeview import copy_lake
 
-    if not shutil.which("unshare") or os.geteuid() != 0:
-        raise SystemExit("eval.traps runs each seed on a copy bind-mounted over the lake's own path, in a private "
-                         "mount namespace: run it as root on Linux with util-linux's `unshare`")
-    src = os.path.abspath(lake_root)
-    copy_lake(src, dst)
-    out = os.path.join(dst, "result.json")
-    inner = [sys.executable, "-m", "eval.traps", "_seed", "--lake", src, "--history", history, "--seed", str(seed),
+    how = isolation or ("mount" if can_mount() else "copy")
+    if how not in ISOLATIONS:
+        raise SystemExit(f"isolation must be one of {', '.join(ISOLATIONS)}, got {how!r}")
+    if how == "mount" and not can_mount():
+        raise SystemExit("--isolation mount runs each seed on a copy bind-mounted over the lake's own path, in a "
+                         "private mount namespace: run it as root on Linux with util-linux's `unshare`, or use "
+                         "--isolation copy")
+    src, here = os.path.abspath(lake_root), os.path.abspath(dst)
+    copy_lake(src, here)
+    out = os.path.join(here, "result.json")
+    seen_as = src if how == "mount" else here
+    inner = [sys.executable, "-m", "eval.traps", "_seed", "--lake", seen_as, "--history", history, "--seed", str(seed),
              "--per-class", str(per_class), "--depths", ",".join(depths), "--result", out]
-    cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
-           'mount --bind "$0" "$1" && shift && exec "$@"', os.path.abspath(dst), src, *inner]
-    proc = subprocess.run(cmd, stdout=None, stderr=None)
+    if how == "mount":
+        cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+               'mount --bind "$0" "$1" && shift && exec "$@"', here, src, *inner]
+    else:
+        _repoint(os.path.join(here, history), src, here)
+        cmd = inner
+    try:
+        proc = subprocess.run(cmd, stdout=None, stderr=None)
+    finally:
+        if how == "copy":
+            _repoint(os.path.join(here, history), here, src)
     if proc.returncode != 0 or not os.path.exists(out):
         raise RuntimeError(f"seed {seed} on {lake_root} failed (exit {proc.returncode}); see the output above")
     with open(out) as fh:
         return dict(json.load(fh))
 
 
+def _repoint(cdir: str, old: str, new: str) -> int:
+    import catalog_core as cc
+
+    cat = cc.Catalog.open(cdir)
+    try:
+        return int(cat.relocate(old, new))
+    finally:
+        cat.close()
+
+
 def seed_in_place(lake_root: str, history: str, seed: int, per_class: int, depths: tuple[str, ...],
                   log: Callable[[str], None] = print) -> dict[str, Any]:
-    """The seed's work on the lake at `lake_root`, which must show a copy (`run_seed` mounts one there)."""
+    """The seed's work on the lake at `lake_root`, which must show a copy (`run_seed` mounts or re-points one
+    there)."""
     import catalog_core as cc
     from eval.traps.generator import generate
     from eval.traps.lakeview import is_copy, lake_now
@@ -208,3 +249,51 @@ def misses(results: list[dict[str, Any]], fh: IO[str]) -> None:
                 fh.write(f"{head}: CONTROL ALARM {m['table']} {m['key']} {m['reasons']}: {m['message'][:160]}\n")
             for m in s["elsewhere"]:
                 fh.write(f"{head}: ELSEWHERE {m['table']} {m['key']} {m['reasons']}: {m['message'][:160]}\n")
+
+
+def _key(r: dict[str, Any]) -> tuple[str, int]:
+    return (str(r.get("lake", "?")), int(r["seed"]))
+
+
+def compare(before: list[dict[str, Any]], after: list[dict[str, Any]], fh: IO[str],
+            held_out: list[int] | None = None) -> list[str]:
+    """Before/after per lake and seed set (development, held-out): a row per class, a column per depth
+    and side; each cell P · R · F as counts summed over the seeds that both sides scored. Returns the
+    problems: a (lake, seed) scored on one side only, or on copies whose truths differ (then the two
+    sides did not score the same traps, and that seed is left out)."""
+    held = set(held_out if held_out is not None else seeds_of("held_out"))
+    b, a = {_key(r): r for r in before}, {_key(r): r for r in after}
+    problems = [f"{lk} seed {s}: only {'before' if k in b else 'after'}" for k in sorted(set(b) ^ set(a))
+                for lk, s in [k]]
+    same = []
+    for k in sorted(set(b) & set(a)):
+        if b[k]["truth"] != a[k]["truth"]:
+            problems.append(f"{k[0]} seed {k[1]}: the before and after truths differ (not the same trapped copy)")
+        else:
+            same.append(k)
+    for lk in sorted({k[0] for k in same}):
+        for label, pick in (("development", lambda s: s not in held), ("held-out", lambda s: s in held)):
+            keys = [k for k in same if k[0] == lk and pick(k[1])]
+            if not keys:
+                continue
+            cols = []
+            for d in DEPTHS:
+                for side, runs in (("before", b), ("after", a)):
+                    scored = [runs[k]["scores"][d] for k in keys if d in runs[k]["scores"]]
+                    if scored:
+                        cols.append((f"{d}, {side}", aggregate(scored)))
+            if not cols:
+                continue
+            seeds = ",".join(str(k[1]) for k in keys)
+            fh.write(f"\n**{lk}, {label} {seeds}**\n\n| class | " + " | ".join(c for c, _ in cols) + " |\n|---|"
+                     + "---|" * len(cols) + "\n")
+            for cls in CLASSES:
+                fh.write(f"| {cls} | " + " | ".join(_cell(x["classes"].get(cls)) for _, x in cols) + " |\n")
+            fh.write("| all classes | " + " | ".join(_cell(_total(x)) for _, x in cols) + " |\n")
+            fh.write("| controls: false alarms / loads (per 20) | " + " | ".join(
+                f"{x['control_alarms']}/{x['control_loads']} ({x['alarms_per_20']:.1f})" for _, x in cols) + " |\n")
+            fh.write("| new flags on tables nothing wrote | " + " | ".join(str(x["elsewhere"]) for _, x in cols)
+                     + " |\n")
+    for p in problems:
+        fh.write(f"\nNOTE: {p}\n")
+    return problems
