@@ -902,9 +902,13 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
                 dk.close()
 
 
+SUCCESSOR_NEWER_S = 86400.0  # a successor is created at least a day after the table it replaces
+
+
 def _check_successor(cat: CatalogAPI, table: str, tvalue: dict[str, Any], succ: str, key: str, vid: int) -> None:
     """A deprecation's successor must be another table that exists at `vid`, is not deprecated
-    itself, holds at least half of `table`'s columns, was created after it and has been loaded
+    itself, holds at least half of `table`'s columns, was created a day or more after it (tables one
+    job creates in one batch are siblings, not replacements) and has been loaded
     after `table`'s last load (the evidence that it took over): a table that simply stopped loading
     has no successor."""
     if succ == table:
@@ -929,13 +933,16 @@ def _check_successor(cat: CatalogAPI, table: str, tvalue: dict[str, Any], succ: 
         raise _refuse(key, f"nothing shows {succ} took over: its last load (vid {theirs or 'none'}) is not after "
                       f"{table}'s (vid {mine})", "successor")
 
-    def created(path: str) -> int:
-        return min((v.vid for v in cat.history(path) if v.vid <= vid and v.value is not None), default=0)
+    def created(path: str) -> tuple[int, float]:
+        v = min((v.vid for v in cat.history(path) if v.vid <= vid and v.value is not None), default=0)
+        at = cat.commits(since=v, until=v)
+        return v, (at[0].time if at else 0.0)
 
-    born, old = created(sobj.path), created(lake.table_path(table))
-    if born <= old:
-        raise _refuse(key, f"nothing shows {succ} took over: it existed before {table} (created at vid {born}, "
-                      f"{table} at vid {old}); a replacement is written after what it replaces", "successor")
+    (born, born_t), (old, old_t) = created(sobj.path), created(lake.table_path(table))
+    if born <= old or born_t - old_t < SUCCESSOR_NEWER_S:
+        raise _refuse(key, f"nothing shows {succ} took over: it was created at vid {born}, {table} at vid {old} "
+                      f"({(born_t - old_t) / 3600:+.0f} h); a replacement is written after what it replaces (a day "
+                      "or more), not beside it in one batch", "successor")
 
 
 def decide_group(cat: CatalogAPI, group: str, decision: str, author: str, note: str | None = None, *,

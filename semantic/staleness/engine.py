@@ -26,7 +26,15 @@ from semantic.staleness.core import DEPTHS, Duck, Table, get_table, resolve_now
 from semantic.staleness.decisions import merge_by_cause, undismissed
 from semantic.staleness.incremental import affected, changes_since
 from semantic.staleness.loads_freshness import Clock, due_index
-from semantic.staleness.registry import Env, clock_checks, replaced_at_data, run_annotation_checks, run_table_checks
+from semantic.staleness.registry import (
+    Env,
+    catalog_wide_reasons,
+    clock_checks,
+    replaced_at_data,
+    run_annotation_checks,
+    run_catalog_wide,
+    run_table_checks,
+)
 
 CHANGE_REASONS = ("values_restated", "column_renamed", "column_dropped", "column_type_changed", "schema_changed",
                   "unit_drift", "grain_violated", "upstream_changed")
@@ -130,6 +138,7 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, Table 
         return got
     got = _carried(ctx, name, depth)
     if got is not None:
+        got = _with_catalog_wide(ctx, name, got, tables)
         ctx.cache.findings.put(key, got)
         return got
     tables = {} if tables is None else tables
@@ -175,6 +184,20 @@ def _carried(ctx: Context, name: str, depth: str) -> list[Finding] | None:
     CARRIED[depth] = CARRIED.get(depth, 0) + 1
     ctx.cache.findings.put(("last", name, depth), (ctx.vid, found))  # the next diff starts here
     return found
+
+
+def _with_catalog_wide(ctx: Context, name: str, carried: list[Finding],
+                       tables: dict[str, Table | None] | None) -> list[Finding]:
+    """Carried findings with those of the catalog-wide checks (registry `catalog_wide`: a replacement
+    written beside the table reads every table's loads and the catalog's head) recomputed at ctx.vid:
+    the dependency rule covers what one table's annotations name, not the whole catalog."""
+    wide = catalog_wide_reasons()
+    t = get_table(ctx, name, {} if tables is None else tables)
+    if t is None or not wide:
+        return carried
+    anns = ctx.annotations(name)
+    fresh = undismissed(run_catalog_wide(Env(ctx, t, anns, {} if tables is None else tables)), anns)
+    return [f for f in carried if f.reason not in wide] + fresh
 
 
 def _remember(ctx: Context, name: str, depth: str, found: list[Finding]) -> None:

@@ -90,6 +90,8 @@ class Check:
     applies: Applies | None = None            # None: a table check, run once per table
     fallback: bool = False                    # only when the checks before found nothing for the annotation
     replaces_at_data: bool = False            # a metadata check whose findings the data depth recomputes
+    catalog_wide: bool = False                # reads every table's loads and the catalog's head: never
+    #                                           carried over by the incremental check (always recomputed)
 
 
 def _field(kind: str, *fields: str) -> Applies:
@@ -158,7 +160,7 @@ CHECKS: list[Check] = [
           replaces_at_data=True),
     Check("replaced_beside", "replacement_deprecation", "metadata", ("not_loaded_since",),
           ("load_log", "catalog_tables", "column_stats"), ("successor",),
-          lambda e, _a: replaced_beside(e.t, e.anns, e.tables)),
+          lambda e, _a: replaced_beside(e.t, e.anns, e.tables), catalog_wide=True),
     # ---- data, per annotation
     Check("grain_unique", "grain", "data", ("grain_violated",), ("data",), ("set_keys", "filter"),
           lambda e, a: grain_data(e.ctx, e.t, a, e.duck, e.last, e.checked), _field("table", "grain")),
@@ -241,6 +243,15 @@ def run_annotation_checks(env: Env, depth: str) -> list[Finding]:
 
 def run_table_checks(env: Env, depth: str) -> list[Finding]:
     return [f for c in checks(depth, table=True) for f in c.run(env, None)]
+
+
+def run_catalog_wide(env: Env) -> list[Finding]:
+    """The table checks that read the whole catalog (`catalog_wide`), at metadata depth."""
+    return [f for c in CHECKS if c.catalog_wide and c.applies is None for f in c.run(env, None)]
+
+
+def catalog_wide_reasons() -> set[str]:
+    return {r for c in CHECKS if c.catalog_wide for r in c.reasons}
 
 
 def replaced_at_data() -> set[str]:

@@ -94,14 +94,18 @@ def _similar(a: Table, b: Table) -> float:
 STRONG_COLUMN = 0.9     # a column "alike" for a successor: the same range (numbers within ~1.26x, same text range)
 MOST_COLUMNS = 0.75     # share of the old table's columns a successor must hold alike, one to one
 ALIKE_RATE = 0.5        # rows per day within ~3x
+NEWER_S = DAY           # a successor's first load is at least this long after the old table's first
 
 
 def successor_evidence(a: Table, b: Table, stop: float, every: float) -> dict[str, Any]:
     """Why `b` could replace `a`, which stopped loading at `stop`: the share of a's columns that b
     holds alike one to one (`columns_alike`), rows per day alike (`rate`), whether b started loading
     when a stopped (`started_at_stop`: its first load within three usual intervals of a's last) and
-    the verdict `strong`: b's rows per day are alike and it holds most of a's columns alike, or it
-    started when a stopped and holds at least half of them. Only a strong candidate is offered."""
+    the verdict `strong`: b is newer than a (its first load a day or more after a's: `newer`), b's rows
+    per day are alike and it holds most of a's columns alike, or it started when a stopped and holds at
+    least half of them. Only a strong candidate is offered. Statistics alone cannot tell a replacement
+    from a sibling of the same shape (tables one job creates together: ids from 1, the same dates and
+    statuses); only a later start can."""
     mine = list(a.cols.values())
     costs: dict[tuple[str, str], float] = {}
     for c in mine:
@@ -119,10 +123,14 @@ def successor_evidence(a: Table, b: Table, stop: float, every: float) -> dict[st
         da, db = max(1.0, (sa[1] - sa[0]) / DAY + 1), max(1.0, (sb[1] - sb[0]) / DAY + 1)
         rate = max(0.0, 1.0 - abs(math.log10((ra / da) / (rb / db))))
     first = b.tl.data_commits[0][1] if b.tl.data_commits else None
+    began = a.tl.data_commits[0][1] if a.tl.data_commits else None
     started = first is not None and abs(first - stop) <= 3 * every
-    strong = rate >= ALIKE_RATE and (alike >= MOST_COLUMNS or (started and alike >= 0.5))
+    # a replacement is written after what it replaces: a table loaded since a's own first days is a
+    # sibling (tables created by one job, in one batch), whatever its statistics share with a
+    newer = first is not None and began is not None and first - began >= NEWER_S
+    strong = newer and rate >= ALIKE_RATE and (alike >= MOST_COLUMNS or (started and alike >= 0.5))
     return {"table": b.name, "columns_alike": round(alike, 2), "rows_per_day_alike": round(rate, 2),
-            "started_at_stop": started, "strong": strong}
+            "started_at_stop": started, "newer": newer, "strong": strong}
 
 
 def successor(ctx: Context, t: Table, after: float, tables: dict[str, Table | None]) -> tuple[float, Table] | None:

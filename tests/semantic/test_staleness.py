@@ -312,14 +312,16 @@ def test_not_loaded_since_names_the_successor_and_controls(elk):
     cat = elk.cat
     old, new = "acme.legacy.sales", "acme.mart.sales_daily"
     elk.table(old, [("sale_date", "date"), ("store_code", "string"), ("gross_sales_usd", "decimal(14,2)")], at=0)
-    elk.table(new, [("date_local", "date"), ("store_id", "int"), ("code", "string"), ("gross_revenue_usd", "decimal(14,2)")],
-              at=0)
     elk.table("acme.core.other", [("x", "boolean")], at=0)
     for d in range(1, 31):
+        if d == 6:  # the replacement: created on day 6, written beside the old table until it stops
+            elk.table(new, [("date_local", "date"), ("store_id", "int"), ("code", "string"),
+                            ("gross_revenue_usd", "decimal(14,2)")], at=d)
         if d <= 10:
             last = elk.append(old, {"sale_date": ["2024-11-12"], "store_code": ["S-1"], "gross_sales_usd": [1.5]}, at=d)
-        elk.append(new, {"date_local": ["2024-11-12"], "store_id": [1], "code": ["S-1"], "gross_revenue_usd": [1.5]},
-                   at=d + 0.1)
+        if d >= 6:
+            elk.append(new, {"date_local": ["2024-11-12"], "store_id": [1], "code": ["S-1"],
+                             "gross_revenue_usd": [1.5]}, at=d + 0.1)
         elk.append("acme.core.other", {"x": [True]}, at=d + 0.2)
     assert sm.staleness(cat, now=elk.day(12)) == []   # control: two days without a load is not news
     f = sm.staleness(cat, now=elk.day(31))
@@ -328,6 +330,27 @@ def test_not_loaded_since_names_the_successor_and_controls(elk):
     assert f[0].fixes == [Fix(action="successor", params={"table": new})]
     sm.annotate(cat, old, {"deprecated": {"reason": "use the mart", "replaced_by": new}}, author="a", time=elk.day(31))
     assert sm.staleness(cat, now=elk.day(31)) == []  # control: deprecated, so not loading is expected
+
+
+def test_a_sibling_of_the_same_shape_is_no_successor(elk):
+    """Tables one job creates and loads together (the enterprise eval world's `_test` samples of one
+    domain: ids from 1, the same dates, statuses and rows per day) share their statistics; when one
+    stops, the other is not its replacement. Bulk accept wrote nine such successors there (e.g.
+    hr.headcount_snapshots_test replaced by hr.terminations_test). A replacement is newer than what it
+    replaces: a candidate loaded since the old table's first day gets no fix, only a mention."""
+    cat = elk.cat
+    old, sib = "acme.hr.headcount_test", "acme.hr.terminations_test"
+    for t in (old, sib):
+        elk.table(t, [("id", "bigint"), ("event_date", "date"), ("status", "string")], at=0)
+    for d in range(1, 31):
+        if d <= 10:
+            elk.append(old, {"id": [d], "event_date": ["2024-11-12"], "status": ["active"]}, at=d)
+        elk.append(sib, {"id": [d], "event_date": ["2024-11-12"], "status": ["active"]}, at=d + 0.1)
+    [f] = sm.staleness(cat, now=elk.day(31))
+    assert (f.target, f.reason, f.status) == (old, "not_loaded_since", "suspect")
+    assert f.fixes == [] and f.suggestion is None
+    cand = f.evidence.values["candidate"]
+    assert cand["table"] == sib and cand["newer"] is False and cand["strong"] is False
 
 
 def test_not_loaded_since_offers_no_successor_on_weak_evidence(elk):
