@@ -134,25 +134,37 @@ def successor_evidence(a: Table, b: Table, stop: float, every: float) -> dict[st
 
 
 def successor(ctx: Context, t: Table, after: float, tables: dict[str, Table | None]) -> tuple[float, Table] | None:
-    """The table most like `t` by statistics (`_similar`) that still loads after `after` and whose
-    time range continues t's; cached per (table, snapshot vid). Whether its evidence is strong
+    """The table most like `t` by statistics (`_similar`) that still loads after `after`, has not
+    stopped itself by the catalog's latest commit (`stopped`: a table that lived a few loads and
+    ended is no one's replacement) and whose time range continues t's; cached per (table, snapshot vid). Whether its evidence is strong
     enough to name it a successor is `successor_evidence`'s verdict."""
     key = ("successor", t.name, ctx.vid)
     got = ctx.cache.findings.take(key)
     if got is not None:
         return got[0]
+    head = ctx.commit_time(ctx.vid)
     best: tuple[float, Table] | None = None
     for other in ctx.tables():
         if other == t.name:
             continue
         o = get_table(ctx, other, tables)
-        if o is None or not o.tl.data_commits or o.tl.data_commits[-1][1] <= after:
+        if o is None or not o.tl.data_commits or o.tl.data_commits[-1][1] <= after or stopped(o, head):
             continue
         sim = _similar(t, o)
         if sim >= 0.5 and (best is None or sim > best[0]):
             best = (sim, o)
     ctx.cache.findings.put(key, (best,))
     return best
+
+
+def stopped(t: Table, head: float) -> bool:
+    """Has `t` stopped loading by `head` (the catalog's latest commit time, not the clock): its last
+    load older than three of its usual intervals and a week, the rule of `not_loaded_since`."""
+    dc = t.tl.data_commits
+    if not dc:
+        return True
+    every = _every(t) or DAY
+    return head - dc[-1][1] > max(3 * every, 7 * DAY)
 
 
 def _every(t: Table, last: int = 10) -> float | None:
@@ -217,7 +229,7 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
         if other == t.name:
             continue
         o = get_table(t.ctx, other, tables)
-        if o is None or not o.tl.data_commits:
+        if o is None or not o.tl.data_commits or stopped(o, head):
             continue
         first = o.tl.data_commits[0][1]
         if first < dc[-2][1] or first > last_t + 2 * every:

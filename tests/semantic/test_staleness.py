@@ -353,6 +353,29 @@ def test_a_sibling_of_the_same_shape_is_no_successor(elk):
     assert cand["table"] == sib and cand["newer"] is False and cand["strong"] is False
 
 
+def test_a_table_that_stopped_itself_is_no_successor(elk):
+    """Rotating samples (the enterprise eval world's `_test` tables): each loads a few times, stops,
+    and the next starts as it stops, with alike columns and rows per day. On timing and statistics
+    each looks like its predecessor's replacement, and bulk accept deprecated eight of them in favour
+    of the next, itself long stopped. A successor is still loading at the catalog's latest commit."""
+    cat = elk.cat
+    a, b, live = "acme.hr.sample_a", "acme.hr.sample_b", "acme.core.other"
+    cols = [("id", "bigint"), ("event_date", "date"), ("status", "string")]
+    elk.table(a, cols, at=0)
+    elk.table(live, [("x", "boolean")], at=0)
+    for d in range(1, 61):
+        if d <= 10:
+            elk.append(a, {"id": [d], "event_date": ["2024-11-12"], "status": ["active"]}, at=d)
+        if d == 10:
+            elk.table(b, cols, at=10.5)
+        if 11 <= d <= 20:
+            elk.append(b, {"id": [d], "event_date": ["2024-11-12"], "status": ["active"]}, at=d)
+        elk.append(live, {"x": [True]}, at=d + 0.5)
+    found = {f.target: f for f in sm.staleness(cat, now=elk.day(61)) if f.reason == "not_loaded_since"}
+    assert set(found) == {a, b}
+    assert found[a].fixes == [] and found[a].suggestion is None  # b ended too: nobody's replacement
+
+
 def test_not_loaded_since_offers_no_successor_on_weak_evidence(elk):
     """Issue 45: a table that simply stopped loading was given a successor by likeness alone. A
     table loaded all along that holds only some of its columns alike is no successor: the finding
