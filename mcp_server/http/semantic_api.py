@@ -29,6 +29,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 
+from catalog_core import lake
 from catalog_core.errors import PermissionDeniedError
 from mcp_server.http import access
 from mcp_server.http.api import ApiContext, error_responses, json_response, need_write, parse_ref
@@ -70,6 +71,34 @@ class MetricSqlBody(_Body):
     grain: str | None = None
     snapshot: int | str | None = None
 
+
+
+def _hide_unseen(card: Any, seen: set[str], every: list[str]) -> Any:
+    """The card without relationships, annotations, metrics, verified questions and findings that
+    name a table the caller may not see (as MCP describe_table under grants), and without a hidden
+    successor: an ungranted table is refused like a missing one, so no answer may name it."""
+    import json
+
+    hidden = [n for n in every if n not in seen]
+    if not hidden:
+        return card
+
+    def names(v: Any) -> bool:
+        text = json.dumps(v.model_dump(mode="json") if hasattr(v, "model_dump") else v, default=str)
+        return any(h in text for h in hidden)
+
+    upd: dict[str, Any] = {
+        "relationships": [r for r in card.relationships if not names(r)],
+        "referenced_by": [r for r in card.referenced_by if not names(r)],
+        "metrics": [m for m in card.metrics if not names(m)],
+        "verified_questions": [q for q in card.verified_questions if not names(q)],
+        "findings": [f for f in card.findings if not names(f)],
+        "annotations": {k: a for k, a in card.annotations.items() if not names(a)},
+        "orphaned": [a for a in card.orphaned if not names(a)],
+    }
+    if card.deprecation is not None and names(card.deprecation):
+        upd["deprecation"] = card.deprecation.model_copy(update={"successor": None})
+    return card.model_copy(update=upd)
 
 def provenance_of(request: Request, author: str | None, source: str | None) -> tuple[str, str]:
     """(author, source) of a semantic write: the author is the authenticated principal (the body's
@@ -140,8 +169,12 @@ def build_semantic_router(ctx: ApiContext) -> APIRouter:
     @requires("read")
     def describe(table: str, request: Request, snapshot: str | None = None, now: str | None = None) -> Response:
         with gate:
-            access.require_table(cat, request.scope.get("state"), table, parse_ref(snapshot))
+            limit = access.require_table(cat, request.scope.get("state"), table, parse_ref(snapshot))
             card = sm.describe(cat, table, snapshot=parse_ref(snapshot), now=_now(now))
+            if limit is not None:  # grants: nothing on the card names a table the principal may not see
+                every = [lake.name_of(o.path) for o in cat.query(lake.tables_query(), vid=card.snapshot)
+                         if lake.is_table(o.value)]
+                card = _hide_unseen(card, set(access.visible_tables(cat, limit, card.snapshot)), every)
         return Response(card.model_dump_json(), media_type="application/json")
 
     @r.get("/staleness", summary="Staleness findings of one table or the whole catalog",

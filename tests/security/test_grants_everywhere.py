@@ -336,6 +336,10 @@ def test_a_visible_tables_card_names_no_ungranted_table(world):
         assert not mine.get("isError") and "salaries" not in _text(mine), _text(mine)[:600]
     admin = tool(sa.url, ADMIN, "describe_table", table="acme.core.dim_store", detail="full")
     assert "acme.hr.salaries" in _text(admin)
+    # the same card over /v1/semantic (was: its relationships named acme.hr.salaries to bob)
+    card = v1(sa.url, BOB, "GET", "/v1/semantic/describe/acme.core.dim_store")
+    assert card.status_code == 200 and "salaries" not in card.text, card.text[:600]
+    assert "acme.hr.salaries" in v1(sa.url, ADMIN, "GET", "/v1/semantic/describe/acme.core.dim_store").text
 
 
 # ------------------------------------------------------------------ item 4: Iceberg writes and namespaces
