@@ -117,7 +117,7 @@ class Bare(Reads):
                    time_range: tuple[str | None, ...] | None, grain: str | None, vid: int) -> str:
         raise CodedToolError(f"no metric {metric!r} is defined; write the SQL with run_sql", "NotFoundError")
 
-    def join_path(self, cat: CatalogAPI, a: str, b: str, vid: int) -> Any:
+    def join_path(self, cat: CatalogAPI, a: str, b: str, vid: int, usable: Any = None) -> Any:
         raise CodedToolError(f"no declared relationship joins {a} to {b}; look at both tables' columns "
                              "(describe_table) to find join keys", "NotFoundError")
 
