@@ -1,6 +1,6 @@
 """The runner (HARNESS.md, Scoring): every question x condition at one pinned snapshot per condition.
 
-    summary = run_eval("/work/lakes/small", load_questions("eval/questions/public.yaml"),
+    summary = run_eval("LAKES/small", load_questions("eval/questions/public.yaml"),
                        ["bare", "enriched", "stale", "stale+detect"], lambda: make_agent("offline"), "out/")
 
 For each lake (one directory per seed) the runner opens each history's catalog once (or uses the open

@@ -1,6 +1,6 @@
 """`semcat eval score`: score runs recorded by `semcat eval serve` like `semcat eval run` scores its own.
 
-    summary = score_runs("/work/lakes/small", ["runs/bare", "runs/stale"], "report/")
+    summary = score_runs("LAKES/small", ["runs/bare", "runs/stale"], "report/")
     write_report("report/")
 
 Each run directory holds run.json (kind semcat-eval-serve: condition, pinned vid, question file),
