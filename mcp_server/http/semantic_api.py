@@ -72,7 +72,6 @@ class MetricSqlBody(_Body):
     snapshot: int | str | None = None
 
 
-
 def _hide_unseen(card: Any, seen: set[str], every: list[str]) -> Any:
     """The card without relationships, annotations, metrics, verified questions and findings that
     name a table the caller may not see (as MCP describe_table under grants), and without a hidden
@@ -99,6 +98,7 @@ def _hide_unseen(card: Any, seen: set[str], every: list[str]) -> Any:
     if card.deprecation is not None and names(card.deprecation):
         upd["deprecation"] = card.deprecation.model_copy(update={"successor": None})
     return card.model_copy(update=upd)
+
 
 def provenance_of(request: Request, author: str | None, source: str | None) -> tuple[str, str]:
     """(author, source) of a semantic write: the author is the authenticated principal (the body's
