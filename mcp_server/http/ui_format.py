@@ -354,6 +354,7 @@ CAUSE_WORDS: dict[str, str] = {
     "rewrite": "{table} was rewritten and the values of {detail} restated",
     "late": "{table} took late data for an old period",
     "dead": "{table} stopped loading",
+    "replaced": "{table} stopped loading while a replacement was written beside it",
     "cadence": "{table} loads less often than promised",
     "range": "{table}'s {detail} reaches beyond its documented range",
 }

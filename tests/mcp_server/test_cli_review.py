@@ -123,12 +123,13 @@ def test_review_scan_puts_data_depth_findings_in_the_inbox_and_bulk_accept_skips
     data = str(tmp_path / "data")
     with cc.Catalog.open(data) as cat:
         lk = LakeBuilder(cat, tmp_path / "files")
-        lk.table(T, [("id", "bigint"), ("kind", "string")], at=0, rows={"id": [1, 2, 3], "kind": ["a", "c", "a"]})
+        lk.table(T, [("id", "bigint"), ("kind", "string"), ("x", "bigint")], at=0,
+                 rows={"id": [1, 2, 3], "kind": ["a", "c", "a"], "x": [1, 1, 1]})
         sm.annotate(cat, T, {"description": "orders", "grain": {"text": "one row per id", "keys": ["id"]}},
                     author="ann", time=lk.day(1))
         sm.annotate(cat, T, {"enum": ["a", "c"]}, column="kind", author="ann", time=lk.day(1))
-        lk.append(T, {"id": [4], "kind": ["b"]}, at=2)      # inside the old min/max: only the data shows it
-        lk.evolve(T, add=[("note", "string")], at=3)        # the description gets a finding without a fix
+        lk.append(T, {"id": [4], "kind": ["b"], "x": [1]}, at=2)  # inside the old min/max: only the data shows it
+        lk.evolve(T, drop=["x"], at=3)  # the description gets a finding without a fix (an added column is routine)
     r = semcat("review", "scan", "--depth", "data", "--data", data, "--now", NOW, "--author", "steward")
     assert r.returncode == 0 and "1 finding(s) only the data shows" in r.stdout, r.stderr
     page = items(data)
