@@ -243,7 +243,7 @@ def test_search_groups_bulk_and_failures_in_the_page(browser, small, tmp_path):
     failed = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'tr#item-{rid}[data-failed="403"]')))
     assert "CSRF" in failed.text and "Reload the page" in failed.text
     # a lost login: the Guard's JSON 401, shown with its message by the page's handler
-    row = driver.find_element(By.CSS_SELECTOR, f'tr[data-table="{ORDERS}"][data-reason="schema_changed"]')
+    row = driver.find_element(By.CSS_SELECTOR, f'tr[data-table="{CUSTOMERS}"][data-reason="schema_changed"]')
     oid = row.get_attribute("data-item")
     driver.delete_cookie("semcat_token")
     row.find_element(By.CSS_SELECTOR, "button.dismiss").click()

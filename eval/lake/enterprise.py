@@ -182,12 +182,12 @@ class Enterprise:
                     continue
                 for d in w.fact_dims[t.name]:
                     col = f"{d.split('.')[1]}"
-                    from eval.lake.enterprise_spec import _singular
+                    from eval.lake.enterprise_spec import singular
 
-                    key = f"{_singular(col)}_id"
+                    key = f"{singular(col)}_id"
                     value = {"to": f"{CATALOG}.{d}", "on": [[key, key]], "cardinality": "many_to_one",
                              "canonical": True, "condition": None}
-                    anns.append(new_annotation(cat, t.full, "relationship", f"relationship.{_singular(col)}", value,
+                    anns.append(new_annotation(cat, t.full, "relationship", f"relationship.{singular(col)}", value,
                                                columns=[key], author=ANNOTATOR, time=when))
             for dom in w.domains:
                 steady = self._steady_fact(dom)

@@ -138,7 +138,7 @@ class EntTable:
         return f"{CATALOG}.{self.name}"
 
 
-def _singular(word: str) -> str:
+def singular(word: str) -> str:
     for a, b in (("ies", "y"), ("sses", "ss"), ("ches", "ch"), ("xes", "x")):
         if word.endswith(a):
             return word[: -len(a)] + b
@@ -174,7 +174,7 @@ class World:
             for dim in dims:
                 name = f"{dom}.{dim}"
                 self.dim_ids[name] = rng.randint(12, 40)
-                cols = [(f"{_singular(dim)}_id", INT), (f"{_singular(dim)}_name", STR), ("region", STR),
+                cols = [(f"{singular(dim)}_id", INT), (f"{singular(dim)}_name", STR), ("region", STR),
                         ("is_active", pa.bool_()), ("created_date", DATE)]
                 self._add(EntTable(dom, name, "base_dim", name, cols, 0, described=rng.random() < 0.9))
                 for v in DIM_VARIANTS:
@@ -191,11 +191,11 @@ class World:
                                            stale_unflagged=rng.random() < 0.5))
             for fact in d["facts"][: s.facts]:
                 name = f"{dom}.{fact}"
-                stem = _singular(fact)
+                stem = singular(fact)
                 fdims = rng.sample([f"{dom}.{x}" for x in dims], k=min(2, len(dims)))
                 self.fact_dims[name] = fdims
                 cols = [(f"{stem}_id", BIG), (f"{stem}_date", DATE),
-                        *[(f"{_singular(x.split('.')[1])}_id", INT) for x in fdims],
+                        *[(f"{singular(x.split('.')[1])}_id", INT) for x in fdims],
                         (ecol, STR), ("quantity", INT), ("amount_cents", BIG)]
                 base = EntTable(dom, name, "base_fact", name, cols, 0, described=rng.random() < 0.92)
                 self._add(base)
@@ -304,7 +304,7 @@ class World:
         for i in range(n):
             row: dict[str, Any] = {cols[0]: first + i, cols[1]: lo + dt.timedelta(days=r.randrange(days))}
             for d in self.fact_dims[t.name]:
-                row[f"{_singular(d.split('.')[1])}_id"] = r.randint(1, self.dim_ids[d])
+                row[f"{singular(d.split('.')[1])}_id"] = r.randint(1, self.dim_ids[d])
             row[ecol] = evals[min(len(evals) - 1, int(r.random() ** 2 * len(evals)))]
             row["quantity"] = r.randint(1, 20)
             row["amount_cents"] = r.randint(100, 500_000)
@@ -318,7 +318,7 @@ class World:
         r = self._rng(base.name)
         cols = [c for c, _ in base.columns]
         regions = ["northeast", "southeast", "midwest", "west", "international"]
-        rows = [{cols[0]: i, cols[1]: f"{_title(_singular(base.name.split('.')[1]))} {i:03d}", "region": r.choice(regions),
+        rows = [{cols[0]: i, cols[1]: f"{_title(singular(base.name.split('.')[1]))} {i:03d}", "region": r.choice(regions),
                  "is_active": r.random() < 0.85, "created_date": START - dt.timedelta(days=r.randint(30, 900))}
                 for i in range(1, n + 1)]
         if t.kind == "dim_old":
@@ -358,13 +358,13 @@ class World:
         base = self.tables[t.base]
         what = _title(base.name.split(".")[1])
         owner = DOMAINS[t.domain]["owner"]
-        grain = f"one row per {_title(_singular(base.name.split('.')[1]))}"
+        grain = f"one row per {_title(singular(base.name.split('.')[1]))}"
         if t.kind == "base_fact":
             if history == "stale" and t.wrong == "money":
                 return f"{what.capitalize()} ({t.domain}), {grain}. Amounts are in US dollars."
             return f"{what.capitalize()} ({t.domain}), {grain}; amount_cents is in US cents. Owned by {owner}."
         if t.kind == "base_dim":
-            return f"{what.capitalize()}: the {t.domain} dimension, one row per {_title(_singular(base.name.split('.')[1]))}."
+            return f"{what.capitalize()}: the {t.domain} dimension, one row per {_title(singular(base.name.split('.')[1]))}."
         if t.kind == "fact_v2":
             return f"{what.capitalize()} v2 from the new ERP feed, {grain}; amount_usd is in US dollars."
         if t.kind == "fact_legacy":
@@ -393,9 +393,9 @@ class World:
             f["description"] = desc
             f["owner"] = DOMAINS[t.domain]["owner"]
         if t.kind in ("base_fact", "fact_v2"):
-            f["grain"] = {"text": f"one row per {_title(_singular(t.base.split('.')[1]))}", "keys": [t.columns[0][0]]}
+            f["grain"] = {"text": f"one row per {_title(singular(t.base.split('.')[1]))}", "keys": [t.columns[0][0]]}
         if t.kind == "base_dim":
-            f["grain"] = {"text": f"one row per {_title(_singular(t.name.split('.')[1]))}", "keys": [t.columns[0][0]]}
+            f["grain"] = {"text": f"one row per {_title(singular(t.name.split('.')[1]))}", "keys": [t.columns[0][0]]}
         if t.certified:
             f["certified"] = True
         if t.sla:

@@ -62,7 +62,7 @@ def register(main: click.Group) -> None:
             cat = open_catalog(url or data_dir, token)
         except CliError as e:
             raise click.ClickException(str(e)) from None
-        from mcp_server.cli.options import say_clock
+        from mcp_server.cli.clock import say_clock
 
         # one clock (issue 47): lineage and its findings are judged at the snapshot, never at a clock
         say_clock(url, "lineage and its findings are judged at the snapshot (its vid and commit time), not at a clock")

@@ -86,30 +86,3 @@ def who(author: str | None) -> str:
     import os
 
     return author or os.environ.get("SEMCAT_AUTHOR") or getpass.getuser()
-
-
-def server_now(url: str | None) -> float | None:
-    """One clock (issue 47): the time a server at `url` judges at when it runs with --now (its /healthz names
-    it), else None (it uses the clock, as this process does; also for no `url` or an unreachable server, which
-    then fails in the command itself with its own message)."""
-    if not url or not url.startswith(("http://", "https://")):
-        return None
-    import httpx
-
-    try:
-        theirs = httpx.get(url.rstrip("/") + "/healthz", timeout=10).json().get("now")
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return None
-    return None if theirs is None else float(theirs)
-
-
-def say_clock(url: str | None, what: str) -> float | None:
-    """For a command that reads no clock itself against a server at `url` that runs with --now: say on stderr
-    which time `what` is judged at (`what` names it, e.g. "lineage is judged at its snapshot, not at a clock");
-    returns the server's --now (None when it runs on the clock: nothing to say)."""
-    theirs = server_now(url)
-    if theirs is not None:
-        from catalog_core.model import iso_time
-
-        click.echo(f"semcat: {what} (the server runs with --now {iso_time(theirs)})", err=True)
-    return theirs

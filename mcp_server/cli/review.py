@@ -42,7 +42,7 @@ def _clock(url: str | None, now: str | None) -> str | float | None:
     started with --now (its /healthz says), and say so on stderr; otherwise `now` as given (None: the clock)."""
     if now is not None or not url:
         return now
-    from mcp_server.cli.options import server_now
+    from mcp_server.cli.clock import server_now
 
     theirs = server_now(url)
     if theirs is None:

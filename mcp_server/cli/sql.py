@@ -84,7 +84,7 @@ def run_cli(sql: str, data_dir: str, snapshot: str | None = None, limit: int = 1
     cat = None
     try:
         cat = open_catalog(data_dir, token)
-        from mcp_server.cli.options import say_clock
+        from mcp_server.cli.clock import say_clock
 
         if data_dir.startswith(("http://", "https://")):  # one clock (issue 47): which clock now() reads
             say_clock(data_dir, "the statement reads the snapshot's files; now(), current_date and the like in it "

@@ -224,14 +224,20 @@ def _stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict
     """The string columns whose file statistics moved across the rewrite at `v`: column ->
     (values recorded before and never after, values recorded after and never before, old -> new:
     the appeared value the files of one partition record most often in the place of a vanished one).
-    A column whose bounds per directory (partition) are the same either side moved nothing: a
-    compaction merges files, so values that were only some file's bound stop being recorded."""
+    A column whose bounds per directory (partition) are the same either side, in a rewrite that kept
+    the row count, moved nothing: a compaction merges files, so values that were only some file's bound
+    stop being recorded."""
+    from semantic.staleness.schema import rows_at
+
     before, after = _file_values(t, v - 1), _file_values(t, v)
     pb, pa = _partition_bounds(t, v - 1), _partition_bounds(t, v)
+    # a compaction rewrites the same rows: with another row count the rewrite restated them
+    rows_kept = rows_at(t, v - 1) is not None and rows_at(t, v - 1) == rows_at(t, v)
     out = {}
     for c in sorted(after):
         b, a = before.get(c, set()), after[c]
-        if pb and {p: cols.get(c) for p, cols in pb.items()} == {p: cols.get(c) for p, cols in pa.items()}:
+        if rows_kept and pb and \
+                {p: cols.get(c) for p, cols in pb.items()} == {p: cols.get(c) for p, cols in pa.items()}:
             continue  # every directory's bounds kept: files merged or split (a compaction), no value moved
         if b and (b - a or a - b):
             gone, fresh = b - a, a - b

@@ -26,12 +26,14 @@ WRITE = "ui-data-write"
 def served(tmp_path):
     cat = cc.Catalog.open(str(tmp_path / "data"))
     lk = LakeBuilder(cat, tmp_path / "files")
-    lk.table(T, [("id", "bigint"), ("status", "string")], at=0, rows={"id": [1, 2, 3], "status": ["a", "c", "a"]})
+    lk.table(T, [("id", "bigint"), ("status", "string"), ("x", "bigint")], at=0,
+             rows={"id": [1, 2, 3], "status": ["a", "c", "a"], "x": [1, 1, 1]})
     sm.annotate(cat, T, {"description": "orders", "grain": {"text": "one row per id", "keys": ["id"]}},
                 author="ann", time=lk.day(1))
     sm.annotate(cat, T, {"enum": ["a", "c"]}, column="status", author="ann", time=lk.day(1))
-    lk.append(T, {"id": [4], "status": ["b"]}, at=2)  # inside the old min/max: only the data shows it
-    lk.evolve(T, add=[("note", "string")], at=3)      # the description and grain: no fix the evidence supports
+    lk.append(T, {"id": [4], "status": ["b"], "x": [1]}, at=2)  # inside the old min/max: only the data shows it
+    lk.evolve(T, drop=["x"], at=3)  # the description and grain: no fix the evidence supports (a drop: an added
+    #                                 nullable column alone is routine)
     tokens = Tokens(parse_tokens(f"{WRITE}:write source=human name=steward\n", "test"))
     with serve_in_thread(cat, tokens=tokens, plugins=default_plugins()) as handle:
         handle.app.state.mcp_options = {"now": lk.day(4)}
