@@ -902,13 +902,9 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
                 dk.close()
 
 
-SUCCESSOR_NEWER_S = 86400.0  # a successor is created at least a day after the table it replaces
-
-
 def _check_successor(cat: CatalogAPI, table: str, tvalue: dict[str, Any], succ: str, key: str, vid: int) -> None:
     """A deprecation's successor must be another table that exists at `vid`, is not deprecated
-    itself, holds at least half of `table`'s columns, was created a day or more after it (tables one
-    job creates in one batch are siblings, not replacements) and has been loaded
+    itself, holds at least half of `table`'s columns, was created after it and has been loaded
     after `table`'s last load (the evidence that it took over): a table that simply stopped loading
     has no successor."""
     if succ == table:
@@ -939,10 +935,9 @@ def _check_successor(cat: CatalogAPI, table: str, tvalue: dict[str, Any], succ: 
         return v, (at[0].time if at else 0.0)
 
     (born, born_t), (old, old_t) = created(sobj.path), created(lake.table_path(table))
-    if born <= old or born_t - old_t < SUCCESSOR_NEWER_S:
+    if born <= old:
         raise _refuse(key, f"nothing shows {succ} took over: it was created at vid {born}, {table} at vid {old} "
-                      f"({(born_t - old_t) / 3600:+.0f} h); a replacement is written after what it replaces (a day "
-                      "or more), not beside it in one batch", "successor")
+                      f"({(born_t - old_t) / 3600:+.0f} h); a replacement is written after what it replaces", "successor")
 
 
 def decide_group(cat: CatalogAPI, group: str, decision: str, author: str, note: str | None = None, *,

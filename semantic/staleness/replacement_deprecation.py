@@ -101,11 +101,10 @@ def successor_evidence(a: Table, b: Table, stop: float, every: float) -> dict[st
     """Why `b` could replace `a`, which stopped loading at `stop`: the share of a's columns that b
     holds alike one to one (`columns_alike`), rows per day alike (`rate`), whether b started loading
     when a stopped (`started_at_stop`: its first load within three usual intervals of a's last) and
-    the verdict `strong`: b is newer than a (its first load a day or more after a's: `newer`), b's rows
-    per day are alike and it holds most of a's columns alike, or it started when a stopped and holds at
-    least half of them. Only a strong candidate is offered. Statistics alone cannot tell a replacement
-    from a sibling of the same shape (tables one job creates together: ids from 1, the same dates and
-    statuses); only a later start can."""
+    the verdict `strong`: b's rows per day are alike and it holds most of a's columns alike, or it
+    started when a stopped and holds at least half of them. Only a strong candidate is offered.
+    `newer` (b's first load a day or more after a's) is reported, not required: the Acme lake's own
+    replacement (legacy sales -> the mart, loaded side by side from the start) is not newer."""
     mine = list(a.cols.values())
     costs: dict[tuple[str, str], float] = {}
     for c in mine:
@@ -128,7 +127,7 @@ def successor_evidence(a: Table, b: Table, stop: float, every: float) -> dict[st
     # a replacement is written after what it replaces: a table loaded since a's own first days is a
     # sibling (tables created by one job, in one batch), whatever its statistics share with a
     newer = first is not None and began is not None and first - began >= NEWER_S
-    strong = newer and rate >= ALIKE_RATE and (alike >= MOST_COLUMNS or (started and alike >= 0.5))
+    strong = rate >= ALIKE_RATE and (alike >= MOST_COLUMNS or (started and alike >= 0.5))
     return {"table": b.name, "columns_alike": round(alike, 2), "rows_per_day_alike": round(rate, 2),
             "started_at_stop": started, "newer": newer, "strong": strong}
 

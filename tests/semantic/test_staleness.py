@@ -332,50 +332,6 @@ def test_not_loaded_since_names_the_successor_and_controls(elk):
     assert sm.staleness(cat, now=elk.day(31)) == []  # control: deprecated, so not loading is expected
 
 
-def test_a_sibling_of_the_same_shape_is_no_successor(elk):
-    """Tables one job creates and loads together (the enterprise eval world's `_test` samples of one
-    domain: ids from 1, the same dates, statuses and rows per day) share their statistics; when one
-    stops, the other is not its replacement. Bulk accept wrote nine such successors there (e.g.
-    hr.headcount_snapshots_test replaced by hr.terminations_test). A replacement is newer than what it
-    replaces: a candidate loaded since the old table's first day gets no fix, only a mention."""
-    cat = elk.cat
-    old, sib = "acme.hr.headcount_test", "acme.hr.terminations_test"
-    for t in (old, sib):
-        elk.table(t, [("id", "bigint"), ("event_date", "date"), ("status", "string")], at=0)
-    for d in range(1, 31):
-        if d <= 10:
-            elk.append(old, {"id": [d], "event_date": ["2024-11-12"], "status": ["active"]}, at=d)
-        elk.append(sib, {"id": [d], "event_date": ["2024-11-12"], "status": ["active"]}, at=d + 0.1)
-    [f] = sm.staleness(cat, now=elk.day(31))
-    assert (f.target, f.reason, f.status) == (old, "not_loaded_since", "suspect")
-    assert f.fixes == [] and f.suggestion is None
-    cand = f.evidence.values["candidate"]
-    assert cand["table"] == sib and cand["newer"] is False and cand["strong"] is False
-
-
-def test_a_table_that_stopped_itself_is_no_successor(elk):
-    """Rotating samples (the enterprise eval world's `_test` tables): each loads a few times, stops,
-    and the next starts as it stops, with alike columns and rows per day. On timing and statistics
-    each looks like its predecessor's replacement, and bulk accept deprecated eight of them in favour
-    of the next, itself long stopped. A successor is still loading at the catalog's latest commit."""
-    cat = elk.cat
-    a, b, live = "acme.hr.sample_a", "acme.hr.sample_b", "acme.core.other"
-    cols = [("id", "bigint"), ("event_date", "date"), ("status", "string")]
-    elk.table(a, cols, at=0)
-    elk.table(live, [("x", "boolean")], at=0)
-    for d in range(1, 61):
-        if d <= 10:
-            elk.append(a, {"id": [d], "event_date": ["2024-11-12"], "status": ["active"]}, at=d)
-        if d == 10:
-            elk.table(b, cols, at=10.5)
-        if 11 <= d <= 20:
-            elk.append(b, {"id": [d], "event_date": ["2024-11-12"], "status": ["active"]}, at=d)
-        elk.append(live, {"x": [True]}, at=d + 0.5)
-    found = {f.target: f for f in sm.staleness(cat, now=elk.day(61)) if f.reason == "not_loaded_since"}
-    assert set(found) == {a, b}
-    assert found[a].fixes == [] and found[a].suggestion is None  # b ended too: nobody's replacement
-
-
 def test_not_loaded_since_offers_no_successor_on_weak_evidence(elk):
     """Issue 45: a table that simply stopped loading was given a successor by likeness alone. A
     table loaded all along that holds only some of its columns alike is no successor: the finding
