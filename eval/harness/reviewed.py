@@ -5,9 +5,8 @@ worked the review inbox with the public review API, the end-to-end value of dete
 
 The steward, at the lake's now:
   1. runs the data-depth pass (`sm.scan`), so the inbox holds what only the data shows;
-  2. accepts every finding whose fix the review loop validates (`sm.accept_all`'s rule, one `sm.accept`
-     per item at its own time: never a finding without a fix the evidence supports); a fix that changed a table can make another table's stored
-     pass outdated, so it scans again and accepts again while a round still decides something
+  2. accepts every finding whose fix the review loop validates (`sm.accept_all`: never a finding without
+     a fix the evidence supports); a fix that changed a table can make another table's stored pass outdated, so it scans again and accepts again while a round still decides something
      (at most ROUNDS);
   3. dismisses every finding left open, with a reason naming why accept was not offered.
 
@@ -56,7 +55,7 @@ def steward(cat: Any, *, now: float, time: float, log: Callable[[str], None] = p
     for r in range(ROUNDS):
         scanned = sm.scan(cat, author=STEWARD, now=now, time=tick(), changed_only=r > 0)
         before = {i.id: i for i in _findings(cat, now)}
-        res = _accept_all(cat, list(before.values()), now, tick)
+        res = sm.accept_all(cat, STEWARD, NOTE, now=now, time=tick())  # every finding the loop validates
         for d in res["decided"]:
             it = before.get(d["item"])
             accepted.append({"item": d["item"], "vid": d["vid"], "table": it.table if it else None,
@@ -89,33 +88,6 @@ def steward(cat: Any, *, now: float, time: float, log: Callable[[str], None] = p
         by[d["code"]] = by.get(d["code"], 0) + 1
     log(f"review: accepted {len(accepted)}, dismissed {len(dismissed)} ({by}), left open {len(left)}")
     return {"rounds": rounds, "accepted": accepted, "dismissed": dismissed, "left_open": left, "dismissed_by": by}
-
-
-def _accept_all(cat: Any, items: list[Any], now: float, tick: Callable[[], float]) -> dict[str, Any]:
-    """`sm.accept_all` over `items`, one `sm.accept` each at its own backdated time: accept_all gives every
-    decision the same `time`, and the catalog refuses a third commit at one backdated instant (commit times
-    strictly increase), so on a lake's history it decides two items and refuses the rest. The same rule:
-    only items accept is offered for; each validated again at commit; skipped items keep their code."""
-    import semantic as sm
-    from catalog_core.errors import ConflictError, InvalidValueError, NotFoundError
-    from semantic.review import ReviewRefusedError
-
-    decided: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
-    for it in items:
-        if not it.acceptable:
-            skipped.append({"item": it.id, "why": it.why_not or "accept is not offered", "code": it.refused or "needs_value"})
-            continue
-        try:
-            decided.append({"item": it.id, "vid": sm.accept(cat, it, STEWARD, NOTE, now=now, time=tick())})
-        except (InvalidValueError, NotFoundError, ConflictError) as e:
-            code = str(e.details.get("why") or "refused") if isinstance(e, ReviewRefusedError) else \
-                "conflict" if isinstance(e, ConflictError) else "refused"
-            skipped.append({"item": it.id, "why": e.message, "code": code})
-    by: dict[str, int] = {}
-    for x in skipped:
-        by[x["code"]] = by.get(x["code"], 0) + 1
-    return {"decided": decided, "skipped": skipped, "skipped_by": by}
 
 
 def _findings(cat: Any, now: float) -> list[Any]:
