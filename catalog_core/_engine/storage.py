@@ -54,6 +54,10 @@ Entry = tuple[str, dict[str, Any], int, bool, bytes, "bytes | None"]
 # SST files. Past this cap RocksDB flushes the column families that keep the oldest WAL file.
 MAX_TOTAL_WAL = 256 << 20
 
+# RocksDB's info logs kept beside the current LOG. Every open rolls LOG to LOG.old.<time>, and RocksDB
+# keeps 1,000 of them by default: a catalog that every CLI command opens grew a file per command.
+KEEP_INFO_LOGS = 3
+
 
 def _options() -> Options:
     opt = Options(raw_mode=True)
@@ -62,6 +66,7 @@ def _options() -> Options:
     opt.set_max_background_jobs(2)
     opt.increase_parallelism(2)
     opt.set_max_total_wal_size(MAX_TOTAL_WAL)
+    opt.set_keep_log_file_num(KEEP_INFO_LOGS)
     return opt
 
 

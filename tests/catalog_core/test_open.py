@@ -105,3 +105,14 @@ def test_open_takes_a_directory_or_a_url(tmp_path):
         with pytest.raises(cc.InvalidValueError, match="exists already"):
             cc.open(server.url, create=True)
     engine.close()
+
+
+def test_opening_a_catalog_again_and_again_keeps_a_bounded_number_of_rocksdb_info_logs(tmp_path):
+    """RocksDB rolls its info LOG to LOG.old.<time> at every open and keeps 1,000 by default: a catalog
+    opened by every CLI command grew a file per command. KEEP_INFO_LOGS bounds them."""
+    from catalog_core._engine.storage import KEEP_INFO_LOGS
+
+    for _ in range(KEEP_INFO_LOGS + 4):
+        cc.Catalog.open(str(tmp_path)).close()
+    logs = [n for root, _, files in os.walk(tmp_path) for n in files if n.startswith("LOG")]
+    assert len(logs) <= KEEP_INFO_LOGS + 1, sorted(logs)  # LOG itself and the kept LOG.old.* files
