@@ -29,7 +29,7 @@ from typing import Any
 from eval.traps.lakeview import MARKER
 from eval.traps.score import flags, score
 
-__all__ = ["TRUTH", "GENERATOR_AUTHOR", "base_vid", "read_copy", "score_copy", "detector_info"]
+__all__ = ["TRUTH", "GENERATOR_AUTHOR", "base_vid", "holds_traps", "read_copy", "score_copy", "detector_info"]
 
 TRUTH = "traps.json"
 GENERATOR_AUTHOR = "etl:traps"
@@ -37,6 +37,13 @@ GENERATOR_AUTHOR = "etl:traps"
 
 class NotATrappedCopy(SystemExit):
     pass
+
+
+def holds_traps(base: int, last: int, vids: list[int]) -> bool:
+    """Whether a catalog whose generator's commits are base+1..last holds the traps recorded at `vids`.
+    A trap that writes nothing (a table that stops loading) records the vid it was made at, which is
+    `base` when it comes first, so `base` itself belongs (a seed-103 copy was refused for it)."""
+    return not vids or base <= min(vids) <= max(vids) <= last
 
 
 def read_copy(trapped: str, history: str | None = None) -> tuple[str, dict[str, Any]]:
@@ -121,7 +128,7 @@ def score_copy(trapped: str, history: str = "enriched", depths: tuple[str, ...] 
             base = base_vid(cat, float(truth["now"]))
             last = int(cat.resolve(None))
             vids = [int(t["vid"]) for t in truth["traps"] if t.get("vid") is not None]
-            if vids and not base < min(vids) <= max(vids) <= last:
+            if not holds_traps(base, last, vids):
                 raise NotATrappedCopy(f"{trapped}: its catalog {history!r} (vids up to {last}, the generator's from "
                                       f"{base + 1}) does not hold the traps' commits (vids {min(vids)}..{max(vids)} "
                                       "in traps.json): the copy and its truth do not belong together")

@@ -193,3 +193,14 @@ def test_score_dir_reports_every_copy_that_fails_and_writes_nothing_for_it(tmp_p
     assert os.listdir(tmp_path / "r") == []
     proc = _run("score-dir", dirs[0], "--out", str(tmp_path / "r"), "--history", "stale", check=False)
     assert proc.returncode != 0 and "has no catalog 'stale'" in proc.stderr and "one of: enriched" in proc.stderr
+
+
+def test_a_trap_that_writes_nothing_may_sit_at_the_base_vid():
+    """A stopped table is recorded at the vid it stopped at: the base, when it is the first trap. The
+    scorer refused such copies as "not belonging together" (every seed-103 copy of this wave)."""
+    from eval.traps.scoredir import holds_traps
+
+    assert holds_traps(210, 222, [210, 211, 221])       # loads_freshness.stopped first, at the base
+    assert holds_traps(210, 222, [])
+    assert not holds_traps(210, 222, [209, 215])         # a trap before the generator's commits
+    assert not holds_traps(210, 222, [215, 223])         # a trap past the catalog's last commit
