@@ -129,15 +129,19 @@ def seed_runs(lake_dir, tmp_path_factory):
     """SEED applied twice to two copies of the Acme lake: [(isolation, its result, its copy's directory)],
     the first mounted when this process can mount (root with util-linux `unshare`: CI), else re-pointed;
     the second re-pointed (`Catalog.relocate`). Also the lake's files before and after both runs."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from eval.traps.run import can_mount
 
     before = _files(lake_dir)
     root = tmp_path_factory.mktemp("traps")
-    runs = []
-    for name, how in (("mounted" if can_mount() else "copied-1", "mount" if can_mount() else "copy"),
-                      ("copied", "copy")):
-        dst = str(root / name)
-        runs.append((how, _seed(lake_dir, dst, SEED, isolation=how), dst))
+    plan = [("mount" if can_mount() else "copy", str(root / ("mounted" if can_mount() else "copied-1"))),
+            ("copy", str(root / "copied"))]
+    # side by side: each run is a child process (and its JVM) that waits more than it computes (about 80 s of
+    # CPU in 150 s of CI's slow tier), and the two share nothing but the lake they copy
+    with ThreadPoolExecutor(2) as pool:
+        done = [pool.submit(_seed, lake_dir, dst, SEED, isolation=how) for how, dst in plan]
+        runs = [(how, f.result(), dst) for (how, dst), f in zip(plan, done)]
     return {"runs": runs, "lake_before": before, "lake_after": _files(lake_dir)}
 
 
