@@ -138,9 +138,10 @@ def seed_runs(lake_dir, tmp_path_factory):
     plan = [("mount" if can_mount() else "copy", str(root / ("mounted" if can_mount() else "copied-1"))),
             ("copy", str(root / "copied"))]
     # side by side: each run is a child process (and its JVM) that waits more than it computes (about 80 s of
-    # CPU in 150 s of CI's slow tier), and the two share nothing but the lake they copy
+    # CPU in 150 s of CI's slow tier), and the two share nothing but the lake they copy. pytest-timeout does not
+    # bound fixtures (pyproject: timeout_func_only), so each run has its own bound (a test's was 600 s for two runs).
     with ThreadPoolExecutor(2) as pool:
-        done = [pool.submit(_seed, lake_dir, dst, SEED, isolation=how) for how, dst in plan]
+        done = [pool.submit(_seed, lake_dir, dst, SEED, isolation=how, timeout=900) for how, dst in plan]
         runs = [(how, f.result(), dst) for (how, dst), f in zip(plan, done)]
     return {"runs": runs, "lake_before": before, "lake_after": _files(lake_dir)}
 
