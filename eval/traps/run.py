@@ -64,7 +64,7 @@ def can_mount() -> bool:
 
 def run_seed(lake_root: str, history: str, seed: int, dst: str, per_class: int = 1,
              depths: tuple[str, ...] = DEPTHS, log: Callable[[str], None] = print,
-             isolation: str | None = None) -> dict[str, Any]:
+             isolation: str | None = None, timeout: float | None = None) -> dict[str, Any]:
     """Copy the lake at `lake_root` to `dst`, then, in a child process, flag, trap, flag again and score on
     the copy; the lake itself is never opened. The catalog names the lake's files by absolute path, so the
     child must see the copy's files at those paths or be told where they are:
@@ -75,7 +75,8 @@ def run_seed(lake_root: str, history: str, seed: int, dst: str, per_class: int =
       (`Catalog.relocate`, every stored version) before the child runs on `dst`, and back after it.
 
     Either way the trapped copy left at `dst` names `lake_root` (what `score-dir` expects) and the traps,
-    chosen by the seed from the catalog's tables, are the same."""
+    chosen by the seed from the catalog's tables, are the same. `timeout` (seconds): the child is killed
+    after it and `subprocess.TimeoutExpired` raised (tests bound a run that hangs)."""
     import subprocess
     import sys
 
@@ -101,7 +102,7 @@ def run_seed(lake_root: str, history: str, seed: int, dst: str, per_class: int =
         _repoint(os.path.join(here, history), src, here)
         cmd = inner
     try:
-        proc = subprocess.run(cmd, stdout=None, stderr=None)
+        proc = subprocess.run(cmd, stdout=None, stderr=None, timeout=timeout)
     finally:
         if how == "copy":
             _repoint(os.path.join(here, history), here, src)
