@@ -364,3 +364,25 @@ def test_iceberg_writes_need_commit_or_admin_and_namespaces_are_filtered(world):
     assert v1(sa.url, WRITER, "GET", "/iceberg/v1/acme/namespaces/hr").status_code == 404
     assert v1(sa.url, WRITER, "HEAD", "/iceberg/v1/acme/namespaces/hr").status_code == 404
     assert sorted(v1(sa.url, ADMIN, "GET", "/iceberg/v1/acme/namespaces").json()["namespaces"]) == [["core"], ["hr"]]
+
+
+# ------------------------------------------------------------------ the /ui inbox's last data pass
+def test_ui_inbox_last_scan_line_counts_only_tables_the_caller_may_see(tmp_path):
+    """A data pass over a table bob may not see is not his inbox's "Data checked at vid N" (was: the
+    newest pass over any table, so a scan of acme.hr.salaries showed him its vid and time); an admin,
+    and a catalog without grants, see it as before."""
+    cat = make_world(str(tmp_path / "data"), True)
+    try:
+        sm.scan(cat, "acme.hr.salaries", author="tester")
+        with serve_in_thread(cat, tokens=PEOPLE, plugins=default_plugins()) as srv:
+            with _ui(srv.url, BOB) as c:
+                page = c.get("/ui/inbox")
+                assert page.status_code == 200, page.text[:300]
+                assert "The data has not been checked yet" in page.text and "Data checked at vid" not in page.text
+            with _ui(srv.url, ADMIN) as c:
+                assert "Data checked at vid" in c.get("/ui/inbox").text
+            seen = sm.scan(cat, "acme.core.dim_store", author="tester").vid
+            with _ui(srv.url, BOB) as c:
+                assert f"Data checked at vid {seen}" in c.get("/ui/inbox").text
+    finally:
+        cat.close()
