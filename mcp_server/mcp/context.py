@@ -359,10 +359,10 @@ class ToolContext:
             sc.checked[key] = bad
         if bad is None:
             return
-        from mcp_server.http.access import INTROSPECTION_REFUSED
+        from mcp_server.http.access import INTROSPECTION_REFUSED, UNREADABLE_REFUSED
 
-        if bad == INTROSPECTION_REFUSED:  # DuckDB's catalog lists every table's view, granted or not
-            raise CodedToolError(INTROSPECTION_REFUSED, "PermissionDeniedError")
+        if bad in (INTROSPECTION_REFUSED, UNREADABLE_REFUSED):  # DuckDB's catalog lists every table's view
+            raise CodedToolError(bad, "PermissionDeniedError")
         raise self.missing_table(bad, vid)
 
     def table(self, name: str, vid: int, priv: str = "describe") -> Obj:
@@ -465,14 +465,14 @@ class ToolContext:
             refs = sql_table_refs(sql)
         except Exception:  # noqa: BLE001 - unparsable: no table
             return []
-        known = self.tables(vid)
+        known = {k.lower(): k for k in self.tables(vid)}  # DuckDB's names are case-insensitive
         out: list[str] = []
         for parts in refs:
-            name = ".".join(parts)
+            name = ".".join(parts).lower()
             if name in known:
-                out.append(name)
+                out.append(known[name])
             elif len(parts) < 3:
-                hits = [k for k in known if k.endswith("." + name)]
+                hits = [v for k, v in known.items() if k.endswith("." + name)]
                 if len(hits) == 1:
                     out.append(hits[0])
         return list(dict.fromkeys(out))
