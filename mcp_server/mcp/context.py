@@ -465,10 +465,17 @@ class ToolContext:
             refs = sql_table_refs(sql)
         except Exception:  # noqa: BLE001 - unparsable: no table
             return []
-        known = {k.lower(): k for k in self.tables(vid)}  # DuckDB's names are case-insensitive
+        tables = self.tables(vid)
+        known: dict[str, str] | None = None  # lower case -> name (DuckDB's names are case-insensitive)
         out: list[str] = []
         for parts in refs:
-            name = ".".join(parts).lower()
+            name = ".".join(parts)
+            if name in tables:
+                out.append(name)
+                continue
+            if known is None:
+                known = {k.lower(): k for k in tables}
+            name = name.lower()
             if name in known:
                 out.append(known[name])
             elif len(parts) < 3:
