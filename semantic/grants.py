@@ -139,22 +139,26 @@ class GrantSet:
 
     @classmethod
     def at(cls, cat: CatalogAPI, vid: int) -> GrantSet:
-        """The grants at `vid` (cached per catalog object and vid: a vid never changes)."""
-        key = (id(cat), vid)
-        with _lock:
-            hit = _CACHE.get(key)
+        """The grants at `vid` (cached per catalog object and vid: a vid never changes; keyed by the
+        catalog object itself, weakly, not by its id, which a later catalog may reuse)."""
+        try:
+            with _lock:
+                per = _CACHE.setdefault(cat, {})
+                hit = per.get(vid)
+        except TypeError:  # not weak-referenceable: no cache
+            return cls(_rows(cat, vid), vid)
         if hit is not None:
             return hit
         made = cls(_rows(cat, vid), vid)
         with _lock:
-            if len(_CACHE) > 256:
-                _CACHE.clear()
-            _CACHE[key] = made
+            if len(per) > 256:
+                per.clear()
+            per[vid] = made
         return made
 
 
 _lock = threading.Lock()
-_CACHE: dict[tuple[int, int], GrantSet] = {}
+_CACHE: weakref.WeakKeyDictionary[Any, dict[int, GrantSet]] = weakref.WeakKeyDictionary()
 # catalog -> (the vid checked through, the grants that decide there): reused for later vids while no
 # commit after it wrote a path under a `_grants` folder (every commit lists each path it wrote, so a
 # grant written by another process or straight through the catalog is noticed, not only ours)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Collection
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -580,12 +581,18 @@ def scan(cat: CatalogAPI, table: str | None = None, *, author: str, depth: str =
                       cleared=sum(len(set(v)) for v in cleared.values()), truncated=dropped)
 
 
-def last_scan(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None) -> dict[str, Any] | None:
+def last_scan(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None,
+              among: Collection[str] | None = None) -> dict[str, Any] | None:
     """The newest stored data-depth pass visible at `snapshot` (of one table, or any): {"at_vid",
-    "time", "tables"} (tables: how many hold a record of that pass), None when none ran."""
+    "time", "tables"} (tables: how many hold a record of that pass), None when none ran. `among`
+    (dotted names): count only the records of those tables (under grants, the tables the reader
+    may see: a pass over a table it may not see is none of its business)."""
     vid = cat.resolve(snapshot)
     by_table = {table: read_annotations(cat, table, vid)} if table is not None else \
         read_catalog_annotations(cat, vid=vid)
+    if among is not None:
+        keep = set(among)
+        by_table = {t: anns for t, anns in by_table.items() if t in keep}
     recs = [a.value for anns in by_table.values() for a in anns
             if a.kind == "review" and a.key == SCAN_KEY and isinstance(a.value, dict)]
     if not recs:

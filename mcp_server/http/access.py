@@ -12,6 +12,7 @@ Refusals of reads are the same as for a missing object (callers answer 404 / nul
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -333,44 +334,146 @@ def check_explain(cat: CatalogAPI, state: Mapping[str, Any] | None) -> None:
 # ------------------------------------------------------------------ SQL, metrics and findings by table
 # What reads DuckDB's own catalog, where every table of the snapshot is a view (granted or not):
 # under grants such a statement is refused (search_tables and describe_table say what exists).
-_INTROSPECTION = ("information_schema", "duckdb_", "pg_catalog", "pg_class", "pg_tables", "pg_namespace",
-                  "sqlite_master", "sqlite_schema", "pragma", "show ", "show\t", "show\n", "describe", "summarize")
-
-
-def introspects(sql: str) -> bool:
-    """Whether a statement may read DuckDB's catalog (a conservative look at its words)."""
-    low = " ".join(sql.lower().split()) + " "
-    return any(w in low for w in _INTROSPECTION)
+# Judged on the parsed statement (sqlglot, DuckDB dialect), never on its words: a string literal, an
+# alias or a column that merely contains one of these names reads nothing.
+_CATALOG_SCHEMAS = frozenset({"information_schema", "pg_catalog"})
+_CATALOG_DATABASES = frozenset({"system", "temp"})
+_CATALOG_PREFIXES = ("duckdb_", "pg_", "sqlite_")  # DuckDB's catalog views: duckdb_tables, pg_class, ...
+# table functions that read DuckDB's catalog, or any table by a name in a string
+_CATALOG_TABLE_FUNCTIONS = frozenset({"summary", "query", "query_table", "sql_auto_complete", "which_secret"})
+_CATALOG_TABLE_PREFIXES = ("duckdb_", "pragma_")
+# scalar functions that answer about DuckDB's catalog (pg_get_viewdef, has_table_privilege,
+# pg_table_is_visible, current_schemas, ...; not pg_typeof or pg_size_pretty)
+_CATALOG_SCALARS = frozenset({"col_description", "obj_description", "shobj_description", "current_schemas"})
+_CATALOG_COMMANDS = frozenset({"SHOW", "DESCRIBE", "DESC", "SUMMARIZE", "PRAGMA", "CALL"})
 
 
 INTROSPECTION_REFUSED = ("under grants, a statement that reads DuckDB's catalog (information_schema, duckdb_*(), "
-                         "pg_catalog, SHOW, DESCRIBE, SUMMARIZE, PRAGMA) is refused: it would list every table; "
+                         "pg_catalog, SHOW, DESCRIBE, PRAGMA) is refused: it would list every table; "
                          "search_tables and describe_table show the tables you may read and their columns")
+UNREADABLE_REFUSED = ("under grants, a statement the grant check cannot parse is refused: which tables it reads "
+                      "cannot be told; write it as one plain SELECT (WITH, joins and subqueries are fine)")
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What a statement reads, from its parse: the table names as written (`t`, `ns.t`, `cat.ns.t`;
+    CTE names excluded) and whether it reads DuckDB's catalog."""
+
+    tables: tuple[tuple[str, ...], ...]
+    catalog: bool
+
+
+def _func_name(f: Any) -> str:
+    from sqlglot import exp
+
+    return str(f.name if isinstance(f, exp.Anonymous) else f.sql_name()).lower()
+
+
+def _reads_of(tree: Any, out: dict[tuple[str, ...], None]) -> bool:
+    """Add the tables `tree` reads to `out`; whether it reads DuckDB's catalog (raises ValueError
+    for a statement whose reads cannot be told)."""
+    import sqlglot
+    from sqlglot import exp
+
+    if isinstance(tree, (exp.Show, exp.Pragma, exp.Describe)):
+        return True
+    if isinstance(tree, exp.Command):  # what sqlglot does not parse: EXPLAIN's statement is parsed on its own
+        word = str(tree.this).upper()
+        if word == "EXPLAIN":
+            inner = tree.expression.name if isinstance(tree.expression, exp.Expression) else str(tree.expression)
+            inner = inner.strip()
+            if inner[:7].upper() == "ANALYZE":
+                inner = inner[7:]
+            return any([_reads_of(t, out) for t in sqlglot.parse(inner, read="duckdb") if t is not None])
+        if word in _CATALOG_COMMANDS:
+            return True
+        raise ValueError(f"{word} statement")
+    catalog = False
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    made = tree.this if isinstance(tree, exp.Create) else None  # what a CREATE makes is not read
+    for t in tree.find_all(exp.Table):
+        if made is not None and (t is made or t.parent is made):
+            continue
+        if isinstance(t.this, exp.Func):  # a table function
+            name = _func_name(t.this)
+            catalog |= name in _CATALOG_TABLE_FUNCTIONS or name.startswith(_CATALOG_TABLE_PREFIXES)
+            continue
+        parts = tuple(p for p in (t.catalog, t.db, t.name) if p)
+        if parts and not (len(parts) == 1 and parts[0].lower() in ctes):
+            out[parts] = None
+    for f in tree.find_all(exp.Func):
+        if isinstance(f.parent, exp.Table):
+            continue
+        name = _func_name(f)
+        catalog |= name in _CATALOG_SCALARS or name.startswith("pg_get_") or name.endswith("_is_visible") or (
+            name.startswith("has_") and name.endswith("_privilege"))
+    return catalog
+
+
+@functools.lru_cache(maxsize=1024)
+def statement_reads(sql: str) -> Reads:
+    """What `sql` reads (every statement of it), parsed once per text; ValueError when it does not
+    parse (or is a statement whose reads cannot be told)."""
+    import sqlglot
+
+    out: dict[tuple[str, ...], None] = {}
+    try:
+        trees = sqlglot.parse(sql, read="duckdb")
+    except sqlglot.errors.SqlglotError as exc:
+        raise ValueError(str(exc).splitlines()[0] if str(exc) else "does not parse") from None
+    catalog = any([_reads_of(t, out) for t in trees if t is not None])
+    return Reads(tuple(out), catalog)
+
+
+def _is_catalog_name(parts: tuple[str, ...]) -> bool:
+    """Whether a table name that is no catalog table names one of DuckDB's catalog views."""
+    low = [p.lower() for p in parts]
+    return (len(low) >= 2 and low[-2] in _CATALOG_SCHEMAS) or (len(low) == 3 and low[0] in _CATALOG_DATABASES) \
+        or low[-1].startswith(_CATALOG_PREFIXES) or low[-1] in _CATALOG_SCHEMAS
+
+
+def resolve(parts: tuple[str, ...], lower: Mapping[str, str], home: str | None) -> list[str]:
+    """The catalog tables (dotted names) a table name may read, as DuckDB resolves it: `c.n.t` is
+    itself; `n.t` is schema `n` of the home catalog (the lake's only catalog, which the SQL layer
+    USEs) or table `t` of catalog `n`'s schema `main`; `t` is the home catalog's `main.t`. Case
+    does not matter (DuckDB's identifiers are case-insensitive, quoted or not). `lower`: every
+    table's dotted name in lower case -> the name."""
+    low = tuple(p.lower() for p in parts)
+    if len(low) >= 3:
+        cands = [".".join(low[-3:])] if len(low) == 3 else []
+    elif len(low) == 2:
+        cands = ([f"{home}.{low[0]}.{low[1]}"] if home else []) + [f"{low[0]}.main.{low[1]}"]
+    else:
+        cands = [f"{home}.main.{low[0]}"] if home else []
+    return [lower[c] for c in cands if c in lower]
 
 
 def sql_refusal(sql: str, every: Mapping[str, Any], allowed: Any) -> str | None:
-    """The name to refuse as a missing table (or INTROSPECTION_REFUSED) when `sql` reads a table
-    `allowed(path)` refuses; None when it reads none (or does not parse: the engine refuses it).
-    `every`: every table at the vid by dotted name (objects with `.path`). Table references are
-    resolved as the engine resolves them: a full name, or a short name matching tables' ends (every
-    catalog table is a DuckDB view of its own files, so a statement reads no table it does not name)."""
-    from semantic.annotations import table_refs
-
-    if introspects(sql):
-        return INTROSPECTION_REFUSED
+    """The name to refuse as a missing table (or INTROSPECTION_REFUSED / UNREADABLE_REFUSED) when
+    `sql` reads a table `allowed(path)` refuses, reads DuckDB's catalog, or names a table that does
+    not exist (the engine would refuse it, and its own error could suggest a hidden table's name);
+    None when every table it reads is allowed. `every`: every table at the vid by dotted name
+    (objects with `.path`). From the parsed statement (`statement_reads`), names resolved as DuckDB
+    resolves them (`resolve`); every catalog table is a DuckDB view of its own files, so a
+    statement reads no table it does not name."""
     try:
-        refs = table_refs(sql)
-    except Exception:  # noqa: BLE001 - unparsable: the engine refuses it
-        return None
-    for parts in refs:
-        name = ".".join(parts)
-        if len(parts) >= 3:
-            if name not in every or not allowed(every[name].path):
-                return name
-            continue
-        hits = [k for k in every if k.endswith("." + name)]
-        if not any(allowed(every[h].path) for h in hits):  # none, or none it may read: a missing table
-            return name
+        reads = statement_reads(sql)
+    except ValueError:
+        return UNREADABLE_REFUSED
+    if reads.catalog:
+        return INTROSPECTION_REFUSED
+    lower = {n.lower(): n for n in every}
+    homes = {n.split(".", 1)[0] for n in lower}
+    home = next(iter(homes)) if len(homes) == 1 else None
+    for parts in reads.tables:
+        hits = resolve(parts, lower, home)
+        if not hits:
+            if _is_catalog_name(parts):
+                return INTROSPECTION_REFUSED
+            return ".".join(parts)
+        if not all(allowed(every[h].path) for h in hits):
+            return ".".join(parts)
     return None
 
 
@@ -386,6 +489,8 @@ def require_sql(cat: CatalogAPI, state: Mapping[str, Any] | None, sql: str, vid:
     bad = sql_refusal(sql, every, lambda p: limit.may(priv, p))
     if bad == INTROSPECTION_REFUSED:
         raise PermissionDeniedError(INTROSPECTION_REFUSED, rule="introspection_under_grants")
+    if bad == UNREADABLE_REFUSED:
+        raise PermissionDeniedError(UNREADABLE_REFUSED, rule="unparsed_under_grants")
     if bad is not None:
         raise missing_table(bad, at, [n for n, o in every.items() if limit.may("describe", o.path)])
 

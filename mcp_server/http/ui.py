@@ -548,15 +548,18 @@ def build_ui_router(app: FastAPI) -> APIRouter:
             from semantic.review import last_scan
 
             state = ctx.request.scope.get("state")
-            if access.Access.of(ctx.cat, state) is not None:  # grants: only items of tables it may see
+            grants = access.Access.of(ctx.cat, state)
+            among = None
+            if grants is not None:  # grants: only items (and data passes) of tables it may see
                 res = res.model_copy(update={"items": access.review_items_view(ctx.cat, state, res.items)})
                 res.total = len(res.items)
+                among = access.visible_tables(ctx.cat, grants, ctx.vid)
             groups = _groups(ctx, res.items, table)
             shown = groups[start:start + limit]
             more = start + limit < len(groups)
             return page(request, ctx, "inbox.html", groups=shown, total_groups=len(groups), total=res.total,
                         items_truncated=res.truncated, start=start, next_cursor=f"o:{start + limit}" if more else None,
-                        table=table or "", kind=q.get("kind") or "", scan=last_scan(ctx.cat, table, ctx.vid),
+                        table=table or "", kind=q.get("kind") or "", scan=last_scan(ctx.cat, table, ctx.vid, among),
                         data_items=sum(1 for i in res.items if i.depth == "data"))
         return guarded(request, go)
 

@@ -150,6 +150,37 @@ def sql_column_refs(sql: str) -> tuple[set[str], bool]:
     return set(names), star
 
 
+_SCOPES_MAX = 256   # principals (by grants and ids) whose views a ToolContext keeps
+_SCOPE_VIDS = 64    # vids per principal whose visible tables are kept
+_SCOPE_SQL = 512    # statements per principal whose grant check is kept
+
+
+class _Scope:
+    """What one set of grants lets one principal (its ids) see: per vid, the tables it may describe
+    and the names of the others, and the answers of the grant check of its statements (all of
+    them functions of the grants, the ids and the vid, which never change)."""
+
+    __slots__ = ("grants", "ids", "lim", "views", "checked")
+
+    def __init__(self, grants: GrantSet, ids: tuple[str, ...]) -> None:
+        self.grants, self.ids = grants, ids
+        self.lim = (grants, ids)
+        self.views: dict[int, tuple[dict[str, Obj], tuple[str, ...]]] = {}
+        self.checked: dict[tuple[int, str, str], str | None] = {}
+
+    def view(self, vid: int, every: Callable[[int], dict[str, Obj]]) -> tuple[dict[str, Obj], tuple[str, ...]]:
+        got = self.views.get(vid)
+        if got is None:
+            allows, ids = self.grants.allows, self.ids
+            tables = every(vid)
+            seen = {n: o for n, o in tables.items() if allows(ids, "describe", o.path)}
+            got = (seen, tuple(n for n in tables if n not in seen))
+            if len(self.views) >= _SCOPE_VIDS:
+                self.views.clear()
+            self.views[vid] = got
+        return got
+
+
 class ToolContext:
     """A catalog as the tools read it: snapshot resolution, tables and cards per vid, warnings, budget."""
 
@@ -159,8 +190,10 @@ class ToolContext:
         self.reads = self.options.reads
         self._times = _LRU(4096)
         self._tables = _LRU(16)
-        self._visible = _LRU(256)  # (vid, grants vid, principal ids) -> the tables the caller may describe
-        self._last_limits: tuple[Any, tuple[GrantSet, tuple[str, ...]]] | None = None
+        # grants (issue 48): (grants vid, principal ids) -> what those grants let that principal see,
+        # and the last answer of `limits` (keyed by the latest vid and the caller's name and groups)
+        self._scopes: dict[tuple[int, tuple[str, ...]], _Scope] = {}
+        self._last_scope: tuple[int, str, tuple[str, ...], _Scope | None] | None = None
         self._cards = _LRU(512)
         # (lo, hi, prefix) -> summarized changes: the diff between two vids never changes, and a
         # wide one (vid 3 to 149 of the Acme lake: 6,000 objects read) costs ~1 s per page otherwise
@@ -227,34 +260,54 @@ class ToolContext:
         return self._tables.get(vid, make)
 
     # ------------------------------------------------------------------ grants (issue 48)
-    def limits(self, vid: int) -> tuple[GrantSet, tuple[str, ...]] | None:
-        """(the grants, the caller's principal ids) when grants limit the running call; None when they
-        do not (no caller or an admin one, or a catalog without grants). The latest grants decide at
-        every `vid`: a revoked principal reads no old snapshot either (what was granted at a vid is
-        `semantic.grants.list_grants(cat, vid)`)."""
+    def scope(self) -> _Scope | None:
+        """What grants let the running call's caller see; None when they do not limit it (no caller
+        or an admin one, or a catalog without grants). The latest grants decide at every vid: a
+        revoked principal reads no old snapshot either (what was granted at a vid is
+        `semantic.grants.list_grants(cat, vid)`).
+
+        Cheap on the warm path (the cost target of issue 48: <= 5% of a warm describe_table): while
+        the catalog's latest vid and the caller's name and groups are those of the last call, the
+        last answer stands (a grant or revoke, by any process or straight through the catalog, is a
+        commit: the latest vid moves, and `semantic.grants.latest` reads the new commits)."""
         who = current_caller()
         if who is None or who.admin:
             return None
+        now = self.cat.latest_vid
+        last = self._last_scope
+        if last is not None and last[0] == now and last[1] == who.name and last[2] == who.groups:
+            return last[3]
         grants = latest(self.cat)
-        if not grants.active:
-            return None
-        last = self._last_limits  # one call asks many times: the same caller and grants give the same answer
-        if last is not None and last[0] is who and last[1][0] is grants:
-            return last[1]
-        out = grants, principal_ids(who.name, who.groups)
-        self._last_limits = (who, out)
+        out: _Scope | None = None
+        if grants.active:
+            ids = principal_ids(who.name, who.groups)
+            key = (grants.vid, ids)
+            out = self._scopes.get(key)
+            if out is None or out.grants is not grants:
+                if len(self._scopes) >= _SCOPES_MAX:
+                    self._scopes.clear()
+                out = self._scopes[key] = _Scope(grants, ids)
+        self._last_scope = (now, who.name, who.groups, out)
         return out
+
+    def limits(self, vid: int) -> tuple[GrantSet, tuple[str, ...]] | None:
+        """(the grants, the caller's principal ids) when grants limit the running call; None when they
+        do not (see `scope`)."""
+        sc = self.scope()
+        return None if sc is None else sc.lim
 
     def tables(self, vid: int) -> dict[str, Obj]:
         """Every table at `vid` by dotted name that the caller may describe: the one place tools learn
         which tables exist, so an ungranted table is to them exactly a missing one."""
-        every = self.all_tables(vid)
-        lim = self.limits(vid)
-        if lim is None:
-            return every
-        grants, ids = lim
-        return self._visible.get((vid, grants.vid, ids), lambda: {
-            n: o for n, o in every.items() if grants.allows(ids, "describe", o.path)})
+        sc = self.scope()
+        if sc is None:
+            return self.all_tables(vid)
+        return sc.view(vid, self.all_tables)[0]
+
+    def hidden(self, vid: int) -> tuple[str, ...]:
+        """The dotted names of the tables at `vid` the caller may not describe (none when not limited)."""
+        sc = self.scope()
+        return () if sc is None else sc.view(vid, self.all_tables)[1]
 
     def may(self, priv: str, path: str, vid: int) -> bool:
         """Whether the caller holds `priv` on the object at `path` at `vid` (always, without limits)."""
@@ -287,31 +340,30 @@ class ToolContext:
 
     def check_sql(self, sql: str, vid: int, priv: str = "select") -> None:
         """Under grants: refuse a statement that reads a table the caller may not `priv`, exactly as
-        one that reads a missing table (every table reference, short names resolved as sql_tables
-        does; a statement that does not parse is left to the engine, which refuses it)."""
-        lim = self.limits(vid)
-        if lim is None:
+        one that reads a missing table, and one that reads DuckDB's catalog
+        (`mcp_server.http.access.sql_refusal`: the parsed statement, names resolved as DuckDB
+        resolves them). The answer is kept per caller, vid and text."""
+        sc = self.scope()
+        if sc is None:
             return
-        grants, ids = lim
-        from mcp_server.http.access import INTROSPECTION_REFUSED, introspects
-
-        if introspects(sql):  # DuckDB's catalog lists every table's view, granted or not
-            raise CodedToolError(INTROSPECTION_REFUSED, "PermissionDeniedError")
+        key = (vid, priv, sql)
         try:
-            refs = sql_table_refs(sql)
-        except Exception:  # noqa: BLE001 - unparsable: the engine refuses it
+            bad = sc.checked[key]
+        except KeyError:
+            from mcp_server.http.access import sql_refusal
+
+            grants, ids = sc.lim
+            bad = sql_refusal(sql, self.all_tables(vid), lambda p: grants.allows(ids, priv, p))
+            if len(sc.checked) >= _SCOPE_SQL:
+                sc.checked.clear()
+            sc.checked[key] = bad
+        if bad is None:
             return
-        every = self.all_tables(vid)
-        for parts in refs:
-            name = ".".join(parts)
-            if len(parts) >= 3:
-                hits = [name] if name in every else []
-                if not hits or not all(grants.allows(ids, priv, every[h].path) for h in hits):
-                    raise self.missing_table(name, vid)
-                continue
-            hits = [k for k in every if k.endswith("." + name)]
-            if not any(grants.allows(ids, priv, every[h].path) for h in hits):  # none, or none it may read
-                raise self.missing_table(name, vid)
+        from mcp_server.http.access import INTROSPECTION_REFUSED, UNREADABLE_REFUSED
+
+        if bad in (INTROSPECTION_REFUSED, UNREADABLE_REFUSED):  # DuckDB's catalog lists every table's view
+            raise CodedToolError(bad, "PermissionDeniedError")
+        raise self.missing_table(bad, vid)
 
     def table(self, name: str, vid: int, priv: str = "describe") -> Obj:
         if not isinstance(name, str) or not name.strip():
@@ -413,14 +465,21 @@ class ToolContext:
             refs = sql_table_refs(sql)
         except Exception:  # noqa: BLE001 - unparsable: no table
             return []
-        known = self.tables(vid)
+        tables = self.tables(vid)
+        known: dict[str, str] | None = None  # lower case -> name (DuckDB's names are case-insensitive)
         out: list[str] = []
         for parts in refs:
             name = ".".join(parts)
-            if name in known:
+            if name in tables:
                 out.append(name)
+                continue
+            if known is None:
+                known = {k.lower(): k for k in tables}
+            name = name.lower()
+            if name in known:
+                out.append(known[name])
             elif len(parts) < 3:
-                hits = [k for k in known if k.endswith("." + name)]
+                hits = [v for k, v in known.items() if k.endswith("." + name)]
                 if len(hits) == 1:
                     out.append(hits[0])
         return list(dict.fromkeys(out))

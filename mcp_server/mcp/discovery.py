@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -190,8 +190,9 @@ def describe(s: ToolContext, table: str, detail: str, columns: list[str] | None,
         out.columns.append(co)
     if card is not None:
         _from_card(out, card, full, text_limit)
-        if s.limits(vid) is not None:  # grants: no relationship to (nor finding naming) a table it may not see
-            _hide_unseen(out, s.tables(vid), s.all_tables(vid))
+        hidden = s.hidden(vid)  # grants: no relationship to (nor finding naming) a table it may not see
+        if hidden:
+            _hide_unseen(out, s.tables(vid), hidden)
     out.warnings = s.table_warnings(name, vid)
     return s.fit(out, (f"{name} at vid {vid}: {len(out.columns)} of {pg.total} columns"
                           f"{' (more: next_cursor)' if pg.truncated else ''}, {out.stats.row_count} rows"
@@ -263,12 +264,9 @@ def _column_fields(co: M.ColumnOut, fields: dict[str, Any], full: bool, text_lim
                                      values=list(nw.get("values") or [])[:20])
 
 
-def _hide_unseen(out: M.DescribeOut, seen: Mapping[str, Any], every: Mapping[str, Any]) -> None:
-    """Under grants: the card without its relationships to tables the caller may not see, and without
-    annotations and findings whose text names one."""
-    hidden = [n for n in every if n not in seen]
-    if not hidden:
-        return
+def _hide_unseen(out: M.DescribeOut, seen: Mapping[str, Any], hidden: Sequence[str]) -> None:
+    """Under grants: the card without its relationships to tables the caller may not see (`hidden`),
+    and without annotations and findings whose text names one."""
     def names(v: Any) -> bool:
         return any(h in json.dumps(v, default=str) for h in hidden)
 

@@ -364,3 +364,92 @@ def test_iceberg_writes_need_commit_or_admin_and_namespaces_are_filtered(world):
     assert v1(sa.url, WRITER, "GET", "/iceberg/v1/acme/namespaces/hr").status_code == 404
     assert v1(sa.url, WRITER, "HEAD", "/iceberg/v1/acme/namespaces/hr").status_code == 404
     assert sorted(v1(sa.url, ADMIN, "GET", "/iceberg/v1/acme/namespaces").json()["namespaces"]) == [["core"], ["hr"]]
+
+
+# ------------------------------------------------------------------ the /ui inbox's last data pass
+def test_ui_inbox_last_scan_line_counts_only_tables_the_caller_may_see(tmp_path):
+    """A data pass over a table bob may not see is not his inbox's "Data checked at vid N" (was: the
+    newest pass over any table, so a scan of acme.hr.salaries showed him its vid and time); an admin,
+    and a catalog without grants, see it as before."""
+    cat = make_world(str(tmp_path / "data"), True)
+    try:
+        sm.scan(cat, "acme.hr.salaries", author="tester")
+        with serve_in_thread(cat, tokens=PEOPLE, plugins=default_plugins()) as srv:
+            with _ui(srv.url, BOB) as c:
+                page = c.get("/ui/inbox")
+                assert page.status_code == 200, page.text[:300]
+                assert "The data has not been checked yet" in page.text and "Data checked at vid" not in page.text
+            with _ui(srv.url, ADMIN) as c:
+                assert "Data checked at vid" in c.get("/ui/inbox").text
+            seen = sm.scan(cat, "acme.core.dim_store", author="tester").vid
+            with _ui(srv.url, BOB) as c:
+                assert f"Data checked at vid {seen}" in c.get("/ui/inbox").text
+    finally:
+        cat.close()
+
+
+# ------------------------------------------------------------------ SQL under grants: the parsed statement decides
+# Statements the grant check refused on its words (information_schema / show / pragma / duckdb_ anywhere in
+# the text) or by exact-case names (DuckDB's identifiers are case-insensitive), though they read only
+# acme.core.dim_store, which bob may select. Each failed before (refused as introspection or a missing table).
+READS_ONLY_GRANTED = [
+    "SELECT 'information_schema' AS note, store_id FROM acme.core.dim_store",
+    "SELECT store_id AS \"show me\", 'pragma table_info' AS why FROM acme.core.dim_store",
+    "SELECT store_id AS duckdb_id FROM acme.core.dim_store AS describe_me",
+    "SELECT store_id FROM ACME.CORE.DIM_STORE",
+    "SELECT d.store_id FROM \"Acme\".\"Core\".\"Dim_Store\" AS d",
+    "SELECT store_id FROM core.dim_store WHERE 'summarize' <> 'show tables'",
+]
+
+
+@pytest.mark.parametrize("sql", READS_ONLY_GRANTED)
+def test_sql_that_only_names_catalog_words_is_not_refused(world, sql):
+    sa, _sb, _a, _b = world
+    out = tool(sa.url, BOB, "run_sql", sql=sql)
+    assert not out.get("isError"), (sql, _text(out)[:400])
+    assert out["structuredContent"]["tables"] == ["acme.core.dim_store"], out["structuredContent"]
+
+
+# Statements that read acme.hr.salaries however it is written: refused, the bytes of the refusal in
+# catalog B (where the table does not exist) or, for DuckDB's catalog, the introspection refusal.
+READS_HIDDEN = [
+    "SELECT s.salary FROM acme.hr.salaries AS s",                                       # an alias
+    "SELECT salary AS store_id FROM acme.hr.salaries AS dim_store",                    # a granted name as alias
+    "WITH pay AS (SELECT * FROM acme.hr.salaries) SELECT * FROM pay",                  # a CTE
+    "WITH dim_store AS (SELECT * FROM acme.hr.salaries) SELECT * FROM dim_store",     # shadowing a granted name
+    "SELECT store_id FROM acme.core.dim_store WHERE store_id IN (SELECT salary FROM acme.hr.salaries)",  # subquery
+    "SELECT * FROM acme.core.dim_store d JOIN acme.hr.salaries s ON d.store_id = s.salary",  # a join
+    "SELECT * FROM \"acme\".\"hr\".\"salaries\"",                                     # quoted
+    "SELECT * FROM ACME.HR.SALARIES",                                                  # any case
+    "SELECT * FROM hr.salaries",                                                       # schema-qualified
+    "SELECT * FROM salaries",                                                          # short
+    "CREATE VIEW v AS SELECT * FROM acme.hr.salaries",                                 # a view over it
+    "EXPLAIN SELECT * FROM acme.hr.salaries",                                          # was let through
+    "SUMMARIZE acme.hr.salaries",
+    "SELECT 1 AS x; SELECT * FROM acme.hr.salaries",
+]
+
+
+@pytest.mark.parametrize("sql", READS_HIDDEN)
+def test_sql_that_reads_a_hidden_table_is_a_missing_tables_refusal(world, sql):
+    sa, sb, _a, _b = world
+    ungranted, missing = tool(sa.url, BOB, "run_sql", sql=sql), tool(sb.url, BOB, "run_sql", sql=sql)
+    assert ungranted.get("isError") is True, (sql, ungranted)
+    assert _text(ungranted) == _text(missing)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM query_table('acme.hr.salaries')",       # a table function naming it in a string
+    "SELECT * FROM pragma_table_info('acme.hr.salaries')",
+    "SELECT * FROM duckdb_tables",                          # DuckDB's catalog views, any spelling
+    "SELECT * FROM INFORMATION_SCHEMA.\"TABLES\"",
+    "SELECT * FROM system.main.duckdb_columns",
+    "SELECT has_table_privilege('acme.hr.salaries', 'select')",
+    "SHOW ALL TABLES",
+    "EXPLAIN SELECT * FROM information_schema.tables",
+])
+def test_sql_that_reads_duckdbs_catalog_stays_refused(world, sql):
+    sa, sb, _a, _b = world
+    ungranted, missing = tool(sa.url, BOB, "run_sql", sql=sql), tool(sb.url, BOB, "run_sql", sql=sql)
+    assert ungranted.get("isError") is True and "search_tables and describe_table" in _text(ungranted), (sql, ungranted)
+    assert _text(ungranted) == _text(missing)
