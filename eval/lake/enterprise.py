@@ -398,7 +398,6 @@ class Enterprise:
     def _trap_stale_entries(self) -> list[dict[str, Any]]:
         """The stale history's annotations of the annotation-trap tables that omit or misstate the truth."""
         import semantic as sm
-
         from eval.lake.enterprise_spec import TRAP_SWITCH
 
         out = []

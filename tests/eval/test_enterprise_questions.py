@@ -120,6 +120,7 @@ def _no_tie(run, sql):
     """A top-1 gold (`... GROUP BY g ORDER BY COUNT(*) DESC LIMIT 1`): the first two counts differ."""
     if "ORDER BY COUNT(*) DESC LIMIT 1" in sql:
         tree = sqlglot.parse_one(sql, read="duckdb")
+        assert isinstance(tree, exp.Select), sql
         top = run(tree.select("COUNT(*) AS n_top").limit(2).sql(dialect="duckdb"))
         assert len(top) < 2 or top[0][-1] != top[1][-1], top
 
