@@ -404,8 +404,12 @@ class Enterprise:
         stale = self.cats["stale"]
         for tr in self.annotation_traps():
             anns = sm.read_annotations(stale, tr["table"])
+            # the annotations that omit or misstate the truth: the table's description (tax, test accounts), the
+            # column's description (time zone), its unit and description (dollars), its enum and labels (no '90';
+            # its description, "Order status code", stays true)
             keys = [a.key for a in anns if a.key == "table.description"] if tr["kind"] in ("definition", "test_accounts") \
-                else [a.key for a in anns if a.column == tr["column"]]
+                else [a.key for a in anns if a.column == tr["column"]
+                      and (tr["kind"] != "code_meaning" or a.key.endswith((".enum", ".labels")))]
             change = self.world.slots[TRAP_SWITCH].isoformat() if tr["detectable"] else None
             for k in sorted(keys):
                 out.append({"table": tr["table"], "key": k, "annotation": f"{tr['table']}:{k}",
