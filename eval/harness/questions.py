@@ -25,11 +25,15 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["TAGS", "Tag", "Question", "QuestionFileError", "load_questions"]
+__all__ = ["TAGS", "TRAP_TAGS", "Tag", "Question", "QuestionFileError", "load_questions"]
 
 Tag = Literal["lookalike", "deprecated", "join", "metric", "fiscal", "enum", "freshness", "unit", "grain",
-              "control", "unanswerable"]
+              "control", "unanswerable",
+              # the enterprise world's traps only the annotations reveal (docs/eval-lake.md)
+              "definition", "test_accounts", "timezone", "unit_hidden", "code_meaning"]
 TAGS: tuple[str, ...] = Tag.__args__  # type: ignore[attr-defined]
+# the tags of the enterprise world's annotation-only traps (no Acme question carries them)
+TRAP_TAGS: tuple[str, ...] = ("definition", "test_accounts", "timezone", "unit_hidden", "code_meaning")
 
 
 class Question(BaseModel):

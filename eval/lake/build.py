@@ -916,7 +916,8 @@ def _history(ld: Loader, lake: Lake, spark: Any, cats: dict[str, Any], warehouse
     with open(os.path.join(os.path.dirname(warehouse), MANIFEST), "w") as fh:
         json.dump({"seed": seed, "stale_seed": seed * 1009 + 17, "fraction": STALE_FRACTION,
                    "control_fraction": CONTROL_FRACTION, "annotations_at_d119": n_ann_guess,
-                   "stale": manifest}, fh, indent=1)
+                   "stale": manifest, **({"annotation_traps": ent.annotation_traps()} if ent is not None else {})},
+                  fh, indent=1)
     commits = {h: len(c.commits(since=None)) for h, c in cats.items()}
     in_window = {h: len([c for c in cat.commits() if c.time >= at(119, 0.0)]) for h, cat in cats.items()}
     for c in cats.values():

@@ -40,7 +40,7 @@ TRAP_NOW = dt.datetime(2024, 11, 7, 0, 0, tzinfo=UTC).timestamp()
 TRAP_SEED_SALT = 4099
 
 _DDL = {pa.int32(): "int", pa.int64(): "bigint", pa.string(): "string", pa.date32(): "date", pa.float64(): "double",
-        pa.bool_(): "boolean"}
+        pa.bool_(): "boolean", pa.timestamp("us"): "timestamp_ntz"}
 
 
 def _ts(d: dt.date, hour: float) -> float:
@@ -253,6 +253,21 @@ class Enterprise:
         deps = [t for t in w.tables.values() if t.deprecated_at == slot]
         if new or deps:
             self._annotate(new, when + 3600, slot)
+        self._annotate_traps(slot, when + 3600)
+
+    def _annotate_traps(self, slot: int, when: float) -> None:
+        """The annotation-trap tables' annotations at this load (World.trap_annotations), one commit per
+        table and column in each history that has any."""
+        import semantic as sm
+
+        for t in self.world.tables.values():
+            if not t.kind.startswith("trap_") or slot < t.first_slot:
+                continue
+            for h, cat in self.cats.items():
+                for col, fields in self.world.trap_annotations(t, h, slot):
+                    when = max(when, self._clock + 1.0)
+                    sm.annotate(cat, t.full, fields, column=col, author=ANNOTATOR, time=when)
+                    self._clock = when
 
     def late_load(self, n: int, when: float) -> None:
         """The domain load riding on the Acme batch of d-n (its committer thread, after that batch's
@@ -349,6 +364,56 @@ class Enterprise:
             if t.wrong and t.name not in self.skip:
                 out.append({"table": t.full, "key": "table.description", "annotation": f"{t.full}:table.description",
                             "kind": "wrong_from_start", "detectable": False, "change": None})
+        return out + self._trap_stale_entries()
+
+    def annotation_traps(self) -> list[dict[str, Any]]:
+        """The ground truth of the annotation-only traps (the manifest's `annotation_traps`): what the data
+        cannot show, what each history's annotations say, and whether a detector can tell from evidence."""
+        from eval.lake.enterprise_spec import CANCELLED, LOCAL_TZ, TAX_RATE, TEST_ACCOUNTS, TRAP_SWITCH
+
+        switch = self.world.slots[TRAP_SWITCH - 1].isoformat()
+        truth = {
+            "definition": {"column": "sale_amount", "truth": f"sale_amount includes {TAX_RATE:.2%} sales tax; "
+                           f"net = sale_amount / {1 + TAX_RATE}", "tax_rate": TAX_RATE,
+                           "stale": "omitted (the description calls sale_amount the sale amount)", "detectable": False},
+            "test_accounts": {"column": "customer_id", "truth": f"customer_id in {list(TEST_ACCOUNTS)} are internal test "
+                              "accounts, excluded from every count and total", "test_accounts": list(TEST_ACCOUNTS),
+                              "stale": "omitted", "detectable": False},
+            "timezone": {"column": "login_time", "truth": f"local time {LOCAL_TZ} (UTC-8 for every row: all dated "
+                         "before daylight-saving time)", "time_zone": LOCAL_TZ, "stale": "omitted", "detectable": False},
+            "unit_hidden": {"column": "amount", "truth": f"US cents for rows dated {switch} on (the d-21 load), whole "
+                            "US dollars before", "unit": "USD cents", "since": switch,
+                            "stale": "the old truth: whole US dollars", "detectable": True},
+            "code_meaning": {"column": "status_code", "truth": f"'{CANCELLED}' = cancelled, not revenue (first written "
+                             f"by the d-21 load); '10' placed, '20' fulfilled", "code": CANCELLED,
+                             "stale": "the old truth: enum ['10', '20'], no label for the new code", "detectable": True},
+        }
+        out = []
+        for t in self.world.tables.values():
+            if t.kind.startswith("trap_"):
+                k = t.kind.removeprefix("trap_")
+                out.append({"table": t.full, "kind": k, **truth[k]})
+        return out
+
+    def _trap_stale_entries(self) -> list[dict[str, Any]]:
+        """The stale history's annotations of the annotation-trap tables that omit or misstate the truth."""
+        import semantic as sm
+        from eval.lake.enterprise_spec import TRAP_SWITCH
+
+        out = []
+        stale = self.cats["stale"]
+        for tr in self.annotation_traps():
+            anns = sm.read_annotations(stale, tr["table"])
+            # the annotations that omit or misstate the truth: the table's description (tax, test accounts), the
+            # column's description (time zone), its unit and description (dollars), its enum and labels (no '90';
+            # its description, "Order status code", stays true)
+            keys = [a.key for a in anns if a.key == "table.description"] if tr["kind"] in ("definition", "test_accounts") \
+                else [a.key for a in anns if a.column == tr["column"]
+                      and (tr["kind"] != "code_meaning" or a.key.endswith((".enum", ".labels")))]
+            change = self.world.slots[TRAP_SWITCH].isoformat() if tr["detectable"] else None
+            for k in sorted(keys):
+                out.append({"table": tr["table"], "key": k, "annotation": f"{tr['table']}:{k}",
+                            "kind": f"annotation_trap:{tr['kind']}", "detectable": tr["detectable"], "change": change})
         return out
 
     def summary(self) -> dict[str, Any]:

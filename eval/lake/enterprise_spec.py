@@ -34,10 +34,12 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["DOMAINS", "Sizes", "FULL", "EntTable", "World", "plan", "SLOT_DAYS", "TABLE_KINDS", "DUAL_MONTHS"]
+__all__ = ["DOMAINS", "Sizes", "FULL", "EntTable", "World", "plan", "SLOT_DAYS", "TABLE_KINDS", "DUAL_MONTHS",
+           "ANN_TRAPS", "TRAP_KINDS", "TAX_RATE", "TEST_ACCOUNTS", "LOCAL_TZ", "UTC_OFFSET_WINTER", "CANCELLED"]
 
 CATALOG = "acme"
 INT, BIG, STR, DATE, DBL = pa.int32(), pa.int64(), pa.string(), pa.date32(), pa.float64()
+TS = pa.timestamp("us")  # a timestamp without time zone (Spark's timestamp_ntz; DuckDB's TIMESTAMP)
 DUAL_MONTHS = 3
 
 # domain -> (facts, dims, the enum column's name and values per domain)
@@ -90,7 +92,9 @@ DOMAINS: dict[str, dict[str, Any]] = {
 
 FACT_VARIANTS = ("v2", "legacy", "backup", "test", "daily", "stg")
 DIM_VARIANTS = ("backup", "old")
-TABLE_KINDS = ("base_fact", "base_dim", *(f"fact_{v}" for v in FACT_VARIANTS), *(f"dim_{v}" for v in DIM_VARIANTS))
+TRAP_KINDS = ("definition", "test_accounts", "timezone", "unit_hidden", "code_meaning")
+TABLE_KINDS = ("base_fact", "base_dim", *(f"fact_{v}" for v in FACT_VARIANTS), *(f"dim_{v}" for v in DIM_VARIANTS),
+               *(f"trap_{k}" for k in TRAP_KINDS))
 
 # The load slots: the 2nd of each month from 2023-09 to 2024-11 (each loads the previous month), then
 # the days of the Acme history a domain load rides on (eval.lake.build's batches d-105, -77, -49, -21,
@@ -101,6 +105,36 @@ PRE_LO = dt.date(2023, 8, 1)  # the first fact date
 PRE_SLOTS = [dt.date(2023 + (8 + i) // 12, (8 + i) % 12 + 1, 2) for i in range(15)]  # 2023-09-02 .. 2024-11-02
 LATE_DAYS = (105, 77, 49, 21, 7)
 SLOT_DAYS = LATE_DAYS
+
+# ---- the annotation-only traps (docs/eval-lake.md, "Traps only the annotations reveal"): one table per trap kind,
+# created at the first late load (d-105: after the trap generator ran, so its choices stay those of the world
+# without them), loaded by every late load (rows dated 2024-11-01 .. 2025-03-02). What the data cannot show is
+# stated only in the enriched annotations; the stale history omits it or keeps the old truth.
+TRAP_FIRST = len(PRE_SLOTS)            # the d-105 load
+TRAP_SWITCH = len(PRE_SLOTS) + 3       # the d-21 load (rows dated 2025-01-20 .. 2025-02-16): the unit switch, the new code
+TAX_RATE = 0.0825                      # merch.pos_sales.sale_amount includes 8.25% sales tax
+TEST_ACCOUNTS = (3, 11, 42)            # crm.web_orders: internal QA accounts (ordinary-looking ids among the real ones)
+LOCAL_TZ = "America/Los_Angeles"       # web_analytics.login_events.login_time is local Pacific time
+UTC_OFFSET_WINTER = 8                  # hours to add to Pacific standard time for UTC (every row is dated before DST)
+CANCELLED = "90"                       # support.service_orders.status_code: '10' placed, '20' fulfilled, '90' cancelled
+ANN_TRAPS: dict[str, str] = {          # table -> trap kind
+    "merch.pos_sales": "definition",
+    "crm.web_orders": "test_accounts",
+    "web_analytics.login_events": "timezone",
+    "supply_chain.freight_invoices": "unit_hidden",
+    "support.service_orders": "code_meaning",
+}
+_TRAP_COLS: dict[str, list[tuple[str, pa.DataType]]] = {
+    "merch.pos_sales": [("sale_id", BIG), ("sale_date", DATE), ("store_id", INT), ("quantity", INT),
+                        ("sale_amount", DBL)],
+    "crm.web_orders": [("web_order_id", BIG), ("order_date", DATE), ("customer_id", INT), ("quantity", INT),
+                       ("amount_cents", BIG)],
+    "web_analytics.login_events": [("login_id", BIG), ("login_time", TS), ("user_id", INT), ("platform", STR)],
+    "supply_chain.freight_invoices": [("freight_invoice_id", BIG), ("invoice_date", DATE), ("carrier_id", INT),
+                                      ("amount", BIG)],
+    "support.service_orders": [("service_order_id", BIG), ("order_date", DATE), ("status_code", STR),
+                               ("amount_usd", DBL)],
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,6 +195,7 @@ class World:
         self.dim_ids: dict[str, int] = {}
         self.fact_dims: dict[str, list[str]] = {}
         self._rows: dict[str, list[dict[str, Any]]] = {}  # base fact -> every row generated so far (by slot)
+        self._trap_next: dict[str, int] = {}  # annotation-trap table -> its next row id
         self._plan()
 
     # ------------------------------------------------------------------ the tables
@@ -221,6 +256,10 @@ class World:
                      and not t.certified]
             for t in rng.sample(cands, k=min(1, len(cands))):
                 t.wrong = "money"
+        for name, kind in ANN_TRAPS.items():  # (no draw from self.rng: the rest of the plan stays as it was)
+            dom = name.split(".")[0]
+            if dom in self.domains:
+                self._add(EntTable(dom, name, f"trap_{kind}", name, list(_TRAP_COLS[name]), TRAP_FIRST))
 
     def _fact_variant(self, dom: str, base: EntTable, v: str, cols: list, evals: list[str]) -> None:
         rng = self.rng
@@ -278,7 +317,7 @@ class World:
                 continue
             if t.once and slot != t.first_slot:
                 continue
-            rows = self._rows_of(t, slot, new_rows)
+            rows = self.trap_rows(t, slot, lo, hi) if t.kind.startswith("trap_") else self._rows_of(t, slot, new_rows)
             if rows is None:
                 continue
             mode = "overwrite" if t.kind in ("base_dim", "dim_old", "dim_backup", "fact_backup") else "append"
@@ -325,6 +364,97 @@ class World:
             rows = rows[: max(3, n * 2 // 3)]
         return rows
 
+    def trap_rows(self, t: EntTable, slot: int, lo: dt.date, hi: dt.date) -> list[dict[str, Any]]:
+        """The rows of an annotation-trap table for the load at `slot` (dated lo..hi), seeded by table and slot."""
+        r = self._rng("annotation-trap", t.name, slot)
+        days = (hi - lo).days + 1
+        first = self._trap_next.get(t.name, 1)
+        cols = [c for c, _ in t.columns]
+        kind = t.kind.removeprefix("trap_")
+        n = max(4, (r.randint(420, 480) if kind == "timezone" else r.randint(90, 120)) * days // 28)
+        rows: list[dict[str, Any]] = []
+        for i in range(n):
+            d = lo + dt.timedelta(days=r.randrange(days))
+            row: dict[str, Any] = {cols[0]: first + i}
+            if kind == "definition":  # the amount charged: the net price plus 8.25% tax, in dollars
+                net = r.randint(500, 40_000) / 100
+                row.update(sale_date=d, store_id=r.randint(1, 24), quantity=r.randint(1, 6),
+                           sale_amount=round(net * (1 + TAX_RATE), 2))
+            elif kind == "test_accounts":  # a third of the orders come from the QA accounts
+                test = r.random() < 0.33
+                real = [c for c in range(1, 61) if c not in TEST_ACCOUNTS]  # (customer 27 orders most often)
+                cust = r.choice(TEST_ACCOUNTS) if test else r.choices(real, weights=[6 if c == 27 else 1 for c in real])[0]
+                row.update(order_date=d, customer_id=cust, quantity=r.randint(1, 5),
+                           amount_cents=r.randint(50, 200) * 100 if test else r.randint(1_500, 90_000))
+            elif kind == "timezone":  # local Pacific time; most logins in the evening (20:00 local = 04:00 UTC)
+                hour = r.choices(range(24), weights=[10 if h == 20 else 5 if h in (19, 21) else 1 for h in range(24)])[0]
+                row.update(login_time=dt.datetime(d.year, d.month, d.day, hour, r.randrange(60), r.randrange(60)),
+                           user_id=r.randint(1, 400), platform=r.choice(["web", "ios", "android"]))
+            elif kind == "unit_hidden":  # whole dollars until the switch, cents from it
+                dollars = r.randint(40, 3_000)
+                row.update(invoice_date=d, carrier_id=r.randint(1, 15),
+                           amount=dollars * 100 + r.randrange(100) if slot >= TRAP_SWITCH else dollars)
+            elif kind == "code_meaning":  # '90' (cancelled) first written at the switch
+                codes, weights = (["10", "20", CANCELLED], [15, 65, 20]) if slot >= TRAP_SWITCH else (["10", "20"], [15, 85])
+                row.update(order_date=d, status_code=r.choices(codes, weights=weights)[0],
+                           amount_usd=r.randint(2_000, 60_000) / 100)
+            else:
+                raise AssertionError(kind)
+            rows.append(row)
+        self._trap_next[t.name] = first + n
+        return rows
+
+    def trap_annotations(self, t: EntTable, history: str, slot: int) -> list[tuple[str | None, dict[str, Any]]]:
+        """The annotations an annotation-trap table gets at load `slot` in `history`, as (column or None, fields):
+        at its creation in both histories, and the enriched history's update at the switch. The enriched
+        history states the truth; the stale one omits it (definition, test accounts, time zone) or keeps the
+        old truth (the unit and the codes before the switch)."""
+        kind = t.kind.removeprefix("trap_")
+        owner = DOMAINS[t.domain]["owner"]
+        enr = history == "enriched"
+        out: list[tuple[str | None, dict[str, Any]]] = []
+        if slot == t.first_slot:
+            grain = {"text": f"one row per {_title(t.columns[0][0].removesuffix('_id'))}", "keys": [t.columns[0][0]]}
+            desc = {
+                "definition": ("Point-of-sale sales, one row per sale. sale_amount is the amount charged in US dollars "
+                               + (f"and INCLUDES {TAX_RATE:.2%} sales tax: net sales = sale_amount / {1 + TAX_RATE}."
+                                  if enr else "(the sale amount).")),
+                "test_accounts": ("Web orders, one row per order; amount_cents is in US cents."
+                                  + (f" customer_id {', '.join(map(str, TEST_ACCOUNTS[:-1]))} and {TEST_ACCOUNTS[-1]} are "
+                                     "internal QA test accounts: exclude them from every count and total." if enr else "")),
+                "timezone": "Logins to the web and mobile apps, one row per login.",
+                "unit_hidden": "Freight invoices from carriers, one row per invoice.",
+                "code_meaning": "Service orders, one row per order; amount_usd is in US dollars.",
+            }[kind]
+            out.append((None, {"description": desc, "owner": owner, "grain": grain}))
+            if kind == "definition":
+                out.append(("sale_amount", {"description": "Amount charged, including sales tax at 8.25%" if enr
+                                            else "Sale amount", "unit": "USD"}))
+            elif kind == "timezone":
+                out.append(("login_time", {"description": f"Login time in local Pacific time ({LOCAL_TZ}), NOT UTC: "
+                                           f"add {UTC_OFFSET_WINTER} hours (7 in daylight-saving time) for UTC"
+                                           if enr else "Login time"}))
+            elif kind in ("unit_hidden", "code_meaning") and (not enr or slot < TRAP_SWITCH):
+                out += self._trap_old_truth(kind)
+        if enr and slot == TRAP_SWITCH and kind in ("unit_hidden", "code_meaning"):
+            out += self._trap_new_truth(kind)
+        return out
+
+    def _trap_old_truth(self, kind: str) -> list[tuple[str | None, dict[str, Any]]]:
+        if kind == "unit_hidden":
+            return [("amount", {"description": "Invoice amount in whole US dollars", "unit": "USD"})]
+        return [("status_code", {"description": "Order status code", "enum": ["10", "20"],
+                                 "labels": {"10": "placed", "20": "fulfilled"}})]
+
+    def _trap_new_truth(self, kind: str) -> list[tuple[str | None, dict[str, Any]]]:
+        since = self.slots[TRAP_SWITCH - 1].isoformat()  # the first row date of the switch load
+        if kind == "unit_hidden":
+            return [("amount", {"description": f"Invoice amount in US CENTS for rows dated {since} on (divide by 100 "
+                                f"for dollars); rows dated before {since} are in whole US dollars", "unit": "USD cents"})]
+        return [("status_code", {"description": f"Order status code; '{CANCELLED}' = cancelled by the customer: "
+                                 "not revenue (exclude it from revenue and order totals)", "enum": ["10", "20", CANCELLED],
+                                 "labels": {"10": "placed", "20": "fulfilled", CANCELLED: "cancelled (not revenue)"}})]
+
     def _rows_of(self, t: EntTable, slot: int, new_rows: dict[str, list[dict[str, Any]]]) -> list | None:
         if t.kind in ("base_dim", "dim_old", "dim_backup"):
             return self.dim_rows(t, slot)
@@ -353,7 +483,7 @@ class World:
 
     # ------------------------------------------------------------------ annotations
     def description(self, t: EntTable, history: str) -> str | None:
-        if not t.described:
+        if not t.described or t.kind.startswith("trap_"):  # (an annotation-trap table's: trap_annotations)
             return None
         base = self.tables[t.base]
         what = _title(base.name.split(".")[1])
@@ -403,6 +533,8 @@ class World:
         return f
 
     def column_fields(self, t: EntTable) -> dict[str, dict[str, Any]]:
+        if t.kind.startswith("trap_"):  # (trap_annotations)
+            return {}
         if t.kind not in ("base_fact", "fact_v2") or not t.described:
             return {}
         ecol, evals = DOMAINS[t.domain]["enum"]

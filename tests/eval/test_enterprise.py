@@ -104,6 +104,52 @@ def test_stale_history_differs_only_where_the_plan_says():
             assert e == s
 
 
+def _trap_text(w: World, t, history: str, upto: int) -> str:
+    return " ".join(repr(f) for s in range(t.first_slot, upto + 1) for _c, f in w.trap_annotations(t, history, s))
+
+
+def test_annotation_traps_only_the_enriched_history_states():
+    """The five annotation-trap tables: created after the trap generator ran, written by every late load, and
+    what their data cannot show is in the enriched annotations only (the stale ones omit it or keep the old
+    truth); the rest of the plan is the plan without them."""
+    from eval.lake.enterprise_spec import ANN_TRAPS, TRAP_FIRST, TRAP_SWITCH
+
+    w = World(7, FULL)
+    traps = {n: t for n, t in w.tables.items() if t.kind.startswith("trap_")}
+    assert {n: t.kind.removeprefix("trap_") for n, t in traps.items()} == ANN_TRAPS
+    assert TRAP_FIRST == len(PRE_SLOTS) and all(t.first_slot == TRAP_FIRST for t in traps.values())
+    assert len(w.tables) - len(traps) == 505  # the world the generator sees is the one before the traps
+    last = len(w.slots) - 1
+    says = {(n, h): _trap_text(w, t, h, last) for n, t in traps.items() for h in ("enriched", "stale")}
+    truths = {"merch.pos_sales": "8.25%", "crm.web_orders": "3, 11 and 42", "web_analytics.login_events":
+              "America/Los_Angeles", "supply_chain.freight_invoices": "USD cents", "support.service_orders": "'90'"}
+    for n, truth in truths.items():
+        assert truth in says[(n, "enriched")] and truth not in says[(n, "stale")], (n, says[(n, "stale")])
+    # before the switch both histories say the old truth; from it only the enriched one changes
+    for n in ("supply_chain.freight_invoices", "support.service_orders"):
+        t = traps[n]
+        assert _trap_text(w, t, "enriched", TRAP_SWITCH - 1) == _trap_text(w, t, "stale", TRAP_SWITCH - 1)
+        assert w.trap_annotations(t, "enriched", TRAP_SWITCH) and not w.trap_annotations(t, "stale", TRAP_SWITCH)
+
+
+def test_annotation_traps_leave_evidence_only_where_a_detector_can_tell():
+    """The unit switch is a clean scale shift in the loads from the switch (every cent amount above every dollar
+    amount), and the new code appears in those loads only."""
+    from eval.lake.enterprise_spec import CANCELLED, TRAP_SWITCH
+
+    w = World(7, FULL)
+    amounts: dict[bool, list[int]] = {False: [], True: []}
+    codes: dict[bool, set[str]] = {False: set(), True: set()}
+    for i, ws in _all_writes(w):
+        for n, _, rows in ws:
+            if n == "supply_chain.freight_invoices":
+                amounts[i >= TRAP_SWITCH] += [r["amount"] for r in rows]
+            if n == "support.service_orders":
+                codes[i >= TRAP_SWITCH] |= {r["status_code"] for r in rows}
+    assert min(amounts[True]) > max(amounts[False]) and max(amounts[False]) <= 3_000
+    assert codes[False] == {"10", "20"} and CANCELLED in codes[True]
+
+
 def test_deterministic_by_seed():
     a, b, c = World(7, SMALL), World(7, SMALL), World(8, SMALL)
     assert [(t.name, t.kind, t.first_slot, t.last_slot, t.described) for t in a.tables.values()] == \
@@ -152,6 +198,45 @@ def test_scaled_down_write_keeps_both_catalogs_physically_identical(tmp_path):
         assert (last - first) / 86400 >= 30 * 18 - 5 * 30  # 2023-08-28 .. d-7 (the Acme history adds the rest)
         kinds = {m["kind"] for m in e.stale_entries()}
         assert any(k.startswith("trap:") for k in kinds)
+    finally:
+        for c in cats.values():
+            c.close()
+
+
+@pytest.mark.slow  # Spark + eight scaled-down domains (one fact, one dimension each), no trap generator: 183 s measured at load ~20 (beside an enterprise build)
+def test_annotation_traps_written_and_only_the_stale_history_is_flagged(tmp_path):
+    """The five annotation-trap tables written through the bridge: the detector flags exactly the stale
+    history's detectable ones (the unit switch, the new code) and nothing in the enriched history; the
+    manifest entries name the flagged annotations."""
+    import catalog_core as cc
+    from eval.lake.calendar import at
+    from eval.lake.enterprise import Enterprise
+    from eval.lake.enterprise_spec import LATE_DAYS
+    from semantic.staleness import staleness
+    from spark_bridge import local_session
+
+    spark = local_session(app_name="test-enterprise-traps", cores=1)
+    cats = {h: cc.Catalog.open(os.path.join(tmp_path, h)) for h in ("enriched", "stale")}
+    try:
+        e = Enterprise(cats, spark, os.path.join(tmp_path, "warehouse"), 7, sizes=Sizes(facts=1, dims=1, domains=8),
+                       log=lambda m: None, traps=False)
+        e.prehistory()
+        for n in LATE_DAYS:
+            e.late_load(n, at(n, 8.0))
+        entries = [m for m in e.stale_entries() if m["kind"].startswith("annotation_trap:")]
+        truth = {t["table"]: t for t in e.annotation_traps()}
+        assert len(truth) == 5 and {m["table"] for m in entries} == set(truth)
+        for table, tr in truth.items():
+            flagged = {h: {a for f in staleness(cats[h], table, depth="data", now="2025-03-10T00:00:00Z")
+                           for a in f.annotations} for h in cats}
+            assert not flagged["enriched"], (table, flagged)
+            mine = {m["key"] for m in entries if m["table"] == table and m["detectable"]}
+            assert bool(mine) == tr["detectable"], (table, mine)
+            assert mine <= flagged["stale"] | {k for k in mine if k.endswith(".labels")}, (table, mine, flagged)
+            if not tr["detectable"]:
+                assert not flagged["stale"], (table, flagged)
+        sql = "SELECT COUNT(*) FROM acme.support.service_orders WHERE status_code = '90'"
+        assert [list(r) for r in cc.run_sql(cats["stale"], sql).rows][0][0] > 0
     finally:
         for c in cats.values():
             c.close()

@@ -57,7 +57,8 @@ def test_the_questions_mapping_form_loads(tmp_path):
 
 def test_tags_are_the_harness_tags():
     assert set(TAGS) == {"lookalike", "deprecated", "join", "metric", "fiscal", "enum", "freshness", "unit",
-                         "grain", "control", "unanswerable"}
+                         "grain", "control", "unanswerable",
+                         "definition", "test_accounts", "timezone", "unit_hidden", "code_meaning"}
 
 
 def test_duplicate_id(tmp_path):
