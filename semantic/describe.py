@@ -1,5 +1,6 @@
 """`sm.describe(cat, table, snapshot=None, now=None) -> TableCard`: the one read model of a table
-for agents, MCP tools and the HTTP API. The clock-independent part is cached per (table, vid);
+for agents, MCP tools and the HTTP API. The clock-independent part is cached per (table, vid), in memory
+and on disk beside an embedded catalog (`card_store`: a new process reads it instead of recomputing);
 freshness and the clock-dependent findings are added per call."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.model import TimeArg
+from semantic import card_store
 from semantic._tables import column_id, require_table, table_columns
 from semantic.annotations import parse_duration
 from semantic.completeness import completeness
@@ -70,6 +72,10 @@ def _base(ctx: Context, name: str) -> TableCard:
     got = ctx.cache.cards.take(key)
     if got is not None:
         return got
+    stored = card_store.load(ctx.cat, ctx.vid, ctx.commit_time(ctx.vid), name)
+    if stored is not None:  # computed by an earlier process at this vid (issue 47, cold start)
+        ctx.cache.cards.put(key, stored)
+        return stored
     obj = ctx.table(name)
     if obj is None:
         obj = require_table(ctx.cat, name, ctx.vid)  # raises with did-you-mean
@@ -140,6 +146,7 @@ def _base(ctx: Context, name: str) -> TableCard:
         status=worst(f.status for f in findings),  # type: ignore[arg-type]
     )
     ctx.cache.cards.put(key, card)
+    card_store.store(ctx.cat, ctx.vid, snap_time, name, card)
     return card
 
 

@@ -150,6 +150,9 @@ def sql_column_refs(sql: str) -> tuple[set[str], bool]:
     return set(names), star
 
 
+AFTER_ANSWER_MAX_S = 30.0  # `after_answer` work waits at most this long for the first answer
+
+
 _SCOPES_MAX = 256   # principals (by grants and ids) whose views a ToolContext keeps
 _SCOPE_VIDS = 64    # vids per principal whose visible tables are kept
 _SCOPE_SQL = 512    # statements per principal whose grant check is kept
@@ -198,6 +201,24 @@ class ToolContext:
         # (lo, hi, prefix) -> summarized changes: the diff between two vids never changes, and a
         # wide one (vid 3 to 149 of the Acme lake: 6,000 objects read) costs ~1 s per page otherwise
         self.diffs = _LRU(16)
+        # set by the stdio transport at its first answer to a call (issue 47, cold start): background work a call
+        # starts (`after_answer`) waits for it, so nothing competes with a session's first answer; None: no wait
+        self.answered: threading.Event | None = None
+
+    def after_answer(self, work: Callable[[], object]) -> None:
+        """Run `work` (a background hint that never raises, e.g. `cc.warm_sql`) now, or, before the session's
+        first answer to a call has been written (`answered` not set), in a thread once it has (at most
+        AFTER_ANSWER_MAX_S later)."""
+        gate = self.answered
+        if gate is None or gate.is_set():
+            work()
+            return
+
+        def later() -> None:
+            gate.wait(AFTER_ANSWER_MAX_S)
+            work()
+
+        threading.Thread(target=later, name="semcat-after-answer", daemon=True).start()
 
     # ------------------------------------------------------------------ snapshots
     def now(self) -> float:

@@ -143,7 +143,8 @@ def describe(s: ToolContext, table: str, detail: str, columns: list[str] | None,
     full = detail == "full"
     from mcp_server.mcp.data import SQL_TIMEOUT_S
 
-    cc.warm_sql(s.cat, [name], snapshot=vid, timeout_s=SQL_TIMEOUT_S)  # in the background: SQL on it comes next
+    # in the background: SQL on it comes next (after the answer, for a session's first call: issue 47, cold start)
+    s.after_answer(lambda: cc.warm_sql(s.cat, [name], snapshot=vid, timeout_s=SQL_TIMEOUT_S))
     limit = limit or (LIMITS["describe_table"][0] if not full else 20)
     tv = lake.TableValue.from_raw(obj.value)
     cols = list(tv.columns)

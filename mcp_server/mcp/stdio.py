@@ -13,7 +13,8 @@ that imports them, opens the catalog and builds the server, and meanwhile answer
 `initialize` itself (`handshake.initialize_answer`: the SDK's answer, byte for byte). When the server
 is built, the SDK's stdio transport takes the wire: it is handed the `initialize` again (so its
 session is initialized as usual) and its second answer to it is dropped (`_Wire`). The SQL preload
-starts only after that, a few seconds later. The wire is a private copy of fds 0 and 1, and fds 0
+starts only after that, a few seconds later, and the SQL warm-up a `describe_table` starts waits for the
+session's first answer to a call (`ToolContext.after_answer`). The wire is a private copy of fds 0 and 1, and fds 0
 and 1 point at /dev/null and stderr, as the SDK's own transport does: stray output never corrupts it."""
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
     wire = _Wire.claim()
     first = wire.front(loading)  # answers `initialize` while the server loads
     cat, server = loading.get()
+    server.tool_context.answered = wire.answered_a_call  # a call's background work waits for the first answer
     cancel = threading.Event()
 
     def preload() -> None:

@@ -125,3 +125,29 @@ def test_the_wire_drops_the_replayed_initialize_answer_and_notes_the_first_call_
     assert [json.loads(x).get("id") for x in got] == [None, 2]
     for fd in (r, w, out_r):
         os.close(fd)
+
+
+def test_background_work_of_a_call_waits_for_the_sessions_first_answer(wh):
+    """`describe_table`'s SQL warm-up (a worker process) must not compete with a stdio session's first answer:
+    `ToolContext.after_answer` holds it until the transport says the first answer is written; without a gate
+    (HTTP) or after it, it runs at once."""
+    import threading
+
+    from mcp_server.mcp.context import ToolContext
+
+    cat = cc.Catalog.open(wh)
+    try:
+        s = ToolContext(cat)
+        ran: list[str] = []
+        s.after_answer(lambda: ran.append("no gate"))
+        assert ran == ["no gate"]
+        s.answered = threading.Event()
+        done = threading.Event()
+        s.after_answer(lambda: (ran.append("after"), done.set()))
+        assert not done.wait(0.3) and ran == ["no gate"]
+        s.answered.set()
+        assert done.wait(10) and ran == ["no gate", "after"]
+        s.after_answer(lambda: ran.append("at once"))
+        assert ran[-1] == "at once"
+    finally:
+        cat.close()
