@@ -193,3 +193,22 @@ def test_a_lake_root_never_takes_paths_that_leave_it(tmp_path):
         assert relative_value({"obj_type": "file", "path": outside}, wh, root)["path"] == outside
     assert relative_value({"obj_type": "file", "path": root + "/warehouse/a/b.parquet"}, wh, root)["path"] == \
         "../../warehouse/a/b.parquet"
+
+
+def test_a_moved_outside_lake_gets_an_error_naming_relocate_then_relocate_fixes_it(tmp_path):
+    """Files outside the data directory (an imported lake) that moved: SQL says which file is missing and
+    the command that re-points them (failed before: DuckDB's bare 'No files found'); the command works."""
+    import pytest
+
+    data, outside, moved = str(tmp_path / "data"), str(tmp_path / "lake"), str(tmp_path / "lake-moved")
+    with cc.Catalog.open(data) as cat:
+        mcplake.build(cat, outside, extra_tables=0)
+    os.rename(outside, moved)
+    with cc.Catalog.open(data) as cat:
+        with pytest.raises(cc.SqlError) as e:
+            cc.run_sql(cat, f"SELECT count(*) FROM {FCT}")
+    assert "missing" in str(e.value) and outside + "/" in str(e.value), str(e.value)
+    assert "semcat relocate --data DIR --from OLD_DIR --to NEW_DIR" in str(e.value), str(e.value)
+    with cc.Catalog.open(data) as cat:
+        cat.relocate(outside, moved)
+        assert cc.run_sql(cat, f"SELECT count(*) FROM {FCT}").rows[0][0] > 0
