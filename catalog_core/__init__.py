@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from catalog_core import errors, lake
 from catalog_core._engine.catalog import Catalog
-from catalog_core._engine.relocate import MARKER as LAKE_ROOT_MARKER
 from catalog_core._engine.relocate import lake_root, mark_lake_root
 from catalog_core._engine.txn import Transaction
 from catalog_core._open import catalogs_below, open_catalog
@@ -54,7 +53,6 @@ __all__ = [
     "catalogs_below",
     "mark_lake_root",  # relocatable lakes (docs/engine.md, Relocatable catalogs)
     "lake_root",
-    "LAKE_ROOT_MARKER",
     "Transaction",
     "CatalogAPI",
     "TransactionAPI",
