@@ -173,11 +173,18 @@ def _uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
+def _per_request(r: dict[str, float]) -> dict[str, float]:
+    """`r` with the server's and the clients' CPU seconds per request (`s`, `c`), so that medians over
+    rounds take each round's ratio rather than a ratio of medians from different rounds."""
+    n = r["n"]
+    return {**r, "s": r["server_cpu"] / n if n else float("nan"), "c": r["client_cpu"] / n if n else float("nan")}
+
+
 def _line(name: str, r: dict[str, float], seconds: float) -> str:
-    per = r["server_cpu"] / r["n"] * 1000 if r["n"] else float("nan")
-    cper = r["client_cpu"] / r["n"] * 1000 if r["n"] else float("nan")
+    r = _per_request(r) if "s" not in r else r
+    per, cper = r["s"] * 1000, r["c"] * 1000
     return (f"{name}: {r['rps']:7.0f} req/s wall | servers {r['server_cpu']:5.1f} CPU s ({r['server_cpu'] / seconds:.2f} "
-            f"cores), {per:.2f} ms CPU/req, {r['n'] / max(r['server_cpu'], 1e-9):6.0f} req per server-CPU-s | clients "
+            f"cores), {per:.2f} ms CPU/req, {1 / max(r['s'], 1e-9):6.0f} req per server-CPU-s | clients "
             f"{cper:.2f} ms CPU/req | load {r['load']:.1f} -> {r['load_after']:.1f}")
 
 
@@ -237,16 +244,15 @@ def main() -> None:
               f"per run, route {args.route}")
         ones, twos = [], []
         for r in range(args.rounds):
-            ones.append(run(1))
+            ones.append(_per_request(run(1)))
             print(_line(f"round {r + 1}, 1 server ", ones[-1], args.seconds) + " | " + _uptime())
-            twos.append(run(2))
+            twos.append(_per_request(run(2)))
             print(_line(f"round {r + 1}, 2 servers", twos[-1], args.seconds) + " | " + _uptime())
         one, two = _median(ones), _median(twos)
         print(_line("median, 1 server ", one, args.seconds))
         print(_line("median, 2 servers", two, args.seconds))
         ratios = sorted(t["rps"] / o["rps"] for o, t in zip(ones, twos))
-        s1, c1 = one["server_cpu"] / one["n"], one["client_cpu"] / one["n"]
-        s2, c2 = two["server_cpu"] / two["n"], two["client_cpu"] / two["n"]
+        s1, c1, s2, c2 = one["s"], one["c"], two["s"], two["c"]
         cores = os.cpu_count() or 1
         print(f"ratio 2/1 (wall): median {two['rps'] / one['rps']:.2f}x, per round "
               + ", ".join(f"{x:.2f}x" for x in ratios))
