@@ -1,19 +1,28 @@
 """Read throughput of 1 vs 2 `semcat serve` processes on one data directory (issue 47, item 2: replicas for
 load; docs/engine.md, "Replicas: the arithmetic").
 
-    .venv/bin/python -m bench.bench_replicas [--seconds 10] [--clients 4] [--route objects|describe]
+    .venv/bin/python -m bench.bench_replicas [--seconds 10] [--rounds 3] [--clients 4]
+                                             [--route objects|describe] [--generator wrk|python]
 
-A lake (eval/fixtures/mcplake.py) is built in a temporary directory; then `--clients` client processes
-(separate from the servers) call a read as fast as they can for `--seconds`, first against one server, then
-spread round-robin over two servers on the same directory (the second reads through a RocksDB secondary
-instance). `--route objects`: `GET /v1/objects` of the lake's tables (the engine's point read, plus HTTP);
-`--route describe`: `GET /v1/semantic/describe/{table}` (a table card: more server work per request).
+A lake (eval/fixtures/mcplake.py) is built in a temporary directory and two `semcat serve` processes are
+started on it (the second reads through a RocksDB secondary instance). Each round loads one server, then
+both, for `--seconds`; the medians over `--rounds` are printed. `--route objects`: `GET /v1/objects` of
+the lake's tables (the engine's point read, plus HTTP); `--route describe`: `GET
+/v1/semantic/describe/{table}` (a table card).
 
-Printed for each: requests per second (wall), the CPU seconds the servers and the clients used (from
-/proc/PID/stat and the clients' own process_time), the server CPU per request, requests per server-CPU-second,
-and the load average. On a shared 2-core machine the wall ratio says little: the clients need CPU too, and
-the ratio 2 servers / 1 server is at most 2 / (1 + c/s) when the clients spend c CPU seconds per request
-and a server s (docs/engine.md does the arithmetic); the CPU figures are the honest ones.
+The load generator is `wrk` (a C program: about 0.02 ms of CPU per request, so the servers get the cores),
+one `wrk` process per server with `--clients` connections in all. Install it with the OS package manager
+(Debian/Ubuntu: `apt-get install wrk`; macOS: `brew install wrk`); without it the bench stops with that
+advice. `--generator python` uses `--clients` Python processes with httpx instead (they cost the
+machine about as much CPU per request as the server: on one 2-core machine they bound the ratio near
+1.0x, see below). Not run in CI.
+
+Printed for each run: requests per second (wall), the CPU seconds the servers and the clients used (from
+/proc/PID/stat, the generator's rusage), the server CPU per request, and the load average before and
+after. The ratio 2 servers / 1 server is at most `min(2/s, C/(s + c)) / min(1/s, C/(s + c))` when a
+server spends `s` CPU seconds per request, the clients `c`, on `C` cores (docs/engine.md, "Replicas: the
+arithmetic"); the bench prints that bound from the measured `s` and `c` beside the wall ratio, because
+on a shared machine the wall ratio also measures the other processes.
 """
 
 from __future__ import annotations
@@ -21,11 +30,13 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from urllib.parse import urlencode
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -82,6 +93,64 @@ def _healthy(url: str) -> None:
     raise RuntimeError(f"{url} did not start")
 
 
+WRK_HELP = ("bench_replicas needs `wrk`, a load generator written in C (it costs the servers' cores almost "
+            "nothing): install it with `apt-get install wrk` (Debian/Ubuntu) or `brew install wrk` (macOS), "
+            "or run with --generator python (Python clients on the same cores: the ratio is then bounded "
+            "near 1.0x)")
+
+_LUA = """local paths = {%s}
+local i = %d
+request = function()
+  i = i + 1
+  return wrk.format("GET", paths[(i %% #paths) + 1])
+end
+"""
+
+
+def _wrk(urls: list[str], targets: list[str], clients: int, seconds: float, servers: list[subprocess.Popen[bytes]],
+         tmp: str) -> dict[str, float]:
+    """One `wrk` per server (one thread each; `clients` connections in all), for `seconds`."""
+    import resource
+
+    wrk = shutil.which("wrk")
+    if wrk is None:
+        raise SystemExit(WRK_HELP)
+    procs = []
+    load = os.getloadavg()[0]
+    before = [cpu_seconds(s.pid) for s in servers]
+    for k, url in enumerate(urls):
+        script = os.path.join(tmp, f"paths{k}.lua")
+        with open(script, "w") as fh:
+            fh.write(_LUA % (", ".join('"' + t + '"' for t in targets), k))
+        conns = max(1, clients // len(urls) + (1 if k < clients % len(urls) else 0))
+        procs.append(subprocess.Popen([wrk, "-t1", f"-c{conns}", f"-d{max(1, round(seconds))}s", "--timeout", "30s",
+                                       "-s", script, url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    n, client_cpu, errors = 0, 0.0, 0
+    for p in procs:
+        out, err = p.communicate()
+        if p.returncode != 0:
+            raise SystemExit(f"wrk failed (exit {p.returncode}): {err.strip() or out.strip()}")
+        m = re.search(r"(\d+) requests in", out)
+        if m is None:
+            raise SystemExit(f"wrk printed no request count:\n{out}")
+        n += int(m.group(1))
+        bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+        errors += int(bad.group(1)) if bad else 0
+        errors += sum(int(g) for g in sock.groups()) if sock else 0
+    server_cpu = sum(cpu_seconds(s.pid) - b for s, b in zip(servers, before))
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # wrk processes are the only children reaped here
+    client_cpu = ru.ru_utime + ru.ru_stime - _wrk.reaped  # type: ignore[attr-defined]
+    _wrk.reaped = ru.ru_utime + ru.ru_stime  # type: ignore[attr-defined]
+    if errors:
+        raise SystemExit(f"wrk saw {errors} failed requests (non-2xx or socket errors): the figures would be wrong")
+    return {"rps": n / seconds, "n": n, "server_cpu": server_cpu, "client_cpu": client_cpu,
+            "load": load, "load_after": os.getloadavg()[0]}
+
+
+_wrk.reaped = 0.0  # type: ignore[attr-defined]
+
+
 def _run(urls: list[str], requests: list[tuple[str, dict[str, str]]], clients: int, seconds: float,
          servers: list[subprocess.Popen[bytes]]) -> dict[str, float]:
     q: mp.Queue = mp.Queue()
@@ -100,20 +169,47 @@ def _run(urls: list[str], requests: list[tuple[str, dict[str, str]]], clients: i
             "load": load, "load_after": os.getloadavg()[0]}
 
 
+def _uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def _per_request(r: dict[str, float]) -> dict[str, float]:
+    """`r` with the server's and the clients' CPU seconds per request (`s`, `c`), so that medians over
+    rounds take each round's ratio rather than a ratio of medians from different rounds."""
+    n = r["n"]
+    return {**r, "s": r["server_cpu"] / n if n else float("nan"), "c": r["client_cpu"] / n if n else float("nan")}
+
+
 def _line(name: str, r: dict[str, float], seconds: float) -> str:
-    per = r["server_cpu"] / r["n"] * 1000 if r["n"] else float("nan")
-    cper = r["client_cpu"] / r["n"] * 1000 if r["n"] else float("nan")
+    r = _per_request(r) if "s" not in r else r
+    per, cper = r["s"] * 1000, r["c"] * 1000
     return (f"{name}: {r['rps']:7.0f} req/s wall | servers {r['server_cpu']:5.1f} CPU s ({r['server_cpu'] / seconds:.2f} "
-            f"cores), {per:.2f} ms CPU/req, {r['n'] / max(r['server_cpu'], 1e-9):6.0f} req per server-CPU-s | clients "
+            f"cores), {per:.2f} ms CPU/req, {1 / max(r['s'], 1e-9):6.0f} req per server-CPU-s | clients "
             f"{cper:.2f} ms CPU/req | load {r['load']:.1f} -> {r['load_after']:.1f}")
+
+
+def bound(s: float, c: float, servers: int, cores: int) -> float:
+    """Requests per second that `servers` single-core servers at `s` CPU s/request and clients at `c`
+    can reach on `cores` cores (docs/engine.md, "Replicas: the arithmetic")."""
+    return min(servers / s, cores / (s + c))
+
+
+def _median(runs: list[dict[str, float]]) -> dict[str, float]:
+    import statistics
+
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--route", choices=["objects", "describe"], default="objects")
+    ap.add_argument("--generator", choices=["wrk", "python"], default="wrk")
     args = ap.parse_args()
+    if args.generator == "wrk" and shutil.which("wrk") is None:
+        raise SystemExit(WRK_HELP)
     sys.path.insert(0, ROOT)
     import catalog_core as cc
     from eval.fixtures import mcplake
@@ -130,6 +226,7 @@ def main() -> None:
             requests = [("/v1/objects", {"path": p}) for p in paths]
         else:
             requests = [("/v1/semantic/describe/" + ".".join(p.strip("/").split("/")), {}) for p in paths]
+        targets = [r + ("?" + urlencode(q) if q else "") for r, q in requests]
         ports = [free_port(), free_port()]
         urls = [f"http://127.0.0.1:{p}" for p in ports]
         servers.append(_serve(data, ports[0]))
@@ -137,16 +234,31 @@ def main() -> None:
         servers.append(_serve(data, ports[1]))  # started now, idle during the first run: the same machine
         _healthy(urls[1])
         _run(urls, requests, 1, 2, servers)  # warm both (memos, page cache)
-        one = _run(urls[:1], requests, args.clients, args.seconds, servers[:1])
-        two = _run(urls, requests, args.clients, args.seconds, servers)
-        up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-        print(f"cpus {os.cpu_count()}, {args.clients} client processes, {args.seconds:g} s each, route {args.route}")
-        print(_line("1 server ", one, args.seconds))
-        print(_line("2 servers", two, args.seconds))
-        eff1 = one["n"] / max(one["server_cpu"], 1e-9)
-        eff2 = two["n"] / max(two["server_cpu"], 1e-9)
-        print(f"ratio 2/1: wall {two['rps'] / one['rps']:.2f}x; server CPU per request {eff1 / eff2:.2f}x of one "
-              f"server's (1.00 = no cost to splitting); uptime {up}")
+
+        def run(k: int) -> dict[str, float]:
+            if args.generator == "wrk":
+                return _wrk(urls[:k], targets, args.clients, args.seconds, servers[:k], tmp)
+            return _run(urls[:k], requests, args.clients, args.seconds, servers[:k])
+
+        print(f"cpus {os.cpu_count()}, generator {args.generator}, {args.clients} connections, {args.seconds:g} s "
+              f"per run, route {args.route}")
+        ones, twos = [], []
+        for r in range(args.rounds):
+            ones.append(_per_request(run(1)))
+            print(_line(f"round {r + 1}, 1 server ", ones[-1], args.seconds) + " | " + _uptime())
+            twos.append(_per_request(run(2)))
+            print(_line(f"round {r + 1}, 2 servers", twos[-1], args.seconds) + " | " + _uptime())
+        one, two = _median(ones), _median(twos)
+        print(_line("median, 1 server ", one, args.seconds))
+        print(_line("median, 2 servers", two, args.seconds))
+        ratios = sorted(t["rps"] / o["rps"] for o, t in zip(ones, twos))
+        s1, c1, s2, c2 = one["s"], one["c"], two["s"], two["c"]
+        cores = os.cpu_count() or 1
+        print(f"ratio 2/1 (wall): median {two['rps'] / one['rps']:.2f}x, per round "
+              + ", ".join(f"{x:.2f}x" for x in ratios))
+        print(f"bound from the measured CPU per request on {cores} otherwise idle cores: 1 server "
+              f"{bound(s1, c1, 1, cores):.0f} req/s, 2 servers {bound(s2, c2, 2, cores):.0f} req/s, "
+              f"ratio {bound(s2, c2, 2, cores) / bound(s1, c1, 1, cores):.2f}x")
     finally:
         for s in servers:
             s.terminate()

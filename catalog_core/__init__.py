@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalog_core import errors, lake
 from catalog_core._engine.catalog import Catalog
+from catalog_core._engine.relocate import lake_root, mark_lake_root
 from catalog_core._engine.txn import Transaction
 from catalog_core._open import catalogs_below, open_catalog
 from catalog_core._open import open_path_or_url as open
@@ -50,6 +51,8 @@ __all__ = [
     "open",
     "open_catalog",
     "catalogs_below",
+    "mark_lake_root",  # relocatable lakes (docs/engine.md, Relocatable catalogs)
+    "lake_root",
     "Transaction",
     "CatalogAPI",
     "TransactionAPI",

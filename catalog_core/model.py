@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -104,8 +105,8 @@ class FileObj:
             value = unpack_leaf(self._raw)
             if self._base is not None:  # a stored-relative file path, made absolute (catalog_core._engine.relocate)
                 p = value.get("path")
-                if isinstance(p, str) and p and p[0] != "/" and _SCHEME(p) is None:
-                    value["path"] = self._base + "/" + p
+                if isinstance(p, str) and p and p[0] != "/" and _SCHEME(p) is None:  # `../`: in the lake root
+                    value["path"] = self._base + "/" + p if p[0] != "." else os.path.normpath(self._base + "/" + p)
             self._value = value
         return self._value
 
@@ -121,9 +122,10 @@ class FileObj:
         if raw.startswith(_FILE_PATH):
             if raw[head:head + 1] == b"/" or _SCHEME_B(raw, head) is not None:
                 return raw
-            return _FILE_PATH + orjson.dumps(self._base)[1:-1] + b"/" + raw[head:]
+            if raw[head:head + 1] != b".":
+                return _FILE_PATH + orjson.dumps(self._base)[1:-1] + b"/" + raw[head:]
         p = self.value.get("path")
-        if raw[:1] == b"{" and isinstance(p, str) and p.startswith(self._base + "/"):
+        if raw[:1] == b"{" and isinstance(p, str) and p.startswith("/") and orjson.dumps(p)[1:-1] not in raw:
             return orjson.dumps(self.value)
         return raw
 

@@ -16,7 +16,7 @@ from catalog_core._engine.executor import ScanHook, execute
 from catalog_core._engine.keys import key_of, path_of_key
 from catalog_core._engine.mvocc import TransactionManager
 from catalog_core._engine.planning import plan_files as _plan_files
-from catalog_core._engine.relocate import absolute
+from catalog_core._engine.relocate import absolute, lake_root
 from catalog_core._engine.storage import Store
 from catalog_core._engine.txn import Transaction
 from catalog_core._gcpause import gc_paused
@@ -64,6 +64,7 @@ class Catalog:
         os.makedirs(self.warehouse, exist_ok=True)
         self._store = Store(os.path.join(self.data_dir, "catalog"))
         self._store.warehouse = self.warehouse  # stored-relative locations and paths resolve against it
+        self.lake_root = lake_root(self.data_dir)  # paths inside a marked lake root are stored relative too
         self._store.files.max_bytes = int(file_cache_mb * (1 << 20))
         self._store.objects.max_bytes = int(object_cache_mb * (1 << 20))
         self._mgr = TransactionManager(self._store, protocol)
@@ -308,8 +309,9 @@ class Catalog:
         """Re-point the catalog's files (the Hadoop-catalog way: no commit, every stored version): table
         locations and file paths under `old` move under `new` (both absolute directories, given together),
         and every location or path inside this directory's warehouse is stored relative to it (a catalog
-        written before relative paths is migrated by a plain `relocate()`). Returns how many stored values
-        changed."""
+        written before relative paths is migrated by a plain `relocate()`), and so is every one inside the
+        lake root holding this directory, when it is marked (`relocate.MARKER`). Returns how many stored
+        values changed."""
         from catalog_core._engine.relocate import relocate_store
 
         if (old is None) != (new is None):
@@ -322,7 +324,7 @@ class Catalog:
             old, new = os.path.normpath(old), os.path.normpath(new)
         with self._mgr._leader:  # no commit group writes meanwhile
             self._store.ensure_writer()
-            n = relocate_store(self._store, self.warehouse, old, new)
+            n = relocate_store(self._store, self.warehouse, old, new, root=self.lake_root)
         self.clear_caches()
         return n
 

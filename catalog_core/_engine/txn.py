@@ -139,8 +139,8 @@ class Transaction(WriteMethods):
         """`op` with a location or file path inside the warehouse stored relative to it (see `relocate`)."""
         if op.value is None:
             return op
-        wh = self._cat.warehouse
-        value = relative_delta(op.value, wh) if op.kind == "merge" else relative_value(op.value, wh)
+        wh, root = self._cat.warehouse, self._cat.lake_root
+        value = relative_delta(op.value, wh, root) if op.kind == "merge" else relative_value(op.value, wh, root)
         return op if value is op.value else make_op(op.kind, op.path, value, op.leaf, op.ref)
 
     def clone(self, src: str, dst: str, vid: int | None = None) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import math
+import os
 import re
 import uuid
 import warnings
@@ -91,11 +92,22 @@ def _create_view(con: duckdb.DuckDBPyConnection, spec: TableSpec, body: str) -> 
     except duckdb.Error as e:
         # A missing or unreadable file, or a type DuckDB cannot cast to: the view still exists
         # with the table's columns and reports the problem when read.
-        msg = f"table {spec.name} cannot be read at this snapshot: {str(e).splitlines()[0]}"
+        msg = f"table {spec.name} cannot be read at this snapshot: {str(e).splitlines()[0]}" + _moved_hint(spec)
     try:
         con.execute(f"CREATE OR REPLACE VIEW {target} AS {error_sql(spec, msg)}")
     except duckdb.Error:  # the schema's own types are the problem
         con.execute(f"CREATE OR REPLACE VIEW {target} AS {error_sql(spec, msg, typed=False)}")
+
+
+def _moved_hint(spec: TableSpec) -> str:
+    """What to do when the table's files are missing: a moved lake is re-pointed (docs/engine.md,
+    Relocatable catalogs); '' when every local file exists."""
+    missing = [f.path for f in spec.files if f.local and not os.path.exists(f.path)]
+    if not missing:
+        return ""
+    return (f" ({len(missing)} of its {len(spec.files)} files are missing, e.g. {missing[0]}: if they moved, "
+            "re-point the catalog with `semcat relocate --data DIR --from OLD_DIR --to NEW_DIR`; a copied lake "
+            "built before lake roots: `semcat relocate --lake LAKE`)")
 
 
 def _allowed(spec: TableSpec, sandbox: bool) -> list[str]:

@@ -634,6 +634,7 @@ def build(out: str, seed: int = 7, scale: str = "small", log: Callable[[str], No
         spark = spark_started.result()
     spark.sparkContext.setJobDescription("semcat eval build")
     step("Spark session started")
+    cc.mark_lake_root(out)  # the catalogs store paths inside DIR relative: a copy of DIR is an independent lake
     cats = {h: cc.Catalog.open(os.path.join(out, h)) for h in HISTORIES}
     try:
         summary = _run(lake, spark, cats, warehouse, tmp, step, seed, scale, naming)

@@ -106,6 +106,7 @@ def build(out: str, scale: float = 0.01, days: int = 7, log: Callable[[str], Non
 
     spark = local_session(app_name="semcat-tpcds-build", cores=2)
     warehouse = os.path.abspath(os.path.join(out, "warehouse"))
+    cc.mark_lake_root(out)  # the catalog stores paths inside DIR relative: a copy of DIR is an independent lake
     cat = cc.Catalog.open(os.path.join(out, HISTORY))
     summary: dict[str, Any] = {"scale": scale, "days": days, "loads": []}
     try:

@@ -310,6 +310,7 @@ def build_world(out: str, *, variant: str = "plain", scale: float = 0.01, days: 
     now0 = dt.datetime.fromisoformat(str(info["d0"])).timestamp()
     warehouse = os.path.abspath(os.path.join(out, "warehouse"))
     spark = local_session(app_name="semcat-tpcds-world", cores=2)
+    cc.mark_lake_root(out)  # the catalogs store paths inside DIR relative: a copy of DIR is an independent lake
     cat = cc.Catalog.open(os.path.join(out, "enriched"))
     try:
         now = _drift(cat, spark, warehouse, now0, lambda m: step(m.strip()))

@@ -12,7 +12,7 @@ from catalog_core.api import CatalogAPI, TransactionAPI
 from catalog_core.remote.client import RemoteCatalog, RemoteTransaction
 
 PUBLIC = {
-    "Catalog", "open", "open_catalog", "catalogs_below", "Transaction", "CatalogAPI", "TransactionAPI", "SnapshotRef", "Obj", "FileObj", "Version",
+    "Catalog", "open", "open_catalog", "catalogs_below", "mark_lake_root", "lake_root", "Transaction", "CatalogAPI", "TransactionAPI", "SnapshotRef", "Obj", "FileObj", "Version",
     "Commit", "Snapshot", "Change", "Branch", "QueryStats", "errors", "lake", "CatalogError", "ConflictError", "PreconditionError",
     "NotFoundError", "NoSuchTableError", "SnapshotNotFoundError", "AlreadyExistsError", "InvalidPathError",
     "InvalidValueError", "QuerySyntaxError", "SqlError", "SqlRefusedError", "SqlTimeoutError",

@@ -10,12 +10,15 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import msgpack
+import orjson
 
 import catalog_core as cc
 from catalog_core.codec import unpack_leaf
 from eval.fixtures import mcplake
+from eval.fixtures.lakes import LakeBuilder
 from eval.fixtures.mcplake import FCT
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -104,4 +107,108 @@ def test_absolute_paths_of_an_old_catalog_are_read_and_migrated(tmp_path):
         files = cat.plan_files(FCT)
         assert files and all(f.value["path"].startswith(moved + "/") and os.path.exists(f.value["path"])
                              for f in files)
+        assert cc.run_sql(cat, f"SELECT count(*) FROM {FCT}").rows[0][0] > 0
+
+
+def _lake(lake: str, mark: bool = True) -> None:
+    """An eval lake's layout (`semcat eval build`): LAKE/enriched, a catalog whose files and catalog
+    `properties.warehouse` are in LAKE/warehouse, shared with its sibling catalogs."""
+    if mark:
+        cc.mark_lake_root(lake)
+    cat = cc.Catalog.open(os.path.join(lake, "enriched"))
+    with cat.transaction(author="etl", message="the catalog", time=time.time() - 30 * 86400) as txn:
+        txn.add("/acme", {"obj_type": "catalog", "properties": {"warehouse": os.path.join(lake, "warehouse")}})
+    mcplake.build(cat, os.path.join(lake, "warehouse"), extra_tables=0)
+    cat.close()
+
+
+def _copy_query_write(lake: str, copy: str) -> None:
+    """cp -a the lake, remove the original, query and write through the copy: every path it hands out, and
+    the new file, are inside the copy."""
+    subprocess.run(["cp", "-a", lake, copy], check=True)
+    shutil.rmtree(lake)
+    with cc.Catalog.open(os.path.join(copy, "enriched")) as cat:
+        files = cat.plan_files(FCT)
+        assert files and all(f.value["path"].startswith(copy + "/warehouse/") and os.path.exists(f.value["path"])
+                             for f in files), [f.value["path"] for f in files][:3]
+        assert all(orjson.loads(f.raw)["path"] == f.value["path"] for f in files)  # the HTTP fast path too
+        n = cc.run_sql(cat, f"SELECT count(*) FROM {FCT}").rows[0][0]
+        assert n > 0
+        # a writer puts new files where the catalog says: its warehouse (new tables) and table location
+        root = cat.get("/acme").value["properties"]["warehouse"]
+        assert root == os.path.join(copy, "warehouse")
+        assert cat.get("/" + FCT.replace(".", "/")).value["location"].startswith(root + "/")
+        lk = LakeBuilder(cat, root, catalog="acme", start=time.time() - 86400)
+        lk.schemas[FCT] = dict(cat.get("/" + FCT.replace(".", "/")).value["schema"])
+        lk.partition_by[FCT] = []
+        lk.append(FCT, {"order_id": [900], "store_id": [1], "amount": [1.5], "status": ["placed"],
+                        "order_date": ["2024-11-20"]})
+        assert cc.run_sql(cat, f"SELECT count(*) FROM {FCT}").rows[0][0] == n + 1
+        new = [f.value["path"] for f in cat.plan_files(FCT)]
+        assert len(new) == len(files) + 1 and all(p.startswith(copy + "/warehouse/") and os.path.exists(p) for p in new)
+    assert not os.path.exists(lake)  # nothing wrote into the original's place
+
+
+def test_a_copied_eval_lake_reads_and_writes_only_its_own_files(tmp_path):
+    """A lake root (marked: `cc.mark_lake_root`, as `semcat eval build` does) whose catalog keeps its files
+    beside it in LAKE/warehouse stores them as ../../warehouse/..., so `cp -a LAKE COPY` is an independent
+    lake. Failed before lake roots: the copy's paths named the removed original."""
+    lake = str(tmp_path / "lake")
+    _lake(lake)
+    stored = _stored_paths(os.path.join(lake, "enriched"))
+    assert stored and all(p.startswith("../../warehouse/") for p in stored), stored[:3]
+    _copy_query_write(lake, str(tmp_path / "copy"))
+
+
+def test_an_old_eval_lake_is_migrated_by_relocate_lake(tmp_path):
+    """A lake built before lake roots (absolute paths, no marker) opens as it is; `semcat relocate --lake LAKE`
+    marks it and stores every catalog's paths inside it relative; then a copy is independent."""
+    lake = str(tmp_path / "lake")
+    os.makedirs(lake)
+    cat = cc.Catalog.open(os.path.join(lake, "enriched"))
+    cat.warehouse, cat.lake_root = "/nowhere", None  # write as the engine did before: absolute paths
+    with cat.transaction(author="etl", message="the catalog", time=time.time() - 30 * 86400) as txn:
+        txn.add("/acme", {"obj_type": "catalog", "properties": {"warehouse": os.path.join(lake, "warehouse")}})
+    mcplake.build(cat, os.path.join(lake, "warehouse"), extra_tables=0)
+    cat.close()
+    assert all(p.startswith(lake + "/") for p in _stored_paths(os.path.join(lake, "enriched")))
+    with cc.Catalog.open(os.path.join(lake, "enriched")) as cat:
+        assert cc.run_sql(cat, f"SELECT count(*) FROM {FCT}").rows[0][0] > 0
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    p = subprocess.run([sys.executable, "-m", "mcp_server.cli", "relocate", "--lake", lake], capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "enriched" in p.stdout, p.stdout
+    assert all(s.startswith("../../warehouse/") for s in _stored_paths(os.path.join(lake, "enriched")))
+    _copy_query_write(lake, str(tmp_path / "copy"))
+
+
+def test_a_lake_root_never_takes_paths_that_leave_it(tmp_path):
+    """Only paths inside the marked root are stored relative; a sibling directory whose name starts like
+    the root's, or a path escaping through `..`, stays absolute."""
+    from catalog_core._engine.relocate import relative_value
+
+    wh, root = str(tmp_path / "lake" / "enriched" / "warehouse"), str(tmp_path / "lake")
+    for outside in (str(tmp_path / "lake2" / "x.parquet"), str(tmp_path / "lake" / ".." / "y" / "x.parquet")):
+        assert relative_value({"obj_type": "file", "path": outside}, wh, root)["path"] == outside
+    assert relative_value({"obj_type": "file", "path": root + "/warehouse/a/b.parquet"}, wh, root)["path"] == \
+        "../../warehouse/a/b.parquet"
+
+
+def test_a_moved_outside_lake_gets_an_error_naming_relocate_then_relocate_fixes_it(tmp_path):
+    """Files outside the data directory (an imported lake) that moved: SQL says which file is missing and
+    the command that re-points them (failed before: DuckDB's bare 'No files found'); the command works."""
+    import pytest
+
+    data, outside, moved = str(tmp_path / "data"), str(tmp_path / "lake"), str(tmp_path / "lake-moved")
+    with cc.Catalog.open(data) as cat:
+        mcplake.build(cat, outside, extra_tables=0)
+    os.rename(outside, moved)
+    with cc.Catalog.open(data) as cat:
+        with pytest.raises(cc.SqlError) as e:
+            cc.run_sql(cat, f"SELECT count(*) FROM {FCT}")
+    assert "missing" in str(e.value) and outside + "/" in str(e.value), str(e.value)
+    assert "semcat relocate --data DIR --from OLD_DIR --to NEW_DIR" in str(e.value), str(e.value)
+    with cc.Catalog.open(data) as cat:
+        cat.relocate(outside, moved)
         assert cc.run_sql(cat, f"SELECT count(*) FROM {FCT}").rows[0][0] > 0
