@@ -195,19 +195,20 @@ class TableView:
 
     def load_result(self, snapshots: str | None = None) -> bytes:
         """LoadTableResult as JSON bytes (built once per view and `snapshots` mode); `snapshots="commit"`:
-        the CommitTableResponse (no config)."""
-        mode = snapshots if snapshots in ("refs", "commit") else "all"
+        the CommitTableResponse (no config); `"commit-refs"`: that response with only the snapshots
+        refs point at (a client that loads with `snapshots=refs` and asks for it, docs/iceberg-rest.md)."""
+        mode = snapshots if snapshots in ("refs", "commit", "commit-refs") else "all"
         out = self._answers.get(mode)
         if out is None:
-            md = self.refs_text if mode == "refs" and self.refs_text else self.text
+            md = self.refs_text if mode in ("refs", "commit-refs") and self.refs_text else self.text
             out = ('{"metadata-location":' + json.dumps(self.metadata_location) + ',"metadata":' + md +
-                   ("}" if mode == "commit" else ',"config":{}}')).encode()
+                   ("}" if mode.startswith("commit") else ',"config":{}}')).encode()
             self._answers[mode] = out
         return out
 
     def etag(self, snapshots: str | None = None) -> str:
         """The ETag of `load_result(snapshots)` (a digest of its bytes, computed once)."""
-        mode = snapshots if snapshots in ("refs", "commit") else "all"
+        mode = snapshots if snapshots in ("refs", "commit", "commit-refs") else "all"
         tag = self._etags.get(mode)
         if tag is None:
             tag = '"' + hashlib.sha256(self.load_result(mode)).hexdigest()[:32] + '"'
