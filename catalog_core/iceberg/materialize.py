@@ -19,7 +19,8 @@ the snapshot that finds them, as Iceberg's writers merge; a commit that removes 
 manifests that held them. A list holds fewer than min-count manifests a level and each file's entry
 is rewritten once a level, so H snapshots of F files write O(H + F log F) entries, not O(H x F).
 Entries are encoded once (`avro_out`); names are digests of the content, so a file is written once
-and a restarted server writes nothing. A state is cached in memory and later loads only process
+and a restarted server writes nothing. The files of one load are durable (`durable`: an fsync each,
+or one syncfs for many) before the metadata file naming them is written, fsynced and renamed. A state is cached in memory and later loads only process
 the commits after it. A view (one per table and last commit touching it) holds the metadata text
 and builds each answer and its ETag once; views are kept least recently used first out within
 VIEW_CACHE_BYTES (`SEMCAT_ICEBERG_CACHE_MB`) and VIEW_CACHE_ENTRIES. Metadata files are `NNNNN-<uuid>.metadata.json` (version: 0 as created, +1
