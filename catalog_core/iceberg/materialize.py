@@ -19,7 +19,8 @@ the snapshot that finds them, as Iceberg's writers merge; a commit that removes 
 manifests that held them. A list holds fewer than min-count manifests a level and each file's entry
 is rewritten once a level, so H snapshots of F files write O(H + F log F) entries, not O(H x F).
 Entries are encoded once (`avro_out`); names are digests of the content, so a file is written once
-and a restarted server writes nothing. A state is cached in memory and later loads only process
+and a restarted server writes nothing. The files of one load are durable (`durable`: an fsync each,
+or one syncfs for many) before the metadata file naming them is written, fsynced and renamed. A state is cached in memory and later loads only process
 the commits after it. A view (one per table and last commit touching it) holds the metadata text
 and builds each answer and its ETag once; views are kept least recently used first out within
 VIEW_CACHE_BYTES (`SEMCAT_ICEBERG_CACHE_MB`) and VIEW_CACHE_ENTRIES. Metadata files are `NNNNN-<uuid>.metadata.json` (version: 0 as created, +1
@@ -37,7 +38,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,6 +155,8 @@ class _State:
     commit_times: dict[int, int] = field(default_factory=dict)   # vid -> ms of every commit touching the table
     written: dict[str, int] = field(default_factory=lambda: {"files": 0, "bytes": 0})
     pending: list[tuple[str, bytes]] = field(default_factory=list)
+    inflight: list[Future[list[int]]] = field(default_factory=list)   # chunks being written
+    unsynced: list[str] = field(default_factory=list)   # files put since the last `_settle`
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -193,19 +196,20 @@ class TableView:
 
     def load_result(self, snapshots: str | None = None) -> bytes:
         """LoadTableResult as JSON bytes (built once per view and `snapshots` mode); `snapshots="commit"`:
-        the CommitTableResponse (no config)."""
-        mode = snapshots if snapshots in ("refs", "commit") else "all"
+        the CommitTableResponse (no config); `"commit-refs"`: that response with only the snapshots
+        refs point at (a client that loads with `snapshots=refs` and asks for it, docs/iceberg-rest.md)."""
+        mode = snapshots if snapshots in ("refs", "commit", "commit-refs") else "all"
         out = self._answers.get(mode)
         if out is None:
-            md = self.refs_text if mode == "refs" and self.refs_text else self.text
+            md = self.refs_text if mode in ("refs", "commit-refs") and self.refs_text else self.text
             out = ('{"metadata-location":' + json.dumps(self.metadata_location) + ',"metadata":' + md +
-                   ("}" if mode == "commit" else ',"config":{}}')).encode()
+                   ("}" if mode.startswith("commit") else ',"config":{}}')).encode()
             self._answers[mode] = out
         return out
 
     def etag(self, snapshots: str | None = None) -> str:
         """The ETag of `load_result(snapshots)` (a digest of its bytes, computed once)."""
-        mode = snapshots if snapshots in ("refs", "commit") else "all"
+        mode = snapshots if snapshots in ("refs", "commit", "commit-refs") else "all"
         tag = self._etags.get(mode)
         if tag is None:
             tag = '"' + hashlib.sha256(self.load_result(mode)).hexdigest()[:32] + '"'
@@ -442,7 +446,7 @@ class Materializer:
                 st.table_vid = c.vid
                 self._commit(st, value, kind, c, live)
         finally:
-            self._flush(st)
+            self._settle(st)
         st.done = at
 
     def _kind(self, value: dict[str, Any]) -> _Kind:
@@ -618,24 +622,52 @@ class Materializer:
         return lpath
 
     def _put(self, st: _State, path: str, blob: bytes) -> None:
-        """Queue a content-addressed file; `_flush` writes the queue (before any view names it)."""
+        """Queue a content-addressed file; `_flush` writes the queue, `_settle` waits for it and
+        makes it durable (before any view names it)."""
         st.pending.append((path, blob))
+        st.unsynced.append(path)
         if len(st.pending) >= 256:
             self._flush(st)
 
     def _flush(self, st: _State) -> None:
-        """Write the queued files, several at a time (creating a file is mostly waiting on the disk)."""
+        """Hand the queued files to the writer threads (creating a file is mostly waiting on the
+        disk) and go on encoding; at most MAX_INFLIGHT chunks are outstanding."""
         todo, st.pending = st.pending, []
         if not todo:
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="iceberg-files")
-        chunks = [todo[i:i + 16] for i in range(0, len(todo), 16)]
-        for sizes in self._pool.map(lambda chunk: [_write_file(item) for item in chunk], chunks):
-            for n in sizes:
-                if n:
-                    st.written["files"] += 1
-                    st.written["bytes"] += n
+        for i in range(0, len(todo), 16):
+            st.inflight.append(self._pool.submit(_write_files, todo[i:i + 16]))
+        while len(st.inflight) > MAX_INFLIGHT:
+            self._count(st, st.inflight.pop(0).result())
+
+    @staticmethod
+    def _count(st: _State, sizes: list[int]) -> None:
+        for n in sizes:
+            if n:
+                st.written["files"] += 1
+                st.written["bytes"] += n
+
+    def _settle(self, st: _State) -> None:
+        """Write what is queued, wait for every write, then make the files durable (crash safety: a
+        metadata file, written after this, never names a manifest list or manifest that a crash of
+        the machine could lose): a few files are fsynced one by one; many (a first load of a long
+        history) by one `syncfs` of their filesystem, then their directory. A write error is raised."""
+        self._flush(st)
+        inflight, st.inflight = st.inflight, []
+        error: BaseException | None = None
+        for fut in inflight:
+            try:
+                self._count(st, fut.result())
+            except BaseException as exc:  # noqa: BLE001 - every write is waited for; the first error is raised
+                error = error or exc
+        if error is not None:
+            raise error
+        paths, st.unsynced = st.unsynced, []
+        if paths:
+            durable(paths)
+
 
     # ---------------------------------------------------------------- the metadata
     def _view(self, name: str, tpath: str, st: _State, versions: list[Version], at: int, table_vid: int,
@@ -716,10 +748,15 @@ class Materializer:
         version = sum(1 for v in st.commit_times if v <= table_vid) - 1   # 0: as created, +1 a change
         loc = os.path.join(mdir, metadata_file_name(max(0, version), text))
         if not os.path.exists(loc):
+            # after the files it names are durable (`_settle`), and durable itself before any answer
+            # names it: written aside, fsynced, renamed, the directory fsynced
             tmp = f"{loc}.{uuid.uuid4().hex[:8]}.tmp"
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
             os.replace(tmp, loc)
+            _fsync_path(mdir)
         return TableView(name, at, table_vid, loc, value, text, refs_text,
                          frozenset(s.snapshot_id for s in snaps), _metadata=metadata)
 
@@ -739,6 +776,55 @@ def metadata_file_name(version: int, text: str) -> str:
     that changed the table since) and a UUID made of the digest of the content (a state is written
     once, under one name, by any server)."""
     return f"{version:05d}-{uuid.UUID(bytes=hashlib.sha256(text.encode()).digest()[:16], version=4)}.metadata.json"
+
+
+MAX_INFLIGHT = 64                 # chunks of 16 files queued to the writer threads at most
+SYNC_EACH_UP_TO = 64              # files fsynced one by one; more: one syncfs of their filesystem
+
+
+def _syncfs(path: str) -> bool:
+    """`syncfs(2)` of the filesystem holding `path` (Linux); False where it is not available."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        fn = libc.syncfs
+    except (OSError, AttributeError):
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if fn(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"syncfs of {path}: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+    return True
+
+
+def _fsync_path(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def durable(paths: list[str]) -> None:
+    """Make files (and their directory entries) durable: fsync each of a few, or one syncfs for
+    many; then fsync each directory that holds them."""
+    dirs = sorted({os.path.dirname(p) for p in paths})
+    if len(paths) > SYNC_EACH_UP_TO and _syncfs(dirs[0]):
+        pass
+    else:
+        for p in dict.fromkeys(paths):
+            _fsync_path(p)
+    for d in dirs:
+        _fsync_path(d)
+
+
+def _write_files(items: list[tuple[str, bytes]]) -> list[int]:
+    return [_write_file(item) for item in items]
 
 
 def _write_file(item: tuple[str, bytes]) -> int:

@@ -89,6 +89,61 @@ _UNSUPPORTED_HINT = ("semcat keeps one partition spec per table, main as the onl
                      "history (snapshots are hidden, not expired)")
 
 
+LOCATIONS_LOCK = "iceberg-locations.lock"   # in the catalog's data directory
+
+
+class PlacingLock:
+    """One lock over checking a table location and committing it, for every thread of this process
+    and every process on the catalog's data directory (an flock on `lock_path`; reentrant within a
+    thread). Taking it first catches up with other processes' commits (`cat.refresh()`), so the
+    check sees every table committed before the lock was taken, wherever it was committed."""
+
+    def __init__(self, cat: CatalogAPI, lock_path: str | None) -> None:
+        self._cat, self._path = cat, lock_path
+        self._local = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+
+    def __enter__(self) -> PlacingLock:
+        self._local.acquire()
+        try:
+            if self._depth == 0 and self._path is not None:
+                import fcntl
+
+                fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                self._fd = fd
+                refresh = getattr(self._cat, "refresh", None)
+                if callable(refresh):
+                    refresh()
+            self._depth += 1
+        except BaseException:
+            self._release_fd()
+            self._local.release()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            self._release_fd()
+        self._local.release()
+
+    def _release_fd(self) -> None:
+        if self._fd is not None:
+            import fcntl
+
+            fd, self._fd = self._fd, None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+
+
 class CommitStateUnknown(CatalogError):
     """The commit broke after it started; it may or may not have landed (500: never retried blindly)."""
 
@@ -222,8 +277,9 @@ class IcebergRest:
         self._started_vid = cat.latest_vid
         # held while a location is checked against the catalog's tables and committed (create, a
         # commit that creates a table or sets a location, register): two creates racing for one
-        # directory would each see it free (the check reads the latest commit, not a transaction)
-        self._placing = threading.RLock()
+        # directory would each see it free (the check reads the latest commit, not a transaction).
+        # Across processes on one data directory too: a lock file of the catalog directory
+        self._placing = PlacingLock(cat, os.path.join(data_dir, LOCATIONS_LOCK) if isinstance(data_dir, str) else None)
 
     # ---------------------------------------------------------------- config
     def config(self, warehouse: str | None) -> dict[str, Any]:
@@ -523,7 +579,11 @@ class IcebergRest:
 
     # ---------------------------------------------------------------- commits
     def commit_table(self, prefix: str, namespace: list[str], table: str, body: dict[str, Any],
-                     idempotency_key: str | None, author: str) -> bytes:
+                     idempotency_key: str | None, author: str, snapshots: str | None = None) -> bytes:
+        """CommitTableResponse as JSON bytes. `snapshots="refs"` (the client's opt-in header
+        `X-Semcat-Commit-Snapshots: refs`): its metadata holds only the snapshots refs point at, as a
+        load with `snapshots=refs` does, so a client loading that way parses an answer that does not
+        grow with the history; default: every snapshot (the specification's CommitTableResponse)."""
         name = self._name(prefix, namespace, table)
         req = _commit_request(body)
         ident = req.identifier
@@ -531,7 +591,8 @@ class IcebergRest:
             raise _bad(f"the body's identifier {ident.namespace.root + [ident.name]} is not the table of the "
                        f"path {[*namespace, table]}")
         vid = self._commit([(name, req)], author, idempotency_key, safety.request_digest(body))
-        return self._result(self.materializer.load(name, vid=vid), config=False)
+        view = self.materializer.load(name, vid=vid)
+        return view.load_result("commit-refs") if snapshots == "refs" else self._result(view, config=False)
 
     def commit_transaction(self, prefix: str, body: dict[str, Any], idempotency_key: str | None, author: str) -> None:
         changes = body.get("table-changes") if isinstance(body, dict) else None

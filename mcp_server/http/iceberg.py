@@ -19,6 +19,7 @@ that touched the table). A commit that sets or removes one is refused (403 Forbi
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -39,6 +40,7 @@ from mcp_server.http.policy import requires
 __all__ = ["build_iceberg_router", "semantic_properties", "error_body", "iceberg_error_body", "OAUTH_PATH"]
 
 log = logging.getLogger("semcat.iceberg")
+COMMIT_SNAPSHOTS_HEADER = "x-semcat-commit-snapshots"   # opt-in: a commit answered with the refs' snapshots only
 SEP = "\x1f"   # the namespace separator of the specification (pyiceberg's default)
 
 
@@ -467,7 +469,13 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         if body.get("identifier") is None:  # optional on this route (the path names the table)
             body["identifier"] = {"namespace": ns(namespace), "name": table}
         key = request.headers.get("idempotency-key")
-        return await run(request, rest.commit_table, prefix, ns(namespace), table, body, key, write=True)
+        # opt-in: the answer's metadata with only the snapshots refs point at (docs/iceberg-rest.md)
+        snapshots = request.headers.get(COMMIT_SNAPSHOTS_HEADER, "all").strip().lower()
+        if snapshots not in ("all", "refs"):
+            return _error(InvalidValueError(f"{COMMIT_SNAPSHOTS_HEADER}: {snapshots[:40]!r}: use 'refs' (only the "
+                                            "snapshots refs point at) or 'all' (every snapshot, the default)"))
+        return await run(request, functools.partial(rest.commit_table, snapshots=snapshots), prefix, ns(namespace),
+                         table, body, key, write=True)
 
     @router.delete("/v1/{prefix}/namespaces/{namespace}/tables/{table}")
     @requires("write", body="none")

@@ -194,3 +194,72 @@ def test_avro_out_encodes_entries_as_pyiceberg_does(tmp_path):
     writer.write(BinaryEncoder(buf), ManifestEntry.from_args(status=ManifestEntryStatus.EXISTING, snapshot_id=5,
                                                              sequence_number=6, file_sequence_number=6, data_file=df))
     assert b"\x00\x02\x0a\x02\x0c\x02\x0c" + mine == buf.getvalue()
+
+
+def test_files_are_durable_before_a_metadata_file_names_them(tmp_path, monkeypatch):
+    """Crash safety: every manifest and manifest list a metadata file names is made durable before
+    that metadata file is published, and the metadata file itself before an answer names it: many
+    files (a first load of 100 snapshots) by one syncfs of their filesystem, a few (the next
+    commit) by an fsync each; then their directory. The real calls, recorded in order. On the old
+    code nothing was fsynced at all (the files stayed in the page cache: a crash of the machine
+    could lose a manifest list a served metadata file names)."""
+    from catalog_core.iceberg import materialize as mat
+
+    events: list[tuple[str, str]] = []
+    real_fsync, real_syncfs, real_replace = mat._fsync_path, mat._syncfs, os.replace
+
+    def fsync_path(path):
+        real_fsync(path)
+        events.append(("fsync", os.path.abspath(path)))
+
+    def syncfs(path):
+        done = real_syncfs(path)
+        events.append(("syncfs" if done else "no-syncfs", os.path.abspath(path)))
+        return done
+
+    def replace(src, dst, *a, **k):
+        real_replace(src, dst, *a, **k)
+        if str(dst).endswith(".metadata.json"):
+            events.append(("publish", os.path.abspath(dst)))
+
+    monkeypatch.setattr(mat, "_fsync_path", fsync_path)
+    monkeypatch.setattr(mat, "_syncfs", syncfs)
+    monkeypatch.setattr(mat.os, "replace", replace)
+    cat = cc.Catalog.open(str(tmp_path / "d"))
+    try:
+        _table(cat, False)
+
+        def commit(i):
+            with cat.transaction(author="t") as t:
+                t.add(f"{TABLE}/f{i}", {"obj_type": "file", "path": f"/nowhere/f{i}.parquet", "format": "parquet",
+                                        "row_count": 1, "size_bytes": 10, "columns": {"id": {"min": i, "max": i}}},
+                      leaf=True)
+
+        for i in range(100):
+            commit(i)
+        m = Materializer(cat, str(tmp_path / "ice"))
+        seen: set[str] = set()
+        for step in ("first load", "one more commit"):
+            if step == "one more commit":
+                commit(100)
+            start = len(events)
+            view = m.load("acme.core.t")
+            mine = events[start:]
+            assert ("publish", view.metadata_location) in mine, (step, mine)
+            at = mine.index(("publish", view.metadata_location))
+            before, after = mine[:at], mine[at + 1:]
+            mdir = os.path.dirname(view.metadata_location)
+            lists = {s.manifest_list for s in view.metadata.snapshots}
+            named = set(lists)
+            for lst in lists:
+                named |= {mf.manifest_path for mf in read_manifest_list(PyArrowFileIO().new_input(lst))}
+            new, seen = named - seen, named
+            if step == "first load":
+                assert len(new) > 100 and ("syncfs", mdir) in before, (step, before[:5])   # many files: one syncfs
+            else:
+                synced = {p for kind, p in before if kind == "fsync"}
+                assert 0 < len(new) <= 3 and new <= synced, (step, new, before)
+                assert not any(kind == "syncfs" for kind, _ in before), before
+            assert ("fsync", mdir) in before and ("fsync", mdir) in after, (step, mine)
+    finally:
+        cat.close()

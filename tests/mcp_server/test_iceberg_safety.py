@@ -433,3 +433,76 @@ def test_a_data_file_outside_the_storage_roots_is_refused(server, tmp_path):
     assert server.catalog.latest_vid == before
     ice.load_table("core.t").add_files([inside])   # inside the table's location: recorded
     assert scan_ids(ice.load_table("core.t")) == [1, 8]
+
+
+_RACER = """
+import os, sys, time
+import catalog_core as cc
+from catalog_core.errors import CatalogError
+from catalog_core.iceberg.rest import IcebergRest
+data, where, name, go = sys.argv[1:5]
+cat = cc.Catalog.open(data)
+try:
+    rest = IcebergRest(cat, os.path.join(data, "warehouse", "_iceberg"), os.path.join(data, "warehouse"))
+    slow_make = rest.places.make
+    def make(location):
+        # widens the window between the location check and the commit; b's commit comes after a's
+        # and after b has taken in a's commit (so the engine's own cross-process validation, which
+        # fails a transaction that read before another process's commit, does not see a conflict)
+        time.sleep(1.0 if name == "a" else 2.5)
+        slow_make(location)
+    rest.places.make = make
+    open(go + "." + name, "w").close()
+    while not os.path.exists(go):
+        time.sleep(0.005)
+    schema = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+    try:
+        rest.create_table("acme", ["core"], {"name": name, "schema": schema, "location": where}, "t")
+        print("ok")
+    except CatalogError as exc:
+        print("refused:", exc)
+finally:
+    cat.close()
+"""
+
+
+def test_two_processes_racing_for_one_location_get_it_once(tmp_path):
+    """Two processes on one data directory (two `semcat serve`, or a server and the CLI) each check
+    the location against the tables they see; the lock of one process does not order them, so both
+    saw the directory free (widened: 1 s and 2.5 s between check and commit). On the old code the
+    loser got through (both tables on one directory) or, when the engine's conservative
+    cross-process validation caught the interleaving (as it did in the runs here), a "retry the
+    transaction" conflict: a 409, which a createTable client reads as "the table already exists".
+    Now the check and its commit hold a lock file of the data directory and the check first
+    catches up with other processes: the loser is refused because of the location."""
+    import subprocess
+    import sys
+    import time
+
+    data = str(tmp_path / "data")
+    cat = cc.Catalog.open(data)
+    try:
+        from catalog_core.iceberg.rest import IcebergRest
+
+        IcebergRest(cat, os.path.join(data, "warehouse", "_iceberg"), os.path.join(data, "warehouse")
+                    ).create_namespace("acme", ["core"], {}, "t")
+    finally:
+        cat.close()
+    where, go = os.path.join(data, "warehouse", "shared"), str(tmp_path / "go")
+    procs = [subprocess.Popen([sys.executable, "-c", _RACER, data, where, n, go], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=os.environ.copy()) for n in ("a", "b")]
+    try:
+        deadline = time.monotonic() + 120
+        while not all(os.path.exists(f"{go}.{n}") for n in ("a", "b")):
+            assert time.monotonic() < deadline and all(p.poll() is None for p in procs), \
+                [p.communicate() for p in procs]
+            time.sleep(0.02)
+        open(go, "w").close()
+        outs = [p.communicate(timeout=120) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    results = [o.strip().splitlines()[-1] if o.strip() else f"no output: {e[-2000:]}" for o, e in outs]
+    assert sorted(r == "ok" for r in results) == [False, True], results
+    assert "location" in next(r for r in results if r != "ok")
