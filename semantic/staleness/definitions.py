@@ -7,11 +7,11 @@ import catalog_core as cc
 from catalog_core.errors import CatalogError
 from catalog_core.model import parse_time
 from semantic.annotations import fingerprint
-from semantic.history import Context
+from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
 from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, make_fix, versioning
 from semantic.staleness.schema import additive, column_findings, names, names_columns
-from semantic.staleness.values_units import _literals, _stats_shift, rewrites, unit_drift
+from semantic.staleness.values_units import _literals, _stats_shift, restated_scale, rewrites, unit_drift
 
 
 def metric_findings(t: Table, ann: Annotation) -> list[Finding]:
@@ -44,7 +44,9 @@ def verified_meta(ctx: Context, t: Table, ann: Annotation) -> list[Finding]:
 def _restated_reads(ctx: Context, t: Table, ann: Annotation, at: int) -> list[Finding]:
     """A verified query that reads a column whose values a full rewrite of a table it reads
     restated after the query was verified (values the files' statistics recorded before the
-    rewrite and never after: `values_units.rewrites`, `_stats_shift`): its answer no longer holds.
+    rewrite and never after: `values_units.rewrites`, `_stats_shift`; or a number column whose
+    whole range a rewrite of the same rows scaled: `values_units.restated_scale`): its answer no
+    longer holds.
     When the SQL compares the column with a value that vanished and the statistics show what it
     became, the fix maps the value (`value_map`); otherwise re-verify. The copy on the rewritten
     table itself that names a vanished value is left to values_restated (the table's own check).
@@ -57,6 +59,16 @@ def _restated_reads(ctx: Context, t: Table, ann: Annotation, at: int) -> list[Fi
         if tl is None or obj is None:
             continue
         tbl = t if n == t.name else Table(ctx, n, obj, tl)
+        for col in [c.name for c in tbl.cols.values() if type_family(c.type) == "number" and names(sql, c.name)]:
+            got = restated_scale(tbl, col, at)
+            if got is not None:
+                k, v, tt = got
+                return [finding(ann, t.name, "verified_query_changed", "stale",
+                                 f"{n} was rewritten at vid {v} ({day_of(tt)}) with {col}'s whole range scaled by "
+                                 f"10^{k}, after the query was verified at vid {at}: its answer no longer holds",
+                                 [at, v], [tt], {"table": n, "column": col, "scale_exp": k, "restated_vid": v},
+                                 "re-run the query and re-verify it", [make_fix("reverify")],
+                                 cause=cause_of("unit", n, v, col))]
         for v, tt in rewrites(tbl):
             if v <= at:
                 continue

@@ -46,3 +46,28 @@ def test_a_verified_query_on_another_table_that_reads_a_restated_column(elk):
         assert f[qs["rows per year"]].fixes == [Fix(action="reverify", params={})]
     # control: a query that does not read the restated column is not flagged from the statistics
     assert qs["ids in 2024"] not in _restated(cat, DIM, elk.day(7))
+
+
+def test_a_verified_query_that_reads_a_measure_restated_in_another_scale(elk):
+    """A measure rewritten in place x10^2 (the same rows): every copy of a verified query that
+    reads it is flagged at metadata depth, re-verify (failed before: missed); a query that does not
+    read it stays fresh (control)."""
+    cat = elk.cat
+    elk.table(DIM, [("d", "date"), ("year", "bigint")], at=0)
+    elk.overwrite(DIM, {"d": [f"2024-11-0{day}" for day in range(1, 5)], "year": [2024] * 4}, at=0.5)
+    elk.table(T, [("d", "date"), ("id", "bigint"), ("amount_cents", "bigint")], partition_by=["d"], at=0.6)
+    for day in range(1, 4):
+        elk.append(T, {"d": [f"2024-11-0{day}"] * 2, "id": [2 * day, 2 * day + 1], "amount_cents": [150, 2300 * day]},
+                   at=day)
+    sm.verify_query(cat, "amount in 2024", "SELECT sum(o.amount_cents) FROM acme.core.t o JOIN acme.core.dim x "
+                    "ON x.d = o.d WHERE x.year = 2024", author="a", time=elk.day(3.5))
+    sm.verify_query(cat, "ids in 2024", "SELECT count(o.id) FROM acme.core.t o JOIN acme.core.dim x ON x.d = o.d "
+                    "WHERE x.year = 2024", author="a", time=elk.day(3.6))
+    rows = {"d": [f"2024-11-0{day}" for day in range(1, 4) for _ in range(2)], "id": list(range(2, 8)),
+            "amount_cents": [x * 100 for day in range(1, 4) for x in (150, 2300 * day)]}
+    elk.overwrite(T, rows, at=4)
+    qs = {a.value["question"]: a.key for a in sm.read_annotations(cat, DIM) if a.kind == "verified_query"}
+    f = _restated(cat, DIM, elk.day(4))
+    assert f[qs["amount in 2024"]].fixes == [Fix(action="reverify", params={})]
+    assert f[qs["amount in 2024"]].evidence.values["scale_exp"] == 2
+    assert qs["ids in 2024"] not in f
