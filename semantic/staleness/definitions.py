@@ -3,6 +3,8 @@ changed answer after a structural change or late data)."""
 
 from __future__ import annotations
 
+import re
+
 import catalog_core as cc
 from catalog_core.errors import CatalogError
 from catalog_core.model import parse_time
@@ -41,6 +43,22 @@ def verified_meta(ctx: Context, t: Table, ann: Annotation) -> list[Finding]:
     return _restated_reads(ctx, t, ann, at)
 
 
+def _selected(sql: str) -> set[str]:
+    """Lower-case names of the columns an SQL text selects or groups by (not those it only filters on)."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except Exception:  # noqa: BLE001 - an unparsable text: assume it selects everything it names
+        return {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sql)}
+    out: set[str] = set()
+    for sel in tree.find_all(exp.Select):
+        for e in list(sel.expressions) + list((sel.args.get("group") or exp.Group()).expressions):
+            out |= {c.name.lower() for c in e.find_all(exp.Column)}
+    return out
+
+
 def _restated_reads(ctx: Context, t: Table, ann: Annotation, at: int) -> list[Finding]:
     """A verified query that reads a column whose values a full rewrite of a table it reads
     restated after the query was verified (values the files' statistics recorded before the
@@ -48,7 +66,9 @@ def _restated_reads(ctx: Context, t: Table, ann: Annotation, at: int) -> list[Fi
     whole range a rewrite of the same rows scaled: `values_units.restated_scale`): its answer no
     longer holds.
     When the SQL compares the column with a value that vanished and the statistics show what it
-    became, the fix maps the value (`value_map`); otherwise re-verify. The copy on the rewritten
+    became, the fix maps the value (`value_map`); otherwise re-verify. A query that only tests
+    the column against values the rewrite kept (and neither selects nor groups by it) is left
+    alone: a respelling of other values does not move its answer. The copy on the rewritten
     table itself that names a vanished value is left to values_restated (the table's own check).
     At data depth the query's answer decides: the same answer drops this finding, a different one
     keeps it (with its fix) in place of the data check's re-verify (`verified_data`).
@@ -79,6 +99,8 @@ def _restated_reads(ctx: Context, t: Table, ann: Annotation, at: int) -> list[Fi
                 named = [x for x in lits.get(c, []) if x in gone]
                 if named and n == t.name:
                     continue
+                if not named and lits.get(c) and c.lower() not in _selected(sql):
+                    continue  # it only tests c against values the rewrite kept: a respelling of others moves nothing
                 m = {g: vm[g] for g in named if g in vm}
                 fixes = [make_fix("value_map", column=c, map=m)] if named and len(m) == len(named) else \
                     [make_fix("reverify")]
