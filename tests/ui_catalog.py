@@ -39,7 +39,7 @@ def build(cat: Any, files: str) -> dict[str, Any]:
                 author="ann", time=lk.day(1 + 2 / 100))
     sm.annotate(cat, ORDERS, {"enum": ["placed", "shipped", "delivered"], "sample_values": ["placed", "shipped"]},
                 column="status", author="ann", time=lk.day(1 + 3 / 100))
-    sm.annotate(cat, CUSTOMERS, {"description": "Customers"}, author="ann", time=lk.day(1 + 4 / 100))
+    sm.annotate(cat, CUSTOMERS, {"description": "Customers, by sales region"}, author="ann", time=lk.day(1 + 4 / 100))
     sm.annotate(cat, CUSTOMERS, {"description": "Sales region of the customer"}, column="region", author="ann",
                 time=lk.day(1 + 5 / 100))
     sm.annotate(cat, LEGACY, {"description": "Legacy daily sales, kept for old reports",

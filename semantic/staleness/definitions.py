@@ -3,15 +3,17 @@ changed answer after a structural change or late data)."""
 
 from __future__ import annotations
 
+import re
+
 import catalog_core as cc
 from catalog_core.errors import CatalogError
 from catalog_core.model import parse_time
 from semantic.annotations import fingerprint
-from semantic.history import Context
+from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
 from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, make_fix, versioning
-from semantic.staleness.schema import additive, column_findings, names_columns
-from semantic.staleness.values_units import rewrites, unit_drift
+from semantic.staleness.schema import additive, column_findings, names, names_columns
+from semantic.staleness.values_units import _literals, _stats_shift, restated_scale, rewrites, unit_drift
 
 
 def metric_findings(t: Table, ann: Annotation) -> list[Finding]:
@@ -38,6 +40,79 @@ def verified_meta(ctx: Context, t: Table, ann: Annotation) -> list[Finding]:
                          f"{name} changed its schema at vid {vid} ({day_of(tt)}), after the query was verified at vid "
                          f"{at}: its answer may have changed", [at, vid], [tt], {"table": name, "change": kind},
                          "re-run the query and re-verify it", [make_fix("reverify")], cause=cause_of(kind, name, vid))]
+    return _restated_reads(ctx, t, ann, at)
+
+
+def _selected(sql: str) -> set[str]:
+    """Lower-case names of the columns an SQL text selects or groups by (not those it only filters on)."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except Exception:  # noqa: BLE001 - an unparsable text: assume it selects everything it names
+        return {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sql)}
+    out: set[str] = set()
+    for sel in tree.find_all(exp.Select):
+        for e in list(sel.expressions) + list((sel.args.get("group") or exp.Group()).expressions):
+            out |= {c.name.lower() for c in e.find_all(exp.Column)}
+    return out
+
+
+def _restated_reads(ctx: Context, t: Table, ann: Annotation, at: int) -> list[Finding]:
+    """A verified query that reads a column whose values a full rewrite of a table it reads
+    restated after the query was verified (values the files' statistics recorded before the
+    rewrite and never after: `values_units.rewrites`, `_stats_shift`; or a number column whose
+    whole range a rewrite of the same rows scaled: `values_units.restated_scale`): its answer no
+    longer holds.
+    When the SQL compares the column with a value that vanished and the statistics show what it
+    became, the fix maps the value (`value_map`); otherwise re-verify. A query that only tests
+    the column against values the rewrite kept (and neither selects nor groups by it) is left
+    alone: a respelling of other values does not move its answer. The copy on the rewritten
+    table itself that names a vanished value is left to values_restated (the table's own check).
+    At data depth the query's answer decides: the same answer drops this finding, a different one
+    keeps it (with its fix) in place of the data check's re-verify (`verified_data`).
+    Evidence: the load log's write modes, the files' statistics either side of the rewrite."""
+    sql = str((ann.value or {}).get("sql") or "")
+    for n in [str(x) for x in (ann.value or {}).get("tables") or [t.name]]:
+        tl, obj = ctx.timeline(n), ctx.table(n)
+        if tl is None or obj is None:
+            continue
+        tbl = t if n == t.name else Table(ctx, n, obj, tl)
+        for col in [c.name for c in tbl.cols.values() if type_family(c.type) == "number" and names(sql, c.name)]:
+            got = restated_scale(tbl, col, at)
+            if got is not None:
+                k, v, tt = got
+                return [finding(ann, t.name, "verified_query_changed", "stale",
+                                 f"{n} was rewritten at vid {v} ({day_of(tt)}) with {col}'s whole range scaled by "
+                                 f"10^{k}, after the query was verified at vid {at}: its answer no longer holds",
+                                 [at, v], [tt], {"table": n, "column": col, "scale_exp": k, "restated_vid": v},
+                                 "re-run the query and re-verify it", [make_fix("reverify")],
+                                 cause=cause_of("unit", n, v, col))]
+        for v, tt in rewrites(tbl):
+            if v <= at:
+                continue
+            lits = _literals(sql, tbl)
+            for c, (gone, _new, vm) in sorted(_stats_shift(tbl, v).items()):
+                if not gone or not names(sql, c):
+                    continue
+                named = [x for x in lits.get(c, []) if x in gone]
+                if named and n == t.name:
+                    continue
+                if not named and lits.get(c) and c.lower() not in _selected(sql):
+                    continue  # it only tests c against values the rewrite kept: a respelling of others moves nothing
+                m = {g: vm[g] for g in named if g in vm}
+                fixes = [make_fix("value_map", column=c, map=m)] if named and len(m) == len(named) else \
+                    [make_fix("reverify")]
+                what = (f"compares {c} with {', '.join(map(repr, named))}, which no longer occur" if named
+                        else f"reads {c}, whose values {', '.join(map(repr, gone[:5]))} no longer occur")
+                return [finding(ann, t.name, "verified_query_changed", "stale" if named else "suspect",
+                                 f"{n} was rewritten in full at vid {v} ({day_of(tt)}) after the query was verified at "
+                                 f"vid {at}: it {what}", [at, v], [tt],
+                                 {"table": n, "column": c, "rewrite_vid": v, "before_only": gone[:20], "map": m},
+                                 f"restate {', '.join(f'{g} -> {x}' for g, x in m.items())} in the query" if m and named
+                                 else "re-run the query and re-verify it", fixes,
+                                 cause=cause_of("rewrite", n, v, c))]
     return []
 
 
@@ -54,7 +129,7 @@ def _structural(ctx: Context, names: list[str], after: int, schema_only: bool = 
             continue
         tbl = Table(ctx, n, obj, tl)
         for ch in [c for c in tl.changes_after(after) if not additive(tbl, c)
-                   and (text is None or names_columns(c, text))][:1]:
+                   and (text is None or names_columns(c, text, tbl, sql=True))][:1]:
             if best is None or ch.vid < best[2]:
                 best = ("versions" if versioning(ch.added) else "schema", n, ch.vid, ch.time)
         if not schema_only:
@@ -85,7 +160,8 @@ def _late_data(ctx: Context, names: list[str], after: int) -> tuple[str, str, in
     return None
 
 
-def verified_data(ctx: Context, t: Table, a: Annotation) -> list[Finding]:
+def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str | None, str]] | None = None,
+                  already: set[tuple[str | None, str]] | None = None) -> list[Finding]:
     val = a.value or {}
     key = (str(val.get("sql")), ctx.vid)
     got = ctx.cache.sql.take(key)
@@ -101,7 +177,11 @@ def verified_data(ctx: Context, t: Table, a: Annotation) -> list[Finding]:
     if not ok:
         return [finding(a, t.name, "verified_query_fails", "stale", f"the verified query no longer runs: {detail[:200]}",
                          [at, ctx.vid], values={"error": detail[:500]})]
+    if detail == val.get("result_fingerprint") and checked is not None:
+        checked.add((a.key, "verified_query_changed"))  # the same answer: what metadata suspected does not hold
     if detail != val.get("result_fingerprint"):
+        if already is not None and (a.key, "verified_query_changed") in already:
+            return []  # metadata named the change it reads (and its fix): the different answer confirms it
         # a different answer after routine loads only (new rows of a growing table, a dimension
         # rebuilt as usual) is what the query is for; after a schema change or a full rewrite of a
         # table it reads, the verified answer no longer holds

@@ -5,6 +5,8 @@ non-null column the keys with it make unique (data)."""
 
 from __future__ import annotations
 
+import re
+
 from semantic._tables import column_id
 from semantic.history import Context, SchemaChange, type_family
 from semantic.models import Annotation, Finding, Fix
@@ -22,7 +24,7 @@ from semantic.staleness.core import (
     stats_at,
     versioning,
 )
-from semantic.staleness.schema import additive, column_findings, rename_map
+from semantic.staleness.schema import ROWS_PER, additive, column_findings, rename_map
 
 
 def scd2_change(t: Table, since: int) -> SchemaChange | None:
@@ -127,10 +129,17 @@ def _grain_changes(t: Table, since: int) -> list[tuple[SchemaChange, list[str]]]
     return out
 
 
+IDENTIFIES = re.compile(r"\b(?:unique(?:ly)?|identif\w*|primary key|one row (?:per|each|for)|distinct per)\b",
+                        re.IGNORECASE)
+
+
 def description_grain(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:
     """A column description written before the table's grain changed: the old grain's key column
-    once the table keeps versions (its values now repeat), a measure's description once a new
-    dimension splits the rows (it describes a value at the old grain)."""
+    once the table keeps versions (its values now repeat) when the text claims the column
+    identifies a row (`IDENTIFIES`: "unique", "identifies", "primary key", "one row per"...; a
+    text that only says what the values mean stays true when they repeat per version), a
+    measure's description once a new dimension splits the rows (it describes a value at the old
+    grain)."""
     b = ann.provenance.basis.vid
     role = next((a.value for a in anns if a.kind == "column" and a.column_id == ann.column_id and a.field == "role"),
                 None)
@@ -138,7 +147,7 @@ def description_grain(t: Table, ann: Annotation, anns: list[Annotation]) -> list
     keys = {str(k).lower() for k in ((grain.value or {}).get("keys") or [])} if grain is not None else set()
     ch = scd2_change(t, b)
     col = str(ann.column or "")
-    if ch is not None and col.lower() in keys:
+    if ch is not None and col.lower() in keys and IDENTIFIES.search(str(ann.value or "")):
         return [finding(ann, f"{t.name}.{col}", "grain_violated", "suspect",
                          f"{t.name} keeps versions since vid {ch.vid} ({day_of(ch.time)}): {col} repeats once per "
                          "version, which this description predates", [ch.vid], [ch.time],
@@ -221,7 +230,7 @@ def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
                      cause=cause)]
 
 
-_ROWS_PER = ("row per", "rows per", "row for each", "one row each")
+_ROWS_PER = ROWS_PER
 
 
 def description_rows_data(ctx: Context, t: Table, a: Annotation, anns: list[Annotation], duck: Duck,

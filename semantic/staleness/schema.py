@@ -5,6 +5,7 @@ side of the change. Fix: `rename {old, new, scale}` when a column continues the 
 
 from __future__ import annotations
 
+import json
 import re
 
 from catalog_core import lake
@@ -232,27 +233,94 @@ def touched(ch: SchemaChange) -> set[str]:
     return out
 
 
-def names_columns(ch: SchemaChange, text: object) -> bool:
-    """Does a change that only renamed or retyped columns touch what `text` says? Only when the
-    text names one of those columns (a claim about other columns keeps its meaning). A change
-    that added or dropped columns always may."""
-    if ch.added or ch.dropped:
+ROWS_PER = ("row per", "rows per", "row for each", "one row each")  # prose that states a table's grain
+_SELECT_STAR = re.compile(r"\bselect\s+(?:distinct\s+)?(?:[\w\"]+\.)?\*", re.IGNORECASE)
+
+
+def names(text: str, name: str) -> bool:
+    """Whether `text` names the column `name` as an identifier (not inside a longer one)."""
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text, re.IGNORECASE) is not None
+
+
+def splits_rows(t: Table, ch: SchemaChange) -> bool:
+    """Did `ch` change what a row is? It added a versioning shape (a flag and a validity date), or
+    added columns that hold values in a rebuild that multiplied the rows (see `additive`)."""
+    if versioning(ch.added):
         return True
-    low = str(text or "").lower()
-    return any(re.search(rf"\b{re.escape(n)}\b", low) for n in touched(ch))
+    if not ch.added:
+        return False
+    after = stats_at(t, ch.vid)
+    rb, ra = rows_at(t, ch.vid - 1), rows_at(t, ch.vid)
+    grew = isinstance(rb, int) and isinstance(ra, int) and rb > 0 and ra > MULTIPLIED * rb
+    return grew and any((after.get(c.name) or {}).get("max") is not None for c in ch.added)
 
 
-def material_changes(t: Table, since: int, text: object = None) -> list[SchemaChange]:
+def _referred(col: lake.Column, anns: list[Annotation], own: Annotation | None) -> bool:
+    """Does another claim of the table refer to `col`: one of its own annotations (by id or name),
+    or a grain, relationship, metric, verified query or other column's claim that names it?"""
+    cid, low = column_id(col), col.name.lower()
+    for a in anns:
+        if own is not None and a.key == own.key:
+            continue
+        if a.kind == "column" and (a.column_id == cid or (a.column or "").lower() == low):
+            return True
+        if a.kind != "table" or a.field == "grain":
+            if names(json.dumps(a.value, default=str), col.name):
+                return True
+    return False
+
+
+def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: list[Annotation] | None = None,
+                  sql: bool = False, own: Annotation | None = None) -> bool:
+    """Does the (non-additive) schema change `ch` touch what a table-level claim `text` says? A
+    claim depends on a column only when it names it, so a change makes the claim false when:
+    - the text names a column `ch` dropped, renamed or gave another type (a column dropped and
+      re-added under its name in one rebuild is retyped);
+    - `ch` changed what a row is (`splits_rows`, with `t`): a query's answer (`sql`) always
+      depends on the rows; prose only when it states the grain ("one row per ...") or names an
+      added column;
+    - a query selects every column (`SELECT *`) and `ch` added or dropped one;
+    - prose (not `sql`), with the table's annotations `anns`: `ch` dropped a column that no other
+      claim of the table refers to (no annotation of its own, no grain, relationship, metric or
+      verified query names it): the table's own text is then the only claim that may have
+      covered it, and the drop is not left silent.
+    A drop or retype of a column other claims refer to is reported on those claims (column_dropped,
+    join_key_missing, verified_query_fails...), not on every table-level text. Without `t` and
+    `anns` (older callers) a change that added or dropped columns always may."""
+    low = str(text or "")
+    readded = {c.name.lower() for c in ch.added} & {c.name.lower() for c in ch.dropped}
+    gone = touched(ch) | {c.name.lower() for c in ch.dropped}
+    if any(names(low, n) for n in gone):
+        return True
+    if sql and (ch.added or ch.dropped) and _SELECT_STAR.search(low):
+        return True
+    if t is None:
+        return bool(ch.added or ch.dropped)
+    if splits_rows(t, ch):
+        if sql:
+            return True
+        if any(p in low.lower() for p in ROWS_PER) or any(names(low, c.name) for c in ch.added):
+            return True
+    if sql or anns is None:
+        return False
+    return any(not _referred(c, anns, own) for c in ch.dropped if c.name.lower() not in readded)
+
+
+def material_changes(t: Table, since: int, text: object = None, anns: list[Annotation] | None = None,
+                     own: Annotation | None = None) -> list[SchemaChange]:
     """The schema changes after vid `since` that may make a table-level claim false (`additive`
-    ones left out; with the claim's `text`, renames and retypes of columns it does not name too)."""
+    ones left out; with the claim's `text`, those that do not touch it too: `names_columns`)."""
     return [ch for ch in t.tl.changes_after(since) if not additive(t, ch)
-            and (text is None or names_columns(ch, text))]
+            and (text is None or names_columns(ch, text, t, anns, own=own))]
 
 
-def table_level(t: Table, ann: Annotation) -> list[Finding]:
+def table_level(t: Table, ann: Annotation, anns: list[Annotation] | None = None) -> list[Finding]:
+    """A table description or instructions older than a schema change that touches what it says
+    (`names_columns`: the text names a changed column, states a grain the change split, or stands
+    alone for a dropped column nothing else describes)."""
     b = ann.provenance.basis
     out: list[Finding] = []
-    chs = material_changes(t, b.vid, ann.value)
+    chs = material_changes(t, b.vid, ann.value, anns if anns is not None else [ann], own=ann)
     if chs:
         added = [c.name for ch in chs for c in ch.added]
         dropped = [c.name for ch in chs for c in ch.dropped]

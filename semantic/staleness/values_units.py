@@ -302,6 +302,20 @@ def _value_refs(t: Table, a: Annotation, column: str, values_of: dict[str, list[
     return None
 
 
+def _mapped_enum(early: list[Annotation], c: str, gone: list[str], named: list[str],
+                 vm: dict[str, str]) -> list[str] | None:
+    """At metadata depth, the values of `c` now: its enum as written with each vanished value
+    replaced by what the files' statistics show it became, when every vanished value the
+    annotations name is mapped and the enum names no vanished value left unmapped; else None."""
+    if not (vm and named and all(g in vm for g in named)):
+        return None
+    enum = next((x for x in early if x.kind == "column" and x.field == "enum"
+                 and (x.column or "").lower() == c.lower()), None)
+    if enum is None or [x for x in gone if x in (enum.value or []) and x not in vm]:
+        return None
+    return sorted({vm.get(str(x), str(x)) for x in enum.value or [] if x is not None})
+
+
 def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Finding]:
     """values_restated, one finding per (rewrite, column): a full rewrite of a normally appended
     table changed the values of a string column, and these annotations, written before it, name
@@ -362,6 +376,8 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
             status = "stale" if named else "suspect"
             what = (f"{', '.join(map(repr, named))} no longer occur" if named else "new values occur") + \
                 (f" ({', '.join(f'{g!r} became {n!r}' for g, n in vm.items())})" if vm else "")
+            if now_values is None:
+                now_values = _mapped_enum(early, c, gone, named, vm)
             fixes = [make_fix("value_map", column=c, map=vm, values=now_values)] if now_values is not None or vm else \
                 [make_fix("investigate", columns=[c])]
             sugg = (f"restate {', '.join(f'{g} -> {n}' for g, n in vm.items())}; " if vm else "") + \

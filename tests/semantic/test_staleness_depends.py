@@ -1,0 +1,108 @@
+"""schema precision (issue 45): a schema change flags only the table-level claims that depend on
+the changed column: the text names it, states a grain the change split, or is the only claim that
+covers a dropped column. Small lakes of their own (eval.fixtures.lakes), never a trap seed."""
+
+from __future__ import annotations
+
+import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
+
+T = "acme.core.t"
+
+
+def _base(lk: LakeBuilder) -> None:
+    lk.table(T, [("id", "bigint"), ("kind", "string"), ("amount_cents", "bigint"), ("note_code", "bigint")], at=0,
+             rows={"id": [1, 2, 3], "kind": ["a", "b", "a"], "amount_cents": [1000, 25000, 4000],
+                   "note_code": [7, 8, 9]})
+
+
+def _schema_changed(cat, now, depth="metadata"):
+    return sorted(f.annotation for f in sm.staleness(cat, T, depth=depth, now=now, merge=False)
+                  if f.reason == "schema_changed")
+
+
+def test_a_drop_flags_only_the_claims_that_depend_on_the_column(elk):
+    """A dropped column that has claims of its own is reported on them (column_dropped), not on a
+    table description or a verified query that never name it (failed before: schema_changed on
+    both). A description that names it, and a query that reads it, are flagged."""
+    cat = elk.cat
+    _base(elk)
+    sm.annotate(cat, T, {"description": "orders, amounts in cents"}, author="a", time=elk.day(0.5))
+    sm.annotate(cat, T, {"description": "order amount"}, column="amount_cents", author="a", time=elk.day(0.55))
+    sm.verify_query(cat, "orders per kind", "SELECT kind, count(*) AS n FROM acme.core.t GROUP BY kind ORDER BY kind",
+                    author="a", time=elk.day(0.6))
+    elk.evolve(T, drop=["amount_cents"], at=1)
+    found = {(f.annotation, f.reason) for f in sm.staleness(cat, T, now=elk.day(1), merge=False)}
+    assert ("column.3.description", "column_dropped") in found
+    assert _schema_changed(cat, elk.day(1)) == []
+    assert not [k for k, _r in found if k and k.startswith("verified_query.")]
+    # the text names the column that is dropped next: that claim depends on it
+    sm.annotate(cat, T, {"description": "orders; kind is the channel"}, author="a", time=elk.day(1.5))
+    sm.annotate(cat, T, {"description": "channel"}, column="kind", author="a", time=elk.day(1.5))
+    elk.evolve(T, drop=["kind"], at=2)
+    assert _schema_changed(cat, elk.day(2)) == ["table.description"]
+    assert [f.reason for f in sm.staleness(cat, T, now=elk.day(2), merge=False)
+            if (f.annotation or "").startswith("verified_query.")] == ["verified_query_fails"]
+
+
+def test_a_drop_nothing_else_describes_still_reaches_the_table_claim(elk):
+    """Control: a dropped column no claim describes is not silent: the table description stands
+    for it (the rule of test_staleness's schema_changed control)."""
+    cat = elk.cat
+    _base(elk)
+    sm.annotate(cat, T, {"description": "orders"}, author="a", time=elk.day(0.5))
+    v = elk.evolve(T, drop=["note_code"], at=1)
+    found = [f for f in sm.staleness(cat, T, now=elk.day(1), merge=False) if f.reason == "schema_changed"]
+    assert [f.annotation for f in found] == ["table.description"] and v in found[0].evidence.vids
+
+
+def test_a_retype_by_rebuild_flags_only_claims_naming_the_column(elk):
+    """A column dropped and re-added under its name in one rebuild is a retype: the table text
+    that does not name it stays fresh (failed before: "added note_code; dropped note_code" on the
+    description), the column's own typed claim is the one flagged."""
+    cat = elk.cat
+    _base(elk)
+    sm.annotate(cat, T, {"description": "orders by kind"}, author="a", time=elk.day(0.5))
+    sm.annotate(cat, T, {"unit": "count"}, column="note_code", author="a", time=elk.day(0.5))
+    elk.evolve(T, drop=["note_code"], add=[("note_code", "string")], at=1,
+               rows={"id": [1, 2, 3], "kind": ["a", "b", "a"], "amount_cents": [1000, 25000, 4000],
+                     "note_code": ["0000000007", "0000000008", "0000000009"]})
+    assert _schema_changed(cat, elk.day(1)) == []
+    own = [f for f in sm.staleness(cat, T, now=elk.day(1), merge=False) if f.annotation == "column.4.unit"]
+    assert own, "the column's own unit claim is flagged"
+
+
+def test_versions_flag_a_description_only_when_it_states_the_grain(elk):
+    """A table that starts keeping versions (valid_from, valid_to, is_current) splits its rows: the
+    grain is flagged; a description that says nothing of what a row is stays fresh (failed before:
+    schema_changed on it), one that states "one row per ..." is flagged."""
+    cat = elk.cat
+    pairs = ((T, "orders of the web shop"), (T + "2", "orders, one row per order"))
+    for name, _text in pairs:
+        elk.table(name, [("id", "bigint"), ("kind", "string")], at=0, rows={"id": [1, 2], "kind": ["a", "b"]})
+    for name, text in pairs:
+        sm.annotate(cat, name, {"description": text, "grain": {"text": "one row per order", "keys": ["id"]}},
+                    author="a", time=elk.day(0.5))
+    for name, _text in pairs:
+        elk.evolve(name, add=[("valid_from", "date"), ("valid_to", "date"), ("is_current", "boolean")], at=1)
+    found = {(f.annotation, f.reason) for f in sm.staleness(cat, T, now=elk.day(1), merge=False)}
+    assert ("table.grain", "grain_violated") in found
+    assert _schema_changed(cat, elk.day(1)) == []
+    found = {(f.annotation, f.reason) for f in sm.staleness(cat, T + "2", now=elk.day(1), merge=False)}
+    assert ("table.description", "schema_changed") in found
+
+
+def test_versions_flag_a_key_column_description_only_when_it_claims_uniqueness(elk):
+    """grain: once a table keeps versions its old key repeats; the key column's description is
+    false only when it says the column identifies a row (failed before: every key column's
+    description flagged, e.g. "the loaded table's name")."""
+    cat = elk.cat
+    elk.table(T, [("id", "bigint"), ("code", "string"), ("kind", "string")], at=0,
+              rows={"id": [1, 2], "code": ["x", "y"], "kind": ["a", "b"]})
+    sm.annotate(cat, T, {"grain": {"text": "one row per order", "keys": ["id", "code"]}}, author="a", time=elk.day(0.5))
+    sm.annotate(cat, T, {"description": "unique order number"}, column="id", author="a", time=elk.day(0.55))
+    sm.annotate(cat, T, {"description": "the channel's code"}, column="code", author="a", time=elk.day(0.6))
+    elk.evolve(T, add=[("valid_from", "date"), ("valid_to", "date"), ("is_current", "boolean")], at=1)
+    found = {(f.annotation, f.reason) for f in sm.staleness(cat, T, now=elk.day(1), merge=False)}
+    assert ("column.1.description", "grain_violated") in found
+    assert not [k for k, _r in found if k == "column.2.description"]
