@@ -472,11 +472,21 @@ class IcebergRest:
                 self.places.make(location)
                 return {"metadata": _json(md), "config": {}}
             tpath = lake.table_path(name)
-            with self.cat.transaction(author=author, message=f"iceberg: create table {name}") as txn:
-                if txn.get(tpath) is not None:
-                    raise AlreadyExistsError(f"table {name!r} already exists; load it, or drop it first",
-                                             iceberg_type="AlreadyExistsException", table=name)
-                self._create(txn, name, md)
+            for attempt in (1, 2):
+                try:
+                    with self.cat.transaction(author=author, message=f"iceberg: create table {name}") as txn:
+                        if txn.get(tpath) is not None:
+                            raise AlreadyExistsError(f"table {name!r} already exists; load it, or drop it first",
+                                                     iceberg_type="AlreadyExistsException", table=name)
+                        self._create(txn, name, md)
+                    break
+                except ConflictError as exc:
+                    # another process committed while this one read (the engine's cross-process check, which
+                    # can fire even under the lock when this process took in that commit only on becoming the
+                    # writer): once more, at the commit it now sees, so a clash of locations or names is
+                    # refused as what it is, never as a bare 409 a client reads as "already exists"
+                    if attempt == 2 or not exc.retryable:
+                        raise
         return self._result(self.materializer.load(name))
 
     def _create(self, txn: TransactionAPI, name: str, md: TableMetadata) -> None:

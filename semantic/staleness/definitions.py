@@ -13,7 +13,7 @@ from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
 from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, make_fix, versioning
 from semantic.staleness.schema import additive, column_findings, names, names_columns
-from semantic.staleness.values_units import _literals, _stats_shift, restated_scale, rewrites, unit_drift
+from semantic.staleness.values_units import restated_scale, rewrites, sql_literals, stats_shift, unit_drift
 
 
 def metric_findings(t: Table, ann: Annotation) -> list[Finding]:
@@ -62,7 +62,7 @@ def _selected(sql: str) -> set[str]:
 def _restated_reads(ctx: Context, t: Table, ann: Annotation, at: int) -> list[Finding]:
     """A verified query that reads a column whose values a full rewrite of a table it reads
     restated after the query was verified (values the files' statistics recorded before the
-    rewrite and never after: `values_units.rewrites`, `_stats_shift`; or a number column whose
+    rewrite and never after: `values_units.rewrites`, `stats_shift`; or a number column whose
     whole range a rewrite of the same rows scaled: `values_units.restated_scale`): its answer no
     longer holds.
     When the SQL compares the column with a value that vanished and the statistics show what it
@@ -92,8 +92,8 @@ def _restated_reads(ctx: Context, t: Table, ann: Annotation, at: int) -> list[Fi
         for v, tt in rewrites(tbl):
             if v <= at:
                 continue
-            lits = _literals(sql, tbl)
-            for c, (gone, _new, vm) in sorted(_stats_shift(tbl, v).items()):
+            lits = sql_literals(sql, tbl)
+            for c, (gone, _new, vm) in sorted(stats_shift(tbl, v).items()):
                 if not gone or not names(sql, c):
                     continue
                 named = [x for x in lits.get(c, []) if x in gone]

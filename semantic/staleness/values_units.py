@@ -168,7 +168,7 @@ def rewrites(t: Table) -> list[tuple[int, float]]:
     return out
 
 
-def _literals(text: str, t: Table) -> dict[str, list[str]]:
+def sql_literals(text: str, t: Table) -> dict[str, list[str]]:
     """String literals an SQL condition compares a string column of `t` with (=, <>, IN):
     column name -> values. Literals inside casts (dates, timestamps) are not values of a column."""
     import sqlglot
@@ -220,7 +220,7 @@ def _file_values(t: Table, vid: int) -> dict[str, set[str]]:
     return out
 
 
-def _stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[str, str]]]:
+def stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[str, str]]]:
     """The string columns whose file statistics moved across the rewrite at `v`: column ->
     (values recorded before and never after, values recorded after and never before, old -> new:
     the appeared value the files of one partition record most often in the place of a vanished one).
@@ -296,9 +296,9 @@ def _value_refs(t: Table, a: Annotation, column: str, values_of: dict[str, list[
     if a.kind == "table" and a.field == "description":
         return named(a.value) or None
     if a.kind == "metric":
-        return _literals(str((a.value or {}).get("filter") or ""), t).get(column)
+        return sql_literals(str((a.value or {}).get("filter") or ""), t).get(column)
     if a.kind == "verified_query":
-        return _literals(str((a.value or {}).get("sql") or ""), t).get(column)
+        return sql_literals(str((a.value or {}).get("sql") or ""), t).get(column)
     return None
 
 
@@ -338,7 +338,7 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
     out: list[Finding] = []
     for v, tt in rw:
         early = [a for a in anns if a.provenance.basis.vid < v and a.kind != "review"]
-        shift = _stats_shift(t, v)
+        shift = stats_shift(t, v)
         cols = sorted({c for c in shift} | ({c for c in values_of if t.col(c) is not None} if duck is not None else set()))
         for c in cols:
             refs = {a.key: r for a in early if (r := _value_refs(t, a, c, values_of, labels_of))}
