@@ -164,6 +164,8 @@ def test_cli_eval_run(lake_dir, tmp_path):
         shutil.copytree(os.path.join(lake_dir, sub), lake / sub)
     for f in ("stale_manifest.json", "lake.json"):
         shutil.copy(os.path.join(lake_dir, f), lake / f)
+    # the data files, read only: a lake root's catalogs name them relative to the lake (../../warehouse/...)
+    os.symlink(os.path.join(os.path.abspath(lake_dir), "warehouse"), lake / "warehouse")
     qfile = tmp_path / "q.yaml"
     qfile.write_text(
         "- id: c1\n  question: How many stores are there in each region? [right]\n"
