@@ -2,7 +2,7 @@
 load; docs/engine.md, "Replicas: the arithmetic").
 
     .venv/bin/python -m bench.bench_replicas [--seconds 10] [--rounds 3] [--clients 4]
-                                             [--route objects|describe] [--generator wrk|python]
+                                             [--route objects|describe] [--generator wrk|python] [--control]
 
 A lake (eval/fixtures/mcplake.py) is built in a temporary directory and two `semcat serve` processes are
 started on it (the second reads through a RocksDB secondary instance). Each round loads one server, then
@@ -23,6 +23,11 @@ after. The ratio 2 servers / 1 server is at most `min(2/s, C/(s + c)) / min(1/s,
 server spends `s` CPU seconds per request, the clients `c`, on `C` cores (docs/engine.md, "Replicas: the
 arithmetic"); the bench prints that bound from the measured `s` and `c` beside the wall ratio, because
 on a shared machine the wall ratio also measures the other processes.
+
+`--control` adds, in each round, the same 1 -> 2 comparison for a CPU-bound pure-Python loop with no semcat in it
+(`machine_control`): what two single-threaded processes reach on this machine at all. When two such loops do
+less than twice the work of one (vCPUs sharing a physical core, a clock that drops when both run), no pair of
+servers can do better, whatever the catalog does.
 """
 
 from __future__ import annotations
@@ -194,6 +199,34 @@ def bound(s: float, c: float, servers: int, cores: int) -> float:
     return min(servers / s, cores / (s + c))
 
 
+def _spin(seconds: float, out: "mp.Queue[tuple[int, float]]") -> None:
+    """A CPU-bound pure-Python loop for `seconds` of wall time: (units of work done, CPU seconds used)."""
+    end = time.perf_counter() + seconds
+    c0 = time.process_time()
+    units = 0
+    while time.perf_counter() < end:
+        x = 0
+        for i in range(20_000):  # one unit: about a millisecond of interpreter work, like one request
+            x += i * i
+        units += 1
+    out.put((units, time.process_time() - c0))
+
+
+def machine_control(k: int, seconds: float) -> dict[str, float]:
+    """The machine's own scaling, no semcat in it: `k` processes each spinning `_spin` at once. Returns the
+    units of work per second of all of them and the CPU seconds per unit. Two such processes doing less
+    than twice the work of one, or spending more CPU per unit, bound what two servers can reach here."""
+    q: mp.Queue[tuple[int, float]] = mp.Queue()
+    procs = [mp.Process(target=_spin, args=(seconds, q)) for _ in range(k)]
+    for p in procs:
+        p.start()
+    got = [q.get() for _ in procs]
+    for p in procs:
+        p.join()
+    units = sum(u for u, _ in got)
+    return {"rate": units / seconds, "cpu_per_unit": sum(c for _, c in got) / max(units, 1)}
+
+
 def _median(runs: list[dict[str, float]]) -> dict[str, float]:
     import statistics
 
@@ -207,6 +240,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--route", choices=["objects", "describe"], default="objects")
     ap.add_argument("--generator", choices=["wrk", "python"], default="wrk")
+    ap.add_argument("--control", action="store_true",
+                    help="also measure, in each round, the machine's own 1 -> 2 process scaling on a CPU-bound "
+                         "pure-Python loop (no semcat): the ceiling of the servers' ratio on this machine")
     args = ap.parse_args()
     if args.generator == "wrk" and shutil.which("wrk") is None:
         raise SystemExit(WRK_HELP)
@@ -243,7 +279,14 @@ def main() -> None:
         print(f"cpus {os.cpu_count()}, generator {args.generator}, {args.clients} connections, {args.seconds:g} s "
               f"per run, route {args.route}")
         ones, twos = [], []
+        controls: list[tuple[dict[str, float], dict[str, float]]] = []
         for r in range(args.rounds):
+            if args.control:
+                c_one, c_two = machine_control(1, args.seconds), machine_control(2, args.seconds)
+                controls.append((c_one, c_two))
+                print(f"round {r + 1}, control (CPU-bound loop, no semcat): 2 processes {c_two['rate'] / c_one['rate']:.2f}x "
+                      f"the work of 1; CPU per unit {c_one['cpu_per_unit'] * 1e3:.3f} -> {c_two['cpu_per_unit'] * 1e3:.3f} ms"
+                      f" | " + _uptime())
             ones.append(_per_request(run(1)))
             print(_line(f"round {r + 1}, 1 server ", ones[-1], args.seconds) + " | " + _uptime())
             twos.append(_per_request(run(2)))
@@ -259,6 +302,13 @@ def main() -> None:
         print(f"bound from the measured CPU per request on {cores} otherwise idle cores: 1 server "
               f"{bound(s1, c1, 1, cores):.0f} req/s, 2 servers {bound(s2, c2, 2, cores):.0f} req/s, "
               f"ratio {bound(s2, c2, 2, cores) / bound(s1, c1, 1, cores):.2f}x")
+        if controls:
+            import statistics
+
+            cr = sorted(t["rate"] / o["rate"] for o, t in controls)
+            infl = statistics.median(t["cpu_per_unit"] / o["cpu_per_unit"] for o, t in controls)
+            print(f"control (the machine alone): 2 CPU-bound processes do {statistics.median(cr):.2f}x the work of 1 "
+                  f"(per round {', '.join(f'{x:.2f}x' for x in cr)}); CPU per unit of work x{infl:.2f} when both run")
     finally:
         for s in servers:
             s.terminate()
