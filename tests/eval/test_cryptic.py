@@ -410,6 +410,7 @@ def _leaks(where: str, text: str, pattern, out: list[str]) -> None:
         out.append(f"{where}: {m.group(0)!r} in ...{text[max(0, m.start() - 80):m.end() + 80]}...")
 
 
+@pytest.mark.slow  # a cryptic world (Acme or TPC-DS, built with Spark unless SEMCAT_EVAL_*_CRYPTIC)
 def test_no_plain_name_in_any_text_the_cryptic_catalogs_hold(cryptic_world):
     """Every commit (message, author, meta, paths), snapshot, branch and every version of every object the
     commits wrote (annotations, tables, lineage with its job names, files) of every cryptic catalog of both
@@ -463,6 +464,7 @@ class _Scan:
                 _leaks(f"prompt {p.name}", getattr(msg.content, "text", "") or "", self.pat, self.leaks)
 
 
+@pytest.mark.slow  # a cryptic world (Acme or TPC-DS, built with Spark unless SEMCAT_EVAL_*_CRYPTIC)
 def test_no_plain_name_in_any_tool_output_of_the_cryptic_lake(cryptic_world):
     """Every read tool of the server every condition derives from (all shown: annotations and findings), over
     each history's cryptic catalog, paged to the end: search, every table described in full, joins, metrics
