@@ -22,6 +22,11 @@ data team's annotations), the world adds what the eval needs, the way the Acme b
      moves to the world's now. LAKE/reviewed (`eval.harness.reviewed`) is then built from LAKE/stale.
 
 Gold SQL of eval/questions/tpcds.yaml is written against the world's current state.
+
+`variant="cryptic"` builds the same world under the names of eval/tpcds/naming.py (eval/LAKE-cryptic.md):
+the lake's data renamed and coded before they are loaded, its clutter tables (eval/tpcds/clutter.py), every
+change, annotation, SQL text and commit message here under the written names, and LAKE/names.json, through
+which the harness translates the questions' gold SQL.
 """
 
 from __future__ import annotations
