@@ -386,6 +386,21 @@ def _plain_name_re(world: str = "acme"):
     return re.compile(rf"(?<![A-Za-z0-9_])(?:{alt})(?![A-Za-z0-9_])")
 
 
+def test_the_tpcds_leak_pattern_finds_plain_names_and_only_them():
+    """The scan's pattern for the TPC-DS world catches dotted and snake_case table names and every column, not
+    prose words that are also bare table names, nor any written name of the cryptic variant."""
+    from eval.tpcds.naming import naming
+
+    pat = _plain_name_re("tpcds")
+    text = "relate sales.store_sales -> dim.item (ship_mode) on ss_item_sk; reload web_returns.wr_return_amt"
+    assert [m.group(0) for m in pat.finditer(text)] == ["sales.store_sales", "dim.item", "ship_mode", "ss_item_sk",
+                                                        "web_returns", "wr_return_amt"]
+    assert not pat.search("one row per item; the store's customer address; inventory by warehouse")
+    nm = naming("cryptic")
+    written = " ".join(list(nm.tables.values()) + list(nm.columns.values()) + [nm.text(text)])
+    assert not pat.search(written), pat.search(written)
+
+
 @pytest.fixture(params=["acme", "tpcds"])
 def cryptic_world(request):
     """A cryptic world's histories: (world, its catalogs by history, its names.json). Acme: the lake of this
