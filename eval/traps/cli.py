@@ -8,6 +8,10 @@
 
 LAKE is a built lake directory (`semcat eval build` or `python -m eval.tpcds build`): its catalog
 under LAKE/<history> (default enriched), its files under LAKE/warehouse. It is copied, never changed.
+`--writers` (generate, score): the write paths the traps take, a comma list of spark, engine, iceberg
+(default all three, a writer per trap drawn by the seed; eval/traps/generator.py says which kinds each
+makes); iceberg starts a `semcat serve` on the copy, on loopback port SEMCAT_TRAPS_ICEBERG_PORT (default
+a free one), for the run.
 """
 
 from __future__ import annotations
