@@ -159,6 +159,10 @@ def test_every_class_is_applied_and_its_truth_matches_the_catalog(seed_runs):
         assert controls and all(c["false"] == [] and c["fixes"] == {} for c in controls), how
         assert {c["kind"] for c in controls} <= set(taxonomy.CONTROLS), how
         assert truth["routine_loads"] and truth["check_time"] > max(t["time"] or 0 for t in truth["traps"]), how
+        # the three public write paths mixed (verify above checked each commit's author and time)
+        from eval.traps.generator import writer_of
+
+        assert {writer_of(t) for t in truth["traps"]} >= {"spark", "iceberg"}, how
     assert seed_runs["lake_after"] == seed_runs["lake_before"]   # the lake itself: not a file added or touched
 
 
