@@ -985,6 +985,8 @@ class Generator:
                 self.rng.setstate(state)
                 self.rng.random()
                 why.append(f"{kind}: failed before committing: {type(e).__name__}: {str(e)[:200]}")
+                self.log(f"  {cls}/{kind} ({self.writer}): failed before committing, another kind is tried: "
+                         f"{type(e).__name__}: {str(e)[:300]}")
         self.skipped.append({"class": cls, "why": "; ".join(why)})
         self.log(f"  {cls}: skipped ({'; '.join(why)})")
 

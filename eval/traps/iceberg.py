@@ -200,8 +200,8 @@ class IcebergWriter:
         if extra:
             import pyarrow as pa
 
-            with tx.update_schema() as u:
-                u.union_by_name(pa.schema(extra))
+            with tx.update_schema() as u:   # optional, as the bridge adds columns (Iceberg adds no required one)
+                u.union_by_name(pa.schema([f.with_nullable(True) for f in extra]))
 
     def alter(self, name: str, at: float, rename: dict[str, str] | None = None, drop: list[str] | None = None,
               required: dict[str, bool] | None = None) -> int:
