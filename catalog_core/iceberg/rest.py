@@ -589,22 +589,26 @@ class IcebergRest:
 
     # ---------------------------------------------------------------- commits
     def commit_table(self, prefix: str, namespace: list[str], table: str, body: dict[str, Any],
-                     idempotency_key: str | None, author: str, snapshots: str | None = None) -> bytes:
+                     idempotency_key: str | None, author: str, snapshots: str | None = None,
+                     time: float | None = None) -> bytes:
         """CommitTableResponse as JSON bytes. `snapshots="refs"` (the client's opt-in header
         `X-Semcat-Commit-Snapshots: refs`): its metadata holds only the snapshots refs point at, as a
         load with `snapshots=refs` does, so a client loading that way parses an answer that does not
-        grow with the history; default: every snapshot (the specification's CommitTableResponse)."""
+        grow with the history; default: every snapshot (the specification's CommitTableResponse).
+        `time`: the commit's time (seconds since the epoch; not earlier than the latest commit's), for a
+        server whose operator lets writers backdate (`semcat serve --iceberg-commit-time`); None: the clock."""
         name = self._name(prefix, namespace, table)
         req = _commit_request(body)
         ident = req.identifier
         if ident is not None and (list(ident.namespace.root) != list(namespace) or ident.name != table):
             raise _bad(f"the body's identifier {ident.namespace.root + [ident.name]} is not the table of the "
                        f"path {[*namespace, table]}")
-        vid = self._commit([(name, req)], author, idempotency_key, safety.request_digest(body))
+        vid = self._commit([(name, req)], author, idempotency_key, safety.request_digest(body), time=time)
         view = self.materializer.load(name, vid=vid)
         return view.load_result("commit-refs") if snapshots == "refs" else self._result(view, config=False)
 
-    def commit_transaction(self, prefix: str, body: dict[str, Any], idempotency_key: str | None, author: str) -> None:
+    def commit_transaction(self, prefix: str, body: dict[str, Any], idempotency_key: str | None, author: str,
+                           time: float | None = None) -> None:
         changes = body.get("table-changes") if isinstance(body, dict) else None
         if not isinstance(changes, list):
             raise _bad("CommitTransactionRequest needs 'table-changes': a list of table commits")
@@ -619,7 +623,7 @@ class IcebergRest:
             if any(n == name for n, _ in reqs):
                 raise _bad(f"table {name!r} appears twice in one transaction; merge its changes into one")
             reqs.append((name, req))
-        self._commit(reqs, author, idempotency_key, safety.request_digest(body))
+        self._commit(reqs, author, idempotency_key, safety.request_digest(body), time=time)
 
     def _landed(self, key: str, tables: list[str], digest: str | None = None) -> int | None:
         """The vid of the commit an Idempotency-Key already made with this request body: remembered
@@ -645,7 +649,7 @@ class IcebergRest:
                                 status_hint=422, vid=hit[0])
 
     def _commit(self, reqs: list[tuple[str, CommitTableRequest]], author: str, key: str | None = None,
-                digest: str | None = None) -> int:
+                digest: str | None = None, time: float | None = None) -> int:
         tables = [n for n, _ in reqs]
         if key:
             landed = self._landed(key, tables, digest)
@@ -660,7 +664,7 @@ class IcebergRest:
             any(isinstance(q, AssertCreate) for _, r in reqs for q in r.requirements)
         try:
             with self._placing if placing else contextlib.nullcontext(), \
-                    self.cat.transaction(author=author, message=f"iceberg: commit {names}", meta=meta) as txn:
+                    self.cat.transaction(author=author, message=f"iceberg: commit {names}", meta=meta, time=time) as txn:
                 for name, req in reqs:
                     self._apply(txn, name, req)
                 started = True

@@ -8,6 +8,10 @@
 
 LAKE is a built lake directory (`semcat eval build` or `python -m eval.tpcds build`): its catalog
 under LAKE/<history> (default enriched), its files under LAKE/warehouse. It is copied, never changed.
+`--writers` (generate, score): the write paths the traps take, a comma list of spark, engine, iceberg
+(default all three, a writer per trap drawn by the seed; eval/traps/generator.py says which kinds each
+makes); iceberg starts a `semcat serve` on the copy, on loopback port SEMCAT_TRAPS_ICEBERG_PORT (default
+a free one), for the run.
 """
 
 from __future__ import annotations
@@ -20,7 +24,12 @@ from typing import Any
 
 import click
 
-from eval.traps.run import ISOLATIONS, SEEDS_FILE, run_seed, seeds_of, write_table
+from eval.traps.run import ISOLATIONS, SEEDS_FILE, parse_writers, run_seed, seeds_of, write_table
+
+_writers = click.option("--writers", default="spark,engine,iceberg", show_default=True, callback=lambda c, p, v: parse_writers(v),
+                        help="the write paths the traps may take (a comma list of spark, engine, iceberg): each trap's "
+                             "writer is drawn by the seed among those its kind allows; iceberg runs a semcat serve on "
+                             "the copy (port: SEMCAT_TRAPS_ICEBERG_PORT, default a free one)")
 
 
 @click.group()
@@ -38,9 +47,12 @@ def main() -> None:
 @click.option("--isolation", type=click.Choice(ISOLATIONS), default=None,
               help="how the copy is kept apart from LAKE: mount (a private mount namespace, root; the default "
                    "when available) or copy (the copy's catalog re-pointed to it)")
-def generate(lake_root: str, history: str, seed: int, out: str, per_class: int, isolation: str | None) -> None:
+@_writers
+def generate(lake_root: str, history: str, seed: int, out: str, per_class: int, isolation: str | None,
+             writers: tuple[str, ...]) -> None:
     """Copy LAKE to OUT, apply the traps of SEED and write OUT/traps.json (the ground truth)."""
-    res = run_seed(lake_root, history, seed, out, per_class=per_class, depths=(), log=click.echo, isolation=isolation)
+    res = run_seed(lake_root, history, seed, out, per_class=per_class, depths=(), log=click.echo, isolation=isolation,
+                   writers=writers)
     click.echo(f"{len(res['truth']['traps'])} traps/controls; truth in {os.path.join(out, 'traps.json')}")
 
 
@@ -55,8 +67,9 @@ def generate(lake_root: str, history: str, seed: int, out: str, per_class: int, 
 @click.option("--per-class", default=1, show_default=True, type=int)
 @click.option("--keep", is_flag=True, help="keep the trapped copies")
 @click.option("--isolation", type=click.Choice(ISOLATIONS), default=None, help="as for generate")
+@_writers
 def score(lake_root: str, name: str, history: str, which: str, out: str, work: str | None, per_class: int,
-          keep: bool, isolation: str | None) -> None:
+          keep: bool, isolation: str | None, writers: tuple[str, ...]) -> None:
     """Trap a copy of LAKE per seed, run staleness at both depths, score per class; write OUT/<name>-<seed>.json
     and print the per-class table."""
     import shutil
@@ -69,7 +82,8 @@ def score(lake_root: str, name: str, history: str, which: str, out: str, work: s
         t0 = time.time()
         dst = os.path.join(work, f"{name}-{s}")
         try:
-            res = run_seed(lake_root, history, s, dst, per_class=per_class, log=click.echo, isolation=isolation)
+            res = run_seed(lake_root, history, s, dst, per_class=per_class, log=click.echo, isolation=isolation,
+                           writers=writers)
         except Exception:  # noqa: BLE001 - one seed's failure is reported; the others still run
             import traceback
 
@@ -171,11 +185,14 @@ def _score_one(d: str, history: str, deps: tuple[str, ...], work: str | None) ->
 @click.option("--per-class", default=1, type=int)
 @click.option("--depths", default="metadata,data")
 @click.option("--result", required=True)
-def seed_cmd(lake_root: str, history: str, seed: int, per_class: int, depths: str, result: str) -> None:
+@_writers
+def seed_cmd(lake_root: str, history: str, seed: int, per_class: int, depths: str, result: str,
+             writers: tuple[str, ...]) -> None:
     """(internal) One seed on the copy mounted at LAKE; the result to RESULT."""
     from eval.traps.run import seed_in_place
 
-    res = seed_in_place(lake_root, history, seed, per_class, tuple(d for d in depths.split(",") if d), log=click.echo)
+    res = seed_in_place(lake_root, history, seed, per_class, tuple(d for d in depths.split(",") if d), log=click.echo,
+                        writers=writers)
     with open(result, "w") as fh:
         json.dump(res, fh, indent=1, default=str)
 

@@ -1,7 +1,20 @@
 """The trap generator: randomized changes of every class of the taxonomy on random tables and
 columns of a lake (chosen by what each table has: types, annotations), applied through the public
-write paths (the Spark bridge; catalog transactions for a schema-only change), after the lake's
-"now", plus routine controls; the ground truth goes to a JSON file.
+write paths after the lake's "now", plus routine controls; the ground truth goes to a JSON file.
+
+Writers (`WRITERS`; `Trap.writer` records which one wrote each change, `--writers` restricts them):
+- `iceberg`: pyiceberg's REST client against a `semcat serve` subprocess over the copy
+  (eval/traps/iceberg.py), as an Iceberg engine would write: appends (a load in a new unit, new rows
+  beyond a documented range, a duplicated or revived load, routine loads), copy-on-write overwrites
+  (every restatement: units, time zones, enums, key formats, SCD2 / snapshot grains, metric columns,
+  compaction, an identical re-run) and `update_schema` (drop, rename, a key renamed, nullability);
+- `spark`: the Spark bridge (`Bridge.write`, `Bridge.alter`, one multi-table transaction per routine day);
+- `engine`: a catalog transaction (the nullability flip).
+Each kind lists the writers that can make it (`WRITER_KINDS`); a second random stream of the seed picks
+one per trap among those allowed (so the traps themselves do not depend on the writers), and per table
+for the routine loads (spark or iceberg). Kinds only Spark makes: an integer column restated as text
+(Iceberg allows no long -> string change), a stuck job's re-runs, a replacement table (its lineage is
+the bridge's), a stopped table (nothing is written).
 
 Timeline (T0 = the lake's now): traps at T0+1h, T0+2h, ...; controls after them; a routine load
 (every table loaded in the days before T0, the latest day replayed as a new day) at T0+1d and T0+2d,
@@ -29,11 +42,36 @@ if TYPE_CHECKING:
 
     from spark_bridge import Bridge
 
-__all__ = ["Trap", "Generator", "generate", "HOUR", "DAY"]
+__all__ = ["Trap", "Generator", "generate", "HOUR", "DAY", "WRITERS", "WRITER_KINDS", "writer_of"]
 
 HOUR = 3600.0
 DAY = 86400.0
 AUTHOR = "etl:traps"
+WRITERS = ("spark", "engine", "iceberg")
+_BOTH = ("spark", "iceberg")
+# kind -> the writers that can make that change (the first: the writer before writers were chosen)
+WRITER_KINDS: dict[str, tuple[str, ...]] = {
+    "drop": _BOTH, "rename": _BOTH, "type_change": ("spark",), "restate_scaled": _BOTH,
+    "unit_shift_restated": _BOTH, "unit_shift_new_load": _BOTH, "timezone_shift": _BOTH,
+    "enum_added_inside": _BOTH, "enum_added_outside": _BOTH, "enum_removed": _BOTH, "categories_merged": _BOTH,
+    "key_format_changed": _BOTH, "key_renamed": _BOTH,
+    "scd2_versions": _BOTH, "periodic_snapshot": _BOTH, "duplicate_load": _BOTH,
+    "stopped": (), "stuck_reruns": ("spark",), "replacement_beside": ("spark",), "deprecated_written": _BOTH,
+    "metric_column_scaled": _BOTH, "metric_filter_value_renamed": _BOTH, "verified_answer_restated": _BOTH,
+    "date_range_exceeded": _BOTH,
+    "compaction": _BOTH, "identical_rerun": _BOTH, "nullability_only": ("engine", "iceberg"),
+    "new_nullable_column": _BOTH, "append": _BOTH,   # append: the routine loads (a writer per table and day)
+}
+
+
+def writer_of(trap: dict[str, Any]) -> str:
+    """The writer of a recorded trap; truths written before writers were recorded: the kind's first
+    writer (`none` for a change that writes nothing)."""
+    w = trap.get("writer")
+    if w:
+        return str(w)
+    kinds = WRITER_KINDS.get(str(trap.get("kind")), ("spark",))
+    return kinds[0] if kinds else "none"
 
 
 @dataclasses.dataclass
@@ -51,6 +89,7 @@ class Trap:
     tables: list[str] = dataclasses.field(default_factory=list)              # every table the change wrote
     control: bool = False
     loads: int = 1
+    writer: str = "spark"          # spark | engine | iceberg | none (the change writes nothing)
 
     def falsify(self, keys: list[tuple[str, str]], fix: dict[str, Any] | None = None) -> None:
         for t, k in keys:
@@ -67,9 +106,19 @@ class Skip(Exception):
 
 class Generator:
     def __init__(self, cat: Any, bridge: Bridge, now: float, seed: int, catalog: str | None = None,
-                 log: Callable[[str], None] = print):
+                 log: Callable[[str], None] = print, writers: tuple[str, ...] = WRITERS, iceberg: Any = None):
         self.cat, self.bridge, self.now, self.seed = cat, bridge, now, seed
         self.rng = random.Random(seed)
+        bad = [w for w in writers if w not in WRITERS]
+        if bad or not writers:
+            raise ValueError(f"writers must be some of {', '.join(WRITERS)}, got {', '.join(writers) or 'none'}")
+        self.writers = tuple(w for w in WRITERS if w in writers)
+        if "iceberg" in self.writers and iceberg is None:
+            raise ValueError("the iceberg writer needs an IcebergWriter (eval.traps.iceberg)")
+        self.iceberg = iceberg
+        # the writers' own random stream: the traps (tables, columns, values) are the same whichever writes them
+        self.wrng = random.Random(f"writers-{seed}")
+        self.writer = "spark"                 # the writer of the change being made
         self.view = LakeView(cat, catalog)
         self.catalog = catalog
         self.log = log
@@ -131,12 +180,50 @@ class Generator:
         types = {c.name: c.type for c in t.columns} if t else {}
         return df.select(*[F.col(c).cast(str(types[c])).alias(c) if types.get(c) else F.col(c) for c in df.columns])
 
+    def choose_writer(self, kind: str) -> str:
+        """The writer of this change: one of the kind's writers that are allowed, drawn from the writers'
+        stream; Skip when none is allowed."""
+        can = [w for w in WRITER_KINDS.get(kind, ("spark",)) if w in self.writers]
+        if not WRITER_KINDS.get(kind, ("spark",)):
+            return "none"
+        if not can:
+            raise Skip(f"{kind} is written by {', '.join(WRITER_KINDS[kind])} only (--writers {','.join(self.writers)})")
+        return can[0] if len(can) == 1 else self.wrng.choice(can)
+
+    def arrow(self, df: DataFrame) -> Any:
+        """The DataFrame's rows as Arrow (what the Iceberg writer commits)."""
+        return df.toArrow()
+
     def write(self, df: DataFrame, table: str, mode: str, msg: str, schema: str = "evolve") -> int:
         t = self.view.tables.get(table)
         pcols = t.partition if t else None
+        if self.writer == "iceberg":
+            return self.ice_write(df, table, mode, schema, bool(pcols))
         res = self.bridge.write(df, table, partition_by=pcols or None, mode=mode, author=AUTHOR, message=msg,
                                 schema=schema, time=self.tick())
         return int(res.vid or 0)
+
+    def ice_write(self, df: DataFrame, table: str, mode: str, schema: str, partitioned: bool,
+                  at: float | None = None) -> int:
+        """The bridge's write modes through Iceberg REST: append (new columns added first), overwrite of the
+        partitions `df` holds (partitioned, schema evolve) or of every row, and schema="replace" (the
+        table's columns that `df` lacks dropped, its new ones added: one commit)."""
+        arrow = self.arrow(df)
+        at = self.tick() if at is None else at
+        if mode == "append":
+            return int(self.iceberg.append(table, arrow, at, new_columns=True))
+        drop = None
+        if schema == "replace":
+            t = self.view.tables.get(table)
+            drop = [c.name for c in (t.columns if t else []) if c.name not in arrow.column_names]
+        return int(self.iceberg.overwrite(table, arrow, at, drop=drop,
+                                          partition_only=partitioned and schema != "replace"))
+
+    def alter(self, table: str, msg: str, rename: dict[str, str] | None = None, drop: list[str] | None = None) -> int:
+        """A schema change without data: `Bridge.alter` or Iceberg's update_schema."""
+        if self.writer == "iceberg":
+            return int(self.iceberg.alter(table, self.tick(), rename=rename, drop=drop))
+        return int(self.bridge.alter(table, rename=rename, drop=drop, author=AUTHOR, message=msg, time=self.tick()))
 
     def restate(self, table: str, df: DataFrame, msg: str) -> int:
         """Replace every row of `table` with `df` (same columns): every file and partition replaced."""
@@ -153,8 +240,9 @@ class Generator:
         return df.where(F.col(dcol) == F.lit(mx)), dcol
 
     def new_trap(self, cls: str, kind: str, table: str, columns: list[str], desc: str, **kw: Any) -> Trap:
+        self.writer = self.choose_writer(kind)
         tr = Trap(id=f"{cls}.{kind}.{len(self.traps)}", cls=cls, kind=kind, table=table, columns=columns,
-                  description=desc, tables=[table], **kw)
+                  description=desc, tables=[table], writer=self.writer, **kw)
         return tr
 
     def done(self, tr: Trap, vid: int) -> Trap:
@@ -164,7 +252,8 @@ class Generator:
         for t, k in tr.false:
             if not k.startswith("verified_query."):  # a query's copy on every table it reads (dim_date: all of them)
                 self.used.add(t)
-        self.log(f"  {tr.cls}/{tr.kind} on {tr.table} {tr.columns}: vid {vid}, {len(tr.false)} annotation(s) made false")
+        self.log(f"  {tr.cls}/{tr.kind} on {tr.table} {tr.columns} ({tr.writer}): vid {vid}, {len(tr.false)} "
+                 "annotation(s) made false")
         return tr
 
     # ------------------------------------------------------------------ schema
@@ -173,7 +262,7 @@ class Generator:
         col = self.pick([c for c in self._annotated_cols(t) if c not in t.partition])
         tr = self.new_trap("schema", "drop", t.name, [col], f"column {col} dropped")
         tr.falsify(self.view.refs(t.name, col, own=True), None)
-        vid = self.bridge.alter(t.name, drop=[col], author=AUTHOR, message=f"drop {col}", time=self.tick())
+        vid = self.alter(t.name, f"drop {col}", drop=[col])
         return self.done(tr, vid)
 
     def schema_rename(self) -> Trap:
@@ -187,8 +276,7 @@ class Generator:
         for tb, k in self.view.refs(t.name, col):
             if k.startswith("relationship.") and tb != t.name:  # a join into the renamed key: either says it
                 tr.fixes[f"{tb}|{k}"] = [ren, {"action": "join_on", "params": {"to_table": t.name, "to_column": new}}]
-        vid = self.bridge.alter(t.name, rename={col: new}, author=AUTHOR, message=f"rename {col} to {new}",
-                                time=self.tick())
+        vid = self.alter(t.name, f"rename {col} to {new}", rename={col: new})
         return self.done(tr, vid)
 
     def schema_type_change(self) -> Trap:
@@ -433,7 +521,7 @@ class Generator:
             else:
                 tr.fixes[f"{tb}|{k}"] = {"action": "rename", "params": {"old": tcol, "new": new, "scale": 0}}
         self.used.add(src)
-        vid = self.bridge.alter(to, rename={tcol: new}, author=AUTHOR, message=f"rename {tcol} to {new}", time=self.tick())
+        vid = self.alter(to, f"rename {tcol} to {new}", rename={tcol: new})
         return self.done(tr, vid)
 
     # ------------------------------------------------------------------ grain
@@ -814,6 +902,10 @@ class Generator:
         t = self.pick([t for t in self.free() if [c for c in t.columns if c.name not in t.partition]])
         col = self.pick([c.name for c in t.columns if c.name not in t.partition])
         tr = self.new_trap("control", "nullability_only", t.name, [col], f"{t.name}.{col}: nullability flipped", control=True)
+        if self.writer == "iceberg":  # Iceberg's update_schema: required <-> optional
+            tr.loads = 1
+            required = t.col(col) is not None and getattr(t.col(col), "nullable", True) is not False
+            return self.done(tr, int(self.iceberg.alter(t.name, self.tick(), required={col: required})))
         tpath = lake.table_path(t.name)
         with self.cat.transaction(author=AUTHOR, message=f"{col} nullability", time=self.tick()) as txn:
             obj = txn.get(tpath)
@@ -893,6 +985,8 @@ class Generator:
                 self.rng.setstate(state)
                 self.rng.random()
                 why.append(f"{kind}: failed before committing: {type(e).__name__}: {str(e)[:200]}")
+                self.log(f"  {cls}/{kind} ({self.writer}): failed before committing, another kind is tried: "
+                         f"{type(e).__name__}: {str(e)[:300]}")
         self.skipped.append({"class": cls, "why": "; ".join(why)})
         self.log(f"  {cls}: skipped ({'; '.join(why)})")
 
@@ -914,6 +1008,11 @@ class Generator:
         time = self.tick()
         self.view = LakeView(self.cat, self.catalog)  # the tables as the traps left them
         loaded: list[str] = []
+        # each table's loader: Spark (one bridge transaction for all its tables) or an Iceberg engine
+        # (one REST commit per table, just after it)
+        routes = [w for w in ("spark", "iceberg") if w in self.writers] or ["spark"]
+        by: dict[str, str] = {x: (routes[0] if len(routes) == 1 else self.wrng.choice(routes)) for x in names}
+        ice: list[tuple[str, DataFrame, bool]] = []
         with self.bridge.transaction(author=AUTHOR, message=f"routine load day {n}", time=time) as tx:
             for name in names:
                 t = self.view.tables.get(name)
@@ -937,22 +1036,29 @@ class Generator:
                                              .otherwise(F.lit(None).cast("string")))
                         tr = self.new_trap("control", "new_nullable_column", name, [col],
                                            f"{name} gains nullable {col} with the day-{n} load", control=True)
+                        tr.writer = by[name]
                         tr.time = time
                         self.traps.append(tr)
                         self.used.add(name)
-                tx.write(day.localCheckpoint(), name, partition_by=t.partition or None, mode="append")
+                if by[name] == "iceberg":
+                    ice.append((name, day.localCheckpoint(), bool(t.partition)))
+                else:
+                    tx.write(day.localCheckpoint(), name, partition_by=t.partition or None, mode="append")
                 loaded.append(name)
         vid = int(tx.result.vid or 0) if tx.result else None
+        vids = {x: vid for x in loaded}
+        for i, (name, day, _part) in enumerate(ice):
+            vids[name] = self.ice_write(day, name, "append", "evolve", False, at=time + i + 1)
         for name in names:
             if name in self.used and any(tr.table == name and tr.kind == "new_nullable_column" and tr.vid is None
                                          for tr in self.traps):
                 for tr in self.traps:
                     if tr.table == name and tr.vid is None:
-                        tr.vid = vid
+                        tr.vid = vids.get(name)
         for name in loaded:  # the routine appends: controls on the tables no trap touched
-            self.routine_loads.append({"table": name, "day": n, "vid": vid})
+            self.routine_loads.append({"table": name, "day": n, "vid": vids[name], "writer": by[name]})
         self.stopped.update(x for x in names if x not in loaded and n == 1)
-        self.log(f"  routine load day {n}: {len(loaded)} tables, vid {vid}")
+        self.log(f"  routine load day {n}: {len(loaded)} tables ({len(ice)} through Iceberg REST), vid {vid}")
 
     def truth(self) -> dict[str, Any]:
         return {"seed": self.seed, "now": self.now, "check_time": self.now + 2 * DAY + HOUR,
@@ -974,22 +1080,36 @@ def _max_date(t: TableInfo, col: str) -> dt.date | None:
 
 def generate(catalog_dir: str, seed: int, now: float, per_class: int = 1, catalog: str | None = None,
              classes: list[str] | None = None, controls: bool = True, spark: Any = None,
-             log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Apply the traps of `seed` to the lake at `catalog_dir` (a copy: it is changed) and return the truth."""
+             log: Callable[[str], None] = print, writers: tuple[str, ...] = WRITERS,
+             storage_root: str | None = None) -> dict[str, Any]:
+    """Apply the traps of `seed` to the lake at `catalog_dir` (a copy: it is changed) and return the truth.
+    `writers`: the write paths allowed (`WRITERS`); with `iceberg`, a `semcat serve` runs on the copy for
+    the run, its tables' files under `storage_root` (default: the directory holding `catalog_dir`)."""
+    import os
+
     import catalog_core as cc
     from spark_bridge import Bridge, local_session
 
     spark = spark or local_session(app_name="semcat-traps", cores=2)
     cat = cc.Catalog.open(catalog_dir)
+    ice = None
     try:
+        if "iceberg" in writers:
+            from eval.traps.iceberg import IcebergWriter
+
+            ice = IcebergWriter(cat, catalog_dir, storage_root or os.path.dirname(os.path.abspath(catalog_dir)), log=log)
         bridge = Bridge(spark, cat, footers_on="driver")
-        g = Generator(cat, bridge, now, seed, catalog, log)
+        g = Generator(cat, bridge, now, seed, catalog, log, writers=writers, iceberg=ice)
         try:
-            return g.run(per_class, classes, controls)
+            out = g.run(per_class, classes, controls)
+            out["writers"] = list(g.writers)
+            return out
         finally:
             if g.scratch:  # the Parquet files the reads went through
                 import shutil
 
                 shutil.rmtree(g.scratch, ignore_errors=True)
     finally:
+        if ice is not None:
+            ice.close()
         cat.close()

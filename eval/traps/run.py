@@ -11,7 +11,7 @@ from typing import IO, Any
 from eval.traps.score import aggregate, flags, score, table_rows
 from eval.traps.taxonomy import CLASSES
 
-__all__ = ["run_seed", "seeds_of", "SEEDS_FILE", "write_table", "DEPTHS", "ISOLATIONS", "can_mount"]
+__all__ = ["run_seed", "seeds_of", "SEEDS_FILE", "write_table", "DEPTHS", "ISOLATIONS", "can_mount", "parse_writers"]
 
 SEEDS_FILE = os.path.join(os.path.dirname(__file__), "seeds.json")
 DEPTHS = ("metadata", "data")
@@ -29,6 +29,17 @@ def seeds_of(which: str) -> list[int]:
         return [int(x) for x in which.split(",") if x.strip()]
     except ValueError:
         raise SystemExit(f"--seeds must be development, held_out or a comma list of integers, got {which!r}") from None
+
+
+def parse_writers(text: str) -> tuple[str, ...]:
+    """`--writers`: a comma list of the generator's write paths (spark, engine, iceberg)."""
+    from eval.traps.generator import WRITERS
+
+    got = tuple(w.strip().lower() for w in text.split(",") if w.strip())
+    bad = [w for w in got if w not in WRITERS]
+    if bad or not got:
+        raise SystemExit(f"--writers must be a comma list of {', '.join(WRITERS)}, got {text!r}")
+    return tuple(w for w in WRITERS if w in got)
 
 
 def spark() -> Any:
@@ -64,7 +75,8 @@ def can_mount() -> bool:
 
 def run_seed(lake_root: str, history: str, seed: int, dst: str, per_class: int = 1,
              depths: tuple[str, ...] = DEPTHS, log: Callable[[str], None] = print,
-             isolation: str | None = None, timeout: float | None = None) -> dict[str, Any]:
+             isolation: str | None = None, timeout: float | None = None,
+             writers: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Copy the lake at `lake_root` to `dst`, then, in a child process, flag, trap, flag again and score on
     the copy; the lake itself is never opened. The catalog names the lake's files by absolute path, so the
     child must see the copy's files at those paths or be told where they are:
@@ -76,7 +88,8 @@ def run_seed(lake_root: str, history: str, seed: int, dst: str, per_class: int =
 
     Either way the trapped copy left at `dst` names `lake_root` (what `score-dir` expects) and the traps,
     chosen by the seed from the catalog's tables, are the same. `timeout` (seconds): the child is killed
-    after it and `subprocess.TimeoutExpired` raised (tests bound a run that hangs)."""
+    after it and `subprocess.TimeoutExpired` raised (tests bound a run that hangs). `writers`: the write
+    paths the traps may take (default all: `eval.traps.generator.WRITERS`)."""
     import subprocess
     import sys
 
@@ -95,6 +108,8 @@ def run_seed(lake_root: str, history: str, seed: int, dst: str, per_class: int =
     seen_as = src if how == "mount" else here
     inner = [sys.executable, "-m", "eval.traps", "_seed", "--lake", seen_as, "--history", history, "--seed", str(seed),
              "--per-class", str(per_class), "--depths", ",".join(depths), "--result", out]
+    if writers is not None:
+        inner += ["--writers", ",".join(writers)]
     if how == "mount":
         cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
                'mount --bind "$0" "$1" && shift && exec "$@"', here, src, *inner]
@@ -123,7 +138,7 @@ def _repoint(cdir: str, old: str, new: str) -> int:
 
 
 def seed_in_place(lake_root: str, history: str, seed: int, per_class: int, depths: tuple[str, ...],
-                  log: Callable[[str], None] = print) -> dict[str, Any]:
+                  log: Callable[[str], None] = print, writers: tuple[str, ...] | None = None) -> dict[str, Any]:
     """The seed's work on the lake at `lake_root`, which must show a copy (`run_seed` mounts or re-points one
     there)."""
     import catalog_core as cc
@@ -148,7 +163,10 @@ def seed_in_place(lake_root: str, history: str, seed: int, per_class: int, depth
     finally:
         cat.close()
     log(f"seed {seed}: lake now {now}, before: " + ", ".join(f"{d} {len(v)} flags" for d, v in before.items()))
-    truth = generate(cdir, seed, now, per_class=per_class, spark=spark(), log=log)
+    from eval.traps.generator import WRITERS
+
+    truth = generate(cdir, seed, now, per_class=per_class, spark=spark(), log=log, writers=writers or WRITERS,
+                     storage_root=lake_root)
     with open(os.path.join(lake_root, "traps.json"), "w") as fh:
         json.dump(truth, fh, indent=1, default=str)
     cat = cc.Catalog.open(cdir)
@@ -219,6 +237,22 @@ def report(results: list[dict[str, Any]], fh: IO[str], held_out: list[int] | Non
         fh.write("| controls: false alarms / loads (per 20) | " + " | ".join(
             f"{a['control_alarms']}/{a['control_loads']} ({a['alarms_per_20']:.1f})" for _, a in cols) + " |\n")
         fh.write("| new flags on tables nothing wrote | " + " | ".join(str(a["elsewhere"]) for _, a in cols) + " |\n")
+        writers = sorted({w for _, a in cols for w in a.get("writers", {})})
+        if writers:
+            fh.write(f"\n*{lk}, by writer* (R: annotations made false that were flagged; P: new flags on an annotation "
+                     "made false, of the new flags on the tables that writer's traps wrote; traps: how many)\n\n"
+                     "| writer | " + " | ".join(c for c, _ in cols) + " |\n|---|" + "---|" * len(cols) + "\n")
+            for w in writers:
+                fh.write(f"| {w} | " + " | ".join(_wcell(a.get("writers", {}).get(w)) for _, a in cols) + " |\n")
+
+
+def _wcell(v: dict[str, int] | None) -> str:
+    if not v:
+        return "-"
+
+    def r(a: int, b: int) -> str:
+        return f"{a}/{b} ({a / b:.2f})" if b else "-"
+    return f"R {r(v['caught'], v['false'])} · P {r(v['tp'], v['tp'] + v['fp'])} · {v.get('traps', 0)} traps"
 
 
 def _total(agg: dict[str, Any]) -> dict[str, int]:

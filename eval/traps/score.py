@@ -14,6 +14,8 @@ Per class of the taxonomy:
   determinable from the change), offering none is right and offering one is wrong.
 Controls: new flags on tables only routine loads and control changes wrote, per 20 such loads.
 New flags on tables nothing wrote (downstream marts, readers of a changed table) are listed apart.
+Per writer (`writers`: spark, engine, iceberg, none; the trap's `writer`): the same recall and precision
+counts, by the write path of the trap that made the annotation false (or that wrote the table).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import dataclasses
 import math
 from collections import defaultdict
 from typing import Any
+
+from eval.traps.generator import writer_of
 
 __all__ = ["flags", "score", "fix_matches", "aggregate"]
 
@@ -100,7 +104,7 @@ def _primary_fix(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
-def score(truth: dict[str, Any], before: list[dict[str, Any]], after: list[dict[str, Any]]) -> dict[str, Any]:
+def score(truth: dict[str, Any], before: list[dict[str, Any]], after: list[dict[str, Any]]) -> dict[str, Any]:  # noqa: C901 - one count per class, writer and kind of flag
     """Per-class counts for one trapped lake at one depth (flags as from `flags`)."""
     old = {(e["table"], e["key"], e["reason"]) for e in before}
     new = [e for e in after if (e["table"], e["key"], e["reason"]) not in old]
@@ -111,12 +115,18 @@ def score(truth: dict[str, Any], before: list[dict[str, Any]], after: list[dict[
     controls = [t for t in truth["traps"] if t["control"]]
     false_of: dict[tuple[str, str], dict[str, Any]] = {}
     owner: dict[str, str] = {}               # table -> class whose trap wrote it or made its annotations false
+    owner_w: dict[str, str] = {}             # table -> the writer of that trap
     for t in traps:
         for tb in t["tables"]:
             owner.setdefault(tb, t["cls"])
+            owner_w.setdefault(tb, writer_of(t))
         for tb, k in t["false"]:
             false_of.setdefault((tb, k), t)
             owner.setdefault(tb, t["cls"])
+            owner_w.setdefault(tb, writer_of(t))
+    w_rows: dict[str, dict[str, int]] = defaultdict(lambda: {"false": 0, "caught": 0, "tp": 0, "fp": 0, "traps": 0})
+    for t in traps:
+        w_rows[writer_of(t)]["traps"] += 1
     false_tables = {tb for tb, _ in false_of}
     control_tables = {t["table"] for t in controls} | {r["table"] for r in truth.get("routine_loads", [])}
     control_tables -= set(owner)
@@ -131,11 +141,13 @@ def score(truth: dict[str, Any], before: list[dict[str, Any]], after: list[dict[
     for (tb, k), t in false_of.items():
         row = cls_rows[t["cls"]]
         row["false"] += 1
+        w_rows[writer_of(t)]["false"] += 1
         got = by_pair.get((tb, k), [])
         if not got:
             row["misses"].append({"trap": t["id"], "table": tb, "key": k, "change": t["description"]})
             continue
         row["caught"] += 1
+        w_rows[writer_of(t)]["caught"] += 1
         want = t["fixes"].get(f"{tb}|{k}")
         offered = _primary_fix(got)
         row["fix_total"] += 1
@@ -148,11 +160,14 @@ def score(truth: dict[str, Any], before: list[dict[str, Any]], after: list[dict[
     for (tb, k), got in by_pair.items():
         if (tb, k) in false_of:
             cls_rows[false_of[(tb, k)]["cls"]]["tp"] += 1
+            w_rows[writer_of(false_of[(tb, k)])]["tp"] += 1
         elif k == "*" and tb in false_tables:
             cls_rows[owner[tb]]["tp"] += 1
+            w_rows[owner_w[tb]]["tp"] += 1
         elif tb in owner:
             row = cls_rows[owner[tb]]
             row["fp"] += 1
+            w_rows[owner_w[tb]]["fp"] += 1
             row["false_alarms"].append({"table": tb, "key": k, "reasons": [e["reason"] for e in got],
                                         "message": got[0]["message"]})
         elif all(str(e["reason"]).startswith("upstream_") for e in got):
@@ -166,7 +181,8 @@ def score(truth: dict[str, Any], before: list[dict[str, Any]], after: list[dict[
             elsewhere.append({"table": tb, "key": k, "reasons": [e["reason"] for e in got],
                               "message": got[0]["message"]})
     return {"classes": {c: dict(v) for c, v in cls_rows.items()}, "control_loads": loads,
-            "control_alarms": control_alarms, "elsewhere": elsewhere, "new_flags": len(new)}
+            "control_alarms": control_alarms, "elsewhere": elsewhere, "new_flags": len(new),
+            "writers": {w: dict(v) for w, v in sorted(w_rows.items())}}
 
 
 def _ratio(a: int, b: int) -> str:
@@ -177,8 +193,12 @@ def aggregate(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Sum the counts of several scored runs (same lake, seed set and depth)."""
     tot: dict[str, dict[str, int]] = defaultdict(lambda: {"false": 0, "caught": 0, "tp": 0, "fp": 0,
                                                           "fix_right": 0, "fix_total": 0})
+    wtot: dict[str, dict[str, int]] = defaultdict(lambda: {"false": 0, "caught": 0, "tp": 0, "fp": 0, "traps": 0})
     loads = alarms = elsewhere = 0
     for r in results:
+        for w, v in (r.get("writers") or {}).items():
+            for k in wtot[w]:
+                wtot[w][k] += int(v.get(k, 0))
         for c, v in r["classes"].items():
             for k in ("false", "caught", "tp", "fp", "fix_right", "fix_total"):
                 tot[c][k] += v[k]
@@ -187,7 +207,7 @@ def aggregate(results: list[dict[str, Any]]) -> dict[str, Any]:
         elsewhere += len(r["elsewhere"])
     rate = 20.0 * alarms / loads if loads else math.nan
     return {"classes": {c: dict(v) for c, v in tot.items()}, "control_loads": loads, "control_alarms": alarms,
-            "alarms_per_20": rate, "elsewhere": elsewhere}
+            "alarms_per_20": rate, "elsewhere": elsewhere, "writers": {w: dict(v) for w, v in sorted(wtot.items())}}
 
 
 def table_rows(agg: dict[str, Any], classes: list[str]) -> list[list[str]]:

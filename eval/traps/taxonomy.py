@@ -9,6 +9,11 @@ detector that offers a concrete fix there is wrong).
 The kinds are written from the classes of change a lake sees in practice, not from what any detector
 checks; `evidence` says what a detector could observe at metadata depth (file and column statistics,
 schema history, commit log, lineage) and at data depth (reading the rows).
+
+Which public write path makes each kind (Iceberg REST through pyiceberg, the Spark bridge, a catalog
+transaction) is `eval.traps.generator.WRITER_KINDS`: Iceberg REST or Spark for every append, restatement
+and schema change, Iceberg REST or a catalog transaction for `nullability_only`, Spark alone for
+`type_change`, `stuck_reruns` and `replacement_beside`, nothing for `stopped`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,15 @@
 """Checks that each recorded trap is what the catalog holds after the run: the change is there (read
-back through the catalog: schema, statistics, DuckDB over the table's files) and every annotation the
-truth calls false exists. Run by `eval.traps.run` on the trapped copy; `problems` empty means the truth
+back through the catalog: schema, statistics, DuckDB over the table's files), every annotation the
+truth calls false exists, and the commit the truth names was made by the recorded writer at the recorded
+time (an Iceberg REST commit's author is `iceberg:<principal>`, the bridge's and the engine's the
+generator's `etl:traps`). Run by `eval.traps.run` on the trapped copy; `problems` empty means the truth
 matches the catalog."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from eval.traps.generator import writer_of
 from eval.traps.lakeview import LakeView
 
 __all__ = ["verify"]
@@ -33,6 +36,32 @@ def verify(cat: Any, truth: dict[str, Any], before: LakeView) -> list[str]:  # n
         if not ok:
             problems.append(f"{trap['id']} on {trap['table']}: {what}")
 
+    commits: dict[int, Any] = {}
+    vids = [int(t["vid"]) for t in truth["traps"] if t.get("vid")] + \
+        [int(r["vid"]) for r in truth.get("routine_loads", []) if r.get("vid")]
+    if vids:
+        commits = {c.vid: c for c in cat.commits(since=min(vids) - 1, until=max(vids))}
+
+    def wrote(trap: dict[str, Any], vid: Any, at: Any) -> None:
+        w = writer_of(trap)
+        if w == "none" or not vid:
+            return
+        c = commits.get(int(vid))
+        if c is None:
+            problems.append(f"{trap.get('id', trap.get('table'))}: no commit at vid {vid}")
+            return
+        by_rest = str(c.author).startswith("iceberg")
+        if by_rest != (w == "iceberg"):
+            problems.append(f"{trap.get('id', trap.get('table'))}: written by {w} in the truth, but vid {vid}'s "
+                            f"author is {c.author!r}")
+        if at is not None and abs(float(c.time) - float(at)) > 1e-3:
+            problems.append(f"{trap.get('id', trap.get('table'))}: vid {vid} committed at {c.time}, the truth says {at}")
+
+    for t in truth["traps"]:
+        if t["kind"] not in ("stuck_reruns", "new_nullable_column"):  # several commits / the routine load's time
+            wrote(t, t.get("vid"), t.get("time"))
+    for r in truth.get("routine_loads", []):
+        wrote({"kind": "routine", "writer": r.get("writer", "spark"), "table": r["table"]}, r.get("vid"), None)
     for t in truth["traps"]:
         if t["control"]:
             need(t["false"] == [] and t["fixes"] == {}, t, "a control records annotations made false")

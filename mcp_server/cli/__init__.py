@@ -138,6 +138,9 @@ _token_budget = click.option("--token-budget", default=8000, show_default=True, 
               type=click.Path(file_okay=False, resolve_path=True),
               help="a directory where Iceberg REST clients may place tables, besides DATA/warehouse (repeatable; "
                    "also SEMCAT_ICEBERG_ROOTS; docs/iceberg-rest.md)")
+@click.option("--iceberg-commit-time", "iceberg_commit_time", is_flag=True,
+              help="let Iceberg REST writers backdate a commit with the X-Semcat-Commit-Time header (never before the "
+                   "latest commit): for simulated histories, e.g. the trap generator (docs/iceberg-rest.md)")
 @_now
 @_token_budget
 @_read_only
@@ -145,8 +148,8 @@ _token_budget = click.option("--token-budget", default=8000, show_default=True, 
 @_sql_cache
 def serve(data_dir, host, port, tokens_file, oauth_issuer, resource_uri, oauth_audience, oauth_read_scope,
           oauth_write_scope, oauth_source_claim, oauth_groups_claim, oauth_leeway, protocol, max_request_mb,
-          txn_timeout, author, allowed_hosts, allowed_origins, limits, iceberg_roots, now, token_budget, read_only,
-          create) -> None:
+          txn_timeout, author, allowed_hosts, allowed_origins, limits, iceberg_roots, iceberg_commit_time, now,
+          token_budget, read_only, create) -> None:
     """Serve the catalog over HTTP: the engine API under /v1 (OpenAPI at /openapi.json) and the MCP
     tools over streamable HTTP at /mcp, both behind the bearer tokens of --tokens (or SEMCAT_TOKENS)
     and, with --oauth-issuer, OAuth access tokens of that issuer (docs/auth.md)."""
@@ -176,6 +179,10 @@ def serve(data_dir, host, port, tokens_file, oauth_issuer, resource_uri, oauth_a
         import os
 
         os.environ["SEMCAT_ICEBERG_ROOTS"] = os.pathsep.join([*iceberg_roots, os.environ.get("SEMCAT_ICEBERG_ROOTS", "")])
+    if iceberg_commit_time:  # read by mcp_server.http.iceberg.build_iceberg_router
+        import os
+
+        os.environ["SEMCAT_ICEBERG_COMMIT_TIME"] = "1"
     run(data_dir=data_dir, host=host, port=port, tokens_file=tokens_file, protocol=protocol,
         max_request_bytes=int(max_request_mb * 1024 * 1024), txn_timeout_s=txn_timeout, create=create,
         mcp_options=options, oauth=oauth, limits=caps, allowed_hosts=allowed_hosts,

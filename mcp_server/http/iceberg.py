@@ -41,6 +41,8 @@ __all__ = ["build_iceberg_router", "semantic_properties", "error_body", "iceberg
 
 log = logging.getLogger("semcat.iceberg")
 COMMIT_SNAPSHOTS_HEADER = "x-semcat-commit-snapshots"   # opt-in: a commit answered with the refs' snapshots only
+COMMIT_TIME_HEADER = "x-semcat-commit-time"             # a backdated commit, on a server whose operator allows it
+COMMIT_TIME_ENV = "SEMCAT_ICEBERG_COMMIT_TIME"          # "1": commits honour COMMIT_TIME_HEADER (serve --iceberg-commit-time)
 SEP = "\x1f"   # the namespace separator of the specification (pyiceberg's default)
 
 
@@ -228,6 +230,31 @@ def storage_roots(declared: Sequence[str] = ()) -> list[str]:
     return [os.path.abspath(p.removeprefix("file://")) for p in out]
 
 
+def commit_time_of(request: Request, allowed: bool) -> float | None:
+    """The commit time a writer asks for with `X-Semcat-Commit-Time` (seconds since the epoch or ISO-8601),
+    None without the header. Only a server whose operator allows it (`semcat serve --iceberg-commit-time`,
+    SEMCAT_ICEBERG_COMMIT_TIME=1: simulated histories, imports, the trap generator) takes it; elsewhere the
+    header is refused (400) rather than ignored, so a writer never believes it backdated a commit. A time
+    earlier than the latest commit's is refused by the transaction (commit times never go back)."""
+    from catalog_core.model import parse_time
+
+    raw = request.headers.get(COMMIT_TIME_HEADER)
+    if raw is None:
+        return None
+    if not allowed:
+        raise InvalidValueError(f"{COMMIT_TIME_HEADER}: this server does not take commit times from writers (its "
+                                "operator starts it with --iceberg-commit-time to allow backdated commits)",
+                                iceberg_type="BadRequestException")
+    try:
+        t: float | None = float(raw.strip())
+    except ValueError:
+        t = parse_time(raw.strip())
+    if t is None or t != t or abs(t) == float("inf"):
+        raise InvalidValueError(f"{COMMIT_TIME_HEADER}: {raw[:40]!r} is not seconds since the epoch or an ISO-8601 "
+                                "time", iceberg_type="BadRequestException")
+    return float(t)
+
+
 def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root: str | None = None,  # noqa: C901 - one short route per operation of the specification
                          properties: Callable[[str, int], dict[str, str]] | None = None,
                          roots: Sequence[str] = ()) -> APIRouter:
@@ -236,6 +263,7 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
     table locations may also go under the storage `roots` (and SEMCAT_ICEBERG_ROOTS)."""
     cat = ctx.catalog
     extra_roots = storage_roots(roots)
+    commit_time_allowed = os.environ.get(COMMIT_TIME_ENV, "").strip() == "1"
     data_dir = getattr(cat, "data_dir", None)
     if root is None:
         if data_dir is None:
@@ -474,8 +502,12 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         if snapshots not in ("all", "refs"):
             return _error(InvalidValueError(f"{COMMIT_SNAPSHOTS_HEADER}: {snapshots[:40]!r}: use 'refs' (only the "
                                             "snapshots refs point at) or 'all' (every snapshot, the default)"))
-        return await run(request, functools.partial(rest.commit_table, snapshots=snapshots), prefix, ns(namespace),
-                         table, body, key, write=True)
+        try:
+            at = commit_time_of(request, commit_time_allowed)
+        except CatalogError as exc:
+            return _error(exc)
+        return await run(request, functools.partial(rest.commit_table, snapshots=snapshots, time=at), prefix,
+                         ns(namespace), table, body, key, write=True)
 
     @router.delete("/v1/{prefix}/namespaces/{namespace}/tables/{table}")
     @requires("write", body="none")
@@ -504,7 +536,11 @@ def build_iceberg_router(ctx: ApiContext, root: str | None = None, location_root
         except CatalogError as exc:
             return _error(exc)
         key = request.headers.get("idempotency-key")
-        return await run(request, rest.commit_transaction, prefix, body, key, write=True)
+        try:
+            at = commit_time_of(request, commit_time_allowed)
+        except CatalogError as exc:
+            return _error(exc)
+        return await run(request, functools.partial(rest.commit_transaction, time=at), prefix, body, key, write=True)
 
     @router.post("/v1/oauth/tokens")
     @requires("open", body="form")

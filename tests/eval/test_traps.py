@@ -159,6 +159,10 @@ def test_every_class_is_applied_and_its_truth_matches_the_catalog(seed_runs):
         assert controls and all(c["false"] == [] and c["fixes"] == {} for c in controls), how
         assert {c["kind"] for c in controls} <= set(taxonomy.CONTROLS), how
         assert truth["routine_loads"] and truth["check_time"] > max(t["time"] or 0 for t in truth["traps"]), how
+        # the three public write paths mixed (verify above checked each commit's author and time)
+        from eval.traps.generator import writer_of
+
+        assert {writer_of(t) for t in truth["traps"]} >= {"spark", "iceberg"}, how
     assert seed_runs["lake_after"] == seed_runs["lake_before"]   # the lake itself: not a file added or touched
 
 
@@ -202,3 +206,60 @@ def test_a_readers_lineage_flag_on_a_control_table_is_downstream_not_a_false_ala
     s = score(truth, [], [_flag("c.n.mart", "*", "upstream_changed"), _flag("c.n.mart", "table.grain", "schema_changed")])
     assert [a["key"] for a in s["control_alarms"]] == ["table.grain"]
     assert [(e["table"], e["key"]) for e in s["elsewhere"]] == [("c.n.mart", "*")]
+
+
+def test_each_trap_gets_a_writer_its_kind_allows_from_the_seeds_own_stream():
+    import random
+    import types
+
+    from eval.traps.generator import WRITER_KINDS, WRITERS, Skip, writer_of
+
+    assert set(WRITER_KINDS) >= {k for c in taxonomy.CLASSES.values() for k in c["kinds"]} | set(taxonomy.CONTROLS)
+    assert all(set(ws) <= set(WRITERS) for ws in WRITER_KINDS.values())
+
+    def picks(writers, seed=1):
+        g = types.SimpleNamespace(writers=writers, wrng=random.Random(f"writers-{seed}"))
+        return [Generator.choose_writer(g, k) for k in sorted(WRITER_KINDS) if WRITER_KINDS[k]
+                and set(WRITER_KINDS[k]) & set(writers)]
+
+    mixed = picks(WRITERS)
+    assert mixed == picks(WRITERS) and {"spark", "iceberg"} <= set(mixed)   # deterministic per seed, both used
+    assert set(picks(("spark", "engine"))) == {"spark", "engine"}           # the writers before REST
+    assert set(picks(("iceberg",))) == {"iceberg"}
+    g = types.SimpleNamespace(writers=("iceberg",), wrng=random.Random(0))
+    with pytest.raises(Skip, match="type_change is written by spark only"):
+        Generator.choose_writer(g, "type_change")
+    assert Generator.choose_writer(g, "stopped") == "none"                  # nothing is written
+    # truths from before writers were recorded: the kind's first writer
+    assert writer_of({"kind": "nullability_only"}) == "engine" and writer_of({"kind": "rename"}) == "spark"
+    assert writer_of({"kind": "rename", "writer": "iceberg"}) == "iceberg"
+
+
+def test_score_and_report_break_recall_down_per_writer():
+    import io
+
+    from eval.traps.run import parse_writers, report
+
+    truth = {"traps": [
+        {"id": "a", "cls": "schema", "kind": "rename", "table": "c.n.t", "columns": [], "description": "", "tables": ["c.n.t"],
+         "control": False, "loads": 1, "writer": "iceberg", "false": [["c.n.t", "k1"], ["c.n.t", "k2"]],
+         "fixes": {"c.n.t|k1": None, "c.n.t|k2": None}},
+        {"id": "b", "cls": "grain", "kind": "duplicate_load", "table": "c.n.u", "columns": [], "description": "",
+         "tables": ["c.n.u"], "control": False, "loads": 1, "writer": "spark", "false": [["c.n.u", "g"]],
+         "fixes": {"c.n.u|g": None}},
+        {"id": "c", "cls": "loads_freshness", "kind": "stopped", "table": "c.n.s", "columns": [], "description": "",
+         "tables": ["c.n.s"], "control": False, "loads": 0, "false": [["c.n.s", "sla"]], "fixes": {"c.n.s|sla": None}},
+    ], "routine_loads": []}
+    s = score(truth, [], [_flag("c.n.t", "k1", "column_renamed"), _flag("c.n.t", "x", "unit_drift"),
+                          _flag("c.n.u", "g", "grain_violated")])
+    assert s["writers"]["iceberg"] == {"false": 2, "caught": 1, "tp": 1, "fp": 1, "traps": 1}
+    assert s["writers"]["spark"] == {"false": 1, "caught": 1, "tp": 1, "fp": 0, "traps": 1}
+    assert s["writers"]["none"]["false"] == 1 and s["writers"]["none"]["caught"] == 0   # a stopped table: no writer
+    assert aggregate([s, s])["writers"]["iceberg"]["caught"] == 2
+    out = io.StringIO()
+    report([{"lake": "acme", "seed": 1, "truth": truth, "scores": {"metadata": s}}], out, held_out=[101])
+    text = out.getvalue()
+    assert "by writer" in text and "| iceberg | R 1/2 (0.50) · P 1/2 (0.50) · 1 traps |" in text
+    assert parse_writers("iceberg, spark") == ("spark", "iceberg")
+    with pytest.raises(SystemExit, match="--writers"):
+        parse_writers("spark,trino")

@@ -921,3 +921,41 @@ def test_specification_details_schemathesis_checks(server):
     r = requests.get(server.url + "/iceberg/v1/acme/namespaces/core/tables/t", timeout=30,
                      headers={**auth, "X-Iceberg-Access-Delegation": "vended-credentials,remote-signing"})
     assert r.status_code == 200 and r.json()["metadata"]["table-uuid"]
+
+
+def test_a_commit_time_is_taken_only_on_a_server_whose_operator_allows_it(server, tmp_path, monkeypatch):
+    """`X-Semcat-Commit-Time` backdates a commit only where the operator started the server with
+    --iceberg-commit-time (SEMCAT_ICEBERG_COMMIT_TIME=1); elsewhere it is refused (400), never ignored,
+    and nothing is written. A time before the latest commit's is refused too (commit times never go back)."""
+    c = client(server)
+    c.create_namespace("core")
+    t = c.create_table("core.timed", SCHEMA, partition_spec=SPEC)
+    before = server.catalog.latest_vid
+    late = load_catalog("semcat-timed", type="rest", uri=server.url + "/iceberg", warehouse="acme", token=WRITE,
+                        **{"header.X-Semcat-Commit-Time": "2030-01-01T00:00:00Z"})
+    with pytest.raises(BadRequestError, match="does not take commit times"):
+        late.load_table("core.timed").append(rows([1]))
+    assert server.catalog.latest_vid == before
+    t.append(rows([2]))                                     # without the header: the clock, as before
+
+    monkeypatch.setenv("SEMCAT_ICEBERG_COMMIT_TIME", "1")
+    engine = cc.Catalog.open(str(tmp_path / "data2"))
+    srv = serve_in_thread(engine, tokens=Tokens({WRITE: "write"}))
+    try:
+        c2 = client(srv)
+        c2.create_namespace("core")
+        c2.create_table("core.timed", SCHEMA, partition_spec=SPEC)
+        at = engine.commits(limit=1)[0].time + 3600
+        timed = load_catalog("semcat-timed-2", type="rest", uri=srv.url + "/iceberg", warehouse="acme", token=WRITE,
+                             **{"header.X-Semcat-Commit-Time": repr(at)})
+        timed.load_table("core.timed").append(rows([3]))
+        assert engine.commits(limit=1)[0].time == at
+        with pytest.raises(BadRequestError, match="earlier than the latest commit"):
+            load_catalog("semcat-timed-3", type="rest", uri=srv.url + "/iceberg", warehouse="acme", token=WRITE,
+                         **{"header.X-Semcat-Commit-Time": repr(at - 60)}).load_table("core.timed").append(rows([4]))
+        with pytest.raises(BadRequestError, match="not seconds since the epoch"):
+            load_catalog("semcat-timed-4", type="rest", uri=srv.url + "/iceberg", warehouse="acme", token=WRITE,
+                         **{"header.X-Semcat-Commit-Time": "yesterday"}).load_table("core.timed").append(rows([5]))
+    finally:
+        srv.stop()
+        engine.close()
