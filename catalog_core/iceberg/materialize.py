@@ -33,8 +33,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import logging
+import os
 import threading
 import time
 import uuid
@@ -73,6 +73,7 @@ VIEW_CACHE_BYTES = int(float(os.environ.get("SEMCAT_ICEBERG_CACHE_MB", "512")) *
 VIEW_CACHE_ENTRIES = 4096
 PROPERTIES_TTL_S = 30.0   # semcat.* properties (freshness against the clock) are recomputed at most this often
 COMMIT_STEP_MAX = 64      # commits a commit-time step processes at most (more: left to the next load)
+COMMIT_SCAN_MAX = 4096    # catalog commits a commit-time step reads at most to find the table's
 UNSYNCED_MAX = 200_000    # files a committing process remembers as not yet durable (the journal knows them all)
 _log = logging.getLogger("semcat.iceberg")
 
@@ -172,6 +173,7 @@ class _State:
     jdone: int | None = None            # the journal holds a chain replaying to this state as of this `done`
     jkinds: dict[str, int] = field(default_factory=dict)   # kind key -> its index in the journal
     jkind_list: list[str] = field(default_factory=list)
+    overflow: bool = False              # more unsynced files than UNSYNCED_MAX were forgotten
 
 
 @dataclass
@@ -285,8 +287,9 @@ class Materializer:
         self.cat, self.root, self.properties_fn = cat, os.path.abspath(root), properties
         self._states: dict[str, _State] = {}
         self._lock = threading.Lock()
+        self._left: set[str] = set()   # tables whose commits are left to the next load (no state to continue)
         if shared:
-            self._states, self._lock = _shared_states(cat, self.root)
+            self._states, self._lock, self._left = _shared_states(cat, self.root)
         self._views: OrderedDict[tuple[Any, ...], tuple[float, TableView]] = OrderedDict()
         self._view_bytes = 0
         self._kinds: dict[str, _Kind] = {}
@@ -322,6 +325,7 @@ class Materializer:
                     self._forget(tpath, state)   # a half-processed state is never reused
                     raise
                 self._journal(state, done0)
+            self._left.discard(tpath)   # commits continue from this state
             key, named = self._key(state, at)
             now = time.monotonic()
             cached = self._hit(key)
@@ -426,18 +430,36 @@ class Materializer:
         snapshot's manifest and manifest list (not fsynced: the load that first names them makes
         them durable) and journaling the step. Nothing is done (False) when there is no state to
         continue (a history from before the journal, a renamed or re-created table) or more than
-        COMMIT_STEP_MAX commits to process: the next load walks the history, as it always did."""
+        COMMIT_STEP_MAX commits to process: the next load walks the history, as it always did.
+        Such a table is then left to the load (nothing is read at its next commits) until a load
+        of it in this process; so is one whose step failed (raised here, logged by the hook)."""
         obj = self.cat.get(tpath, vid=vid)
         if obj is None or not lake.is_table(obj.value):
             return False
-        value = obj.value
+        created_now = vid <= 1 or self.cat.get(tpath, vid=vid - 1) is None
+        if tpath in self._left and not created_now:
+            return False
+        try:
+            done = self._commit_step(tpath, vid, obj.value, created_now)
+        except BaseException:
+            self._left.add(tpath)
+            raise
+        if not done:
+            self._left.add(tpath)
+        else:
+            self._left.discard(tpath)
+        return done
+
+    def _commit_step(self, tpath: str, vid: int, value: dict[str, Any], created_now: bool) -> bool:
         with self._lock:
             st = self._states.get(tpath)
+        if st is not None and created_now and st.created != vid:
+            self._forget(tpath, st)   # dropped and created again: a new table, a new state
+            st = None
         if st is None:
-            st = self._restore(tpath, check=False)
+            st = None if created_now else self._restore(tpath, check=False)
             if st is None:
-                before = self.cat.get(tpath, vid=vid - 1) if vid > 1 else None
-                if before is not None:
+                if not created_now:
                     return False   # a history nobody journaled: the first load walks it
                 made = self.cat.commits(since=vid, until=vid)
                 if made and ((made[0].meta or {}).get(RENAMED_META) or {}).get(tpath):
@@ -452,6 +474,8 @@ class Materializer:
             if st.uuid != table_uuid(value, tpath, st.created):
                 self._forget(tpath, st)
                 return False
+            if vid - st.done > COMMIT_SCAN_MAX:
+                return False
             commits = self.cat.commits(since=st.done + 1, until=vid, prefix=tpath)
             if len(commits) > COMMIT_STEP_MAX:
                 return False
@@ -460,7 +484,7 @@ class Materializer:
                 if c.vid > st.created and tpath in c.paths and self.cat.get(tpath, vid=c.vid - 1) is None:
                     self._forget(tpath, st)   # dropped and created again since: the load starts over
                     return False
-                o = obj if c.vid == vid else self.cat.get(tpath, vid=c.vid)
+                o = None if c.vid == vid else self.cat.get(tpath, vid=c.vid)
                 versions.append(Version(tpath, c.vid, None, o.value if o is not None else value))
             done0 = st.done
             try:
@@ -510,7 +534,7 @@ class Materializer:
         if base:
             st.jkinds, st.jkind_list = {}, []
         new_kinds: list[str] = []
-        lo = -1 if base else since
+        lo = -1 if since is None else since
         mans = [m for m in sorted(st.mans, key=lambda m: m.order) if base or m.vid > lo]
         fresh_orders = {m.order for m in mans}
         ents = []
@@ -558,7 +582,7 @@ class Materializer:
             kind = rec.get("k")
             try:
                 if kind == "base" and rec.get("tpath") == st.tpath and (
-                        st.created < 0 or rec.get("created") != st.created or int(rec.get("to", -1)) >= st.done):
+                        st.created < 0 or rec.get("created") != st.created or int(rec.get("to", -1)) > st.done):
                     if check and not _files_whole(rec.get("files") or ()):
                         broken = True
                         continue
@@ -930,10 +954,13 @@ class Materializer:
         if error is not None:
             raise error
         if not sync:   # a commit-time step: the load that first names these files makes them durable
-            if len(st.unsynced) > UNSYNCED_MAX:
-                st.unsynced = []   # a process that only commits; the journal knows they are not durable
+            if len(st.unsynced) > UNSYNCED_MAX:   # a process that only commits: the next load syncs them all
+                st.unsynced, st.overflow = st.unsynced[-1:], True
             return
         paths, st.unsynced = st.unsynced, []
+        if st.overflow and paths:
+            _sync_all(self.metadata_dir(st.uuid))
+            st.overflow = False
         if paths:
             durable(paths)
 
@@ -1041,22 +1068,24 @@ class Materializer:
 
 
 _COMMIT_MATERIALIZERS: weakref.WeakKeyDictionary[Any, Materializer] = weakref.WeakKeyDictionary()
-_SHARED: weakref.WeakKeyDictionary[Any, dict[str, tuple[dict[str, _State], threading.Lock]]] = weakref.WeakKeyDictionary()
+_SHARED: weakref.WeakKeyDictionary[Any, dict[str, tuple[dict[str, _State], threading.Lock, set[str]]]] = (
+    weakref.WeakKeyDictionary())
 _SHARED_LOCK = threading.Lock()
 
 
-def _shared_states(cat: Any, root: str) -> tuple[dict[str, _State], threading.Lock]:
-    """The table states (and their lock) every shared Materializer of `cat` and `root` uses."""
+def _shared_states(cat: Any, root: str) -> tuple[dict[str, _State], threading.Lock, set[str]]:
+    """The table states, their lock and the tables left to the load, shared by every shared
+    Materializer of `cat` and `root` in this process."""
     with _SHARED_LOCK:
         try:
             roots = _SHARED.get(cat)
             if roots is None:
                 roots = _SHARED[cat] = {}
         except TypeError:
-            return {}, threading.Lock()
+            return {}, threading.Lock(), set()
         got = roots.get(root)
         if got is None:
-            got = roots[root] = ({}, threading.Lock())
+            got = roots[root] = ({}, threading.Lock(), set())
         return got
 
 
@@ -1120,6 +1149,13 @@ def _syncfs(path: str) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+def _sync_all(mdir: str) -> None:
+    """Make every file of a metadata directory durable (one syncfs, else an fsync each)."""
+    if not _syncfs(mdir):
+        for name in os.listdir(mdir):
+            _fsync_path(os.path.join(mdir, name))
 
 
 def _fsync_path(path: str) -> None:
