@@ -26,6 +26,13 @@ and builds each answer and its ETag once; views are kept least recently used fir
 VIEW_CACHE_BYTES (`SEMCAT_ICEBERG_CACHE_MB`) and VIEW_CACHE_ENTRIES. Metadata files are `NNNNN-<uuid>.metadata.json` (version: 0 as created, +1
 per change). A table created by a REST rename starts from its source's state (same snapshots,
 manifests and metadata file).
+
+At commit time (`commit_step`, called by the engine's post-commit hook `oncommit`): the committing
+process runs the same incremental step (`_advance`) for the table from its state (in memory, else
+replayed from the journal, `journal.py`), writes the snapshot's files without fsync and journals
+the step; a load replays the journal (checking every file it names exists whole), makes the files
+durable and only assembles the metadata. Without a state to continue, the load walks the history
+(and journals the state it built).
 """
 
 from __future__ import annotations
@@ -464,7 +471,7 @@ class Materializer:
                 made = self.cat.commits(since=vid, until=vid)
                 if made and ((made[0].meta or {}).get(RENAMED_META) or {}).get(tpath):
                     return False   # a rename: the load starts from the source's state
-                st = _State(tpath, vid, table_uuid(value, tpath, vid), done=vid - 1)
+                st = self._fresh(tpath, vid, table_uuid(value, tpath, vid))
             with self._lock:
                 st = self._states.setdefault(tpath, st)
         with st.lock:
@@ -494,6 +501,14 @@ class Materializer:
                 raise
             self._journal(st, done0)
         return True
+
+    def _fresh(self, tpath: str, created: int, u: str) -> _State:
+        """A new state (nothing processed): what its journal holds so far is another table's (an
+        older one at the same path) or nothing, and is not replayed into it."""
+        st = _State(tpath, created, u, done=created - 1)
+        with contextlib.suppress(OSError):
+            st.jpos = os.path.getsize(jn.journal_path(self.root, tpath))
+        return st
 
     def _forget(self, tpath: str, st: _State) -> None:
         with self._lock:
@@ -582,7 +597,7 @@ class Materializer:
             kind = rec.get("k")
             try:
                 if kind == "base" and rec.get("tpath") == st.tpath and (
-                        st.created < 0 or rec.get("created") != st.created or int(rec.get("to", -1)) > st.done):
+                        st.created < 0 or int(rec.get("created", -1)) > st.created or int(rec.get("to", -1)) > st.done):
                     if check and not _files_whole(rec.get("files") or ()):
                         broken = True
                         continue
@@ -673,7 +688,8 @@ class Materializer:
                 return st
         st = self._restore(tpath)
         if st is None or st.created != created or st.uuid != u:
-            st = self._renamed(tpath, created, u) or _State(tpath, created, u, done=created - 1)
+            st = self._renamed(tpath, created, u) or self._fresh(tpath, created, u)
+            st.jpos = max(st.jpos, self._fresh(tpath, created, u).jpos)   # a renamed table: its path's journal is older
         with self._lock:
             self._states[tpath] = st
         return st

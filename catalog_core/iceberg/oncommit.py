@@ -43,7 +43,7 @@ def tables_to_materialize(ops: list[Any], meta: dict[str, Any]) -> dict[str, boo
             continue
         if parts[4].startswith("_semantic"):
             continue
-        if op.leaf or op.kind == "remove":
+        if op.leaf or op.kind in ("remove", "leafref"):   # a file leaf added, shared by a clone, or removed
             out[tpath] = True
     rest = meta.get("iceberg_rest") if isinstance(meta, dict) else None
     if isinstance(rest, dict):

@@ -479,3 +479,64 @@ def test_commit_time_files_are_durable_before_a_metadata_file_names_them(tmp_pat
             assert ("fsync", mdir) in before, (step, mine)
     finally:
         cat.close()
+
+
+def test_a_cloned_or_recreated_table_is_materialized_at_commit_time_as_the_walk_does(tmp_path, monkeypatch):
+    """A clone (its files shared as leaf references, in the commit that creates the table) and a
+    table dropped and created again at the same path: what a restarted process's first load
+    serves (from the journal, no walk) is what a walk of the history serves."""
+    from catalog_core.iceberg import oncommit
+
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    root = os.path.join(cat.warehouse, "_iceberg")
+    try:
+        _table(cat, True)
+        _history(cat, str(tmp_path), True, 6)
+        cat.clone(TABLE, "/acme/core/t2")
+        with cat.transaction(author="t") as t:
+            t.add("/acme/core/t2/d=2024-01-01/g1", _file(str(tmp_path), 501, 1)[1], leaf=True)
+        with cat.transaction(author="t") as t:
+            t.remove(TABLE)
+        with cat.transaction(author="t") as t:
+            t.add(TABLE, {"obj_type": "table", "format": "parquet", "schema": SCHEMA, "stats": {}, "partition_by": [],
+                          "properties": {}})
+        with cat.transaction(author="t") as t:
+            t.add(f"{TABLE}/g2", _file(str(tmp_path), 502, 2)[1], leaf=True)
+        texts = {}
+        for name in ("acme.core.t", "acme.core.t2"):
+            _forget_process_states()
+            walked = _count_walk(monkeypatch)
+            texts[name] = open(Materializer(cat, root).load(name).metadata_location).read()
+            assert walked == [], name
+            monkeypatch.undo()
+        import shutil
+
+        shutil.rmtree(root)
+        _forget_process_states()
+        monkeypatch.setattr(oncommit, "ENABLED", False)
+        walker = Materializer(cat, root)
+        for name in ("acme.core.t", "acme.core.t2"):
+            assert open(walker.load(name).metadata_location).read() == texts[name], name
+    finally:
+        cat.close()
+
+
+def test_which_commits_materialize_a_table():
+    """The hook's filter (no pyiceberg): a file leaf added, shared by a clone or removed under a
+    table makes a step; a table created without files starts its journal only; annotations and
+    stats merges do nothing. (A clone's leaf references once counted as no files: its journal
+    started empty while the commit added files.)"""
+    from catalog_core.iceberg.oncommit import tables_to_materialize
+    from catalog_core.writeset import make_op
+
+    table = {"obj_type": "table", "schema": SCHEMA, "partition_by": []}
+    assert tables_to_materialize([make_op("add", "/a/b/t", table)], {}) == {"/a/b/t": False}
+    assert tables_to_materialize([make_op("add", "/a/b/t", table), make_op("leafref", "/a/b/t/f", ref=("/a/b/u/f", 3))],
+                                 {}) == {"/a/b/t": True}
+    assert tables_to_materialize([make_op("add", "/a/b/t/f", {"obj_type": "file", "path": "/x"}, leaf=True)], {}) == {
+        "/a/b/t": True}
+    assert tables_to_materialize([make_op("remove", "/a/b/t/p=1")], {}) == {"/a/b/t": True}
+    assert tables_to_materialize([make_op("add", "/a/b/t/_semantic/x", {"obj_type": "annotation"}, leaf=True),
+                                  make_op("merge", "/a/b/t", {"stats": {"row_count": {"op": "+", "val": 1}}}),
+                                  make_op("add", "/a/b", {"obj_type": "namespace"})], {}) == {}
+    assert tables_to_materialize([], {"iceberg_rest": {"/a/b/t": {"snapshot_id": 7}}}) == {"/a/b/t": True}
