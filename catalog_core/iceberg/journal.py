@@ -26,6 +26,8 @@ import os
 import uuid
 from typing import Any
 
+import orjson
+
 __all__ = ["journal_path", "append", "read_from", "table_uuid", "enc_value", "dec_value", "b64", "unb64"]
 
 JOURNAL_DIR = "_journal"
@@ -78,8 +80,8 @@ def read_from(path: str, offset: int) -> tuple[list[dict[str, Any]], int, int]:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
-        except ValueError:
+            rec = orjson.loads(line)
+        except ValueError:   # orjson.JSONDecodeError is one
             continue
         if isinstance(rec, dict):
             out.append(rec)

@@ -662,9 +662,12 @@ class Materializer:
         st.jdone = st.done
 
     def _kind_of_key(self, key: str) -> _Kind:
-        schema, partition_by, spec_id = json.loads(key)
-        return self._kind({"schema": schema, "partition_by": partition_by,
-                           "properties": {"iceberg": {"default_spec_id": spec_id}}})
+        k = self._kinds.get(key)
+        if k is None:
+            schema, partition_by, spec_id = json.loads(key)
+            k = self._kind({"schema": schema, "partition_by": partition_by,
+                            "properties": {"iceberg": {"default_spec_id": spec_id}}})
+        return k
 
     def metadata_dir(self, table_uuid_: str) -> str:
         return os.path.join(self.root, table_uuid_, "metadata")
