@@ -394,6 +394,45 @@ def only_commits(root: str, n: int) -> None:
           f"load {os.getloadavg()[0]:.1f}")
 
 
+def file_commits(root: str, n: int) -> None:
+    """`--file-commits`: durable single commits that each add one file leaf to a table (what a
+    Spark bridge or an Iceberg append commits): wall p50 and the committing thread's CPU per commit.
+    Since Iceberg metadata is materialized at commit time, such a commit also writes its snapshot's
+    manifest and manifest list (docs/iceberg-rest.md "A long history"); `SEMCAT_ICEBERG_AT_COMMIT=0`
+    turns that off, for the before/after in one checkout. The first 50 commits warm up (imports)."""
+    cat = _commit_catalog(root)
+    loc = os.path.join(root, "data")
+    table = "/bench/tpcds/store_sales_files"   # a table Iceberg can serve (its partition column in the schema)
+    with cat.transaction(author="bench") as t:
+        t.add(table, {"obj_type": "table", "schema": {"schema_id": 0, "columns": [
+            *({"id": i, "name": f"c{i}", "type": "long", "nullable": True} for i in range(12)),
+            {"id": 12, "name": "ss_sold_date", "type": "date", "nullable": True}]},
+            "partition_by": ["ss_sold_date"], "properties": {}, "stats": {"row_count": 0}})
+
+    def one(i: int) -> None:
+        with cat.transaction(author="bench") as t:
+            t.add(f"{table}/ss_sold_date=2024-01-{1 + i % 28:02d}/f{i:06d}", {
+                "obj_type": "file", "path": f"{loc}/f{i:06d}.parquet", "format": "parquet", "row_count": 10,
+                "size_bytes": 1200, "columns": {f"c{c}": {"min": i, "max": i + c, "null_count": 0} for c in range(12)}},
+                leaf=True)
+
+    with cat.transaction(author="bench") as t:
+        for d in range(1, 29):
+            t.add(f"{table}/ss_sold_date=2024-01-{d:02d}", {"obj_type": "partition", "stats": {}})
+    for i in range(50):
+        one(i)
+    walls, cpus = [], []
+    for i in range(50, 50 + n):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        one(i)
+        cpus.append(time.thread_time() - c0)
+        walls.append(time.perf_counter() - t0)
+    cat.close()
+    print(f"file commits ({n}, one file each, SEMCAT_ICEBERG_AT_COMMIT={os.environ.get('SEMCAT_ICEBERG_AT_COMMIT', '1')}): "
+          f"wall p50 {pct(walls, 0.5) * 1e3:.3f} ms p99 {pct(walls, 0.99) * 1e3:.3f} ms; committing thread CPU "
+          f"p50 {pct(cpus, 0.5) * 1e3:.3f} ms mean {statistics.mean(cpus) * 1e3:.3f} ms; load {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -406,7 +445,12 @@ def main() -> None:
                     help="only the per-object floor of a bulk load of 50k leaves beside the engine's stages")
     ap.add_argument("--commits", action="store_true",
                     help="only the durable single commits beside their fsync floors (no get, bulk or pyiceberg)")
+    ap.add_argument("--file-commits", action="store_true",
+                    help="only durable single commits of one file leaf each: wall and CPU per commit")
     args = ap.parse_args()
+    if args.file_commits:
+        file_commits(args.root, 100 if args.quick else 1_000)
+        return
     if args.commits:
         only_commits(args.root, 100 if args.quick else 1_000)
         return

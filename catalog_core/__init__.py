@@ -150,6 +150,10 @@ def set_sql_cache_budget(n: int) -> None:
     set_budget(n)
 
 
+# the Iceberg commit hook (light: it imports pyiceberg only for a commit that changes a table's files)
+from catalog_core.iceberg import oncommit as _iceberg_oncommit  # noqa: E402,F401
+
+
 def __getattr__(name: str) -> Any:
     """`cc.iceberg` is imported on first use: it needs pyiceberg, which `import catalog_core` does not."""
     if name == "iceberg":

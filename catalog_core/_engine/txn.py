@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
+from catalog_core._engine import hooks as _hooks
 from catalog_core._engine.executor import execute
 from catalog_core._engine.keys import children_prefix
 from catalog_core._engine.relocate import absolute, relative_delta, relative_value
@@ -172,12 +173,14 @@ class Transaction(WriteMethods):
                                     spans=self._spans or None)
                 self.vid = self._mgr.commit(req)
             self.state = "committed"
-            return self.vid
         except BaseException:
             self.state = "aborted"
             raise
         finally:
             self._finalizer()
+        if self.vid != self.read_vid and _hooks._HOOKS:
+            _hooks.after_commit(self._cat, self.vid, self.ops, self.meta)   # never raises
+        return self.vid
 
     def abort(self) -> None:
         if self.state == "active":

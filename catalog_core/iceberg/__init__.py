@@ -38,14 +38,27 @@ evolution, void transforms, non-Parquet data files, format version 3 types.
 
 from __future__ import annotations
 
-from catalog_core.iceberg.importer import (
-    AUTHOR,
-    ImportResult,
-    Progress,
-    catalog_tables,
-    import_table,
-    sync_table,
-    target_name,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from catalog_core.iceberg.importer import (
+        AUTHOR,
+        ImportResult,
+        Progress,
+        catalog_tables,
+        import_table,
+        sync_table,
+        target_name,
+    )
 
 __all__ = ["import_table", "sync_table", "catalog_tables", "target_name", "ImportResult", "Progress", "AUTHOR"]
+
+
+def __getattr__(name: str) -> Any:
+    """The importer's names, imported on first use: `catalog_core` imports this package's light
+    commit hook (`oncommit`) at start, which must not import pyiceberg."""
+    if name in __all__:
+        from catalog_core.iceberg import importer
+
+        return getattr(importer, name)
+    raise AttributeError(f"module 'catalog_core.iceberg' has no attribute {name!r}")

@@ -26,16 +26,26 @@ and builds each answer and its ETag once; views are kept least recently used fir
 VIEW_CACHE_BYTES (`SEMCAT_ICEBERG_CACHE_MB`) and VIEW_CACHE_ENTRIES. Metadata files are `NNNNN-<uuid>.metadata.json` (version: 0 as created, +1
 per change). A table created by a REST rename starts from its source's state (same snapshots,
 manifests and metadata file).
+
+At commit time (`commit_step`, called by the engine's post-commit hook `oncommit`): the committing
+process runs the same incremental step (`_advance`) for the table from its state (in memory, else
+replayed from the journal, `journal.py`), writes the snapshot's files without fsync and journals
+the step; a load replays the journal (checking every file it names exists whole), makes the files
+durable and only assembles the metadata. Without a state to continue, the load walks the history
+(and journals the state it built).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import threading
 import time
 import uuid
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -52,6 +62,8 @@ from catalog_core.api import CatalogAPI
 from catalog_core.errors import NoSuchTableError
 from catalog_core.iceberg import avro_out as avro
 from catalog_core.iceberg import export
+from catalog_core.iceberg import journal as jn
+from catalog_core.iceberg.journal import table_uuid
 from catalog_core.model import Commit, Version
 from catalog_core.paths import split
 
@@ -67,6 +79,10 @@ _IO = PyArrowFileIO()
 VIEW_CACHE_BYTES = int(float(os.environ.get("SEMCAT_ICEBERG_CACHE_MB", "512")) * 1024 * 1024)
 VIEW_CACHE_ENTRIES = 4096
 PROPERTIES_TTL_S = 30.0   # semcat.* properties (freshness against the clock) are recomputed at most this often
+COMMIT_STEP_MAX = 64      # commits a commit-time step processes at most (more: left to the next load)
+COMMIT_SCAN_MAX = 4096    # catalog commits a commit-time step reads at most to find the table's
+UNSYNCED_MAX = 200_000    # files a committing process remembers as not yet durable (the journal knows them all)
+_log = logging.getLogger("semcat.iceberg")
 
 
 def snapshot_id_of(meta: dict[str, Any], tpath: str, table_uuid: str) -> int | None:
@@ -136,6 +152,7 @@ class _Man:
     nbytes: int = 0
     path: str = ""
     record: bytes = b""
+    kkey: str = ""                    # the key of its `_Kind` (the table value it was written with)
 
 
 @dataclass
@@ -156,8 +173,14 @@ class _State:
     written: dict[str, int] = field(default_factory=lambda: {"files": 0, "bytes": 0})
     pending: list[tuple[str, bytes]] = field(default_factory=list)
     inflight: list[Future[list[int]]] = field(default_factory=list)   # chunks being written
-    unsynced: list[str] = field(default_factory=list)   # files put since the last `_settle`
+    unsynced: list[str] = field(default_factory=list)   # files not known durable (put, or replayed from the journal)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    puts: list[tuple[str, int]] = field(default_factory=list)   # files put by the step being journaled (path, size)
+    jpos: int = 0                       # bytes of the journal replayed
+    jdone: int | None = None            # the journal holds a chain replaying to this state as of this `done`
+    jkinds: dict[str, int] = field(default_factory=dict)   # kind key -> its index in the journal
+    jkind_list: list[str] = field(default_factory=list)
+    overflow: bool = False              # more unsynced files than UNSYNCED_MAX were forgotten
 
 
 @dataclass
@@ -221,12 +244,6 @@ class TableView:
         return 3 * len(self.text) + 3 * len(self.refs_text) + 1024
 
 
-def table_uuid(value: dict[str, Any], tpath: str, created: int) -> str:
-    ice = ((value.get("properties") or {}).get("iceberg")) or {}
-    u = ice.get("uuid") if isinstance(ice, dict) else None
-    return str(u) if u else str(uuid.uuid5(uuid.NAMESPACE_URL, f"semcat:{tpath}@{created}"))
-
-
 @dataclass
 class _Kind:
     schema: IcebergSchema
@@ -235,6 +252,7 @@ class _Kind:
     types: dict[int, Any]
     avro: avro.ManifestKind
     spec_key: str
+    key: str = ""
 
 
 MIN_COUNT_TO_MERGE = 8            # `commit.manifest.min-count-to-merge` unless the table sets it (2..100)
@@ -268,10 +286,17 @@ def _iceberg_props(value: dict[str, Any]) -> dict[str, Any]:
 class Materializer:
     """Builds and caches the Iceberg view of catalog tables (thread-safe; one per server)."""
 
-    def __init__(self, cat: CatalogAPI, root: str, properties: PropertiesFn | None = None) -> None:
+    def __init__(self, cat: CatalogAPI, root: str, properties: PropertiesFn | None = None,
+                 shared: bool = False) -> None:
+        """`shared`: the tables' states are those of every shared Materializer of this catalog and
+        root in this process (the server's REST routes and the commit hook: a commit's step is not
+        redone by the next load)."""
         self.cat, self.root, self.properties_fn = cat, os.path.abspath(root), properties
         self._states: dict[str, _State] = {}
         self._lock = threading.Lock()
+        self._left: set[str] = set()   # tables whose commits are left to the next load (no state to continue)
+        if shared:
+            self._states, self._lock, self._left = _shared_states(cat, self.root)
         self._views: OrderedDict[tuple[Any, ...], tuple[float, TableView]] = OrderedDict()
         self._view_bytes = 0
         self._kinds: dict[str, _Kind] = {}
@@ -298,13 +323,25 @@ class Materializer:
         value = live[-1].value
         state = self._state(tpath, created, value)
         with state.lock:
+            self._catch_up(state)   # what other processes' commits journaled since
             if state.done < at:
-                self._advance(state, versions, at)
+                done0 = state.done
+                try:
+                    self._advance(state, versions, at)
+                except BaseException:
+                    self._forget(tpath, state)   # a half-processed state is never reused
+                    raise
+                self._journal(state, done0)
+            self._left.discard(tpath)   # commits continue from this state
             key, named = self._key(state, at)
             now = time.monotonic()
             cached = self._hit(key)
             if cached is not None:
                 return cached
+            if state.unsynced:   # files a commit-time step (or the journal) left not durable
+                self._settle(state)
+                if state.jdone == state.done:
+                    self._journal_write(state, {"k": "durable", "to": state.done})
             view = self._view(name, tpath, state, versions, at, key[1], value, named)
             self._keep(key, now, view)
             return view
@@ -364,6 +401,8 @@ class Materializer:
         u = table_uuid(value, tpath, self._created(versions, dropped_vid - 1))
         with self._lock:
             self._states.pop(tpath, None)
+            with contextlib.suppress(OSError):
+                os.remove(jn.journal_path(self.root, tpath))
             for key in [k for k in self._views if k[0] == tpath]:
                 self._view_bytes -= self._views.pop(key)[1].nbytes()
         if any(_iceberg_props(o.value).get("uuid") == u for o in self.cat.query(lake.tables_query())):
@@ -374,6 +413,261 @@ class Materializer:
         shutil.rmtree(target, ignore_errors=True)
         self._dirs.discard(os.path.join(self.root, u, "metadata"))
         return target
+
+    # ---------------------------------------------------------------- commit time
+    @classmethod
+    def for_commits(cls, cat: CatalogAPI) -> Materializer | None:
+        """The materializer a committing process uses (one per catalog: the default root
+        `<warehouse>/_iceberg`, states shared with the server's REST routes on that root)."""
+        wh = getattr(cat, "warehouse", None)
+        if not isinstance(wh, str):
+            return None
+        try:
+            m = _COMMIT_MATERIALIZERS.get(cat)
+            if m is None:
+                m = cls(cat, os.path.join(wh, "_iceberg"), shared=True)
+                _COMMIT_MATERIALIZERS[cat] = m
+        except TypeError:   # a catalog that cannot be weakly referenced
+            return None
+        return m
+
+    def commit_step(self, tpath: str, vid: int) -> bool:
+        """Materialize at commit time: process the table's commits through `vid` (just committed)
+        from its persisted state (in memory, else the journal), as a load would, writing the new
+        snapshot's manifest and manifest list (not fsynced: the load that first names them makes
+        them durable) and journaling the step. Nothing is done (False) when there is no state to
+        continue (a history from before the journal, a renamed or re-created table) or more than
+        COMMIT_STEP_MAX commits to process: the next load walks the history, as it always did.
+        Such a table is then left to the load (nothing is read at its next commits) until a load
+        of it in this process; so is one whose step failed (raised here, logged by the hook)."""
+        obj = self.cat.get(tpath, vid=vid)
+        if obj is None or not lake.is_table(obj.value):
+            return False
+        created_now = vid <= 1 or self.cat.get(tpath, vid=vid - 1) is None
+        if tpath in self._left and not created_now:
+            return False
+        try:
+            done = self._commit_step(tpath, vid, obj.value, created_now)
+        except BaseException:
+            self._left.add(tpath)
+            raise
+        if not done:
+            self._left.add(tpath)
+        else:
+            self._left.discard(tpath)
+        return done
+
+    def _commit_step(self, tpath: str, vid: int, value: dict[str, Any], created_now: bool) -> bool:
+        with self._lock:
+            st = self._states.get(tpath)
+        if st is not None and created_now and st.created != vid:
+            self._forget(tpath, st)   # dropped and created again: a new table, a new state
+            st = None
+        if st is None:
+            st = None if created_now else self._restore(tpath, check=False)
+            if st is None:
+                if not created_now:
+                    return False   # a history nobody journaled: the first load walks it
+                made = self.cat.commits(since=vid, until=vid)
+                if made and ((made[0].meta or {}).get(RENAMED_META) or {}).get(tpath):
+                    return False   # a rename: the load starts from the source's state
+                st = self._fresh(tpath, vid, table_uuid(value, tpath, vid))
+            with self._lock:
+                st = self._states.setdefault(tpath, st)
+        with st.lock:
+            self._catch_up(st, check=False)
+            if st.done >= vid:
+                return True
+            if st.uuid != table_uuid(value, tpath, st.created):
+                self._forget(tpath, st)
+                return False
+            if vid - st.done > COMMIT_SCAN_MAX:
+                return False
+            commits = self.cat.commits(since=st.done + 1, until=vid, prefix=tpath)
+            if len(commits) > COMMIT_STEP_MAX:
+                return False
+            versions: list[Version] = []
+            for c in commits:
+                if c.vid > st.created and tpath in c.paths and self.cat.get(tpath, vid=c.vid - 1) is None:
+                    self._forget(tpath, st)   # dropped and created again since: the load starts over
+                    return False
+                o = None if c.vid == vid else self.cat.get(tpath, vid=c.vid)
+                versions.append(Version(tpath, c.vid, None, o.value if o is not None else value))
+            done0 = st.done
+            try:
+                self._advance(st, versions, vid, commits=commits, sync=False)
+            except BaseException:
+                self._forget(tpath, st)
+                raise
+            self._journal(st, done0)
+        return True
+
+    def _fresh(self, tpath: str, created: int, u: str) -> _State:
+        """A new state (nothing processed): what its journal holds so far is another table's (an
+        older one at the same path) or nothing, and is not replayed into it."""
+        st = _State(tpath, created, u, done=created - 1)
+        with contextlib.suppress(OSError):
+            st.jpos = os.path.getsize(jn.journal_path(self.root, tpath))
+        return st
+
+    def _forget(self, tpath: str, st: _State) -> None:
+        with self._lock:
+            if self._states.get(tpath) is st:
+                del self._states[tpath]
+
+    # ---------------------------------------------------------------- the journal
+    def _journal(self, st: _State, done0: int) -> None:
+        """Journal what processing the commits after `done0` did: a step extending the journal's
+        chain, or the whole state (a base) when the journal does not end at `done0`. A failed
+        write is logged: the journal then lags and the next load walks the rest."""
+        try:
+            rec = self._record(st, done0 if st.jdone == done0 else None)
+            self._journal_write(st, rec)
+            st.jdone = st.done
+        except (OSError, ValueError, TypeError) as exc:
+            _log.warning("iceberg: could not journal the state of %s at vid %d: %s", st.tpath, st.done, exc)
+        finally:
+            st.puts = []
+
+    def _journal_write(self, st: _State, rec: dict[str, Any]) -> None:
+        path = jn.journal_path(self.root, st.tpath)
+        start, end = jn.append(path, rec)
+        if start == st.jpos:   # nobody appended meanwhile: this process need not read it back
+            st.jpos = end
+
+    def _kind_index(self, st: _State, key: str, new: list[str]) -> int:
+        i = st.jkinds.get(key)
+        if i is None:
+            i = st.jkinds[key] = len(st.jkind_list)
+            st.jkind_list.append(key)
+            new.append(key)
+        return i
+
+    def _record(self, st: _State, since: int | None) -> dict[str, Any]:
+        """A step record (what changed after `since`) or, `since` None, a base record (the state)."""
+        base = since is None
+        if base:
+            st.jkinds, st.jkind_list = {}, []
+        new_kinds: list[str] = []
+        lo = -1 if since is None else since
+        mans = [m for m in sorted(st.mans, key=lambda m: m.order) if base or m.vid > lo]
+        fresh_orders = {m.order for m in mans}
+        ents = []
+        for m in mans:
+            for p, e in m.entries.items():
+                if base or e.seq > lo:
+                    ents.append([p, e.sid, e.seq, e.rows, e.size, [jn.enc_value(v) for v in e.part], jn.b64(e.data)])
+        rec: dict[str, Any] = {
+            "k": "base" if base else "step", "from": lo, "to": st.done, "table_vid": st.table_vid,
+            "last_time_ms": st.last_time_ms, "made": st.made, "totals": st.totals,
+            "times": [[v, st.commit_times[v]] for v in _newer(st.commit_times, lo)],
+            "snaps": [[s.vid, s.snapshot_id, s.parent_id, s.time_ms, s.schema_id, s.manifest_list, s.summary]
+                      for s in _newer_snaps(st.snaps, lo)],
+            "mans": [[m.order, m.level, m.vid, m.adder, self._kind_index(st, m.kkey, new_kinds), m.path,
+                      jn.b64(m.record), list(m.entries)] for m in mans],
+            "ents": ents,
+            "live": None if base else sorted(m.order for m in st.mans if m.order not in fresh_orders),
+            "files": [list(x) for x in st.puts],
+        }
+        rec["kinds"] = new_kinds
+        if base:
+            rec.update(tpath=st.tpath, created=st.created, uuid=st.uuid)
+        return rec
+
+    def _restore(self, tpath: str, check: bool = True) -> _State | None:
+        """The table's state replayed from its journal (None without one, or without a base)."""
+        st = _State(tpath, -1, "", done=-2)
+        self._catch_up(st, check)
+        return st if st.created >= 0 else None
+
+    def _catch_up(self, st: _State, check: bool = True) -> None:
+        """Apply the journal's records after what `st` replayed (other processes' commit-time steps).
+        `check`: every file a record names must exist whole; the first record that fails it stops
+        the replay (the history re-creates the rest)."""
+        path = jn.journal_path(self.root, st.tpath)
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            return
+        if size <= st.jpos:
+            return
+        records, st.jpos, _ = jn.read_from(path, st.jpos)
+        broken = False
+        for rec in records:
+            kind = rec.get("k")
+            try:
+                if kind == "base" and rec.get("tpath") == st.tpath and (
+                        st.created < 0 or int(rec.get("created", -1)) > st.created or int(rec.get("to", -1)) > st.done):
+                    if check and not _files_whole(rec.get("files") or ()):
+                        broken = True
+                        continue
+                    broken = False
+                    self._apply(st, rec, base=True)
+                elif kind == "step" and not broken and rec.get("from") == st.done and st.created >= 0:
+                    if check and not _files_whole(rec.get("files") or ()):
+                        broken = True
+                        continue
+                    self._apply(st, rec, base=False)
+                elif kind == "durable" and rec.get("to") == st.done and st.jdone == st.done:
+                    st.unsynced = []
+            except (KeyError, TypeError, ValueError, IndexError) as exc:
+                _log.warning("iceberg: journal of %s: a record does not apply (%s); the history re-creates it",
+                             st.tpath, exc)
+                broken = True
+
+    def _apply(self, st: _State, rec: dict[str, Any], base: bool) -> None:
+        """Apply one record; everything is read and checked before `st` changes (a record that does
+        not apply raises and leaves `st` as it was)."""
+        kind_list = [] if base else list(st.jkind_list)
+        kind_list.extend(str(k) for k in rec.get("kinds") or ())
+        file_man = {} if base else st.file_man
+        ents = {p: _Ent(int(sid), int(seq), int(rows), int(size), tuple(jn.dec_value(v) for v in part), jn.unb64(data))
+                for p, sid, seq, rows, size, part, data in rec["ents"]}
+        made: list[_Man] = []
+        for order, level, mvid, adder, ki, mpath, record, files in rec["mans"]:
+            kind = self._kind_of_key(kind_list[ki])
+            entries = {p: ents[p] if p in ents else file_man[p].entries[p] for p in files}
+            made.append(_Man(int(order), int(level), int(mvid), int(adder), kind.spec_key, kind.avro, entries,
+                             sum(len(e.data) for e in entries.values()), str(mpath), jn.unb64(record), kind.key))
+        times = [(int(v), int(ms)) for v, ms in rec["times"]]
+        snaps = [_Snap(int(vid), int(sid), parent, int(tms), int(schema_id), str(mlist), dict(summary))
+                 for vid, sid, parent, tms, schema_id, mlist, summary in rec["snaps"]]
+        keep = None if base else {int(o) for o in rec["live"]}
+        numbers = (int(rec["made"]), dict(rec["totals"]), int(rec["table_vid"]), int(rec["last_time_ms"]), int(rec["to"]))
+        files = [str(p) for p, _n in rec.get("files") or ()]
+        # ---- nothing raises below
+        if base:
+            st.created, st.uuid = int(rec["created"]), str(rec["uuid"])
+            st.snaps, st.snap_ids, st.mans, st.file_man, st.commit_times = [], set(), [], {}, {}
+            st.unsynced = []
+        else:
+            for m in st.mans:
+                if m.order not in keep:   # type: ignore[operator]
+                    for p in m.entries:
+                        if st.file_man.get(p) is m:
+                            del st.file_man[p]
+            st.mans = [m for m in st.mans if m.order in keep]   # type: ignore[operator]
+        st.jkind_list = kind_list
+        st.jkinds = {k: i for i, k in enumerate(kind_list)}
+        for m in made:
+            st.mans.append(m)
+            for p in m.entries:
+                st.file_man[p] = m
+        st.commit_times.update(times)
+        for sn in snaps:
+            st.snaps.append(sn)
+            st.snap_ids.add(sn.snapshot_id)
+        st.made, st.totals, st.table_vid, st.last_time_ms, st.done = numbers
+        st.unsynced.extend(files)
+        st.jdone = st.done
+
+    def _kind_of_key(self, key: str) -> _Kind:
+        k = self._kinds.get(key)
+        if k is None:
+            schema, partition_by, spec_id = json.loads(key)
+            k = self._kind({"schema": schema, "partition_by": partition_by,
+                            "properties": {"iceberg": {"default_spec_id": spec_id}}})
+        return k
 
     def metadata_dir(self, table_uuid_: str) -> str:
         return os.path.join(self.root, table_uuid_, "metadata")
@@ -395,7 +689,10 @@ class Materializer:
             st = self._states.get(tpath)
             if st is not None and st.created == created and st.uuid == u:
                 return st
-        st = self._renamed(tpath, created, u) or _State(tpath, created, u, done=created - 1)
+        st = self._restore(tpath)
+        if st is None or st.created != created or st.uuid != u:
+            st = self._renamed(tpath, created, u) or self._fresh(tpath, created, u)
+            st.jpos = max(st.jpos, self._fresh(tpath, created, u).jpos)   # a renamed table: its path's journal is older
         with self._lock:
             self._states[tpath] = st
         return st
@@ -422,14 +719,20 @@ class Materializer:
             n = len(src)
             for m in old.mans:
                 copy = _Man(m.order, m.level, m.vid, m.adder, m.spec, m.kind,
-                            {tpath + p[n:]: e for p, e in m.entries.items()}, m.nbytes, m.path, m.record)
+                            {tpath + p[n:]: e for p, e in m.entries.items()}, m.nbytes, m.path, m.record, m.kkey)
                 st.mans.append(copy)
                 for p in copy.entries:
                     st.file_man[p] = copy
         return st
 
-    def _advance(self, st: _State, versions: list[Version], at: int) -> None:
-        commits = self.cat.commits(since=st.done + 1, until=at, prefix=st.tpath)
+    def _advance(self, st: _State, versions: list[Version], at: int, commits: list[Commit] | None = None,
+                 sync: bool = True) -> None:
+        """Process the commits touching the table after `st.done` through `at` (the one code path of a
+        first load's walk of the history and of a commit-time step): each snapshot's new manifests
+        and its manifest list are written (durable when `sync`; a commit-time step leaves that to the
+        load that first names them). `versions`: the table's values, oldest first, covering them."""
+        if commits is None:
+            commits = self.cat.commits(since=st.done + 1, until=at, prefix=st.tpath)
         # the files live at `at`, with the vid that wrote each: most commits' added files are found
         # here, without reading the commit's changes object by object
         live = ({o.path: o for o in self.cat.plan_files(lake.name_of(st.tpath), vid=at)}
@@ -446,7 +749,7 @@ class Materializer:
                 st.table_vid = c.vid
                 self._commit(st, value, kind, c, live)
         finally:
-            self._settle(st)
+            self._settle(st, sync)
         st.done = at
 
     def _kind(self, value: dict[str, Any]) -> _Kind:
@@ -459,7 +762,7 @@ class Materializer:
             spec = export.partition_spec(value.get("partition_by"), schema, spec_id=_default_spec_id(value))
             names = {c.name: c.id for c in lake.Schema.from_raw(value.get("schema") or {}).columns if c.id is not None}
             spec_key = json.dumps(spec.model_dump(mode="json"), sort_keys=True)
-            k = _Kind(schema, spec, names, export.field_types(schema), avro.ManifestKind(schema, spec), spec_key)
+            k = _Kind(schema, spec, names, export.field_types(schema), avro.ManifestKind(schema, spec), spec_key, key)
             if len(self._kinds) > 1024:
                 self._kinds.clear()
             self._kinds[key] = k
@@ -536,7 +839,7 @@ class Materializer:
         for man in dirty.values():
             st.mans.remove(man)
             if man.entries:
-                fresh.append(self._new_man(st, man.level, vid, sid, man.spec, man.kind, dict(man.entries)))
+                fresh.append(self._new_man(st, man.level, vid, sid, man.spec, man.kind, dict(man.entries), man.kkey))
         return fresh
 
     def _add(self, st: _State, added: list[tuple[str, dict[str, Any]]], vid: int, sid: int, kind: _Kind,
@@ -553,13 +856,14 @@ class Materializer:
             summary["added-data-files"] += 1
             summary["added-records"] += fs.rows
             summary["added-files-size"] += fs.size
-        return self._new_man(st, 0, vid, sid, kind.spec_key, kind.avro, entries)
+        return self._new_man(st, 0, vid, sid, kind.spec_key, kind.avro, entries, kind.key)
 
     @staticmethod
     def _new_man(st: _State, level: int, vid: int, sid: int, spec: str, kind: avro.ManifestKind,
-                 entries: dict[str, _Ent]) -> _Man:
+                 entries: dict[str, _Ent], kkey: str) -> _Man:
         st.made += 1
-        return _Man(st.made, level, vid, sid, spec, kind, entries, sum(len(e.data) for e in entries.values()))
+        return _Man(st.made, level, vid, sid, spec, kind, entries, sum(len(e.data) for e in entries.values()),
+                    kkey=kkey)
 
     def _merge(self, st: _State, value: dict[str, Any], vid: int, sid: int, kind: _Kind) -> None:
         """Iceberg's manifest merging (`commit.manifest.min-count-to-merge`,
@@ -578,7 +882,7 @@ class Materializer:
                 for m in sorted(same, key=lambda m: m.order):
                     entries.update(m.entries)
                     st.mans.remove(m)
-                man = self._new_man(st, level + 1, vid, sid, kind.spec_key, kind.avro, entries)
+                man = self._new_man(st, level + 1, vid, sid, kind.spec_key, kind.avro, entries, kind.key)
                 st.mans.append(man)
                 for p in entries:
                     st.file_man[p] = man
@@ -626,6 +930,7 @@ class Materializer:
         makes it durable (before any view names it)."""
         st.pending.append((path, blob))
         st.unsynced.append(path)
+        st.puts.append((path, len(blob)))
         if len(st.pending) >= 256:
             self._flush(st)
 
@@ -634,6 +939,9 @@ class Materializer:
         disk) and go on encoding; at most MAX_INFLIGHT chunks are outstanding."""
         todo, st.pending = st.pending, []
         if not todo:
+            return
+        if len(todo) <= INLINE_WRITES and not st.inflight:   # a commit's few files: no hand-off to a thread
+            self._count(st, _write_files(todo))
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="iceberg-files")
@@ -649,7 +957,7 @@ class Materializer:
                 st.written["files"] += 1
                 st.written["bytes"] += n
 
-    def _settle(self, st: _State) -> None:
+    def _settle(self, st: _State, sync: bool = True) -> None:
         """Write what is queued, wait for every write, then make the files durable (crash safety: a
         metadata file, written after this, never names a manifest list or manifest that a crash of
         the machine could lose): a few files are fsynced one by one; many (a first load of a long
@@ -664,7 +972,14 @@ class Materializer:
                 error = error or exc
         if error is not None:
             raise error
+        if not sync:   # a commit-time step: the load that first names these files makes them durable
+            if len(st.unsynced) > UNSYNCED_MAX:   # a process that only commits: the next load syncs them all
+                st.unsynced, st.overflow = st.unsynced[-1:], True
+            return
         paths, st.unsynced = st.unsynced, []
+        if st.overflow and paths:
+            _sync_all(self.metadata_dir(st.uuid))
+            st.overflow = False
         if paths:
             durable(paths)
 
@@ -771,6 +1086,58 @@ class Materializer:
         return hit[1]
 
 
+_COMMIT_MATERIALIZERS: weakref.WeakKeyDictionary[Any, Materializer] = weakref.WeakKeyDictionary()
+_SHARED: weakref.WeakKeyDictionary[Any, dict[str, tuple[dict[str, _State], threading.Lock, set[str]]]] = (
+    weakref.WeakKeyDictionary())
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_states(cat: Any, root: str) -> tuple[dict[str, _State], threading.Lock, set[str]]:
+    """The table states, their lock and the tables left to the load, shared by every shared
+    Materializer of `cat` and `root` in this process."""
+    with _SHARED_LOCK:
+        try:
+            roots = _SHARED.get(cat)
+            if roots is None:
+                roots = _SHARED[cat] = {}
+        except TypeError:
+            return {}, threading.Lock(), set()
+        got = roots.get(root)
+        if got is None:
+            got = roots[root] = ({}, threading.Lock(), set())
+        return got
+
+
+def _newer(vids: Any, lo: int) -> list[int]:
+    """The vids above `lo` of an insertion-ordered collection of increasing vids, read from the end
+    (a commit-time step does not go over the whole history)."""
+    out: list[int] = []
+    for v in reversed(vids):
+        if v <= lo:
+            break
+        out.append(v)
+    out.reverse()
+    return out
+
+
+def _newer_snaps(snaps: list[_Snap], lo: int) -> list[_Snap]:
+    i = len(snaps)
+    while i > 0 and snaps[i - 1].vid > lo:
+        i -= 1
+    return snaps[i:]
+
+
+def _files_whole(files: Any) -> bool:
+    """Every (path, size) exists with that size (a crash can lose or tear an unsynced file)."""
+    for p, n in files:
+        try:
+            if os.stat(p).st_size != n:
+                return False
+        except OSError:
+            return False
+    return True
+
+
 def metadata_file_name(version: int, text: str) -> str:
     """Iceberg's `NNNNN-<uuid>.metadata.json`: the version (0 as created, one more for every commit
     that changed the table since) and a UUID made of the digest of the content (a state is written
@@ -778,6 +1145,7 @@ def metadata_file_name(version: int, text: str) -> str:
     return f"{version:05d}-{uuid.UUID(bytes=hashlib.sha256(text.encode()).digest()[:16], version=4)}.metadata.json"
 
 
+INLINE_WRITES = 4                 # files written by the calling thread itself (a commit-time step's two)
 MAX_INFLIGHT = 64                 # chunks of 16 files queued to the writer threads at most
 SYNC_EACH_UP_TO = 64              # files fsynced one by one; more: one syncfs of their filesystem
 
@@ -800,6 +1168,13 @@ def _syncfs(path: str) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+def _sync_all(mdir: str) -> None:
+    """Make every file of a metadata directory durable (one syncfs, else an fsync each)."""
+    if not _syncfs(mdir):
+        for name in os.listdir(mdir):
+            _fsync_path(os.path.join(mdir, name))
 
 
 def _fsync_path(path: str) -> None:

@@ -263,7 +263,7 @@ class IcebergRest:
     def __init__(self, cat: CatalogAPI, root: str, location_root: str | None = None,
                  properties: PropertiesFn | None = None, roots: tuple[str, ...] | list[str] = ()) -> None:
         self.cat = cat
-        self.materializer = Materializer(cat, root, properties)
+        self.materializer = Materializer(cat, root, properties, shared=True)   # shares the commit hook's states
         self.location_root = os.path.abspath(location_root or os.path.join(root, "tables"))
         data_dir = getattr(cat, "data_dir", None)
         # where table locations may go (catalog_core.iceberg.safety): the warehouse and the operator's roots

@@ -263,3 +263,280 @@ def test_files_are_durable_before_a_metadata_file_names_them(tmp_path, monkeypat
             assert ("fsync", mdir) in before and ("fsync", mdir) in after, (step, mine)
     finally:
         cat.close()
+
+
+# ---------------------------------------------------------------- materialized at commit time
+
+def _ice_files(root) -> dict[str, bytes]:
+    out = {}
+    for d, _dirs, files in os.walk(root):
+        for f in files:
+            if f.endswith(".avro"):
+                with open(os.path.join(d, f), "rb") as fh:
+                    out[os.path.join(d, f)] = fh.read()
+    return out
+
+
+def _forget_process_states():
+    """What a restarted process knows: nothing in memory (the journal and the files stay)."""
+    from catalog_core.iceberg import materialize as mat
+
+    mat._COMMIT_MATERIALIZERS.clear()
+    mat._SHARED.clear()
+
+
+def _count_walk(monkeypatch) -> list[int]:
+    """Count the commits a materializer processes (a walk of the history processes every one)."""
+    from catalog_core.iceberg import materialize as mat
+
+    seen: list[int] = []
+    real = mat.Materializer._commit
+
+    def counting(self, st, value, kind, c, live):
+        seen.append(c.vid)
+        return real(self, st, value, kind, c, live)
+
+    monkeypatch.setattr(mat.Materializer, "_commit", counting)
+    return seen
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_commit_time_files_are_the_bulk_walks_bytes_and_a_first_load_walks_nothing(tmp_path, monkeypatch, partitioned):
+    """Each commit writes its snapshot's manifest and manifest list (under the server's default
+    root, `<warehouse>/_iceberg`) and journals the table's state: the files are byte for byte what
+    the walk of the whole history writes for the same history (appends, deletes, overwrites, merges
+    at min-count 3), and a restarted process's first load processes no commit and writes nothing.
+    On the old code a commit wrote no Iceberg file."""
+    from catalog_core.iceberg import oncommit
+
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    try:
+        _table(cat, partitioned, {"commit.manifest.min-count-to-merge": "3"})
+        expect = _history(cat, str(tmp_path), partitioned, 40)
+        root = os.path.join(cat.warehouse, "_iceberg")
+        at_commit = _ice_files(root)
+        assert len(at_commit) >= 80, len(at_commit)   # a list and a manifest (or a merge) per snapshot
+        _forget_process_states()
+        walked = _count_walk(monkeypatch)
+        m = Materializer(cat, root)
+        view = m.load("acme.core.t")
+        assert walked == [] and m._states[TABLE].written["files"] == 0
+        assert {int(s.summary["semcat.vid"]) for s in view.metadata.snapshots} == set(expect)
+        table = StaticTable.from_metadata(view.metadata_location)
+        assert {t.file.file_path for t in table.scan().plan_files()} == expect[max(expect)]
+        text = open(view.metadata_location).read()
+        # the bulk walk of the same history, into the same root, with nothing from commit time
+        import shutil
+
+        shutil.rmtree(root)
+        _forget_process_states()
+        monkeypatch.setattr(oncommit, "ENABLED", False)
+        bulk = Materializer(cat, root)
+        bview = bulk.load("acme.core.t")
+        assert len(walked) == len(expect) + 1   # the walk: every commit since the table was created
+        assert _ice_files(root) == at_commit
+        assert bview.metadata_location == view.metadata_location and open(bview.metadata_location).read() == text
+    finally:
+        cat.close()
+
+
+def test_commit_time_steps_continue_a_walked_history_and_a_lost_file_is_recreated(tmp_path, monkeypatch):
+    """A history committed before commit-time materialization (the hook off) is walked by the first
+    load, which journals the state; later commits continue from it (one commit processed each) and
+    a restarted process's load processes none. A manifest list lost and a manifest torn by a crash
+    (files written at commit time are not fsynced) are re-created from the history by the next load."""
+    from catalog_core.iceberg import oncommit
+
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    root = os.path.join(cat.warehouse, "_iceberg")
+    try:
+        monkeypatch.setattr(oncommit, "ENABLED", False)
+        _table(cat, False, {"commit.manifest.min-count-to-merge": "3"})
+        _history(cat, str(tmp_path), False, 12)
+        assert not os.path.exists(root)
+        monkeypatch.setattr(oncommit, "ENABLED", True)
+        walked = _count_walk(monkeypatch)
+        with cat.transaction(author="t") as t:   # the hook finds no state: left to the first load
+            t.add(f"{TABLE}/late0", _file(str(tmp_path), 900, 1)[1], leaf=True)
+        assert walked == []
+        first = Materializer(cat, root, shared=True).load("acme.core.t")
+        assert len(walked) == 14   # the table's creation and 13 commits
+        del walked[:]
+        for i in (1, 2):
+            with cat.transaction(author="t") as t:
+                t.add(f"{TABLE}/late{i}", _file(str(tmp_path), 900 + i, 1)[1], leaf=True)
+        assert walked == [cat.latest_vid - 1, cat.latest_vid]
+        del walked[:]
+        _forget_process_states()
+        view = Materializer(cat, root).load("acme.core.t")
+        assert walked == [] and len(view.metadata.snapshots) == len(first.metadata.snapshots) + 2
+        text = open(view.metadata_location).read()
+        # a crash lost a manifest list and tore a manifest
+        lists = [s.manifest_list for s in view.metadata.snapshots]
+        mfs = [mf.manifest_path for mf in read_manifest_list(PyArrowFileIO().new_input(lists[-1]))]
+        os.remove(lists[3])
+        with open(mfs[0], "r+b") as f:
+            f.truncate(10)
+        _forget_process_states()
+        os.remove(view.metadata_location)
+        again = Materializer(cat, root).load("acme.core.t")
+        assert walked, "the history re-creates what the journal names but the disk lost"
+        assert os.path.getsize(lists[3]) > 0 and os.path.getsize(mfs[0]) > 10
+        assert open(again.metadata_location).read() == text
+        planned = {t.file.file_path for t in StaticTable.from_metadata(again.metadata_location).scan().plan_files()}
+        assert planned == {o.value["path"] for o in cat.plan_files("acme.core.t")}
+    finally:
+        cat.close()
+
+
+def test_a_failing_commit_time_step_never_fails_the_commit(tmp_path, monkeypatch, caplog):
+    """Materializing at commit time fails (here: every step raises): the commit stands, the error is
+    logged once, and the load walks the history as before."""
+    from catalog_core.iceberg import materialize as mat
+
+    def broken(self, tpath, vid):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(mat.Materializer, "commit_step", broken)
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    try:
+        _table(cat, False)
+        with caplog.at_level("WARNING", logger="semcat.engine"):
+            for i in range(3):
+                with cat.transaction(author="t") as t:
+                    t.add(f"{TABLE}/f{i}", _file(str(tmp_path), i, 1)[1], leaf=True)
+        assert cat.get(f"{TABLE}/f2") is not None
+        assert sum("disk full" in r.getMessage() for r in caplog.records) == 1
+        monkeypatch.undo()
+        _forget_process_states()
+        view = Materializer(cat, os.path.join(cat.warehouse, "_iceberg")).load("acme.core.t")
+        assert len(view.metadata.snapshots) == 3
+    finally:
+        cat.close()
+
+
+def test_commit_time_files_are_durable_before_a_metadata_file_names_them(tmp_path, monkeypatch):
+    """A commit writes its manifest and manifest list without fsync (its acknowledgement does not
+    wait for them); the load that first names them in a metadata file makes them durable first:
+    few files an fsync each, many one syncfs. The real calls, recorded in order."""
+    from catalog_core.iceberg import materialize as mat
+
+    events: list[tuple[str, str]] = []
+    real_fsync, real_syncfs, real_replace = mat._fsync_path, mat._syncfs, os.replace
+
+    def fsync_path(path):
+        real_fsync(path)
+        events.append(("fsync", os.path.abspath(path)))
+
+    def syncfs(path):
+        done = real_syncfs(path)
+        events.append(("syncfs" if done else "no-syncfs", os.path.abspath(path)))
+        return done
+
+    def replace(src, dst, *a, **k):
+        real_replace(src, dst, *a, **k)
+        if str(dst).endswith(".metadata.json"):
+            events.append(("publish", os.path.abspath(dst)))
+
+    monkeypatch.setattr(mat, "_fsync_path", fsync_path)
+    monkeypatch.setattr(mat, "_syncfs", syncfs)
+    monkeypatch.setattr(mat.os, "replace", replace)
+    cat = cc.Catalog.open(str(tmp_path / "d"))
+    root = os.path.join(cat.warehouse, "_iceberg")
+    try:
+        _table(cat, False)
+
+        def commit(i):
+            with cat.transaction(author="t") as t:
+                t.add(f"{TABLE}/f{i}", {"obj_type": "file", "path": f"/nowhere/f{i}.parquet", "format": "parquet",
+                                        "row_count": 1, "size_bytes": 10, "columns": {"id": {"min": i, "max": i}}},
+                      leaf=True)
+
+        for i in range(100):
+            commit(i)
+        assert events == [] and len(_ice_files(root)) >= 200   # written at commit time, nothing synced
+        m = Materializer(cat, root, shared=True)   # the server's (shares the commit hook's state)
+        for step in ("first load", "one more commit"):
+            if step == "one more commit":
+                commit(100)
+                assert events == [], events
+            view = m.load("acme.core.t")
+            mine, events[:] = list(events), []
+            at = mine.index(("publish", view.metadata_location))
+            before = mine[:at]
+            mdir = os.path.dirname(view.metadata_location)
+            named = {s.manifest_list for s in view.metadata.snapshots}
+            for lst in list(named):
+                named |= {mf.manifest_path for mf in read_manifest_list(PyArrowFileIO().new_input(lst))}
+            if step == "first load":
+                assert ("syncfs", mdir) in before, before[:5]
+            else:
+                synced = {p for kind, p in before if kind == "fsync"}
+                new = {view.metadata.snapshots[-1].manifest_list}
+                new |= {mf.manifest_path for mf in read_manifest_list(PyArrowFileIO().new_input(min(new)))
+                        if mf.added_snapshot_id == view.metadata.snapshots[-1].snapshot_id}
+                assert new <= synced, (new, before)
+            assert ("fsync", mdir) in before, (step, mine)
+    finally:
+        cat.close()
+
+
+def test_a_cloned_or_recreated_table_is_materialized_at_commit_time_as_the_walk_does(tmp_path, monkeypatch):
+    """A clone (its files shared as leaf references, in the commit that creates the table) and a
+    table dropped and created again at the same path: what a restarted process's first load
+    serves (from the journal, no walk) is what a walk of the history serves."""
+    from catalog_core.iceberg import oncommit
+
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    root = os.path.join(cat.warehouse, "_iceberg")
+    try:
+        _table(cat, True)
+        _history(cat, str(tmp_path), True, 6)
+        cat.clone(TABLE, "/acme/core/t2")
+        with cat.transaction(author="t") as t:
+            t.add("/acme/core/t2/d=2024-01-01/g1", _file(str(tmp_path), 501, 1)[1], leaf=True)
+        with cat.transaction(author="t") as t:
+            t.remove(TABLE)
+        with cat.transaction(author="t") as t:
+            t.add(TABLE, {"obj_type": "table", "format": "parquet", "schema": SCHEMA, "stats": {}, "partition_by": [],
+                          "properties": {}})
+        with cat.transaction(author="t") as t:
+            t.add(f"{TABLE}/g2", _file(str(tmp_path), 502, 2)[1], leaf=True)
+        texts = {}
+        for name in ("acme.core.t", "acme.core.t2"):
+            _forget_process_states()
+            walked = _count_walk(monkeypatch)
+            texts[name] = open(Materializer(cat, root).load(name).metadata_location).read()
+            assert walked == [], name
+            monkeypatch.undo()
+        import shutil
+
+        shutil.rmtree(root)
+        _forget_process_states()
+        monkeypatch.setattr(oncommit, "ENABLED", False)
+        walker = Materializer(cat, root)
+        for name in ("acme.core.t", "acme.core.t2"):
+            assert open(walker.load(name).metadata_location).read() == texts[name], name
+    finally:
+        cat.close()
+
+
+def test_which_commits_materialize_a_table():
+    """The hook's filter (no pyiceberg): a file leaf added, shared by a clone or removed under a
+    table makes a step; a table created without files starts its journal only; annotations and
+    stats merges do nothing. (A clone's leaf references once counted as no files: its journal
+    started empty while the commit added files.)"""
+    from catalog_core.iceberg.oncommit import tables_to_materialize
+    from catalog_core.writeset import make_op
+
+    table = {"obj_type": "table", "schema": SCHEMA, "partition_by": []}
+    assert tables_to_materialize([make_op("add", "/a/b/t", table)], {}) == {"/a/b/t": False}
+    assert tables_to_materialize([make_op("add", "/a/b/t", table), make_op("leafref", "/a/b/t/f", ref=("/a/b/u/f", 3))],
+                                 {}) == {"/a/b/t": True}
+    assert tables_to_materialize([make_op("add", "/a/b/t/f", {"obj_type": "file", "path": "/x"}, leaf=True)], {}) == {
+        "/a/b/t": True}
+    assert tables_to_materialize([make_op("remove", "/a/b/t/p=1")], {}) == {"/a/b/t": True}
+    assert tables_to_materialize([make_op("add", "/a/b/t/_semantic/x", {"obj_type": "annotation"}, leaf=True),
+                                  make_op("merge", "/a/b/t", {"stats": {"row_count": {"op": "+", "val": 1}}}),
+                                  make_op("add", "/a/b", {"obj_type": "namespace"})], {}) == {}
+    assert tables_to_materialize([], {"iceberg_rest": {"/a/b/t": {"snapshot_id": 7}}}) == {"/a/b/t": True}
