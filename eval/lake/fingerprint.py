@@ -99,7 +99,7 @@ def _history(cat: Any, norm: _Norm) -> dict[str, Any]:
     tables: dict[str, list[Any]] = {}
     for c in cat.commits(since=None):
         changes = []
-        for ch in cat.diff(c.vid - 1, c.vid):
+        for ch in (cat.diff(c.vid - 1, c.vid) if c.vid > 0 else []):
             changes.append([norm.text(ch.path), ch.kind, ch.leaf, norm.value(ch.after if ch.kind != "removed" else None)])
         changes.sort(key=lambda x: (x[0], x[1]))
         commits.append({"vid": c.vid, "time": c.time, "author": c.author, "message": norm.text(c.message),
@@ -140,11 +140,11 @@ def fingerprint(root: str) -> dict[str, Any]:
         finally:
             cat.close()
     norm = _Norm(root, files)
-    with open(os.path.join(root, "stale_manifest.json")) as fh:
-        out["manifest"] = norm.value(json.load(fh))
-    with open(os.path.join(root, "lake.json")) as fh:
-        lake = json.load(fh)
-    out["lake"] = norm.value(_drop(lake))
+    for key, name in (("manifest", "stale_manifest.json"), ("lake", "lake.json")):
+        path = os.path.join(root, name)
+        if os.path.exists(path):
+            with open(path) as fh:
+                out[key] = norm.value(_drop(json.load(fh)))
     return out
 
 
