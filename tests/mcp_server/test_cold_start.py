@@ -151,3 +151,29 @@ def test_background_work_of_a_call_waits_for_the_sessions_first_answer(wh):
         assert ran[-1] == "at once"
     finally:
         cat.close()
+
+
+# imported where first used, never on the way to a stdio session's first answer (issue 47, cold start)
+NOT_BEFORE_THE_FIRST_CALL = ("semantic.review", "semantic.interop", "yaml", "rapidfuzz")
+
+
+def test_the_loading_thread_and_the_first_describe_table_import_nothing_they_do_not_need(wh):
+    """What `semcat mcp`'s loading thread imports (open the catalog, build the server) and what its first
+    `describe_table` needs leave out the review queue, the importers (yaml) and rapidfuzz."""
+    code = f"""
+import sys
+import anyio
+from mcp_server.mcp.stdio import open_catalog
+from mcp_server.mcp.server import create_server
+
+cat = open_catalog({wh!r}, None, None)
+server = create_server(cat)
+name = sorted(server.tool_context.tables(cat.latest_vid))[0]
+got = anyio.run(server.call_tool, "describe_table", {{"table": name}})
+assert not getattr(got, "is_error", False) and name in str(got), str(got)[:2000]
+print(sorted(m for m in {NOT_BEFORE_THE_FIRST_CALL!r} if m in sys.modules))
+cat.close()
+"""
+    out = subprocess.run([sys.executable, "-c", code], env=env(), capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
