@@ -14,7 +14,9 @@ that imports them, opens the catalog and builds the server, and meanwhile answer
 is built, the SDK's stdio transport takes the wire: it is handed the `initialize` again (so its
 session is initialized as usual) and its second answer to it is dropped (`_Wire`). The SQL preload
 starts only after that, a few seconds later, and the SQL warm-up a `describe_table` starts waits for the
-session's first answer to a call (`ToolContext.after_answer`). The wire is a private copy of fds 0 and 1, and fds 0
+session's first answer to a call (`ToolContext.after_answer`). The cyclic garbage collector is off from the
+start until that first answer (what the imports made is frozen once the server is built: docs/performance.md,
+cold start, fourth pass). The wire is a private copy of fds 0 and 1, and fds 0
 and 1 point at /dev/null and stderr, as the SDK's own transport does: stray output never corrupts it."""
 
 from __future__ import annotations
