@@ -192,8 +192,6 @@ def column_findings(t: Table, ann: Annotation, refs: list[ColumnRef], missing_re
     return out
 
 
-
-
 MULTIPLIED = 1.5  # a commit that leaves more rows than this times those before it rebuilt the table finer
 
 
