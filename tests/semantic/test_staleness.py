@@ -158,8 +158,16 @@ def test_unit_drift_same_column_and_control(elk):
     v = elk.append(T, {"d": ["2024-11-12"] * 3, "amount": [17, 210, 970]}, at=2)   # dollars now
     f = sm.staleness(cat, T, now=elk.day(2))
     assert [(x.reason, x.evidence.values["scale_exp"]) for x in f] == [("unit_drift", -2)]
-    assert v in f[0].evidence.vids and "unit changed" in f[0].suggestion
-    assert f[0].fixes == [Fix(action="update_unit", params={"column": "amount", "scale": -2})]
+    # the older rows are still in cents: no single unit is right, so no update_unit (it would write
+    # "dollars" over them); the finding says what to look at
+    assert v in f[0].evidence.vids and "older rows" in f[0].suggestion
+    assert f[0].fixes == [Fix(action="investigate", params={"columns": ["amount"]})]
+    # restated in place, every row in dollars: the unit annotation takes the new unit
+    elk.overwrite(T, {"d": ["2024-11-10"] * 3 + ["2024-11-11"] * 3 + ["2024-11-12"] * 3,
+                      "amount": [15, 230, 980, 17, 210, 970, 17, 210, 970]}, at=3)
+    f = sm.staleness(cat, T, now=elk.day(3))
+    assert [x.fixes for x in f if x.reason == "unit_drift"] == [
+        [Fix(action="update_unit", params={"column": "amount", "scale": -2})]]
 
 
 def test_unit_drift_on_rename_with_scaled_statistics(elk):
@@ -857,7 +865,8 @@ def test_scale_shift_in_place_without_a_unit_annotation_and_control(elk):
     f = sm.staleness(cat, T, now=elk.day(2))
     assert [(x.annotation, x.reason, x.evidence.values["scale_exp"]) for x in f] == [
         ("column.3.description", "unit_drift", 2)]
-    assert f[0].fixes == [Fix(action="update_unit", params={"column": "weight", "scale": 2})]
+    # a description is not a unit, and the older rows kept their scale: what to look at, no update_unit
+    assert f[0].fixes == [Fix(action="investigate", params={"columns": ["weight"]})]
 
 
 def test_join_keys_in_a_new_format_from_statistics_and_control(elk):
