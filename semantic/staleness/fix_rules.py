@@ -63,11 +63,11 @@ def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
     if not cols:  # a unit drift found with no fix: say what to look at
         if keep:
             return f
-        col = f.evidence.values.get("column") or (f.target.split(".")[3] if f.target.count(".") >= 3 else None)
-        if not col:
+        found = f.evidence.values.get("column") or (f.target.split(".")[3] if f.target.count(".") >= 3 else None)
+        if not found:
             return f
-        cols = [str(col)]
-        why = f"{col}'s values moved by a power of ten: check them against this {a.kind} annotation and rewrite it"
+        cols = [str(found)]
+        why = f"{found}'s values moved by a power of ten: check them against this {a.kind} annotation and rewrite it"
     cols = list(dict.fromkeys(cols))
     return f.model_copy(update={"fixes": [make_fix("investigate", columns=cols), *keep],
                                 "suggestion": f.suggestion if f.suggestion and not f.fixes else why})

@@ -1016,6 +1016,32 @@ def test_a_replacement_written_beside_the_old_table_and_controls(elk):
         (k, "stale", (Fix(action="successor", params={"table": new}),)) for k in ("table.description", "table.freshness_sla")]
 
 
+def test_a_replacement_beside_a_table_loaded_weekly_by_its_freshness_sla(elk):
+    """replacement_deprecation: a weekly table (SLA P8D) with too short a history to know its usual
+    interval (loaded once) is replaced by a copy written after its last load, and its last load
+    grows older than its own SLA while the catalog keeps loading: its description and SLA name the
+    successor (failed before: no successor, the description never flagged; a history of fewer
+    than four loads was never judged). Control: within its SLA, the copy is no replacement."""
+    cat = elk.cat
+    old, new, other = "acme.core.stock", "acme.core.stock_next", "acme.core.visits"
+    cols = [("snap_date", "date"), ("item_id", "bigint"), ("qty", "int")]
+    rows = {"snap_date": ["2024-11-01"] * 3 + ["2024-11-08"] * 3, "item_id": [1, 2, 3] * 2, "qty": [5, 50, 7, 6, 40, 9]}
+    elk.table(old, cols, at=0, rows=rows)
+    elk.table(other, [("visit_date", "date"), ("minutes", "int")], at=0)
+    sm.annotate(cat, old, {"description": "weekly stock snapshots", "freshness_sla": "P8D"}, author="a",
+                time=elk.day(0.5))
+    elk.table(new, cols, at=3, rows=rows)
+    for d in range(1, 12):
+        elk.append(other, {"visit_date": [f"2024-11-{d:02d}"], "minutes": [3]}, at=d + 0.1)
+        if d == 5:  # control: the copy, the weekly table still within its SLA
+            assert [f for f in sm.staleness(cat, old, now=elk.day(5.2)) if f.reason == "not_loaded_since"] == []
+        if d == 10:  # the replacement takes the next weekly load
+            elk.append(new, {"snap_date": ["2024-11-15"] * 3, "item_id": [1, 2, 3], "qty": [4, 30, 8]}, at=10.2)
+    f = [x for x in sm.staleness(cat, old, now=elk.day(11.2), merge=False) if x.reason == "not_loaded_since"]
+    assert sorted((x.annotation, x.status, tuple(x.fixes)) for x in f) == [
+        (k, "stale", (Fix(action="successor", params={"table": new}),)) for k in ("table.description", "table.freshness_sla")]
+
+
 def test_a_copy_beside_a_table_that_keeps_loading_is_no_replacement(elk):
     cat = elk.cat
     old, new = "acme.core.events", "acme.core.events_bak"
