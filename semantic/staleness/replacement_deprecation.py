@@ -221,9 +221,9 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     when it stopped), holds most of its columns alike one to one with rows per day alike
     (`successor_evidence` strong), while the table has stopped by the catalog's own activity (its
     latest commit, not the clock): it loaded regularly and has not since for two of its usual
-    intervals (or its job ran twice without it), or, whatever its history (a table loaded weekly,
-    or once), its last load is older than its own freshness SLA (the interval it promised; the
-    SLA is then its interval). Its description and freshness SLA describe a table no longer kept:
+    intervals (or its job ran twice without it), or, when its history is too short to know its
+    interval (under four loads: a weekly table loaded once), its last load is older than its own
+    freshness SLA (the interval it promised, taken as its interval). Its description and freshness SLA describe a table no longer kept:
     `successor` is offered on that evidence (deprecate it in favour of the new one)."""
     if any(a.key == "table.deprecated" for a in anns):
         return []
@@ -236,7 +236,7 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     head = t.ctx.commit_time(t.ctx.vid)
     sla = _sla_of(anns)
     regular = bool(every) and (head - last_t >= 2 * (every or 0) or skipped_by_its_job(t, tables) >= 2)
-    late = sla is not None and sla > 0 and head - last_t > sla
+    late = every is None and sla is not None and sla > 0 and head - last_t > sla
     if not regular and not late:
         return []
     how = f"loaded every ~{(every or 0) / 3600:.0f} h" if regular else f"its freshness SLA {(sla or 0) / 3600:.0f} h"
