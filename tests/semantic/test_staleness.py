@@ -935,7 +935,8 @@ def test_range_exceeded_when_the_data_outgrows_a_documented_range_and_controls(e
 def test_a_new_load_in_another_unit_beside_the_old_rows_and_control(elk):
     """values_units: loads keep arriving, the latest ones in another unit (÷100) beside the older
     rows: the whole table's range still holds them, so only the per-load statistics show it
-    (failed before: nothing). No single unit fits the column now, so no fix. Control: loads whose
+    (failed before: nothing). No single unit fits the column now, so no repair: `investigate`
+    names the column to look at. Control: loads whose
     magnitude varies within a power of ten."""
     cat = elk.cat
     elk.table(T, [("d", "date"), ("order_id", "bigint"), ("discount_usd", "decimal(14,2)")], partition_by=["d"], at=0,
@@ -952,8 +953,9 @@ def test_a_new_load_in_another_unit_beside_the_old_rows_and_control(elk):
         v = elk.append(T, {"d": [f"2024-11-1{i}"] * 6, "order_id": [100 + 10 * i + j for j in range(6)],
                            "discount_usd": [0.01, 3.9 + i, 1.5, 0.03, 0.1, 0.2]}, at=7 + i)
     f = sm.staleness(cat, T, now=elk.day(9), merge=False)
+    look = [Fix(action="investigate", params={"columns": ["discount_usd"]})]  # what to look at: no repair
     assert sorted((x.annotation, x.reason, x.evidence.values["scale_exp"], x.fixes) for x in f) == [
-        ("column.3.description", "unit_drift", -2, []), ("column.3.unit", "unit_drift", -2, [])]
+        ("column.3.description", "unit_drift", -2, look), ("column.3.unit", "unit_drift", -2, look)]
     assert v in f[0].evidence.vids and "mixes two units" in f[0].message
 
 
@@ -982,7 +984,9 @@ def test_a_measure_restated_in_place_then_loaded_and_control(elk):
     got = {x.annotation: x for x in f}
     assert got["column.3.unit"].fixes == [Fix(action="update_unit", params={"column": "net_line_cents", "scale": 3})]
     assert v in got["column.3.unit"].evidence.vids
-    assert got["metric.net_sales"].fixes == [] and got["metric.net_sales"].evidence.values["scale_exp"] == 3
+    # the metric is no unit: it says what to look at, and is merged apart from the unit's update_unit
+    assert got["metric.net_sales"].fixes == [Fix(action="investigate", params={"columns": ["net_line_cents"]})]
+    assert got["metric.net_sales"].evidence.values["scale_exp"] == 3
 
 
 def test_a_replacement_written_beside_the_old_table_and_controls(elk):
