@@ -5,14 +5,12 @@ never adds a finding or changes its reason, status or evidence."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from semantic.models import Annotation, Finding
+from semantic.models import Annotation, ColumnStats, Finding
 from semantic.staleness.core import Table, make_fix, scale_of
-from semantic.staleness.values_units import restated_scale
+from semantic.staleness.values_units import load_stats, restated_scale
 
 
-def _basis_stats(a: Annotation, col: str, t: Table) -> Any:
+def _basis_stats(a: Annotation, col: str, t: Table) -> object:
     """The statistics of `col` (a current name) recorded at the annotation's basis."""
     cur = next((c for c in t.cols.values() if c.name == col), None)
     b = a.provenance.basis
@@ -21,15 +19,24 @@ def _basis_stats(a: Annotation, col: str, t: Table) -> Any:
 
 
 def every_row_moved(t: Table, a: Annotation, col: str, k: int) -> bool:
-    """Whether every row of `col` is now in the scale 10^k of the annotation's: the column's whole
-    range now (the table's statistics) is its range at the basis scaled by 10^k, or a rewrite after
-    the basis kept the rows and moved the whole range by 10^k (`restated_scale`). False when only
-    new loads arrived in another scale beside older rows that kept theirs."""
-    got = restated_scale(t, col, a.provenance.basis.vid or 0)
-    if got is not None and got[0] == k:
+    """Whether every row of `col` is now in the scale 10^k of the annotation's: the snapshot holds
+    no file written before a rewrite after the annotation's basis (`load_stats`: the files grouped
+    by the vid that wrote them: no older row kept its values), and that rewrite kept the rows and
+    moved the whole range by 10^k (`restated_scale`), or the column's whole range now is its range
+    at the basis scaled by 10^k. False when new loads arrived in another scale beside older rows
+    (an append of a few rows can move the range's ends as a rewrite would: the files it left
+    untouched tell them apart)."""
+    loads = [v for v, _cols, _rows in load_stats(t)]
+
+    def rewritten_since(vid: int) -> bool:
+        return bool(loads) and min(loads) > vid
+
+    basis = a.provenance.basis.vid or 0
+    got = restated_scale(t, col, basis)
+    if got is not None and got[0] == k and rewritten_since(got[1] - 1):
         return True
     before = _basis_stats(a, col, t)
-    return before is not None and scale_of(before, t.stat(col)) == k
+    return isinstance(before, dict | ColumnStats) and scale_of(before, t.stat(col)) == k and rewritten_since(basis)
 
 
 def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:

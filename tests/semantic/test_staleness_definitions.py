@@ -130,3 +130,19 @@ def test_no_update_unit_after_new_loads_in_another_unit_only(elk):
     assert [x.action for x in f["column.3.unit"].fixes] == ["investigate"]
     assert "older rows" in (f["column.3.unit"].suggestion or "")
     assert not [x for x in f.values() for fx in x.fixes if fx.action == "update_unit"]
+
+
+def test_no_update_unit_when_an_append_moves_the_range_like_a_rewrite(elk):
+    """A few rows appended x10^3 to a column whose minimum is 0: the table keeps its rows (within
+    5%) and its range's top moves by 10^3, as a restatement in place would; the files written
+    before the append are still there, so the older rows kept their unit: no `update_unit`
+    (failed before: update_unit 3 on the unit, from the range alone)."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("id", "bigint"), ("qty", "bigint")], partition_by=["d"], at=0)
+    for day in range(1, 6):
+        elk.append(T, {"d": [f"2024-11-1{day}"] * 20, "id": list(range(20 * day, 20 * day + 20)),
+                       "qty": [0, 500] + [10 * day + j for j in range(18)]}, at=day)
+    sm.annotate(cat, T, {"unit": "units"}, column="qty", author="a", time=elk.day(5.5))
+    elk.append(T, {"d": ["2024-11-16"] * 2, "id": [900, 901], "qty": [0, 500_000]}, at=6)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(6), merge=False) if x.reason == "unit_drift"]
+    assert f and not [x for x in f for fx in x.fixes if fx.action == "update_unit"], [x.fixes for x in f]
