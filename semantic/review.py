@@ -120,7 +120,8 @@ class ReviewItem(BaseModel):
     acceptable: bool = Field(default=False, description="accept can write a value (else edit_and_accept or dismiss)")
     why_not: str | None = None
     refused: str | None = Field(default=None, description="why accept is not offered, as a code: no_fix (the finding "
-                                "has no fix its evidence supports), outdated, needs_value, or the validation that "
+                                "has no fix its evidence supports), outdated, needs_value, needs_meaning (a coded "
+                                "column's new code: edit with its meaning), or the validation that "
                                 "failed (grain, grain_null, enum_mismatch, cardinality, column_missing, successor...)")
     author: str | None = Field(default=None, description="who wrote the agent annotation")
     confidence: float | None = None
@@ -164,6 +165,9 @@ class _Write(BaseModel):
     column: str | None = None
     columns: list[str] | None = None
     remove: list[str] = Field(default_factory=list)
+    # further annotations the same decision writes, in the same transaction (a coded column's new
+    # codes in its enum and their meanings in its labels)
+    also: list[_Write] = Field(default_factory=list)
 
 
 _UNITS = {("cents", -2): "dollars", ("usd_cents", -2): "usd", ("dollars", 2): "cents", ("usd", 2): "usd_cents",
@@ -295,6 +299,7 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
         raise InvalidValueError(f"{ann.key} names restated values of {vcol}; give the corrected value with "
                                 "edit_and_accept")
     if fix.action == "add_enum_values" and ann.kind == "column":
+        _need_meanings(f, ann, anns, [x for x in p["values"] if x not in (v or [])])
         return _Write(kind="column", key=ann.key, value=[*list(v or []), *[x for x in p["values"] if x not in (v or [])]],
                       column=ann.column, columns=[str(ann.column)])
     if fix.action == "update_unit" and ann.kind == "column" and ann.field == "unit":
@@ -302,6 +307,62 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
         if unit is not None:
             return _Write(kind="column", key=ann.key, value=unit, column=ann.column, columns=[str(ann.column)])
     raise InvalidValueError(f"the {fix.action} fix of {ann.key} needs a person's value; use edit_and_accept or dismiss")
+
+
+def _labels_of(ann: Annotation, anns: dict[str, Annotation]) -> Annotation | None:
+    """The `labels` annotation (code -> meaning) of the column `ann` is on, when it is a coded column."""
+    got = anns.get(f"column.{ann.column_id}.labels") if ann.kind == "column" and ann.column_id is not None else None
+    return got if got is not None and isinstance(got.value, dict) and got.value else None
+
+
+def _need_meanings(f: Finding, ann: Annotation, anns: dict[str, Annotation], new: list[Any]) -> None:
+    """A coded column's enum (the column has `labels`: what each code means) does not take a new
+    code without its meaning: the codes of `new` its labels do not name are refused
+    (`needs_meaning`), so that accept never adds a code whose meaning no one stated. A plain enum
+    (its values are their own meaning) takes them."""
+    lab = _labels_of(ann, anns) if ann.field == "enum" else None
+    if lab is None:
+        return
+    missing = [x for x in new if str(x) not in {str(k) for k in lab.value}]
+    if missing:
+        raise ReviewRefusedError(
+            f"{ann.column} is a coded column (its labels say what each code means) and the data holds "
+            f"{', '.join(map(repr, missing))}, which no label explains: adding the code without its meaning would "
+            "let agents read it unexplained. Edit the item with the meaning of each new code, e.g. "
+            f"{{{', '.join(f'{str(x)!r}: MEANING' for x in missing[:3])}}} (semcat review edit ITEM JSON; the "
+            "enum and the labels are written together), or dismiss it with a reason", why="needs_meaning",
+            annotation=ann.key, codes=[str(x) for x in missing])
+
+
+def _coded_edit(f: Finding, ann: Annotation, anns: dict[str, Annotation], value: Any) -> _Write | None:
+    """An edit of a coded column's enum item: `value` is the meanings of codes ({code: meaning},
+    every code the finding found and no label explains among them), or the enum itself (a list,
+    refused when it holds a code no label explains). Returns the write of the enum with the codes
+    added and, with it, the labels with the meanings added; None when the item is not a coded
+    enum's (the value is written as given)."""
+    lab = _labels_of(ann, anns) if ann.kind == "column" and ann.field == "enum" else None
+    if lab is None:
+        return None
+    cur = [x for x in (ann.value or [])]
+    if isinstance(value, list):
+        _need_meanings(f, ann, anns, [x for x in value if x not in cur])
+        return None
+    if not isinstance(value, dict) or not value:
+        raise _refuse(ann.key, "a coded column's new codes need their meanings: give a JSON object {code: meaning}",
+                      "needs_meaning")
+    meanings = {str(k): str(x).strip() for k, x in value.items()}
+    empty = [k for k, x in meanings.items() if not x]
+    if empty:
+        raise _refuse(ann.key, f"no meaning given for {', '.join(map(repr, empty))}", "needs_meaning")
+    found = [x for fx in f.fixes if fx.action == "add_enum_values" for x in fx.params.get("values") or []]
+    labels = {**{str(k): x for k, x in lab.value.items()}, **meanings}
+    _need_meanings(f, ann, {**anns, lab.key: lab.model_copy(update={"value": labels})}, found)
+    # a code is written as the column's values are typed (the enum's existing codes, or the data's)
+    typed = {str(x): x for x in [*cur, *found]}
+    enum = list(dict.fromkeys([*cur, *[typed.get(k, k) for k in meanings if k not in {str(x) for x in cur}]]))
+    col = [str(ann.column)]
+    return _Write(kind="column", key=ann.key, value=enum, column=ann.column, columns=col,
+                  also=[_Write(kind="column", key=lab.key, value=labels, column=ann.column, columns=col)])
 
 
 # ------------------------------------------------------------------ listing
@@ -695,22 +756,22 @@ def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note:
     folder = lake.semantic_path(table)
     dpath = lake.semantic_path(table, decision_key(item.id))
     watched = [dpath] + [lake.semantic_path(table, k) for k in {item.annotation, *(remove or [])} if k]
-    if write is not None:
-        watched.append(lake.semantic_path(table, write.key))
+    writes = [] if write is None else [write, *write.also]
+    watched += [lake.semantic_path(table, w.key) for w in writes]
     now_vid = cat.resolve(None)
-    if write is not None:
+    prepared: list[tuple[_Write, Any, Any]] = []   # (write, basis, column ref)
+    for w in writes:
         tobj = require_table(cat, table, now_vid)
         cols = columns_of(tobj.value)
-        refs = None if write.columns is None else [c for c in cols if c.name in write.columns]
-        colref = find(cols, write.column) if write.column else None
-        if write.column and (colref is None or colref.id is None):
-            raise InvalidAnnotationError(f"column {write.column!r} is not in {table} any more; list the items again")
-        basis = basis_of(tobj, refs, now_vid, cat)
-        write = write.model_copy(update={"value": _validated(cat, table, tobj.value, write, now_vid)})
+        refs = None if w.columns is None else [c for c in cols if c.name in w.columns]
+        colref = find(cols, w.column) if w.column else None
+        if w.column and (colref is None or colref.id is None):
+            raise InvalidAnnotationError(f"column {w.column!r} is not in {table} any more; list the items again")
+        prepared.append((w.model_copy(update={"value": _validated(cat, table, tobj.value, w, now_vid), "also": []}),
+                         basis_of(tobj, refs, now_vid, cat), colref))
     try:
-        return _commit_decision(cat, item, decision, author, note, write, remove, time, extra, table, folder, dpath,
-                                watched, now_vid, basis if write is not None else None, colref if write is not None
-                                else None)
+        return _commit_decision(cat, item, decision, author, note, prepared, remove, time, extra, table, folder, dpath,
+                                watched, now_vid)
     except ReviewConflictError:
         raise
     except ConflictError as e:  # MVOCC: another decision on the same item committed first
@@ -720,8 +781,9 @@ def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note:
 
 
 def _commit_decision(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note: str | None,
-                     write: _Write | None, remove: list[str], time: TimeArg, extra: dict[str, Any] | None, table: str,
-                     folder: str, dpath: str, watched: list[str], now_vid: int, basis: Any, colref: Any) -> int:
+                     writes: list[tuple[_Write, Any, Any]], remove: list[str], time: TimeArg,
+                     extra: dict[str, Any] | None, table: str, folder: str, dpath: str, watched: list[str],
+                     now_vid: int) -> int:
     with cat.transaction(author=author, message=f"review {decision} {item.id} {table}:{item.annotation or ''}"[:500],
                          meta={"semantic": True, "review": decision}, time=time) as txn:
         for path in dict.fromkeys(watched):
@@ -741,29 +803,32 @@ def _commit_decision(cat: CatalogAPI, item: ReviewItem, decision: str, author: s
                 raise ReviewConflictError(f"review item {item.id} was decided or rewritten after vid {item.vid}; "
                                           "list the items again", path=src, vid=None if got is None else got.vid,
                                           retryable=False)
-        if write is not None:
+        if writes:
             # re-validated inside the transaction that writes, on what it reads: the table object is a
             # recorded read (a concurrent schema change aborts this commit) and the data is the snapshot
             # the transaction reads at
             tnow = txn.get(lake.table_path(table))
             if tnow is None:
                 raise ReviewRefusedError(f"{table} no longer exists; nothing was written", why="table_missing")
-            validate_write(cat, table, tnow.value, write, txn.read_vid)
+            for w, _b, _c in writes:
+                validate_write(cat, table, tnow.value, w, txn.read_vid)
         txn.update(folder, {"obj_type": "semantic"})
-        if write is not None:
+        for w, basis, colref in writes:
             prov = Provenance(author=author, source="human", confidence=1.0, time=txn_time(time), note=note,
                               basis=basis)
-            ann = Annotation(kind=write.kind, key=write.key, target=table, value=write.value,  # type: ignore[arg-type]
+            ann = Annotation(kind=w.kind, key=w.key, target=table, value=w.value,  # type: ignore[arg-type]
                              provenance=prov, column=None if colref is None else colref.name,
                              column_id=None if colref is None else colref.id)
             check_annotation(ann)  # the value rules, stored SQL and bounds of every write path (semantic.guard)
-            txn.update(lake.semantic_path(table, write.key), ann.stored())
+            txn.update(lake.semantic_path(table, w.key), ann.stored())
+        written = {w.key for w, _b, _c in writes}
         for k in dict.fromkeys(remove):
-            if write is None or k != write.key:
+            if k not in written:
                 txn.remove(lake.semantic_path(table, k))
         record = {"decision": decision, "item": item.id, "item_kind": item.kind, "annotation": item.annotation,
                   "reason": item.reason, "target": item.target, "at_vid": item.vid,
-                  "evidence_vids": item.evidence_vids, "written_key": None if write is None else write.key,
+                  "evidence_vids": item.evidence_vids, "written_key": writes[0][0].key if writes else None,
+                  **({"also_written": [w.key for w, _b, _c in writes[1:]]} if len(writes) > 1 else {}),
                   **(extra or {})}
         dec = Annotation(kind="review", key=decision_key(item.id), target=table, value=record,
                          provenance=Provenance(author=author, source="human", confidence=1.0, time=txn_time(time),
@@ -1112,10 +1177,14 @@ def edit_and_accept(cat: CatalogAPI, item: ReviewItem | str, author: str, value:
     it = _resolve(cat, item, now)
     if it.kind == "finding":
         f, anns = _finding_of(cat, it, now)
+        own = anns.get(f.annotation) if f.annotation else None
+        coded = _coded_edit(f, own, anns, value) if own is not None else None
+        if coded is not None:
+            return _decide(cat, it, "edited", author, note, coded, coded.remove, time)
         try:
             w = _suggested(cat, f, anns, cat.resolve(None))
         except InvalidValueError:
-            ann = anns.get(f.annotation) if f.annotation else None
+            ann = own
             if ann is None:
                 raise InvalidValueError(f"the {f.reason} finding on {f.target} is about no annotation; annotate the "
                                         "table yourself and dismiss the finding") from None

@@ -147,7 +147,8 @@ def register(main: click.Group) -> None:
         if res["skipped"]:
             words = {"no_fix": "no fix the evidence supports (edit or dismiss them)",
                      "outdated": "raised by a data-depth pass the table changed after (scan again)",
-                     "needs_value": "the fix needs a person's value (edit them)"}
+                     "needs_value": "the fix needs a person's value (edit them)",
+                     "needs_meaning": "a coded column's new code needs its meaning (edit them with {code: meaning})"}
             lines.append(f"skipped {len(res['skipped'])} item(s), left open: "
                          + "; ".join(f"{n} {words.get(code, 'refused by validation: ' + code)}"
                                      for code, n in sorted(by.items())))

@@ -41,17 +41,27 @@ def split_by_annotation(f: Finding) -> list[Finding]:
             for k in f.annotations]
 
 
+def _looks_only(f: Finding) -> bool:
+    """The finding's fixes only say what to look at (`investigate`): its evidence supports no repair
+    of its annotation."""
+    return bool(f.fixes) and all(x.action == "investigate" for x in f.fixes)
+
+
 def merge_by_cause(findings: list[Finding]) -> list[Finding]:
     """One finding per underlying change and table: findings with the same `cause` on one table
     become one (the worst status, the first's message and reason, every annotation in
-    `annotations`, the fixes and evidence vids of all); a finding without a cause about an
-    annotation that a caused finding of the table lists joins that finding; exact repeats of (annotation,
-    reason) keep the worst. Order: first appearance."""
+    `annotations`, the fixes and evidence vids of all), except that findings whose fix only says
+    what to look at (`investigate`: no repair holds for their annotation) are merged apart from
+    those offering a repair, so a repair is never listed for an annotation it does not hold for (a
+    unit annotation's `update_unit` for the description the same change made false: a second
+    finding of the same cause, decided in the same review group); a finding without a cause about
+    an annotation that a caused finding of the table lists joins that finding; exact repeats of
+    (annotation, reason) keep the worst. Order: first appearance."""
     groups: dict[tuple[str, str], list[Finding]] = {}
     order: list[tuple[str, str]] = []
     for f in findings:
         table = ".".join(f.target.split(".")[:3])
-        key = (table, f.cause or f"~{f.annotation or ''}\x1f{f.reason}\x1f{f.target}")
+        key = (table, f"{f.cause}\x1flook" if f.cause and _looks_only(f) else f.cause if f.cause else f"~{f.annotation or ''}\x1f{f.reason}\x1f{f.target}")
         if key not in groups:
             groups[key] = []
             order.append(key)

@@ -24,6 +24,7 @@ from semantic.staleness.core import Duck, Table, finding
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import metric_findings, verified_data, verified_meta
 from semantic.staleness.documented_ranges import range_exceeded
+from semantic.staleness.fix_rules import unit_fix
 from semantic.staleness.grain import description_grain, description_rows_data, grain_data, grain_findings
 from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
 from semantic.staleness.loads_freshness import dead_check, sla_check
@@ -76,6 +77,7 @@ class Env:
 
 
 Applies = Callable[[Annotation, Env], bool]
+FixRule = Callable[[Table, Annotation, Finding], Finding]
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,8 @@ class Check:
     replaces_at_data: bool = False            # a metadata check whose findings the data depth recomputes
     catalog_wide: bool = False                # reads every table's loads and the catalog's head: never
     #                                           carried over by the incremental check (always recomputed)
+    fix_rule: FixRule | None = None           # keeps a finding's fix only where its evidence holds for the
+    #                                           annotation (semantic.staleness.fix_rules), else `investigate`
 
 
 def _field(kind: str, *fields: str) -> Applies:
@@ -127,13 +131,13 @@ CHECKS: list[Check] = [
           ("schema_history", "column_stats"), ("rename",),
           lambda e, a: column_findings(e.t, a, _own_refs(a)), _field("column")),
     Check("unit_drift", "values_units", "metadata", ("unit_drift",), ("column_stats", "partition_stats"),
-          ("update_unit",), lambda e, a: unit_drift(e.t, a, _own_refs(a)),
+          ("update_unit", "investigate"), lambda e, a: unit_drift(e.t, a, _own_refs(a)),
           lambda a, e: a.kind == "column" and a.column_id in e.units and a.field in ("unit", "description"),
-          fallback=True),
+          fallback=True, fix_rule=unit_fix),
     Check("scale_shift", "values_units", "metadata", ("unit_drift",), ("column_stats", "partition_stats"),
-          ("update_unit",), lambda e, a: scale_shift(e.t, a, e.grain_keys),
+          ("update_unit", "investigate"), lambda e, a: scale_shift(e.t, a, e.grain_keys),
           lambda a, e: a.kind == "column" and a.column_id not in e.units and
-          a.field in ("description", "sample_values"), fallback=True),
+          a.field in ("description", "sample_values"), fallback=True, fix_rule=unit_fix),
     Check("enum_range", "values_units", "metadata", ("enum_violated", "sample_values_missing"), ("column_stats",),
           ("add_enum_values",), lambda e, a: enum_meta(e.t, a), _field("column", "enum", "sample_values"),
           fallback=True),
@@ -143,14 +147,16 @@ CHECKS: list[Check] = [
           ("schema_history", "column_stats", "catalog_tables"), ("join_on", "relate_to", "filter", "rename"),
           lambda e, a: relationship_findings(e.ctx, e.t, a, e.tables), _field("relationship")),
     Check("metric", "definitions", "metadata", ("column_dropped", "column_renamed", "column_type_changed", "unit_drift"),
-          ("schema_history", "column_stats"), ("rename", "update_unit"), lambda e, a: metric_findings(e.t, a), _field("metric")),
+          ("schema_history", "column_stats"), ("rename", "investigate"), lambda e, a: metric_findings(e.t, a),
+          _field("metric"), fix_rule=unit_fix),
     Check("verified_query", "definitions", "metadata", ("verified_query_fails", "schema_changed", "verified_query_changed"),
           ("schema_history", "catalog_tables", "load_log", "file_stats"), ("reverify", "rename", "value_map"),
           lambda e, a: verified_meta(e.ctx, e.t, a), _field("verified_query")),
     Check("scale_restated", "values_units", "metadata", ("unit_drift",), ("column_stats", "schema_history"),
-          ("update_unit",), lambda e, a: scale_restated(e.t, a, e.grain_keys), _scaled_claim, fallback=True),
-    Check("scale_new_loads", "values_units", "metadata", ("unit_drift",), ("file_stats",), (),
-          lambda e, a: scale_new_loads(e.t, a, e.grain_keys), _scaled_claim, fallback=True),
+          ("update_unit", "investigate"), lambda e, a: scale_restated(e.t, a, e.grain_keys), _scaled_claim,
+          fallback=True, fix_rule=unit_fix),
+    Check("scale_new_loads", "values_units", "metadata", ("unit_drift",), ("file_stats",), ("investigate",),
+          lambda e, a: scale_new_loads(e.t, a, e.grain_keys), _scaled_claim, fallback=True, fix_rule=unit_fix),
     Check("documented_range", "documented_ranges", "metadata", ("range_exceeded",), ("annotation_text", "column_stats"),
           (), lambda e, a: range_exceeded(e.t, a),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column")),
@@ -221,10 +227,10 @@ def run_annotation_checks(env: Env, depth: str) -> list[Finding]:
             if c.applies is None or not c.applies(a, env) or (c.fallback and found):
                 continue
             if depth != "data":
-                found += c.run(env, a)
+                found += _fixed(c, env, a, c.run(env, a))
                 continue
             try:
-                found += c.run(env, a)
+                found += _fixed(c, env, a, c.run(env, a))
             except LimitExceededError as e:
                 found.append(finding(a, env.t.name, "check_limit_exceeded", "suspect",
                                       f"the data check of {a.key} could not finish: {e.message[:300]}; the annotation "
@@ -239,6 +245,11 @@ def run_annotation_checks(env: Env, depth: str) -> list[Finding]:
                                       [env.ctx.vid]))
         out += found
     return out
+
+
+def _fixed(c: Check, env: Env, a: Annotation, found: list[Finding]) -> list[Finding]:
+    """The entry's findings with its fix rule applied (a fix kept only where its evidence holds)."""
+    return found if c.fix_rule is None else [c.fix_rule(env.t, a, f) for f in found]
 
 
 def run_table_checks(env: Env, depth: str) -> list[Finding]:

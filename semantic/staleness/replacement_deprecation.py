@@ -202,27 +202,47 @@ def skipped_by_its_job(t: Table, tables: dict[str, Table | None]) -> int:
     return sum(1 for v in runs if v > dc[-1][0])
 
 
+def _sla_of(anns: list[Annotation]) -> float | None:
+    from catalog_core.errors import InvalidValueError
+    from semantic.annotations import parse_duration
+
+    for a in anns:
+        if a.key == "table.freshness_sla":
+            try:
+                return parse_duration(a.value)
+            except InvalidValueError:
+                return None
+    return None
+
+
 def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | None]) -> list[Finding]:
     """A replacement written beside the table: a table that first loaded after the table's last
-    load but one (around when it stopped), holds most of its columns alike one to one with rows
-    per day alike (`successor_evidence` strong), while the table, which loaded regularly, has not
-    loaded since for two of its usual intervals of the catalog's own activity (its latest commit,
-    not the clock). Its description and freshness SLA describe a table no longer kept: `successor`
-    is offered on that evidence (deprecate it in favour of the new one)."""
+    load but one (after its last, when it loaded once) and within two of its intervals of it (around
+    when it stopped), holds most of its columns alike one to one with rows per day alike
+    (`successor_evidence` strong), while the table has stopped by the catalog's own activity (its
+    latest commit, not the clock): it loaded regularly and has not since for two of its usual
+    intervals (or its job ran twice without it), or, when its history is too short to know its
+    interval (under four loads: a weekly table loaded once), its last load is older than its own
+    freshness SLA (the interval it promised, taken as its interval). Its description and freshness SLA describe a table no longer kept:
+    `successor` is offered on that evidence (deprecate it in favour of the new one)."""
     if any(a.key == "table.deprecated" for a in anns):
         return []
     about = [a for a in anns if a.key in ("table.description", "table.freshness_sla")]
     dc = t.tl.data_commits
-    if not about or len(dc) < 4:
+    if not about or not dc:
         return []
-    every = _every(t)
-    if not every:
-        return []
+    every = _every(t) if len(dc) >= 4 else None
     last_v, last_t = dc[-1]
     head = t.ctx.commit_time(t.ctx.vid)
-    skipped = skipped_by_its_job(t, tables)
-    if head - last_t < 2 * every and skipped < 2:
+    sla = _sla_of(anns)
+    regular = bool(every) and (head - last_t >= 2 * (every or 0) or skipped_by_its_job(t, tables) >= 2)
+    late = every is None and sla is not None and sla > 0 and head - last_t > sla
+    if not regular and not late:
         return []
+    how = f"loaded every ~{(every or 0) / 3600:.0f} h" if regular else f"its freshness SLA {(sla or 0) / 3600:.0f} h"
+    every = every if regular and every else sla
+    assert every is not None
+    prev = dc[-2][1] if len(dc) >= 2 else None
     best: tuple[float, Table, dict[str, Any]] | None = None
     for other in t.ctx.tables():
         if other == t.name:
@@ -231,7 +251,7 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
         if o is None or not o.tl.data_commits or stopped(o, head):
             continue
         first = o.tl.data_commits[0][1]
-        if first < dc[-2][1] or first > last_t + 2 * every:
+        if (first < prev if prev is not None else first <= last_t) or first > last_t + 2 * every:
             continue  # not new around when the table stopped
         ev = successor_evidence(t, o, last_t, every)
         if ev["strong"] and ev["columns_alike"] >= MOST_COLUMNS:
@@ -248,7 +268,7 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
         out.append(finding(a, t.name, "not_loaded_since", "stale",
                            f"{o.name} first loaded {day_of(o.tl.data_commits[0][1])} holding "
                            f"{ev['columns_alike']:.0%} of {t.name}'s columns alike with rows per day alike, and "
-                           f"{t.name} (loaded every ~{every / 3600:.0f} h) has not loaded since {day_of(last_t)}: "
+                           f"{t.name} ({how}) has not loaded since {day_of(last_t)}: "
                            f"it was replaced beside", [last_v, o.tl.data_commits[0][0]],
                            [last_t, o.tl.data_commits[0][1]],
                            {"successor": o.name, "evidence": ev, "last_load": day_of(last_t),

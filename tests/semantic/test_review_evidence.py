@@ -324,3 +324,45 @@ def test_bulk_accept_backdated_to_one_time_decides_every_item(cat, lk):
     assert not res["skipped"]
     times = [c.time for c in cat.commits(since=res["decided"][0]["vid"])]
     assert times == sorted(times) and times[0] == lk.day(3)
+
+
+# ------------------------------------------------------------------ a coded column's new code needs its meaning
+def test_a_coded_enums_new_code_is_not_accepted_without_its_meaning(ecat, elk):
+    """A coded column (its `labels` say what each code means) gains a code: accept would add it to
+    the enum silently (was: acceptable, the enum took '90' and no one said what it means), so the item
+    is refused with `needs_meaning`, bulk accept leaves it open, an edit that gives the meaning writes
+    the enum and the labels together (validated against the data), and an edit without it is refused.
+    A plain enum's new value is still accepted."""
+    cat, lk = ecat, elk
+    lk.table(T, [("order_id", "bigint"), ("status_code", "string"), ("status", "string")], at=0,
+             rows={"order_id": [1, 2, 3], "status_code": ["10", "20", "10"], "status": ["placed", "shipped", "placed"]})
+    sm.annotate(cat, T, {"enum": ["10", "20"], "labels": {"10": "placed", "20": "fulfilled"}}, column="status_code",
+                author="ann", time=lk.day(1))
+    sm.annotate(cat, T, {"enum": ["placed", "shipped"]}, column="status", author="ann", time=lk.day(1))
+    lk.append(T, {"order_id": [4], "status_code": ["90"], "status": ["zz_held"]}, at=2)  # beyond both max values
+    now = lk.day(2)
+    coded = next(i for i in items(cat, now) if i.annotation == "column.2.enum")
+    plain = next(i for i in items(cat, now) if i.annotation == "column.3.enum")
+    assert coded.reason == "enum_violated" and not coded.acceptable and coded.refused == "needs_meaning"
+    assert "'90'" in coded.why_not and "meaning" in coded.why_not
+    assert plain.acceptable and plain.proposed == ["placed", "shipped", "zz_held"]
+    with pytest.raises(sm.ReviewRefusedError, match="needs_meaning|meaning") as e:
+        sm.accept(cat, coded, author="bob", now=now)
+    assert e.value.details["why"] == "needs_meaning"
+    res = sm.accept_all(cat, "bob", now=now, time=lk.day(3))
+    assert [d["item"] for d in res["decided"]] == [plain.id] and res["skipped_by"] == {"needs_meaning": 1}
+    assert by_key(cat)["column.2.enum"].value == ["10", "20"]  # the code was not added silently
+    coded = next(i for i in items(cat, lk.day(3)) if i.annotation == "column.2.enum")
+    before = cat.resolve(None)
+    for bad in (["10", "20", "90"], {"90": " "}, {"91": "typo"}):  # the enum alone, an empty meaning, another code
+        with pytest.raises(sm.ReviewRefusedError) as e:
+            sm.edit_and_accept(cat, coded, author="bob", value=bad, now=lk.day(3))
+        assert e.value.details["why"] == "needs_meaning", bad
+    assert cat.resolve(None) == before
+    vid = sm.edit_and_accept(cat, coded, author="bob", value={"90": "cancelled (not revenue)"}, now=lk.day(3),
+                             time=lk.day(4))
+    anns = by_key(cat)
+    assert anns["column.2.enum"].value == ["10", "20", "90"] and anns["column.2.enum"].vid == vid
+    assert anns["column.2.labels"].value == {"10": "placed", "20": "fulfilled", "90": "cancelled (not revenue)"}
+    assert anns["column.2.labels"].provenance.author == "bob" and anns["column.2.labels"].vid == vid
+    assert not [i for i in items(cat, lk.day(4)) if i.annotation == "column.2.enum"]

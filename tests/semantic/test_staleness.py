@@ -158,8 +158,16 @@ def test_unit_drift_same_column_and_control(elk):
     v = elk.append(T, {"d": ["2024-11-12"] * 3, "amount": [17, 210, 970]}, at=2)   # dollars now
     f = sm.staleness(cat, T, now=elk.day(2))
     assert [(x.reason, x.evidence.values["scale_exp"]) for x in f] == [("unit_drift", -2)]
-    assert v in f[0].evidence.vids and "unit changed" in f[0].suggestion
-    assert f[0].fixes == [Fix(action="update_unit", params={"column": "amount", "scale": -2})]
+    # the older rows are still in cents: no single unit is right, so no update_unit (it would write
+    # "dollars" over them); the finding says what to look at
+    assert v in f[0].evidence.vids and "older rows" in f[0].suggestion
+    assert f[0].fixes == [Fix(action="investigate", params={"columns": ["amount"]})]
+    # restated in place, every row in dollars: the unit annotation takes the new unit
+    elk.overwrite(T, {"d": ["2024-11-10"] * 3 + ["2024-11-11"] * 3 + ["2024-11-12"] * 3,
+                      "amount": [15, 230, 980, 17, 210, 970, 17, 210, 970]}, at=3)
+    f = sm.staleness(cat, T, now=elk.day(3))
+    assert [x.fixes for x in f if x.reason == "unit_drift"] == [
+        [Fix(action="update_unit", params={"column": "amount", "scale": -2})]]
 
 
 def test_unit_drift_on_rename_with_scaled_statistics(elk):
@@ -857,7 +865,8 @@ def test_scale_shift_in_place_without_a_unit_annotation_and_control(elk):
     f = sm.staleness(cat, T, now=elk.day(2))
     assert [(x.annotation, x.reason, x.evidence.values["scale_exp"]) for x in f] == [
         ("column.3.description", "unit_drift", 2)]
-    assert f[0].fixes == [Fix(action="update_unit", params={"column": "weight", "scale": 2})]
+    # a description is not a unit, and the older rows kept their scale: what to look at, no update_unit
+    assert f[0].fixes == [Fix(action="investigate", params={"columns": ["weight"]})]
 
 
 def test_join_keys_in_a_new_format_from_statistics_and_control(elk):
@@ -926,7 +935,8 @@ def test_range_exceeded_when_the_data_outgrows_a_documented_range_and_controls(e
 def test_a_new_load_in_another_unit_beside_the_old_rows_and_control(elk):
     """values_units: loads keep arriving, the latest ones in another unit (÷100) beside the older
     rows: the whole table's range still holds them, so only the per-load statistics show it
-    (failed before: nothing). No single unit fits the column now, so no fix. Control: loads whose
+    (failed before: nothing). No single unit fits the column now, so no repair: `investigate`
+    names the column to look at. Control: loads whose
     magnitude varies within a power of ten."""
     cat = elk.cat
     elk.table(T, [("d", "date"), ("order_id", "bigint"), ("discount_usd", "decimal(14,2)")], partition_by=["d"], at=0,
@@ -943,8 +953,9 @@ def test_a_new_load_in_another_unit_beside_the_old_rows_and_control(elk):
         v = elk.append(T, {"d": [f"2024-11-1{i}"] * 6, "order_id": [100 + 10 * i + j for j in range(6)],
                            "discount_usd": [0.01, 3.9 + i, 1.5, 0.03, 0.1, 0.2]}, at=7 + i)
     f = sm.staleness(cat, T, now=elk.day(9), merge=False)
+    look = [Fix(action="investigate", params={"columns": ["discount_usd"]})]  # what to look at: no repair
     assert sorted((x.annotation, x.reason, x.evidence.values["scale_exp"], x.fixes) for x in f) == [
-        ("column.3.description", "unit_drift", -2, []), ("column.3.unit", "unit_drift", -2, [])]
+        ("column.3.description", "unit_drift", -2, look), ("column.3.unit", "unit_drift", -2, look)]
     assert v in f[0].evidence.vids and "mixes two units" in f[0].message
 
 
@@ -973,7 +984,9 @@ def test_a_measure_restated_in_place_then_loaded_and_control(elk):
     got = {x.annotation: x for x in f}
     assert got["column.3.unit"].fixes == [Fix(action="update_unit", params={"column": "net_line_cents", "scale": 3})]
     assert v in got["column.3.unit"].evidence.vids
-    assert got["metric.net_sales"].fixes == [] and got["metric.net_sales"].evidence.values["scale_exp"] == 3
+    # the metric is no unit: it says what to look at, and is merged apart from the unit's update_unit
+    assert got["metric.net_sales"].fixes == [Fix(action="investigate", params={"columns": ["net_line_cents"]})]
+    assert got["metric.net_sales"].evidence.values["scale_exp"] == 3
 
 
 def test_a_replacement_written_beside_the_old_table_and_controls(elk):
@@ -1003,6 +1016,32 @@ def test_a_replacement_written_beside_the_old_table_and_controls(elk):
     for d in (12, 13):
         elk.append(other, {"visit_date": [f"2024-11-{d}"], "minutes": [3]}, at=d + 0.1)
     f = [x for x in sm.staleness(cat, old, now=elk.day(13.2), merge=False) if x.reason == "not_loaded_since"]
+    assert sorted((x.annotation, x.status, tuple(x.fixes)) for x in f) == [
+        (k, "stale", (Fix(action="successor", params={"table": new}),)) for k in ("table.description", "table.freshness_sla")]
+
+
+def test_a_replacement_beside_a_table_loaded_weekly_by_its_freshness_sla(elk):
+    """replacement_deprecation: a weekly table (SLA P8D) with too short a history to know its usual
+    interval (loaded once) is replaced by a copy written after its last load, and its last load
+    grows older than its own SLA while the catalog keeps loading: its description and SLA name the
+    successor (failed before: no successor, the description never flagged; a history of fewer
+    than four loads was never judged). Control: within its SLA, the copy is no replacement."""
+    cat = elk.cat
+    old, new, other = "acme.core.stock", "acme.core.stock_next", "acme.core.visits"
+    cols = [("snap_date", "date"), ("item_id", "bigint"), ("qty", "int")]
+    rows = {"snap_date": ["2024-11-01"] * 3 + ["2024-11-08"] * 3, "item_id": [1, 2, 3] * 2, "qty": [5, 50, 7, 6, 40, 9]}
+    elk.table(old, cols, at=0, rows=rows)
+    elk.table(other, [("visit_date", "date"), ("minutes", "int")], at=0)
+    sm.annotate(cat, old, {"description": "weekly stock snapshots", "freshness_sla": "P8D"}, author="a",
+                time=elk.day(0.5))
+    elk.table(new, cols, at=3, rows=rows)
+    for d in range(1, 12):
+        elk.append(other, {"visit_date": [f"2024-11-{d:02d}"], "minutes": [3]}, at=d + 0.1)
+        if d == 5:  # control: the copy, the weekly table still within its SLA
+            assert [f for f in sm.staleness(cat, old, now=elk.day(5.2)) if f.reason == "not_loaded_since"] == []
+        if d == 10:  # the replacement takes the next weekly load
+            elk.append(new, {"snap_date": ["2024-11-15"] * 3, "item_id": [1, 2, 3], "qty": [4, 30, 8]}, at=10.2)
+    f = [x for x in sm.staleness(cat, old, now=elk.day(11.2), merge=False) if x.reason == "not_loaded_since"]
     assert sorted((x.annotation, x.status, tuple(x.fixes)) for x in f) == [
         (k, "stale", (Fix(action="successor", params={"table": new}),)) for k in ("table.description", "table.freshness_sla")]
 

@@ -75,3 +75,74 @@ def test_a_verified_query_that_reads_a_measure_restated_in_another_scale(elk):
     assert f[qs["amount in 2024"]].fixes == [Fix(action="reverify", params={})]
     assert f[qs["amount in 2024"]].evidence.values["scale_exp"] == 2
     assert qs["ids in 2024"] not in f
+
+
+def _measured(elk: LakeBuilder) -> None:
+    """A table appended daily whose measure has a unit, a description and a metric over it."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("id", "bigint"), ("amount_cents", "bigint")], partition_by=["d"], at=0)
+    for day in range(1, 6):
+        elk.append(T, {"d": [f"2024-11-1{day}"] * 3, "id": [3 * day, 3 * day + 1, 3 * day + 2],
+                       "amount_cents": [1200 + day, 4500 + day, 9800 + day]}, at=day)
+    sm.annotate(cat, T, {"unit": "cents", "description": "order amount in cents", "role": "measure"},
+                column="amount_cents", author="a", time=elk.day(5.5))
+    sm.define_metric(cat, T, "revenue", expression="sum(amount_cents) / 100", author="a", time=elk.day(5.6))
+
+
+def test_update_unit_only_for_the_unit_and_only_when_every_row_moved(elk):
+    """A measure restated x10^2 in place (every row): the unit annotation gets `update_unit`; its
+    description and the metric over it are not units (the review cannot write them from a scale):
+    they say what to look at (`investigate`), and the merged finding that lists them offers no
+    `update_unit` (failed before: update_unit on the metric and, merged, on the description)."""
+    cat = elk.cat
+    _measured(elk)
+    elk.overwrite(T, {"d": [f"2024-11-1{day}" for day in range(1, 6) for _ in range(3)],
+                      "id": list(range(3, 18)),
+                      "amount_cents": [100 * x for day in range(1, 6) for x in (1200 + day, 4500 + day, 9800 + day)]},
+                  at=7)
+    for depth in ("metadata", "data"):
+        f = {x.annotation: x for x in sm.staleness(cat, T, depth=depth, now=elk.day(7), merge=False)
+             if x.reason == "unit_drift"}
+        assert f["column.3.unit"].fixes == [Fix(action="update_unit", params={"column": "amount_cents", "scale": 2})]
+        for k in ("column.3.description", "metric.revenue"):
+            assert [x.action for x in f[k].fixes] == ["investigate"], (depth, k, f[k].fixes)
+            assert f[k].fixes[0].params["columns"] == ["amount_cents"] and "10^2" in (f[k].suggestion or "")
+        merged = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(7)) if x.reason == "unit_drift"]
+        for x in merged:
+            if any(fx.action == "update_unit" for fx in x.fixes):
+                assert x.annotations == ["column.3.unit"], (depth, x.annotations)
+        assert {k for x in merged for k in x.annotations} >= {"column.3.unit", "column.3.description",
+                                                              "metric.revenue"}
+        assert len({x.cause for x in merged}) == 1  # one change: one review group
+
+
+def test_no_update_unit_after_new_loads_in_another_unit_only(elk):
+    """New loads arrive x10^2 beside older rows that kept the annotated unit: no single unit is right
+    for the column, so the unit annotation is flagged with what to look at, not `update_unit`
+    (failed before: update_unit, which would write "dollars" over the rows still in cents)."""
+    cat = elk.cat
+    _measured(elk)
+    for day in (6, 7):
+        elk.append(T, {"d": [f"2024-11-1{day}"] * 3, "id": [30 + day, 40 + day, 50 + day],
+                       "amount_cents": [12 + day, 45 + day, 98 + day]}, at=day)
+    f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(7), merge=False) if x.reason == "unit_drift"}
+    assert "column.3.unit" in f
+    assert [x.action for x in f["column.3.unit"].fixes] == ["investigate"]
+    assert "older rows" in (f["column.3.unit"].suggestion or "")
+    assert not [x for x in f.values() for fx in x.fixes if fx.action == "update_unit"]
+
+
+def test_no_update_unit_when_an_append_moves_the_range_like_a_rewrite(elk):
+    """A few rows appended x10^3 to a column whose minimum is 0: the table keeps its rows (within
+    5%) and its range's top moves by 10^3, as a restatement in place would; the files written
+    before the append are still there, so the older rows kept their unit: no `update_unit`
+    (failed before: update_unit 3 on the unit, from the range alone)."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("id", "bigint"), ("qty", "bigint")], partition_by=["d"], at=0)
+    for day in range(1, 6):
+        elk.append(T, {"d": [f"2024-11-1{day}"] * 20, "id": list(range(20 * day, 20 * day + 20)),
+                       "qty": [0, 500] + [10 * day + j for j in range(18)]}, at=day)
+    sm.annotate(cat, T, {"unit": "units"}, column="qty", author="a", time=elk.day(5.5))
+    elk.append(T, {"d": ["2024-11-16"] * 2, "id": [900, 901], "qty": [0, 500_000]}, at=6)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(6), merge=False) if x.reason == "unit_drift"]
+    assert f and not [x for x in f for fx in x.fixes if fx.action == "update_unit"], [x.fixes for x in f]

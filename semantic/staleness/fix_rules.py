@@ -1,0 +1,80 @@
+"""When a check's fix holds: rules a registry entry names (`Check.fix_rule`) that keep a finding's
+fix only when its evidence supports it for the annotation at hand, and otherwise replace it by
+`investigate` with what to look at. A rule reads the finding, its annotation and the table; it
+never adds a finding or changes its reason, status or evidence."""
+
+from __future__ import annotations
+
+from semantic.models import Annotation, ColumnStats, Finding
+from semantic.staleness.core import Table, make_fix, scale_of
+from semantic.staleness.values_units import load_stats, restated_scale
+
+
+def _basis_stats(a: Annotation, col: str, t: Table) -> object:
+    """The statistics of `col` (a current name) recorded at the annotation's basis."""
+    cur = next((c for c in t.cols.values() if c.name == col), None)
+    b = a.provenance.basis
+    ref = next((r for r in b.columns if cur is not None and r.id == cur.id), None)
+    return b.stats.get(ref.name) if ref is not None else b.stats.get(col)
+
+
+def every_row_moved(t: Table, a: Annotation, col: str, k: int) -> bool:
+    """Whether every row of `col` is now in the scale 10^k of the annotation's: the snapshot holds
+    no file written before a rewrite after the annotation's basis (`load_stats`: the files grouped
+    by the vid that wrote them: no older row kept its values), and that rewrite kept the rows and
+    moved the whole range by 10^k (`restated_scale`), or the column's whole range now is its range
+    at the basis scaled by 10^k. False when new loads arrived in another scale beside older rows
+    (an append of a few rows can move the range's ends as a rewrite would: the files it left
+    untouched tell them apart)."""
+    loads = [v for v, _cols, _rows in load_stats(t)]
+
+    def rewritten_since(vid: int) -> bool:
+        return bool(loads) and min(loads) > vid
+
+    basis = a.provenance.basis.vid or 0
+    got = restated_scale(t, col, basis)
+    if got is not None and got[0] == k and rewritten_since(got[1] - 1):
+        return True
+    before = _basis_stats(a, col, t)
+    return isinstance(before, dict | ColumnStats) and scale_of(before, t.stat(col)) == k and rewritten_since(basis)
+
+
+def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
+    """`update_unit {column, scale}` holds only (1) for a claim that is a unit: a column's `unit`
+    annotation (a description, sample values or a metric on the column is text or an expression a
+    person rewrites for the new scale: the review cannot write it from a scale), and (2) when every
+    row of the column moved alike (`every_row_moved`): after new loads only, in another unit beside
+    older rows that kept theirs, no single unit is right for the column. Otherwise, and for a unit
+    drift found with no fix, the fix is `investigate {columns}` and the suggestion says what to
+    look at."""
+    if f.reason != "unit_drift" and not any(x.action == "update_unit" for x in f.fixes):
+        return f
+    keep = [x for x in f.fixes if x.action != "update_unit"]
+    ok, why, cols = [], "", []
+    for x in f.fixes:
+        if x.action != "update_unit":
+            continue
+        col, k = str(x.params.get("column")), int(x.params.get("scale") or 0)
+        cols.append(col)
+        if not (a.kind == "column" and a.field == "unit"):
+            what = {"metric": "the metric's expression", "column": f"the column's {a.field}"}.get(a.kind, a.key)
+            why = (f"{col}'s values moved by 10^{k}: check {what} against the values now and rewrite it for the new "
+                   "scale (the unit annotation takes the new unit)")
+        elif not every_row_moved(t, a, col, k):
+            why = (f"only the latest loads of {col} moved by 10^{k}; the older rows kept the annotated unit, so no "
+                   "single unit is right for the column: check those loads and restate one side, then the unit")
+        else:
+            ok.append(x)
+    if ok:
+        return f.model_copy(update={"fixes": ok + keep})
+    if not cols:  # a unit drift found with no fix: say what to look at
+        if keep:
+            return f
+        found = f.evidence.values.get("column") or (f.target.split(".")[3] if f.target.count(".") >= 3 else None)
+        if not found:
+            return f
+        cols = [str(found)]
+        why = f"{found}'s values moved by a power of ten: check them against this {a.kind} annotation and rewrite it"
+    cols = list(dict.fromkeys(cols))
+    return f.model_copy(update={"fixes": [make_fix("investigate", columns=cols), *keep],
+                                "suggestion": f.suggestion if f.suggestion and not f.fixes else why})
