@@ -163,7 +163,6 @@ def test_the_loading_thread_and_the_first_describe_table_import_nothing_they_do_
     `describe_table` needs leave out the review queue, the importers (yaml) and rapidfuzz."""
     code = f"""
 import sys
-import time
 import anyio
 from mcp_server.mcp.stdio import open_catalog
 from mcp_server.mcp.server import create_server
