@@ -32,6 +32,11 @@ from semantic.staleness.core import (
 
 
 def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding]:
+    """A column annotated with a unit (or as a measure) whose values written since the claim's
+    basis are the annotated ones scaled by 10^k (`scale_of`). The unit annotation gets
+    `update_unit` (the one claim that fix rewrites); a description says what moved, with no fix
+    (its new text is for a person to write)."""
+    unit = ann.kind == "column" and ann.field == "unit"
     out = []
     b = ann.provenance.basis
     recent = None
@@ -50,8 +55,8 @@ def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding
                                 f"scaled by 10^{k}", changed[:1] + changed[-1:],
                                 values={"basis_stats": b.stats[ref.name].model_dump(), "recent_stats": now_s,
                                         "scale_exp": k},
-                                suggestion=f"unit changed ({unit_word(k)}); update the unit and description",
-                                fixes=[make_fix("update_unit", column=cur.name, scale=k)],
+                                suggestion=f"unit changed ({unit_word(k)}); update the unit" if unit else None,
+                                fixes=[make_fix("update_unit", column=cur.name, scale=k)] if unit else [],
                                 cause=cause_of("unit", t.name, changed[0], cur.name)))
     return out
 
@@ -71,7 +76,9 @@ def scale_shift(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
     the annotation's basis all lie beyond every value then (their minimum above the old maximum, or
     their maximum below the old minimum) and the two ranges differ by a clean power of ten (a unit
     or scale shift: cents written as dollars, grams as kilograms). For columns with no unit
-    annotation (`unit_drift` judges those); identifiers and grain keys grow by nature and are left out."""
+    annotation (`unit_drift` judges those), so no fix: `update_unit` rewrites a unit annotation, and
+    a description's new text is for a person to write. Identifiers and grain keys grow by nature
+    and are left out."""
     b = ann.provenance.basis
     refs = [r for r in b.columns if r.id == ann.column_id][:1]
     out = []
@@ -99,8 +106,6 @@ def scale_shift(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
                            f"values of {cur.name!r} written since vid {b.vid} all lie beyond its values then "
                            f"([{lo}, {hi}] against [{olo}, {ohi}]), scaled by 10^{k}: its unit or scale changed in place",
                            changed[:1] + changed[-1:], values={"basis_stats": old, "recent_stats": now_s, "scale_exp": k},
-                           suggestion=f"unit changed ({unit_word(k)}); update the unit and description",
-                           fixes=[make_fix("update_unit", column=cur.name, scale=k)],
                            cause=cause_of("unit", t.name, changed[0], cur.name)))
     return out
 
