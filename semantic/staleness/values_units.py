@@ -600,9 +600,14 @@ def restated_scale(t: Table, col: str, since: int) -> tuple[int, int, float] | N
 
 
 def _rows_at(t: Table, vid: int) -> int | None:
-    obj = t.ctx.cat.get(t.obj.path, vid=vid) if vid > 0 else None
-    rows = ((obj.value.get("stats") or {}).get("row_count")) if obj is not None else None
-    return rows if isinstance(rows, int) else None
+    """The table's row count as of `vid` (None when unknown), cached per (table, vid)."""
+    key = ("rows_at", t.obj.path, vid)
+    got = t.ctx.cache.findings.take(key)
+    if got is None:
+        obj = t.ctx.cat.get(t.obj.path, vid=vid) if vid > 0 else None
+        rows = ((obj.value.get("stats") or {}).get("row_count")) if obj is not None else None
+        got = t.ctx.cache.findings.put(key, (rows if isinstance(rows, int) else None,))
+    return got[0]
 
 
 def _scale_cols(t: Table, ann: Annotation, keys: set[str]) -> list[str]:
@@ -669,31 +674,38 @@ ZONE_STEP = 900        # time zones are whole quarter hours from UTC
 ZONE_MAX = 14 * 3600   # and at most 14 hours from it
 
 
-def _overwrote(t: Table, v: int) -> bool:
-    """Whether commit `v` replaced every file of `t`: its write log says `overwrite` for the table,
-    or (no log for the table) every file the table holds after it was written by it."""
+def _overwrote(t: Table, v: int) -> bool | None:
+    """Whether commit `v` replaced every file of `t`, by its write log (`overwrite` for the table);
+    None when the commit logged no write of the table."""
     c = t.ctx.commit(v)
     short = {t.name, t.name.split(".", 1)[-1]}
     modes = [w.get("mode") for w in (((c.meta or {}).get("writes") or []) if c is not None else [])
              if isinstance(w, dict) and str(w.get("table")) in short]
-    if modes:
-        return "overwrite" in modes
-    files = t.files(v)
-    return bool(files) and all(int(f.vid or 0) == v for f in files)
+    return ("overwrite" in modes) if modes else None
 
 
 def kept_rewrites(t: Table, since: int) -> list[tuple[int, float]]:
     """The full rewrites of `t` after vid `since` that kept its rows (within 5%): the same rows
-    written again, so a column's values either side can be set against each other. The latest
+    written again, so a column's values either side can be set against each other. A rewrite is a
+    commit whose write log says `overwrite`, or, with no log, one after which every file the table
+    holds was written by it (planned for the latest KEPT_REWRITES such commits at most). The latest
     KEPT_REWRITES, oldest first (cached per table, snapshot and `since`)."""
     key = ("kept_rewrites", t.obj.path, t.ctx.vid, since)
     got = t.ctx.cache.findings.take(key)
     if got is not None:
         return got[0]
     out: list[tuple[int, float]] = []
+    planned = 0
     for v, tt in reversed(t.tl.data_after(since)[-60:]):
         rb, ra = _rows_at(t, v - 1), _rows_at(t, v)
-        if not rb or not ra or abs(ra - rb) > SAME_ROWS * rb or not _overwrote(t, v):
+        if not rb or not ra or abs(ra - rb) > SAME_ROWS * rb:
+            continue
+        full = _overwrote(t, v)
+        if full is None and planned < KEPT_REWRITES:
+            planned += 1
+            files = t.files(v)
+            full = bool(files) and all(int(f.vid or 0) == v for f in files)
+        if not full:
             continue
         out.append((v, tt))
         if len(out) >= KEPT_REWRITES:
