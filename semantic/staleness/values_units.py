@@ -34,8 +34,10 @@ from semantic.staleness.core import (
 def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding]:
     """A column annotated with a unit (or as a measure) whose values written since the claim's
     basis are the annotated ones scaled by 10^k (`scale_of`). The unit annotation gets
-    `update_unit` (the one claim that fix rewrites); a description says what moved, with no fix
-    (its new text is for a person to write)."""
+    `update_unit` (the one claim that fix rewrites) when the whole table's range moved alike (every
+    row in the new unit); when it did not, the older rows keep the annotated unit beside the new
+    ones and no single unit is right (no fix, as `scale_new_loads`). A description says what
+    moved, with no fix (its new text is for a person to write)."""
     unit = ann.kind == "column" and ann.field == "unit"
     out = []
     b = ann.provenance.basis
@@ -50,13 +52,15 @@ def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding
         k = scale_of(b.stats[ref.name], now_s)
         if k:
             changed = [v for v, _ in t.tl.data_after(b.vid)] or [t.obj.vid]
+            whole = scale_of(b.stats[ref.name], t.stat(cur.name)) == k
+            mixed = "" if whole else "; the older rows keep the annotated unit: the column mixes two units"
             out.append(finding(ann, f"{t.name}.{cur.name}", "unit_drift", "stale",
                                 f"values of {cur.name!r} written since vid {b.vid} are the annotated ones "
-                                f"scaled by 10^{k}", changed[:1] + changed[-1:],
+                                f"scaled by 10^{k}{mixed}", changed[:1] + changed[-1:],
                                 values={"basis_stats": b.stats[ref.name].model_dump(), "recent_stats": now_s,
-                                        "scale_exp": k},
-                                suggestion=f"unit changed ({unit_word(k)}); update the unit" if unit else None,
-                                fixes=[make_fix("update_unit", column=cur.name, scale=k)] if unit else [],
+                                        "scale_exp": k, "whole_table": whole},
+                                suggestion=f"unit changed ({unit_word(k)}); update the unit" if unit and whole else None,
+                                fixes=[make_fix("update_unit", column=cur.name, scale=k)] if unit and whole else [],
                                 cause=cause_of("unit", t.name, changed[0], cur.name)))
     return out
 

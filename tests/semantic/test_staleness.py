@@ -158,7 +158,12 @@ def test_unit_drift_same_column_and_control(elk):
     v = elk.append(T, {"d": ["2024-11-12"] * 3, "amount": [17, 210, 970]}, at=2)   # dollars now
     f = sm.staleness(cat, T, now=elk.day(2))
     assert [(x.reason, x.evidence.values["scale_exp"]) for x in f] == [("unit_drift", -2)]
-    assert v in f[0].evidence.vids and "unit changed" in f[0].suggestion
+    # the older rows keep cents beside the new dollars: no single unit is right, so no fix (failed
+    # before: update_unit, which would mislabel the older rows)
+    assert v in f[0].evidence.vids and "mixes two units" in f[0].message and f[0].fixes == []
+    elk.overwrite(T, {"d": ["2024-11-10"] * 3 + ["2024-11-11"] * 3 + ["2024-11-12"] * 3,
+                      "amount": [15, 230, 980, 17, 210, 970, 17, 210, 970]}, at=3)  # every row restated in dollars
+    f = sm.staleness(cat, T, now=elk.day(3))
     assert f[0].fixes == [Fix(action="update_unit", params={"column": "amount", "scale": -2})]
 
 
