@@ -34,9 +34,10 @@ from semantic.staleness.core import (
 def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding]:
     """A column annotated with a unit (or as a measure) whose values written since the claim's
     basis are the annotated ones scaled by 10^k (`scale_of`). The unit annotation gets
-    `update_unit` (the one claim that fix rewrites) when the whole table's range moved alike (every
-    row in the new unit); when it did not, the older rows keep the annotated unit beside the new
-    ones and no single unit is right (no fix, as `scale_new_loads`). A description says what
+    `update_unit` (the one claim that fix rewrites) when every row is in the new unit; when files
+    written before the claim still hold rows at the annotated magnitude (`_old_rows_keep_unit`),
+    the older rows keep the annotated unit beside the new ones and no single unit is right (no
+    fix, as `scale_new_loads`). A description says what
     moved, with no fix (its new text is for a person to write)."""
     unit = ann.kind == "column" and ann.field == "unit"
     out = []
@@ -52,7 +53,7 @@ def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding
         k = scale_of(b.stats[ref.name], now_s)
         if k:
             changed = [v for v, _ in t.tl.data_after(b.vid)] or [t.obj.vid]
-            whole = scale_of(b.stats[ref.name], t.stat(cur.name)) == k
+            whole = not _old_rows_keep_unit(t, cur.name, b.vid, b.stats[ref.name].model_dump(), k)
             mixed = "" if whole else "; the older rows keep the annotated unit: the column mixes two units"
             out.append(finding(ann, f"{t.name}.{cur.name}", "unit_drift", "stale",
                                 f"values of {cur.name!r} written since vid {b.vid} are the annotated ones "
@@ -63,6 +64,15 @@ def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding
                                 fixes=[make_fix("update_unit", column=cur.name, scale=k)] if unit and whole else [],
                                 cause=cause_of("unit", t.name, changed[0], cur.name)))
     return out
+
+
+def _old_rows_keep_unit(t: Table, col: str, since: int, basis: dict[str, Any], k: int) -> bool:
+    """Whether the snapshot still holds files written at or before vid `since` (rows no later
+    load rewrote) whose `col` lies at the basis magnitude, not 10^k times it (per-load file
+    statistics, `load_stats`)."""
+    bm = _magnitude(basis)
+    olds = [m for v, cols, n in load_stats(t) if v <= since and n and (m := _magnitude(cols.get(col))) is not None]
+    return bool(bm and olds) and abs(math.log10(max(olds) / bm) - k) > 0.5  # type: ignore[operator]
 
 
 def _range_moved(old: dict[str, Any], whole: dict[str, Any]) -> bool:
