@@ -60,7 +60,7 @@ def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
             what = {"metric": "the metric's expression", "column": f"the column's {a.field}"}.get(a.kind, a.key)
             why = (f"{col}'s values moved by 10^{k}: check {what} against the values now and rewrite it for the new "
                    "scale (the unit annotation takes the new unit)")
-        elif not every_row_moved(t, a, col, k):
+        elif f.evidence.values.get("whole_table") is False or not every_row_moved(t, a, col, k):
             why = (f"only the latest loads of {col} moved by 10^{k}; the older rows kept the annotated unit, so no "
                    "single unit is right for the column: check those loads and restate one side, then the unit")
         else:

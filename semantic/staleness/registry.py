@@ -31,13 +31,17 @@ from semantic.staleness.loads_freshness import dead_check, sla_check
 from semantic.staleness.replacement_deprecation import deprecated_findings, replaced_beside
 from semantic.staleness.schema import column_findings, table_level
 from semantic.staleness.values_units import (
+    ZONE_FIELDS,
     enum_meta,
+    labels_data,
     restatements,
     scale_new_loads,
     scale_restated,
+    scale_rewritten,
     scale_shift,
     unit_drift,
     values_data,
+    zone_rewritten,
 )
 
 CLASSES = ("schema", "values_units", "keys_joins", "grain", "loads_freshness", "replacement_deprecation",
@@ -175,6 +179,13 @@ CHECKS: list[Check] = [
     Check("values_present", "values_units", "data", ("enum_violated", "sample_values_missing"), ("data",),
           ("add_enum_values",), lambda e, a: values_data(e.ctx, e.t, a, e.duck, e.last, e.checked),
           _field("column", "enum", "sample_values")),
+    Check("labels_present", "values_units", "data", ("enum_violated",), ("data",), ("investigate",),
+          lambda e, a: labels_data(e.ctx, e.t, a, e.duck, e.last, e.checked), _field("column", "labels")),
+    Check("scale_rewrite", "values_units", "data", ("unit_drift",), ("data", "load_log", "table_stats"),
+          ("update_unit",), lambda e, a: scale_rewritten(e.t, a, e.grain_keys, e.already), _scaled_claim),
+    Check("zone_rewrite", "values_units", "data", ("unit_drift",), ("data", "load_log", "table_stats"),
+          ("investigate",), lambda e, a: zone_rewritten(e.t, a, e.anns),
+          lambda a, _e: (a.kind == "column" and a.field in ZONE_FIELDS) or (a.kind == "table" and a.field == "description")),
     Check("join_match", "keys_joins", "data", ("join_match_low", "cardinality_violated"), ("data",),
           ("join_on", "filter"),
           lambda e, a: relationship_data(e.ctx, e.t, a, e.tables, e.duck, e.already, e.last, e.checked),

@@ -33,6 +33,13 @@ from semantic.staleness.core import (
 
 
 def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding]:
+    """A column annotated with a unit (or as a measure) whose values written since the claim's
+    basis are the annotated ones scaled by 10^k (`scale_of`). The unit annotation gets
+    `update_unit` (the one claim that fix rewrites) when every row is in the new unit; when files
+    written before the claim still hold rows at the annotated magnitude (`_old_rows_keep_unit`,
+    evidence `whole_table` False), the older rows keep the annotated unit beside the new ones and no
+    single unit is right (`investigate`, as `scale_new_loads`). A description or a metric gets
+    `investigate` (its new text is for a person to write). `fix_rules.unit_fix` applies both rules."""
     out = []
     b = ann.provenance.basis
     recent = None
@@ -46,15 +53,28 @@ def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding
         k = scale_of(b.stats[ref.name], now_s)
         if k:
             changed = [v for v, _ in t.tl.data_after(b.vid)] or [t.obj.vid]
+            whole = not _old_rows_keep_unit(t, cur.name, b.vid, b.stats[ref.name].model_dump(), k)
+            mixed = "" if whole else "; the older rows keep the annotated unit: the column mixes two units"
             out.append(finding(ann, f"{t.name}.{cur.name}", "unit_drift", "stale",
                                 f"values of {cur.name!r} written since vid {b.vid} are the annotated ones "
-                                f"scaled by 10^{k}", changed[:1] + changed[-1:],
+                                f"scaled by 10^{k}{mixed}", changed[:1] + changed[-1:],
                                 values={"basis_stats": b.stats[ref.name].model_dump(), "recent_stats": now_s,
-                                        "scale_exp": k},
-                                suggestion=f"unit changed ({unit_word(k)}); update the unit and description",
+                                        "scale_exp": k, "whole_table": whole},
+                                # the candidate repair; fix_rules.unit_fix keeps it only for the unit
+                                # annotation of a column whose every row moved (`whole_table`)
+                                suggestion=f"unit changed ({unit_word(k)}); update the unit",
                                 fixes=[make_fix("update_unit", column=cur.name, scale=k)],
                                 cause=cause_of("unit", t.name, changed[0], cur.name)))
     return out
+
+
+def _old_rows_keep_unit(t: Table, col: str, since: int, basis: dict[str, Any], k: int) -> bool:
+    """Whether the snapshot still holds files written at or before vid `since` (rows no later
+    load rewrote) whose `col` lies at the basis magnitude, not 10^k times it (per-load file
+    statistics, `load_stats`)."""
+    bm = _magnitude(basis)
+    olds = [m for v, cols, n in load_stats(t) if v <= since and n and (m := _magnitude(cols.get(col))) is not None]
+    return bool(bm and olds) and abs(math.log10(max(olds) / bm) - k) > 0.5  # type: ignore[operator]
 
 
 def _range_moved(old: dict[str, Any], whole: dict[str, Any]) -> bool:
@@ -72,7 +92,9 @@ def scale_shift(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
     the annotation's basis all lie beyond every value then (their minimum above the old maximum, or
     their maximum below the old minimum) and the two ranges differ by a clean power of ten (a unit
     or scale shift: cents written as dollars, grams as kilograms). For columns with no unit
-    annotation (`unit_drift` judges those); identifiers and grain keys grow by nature and are left out."""
+    annotation (`unit_drift` judges those), so no fix: `update_unit` rewrites a unit annotation, and
+    a description's new text is for a person to write. Identifiers and grain keys grow by nature
+    and are left out."""
     b = ann.provenance.basis
     refs = [r for r in b.columns if r.id == ann.column_id][:1]
     out = []
@@ -100,8 +122,6 @@ def scale_shift(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
                            f"values of {cur.name!r} written since vid {b.vid} all lie beyond its values then "
                            f"([{lo}, {hi}] against [{olo}, {ohi}]), scaled by 10^{k}: its unit or scale changed in place",
                            changed[:1] + changed[-1:], values={"basis_stats": old, "recent_stats": now_s, "scale_exp": k},
-                           suggestion=f"unit changed ({unit_word(k)}); update the unit and description",
-                           fixes=[make_fix("update_unit", column=cur.name, scale=k)],
                            cause=cause_of("unit", t.name, changed[0], cur.name)))
     return out
 
@@ -468,7 +488,8 @@ def values_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
                      f"sample values no longer present in {cur.name}: {gone}", [ctx.vid, last], values={"missing": gone})]
 
 
-def _enum_gone(ctx: Context, t: Table, a: Annotation, col: str, vals: list[Any], duck: Duck, last: int) -> list[Finding]:
+def _enum_gone(ctx: Context, t: Table, a: Annotation, col: str, vals: list[Any], duck: Duck, last: int,
+               what: str = "enum values") -> list[Finding]:
     """Enum values that occurred when the enum was written (the data at its basis vid) and occur no
     more (a value retired, or merged into another): suspect, no fix (which value took their rows,
     if any, is for a person to say); the values still there are in the evidence."""
@@ -488,7 +509,7 @@ def _enum_gone(ctx: Context, t: Table, a: Annotation, col: str, vals: list[Any],
     if not gone:
         return []
     return [finding(a, f"{t.name}.{col}", "enum_violated", "suspect",
-                    f"enum values of {col} that occurred at vid {basis} occur no more: {gone} (retired, or merged "
+                    f"{what} of {col} that occurred at vid {basis} occur no more: {gone} (retired, or merged "
                     f"into another value); check which values took their rows", [ctx.vid, last],
                     values={"gone": gone, "enum": vals, "still": sorted(map(str, now))})]
 
@@ -646,3 +667,223 @@ def scale_new_loads(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
                                                         "earlier_magnitude": then, "latest_magnitude": now_m},
                            cause=cause_of("unit", t.name, vids[0], col)))
     return out
+
+
+# ------------------------------------------------------------------ restatements the ranges hide (data depth)
+KEPT_REWRITES = 3      # latest full rewrites after a claim's basis whose values are compared, per column
+NUM_QS = (0.1, 0.25, 0.5, 0.75, 0.9)
+TIME_QS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
+ZONE_STEP = 900        # time zones are whole quarter hours from UTC
+ZONE_MAX = 14 * 3600   # and at most 14 hours from it
+
+
+def _overwrote(t: Table, v: int) -> bool | None:
+    """Whether commit `v` replaced every file of `t`, by its write log (`overwrite` for the table);
+    None when the commit logged no write of the table."""
+    c = t.ctx.commit(v)
+    short = {t.name, t.name.split(".", 1)[-1]}
+    modes = [w.get("mode") for w in (((c.meta or {}).get("writes") or []) if c is not None else [])
+             if isinstance(w, dict) and str(w.get("table")) in short]
+    return ("overwrite" in modes) if modes else None
+
+
+def kept_rewrites(t: Table, since: int) -> list[tuple[int, float]]:
+    """The full rewrites of `t` after vid `since` that kept its rows (within 5%): the same rows
+    written again, so a column's values either side can be set against each other. A rewrite is a
+    commit whose write log says `overwrite`, or, with no log, one after which every file the table
+    holds was written by it (planned for the latest KEPT_REWRITES such commits at most). The latest
+    KEPT_REWRITES, oldest first (cached per table, snapshot and `since`)."""
+    key = ("kept_rewrites", t.obj.path, t.ctx.vid, since)
+    got = t.ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    out: list[tuple[int, float]] = []
+    planned = 0
+    for v, tt in reversed(t.tl.data_after(since)[-60:]):
+        rb, ra = rows_at(t, v - 1), rows_at(t, v)
+        if not rb or not ra or abs(ra - rb) > SAME_ROWS * rb:
+            continue
+        full = _overwrote(t, v)
+        if full is None and planned < KEPT_REWRITES:
+            planned += 1
+            files = t.files(v)
+            full = bool(files) and all(int(f.vid or 0) == v for f in files)
+        if not full:
+            continue
+        out.append((v, tt))
+        if len(out) >= KEPT_REWRITES:
+            break
+    out.reverse()
+    t.ctx.cache.findings.put(key, (out,))
+    return out
+
+
+def _quantiles(t: Table, col: str, vid: int, expr: str, qs: tuple[float, ...]) -> list[float] | None:
+    """The quantiles `qs` (actual values: quantile_disc) of `expr` over the non-null values of `col`
+    at `vid`, as floats; None when the snapshot cannot be read or holds no value (cached)."""
+    key = ("quantiles", t.obj.path, vid, col, expr, qs)
+    got = t.ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    q = quote_id(col)
+    e = expr.format(q)
+    sel = ", ".join(f"quantile_disc({e}, {x})" for x in qs)
+    try:
+        rows = Duck(t.ctx.cat, vid).sql(f"SELECT {sel} FROM {quote_table(t.name)} WHERE {q} IS NOT NULL")
+    except CatalogError:  # a snapshot that cannot be read, or a statement past its limit: no evidence
+        rows = []
+    vals = [num(x) for x in rows[0]] if rows else []
+    out = [float(x) for x in vals] if vals and all(x is not None for x in vals) else None  # type: ignore[arg-type]
+    t.ctx.cache.findings.put(key, (out,))
+    return out
+
+
+def range_kept(t: Table, col: str, v: int) -> bool:
+    """Whether the rewrite at `v` left `col`'s stored minimum and maximum as they were (both known
+    either side, from the table's statistics). Rows restated in another unit or time zone move their
+    extremes with them (the maximum is the top rank), so such a rewrite cannot be one, and the
+    quantile queries (`_quantiles`, one read of each snapshot) are not run: most kept rewrites are
+    routine rebuilds of the same values."""
+    b, a = stats_at(t, v - 1).get(col) or {}, stats_at(t, v).get(col) or {}
+    keys = ("min", "max")
+    return all(b.get(x) is not None for x in keys) and all(b.get(x) == a.get(x) for x in keys)
+
+
+def quantile_scale(t: Table, col: str, v: int) -> int | None:
+    """k when the rewrite at `v` (the same rows) moved `col`'s typical magnitudes by 10^k, |k| >= 2:
+    the magnitudes at each of its deciles and quartiles before and after (the same ranks, since
+    the same rows scaled keep their order) differ by one power of ten, within 0.2 of it (rounding
+    of the smallest values), at three ranks at least where neither side is zero. None otherwise."""
+    if range_kept(t, col, v):
+        return None
+    expr = "abs(CAST({} AS DOUBLE))"
+    before, after = _quantiles(t, col, v - 1, expr, NUM_QS), _quantiles(t, col, v, expr, NUM_QS)
+    if before is None or after is None:
+        return None
+    logs = [math.log10(a / b) for b, a in zip(before, after, strict=True) if a > 0 and b > 0]
+    if len(logs) < 3:
+        return None
+    k = round(_median(logs))
+    if abs(k) < SHIFT_MIN_K or any(abs(x - k) > 0.2 for x in logs):
+        return None
+    return k
+
+
+def zone_shift(t: Table, col: str, v: int) -> int | None:
+    """Seconds (a whole quarter hour, at most 14 hours, not 0) by which the rewrite at `v` (the
+    same rows) moved every value of timestamp `col` alike: its minimum, deciles, quartiles, median
+    and maximum before and after differ by that one amount (within a second), and the column's
+    values spread (a column stamped with one time at each rebuild is not a time of the rows). None
+    otherwise."""
+    if range_kept(t, col, v):
+        return None
+    expr = "epoch({})"
+    before, after = _quantiles(t, col, v - 1, expr, TIME_QS), _quantiles(t, col, v, expr, TIME_QS)
+    if before is None or after is None or len(set(before)) < 3 or len(set(after)) < 3:
+        return None
+    diffs = [a - b for b, a in zip(before, after, strict=True)]
+    d = _median(diffs)
+    if any(abs(x - d) > 1.0 for x in diffs) or not ZONE_STEP - 1 <= abs(d) <= ZONE_MAX + 1 or \
+            abs(d / ZONE_STEP - round(d / ZONE_STEP)) * ZONE_STEP > 1.0:
+        return None
+    return int(round(d / ZONE_STEP) * ZONE_STEP)
+
+
+def scale_rewritten(t: Table, ann: Annotation, keys: set[str], already: set[tuple[str | None, str]]) -> list[Finding]:
+    """values_units / definitions, data: a rewrite after the claim's basis that kept the rows moved
+    a numeric column's typical values by 10^k (`quantile_scale`): the column was restated in another
+    unit in place, although its minimum and maximum may not show it (a range starting at zero, a
+    few extreme rows, the smallest values rounded to zero). The unit annotation gets `update_unit`
+    (every rank moved alike); other claims say what moved. A claim already flagged unit_drift by
+    the statistics is left to that finding."""
+    if (ann.key, "unit_drift") in already:
+        return []
+    out = []
+    for col in _scale_cols(t, ann, keys):
+        for v, tt in reversed(kept_rewrites(t, ann.provenance.basis.vid)):
+            k = quantile_scale(t, col, v)
+            if k is None:
+                continue
+            fixes = [make_fix("update_unit", column=col, scale=k)] if ann.kind == "column" and ann.field == "unit" \
+                else []
+            out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
+                               f"{col!r} was rewritten at vid {v} ({day_of(tt)}) with the same rows and its values at "
+                               f"every decile and quartile scaled by 10^{k}: its values are in another unit or scale now",
+                               [v], [tt], values={"column": col, "scale_exp": k, "restated_vid": v,
+                                                  "quantiles": list(NUM_QS),
+                                                  "before": _quantiles(t, col, v - 1, "abs(CAST({} AS DOUBLE))", NUM_QS),
+                                                  "after": _quantiles(t, col, v, "abs(CAST({} AS DOUBLE))", NUM_QS)},
+                               suggestion=f"unit changed ({unit_word(k)}); update the unit" if fixes else None,
+                               fixes=fixes, cause=cause_of("unit", t.name, v, col)))
+            break
+    return out
+
+
+def _zone_cols(t: Table, ann: Annotation, anns: list[Annotation]) -> list[str]:
+    """The timestamp columns whose time zone a claim rests on: a column's own description, unit
+    or sample values; the table description for the timestamp columns no such claim describes
+    (it stands for them, as for a dropped column)."""
+    from semantic._tables import type_family as fine_family
+
+    def ts(cid: int | None) -> str | None:
+        cur = t.cols.get(cid if cid is not None else -1)
+        return cur.name if cur is not None and fine_family(cur.type) == "timestamp" else None
+
+    if ann.kind == "column":
+        name = ts(ann.column_id)
+        return [name] if name else []
+    described = {a.column_id for a in anns if a.kind == "column" and a.field in ZONE_FIELDS}
+    return [n for cid in t.cols if cid not in described and (n := ts(cid))]
+
+
+ZONE_FIELDS = ("description", "unit", "sample_values")
+
+
+def zone_rewritten(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:
+    """values_units, data: a rewrite after the claim's basis that kept the rows moved every value of
+    a timestamp column by one whole number of quarter hours, at most 14 hours (`zone_shift`): the
+    times were restated in another time zone (UTC to local, or back), so a claim about what the
+    times are (the column's description, unit, sample values; the table description for a column
+    none describes) no longer holds. Which zone is right is for a person to say: no fix, the
+    finding names the column to check."""
+    out = []
+    for col in _zone_cols(t, ann, anns):
+        for v, tt in reversed(kept_rewrites(t, ann.provenance.basis.vid)):
+            d = zone_shift(t, col, v)
+            if d is None:
+                continue
+            h = d / 3600
+            out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
+                               f"{col!r} was rewritten at vid {v} ({day_of(tt)}) with the same rows and every value moved "
+                               f"by {h:+g} h alike (minimum, quartiles, maximum): its times are in another time zone now; "
+                               "check which zone the column holds", [v], [tt],
+                               values={"column": col, "shift_hours": h, "restated_vid": v},
+                               fixes=[make_fix("investigate", columns=[col])], cause=cause_of("zone", t.name, v, col)))
+            break
+    return out
+
+
+def labels_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
+                checked: set[tuple[str | None, str]]) -> list[Finding]:
+    """values_units, data: a coded column's `labels` (code -> what it means) against its values.
+    A code the column holds that the labels do not explain makes the map incomplete (stale; what
+    the code means is for a person to say, so no fix: the finding names the codes); a labelled code
+    that occurred when the labels were written and occurs no more (retired, or merged into
+    another) is suspect, as for an enum (`_enum_gone`)."""
+    cur = t.cols.get(a.column_id or -1)
+    codes = [str(k) for k in (a.value or {})] if isinstance(a.value, dict) else []
+    if cur is None or not codes:
+        return []
+    checked.add((a.key, "enum_violated"))
+    c = quote_id(cur.name)
+    bad = [str(r[0]) for r in duck.sql(f"SELECT DISTINCT CAST({c} AS VARCHAR) FROM {quote_table(t.name)} "
+                                       f"WHERE {c} IS NOT NULL AND CAST({c} AS VARCHAR) NOT IN ({literals(codes)}) "
+                                       "ORDER BY 1 LIMIT 20")]
+    if bad:
+        return [finding(a, f"{t.name}.{cur.name}", "enum_violated", "stale",
+                        f"{cur.name} holds codes its labels do not explain: {bad}; say what they mean",
+                        [ctx.vid, last], values={"outside": bad, "labelled": codes},
+                        fixes=[make_fix("investigate", columns=[cur.name])])]
+    if type_family(cur.type) != "string":
+        return []
+    return _enum_gone(ctx, t, a, cur.name, codes, duck, last, what="labelled codes")

@@ -853,7 +853,9 @@ def test_grain_keys_offered_only_for_a_non_null_column_unique_with_the_keys(elk)
 # ------------------------------------------------------------------ issue 45: missed classes
 def test_scale_shift_in_place_without_a_unit_annotation_and_control(elk):
     """values_units: a column described but given no unit starts receiving values 100x larger (all
-    beyond any earlier value) with no schema change: unit_drift from the file statistics alone."""
+    beyond any earlier value) with no schema change: unit_drift from the file statistics alone, with
+    no fix (update_unit rewrites a unit annotation, which the column has not; failed before:
+    update_unit offered on the description, which the review cannot apply)."""
     cat = elk.cat
     elk.table(T, [("d", "date"), ("order_id", "bigint"), ("weight", "double")], partition_by=["d"], at=0,
               rows={"d": ["2024-11-10"] * 3, "order_id": [1, 2, 3], "weight": [1.5, 2.3, 9.8]})

@@ -1,0 +1,172 @@
+"""values_units at data depth (issue 45): changes the column statistics hide. A measure restated in
+another unit in place whose range starts at zero, a timestamp restated in another time zone, a
+coded column's labels against its codes. Small lakes of their own (eval.fixtures.lakes), never a
+trap seed; each with its control."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
+from semantic.models import Fix
+
+T, DIM = "acme.core.t", "acme.core.dim"
+
+
+def _data(cat, table, now, reason=None):
+    return [f for f in sm.staleness(cat, table, depth="data", now=now, merge=False)
+            if reason is None or f.reason == reason]
+
+
+# ------------------------------------------------------------------ a measure restated in place
+DISCOUNTS = [0.3, 0.45, 1.2, 12.5, 30.0, 410.0, 220.0, 75.0, 0.8, 8.4]
+
+
+def _discounts(elk: LakeBuilder, unit: bool) -> dict[str, list]:
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("line_id", "bigint"), ("discount_usd", "decimal(14,2)")], partition_by=["d"], at=0)
+    rows: dict[str, list] = {"d": [], "line_id": [], "discount_usd": []}
+    for day in range(1, 3):
+        part = {"d": [f"2024-11-1{day}"] * 5, "line_id": [10 * day + i for i in range(5)],
+                "discount_usd": DISCOUNTS[5 * (day - 1):5 * day]}
+        elk.append(T, part, at=day)
+        for k in rows:
+            rows[k] += part[k]
+    sm.annotate(cat, T, {"description": "discount given, in dollars"}, column="discount_usd", author="a",
+                time=elk.day(2.5))
+    if unit:
+        sm.annotate(cat, T, {"unit": "USD"}, column="discount_usd", author="a", time=elk.day(2.55))
+        sm.define_metric(cat, T, "discounts", expression="sum(discount_usd)", author="a", time=elk.day(2.6))
+    return rows
+
+
+def _cents(rows: dict[str, list]) -> dict[str, list]:
+    """The discounts restated ÷100 in place: the smallest round to 0.00."""
+    return {**rows, "discount_usd": [round(x / 100, 2) for x in rows["discount_usd"]]}
+
+
+def test_a_measure_restated_in_place_whose_smallest_values_round_to_zero_and_control(elk):
+    """A measure with no unit annotation restated ÷100 in place (the same rows); its smallest
+    values round to zero, so the range's two ends do not move alike and the statistics show no
+    scale (failed before: nothing, at both depths). At data depth every decile and quartile of the
+    same rows moved by 10^-2 (the ranks where one side is zero left out): the description is stale,
+    with no fix (no unit to update). Control: the same rows rewritten unchanged."""
+    cat = elk.cat
+    rows = _discounts(elk, unit=False)
+    elk.overwrite(T, rows, at=3)
+    assert _data(cat, T, elk.day(3)) == []  # control: rewritten, same values
+    v = elk.overwrite(T, _cents(rows), at=4)
+    assert sm.staleness(cat, T, now=elk.day(4), merge=False) == []  # the statistics do not show it
+    got = _data(cat, T, elk.day(4))
+    assert [(f.annotation, f.reason, f.status, f.fixes, f.evidence.values["scale_exp"]) for f in got] == [
+        ("column.3.description", "unit_drift", "stale", [], -2)]
+    assert v in got[0].evidence.vids
+
+
+def test_a_unit_restated_in_place_gets_its_scale_at_data_depth_and_control(elk):
+    """The same restatement of a column with a unit annotation and a metric summing it: the unit
+    gets update_unit with the scale the deciles show; the description and the metric say what
+    moved, with no fix (failed before: nothing). Control: a rewrite that keeps the row count but
+    changes values unevenly (some rows ÷100, others as they were) is no restatement in a unit."""
+    cat = elk.cat
+    rows = _discounts(elk, unit=True)
+    mixed = {**rows, "discount_usd": [round(x / 100, 2) if i % 2 else x for i, x in enumerate(rows["discount_usd"])]}
+    elk.overwrite(T, mixed, at=3)
+    assert _data(cat, T, elk.day(3), "unit_drift") == []  # control
+    elk.overwrite(T, _cents(mixed), at=4)
+    got = {f.annotation: f for f in _data(cat, T, elk.day(4), "unit_drift")}
+    assert set(got) == {"column.3.unit", "column.3.description", "metric.discounts"}
+    assert got["column.3.unit"].fixes == [Fix(action="update_unit", params={"column": "discount_usd", "scale": -2})]
+    # a description and a metric are text a person rewrites: what to look at, never update_unit
+    assert got["column.3.description"].fixes == got["metric.discounts"].fixes == [
+        Fix(action="investigate", params={"columns": ["discount_usd"]})]
+
+
+# ------------------------------------------------------------------ a timestamp restated in another zone
+def _ts(day: int, hour: int, minute: int = 0) -> dt.datetime:
+    return dt.datetime(2024, 11, day, hour, minute, tzinfo=dt.timezone.utc)
+
+
+def _events(elk: LakeBuilder) -> dict[str, list]:
+    elk.table(T, [("d", "date"), ("event_id", "bigint"), ("event_ts", "timestamp"), ("loaded_at", "timestamp")],
+              partition_by=["d"], at=0)
+    rows: dict[str, list] = {"d": [], "event_id": [], "event_ts": [], "loaded_at": []}
+    for day in range(11, 14):
+        part = {"d": [f"2024-11-{day}"] * 4, "event_id": [10 * day + i for i in range(4)],
+                "event_ts": [_ts(day, h, m) for h, m in ((1, 5), (7, 30), (12, 45), (19, 10))],
+                "loaded_at": [_ts(day, 23)] * 4}
+        elk.append(T, part, at=day - 10)
+        for k in rows:
+            rows[k] += part[k]
+    return rows
+
+
+def test_a_timestamp_restated_in_another_time_zone_and_controls(elk):
+    """A timestamp column restated -5 h (UTC to local time), the same rows: every value moved by
+    the same whole hours, so its description ("in UTC") is stale, with no fix (which zone is right
+    is for a person to say; the finding names the column). The table description, which stands
+    only for timestamp columns no claim describes, is not flagged for it (failed before: nothing).
+    Controls: the same rows rewritten unchanged; a rebuild that restamps a load-time column with
+    one new time (no spread: not the rows' times)."""
+    cat = elk.cat
+    rows = _events(elk)
+    sm.annotate(cat, T, {"description": "events of the web shop"}, author="a", time=elk.day(3.5))
+    sm.annotate(cat, T, {"description": "when the event happened, UTC"}, column="event_ts", author="a",
+                time=elk.day(3.6))
+    sm.annotate(cat, T, {"description": "when the row was loaded"}, column="loaded_at", author="a", time=elk.day(3.7))
+    elk.overwrite(T, {**rows, "loaded_at": [_ts(14, 1)] * len(rows["loaded_at"])}, at=4)
+    assert _data(cat, T, elk.day(4)) == []  # controls: values kept, a load time restamped
+    shifted = [x - dt.timedelta(hours=5) for x in rows["event_ts"]]
+    v = elk.overwrite(T, {**rows, "event_ts": shifted, "loaded_at": [_ts(14, 1)] * len(shifted)}, at=5)
+    got = _data(cat, T, elk.day(5))
+    assert [(f.annotation, f.reason, f.status) for f in got] == [("column.3.description", "unit_drift", "stale")]
+    assert got[0].fixes == [Fix(action="investigate", params={"columns": ["event_ts"]})]
+    assert got[0].evidence.values["shift_hours"] == -5 and v in got[0].evidence.vids
+
+
+def test_a_zone_shift_of_a_timestamp_nothing_describes_reaches_the_table_description(elk):
+    """A timestamp column with no claim of its own restated +9 h: the table description stands for
+    it (as for a dropped column nothing describes) and is flagged (failed before: nothing)."""
+    cat = elk.cat
+    rows = _events(elk)
+    sm.annotate(cat, T, {"description": "web shop events; times in UTC"}, author="a", time=elk.day(3.5))
+    elk.overwrite(T, {**rows, "event_ts": [x + dt.timedelta(hours=9) for x in rows["event_ts"]]}, at=4)
+    got = _data(cat, T, elk.day(4))
+    assert [(f.annotation, f.reason, f.evidence.values["column"]) for f in got] == [
+        ("table.description", "unit_drift", "event_ts")]
+
+
+# ------------------------------------------------------------------ a coded column's labels
+def _coded(elk: LakeBuilder) -> None:
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("st", "string")], at=0)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4], "st": ["S10", "S20", "S30", "S10"]}, at=1)
+    sm.annotate(cat, DIM, {"labels": {"S10": "placed", "S20": "fulfilled", "S30": "cancelled"}}, column="st",
+                author="a", time=elk.day(1.5))
+
+
+def test_a_code_the_labels_do_not_explain_and_control(elk):
+    """A coded column gains a code that sorts between the labelled ones (its range hides it): the
+    labels no longer say what every code means (stale, no fix: the meaning is for a person to
+    say; failed before: nothing). Control: a rebuild with the labelled codes only."""
+    cat = elk.cat
+    _coded(elk)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "st": ["S10", "S20", "S30", "S10", "S20"]}, at=2)
+    assert _data(cat, DIM, elk.day(2)) == []  # control
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "st": ["S10", "S20", "S30", "S15", "S20"]}, at=3)
+    got = _data(cat, DIM, elk.day(3))
+    assert [(f.annotation, f.reason, f.status, f.evidence.values["outside"]) for f in got] == [
+        ("column.2.labels", "enum_violated", "stale", ["S15"])]
+    assert got[0].fixes == [Fix(action="investigate", params={"columns": ["st"]})]
+
+
+def test_a_labelled_code_that_disappeared(elk):
+    """A labelled code that occurred when the labels were written occurs no more (merged into
+    another): suspect, no fix (failed before: nothing)."""
+    cat = elk.cat
+    _coded(elk)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4], "st": ["S10", "S20", "S20", "S10"]}, at=2)
+    got = _data(cat, DIM, elk.day(2))
+    assert [(f.annotation, f.reason, f.status, f.fixes, f.evidence.values["gone"]) for f in got] == [
+        ("column.2.labels", "enum_violated", "suspect", [], ["S30"])]
