@@ -300,7 +300,8 @@ class Enterprise:
         enr = self.cats["enriched"]
         before = enr.latest_vid
         g = Generator(enr, self.bridges["enriched"], TRAP_NOW, self.seed * TRAP_SEED_SALT + 3, CATALOG,
-                      log=lambda m: self.log(f"enterprise traps: {m.strip()}"))
+                      log=lambda m: self.log(f"enterprise traps: {m.strip()}"),
+                      writers=("spark", "engine"))  # through the Spark bridge, as before the Iceberg REST writer
         try:
             truth = g.run(1)
         finally:

@@ -83,7 +83,7 @@ def _drift(cat: Any, spark: Any, warehouse: str, now: float, log: Callable[[str]
     from spark_bridge import Bridge
 
     bridge = Bridge(spark, cat, warehouse=warehouse, footers_on="driver")
-    g = Generator(cat, bridge, now, SEED, C, log)
+    g = Generator(cat, bridge, now, SEED, C, log, writers=("spark", "engine"))  # the world is written by the bridge
     try:
         # unit: the web returns' amount restated in cents
         t = T("sales.web_returns", nm)

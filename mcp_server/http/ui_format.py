@@ -348,6 +348,7 @@ CAUSE_WORDS: dict[str, str] = {
     "retype": "{table} changed the type of column {detail}",
     "drop": "{table} dropped column {detail}",
     "unit": "{table} changed the unit of column {detail}",
+    "zone": "{table} restated the times of column {detail} in another time zone",
     "versions": "{table} started keeping versions of its rows",
     "grain": "{table} added a column that splits its rows",
     "schema": "{table} changed its columns",
