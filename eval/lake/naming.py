@@ -106,6 +106,17 @@ def plain_columns() -> list[str]:
     return names
 
 
+def code_values(rng: random.Random, domains: dict[str, list[str]], prefix_pool: str) -> dict[str, dict[str, str]]:
+    """Coded values per value domain: each domain gets a prefix drawn from `prefix_pool` and each of
+    its labels that prefix and a number (drawn in this order: a naming's codes depend on it)."""
+    prefixes = rng.sample(prefix_pool, len(domains))
+    v_map: dict[str, dict[str, str]] = {}
+    for (dom, labels), p in zip(sorted(domains.items()), prefixes, strict=True):
+        nums = rng.sample(range(1, 10 + len(labels)), len(labels))
+        v_map[dom] = {lab: f"{p}{n}" for lab, n in zip(labels, nums, strict=True)}
+    return v_map
+
+
 @dataclass(frozen=True)
 class Naming:
     """The plain -> written names of one build (see the module docstring for the invariants).
@@ -161,11 +172,7 @@ class Naming:
                     break
             taken.add(name)
             c_map[c] = name
-        prefixes = rng.sample(_CODE_PREFIX, len(DOMAINS))
-        v_map: dict[str, dict[str, str]] = {}
-        for (dom, labels), p in zip(sorted(DOMAINS.items()), prefixes, strict=True):
-            nums = rng.sample(range(1, 10 + len(labels)), len(labels))
-            v_map[dom] = {lab: f"{p}{n}" for lab, n in zip(labels, nums, strict=True)}
+        v_map = code_values(rng, DOMAINS, _CODE_PREFIX)
         return Naming("cryptic", seed, ns_map, t_map, c_map, v_map)
 
     # ------------------------------------------------------------------ names

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from eval.lake.naming import COL_POOL, COL_SFX, NAMESPACE_POOL, SQL_WORDS, TABLE_POOL, TABLE_SFX, Naming
+from eval.lake.naming import COL_POOL, COL_SFX, NAMESPACE_POOL, SQL_WORDS, TABLE_POOL, TABLE_SFX, Naming, code_values
 from eval.tpcds.schema import COLUMNS, LATER
 
 __all__ = ["naming", "DOMAINS", "CODED", "schema", "CATALOG"]
@@ -82,9 +82,5 @@ def naming(variant: str = "plain", seed: int = 49) -> Naming:
                 break
         taken.add(name)
         c_map[c] = name
-    prefixes = rng.sample(_CODE_PREFIX, len(DOMAINS))
-    v_map: dict[str, dict[str, str]] = {}
-    for (dom, labels), p in zip(sorted(DOMAINS.items()), prefixes, strict=True):
-        nums = rng.sample(range(1, 10 + len(labels)), len(labels))
-        v_map[dom] = {lab: f"{p}{n}" for lab, n in zip(labels, nums, strict=True)}
+    v_map = code_values(rng, DOMAINS, _CODE_PREFIX)
     return Naming("cryptic", seed, ns_map, t_map, c_map, v_map, CATALOG, dict(CODED), sch)

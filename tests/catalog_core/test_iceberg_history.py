@@ -196,13 +196,8 @@ def test_avro_out_encodes_entries_as_pyiceberg_does(tmp_path):
     assert b"\x00\x02\x0a\x02\x0c\x02\x0c" + mine == buf.getvalue()
 
 
-def test_files_are_durable_before_a_metadata_file_names_them(tmp_path, monkeypatch):
-    """Crash safety: every manifest and manifest list a metadata file names is made durable before
-    that metadata file is published, and the metadata file itself before an answer names it: many
-    files (a first load of 100 snapshots) by one syncfs of their filesystem, a few (the next
-    commit) by an fsync each; then their directory. The real calls, recorded in order. On the old
-    code nothing was fsynced at all (the files stayed in the page cache: a crash of the machine
-    could lose a manifest list a served metadata file names)."""
+def _record_durability(monkeypatch) -> list[tuple[str, str]]:
+    """Record, in order, the real fsyncs, syncfs calls and metadata-file publications of the materializer."""
     from catalog_core.iceberg import materialize as mat
 
     events: list[tuple[str, str]] = []
@@ -225,6 +220,17 @@ def test_files_are_durable_before_a_metadata_file_names_them(tmp_path, monkeypat
     monkeypatch.setattr(mat, "_fsync_path", fsync_path)
     monkeypatch.setattr(mat, "_syncfs", syncfs)
     monkeypatch.setattr(mat.os, "replace", replace)
+    return events
+
+
+def test_files_are_durable_before_a_metadata_file_names_them(tmp_path, monkeypatch):
+    """Crash safety: every manifest and manifest list a metadata file names is made durable before
+    that metadata file is published, and the metadata file itself before an answer names it: many
+    files (a first load of 100 snapshots) by one syncfs of their filesystem, a few (the next
+    commit) by an fsync each; then their directory. The real calls, recorded in order. On the old
+    code nothing was fsynced at all (the files stayed in the page cache: a crash of the machine
+    could lose a manifest list a served metadata file names)."""
+    events = _record_durability(monkeypatch)
     cat = cc.Catalog.open(str(tmp_path / "d"))
     try:
         _table(cat, False)
@@ -419,28 +425,7 @@ def test_commit_time_files_are_durable_before_a_metadata_file_names_them(tmp_pat
     """A commit writes its manifest and manifest list without fsync (its acknowledgement does not
     wait for them); the load that first names them in a metadata file makes them durable first:
     few files an fsync each, many one syncfs. The real calls, recorded in order."""
-    from catalog_core.iceberg import materialize as mat
-
-    events: list[tuple[str, str]] = []
-    real_fsync, real_syncfs, real_replace = mat._fsync_path, mat._syncfs, os.replace
-
-    def fsync_path(path):
-        real_fsync(path)
-        events.append(("fsync", os.path.abspath(path)))
-
-    def syncfs(path):
-        done = real_syncfs(path)
-        events.append(("syncfs" if done else "no-syncfs", os.path.abspath(path)))
-        return done
-
-    def replace(src, dst, *a, **k):
-        real_replace(src, dst, *a, **k)
-        if str(dst).endswith(".metadata.json"):
-            events.append(("publish", os.path.abspath(dst)))
-
-    monkeypatch.setattr(mat, "_fsync_path", fsync_path)
-    monkeypatch.setattr(mat, "_syncfs", syncfs)
-    monkeypatch.setattr(mat.os, "replace", replace)
+    events = _record_durability(monkeypatch)
     cat = cc.Catalog.open(str(tmp_path / "d"))
     root = os.path.join(cat.warehouse, "_iceberg")
     try:
