@@ -11,6 +11,15 @@ here: the commit hook reads and starts journals without importing it).
   two processes both wrote, or one that lost a race, is skipped; the rest comes from the history);
 - `{"k": "durable", "to": done}`: every file of the records up to `to` was made durable.
 
+Every record carries `view`: the digest of the paths it was written with (`view_of`: the
+materializer's root, where manifests live, and the catalog's warehouse, against which stored-relative
+data file paths are made absolute). Manifests name absolute paths as the writing process spells them,
+so a record is replayed only by a process with the same view: a copied or moved lake (its catalogs
+store paths relative, docs/engine.md, Relocatable catalogs) or a catalog opened through another
+spelling of its directory (a symlink) does not take the original's manifests, which name the
+original's files; its first load walks the history instead. A record without `view` (written
+before it existed) is never replayed.
+
 A line that does not parse (a crash mid-append) is skipped. Writers append one line with one
 `write(2)` of an `O_APPEND` descriptor and never fsync: a lost record costs a walk of the history
 at the next load, never a wrong answer (the materializer checks every file a record names).
@@ -28,13 +37,20 @@ from typing import Any
 
 import orjson
 
-__all__ = ["journal_path", "append", "read_from", "table_uuid", "enc_value", "dec_value", "b64", "unb64"]
+__all__ = ["journal_path", "view_of", "append", "read_from", "table_uuid", "enc_value", "dec_value", "b64", "unb64"]
 
 JOURNAL_DIR = "_journal"
 
 
 def journal_path(root: str, tpath: str) -> str:
     return os.path.join(root, JOURNAL_DIR, hashlib.sha256(tpath.encode()).hexdigest()[:32] + ".jsonl")
+
+
+def view_of(root: str, warehouse: str | None) -> str:
+    """The view of a journal's writer (see the module's docstring): a digest of the materializer's
+    root and the catalog's warehouse, both absolute as that process spells them."""
+    text = os.path.abspath(root) + "\0" + (warehouse if isinstance(warehouse, str) else "")
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def table_uuid(value: dict[str, Any], tpath: str, created: int) -> str:

@@ -292,6 +292,10 @@ class Materializer:
         root in this process (the server's REST routes and the commit hook: a commit's step is not
         redone by the next load)."""
         self.cat, self.root, self.properties_fn = cat, os.path.abspath(root), properties
+        # the paths this process writes into manifests (journal.view_of): journal records written
+        # with another view (a copied lake's original, another spelling of the directory) name
+        # other files and are never replayed here
+        self.view = jn.view_of(self.root, getattr(cat, "warehouse", None))
         self._states: dict[str, _State] = {}
         self._lock = threading.Lock()
         self._left: set[str] = set()   # tables whose commits are left to the next load (no state to continue)
@@ -530,6 +534,7 @@ class Materializer:
             st.puts = []
 
     def _journal_write(self, st: _State, rec: dict[str, Any]) -> None:
+        rec["view"] = self.view
         path = jn.journal_path(self.root, st.tpath)
         start, end = jn.append(path, rec)
         if start == st.jpos:   # nobody appended meanwhile: this process need not read it back
@@ -583,7 +588,9 @@ class Materializer:
     def _catch_up(self, st: _State, check: bool = True) -> None:
         """Apply the journal's records after what `st` replayed (other processes' commit-time steps).
         `check`: every file a record names must exist whole; the first record that fails it stops
-        the replay (the history re-creates the rest)."""
+        the replay (the history re-creates the rest). A record written with another view than this
+        materializer's (`journal.view_of`: its manifests name the data files as another directory
+        spells them, e.g. the original of a copied lake) is skipped: it never applies."""
         path = jn.journal_path(self.root, st.tpath)
         try:
             size = os.path.getsize(path)
@@ -595,6 +602,8 @@ class Materializer:
         broken = False
         for rec in records:
             kind = rec.get("k")
+            if rec.get("view") != self.view:
+                continue
             try:
                 if kind == "base" and rec.get("tpath") == st.tpath and (
                         st.created < 0 or int(rec.get("created", -1)) > st.created or int(rec.get("to", -1)) > st.done):

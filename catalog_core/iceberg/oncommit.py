@@ -80,8 +80,9 @@ def _start(cat: Any, tpath: str, vid: int) -> None:
     if not made or (made[0].meta or {}).get("iceberg_renamed"):
         return
     ms = int(made[0].time * 1000)
-    root = os.path.join(cat.warehouse, "_iceberg")
+    root = os.path.join(cat.warehouse, "_iceberg")   # Materializer.for_commits' root
     jn.append(jn.journal_path(root, tpath), {
+        "view": jn.view_of(root, cat.warehouse),
         "k": "base", "from": -1, "to": vid, "table_vid": vid, "last_time_ms": 0, "made": 0,
         "totals": {"records": 0, "files": 0, "size": 0}, "times": [[vid, ms]], "snaps": [], "mans": [],
         "ents": [], "live": None, "files": [], "kinds": [], "tpath": tpath, "created": vid,

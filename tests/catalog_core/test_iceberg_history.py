@@ -525,3 +525,66 @@ def test_which_commits_materialize_a_table():
                                   make_op("merge", "/a/b/t", {"stats": {"row_count": {"op": "+", "val": 1}}}),
                                   make_op("add", "/a/b", {"obj_type": "namespace"})], {}) == {}
     assert tables_to_materialize([], {"iceberg_rest": {"/a/b/t": {"snapshot_id": 7}}}) == {"/a/b/t": True}
+
+
+@pytest.mark.parametrize("how", ["copied", "symlinked"])
+def test_a_copied_or_relinked_lake_serves_what_a_walk_there_serves(tmp_path, monkeypatch, how):
+    """A lake (a marked lake root: its catalog stores file paths relative) whose history was
+    materialized at commit time, then copied whole (`cp -a`: its journal and manifests come along)
+    or opened through a symlink: its first load there serves what a walk of the history there
+    serves, and the manifests name the files as that catalog hands them out (the copy's, never the
+    original's); later commits there continue at commit time. On the old code the load replayed
+    the original's journal and named the original's files: pyiceberg's delete of one of them was
+    refused ("removes <file>, which the catalog does not hold")."""
+    import shutil
+
+    from catalog_core.iceberg import oncommit
+
+    lake_dir = tmp_path / "lake"
+    cc.mark_lake_root(str(lake_dir))
+    files = lake_dir / "warehouse" / "acme"
+    files.mkdir(parents=True)
+    cat = cc.Catalog.open(str(lake_dir / "enriched"))
+    try:
+        _table(cat, True, {"commit.manifest.min-count-to-merge": "3"})
+        _history(cat, str(files), True, 12)
+        assert os.listdir(os.path.join(cat.warehouse, "_iceberg", "_journal"))   # materialized at commit time
+    finally:
+        cat.close()
+    _forget_process_states()
+    if how == "copied":
+        there = tmp_path / "copy"
+        shutil.copytree(lake_dir, there, symlinks=True)
+    else:
+        there = tmp_path / "link"
+        os.symlink(lake_dir, there)
+    cat = cc.Catalog.open(str(there / "enriched"))
+    try:
+        root = os.path.join(cat.warehouse, "_iceberg")
+        held = {o.value["path"] for o in cat.plan_files("acme.core.t")}
+        assert held and all(p.startswith(str(there) + "/") for p in held)
+        view = Materializer(cat, root).load("acme.core.t")
+        text = open(view.metadata_location).read()
+        table = StaticTable.from_metadata(view.metadata_location)
+        assert {t.file.file_path for t in table.scan().plan_files()} == held
+        for snap in table.snapshots():   # every snapshot's manifests name files as this catalog spells them
+            for t in table.scan(snapshot_id=snap.snapshot_id).plan_files():
+                assert t.file.file_path.startswith(str(there) + "/"), t.file.file_path
+        # a commit there continues from the state that load journaled: a restarted load walks nothing
+        with cat.transaction(author="t") as t:
+            t.add(f"{TABLE}/d=2024-01-01/late", _file(str(files), 900, 1)[1], leaf=True)
+        _forget_process_states()
+        walked = _count_walk(monkeypatch)
+        after = Materializer(cat, root).load("acme.core.t")
+        assert walked == [] and len(after.metadata.snapshots) == len(view.metadata.snapshots) + 1
+        after_text = open(after.metadata_location).read()
+        monkeypatch.undo()
+        # the walk of the whole history there, nothing from commit time
+        shutil.rmtree(root)
+        _forget_process_states()
+        monkeypatch.setattr(oncommit, "ENABLED", False)
+        walker = Materializer(cat, root)
+        assert open(walker.load("acme.core.t", vid=view.table_vid).metadata_location).read() == text
+        assert open(walker.load("acme.core.t").metadata_location).read() == after_text
+    finally:
+        cat.close()
