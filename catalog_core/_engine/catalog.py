@@ -326,6 +326,10 @@ class Catalog:
             self._store.ensure_writer()
             n = relocate_store(self._store, self.warehouse, old, new, root=self.lake_root)
         self.clear_caches()
+        if n:
+            from catalog_core._engine import hooks
+
+            hooks.after_relocate(self)   # e.g. Iceberg journals naming the old paths are dropped
         return n
 
     # ---------------------------------------------------------------- snapshots, clone

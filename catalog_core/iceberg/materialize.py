@@ -67,7 +67,7 @@ from catalog_core.iceberg.journal import table_uuid
 from catalog_core.model import Commit, Version
 from catalog_core.paths import split
 
-__all__ = ["Materializer", "TableView", "PropertiesFn", "RESERVED_PREFIX", "RENAMED_META", "snapshot_id_of"]
+__all__ = ["Materializer", "TableView", "forget_catalog", "PropertiesFn", "RESERVED_PREFIX", "RENAMED_META", "snapshot_id_of"]
 
 RESERVED_PREFIX = "semcat."
 LIVE_LISTING_FROM = 32   # commits to process from which the table's live files are listed at once
@@ -1115,6 +1115,18 @@ def _shared_states(cat: Any, root: str) -> tuple[dict[str, _State], threading.Lo
         if got is None:
             got = roots[root] = ({}, threading.Lock(), set())
         return got
+
+
+def forget_catalog(cat: Any) -> None:
+    """Forget what this process knows of `cat`'s tables (its commit materializer, the shared states):
+    `Catalog.relocate` re-pointed its paths (oncommit.after_relocate), the next load walks the history."""
+    with _SHARED_LOCK:
+        with contextlib.suppress(TypeError):
+            _COMMIT_MATERIALIZERS.pop(cat, None)
+            for states, lock, left in (_SHARED.get(cat) or {}).values():
+                with lock:
+                    states.clear()
+                    left.clear()
 
 
 def _newer(vids: Any, lo: int) -> list[int]:

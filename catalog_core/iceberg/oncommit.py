@@ -20,7 +20,7 @@ from typing import Any
 from catalog_core._engine import hooks
 from catalog_core.iceberg import journal as jn
 
-__all__ = ["after_commit", "tables_to_materialize", "ENABLED"]
+__all__ = ["after_commit", "after_relocate", "tables_to_materialize", "ENABLED"]
 
 ENABLED = os.environ.get("SEMCAT_ICEBERG_AT_COMMIT", "1") not in ("0", "false", "no", "off")
 _MATERIALIZE = "catalog_core.iceberg.materialize"
@@ -89,4 +89,19 @@ def _start(cat: Any, tpath: str, vid: int) -> None:
         "uuid": jn.table_uuid(obj.value, tpath, vid)})
 
 
+def after_relocate(cat: Any) -> None:
+    """`Catalog.relocate` re-pointed stored paths: the journals (their records name the files as they
+    were spelled) are removed and this process's states forgotten, so the next load walks the history
+    and names the files where they are now."""
+    if not isinstance(getattr(cat, "warehouse", None), str):
+        return
+    import shutil
+
+    shutil.rmtree(os.path.join(cat.warehouse, "_iceberg", jn.JOURNAL_DIR), ignore_errors=True)
+    mat = sys.modules.get(_MATERIALIZE)
+    if mat is not None:
+        mat.forget_catalog(cat)
+
+
 hooks.register(after_commit)
+hooks.register_relocate(after_relocate)

@@ -588,3 +588,35 @@ def test_a_copied_or_relinked_lake_serves_what_a_walk_there_serves(tmp_path, mon
         assert open(walker.load("acme.core.t").metadata_location).read() == after_text
     finally:
         cat.close()
+
+
+def test_a_relocated_catalog_serves_the_files_where_they_are_now(tmp_path, monkeypatch):
+    """Files outside the warehouse (stored absolute) moved, and the catalog re-pointed
+    (`Catalog.relocate(old, new)`: no commit, every stored version): the first load after it names
+    the files where they are now, as a walk of the history does. On the old code it replayed the
+    journal written at commit time, whose manifests named the old paths."""
+    import shutil
+
+    from catalog_core.iceberg import oncommit
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    root = os.path.join(cat.warehouse, "_iceberg")
+    try:
+        _table(cat, False, {"commit.manifest.min-count-to-merge": "3"})
+        _history(cat, str(old), False, 8)
+        Materializer(cat, root, shared=True).load("acme.core.t")   # a state in this process too
+        os.rename(old, new)
+        assert cat.relocate(str(old), str(new)) > 0
+        held = {o.value["path"] for o in cat.plan_files("acme.core.t")}
+        assert held and all(p.startswith(str(new) + "/") for p in held)
+        view = Materializer(cat, root, shared=True).load("acme.core.t")
+        assert {t.file.file_path for t in StaticTable.from_metadata(view.metadata_location).scan().plan_files()} == held
+        text = open(view.metadata_location).read()
+        shutil.rmtree(root)
+        _forget_process_states()
+        monkeypatch.setattr(oncommit, "ENABLED", False)
+        assert open(Materializer(cat, root).load("acme.core.t").metadata_location).read() == text
+    finally:
+        cat.close()
