@@ -603,6 +603,10 @@ class Materializer:
         for rec in records:
             kind = rec.get("k")
             if rec.get("view") != self.view:
+                if kind in ("base", "step"):
+                    # another view's chain (a copied lake's original): what this process journals next
+                    # is a base, never a step chained onto records it cannot replay
+                    st.jdone = None
                 continue
             try:
                 if kind == "base" and rec.get("tpath") == st.tpath and (

@@ -620,3 +620,53 @@ def test_a_relocated_catalog_serves_the_files_where_they_are_now(tmp_path, monke
         assert open(Materializer(cat, root).load("acme.core.t").metadata_location).read() == text
     finally:
         cat.close()
+
+
+def test_a_copied_data_directory_serves_iceberg_metadata_of_its_own_files_only(tmp_path, monkeypatch):
+    """`cp -a` of a data directory whose table was materialized at commit time: its journal and Iceberg
+    files came along, naming the original's paths (Iceberg's manifests and lists hold absolute paths).
+    The copy's commit-time step and first load do not continue that state: the history re-creates it
+    under the copy's root, so everything the copy serves (metadata file, manifest lists, manifests,
+    data files) is the copy's, and its own journal then serves a restarted process without a walk.
+    Before the journal's view, the copy served the original's manifests and data files (the trap generator's
+    `--isolation copy`: a pyiceberg overwrite in the copy removed the original's file paths, which the
+    copy's catalog does not hold, "out of sync", and its truth differed from the mounted run's)."""
+    import shutil
+
+    def add(cat, i):
+        with cat.transaction(author="t") as t:
+            t.add(_leaf(True, i, 1), _file(os.path.join(cat.warehouse, "files"), i, 1)[1], leaf=True)
+
+    cat = cc.Catalog.open(str(tmp_path / "a" / "data"))
+    try:
+        os.makedirs(os.path.join(cat.warehouse, "files"))
+        _table(cat, True, {"commit.manifest.min-count-to-merge": "3"})
+        _history(cat, os.path.join(cat.warehouse, "files"), True, 12)   # inside the warehouse: stored relative
+        Materializer(cat, os.path.join(cat.warehouse, "_iceberg"), shared=True).load("acme.core.t")
+    finally:
+        cat.close()
+    _forget_process_states()
+    shutil.copytree(tmp_path / "a", tmp_path / "b", symlinks=True)
+    here = str(tmp_path / "b") + os.sep
+    cat = cc.Catalog.open(str(tmp_path / "b" / "data"))
+    try:
+        root = os.path.join(cat.warehouse, "_iceberg")
+        add(cat, 700)   # a commit in the copy before any load (the commit hook meets the original's journal)
+        view = Materializer(cat, root, shared=True).load("acme.core.t")   # as the REST server loads
+        lists = [s.manifest_list for s in view.metadata.snapshots]
+        manifests = {mf.manifest_path for x in lists for mf in read_manifest_list(PyArrowFileIO().new_input(x))}
+        planned = {t.file.file_path for t in StaticTable.from_metadata(view.metadata_location).scan().plan_files()}
+        assert planned == {o.value["path"] for o in cat.plan_files("acme.core.t")}
+        named = [view.metadata_location, *lists, *manifests, *planned]
+        assert [p for p in named if not p.startswith(here)] == []
+        # the copy's own journal: later commits continue it, a restarted process walks nothing
+        add(cat, 701)
+        _forget_process_states()
+        walked = _count_walk(monkeypatch)
+        again = Materializer(cat, root).load("acme.core.t")
+        assert walked == [] and len(again.metadata.snapshots) == len(view.metadata.snapshots) + 1
+        planned = {t.file.file_path for t in StaticTable.from_metadata(again.metadata_location).scan().plan_files()}
+        assert planned == {o.value["path"] for o in cat.plan_files("acme.core.t")} and all(
+            p.startswith(here) for p in planned)
+    finally:
+        cat.close()
