@@ -19,7 +19,7 @@ from semantic.staleness import annotation_findings, table_findings
 NOW = 1_741_611_600.0
 
 
-def _open(lake_dir: str, tmp_path, which: str):  # type: ignore[no-untyped-def]
+def _open(lake_dir: str, tmp_path, which: str):
     copy = str(tmp_path / "lake")
     shutil.copytree(lake_dir, copy, symlinks=True)
     return cc.Catalog.open(data_dir(copy, which))
