@@ -30,7 +30,7 @@ from semantic.models import (
     TableStats,
     VerifiedQuestion,
 )
-from semantic.staleness import resolve_now, table_findings, time_findings, worst
+from semantic.staleness import annotation_findings, resolve_now, table_findings, time_findings, worst
 
 __all__ = ["describe"]
 
@@ -59,11 +59,13 @@ def _incoming(ctx: Context, name: str) -> list[RelationshipView]:
     for other in ctx.tables():
         if other == name:
             continue
-        for a in ctx.annotations(other):
-            rel = RelationshipView.of(a) if a.kind == "relationship" else None
-            if rel is not None and rel.to == name:
-                st = _status_by_key(table_findings(ctx, other, "metadata")).get(a.key, "fresh")
-                out.append(rel.model_copy(update={"status": st}))
+        mine = [(a, rel) for a in ctx.annotations(other)
+                if a.kind == "relationship" and (rel := RelationshipView.of(a)) is not None and rel.to == name]
+        if not mine:
+            continue
+        # the findings of these relationships only, not of all of `other`'s annotations (issue 47, cold start)
+        status = _status_by_key(annotation_findings(ctx, other, {a.key for a, _ in mine}))
+        out += [rel.model_copy(update={"status": status.get(a.key, "fresh")}) for a, rel in mine]
     return out
 
 

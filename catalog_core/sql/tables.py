@@ -258,8 +258,10 @@ _CACHE_MAX = 200_000
 
 
 def file_schema(path: str) -> tuple[tuple[str, str], ...] | None:
-    """Top-level (column name, Arrow type) pairs in a local Parquet file's footer, in order (None:
-    unreadable). Data files are immutable, so a (path, size, mtime) key is enough to cache them
+    """Top-level (column name, Parquet type) pairs in a local Parquet file's footer, in order (None:
+    unreadable); the type is a canonical text of the column's Parquet schema (`footer.read_schema`:
+    read in plain Python, no pyarrow, issue 47), equal for two files exactly when DuckDB reads the
+    column alike. Data files are immutable, so a (path, size, mtime) key is enough to cache them
     across connections (a file rewritten in place gets a new key); the least recently used go
     past `_CACHE_MAX`. Measured on 20 tables of 5 files: the views' SQL in 3 ms instead of 37 ms."""
     try:
@@ -271,11 +273,10 @@ def file_schema(path: str) -> tuple[tuple[str, str], ...] | None:
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key]
-    import pyarrow.parquet as pq
+    from catalog_core.sql.footer import read_schema
 
     try:
-        schema = pq.read_schema(path)
-        found: tuple[tuple[str, str], ...] | None = tuple((f.name, str(f.type)) for f in schema)
+        found: tuple[tuple[str, str], ...] | None = read_schema(path)
     except Exception:  # not Parquet / truncated: DuckDB will name the problem when it reads it
         found = None
     with _CACHE_LOCK:

@@ -42,12 +42,19 @@ from semantic.staleness.core import (
     worst,
 )
 from semantic.staleness.decisions import finding_id, merge_by_cause, undismissed
-from semantic.staleness.engine import CHANGE_REASONS, propagated, staleness, table_findings, time_findings
+from semantic.staleness.engine import (
+    CHANGE_REASONS,
+    annotation_findings,
+    propagated,
+    staleness,
+    table_findings,
+    time_findings,
+)
 from semantic.staleness.grain import current_flag
 from semantic.staleness.loads_freshness import time_due
 from semantic.staleness.registry import CHECKS, CLASSES, REASON_CLASS, Check
 
-__all__ = ["staleness", "time_findings", "time_due", "table_findings", "resolve_now", "worst", "DEPTHS", "finding_id",
+__all__ = ["staleness", "time_findings", "time_due", "table_findings", "annotation_findings", "resolve_now", "worst", "DEPTHS", "finding_id",
            "undismissed", "propagated", "CHANGE_REASONS", "CHECKS", "CLASSES", "REASON_CLASS", "Check",
            "merge_by_cause", "current_flag", "scale_of", "pair_cost", "assign"]
 

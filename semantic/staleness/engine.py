@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Collection
 
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
@@ -170,6 +171,26 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, Table 
     ctx.cache.findings.put(key, found)
     _remember(ctx, name, depth, found)
     return found
+
+
+def annotation_findings(ctx: Context, name: str, keys: Collection[str]) -> list[Finding]:
+    """The metadata findings of `name` at `ctx.vid` that concern the annotations `keys`: exactly those of
+    `table_findings(ctx, name, "metadata")` (taken from it when it is cached), computed without the checks of
+    the table's other annotations. `describe`'s `referenced_by` needs the status of the relationships other
+    tables declare to a table; their verified queries' and metrics' checks are most of a card's CPU (issue 47,
+    cold start: a first `describe_table` computed every referencing table's findings)."""
+    got = ctx.cache.findings.take((name, ctx.vid, "metadata"))
+    if got is None:
+        tables: dict[str, Table | None] = {}
+        t = get_table(ctx, name, tables)
+        if t is None:
+            return []
+        anns = ctx.annotations(name)
+        env = Env(ctx, t, anns, tables)
+        raw = run_annotation_checks(env, "metadata", only=keys) + run_table_checks(env, "metadata")
+        raw += propagated(ctx, name)
+        got = undismissed(raw, anns)
+    return [f for f in got if f.annotation in keys]
 
 
 def _carried(ctx: Context, name: str, depth: str) -> list[Finding] | None:

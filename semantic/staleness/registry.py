@@ -11,7 +11,7 @@ dropped column is not also a unit drift). Table checks (`applies` None) run once
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
@@ -225,14 +225,17 @@ def clock_checks() -> list[Check]:
     return checks("clock", table=True)
 
 
-def run_annotation_checks(env: Env, depth: str) -> list[Finding]:
-    """Every annotation check of `depth` on each annotation of the table, in annotation order. At
+def run_annotation_checks(env: Env, depth: str, only: Collection[str] | None = None) -> list[Finding]:
+    """Every annotation check of `depth` on each annotation of the table (of those whose key is in `only`,
+    when given: each annotation's checks see only it and the environment), in annotation order. At
     data depth a check stopped at its time or memory limit is a `check_limit_exceeded` finding (the
     annotation's data could not be checked), and one that cannot run (e.g. a view that fails to
     read) is `schema_changed` (itself evidence); a verified query's error is raised."""
     out: list[Finding] = []
     entries = checks(depth)
     for a in env.anns:
+        if only is not None and a.key not in only:
+            continue
         found: list[Finding] = []
         for c in entries:
             if c.applies is None or not c.applies(a, env) or (c.fallback and found):

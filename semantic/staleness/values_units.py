@@ -5,6 +5,7 @@ string column's values). Evidence: column, partition and file statistics, the lo
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any
@@ -189,15 +190,26 @@ def rewrites(t: Table) -> list[tuple[int, float]]:
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str) -> Any:
+    """`text` parsed as DuckDB SQL (None: unparsable), once per process: a card's checks read the same
+    verified query for several tables (5 parses of one statement in a first Acme `describe_table`). Only
+    read, never changed, by `sql_literals`."""
+    import sqlglot
+
+    try:
+        return sqlglot.parse_one(text, read="duckdb")
+    except Exception:  # noqa: BLE001 - an unparsable text names no values
+        return None
+
+
 def sql_literals(text: str, t: Table) -> dict[str, list[str]]:
     """String literals an SQL condition compares a string column of `t` with (=, <>, IN):
     column name -> values. Literals inside casts (dates, timestamps) are not values of a column."""
-    import sqlglot
     from sqlglot import exp
 
-    try:
-        tree = sqlglot.parse_one(text, read="duckdb")
-    except Exception:  # noqa: BLE001 - an unparsable text names no values
+    tree = _parsed(text)
+    if tree is None:
         return {}
     out: dict[str, list[str]] = {}
 
