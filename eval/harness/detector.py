@@ -14,6 +14,8 @@
 - Suggestion accuracy: of the hit entries whose change has a known repair (EXPECTED below, the lake
   spec's history in plain names, written through the lake's `naming` for a variant), the share whose
   findings offer that repair among their typed fixes (a finding without a fix counts as wrong).
+- A coded column's `labels` count with its enum (`_counted_key`: the build writes, skips and does
+  not count them apart, eval.lake.build.UNCOUNTED).
 - False alarms: non-fresh findings on the enriched history (where nothing is stale by construction);
   `None` when no enriched catalog is given.
 Only the runner and the tests read the manifest and EXPECTED; agents and the detector never do.
@@ -103,6 +105,19 @@ def _table(target: str) -> str:
 
 def _keys(f: Any) -> list[str]:
     return list(getattr(f, "annotations", None) or ([f.annotation] if f.annotation else []))
+
+
+def _counted_key(table: str, key: str, in_manifest: set[tuple[str, str]]) -> str:
+    """The manifest key a flagged annotation key counts as. A coded column's `labels` (code ->
+    meaning) are written with its enum and are not counted on their own (eval.lake.build.UNCOUNTED):
+    the stale history skips an enum's update and its labels together, so labels that no longer
+    explain the column's codes are stale exactly when its enum is, and a flag on `column.N.labels`
+    counts for the manifest's `column.N.enum` entry of that table. Any other key, and labels whose
+    enum the manifest does not list, count as themselves."""
+    m = re.fullmatch(r"(column\.\d+)\.labels", key)
+    if m and (table, f"{m.group(1)}.enum") in in_manifest and (table, key) not in in_manifest:
+        return f"{m.group(1)}.enum"
+    return key
 
 
 def _expected(naming: Any, stale: CatalogAPI, entry: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
@@ -210,7 +225,8 @@ def detector_scores(stale: CatalogAPI, enriched: CatalogAPI | None, manifest: di
         fixes_of: dict[tuple[str, str], list[Any]] = {}
         for f in found:
             for k in _keys(f):
-                pair = (vq_home.get(k, _table(f.target)), k)
+                home = vq_home.get(k, _table(f.target))
+                pair = (home, _counted_key(home, k, in_manifest))
                 flagged.add(pair)
                 fixes_of.setdefault(pair, []).extend(f.fixes)
         tables = {_table(f.target) for f in found}

@@ -899,3 +899,146 @@ def labels_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
     if type_family(cur.type) != "string":
         return []
     return _enum_gone(ctx, t, a, cur.name, codes, duck, last, what="labelled codes")
+
+
+# ------------------------------------------------------------------ new loads in another unit (data depth)
+KEPT_LOADS = 4     # latest appends after a claim's basis whose added rows are set against the rows before, per column
+LOG_BINS = 10      # magnitude bins per power of ten (a row's bin: floor(log10 |value| * LOG_BINS))
+MIN_ADDED = 5      # non-zero values an append must add (and the rows before must hold) to measure their scale
+APPEND_QS = (0.25, 0.5, 0.75)
+
+
+def appends(t: Table, since: int) -> list[tuple[int, float]]:
+    """The latest KEPT_LOADS data commits of `t` after vid `since` that added rows (its row count
+    grew, and there were rows before), oldest first."""
+    out: list[tuple[int, float]] = []
+    for v, tt in reversed(t.tl.data_after(since)[-60:]):
+        rb, ra = rows_at(t, v - 1), rows_at(t, v)
+        if rb and ra and ra > rb:
+            out.append((v, tt))
+            if len(out) >= KEPT_LOADS:
+                break
+    out.reverse()
+    return out
+
+
+def _magnitudes(t: Table, col: str, vid: int) -> dict[int, int] | None:
+    """The non-zero values of numeric `col` at `vid` counted by magnitude bin (LOG_BINS per power of
+    ten); None when the snapshot cannot be read. One bounded statement per (table, vid, column), cached."""
+    key = ("magnitudes", t.obj.path, vid, col)
+    got = t.ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    q = quote_id(col)
+    try:
+        rows = Duck(t.ctx.cat, vid).sql(
+            f"SELECT CAST(floor(log10(abs(CAST({q} AS DOUBLE))) * {LOG_BINS}) AS BIGINT), count(*) "
+            f"FROM {quote_table(t.name)} WHERE {q} IS NOT NULL AND {q} <> 0 GROUP BY 1")
+        out: dict[int, int] | None = {int(b): int(n) for b, n in rows if b is not None}
+    except CatalogError:  # a snapshot that cannot be read, or a statement past its limit: no evidence
+        out = None
+    t.ctx.cache.findings.put(key, (out,))
+    return out
+
+
+def _binned_quantiles(h: dict[int, int], qs: tuple[float, ...]) -> list[float]:
+    """The quantiles `qs` of binned counts `h`, in powers of ten (the bin's lower edge)."""
+    n = sum(h.values())
+    out, acc, it = [], 0, iter(sorted(h.items()))
+    b, c = next(it)
+    acc = c
+    for q in qs:
+        while acc < q * n:
+            b, c = next(it)
+            acc += c
+        out.append(b / LOG_BINS)
+    return out
+
+
+def _ends(s: dict[str, Any] | None) -> tuple[float | None, float] | None:
+    """log10 of the smallest magnitude of a range (None when the range reaches or crosses zero) and
+    of its largest; None when the range holds no magnitude."""
+    lo, hi = num((s or {}).get("min")), num((s or {}).get("max"))
+    if lo is None or hi is None:
+        return None
+    top = max(abs(float(lo)), abs(float(hi)))
+    if top == 0:
+        return None
+    low = None if lo == 0 or hi == 0 or (lo < 0) != (hi < 0) else math.log10(min(abs(float(lo)), abs(float(hi))))
+    return low, math.log10(top)
+
+
+def _load_may_move(t: Table, col: str, v: int) -> bool:
+    """A cheap necessary condition for the append at `v` to hold `col` in another scale beside the
+    rows before it (per-load file statistics of the snapshot, `load_stats`): files written by `v`
+    and files written before it are both still there (the old rows kept beside the new ones; a
+    rewrite, or a load compacted away, is left to other checks), and the smallest or the largest
+    magnitude of the load's files is 10x or more off the median of the earlier loads' (a load in
+    the same unit, however small, stays within both)."""
+    ends = [(lv, e) for lv, cols, _n in load_stats(t) if (e := _ends(cols.get(col))) is not None]
+    mine = [e for lv, e in ends if lv == v]
+    earlier = [e for lv, e in ends if lv < v][-LOAD_WINDOW:]
+    if not mine or not earlier:
+        return False
+    for i in (0, 1):
+        mine_i, theirs = mine[0][i], [x for e in earlier if (x := e[i]) is not None]
+        if mine_i is not None and theirs and abs(mine_i - _median(theirs)) >= 1.0:
+            return True
+    return False
+
+
+def appended_scale(t: Table, col: str, v: int) -> tuple[int, int, list[float], list[float]] | None:
+    """(k, rows added, the earlier rows' quartiles, the added rows') when the append at `v` added
+    rows of `col` at 10^k (|k| >= 2) times the rows before, beside them: the magnitudes at `v`
+    counted by bin minus those at `v - 1` are the added rows' exactly (no bin lost rows: the rows
+    before are all still there), whose quartiles each lie 10^k (within half a power) from the
+    earlier rows', their middle half beyond the earlier rows' middle half. None otherwise."""
+    if not _load_may_move(t, col, v):
+        return None
+    before, after = _magnitudes(t, col, v - 1), _magnitudes(t, col, v)
+    if not before or not after:
+        return None
+    added = {b: after.get(b, 0) - before.get(b, 0) for b in set(after) | set(before)}
+    if any(n < 0 for n in added.values()):
+        return None  # rows before were changed or removed: not a load beside them
+    added = {b: n for b, n in added.items() if n}
+    n_added = sum(added.values())
+    if n_added < MIN_ADDED or sum(before.values()) < MIN_ADDED:
+        return None
+    qo, qn = _binned_quantiles(before, APPEND_QS), _binned_quantiles(added, APPEND_QS)
+    d = [n - o for o, n in zip(qo, qn, strict=True)]
+    k = round(_median(d))
+    if abs(k) < SHIFT_MIN_K or any(abs(x - k) > 0.5 for x in d):
+        return None
+    if (k > 0 and qn[0] <= qo[-1]) or (k < 0 and qn[-1] >= qo[0]):
+        return None
+    return k, n_added, qo, qn
+
+
+def scale_appended(t: Table, ann: Annotation, keys: set[str], already: set[tuple[str | None, str]]) -> list[Finding]:
+    """values_units / definitions, data: a load after the claim's basis appended rows of a numeric
+    column at 10^k times the rows before, which stay as they were (`appended_scale`: the data's
+    magnitudes before and after the load, so the added rows are measured however few they are and
+    whatever the column's minimum and maximum show). The column now mixes two units: no single
+    unit is right, so no fix (`fix_rules.unit_fix` names the column to look at). A claim already
+    flagged unit_drift is left to that finding."""
+    if (ann.key, "unit_drift") in already:
+        return []
+    out = []
+    for col in _scale_cols(t, ann, keys):
+        for v, tt in appends(t, ann.provenance.basis.vid):  # the first load in another unit
+            got = appended_scale(t, col, v)
+            if got is None:
+                continue
+            k, n, qo, qn = got
+            out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
+                               f"the load at vid {v} ({day_of(tt)}) added {n} value(s) of {col!r} at about 10^{k} times "
+                               "the rows before it, which kept theirs (quartile magnitudes "
+                               f"{', '.join(f'1e{x:g}' for x in qn)} against {', '.join(f'1e{x:g}' for x in qo)}): the "
+                               "column now mixes two units; check that load and restate one side",
+                               [v], [tt], values={"column": col, "scale_exp": k, "load_vid": v, "rows_added": n,
+                                                  "whole_table": False, "quartiles_before_log10": qo,
+                                                  "quartiles_added_log10": qn},
+                               cause=cause_of("unit", t.name, v, col)))
+            break
+    return out

@@ -247,9 +247,14 @@ def test_a_whole_catalog_pass_asks_each_question_once(ecat, elk, monkeypatch):
     build(elk)
     sm.annotate(ecat, OTHER, {"sample_values": ["a", "c"]}, column="kind", author="ann", time=elk.at(1))
     elk.append(ORDERS, {"order_id": [60], "status": ["void"], "store_id": [9], "amount_cents": [5]}, at=2)
-    sent: list[str] = []
+    sent: list[tuple[int, str]] = []  # (vid, statement): the same text at two snapshots is two questions
     real = _bounded.query
-    monkeypatch.setattr(_bounded, "query", lambda cat, vid, text, **kw: sent.append(text) or real(cat, vid, text, **kw))
+
+    def query(cat, vid, text, **kw):
+        sent.append((vid, text))
+        return real(cat, vid, text, **kw)
+
+    monkeypatch.setattr(_bounded, "query", query)
     shared = shape(sm.staleness(ecat, depth="data", now=elk.day(30)))
     assert sent and len(sent) == len(set(sent))
     with empty_cache(ecat):

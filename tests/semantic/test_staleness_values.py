@@ -170,3 +170,40 @@ def test_a_labelled_code_that_disappeared(elk):
     got = _data(cat, DIM, elk.day(2))
     assert [(f.annotation, f.reason, f.status, f.fixes, f.evidence.values["gone"]) for f in got] == [
         ("column.2.labels", "enum_violated", "suspect", [], ["S30"])]
+
+
+# ------------------------------------------------------------------ a new load in another unit beside the old rows
+FARES = [12.0, 18.5, 7.25, 33.0, 41.0, 9.9, 15.0, 22.4, 0.5, 4800.0]  # a few extremes around the usual fares
+
+
+def _fares(elk: LakeBuilder) -> None:
+    """An unpartitioned table loaded daily (20 rows a load), its fare annotated in dollars."""
+    cat = elk.cat
+    elk.table(T, [("trip_id", "bigint"), ("fare_usd", "decimal(14,2)")], at=0)
+    for day in range(1, 7):
+        elk.append(T, {"trip_id": [100 * day + i for i in range(20)],
+                       "fare_usd": [round(x * (1 + day / 50 + i / 100), 2) for i, x in enumerate(FARES * 2)]}, at=day)
+    sm.annotate(cat, T, {"description": "fare paid, in dollars", "unit": "USD"}, column="fare_usd", author="a",
+                time=elk.day(6.5))
+
+
+def test_a_small_load_in_another_unit_inside_the_old_range_and_control(elk):
+    """A load of 6 rows whose fares are written in cents (x100) beside the dollar rows, which keep
+    theirs: the new values lie inside the column's old range (its extremes) and the load is under a
+    third of the usual rows, so neither the statistics nor the per-load file statistics show it
+    (failed before: nothing, at both depths). At data depth the magnitudes the load added (the data
+    before and after it) sit 10^2 above the rows before at every quartile: the unit and the
+    description are stale, with no repair (the old rows keep dollars: `investigate`). Control: a
+    load of 6 rows in dollars."""
+    cat = elk.cat
+    _fares(elk)
+    elk.append(T, {"trip_id": [701, 702, 703, 704, 705, 706], "fare_usd": [14.0, 21.5, 9.0, 30.0, 17.0, 11.5]}, at=7)
+    assert _data(cat, T, elk.day(7), "unit_drift") == []  # control: a small load in dollars
+    v = elk.append(T, {"trip_id": [801, 802, 803, 804, 805, 806],
+                       "fare_usd": [1350.0, 2075.0, 880.0, 2900.0, 1600.0, 1150.0]}, at=8)
+    assert sm.staleness(cat, T, now=elk.day(8), merge=False) == []  # the statistics do not show it
+    got = {f.annotation: f for f in _data(cat, T, elk.day(8), "unit_drift")}
+    assert set(got) == {"column.2.description", "column.2.unit"}
+    for f in got.values():
+        assert f.status == "stale" and f.evidence.values["scale_exp"] == 2 and v in f.evidence.vids
+        assert f.fixes == [Fix(action="investigate", params={"columns": ["fare_usd"]})]
