@@ -223,6 +223,14 @@ def _record_durability(monkeypatch) -> list[tuple[str, str]]:
     return events
 
 
+def _commit_nowhere(cat, i: int) -> None:
+    """One commit adding file f<i> (one row, id = i) to TABLE; its path names no real file."""
+    with cat.transaction(author="t") as t:
+        t.add(f"{TABLE}/f{i}", {"obj_type": "file", "path": f"/nowhere/f{i}.parquet", "format": "parquet",
+                                "row_count": 1, "size_bytes": 10, "columns": {"id": {"min": i, "max": i}}},
+              leaf=True)
+
+
 def test_files_are_durable_before_a_metadata_file_names_them(tmp_path, monkeypatch):
     """Crash safety: every manifest and manifest list a metadata file names is made durable before
     that metadata file is published, and the metadata file itself before an answer names it: many
@@ -236,10 +244,7 @@ def test_files_are_durable_before_a_metadata_file_names_them(tmp_path, monkeypat
         _table(cat, False)
 
         def commit(i):
-            with cat.transaction(author="t") as t:
-                t.add(f"{TABLE}/f{i}", {"obj_type": "file", "path": f"/nowhere/f{i}.parquet", "format": "parquet",
-                                        "row_count": 1, "size_bytes": 10, "columns": {"id": {"min": i, "max": i}}},
-                      leaf=True)
+            _commit_nowhere(cat, i)
 
         for i in range(100):
             commit(i)
@@ -432,10 +437,7 @@ def test_commit_time_files_are_durable_before_a_metadata_file_names_them(tmp_pat
         _table(cat, False)
 
         def commit(i):
-            with cat.transaction(author="t") as t:
-                t.add(f"{TABLE}/f{i}", {"obj_type": "file", "path": f"/nowhere/f{i}.parquet", "format": "parquet",
-                                        "row_count": 1, "size_bytes": 10, "columns": {"id": {"min": i, "max": i}}},
-                      leaf=True)
+            _commit_nowhere(cat, i)
 
         for i in range(100):
             commit(i)
