@@ -16,34 +16,38 @@ join paths, metrics and profiling (DESIGN.md, Semantic layer). Every function ta
 Errors are the classes of `semantic.errors` (each a `catalog_core.errors` subclass).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from semantic import errors, models
 from semantic.annotations import annotate, new_annotation, read_annotations, verify_query, write_annotations
 from semantic.describe import describe
-from semantic.interop import ImportResult, InterchangeError, export_osi, import_cortex, import_dbt, import_osi
 from semantic.joins import CardinalityCheck, Hop, JoinPath, join_path, relate, relationships
 from semantic.metrics import define_metric, metric_sql, metrics
 from semantic.models import Finding, Metric, MetricView, Relationship, RelationshipView, TableCard
 from semantic.profile import Inferred, profile
-from semantic.review import (
-    NoFixError,
-    ReviewConflictError,
-    ReviewItem,
-    ReviewPage,
-    ReviewRefusedError,
-    ScanResult,
-    accept,
-    accept_all,
-    decide_group,
-    dismiss,
-    edit_and_accept,
-    review_item,
-    review_items,
-    scan,
-    scanned_findings,
-    validate_write,
-)
 from semantic.search import Hit, rank, search
 from semantic.staleness import staleness
+
+if TYPE_CHECKING:
+    from semantic.interop import ImportResult, InterchangeError, export_osi, import_cortex, import_dbt, import_osi
+    from semantic.review import (
+        NoFixError,
+        ReviewConflictError,
+        ReviewItem,
+        ReviewPage,
+        ReviewRefusedError,
+        ScanResult,
+        accept,
+        accept_all,
+        decide_group,
+        dismiss,
+        edit_and_accept,
+        review_item,
+        review_items,
+        scan,
+        scanned_findings,
+        validate_write,
+    )
 
 __all__ = [
     "models",
@@ -98,3 +102,23 @@ __all__ = [
     "ScanResult",
     "NoFixError",
 ]
+
+# Imported when first used (issue 47, cold start: a stdio session's first call needs neither; interop pulls in
+# yaml and the importers, review its own models): name -> submodule. None of these names is a submodule's.
+_LAZY = {**dict.fromkeys(("ImportResult", "InterchangeError", "export_osi", "import_cortex", "import_dbt",
+                          "import_osi"), "semantic.interop"),
+         **dict.fromkeys(("NoFixError", "ReviewConflictError", "ReviewItem", "ReviewPage", "ReviewRefusedError",
+                          "ScanResult", "accept", "accept_all", "decide_group", "dismiss", "edit_and_accept",
+                          "review_item", "review_items", "scan", "scanned_findings", "validate_write"),
+                         "semantic.review")}
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value

@@ -26,7 +26,6 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
-from rapidfuzz import fuzz
 from sqlglot import exp
 
 from catalog_core.errors import InvalidValueError
@@ -90,6 +89,8 @@ def name_similarity(a: str, b: str) -> float:
     (`order_date_local` / `date`, `converted_order_id` / `order_id`)."""
     if a.lower() == b.lower():
         return 100.0
+    from rapidfuzz import fuzz  # here: importing semantic needs none (issue 47, cold start)
+
     return float(fuzz.token_set_ratio(" ".join(_tokens(a)), " ".join(_tokens(b))))
 
 

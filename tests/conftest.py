@@ -69,7 +69,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 # lake, so it runs on a fresh clone in minutes. `make test-all` (what CI runs) adds the `slow` tier. Besides
 # the explicit `@pytest.mark.slow` marks, these rules put a test in the slow tier:
 # - it reads the Acme lake (`lake_dir` below, or `cats` of tests/eval) or its cryptic variant (`cryptic_dir` of
-#   tests/eval/test_cryptic.py): a fresh clone builds it with Spark;
+#   tests/eval/test_cryptic.py), or a TPC-DS world (`tpcds_world`, `tpcds_cryptic` of tests/eval): a fresh clone
+#   builds it with Spark;
 # - it starts a SparkSession (the `spark` fixture of tests/spark_bridge);
 # - it is the HTTP variant of the `catalog` behaviour fixture outside the contract suite
 #   (tests/catalog_core/test_behaviour.py runs both backends in the default tier; elsewhere the variant
@@ -86,6 +87,8 @@ def _slow_by_rule(item: pytest.Item) -> str | None:
         return "reads the Acme lake"
     if "cryptic_dir" in defs:  # tests/eval/test_cryptic.py: without SEMCAT_EVAL_LAKE_CRYPTIC it builds that lake
         return "reads the cryptic Acme lake"
+    if "tpcds_world" in defs or "tpcds_cryptic" in defs:  # tests/eval/conftest.py: without SEMCAT_EVAL_TPCDS(_CRYPTIC)
+        return "reads a TPC-DS world"                     # it builds the world (tpcgen-cli and Spark)
     if "spark" in defs:
         return "starts Spark"
     callspec = getattr(item, "callspec", None)

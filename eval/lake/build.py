@@ -122,7 +122,6 @@ class Loader:
         # the union, so a job scans the core tables' ~800 small files once per restatement, not per commit
         self._kept: dict[str, tuple[int, Any]] = {}
         self.mart_reads = {"whole": 0, "since": 0}
-        self._again: dict[tuple[str, str], int] = {}  # (history, core table) -> the vid its bridge last read
 
     def frame(self, cols: list[tuple[str, pa.DataType]], rows: list[dict]) -> DataFrame:
         with self._lock:  # frames are made by the staging threads
@@ -234,15 +233,14 @@ class Loader:
             df = df.toDF(*[plain.get(c, c) for c in df.columns])
         return df, added
 
-    def _read_again(self, h: str, tables: list[str]) -> None:
-        """Catalog h's bridge reads the core tables `tables` (plain names) at its latest vid, so this
-        thread's read log there holds the lineage of the marts; lazily, and only the files added since
-        its previous mart commit unless one is gone (no rows are scanned: the enriched catalog's
-        frames, which list the same files, are what the jobs ran on)."""
+    def _read_again(self, h: str, tables: list[str]) -> dict[str, int]:
+        """What catalog h's job reads of the core tables `tables` (plain names): each at h's latest vid
+        (its dotted name -> that vid), the read log `Bridge.read` would leave there. Not read through the
+        bridge: no rows would be scanned (the enriched catalog's frames, which list the same files, are
+        what the jobs ran on, `_build` checks the files), and each read made a Spark DataFrame over the
+        files added since h's previous mart commit for nothing but that log."""
         vid = self.cats[h].latest_vid
-        for t in tables:
-            self._read(h, t, vid, self._again.get((h, t)))
-            self._again[(h, t)] = vid
+        return {self.naming.full_table(T.TABLES[t].full): vid for t in tables}
 
     def _files(self, h: str, table: str) -> list[str]:
         """The data files catalog h lists for core table `table` (plain name) at its latest vid."""
@@ -285,27 +283,27 @@ class Loader:
         self.spark_writes += len(staged)
         clock = self._tick("run", clock)
 
-        def own(h: str) -> list[StagedWrite]:
-            # one commit holds the marts of several jobs: each records, of what this thread read through
-            # catalog h's bridge (its read log: table -> vid), the tables its own statement reads
-            read = self.bridges[h].reads()
+        def own(h: str, read: dict[str, int]) -> list[StagedWrite]:
+            # one commit holds the marts of several jobs: each records, of what the job read in catalog h
+            # (table -> vid: the enriched bridge's read log on this thread), the tables its own statement reads
             return [dataclasses.replace(w, inputs={nm.full_table(T.TABLES[t].full): read[nm.full_table(T.TABLES[t].full)]
                                                    for t in M.READS[mart]})
                     for w, (mart, _) in zip(staged, jobs)]
 
-        results = {"enriched": self.bridges["enriched"].commit(own("enriched"), AUTHOR, message, time=when)}
+        results = {"enriched": self.bridges["enriched"].commit(own("enriched", self.bridges["enriched"].reads()), AUTHOR,
+                                                               message, time=when)}
         clock = self._tick("commit", clock)
         # the stale catalog lists the same files for each input (one warehouse): its job reads them there
         for h in HISTORIES:
             if h == "enriched":
                 continue
-            self._read_again(h, tables)
+            read = self._read_again(h, tables)
             for t in tables:
                 if self._files(h, t) != self._files("enriched", t):
                     raise RuntimeError(f"{t} lists other files in the {h} catalog than in the enriched one; "
                                        "the two histories must hold the same data")
             clock = self._tick("read", clock)
-            results[h] = self.bridges[h].commit(own(h), AUTHOR, message, time=when)
+            results[h] = self.bridges[h].commit(own(h, read), AUTHOR, message, time=when)
             clock = self._tick("commit", clock)
         for tw in results["enriched"].tables:
             self.rows[tw.table] = tw.rows_added

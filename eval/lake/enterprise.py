@@ -13,8 +13,9 @@ an eval build, around the Acme history (eval.lake.build, `--scale enterprise`):
 3. `late_load` (d-105, -77, -49, -21, -7, on the Acme build's committer thread): the days since the
    previous load, for every table the traps left alone.
 
-The rows are tiny (tens per table per load) and written with pyarrow, staged in the bridge's layout and
-committed through `Bridge.commit` (no Spark job per table); the trap generator's writes are Spark's.
+The rows are tiny (tens per table per load) and written with pyarrow under the names the bridge gives
+files (no staging directory per write) and committed through `Bridge.commit` (no Spark job per table);
+the trap generator's writes are Spark's.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class Enterprise:
         from spark_bridge import files as fl
         from spark_bridge.plan import StagedWrite
         from spark_bridge.schema import evolve
-        from spark_bridge.staging import plan_moves, staged_files
+        from spark_bridge.staging import staged_files
 
         t = self.world.tables.get(name)
         full = f"{CATALOG}.{name}"
@@ -88,12 +89,14 @@ class Enterprise:
         loc = b.location_of(full, table)
         write_id = fl.new_write_id()
         staging = fl.staging_dir(loc, write_id)
-        os.makedirs(staging, exist_ok=True)
+        os.makedirs(os.path.dirname(staging), exist_ok=True)  # the table's directory, and its (empty) _staging one
         schema = pa.schema([pa.field(c, ty) for c, ty in cols])
-        pq.write_table(pa.Table.from_pylist(rows, schema=schema), os.path.join(staging, "part-00000.parquet"))
-        pairs, parts = plan_moves(staging, loc, write_id, [])
-        infos = list(footers.move_and_read(pairs))
-        files = staged_files(infos, parts, [], types, "UTC")
+        # written straight to the name the bridge would move it to (bridge.staging.plan_moves: one file, no
+        # partitions): the same file, without a staging directory to make, list, move out of and delete per write
+        final = fl.join(loc, f"{write_id}-00000.parquet")
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), final)
+        infos = list(footers.move_and_read([(final, final)]))
+        files = staged_files(infos, [[]], [], types, "UTC")
         return StagedWrite(full, mode, [], wcols, loc, write_id, staging, files, schema_mode="evolve")
 
     def _commit(self, when: float, message: str, writes: list[tuple[str, str, list]]) -> float:

@@ -117,6 +117,11 @@ class Naming:
     tables: dict[str, str] = field(default_factory=dict)
     columns: dict[str, str] = field(default_factory=dict)
     values: dict[str, dict[str, str]] = field(default_factory=dict)
+    # another world's names (eval/tpcds/naming.py): its catalog, its coded columns (plain column -> domain;
+    # empty: the Acme lake's CODED) and every plain table's columns (empty: LAKE.md's tables)
+    catalog: str = "acme"
+    coded: dict[str, str] = field(default_factory=dict)
+    schema: dict[str, list[str]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ construction
     @staticmethod
@@ -168,38 +173,57 @@ class Naming:
     def identity(self) -> bool:
         return self.variant == "plain"
 
+    def coded_columns(self) -> dict[str, str]:
+        """plain coded column -> its value domain."""
+        return self.coded or (CODED if self.catalog == "acme" else {})
+
+    def name_cols(self) -> dict[str, tuple[str, str]]:
+        """`name_columns` of this world (the Acme lake's load log; none elsewhere)."""
+        return name_columns() if self.catalog == "acme" else {}
+
+    def plain_schema(self) -> dict[str, list[str]]:
+        """plain `ns.table` -> every column it ever has (LAKE.md's, or the world's `schema`)."""
+        if self.schema:
+            return self.schema
+        from eval.lake import tables as T
+
+        return {p: plain_columns() for p in T.TABLES}
+
     def table(self, name: str) -> str:
         """`ns.table` (or `acme.ns.table`) -> its written name in the same form. A name that is already
         a written name (or unknown, e.g. a clutter table) is returned unchanged."""
         if self.identity:
             return name
-        if name.startswith("acme."):
-            return "acme." + self.tables.get(name[5:], name[5:])
+        pre = self.catalog + "."
+        if name.startswith(pre):
+            return pre + self.tables.get(name[len(pre):], name[len(pre):])
         return self.tables.get(name, name)
 
     def full_table(self, name: str) -> str:
         """The written `acme.ns.table` of a plain or written name with or without the catalog."""
         t = self.table(name)
-        return t if t.startswith("acme.") else f"acme.{t}"
+        return t if t.startswith(self.catalog + ".") else f"{self.catalog}.{t}"
 
     def column(self, name: str) -> str:
         return name if self.identity else self.columns.get(name, name)
 
     def code(self, column: str, value: Any) -> Any:
         """A value written to plain column `column`: its code when the column is coded, else itself."""
-        if self.identity or value is None or column not in CODED:
+        coded = self.coded_columns()
+        if self.identity or value is None or column not in coded:
             return value
-        dom = self.values[CODED[column]]
+        dom = self.values[coded[column]]
         if value not in dom:
             raise ValueError(f"value {value!r} of coded column {column!r} has no code; add it to "
-                             f"eval.lake.naming.DOMAINS[{CODED[column]!r}]")
+                             f"the domain {coded[column]!r} (eval.lake.naming.DOMAINS, eval.tpcds.naming.DOMAINS)")
         return dom[value]
 
     def labels(self, column: str) -> dict[str, str]:
         """code -> label of a coded plain column ({} when not coded or plain)."""
-        if self.identity or column not in CODED:
+        coded = self.coded_columns()
+        if self.identity or column not in coded:
             return {}
-        return {c: lab for lab, c in self.values[CODED[column]].items()}
+        return {c: lab for lab, c in self.values[coded[column]].items()}
 
     def decode(self, value: object) -> object:
         """A code (of any domain) -> its label; anything else unchanged."""
@@ -220,7 +244,7 @@ class Naming:
         if self.identity:
             return row
         out = {}
-        roles = name_columns()
+        roles = self.name_cols()
         for k, v in row.items():
             role = roles.get(k)
             if role is not None and role[1] == table and isinstance(v, str):
@@ -256,20 +280,19 @@ class Naming:
         w = self.__dict__.get("_words")
         if w is None:
             w = {}
+            cat = self.catalog
             for p, c in self.tables.items():
-                w[f"acme.{p}"] = f"acme.{c}"
+                w[f"{cat}.{p}"] = f"{cat}.{c}"
                 w[p] = c
                 if "_" in p.split(".")[1]:
                     w[p.split(".")[1]] = c.split(".")[1]
             for p, c in self.columns.items():
                 if "_" in p:
                     w.setdefault(p, c)
-            from eval.lake import tables as T
-
-            for p in T.TABLES:  # table.column, e.g. fct_orders.status
+            for p, cols in self.plain_schema().items():  # table.column, e.g. fct_orders.status
                 ct = self.tables[p]
-                for col in plain_columns():
-                    for pre, cpre in ((p.split(".")[1], ct.split(".")[1]), (p, ct), (f"acme.{p}", f"acme.{ct}")):
+                for col in cols:
+                    for pre, cpre in ((p.split(".")[1], ct.split(".")[1]), (p, ct), (f"{cat}.{p}", f"{cat}.{ct}")):
                         w[f"{pre}.{col}"] = f"{cpre}.{self.column(col)}"
             object.__setattr__(self, "_words", w)
         return w
@@ -292,7 +315,7 @@ class Naming:
         if self.identity:
             return fields
         out: dict[str, Any] = {}
-        coded = column is not None and column in CODED
+        coded = column is not None and column in self.coded_columns()
         for k, v in fields.items():
             if k in ("description", "instructions") and isinstance(v, str):
                 v = self.text(v)
@@ -333,7 +356,7 @@ class Naming:
                 out[k] = self.column(c)
         status = v.get("status_column")
         for k in ("complete", "partial", "failed"):
-            if isinstance(v.get(k), list) and isinstance(status, str) and status in CODED:
+            if isinstance(v.get(k), list) and isinstance(status, str) and status in self.coded_columns():
                 out[k] = [self.code(status, x) for x in v[k]]
         return out
 
@@ -355,16 +378,22 @@ class Naming:
 
     # ------------------------------------------------------------------ names.json
     def to_json(self) -> dict[str, Any]:
-        return {"variant": self.variant, "seed": self.seed, "catalog": "acme", "namespaces": self.namespaces,
-                "tables": self.tables, "columns": self.columns, "values": self.values,
-                "coded_columns": {c: d for c, d in CODED.items()} if not self.identity else {}}
+        out = {"variant": self.variant, "seed": self.seed, "catalog": self.catalog, "namespaces": self.namespaces,
+               "tables": self.tables, "columns": self.columns, "values": self.values,
+               "coded_columns": dict(self.coded_columns()) if not self.identity else {}}
+        if self.schema:
+            out["schema"] = self.schema
+        return out
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> "Naming":
         if d.get("variant") not in ("plain", "cryptic"):
             raise ValueError(f"names.json: variant must be plain or cryptic, got {d.get('variant')!r}")
+        catalog = str(d.get("catalog") or "acme")
         return Naming(d["variant"], int(d.get("seed", 7)), dict(d.get("namespaces", {})), dict(d.get("tables", {})),
-                      dict(d.get("columns", {})), {k: dict(v) for k, v in d.get("values", {}).items()})
+                      dict(d.get("columns", {})), {k: dict(v) for k, v in d.get("values", {}).items()}, catalog,
+                      dict(d.get("coded_columns") or {}) if catalog != "acme" else {},
+                      {k: list(v) for k, v in (d.get("schema") or {}).items()})
 
     def write(self, path: str, extra: dict[str, Any] | None = None) -> None:
         with open(path, "w", encoding="utf-8") as fh:

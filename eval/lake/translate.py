@@ -51,52 +51,42 @@ def naming_for_lake(root: str) -> "Naming":
 def _plain_col(naming: "Naming", e: exp.Expression) -> str | None:
     """The plain coded column, or column naming lake objects (naming.name_columns), an expression reads
     directly (a column, possibly under lower/upper/trim)."""
-    from eval.lake.naming import CODED, name_columns
-
     while isinstance(e, (exp.Lower, exp.Upper, exp.Trim, exp.Paren, exp.Cast)):
         e = e.this
-    if isinstance(e, exp.Column) and (e.name in CODED or e.name in name_columns()):
+    if isinstance(e, exp.Column) and (e.name in naming.coded_columns() or e.name in naming.name_cols()):
         return e.name
     return None
 
 
 def _code_literal(naming: "Naming", col: str, lit: exp.Expression) -> exp.Expression:
-    from eval.lake.naming import name_columns
-
     if isinstance(lit, exp.Literal) and lit.is_string:
-        role = name_columns().get(col)
+        role = naming.name_cols().get(col)
         if role is not None:
             return exp.Literal.string(naming.name_value(role[0], lit.this))
-        dom = naming.values.get(_domain(col), {})
+        dom = naming.values.get(_domain(naming, col), {})
         if lit.this in dom:
             return exp.Literal.string(dom[lit.this])
     return lit
 
 
-def _domain(col: str) -> str:
-    from eval.lake.naming import CODED
-
-    return CODED[col]
+def _domain(naming: "Naming", col: str) -> str:
+    return naming.coded_columns()[col]
 
 
 def _like_codes(naming: "Naming", col: str, pattern: str, ci: bool) -> list[str]:
     """The written values a LIKE pattern over plain values matches: a coded column's codes, or a table-name
     column's written table names."""
-    from eval.lake.naming import name_columns
-
     glob = pattern.replace("*", "[*]").replace("?", "[?]").replace("%", "*").replace("_", "?")
-    if col in name_columns():  # role "table" (partition patterns are rewritten in place)
+    if col in naming.name_cols():  # role "table" (partition patterns are rewritten in place)
         dom = {p: w for p, w in naming.tables.items()}
     else:
-        dom = naming.values.get(_domain(col), {})
+        dom = naming.values.get(_domain(naming, col), {})
     if ci:
         return [c for lab, c in dom.items() if fnmatch.fnmatchcase(lab.lower(), glob.lower())]
     return [c for lab, c in dom.items() if fnmatch.fnmatchcase(lab, glob)]
 
 
 def _codes(naming: "Naming", tree: exp.Expression) -> exp.Expression:
-    from eval.lake.naming import name_columns
-
     def fix(node: exp.Expression) -> exp.Expression:
         if isinstance(node, (exp.EQ, exp.NEQ)):
             for a, b in (("this", "expression"), ("expression", "this")):
@@ -110,7 +100,7 @@ def _codes(naming: "Naming", tree: exp.Expression) -> exp.Expression:
         elif isinstance(node, (exp.Like, exp.ILike)):
             col = _plain_col(naming, node.this)
             pat = node.expression
-            role = name_columns().get(col) if col is not None else None
+            role = naming.name_cols().get(col) if col is not None else None
             if role is not None and role[0] == "partition" and isinstance(pat, exp.Literal) and pat.is_string:
                 node.set("expression", exp.Literal.string(naming.name_value("partition", pat.this)))
             elif col is not None and isinstance(pat, exp.Literal) and pat.is_string:
@@ -131,9 +121,17 @@ def _codes(naming: "Naming", tree: exp.Expression) -> exp.Expression:
     return tree.transform(fix)
 
 
-def _schema() -> dict[str, Any]:
-    """sqlglot schema of every LAKE.md table with every column it ever has in the history."""
+def _schema(naming: "Naming") -> dict[str, Any]:
+    """sqlglot schema of every LAKE.md table with every column it ever has in the history (of the naming's
+    world: its `schema` when it has one)."""
     from eval.lake import tables as T
+
+    if naming.schema:
+        mine: dict[str, Any] = {}
+        for name, cols in naming.schema.items():
+            ns, tn = name.split(".")
+            mine.setdefault(ns, {})[tn] = {c: "VARCHAR" for c in cols}
+        return {naming.catalog: mine}
 
     later = {"core.dim_customer": T.CUSTOMER_SCD2, "core.fct_web_sessions": T.SESSIONS_UUID,
              "mart.agg_daily_store_revenue": T.DAILY_REVENUE_USD, "mart.rpt_finance_monthly_revenue": T.FINANCE_REGION}
@@ -188,7 +186,7 @@ def _rename_qualified(tree: exp.Query, naming: "Naming") -> exp.Query:
     from sqlglot.optimizer.scope import traverse_scope
 
     try:
-        out = _qualify(tree, schema=_schema(), dialect=DIALECT, catalog="acme", quote_identifiers=False,
+        out = _qualify(tree, schema=_schema(naming), dialect=DIALECT, catalog=naming.catalog, quote_identifiers=False,
                        identify=False, validate_qualify_columns=True)
     except sqlglot.errors.OptimizeError as e:
         raise TranslateError(f"cannot resolve the SQL's columns against LAKE.md: {e}; fix the SQL") from None
@@ -231,4 +229,4 @@ def _rename_tables(tree: exp.Expr, naming: "Naming", ctes: set[str], bare: dict[
         t.set("this", exp.to_identifier(tn))
         t.set("db", exp.to_identifier(ns))
         if cat is not None or db is not None:
-            t.set("catalog", exp.to_identifier(cat.name if cat is not None else "acme"))
+            t.set("catalog", exp.to_identifier(cat.name if cat is not None else naming.catalog))

@@ -5,7 +5,10 @@ data when the annotations are written (`build.py`), as a steward profiling the t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from eval.lake.naming import Naming
 
 CATALOG = "tpcds"
 
@@ -166,3 +169,9 @@ VERIFIED: list[tuple[str, str]] = [
      "SELECT sm.sm_type, SUM(cs.cs_net_paid) FROM {c}.sales.catalog_sales cs JOIN {c}.dim.ship_mode sm "
      "ON cs.cs_ship_mode_sk = sm.sm_ship_mode_sk GROUP BY sm.sm_type ORDER BY sm.sm_type"),
 ]
+
+
+def plain_columns(written: list[str], nm: Naming) -> list[str]:
+    """The plain names of a frame's `written` columns under `nm`."""
+    back = {w: p for p, w in nm.columns.items()}
+    return [back.get(c, c) for c in written]

@@ -22,6 +22,11 @@ data team's annotations), the world adds what the eval needs, the way the Acme b
      moves to the world's now. LAKE/reviewed (`eval.harness.reviewed`) is then built from LAKE/stale.
 
 Gold SQL of eval/questions/tpcds.yaml is written against the world's current state.
+
+`variant="cryptic"` builds the same world under the names of eval/tpcds/naming.py (eval/LAKE-cryptic.md):
+the lake's data renamed and coded before they are loaded, its clutter tables (eval/tpcds/clutter.py), every
+change, annotation, SQL text and commit message here under the written names, and LAKE/names.json, through
+which the harness translates the questions' gold SQL.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from eval.lake.naming import NAMES_FILE, Naming
 from eval.tpcds import docs as D
 
 __all__ = ["build_world", "CHANGES", "WRONG_FROM_START", "HOUR", "DAY"]
@@ -46,8 +52,9 @@ AFTER_CHANGES = "_after_changes"
 C = D.CATALOG
 
 
-def T(name: str) -> str:
-    return f"{C}.{name}"
+def T(name: str, nm: Naming | None = None) -> str:
+    """`tpcds.<name>` under `nm`'s names (plain when None)."""
+    return nm.full_table(f"{C}.{name}") if nm is not None else f"{C}.{name}"
 
 
 # (change id, kind of drift, what happens, detectable from the history)
@@ -68,8 +75,8 @@ WRONG_FROM_START: list[tuple[str, dict[str, Any], str | None]] = [
 ]
 
 
-def _drift(cat: Any, spark: Any, warehouse: str, now: float, log: Callable[[str], None]) -> float:
-    """The data changes and the routine loads (one catalog); returns the world's now."""
+def _drift(cat: Any, spark: Any, warehouse: str, now: float, log: Callable[[str], None], nm: Naming) -> float:
+    """The data changes and the routine loads (one catalog), under `nm`'s names; returns the world's now."""
     from pyspark.sql import functions as F
 
     from eval.traps.generator import Generator
@@ -79,22 +86,23 @@ def _drift(cat: Any, spark: Any, warehouse: str, now: float, log: Callable[[str]
     g = Generator(cat, bridge, now, SEED, C, log)
     try:
         # unit: the web returns' amount restated in cents
-        t = T("sales.web_returns")
+        t = T("sales.web_returns", nm)
         df = g.read(t)
-        df = df.withColumn("wr_return_amt", (F.col("wr_return_amt") * F.lit(100)).cast("decimal(11,2)"))
-        g.restate(t, df, "restate web_returns from the returns service (amounts from the source system)")
+        amt = nm.column("wr_return_amt")
+        df = df.withColumn(amt, (F.col(amt) * F.lit(100)).cast("decimal(11,2)"))
+        g.restate(t, df, nm.text("restate web_returns from the returns service (amounts from the source system)"))
         log("  unit: wr_return_amt x100")
         # rename: the store net paid column says what it holds
-        bridge.alter(T("sales.store_sales"), rename={"ss_net_paid": "ss_net_paid_excl_tax"}, author="etl:tpcds",
-                     message="rename ss_net_paid to ss_net_paid_excl_tax", time=g.tick())
+        bridge.alter(T("sales.store_sales", nm), rename={nm.column("ss_net_paid"): nm.column("ss_net_paid_excl_tax")},
+                     author="etl:tpcds", message=nm.text("rename ss_net_paid to ss_net_paid_excl_tax"), time=g.tick())
         log("  rename: ss_net_paid -> ss_net_paid_excl_tax")
         # restated: catalog net paid now includes tax (a source fix; the message does not say what)
-        t = T("sales.catalog_sales")
-        df = g.read(t).withColumn("cs_net_paid", F.col("cs_net_paid_inc_tax"))
-        g.restate(t, df, "catalog_sales reloaded from the order system")
+        t = T("sales.catalog_sales", nm)
+        df = g.read(t).withColumn(nm.column("cs_net_paid"), F.col(nm.column("cs_net_paid_inc_tax")))
+        g.restate(t, df, nm.text("catalog_sales reloaded from the order system"))
         log("  restated: cs_net_paid := cs_net_paid_inc_tax")
         # replacement: store returns v2 beside the old table, which stops loading
-        old, new = T("sales.store_returns"), T("sales.store_returns_v2")
+        old, new = T("sales.store_returns", nm), T("sales.store_returns_v2", nm)
         df = g.read(old).localCheckpoint()
         bridge.write(df, new, mode="overwrite", author="etl:tpcds", message=f"new table {new}", time=g.tick(),
                      inputs=[old])
@@ -102,15 +110,16 @@ def _drift(cat: Any, spark: Any, warehouse: str, now: float, log: Callable[[str]
         g.active = [a for a in g.active if a != old] + [new]
         log("  replacement: store_returns_v2")
         # enum: EXPRESS renamed EXPEDITED
-        t = T("dim.ship_mode")
-        df = g.read(t).withColumn("sm_type", F.when(F.col("sm_type") == "EXPRESS", F.lit("EXPEDITED"))
-                                  .otherwise(F.col("sm_type")))
-        g.restate(t, df, "ship_mode reloaded from the carrier table")
+        t = T("dim.ship_mode", nm)
+        smt = nm.column("sm_type")
+        df = g.read(t).withColumn(smt, F.when(F.col(smt) == nm.code("sm_type", "EXPRESS"),
+                                              F.lit(nm.code("sm_type", "EXPEDITED"))).otherwise(F.col(smt)))
+        g.restate(t, df, nm.text("ship_mode reloaded from the carrier table"))
         log("  enum: sm_type EXPRESS -> EXPEDITED")
         for n in (1, 2):
             g.clock = max(g.clock, now + n * DAY - HOUR)
             g.routine(n, False)
-            _replay(g, T("sales.store_sales"), n)
+            _replay(g, T("sales.store_sales", nm), n)
     finally:
         if g.scratch:
             shutil.rmtree(g.scratch, ignore_errors=True)
@@ -144,9 +153,11 @@ def _verified_on(cat: Any, table: str, question: str) -> list[str]:
             and isinstance(a.value, dict) and a.value.get("question") == question]
 
 
-def _updates(cat: Any, t0: float) -> dict[str, float]:
-    """The enriched team's updates for every change (UPDATES), from t0 on; returns change id -> its first time."""
+def _updates(cat: Any, t0: float, nm: Naming) -> dict[str, float]:
+    """The enriched team's updates for every change (UPDATES), from t0 on, under `nm`'s names (fields, prose,
+    columns and SQL translated); returns change id -> its first time."""
     import semantic as sm
+    from eval.lake.translate import translate
 
     clock = [t0]
 
@@ -154,72 +165,82 @@ def _updates(cat: Any, t0: float) -> dict[str, float]:
         clock[0] += 60.0
         return clock[0]
 
+    def ann(table: str, fields: dict[str, Any], column: str | None = None, t: float | None = None) -> None:
+        sm.annotate(cat, T(table, nm), nm.fields(fields, column), column=nm.column(column) if column else None,
+                    author=ANNOTATOR, time=t if t is not None else tick())
+
+    def metric(table: str, name: str, expression: str, *, time_column: str | None = None,
+               filter: str | None = None, unit: str, description: str, t: float | None = None) -> None:
+        sm.define_metric(cat, T(table, nm), name, expression=translate(expression, nm),
+                         filter=translate(filter, nm) if filter else None,
+                         time_column=nm.column(time_column) if time_column else None, unit=unit,
+                         description=nm.text(description), author=ANNOTATOR, time=t if t is not None else tick())
+
+    def verify(q: str, sql: str) -> None:
+        sm.verify_query(cat, q, translate(sql, nm, qualify=False), author=ANNOTATOR, time=tick())
+
     last = dt.datetime.fromtimestamp(t0, dt.timezone.utc).date()
     at: dict[str, float] = {}
     # unit
     at["unit"] = tick()
-    sm.annotate(cat, T("sales.web_returns"), {"unit": "USD cents", "description": "return amount in cents (restated "
-                "from the returns service): divide by 100 for dollars"}, column="wr_return_amt", author=ANNOTATOR,
-                time=at["unit"])
-    sm.annotate(cat, T("sales.web_returns"), {"description": "Web returns, dated by wr_returned_date; money in dollars "
-                "except wr_return_amt, in cents since the returns-service restatement."}, author=ANNOTATOR, time=tick())
-    for key in _verified_on(cat, T("sales.web_returns"), "web returns amount"):
-        _remove(cat, T("sales.web_returns"), key, tick())
-    sm.verify_query(cat, "web returns amount", f"SELECT SUM(wr_return_amt) / 100 FROM {T('sales.web_returns')}",
-                    author=ANNOTATOR, time=tick())
+    ann("sales.web_returns", {"unit": "USD cents", "description": "return amount in cents (restated from the returns "
+        "service): divide by 100 for dollars"}, "wr_return_amt", at["unit"])
+    ann("sales.web_returns", {"description": "Web returns, dated by wr_returned_date; money in dollars except "
+        "wr_return_amt, in cents since the returns-service restatement."})
+    for key in _verified_on(cat, T("sales.web_returns", nm), "web returns amount"):
+        _remove(cat, T("sales.web_returns", nm), key, tick())
+    verify("web returns amount", f"SELECT SUM(wr_return_amt) / 100 FROM {T('sales.web_returns')}")
     # rename
     at["rename"] = tick()
-    sm.define_metric(cat, T("sales.store_sales"), "store_net_paid", expression="SUM(ss_net_paid_excl_tax)",
-                     time_column="ss_sold_date", unit="USD", description="store sales net of discounts, excluding tax",
-                     author=ANNOTATOR, time=at["rename"])
+    metric("sales.store_sales", "store_net_paid", "SUM(ss_net_paid_excl_tax)", time_column="ss_sold_date", unit="USD",
+           description="store sales net of discounts, excluding tax", t=at["rename"])
     q = "store net paid on the last loaded day"
-    for key in _verified_on(cat, T("sales.store_sales"), q):
-        _remove(cat, T("sales.store_sales"), key, tick())
-    sm.verify_query(cat, q, f"SELECT SUM(ss_net_paid_excl_tax) FROM {T('sales.store_sales')} WHERE ss_sold_date = "
-                    f"(SELECT MAX(ss_sold_date) FROM {T('sales.store_sales')})", author=ANNOTATOR, time=tick())
-    sm.annotate(cat, T("sales.store_sales"), {"description": "Store sales line items, dated by ss_sold_date; money "
-                "columns in dollars. Net paid (ss_net_paid_excl_tax) excludes tax; net profit is net paid minus "
-                "wholesale cost."}, author=ANNOTATOR, time=tick())
+    for key in _verified_on(cat, T("sales.store_sales", nm), q):
+        _remove(cat, T("sales.store_sales", nm), key, tick())
+    verify(q, f"SELECT SUM(ss_net_paid_excl_tax) FROM {T('sales.store_sales')} WHERE ss_sold_date = "
+              f"(SELECT MAX(ss_sold_date) FROM {T('sales.store_sales')})")
+    ann("sales.store_sales", {"description": "Store sales line items, dated by ss_sold_date; money columns in dollars. "
+        "Net paid (ss_net_paid_excl_tax) excludes tax; net profit is net paid minus wholesale cost."})
     # restated
     at["restated"] = tick()
-    sm.annotate(cat, T("sales.catalog_sales"), {"description": "amount paid including tax since the order-system "
-                "reload (equal to cs_net_paid_inc_tax); net paid excluding tax is cs_net_paid - cs_ext_tax"},
-                column="cs_net_paid", author=ANNOTATOR, time=at["restated"])
-    sm.define_metric(cat, T("sales.catalog_sales"), "catalog_net_paid", expression="SUM(cs_net_paid - cs_ext_tax)",
-                     time_column="cs_sold_date", unit="USD", description="catalog sales net paid, excluding tax",
-                     author=ANNOTATOR, time=tick())
+    ann("sales.catalog_sales", {"description": "amount paid including tax since the order-system reload (equal to "
+        "cs_net_paid_inc_tax); net paid excluding tax is cs_net_paid - cs_ext_tax"}, "cs_net_paid", at["restated"])
+    metric("sales.catalog_sales", "catalog_net_paid", "SUM(cs_net_paid - cs_ext_tax)", time_column="cs_sold_date",
+           unit="USD", description="catalog sales net paid, excluding tax")
     # replacement
     at["replacement"] = tick()
-    old, new = T("sales.store_returns"), T("sales.store_returns_v2")
+    old, new = T("sales.store_returns", nm), T("sales.store_returns_v2", nm)
     sm.annotate(cat, old, {"deprecated": {"since": str(last), "replaced_by": new}}, author=ANNOTATOR,
                 time=at["replacement"])
     f = dict(D.TABLE_DOCS["sales.store_returns"])
     f["description"] = "Store returns of ticket lines (replaces store_returns), dated by sr_returned_date; money in dollars."
     f["freshness_sla"] = D.SLA["sales.store_returns"]
-    sm.annotate(cat, new, f, author=ANNOTATOR, time=tick())
-    sm.annotate(cat, new, {"unit": "USD", "role": "measure"}, column="sr_return_amt", author=ANNOTATOR, time=tick())
+    ann("sales.store_returns_v2", f)
+    ann("sales.store_returns_v2", {"unit": "USD", "role": "measure"}, "sr_return_amt")
     for src, rname, to, on in D.RELATIONSHIPS:
         if src == "sales.store_returns":
-            sm.relate(cat, new, T(to), on=on, cardinality="many_to_one", name=rname, author=ANNOTATOR, time=tick())
+            sm.relate(cat, new, T(to, nm), on=[(nm.column(a), nm.column(b)) for a, b in on], cardinality="many_to_one",
+                      name=nm.text(rname), author=ANNOTATOR, time=tick())
     # enum
     at["enum"] = tick()
-    sm.annotate(cat, T("dim.ship_mode"), {"enum": ["EXPEDITED", "LIBRARY", "NEXT DAY", "OVERNIGHT", "REGULAR",
-                                                   "TWO DAY"]}, column="sm_type", author=ANNOTATOR, time=at["enum"])
-    sm.define_metric(cat, T("dim.ship_mode"), "express_modes", expression="COUNT(*)", filter="sm_type = 'EXPEDITED'",
-                     unit="ship modes", description="express (expedited) ship modes", author=ANNOTATOR, time=tick())
+    ann("dim.ship_mode", {"enum": ["EXPEDITED", "LIBRARY", "NEXT DAY", "OVERNIGHT", "REGULAR", "TWO DAY"]}, "sm_type",
+        at["enum"])
+    metric("dim.ship_mode", "express_modes", "COUNT(*)", filter="sm_type = 'EXPEDITED'", unit="ship modes",
+           description="express (expedited) ship modes")
     # the verified query over both restated tables: checked again (its answer moved)
     q, sql = D.VERIFIED[3]
-    sm.verify_query(cat, q, sql.format(c=C, last=last), author=ANNOTATOR, time=tick())
+    verify(q, sql.format(c=C, last=last))
     return at
 
 
-def _wrong_from_start(cat: Any, t0: float) -> None:
+def _wrong_from_start(cat: Any, t0: float, nm: Naming) -> None:
     import semantic as sm
 
     t = t0
     for table, fields, column in WRONG_FROM_START:
         t += 60.0
-        sm.annotate(cat, T(table), fields, column=column, author=ANNOTATOR, time=t)
+        sm.annotate(cat, T(table, nm), nm.fields(fields, column), column=nm.column(column) if column else None,
+                    author=ANNOTATOR, time=t)
 
 
 # the table a change is about (its annotations the enriched team updated): change id
@@ -227,19 +248,22 @@ CHANGED_TABLES = {"sales.web_returns": "unit", "sales.store_sales": "rename", "s
                   "sales.store_returns": "replacement", "dim.ship_mode": "enum"}
 
 
-def _manifest(enriched: Any, stale: Any) -> list[dict[str, Any]]:
+def _manifest(enriched: Any, stale: Any, nm: Naming) -> list[dict[str, Any]]:
     """Every annotation of the stale history whose value the enriched one does not hold (changed or removed
     there), plus the deprecation flags only the enriched one has: the change of its table (CHANGED_TABLES),
     or wrong from the start (WRONG_FROM_START). Annotations of a table only the enriched team annotated
-    (store_returns_v2) are not stale annotations: the stale history has none there."""
+    (store_returns_v2) are not stale annotations: the stale history has none there. Under `nm`'s names; a
+    coded column's `labels` (the cryptic variant's addition) is not counted, so the stale set is the plain one's."""
     from eval.harness.reviewed import same_value
     from semantic.annotations import read_catalog_annotations
 
     def by_key(cat: Any) -> dict[tuple[str, str], Any]:
-        return {(t, a.key): a for t, anns in read_catalog_annotations(cat).items() for a in anns if a.kind != "review"}
+        return {(t, a.key): a for t, anns in read_catalog_annotations(cat).items() for a in anns
+                if a.kind != "review" and a.field != "labels"}
 
     en, st = by_key(enriched), by_key(stale)
-    wrong = {(T(t), c) for t, _, c in WRONG_FROM_START}
+    wrong = {(T(t, nm), nm.column(c) if c else c) for t, _, c in WRONG_FROM_START}
+    changed = {T(t, nm): cid for t, cid in CHANGED_TABLES.items()}
     kinds = {cid: (kind, det) for cid, kind, _, det in CHANGES}
     out = []
     for k in sorted(set(en) | set(st)):
@@ -253,7 +277,7 @@ def _manifest(enriched: Any, stale: Any) -> list[dict[str, Any]]:
             out.append({"table": table, "key": key, "annotation": f"{table}:{key}", "kind": "wrong_from_start",
                         "detectable": False, "change": None})
             continue
-        cid = CHANGED_TABLES.get(table.split(".", 1)[1])
+        cid = changed.get(table)
         kind, det = kinds[cid] if cid else ("unknown", True)
         out.append({"table": table, "key": key, "annotation": f"{table}:{key}", "kind": kind, "detectable": det,
                     "change": cid})
@@ -267,10 +291,10 @@ def build_world(out: str, *, variant: str = "plain", scale: float = 0.01, days: 
     (`reviewed`) the stale+reviewed history. `resume`: when a build stopped after the changes were written
     (LAKE/_after_changes holds the catalog then), write the histories again from there."""
     import catalog_core as cc
+    from eval.tpcds.naming import naming
     from spark_bridge import local_session
 
-    if variant != "plain":
-        raise ValueError(f"the TPC-DS world is built in the plain variant only so far, not {variant!r}")
+    nm = naming(variant)
     t_start = time.time()
 
     def step(msg: str) -> None:
@@ -282,10 +306,10 @@ def build_world(out: str, *, variant: str = "plain", scale: float = 0.01, days: 
             info = json.load(fh)
         now = float(info.pop("_world_now"))
         step(f"resuming from {kept}")
-        return _histories(out, info, now, reviewed, step)
+        return _histories(out, info, now, reviewed, step, naming(str(info.get("variant", "plain"))))
     shutil.rmtree(kept, ignore_errors=True)
     if base is not None:
-        for sub in ("enriched", "stale", "reviewed", "warehouse", "lake.json", "stale_manifest.json"):
+        for sub in ("enriched", "stale", "reviewed", "warehouse", "lake.json", "stale_manifest.json", NAMES_FILE):
             p = os.path.join(out, sub)
             if os.path.isdir(p):
                 shutil.rmtree(p)
@@ -295,17 +319,19 @@ def build_world(out: str, *, variant: str = "plain", scale: float = 0.01, days: 
         _copy_lake(base, out)
         with open(os.path.join(out, "lake.json"), encoding="utf-8") as fh:
             info = json.load(fh)
+        if info.get("variant", "plain") != variant:
+            raise ValueError(f"the lake {base} is the {info.get('variant', 'plain')} variant, not {variant!r}")
         step(f"copied the TPC-DS lake {base}")
     else:
         from eval.tpcds.build import build
 
-        for sub in ("stale", "reviewed", "stale_manifest.json", "reviewed_report.json"):
+        for sub in ("stale", "reviewed", "stale_manifest.json", "reviewed_report.json", NAMES_FILE):
             p = os.path.join(out, sub)
             if os.path.isdir(p):
                 shutil.rmtree(p)
             elif os.path.exists(p):
                 os.remove(p)
-        info = build(out, scale=scale, days=days, log=log)
+        info = build(out, scale=scale, days=days, log=log, naming=nm)
         step("TPC-DS lake built")
     now0 = dt.datetime.fromisoformat(str(info["d0"])).timestamp()
     warehouse = os.path.abspath(os.path.join(out, "warehouse"))
@@ -313,7 +339,7 @@ def build_world(out: str, *, variant: str = "plain", scale: float = 0.01, days: 
     cc.mark_lake_root(out)  # the catalogs store paths inside DIR relative: a copy of DIR is an independent lake
     cat = cc.Catalog.open(os.path.join(out, "enriched"))
     try:
-        now = _drift(cat, spark, warehouse, now0, lambda m: step(m.strip()))
+        now = _drift(cat, spark, warehouse, now0, lambda m: step(m.strip()), nm)
     finally:
         cat.close()
     # kept, so the histories can be written again without the changes (`resume`): removed once they are
@@ -321,17 +347,19 @@ def build_world(out: str, *, variant: str = "plain", scale: float = 0.01, days: 
     with open(os.path.join(kept, "lake.json"), "w", encoding="utf-8") as fh:
         json.dump({**info, "_world_now": now}, fh, default=str)
     step("changes and routine loads committed")
-    return _histories(out, info, now, reviewed, step)
+    return _histories(out, info, now, reviewed, step, nm)
 
 
-def _histories(out: str, info: dict[str, Any], now: float, reviewed: bool, step: Callable[[str], None]) -> dict[str, Any]:
-    """After the changes: LAKE/stale copied from LAKE/enriched, the updates, the manifest, lake.json, LAKE/reviewed."""
+def _histories(out: str, info: dict[str, Any], now: float, reviewed: bool, step: Callable[[str], None],
+               nm: Naming) -> dict[str, Any]:
+    """After the changes: LAKE/stale copied from LAKE/enriched, the updates, the manifest, lake.json, names.json
+    (the cryptic variant's), LAKE/reviewed."""
     import catalog_core as cc
     from eval.harness.conditions import history_dir
     from eval.harness.reviewed import build_reviewed
 
     t_start = time.time()
-    variant = info.get("variant", "plain")
+    variant = nm.variant
     en_dir, st_dir = os.path.join(out, "enriched"), os.path.join(out, "stale")
     for d in (en_dir, st_dir, history_dir(out, "reviewed")):
         shutil.rmtree(d, ignore_errors=True)
@@ -340,9 +368,9 @@ def _histories(out: str, info: dict[str, Any], now: float, reviewed: bool, step:
     en, st = cc.Catalog.open(en_dir), cc.Catalog.open(st_dir)
     try:
         t_upd = max(now - 3 * HOUR, en.commits(limit=1)[0].time + 60.0)
-        _updates(en, t_upd)
-        _wrong_from_start(st, t_upd)
-        manifest = _manifest(en, st)
+        _updates(en, t_upd, nm)
+        _wrong_from_start(st, t_upd, nm)
+        manifest = _manifest(en, st, nm)
         for c in (en, st):
             c.snapshot("world-now", c.latest_vid)
         commits = {"enriched": len(en.commits()), "stale": len(st.commits())}
@@ -353,6 +381,8 @@ def _histories(out: str, info: dict[str, Any], now: float, reviewed: bool, step:
     finally:
         en.close()
         st.close()
+    if not nm.identity:  # the harness's map of the names (agents never see it)
+        nm.write(os.path.join(out, NAMES_FILE), {"clutter": info.get("clutter", {})})
     with open(os.path.join(out, "stale_manifest.json"), "w", encoding="utf-8") as fh:
         json.dump({"world": "tpcds", "seed": SEED, "changes": [{"id": c, "kind": k, "what": w, "detectable": d}
                                                                for c, k, w, d in CHANGES],

@@ -45,7 +45,6 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, ListResourcesResult, ListToolsResult, TextContent
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
-from rapidfuzz import fuzz, process
 
 from catalog_core.api import CatalogAPI
 from mcp_server.mcp import completions, data, discovery, handshake, history, notices, prompts, resources, write
@@ -120,6 +119,8 @@ _SNAPSHOT_OBJECT = {"type": "object", "description": "the `snapshot` object a ca
 
 def _did_you_mean(name: str, known: list[str]) -> str:
     """The known argument closest to `name`, or '' when none is close."""
+    from rapidfuzz import fuzz, process  # here: a stdio session's first call needs none (issue 47, cold start)
+
     best = process.extractOne(name, known, scorer=fuzz.ratio, score_cutoff=60)
     return str(best[0]) if best else ""
 

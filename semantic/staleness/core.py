@@ -203,15 +203,28 @@ def type_of(c: lake.Column | None) -> str | None:
     return None if c is None else c.type
 
 
-def stats_at(t: Table, vid: int) -> dict[str, Any]:
-    """The table's per-column statistics as of `vid` (its object's version then; {} when absent)."""
+def _stats_at(t: Table, vid: int) -> tuple[dict[str, Any], int | None]:
+    """(per-column statistics, row count) of the table's object as of `vid`, read once per (table, vid): the
+    restatement checks ask for both at every data commit of a table, for each annotation (1,228 reads of a
+    whole table value for one Acme card before; issue 47, cold start)."""
     key = ("stats_at", t.obj.path, vid)
     got = t.ctx.cache.findings.take(key)
     if got is None:
         obj = t.ctx.cat.get(t.obj.path, vid=vid) if vid > 0 else None
-        cols = ((obj.value.get("stats") or {}).get("columns") or {}) if obj is not None else {}
-        got = t.ctx.cache.findings.put(key, (cols,))
-    return got[0]
+        stats = (obj.value.get("stats") or {}) if obj is not None else {}
+        rows = stats.get("row_count")
+        got = t.ctx.cache.findings.put(key, (stats.get("columns") or {}, rows if isinstance(rows, int) else None))
+    return got
+
+
+def stats_at(t: Table, vid: int) -> dict[str, Any]:
+    """The table's per-column statistics as of `vid` (its object's version then; {} when absent)."""
+    return _stats_at(t, vid)[0]
+
+
+def rows_at(t: Table, vid: int) -> int | None:
+    """The table's row count as of `vid` (None when unknown)."""
+    return _stats_at(t, vid)[1]
 
 
 def pair_cost(before: dict[str, Any] | None, after: dict[str, Any] | None) -> tuple[float, int] | None:

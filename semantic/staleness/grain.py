@@ -21,6 +21,7 @@ from semantic.staleness.core import (
     num,
     quote_id,
     quote_table,
+    rows_at,
     stats_at,
     versioning,
 )
@@ -101,17 +102,11 @@ def _split_by(t: Table, ch: SchemaChange, added: list[str]) -> list[str]:
     multiplied the table's rows (a rebuild at a finer grain) and these columns hold no nulls then.
     [] when the evidence does not hold (a nullable column, a schema-only change, rows unchanged)."""
     after = stats_at(t, ch.vid)
-    rows_before, rows_after = _rows_at(t, ch.vid - 1), _rows_at(t, ch.vid)
+    rows_before, rows_after = rows_at(t, ch.vid - 1), rows_at(t, ch.vid)
     if not (isinstance(rows_before, int) and isinstance(rows_after, int) and rows_after > rows_before > 0):
         return []
     return [c for c in added if isinstance((after.get(c) or {}).get("null_count"), int)
             and after[c]["null_count"] == 0 and after[c].get("max") is not None]
-
-
-def _rows_at(t: Table, vid: int) -> int | None:
-    obj = t.ctx.cat.get(t.obj.path, vid=vid) if vid > 0 else None
-    rows = ((obj.value.get("stats") or {}).get("row_count")) if obj is not None else None
-    return rows if isinstance(rows, int) else None
 
 
 def _grain_changes(t: Table, since: int) -> list[tuple[SchemaChange, list[str]]]:

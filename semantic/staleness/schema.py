@@ -21,6 +21,7 @@ from semantic.staleness.core import (
     make_fix,
     name_of,
     pair_cost,
+    rows_at,
     stats_at,
     type_of,
     unit_word,
@@ -189,13 +190,6 @@ def column_findings(t: Table, ann: Annotation, refs: list[ColumnRef], missing_re
                                     f"column {ref.name!r} was dropped{when}", ev or [t.obj.vid], times,
                                     {"column": ref.name}, cause=cause_of("drop", t.name, ch.vid if ch else None, ref.name)))
     return out
-
-
-def rows_at(t: Table, vid: int) -> int | None:
-    """The table's row count as of `vid` (None when unknown)."""
-    obj = t.ctx.cat.get(t.obj.path, vid=vid) if vid > 0 else None
-    rows = ((obj.value.get("stats") or {}).get("row_count")) if obj is not None else None
-    return rows if isinstance(rows, int) else None
 
 
 MULTIPLIED = 1.5  # a commit that leaves more rows than this times those before it rebuilt the table finer

@@ -24,6 +24,7 @@ from semantic.staleness.core import (
     pair_cost,
     quote_id,
     quote_table,
+    rows_at,
     scale_of,
     stats_at,
     unit_word,
@@ -227,8 +228,6 @@ def stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[
     A column whose bounds per directory (partition) are the same either side, in a rewrite that kept
     the row count, moved nothing: a compaction merges files, so values that were only some file's bound
     stop being recorded."""
-    from semantic.staleness.schema import rows_at
-
     before, after = _file_values(t, v - 1), _file_values(t, v)
     pb, pa = _partition_bounds(t, v - 1), _partition_bounds(t, v)
     # a compaction rewrites the same rows: with another row count the rewrite restated them
@@ -580,7 +579,7 @@ def restated_scale(t: Table, col: str, since: int) -> tuple[int, int, float] | N
     10^k, |k| >= 2, both ends alike: the column restated in another unit in place. Evidence: the
     table's statistics just before and at the commit (the same rows). (k, vid, time) or None."""
     for v, tt in t.tl.data_after(since)[-60:]:
-        rb, ra = _rows_at(t, v - 1), _rows_at(t, v)
+        rb, ra = rows_at(t, v - 1), rows_at(t, v)
         if not rb or not ra or abs(ra - rb) > SAME_ROWS * rb:
             continue
         before, after = stats_at(t, v - 1).get(col), stats_at(t, v).get(col)
@@ -591,12 +590,6 @@ def restated_scale(t: Table, col: str, since: int) -> tuple[int, int, float] | N
             continue
         return pc[1], v, tt
     return None
-
-
-def _rows_at(t: Table, vid: int) -> int | None:
-    obj = t.ctx.cat.get(t.obj.path, vid=vid) if vid > 0 else None
-    rows = ((obj.value.get("stats") or {}).get("row_count")) if obj is not None else None
-    return rows if isinstance(rows, int) else None
 
 
 def _scale_cols(t: Table, ann: Annotation, keys: set[str]) -> list[str]:

@@ -366,15 +366,51 @@ def test_the_stale_events_subset_is_the_same_on_both_variants(lake_dir, cats, cc
 
 
 # ------------------------------------------------------------------ no leaks (issue 49, item 1)
-def _plain_name_re():
-    """Whole-word plain identifiers of LAKE.md that no cryptic text may hold: every table (`ns.table` and its
-    bare name) and every snake_case column name. (Single-word columns such as `status` or `region` are also
-    prose words, and value labels are served on purpose by each coded column's `labels`.)"""
+def _plain_name_re(world: str = "acme"):
+    """Whole-word plain identifiers that no cryptic text may hold. Acme: every LAKE.md table (`ns.table` and
+    its bare name) and every snake_case column name. (Single-word columns such as `status` or `region` are also
+    prose words, and value labels are served on purpose by each coded column's `labels`.) TPC-DS
+    (eval/tpcds/schema.py): every table as `ns.table`, its bare name when snake_case (`item` or `store` are
+    prose words too) and every column name (all snake_case)."""
     import re
 
-    words = {t.split(".")[1] for t in plain_tables()} | {c for c in plain_columns() if "_" in c}
+    if world == "tpcds":
+        from eval.tpcds.naming import schema
+
+        sch = schema()
+        words = set(sch) | {t.split(".")[1] for t in sch if "_" in t.split(".")[1]} | \
+            {c for cols in sch.values() for c in cols if "_" in c}
+    else:
+        words = {t.split(".")[1] for t in plain_tables()} | {c for c in plain_columns() if "_" in c}
     alt = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
     return re.compile(rf"(?<![A-Za-z0-9_])(?:{alt})(?![A-Za-z0-9_])")
+
+
+def test_the_tpcds_leak_pattern_finds_plain_names_and_only_them():
+    """The scan's pattern for the TPC-DS world catches dotted and snake_case table names and every column, not
+    prose words that are also bare table names, nor any written name of the cryptic variant."""
+    from eval.tpcds.naming import naming
+
+    pat = _plain_name_re("tpcds")
+    text = "relate sales.store_sales -> dim.item (ship_mode) on ss_item_sk; reload web_returns.wr_return_amt"
+    assert [m.group(0) for m in pat.finditer(text)] == ["sales.store_sales", "dim.item", "ship_mode", "ss_item_sk",
+                                                        "web_returns", "wr_return_amt"]
+    assert not pat.search("one row per item; the store's customer address; inventory by warehouse")
+    nm = naming("cryptic")
+    written = " ".join(list(nm.tables.values()) + list(nm.columns.values()) + [nm.text(text)])
+    assert not pat.search(written), pat.search(written)
+
+
+@pytest.fixture(params=["acme", "tpcds"])
+def cryptic_world(request):
+    """A cryptic world's histories: (world, its catalogs by history, its names.json). Acme: the lake of this
+    module (enriched, stale); TPC-DS: tests/eval/conftest.py's `tpcds_cryptic` (enriched, stale, reviewed)."""
+    if request.param == "acme":
+        return "acme", request.getfixturevalue("ccats"), request.getfixturevalue("names")
+    root = request.getfixturevalue("tpcds_cryptic")
+    with open(os.path.join(root, NAMES_FILE), encoding="utf-8") as fh:
+        names_ = json.load(fh)
+    return "tpcds", request.getfixturevalue("tpcds_ccats"), names_ | {"_root": root}
 
 
 # semcat's own vocabulary that is also a plain column name (the load log's `row_count`): a statistics key
@@ -389,12 +425,15 @@ def _leaks(where: str, text: str, pattern, out: list[str]) -> None:
         out.append(f"{where}: {m.group(0)!r} in ...{text[max(0, m.start() - 80):m.end() + 80]}...")
 
 
-def test_no_plain_name_in_any_text_the_cryptic_catalogs_hold(ccats):
+@pytest.mark.slow  # a cryptic world (Acme or TPC-DS, built with Spark unless SEMCAT_EVAL_*_CRYPTIC)
+def test_no_plain_name_in_any_text_the_cryptic_catalogs_hold(cryptic_world):
     """Every commit (message, author, meta, paths), snapshot, branch and every version of every object the
-    commits wrote (annotations, tables, lineage with its job names, files) of both cryptic catalogs: no plain
-    table or column name. Before the fix: 101 commit messages named plain tables (`relate core.fct_orders ->
-    core.dim_store (store)`, `build agg_weekly_category_sales from the load of ...`)."""
-    pat = _plain_name_re()
+    commits wrote (annotations, tables, lineage with its job names, files) of every cryptic catalog of both
+    worlds (Acme, TPC-DS): no plain table or column name. Before the fix: 101 commit messages named plain
+    tables (`relate core.fct_orders -> core.dim_store (store)`, `build agg_weekly_category_sales from the load
+    of ...`)."""
+    world, ccats, _ = cryptic_world
+    pat = _plain_name_re(world)
     leaks: list[str] = []
     for h, cat in ccats.items():
         paths: set[str] = set()
@@ -440,7 +479,8 @@ class _Scan:
                 _leaks(f"prompt {p.name}", getattr(msg.content, "text", "") or "", self.pat, self.leaks)
 
 
-def test_no_plain_name_in_any_tool_output_of_the_cryptic_lake(ccats, names):
+@pytest.mark.slow  # a cryptic world (Acme or TPC-DS, built with Spark unless SEMCAT_EVAL_*_CRYPTIC)
+def test_no_plain_name_in_any_tool_output_of_the_cryptic_lake(cryptic_world):
     """Every read tool of the server every condition derives from (all shown: annotations and findings), over
     each history's cryptic catalog, paged to the end: search, every table described in full, joins, metrics
     (listed and computed), the commit log, the diff since the first commit, staleness findings, lineage both
@@ -452,13 +492,27 @@ def test_no_plain_name_in_any_tool_output_of_the_cryptic_lake(ccats, names):
     from eval.harness.conditions import condition_server
     from eval.lake import D0
 
-    pat = _plain_name_re()
+    world, ccats, names = cryptic_world
+    pat = _plain_name_re(world)
     nm = Naming.from_json(names)
     leaks: list[str] = []
-    log = nm.full_table("ops.etl_load_log")
-    real = sorted(f"acme.{t}" for t in names["tables"].values())
-    joins = [("core.fct_orders", "core.dim_store"), ("core.fct_refunds", "core.fct_orders"),
-             ("core.fct_web_sessions", "core.dim_customer")]
+    real = sorted(f"{nm.catalog}.{t}" for t in names["tables"].values())
+    if world == "acme":
+        now = D0.timestamp()
+        log = nm.full_table("ops.etl_load_log")
+        values = [(log, nm.column(c)) for c in ("table_name", "partition", "note", "status")]
+        joins = [("core.fct_orders", "core.dim_store"), ("core.fct_refunds", "core.fct_orders"),
+                 ("core.fct_web_sessions", "core.dim_customer")]
+    else:
+        import datetime as dt
+
+        with open(os.path.join(names["_root"], "lake.json"), encoding="utf-8") as fh:
+            now = dt.datetime.fromisoformat(json.load(fh)["d0"]).timestamp()
+        log = nm.full_table("sales.store_sales")
+        values = [(nm.full_table("dim.ship_mode"), nm.column("sm_type")), (nm.full_table("dim.item"), nm.column("i_category")),
+                  (nm.full_table("dim.reason"), nm.column("r_reason_desc"))]
+        joins = [("sales.store_sales", "dim.store"), ("sales.store_returns_v2", "sales.store_sales"),
+                 ("sales.catalog_sales", "dim.ship_mode")]
 
     async def scan(server) -> int:
         async with Client(server) as client:
@@ -476,15 +530,15 @@ def test_no_plain_name_in_any_tool_output_of_the_cryptic_lake(ccats, names):
             await sc.call("list_snapshots", {"limit": 200})
             await sc.call("diff_snapshots", {"from_snapshot": 1, "limit": 500})
             await sc.call("check_staleness", {"depth": "metadata", "limit": 200})
-            for c in ("table_name", "partition", "note", "status"):
-                await sc.call("get_column_values", {"table": log, "column": nm.column(c), "limit": 200})
-            await sc.call("query_catalog", {"query": '/[obj_id = "acme"]/*/*', "limit": 200})
+            for t, c in values:
+                await sc.call("get_column_values", {"table": t, "column": c, "limit": 200})
+            await sc.call("query_catalog", {"query": f'/[obj_id = "{nm.catalog}"]/*/*', "limit": 200})
             await sc.call("run_sql", {"sql": f"SELECT * FROM {log} LIMIT 5"})
             await sc.call("run_sql", {"sql": f"SELECT no_such_column FROM {log}"})  # an error message
             await sc.call("describe_table", {"table": log + "x"})  # a did-you-mean
             await sc.resources_and_prompts()
             return sc.calls
 
-    n = sum(anyio.run(scan, condition_server(cat, (False, False), now=D0.timestamp())) for cat in ccats.values())
+    n = sum(anyio.run(scan, condition_server(cat, (False, False), now=now)) for cat in ccats.values())
     assert n > 2 * len(names["clutter"])  # every table was described, in both histories
     assert not leaks, f"{len(leaks)} plain names in tool outputs, e.g.\n" + "\n".join(leaks[:25])

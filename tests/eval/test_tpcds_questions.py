@@ -13,9 +13,6 @@ change have golds the pre-change reading would answer otherwise (the world's cha
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -54,28 +51,15 @@ def test_tables_are_what_the_gold_reads(q):
 
 # ------------------------------------------------------------------ on the built world (slow)
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    pre = os.environ.get("SEMCAT_EVAL_TPCDS")
-    out = str(tmp_path_factory.mktemp("tpcds") / "world")
-    if pre:
-        shutil.copytree(pre, out, symlinks=True)
-        return out
-    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run([sys.executable, "-m", "mcp_server.cli", "eval", "build", "--world", "tpcds", "--data", out],
-                          env=env, capture_output=True, text=True, timeout=3600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out
+def world(tpcds_world):
+    """The plain world: tests/eval/conftest.py's session fixture (SEMCAT_EVAL_TPCDS=DIR, copied; else built)."""
+    return tpcds_world
 
 
 @pytest.fixture(scope="module")
-def cats(world):
-    import catalog_core as cc
-    from eval.harness.conditions import history_dir
-
-    out = {h: cc.Catalog.open(history_dir(world, h)) for h in ("enriched", "stale", "reviewed")}
-    yield out
-    for c in out.values():
-        c.close()
+def cats(tpcds_cats):
+    """The enriched, stale and reviewed catalogs of the world (conftest's session fixture: one opening each)."""
+    return tpcds_cats
 
 
 def _rows(cat, sql):

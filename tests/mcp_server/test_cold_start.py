@@ -151,3 +151,66 @@ def test_background_work_of_a_call_waits_for_the_sessions_first_answer(wh):
         assert ran[-1] == "at once"
     finally:
         cat.close()
+
+
+# imported where first used, never on the way to a stdio session's first answer (issue 47, cold start)
+NOT_BEFORE_THE_FIRST_CALL = ("semantic.review", "semantic.interop", "yaml", "rapidfuzz")
+
+
+def test_the_loading_thread_and_the_first_describe_table_import_nothing_they_do_not_need(wh):
+    """What `semcat mcp`'s loading thread imports (open the catalog, build the server) and what its first
+    `describe_table` needs leave out the review queue, the importers (yaml) and rapidfuzz."""
+    code = f"""
+import sys
+import anyio
+from mcp_server.mcp.stdio import open_catalog
+from mcp_server.mcp.server import create_server
+
+cat = open_catalog({wh!r}, None, None)
+server = create_server(cat)
+name = sorted(server.tool_context.tables(cat.latest_vid))[0]
+got = anyio.run(server.call_tool, "describe_table", {{"table": name}})
+assert not getattr(got, "is_error", False) and name in str(got), str(got)[:2000]
+print(sorted(m for m in {NOT_BEFORE_THE_FIRST_CALL!r} if m in sys.modules))
+cat.close()
+"""
+    out = subprocess.run([sys.executable, "-c", code], env=env(), capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+
+
+def test_the_collector_is_off_until_the_first_answer_and_on_after_it(wh):
+    """No cyclic garbage collection while the session loads and answers its first call (its passes over the
+    imports' objects cost ~20% of that CPU); on again after it, with the imports frozen out of its walks."""
+    watcher = f"""
+import gc, sys, threading, time
+seen = []
+def watch():
+    while True:
+        state = (gc.isenabled(), gc.get_freeze_count() > 0)
+        if not seen or seen[-1] != state:
+            seen.append(state)
+            print("gc", *state, file=sys.stderr, flush=True)
+        time.sleep(0.005)
+threading.Thread(target=watch, daemon=True).start()
+while not seen:
+    time.sleep(0.001)
+from mcp_server.mcp.stdio import run_stdio
+run_stdio({wh!r})
+"""
+    p = subprocess.Popen([sys.executable, "-c", watcher], env=env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    p.stdin.write(_init("2025-06-18") + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                  b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"pin_snapshot","arguments":{}}}\n')
+    p.stdin.flush()
+    while (line := p.stdout.readline()):
+        if json.loads(line).get("id") == 2:
+            break
+    assert b'"isError":true' not in line
+    p.stdin.close()
+    assert p.wait(60) == 0
+    states = [tuple(x.split()[1:]) for x in p.stderr.read().decode().splitlines() if x.startswith("gc ")]
+    # on before run_stdio, off while loading (then frozen), on again after the first answer, still frozen
+    assert states[0] == ("True", "False") and ("False", "False") in states, states
+    assert states[-1] == ("True", "True"), states
