@@ -45,12 +45,12 @@ DOMAINS: dict[str, list[str]] = {
 # coded column (plain name) -> its domain
 CODED: dict[str, str] = {**{c: c for c in DOMAINS}, "home_region": "region"}
 
-_NAMESPACE_POOL = ["sd", "mm", "fi", "co", "bw", "zr", "bc", "le", "pp", "qm", "ps", "hr"]
-_TABLE_POOL = ["vbak", "vbap", "kna1", "mara", "t001w", "bkpf", "bseg", "likp", "lips", "ekko", "ekpo", "mseg",
+NAMESPACE_POOL = ["sd", "mm", "fi", "co", "bw", "zr", "bc", "le", "pp", "qm", "ps", "hr"]
+TABLE_POOL = ["vbak", "vbap", "kna1", "mara", "t001w", "bkpf", "bseg", "likp", "lips", "ekko", "ekpo", "mseg",
                "mkpf", "vbrk", "vbrp", "knvv", "marc", "mard", "tvko", "t005", "cdhd", "vbfa", "konv", "coep",
                "ce1ac", "s001", "s032", "tkvs", "stxh", "zsd01", "zmm02", "zfi03", "knkk", "bsid", "anla", "jest"]
-_TABLE_SFX = ["_h", "_i", "_t", "_d", "_x", "_k", "_a", ""]
-_COL_POOL = ["kunnr", "matnr", "werks", "vbeln", "posnr", "netwr", "erdat", "erzet", "waers", "kwmeng", "vkorg",
+TABLE_SFX = ["_h", "_i", "_t", "_d", "_x", "_k", "_a", ""]
+COL_POOL = ["kunnr", "matnr", "werks", "vbeln", "posnr", "netwr", "erdat", "erzet", "waers", "kwmeng", "vkorg",
              "vtweg", "spart", "auart", "gbstk", "abgru", "lifnr", "bukrs", "gjahr", "monat", "belnr", "buzei",
              "dmbtr", "wrbtr", "mwsbk", "kzwi", "fkdat", "lfdat", "wadat", "vstel", "lgort", "labst", "insme",
              "menge", "meins", "brgew", "ntgew", "zterm", "zlsch", "augdt", "aedat", "ernam", "bstnk", "ihrez",
@@ -58,9 +58,9 @@ _COL_POOL = ["kunnr", "matnr", "werks", "vbeln", "posnr", "netwr", "erdat", "erz
              "datab", "datbi", "kschl", "kbetr", "kpein", "prctr", "kostl", "aufnr", "vornr", "arbpl", "charg",
              "sernr", "ebeln", "ebelp", "bsart", "ekgrp", "matkl", "mtart", "mstae", "vrkme", "umrez", "lfimg",
              "fkimg", "kursk", "skfbt", "zuonr", "sgtxt", "hkont", "shkzg", "blart", "budat", "bldat", "xblnr"]
-_COL_SFX = ["", "", "_c", "_k", "_d", "_x", "_1", "_2", "_h", "_s"]
+COL_SFX = ["", "", "_c", "_k", "_d", "_x", "_1", "_2", "_h", "_s"]
 _CODE_PREFIX = "ABCDEFGHJKLMNPRTVWXZ"
-_SQL_WORDS = {"date", "time", "order", "select", "from", "where", "group", "by", "as", "on", "in", "is", "not",
+SQL_WORDS = {"date", "time", "order", "select", "from", "where", "group", "by", "as", "on", "in", "is", "not",
               "and", "or", "case", "when", "then", "else", "end", "join", "left", "right", "full", "limit", "offset",
               "table", "values", "partition", "format", "status", "region", "channel", "over", "window", "filter"}
 
@@ -106,6 +106,17 @@ def plain_columns() -> list[str]:
     return names
 
 
+def code_values(rng: random.Random, domains: dict[str, list[str]], prefix_pool: str) -> dict[str, dict[str, str]]:
+    """Coded values per value domain: each domain gets a prefix drawn from `prefix_pool` and each of
+    its labels that prefix and a number (drawn in this order: a naming's codes depend on it)."""
+    prefixes = rng.sample(prefix_pool, len(domains))
+    v_map: dict[str, dict[str, str]] = {}
+    for (dom, labels), p in zip(sorted(domains.items()), prefixes, strict=True):
+        nums = rng.sample(range(1, 10 + len(labels)), len(labels))
+        v_map[dom] = {lab: f"{p}{n}" for lab, n in zip(labels, nums, strict=True)}
+    return v_map
+
+
 @dataclass(frozen=True)
 class Naming:
     """The plain -> written names of one build (see the module docstring for the invariants).
@@ -141,31 +152,27 @@ class Naming:
         rng = random.Random(f"semcat-cryptic-{seed}")
         tables = plain_tables()
         nss = sorted({t.split(".")[0] for t in tables})
-        ns_map = dict(zip(nss, rng.sample(_NAMESPACE_POOL, len(nss)), strict=True))
+        ns_map = dict(zip(nss, rng.sample(NAMESPACE_POOL, len(nss)), strict=True))
         t_map: dict[str, str] = {}
         used: set[str] = set()
-        bases = rng.sample(_TABLE_POOL, len(tables))
+        bases = rng.sample(TABLE_POOL, len(tables))
         for t, base in zip(tables, bases, strict=True):
-            name = base + rng.choice(_TABLE_SFX)
+            name = base + rng.choice(TABLE_SFX)
             while name in used:
-                name = base + rng.choice(_TABLE_SFX)
+                name = base + rng.choice(TABLE_SFX)
             used.add(name)
             t_map[t] = f"{ns_map[t.split('.')[0]]}.{name}"
         cols = plain_columns()
         c_map: dict[str, str] = {}
-        taken = set(cols) | _SQL_WORDS | set(_NAMESPACE_POOL)
+        taken = set(cols) | SQL_WORDS | set(NAMESPACE_POOL)
         for c in cols:
             while True:
-                name = rng.choice(_COL_POOL) + rng.choice(_COL_SFX)
+                name = rng.choice(COL_POOL) + rng.choice(COL_SFX)
                 if name not in taken:
                     break
             taken.add(name)
             c_map[c] = name
-        prefixes = rng.sample(_CODE_PREFIX, len(DOMAINS))
-        v_map: dict[str, dict[str, str]] = {}
-        for (dom, labels), p in zip(sorted(DOMAINS.items()), prefixes, strict=True):
-            nums = rng.sample(range(1, 10 + len(labels)), len(labels))
-            v_map[dom] = {lab: f"{p}{n}" for lab, n in zip(labels, nums, strict=True)}
+        v_map = code_values(rng, DOMAINS, _CODE_PREFIX)
         return Naming("cryptic", seed, ns_map, t_map, c_map, v_map)
 
     # ------------------------------------------------------------------ names

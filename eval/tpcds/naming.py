@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from eval.lake.naming import _COL_POOL, _COL_SFX, _NAMESPACE_POOL, _SQL_WORDS, _TABLE_POOL, _TABLE_SFX, Naming
+from eval.lake.naming import COL_POOL, COL_SFX, NAMESPACE_POOL, SQL_WORDS, TABLE_POOL, TABLE_SFX, Naming, code_values
 from eval.tpcds.schema import COLUMNS, LATER
 
 __all__ = ["naming", "DOMAINS", "CODED", "schema", "CATALOG"]
@@ -58,23 +58,23 @@ def naming(variant: str = "plain", seed: int = 49) -> Naming:
     sch = schema()
     tables = list(sch)
     nss = sorted({t.split(".")[0] for t in tables})
-    ns_map = dict(zip(nss, rng.sample(_NAMESPACE_POOL, len(nss)), strict=True))
+    ns_map = dict(zip(nss, rng.sample(NAMESPACE_POOL, len(nss)), strict=True))
     t_map: dict[str, str] = {}
     used: set[str] = set()
-    for t, base in zip(tables, rng.sample(_TABLE_POOL, len(tables)), strict=True):
-        name = base + rng.choice(_TABLE_SFX)
+    for t, base in zip(tables, rng.sample(TABLE_POOL, len(tables)), strict=True):
+        name = base + rng.choice(TABLE_SFX)
         while name in used:
-            name = base + rng.choice(_TABLE_SFX)
+            name = base + rng.choice(TABLE_SFX)
         used.add(name)
         t_map[t] = f"{ns_map[t.split('.')[0]]}.{name}"
     cols: list[str] = []
     for cs in sch.values():
         cols += [c for c in cs if c not in cols]
-    taken = set(cols) | _SQL_WORDS | set(_NAMESPACE_POOL) | {t.split(".")[1] for t in tables}
+    taken = set(cols) | SQL_WORDS | set(NAMESPACE_POOL) | {t.split(".")[1] for t in tables}
     c_map: dict[str, str] = {}
     for c in cols:
         while True:
-            name = rng.choice(_COL_POOL) + rng.choice(_COL_SFX)
+            name = rng.choice(COL_POOL) + rng.choice(COL_SFX)
             if name not in taken:
                 break
             name = name + str(rng.randint(1, 9))  # the pool is small for ~450 columns: a digit more
@@ -82,9 +82,5 @@ def naming(variant: str = "plain", seed: int = 49) -> Naming:
                 break
         taken.add(name)
         c_map[c] = name
-    prefixes = rng.sample(_CODE_PREFIX, len(DOMAINS))
-    v_map: dict[str, dict[str, str]] = {}
-    for (dom, labels), p in zip(sorted(DOMAINS.items()), prefixes, strict=True):
-        nums = rng.sample(range(1, 10 + len(labels)), len(labels))
-        v_map[dom] = {lab: f"{p}{n}" for lab, n in zip(labels, nums, strict=True)}
+    v_map = code_values(rng, DOMAINS, _CODE_PREFIX)
     return Naming("cryptic", seed, ns_map, t_map, c_map, v_map, CATALOG, dict(CODED), sch)
