@@ -135,10 +135,11 @@ LOADER = textwrap.dedent("""
 
 def test_a_returned_bulk_load_survives_and_a_killed_one_leaves_the_previous_version(data_dir, tmp_path):
     """The loader acknowledges three bulk commits, then is killed while it commits a fourth of
-    100,000 leaves (seconds of work, killed right after it starts). Reopened: every acknowledged
+    400,000 leaves (seconds of work, killed right after it starts: with 100,000 a CI run once saw
+    the commit finish within the 0.2 s before the kill). Reopened: every acknowledged
     batch is whole and the killed one left nothing, the catalog at the last acknowledged vid."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    text, acks = kill_in_commit(tmp_path, LOADER.format(root=root, data=data_dir, big=100_000))
+    text, acks = kill_in_commit(tmp_path, LOADER.format(root=root, data=data_dir, big=400_000))
     assert len(acks) == 3 and "done" not in text, text[-2000:]
     cat = cc.Catalog.open(data_dir)
     try:
