@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 import semantic as sm
+from semantic._tables import Column
 from semantic.annotations import read_annotations
+from semantic.models import Annotation, Basis, ColumnRef, Evidence, Finding, Fix, Provenance
+from semantic.review import InvalidValueError, NoFixError, _column_move
 
 T = "acme.mart.daily"
 
@@ -80,3 +85,30 @@ def test_a_scaled_move_onto_a_bare_column_fills_only_what_the_scale_leaves_true(
     sm.edit_and_accept(elk.cat, it, "alice", "USD", now=now, time=elk.day(7.5))
     got = _by_key(elk.cat)
     assert got["column.4.unit"] == "USD" and "column.3.unit" not in got
+
+
+def test_a_move_never_removes_a_claim_from_a_column_still_in_the_table():
+    """The rule itself (`_column_move`), on a finding whose old column is still in the table: its
+    claim stays; the new column's own claim stays; with no claim on the new column, a scale-free field
+    is filled there and nothing is removed."""
+    def ann(key, col, cid, value):
+        return Annotation(kind="column", key=key, target=T, value=value, column=col, column_id=cid,
+                          provenance=Provenance(author="a", time=1.0, basis=Basis(vid=1, columns=[
+                              ColumnRef(id=cid, name=col, type="bigint")])))
+
+    cols = [Column(3, "amount_cents", "bigint"), Column(4, "amount_usd", "double")]
+    f = Finding(target=f"{T}.amount_cents", annotation="column.3.role", status="stale", reason="column_renamed",
+                message="m", evidence=Evidence(vids=[2]),
+                fixes=[Fix(action="rename", params={"old": "amount_cents", "new": "amount_usd", "scale": -2})])
+    old = ann("column.3.role", "amount_cents", 3, "measure")
+    mine = ann("column.4.role", "amount_usd", 4, "dimension")
+    with pytest.raises(NoFixError):  # both columns keep their claims: nothing to move, nothing to remove
+        _column_move(f, old, {old.key: old, mine.key: mine}, cols, cols[1], "amount_cents", "amount_usd", -2)
+    w = _column_move(f, old, {old.key: old}, cols, cols[1], "amount_cents", "amount_usd", -2)
+    assert (w.key, w.value, w.remove, w.remove_only) == ("column.4.role", "measure", [], False)
+    unit = ann("column.3.unit", "amount_cents", 3, "cents")
+    with pytest.raises(InvalidValueError, match="amount_usd's unit"):  # never a translated unit word
+        _column_move(f, unit, {unit.key: unit}, cols, cols[1], "amount_cents", "amount_usd", -2)
+    gone = [cols[1]]  # amount_cents dropped: the dangling claim is removed, the new column's own stays
+    w = _column_move(f, old, {old.key: old, mine.key: mine}, gone, cols[1], "amount_cents", "amount_usd", -2)
+    assert w.remove_only and w.remove == ["column.3.role"]
