@@ -168,11 +168,48 @@ class _Write(BaseModel):
     # further annotations the same decision writes, in the same transaction (a coded column's new
     # codes in its enum and their meanings in its labels)
     also: list[_Write] = Field(default_factory=list)
+    # accept writes nothing and only removes `remove` (a dropped column's annotation whose successor
+    # carries its own claim: the dangling claim goes, the successor's stays)
+    remove_only: bool = False
 
 
 _UNITS = {("cents", -2): "dollars", ("usd_cents", -2): "usd", ("dollars", 2): "cents", ("usd", 2): "usd_cents",
           ("grams", -3): "kilograms", ("kilograms", 3): "grams", ("milliseconds", -3): "seconds",
           ("seconds", 3): "milliseconds"}
+
+
+# column fields a change of scale leaves true (a role, synonyms, how the column adds up); any other
+# (a description, a unit, values) was written for the old scale and needs a person's value
+_SCALE_FREE = ("role", "synonyms", "additivity")
+
+
+def _column_move(f: Finding, ann: Annotation, anns: dict[str, Annotation], cols: list[Any], col: Any,
+                 old: str, new: str, scale: int, edit: bool = False) -> _Write:
+    """What a rename (with its scale) of a column annotation onto another column `col` may write.
+    It never overwrites a claim `col` already carries (a claim the detector does not flag on it stays;
+    when it carries its own, the old column's dangling annotation is removed, nothing is written), never
+    removes a claim from a column still in the table, and fills a field `col` lacks only when the value
+    holds at the new scale (`_SCALE_FREE`, or any field without a scale change). `edit`: where a
+    person's value goes (the new column's key), whatever the old value was."""
+    key = f"column.{col.id}.{ann.field}"
+    old_id = ann.column_id
+    if old_id is None:
+        parts = ann.key.split(".")
+        old_id = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+    old_here = any(c.id == old_id for c in cols) if old_id is not None else \
+        any(c.name.lower() == (ann.column or old).lower() for c in cols)
+    remove = [] if old_here else [ann.key]
+    if key in anns:
+        if old_here:
+            raise _no_fix(f, ann.key, f"{new} carries its own {ann.field} and {old} is still in the table")
+        # (an edit writes a person's value where `key` says: over the new column's claim, knowingly)
+        return _Write(kind="column", key=key, value=None, column=col.name, columns=[col.name], remove=remove,
+                      remove_only=True)
+    if scale and ann.field not in _SCALE_FREE and not edit:
+        raise InvalidValueError(f"{old} became {new} with values x10^{scale}: its {ann.field} {ann.value!r} was "
+                                f"written for the old scale; give {new}'s {ann.field} with edit_and_accept, or "
+                                "dismiss the finding")
+    return _Write(kind="column", key=key, value=ann.value, column=col.name, columns=[col.name], remove=remove)
 
 
 def _rename_in(text: str, old: str, new: str) -> str:
@@ -192,9 +229,10 @@ def _columns_after(ann: Annotation, names: dict[str, str], current: list[str]) -
     return list(dict.fromkeys(out))
 
 
-def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int) -> _Write:
+def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int, edit: bool = False) -> _Write:
     """The annotation a finding's fixes ask for. Raises InvalidValueError naming why when the fixes
-    cannot be applied without a person's value (use edit_and_accept or dismiss then)."""
+    cannot be applied without a person's value (use edit_and_accept or dismiss then). `edit`: the
+    write a person's value replaces (a claim moved across a scale change goes to the new column)."""
     table = _table_of(f.target)
     tobj = require_table(cat, table, vid)
     cols = [c.name for c in columns_of(tobj.value)]
@@ -225,6 +263,8 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
             col = find(columns_of(tobj.value), new)
             if col is None or col.id is None:
                 raise InvalidValueError(f"column {new!r} is not in {table} at vid {vid}")
+            if f"column.{col.id}.{ann.field}" != ann.key:  # onto another column: never over its own claim
+                return _column_move(f, ann, anns, columns_of(tobj.value), col, old, new, scale, edit)
             if scale and ann.field == "unit":
                 unit = _UNITS.get((str(v).lower(), scale))
                 if unit is None:
@@ -376,9 +416,14 @@ def _finding_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid:
     item.group = f.cause
     try:
         w = _suggested(cat, f, anns, vid)
-        item.proposed, item.proposed_key = w.value, w.key
-        tobj = require_table(cat, item.table, vid)
-        validate_write(cat, item.table, tobj.value, w, vid, duck)
+        if w.remove_only:  # accept removes the dangling annotation and writes nothing
+            item.proposed, item.proposed_key = None, None
+            item.suggestion = (f"{f.suggestion}; " if f.suggestion else "") + \
+                f"accept removes {', '.join(w.remove)} (the new column keeps its own annotation)"
+        else:
+            item.proposed, item.proposed_key = w.value, w.key
+            tobj = require_table(cat, item.table, vid)
+            validate_write(cat, item.table, tobj.value, w, vid, duck)
         item.acceptable = True
     except InvalidValueError as e:
         item.why_not = e.message
@@ -756,7 +801,7 @@ def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note:
     folder = lake.semantic_path(table)
     dpath = lake.semantic_path(table, decision_key(item.id))
     watched = [dpath] + [lake.semantic_path(table, k) for k in {item.annotation, *(remove or [])} if k]
-    writes = [] if write is None else [write, *write.also]
+    writes = [] if write is None or write.remove_only else [write, *write.also]
     watched += [lake.semantic_path(table, w.key) for w in writes]
     now_vid = cat.resolve(None)
     prepared: list[tuple[_Write, Any, Any]] = []   # (write, basis, column ref)
@@ -1182,7 +1227,7 @@ def edit_and_accept(cat: CatalogAPI, item: ReviewItem | str, author: str, value:
         if coded is not None:
             return _decide(cat, it, "edited", author, note, coded, coded.remove, time)
         try:
-            w = _suggested(cat, f, anns, cat.resolve(None))
+            w = _suggested(cat, f, anns, cat.resolve(None), edit=True)
         except InvalidValueError:
             ann = own
             if ann is None:
@@ -1191,7 +1236,7 @@ def edit_and_accept(cat: CatalogAPI, item: ReviewItem | str, author: str, value:
             w = _Write(kind=ann.kind, key=ann.key, value=value, column=ann.column,
                        columns=None if ann.kind == "table" and ann.field != "grain"
                        else [r.name for r in ann.provenance.basis.columns])
-        w = w.model_copy(update={"value": value})
+        w = w.model_copy(update={"value": value, "remove_only": False})  # a person's value, written
         _check_unit_edit(f, anns, w)
         return _decide(cat, it, "edited", author, note, w, w.remove, time)
     return _accept_agent(cat, it, author, note, value, "edited", time)

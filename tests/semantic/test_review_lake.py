@@ -117,8 +117,10 @@ def test_bulk_accept_writes_only_validated_fixes_and_revalidates_at_commit(stale
 
 
 def test_accept_is_validated_again_inside_the_commit(stale):
+    # a move that writes onto the new column (net_revenue_usd has no role: the cents column's fills it;
+    # the dollars columns' own descriptions are never overwritten, issue 45)
     it = next(i for i in _items(stale, DAILY) if i.acceptable and i.reason == "column_renamed"
-              and i.proposed_key and i.proposed_key.endswith(".description"))
+              and i.proposed_key and i.proposed_key.startswith("column."))
     new_col = it.fixes[0].params["new"]
     path = L.table_path(DAILY)
     with stale.transaction(author="etl", message="drop a column") as txn:  # the schema moves after the listing

@@ -1,0 +1,114 @@
+"""Issue 45 (4): a fix that carries an annotation to another column (a rename, with its scale) never
+overwrites what the new column already says, never translates a unit word onto it, and never removes
+a claim from a column still in the table. On the Acme store revenue mart, accepting everything the
+inbox offered overwrote the dollars columns' true descriptions and units ('USD' became 'dollars')
+with the dropped cents columns' text."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import semantic as sm
+from semantic._tables import Column
+from semantic.annotations import read_annotations
+from semantic.models import Annotation, Basis, ColumnRef, Evidence, Finding, Fix, Provenance
+from semantic.review import InvalidValueError, NoFixError, _column_move
+
+T = "acme.mart.daily"
+
+
+def _restated(elk, *, own: bool) -> None:
+    """T loaded in cents (amount_cents: description, unit, role), restated to dollars in one commit
+    (amount_usd added with the values / 100, amount_cents dropped); with `own`, amount_usd is
+    annotated by its author right after (description and unit, in its own words: true)."""
+    r = random.Random(3)
+    elk.table(T, [("d", "date"), ("id", "bigint"), ("amount_cents", "bigint")], partition_by=["d"], at=0)
+    rows: dict[str, list] = {"d": [], "id": [], "amount_cents": []}
+    for day in range(1, 6):
+        new = {"d": [f"2024-11-1{day}"] * 20, "id": list(range(20 * day, 20 * day + 20)),
+               "amount_cents": [r.randint(100, 90000) for _ in range(20)]}
+        for k, v in new.items():
+            rows[k] += v
+        elk.append(T, new, at=day)
+    sm.annotate(elk.cat, T, {"description": "Net revenue", "unit": "cents", "role": "measure"},
+                column="amount_cents", author="a", time=elk.day(5.5))
+    restated = {"d": rows["d"], "id": rows["id"], "amount_usd": [x / 100 for x in rows["amount_cents"]]}
+    elk.evolve(T, add=[("amount_usd", "double")], drop=["amount_cents"], rows=restated, at=6)
+    if own:
+        sm.annotate(elk.cat, T, {"description": "Net revenue in dollars", "unit": "USD"}, column="amount_usd",
+                    author="b", time=elk.day(6.5))
+
+
+def _by_key(cat):
+    return {a.key: a.value for a in read_annotations(cat, T) if a.kind != "review"}
+
+
+def test_accepting_every_move_keeps_the_new_columns_own_claims(elk):
+    """Failed before: accept_all wrote column.4.description 'Net revenue' and column.4.unit 'dollars'
+    over amount_usd's own 'Net revenue in dollars' / 'USD'."""
+    _restated(elk, own=True)
+    now = elk.day(7)
+    items = {i.annotation: i for i in sm.review_items(elk.cat, T, now=now, kind="finding").items}
+    for k in ("column.3.description", "column.3.unit"):
+        assert k in items, items.keys()
+        it = items[k]
+        assert it.fixes and it.fixes[0].action == "rename" and it.fixes[0].params["new"] == "amount_usd", it
+        assert it.proposed_key != f"column.4.{k.rsplit('.', 1)[1]}", it  # never a write over amount_usd's claim
+    sm.accept_all(elk.cat, "alice", now=now, time=elk.day(7))
+    got = _by_key(elk.cat)
+    assert got["column.4.description"] == "Net revenue in dollars" and got["column.4.unit"] == "USD"
+    # the dropped column's dangling claims are gone; its scale-free role fills amount_usd, which had none
+    assert "column.3.description" not in got and "column.3.unit" not in got
+    assert got.get("column.4.role") == "measure" and "column.3.role" not in got
+
+
+def test_a_scaled_move_onto_a_bare_column_fills_only_what_the_scale_leaves_true(elk):
+    """Control: amount_usd has no annotation. Its role moves (a measure in cents is a measure in
+    dollars); the unit and the description were written for cents: no translated unit word, no text
+    carried across the scale; they wait for a person's value."""
+    _restated(elk, own=False)
+    now = elk.day(7)
+    items = {i.annotation: i for i in sm.review_items(elk.cat, T, now=now, kind="finding").items}
+    assert items["column.3.role"].acceptable and items["column.3.role"].proposed_key == "column.4.role"
+    for k in ("column.3.unit", "column.3.description"):
+        assert not items[k].acceptable and items[k].refused == "needs_value", items[k]
+        assert "amount_usd" in (items[k].why_not or "")
+    sm.accept_all(elk.cat, "alice", now=now, time=elk.day(7))
+    got = _by_key(elk.cat)
+    assert got.get("column.4.role") == "measure" and "column.3.role" not in got
+    assert "column.4.unit" not in got and "column.4.description" not in got
+    # a person's value is written where the claim belongs now
+    it = next(i for i in sm.review_items(elk.cat, T, now=now, kind="finding").items
+              if i.annotation == "column.3.unit")
+    sm.edit_and_accept(elk.cat, it, "alice", "USD", now=now, time=elk.day(7.5))
+    got = _by_key(elk.cat)
+    assert got["column.4.unit"] == "USD" and "column.3.unit" not in got
+
+
+def test_a_move_never_removes_a_claim_from_a_column_still_in_the_table():
+    """The rule itself (`_column_move`), on a finding whose old column is still in the table: its
+    claim stays; the new column's own claim stays; with no claim on the new column, a scale-free field
+    is filled there and nothing is removed."""
+    def ann(key, col, cid, value):
+        return Annotation(kind="column", key=key, target=T, value=value, column=col, column_id=cid,
+                          provenance=Provenance(author="a", time=1.0, basis=Basis(vid=1, columns=[
+                              ColumnRef(id=cid, name=col, type="bigint")])))
+
+    cols = [Column(3, "amount_cents", "bigint"), Column(4, "amount_usd", "double")]
+    f = Finding(target=f"{T}.amount_cents", annotation="column.3.role", status="stale", reason="column_renamed",
+                message="m", evidence=Evidence(vids=[2]),
+                fixes=[Fix(action="rename", params={"old": "amount_cents", "new": "amount_usd", "scale": -2})])
+    old = ann("column.3.role", "amount_cents", 3, "measure")
+    mine = ann("column.4.role", "amount_usd", 4, "dimension")
+    with pytest.raises(NoFixError):  # both columns keep their claims: nothing to move, nothing to remove
+        _column_move(f, old, {old.key: old, mine.key: mine}, cols, cols[1], "amount_cents", "amount_usd", -2)
+    w = _column_move(f, old, {old.key: old}, cols, cols[1], "amount_cents", "amount_usd", -2)
+    assert (w.key, w.value, w.remove, w.remove_only) == ("column.4.role", "measure", [], False)
+    unit = ann("column.3.unit", "amount_cents", 3, "cents")
+    with pytest.raises(InvalidValueError, match="amount_usd's unit"):  # never a translated unit word
+        _column_move(f, unit, {unit.key: unit}, cols, cols[1], "amount_cents", "amount_usd", -2)
+    gone = [cols[1]]  # amount_cents dropped: the dangling claim is removed, the new column's own stays
+    w = _column_move(f, old, {old.key: old, mine.key: mine}, gone, cols[1], "amount_cents", "amount_usd", -2)
+    assert w.remove_only and w.remove == ["column.3.role"]
