@@ -169,10 +169,12 @@ def ent_cats(tmp_path_factory):
         pytest.skip("set SEMCAT_EVAL_LAKE_ENTERPRISE=DIR to a lake built with --scale enterprise --seed 7")
     import catalog_core as cc
 
-    dst = tmp_path_factory.mktemp("enterprise")
+    # a copy of the whole lake: its catalogs name their files relative to it (docs/engine.md, Relocatable
+    # catalogs), so a catalog copied alone reads no file
+    dst = tmp_path_factory.mktemp("enterprise") / "lake"
+    shutil.copytree(LAKE, dst, symlinks=True)
     out = {}
-    for h in ("enriched", "stale"):  # a copy of each catalog (its files are read where the build wrote them)
-        shutil.copytree(os.path.join(LAKE, h), dst / h)
+    for h in ("enriched", "stale"):
         out[h] = cc.Catalog.open(str(dst / h))
     yield out
     for c in out.values():
