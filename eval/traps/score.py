@@ -14,6 +14,9 @@ Per class of the taxonomy:
   determinable from the change), offering none is right and offering one is wrong.
 Controls: new flags on tables only routine loads and control changes wrote, per 20 such loads.
 New flags on tables nothing wrote (downstream marts, readers of a changed table) are listed apart.
+The routine loads stop some tables no trap stopped (`stopped` in the truth: a table others join to by
+its natural key is not replayed); a freshness flag (`STOPPED_REASONS`) on one of them is true but no
+trap's: listed apart (`stopped`), neither right nor a false alarm.
 Per writer (`writers`: spark, engine, iceberg, none; the trap's `writer`): the same recall and precision
 counts, by the write path of the trap that made the annotation false (or that wrote the table).
 """
@@ -30,6 +33,8 @@ from eval.traps.generator import writer_of
 __all__ = ["flags", "score", "fix_matches", "aggregate"]
 
 NO_FIX = ("investigate",)
+STOPPED_REASONS = ("freshness_sla_missed", "not_loaded_since")   # what a table that stopped loading makes true
+STOPPING_KINDS = ("stopped", "stuck_reruns", "replacement_beside")  # the traps that stop their table's loads
 
 
 def _table_of(target: str, tables: set[str]) -> str:
@@ -156,8 +161,15 @@ def score(truth: dict[str, Any], before: list[dict[str, Any]], after: list[dict[
         else:
             row["wrong_fixes"].append({"trap": t["id"], "table": tb, "key": k, "want": want, "offered": offered,
                                        "reasons": [e["reason"] for e in got]})
-    control_alarms, elsewhere = [], []
+    control_alarms, elsewhere, stopped_flags = [], [], []
+    # the tables the routine stopped (a trap that stops its table says what that makes false itself)
+    stopped = set(truth.get("stopped") or []) - {t["table"] for t in traps if t["kind"] in STOPPING_KINDS}
     for (tb, k), got in by_pair.items():
+        if (tb, k) not in false_of and tb in stopped and all(e["reason"] in STOPPED_REASONS for e in got):
+            # the routine loads stopped this table, not a trap: its freshness claims are false, and no trap says so
+            stopped_flags.append({"table": tb, "key": k, "reasons": [e["reason"] for e in got],
+                                  "message": got[0]["message"]})
+            continue
         if (tb, k) in false_of:
             cls_rows[false_of[(tb, k)]["cls"]]["tp"] += 1
             w_rows[writer_of(false_of[(tb, k)])]["tp"] += 1
@@ -181,7 +193,7 @@ def score(truth: dict[str, Any], before: list[dict[str, Any]], after: list[dict[
             elsewhere.append({"table": tb, "key": k, "reasons": [e["reason"] for e in got],
                               "message": got[0]["message"]})
     return {"classes": {c: dict(v) for c, v in cls_rows.items()}, "control_loads": loads,
-            "control_alarms": control_alarms, "elsewhere": elsewhere, "new_flags": len(new),
+            "control_alarms": control_alarms, "elsewhere": elsewhere, "stopped": stopped_flags, "new_flags": len(new),
             "writers": {w: dict(v) for w, v in sorted(w_rows.items())}}
 
 

@@ -318,13 +318,18 @@ def table_level(t: Table, ann: Annotation, anns: list[Annotation] | None = None)
     if chs:
         added = [c.name for ch in chs for c in ch.added]
         dropped = [c.name for ch in chs for c in ch.dropped]
+        renamed = [(was.name, c.name) for ch in chs for i, c in ch.after.items()
+                   if (was := ch.before.get(i)) is not None and was.name.lower() != c.name.lower()]
         what = "; ".join(x for x in (f"added {', '.join(added)}" if added else "",
-                                     f"dropped {', '.join(dropped)}" if dropped else "") if x) or "types changed"
+                                     f"dropped {', '.join(dropped)}" if dropped else "",
+                                     f"renamed {', '.join(f'{o} to {n}' for o, n in renamed)}" if renamed else "")
+                         if x) or "types changed"
         c0 = chs[0]
         kind = "versions" if versioning(c0.added) else "grain" if len(c0.added) > len(c0.dropped) else "schema"
         out.append(finding(ann, t.name, "schema_changed", "suspect",
                             f"the schema changed {len(chs)} time(s) since this was written: {what}",
-                            [c.vid for c in chs], [c.time for c in chs], {"added": added, "dropped": dropped},
+                            [c.vid for c in chs], [c.time for c in chs],
+                            {"added": added, "dropped": dropped, "renamed": [list(r) for r in renamed]},
                             cause=cause_of(kind, t.name, c0.vid)))
     rows = t.stats.get("row_count")
     if ann.field == "description" and isinstance(rows, int) and b.row_count and rows > 0:

@@ -263,3 +263,27 @@ def test_score_and_report_break_recall_down_per_writer():
     assert parse_writers("iceberg, spark") == ("spark", "iceberg")
     with pytest.raises(SystemExit, match="--writers"):
         parse_writers("spark,trino")
+
+
+def test_a_freshness_flag_on_a_table_the_routine_stopped_is_listed_apart_not_a_false_alarm():
+    # the routine loads do not replay c.n.items (others join to its key): its SLA is really missed at the
+    # check time, and no trap says so; a stopped trap's table and other reasons still count as before
+    truth = {"traps": [
+        {"id": "k", "cls": "keys_joins", "kind": "key_format_changed", "table": "c.n.p", "columns": [],
+         "description": "", "tables": ["c.n.p"], "control": False, "loads": 1,
+         "false": [["c.n.items", "relationship.product"]], "fixes": {"c.n.items|relationship.product": None}},
+        {"id": "s", "cls": "loads_freshness", "kind": "stuck_reruns", "table": "c.n.inv", "columns": [],
+         "description": "", "tables": ["c.n.inv"], "control": False, "loads": 2,
+         "false": [["c.n.inv", "table.freshness_sla"]], "fixes": {"c.n.inv|table.freshness_sla": None}}],
+        "routine_loads": [], "stopped": ["c.n.items", "c.n.inv"]}
+    after = [_flag("c.n.items", "relationship.product", "join_match_low"),
+             _flag("c.n.items", "table.freshness_sla", "freshness_sla_missed"),
+             _flag("c.n.items", "table.description", "schema_changed"),
+             _flag("c.n.inv", "table.freshness_sla", "freshness_sla_missed"),
+             _flag("c.n.inv", "table.description", "not_loaded_since")]
+    s = score(truth, [], after)
+    assert [(e["table"], e["key"]) for e in s["stopped"]] == [("c.n.items", "table.freshness_sla")]
+    kj, lf = s["classes"]["keys_joins"], s["classes"]["loads_freshness"]
+    assert (kj["tp"], kj["fp"]) == (1, 1) and [a["key"] for a in kj["false_alarms"]] == ["table.description"]
+    assert (lf["tp"], lf["fp"]) == (1, 1)   # the trap stopped c.n.inv: its own truth counts
+    assert s["control_alarms"] == [] and s["elsewhere"] == []

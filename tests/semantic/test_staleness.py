@@ -1167,3 +1167,5 @@ def test_a_rename_touches_only_the_table_claims_that_name_the_column(elk):
     elk.evolve(T, rename={"kind": "channel"}, at=2)
     f = [x for x in sm.staleness(cat, T, now=elk.day(2)) if x.reason == "schema_changed"]
     assert [x.annotation for x in f] == ["table.description"]
+    # the message says what happened to the column it names (failed before: "types changed")
+    assert "renamed kind to channel" in f[0].message and "types changed" not in f[0].message
