@@ -226,8 +226,8 @@ class ResetProxy:
     def _to_client(self, up: socket.socket, client: socket.socket, answered: threading.Event) -> None:
         with contextlib.suppress(OSError):
             while data := up.recv(65536):
+                answered.set()  # before relaying: the client may send its next request as soon as it reads
                 client.sendall(data)
-                answered.set()
 
     def close(self) -> None:
         self.closed = True
