@@ -243,16 +243,13 @@ def test_files_are_durable_before_a_metadata_file_names_them(tmp_path, monkeypat
     try:
         _table(cat, False)
 
-        def commit(i):
-            _commit_nowhere(cat, i)
-
         for i in range(100):
-            commit(i)
+            _commit_nowhere(cat, i)
         m = Materializer(cat, str(tmp_path / "ice"))
         seen: set[str] = set()
         for step in ("first load", "one more commit"):
             if step == "one more commit":
-                commit(100)
+                _commit_nowhere(cat, 100)
             start = len(events)
             view = m.load("acme.core.t")
             mine = events[start:]
@@ -436,16 +433,13 @@ def test_commit_time_files_are_durable_before_a_metadata_file_names_them(tmp_pat
     try:
         _table(cat, False)
 
-        def commit(i):
-            _commit_nowhere(cat, i)
-
         for i in range(100):
-            commit(i)
+            _commit_nowhere(cat, i)
         assert events == [] and len(_ice_files(root)) >= 200   # written at commit time, nothing synced
         m = Materializer(cat, root, shared=True)   # the server's (shares the commit hook's state)
         for step in ("first load", "one more commit"):
             if step == "one more commit":
-                commit(100)
+                _commit_nowhere(cat, 100)
                 assert events == [], events
             view = m.load("acme.core.t")
             mine, events[:] = list(events), []
