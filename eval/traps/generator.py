@@ -34,6 +34,7 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from eval.traps import truth as tt
 from eval.traps.lakeview import LakeView, TableInfo, is_date, is_int, is_num, is_ts, words
 from eval.traps.taxonomy import CLASSES
 
@@ -86,6 +87,9 @@ class Trap:
     time: float | None = None
     false: list[list[str]] = dataclasses.field(default_factory=list)        # [table, key]
     fixes: dict[str, Any] = dataclasses.field(default_factory=dict)          # "table|key" -> fix or None
+    # claims neither true nor false at the check time (a freshness SLA whose clock has not run out yet):
+    # scored neither way
+    pending: list[list[str]] = dataclasses.field(default_factory=list)       # [table, key]
     tables: list[str] = dataclasses.field(default_factory=list)              # every table the change wrote
     control: bool = False
     loads: int = 1
@@ -93,6 +97,8 @@ class Trap:
 
     def falsify(self, keys: list[tuple[str, str]], fix: dict[str, Any] | None = None) -> None:
         for t, k in keys:
+            if [t, k] in self.pending:
+                continue
             if [t, k] not in self.false:
                 self.false.append([t, k])
             # a verified query whose answer the change moved: re-verify it (unless the change names a repair)
@@ -131,6 +137,8 @@ class Generator:
         self.scratch: str | None = None
         self.reads = 0
         self.replacements: dict[str, str] = {}
+        self.loose: set[tuple[str, str]] = set()   # the current trap's false texts on tables it does not own
+        self.reserve: set[str] = set()               # and the tables it owns all the same
         self.today = dt.datetime.fromtimestamp(now, dt.timezone.utc).date()
         self.active = [t for t in sorted(self.view.tables) if self._routine_ok(self.view.tables[t])]
 
@@ -241,6 +249,7 @@ class Generator:
 
     def new_trap(self, cls: str, kind: str, table: str, columns: list[str], desc: str, **kw: Any) -> Trap:
         self.writer = self.choose_writer(kind)
+        self.loose, self.reserve = set(), set()
         tr = Trap(id=f"{cls}.{kind}.{len(self.traps)}", cls=cls, kind=kind, table=table, columns=columns,
                   description=desc, tables=[table], writer=self.writer, **kw)
         return tr
@@ -249,19 +258,50 @@ class Generator:
         tr.vid, tr.time = vid, self.clock
         self.traps.append(tr)
         self.used.update(tr.tables)
+        self.used.update(self.reserve)
         for t, k in tr.false:
-            if not k.startswith("verified_query."):  # a query's copy on every table it reads (dim_date: all of them)
+            # a query's copy on every table it reads (dim_date: all of them); a text on another table that
+            # only names the changed table's column: neither reserves its table for this trap
+            if not k.startswith("verified_query.") and (t, k) not in self.loose:
                 self.used.add(t)
+        self.loose, self.reserve = set(), set()
         self.log(f"  {tr.cls}/{tr.kind} on {tr.table} {tr.columns} ({tr.writer}): vid {vid}, {len(tr.false)} "
                  "annotation(s) made false")
         return tr
+
+    def texts(self, tr: Trap, before: list[tuple[str, str]], found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """`found` (the texts `eval.traps.truth` finds false), reserving for the trap the tables that the
+        generator's earlier rule (`before`: name matches) reserved and no other (`done`): the traps drawn
+        after it stay the same as before the truth read the texts."""
+        for k in found:
+            if k not in before and k[0] not in tr.tables:
+                self.loose.add(k)
+        self.reserve.update(t for t, k in before if not k.startswith("verified_query."))
+        return found
+
+    def check_time(self) -> float:
+        return self.now + 2 * DAY + HOUR
+
+    def falsify_sla(self, tr: Trap, t: TableInfo, fix: dict[str, Any] | None) -> None:
+        """The table stops getting new data: its freshness SLA is false once the check clock passes the SLA
+        after its last data, pending before."""
+        sla = t.sla()
+        if sla is None:
+            return
+        if tt.sla_state(sla.value, t.last_load, self.check_time()) == "pending":
+            if [t.name, sla.key] not in tr.pending:
+                tr.pending.append([t.name, sla.key])
+            return
+        tr.falsify([(t.name, sla.key)], fix)
+        tr.fixes[f"{t.name}|{sla.key}"] = fix
 
     # ------------------------------------------------------------------ schema
     def schema_drop(self) -> Trap:
         t = self.pick([t for t in self.free() if [c for c in self._annotated_cols(t) if c not in t.partition]])
         col = self.pick([c for c in self._annotated_cols(t) if c not in t.partition])
         tr = self.new_trap("schema", "drop", t.name, [col], f"column {col} dropped")
-        tr.falsify(self.view.refs(t.name, col, own=True), None)
+        # its own annotations and every text naming it
+        tr.falsify(self.texts(tr, self.view.refs(t.name, col, own=True), tt.column_texts(self.view, t.name, col, own=True)), None)
         vid = self.alter(t.name, f"drop {col}", drop=[col])
         return self.done(tr, vid)
 
@@ -272,8 +312,10 @@ class Generator:
         new = self.rng.choice(["{}_key", "{}_code", "src_{}", "{}_v2"]).format(col)
         tr = self.new_trap("schema", "rename", t.name, [col, new], f"column {col} renamed {new}")
         ren = {"action": "rename", "params": {"old": col, "new": new, "scale": 0}}
-        tr.falsify(self.view.refs(t.name, col), ren)
-        for tb, k in self.view.refs(t.name, col):
+        # the column's own annotations follow its field id: what is false is every text naming the old name
+        named = self.texts(tr, self.view.refs(t.name, col), tt.column_texts(self.view, t.name, col, own=False))
+        tr.falsify(named, ren)
+        for tb, k in named:
             if k.startswith("relationship.") and tb != t.name:  # a join into the renamed key: either says it
                 tr.fixes[f"{tb}|{k}"] = [ren, {"action": "join_on", "params": {"to_table": t.name, "to_column": new}}]
         vid = self.alter(t.name, f"rename {col} to {new}", rename={col: new})
@@ -305,7 +347,8 @@ class Generator:
         if t.col(new):
             raise Skip(f"{t.name} already has {new}")
         tr = self.new_trap("schema", "restate_scaled", t.name, [col, new], f"{col} replaced by {new} = {col} / 100")
-        tr.falsify(self.view.refs(t.name, col, own=True), {"action": "rename", "params": {"old": col, "new": new, "scale": -2}})
+        tr.falsify(self.texts(tr, self.view.refs(t.name, col, own=True), tt.column_texts(self.view, t.name, col, own=True)),
+                   {"action": "rename", "params": {"old": col, "new": new, "scale": -2}})
         df = self.read(t.name)
         cols = [(F.col(c.name).cast("decimal(14,2)") / 100).cast("decimal(14,2)").alias(new) if c.name == col
                 else F.col(c.name) for c in t.columns]
@@ -317,9 +360,16 @@ class Generator:
                 and c.name not in t.grain_keys() and (t.column_field(c.name, "unit") is not None
                                                       or c.name.lower().endswith(("_cents", "_usd")))]
 
-    def _unit_false(self, t: TableInfo, col: str) -> list[tuple[str, str]]:
+    def _unit_false(self, t: TableInfo, col: str, tr: Trap | None = None) -> list[tuple[str, str]]:
+        """The column's unit, description and sample values, and every metric or verified query (on any
+        table) that computes with it."""
         keys = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("unit", "description", "sample_values")]
-        return sorted(set(keys + self._semantic_refs(t, col)))
+        before = sorted(set(keys + self._semantic_refs(t, col)))
+        own = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("unit", "additivity", "sample_values", "enum")]
+        defs = [(u, k) for u, k in tt.column_texts(self.view, t.name, col, own=False)
+                if k.startswith(("metric.", "verified_query."))]
+        found = sorted(set(keys + own + defs))
+        return self.texts(tr, before, found) if tr is not None else found
 
     def _scale(self, t: TableInfo, col: str) -> int:
         return self.rng.choice([2, 3]) if is_int(t.type_of(col)) else self.rng.choice([2, -2])
@@ -334,7 +384,7 @@ class Generator:
         col = self.pick(self._unit_cols(t))
         k = self._scale(t, col)
         tr = self.new_trap("values_units", "unit_shift_restated", t.name, [col], f"{col} restated x 10^{k} in place")
-        tr.falsify(self._unit_false(t, col), None)
+        tr.falsify(self._unit_false(t, col, tr), None)
         ua = t.column_field(col, "unit")
         if ua is not None:
             tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "scale": k}}
@@ -347,7 +397,7 @@ class Generator:
         col = self.pick(self._unit_cols(t))
         k = self._scale(t, col)
         tr = self.new_trap("values_units", "unit_shift_new_load", t.name, [col], f"new load with {col} x 10^{k}")
-        tr.falsify(self._unit_false(t, col), None)
+        tr.falsify(self._unit_false(t, col, tr), None)
         ua = t.column_field(col, "unit")
         if ua is not None:  # the old rows keep the old unit: no single unit is right for the column
             tr.fixes[f"{t.name}|{ua.key}"] = None
@@ -419,7 +469,10 @@ class Generator:
             new = "zz_" + self.rng.choice(["pending", "review", "hold", "other"])
         kind = "enum_added_inside" if inside else "enum_added_outside"
         tr = self.new_trap("values_units", kind, t.name, [col], f"{col} gains {new!r}")
-        tr.falsify(self._enum_keys(t, col) + self._vq_col(t, col), None)
+        # the enum and every text listing the complete set of values (of the enum, or of those present)
+        full = sorted(set(tt.complete_set_texts(self.view, t.name, col, vals))
+                      | set(tt.complete_set_texts(self.view, t.name, col, present)))
+        tr.falsify(self.texts(tr, self._enum_keys(t, col), full) + self._vq_col(t, col), None)
         tr.fixes[f"{t.name}|{a.key}"] = {"action": "add_enum_values", "params": {"column": col, "values": [new]}}
         df = self.read(t.name)
         pick = F.rand(self.seed) < F.lit(0.15)
@@ -443,7 +496,10 @@ class Generator:
             raise Skip(f"{t.name}.{col} holds fewer than 3 enum values")
         gone = self.rng.choice(present)
         tr = self.new_trap("values_units", "enum_removed", t.name, [col], f"{col} no longer holds {gone!r} (rows removed)")
-        tr.falsify(self._enum_keys(t, col) + self._value_refs(t, col, gone) + self._vq_table(t), None)
+        # the enum, and every text naming the gone value (sample values only when they list it)
+        named = [(t.name, a.key)] + tt.value_texts(self.view, t.name, col, gone)
+        tr.falsify(self.texts(tr, self._enum_keys(t, col) + self._value_refs(t, col, gone), sorted(set(named)))
+                   + self._vq_table(t), None)
         df = self.read(t.name).where(F.col(col).isNull() | (F.col(col) != F.lit(gone)))
         return self.done(tr, self.restate(t.name, df, f"{col}: {gone} rows removed"))
 
@@ -458,11 +514,12 @@ class Generator:
             raise Skip(f"{t.name}.{col} holds fewer than 3 enum values")
         old, new = self.rng.sample(present, 2)
         tr = self.new_trap("values_units", "categories_merged", t.name, [col], f"{col}: {old!r} merged into {new!r}")
-        tr.falsify(self._enum_keys(t, col) + self._value_refs(t, col, old),
+        named = sorted({(t.name, a.key)} | set(tt.value_texts(self.view, t.name, col, old)))
+        tr.falsify(self.texts(tr, self._enum_keys(t, col) + self._value_refs(t, col, old), named),
                    {"action": "value_map", "params": {"column": col, "map": {old: new}}})
         tr.falsify(self._vq_col(t, col), None)
         if col in t.grain_keys():  # two values of a key become one: its rows repeat
-            tr.falsify([(t.name, "table.grain")] + self._to_refs(t), None)
+            tr.falsify(tt.grain_texts(self.view, t.name) + self._to_refs(t), None)
         after = sorted(set(present) - {old} | set(v for v in self._present(t, col) if v != old))
         tr.fixes[f"{t.name}|{a.key}"] = {"action": "value_map", "params": {"column": col, "map": {old: new},
                                                                            "values": after}}
@@ -499,7 +556,9 @@ class Generator:
                            f"{to}.{tcol} restated + {off} (no longer matches {src}.{fcol})")
         keys = [(r, k.key) for r, k in self.view.relationships()
                 if (k.value or {}).get("to") == to and any(str(p[1]).lower() == tcol.lower() for p in (k.value or {}).get("on") or [])]
-        tr.falsify(keys + self._vq_col(t, tcol), None)
+        # and the metrics on the joining tables that read `to` through those joins (their answers change)
+        tr.falsify(self.texts(tr, keys, sorted(set(keys) | set(tt.metrics_through(self.view, keys, to))))
+                   + self._vq_col(t, tcol), None)
         tr.tables = [to]
         self.used.add(src)
         df = self.read(to).withColumn(tcol, (F.col(tcol) + F.lit(off)).cast(t.type_of(tcol)))
@@ -511,7 +570,7 @@ class Generator:
         src, a, fcol, to, tcol = self.pick([r for r in cands if fan[r[3]] <= 2] or cands)
         new = self.rng.choice(["{}_key", "{}_ref", "{}_nk"]).format(tcol)
         tr = self.new_trap("keys_joins", "key_renamed", to, [tcol, new], f"{to}.{tcol} renamed {new}")
-        keys = self.view.refs(to, tcol)
+        keys = self.texts(tr, self.view.refs(to, tcol), tt.column_texts(self.view, to, tcol, own=False))
         tr.falsify(keys, None)
         for tb, k in keys:
             ann = self.view.tables[tb].ann(k)
@@ -545,6 +604,7 @@ class Generator:
                            f"{t.name} becomes SCD2 (a second version of ~20% of keys, {attr} changed)")
         g = t.ann("table.grain")
         tr.falsify([(t.name, g.key)], None)
+        tr.falsify(tt.grain_texts(self.view, t.name), None)  # "one row per ..." prose beside the grain
         # the grain is per key and version now; or, read through is_current, still per key
         tr.fixes[f"{t.name}|{g.key}"] = [{"action": "set_keys", "params": {"keys": t.grain_keys() + ["valid_from"]}},
                                          {"action": "filter", "params": {"table": t.name, "column": "is_current"}}]
@@ -582,7 +642,7 @@ class Generator:
                            f"{t.name} becomes a daily snapshot (every row once per date, 2 dates)")
         g = t.ann("table.grain")
         tr.falsify([(t.name, g.key)], {"action": "set_keys", "params": {"keys": t.grain_keys() + ["snapshot_date"]}})
-        tr.falsify(self._to_refs(t) + self._vq_table(t), None)
+        tr.falsify(tt.grain_texts(self.view, t.name) + self._to_refs(t) + self._vq_table(t), None)
         df = self.read(t.name)
         d1, d2 = self.today, self.today + dt.timedelta(days=1)
         out = df.withColumn("snapshot_date", F.lit(d1)).unionByName(df.withColumn("snapshot_date", F.lit(d2)))
@@ -595,14 +655,14 @@ class Generator:
                            f"{t.name}'s latest day appended again (its keys twice)")
         g = t.ann("table.grain")
         tr.falsify([(t.name, g.key)], None)
-        tr.falsify(self._to_refs(t) + self._vq_table(t), None)
+        tr.falsify(tt.grain_texts(self.view, t.name) + self._to_refs(t) + self._vq_table(t), None)
         return self.done(tr, self.write(day.localCheckpoint(), t.name, "append", "re-load of the latest day"))
 
     # ------------------------------------------------------------------ loads and freshness
     def loads_stopped(self) -> Trap:
         t = self.pick([t for t in self.free(self.active) if t.sla() is not None])
         tr = self.new_trap("loads_freshness", "stopped", t.name, [], f"{t.name} stops loading after T0")
-        tr.falsify([(t.name, t.sla().key)], None)
+        self.falsify_sla(tr, t, None)
         tr.loads = 0
         self.stopped.add(t.name)
         return self.done(tr, self.view.vid)
@@ -612,7 +672,7 @@ class Generator:
         day, dcol = self.latest_day(t)
         tr = self.new_trap("loads_freshness", "stuck_reruns", t.name, [dcol],
                            f"{t.name} re-runs its latest day (identical rows) instead of loading new days")
-        tr.falsify([(t.name, t.sla().key)], None)
+        self.falsify_sla(tr, t, None)  # re-runs bring no new data: the SLA's clock runs from the last new data
         self.stopped.add(t.name)
         day = day.localCheckpoint()
         vid = self.write(day, t.name, "overwrite" if t.partition else "append", "re-run", schema="evolve") \
@@ -632,10 +692,8 @@ class Generator:
             raise Skip(f"{new_name} exists")
         tr = self.new_trap("replacement_deprecation", "replacement_beside", t.name, [],
                            f"{new_name} written beside {t.name}, which stops loading")
-        keys = [(t.name, "table.description")] + ([(t.name, t.sla().key)] if t.sla() is not None else [])
-        tr.falsify(keys, {"action": "successor", "params": {"table": new_name}})
-        if t.sla() is not None:
-            tr.fixes[f"{t.name}|{t.sla().key}"] = {"action": "successor", "params": {"table": new_name}}
+        tr.falsify([(t.name, "table.description")], {"action": "successor", "params": {"table": new_name}})
+        self.falsify_sla(tr, t, {"action": "successor", "params": {"table": new_name}})
         df = self.read(t.name).localCheckpoint()
         vid = self.bridge.write(df, new_name, partition_by=t.partition or None, mode="overwrite", author=AUTHOR,
                                 message=f"new table {new_name} (replaces {t.name})", time=self.tick(),
@@ -676,7 +734,7 @@ class Generator:
         t, a, col = self.pick(self._metric_sum_cols())
         k = self._scale(t, col)
         tr = self.new_trap("definitions", "metric_column_scaled", t.name, [col], f"{col} (in {a.key}) restated x 10^{k}")
-        tr.falsify(self._unit_false(t, col), None)
+        tr.falsify(self._unit_false(t, col, tr), None)
         ua = t.column_field(col, "unit")
         if ua is not None:
             tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "scale": k}}
@@ -714,7 +772,11 @@ class Generator:
                            f"{col} value {val!r} restated as {new!r} (the filter of {a.key} no longer matches)")
         vmap = {"action": "value_map", "params": {"column": col, "map": {val: new}}}
         # the metric, the column's value lists and the queries testing the value: the same spelling change
-        tr.falsify([(t.name, a.key)] + self._enum_keys(t, col) + self._value_refs(t, col, val), vmap)
+        # the metric, and every text naming the old spelling: value lists, prose, and the metrics,
+        # conditions and queries on any table that test the value
+        named = sorted({(t.name, a.key)} | set(tt.value_texts(self.view, t.name, col, val)))
+        tr.falsify(self.texts(tr, [(t.name, a.key)] + self._enum_keys(t, col) + self._value_refs(t, col, val), named),
+                   vmap)
         tr.falsify(self._vq_col(t, col), None)
         ea = t.column_field(col, "enum")
         if ea is not None:

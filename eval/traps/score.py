@@ -14,6 +14,8 @@ Per class of the taxonomy:
   determinable from the change), offering none is right and offering one is wrong.
 Controls: new flags on tables only routine loads and control changes wrote, per 20 such loads.
 New flags on tables nothing wrote (downstream marts, readers of a changed table) are listed apart.
+A claim the truth holds `pending` (a trap's `pending`: a freshness SLA whose clock had not run out at the
+check time) is scored neither way: a flag on it is listed apart (`pending`), no flag is no miss.
 The routine loads stop some tables no trap stopped (`stopped` in the truth: a table others join to by
 its natural key is not replayed); a freshness flag (`STOPPED_REASONS`) on one of them is true but no
 trap's: listed apart (`stopped`), neither right nor a false alarm.
@@ -133,6 +135,7 @@ def score(truth: dict[str, Any], before: list[dict[str, Any]], after: list[dict[
     for t in traps:
         w_rows[writer_of(t)]["traps"] += 1
     false_tables = {tb for tb, _ in false_of}
+    pending = {(str(p[0]), str(p[1])) for t in traps for p in t.get("pending") or []} - set(false_of)
     control_tables = {t["table"] for t in controls} | {r["table"] for r in truth.get("routine_loads", [])}
     control_tables -= set(owner)
     loads = sum(int(t.get("loads", 1)) for t in controls if t["table"] in control_tables) + \
@@ -161,10 +164,14 @@ def score(truth: dict[str, Any], before: list[dict[str, Any]], after: list[dict[
         else:
             row["wrong_fixes"].append({"trap": t["id"], "table": tb, "key": k, "want": want, "offered": offered,
                                        "reasons": [e["reason"] for e in got]})
-    control_alarms, elsewhere, stopped_flags = [], [], []
+    control_alarms, elsewhere, stopped_flags, pending_flags = [], [], [], []
     # the tables the routine stopped (a trap that stops its table says what that makes false itself)
     stopped = set(truth.get("stopped") or []) - {t["table"] for t in traps if t["kind"] in STOPPING_KINDS}
     for (tb, k), got in by_pair.items():
+        if (tb, k) in pending:  # neither true nor false at the check time: scored neither way
+            pending_flags.append({"table": tb, "key": k, "reasons": [e["reason"] for e in got],
+                                  "message": got[0]["message"]})
+            continue
         if (tb, k) not in false_of and tb in stopped and all(e["reason"] in STOPPED_REASONS for e in got):
             # the routine loads stopped this table, not a trap: its freshness claims are false, and no trap says so
             stopped_flags.append({"table": tb, "key": k, "reasons": [e["reason"] for e in got],
@@ -193,7 +200,8 @@ def score(truth: dict[str, Any], before: list[dict[str, Any]], after: list[dict[
             elsewhere.append({"table": tb, "key": k, "reasons": [e["reason"] for e in got],
                               "message": got[0]["message"]})
     return {"classes": {c: dict(v) for c, v in cls_rows.items()}, "control_loads": loads,
-            "control_alarms": control_alarms, "elsewhere": elsewhere, "stopped": stopped_flags, "new_flags": len(new),
+            "control_alarms": control_alarms, "elsewhere": elsewhere, "stopped": stopped_flags,
+            "pending": pending_flags, "new_flags": len(new),
             "writers": {w: dict(v) for w, v in sorted(w_rows.items())}}
 
 

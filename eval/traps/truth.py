@@ -1,0 +1,330 @@
+"""What a change makes false, read from the annotations' own text (issue 45): the generator's ground truth.
+
+A change makes an annotation false when the annotation's text says something the change contradicts, so
+these functions read every annotation of the lake (as `LakeView` holds them) and the change, never a list
+of tables or keys:
+
+- a column renamed, dropped or replaced: every text that names it (`column_texts`): relationship pairs and
+  conditions, grain keys, metric expressions and filters, verified SQL (resolved through the query's
+  aliases), other columns' `null_when` / `additivity`, and prose (descriptions, grain text) on its table,
+  or naming it qualified by its table on other tables. A renamed column's own annotations follow its
+  field id: they are not made false by the name change (`own=False`); a dropped column's are (`own=True`).
+  In prose, a column whose name is a plain word (`status`, `date`) counts only qualified or code-quoted
+  (plain words are prose too); SQL names it as an identifier.
+- a value respelled, merged away or removed: every text that names the value (`value_texts`): the
+  column's own annotations (enum, sample values, labels, description), prose on its table that names the
+  column or lists its values, SQL anywhere that tests the column against the value;
+- a value added: the enum and every text listing the complete set of values (`complete_set_texts`);
+  sample values are examples, not the set: not made false by a new value;
+- a grain change: the grain and every "one row per ..." / "unique" prose on the table (`grain_texts`);
+- a table that stops getting new data: its freshness SLA claim is false once the check clock passes the
+  SLA after its last data, pending before (`sla_state`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["column_texts", "value_texts", "complete_set_texts", "grain_texts", "sla_state", "sql_columns",
+           "metrics_through", "prose_names"]
+
+PROSE_FIELDS = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
+VALUE_LIST_FIELDS = ("enum", "sample_values", "labels")
+GRAIN_PROSE = re.compile(r"\bone\s+row\s+(?:per|for|each)\b|\bunique\b|\bone\s+per\b", re.IGNORECASE)
+
+
+def _strings(v: Any) -> list[str]:
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, dict):
+        return [s for x in v.values() for s in _strings(x)]
+    if isinstance(v, list):
+        return [s for x in v for s in _strings(x)]
+    return []
+
+
+def _plain_word(name: str) -> bool:
+    return re.fullmatch(r"[A-Za-z]+", name) is not None
+
+
+def _forms(table: str) -> set[str]:
+    """How a text may qualify a column of `table`: its full name and its trailing parts."""
+    parts = table.lower().split(".")
+    return {".".join(parts[i:]) for i in range(len(parts))}
+
+
+def _occurrences(text: str, name: str) -> list[tuple[str | None, bool]]:
+    """(qualifier, code-quoted) of each occurrence of `name` as an identifier in `text`."""
+    out = []
+    pat = re.compile(rf"(?<![A-Za-z0-9_.])((?:[A-Za-z0-9_]+\.)*)({re.escape(name)})(?![A-Za-z0-9_])(?!\.[A-Za-z_])",
+                     re.IGNORECASE)
+    for m in pat.finditer(text):
+        q = m.group(1)[:-1].lower() if m.group(1) else None
+        before = text[m.start() - 1] if m.start() > 0 else ""
+        after = text[m.end()] if m.end() < len(text) else ""
+        out.append((q, before in "`'\"" and before != "" and after == before))
+    return out
+
+
+def prose_names(text: str, column: str, table: str, home: bool) -> bool:
+    """Whether prose `text` (on `table` itself when `home`) names `table`.`column`: qualified by the
+    table's name; or, at home, unqualified (a plain-word name only when code-quoted)."""
+    forms = _forms(table)
+    for q, quoted in _occurrences(text, column):
+        if q is not None:
+            if q in forms:
+                return True
+            continue
+        if home and (not _plain_word(column) or quoted):
+            return True
+    return False
+
+
+def _words(text: str, word: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", text, re.IGNORECASE) is not None
+
+
+# ------------------------------------------------------------------ SQL
+def _short_map(view: Any) -> dict[str, str]:
+    """Trailing forms of table names -> the table (only forms naming one table)."""
+    seen: dict[str, set[str]] = {}
+    for name in view.tables:
+        for f in _forms(name):
+            seen.setdefault(f, set()).add(name)
+    return {f: next(iter(s)) for f, s in seen.items() if len(s) == 1}
+
+
+def sql_columns(view: Any, sql: str, home: list[str], expression: bool = False) -> set[tuple[str, str]] | None:
+    """(table, column lowercased) of every column `sql` names, resolved through the statement's table
+    aliases and qualifiers; an unqualified column: the first of `home` (then of the tables the statement
+    reads) that has it. `expression`: `sql` is a bare expression (a metric's, a join condition). None
+    when it does not parse."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except Exception:  # noqa: BLE001 - any parse failure: the caller falls back to the words
+        return None
+    if tree is None:
+        return None
+    short = _short_map(view)
+    alias: dict[str, str] = {}
+    read: list[str] = []
+    for t in tree.find_all(exp.Table):
+        full = ".".join(p for p in (t.catalog, t.db, t.name) if p).lower()
+        name = next((n for n in view.tables if n.lower() == full), None) or short.get(full)
+        if name is None:
+            continue
+        read.append(name)
+        alias[(t.alias or t.name).lower()] = name
+        alias[full] = name
+    out: set[tuple[str, str]] = set()
+    order = list(home) + [r for r in read if r not in home]
+    for c in tree.find_all(exp.Column):
+        col = c.name.lower()
+        q = ".".join(p for p in (c.args.get("catalog") and c.catalog, c.args.get("db") and c.db, c.table) if p).lower()
+        if q:
+            tb = alias.get(q) or short.get(q)
+            if tb is not None:
+                out.add((tb, col))
+            continue
+        for tb in order:
+            t = view.tables.get(tb)
+            if t is not None and t.col(col) is not None:
+                out.add((tb, col))
+                break
+    return out
+
+
+def _sql_names(view: Any, sql: str, home: list[str], table: str, column: str) -> bool:
+    got = sql_columns(view, sql, home)
+    if got is None:  # unparsable: a word match on a statement about the table
+        return _words(sql, column) and (table in home or any(f in sql.lower() for f in _forms(table) if "." in f))
+    return (table, column.lower()) in got
+
+
+def _metric_sql(v: dict[str, Any]) -> list[str]:
+    return [str(v[k]) for k in ("expression", "filter") if v.get(k)]
+
+
+def _time_column_is(view: Any, u: str, name: Any, table: str, column: str) -> bool:
+    """Whether a metric of `u` dated by column `name` is dated by `table`.`column` (the first table in
+    the metric's scope that has the column)."""
+    if not isinstance(name, str) or name.lower() != column.lower():
+        return False
+    return next((tb for tb in _home(view, u) if tb in view.tables and view.tables[tb].col(name)), None) == table
+
+
+def _home(view: Any, u: str) -> list[str]:
+    """A metric's or condition's tables in scope: its own, then those its relationships reach."""
+    out = [u]
+    for a in view.tables[u].anns:
+        if a.kind == "relationship" and (a.value or {}).get("to") in view.tables:
+            out.append(str(a.value["to"]))
+    return out
+
+
+# ------------------------------------------------------------------ columns
+def column_texts(view: Any, table: str, column: str, own: bool) -> list[tuple[str, str]]:
+    """Every annotation (table, key) whose text names `table`.`column` (`own`: also the column's own)."""
+    lc = column.lower()
+    out: set[tuple[str, str]] = set()
+    for u, tu in view.tables.items():
+        for a in tu.anns:
+            v = a.value
+            if a.kind == "column" and u == table and (a.column or "").lower() == lc:
+                if own:
+                    out.add((u, a.key))
+                continue
+            if a.kind == "relationship":
+                d = v or {}
+                on = d.get("on") or []
+                if (u == table and any(str(p[0]).lower() == lc for p in on)) or \
+                        (d.get("to") == table and any(str(p[1]).lower() == lc for p in on)):
+                    out.add((u, a.key))
+                elif d.get("condition") and _sql_names(view, str(d["condition"]), [u, str(d.get("to"))], table, column):
+                    out.add((u, a.key))
+                continue
+            if a.kind == "metric":
+                d = v or {}
+                if any(_sql_names(view, s, _home(view, u), table, column) for s in _metric_sql(d)) or \
+                        _time_column_is(view, u, d.get("time_column"), table, column) or \
+                        prose_names(str(d.get("description") or ""), column, table, u == table):
+                    out.add((u, a.key))
+                continue
+            if a.kind == "verified_query":
+                d = v or {}
+                if table in (d.get("tables") or []) and _sql_names(view, str(d.get("sql") or ""), [], table, column):
+                    out.add((u, a.key))
+                continue
+            if a.key == "table.grain" and u == table and isinstance(v, dict) and \
+                    any(str(k).lower() == lc for k in v.get("keys") or []):
+                out.add((u, a.key))
+                continue
+            if a.kind == "column" and a.field in ("null_when", "additivity") and u == table and \
+                    _words(json.dumps(v), column):
+                out.add((u, a.key))
+                continue
+            if a.field in PROSE_FIELDS and any(prose_names(s, column, table, u == table) for s in _strings(v)):
+                out.add((u, a.key))
+    return sorted(out)
+
+
+def metrics_through(view: Any, rels: list[tuple[str, str]], to: str) -> list[tuple[str, str]]:
+    """Metrics on the tables of relationships `rels` (table, key) into `to` that read a column of `to`
+    (they join through the relationship: a change of its key's values changes them)."""
+    out = set()
+    for u, _k in rels:
+        tu = view.tables.get(u)
+        if tu is None or u == to:
+            continue
+        cols = {c.name.lower() for c in view.tables[to].columns}
+        for a in tu.anns:
+            if a.kind != "metric":
+                continue
+            for s in _metric_sql(a.value or {}):
+                got = sql_columns(view, s, [u])
+                if got is not None and any(tb == to and c in cols for tb, c in got):
+                    out.add((u, a.key))
+    return sorted(out)
+
+
+# ------------------------------------------------------------------ values
+def _value_list(v: Any) -> list[str]:
+    if isinstance(v, dict):
+        return [str(k) for k in v]
+    if isinstance(v, list):
+        return [str(x) for x in v if x is not None and not isinstance(x, (dict, list))]
+    return []
+
+
+def _names_value(text: str, value: str) -> bool:
+    return _words(text, value) if re.fullmatch(r"[A-Za-z0-9_]+", value) else value.lower() in text.lower()
+
+
+def _prose_about(view: Any, table: str, column: str, values: list[str]) -> list[tuple[str, str, str, bool]]:
+    """(table, key, text, own) of the prose that speaks of `table`.`column`: the column's own annotations,
+    prose on its table that names the column (any spelling) or two of its values, and prose on other
+    tables naming it qualified."""
+    lc = column.lower()
+    out = []
+    for u, tu in view.tables.items():
+        for a in tu.anns:
+            if a.field not in PROSE_FIELDS and not (a.kind == "metric"):
+                continue
+            texts = _strings(a.value) if a.field in PROSE_FIELDS else [str((a.value or {}).get("description") or "")]
+            for s in texts:
+                own = a.kind == "column" and u == table and (a.column or "").lower() == lc
+                if own:
+                    out.append((u, a.key, s, True))
+                elif u == table and (_words(s, column) or sum(_names_value(s, x) for x in values) >= 2):
+                    out.append((u, a.key, s, False))
+                elif u != table and prose_names(s, column, table, False):
+                    out.append((u, a.key, s, False))
+    return out
+
+
+def value_texts(view: Any, table: str, column: str, value: str) -> list[tuple[str, str]]:
+    """Every annotation whose text names `value` of `table`.`column`: its enum, sample values or labels
+    listing it, prose about the column naming it, SQL (metrics, conditions, verified queries) that
+    tests the column against it."""
+    t = view.tables[table]
+    out: set[tuple[str, str]] = set()
+    for a in t.column_anns(column):
+        if a.field in VALUE_LIST_FIELDS and value in _value_list(a.value):
+            out.add((table, a.key))
+    vals = sorted({x for a in t.column_anns(column) if a.field in VALUE_LIST_FIELDS for x in _value_list(a.value)})
+    for u, k, s, _own in _prose_about(view, table, column, vals):
+        if _names_value(s, value):
+            out.add((u, k))
+    lit = "'" + value.replace("'", "''") + "'"
+    for u, k in column_texts(view, table, column, own=False):
+        a = view.tables[u].ann(k)
+        if a is not None and a.kind in ("metric", "verified_query", "relationship") and lit in json.dumps(a.value):
+            out.add((u, k))
+    return sorted(out)
+
+
+def complete_set_texts(view: Any, table: str, column: str, values: list[str]) -> list[tuple[str, str]]:
+    """The enum of `table`.`column` and every text listing its complete set of `values` (two or more):
+    a value added makes them false. Sample values are examples: never."""
+    t = view.tables[table]
+    out: set[tuple[str, str]] = {(table, a.key) for a in t.column_anns(column) if a.field == "enum"}
+    vals = [v for v in values if v]
+    if len(vals) < 2:
+        return sorted(out)
+    for a in t.column_anns(column):
+        if a.field == "labels" and set(vals) <= set(_value_list(a.value)):
+            out.add((table, a.key))
+    for u, k, s, _own in _prose_about(view, table, column, vals):
+        if all(_names_value(s, v) for v in vals):
+            out.add((u, k))
+    return sorted(out)
+
+
+# ------------------------------------------------------------------ grain and freshness
+def grain_texts(view: Any, table: str) -> list[tuple[str, str]]:
+    """The table's grain and the prose on it that states its grain ("one row per ...", "unique")."""
+    t = view.tables[table]
+    out = {(table, a.key) for a in t.anns if a.key == "table.grain"}
+    for a in t.anns:
+        if a.field in PROSE_FIELDS and any(GRAIN_PROSE.search(s) for s in _strings(a.value)):
+            out.add((table, a.key))
+    return sorted(out)
+
+
+def sla_state(sla_value: Any, last_data: float | None, check_time: float) -> str:
+    """`false` when the check clock is past the SLA after the table's last new data, else `pending`
+    (an unknown last load or an SLA that does not parse: false, the claim can not be shown to hold)."""
+    from semantic.annotations import parse_duration
+
+    try:
+        sla = parse_duration(sla_value)
+    except Exception:  # noqa: BLE001 - an SLA that does not parse: no clock to wait for
+        return "false"
+    if last_data is None:
+        return "false"
+    return "false" if check_time > last_data + sla else "pending"
