@@ -8,7 +8,8 @@ of tables or keys:
   conditions, grain keys, metric expressions and filters, verified SQL (resolved through the query's
   aliases), other columns' `null_when` / `additivity`, and prose (descriptions, grain text) on its table,
   or naming it qualified by its table on other tables. A renamed column's own annotations follow its
-  field id: they are not made false by the name change (`own=False`); a dropped column's are (`own=True`).
+  field id: they are not made false by the name change (`own=False`), unless their own text names the old
+  name; a dropped column's are (`own=True`).
   In prose, a column whose name is a plain word (`status`, `date`) counts only qualified or code-quoted
   (plain words are prose too); SQL names it as an identifier.
 - a value respelled, merged away or removed: every text that names the value (`value_texts`): the
@@ -68,16 +69,18 @@ def _occurrences(text: str, name: str) -> list[tuple[str | None, bool]]:
     return out
 
 
-def prose_names(text: str, column: str, table: str, home: bool) -> bool:
+def prose_names(text: str, column: str, table: str, home: bool, has_own: bool = True) -> bool:
     """Whether prose `text` (on `table` itself when `home`) names `table`.`column`: qualified by the
-    table's name; or, at home, unqualified (a plain-word name only when code-quoted)."""
+    table's name; or, at home, unqualified (a plain-word name only when code-quoted); or, on another
+    table that has no such column (`has_own` False), unqualified in a text that names `table`."""
     forms = _forms(table)
     for q, quoted in _occurrences(text, column):
         if q is not None:
             if q in forms:
                 return True
             continue
-        if home and (not _plain_word(column) or quoted):
+        if (not _plain_word(column) or quoted) and \
+                (home or (not has_own and any(_words(text, f) for f in forms if f != ""))):
             return True
     return False
 
@@ -176,7 +179,8 @@ def column_texts(view: Any, table: str, column: str, own: bool) -> list[tuple[st
         for a in tu.anns:
             v = a.value
             if a.kind == "column" and u == table and (a.column or "").lower() == lc:
-                if own:
+                # its own annotations follow its field id: false when it is gone, or when their text names it
+                if own or (a.field in PROSE_FIELDS and any(prose_names(s, column, table, True) for s in _strings(v))):
                     out.add((u, a.key))
                 continue
             if a.kind == "relationship":
@@ -208,7 +212,8 @@ def column_texts(view: Any, table: str, column: str, own: bool) -> list[tuple[st
                     _words(json.dumps(v), column):
                 out.add((u, a.key))
                 continue
-            if a.field in PROSE_FIELDS and any(prose_names(s, column, table, u == table) for s in _strings(v)):
+            if a.field in PROSE_FIELDS and any(prose_names(s, column, table, u == table, tu.col(column) is not None)
+                                               for s in _strings(v)):
                 out.add((u, a.key))
     return sorted(out)
 
@@ -245,15 +250,16 @@ def _names_value(text: str, value: str) -> bool:
     return _words(text, value) if re.fullmatch(r"[A-Za-z0-9_]+", value) else value.lower() in text.lower()
 
 
-def _prose_about(view: Any, table: str, column: str, values: list[str]) -> list[tuple[str, str, str, bool]]:
+def _prose_about(view: Any, table: str, column: str, values: list[str],
+                 metrics: bool = True) -> list[tuple[str, str, str, bool]]:
     """(table, key, text, own) of the prose that speaks of `table`.`column`: the column's own annotations,
     prose on its table that names the column (any spelling) or two of its values, and prose on other
-    tables naming it qualified."""
+    tables naming it qualified (`metrics`: also the metrics' descriptions)."""
     lc = column.lower()
     out = []
     for u, tu in view.tables.items():
         for a in tu.anns:
-            if a.field not in PROSE_FIELDS and not (a.kind == "metric"):
+            if a.field not in PROSE_FIELDS and not (metrics and a.kind == "metric"):
                 continue
             texts = _strings(a.value) if a.field in PROSE_FIELDS else [str((a.value or {}).get("description") or "")]
             for s in texts:
@@ -299,7 +305,8 @@ def complete_set_texts(view: Any, table: str, column: str, values: list[str]) ->
     for a in t.column_anns(column):
         if a.field == "labels" and set(vals) <= set(_value_list(a.value)):
             out.add((table, a.key))
-    for u, k, s, _own in _prose_about(view, table, column, vals):
+    # a metric's description says what it counts, not which values the column holds
+    for u, k, s, _own in _prose_about(view, table, column, vals, metrics=False):
         if all(_names_value(s, v) for v in vals):
             out.add((u, k))
     return sorted(out)

@@ -1,0 +1,257 @@
+"""The trap generator's ground truth (eval/traps/truth.py, issue 45): what a change makes false is read
+from the annotations' own text, no more, no less.
+
+Each test builds a tiny lake through the public write paths (catalog transactions of Parquet files written
+with pyarrow, `eval.fixtures.lakes.LakeBuilder`; annotations, relationships, metrics and verified queries
+through `semantic`), then asks the generator what its change makes false: the traps that write no rows
+(a column renamed or dropped and a key renamed, through `Bridge.alter`: a schema change Spark does not
+take part in; a table that stops loading) run whole; for the traps that rewrite rows (values, grain, key
+formats) the truth functions they call are asked directly."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+import catalog_core as cc
+import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
+from eval.traps.generator import Generator
+from eval.traps.lakeview import LakeView
+from eval.traps.score import score
+from semantic.history import clear_cache
+
+
+@pytest.fixture
+def tt():
+    """eval.traps.truth (imported here: the generator's tests above run on generators without it)."""
+    from eval.traps import truth
+
+    return truth
+
+
+ORD, LINES, MART = "acme.core.orders", "acme.core.order_items", "acme.mart.daily"
+A = "data-team"
+DAYS = [(dt.date(2024, 11, 11) + dt.timedelta(days=i)).isoformat() for i in range(11)]
+
+
+@pytest.fixture
+def cat(tmp_path):
+    c = cc.Catalog.open(str(tmp_path / "cat"))
+    yield c
+    clear_cache()
+    c.close()
+
+
+class Tiny:
+    """orders (loaded daily to day 10), its order lines, a daily mart with a net_cents of its own."""
+
+    def __init__(self, cat, tmp_path):
+        self.cat = cat
+        self.lk = lk = LakeBuilder(cat, tmp_path / "files")
+        lk.table(ORD, [("order_id", "bigint"), ("status", "string"), ("net_cents", "bigint"), ("order_date", "date")],
+                 at=0, rows={"order_id": [1, 2, 3], "status": ["placed", "shipped", "returned"],
+                             "net_cents": [100, 200, 300], "order_date": DAYS[:3]})
+        lk.table(LINES, [("order_id", "bigint"), ("line_no", "bigint"), ("qty", "bigint")], at=0,
+                 rows={"order_id": [1, 1, 2], "line_no": [1, 2, 1], "qty": [1, 2, 3]})
+        lk.table(MART, [("d", "date"), ("net_cents", "bigint")], at=0, rows={"d": DAYS[:2], "net_cents": [300, 300]})
+        for i in range(3, 11):
+            lk.append(ORD, {"order_id": [i + 1], "status": ["shipped"], "net_cents": [10 * i], "order_date": [DAYS[i]]},
+                      at=i)
+        self.t = lk.day(10.5)
+        self.now = lk.day(11)
+
+    def tick(self) -> float:
+        self.t += 1
+        return self.t
+
+    def ann(self, table, fields, column=None):
+        sm.annotate(self.cat, table, fields, column=column, author=A, time=self.tick())
+
+    def metric(self, table, name, expression, filter=None):
+        sm.define_metric(self.cat, table, name, expression=expression, filter=filter, author=A, time=self.tick())
+
+    def vq(self, question, sql):
+        sm.verify_query(self.cat, question, sql, author=A, time=self.tick())
+
+    def relate(self, src, to, on):
+        sm.relate(self.cat, src, to, on, author=A, time=self.tick())
+
+    def gen(self, free):
+        from spark_bridge import Bridge
+
+        g = Generator(self.cat, Bridge(None, self.cat), self.now, seed=1, writers=("spark",), log=lambda m: None)
+        g.used = set(g.view.tables) - set(free)
+        return g
+
+    def view(self):
+        return LakeView(self.cat)
+
+
+def key(view, table, field, column=None):
+    t = view.tables[table]
+    a = t.column_field(column, field) if column else t.ann(f"table.{field}")
+    assert a is not None, (table, column, field)
+    return (table, a.key)
+
+
+def vqs(view, table, text):
+    """The copies on `table` of the verified queries whose SQL holds `text`."""
+    return {(table, a.key) for a in view.tables[table].anns if a.kind == "verified_query" and text in a.value["sql"]}
+
+
+def metric(view, table, name):
+    return (table, f"metric.{name}")
+
+
+def false(tr):
+    return {(t, k) for t, k in tr.false}
+
+
+# ---------------------------------------------------------------------- a column renamed or dropped
+def _net_cents(cat, tmp_path):
+    """net_cents, the only annotated column: named in its own description and its table's, qualified in the
+    mart's, read by a verified query over orders; a second query reads the mart's own net_cents."""
+    k = Tiny(cat, tmp_path)
+    k.ann(ORD, {"description": "Orders from every channel; net_cents excludes tax."})
+    k.ann(ORD, {"unit": "cents", "description": "Net amount (net_cents = lines net of discounts)"}, column="net_cents")
+    k.ann(MART, {"description": "Daily sum of orders.net_cents."})
+    k.vq("Net of orders", "SELECT sum(o.net_cents) AS n FROM acme.core.orders o")
+    k.vq("Mart net on order days", "SELECT sum(m.net_cents) AS n FROM acme.mart.daily m "
+         "JOIN acme.core.orders o ON o.order_date = m.d")
+    return k
+
+
+def test_a_renamed_column_makes_false_every_text_naming_it_not_its_own_annotations(cat, tmp_path):
+    k = _net_cents(cat, tmp_path)
+    g = k.gen([ORD])
+    v = g.view
+    tr = g.schema_rename()
+    assert tr.columns[0] == "net_cents"
+    assert false(tr) == {key(v, ORD, "description"), key(v, MART, "description"), key(v, ORD, "description", "net_cents")} \
+        | vqs(v, ORD, "o.net_cents) AS n FROM")
+    # its own unit follows its field id (its own description names the old name: false); the mart's query
+    # names the mart's own net_cents
+    assert key(v, ORD, "unit", "net_cents") not in false(tr)
+    assert not false(tr) & (vqs(v, ORD, "m.net_cents") | vqs(v, MART, "m.net_cents"))
+    new = tr.columns[1]
+    assert tr.fixes[f"{ORD}|table.description"] == {"action": "rename", "params": {"old": "net_cents", "new": new,
+                                                                                 "scale": 0}}
+
+
+def test_a_dropped_column_makes_false_its_own_annotations_and_every_text_naming_it(cat, tmp_path):
+    k = _net_cents(cat, tmp_path)
+    g = k.gen([ORD])
+    v = g.view
+    tr = g.schema_drop()
+    assert tr.columns == ["net_cents"]
+    assert false(tr) == {key(v, ORD, "description"), key(v, MART, "description"), key(v, ORD, "unit", "net_cents"),
+                         key(v, ORD, "description", "net_cents")} | vqs(v, ORD, "o.net_cents) AS n FROM")
+
+
+def test_a_renamed_key_makes_false_the_joins_into_it_and_the_texts_naming_it(cat, tmp_path):
+    k = Tiny(cat, tmp_path)
+    k.relate(LINES, ORD, [("order_id", "order_id")])
+    k.ann(ORD, {"description": "Orders; order_id is the order number."})
+    k.ann(ORD, {"description": "Order number"}, column="order_id")
+    k.ann(LINES, {"description": "Order lines, their own order_id (a plain word: orders is no qualifier)."})
+    k.vq("Lines per order", "SELECT count(*) AS n FROM acme.core.order_items i JOIN acme.core.orders o "
+         "ON o.order_id = i.order_id")
+    g = k.gen([ORD, LINES])
+    v = g.view
+    tr = g.keys_renamed()
+    assert tr.table == ORD and tr.columns[0] == "order_id"
+    rel = (LINES, "relationship.orders")
+    assert rel in {(LINES, a.key) for a in v.tables[LINES].anns if a.kind == "relationship"}
+    vq = vqs(v, ORD, "o.order_id") | vqs(v, LINES, "o.order_id")
+    assert false(tr) == {rel, key(v, ORD, "description")} | vq
+    assert key(v, ORD, "description", "order_id") not in false(tr)   # its own: follows the field id
+    assert tr.fixes[f"{LINES}|{rel[1]}"][0]["action"] == "join_on"
+
+
+# ---------------------------------------------------------------------- values
+def _status(cat, tmp_path):
+    k = Tiny(cat, tmp_path)
+    k.relate(LINES, ORD, [("order_id", "order_id")])
+    k.ann(ORD, {"description": "Orders. Status is one of placed, shipped, returned."})
+    k.ann(ORD, {"description": "Order status; returned means the whole order came back",
+              "enum": ["placed", "shipped", "returned"], "sample_values": ["shipped", "returned"]}, column="status")
+    k.ann(ORD, {"description": "Net amount, zero once shipped"}, column="net_cents")   # one value, no column named
+    k.metric(ORD, "returned_orders", "count(DISTINCT order_id)", "status = 'returned'")
+    k.metric(LINES, "units", "sum(qty)", "orders.status <> 'returned'")
+    k.ann(LINES, {"description": "Order lines; exclude returned orders via orders.status."})
+    k.vq("Returned orders", "SELECT count(*) AS n FROM acme.core.orders o WHERE o.status = 'returned'")
+    return k
+
+
+def test_a_respelled_or_merged_value_makes_false_every_text_naming_it_on_any_table(cat, tmp_path, tt):
+    k = _status(cat, tmp_path)
+    v = k.view()
+    got = set(tt.value_texts(v, ORD, "status", "returned"))
+    assert got == {key(v, ORD, "enum", "status"), key(v, ORD, "sample_values", "status"), key(v, ORD, "description", "status"),
+                   key(v, ORD, "description"), metric(v, ORD, "returned_orders"),
+                   metric(v, LINES, "units"), key(v, LINES, "description")} | vqs(v, ORD, "'returned'")
+
+
+def test_a_removed_value_leaves_sample_values_that_do_not_list_it(cat, tmp_path, tt):
+    k = _status(cat, tmp_path)
+    v = k.view()
+    got = set(tt.value_texts(v, ORD, "status", "placed"))
+    assert got == {key(v, ORD, "enum", "status"), key(v, ORD, "description")}
+    assert key(v, ORD, "sample_values", "status") not in got
+
+
+def test_an_added_value_makes_false_the_texts_listing_the_complete_set_not_the_samples(cat, tmp_path, tt):
+    k = _status(cat, tmp_path)
+    v = k.view()
+    got = set(tt.complete_set_texts(v, ORD, "status", ["placed", "shipped", "returned"]))
+    assert got == {key(v, ORD, "enum", "status"), key(v, ORD, "description")}
+
+
+# ---------------------------------------------------------------------- grain, joins
+def test_a_grain_change_makes_false_the_one_row_per_prose_beside_the_grain(cat, tmp_path, tt):
+    k = Tiny(cat, tmp_path)
+    k.ann(ORD, {"description": "Orders, one row per order.", "grain": {"text": "one row per order", "keys": ["order_id"]}})
+    k.ann(ORD, {"description": "Order id, unique per row"}, column="order_id")
+    k.ann(ORD, {"description": "Net amount"}, column="net_cents")
+    v = k.view()
+    assert set(tt.grain_texts(v, ORD)) == {key(v, ORD, "grain"), key(v, ORD, "description"),
+                                         key(v, ORD, "description", "order_id")}
+
+
+def test_a_key_in_a_new_format_makes_false_the_metrics_joining_through_it(cat, tmp_path, tt):
+    k = _status(cat, tmp_path)
+    k.metric(LINES, "all_units", "sum(qty)")          # reads no column of orders: its answer does not move
+    v = k.view()
+    rels = [(LINES, "relationship.orders")]
+    assert tt.metrics_through(v, rels, ORD) == [metric(v, LINES, "units")]
+
+
+# ---------------------------------------------------------------------- freshness
+@pytest.mark.parametrize("sla, state", [("PT26H", "false"), ("P7D", "pending")])
+def test_a_stopped_tables_sla_is_pending_until_the_check_clock_passes_it(cat, tmp_path, sla, state):
+    k = Tiny(cat, tmp_path)
+    k.ann(ORD, {"description": "Orders", "freshness_sla": sla})
+    g = k.gen([ORD])
+    tr = g.loads_stopped()
+    sla_key = [ORD, "table.freshness_sla"]
+    assert (tr.false, tr.pending) == (([sla_key], []) if state == "false" else ([], [sla_key]))
+    truth = {"traps": [{"id": tr.id, "cls": tr.cls, "kind": tr.kind, "table": ORD, "columns": [], "description": "",
+                        "tables": [ORD], "control": False, "loads": 0, "false": tr.false, "pending": tr.pending,
+                        "fixes": tr.fixes}], "routine_loads": []}
+    flag = {"table": ORD, "key": "table.freshness_sla", "reason": "freshness_sla_missed", "status": "stale",
+            "fixes": [], "message": "m", "evidence_vids": [1]}
+    s = score(truth, [], [flag])
+    row = s["classes"]["loads_freshness"]
+    if state == "pending":   # scored neither way: no miss unflagged, no false alarm flagged
+        assert (row["false"], row["tp"], row["fp"]) == (0, 0, 0) and len(s["pending"]) == 1
+        assert score(truth, [], [])["classes"]["loads_freshness"]["misses"] == []
+    else:
+        assert (row["false"], row["caught"], row["tp"], row["fp"]) == (1, 1, 1, 0)
+
+
+def test_nothing_names_a_new_column(cat, tmp_path, tt):
+    k = _status(cat, tmp_path)
+    v = k.view()
+    assert tt.column_texts(v, ORD, "ingest_batch_id", own=True) == []
