@@ -517,7 +517,7 @@ class Generator:
         named = sorted({(t.name, a.key)} | set(tt.value_texts(self.view, t.name, col, old)))
         tr.falsify(self.texts(tr, self._enum_keys(t, col) + self._value_refs(t, col, old), named),
                    {"action": "value_map", "params": {"column": col, "map": {old: new}}})
-        tr.falsify(self._vq_col(t, col), None)
+        tr.falsify(tt.queries_showing(self.view, t.name, col, [old, new]), None)  # whose answer shows either
         if col in t.grain_keys():  # two values of a key become one: its rows repeat
             tr.falsify(tt.grain_texts(self.view, t.name) + self._to_refs(t), None)
         after = sorted(set(present) - {old} | set(v for v in self._present(t, col) if v != old))
@@ -777,7 +777,8 @@ class Generator:
         named = sorted({(t.name, a.key)} | set(tt.value_texts(self.view, t.name, col, val)))
         tr.falsify(self.texts(tr, [(t.name, a.key)] + self._enum_keys(t, col) + self._value_refs(t, col, val), named),
                    vmap)
-        tr.falsify(self._vq_col(t, col), None)
+        # the queries whose answer shows the value (a test of other values keeps its answer)
+        tr.falsify(tt.queries_showing(self.view, t.name, col, [val]), None)
         ea = t.column_field(col, "enum")
         if ea is not None:
             after = sorted({new if v == val else v for v in self._present(t, col)})

@@ -29,7 +29,7 @@ import re
 from typing import Any
 
 __all__ = ["column_texts", "value_texts", "complete_set_texts", "grain_texts", "sla_state", "sql_columns",
-           "metrics_through", "prose_names"]
+           "metrics_through", "prose_names", "queries_showing"]
 
 PROSE_FIELDS = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
 VALUE_LIST_FIELDS = ("enum", "sample_values", "labels")
@@ -234,6 +234,41 @@ def metrics_through(view: Any, rels: list[tuple[str, str]], to: str) -> list[tup
                 got = sql_columns(view, s, [u])
                 if got is not None and any(tb == to and c in cols for tb, c in got):
                     out.add((u, a.key))
+    return sorted(out)
+
+
+def queries_showing(view: Any, table: str, column: str, values: list[str]) -> list[tuple[str, str]]:
+    """Every copy of the verified queries whose answer a respelling of `values` of `table`.`column` moves:
+    those that test the column against one of the values, or return or group by the column (the answer
+    shows the values). A query testing it against other values only (`status <> 'cancelled'` when
+    'refunded' is respelled) keeps its answer."""
+    import sqlglot
+    from sqlglot import exp
+
+    lits = {"'" + v.replace("'", "''") + "'" for v in values}
+    out = set()
+    for u, k in column_texts(view, table, column, own=False):
+        a = view.tables[u].ann(k)
+        if a is None or a.kind != "verified_query":
+            continue
+        sql = str((a.value or {}).get("sql") or "")
+        shown = any(lit in sql for lit in lits)
+        if not shown:
+            try:
+                tree = sqlglot.parse_one(sql, read="duckdb")
+            except Exception:  # noqa: BLE001 - unparsable: it names the column, so count it
+                tree = None
+            if tree is None:
+                shown = True
+            else:
+                for sel in tree.find_all(exp.Select):
+                    parts = [e for e in sel.expressions if not list(e.find_all(exp.AggFunc))]
+                    grp = sel.args.get("group")
+                    parts += list(grp.expressions) if grp is not None else []
+                    if any(c.name.lower() == column.lower() for p in parts for c in p.find_all(exp.Column)):
+                        shown = True
+        if shown:
+            out.add((u, k))
     return sorted(out)
 
 

@@ -255,3 +255,14 @@ def test_nothing_names_a_new_column(cat, tmp_path, tt):
     k = _status(cat, tmp_path)
     v = k.view()
     assert tt.column_texts(v, ORD, "ingest_batch_id", own=True) == []
+
+
+def test_a_respelled_value_moves_the_answers_that_test_or_show_it_not_those_testing_other_values(cat, tmp_path, tt):
+    k = _status(cat, tmp_path)
+    k.vq("Orders not placed", "SELECT count(*) AS n FROM acme.core.orders o WHERE o.status <> 'placed'")
+    k.vq("Orders per status", "SELECT status, count(*) AS n FROM acme.core.orders GROUP BY status")
+    v = k.view()
+    per_status = vqs(v, ORD, "GROUP BY status")
+    assert set(tt.queries_showing(v, ORD, "status", ["shipped"])) == per_status
+    assert set(tt.queries_showing(v, ORD, "status", ["returned"])) == per_status | vqs(v, ORD, "'returned'")
+    assert set(tt.queries_showing(v, ORD, "status", ["placed", "shipped"])) == per_status | vqs(v, ORD, "'placed'")
