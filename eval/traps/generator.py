@@ -138,6 +138,7 @@ class Generator:
         self.reads = 0
         self.replacements: dict[str, str] = {}
         self.loose: set[tuple[str, str]] = set()   # the current trap's false texts on tables it does not own
+        self.vid_before = 0                          # the vid before the current trap's first commit
         self.reserve: set[str] = set()               # and the tables it owns all the same
         self.today = dt.datetime.fromtimestamp(now, dt.timezone.utc).date()
         self.active = [t for t in sorted(self.view.tables) if self._routine_ok(self.view.tables[t])]
@@ -250,12 +251,54 @@ class Generator:
     def new_trap(self, cls: str, kind: str, table: str, columns: list[str], desc: str, **kw: Any) -> Trap:
         self.writer = self.choose_writer(kind)
         self.loose, self.reserve = set(), set()
+        self.vid_before = int(self.cat.resolve(None))
         tr = Trap(id=f"{cls}.{kind}.{len(self.traps)}", cls=cls, kind=kind, table=table, columns=columns,
                   description=desc, tables=[table], writer=self.writer, **kw)
         return tr
 
+    def answer(self, sql: str, vid: int) -> str | None:
+        """The fingerprint of a verified query's answer at `vid` (`error` when it no longer runs), None
+        when it could not be run for another reason (a timeout, no worker)."""
+        import catalog_core as cc
+        from semantic.annotations import VERIFY_ROW_LIMIT, fingerprint
+
+        try:
+            res = cc.run_sql(self.cat, sql, snapshot=vid, limit=VERIFY_ROW_LIMIT, timeout_s=120)
+        except (cc.SqlError, cc.NotFoundError):  # a column or table it names is gone
+            return "error"
+        except cc.CatalogError:  # a timeout, a refusal: nothing is known of the answer
+            return None
+        return fingerprint(res.rows)
+
+    def answers_moved(self, tr: Trap, vid: int) -> None:
+        """A verified answer is false exactly when the trap moved it: every query reading a table the trap
+        wrote is run before the trap's first commit and at its last; those whose answer changed (or that no
+        longer run) are false, the others are not, whatever the text rules guessed. A query that could not
+        be run keeps the text rules' verdict."""
+        if vid == self.vid_before:
+            return  # the trap wrote nothing (a table that stops loading): no answer moved
+        moved: dict[str, bool | None] = {}
+        copies: list[tuple[str, str]] = []
+        for name in tr.tables:
+            if name not in self.view.tables:
+                continue
+            for u, a in self.view.verified_on(name):
+                if a.key not in moved:
+                    sql = str((a.value or {}).get("sql") or "")
+                    before = self.answer(sql, self.vid_before)
+                    after = self.answer(sql, vid) if before is not None else None
+                    moved[a.key] = None if before is None or after is None else before != after
+                copies.append((u, a.key))
+        for u, k in sorted(set(copies)):
+            if moved.get(k) is True:
+                tr.falsify([(u, k)], None)
+            elif moved.get(k) is False and [u, k] in tr.false:
+                tr.false.remove([u, k])
+                tr.fixes.pop(f"{u}|{k}", None)
+
     def done(self, tr: Trap, vid: int) -> Trap:
         tr.vid, tr.time = vid, self.clock
+        self.answers_moved(tr, vid)
         self.traps.append(tr)
         self.used.update(tr.tables)
         self.used.update(self.reserve)
