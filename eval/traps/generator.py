@@ -275,8 +275,8 @@ class Generator:
         wrote is run before the trap's first commit and at its last; those whose answer changed (or that no
         longer run) are false, the others are not, whatever the text rules guessed. A query that could not
         be run keeps the text rules' verdict."""
-        if vid == self.vid_before:
-            return  # the trap wrote nothing (a table that stops loading): no answer moved
+        if vid == self.vid_before or tr.control:
+            return  # the trap wrote nothing (a table that stops loading), or a control: nothing is false
         moved: dict[str, bool | None] = {}
         copies: list[tuple[str, str]] = []
         for name in tr.tables:
