@@ -266,3 +266,34 @@ def test_a_respelled_value_moves_the_answers_that_test_or_show_it_not_those_test
     assert set(tt.queries_showing(v, ORD, "status", ["shipped"])) == per_status
     assert set(tt.queries_showing(v, ORD, "status", ["returned"])) == per_status | vqs(v, ORD, "'returned'")
     assert set(tt.queries_showing(v, ORD, "status", ["placed", "shipped"])) == per_status | vqs(v, ORD, "'placed'")
+
+
+# ---------------------------------------------------------------------- verified answers (Spark writes the rows)
+@pytest.fixture(scope="module")
+def spark():
+    from spark_bridge import local_session
+
+    session = local_session(app_name="semcat-traps-truth", cores=2)
+    yield session
+    session.stop()
+
+
+def test_a_verified_answer_is_false_exactly_when_the_trap_moved_it(cat, tmp_path, spark):
+    from spark_bridge import Bridge
+
+    k = Tiny(cat, tmp_path)
+    k.ann(ORD, {"description": "Orders", "grain": {"text": "one row per order", "keys": ["order_id"]}})
+    k.vq("Orders", "SELECT count(*) AS n FROM acme.core.orders")
+    k.vq("Orders before the 15th", "SELECT count(*) AS n FROM acme.core.orders WHERE order_date < DATE '2024-11-15'")
+    g = Generator(cat, Bridge(spark, cat, footers_on="driver"), k.now, seed=1, writers=("spark",), log=lambda m: None)
+    g.used = set(g.view.tables) - {ORD}
+    try:
+        tr = g.grain_duplicate_load()   # the latest day (the 21st) appended again
+    finally:
+        if g.scratch:
+            import shutil
+
+            shutil.rmtree(g.scratch, ignore_errors=True)
+    v = g.view
+    every = {(ORD, a.key) for a in v.tables[ORD].anns if a.kind == "verified_query" and "WHERE" not in a.value["sql"]}
+    assert false(tr) == {key(v, ORD, "grain")} | every   # the count before the 15th did not move
