@@ -322,6 +322,12 @@ class Generator:
         self.reserve.update(t for t, k in before if not k.startswith("verified_query."))
         return found
 
+    def _prose(self, table: str, key: str) -> bool:
+        """Whether the annotation is prose (a description...): a new name in it is a rewrite by hand, not a
+        `rename` a review can apply."""
+        a = self.view.tables[table].ann(key) if table in self.view.tables else None
+        return a is not None and a.field in tt.PROSE_FIELDS and a.field != "grain"
+
     def check_time(self) -> float:
         return self.now + 2 * DAY + HOUR
 
@@ -361,6 +367,8 @@ class Generator:
         for tb, k in named:
             if k.startswith("relationship.") and tb != t.name:  # a join into the renamed key: either says it
                 tr.fixes[f"{tb}|{k}"] = [ren, {"action": "join_on", "params": {"to_table": t.name, "to_column": new}}]
+            elif self._prose(tb, k):
+                tr.fixes[f"{tb}|{k}"] = None
         vid = self.alter(t.name, f"rename {col} to {new}", rename={col: new})
         return self.done(tr, vid)
 
@@ -620,6 +628,8 @@ class Generator:
             if ann is not None and ann.kind == "relationship" and tb != to:
                 tr.fixes[f"{tb}|{k}"] = [{"action": "join_on", "params": {"to_table": to, "to_column": new}},
                                          {"action": "rename", "params": {"old": tcol, "new": new, "scale": 0}}]
+            elif self._prose(tb, k):
+                tr.fixes[f"{tb}|{k}"] = None
             else:
                 tr.fixes[f"{tb}|{k}"] = {"action": "rename", "params": {"old": tcol, "new": new, "scale": 0}}
         self.used.add(src)
