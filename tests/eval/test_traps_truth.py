@@ -243,6 +243,11 @@ def test_a_stopped_tables_sla_is_pending_until_the_check_clock_passes_it(cat, tm
             "fixes": [], "message": "m", "evidence_vids": [1]}
     s = score(truth, [], [flag])
     row = s["classes"]["loads_freshness"]
+    from eval.traps.verify import verify
+
+    whole = {**truth, "now": k.now, "check_time": g.check_time(), "stopped": [ORD],
+             "traps": [{**truth["traps"][0], "vid": tr.vid, "time": None, "writer": "none"}]}
+    assert verify(cat, whole, g.view) == []   # a pending claim is the trap's truth: nothing missing
     if state == "pending":   # scored neither way: no miss unflagged, no false alarm flagged
         assert (row["false"], row["tp"], row["fp"]) == (0, 0, 0) and len(s["pending"]) == 1
         assert score(truth, [], [])["classes"]["loads_freshness"]["misses"] == []
