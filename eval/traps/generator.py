@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from spark_bridge import Bridge
 
-__all__ = ["Trap", "Generator", "generate", "HOUR", "DAY", "WRITERS", "WRITER_KINDS", "writer_of"]
+__all__ = ["Trap", "Generator", "generate", "HOUR", "DAY", "WRITERS", "WRITER_KINDS", "writer_of", "flippable"]
 
 HOUR = 3600.0
 DAY = 86400.0
@@ -63,6 +63,23 @@ WRITER_KINDS: dict[str, tuple[str, ...]] = {
     "compaction": _BOTH, "identical_rerun": _BOTH, "nullability_only": ("engine", "iceberg"),
     "new_nullable_column": _BOTH, "append": _BOTH,   # append: the routine loads (a writer per table and day)
 }
+
+
+def flippable(t: TableInfo) -> list[str]:
+    """The columns a routine nullability-only change may flip without contradicting a row: outside the
+    partition, and either required now (it may become optional) or optional with statistics saying it
+    holds no null (it may become required). An optional column that holds nulls, or whose null count is
+    unknown, is never made required: an engine refuses the next load of such a table (pyiceberg: "declared
+    non-nullable but contains nulls"), and a catalog saying "never null" over nulls is a false claim, not
+    a routine change."""
+    out = []
+    for c in t.columns:
+        if c.name in t.partition:
+            continue
+        st = t.cstat(c.name)
+        if getattr(c, "nullable", True) is False or (st is not None and st.null_count == 0):
+            out.append(c.name)
+    return out
 
 
 def writer_of(trap: dict[str, Any]) -> str:
@@ -1015,8 +1032,8 @@ class Generator:
     def control_nullability_only(self) -> Trap:
         from catalog_core import lake
 
-        t = self.pick([t for t in self.free() if [c for c in t.columns if c.name not in t.partition]])
-        col = self.pick([c.name for c in t.columns if c.name not in t.partition])
+        t = self.pick([t for t in self.free() if flippable(t)])
+        col = self.pick(flippable(t))
         tr = self.new_trap("control", "nullability_only", t.name, [col], f"{t.name}.{col}: nullability flipped", control=True)
         if self.writer == "iceberg":  # Iceberg's update_schema: required <-> optional
             tr.loads = 1
