@@ -16,7 +16,7 @@ lines itself first and answers, without the SDK:
   envelope). A call is served only when its arguments surely pass the SDK's validation and convert to the
   same values: every argument named in the tool's published input schema, of a plain JSON type the schema
   allows (no objects, no numbers where the schema does not say integer, no schema keyword this module
-  does not check), the required ones present, no `_meta` but a progress token (which none of SERVED uses).
+  does not check, no string the SDK would parse as JSON first), the required ones present, no `_meta` but a progress token (which none of SERVED uses).
   Anything else goes to the SDK unexecuted, so a call runs exactly once, whoever answers it.
 
 Handover: the first message the front does not answer is queued for the SDK, and so is everything after
@@ -96,6 +96,18 @@ def fits(value: Any, schema: Any) -> bool:
     return True
 
 
+def _reparsed(value: Any) -> bool:
+    """Whether the SDK may replace `value` before validation: a string holding JSON null, an array or an object
+    (its `pre_parse_json`, for arguments not typed `str`)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return False
+    return not isinstance(parsed, (str, int, float))
+
+
 class _Collector:
     """What a tool family's `register(server, s)` needs of a server: the `tool` decorator. It keeps the
     functions instead of publishing them."""
@@ -133,7 +145,7 @@ class FrontTools:
         props = schema.get("properties")
         if schema.get("type") != "object" or not isinstance(props, dict):
             return None
-        if not all(k in props and fits(v, props[k]) for k, v in arguments.items()):
+        if not all(k in props and fits(v, props[k]) and not _reparsed(v) for k, v in arguments.items()):
             return None
         if any(r not in arguments for r in schema.get("required") or []):
             return None
@@ -181,10 +193,16 @@ def call_answer(request_id: Any, result: CallToolResult, version: str) -> str:
     """The JSON-RPC line (no newline) the SDK writes for `result` of tools/call `request_id` in a session at
     handshake protocol `version` (mcp.server.runner: `_dump_result`, the version's shape; the envelope)."""
     from mcp_types import JSONRPCResponse
-    from mcp_types import methods as _methods
 
     dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    dumped = _methods.serialize_server_result("tools/call", version, dumped)
+    # mcp_types.methods.serialize_server_result("tools/call", version, dumped) for a handshake version, without
+    # importing that module (its 2026 models: ~0.1 s): the surface of each is _v2025_11_25's CallToolResult
+    # (tests/mcp_server/test_cold_front.py checks that)
+    if version not in HANDSHAKE_VERSIONS:
+        raise ValueError(f"the front answers handshake versions only, not {version!r}")
+    from mcp_types._v2025_11_25 import CallToolResult as Shape
+
+    dumped = Shape.model_validate(dumped, by_name=False).model_dump(by_alias=True, mode="json", exclude_none=True)
     return JSONRPCResponse(jsonrpc="2.0", id=request_id, result=dumped).model_dump_json(by_alias=True,
                                                                                          exclude_unset=True)
 
@@ -221,7 +239,7 @@ class Front:
         self._schemas: dict[str, Any] | None = None
         self._list_text: str | None = None
 
-    def run(self, first_only: bool = False) -> None:
+    def run(self) -> None:
         """Answer until the handover (module docstring); `pending` then holds what the SDK must read first."""
         idle = time.monotonic()
         seen = 0

@@ -40,7 +40,8 @@ class Held(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return self.real.create_module(spec)
     def exec_module(self, module):
         print("HOLD sdk", file=sys.stderr, flush=True)
-        while not os.path.exists(release):
+        give_up = time.monotonic() + 600  # a failed test never releases it: do not linger
+        while not os.path.exists(release) and time.monotonic() < give_up:
             time.sleep(0.01)
         self.real.exec_module(module)
 
@@ -55,6 +56,20 @@ discovery.describe = counted
 sys.argv = ["semcat", "mcp", *sys.argv[2:]]
 runpy.run_module("mcp_server.cli", run_name="__main__")
 """
+
+
+SESSIONS: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_session_left():
+    """A test that fails while a session waits leaves no process behind."""
+    yield
+    while SESSIONS:
+        p = SESSIONS.pop()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +112,7 @@ class Session:
             e["SEMCAT_MCP_FAST_INIT"] = "0"
         self.p = subprocess.Popen([sys.executable, "-c", HOLD, self.release_file, "--data", wh, "--now", NOW, *extra],
                                   env=e, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        SESSIONS.append(self.p)
         self.answers: list[dict[str, Any]] = []
 
     def send(self, *lines: bytes) -> None:
@@ -217,14 +233,15 @@ def test_a_changed_configuration_does_not_reuse_a_stored_tools_list(wh, tmp_path
 
 
 def test_arguments_the_front_is_not_sure_of_go_to_the_sdk(wh, tmp_path):
-    """A value of the wrong type, an unknown argument, an echoed snapshot object, a tool it does not serve and a
-    cursor on tools/list are left to the SDK (held: nothing answered until it is released), and its answers are
+    """A value of the wrong type, an unknown argument, an echoed snapshot object, a string the SDK parses as JSON
+    first, a tool it does not serve and a cursor on tools/list are left to the SDK (held: nothing answered until it is released), and its answers are
     the SDK's."""
     table = _table(wh)
     _exchange(wh, str(tmp_path), table)
     for i, line in enumerate([_call(3, "describe_table", {"table": table, "limit": "5"}),
                               _call(3, "describe_table", {"table": table, "tabel": table}),
                               _call(3, "describe_table", {"table": table, "snapshot": {"vid": 1}}),
+                              _call(3, "describe_table", {"table": table, "snapshot": "null"}),
                               _call(3, "check_staleness", {"table": table}),
                               _msg(3, "tools/list", {"cursor": "x"})]):
         s = Session(wh, str(tmp_path), hold=True)
@@ -266,3 +283,14 @@ def test_the_front_checks_only_what_it_understands():
     assert fits("full", {"enum": ["summary", "full"], "type": "string"}) and not fits("x", {"enum": ["summary"]})
     assert not fits("x", {"type": "string", "pattern": "x"})  # a keyword it does not check: not sure
     assert not fits({"vid": 1}, {"anyOf": [{"type": "integer"}, {"type": "object"}]})
+
+
+def test_the_fronts_shape_of_a_call_result_is_the_sdks_for_every_handshake_version():
+    """front.call_answer shapes a tools/call result with _v2025_11_25's CallToolResult (not importing
+    mcp_types.methods): the SDK's surface for every handshake version."""
+    import mcp_types._v2025_11_25 as v2025
+    from mcp_types import methods
+
+    from mcp_server.mcp.handshake import HANDSHAKE_VERSIONS
+
+    assert all(methods.SERVER_RESULTS[("tools/call", v)] is v2025.CallToolResult for v in HANDSHAKE_VERSIONS)
