@@ -7,16 +7,18 @@ DIR/serve.json, `served`), `--data DIR` connects through that server, saying so 
 needs no guess (the server takes no token, or `--token` was given); otherwise it fails with the exact
 `semcat mcp --url ... --token ...` line to use.
 
-Cold start (issue 47): importing the MCP SDK, pydantic's models and the semantic layer costs ~2 s of
-CPU, so this module imports none of them on its way to the first answer. `run_stdio` starts a thread
-that imports them, opens the catalog and builds the server, and meanwhile answers the client's
-`initialize` itself (`handshake.initialize_answer`: the SDK's answer, byte for byte). When the server
-is built, the SDK's stdio transport takes the wire: it is handed the `initialize` again (so its
-session is initialized as usual) and its second answer to it is dropped (`_Wire`). The SQL preload
-starts only after that, a few seconds later, and the SQL warm-up a `describe_table` starts waits for the
-session's first answer to a call (`ToolContext.after_answer`). The cyclic garbage collector is off from the
-start until that first answer (what the imports made is frozen once the server is built: docs/performance.md,
-cold start, fourth pass). The wire is a private copy of fds 0 and 1, and fds 0
+Cold start (issue 47): importing the MCP SDK, pydantic's models and the semantic layer costs most of a new
+session's CPU, so this module imports none of them on its way to the first answer. `run_stdio` starts a
+thread that opens the catalog and makes the tools (`_Build.first`), while the front (front.py) answers the
+client's `initialize`, `tools/list` (stored: list_store.py) and first read calls itself, with the tools'
+own code and the SDK's exact answers; the thread imports the SDK and builds the server on the same
+`ToolContext` (`_Build.then`) only after that first call was answered (or the front met something it leaves
+to the SDK, or stdin was idle). Then the SDK's stdio transport takes the wire: it reads first what the
+front queued for it, in order (the `initialize` again, so its session is initialized as usual, whose second
+answer is dropped: `_Wire`). The SQL preload starts only after that, and the SQL warm-up a `describe_table`
+starts waits for the session's first answer to a call (`ToolContext.after_answer`). The cyclic garbage
+collector is off from the start until that first answer (what the imports made is frozen once the server is
+built: docs/performance.md, cold start, fourth pass). The wire is a private copy of fds 0 and 1, and fds 0
 and 1 point at /dev/null and stderr, as the SDK's own transport does: stray output never corrupts it."""
 
 from __future__ import annotations
