@@ -2,7 +2,7 @@
 from the spawn to the `initialize` answer, then from that answer to the first `tools/call` answer
 (`describe_table`), and a restart after `kill -9` of a running session (spawn to first answer).
 
-    .venv/bin/python -m bench.bench_cold_start [--lake /work/lakes/acme] [--runs 5] \\
+    .venv/bin/python -m bench.bench_cold_start [--lake LAKE] [--runs 5] [--no-list] \\
         [--baseline OLD_TREE]   # e.g. OLD_TREE from `git archive f17d94e | tar -x -C OLD_TREE`
 
 The lake is a copy (`cp -a`) of an eval lake directory (`semcat eval build`; its `enriched` catalog is
@@ -11,9 +11,12 @@ served), never the original. With --baseline, the same sessions also run the cod
 wall time and of the session process's CPU time (user+sys, `os.wait4` after the kill: its CPU up to the
 first answer), with the 1-minute load average (`os.getloadavg`) beside each: on a loaded machine the CPU
 time is the honest figure. Targets: initialize <= 0.8 s, first answer <= 1 s after it, restart <= 2 s,
-on a quiet machine. The first session of a run starts without the catalog's stored cards (DATA/cache
+on a quiet machine. The first session of a run starts without the catalog's stored cards (DATA/cache/cards
 removed: the first session ever on that catalog); the restarted one finds the card the killed one stored
-(semantic/card_store.py), as a restart after `kill -9` does.
+(semantic/card_store.py), as a restart after `kill -9` does. Each session sends `tools/list` before its
+first call, as clients do; the stored `tools/list` (DATA/cache/mcp, mcp_server/mcp/list_store.py), which
+the warm-up session writes, is kept unless --no-list (then each first session is the first one after a
+code change: its tools/list, and the call behind it, wait for the MCP SDK).
 """
 
 from __future__ import annotations
@@ -63,9 +66,10 @@ def session(tree: str, data: str, table: str) -> tuple[subprocess.Popen[bytes], 
     _answer(p, 1)
     t1 = time.perf_counter()
     _send(p, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-    _send(p, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+    _send(p, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})  # as clients do, before their first call
+    _send(p, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
               "params": {"name": "describe_table", "arguments": {"table": table}}})
-    got = _answer(p, 2)
+    got = _answer(p, 3)
     t2 = time.perf_counter()
     if "error" in got or got.get("result", {}).get("isError"):
         raise RuntimeError(f"describe_table failed: {str(got)[:300]}")
@@ -80,9 +84,12 @@ def kill(p: subprocess.Popen[bytes]) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def one_run(tree: str, data: str, table: str) -> dict[str, float]:
+def one_run(tree: str, data: str, table: str, no_list: bool = False) -> dict[str, float]:
     load = os.getloadavg()[0]
-    shutil.rmtree(os.path.join(data, "cache"), ignore_errors=True)  # the first session ever: no stored card
+    cache = os.path.join(data, "cache")
+    # the first session on this catalog: no stored card; its tools/list is kept (DATA/cache/mcp, written by the
+    # warm-up session: what every session after the first of this code and configuration finds) unless --no-list
+    shutil.rmtree(cache if no_list else os.path.join(cache, "cards"), ignore_errors=True)
     p, t_init, t_first = session(tree, data, table)
     cpu = kill(p)
     t0 = time.perf_counter()
@@ -113,6 +120,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--table", default="acme.core.fct_orders")
     ap.add_argument("--baseline", default=None, help="another source tree to time the same way (before)")
+    ap.add_argument("--no-list", action="store_true",
+                    help="remove all of DATA/cache before each first session, the stored tools/list included "
+                         "(the first session after a code or configuration change)")
     args = ap.parse_args()
     trees = {"after (this tree)": ROOT}
     if args.baseline:
@@ -127,7 +137,7 @@ def main() -> None:
         runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
         for _ in range(args.runs):
             for name, tree in trees.items():  # alternating, so both see the same machine
-                runs[name].append(one_run(tree, data, args.table))
+                runs[name].append(one_run(tree, data, args.table, args.no_list))
         up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
         for name, rs in runs.items():
             report(name, rs)

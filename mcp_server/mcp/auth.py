@@ -6,12 +6,14 @@ in the ASGI scope's state (`role`, `principal`, `source`; see mcp_server.http.au
 
 from __future__ import annotations
 
+import sys
 from contextvars import ContextVar
-from typing import Any
-
-from mcp.server.mcpserver import Context
+from typing import TYPE_CHECKING, Any
 
 from mcp_server.http.auth import LOCAL, ROLES, SOURCES, Principal, principal_digest
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
 
 __all__ = ["request_of", "role_of", "caller", "principal_of", "principal_digest", "Principal", "CALLER",
            "current_caller", "is_admin"]
@@ -22,7 +24,9 @@ def request_of(ctx: Any) -> Any:
     if ctx is None:
         return None
     try:
-        inner = ctx.request_context if isinstance(ctx, Context) else ctx
+        # the SDK's tool Context (no SDK imported yet: no Context exists, front.py: issue 47)
+        sdk = sys.modules.get("mcp.server.mcpserver.context")
+        inner = ctx.request_context if sdk is not None and isinstance(ctx, sdk.Context) else ctx
         return getattr(inner, "request", None)
     except (ValueError, AttributeError):
         return None

@@ -32,10 +32,10 @@ from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 import cachetools
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
 from catalog_core.model import JSONValue
+from mcp_server.mcp.sdk_errors import ToolError
 
 __all__ = ["Cursor", "Page", "args_key", "decode_cursor", "encode_cursor", "page", "cut", "cut_value", "MARK",
            "TOKEN_BUDGET", "count_tokens", "fit", "render", "compact", "response_tokens"]

@@ -184,6 +184,15 @@ class _Scope:
         return got
 
 
+def make_context(catalog: CatalogAPI, *, reads: Reads | None = None, author: str = "agent", now: float | None = None,
+                 token_budget: int = TOKEN_BUDGET) -> ToolContext:
+    """The tools' shared state over `catalog` (`create_server`'s options; the stdio front makes it before the
+    server, which then takes it: front.py)."""
+    if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 500:
+        raise ValueError(f"token_budget must be an integer of at least 500 tokens, got {token_budget!r}")
+    return ToolContext(catalog, Options(author=author, now=now, token_budget=token_budget, reads=reads or Reads()))
+
+
 class ToolContext:
     """A catalog as the tools read it: snapshot resolution, tables and cards per vid, warnings, budget."""
 

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 from pydantic import Field
 
@@ -33,7 +31,11 @@ from mcp_server.mcp.bounds import args_key, cut, encode_cursor, page
 from mcp_server.mcp.context import LIMITS, TEXT_SUMMARY, ToolContext, cell
 from mcp_server.mcp.errors import CodedToolError, catalog_error, closest, coded, guard, table_suggestions
 from mcp_server.mcp.relevance import Use
+from mcp_server.mcp.sdk_errors import ToolError
 from semantic.models import MetricView
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer  # the tools run without the SDK too (front.py: issue 47)
 
 __all__ = ["register", "column_values", "sql_rows", "metrics", "metric_rows", "SQL_TIMEOUT_S"]
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
@@ -38,6 +37,9 @@ from mcp_server.mcp.errors import CodedToolError, catalog_error, closest, coded,
 from mcp_server.mcp.relevance import Use
 from semantic.guard import marked
 from semantic.models import Status, TableCard
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer  # the tools run without the SDK too (front.py: issue 47)
 
 __all__ = ["register", "search", "describe", "join_path", "catalog_objects"]
 

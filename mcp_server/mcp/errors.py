@@ -11,15 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
 from catalog_core.errors import CatalogError, NoSuchTableError, SnapshotNotFoundError
 from mcp_server.mcp.bounds import render
+from mcp_server.mcp.sdk_errors import ToolError, UnexpectedToolError
 
 __all__ = ["CodedToolError", "coded", "for_agents", "catalog_error", "closest", "table_suggestions", "guard",
-           "result"]
+           "result", "error_info", "error_result", "ERROR_META", "validation_message",
+           "tool_failure"]
 
 
 class CodedToolError(ToolError):
@@ -114,3 +115,57 @@ def guard(fn: Callable[[], tuple[BaseModel, str]]) -> CallToolResult:
         raise CodedToolError("invalid value: " + "; ".join(parts), "InvalidValueError") from None
     except (ValueError, TypeError) as exc:
         raise CodedToolError(f"invalid argument: {exc}", "InvalidValueError") from None
+
+
+def error_info(exc: BaseException) -> dict[str, str]:
+    """{"code", "message"[, "rule"]} of a failed call: the code of the first CodedToolError on the
+    cause chain, "InvalidValueError" for argument validation, "InternalError" for a crash."""
+    code, rule = "ToolError", None
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, CodedToolError):
+            code, rule = seen.code, seen.rule
+            break
+        if isinstance(seen, ValidationError):
+            code = "InvalidValueError"
+            break
+        seen = seen.__cause__
+    else:
+        if isinstance(exc, UnexpectedToolError) or not isinstance(exc, ToolError):
+            code = "InternalError"
+    out: dict[str, str] = {"code": code, "message": str(exc)}
+    if rule:
+        out["rule"] = rule
+    return out
+
+
+ERROR_META = "semcat/error"  # the `_meta` key of an error result: {"code"[, "rule"]}
+
+
+def error_result(exc: BaseException) -> CallToolResult:
+    """The result of a failed call: isError, text `[code] message`, `_meta[ERROR_META]` = {"code"[, "rule"]},
+    and no structured content, so no output schema can reject it (docs/mcp.md, "Error results")."""
+    info = error_info(exc)
+    meta = {k: v for k, v in info.items() if k != "message"}
+    return CallToolResult(content=[TextContent(type="text", text=f"[{info['code']}] {info['message']}")],
+                          is_error=True, _meta={ERROR_META: meta})
+
+
+def validation_message(exc: ValidationError) -> str:
+    """One line per wrong argument (at most five): where, what was wrong, what was given."""
+    parts = []
+    for e in exc.errors()[:5]:
+        where = ".".join(str(x) for x in e["loc"] if x != "arguments") or "value"
+        got = repr(e.get("input"))
+        parts.append(f"{where}: {e['msg']} (got {got[:60] + '...' if len(got) > 60 else got})")
+    return "; ".join(parts)
+
+
+def tool_failure(name: str, exc: BaseException) -> BaseException:
+    """What a call of tool `name` that failed with the SDK's ToolError `exc` raises (`SemcatServer.call_tool`,
+    and the stdio front, `front.py`): arguments or a result that failed pydantic validation become an
+    InvalidValueError saying which value was wrong (raise it `from exc.__cause__`); any other `exc` itself."""
+    if isinstance(exc.__cause__, ValidationError):
+        return CodedToolError(f"Error executing tool {name}: invalid arguments: "
+                              f"{validation_message(exc.__cause__)}", "InvalidValueError")
+    return exc

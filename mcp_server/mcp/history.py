@@ -5,9 +5,8 @@ read model; `register` publishes them."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
@@ -29,6 +28,9 @@ from mcp_server.mcp.bounds import Cursor as PageCursor
 from mcp_server.mcp.bounds import args_key, cut, encode_cursor, page
 from mcp_server.mcp.context import LIMITS, ToolContext, finding, iso
 from mcp_server.mcp.errors import CodedToolError, catalog_error, coded, guard
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer  # the tools run without the SDK too (front.py: issue 47)
 
 __all__ = ["register", "pin", "snapshots", "diff", "staleness", "lineage"]
 

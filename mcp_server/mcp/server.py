@@ -40,19 +40,26 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, ListResourcesResult, ListToolsResult, TextContent
+from mcp_types import INVALID_PARAMS, ListResourcesResult, ListToolsResult
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
 from catalog_core.api import CatalogAPI
 from mcp_server.mcp import completions, data, discovery, handshake, history, notices, prompts, resources, write
 from mcp_server.mcp.auth import CALLER, caller, principal_of, request_of, role_of
 from mcp_server.mcp.bounds import TOKEN_BUDGET
-from mcp_server.mcp.context import Options, ToolContext
-from mcp_server.mcp.errors import CodedToolError
+from mcp_server.mcp.context import ToolContext, make_context
+from mcp_server.mcp.errors import (
+    ERROR_META,
+    CodedToolError,
+    error_info,
+    error_result,
+    tool_failure,
+)
 from mcp_server.mcp.reads import Reads
+from mcp_server.mcp.sdk_errors import ToolError, UnexpectedToolError, bind
+
+bind()  # mcp.server.mcpserver.exceptions, loaded before the SDK (sdk_errors.py), as an attribute of its package
 
 __all__ = ["create_server", "SemcatServer", "TOOL_NAMES", "READ_TOOLS", "WRITE_TOOLS", "caller", "SNAPSHOT_ARGS",
            "error_info", "error_result", "role_of", "INSTRUCTIONS", "ERROR_META", "HANDSHAKE_VERSIONS",
@@ -76,40 +83,6 @@ TOOL_NAMES = READ_TOOLS + WRITE_TOOLS
 INSTRUCTIONS = handshake.INSTRUCTIONS  # what `initialize` says (handshake.py answers it before the SDK loads)
 
 
-def error_info(exc: BaseException) -> dict[str, str]:
-    """{"code", "message"[, "rule"]} of a failed call: the code of the first CodedToolError on the
-    cause chain, "InvalidValueError" for argument validation, "InternalError" for a crash."""
-    code, rule = "ToolError", None
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, CodedToolError):
-            code, rule = seen.code, seen.rule
-            break
-        if isinstance(seen, ValidationError):
-            code = "InvalidValueError"
-            break
-        seen = seen.__cause__
-    else:
-        if isinstance(exc, UnexpectedToolError) or not isinstance(exc, ToolError):
-            code = "InternalError"
-    out: dict[str, str] = {"code": code, "message": str(exc)}
-    if rule:
-        out["rule"] = rule
-    return out
-
-
-ERROR_META = "semcat/error"  # the `_meta` key of an error result: {"code"[, "rule"]}
-
-
-def error_result(exc: BaseException) -> CallToolResult:
-    """The result of a failed call: isError, text `[code] message`, `_meta[ERROR_META]` = {"code"[, "rule"]},
-    and no structured content, so no output schema can reject it (docs/mcp.md, "Error results")."""
-    info = error_info(exc)
-    meta = {k: v for k, v in info.items() if k != "message"}
-    return CallToolResult(content=[TextContent(type="text", text=f"[{info['code']}] {info['message']}")],
-                          is_error=True, _meta={ERROR_META: meta})
-
-
 # arguments that name a snapshot: an echoed `snapshot` object ({vid, time, handle}) is taken as its handle
 SNAPSHOT_ARGS = ("snapshot", "from_snapshot", "to_snapshot", "as_of")
 _SNAPSHOT_OBJECT = {"type": "object", "description": "the `snapshot` object a call echoed; its handle is used",
@@ -123,16 +96,6 @@ def _did_you_mean(name: str, known: list[str]) -> str:
 
     best = process.extractOne(name, known, scorer=fuzz.ratio, score_cutoff=60)
     return str(best[0]) if best else ""
-
-
-def validation_message(exc: ValidationError) -> str:
-    """One line per wrong argument (at most five): where, what was wrong, what was given."""
-    parts = []
-    for e in exc.errors()[:5]:
-        where = ".".join(str(x) for x in e["loc"] if x != "arguments") or "value"
-        got = repr(e.get("input"))
-        parts.append(f"{where}: {e['msg']} (got {got[:60] + '...' if len(got) > 60 else got})")
-    return "; ".join(parts)
 
 
 class SemcatServer(MCPServer):
@@ -232,9 +195,9 @@ class SemcatServer(MCPServer):
                 code = next((c for e in (exc, exc.__cause__, exc.__context__)
                              if isinstance(c := getattr(e, "code", None), str)), type(exc).__name__)
                 _audit(self.tool_context, who.name, name, arguments, None, code)  # type: ignore[attr-defined]
-            if isinstance(exc.__cause__, ValidationError):
-                raise CodedToolError(f"Error executing tool {name}: invalid arguments: "
-                                     f"{validation_message(exc.__cause__)}", "InvalidValueError") from exc.__cause__
+            failure = tool_failure(name, exc)
+            if failure is not exc:
+                raise failure from exc.__cause__
             raise
         finally:
             CALLER.reset(bound)
@@ -350,17 +313,16 @@ def _titles(server: MCPServer) -> None:
 
 def create_server(catalog: CatalogAPI, *, reads: Reads | None = None, author: str = "agent",
                   now: float | None = None, name: str = "semcat", token_budget: int = TOKEN_BUDGET,
-                  read_only: bool = False) -> MCPServer:
+                  read_only: bool = False, context: ToolContext | None = None) -> MCPServer:
     """An MCP server for `catalog` with every tool of DESIGN.md (section MCP tools), the table cards
     and instructions as resources, and prompts for the common jobs. Every response stays within
     `token_budget` o200k tokens: a longer list is cut, with `truncated` and a `next_cursor` that
     resumes at the first item left out. `reads`: what the tools read of the semantic layer (default
     all of it; the eval passes a subclass that shows less). `read_only`: no `annotate` tool at all
-    (neither listed nor callable), whatever the caller's token."""
-    if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 500:
-        raise ValueError(f"token_budget must be an integer of at least 500 tokens, got {token_budget!r}")
-    options = Options(author=author, now=now, token_budget=token_budget, reads=reads or Reads())
-    ctx = ToolContext(catalog, options)
+    (neither listed nor callable), whatever the caller's token. `context`: the tools' state made already
+    (`context.make_context`; the stdio front's, whose pins must stay valid), instead of one from the options."""
+    ctx = context if context is not None else make_context(catalog, reads=reads, author=author, now=now,
+                                                           token_budget=token_budget)
     server: MCPServer = SemcatServer(name, instructions=INSTRUCTIONS, version=_version(),
                                      log_level="WARNING", warn_on_duplicate_tools=True)
     server.tool_context = ctx  # type: ignore[attr-defined]  # tests, benchmarks and the eval reach the reads

@@ -7,16 +7,18 @@ DIR/serve.json, `served`), `--data DIR` connects through that server, saying so 
 needs no guess (the server takes no token, or `--token` was given); otherwise it fails with the exact
 `semcat mcp --url ... --token ...` line to use.
 
-Cold start (issue 47): importing the MCP SDK, pydantic's models and the semantic layer costs ~2 s of
-CPU, so this module imports none of them on its way to the first answer. `run_stdio` starts a thread
-that imports them, opens the catalog and builds the server, and meanwhile answers the client's
-`initialize` itself (`handshake.initialize_answer`: the SDK's answer, byte for byte). When the server
-is built, the SDK's stdio transport takes the wire: it is handed the `initialize` again (so its
-session is initialized as usual) and its second answer to it is dropped (`_Wire`). The SQL preload
-starts only after that, a few seconds later, and the SQL warm-up a `describe_table` starts waits for the
-session's first answer to a call (`ToolContext.after_answer`). The cyclic garbage collector is off from the
-start until that first answer (what the imports made is frozen once the server is built: docs/performance.md,
-cold start, fourth pass). The wire is a private copy of fds 0 and 1, and fds 0
+Cold start (issue 47): importing the MCP SDK, pydantic's models and the semantic layer costs most of a new
+session's CPU, so this module imports none of them on its way to the first answer. `run_stdio` starts a
+thread that opens the catalog and makes the tools (`_Build.first`), while the front (front.py) answers the
+client's `initialize`, `tools/list` (stored: list_store.py) and first read calls itself, with the tools'
+own code and the SDK's exact answers; the thread imports the SDK and builds the server on the same
+`ToolContext` (`_Build.then`) only after that first call was answered (or the front met something it leaves
+to the SDK, or stdin was idle). Then the SDK's stdio transport takes the wire: it reads first what the
+front queued for it, in order (the `initialize` again, so its session is initialized as usual, whose second
+answer is dropped: `_Wire`). The SQL preload starts only after that, and the SQL warm-up a `describe_table`
+starts waits for the session's first answer to a call (`ToolContext.after_answer`). The cyclic garbage
+collector is off from the start until that first answer (what the imports made is frozen once the server is
+built: docs/performance.md, cold start, fourth pass). The wire is a private copy of fds 0 and 1, and fds 0
 and 1 point at /dev/null and stderr, as the SDK's own transport does: stray output never corrupts it."""
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from mcp_server.mcp.handshake import initialize_answer
+from mcp_server.mcp import list_store
+from mcp_server.mcp.front import FRONT_ENV, Front, envelope
 from mcp_server.mcp.served import find_server, mcp_line
 
 if TYPE_CHECKING:
@@ -77,26 +80,97 @@ def prepare_first_sql(cat: CatalogAPI) -> None:
 
 
 class _Loading(threading.Thread):
-    """Imports the SDK and the tools, opens the catalog and builds the server, beside the front."""
+    """Beside the front: opens the catalog and makes the tools' context and the front's tools (`first`),
+    then, once `go` is set (front.py: the SDK waits for the first call), imports the SDK and builds the
+    server (`then`)."""
 
-    def __init__(self, build: Any) -> None:
+    def __init__(self, first: Any, then: Any, go: threading.Event) -> None:
         super().__init__(name="semcat-mcp-load", daemon=True)
-        self._build = build
+        self._first = first
+        self._then = then
+        self.go = go
+        self.tools_ready = threading.Event()
+        self.done = threading.Event()
+        self.front_tools: Any = None
+        self.cat: Any = None
         self.result: tuple[Any, Any] | None = None
         self.error: BaseException | None = None
 
     def run(self) -> None:
         try:
-            self.result = self._build()
+            try:
+                self.cat, ctx, self.front_tools = self._first()
+            finally:
+                self.tools_ready.set()
+            self.go.wait()
+            self.result = self.cat, self._then(self.cat, ctx)
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
             self.error = exc
+            if self.cat is not None and self.result is None:
+                self.cat.close()
+        finally:
+            self.tools_ready.set()
+            self.done.set()
+
+    def tools(self) -> Any:
+        """The front's tools once made (None if the catalog or they failed)."""
+        self.tools_ready.wait()
+        return self.front_tools
 
     def get(self) -> tuple[Any, Any]:
+        self.go.set()
         self.join()
         if self.error is not None:
             raise self.error
         assert self.result is not None
         return self.result
+
+
+def _config(reads: Reads | None, who: str, token_budget: int | None, read_only: bool, url: str | None) -> dict[str, Any]:
+    """What the server's tools/list depends on besides the code (list_store's key)."""
+    return {"reads": None if reads is None else [type(reads).__module__, type(reads).__qualname__,
+                                                 sorted((k, repr(v)) for k, v in vars(reads).items())],
+            "author": who, "token_budget": token_budget, "read_only": read_only, "remote": url is not None}
+
+
+class _Build:
+    """What the loading thread does: `first` opens the catalog and makes the tools' context and the front's tools;
+    `then` imports the SDK and builds the server on that context."""
+
+    def __init__(self, data_dir: str | None, url: str | None, token: str | None, *, create: bool,
+                 reads: Reads | None, who: str, now: float | None, token_budget: int | None, read_only: bool,
+                 serve_calls: bool, answered: threading.Event) -> None:
+        self.data_dir, self.url, self.token, self.create = data_dir, url, token, create
+        self.reads, self.who, self.now, self.token_budget = reads, who, now, token_budget
+        self.read_only, self.serve_calls, self.answered = read_only, serve_calls, answered
+        self.freeze = False
+
+    def first(self) -> tuple[Any, Any, Any]:
+        cat = open_catalog(self.data_dir, self.url, self.token, create=self.create)  # a catalog that cannot open fails fast
+        try:
+            from mcp_server.mcp.bounds import TOKEN_BUDGET
+            from mcp_server.mcp.context import make_context
+
+            ctx = make_context(cat, reads=self.reads, author=self.who, now=self.now,
+                               token_budget=TOKEN_BUDGET if self.token_budget is None else self.token_budget)
+            ctx.answered = self.answered  # a call's background work waits for the session's first answer
+            tools = None
+            if self.serve_calls:
+                from mcp_server.mcp.front import FrontTools
+
+                tools = FrontTools(ctx)
+        except BaseException:
+            cat.close()
+            raise
+        return cat, ctx, tools
+
+    def then(self, cat: Any, ctx: Any) -> Any:
+        from mcp_server.mcp.server import create_server
+
+        server = create_server(cat, read_only=self.read_only, context=ctx)
+        if self.freeze:
+            gc.freeze()  # what the imports made lives as long as the process: no collection looks at it again
+        return server
 
 
 def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | None = None, *,
@@ -115,43 +189,40 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
             raise ValueError(f"--now {now!r} is not an ISO-8601 time or seconds since the epoch, e.g. "
                              "2025-03-10T13:00:00Z")
     who = author or f"agent:{os.environ.get('USER', 'stdio')}"
+    fast_init = os.environ.get(FAST_INIT_ENV, "1") != "0"
+    serve_calls = fast_init and os.environ.get(FRONT_ENV, "1") != "0"
+    answered_a_call = threading.Event()  # set at the first answer to a request other than initialize
 
-    def build() -> tuple[Any, Any]:
-        cat = open_catalog(data_dir, url, token, create=create)  # first: a catalog that cannot open fails fast
-        try:
-            from mcp_server.mcp.bounds import TOKEN_BUDGET
-            from mcp_server.mcp.server import create_server
-
-            server = create_server(cat, reads=reads, author=who, now=t_now,
-                                   token_budget=TOKEN_BUDGET if token_budget is None else token_budget,
-                                   read_only=read_only)
-        except BaseException:
-            cat.close()
-            raise
-        if gc_paused:
-            gc.freeze()  # what the imports made lives as long as the process: no collection looks at it again
-        return cat, server
+    build = _Build(data_dir, url, token, create=create, reads=reads, who=who, now=t_now, token_budget=token_budget,
+                   read_only=read_only, serve_calls=serve_calls, answered=answered_a_call)
 
     # no cyclic garbage collection until the first answer to a call (issue 47, cold start): the imports and the
     # first call allocate ~200,000 objects that live for the session and make almost no garbage with cycles
     # (measured: ~5,000 objects after the imports), yet the collector's passes over them cost ~15% of the imports
-    gc_paused = gc.isenabled()
+    gc_paused = build.freeze = gc.isenabled()
     gc.disable()
-    loading = _Loading(build)
+    go = threading.Event()
+    if not serve_calls:
+        go.set()
+    loading = _Loading(build.first, build.then, go)
     loading.start()
     try:
         wire = _Wire.claim()
-        first = wire.front(loading)  # answers `initialize` while the server loads
-        cat, server = loading.get()
+        wire.answered_a_call = answered_a_call
+        got = _front(wire, loading, store=list_store.store_dir(None if url else data_dir),
+                     config=_config(reads, who, token_budget, read_only, url), fast_init=fast_init,
+                     serve_calls=serve_calls)
+        if got is None:
+            return  # the client ended the session before anything needed the SDK
+        cat, server = got
     except BaseException:
         if gc_paused:
             gc.enable()
         raise
-    server.tool_context.answered = wire.answered_a_call  # a call's background work waits for the first answer
     cancel = threading.Event()
 
     def preload() -> None:
-        wire.answered_a_call.wait(PRELOAD_IDLE_S)
+        answered_a_call.wait(PRELOAD_IDLE_S)
         if gc_paused:
             gc.enable()
         if not cancel.wait(PRELOAD_DELAY_S):
@@ -159,8 +230,6 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
 
     threading.Thread(target=preload, name="semcat-sql-preload", daemon=True).start()
     try:
-        if first is None:
-            return  # the client closed stdin without a word
         try:
             _serve(server, wire)
         except BaseException as exc:
@@ -168,10 +237,29 @@ def run_stdio(data_dir: str | None = None, url: str | None = None, token: str | 
                 raise
     finally:
         cancel.set()
-        wire.answered_a_call.set()
+        answered_a_call.set()
         if gc_paused:
             gc.enable()
         cat.close()
+
+
+def _front(wire: _Wire, loading: _Loading, *, store: str | None, config: dict[str, Any], fast_init: bool,
+           serve_calls: bool) -> tuple[Any, Any] | None:
+    """The front answers (front.py) until the server is built, then hands the wire over; (catalog, server), or
+    None when stdin ended before anything needed the SDK (the catalog is closed then)."""
+    front = Front(wire.lines, wire.write_line, store=store, config=config, tools=loading.tools,
+                  sdk_ready=loading.done, failed=lambda: loading.error is not None,
+                  answered_a_call=wire.answered_a_call, serve=serve_calls, go=loading.go)
+    if fast_init:
+        front.run()  # answers initialize, tools/list and the first read calls while the server loads
+    wire.take_over(front)
+    if front.eof and not front.deferred and loading.error is None:
+        loading.go.set()
+        loading.done.wait()  # the loading ends at once or soon
+        if loading.cat is not None:
+            loading.cat.close()
+        return None
+    return loading.get()
 
 
 def _serve(server: Any, wire: _Wire) -> None:
@@ -189,17 +277,39 @@ def _serve(server: Any, wire: _Wire) -> None:
 
 class _Wire:
     """The session's stdin and stdout: private duplicates of fds 0 and 1, read and written as UTF-8 lines.
-    What the SDK's transport reads first is what the front read (`pending`); the SDK's answer to an
-    `initialize` the front answered already is dropped (`answered`)."""
+    A reader thread puts each line of stdin on `lines` ("" at its end), which the front reads first; the
+    SDK's transport then reads what the front queued for it (`pending`), then `lines`. The SDK's answer to
+    an `initialize` the front answered already is dropped (`answered`); its answer to a `tools/list` the
+    front could not answer is stored (`list_keys`, list_store)."""
 
     def __init__(self, rfd: int, wfd: int) -> None:
         import io
+        import queue
 
         self._in = io.TextIOWrapper(os.fdopen(rfd, "rb", closefd=False), encoding="utf-8", errors="replace")
         self._out: BinaryIO = os.fdopen(wfd, "wb", closefd=False)
+        self.lines: queue.Queue[str] = queue.Queue()
         self.pending: list[str] = []
+        self.eof = False
         self.answered: Any = None  # the id of the `initialize` answered by the front
         self.answered_a_call = threading.Event()  # set at the first answer to a request other than initialize
+        self.list_keys: dict[Any, str] = {}
+        self.store: str | None = None
+        self._reader: threading.Thread | None = None
+
+    def start_reading(self) -> None:
+        def read() -> None:
+            while True:
+                try:
+                    line = self._in.readline()
+                except (OSError, ValueError):
+                    line = ""
+                self.lines.put(line)
+                if not line:
+                    return
+
+        self._reader = threading.Thread(target=read, name="semcat-stdin", daemon=True)
+        self._reader.start()
 
     @classmethod
     def claim(cls) -> _Wire:
@@ -217,36 +327,36 @@ class _Wire:
         os.close(devnull)
         sys.stdout.flush()
         os.dup2(2, 1)
-        return cls(rfd, wfd)
+        wire = cls(rfd, wfd)
+        wire.start_reading()
+        return wire
 
-    def front(self, loading: _Loading) -> str | None:
-        """Read the client's first line; answer it now if it is `initialize` (and the load has not failed).
-        The line is kept for the SDK. None when stdin ended first."""
-        line = self._in.readline()
-        if not line:
-            return None
-        self.pending.append(line)
-        if os.environ.get(FAST_INIT_ENV, "1") == "0" or loading.error is not None:
-            return line
-        try:
-            message = json.loads(line)
-        except ValueError:
-            return line  # the SDK answers the parse error
-        answer = initialize_answer(message)
-        if answer is not None:
-            self.answered = message["id"]
-            self.write(answer + "\n", _front=True)
-            self.flush()
-        return line
+    def take_over(self, front: Front) -> None:
+        """What the front queued for the SDK comes first; then the rest of stdin (none after its end)."""
+        self.pending = list(front.pending)
+        self.eof = front.eof
+        self.answered = front.initialized
+        self.list_keys = dict(front.list_keys)
+        self.store = front.store
+
+    def write_line(self, text: str) -> None:
+        """The front's answer (`text` without its newline), written at once."""
+        self._out.write((text + "\n").encode("utf-8"))
+        self._out.flush()
 
     # what anyio.wrap_file calls (in worker threads, one call at a time per direction)
     def readline(self) -> str:
         if self.pending:
             return self.pending.pop(0)
-        return self._in.readline()
+        if self.eof:
+            return ""
+        line = self.lines.get()
+        if not line:
+            self.eof = True
+        return line
 
-    def write(self, text: str, _front: bool = False) -> int:
-        if not _front and (self.answered is not None or not self.answered_a_call.is_set()):
+    def write(self, text: str) -> int:
+        if self.answered is not None or not self.answered_a_call.is_set() or self.list_keys:
             try:
                 msg = json.loads(text)
             except ValueError:
@@ -257,8 +367,28 @@ class _Wire:
                 return len(text)
             if is_answer and not (isinstance(msg.get("result"), dict) and "serverInfo" in msg["result"]):
                 self.answered_a_call.set()
+            if is_answer and msg.get("id") in self.list_keys:
+                self._out.write(text.encode("utf-8"))
+                self._out.flush()
+                self._keep_list(msg["id"], text)  # after the client has it
+                return len(text)
         self._out.write(text.encode("utf-8"))
         return len(text)
+
+    def _keep_list(self, request_id: Any, text: str) -> None:
+        """Store the SDK's `tools/list` answer `text` for later sessions' fronts (list_store): the exact text
+        after its envelope, if the answer has the envelope the front writes and the whole list."""
+        key = self.list_keys.pop(request_id)
+        head, line = envelope(request_id), text.rstrip("\n")
+        if not (line.startswith(head) and line.endswith("}")):
+            return
+        body = line[len(head):-1]
+        try:
+            result = json.loads(body)
+        except ValueError:
+            return
+        if isinstance(result, dict) and isinstance(result.get("tools"), list) and not result.get("nextCursor"):
+            list_store.save(self.store, key, body)
 
     def flush(self) -> None:
         self._out.flush()
