@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from catalog_core.errors import CatalogError
+from catalog_core.model import parse_time
 from semantic._bounded import literals
 from semantic.history import Context, type_family
 from semantic.models import Annotation, ColumnRef, Evidence, Finding
@@ -609,20 +610,62 @@ def load_shift(t: Table, col: str, since: int) -> tuple[int, list[int], float, f
 
 def restated_scale(t: Table, col: str, since: int) -> tuple[int, int, float] | None:
     """A rewrite after vid `since` that kept the rows (within 5%) and moved `col`'s whole range by
-    10^k, |k| >= 2, both ends alike: the column restated in another unit in place. Evidence: the
-    table's statistics just before and at the commit (the same rows). (k, vid, time) or None."""
+    10^k, |k| >= 2, both ends alike (`pair_cost`), or both ends to the old ones scaled by 10^k and
+    rounded to the column's decimals (`rounded_scale`: the smallest values of a measure restated
+    ÷100 round to zero): the column restated in another unit in place. Evidence: the table's
+    statistics just before and at the commit (the same rows). (k, vid, time) or None."""
+    digits = decimals(t, col)
     for v, tt in t.tl.data_after(since)[-60:]:
         rb, ra = rows_at(t, v - 1), rows_at(t, v)
         if not rb or not ra or abs(ra - rb) > SAME_ROWS * rb:
             continue
         before, after = stats_at(t, v - 1).get(col), stats_at(t, v).get(col)
-        pc = pair_cost(before, after)
-        if pc is None or abs(pc[1]) < SHIFT_MIN_K or pc[0] > 0.05:
-            continue
         if num((before or {}).get("min")) in (None, 0.0) and num((before or {}).get("max")) in (None, 0.0):
             continue
-        return pc[1], v, tt
+        pc = pair_cost(before, after)
+        if pc is not None and abs(pc[1]) >= SHIFT_MIN_K and pc[0] <= 0.05:
+            return pc[1], v, tt
+        k = rounded_scale(before, after, digits)
+        if k is not None:
+            return k, v, tt
     return None
+
+
+def decimals(t: Table, col: str) -> int | None:
+    """The digits after the point a numeric column keeps: a decimal's scale, 0 for an integer; None
+    for a floating-point column (or an unknown type), which rounds nothing."""
+    cur = t.col(col)
+    typ = str(cur.type if cur is not None else "").lower().replace(" ", "")
+    m = re.fullmatch(r"(?:decimal|numeric)\(\d+,(\d+)\)", typ)
+    if m:
+        return int(m.group(1))
+    return 0 if typ in ("tinyint", "smallint", "int", "integer", "bigint", "long", "short", "byte", "int8", "int16",
+                        "int32", "int64") else None
+
+
+def rounded_scale(before: dict[str, Any] | None, after: dict[str, Any] | None, digits: int | None) -> int | None:
+    """k (|k| >= 2) when a column's range `after` is its range `before` scaled by 10^k and rounded
+    to `digits` decimals, at both ends (within half a unit of the last digit), with the maximum
+    ten units of that digit or more (so that k is measured). A measure restated to a coarser scale
+    in place: its smallest values round to zero, so its range's ends move unalike and `pair_cost`
+    (tried first) sees no scale. A floating-point column rounds nothing (`digits` None)."""
+    if digits is None or before is None or after is None:
+        return None
+    bmin, bmax, amin, amax = (num(s.get(x)) for s in (before, after) for x in ("min", "max"))
+    if None in (bmin, bmax, amin, amax) or not bmax or not amax or (bmax > 0) != (amax > 0):  # type: ignore[operator]
+        return None
+    assert bmin is not None and bmax is not None and amin is not None and amax is not None
+    unit = 10.0 ** -digits
+    if abs(amax) < 10 * unit:
+        return None
+    k = round(math.log10(abs(amax / bmax)))
+    if abs(k) < SHIFT_MIN_K:
+        return None
+
+    def fits(b: float, a: float) -> bool:
+        return abs(a - b * 10.0 ** k) <= unit / 2 + 1e-9 * max(abs(a), unit)
+
+    return k if fits(bmin, amin) and fits(bmax, amax) else None
 
 
 def _scale_cols(t: Table, ann: Annotation, keys: set[str]) -> list[str]:
@@ -781,6 +824,59 @@ def quantile_scale(t: Table, col: str, v: int) -> int | None:
     return k
 
 
+def _zone_step(d: float) -> int | None:
+    """`d` seconds as a time-zone shift (a whole quarter hour, within a second; not 0; at most 14
+    hours), else None."""
+    if not ZONE_STEP - 1 <= abs(d) <= ZONE_MAX + 1 or abs(d / ZONE_STEP - round(d / ZONE_STEP)) * ZONE_STEP > 1.0:
+        return None
+    return int(round(d / ZONE_STEP) * ZONE_STEP)
+
+
+def _stat_shift(b: dict[str, Any] | None, a: dict[str, Any] | None) -> float | None:
+    """Seconds by which a time column's range moved, both ends alike (within a second): None when
+    either range is unknown, holds one time, or its ends moved apart."""
+    ends = [parse_time((s or {}).get(k)) for s in (b, a) for k in ("min", "max")]
+    if any(x is None for x in ends):
+        return None
+    blo, bhi, alo, ahi = ends  # type: ignore[misc]
+    if blo == bhi or alo == ahi or abs((alo - blo) - (ahi - bhi)) > 1.0:  # type: ignore[operator]
+        return None
+    return (alo - blo + ahi - bhi) / 2  # type: ignore[operator]
+
+
+def slid(t: Table, col: str, v: int, d: float) -> bool:
+    """Whether the rewrite at `v` brought other rows, not the same rows restated: a column other
+    than `col` moved its range (a window that slid later in time moves its ids, dates and measures
+    with it), leaving out a column that now holds one value for every row (a load stamp) and a
+    time column moved by the same `d` (restated in the same zone). A zone restatement rewrites
+    the same rows with only the times moved."""
+    before, after = stats_at(t, v - 1), stats_at(t, v)
+    for c, b in before.items():
+        a = after.get(c)
+        if c == col or not isinstance(a, dict) or not isinstance(b, dict):
+            continue
+        if (b.get("min"), b.get("max")) == (a.get("min"), a.get("max")):
+            continue
+        if a.get("min") is not None and a.get("min") == a.get("max"):
+            continue  # one value stamped on every row: the rebuild's time, not the rows'
+        other = _stat_shift(b, a)
+        if other is not None and abs(other - d) <= 1.0:
+            continue
+        return True
+    return False
+
+
+def zone_restated(t: Table, col: str, v: int) -> int | None:
+    """Metadata: seconds by which the rewrite at `v` (the same rows) moved timestamp `col`'s
+    whole range, both ends by one whole number of quarter hours (`_zone_step`), while the rest of
+    the rows kept theirs (`slid` False). None otherwise."""
+    d = _stat_shift(stats_at(t, v - 1).get(col), stats_at(t, v).get(col))
+    step = None if d is None else _zone_step(d)
+    if step is None or slid(t, col, v, step):
+        return None
+    return step
+
+
 def zone_shift(t: Table, col: str, v: int) -> int | None:
     """Seconds (a whole quarter hour, at most 14 hours, not 0) by which the rewrite at `v` (the
     same rows) moved every value of timestamp `col` alike: its minimum, deciles, quartiles, median
@@ -795,10 +891,10 @@ def zone_shift(t: Table, col: str, v: int) -> int | None:
         return None
     diffs = [a - b for b, a in zip(before, after, strict=True)]
     d = _median(diffs)
-    if any(abs(x - d) > 1.0 for x in diffs) or not ZONE_STEP - 1 <= abs(d) <= ZONE_MAX + 1 or \
-            abs(d / ZONE_STEP - round(d / ZONE_STEP)) * ZONE_STEP > 1.0:
+    step = None if any(abs(x - d) > 1.0 for x in diffs) else _zone_step(d)
+    if step is None or slid(t, col, v, step):
         return None
-    return int(round(d / ZONE_STEP) * ZONE_STEP)
+    return step
 
 
 def scale_rewritten(t: Table, ann: Annotation, keys: set[str], already: set[tuple[str | None, str]]) -> list[Finding]:
@@ -851,23 +947,40 @@ def _zone_cols(t: Table, ann: Annotation, anns: list[Annotation]) -> list[str]:
 ZONE_FIELDS = ("description", "unit", "sample_values")
 
 
-def zone_rewritten(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:
+def zone_rewritten(t: Table, ann: Annotation, anns: list[Annotation],
+                   already: set[tuple[str | None, str]] | None = None) -> list[Finding]:
     """values_units, data: a rewrite after the claim's basis that kept the rows moved every value of
     a timestamp column by one whole number of quarter hours, at most 14 hours (`zone_shift`): the
     times were restated in another time zone (UTC to local, or back), so a claim about what the
     times are (the column's description, unit, sample values; the table description for a column
     none describes) no longer holds. Which zone is right is for a person to say: no fix, the
-    finding names the column to check."""
+    finding names the column to check. A claim the statistics already flagged (`zone_meta`) is
+    left to that finding."""
+    if already is not None and (ann.key, "unit_drift") in already:
+        return []
+    return _zone_findings(t, ann, anns, zone_shift, "every value moved by {h:+g} h alike (minimum, quartiles, maximum)")
+
+
+def zone_meta(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:
+    """values_units, metadata: the same restatement seen in the table's statistics (`zone_restated`):
+    a rewrite after the claim's basis that kept the rows moved a timestamp column's minimum and
+    maximum by the same whole quarter hours while every other column kept its range (a window that
+    slid later in time moves the rows' ids and dates too, and is left alone). No fix."""
+    return _zone_findings(t, ann, anns, zone_restated,
+                          "its minimum and maximum moved by {h:+g} h alike while the other columns kept their ranges")
+
+
+def _zone_findings(t: Table, ann: Annotation, anns: list[Annotation], shift: Any, how: str) -> list[Finding]:
     out = []
     for col in _zone_cols(t, ann, anns):
         for v, tt in reversed(kept_rewrites(t, ann.provenance.basis.vid)):
-            d = zone_shift(t, col, v)
+            d = shift(t, col, v)
             if d is None:
                 continue
             h = d / 3600
             out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
-                               f"{col!r} was rewritten at vid {v} ({day_of(tt)}) with the same rows and every value moved "
-                               f"by {h:+g} h alike (minimum, quartiles, maximum): its times are in another time zone now; "
+                               f"{col!r} was rewritten at vid {v} ({day_of(tt)}) with the same rows and "
+                               f"{how.format(h=h)}: its times are in another time zone now; "
                                "check which zone the column holds", [v], [tt],
                                values={"column": col, "shift_hours": h, "restated_vid": v},
                                fixes=[make_fix("investigate", columns=[col])], cause=cause_of("zone", t.name, v, col)))
