@@ -141,14 +141,16 @@ def enum_meta(t: Table, ann: Annotation) -> list[Finding]:
     except TypeError:
         return []
     field = ann.field
+    last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
     if field == "enum" and (out_lo or out_hi):
         bad = [x for x, o in ((lo, out_lo), (hi, out_hi)) if o]
-        last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
         return [finding(ann, f"{t.name}.{ann.column}", "enum_violated", "stale",
                          f"{ann.column} holds values outside the declared enum: {bad}", [last],
                          values={"outside": bad, "enum": allowed},
                          suggestion=f"add {', '.join(map(str, bad))} to the enum",
                          fixes=[make_fix("add_enum_values", column=str(ann.column), values=bad)])]
+    if field == "enum":
+        return enum_ended(t, ann, allowed, lo, hi, last)
     if field == "sample_values":
         try:
             gone = [v for v in allowed if (lo is not None and v < lo) or (hi is not None and v > hi)]
@@ -159,6 +161,30 @@ def enum_meta(t: Table, ann: Annotation) -> list[Finding]:
                              f"sample values no longer in {ann.column}'s range [{lo}, {hi}]: {gone}", [t.obj.vid],
                              values={"missing": gone, "min": lo, "max": hi})]
     return []
+
+
+def enum_ended(t: Table, ann: Annotation, allowed: list[Any], lo: Any, hi: Any, last: int) -> list[Finding]:
+    """enum_violated (suspect), metadata: enum values that lay within the column's range when the
+    enum was written (its statistics at the annotation's basis) and lie outside its range now: no
+    row holds them any more (the range's minimum and maximum bound every value). Retired, or merged
+    into another value, is for a person to say: no fix (the data depth names the values still
+    there). Values inside today's range may have ended too; only the data can tell (`_enum_gone`)."""
+    ref = next((r for r in ann.provenance.basis.columns if r.id == ann.column_id), None)
+    then = ann.provenance.basis.stats.get(ref.name) if ref is not None else None
+    if then is None or then.min is None or then.max is None:
+        return []
+    try:
+        gone = [v for v in allowed if then.min <= v <= then.max and ((lo is not None and v < lo) or
+                                                                    (hi is not None and v > hi))]
+    except TypeError:
+        return []
+    if not gone:
+        return []
+    return [finding(ann, f"{t.name}.{ann.column}", "enum_violated", "suspect",
+                    f"enum values of {ann.column} within its range when the enum was written lie outside its range "
+                    f"now ([{lo}, {hi}]), so no row holds them: {gone} (retired, or merged into another value); check "
+                    "which values took their rows", [last], values={"gone": gone, "enum": allowed, "min": lo, "max": hi},
+                    cause=cause_of("enum_ended", t.name, last, str(ann.column)))]
 
 
 def rewrites(t: Table) -> list[tuple[int, float]]:

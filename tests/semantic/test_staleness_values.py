@@ -282,3 +282,26 @@ def test_a_measure_restated_to_a_coarser_scale_is_seen_at_metadata_depth_and_con
     assert got["column.3.unit"].fixes == [Fix(action="update_unit", params={"column": "discount_usd", "scale": -2})]
     assert got["column.3.description"].fixes == got["metric.discounts"].fixes == [
         Fix(action="investigate", params={"columns": ["discount_usd"]})]
+
+
+# ------------------------------------------------------------------ enum values that ended, at metadata depth
+def test_an_enum_value_the_statistics_show_ended_and_controls(elk):
+    """A dimension rebuilt without the rows of one enum value ('apartment', its smallest value when
+    the enum was written): the column's range now begins past it, so no row holds it, and the enum
+    is suspect at metadata depth, with no fix (retired or not is for a person to say; failed
+    before: nothing at metadata depth, as the table is always rebuilt). Controls: a rebuild that
+    keeps every value; an enum value that lay outside the range when the enum was written (never
+    seen then) is no value that ended."""
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    rows = {"id": [1, 2, 3, 4], "kind": ["apartment", "condo", "single family", "condo"]}
+    elk.overwrite(DIM, rows, at=1)
+    sm.annotate(cat, DIM, {"enum": ["apartment", "condo", "single family", "villa"]}, column="kind", author="a",
+                time=elk.day(1.5))
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "kind": [*rows["kind"], "condo"]}, at=2)
+    assert sm.staleness(cat, DIM, now=elk.day(2), merge=False) == []  # control: every value kept
+    v = elk.overwrite(DIM, {"id": [2, 3, 4], "kind": ["condo", "single family", "condo"]}, at=3)
+    got = sm.staleness(cat, DIM, now=elk.day(3), merge=False)
+    assert [(f.annotation, f.reason, f.status, f.fixes, f.evidence.values["gone"]) for f in got] == [
+        ("column.2.enum", "enum_violated", "suspect", [], ["apartment"])]
+    assert v in got[0].evidence.vids
