@@ -547,10 +547,64 @@ def _enum_gone(ctx: Context, t: Table, a: Annotation, col: str, vals: list[Any],
     gone = [v for v in vals if v in then and v not in now]
     if not gone:
         return []
+    merged = merged_into(ctx, t, col, gone, basis, duck) if what == "enum values" else None
+    if merged is not None:
+        vm, rows, values = merged
+        return [finding(a, f"{t.name}.{col}", "enum_violated", "stale",
+                        f"{what} of {col} that occurred at vid {basis} occur no more: "
+                        f"{', '.join(f'{g!r} merged into {n!r} (its {rows[g]} row(s) by the grain keys)' for g, n in vm.items())}",
+                        [ctx.vid, last], values={"gone": gone, "enum": vals, "still": sorted(map(str, now)),
+                                                 "map": vm, "map_rows": rows, "values_now": values},
+                        suggestion=f"restate {', '.join(f'{g} -> {n}' for g, n in vm.items())} in the enum",
+                        fixes=[make_fix("value_map", column=col, map=vm, values=values)],
+                        cause=cause_of("merged", t.name, last, col))]
     return [finding(a, f"{t.name}.{col}", "enum_violated", "suspect",
                     f"{what} of {col} that occurred at vid {basis} occur no more: {gone} (retired, or merged "
                     f"into another value); check which values took their rows", [ctx.vid, last],
                     values={"gone": gone, "enum": vals, "still": sorted(map(str, now))})]
+
+
+MERGED_KEPT = 0.9  # of a vanished value's rows (by the grain keys), the share still there that a merge keeps
+
+
+def merged_into(ctx: Context, t: Table, col: str, gone: list[Any], basis: int, duck: Duck
+                ) -> tuple[dict[str, str], dict[str, int], list[str]] | None:
+    """Which value took the rows of each vanished enum value, by the rows the table's grain keys
+    identify: (old -> new, rows per old value, the column's values now) when, for every vanished
+    value, MERGED_KEPT of its rows at the basis (at most MAP_ROWS) are still there and all hold one
+    other value now (a category merged into another); None otherwise: rows removed, spread over
+    several values, no grain keys, or a snapshot that cannot be read (no evidence, no fix)."""
+    keys = [k for a in ctx.annotations(t.name) if a.key == "table.grain"
+            for k in (a.value or {}).get("keys") or [] if t.col(str(k)) is not None and str(k).lower() != col.lower()]
+    if not keys:
+        return None
+    q, tq = quote_id(col), quote_table(t.name)
+    kq = ", ".join(quote_id(str(k)) for k in keys)
+    try:
+        rows = Duck(ctx.cat, basis).sql(f"SELECT {kq}, {q} FROM {tq} WHERE {q} IN ({literals(list(gone))}) "
+                                        f"LIMIT {MAP_ROWS}")
+        if not rows:
+            return None
+        names = ", ".join([f"k{i}" for i in range(len(keys))] + ["v"])
+        values = ", ".join(f"({literals(list(r))})" for r in rows)
+        on = " AND ".join(f"o.k{i} = n.{quote_id(str(k))}" for i, k in enumerate(keys))
+        pairs = duck.sql(f"SELECT CAST(o.v AS VARCHAR), CAST(n.{q} AS VARCHAR), count(*) FROM (VALUES {values}) "
+                         f"AS o({names}) JOIN {tq} n ON {on} GROUP BY ALL")
+        now = [str(r[0]) for r in duck.sql(f"SELECT DISTINCT CAST({q} AS VARCHAR) FROM {tq} WHERE {q} IS NOT NULL "
+                                           f"ORDER BY 1 LIMIT {MAX_VALUES}")]
+    except CatalogError:  # no evidence of where the rows went: no fix
+        return None
+    then = {str(g): sum(1 for r in rows if str(r[-1]) == str(g)) for g in gone}
+    to: dict[str, dict[str, int]] = {}
+    for g, n, cnt in pairs:
+        to.setdefault(str(g), {})[str(n) if n is not None else ""] = int(cnt)
+    vm: dict[str, str] = {}
+    for g, total in then.items():
+        got = to.get(g, {})
+        if len(got) != 1 or "" in got or sum(got.values()) < MERGED_KEPT * total:
+            return None
+        vm[g] = next(iter(got))
+    return vm, {g: then[g] for g in vm}, now
 
 
 # ------------------------------------------------------------------ scale changes the whole-table ranges hide

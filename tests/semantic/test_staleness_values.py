@@ -305,3 +305,38 @@ def test_an_enum_value_the_statistics_show_ended_and_controls(elk):
     assert [(f.annotation, f.reason, f.status, f.fixes, f.evidence.values["gone"]) for f in got] == [
         ("column.2.enum", "enum_violated", "suspect", [], ["apartment"])]
     assert v in got[0].evidence.vids
+
+
+# ------------------------------------------------------------------ categories merged: which value took the rows
+def _kinds(elk: LakeBuilder) -> None:
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "kind": ["a", "b", "c", "c", "a"]}, at=1)
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per id", "keys": ["id"]}}, author="a", time=elk.day(1.4))
+    sm.annotate(cat, DIM, {"enum": ["a", "b", "c"]}, column="kind", author="a", time=elk.day(1.5))
+
+
+def test_an_enum_category_merged_into_another_gets_its_value_map_at_data_depth(elk):
+    """A dimension rebuilt with category 'c' merged into 'b': the rows the grain's keys identify
+    that held 'c' when the enum was written all hold 'b' now, so the enum gets `value_map {c: b}`
+    with the column's values now (failed before: suspect with no fix)."""
+    cat = elk.cat
+    _kinds(elk)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "kind": ["a", "b", "b", "b", "a"]}, at=2)
+    got = [f for f in _data(cat, DIM, elk.day(2)) if f.annotation == "column.2.enum"]
+    assert [(f.reason, f.status, f.evidence.values["gone"]) for f in got] == [("enum_violated", "stale", ["c"])]
+    assert got[0].fixes == [Fix(action="value_map", params={"column": "kind", "map": {"c": "b"}, "values": ["a", "b"]})]
+
+
+def test_an_enum_category_whose_rows_were_removed_gets_no_map(elk):
+    """Control: the rows of 'c' removed (not merged): nothing took them, so no fix (suspect); the
+    same when the rows of 'c' went to two different values (no one value took them)."""
+    cat = elk.cat
+    _kinds(elk)
+    elk.overwrite(DIM, {"id": [1, 2, 5], "kind": ["a", "b", "a"]}, at=2)
+    got = [f for f in _data(cat, DIM, elk.day(2)) if f.annotation == "column.2.enum"]
+    assert [(f.reason, f.status, f.fixes, f.evidence.values["gone"]) for f in got] == [
+        ("enum_violated", "suspect", [], ["c"])]
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "kind": ["a", "b", "b", "a", "a"]}, at=3)
+    got = [f for f in _data(cat, DIM, elk.day(3)) if f.annotation == "column.2.enum"]
+    assert [(f.status, f.fixes) for f in got] == [("suspect", [])]
