@@ -731,10 +731,12 @@ def rounded_scale(before: dict[str, Any] | None, after: dict[str, Any] | None, d
     (tried first) sees no scale. A floating-point column rounds nothing (`digits` None)."""
     if digits is None or before is None or after is None:
         return None
-    bmin, bmax, amin, amax = (num(s.get(x)) for s in (before, after) for x in ("min", "max"))
-    if None in (bmin, bmax, amin, amax) or not bmax or not amax or (bmax > 0) != (amax > 0):  # type: ignore[operator]
+    ends = [x for s in (before, after) for k in ("min", "max") if (x := num(s.get(k))) is not None]
+    if len(ends) < 4:
         return None
-    assert bmin is not None and bmax is not None and amin is not None and amax is not None
+    bmin, bmax, amin, amax = ends
+    if not bmax or not amax or (bmax > 0) != (amax > 0):
+        return None
     unit = 10.0 ** -digits
     if abs(amax) < 10 * unit:
         return None
@@ -915,13 +917,13 @@ def _zone_step(d: float) -> int | None:
 def _stat_shift(b: dict[str, Any] | None, a: dict[str, Any] | None) -> float | None:
     """Seconds by which a time column's range moved, both ends alike (within a second): None when
     either range is unknown, holds one time, or its ends moved apart."""
-    ends = [parse_time((s or {}).get(k)) for s in (b, a) for k in ("min", "max")]
-    if any(x is None for x in ends):
+    ends = [x for s in (b, a) for k in ("min", "max") if (x := parse_time((s or {}).get(k))) is not None]
+    if len(ends) < 4:
         return None
-    blo, bhi, alo, ahi = ends  # type: ignore[misc]
-    if blo == bhi or alo == ahi or abs((alo - blo) - (ahi - bhi)) > 1.0:  # type: ignore[operator]
+    blo, bhi, alo, ahi = ends
+    if blo == bhi or alo == ahi or abs((alo - blo) - (ahi - bhi)) > 1.0:
         return None
-    return (alo - blo + ahi - bhi) / 2  # type: ignore[operator]
+    return (alo - blo + ahi - bhi) / 2
 
 
 def slid(t: Table, col: str, v: int, d: float) -> bool:
