@@ -573,7 +573,8 @@ def merged_into(ctx: Context, t: Table, col: str, gone: list[Any], basis: int, d
     identify: (old -> new, rows per old value, the column's values now) when, for every vanished
     value, MERGED_KEPT of its rows at the basis (at most MAP_ROWS) are still there and all hold one
     other value now (a category merged into another); None otherwise: rows removed, spread over
-    several values, no grain keys, or a snapshot that cannot be read (no evidence, no fix)."""
+    several values, no grain keys, more than MAX_VALUES values now (the enum to write would be cut
+    short), or a snapshot that cannot be read (no evidence, no fix)."""
     keys = [k for a in ctx.annotations(t.name) if a.key == "table.grain"
             for k in (a.value or {}).get("keys") or [] if t.col(str(k)) is not None and str(k).lower() != col.lower()]
     if not keys:
@@ -591,9 +592,11 @@ def merged_into(ctx: Context, t: Table, col: str, gone: list[Any], basis: int, d
         pairs = duck.sql(f"SELECT CAST(o.v AS VARCHAR), CAST(n.{q} AS VARCHAR), count(*) FROM (VALUES {values}) "
                          f"AS o({names}) JOIN {tq} n ON {on} GROUP BY ALL")
         now = [str(r[0]) for r in duck.sql(f"SELECT DISTINCT CAST({q} AS VARCHAR) FROM {tq} WHERE {q} IS NOT NULL "
-                                           f"ORDER BY 1 LIMIT {MAX_VALUES}")]
+                                           f"ORDER BY 1 LIMIT {MAX_VALUES + 1}")]
     except CatalogError:  # no evidence of where the rows went: no fix
         return None
+    if len(now) > MAX_VALUES:
+        return None  # too many values to write as the enum
     then = {str(g): sum(1 for r in rows if str(r[-1]) == str(g)) for g in gone}
     to: dict[str, dict[str, int]] = {}
     for g, n, cnt in pairs:
