@@ -966,10 +966,19 @@ def zone_shift(t: Table, col: str, v: int) -> int | None:
     """Seconds (a whole quarter hour, at most 14 hours, not 0) by which the rewrite at `v` (the
     same rows) moved every value of timestamp `col` alike: its minimum, deciles, quartiles, median
     and maximum before and after differ by that one amount (within a second), and the column's
-    values spread (a column stamped with one time at each rebuild is not a time of the rows). None
-    otherwise."""
+    values spread (a column stamped with one time at each rebuild is not a time of the rows), and
+    the rewrite brought no other rows (`slid`). None otherwise. The data is read only when the
+    table's statistics do not already rule it out (the minimum and maximum they record moved by
+    one zone step, or are unknown)."""
     if range_kept(t, col, v):
         return None
+    b, a = stats_at(t, v - 1).get(col), stats_at(t, v).get(col)
+    if all(parse_time((x or {}).get(k)) is not None for x in (b, a) for k in ("min", "max")):
+        # the minimum and the maximum are two of the ranks compared: when the statistics know them,
+        # a shift they do not show (both ends by one zone step) cannot be one, and the data is not read
+        d = _stat_shift(b, a)
+        if d is None or _zone_step(d) is None:
+            return None
     expr = "epoch({})"
     before, after = _quantiles(t, col, v - 1, expr, TIME_QS), _quantiles(t, col, v, expr, TIME_QS)
     if before is None or after is None or len(set(before)) < 3 or len(set(after)) < 3:
