@@ -42,6 +42,7 @@ from semantic.staleness.values_units import (
     scale_shift,
     unit_drift,
     values_data,
+    zone_meta,
     zone_rewritten,
 )
 
@@ -112,6 +113,12 @@ def _scaled_claim(a: Annotation, _e: Env) -> bool:
     return a.kind == "metric" or (a.kind == "column" and a.field in ("unit", "description", "sample_values"))
 
 
+def _zone_claim(a: Annotation, _e: Env) -> bool:
+    """Claims a time-zone restatement makes false: a column's description, unit, sample values; the
+    table description (for the timestamp columns no such claim describes)."""
+    return (a.kind == "column" and a.field in ZONE_FIELDS) or (a.kind == "table" and a.field == "description")
+
+
 def _own_refs(a: Annotation) -> list[ColumnRef]:
     return [r for r in a.provenance.basis.columns if r.id == a.column_id][:1]
 
@@ -162,6 +169,8 @@ CHECKS: list[Check] = [
           fallback=True, fix_rule=unit_fix),
     Check("scale_new_loads", "values_units", "metadata", ("unit_drift",), ("file_stats",), ("investigate",),
           lambda e, a: scale_new_loads(e.t, a, e.grain_keys), _scaled_claim, fallback=True, fix_rule=unit_fix),
+    Check("zone_restated", "values_units", "metadata", ("unit_drift",), ("table_stats", "load_log"),
+          ("investigate",), lambda e, a: zone_meta(e.t, a, e.anns), _zone_claim, fallback=True),
     Check("documented_range", "documented_ranges", "metadata", ("range_exceeded",), ("annotation_text", "column_stats"),
           (), lambda e, a: range_exceeded(e.t, a),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column")),
@@ -188,8 +197,7 @@ CHECKS: list[Check] = [
           ("investigate",), lambda e, a: scale_appended(e.t, a, e.grain_keys, e.already), _scaled_claim,
           fix_rule=unit_fix),
     Check("zone_rewrite", "values_units", "data", ("unit_drift",), ("data", "load_log", "table_stats"),
-          ("investigate",), lambda e, a: zone_rewritten(e.t, a, e.anns),
-          lambda a, _e: (a.kind == "column" and a.field in ZONE_FIELDS) or (a.kind == "table" and a.field == "description")),
+          ("investigate",), lambda e, a: zone_rewritten(e.t, a, e.anns, e.already), _zone_claim),
     Check("join_match", "keys_joins", "data", ("join_match_low", "cardinality_violated"), ("data",),
           ("join_on", "filter"),
           lambda e, a: relationship_data(e.ctx, e.t, a, e.tables, e.duck, e.already, e.last, e.checked),

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from catalog_core.errors import CatalogError
+from catalog_core.model import parse_time
 from semantic._bounded import literals
 from semantic.history import Context, type_family
 from semantic.models import Annotation, ColumnRef, Evidence, Finding
@@ -140,14 +141,16 @@ def enum_meta(t: Table, ann: Annotation) -> list[Finding]:
     except TypeError:
         return []
     field = ann.field
+    last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
     if field == "enum" and (out_lo or out_hi):
         bad = [x for x, o in ((lo, out_lo), (hi, out_hi)) if o]
-        last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
         return [finding(ann, f"{t.name}.{ann.column}", "enum_violated", "stale",
                          f"{ann.column} holds values outside the declared enum: {bad}", [last],
                          values={"outside": bad, "enum": allowed},
                          suggestion=f"add {', '.join(map(str, bad))} to the enum",
                          fixes=[make_fix("add_enum_values", column=str(ann.column), values=bad)])]
+    if field == "enum":
+        return enum_ended(t, ann, allowed, lo, hi, last)
     if field == "sample_values":
         try:
             gone = [v for v in allowed if (lo is not None and v < lo) or (hi is not None and v > hi)]
@@ -158,6 +161,30 @@ def enum_meta(t: Table, ann: Annotation) -> list[Finding]:
                              f"sample values no longer in {ann.column}'s range [{lo}, {hi}]: {gone}", [t.obj.vid],
                              values={"missing": gone, "min": lo, "max": hi})]
     return []
+
+
+def enum_ended(t: Table, ann: Annotation, allowed: list[Any], lo: Any, hi: Any, last: int) -> list[Finding]:
+    """enum_violated (suspect), metadata: enum values that lay within the column's range when the
+    enum was written (its statistics at the annotation's basis) and lie outside its range now: no
+    row holds them any more (the range's minimum and maximum bound every value). Retired, or merged
+    into another value, is for a person to say: no fix (the data depth names the values still
+    there). Values inside today's range may have ended too; only the data can tell (`_enum_gone`)."""
+    ref = next((r for r in ann.provenance.basis.columns if r.id == ann.column_id), None)
+    then = ann.provenance.basis.stats.get(ref.name) if ref is not None else None
+    if then is None or then.min is None or then.max is None:
+        return []
+    try:
+        gone = [v for v in allowed if then.min <= v <= then.max and ((lo is not None and v < lo) or
+                                                                    (hi is not None and v > hi))]
+    except TypeError:
+        return []
+    if not gone:
+        return []
+    return [finding(ann, f"{t.name}.{ann.column}", "enum_violated", "suspect",
+                    f"enum values of {ann.column} within its range when the enum was written lie outside its range "
+                    f"now ([{lo}, {hi}]), so no row holds them: {gone} (retired, or merged into another value); check "
+                    "which values took their rows", [last], values={"gone": gone, "enum": allowed, "min": lo, "max": hi},
+                    cause=cause_of("enum_ended", t.name, last, str(ann.column)))]
 
 
 def rewrites(t: Table) -> list[tuple[int, float]]:
@@ -520,10 +547,67 @@ def _enum_gone(ctx: Context, t: Table, a: Annotation, col: str, vals: list[Any],
     gone = [v for v in vals if v in then and v not in now]
     if not gone:
         return []
+    merged = merged_into(ctx, t, col, gone, basis, duck) if what == "enum values" else None
+    if merged is not None:
+        vm, rows, values = merged
+        return [finding(a, f"{t.name}.{col}", "enum_violated", "stale",
+                        f"{what} of {col} that occurred at vid {basis} occur no more: "
+                        f"{', '.join(f'{g!r} merged into {n!r} (its {rows[g]} row(s) by the grain keys)' for g, n in vm.items())}",
+                        [ctx.vid, last], values={"gone": gone, "enum": vals, "still": sorted(map(str, now)),
+                                                 "map": vm, "map_rows": rows, "values_now": values},
+                        suggestion=f"restate {', '.join(f'{g} -> {n}' for g, n in vm.items())} in the enum",
+                        fixes=[make_fix("value_map", column=col, map=vm, values=values)],
+                        cause=cause_of("merged", t.name, last, col))]
     return [finding(a, f"{t.name}.{col}", "enum_violated", "suspect",
                     f"{what} of {col} that occurred at vid {basis} occur no more: {gone} (retired, or merged "
                     f"into another value); check which values took their rows", [ctx.vid, last],
                     values={"gone": gone, "enum": vals, "still": sorted(map(str, now))})]
+
+
+MERGED_KEPT = 0.9  # of a vanished value's rows (by the grain keys), the share still there that a merge keeps
+
+
+def merged_into(ctx: Context, t: Table, col: str, gone: list[Any], basis: int, duck: Duck
+                ) -> tuple[dict[str, str], dict[str, int], list[str]] | None:
+    """Which value took the rows of each vanished enum value, by the rows the table's grain keys
+    identify: (old -> new, rows per old value, the column's values now) when, for every vanished
+    value, MERGED_KEPT of its rows at the basis (at most MAP_ROWS) are still there and all hold one
+    other value now (a category merged into another); None otherwise: rows removed, spread over
+    several values, no grain keys, more than MAX_VALUES values now (the enum to write would be cut
+    short), or a snapshot that cannot be read (no evidence, no fix)."""
+    keys = [k for a in ctx.annotations(t.name) if a.key == "table.grain"
+            for k in (a.value or {}).get("keys") or [] if t.col(str(k)) is not None and str(k).lower() != col.lower()]
+    if not keys:
+        return None
+    q, tq = quote_id(col), quote_table(t.name)
+    kq = ", ".join(quote_id(str(k)) for k in keys)
+    try:
+        rows = Duck(ctx.cat, basis).sql(f"SELECT {kq}, {q} FROM {tq} WHERE {q} IN ({literals(list(gone))}) "
+                                        f"LIMIT {MAP_ROWS}")
+        if not rows:
+            return None
+        names = ", ".join([f"k{i}" for i in range(len(keys))] + ["v"])
+        values = ", ".join(f"({literals(list(r))})" for r in rows)
+        on = " AND ".join(f"o.k{i} = n.{quote_id(str(k))}" for i, k in enumerate(keys))
+        pairs = duck.sql(f"SELECT CAST(o.v AS VARCHAR), CAST(n.{q} AS VARCHAR), count(*) FROM (VALUES {values}) "
+                         f"AS o({names}) JOIN {tq} n ON {on} GROUP BY ALL")
+        now = [str(r[0]) for r in duck.sql(f"SELECT DISTINCT CAST({q} AS VARCHAR) FROM {tq} WHERE {q} IS NOT NULL "
+                                           f"ORDER BY 1 LIMIT {MAX_VALUES + 1}")]
+    except CatalogError:  # no evidence of where the rows went: no fix
+        return None
+    if len(now) > MAX_VALUES:
+        return None  # too many values to write as the enum
+    then = {str(g): sum(1 for r in rows if str(r[-1]) == str(g)) for g in gone}
+    to: dict[str, dict[str, int]] = {}
+    for g, n, cnt in pairs:
+        to.setdefault(str(g), {})[str(n) if n is not None else ""] = int(cnt)
+    vm: dict[str, str] = {}
+    for g, total in then.items():
+        got = to.get(g, {})
+        if len(got) != 1 or "" in got or sum(got.values()) < MERGED_KEPT * total:
+            return None
+        vm[g] = next(iter(got))
+    return vm, {g: then[g] for g in vm}, now
 
 
 # ------------------------------------------------------------------ scale changes the whole-table ranges hide
@@ -609,20 +693,64 @@ def load_shift(t: Table, col: str, since: int) -> tuple[int, list[int], float, f
 
 def restated_scale(t: Table, col: str, since: int) -> tuple[int, int, float] | None:
     """A rewrite after vid `since` that kept the rows (within 5%) and moved `col`'s whole range by
-    10^k, |k| >= 2, both ends alike: the column restated in another unit in place. Evidence: the
-    table's statistics just before and at the commit (the same rows). (k, vid, time) or None."""
+    10^k, |k| >= 2, both ends alike (`pair_cost`), or both ends to the old ones scaled by 10^k and
+    rounded to the column's decimals (`rounded_scale`: the smallest values of a measure restated
+    ÷100 round to zero): the column restated in another unit in place. Evidence: the table's
+    statistics just before and at the commit (the same rows). (k, vid, time) or None."""
+    digits = decimals(t, col)
     for v, tt in t.tl.data_after(since)[-60:]:
         rb, ra = rows_at(t, v - 1), rows_at(t, v)
         if not rb or not ra or abs(ra - rb) > SAME_ROWS * rb:
             continue
         before, after = stats_at(t, v - 1).get(col), stats_at(t, v).get(col)
-        pc = pair_cost(before, after)
-        if pc is None or abs(pc[1]) < SHIFT_MIN_K or pc[0] > 0.05:
-            continue
         if num((before or {}).get("min")) in (None, 0.0) and num((before or {}).get("max")) in (None, 0.0):
             continue
-        return pc[1], v, tt
+        pc = pair_cost(before, after)
+        if pc is not None and abs(pc[1]) >= SHIFT_MIN_K and pc[0] <= 0.05:
+            return pc[1], v, tt
+        k = rounded_scale(before, after, digits)
+        if k is not None:
+            return k, v, tt
     return None
+
+
+def decimals(t: Table, col: str) -> int | None:
+    """The digits after the point a numeric column keeps: a decimal's scale, 0 for an integer; None
+    for a floating-point column (or an unknown type), which rounds nothing."""
+    cur = t.col(col)
+    typ = str(cur.type if cur is not None else "").lower().replace(" ", "")
+    m = re.fullmatch(r"(?:decimal|numeric)\(\d+,(\d+)\)", typ)
+    if m:
+        return int(m.group(1))
+    return 0 if typ in ("tinyint", "smallint", "int", "integer", "bigint", "long", "short", "byte", "int8", "int16",
+                        "int32", "int64") else None
+
+
+def rounded_scale(before: dict[str, Any] | None, after: dict[str, Any] | None, digits: int | None) -> int | None:
+    """k (|k| >= 2) when a column's range `after` is its range `before` scaled by 10^k and rounded
+    to `digits` decimals, at both ends (within half a unit of the last digit), with the maximum
+    ten units of that digit or more (so that k is measured). A measure restated to a coarser scale
+    in place: its smallest values round to zero, so its range's ends move unalike and `pair_cost`
+    (tried first) sees no scale. A floating-point column rounds nothing (`digits` None)."""
+    if digits is None or before is None or after is None:
+        return None
+    ends = [x for s in (before, after) for k in ("min", "max") if (x := num(s.get(k))) is not None]
+    if len(ends) < 4:
+        return None
+    bmin, bmax, amin, amax = ends
+    if not bmax or not amax or (bmax > 0) != (amax > 0):
+        return None
+    unit = 10.0 ** -digits
+    if abs(amax) < 10 * unit:
+        return None
+    k = round(math.log10(abs(amax / bmax)))
+    if abs(k) < SHIFT_MIN_K:
+        return None
+
+    def fits(b: float, a: float) -> bool:
+        return abs(a - b * 10.0 ** k) <= unit / 2 + 1e-9 * max(abs(a), unit)
+
+    return k if fits(bmin, amin) and fits(bmax, amax) else None
 
 
 def _scale_cols(t: Table, ann: Annotation, keys: set[str]) -> list[str]:
@@ -781,24 +909,86 @@ def quantile_scale(t: Table, col: str, v: int) -> int | None:
     return k
 
 
+def _zone_step(d: float) -> int | None:
+    """`d` seconds as a time-zone shift (a whole quarter hour, within a second; not 0; at most 14
+    hours), else None."""
+    if not ZONE_STEP - 1 <= abs(d) <= ZONE_MAX + 1 or abs(d / ZONE_STEP - round(d / ZONE_STEP)) * ZONE_STEP > 1.0:
+        return None
+    return int(round(d / ZONE_STEP) * ZONE_STEP)
+
+
+def _stat_shift(b: dict[str, Any] | None, a: dict[str, Any] | None) -> float | None:
+    """Seconds by which a time column's range moved, both ends alike (within a second): None when
+    either range is unknown, holds one time, or its ends moved apart."""
+    ends = [x for s in (b, a) for k in ("min", "max") if (x := parse_time((s or {}).get(k))) is not None]
+    if len(ends) < 4:
+        return None
+    blo, bhi, alo, ahi = ends
+    if blo == bhi or alo == ahi or abs((alo - blo) - (ahi - bhi)) > 1.0:
+        return None
+    return (alo - blo + ahi - bhi) / 2
+
+
+def slid(t: Table, col: str, v: int, d: float) -> bool:
+    """Whether the rewrite at `v` brought other rows, not the same rows restated: a column other
+    than `col` moved its range (a window that slid later in time moves its ids, dates and measures
+    with it), leaving out a column that now holds one value for every row (a load stamp) and a
+    time column moved by the same `d` (restated in the same zone). A zone restatement rewrites
+    the same rows with only the times moved."""
+    before, after = stats_at(t, v - 1), stats_at(t, v)
+    for c, b in before.items():
+        a = after.get(c)
+        if c == col or not isinstance(a, dict) or not isinstance(b, dict):
+            continue
+        if (b.get("min"), b.get("max")) == (a.get("min"), a.get("max")):
+            continue
+        if a.get("min") is not None and a.get("min") == a.get("max"):
+            continue  # one value stamped on every row: the rebuild's time, not the rows'
+        other = _stat_shift(b, a)
+        if other is not None and abs(other - d) <= 1.0:
+            continue
+        return True
+    return False
+
+
+def zone_restated(t: Table, col: str, v: int) -> int | None:
+    """Metadata: seconds by which the rewrite at `v` (the same rows) moved timestamp `col`'s
+    whole range, both ends by one whole number of quarter hours (`_zone_step`), while the rest of
+    the rows kept theirs (`slid` False). None otherwise."""
+    d = _stat_shift(stats_at(t, v - 1).get(col), stats_at(t, v).get(col))
+    step = None if d is None else _zone_step(d)
+    if step is None or slid(t, col, v, step):
+        return None
+    return step
+
+
 def zone_shift(t: Table, col: str, v: int) -> int | None:
     """Seconds (a whole quarter hour, at most 14 hours, not 0) by which the rewrite at `v` (the
     same rows) moved every value of timestamp `col` alike: its minimum, deciles, quartiles, median
     and maximum before and after differ by that one amount (within a second), and the column's
-    values spread (a column stamped with one time at each rebuild is not a time of the rows). None
-    otherwise."""
+    values spread (a column stamped with one time at each rebuild is not a time of the rows), and
+    the rewrite brought no other rows (`slid`). None otherwise. The data is read only when the
+    table's statistics do not already rule it out (the minimum and maximum they record moved by
+    one zone step, or are unknown)."""
     if range_kept(t, col, v):
         return None
+    b, a = stats_at(t, v - 1).get(col), stats_at(t, v).get(col)
+    if all(parse_time((x or {}).get(k)) is not None for x in (b, a) for k in ("min", "max")):
+        # the minimum and the maximum are two of the ranks compared: when the statistics know them,
+        # a shift they do not show (both ends by one zone step) cannot be one, and the data is not read
+        d = _stat_shift(b, a)
+        if d is None or _zone_step(d) is None:
+            return None
     expr = "epoch({})"
     before, after = _quantiles(t, col, v - 1, expr, TIME_QS), _quantiles(t, col, v, expr, TIME_QS)
     if before is None or after is None or len(set(before)) < 3 or len(set(after)) < 3:
         return None
     diffs = [a - b for b, a in zip(before, after, strict=True)]
     d = _median(diffs)
-    if any(abs(x - d) > 1.0 for x in diffs) or not ZONE_STEP - 1 <= abs(d) <= ZONE_MAX + 1 or \
-            abs(d / ZONE_STEP - round(d / ZONE_STEP)) * ZONE_STEP > 1.0:
+    step = None if any(abs(x - d) > 1.0 for x in diffs) else _zone_step(d)
+    if step is None or slid(t, col, v, step):
         return None
-    return int(round(d / ZONE_STEP) * ZONE_STEP)
+    return step
 
 
 def scale_rewritten(t: Table, ann: Annotation, keys: set[str], already: set[tuple[str | None, str]]) -> list[Finding]:
@@ -851,23 +1041,40 @@ def _zone_cols(t: Table, ann: Annotation, anns: list[Annotation]) -> list[str]:
 ZONE_FIELDS = ("description", "unit", "sample_values")
 
 
-def zone_rewritten(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:
+def zone_rewritten(t: Table, ann: Annotation, anns: list[Annotation],
+                   already: set[tuple[str | None, str]] | None = None) -> list[Finding]:
     """values_units, data: a rewrite after the claim's basis that kept the rows moved every value of
     a timestamp column by one whole number of quarter hours, at most 14 hours (`zone_shift`): the
     times were restated in another time zone (UTC to local, or back), so a claim about what the
     times are (the column's description, unit, sample values; the table description for a column
     none describes) no longer holds. Which zone is right is for a person to say: no fix, the
-    finding names the column to check."""
+    finding names the column to check. A claim the statistics already flagged (`zone_meta`) is
+    left to that finding."""
+    if already is not None and (ann.key, "unit_drift") in already:
+        return []
+    return _zone_findings(t, ann, anns, zone_shift, "every value moved by {h:+g} h alike (minimum, quartiles, maximum)")
+
+
+def zone_meta(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:
+    """values_units, metadata: the same restatement seen in the table's statistics (`zone_restated`):
+    a rewrite after the claim's basis that kept the rows moved a timestamp column's minimum and
+    maximum by the same whole quarter hours while every other column kept its range (a window that
+    slid later in time moves the rows' ids and dates too, and is left alone). No fix."""
+    return _zone_findings(t, ann, anns, zone_restated,
+                          "its minimum and maximum moved by {h:+g} h alike while the other columns kept their ranges")
+
+
+def _zone_findings(t: Table, ann: Annotation, anns: list[Annotation], shift: Any, how: str) -> list[Finding]:
     out = []
     for col in _zone_cols(t, ann, anns):
         for v, tt in reversed(kept_rewrites(t, ann.provenance.basis.vid)):
-            d = zone_shift(t, col, v)
+            d = shift(t, col, v)
             if d is None:
                 continue
             h = d / 3600
             out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
-                               f"{col!r} was rewritten at vid {v} ({day_of(tt)}) with the same rows and every value moved "
-                               f"by {h:+g} h alike (minimum, quartiles, maximum): its times are in another time zone now; "
+                               f"{col!r} was rewritten at vid {v} ({day_of(tt)}) with the same rows and "
+                               f"{how.format(h=h)}: its times are in another time zone now; "
                                "check which zone the column holds", [v], [tt],
                                values={"column": col, "shift_hours": h, "restated_vid": v},
                                fixes=[make_fix("investigate", columns=[col])], cause=cause_of("zone", t.name, v, col)))

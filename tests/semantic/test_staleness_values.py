@@ -48,20 +48,21 @@ def _cents(rows: dict[str, list]) -> dict[str, list]:
 
 def test_a_measure_restated_in_place_whose_smallest_values_round_to_zero_and_control(elk):
     """A measure with no unit annotation restated ÷100 in place (the same rows); its smallest
-    values round to zero, so the range's two ends do not move alike and the statistics show no
-    scale (failed before: nothing, at both depths). At data depth every decile and quartile of the
-    same rows moved by 10^-2 (the ranks where one side is zero left out): the description is stale,
-    with no fix (no unit to update). Control: the same rows rewritten unchanged."""
+    values round to zero, so the range's two ends do not move alike (failed before: nothing, at
+    both depths). At metadata depth both ends are the old ones ÷100 rounded to the cent
+    (`rounded_scale`); at data depth every decile and quartile of the same rows moved by 10^-2 (the
+    ranks where one side is zero left out): the description is stale, with no fix (no unit to
+    update), one finding at each depth. Control: the same rows rewritten unchanged."""
     cat = elk.cat
     rows = _discounts(elk, unit=False)
     elk.overwrite(T, rows, at=3)
     assert _data(cat, T, elk.day(3)) == []  # control: rewritten, same values
     v = elk.overwrite(T, _cents(rows), at=4)
-    assert sm.staleness(cat, T, now=elk.day(4), merge=False) == []  # the statistics do not show it
-    got = _data(cat, T, elk.day(4))
-    assert [(f.annotation, f.reason, f.status, f.fixes, f.evidence.values["scale_exp"]) for f in got] == [
-        ("column.3.description", "unit_drift", "stale", [], -2)]
-    assert v in got[0].evidence.vids
+    look = [Fix(action="investigate", params={"columns": ["discount_usd"]})]
+    for got, fixes in ((sm.staleness(cat, T, now=elk.day(4), merge=False), look), (_data(cat, T, elk.day(4)), look)):
+        assert [(f.annotation, f.reason, f.status, f.fixes, f.evidence.values["scale_exp"]) for f in got] == [
+            ("column.3.description", "unit_drift", "stale", fixes, -2)]
+        assert v in got[0].evidence.vids
 
 
 def test_a_unit_restated_in_place_gets_its_scale_at_data_depth_and_control(elk):
@@ -207,3 +208,135 @@ def test_a_small_load_in_another_unit_inside_the_old_range_and_control(elk):
     for f in got.values():
         assert f.status == "stale" and f.evidence.values["scale_exp"] == 2 and v in f.evidence.vids
         assert f.fixes == [Fix(action="investigate", params={"columns": ["fare_usd"]})]
+
+
+# ------------------------------------------------------------------ a time-zone restatement at metadata depth
+def test_a_zone_restatement_is_seen_at_metadata_depth_from_the_rewrites_statistics(elk):
+    """A timestamp column restated -5 h in place (the same rows): the table's statistics just
+    before and at the rewrite move the column's minimum and maximum by the same whole hours while
+    every other column keeps its range (a load stamp restamped with one time aside), so the
+    claim is stale at metadata depth, with no fix (failed before: nothing at metadata depth).
+    At data depth the one finding stays (no second one from the quantiles)."""
+    cat = elk.cat
+    rows = _events(elk)
+    sm.annotate(cat, T, {"description": "when the event happened, UTC"}, column="event_ts", author="a",
+                time=elk.day(3.6))
+    shifted = [x - dt.timedelta(hours=5) for x in rows["event_ts"]]
+    v = elk.overwrite(T, {**rows, "event_ts": shifted, "loaded_at": [_ts(14, 1)] * len(shifted)}, at=4)
+    got = sm.staleness(cat, T, now=elk.day(4), merge=False)
+    assert [(f.annotation, f.reason, f.status, f.evidence.values["shift_hours"]) for f in got] == [
+        ("column.3.description", "unit_drift", "stale", -5)]
+    assert got[0].fixes == [Fix(action="investigate", params={"columns": ["event_ts"]})] and v in got[0].evidence.vids
+    assert [(f.annotation, f.reason) for f in _data(cat, T, elk.day(4))] == [("column.3.description", "unit_drift")]
+
+
+def _hourly(elk: LakeBuilder, first: int, hours: int) -> dict[str, list]:
+    """A rolling window of `hours` hourly events from hour `first` (one event an hour, ids by hour)."""
+    start = dt.datetime(2024, 11, 11, tzinfo=dt.timezone.utc)
+    ts = [start + dt.timedelta(hours=h) for h in range(first, first + hours)]
+    return {"event_id": list(range(first, first + hours)), "event_ts": ts,
+            "amount": [float(10 + (h * 7) % 13) for h in range(first, first + hours)]}
+
+
+def test_a_rolling_window_that_slid_by_whole_hours_is_no_zone_restatement(elk):
+    """Control: a table rebuilt as a rolling window of the last 48 hours, rebuilt 3 hours later: the
+    same row count, every timestamp (minimum, quantiles, maximum) 3 h later, but the rows are new
+    ones (their ids moved with them): a window that slid, not a zone rewrite (failed before: flagged
+    at data depth as a time-zone restatement). The same rebuild with the ids kept is one."""
+    cat = elk.cat
+    elk.table(T, [("event_id", "bigint"), ("event_ts", "timestamp"), ("amount", "double")], at=0)
+    for day in (1, 2, 3):
+        elk.append(T, {k: v[:1] for k, v in _hourly(elk, 100 + day, 1).items()}, at=day)
+    elk.overwrite(T, _hourly(elk, 0, 48), at=3.2)
+    sm.annotate(cat, T, {"description": "when the event happened, UTC"}, column="event_ts", author="a",
+                time=elk.day(3.5))
+    slid = _hourly(elk, 3, 48)
+    elk.overwrite(T, slid, at=4)
+    assert sm.staleness(cat, T, now=elk.day(4), merge=False) == []
+    assert _data(cat, T, elk.day(4)) == []
+    elk.overwrite(T, _hourly(elk, 0, 48), at=5)  # slid back
+    assert sm.staleness(cat, T, now=elk.day(5), merge=False) == []
+    elk.overwrite(T, {**_hourly(elk, 0, 48), "event_ts": slid["event_ts"]}, at=6)  # the same rows, times +3 h
+    assert [(f.annotation, f.evidence.values["shift_hours"]) for f in sm.staleness(cat, T, now=elk.day(6), merge=False)] \
+        == [("column.2.description", 3)]
+
+
+# ------------------------------------------------------------------ a measure rounded to a coarser scale in place
+def test_a_measure_restated_to_a_coarser_scale_is_seen_at_metadata_depth_and_control(elk):
+    """A decimal(14,2) measure restated ÷100 in place, rounded to the cent, so its smallest values
+    became 0.00: the range's ends do not move alike (the minimum fell to zero), but both are the
+    old ones scaled by 10^-2 and rounded to the column's two decimals, in a rewrite that kept the
+    rows (failed before: nothing at metadata depth). The unit gets update_unit -2; the description
+    and the metric what to look at. Control: a rebuild of the same rows with one row's discount
+    set to 0.00 (the minimum falls to zero, the maximum stays)."""
+    cat = elk.cat
+    rows = _discounts(elk, unit=True)
+    zeroed = {**rows, "discount_usd": [0.0, *rows["discount_usd"][1:]]}
+    elk.overwrite(T, zeroed, at=3)
+    assert sm.staleness(cat, T, now=elk.day(3), merge=False) == []  # control
+    elk.overwrite(T, rows, at=3.5)
+    v = elk.overwrite(T, _cents(rows), at=4)
+    got = {f.annotation: f for f in sm.staleness(cat, T, now=elk.day(4), merge=False)}
+    assert set(got) == {"column.3.unit", "column.3.description", "metric.discounts"}
+    assert all(f.reason == "unit_drift" and v in f.evidence.vids for f in got.values())
+    assert got["column.3.unit"].fixes == [Fix(action="update_unit", params={"column": "discount_usd", "scale": -2})]
+    assert got["column.3.description"].fixes == got["metric.discounts"].fixes == [
+        Fix(action="investigate", params={"columns": ["discount_usd"]})]
+
+
+# ------------------------------------------------------------------ enum values that ended, at metadata depth
+def test_an_enum_value_the_statistics_show_ended_and_controls(elk):
+    """A dimension rebuilt without the rows of one enum value ('apartment', its smallest value when
+    the enum was written): the column's range now begins past it, so no row holds it, and the enum
+    is suspect at metadata depth, with no fix (retired or not is for a person to say; failed
+    before: nothing at metadata depth, as the table is always rebuilt). Controls: a rebuild that
+    keeps every value; an enum value that lay outside the range when the enum was written (never
+    seen then) is no value that ended."""
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    rows = {"id": [1, 2, 3, 4], "kind": ["apartment", "condo", "single family", "condo"]}
+    elk.overwrite(DIM, rows, at=1)
+    sm.annotate(cat, DIM, {"enum": ["apartment", "condo", "single family", "villa"]}, column="kind", author="a",
+                time=elk.day(1.5))
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "kind": [*rows["kind"], "condo"]}, at=2)
+    assert sm.staleness(cat, DIM, now=elk.day(2), merge=False) == []  # control: every value kept
+    v = elk.overwrite(DIM, {"id": [2, 3, 4], "kind": ["condo", "single family", "condo"]}, at=3)
+    got = sm.staleness(cat, DIM, now=elk.day(3), merge=False)
+    assert [(f.annotation, f.reason, f.status, f.fixes, f.evidence.values["gone"]) for f in got] == [
+        ("column.2.enum", "enum_violated", "suspect", [], ["apartment"])]
+    assert v in got[0].evidence.vids
+
+
+# ------------------------------------------------------------------ categories merged: which value took the rows
+def _kinds(elk: LakeBuilder) -> None:
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "kind": ["a", "b", "c", "c", "a"]}, at=1)
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per id", "keys": ["id"]}}, author="a", time=elk.day(1.4))
+    sm.annotate(cat, DIM, {"enum": ["a", "b", "c"]}, column="kind", author="a", time=elk.day(1.5))
+
+
+def test_an_enum_category_merged_into_another_gets_its_value_map_at_data_depth(elk):
+    """A dimension rebuilt with category 'c' merged into 'b': the rows the grain's keys identify
+    that held 'c' when the enum was written all hold 'b' now, so the enum gets `value_map {c: b}`
+    with the column's values now (failed before: suspect with no fix)."""
+    cat = elk.cat
+    _kinds(elk)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "kind": ["a", "b", "b", "b", "a"]}, at=2)
+    got = [f for f in _data(cat, DIM, elk.day(2)) if f.annotation == "column.2.enum"]
+    assert [(f.reason, f.status, f.evidence.values["gone"]) for f in got] == [("enum_violated", "stale", ["c"])]
+    assert got[0].fixes == [Fix(action="value_map", params={"column": "kind", "map": {"c": "b"}, "values": ["a", "b"]})]
+
+
+def test_an_enum_category_whose_rows_were_removed_gets_no_map(elk):
+    """Control: the rows of 'c' removed (not merged): nothing took them, so no fix (suspect); the
+    same when the rows of 'c' went to two different values (no one value took them)."""
+    cat = elk.cat
+    _kinds(elk)
+    elk.overwrite(DIM, {"id": [1, 2, 5], "kind": ["a", "b", "a"]}, at=2)
+    got = [f for f in _data(cat, DIM, elk.day(2)) if f.annotation == "column.2.enum"]
+    assert [(f.reason, f.status, f.fixes, f.evidence.values["gone"]) for f in got] == [
+        ("enum_violated", "suspect", [], ["c"])]
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "kind": ["a", "b", "b", "a", "a"]}, at=3)
+    got = [f for f in _data(cat, DIM, elk.day(3)) if f.annotation == "column.2.enum"]
+    assert [(f.status, f.fixes) for f in got] == [("suspect", [])]
