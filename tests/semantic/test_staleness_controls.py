@@ -68,3 +68,59 @@ def test_a_rewrite_that_moves_the_answer_is_still_flagged(elk):
     got = _changed(cat, elk.day(6), "data")
     assert len(got) == 2, got
     assert all([x.action for x in f.fixes] == ["reverify"] for f in got.values())
+
+
+R = "acme.raw.lines"
+
+
+def _keyless(elk: LakeBuilder, text: str, extra: dict[str, list], add: str = "load_note", kind: str = "string") -> None:
+    """A raw table whose grain states no keys, one day loaded, then a load that doubles its rows and
+    brings a new column `add` (schema and rows in one commit, as the Spark bridge appends with a
+    schema change)."""
+    cat = elk.cat
+    elk.table(R, [("d", "date"), ("line_id", "bigint"), ("amt", "bigint")], at=0)
+    elk.append(R, {"d": ["2024-11-11"] * 4, "line_id": [1, 2, 3, 4], "amt": [5, 6, 7, 8]}, at=1)
+    sm.annotate(cat, R, {"grain": {"text": text, "keys": []}}, author="a", time=elk.day(1.5))
+    sch = dict(elk.schemas[R])
+    sch["columns"] = [*sch["columns"], {"id": 4, "name": add, "type": kind, "nullable": True}]
+    sch["schema_id"] = 1
+    elk.schemas[R] = sch
+    rows = {"d": ["2024-11-12"] * 4, "amt": [5, 6, 7, 8], **extra}
+    with cat.transaction(author="etl", message="load", time=elk.at(2), meta=elk._meta(R, "append", rows)) as txn:
+        txn.merge(elk.path(R), {"schema": {"op": "set", "val": sch}})
+        elk._add_rows(txn, R, rows)
+
+
+def _grain(cat, now, depth):
+    return [(f.reason, f.message) for f in sm.staleness(cat, R, depth=depth, now=now, merge=False)
+            if f.annotation == "table.grain"]
+
+
+def test_a_new_nullable_column_makes_no_grain_finding_on_a_keyless_grain(elk):
+    """A grain with no key list ("one row per line as received") and a load that doubles the rows
+    with a new unannotated column holding nulls: a column with nulls identifies no row, and the
+    grain's text names no column it could split: no grain finding at either depth (failed before:
+    schema_changed "rows may now be split by load_note" at both)."""
+    _keyless(elk, "one row per line as received",
+             {"line_id": [5, 6, 7, 8], "load_note": ["b1", None, "b1", None]})
+    for depth in ("metadata", "data"):
+        assert _grain(elk.cat, elk.day(3), depth) == [], depth
+
+
+def test_a_keyless_grain_is_judged_on_the_columns_its_text_names(elk):
+    """The counterpart: the grain's text names `line_id`, and the table is rebuilt as periodic
+    snapshots (a `snap` date in every row, each `line_id` once per snapshot): flagged at both depths
+    with the keys (line_id, snap) (failed before: set_keys (snap) alone, the text's column left out)."""
+    cat = elk.cat
+    elk.table(R, [("d", "date"), ("line_id", "bigint"), ("amt", "bigint")], at=0)
+    elk.append(R, {"d": ["2024-11-11"] * 4, "line_id": [1, 2, 3, 4], "amt": [5, 6, 7, 8]}, at=1)
+    sm.annotate(cat, R, {"grain": {"text": "one row per line_id as received", "keys": []}}, author="a",
+                time=elk.day(1.5))
+    elk.evolve(R, add=[("snap", "date")], at=2, rows={"d": ["2024-11-11"] * 8, "line_id": [1, 2, 3, 4] * 2,
+                                                       "amt": [5, 6, 7, 8] * 2,
+                                                       "snap": ["2024-11-11"] * 4 + ["2024-11-12"] * 4})
+    for depth in ("metadata", "data"):
+        got = [f for f in sm.staleness(cat, R, depth=depth, now=elk.day(3), merge=False) if f.annotation == "table.grain"]
+        assert got, depth
+        assert [(x.action, x.params.get("keys")) for x in got[0].fixes][:1] == [("set_keys", ["line_id", "snap"])], \
+            (depth, got)
