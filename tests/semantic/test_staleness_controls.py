@@ -124,3 +124,25 @@ def test_a_keyless_grain_is_judged_on_the_columns_its_text_names(elk):
         assert got, depth
         assert [(x.action, x.params.get("keys")) for x in got[0].fixes][:1] == [("set_keys", ["line_id", "snap"])], \
             (depth, got)
+
+
+W = "acme.core.returns"
+
+
+def test_a_widened_decimal_changes_no_claim_on_the_column(elk):
+    """A routine load that widens a measure's decimal (7,2) -> (11,2), as a load whose sums need more
+    digits does: every value reads the same, so its role, unit and description stay true (failed
+    before: column_type_changed on each, a false alarm on a routine load). A change of scale
+    (11,2) -> (11,4) still is flagged: the declared precision of the values changed."""
+    cat = elk.cat
+    elk.table(W, [("d", "date"), ("id", "bigint"), ("amt", "decimal(7,2)")], at=0)
+    elk.append(W, {"d": ["2024-11-11"] * 2, "id": [1, 2], "amt": [1.5, 20.25]}, at=1)
+    sm.annotate(cat, W, {"role": "measure", "unit": "dollars", "description": "amount returned"}, column="amt",
+                author="a", time=elk.day(1.5))
+    elk.evolve(W, retype={"amt": "decimal(11,2)"}, at=2)
+    elk.append(W, {"d": ["2024-11-12"] * 2, "id": [3, 4], "amt": [3.5, 123456.75]}, at=2.1)
+    got = [(f.annotation, f.reason) for f in sm.staleness(cat, W, now=elk.day(3), merge=False)]
+    assert got == [], got
+    elk.evolve(W, retype={"amt": "decimal(11,4)"}, at=4)
+    got = {(f.annotation, f.reason) for f in sm.staleness(cat, W, now=elk.day(5), merge=False)}
+    assert ("column.3.role", "column_type_changed") in got, got
