@@ -3,6 +3,7 @@ changed answer after a structural change or late data)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -211,12 +212,13 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
     """The verified query run at the snapshot. An error: `verified_query_fails`. The verified answer:
     what metadata suspected does not hold. Another answer after routine loads only (new rows of a
     growing table, a dimension rebuilt as usual) is what the query is for; it is
-    `verified_query_changed` only when a change of the kind metadata suspects (a schema change that
-    names the query's columns, a full rewrite of a table it reads, late data for an old partition)
-    moved the answer: the query is run just before and just after each such change (the first
-    `MOVED_TRIES`, bounded like `run_sql`). A compaction or an identical re-run moves nothing, and
-    the metadata findings (`schema_changed`, `verified_query_changed`) on a change the answer did
-    not move across are dropped (`checked`)."""
+    `verified_query_changed` after a schema change that names the query's columns (what the SQL
+    means changed, whatever one answer shows), and after a change of rows of the kind metadata
+    suspects (a full rewrite of a table it reads, late data for an old partition) only when that
+    change moved the answer: the query is run just before and just after it (the first
+    `MOVED_TRIES` such changes, bounded like `run_sql`). A compaction or an identical re-run moves
+    nothing; a metadata `verified_query_changed` on a rewrite the answer did not move across is
+    dropped (`checked`)."""
     val = a.value or {}
     sql = str(val.get("sql"))
     key = (sql, ctx.vid)
@@ -237,9 +239,8 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
         if checked is not None:
             checked.add((a.key, "verified_query_changed"))  # the same answer: what metadata suspected does not hold
         return []
-    suspected = [f for f in verified_meta(ctx, t, a) if f.reason in ("schema_changed", "verified_query_changed")] \
-        if already is not None and any((a.key, r) in already for r in ("schema_changed", "verified_query_changed")) \
-        else []
+    suspected = [f for f in verified_meta(ctx, t, a) if f.reason == "verified_query_changed"] \
+        if already is not None and (a.key, "verified_query_changed") in already else []
     for f in suspected:
         v = _change_vid(f)
         if v is None or _moved(ctx, sql, v):
@@ -251,14 +252,20 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
         return []  # metadata named the change it reads (and its fix): the different answer confirms it
     names = [str(x) for x in val.get("tables") or [t.name]]
     evs = _structural_all(ctx, names, at, text=sql)
-    evs = sorted(evs + list(_late_loads(ctx, names, at))[:MOVED_TRIES], key=lambda e: e[2])
-    for kind, name, vid, tt in evs[:MOVED_TRIES]:
-        if not _moved(ctx, sql, vid):
-            continue
+    evs = sorted(evs + list(itertools.islice(_late_loads(ctx, names, at), MOVED_TRIES)), key=lambda e: e[2])
+    tries = 0
+    for kind, name, vid, tt in evs:
+        rows = kind in ("rewrite", "late")
+        if rows:
+            if tries >= MOVED_TRIES:
+                continue
+            tries += 1
+            if not _moved(ctx, sql, vid):
+                continue
         how = {"rewrite": "was rewritten", "late": "took late data for an old partition"}.get(kind, "changed its schema")
         return [finding(a, t.name, "verified_query_changed", "suspect",
                          f"the verified query returns a different result than at vid {at}, since {name} "
-                         f"{how} at vid {vid} ({day_of(tt)}) and its answer moved across that change",
+                         f"{how} at vid {vid} ({day_of(tt)})" + (", and its answer moved across that change" if rows else ""),
                          [at, vid], [tt],
                          values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
                                  "table": name, "change": kind},

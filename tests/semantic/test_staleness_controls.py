@@ -146,3 +146,24 @@ def test_a_widened_decimal_changes_no_claim_on_the_column(elk):
     elk.evolve(W, retype={"amt": "decimal(11,4)"}, at=4)
     got = {(f.annotation, f.reason) for f in sm.staleness(cat, W, now=elk.day(5), merge=False)}
     assert ("column.3.role", "column_type_changed") in got, got
+
+
+def test_a_schema_change_under_a_verified_query_is_flagged_even_when_one_answer_holds(elk):
+    """A join key restated as zero-padded text: DuckDB still joins it to the integer key (an implicit
+    cast), so the answer just before and just after is the same, but what the SQL means changed. The
+    copy of the query on the other table is still flagged at data depth (the answer test is for
+    changes of rows only; this failed on a first version of it)."""
+    cat = elk.cat
+    dim = "acme.core.dim"
+    elk.table(dim, [("k", "bigint"), ("name", "string")], at=0, rows={"k": [1, 2, 3], "name": ["x", "y", "z"]})
+    elk.table(T, [("d", "date"), ("k", "bigint")], at=0.5)
+    for day in range(1, 4):
+        elk.append(T, {"d": [f"2024-11-1{day}"] * 2, "k": [1, day]}, at=day)
+    sm.verify_query(cat, "rows per name", "SELECT x.name, count(*) FROM acme.core.t o JOIN acme.core.dim x ON x.k = o.k "
+                    "GROUP BY x.name ORDER BY x.name", author="a", time=elk.day(3.5))
+    elk.evolve(T, retype={"k": "string"}, at=4, rows={"d": [f"2024-11-1{day}" for day in range(1, 4) for _ in range(2)],
+                                                       "k": [f"{v:010d}" for day in range(1, 4) for v in (1, day)]})
+    elk.append(T, {"d": ["2024-11-14"] * 2, "k": ["0000000001", "0000000002"]}, at=5)
+    got = {f.reason for f in sm.staleness(cat, dim, depth="data", now=elk.day(6), merge=False)
+           if (f.annotation or "").startswith("verified_query.")}
+    assert got & {"verified_query_changed", "schema_changed"}, got
