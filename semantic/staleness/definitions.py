@@ -12,10 +12,11 @@ from catalog_core.errors import CatalogError
 from catalog_core.model import parse_time
 from semantic import _bounded
 from semantic._bounded import LimitExceededError
+from semantic._tables import table_columns
 from semantic.annotations import fingerprint
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
-from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, make_fix, versioning
+from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, make_fix, quote_id, quote_table, versioning
 from semantic.staleness.schema import additive, column_findings, names, names_columns
 from semantic.staleness.values_units import restated_scale, rewrites, sql_literals, stats_shift, unit_drift
 
@@ -198,6 +199,41 @@ def _moved(ctx: Context, sql: str, vid: int) -> bool:
     return vid > 0 and _answer(ctx, sql, vid - 1) != _answer(ctx, sql, vid)
 
 
+def _repeated_keys(ctx: Context, names: list[str], at: int) -> tuple[str, list[str], int] | None:
+    """A table among `names` whose declared grain keys repeat at the snapshot and did not at vid `at`
+    (rows loaded twice, or a grain that changed without a schema change): (table, keys, how many key
+    values repeat), or None. Two bounded statements per table with declared keys (cached per vid)."""
+    for n in names:
+        obj = ctx.table(n)
+        grain = next((x for x in ctx.annotations(n) if x.key == "table.grain"), None) if obj is not None else None
+        keys = [str(k) for k in ((grain.value or {}).get("keys") or [])] if grain is not None else []
+        cols = {c.name.lower() for c in table_columns(obj.value)} if obj is not None else set()
+        if not keys or at <= 0 or any(k.lower() not in cols for k in keys):
+            continue
+        kq = ", ".join(quote_id(k) for k in keys)
+        q = f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(n)} GROUP BY ALL HAVING count(*) > 1)"
+        now = _count(ctx, q, ctx.vid)
+        if now and _count(ctx, q, at) == 0:
+            return n, keys, now
+    return None
+
+
+def _count(ctx: Context, q: str, vid: int) -> int | None:
+    """The single number `q` answers at `vid` (None when it does not run there), cached per (text, vid)."""
+    key = ("count", q, vid)
+    got = ctx.cache.sql.take(key)
+    if got is None:
+        try:
+            rows = _bounded.query(ctx.cat, vid, q)
+            got = (int(rows[0][0]) if rows and isinstance(rows[0][0], int) else None,)
+        except LimitExceededError:
+            raise
+        except CatalogError:
+            got = (None,)
+        ctx.cache.sql.put(key, got)
+    return got[0]
+
+
 def _change_vid(f: Finding) -> int | None:
     """The vid of the change a metadata finding on a verified query names (its evidence's last vid)."""
     v = f.evidence.values
@@ -269,6 +305,18 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
                          [at, vid], [tt],
                          values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
                                  "table": name, "change": kind},
+                         suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
+                         cause=None)]
+    rep = _repeated_keys(ctx, names, at)
+    if rep is not None:
+        name, keys, n = rep
+        return [finding(a, t.name, "verified_query_changed", "suspect",
+                         f"the verified query returns a different result than at vid {at}, and {n} key value(s) of "
+                         f"{name}'s grain ({', '.join(keys)}) now repeat, which none did then: rows were loaded "
+                         "twice or a row is no longer what the query counted",
+                         [at, ctx.vid], [],
+                         values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
+                                 "table": name, "change": "keys_repeat", "duplicate_keys": n},
                          suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
                          cause=None)]
     return []

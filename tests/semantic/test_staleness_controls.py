@@ -167,3 +167,20 @@ def test_a_schema_change_under_a_verified_query_is_flagged_even_when_one_answer_
     got = {f.reason for f in sm.staleness(cat, dim, depth="data", now=elk.day(6), merge=False)
            if (f.annotation or "").startswith("verified_query.")}
     assert got & {"verified_query_changed", "schema_changed"}, got
+
+
+def test_a_load_that_repeats_the_grain_keys_changes_a_verified_answer(elk):
+    """A table whose grain is (id): a routine load of new ids changes the answer as the query is
+    meant to (no flag), then the latest day is loaded again (every key twice, no schema change, no
+    rewrite): the answer counts rows twice, flagged at data depth with re-verify (failed before:
+    nothing, the different answer taken for routine growth). The keys repeating now and not when the
+    query was verified is the evidence."""
+    cat = elk.cat
+    _daily(elk)
+    sm.annotate(cat, T, {"grain": {"text": "one row per id", "keys": ["id"]}}, author="a", time=elk.day(4.7))
+    elk.append(T, {"d": ["2024-11-15"] * 2, "id": [10, 11], "kind": ["a", "b"]}, at=5)
+    assert _changed(cat, elk.day(5), "data") == {}
+    elk.append(T, {"d": ["2024-11-15"] * 2, "id": [10, 11], "kind": ["a", "b"]}, at=6)
+    got = _changed(cat, elk.day(6), "data")
+    assert len(got) == 2, got
+    assert all([x.action for x in f.fixes] == ["reverify"] and "repeat" in f.message for f in got.values())
