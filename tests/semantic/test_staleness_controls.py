@@ -184,3 +184,20 @@ def test_a_load_that_repeats_the_grain_keys_changes_a_verified_answer(elk):
     got = _changed(cat, elk.day(6), "data")
     assert len(got) == 2, got
     assert all([x.action for x in f.fixes] == ["reverify"] and "repeat" in f.message for f in got.values())
+
+
+def test_a_compaction_of_a_deprecated_table_is_not_a_load(elk):
+    """A deprecated table compacted (its files rewritten as one, the same rows) or re-run with
+    identical rows: nobody wrote new data to it, so no `deprecated_but_written` (failed before:
+    "deprecated, but 1 load(s) since", a false alarm on a routine control). A load of new rows is
+    still flagged."""
+    cat = elk.cat
+    _daily(elk)
+    sm.annotate(cat, T, {"deprecated": {"reason": "use acme.core.t2"}}, author="a", time=elk.day(4.8))
+    elk.overwrite(T, _all_rows(elk, range(1, 5)), at=5)           # the compaction
+    elk.overwrite(T, _all_rows(elk, range(1, 5)), at=5.5)         # an identical re-run
+    reasons = {f.reason for f in sm.staleness(cat, T, now=elk.day(6), merge=False)}
+    assert "deprecated_but_written" not in reasons, reasons
+    elk.append(T, {"d": ["2024-11-15"] * 2, "id": [10, 11], "kind": ["a", "b"]}, at=6)
+    got = [f for f in sm.staleness(cat, T, now=elk.day(7), merge=False) if f.reason == "deprecated_but_written"]
+    assert len(got) == 1 and got[0].evidence.values["loads"] == 1, got
