@@ -3,15 +3,20 @@ changed answer after a structural change or late data)."""
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 
 import catalog_core as cc
 from catalog_core.errors import CatalogError
 from catalog_core.model import parse_time
+from semantic import _bounded
+from semantic._bounded import LimitExceededError
+from semantic._tables import table_columns
 from semantic.annotations import fingerprint
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
-from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, make_fix, versioning
+from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, make_fix, quote_id, quote_table, versioning
 from semantic.staleness.schema import additive, column_findings, names, names_columns
 from semantic.staleness.values_units import restated_scale, rewrites, sql_literals, stats_shift, unit_drift
 
@@ -121,29 +126,37 @@ def _structural(ctx: Context, names: list[str], after: int, schema_only: bool = 
     """The first schema change (or full rewrite of a normally appended table, unless `schema_only`)
     of one of `names` after vid `after`: (kind, table, vid, time); None when they only took routine
     loads since. A cause of the kind `cause_of` names."""
-    best: tuple[str, str, int, float] | None = None
+    found = _structural_all(ctx, names, after, schema_only, text)
+    return found[0] if found else None
+
+
+def _structural_all(ctx: Context, names: list[str], after: int, schema_only: bool = False, text: str | None = None
+                    ) -> list[tuple[str, str, int, float]]:
+    """Every change `_structural` considers (schema changes, full rewrites), by vid."""
+    out: list[tuple[str, str, int, float]] = []
     for n in names:
         tl = ctx.timeline(n)
         obj = ctx.table(n)
         if tl is None or obj is None:
             continue
         tbl = Table(ctx, n, obj, tl)
-        for ch in [c for c in tl.changes_after(after) if not additive(tbl, c)
-                   and (text is None or names_columns(c, text, tbl, sql=True))][:1]:
-            if best is None or ch.vid < best[2]:
-                best = ("versions" if versioning(ch.added) else "schema", n, ch.vid, ch.time)
+        out += [("versions" if versioning(ch.added) else "schema", n, ch.vid, ch.time)
+                for ch in tl.changes_after(after)
+                if not additive(tbl, ch) and (text is None or names_columns(ch, text, tbl, sql=True))]
         if not schema_only:
-            for v, tt in rewrites(tbl):
-                if v > after and (best is None or v < best[2]):
-                    best = ("rewrite", n, v, tt)
-                    break
-    return best
+            out += [("rewrite", n, v, tt) for v, tt in rewrites(tbl) if v > after]
+    return sorted(out, key=lambda e: (e[2], names.index(e[1]), e[0] == "rewrite"))
 
 
 def _late_data(ctx: Context, names: list[str], after: int) -> tuple[str, str, int, float] | None:
     """The first load after vid `after` that appended to a date partition (of one of `names`) that
     already existed then and is more than two days older than the load: late data for a closed
     period. (kind "late", table, vid, time), or None."""
+    return next(_late_loads(ctx, names, after), None)
+
+
+def _late_loads(ctx: Context, names: list[str], after: int) -> Iterator[tuple[str, str, int, float]]:
+    """The loads `_late_data` looks for, each table's in vid order (lazily: the first is often enough)."""
     for n in names:
         tl, obj = ctx.timeline(n), ctx.table(n)
         if tl is None or obj is None or not obj.value.get("partition_by"):
@@ -156,18 +169,99 @@ def _late_data(ctx: Context, names: list[str], after: int) -> tuple[str, str, in
             for p in parts:
                 when = parse_time(p.rsplit("=", 1)[-1])
                 if when is not None and tt - when > 2 * DAY and ctx.cat.get(p, vid=after) is not None:
-                    return "late", n, v, tt
+                    yield "late", n, v, tt
+                    break
+
+
+MOVED_TRIES = 3  # changes a verified query is run across (twice each), at most, to find the one that moved its answer
+
+
+def _answer(ctx: Context, sql: str, vid: int) -> tuple[bool, str]:
+    """(True, the rows' fingerprint) of `sql` at `vid`, or (False, the error), run by the bounded
+    statement runner (`semantic._bounded`, raising `LimitExceededError` past its limits), cached per
+    (text, vid): the answer of a read-only statement at a vid never changes."""
+    key = ("across", sql, vid)
+    got = ctx.cache.sql.take(key)
+    if got is None:
+        try:
+            got = (True, fingerprint(_bounded.query(ctx.cat, vid, sql)))
+        except LimitExceededError:
+            raise
+        except CatalogError as e:
+            got = (False, e.message)
+        ctx.cache.sql.put(key, got)
+    return got
+
+
+def _moved(ctx: Context, sql: str, vid: int) -> bool:
+    """Did the change committed at `vid` move the query's answer (its answer just before and just
+    after differ, or it runs on one side only)? A compaction or an identical re-run does not."""
+    return vid > 0 and _answer(ctx, sql, vid - 1) != _answer(ctx, sql, vid)
+
+
+def _repeated_keys(ctx: Context, names: list[str], at: int) -> tuple[str, list[str], int] | None:
+    """A table among `names` whose declared grain keys repeat at the snapshot and did not at vid `at`
+    (rows loaded twice, or a grain that changed without a schema change): (table, keys, how many key
+    values repeat), or None. Two bounded statements per table with declared keys (cached per vid)."""
+    for n in names:
+        obj = ctx.table(n)
+        grain = next((x for x in ctx.annotations(n) if x.key == "table.grain"), None) if obj is not None else None
+        keys = [str(k) for k in ((grain.value or {}).get("keys") or [])] if grain is not None else []
+        cols = {c.name.lower() for c in table_columns(obj.value)} if obj is not None else set()
+        if not keys or at <= 0 or any(k.lower() not in cols for k in keys):
+            continue
+        kq = ", ".join(quote_id(k) for k in keys)
+        q = f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(n)} GROUP BY ALL HAVING count(*) > 1)"
+        now = _count(ctx, q, ctx.vid)
+        if now and _count(ctx, q, at) == 0:
+            return n, keys, now
     return None
+
+
+def _count(ctx: Context, q: str, vid: int) -> int | None:
+    """The single number `q` answers at `vid` (None when it does not run there), cached per (text, vid)."""
+    key = ("count", q, vid)
+    got = ctx.cache.sql.take(key)
+    if got is None:
+        try:
+            rows = _bounded.query(ctx.cat, vid, q)
+            got = (int(rows[0][0]) if rows and isinstance(rows[0][0], int) else None,)
+        except LimitExceededError:
+            raise
+        except CatalogError:
+            got = (None,)
+        ctx.cache.sql.put(key, got)
+    return got[0]
+
+
+def _change_vid(f: Finding) -> int | None:
+    """The vid of the change a metadata finding on a verified query names (its evidence's last vid)."""
+    v = f.evidence.values
+    for k in ("restated_vid", "rewrite_vid"):
+        if isinstance(v.get(k), int):
+            return int(v[k])
+    return f.evidence.vids[-1] if f.evidence.vids else None
 
 
 def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str | None, str]] | None = None,
                   already: set[tuple[str | None, str]] | None = None) -> list[Finding]:
+    """The verified query run at the snapshot. An error: `verified_query_fails`. The verified answer:
+    what metadata suspected does not hold. Another answer after routine loads only (new rows of a
+    growing table, a dimension rebuilt as usual) is what the query is for; it is
+    `verified_query_changed` after a schema change that names the query's columns (what the SQL
+    means changed, whatever one answer shows), and after a change of rows of the kind metadata
+    suspects (a full rewrite of a table it reads, late data for an old partition) only when that
+    change moved the answer: the query is run just before and just after it (the first
+    `MOVED_TRIES` such changes, bounded like `run_sql`). A compaction or an identical re-run moves
+    nothing; a metadata `verified_query_changed` on a rewrite the answer did not move across is
+    dropped (`checked`)."""
     val = a.value or {}
-    key = (str(val.get("sql")), ctx.vid)
+    sql = str(val.get("sql"))
+    key = (sql, ctx.vid)
     got = ctx.cache.sql.take(key)
     if got is None:
         try:
-            res = cc.run_sql(ctx.cat, str(val.get("sql")), snapshot=ctx.vid, limit=100_000)
+            res = cc.run_sql(ctx.cat, sql, snapshot=ctx.vid, limit=100_000)
             got = (True, fingerprint(res.rows))
         except CatalogError as e:
             got = (False, e.message)
@@ -177,26 +271,52 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
     if not ok:
         return [finding(a, t.name, "verified_query_fails", "stale", f"the verified query no longer runs: {detail[:200]}",
                          [at, ctx.vid], values={"error": detail[:500]})]
-    if detail == val.get("result_fingerprint") and checked is not None:
-        checked.add((a.key, "verified_query_changed"))  # the same answer: what metadata suspected does not hold
-    if detail != val.get("result_fingerprint"):
-        if already is not None and (a.key, "verified_query_changed") in already:
-            return []  # metadata named the change it reads (and its fix): the different answer confirms it
-        # a different answer after routine loads only (new rows of a growing table, a dimension
-        # rebuilt as usual) is what the query is for; after a schema change or a full rewrite of a
-        # table it reads, the verified answer no longer holds
-        names = [str(x) for x in val.get("tables") or [t.name]]
-        ev = _structural(ctx, names, at, text=str(val.get("sql") or "")) or _late_data(ctx, names, at)
-        if ev is None:
-            return []
-        kind, name, vid, tt = ev
+    if detail == val.get("result_fingerprint"):
+        if checked is not None:
+            checked.add((a.key, "verified_query_changed"))  # the same answer: what metadata suspected does not hold
+        return []
+    suspected = [f for f in verified_meta(ctx, t, a) if f.reason == "verified_query_changed"] \
+        if already is not None and (a.key, "verified_query_changed") in already else []
+    for f in suspected:
+        v = _change_vid(f)
+        if v is None or _moved(ctx, sql, v):
+            continue  # metadata named the change it reads (and its fix): the answer moved across it
+        if checked is not None:
+            checked.add((a.key, str(f.reason)))
+    if already is not None and (a.key, "verified_query_changed") in already and \
+            (checked is None or (a.key, "verified_query_changed") not in checked):
+        return []  # metadata named the change it reads (and its fix): the different answer confirms it
+    names = [str(x) for x in val.get("tables") or [t.name]]
+    evs = _structural_all(ctx, names, at, text=sql)
+    evs = sorted(evs + list(itertools.islice(_late_loads(ctx, names, at), MOVED_TRIES)), key=lambda e: e[2])
+    tries = 0
+    for kind, name, vid, tt in evs:
+        rows = kind in ("rewrite", "late")
+        if rows:
+            if tries >= MOVED_TRIES:
+                continue
+            tries += 1
+            if not _moved(ctx, sql, vid):
+                continue
         how = {"rewrite": "was rewritten", "late": "took late data for an old partition"}.get(kind, "changed its schema")
         return [finding(a, t.name, "verified_query_changed", "suspect",
                          f"the verified query returns a different result than at vid {at}, since {name} "
-                         f"{how} at vid {vid} ({day_of(tt)})",
+                         f"{how} at vid {vid} ({day_of(tt)})" + (", and its answer moved across that change" if rows else ""),
                          [at, vid], [tt],
                          values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
                                  "table": name, "change": kind},
+                         suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
+                         cause=None)]
+    rep = _repeated_keys(ctx, names, at)
+    if rep is not None:
+        name, keys, n = rep
+        return [finding(a, t.name, "verified_query_changed", "suspect",
+                         f"the verified query returns a different result than at vid {at}, and {n} key value(s) of "
+                         f"{name}'s grain ({', '.join(keys)}) now repeat, which none did then: rows were loaded "
+                         "twice or a row is no longer what the query counted",
+                         [at, ctx.vid], [],
+                         values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
+                                 "table": name, "change": "keys_repeat", "duplicate_keys": n},
                          suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
                          cause=None)]
     return []

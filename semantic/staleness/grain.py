@@ -6,6 +6,7 @@ non-null column the keys with it make unique (data)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from semantic._tables import column_id
 from semantic.history import Context, SchemaChange, type_family
@@ -25,7 +26,7 @@ from semantic.staleness.core import (
     stats_at,
     versioning,
 )
-from semantic.staleness.schema import ROWS_PER, additive, column_findings, rename_map
+from semantic.staleness.schema import ROWS_PER, additive, column_findings, names, rename_map
 
 
 def scd2_change(t: Table, since: int) -> SchemaChange | None:
@@ -49,11 +50,23 @@ def current_flag(t: Table) -> str | None:
     return None
 
 
+def grain_keys(t: Table, ann: Annotation) -> list[str]:
+    """The columns a grain claim identifies rows by: its keys; for a grain declared with no key list,
+    the table's columns its text names ("one row per line_id as received"), in table order (none
+    when the text names none: the claim then rests on no column the data can test)."""
+    keys = [str(k) for k in (ann.value or {}).get("keys") or []]
+    if keys:
+        return keys
+    text = str((ann.value or {}).get("text") or "")
+    return [c.name for c in t.cols.values() if names(text, c.name)]
+
+
 def grain_findings(t: Table, ann: Annotation) -> list[Finding]:
     out = column_findings(t, ann, ann.provenance.basis.columns)
     if out:
         return out
-    keys = [str(k) for k in (ann.value or {}).get("keys") or []]
+    keys = grain_keys(t, ann)
+    keyless = None if (ann.value or {}).get("keys") else keys
     b = ann.provenance.basis
     ch = scd2_change(t, b.vid)
     added_names = {c.name.lower() for c in ch.added} if ch is not None else set()
@@ -73,7 +86,7 @@ def grain_findings(t: Table, ann: Annotation) -> list[Finding]:
             lo, hi = num(s.get("min")), num(s.get("max"))
             if lo is not None and hi is not None and float(lo).is_integer() and rows - int(s.get("null_count") or 0) > hi - lo + 1:
                 last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
-                split = [c for ch, added in _grain_changes(t, b.vid) for c in _split_by(t, ch, added)]
+                split = [c for ch, added in _grain_changes(t, b.vid, keyless) for c in _split_by(t, ch, added)]
                 new_keys = [*keys, *(c for c in dict.fromkeys(split) if c not in keys)]
                 out.append(finding(ann, t.name, "grain_violated", "stale",
                                     f"{rows} rows but {keys[0]} spans only {int(hi - lo + 1)} values: it is not unique",
@@ -81,7 +94,7 @@ def grain_findings(t: Table, ann: Annotation) -> list[Finding]:
                                     f"the grain may now be ({', '.join(new_keys)})" if split else None,
                                     [make_fix("set_keys", keys=new_keys)] if split else []))
                 return out
-    for ch, added in _grain_changes(t, b.vid):
+    for ch, added in _grain_changes(t, b.vid, keyless):
         split = _split_by(t, ch, added)
         new_keys = [*keys, *(c for c in split if c not in keys)]
         msg = (f"{', '.join(added)} added at vid {ch.vid} ({day_of(ch.time)}) besides the columns it "
@@ -109,19 +122,34 @@ def _split_by(t: Table, ch: SchemaChange, added: list[str]) -> list[str]:
             and after[c]["null_count"] == 0 and after[c].get("max") is not None]
 
 
-def _grain_changes(t: Table, since: int) -> list[tuple[SchemaChange, list[str]]]:
+def _grain_changes(t: Table, since: int, keyless: Collection[str] | None = None
+                   ) -> list[tuple[SchemaChange, list[str]]]:
     """Schema changes after `since` that added more columns than they dropped (a new dimension may
     split the rows; a column swapped for another, or renamed, does not), with the added columns that
-    continue no dropped one. Versioning changes are left to the SCD2 checks."""
+    continue no dropped one. Versioning changes are left to the SCD2 checks.
+    For a grain declared with no key list (`keyless`: the columns its text names, `grain_keys`), an
+    added column that holds nulls in the change's statistics (a new nullable column, e.g. a load
+    note) is left out unless the text names it: it identifies no row, and with no keys the data depth
+    has nothing to test it against, so the suspicion would never clear. With keys it stays (the data
+    depth checks whether the keys still identify rows)."""
     out = []
+    named = {k.lower() for k in keyless} if keyless is not None else set()
     for ch in t.tl.changes_after(since):
         if len(ch.added) <= len(ch.dropped) or versioning(ch.added) or additive(t, ch):
             continue
         renamed = {new for new, _k, _c in rename_map(t, ch).values()}
-        added = [c.name for c in ch.added if c.name not in renamed and column_id(c) in t.cols]
+        after = stats_at(t, ch.vid)
+        added = [c.name for c in ch.added if c.name not in renamed and column_id(c) in t.cols
+                 and (keyless is None or c.name.lower() in named or not _holds_nulls(after.get(c.name)))]
         if added:
             out.append((ch, added))
     return out
+
+
+def _holds_nulls(s: object) -> bool:
+    """Do a column's statistics record a null (False when they record no null count)?"""
+    n = s.get("null_count") if isinstance(s, dict) else None
+    return isinstance(n, int) and not isinstance(n, bool) and n > 0
 
 
 IDENTIFIES = re.compile(r"\b(?:unique(?:ly)?|identif\w*|primary key|one row (?:per|each|for)|distinct per)\b",
@@ -139,7 +167,9 @@ def description_grain(t: Table, ann: Annotation, anns: list[Annotation]) -> list
     role = next((a.value for a in anns if a.kind == "column" and a.column_id == ann.column_id and a.field == "role"),
                 None)
     grain = next((a for a in anns if a.key == "table.grain"), None)
-    keys = {str(k).lower() for k in ((grain.value or {}).get("keys") or [])} if grain is not None else set()
+    gkeys = grain_keys(t, grain) if grain is not None else []
+    keys = {k.lower() for k in gkeys}
+    keyless = gkeys if grain is not None and not (grain.value or {}).get("keys") else None
     ch = scd2_change(t, b)
     col = str(ann.column or "")
     if ch is not None and col.lower() in keys and IDENTIFIES.search(str(ann.value or "")):
@@ -148,7 +178,7 @@ def description_grain(t: Table, ann: Annotation, anns: list[Annotation]) -> list
                          "version, which this description predates", [ch.vid], [ch.time],
                          {"added": [c.name for c in ch.added]}, cause=cause_of("versions", t.name, ch.vid))]
     if role == "measure":
-        for gch, added in _grain_changes(t, b):
+        for gch, added in _grain_changes(t, b, keyless):
             return [finding(ann, f"{t.name}.{col}", "schema_changed", "suspect",
                              f"{', '.join(added)} added at vid {gch.vid} ({day_of(gch.time)}) splits the rows: {col} is "
                              "now a value per " + ", ".join(added) + ", which this description predates",
@@ -191,8 +221,9 @@ def _new_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] 
 
 def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
                 checked: set[tuple[str | None, str]]) -> list[Finding]:
-    """Do the grain's keys repeat? (On an SCD2 table whose current rows keep the grain, the fix filters is_current.)"""
-    keys = [str(k) for k in (a.value or {}).get("keys") or []]
+    """Do the grain's keys (`grain_keys`: for a keyless grain, the columns its text names) repeat? (On
+    an SCD2 table whose current rows keep the grain, the fix filters is_current.)"""
+    keys = grain_keys(t, a)
     if not keys or any(t.col(k) is None for k in keys):
         return []
     checked.add((a.key, "grain_violated"))
@@ -237,7 +268,7 @@ def description_rows_data(ctx: Context, t: Table, a: Annotation, anns: list[Anno
     grain = next((x for x in anns if x.key == "table.grain"), None)
     if grain is None or not any(p in text for p in _ROWS_PER):
         return []
-    keys = [str(k) for k in (grain.value or {}).get("keys") or []]
+    keys = grain_keys(t, grain)
     if not keys or any(t.col(k) is None for k in keys):
         return []
     kq = ", ".join(quote_id(k) for k in keys)

@@ -10,14 +10,37 @@ from catalog_core.model import parse_time
 from semantic.errors import did_you_mean
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
-from semantic.staleness.core import DAY, Table, assign, cause_of, day_of, finding, get_table, make_fix, num
+from semantic.staleness.core import (
+    DAY,
+    Table,
+    assign,
+    cause_of,
+    day_of,
+    finding,
+    get_table,
+    make_fix,
+    num,
+    rows_at,
+    stats_at,
+)
+
+
+def kept_rows(t: Table, v: int) -> bool:
+    """Did the data commit at `v` leave the table's rows as they were: its row count and every
+    column's statistics the same either side (a compaction, an identical re-run)? Evidence: the
+    table's statistics at v - 1 and v."""
+    before, after = rows_at(t, v - 1), rows_at(t, v)
+    return isinstance(after, int) and after == before and bool(stats_at(t, v)) and stats_at(t, v) == stats_at(t, v - 1)
 
 
 def deprecated_findings(t: Table, ann: Annotation) -> list[Finding]:
+    """A deprecated table that is still loaded (data commits after the deprecation that changed its
+    rows: a compaction or an identical re-run writes nothing new), or whose successor is missing."""
     out = []
     val = ann.value or {}
     since_t = parse_time(val.get("since")) if val.get("since") else None
-    after = [(v, tt) for v, tt in t.tl.data_commits if (v > (ann.vid or 0)) or (since_t is not None and tt > since_t + DAY)]
+    after = [(v, tt) for v, tt in t.tl.data_commits
+             if ((v > (ann.vid or 0)) or (since_t is not None and tt > since_t + DAY)) and not kept_rows(t, v)]
     if after:
         out.append(finding(ann, t.name, "deprecated_but_written", "stale",
                             f"deprecated, but {len(after)} load(s) since (last {day_of(after[-1][1])})",

@@ -9,6 +9,7 @@ import json
 import re
 
 from catalog_core import lake
+from catalog_core.sql.types import duck_type
 from semantic._tables import column_id
 from semantic.history import SchemaChange, type_family
 from semantic.models import Annotation, ColumnRef, ColumnStats, Finding
@@ -133,6 +134,25 @@ def _rename_candidate(t: Table, ref: ColumnRef, basis_stats: ColumnStats | None,
     return None if got is None else (got, scale[(ref.name, got)])
 
 
+_INT_RANK = {"TINYINT": 1, "SMALLINT": 2, "INTEGER": 3, "BIGINT": 4, "HUGEINT": 5}
+_DECIMAL = re.compile(r"DECIMAL\((\d+),\s*(\d+)\)")
+
+
+def widens(before: object, after: object) -> bool:
+    """Is `before` -> `after` a widening every value survives unchanged (a wider integer, FLOAT to
+    DOUBLE, a decimal with more digits at the same scale)? Such a change, which loads make when a
+    value needs more room, makes no claim about the column false."""
+    b, a = duck_type(before), duck_type(after)
+    if b is None or a is None:
+        return False
+    if b in _INT_RANK and a in _INT_RANK:
+        return _INT_RANK[a] >= _INT_RANK[b]
+    if (b, a) == ("FLOAT", "DOUBLE"):
+        return True
+    mb, ma = _DECIMAL.fullmatch(b.replace(" ", "")), _DECIMAL.fullmatch(a.replace(" ", ""))
+    return mb is not None and ma is not None and mb[2] == ma[2] and int(ma[1]) >= int(mb[1])
+
+
 def column_findings(t: Table, ann: Annotation, refs: list[ColumnRef], missing_reason: str | None = None,
                      missing_status: str = "stale") -> list[Finding]:
     """Dropped / renamed / retyped columns among `refs`. `missing_reason` replaces column_dropped
@@ -151,7 +171,7 @@ def column_findings(t: Table, ann: Annotation, refs: list[ColumnRef], missing_re
                                 f"renamed to {cur.name}",
                                 [make_fix("rename", old=ref.name, new=cur.name, scale=0)],
                                 cause=cause_of("rename", t.name, ch.vid if ch else None, ref.name)))
-        elif fate == "type" and cur is not None:
+        elif fate == "type" and cur is not None and not widens(ref.type, str(cur.type)):
             from_t, to_t = ref.type, str(cur.type)
             status = "suspect" if type_family(from_t) == type_family(to_t) else "stale"
             out.append(finding(ann, label, "column_type_changed", status,
