@@ -1,0 +1,95 @@
+"""definitions (issue 45): the values definitions name. A metric's filter, a verified query and an
+enum name values of a column; when a value is respelled in place (the same rows hold a new spelling)
+the finding names the annotation and the literal and offers `value_map`; when it merely disappears
+(rows removed) it offers no map. A dimension rebuilt by overwrites at every load (no restatement of an
+appended table: the values_units restatement check does not look at it), and a metric on another table
+that filters this one's column. A small lake of its own."""
+
+from __future__ import annotations
+
+import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
+from semantic.models import Fix
+
+DIM, FCT = "acme.core.dim_tier", "acme.core.fct_visit"
+TIERS = ["bronze", "gold", "silver", "gold", "bronze", "silver"]
+
+
+def _lake(elk: LakeBuilder) -> None:
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string")], at=0)
+    for day in range(1, 4):  # a dimension rebuilt whole at every load
+        elk.overwrite(DIM, {"customer_id": list(range(1, 7)), "tier": TIERS}, at=day)
+    elk.table(FCT, [("d", "date"), ("visit_id", "bigint"), ("customer_id", "bigint")], partition_by=["d"], at=0.5)
+    for day in range(1, 4):
+        elk.append(FCT, {"d": [f"2024-11-0{day}"] * 2, "visit_id": [2 * day, 2 * day + 1], "customer_id": [day, day + 3]},
+                   at=day + 0.2)
+    sm.relate(cat, FCT, DIM, on=[("customer_id", "customer_id")], cardinality="many_to_one", name="tier",
+              author="a", time=elk.day(3.45))
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per customer", "keys": ["customer_id"]}}, author="a",
+                time=elk.day(3.5))
+    sm.annotate(cat, DIM, {"enum": ["bronze", "gold", "silver"]}, column="tier", author="a", time=elk.day(3.55))
+    sm.define_metric(cat, DIM, "silver_customers", expression="count(*)", filter="tier = 'silver'", author="a",
+                     time=elk.day(3.6))
+    sm.define_metric(cat, DIM, "gold_customers", expression="count(*)", filter="tier = 'gold'", author="a",
+                     time=elk.day(3.62))
+    sm.define_metric(cat, FCT, "silver_visits", expression="count(*)", filter="dim_tier.tier = 'silver'",
+                     author="a", time=elk.day(3.65))
+    sm.verify_query(cat, "customers per tier", f"SELECT tier, count(*) FROM {DIM} GROUP BY tier ORDER BY tier",
+                    author="a", time=elk.day(3.7))
+
+
+def _by(cat, table, now, depth, reasons=("values_restated", "verified_query_changed")):
+    return {f.annotation: f for f in sm.staleness(cat, table, depth=depth, now=now, merge=False)
+            if f.reason in reasons}
+
+
+def _rebuild(elk: LakeBuilder, at: float, tiers: list[str]) -> None:
+    elk.overwrite(DIM, {"customer_id": list(range(1, 7)), "tier": tiers}, at=at)
+
+
+def test_a_filter_value_respelled_in_a_rebuilt_dimension(elk):
+    cat = elk.cat
+    _lake(elk)
+    _rebuild(elk, 4, TIERS)  # control: a routine rebuild with the same values
+    for depth in ("metadata", "data"):
+        assert _by(cat, DIM, elk.day(4), depth) == {}
+    _rebuild(elk, 5, [{"silver": "silver_x"}.get(x, x) for x in TIERS])
+    vq = next(a.key for a in sm.read_annotations(cat, DIM) if a.kind == "verified_query")
+    for depth in ("metadata", "data"):
+        f = _by(cat, DIM, elk.day(5), depth)
+        # failed before: nothing on the metric (the dimension is always overwritten: no restatement)
+        m = f["metric.silver_customers"]
+        assert m.reason == "values_restated" and "'silver'" in m.message and "silver_customers" in m.message
+        assert m.fixes[0].action == "value_map" and m.fixes[0].params["map"] == {"silver": "silver_x"}, (depth, m.fixes)
+        assert "metric.gold_customers" not in f  # control: its value is still there
+        e = f["column.2.enum"]
+        assert e.fixes[0].action == "value_map" and e.fixes[0].params["map"] == {"silver": "silver_x"}
+        assert sorted(e.fixes[0].params["values"]) == ["bronze", "gold", "silver_x"]
+        if depth == "data":  # the query grouping by the respelled values: re-verify (failed before: nothing)
+            assert f[vq].reason == "verified_query_changed" and f[vq].fixes == [Fix(action="reverify", params={})]
+    data = {(f.annotation, f.reason) for f in sm.staleness(cat, DIM, depth="data", now=elk.day(5), merge=False)}
+    assert ("column.2.enum", "enum_violated") not in data  # the respelling, not a value to add to the enum
+
+
+def test_a_metric_of_another_table_filtering_the_respelled_column(elk):
+    cat = elk.cat
+    _lake(elk)
+    _rebuild(elk, 5, [{"silver": "SILVER"}.get(x, x) for x in TIERS])
+    for depth in ("metadata", "data"):
+        f = _by(cat, FCT, elk.day(5), depth)
+        # failed before: the filter names dim_tier's column, which the metric's own table does not have
+        m = f["metric.silver_visits"]
+        assert m.evidence.values["table"] == DIM and m.evidence.values["literal"] == "silver"
+        assert m.fixes[0].action == "value_map" and m.fixes[0].params["map"] == {"silver": "SILVER"}, (depth, m.fixes)
+
+
+def test_a_filter_value_whose_rows_were_removed_gets_no_map(elk):
+    cat = elk.cat
+    _lake(elk)
+    _rebuild(elk, 5, [x for x in TIERS if x != "silver"] + ["gold", "bronze"])
+    for depth in ("metadata", "data"):
+        f = _by(cat, DIM, elk.day(5), depth)
+        m = f["metric.silver_customers"]  # failed before: missed
+        assert [x.action for x in m.fixes] == ["investigate"], (depth, m.fixes)
+        assert "column.2.enum" not in f  # no respelling: the values checks say what disappeared
