@@ -184,6 +184,21 @@ def spelled_alike(old: str, new: str) -> bool:
     return difflib.SequenceMatcher(None, old.casefold(), new.casefold()).ratio() >= SPELLED_ALIKE
 
 
+def rewriting(tbl: Table, since: int) -> list[tuple[int, float]]:
+    """The data commits of `tbl` after vid `since` that may have removed rows: all but those the
+    commit's write log (`meta.writes`) records as appends to the table. A value that occurred at
+    `since` can only have disappeared at one of them."""
+    short = {tbl.name, tbl.name.split(".", 1)[-1]}
+    out = []
+    for v, tt in tbl.tl.data_after(since):
+        c = tbl.ctx.commit(v)
+        ws = [w for w in ((c.meta or {}).get("writes") or []) if isinstance(w, dict) and str(w.get("table")) in short] \
+            if c is not None else []
+        if not (ws and all(w.get("mode") == "append" for w in ws)):
+            out.append((v, tt))
+    return out
+
+
 def _bounds(tbl: Table, col: str, vid: int) -> set[str]:
     return _file_values(tbl, vid).get(col, set()) if vid > 0 else set()
 
@@ -219,20 +234,23 @@ def gone_meta(tbl: Table, col: str, values: list[str], since: int) -> dict[str, 
     in that change (paired). A value only some bounds stopped recording, with nothing alike in its
     place, is left to the data depth (a compaction or a new file split moves bounds too)."""
     ctx = tbl.ctx
+    commits = rewriting(tbl, since)
+    if not commits:
+        return {}  # appends alone remove no value
     now_b = _bounds(tbl, col, ctx.vid)
     s_now, s_then = tbl.stat(col), stats_at(tbl, since).get(col)
-    then_b = _bounds(tbl, col, since)
-    commits = tbl.tl.data_after(since)
     out: dict[str, Gone] = {}
     for v in dict.fromkeys(values):
-        if v in now_b or not commits:
+        if v in now_b:
             continue
         out_now = _in_range(s_now, v) is False
-        if not (_in_range(s_then, v) or v in then_b):
+        if not out_now and not any(x != v and spelled_alike(v, x) for x in now_b):
+            continue  # inside the range, and no bound now spelled like it: nothing the statistics can pair
+        if not (_in_range(s_then, v) or v in _bounds(tbl, col, since)):
             continue  # not there when the annotation was written: no change of ours
         if out_now:
             hit = _first(commits, lambda x, v=v: _in_range(stats_at(tbl, x).get(col), v) is False)
-        elif v in then_b:
+        elif v in _bounds(tbl, col, since):
             hit = _first(commits, lambda x, v=v: v not in _bounds(tbl, col, x))
         else:
             continue
@@ -267,6 +285,18 @@ def _paired_bounds(tbl: Table, col: str, old: str, vid: int) -> str | None:
 
 # ------------------------------------------------------------------ evidence: data
 
+def _duck(ctx: Context, vid: int) -> Duck:
+    """The bounded statement runner at an earlier `vid`, one per (catalog, vid) while the cache keeps
+    it: the copies of a verified query on each table it reads ask the same questions of the same vids
+    (a statement's answer at a vid never changes)."""
+    key = ("duck", vid)
+    got = ctx.cache.findings.take(key)
+    if got is None:
+        got = ctx.cache.findings.put(key, (Duck(ctx.cat, vid),))
+    duck: Duck = got[0]
+    return duck
+
+
 def _present(duck: Duck, tbl: Table, col: str, values: list[str]) -> set[str]:
     q = quote_id(col)
     return {str(r[0]) for r in duck.sql(f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} "
@@ -285,20 +315,22 @@ def gone_data(tbl: Table, col: str, values: list[str], since: int, duck: Duck) -
     rows hold one new value after it, that value (`rows`: by the grain's keys; `change`: without
     keys, the one value new in that change held by as many rows)."""
     ctx = tbl.ctx
+    commits = rewriting(tbl, since)
+    if not commits or since <= 0:
+        return {}  # appends alone remove no value
     vals = list(dict.fromkeys(values))
     missing = [v for v in vals if v not in _present(duck, tbl, col, vals)]
-    commits = tbl.tl.data_after(since)
-    if not missing or not commits or since <= 0:
+    if not missing:
         return {}
     try:
-        then = _present(Duck(ctx.cat, since), tbl, col, missing)
+        then = _present(_duck(ctx, since), tbl, col, missing)
     except CatalogError:  # the basis snapshot cannot be read: no evidence the value was there
         return {}
     out: dict[str, Gone] = {}
     for v in [x for x in missing if x in then]:
         def gone_at(x: int, v: str = v) -> bool:
             try:
-                return not _present(Duck(ctx.cat, x), tbl, col, [v])
+                return not _present(_duck(ctx, x), tbl, col, [v])
             except CatalogError:
                 return False
         hit = _first(commits, gone_at)
@@ -312,7 +344,7 @@ def _pair_rows(tbl: Table, col: str, old: str, vid: int, tt: float) -> Gone:
     """What the rows that held `old` just before the change at `vid` hold after it (see `gone_data`)."""
     ctx = tbl.ctx
     q, tq = quote_id(col), quote_table(tbl.name)
-    before, after = Duck(ctx.cat, vid - 1), Duck(ctx.cat, vid)
+    before, after = _duck(ctx, vid - 1), _duck(ctx, vid)
     plain = Gone(tbl.name, col, old, vid, tt)
     keys = _grain_keys(tbl, col)
     try:
@@ -449,13 +481,11 @@ def filter_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation
     since = _since(ann)
     grouped = {(tb.name, c) for tb, c in grouped_columns(ctx, t, ann, tables)} if vq else set()
     for tbl, col, lits in compared_literals(ctx, t, ann, tables):
-        if tbl.name == t.name and ann.key in restated_keys(ctx, t, anns, duck):
-            continue
         if checked is not None and not vq:
             checked.add((ann.key, reason))  # the data decides what the statistics suggested
         got = gone_data(tbl, col, lits, since, duck) if duck is not None else gone_meta(tbl, col, lits, since)
         gone = [got[v] for v in lits if v in got]
-        if gone:
+        if gone and not (tbl.name == t.name and ann.key in restated_keys(ctx, t, anns, duck)):
             return [_findings(t, ann, tbl, col, gone, duck, (tbl.name, col) in grouped)]
     return []
 
@@ -468,12 +498,17 @@ def enum_respelled(ctx: Context, t: Table, ann: Annotation, anns: list[Annotatio
     metadata: the enum with the map applied)."""
     cur = t.cols.get(ann.column_id or -1)
     vals = [str(v) for v in ann.value or [] if v is not None] if isinstance(ann.value, list) else []
-    if cur is None or not vals or type_family(cur.type) != "string" or ann.key in restated_keys(ctx, t, anns, duck):
+    if cur is None or not vals or type_family(cur.type) != "string":
         return []
     since = int(ann.provenance.basis.vid or 0)
+    if duck is not None and ann.field == "enum":
+        q, raw = quote_id(cur.name), [v for v in ann.value or [] if v is not None]
+        if not duck.sql(f"SELECT DISTINCT {q} FROM {quote_table(t.name)} WHERE {q} IS NOT NULL "
+                        f"AND {q} NOT IN ({literals(raw)}) LIMIT 20"):
+            return []  # nothing outside the enum: no value took a listed one's place (values_data's statement)
     got = gone_data(t, cur.name, vals, since, duck) if duck is not None else gone_meta(t, cur.name, vals, since)
     gone = [got[v] for v in vals if v in got]
-    if not gone or any(g.new is None for g in gone):
+    if not gone or any(g.new is None for g in gone) or ann.key in restated_keys(ctx, t, anns, duck):
         return []
     if checked is not None:  # the respelling explains the values outside the enum: no add_enum_values
         checked.update({(ann.key, "values_restated"), (ann.key, "enum_violated"), (ann.key, "sample_values_missing")})
@@ -496,15 +531,18 @@ def grouped_values(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Ta
     since = _since(ann)
     lim = MAX_VALUES * 4
     for tbl, col in grouped_columns(ctx, t, ann, tables):
+        if not since or not rewriting(tbl, since):
+            continue
         q = quote_id(col)
+        text = f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} WHERE {q} IS NOT NULL LIMIT {lim}"
         try:
-            then = [str(r[0]) for r in Duck(ctx.cat, since).sql(
-                f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} WHERE {q} IS NOT NULL LIMIT {lim}")] if since else []
+            then = {str(r[0]) for r in _duck(ctx, since).sql(text)}
+            now = {str(r[0]) for r in duck.sql(text)}
         except CatalogError:
             continue
-        if not then or len(then) >= lim:
-            continue
-        gone = [g for g in gone_data(tbl, col, then, since, duck).values() if g.new is not None]
+        if not then - now or not now - then or len(then) >= lim or len(now) >= lim:
+            continue  # a respelling takes a value away and brings a new one
+        gone = [g for g in gone_data(tbl, col, sorted(then - now), since, duck).values() if g.new is not None]
         if gone:
             return [_findings(t, ann, tbl, col, gone, duck, grouped=True, literal=False)]
     return []
