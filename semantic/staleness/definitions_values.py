@@ -465,7 +465,8 @@ def _findings(t: Table, ann: Annotation, tbl: Table, col: str, gone: list[Gone],
                    {"table": tbl.name, "column": col, "literal": olds[0], "values": olds, "change_vid": first.vid,
                     "map": {g.old: g.new for g in gone if g.new}, "pairing": {g.old: g.how for g in gone},
                     "rows": {g.old: g.extra for g in gone if g.extra}, "values_now": now},
-                   sugg, fixes, cause=cause_of("rewrite", tbl.name, first.vid, col))
+                   sugg, fixes, cause=cause_of("rewrite" if fixes[0].action != "reverify" else "answer", tbl.name,
+                                               first.vid, col))
 
 
 def filter_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], tables: dict[str, Table | None],
@@ -517,6 +518,25 @@ def enum_respelled(ctx: Context, t: Table, ann: Annotation, anns: list[Annotatio
         m = {g.old: g.new for g in gone}
         mapped = sorted({m.get(v) or v for v in vals})
     return [_findings(t, ann, t, cur.name, gone, duck, values=mapped)]
+
+
+def grouped_meta(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
+    """Metadata depth of `grouped_values`: a value the files' bounds recorded when the query was
+    verified, by no file now, with a value spelled alike new in its place (`gone_meta`'s pairing),
+    in a string column the query groups by -> verified_query_changed, re-verify. Read only when the
+    column's range in the table's statistics moved since (a respelling the bounds can show moves it)."""
+    since = _since(ann)
+    for tbl, col in grouped_columns(ctx, t, ann, tables):
+        then_s, now_s = stats_at(tbl, since).get(col) or {}, tbl.stat(col) or {}
+        if not since or (then_s.get("min"), then_s.get("max")) == (now_s.get("min"), now_s.get("max")) \
+                or not rewriting(tbl, since):
+            continue
+        now_b = _bounds(tbl, col, ctx.vid)
+        cand = sorted(x for x in _bounds(tbl, col, since) - now_b if any(y != x and spelled_alike(x, y) for y in now_b))
+        gone = [g for g in gone_meta(tbl, col, cand, since).values() if g.new is not None]
+        if gone:
+            return [_findings(t, ann, tbl, col, gone, None, grouped=True, literal=False)]
+    return []
 
 
 def grouped_values(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None], duck: Duck,

@@ -23,7 +23,7 @@ from semantic.models import Annotation, ColumnRef, Finding
 from semantic.staleness.core import Duck, Table, finding
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import metric_findings, verified_data, verified_meta
-from semantic.staleness.definitions_values import enum_respelled, filter_values, grouped_values
+from semantic.staleness.definitions_values import enum_respelled, filter_values, grouped_meta, grouped_values
 from semantic.staleness.documented_ranges import range_exceeded
 from semantic.staleness.fix_rules import unit_fix
 from semantic.staleness.grain import description_grain, description_rows_data, grain_data, grain_findings
@@ -169,6 +169,8 @@ CHECKS: list[Check] = [
     Check("filter_values", "definitions", "metadata", ("values_restated", "verified_query_changed"),
           ("column_stats", "file_stats", "load_log"), ("value_map", "investigate", "reverify"),
           lambda e, a: filter_values(e.ctx, e.t, a, e.anns, e.tables), _compares, fallback=True),
+    Check("grouped_values", "definitions", "metadata", ("verified_query_changed",), ("column_stats", "file_stats", "load_log"),
+          ("reverify",), lambda e, a: grouped_meta(e.ctx, e.t, a, e.tables), _field("verified_query"), fallback=True),
     Check("scale_restated", "values_units", "metadata", ("unit_drift",), ("column_stats", "schema_history"),
           ("update_unit", "investigate"), lambda e, a: scale_restated(e.t, a, e.grain_keys), _scaled_claim,
           fallback=True, fix_rule=unit_fix),
