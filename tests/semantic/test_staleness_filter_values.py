@@ -78,10 +78,13 @@ def test_a_filter_value_respelled_in_a_rebuilt_dimension(elk):
 def test_a_metric_of_another_table_filtering_the_respelled_column(elk):
     cat = elk.cat
     _lake(elk)
+    for depth in ("metadata", "data"):  # checked before the change: the check after it is incremental
+        assert _by(cat, FCT, elk.day(4), depth) == {}
     _rebuild(elk, 5, [{"silver": "SILVER"}.get(x, x) for x in TIERS])
     for depth in ("metadata", "data"):
         f = _by(cat, FCT, elk.day(5), depth)
         # failed before: the filter names dim_tier's column, which the metric's own table does not have
+        # (and the incremental check carried fct_visit's findings over: only dim_tier was written)
         m = f["metric.silver_visits"]
         assert m.evidence.values["table"] == DIM and m.evidence.values["literal"] == "silver"
         assert m.fixes[0].action == "value_map" and m.fixes[0].params["map"] == {"silver": "SILVER"}, (depth, m.fixes)
@@ -96,3 +99,19 @@ def test_a_filter_value_whose_rows_were_removed_gets_no_map(elk):
         m = f["metric.silver_customers"]  # failed before: missed
         assert [x.action for x in m.fixes] == ["investigate"], (depth, m.fixes)
         assert "column.2.enum" not in f  # no respelling: the values checks say what disappeared
+
+
+def test_a_column_qualified_by_its_table_makes_that_table_a_dependency(elk):
+    """The incremental check's dependency rule: a metric's filter (or any annotation text) naming
+    `table.column` reads that table, so a change to it re-checks the annotation's table (failed
+    before: only `namespace.table` texts counted, and `dim_region.name` named nothing)."""
+    from semantic.history import Context
+    from semantic.staleness.incremental import references
+
+    cat = elk.cat
+    _lake(elk)
+    elk.table("acme.core.dim_region", [("region_id", "bigint"), ("name", "string")], at=4)
+    sm.annotate(cat, FCT, {"description": "visits; the region is dim_region.name of the visitor"}, author="a",
+                time=elk.day(4.1))
+    got, missing = references(Context(cat, cat.resolve(None)), FCT)
+    assert "acme.core.dim_region" in got and DIM in got and not missing
