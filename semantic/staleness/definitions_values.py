@@ -520,6 +520,26 @@ def enum_respelled(ctx: Context, t: Table, ann: Annotation, anns: list[Annotatio
     return [_findings(t, ann, t, cur.name, gone, duck, values=mapped)]
 
 
+def _respelling_hint(tbl: Table, col: str, since: int, duck: Duck) -> bool:
+    """A cheap sign that values of `tbl.col` may have been respelled since `since`, before an old
+    snapshot is read: the column's range in the table's statistics moved, or the column holds a
+    value its enum annotation does not list (the statement the values check runs, shared by the Duck)."""
+    then_s, now_s = stats_at(tbl, since).get(col) or {}, tbl.stat(col) or {}
+    if (then_s.get("min"), then_s.get("max")) != (now_s.get("min"), now_s.get("max")):
+        return True
+    enum = next((a for a in tbl.ctx.annotations(tbl.name) if a.kind == "column" and a.field == "enum"
+                 and (a.column or "").lower() == col.lower() and isinstance(a.value, list)), None)
+    raw = [v for v in (enum.value if enum is not None else []) or [] if v is not None]
+    if not raw:
+        return False
+    q = quote_id(col)
+    try:
+        return bool(duck.sql(f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} WHERE {q} IS NOT NULL "
+                             f"AND {q} NOT IN ({literals(raw)}) LIMIT 20"))
+    except CatalogError:
+        return False
+
+
 def grouped_meta(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
     """Metadata depth of `grouped_values`: a value the files' bounds recorded when the query was
     verified, by no file now, with a value spelled alike new in its place (`gone_meta`'s pairing),
@@ -544,14 +564,14 @@ def grouped_values(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Ta
     """A verified query that groups by (or selects) a string column whose values were respelled after
     it was verified: values at the verified vid that occur no more, each paired with a new value the
     same rows hold (data depth) -> verified_query_changed, re-verify (the answer's labels moved).
-    Values merely gone are left to the answer check; a query whose answer the data found unchanged
+    The old snapshot is read only on a hint (`_respelling_hint`). Values merely gone are left to the answer check; a query whose answer the data found unchanged
     (`checked`, by the answer check before) is not read again."""
     if {(ann.key, "verified_query_changed")} & (checked | already):
         return []
     since = _since(ann)
     lim = MAX_VALUES * 4
     for tbl, col in grouped_columns(ctx, t, ann, tables):
-        if not since or not rewriting(tbl, since):
+        if not since or not rewriting(tbl, since) or not _respelling_hint(tbl, col, since, duck):
             continue
         q = quote_id(col)
         text = f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} WHERE {q} IS NOT NULL LIMIT {lim}"

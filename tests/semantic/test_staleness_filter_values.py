@@ -115,3 +115,17 @@ def test_a_column_qualified_by_its_table_makes_that_table_a_dependency(elk):
                 time=elk.day(4.1))
     got, missing = references(Context(cat, cat.resolve(None)), FCT)
     assert "acme.core.dim_region" in got and DIM in got and not missing
+
+
+def test_a_value_respelled_inside_the_range_is_found_in_the_data(elk):
+    """`gold` (never a file's bound) respelled `GOLD`: the statistics cannot pair it (nothing spelled
+    alike among the bounds), the data can: the metric filtering it gets the map and the query grouping
+    by the column re-verify at data depth (failed before: nothing at either depth)."""
+    cat = elk.cat
+    _lake(elk)
+    _rebuild(elk, 5, [{"gold": "GOLD"}.get(x, x) for x in TIERS])
+    vq = next(a.key for a in sm.read_annotations(cat, DIM) if a.kind == "verified_query")
+    assert "metric.gold_customers" not in _by(cat, DIM, elk.day(5), "metadata")
+    f = _by(cat, DIM, elk.day(5), "data")
+    assert f["metric.gold_customers"].fixes[0].params["map"] == {"gold": "GOLD"}
+    assert f[vq].fixes == [Fix(action="reverify", params={})] and "'gold'" in f[vq].message
