@@ -18,7 +18,8 @@ Invariant (the dependency rule). The clock-independent findings of table T at vi
    flows downstream reads their findings), and every table an annotation of T or of one of those
    inputs names (a relationship's `to`, a verified query's tables or SQL text, `replaced_by`, a load
    log, a metric's tables: any `catalog.namespace.table` or `namespace.table` text in an annotation
-   value, or the table's own value's lineage, that is the name of a table);
+   value, or a `table.column` whose table is one, or the table's own value's lineage, that is the
+   name of a table);
 3. the set of table names, for a T one of whose annotations names a table that does not exist
    (the checks then suggest a close name among every table);
 4. the annotations above the tables (catalog and namespace `_semantic` folders);
@@ -104,15 +105,19 @@ def changes_since(cat: CatalogAPI, since: int, vid: int) -> Changes:
 def references(ctx: Context, name: str) -> tuple[set[str], bool]:
     """(the tables the annotations of `name` name, whether one of them names a table that does not
     exist at ctx.vid). A name is any dotted `catalog.namespace.table` or `namespace.table` text in
-    an annotation value (quotes removed); a two-part name stands for the tables it ends."""
+    an annotation value (quotes removed); a two-part name stands for the tables it ends, or, when
+    none does, for the tables its first part names (`fct_orders.status`: a column qualified by its
+    table, as a metric's filter names another table's column)."""
     key = ("references", name, ctx.vid)
     got = ctx.cache.findings.take(key)
     if got is not None:
         return got[0]
     tables = ctx.tables()
     by_tail: dict[str, set[str]] = {}
+    by_last: dict[str, set[str]] = {}
     for t in tables:
         by_tail.setdefault(t.split(".", 1)[1].lower(), set()).add(t)
+        by_last.setdefault(t.rsplit(".", 1)[1].lower(), set()).add(t)
     lower = {t.lower(): t for t in tables}
     out: set[str] = set()
     missing = False
@@ -127,8 +132,8 @@ def references(ctx: Context, name: str) -> tuple[set[str], bool]:
                     out.add(lower[low])
                 elif not low.replace(".", "").isdigit():
                     missing = True
-            else:
-                out |= by_tail.get(low, set())
+            else:  # `namespace.table`, else `table.column` (a metric filter's qualified column)
+                out |= by_tail.get(low, set()) or by_last.get(low.split(".", 1)[0], set())
     got = ctx.cache.findings.put(key, ((out - {name}, missing),))
     return got[0]
 

@@ -23,6 +23,7 @@ from semantic.models import Annotation, ColumnRef, Finding
 from semantic.staleness.core import Duck, Table, finding
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import metric_findings, verified_data, verified_meta
+from semantic.staleness.definitions_values import enum_respelled, filter_values, grouped_meta, grouped_values
 from semantic.staleness.documented_ranges import range_exceeded
 from semantic.staleness.fix_rules import unit_fix
 from semantic.staleness.grain import description_grain, description_rows_data, grain_data, grain_findings
@@ -119,6 +120,11 @@ def _zone_claim(a: Annotation, _e: Env) -> bool:
     return (a.kind == "column" and a.field in ZONE_FIELDS) or (a.kind == "table" and a.field == "description")
 
 
+def _compares(a: Annotation, _e: Env) -> bool:
+    """A metric with a filter, or a verified query: definitions that compare columns with literals."""
+    return (a.kind == "metric" and bool((a.value or {}).get("filter"))) or a.kind == "verified_query"
+
+
 def _own_refs(a: Annotation) -> list[ColumnRef]:
     return [r for r in a.provenance.basis.columns if r.id == a.column_id][:1]
 
@@ -150,6 +156,9 @@ CHECKS: list[Check] = [
           ("update_unit", "investigate"), lambda e, a: scale_shift(e.t, a, e.grain_keys),
           lambda a, e: a.kind == "column" and a.column_id not in e.units and
           a.field in ("description", "sample_values"), fallback=True, fix_rule=unit_fix),
+    Check("enum_respelled", "values_units", "metadata", ("values_restated",), ("column_stats", "file_stats"),
+          ("value_map",), lambda e, a: enum_respelled(e.ctx, e.t, a, e.anns), _field("column", "enum", "sample_values"),
+          fallback=True),
     Check("enum_range", "values_units", "metadata", ("enum_violated", "sample_values_missing"), ("column_stats",),
           ("add_enum_values",), lambda e, a: enum_meta(e.t, a), _field("column", "enum", "sample_values"),
           fallback=True),
@@ -164,6 +173,11 @@ CHECKS: list[Check] = [
     Check("verified_query", "definitions", "metadata", ("verified_query_fails", "schema_changed", "verified_query_changed"),
           ("schema_history", "catalog_tables", "load_log", "file_stats"), ("reverify", "rename", "value_map"),
           lambda e, a: verified_meta(e.ctx, e.t, a), _field("verified_query")),
+    Check("filter_values", "definitions", "metadata", ("values_restated", "verified_query_changed"),
+          ("column_stats", "file_stats", "load_log"), ("value_map", "investigate", "reverify"),
+          lambda e, a: filter_values(e.ctx, e.t, a, e.anns, e.tables), _compares, fallback=True),
+    Check("grouped_values", "definitions", "metadata", ("verified_query_changed",), ("column_stats", "file_stats", "load_log"),
+          ("reverify",), lambda e, a: grouped_meta(e.ctx, e.t, a, e.tables), _field("verified_query"), fallback=True),
     Check("scale_restated", "values_units", "metadata", ("unit_drift",), ("column_stats", "schema_history"),
           ("update_unit", "investigate"), lambda e, a: scale_restated(e.t, a, e.grain_keys), _scaled_claim,
           fallback=True, fix_rule=unit_fix),
@@ -186,9 +200,11 @@ CHECKS: list[Check] = [
           lambda e, a: grain_data(e.ctx, e.t, a, e.duck, e.last, e.checked), _field("table", "grain")),
     Check("description_rows", "grain", "data", ("grain_violated",), ("data", "annotation_text"), (),
           lambda e, a: description_rows_data(e.ctx, e.t, a, e.anns, e.duck, e.last), _field("table", "description")),
+    Check("enum_respelled_now", "values_units", "data", ("values_restated",), ("data",), ("value_map",),
+          lambda e, a: enum_respelled(e.ctx, e.t, a, e.anns, e.duck, e.checked), _field("column", "enum", "sample_values")),
     Check("values_present", "values_units", "data", ("enum_violated", "sample_values_missing"), ("data",),
           ("add_enum_values",), lambda e, a: values_data(e.ctx, e.t, a, e.duck, e.last, e.checked),
-          _field("column", "enum", "sample_values")),
+          lambda a, e: _field("column", "enum", "sample_values")(a, e) and (a.key, "enum_violated") not in e.checked),
     Check("labels_present", "values_units", "data", ("enum_violated",), ("data",), ("investigate",),
           lambda e, a: labels_data(e.ctx, e.t, a, e.duck, e.last, e.checked), _field("column", "labels")),
     Check("scale_rewrite", "values_units", "data", ("unit_drift",), ("data", "load_log", "table_stats"),
@@ -209,6 +225,13 @@ CHECKS: list[Check] = [
     Check("verified_answer", "definitions", "data", ("verified_query_fails", "verified_query_changed"),
           ("data", "schema_history", "load_log"), ("reverify",), lambda e, a: verified_data(e.ctx, e.t, a, e.checked, e.already),
           _field("verified_query")),
+    Check("filter_values_now", "definitions", "data", ("values_restated", "verified_query_changed"), ("data", "load_log"),
+          ("value_map", "investigate", "reverify"),
+          lambda e, a: filter_values(e.ctx, e.t, a, e.anns, e.tables, e.duck, e.checked, e.already), _compares,
+          fallback=True),
+    Check("grouped_values_now", "definitions", "data", ("verified_query_changed",), ("data", "load_log"), ("reverify",),
+          lambda e, a: grouped_values(e.ctx, e.t, a, e.tables, e.duck, e.checked, e.already),
+          _field("verified_query"), fallback=True),
     # ---- data, per table
     Check("restatement_rows", "values_units", "data", ("values_restated",), ("data", "load_log", "file_stats"),
           ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, e.duck))),

@@ -1,0 +1,588 @@
+"""Class `definitions`, the values definitions name: a metric's filter and a verified query compare
+a column with literals (`status = 'returned'`), group by a column's values, and an enum or sample
+values list them. When a literal no longer occurs among the column's values the definition is false
+(the metric counts nothing, or everything but nothing). The checks here say so, naming the
+annotation and the literal, and offer `value_map` (old literal -> new value) only on paired
+evidence: the old value disappeared and a new one appeared in the same rows (the grain's keys match
+them across the change) or, without keys, in the same change for as many rows; at metadata depth,
+in the same file bounds of the same change, spelled alike. Anything else (rows removed, a merge
+into a value that already occurred, no evidence of what became of it) is a finding whose fix says
+what to look at (`investigate`; a verified query: `reverify`).
+
+Evidence, metadata depth (`filter_values`, `enum_respelled`): the column's statistics now and at
+the annotation's basis (a literal outside the range now, inside it then), the values the files
+record as bounds (a literal recorded then, by no file now; the change that dropped it found by
+bisecting the data commits), the bounds per partition either side of that change (what took the
+literal's place). Data depth (`filter_values_now`, `enum_respelled_now`, `grouped_values_now`):
+the literal against the column's distinct values now and at the basis, every statement bounded
+like `run_sql` (`Duck`).
+
+A filter may name another table's column (`fct_orders.status <> 'cancelled'` on a metric of the
+order items): the column is looked up on that table (by the qualifier's name in the catalog); a
+verified query's columns resolve through its FROM clause's aliases. Annotations the table check of
+restatements already names (values_units.restatements: a full rewrite of an appended table) are
+left to it."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from catalog_core.errors import CatalogError
+from semantic._bounded import literals
+from semantic.history import Context, type_family
+from semantic.models import Annotation, Finding
+from semantic.staleness.core import (
+    Duck,
+    Table,
+    cause_of,
+    day_of,
+    finding,
+    get_table,
+    make_fix,
+    quote_id,
+    quote_table,
+    stats_at,
+)
+from semantic.staleness.values_units import MAX_VALUES, _file_values, _parsed, _partition_bounds, restatements
+
+MAP_ROWS = 2000        # rows holding a vanished value carried across the change to see what they hold after
+SAME_ROWS = 0.9        # of those rows, the share one new value must hold (the rest: removed, or split)
+SPELLED_ALIKE = 0.75   # metadata pairing: how alike two spellings must be (difflib ratio, case-folded)
+MAX_PROBES = 16        # snapshots read to find the change that dropped a value (bisection)
+
+
+@dataclass(frozen=True)
+class Gone:
+    """What became of value `old` of `table.column` after vid `since`: it no longer occurs since the
+    data commit `vid`; `new` the value that took its place (paired evidence, `how`), else None."""
+
+    table: str
+    column: str
+    old: str
+    vid: int
+    time: float
+    new: str | None = None
+    how: str = ""                    # "rows" | "change" | "bounds" | "" (no pairing)
+    rows: int = 0                    # rows of `old` the pairing followed (data depth)
+    certain: bool = True             # metadata: out of the column's range (else only its bounds moved)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------ which column a definition names
+
+def _resolve_table(ctx: Context, home: Table, qualifier: str, tables: dict[str, Table | None]) -> Table | None:
+    """The table a qualifier (`fct_orders`, `core.fct_orders`, a full name) names: exact, else the one
+    table whose name ends with it, preferring the home table's namespace then its catalog."""
+    q = qualifier.lower()
+    names = list(ctx.tables())
+    if q in names:
+        return get_table(ctx, q, tables)
+    ends = [n for n in names if n.lower().endswith("." + q)]
+    if len(ends) > 1:
+        ns = home.name.rsplit(".", 1)[0] + "."
+        cat = home.name.split(".", 1)[0] + "."
+        ends = [n for n in ends if n.startswith(ns)] or [n for n in ends if n.startswith(cat)] or ends
+    return get_table(ctx, ends[0], tables) if len(ends) == 1 else None
+
+
+def _aliases(ctx: Context, home: Table, tree: Any, tables: dict[str, Table | None]) -> dict[str, Table]:
+    """alias (or table name) -> table, of the tables a statement's FROM clauses read."""
+    from sqlglot import exp
+
+    out: dict[str, Table] = {}
+    for node in tree.find_all(exp.Table):
+        full = ".".join(p for p in (node.catalog, node.db, node.name) if p)
+        tbl = _resolve_table(ctx, home, full, tables) if full else None
+        if tbl is not None:
+            out[node.name.lower()] = tbl
+            if node.alias:
+                out[node.alias.lower()] = tbl
+    return out
+
+
+def _column_table(c: Any, home: Table, scope: dict[str, Table], ctx: Context,
+                  tables: dict[str, Table | None]) -> Table | None:
+    """The table whose string column `c` (a sqlglot Column) is: through its qualifier, else the one
+    table of the statement that has it (the home table first, for a metric's filter)."""
+    if c.table:
+        tbl = scope.get(c.table.lower()) or _resolve_table(ctx, home, c.table, tables)
+    else:
+        has = list(dict.fromkeys(t for t in [*scope.values()] if t.col(c.name) is not None))
+        tbl = home if not scope and home.col(c.name) is not None else (has[0] if len(has) == 1 else None)
+    cur = tbl.col(c.name) if tbl is not None else None
+    return tbl if cur is not None and type_family(cur.type) == "string" else None
+
+
+def compared_literals(ctx: Context, home: Table, ann: Annotation,
+                      tables: dict[str, Table | None]) -> list[tuple[Table, str, list[str]]]:
+    """(table, column, string literals) a metric's filter or a verified query compares a string column
+    with (=, <>, IN), in the order they appear."""
+    from sqlglot import exp
+
+    val = ann.value or {}
+    text = str(val.get("filter") or "") if ann.kind == "metric" else str(val.get("sql") or "")
+    tree = _parsed(text) if text else None
+    if tree is None:
+        return []
+    scope = _aliases(ctx, home, tree, tables) if ann.kind == "verified_query" else {}
+    got: dict[tuple[str, str], tuple[Table, str, list[str]]] = {}
+
+    def add(c: Any, lits: list[Any]) -> None:
+        if not isinstance(c, exp.Column):
+            return
+        tbl = _column_table(c, home, scope, ctx, tables)
+        if tbl is None:
+            return
+        col = tbl.col(c.name)
+        assert col is not None
+        for lit in lits:
+            if isinstance(lit, exp.Literal) and lit.is_string:
+                row = got.setdefault((tbl.name, col.name), (tbl, col.name, []))
+                if lit.this not in row[2]:
+                    row[2].append(lit.this)
+
+    for node in tree.find_all(exp.EQ, exp.NEQ, exp.In):
+        if isinstance(node, exp.In):
+            add(node.this, list(node.expressions))
+        else:
+            add(node.this, [node.expression])
+            add(node.expression, [node.this])
+    return list(got.values())
+
+
+def grouped_columns(ctx: Context, home: Table, ann: Annotation,
+                    tables: dict[str, Table | None]) -> list[tuple[Table, str]]:
+    """(table, column) of the string columns a verified query selects or groups by."""
+    from sqlglot import exp
+
+    tree = _parsed(str((ann.value or {}).get("sql") or ""))
+    if tree is None:
+        return []
+    scope = _aliases(ctx, home, tree, tables)
+    out: dict[tuple[str, str], tuple[Table, str]] = {}
+    for sel in tree.find_all(exp.Select):
+        for e in list(sel.expressions) + list((sel.args.get("group") or exp.Group()).expressions):
+            for c in e.find_all(exp.Column):
+                tbl = _column_table(c, home, scope, ctx, tables)
+                cur = tbl.col(c.name) if tbl is not None else None
+                if tbl is not None and cur is not None:
+                    out.setdefault((tbl.name, cur.name), (tbl, cur.name))
+    return list(out.values())
+
+
+# ------------------------------------------------------------------ evidence: metadata
+
+def spelled_alike(old: str, new: str) -> bool:
+    """Is `new` a respelling of `old`: the same letters and digits case-folded, one containing the
+    other, or close by edit ratio (SPELLED_ALIKE)?"""
+    a, b = re.sub(r"[\W_]+", "", old.casefold()), re.sub(r"[\W_]+", "", new.casefold())
+    if a and b and (a == b or a in b or b in a):
+        return True
+    return difflib.SequenceMatcher(None, old.casefold(), new.casefold()).ratio() >= SPELLED_ALIKE
+
+
+def rewriting(tbl: Table, since: int) -> list[tuple[int, float]]:
+    """The data commits of `tbl` after vid `since` that may have removed rows: all but those the
+    commit's write log (`meta.writes`) records as appends to the table. A value that occurred at
+    `since` can only have disappeared at one of them."""
+    short = {tbl.name, tbl.name.split(".", 1)[-1]}
+    out = []
+    for v, tt in tbl.tl.data_after(since):
+        c = tbl.ctx.commit(v)
+        ws = [w for w in ((c.meta or {}).get("writes") or []) if isinstance(w, dict) and str(w.get("table")) in short] \
+            if c is not None else []
+        if not (ws and all(w.get("mode") == "append" for w in ws)):
+            out.append((v, tt))
+    return out
+
+
+def _bounds(tbl: Table, col: str, vid: int) -> set[str]:
+    return _file_values(tbl, vid).get(col, set()) if vid > 0 else set()
+
+
+def _in_range(s: dict[str, Any] | None, v: str) -> bool | None:
+    """Is `v` within the statistics' [min, max] (None: no string range recorded)?"""
+    lo, hi = (s or {}).get("min"), (s or {}).get("max")
+    if not isinstance(lo, str) or not isinstance(hi, str):
+        return None
+    return lo <= v <= hi
+
+
+def _first(commits: list[tuple[int, float]], gone_at: Any) -> tuple[int, float] | None:
+    """The first of `commits` at which `gone_at(vid)` holds (it holds at the last; bisection, at
+    most MAX_PROBES reads), or None when it does not hold at the last."""
+    if not commits or not gone_at(commits[-1][0]):
+        return None
+    lo, hi, probes = 0, len(commits) - 1, 0
+    while lo < hi and probes < MAX_PROBES:
+        mid = (lo + hi) // 2
+        probes += 1
+        if gone_at(commits[mid][0]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return commits[hi]
+
+
+def gone_meta(tbl: Table, col: str, values: list[str], since: int) -> dict[str, Gone]:
+    """The values of `values` that occurred in `tbl.col` at vid `since` and, by the statistics, no
+    longer do: outside the column's range now and inside it then (certain), or recorded as a file's
+    bound then and by no file now with a value spelled alike in their place in every partition, new
+    in that change (paired). A value only some bounds stopped recording, with nothing alike in its
+    place, is left to the data depth (a compaction or a new file split moves bounds too)."""
+    ctx = tbl.ctx
+    commits = rewriting(tbl, since)
+    if not commits:
+        return {}  # appends alone remove no value
+    now_b = _bounds(tbl, col, ctx.vid)
+    s_now, s_then = tbl.stat(col), stats_at(tbl, since).get(col)
+    out: dict[str, Gone] = {}
+    for v in dict.fromkeys(values):
+        if v in now_b:
+            continue
+        out_now = _in_range(s_now, v) is False
+        if not out_now and not any(x != v and spelled_alike(v, x) for x in now_b):
+            continue  # inside the range, and no bound now spelled like it: nothing the statistics can pair
+        if not (_in_range(s_then, v) or v in _bounds(tbl, col, since)):
+            continue  # not there when the annotation was written: no change of ours
+        if out_now:
+            hit = _first(commits, lambda x, v=v: _in_range(stats_at(tbl, x).get(col), v) is False)
+        elif v in _bounds(tbl, col, since):
+            hit = _first(commits, lambda x, v=v: v not in _bounds(tbl, col, x))
+        else:
+            continue
+        if hit is None:
+            continue
+        new = _paired_bounds(tbl, col, v, hit[0])
+        if not out_now and new is None:
+            continue
+        out[v] = Gone(tbl.name, col, v, hit[0], hit[1], new, "bounds" if new else "", certain=out_now)
+    return out
+
+
+def _paired_bounds(tbl: Table, col: str, old: str, vid: int) -> str | None:
+    """The value that took `old`'s place in the files' bounds at the change `vid`: new in that change
+    (recorded by no file before it) and spelled alike; the one in `old`'s place in every partition
+    that recorded it, else the only such value the change brought (a respelling may sort elsewhere).
+    None when there is no such single value."""
+    pb, pa = _partition_bounds(tbl, vid - 1), _partition_bounds(tbl, vid)
+    before, after = _bounds(tbl, col, vid - 1), _bounds(tbl, col, vid)
+    seen: set[str] = set()
+    for part, cols in pb.items():
+        b, a = cols.get(col), pa.get(part, {}).get(col)
+        for i in (0, 1):
+            if b is not None and b[i] == old and a is not None:
+                seen.add(a[i])
+    fresh = {x for x in after - before if x != old and spelled_alike(old, x)}
+    placed = seen & fresh
+    if len(placed) == 1 and len(seen) == 1:
+        return next(iter(placed))
+    return next(iter(fresh)) if len(fresh) == 1 else None
+
+
+# ------------------------------------------------------------------ evidence: data
+
+def _duck(ctx: Context, vid: int) -> Duck:
+    """The bounded statement runner at an earlier `vid`, one per (catalog, vid) while the cache keeps
+    it: the copies of a verified query on each table it reads ask the same questions of the same vids
+    (a statement's answer at a vid never changes)."""
+    key = ("duck", vid)
+    got = ctx.cache.findings.take(key)
+    if got is None:
+        got = ctx.cache.findings.put(key, (Duck(ctx.cat, vid),))
+    duck: Duck = got[0]
+    return duck
+
+
+def _present(duck: Duck, tbl: Table, col: str, values: list[str]) -> set[str]:
+    q = quote_id(col)
+    return {str(r[0]) for r in duck.sql(f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} "
+                                        f"WHERE {q} IN ({literals(values)})")}
+
+
+def _grain_keys(tbl: Table, col: str) -> list[str]:
+    anns = tbl.ctx.annotations(tbl.name)
+    keys = next(([str(k) for k in (a.value or {}).get("keys") or []] for a in anns if a.key == "table.grain"), [])
+    return [k for k in keys if tbl.col(k) is not None and k.lower() != col.lower()]
+
+
+def gone_data(tbl: Table, col: str, values: list[str], since: int, duck: Duck) -> dict[str, Gone]:
+    """The values of `values` that occurred in `tbl.col` at vid `since` and occur no more (the data
+    at both snapshots), each with the data commit that dropped it (bisection) and, when the same
+    rows hold one new value after it, that value (`rows`: by the grain's keys; `change`: without
+    keys, the one value new in that change held by as many rows)."""
+    ctx = tbl.ctx
+    commits = rewriting(tbl, since)
+    if not commits or since <= 0:
+        return {}  # appends alone remove no value
+    vals = list(dict.fromkeys(values))
+    missing = [v for v in vals if v not in _present(duck, tbl, col, vals)]
+    if not missing:
+        return {}
+    try:
+        then = _present(_duck(ctx, since), tbl, col, missing)
+    except CatalogError:  # the basis snapshot cannot be read: no evidence the value was there
+        return {}
+    out: dict[str, Gone] = {}
+    for v in [x for x in missing if x in then]:
+        def gone_at(x: int, v: str = v) -> bool:
+            try:
+                return not _present(_duck(ctx, x), tbl, col, [v])
+            except CatalogError:
+                return False
+        hit = _first(commits, gone_at)
+        if hit is None:
+            continue
+        out[v] = _pair_rows(tbl, col, v, hit[0], hit[1])
+    return out
+
+
+def _pair_rows(tbl: Table, col: str, old: str, vid: int, tt: float) -> Gone:
+    """What the rows that held `old` just before the change at `vid` hold after it (see `gone_data`)."""
+    ctx = tbl.ctx
+    q, tq = quote_id(col), quote_table(tbl.name)
+    before, after = _duck(ctx, vid - 1), _duck(ctx, vid)
+    plain = Gone(tbl.name, col, old, vid, tt)
+    keys = _grain_keys(tbl, col)
+    try:
+        if keys:
+            kq = ", ".join(quote_id(k) for k in keys)
+            rows = before.sql(f"SELECT {kq} FROM {tq} WHERE {q} = {literals([old])} LIMIT {MAP_ROWS}")
+            if not rows:
+                return plain
+            names = ", ".join(f"k{i}" for i in range(len(keys)))
+            vals = ", ".join(f"({literals(list(r))})" for r in rows)
+            on = " AND ".join(f"o.k{i} = n.{quote_id(k)}" for i, k in enumerate(keys))
+            got = after.sql(f"SELECT n.{q}, count(*) FROM (VALUES {vals}) AS o({names}) JOIN {tq} n ON {on} "
+                            f"WHERE n.{q} IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5")
+            if not got:
+                return Gone(tbl.name, col, old, vid, tt, extra={"rows_before": len(rows), "rows_kept": 0})
+            new, cnt = str(got[0][0]), int(got[0][1])
+            ev = {"rows_before": len(rows), "rows_kept": cnt}
+            if cnt >= SAME_ROWS * len(rows) and new != old and not _present(before, tbl, col, [new]):
+                return Gone(tbl.name, col, old, vid, tt, new, "rows", cnt, extra=ev)
+            return Gone(tbl.name, col, old, vid, tt, extra={**ev, "now_held": new})
+        n_old = int(before.sql(f"SELECT count(*) FROM {tq} WHERE {q} = {literals([old])}")[0][0])
+        lim = MAX_VALUES * 4
+        b = {str(r[0]) for r in before.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IS NOT NULL LIMIT {lim}")}
+        a = after.sql(f"SELECT {q}, count(*) FROM {tq} WHERE {q} IS NOT NULL GROUP BY 1 LIMIT {lim}")
+        if len(b) >= lim or len(a) >= lim:
+            return plain
+        fresh = [(str(x), int(c)) for x, c in a if str(x) not in b]
+        same = [x for x, c in fresh if c == n_old]
+        if len(same) == 1 and n_old > 0:
+            return Gone(tbl.name, col, old, vid, tt, same[0], "change", n_old, extra={"rows_before": n_old})
+    except CatalogError:  # the pairing is evidence for the fix, not the finding: go on without it
+        pass
+    return plain
+
+
+def values_now(tbl: Table, col: str, duck: Duck | None) -> list[str] | None:
+    """The column's distinct values now (data depth, at most MAX_VALUES), None at metadata depth or more."""
+    if duck is None:
+        return None
+    q = quote_id(col)
+    try:
+        rows = duck.sql(f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} WHERE {q} IS NOT NULL ORDER BY 1 "
+                        f"LIMIT {MAX_VALUES + 1}")
+    except CatalogError:
+        return None
+    return None if len(rows) > MAX_VALUES else [str(r[0]) for r in rows]
+
+
+# ------------------------------------------------------------------ what restatements already names
+
+def restated_keys(ctx: Context, t: Table, anns: list[Annotation], duck: Duck | None) -> set[str]:
+    """Annotation keys of `t` the table check of restatements names at this depth (cached per table,
+    vid and depth; its findings are computed once more by the table check, from the same caches)."""
+    key = ("restated_keys", t.obj.path, ctx.vid, duck is not None)
+    got = ctx.cache.findings.take(key)
+    if got is None:
+        try:
+            keys = {k for f in restatements(t, anns, duck) for k in f.annotations}
+        except CatalogError:
+            keys = set()
+        got = ctx.cache.findings.put(key, (keys,))
+    return set(got[0])
+
+
+# ------------------------------------------------------------------ the checks
+
+def _since(ann: Annotation) -> int:
+    val = ann.value if isinstance(ann.value, dict) else {}
+    return int((val or {}).get("verified_at_vid") or ann.provenance.basis.vid or 0) if ann.kind == "verified_query" \
+        else int(ann.provenance.basis.vid or 0)
+
+
+def _fix_for(ann: Annotation, col: str, gone: list[Gone], now: list[str] | None, grouped: bool) -> list[Any]:
+    paired = {g.old: g.new for g in gone if g.new is not None}
+    if ann.kind == "verified_query" and (grouped or len(paired) < len(gone)):
+        return [make_fix("reverify")]
+    if len(paired) < len(gone):
+        return [make_fix("investigate", columns=[col])]
+    if ann.kind == "verified_query":
+        return [make_fix("value_map", column=col, map=paired)]
+    return [make_fix("value_map", column=col, map=paired, values=now)]
+
+
+def _describe(g: Gone) -> str:
+    if g.new is None:
+        held = g.extra.get("now_held")
+        return (f"{g.old!r} no longer occurs in {g.table}.{g.column} since vid {g.vid} ({day_of(g.time)})"
+                + (f"; its rows now hold {held!r}, a value that occurred before (a merge?)" if held else
+                   "; nothing shows what took its place (rows removed, or respelled among other changes)"))
+    by = {"rows": f"the same {g.rows} rows (by the grain's keys) now hold {g.new!r}",
+          "change": f"{g.new!r} appeared in that change, held by as many rows ({g.rows})",
+          "bounds": f"{g.new!r} took its place in the files' bounds of that change"}[g.how]
+    return f"{g.old!r} no longer occurs in {g.table}.{g.column} since vid {g.vid} ({day_of(g.time)}): {by} (respelled)"
+
+
+def _findings(t: Table, ann: Annotation, tbl: Table, col: str, gone: list[Gone], duck: Duck | None,
+              grouped: bool = False, literal: bool = True, values: list[str] | None = None) -> Finding:
+    """One finding about annotation `ann` (of table `t`): the values `gone` of `tbl.col` it names."""
+    olds = [g.old for g in gone]
+    if ann.kind == "metric":
+        what = f"metric {(ann.value or {}).get('name') or ann.key}'s filter compares {col} with"
+    elif ann.kind == "verified_query":
+        what = f"the verified query compares {col} with" if literal else f"the verified query groups by {col}, whose values"
+    else:
+        what = f"the {ann.field} of {col} lists"
+    now = values if values is not None else \
+        values_now(tbl, col, duck) if any(g.new for g in gone) and ann.kind != "verified_query" else None
+    fixes = _fix_for(ann, col, gone, now, grouped)
+    reason = "verified_query_changed" if ann.kind == "verified_query" else "values_restated"
+    status = "stale" if duck is not None or all(g.certain for g in gone) else "suspect"
+    sugg = {"value_map": "restate " + ", ".join(f"{g.old} -> {g.new}" for g in gone if g.new) + f" in {ann.key}",
+            "reverify": "re-run the query and re-verify it",
+            "investigate": f"check what became of {', '.join(map(repr, olds))} in {tbl.name}.{col}"}[fixes[0].action]
+    first = gone[0]
+    return finding(ann, f"{t.name}.{ann.column}" if ann.kind == "column" else t.name, reason, status,
+                   f"{what} {', '.join(map(repr, olds))}: " + "; ".join(_describe(g) for g in gone),
+                   [first.vid], [first.time],
+                   {"table": tbl.name, "column": col, "literal": olds[0], "values": olds, "change_vid": first.vid,
+                    "map": {g.old: g.new for g in gone if g.new}, "pairing": {g.old: g.how for g in gone},
+                    "rows": {g.old: g.extra for g in gone if g.extra}, "values_now": now},
+                   sugg, fixes, cause=cause_of("rewrite" if fixes[0].action != "reverify" else "answer", tbl.name,
+                                               first.vid, col))
+
+
+def filter_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], tables: dict[str, Table | None],
+                  duck: Duck | None = None, checked: set[tuple[str | None, str]] | None = None,
+                  already: set[tuple[str | None, str]] | None = None) -> list[Finding]:
+    """A metric's filter or a verified query comparing a column with a literal that no longer occurs
+    (metadata: `gone_meta`; data: `gone_data`): values_restated (a metric) or verified_query_changed,
+    naming the annotation and the literal; see the module for the fix. One finding per annotation."""
+    vq = ann.kind == "verified_query"
+    reason = "verified_query_changed" if vq else "values_restated"
+    if vq and already is not None and (ann.key, reason) in already | (checked or set()):
+        return []  # the metadata depth named the change it reads (and its fix), or its answer is unchanged
+    since = _since(ann)
+    grouped = {(tb.name, c) for tb, c in grouped_columns(ctx, t, ann, tables)} if vq else set()
+    for tbl, col, lits in compared_literals(ctx, t, ann, tables):
+        if checked is not None and not vq:
+            checked.add((ann.key, reason))  # the data decides what the statistics suggested
+        got = gone_data(tbl, col, lits, since, duck) if duck is not None else gone_meta(tbl, col, lits, since)
+        gone = [got[v] for v in lits if v in got]
+        if gone and not (tbl.name == t.name and ann.key in restated_keys(ctx, t, anns, duck)):
+            return [_findings(t, ann, tbl, col, gone, duck, (tbl.name, col) in grouped)]
+    return []
+
+
+def enum_respelled(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], duck: Duck | None = None,
+                   checked: set[tuple[str | None, str]] | None = None) -> list[Finding]:
+    """An enum or sample values listing a value respelled in place (paired evidence only: a value
+    that merely disappeared is the values checks' `enum_violated` / `sample_values_missing`):
+    values_restated with `value_map` and the values to write (data depth: the column's values now;
+    metadata: the enum with the map applied)."""
+    cur = t.cols.get(ann.column_id or -1)
+    vals = [str(v) for v in ann.value or [] if v is not None] if isinstance(ann.value, list) else []
+    if cur is None or not vals or type_family(cur.type) != "string":
+        return []
+    since = int(ann.provenance.basis.vid or 0)
+    if duck is not None and ann.field == "enum":
+        q, raw = quote_id(cur.name), [v for v in ann.value or [] if v is not None]
+        if not duck.sql(f"SELECT DISTINCT {q} FROM {quote_table(t.name)} WHERE {q} IS NOT NULL "
+                        f"AND {q} NOT IN ({literals(raw)}) LIMIT 20"):
+            return []  # nothing outside the enum: no value took a listed one's place (values_data's statement)
+    got = gone_data(t, cur.name, vals, since, duck) if duck is not None else gone_meta(t, cur.name, vals, since)
+    gone = [got[v] for v in vals if v in got]
+    if not gone or any(g.new is None for g in gone) or ann.key in restated_keys(ctx, t, anns, duck):
+        return []
+    if checked is not None:  # the respelling explains the values outside the enum: no add_enum_values
+        checked.update({(ann.key, "values_restated"), (ann.key, "enum_violated"), (ann.key, "sample_values_missing")})
+    mapped = None
+    if duck is None and ann.field == "enum":
+        m = {g.old: g.new for g in gone}
+        mapped = sorted({m.get(v) or v for v in vals})
+    return [_findings(t, ann, t, cur.name, gone, duck, values=mapped)]
+
+
+def _respelling_hint(tbl: Table, col: str, since: int, duck: Duck) -> bool:
+    """A cheap sign that values of `tbl.col` may have been respelled since `since`, before an old
+    snapshot is read: the column's range in the table's statistics moved, or the column holds a
+    value its enum annotation does not list (the statement the values check runs, shared by the Duck)."""
+    then_s, now_s = stats_at(tbl, since).get(col) or {}, tbl.stat(col) or {}
+    if (then_s.get("min"), then_s.get("max")) != (now_s.get("min"), now_s.get("max")):
+        return True
+    enum = next((a for a in tbl.ctx.annotations(tbl.name) if a.kind == "column" and a.field == "enum"
+                 and (a.column or "").lower() == col.lower() and isinstance(a.value, list)), None)
+    raw = [v for v in (enum.value if enum is not None else []) or [] if v is not None]
+    if not raw:
+        return False
+    q = quote_id(col)
+    try:
+        return bool(duck.sql(f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} WHERE {q} IS NOT NULL "
+                             f"AND {q} NOT IN ({literals(raw)}) LIMIT 20"))
+    except CatalogError:
+        return False
+
+
+def grouped_meta(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
+    """Metadata depth of `grouped_values`: a value the files' bounds recorded when the query was
+    verified, by no file now, with a value spelled alike new in its place (`gone_meta`'s pairing),
+    in a string column the query groups by -> verified_query_changed, re-verify. Read only when the
+    column's range in the table's statistics moved since (a respelling the bounds can show moves it)."""
+    since = _since(ann)
+    for tbl, col in grouped_columns(ctx, t, ann, tables):
+        then_s, now_s = stats_at(tbl, since).get(col) or {}, tbl.stat(col) or {}
+        if not since or (then_s.get("min"), then_s.get("max")) == (now_s.get("min"), now_s.get("max")) \
+                or not rewriting(tbl, since):
+            continue
+        now_b = _bounds(tbl, col, ctx.vid)
+        cand = sorted(x for x in _bounds(tbl, col, since) - now_b if any(y != x and spelled_alike(x, y) for y in now_b))
+        gone = [g for g in gone_meta(tbl, col, cand, since).values() if g.new is not None]
+        if gone:
+            return [_findings(t, ann, tbl, col, gone, None, grouped=True, literal=False)]
+    return []
+
+
+def grouped_values(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None], duck: Duck,
+                   checked: set[tuple[str | None, str]], already: set[tuple[str | None, str]]) -> list[Finding]:
+    """A verified query that groups by (or selects) a string column whose values were respelled after
+    it was verified: values at the verified vid that occur no more, each paired with a new value the
+    same rows hold (data depth) -> verified_query_changed, re-verify (the answer's labels moved).
+    The old snapshot is read only on a hint (`_respelling_hint`). Values merely gone are left to the answer check; a query whose answer the data found unchanged
+    (`checked`, by the answer check before) is not read again."""
+    if {(ann.key, "verified_query_changed")} & (checked | already):
+        return []
+    since = _since(ann)
+    lim = MAX_VALUES * 4
+    for tbl, col in grouped_columns(ctx, t, ann, tables):
+        if not since or not rewriting(tbl, since) or not _respelling_hint(tbl, col, since, duck):
+            continue
+        q = quote_id(col)
+        text = f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} WHERE {q} IS NOT NULL LIMIT {lim}"
+        try:
+            then = {str(r[0]) for r in _duck(ctx, since).sql(text)}
+            now = {str(r[0]) for r in duck.sql(text)}
+        except CatalogError:
+            continue
+        if not then - now or not now - then or len(then) >= lim or len(now) >= lim:
+            continue  # a respelling takes a value away and brings a new one
+        gone = [g for g in gone_data(tbl, col, sorted(then - now), since, duck).values() if g.new is not None]
+        if gone:
+            return [_findings(t, ann, tbl, col, gone, duck, grouped=True, literal=False)]
+    return []

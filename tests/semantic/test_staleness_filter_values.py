@@ -1,0 +1,131 @@
+"""definitions (issue 45): the values definitions name. A metric's filter, a verified query and an
+enum name values of a column; when a value is respelled in place (the same rows hold a new spelling)
+the finding names the annotation and the literal and offers `value_map`; when it merely disappears
+(rows removed) it offers no map. A dimension rebuilt by overwrites at every load (no restatement of an
+appended table: the values_units restatement check does not look at it), and a metric on another table
+that filters this one's column. A small lake of its own."""
+
+from __future__ import annotations
+
+import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
+from semantic.models import Fix
+
+DIM, FCT = "acme.core.dim_tier", "acme.core.fct_visit"
+TIERS = ["bronze", "gold", "silver", "gold", "bronze", "silver"]
+
+
+def _lake(elk: LakeBuilder) -> None:
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string")], at=0)
+    for day in range(1, 4):  # a dimension rebuilt whole at every load
+        elk.overwrite(DIM, {"customer_id": list(range(1, 7)), "tier": TIERS}, at=day)
+    elk.table(FCT, [("d", "date"), ("visit_id", "bigint"), ("customer_id", "bigint")], partition_by=["d"], at=0.5)
+    for day in range(1, 4):
+        elk.append(FCT, {"d": [f"2024-11-0{day}"] * 2, "visit_id": [2 * day, 2 * day + 1], "customer_id": [day, day + 3]},
+                   at=day + 0.2)
+    sm.relate(cat, FCT, DIM, on=[("customer_id", "customer_id")], cardinality="many_to_one", name="tier",
+              author="a", time=elk.day(3.45))
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per customer", "keys": ["customer_id"]}}, author="a",
+                time=elk.day(3.5))
+    sm.annotate(cat, DIM, {"enum": ["bronze", "gold", "silver"]}, column="tier", author="a", time=elk.day(3.55))
+    sm.define_metric(cat, DIM, "silver_customers", expression="count(*)", filter="tier = 'silver'", author="a",
+                     time=elk.day(3.6))
+    sm.define_metric(cat, DIM, "gold_customers", expression="count(*)", filter="tier = 'gold'", author="a",
+                     time=elk.day(3.62))
+    sm.define_metric(cat, FCT, "silver_visits", expression="count(*)", filter="dim_tier.tier = 'silver'",
+                     author="a", time=elk.day(3.65))
+    sm.verify_query(cat, "customers per tier", f"SELECT tier, count(*) FROM {DIM} GROUP BY tier ORDER BY tier",
+                    author="a", time=elk.day(3.7))
+
+
+def _by(cat, table, now, depth, reasons=("values_restated", "verified_query_changed")):
+    return {f.annotation: f for f in sm.staleness(cat, table, depth=depth, now=now, merge=False)
+            if f.reason in reasons}
+
+
+def _rebuild(elk: LakeBuilder, at: float, tiers: list[str]) -> None:
+    elk.overwrite(DIM, {"customer_id": list(range(1, 7)), "tier": tiers}, at=at)
+
+
+def test_a_filter_value_respelled_in_a_rebuilt_dimension(elk):
+    cat = elk.cat
+    _lake(elk)
+    _rebuild(elk, 4, TIERS)  # control: a routine rebuild with the same values
+    for depth in ("metadata", "data"):
+        assert _by(cat, DIM, elk.day(4), depth) == {}
+    _rebuild(elk, 5, [{"silver": "silver_x"}.get(x, x) for x in TIERS])
+    vq = next(a.key for a in sm.read_annotations(cat, DIM) if a.kind == "verified_query")
+    for depth in ("metadata", "data"):
+        f = _by(cat, DIM, elk.day(5), depth)
+        # failed before: nothing on the metric (the dimension is always overwritten: no restatement)
+        m = f["metric.silver_customers"]
+        assert m.reason == "values_restated" and "'silver'" in m.message and "silver_customers" in m.message
+        assert m.fixes[0].action == "value_map" and m.fixes[0].params["map"] == {"silver": "silver_x"}, (depth, m.fixes)
+        assert "metric.gold_customers" not in f  # control: its value is still there
+        e = f["column.2.enum"]
+        assert e.fixes[0].action == "value_map" and e.fixes[0].params["map"] == {"silver": "silver_x"}
+        assert sorted(e.fixes[0].params["values"]) == ["bronze", "gold", "silver_x"]
+        # the query grouping by the respelled values: re-verify (failed before: nothing)
+        assert f[vq].reason == "verified_query_changed" and f[vq].fixes == [Fix(action="reverify", params={})]
+        merged = [x for x in sm.staleness(cat, DIM, depth=depth, now=elk.day(5)) if vq in x.annotations]
+        # one review group per repair: the query's re-verify is never merged with the enum's value map
+        assert [[fx.action for fx in x.fixes] for x in merged] == [["reverify"]], (depth, merged)
+    data = {(f.annotation, f.reason) for f in sm.staleness(cat, DIM, depth="data", now=elk.day(5), merge=False)}
+    assert ("column.2.enum", "enum_violated") not in data  # the respelling, not a value to add to the enum
+
+
+def test_a_metric_of_another_table_filtering_the_respelled_column(elk):
+    cat = elk.cat
+    _lake(elk)
+    for depth in ("metadata", "data"):  # checked before the change: the check after it is incremental
+        assert _by(cat, FCT, elk.day(4), depth) == {}
+    _rebuild(elk, 5, [{"silver": "SILVER"}.get(x, x) for x in TIERS])
+    for depth in ("metadata", "data"):
+        f = _by(cat, FCT, elk.day(5), depth)
+        # failed before: the filter names dim_tier's column, which the metric's own table does not have
+        # (and the incremental check carried fct_visit's findings over: only dim_tier was written)
+        m = f["metric.silver_visits"]
+        assert m.evidence.values["table"] == DIM and m.evidence.values["literal"] == "silver"
+        assert m.fixes[0].action == "value_map" and m.fixes[0].params["map"] == {"silver": "SILVER"}, (depth, m.fixes)
+
+
+def test_a_filter_value_whose_rows_were_removed_gets_no_map(elk):
+    cat = elk.cat
+    _lake(elk)
+    _rebuild(elk, 5, [x for x in TIERS if x != "silver"] + ["gold", "bronze"])
+    for depth in ("metadata", "data"):
+        f = _by(cat, DIM, elk.day(5), depth)
+        m = f["metric.silver_customers"]  # failed before: missed
+        assert [x.action for x in m.fixes] == ["investigate"], (depth, m.fixes)
+        assert "column.2.enum" not in f  # no respelling: the values checks say what disappeared
+
+
+def test_a_column_qualified_by_its_table_makes_that_table_a_dependency(elk):
+    """The incremental check's dependency rule: a metric's filter (or any annotation text) naming
+    `table.column` reads that table, so a change to it re-checks the annotation's table (failed
+    before: only `namespace.table` texts counted, and `dim_region.name` named nothing)."""
+    from semantic.history import Context
+    from semantic.staleness.incremental import references
+
+    cat = elk.cat
+    _lake(elk)
+    elk.table("acme.core.dim_region", [("region_id", "bigint"), ("name", "string")], at=4)
+    sm.annotate(cat, FCT, {"description": "visits; the region is dim_region.name of the visitor"}, author="a",
+                time=elk.day(4.1))
+    got, missing = references(Context(cat, cat.resolve(None)), FCT)
+    assert "acme.core.dim_region" in got and DIM in got and not missing
+
+
+def test_a_value_respelled_inside_the_range_is_found_in_the_data(elk):
+    """`gold` (never a file's bound) respelled `GOLD`: the statistics cannot pair it (nothing spelled
+    alike among the bounds), the data can: the metric filtering it gets the map and the query grouping
+    by the column re-verify at data depth (failed before: nothing at either depth)."""
+    cat = elk.cat
+    _lake(elk)
+    _rebuild(elk, 5, [{"gold": "GOLD"}.get(x, x) for x in TIERS])
+    vq = next(a.key for a in sm.read_annotations(cat, DIM) if a.kind == "verified_query")
+    assert "metric.gold_customers" not in _by(cat, DIM, elk.day(5), "metadata")
+    f = _by(cat, DIM, elk.day(5), "data")
+    assert f["metric.gold_customers"].fixes[0].params["map"] == {"gold": "GOLD"}
+    assert f[vq].fixes == [Fix(action="reverify", params={})] and "'gold'" in f[vq].message
