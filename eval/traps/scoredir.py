@@ -8,8 +8,8 @@ detector), re-points the scratch copy's catalog from the original lake's directo
 (`Catalog.relocate`: the lake's files are stored by absolute path; no root and no mount namespace
 needed), and runs `semantic.staleness`:
 
-- before the traps: at the last vid the generator did not write (the first commit after it is the
-  generator's: author `etl:traps`, or a time past the truth's `now`), judged at the truth's `now`;
+- before the traps: at the last vid timed at or before the truth's `now` (the generator's commits all
+  come after it; its author `etl:traps` also wrote the TPC-DS world's own history), judged at `now`;
 - after them: at the latest vid, judged at the truth's `check_time`;
 
 then scores per class (`eval.traps.score`) and returns the same per-seed result as `score` writes.
@@ -71,12 +71,14 @@ def read_copy(trapped: str, history: str | None = None) -> tuple[str, dict[str, 
 
 
 def base_vid(cat: Any, now: float) -> int:
-    """The last vid before the generator's first commit (its commits are authored `etl:traps` and timed
-    after the lake's now)."""
+    """The last vid before the generator's first commit: the first commit timed after the lake's now
+    (the generator's clock starts past it). Its author does not decide: a lake's own planned history
+    may be written by the generator's code before its now (the TPC-DS world's restatements and routine
+    loads are authored `etl:traps`), and it belongs to "before"."""
     last = cat.resolve(None)
     base = 0
     for c in cat.commits(since=0):
-        if c.author == GENERATOR_AUTHOR or float(c.time) > now:
+        if float(c.time) > now:
             return base
         base = int(c.vid)
     return int(last)

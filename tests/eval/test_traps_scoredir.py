@@ -204,3 +204,23 @@ def test_a_trap_that_writes_nothing_may_sit_at_the_base_vid():
     assert holds_traps(210, 222, [])
     assert not holds_traps(210, 222, [209, 215])         # a trap before the generator's commits
     assert not holds_traps(210, 222, [215, 223])         # a trap past the catalog's last commit
+
+
+def test_base_vid_keeps_the_lakes_own_history_written_by_the_generators_author(tmp_path):
+    """The TPC-DS world's planned history (restatements, routine loads before its now) is authored
+    `etl:traps` like the generator's traps: "before" must still include it, or the lake's own changes
+    are scored as the traps' (they were: control alarms and renames on TPC-DS copies)."""
+    from eval.fixtures.lakes import LakeBuilder
+    from eval.traps.scoredir import GENERATOR_AUTHOR, base_vid
+
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    try:
+        lk = LakeBuilder(cat, tmp_path / "files")
+        lk.table("w.s.t", [("day", "date"), ("x", "bigint")], partition_by=["day"], at=0,
+                 rows={"day": ["2026-01-01"], "x": [1]})
+        own = lk.append("w.s.t", {"day": ["2026-01-02"], "x": [2]}, at=1, author=GENERATOR_AUTHOR)  # the lake's own
+        now = lk.at(2)
+        lk.append("w.s.t", {"day": ["2026-01-03"], "x": [3]}, at=3, author=GENERATOR_AUTHOR)       # a trap's
+        assert base_vid(cat, now) == own
+    finally:
+        cat.close()
