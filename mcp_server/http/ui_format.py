@@ -358,6 +358,8 @@ CAUSE_WORDS: dict[str, str] = {
     "replaced": "{table} stopped loading while a replacement was written beside it",
     "cadence": "{table} loads less often than promised",
     "range": "{table}'s {detail} reaches beyond its documented range",
+    "enum_ended": "{table} no longer holds some listed values of column {detail}",
+    "merged": "{table} merged values of column {detail} into another",
 }
 _CAUSE = re.compile(r"^(?P<kind>[a-z_]+):(?P<table>[^@]+)@(?P<vid>\d+|None)(?::(?P<detail>.*))?$")
 

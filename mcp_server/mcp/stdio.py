@@ -253,9 +253,11 @@ def _front(wire: _Wire, loading: _Loading, *, store: str | None, config: dict[st
     if fast_init:
         front.run()  # answers initialize, tools/list and the first read calls while the server loads
     wire.take_over(front)
-    if front.eof and not front.deferred and loading.error is None:
+    if front.eof and not front.deferred:
         loading.go.set()
         loading.done.wait()  # the loading ends at once or soon
+        if loading.error is not None:
+            raise loading.error  # a catalog that cannot open is refused even when stdin ended at once
         if loading.cat is not None:
             loading.cat.close()
         return None

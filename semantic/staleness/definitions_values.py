@@ -46,7 +46,7 @@ from semantic.staleness.core import (
     quote_table,
     stats_at,
 )
-from semantic.staleness.values_units import MAX_VALUES, _file_values, _parsed, _partition_bounds, restatements
+from semantic.staleness.values_units import MAX_VALUES, file_values, parsed_sql, partition_bounds, restatements
 
 MAP_ROWS = 2000        # rows holding a vanished value carried across the change to see what they hold after
 SAME_ROWS = 0.9        # of those rows, the share one new value must hold (the rest: removed, or split)
@@ -124,7 +124,7 @@ def compared_literals(ctx: Context, home: Table, ann: Annotation,
 
     val = ann.value or {}
     text = str(val.get("filter") or "") if ann.kind == "metric" else str(val.get("sql") or "")
-    tree = _parsed(text) if text else None
+    tree = parsed_sql(text) if text else None
     if tree is None:
         return []
     scope = _aliases(ctx, home, tree, tables) if ann.kind == "verified_query" else {}
@@ -158,7 +158,7 @@ def grouped_columns(ctx: Context, home: Table, ann: Annotation,
     """(table, column) of the string columns a verified query selects or groups by."""
     from sqlglot import exp
 
-    tree = _parsed(str((ann.value or {}).get("sql") or ""))
+    tree = parsed_sql(str((ann.value or {}).get("sql") or ""))
     if tree is None:
         return []
     scope = _aliases(ctx, home, tree, tables)
@@ -200,7 +200,7 @@ def rewriting(tbl: Table, since: int) -> list[tuple[int, float]]:
 
 
 def _bounds(tbl: Table, col: str, vid: int) -> set[str]:
-    return _file_values(tbl, vid).get(col, set()) if vid > 0 else set()
+    return file_values(tbl, vid).get(col, set()) if vid > 0 else set()
 
 
 def _in_range(s: dict[str, Any] | None, v: str) -> bool | None:
@@ -268,7 +268,7 @@ def _paired_bounds(tbl: Table, col: str, old: str, vid: int) -> str | None:
     (recorded by no file before it) and spelled alike; the one in `old`'s place in every partition
     that recorded it, else the only such value the change brought (a respelling may sort elsewhere).
     None when there is no such single value."""
-    pb, pa = _partition_bounds(tbl, vid - 1), _partition_bounds(tbl, vid)
+    pb, pa = partition_bounds(tbl, vid - 1), partition_bounds(tbl, vid)
     before, after = _bounds(tbl, col, vid - 1), _bounds(tbl, col, vid)
     seen: set[str] = set()
     for part, cols in pb.items():

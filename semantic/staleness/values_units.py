@@ -218,7 +218,7 @@ def rewrites(t: Table) -> list[tuple[int, float]]:
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed(text: str) -> Any:
+def parsed_sql(text: str) -> Any:
     """`text` parsed as DuckDB SQL (None: unparsable), once per process: a card's checks read the same
     verified query for several tables (5 parses of one statement in a first Acme `describe_table`). Only
     read, never changed, by `sql_literals`."""
@@ -235,7 +235,7 @@ def sql_literals(text: str, t: Table) -> dict[str, list[str]]:
     column name -> values. Literals inside casts (dates, timestamps) are not values of a column."""
     from sqlglot import exp
 
-    tree = _parsed(text)
+    tree = parsed_sql(text)
     if tree is None:
         return {}
     out: dict[str, list[str]] = {}
@@ -263,7 +263,7 @@ def sql_literals(text: str, t: Table) -> dict[str, list[str]]:
 MAX_VALUES = 50   # distinct values a restatement's evidence and fix list, per column
 
 
-def _file_values(t: Table, vid: int) -> dict[str, set[str]]:
+def file_values(t: Table, vid: int) -> dict[str, set[str]]:
     """Per string column, the values the table's files at `vid` record as a min or a max (cached)."""
     key = ("file_values", t.obj.path, vid)
     got = t.ctx.cache.findings.take(key)
@@ -287,8 +287,8 @@ def stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[
     A column whose bounds per directory (partition) are the same either side, in a rewrite that kept
     the row count, moved nothing: a compaction merges files, so values that were only some file's bound
     stop being recorded."""
-    before, after = _file_values(t, v - 1), _file_values(t, v)
-    pb, pa = _partition_bounds(t, v - 1), _partition_bounds(t, v)
+    before, after = file_values(t, v - 1), file_values(t, v)
+    pb, pa = partition_bounds(t, v - 1), partition_bounds(t, v)
     # a compaction rewrites the same rows: with another row count the rewrite restated them
     rows_kept = rows_at(t, v - 1) is not None and rows_at(t, v - 1) == rows_at(t, v)
     out = {}
@@ -314,7 +314,7 @@ def stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[
     return out
 
 
-def _partition_bounds(t: Table, vid: int) -> dict[str, dict[str, tuple[str, str]]]:
+def partition_bounds(t: Table, vid: int) -> dict[str, dict[str, tuple[str, str]]]:
     """Per partition (directory of the files) and string column, the (min, max) its files record at `vid`."""
     key = ("part_bounds", t.obj.path, vid)
     got = t.ctx.cache.findings.take(key)
