@@ -76,8 +76,14 @@ def shot(driver, tmp_path, name: str) -> None:
 def login(driver, url: str, token: str, then: str) -> None:
     from selenium.webdriver.common.by import By
 
-    driver.get(url + then)
-    assert "Log in" in driver.page_source  # no cookie yet, or a new login
+    # no cookie yet, or a new login. Once in a preflight (load 4) Chromium's `get` came back with an empty document
+    # (page_source ''), not the server's page nor an error page: the navigation is made again, at most twice more
+    for _ in range(3):
+        driver.get(url + then)
+        if "Log in" in driver.page_source:
+            break
+    else:
+        raise AssertionError(f"no login form at {then}: {driver.page_source[:500]!r}")
     driver.find_element(By.ID, "token").send_keys(token)
     driver.find_element(By.ID, "login").click()
 
