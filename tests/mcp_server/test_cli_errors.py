@@ -66,3 +66,12 @@ def test_failures_exit_1_and_usage_errors_exit_2_with_one_prefix(wh):
     proc = subprocess.run([sys.executable, "-m", "mcp_server.cli", "sql", "SELECT * FROM wh.sales.ordrs", "--data", wh],
                           capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
     assert proc.returncode == 1 and proc.stdout == "" and proc.stderr.startswith("Error: no table"), proc
+
+
+def test_the_cli_starts_without_reading_package_metadata():
+    """`semcat CMD` does not import importlib.metadata (and the email package it pulls in) to start: the version
+    is looked up only for `--version` (issue 47, cold start: ~30 ms of every command and every stdio session)."""
+    code = "import sys, mcp_server.cli; print(sorted(m for m in ('importlib.metadata', 'email') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": ROOT})
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out

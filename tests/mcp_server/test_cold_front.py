@@ -14,6 +14,8 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import catalog_core as cc
 from tests.helpers import build_lake
@@ -294,3 +296,39 @@ def test_the_fronts_shape_of_a_call_result_is_the_sdks_for_every_handshake_versi
     from mcp_server.mcp.handshake import HANDSHAKE_VERSIONS
 
     assert all(methods.SERVER_RESULTS[("tools/call", v)] is v2025.CallToolResult for v in HANDSHAKE_VERSIONS)
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                     lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4), kids, max_size=3),
+                     max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(st.text(max_size=8), max_size=3), error=st.booleans(),
+       structured=st.none() | st.dictionaries(st.text(max_size=4), _json, max_size=4))
+def test_the_fronts_plain_shape_is_the_models_byte_for_byte(texts, error, structured):
+    """call_answer shapes a plain result (text contents, a structured object, the error flag) without importing
+    _v2025_11_25 (front._plain_shape); the line it writes is the one the model's validation and dump give."""
+    import mcp_types
+    from mcp_types._v2025_11_25 import CallToolResult as Shape
+
+    from mcp_server.mcp.front import _plain_shape, call_answer
+
+    result = mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=t) for t in texts],
+                                      structured_content=structured, is_error=error)
+    dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert _plain_shape(dumped) is not None  # the fast path is taken for these
+    want = Shape.model_validate(dumped, by_name=False).model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert json.dumps(_plain_shape(dumped)) == json.dumps(want)
+    line = call_answer(7, result, "2025-06-18")
+    assert line == mcp_types.JSONRPCResponse(jsonrpc="2.0", id=7, result=want).model_dump_json(by_alias=True,
+                                                                                               exclude_unset=True)
+
+
+def test_the_fronts_plain_shape_leaves_other_results_to_the_model():
+    from mcp_server.mcp.front import _plain_shape
+
+    assert _plain_shape({"content": [{"type": "image", "data": "x", "mimeType": "image/png"}]}) is None
+    assert _plain_shape({"content": [], "_meta": {"k": 1}}) is None
+    assert _plain_shape({"content": [{"type": "text", "text": "a", "annotations": {"priority": 1}}]}) is None
+    assert _plain_shape({"content": [], "structuredContent": [1]}) is None
