@@ -168,7 +168,12 @@ class IcebergWriter:
         return pa.Table.from_arrays(cols, schema=want)
 
     def append(self, name: str, arrow: Any, at: float, new_columns: bool = False) -> int:
-        """New rows (a load); `new_columns`: columns of `arrow` the table lacks are added first (one commit)."""
+        """New rows (a load); `new_columns`: columns of `arrow` the table lacks are added first (one commit).
+        A load of no rows that adds no column stages nothing, so pyiceberg commits nothing: the latest vid,
+        no commit (waiting for one would never end)."""
+        if arrow.num_rows == 0 and not (new_columns and self._adds_columns(name, arrow)):
+            print(f"traps: {name} gets no rows in this load; nothing to commit through Iceberg REST", file=sys.stderr)
+            return self._latest()
         with self.commit(name, at) as tx:
             if new_columns:
                 self._union(tx, arrow)
@@ -192,6 +197,10 @@ class IcebergWriter:
             else:
                 tx.overwrite(data)
         return self.vid
+
+    def _adds_columns(self, name: str, arrow: Any) -> bool:
+        have = {f.name for f in self.table(name).schema().fields}
+        return any(f.name not in have for f in arrow.schema)
 
     @staticmethod
     def _union(tx: Any, arrow: Any) -> None:
