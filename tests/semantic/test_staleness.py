@@ -1066,6 +1066,51 @@ def test_a_copy_beside_a_table_that_keeps_loading_is_no_replacement(elk):
     assert sm.staleness(cat, old, now=elk.day(15.2)) == []
 
 
+def test_a_next_version_built_beside_a_table_loaded_every_few_days_and_controls(elk):
+    """replacement_deprecation: a table loaded every 3 days is copied, right after its last load, into
+    its next version (`_next`, built from it alone: its lineage), and has not loaded since; a day
+    later it is not overdue, yet its description presents a table being replaced: description and
+    SLA are suspect with `successor` (failed before: nothing until two intervals had passed).
+    Controls: the same copy under a backup's name; the next version when the old table loads again
+    after it (written to both); a copy that records no lineage."""
+    from semantic.lineage import record_lineage
+
+    cat = elk.cat
+    old, other = "acme.core.events", "acme.core.visits"
+    cols = [("event_date", "date"), ("event_id", "bigint"), ("points", "int")]
+    elk.table(old, cols, at=0)
+    elk.table(other, [("visit_date", "date"), ("minutes", "int")], at=0)
+    rows: dict[str, list] = {"event_date": [], "event_id": [], "points": []}
+    for d in range(1, 14):
+        if d % 3 == 1:
+            day = {"event_date": [f"2024-11-{d:02d}"] * 2, "event_id": [2 * d, 2 * d + 1], "points": [5, 50]}
+            last = elk.append(old, day, at=d)
+            for k in rows:
+                rows[k] += day[k]
+        elk.append(other, {"visit_date": [f"2024-11-{d:02d}"], "minutes": [3]}, at=d + 0.1)
+        if d == 1:
+            sm.annotate(cat, old, {"description": "loyalty events", "freshness_sla": "P4D"}, author="a",
+                        time=elk.day(1.5))
+
+    def flagged(now):
+        return sorted((x.annotation, x.status, tuple(x.fixes)) for x in
+                      sm.staleness(cat, old, now=elk.day(now), merge=False) if x.reason == "not_loaded_since")
+
+    elk.table("acme.core.events_bak", cols, at=13.3, rows=rows)  # control: a backup's name
+    record_lineage(cat, "acme.core.events_bak", {old: last}, author="etl", time=elk.day(13.35))
+    elk.table("acme.core.events_v2", cols, at=13.4, rows=rows)  # control: no lineage
+    elk.append(other, {"visit_date": ["2024-11-14"], "minutes": [3]}, at=14.1)
+    assert flagged(14.2) == []
+    new = "acme.core.events_next"
+    elk.table(new, cols, at=14.3, rows=rows)
+    record_lineage(cat, new, {old: last}, author="etl", time=elk.day(14.35))
+    elk.append(other, {"visit_date": ["2024-11-15"], "minutes": [3]}, at=14.5)
+    assert flagged(14.6) == [(k, "suspect", (Fix(action="successor", params={"table": new}),))
+                             for k in ("table.description", "table.freshness_sla")]
+    elk.append(old, {"event_date": ["2024-11-16"] * 2, "event_id": [40, 41], "points": [5, 50]}, at=15)
+    assert flagged(15.2) == []  # control: the old table loads again after the copy
+
+
 def test_a_renamed_referenced_key_offers_the_join_on_its_new_name_and_control(elk):
     """keys_joins: the related table renames the key a relationship joins into (the same field
     id): the relationship gets join_on with the new name at both depths (failed before:
