@@ -934,6 +934,33 @@ def test_range_exceeded_when_the_data_outgrows_a_documented_range_and_controls(e
     assert f[0].evidence.values["documented"] == ["2024-11-01", "2024-11-10"] and v in f[0].evidence.vids
 
 
+def test_a_verified_query_over_rows_beyond_the_documented_range_and_controls(elk):
+    """documented_ranges: rows dated past the range a description documents are loaded after a
+    query was verified; the query reads the table with no period that excludes them, so its answer
+    counted rows the range did not have: `range_exceeded` with `reverify`, at metadata depth (statistics)
+    and at data depth (the answer moved across that load) (failed before: nothing on the query).
+    Controls: a query whose period (BETWEEN) excludes the new rows; a load within the range."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("kind", "string")], partition_by=["d"], at=0,
+              rows={"d": ["2024-11-01", "2024-11-05"], "kind": ["a", "b"]})
+    sm.annotate(cat, T, {"description": "one row per day from 2024-11-01 to 2024-11-10"}, author="a", time=elk.day(0.5))
+    sm.verify_query(cat, "rows per kind", f"SELECT kind, count(*) AS n FROM {T} GROUP BY kind ORDER BY kind",
+                    author="a", time=elk.day(0.6))
+    sm.verify_query(cat, "rows in early November", f"SELECT count(*) AS n FROM {T} WHERE d BETWEEN '2024-11-01' AND "
+                    "'2024-11-10'", author="a", time=elk.day(0.6))
+    qs = {a.value["question"]: a.key for a in sm.read_annotations(cat, T) if a.kind == "verified_query"}
+
+    def ranged(depth, now):
+        return {x.annotation: x.fixes for x in sm.staleness(cat, T, depth=depth, now=elk.day(now), merge=False)
+                if x.reason == "range_exceeded" and x.annotation in qs.values()}
+
+    elk.append(T, {"d": ["2024-11-08"], "kind": ["a"]}, at=1)
+    assert ranged("metadata", 1) == {} and ranged("data", 1) == {}  # control: within the range
+    elk.append(T, {"d": ["2024-12-20"], "kind": ["b"]}, at=2)
+    for depth in ("metadata", "data"):
+        assert ranged(depth, 2) == {qs["rows per kind"]: [Fix(action="reverify", params={})]}, depth
+
+
 def test_a_new_load_in_another_unit_beside_the_old_rows_and_control(elk):
     """values_units: loads keep arriving, the latest ones in another unit (÷100) beside the older
     rows: the whole table's range still holds them, so only the per-load statistics show it
