@@ -180,5 +180,5 @@ def query_range(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table |
                                 values={"table": name, "column": cname, "documented": [day_of(lo), day_of(hi - DAY)],
                                         "now": [now.get("min"), now.get("max")], "load_vid": v},
                                 suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
-                                cause=cause_of("range", name, v, cname))]
+                                cause=cause_of("answer", name, v, cname))]  # not merged with the text's (no fix)
     return []

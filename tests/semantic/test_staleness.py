@@ -959,6 +959,8 @@ def test_a_verified_query_over_rows_beyond_the_documented_range_and_controls(elk
     elk.append(T, {"d": ["2024-12-20"], "kind": ["b"]}, at=2)
     for depth in ("metadata", "data"):
         assert ranged(depth, 2) == {qs["rows per kind"]: [Fix(action="reverify", params={})]}, depth
+        merged = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(2)) if x.reason == "range_exceeded"]
+        assert [x.fixes for x in merged if "table.description" in x.annotations] == [[]], depth  # its text's: no fix
 
 
 def test_a_new_load_in_another_unit_beside_the_old_rows_and_control(elk):
