@@ -120,14 +120,14 @@ def query_period(sql: str, column: str) -> tuple[float, float] | None:
         d = day(v)
         if not col(c) or d is None:
             continue
-        op = type(node)
+        op = type(node).__name__
         if flip:
-            op = {exp.GTE: exp.LTE, exp.GT: exp.LT, exp.LTE: exp.GTE, exp.LT: exp.GT}.get(op, op)
-        if op in (exp.GTE, exp.GT, exp.EQ):
+            op = {"GTE": "LTE", "GT": "LT", "LTE": "GTE", "LT": "GT"}.get(op, op)
+        if op in ("GTE", "GT", "EQ"):
             lo = max(lo, d)
-        if op in (exp.LTE, exp.EQ):
+        if op in ("LTE", "EQ"):
             hi = min(hi, d + DAY)
-        if op is exp.LT:
+        if op == "LT":
             hi = min(hi, d)
     return None if lo == -math.inf and hi == math.inf else (lo, hi)
 
