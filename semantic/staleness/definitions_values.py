@@ -641,5 +641,10 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
         gone = [got[v] for v in named if v in got and (duck is not None or got[v].new is not None)]
         if not gone or ann.key in restated_keys(ctx, t, anns, duck):
             continue
-        return [_findings(t, ann, t, cur.name, gone, duck)]
+        mapped = None  # metadata: the column's enum with the map applied, as `enum_respelled` writes it
+        enum = next((a for a in anns if a.kind == "column" and a.field == "enum" and a.column_id == cid), None)
+        if duck is None and enum is not None and all(g.new for g in gone):
+            m = {g.old: g.new for g in gone}
+            mapped = sorted({m.get(str(v)) or str(v) for v in enum.value or [] if v is not None})
+        return [_findings(t, ann, t, cur.name, gone, duck, values=mapped)]
     return []

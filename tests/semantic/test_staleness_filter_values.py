@@ -159,6 +159,9 @@ def test_a_description_naming_a_respelled_value_and_controls(elk):
         f = _by(cat, DIM, elk.day(5.2), depth)
         assert f["column.2.description"].fixes[0].params["map"] == {"silver": "silver_x"}, depth
         assert f["table.description"].fixes[0].params["map"] == {"silver": "silver_x"}, depth
+        merged = [x for x in sm.staleness(cat, DIM, depth=depth, now=elk.day(5.2)) if "column.2.enum" in x.annotations]
+        # merged with the enum's finding (one cause): the enum keeps the values to write
+        assert sorted(merged[0].fixes[0].params["values"]) == ["bronze", "gold", "silver_x"], (depth, merged)
         g = _by(cat, other, elk.day(5.2), depth, reasons=("values_restated",))
         assert g["table.description"].fixes[0].params.get("map") == {"gold": "gold_x"}, (depth, g["table.description"])  # beside `tier`
         assert "column.2.description" not in g, depth  # "a": a function word, unquoted
