@@ -449,7 +449,7 @@ def _findings(t: Table, ann: Annotation, tbl: Table, col: str, gone: list[Gone],
     elif ann.kind == "verified_query":
         what = f"the verified query compares {col} with" if literal else f"the verified query groups by {col}, whose values"
     else:
-        what = f"the {ann.field} of {col} lists"
+        what = f"the {ann.field} of {col} " + ("names" if ann.field == "description" else "lists")
     now = values if values is not None else \
         values_now(tbl, col, duck) if any(g.new for g in gone) and ann.kind != "verified_query" else None
     fixes = _fix_for(ann, col, gone, now, grouped)
@@ -585,4 +585,66 @@ def grouped_values(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Ta
         gone = [g for g in gone_data(tbl, col, sorted(then - now), since, duck).values() if g.new is not None]
         if gone:
             return [_findings(t, ann, tbl, col, gone, duck, grouped=True, literal=False)]
+    return []
+
+
+_QUOTES = "'\"`‘’“”"
+_FUNCTION_WORDS = {"a", "an", "the", "and", "or", "of", "for", "to", "in", "on", "at", "by", "is", "be", "as",
+                   "no", "not", "if", "it", "all", "any", "none", "null", "yes", "other"}
+
+
+def prose_names(text: object, value: str, column: str | None) -> bool:
+    """Does prose name `value`: quoted ('Y', "Y", `Y`) anywhere, or, for a text about the column
+    (`column` None: the column's own description), as a whole word that is not a function word
+    ("a", "or", "no": an enum value spelled like one counts only quoted); for another text,
+    unquoted only right beside the column's name (`flag = Y`, `flag Y`, `Y flag`)."""
+    s = str(text or "")
+    v = re.escape(value)
+    if re.search(rf"[{_QUOTES}]{v}[{_QUOTES}]", s):
+        return True
+    if not re.fullmatch(r"[\w-]+", value):
+        return False
+    if column is None:
+        return value.lower() not in _FUNCTION_WORDS and re.search(rf"(?<![\w-]){v}(?![\w-])", s) is not None
+    c = re.escape(column)
+    return re.search(rf"(?<![\w-]){c}\s*(?:=|==|is|:)?\s*{v}(?![\w-])|(?<![\w-]){v}\s+{c}(?![\w-])", s,
+                     re.IGNORECASE) is not None
+
+
+def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], duck: Duck | None = None,
+                 checked: set[tuple[str | None, str]] | None = None) -> list[Finding]:
+    """A description naming a value of a string column that was respelled since it was written (or,
+    at data depth, removed): the column's own description naming one of the values its enum or
+    sample values list (`prose_names`: quoted, or a whole word), the table's description naming
+    one quoted or beside the column's name. values_restated with `value_map` on paired evidence (as
+    `enum_respelled`), else `investigate`. Annotations the restatements check names are left to it."""
+    listed: dict[int, list[str]] = {}
+    for a in anns:
+        if a.kind == "column" and a.field in ("enum", "sample_values") and a.column_id is not None:
+            listed.setdefault(a.column_id, []).extend(str(v) for v in a.value or [] if v is not None)
+    if ann.kind == "column":
+        cols = [ann.column_id] if ann.column_id in listed else []
+    else:
+        cols = list(listed)
+    since = int(ann.provenance.basis.vid or 0)
+    for cid in cols:
+        cur = t.cols.get(cid if cid is not None else -1)
+        if cur is None or type_family(cur.type) != "string":
+            continue
+        named = [v for v in dict.fromkeys(listed[cid])
+                 if prose_names(ann.value, v, None if ann.kind == "column" else cur.name)]
+        if not named:
+            continue
+        if checked is not None:
+            checked.add((ann.key, "values_restated"))  # the data decides what the statistics suggested
+        got = gone_data(t, cur.name, named, since, duck) if duck is not None else gone_meta(t, cur.name, named, since)
+        gone = [got[v] for v in named if v in got and (duck is not None or got[v].new is not None)]
+        if not gone or ann.key in restated_keys(ctx, t, anns, duck):
+            continue
+        mapped = None  # metadata: the column's enum with the map applied, as `enum_respelled` writes it
+        enum = next((a for a in anns if a.kind == "column" and a.field == "enum" and a.column_id == cid), None)
+        if duck is None and enum is not None and all(g.new for g in gone):
+            m = {g.old: g.new for g in gone}
+            mapped = sorted({m.get(str(v)) or str(v) for v in enum.value or [] if v is not None})
+        return [_findings(t, ann, t, cur.name, gone, duck, values=mapped)]
     return []

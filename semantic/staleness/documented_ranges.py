@@ -8,12 +8,15 @@ a deprecation). No fix: the new range is for a person to write (the finding give
 
 from __future__ import annotations
 
+import math
 import re
+from typing import Any
 
 from catalog_core.model import parse_time
-from semantic.history import type_family
+from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
-from semantic.staleness.core import DAY, Table, cause_of, day_of, finding
+from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, get_table, make_fix, stats_at
+from semantic.staleness.definitions import _moved
 
 _DATE = r"(\d{4}-\d{2}-\d{2})"
 _RANGE = re.compile(rf"(?:from|between)\s+{_DATE}\s+(?:to|through|until|and)\s+{_DATE}|{_DATE}\s*(?:–|—|\.\.)\s*{_DATE}",
@@ -62,3 +65,120 @@ def range_exceeded(t: Table, ann: Annotation) -> list[Finding]:
                                cause=cause_of("range", t.name, last[0], c.name)))
             return out
     return out
+
+
+def _described(t: Table, ann: Annotation) -> list[tuple[float, float, str]]:
+    """(start, end, date column) of each range `ann`'s text documents that described a date column
+    of `t` when it was written (the column's values at its basis lay within it)."""
+    out = []
+    b = ann.provenance.basis
+    for lo, hi in documented_ranges(ann.value):
+        for c in t.cols.values():
+            if type_family(c.type) != "time" or (ann.column is not None and c.name.lower() != str(ann.column).lower()):
+                continue
+            then = b.stats.get(c.name)
+            tlo, thi = (parse_time(then.min), parse_time(then.max)) if then is not None else (None, None)
+            if tlo is not None and thi is not None and lo <= tlo and thi < hi:
+                out.append((lo, hi, c.name))
+    return out
+
+
+def _within(st: dict[str, Any] | None, lo: float, hi: float) -> bool | None:
+    a, b = parse_time((st or {}).get("min")), parse_time((st or {}).get("max"))
+    return None if a is None or b is None else lo <= a and b < hi
+
+
+def query_period(sql: str, column: str) -> tuple[float, float] | None:
+    """The period a query's conditions restrict `column` to (its BETWEEN bounds and its comparisons
+    with date literals), as (start, end of the end day); None when it sets none. Unparsable SQL sets none."""
+    from sqlglot import exp
+
+    from semantic.staleness.values_units import parsed_sql
+
+    tree = parsed_sql(sql)
+    if tree is None:
+        return None
+    lo, hi = -math.inf, math.inf
+
+    def day(e: exp.Expression | None) -> float | None:
+        m = re.fullmatch(rf"\s*{_DATE}(?:[ T][\d:.]*)?\s*", e.sql(dialect="duckdb").split("'")[1]) \
+            if e is not None and "'" in e.sql(dialect="duckdb") else None
+        return parse_time(m.group(1)) if m else None
+
+    def col(e: exp.Expression | None) -> bool:
+        return isinstance(e, exp.Column) and e.name.lower() == column.lower()
+
+    for node in tree.find_all(exp.Between, exp.GTE, exp.GT, exp.LTE, exp.LT, exp.EQ):
+        if isinstance(node, exp.Between):
+            a, b = day(node.args.get("low")), day(node.args.get("high"))
+            if col(node.this) and a is not None and b is not None:
+                lo, hi = max(lo, a), min(hi, b + DAY)
+            continue
+        left, right = node.this, node.expression
+        flip = col(right)
+        c, v = (right, left) if flip else (left, right)
+        d = day(v)
+        if not col(c) or d is None:
+            continue
+        op = type(node).__name__
+        if flip:
+            op = {"GTE": "LTE", "GT": "LT", "LTE": "GTE", "LT": "GT"}.get(op, op)
+        if op in ("GTE", "GT", "EQ"):
+            lo = max(lo, d)
+        if op in ("LTE", "EQ"):
+            hi = min(hi, d + DAY)
+        if op == "LT":
+            hi = min(hi, d)
+    return None if lo == -math.inf and hi == math.inf else (lo, hi)
+
+
+def query_range(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table | None], duck: object = None,
+                checked: set[tuple[str | None, str]] | None = None) -> list[Finding]:
+    """range_exceeded on a verified query: a table it reads took, after the query was verified, rows
+    dated beyond the range that table's description documents (its column's statistics within the
+    range before that load and beyond it after), and the query's own period on that column (its
+    BETWEEN bounds, its comparisons with date literals) does not exclude them. At metadata depth
+    (statistics only) only a query that reads that table alone is flagged (`suspect`: its rows reach
+    the answer unless the period excludes them; a join may drop them); at data depth the query is run
+    just before and just after that load and flagged only when its answer moved (else the metadata
+    finding is dropped). Fix `reverify`: the answer counted rows the documented range did not have."""
+    val = a.value or {}
+    sql, at = str(val.get("sql") or ""), int(val.get("verified_at_vid") or 0)
+    names = [str(x) for x in val.get("tables") or [t.name]]
+    for name in names:
+        tb = t if name == t.name else get_table(ctx, name, tables)
+        if tb is None:
+            continue
+        for d in ctx.annotations(name):
+            if d.field != "description" or d.kind not in ("table", "column"):
+                continue
+            for lo, hi, cname in _described(tb, d):
+                v = next((v for v, _ in tb.tl.data_commits if v > at and _within(stats_at(tb, v).get(cname), lo, hi) is False
+                          and _within(stats_at(tb, v - 1).get(cname), lo, hi)), None)
+                if v is None:
+                    continue
+                now = stats_at(tb, v).get(cname) or {}
+                nlo, nhi = parse_time(now.get("min")), parse_time(now.get("max"))
+                period = query_period(sql, cname)
+                beyond = [(x, y) for x, y in ((nlo, lo), (hi, nhi)) if x is not None and y is not None and x < y]
+                if period is not None and not any(x < period[1] and period[0] < y for x, y in beyond):
+                    continue  # the query's period excludes the rows beyond the range
+                if duck is None and len(names) > 1:
+                    continue
+                if duck is not None:
+                    if checked is not None:
+                        checked.add((a.key, "range_exceeded"))
+                    if not _moved(ctx, sql, v):
+                        continue
+                return [finding(a, t.name, "range_exceeded", "suspect",
+                                f"{name} took rows at vid {v} ({day_of(ctx.commit_time(v))}) with {cname} from "
+                                f"{now.get('min')} to {now.get('max')}, beyond the {day_of(lo)} to {day_of(hi - DAY)} "
+                                f"its {d.key} documents, after the query was verified at vid {at}"
+                                + (", and its answer moved across that load" if duck is not None else
+                                   ", and the query reads it with no period that excludes them"),
+                                [at, v], [ctx.commit_time(v)],
+                                values={"table": name, "column": cname, "documented": [day_of(lo), day_of(hi - DAY)],
+                                        "now": [now.get("min"), now.get("max")], "load_vid": v},
+                                suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
+                                cause=cause_of("answer", name, v, cname))]  # not merged with the text's (no fix)
+    return []

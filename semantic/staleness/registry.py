@@ -23,8 +23,14 @@ from semantic.models import Annotation, ColumnRef, Finding
 from semantic.staleness.core import Duck, Table, finding
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import metric_findings, verified_data, verified_meta
-from semantic.staleness.definitions_values import enum_respelled, filter_values, grouped_meta, grouped_values
-from semantic.staleness.documented_ranges import range_exceeded
+from semantic.staleness.definitions_values import (
+    enum_respelled,
+    filter_values,
+    grouped_meta,
+    grouped_values,
+    prose_values,
+)
+from semantic.staleness.documented_ranges import query_range, range_exceeded
 from semantic.staleness.fix_rules import unit_fix
 from semantic.staleness.grain import description_grain, description_rows_data, grain_data, grain_findings
 from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
@@ -188,6 +194,11 @@ CHECKS: list[Check] = [
     Check("documented_range", "documented_ranges", "metadata", ("range_exceeded",), ("annotation_text", "column_stats"),
           (), lambda e, a: range_exceeded(e.t, a),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column")),
+    Check("prose_values", "definitions", "metadata", ("values_restated",), ("annotation_text", "column_stats", "file_stats"),
+          ("value_map", "investigate"), lambda e, a: prose_values(e.ctx, e.t, a, e.anns),
+          lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),
+    Check("query_range", "documented_ranges", "metadata", ("range_exceeded",), ("annotation_text", "column_stats", "sql"),
+          ("reverify",), lambda e, a: query_range(e.ctx, e.t, a, e.tables), _field("verified_query"), fallback=True),
     # ---- metadata, per table
     Check("restatement", "values_units", "metadata", ("values_restated",), ("load_log", "file_stats"),
           ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, None)),
@@ -232,6 +243,12 @@ CHECKS: list[Check] = [
     Check("grouped_values_now", "definitions", "data", ("verified_query_changed",), ("data", "load_log"), ("reverify",),
           lambda e, a: grouped_values(e.ctx, e.t, a, e.tables, e.duck, e.checked, e.already),
           _field("verified_query"), fallback=True),
+    Check("prose_values_now", "definitions", "data", ("values_restated",), ("data", "annotation_text"),
+          ("value_map", "investigate"), lambda e, a: prose_values(e.ctx, e.t, a, e.anns, e.duck, e.checked),
+          lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),
+    Check("query_range_now", "documented_ranges", "data", ("range_exceeded",), ("data", "annotation_text", "column_stats"),
+          ("reverify",), lambda e, a: query_range(e.ctx, e.t, a, e.tables, e.duck, e.checked), _field("verified_query"),
+          fallback=True),
     # ---- data, per table
     Check("restatement_rows", "values_units", "data", ("values_restated",), ("data", "load_log", "file_stats"),
           ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, e.duck))),

@@ -4,8 +4,10 @@ and the successor of a table no longer loaded, named only on strong evidence (`s
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
+from catalog_core import lake
 from catalog_core.model import parse_time
 from semantic.errors import did_you_mean
 from semantic.history import Context, type_family
@@ -238,6 +240,39 @@ def _sla_of(anns: list[Annotation]) -> float | None:
     return None
 
 
+SUCCESSOR_NAME = re.compile(r"_(?:v\d+|new|next|latest|current)$")  # a next version's suffix (not _bak, _copy, _2024)
+
+
+def named_successor(t: Table, tables: dict[str, Table | None]) -> tuple[Table, dict[str, Any]] | None:
+    """A next version of the table written beside it, before the table is overdue: a table named as
+    its next version (its name with a suffix `_v<N>`, `_new`, `_next`, `_latest` or `_current`; a
+    backup's `_bak`, `_copy` or a dated suffix is not one), built (its lineage) from this table alone,
+    read at or after its last load, first loaded after that load, holding most of its columns alike
+    one to one with rows per day alike (`successor_evidence` strong), while the table has not loaded
+    since. A table that loads again after the copy (written to both) is no longer matched."""
+    dc = t.tl.data_commits
+    if not dc:
+        return None
+    last_v, last_t = dc[-1]
+    head = t.ctx.commit_time(t.ctx.vid)
+    best: tuple[float, Table, dict[str, Any]] | None = None
+    for other in t.ctx.tables():
+        if not other.startswith(t.name) or not SUCCESSOR_NAME.fullmatch(other[len(t.name):]):
+            continue
+        o = get_table(t.ctx, other, tables)
+        if o is None or not o.tl.data_commits or o.tl.data_commits[0][0] <= last_v or stopped(o, head):
+            continue
+        lin = lake.Lineage.from_raw(o.obj.value)
+        if lin is None or set(lin.inputs) != {t.name} or lin.inputs[t.name] < last_v:
+            continue
+        ev = successor_evidence(t, o, last_t, _every(t) or DAY)
+        if ev["strong"] and ev["columns_alike"] >= MOST_COLUMNS:
+            score = ev["columns_alike"] + ev["rows_per_day_alike"]
+            if best is None or score > best[0]:
+                best = (score, o, ev)
+    return None if best is None else (best[1], best[2])
+
+
 def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | None]) -> list[Finding]:
     """A replacement written beside the table: a table that first loaded after the table's last
     load but one (after its last, when it loaded once) and within two of its intervals of it (around
@@ -247,7 +282,10 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     intervals (or its job ran twice without it), or, when its history is too short to know its
     interval (under four loads: a weekly table loaded once), its last load is older than its own
     freshness SLA (the interval it promised, taken as its interval). Its description and freshness SLA describe a table no longer kept:
-    `successor` is offered on that evidence (deprecate it in favour of the new one)."""
+    `successor` is offered on that evidence (deprecate it in favour of the new one).
+    Before the table is overdue (or when nothing new around when it stopped matches), a next version
+    written beside it (`named_successor`: named as its next version, built from it alone after its
+    last load, its columns alike) makes the same annotations `suspect`, with the same fix."""
     if any(a.key == "table.deprecated" for a in anns):
         return []
     about = [a for a in anns if a.key in ("table.description", "table.freshness_sla")]
@@ -260,11 +298,44 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     sla = _sla_of(anns)
     regular = bool(every) and (head - last_t >= 2 * (every or 0) or skipped_by_its_job(t, tables) >= 2)
     late = every is None and sla is not None and sla > 0 and head - last_t > sla
-    if not regular and not late:
-        return []
-    how = f"loaded every ~{(every or 0) / 3600:.0f} h" if regular else f"its freshness SLA {(sla or 0) / 3600:.0f} h"
-    every = every if regular and every else sla
+    best = _stopped_successor(t, tables, every if regular else sla, head) if regular or late else None
+    if best is not None:
+        how = f"loaded every ~{(every or 0) / 3600:.0f} h" if regular else f"its freshness SLA {(sla or 0) / 3600:.0f} h"
+        status, why = "stale", f"{t.name} ({how}) has not loaded since {day_of(last_t)}: it was replaced beside"
+    else:
+        named = named_successor(t, tables)
+        if named is None:
+            return []
+        o, ev = named
+        best = (0.0, o, ev)
+        lin = lake.Lineage.from_raw(o.obj.value)
+        status, why = "suspect", (f"it was built from {t.name} as read at vid {lin.inputs[t.name] if lin else last_v} "
+                                  f"under the name of its next version, and {t.name} has not loaded since "
+                                  f"{day_of(last_t)}: it may have been replaced beside")
+    _s, o, ev = best
+    every = every if regular and every else (sla if late else _every(t))
+    out = []
+    for a in about:
+        if (a.provenance.basis.vid or 0) > o.tl.data_commits[0][0]:
+            continue  # written knowing the new table
+        out.append(finding(a, t.name, "not_loaded_since", status,
+                           f"{o.name} first loaded {day_of(o.tl.data_commits[0][1])} holding "
+                           f"{ev['columns_alike']:.0%} of {t.name}'s columns alike with rows per day alike, and {why}",
+                           [last_v, o.tl.data_commits[0][0]], [last_t, o.tl.data_commits[0][1]],
+                           {"successor": o.name, "evidence": ev, "last_load": day_of(last_t),
+                            "usual_interval_hours": round(every / 3600, 1) if every else None},
+                           f"successor {o.name} (written beside it, alike columns and rows per day): deprecate {t.name}",
+                           [make_fix("successor", table=o.name)], cause=cause_of("replaced", t.name, last_v)))
+    return out
+
+
+def _stopped_successor(t: Table, tables: dict[str, Table | None], every: float | None,
+                       head: float) -> tuple[float, Table, dict[str, Any]] | None:
+    """The best table new around when `t` stopped (first loaded after its last load but one, within
+    two of its intervals of its last) that `successor_evidence` finds strong, holding most columns."""
     assert every is not None
+    dc = t.tl.data_commits
+    last_t = dc[-1][1]
     prev = dc[-2][1] if len(dc) >= 2 else None
     best: tuple[float, Table, dict[str, Any]] | None = None
     for other in t.ctx.tables():
@@ -281,21 +352,4 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
             score = ev["columns_alike"] + ev["rows_per_day_alike"]
             if best is None or score > best[0]:
                 best = (score, o, ev)
-    if best is None:
-        return []
-    _s, o, ev = best
-    out = []
-    for a in about:
-        if (a.provenance.basis.vid or 0) > o.tl.data_commits[0][0]:
-            continue  # written knowing the new table
-        out.append(finding(a, t.name, "not_loaded_since", "stale",
-                           f"{o.name} first loaded {day_of(o.tl.data_commits[0][1])} holding "
-                           f"{ev['columns_alike']:.0%} of {t.name}'s columns alike with rows per day alike, and "
-                           f"{t.name} ({how}) has not loaded since {day_of(last_t)}: "
-                           f"it was replaced beside", [last_v, o.tl.data_commits[0][0]],
-                           [last_t, o.tl.data_commits[0][1]],
-                           {"successor": o.name, "evidence": ev, "last_load": day_of(last_t),
-                            "usual_interval_hours": round(every / 3600, 1)},
-                           f"successor {o.name} (written beside it, alike columns and rows per day): deprecate {t.name}",
-                           [make_fix("successor", table=o.name)], cause=cause_of("replaced", t.name, last_v)))
-    return out
+    return best

@@ -934,6 +934,35 @@ def test_range_exceeded_when_the_data_outgrows_a_documented_range_and_controls(e
     assert f[0].evidence.values["documented"] == ["2024-11-01", "2024-11-10"] and v in f[0].evidence.vids
 
 
+def test_a_verified_query_over_rows_beyond_the_documented_range_and_controls(elk):
+    """documented_ranges: rows dated past the range a description documents are loaded after a
+    query was verified; the query reads the table with no period that excludes them, so its answer
+    counted rows the range did not have: `range_exceeded` with `reverify`, at metadata depth (statistics)
+    and at data depth (the answer moved across that load) (failed before: nothing on the query).
+    Controls: a query whose period (BETWEEN) excludes the new rows; a load within the range."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("kind", "string")], partition_by=["d"], at=0,
+              rows={"d": ["2024-11-01", "2024-11-05"], "kind": ["a", "b"]})
+    sm.annotate(cat, T, {"description": "one row per day from 2024-11-01 to 2024-11-10"}, author="a", time=elk.day(0.5))
+    sm.verify_query(cat, "rows per kind", f"SELECT kind, count(*) AS n FROM {T} GROUP BY kind ORDER BY kind",
+                    author="a", time=elk.day(0.6))
+    sm.verify_query(cat, "rows in early November", f"SELECT count(*) AS n FROM {T} WHERE d BETWEEN '2024-11-01' AND "
+                    "'2024-11-10'", author="a", time=elk.day(0.6))
+    qs = {a.value["question"]: a.key for a in sm.read_annotations(cat, T) if a.kind == "verified_query"}
+
+    def ranged(depth, now):
+        return {x.annotation: x.fixes for x in sm.staleness(cat, T, depth=depth, now=elk.day(now), merge=False)
+                if x.reason == "range_exceeded" and x.annotation in qs.values()}
+
+    elk.append(T, {"d": ["2024-11-08"], "kind": ["a"]}, at=1)
+    assert ranged("metadata", 1) == {} and ranged("data", 1) == {}  # control: within the range
+    elk.append(T, {"d": ["2024-12-20"], "kind": ["b"]}, at=2)
+    for depth in ("metadata", "data"):
+        assert ranged(depth, 2) == {qs["rows per kind"]: [Fix(action="reverify", params={})]}, depth
+        merged = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(2)) if x.reason == "range_exceeded"]
+        assert [x.fixes for x in merged if "table.description" in x.annotations] == [[]], depth  # its text's: no fix
+
+
 def test_a_new_load_in_another_unit_beside_the_old_rows_and_control(elk):
     """values_units: loads keep arriving, the latest ones in another unit (÷100) beside the older
     rows: the whole table's range still holds them, so only the per-load statistics show it
@@ -1064,6 +1093,51 @@ def test_a_copy_beside_a_table_that_keeps_loading_is_no_replacement(elk):
             sm.annotate(cat, old, {"description": "loyalty events"}, author="a", time=elk.day(10.2))
             elk.table(new, cols, at=10.5, rows=rows)
     assert sm.staleness(cat, old, now=elk.day(15.2)) == []
+
+
+def test_a_next_version_built_beside_a_table_loaded_every_few_days_and_controls(elk):
+    """replacement_deprecation: a table loaded every 3 days is copied, right after its last load, into
+    its next version (`_next`, built from it alone: its lineage), and has not loaded since; a day
+    later it is not overdue, yet its description presents a table being replaced: description and
+    SLA are suspect with `successor` (failed before: nothing until two intervals had passed).
+    Controls: the same copy under a backup's name; the next version when the old table loads again
+    after it (written to both); a copy that records no lineage."""
+    from semantic.lineage import record_lineage
+
+    cat = elk.cat
+    old, other = "acme.core.events", "acme.core.visits"
+    cols = [("event_date", "date"), ("event_id", "bigint"), ("points", "int")]
+    elk.table(old, cols, at=0)
+    elk.table(other, [("visit_date", "date"), ("minutes", "int")], at=0)
+    rows: dict[str, list] = {"event_date": [], "event_id": [], "points": []}
+    for d in range(1, 14):
+        if d % 3 == 1:
+            day = {"event_date": [f"2024-11-{d:02d}"] * 2, "event_id": [2 * d, 2 * d + 1], "points": [5, 50]}
+            last = elk.append(old, day, at=d)
+            for k in rows:
+                rows[k] += day[k]
+        elk.append(other, {"visit_date": [f"2024-11-{d:02d}"], "minutes": [3]}, at=d + 0.1)
+        if d == 1:
+            sm.annotate(cat, old, {"description": "loyalty events", "freshness_sla": "P4D"}, author="a",
+                        time=elk.day(1.5))
+
+    def flagged(now):
+        return sorted((x.annotation, x.status, tuple(x.fixes)) for x in
+                      sm.staleness(cat, old, now=elk.day(now), merge=False) if x.reason == "not_loaded_since")
+
+    elk.table("acme.core.events_bak", cols, at=13.3, rows=rows)  # control: a backup's name
+    record_lineage(cat, "acme.core.events_bak", {old: last}, author="etl", time=elk.day(13.35))
+    elk.table("acme.core.events_v2", cols, at=13.4, rows=rows)  # control: no lineage
+    elk.append(other, {"visit_date": ["2024-11-14"], "minutes": [3]}, at=14.1)
+    assert flagged(14.2) == []
+    new = "acme.core.events_next"
+    elk.table(new, cols, at=14.3, rows=rows)
+    record_lineage(cat, new, {old: last}, author="etl", time=elk.day(14.35))
+    elk.append(other, {"visit_date": ["2024-11-15"], "minutes": [3]}, at=14.5)
+    assert flagged(14.6) == [(k, "suspect", (Fix(action="successor", params={"table": new}),))
+                             for k in ("table.description", "table.freshness_sla")]
+    elk.append(old, {"event_date": ["2024-11-16"] * 2, "event_id": [40, 41], "points": [5, 50]}, at=15)
+    assert flagged(15.2) == []  # control: the old table loads again after the copy
 
 
 def test_a_renamed_referenced_key_offers_the_join_on_its_new_name_and_control(elk):

@@ -129,3 +129,39 @@ def test_a_value_respelled_inside_the_range_is_found_in_the_data(elk):
     f = _by(cat, DIM, elk.day(5), "data")
     assert f["metric.gold_customers"].fixes[0].params["map"] == {"gold": "GOLD"}
     assert f[vq].fixes == [Fix(action="reverify", params={})] and "'gold'" in f[vq].message
+
+
+def test_a_description_naming_a_respelled_value_and_controls(elk):
+    """definitions: descriptions name values in prose. The column's own description naming a value
+    its enum lists ("silver for the middle customers"), and the table's description quoting one ('silver')
+    or naming it beside the column (`tier gold`), become false when the value is respelled:
+    values_restated with its value_map at both depths (failed before: only the enum and the filters).
+    Controls: a word of the table's prose that only looks like a value (bronze, unquoted, far from the
+    column's name), a value still there (gold), a function word the enum happens to hold, unquoted."""
+    cat = elk.cat
+    _lake(elk)
+    sm.annotate(cat, DIM, {"description": "silver for the middle customers, or a tier of the rest"}, column="tier",
+                author="a", time=elk.day(3.8))
+    sm.annotate(cat, DIM, {"description": "Customer tiers; 'silver' is the middle one, gold the best"}, author="a", time=elk.day(3.81))
+    other = "acme.core.dim_tier2"
+    elk.table(other, [("customer_id", "bigint"), ("tier", "string")], at=3.85)
+    for day in (3.9, 4.2):
+        elk.overwrite(other, {"customer_id": [1, 2, 3], "tier": ["a", "gold", "bronze"]}, at=day)
+    sm.annotate(cat, other, {"grain": {"text": "one row per customer", "keys": ["customer_id"]}}, author="a",
+                time=elk.day(4.29))
+    sm.annotate(cat, other, {"enum": ["a", "bronze", "gold"]}, column="tier", author="a", time=elk.day(4.3))
+    sm.annotate(cat, other, {"description": "a bronze standard of loyalty; rows by tier gold first"}, author="a",
+                time=elk.day(4.31))
+    sm.annotate(cat, other, {"description": "a tier"}, column="tier", author="a", time=elk.day(4.32))
+    _rebuild(elk, 5, [{"silver": "silver_x"}.get(x, x) for x in TIERS])
+    elk.overwrite(other, {"customer_id": [1, 2, 3], "tier": ["a_x", "gold_x", "bronze_x"]}, at=5.1)
+    for depth in ("metadata", "data"):
+        f = _by(cat, DIM, elk.day(5.2), depth)
+        assert f["column.2.description"].fixes[0].params["map"] == {"silver": "silver_x"}, depth
+        assert f["table.description"].fixes[0].params["map"] == {"silver": "silver_x"}, depth
+        merged = [x for x in sm.staleness(cat, DIM, depth=depth, now=elk.day(5.2)) if "column.2.enum" in x.annotations]
+        # merged with the enum's finding (one cause): the enum keeps the values to write
+        assert sorted(merged[0].fixes[0].params["values"]) == ["bronze", "gold", "silver_x"], (depth, merged)
+        g = _by(cat, other, elk.day(5.2), depth, reasons=("values_restated",))
+        assert g["table.description"].fixes[0].params.get("map") == {"gold": "gold_x"}, (depth, g["table.description"])  # beside `tier`
+        assert "column.2.description" not in g, depth  # "a": a function word, unquoted
