@@ -66,3 +66,111 @@ def test_scd2_offers_the_current_filter_for_the_grain_and_reverify_for_a_query(e
             assert got["table.description"] is None, (depth, got)
         # one review group still: the findings of the change share its cause
         assert len({f.cause for f in found if f.reason in ("grain_violated", "schema_changed")}) == 1, found
+
+
+# ------------------------------------------------------------------ which value took a vanished value's rows
+MART = "acme.mart.m"
+
+
+def _mart(elk, grain: bool) -> None:
+    """A monthly mart per region (the region one of its grain's keys, or no grain annotated)."""
+    cat = elk.cat
+    elk.table(MART, [("month", "bigint"), ("region", "string"), ("revenue", "decimal(14,2)")], at=0)
+    rows = {"month": [1, 1, 1, 2, 2, 2], "region": ["ne", "se", "w"] * 2,
+            "revenue": [10.5, 20.25, 7.0, 11.0, 19.75, 8.5]}
+    elk.overwrite(MART, rows, at=1)
+    if grain:
+        sm.annotate(cat, MART, {"grain": {"text": "one row per month and region", "keys": ["month", "region"]}},
+                    author="a", time=elk.day(1.4))
+    sm.annotate(cat, MART, {"enum": ["ne", "se", "w"]}, column="region", author="a", time=elk.day(1.5))
+
+
+def _enum_fix(elk, now):
+    got = [f for f in sm.staleness(elk.cat, MART, depth="data", now=now, merge=False) if f.annotation == "column.2.enum"]
+    assert got, "the enum is flagged"
+    return got[0].fixes[0] if got[0].fixes and got[0].fixes[0].action != "investigate" else None
+
+
+def test_a_region_merged_in_a_mart_keyed_by_it_gets_its_value_map(elk):
+    """values_units (data): 'ne' merged into 'se' in a mart whose grain's keys include the region:
+    the rows that held 'ne' are still there, the same in every other column, and hold 'se' now, so
+    the enum gets `value_map {ne: se}` with the values now (failed before: the grain's other keys
+    match every region's rows of a month, so no one value took them: no fix)."""
+    _mart(elk, True)
+    elk.overwrite(MART, {"month": [1, 1, 1, 2, 2, 2], "region": ["se", "se", "w"] * 2,
+                         "revenue": [10.5, 20.25, 7.0, 11.0, 19.75, 8.5]}, at=2)
+    want = Fix(action="value_map", params={"column": "region", "map": {"ne": "se"}, "values": ["se", "w"]})
+    assert _enum_fix(elk, elk.day(2)) == want
+
+
+def test_a_region_merged_in_a_mart_with_no_grain_gets_its_value_map(elk):
+    """The same with no grain annotated: the rows are matched on every other column."""
+    _mart(elk, False)
+    elk.overwrite(MART, {"month": [1, 1, 1, 2, 2, 2], "region": ["se", "se", "w"] * 2,
+                         "revenue": [10.5, 20.25, 7.0, 11.0, 19.75, 8.5]}, at=2)
+    want = Fix(action="value_map", params={"column": "region", "map": {"ne": "se"}, "values": ["se", "w"]})
+    assert _enum_fix(elk, elk.day(2)) == want
+
+
+def test_a_region_whose_rows_were_removed_gets_no_value_map(elk):
+    """Control: the rows of 'ne' removed, and rows of 'se' that were there already: no row moved,
+    so no map (the other columns of the removed rows are found nowhere now)."""
+    _mart(elk, False)
+    elk.overwrite(MART, {"month": [1, 1, 2, 2], "region": ["se", "w"] * 2, "revenue": [20.25, 7.0, 19.75, 8.5]}, at=2)
+    assert _enum_fix(elk, elk.day(2)) is None
+
+
+T = "acme.core.t"
+
+
+def _appended(elk, kinds_per_day):
+    """T loaded by appends (a day per partition, ids 10*day+i), its kinds annotated (grain id, enum)."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("id", "bigint"), ("kind", "string")], partition_by=["d"], at=0)
+    rows: dict[str, list] = {"d": [], "id": [], "kind": []}
+    for day, kinds in enumerate(kinds_per_day, 1):
+        part = {"d": [f"2024-11-1{day}"] * len(kinds), "id": [10 * day + i for i in range(len(kinds))], "kind": kinds}
+        elk.append(T, part, at=day)
+        for k in rows:
+            rows[k] += part[k]
+    sm.annotate(cat, T, {"grain": {"text": "one row per id", "keys": ["id"]}}, author="a", time=elk.day(5))
+    sm.annotate(cat, T, {"enum": sorted(set(sum(kinds_per_day, [])))}, column="kind", author="a", time=elk.day(5.1))
+    return rows
+
+
+def _first_fix(findings, key):
+    for f in findings:
+        if key in (f.annotations or [f.annotation]):
+            return next((x for x in f.fixes if x.action != "investigate"), None)
+    raise AssertionError(f"{key} not flagged: {findings}")
+
+
+def test_rows_removed_in_a_rewrite_get_no_value_map_from_a_reused_key(elk):
+    """values_units (data): a rewrite of an appended table removes every 'c' row, and a new row
+    reuses the id of one of them with 'a': one row of the vanished value's is no evidence that 'c'
+    became 'a' (failed before: value_map {c: a} from that one row). The enum is flagged, with no
+    value_map."""
+    rows = _appended(elk, [["a", "c", "c", "b"], ["a", "c", "c", "b"], ["c", "c", "a", "b"]])
+    keep = [i for i, k in enumerate(rows["kind"]) if k != "c"]
+    new = {k: [rows[k][i] for i in keep] for k in rows}
+    new["d"].append("2024-11-13")
+    new["id"].append(rows["id"][rows["kind"].index("c")])
+    new["kind"].append("a")
+    elk.overwrite(T, new, at=6)
+    fix = _first_fix(sm.staleness(elk.cat, T, depth="data", now=elk.day(6)), "column.3.enum")
+    assert fix is None or fix.action != "value_map", fix
+
+
+def test_a_value_added_beside_the_last_one_is_no_respelling_at_metadata_depth(elk):
+    """values_units (metadata): a rewrite restates some rows of every day as 'zz_new' (others of
+    their value stay). The files'
+    bounds moved from 'p7' to 'zz_new' in every partition, but 'p7' is still inside each
+    partition's range: nothing shows it gone, so no value_map {p7: zz_new}; the enum takes the new
+    value (failed before: the bound that moved was read as a respelling)."""
+    rows = _appended(elk, [["p1", "p3", "p3", "p7"], ["p1", "p3", "p5", "p3", "p7"], ["p1", "p3", "p3", "p7"]])
+    new = {k: list(v) for k, v in rows.items()}
+    new["kind"] = ["zz_new" if k == "p3" and i % 2 else k for i, k in enumerate(rows["kind"])]
+    elk.overwrite(T, new, at=6)
+    fix = _first_fix(sm.staleness(elk.cat, T, now=elk.day(6)), "column.3.enum")
+    assert fix == Fix(action="add_enum_values", params={"column": "kind", "values": ["zz_new"]}), fix
+
