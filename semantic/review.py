@@ -277,8 +277,11 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
             return _Write(kind="table", key=ann.key, value={**v, "keys": [names.get(k, k) for k in v.get("keys", [])]},
                           columns=columns)
         if ann.kind == "relationship":
+            cond = v.get("condition")
             return _Write(kind="relationship", key=ann.key,
-                          value={**v, "on": [[names.get(a, a), b] for a, b in v.get("on", [])]}, columns=columns)
+                          value={**v, "on": [[names.get(a, a), b] for a, b in v.get("on", [])],
+                                 **({"condition": _rename_in(cond, old, new)} if isinstance(cond, str) and cond else {})},
+                          columns=columns)
         if ann.kind == "metric":
             nv = {k: _rename_in(x, old, new) if isinstance(x, str) and k in ("expression", "filter", "time_column")
                   else x for k, x in v.items()}

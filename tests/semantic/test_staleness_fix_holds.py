@@ -6,6 +6,7 @@ Small lakes of their own (eval.fixtures.lakes), never a trap seed; each with its
 from __future__ import annotations
 
 import semantic as sm
+from semantic.annotations import new_annotation, write_annotations
 from semantic.models import Fix
 
 DIM = "acme.core.dim"
@@ -174,3 +175,31 @@ def test_a_value_added_beside_the_last_one_is_no_respelling_at_metadata_depth(el
     fix = _first_fix(sm.staleness(elk.cat, T, now=elk.day(6)), "column.3.enum")
     assert fix == Fix(action="add_enum_values", params={"column": "kind", "values": ["zz_new"]}), fix
 
+
+
+# ------------------------------------------------------------------ a relationship's condition names a renamed column
+def test_a_relationship_whose_condition_names_a_renamed_column_gets_the_rename(elk):
+    """keys_joins (metadata): a relationship into a versioned dimension filtered by its condition
+    (`is_current`); the flag is renamed `is_current_flag`: the condition names a column that is no
+    longer there, so the join matches every version. join_key_missing with `rename` (failed
+    before: nothing at metadata depth, no fix at data depth); accepting it rewrites the condition.
+    Control: the relationship before the rename raises nothing."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string"), ("is_current", "boolean")], at=0,
+              rows={"customer_id": [1, 2, 2], "tier": ["a", "b", "c"], "is_current": [True, False, True]})
+    elk.table(T, [("id", "bigint"), ("customer_id", "bigint")], at=0, rows={"id": [1, 2], "customer_id": [1, 2]})
+    value = {"to": DIM, "on": [["customer_id", "customer_id"]], "cardinality": "many_to_one", "canonical": True,
+             "condition": "is_current"}
+    ann = new_annotation(cat, T, "relationship", "relationship.dim", value, columns=["customer_id"], author="bob",
+                         time=elk.day(0.5))
+    write_annotations(cat, [ann], time=elk.day(0.5))
+    assert sm.staleness(cat, T, depth="data", now=elk.day(0.6)) == []  # control
+    elk.evolve(DIM, rename={"is_current": "is_current_flag"}, at=1)
+    want = Fix(action="rename", params={"old": "is_current", "new": "is_current_flag", "scale": 0})
+    for depth in ("metadata", "data"):
+        assert _first_fix(sm.staleness(cat, T, depth=depth, now=elk.day(1)), "relationship.dim") == want, depth
+    items = [i for i in sm.review_items(cat, T, now=elk.day(1)).items if i.annotation == "relationship.dim"]
+    assert items and items[0].acceptable, items
+    sm.accept(cat, items[0], author="alice", now=elk.day(1), time=elk.day(1.1))
+    got = next(a for a in sm.read_annotations(cat, T) if a.key == "relationship.dim")
+    assert got.value["condition"] == "is_current_flag" and got.value["on"] == [["customer_id", "customer_id"]]
