@@ -203,3 +203,28 @@ def test_a_relationship_whose_condition_names_a_renamed_column_gets_the_rename(e
     sm.accept(cat, items[0], author="alice", now=elk.day(1), time=elk.day(1.1))
     got = next(a for a in sm.read_annotations(cat, T) if a.key == "relationship.dim")
     assert got.value["condition"] == "is_current_flag" and got.value["on"] == [["customer_id", "customer_id"]]
+
+
+def test_a_verified_query_reading_a_renamed_column_of_another_table_gets_the_rename(elk):
+    """definitions (metadata and data): a verified query joins T to DIM and filters on DIM's flag;
+    the flag is renamed. The query's copy on DIM gets `rename` (its own column); so does its copy on
+    T, which reads the same column of DIM (failed before: T's copy was offered reverify, "DIM
+    changed its schema"). Control: a rename of a column the query does not name leaves T's copy
+    alone."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string"), ("is_current", "boolean"), ("note", "string")],
+              at=0, rows={"customer_id": [1, 2, 2], "tier": ["a", "b", "c"], "is_current": [True, False, True],
+                          "note": ["x", "y", "z"]})
+    elk.table(T, [("id", "bigint"), ("customer_id", "bigint")], at=0, rows={"id": [1, 2], "customer_id": [1, 2]})
+    sm.verify_query(cat, "orders by tier", "SELECT c.tier, count(*) FROM acme.core.t AS o JOIN acme.core.dim AS c "
+                    "ON c.customer_id = o.customer_id AND c.is_current GROUP BY c.tier", author="a", time=elk.day(0.5))
+    elk.evolve(DIM, rename={"note": "remark"}, at=1)
+    assert [f for f in sm.staleness(cat, T, now=elk.day(1)) if f.annotation and f.annotation.startswith("verified")] \
+        == []  # control
+    elk.evolve(DIM, rename={"is_current": "is_current_flag"}, at=2)
+    want = Fix(action="rename", params={"old": "is_current", "new": "is_current_flag", "scale": 0})
+    for depth in ("metadata", "data"):
+        for table in (DIM, T):
+            found = sm.staleness(cat, table, depth=depth, now=elk.day(2))
+            key = next(k for f in found for k in (f.annotations or [f.annotation]) if k.startswith("verified_query."))
+            assert _first_fix(found, key) == want, (depth, table, found)
