@@ -49,8 +49,8 @@ def _looks_only(f: Finding) -> bool:
 
 # the repairs that rewrite a claim's structure, and the claims that have it (as semantic.review
 # writes them): new grain keys are no rewrite of a description, a filter on is_current no rewrite of a
-# verified query's SQL, a re-verification is of a verified query only. Any other repair may be
-# listed for any annotation its finding is about.
+# verified query's SQL, a re-verification is of a verified query only, new values of an enum only.
+# Any other repair may be listed for any annotation its finding is about.
 REWRITES: dict[str, tuple[str, ...]] = {
     "set_keys": ("table.grain",),
     "filter": ("table.grain", "relationship"),
@@ -58,6 +58,7 @@ REWRITES: dict[str, tuple[str, ...]] = {
     "relate_to": ("relationship",),
     "update_unit": ("column.unit",),
     "reverify": ("verified_query",),
+    "add_enum_values": ("column.enum",),
 }
 
 

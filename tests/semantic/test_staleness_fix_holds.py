@@ -228,3 +228,19 @@ def test_a_verified_query_reading_a_renamed_column_of_another_table_gets_the_ren
             found = sm.staleness(cat, table, depth=depth, now=elk.day(2))
             key = next(k for f in found for k in (f.annotations or [f.annotation]) if k.startswith("verified_query."))
             assert _first_fix(found, key) == want, (depth, table, found)
+
+
+def test_new_enum_values_are_offered_for_the_enum_only(elk):
+    """values_units (metadata): a rewrite respells 'b' as 'B' (outside the enum's range: the enum
+    takes a value it does not list). The enum is offered add_enum_values; the description naming
+    'b', flagged by the same change, is not (a list of values is no rewrite of prose; failed
+    before: merged with the enum's finding, it was offered add_enum_values too)."""
+    cat = elk.cat
+    rows = _appended(elk, [["a", "b"], ["a", "b"], ["a", "b"]])
+    sm.annotate(cat, T, {"description": "the kind; b means bounced"}, column="kind", author="a", time=elk.day(5.2))
+    new = {k: list(v) for k, v in rows.items()}
+    new["kind"] = ["B" if k == "b" else k for k in rows["kind"]]
+    elk.overwrite(T, new, at=6)
+    found = sm.staleness(cat, T, now=elk.day(6))
+    assert _first_fix(found, "column.3.enum") == Fix(action="add_enum_values", params={"column": "kind", "values": ["B"]})
+    assert _first_fix(found, "column.3.description") is None, found
