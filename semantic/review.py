@@ -321,6 +321,10 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                 raise InvalidValueError(f"the values {vcol} holds now were not read (metadata depth); review at data "
                                         "depth, or give the enum with edit_and_accept")
             return _Write(kind="column", key=ann.key, value=list(p["values"]), column=ann.column, columns=[vcol])
+        if ann.kind == "column" and ann.field == "labels" and isinstance(v, dict) and vm:
+            # a respelled code keeps its meaning: the label moves to the new code
+            return _Write(kind="column", key=ann.key, value={vm.get(str(k), str(k)): x for k, x in v.items()},
+                          column=ann.column, columns=[vcol])
         if ann.kind == "column" and ann.field == "sample_values":
             now = p.get("values")
             out = list(dict.fromkeys(vm.get(str(x), x) for x in v or []))

@@ -1114,6 +1114,16 @@ def labels_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
                                        f"WHERE {c} IS NOT NULL AND CAST({c} AS VARCHAR) NOT IN ({literals(codes)}) "
                                        "ORDER BY 1 LIMIT 20")]
     if bad:
+        vm = _respelled_codes(ctx, t, a, cur.name, codes, bad, duck)
+        if vm:
+            return [finding(a, f"{t.name}.{cur.name}", "enum_violated", "stale",
+                            f"{cur.name} holds codes its labels do not explain: {bad}; the rows of "
+                            f"{', '.join(f'{g!r} hold {n!r}' for g, n in vm.items())} now (respelled)"
+                            + (f"; say what {[x for x in bad if x not in vm.values()]} mean"
+                               if set(bad) - set(vm.values()) else ""),
+                            [ctx.vid, last], values={"outside": bad, "labelled": codes, "map": vm},
+                            suggestion=f"restate {', '.join(f'{g} -> {n}' for g, n in vm.items())} in the labels",
+                            fixes=[make_fix("value_map", column=cur.name, map=vm)])]
         return [finding(a, f"{t.name}.{cur.name}", "enum_violated", "stale",
                         f"{cur.name} holds codes its labels do not explain: {bad}; say what they mean",
                         [ctx.vid, last], values={"outside": bad, "labelled": codes},
@@ -1121,6 +1131,28 @@ def labels_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
     if type_family(cur.type) != "string":
         return []
     return _enum_gone(ctx, t, a, cur.name, codes, duck, last, what="labelled codes")
+
+
+def _respelled_codes(ctx: Context, t: Table, a: Annotation, col: str, codes: list[str], bad: list[str],
+                     duck: Duck) -> dict[str, str]:
+    """Labelled codes respelled as unexplained codes of `bad`: old -> new when a code of `bad` holds
+    the rows of a labelled code that occurred at the labels' basis and occurs no more (`moved_to`,
+    by the grain's keys or every other column). A new code no rows moved to is left out: its
+    meaning is for a person to say (the finding still names it)."""
+    basis = a.provenance.basis.vid
+    if not basis or basis >= ctx.vid or type_family((t.col(col).type if t.col(col) else "") or "") != "string":
+        return {}
+    q, tq = quote_id(col), quote_table(t.name)
+    try:
+        then = Duck(ctx.cat, basis)
+        was = {str(r[0]) for r in then.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IN ({literals(codes)})")}
+        now = {str(r[0]) for r in duck.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IN ({literals(codes)})")}
+        gone = [c for c in codes if c in was and c not in now]
+        keys = [str(k) for x in ctx.annotations(t.name) if x.key == "table.grain" for k in (x.value or {}).get("keys") or []]
+        vm, _rows = moved_to(t, col, gone, then, duck, keys)
+    except CatalogError:  # no evidence of where the rows went: no map
+        return {}
+    return {g: n for g, n in vm.items() if n in bad}
 
 
 # ------------------------------------------------------------------ new loads in another unit (data depth)

@@ -244,3 +244,29 @@ def test_new_enum_values_are_offered_for_the_enum_only(elk):
     found = sm.staleness(cat, T, now=elk.day(6))
     assert _first_fix(found, "column.3.enum") == Fix(action="add_enum_values", params={"column": "kind", "values": ["B"]})
     assert _first_fix(found, "column.3.description") is None, found
+
+
+def test_a_respelled_code_carries_its_label(elk):
+    """values_units (data): a coded column's labels say what each code means; a rewrite respells
+    'm2' as 'm2_x' in the same rows. The labels do not explain 'm2_x', and the rows that held 'm2'
+    hold it now: the labels get `value_map {m2: m2_x}` (the meaning moves with the code; failed
+    before: investigate), and accepting it renames the label's code. Control: a new code no rows
+    moved to (rows added) keeps `investigate` (its meaning is for a person to say)."""
+    cat = elk.cat
+    rows = _appended(elk, [["m1", "m2"], ["m1", "m2"], ["m1", "m2"]])
+    sm.annotate(cat, T, {"labels": {"m1": "captured", "m2": "voided"}}, column="kind", author="a", time=elk.day(5.2))
+    added = {"d": ["2024-11-14"], "id": [90], "kind": ["m3"]}
+    elk.append(T, added, at=5.5)
+    fix = _first_fix(sm.staleness(cat, T, depth="data", now=elk.day(5.6), merge=False), "column.3.labels")
+    assert fix is None, fix  # control
+    new = {k: [*v, *added[k]] for k, v in rows.items()}
+    new["kind"] = ["m2_x" if k == "m2" else k for k in new["kind"]]
+    elk.overwrite(T, new, at=6)
+    want = Fix(action="value_map", params={"column": "kind", "map": {"m2": "m2_x"}})
+    assert _first_fix(sm.staleness(cat, T, depth="data", now=elk.day(6), merge=False), "column.3.labels") == want
+    sm.scan(cat, T, author="ci", depth="data", now=elk.day(6), time=elk.day(6.05))
+    items = [i for i in sm.review_items(cat, T, now=elk.day(6)).items if i.annotation == "column.3.labels"]
+    assert items and items[0].acceptable, items
+    sm.accept(cat, items[0], author="alice", now=elk.day(6), time=elk.day(6.1))
+    got = next(a for a in sm.read_annotations(cat, T) if a.key == "column.3.labels")
+    assert got.value == {"m1": "captured", "m2_x": "voided"}
