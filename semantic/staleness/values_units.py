@@ -5,6 +5,7 @@ string column's values). Evidence: column, partition and file statistics, the lo
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 import re
@@ -280,11 +281,25 @@ def file_values(t: Table, vid: int) -> dict[str, set[str]]:
     return out
 
 
+SPELLED_ALIKE = 0.75   # how alike two spellings must be to pair them (difflib ratio, case-folded)
+
+
+def spelled_alike(old: str, new: str) -> bool:
+    """Is `new` a respelling of `old`: the same letters and digits case-folded, one containing the
+    other, or close by edit ratio (SPELLED_ALIKE)?"""
+    a, b = re.sub(r"[\W_]+", "", old.casefold()), re.sub(r"[\W_]+", "", new.casefold())
+    if a and b and (a == b or a in b or b in a):
+        return True
+    return difflib.SequenceMatcher(None, old.casefold(), new.casefold()).ratio() >= SPELLED_ALIKE
+
+
 def stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[str, str]]]:
     """The string columns whose file statistics moved across the rewrite at `v`: column ->
     (values recorded before and never after, values recorded after and never before, old -> new:
     the appeared value the files of one partition record most often in the place of a vanished one
-    that lies outside that partition's range now; a value still inside it may be there yet).
+    that lies outside that partition's range now, or is spelled alike (`spelled_alike`: 'refunded'
+    as 'refunded_x' sorts beside it); a value still inside the range, spelled otherwise, may be
+    there yet: the bound only moved past it).
     A column whose bounds per directory (partition) are the same either side, in a rewrite that kept
     the row count, moved nothing: a compaction merges files, so values that were only some file's bound
     stop being recorded."""
@@ -308,7 +323,8 @@ def stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[
                 for i in (0, 1):
                     # a vanished value became one that appeared, where the partition can no longer hold
                     # it (outside its range now: a value still inside may only have stopped being a bound)
-                    if old[i] in gone and new[i] in fresh and not new[0] <= old[i] <= new[1]:
+                    if old[i] in gone and new[i] in fresh and \
+                            (not new[0] <= old[i] <= new[1] or spelled_alike(old[i], new[i])):
                         votes[(old[i], new[i])] = votes.get((old[i], new[i]), 0) + 1
             vm: dict[str, str] = {}
             for (g, n), _cnt in sorted(votes.items(), key=lambda kv: -kv[1]):

@@ -270,3 +270,15 @@ def test_a_respelled_code_carries_its_label(elk):
     sm.accept(cat, items[0], author="alice", now=elk.day(6), time=elk.day(6.1))
     got = next(a for a in sm.read_annotations(cat, T) if a.key == "column.3.labels")
     assert got.value == {"m1": "captured", "m2_x": "voided"}
+
+
+def test_a_value_respelled_with_a_suffix_keeps_its_map_at_metadata_depth(elk):
+    """values_units (metadata), beside the test above: 'refunded' respelled 'refunded_x' sorts
+    right after it, so the partition's new range still spans the old value; a value spelled alike
+    in its place is a respelling all the same: value_map {refunded: refunded_x} for the enum."""
+    rows = _appended(elk, [["cancelled", "refunded"], ["cancelled", "refunded"], ["cancelled", "refunded"]])
+    new = {k: list(v) for k, v in rows.items()}
+    new["kind"] = ["refunded_x" if k == "refunded" else k for k in rows["kind"]]
+    elk.overwrite(T, new, at=6)
+    fix = _first_fix(sm.staleness(elk.cat, T, now=elk.day(6)), "column.3.enum")
+    assert fix is not None and fix.action == "value_map" and fix.params["map"] == {"refunded": "refunded_x"}, fix
