@@ -1155,8 +1155,8 @@ def _respelled_codes(ctx: Context, t: Table, a: Annotation, col: str, codes: lis
     the rows of a labelled code that occurred at the labels' basis and occurs no more (`moved_to`,
     by the grain's keys or every other column). A new code no rows moved to is left out: its
     meaning is for a person to say (the finding still names it)."""
-    basis = a.provenance.basis.vid
-    if not basis or basis >= ctx.vid or type_family((t.col(col).type if t.col(col) else "") or "") != "string":
+    basis, cur = a.provenance.basis.vid, t.col(col)
+    if not basis or basis >= ctx.vid or cur is None or type_family(cur.type or "") != "string":
         return {}
     q, tq = quote_id(col), quote_table(t.name)
     try:
