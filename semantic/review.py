@@ -277,8 +277,11 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
             return _Write(kind="table", key=ann.key, value={**v, "keys": [names.get(k, k) for k in v.get("keys", [])]},
                           columns=columns)
         if ann.kind == "relationship":
+            cond = v.get("condition")
             return _Write(kind="relationship", key=ann.key,
-                          value={**v, "on": [[names.get(a, a), b] for a, b in v.get("on", [])]}, columns=columns)
+                          value={**v, "on": [[names.get(a, a), b] for a, b in v.get("on", [])],
+                                 **({"condition": _rename_in(cond, old, new)} if isinstance(cond, str) and cond else {})},
+                          columns=columns)
         if ann.kind == "metric":
             nv = {k: _rename_in(x, old, new) if isinstance(x, str) and k in ("expression", "filter", "time_column")
                   else x for k, x in v.items()}
@@ -318,6 +321,10 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                 raise InvalidValueError(f"the values {vcol} holds now were not read (metadata depth); review at data "
                                         "depth, or give the enum with edit_and_accept")
             return _Write(kind="column", key=ann.key, value=list(p["values"]), column=ann.column, columns=[vcol])
+        if ann.kind == "column" and ann.field == "labels" and isinstance(v, dict) and vm:
+            # a respelled code keeps its meaning: the label moves to the new code
+            return _Write(kind="column", key=ann.key, value={vm.get(str(k), str(k)): x for k, x in v.items()},
+                          column=ann.column, columns=[vcol])
         if ann.kind == "column" and ann.field == "sample_values":
             now = p.get("values")
             out = list(dict.fromkeys(vm.get(str(x), x) for x in v or []))

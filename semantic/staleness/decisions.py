@@ -47,6 +47,58 @@ def _looks_only(f: Finding) -> bool:
     return bool(f.fixes) and all(x.action == "investigate" for x in f.fixes)
 
 
+# the repairs that rewrite a claim's structure, and the claims that have it (as semantic.review
+# writes them): new grain keys are no rewrite of a description, a filter on is_current no rewrite of a
+# verified query's SQL, a re-verification is of a verified query only, new values of an enum only.
+# Any other repair may be listed for any annotation its finding is about.
+REWRITES: dict[str, tuple[str, ...]] = {
+    "set_keys": ("table.grain",),
+    "filter": ("table.grain", "relationship"),
+    "join_on": ("relationship",),
+    "relate_to": ("relationship",),
+    "update_unit": ("column.unit",),
+    "reverify": ("verified_query",),
+    "add_enum_values": ("column.enum",),
+}
+
+
+def _claim(key: str) -> str:
+    """The kind of claim an annotation key is: `table.grain`, `column.unit` (a column's field),
+    `relationship`, `metric`, `verified_query`..."""
+    parts = key.split(".")
+    return f"{parts[0]}.{parts[-1]}" if parts[0] in ("table", "column") else parts[0]
+
+
+def holds_for(x: Fix, f: Finding) -> bool:
+    """Whether repair `x` can rewrite every annotation finding `f` is about (`REWRITES`; a finding
+    about no annotation: any)."""
+    kinds = REWRITES.get(x.action)
+    keys = f.annotations or ([f.annotation] if f.annotation else [])
+    return kinds is None or all(_claim(k) in kinds for k in keys)
+
+
+def _by_repair(fs: list[Finding]) -> list[tuple[list[Finding], list[Fix] | None]]:
+    """The findings of one cause as parts listed together: each with the repairs of the cause that
+    hold for it (`holds_for`), parted by the first such repair. One part, with no fixes given
+    (each keeps the union of its own), when the first repair holds for every one."""
+    first = max(fs, key=lambda f: RANK[f.status])
+    union: list[Fix] = []
+    for f in [first, *fs]:
+        for x in f.fixes:
+            if x not in union:
+                union.append(x)
+    parts: dict[str, tuple[list[Finding], list[Fix]]] = {}
+    for f in fs:
+        mine = [x for x in union if holds_for(x, f)]
+        lead = next((x.model_dump_json() for x in mine if x.action != "investigate"), "")
+        members, fixes = parts.setdefault(lead, ([], []))
+        members.append(f)
+        fixes.extend(x for x in mine if x not in fixes)
+    if len(parts) == 1:
+        return [(fs, None)]
+    return [(members, fixes) for members, fixes in parts.values()]
+
+
 def merge_by_cause(findings: list[Finding]) -> list[Finding]:
     """One finding per underlying change and table: findings with the same `cause` on one table
     become one (the worst status, the first's message and reason, every annotation in
@@ -54,7 +106,10 @@ def merge_by_cause(findings: list[Finding]) -> list[Finding]:
     what to look at (`investigate`: no repair holds for their annotation) are merged apart from
     those offering a repair, so a repair is never listed for an annotation it does not hold for (a
     unit annotation's `update_unit` for the description the same change made false: a second
-    finding of the same cause, decided in the same review group); a finding without a cause about
+    finding of the same cause, decided in the same review group), and that a repair that rewrites a
+    claim's structure is listed only for the claims that have it (`holds_for`: the grain's new keys
+    not for the description stating the old grain, which is then listed with the fixes of the cause
+    that do hold, or none); a finding without a cause about
     an annotation that a caused finding of the table lists joins that finding; exact repeats of
     (annotation, reason) keep the worst. Order: first appearance."""
     groups: dict[tuple[str, str], list[Finding]] = {}
@@ -81,27 +136,32 @@ def merge_by_cause(findings: list[Finding]) -> list[Finding]:
                 order.remove(key)
     out = []
     for key in order:
-        fs = groups[key]
-        if len(fs) == 1:
-            out.append(fs[0])
-            continue
-        first = max(fs, key=lambda f: RANK[f.status])  # the worst, the first of equals
-        anns = list(dict.fromkeys(a for f in [first, *fs] for a in (f.annotations or ([f.annotation] if f.annotation else []))))
-        fixes: list[Fix] = []
-        for f in [first, *fs]:
-            for x in f.fixes:
-                if x not in fixes:
-                    fixes.append(x)
-        targets = {f.target for f in fs}
-        also = sorted({str(f.reason) for f in fs} - {str(first.reason)})
-        msg = first.message + (f" (also {', '.join(also)})" if also else "") + \
-            (f"; affects {len(anns)} annotations: {', '.join(anns[:8])}{'…' if len(anns) > 8 else ''}" if len(anns) > 1 else "")
-        ev = first.evidence.model_copy(update={
-            "vids": list(dict.fromkeys(v for f in [first, *fs] for v in f.evidence.vids)),
-            "values": {**first.evidence.values, "reasons": {a: str(f.reason) for f in fs
-                                                             for a in (f.annotations or [f.annotation or ""])}}})
-        out.append(first.model_copy(update={
-            "annotations": anns, "annotation": anns[0] if anns else first.annotation, "fixes": fixes[:10],
-            "message": msg, "evidence": ev, "target": first.target if len(targets) == 1 else key[0],
-            "suggestion": first.suggestion or next((f.suggestion for f in fs if f.suggestion), None)}))
+        for fs, held in _by_repair(groups[key]) if len(groups[key]) > 1 else [(groups[key], None)]:
+            out.append(_merged(key, fs, held))
     return out
+
+
+def _merged(key: tuple[str, str], fs: list[Finding], held: list[Fix] | None) -> Finding:
+    """One finding of findings `fs` of one cause on table `key[0]` (`held`: the fixes to list, when
+    not the union of theirs)."""
+    if len(fs) == 1:
+        return fs[0] if held is None or held == fs[0].fixes else fs[0].model_copy(update={"fixes": held})
+    first = max(fs, key=lambda f: RANK[f.status])  # the worst, the first of equals
+    anns = list(dict.fromkeys(a for f in [first, *fs] for a in (f.annotations or ([f.annotation] if f.annotation else []))))
+    fixes: list[Fix] = [] if held is None else list(held)
+    for f in [first, *fs] if held is None else []:
+        for x in f.fixes:
+            if x not in fixes:
+                fixes.append(x)
+    targets = {f.target for f in fs}
+    also = sorted({str(f.reason) for f in fs} - {str(first.reason)})
+    msg = first.message + (f" (also {', '.join(also)})" if also else "") + \
+        (f"; affects {len(anns)} annotations: {', '.join(anns[:8])}{'…' if len(anns) > 8 else ''}" if len(anns) > 1 else "")
+    ev = first.evidence.model_copy(update={
+        "vids": list(dict.fromkeys(v for f in [first, *fs] for v in f.evidence.vids)),
+        "values": {**first.evidence.values, "reasons": {a: str(f.reason) for f in fs
+                                                         for a in (f.annotations or [f.annotation or ""])}}})
+    return first.model_copy(update={
+        "annotations": anns, "annotation": anns[0] if anns else first.annotation, "fixes": fixes[:10],
+        "message": msg, "evidence": ev, "target": first.target if len(targets) == 1 else key[0],
+        "suggestion": first.suggestion or next((f.suggestion for f in fs if f.suggestion), None)})

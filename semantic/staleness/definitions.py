@@ -12,7 +12,7 @@ from catalog_core.errors import CatalogError
 from catalog_core.model import parse_time
 from semantic import _bounded
 from semantic._bounded import LimitExceededError
-from semantic._tables import table_columns
+from semantic._tables import column_id, table_columns
 from semantic.annotations import fingerprint
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
@@ -37,6 +37,9 @@ def verified_meta(ctx: Context, t: Table, ann: Annotation) -> list[Finding]:
     if out:
         return out
     at = int(val.get("verified_at_vid") or ann.provenance.basis.vid or 0)
+    out = _renamed_reads(ctx, t, ann, at)
+    if out:
+        return out
     ev = _structural(ctx, [str(x) for x in val.get("tables") or [t.name]], at, schema_only=True,
                      text=str(val.get("sql") or ""))
     if ev is not None:
@@ -46,6 +49,33 @@ def verified_meta(ctx: Context, t: Table, ann: Annotation) -> list[Finding]:
                          f"{at}: its answer may have changed", [at, vid], [tt], {"table": name, "change": kind},
                          "re-run the query and re-verify it", [make_fix("reverify")], cause=cause_of(kind, name, vid))]
     return _restated_reads(ctx, t, ann, at)
+
+
+def _renamed_reads(ctx: Context, t: Table, ann: Annotation, at: int) -> list[Finding]:
+    """A verified query whose SQL names a column of another table it reads that a schema change
+    after the query was verified renamed (the same field id under a new name, the old name gone):
+    the copy on this table fails as the copy on that table does, and takes the same `rename`
+    (its own columns are `column_findings`')."""
+    val = ann.value or {}
+    sql = str(val.get("sql") or "")
+    for n in [str(x) for x in val.get("tables") or []]:
+        tl, obj = ctx.timeline(n), ctx.table(n)
+        if n == t.name or tl is None or obj is None:
+            continue
+        tbl = Table(ctx, n, obj, tl)
+        for ch in tbl.tl.changes_after(at):
+            for old in ch.before.values():
+                cid = column_id(old)
+                new, cur = ch.after.get(cid), tbl.cols.get(cid)
+                if new is None or cur is None or cur.name.lower() == old.name.lower() or \
+                        tbl.col(old.name) is not None or not names(sql, old.name):
+                    continue
+                return [finding(ann, t.name, "verified_query_fails", "stale",
+                                f"it reads {n}.{old.name}, now called {cur.name!r} (vid {ch.vid}, {day_of(ch.time)})",
+                                [at, ch.vid], [ch.time], {"table": n, "column": old.name, "now": cur.name},
+                                f"renamed to {cur.name}", [make_fix("rename", old=old.name, new=cur.name, scale=0)],
+                                cause=cause_of("rename", n, ch.vid, old.name))]
+    return []
 
 
 def _selected(sql: str) -> set[str]:

@@ -25,8 +25,6 @@ left to it."""
 
 from __future__ import annotations
 
-import difflib
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,11 +44,17 @@ from semantic.staleness.core import (
     quote_table,
     stats_at,
 )
-from semantic.staleness.values_units import MAX_VALUES, file_values, parsed_sql, partition_bounds, restatements
+from semantic.staleness.values_units import (
+    MAX_VALUES,
+    file_values,
+    parsed_sql,
+    partition_bounds,
+    restatements,
+    spelled_alike,
+)
 
 MAP_ROWS = 2000        # rows holding a vanished value carried across the change to see what they hold after
 SAME_ROWS = 0.9        # of those rows, the share one new value must hold (the rest: removed, or split)
-SPELLED_ALIKE = 0.75   # metadata pairing: how alike two spellings must be (difflib ratio, case-folded)
 MAX_PROBES = 16        # snapshots read to find the change that dropped a value (bisection)
 
 
@@ -174,15 +178,6 @@ def grouped_columns(ctx: Context, home: Table, ann: Annotation,
 
 
 # ------------------------------------------------------------------ evidence: metadata
-
-def spelled_alike(old: str, new: str) -> bool:
-    """Is `new` a respelling of `old`: the same letters and digits case-folded, one containing the
-    other, or close by edit ratio (SPELLED_ALIKE)?"""
-    a, b = re.sub(r"[\W_]+", "", old.casefold()), re.sub(r"[\W_]+", "", new.casefold())
-    if a and b and (a == b or a in b or b in a):
-        return True
-    return difflib.SequenceMatcher(None, old.casefold(), new.casefold()).ratio() >= SPELLED_ALIKE
-
 
 def rewriting(tbl: Table, since: int) -> list[tuple[int, float]]:
     """The data commits of `tbl` after vid `since` that may have removed rows: all but those the

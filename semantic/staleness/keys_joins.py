@@ -165,6 +165,7 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
                                [c.time for c in chs], {"to": to, "column": b}))
             _offer(out[-1], _join_suggestion(ctx, t, target, str(a), str(b), duck))
     out += _key_ranges_apart(t, ann, target, pairs)
+    out += _condition_renamed(ann, t, target, str(val.get("condition") or ""))
     cond = str(val.get("condition") or "").lower()
     if val.get("cardinality") in ("many_to_one", "one_to_one") and not cond:
         out += _target_key_repeats(ann, t, target, pairs)
@@ -177,6 +178,35 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
                                 "several", [ch.vid], [ch.time], {"to": to, "added": [c.name for c in ch.added]},
                                 f"SCD2 since {day_of(ch.time)}: filter {flag} (condition '{to}.{flag}')",
                                 [make_fix("filter", table=to, column=flag)], cause=cause_of("versions", to, ch.vid)))
+    return out
+
+
+def _condition_renamed(ann: Annotation, t: Table, target: Table, cond: str) -> list[Finding]:
+    """A relationship whose condition (`is_current`, `dim.is_current AND ...`) names a column of
+    either table that a schema change after its basis renamed (`_continued_as`): the condition no
+    longer reads it (the join may match rows it filtered out, or fail). join_key_missing, stale,
+    with `rename` (the same column, renamed: review rewrites the condition)."""
+    out: list[Finding] = []
+    b = ann.provenance.basis.vid
+    seen: set[str] = set()
+    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", cond):
+        w = word.lower()
+        if w in seen or t.col(word) is not None or target.col(word) is not None:
+            continue
+        seen.add(w)
+        for tb in (target, t) if target is not t else (t,):
+            now = _continued_as(tb, word, b)
+            if now is None:
+                continue
+            new, vid = now
+            out.append(finding(ann, t.name, "join_key_missing", "stale",
+                               f"the condition {cond!r} names {tb.name}.{word}, now called {new} (vid {vid}): the "
+                               "condition no longer reads it", [vid], values={"to": target.name, "column": word,
+                                                                               "now": new, "condition": cond},
+                               suggestion=f"rename {word} to {new} in the condition",
+                               fixes=[make_fix("rename", old=word, new=new, scale=0)],
+                               cause=cause_of("rename", tb.name, vid, word)))
+            break
     return out
 
 

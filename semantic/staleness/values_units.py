@@ -5,6 +5,7 @@ string column's values). Evidence: column, partition and file statistics, the lo
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 import re
@@ -280,10 +281,25 @@ def file_values(t: Table, vid: int) -> dict[str, set[str]]:
     return out
 
 
+SPELLED_ALIKE = 0.75   # how alike two spellings must be to pair them (difflib ratio, case-folded)
+
+
+def spelled_alike(old: str, new: str) -> bool:
+    """Is `new` a respelling of `old`: the same letters and digits case-folded, one containing the
+    other, or close by edit ratio (SPELLED_ALIKE)?"""
+    a, b = re.sub(r"[\W_]+", "", old.casefold()), re.sub(r"[\W_]+", "", new.casefold())
+    if a and b and (a == b or a in b or b in a):
+        return True
+    return difflib.SequenceMatcher(None, old.casefold(), new.casefold()).ratio() >= SPELLED_ALIKE
+
+
 def stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[str, str]]]:
     """The string columns whose file statistics moved across the rewrite at `v`: column ->
     (values recorded before and never after, values recorded after and never before, old -> new:
-    the appeared value the files of one partition record most often in the place of a vanished one).
+    the appeared value the files of one partition record most often in the place of a vanished one
+    that lies outside that partition's range now, or is spelled alike (`spelled_alike`: 'refunded'
+    as 'refunded_x' sorts beside it); a value still inside the range, spelled otherwise, may be
+    there yet: the bound only moved past it).
     A column whose bounds per directory (partition) are the same either side, in a rewrite that kept
     the row count, moved nothing: a compaction merges files, so values that were only some file's bound
     stop being recorded."""
@@ -305,7 +321,10 @@ def stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[
                 if old is None or new is None:
                     continue
                 for i in (0, 1):
-                    if old[i] in gone and new[i] in fresh:  # a vanished value became one that appeared
+                    # a vanished value became one that appeared, where the partition can no longer hold
+                    # it (outside its range now: a value still inside may only have stopped being a bound)
+                    if old[i] in gone and new[i] in fresh and \
+                            (not new[0] <= old[i] <= new[1] or spelled_alike(old[i], new[i])):
                         votes[(old[i], new[i])] = votes.get((old[i], new[i]), 0) + 1
             vm: dict[str, str] = {}
             for (g, n), _cnt in sorted(votes.items(), key=lambda kv: -kv[1]):
@@ -379,10 +398,12 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
     table changed the values of a string column, and these annotations, written before it, name
     values the column no longer holds (or list its values while new ones appeared). Metadata
     (`duck` None): the values the files' statistics record as min / max before and after the
-    rewrite. Data: the column's distinct values at the two snapshots, and, where the grain's keys
-    identify rows, which new value each old one became (row-level agreement). The finding lists
+    rewrite. Data: the column's distinct values at the two snapshots, and which new value each old
+    one became by the rows that moved (`moved_to`: row-level agreement), else by the files' bounds
+    when the value in its place is new in the data too. The finding lists
     every annotation it affects, the values before and after, and a `value_map` fix with the map
-    and the column's values now (the enum to write)."""
+    and the column's values now (the enum to write); with no map, `investigate` (a value removed is
+    no value renamed)."""
     rw = rewrites(t)
     if not rw:
         return []
@@ -412,8 +433,10 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
                 if got is None:
                     continue
                 gone, new, now_values, mapping, counts = got
-                if not mapping and c in shift:  # no keys to match rows on: what the files' statistics say
-                    mapping = {g: n for g, n in shift[c][2].items() if g in gone and n in now_values}
+                if not mapping and c in shift:  # no row followed: a value the files' bounds show in the place of
+                    # a vanished one, new in the data too (a respelling; a value that was there already took no rows
+                    # by this evidence: rows removed beside it look the same)
+                    mapping = {g: n for g, n in shift[c][2].items() if g in gone and n in new}
             if not gone and not new:
                 continue
             hit = {}
@@ -436,7 +459,9 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
                 (f" ({', '.join(f'{g!r} became {n!r}' for g, n in vm.items())})" if vm else "")
             if now_values is None:
                 now_values = _mapped_enum(early, c, gone, named, vm)
-            fixes = [make_fix("value_map", column=c, map=vm, values=now_values)] if now_values is not None or vm else \
+            # a map only on its evidence: with none, the values now are no rewrite of what the
+            # annotations name (a value removed is no value renamed; a value added, the enum check's)
+            fixes = [make_fix("value_map", column=c, map=vm, values=now_values)] if vm else \
                 [make_fix("investigate", columns=[c])]
             sugg = (f"restate {', '.join(f'{g} -> {n}' for g, n in vm.items())}; " if vm else "") + \
                 (f"values of {c} now: {', '.join(map(str, now_values[:12]))}" if now_values is not None
@@ -456,15 +481,15 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
 
 
 MAP_ROWS = 2000  # rows of vanished values carried to the new snapshot to map old values to new ones
+MERGED_KEPT = 0.9  # of a vanished value's rows, the share that must hold one other value after
 
 
 def _values_across(t: Table, c: str, v: int, keys: list[str], duck: Duck
                    ) -> tuple[list[str], list[str], list[str], dict[str, str], dict[str, int]] | None:
     """The distinct values of column `c` just before the rewrite at `v` and at the snapshot:
-    (before only, now only, all now, old -> new value by the rows the grain keys identify, rows per
+    (before only, now only, all now, old -> new value by the rows that moved (`moved_to`), rows per
     old value mapped). None when a snapshot cannot be read. Every statement is bounded like
-    `run_sql` (`Duck`): the rows of the vanished values (at most MAP_ROWS) travel to the new
-    snapshot's statement as an inline VALUES list."""
+    `run_sql` (`Duck`)."""
     q, tq = quote_id(c), quote_table(t.name)
     old = Duck(t.ctx.cat, v - 1)
     try:
@@ -476,24 +501,10 @@ def _values_across(t: Table, c: str, v: int, keys: list[str], duck: Duck
         return None
     gone = [x for x in before if x not in set(now)]
     new = [x for x in now if x not in set(before)]
-    mapping: dict[str, str] = {}
-    counts: dict[str, int] = {}
-    kcols = [k for k in keys if t.col(k) is not None and k.lower() != c.lower()]
-    if gone and kcols:
-        kq = ", ".join(quote_id(k) for k in kcols)
-        try:
-            rows = old.sql(f"SELECT {kq}, {q} FROM {tq} WHERE {q} IN ({literals(list(gone))}) LIMIT {MAP_ROWS}")
-            if rows:
-                names = ", ".join([f"k{i}" for i in range(len(kcols))] + ["v"])
-                values = ", ".join(f"({literals(list(r))})" for r in rows)
-                on = " AND ".join(f"o.k{i} = n.{quote_id(k)}" for i, k in enumerate(kcols))
-                pairs = duck.sql(f"SELECT o.v, n.{q}, count(*) FROM (VALUES {values}) AS o({names}) JOIN {tq} n "
-                                 f"ON {on} GROUP BY ALL ORDER BY 3 DESC")
-                for g, n_, cnt in pairs:
-                    if str(g) not in mapping and n_ is not None:
-                        mapping[str(g)], counts[str(g)] = str(n_), int(cnt)
-        except CatalogError:  # the map is evidence, not the finding: go on without it
-            pass
+    try:
+        mapping, counts = moved_to(t, c, [str(x) for x in gone], old, duck, keys)
+    except CatalogError:  # the map is evidence, not the finding: go on without it
+        mapping, counts = {}, {}
     return [str(x) for x in gone[:MAX_VALUES]], [str(x) for x in new[:MAX_VALUES]], \
         [str(x) for x in now[:MAX_VALUES]], mapping, counts
 
@@ -564,50 +575,70 @@ def _enum_gone(ctx: Context, t: Table, a: Annotation, col: str, vals: list[Any],
                     values={"gone": gone, "enum": vals, "still": sorted(map(str, now))})]
 
 
-MERGED_KEPT = 0.9  # of a vanished value's rows (by the grain keys), the share still there that a merge keeps
-
 
 def merged_into(ctx: Context, t: Table, col: str, gone: list[Any], basis: int, duck: Duck
                 ) -> tuple[dict[str, str], dict[str, int], list[str]] | None:
-    """Which value took the rows of each vanished enum value, by the rows the table's grain keys
-    identify: (old -> new, rows per old value, the column's values now) when, for every vanished
-    value, MERGED_KEPT of its rows at the basis (at most MAP_ROWS) are still there and all hold one
-    other value now (a category merged into another); None otherwise: rows removed, spread over
-    several values, no grain keys, more than MAX_VALUES values now (the enum to write would be cut
+    """Which value took the rows of each vanished enum value (`moved_to`, from the basis to now):
+    (old -> new, rows per old value, the column's values now) when every vanished value's rows
+    moved to one other value (a category merged into another); None otherwise: rows removed,
+    spread over several values, more than MAX_VALUES values now (the enum to write would be cut
     short), or a snapshot that cannot be read (no evidence, no fix)."""
-    keys = [k for a in ctx.annotations(t.name) if a.key == "table.grain"
-            for k in (a.value or {}).get("keys") or [] if t.col(str(k)) is not None and str(k).lower() != col.lower()]
-    if not keys:
-        return None
+    keys = [str(k) for a in ctx.annotations(t.name) if a.key == "table.grain" for k in (a.value or {}).get("keys") or []]
     q, tq = quote_id(col), quote_table(t.name)
-    kq = ", ".join(quote_id(str(k)) for k in keys)
     try:
-        rows = Duck(ctx.cat, basis).sql(f"SELECT {kq}, {q} FROM {tq} WHERE {q} IN ({literals(list(gone))}) "
-                                        f"LIMIT {MAP_ROWS}")
-        if not rows:
-            return None
-        names = ", ".join([f"k{i}" for i in range(len(keys))] + ["v"])
-        values = ", ".join(f"({literals(list(r))})" for r in rows)
-        on = " AND ".join(f"o.k{i} = n.{quote_id(str(k))}" for i, k in enumerate(keys))
-        pairs = duck.sql(f"SELECT CAST(o.v AS VARCHAR), CAST(n.{q} AS VARCHAR), count(*) FROM (VALUES {values}) "
-                         f"AS o({names}) JOIN {tq} n ON {on} GROUP BY ALL")
+        vm, rows = moved_to(t, col, [str(g) for g in gone], Duck(ctx.cat, basis), duck, keys)
         now = [str(r[0]) for r in duck.sql(f"SELECT DISTINCT CAST({q} AS VARCHAR) FROM {tq} WHERE {q} IS NOT NULL "
                                            f"ORDER BY 1 LIMIT {MAX_VALUES + 1}")]
     except CatalogError:  # no evidence of where the rows went: no fix
         return None
-    if len(now) > MAX_VALUES:
-        return None  # too many values to write as the enum
-    then = {str(g): sum(1 for r in rows if str(r[-1]) == str(g)) for g in gone}
-    to: dict[str, dict[str, int]] = {}
-    for g, n, cnt in pairs:
-        to.setdefault(str(g), {})[str(n) if n is not None else ""] = int(cnt)
+    if len(now) > MAX_VALUES or any(str(g) not in vm for g in gone):
+        return None  # too many values to write as the enum, or a value whose rows went nowhere one
+    return vm, rows, now
+
+
+def _columns(duck: Duck, table: str) -> list[str]:
+    return [str(r[0]) for r in duck.sql(f"DESCRIBE {quote_table(table)}")]
+
+
+def moved_to(t: Table, col: str, gone: list[str], before: Duck, after: Duck, keys: list[str]
+             ) -> tuple[dict[str, str], dict[str, int]]:
+    """Which value took the rows of each vanished value of `col` between two snapshots: old -> new
+    (and the rows followed) when MERGED_KEPT of its rows at `before` (at most MAP_ROWS) are found
+    at `after` holding `new`, and did not hold it at `before` (paired evidence). A row is followed
+    by the grain's keys when they identify rows without `col` (`keys`, as annotated), else by every
+    other column both snapshots have (a row the same in all but `col`: a mart keyed by the
+    column, a table with no grain). Rows removed (found nowhere, or only one of them found again
+    under a reused key) map nothing. Raises CatalogError when a snapshot cannot be read."""
+    if not gone:
+        return {}, {}
+    q, tq = quote_id(col), quote_table(t.name)
+    kcols = [k for k in keys if t.col(k) is not None]
+    if not kcols or any(k.lower() == col.lower() for k in keys):
+        common = set(_columns(after, t.name))
+        kcols = [c for c in _columns(before, t.name) if c in common and c.lower() != col.lower()]
+    if not kcols:
+        return {}, {}
+    ident = f"hash({', '.join(quote_id(k) for k in kcols)})"
+    rows = before.sql(f"SELECT DISTINCT {ident}, CAST({q} AS VARCHAR) FROM {tq} WHERE {q} IN ({literals(list(gone))}) "
+                      f"LIMIT {MAP_ROWS}")
+    if not rows:
+        return {}, {}
+    marks = ", ".join(str(int(r[0])) for r in rows)
+    seen = f"SELECT DISTINCT {ident}, CAST({q} AS VARCHAR) FROM {tq} WHERE {ident} IN ({marks}) AND {q} IS NOT NULL"
+    held = {(int(h), str(v)) for h, v in before.sql(seen)}
+    now = {(int(h), str(v)) for h, v in after.sql(seen)} - held
     vm: dict[str, str] = {}
-    for g, total in then.items():
-        got = to.get(g, {})
-        if len(got) != 1 or "" in got or sum(got.values()) < MERGED_KEPT * total:
-            return None
-        vm[g] = next(iter(got))
-    return vm, {g: then[g] for g in vm}, now
+    counts: dict[str, int] = {}
+    for g in dict.fromkeys(str(x) for x in gone):
+        mine = {int(h) for h, v in rows if str(v) == g}
+        to: dict[str, int] = {}
+        for h, v in now:
+            if h in mine and v not in gone:
+                to[v] = to.get(v, 0) + 1
+        best = max(sorted(to), key=lambda v: to[v], default=None)
+        if best is not None and mine and to[best] >= MERGED_KEPT * len(mine):
+            vm[g], counts[g] = best, to[best]
+    return vm, counts
 
 
 # ------------------------------------------------------------------ scale changes the whole-table ranges hide
@@ -1095,6 +1126,16 @@ def labels_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
                                        f"WHERE {c} IS NOT NULL AND CAST({c} AS VARCHAR) NOT IN ({literals(codes)}) "
                                        "ORDER BY 1 LIMIT 20")]
     if bad:
+        vm = _respelled_codes(ctx, t, a, cur.name, codes, bad, duck)
+        if vm:
+            return [finding(a, f"{t.name}.{cur.name}", "enum_violated", "stale",
+                            f"{cur.name} holds codes its labels do not explain: {bad}; the rows of "
+                            f"{', '.join(f'{g!r} hold {n!r}' for g, n in vm.items())} now (respelled)"
+                            + (f"; say what {[x for x in bad if x not in vm.values()]} mean"
+                               if set(bad) - set(vm.values()) else ""),
+                            [ctx.vid, last], values={"outside": bad, "labelled": codes, "map": vm},
+                            suggestion=f"restate {', '.join(f'{g} -> {n}' for g, n in vm.items())} in the labels",
+                            fixes=[make_fix("value_map", column=cur.name, map=vm)])]
         return [finding(a, f"{t.name}.{cur.name}", "enum_violated", "stale",
                         f"{cur.name} holds codes its labels do not explain: {bad}; say what they mean",
                         [ctx.vid, last], values={"outside": bad, "labelled": codes},
@@ -1102,6 +1143,28 @@ def labels_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
     if type_family(cur.type) != "string":
         return []
     return _enum_gone(ctx, t, a, cur.name, codes, duck, last, what="labelled codes")
+
+
+def _respelled_codes(ctx: Context, t: Table, a: Annotation, col: str, codes: list[str], bad: list[str],
+                     duck: Duck) -> dict[str, str]:
+    """Labelled codes respelled as unexplained codes of `bad`: old -> new when a code of `bad` holds
+    the rows of a labelled code that occurred at the labels' basis and occurs no more (`moved_to`,
+    by the grain's keys or every other column). A new code no rows moved to is left out: its
+    meaning is for a person to say (the finding still names it)."""
+    basis, cur = a.provenance.basis.vid, t.col(col)
+    if not basis or basis >= ctx.vid or cur is None or type_family(cur.type or "") != "string":
+        return {}
+    q, tq = quote_id(col), quote_table(t.name)
+    try:
+        then = Duck(ctx.cat, basis)
+        was = {str(r[0]) for r in then.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IN ({literals(codes)})")}
+        now = {str(r[0]) for r in duck.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IN ({literals(codes)})")}
+        gone = [c for c in codes if c in was and c not in now]
+        keys = [str(k) for x in ctx.annotations(t.name) if x.key == "table.grain" for k in (x.value or {}).get("keys") or []]
+        vm, _rows = moved_to(t, col, gone, then, duck, keys)
+    except CatalogError:  # no evidence of where the rows went: no map
+        return {}
+    return {g: n for g, n in vm.items() if n in bad}
 
 
 # ------------------------------------------------------------------ new loads in another unit (data depth)

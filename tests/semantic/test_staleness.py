@@ -888,7 +888,8 @@ def test_join_keys_in_a_new_format_from_statistics_and_control(elk):
 def test_enum_values_that_disappeared_at_data_depth_and_control(elk):
     """values_units: a dimension rebuilt with two categories merged into one ('b' and 'c' now 'bc'
     is outside the enum; here 'c' folds into the existing 'b'): the vanished value is flagged at
-    data depth, with no fix."""
+    data depth. With no grain annotated, the row that held 'c' is the same in every other column and
+    holds 'b' now: the fix maps 'c' to 'b' (`moved_to`; no fix before that evidence was read)."""
     cat = elk.cat
     elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
     elk.overwrite(DIM, {"id": [1, 2, 3], "kind": ["a", "b", "c"]}, at=1)
@@ -898,7 +899,8 @@ def test_enum_values_that_disappeared_at_data_depth_and_control(elk):
     elk.overwrite(DIM, {"id": [1, 2, 3, 4], "kind": ["a", "b", "b", "a"]}, at=3)
     f = sm.staleness(cat, DIM, depth="data", now=elk.day(3))
     assert [(x.reason, x.status, x.fixes, x.evidence.values["gone"]) for x in f] == [
-        ("enum_violated", "suspect", [], ["c"])]
+        ("enum_violated", "stale", [Fix(action="value_map", params={"column": "kind", "map": {"c": "b"},
+                                                                    "values": ["a", "b"]})], ["c"])]
 
 
 def test_the_registry_names_every_reason_class_depth_and_fix():

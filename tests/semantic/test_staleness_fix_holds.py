@@ -1,0 +1,284 @@
+"""A finding's fix holds for the annotation it is listed for (issue 45, fix accuracy): one change
+merged into one finding per table (`merge_by_cause`) lists a repair only for the annotations that
+repair can rewrite; the others of the same cause keep their own fix, or none (what to look at).
+Small lakes of their own (eval.fixtures.lakes), never a trap seed; each with its control."""
+
+from __future__ import annotations
+
+import semantic as sm
+from semantic.annotations import new_annotation, write_annotations
+from semantic.models import Fix
+
+DIM = "acme.core.dim"
+
+
+def _by_annotation(findings):
+    """annotation -> the first fix listed for it (None: none), over merged findings."""
+    out = {}
+    for f in findings:
+        for k in f.annotations or [f.annotation]:
+            out.setdefault(k, f.fixes[0] if f.fixes else None)
+    return out
+
+
+def test_a_periodic_snapshot_offers_new_keys_for_the_grain_only(elk):
+    """grain: a dimension becomes a periodic snapshot. The grain takes the keys with the snapshot
+    date; the description that says "one row per customer" is false too, but new keys are no
+    rewrite of prose: it is listed with no fix (failed before: the description's finding, merged
+    with the grain's by their cause, offered set_keys). Control: both annotations still flagged."""
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0, rows={"id": [1, 2, 3], "kind": ["a", "b", "a"]})
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per id", "keys": ["id"]},
+                           "description": "Customers: one row per customer."}, author="a", time=elk.day(0.5))
+    elk.evolve(DIM, add=[("snapshot_date", "date")], at=1,
+               rows={"id": [1, 2, 3, 1, 2, 3], "kind": ["a", "b", "a"] * 2,
+                     "snapshot_date": ["2024-11-10"] * 3 + ["2024-11-11"] * 3})
+    want = Fix(action="set_keys", params={"keys": ["id", "snapshot_date"]})
+    for depth in ("metadata", "data"):
+        got = _by_annotation(sm.staleness(cat, DIM, depth=depth, now=elk.day(1)))
+        assert got.get("table.grain") == want, (depth, got)
+        assert "table.description" in got and got["table.description"] is None, (depth, got)
+
+
+def test_scd2_offers_the_current_filter_for_the_grain_and_reverify_for_a_query(elk):
+    """grain: a dimension starts keeping versions. The grain's fix filters is_current; a verified
+    query on the table is re-verified (a filter is no rewrite of its SQL; failed before: merged with
+    the grain's finding, the query was offered the filter first); the description stating the grain
+    gets no fix."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string")], at=0,
+              rows={"customer_id": [1, 2, 3], "tier": ["none", "gold", "none"]})
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per customer", "keys": ["customer_id"]},
+                           "description": "One row per customer."}, author="a", time=elk.day(1))
+    sm.verify_query(cat, "customers by tier", "SELECT tier, count(*) FROM acme.core.dim GROUP BY tier",
+                    author="a", time=elk.day(1.1))
+    elk.evolve(DIM, add=[("valid_from", "date"), ("valid_to", "date"), ("is_current", "boolean")], at=3,
+               rows={"customer_id": [1, 2, 3, 2], "tier": ["none", "silver", "none", "gold"],
+                     "valid_from": ["2024-01-01"] * 3 + ["2024-11-14"], "valid_to": [None, "2024-11-14", None, None],
+                     "is_current": [True, False, True, True]})
+    flt = Fix(action="filter", params={"table": DIM, "column": "is_current"})
+    for depth in ("metadata", "data"):
+        found = sm.staleness(cat, DIM, depth=depth, now=elk.day(3))
+        got = _by_annotation(found)
+        assert got.get("table.grain") == flt, (depth, got)
+        vq = [k for k in got if k.startswith("verified_query.")]
+        assert vq and all(got[k] == Fix(action="reverify", params={}) for k in vq), (depth, got)
+        if "table.description" in got:
+            assert got["table.description"] is None, (depth, got)
+        # one review group still: the findings of the change share its cause
+        assert len({f.cause for f in found if f.reason in ("grain_violated", "schema_changed")}) == 1, found
+
+
+# ------------------------------------------------------------------ which value took a vanished value's rows
+MART = "acme.mart.m"
+
+
+def _mart(elk, grain: bool) -> None:
+    """A monthly mart per region (the region one of its grain's keys, or no grain annotated)."""
+    cat = elk.cat
+    elk.table(MART, [("month", "bigint"), ("region", "string"), ("revenue", "decimal(14,2)")], at=0)
+    rows = {"month": [1, 1, 1, 2, 2, 2], "region": ["ne", "se", "w"] * 2,
+            "revenue": [10.5, 20.25, 7.0, 11.0, 19.75, 8.5]}
+    elk.overwrite(MART, rows, at=1)
+    if grain:
+        sm.annotate(cat, MART, {"grain": {"text": "one row per month and region", "keys": ["month", "region"]}},
+                    author="a", time=elk.day(1.4))
+    sm.annotate(cat, MART, {"enum": ["ne", "se", "w"]}, column="region", author="a", time=elk.day(1.5))
+
+
+def _enum_fix(elk, now):
+    got = [f for f in sm.staleness(elk.cat, MART, depth="data", now=now, merge=False) if f.annotation == "column.2.enum"]
+    assert got, "the enum is flagged"
+    return got[0].fixes[0] if got[0].fixes and got[0].fixes[0].action != "investigate" else None
+
+
+def test_a_region_merged_in_a_mart_keyed_by_it_gets_its_value_map(elk):
+    """values_units (data): 'ne' merged into 'se' in a mart whose grain's keys include the region:
+    the rows that held 'ne' are still there, the same in every other column, and hold 'se' now, so
+    the enum gets `value_map {ne: se}` with the values now (failed before: the grain's other keys
+    match every region's rows of a month, so no one value took them: no fix)."""
+    _mart(elk, True)
+    elk.overwrite(MART, {"month": [1, 1, 1, 2, 2, 2], "region": ["se", "se", "w"] * 2,
+                         "revenue": [10.5, 20.25, 7.0, 11.0, 19.75, 8.5]}, at=2)
+    want = Fix(action="value_map", params={"column": "region", "map": {"ne": "se"}, "values": ["se", "w"]})
+    assert _enum_fix(elk, elk.day(2)) == want
+
+
+def test_a_region_merged_in_a_mart_with_no_grain_gets_its_value_map(elk):
+    """The same with no grain annotated: the rows are matched on every other column."""
+    _mart(elk, False)
+    elk.overwrite(MART, {"month": [1, 1, 1, 2, 2, 2], "region": ["se", "se", "w"] * 2,
+                         "revenue": [10.5, 20.25, 7.0, 11.0, 19.75, 8.5]}, at=2)
+    want = Fix(action="value_map", params={"column": "region", "map": {"ne": "se"}, "values": ["se", "w"]})
+    assert _enum_fix(elk, elk.day(2)) == want
+
+
+def test_a_region_whose_rows_were_removed_gets_no_value_map(elk):
+    """Control: the rows of 'ne' removed, and rows of 'se' that were there already: no row moved,
+    so no map (the other columns of the removed rows are found nowhere now)."""
+    _mart(elk, False)
+    elk.overwrite(MART, {"month": [1, 1, 2, 2], "region": ["se", "w"] * 2, "revenue": [20.25, 7.0, 19.75, 8.5]}, at=2)
+    assert _enum_fix(elk, elk.day(2)) is None
+
+
+T = "acme.core.t"
+
+
+def _appended(elk, kinds_per_day):
+    """T loaded by appends (a day per partition, ids 10*day+i), its kinds annotated (grain id, enum)."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("id", "bigint"), ("kind", "string")], partition_by=["d"], at=0)
+    rows: dict[str, list] = {"d": [], "id": [], "kind": []}
+    for day, kinds in enumerate(kinds_per_day, 1):
+        part = {"d": [f"2024-11-1{day}"] * len(kinds), "id": [10 * day + i for i in range(len(kinds))], "kind": kinds}
+        elk.append(T, part, at=day)
+        for k in rows:
+            rows[k] += part[k]
+    sm.annotate(cat, T, {"grain": {"text": "one row per id", "keys": ["id"]}}, author="a", time=elk.day(5))
+    sm.annotate(cat, T, {"enum": sorted(set(sum(kinds_per_day, [])))}, column="kind", author="a", time=elk.day(5.1))
+    return rows
+
+
+def _first_fix(findings, key):
+    for f in findings:
+        if key in (f.annotations or [f.annotation]):
+            return next((x for x in f.fixes if x.action != "investigate"), None)
+    raise AssertionError(f"{key} not flagged: {findings}")
+
+
+def test_rows_removed_in_a_rewrite_get_no_value_map_from_a_reused_key(elk):
+    """values_units (data): a rewrite of an appended table removes every 'c' row, and a new row
+    reuses the id of one of them with 'a': one row of the vanished value's is no evidence that 'c'
+    became 'a' (failed before: value_map {c: a} from that one row). The enum is flagged, with no
+    value_map."""
+    rows = _appended(elk, [["a", "c", "c", "b"], ["a", "c", "c", "b"], ["c", "c", "a", "b"]])
+    keep = [i for i, k in enumerate(rows["kind"]) if k != "c"]
+    new = {k: [rows[k][i] for i in keep] for k in rows}
+    new["d"].append("2024-11-13")
+    new["id"].append(rows["id"][rows["kind"].index("c")])
+    new["kind"].append("a")
+    elk.overwrite(T, new, at=6)
+    fix = _first_fix(sm.staleness(elk.cat, T, depth="data", now=elk.day(6)), "column.3.enum")
+    assert fix is None or fix.action != "value_map", fix
+
+
+def test_a_value_added_beside_the_last_one_is_no_respelling_at_metadata_depth(elk):
+    """values_units (metadata): a rewrite restates some rows of every day as 'zz_new' (others of
+    their value stay). The files'
+    bounds moved from 'p7' to 'zz_new' in every partition, but 'p7' is still inside each
+    partition's range: nothing shows it gone, so no value_map {p7: zz_new}; the enum takes the new
+    value (failed before: the bound that moved was read as a respelling)."""
+    rows = _appended(elk, [["p1", "p3", "p3", "p7"], ["p1", "p3", "p5", "p3", "p7"], ["p1", "p3", "p3", "p7"]])
+    new = {k: list(v) for k, v in rows.items()}
+    new["kind"] = ["zz_new" if k == "p3" and i % 2 else k for i, k in enumerate(rows["kind"])]
+    elk.overwrite(T, new, at=6)
+    fix = _first_fix(sm.staleness(elk.cat, T, now=elk.day(6)), "column.3.enum")
+    assert fix == Fix(action="add_enum_values", params={"column": "kind", "values": ["zz_new"]}), fix
+
+
+
+# ------------------------------------------------------------------ a relationship's condition names a renamed column
+def test_a_relationship_whose_condition_names_a_renamed_column_gets_the_rename(elk):
+    """keys_joins (metadata): a relationship into a versioned dimension filtered by its condition
+    (`is_current`); the flag is renamed `is_current_flag`: the condition names a column that is no
+    longer there, so the join matches every version. join_key_missing with `rename` (failed
+    before: nothing at metadata depth, no fix at data depth); accepting it rewrites the condition.
+    Control: the relationship before the rename raises nothing."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string"), ("is_current", "boolean")], at=0,
+              rows={"customer_id": [1, 2, 2], "tier": ["a", "b", "c"], "is_current": [True, False, True]})
+    elk.table(T, [("id", "bigint"), ("customer_id", "bigint")], at=0, rows={"id": [1, 2], "customer_id": [1, 2]})
+    value = {"to": DIM, "on": [["customer_id", "customer_id"]], "cardinality": "many_to_one", "canonical": True,
+             "condition": "is_current"}
+    ann = new_annotation(cat, T, "relationship", "relationship.dim", value, columns=["customer_id"], author="bob",
+                         time=elk.day(0.5))
+    write_annotations(cat, [ann], time=elk.day(0.5))
+    assert sm.staleness(cat, T, depth="data", now=elk.day(0.6)) == []  # control
+    elk.evolve(DIM, rename={"is_current": "is_current_flag"}, at=1)
+    want = Fix(action="rename", params={"old": "is_current", "new": "is_current_flag", "scale": 0})
+    for depth in ("metadata", "data"):
+        assert _first_fix(sm.staleness(cat, T, depth=depth, now=elk.day(1)), "relationship.dim") == want, depth
+    items = [i for i in sm.review_items(cat, T, now=elk.day(1)).items if i.annotation == "relationship.dim"]
+    assert items and items[0].acceptable, items
+    sm.accept(cat, items[0], author="alice", now=elk.day(1), time=elk.day(1.1))
+    got = next(a for a in sm.read_annotations(cat, T) if a.key == "relationship.dim")
+    assert got.value["condition"] == "is_current_flag" and got.value["on"] == [["customer_id", "customer_id"]]
+
+
+def test_a_verified_query_reading_a_renamed_column_of_another_table_gets_the_rename(elk):
+    """definitions (metadata and data): a verified query joins T to DIM and filters on DIM's flag;
+    the flag is renamed. The query's copy on DIM gets `rename` (its own column); so does its copy on
+    T, which reads the same column of DIM (failed before: T's copy was offered reverify, "DIM
+    changed its schema"). Control: a rename of a column the query does not name leaves T's copy
+    alone."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string"), ("is_current", "boolean"), ("note", "string")],
+              at=0, rows={"customer_id": [1, 2, 2], "tier": ["a", "b", "c"], "is_current": [True, False, True],
+                          "note": ["x", "y", "z"]})
+    elk.table(T, [("id", "bigint"), ("customer_id", "bigint")], at=0, rows={"id": [1, 2], "customer_id": [1, 2]})
+    sm.verify_query(cat, "orders by tier", "SELECT c.tier, count(*) FROM acme.core.t AS o JOIN acme.core.dim AS c "
+                    "ON c.customer_id = o.customer_id AND c.is_current GROUP BY c.tier", author="a", time=elk.day(0.5))
+    elk.evolve(DIM, rename={"note": "remark"}, at=1)
+    assert [f for f in sm.staleness(cat, T, now=elk.day(1)) if f.annotation and f.annotation.startswith("verified")] \
+        == []  # control
+    elk.evolve(DIM, rename={"is_current": "is_current_flag"}, at=2)
+    want = Fix(action="rename", params={"old": "is_current", "new": "is_current_flag", "scale": 0})
+    for depth in ("metadata", "data"):
+        for table in (DIM, T):
+            found = sm.staleness(cat, table, depth=depth, now=elk.day(2))
+            key = next(k for f in found for k in (f.annotations or [f.annotation]) if k.startswith("verified_query."))
+            assert _first_fix(found, key) == want, (depth, table, found)
+
+
+def test_new_enum_values_are_offered_for_the_enum_only(elk):
+    """values_units (metadata): a rewrite respells 'b' as 'B' (outside the enum's range: the enum
+    takes a value it does not list). The enum is offered add_enum_values; the description naming
+    'b', flagged by the same change, is not (a list of values is no rewrite of prose; failed
+    before: merged with the enum's finding, it was offered add_enum_values too)."""
+    cat = elk.cat
+    rows = _appended(elk, [["a", "b"], ["a", "b"], ["a", "b"]])
+    sm.annotate(cat, T, {"description": "the kind; b means bounced"}, column="kind", author="a", time=elk.day(5.2))
+    new = {k: list(v) for k, v in rows.items()}
+    new["kind"] = ["B" if k == "b" else k for k in rows["kind"]]
+    elk.overwrite(T, new, at=6)
+    found = sm.staleness(cat, T, now=elk.day(6))
+    assert _first_fix(found, "column.3.enum") == Fix(action="add_enum_values", params={"column": "kind", "values": ["B"]})
+    assert _first_fix(found, "column.3.description") is None, found
+
+
+def test_a_respelled_code_carries_its_label(elk):
+    """values_units (data): a coded column's labels say what each code means; a rewrite respells
+    'm2' as 'm2_x' in the same rows. The labels do not explain 'm2_x', and the rows that held 'm2'
+    hold it now: the labels get `value_map {m2: m2_x}` (the meaning moves with the code; failed
+    before: investigate), and accepting it renames the label's code. Control: a new code no rows
+    moved to (rows added) keeps `investigate` (its meaning is for a person to say)."""
+    cat = elk.cat
+    rows = _appended(elk, [["m1", "m2"], ["m1", "m2"], ["m1", "m2"]])
+    sm.annotate(cat, T, {"labels": {"m1": "captured", "m2": "voided"}}, column="kind", author="a", time=elk.day(5.2))
+    added = {"d": ["2024-11-14"], "id": [90], "kind": ["m3"]}
+    elk.append(T, added, at=5.5)
+    fix = _first_fix(sm.staleness(cat, T, depth="data", now=elk.day(5.6), merge=False), "column.3.labels")
+    assert fix is None, fix  # control
+    new = {k: [*v, *added[k]] for k, v in rows.items()}
+    new["kind"] = ["m2_x" if k == "m2" else k for k in new["kind"]]
+    elk.overwrite(T, new, at=6)
+    want = Fix(action="value_map", params={"column": "kind", "map": {"m2": "m2_x"}})
+    assert _first_fix(sm.staleness(cat, T, depth="data", now=elk.day(6), merge=False), "column.3.labels") == want
+    sm.scan(cat, T, author="ci", depth="data", now=elk.day(6), time=elk.day(6.05))
+    items = [i for i in sm.review_items(cat, T, now=elk.day(6)).items if i.annotation == "column.3.labels"]
+    assert items and items[0].acceptable, items
+    sm.accept(cat, items[0], author="alice", now=elk.day(6), time=elk.day(6.1))
+    got = next(a for a in sm.read_annotations(cat, T) if a.key == "column.3.labels")
+    assert got.value == {"m1": "captured", "m2_x": "voided"}
+
+
+def test_a_value_respelled_with_a_suffix_keeps_its_map_at_metadata_depth(elk):
+    """values_units (metadata), beside the test above: 'refunded' respelled 'refunded_x' sorts
+    right after it, so the partition's new range still spans the old value; a value spelled alike
+    in its place is a respelling all the same: value_map {refunded: refunded_x} for the enum."""
+    rows = _appended(elk, [["cancelled", "refunded"], ["cancelled", "refunded"], ["cancelled", "refunded"]])
+    new = {k: list(v) for k, v in rows.items()}
+    new["kind"] = ["refunded_x" if k == "refunded" else k for k in rows["kind"]]
+    elk.overwrite(T, new, at=6)
+    fix = _first_fix(sm.staleness(elk.cat, T, now=elk.day(6)), "column.3.enum")
+    assert fix is not None and fix.action == "value_map" and fix.params["map"] == {"refunded": "refunded_x"}, fix
