@@ -53,13 +53,14 @@ def test_column_dropped_and_control(elk):
 def test_column_renamed_same_id_and_by_statistics(elk):
     cat = elk.cat
     base(elk)
-    sm.annotate(cat, T, {"description": "the kind"}, column="kind", author="a", time=elk.day(1))
+    sm.annotate(cat, T, {"description": "the order's `kind`"}, column="kind", author="a", time=elk.day(1))
     sm.annotate(cat, T, {"description": "money"}, column="amount_cents", author="a", time=elk.day(1))
     elk.evolve(T, rename={"kind": "category"}, at=2)
     f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(2))}
+    # its own description follows the field id; it names the old name, which a person rewrites
     assert f["column.2.description"].reason == "column_renamed"
-    assert f["column.2.description"].suggestion == "renamed to category"
-    assert f["column.2.description"].fixes == [Fix(action="rename", params={"old": "kind", "new": "category", "scale": 0})]
+    assert f["column.2.description"].suggestion == "its text names the old name kind: rewrite it to say category"
+    assert f["column.2.description"].fixes == [Fix(action="investigate", params={"columns": ["category"]})]
     # drop + add in one rebuild, same values: likely renamed (no unit change)
     elk.evolve(T, add=[("amount", "bigint")], drop=["amount_cents"], at=3,
                rows={"id": [1, 2, 3], "category": ["a", "b", "a"], "amount": [1000, 25000, 4000]})
@@ -82,16 +83,48 @@ def test_dropped_with_unrelated_added_column_is_not_a_rename(elk):
 
 
 def test_column_type_changed_and_control(elk):
+    """A column retyped to another family: its own annotations whose content depends on the type (unit,
+    additivity, the values it lists: enum, sample values, labels) are stale; its description and role
+    still hold (an id stored as text is still an id; failed before: every own annotation was stale)."""
     cat = elk.cat
     base(elk)
-    sm.annotate(cat, T, {"role": "id"}, column="id", author="a", time=elk.day(1))
-    sm.annotate(cat, T, {"role": "dimension"}, column="kind", author="a", time=elk.day(1))
-    elk.evolve(T, retype={"id": "string"}, at=2)
-    f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(2))}
-    assert f["column.1.role"].reason == "column_type_changed" and f["column.1.role"].status == "stale"
-    assert f["column.1.role"].evidence.values == {"column": "id", "before": "bigint", "after": "string"}
+    sm.annotate(cat, T, {"role": "id", "description": "the order id", "sample_values": [1, 2]}, column="id",
+                author="a", time=elk.day(1.0))
+    sm.annotate(cat, T, {"role": "measure", "unit": "cents", "description": "amount"}, column="amount_cents",
+                author="a", time=elk.day(1.1))
+    sm.annotate(cat, T, {"role": "dimension"}, column="kind", author="a", time=elk.day(1.2))
+    elk.evolve(T, retype={"id": "string", "amount_cents": "string"}, at=2)
+    f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(2), merge=False)}
+    for k in ("column.1.sample_values", "column.3.unit"):
+        assert f[k].reason == "column_type_changed" and f[k].status == "stale", k
+    assert f["column.1.sample_values"].evidence.values == {"column": "id", "before": "bigint", "after": "string"}
+    assert not {"column.1.role", "column.1.description", "column.3.role", "column.3.description"} & set(f)
     assert "column.2.role" not in f  # control: the other column kept its type
 
+
+def test_own_annotations_of_a_column_renamed_in_place_are_stale_only_when_they_name_the_old_name(elk):
+    """schema: a column renamed in place (the same field id): its own annotations follow it, so they are
+    stale only when their text names the old name (as an identifier; a plain-word name only code-quoted
+    or qualified: "the kind" is prose); a role, a unit, sample values, a description that does not name
+    it stay fresh (failed before: every own annotation column_renamed with a `rename` fix, which
+    re-points nothing). The claims naming it elsewhere are unchanged: the grain keys get column_renamed
+    with the rename fix."""
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"description": "the kind", "role": "dimension", "sample_values": ["a", "b"]}, column="kind",
+                author="a", time=elk.day(1.3))
+    sm.annotate(cat, T, {"description": "money; amount_cents excludes tax", "unit": "cents", "role": "measure"},
+                column="amount_cents", author="a", time=elk.day(1.4))
+    sm.annotate(cat, T, {"description": "row id"}, column="id", author="a", time=elk.day(1.5))
+    sm.annotate(cat, T, {"grain": {"text": "one row per id and kind", "keys": ["id", "kind"]}}, author="a",
+                time=elk.day(1.6))
+    elk.evolve(T, rename={"kind": "category", "amount_cents": "amount_minor"}, at=2)
+    for depth in ("metadata", "data"):
+        f = {x.annotation: x for x in sm.staleness(cat, T, depth=depth, now=elk.day(2), merge=False)}
+        renamed = {k for k, x in f.items() if x.reason == "column_renamed"}
+        assert renamed == {"column.3.description", "table.grain"}, (depth, renamed)
+        assert f["column.3.description"].fixes == [Fix(action="investigate", params={"columns": ["amount_minor"]})]
+        assert f["table.grain"].fixes == [Fix(action="rename", params={"old": "kind", "new": "category", "scale": 0})]
 
 def test_schema_changed_and_control(elk):
     cat = elk.cat
