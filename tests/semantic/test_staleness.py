@@ -677,6 +677,25 @@ def test_check_limit_exceeded_when_a_data_check_goes_past_its_limit(elk):
     check_evidence(found)
 
 
+def test_a_verified_query_stopped_at_its_memory_limit_is_not_checked_rather_than_failing(elk):
+    """definitions: a verified query the data depth runs and the sandbox stops at its memory limit (a
+    busy machine, a heavy join) has not been shown to fail: check_limit_exceeded, suspect (failed
+    before: verified_query_fails, stale, "the verified query no longer runs")."""
+    from catalog_core import lake as L
+
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"description": "things"}, author="a", time=elk.day(0.5))
+    value = {"question": "big", "sql": "SELECT count(*) FROM acme.core.t WHERE len(range(300000000)) > 0",
+             "verified_by": "bob", "verified_at_vid": cat.latest_vid, "result_fingerprint": "x", "tables": [T]}
+    ann = new_annotation(cat, T, "verified_query", "verified_query.big", value, columns=[], author="bob")
+    with cat.transaction(author="old-release") as txn:
+        txn.update(L.semantic_path(T, ann.key), ann.stored())
+    found = [f for f in sm.staleness(cat, T, depth="data", now=elk.day(1)) if f.annotation == "verified_query.big"]
+    assert [(f.reason, f.status) for f in found] == [("check_limit_exceeded", "suspect")], found
+    assert found[0].evidence.values["limit"] == "memory"
+
+
 # ------------------------------------------------------------------ lineage: what flows downstream
 M = "acme.mart.m"
 
@@ -902,6 +921,22 @@ def test_scale_shift_in_place_without_a_unit_annotation_and_control(elk):
         ("column.3.description", "unit_drift", 2)]
     # a description is not a unit, and the older rows kept their scale: what to look at, no update_unit
     assert f[0].fixes == [Fix(action="investigate", params={"columns": ["weight"]})]
+
+
+def test_a_column_restated_with_an_offset_is_no_scale_shift(elk):
+    """values_units control: a described number column restated + 100000000 in place (a key given a
+    new format: [100001, 100003] -> [100100001, 100100003]) moves both ends by the same amount and keeps
+    its spread, which a scale by 10^k multiplies: no unit_drift (failed before: "scaled by 10^3"; the
+    ratios of the ends, 1001 and 1000.98, round alike). The same column scaled x1000 still is one."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("n", "bigint")], at=0, rows={"d": ["2024-11-10"] * 3, "n": [100001, 100002, 100003]})
+    sm.annotate(cat, T, {"description": "the customer number"}, column="n", author="a", time=elk.day(0.5))
+    elk.evolve(T, at=1, rows={"d": ["2024-11-10"] * 3, "n": [100100001, 100100002, 100100003]})
+    assert [(x.annotation, x.reason) for x in sm.staleness(cat, T, now=elk.day(1), merge=False)
+            if x.reason == "unit_drift"] == []
+    elk.evolve(T, at=2, rows={"d": ["2024-11-10"] * 3, "n": [100001000, 100002000, 100003000]})
+    assert [(x.annotation, x.reason) for x in sm.staleness(cat, T, now=elk.day(2), merge=False)
+            if x.reason == "unit_drift"] == [("column.2.description", "unit_drift")]
 
 
 def test_join_keys_in_a_new_format_from_statistics_and_control(elk):
