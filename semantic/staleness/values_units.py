@@ -286,17 +286,24 @@ def stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[
     the appeared value the files of one partition record most often in the place of a vanished one).
     A column whose bounds per directory (partition) are the same either side, in a rewrite that kept
     the row count, moved nothing: a compaction merges files, so values that were only some file's bound
-    stop being recorded."""
+    stop being recorded. Nor did one in a rewrite that added rows and recorded no new value, when every
+    value that stopped being a bound lies strictly inside the bounds recorded after (a table rebuilt
+    finer, a periodic snapshot: its files were re-laid; a removal takes rows away, a respelling records
+    the new spelling)."""
     before, after = file_values(t, v - 1), file_values(t, v)
     pb, pa = partition_bounds(t, v - 1), partition_bounds(t, v)
     # a compaction rewrites the same rows: with another row count the rewrite restated them
-    rows_kept = rows_at(t, v - 1) is not None and rows_at(t, v - 1) == rows_at(t, v)
+    rb, ra = rows_at(t, v - 1), rows_at(t, v)
+    rows_kept = rb is not None and rb == ra
+    grew = isinstance(rb, int) and isinstance(ra, int) and ra > rb
     out = {}
     for c in sorted(after):
         b, a = before.get(c, set()), after[c]
         if rows_kept and pb and \
                 {p: cols.get(c) for p, cols in pb.items()} == {p: cols.get(c) for p, cols in pa.items()}:
             continue  # every directory's bounds kept: files merged or split (a compaction), no value moved
+        if grew and a and not a - b and all(min(a) < g < max(a) for g in b - a):
+            continue  # rows added, no new value: the files were re-laid, and what stopped being a bound lies inside them
         if b and (b - a or a - b):
             gone, fresh = b - a, a - b
             votes: dict[tuple[str, str], int] = {}

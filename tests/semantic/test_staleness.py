@@ -552,6 +552,26 @@ def test_values_restated_control_a_compaction_of_an_appended_table(elk):
     assert sm.staleness(cat, T, now=elk.day(5)) == []
 
 
+def test_values_restated_control_an_appended_table_rebuilt_finer(elk):
+    """Issue 45 control: an appended table rebuilt with every row once per snapshot date (rows doubled,
+    no new value): `b`, once the bound of a file of its own, is no file's bound in the rebuilt files,
+    but lies inside their bounds and no value appeared: nothing shows it gone (failed before:
+    values_restated "'b' no longer occur" on the enum at metadata depth). Control: the same rebuild
+    respelling `c` as `cz` records the new spelling, and still is one."""
+    cat = elk.cat
+    for name in (T, DIM):
+        elk.table(name, [("id", "bigint"), ("kind", "string")], at=0)
+    for day, kind in enumerate(["a", "b", "c", "a"], start=1):
+        for name in (T, DIM):
+            elk.append(name, {"id": [day], "kind": [kind]}, at=day + (0.5 if name == DIM else 0))
+    for name in (T, DIM):
+        sm.annotate(cat, name, {"enum": ["a", "b", "c"]}, column="kind", author="a", time=elk.day(4.6))
+    elk.overwrite(T, {"id": [1, 2, 3, 4] * 2, "kind": ["a", "b", "c", "a"] * 2}, at=5)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4] * 2, "kind": ["a", "b", "cz", "a"] * 2}, at=5.5)
+    assert "values_restated" not in reasons(sm.staleness(cat, T, now=elk.day(6)))
+    assert "values_restated" in reasons(sm.staleness(cat, DIM, now=elk.day(6)), "column.2.enum")
+
+
 # ------------------------------------------------------------------ all of them
 def test_every_reason_code_is_covered_by_a_test_here():
     src = open(__file__).read()
@@ -1221,6 +1241,28 @@ def test_a_description_stating_the_grain_when_the_keys_repeat_and_control(elk):
     elk.append(T, {"id": [3], "kind": ["a"], "amount_cents": [4000]}, at=1)
     f = [x for x in sm.staleness(cat, T, depth="data", now=elk.day(1), merge=False) if x.annotation != "table.grain"]
     assert [(x.annotation, x.reason, x.fixes) for x in f] == [("table.description", "grain_violated", [])]
+
+
+def test_a_split_of_the_rows_makes_a_measure_description_stale_only_when_it_states_the_grain(elk):
+    """grain: a table becomes a periodic snapshot (a date added, every row once per date): its grain is
+    violated; a measure's description that says what a value is ("amount refunded for the line") still
+    holds for each row of the finer grain (failed before: schema_changed "amt is now a value per
+    snapshot_date"); one that states the old grain ("one row per refund") is stale."""
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("amt", "bigint"), ("n", "bigint")], at=0,
+              rows={"id": [1, 2, 3], "amt": [10, 20, 30], "n": [1, 2, 3]})
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per refund", "keys": ["id"]}}, author="a", time=elk.day(0.5))
+    sm.annotate(cat, DIM, {"role": "measure", "description": "amount refunded for the line"}, column="amt",
+                author="a", time=elk.day(0.6))
+    sm.annotate(cat, DIM, {"role": "measure", "description": "count; one row per refund"}, column="n",
+                author="a", time=elk.day(0.7))
+    elk.evolve(DIM, add=[("snapshot_date", "date")], at=1,
+               rows={"id": [1, 2, 3, 1, 2, 3], "amt": [10, 20, 30] * 2, "n": [1, 2, 3] * 2,
+                     "snapshot_date": ["2024-11-10"] * 3 + ["2024-11-11"] * 3})
+    for depth in ("metadata", "data"):
+        got = {x.annotation for x in sm.staleness(cat, DIM, depth=depth, now=elk.day(1), merge=False)}
+        assert "table.grain" in got and "column.3.description" in got, (depth, got)
+        assert "column.2.description" not in got, (depth, got)
 
 
 def test_a_rename_touches_only_the_table_claims_that_name_the_column(elk):
