@@ -23,6 +23,7 @@ from semantic.staleness.core import (
     finding,
     make_fix,
     num,
+    offset,
     pair_cost,
     quote_id,
     quote_table,
@@ -910,7 +911,8 @@ def quantile_scale(t: Table, col: str, v: int) -> int | None:
     """k when the rewrite at `v` (the same rows) moved `col`'s typical magnitudes by 10^k, |k| >= 2:
     the magnitudes at each of its deciles and quartiles before and after (the same ranks, since
     the same rows scaled keep their order) differ by one power of ten, within 0.2 of it (rounding
-    of the smallest values), at three ranks at least where neither side is zero. None otherwise."""
+    of the smallest values), at three ranks at least where neither side is zero. None otherwise, and
+    when every rank moved by one amount (an offset: `core.offset`)."""
     if range_kept(t, col, v):
         return None
     expr = "abs(CAST({} AS DOUBLE))"
@@ -920,6 +922,9 @@ def quantile_scale(t: Table, col: str, v: int) -> int | None:
     logs = [math.log10(a / b) for b, a in zip(before, after, strict=True) if a > 0 and b > 0]
     if len(logs) < 3:
         return None
+    if offset(min(before), max(before), min(after), max(after)) and \
+            all(math.isclose(a - b, after[0] - before[0], rel_tol=1e-9) for b, a in zip(before, after, strict=True)):
+        return None  # every rank moved by one amount: an offset (keys restated + N), not a scale
     k = round(_median(logs))
     if abs(k) < SHIFT_MIN_K or any(abs(x - k) > 0.2 for x in logs):
         return None

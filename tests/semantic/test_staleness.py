@@ -980,9 +980,15 @@ def test_a_column_restated_with_an_offset_is_no_scale_shift(elk):
     cat = elk.cat
     elk.table(T, [("d", "date"), ("n", "bigint")], at=0, rows={"d": ["2024-11-10"] * 3, "n": [100001, 100002, 100003]})
     sm.annotate(cat, T, {"description": "the customer number"}, column="n", author="a", time=elk.day(0.5))
+    n = [100001 + 7 * i for i in range(40)]
+    elk.table(DIM, [("d", "date"), ("n", "bigint")], at=0.55, rows={"d": ["2024-11-10"] * 40, "n": n})
+    sm.annotate(cat, DIM, {"description": "the customer number"}, column="n", author="a", time=elk.day(0.6))
     elk.evolve(T, at=1, rows={"d": ["2024-11-10"] * 3, "n": [100100001, 100100002, 100100003]})
-    assert [(x.annotation, x.reason) for x in sm.staleness(cat, T, now=elk.day(1), merge=False)
-            if x.reason == "unit_drift"] == []
+    elk.evolve(DIM, at=1.1, rows={"d": ["2024-11-10"] * 40, "n": [x + 100000000 for x in n]})
+    for depth in ("metadata", "data"):  # the data depth compares the deciles and quartiles: each moved alike
+        for name in (T, DIM):
+            assert [(x.annotation, x.reason) for x in sm.staleness(cat, name, depth=depth, now=elk.day(1.2), merge=False)
+                    if x.reason == "unit_drift"] == [], (depth, name)
     elk.evolve(T, at=2, rows={"d": ["2024-11-10"] * 3, "n": [100001000, 100002000, 100003000]})
     assert [(x.annotation, x.reason) for x in sm.staleness(cat, T, now=elk.day(2), merge=False)
             if x.reason == "unit_drift"] == [("column.2.description", "unit_drift")]
