@@ -50,6 +50,12 @@ def build(cat: Any, files: str) -> dict[str, Any]:
                      description="Revenue of all orders", author="ann", time=lk.day(1 + 8 / 100))
     sm.verify_query(cat, "total order amount", "SELECT sum(amount_cents) FROM acme.core.orders", author="ann",
                     time=lk.day(1 + 9 / 100))
+    # the rename's group: three metrics (a `rename` each) and the verified query (refused: rewritten by hand);
+    # the column's own description and unit follow its field id and stay true
+    sm.define_metric(cat, ORDERS, "average_order", expression="avg(amount_cents)", unit="cents",
+                     description="Average order amount", author="ann", time=lk.day(1 + 10 / 100))
+    sm.define_metric(cat, ORDERS, "largest_order", expression="max(amount_cents)", unit="cents",
+                     description="Largest order amount", author="ann", time=lk.day(1 + 11 / 100))
     vid = lk.evolve(ORDERS, rename={"amount_cents": "amount"}, at=3)
     lk.evolve(CUSTOMERS, drop=["region"], at=3)
     return {"rename_vid": vid, "now": lk.day(4)}

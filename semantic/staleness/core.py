@@ -63,13 +63,27 @@ def num(v: object) -> float | None:
     return float(v)
 
 
+def offset(bmin: float | None, bmax: float | None, amin: float | None, amax: float | None) -> bool:
+    """Whether a numeric range [amin, amax] is [bmin, bmax] moved by one non-zero amount at both ends
+    with its spread kept (keys restated + N): an offset, never a scale by 10^k, which multiplies the
+    spread."""
+    if None in (bmin, bmax, amin, amax):
+        return False
+    assert bmin is not None and bmax is not None and amin is not None and amax is not None
+    return bmax != bmin and amax != bmax and math.isclose(amax - bmax, amin - bmin, rel_tol=1e-9, abs_tol=1e-9)
+
+
 def scale_of(before: ColumnStats | dict[str, Any] | None, after: dict[str, Any] | None) -> int | None:
-    """k when `after`'s numeric range is `before`'s scaled by 10^k (k may be 0), else None."""
+    """k when `after`'s numeric range is `before`'s scaled by 10^k (k may be 0), else None. Not when
+    both ends moved by the same amount (an offset, e.g. keys restated + 100000000: [100001, 102500]
+    -> [100100001, 100102500] keeps its spread, which a scale by 10^k would multiply)."""
     if before is None or after is None:
         return None
     b = before if isinstance(before, dict) else before.model_dump()
     bmax, amax, bmin, amin = num(b.get("max")), num(after.get("max")), num(b.get("min")), num(after.get("min"))
     if not bmax or not amax or (bmax > 0) != (amax > 0):
+        return None
+    if offset(bmin, bmax, amin, amax):
         return None
     lr = math.log10(abs(amax / bmax))
     k = round(lr)
@@ -250,6 +264,8 @@ def pair_cost(before: dict[str, Any] | None, after: dict[str, Any] | None) -> tu
                 ratios.append(math.log10(abs(a / b)))
         if not ratios:
             return null_cost, 0
+        if offset(nums[0][0], nums[1][0], nums[0][1], nums[1][1]):
+            return None  # moved by an offset: other values, not these scaled
         k = round(sum(ratios) / len(ratios))
         cost = sum(abs(r - k) for r in ratios) / len(ratios)
         return (None if cost > 0.15 else (cost + null_cost, k))

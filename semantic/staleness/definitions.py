@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 import catalog_core as cc
-from catalog_core.errors import CatalogError
+from catalog_core.errors import CatalogError, SqlTimeoutError
 from catalog_core.model import parse_time
 from semantic import _bounded
 from semantic._bounded import LimitExceededError
@@ -273,9 +273,30 @@ def _change_vid(f: Finding) -> int | None:
     return f.evidence.vids[-1] if f.evidence.vids else None
 
 
+def _run_now(ctx: Context, sql: str) -> tuple[bool, str]:
+    """(True, the fingerprint of its rows) of a verified query at the snapshot, or (False, its error),
+    cached per (text, vid). A run stopped at its time or memory limit is no error of the query: it
+    raises `LimitExceededError` (the annotation was not checked)."""
+    key = (sql, ctx.vid)
+    got = ctx.cache.sql.take(key)
+    if got is None:
+        try:
+            res = cc.run_sql(ctx.cat, sql, snapshot=ctx.vid, limit=100_000)
+            got = (True, fingerprint(res.rows))
+        except CatalogError as e:
+            if _bounded.is_limit(e):
+                raise LimitExceededError(f"it went past its limit and was stopped ({e.message})",
+                                         limit="time" if isinstance(e, SqlTimeoutError) else "memory") from None
+            got = (False, e.message)
+        ctx.cache.sql.put(key, got)
+    return got
+
+
 def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str | None, str]] | None = None,
                   already: set[tuple[str | None, str]] | None = None) -> list[Finding]:
-    """The verified query run at the snapshot. An error: `verified_query_fails`. The verified answer:
+    """The verified query run at the snapshot. An error: `verified_query_fails` (a run stopped at its
+    time or memory limit is no error of the query: `LimitExceededError`, which the runner reports as
+    `check_limit_exceeded`). The verified answer:
     what metadata suspected does not hold. Another answer after routine loads only (new rows of a
     growing table, a dimension rebuilt as usual) is what the query is for; it is
     `verified_query_changed` after a schema change that names the query's columns (what the SQL
@@ -287,16 +308,7 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
     dropped (`checked`)."""
     val = a.value or {}
     sql = str(val.get("sql"))
-    key = (sql, ctx.vid)
-    got = ctx.cache.sql.take(key)
-    if got is None:
-        try:
-            res = cc.run_sql(ctx.cat, sql, snapshot=ctx.vid, limit=100_000)
-            got = (True, fingerprint(res.rows))
-        except CatalogError as e:
-            got = (False, e.message)
-        ctx.cache.sql.put(key, got)
-    ok, detail = got
+    ok, detail = _run_now(ctx, sql)
     at = int(val.get("verified_at_vid") or 0)
     if not ok:
         return [finding(a, t.name, "verified_query_fails", "stale", f"the verified query no longer runs: {detail[:200]}",

@@ -78,3 +78,15 @@ def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
     cols = list(dict.fromkeys(cols))
     return f.model_copy(update={"fixes": [make_fix("investigate", columns=cols), *keep],
                                 "suggestion": f.suggestion if f.suggestion and not f.fixes else why})
+
+
+def own_rename_fix(t: Table, a: Annotation, f: Finding) -> Finding:
+    """A column's own annotation that names the column's old name after a rename in place (the same
+    field id, so the annotation already follows the column: `semantic.staleness.claim_rules`): the
+    review's `rename` re-points nothing and cannot rewrite the text, so the fix is `investigate
+    {columns}` and the suggestion says which name to rewrite. Other findings keep their fixes."""
+    if a.kind != "column" or f.reason != "column_renamed" or a.column_id not in t.cols:
+        return f
+    old, new = f.evidence.values.get("column"), f.evidence.values.get("now") or t.cols[a.column_id].name
+    return f.model_copy(update={"fixes": [make_fix("investigate", columns=[str(new)])],
+                                "suggestion": f"its text names the old name {old}: rewrite it to say {new}"})

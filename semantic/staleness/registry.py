@@ -20,6 +20,7 @@ from catalog_core.errors import CatalogError
 from semantic._bounded import LimitExceededError
 from semantic.history import Context
 from semantic.models import Annotation, ColumnRef, Finding
+from semantic.staleness.claim_rules import own_column_claim
 from semantic.staleness.core import Duck, Table, finding
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import metric_findings, verified_data, verified_meta
@@ -31,7 +32,7 @@ from semantic.staleness.definitions_values import (
     prose_values,
 )
 from semantic.staleness.documented_ranges import query_range, range_exceeded
-from semantic.staleness.fix_rules import unit_fix
+from semantic.staleness.fix_rules import own_rename_fix, unit_fix
 from semantic.staleness.grain import description_grain, description_rows_data, grain_data, grain_findings
 from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
 from semantic.staleness.loads_freshness import dead_check, sla_check
@@ -91,6 +92,7 @@ class Env:
 
 Applies = Callable[[Annotation, Env], bool]
 FixRule = Callable[[Table, Annotation, Finding], Finding]
+ClaimRule = Callable[[Table, Annotation, Finding], bool]
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,8 @@ class Check:
     #                                           carried over by the incremental check (always recomputed)
     fix_rule: FixRule | None = None           # keeps a finding's fix only where its evidence holds for the
     #                                           annotation (semantic.staleness.fix_rules), else `investigate`
+    claim_rule: ClaimRule | None = None       # keeps a finding only where the change contradicts what the
+    #                                           annotation says (semantic.staleness.claim_rules)
 
 
 def _field(kind: str, *fields: str) -> Applies:
@@ -153,7 +157,8 @@ CHECKS: list[Check] = [
     Check("column_fate", "schema", "metadata",
           ("column_dropped", "column_renamed", "column_type_changed", "unit_drift"),
           ("schema_history", "column_stats"), ("rename",),
-          lambda e, a: column_findings(e.t, a, _own_refs(a)), _field("column")),
+          lambda e, a: column_findings(e.t, a, _own_refs(a)), _field("column"),
+          claim_rule=own_column_claim, fix_rule=own_rename_fix),
     Check("unit_drift", "values_units", "metadata", ("unit_drift",), ("column_stats", "partition_stats"),
           ("update_unit", "investigate"), lambda e, a: unit_drift(e.t, a, _own_refs(a)),
           lambda a, e: a.kind == "column" and a.column_id in e.units and a.field in ("unit", "description"),
@@ -314,7 +319,10 @@ def run_annotation_checks(env: Env, depth: str, only: Collection[str] | None = N
 
 
 def _fixed(c: Check, env: Env, a: Annotation, found: list[Finding]) -> list[Finding]:
-    """The entry's findings with its fix rule applied (a fix kept only where its evidence holds)."""
+    """The entry's findings with its claim rule (a finding kept only where the change contradicts the
+    annotation) and its fix rule (a fix kept only where its evidence holds) applied."""
+    if c.claim_rule is not None:
+        found = [f for f in found if c.claim_rule(env.t, a, f)]
     return found if c.fix_rule is None else [c.fix_rule(env.t, a, f) for f in found]
 
 

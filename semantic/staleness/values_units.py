@@ -24,6 +24,7 @@ from semantic.staleness.core import (
     finding,
     make_fix,
     num,
+    offset,
     pair_cost,
     quote_id,
     quote_table,
@@ -302,17 +303,24 @@ def stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[
     there yet: the bound only moved past it).
     A column whose bounds per directory (partition) are the same either side, in a rewrite that kept
     the row count, moved nothing: a compaction merges files, so values that were only some file's bound
-    stop being recorded."""
+    stop being recorded. Nor did one in a rewrite that added rows and recorded no new value, when every
+    value that stopped being a bound lies strictly inside the bounds recorded after (a table rebuilt
+    finer, a periodic snapshot: its files were re-laid; a removal takes rows away, a respelling records
+    the new spelling)."""
     before, after = file_values(t, v - 1), file_values(t, v)
     pb, pa = partition_bounds(t, v - 1), partition_bounds(t, v)
     # a compaction rewrites the same rows: with another row count the rewrite restated them
-    rows_kept = rows_at(t, v - 1) is not None and rows_at(t, v - 1) == rows_at(t, v)
+    rb, ra = rows_at(t, v - 1), rows_at(t, v)
+    rows_kept = rb is not None and rb == ra
+    grew = isinstance(rb, int) and isinstance(ra, int) and ra > rb
     out = {}
     for c in sorted(after):
         b, a = before.get(c, set()), after[c]
         if rows_kept and pb and \
                 {p: cols.get(c) for p, cols in pb.items()} == {p: cols.get(c) for p, cols in pa.items()}:
             continue  # every directory's bounds kept: files merged or split (a compaction), no value moved
+        if grew and a and not a - b and all(min(a) < g < max(a) for g in b - a):
+            continue  # rows added, no new value: the files were re-laid, and what stopped being a bound lies inside them
         if b and (b - a or a - b):
             gone, fresh = b - a, a - b
             votes: dict[tuple[str, str], int] = {}
@@ -379,6 +387,16 @@ def _value_refs(t: Table, a: Annotation, column: str, values_of: dict[str, list[
     return None
 
 
+def _meaning_kept(a: Annotation, value: str, mapping: dict[str, str], new: list[str]) -> bool:
+    """Whether prose (a description) names a coded `value` only by its label (it says "cancelled", not
+    the code) and the value was respelled: `mapping` maps it to a value that appeared (`new`), not to
+    one the column held before (a merge). The new spelling carries the meaning the text names; a
+    removal or a merge takes it away."""
+    if a.field != "description" or mapping.get(value) not in new:
+        return False
+    return value.lower() not in word_set(a.value if isinstance(a.value, str) else "")
+
+
 def _mapped_enum(early: list[Annotation], c: str, gone: list[str], named: list[str],
                  vm: dict[str, str]) -> list[str] | None:
     """At metadata depth, the values of `c` now: its enum as written with each vanished value
@@ -442,7 +460,7 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
             hit = {}
             for k, vals in refs.items():
                 a = next(x for x in early if x.key == k)
-                named_gone = [x for x in vals if x in gone]
+                named_gone = [x for x in vals if x in gone and not _meaning_kept(a, x, mapping, new)]
                 lists_all = a.kind == "column" and a.field == "enum"
                 if named_gone or (lists_all and new and any(x not in vals for x in new)):
                     hit[k] = named_gone
@@ -920,7 +938,8 @@ def quantile_scale(t: Table, col: str, v: int) -> int | None:
     """k when the rewrite at `v` (the same rows) moved `col`'s typical magnitudes by 10^k, |k| >= 2:
     the magnitudes at each of its deciles and quartiles before and after (the same ranks, since
     the same rows scaled keep their order) differ by one power of ten, within 0.2 of it (rounding
-    of the smallest values), at three ranks at least where neither side is zero. None otherwise."""
+    of the smallest values), at three ranks at least where neither side is zero. None otherwise, and
+    when every rank moved by one amount (an offset: `core.offset`)."""
     if range_kept(t, col, v):
         return None
     expr = "abs(CAST({} AS DOUBLE))"
@@ -930,6 +949,9 @@ def quantile_scale(t: Table, col: str, v: int) -> int | None:
     logs = [math.log10(a / b) for b, a in zip(before, after, strict=True) if a > 0 and b > 0]
     if len(logs) < 3:
         return None
+    if offset(min(before), max(before), min(after), max(after)) and \
+            all(math.isclose(a - b, after[0] - before[0], rel_tol=1e-9) for b, a in zip(before, after, strict=True)):
+        return None  # every rank moved by one amount: an offset (keys restated + N), not a scale
     k = round(_median(logs))
     if abs(k) < SHIFT_MIN_K or any(abs(x - k) > 0.2 for x in logs):
         return None

@@ -23,7 +23,8 @@ def build(data_dir, files) -> None:
         lk.table(T, [("id", "bigint"), ("kind", "string"), ("amount_cents", "bigint")], at=0,
                  rows={"id": [1, 2, 3], "kind": ["a", "b", "a"], "amount_cents": [1000, 25000, 4000]})
         sm.annotate(cat, T, {"description": "orders by kind"}, author="ann", time=lk.day(1))
-        sm.annotate(cat, T, {"description": "the kind"}, column="kind", author="ann", time=lk.day(1))
+        # a renamed column's own annotations follow it (its field id); a metric naming it is false
+        sm.define_metric(cat, T, "kinds", expression="count(DISTINCT kind)", author="ann", time=lk.day(1))
         lk.evolve(T, rename={"kind": "category"}, add=[("note", "string")], at=2)
         sm.annotate(cat, T, {"description": "a note"}, column="note", author="agent:x", source="agent",
                     time=lk.day(3))
@@ -52,7 +53,7 @@ def test_review_on_a_data_dir(tmp_path):
     assert r.returncode == 0 and "3 open review items" in r.stdout and renamed["id"] in r.stdout
     assert f"more with --cursor {first['next_cursor']}" in r.stdout
     r = semcat("review", "show", renamed["id"], "--data", data, "--now", NOW)
-    assert r.returncode == 0 and "renamed to category" in r.stdout and "column.2.description" in r.stdout
+    assert r.returncode == 0 and "renamed to category" in r.stdout and "metric.kinds" in r.stdout
     r = semcat("review", "accept", renamed["id"], "--data", data, "--now", NOW, "--author", "alice", "--note", "ok")
     assert r.returncode == 0 and f"accepted {renamed['id']}" in r.stdout, r.stderr
     r = semcat("review", "edit", changed["id"], "orders, with notes", "--data", data, "--now", NOW, "--author", "bob")
@@ -63,7 +64,8 @@ def test_review_on_a_data_dir(tmp_path):
     with cc.Catalog.open(data) as cat:
         anns = {a.key: a for a in read_annotations(cat, T)}
     assert anns["table.description"].value == "orders, with notes" and anns["table.description"].provenance.author == "bob"
-    assert anns["column.2.description"].provenance.author == "alice" and "column.4.description" not in anns
+    assert anns["metric.kinds"].provenance.author == "alice" and "column.4.description" not in anns
+    assert anns["metric.kinds"].value["expression"] == "count(DISTINCT category)"
     r = semcat("review", "accept", renamed["id"], "--data", data, "--now", NOW, "--author", "alice")
     assert r.returncode == 1 and "no open review item" in r.stderr and "semcat review list" in r.stderr
     assert "Traceback" not in r.stderr
@@ -95,13 +97,14 @@ def test_review_on_a_server_with_tokens(tmp_path):
 
 
 def test_review_decides_a_group_at_once(tmp_path):
-    """One rename affects two annotations: two items of one group, dismissed with one command."""
+    """One rename affects two annotations (two metrics naming the column): two items of one group,
+    dismissed with one command."""
     data = str(tmp_path / "data")
     with cc.Catalog.open(data) as cat:
         lk = LakeBuilder(cat, tmp_path / "files")
         lk.table(T, [("id", "bigint"), ("kind", "string")], at=0, rows={"id": [1, 2], "kind": ["a", "b"]})
-        sm.annotate(cat, T, {"description": "the kind", "sample_values": ["a"]}, column="kind", author="ann",
-                    time=lk.day(1))
+        sm.define_metric(cat, T, "kinds", expression="count(DISTINCT kind)", author="ann", time=lk.day(1))
+        sm.define_metric(cat, T, "as", expression="count(*)", filter="kind = 'a'", author="ann", time=lk.day(1.1))
         lk.evolve(T, rename={"kind": "category"}, at=2)
     page = items(data)
     groups = {i["group"] for i in page["items"] if i["kind"] == "finding"}

@@ -263,7 +263,8 @@ def test_bulk_accept_decides_the_group_and_shows_what_was_refused(served):
         left = [i for i in open_items(served) if i.group == group]
         assert [i.reason for i in left] == ["verified_query_fails"]
         anns = {a.key: a for a in sm.read_annotations(served.cat, ORDERS)}
-        assert anns["column.4.unit"].provenance.author == "steward" and anns["column.4.unit"].column == "amount"
+        m = anns["metric.average_order"]
+        assert m.provenance.author == "steward" and m.value["expression"] == "avg(amount)"
         # dismissing the rest needs a reason: refused with the message and a hint
         bad = c.post("/ui/group/dismiss", data={"group": group})
         assert bad.status_code == 400 and 'data-failed="400"' in bad.text and "reason" in text_of(bad.text)

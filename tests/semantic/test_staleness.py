@@ -53,13 +53,14 @@ def test_column_dropped_and_control(elk):
 def test_column_renamed_same_id_and_by_statistics(elk):
     cat = elk.cat
     base(elk)
-    sm.annotate(cat, T, {"description": "the kind"}, column="kind", author="a", time=elk.day(1))
+    sm.annotate(cat, T, {"description": "the order's `kind`"}, column="kind", author="a", time=elk.day(1))
     sm.annotate(cat, T, {"description": "money"}, column="amount_cents", author="a", time=elk.day(1))
     elk.evolve(T, rename={"kind": "category"}, at=2)
     f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(2))}
+    # its own description follows the field id; it names the old name, which a person rewrites
     assert f["column.2.description"].reason == "column_renamed"
-    assert f["column.2.description"].suggestion == "renamed to category"
-    assert f["column.2.description"].fixes == [Fix(action="rename", params={"old": "kind", "new": "category", "scale": 0})]
+    assert f["column.2.description"].suggestion == "its text names the old name kind: rewrite it to say category"
+    assert f["column.2.description"].fixes == [Fix(action="investigate", params={"columns": ["category"]})]
     # drop + add in one rebuild, same values: likely renamed (no unit change)
     elk.evolve(T, add=[("amount", "bigint")], drop=["amount_cents"], at=3,
                rows={"id": [1, 2, 3], "category": ["a", "b", "a"], "amount": [1000, 25000, 4000]})
@@ -82,16 +83,48 @@ def test_dropped_with_unrelated_added_column_is_not_a_rename(elk):
 
 
 def test_column_type_changed_and_control(elk):
+    """A column retyped to another family: its own annotations whose content depends on the type (unit,
+    additivity, the values it lists: enum, sample values, labels) are stale; its description and role
+    still hold (an id stored as text is still an id; failed before: every own annotation was stale)."""
     cat = elk.cat
     base(elk)
-    sm.annotate(cat, T, {"role": "id"}, column="id", author="a", time=elk.day(1))
-    sm.annotate(cat, T, {"role": "dimension"}, column="kind", author="a", time=elk.day(1))
-    elk.evolve(T, retype={"id": "string"}, at=2)
-    f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(2))}
-    assert f["column.1.role"].reason == "column_type_changed" and f["column.1.role"].status == "stale"
-    assert f["column.1.role"].evidence.values == {"column": "id", "before": "bigint", "after": "string"}
+    sm.annotate(cat, T, {"role": "id", "description": "the order id", "sample_values": [1, 2]}, column="id",
+                author="a", time=elk.day(1.0))
+    sm.annotate(cat, T, {"role": "measure", "unit": "cents", "description": "amount"}, column="amount_cents",
+                author="a", time=elk.day(1.1))
+    sm.annotate(cat, T, {"role": "dimension"}, column="kind", author="a", time=elk.day(1.2))
+    elk.evolve(T, retype={"id": "string", "amount_cents": "string"}, at=2)
+    f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(2), merge=False)}
+    for k in ("column.1.sample_values", "column.3.unit"):
+        assert f[k].reason == "column_type_changed" and f[k].status == "stale", k
+    assert f["column.1.sample_values"].evidence.values == {"column": "id", "before": "bigint", "after": "string"}
+    assert not {"column.1.role", "column.1.description", "column.3.role", "column.3.description"} & set(f)
     assert "column.2.role" not in f  # control: the other column kept its type
 
+
+def test_own_annotations_of_a_column_renamed_in_place_are_stale_only_when_they_name_the_old_name(elk):
+    """schema: a column renamed in place (the same field id): its own annotations follow it, so they are
+    stale only when their text names the old name (as an identifier; a plain-word name only code-quoted
+    or qualified: "the kind" is prose); a role, a unit, sample values, a description that does not name
+    it stay fresh (failed before: every own annotation column_renamed with a `rename` fix, which
+    re-points nothing). The claims naming it elsewhere are unchanged: the grain keys get column_renamed
+    with the rename fix."""
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"description": "the kind", "role": "dimension", "sample_values": ["a", "b"]}, column="kind",
+                author="a", time=elk.day(1.3))
+    sm.annotate(cat, T, {"description": "money; amount_cents excludes tax", "unit": "cents", "role": "measure"},
+                column="amount_cents", author="a", time=elk.day(1.4))
+    sm.annotate(cat, T, {"description": "row id"}, column="id", author="a", time=elk.day(1.5))
+    sm.annotate(cat, T, {"grain": {"text": "one row per id and kind", "keys": ["id", "kind"]}}, author="a",
+                time=elk.day(1.6))
+    elk.evolve(T, rename={"kind": "category", "amount_cents": "amount_minor"}, at=2)
+    for depth in ("metadata", "data"):
+        f = {x.annotation: x for x in sm.staleness(cat, T, depth=depth, now=elk.day(2), merge=False)}
+        renamed = {k for k, x in f.items() if x.reason == "column_renamed"}
+        assert renamed == {"column.3.description", "table.grain"}, (depth, renamed)
+        assert f["column.3.description"].fixes == [Fix(action="investigate", params={"columns": ["amount_minor"]})]
+        assert f["table.grain"].fixes == [Fix(action="rename", params={"old": "kind", "new": "category", "scale": 0})]
 
 def test_schema_changed_and_control(elk):
     cat = elk.cat
@@ -519,6 +552,55 @@ def test_values_restated_control_a_compaction_of_an_appended_table(elk):
     assert sm.staleness(cat, T, now=elk.day(5)) == []
 
 
+def test_values_restated_control_an_appended_table_rebuilt_finer(elk):
+    """Issue 45 control: an appended table rebuilt with every row once per snapshot date (rows doubled,
+    no new value): `b`, once the bound of a file of its own, is no file's bound in the rebuilt files,
+    but lies inside their bounds and no value appeared: nothing shows it gone (failed before:
+    values_restated "'b' no longer occur" on the enum at metadata depth). Control: the same rebuild
+    respelling `c` as `cz` records the new spelling, and still is one."""
+    cat = elk.cat
+    for name in (T, DIM):
+        elk.table(name, [("id", "bigint"), ("kind", "string")], at=0)
+    for day, kind in enumerate(["a", "b", "c", "a"], start=1):
+        for name in (T, DIM):
+            elk.append(name, {"id": [day], "kind": [kind]}, at=day + (0.5 if name == DIM else 0))
+    for name in (T, DIM):
+        sm.annotate(cat, name, {"enum": ["a", "b", "c"]}, column="kind", author="a", time=elk.day(4.6))
+    elk.overwrite(T, {"id": [1, 2, 3, 4] * 2, "kind": ["a", "b", "c", "a"] * 2}, at=5)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4] * 2, "kind": ["a", "b", "cz", "a"] * 2}, at=5.5)
+    assert "values_restated" not in reasons(sm.staleness(cat, T, now=elk.day(6)))
+    assert "values_restated" in reasons(sm.staleness(cat, DIM, now=elk.day(6)), "column.2.enum")
+
+
+def test_a_respelled_code_leaves_the_prose_naming_its_label_true_and_control(elk):
+    """definitions/values: a coded column (labels K2 -> "cancelled") whose code K2 is respelled K2_x in a
+    full rewrite: the enum naming K2 is stale; the table description that names the meaning
+    ("cancelled"), not the code, still holds: the new spelling carries it (failed before:
+    values_restated on the description). Control: K2 merged into K1, the meaning is gone and the
+    description is stale."""
+    cat = elk.cat
+    for name in (T, DIM):
+        elk.table(name, [("id", "bigint"), ("kind", "string")], at=0)
+    for day, kind in enumerate(["K1", "K2", "K3", "K1"], start=1):
+        for name in (T, DIM):
+            elk.append(name, {"id": [2 * day, 2 * day + 1], "kind": [kind, "K1"]}, at=day + (0.5 if name == DIM else 0))
+    for i, name in enumerate((T, DIM)):
+        sm.annotate(cat, name, {"enum": ["K1", "K2", "K3"], "labels": {"K1": "placed", "K2": "cancelled", "K3": "shipped"}},
+                    column="kind", author="a", time=elk.day(4.6 + i / 5))
+        sm.annotate(cat, name, {"description": "orders; status is one of placed, cancelled, shipped",
+                                "grain": {"text": "one row per id", "keys": ["id"]}}, author="a", time=elk.day(4.7 + i / 5))
+    rows = {"id": [2, 3, 4, 5, 6, 7, 8, 9], "kind": ["K1", "K1", "K2", "K1", "K3", "K1", "K1", "K1"]}
+    elk.overwrite(T, {**rows, "kind": [k.replace("K2", "K2_x") for k in rows["kind"]]}, at=5)
+    elk.overwrite(DIM, {**rows, "kind": [k.replace("K2", "K1") for k in rows["kind"]]}, at=5.5)
+    # (at metadata depth the files' bounds, K1 and K3, record neither spelling: the data depth decides)
+    got = {x.annotation for x in sm.staleness(cat, T, depth="data", now=elk.day(6), merge=False)
+           if x.reason == "values_restated"}
+    assert "column.2.enum" in got and "table.description" not in got, got
+    got = {x.annotation for x in sm.staleness(cat, DIM, depth="data", now=elk.day(6), merge=False)
+           if x.reason == "values_restated"}
+    assert "table.description" in got, got
+
+
 # ------------------------------------------------------------------ all of them
 def test_every_reason_code_is_covered_by_a_test_here():
     src = open(__file__).read()
@@ -642,6 +724,25 @@ def test_check_limit_exceeded_when_a_data_check_goes_past_its_limit(elk):
     assert [(f.reason, f.status) for f in found] == [("check_limit_exceeded", "suspect")], found
     assert "memory limit" in found[0].message and found[0].evidence.values["limit"] == "memory"
     check_evidence(found)
+
+
+def test_a_verified_query_stopped_at_its_memory_limit_is_not_checked_rather_than_failing(elk):
+    """definitions: a verified query the data depth runs and the sandbox stops at its memory limit (a
+    busy machine, a heavy join) has not been shown to fail: check_limit_exceeded, suspect (failed
+    before: verified_query_fails, stale, "the verified query no longer runs")."""
+    from catalog_core import lake as L
+
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"description": "things"}, author="a", time=elk.day(0.5))
+    value = {"question": "big", "sql": "SELECT count(*) FROM acme.core.t WHERE len(range(300000000)) > 0",
+             "verified_by": "bob", "verified_at_vid": cat.latest_vid, "result_fingerprint": "x", "tables": [T]}
+    ann = new_annotation(cat, T, "verified_query", "verified_query.big", value, columns=[], author="bob")
+    with cat.transaction(author="old-release") as txn:
+        txn.update(L.semantic_path(T, ann.key), ann.stored())
+    found = [f for f in sm.staleness(cat, T, depth="data", now=elk.day(1)) if f.annotation == "verified_query.big"]
+    assert [(f.reason, f.status) for f in found] == [("check_limit_exceeded", "suspect")], found
+    assert found[0].evidence.values["limit"] == "memory"
 
 
 # ------------------------------------------------------------------ lineage: what flows downstream
@@ -869,6 +970,28 @@ def test_scale_shift_in_place_without_a_unit_annotation_and_control(elk):
         ("column.3.description", "unit_drift", 2)]
     # a description is not a unit, and the older rows kept their scale: what to look at, no update_unit
     assert f[0].fixes == [Fix(action="investigate", params={"columns": ["weight"]})]
+
+
+def test_a_column_restated_with_an_offset_is_no_scale_shift(elk):
+    """values_units control: a described number column restated + 100000000 in place (a key given a
+    new format: [100001, 100003] -> [100100001, 100100003]) moves both ends by the same amount and keeps
+    its spread, which a scale by 10^k multiplies: no unit_drift (failed before: "scaled by 10^3"; the
+    ratios of the ends, 1001 and 1000.98, round alike). The same column scaled x1000 still is one."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("n", "bigint")], at=0, rows={"d": ["2024-11-10"] * 3, "n": [100001, 100002, 100003]})
+    sm.annotate(cat, T, {"description": "the customer number"}, column="n", author="a", time=elk.day(0.5))
+    n = [100001 + 7 * i for i in range(40)]
+    elk.table(DIM, [("d", "date"), ("n", "bigint")], at=0.55, rows={"d": ["2024-11-10"] * 40, "n": n})
+    sm.annotate(cat, DIM, {"description": "the customer number"}, column="n", author="a", time=elk.day(0.6))
+    elk.evolve(T, at=1, rows={"d": ["2024-11-10"] * 3, "n": [100100001, 100100002, 100100003]})
+    elk.evolve(DIM, at=1.1, rows={"d": ["2024-11-10"] * 40, "n": [x + 100000000 for x in n]})
+    for depth in ("metadata", "data"):  # the data depth compares the deciles and quartiles: each moved alike
+        for name in (T, DIM):
+            assert [(x.annotation, x.reason) for x in sm.staleness(cat, name, depth=depth, now=elk.day(1.2), merge=False)
+                    if x.reason == "unit_drift"] == [], (depth, name)
+    elk.evolve(T, at=2, rows={"d": ["2024-11-10"] * 3, "n": [100001000, 100002000, 100003000]})
+    assert [(x.annotation, x.reason) for x in sm.staleness(cat, T, now=elk.day(2), merge=False)
+            if x.reason == "unit_drift"] == [("column.2.description", "unit_drift")]
 
 
 def test_join_keys_in_a_new_format_from_statistics_and_control(elk):
@@ -1229,6 +1352,28 @@ def test_a_description_stating_the_grain_when_the_keys_repeat_and_control(elk):
     elk.append(T, {"id": [3], "kind": ["a"], "amount_cents": [4000]}, at=1)
     f = [x for x in sm.staleness(cat, T, depth="data", now=elk.day(1), merge=False) if x.annotation != "table.grain"]
     assert [(x.annotation, x.reason, x.fixes) for x in f] == [("table.description", "grain_violated", [])]
+
+
+def test_a_split_of_the_rows_makes_a_measure_description_stale_only_when_it_states_the_grain(elk):
+    """grain: a table becomes a periodic snapshot (a date added, every row once per date): its grain is
+    violated; a measure's description that says what a value is ("amount refunded for the line") still
+    holds for each row of the finer grain (failed before: schema_changed "amt is now a value per
+    snapshot_date"); one that states the old grain ("one row per refund") is stale."""
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("amt", "bigint"), ("n", "bigint")], at=0,
+              rows={"id": [1, 2, 3], "amt": [10, 20, 30], "n": [1, 2, 3]})
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per refund", "keys": ["id"]}}, author="a", time=elk.day(0.5))
+    sm.annotate(cat, DIM, {"role": "measure", "description": "amount refunded for the line"}, column="amt",
+                author="a", time=elk.day(0.6))
+    sm.annotate(cat, DIM, {"role": "measure", "description": "count; one row per refund"}, column="n",
+                author="a", time=elk.day(0.7))
+    elk.evolve(DIM, add=[("snapshot_date", "date")], at=1,
+               rows={"id": [1, 2, 3, 1, 2, 3], "amt": [10, 20, 30] * 2, "n": [1, 2, 3] * 2,
+                     "snapshot_date": ["2024-11-10"] * 3 + ["2024-11-11"] * 3})
+    for depth in ("metadata", "data"):
+        got = {x.annotation for x in sm.staleness(cat, DIM, depth=depth, now=elk.day(1), merge=False)}
+        assert "table.grain" in got and "column.3.description" in got, (depth, got)
+        assert "column.2.description" not in got, (depth, got)
 
 
 def test_a_rename_touches_only_the_table_claims_that_name_the_column(elk):

@@ -133,7 +133,8 @@ def test_a_widened_decimal_changes_no_claim_on_the_column(elk):
     """A routine load that widens a measure's decimal (7,2) -> (11,2), as a load whose sums need more
     digits does: every value reads the same, so its role, unit and description stay true (failed
     before: column_type_changed on each, a false alarm on a routine load). A change of scale
-    (11,2) -> (11,4) still is flagged: the declared precision of the values changed."""
+    (11,2) -> (11,4) still is flagged on the claim whose content depends on the type, the unit (the
+    declared precision of the values changed); the role and description still hold."""
     cat = elk.cat
     elk.table(W, [("d", "date"), ("id", "bigint"), ("amt", "decimal(7,2)")], at=0)
     elk.append(W, {"d": ["2024-11-11"] * 2, "id": [1, 2], "amt": [1.5, 20.25]}, at=1)
@@ -145,7 +146,8 @@ def test_a_widened_decimal_changes_no_claim_on_the_column(elk):
     assert got == [], got
     elk.evolve(W, retype={"amt": "decimal(11,4)"}, at=4)
     got = {(f.annotation, f.reason) for f in sm.staleness(cat, W, now=elk.day(5), merge=False)}
-    assert ("column.3.role", "column_type_changed") in got, got
+    assert ("column.3.unit", "column_type_changed") in got, got
+    assert not {("column.3.role", "column_type_changed"), ("column.3.description", "column_type_changed")} & got
 
 
 def test_a_schema_change_under_a_verified_query_is_flagged_even_when_one_answer_holds(elk):
