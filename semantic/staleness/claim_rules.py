@@ -41,7 +41,9 @@ def _strings(v: object) -> list[str]:
 def prose_names(text: str, column: str, table: str) -> bool:
     """Whether prose on `table` names its column `column`: as an identifier (not inside a longer one),
     qualified by the table's name (or a trailing part of it) or unqualified; a plain-word name (letters
-    only) unqualified only when code-quoted."""
+    only) unqualified only when code-quoted. (eval/traps/truth.py reads prose by the same rule with code of
+    its own, on purpose: the generator's truth must not share the detector's code, or one bug would hide
+    in both.)"""
     forms = {".".join(table.lower().split(".")[i:]) for i in range(table.count(".") + 1)}
     plain = re.fullmatch(r"[A-Za-z]+", column) is not None
     pat = re.compile(rf"(?<![A-Za-z0-9_.])((?:[A-Za-z0-9_]+\.)*)({re.escape(column)})(?![A-Za-z0-9_])(?!\.[A-Za-z_])",

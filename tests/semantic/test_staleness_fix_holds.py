@@ -5,6 +5,8 @@ Small lakes of their own (eval.fixtures.lakes), never a trap seed; each with its
 
 from __future__ import annotations
 
+import pytest
+
 import semantic as sm
 from semantic.annotations import new_annotation, write_annotations
 from semantic.models import Fix
@@ -92,21 +94,14 @@ def _enum_fix(elk, now):
     return got[0].fixes[0] if got[0].fixes and got[0].fixes[0].action != "investigate" else None
 
 
-def test_a_region_merged_in_a_mart_keyed_by_it_gets_its_value_map(elk):
-    """values_units (data): 'ne' merged into 'se' in a mart whose grain's keys include the region:
-    the rows that held 'ne' are still there, the same in every other column, and hold 'se' now, so
-    the enum gets `value_map {ne: se}` with the values now (failed before: the grain's other keys
-    match every region's rows of a month, so no one value took them: no fix)."""
-    _mart(elk, True)
-    elk.overwrite(MART, {"month": [1, 1, 1, 2, 2, 2], "region": ["se", "se", "w"] * 2,
-                         "revenue": [10.5, 20.25, 7.0, 11.0, 19.75, 8.5]}, at=2)
-    want = Fix(action="value_map", params={"column": "region", "map": {"ne": "se"}, "values": ["se", "w"]})
-    assert _enum_fix(elk, elk.day(2)) == want
-
-
-def test_a_region_merged_in_a_mart_with_no_grain_gets_its_value_map(elk):
-    """The same with no grain annotated: the rows are matched on every other column."""
-    _mart(elk, False)
+@pytest.mark.parametrize("grain", [True, False], ids=["keyed-by-region", "no-grain"])
+def test_a_region_merged_in_a_mart_gets_its_value_map(elk, grain):
+    """values_units (data): 'ne' merged into 'se' in a mart: the rows that held 'ne' are still there, the
+    same in every other column, and hold 'se' now, so the enum gets `value_map {ne: se}` with the values now.
+    With the grain annotated (its keys include the region) they are followed by its other keys (failed
+    before: those match every region's rows of a month, so no one value took them: no fix); with no grain,
+    on every other column."""
+    _mart(elk, grain)
     elk.overwrite(MART, {"month": [1, 1, 1, 2, 2, 2], "region": ["se", "se", "w"] * 2,
                          "revenue": [10.5, 20.25, 7.0, 11.0, 19.75, 8.5]}, at=2)
     want = Fix(action="value_map", params={"column": "region", "map": {"ne": "se"}, "values": ["se", "w"]})
