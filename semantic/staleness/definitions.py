@@ -223,7 +223,7 @@ def _answer(ctx: Context, sql: str, vid: int) -> tuple[bool, str]:
     return got
 
 
-def _moved(ctx: Context, sql: str, vid: int) -> bool:
+def answer_moved(ctx: Context, sql: str, vid: int) -> bool:
     """Did the change committed at `vid` move the query's answer (its answer just before and just
     after differ, or it runs on one side only)? A compaction or an identical re-run does not."""
     return vid > 0 and _answer(ctx, sql, vid - 1) != _answer(ctx, sql, vid)
@@ -321,7 +321,7 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
         if already is not None and (a.key, "verified_query_changed") in already else []
     for f in suspected:
         v = _change_vid(f)
-        if v is None or _moved(ctx, sql, v):
+        if v is None or answer_moved(ctx, sql, v):
             continue  # metadata named the change it reads (and its fix): the answer moved across it
         if checked is not None:
             checked.add((a.key, str(f.reason)))
@@ -338,7 +338,7 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
             if tries >= MOVED_TRIES:
                 continue
             tries += 1
-            if not _moved(ctx, sql, vid):
+            if not answer_moved(ctx, sql, vid):
                 continue
         how = {"rewrite": "was rewritten", "late": "took late data for an old partition"}.get(kind, "changed its schema")
         return [finding(a, t.name, "verified_query_changed", "suspect",

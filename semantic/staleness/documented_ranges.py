@@ -16,7 +16,7 @@ from catalog_core.model import parse_time
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
 from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, get_table, make_fix, stats_at
-from semantic.staleness.definitions import _moved
+from semantic.staleness.definitions import answer_moved
 
 _DATE = r"(\d{4}-\d{2}-\d{2})"
 _RANGE = re.compile(rf"(?:from|between)\s+{_DATE}\s+(?:to|through|until|and)\s+{_DATE}|{_DATE}\s*(?:–|—|\.\.)\s*{_DATE}",
@@ -168,7 +168,7 @@ def query_range(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table |
                 if duck is not None:
                     if checked is not None:
                         checked.add((a.key, "range_exceeded"))
-                    if not _moved(ctx, sql, v):
+                    if not answer_moved(ctx, sql, v):
                         continue
                 return [finding(a, t.name, "range_exceeded", "suspect",
                                 f"{name} took rows at vid {v} ({day_of(ctx.commit_time(v))}) with {cname} from "

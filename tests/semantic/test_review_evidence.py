@@ -221,7 +221,8 @@ def test_bulk_accept_never_includes_a_finding_without_a_fix(ecat, elk):
     orders(elk)
     sm.annotate(ecat, T, {"description": "orders by status", "grain": {"text": "one row per order", "keys": ["order_id"]}},
                 author="ann", time=elk.day(1))
-    sm.annotate(ecat, T, {"description": "the status"}, column="status", author="ann", time=elk.day(1))
+    # a metric naming the column (a renamed column's own annotations follow its field id: not made false)
+    sm.define_metric(ecat, T, "statuses", expression="count(DISTINCT status)", author="ann", time=elk.day(1))
     elk.evolve(T, rename={"status": "state"}, add=[("note", "string")], at=2)  # a rename, a new nullable column
     now = elk.day(2)
     desc = next(i for i in items(ecat, now) if i.annotation == "table.description")
