@@ -161,9 +161,8 @@ def description_grain(t: Table, ann: Annotation, anns: list[Annotation]) -> list
     once the table keeps versions (its values now repeat) when the text claims the column
     identifies a row (`IDENTIFIES`: "unique", "identifies", "primary key", "one row per"...; a
     text that only says what the values mean stays true when they repeat per version), a
-    measure's description once a new dimension splits the rows when the text states the old grain
-    ("one row per line", `IDENTIFIES` or `ROWS_PER`); one that says what a value is ("amount
-    refunded for the line") still holds for each row of the finer grain."""
+    measure's description once a new dimension splits the rows (it describes a value at the old
+    grain: a sum over the new dimension's rows counts it again)."""
     b = ann.provenance.basis.vid
     role = next((a.value for a in anns if a.kind == "column" and a.column_id == ann.column_id and a.field == "role"),
                 None)
@@ -178,8 +177,7 @@ def description_grain(t: Table, ann: Annotation, anns: list[Annotation]) -> list
                          f"{t.name} keeps versions since vid {ch.vid} ({day_of(ch.time)}): {col} repeats once per "
                          "version, which this description predates", [ch.vid], [ch.time],
                          {"added": [c.name for c in ch.added]}, cause=cause_of("versions", t.name, ch.vid))]
-    text = str(ann.value or "")
-    if role == "measure" and (IDENTIFIES.search(text) or any(p in text.lower() for p in ROWS_PER)):
+    if role == "measure":
         for gch, added in _grain_changes(t, b, keyless):
             return [finding(ann, f"{t.name}.{col}", "schema_changed", "suspect",
                              f"{', '.join(added)} added at vid {gch.vid} ({day_of(gch.time)}) splits the rows: {col} is "

@@ -1354,28 +1354,6 @@ def test_a_description_stating_the_grain_when_the_keys_repeat_and_control(elk):
     assert [(x.annotation, x.reason, x.fixes) for x in f] == [("table.description", "grain_violated", [])]
 
 
-def test_a_split_of_the_rows_makes_a_measure_description_stale_only_when_it_states_the_grain(elk):
-    """grain: a table becomes a periodic snapshot (a date added, every row once per date): its grain is
-    violated; a measure's description that says what a value is ("amount refunded for the line") still
-    holds for each row of the finer grain (failed before: schema_changed "amt is now a value per
-    snapshot_date"); one that states the old grain ("one row per refund") is stale."""
-    cat = elk.cat
-    elk.table(DIM, [("id", "bigint"), ("amt", "bigint"), ("n", "bigint")], at=0,
-              rows={"id": [1, 2, 3], "amt": [10, 20, 30], "n": [1, 2, 3]})
-    sm.annotate(cat, DIM, {"grain": {"text": "one row per refund", "keys": ["id"]}}, author="a", time=elk.day(0.5))
-    sm.annotate(cat, DIM, {"role": "measure", "description": "amount refunded for the line"}, column="amt",
-                author="a", time=elk.day(0.6))
-    sm.annotate(cat, DIM, {"role": "measure", "description": "count; one row per refund"}, column="n",
-                author="a", time=elk.day(0.7))
-    elk.evolve(DIM, add=[("snapshot_date", "date")], at=1,
-               rows={"id": [1, 2, 3, 1, 2, 3], "amt": [10, 20, 30] * 2, "n": [1, 2, 3] * 2,
-                     "snapshot_date": ["2024-11-10"] * 3 + ["2024-11-11"] * 3})
-    for depth in ("metadata", "data"):
-        got = {x.annotation for x in sm.staleness(cat, DIM, depth=depth, now=elk.day(1), merge=False)}
-        assert "table.grain" in got and "column.3.description" in got, (depth, got)
-        assert "column.2.description" not in got, (depth, got)
-
-
 def test_a_rename_touches_only_the_table_claims_that_name_the_column(elk):
     """schema: a column renamed in place (ALTER ... RENAME) makes a table description false only
     when the text names it (failed before: schema_changed "types changed" on every table-level
