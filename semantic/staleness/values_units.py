@@ -387,16 +387,6 @@ def _value_refs(t: Table, a: Annotation, column: str, values_of: dict[str, list[
     return None
 
 
-def _meaning_kept(a: Annotation, value: str, mapping: dict[str, str], new: list[str]) -> bool:
-    """Whether prose (a description) names a coded `value` only by its label (it says "cancelled", not
-    the code) and the value was respelled: `mapping` maps it to a value that appeared (`new`), not to
-    one the column held before (a merge). The new spelling carries the meaning the text names; a
-    removal or a merge takes it away."""
-    if a.field != "description" or mapping.get(value) not in new:
-        return False
-    return value.lower() not in word_set(a.value if isinstance(a.value, str) else "")
-
-
 def _mapped_enum(early: list[Annotation], c: str, gone: list[str], named: list[str],
                  vm: dict[str, str]) -> list[str] | None:
     """At metadata depth, the values of `c` now: its enum as written with each vanished value
@@ -460,7 +450,7 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
             hit = {}
             for k, vals in refs.items():
                 a = next(x for x in early if x.key == k)
-                named_gone = [x for x in vals if x in gone and not _meaning_kept(a, x, mapping, new)]
+                named_gone = [x for x in vals if x in gone]
                 lists_all = a.kind == "column" and a.field == "enum"
                 if named_gone or (lists_all and new and any(x not in vals for x in new)):
                     hit[k] = named_gone

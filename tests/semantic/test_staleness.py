@@ -572,35 +572,6 @@ def test_values_restated_control_an_appended_table_rebuilt_finer(elk):
     assert "values_restated" in reasons(sm.staleness(cat, DIM, now=elk.day(6)), "column.2.enum")
 
 
-def test_a_respelled_code_leaves_the_prose_naming_its_label_true_and_control(elk):
-    """definitions/values: a coded column (labels K2 -> "cancelled") whose code K2 is respelled K2_x in a
-    full rewrite: the enum naming K2 is stale; the table description that names the meaning
-    ("cancelled"), not the code, still holds: the new spelling carries it (failed before:
-    values_restated on the description). Control: K2 merged into K1, the meaning is gone and the
-    description is stale."""
-    cat = elk.cat
-    for name in (T, DIM):
-        elk.table(name, [("id", "bigint"), ("kind", "string")], at=0)
-    for day, kind in enumerate(["K1", "K2", "K3", "K1"], start=1):
-        for name in (T, DIM):
-            elk.append(name, {"id": [2 * day, 2 * day + 1], "kind": [kind, "K1"]}, at=day + (0.5 if name == DIM else 0))
-    for i, name in enumerate((T, DIM)):
-        sm.annotate(cat, name, {"enum": ["K1", "K2", "K3"], "labels": {"K1": "placed", "K2": "cancelled", "K3": "shipped"}},
-                    column="kind", author="a", time=elk.day(4.6 + i / 5))
-        sm.annotate(cat, name, {"description": "orders; status is one of placed, cancelled, shipped",
-                                "grain": {"text": "one row per id", "keys": ["id"]}}, author="a", time=elk.day(4.7 + i / 5))
-    rows = {"id": [2, 3, 4, 5, 6, 7, 8, 9], "kind": ["K1", "K1", "K2", "K1", "K3", "K1", "K1", "K1"]}
-    elk.overwrite(T, {**rows, "kind": [k.replace("K2", "K2_x") for k in rows["kind"]]}, at=5)
-    elk.overwrite(DIM, {**rows, "kind": [k.replace("K2", "K1") for k in rows["kind"]]}, at=5.5)
-    # (at metadata depth the files' bounds, K1 and K3, record neither spelling: the data depth decides)
-    got = {x.annotation for x in sm.staleness(cat, T, depth="data", now=elk.day(6), merge=False)
-           if x.reason == "values_restated"}
-    assert "column.2.enum" in got and "table.description" not in got, got
-    got = {x.annotation for x in sm.staleness(cat, DIM, depth="data", now=elk.day(6), merge=False)
-           if x.reason == "values_restated"}
-    assert "table.description" in got, got
-
-
 # ------------------------------------------------------------------ all of them
 def test_every_reason_code_is_covered_by_a_test_here():
     src = open(__file__).read()
