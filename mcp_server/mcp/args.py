@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from mcp_server.mcp.context import LIMITS
@@ -20,8 +19,10 @@ Snapshot = Annotated[int | str | None, Field(
 Cursor = Annotated[str | None, Field(description="next_cursor of the previous page; omit for the first page")]
 TableName = Annotated[str, Field(description="dotted table name catalog.namespace.table")]
 
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+# the SDK's ToolAnnotations fields (SemcatServer.tool builds the model: results.sdk_annotations), kept plain so the
+# stdio front's tools import no `mcp_types` (issue 47)
+READ = {"read_only_hint": True, "destructive_hint": False, "idempotent_hint": True, "open_world_hint": False}
+WRITE = {"read_only_hint": False, "destructive_hint": False, "idempotent_hint": False, "open_world_hint": False}
 
 
 def limit_of(tool: str) -> Any:

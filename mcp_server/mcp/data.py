@@ -9,7 +9,6 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from mcp_types import CallToolResult
 from pydantic import Field
 
 import catalog_core as cc
@@ -31,18 +30,19 @@ from mcp_server.mcp.bounds import args_key, cut, encode_cursor, page
 from mcp_server.mcp.context import LIMITS, TEXT_SUMMARY, ToolContext, cell
 from mcp_server.mcp.errors import CodedToolError, catalog_error, closest, coded, guard, table_suggestions
 from mcp_server.mcp.relevance import Use
+from mcp_server.mcp.results import ToolResult
 from mcp_server.mcp.sdk_errors import ToolError
 from semantic.models import MetricView
 
-if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer  # the tools run without the SDK too (front.py: issue 47)
+if TYPE_CHECKING:  # the tools run without the SDK too (front.py, results.py: issue 47)
+    from mcp_server.mcp.results import ToolServer
 
 __all__ = ["register", "column_values", "sql_rows", "metrics", "metric_rows", "SQL_TIMEOUT_S"]
 
 SQL_TIMEOUT_S = 10.0        # the tools' fixed time limit per statement
 
 
-def register(server: MCPServer, s: ToolContext) -> None:
+def register(server: ToolServer, s: ToolContext) -> None:
     """Publish the data tools of `s` on `server` (in the order the tool list shows them)."""
 
     @server.tool(annotations=READ)
@@ -52,7 +52,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
         query: Annotated[str | None, Field(description="only values containing this text (case-insensitive)")] = None,
         snapshot: Snapshot = None, limit: ColumnValuesLimit = LIMITS["get_column_values"][0],
         cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, M.ColumnValuesOut]:
+    ) -> Annotated[ToolResult, M.ColumnValuesOut]:
         """Distinct values of a column with counts, from the data: use it to write filter literals
         exactly as stored (e.g. 'Northeast' vs 'NE')."""
         return guard(lambda: column_values(s, table, column, query, snapshot, limit, cursor))
@@ -63,7 +63,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
         query: Annotated[str | None, Field(description="words matching a metric's name, description or synonyms")]
         = None,
         snapshot: Snapshot = None, limit: MetricsLimit = LIMITS["list_metrics"][0], cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, M.MetricsOut]:
+    ) -> Annotated[ToolResult, M.MetricsOut]:
         """Defined business metrics with their SQL definitions: use these definitions (or
         query_metric) rather than inventing an aggregate."""
         return guard(lambda: metrics(s, table, query, snapshot, limit, cursor))
@@ -81,7 +81,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
             description="time grain of the metric's time column")] = None,
         snapshot: Snapshot = None, limit: MetricRowsLimit = LIMITS["query_metric"][0],
         cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, M.MetricQueryOut]:
+    ) -> Annotated[ToolResult, M.MetricQueryOut]:
         """Compute a defined metric by dimensions and time grain: returns rows and the SQL it ran."""
         return guard(lambda: metric_rows(s, metric, group_by, where, time_range, grain, snapshot, limit, cursor))
 
@@ -90,7 +90,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
         sql: Annotated[str, Field(description="one read-only DuckDB SELECT; tables as catalog.namespace.table")],
         snapshot: Snapshot = None, limit: SqlLimit = LIMITS["run_sql"][0],
         cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, M.SqlOut]:
+    ) -> Annotated[ToolResult, M.SqlOut]:
         """Run one read-only SQL statement over exactly the files of the snapshot: rows (bounded),
         the tables it read, and warnings for deprecated or stale tables it used."""
         return guard(lambda: sql_rows(s, sql, snapshot, limit, cursor))

@@ -10,7 +10,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from mcp_types import CallToolResult
 from pydantic import Field
 
 import catalog_core as cc
@@ -35,16 +34,17 @@ from mcp_server.mcp.context import (
 )
 from mcp_server.mcp.errors import CodedToolError, catalog_error, closest, coded, guard
 from mcp_server.mcp.relevance import Use
+from mcp_server.mcp.results import ToolResult
 from semantic.guard import marked
 from semantic.models import Status, TableCard
 
-if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer  # the tools run without the SDK too (front.py: issue 47)
+if TYPE_CHECKING:  # the tools run without the SDK too (front.py, results.py: issue 47)
+    from mcp_server.mcp.results import ToolServer
 
 __all__ = ["register", "search", "describe", "join_path", "catalog_objects"]
 
 
-def register(server: MCPServer, s: ToolContext) -> None:
+def register(server: ToolServer, s: ToolContext) -> None:
     """Publish the discovery tools of `s` on `server`."""
 
     @server.tool(annotations=READ)
@@ -52,7 +52,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
         query: Annotated[str, Field(description="words describing the data, e.g. 'net revenue by store'")] = "",
         snapshot: Snapshot = None, limit: SearchLimit = LIMITS["search_tables"][0],
         cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, M.SearchOut]:
+    ) -> Annotated[ToolResult, M.SearchOut]:
         """Find tables for a question: ranked names with grain, one-line description, deprecation
         (and successor), freshness and warnings. Use before describe_table."""
         return guard(lambda: search(s, query, snapshot, limit, cursor))
@@ -69,7 +69,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
                                            description="columns per page (default 40 summary, 20 full, at most 200)")]
         = None,
         cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, M.DescribeOut]:
+    ) -> Annotated[ToolResult, M.DescribeOut]:
         """Read one table before querying it: columns (paged), meaning, grain, stats, freshness,
         relationships, metrics, verified questions and warnings."""
         return guard(lambda: describe(s, table, detail, columns, snapshot, limit, cursor))
@@ -77,7 +77,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
     @server.tool(annotations=READ)
     def find_join_path(
         from_table: TableName, to_table: TableName, snapshot: Snapshot = None,
-    ) -> Annotated[CallToolResult, M.JoinOut]:
+    ) -> Annotated[ToolResult, M.JoinOut]:
         """How to join two tables: hops over declared relationships, SQL join clauses, cardinality,
         canonical or not, and fan-out warnings. Use it instead of guessing join keys."""
         return guard(lambda: join_path(s, from_table, to_table, snapshot))
@@ -87,7 +87,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
         query: Annotated[str, Field(description='path query, e.g. /[obj_id = "acme"]/*/[obj_type = "table" '
                                                 'and stats.row_count > 1000]')],
         snapshot: Snapshot = None, limit: QueryLimit = LIMITS["query_catalog"][0], cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, M.QueryOut]:
+    ) -> Annotated[ToolResult, M.QueryOut]:
         """Raw catalog objects matching a path query (one step per tree level: catalog, namespace,
         table, partition, file). For metadata questions the other tools do not answer."""
         return guard(lambda: catalog_objects(s, query, snapshot, limit, cursor))

@@ -1,6 +1,7 @@
 """Errors an agent can act on: `CodedToolError` (message + machine-readable code), the rewrite of
 catalog texts for agents (`for_agents`), did-you-mean hints, and `guard`, which turns what a tool
-raises into a ToolError and what it returns into a `CallToolResult`.
+raises into a ToolError and what it returns into a `ToolResult` (results.py: the SDK receives it as a
+`CallToolResult`).
 
 Invariant: every message names MCP tools, never Python calls; the code of a catalog error is its
 class name (e.g. "NoSuchTableError"), "InvalidValueError" for arguments of the wrong shape.
@@ -10,13 +11,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
-from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
 from catalog_core.errors import CatalogError, NoSuchTableError, SnapshotNotFoundError
 from mcp_server.mcp.bounds import render
+from mcp_server.mcp.results import ToolResult
 from mcp_server.mcp.sdk_errors import ToolError, UnexpectedToolError
+
+if TYPE_CHECKING:
+    from mcp_types import CallToolResult
 
 __all__ = ["CodedToolError", "coded", "for_agents", "catalog_error", "closest", "table_suggestions", "guard",
            "result", "error_info", "error_result", "ERROR_META", "validation_message",
@@ -95,14 +100,14 @@ def catalog_error(exc: CatalogError, names: Callable[[], list[str]] | None = Non
     return coded(exc, text)
 
 
-def result(out: tuple[BaseModel, str]) -> CallToolResult:
+def result(out: tuple[BaseModel, str]) -> ToolResult:
     """The structured content, and as text the summary line followed by the same compact JSON."""
     model, summary = out
     data = model.model_dump(mode="json", exclude_none=True)
-    return CallToolResult(content=[TextContent(type="text", text=render(summary, data))], structured_content=data)
+    return ToolResult(render(summary, data), data)
 
 
-def guard(fn: Callable[[], tuple[BaseModel, str]]) -> CallToolResult:
+def guard(fn: Callable[[], tuple[BaseModel, str]]) -> ToolResult:
     """`result(fn())`; catalog and validation errors become ToolErrors the model can act on; no stack traces."""
     try:
         return result(fn())
@@ -145,6 +150,8 @@ ERROR_META = "semcat/error"  # the `_meta` key of an error result: {"code"[, "ru
 def error_result(exc: BaseException) -> CallToolResult:
     """The result of a failed call: isError, text `[code] message`, `_meta[ERROR_META]` = {"code"[, "rule"]},
     and no structured content, so no output schema can reject it (docs/mcp.md, "Error results")."""
+    from mcp_types import CallToolResult, TextContent
+
     info = error_info(exc)
     meta = {k: v for k, v in info.items() if k != "message"}
     return CallToolResult(content=[TextContent(type="text", text=f"[{info['code']}] {info['message']}")],

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mcp_server.mcp import list_store
 from mcp_server.mcp.handshake import HANDSHAKE_VERSIONS, initialize_answer
+from mcp_server.mcp.results import ToolResult
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
@@ -135,7 +136,7 @@ class FrontTools:
             family.register(collector, s)  # the decorator is all register uses
         self.tools = {n: fn for n, fn in collector.tools.items() if n in SERVED}
 
-    def call(self, name: str, arguments: dict[str, Any], schema: Any) -> CallToolResult | None:
+    def call(self, name: str, arguments: dict[str, Any], schema: Any) -> ToolResult | CallToolResult | None:
         """The result of calling `name` with `arguments` as the SDK would give it; None (nothing run) when the
         front is not sure the SDK would accept the arguments as they are (`fits`)."""
         fn = self.tools.get(name)
@@ -157,7 +158,7 @@ class FrontTools:
             return None
         return self._run(name, fn, kwargs)
 
-    def _run(self, name: str, fn: Callable[..., Any], kwargs: dict[str, Any]) -> CallToolResult:
+    def _run(self, name: str, fn: Callable[..., Any], kwargs: dict[str, Any]) -> ToolResult | CallToolResult:
         """`fn(**kwargs)` as SemcatServer.call_tool and the SDK's Tool.run handle it (stdio: the caller is the
         server's author with full rights)."""
         import typing
@@ -173,7 +174,7 @@ class FrontTools:
                 if not out.is_error:  # the SDK validates the structured content against the output model
                     model = typing.get_type_hints(fn, include_extras=True)["return"].__metadata__[0]
                     model.model_validate(out.structured_content)
-                return cast("CallToolResult", out)
+                return cast("ToolResult | CallToolResult", out)
             except UnexpectedToolError as exc:  # the order of Tool.run's handlers
                 raise UnexpectedToolError(f"Error executing tool {name}: {exc}") from exc
             except (ToolError, ResourceError) as exc:
@@ -189,18 +190,23 @@ class FrontTools:
             CALLER.reset(bound)
 
 
-def call_answer(request_id: Any, result: CallToolResult, version: str) -> str:
+def call_answer(request_id: Any, result: ToolResult | CallToolResult, version: str) -> str:
     """The JSON-RPC line (no newline) the SDK writes for `result` of tools/call `request_id` in a session at
-    handshake protocol `version` (mcp.server.runner: `_dump_result`, the version's shape; the envelope)."""
-    from mcp_types import JSONRPCResponse
-
-    dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    handshake protocol `version` (mcp.server.runner: `_dump_result`, the version's shape; the envelope).
+    A `ToolResult` with an integer or string id is written without `mcp_types` (the same serializer,
+    pydantic_core's, as the SDK's `JSONRPCResponse.model_dump_json`)."""
+    dumped = result.wire() if isinstance(result, ToolResult) else \
+        result.model_dump(by_alias=True, mode="json", exclude_none=True)
     # mcp_types.methods.serialize_server_result("tools/call", version, dumped) for a handshake version, without
     # importing that module (its 2026 models: ~0.1 s): the surface of each is _v2025_11_25's CallToolResult
     # (tests/mcp_server/test_cold_front.py checks that)
     if version not in HANDSHAKE_VERSIONS:
         raise ValueError(f"the front answers handshake versions only, not {version!r}")
     plain = _plain_shape(dumped)
+    if plain is not None and type(request_id) in (int, str):  # RequestId: int | str (a bool is neither)
+        from pydantic_core import to_json
+
+        return to_json({"jsonrpc": "2.0", "id": request_id, "result": plain}).decode()
     if plain is not None:
         dumped = plain
     else:
@@ -208,6 +214,8 @@ def call_answer(request_id: Any, result: CallToolResult, version: str) -> str:
 
         dumped = Shape.model_validate(dumped, by_name=False).model_dump(by_alias=True, mode="json",
                                                                         exclude_none=True)
+    from mcp_types import JSONRPCResponse
+
     return JSONRPCResponse(jsonrpc="2.0", id=request_id, result=dumped).model_dump_json(by_alias=True,
                                                                                          exclude_unset=True)
 

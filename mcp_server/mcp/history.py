@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from mcp_types import CallToolResult
 from pydantic import Field
 
 from catalog_core import lake
@@ -28,21 +27,22 @@ from mcp_server.mcp.bounds import Cursor as PageCursor
 from mcp_server.mcp.bounds import args_key, cut, encode_cursor, page
 from mcp_server.mcp.context import LIMITS, ToolContext, finding, iso
 from mcp_server.mcp.errors import CodedToolError, catalog_error, coded, guard
+from mcp_server.mcp.results import ToolResult
 
-if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer  # the tools run without the SDK too (front.py: issue 47)
+if TYPE_CHECKING:  # the tools run without the SDK too (front.py, results.py: issue 47)
+    from mcp_server.mcp.results import ToolServer
 
 __all__ = ["register", "pin", "snapshots", "diff", "staleness", "lineage"]
 
 
-def register(server: MCPServer, s: ToolContext) -> None:
+def register(server: ToolServer, s: ToolContext) -> None:
     """Publish the history tools of `s` on `server`."""
 
     @server.tool(annotations=READ)
     def pin_snapshot(
         as_of: Annotated[int | str | None, Field(description="vid or ISO time to pin; default: the latest")] = None,
         name: Annotated[str | None, Field(description="a named snapshot to pin instead")] = None,
-    ) -> Annotated[CallToolResult, M.PinOut]:
+    ) -> Annotated[ToolResult, M.PinOut]:
         """Pin a snapshot first: returns a handle to pass as `snapshot` to every later call, so all
         answers read the same state of the lake even while it changes."""
         return guard(lambda: pin(s, as_of, name))
@@ -51,7 +51,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
     def list_snapshots(
         snapshot: Snapshot = None, limit: SnapshotsLimit = LIMITS["list_snapshots"][0],
         cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, M.SnapshotsOut]:
+    ) -> Annotated[ToolResult, M.SnapshotsOut]:
         """The commit log (newest first) and named snapshots: when data was loaded and by whom."""
         return guard(lambda: snapshots(s, snapshot, limit, cursor))
 
@@ -62,7 +62,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
         prefix: Annotated[str | None, Field(description="only under this catalog/namespace/table (dotted or path)")]
         = None,
         limit: DiffLimit = LIMITS["diff_snapshots"][0], cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, M.DiffOut]:
+    ) -> Annotated[ToolResult, M.DiffOut]:
         """What changed between two snapshots: tables added or removed, schema changes, files
         loaded or dropped per table, annotations written."""
         return guard(lambda: diff(s, from_snapshot, to_snapshot, prefix, limit, cursor))
@@ -75,7 +75,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
         = "metadata",
         snapshot: Snapshot = None, limit: StalenessLimit = LIMITS["check_staleness"][0],
         cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, M.StalenessOut]:
+    ) -> Annotated[ToolResult, M.StalenessOut]:
         """Annotations that may no longer be true (stale or suspect), each with a reason and a
         suggestion. Check before trusting a description, grain, join or metric."""
         return guard(lambda: staleness(s, table, depth, snapshot, limit, cursor))
@@ -86,7 +86,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
         direction: Literal["upstream", "downstream"] = "upstream",
         depth: Annotated[int, Field(ge=1, le=10)] = 3,
         snapshot: Snapshot = None, limit: LineageLimit = LIMITS["get_lineage"][0], cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, M.LineageOut]:
+    ) -> Annotated[ToolResult, M.LineageOut]:
         """Tables a table was built from (or that were built from it), the vid each build read, and
         upstream changes that make a table suspect."""
         return guard(lambda: lineage(s, table, direction, depth, snapshot, limit, cursor))

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -57,6 +57,7 @@ from mcp_server.mcp.errors import (
     tool_failure,
 )
 from mcp_server.mcp.reads import Reads
+from mcp_server.mcp.results import sdk_annotations, sdk_tool
 from mcp_server.mcp.sdk_errors import ToolError, UnexpectedToolError, bind
 
 bind()  # mcp.server.mcpserver.exceptions, loaded before the SDK (sdk_errors.py), as an attribute of its package
@@ -105,6 +106,20 @@ class SemcatServer(MCPServer):
     the tools its token role may call (tools/list), a call of another one is refused before its
     arguments are read, and every error is a result with isError, its code in the text and in `_meta`
     and no structured content (`error_result`)."""
+
+    def tool(self, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        """The SDK's `tool` decorator for a family's tool (results.py): plain annotations become the SDK's
+        `ToolAnnotations`, and the SDK runs the function through `sdk_tool` (its `ToolResult` becomes a
+        `CallToolResult`). The decorated function itself is returned unchanged."""
+        if "annotations" in kwargs:
+            kwargs["annotations"] = sdk_annotations(kwargs["annotations"])
+        publish = super().tool(*args, **kwargs)
+
+        def decorate(fn: Any) -> Any:
+            publish(sdk_tool(fn))
+            return fn
+
+        return decorate
 
     async def _handle_list_tools(self, ctx: Any, params: Any) -> ListToolsResult:
         tools = await self.list_tools()
@@ -323,7 +338,7 @@ def create_server(catalog: CatalogAPI, *, reads: Reads | None = None, author: st
     (`context.make_context`; the stdio front's, whose pins must stay valid), instead of one from the options."""
     ctx = context if context is not None else make_context(catalog, reads=reads, author=author, now=now,
                                                            token_budget=token_budget)
-    server: MCPServer = SemcatServer(name, instructions=INSTRUCTIONS, version=_version(),
+    server = SemcatServer(name, instructions=INSTRUCTIONS, version=_version(),
                                      log_level="WARNING", warn_on_duplicate_tools=True)
     server.tool_context = ctx  # type: ignore[attr-defined]  # tests, benchmarks and the eval reach the reads
     for family in (history, discovery, data, write):

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult
+from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from catalog_core import lake
@@ -17,11 +16,12 @@ from mcp_server.mcp.args import WRITE
 from mcp_server.mcp.auth import caller
 from mcp_server.mcp.context import ToolContext
 from mcp_server.mcp.errors import CodedToolError, catalog_error, guard
+from mcp_server.mcp.results import ToolResult, ToolServer
 
 __all__ = ["register", "write_annotation"]
 
 
-def register(server: MCPServer, s: ToolContext) -> None:
+def register(server: ToolServer, s: ToolContext) -> None:
     """Publish the write tool of `s` on `server`."""
 
     @server.tool(annotations=WRITE)
@@ -35,7 +35,7 @@ def register(server: MCPServer, s: ToolContext) -> None:
         confidence: Annotated[float, Field(ge=0.0, le=1.0, description="how sure you are, 0..1")] = 0.7,
         note: Annotated[str | None, Field(max_length=2000, description="why (evidence, query used)")] = None,
         ctx: Context | None = None,
-    ) -> Annotated[CallToolResult, M.AnnotateOut]:
+    ) -> Annotated[ToolResult, M.AnnotateOut]:
         """Record what you learned about a table or column (source 'agent', your token as author)
         so later agents can use it. Needs a write token over HTTP."""
         role, principal = caller(ctx, s.options.author)

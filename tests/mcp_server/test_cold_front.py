@@ -332,3 +332,64 @@ def test_the_fronts_plain_shape_leaves_other_results_to_the_model():
     assert _plain_shape({"content": [], "_meta": {"k": 1}}) is None
     assert _plain_shape({"content": [{"type": "text", "text": "a", "annotations": {"priority": 1}}]}) is None
     assert _plain_shape({"content": [], "structuredContent": [1]}) is None
+
+
+# what a tool's structured content holds: `model_dump(mode="json")` output (an infinity is already null there)
+_json_out = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                         | st.text(max_size=5),
+                         lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4), kids, max_size=3),
+                         max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(max_size=12), structured=st.dictionaries(st.text(max_size=4), _json_out, max_size=4),
+       request_id=st.integers(min_value=-2**53, max_value=2**53) | st.text(max_size=6))
+def test_a_plain_tool_result_is_written_as_the_sdks_call_tool_result(text, structured, request_id):
+    """The tools return a ToolResult (results.py: no mcp_types on the front's path); its wire form is the SDK
+    CallToolResult's dump, and the line call_answer writes for it is the one the SDK's models give."""
+    import mcp_types
+    from mcp_types._v2025_11_25 import CallToolResult as Shape
+
+    from mcp_server.mcp.front import call_answer
+    from mcp_server.mcp.results import ToolResult
+
+    plain = ToolResult(text, structured)
+    sdk = plain.to_sdk()
+    dumped = sdk.model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert plain.wire() == dumped and json.dumps(plain.wire()) == json.dumps(dumped)
+    want = Shape.model_validate(dumped, by_name=False).model_dump(by_alias=True, mode="json", exclude_none=True)
+    line = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=want).model_dump_json(
+        by_alias=True, exclude_unset=True)
+    assert call_answer(request_id, plain, "2025-06-18") == line == call_answer(request_id, sdk, "2025-06-18")
+
+
+def test_the_fronts_first_answer_imports_no_protocol_models(wh):
+    """A stdio session's front answers describe_table without importing mcp_types (its models cost about 0.1 s
+    of a new session's first answer, issue 47); the SDK's server built afterwards publishes the same tool."""
+    table = _table(wh)
+    code = f"""
+import json, sys
+import catalog_core as cc
+from mcp_server.mcp.context import make_context
+from mcp_server.mcp.front import FrontTools, call_answer
+cat = cc.Catalog.open({wh!r})
+tools = FrontTools(make_context(cat, now=0.0))
+fn = tools.tools["describe_table"]
+import inspect
+schema = {{"type": "object", "properties": {{n: {{"type": "string"}} for n in inspect.signature(fn).parameters}}}}
+out = tools.call("describe_table", {{"table": {table!r}}}, schema)
+line = call_answer(3, out, "2025-06-18")
+print(json.dumps({{"protocol_models": sorted(m for m in sys.modules if m.startswith("mcp_types")),
+                  "error": json.loads(line)["result"].get("isError")}}))
+from mcp_server.mcp.server import create_server
+import asyncio
+server = create_server(cat, context=tools.s)
+r = asyncio.run(server.call_tool("describe_table", {{"table": {table!r}}}))
+print(json.dumps({{"same": r.structured_content == out.structured_content, "sdk_type": type(r).__name__}}))
+cat.close()
+"""
+    got = subprocess.run([sys.executable, "-c", code], env=env(), capture_output=True, text=True, timeout=180)
+    assert got.returncode == 0, got.stderr[-3000:]
+    first, second = (json.loads(x) for x in got.stdout.splitlines()[-2:])
+    assert first == {"protocol_models": [], "error": False}, first
+    assert second == {"same": True, "sdk_type": "CallToolResult"}, second
