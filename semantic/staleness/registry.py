@@ -34,6 +34,7 @@ from semantic.staleness.definitions_values import (
 from semantic.staleness.documented_ranges import query_range, range_exceeded
 from semantic.staleness.fix_rules import own_rename_fix, unit_fix
 from semantic.staleness.grain import description_grain, description_rows_data, grain_data, grain_findings
+from semantic.staleness.joined_through import joined_through, joined_through_data
 from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
 from semantic.staleness.loads_freshness import dead_check, sla_check
 from semantic.staleness.replacement_deprecation import deprecated_findings, replaced_beside
@@ -204,6 +205,10 @@ CHECKS: list[Check] = [
           lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),
     Check("query_range", "documented_ranges", "metadata", ("range_exceeded",), ("annotation_text", "column_stats", "sql"),
           ("reverify",), lambda e, a: query_range(e.ctx, e.t, a, e.tables), _field("verified_query"), fallback=True),
+    # what rests on a join (always run: its finding suppresses none of the checks above)
+    Check("joined_through", "keys_joins", "metadata", ("join_match_low",), ("column_stats", "file_stats", "sql"),
+          ("reverify",), lambda e, a: joined_through(e.ctx, e.t, a, e.anns, e.tables),
+          lambda a, _e: a.kind in ("metric", "verified_query")),
     # ---- metadata, per table
     Check("restatement", "values_units", "metadata", ("values_restated",), ("load_log", "file_stats"),
           ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, None)),
@@ -238,6 +243,9 @@ CHECKS: list[Check] = [
           ("join_on", "rename", "relate_to"),
           lambda e, a: join_key_data(e.ctx, e.t, a, e.tables, e.duck, e.checked),
           lambda a, e: a.kind == "relationship" and (a.key, "join_key_missing") in e.already),
+    Check("joined_through_now", "keys_joins", "data", ("join_match_low",), ("data",), (),
+          lambda e, a: joined_through_data(e.ctx, e.t, a, e.anns, e.tables, e.duck, e.already, e.checked),
+          lambda a, e: a.kind in ("metric", "verified_query") and (a.key, "join_match_low") in e.already),
     Check("verified_answer", "definitions", "data", ("verified_query_fails", "verified_query_changed"),
           ("data", "schema_history", "load_log"), ("reverify",), lambda e, a: verified_data(e.ctx, e.t, a, e.checked, e.already),
           _field("verified_query")),
