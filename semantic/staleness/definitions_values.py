@@ -644,3 +644,76 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
             mapped = sorted({m.get(str(v)) or str(v) for v in enum.value or [] if v is not None})
         return [_findings(t, ann, t, cur.name, gone, duck, values=mapped)]
     return []
+
+
+def _grouped_by(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[tuple[Table, str]]:
+    """(table, column) of the columns a verified query groups by (or selects DISTINCT): the queries
+    that list a column's values."""
+    from sqlglot import exp
+
+    tree = parsed_sql(str((ann.value or {}).get("sql") or ""))
+    if tree is None:
+        return []
+    scope = _aliases(ctx, t, tree, tables)
+    out: dict[tuple[str, str], tuple[Table, str]] = {}
+    for sel in tree.find_all(exp.Select):
+        exprs = list((sel.args.get("group") or exp.Group()).expressions)
+        if sel.args.get("distinct"):
+            exprs += list(sel.expressions)
+        for e in exprs:
+            for c in e.find_all(exp.Column):
+                tbl = scope.get(c.table.lower()) if c.table else next(
+                    iter([x for x in dict.fromkeys(scope.values()) if x.col(c.name) is not None][:1]), None)
+                cur = tbl.col(c.name) if tbl is not None else None
+                if tbl is not None and cur is not None:
+                    out.setdefault((tbl.name, cur.name), (tbl, cur.name))
+    return list(out.values())
+
+
+def _declared_codes(ctx: Context, tbl: Table, col: str) -> list[Any] | None:
+    """The complete set of values an annotation of `tbl.col` declares: its enum, else its labels' codes."""
+    cur = tbl.col(col)
+    if cur is None:
+        return None
+    for what in ("enum", "labels"):
+        for a in ctx.annotations(tbl.name):
+            if a.kind == "column" and a.field == what and (a.column or "").lower() == cur.name.lower():
+                v = a.value
+                codes = list(v) if isinstance(v, (list, dict)) else None
+                if codes:
+                    return codes
+    return None
+
+
+def grouped_codes(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
+    """A verified query that groups by a coded column (one whose complete set of values an enum or its
+    labels declare) which now holds a value outside the range its statistics held when the query was
+    verified, and outside the declared set: the listing the query answers may lack that group (or hold
+    it): verified_query_changed, suspect, re-verify. A value inside the old range cannot be told from
+    the statistics; a column the query compares with literals lists no set. The data depth runs the
+    query (its answer check keeps the finding only when the answer moved)."""
+    since = _since(ann)
+    if not since:
+        return []
+    compared = {(tb.name, c.lower()) for tb, c, _v in compared_literals(ctx, t, ann, tables)}
+    for tbl, col in _grouped_by(ctx, t, ann, tables):
+        if (tbl.name, col.lower()) in compared or not tbl.tl.data_after(since):
+            continue
+        codes = _declared_codes(ctx, tbl, col)
+        then_s, now_s = stats_at(tbl, since).get(col) or {}, tbl.stat(col) or {}
+        if not codes or None in (then_s.get("min"), then_s.get("max"), now_s.get("min"), now_s.get("max")):
+            continue
+        try:
+            new = [v for v, out in ((now_s["min"], now_s["min"] < then_s["min"]),
+                                    (now_s["max"], now_s["max"] > then_s["max"])) if out and v not in codes]
+        except TypeError:
+            continue
+        if new:
+            last = tbl.tl.data_after(since)[-1]
+            return [finding(ann, t.name, "verified_query_changed", "suspect",
+                            f"the verified query groups by {tbl.name}.{col}, which holds {new} since it was verified "
+                            f"(outside its range then, [{then_s['min']}, {then_s['max']}], and outside the declared "
+                            "values): its answer may list another set of groups; re-check the answer",
+                            [since, last[0]], [last[1]], values={"table": tbl.name, "column": col, "new": new},
+                            suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")])]
+    return []

@@ -27,6 +27,7 @@ from semantic.staleness.definitions import metric_findings, verified_data, verif
 from semantic.staleness.definitions_values import (
     enum_respelled,
     filter_values,
+    grouped_codes,
     grouped_meta,
     grouped_values,
     prose_values,
@@ -190,6 +191,8 @@ CHECKS: list[Check] = [
           lambda e, a: filter_values(e.ctx, e.t, a, e.anns, e.tables), _compares, fallback=True),
     Check("grouped_values", "definitions", "metadata", ("verified_query_changed",), ("column_stats", "file_stats", "load_log"),
           ("reverify",), lambda e, a: grouped_meta(e.ctx, e.t, a, e.tables), _field("verified_query"), fallback=True),
+    Check("grouped_codes", "values_units", "metadata", ("verified_query_changed",), ("column_stats", "annotation_text", "sql"),
+          ("reverify",), lambda e, a: grouped_codes(e.ctx, e.t, a, e.tables), _field("verified_query"), fallback=True),
     Check("scale_restated", "values_units", "metadata", ("unit_drift",), ("column_stats", "schema_history"),
           ("update_unit", "investigate"), lambda e, a: scale_restated(e.t, a, e.grain_keys), _scaled_claim,
           fallback=True, fix_rule=unit_fix),
