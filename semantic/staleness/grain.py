@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from typing import Any
 
 from semantic._tables import column_id
 from semantic.history import Context, SchemaChange, type_family
@@ -282,3 +283,49 @@ def description_rows_data(ctx: Context, t: Table, a: Annotation, anns: list[Anno
                      f"the description states the table's grain, but {dup} key value(s) of ({', '.join(keys)}) repeat "
                      "in the data: check what a row is now", [ctx.vid, last], values={"duplicate_keys": dup},
                      cause=cause)]
+
+
+def _signature(f: Any) -> tuple[Any, ...] | None:
+    """A data file's statistics as one comparable value: its row count and every column's min, max and
+    null count (None when it records no rows or no column statistics)."""
+    val = f.value or {}
+    rows, cols = val.get("row_count"), val.get("columns") or {}
+    if not isinstance(rows, int) or rows <= 0 or not isinstance(cols, dict) or not cols:
+        return None
+    return rows, tuple(sorted((str(c), repr(s.get("min")), repr(s.get("max")), repr(s.get("null_count")))
+                              for c, s in cols.items() if isinstance(s, dict)))
+
+
+def twin_loads(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:
+    """The same rows appended twice, from the files' statistics: two live data files, written by two
+    commits (at least one after the annotation was written), whose row counts and every column's min,
+    max and null count are the same. Files of different rows agree on all of these only by the rows
+    being the same; a re-run that replaces its files, or a compaction, leaves one of them. For the grain
+    (its keys repeat) and for a table description that states the grain ("one row per ..."):
+    grain_violated, suspect, no fix (which copy to remove is for a person; the data depth counts the
+    repeated keys)."""
+    if ann.key == "table.description":
+        grain = next((a for a in anns if a.key == "table.grain"), None)
+        if grain is None or not any(p in str(ann.value or "").lower() for p in ROWS_PER):
+            return []
+    since = int(ann.provenance.basis.vid or 0)
+    if not t.tl.data_after(since):
+        return []
+    seen: dict[tuple[Any, ...], Any] = {}
+    for f in sorted(t.files(t.ctx.vid), key=lambda x: (x.vid or 0, x.path)):
+        sig = _signature(f)
+        if sig is None:
+            continue
+        first = seen.setdefault(sig, f)
+        if first is f or first.vid == f.vid or (f.vid or 0) <= since:
+            continue
+        when = next((tt for v, tt in t.tl.data_commits if v == f.vid), None)
+        return [finding(ann, t.name, "grain_violated", "suspect",
+                        f"the load at vid {f.vid} wrote a file whose statistics ({sig[0]} rows, every column's min, "
+                        f"max and null count) are those of a file the load at vid {first.vid} wrote, and both are "
+                        "live: the same rows appended twice? the grain's keys then repeat; check the load "
+                        "(the data depth counts the repeated keys)",
+                        [int(first.vid or 0), int(f.vid or 0)], [when] if when is not None else [],
+                        {"rows": sig[0], "files": [first.path.rsplit("/", 1)[-1], f.path.rsplit("/", 1)[-1]]},
+                        cause=cause_of("twin_load", t.name, f.vid))]
+    return []

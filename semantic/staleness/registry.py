@@ -34,7 +34,13 @@ from semantic.staleness.definitions_values import (
 )
 from semantic.staleness.documented_ranges import query_range, range_exceeded
 from semantic.staleness.fix_rules import own_rename_fix, unit_fix
-from semantic.staleness.grain import description_grain, description_rows_data, grain_data, grain_findings
+from semantic.staleness.grain import (
+    description_grain,
+    description_rows_data,
+    grain_data,
+    grain_findings,
+    twin_loads,
+)
 from semantic.staleness.joined_through import joined_through, joined_through_data
 from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
 from semantic.staleness.loads_freshness import dead_check, sla_check
@@ -177,6 +183,9 @@ CHECKS: list[Check] = [
           fallback=True),
     Check("description_grain", "grain", "metadata", ("grain_violated", "schema_changed"), ("schema_history",), (),
           lambda e, a: description_grain(e.t, a, e.anns), _field("column", "description"), fallback=True),
+    Check("twin_loads", "grain", "metadata", ("grain_violated",), ("file_stats", "load_log"), (),
+          lambda e, a: twin_loads(e.t, a, e.anns), lambda a, _e: a.key in ("table.grain", "table.description"),
+          fallback=True),
     Check("relationship", "keys_joins", "metadata", ("join_key_missing", "cardinality_violated"),
           ("schema_history", "column_stats", "catalog_tables"), ("join_on", "relate_to", "filter", "rename"),
           lambda e, a: relationship_findings(e.ctx, e.t, a, e.tables), _field("relationship")),

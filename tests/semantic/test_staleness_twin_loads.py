@@ -1,0 +1,36 @@
+"""grain (issue 45): a load appended twice (the same rows again) leaves two live files whose statistics
+are the same in every column: by the metadata alone the grain's keys repeat. grain_violated, suspect, no
+fix (which copy to remove is for a person); the data depth counts the repeated keys."""
+
+from __future__ import annotations
+
+import semantic as sm
+
+T = "acme.core.fct_events"
+
+
+def _rows(day, ids):  # sparse keys: the key's range alone never shows them repeat
+    return {"d": [f"2024-11-0{day}"] * len(ids), "event_id": [i * 1000 + i for i in ids], "amount": [i * 7 for i in ids]}
+
+
+def _grain_flags(cat, depth, now):
+    return sorted((f.annotation, f.reason, f.status, tuple(f.fixes)) for f in
+                  sm.staleness(cat, T, depth=depth, now=now, merge=False) if f.reason == "grain_violated")
+
+
+def test_a_day_appended_twice_is_seen_in_the_files_statistics_and_controls(elk):
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("event_id", "bigint"), ("amount", "bigint")], partition_by=["d"], at=0)
+    elk.append(T, _rows(1, [1, 2, 3]), at=1)
+    sm.annotate(cat, T, {"description": "Events, one row per event.",
+                         "grain": {"text": "one row per event", "keys": ["event_id"]}}, author="a", time=elk.day(1.5))
+    elk.append(T, _rows(2, [4, 5, 6]), at=2)
+    elk.append(T, _rows(3, [7, 8, 9]), at=3)
+    elk.overwrite(T, {k: _rows(1, [1, 2, 3])[k] + _rows(2, [4, 5, 6])[k] + _rows(3, [7, 8, 9])[k]
+                      for k in ("d", "event_id", "amount")}, at=3.5)  # control: the same rows written again whole
+    elk.append(T, _rows(4, [10, 11, 12]), at=4)
+    assert _grain_flags(cat, "metadata", elk.day(4)) == []  # controls: new days, a rebuild
+    elk.append(T, _rows(4, [10, 11, 12]), at=5)  # the latest day loaded again
+    assert _grain_flags(cat, "metadata", elk.day(5)) == [("table.description", "grain_violated", "suspect", ()),
+                                                         ("table.grain", "grain_violated", "suspect", ())]
+    assert ("table.grain", "grain_violated", "stale") in {x[:3] for x in _grain_flags(cat, "data", elk.day(5))}
