@@ -52,6 +52,7 @@ from semantic.staleness.values_units import (
     partition_bounds,
     restatements,
     spelled_alike,
+    truncates,
 )
 
 MAP_ROWS = 2000        # rows holding a vanished value carried across the change to see what they hold after
@@ -237,8 +238,8 @@ def gone_meta(tbl: Table, col: str, values: list[str], since: int) -> dict[str, 
     s_now, s_then = tbl.stat(col), stats_at(tbl, since).get(col)
     out: dict[str, Gone] = {}
     for v in dict.fromkeys(values):
-        if v in now_b:
-            continue
+        if v in now_b or any(truncates(x, v) for x in now_b):
+            continue  # recorded now (a truncated bound stands for it)
         out_now = _in_range(s_now, v) is False
         if not out_now and not any(x != v and spelled_alike(v, x) for x in now_b):
             continue  # inside the range, and no bound now spelled like it: nothing the statistics can pair
@@ -272,7 +273,7 @@ def _paired_bounds(tbl: Table, col: str, old: str, vid: int) -> str | None:
         for i in (0, 1):
             if b is not None and b[i] == old and a is not None:
                 seen.add(a[i])
-    fresh = {x for x in after - before if x != old and spelled_alike(old, x)}
+    fresh = {x for x in after - before if x != old and spelled_alike(old, x) and not truncates(x, old)}
     placed = seen & fresh
     if len(placed) == 1 and len(seen) == 1:
         return next(iter(placed))
@@ -688,8 +689,8 @@ def _declared_codes(ctx: Context, tbl: Table, col: str) -> list[Any] | None:
 def grouped_codes(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
     """A verified query that groups by a coded column (one whose complete set of values an enum or its
     labels declare) which now holds a value outside the range its statistics held when the query was
-    verified, and outside the declared set: the listing the query answers may lack that group (or hold
-    it): verified_query_changed, suspect, re-verify. A value inside the old range cannot be told from
+    verified, and outside the declared set (spelled like none of it: a respelled code is `grouped_meta`'s
+    and `grouped_values`'), so the listing the query answers may lack that group (or hold it): verified_query_changed, suspect, re-verify. A value inside the old range cannot be told from
     the statistics; a column the query compares with literals lists no set. The data depth runs the
     query (its answer check keeps the finding only when the answer moved)."""
     since = _since(ann)
@@ -705,7 +706,8 @@ def grouped_codes(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Tab
             continue
         try:
             new = [v for v, out in ((now_s["min"], now_s["min"] < then_s["min"]),
-                                    (now_s["max"], now_s["max"] > then_s["max"])) if out and v not in codes]
+                                    (now_s["max"], now_s["max"] > then_s["max"]))
+                   if out and v not in codes and not any(spelled_alike(str(c), str(v)) for c in codes)]
         except TypeError:
             continue
         if new:
