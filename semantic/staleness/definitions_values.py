@@ -609,42 +609,93 @@ def prose_names(text: object, value: str, column: str | None) -> bool:
 
 
 def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], duck: Duck | None = None,
-                 checked: set[tuple[str | None, str]] | None = None) -> list[Finding]:
+                 checked: set[tuple[str | None, str]] | None = None,
+                 tables: dict[str, Table | None] | None = None) -> list[Finding]:
     """A description naming a value of a string column that was respelled since it was written (or,
     at data depth, removed): the column's own description naming one of the values its enum or
     sample values list (`prose_names`: quoted, or a whole word), the table's description naming
-    one quoted or beside the column's name. values_restated with `value_map` on paired evidence (as
+    one quoted or beside the column's name, or as a word in a text that names the column (or two of its
+    values), and a table's description naming another table's column qualified (`fct_orders.status`)
+    and one of its values as a word (`_table_prose_names`). values_restated with `value_map` on paired evidence (as
     `enum_respelled`), else `investigate`. Annotations the restatements check names are left to it."""
-    listed: dict[int, list[str]] = {}
-    for a in anns:
-        if a.kind == "column" and a.field in ("enum", "sample_values") and a.column_id is not None:
-            listed.setdefault(a.column_id, []).extend(str(v) for v in a.value or [] if v is not None)
-    if ann.kind == "column":
-        cols = [ann.column_id] if ann.column_id in listed else []
-    else:
-        cols = list(listed)
+    cands: list[tuple[Table, int, str, list[str], list[Annotation]]] = []
+    for tbl, tanns in _prose_tables(ctx, t, ann, anns, tables):
+        listed: dict[int, list[str]] = {}
+        for a in tanns:
+            if a.kind == "column" and a.field in ("enum", "sample_values") and a.column_id is not None:
+                listed.setdefault(a.column_id, []).extend(str(v) for v in a.value or [] if v is not None)
+        ids = ([ann.column_id] if ann.column_id in listed else []) if ann.kind == "column" else list(listed)
+        for cid in ids:
+            cur = tbl.cols.get(cid if cid is not None else -1)
+            if cid is not None and cur is not None and type_family(cur.type) == "string":
+                cands.append((tbl, cid, cur.name, list(dict.fromkeys(listed[cid])), tanns))
     since = int(ann.provenance.basis.vid or 0)
-    for cid in cols:
-        cur = t.cols.get(cid if cid is not None else -1)
-        if cur is None or type_family(cur.type) != "string":
-            continue
-        named = [v for v in dict.fromkeys(listed[cid])
-                 if prose_names(ann.value, v, None if ann.kind == "column" else cur.name)]
+    for tbl, cid, col, values, tanns in cands:
+        if ann.kind == "column":
+            named = [v for v in values if prose_names(ann.value, v, None)]
+        else:
+            named = [v for v in values if _table_prose_names(ann.value, v, values, tbl, col, tbl is t)]
         if not named:
             continue
         if checked is not None:
             checked.add((ann.key, "values_restated"))  # the data decides what the statistics suggested
-        got = gone_data(t, cur.name, named, since, duck) if duck is not None else gone_meta(t, cur.name, named, since)
+        got = gone_data(tbl, col, named, since, duck) if duck is not None else gone_meta(tbl, col, named, since)
         gone = [got[v] for v in named if v in got and (duck is not None or got[v].new is not None)]
-        if not gone or ann.key in restated_keys(ctx, t, anns, duck):
+        if not gone or (tbl is t and ann.key in restated_keys(ctx, t, anns, duck)):
             continue
         mapped = None  # metadata: the column's enum with the map applied, as `enum_respelled` writes it
-        enum = next((a for a in anns if a.kind == "column" and a.field == "enum" and a.column_id == cid), None)
+        enum = next((a for a in tanns if a.kind == "column" and a.field == "enum" and a.column_id == cid), None)
         if duck is None and enum is not None and all(g.new for g in gone):
             m = {g.old: g.new for g in gone}
             mapped = sorted({m.get(str(v)) or str(v) for v in enum.value or [] if v is not None})
-        return [_findings(t, ann, t, cur.name, gone, duck, values=mapped)]
+        return [_findings(t, ann, tbl, col, gone, duck, values=mapped)]
     return []
+
+
+_QUALIFIED = re.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\.([A-Za-z_]\w*)(?![\w])")
+
+
+def _prose_tables(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation],
+                  tables: dict[str, Table | None] | None) -> list[tuple[Table, list[Annotation]]]:
+    """The tables whose coded columns prose may name: its own; for a table's description, also the other
+    tables whose column it names qualified (`fct_orders.status`)."""
+    out: list[tuple[Table, list[Annotation]]] = [(t, anns)]
+    if ann.kind != "table" or tables is None:
+        return out
+    seen = {t.name}
+    for q, c in _QUALIFIED.findall(str(ann.value or "")):
+        other = _resolve_table(ctx, t, q, tables)
+        if other is not None and other.name not in seen and other.col(c) is not None:
+            seen.add(other.name)
+            out.append((other, ctx.annotations(other.name)))
+    return out
+
+
+def _word(text: str, w: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+def _table_prose_names(text: object, value: str, values: list[str], tbl: Table, column: str, home: bool) -> bool:
+    """Does a table's prose name `value` of `tbl.column`: as `prose_names` reads it (quoted, or beside the
+    column's name), or as a whole word (not a function word) in a clause (text between sentence
+    stops) that names the column too (on its own table: as a word, or by naming two of its values; on
+    another: qualified by the table's name). A word that only looks like a value, in a clause about
+    something else ("a bronze standard of loyalty"), names none."""
+    s = str(text or "")
+    if prose_names(s, value, column):
+        return True
+    if not re.fullmatch(r"[\w-]+", value) or value.lower() in _FUNCTION_WORDS:
+        return False
+    short = tbl.name.rsplit(".", 1)[-1]
+    for clause in re.split(r"\.(?=\s|$)|[;!?\n]", s):
+        if not _word(clause, value):
+            continue
+        if not home:
+            if re.search(rf"\b{re.escape(short)}\.{re.escape(column)}\b", clause, re.IGNORECASE):
+                return True
+        elif _word(clause, column) or sum(_word(clause, v) for v in values if v.lower() not in _FUNCTION_WORDS) >= 2:
+            return True
+    return False
 
 
 def _grouped_by(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[tuple[Table, str]]:
