@@ -34,3 +34,19 @@ def test_a_day_appended_twice_is_seen_in_the_files_statistics_and_controls(elk):
     assert _grain_flags(cat, "metadata", elk.day(5)) == [("table.description", "grain_violated", "suspect", ()),
                                                          ("table.grain", "grain_violated", "suspect", ())]
     assert ("table.grain", "grain_violated", "stale") in {x[:3] for x in _grain_flags(cat, "data", elk.day(5))}
+
+
+def test_twin_files_compare_string_bounds_up_to_a_writers_truncation():
+    """Two writers of one table record its string bounds differently (one keeps 16 characters): the
+    same rows still compare the same; other rows (another bound, another null count) do not."""
+    from semantic.staleness.grain import _same_stats
+
+    full = (15, {"t": {"min": "core.fct_inventory_daily", "max": "raw.web_orders", "null_count": 0},
+                 "n": {"min": 1, "max": 463, "null_count": 0}})
+    cut = (15, {"t": {"min": "core.fct_invento", "max": "raw.web_orders", "null_count": 0},
+                "n": {"min": 1, "max": 463, "null_count": 0}})
+    assert _same_stats(full, cut) and _same_stats(cut, full)
+    assert not _same_stats(full, (15, {**cut[1], "n": {"min": 1, "max": 464, "null_count": 0}}))
+    assert not _same_stats(full, (15, {**cut[1], "t": {"min": "core.fct_orders", "max": "raw.web_orders",
+                                                       "null_count": 0}}))
+    assert not _same_stats(full, (16, cut[1]))
