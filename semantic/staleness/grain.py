@@ -295,6 +295,11 @@ def _stats_of(f: Any) -> tuple[int, dict[str, Any]] | None:
     return rows, {str(c): s for c, s in cols.items() if isinstance(s, dict)}
 
 
+def _partition_of(path: str) -> str:
+    """The partition a data file's path names (its `key=value` directories, in order; '' when none)."""
+    return "/".join(seg for seg in str(path).split("/")[:-1] if re.fullmatch(r"[^=/]+=[^/]*", seg))
+
+
 def _bound_alike(a: Any, b: Any) -> bool:
     """The same bound, or one a writer's truncation of the other (long strings: `truncates`)."""
     if a == b:
@@ -320,7 +325,8 @@ def twin_loads(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Findin
     """The same rows appended twice, from the files' statistics: two live data files, written by two
     commits (at least one after the annotation was written), whose row counts and every column's min,
     max and null count are the same (string bounds up to a writer's truncation). Files of different rows
-    agree on all of these only by the rows being the same; a re-run that replaces its files, or a compaction, leaves one of them. For the grain
+    agree on all of these only by the rows being the same (files of two partitions, whose value the
+    statistics may not record, hold different rows); a re-run that replaces its files, or a compaction, leaves one of them. For the grain
     (its keys repeat) and for a table description that states the grain ("one row per ..."):
     grain_violated, suspect, no fix (which copy to remove is for a person; the data depth counts the
     repeated keys)."""
@@ -336,7 +342,8 @@ def twin_loads(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Findin
         sig = _stats_of(f)
         if sig is None:
             continue
-        same = by_rows.setdefault(sig[0], [])
+        same = by_rows.setdefault(sig[0], [])  # and one partition: rows of two partitions differ by it
+        sig = (sig[0], {**sig[1], "\0partition": {"min": _partition_of(f.path), "max": None, "null_count": 0}})
         first = next((g for g, gs in same if g.vid != f.vid and _same_stats(gs, sig)), None) \
             if (f.vid or 0) > since else None
         same.append((f, sig))

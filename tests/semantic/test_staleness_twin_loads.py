@@ -50,3 +50,22 @@ def test_twin_files_compare_string_bounds_up_to_a_writers_truncation():
     assert not _same_stats(full, (15, {**cut[1], "t": {"min": "core.fct_orders", "max": "raw.web_orders",
                                                        "null_count": 0}}))
     assert not _same_stats(full, (16, cut[1]))
+
+
+def test_two_partitions_with_alike_statistics_are_no_twin_load(elk):
+    """Control: a day whose rows look like another day's in every column the files' statistics record (a
+    small aggregate with the same figures on two days; a writer may record no statistics for the
+    partition's own column, only its directory) is no load appended twice: files of two partitions hold
+    different rows."""
+    from semantic.staleness.grain import _partition_of
+
+    assert _partition_of("LAKE/acme/mart/agg/date_local=2025-03-09/f1.parquet") == "date_local=2025-03-09"
+    assert _partition_of("LAKE/acme/mart/agg/date_local=2025-03-10/f2.parquet") == "date_local=2025-03-10"
+    assert _partition_of("LAKE/acme/ops/log/data/00000-0-1.parquet") == ""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("event_id", "bigint"), ("amount", "bigint")], partition_by=["d"], at=0)
+    elk.append(T, _rows(1, [1, 2, 3]), at=1)
+    sm.annotate(cat, T, {"grain": {"text": "one row per event and day", "keys": ["event_id", "d"]}}, author="a",
+                time=elk.day(1.5))
+    elk.append(T, _rows(2, [1, 2, 3]), at=2)
+    assert _grain_flags(cat, "metadata", elk.day(2)) == []
