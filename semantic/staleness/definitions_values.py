@@ -52,6 +52,7 @@ from semantic.staleness.values_units import (
     partition_bounds,
     restatements,
     spelled_alike,
+    truncates,
 )
 
 MAP_ROWS = 2000        # rows holding a vanished value carried across the change to see what they hold after
@@ -237,8 +238,8 @@ def gone_meta(tbl: Table, col: str, values: list[str], since: int) -> dict[str, 
     s_now, s_then = tbl.stat(col), stats_at(tbl, since).get(col)
     out: dict[str, Gone] = {}
     for v in dict.fromkeys(values):
-        if v in now_b:
-            continue
+        if v in now_b or any(truncates(x, v) for x in now_b):
+            continue  # recorded now (a truncated bound stands for it)
         out_now = _in_range(s_now, v) is False
         if not out_now and not any(x != v and spelled_alike(v, x) for x in now_b):
             continue  # inside the range, and no bound now spelled like it: nothing the statistics can pair
@@ -272,7 +273,7 @@ def _paired_bounds(tbl: Table, col: str, old: str, vid: int) -> str | None:
         for i in (0, 1):
             if b is not None and b[i] == old and a is not None:
                 seen.add(a[i])
-    fresh = {x for x in after - before if x != old and spelled_alike(old, x)}
+    fresh = {x for x in after - before if x != old and spelled_alike(old, x) and not truncates(x, old)}
     placed = seen & fresh
     if len(placed) == 1 and len(seen) == 1:
         return next(iter(placed))
@@ -608,39 +609,164 @@ def prose_names(text: object, value: str, column: str | None) -> bool:
 
 
 def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], duck: Duck | None = None,
-                 checked: set[tuple[str | None, str]] | None = None) -> list[Finding]:
+                 checked: set[tuple[str | None, str]] | None = None,
+                 tables: dict[str, Table | None] | None = None) -> list[Finding]:
     """A description naming a value of a string column that was respelled since it was written (or,
     at data depth, removed): the column's own description naming one of the values its enum or
     sample values list (`prose_names`: quoted, or a whole word), the table's description naming
-    one quoted or beside the column's name. values_restated with `value_map` on paired evidence (as
+    one quoted or beside the column's name, or as a word in a text that names the column (or two of its
+    values), and a table's description naming another table's column qualified (`fct_orders.status`)
+    and one of its values as a word (`_table_prose_names`). values_restated with `value_map` on paired evidence (as
     `enum_respelled`), else `investigate`. Annotations the restatements check names are left to it."""
-    listed: dict[int, list[str]] = {}
-    for a in anns:
-        if a.kind == "column" and a.field in ("enum", "sample_values") and a.column_id is not None:
-            listed.setdefault(a.column_id, []).extend(str(v) for v in a.value or [] if v is not None)
-    if ann.kind == "column":
-        cols = [ann.column_id] if ann.column_id in listed else []
-    else:
-        cols = list(listed)
+    cands: list[tuple[Table, int, str, list[str], list[Annotation]]] = []
+    for tbl, tanns in _prose_tables(ctx, t, ann, anns, tables):
+        listed: dict[int, list[str]] = {}
+        for a in tanns:
+            if a.kind == "column" and a.field in ("enum", "sample_values") and a.column_id is not None:
+                listed.setdefault(a.column_id, []).extend(str(v) for v in a.value or [] if v is not None)
+        ids = ([ann.column_id] if ann.column_id in listed else []) if ann.kind == "column" else list(listed)
+        for cid in ids:
+            cur = tbl.cols.get(cid if cid is not None else -1)
+            if cid is not None and cur is not None and type_family(cur.type) == "string":
+                cands.append((tbl, cid, cur.name, list(dict.fromkeys(listed[cid])), tanns))
     since = int(ann.provenance.basis.vid or 0)
-    for cid in cols:
-        cur = t.cols.get(cid if cid is not None else -1)
-        if cur is None or type_family(cur.type) != "string":
-            continue
-        named = [v for v in dict.fromkeys(listed[cid])
-                 if prose_names(ann.value, v, None if ann.kind == "column" else cur.name)]
+    for tbl, cid, col, values, tanns in cands:
+        if ann.kind == "column":
+            named = [v for v in values if prose_names(ann.value, v, None)]
+        else:
+            named = [v for v in values if _table_prose_names(ann.value, v, values, tbl, col, tbl is t)]
         if not named:
             continue
         if checked is not None:
             checked.add((ann.key, "values_restated"))  # the data decides what the statistics suggested
-        got = gone_data(t, cur.name, named, since, duck) if duck is not None else gone_meta(t, cur.name, named, since)
+        got = gone_data(tbl, col, named, since, duck) if duck is not None else gone_meta(tbl, col, named, since)
         gone = [got[v] for v in named if v in got and (duck is not None or got[v].new is not None)]
-        if not gone or ann.key in restated_keys(ctx, t, anns, duck):
+        if not gone or (tbl is t and ann.key in restated_keys(ctx, t, anns, duck)):
             continue
         mapped = None  # metadata: the column's enum with the map applied, as `enum_respelled` writes it
-        enum = next((a for a in anns if a.kind == "column" and a.field == "enum" and a.column_id == cid), None)
+        enum = next((a for a in tanns if a.kind == "column" and a.field == "enum" and a.column_id == cid), None)
         if duck is None and enum is not None and all(g.new for g in gone):
             m = {g.old: g.new for g in gone}
             mapped = sorted({m.get(str(v)) or str(v) for v in enum.value or [] if v is not None})
-        return [_findings(t, ann, t, cur.name, gone, duck, values=mapped)]
+        return [_findings(t, ann, tbl, col, gone, duck, values=mapped)]
+    return []
+
+
+_QUALIFIED = re.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\.([A-Za-z_]\w*)(?![\w])")
+
+
+def _prose_tables(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation],
+                  tables: dict[str, Table | None] | None) -> list[tuple[Table, list[Annotation]]]:
+    """The tables whose coded columns prose may name: its own; for a table's description, also the other
+    tables whose column it names qualified (`fct_orders.status`)."""
+    out: list[tuple[Table, list[Annotation]]] = [(t, anns)]
+    if ann.kind != "table" or tables is None:
+        return out
+    seen = {t.name}
+    for q, c in _QUALIFIED.findall(str(ann.value or "")):
+        other = _resolve_table(ctx, t, q, tables)
+        if other is not None and other.name not in seen and other.col(c) is not None:
+            seen.add(other.name)
+            out.append((other, ctx.annotations(other.name)))
+    return out
+
+
+def _word(text: str, w: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+def _table_prose_names(text: object, value: str, values: list[str], tbl: Table, column: str, home: bool) -> bool:
+    """Does a table's prose name `value` of `tbl.column`: as `prose_names` reads it (quoted, or beside the
+    column's name), or as a whole word (not a function word) in a clause (text between sentence
+    stops) that names the column too (on its own table: as a word, or by naming two of its values; on
+    another: qualified by the table's name). A word that only looks like a value, in a clause about
+    something else ("a bronze standard of loyalty"), names none."""
+    s = str(text or "")
+    if prose_names(s, value, column):
+        return True
+    if not re.fullmatch(r"[\w-]+", value) or value.lower() in _FUNCTION_WORDS:
+        return False
+    short = tbl.name.rsplit(".", 1)[-1]
+    for clause in re.split(r"\.(?=\s|$)|[;!?\n]", s):
+        if not _word(clause, value):
+            continue
+        if not home:
+            if re.search(rf"\b{re.escape(short)}\.{re.escape(column)}\b", clause, re.IGNORECASE):
+                return True
+        elif _word(clause, column) or sum(_word(clause, v) for v in values if v.lower() not in _FUNCTION_WORDS) >= 2:
+            return True
+    return False
+
+
+def _grouped_by(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[tuple[Table, str]]:
+    """(table, column) of the columns a verified query groups by (or selects DISTINCT): the queries
+    that list a column's values."""
+    from sqlglot import exp
+
+    tree = parsed_sql(str((ann.value or {}).get("sql") or ""))
+    if tree is None:
+        return []
+    scope = _aliases(ctx, t, tree, tables)
+    out: dict[tuple[str, str], tuple[Table, str]] = {}
+    for sel in tree.find_all(exp.Select):
+        exprs = list((sel.args.get("group") or exp.Group()).expressions)
+        if sel.args.get("distinct"):
+            exprs += list(sel.expressions)
+        for e in exprs:
+            for c in e.find_all(exp.Column):
+                tbl = scope.get(c.table.lower()) if c.table else next(
+                    iter([x for x in dict.fromkeys(scope.values()) if x.col(c.name) is not None][:1]), None)
+                cur = tbl.col(c.name) if tbl is not None else None
+                if tbl is not None and cur is not None:
+                    out.setdefault((tbl.name, cur.name), (tbl, cur.name))
+    return list(out.values())
+
+
+def _declared_codes(ctx: Context, tbl: Table, col: str) -> list[Any] | None:
+    """The complete set of values an annotation of `tbl.col` declares: its enum, else its labels' codes."""
+    cur = tbl.col(col)
+    if cur is None:
+        return None
+    for what in ("enum", "labels"):
+        for a in ctx.annotations(tbl.name):
+            if a.kind == "column" and a.field == what and (a.column or "").lower() == cur.name.lower():
+                v = a.value
+                codes = list(v) if isinstance(v, (list, dict)) else None
+                if codes:
+                    return codes
+    return None
+
+
+def grouped_codes(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
+    """A verified query that groups by a coded column (one whose complete set of values an enum or its
+    labels declare) which now holds a value outside the range its statistics held when the query was
+    verified, and outside the declared set (spelled like none of it: a respelled code is `grouped_meta`'s
+    and `grouped_values`'), so the listing the query answers may lack that group (or hold it): verified_query_changed, suspect, re-verify. A value inside the old range cannot be told from
+    the statistics; a column the query compares with literals lists no set. The data depth runs the
+    query (its answer check keeps the finding only when the answer moved)."""
+    since = _since(ann)
+    if not since:
+        return []
+    compared = {(tb.name, c.lower()) for tb, c, _v in compared_literals(ctx, t, ann, tables)}
+    for tbl, col in _grouped_by(ctx, t, ann, tables):
+        if (tbl.name, col.lower()) in compared or not tbl.tl.data_after(since):
+            continue
+        codes = _declared_codes(ctx, tbl, col)
+        then_s, now_s = stats_at(tbl, since).get(col) or {}, tbl.stat(col) or {}
+        if not codes or None in (then_s.get("min"), then_s.get("max"), now_s.get("min"), now_s.get("max")):
+            continue
+        try:
+            new = [v for v, out in ((now_s["min"], now_s["min"] < then_s["min"]),
+                                    (now_s["max"], now_s["max"] > then_s["max"]))
+                   if out and v not in codes and not any(spelled_alike(str(c), str(v)) for c in codes)]
+        except TypeError:
+            continue
+        if new:
+            last = tbl.tl.data_after(since)[-1]
+            return [finding(ann, t.name, "verified_query_changed", "suspect",
+                            f"the verified query groups by {tbl.name}.{col}, which holds {new} since it was verified "
+                            f"(outside its range then, [{then_s['min']}, {then_s['max']}], and outside the declared "
+                            "values): its answer may list another set of groups; re-check the answer",
+                            [since, last[0]], [last[1]], values={"table": tbl.name, "column": col, "new": new},
+                            suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")])]
     return []

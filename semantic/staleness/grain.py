@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from typing import Any
 
 from semantic._tables import column_id
 from semantic.history import Context, SchemaChange, type_family
@@ -27,6 +28,7 @@ from semantic.staleness.core import (
     versioning,
 )
 from semantic.staleness.schema import ROWS_PER, additive, column_findings, names, rename_map
+from semantic.staleness.values_units import truncates
 
 
 def scd2_change(t: Table, since: int) -> SchemaChange | None:
@@ -282,3 +284,78 @@ def description_rows_data(ctx: Context, t: Table, a: Annotation, anns: list[Anno
                      f"the description states the table's grain, but {dup} key value(s) of ({', '.join(keys)}) repeat "
                      "in the data: check what a row is now", [ctx.vid, last], values={"duplicate_keys": dup},
                      cause=cause)]
+
+
+def _stats_of(f: Any) -> tuple[int, dict[str, Any]] | None:
+    """A data file's row count and column statistics (None when it records no rows or no statistics)."""
+    val = f.value or {}
+    rows, cols = val.get("row_count"), val.get("columns") or {}
+    if not isinstance(rows, int) or rows <= 0 or not isinstance(cols, dict) or not cols:
+        return None
+    return rows, {str(c): s for c, s in cols.items() if isinstance(s, dict)}
+
+
+def _partition_of(path: str) -> str:
+    """The partition a data file's path names (its `key=value` directories, in order; '' when none)."""
+    return "/".join(seg for seg in str(path).split("/")[:-1] if re.fullmatch(r"[^=/]+=[^/]*", seg))
+
+
+def _bound_alike(a: Any, b: Any) -> bool:
+    """The same bound, or one a writer's truncation of the other (long strings: `truncates`)."""
+    if a == b:
+        return True
+    return isinstance(a, str) and isinstance(b, str) and (truncates(a, b) or truncates(b, a))
+
+
+def _same_stats(x: tuple[int, dict[str, Any]], y: tuple[int, dict[str, Any]]) -> bool:
+    """Do two files record the same rows by their statistics: row count, and every column they both
+    record with the same null count, min and max (string bounds equal up to a writer's truncation;
+    writers differ in that)."""
+    if x[0] != y[0]:
+        return False
+    common = set(x[1]) & set(y[1])
+    if not common or len(common) < max(len(x[1]), len(y[1])) * 0.8:
+        return False
+    return all(x[1][c].get("null_count") == y[1][c].get("null_count") and
+               _bound_alike(x[1][c].get("min"), y[1][c].get("min")) and
+               _bound_alike(x[1][c].get("max"), y[1][c].get("max")) for c in common)
+
+
+def twin_loads(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:
+    """The same rows appended twice, from the files' statistics: two live data files, written by two
+    commits (at least one after the annotation was written), whose row counts and every column's min,
+    max and null count are the same (string bounds up to a writer's truncation). Files of different rows
+    agree on all of these only by the rows being the same (files of two partitions, whose value the
+    statistics may not record, hold different rows); a re-run that replaces its files, or a compaction, leaves one of them. For the grain
+    (its keys repeat) and for a table description that states the grain ("one row per ..."):
+    grain_violated, suspect, no fix (which copy to remove is for a person; the data depth counts the
+    repeated keys)."""
+    if ann.key == "table.description":
+        grain = next((a for a in anns if a.key == "table.grain"), None)
+        if grain is None or not any(p in str(ann.value or "").lower() for p in ROWS_PER):
+            return []
+    since = int(ann.provenance.basis.vid or 0)
+    if not t.tl.data_after(since):
+        return []
+    by_rows: dict[int, list[tuple[Any, tuple[int, dict[str, Any]]]]] = {}
+    for f in sorted(t.files(t.ctx.vid), key=lambda x: (x.vid or 0, x.path)):
+        sig = _stats_of(f)
+        if sig is None:
+            continue
+        same = by_rows.setdefault(sig[0], [])  # and one partition: rows of two partitions differ by it
+        sig = (sig[0], {**sig[1], "\0partition": {"min": _partition_of(f.path), "max": None, "null_count": 0}})
+        first = next((g for g, gs in same if g.vid != f.vid and _same_stats(gs, sig)), None) \
+            if (f.vid or 0) > since else None
+        same.append((f, sig))
+        if first is None:
+            continue
+        when = next((tt for v, tt in t.tl.data_commits if v == f.vid), None)
+        return [finding(ann, t.name, "grain_violated", "suspect",
+                        f"the load at vid {f.vid} wrote a file whose statistics ({sig[0]} rows, every column's min, "
+                        f"max and null count) are those of a file the load at vid {first.vid} wrote, and both are "
+                        "live: the same rows appended twice? the grain's keys then repeat; check the load "
+                        "(the data depth counts the repeated keys)",
+                        [int(first.vid or 0), int(f.vid or 0)], [when] if when is not None else [],
+                        {"rows": sig[0], "files": [first.path.rsplit("/", 1)[-1], f.path.rsplit("/", 1)[-1]]},
+                        cause=cause_of("twin_load", t.name, f.vid))]
+    return []

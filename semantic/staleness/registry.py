@@ -27,13 +27,21 @@ from semantic.staleness.definitions import metric_findings, verified_data, verif
 from semantic.staleness.definitions_values import (
     enum_respelled,
     filter_values,
+    grouped_codes,
     grouped_meta,
     grouped_values,
     prose_values,
 )
 from semantic.staleness.documented_ranges import query_range, range_exceeded
 from semantic.staleness.fix_rules import own_rename_fix, unit_fix
-from semantic.staleness.grain import description_grain, description_rows_data, grain_data, grain_findings
+from semantic.staleness.grain import (
+    description_grain,
+    description_rows_data,
+    grain_data,
+    grain_findings,
+    twin_loads,
+)
+from semantic.staleness.joined_through import joined_through, joined_through_data
 from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
 from semantic.staleness.loads_freshness import dead_check, sla_check
 from semantic.staleness.replacement_deprecation import deprecated_findings, replaced_beside
@@ -175,6 +183,9 @@ CHECKS: list[Check] = [
           fallback=True),
     Check("description_grain", "grain", "metadata", ("grain_violated", "schema_changed"), ("schema_history",), (),
           lambda e, a: description_grain(e.t, a, e.anns), _field("column", "description"), fallback=True),
+    Check("twin_loads", "grain", "metadata", ("grain_violated",), ("file_stats", "load_log"), (),
+          lambda e, a: twin_loads(e.t, a, e.anns), lambda a, _e: a.key in ("table.grain", "table.description"),
+          fallback=True),
     Check("relationship", "keys_joins", "metadata", ("join_key_missing", "cardinality_violated"),
           ("schema_history", "column_stats", "catalog_tables"), ("join_on", "relate_to", "filter", "rename"),
           lambda e, a: relationship_findings(e.ctx, e.t, a, e.tables), _field("relationship")),
@@ -189,6 +200,8 @@ CHECKS: list[Check] = [
           lambda e, a: filter_values(e.ctx, e.t, a, e.anns, e.tables), _compares, fallback=True),
     Check("grouped_values", "definitions", "metadata", ("verified_query_changed",), ("column_stats", "file_stats", "load_log"),
           ("reverify",), lambda e, a: grouped_meta(e.ctx, e.t, a, e.tables), _field("verified_query"), fallback=True),
+    Check("grouped_codes", "values_units", "metadata", ("verified_query_changed",), ("column_stats", "annotation_text", "sql"),
+          ("reverify",), lambda e, a: grouped_codes(e.ctx, e.t, a, e.tables), _field("verified_query"), fallback=True),
     Check("scale_restated", "values_units", "metadata", ("unit_drift",), ("column_stats", "schema_history"),
           ("update_unit", "investigate"), lambda e, a: scale_restated(e.t, a, e.grain_keys), _scaled_claim,
           fallback=True, fix_rule=unit_fix),
@@ -200,10 +213,14 @@ CHECKS: list[Check] = [
           (), lambda e, a: range_exceeded(e.t, a),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column")),
     Check("prose_values", "definitions", "metadata", ("values_restated",), ("annotation_text", "column_stats", "file_stats"),
-          ("value_map", "investigate"), lambda e, a: prose_values(e.ctx, e.t, a, e.anns),
+          ("value_map", "investigate"), lambda e, a: prose_values(e.ctx, e.t, a, e.anns, tables=e.tables),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),
     Check("query_range", "documented_ranges", "metadata", ("range_exceeded",), ("annotation_text", "column_stats", "sql"),
           ("reverify",), lambda e, a: query_range(e.ctx, e.t, a, e.tables), _field("verified_query"), fallback=True),
+    # what rests on a join (always run: its finding suppresses none of the checks above)
+    Check("joined_through", "keys_joins", "metadata", ("join_match_low",), ("column_stats", "file_stats", "sql"),
+          ("reverify",), lambda e, a: joined_through(e.ctx, e.t, a, e.anns, e.tables),
+          lambda a, _e: a.kind in ("metric", "verified_query")),
     # ---- metadata, per table
     Check("restatement", "values_units", "metadata", ("values_restated",), ("load_log", "file_stats"),
           ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, None)),
@@ -238,6 +255,9 @@ CHECKS: list[Check] = [
           ("join_on", "rename", "relate_to"),
           lambda e, a: join_key_data(e.ctx, e.t, a, e.tables, e.duck, e.checked),
           lambda a, e: a.kind == "relationship" and (a.key, "join_key_missing") in e.already),
+    Check("joined_through_now", "keys_joins", "data", ("join_match_low",), ("data",), (),
+          lambda e, a: joined_through_data(e.ctx, e.t, a, e.anns, e.tables, e.duck, e.already, e.checked),
+          lambda a, e: a.kind in ("metric", "verified_query") and (a.key, "join_match_low") in e.already),
     Check("verified_answer", "definitions", "data", ("verified_query_fails", "verified_query_changed"),
           ("data", "schema_history", "load_log"), ("reverify",), lambda e, a: verified_data(e.ctx, e.t, a, e.checked, e.already),
           _field("verified_query")),
@@ -249,7 +269,7 @@ CHECKS: list[Check] = [
           lambda e, a: grouped_values(e.ctx, e.t, a, e.tables, e.duck, e.checked, e.already),
           _field("verified_query"), fallback=True),
     Check("prose_values_now", "definitions", "data", ("values_restated",), ("data", "annotation_text"),
-          ("value_map", "investigate"), lambda e, a: prose_values(e.ctx, e.t, a, e.anns, e.duck, e.checked),
+          ("value_map", "investigate"), lambda e, a: prose_values(e.ctx, e.t, a, e.anns, e.duck, e.checked, e.tables),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),
     Check("query_range_now", "documented_ranges", "data", ("range_exceeded",), ("data", "annotation_text", "column_stats"),
           ("reverify",), lambda e, a: query_range(e.ctx, e.t, a, e.tables, e.duck, e.checked), _field("verified_query"),

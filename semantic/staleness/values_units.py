@@ -294,6 +294,19 @@ def spelled_alike(old: str, new: str) -> bool:
     return difflib.SequenceMatcher(None, old.casefold(), new.casefold()).ratio() >= SPELLED_ALIKE
 
 
+TRUNCATED_AT_LEAST = 8  # characters a writer keeps of a string bound it truncates (Iceberg: 16 by default)
+
+
+def truncates(bound: str, value: str) -> bool:
+    """Is `bound` a file statistic's truncation of `value` (writers keep the first N characters of a long
+    string bound: a lower bound as is, an upper bound with its last kept character incremented), so that
+    `value` is still recorded by that file, not replaced by a new spelling?"""
+    n = len(bound)
+    if n < TRUNCATED_AT_LEAST or n >= len(value):
+        return False
+    return value.startswith(bound) or (value[:n - 1] == bound[:-1] and ord(bound[-1]) == ord(value[n - 1]) + 1)
+
+
 def stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[str, str]]]:
     """The string columns whose file statistics moved across the rewrite at `v`: column ->
     (values recorded before and never after, values recorded after and never before, old -> new:

@@ -165,3 +165,27 @@ def test_a_description_naming_a_respelled_value_and_controls(elk):
         g = _by(cat, other, elk.day(5.2), depth, reasons=("values_restated",))
         assert g["table.description"].fixes[0].params.get("map") == {"gold": "gold_x"}, (depth, g["table.description"])  # beside `tier`
         assert "column.2.description" not in g, depth  # "a": a function word, unquoted
+
+
+def test_table_descriptions_listing_a_respelled_value(elk):
+    """Prose on the column's table that names the column and lists its values ("Tier is one of bronze,
+    gold, silver"), and prose on another table naming the column qualified ("exclude silver customers via
+    dim_tier.tier"), name a value respelled since: values_restated with its map. Controls: a description
+    naming the value with neither the column nor its other values; a value still there."""
+    cat = elk.cat
+    _lake(elk)
+    sm.annotate(cat, DIM, {"description": "Customer tiers. Tier is one of bronze, gold, silver."}, author="a",
+                time=elk.day(3.8))
+    sm.annotate(cat, FCT, {"description": "Visits; count silver visits via dim_tier.tier."}, author="a",
+                time=elk.day(3.8))
+    _rebuild(elk, 4, TIERS)  # control: a routine rebuild
+    for name in (DIM, FCT):
+        assert "table.description" not in _by(cat, name, elk.day(4), "metadata")
+    _rebuild(elk, 5, [{"silver": "silver_x"}.get(x, x) for x in TIERS])
+    for name in (DIM, FCT):
+        for depth in ("metadata", "data"):
+            f = _by(cat, name, elk.day(5), depth).get("table.description")
+            assert f is not None and f.fixes[0].params["map"] == {"silver": "silver_x"}, (name, depth, f)
+    _rebuild(elk, 6, [{"silver": "silver_x", "gold": "gold"}.get(x, x) for x in TIERS])
+    sm.annotate(cat, DIM, {"description": "Customer tiers; gold customers get a gift."}, author="a", time=elk.day(6.5))
+    assert "table.description" not in _by(cat, DIM, elk.day(6.5), "metadata")  # names gold only, which stays

@@ -340,3 +340,18 @@ def test_an_enum_category_whose_rows_were_removed_gets_no_map(elk):
     elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "kind": ["a", "b", "b", "a", "a"]}, at=3)
     got = [f for f in _data(cat, DIM, elk.day(3)) if f.annotation == "column.2.enum"]
     assert [(f.status, f.fixes) for f in got] == [("suspect", [])]
+
+
+def test_a_truncated_string_bound_stands_for_its_value_not_a_respelling():
+    """Writers truncate long string bounds in file statistics (Iceberg keeps 16 characters; an upper
+    bound gets its last kept character incremented): 'partially_refund' or 'partially_refune' in the bounds
+    records 'partially_refunded', it is no new spelling of it. A short or equal-length value is no
+    truncation; neither is a respelling that changes a kept character."""
+    from semantic.staleness.values_units import truncates
+
+    assert truncates("partially_refune", "partially_refunded")
+    assert truncates("partially_refund", "partially_refunded")
+    assert not truncates("partially_refunded", "partially_refunded")
+    assert not truncates("cancel", "cancelled")          # too short to be a writer's truncation
+    assert not truncates("partially_refunx", "partially_refunded")
+    assert not truncates("canceled", "cancelled")

@@ -1,0 +1,47 @@
+"""values_units (issue 45): a coded column (its complete set of values declared by an enum) gains a value
+beyond the range its statistics held when a verified query that groups by it was verified: the query
+lists the codes, so its answer may now lack a group (or hold a new one). verified_query_changed, suspect,
+re-verify; the data depth keeps it only when the answer moved."""
+
+from __future__ import annotations
+
+import semantic as sm
+from semantic.models import Fix
+
+DIM = "acme.core.dim_mode"
+FCT = "acme.core.fct_ship"
+
+
+def _lake(elk):
+    cat = elk.cat
+    elk.table(DIM, [("mode_id", "bigint"), ("mode_type", "string")], at=0,
+              rows={"mode_id": [1, 2, 3], "mode_type": ["EXPRESS", "LIBRARY", "REGULAR"]})
+    elk.table(FCT, [("ship_id", "bigint"), ("mode_id", "bigint"), ("paid", "bigint")], at=0,
+              rows={"ship_id": [1, 2, 3, 4], "mode_id": [1, 2, 3, 1], "paid": [5, 6, 7, 8]})
+    sm.annotate(cat, DIM, {"enum": ["EXPRESS", "LIBRARY", "REGULAR"]}, column="mode_type", author="a", time=elk.day(0.5))
+    by_type = sm.verify_query(cat, "paid by mode type", "SELECT m.mode_type, SUM(s.paid) FROM acme.core.fct_ship s JOIN "
+                              "acme.core.dim_mode m ON s.mode_id = m.mode_id GROUP BY m.mode_type ORDER BY m.mode_type",
+                              author="a", time=elk.day(0.6))
+    one = sm.verify_query(cat, "paid by express", "SELECT SUM(s.paid) FROM acme.core.fct_ship s JOIN acme.core.dim_mode m "
+                          "ON s.mode_id = m.mode_id WHERE m.mode_type = 'EXPRESS'", author="a", time=elk.day(0.7))
+    return cat, by_type, one
+
+
+def _vq(cat, name, depth, now):
+    return sorted((f.annotation, f.reason, f.status, tuple(f.fixes)) for f in
+                  sm.staleness(cat, name, depth=depth, now=now, merge=False) if f.annotation and
+                  f.annotation.startswith("verified_query"))
+
+
+def test_a_code_beyond_the_old_range_falsifies_a_query_that_groups_by_it(elk):
+    cat, _by_type, _one = _lake(elk)
+    keys = {a.value["question"]: a.key for a in sm.read_annotations(cat, DIM) if a.kind == "verified_query"}
+    elk.append(DIM, {"mode_id": [4], "mode_type": ["LIBRARY"]}, at=1)  # control: a known code again
+    assert _vq(cat, DIM, "metadata", elk.day(1)) == []
+    elk.append(DIM, {"mode_id": [5], "mode_type": ["ZZ_OTHER"]}, at=2)
+    assert _vq(cat, DIM, "metadata", elk.day(2)) == [
+        (keys["paid by mode type"], "verified_query_changed", "suspect", (Fix(action="reverify", params={}),))]
+    # the data depth runs the query: no shipment uses the new mode, the answer is the one verified
+    assert _vq(cat, DIM, "data", elk.day(2)) == []
+    elk.append(FCT, {"ship_id": [9], "mode_id": [5], "paid": [3]}, at=3)
+    assert [k for k, *_ in _vq(cat, DIM, "data", elk.day(3))] == [keys["paid by mode type"]]
