@@ -219,7 +219,7 @@ def test_an_edited_unit_the_data_contradicts_is_refused(ecat, elk):
 # ------------------------------------------------------------------ bulk accept
 def test_bulk_accept_never_includes_a_finding_without_a_fix(ecat, elk):
     orders(elk)
-    sm.annotate(ecat, T, {"description": "orders by status", "grain": {"text": "one row per order", "keys": ["order_id"]}},
+    sm.annotate(ecat, T, {"description": "orders by `status`", "grain": {"text": "one row per order", "keys": ["order_id"]}},
                 author="ann", time=elk.day(1))
     # a metric naming the column (a renamed column's own annotations follow its field id: not made false)
     sm.define_metric(ecat, T, "statuses", expression="count(DISTINCT status)", author="ann", time=elk.day(1))
