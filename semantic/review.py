@@ -322,8 +322,12 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                                         "depth, or give the enum with edit_and_accept")
             return _Write(kind="column", key=ann.key, value=list(p["values"]), column=ann.column, columns=[vcol])
         if ann.kind == "column" and ann.field == "labels" and isinstance(v, dict) and vm:
-            # a respelled code keeps its meaning: the label moves to the new code
-            return _Write(kind="column", key=ann.key, value={vm.get(str(k), str(k)): x for k, x in v.items()},
+            # a respelled code keeps its meaning: the label moves to the new code; a code merged into
+            # one the labels explain already goes, and the kept code keeps its own meaning
+            kept = {str(k) for k in v}
+            return _Write(kind="column", key=ann.key,
+                          value={vm.get(str(k), str(k)): x for k, x in v.items()
+                                 if not (str(k) in vm and vm[str(k)] in kept)},
                           column=ann.column, columns=[vcol])
         if ann.kind == "column" and ann.field == "sample_values":
             now = p.get("values")

@@ -105,12 +105,30 @@ def _groups(spec: TableSpec, trust_all: bool) -> list[Group]:
         if _hive_ok(spec, f, present):
             key: tuple[Any, ...] = ("hive", present, names_key, footer)
             values = None
+        elif _holds_partitions(spec, present, names):
+            # the file holds its partition columns (as an Iceberg writer writes them): the branch reads
+            # them from the file and needs no value from the catalog, so one read serves every partition
+            key = ("held", present, names_key, footer)
+            values = {}
         else:
             present = _assumed(spec) if present is None else present
             key = (repr(sorted(f.values.items(), key=lambda kv: kv[0])), present, names_key, footer)
             values = f.values
         groups.setdefault(key, (values, present, [], names, footer is not None))[2].append(f.path)
     return list(groups.values())
+
+
+def _holds_partitions(spec: TableSpec, present: frozenset[str] | None, names: dict[str, str | None] | None) -> bool:
+    """Does a file whose footer is known (`present`) hold every partition column of the table
+    itself (under the name it has in the file)? `_branch` reads a column the file holds from the
+    file, so such a file takes no partition value from the catalog."""
+    if not spec.partition_cols or present is None:
+        return False
+    for c in spec.partition_cols:
+        held = _in_file(c, names)
+        if held is None or held.lower() not in present:
+            return False
+    return True
 
 
 def _in_file(name: str, names: dict[str, str | None] | None) -> str | None:

@@ -13,7 +13,10 @@ Per class of the taxonomy:
   `investigate`, of the first new finding) equals the truth's; when the truth has no fix (it is not
   determinable from the change), offering none is right and offering one is wrong.
 Controls: new flags on tables only routine loads and control changes wrote, per 20 such loads.
-New flags on tables nothing wrote (downstream marts, readers of a changed table) are listed apart.
+New flags on tables nothing wrote (downstream marts, readers of a changed table) are listed apart, and so is
+a lineage flag about no annotation (`upstream_*` on "*") on a table a trap wrote but made no claim of false
+(a replacement built from the table it replaces): it says the table's data was built from an input that
+changed or was partial after the read, which no trap's truth models.
 A claim the truth holds `pending` (a trap's `pending`: a freshness SLA whose clock had not run out at the
 check time) is scored neither way: a flag on it is listed apart (`pending`), no flag is no miss.
 The routine loads stop some tables no trap stopped (`stopped` in the truth: a table others join to by
@@ -183,6 +186,11 @@ def score(truth: dict[str, Any], before: list[dict[str, Any]], after: list[dict[
         elif k == "*" and tb in false_tables:
             cls_rows[owner[tb]]["tp"] += 1
             w_rows[owner_w[tb]]["tp"] += 1
+        elif k == "*" and all(str(e["reason"]).startswith("upstream_") for e in got):
+            # a lineage flag (about the table's data, no annotation) on a table no false claim is on,
+            # a trap's or not: what its input's change reaches is no trap's truth; downstream
+            elsewhere.append({"table": tb, "key": k, "reasons": [e["reason"] for e in got],
+                              "message": got[0]["message"]})
         elif tb in owner:
             row = cls_rows[owner[tb]]
             row["fp"] += 1

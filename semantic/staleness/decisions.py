@@ -77,6 +77,30 @@ def holds_for(x: Fix, f: Finding) -> bool:
     return kinds is None or all(_claim(k) in kinds for k in keys)
 
 
+def _fold(fixes: list[Fix]) -> list[Fix]:
+    """`fixes` with the value maps of one column and map folded into one: the one that carries the
+    column's values now (an enum needs them; every other claim a value map rewrites reads the map and,
+    for sample values, the values), at the place of the first of them. Other fixes as they are."""
+    def same(x: Fix) -> tuple[str, str] | None:
+        if x.action != "value_map":
+            return None
+        return str(x.params.get("column")), repr(sorted((str(a), str(b)) for a, b in (x.params.get("map") or {}).items()))
+
+    richest: dict[tuple[str, str], Fix] = {}
+    for x in fixes:
+        k = same(x)
+        if k is not None and (k not in richest or (richest[k].params.get("values") is None
+                                                   and x.params.get("values") is not None)):
+            richest[k] = x
+    out: list[Fix] = []
+    for x in fixes:
+        k = same(x)
+        y = x if k is None else richest[k]
+        if y not in out:
+            out.append(y)
+    return out
+
+
 def _by_repair(fs: list[Finding]) -> list[tuple[list[Finding], list[Fix] | None]]:
     """The findings of one cause as parts listed together: each with the repairs of the cause that
     hold for it (`holds_for`), parted by the first such repair. One part, with no fixes given
@@ -87,6 +111,7 @@ def _by_repair(fs: list[Finding]) -> list[tuple[list[Finding], list[Fix] | None]
         for x in f.fixes:
             if x not in union:
                 union.append(x)
+    union = _fold(union)
     parts: dict[str, tuple[list[Finding], list[Fix]]] = {}
     for f in fs:
         mine = [x for x in union if holds_for(x, f)]
@@ -153,6 +178,7 @@ def _merged(key: tuple[str, str], fs: list[Finding], held: list[Fix] | None) -> 
         for x in f.fixes:
             if x not in fixes:
                 fixes.append(x)
+    fixes = _fold(fixes)
     targets = {f.target for f in fs}
     also = sorted({str(f.reason) for f in fs} - {str(first.reason)})
     msg = first.message + (f" (also {', '.join(also)})" if also else "") + \

@@ -11,7 +11,8 @@ from typing import Any
 
 from semantic._tables import column_id
 from semantic.history import Context, SchemaChange, type_family
-from semantic.models import Annotation, Finding, Fix
+from semantic.models import Annotation, ColumnRef, Finding, Fix
+from semantic.staleness.claim_rules import prose_names
 from semantic.staleness.core import (
     SCD2,
     Duck,
@@ -63,8 +64,19 @@ def grain_keys(t: Table, ann: Annotation) -> list[str]:
     return [c.name for c in t.cols.values() if names(text, c.name)]
 
 
+def grain_refs(t: Table, ann: Annotation) -> list[ColumnRef]:
+    """The columns whose fate (dropped, renamed, retyped) can make a grain claim false: its keys (its
+    basis); for a grain declared with no key list, whose basis is every column, those its text names
+    (`claim_rules.prose_names`, the rule every schema check of a claim's text reads)."""
+    refs = ann.provenance.basis.columns
+    if (ann.value or {}).get("keys"):
+        return refs
+    text = str((ann.value or {}).get("text") or "")
+    return [r for r in refs if prose_names(text, r.name, t.name)]
+
+
 def grain_findings(t: Table, ann: Annotation) -> list[Finding]:
-    out = column_findings(t, ann, ann.provenance.basis.columns)
+    out = column_findings(t, ann, grain_refs(t, ann))
     if out:
         return out
     keys = grain_keys(t, ann)

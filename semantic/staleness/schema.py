@@ -13,6 +13,7 @@ from catalog_core.sql.types import duck_type
 from semantic._tables import column_id
 from semantic.history import SchemaChange, type_family
 from semantic.models import Annotation, ColumnRef, ColumnStats, Finding
+from semantic.staleness.claim_rules import prose_names
 from semantic.staleness.core import (
     Table,
     assign,
@@ -247,6 +248,16 @@ def touched(ch: SchemaChange) -> set[str]:
     return out
 
 
+def renames(ch: SchemaChange, t: Table | None = None) -> dict[str, str]:
+    """The columns `ch` renamed, lower case old -> new name: in place (the same field id, the same type
+    family) or, with `t`, dropped and added in the same commit with matching statistics (`rename_map`)."""
+    out = {b.name.lower(): c.name.lower() for i, c in ch.after.items() if (b := ch.before.get(i)) is not None
+           and b.name.lower() != c.name.lower() and type_family(b.type) == type_family(c.type)}
+    if t is not None and ch.dropped and ch.added:
+        out.update({old.lower(): new.lower() for old, (new, _k, _c) in rename_map(t, ch).items()})
+    return out
+
+
 ROWS_PER = ("row per", "rows per", "row for each", "one row each")  # prose that states a table's grain
 _SELECT_STAR = re.compile(r"\bselect\s+(?:distinct\s+)?(?:[\w\"]+\.)?\*", re.IGNORECASE)
 
@@ -289,7 +300,12 @@ def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: 
     """Does the (non-additive) schema change `ch` touch what a table-level claim `text` says? A
     claim depends on a column only when it names it, so a change makes the claim false when:
     - the text names a column `ch` dropped, renamed or gave another type (a column dropped and
-      re-added under its name in one rebuild is retyped);
+      re-added under its name in one rebuild is retyped). A rename (`renames`: in place, or dropped
+      and added with matching statistics) changes a name, not what the column holds, so prose is
+      made false by it only when it uses the old name as a name, by the rule the rename of a
+      column's own annotations reads (`claim_rules.prose_names`: a plain-word name such as
+      `partition` only code-quoted or qualified); a drop or a retype changes what the column holds,
+      so any mention of it as an identifier counts (SQL names a column as an identifier, always);
     - `ch` changed what a row is (`splits_rows`, with `t`): a query's answer (`sql`) always
       depends on the rows; prose only when it states the grain ("one row per ...") or names an
       added column;
@@ -302,9 +318,14 @@ def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: 
     join_key_missing, verified_query_fails...), not on every table-level text. Without `t` and
     `anns` (older callers) a change that added or dropped columns always may."""
     low = str(text or "")
+
+    def said(name: str) -> bool:  # SQL names a column as an identifier; prose by `prose_names`
+        return names(low, name) if sql or t is None else prose_names(low, name, t.name)
+
     readded = {c.name.lower() for c in ch.added} & {c.name.lower() for c in ch.dropped}
+    moved = renames(ch, t)
     gone = touched(ch) | {c.name.lower() for c in ch.dropped}
-    if any(names(low, n) for n in gone):
+    if any(said(n) if n in moved or n in moved.values() else names(low, n) for n in gone):
         return True
     if sql and (ch.added or ch.dropped) and _SELECT_STAR.search(low):
         return True
@@ -317,7 +338,7 @@ def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: 
             return True
     if sql or anns is None:
         return False
-    return any(not _referred(c, anns, own) for c in ch.dropped if c.name.lower() not in readded)
+    return any(not _referred(c, anns, own) for c in ch.dropped if c.name.lower() not in readded | set(moved))
 
 
 def material_changes(t: Table, since: int, text: object = None, anns: list[Annotation] | None = None,

@@ -561,9 +561,11 @@ def values_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
 
 def _enum_gone(ctx: Context, t: Table, a: Annotation, col: str, vals: list[Any], duck: Duck, last: int,
                what: str = "enum values") -> list[Finding]:
-    """Enum values that occurred when the enum was written (the data at its basis vid) and occur no
-    more (a value retired, or merged into another): suspect, no fix (which value took their rows,
-    if any, is for a person to say); the values still there are in the evidence."""
+    """Enum values (or labelled codes, `what`) that occurred when the enum was written (the data at
+    its basis vid) and occur no more: merged into another value when the rows that held each one
+    hold one other value now (`merged_into`: stale, value_map; for an enum with the values it holds
+    now), else (retired, or spread) suspect with no fix (which value took their rows, if any, is for
+    a person to say); the values still there are in the evidence."""
     basis = a.provenance.basis.vid
     if not basis or basis >= ctx.vid:
         return []
@@ -579,16 +581,19 @@ def _enum_gone(ctx: Context, t: Table, a: Annotation, col: str, vals: list[Any],
     gone = [v for v in vals if v in then and v not in now]
     if not gone:
         return []
-    merged = merged_into(ctx, t, col, gone, basis, duck) if what == "enum values" else None
+    merged = merged_into(ctx, t, col, gone, basis, duck)
     if merged is not None:
         vm, rows, values = merged
+        enum = what == "enum values"  # labels: the merged code's label goes, the kept code's stays
         return [finding(a, f"{t.name}.{col}", "enum_violated", "stale",
                         f"{what} of {col} that occurred at vid {basis} occur no more: "
                         f"{', '.join(f'{g!r} merged into {n!r} (its {rows[g]} row(s) by the grain keys)' for g, n in vm.items())}",
                         [ctx.vid, last], values={"gone": gone, "enum": vals, "still": sorted(map(str, now)),
                                                  "map": vm, "map_rows": rows, "values_now": values},
-                        suggestion=f"restate {', '.join(f'{g} -> {n}' for g, n in vm.items())} in the enum",
-                        fixes=[make_fix("value_map", column=col, map=vm, values=values)],
+                        suggestion=f"restate {', '.join(f'{g} -> {n}' for g, n in vm.items())} in the "
+                                   f"{'enum' if enum else 'labels'}",
+                        fixes=[make_fix("value_map", column=col, map=vm, values=values) if enum
+                               else make_fix("value_map", column=col, map=vm)],
                         cause=cause_of("merged", t.name, last, col))]
     return [finding(a, f"{t.name}.{col}", "enum_violated", "suspect",
                     f"{what} of {col} that occurred at vid {basis} occur no more: {gone} (retired, or merged "

@@ -287,3 +287,27 @@ def test_a_freshness_flag_on_a_table_the_routine_stopped_is_listed_apart_not_a_f
     assert (kj["tp"], kj["fp"]) == (1, 1) and [a["key"] for a in kj["false_alarms"]] == ["table.description"]
     assert (lf["tp"], lf["fp"]) == (1, 1)   # the trap stopped c.n.inv: its own truth counts
     assert s["control_alarms"] == [] and s["elsewhere"] == []
+
+
+def test_a_lineage_flag_on_a_table_a_trap_wrote_is_downstream_unless_the_table_has_a_false_claim():
+    """A lineage flag about no annotation (`upstream_changed` / `upstream_incomplete` on "*") says the
+    table's data was built from an input that changed or was partial after the read: no trap's truth
+    says which tables' data its input's changes reach, so it is listed apart as downstream wherever it
+    lands, also on a table a trap wrote (a replacement built from the table it replaces, whose input
+    changed after the build; failed before: a false alarm of the replacement's class). It still counts
+    as right on a table with an annotation made false, and any other flag on the trap's table still
+    counts as a false alarm."""
+    truth = {"traps": [{"id": "r", "cls": "replacement_deprecation", "kind": "replacement_beside", "table": "c.n.old",
+                        "columns": [], "description": "", "tables": ["c.n.old", "c.n.old_v2"], "control": False,
+                        "loads": 1, "false": [["c.n.old", "table.description"]],
+                        "fixes": {"c.n.old|table.description": None}}],
+             "routine_loads": []}
+    after = [_flag("c.n.old_v2", "*", "upstream_changed"), _flag("c.n.old_v2", "*", "upstream_incomplete"),
+             _flag("c.n.old", "*", "upstream_changed"), _flag("c.n.old", "table.description", "not_loaded_since"),
+             _flag("c.n.old_v2", "table.grain", "grain_violated")]
+    s = score(truth, [], after)
+    row = s["classes"]["replacement_deprecation"]
+    assert (row["tp"], row["fp"]) == (2, 1), row
+    assert [a["key"] for a in row["false_alarms"]] == ["table.grain"]
+    assert [(e["table"], e["key"]) for e in s["elsewhere"]] == [("c.n.old_v2", "*")]
+    assert s["writers"]

@@ -13,6 +13,7 @@ import catalog_core as cc
 import semantic as sm
 from eval.fixtures.lakes import LakeBuilder
 from semantic.annotations import read_annotations
+from semantic.models import Fix
 
 T = "acme.core.orders"
 D = "acme.core.stores"
@@ -219,7 +220,7 @@ def test_an_edited_unit_the_data_contradicts_is_refused(ecat, elk):
 # ------------------------------------------------------------------ bulk accept
 def test_bulk_accept_never_includes_a_finding_without_a_fix(ecat, elk):
     orders(elk)
-    sm.annotate(ecat, T, {"description": "orders by status", "grain": {"text": "one row per order", "keys": ["order_id"]}},
+    sm.annotate(ecat, T, {"description": "orders by `status`", "grain": {"text": "one row per order", "keys": ["order_id"]}},
                 author="ann", time=elk.day(1))
     # a metric naming the column (a renamed column's own annotations follow its field id: not made false)
     sm.define_metric(ecat, T, "statuses", expression="count(DISTINCT status)", author="ann", time=elk.day(1))
@@ -367,3 +368,28 @@ def test_a_coded_enums_new_code_is_not_accepted_without_its_meaning(ecat, elk):
     assert anns["column.2.labels"].value == {"10": "placed", "20": "fulfilled", "90": "cancelled (not revenue)"}
     assert anns["column.2.labels"].provenance.author == "bob" and anns["column.2.labels"].vid == vid
     assert not [i for i in items(cat, lk.day(4)) if i.annotation == "column.2.enum"]
+
+
+# ------------------------------------------------------------------ a coded column's merged code
+def test_a_merged_code_maps_the_labels_and_the_enum_and_accept_keeps_the_kept_codes_meaning(ecat, elk):
+    """values_units, data: a coded column's code folded into another ('c' rows now hold 'b'): the enum
+    and the `labels` (code -> meaning) both get value_map {c: b} (the enum with the values it holds
+    now), from the same evidence, the rows that held 'c' found holding 'b' (failed before: the labels
+    got a suspect finding with no fix). Accepting the labels' fix drops the merged code and keeps the
+    meaning of the code that took its rows (not the merged code's meaning under the kept code)."""
+    cat, lk = ecat, elk
+    lk.table(D, [("id", "bigint"), ("kind", "string")], at=0)
+    lk.overwrite(D, {"id": [1, 2, 3], "kind": ["a", "c", "b"]}, at=1)
+    labels = {"a": "walk-in", "c": "phone order", "b": "web order"}
+    sm.annotate(cat, D, {"enum": ["a", "b", "c"], "labels": labels}, column="kind", author="ann", time=lk.day(1.5))
+    lk.overwrite(D, {"id": [1, 2, 3], "kind": ["a", "b", "b"]}, at=3)
+    f = {x.annotation: x for x in sm.staleness(cat, D, depth="data", now=lk.day(3), merge=False)}
+    assert f["column.2.enum"].fixes == [Fix(action="value_map", params={"column": "kind", "map": {"c": "b"},
+                                                                            "values": ["a", "b"]})]
+    assert f["column.2.labels"].reason == "enum_violated" and f["column.2.labels"].status == "stale"
+    assert f["column.2.labels"].fixes == [Fix(action="value_map", params={"column": "kind", "map": {"c": "b"}})]
+    sm.scan(cat, author="steward", now=lk.day(3), time=lk.at(3.5))
+    it = next(i for i in items(cat, lk.day(3), table=D) if i.annotation == "column.2.labels")
+    assert it.acceptable and it.proposed == {"a": "walk-in", "b": "web order"}
+    sm.accept(cat, it, author="bob", now=lk.day(3), time=lk.day(4))
+    assert by_key(cat, D)["column.2.labels"].value == {"a": "walk-in", "b": "web order"}

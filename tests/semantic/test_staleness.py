@@ -1328,10 +1328,11 @@ def test_a_description_stating_the_grain_when_the_keys_repeat_and_control(elk):
 def test_a_rename_touches_only_the_table_claims_that_name_the_column(elk):
     """schema: a column renamed in place (ALTER ... RENAME) makes a table description false only
     when the text names it (failed before: schema_changed "types changed" on every table-level
-    claim). Control first: a description naming other columns stays fresh."""
+    claim). Control first: a description naming other columns stays fresh. (`kind` is a plain word, so
+    the text code-quotes it to name the column: see the next test.)"""
     cat = elk.cat
     base(elk)
-    sm.annotate(cat, T, {"description": "orders; kind is the order channel"}, author="a", time=elk.day(0.5))
+    sm.annotate(cat, T, {"description": "orders; `kind` is the order channel"}, author="a", time=elk.day(0.5))
     elk.evolve(T, rename={"amount_cents": "amount_minor"}, at=1)
     assert [f for f in sm.staleness(cat, T, now=elk.day(1)) if f.reason == "schema_changed"] == []
     elk.evolve(T, rename={"kind": "channel"}, at=2)
@@ -1339,3 +1340,60 @@ def test_a_rename_touches_only_the_table_claims_that_name_the_column(elk):
     assert [x.annotation for x in f] == ["table.description"]
     # the message says what happened to the column it names (failed before: "types changed")
     assert "renamed kind to channel" in f[0].message and "types changed" not in f[0].message
+
+
+def test_a_table_text_names_a_plain_word_column_only_code_quoted_or_qualified(elk):
+    """schema: one rule says what a table's prose names, for every schema check of it (the rename of a
+    column's own annotations and `schema_changed` on a table description alike, `claim_rules.prose_names`):
+    a column as an identifier, qualified by the table's name or unqualified; a plain-word name (letters
+    only) unqualified only when code-quoted, since a plain word is prose too ("one row per order of any
+    kind" says nothing about a column `kind`). Failed before: schema_changed on a description that uses
+    the renamed column's name as a word. Controls: the name code-quoted, or qualified, is flagged; a
+    drop (what the column held is gone, not only its name) makes any mention of it false."""
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"description": "One row per order of any kind, amounts in cents"}, author="a",
+                time=elk.day(0.5))
+    elk.evolve(T, rename={"kind": "category"}, at=1)
+    for depth in ("metadata", "data"):
+        assert [f for f in sm.staleness(cat, T, depth=depth, now=elk.day(1), merge=False)
+                if f.annotation == "table.description"] == [], depth
+    sm.annotate(cat, T, {"description": "One row per order; `category` is the channel"}, author="a", time=elk.day(1.5))
+    elk.evolve(T, rename={"category": "channel"}, at=2)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(2)) if x.annotation == "table.description"]
+    assert [x.reason for x in f] == ["schema_changed"] and "renamed category to channel" in f[0].message
+    sm.annotate(cat, T, {"description": "One row per order; t.channel is where it was placed"}, author="a",
+                time=elk.day(2.5))
+    elk.evolve(T, rename={"channel": "medium"}, at=3)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(3)) if x.annotation == "table.description"]
+    assert [x.reason for x in f] == ["schema_changed"] and "renamed channel to medium" in f[0].message
+    sm.annotate(cat, T, {"description": "One row per order placed through a medium"}, author="a", time=elk.day(3.5))
+    sm.annotate(cat, T, {"description": "where it was placed"}, column="medium", author="a", time=elk.day(3.5))
+    elk.evolve(T, drop=["medium"], at=4)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(4)) if x.annotation == "table.description"]
+    assert [x.reason for x in f] == ["schema_changed"] and "dropped medium" in f[0].message
+
+
+def test_a_grain_is_made_false_only_by_a_column_it_names(elk):
+    """grain/schema: a grain claim depends on the columns it lists (its keys) or, declared with no key
+    list, the columns its text names (`claim_rules.prose_names`); a column restated under another name
+    (amount_cents dropped, amount_usd added with matching statistics) that it does not name leaves it
+    true (failed before: a grain declared with no keys got column_renamed, its basis being every
+    column). Control: a keyless grain whose text names the restated column gets the rename."""
+    cat = elk.cat
+    base(elk)
+    t2 = "acme.core.t2"
+    elk.table(t2, [("id", "bigint"), ("kind", "string"), ("amount_cents", "bigint")], at=0,
+              rows={"id": [1, 2, 3], "kind": ["a", "b", "a"], "amount_cents": [1000, 25000, 4000]})
+    sm.annotate(cat, T, {"grain": {"text": "one row per order as received", "keys": []}}, author="a", time=elk.day(1))
+    sm.annotate(cat, t2, {"grain": {"text": "one row per id and amount_cents", "keys": []}}, author="a",
+                time=elk.day(1))
+    for name in (T, t2):
+        elk.evolve(name, add=[("amount_usd", "decimal(14,2)")], drop=["amount_cents"], at=2,
+                   rows={"id": [1, 2, 3], "kind": ["a", "b", "a"], "amount_usd": [10.0, 250.0, 40.0]})
+    for depth in ("metadata", "data"):
+        assert [(x.annotation, x.reason) for x in sm.staleness(cat, T, depth=depth, now=elk.day(2), merge=False)
+                if x.annotation == "table.grain"] == [], depth
+        f = [x for x in sm.staleness(cat, t2, depth=depth, now=elk.day(2), merge=False) if x.annotation == "table.grain"]
+        assert [x.reason for x in f] == ["column_renamed"], depth
+        assert f[0].fixes == [Fix(action="rename", params={"old": "amount_cents", "new": "amount_usd", "scale": -2})]

@@ -277,3 +277,32 @@ def test_a_value_respelled_with_a_suffix_keeps_its_map_at_metadata_depth(elk):
     elk.overwrite(T, new, at=6)
     fix = _first_fix(sm.staleness(elk.cat, T, now=elk.day(6)), "column.3.enum")
     assert fix is not None and fix.action == "value_map" and fix.params["map"] == {"refunded": "refunded_x"}, fix
+
+
+def test_merged_value_maps_list_the_one_with_the_values_first_whatever_the_order():
+    """definitions: one respelling makes a verified query filtering the value, a metric and the enum
+    false, and their findings merge (one cause). A value map that carries the column's values now (which
+    the enum needs) and one that does not, for the same column and map, are one repair: the group
+    lists the richer, first, whichever finding came first (failed before: a query's map without the
+    values, found first at data depth on a coded column, led the group, and accepting the group's enum
+    was refused for values "not read" though the data depth had read them). Control: a different map
+    stays a repair of its own."""
+    from semantic.models import Evidence, Finding
+    from semantic.staleness.decisions import merge_by_cause
+
+    def f(key, fixes, reason="values_restated"):
+        return Finding(target=DIM if not key.startswith("column.") else f"{DIM}.tier", annotation=key, reason=reason,
+                       status="stale", message=key, evidence=Evidence(vids=[5]), fixes=fixes, annotations=[key],
+                       cause=f"respelled:{DIM}@5:tier")
+
+    bare = Fix(action="value_map", params={"column": "tier", "map": {"silver": "silver_x"}})
+    rich = Fix(action="value_map", params={"column": "tier", "map": {"silver": "silver_x"},
+                                           "values": ["bronze", "gold", "silver_x"]})
+    none = Fix(action="value_map", params={"column": "tier", "map": {"silver": "silver_x"}, "values": None})
+    other = Fix(action="value_map", params={"column": "tier", "map": {"gold": "gold_x"}})
+    for order in ((bare, rich, none), (rich, bare, none), (none, bare, rich)):
+        got = merge_by_cause([f("verified_query.q1", [order[0]], "verified_query_changed"),
+                              f("column.2.enum", [order[1]]), f("metric.m", [order[2]])])
+        assert len(got) == 1 and got[0].fixes == [rich], (order, got)
+    got = merge_by_cause([f("verified_query.q1", [bare]), f("metric.m", [other])])
+    assert [x.fixes for x in got] == [[bare, other]], got

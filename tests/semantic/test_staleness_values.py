@@ -163,14 +163,22 @@ def test_a_code_the_labels_do_not_explain_and_control(elk):
 
 
 def test_a_labelled_code_that_disappeared(elk):
-    """A labelled code that occurred when the labels were written occurs no more (merged into
-    another): suspect, no fix (failed before: nothing)."""
+    """A labelled code that occurred when the labels were written occurs no more. Its rows removed
+    (retired): suspect, no fix (failed before: nothing). Its rows holding another labelled code now
+    (merged, the row the same in every other column): stale with the map, as for an enum (the merged
+    code's label goes, the kept code's stays: semantic.review)."""
     cat = elk.cat
     _coded(elk)
-    elk.overwrite(DIM, {"id": [1, 2, 3, 4], "st": ["S10", "S20", "S20", "S10"]}, at=2)
+    elk.overwrite(DIM, {"id": [1, 2, 4], "st": ["S10", "S20", "S10"]}, at=2)
     got = _data(cat, DIM, elk.day(2))
     assert [(f.annotation, f.reason, f.status, f.fixes, f.evidence.values["gone"]) for f in got] == [
         ("column.2.labels", "enum_violated", "suspect", [], ["S30"])]
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4], "st": ["S10", "S20", "S20", "S10"]}, at=3)
+    got = _data(cat, DIM, elk.day(3))
+    assert [(f.annotation, f.reason, f.status, f.fixes, f.evidence.values["gone"]) for f in got] == [
+        ("column.2.labels", "enum_violated", "stale", [Fix(action="value_map", params={"column": "st",
+                                                                                       "map": {"S30": "S20"}})],
+         ["S30"])]
 
 
 # ------------------------------------------------------------------ a new load in another unit beside the old rows
