@@ -226,6 +226,31 @@ def compare_cmd(before_dirs: tuple[str, ...], after_dirs: tuple[str, ...]) -> No
     compare(_load(before_dirs), _load(after_dirs), sys.stdout)
 
 
+@main.command("rescore")
+@click.argument("results", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="directory for the re-scored JSONs")
+def rescore_cmd(results: str, out: str) -> None:
+    """Score the flags a results directory stored (`score`/`score-dir` keep each depth's flags before and after
+    the traps) again with this tree's scorer, without running the detector: so two detectors compare under one
+    scoring rule. Writes OUT/<name>.json with the new scores."""
+    from eval.traps.score import score
+
+    runs = _load((results,))
+    if not runs:
+        raise click.UsageError(f"no results (<name>-<seed>.json) in {results}: give a directory `score-dir` wrote")
+    os.makedirs(out, exist_ok=True)
+    for r in runs:
+        flags = r.get("flags") or {}
+        if not flags:
+            raise click.UsageError(f"{r.get('copy')}: no stored flags to re-score (scored before flags were kept)")
+        r["scores"] = {d: score(r["truth"], f["before"], f["after"]) for d, f in flags.items()}
+        r["rescored"] = True
+        name = f"{r.get('lake', 'lake')}-{r['seed']}.json"
+        with open(os.path.join(out, name), "w") as fh:
+            json.dump(r, fh, indent=1, default=str)
+    click.echo(f"re-scored {len(runs)} results into {out}")
+
+
 def _load(dirs: tuple[str, ...]) -> list[dict[str, Any]]:
     import glob
 

@@ -311,3 +311,30 @@ def test_a_lineage_flag_on_a_table_a_trap_wrote_is_downstream_unless_the_table_h
     assert [a["key"] for a in row["false_alarms"]] == ["table.grain"]
     assert [(e["table"], e["key"]) for e in s["elsewhere"]] == [("c.n.old_v2", "*")]
     assert s["writers"]
+
+
+def test_rescore_scores_stored_flags_again_with_this_scorer(tmp_path):
+    """`eval.traps rescore` recomputes each depth's scores from the flags a results file stored, so two detectors'
+    results compare under one scoring rule; a results file without flags is refused, saying why."""
+    from click.testing import CliRunner
+
+    from eval.traps.cli import main
+
+    truth = {"traps": [
+        {"id": "a", "cls": "schema", "kind": "rename", "table": "c.n.t", "columns": [], "description": "",
+         "tables": ["c.n.t"], "control": False, "loads": 1, "writer": "iceberg", "false": [["c.n.t", "k1"]],
+         "fixes": {"c.n.t|k1": None}}], "routine_loads": []}
+    after = [_flag("c.n.t", "k1", "column_renamed"), _flag("c.n.t", "x", "unit_drift")]
+    res = tmp_path / "res"
+    res.mkdir()
+    stale = {"metadata": {"classes": {}, "stale": True}}  # what an older scorer wrote: not what this one gives
+    (res / "acme-7.json").write_text(json.dumps({"lake": "acme", "seed": 7, "truth": truth, "scores": stale,
+                                                 "flags": {"metadata": {"before": [], "after": after}}}))
+    got = CliRunner().invoke(main, ["rescore", str(res), "--out", str(tmp_path / "out")])
+    assert got.exit_code == 0, got.output
+    redone = json.loads((tmp_path / "out" / "acme-7.json").read_text())
+    assert redone["scores"] == {"metadata": json.loads(json.dumps(score(truth, [], after)))}
+    assert redone["scores"]["metadata"]["classes"]["schema"]["tp"] == 1
+    (res / "acme-8.json").write_text(json.dumps({"lake": "acme", "seed": 8, "truth": truth, "scores": stale}))
+    bad = CliRunner().invoke(main, ["rescore", str(res), "--out", str(tmp_path / "out2")])
+    assert bad.exit_code != 0 and "no stored flags" in bad.output
