@@ -209,9 +209,12 @@ def error_sql(spec: TableSpec, message: str, typed: bool = True) -> str:
     """A view with the table's columns that raises `message` when read: one broken table must
     not stop SQL over the others, and must not look empty either."""
     cols = [(c.name, (c.type if typed else None) or "VARCHAR") for c in spec.columns or []] or [("error", "VARCHAR")]
-    exprs = ", ".join(f"CAST(NULL AS {t}) AS {quote_ident(n)}" for n, t in cols)
-    # In the filter, not a column: projection pushdown would drop a column (count(*) needs none).
-    return f"SELECT {exprs} FROM range(1) WHERE error({quote_str(message)}) IS NULL"
+    raise_ = f"error({quote_str(message)})"
+    # In every column and in the filter: projection pushdown drops columns a query does not read (count(*)
+    # reads none), and constant columns (NULL) would let the optimizer fold a filter on them (`c IS NOT NULL`)
+    # to false and prune the whole scan, guard included: an empty answer instead of the error.
+    exprs = ", ".join(f"CAST({raise_} AS {t}) AS {quote_ident(n)}" for n, t in cols)
+    return f"SELECT {exprs} FROM range(1) WHERE {raise_} IS NULL"
 
 
 # ---------------------------------------------------------------- catalog filter -> SQL

@@ -212,3 +212,31 @@ def test_a_moved_outside_lake_gets_an_error_naming_relocate_then_relocate_fixes_
     with cc.Catalog.open(data) as cat:
         cat.relocate(outside, moved)
         assert cc.run_sql(cat, f"SELECT count(*) FROM {FCT}").rows[0][0] > 0
+
+
+def test_a_table_whose_files_are_missing_never_reads_as_empty_whatever_the_filter(tmp_path):
+    """The view of an unreadable table raises when read, also under a filter on its columns or a window: before,
+    DuckDB folded `col IS NOT NULL` over the view's constant NULL columns and answered 0 rows without reading
+    the guard (the load log of a lake copied without its files read as empty, and its partial days vanished)."""
+    import pytest
+
+    data, outside, moved = str(tmp_path / "data"), str(tmp_path / "lake"), str(tmp_path / "lake-moved")
+    with cc.Catalog.open(data) as cat:
+        mcplake.build(cat, outside, extra_tables=0)
+    col = "status"  # a column of FCT (eval.fixtures.mcplake)
+    os.rename(outside, moved)
+    queries = [f"SELECT count(*) FROM {FCT}", f"SELECT count(*) FROM {FCT} WHERE {col} IS NOT NULL",
+               f"WITH l AS (SELECT {col} AS k, row_number() OVER (PARTITION BY {col}) AS rn FROM {FCT}) "
+               "SELECT count(*) FROM l WHERE k IS NOT NULL AND rn = 1",
+               f"SELECT max({col}) FROM {FCT} WHERE {col} IS NULL"]
+    with cc.Catalog.open(data) as cat:
+        for q in queries:
+            with pytest.raises(cc.SqlError, match="missing"):
+                cc.run_sql(cat, q)
+        con = cc.open_table(cat, FCT, snapshot=cat.latest_vid)  # the in-process reader (completeness' load log)
+        try:
+            for q in queries:
+                with pytest.raises(Exception, match="cannot be read at this snapshot"):
+                    con.execute(q).fetchall()
+        finally:
+            con.close()

@@ -5,7 +5,6 @@ latest complete period; a question about complete data finds the load log."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 
 import pytest
@@ -82,8 +81,10 @@ def test_acme_lake_partial_days(lake_dir, tmp_path):
     from mcp_server.mcp import create_server
     from tests.mcp_server.conftest import call
 
-    data = tmp_path / "enriched"
-    shutil.copytree(os.path.join(lake_dir, "enriched"), data, symlinks=True)
+    # the whole lake: a lake root's catalogs store the load log's files (LAKE/warehouse) as ../../warehouse/...,
+    # so a copy of `enriched` alone reads no log (the partition rule alone would say the day was complete)
+    shutil.copytree(lake_dir, tmp_path / "lake", symlinks=True)
+    data = tmp_path / "lake" / "enriched"
     cat = cc.Catalog.open(str(data))
     try:
         orders = sm.describe(cat, "acme.core.fct_orders").freshness.completeness
