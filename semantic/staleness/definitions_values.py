@@ -79,7 +79,7 @@ class Gone:
 
 # ------------------------------------------------------------------ which column a definition names
 
-def _resolve_table(ctx: Context, home: Table, qualifier: str, tables: dict[str, Table | None]) -> Table | None:
+def resolve_table(ctx: Context, home: Table, qualifier: str, tables: dict[str, Table | None]) -> Table | None:
     """The table a qualifier (`fct_orders`, `core.fct_orders`, a full name) names: exact, else the one
     table whose name ends with it, preferring the home table's namespace then its catalog."""
     q = qualifier.lower()
@@ -94,14 +94,14 @@ def _resolve_table(ctx: Context, home: Table, qualifier: str, tables: dict[str, 
     return get_table(ctx, ends[0], tables) if len(ends) == 1 else None
 
 
-def _aliases(ctx: Context, home: Table, tree: Any, tables: dict[str, Table | None]) -> dict[str, Table]:
+def sql_aliases(ctx: Context, home: Table, tree: Any, tables: dict[str, Table | None]) -> dict[str, Table]:
     """alias (or table name) -> table, of the tables a statement's FROM clauses read."""
     from sqlglot import exp
 
     out: dict[str, Table] = {}
     for node in tree.find_all(exp.Table):
         full = ".".join(p for p in (node.catalog, node.db, node.name) if p)
-        tbl = _resolve_table(ctx, home, full, tables) if full else None
+        tbl = resolve_table(ctx, home, full, tables) if full else None
         if tbl is not None:
             out[node.name.lower()] = tbl
             if node.alias:
@@ -114,7 +114,7 @@ def _column_table(c: Any, home: Table, scope: dict[str, Table], ctx: Context,
     """The table whose string column `c` (a sqlglot Column) is: through its qualifier, else the one
     table of the statement that has it (the home table first, for a metric's filter)."""
     if c.table:
-        tbl = scope.get(c.table.lower()) or _resolve_table(ctx, home, c.table, tables)
+        tbl = scope.get(c.table.lower()) or resolve_table(ctx, home, c.table, tables)
     else:
         has = list(dict.fromkeys(t for t in [*scope.values()] if t.col(c.name) is not None))
         tbl = home if not scope and home.col(c.name) is not None else (has[0] if len(has) == 1 else None)
@@ -133,7 +133,7 @@ def compared_literals(ctx: Context, home: Table, ann: Annotation,
     tree = parsed_sql(text) if text else None
     if tree is None:
         return []
-    scope = _aliases(ctx, home, tree, tables) if ann.kind == "verified_query" else {}
+    scope = sql_aliases(ctx, home, tree, tables) if ann.kind == "verified_query" else {}
     got: dict[tuple[str, str], tuple[Table, str, list[str]]] = {}
 
     def add(c: Any, lits: list[Any]) -> None:
@@ -167,7 +167,7 @@ def grouped_columns(ctx: Context, home: Table, ann: Annotation,
     tree = parsed_sql(str((ann.value or {}).get("sql") or ""))
     if tree is None:
         return []
-    scope = _aliases(ctx, home, tree, tables)
+    scope = sql_aliases(ctx, home, tree, tables)
     out: dict[tuple[str, str], tuple[Table, str]] = {}
     for sel in tree.find_all(exp.Select):
         for e in list(sel.expressions) + list((sel.args.get("group") or exp.Group()).expressions):
@@ -664,7 +664,7 @@ def _prose_tables(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation
         return out
     seen = {t.name}
     for q, c in _QUALIFIED.findall(str(ann.value or "")):
-        other = _resolve_table(ctx, t, q, tables)
+        other = resolve_table(ctx, t, q, tables)
         if other is not None and other.name not in seen and other.col(c) is not None:
             seen.add(other.name)
             out.append((other, ctx.annotations(other.name)))
@@ -706,7 +706,7 @@ def _grouped_by(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table
     tree = parsed_sql(str((ann.value or {}).get("sql") or ""))
     if tree is None:
         return []
-    scope = _aliases(ctx, t, tree, tables)
+    scope = sql_aliases(ctx, t, tree, tables)
     out: dict[tuple[str, str], tuple[Table, str]] = {}
     for sel in tree.find_all(exp.Select):
         exprs = list((sel.args.get("group") or exp.Group()).expressions)

@@ -27,7 +27,7 @@ from semantic.staleness.core import (
     quote_table,
     stats_at,
 )
-from semantic.staleness.definitions_values import _aliases, _resolve_table
+from semantic.staleness.definitions_values import resolve_table, sql_aliases
 from semantic.staleness.values_units import parsed_sql
 
 Pair = tuple[Table, str, Table, str]
@@ -49,7 +49,7 @@ def _metric_joins(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation
             continue
         for c in tree.find_all(exp.Column):
             if c.table:
-                other = _resolve_table(ctx, t, c.table, tables)
+                other = resolve_table(ctx, t, c.table, tables)
                 if other is not None and other.name != t.name:
                     reads.add(other.name)
             elif t.col(c.name) is None:
@@ -72,7 +72,7 @@ def _query_joins(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Tabl
     tree = parsed_sql(str((ann.value or {}).get("sql") or ""))
     if tree is None:
         return []
-    scope = _aliases(ctx, t, tree, tables)
+    scope = sql_aliases(ctx, t, tree, tables)
 
     def side(c: Any) -> Table | None:
         if not isinstance(c, exp.Column):

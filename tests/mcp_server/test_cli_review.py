@@ -22,7 +22,7 @@ def build(data_dir, files) -> None:
         lk = LakeBuilder(cat, files)
         lk.table(T, [("id", "bigint"), ("kind", "string"), ("amount_cents", "bigint")], at=0,
                  rows={"id": [1, 2, 3], "kind": ["a", "b", "a"], "amount_cents": [1000, 25000, 4000]})
-        sm.annotate(cat, T, {"description": "orders by kind"}, author="ann", time=lk.day(1))
+        sm.annotate(cat, T, {"description": "orders by `kind`"}, author="ann", time=lk.day(1))  # code-quoted: names the column
         # a renamed column's own annotations follow it (its field id); a metric naming it is false
         sm.define_metric(cat, T, "kinds", expression="count(DISTINCT kind)", author="ann", time=lk.day(1))
         lk.evolve(T, rename={"kind": "category"}, add=[("note", "string")], at=2)
