@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import sys
@@ -185,8 +184,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         if a.lake:
             TARGETS = ACME
-            shutil.copytree(os.path.join(a.lake, "stale"), f"{d}/data")  # Parquet files stay in DIR/warehouse
-            cat = cc.Catalog.open(f"{d}/data")
+            shutil.copytree(a.lake, f"{d}/lake", symlinks=True)  # whole: the catalogs name the files beside them
+            cat = cc.Catalog.open(f"{d}/lake/stale")
         else:
             cat = cc.Catalog.open(f"{d}/data")
             mcplake.build(cat, f"{d}/files")

@@ -136,8 +136,8 @@ def child_lake(n: int, lake: str) -> dict:
 
     out: dict = {}
     with tempfile.TemporaryDirectory() as d:
-        shutil.copytree(os.path.join(lake, "enriched"), os.path.join(d, "enriched"))
-        cat = cc.Catalog.open(os.path.join(d, "enriched"))
+        shutil.copytree(lake, os.path.join(d, "lake"), symlinks=True)  # whole: the catalogs name the files beside them
+        cat = cc.Catalog.open(os.path.join(d, "lake", "enriched"))
         try:
             vid = cat.latest_vid
             for name, sql in (("count fct_orders", LAKE_COUNT), ("join items/orders/stores", LAKE_JOIN)):

@@ -407,8 +407,8 @@ def main() -> None:
     a = ap.parse_args()
     budget = snapcache.parse_bytes(a.budget, "--budget") if a.budget else snapcache.budget()
     with tempfile.TemporaryDirectory() as d:
-        shutil.copytree(os.path.join(a.lake, "stale"), f"{d}/data")
-        cat = cc.Catalog.open(f"{d}/data")
+        shutil.copytree(a.lake, f"{d}/lake", symlinks=True)  # whole: the catalogs name the files beside them
+        cat = cc.Catalog.open(f"{d}/lake/stale")
         server = create_server(cat, now=D0.timestamp())
         print(f"lake {a.lake}: vid {cat.latest_vid}; {a.calls} calls per tool, {a.rounds} rounds of first calls; "
               f"cache budget {budget:,} bytes per worker, {worker.pool_size()} workers")

@@ -267,6 +267,15 @@ def _review(out: _Out, catalog_dir: str, data: str) -> dict[str, Any]:
     import semantic as sm
 
     copy = os.path.join(data, "review-stale")
+    lake = cc.lake_root(catalog_dir)
+    if lake is not None and os.path.abspath(data) != lake:
+        # the catalog names the lake's files relative to the lake (../../warehouse/...): a copy outside the
+        # lake reads them through DATA/review/warehouse, a link to the lake's (accept writes no data file)
+        copy = os.path.join(data, "review", "stale")
+        link = os.path.join(data, "review", "warehouse")
+        os.makedirs(os.path.dirname(copy), exist_ok=True)
+        if not os.path.islink(link):
+            os.symlink(os.path.join(lake, "warehouse"), link)
     if os.path.exists(copy):
         shutil.rmtree(copy)
     shutil.copytree(catalog_dir, copy)

@@ -20,14 +20,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(scope="module")
 def lake_copy(lake_dir, tmp_path_factory):
-    """The catalogs of the session lake, copied: tests/eval may hold the originals open (RocksDB allows
-    one process per catalog). The Parquet files stay where they are (the catalogs name them by path)."""
+    """The session lake, copied whole: tests/eval may hold the originals open (RocksDB allows one process
+    per catalog), and a lake root's catalogs name the Parquet files beside them relative to the lake
+    (../../warehouse/...), so a copy of the catalogs alone reads no data."""
     out = tmp_path_factory.mktemp("tour") / "lake"
-    out.mkdir()
-    for name in ("enriched", "stale"):
-        shutil.copytree(os.path.join(lake_dir, name), out / name)
-    for name in ("lake.json", "stale_manifest.json"):
-        shutil.copy(os.path.join(lake_dir, name), out / name)
+    shutil.copytree(lake_dir, out, symlinks=True)
     return str(out)
 
 

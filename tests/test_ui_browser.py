@@ -56,8 +56,9 @@ def browser():
 
 @pytest.fixture
 def served(lake_dir, tmp_path):
-    data = str(tmp_path / "stale")
-    shutil.copytree(os.path.join(lake_dir, "stale"), data)
+    # the whole lake: a lake root's catalogs name the Parquet files beside them (../../warehouse/...)
+    shutil.copytree(lake_dir, tmp_path / "lake", symlinks=True)
+    data = str(tmp_path / "lake" / "stale")
     tokens = tmp_path / "tokens"
     tokens.write_text(f"{READ}:read\n{WRITE}:write source=human name=steward\n")
     proc, url = start_server(data, str(tmp_path / "serve.log"), "--tokens", str(tokens), "--now", D0)
