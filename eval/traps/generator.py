@@ -313,9 +313,47 @@ class Generator:
                 tr.false.remove([u, k])
                 tr.fixes.pop(f"{u}|{k}", None)
 
+    def unmatched(self, src: str, to: str, on: list[tuple[str, str]], vid: int) -> int | None:
+        """How many rows of `src` with a key hold no match in `to` on the pairs `on` at `vid`; None when
+        the join cannot run (a key renamed away, types that no longer compare, a timeout)."""
+        import catalog_core as cc
+
+        cond = " AND ".join(f't."{b}" = s."{a}"' for a, b in on)
+        keyed = " AND ".join(f's."{a}" IS NOT NULL' for a, _ in on)
+        sql = f"SELECT count(*) FROM {src} s WHERE {keyed} AND NOT EXISTS (SELECT 1 FROM {to} t WHERE {cond})"
+        try:
+            res = cc.run_sql(self.cat, sql, snapshot=vid, limit=1, timeout_s=120)
+        except cc.CatalogError:
+            return None
+        return int(res.rows[0][0]) if res.rows else None
+
+    def joins_orphaned(self, tr: Trap, vid: int) -> None:
+        """A relationship is false when the change left rows of its source that matched before without a
+        match (rows of the table it joins to were removed or rekeyed): an inner join through it now drops
+        them, and so does every metric on its table that reads the joined table through it. Read from the
+        data, like `answers_moved`; the texts stay loose (they reserve no table for the trap)."""
+        if vid == self.vid_before or tr.control:
+            return
+        for src, a in self.view.relationships():
+            v = a.value or {}
+            to = v.get("to")
+            on = [(str(p[0]), str(p[1])) for p in v.get("on") or [] if isinstance(p, (list, tuple)) and len(p) == 2]
+            if to not in tr.tables or src == to or not on or [src, a.key] in tr.false or src not in self.view.tables:
+                continue
+            before = self.unmatched(src, to, on, self.vid_before)
+            after = self.unmatched(src, to, on, vid) if before is not None else None
+            if before is None or after is None or after <= before:
+                continue
+            keys = sorted({(src, a.key)} | set(tt.metrics_through(self.view, [(src, a.key)], to)))
+            for k in keys:
+                if k[0] not in tr.tables:
+                    self.loose.add(k)
+            tr.falsify(keys, None)
+
     def done(self, tr: Trap, vid: int) -> Trap:
         tr.vid, tr.time = vid, self.clock
         self.answers_moved(tr, vid)
+        self.joins_orphaned(tr, vid)
         self.traps.append(tr)
         self.used.update(tr.tables)
         self.used.update(self.reserve)

@@ -18,6 +18,9 @@ of tables or keys:
 - a value added: the enum and every text listing the complete set of values (`complete_set_texts`);
   sample values are examples, not the set: not made false by a new value;
 - a grain change: the grain and every "one row per ..." / "unique" prose on the table (`grain_texts`);
+- rows removed from a table others join to (a value's rows, a key restated): every relationship into it
+  whose source rows that matched before no longer all match, and the metrics reading the table through it
+  (read from the data, `Generator.joins_orphaned`, like the verified answers a change moved);
 - a table that stops getting new data: its freshness SLA claim is false once the check clock passes the
   SLA after its last data, pending before (`sla_state`).
 """

@@ -301,3 +301,36 @@ def test_a_verified_answer_is_false_exactly_when_the_trap_moved_it(cat, tmp_path
     v = g.view
     every = {(ORD, a.key) for a in v.tables[ORD].anns if a.kind == "verified_query" and "WHERE" not in a.value["sql"]}
     assert false(tr) == {key(v, ORD, "grain")} | every   # the count before the 15th did not move
+
+
+RETURNS = "acme.core.returns"
+
+
+def test_rows_removed_from_a_joined_table_make_false_the_joins_whose_rows_lose_their_match(cat, tmp_path, spark):
+    """Removing a value's rows from a table other tables join to leaves the source rows that referenced them
+    without a match: those joins are false (an inner join through them now drops rows), read from the data;
+    a join whose rows all still match is not, whichever value the seed removes."""
+    from spark_bridge import Bridge
+
+    k = Tiny(cat, tmp_path)
+    k.lk.table(RETURNS, [("order_id", "bigint"), ("reason", "string")], at=0, rows={"order_id": [3], "reason": ["late"]})
+    k.ann(ORD, {"enum": ["placed", "shipped", "returned"]}, column="status")
+    k.relate(LINES, ORD, [("order_id", "order_id")])
+    k.relate(RETURNS, ORD, [("order_id", "order_id")])
+    g = Generator(cat, Bridge(spark, cat, footers_on="driver"), k.now, seed=1, writers=("spark",), log=lambda m: None)
+    g.used = set(g.view.tables) - {ORD}
+    try:
+        tr = g.values_enum_removed()
+    finally:
+        if g.scratch:
+            import shutil
+
+            shutil.rmtree(g.scratch, ignore_errors=True)
+    v = g.view
+    rel = {src: (src, a.key) for src, a in v.relationships()}
+    gone = tr.description.split("'")[1]
+    # order 1 is placed, 2 shipped (both have lines), 3 returned (the only one returned)
+    orphaned = {LINES} if gone in ("placed", "shipped") else {RETURNS}
+    assert {t for t, kk in false(tr) if kk.startswith("relationship.")} == orphaned
+    assert rel[next(iter(orphaned))] in false(tr)
+    assert all(tr.fixes[f"{t}|{kk}"] is None for t, kk in false(tr) if kk.startswith("relationship."))
