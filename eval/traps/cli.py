@@ -3,6 +3,7 @@
     python -m eval.traps generate --lake LAKE --seed 1 --out /tmp/t1      # a trapped copy + traps.json
     python -m eval.traps score --lake LAKE --name acme --seeds development --out RESULTS
     python -m eval.traps score-dir /tmp/t1 [/tmp/t2,...] --out RESULTS     # score existing trapped copies
+    python -m eval.traps accept-dir /tmp/t1 [/tmp/t2,...] --out RESULTS    # accept everything, judged by the truth
     python -m eval.traps report RESULTS [RESULTS...]                        # the per-class table
     python -m eval.traps compare --before R1 --after R2                     # before/after per class
 
@@ -176,6 +177,55 @@ def _score_one(d: str, history: str, deps: tuple[str, ...], work: str | None) ->
         import traceback
 
         return None, traceback.format_exc()
+
+
+@main.command("accept-dir")
+@click.argument("trapped", nargs=-1, required=True)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="results directory (JSON per copy)")
+@click.option("--name", default=None,
+              help="the lake's label (default: the copy's directory name up to its last '-')")
+@click.option("--history", default="enriched", show_default=True, help="the catalog under each copy")
+@click.option("--work", default=None, type=click.Path(file_okay=False),
+              help="scratch for the throwaway copies (default: the system temp directory)")
+def accept_dir(trapped: tuple[str, ...], out: str, name: str | None, history: str, work: str | None) -> None:
+    """Accept everything the inbox offers on a throwaway copy of each trapped copy (TRAPPED: directories
+    written by `generate`, or comma lists), at the truth's check time, and judge each accepted fix by the
+    truth (eval/traps/acceptall.py). Writes OUT/<name>-<seed>.accept.json and prints one row per copy;
+    exits non-zero when a copy fails."""
+    from eval.traps.acceptall import accept_copy
+    from eval.traps.scoredir import read_copy
+
+    dirs = [d for arg in trapped for d in arg.split(",") if d.strip()]
+    for d in dirs:  # every copy checked before the first is run
+        read_copy(d, history)
+    os.makedirs(out, exist_ok=True)
+    rows, failed = [], []
+    for d in dirs:
+        label = name or os.path.basename(os.path.abspath(d)).rstrip("/").rsplit("-", 1)[0]
+        try:
+            res = accept_copy(d, history=history, work=work, log=click.echo)
+        except (Exception, SystemExit):  # noqa: BLE001 - one copy's failure never stops the others
+            import traceback
+
+            click.echo(f"{d} FAILED:\n{traceback.format_exc()}", err=True)
+            failed.append(d)
+            continue
+        res["lake"] = label
+        with open(os.path.join(out, f"{label}-{res['seed']}.accept.json"), "w") as fh:
+            json.dump(res, fh, indent=1, default=str)
+        rows.append(res)
+    click.echo("\n| copy | findings | offered | accepted | right | wrong | on a true claim | flagged before |")
+    click.echo("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        click.echo(f"| {r['lake']}-{r['seed']} | {r['findings']} | {r['offered']} | {r['accepted']} | {len(r['right'])} "
+                   f"| {len(r['wrong'])} | {len(r['on_true'])} | {len(r['before'])} |")
+    for r in rows:
+        for v in ("wrong", "on_true"):
+            for it in r[v]:
+                click.echo(f"{r['lake']}-{r['seed']} {v.upper()}: {it['table']} {it['key']} {it['reason']} "
+                           f"wrote {it['fix']}" + (f", truth {it.get('truth_fix')}" if v == "wrong" else ""))
+    if failed:
+        raise SystemExit(f"{len(failed)} cop{'y' if len(failed) == 1 else 'ies'} failed: {', '.join(failed)}")
 
 
 @main.command("_seed", hidden=True)

@@ -17,19 +17,21 @@ then scores per class (`eval.traps.score`) and returns the same per-seed result 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from eval.traps.lakeview import MARKER
 from eval.traps.score import flags, score
 
-__all__ = ["TRUTH", "GENERATOR_AUTHOR", "base_vid", "holds_traps", "read_copy", "score_copy", "detector_info"]
+__all__ = ["TRUTH", "GENERATOR_AUTHOR", "base_vid", "holds_traps", "read_copy", "score_copy", "detector_info",
+           "opened_copy", "tables_at"]
 
 TRUTH = "traps.json"
 GENERATOR_AUTHOR = "etl:traps"
@@ -84,7 +86,7 @@ def base_vid(cat: Any, now: float) -> int:
     return int(last)
 
 
-def _tables(cat: Any, vid: int) -> set[str]:
+def tables_at(cat: Any, vid: int) -> set[str]:
     from catalog_core import lake
 
     return {lake.name_of(o.path) for o in cat.query(lake.tables_query(None), vid=vid)}
@@ -108,14 +110,13 @@ def detector_info() -> dict[str, Any]:
     return info
 
 
-def score_copy(trapped: str, history: str = "enriched", depths: tuple[str, ...] = ("metadata", "data"),
-               work: str | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Score the trapped copy at `trapped` (left unchanged) with the importable detector; the result is
-    what `python -m eval.traps score` writes per seed (plus `copy`, `detector`, `seconds`)."""
+@contextlib.contextmanager
+def opened_copy(trapped: str, history: str = "enriched", work: str | None = None
+                ) -> Iterator[tuple[Any, dict[str, Any], int, int]]:
+    """A throwaway copy of the trapped copy at `trapped` (left unchanged), its catalog `history` opened
+    and re-pointed at the copy: (catalog, truth, base vid, latest vid). Removed on exit."""
     import catalog_core as cc
-    import semantic as sm
 
-    t0 = time.time()
     src, truth = read_copy(trapped, history)
     if work:
         os.makedirs(work, exist_ok=True)
@@ -134,21 +135,32 @@ def score_copy(trapped: str, history: str = "enriched", depths: tuple[str, ...] 
                 raise NotATrappedCopy(f"{trapped}: its catalog {history!r} (vids up to {last}, the generator's from "
                                       f"{base + 1}) does not hold the traps' commits (vids {min(vids)}..{max(vids)} "
                                       "in traps.json): the copy and its truth do not belong together")
-            before_tables, after_tables = _tables(cat, base), _tables(cat, last)
-            out: dict[str, Any] = {"seed": truth["seed"], "truth": truth, "scores": {}, "problems": [],
-                                   "before": {}, "flags": {}, "copy": os.path.abspath(trapped),
-                                   "base_vid": base, "vid": last, "detector": detector_info()}
-            for d in depths:
-                b = flags(sm.staleness(cat, snapshot=base, depth=d, now=float(truth["now"])), before_tables)
-                a = flags(sm.staleness(cat, snapshot=last, depth=d, now=float(truth["check_time"])), after_tables)
-                out["before"][d] = len(b)
-                out["scores"][d] = score(truth, b, a)
-                out["flags"][d] = {"before": b, "after": a}
-                log(f"  {os.path.basename(trapped.rstrip('/'))} {d}: {len(b)} flags before, {len(a)} after "
-                    f"({round(time.time() - t0, 1)} s)")
+            yield cat, truth, base, last
         finally:
             cat.close()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def score_copy(trapped: str, history: str = "enriched", depths: tuple[str, ...] = ("metadata", "data"),
+               work: str | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Score the trapped copy at `trapped` (left unchanged) with the importable detector; the result is
+    what `python -m eval.traps score` writes per seed (plus `copy`, `detector`, `seconds`)."""
+    import semantic as sm
+
+    t0 = time.time()
+    with opened_copy(trapped, history, work) as (cat, truth, base, last):
+        before_tables, after_tables = tables_at(cat, base), tables_at(cat, last)
+        out: dict[str, Any] = {"seed": truth["seed"], "truth": truth, "scores": {}, "problems": [],
+                               "before": {}, "flags": {}, "copy": os.path.abspath(trapped),
+                               "base_vid": base, "vid": last, "detector": detector_info()}
+        for d in depths:
+            b = flags(sm.staleness(cat, snapshot=base, depth=d, now=float(truth["now"])), before_tables)
+            a = flags(sm.staleness(cat, snapshot=last, depth=d, now=float(truth["check_time"])), after_tables)
+            out["before"][d] = len(b)
+            out["scores"][d] = score(truth, b, a)
+            out["flags"][d] = {"before": b, "after": a}
+            log(f"  {os.path.basename(trapped.rstrip('/'))} {d}: {len(b)} flags before, {len(a)} after "
+                f"({round(time.time() - t0, 1)} s)")
     out["seconds"] = round(time.time() - t0, 1)
     return out

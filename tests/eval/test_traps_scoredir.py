@@ -224,3 +224,42 @@ def test_base_vid_keeps_the_lakes_own_history_written_by_the_generators_author(t
         assert base_vid(cat, now) == own
     finally:
         cat.close()
+
+
+def test_accept_judge_sorts_each_written_fix_by_the_truth():
+    from eval.traps.acceptall import judge
+
+    ren = {"action": "rename", "params": {"old": "a", "new": "b", "scale": 0}}
+    truth = {"traps": [
+        {"id": "schema.rename.0", "control": False, "false": [["t", "column.1.description"], ["u", "relationship.t"]],
+         "fixes": {"t|column.1.description": ren, "u|relationship.t": None}},
+        {"id": "control.append.1", "control": True, "false": [["v", "table.grain"]], "fixes": {}}]}
+    acc = [{"table": "t", "key": "column.1.description", "reason": "schema_changed", "fix": ren},
+           {"table": "t", "key": "column.1.description", "reason": "schema_changed",
+            "fix": {"action": "rename", "params": {"old": "a", "new": "c", "scale": 0}}},
+           {"table": "u", "key": "relationship.t", "reason": "schema_changed", "fix": ren},   # truth: no fix
+           {"table": "v", "key": "table.grain", "reason": "grain_violated", "fix": {"action": "set_keys", "params": {}}},
+           {"table": "w", "key": "column.2.role", "reason": "column_renamed", "fix": ren}]
+    got = judge(truth, acc, before={("w", "column.2.role", "column_renamed")})
+    assert [(i["table"], i["fix"]["params"].get("new")) for i in got["right"]] == [("t", "b")]
+    assert [(i["table"], i["fix"]["params"].get("new")) for i in got["wrong"]] == [("t", "c"), ("u", "b")]
+    assert got["wrong"][1]["truth_fix"] is None and got["wrong"][0]["trap"] == "schema.rename.0"
+    assert [i["table"] for i in got["on_true"]] == ["v"]     # a control's keys are true: its rewrite is on a true claim
+    assert [i["table"] for i in got["before"]] == ["w"]
+
+
+@pytest.mark.slow  # a copy of the Acme lake, a data-depth scan and accept-all in a subprocess
+def test_accept_dir_accepts_on_a_throwaway_copy_and_never_writes_a_fix_the_truth_withholds(lake_dir, tmp_path):
+    trapped = str(tmp_path / "acme-6")
+    truth = _trapped_copy(lake_dir, trapped, seed=6)
+    copy_files = _files(trapped)
+    out = tmp_path / "accepted"
+    proc = _run("accept-dir", trapped, "--out", str(out), "--work", str(tmp_path / "work"))
+    res = json.loads((out / "acme-6.accept.json").read_text())
+    assert res["seed"] == 6 and res["findings"] >= len(truth["traps"][0]["false"])
+    judged = [i for v in ("right", "wrong", "on_true", "before") for i in res[v]]
+    assert len(judged) == res["accepted"] <= res["offered"] <= res["findings"]
+    # the dropped column's own claims have no mechanical fix (truth None): accepting any would be `wrong`
+    assert res["wrong"] == [] and res["skipped_by"].get("no_fix", 0) >= 1, res
+    assert "| acme-6 | " in proc.stdout
+    assert _files(trapped) == copy_files and not os.listdir(tmp_path / "work")
