@@ -319,9 +319,11 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
     ok, detail = _run_now(ctx, sql)
     at = int(val.get("verified_at_vid") or 0)
     if not ok:
+        # the metadata finding of the same failure carries its repair (a rename) or `reverify` already
+        told = already is not None and (a.key, "verified_query_fails") in already
         return [finding(a, t.name, "verified_query_fails", "stale", f"the verified query no longer runs: {detail[:200]}",
-                         [at, ctx.vid], values={"error": detail[:500]}, suggestion=REWRITE,
-                         fixes=[make_fix("reverify")])]
+                         [at, ctx.vid], values={"error": detail[:500]}, suggestion=None if told else REWRITE,
+                         fixes=[] if told else [make_fix("reverify")])]
     if detail == val.get("result_fingerprint"):
         if checked is not None:
             checked.add((a.key, "verified_query_changed"))  # the same answer: what metadata suspected does not hold
