@@ -316,11 +316,15 @@ class Generator:
     def unmatched(self, src: str, to: str, on: list[tuple[str, str]], vid: int) -> int | None:
         """How many rows of `src` with a key hold no match in `to` on the pairs `on` at `vid`; None when
         the join cannot run (a key renamed away, types that no longer compare, a timeout)."""
-        import catalog_core as cc
-
         cond = " AND ".join(f't."{b}" = s."{a}"' for a, b in on)
         keyed = " AND ".join(f's."{a}" IS NOT NULL' for a, _ in on)
-        sql = f"SELECT count(*) FROM {src} s WHERE {keyed} AND NOT EXISTS (SELECT 1 FROM {to} t WHERE {cond})"
+        return self._count(f"SELECT count(*) FROM {src} s WHERE {keyed} AND NOT EXISTS (SELECT 1 FROM {to} t WHERE {cond})",
+                           vid)
+
+    def _count(self, sql: str, vid: int) -> int | None:
+        """The one number `sql` answers at `vid`; None when it cannot run (a column renamed away, a timeout)."""
+        import catalog_core as cc
+
         try:
             res = cc.run_sql(self.cat, sql, snapshot=vid, limit=1, timeout_s=120)
         except cc.CatalogError:
@@ -350,10 +354,36 @@ class Generator:
                     self.loose.add(k)
             tr.falsify(keys, None)
 
+    def repeated(self, table: str, keys: list[str], vid: int) -> int | None:
+        """How many values of `keys` (none of them null) occur on more than one row of `table` at `vid`;
+        None when the query cannot run (a key renamed away, a timeout)."""
+        cols = ", ".join(f'"{k}"' for k in keys)
+        keyed = " AND ".join(f'"{k}" IS NOT NULL' for k in keys)
+        return self._count(f"SELECT count(*) FROM (SELECT {cols} FROM {table} WHERE {keyed} GROUP BY {cols} "
+                           "HAVING count(*) > 1)", vid)
+
+    def grains_repeated(self, tr: Trap, vid: int) -> None:
+        """A grain is false when the change made its keys repeat where they did not before (rows loaded
+        again with their keys kept), and so is the prose stating it, whatever the trap meant to change:
+        read from the data, like `answers_moved`."""
+        if vid == self.vid_before or tr.control:
+            return
+        for name in tr.tables:
+            t = self.view.tables.get(name)
+            g = t.ann("table.grain") if t is not None else None
+            keys = t.grain_keys() if t is not None else []
+            if t is None or g is None or not keys or [name, g.key] in tr.false:
+                continue
+            before = self.repeated(name, keys, self.vid_before)
+            after = self.repeated(name, keys, vid) if before == 0 else None
+            if after:
+                tr.falsify(tt.grain_texts(self.view, name), None)
+
     def done(self, tr: Trap, vid: int) -> Trap:
         tr.vid, tr.time = vid, self.clock
         self.answers_moved(tr, vid)
         self.joins_orphaned(tr, vid)
+        self.grains_repeated(tr, vid)
         self.traps.append(tr)
         self.used.update(tr.tables)
         self.used.update(self.reserve)

@@ -26,16 +26,24 @@ def metric_findings(t: Table, ann: Annotation) -> list[Finding]:
     return column_findings(t, ann, refs) + unit_drift(t, ann, refs)
 
 
+# A verified query whose SQL no longer runs (a table or column it reads is gone, no column continues
+# it) offers `reverify`: the review never accepts it as is (`NoFixError`: no_fix) and `verify_query`
+# runs the corrected SQL and refuses one that errors, so the repair cannot certify a broken query.
+REWRITE = "rewrite the query for the columns and tables there are now, run it and verify it again"
+
+
 def verified_meta(ctx: Context, t: Table, ann: Annotation) -> list[Finding]:
     val = ann.value or {}
     gone = [x for x in val.get("tables") or [] if x not in ctx.tables()]
     if gone:
         return [finding(ann, t.name, "verified_query_fails", "stale",
-                         f"it reads {', '.join(gone)}, which no longer exist", [ctx.vid], values={"missing": gone})]
+                         f"it reads {', '.join(gone)}, which no longer exist", [ctx.vid], values={"missing": gone},
+                         suggestion=REWRITE, fixes=[make_fix("reverify")])]
     out = column_findings(t, ann, ann.provenance.basis.columns, missing_reason="verified_query_fails",
                            missing_status="suspect")
     if out:
-        return out
+        return [f if f.fixes else f.model_copy(update={"fixes": [make_fix("reverify")], "suggestion": REWRITE})
+                for f in out]
     at = int(val.get("verified_at_vid") or ann.provenance.basis.vid or 0)
     out = _renamed_reads(ctx, t, ann, at)
     if out:
@@ -311,8 +319,11 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
     ok, detail = _run_now(ctx, sql)
     at = int(val.get("verified_at_vid") or 0)
     if not ok:
+        # the metadata finding of the same failure carries its repair (a rename) or `reverify` already
+        told = already is not None and (a.key, "verified_query_fails") in already
         return [finding(a, t.name, "verified_query_fails", "stale", f"the verified query no longer runs: {detail[:200]}",
-                         [at, ctx.vid], values={"error": detail[:500]})]
+                         [at, ctx.vid], values={"error": detail[:500]}, suggestion=None if told else REWRITE,
+                         fixes=[] if told else [make_fix("reverify")])]
     if detail == val.get("result_fingerprint"):
         if checked is not None:
             checked.add((a.key, "verified_query_changed"))  # the same answer: what metadata suspected does not hold

@@ -159,9 +159,13 @@ def compared_literals(ctx: Context, home: Table, ann: Annotation,
     return list(got.values())
 
 
-def grouped_columns(ctx: Context, home: Table, ann: Annotation,
-                    tables: dict[str, Table | None]) -> list[tuple[Table, str]]:
-    """(table, column) of the string columns a verified query selects or groups by."""
+def grouped_columns(ctx: Context, home: Table, ann: Annotation, tables: dict[str, Table | None],
+                    listing: bool = False) -> list[tuple[Table, str]]:
+    """(table, column) of the columns a verified query's SELECTs show, in the order they appear.
+    By default the string columns it selects or groups by, each mapped to its table by `_column_table`
+    (through its qualifier; an unqualified name only when one table of the statement has it). With
+    `listing`, the columns of any type that list a column's values: those it groups by, then those it
+    selects DISTINCT, an unqualified name mapped to the first table of the statement that has it."""
     from sqlglot import exp
 
     tree = parsed_sql(str((ann.value or {}).get("sql") or ""))
@@ -170,9 +174,19 @@ def grouped_columns(ctx: Context, home: Table, ann: Annotation,
     scope = sql_aliases(ctx, home, tree, tables)
     out: dict[tuple[str, str], tuple[Table, str]] = {}
     for sel in tree.find_all(exp.Select):
-        for e in list(sel.expressions) + list((sel.args.get("group") or exp.Group()).expressions):
+        group = list((sel.args.get("group") or exp.Group()).expressions)
+        if listing:
+            exprs = group + (list(sel.expressions) if sel.args.get("distinct") else [])
+        else:
+            exprs = list(sel.expressions) + group
+        for e in exprs:
             for c in e.find_all(exp.Column):
-                tbl = _column_table(c, home, scope, ctx, tables)
+                if not listing:
+                    tbl = _column_table(c, home, scope, ctx, tables)
+                elif c.table:
+                    tbl = scope.get(c.table.lower())
+                else:
+                    tbl = next((x for x in dict.fromkeys(scope.values()) if x.col(c.name) is not None), None)
                 cur = tbl.col(c.name) if tbl is not None else None
                 if tbl is not None and cur is not None:
                     out.setdefault((tbl.name, cur.name), (tbl, cur.name))
@@ -698,30 +712,6 @@ def _table_prose_names(text: object, value: str, values: list[str], tbl: Table, 
     return False
 
 
-def _grouped_by(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[tuple[Table, str]]:
-    """(table, column) of the columns a verified query groups by (or selects DISTINCT): the queries
-    that list a column's values."""
-    from sqlglot import exp
-
-    tree = parsed_sql(str((ann.value or {}).get("sql") or ""))
-    if tree is None:
-        return []
-    scope = sql_aliases(ctx, t, tree, tables)
-    out: dict[tuple[str, str], tuple[Table, str]] = {}
-    for sel in tree.find_all(exp.Select):
-        exprs = list((sel.args.get("group") or exp.Group()).expressions)
-        if sel.args.get("distinct"):
-            exprs += list(sel.expressions)
-        for e in exprs:
-            for c in e.find_all(exp.Column):
-                tbl = scope.get(c.table.lower()) if c.table else next(
-                    iter([x for x in dict.fromkeys(scope.values()) if x.col(c.name) is not None][:1]), None)
-                cur = tbl.col(c.name) if tbl is not None else None
-                if tbl is not None and cur is not None:
-                    out.setdefault((tbl.name, cur.name), (tbl, cur.name))
-    return list(out.values())
-
-
 def _declared_codes(ctx: Context, tbl: Table, col: str) -> list[Any] | None:
     """The complete set of values an annotation of `tbl.col` declares: its enum, else its labels' codes."""
     cur = tbl.col(col)
@@ -748,7 +738,7 @@ def grouped_codes(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Tab
     if not since:
         return []
     compared = {(tb.name, c.lower()) for tb, c, _v in compared_literals(ctx, t, ann, tables)}
-    for tbl, col in _grouped_by(ctx, t, ann, tables):
+    for tbl, col in grouped_columns(ctx, t, ann, tables, listing=True):
         if (tbl.name, col.lower()) in compared or not tbl.tl.data_after(since):
             continue
         codes = _declared_codes(ctx, tbl, col)

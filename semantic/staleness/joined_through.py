@@ -6,7 +6,10 @@ e.g. + 10^9), the join matches none of those rows and the definition's answer si
 whatever its own columns say: join_match_low, suspect. No fix for a metric (which column joins now
 is for the data or a person to say); a verified query is re-verified by hand once the join is
 corrected (`reverify`, which review never applies as is). At data depth the match rate of the
-join is measured; a join that matches decides the suspicion does not hold."""
+join is measured; a join that matches decides the suspicion does not hold. Rows removed from the
+related table (a category dropped) leave the fact rows that joined them without a match: a metric
+reading through that join is flagged at data depth when its match rate fell below MATCH_LOW since
+the metric was defined (no fix)."""
 
 from __future__ import annotations
 
@@ -192,27 +195,68 @@ def joined_through(ctx: Context, t: Table, ann: Annotation, anns: list[Annotatio
     return []
 
 
+def _match(duck: Duck, frm: str, pairs: list[tuple[str, str]], to: str) -> tuple[int, int] | None:
+    """(rows of `frm` with a key, those of them that find a match in `to` on `pairs`) at the Duck's vid;
+    None when the join cannot run there (a column not yet or no longer there)."""
+    fk = " AND ".join(f"f.{quote_id(x)} IS NOT NULL" for x, _ in pairs)
+    on = " AND ".join(f"f.{quote_id(x)} = g.{quote_id(y)}" for x, y in pairs)
+    keys = ", ".join(quote_id(y) for _, y in pairs)
+    try:
+        total, matched = duck.sql(f"SELECT count(*), count(g.__m) FROM {quote_table(frm)} f LEFT JOIN "
+                                  f"(SELECT DISTINCT {keys}, 1 AS __m FROM {quote_table(to)}) g ON {on} WHERE {fk}")[0]
+    except LimitExceededError:
+        raise
+    except CatalogError:
+        return None
+    return int(total or 0), int(matched or 0)
+
+
+def _orphaned(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], tables: dict[str, Table | None],
+              duck: Duck) -> list[Finding]:
+    """A metric reading a related table through its table's relationship (`_metric_joins`) whose rows find
+    a match less often than MATCH_LOW now, where they found one when the metric was defined (rows of the
+    related table removed or rekeyed since): the metric's answer silently leaves those rows out."""
+    by: dict[str, list[tuple[str, str]]] = {}
+    for _x, xc, y, yc in dict.fromkeys(_metric_joins(ctx, t, ann, anns, tables)):
+        by.setdefault(y.name, []).append((xc, yc))
+    basis = ann.provenance.basis.vid
+    for to, pairs in by.items():
+        now = _match(duck, t.name, pairs, to)
+        if basis is None or now is None or not now[0] or now[1] / now[0] >= MATCH_LOW:
+            continue
+        then = _match(Duck(ctx.cat, basis), t.name, pairs, to)
+        if then is None or not then[0] or then[1] / then[0] < MATCH_LOW:
+            continue  # the join matched as poorly when the metric was defined: nothing fell since
+        rate, before = now[1] / now[0], then[1] / then[0]
+        on = ", ".join(f"{x} = {y}" for x, y in pairs)
+        return [finding(ann, t.name, "join_match_low", "suspect",
+                        f"{ann.key} reads {to} through the join on {on}: only {rate:.1%} of {t.name} rows find a "
+                        f"match there now, {before:.1%} when it was defined at vid {basis}: rows of {to} were removed "
+                        "or rekeyed, and the metric leaves the rows that lost their match out; check the join and "
+                        "the metric", [basis, ctx.vid],
+                        values={"from": t.name, "to": to, "on": [list(p) for p in pairs], "rows": now[0],
+                                "matched": now[1], "rate": round(rate, 4), "rate_then": round(before, 4)})]
+    return []
+
+
 def joined_through_data(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation],
                         tables: dict[str, Table | None], duck: Duck, already: set[tuple[str | None, str]],
                         checked: set[tuple[str | None, str]]) -> list[Finding]:
     """At data depth, the join a metadata `joined_through` finding named is measured: when the rows of its
-    side find a match (rate >= MATCH_LOW) the suspicion does not hold (`checked` drops it)."""
+    side find a match (rate >= MATCH_LOW) the suspicion does not hold (`checked` drops it). A metric no
+    metadata finding suspected is flagged when the match rate of a join it reads through fell below
+    MATCH_LOW since it was defined (`_orphaned`: rows of the related table removed)."""
     if (ann.key, "join_match_low") not in already:
-        return []
+        return _orphaned(ctx, t, ann, anns, tables, duck) if ann.kind == "metric" else []
     for f in joined_through(ctx, t, ann, anns, tables):
         v = f.evidence.values
         frm, col, to, tcol = (str(v.get(k) or "") for k in ("from", "column", "to", "to_column"))
         if not (frm and col and to and tcol):
             return []
-        try:
-            total, matched = duck.sql(
-                f"SELECT count(*), count(g.__m) FROM {quote_table(frm)} f LEFT JOIN (SELECT DISTINCT {quote_id(tcol)}, "
-                f"1 AS __m FROM {quote_table(to)}) g ON f.{quote_id(col)} = g.{quote_id(tcol)} "
-                f"WHERE f.{quote_id(col)} IS NOT NULL")[0]
-        except LimitExceededError:
-            raise
-        except CatalogError:
+        got = _match(duck, frm, [(col, tcol)], to)
+        if got is None:
             return []
+        total, matched = got
         if not total or matched / total < MATCH_LOW:
             return []
     checked.add((ann.key, "join_match_low"))

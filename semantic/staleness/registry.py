@@ -257,7 +257,7 @@ CHECKS: list[Check] = [
           lambda a, e: a.kind == "relationship" and (a.key, "join_key_missing") in e.already),
     Check("joined_through_now", "keys_joins", "data", ("join_match_low",), ("data",), (),
           lambda e, a: joined_through_data(e.ctx, e.t, a, e.anns, e.tables, e.duck, e.already, e.checked),
-          lambda a, e: a.kind in ("metric", "verified_query") and (a.key, "join_match_low") in e.already),
+          lambda a, e: a.kind == "metric" or (a.kind == "verified_query" and (a.key, "join_match_low") in e.already)),
     Check("verified_answer", "definitions", "data", ("verified_query_fails", "verified_query_changed"),
           ("data", "schema_history", "load_log"), ("reverify",), lambda e, a: verified_data(e.ctx, e.t, a, e.checked, e.already),
           _field("verified_query")),

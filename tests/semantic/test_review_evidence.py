@@ -13,6 +13,7 @@ import catalog_core as cc
 import semantic as sm
 from eval.fixtures.lakes import LakeBuilder
 from semantic.annotations import read_annotations
+from semantic.errors import VerifiedQueryError
 from semantic.models import Fix
 
 T = "acme.core.orders"
@@ -393,3 +394,47 @@ def test_a_merged_code_maps_the_labels_and_the_enum_and_accept_keeps_the_kept_co
     assert it.acceptable and it.proposed == {"a": "walk-in", "b": "web order"}
     sm.accept(cat, it, author="bob", now=lk.day(3), time=lk.day(4))
     assert by_key(cat, D)["column.2.labels"].value == {"a": "walk-in", "b": "web order"}
+
+
+# ------------------------------------------------------------------ a verified query that no longer runs
+def test_a_query_reading_a_dropped_column_asks_to_reverify_and_accept_cannot_certify_it(ecat, elk):
+    """A verified query whose column was dropped (no column continues it) offers `reverify` at both
+    depths, also when merged with the column's own claims of the same drop (failed before: no fix);
+    the review still refuses to accept it as is, and `verify_query` refuses the old SQL, which no
+    longer runs: offering `reverify` cannot certify a broken query. A query a column rename broke keeps
+    its `rename` alone (no `reverify` beside it for the other claims of the rename)."""
+    orders(elk)
+    sql = "SELECT status, sum(amount_cents) AS s FROM acme.core.orders GROUP BY status ORDER BY status"
+    sm.verify_query(ecat, "spend per status", sql, author="ann", time=elk.day(0.5))
+    sm.annotate(ecat, T, {"description": "order amount", "unit": "cents"}, column="amount_cents", author="ann",
+                time=elk.day(0.6))
+    elk.evolve(T, drop=["amount_cents"], at=1)
+    for depth in ("metadata", "data"):
+        for merge in (False, True):
+            found = [f for f in sm.staleness(ecat, T, depth=depth, now=elk.day(1), merge=merge)
+                     if any(k.startswith("verified_query.") for k in f.annotations or [f.annotation or ""])]
+            fixes = [[x.action for x in f.fixes] for f in found]
+            assert ["reverify"] in fixes and all(x in (["reverify"], []) for x in fixes), (depth, merge, found)
+            assert merge is False or fixes == [["reverify"]], (depth, found)
+            if merge:  # the column's own claims of the same drop are listed apart, without the query's repair
+                cols = [f for f in sm.staleness(ecat, T, depth=depth, now=elk.day(1))
+                        if "column.4.unit" in (f.annotations or [f.annotation])]
+                assert cols and all(not f.fixes for f in cols)
+    it = next(i for i in items(ecat, elk.day(1)) if (i.annotation or "").startswith("verified_query."))
+    assert not it.acceptable and it.refused == "no_fix"
+    before = ecat.resolve(None)
+    with pytest.raises(sm.NoFixError, match="verify_query"):
+        sm.accept(ecat, it.id, author="ann", now=elk.day(1))
+    with pytest.raises(VerifiedQueryError):
+        sm.verify_query(ecat, "spend per status", sql, author="ann", time=elk.day(1.5))
+    assert ecat.resolve(None) == before
+    # a rename: the query's repair is the rename, listed alone for every claim of that cause
+    sm.define_metric(ecat, T, "placed_orders", expression="count(*)", filter="status = 'placed'", author="ann",
+                     time=elk.day(1.6))
+    sm.verify_query(ecat, "orders per status", "SELECT status, count(*) AS n FROM acme.core.orders GROUP BY status "
+                    "ORDER BY status", author="ann", time=elk.day(1.7))
+    elk.evolve(T, rename={"status": "order_status"}, at=2)
+    for depth in ("metadata", "data"):
+        renamed = [f for f in sm.staleness(ecat, T, depth=depth, now=elk.day(2))
+                   if "metric.placed_orders" in (f.annotations or [f.annotation])]
+        assert renamed and all([x.action for x in f.fixes] == ["rename"] for f in renamed), (depth, renamed)

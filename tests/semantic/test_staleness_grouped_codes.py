@@ -45,3 +45,31 @@ def test_a_code_beyond_the_old_range_falsifies_a_query_that_groups_by_it(elk):
     assert _vq(cat, DIM, "data", elk.day(2)) == []
     elk.append(FCT, {"ship_id": [9], "mode_id": [5], "paid": [3]}, at=3)
     assert [k for k, *_ in _vq(cat, DIM, "data", elk.day(3))] == [keys["paid by mode type"]]
+
+
+def test_one_walker_lists_what_a_query_shows_or_lists(elk):
+    """`grouped_columns` is the one walker over a verified query's SELECTs (it replaced a twin): by default
+    the string columns selected or grouped by; with `listing`, the columns of any type grouped by or
+    selected DISTINCT."""
+    from semantic.history import Context
+    from semantic.staleness.core import get_table
+    from semantic.staleness.definitions_values import grouped_columns
+
+    cat = elk.cat
+    _lake(elk)
+    sm.verify_query(cat, "modes and shipments", "SELECT DISTINCT mode_type, s.paid, ship_id FROM acme.core.fct_ship s "
+                    "JOIN acme.core.dim_mode m ON s.mode_id = m.mode_id", author="a", time=elk.day(0.8))
+    ctx, tables = Context(cat, cat.resolve(None)), {}
+    fct = get_table(ctx, FCT, tables)
+    assert fct is not None
+    anns = {a.value["question"]: a for a in sm.read_annotations(cat, FCT) if a.kind == "verified_query"}
+
+    def walk(q, **kw):
+        return [(t.name, c) for t, c in grouped_columns(ctx, fct, anns[q], tables, **kw)]
+
+    assert walk("paid by mode type") == [(DIM, "mode_type")]
+    assert walk("paid by mode type", listing=True) == [(DIM, "mode_type")]
+    assert walk("paid by express") == [] and walk("paid by express", listing=True) == []
+    # selected: the string column only; DISTINCT: every column it selects, of any type
+    assert walk("modes and shipments") == [(DIM, "mode_type")]
+    assert walk("modes and shipments", listing=True) == [(DIM, "mode_type"), (FCT, "paid"), (FCT, "ship_id")]

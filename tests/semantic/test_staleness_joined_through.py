@@ -73,3 +73,27 @@ def test_a_referenced_table_extended_beyond_the_fact_is_no_broken_join(elk):
     elk.append(T, {"order_id": [20], "customer_id": [5000]}, at=3)  # the fact now looks up keys the dimension lacks
     got = [x for x in sm.staleness(cat, DIM, now=elk.day(3), merge=False) if x.reason == "join_match_low"]
     assert [(x.evidence.values["from"], x.fixes[0].action) for x in got] == [(T, "reverify")]
+
+
+def test_rows_removed_from_the_related_table_flag_the_metrics_reading_through_the_join_at_data_depth(elk):
+    """The related table rewritten without some of its rows (a category removed): the fact rows that joined
+    them find no match now, and a metric reading the related table through the join silently leaves them
+    out: join_match_low, suspect, no fix, at data depth where the match rate fell below MATCH_LOW since the
+    metric was defined (failed before: only the relationship was flagged). Controls: a metric joining
+    nothing; the rewrite that keeps every key; a join that matched as poorly when the metric was defined."""
+    cat = _setup(elk)
+    elk.overwrite(DIM, {"customer_id": [1, 2, 3], "customer_uuid": ["u1", "u2", "u3"], "tier": ["a", "b", "a"]}, at=2)
+    assert _joined(sm.staleness(cat, T, depth="data", now=elk.day(2), merge=False)) == []
+    elk.overwrite(DIM, {"customer_id": [2, 3], "customer_uuid": ["u2", "u3"], "tier": ["b", "a"]}, at=3)  # 1 gone
+    f = sm.staleness(cat, T, depth="data", now=elk.day(3), merge=False)
+    assert ("relationship.dim", "join_match_low") in {(x.annotation, x.reason) for x in f}
+    assert [x for x in _joined(f) if x[0].startswith("metric.")] == [("metric.tier_a_orders", "join_match_low",
+                                                                      "suspect", ())]
+    msg = next(x.message for x in f if x.annotation == "metric.tier_a_orders")
+    assert "50.0%" in msg and DIM in msg
+    assert not [x for x in sm.staleness(cat, T, now=elk.day(3), merge=False) if x.annotation == "metric.tier_a_orders"]
+    # a metric defined after the rows were gone rests on the join as it was then: nothing fell since
+    sm.define_metric(cat, T, "tier_b_orders", expression="count(*)", filter="dim.tier = 'b'", author="a",
+                     time=elk.day(3.5))
+    assert not [x for x in sm.staleness(cat, T, depth="data", now=elk.day(4), merge=False)
+                if x.annotation == "metric.tier_b_orders"]
