@@ -497,11 +497,12 @@ class Generator:
                                                       or c.name.lower().endswith(("_cents", "_usd")))]
 
     def _unit_false(self, t: TableInfo, col: str, tr: Trap | None = None) -> list[tuple[str, str]]:
-        """The column's unit, description and sample values, and every metric or verified query (on any
-        table) that computes with it."""
+        """The column's unit, description, sample values and enum, and every metric or verified query (on
+        any table) that computes with it. Not its additivity: how a measure may be summed (across which
+        dimensions) is a property of what it measures, not of the unit its values are written in."""
         keys = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("unit", "description", "sample_values")]
         before = sorted(set(keys + self._semantic_refs(t, col)))
-        own = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("unit", "additivity", "sample_values", "enum")]
+        own = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("unit", "sample_values", "enum")]
         defs = [(u, k) for u, k in tt.column_texts(self.view, t.name, col, own=False)
                 if k.startswith(("metric.", "verified_query."))]
         found = sorted(set(keys + own + defs))

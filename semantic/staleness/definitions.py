@@ -16,7 +16,18 @@ from semantic._tables import column_id, table_columns
 from semantic.annotations import fingerprint
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
-from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, make_fix, quote_id, quote_table, versioning
+from semantic.staleness.core import (
+    DAY,
+    Table,
+    cause_of,
+    day_of,
+    finding,
+    make_fix,
+    quote_id,
+    quote_table,
+    rows_at,
+    versioning,
+)
 from semantic.staleness.schema import additive, column_findings, names, names_columns
 from semantic.staleness.values_units import restated_scale, rewrites, sql_literals, stats_shift, unit_drift
 
@@ -211,6 +222,33 @@ def _late_loads(ctx: Context, names: list[str], after: int) -> Iterator[tuple[st
                     break
 
 
+REMOVAL_WINDOW = 60  # data commits of a table read, at most, to tell rows removed from its habit
+
+
+def _removals(ctx: Context, names: list[str], after: int) -> Iterator[tuple[str, str, int, float]]:
+    """The data commits after vid `after` that left a table among `names` with fewer rows than before
+    (rows deleted, or a rewrite that dropped some), for a table whose data commits up to `after` never
+    did (a table that sheds rows by habit, a rolling window or a purge, is routine): (kind "removed",
+    table, vid, time), each table's in vid order. Evidence: the table's row count either side of each
+    of its last `REMOVAL_WINDOW` data commits."""
+    for n in names:
+        tl, obj = ctx.timeline(n), ctx.table(n)
+        if tl is None or obj is None:
+            continue
+        tbl = Table(ctx, n, obj, tl)
+        found, habit = [], False
+        for v, tt in tl.data_commits[-REMOVAL_WINDOW:]:
+            rb, ra = rows_at(tbl, v - 1), rows_at(tbl, v)
+            if rb is None or ra is None or ra >= rb:
+                continue
+            if v <= after:
+                habit = True
+                break
+            found.append(("removed", n, v, tt))
+        if not habit:
+            yield from found
+
+
 MOVED_TRIES = 3  # changes a verified query is run across (twice each), at most, to find the one that moved its answer
 
 
@@ -309,8 +347,8 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
     growing table, a dimension rebuilt as usual) is what the query is for; it is
     `verified_query_changed` after a schema change that names the query's columns (what the SQL
     means changed, whatever one answer shows), and after a change of rows of the kind metadata
-    suspects (a full rewrite of a table it reads, late data for an old partition) only when that
-    change moved the answer: the query is run just before and just after it (the first
+    suspects (a full rewrite of a table it reads, late data for an old partition, rows removed from
+    a table that never lost rows before: `_removals`) only when that change moved the answer: the query is run just before and just after it (the first
     `MOVED_TRIES` such changes, bounded like `run_sql`). A compaction or an identical re-run moves
     nothing; a metadata `verified_query_changed` on a rewrite the answer did not move across is
     dropped (`checked`)."""
@@ -341,17 +379,19 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
         return []  # metadata named the change it reads (and its fix): the different answer confirms it
     names = [str(x) for x in val.get("tables") or [t.name]]
     evs = _structural_all(ctx, names, at, text=sql)
-    evs = sorted(evs + list(itertools.islice(_late_loads(ctx, names, at), MOVED_TRIES)), key=lambda e: e[2])
+    evs = sorted(evs + list(itertools.islice(_late_loads(ctx, names, at), MOVED_TRIES))
+                 + list(itertools.islice(_removals(ctx, names, at), MOVED_TRIES)), key=lambda e: e[2])
     tries = 0
     for kind, name, vid, tt in evs:
-        rows = kind in ("rewrite", "late")
+        rows = kind in ("rewrite", "late", "removed")
         if rows:
             if tries >= MOVED_TRIES:
                 continue
             tries += 1
             if not answer_moved(ctx, sql, vid):
                 continue
-        how = {"rewrite": "was rewritten", "late": "took late data for an old partition"}.get(kind, "changed its schema")
+        how = {"rewrite": "was rewritten", "late": "took late data for an old partition",
+               "removed": "lost rows"}.get(kind, "changed its schema")
         return [finding(a, t.name, "verified_query_changed", "suspect",
                          f"the verified query returns a different result than at vid {at}, since {name} "
                          f"{how} at vid {vid} ({day_of(tt)})" + (", and its answer moved across that change" if rows else ""),

@@ -20,7 +20,7 @@ from catalog_core.errors import CatalogError
 from semantic._bounded import LimitExceededError
 from semantic.history import Context
 from semantic.models import Annotation, ColumnRef, Finding
-from semantic.staleness.claim_rules import own_column_claim
+from semantic.staleness.claim_rules import PROSE, own_column_claim
 from semantic.staleness.core import Duck, Table, finding
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import metric_findings, verified_data, verified_meta
@@ -45,13 +45,14 @@ from semantic.staleness.joined_through import joined_through, joined_through_dat
 from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
 from semantic.staleness.loads_freshness import dead_check, sla_check
 from semantic.staleness.replacement_deprecation import deprecated_findings, replaced_beside
-from semantic.staleness.schema import column_findings, table_level
+from semantic.staleness.schema import column_findings, column_prose, table_level
 from semantic.staleness.values_units import (
     ZONE_FIELDS,
     enum_meta,
     labels_data,
     restatements,
     scale_appended,
+    scale_beyond,
     scale_new_loads,
     scale_restated,
     scale_rewritten,
@@ -207,6 +208,8 @@ CHECKS: list[Check] = [
           fallback=True, fix_rule=unit_fix),
     Check("scale_new_loads", "values_units", "metadata", ("unit_drift",), ("file_stats",), ("investigate",),
           lambda e, a: scale_new_loads(e.t, a, e.grain_keys), _scaled_claim, fallback=True, fix_rule=unit_fix),
+    Check("scale_beyond", "values_units", "metadata", ("unit_drift",), ("file_stats",), ("investigate",),
+          lambda e, a: scale_beyond(e.t, a, e.grain_keys), _scaled_claim, fallback=True, fix_rule=unit_fix),
     Check("zone_restated", "values_units", "metadata", ("unit_drift",), ("table_stats", "load_log"),
           ("investigate",), lambda e, a: zone_meta(e.t, a, e.anns), _zone_claim, fallback=True),
     Check("documented_range", "documented_ranges", "metadata", ("range_exceeded",), ("annotation_text", "column_stats"),
@@ -221,6 +224,9 @@ CHECKS: list[Check] = [
     Check("joined_through", "keys_joins", "metadata", ("join_match_low",), ("column_stats", "file_stats", "sql"),
           ("reverify",), lambda e, a: joined_through(e.ctx, e.t, a, e.anns, e.tables),
           lambda a, _e: a.kind in ("metric", "verified_query")),
+    # a column's prose naming another column of its table (always run, last: it suppresses no check above)
+    Check("column_prose", "schema", "metadata", ("column_renamed", "column_dropped"), ("schema_history", "annotation_text"),
+          ("investigate",), lambda e, a: column_prose(e.t, a), lambda a, _e: a.kind == "column" and a.field in PROSE),
     # ---- metadata, per table
     Check("restatement", "values_units", "metadata", ("values_restated",), ("load_log", "file_stats"),
           ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, None)),

@@ -383,3 +383,52 @@ def table_level(t: Table, ann: Annotation, anns: list[Annotation] | None = None)
                                 [v for v, _ in data[-1:]] or [t.obj.vid], [tt for _, tt in data[-1:]],
                                 {"basis_rows": b.row_count, "rows": rows, "schema_changes": len(chs)}))
     return out
+
+
+def column_prose(t: Table, ann: Annotation) -> list[Finding]:
+    """A column's prose (its description...) that names another column of its table by a name a
+    schema change after it renamed or dropped (the rule table prose is read by: `prose_names`, a
+    plain-word name only code-quoted or qualified). The column's own name is `column_fate`'s (its
+    annotations follow its field id). A rename: `column_renamed`, the text to rewrite with the new
+    name (`investigate`: the review cannot rewrite prose); a drop: `column_dropped`, no fix."""
+    b = ann.provenance.basis
+    text = " ".join(_prose_strings(ann.value))
+    if not text or ann.column_id is None:
+        return []
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for ch in t.tl.changes_after(b.vid):
+        own = {c.name.lower() for c in (ch.before.get(ann.column_id), ch.after.get(ann.column_id)) if c is not None}
+        moved = renames(ch, t)
+        gone = [c.name for c in ch.dropped if c.name.lower() not in moved]
+        for old, new in [(o, n) for o, n in moved.items()] + [(g, None) for g in gone]:
+            if old.lower() in own or old.lower() in seen:
+                continue
+            name = next((c.name for c in list(ch.before.values()) + list(ch.dropped) if c.name.lower() == old), old)
+            if not prose_names(text, name, t.name):
+                continue
+            seen.add(old.lower())
+            when = f"at vid {ch.vid} ({day_of(ch.time)})"
+            if new is not None:
+                out.append(finding(ann, f"{t.name}.{ann.column}", "column_renamed", "stale",
+                                   f"its text names column {name!r}, renamed {new!r} {when}", [ch.vid], [ch.time],
+                                   {"column": name, "now": new, "named_in_text": True},
+                                   f"its text names the old name {name}: rewrite it to say {new}",
+                                   [make_fix("investigate", columns=[new])],
+                                   cause=cause_of("rename", t.name, ch.vid, name)))
+            else:
+                out.append(finding(ann, f"{t.name}.{ann.column}", "column_dropped", "stale",
+                                   f"its text names column {name!r}, dropped {when}", [ch.vid], [ch.time],
+                                   {"column": name, "named_in_text": True},
+                                   cause=cause_of("drop", t.name, ch.vid, name)))
+    return out
+
+
+def _prose_strings(v: object) -> list[str]:
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, dict):
+        return [s for x in v.values() for s in _prose_strings(x)]
+    if isinstance(v, list):
+        return [s for x in v for s in _prose_strings(x)]
+    return []

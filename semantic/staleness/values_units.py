@@ -862,6 +862,67 @@ def scale_new_loads(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
     return out
 
 
+def loads_beyond(t: Table, col: str, since: int) -> tuple[int, int | None, list[int], tuple[float | None, float]] | None:
+    """The first load of `col` after vid `since` whose every value lies 10^2 or more beyond every value
+    of the loads before it (per-load file statistics, `load_stats`: its files' smallest magnitude 10^2
+    times the earlier loads' largest or more, or its largest 10^-2 times their smallest or less, its
+    range on one side of zero), three or more earlier loads still in the snapshot beside it. A load
+    of a few rows in the column's unit lies inside the spread of the rows before it; past every one
+    of them by 10^2 it is in another unit (or mistyped by powers of ten), however few its rows, which
+    `load_shift` does not weigh (a few rows' extremes are no measure of a usual load's). Returns
+    (k, k_far, the loads from it on that lie so beyond the rows before it, the earlier magnitudes'
+    range as log10): every new value moved by 10^k or more (the whole power of ten its gap past the
+    old range needs) and by 10^k_far or less (its distance to the far end of the old range; None when
+    the old range reaches zero). None otherwise."""
+    ends = [(lv, e) for lv, cols, _n in load_stats(t) if (e := _ends(cols.get(col))) is not None]
+    for i, (v, (low, top)) in enumerate(ends):
+        earlier = [e for _lv, e in ends[:i]]
+        if v <= since or len(earlier) < 3 or low is None:
+            continue
+        e_top = max(x[1] for x in earlier)
+        e_lows = [x[0] for x in earlier]
+        e_low = None if any(x is None for x in e_lows) else min(x for x in e_lows if x is not None)
+        if low - e_top >= SHIFT_MIN_K:  # up: gap below, far end the old smallest
+            beyond = [(lv, lo - e_top, None if e_low is None else hi - e_low)
+                      for lv, (lo, hi) in ends[i:] if lo is not None and lo - e_top >= SHIFT_MIN_K]
+            sign = 1
+        elif e_low is not None and e_low - top >= SHIFT_MIN_K:  # down
+            beyond = [(lv, e_low - hi, e_top - lo) for lv, (lo, hi) in ends[i:] if lo is not None and e_low - hi >= SHIFT_MIN_K]
+            sign = -1
+        else:
+            continue
+        near = min(g for _lv, g, _f in beyond)
+        fars = [f for _lv, _g, f in beyond]
+        far = None if any(f is None for f in fars) else max(f for f in fars if f is not None)
+        return (sign * math.ceil(near - 1e-9), None if far is None else sign * math.floor(far + 1e-9),
+                [lv for lv, _g, _f in beyond], (e_low, e_top))
+    return None
+
+
+def scale_beyond(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
+    """values_units: a load after the claim's basis whose every value of a numeric column lies 10^2 or
+    more beyond every value loaded before it (`loads_beyond`), beside those older rows: the column
+    mixes two units, so no fix (`fix_rules.unit_fix` names the column to look at)."""
+    out = []
+    for col in _scale_cols(t, ann, keys):
+        got = loads_beyond(t, col, ann.provenance.basis.vid)
+        if got is None:
+            continue
+        k, far, vids, (e_low, e_top) = got
+        was = f"1e{e_low:.3g}..1e{e_top:.3g}" if e_low is not None else f"up to 1e{e_top:.3g}"
+        by = f"10^{k}" if far is None or far == k else f"10^{k} to 10^{far}"
+        out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
+                           f"the load at vid {vids[0]} wrote values of {col!r} 100 times or more beyond every value "
+                           f"loaded before it (magnitudes {was}): moved by {by}, while the older rows keep theirs "
+                           f"({len(vids)} load(s) so far): the column now mixes two units; check those loads and "
+                           "restate one side",
+                           [vids[0], vids[-1]], values={"column": col, "scale_exp": k, "scale_exp_far": far,
+                                                        "loads": vids, "earlier_log10": [e_low, e_top],
+                                                        "whole_table": False},
+                           cause=cause_of("unit", t.name, vids[0], col)))
+    return out
+
+
 # ------------------------------------------------------------------ restatements the ranges hide (data depth)
 KEPT_REWRITES = 3      # latest full rewrites after a claim's basis whose values are compared, per column
 NUM_QS = (0.1, 0.25, 0.5, 0.75, 0.9)

@@ -208,6 +208,23 @@ def test_an_added_value_makes_false_the_texts_listing_the_complete_set_not_the_s
     assert got == {key(v, ORD, "enum", "status"), key(v, ORD, "description")}
 
 
+def test_a_unit_change_makes_false_the_unit_and_what_computes_with_it_not_the_additivity(cat, tmp_path):
+    """A measure's values in another unit (restated, or a new load beside the old rows): its unit,
+    description and the metric summing it are false; its additivity is not (how a measure may be
+    summed across dimensions is a property of what it measures, not of its unit; the truth had
+    counted it false, a miss no detector could honestly fix)."""
+    k = Tiny(cat, tmp_path)
+    k.ann(ORD, {"unit": "cents", "description": "Net amount in cents", "role": "measure",
+                "additivity": {"kind": "semi_additive", "non_additive_dimension": "order_date", "window": "last"}},
+          column="net_cents")
+    k.metric(ORD, "net", "sum(net_cents)")
+    g = k.gen([ORD])
+    v = k.view()
+    got = set(g._unit_false(g.view.tables[ORD], "net_cents"))
+    assert {key(v, ORD, "unit", "net_cents"), key(v, ORD, "description", "net_cents"), metric(v, ORD, "net")} <= got
+    assert key(v, ORD, "additivity", "net_cents") not in got
+
+
 # ---------------------------------------------------------------------- grain, joins
 def test_a_grain_change_makes_false_the_one_row_per_prose_beside_the_grain(cat, tmp_path, tt):
     k = Tiny(cat, tmp_path)

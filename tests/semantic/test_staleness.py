@@ -126,6 +126,32 @@ def test_own_annotations_of_a_column_renamed_in_place_are_stale_only_when_they_n
         assert f["column.3.description"].fixes == [Fix(action="investigate", params={"columns": ["amount_minor"]})]
         assert f["table.grain"].fixes == [Fix(action="rename", params={"old": "kind", "new": "category", "scale": 0})]
 
+def test_a_columns_prose_naming_another_column_renamed_or_dropped_and_controls(elk):
+    """schema: a column's description naming another column of its table (`kind`, code-quoted) is
+    stale when that column is renamed (column_renamed, `investigate` with the new name: a person
+    rewrites prose), and a description naming a column that is dropped is stale too (column_dropped)
+    (failed before: only the column's own name was read, so neither was found). Controls: a
+    description naming the plain word kind unquoted (prose, not the column), and the own
+    description of an untouched column naming nothing."""
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"description": "money, summed per order `kind`"}, column="amount_cents", author="a",
+                time=elk.day(1.3))
+    sm.annotate(cat, T, {"description": "row id, one of each kind"}, column="id", author="a", time=elk.day(1.4))
+    v = elk.evolve(T, rename={"kind": "category"}, at=2)
+    for depth in ("metadata", "data"):
+        f = {x.annotation: x for x in sm.staleness(cat, T, depth=depth, now=elk.day(2), merge=False)}
+        assert set(f) == {"column.3.description"}, (depth, set(f))
+        assert f["column.3.description"].reason == "column_renamed" and f["column.3.description"].status == "stale"
+        assert f["column.3.description"].fixes == [Fix(action="investigate", params={"columns": ["category"]})]
+        assert v in f["column.3.description"].evidence.vids
+    sm.annotate(cat, T, {"description": "row id; see amount_cents for its value"}, column="id", author="a",
+                time=elk.day(2.5))
+    v = elk.evolve(T, drop=["amount_cents"], at=3)
+    f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(3), merge=False)}
+    assert f["column.1.description"].reason == "column_dropped" and v in f["column.1.description"].evidence.vids
+
+
 def test_schema_changed_and_control(elk):
     cat = elk.cat
     base(elk)

@@ -203,3 +203,51 @@ def test_a_compaction_of_a_deprecated_table_is_not_a_load(elk):
     elk.append(T, {"d": ["2024-11-15"] * 2, "id": [10, 11], "kind": ["a", "b"]}, at=6)
     got = [f for f in sm.staleness(cat, T, now=elk.day(7), merge=False) if f.reason == "deprecated_but_written"]
     assert len(got) == 1 and got[0].evidence.values["loads"] == 1, got
+
+
+D = "acme.core.dim"
+
+
+def _dim(elk: LakeBuilder, days: list[list[str]]) -> None:
+    """A dimension rebuilt whole (always overwritten: its rewrites are routine), one rebuild a day with
+    the categories of `days[i]`, two items each, and a verified query counting items per category
+    after the last of them."""
+    for day, cats in enumerate(days):
+        rows = {"id": [10 * i + j for i in range(len(cats)) for j in (0, 1)], "category": [c for c in cats for _ in (0, 1)]}
+        if day == 0:
+            elk.table(D, [("id", "bigint"), ("category", "string")], at=0, rows=rows)
+        else:
+            elk.overwrite(D, rows, at=day)
+    sm.verify_query(elk.cat, "items per category", "SELECT category, count(*) AS n FROM acme.core.dim GROUP BY category "
+                    "ORDER BY category", author="a", time=elk.day(len(days) - 0.5))
+
+
+def _dim_changed(cat, now):
+    return {f.annotation: f for f in sm.staleness(cat, D, depth="data", now=now, merge=False)
+            if f.reason == "verified_query_changed"}
+
+
+def test_rows_removed_from_a_table_that_never_lost_rows_move_a_verified_answer(elk):
+    """A dimension (always rebuilt whole, so a rebuild is routine) loses a category's rows after the
+    query was verified: the answer moved across that commit, the first of the table's commits to
+    leave fewer rows: flagged at data depth, re-verify (failed before: nothing, no schema change,
+    rewrite or late data to name). Control: the same rebuild with every row kept."""
+    cat = elk.cat
+    _dim(elk, [["a", "b", "c"]])
+    elk.overwrite(D, {"id": [0, 1, 10, 11, 20, 21], "category": ["a", "a", "b", "b", "c", "c"]}, at=1)
+    assert _dim_changed(cat, elk.day(1)) == {}  # control: rebuilt with the same rows
+    v = elk.overwrite(D, {"id": [0, 1, 10, 11], "category": ["a", "a", "b", "b"]}, at=2)  # 'c' removed
+    got = _dim_changed(cat, elk.day(2))
+    assert len(got) == 1, got
+    f = next(iter(got.values()))
+    assert f.status == "suspect" and v in f.evidence.vids and f.evidence.values["change"] == "removed"
+    assert [x.action for x in f.fixes] == ["reverify"]
+
+
+def test_rows_removed_from_a_table_that_sheds_rows_by_habit_are_routine(elk):
+    """Control: a table whose rebuilds lost rows before the query was verified (a rolling window)
+    loses rows again: routine, not flagged, though the answer moved."""
+    cat = elk.cat
+    _dim(elk, [["a", "b", "c"], ["b", "c"], ["a", "b", "c"]])
+    elk.overwrite(D, {"id": [0, 1, 10, 11], "category": ["b", "b", "c", "c"]}, at=3)
+    assert _dim_changed(cat, elk.day(3)) == {}

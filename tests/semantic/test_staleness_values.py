@@ -218,6 +218,40 @@ def test_a_small_load_in_another_unit_inside_the_old_range_and_control(elk):
         assert f.fixes == [Fix(action="investigate", params={"columns": ["fare_usd"]})]
 
 
+def test_a_load_of_one_row_in_another_unit_past_every_old_value(elk):
+    """Loads of one row each, a fare written in tenths of a cent (x1000) beside the dollar rows,
+    which keep theirs: the load is far under a third of the usual rows (`load_shift` does not weigh
+    it) and holds under 5 values (`scale_append` measures none), so nothing was found at either
+    depth before. Its value lies 100 times or more past every value loaded before it (per-load file
+    statistics), which a few rows in the column's own unit never do: the unit and the description
+    are stale, with no repair (`investigate`), at both depths; the move is bounded by the gap past
+    the old range (10^3 at least) and by the old range's far end (10^6 at most)."""
+    cat = elk.cat
+    _fares(elk)
+    elk.append(T, {"trip_id": [701], "fare_usd": [5200.0]}, at=7)  # an extreme fare in dollars, in the range
+    v = elk.append(T, {"trip_id": [801], "fare_usd": [2_500_000.0]}, at=8)
+    elk.append(T, {"trip_id": [802], "fare_usd": [1_800_000.0]}, at=9)
+    for depth in ("metadata", "data"):
+        got = {f.annotation: f for f in sm.staleness(cat, T, depth=depth, now=elk.day(9), merge=False)
+               if f.reason == "unit_drift"}
+        assert set(got) == {"column.2.description", "column.2.unit"}, depth
+        for f in got.values():
+            assert f.status == "stale" and v in f.evidence.vids and len(f.evidence.values["loads"]) == 2
+            assert f.evidence.values["scale_exp"] == 3 and f.evidence.values["scale_exp_far"] == 6
+            assert f.fixes == [Fix(action="investigate", params={"columns": ["fare_usd"]})]
+
+
+def test_one_row_loads_at_or_a_little_past_the_old_range_are_no_unit_change(elk):
+    """Control: one-row loads of an extreme fare at the old range's top, then 10x past it (a fare
+    mistyped by one digit is no unit): no unit drift at either depth."""
+    cat = elk.cat
+    _fares(elk)
+    elk.append(T, {"trip_id": [701], "fare_usd": [5200.0]}, at=7)
+    elk.append(T, {"trip_id": [702], "fare_usd": [52000.0]}, at=8)
+    for depth in ("metadata", "data"):
+        assert [f for f in sm.staleness(cat, T, depth=depth, now=elk.day(8), merge=False) if f.reason == "unit_drift"] == []
+
+
 # ------------------------------------------------------------------ a time-zone restatement at metadata depth
 def test_a_zone_restatement_is_seen_at_metadata_depth_from_the_rewrites_statistics(elk):
     """A timestamp column restated -5 h in place (the same rows): the table's statistics just
