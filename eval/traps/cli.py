@@ -100,12 +100,20 @@ def score(lake_root: str, name: str, history: str, which: str, out: str, work: s
     write_table(results, sys.stdout)
 
 
+def _copies(f: Any) -> Any:
+    """The arguments and options `score-dir` and `accept-dir` share: trapped copies, --out, --name, --history."""
+    for opt in reversed([
+            click.argument("trapped", nargs=-1, required=True),
+            click.option("--out", required=True, type=click.Path(file_okay=False), help="results directory (JSON per copy)"),
+            click.option("--name", default=None,
+                         help="the lake's label in the table (default: the copy's directory name up to its last '-')"),
+            click.option("--history", default="enriched", show_default=True, help="the catalog under each copy")]):
+        f = opt(f)
+    return f
+
+
 @main.command("score-dir")
-@click.argument("trapped", nargs=-1, required=True)
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="results directory (JSON per copy)")
-@click.option("--name", default=None,
-              help="the lake's label in the table (default: the copy's directory name up to its last '-')")
-@click.option("--history", default="enriched", show_default=True, help="the catalog under each copy to score")
+@_copies
 @click.option("--depths", default="metadata,data", show_default=True)
 @click.option("--seeds", "which", default=None,
               help="only the copies whose truth has these seeds: development, held_out or a comma list")
@@ -180,11 +188,7 @@ def _score_one(d: str, history: str, deps: tuple[str, ...], work: str | None) ->
 
 
 @main.command("accept-dir")
-@click.argument("trapped", nargs=-1, required=True)
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="results directory (JSON per copy)")
-@click.option("--name", default=None,
-              help="the lake's label (default: the copy's directory name up to its last '-')")
-@click.option("--history", default="enriched", show_default=True, help="the catalog under each copy")
+@_copies
 @click.option("--work", default=None, type=click.Path(file_okay=False),
               help="scratch for the throwaway copies (default: the system temp directory)")
 def accept_dir(trapped: tuple[str, ...], out: str, name: str | None, history: str, work: str | None) -> None:

@@ -28,13 +28,14 @@ PROSE = ("description", "grain", "deprecated", "not_for_reporting", "instruction
 TYPE_BOUND = ("unit", "additivity", "enum", "sample_values", "labels")
 
 
-def _strings(v: object) -> list[str]:
+def strings_of(v: object) -> list[str]:
+    """Every string inside an annotation's value (dicts and lists walked)."""
     if isinstance(v, str):
         return [v]
     if isinstance(v, dict):
-        return [s for x in v.values() for s in _strings(x)]
+        return [s for x in v.values() for s in strings_of(x)]
     if isinstance(v, list):
-        return [s for x in v for s in _strings(x)]
+        return [s for x in v for s in strings_of(x)]
     return []
 
 
@@ -62,7 +63,7 @@ def prose_names(text: str, column: str, table: str) -> bool:
 
 def text_names(a: Annotation, column: str, table: str) -> bool:
     """Whether annotation `a`'s own content names the column `column` of `table` (see the module)."""
-    return a.field in PROSE and any(prose_names(s, column, table) for s in _strings(a.value))
+    return a.field in PROSE and any(prose_names(s, column, table) for s in strings_of(a.value))
 
 
 def own_column_claim(t: Table, a: Annotation, f: Finding) -> bool:

@@ -13,7 +13,7 @@ from catalog_core.sql.types import duck_type
 from semantic._tables import column_id
 from semantic.history import SchemaChange, type_family
 from semantic.models import Annotation, ColumnRef, ColumnStats, Finding
-from semantic.staleness.claim_rules import prose_names
+from semantic.staleness.claim_rules import prose_names, strings_of
 from semantic.staleness.core import (
     Table,
     assign,
@@ -392,7 +392,7 @@ def column_prose(t: Table, ann: Annotation) -> list[Finding]:
     annotations follow its field id). A rename: `column_renamed`, the text to rewrite with the new
     name (`investigate`: the review cannot rewrite prose); a drop: `column_dropped`, no fix."""
     b = ann.provenance.basis
-    text = " ".join(_prose_strings(ann.value))
+    text = " ".join(strings_of(ann.value))
     if not text or ann.column_id is None:
         return []
     out: list[Finding] = []
@@ -422,13 +422,3 @@ def column_prose(t: Table, ann: Annotation) -> list[Finding]:
                                    {"column": name, "named_in_text": True},
                                    cause=cause_of("drop", t.name, ch.vid, name)))
     return out
-
-
-def _prose_strings(v: object) -> list[str]:
-    if isinstance(v, str):
-        return [v]
-    if isinstance(v, dict):
-        return [s for x in v.values() for s in _prose_strings(x)]
-    if isinstance(v, list):
-        return [s for x in v for s in _prose_strings(x)]
-    return []
