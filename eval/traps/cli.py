@@ -100,6 +100,11 @@ def score(lake_root: str, name: str, history: str, which: str, out: str, work: s
     write_table(results, sys.stdout)
 
 
+def _label(copy: str, name: str | None) -> str:
+    """The lake's label of a trapped copy: `name`, else its directory name up to its last '-'."""
+    return name or os.path.basename(os.path.abspath(copy)).rstrip("/").rsplit("-", 1)[0]
+
+
 def _copies(f: Any) -> Any:
     """The arguments and options `score-dir` and `accept-dir` share: trapped copies, --out, --name, --history."""
     for opt in reversed([
@@ -147,7 +152,7 @@ def score_dir(trapped: tuple[str, ...], out: str, name: str | None, history: str
             click.echo(f"{d} FAILED:\n{err}", err=True)
             failed.append(d)
             return
-        label = name or os.path.basename(os.path.abspath(d)).rstrip("/").rsplit("-", 1)[0]
+        label = _label(d, name)
         res["lake"] = label
         path = os.path.join(out, f"{label}-{res['seed']}.json")
         with open(path, "w") as fh:
@@ -205,7 +210,7 @@ def accept_dir(trapped: tuple[str, ...], out: str, name: str | None, history: st
     os.makedirs(out, exist_ok=True)
     rows, failed = [], []
     for d in dirs:
-        label = name or os.path.basename(os.path.abspath(d)).rstrip("/").rsplit("-", 1)[0]
+        label = _label(d, name)
         try:
             res = accept_copy(d, history=history, work=work, log=click.echo)
         except (Exception, SystemExit):  # noqa: BLE001 - one copy's failure never stops the others

@@ -401,7 +401,7 @@ def column_prose(t: Table, ann: Annotation) -> list[Finding]:
         own = {c.name.lower() for c in (ch.before.get(ann.column_id), ch.after.get(ann.column_id)) if c is not None}
         moved = renames(ch, t)
         gone = [c.name for c in ch.dropped if c.name.lower() not in moved]
-        for old, new in [(o, n) for o, n in moved.items()] + [(g, None) for g in gone]:
+        for old, new in list(moved.items()) + [(g, None) for g in gone]:
             if old.lower() in own or old.lower() in seen:
                 continue
             name = next((c.name for c in list(ch.before.values()) + list(ch.dropped) if c.name.lower() == old), old)
