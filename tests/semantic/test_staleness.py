@@ -229,6 +229,36 @@ def test_unit_drift_same_column_and_control(elk):
         [Fix(action="update_unit", params={"column": "amount", "scale": -2})]]
 
 
+def test_unit_drift_after_a_rewrite_of_the_old_rows_and_control(elk):
+    """values_units: the table was rewritten once after the unit claim (a compaction of the same
+    rows, same unit), then a new load arrived in another unit (x100) beside those rows: every file
+    postdates the claim, yet the rewritten files keep the annotated magnitude, so the column mixes
+    two units and no single unit annotation is right (failed before: `update_unit` offered, as the
+    whole table's range moved and no file predated the claim). The finding names the load in the
+    new unit. Control: the whole column restated in the new unit keeps `update_unit`."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("amount", "bigint")], partition_by=["d"], at=0,
+              rows={"d": ["2024-11-10"] * 4, "amount": [0, 230, 980, 610]})
+    sm.annotate(cat, T, {"unit": "dollars"}, column="amount", author="a", time=elk.day(0.5))
+    old = {"d": ["2024-11-10"] * 4, "amount": [0, 230, 980, 610]}
+    for i in range(3):
+        elk.append(T, {"d": [f"2024-11-1{i + 1}"] * 4, "amount": [0, 410 + i, 870, 330]}, at=1 + i)
+        for c in old:
+            old[c] += {"d": [f"2024-11-1{i + 1}"] * 4, "amount": [0, 410 + i, 870, 330]}[c]
+    elk.overwrite(T, old, at=4)  # the same rows rewritten (maintenance): still dollars
+    assert sm.staleness(cat, T, now=elk.day(4)) == []  # control: a rewrite that moved nothing
+    v = elk.append(T, {"d": ["2024-11-15"] * 4, "amount": [0, 23000, 98000, 61000]}, at=5)  # cents now
+    f = [x for x in sm.staleness(cat, T, now=elk.day(5), merge=False) if x.reason == "unit_drift"]
+    assert [(x.annotation, x.evidence.values["scale_exp"]) for x in f] == [("column.2.unit", 2)]
+    assert f[0].fixes == [Fix(action="investigate", params={"columns": ["amount"]})]
+    assert "mixes two units" in f[0].message and f"vid {v}" in f[0].message and v in f[0].evidence.vids
+    # control: every row restated in cents: the unit annotation takes the new unit
+    elk.overwrite(T, {"d": old["d"] + ["2024-11-15"] * 4,
+                      "amount": [a * 100 for a in old["amount"]] + [0, 23000, 98000, 61000]}, at=6)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(6), merge=False) if x.reason == "unit_drift"]
+    assert [x.fixes for x in f] == [[Fix(action="update_unit", params={"column": "amount", "scale": 2})]]
+
+
 def test_unit_drift_on_rename_with_scaled_statistics(elk):
     cat = elk.cat
     base(elk)
