@@ -302,6 +302,39 @@ def _key_ranges_apart(t: Table, ann: Annotation, target: Table, pairs: list[tupl
     return out
 
 
+def _family_at(tb: Table, col: Any, since: int) -> str | None:
+    """The type family `col` (a current column of `tb`) had at vid `since`: the family before the
+    first schema change after `since` that held it, else its family now."""
+    cid = column_id(col)
+    for ch in tb.tl.changes_after(since):
+        old = ch.before.get(cid)
+        if old is not None:
+            return type_family(old.type)
+    return type_family(col.type)
+
+
+def key_types_split(t: Table, target: Table, pairs: list[tuple[str, str]], since: int
+                    ) -> list[tuple[str, str, str, str, tuple[int, str, str] | None]]:
+    """Key pairs whose types agreed (one family: number, text, time) at vid `since` and no longer
+    do: (column, related column, their types now, (vid, table, column) of the latest retype that
+    split them).
+    A join on such a pair compares text with a number: most engines refuse it, one casts
+    implicitly, so no measured match rate clears it. Pairs split already at `since` are left out
+    (the relationship was declared over them as they were)."""
+    out = []
+    for x, y in pairs:
+        mine, theirs = t.col(x), target.col(y)
+        if mine is None or theirs is None or type_family(mine.type) == type_family(theirs.type):
+            continue
+        if _family_at(t, mine, since) != _family_at(target, theirs, since):
+            continue
+        split = [(ch.vid, tb.name, c.name) for tb, c in ((t, mine), (target, theirs)) for ch in tb.tl.changes_after(since)
+                 if (old := ch.before.get(column_id(c))) is not None and (new := ch.after.get(column_id(c))) is not None
+                 and type_family(old.type) != type_family(new.type)]
+        out.append((x, y, str(mine.type), str(theirs.type), max(split) if split else None))
+    return out
+
+
 def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table | None], duck: Duck,
                        already: set[tuple[str | None, str]], last: int,
                        checked: set[tuple[str | None, str]]) -> list[Finding]:
@@ -327,11 +360,22 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
         except CatalogError:
             pass  # a condition on the FROM side: not applied to the target
     checked.add((a.key, "join_match_low"))  # the match rate measured replaces the statistics' guess
+    split = key_types_split(t, target, pairs, a.provenance.basis.vid or 0)
+    for x, y, tx, ty, ch in split:
+        out.append(finding(a, t.name, "join_match_low", "stale",
+                           f"the key types no longer agree: {t.name}.{x} is {tx}, {to}.{y} is {ty}"
+                           f"{f' since vid {ch[0]} ({ch[1]}.{ch[2]} retyped)' if ch else ''}: a join on them compares "
+                           "values of two kinds, which most engines refuse (one casts implicitly, so no measured "
+                           "match rate clears it): cast one side in the join, or restate the key in its former type",
+                           [w for w in (ch[0] if ch else None, ctx.vid) if w],
+                           values={"column": x, "to": to, "to_column": y, "types": [tx, ty]},
+                           cause=cause_of("retype", ch[1], ch[0], ch[2]) if ch else None))
     fk = " AND ".join(f"f.{quote_id(x)} IS NOT NULL" for x, _ in pairs)
     on = " AND ".join(f"f.{quote_id(x)} = g.{quote_id(y)}" for x, y in pairs)
     keys = ", ".join(quote_id(y) for _, y in pairs)
-    total, matched = duck.sql(f"SELECT count(*), count(g.__m) FROM {quote_table(t.name)} f LEFT JOIN "
-                              f"(SELECT DISTINCT {keys}, 1 AS __m FROM ({tgt})) g ON {on} WHERE {fk}")[0]
+    total, matched = (0, 0) if split else \
+        duck.sql(f"SELECT count(*), count(g.__m) FROM {quote_table(t.name)} f LEFT JOIN "
+                 f"(SELECT DISTINCT {keys}, 1 AS __m FROM ({tgt})) g ON {on} WHERE {fk}")[0]
     if total and matched / total < MATCH_LOW:
         rate = matched / total
         out.append(finding(a, t.name, "join_match_low", "stale" if rate < 0.5 else "suspect",

@@ -1035,6 +1035,41 @@ def test_join_keys_in_a_new_format_from_statistics_and_control(elk):
     assert "share no range" in f[0].message
 
 
+def test_a_related_key_retyped_to_text_is_flagged_at_data_depth_too_and_control(elk):
+    """keys_joins: the related table's key restated as zero-padded text while this table's key
+    stays an integer: the key types no longer agree, so an agent's join compares text with a number
+    (most engines refuse it, one casts implicitly). Data depth must not clear it because DuckDB's
+    implicit cast makes the measured match rate look fine (failed before: flagged at metadata
+    depth only). Control: a key widened within its family (int to bigint) and a pair of keys whose
+    types differed already when the relationship was declared."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "int"), ("tier", "string")], at=0,
+              rows={"customer_id": [1, 2, 3], "tier": ["a", "b", "a"]})
+    elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint"), ("tier_code", "string")], at=0,
+              rows={"order_id": [10, 11, 12, 13], "customer_id": [1, 2, 3, 1], "tier_code": ["1", "2", "3", "1"]})
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    ann = new_annotation(cat, T, "relationship", "relationship.by_code",
+                         {"to": DIM, "on": [["tier_code", "customer_id"]], "cardinality": "many_to_one",
+                          "canonical": False, "condition": None}, columns=["tier_code"], author="bob", time=elk.day(1))
+    write_annotations(cat, [ann], time=elk.day(1))
+    elk.evolve(DIM, retype={"customer_id": "bigint"}, rows={"customer_id": [1, 2, 3], "tier": ["a", "b", "a"]}, at=2)
+    elk.append(T, {"order_id": [14], "customer_id": [2], "tier_code": ["2"]}, at=2.5)
+    for depth in ("metadata", "data"):  # control: widened within its family; a split there from the start
+        got = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(2.5), merge=False)
+               if x.annotation == "relationship.dim" or (depth == "data" and x.annotation == "relationship.by_code")]
+        assert got == [], (depth, got)
+    v = elk.evolve(DIM, retype={"customer_id": "string"},
+                   rows={"customer_id": ["0000000001", "0000000002", "0000000003"], "tier": ["a", "b", "a"]}, at=3)
+    elk.append(T, {"order_id": [15], "customer_id": [3], "tier_code": ["3"]}, at=3.5)
+    for depth in ("metadata", "data"):
+        got = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(3.5), merge=False)
+               if x.annotation == "relationship.dim"]
+        assert [x.reason for x in got] == ["join_match_low"], (depth, got)
+    got = [x for x in sm.staleness(cat, T, depth="data", now=elk.day(3.5), merge=False)
+           if x.annotation == "relationship.dim"]
+    assert got[0].status == "stale" and v in got[0].evidence.vids and "string" in got[0].message, got
+
+
 def test_enum_values_that_disappeared_at_data_depth_and_control(elk):
     """values_units: a dimension rebuilt with two categories merged into one ('b' and 'c' now 'bc'
     is outside the enum; here 'c' folds into the existing 'b'): the vanished value is flagged at
