@@ -170,15 +170,26 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
     if val.get("cardinality") in ("many_to_one", "one_to_one") and not cond:
         out += _target_key_repeats(ann, t, target, pairs)
     if val.get("cardinality") in ("many_to_one", "one_to_one"):
-        ch = scd2_change(target, ann.provenance.basis.vid)
-        if ch is not None and not any(w in cond for w in (*SCD2, *(c.name.lower() for c in ch.added))):
-            flag = current_flag(target) or "is_current"
-            out.append(finding(ann, t.name, "cardinality_violated", "suspect",
-                                f"{to} keeps versions since vid {ch.vid} ({day_of(ch.time)}): one {t.name} row may match "
-                                "several", [ch.vid], [ch.time], {"to": to, "added": [c.name for c in ch.added]},
-                                f"SCD2 since {day_of(ch.time)}: filter {flag} (condition '{to}.{flag}')",
-                                [make_fix("filter", table=to, column=flag)], cause=cause_of("versions", to, ch.vid)))
+        versions = versioned_target(ann, t, target, cond)
+        if versions is not None:
+            out.append(versions)
     return out
+
+
+def versioned_target(ann: Annotation, t: Table, target: Table, cond: str, note: str = "") -> Finding | None:
+    """The related table became versioned since the relationship's basis (`scd2_change`) and the
+    relationship's condition names no version column: one row may match several versions of a key
+    (cardinality_violated, suspect; the fix filters the current flag). It holds whether or not a key
+    has a second version yet, so the data depth keeps it when no key repeats (`note` says so)."""
+    ch = scd2_change(target, ann.provenance.basis.vid)
+    if ch is None or any(w in cond.lower() for w in (*SCD2, *(c.name.lower() for c in ch.added))):
+        return None
+    flag = current_flag(target) or "is_current"
+    return finding(ann, t.name, "cardinality_violated", "suspect",
+                   f"{target.name} keeps versions since vid {ch.vid} ({day_of(ch.time)}): one {t.name} row may match "
+                   f"several{note}", [ch.vid], [ch.time], {"to": target.name, "added": [c.name for c in ch.added]},
+                   f"SCD2 since {day_of(ch.time)}: filter {flag} (condition '{target.name}.{flag}')",
+                   [make_fix("filter", table=target.name, column=flag)], cause=cause_of("versions", target.name, ch.vid))
 
 
 def _condition_renamed(ann: Annotation, t: Table, target: Table, cond: str) -> list[Finding]:
@@ -394,6 +405,11 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
     for side, body, cols in sides:
         kq = ", ".join(quote_id(c) for c in cols)
         dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM ({body}) GROUP BY ALL HAVING count(*) > 1)")[0][0]
+        if not dup and side == to:
+            kept = versioned_target(a, t, target, str(cond or ""),
+                                    note=" (no key repeats in the data yet: every key has one version so far)")
+            if kept is not None:
+                out.append(kept)
         if dup:
             sugg = None
             cfix: list[Fix] = []

@@ -363,6 +363,38 @@ def test_join_match_low_and_cardinality_violated_and_controls(elk):
     assert f[0].status == "stale"
 
 
+def test_a_dimension_made_versioned_before_any_key_has_a_second_version_and_control(elk):
+    """grain / keys_joins: a dimension rebuilt as SCD2 (validity columns and a current flag) whose
+    keys have one version each so far: the grain per key and the many_to_one relationship into it
+    hold in the data only until the next change of a row, so the data depth keeps the metadata
+    depth's suspect findings (failed before: the data depth found no repeated key and cleared both).
+    Control: a column added that keeps no versions clears nothing it should not flag."""
+    cat = elk.cat
+    _orders_and_dim(elk)
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per customer", "keys": ["customer_id"]}}, author="a",
+                time=elk.day(1))
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    elk.evolve(DIM, add=[("note", "string")], at=2,
+               rows={"customer_id": [1, 2, 3], "customer_uuid": ["u1", "u2", "u3"], "tier": ["a", "b", "a"],
+                     "note": ["x", None, None]})
+    for depth in ("metadata", "data"):  # control: nothing versioned
+        got = [(x.target, x.annotation, x.reason) for tb in (DIM, T)
+               for x in sm.staleness(cat, tb, depth=depth, now=elk.day(2), merge=False)]
+        assert got == [], (depth, got)
+    v = elk.evolve(DIM, add=[("valid_from", "date"), ("valid_to", "date"), ("is_current", "boolean")], at=3,
+                   rows={"customer_id": [1, 2, 3], "customer_uuid": ["u1", "u2", "u3"], "tier": ["a", "b", "a"],
+                         "note": ["x", None, None], "valid_from": ["2024-01-01"] * 3, "valid_to": [None] * 3,
+                         "is_current": [True] * 3})
+    flt = [Fix(action="filter", params={"table": DIM, "column": "is_current"})]
+    for depth in ("metadata", "data"):
+        g = [x for x in sm.staleness(cat, DIM, depth=depth, now=elk.day(3), merge=False) if x.annotation == "table.grain"]
+        r = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(3), merge=False)
+             if x.annotation == "relationship.dim"]
+        assert [(x.reason, x.status, x.fixes) for x in g] == [("grain_violated", "suspect", flt)], (depth, g)
+        assert [(x.reason, x.status, x.fixes) for x in r] == [("cardinality_violated", "suspect", flt)], (depth, r)
+        assert v in g[0].evidence.vids and v in r[0].evidence.vids
+
+
 def test_cardinality_violated_at_metadata_depth_when_target_becomes_scd2(elk):
     cat = elk.cat
     _orders_and_dim(elk)
