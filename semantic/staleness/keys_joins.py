@@ -346,6 +346,22 @@ def key_types_split(t: Table, target: Table, pairs: list[tuple[str, str]], since
     return out
 
 
+def _split_findings(ctx: Context, t: Table, a: Annotation, to: str,
+                    split: list[tuple[str, str, str, str, tuple[int, str, str] | None]]) -> list[Finding]:
+    """join_match_low, stale, for each key pair whose types split (`key_types_split`)."""
+    out = []
+    for x, y, tx, ty, ch in split:
+        out.append(finding(a, t.name, "join_match_low", "stale",
+                           f"the key types no longer agree: {t.name}.{x} is {tx}, {to}.{y} is {ty}"
+                           f"{f' since vid {ch[0]} ({ch[1]}.{ch[2]} retyped)' if ch else ''}: a join on them compares "
+                           "values of two kinds, which most engines refuse (one casts implicitly, so no measured "
+                           "match rate clears it): cast one side in the join, or restate the key in its former type",
+                           [w for w in (ch[0] if ch else None, ctx.vid) if w],
+                           values={"column": x, "to": to, "to_column": y, "types": [tx, ty]},
+                           cause=cause_of("retype", ch[1], ch[0], ch[2]) if ch else None))
+    return out
+
+
 def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table | None], duck: Duck,
                        already: set[tuple[str | None, str]], last: int,
                        checked: set[tuple[str | None, str]]) -> list[Finding]:
@@ -372,15 +388,7 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
             pass  # a condition on the FROM side: not applied to the target
     checked.add((a.key, "join_match_low"))  # the match rate measured replaces the statistics' guess
     split = key_types_split(t, target, pairs, a.provenance.basis.vid or 0)
-    for x, y, tx, ty, ch in split:
-        out.append(finding(a, t.name, "join_match_low", "stale",
-                           f"the key types no longer agree: {t.name}.{x} is {tx}, {to}.{y} is {ty}"
-                           f"{f' since vid {ch[0]} ({ch[1]}.{ch[2]} retyped)' if ch else ''}: a join on them compares "
-                           "values of two kinds, which most engines refuse (one casts implicitly, so no measured "
-                           "match rate clears it): cast one side in the join, or restate the key in its former type",
-                           [w for w in (ch[0] if ch else None, ctx.vid) if w],
-                           values={"column": x, "to": to, "to_column": y, "types": [tx, ty]},
-                           cause=cause_of("retype", ch[1], ch[0], ch[2]) if ch else None))
+    out += _split_findings(ctx, t, a, to, split)
     fk = " AND ".join(f"f.{quote_id(x)} IS NOT NULL" for x, _ in pairs)
     on = " AND ".join(f"f.{quote_id(x)} = g.{quote_id(y)}" for x, y in pairs)
     keys = ", ".join(quote_id(y) for _, y in pairs)
