@@ -313,12 +313,24 @@ def _key_ranges_apart(t: Table, ann: Annotation, target: Table, pairs: list[tupl
     return out
 
 
+def _before(ch: Any, col: Any) -> Any:
+    """The column `col` (of the table after schema change `ch`) was before it: the same field id, or,
+    for a column the change added, the one it dropped under the same name (a rebuild that retyped
+    the column); None when it is new."""
+    cid = column_id(col)
+    old = ch.before.get(cid)
+    if old is None and cid not in ch.before:
+        old = next((c for i, c in ch.before.items() if i not in ch.after and c.name.lower() == col.name.lower()), None)
+    return old
+
+
 def _family_at(tb: Table, col: Any, since: int) -> str | None:
     """The type family `col` (a current column of `tb`) had at vid `since`: the family before the
-    first schema change after `since` that held it, else its family now."""
-    cid = column_id(col)
+    first schema change after `since` that touched it (`_before`), else its family now."""
+    name = col.name.lower()
     for ch in tb.tl.changes_after(since):
-        old = ch.before.get(cid)
+        now = next((c for c in ch.after.values() if c.name.lower() == name), None)
+        old = _before(ch, now) if now is not None else None
         if old is not None:
             return type_family(old.type)
     return type_family(col.type)
@@ -328,7 +340,7 @@ def key_types_split(t: Table, target: Table, pairs: list[tuple[str, str]], since
                     ) -> list[tuple[str, str, str, str, tuple[int, str, str] | None]]:
     """Key pairs whose types agreed (one family: number, text, time) at vid `since` and no longer
     do: (column, related column, their types now, (vid, table, column) of the latest retype that
-    split them).
+    split them: in place, or the column dropped and added again under its name in one commit).
     A join on such a pair compares text with a number: most engines refuse it, one casts
     implicitly, so no measured match rate clears it. Pairs split already at `since` are left out
     (the relationship was declared over them as they were)."""
@@ -339,9 +351,13 @@ def key_types_split(t: Table, target: Table, pairs: list[tuple[str, str]], since
             continue
         if _family_at(t, mine, since) != _family_at(target, theirs, since):
             continue
-        split = [(ch.vid, tb.name, c.name) for tb, c in ((t, mine), (target, theirs)) for ch in tb.tl.changes_after(since)
-                 if (old := ch.before.get(column_id(c))) is not None and (new := ch.after.get(column_id(c))) is not None
-                 and type_family(old.type) != type_family(new.type)]
+        split = []
+        for tb, c in ((t, mine), (target, theirs)):
+            for ch in tb.tl.changes_after(since):
+                now = next((n for n in ch.after.values() if n.name.lower() == c.name.lower()), None)
+                old = _before(ch, now) if now is not None else None
+                if old is not None and now is not None and type_family(old.type) != type_family(now.type):
+                    split.append((ch.vid, tb.name, c.name))
         out.append((x, y, str(mine.type), str(theirs.type), max(split) if split else None))
     return out
 

@@ -1090,7 +1090,8 @@ def test_a_related_key_retyped_to_text_is_flagged_at_data_depth_too_and_control(
         got = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(2.5), merge=False)
                if x.annotation == "relationship.dim" or (depth == "data" and x.annotation == "relationship.by_code")]
         assert got == [], (depth, got)
-    v = elk.evolve(DIM, retype={"customer_id": "string"},
+    # rebuilt with the key as text: dropped and added again under its name in one commit
+    v = elk.evolve(DIM, drop=["customer_id"], add=[("customer_id", "string")],
                    rows={"customer_id": ["0000000001", "0000000002", "0000000003"], "tier": ["a", "b", "a"]}, at=3)
     elk.append(T, {"order_id": [15], "customer_id": [3], "tier_code": ["3"]}, at=3.5)
     for depth in ("metadata", "data"):
