@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from semantic.models import Annotation, ColumnStats, Finding
 from semantic.staleness.core import Table, make_fix, scale_of
-from semantic.staleness.values_units import load_stats, restated_scale
+from semantic.staleness.values_units import load_stats, old_unit_loads, restated_scale
 
 
 def _basis_stats(a: Annotation, col: str, t: Table) -> object:
@@ -25,8 +25,13 @@ def every_row_moved(t: Table, a: Annotation, col: str, k: int) -> bool:
     moved the whole range by 10^k (`restated_scale`), or the column's whole range now is its range
     at the basis scaled by 10^k. False when new loads arrived in another scale beside older rows
     (an append of a few rows can move the range's ends as a rewrite would: the files it left
-    untouched tell them apart)."""
+    untouched tell them apart), and whenever a load the snapshot holds still lies at the basis
+    magnitude (`old_unit_loads`: a rewrite of the old rows after the basis that kept their unit)."""
     loads = [v for v, _cols, _rows in load_stats(t)]
+    before = _basis_stats(a, col, t)
+    basis_stats = before.model_dump() if isinstance(before, ColumnStats) else before
+    if isinstance(basis_stats, dict) and old_unit_loads(t, col, basis_stats, k):
+        return False
 
     def rewritten_since(vid: int) -> bool:
         return bool(loads) and min(loads) > vid
@@ -35,7 +40,6 @@ def every_row_moved(t: Table, a: Annotation, col: str, k: int) -> bool:
     got = restated_scale(t, col, basis)
     if got is not None and got[0] == k and rewritten_since(got[1] - 1):
         return True
-    before = _basis_stats(a, col, t)
     return isinstance(before, dict | ColumnStats) and scale_of(before, t.stat(col)) == k and rewritten_since(basis)
 
 

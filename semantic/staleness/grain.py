@@ -75,6 +75,25 @@ def grain_refs(t: Table, ann: Annotation) -> list[ColumnRef]:
     return [r for r in refs if prose_names(text, r.name, t.name)]
 
 
+def versioned_grain(t: Table, ann: Annotation, keys: list[str], note: str = "") -> Finding | None:
+    """The table became versioned since the grain's basis (`scd2_change`: validity columns or a
+    current flag added) while the grain's keys name no version column: the design keeps a row per
+    key and version now, so the keys may repeat (grain_violated, suspect; the fix filters the current
+    flag). It holds whether or not a key has a second version yet (the next change of a row adds
+    one), so the data depth keeps it when no key repeats (`note` says so)."""
+    ch = scd2_change(t, ann.provenance.basis.vid)
+    added_names = {c.name.lower() for c in ch.added} if ch is not None else set()
+    if ch is None or any(k.lower() in SCD2 or k.lower() in added_names for k in keys):
+        return None
+    flag = current_flag(t) or "is_current"
+    return finding(ann, t.name, "grain_violated", "suspect",
+                   f"{', '.join(c.name for c in ch.added)} appeared at vid {ch.vid} ({day_of(ch.time)}): "
+                   f"the table keeps versions, so {', '.join(keys) or 'the declared keys'} may repeat{note}",
+                   [ch.vid], [ch.time], {"keys": keys, "added": [c.name for c in ch.added]},
+                   f"SCD2 since {day_of(ch.time)}: filter {flag}",
+                   [make_fix("filter", table=t.name, column=flag)], cause=cause_of("versions", t.name, ch.vid))
+
+
 def grain_findings(t: Table, ann: Annotation) -> list[Finding]:
     out = column_findings(t, ann, grain_refs(t, ann))
     if out:
@@ -82,17 +101,9 @@ def grain_findings(t: Table, ann: Annotation) -> list[Finding]:
     keys = grain_keys(t, ann)
     keyless = None if (ann.value or {}).get("keys") else keys
     b = ann.provenance.basis
-    ch = scd2_change(t, b.vid)
-    added_names = {c.name.lower() for c in ch.added} if ch is not None else set()
-    if ch is not None and not any(k.lower() in SCD2 or k.lower() in added_names for k in keys):
-        flag = current_flag(t) or "is_current"
-        out.append(finding(ann, t.name, "grain_violated", "suspect",
-                            f"{', '.join(c.name for c in ch.added)} appeared at vid {ch.vid} ({day_of(ch.time)}): "
-                            f"the table keeps versions, so {', '.join(keys) or 'the declared keys'} may repeat",
-                            [ch.vid], [ch.time], {"keys": keys, "added": [c.name for c in ch.added]},
-                            f"SCD2 since {day_of(ch.time)}: filter {flag}",
-                            [make_fix("filter", table=t.name, column=flag)], cause=cause_of("versions", t.name, ch.vid)))
-        return out
+    versions = versioned_grain(t, ann, keys)
+    if versions is not None:
+        return [versions]
     if len(keys) == 1:
         col, s = t.col(keys[0]), t.stat(keys[0])
         rows = t.stats.get("row_count")
@@ -246,7 +257,8 @@ def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
     dup = duck.sql(f"SELECT count(*), any_value(k) FROM (SELECT ({kq}) AS k FROM {quote_table(t.name)} "
                    f"GROUP BY ALL HAVING count(*) > 1)")[0]
     if not dup[0]:
-        return []
+        kept = versioned_grain(t, a, keys, note=" (none repeats in the data yet: every key has one version so far)")
+        return [kept] if kept is not None else []
     sugg = None
     gfix: list[Fix] = []
     flag = current_flag(t)

@@ -170,15 +170,26 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
     if val.get("cardinality") in ("many_to_one", "one_to_one") and not cond:
         out += _target_key_repeats(ann, t, target, pairs)
     if val.get("cardinality") in ("many_to_one", "one_to_one"):
-        ch = scd2_change(target, ann.provenance.basis.vid)
-        if ch is not None and not any(w in cond for w in (*SCD2, *(c.name.lower() for c in ch.added))):
-            flag = current_flag(target) or "is_current"
-            out.append(finding(ann, t.name, "cardinality_violated", "suspect",
-                                f"{to} keeps versions since vid {ch.vid} ({day_of(ch.time)}): one {t.name} row may match "
-                                "several", [ch.vid], [ch.time], {"to": to, "added": [c.name for c in ch.added]},
-                                f"SCD2 since {day_of(ch.time)}: filter {flag} (condition '{to}.{flag}')",
-                                [make_fix("filter", table=to, column=flag)], cause=cause_of("versions", to, ch.vid)))
+        versions = versioned_target(ann, t, target, cond)
+        if versions is not None:
+            out.append(versions)
     return out
+
+
+def versioned_target(ann: Annotation, t: Table, target: Table, cond: str, note: str = "") -> Finding | None:
+    """The related table became versioned since the relationship's basis (`scd2_change`) and the
+    relationship's condition names no version column: one row may match several versions of a key
+    (cardinality_violated, suspect; the fix filters the current flag). It holds whether or not a key
+    has a second version yet, so the data depth keeps it when no key repeats (`note` says so)."""
+    ch = scd2_change(target, ann.provenance.basis.vid)
+    if ch is None or any(w in cond.lower() for w in (*SCD2, *(c.name.lower() for c in ch.added))):
+        return None
+    flag = current_flag(target) or "is_current"
+    return finding(ann, t.name, "cardinality_violated", "suspect",
+                   f"{target.name} keeps versions since vid {ch.vid} ({day_of(ch.time)}): one {t.name} row may match "
+                   f"several{note}", [ch.vid], [ch.time], {"to": target.name, "added": [c.name for c in ch.added]},
+                   f"SCD2 since {day_of(ch.time)}: filter {flag} (condition '{target.name}.{flag}')",
+                   [make_fix("filter", table=target.name, column=flag)], cause=cause_of("versions", target.name, ch.vid))
 
 
 def _condition_renamed(ann: Annotation, t: Table, target: Table, cond: str) -> list[Finding]:
@@ -302,6 +313,71 @@ def _key_ranges_apart(t: Table, ann: Annotation, target: Table, pairs: list[tupl
     return out
 
 
+def _before(ch: Any, col: Any) -> Any:
+    """The column `col` (of the table after schema change `ch`) was before it: the same field id, or,
+    for a column the change added, the one it dropped under the same name (a rebuild that retyped
+    the column); None when it is new."""
+    cid = column_id(col)
+    old = ch.before.get(cid)
+    if old is None and cid not in ch.before:
+        old = next((c for i, c in ch.before.items() if i not in ch.after and c.name.lower() == col.name.lower()), None)
+    return old
+
+
+def _family_at(tb: Table, col: Any, since: int) -> str | None:
+    """The type family `col` (a current column of `tb`) had at vid `since`: the family before the
+    first schema change after `since` that touched it (`_before`), else its family now."""
+    name = col.name.lower()
+    for ch in tb.tl.changes_after(since):
+        now = next((c for c in ch.after.values() if c.name.lower() == name), None)
+        old = _before(ch, now) if now is not None else None
+        if old is not None:
+            return type_family(old.type)
+    return type_family(col.type)
+
+
+def key_types_split(t: Table, target: Table, pairs: list[tuple[str, str]], since: int
+                    ) -> list[tuple[str, str, str, str, tuple[int, str, str] | None]]:
+    """Key pairs whose types agreed (one family: number, text, time) at vid `since` and no longer
+    do: (column, related column, their types now, (vid, table, column) of the latest retype that
+    split them: in place, or the column dropped and added again under its name in one commit).
+    A join on such a pair compares text with a number: most engines refuse it, one casts
+    implicitly, so no measured match rate clears it. Pairs split already at `since` are left out
+    (the relationship was declared over them as they were)."""
+    out = []
+    for x, y in pairs:
+        mine, theirs = t.col(x), target.col(y)
+        if mine is None or theirs is None or type_family(mine.type) == type_family(theirs.type):
+            continue
+        if _family_at(t, mine, since) != _family_at(target, theirs, since):
+            continue
+        split = []
+        for tb, c in ((t, mine), (target, theirs)):
+            for ch in tb.tl.changes_after(since):
+                now = next((n for n in ch.after.values() if n.name.lower() == c.name.lower()), None)
+                old = _before(ch, now) if now is not None else None
+                if old is not None and now is not None and type_family(old.type) != type_family(now.type):
+                    split.append((ch.vid, tb.name, c.name))
+        out.append((x, y, str(mine.type), str(theirs.type), max(split) if split else None))
+    return out
+
+
+def _split_findings(ctx: Context, t: Table, a: Annotation, to: str,
+                    split: list[tuple[str, str, str, str, tuple[int, str, str] | None]]) -> list[Finding]:
+    """join_match_low, stale, for each key pair whose types split (`key_types_split`)."""
+    out = []
+    for x, y, tx, ty, ch in split:
+        out.append(finding(a, t.name, "join_match_low", "stale",
+                           f"the key types no longer agree: {t.name}.{x} is {tx}, {to}.{y} is {ty}"
+                           f"{f' since vid {ch[0]} ({ch[1]}.{ch[2]} retyped)' if ch else ''}: a join on them compares "
+                           "values of two kinds, which most engines refuse (one casts implicitly, so no measured "
+                           "match rate clears it): cast one side in the join, or restate the key in its former type",
+                           [w for w in (ch[0] if ch else None, ctx.vid) if w],
+                           values={"column": x, "to": to, "to_column": y, "types": [tx, ty]},
+                           cause=cause_of("retype", ch[1], ch[0], ch[2]) if ch else None))
+    return out
+
+
 def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table | None], duck: Duck,
                        already: set[tuple[str | None, str]], last: int,
                        checked: set[tuple[str | None, str]]) -> list[Finding]:
@@ -327,11 +403,14 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
         except CatalogError:
             pass  # a condition on the FROM side: not applied to the target
     checked.add((a.key, "join_match_low"))  # the match rate measured replaces the statistics' guess
+    split = key_types_split(t, target, pairs, a.provenance.basis.vid or 0)
+    out += _split_findings(ctx, t, a, to, split)
     fk = " AND ".join(f"f.{quote_id(x)} IS NOT NULL" for x, _ in pairs)
     on = " AND ".join(f"f.{quote_id(x)} = g.{quote_id(y)}" for x, y in pairs)
     keys = ", ".join(quote_id(y) for _, y in pairs)
-    total, matched = duck.sql(f"SELECT count(*), count(g.__m) FROM {quote_table(t.name)} f LEFT JOIN "
-                              f"(SELECT DISTINCT {keys}, 1 AS __m FROM ({tgt})) g ON {on} WHERE {fk}")[0]
+    total, matched = (0, 0) if split else \
+        duck.sql(f"SELECT count(*), count(g.__m) FROM {quote_table(t.name)} f LEFT JOIN "
+                 f"(SELECT DISTINCT {keys}, 1 AS __m FROM ({tgt})) g ON {on} WHERE {fk}")[0]
     if total and matched / total < MATCH_LOW:
         rate = matched / total
         out.append(finding(a, t.name, "join_match_low", "stale" if rate < 0.5 else "suspect",
@@ -350,6 +429,11 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
     for side, body, cols in sides:
         kq = ", ".join(quote_id(c) for c in cols)
         dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM ({body}) GROUP BY ALL HAVING count(*) > 1)")[0][0]
+        if not dup and side == to:
+            kept = versioned_target(a, t, target, str(cond or ""),
+                                    note=" (no key repeats in the data yet: every key has one version so far)")
+            if kept is not None:
+                out.append(kept)
         if dup:
             sugg = None
             cfix: list[Fix] = []

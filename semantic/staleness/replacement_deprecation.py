@@ -35,14 +35,38 @@ def kept_rows(t: Table, v: int) -> bool:
     return isinstance(after, int) and after == before and bool(stats_at(t, v)) and stats_at(t, v) == stats_at(t, v - 1)
 
 
+def added_data(t: Table, v: int) -> bool:
+    """Did the data commit at `v` add data: more rows than the table held, or a later period (a
+    date / time column's maximum moved later: a rolling window's new day in place of its oldest)?
+    A write that only replaced the rows already there (a compaction, an identical re-run, the rows
+    restated under a new type or with corrected values, rows deleted) is maintenance, not a load.
+    Evidence: the table's statistics at v - 1 and v; without row counts, any change of them."""
+    before, after = rows_at(t, v - 1), rows_at(t, v)
+    if not isinstance(before, int) or not isinstance(after, int):
+        return not kept_rows(t, v)
+    if after > before:
+        return True
+    sb, sa = stats_at(t, v - 1), stats_at(t, v)
+    for c in t.cols.values():
+        if type_family(c.type) != "time":
+            continue
+        b, a = sb.get(c.name), sa.get(c.name)
+        hb = parse_time(b.get("max")) if isinstance(b, dict) else None
+        ha = parse_time(a.get("max")) if isinstance(a, dict) else None
+        if hb is not None and ha is not None and ha > hb:
+            return True
+    return False
+
+
 def deprecated_findings(t: Table, ann: Annotation) -> list[Finding]:
-    """A deprecated table that is still loaded (data commits after the deprecation that changed its
-    rows: a compaction or an identical re-run writes nothing new), or whose successor is missing."""
+    """A deprecated table that is still loaded (data commits after the deprecation that added data,
+    `added_data`: a compaction, a re-run or a restatement of the rows there writes nothing new), or
+    whose successor is missing."""
     out = []
     val = ann.value or {}
     since_t = parse_time(val.get("since")) if val.get("since") else None
     after = [(v, tt) for v, tt in t.tl.data_commits
-             if ((v > (ann.vid or 0)) or (since_t is not None and tt > since_t + DAY)) and not kept_rows(t, v)]
+             if ((v > (ann.vid or 0)) or (since_t is not None and tt > since_t + DAY)) and added_data(t, v)]
     if after:
         out.append(finding(ann, t.name, "deprecated_but_written", "stale",
                             f"deprecated, but {len(after)} load(s) since (last {day_of(after[-1][1])})",

@@ -40,9 +40,11 @@ def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding
     """A column annotated with a unit (or as a measure) whose values written since the claim's
     basis are the annotated ones scaled by 10^k (`scale_of`). The unit annotation gets
     `update_unit` (the one claim that fix rewrites) when every row is in the new unit; when files
-    written before the claim still hold rows at the annotated magnitude (`_old_rows_keep_unit`,
-    evidence `whole_table` False), the older rows keep the annotated unit beside the new ones and no
-    single unit is right (`investigate`, as `scale_new_loads`). A description or a metric gets
+    written before the claim still hold rows at the annotated magnitude (`_old_rows_keep_unit`), or
+    any load the snapshot holds does, whenever written (`old_unit_loads`: a rewrite of the old rows
+    after the claim keeps their unit), the older rows keep the annotated unit beside the new ones
+    (evidence `whole_table` False; the message names the first load in the new unit) and no single
+    unit is right (`investigate`, as `scale_new_loads`). A description or a metric gets
     `investigate` (its new text is for a person to write). `fix_rules.unit_fix` applies both rules."""
     out = []
     b = ann.provenance.basis
@@ -57,13 +59,19 @@ def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding
         k = scale_of(b.stats[ref.name], now_s)
         if k:
             changed = [v for v, _ in t.tl.data_after(b.vid)] or [t.obj.vid]
-            whole = not _old_rows_keep_unit(t, cur.name, b.vid, b.stats[ref.name].model_dump(), k)
-            mixed = "" if whole else "; the older rows keep the annotated unit: the column mixes two units"
+            basis = b.stats[ref.name].model_dump()
+            kept = old_unit_loads(t, cur.name, basis, k)
+            whole = not kept and not _old_rows_keep_unit(t, cur.name, b.vid, basis, k)
+            first = next((v for v in scaled_loads(t, cur.name, basis, k) if v > b.vid), None)
+            mixed = "" if whole else (f"; the loads since vid {first} are in the new unit and" if first else ";") + \
+                " the older rows keep the annotated unit: the column mixes two units"
+            vids = changed[:1] + ([first] if first and not whole else []) + changed[-1:]
             out.append(finding(ann, f"{t.name}.{cur.name}", "unit_drift", "stale",
                                 f"values of {cur.name!r} written since vid {b.vid} are the annotated ones "
-                                f"scaled by 10^{k}{mixed}", changed[:1] + changed[-1:],
+                                f"scaled by 10^{k}{mixed}", sorted(set(vids)),
                                 values={"basis_stats": b.stats[ref.name].model_dump(), "recent_stats": now_s,
-                                        "scale_exp": k, "whole_table": whole},
+                                        "scale_exp": k, "whole_table": whole,
+                                        **({"new_unit_since": first} if first and not whole else {})},
                                 # the candidate repair; fix_rules.unit_fix keeps it only for the unit
                                 # annotation of a column whose every row moved (`whole_table`)
                                 suggestion=f"unit changed ({unit_word(k)}); update the unit",
@@ -79,6 +87,30 @@ def _old_rows_keep_unit(t: Table, col: str, since: int, basis: dict[str, Any], k
     bm = _magnitude(basis)
     olds = [m for v, cols, n in load_stats(t) if v <= since and n and (m := _magnitude(cols.get(col))) is not None]
     return bool(bm and olds) and abs(math.log10(max(olds) / bm) - k) > 0.5  # type: ignore[operator]
+
+
+def _log_scale(t: Table, col: str, basis: dict[str, Any]) -> list[tuple[int, float, int]]:
+    """Per load the snapshot holds (`load_stats`): (vid, log10 of its magnitude of `col` over the
+    basis magnitude, rows); loads of only zeros or nulls measure nothing and are left out."""
+    bm = _magnitude(basis)
+    if not bm:
+        return []
+    return [(v, math.log10(m / bm), n) for v, cols, n in load_stats(t)
+            if n and (m := _magnitude(cols.get(col))) is not None]
+
+
+def old_unit_loads(t: Table, col: str, basis: dict[str, Any], k: int) -> list[int]:
+    """The loads the snapshot holds (written at any vid: a rewrite of the old rows after the claim
+    is no restatement unless it moved them) whose `col` lies nearer the basis magnitude than 10^k
+    times it, from MIN_ADDED rows up (the extreme of a few rows is no measure of a scale): rows
+    that kept the annotated unit. Any such load means the column mixes two units."""
+    return [v for v, d, n in _log_scale(t, col, basis) if n >= MIN_ADDED and abs(d) < abs(d - k)]
+
+
+def scaled_loads(t: Table, col: str, basis: dict[str, Any], k: int) -> list[int]:
+    """The loads the snapshot holds whose `col` lies nearer 10^k times the basis magnitude than
+    the basis magnitude (the rows in the new unit), oldest first."""
+    return [v for v, d, _n in _log_scale(t, col, basis) if abs(d - k) < abs(d)]
 
 
 def _range_moved(old: dict[str, Any], whole: dict[str, Any]) -> bool:

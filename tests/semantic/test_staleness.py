@@ -229,6 +229,36 @@ def test_unit_drift_same_column_and_control(elk):
         [Fix(action="update_unit", params={"column": "amount", "scale": -2})]]
 
 
+def test_unit_drift_after_a_rewrite_of_the_old_rows_and_control(elk):
+    """values_units: the table was rewritten once after the unit claim (a compaction of the same
+    rows, same unit), then a new load arrived in another unit (x100) beside those rows: every file
+    postdates the claim, yet the rewritten files keep the annotated magnitude, so the column mixes
+    two units and no single unit annotation is right (failed before: `update_unit` offered, as the
+    whole table's range moved and no file predated the claim). The finding names the load in the
+    new unit. Control: the whole column restated in the new unit keeps `update_unit`."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("amount", "bigint")], partition_by=["d"], at=0,
+              rows={"d": ["2024-11-10"] * 4, "amount": [0, 230, 980, 610]})
+    sm.annotate(cat, T, {"unit": "dollars"}, column="amount", author="a", time=elk.day(0.5))
+    old = {"d": ["2024-11-10"] * 4, "amount": [0, 230, 980, 610]}
+    for i in range(3):
+        elk.append(T, {"d": [f"2024-11-1{i + 1}"] * 4, "amount": [0, 410 + i, 870, 330]}, at=1 + i)
+        for c in old:
+            old[c] += {"d": [f"2024-11-1{i + 1}"] * 4, "amount": [0, 410 + i, 870, 330]}[c]
+    elk.overwrite(T, old, at=4)  # the same rows rewritten (maintenance): still dollars
+    assert sm.staleness(cat, T, now=elk.day(4)) == []  # control: a rewrite that moved nothing
+    v = elk.append(T, {"d": ["2024-11-15"] * 4, "amount": [0, 23000, 98000, 61000]}, at=5)  # cents now
+    f = [x for x in sm.staleness(cat, T, now=elk.day(5), merge=False) if x.reason == "unit_drift"]
+    assert [(x.annotation, x.evidence.values["scale_exp"]) for x in f] == [("column.2.unit", 2)]
+    assert f[0].fixes == [Fix(action="investigate", params={"columns": ["amount"]})]
+    assert "mixes two units" in f[0].message and f"vid {v}" in f[0].message and v in f[0].evidence.vids
+    # control: every row restated in cents: the unit annotation takes the new unit
+    elk.overwrite(T, {"d": old["d"] + ["2024-11-15"] * 4,
+                      "amount": [a * 100 for a in old["amount"]] + [0, 23000, 98000, 61000]}, at=6)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(6), merge=False) if x.reason == "unit_drift"]
+    assert [x.fixes for x in f] == [[Fix(action="update_unit", params={"column": "amount", "scale": 2})]]
+
+
 def test_unit_drift_on_rename_with_scaled_statistics(elk):
     cat = elk.cat
     base(elk)
@@ -331,6 +361,38 @@ def test_join_match_low_and_cardinality_violated_and_controls(elk):
     f = sm.staleness(cat, T, depth="data", now=elk.day(3))
     assert [(x.reason, x.evidence.values["side"]) for x in f] == [("cardinality_violated", DIM)]
     assert f[0].status == "stale"
+
+
+def test_a_dimension_made_versioned_before_any_key_has_a_second_version_and_control(elk):
+    """grain / keys_joins: a dimension rebuilt as SCD2 (validity columns and a current flag) whose
+    keys have one version each so far: the grain per key and the many_to_one relationship into it
+    hold in the data only until the next change of a row, so the data depth keeps the metadata
+    depth's suspect findings (failed before: the data depth found no repeated key and cleared both).
+    Control: a column added that keeps no versions clears nothing it should not flag."""
+    cat = elk.cat
+    _orders_and_dim(elk)
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per customer", "keys": ["customer_id"]}}, author="a",
+                time=elk.day(1))
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    elk.evolve(DIM, add=[("note", "string")], at=2,
+               rows={"customer_id": [1, 2, 3], "customer_uuid": ["u1", "u2", "u3"], "tier": ["a", "b", "a"],
+                     "note": ["x", None, None]})
+    for depth in ("metadata", "data"):  # control: nothing versioned
+        got = [(x.target, x.annotation, x.reason) for tb in (DIM, T)
+               for x in sm.staleness(cat, tb, depth=depth, now=elk.day(2), merge=False)]
+        assert got == [], (depth, got)
+    v = elk.evolve(DIM, add=[("valid_from", "date"), ("valid_to", "date"), ("is_current", "boolean")], at=3,
+                   rows={"customer_id": [1, 2, 3], "customer_uuid": ["u1", "u2", "u3"], "tier": ["a", "b", "a"],
+                         "note": ["x", None, None], "valid_from": ["2024-01-01"] * 3, "valid_to": [None] * 3,
+                         "is_current": [True] * 3})
+    flt = [Fix(action="filter", params={"table": DIM, "column": "is_current"})]
+    for depth in ("metadata", "data"):
+        g = [x for x in sm.staleness(cat, DIM, depth=depth, now=elk.day(3), merge=False) if x.annotation == "table.grain"]
+        r = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(3), merge=False)
+             if x.annotation == "relationship.dim"]
+        assert [(x.reason, x.status, x.fixes) for x in g] == [("grain_violated", "suspect", flt)], (depth, g)
+        assert [(x.reason, x.status, x.fixes) for x in r] == [("cardinality_violated", "suspect", flt)], (depth, r)
+        assert v in g[0].evidence.vids and v in r[0].evidence.vids
 
 
 def test_cardinality_violated_at_metadata_depth_when_target_becomes_scd2(elk):
@@ -1003,6 +1065,42 @@ def test_join_keys_in_a_new_format_from_statistics_and_control(elk):
     f = sm.staleness(cat, T, now=elk.day(3))
     assert [(x.reason, x.status, x.fixes) for x in f] == [("join_match_low", "suspect", [])]
     assert "share no range" in f[0].message
+
+
+def test_a_related_key_retyped_to_text_is_flagged_at_data_depth_too_and_control(elk):
+    """keys_joins: the related table's key restated as zero-padded text while this table's key
+    stays an integer: the key types no longer agree, so an agent's join compares text with a number
+    (most engines refuse it, one casts implicitly). Data depth must not clear it because DuckDB's
+    implicit cast makes the measured match rate look fine (failed before: flagged at metadata
+    depth only). Control: a key widened within its family (int to bigint) and a pair of keys whose
+    types differed already when the relationship was declared."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "int"), ("tier", "string")], at=0,
+              rows={"customer_id": [1, 2, 3], "tier": ["a", "b", "a"]})
+    elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint"), ("tier_code", "string")], at=0,
+              rows={"order_id": [10, 11, 12, 13], "customer_id": [1, 2, 3, 1], "tier_code": ["1", "2", "3", "1"]})
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    ann = new_annotation(cat, T, "relationship", "relationship.by_code",
+                         {"to": DIM, "on": [["tier_code", "customer_id"]], "cardinality": "many_to_one",
+                          "canonical": False, "condition": None}, columns=["tier_code"], author="bob", time=elk.day(1))
+    write_annotations(cat, [ann], time=elk.day(1))
+    elk.evolve(DIM, retype={"customer_id": "bigint"}, rows={"customer_id": [1, 2, 3], "tier": ["a", "b", "a"]}, at=2)
+    elk.append(T, {"order_id": [14], "customer_id": [2], "tier_code": ["2"]}, at=2.5)
+    for depth in ("metadata", "data"):  # control: widened within its family; a split there from the start
+        got = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(2.5), merge=False)
+               if x.annotation == "relationship.dim" or (depth == "data" and x.annotation == "relationship.by_code")]
+        assert got == [], (depth, got)
+    # rebuilt with the key as text: dropped and added again under its name in one commit
+    v = elk.evolve(DIM, drop=["customer_id"], add=[("customer_id", "string")],
+                   rows={"customer_id": ["0000000001", "0000000002", "0000000003"], "tier": ["a", "b", "a"]}, at=3)
+    elk.append(T, {"order_id": [15], "customer_id": [3], "tier_code": ["3"]}, at=3.5)
+    for depth in ("metadata", "data"):
+        got = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(3.5), merge=False)
+               if x.annotation == "relationship.dim"]
+        assert [x.reason for x in got] == ["join_match_low"], (depth, got)
+    got = [x for x in sm.staleness(cat, T, depth="data", now=elk.day(3.5), merge=False)
+           if x.annotation == "relationship.dim"]
+    assert got[0].status == "stale" and v in got[0].evidence.vids and "string" in got[0].message, got
 
 
 def test_enum_values_that_disappeared_at_data_depth_and_control(elk):

@@ -205,6 +205,30 @@ def test_a_compaction_of_a_deprecated_table_is_not_a_load(elk):
     assert len(got) == 1 and got[0].evidence.values["loads"] == 1, got
 
 
+def test_a_deprecated_table_restated_under_a_new_type_is_not_a_load(elk):
+    """A deprecated table whose rows are restated once under a new column type (the same rows, a
+    schema change that rewrites every file): maintenance of the rows already there, not someone
+    still loading it, so no `deprecated_but_written` (failed before: "deprecated, but 1 load(s)
+    since"). A restatement that drops rows adds nothing either. A load of new rows, or of a new
+    period in place of old rows, is still flagged."""
+    cat = elk.cat
+    _daily(elk)
+    sm.annotate(cat, T, {"deprecated": {"reason": "use acme.core.t2"}}, author="a", time=elk.day(4.8))
+    rows = _all_rows(elk, range(1, 5))
+    elk.evolve(T, retype={"id": "string"}, rows={**rows, "id": [f"{i:08d}" for i in rows["id"]]}, at=5)
+    fewer = _all_rows(elk, range(2, 5))
+    elk.overwrite(T, {**fewer, "id": [f"{i:08d}" for i in fewer["id"]]}, at=5.5)  # the oldest day deleted
+    got = [f for f in sm.staleness(cat, T, now=elk.day(6), merge=False) if f.reason == "deprecated_but_written"]
+    assert got == []
+    rolled = _all_rows(elk, range(3, 6))  # a rolling window: the oldest day out, a new day in (same rows)
+    v = elk.overwrite(T, {**rolled, "id": [f"{i:08d}" for i in rolled["id"]]}, at=6)
+    got = [f for f in sm.staleness(cat, T, now=elk.day(6.5), merge=False) if f.reason == "deprecated_but_written"]
+    assert len(got) == 1 and got[0].evidence.values["loads"] == 1 and v in got[0].evidence.vids, got
+    elk.append(T, {"d": ["2024-11-15"] * 2, "id": ["00000010", "00000011"], "kind": ["a", "b"]}, at=7)
+    got = [f for f in sm.staleness(cat, T, now=elk.day(7.5), merge=False) if f.reason == "deprecated_but_written"]
+    assert len(got) == 1 and got[0].evidence.values["loads"] == 2, got
+
+
 D = "acme.core.dim"
 
 
