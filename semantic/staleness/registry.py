@@ -45,7 +45,7 @@ from semantic.staleness.joined_through import joined_through, joined_through_dat
 from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
 from semantic.staleness.loads_freshness import dead_check, sla_check
 from semantic.staleness.replacement_deprecation import deprecated_findings, replaced_beside
-from semantic.staleness.schema import column_findings, column_prose, table_level
+from semantic.staleness.schema import column_findings, column_prose, prose_elsewhere, table_level
 from semantic.staleness.values_units import (
     ZONE_FIELDS,
     enum_meta,
@@ -227,6 +227,10 @@ CHECKS: list[Check] = [
     # a column's prose naming another column of its table (always run, last: it suppresses no check above)
     Check("column_prose", "schema", "metadata", ("column_renamed", "column_dropped"), ("schema_history", "annotation_text"),
           ("investigate",), lambda e, a: column_prose(e.t, a), lambda a, _e: a.kind == "column" and a.field in PROSE),
+    # prose naming a column of another table, qualified by that table's name (always run, last)
+    Check("prose_elsewhere", "schema", "metadata", ("column_renamed", "column_dropped"),
+          ("schema_history", "annotation_text", "catalog_tables"), ("investigate",),
+          lambda e, a: prose_elsewhere(e.ctx, e.t, a, e.tables), lambda a, _e: a.field in PROSE),
     # ---- metadata, per table
     Check("restatement", "values_units", "metadata", ("values_restated",), ("load_log", "file_stats"),
           ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, None)),
