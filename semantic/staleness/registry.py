@@ -49,6 +49,7 @@ from semantic.staleness.schema import column_findings, column_prose, prose_elsew
 from semantic.staleness.values_units import (
     ZONE_FIELDS,
     enum_meta,
+    enum_rows_removed,
     labels_data,
     restatements,
     scale_appended,
@@ -182,6 +183,8 @@ CHECKS: list[Check] = [
     Check("enum_range", "values_units", "metadata", ("enum_violated", "sample_values_missing"), ("column_stats",),
           ("add_enum_values",), lambda e, a: enum_meta(e.t, a), _field("column", "enum", "sample_values"),
           fallback=True),
+    Check("enum_rows_removed", "values_units", "metadata", ("enum_violated",), ("table_stats", "column_stats"), (),
+          lambda e, a: enum_rows_removed(e.t, a), _field("column", "enum", "labels"), fallback=True),
     Check("description_grain", "grain", "metadata", ("grain_violated", "schema_changed"), ("schema_history",), (),
           lambda e, a: description_grain(e.t, a, e.anns), _field("column", "description"), fallback=True),
     Check("twin_loads", "grain", "metadata", ("grain_violated",), ("file_stats", "load_log"), (),

@@ -189,6 +189,60 @@ def enum_ended(t: Table, ann: Annotation, allowed: list[Any], lo: Any, hi: Any, 
                     cause=cause_of("enum_ended", t.name, last, str(ann.column)))]
 
 
+def _values_held(t: Table, col: str, vid: int) -> int | None:
+    """How many rows of `t` hold a value of `col` as of `vid` (rows less nulls, from the table's
+    statistics); None when the row count is unknown or the column had no statistics then."""
+    rows, st = rows_at(t, vid), stats_at(t, vid).get(col)
+    if rows is None or not isinstance(st, dict):
+        return None
+    nulls = st.get("null_count")
+    return rows - nulls if isinstance(nulls, int) else rows
+
+
+def values_removed(t: Table, col: str) -> list[tuple[int, float, int, int, int]]:
+    """The data commits of `t` that removed rows holding a value of `col` (the rows holding one fell:
+    a delete, or a rewrite with fewer such rows): (vid, time, rows before, rows after, values removed),
+    oldest first. Cached per (table, snapshot, column)."""
+    key = ("values_removed", t.obj.path, t.ctx.vid, col)
+    got = t.ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    out = []
+    for v, tt in t.tl.data_commits:
+        hb, ha = _values_held(t, col, v - 1), _values_held(t, col, v)
+        rb, ra = rows_at(t, v - 1), rows_at(t, v)
+        if hb is not None and ha is not None and rb is not None and ra is not None and ha < hb:
+            out.append((v, tt, rb, ra, hb - ha))
+    t.ctx.cache.findings.put(key, (out,))
+    return out
+
+
+def enum_rows_removed(t: Table, ann: Annotation) -> list[Finding]:
+    """enum_violated (suspect), metadata: a closed value list (an enum, a code's labels) written
+    before a data commit that removed rows holding values of the column (`values_removed`: its rows
+    less its nulls fell), in a table that had never removed such rows before (a table that does so
+    routinely, a window, a rebuild whose size varies, is left alone). Values only those rows held
+    occur no more; which ones (if any) the statistics cannot say when the column's minimum and
+    maximum keep their bounds (`enum_ended` judges the bounds): no fix, the data depth names them."""
+    cur = t.cols.get(ann.column_id if ann.column_id is not None else -1)
+    if cur is None or not ann.value:
+        return []
+    b = ann.provenance.basis.vid
+    removed = values_removed(t, cur.name)
+    if not removed or removed[0][0] <= b:
+        return []  # none since the list was written, or the table removed rows before it was
+    v, tt, rb, ra, n = removed[0]
+    what = "labelled codes" if ann.field == "labels" else "enum values"
+    return [finding(ann, f"{t.name}.{cur.name}", "enum_violated", "suspect",
+                    f"{t.name} lost {rb - ra} of its {rb} rows at vid {v} ({day_of(tt)}), {n} of them holding a value "
+                    f"of {cur.name}, after the {ann.field} was written (vid {b}); it had never removed such rows before: "
+                    f"{what} only those rows held occur no more. The statistics cannot say which; check the values "
+                    "at data depth", [v], [tt],
+                    values={"column": cur.name, "removed_vid": v, "rows_before": rb, "rows_after": ra,
+                            "values_removed": n},
+                    cause=cause_of("rows_removed", t.name, v, cur.name))]
+
+
 def rewrites(t: Table) -> list[tuple[int, float]]:
     """The data commits that rewrote `t` in full — the commit's write log (`meta.writes`, as the
     Spark bridge records it) says `overwrite` for the table and every file the table holds after
