@@ -42,7 +42,12 @@ from semantic.staleness.grain import (
     twin_loads,
 )
 from semantic.staleness.joined_through import joined_through, joined_through_data
-from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
+from semantic.staleness.keys_joins import (
+    join_key_data,
+    relationship_data,
+    relationship_findings,
+    target_rows_removed,
+)
 from semantic.staleness.loads_freshness import dead_check, sla_check
 from semantic.staleness.replacement_deprecation import deprecated_findings, replaced_beside
 from semantic.staleness.schema import column_findings, column_prose, prose_elsewhere, table_level
@@ -193,6 +198,8 @@ CHECKS: list[Check] = [
     Check("relationship", "keys_joins", "metadata", ("join_key_missing", "cardinality_violated"),
           ("schema_history", "column_stats", "catalog_tables"), ("join_on", "relate_to", "filter", "rename"),
           lambda e, a: relationship_findings(e.ctx, e.t, a, e.tables), _field("relationship")),
+    Check("target_rows_removed", "keys_joins", "metadata", ("join_match_low",), ("table_stats", "column_stats"), (),
+          lambda e, a: target_rows_removed(e.ctx, e.t, a, e.tables), _field("relationship"), fallback=True),
     Check("metric", "definitions", "metadata", ("column_dropped", "column_renamed", "column_type_changed", "unit_drift"),
           ("schema_history", "column_stats"), ("rename", "investigate"), lambda e, a: metric_findings(e.t, a),
           _field("metric"), fix_rule=unit_fix),

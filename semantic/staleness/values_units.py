@@ -32,6 +32,7 @@ from semantic.staleness.core import (
     scale_of,
     stats_at,
     unit_word,
+    values_removed,
     word_set,
 )
 
@@ -187,34 +188,6 @@ def enum_ended(t: Table, ann: Annotation, allowed: list[Any], lo: Any, hi: Any, 
                     f"now ([{lo}, {hi}]), so no row holds them: {gone} (retired, or merged into another value); check "
                     "which values took their rows", [last], values={"gone": gone, "enum": allowed, "min": lo, "max": hi},
                     cause=cause_of("enum_ended", t.name, last, str(ann.column)))]
-
-
-def _values_held(t: Table, col: str, vid: int) -> int | None:
-    """How many rows of `t` hold a value of `col` as of `vid` (rows less nulls, from the table's
-    statistics); None when the row count is unknown or the column had no statistics then."""
-    rows, st = rows_at(t, vid), stats_at(t, vid).get(col)
-    if rows is None or not isinstance(st, dict):
-        return None
-    nulls = st.get("null_count")
-    return rows - nulls if isinstance(nulls, int) else rows
-
-
-def values_removed(t: Table, col: str) -> list[tuple[int, float, int, int, int]]:
-    """The data commits of `t` that removed rows holding a value of `col` (the rows holding one fell:
-    a delete, or a rewrite with fewer such rows): (vid, time, rows before, rows after, values removed),
-    oldest first. Cached per (table, snapshot, column)."""
-    key = ("values_removed", t.obj.path, t.ctx.vid, col)
-    got = t.ctx.cache.findings.take(key)
-    if got is not None:
-        return got[0]
-    out = []
-    for v, tt in t.tl.data_commits:
-        hb, ha = _values_held(t, col, v - 1), _values_held(t, col, v)
-        rb, ra = rows_at(t, v - 1), rows_at(t, v)
-        if hb is not None and ha is not None and rb is not None and ra is not None and ha < hb:
-            out.append((v, tt, rb, ra, hb - ha))
-    t.ctx.cache.findings.put(key, (out,))
-    return out
 
 
 def enum_rows_removed(t: Table, ann: Annotation) -> list[Finding]:

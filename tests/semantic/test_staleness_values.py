@@ -446,3 +446,31 @@ def test_rows_removed_from_a_table_that_routinely_loses_rows_raise_nothing(elk):
     elk.overwrite(DIM, {"id": [1, 3, 4, 5], "kind": ["a", "c", "c", "a"]}, at=3)
     assert sm.staleness(cat, DIM, now=elk.day(3), merge=False) == []
     assert [f.evidence.values["gone"] for f in _data(cat, DIM, elk.day(3)) if f.reason == "enum_violated"] == [["b"]]
+
+
+def test_rows_removed_from_the_table_a_relationship_joins_to_are_suspect_at_metadata_depth(elk):
+    """The dimension a fact joins to lost rows holding its key after the relationship was written (and
+    never before): rows of the fact that joined to them may match nothing now; at metadata depth the
+    relationship is suspect (join_match_low, no fix; failed before: nothing), at data depth the match
+    measured decides. Control: rows added to the dimension."""
+    from semantic.annotations import new_annotation, write_annotations
+
+    cat = elk.cat
+    fact = "acme.core.fact"
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4], "kind": ["a", "b", "c", "a"]}, at=1)
+    elk.table(fact, [("line", "bigint"), ("dim_id", "bigint")], at=0,
+              rows={"line": list(range(8)), "dim_id": [1, 2, 3, 4, 1, 2, 3, 4]})
+    rel = new_annotation(cat, fact, "relationship", "relationship.dim",
+                         {"to": DIM, "on": [["dim_id", "id"]], "cardinality": "many_to_one", "canonical": True},
+                         columns=["dim_id"], author="a", time=elk.day(1.5))
+    write_annotations(cat, [rel], time=elk.day(1.5))
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "kind": ["a", "b", "c", "a", "b"]}, at=2)
+    assert sm.staleness(cat, fact, now=elk.day(2), merge=False) == []  # control: rows added
+    v = elk.overwrite(DIM, {"id": [1, 3, 4, 5], "kind": ["a", "c", "a", "b"]}, at=3)
+    got = sm.staleness(cat, fact, now=elk.day(3), merge=False)
+    assert [(f.annotation, f.reason, f.status, f.fixes) for f in got] == [
+        ("relationship.dim", "join_match_low", "suspect", [])]
+    assert v in got[0].evidence.vids and got[0].evidence.values["rows_after"] == 4
+    data = [f for f in _data(cat, fact, elk.day(3)) if f.annotation == "relationship.dim"]
+    assert [(f.reason, f.evidence.values.get("rate")) for f in data] == [("join_match_low", 0.75)]
