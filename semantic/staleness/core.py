@@ -241,6 +241,34 @@ def rows_at(t: Table, vid: int) -> int | None:
     return _stats_at(t, vid)[1]
 
 
+def values_held(t: Table, col: str, vid: int) -> int | None:
+    """How many rows of `t` hold a value of `col` as of `vid` (rows less nulls, from the table's
+    statistics); None when the row count is unknown or the column had no statistics then."""
+    rows, st = rows_at(t, vid), stats_at(t, vid).get(col)
+    if rows is None or not isinstance(st, dict):
+        return None
+    nulls = st.get("null_count")
+    return rows - nulls if isinstance(nulls, int) else rows
+
+
+def values_removed(t: Table, col: str) -> list[tuple[int, float, int, int, int]]:
+    """The data commits of `t` that removed rows holding a value of `col` (the rows holding one fell:
+    a delete, or a rewrite with fewer such rows): (vid, time, rows before, rows after, values removed),
+    oldest first. Cached per (table, snapshot, column)."""
+    key = ("values_removed", t.obj.path, t.ctx.vid, col)
+    got = t.ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    out = []
+    for v, tt in t.tl.data_commits:
+        hb, ha = values_held(t, col, v - 1), values_held(t, col, v)
+        rb, ra = rows_at(t, v - 1), rows_at(t, v)
+        if hb is not None and ha is not None and rb is not None and ra is not None and ha < hb:
+            out.append((v, tt, rb, ra, hb - ha))
+    t.ctx.cache.findings.put(key, (out,))
+    return out
+
+
 def pair_cost(before: dict[str, Any] | None, after: dict[str, Any] | None) -> tuple[float, int] | None:
     """How well column statistics `after` continue `before` (the same values, perhaps scaled by
     10^k): (cost, k), lower is better, or None when they cannot be the same column. Numbers compare

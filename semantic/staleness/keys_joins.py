@@ -28,6 +28,7 @@ from semantic.staleness.core import (
     quote_id,
     quote_table,
     stats_at,
+    values_removed,
 )
 from semantic.staleness.grain import current_flag, scd2_change
 from semantic.staleness.schema import column_findings, rename_map
@@ -462,3 +463,32 @@ def join_key_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table
     the metadata ones."""
     checked.add((a.key, "join_key_missing"))
     return [f for f in relationship_findings(ctx, t, a, tables, duck) if f.reason == "join_key_missing"]
+
+
+def target_rows_removed(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
+    """join_match_low (suspect), metadata: the table a relationship joins to removed rows holding its
+    join key (`values_removed`: the key's rows less nulls fell) after the relationship was written, and
+    had never removed such rows before (a table that does so routinely is left alone). Rows of this
+    table that joined to the removed ones match nothing now, if any did; the statistics cannot say:
+    no fix, the data depth measures the match."""
+    val = ann.value or {}
+    to = str(val.get("to") or "")
+    pairs = [(str(p[0]), str(p[1])) for p in val.get("on") or [] if isinstance(p, (list, tuple)) and len(p) == 2]
+    target = get_table(ctx, to, tables) if to and to != t.name else None
+    if target is None or not pairs or any(t.col(a) is None or target.col(b) is None for a, b in pairs):
+        return []
+    b = ann.provenance.basis.vid
+    key = target.col(pairs[0][1])
+    assert key is not None
+    removed = values_removed(target, key.name)
+    if not removed or removed[0][0] <= b:
+        return []  # none since the relationship was written, or the target removed rows before it was
+    v, tt, rb, ra, n = removed[0]
+    return [finding(ann, t.name, "join_match_low", "suspect",
+                    f"{to} lost {rb - ra} of its {rb} rows at vid {v} ({day_of(tt)}), {n} of them holding a value of "
+                    f"{key.name}, after this relationship was written (vid {b}); it had never removed such rows "
+                    f"before: rows of {t.name} that joined to them match nothing now. The statistics cannot say "
+                    "how many; check the match at data depth", [v], [tt],
+                    values={"to": to, "column": key.name, "removed_vid": v, "rows_before": rb, "rows_after": ra,
+                            "values_removed": n},
+                    cause=cause_of("rows_removed", to, v, key.name))]

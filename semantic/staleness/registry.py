@@ -42,13 +42,19 @@ from semantic.staleness.grain import (
     twin_loads,
 )
 from semantic.staleness.joined_through import joined_through, joined_through_data
-from semantic.staleness.keys_joins import join_key_data, relationship_data, relationship_findings
+from semantic.staleness.keys_joins import (
+    join_key_data,
+    relationship_data,
+    relationship_findings,
+    target_rows_removed,
+)
 from semantic.staleness.loads_freshness import dead_check, sla_check
 from semantic.staleness.replacement_deprecation import deprecated_findings, replaced_beside
-from semantic.staleness.schema import column_findings, column_prose, table_level
+from semantic.staleness.schema import column_findings, column_prose, prose_elsewhere, table_level
 from semantic.staleness.values_units import (
     ZONE_FIELDS,
     enum_meta,
+    enum_rows_removed,
     labels_data,
     restatements,
     scale_appended,
@@ -182,6 +188,8 @@ CHECKS: list[Check] = [
     Check("enum_range", "values_units", "metadata", ("enum_violated", "sample_values_missing"), ("column_stats",),
           ("add_enum_values",), lambda e, a: enum_meta(e.t, a), _field("column", "enum", "sample_values"),
           fallback=True),
+    Check("enum_rows_removed", "values_units", "metadata", ("enum_violated",), ("table_stats", "column_stats"), (),
+          lambda e, a: enum_rows_removed(e.t, a), _field("column", "enum", "labels"), fallback=True),
     Check("description_grain", "grain", "metadata", ("grain_violated", "schema_changed"), ("schema_history",), (),
           lambda e, a: description_grain(e.t, a, e.anns), _field("column", "description"), fallback=True),
     Check("twin_loads", "grain", "metadata", ("grain_violated",), ("file_stats", "load_log"), (),
@@ -190,6 +198,8 @@ CHECKS: list[Check] = [
     Check("relationship", "keys_joins", "metadata", ("join_key_missing", "cardinality_violated"),
           ("schema_history", "column_stats", "catalog_tables"), ("join_on", "relate_to", "filter", "rename"),
           lambda e, a: relationship_findings(e.ctx, e.t, a, e.tables), _field("relationship")),
+    Check("target_rows_removed", "keys_joins", "metadata", ("join_match_low",), ("table_stats", "column_stats"), (),
+          lambda e, a: target_rows_removed(e.ctx, e.t, a, e.tables), _field("relationship"), fallback=True),
     Check("metric", "definitions", "metadata", ("column_dropped", "column_renamed", "column_type_changed", "unit_drift"),
           ("schema_history", "column_stats"), ("rename", "investigate"), lambda e, a: metric_findings(e.t, a),
           _field("metric"), fix_rule=unit_fix),
@@ -227,6 +237,10 @@ CHECKS: list[Check] = [
     # a column's prose naming another column of its table (always run, last: it suppresses no check above)
     Check("column_prose", "schema", "metadata", ("column_renamed", "column_dropped"), ("schema_history", "annotation_text"),
           ("investigate",), lambda e, a: column_prose(e.t, a), lambda a, _e: a.kind == "column" and a.field in PROSE),
+    # prose naming a column of another table, qualified by that table's name (always run, last)
+    Check("prose_elsewhere", "schema", "metadata", ("column_renamed", "column_dropped"),
+          ("schema_history", "annotation_text", "catalog_tables"), ("investigate",),
+          lambda e, a: prose_elsewhere(e.ctx, e.t, a, e.tables), lambda a, _e: a.field in PROSE),
     # ---- metadata, per table
     Check("restatement", "values_units", "metadata", ("values_restated",), ("load_log", "file_stats"),
           ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, None)),

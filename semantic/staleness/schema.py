@@ -11,7 +11,7 @@ import re
 from catalog_core import lake
 from catalog_core.sql.types import duck_type
 from semantic._tables import column_id
-from semantic.history import SchemaChange, type_family
+from semantic.history import Context, SchemaChange, type_family
 from semantic.models import Annotation, ColumnRef, ColumnStats, Finding
 from semantic.staleness.claim_rules import prose_names, strings_of
 from semantic.staleness.core import (
@@ -20,6 +20,7 @@ from semantic.staleness.core import (
     cause_of,
     day_of,
     finding,
+    get_table,
     make_fix,
     name_of,
     pair_cost,
@@ -421,4 +422,76 @@ def column_prose(t: Table, ann: Annotation) -> list[Finding]:
                                    f"its text names column {name!r}, dropped {when}", [ch.vid], [ch.time],
                                    {"column": name, "named_in_text": True},
                                    cause=cause_of("drop", t.name, ch.vid, name)))
+    return out
+
+
+_QUALIFIED = re.compile(r"(?<![A-Za-z0-9_.])((?:[A-Za-z0-9_]+\.)+)([A-Za-z0-9_]+)(?![A-Za-z0-9_])(?!\.[A-Za-z_])")
+
+
+def table_forms(ctx: Context) -> dict[str, set[str]]:
+    """How prose may name each table of the snapshot: its full name and its trailing parts
+    (`acme.ps.likp_d`, `ps.likp_d`, `likp_d`), lower case -> the tables that form names (cached per vid)."""
+    key = ("table_forms", ctx.vid)
+    got = ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    out: dict[str, set[str]] = {}
+    for name in ctx.tables():
+        parts = name.lower().split(".")
+        for i in range(len(parts)):
+            out.setdefault(".".join(parts[i:]), set()).add(name)
+    ctx.cache.findings.put(key, (out,))
+    return out
+
+
+def qualified_elsewhere(ctx: Context, t: Table, text: str) -> list[tuple[str, str]]:
+    """(table, column) of each identifier in `text` qualified by the name of another table of the
+    snapshot (its full name or a trailing part naming that table alone: `likp_d.blart_x`,
+    `acme.ps.likp_d.blart_x`). An unqualified word, or a qualifier that names no table or several
+    (`e.g.`, `v1.status`), is not a claim about another table's column."""
+    forms = table_forms(ctx)
+    out: list[tuple[str, str]] = []
+    for m in _QUALIFIED.finditer(text):
+        owners = forms.get(m.group(1)[:-1].lower(), set())
+        if len(owners) == 1 and (u := next(iter(owners))) != t.name and (u, m.group(2).lower()) not in out:
+            out.append((u, m.group(2).lower()))
+    return out
+
+
+def prose_elsewhere(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
+    """Prose (a description, grain text...) naming a column of another table qualified by that table's
+    name (`qualified_elsewhere`) that a schema change of that table after the annotation renamed or
+    dropped (`renames`: in place, or paired by statistics in the commit that dropped it). A rename:
+    `column_renamed`, the text to rewrite with the new name (`investigate {table, columns}`: the review
+    cannot rewrite prose, as `column_prose`); a drop: `column_dropped`, no fix."""
+    text = " ".join(strings_of(ann.value))
+    if not text or "." not in text:
+        return []
+    b = ann.provenance.basis
+    target = f"{t.name}.{ann.column}" if ann.kind == "column" and ann.column else t.name
+    out: list[Finding] = []
+    for other, col in qualified_elsewhere(ctx, t, text):
+        u = get_table(ctx, other, tables)
+        if u is None or u.col(col) is not None:
+            continue  # the table is gone (its own checks say so), or the name is still a column of it
+        for ch in u.tl.changes_after(b.vid):
+            moved = renames(ch, u)
+            old = next((c.name for c in list(ch.before.values()) + list(ch.dropped) if c.name.lower() == col), None)
+            if old is None or (col not in moved and all(c.name.lower() != col for c in ch.dropped)):
+                continue
+            when = f"at vid {ch.vid} ({day_of(ch.time)})"
+            if col in moved:
+                new = next((c.name for c in u.cols.values() if c.name.lower() == moved[col]), moved[col])
+                out.append(finding(ann, target, "column_renamed", "stale",
+                                   f"its text names {other}.{old}, renamed {new!r} {when}", [ch.vid], [ch.time],
+                                   {"table": other, "column": old, "now": new, "named_in_text": True},
+                                   f"its text names the old name {other}.{old}: rewrite it to say {new}",
+                                   [make_fix("investigate", table=other, columns=[new])],
+                                   cause=cause_of("rename", other, ch.vid, old)))
+            else:
+                out.append(finding(ann, target, "column_dropped", "stale",
+                                   f"its text names {other}.{old}, dropped {when}", [ch.vid], [ch.time],
+                                   {"table": other, "column": old, "named_in_text": True},
+                                   cause=cause_of("drop", other, ch.vid, old)))
+            break
     return out

@@ -32,6 +32,7 @@ from semantic.staleness.core import (
     scale_of,
     stats_at,
     unit_word,
+    values_removed,
     word_set,
 )
 
@@ -219,6 +220,32 @@ def enum_ended(t: Table, ann: Annotation, allowed: list[Any], lo: Any, hi: Any, 
                     f"now ([{lo}, {hi}]), so no row holds them: {gone} (retired, or merged into another value); check "
                     "which values took their rows", [last], values={"gone": gone, "enum": allowed, "min": lo, "max": hi},
                     cause=cause_of("enum_ended", t.name, last, str(ann.column)))]
+
+
+def enum_rows_removed(t: Table, ann: Annotation) -> list[Finding]:
+    """enum_violated (suspect), metadata: a closed value list (an enum, a code's labels) written
+    before a data commit that removed rows holding values of the column (`values_removed`: its rows
+    less its nulls fell), in a table that had never removed such rows before (a table that does so
+    routinely, a window, a rebuild whose size varies, is left alone). Values only those rows held
+    occur no more; which ones (if any) the statistics cannot say when the column's minimum and
+    maximum keep their bounds (`enum_ended` judges the bounds): no fix, the data depth names them."""
+    cur = t.cols.get(ann.column_id if ann.column_id is not None else -1)
+    if cur is None or not ann.value:
+        return []
+    b = ann.provenance.basis.vid
+    removed = values_removed(t, cur.name)
+    if not removed or removed[0][0] <= b:
+        return []  # none since the list was written, or the table removed rows before it was
+    v, tt, rb, ra, n = removed[0]
+    what = "labelled codes" if ann.field == "labels" else "enum values"
+    return [finding(ann, f"{t.name}.{cur.name}", "enum_violated", "suspect",
+                    f"{t.name} lost {rb - ra} of its {rb} rows at vid {v} ({day_of(tt)}), {n} of them holding a value "
+                    f"of {cur.name}, after the {ann.field} was written (vid {b}); it had never removed such rows before: "
+                    f"{what} only those rows held occur no more. The statistics cannot say which; check the values "
+                    "at data depth", [v], [tt],
+                    values={"column": cur.name, "removed_vid": v, "rows_before": rb, "rows_after": ra,
+                            "values_removed": n},
+                    cause=cause_of("rows_removed", t.name, v, cur.name))]
 
 
 def rewrites(t: Table) -> list[tuple[int, float]]:

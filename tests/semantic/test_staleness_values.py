@@ -397,3 +397,80 @@ def test_a_truncated_string_bound_stands_for_its_value_not_a_respelling():
     assert not truncates("cancel", "cancelled")          # too short to be a writer's truncation
     assert not truncates("partially_refunx", "partially_refunded")
     assert not truncates("canceled", "cancelled")
+
+
+# ------------------------------------------------------------------ rows removed under a closed value list, at metadata depth
+def _removals(elk: LakeBuilder) -> None:
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5, 6], "kind": ["a", "b", "c", "c", "a", None]}, at=1)
+    sm.annotate(cat, DIM, {"enum": ["a", "b", "c"]}, column="kind", author="a", time=elk.day(1.5))
+    sm.annotate(cat, DIM, {"labels": {"a": "alpha", "b": "beta", "c": "gamma"}}, column="kind", author="a",
+                time=elk.day(1.5))
+
+
+def test_rows_removed_under_an_enum_are_suspect_at_metadata_depth_and_controls(elk):
+    """A dimension rebuilt without the rows of 'b', a value inside the column's range (its minimum
+    and maximum keep their bounds): at metadata depth the statistics only show that the table lost
+    non-null values of the column after the enum and labels were written, and never lost rows before;
+    the closed value lists are suspect, with no fix (which value went is for the data to say; failed
+    before: nothing). Controls: rows added; rows removed that held no value (only nulls went). At data
+    depth the data decides: the value that went is named."""
+    cat = elk.cat
+    _removals(elk)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5, 6, 7], "kind": ["a", "b", "c", "c", "a", None, "b"]}, at=2)
+    assert sm.staleness(cat, DIM, now=elk.day(2), merge=False) == []  # control: rows added
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5, 7], "kind": ["a", "b", "c", "c", "a", "b"]}, at=3)
+    assert sm.staleness(cat, DIM, now=elk.day(3), merge=False) == []  # control: only a null went
+    v = elk.overwrite(DIM, {"id": [1, 3, 4, 5], "kind": ["a", "c", "c", "a"]}, at=4)
+    got = sm.staleness(cat, DIM, now=elk.day(4), merge=False)
+    assert sorted((f.annotation, f.reason, f.status, f.fixes) for f in got) == [
+        ("column.2.enum", "enum_violated", "suspect", []), ("column.2.labels", "enum_violated", "suspect", [])]
+    assert all(v in f.evidence.vids and f.evidence.values["rows_before"] == 6 and f.evidence.values["rows_after"] == 4
+               for f in got)
+    data = [f for f in _data(cat, DIM, elk.day(4)) if f.reason == "enum_violated"]
+    assert sorted((f.annotation, f.evidence.values["gone"]) for f in data) == [
+        ("column.2.enum", ["b"]), ("column.2.labels", ["b"])]
+
+
+def test_rows_removed_from_a_table_that_routinely_loses_rows_raise_nothing(elk):
+    """Control: a table whose rebuilds lost rows before the enum was written (a window, a rebuild
+    whose size varies) loses rows again: routine for it, no suspicion from the statistics alone; nor
+    does a removal before the enum was written. Data depth still checks the values."""
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5, 6], "kind": ["a", "b", "c", "c", "a", "b"]}, at=1)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "kind": ["a", "b", "c", "c", "a"]}, at=2)
+    sm.annotate(cat, DIM, {"enum": ["a", "b", "c"]}, column="kind", author="a", time=elk.day(2.5))
+    assert sm.staleness(cat, DIM, now=elk.day(2.5), merge=False) == []
+    elk.overwrite(DIM, {"id": [1, 3, 4, 5], "kind": ["a", "c", "c", "a"]}, at=3)
+    assert sm.staleness(cat, DIM, now=elk.day(3), merge=False) == []
+    assert [f.evidence.values["gone"] for f in _data(cat, DIM, elk.day(3)) if f.reason == "enum_violated"] == [["b"]]
+
+
+def test_rows_removed_from_the_table_a_relationship_joins_to_are_suspect_at_metadata_depth(elk):
+    """The dimension a fact joins to lost rows holding its key after the relationship was written (and
+    never before): rows of the fact that joined to them may match nothing now; at metadata depth the
+    relationship is suspect (join_match_low, no fix; failed before: nothing), at data depth the match
+    measured decides. Control: rows added to the dimension."""
+    from semantic.annotations import new_annotation, write_annotations
+
+    cat = elk.cat
+    fact = "acme.core.fact"
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4], "kind": ["a", "b", "c", "a"]}, at=1)
+    elk.table(fact, [("line", "bigint"), ("dim_id", "bigint")], at=0,
+              rows={"line": list(range(8)), "dim_id": [1, 2, 3, 4, 1, 2, 3, 4]})
+    rel = new_annotation(cat, fact, "relationship", "relationship.dim",
+                         {"to": DIM, "on": [["dim_id", "id"]], "cardinality": "many_to_one", "canonical": True},
+                         columns=["dim_id"], author="a", time=elk.day(1.5))
+    write_annotations(cat, [rel], time=elk.day(1.5))
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "kind": ["a", "b", "c", "a", "b"]}, at=2)
+    assert sm.staleness(cat, fact, now=elk.day(2), merge=False) == []  # control: rows added
+    v = elk.overwrite(DIM, {"id": [1, 3, 4, 5], "kind": ["a", "c", "a", "b"]}, at=3)
+    got = sm.staleness(cat, fact, now=elk.day(3), merge=False)
+    assert [(f.annotation, f.reason, f.status, f.fixes) for f in got] == [
+        ("relationship.dim", "join_match_low", "suspect", [])]
+    assert v in got[0].evidence.vids and got[0].evidence.values["rows_after"] == 4
+    data = [f for f in _data(cat, fact, elk.day(3)) if f.annotation == "relationship.dim"]
+    assert [(f.reason, f.evidence.values.get("rate")) for f in data] == [("join_match_low", 0.75)]

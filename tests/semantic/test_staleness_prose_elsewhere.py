@@ -1,0 +1,59 @@
+"""Prose naming a column of another table, qualified by that table's name (issue 45): a rename or a
+drop of that column makes the text false wherever it is written, not only on the column's own table."""
+
+from __future__ import annotations
+
+import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
+from semantic.models import Fix
+
+T = "acme.ps.orders"
+U = "acme.ps.deliveries"
+
+
+def _lake(lk: LakeBuilder) -> None:
+    lk.table(T, [("id", "bigint"), ("doc_type", "string"), ("note", "string")], at=0,
+             rows={"id": [1, 2, 3], "doc_type": ["a", "b", "a"], "note": ["x", "y", "z"]})
+    lk.table(U, [("id", "bigint"), ("doc_ref", "string"), ("status", "string")], at=0,
+             rows={"id": [1, 2], "doc_ref": ["a", "b"], "status": ["open", "done"]})
+
+
+def _by_ann(cat, table, now):
+    return {(f.annotation, f.reason): f for f in sm.staleness(cat, table, now=now)}
+
+
+def test_prose_naming_another_tables_renamed_column(elk):
+    cat = elk.cat
+    _lake(elk)
+    sm.annotate(cat, T, {"description": "the document type; matches deliveries.doc_ref"}, column="doc_type",
+                author="a", time=elk.day(1))
+    sm.annotate(cat, T, {"description": "free text, see acme.ps.deliveries.status"}, column="note",
+                author="a", time=elk.day(1))
+    # controls: nothing of the other table changed; then a column the texts do not name
+    assert not [f for f in sm.staleness(cat, T, now=elk.day(1)) if f.reason in ("column_renamed", "column_dropped")]
+    elk.evolve(U, add=[("carrier", "string")], at=2)
+    assert not [f for f in sm.staleness(cat, T, now=elk.day(2)) if f.reason in ("column_renamed", "column_dropped")]
+    v = elk.evolve(U, rename={"doc_ref": "doc_ref_nk"}, at=3)
+    f = _by_ann(cat, T, elk.day(3))
+    got = f[("column.2.description", "column_renamed")]
+    assert got.status == "stale" and v in got.evidence.vids
+    assert got.evidence.values["table"] == U and got.evidence.values["now"] == "doc_ref_nk"
+    assert got.fixes == [Fix(action="investigate", params={"table": U, "columns": ["doc_ref_nk"]})]
+    assert "deliveries.doc_ref" in got.suggestion and "doc_ref_nk" in got.suggestion
+    # the other text names another column of that table: untouched by the rename
+    assert ("column.3.description", "column_renamed") not in f
+    w = elk.evolve(U, drop=["status"], at=4)
+    f = _by_ann(cat, T, elk.day(4))
+    gone = f[("column.3.description", "column_dropped")]
+    assert gone.status == "stale" and w in gone.evidence.vids and not gone.fixes
+
+
+def test_ordinary_words_and_unqualified_names_are_not_claims(elk):
+    cat = elk.cat
+    _lake(elk)
+    # 'status' unqualified is a word; 'doc_ref' unqualified names no table; 'e.g.' and 'v1.status' are not qualifiers
+    sm.annotate(cat, T, {"description": "the status of the document, e.g. doc_ref or v1.status"}, column="doc_type",
+                author="a", time=elk.day(1))
+    elk.evolve(U, rename={"doc_ref": "doc_ref_nk"}, drop=["status"], at=2)
+    assert not [f for f in sm.staleness(cat, T, now=elk.day(2))
+                if f.reason in ("column_renamed", "column_dropped") and f.annotation == "column.2.description"]
