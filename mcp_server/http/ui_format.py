@@ -360,6 +360,7 @@ CAUSE_WORDS: dict[str, str] = {
     "range": "{table}'s {detail} reaches beyond its documented range",
     "enum_ended": "{table} no longer holds some listed values of column {detail}",
     "merged": "{table} merged values of column {detail} into another",
+    "rows_removed": "{table} removed rows holding values of column {detail}",
     "twin_load": "{table} took the same load twice",
     "answer": "a change to {table} moved a verified query's answer",
 }
