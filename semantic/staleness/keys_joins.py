@@ -325,16 +325,17 @@ def _before(ch: Any, col: Any) -> Any:
     return old
 
 
-def _family_at(tb: Table, col: Any, since: int) -> str | None:
-    """The type family `col` (a current column of `tb`) had at vid `since`: the family before the
-    first schema change after `since` that touched it (`_before`), else its family now."""
+def _retypes(tb: Table, col: Any, since: int) -> list[tuple[int, Any, Any]]:
+    """(vid, the column before, the column after) for each schema change of `tb` after vid `since`
+    that touched the column named as `col` (a current column of `tb`; `_before`), oldest first."""
     name = col.name.lower()
+    out = []
     for ch in tb.tl.changes_after(since):
         now = next((c for c in ch.after.values() if c.name.lower() == name), None)
         old = _before(ch, now) if now is not None else None
         if old is not None:
-            return type_family(old.type)
-    return type_family(col.type)
+            out.append((ch.vid, old, now))
+    return out
 
 
 def key_types_split(t: Table, target: Table, pairs: list[tuple[str, str]], since: int
@@ -344,21 +345,19 @@ def key_types_split(t: Table, target: Table, pairs: list[tuple[str, str]], since
     split them: in place, or the column dropped and added again under its name in one commit).
     A join on such a pair compares text with a number: most engines refuse it, one casts
     implicitly, so no measured match rate clears it. Pairs split already at `since` are left out
-    (the relationship was declared over them as they were)."""
+    (the relationship was declared over them as they were). A column's family at `since` is the
+    one before the first change after it that touched the column (`_retypes`), else its family now."""
     out = []
     for x, y in pairs:
         mine, theirs = t.col(x), target.col(y)
         if mine is None or theirs is None or type_family(mine.type) == type_family(theirs.type):
             continue
-        if _family_at(t, mine, since) != _family_at(target, theirs, since):
+        sides = [(tb, c, _retypes(tb, c, since)) for tb, c in ((t, mine), (target, theirs))]
+        mine_then, theirs_then = (type_family(h[0][1].type) if h else type_family(c.type) for _tb, c, h in sides)
+        if mine_then != theirs_then:
             continue
-        split = []
-        for tb, c in ((t, mine), (target, theirs)):
-            for ch in tb.tl.changes_after(since):
-                now = next((n for n in ch.after.values() if n.name.lower() == c.name.lower()), None)
-                old = _before(ch, now) if now is not None else None
-                if old is not None and now is not None and type_family(old.type) != type_family(now.type):
-                    split.append((ch.vid, tb.name, c.name))
+        split = [(vid, tb.name, c.name) for tb, c, h in sides for vid, old, now in h
+                 if type_family(old.type) != type_family(now.type)]
         out.append((x, y, str(mine.type), str(theirs.type), max(split) if split else None))
     return out
 
