@@ -11,7 +11,9 @@ of tables or keys:
   field id: they are not made false by the name change (`own=False`), unless their own text names the old
   name; a dropped column's are (`own=True`).
   In prose, a column whose name is a plain word (`status`, `date`) counts only qualified or code-quoted
-  (plain words are prose too); SQL names it as an identifier.
+  (plain words are prose too), except on its own table when the column is gone (`own`: dropped or
+  replaced): "Products with category, brand and prices" lists what the table holds, and is false once
+  `category` is dropped, while after a rename the table still holds it; SQL names it as an identifier.
 - a value respelled, merged away or removed: every text that names the value (`value_texts`): the
   column's own annotations (enum, sample values, labels, description), prose on its table that names the
   column or lists its values, SQL anywhere that tests the column against the value;
@@ -72,16 +74,19 @@ def _occurrences(text: str, name: str) -> list[tuple[str | None, bool]]:
     return out
 
 
-def prose_names(text: str, column: str, table: str, home: bool, has_own: bool = True) -> bool:
+def prose_names(text: str, column: str, table: str, home: bool, has_own: bool = True, gone: bool = False) -> bool:
     """Whether prose `text` (on `table` itself when `home`) names `table`.`column`: qualified by the
-    table's name; or, at home, unqualified (a plain-word name only when code-quoted); or, on another
-    table that has no such column (`has_own` False), unqualified in a text that names `table`."""
+    table's name; or, at home, unqualified (a plain-word name only when code-quoted, or when the column
+    is `gone`: the table no longer holds what the word lists); or, on another table that has no such
+    column (`has_own` False), unqualified in a text that names `table`."""
     forms = _forms(table)
     for q, quoted in _occurrences(text, column):
         if q is not None:
             if q in forms:
                 return True
             continue
+        if home and gone:
+            return True
         if (not _plain_word(column) or quoted) and \
                 (home or (not has_own and any(_words(text, f) for f in forms if f != ""))):
             return True
@@ -215,8 +220,8 @@ def column_texts(view: Any, table: str, column: str, own: bool) -> list[tuple[st
                     _words(json.dumps(v), column):
                 out.add((u, a.key))
                 continue
-            if a.field in PROSE_FIELDS and any(prose_names(s, column, table, u == table, tu.col(column) is not None)
-                                               for s in _strings(v)):
+            if a.field in PROSE_FIELDS and any(prose_names(s, column, table, u == table, tu.col(column) is not None,
+                                                           gone=own) for s in _strings(v)):
                 out.add((u, a.key))
     return sorted(out)
 

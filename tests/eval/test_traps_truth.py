@@ -272,6 +272,22 @@ def test_a_stopped_tables_sla_is_pending_until_the_check_clock_passes_it(cat, tm
         assert (row["false"], row["caught"], row["tp"], row["fp"]) == (1, 1, 1, 0)
 
 
+def test_a_dropped_plain_word_column_makes_its_tables_prose_listing_it_false_a_renamed_one_does_not(cat, tmp_path, tt):
+    """A plain-word name (`status`) in prose counts unquoted only on its own table and only when the column is
+    gone: "Orders. Status is one of ..." describes a column a drop takes away; after a rename the table still
+    holds it. The lines' description names it qualified (orders.status): made false by either."""
+    k = _status(cat, tmp_path)
+    v = k.view()
+    gone = set(tt.column_texts(v, ORD, "status", own=True))
+    moved = set(tt.column_texts(v, ORD, "status", own=False))
+    assert key(v, ORD, "description") in gone
+    assert key(v, ORD, "description") not in moved
+    assert key(v, LINES, "description") in gone & moved
+    # its own annotations only when it is gone; the net amount's description names no column
+    assert key(v, ORD, "enum", "status") in gone - moved
+    assert key(v, ORD, "description", "net_cents") not in gone | moved
+
+
 def test_nothing_names_a_new_column(cat, tmp_path, tt):
     k = _status(cat, tmp_path)
     v = k.view()
