@@ -434,7 +434,7 @@ def _fix_for(ann: Annotation, col: str, gone: list[Gone], now: list[str] | None,
         return [make_fix("reverify")]
     if len(paired) < len(gone):
         return [make_fix("investigate", columns=[col])]
-    if ann.kind == "verified_query":
+    if ann.kind == "verified_query" or ann.field == "labels":  # a query's literals, a code's meaning: the map alone
         return [make_fix("value_map", column=col, map=paired)]
     return [make_fix("value_map", column=col, map=paired, values=now)]
 
@@ -504,12 +504,14 @@ def filter_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation
 
 def enum_respelled(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], duck: Duck | None = None,
                    checked: set[tuple[str | None, str]] | None = None) -> list[Finding]:
-    """An enum or sample values listing a value respelled in place (paired evidence only: a value
-    that merely disappeared is the values checks' `enum_violated` / `sample_values_missing`):
-    values_restated with `value_map` and the values to write (data depth: the column's values now;
-    metadata: the enum with the map applied)."""
+    """An enum or sample values listing a value respelled in place, or labels explaining it (their
+    codes; paired evidence only: a value that merely disappeared is the values checks'
+    `enum_violated` / `sample_values_missing`): values_restated with `value_map` and the values to
+    write (data depth: the column's values now; metadata: the enum with the map applied; labels:
+    the map alone, the meaning moves with the code)."""
     cur = t.cols.get(ann.column_id or -1)
-    vals = [str(v) for v in ann.value or [] if v is not None] if isinstance(ann.value, list) else []
+    vals = [str(v) for v in ann.value or [] if v is not None] if isinstance(ann.value, list) else \
+        [str(v) for v in ann.value] if ann.field == "labels" and isinstance(ann.value, dict) else []
     if cur is None or not vals or type_family(cur.type) != "string":
         return []
     since = int(ann.provenance.basis.vid or 0)

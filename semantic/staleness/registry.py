@@ -183,8 +183,8 @@ CHECKS: list[Check] = [
           lambda a, e: a.kind == "column" and a.column_id not in e.units and
           a.field in ("description", "sample_values"), fallback=True, fix_rule=unit_fix),
     Check("enum_respelled", "values_units", "metadata", ("values_restated",), ("column_stats", "file_stats"),
-          ("value_map",), lambda e, a: enum_respelled(e.ctx, e.t, a, e.anns), _field("column", "enum", "sample_values"),
-          fallback=True),
+          ("value_map",), lambda e, a: enum_respelled(e.ctx, e.t, a, e.anns),
+          _field("column", "enum", "sample_values", "labels"), fallback=True),
     Check("enum_range", "values_units", "metadata", ("enum_violated", "sample_values_missing"), ("column_stats",),
           ("add_enum_values",), lambda e, a: enum_meta(e.t, a), _field("column", "enum", "sample_values"),
           fallback=True),

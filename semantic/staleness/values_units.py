@@ -459,18 +459,39 @@ def _value_refs(t: Table, a: Annotation, column: str, values_of: dict[str, list[
     return None
 
 
-def _mapped_enum(early: list[Annotation], c: str, gone: list[str], named: list[str],
+def _mapped_enum(t: Table, v: int, early: list[Annotation], c: str, gone: list[str], named: list[str],
                  vm: dict[str, str]) -> list[str] | None:
     """At metadata depth, the values of `c` now: its enum as written with each vanished value
     replaced by what the files' statistics show it became, when every vanished value the
-    annotations name is mapped and the enum names no vanished value left unmapped; else None."""
-    if not (vm and named and all(g in vm for g in named)):
+    annotations name is mapped and the enum names no vanished value left unmapped; else None.
+    A vanished value is no bound any more, yet may be there (`_may_remain`): one left unmapped
+    that may remain is kept as written, like a value that never was a bound."""
+    kept = _may_remain(t, v, c, [g for g in gone if g not in vm])
+    if not (vm and named and all(g in vm or g in kept for g in named)):
         return None
     enum = next((x for x in early if x.kind == "column" and x.field == "enum"
                  and (x.column or "").lower() == c.lower()), None)
-    if enum is None or [x for x in gone if x in (enum.value or []) and x not in vm]:
+    if enum is None or [x for x in gone if x in (enum.value or []) and x not in vm and x not in kept]:
         return None
     return sorted({vm.get(str(x), str(x)) for x in enum.value or [] if x is not None})
+
+
+def _may_remain(t: Table, v: int, c: str, values: list[str]) -> set[str]:
+    """Of `values` (no file's bound after the rewrite at `v`), those the statistics cannot show gone:
+    the rewrite kept the row count (a removal takes rows away) and each lies strictly inside the
+    bounds of `c` now in every directory whose files' bounds spanned it before (files re-laid: a
+    value that stops being a file's bound is only passed by the bounds; no row says it left)."""
+    rb, ra = rows_at(t, v - 1), rows_at(t, v)
+    if not values or rb is None or rb != ra:
+        return set()
+    pb, pa = partition_bounds(t, v - 1), partition_bounds(t, v)
+    out = set()
+    for x in values:
+        parts = [p for p, cols in pb.items() if (b := cols.get(c)) is not None and b[0] <= x <= b[1]]
+        inside = [pa.get(p, {}).get(c) for p in parts]
+        if parts and all(b is not None and b[0] < x < b[1] for b in inside):
+            out.add(x)
+    return out
 
 
 def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Finding]:
@@ -538,7 +559,7 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
             what = (f"{', '.join(map(repr, named))} no longer occur" if named else "new values occur") + \
                 (f" ({', '.join(f'{g!r} became {n!r}' for g, n in vm.items())})" if vm else "")
             if now_values is None:
-                now_values = _mapped_enum(early, c, gone, named, vm)
+                now_values = _mapped_enum(t, v, early, c, gone, named, vm)
             # a map only on its evidence: with none, the values now are no rewrite of what the
             # annotations name (a value removed is no value renamed; a value added, the enum check's)
             fixes = [make_fix("value_map", column=c, map=vm, values=now_values)] if vm else \

@@ -306,3 +306,79 @@ def test_merged_value_maps_list_the_one_with_the_values_first_whatever_the_order
         assert len(got) == 1 and got[0].fixes == [rich], (order, got)
     got = merge_by_cause([f("verified_query.q1", [bare]), f("metric.m", [other])])
     assert [x.fixes for x in got] == [[bare, other]], got
+
+
+def test_a_respelled_code_carries_its_label_at_metadata_depth(elk):
+    """values_units (metadata), beside `test_a_respelled_code_carries_its_label`: a rewrite of an
+    appended table respells 'm2' as 'm2_x'; in every partition the files' bounds record 'm2_x' in
+    the place of 'm2' (spelled alike, new in that change): the same paired evidence that gives the
+    enum its `value_map` gives the labels theirs (the meaning moves with the code; failed before:
+    the labels were not flagged at metadata depth, only at data depth). Control: a code whose rows
+    were removed, nothing spelled alike in its place, gets no value_map."""
+    cat = elk.cat
+    rows = _appended(elk, [["m1", "m2"], ["m1", "m2"], ["m1", "m2"]])
+    sm.annotate(cat, T, {"labels": {"m1": "captured", "m2": "voided"}}, column="kind", author="a", time=elk.day(5.2))
+    new = {k: list(v) for k, v in rows.items()}
+    new["kind"] = ["m2_x" if k == "m2" else k for k in rows["kind"]]
+    elk.overwrite(T, new, at=6)
+    want = Fix(action="value_map", params={"column": "kind", "map": {"m2": "m2_x"}})
+    assert _first_fix(sm.staleness(cat, T, now=elk.day(6), merge=False), "column.3.labels") == want
+
+
+def test_a_removed_code_gets_no_label_map_at_metadata_depth(elk):
+    """Control of the test above: the rows of 'm2' removed in the rewrite; no value spelled alike
+    took its place in the bounds: the labels get no value_map at metadata depth."""
+    cat = elk.cat
+    rows = _appended(elk, [["m1", "m2"], ["m1", "m2"], ["m1", "m2"]])
+    sm.annotate(cat, T, {"labels": {"m1": "captured", "m2": "voided"}}, column="kind", author="a", time=elk.day(5.2))
+    keep = [i for i, k in enumerate(rows["kind"]) if k != "m2"]
+    elk.overwrite(T, {k: [rows[k][i] for i in keep] for k in rows}, at=6)
+    for f in sm.staleness(cat, T, now=elk.day(6), merge=False):
+        if f.annotation == "column.3.labels":
+            assert all(x.action != "value_map" for x in f.fixes), f
+
+
+PAY = "acme.core.pay"
+
+
+def _payments(elk, respell, drop=()):
+    """PAY loaded by appends into one directory (no partitions), files of two values each, the enum
+    [captured, failed, voided]; then rewritten in full, `respell` applied to each value and the rows
+    of the values in `drop` removed."""
+    cat = elk.cat
+    elk.table(PAY, [("id", "bigint"), ("status", "string")], at=0)
+    loads = [["captured", "voided"], ["failed", "voided"], ["captured", "failed"]]
+    rows: dict[str, list] = {"id": [], "status": []}
+    for day, kinds in enumerate(loads, 1):
+        part = {"id": [10 * day + i for i in range(len(kinds))], "status": kinds}
+        elk.append(PAY, part, at=day)
+        for k in rows:
+            rows[k] += part[k]
+    sm.annotate(cat, PAY, {"grain": {"text": "one row per payment", "keys": ["id"]}}, author="a", time=elk.day(4))
+    sm.annotate(cat, PAY, {"enum": ["captured", "failed", "voided"]}, column="status", author="a", time=elk.day(4.1))
+    keep = [i for i, s in enumerate(rows["status"]) if s not in drop]
+    elk.overwrite(PAY, {"id": [rows["id"][i] for i in keep],
+                        "status": [respell.get(rows["status"][i], rows["status"][i]) for i in keep]}, at=6)
+    return [f for f in sm.staleness(cat, PAY, now=elk.day(6), merge=False) if f.annotation == "column.2.enum"]
+
+
+def test_a_value_respelled_in_a_rewrite_that_keeps_the_rows_gets_the_enum_at_metadata_depth(elk):
+    """values_units (metadata): an appended table rewritten in full as one file, 'captured' respelled
+    'CAPTURED', every row kept. 'failed' was the bound of two files and is no bound of the one file now,
+    but it lies strictly inside the bounds recorded after ['CAPTURED', 'voided'], and the rewrite kept
+    the row count: nothing shows it gone (the bound only moved past it). The enum's value_map carries
+    the enum as written with the map applied (failed before: "values": None, as if 'failed' were an
+    unmapped vanished value)."""
+    found = _payments(elk, {"captured": "CAPTURED"})
+    fix = next((x for f in found for x in f.fixes if x.action == "value_map"), None)
+    assert fix == Fix(action="value_map", params={"column": "status", "map": {"captured": "CAPTURED"},
+                                                  "values": ["CAPTURED", "failed", "voided"]}), found
+
+
+def test_a_value_respelled_in_a_rewrite_that_removed_rows_lists_no_values_at_metadata_depth(elk):
+    """Control of the test above: the same rewrite also removes the rows of 'failed' (fewer rows after):
+    'failed' lies inside the bounds still, but rows went away; the statistics cannot say it is still
+    there, so the value_map lists no values (the map alone is evidenced)."""
+    found = _payments(elk, {"captured": "CAPTURED"}, drop=("failed",))
+    fix = next((x for f in found for x in f.fixes if x.action == "value_map"), None)
+    assert fix is not None and fix.params["map"] == {"captured": "CAPTURED"} and fix.params.get("values") is None, found
