@@ -323,6 +323,12 @@ def test_a_respelled_code_carries_its_label_at_metadata_depth(elk):
     elk.overwrite(T, new, at=6)
     want = Fix(action="value_map", params={"column": "kind", "map": {"m2": "m2_x"}})
     assert _first_fix(sm.staleness(cat, T, now=elk.day(6), merge=False), "column.3.labels") == want
+    sm.scan(cat, T, author="ci", now=elk.day(6), time=elk.day(6.05))
+    items = [i for i in sm.review_items(cat, T, now=elk.day(6)).items if i.annotation == "column.3.labels"]
+    assert items and items[0].acceptable, items
+    sm.accept(cat, items[0], author="alice", now=elk.day(6), time=elk.day(6.1))
+    got = next(a for a in sm.read_annotations(cat, T) if a.key == "column.3.labels")
+    assert got.value == {"m1": "captured", "m2_x": "voided"}
 
 
 def test_a_removed_code_gets_no_label_map_at_metadata_depth(elk):
