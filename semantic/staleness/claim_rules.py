@@ -77,3 +77,59 @@ def own_column_claim(t: Table, a: Annotation, f: Finding) -> bool:
     if f.reason == "column_type_changed":
         return a.field in TYPE_BOUND
     return True
+
+
+# ------------------------------------------------------------------ prose naming a column's values
+# A change of a column's values (a value respelled, merged away or removed) makes prose false only when
+# its text names a value that changed, or lists the column's values: a table's description about
+# something else, or naming what a code means (its label, a plain word) rather than the code, still holds.
+# Every check of values_restated on prose reads it by these two rules.
+_QUOTES = "'\"`‘’“”"
+_FUNCTION_WORDS = {"a", "an", "the", "and", "or", "of", "for", "to", "in", "on", "at", "by", "is", "be", "as",
+                   "no", "not", "if", "it", "all", "any", "none", "null", "yes", "other"}
+
+
+def value_named(text: object, value: str, column: str | None) -> bool:
+    """Does prose name `value`: quoted ('Y', "Y", `Y`) anywhere, or, for a text about the column
+    (`column` None: the column's own description), as a whole word that is not a function word
+    ("a", "or", "no": an enum value spelled like one counts only quoted); for another text,
+    unquoted only right beside the column's name (`flag = Y`, `flag Y`, `Y flag`)."""
+    s = str(text or "")
+    v = re.escape(value)
+    if re.search(rf"[{_QUOTES}]{v}[{_QUOTES}]", s):
+        return True
+    if not re.fullmatch(r"[\w-]+", value):
+        return False
+    if column is None:
+        return value.lower() not in _FUNCTION_WORDS and re.search(rf"(?<![\w-]){v}(?![\w-])", s) is not None
+    c = re.escape(column)
+    return re.search(rf"(?<![\w-]){c}\s*(?:=|==|is|:)?\s*{v}(?![\w-])|(?<![\w-]){v}\s+{c}(?![\w-])", s,
+                     re.IGNORECASE) is not None
+
+
+def _word(text: str, w: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+def table_prose_names_value(text: object, value: str, values: list[str], tbl: Table, column: str,
+                            home: bool) -> bool:
+    """Does a table's prose name `value` of `tbl.column`: as `value_named` reads it (quoted, or beside the
+    column's name), or as a whole word (not a function word) in a clause (text between sentence
+    stops) that names the column too (on its own table, `home`: as a word, or by naming two of its values;
+    on another: qualified by the table's name). A word that only looks like a value, in a clause about
+    something else ("a bronze standard of loyalty"), names none."""
+    s = str(text or "")
+    if value_named(s, value, column):
+        return True
+    if not re.fullmatch(r"[\w-]+", value) or value.lower() in _FUNCTION_WORDS:
+        return False
+    short = tbl.name.rsplit(".", 1)[-1]
+    for clause in re.split(r"\.(?=\s|$)|[;!?\n]", s):
+        if not _word(clause, value):
+            continue
+        if not home:
+            if re.search(rf"\b{re.escape(short)}\.{re.escape(column)}\b", clause, re.IGNORECASE):
+                return True
+        elif _word(clause, column) or sum(_word(clause, v) for v in values if v.lower() not in _FUNCTION_WORDS) >= 2:
+            return True
+    return False

@@ -474,3 +474,43 @@ def test_rows_removed_from_the_table_a_relationship_joins_to_are_suspect_at_meta
     assert v in got[0].evidence.vids and got[0].evidence.values["rows_after"] == 4
     data = [f for f in _data(cat, fact, elk.day(3)) if f.annotation == "relationship.dim"]
     assert [(f.reason, f.evidence.values.get("rate")) for f in data] == [("join_match_low", 0.75)]
+
+
+# ------------------------------------------------------------------ prose false only when it names a changed value
+def _merged_codes(elk: LakeBuilder, name: str, description: str, off: float = 0) -> None:
+    """`name` loaded by appends (a day per partition), a coded column `kind` (grain id, enum, labels
+    saying what each code means) and a table description; then rewritten in full with code 'm3'
+    merged into 'm2' (the same rows); every time `off` days later."""
+    cat = elk.cat
+    elk.table(name, [("d", "date"), ("id", "bigint"), ("kind", "string")], partition_by=["d"], at=off)
+    rows: dict[str, list] = {"d": [], "id": [], "kind": []}
+    for day in range(1, 4):
+        part = {"d": [f"2024-11-1{day}"] * 3, "id": [10 * day + i for i in range(3)], "kind": ["m1", "m2", "m3"]}
+        elk.append(name, part, at=off + day)
+        for k in rows:
+            rows[k] += part[k]
+    sm.annotate(cat, name, {"grain": {"text": "one row per id", "keys": ["id"]}, "description": description},
+                author="a", time=elk.day(off + 5))
+    sm.annotate(cat, name, {"enum": ["m1", "m2", "m3"], "labels": {"m1": "earned", "m2": "redeemed",
+                                                                   "m3": "adjusted"}},
+                column="kind", author="a", time=elk.day(off + 5.1))
+    elk.overwrite(name, {**rows, "kind": ["m2" if k == "m3" else k for k in rows["kind"]]}, at=off + 6)
+
+
+def test_prose_naming_no_changed_value_is_not_made_false_by_a_merge_and_control(elk):
+    """values_restated on prose (issue 45, precision): a merge of code 'm3' into 'm2' makes the
+    column's enum false, but a table description that names no value of the column ("Loyalty events:
+    earned, redeemed, adjusted": the labels' meanings, not the codes) is not made false by it: prose
+    is false only when it names a value that changed, or lists the column's values (failed before:
+    values_restated on the table's description at both depths, through the labels' words). Control:
+    a table description naming the merged-away code ('m3') is flagged."""
+    cat = elk.cat
+    _merged_codes(elk, T, "Loyalty events: earned, redeemed, adjusted.")
+    _merged_codes(elk, DIM, "Loyalty events; kind 'm3' marks a manual adjustment.", off=10)
+    for depth in ("metadata", "data"):
+        got = sm.staleness(cat, T, depth=depth, now=elk.day(17), merge=False)
+        assert "column.3.enum" in {f.annotation for f in got}, (depth, got)
+        assert [f for f in got if f.annotation == "table.description" and f.reason == "values_restated"] == [], \
+            (depth, got)
+        ctrl = sm.staleness(cat, DIM, depth=depth, now=elk.day(17), merge=False)
+        assert ("table.description", "values_restated") in {(f.annotation, f.reason) for f in ctrl}, (depth, ctrl)
