@@ -33,7 +33,6 @@ from catalog_core.errors import CatalogError
 from semantic._bounded import literals
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
-from semantic.staleness.claim_rules import table_prose_names_value, value_named
 from semantic.staleness.core import (
     Duck,
     Table,
@@ -600,15 +599,38 @@ def grouped_values(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Ta
     return []
 
 
+_QUOTES = "'\"`‘’“”"
+_FUNCTION_WORDS = {"a", "an", "the", "and", "or", "of", "for", "to", "in", "on", "at", "by", "is", "be", "as",
+                   "no", "not", "if", "it", "all", "any", "none", "null", "yes", "other"}
+
+
+def prose_names(text: object, value: str, column: str | None) -> bool:
+    """Does prose name `value`: quoted ('Y', "Y", `Y`) anywhere, or, for a text about the column
+    (`column` None: the column's own description), as a whole word that is not a function word
+    ("a", "or", "no": an enum value spelled like one counts only quoted); for another text,
+    unquoted only right beside the column's name (`flag = Y`, `flag Y`, `Y flag`)."""
+    s = str(text or "")
+    v = re.escape(value)
+    if re.search(rf"[{_QUOTES}]{v}[{_QUOTES}]", s):
+        return True
+    if not re.fullmatch(r"[\w-]+", value):
+        return False
+    if column is None:
+        return value.lower() not in _FUNCTION_WORDS and re.search(rf"(?<![\w-]){v}(?![\w-])", s) is not None
+    c = re.escape(column)
+    return re.search(rf"(?<![\w-]){c}\s*(?:=|==|is|:)?\s*{v}(?![\w-])|(?<![\w-]){v}\s+{c}(?![\w-])", s,
+                     re.IGNORECASE) is not None
+
+
 def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], duck: Duck | None = None,
                  checked: set[tuple[str | None, str]] | None = None,
                  tables: dict[str, Table | None] | None = None) -> list[Finding]:
     """A description naming a value of a string column that was respelled since it was written (or,
     at data depth, removed): the column's own description naming one of the values its enum or
-    sample values list (`claim_rules.value_named`: quoted, or a whole word), the table's description naming
+    sample values list (`prose_names`: quoted, or a whole word), the table's description naming
     one quoted or beside the column's name, or as a word in a text that names the column (or two of its
     values), and a table's description naming another table's column qualified (`fct_orders.status`)
-    and one of its values as a word (`claim_rules.table_prose_names_value`). values_restated with `value_map` on paired evidence (as
+    and one of its values as a word (`_table_prose_names`). values_restated with `value_map` on paired evidence (as
     `enum_respelled`), else `investigate`. Annotations the restatements check names are left to it."""
     cands: list[tuple[Table, int, str, list[str], list[Annotation]]] = []
     for tbl, tanns in _prose_tables(ctx, t, ann, anns, tables):
@@ -624,9 +646,9 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
     since = int(ann.provenance.basis.vid or 0)
     for tbl, cid, col, values, tanns in cands:
         if ann.kind == "column":
-            named = [v for v in values if value_named(ann.value, v, None)]
+            named = [v for v in values if prose_names(ann.value, v, None)]
         else:
-            named = [v for v in values if table_prose_names_value(ann.value, v, values, tbl, col, tbl is t)]
+            named = [v for v in values if _table_prose_names(ann.value, v, values, tbl, col, tbl is t)]
         if not named:
             continue
         if checked is not None:
@@ -661,6 +683,33 @@ def _prose_tables(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation
             seen.add(other.name)
             out.append((other, ctx.annotations(other.name)))
     return out
+
+
+def _word(text: str, w: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+def _table_prose_names(text: object, value: str, values: list[str], tbl: Table, column: str, home: bool) -> bool:
+    """Does a table's prose name `value` of `tbl.column`: as `prose_names` reads it (quoted, or beside the
+    column's name), or as a whole word (not a function word) in a clause (text between sentence
+    stops) that names the column too (on its own table: as a word, or by naming two of its values; on
+    another: qualified by the table's name). A word that only looks like a value, in a clause about
+    something else ("a bronze standard of loyalty"), names none."""
+    s = str(text or "")
+    if prose_names(s, value, column):
+        return True
+    if not re.fullmatch(r"[\w-]+", value) or value.lower() in _FUNCTION_WORDS:
+        return False
+    short = tbl.name.rsplit(".", 1)[-1]
+    for clause in re.split(r"\.(?=\s|$)|[;!?\n]", s):
+        if not _word(clause, value):
+            continue
+        if not home:
+            if re.search(rf"\b{re.escape(short)}\.{re.escape(column)}\b", clause, re.IGNORECASE):
+                return True
+        elif _word(clause, column) or sum(_word(clause, v) for v in values if v.lower() not in _FUNCTION_WORDS) >= 2:
+            return True
+    return False
 
 
 def _declared_codes(ctx: Context, tbl: Table, col: str) -> list[Any] | None:

@@ -16,7 +16,6 @@ from catalog_core.model import parse_time
 from semantic._bounded import literals
 from semantic.history import Context, type_family
 from semantic.models import Annotation, ColumnRef, Evidence, Finding
-from semantic.staleness.claim_rules import table_prose_names_value, value_named
 from semantic.staleness.core import (
     Duck,
     Table,
@@ -34,6 +33,7 @@ from semantic.staleness.core import (
     stats_at,
     unit_word,
     values_removed,
+    word_set,
 )
 
 
@@ -432,21 +432,26 @@ def partition_bounds(t: Table, vid: int) -> dict[str, dict[str, tuple[str, str]]
     return out
 
 
-def _value_refs(t: Table, a: Annotation, column: str, values_of: dict[str, list[str]]) -> list[str] | None:
+def _value_refs(t: Table, a: Annotation, column: str, values_of: dict[str, list[str]],
+                labels_of: dict[str, dict[str, str]]) -> list[str] | None:
     """The values of `column` annotation `a` names (None: it is not about the column's values):
     an enum / sample_values lists them, a description names some of the column's annotated values
-    (the column's own: `claim_rules.value_named`; the table's: `claim_rules.table_prose_names_value`,
-    the rule every check of values_restated on prose reads: a code's meaning, its label, is no value),
+    (or their `labels`, for a coded column),
     a metric filter or verified query compares the column with literals."""
-    vals = list(dict.fromkeys(values_of.get(column, [])))
+    def named(text: object) -> list[str]:
+        w, low = word_set(text), str(text or "").lower()
+        labels = labels_of.get(column.lower(), {})
+        return [v for v in values_of.get(column, []) if v.lower() in w or
+                (str(labels.get(v) or "").lower() and re.search(rf"\b{re.escape(str(labels[v]).lower())}\b", low))]
+
     if a.kind == "column" and a.column is not None and a.column.lower() == column.lower():
         if a.field in ("enum", "sample_values"):
             return [str(v) for v in a.value or [] if v is not None]
         if a.field == "description":
-            return [v for v in vals if value_named(a.value, v, None)]
+            return named(a.value)
         return None
     if a.kind == "table" and a.field == "description":
-        return [v for v in vals if table_prose_names_value(a.value, v, vals, t, column, True)] or None
+        return named(a.value) or None
     if a.kind == "metric":
         return sql_literals(str((a.value or {}).get("filter") or ""), t).get(column)
     if a.kind == "verified_query":
@@ -486,6 +491,8 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
     for a in anns:
         if a.kind == "column" and a.field in ("enum", "sample_values") and a.column:
             values_of.setdefault(a.column, []).extend(str(v) for v in a.value or [] if v is not None)
+    labels_of = {str(a.column).lower(): {str(k): str(v) for k, v in a.value.items()} for a in anns
+                 if a.kind == "column" and a.field == "labels" and isinstance(a.value, dict)}
     keys = next(([str(k) for k in (a.value or {}).get("keys") or []] for a in anns if a.key == "table.grain"), [])
     out: list[Finding] = []
     for v, tt in rw:
@@ -493,7 +500,7 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
         shift = stats_shift(t, v)
         cols = sorted({c for c in shift} | ({c for c in values_of if t.col(c) is not None} if duck is not None else set()))
         for c in cols:
-            refs = {a.key: r for a in early if (r := _value_refs(t, a, c, values_of))}
+            refs = {a.key: r for a in early if (r := _value_refs(t, a, c, values_of, labels_of))}
             if not refs:
                 continue
             mapping: dict[str, str] = {}
