@@ -232,7 +232,25 @@ def _columns_after(ann: Annotation, names: dict[str, str], current: list[str]) -
 def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int, edit: bool = False) -> _Write:
     """The annotation a finding's fixes ask for. Raises InvalidValueError naming why when the fixes
     cannot be applied without a person's value (use edit_and_accept or dismiss then). `edit`: the
-    write a person's value replaces (a claim moved across a scale change goes to the new column)."""
+    write a person's value replaces (a claim moved across a scale change goes to the new column).
+    A fix whose application leaves the annotation as it is (the same key, the same value, nothing
+    removed) is no fix: accepting it would re-certify the claim the finding says is false as if the
+    fix had repaired it (NoFixError, `no_fix`: edit it or dismiss it with a reason)."""
+    w = _fix_write(cat, f, anns, vid, edit)
+    ann = anns.get(f.annotation) if f.annotation else None
+    if not edit and ann is not None and not w.remove_only and not w.remove and w.key == ann.key \
+            and w.value == ann.value:
+        fix = f.fixes[0].action if f.fixes else "fix"
+        raise NoFixError(f"the {fix} fix of the {f.reason} finding on {f.target} leaves {ann.key} unchanged (its "
+                         "text does not hold what the fix rewrites): accepting it would re-certify it as it is. "
+                         "Edit it with the value that is true now (semcat review edit ITEM VALUE), or dismiss it "
+                         "with a reason (semcat review dismiss ITEM --reason ...)", why="no_fix", annotation=ann.key,
+                         unchanged=True)
+    return w
+
+
+def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int, edit: bool) -> _Write:
+    """What applying the finding's first fix to its annotation writes (see `_suggested`)."""
     table = _table_of(f.target)
     tobj = require_table(cat, table, vid)
     cols = [c.name for c in columns_of(tobj.value)]
@@ -440,6 +458,8 @@ def _finding_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid:
         item.why_not = e.message
         item.refused = str(e.details.get("why") or "needs_value") if isinstance(e, ReviewRefusedError) \
             else "needs_value"
+        if e.details.get("unchanged"):  # a fix that changes nothing is not offered as one: a no-fix item
+            item.fixes = []
     return item
 
 

@@ -438,3 +438,42 @@ def test_a_query_reading_a_dropped_column_asks_to_reverify_and_accept_cannot_cer
         renamed = [f for f in sm.staleness(ecat, T, depth=depth, now=elk.day(2))
                    if "metric.placed_orders" in (f.annotations or [f.annotation])]
         assert renamed and all([x.action for x in f.fixes] == ["rename"] for f in renamed), (depth, renamed)
+
+
+# ------------------------------------------------------------------ a fix that would change nothing
+def test_a_fix_that_leaves_the_annotation_unchanged_is_no_fix_and_accept_refuses_it(ecat, elk):
+    """The review loop never re-certifies an annotation as if a fix had reviewed it (issue 45): a
+    table's description names a status in another case ("Returned"); a full rewrite respells
+    'returned' as 'returned_x'. The description is flagged (it names the value), but the fix
+    rewrites the spelling the finding names, not the text's: applied, it leaves the text as it was.
+    So the item is a no-fix item (edit or dismiss), accept refuses it saying what to do, and bulk
+    accept skips it (failed before: offered, and accepting it wrote the same text again, certified
+    by a person). Control: the enum's value_map changes the enum and is accepted."""
+    cat, lk = ecat, elk
+    lk.table(T, [("d", "date"), ("order_id", "bigint"), ("status", "string")], partition_by=["d"], at=0)
+    rows: dict[str, list] = {"d": [], "order_id": [], "status": []}
+    for day in range(1, 4):
+        part = {"d": [f"2024-11-1{day}"] * 2, "order_id": [10 * day, 10 * day + 1], "status": ["placed", "returned"]}
+        lk.append(T, part, at=day)
+        for k in rows:
+            rows[k] += part[k]
+    text = "Orders; status: Placed or Returned."
+    sm.annotate(cat, T, {"description": text, "grain": {"text": "one row per order", "keys": ["order_id"]}},
+                author="ann", time=lk.day(4))
+    sm.annotate(cat, T, {"enum": ["placed", "returned"]}, column="status", author="ann", time=lk.day(4.1))
+    lk.overwrite(T, {**rows, "status": ["returned_x" if s == "returned" else s for s in rows["status"]]}, at=5)
+    now = lk.day(5)
+    got = {i.annotation: i for i in items(cat, now)}
+    desc = got["table.description"]
+    assert desc.reason == "values_restated", desc
+    assert not desc.acceptable and desc.refused == "no_fix" and desc.proposed is None and desc.fixes == [], desc
+    assert desc.why_not and "unchanged" in desc.why_not and "edit" in desc.why_not and "dismiss" in desc.why_not
+    before = cat.resolve(None)
+    with pytest.raises(sm.NoFixError, match="unchanged.*edit.*dismiss"):
+        sm.accept(cat, desc.id, author="ann", now=now)
+    assert cat.resolve(None) == before
+    res = sm.accept_all(cat, "ann", now=now, time=lk.day(6))
+    assert {x["item"]: x["code"] for x in res["skipped"]}.get(desc.id) == "no_fix", res
+    anns = by_key(cat)
+    assert anns["table.description"].vid < before and anns["table.description"].value == text  # not re-certified
+    assert anns["column.3.enum"].vid > before and "returned_x" in anns["column.3.enum"].value  # control: accepted
