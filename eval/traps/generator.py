@@ -966,7 +966,7 @@ class Generator:
                 text = json.dumps(a.value)
                 m = re.findall(r"(\d{4}-\d{2}-\d{2})\s*(?:\.\.|to|through|until|-|–)\s*(\d{4}-\d{2}-\d{2})", text)
                 for _, hi in m:
-                    col = a.column if a.kind == "column" and a.column in dcols else None
+                    col = c if (c := t.column_of(a)) in dcols else None
                     if col is None:
                         col = next((c for c in sorted(dcols, key=lambda n: n not in t.partition)
                                     if _near(_max_date(t, c), dt.date.fromisoformat(hi))), None)
@@ -992,7 +992,7 @@ class Generator:
 
     # ------------------------------------------------------------------ shared pieces
     def _annotated_cols(self, t: TableInfo) -> list[str]:
-        return sorted({a.column for a in t.anns if a.kind == "column" and a.column and t.col(a.column)})
+        return sorted({c for c in (t.column_of(a) for a in t.anns) if c})
 
     def _semantic_refs(self, t: TableInfo, col: str) -> list[tuple[str, str]]:
         """Annotations whose claim depends on the column's values (not just its name)."""

@@ -61,8 +61,29 @@ class TableInfo:
     def ann(self, key: str) -> Any | None:
         return next((a for a in self.anns if a.key == key), None)
 
+    def owns(self, a: Any, column: str) -> bool:
+        """Whether `a` is one of `column`'s own annotations. They follow the column's field id (key
+        `column.<id>.<field>`); the name they record (`a.column`) is the one it had when they were
+        written, so a column renamed since is matched by its id, by name only when an id is unknown
+        (and never an annotation whose id is another column's now)."""
+        if a.kind != "column":
+            return False
+        c = self.col(column)
+        aid = ann_column_id(a)
+        if aid is not None and c is not None and c.id is not None:
+            return aid == c.id
+        if aid is not None and any(x.id == aid for x in self.columns if x is not c):
+            return False
+        return (a.column or "").lower() == column.lower()
+
+    def column_of(self, a: Any) -> str | None:
+        """The current name of the column a column annotation is on (None: no such column now)."""
+        if a.kind != "column":
+            return None
+        return next((c.name for c in self.columns if self.owns(a, c.name)), None)
+
     def column_anns(self, column: str) -> list[Any]:
-        return [a for a in self.anns if a.kind == "column" and (a.column or "").lower() == column.lower()]
+        return [a for a in self.anns if self.owns(a, column)]
 
     def column_field(self, column: str, field: str) -> Any | None:
         return next((a for a in self.column_anns(column) if a.field == field), None)
@@ -96,6 +117,14 @@ class TableInfo:
                 if mx is not None and (now - mx).days <= within_days and mx <= now + dt.timedelta(days=3):
                     return n
         return None
+
+
+def ann_column_id(a: Any) -> int | None:
+    """The field id a column annotation is keyed by (`column.<id>.<field>`), None when unknown."""
+    if a.column_id is not None:
+        return int(a.column_id)
+    m = re.fullmatch(r"column\.(\d+)\.[^.]+", a.key or "")
+    return int(m.group(1)) if m else None
 
 
 def as_date(v: object) -> dt.date | None:
@@ -161,7 +190,7 @@ class LakeView:
         for a in t.anns:
             if a.kind == "metric" and words(json.dumps(a.value), column):
                 out.append((table, a.key))
-            if a.kind == "column" and a.field in ("null_when", "additivity") and (a.column or "").lower() != column.lower():
+            if a.kind == "column" and a.field in ("null_when", "additivity") and not t.owns(a, column):
                 if words(json.dumps(a.value), column):
                     out.append((table, a.key))
         for u in self.tables.values():

@@ -186,7 +186,7 @@ def column_texts(view: Any, table: str, column: str, own: bool) -> list[tuple[st
     for u, tu in view.tables.items():
         for a in tu.anns:
             v = a.value
-            if a.kind == "column" and u == table and (a.column or "").lower() == lc:
+            if u == table and tu.owns(a, column):
                 # its own annotations follow its field id: false when it is gone, or when their text names it
                 if own or (a.field in PROSE_FIELDS and any(prose_names(s, column, table, True) for s in _strings(v))):
                     out.add((u, a.key))
@@ -298,7 +298,6 @@ def _prose_about(view: Any, table: str, column: str, values: list[str],
     """(table, key, text, own) of the prose that speaks of `table`.`column`: the column's own annotations,
     prose on its table that names the column (any spelling) or two of its values, and prose on other
     tables naming it qualified (`metrics`: also the metrics' descriptions)."""
-    lc = column.lower()
     out = []
     for u, tu in view.tables.items():
         for a in tu.anns:
@@ -306,7 +305,7 @@ def _prose_about(view: Any, table: str, column: str, values: list[str],
                 continue
             texts = _strings(a.value) if a.field in PROSE_FIELDS else [str((a.value or {}).get("description") or "")]
             for s in texts:
-                own = a.kind == "column" and u == table and (a.column or "").lower() == lc
+                own = u == table and tu.owns(a, column)
                 if own:
                     out.append((u, a.key, s, True))
                 elif u == table and (_words(s, column) or sum(_names_value(s, x) for x in values) >= 2):

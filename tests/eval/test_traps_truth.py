@@ -149,6 +149,47 @@ def test_a_dropped_column_makes_false_its_own_annotations_and_every_text_naming_
                          key(v, ORD, "description", "net_cents")} | vqs(v, ORD, "o.net_cents) AS n FROM")
 
 
+def _renamed_net(cat, tmp_path):
+    """net_cents annotated (unit, a description naming no column), then renamed net_amount through the
+    catalog (a schema change): its annotations keep their key `column.<field id>.<field>` and the name
+    they were written under; a metric defined after the rename reads the new name."""
+    from spark_bridge import Bridge
+
+    k = Tiny(cat, tmp_path)
+    k.ann(ORD, {"unit": "cents", "description": "Net amount of the order, tax excluded"}, column="net_cents")
+    Bridge(None, cat).alter(ORD, rename={"net_cents": "net_amount"}, author=A, time=k.tick())
+    k.metric(ORD, "net", "sum(net_amount)")
+    return k
+
+
+def _own_keys(v, table, column, *fields):
+    """The keys of `column`'s own annotations, from its field id (not through the code under test)."""
+    c = v.tables[table].col(column)
+    assert c is not None and c.id is not None
+    return {(table, f"column.{c.id}.{f}") for f in fields}
+
+
+def test_a_renamed_columns_own_annotations_follow_its_field_id_not_the_name_they_were_written_under(cat, tmp_path, tt):
+    """The truth finds a column's own annotations by its field id: after a rename they still record the old
+    name (`a.column`), and a match by the current name found nothing (tpcds-602: a metric's column scaled,
+    its unit and description left out of the truth, the detector's right flags on them scored false alarms)."""
+    k = _renamed_net(cat, tmp_path)
+    v = k.view()
+    own = _own_keys(v, ORD, "net_amount", "unit", "description")
+    assert {a.column for a in v.tables[ORD].anns if (ORD, a.key) in own} == {"net_cents"}  # the name when written
+    assert own <= {(ORD, a.key) for a in v.tables[ORD].column_anns("net_amount")}
+    assert v.tables[ORD].column_anns("net_cents") == []     # no column has that name now
+    assert set(tt.column_texts(v, ORD, "net_amount", own=True)) == own | {metric(v, ORD, "net")}
+    assert set(tt.column_texts(v, ORD, "net_amount", own=False)) == {metric(v, ORD, "net")}
+    assert (ORD, "column.{}.unit".format(v.tables[ORD].col("net_amount").id)) in v.refs(ORD, "net_amount", own=True)
+    # the generator: the column's values scaled (its unit and description false), or the column dropped
+    g = k.gen([ORD])
+    assert own | {metric(v, ORD, "net")} <= set(g._unit_false(g.view.tables[ORD], "net_amount"))
+    tr = g.schema_drop()
+    assert tr.columns == ["net_amount"]
+    assert false(tr) == own | {metric(v, ORD, "net")}
+
+
 def test_a_renamed_key_makes_false_the_joins_into_it_and_the_texts_naming_it(cat, tmp_path):
     k = Tiny(cat, tmp_path)
     k.relate(LINES, ORD, [("order_id", "order_id")])
@@ -191,6 +232,20 @@ def test_a_respelled_or_merged_value_makes_false_every_text_naming_it_on_any_tab
     assert got == {key(v, ORD, "enum", "status"), key(v, ORD, "sample_values", "status"), key(v, ORD, "description", "status"),
                    key(v, ORD, "description"), metric(v, ORD, "returned_orders"),
                    metric(v, LINES, "units"), key(v, LINES, "description")} | vqs(v, ORD, "'returned'")
+
+
+def test_a_renamed_columns_value_lists_follow_its_field_id(cat, tmp_path, tt):
+    """status renamed order_status: its enum, sample values and description (written under the old name)
+    are still the column's own, and a value respelled or added makes them false."""
+    from spark_bridge import Bridge
+
+    k = _status(cat, tmp_path)
+    Bridge(None, cat).alter(ORD, rename={"status": "order_status"}, author=A, time=k.tick())
+    v = k.view()
+    own = _own_keys(v, ORD, "order_status", "enum", "sample_values", "description")
+    assert own <= set(tt.value_texts(v, ORD, "order_status", "returned"))
+    assert _own_keys(v, ORD, "order_status", "enum") <= set(
+        tt.complete_set_texts(v, ORD, "order_status", ["placed", "shipped", "returned"]))
 
 
 def test_a_removed_value_leaves_sample_values_that_do_not_list_it(cat, tmp_path, tt):
