@@ -241,6 +241,17 @@ def test_new_enum_values_are_offered_for_the_enum_only(elk):
     assert _first_fix(found, "column.3.description") is None, found
 
 
+def _labels_accepted(elk) -> object:
+    """Store the data-depth pass of `T` (day 6), accept the labels' review item (it must be acceptable) and
+    read the labels back."""
+    cat = elk.cat
+    sm.scan(cat, T, author="ci", depth="data", now=elk.day(6), time=elk.day(6.05))
+    items = [i for i in sm.review_items(cat, T, now=elk.day(6)).items if i.annotation == "column.3.labels"]
+    assert items and items[0].acceptable, items
+    sm.accept(cat, items[0], author="alice", now=elk.day(6), time=elk.day(6.1))
+    return next(a for a in sm.read_annotations(cat, T) if a.key == "column.3.labels").value
+
+
 def test_a_respelled_code_carries_its_label(elk):
     """values_units (data): a coded column's labels say what each code means; a rewrite respells
     'm2' as 'm2_x' in the same rows. The labels do not explain 'm2_x', and the rows that held 'm2'
@@ -259,12 +270,7 @@ def test_a_respelled_code_carries_its_label(elk):
     elk.overwrite(T, new, at=6)
     want = Fix(action="value_map", params={"column": "kind", "map": {"m2": "m2_x"}})
     assert _first_fix(sm.staleness(cat, T, depth="data", now=elk.day(6), merge=False), "column.3.labels") == want
-    sm.scan(cat, T, author="ci", depth="data", now=elk.day(6), time=elk.day(6.05))
-    items = [i for i in sm.review_items(cat, T, now=elk.day(6)).items if i.annotation == "column.3.labels"]
-    assert items and items[0].acceptable, items
-    sm.accept(cat, items[0], author="alice", now=elk.day(6), time=elk.day(6.1))
-    got = next(a for a in sm.read_annotations(cat, T) if a.key == "column.3.labels")
-    assert got.value == {"m1": "captured", "m2_x": "voided"}
+    assert _labels_accepted(elk) == {"m1": "captured", "m2_x": "voided"}
 
 
 def test_a_value_respelled_with_a_suffix_keeps_its_map_at_metadata_depth(elk):
@@ -323,12 +329,7 @@ def test_a_respelled_code_carries_its_label_at_metadata_depth(elk):
     elk.overwrite(T, new, at=6)
     want = Fix(action="value_map", params={"column": "kind", "map": {"m2": "m2_x"}})
     assert _first_fix(sm.staleness(cat, T, now=elk.day(6), merge=False), "column.3.labels") == want
-    sm.scan(cat, T, author="ci", now=elk.day(6), time=elk.day(6.05))
-    items = [i for i in sm.review_items(cat, T, now=elk.day(6)).items if i.annotation == "column.3.labels"]
-    assert items and items[0].acceptable, items
-    sm.accept(cat, items[0], author="alice", now=elk.day(6), time=elk.day(6.1))
-    got = next(a for a in sm.read_annotations(cat, T) if a.key == "column.3.labels")
-    assert got.value == {"m1": "captured", "m2_x": "voided"}
+    assert _labels_accepted(elk) == {"m1": "captured", "m2_x": "voided"}
 
 
 def test_a_removed_code_gets_no_label_map_at_metadata_depth(elk):
