@@ -888,14 +888,20 @@ def rounded_scale(before: dict[str, Any] | None, after: dict[str, Any] | None, d
 
 def _scale_cols(t: Table, ann: Annotation, keys: set[str]) -> list[str]:
     """The numeric columns an annotation's claim rests on whose scale matters: its own column, or
-    the columns a metric uses; never identifiers or grain keys (they grow by nature)."""
+    the columns a metric uses; never identifiers or grain keys (they grow by nature). A metric
+    computes with the columns its basis lists and those its expression and filter name (a writer
+    may record a basis from an older schema that lacks a measure the expression sums)."""
     refs = ann.provenance.basis.columns if ann.kind == "metric" else \
         [r for r in ann.provenance.basis.columns if r.id == ann.column_id][:1]
-    out = []
-    for r in refs:
-        cur = t.cols.get(r.id)
+    curs = [t.cols.get(r.id) for r in refs]
+    if ann.kind == "metric":
+        val = ann.value or {}
+        named = set(re.findall(r"[a-z_]\w*", f"{val.get('expression') or ''} {val.get('filter') or ''}".lower()))
+        curs += [c for n, c in t.by_name.items() if n in named]
+    out: list[str] = []
+    for cur in curs:
         if cur is None or type_family(cur.type) != "number" or cur.name.lower() in keys or \
-                cur.name.lower().endswith(("_id", "_uuid", "_key", "_sk", "_count")):
+                cur.name.lower().endswith(("_id", "_uuid", "_key", "_sk", "_count")) or cur.name in out:
             continue
         out.append(cur.name)
     return out

@@ -146,3 +146,34 @@ def test_no_update_unit_when_an_append_moves_the_range_like_a_rewrite(elk):
     elk.append(T, {"d": ["2024-11-16"] * 2, "id": [900, 901], "qty": [0, 500_000]}, at=6)
     f = [x for x in sm.staleness(cat, T, now=elk.day(6), merge=False) if x.reason == "unit_drift"]
     assert f and not [x for x in f for fx in x.fixes if fx.action == "update_unit"], [x.fixes for x in f]
+
+
+def test_a_metric_over_a_measure_its_basis_does_not_list_is_flagged_when_the_measure_is_restated(elk):
+    """A metric written with a basis that lists only its time column (a writer that recorded the
+    columns from an older schema, before the measure was added): the measure it sums, restated
+    x10^-2 in place, makes it false all the same; the columns it computes with are those its
+    expression and filter name (failed before: the column's claims flagged, the metric missed).
+    A metric that does not compute with the measure stays fresh (control)."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("id", "bigint"), ("amount_usd", "double")], partition_by=["d"], at=0)
+    for day in range(1, 6):
+        elk.append(T, {"d": [f"2024-11-1{day}"] * 3, "id": [3 * day, 3 * day + 1, 3 * day + 2],
+                       "amount_usd": [12.5 + day, 45.25 + day, 98.75 + day]}, at=day)
+    sm.annotate(cat, T, {"unit": "USD"}, column="amount_usd", author="a", time=elk.day(5.5))
+    for name, expr in (("revenue", "sum(amount_usd)"), ("orders", "count(DISTINCT id)")):
+        value = {"expression": expr, "filter": None, "time_column": "d", "unit": None, "description": None,
+                 "synonyms": []}
+        ann = sm.new_annotation(cat, T, "metric", f"metric.{name}", value, columns=["d"], author="a",
+                                time=elk.day(5.6))
+        sm.write_annotations(cat, [ann], time=elk.day(5.6))
+    elk.overwrite(T, {"d": [f"2024-11-1{day}" for day in range(1, 6) for _ in range(3)],
+                      "id": list(range(3, 18)),
+                      "amount_usd": [x / 100 for day in range(1, 6) for x in (12.5 + day, 45.25 + day, 98.75 + day)]},
+                  at=7)
+    for depth in ("metadata", "data"):
+        f = {x.annotation: x for x in sm.staleness(cat, T, depth=depth, now=elk.day(7), merge=False)
+             if x.reason == "unit_drift"}
+        assert "column.3.unit" in f, (depth, sorted(f))
+        assert "metric.revenue" in f, (depth, sorted(f))
+        assert f["metric.revenue"].evidence.values["scale_exp"] == -2
+        assert "metric.orders" not in f
