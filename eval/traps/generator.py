@@ -634,7 +634,7 @@ class Generator:
         gone = self.rng.choice(present)
         tr = self.new_trap("values_units", "enum_removed", t.name, [col], f"{col} no longer holds {gone!r} (rows removed)")
         # the enum, and every text naming the gone value (sample values only when they list it)
-        named = [(t.name, a.key)] + tt.value_texts(self.view, t.name, col, gone)
+        named = [(t.name, a.key)] + tt.value_texts(self.view, t.name, col, gone, "removed")
         tr.falsify(self.texts(tr, self._enum_keys(t, col) + self._value_refs(t, col, gone), sorted(set(named)))
                    + self._vq_table(t), None)
         df = self.read(t.name).where(F.col(col).isNull() | (F.col(col) != F.lit(gone)))
@@ -651,7 +651,7 @@ class Generator:
             raise Skip(f"{t.name}.{col} holds fewer than 3 enum values")
         old, new = self.rng.sample(present, 2)
         tr = self.new_trap("values_units", "categories_merged", t.name, [col], f"{col}: {old!r} merged into {new!r}")
-        named = sorted({(t.name, a.key)} | set(tt.value_texts(self.view, t.name, col, old)))
+        named = sorted({(t.name, a.key)} | set(tt.value_texts(self.view, t.name, col, old, "merged")))
         tr.falsify(self.texts(tr, self._enum_keys(t, col) + self._value_refs(t, col, old), named),
                    {"action": "value_map", "params": {"column": col, "map": {old: new}}})
         tr.falsify(tt.queries_showing(self.view, t.name, col, [old, new]), None)  # whose answer shows either
@@ -913,7 +913,7 @@ class Generator:
         # the metric, the column's value lists and the queries testing the value: the same spelling change
         # the metric, and every text naming the old spelling: value lists, prose, and the metrics,
         # conditions and queries on any table that test the value
-        named = sorted({(t.name, a.key)} | set(tt.value_texts(self.view, t.name, col, val)))
+        named = sorted({(t.name, a.key)} | set(tt.value_texts(self.view, t.name, col, val, "respelled")))
         tr.falsify(self.texts(tr, [(t.name, a.key)] + self._enum_keys(t, col) + self._value_refs(t, col, val), named),
                    vmap)
         # the queries whose answer shows the value (a test of other values keeps its answer)

@@ -16,7 +16,9 @@ of tables or keys:
   `category` is dropped, while after a rename the table still holds it; SQL names it as an identifier.
 - a value respelled, merged away or removed: every text that names the value (`value_texts`): the
   column's own annotations (enum, sample values, labels, description), prose on its table that names the
-  column or lists its values, SQL anywhere that tests the column against the value;
+  column or lists its values, SQL anywhere that tests the column against the value; prose naming a
+  code by its label (`labels`) when the code's rows went to an existing code, to several or nowhere,
+  not when one to one to a new code (a respelling: the label moves with the code);
 - a value added: the enum and every text listing the complete set of values (`complete_set_texts`);
   sample values are examples, not the set: not made false by a new value;
 - a grain change: the grain and every "one row per ..." / "unique" prose on the table (`grain_texts`);
@@ -315,10 +317,18 @@ def _prose_about(view: Any, table: str, column: str, values: list[str],
     return out
 
 
-def value_texts(view: Any, table: str, column: str, value: str) -> list[tuple[str, str]]:
+VALUE_CHANGES = ("respelled", "merged", "removed", "split")
+
+
+def value_texts(view: Any, table: str, column: str, value: str, how: str) -> list[tuple[str, str]]:
     """Every annotation whose text names `value` of `table`.`column`: its enum, sample values or labels
     listing it, prose about the column naming it, SQL (metrics, conditions, verified queries) that
-    tests the column against it."""
+    tests the column against it. `how` the value's rows went (`VALUE_CHANGES`): prose naming the code
+    by its label (`labels`: {code: label}) is false too when they went to an existing code (merged),
+    to several (split) or nowhere (removed), not when one to one to a new code (respelled: the label
+    moves with the code)."""
+    if how not in VALUE_CHANGES:
+        raise ValueError(f"how={how!r}: say how the value's rows went, one of {', '.join(VALUE_CHANGES)}")
     t = view.tables[table]
     out: set[tuple[str, str]] = set()
     for a in t.column_anns(column):
@@ -328,6 +338,12 @@ def value_texts(view: Any, table: str, column: str, value: str) -> list[tuple[st
     for u, k, s, _own in _prose_about(view, table, column, vals):
         if _names_value(s, value):
             out.add((u, k))
+    labels = {str(c): str(lb) for a in t.column_anns(column) if a.field == "labels" and isinstance(a.value, dict)
+              for c, lb in a.value.items() if lb}
+    if how != "respelled" and labels.get(value):
+        for u, k, s, _own in _prose_about(view, table, column, sorted(set(labels.values()))):
+            if _names_value(s, labels[value]):
+                out.add((u, k))
     lit = "'" + value.replace("'", "''") + "'"
     for u, k in column_texts(view, table, column, own=False):
         a = view.tables[u].ann(k)

@@ -501,7 +501,9 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
     (`duck` None): the values the files' statistics record as min / max before and after the
     rewrite. Data: the column's distinct values at the two snapshots, and which new value each old
     one became by the rows that moved (`moved_to`: row-level agreement), else by the files' bounds
-    when the value in its place is new in the data too. The finding lists
+    when the value in its place is new in the data too. A description naming a coded value by its
+    label alone is not false when the data shows the code respelled one to one to a new code (the
+    label moves with the code); merged, split or removed, it is (metadata: no rows to tell). The finding lists
     every annotation it affects, the values before and after, and a `value_map` fix with the map
     and the column's values now (the enum to write); with no map, `investigate` (a value removed is
     no value renamed)."""
@@ -526,6 +528,7 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
                 continue
             mapping: dict[str, str] = {}
             counts: dict[str, int] = {}
+            respelled: set[str] = set()  # data: codes whose rows all went, one to one, to a new code
             if duck is None:
                 gone, new, mapping = shift[c]
                 now_values = None
@@ -534,6 +537,7 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
                 if got is None:
                     continue
                 gone, new, now_values, mapping, counts = got
+                respelled = _respelled(mapping, new)
                 if not mapping and c in shift:  # no row followed: a value the files' bounds show in the place of
                     # a vanished one, new in the data too (a respelling; a value that was there already took no rows
                     # by this evidence: rows removed beside it look the same)
@@ -543,7 +547,8 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
             hit = {}
             for k, vals in refs.items():
                 a = next(x for x in early if x.key == k)
-                named_gone = [x for x in vals if x in gone]
+                named_gone = [x for x in vals if x in gone and not
+                              (x in respelled and _by_label_only(a, x, labels_of.get(c.lower(), {})))]
                 lists_all = a.kind == "column" and a.field == "enum"
                 if named_gone or (lists_all and new and any(x not in vals for x in new)):
                     hit[k] = named_gone
@@ -579,6 +584,26 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
                                                       "columns": [c], "values": named}),
                 suggestion=sugg, fixes=fixes, cause=cause_of("rewrite", t.name, v, c)))
     return out
+
+
+def _respelled(mapping: dict[str, str], new: list[str]) -> set[str]:
+    """Of the vanished values the rows followed (`mapping`, by `moved_to`), those respelled: their rows
+    went one to one to a value new in the data (no other vanished value went there), and every value new
+    in the rewrite is one of those (a new value no vanished value became took rows from elsewhere: the
+    codes were redrawn, a split of meaning, not a respelling). A code merged into one that was there
+    already, split over several (no map) or removed (no map) is none."""
+    into: dict[str, int] = {}
+    for n in mapping.values():
+        into[n] = into.get(n, 0) + 1
+    if not new or set(new) - set(mapping.values()):
+        return set()
+    return {g for g, n in mapping.items() if n in set(new) and into[n] == 1}
+
+
+def _by_label_only(a: Annotation, value: str, labels: dict[str, str]) -> bool:
+    """Does description `a` name coded `value` by its label alone (not the code itself)? Prose naming a
+    code by what it means stays true when the code is respelled: the label moves with the code."""
+    return a.field == "description" and bool(labels.get(value)) and value.lower() not in word_set(a.value)
 
 
 MAP_ROWS = 2000  # rows of vanished values carried to the new snapshot to map old values to new ones

@@ -228,10 +228,27 @@ def _status(cat, tmp_path):
 def test_a_respelled_or_merged_value_makes_false_every_text_naming_it_on_any_table(cat, tmp_path, tt):
     k = _status(cat, tmp_path)
     v = k.view()
-    got = set(tt.value_texts(v, ORD, "status", "returned"))
+    got = set(tt.value_texts(v, ORD, "status", "returned", "merged"))
     assert got == {key(v, ORD, "enum", "status"), key(v, ORD, "sample_values", "status"), key(v, ORD, "description", "status"),
                    key(v, ORD, "description"), metric(v, ORD, "returned_orders"),
                    metric(v, LINES, "units"), key(v, LINES, "description")} | vqs(v, ORD, "'returned'")
+
+
+def test_prose_naming_a_code_by_its_label_is_false_when_its_rows_went_elsewhere_not_when_respelled(cat, tmp_path, tt):
+    """A coded column's labels ({code: label}) and prose naming the codes by their labels only: merged
+    into an existing code, split or removed, the label named is false; respelled one to one to a new
+    code, the label moves with the code and the prose holds (the labels, naming the old code, do not)."""
+    k = Tiny(cat, tmp_path)
+    k.ann(ORD, {"description": "Orders, booked, dispatched or refunded."})
+    k.ann(ORD, {"labels": {"placed": "booked", "shipped": "dispatched", "returned": "refunded"}}, column="status")
+    k.ann(ORD, {"description": "Where the order stands; refunded ones stay"}, column="status")
+    v = k.view()
+    labels, prose = key(v, ORD, "labels", "status"), {key(v, ORD, "description"), key(v, ORD, "description", "status")}
+    for how in ("merged", "split", "removed"):
+        assert set(tt.value_texts(v, ORD, "status", "returned", how)) == {labels} | prose, how
+    assert set(tt.value_texts(v, ORD, "status", "returned", "respelled")) == {labels}
+    with pytest.raises(ValueError, match="one of respelled"):
+        tt.value_texts(v, ORD, "status", "returned", "moved")
 
 
 def test_a_renamed_columns_value_lists_follow_its_field_id(cat, tmp_path, tt):
@@ -243,7 +260,7 @@ def test_a_renamed_columns_value_lists_follow_its_field_id(cat, tmp_path, tt):
     Bridge(None, cat).alter(ORD, rename={"status": "order_status"}, author=A, time=k.tick())
     v = k.view()
     own = _own_keys(v, ORD, "order_status", "enum", "sample_values", "description")
-    assert own <= set(tt.value_texts(v, ORD, "order_status", "returned"))
+    assert own <= set(tt.value_texts(v, ORD, "order_status", "returned", "respelled"))
     assert _own_keys(v, ORD, "order_status", "enum") <= set(
         tt.complete_set_texts(v, ORD, "order_status", ["placed", "shipped", "returned"]))
 
@@ -251,7 +268,7 @@ def test_a_renamed_columns_value_lists_follow_its_field_id(cat, tmp_path, tt):
 def test_a_removed_value_leaves_sample_values_that_do_not_list_it(cat, tmp_path, tt):
     k = _status(cat, tmp_path)
     v = k.view()
-    got = set(tt.value_texts(v, ORD, "status", "placed"))
+    got = set(tt.value_texts(v, ORD, "status", "placed", "removed"))
     assert got == {key(v, ORD, "enum", "status"), key(v, ORD, "description")}
     assert key(v, ORD, "sample_values", "status") not in got
 

@@ -273,6 +273,41 @@ def test_a_respelled_code_carries_its_label(elk):
     assert _labels_accepted(elk) == {"m1": "captured", "m2_x": "voided"}
 
 
+@pytest.mark.parametrize("how", ["respelled", "merged", "split", "removed", "redrawn"])
+def test_prose_naming_a_code_by_its_label_is_false_unless_the_code_was_respelled(elk, how):
+    """values_units (data): the table's and the column's descriptions name the codes by their labels only
+    ("voided", not 'm2'). Respelled one to one to a new code (every row of 'm2' holds 'm2_x', paired by the
+    grain's keys), the label moves with the code: the prose holds, only the labels (and the enum) name the
+    old code (failed before: both descriptions flagged values_restated). Merged into an existing code, split
+    into two new ones or removed, the label names rows that are gone: both descriptions flagged. Redrawn
+    (every row of 'm2' holds 'm2_x', and a second new code 'm4' takes rows of 'm1': the codes' meanings
+    were cut anew, a split of meaning): flagged too."""
+    cat = elk.cat
+    rows = _appended(elk, [["m1", "m2", "m2", "m3"]] * 3)
+    sm.annotate(cat, T, {"labels": {"m1": "captured", "m2": "voided", "m3": "settled"},
+                         "description": "Voided payments are kept for audit"}, column="kind", author="a",
+                time=elk.day(5.2))
+    sm.annotate(cat, T, {"description": "Payments: captured, voided or settled."}, author="a", time=elk.day(5.3))
+    seen = iter(range(100))
+    to = {"respelled": lambda: "m2_x", "merged": lambda: "m1", "split": lambda: f"m2_{'ab'[next(seen) % 2]}",
+          "removed": lambda: None, "redrawn": lambda: "m2_x"}[how]
+    kinds = [to() if k == "m2" else k for k in rows["kind"]]
+    if how == "redrawn":
+        kinds[rows["kind"].index("m1")] = "m4"
+    keep = [i for i, k in enumerate(kinds) if k is not None]
+    new = {k: [v[i] for i in keep] for k, v in rows.items()}
+    new["kind"] = [kinds[i] for i in keep]
+    elk.overwrite(T, new, at=6)
+    flagged = {k for f in sm.staleness(cat, T, depth="data", now=elk.day(6), merge=False)
+               for k in f.annotations or [f.annotation]}
+    assert {"column.3.labels", "column.3.enum"} <= flagged, flagged
+    prose = {"table.description", "column.3.description"}
+    if how == "respelled":
+        assert not prose & flagged, flagged
+    else:
+        assert prose <= flagged, (how, flagged)
+
+
 def test_a_value_respelled_with_a_suffix_keeps_its_map_at_metadata_depth(elk):
     """values_units (metadata), beside the test above: 'refunded' respelled 'refunded_x' sorts
     right after it, so the partition's new range still spans the old value; a value spelled alike
