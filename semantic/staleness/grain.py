@@ -211,6 +211,32 @@ def description_grain(t: Table, ann: Annotation, anns: list[Annotation]) -> list
     return []
 
 
+def description_grain_data(t: Table, ann: Annotation, anns: list[Annotation], duck: Duck,
+                           checked: set[tuple[str | None, str]]) -> list[Finding]:
+    """At data depth, a measure's description that `description_grain` suspects (a new dimension
+    splits the rows) is cleared when the rows show the measure repeated, not split: on every value
+    of the grain's keys (the keys the grain annotation lists, the old grain's) the measure holds one
+    value, so every row still carries the value the description describes (a periodic snapshot
+    repeats it per date; a sum over the new dimension counts it again, which the grain's own
+    finding says). Where the measure differs within a key (split, e.g. per region), or the keys
+    cannot be read, the metadata finding stays. Adds nothing of its own."""
+    found = description_grain(t, ann, anns)
+    if not found or found[0].reason != "schema_changed":
+        return []
+    grain = next((a for a in anns if a.key == "table.grain"), None)
+    keys = [str(k) for k in ((grain.value or {}).get("keys") or [])] if grain is not None else []
+    col = t.cols.get(ann.column_id) if ann.column_id is not None else None
+    if not keys or col is None or any(t.col(k) is None for k in keys):
+        return []
+    kq = ", ".join(quote_id(t.col(k).name) for k in keys)  # type: ignore[union-attr]
+    m = quote_id(col.name)
+    split = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(t.name)} WHERE {m} IS NOT NULL "
+                     f"GROUP BY ALL HAVING count(DISTINCT {m}) > 1)")[0][0]
+    if not split:
+        checked.add((ann.key, "schema_changed"))
+    return []
+
+
 def _new_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] | None:
     """Columns the rows are unique on now, when the grain's keys no longer are: a column added
     since the grain was written that is unique by itself (a surrogate key), else the keys plus the

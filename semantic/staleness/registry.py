@@ -36,6 +36,7 @@ from semantic.staleness.documented_ranges import query_range, range_exceeded
 from semantic.staleness.fix_rules import own_rename_fix, unit_fix
 from semantic.staleness.grain import (
     description_grain,
+    description_grain_data,
     description_rows_data,
     grain_data,
     grain_findings,
@@ -253,6 +254,9 @@ CHECKS: list[Check] = [
           lambda e, a: grain_data(e.ctx, e.t, a, e.duck, e.last, e.checked), _field("table", "grain")),
     Check("description_rows", "grain", "data", ("grain_violated",), ("data", "annotation_text"), (),
           lambda e, a: description_rows_data(e.ctx, e.t, a, e.anns, e.duck, e.last), _field("table", "description")),
+    Check("description_grain_now", "grain", "data", ("schema_changed",), ("data", "schema_history"), (),
+          lambda e, a: description_grain_data(e.t, a, e.anns, e.duck, e.checked),
+          lambda a, e: _field("column", "description")(a, e) and (a.key, "schema_changed") in e.already),
     Check("enum_respelled_now", "values_units", "data", ("values_restated",), ("data",), ("value_map",),
           lambda e, a: enum_respelled(e.ctx, e.t, a, e.anns, e.duck, e.checked), _field("column", "enum", "sample_values")),
     Check("values_present", "values_units", "data", ("enum_violated", "sample_values_missing"), ("data",),

@@ -993,6 +993,36 @@ def test_a_new_nullable_column_is_never_added_to_the_grain(elk):
     assert "still identify rows" in f[0].message
 
 
+def test_a_measure_repeated_per_snapshot_keeps_its_description_at_data_depth(elk):
+    """A measure's description written at the old grain ("revenue in the month") is suspected at
+    metadata depth once a new dimension splits the rows. When the table becomes a periodic snapshot
+    (every row again per snapshot_date, the measure unchanged), each row still holds the month's
+    revenue: at data depth the description is not flagged (the grain is). When the new dimension
+    splits the value (revenue per region), it still is. Failed before: schema_changed on the
+    snapshot table's measure description at data depth too (issue 45, a false alarm on a trapped
+    copy: the truth counts a periodic snapshot's grain and "one row per" prose, not the measure's
+    text)."""
+    _grained(elk)
+    sm.annotate(elk.cat, T, {"description": "Revenue of the month", "role": "measure"}, column="revenue",
+                author="a", time=elk.day(1))
+
+    def flagged(depth: str, at: float) -> list[tuple[str | None, str]]:
+        return sorted((x.annotation, x.reason) for x in sm.staleness(elk.cat, T, depth=depth, now=elk.day(at), merge=False)
+                      if x.annotation == "column.2.description")
+
+    elk.evolve(T, add=[("snapshot_date", "string")], at=2,
+               rows={"month": ["m1", "m2", "m3"] * 2, "revenue": [10, 20, 30] * 2,
+                     "snapshot_date": ["s1"] * 3 + ["s2"] * 3})
+    assert flagged("metadata", 3) == [("column.2.description", "schema_changed")]
+    assert flagged("data", 3) == []
+    assert [x.reason for x in sm.staleness(elk.cat, T, depth="data", now=elk.day(3), merge=False)
+            if x.annotation == "table.grain"] == ["grain_violated"]
+    elk.evolve(T, add=[("region", "string")], at=4,
+               rows={"month": ["m1", "m1", "m2", "m2", "m3", "m3"], "revenue": [4, 6, 8, 12, 10, 20],
+                     "snapshot_date": ["s1"] * 6, "region": ["e", "w"] * 3})
+    assert flagged("data", 5) == [("column.2.description", "schema_changed")]
+
+
 def test_grain_keys_offered_only_for_a_non_null_column_unique_with_the_keys(elk):
     """Rebuilt at a finer grain: region splits the rows (rows multiplied, no nulls) and is offered
     at metadata depth; at data depth the keys repeat and only the non-null column that makes them
