@@ -1,7 +1,8 @@
 """Class `grain`: a table that started keeping versions (SCD2, by shape), keys that repeat (integer
-ranges in statistics, or the data), a new column that splits the rows. A new grain key is offered
-only on evidence: a rebuild that multiplied the rows with the column non-null (statistics), or a
-non-null column the keys with it make unique (data)."""
+ranges in statistics, a load written twice or re-dated by its files' statistics, or the data), a new
+column that splits the rows. A new grain key is offered only on evidence: a rebuild that multiplied
+the rows with the column non-null (statistics), or a non-null column the keys with it make unique
+(data)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
+from catalog_core.model import parse_time
 from semantic._tables import column_id
 from semantic.history import Context, SchemaChange, type_family
 from semantic.models import Annotation, ColumnRef, Finding, Fix
@@ -29,7 +31,7 @@ from semantic.staleness.core import (
     versioning,
 )
 from semantic.staleness.schema import ROWS_PER, additive, column_findings, names, rename_map
-from semantic.staleness.values_units import truncates
+from semantic.staleness.values_units import TRUNCATED_AT_LEAST, truncates
 
 
 def scd2_change(t: Table, since: int) -> SchemaChange | None:
@@ -371,41 +373,137 @@ def _same_stats(x: tuple[int, dict[str, Any]], y: tuple[int, dict[str, Any]]) ->
                _bound_alike(x[1][c].get("max"), y[1][c].get("max")) for c in common)
 
 
+def _moved(x: tuple[int, dict[str, Any]], y: tuple[int, dict[str, Any]], times: set[str],
+           px: str, py: str) -> set[str] | None:
+    """Do the files `x` and `y` (of partitions `px`, `py`) record the same rows, up to their dates? The
+    same row count; every column both record but the date / time columns (`times`, lower case) with the
+    same null count, min and max (`_same_stats`); each time column with the same null count and its min
+    and max moved by one interval, the same for every time column that moved; the partitions the same
+    but for directories whose values are both times (a date partition: the writer records no statistics
+    for its column), moved by that interval too. The names (lower case) of the time columns and
+    partition keys that moved ({} for twins: the same rows), or None: other rows."""
+    if x[0] != y[0]:
+        return None
+    plain = (x[0], {c: s for c, s in x[1].items() if c.lower() not in times})
+    if not _same_stats(plain, (y[0], {c: s for c, s in y[1].items() if c.lower() not in times})):
+        return None
+    moved: set[str] = set()
+    shifts: set[float] = set()
+    for c in set(x[1]) & set(y[1]):
+        if c.lower() not in times:
+            continue
+        a, b = x[1][c], y[1][c]
+        if a.get("null_count") != b.get("null_count"):
+            return None
+        if a.get("min") == b.get("min") and a.get("max") == b.get("max"):
+            continue
+        lo_a, hi_a, lo_b, hi_b = (parse_time(v) for v in (a.get("min"), a.get("max"), b.get("min"), b.get("max")))
+        if lo_a is None or hi_a is None or lo_b is None or hi_b is None or abs((lo_b - lo_a) - (hi_b - hi_a)) > 1:
+            return None
+        moved.add(c.lower())
+        shifts.add(round(lo_b - lo_a))
+    sx, sy = px.split("/") if px else [], py.split("/") if py else []
+    if len(sx) != len(sy):
+        return None
+    for a, b in zip(sx, sy, strict=True):
+        (ka, _, va), (kb, _, vb) = a.partition("="), b.partition("=")
+        if ka != kb:
+            return None
+        if va == vb:
+            continue
+        ta, tb = parse_time(va), parse_time(vb)
+        if ta is None or tb is None or _number(va) is not None:
+            return None
+        moved.add(ka.lower())
+        shifts.add(round(tb - ta))
+    if len({round(s / 60) for s in shifts}) > 1:
+        return None  # dates moved by different intervals: not one re-dating
+    return moved
+
+
+def _keys_shown(keys: set[str], sig: tuple[int, dict[str, Any]]) -> bool:
+    """Do a file's statistics show the grain's `keys` (lower case) as values, so that equal statistics
+    of two files mean equal keys?
+    Each key recorded with a min and a max, and no string bound that may be a writer's truncation
+    (`TRUNCATED_AT_LEAST` characters or more: longer values cut to a common prefix, so two different
+    sets of keys record the same bounds). A grain with no key (rows as received) has none to repeat."""
+    if not keys:
+        return False
+    cols = {c.lower(): st for c, st in sig[1].items()}
+    for k in keys:
+        st = cols.get(k)
+        if st is None or st.get("min") is None or st.get("max") is None:
+            return False
+        if any(isinstance(st[b], str) and len(st[b]) >= TRUNCATED_AT_LEAST for b in ("min", "max")):
+            return False
+    return True
+
+
+def _number(text: str) -> float | None:
+    """`text` as a plain number (a partition value `2024` or `17` parses as a time too: it is no date)."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def twin_loads(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:
     """The same rows appended twice, from the files' statistics: two live data files, written by two
     commits (at least one after the annotation was written), whose row counts and every column's min,
     max and null count are the same (string bounds up to a writer's truncation). Files of different rows
     agree on all of these only by the rows being the same (files of two partitions, whose value the
-    statistics may not record, hold different rows); a re-run that replaces its files, or a compaction, leaves one of them. For the grain
+    statistics may not record, hold different rows); a re-run that replaces its files, or a compaction, leaves one of them.
+    A day loaded again under a later date is the same rows re-dated (`_moved`: every column but the
+    date / time columns the same, each of those moved by one interval, a date partition too): the
+    grain's keys repeat when they name no column that moved (else the copy holds new keys) and the
+    statistics show them as values (`_keys_shown`: a grain with keys, no string bound that may be a
+    writer's truncation: a routine load that suffixes its string keys records the same cut bounds). For the grain
     (its keys repeat) and for a table description that states the grain ("one row per ..."):
     grain_violated, suspect, no fix (which copy to remove is for a person; the data depth counts the
     repeated keys)."""
+    grain = ann if ann.key == "table.grain" else next((a for a in anns if a.key == "table.grain"), None)
     if ann.key == "table.description":
-        grain = next((a for a in anns if a.key == "table.grain"), None)
         if grain is None or not any(p in str(ann.value or "").lower() for p in ROWS_PER):
             return []
     since = int(ann.provenance.basis.vid or 0)
     if not t.tl.data_after(since):
         return []
+    keys = {k.lower() for k in grain_keys(t, grain)} if grain is not None else set()
+    times = {c.name.lower() for c in t.cols.values() if type_family(c.type) == "time"}
     by_rows: dict[int, list[tuple[Any, tuple[int, dict[str, Any]]]]] = {}
     for f in sorted(t.files(t.ctx.vid), key=lambda x: (x.vid or 0, x.path)):
         sig = _stats_of(f)
         if sig is None:
             continue
-        same = by_rows.setdefault(sig[0], [])  # and one partition: rows of two partitions differ by it
-        sig = (sig[0], {**sig[1], "\0partition": {"min": _partition_of(f.path), "max": None, "null_count": 0}})
-        first = next((g for g, gs in same if g.vid != f.vid and _same_stats(gs, sig)), None) \
-            if (f.vid or 0) > since else None
+        same = by_rows.setdefault(sig[0], [])
+        part = _partition_of(f.path)
+        first, moved = None, None
+        if (f.vid or 0) > since:
+            for g, gs in same:
+                if g.vid == f.vid:
+                    continue
+                m = _moved(gs, sig, times, _partition_of(g.path), part)
+                if m is not None and (not m or (not m & keys and _keys_shown(keys, sig))):
+                    first, moved = g, m
+                    break
         same.append((f, sig))
-        if first is None:
+        if first is None or moved is None:
             continue
         when = next((tt for v, tt in t.tl.data_commits if v == f.vid), None)
-        return [finding(ann, t.name, "grain_violated", "suspect",
-                        f"the load at vid {f.vid} wrote a file whose statistics ({sig[0]} rows, every column's min, "
-                        f"max and null count) are those of a file the load at vid {first.vid} wrote, and both are "
-                        "live: the same rows appended twice? the grain's keys then repeat; check the load "
-                        "(the data depth counts the repeated keys)",
+        if moved:
+            what = (f"the load at vid {f.vid} wrote a file whose statistics ({sig[0]} rows, every column's min, max and "
+                    f"null count) are those of a file the load at vid {first.vid} wrote but for "
+                    f"{', '.join(sorted(moved))}, moved by one interval, and both are live: the same rows re-dated "
+                    "and loaded again? the grain's keys, which name no moved column, then repeat; check the load "
+                    "(the data depth counts the repeated keys)")
+        else:
+            what = (f"the load at vid {f.vid} wrote a file whose statistics ({sig[0]} rows, every column's min, "
+                    f"max and null count) are those of a file the load at vid {first.vid} wrote, and both are "
+                    "live: the same rows appended twice? the grain's keys then repeat; check the load "
+                    "(the data depth counts the repeated keys)")
+        return [finding(ann, t.name, "grain_violated", "suspect", what,
                         [int(first.vid or 0), int(f.vid or 0)], [when] if when is not None else [],
-                        {"rows": sig[0], "files": [first.path.rsplit("/", 1)[-1], f.path.rsplit("/", 1)[-1]]},
+                        {"rows": sig[0], "files": [first.path.rsplit("/", 1)[-1], f.path.rsplit("/", 1)[-1]],
+                         **({"moved": sorted(moved)} if moved else {})},
                         cause=cause_of("twin_load", t.name, f.vid))]
     return []

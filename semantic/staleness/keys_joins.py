@@ -1,6 +1,8 @@
 """Class `keys_joins`: relationships whose key went missing, whose target keeps versions, whose keys
 match too few rows (data) or share no range any more (statistics: a new key format). A same-name
-join is offered only into a key (`_key_doubt`)."""
+join is offered only into a key (`_key_doubt`), and never for a key column that continues under a
+new name (the same field id in the schema history, or paired by statistics in the commit that
+dropped it: `column_findings` offers `rename`, which wins over a join onto another column)."""
 
 from __future__ import annotations
 
@@ -138,6 +140,8 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
     target = get_table(ctx, to, tables)
     out = column_findings(t, ann, ann.provenance.basis.columns, missing_reason="join_key_missing")
     for f in out:
+        if any(x.action == "rename" for x in f.fixes):
+            continue  # the key continues under a new name (`column_findings`): no join onto another column
         col = f.evidence.values.get("column")
         to_col = next((b for a, b in pairs if a == col), None)
         _offer(f, _join_suggestion(ctx, t, target, str(col), to_col, duck))

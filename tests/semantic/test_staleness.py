@@ -1551,3 +1551,27 @@ def test_a_grain_is_made_false_only_by_a_column_it_names(elk):
         f = [x for x in sm.staleness(cat, t2, depth=depth, now=elk.day(2), merge=False) if x.annotation == "table.grain"]
         assert [x.reason for x in f] == ["column_renamed"], depth
         assert f[0].fixes == [Fix(action="rename", params={"old": "amount_cents", "new": "amount_usd", "scale": -2})]
+
+
+def test_a_relationship_whose_own_key_was_renamed_gets_the_rename_not_a_join_on_another_column(elk):
+    """keys_joins: the table renames its own key column of a relationship (the same field id, a new
+    name). The schema history shows the column continues: the fix is `rename` to its new name at
+    both depths, never a join onto another column of the same name in the related table (failed
+    before: at metadata depth join_on customer_uuid came first). Control: a key dropped with nothing
+    continuing it still gets the same-name join."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("customer_uuid", "string"), ("tier", "string")], at=0,
+              rows={"customer_id": [1, 2, 3], "customer_uuid": ["u1", "u2", "u3"], "tier": ["a", "b", "a"]})
+    elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint"), ("customer_uuid", "string")], at=0,
+              rows={"order_id": [10, 11, 12, 13], "customer_id": [1, 2, 3, 1],
+                    "customer_uuid": ["u1", "u2", "u3", "u1"]})
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    v = elk.evolve(T, rename={"customer_id": "customer_ref"}, at=2)
+    want = [Fix(action="rename", params={"old": "customer_id", "new": "customer_ref", "scale": 0})]
+    for depth in ("metadata", "data"):
+        f = [x for x in sm.staleness(cat, T, depth=depth, now=elk.day(2), merge=False) if x.reason == "join_key_missing"]
+        assert [x.fixes for x in f] == [want], (depth, f)
+        assert v in f[0].evidence.vids
+    elk.evolve(T, drop=["customer_ref"], at=3)
+    f = [x for x in sm.staleness(cat, T, now=elk.day(3), merge=False) if x.reason == "join_key_missing"]
+    assert [[x.action for x in y.fixes] for y in f] == [["join_on"]]
