@@ -313,13 +313,49 @@ class Generator:
                 tr.false.remove([u, k])
                 tr.fixes.pop(f"{u}|{k}", None)
 
-    def unmatched(self, src: str, to: str, on: list[tuple[str, str]], vid: int) -> int | None:
-        """How many rows of `src` with a key hold no match in `to` on the pairs `on` at `vid`; None when
-        the join cannot run (a key renamed away, types that no longer compare, a timeout)."""
+    def unmatched(self, src: str, to: str, on: list[tuple[str, str]], vid: int) -> tuple[int, int, int] | None:
+        """Of the rows of `src` with a key at `vid`: (how many, how many hold no match in `to` on the
+        pairs `on`, how many distinct keys those unmatched rows hold); None when the join cannot run (a
+        key gone, types that no longer compare, a timeout)."""
+        import catalog_core as cc
+
         cond = " AND ".join(f't."{b}" = s."{a}"' for a, b in on)
         keyed = " AND ".join(f's."{a}" IS NOT NULL' for a, _ in on)
-        return self._count(f"SELECT count(*) FROM {src} s WHERE {keyed} AND NOT EXISTS (SELECT 1 FROM {to} t WHERE {cond})",
-                           vid)
+        keys = ", ".join(f's."{a}"' for a, _ in on)
+        sql = (f"SELECT count(*), count(*) FILTER (WHERE NOT m), count(DISTINCT ({keys})) FILTER (WHERE NOT m) FROM "
+               f"(SELECT {keys}, EXISTS (SELECT 1 FROM {to} t WHERE {cond}) AS m FROM {src} s WHERE {keyed}) s")
+        try:
+            res = cc.run_sql(self.cat, sql, snapshot=vid, limit=1, timeout_s=120)
+        except cc.CatalogError:
+            return None
+        return (int(res.rows[0][0] or 0), int(res.rows[0][1] or 0), int(res.rows[0][2] or 0)) if res.rows else None
+
+    def names_at(self, table: str, names: list[str], vid: int, at: int) -> list[str] | None:
+        """The columns `names` of `table` at vid `at` (where a relationship names them), as named at
+        `vid`: followed by field id (a column renamed between keeps its id; `LakeView.owns`); None
+        when one is not a column at either vid (dropped, or not a column of the table)."""
+        from catalog_core import lake
+
+        def cols(v: int) -> list[lake.Column] | None:
+            try:
+                return list(lake.TableValue.from_raw(lake.require_table(self.cat, table, v).value).schema.columns)
+            except Exception:  # noqa: BLE001 - the table is not there at v
+                return None
+
+        then, now = cols(at), cols(vid)
+        if then is None or now is None:
+            return None
+        out = []
+        for n in names:
+            c = next((x for x in then if x.name.lower() == n.lower()), None)
+            if c is None:
+                return None
+            same = next((x for x in now if c.id is not None and x.id == c.id), None) if c.id is not None else \
+                next((x for x in now if x.name.lower() == n.lower()), None)
+            if same is None:
+                return None
+            out.append(same.name)
+        return out
 
     def _count(self, sql: str, vid: int) -> int | None:
         """The one number `sql` answers at `vid`; None when it cannot run (a column renamed away, a timeout)."""
@@ -332,21 +368,33 @@ class Generator:
         return int(res.rows[0][0]) if res.rows else None
 
     def joins_orphaned(self, tr: Trap, vid: int) -> None:
-        """A relationship is false when the change left rows of its source that matched before without a
-        match (rows of the table it joins to were removed or rekeyed): an inner join through it now drops
-        them, and so does every metric on its table that reads the joined table through it. Read from the
-        data, like `answers_moved`; the texts stay loose (they reserve no table for the trap)."""
+        """A relationship is false when the change left a larger share of its source's keyed rows without
+        a match, on keys that had none unmatched before: rows of the table it joins to removed or rekeyed
+        (rows that matched lose their match), or rows of its source written with keys the joined table
+        does not hold (a version whose key attribute changed): an inner join through it now drops rows it
+        did not, and so does every metric on its table that reads the joined table through it. Shares, not
+        counts (rows added beside are not rows lost), and new unmatched keys, not more rows of the same
+        ones (a day loaded twice whose keys were unmatched already changes the share, not the claim).
+        The change may write either side; the key columns are followed by field id from before the change
+        to after it (`names_at`). Read from the data, like `answers_moved`; the texts stay loose (they
+        reserve no table for the trap)."""
         if vid == self.vid_before or tr.control:
             return
         for src, a in self.view.relationships():
             v = a.value or {}
             to = v.get("to")
             on = [(str(p[0]), str(p[1])) for p in v.get("on") or [] if isinstance(p, (list, tuple)) and len(p) == 2]
-            if to not in tr.tables or src == to or not on or [src, a.key] in tr.false or src not in self.view.tables:
+            if (to not in tr.tables and src not in tr.tables) or src == to or not on or [src, a.key] in tr.false \
+                    or src not in self.view.tables or not isinstance(to, str):
                 continue
             before = self.unmatched(src, to, on, self.vid_before)
-            after = self.unmatched(src, to, on, vid) if before is not None else None
-            if before is None or after is None or after <= before:
+            ls = self.names_at(src, [p[0] for p in on], vid, self.vid_before) if before is not None else None
+            rs = self.names_at(to, [p[1] for p in on], vid, self.vid_before) if ls is not None else None
+            after = self.unmatched(src, to, list(zip(ls, rs)), vid) if ls is not None and rs is not None else None
+            if before is None or after is None or not after[0]:
+                continue
+            share_then = before[1] / before[0] if before[0] else 0.0
+            if after[1] / after[0] <= share_then or after[2] <= before[2]:
                 continue
             keys = sorted({(src, a.key)} | set(tt.metrics_through(self.view, [(src, a.key)], to)))
             for k in keys:

@@ -28,7 +28,7 @@ from semantic.staleness.core import (
     rows_at,
     versioning,
 )
-from semantic.staleness.schema import additive, column_findings, names, names_columns
+from semantic.staleness.schema import additive, column_findings, names, names_columns, reads_changed
 from semantic.staleness.values_units import restated_scale, rewrites, sql_literals, stats_shift, unit_drift
 
 
@@ -197,6 +197,16 @@ def _structural_all(ctx: Context, names: list[str], after: int, schema_only: boo
     return sorted(out, key=lambda e: (e[2], names.index(e[1]), e[0] == "rewrite"))
 
 
+def _rows_only(ctx: Context, name: str, vid: int, sql: str) -> bool:
+    """Does the schema change of `name` committed at `vid` concern the query `sql` through its rows
+    alone (it added columns the SQL does not name: a split of the rows, versions kept), not through
+    what the SQL reads as a column (`schema.reads_changed`)? Then the query's answer across the
+    change shows whether the change moved it, as for a rewrite."""
+    tl = ctx.timeline(name)
+    ch = next((c for c in tl.schema_changes if c.vid == vid), None) if tl is not None else None
+    return ch is not None and not reads_changed(ch, sql)
+
+
 def _late_data(ctx: Context, names: list[str], after: int) -> tuple[str, str, int, float] | None:
     """The first load after vid `after` that appended to a date partition (of one of `names`) that
     already existed then and is more than two days older than the load: late data for a closed
@@ -275,10 +285,12 @@ def answer_moved(ctx: Context, sql: str, vid: int) -> bool:
     return vid > 0 and _answer(ctx, sql, vid - 1) != _answer(ctx, sql, vid)
 
 
-def _repeated_keys(ctx: Context, names: list[str], at: int) -> tuple[str, list[str], int] | None:
+def _repeated_keys(ctx: Context, names: list[str], at: int) -> tuple[str, list[str], int, int | None] | None:
     """A table among `names` whose declared grain keys repeat at the snapshot and did not at vid `at`
     (rows loaded twice, or a grain that changed without a schema change): (table, keys, how many key
-    values repeat), or None. Two bounded statements per table with declared keys (cached per vid)."""
+    values repeat, the first data commit of the table after `at` at which they repeat, or None when
+    that is not known), or None. Two bounded statements per table with declared keys (cached per
+    vid), and a bisection of the table's data commits since `at` (`_repeat_began`)."""
     for n in names:
         obj = ctx.table(n)
         grain = next((x for x in ctx.annotations(n) if x.key == "table.grain"), None) if obj is not None else None
@@ -290,8 +302,36 @@ def _repeated_keys(ctx: Context, names: list[str], at: int) -> tuple[str, list[s
         q = f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(n)} GROUP BY ALL HAVING count(*) > 1)"
         now = _count(ctx, q, ctx.vid)
         if now and _count(ctx, q, at) == 0:
-            return n, keys, now
+            return n, keys, now, _repeat_began(ctx, n, q, at)
     return None
+
+
+REPEAT_BISECT = 8  # statements a bisection for the commit that made grain keys repeat runs, at most
+
+
+def _repeat_began(ctx: Context, name: str, q: str, at: int) -> int | None:
+    """The first data commit of `name` after vid `at` at which the count statement `q` (key values
+    that repeat) is not 0, found by bisection of the table's data commits up to the snapshot (keys
+    that repeat keep repeating); None when a statement does not run or the bisection runs past
+    `REPEAT_BISECT` statements."""
+    tl = ctx.timeline(name)
+    vids = [v for v, _ in tl.data_after(at) if v <= ctx.vid] if tl is not None else []
+    lo, hi, runs = 0, len(vids) - 1, 0   # invariant: q is 0 before vids[lo], not 0 at vids[hi]
+    if hi < 0:
+        return None
+    while lo < hi:
+        runs += 1
+        if runs > REPEAT_BISECT:
+            return None
+        mid = (lo + hi) // 2
+        got = _count(ctx, q, vids[mid])
+        if got is None:
+            return None
+        if got:
+            hi = mid
+        else:
+            lo = mid + 1
+    return vids[hi]
 
 
 def _count(ctx: Context, q: str, vid: int) -> int | None:
@@ -362,10 +402,20 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
         return [finding(a, t.name, "verified_query_fails", "stale", f"the verified query no longer runs: {detail[:200]}",
                          [at, ctx.vid], values={"error": detail[:500]}, suggestion=None if told else REWRITE,
                          fixes=[] if told else [make_fix("reverify")])]
+    names = [str(x) for x in val.get("tables") or [t.name]]
+    # the schema change metadata suspects (`verified_meta`): one that reaches the query through its rows
+    # alone (columns it does not read added: versions kept, rows split) is judged by the answer, as a rewrite
+    meta = _structural(ctx, names, at, schema_only=True, text=sql) \
+        if already is not None and (a.key, "schema_changed") in already else None
+    rows_meta = meta is not None and _rows_only(ctx, meta[1], meta[2], sql)
     if detail == val.get("result_fingerprint"):
         if checked is not None:
             checked.add((a.key, "verified_query_changed"))  # the same answer: what metadata suspected does not hold
+            if rows_meta:
+                checked.add((a.key, "schema_changed"))
         return []
+    if rows_meta and meta is not None and checked is not None and not answer_moved(ctx, sql, meta[2]):
+        checked.add((a.key, "schema_changed"))  # the answer moved, but not across the change metadata names
     suspected = [f for f in verified_meta(ctx, t, a) if f.reason == "verified_query_changed"] \
         if already is not None and (a.key, "verified_query_changed") in already else []
     for f in suspected:
@@ -377,13 +427,12 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
     if already is not None and (a.key, "verified_query_changed") in already and \
             (checked is None or (a.key, "verified_query_changed") not in checked):
         return []  # metadata named the change it reads (and its fix): the different answer confirms it
-    names = [str(x) for x in val.get("tables") or [t.name]]
     evs = _structural_all(ctx, names, at, text=sql)
     evs = sorted(evs + list(itertools.islice(_late_loads(ctx, names, at), MOVED_TRIES))
                  + list(itertools.islice(_removals(ctx, names, at), MOVED_TRIES)), key=lambda e: e[2])
     tries = 0
     for kind, name, vid, tt in evs:
-        rows = kind in ("rewrite", "late", "removed")
+        rows = kind in ("rewrite", "late", "removed") or _rows_only(ctx, name, vid, sql)
         if rows:
             if tries >= MOVED_TRIES:
                 continue
@@ -391,7 +440,7 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
             if not answer_moved(ctx, sql, vid):
                 continue
         how = {"rewrite": "was rewritten", "late": "took late data for an old partition",
-               "removed": "lost rows"}.get(kind, "changed its schema")
+               "removed": "lost rows", "versions": "started keeping versions"}.get(kind, "changed its schema")
         return [finding(a, t.name, "verified_query_changed", "suspect",
                          f"the verified query returns a different result than at vid {at}, since {name} "
                          f"{how} at vid {vid} ({day_of(tt)})" + (", and its answer moved across that change" if rows else ""),
@@ -401,8 +450,8 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
                          suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
                          cause=None)]
     rep = _repeated_keys(ctx, names, at)
-    if rep is not None:
-        name, keys, n = rep
+    if rep is not None and (rep[3] is None or answer_moved(ctx, sql, rep[3])):
+        name, keys, n, _began = rep  # the answer moved across the commit that made the keys repeat (when known)
         return [finding(a, t.name, "verified_query_changed", "suspect",
                          f"the verified query returns a different result than at vid {at}, and {n} key value(s) of "
                          f"{name}'s grain ({', '.join(keys)}) now repeat, which none did then: rows were loaded "

@@ -296,6 +296,16 @@ def _referred(col: lake.Column, anns: list[Annotation], own: Annotation | None) 
     return False
 
 
+def reads_changed(ch: SchemaChange, sql: str) -> bool:
+    """Does the SQL text read what the schema change `ch` changed as a column: it names a column
+    `ch` dropped, renamed or gave another type family, or selects every column (`SELECT *`) and
+    `ch` added or dropped one? What the SQL means then changed, whatever one answer shows. A change
+    that only added columns the SQL does not name concerns it through its rows alone (`splits_rows`),
+    which its answer shows."""
+    gone = touched(ch) | {c.name.lower() for c in ch.dropped}
+    return any(names(sql, n) for n in gone) or bool((ch.added or ch.dropped) and _SELECT_STAR.search(sql))
+
+
 def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: list[Annotation] | None = None,
                   sql: bool = False, own: Annotation | None = None) -> bool:
     """Does the (non-additive) schema change `ch` touch what a table-level claim `text` says? A

@@ -465,3 +465,43 @@ def test_a_write_that_makes_the_grains_keys_repeat_makes_the_grain_false(cat, tm
         assert grain <= false(tr) and all(tr.fixes[f"{t}|{kk}"] is None for t, kk in grain)
     else:
         assert not grain & false(tr)
+
+
+STATUSES = "acme.core.statuses"
+
+
+@pytest.mark.parametrize("enum", [False, True])
+def test_versions_written_with_a_key_the_joined_table_lacks_make_the_join_from_the_changed_table_false(
+        cat, tmp_path, spark, enum):
+    """A change that writes a relationship's source rows can orphan them as surely as one that removes the
+    rows they join to: orders kept as versions (SCD2) whose second version changed `status` to a value the
+    statuses table does not hold leave a larger share of the orders without a match on new keys, so the
+    join orders -> statuses on status is false (failed before: only joins into the changed table were read).
+    Control: with an enum on status the versions move to another status of the enum, which matches."""
+
+    k = Tiny(cat, tmp_path)
+    k.lk.table(STATUSES, [("status", "string"), ("label", "string")], at=0,
+               rows={"status": ["placed", "shipped", "returned"], "label": ["Placed", "Shipped", "Returned"]})
+    k.ann(ORD, {"grain": {"text": "one row per order", "keys": ["order_id"]}})
+    if enum:
+        k.ann(ORD, {"enum": ["placed", "shipped", "returned"]}, column="status")
+    k.relate(ORD, STATUSES, [("status", "status")])
+    g, tr = _drawn(cat, spark, k, "grain_scd2")
+    rel = next((src, a.key) for src, a in g.view.relationships() if src == ORD)
+    assert (rel in false(tr)) is not enum
+    if not enum:
+        assert tr.fixes[f"{rel[0]}|{rel[1]}"] is None
+
+
+def test_a_day_loaded_again_whose_keys_were_unmatched_already_leaves_the_join_from_it_true(cat, tmp_path, spark):
+    """Rows loaded twice whose keys had no match already change the share of unmatched rows, not which
+    keys lack a match: the join from the reloaded table holds as before (the statuses table lacks
+    `shipped`, the latest day's status)."""
+
+    k = Tiny(cat, tmp_path)
+    k.lk.table(STATUSES, [("status", "string")], at=0, rows={"status": ["placed", "returned"]})
+    k.ann(ORD, {"grain": {"text": "one row per order", "keys": ["order_id"]}})
+    k.relate(ORD, STATUSES, [("status", "status")])
+    g, tr = _drawn(cat, spark, k, "grain_duplicate_load")
+    rel = next((src, a.key) for src, a in g.view.relationships() if src == ORD)
+    assert key(g.view, ORD, "grain") in false(tr) and rel not in false(tr)

@@ -177,3 +177,55 @@ def test_a_metric_over_a_measure_its_basis_does_not_list_is_flagged_when_the_mea
         assert "metric.revenue" in f, (depth, sorted(f))
         assert f["metric.revenue"].evidence.values["scale_exp"] == -2
         assert "metric.orders" not in f
+
+
+def _versioned(elk: LakeBuilder) -> dict[str, str]:
+    """Sessions (grain: sid) joined to customers by customer_id, three verified queries; the customer
+    dimension rebuilt as usual after they were verified (one tier moves: the by-tier answer moves
+    with it); then the sessions table keeps versions (SCD2): a second version of two sessions whose
+    customer_id changed to a value no customer has."""
+    cat = elk.cat
+    cust = {"customer_id": ["c1", "c2", "c3"], "tier": ["gold", "silver", "none"]}
+    elk.table(DIM, [("customer_id", "string"), ("tier", "string")], at=0)
+    elk.overwrite(DIM, cust, at=0.5)
+    elk.table(T, [("d", "date"), ("sid", "bigint"), ("customer_id", "string")], partition_by=["d"], at=0.6)
+    rows: dict[str, list] = {"d": [], "sid": [], "customer_id": []}
+    for day in range(1, 5):
+        add = {"d": [f"2024-11-1{day}"] * 3, "sid": [3 * day, 3 * day + 1, 3 * day + 2],
+               "customer_id": ["c1", "c2", "c3"]}
+        elk.append(T, add, at=day)
+        for k, v in add.items():
+            rows[k] += v
+    sm.annotate(cat, T, {"grain": {"text": "one row per session", "keys": ["sid"]}}, author="a", time=elk.day(4.5))
+    sm.verify_query(cat, "sessions by tier", "SELECT x.tier, count(*) FROM acme.core.t s JOIN acme.core.dim x "
+                    "ON x.customer_id = s.customer_id GROUP BY x.tier ORDER BY x.tier", author="a", time=elk.day(5))
+    sm.verify_query(cat, "gold sessions", "SELECT count(*) FROM acme.core.t s JOIN acme.core.dim x "
+                    "ON x.customer_id = s.customer_id WHERE x.tier = 'gold'", author="a", time=elk.day(5.1))
+    sm.verify_query(cat, "sessions", "SELECT count(*) FROM acme.core.t", author="a", time=elk.day(5.2))
+    elk.overwrite(DIM, {**cust, "tier": ["gold", "none", "none"]}, at=6)  # the routine rebuild: c2 silver -> none
+    n = len(rows["sid"])
+    elk.evolve(T, add=[("valid_from", "date"), ("valid_to", "date"), ("is_current", "boolean")], at=7, rows={
+        "d": rows["d"] + ["2024-11-11", "2024-11-12"], "sid": rows["sid"] + [3, 6],
+        "customer_id": rows["customer_id"] + ["c1 (new)", "c1 (new)"],
+        "valid_from": ["2000-01-01"] * n + ["2024-11-17"] * 2,
+        "valid_to": [("2024-11-16" if s in (3, 6) else None) for s in rows["sid"]] + [None, None],
+        "is_current": [s not in (3, 6) for s in rows["sid"]] + [True, True]})
+    return {a.value["question"]: a.key for a in sm.read_annotations(cat, T) if a.kind == "verified_query"}
+
+
+def test_a_verified_query_whose_answer_the_versions_did_not_move_is_cleared_at_data_depth(elk):
+    """A table that starts keeping versions splits its rows: every verified query reading it is
+    suspect at metadata depth (schema_changed). At data depth the answer decides, across the change
+    itself: a query whose answer is the verified one, or moved only before the change (a dimension
+    rebuilt as usual) and not across it (its join drops the new versions), is cleared — its
+    schema_changed too; one that now counts both versions keeps its flag (control). Failed before:
+    the by-tier and gold queries kept schema_changed, and the by-tier query also got
+    verified_query_changed (its answer moved, by the routine rebuild, and the schema changed after)."""
+    cat = elk.cat
+    qs = _versioned(elk)
+    meta = {(f.annotation, f.reason) for f in sm.staleness(cat, T, now=elk.day(7), merge=False)}
+    assert {(qs[q], "schema_changed") for q in qs} <= meta  # metadata can only suspect them all
+    data = {(f.annotation, f.reason) for f in sm.staleness(cat, T, depth="data", now=elk.day(7), merge=False)
+            if f.annotation in qs.values()}
+    assert not {k for k in data if k[0] in (qs["sessions by tier"], qs["gold sessions"])}
+    assert (qs["sessions"], "verified_query_changed") in data  # control: the versions are counted twice
