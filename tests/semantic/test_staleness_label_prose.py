@@ -18,7 +18,7 @@ KINDS = ["k1", "k2", "k3", "k1", "k2", "k3", "k1", "k3"]
 def _flags(cat, table, depth, now):
     """annotation key -> its finding (one per annotation), over the findings of `table`."""
     return {k: f for f in sm.staleness(cat, table, depth=depth, now=now, merge=False)
-            for k in f.annotations or [f.annotation]}
+            for k in f.annotations or [str(f.annotation)]}
 
 
 def _restated(kinds: list[str], how: str) -> list[str | None]:
