@@ -46,7 +46,9 @@ from semantic.staleness.core import (
     stats_at,
 )
 from semantic.staleness.values_units import (
+    FUNCTION_WORDS,
     MAX_VALUES,
+    clause_names,
     file_values,
     parsed_sql,
     partition_bounds,
@@ -602,8 +604,7 @@ def grouped_values(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Ta
 
 
 _QUOTES = "'\"`‘’“”"
-_FUNCTION_WORDS = {"a", "an", "the", "and", "or", "of", "for", "to", "in", "on", "at", "by", "is", "be", "as",
-                   "no", "not", "if", "it", "all", "any", "none", "null", "yes", "other"}
+_FUNCTION_WORDS = FUNCTION_WORDS
 
 
 def prose_names(text: object, value: str, column: str | None) -> bool:
@@ -665,6 +666,128 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
             m = {g.old: g.new for g in gone}
             mapped = sorted({m.get(str(v)) or str(v) for v in enum.value or [] if v is not None})
         return [_findings(t, ann, tbl, col, gone, duck, values=mapped)]
+    return []
+
+
+
+# ------------------------------------------------------------------ prose naming a code by its label
+
+def _coded_columns(t: Table, anns: list[Annotation]) -> list[tuple[int, str, dict[str, str]]]:
+    """(column id, its name now, labels {code: label}) of the string columns of `t` whose codes a
+    `labels` annotation explains."""
+    out = []
+    for a in anns:
+        cur = t.cols.get(a.column_id if a.column_id is not None else -1)
+        if a.kind != "column" or a.field != "labels" or not isinstance(a.value, dict) or cur is None or \
+                a.column_id is None or type_family(cur.type) != "string":
+            continue
+        out.append((a.column_id, cur.name, {str(k): str(v) for k, v in a.value.items() if v}))
+    return out
+
+
+def label_names(ann: Annotation, cid: int, col: str, labels: dict[str, str]) -> list[str]:
+    """The codes of coded column `col` (id `cid`) whose label description `ann` names: the column's own
+    description as a word (`prose_names`: not a function word), the table's or another column's quoted,
+    beside the column's name, or in a clause about the column (`clause_names`: one naming it, or two of
+    its labels)."""
+    text, lbs = str(ann.value or ""), list(labels.values())
+    if ann.kind == "column" and ann.column_id == cid:
+        return [c for c, lb in labels.items() if prose_names(text, lb, None)]
+    return [c for c, lb in labels.items() if prose_names(text, lb, col) or clause_names(text, lb, col, lbs)]
+
+
+def _new_codes(tbl: Table, col: str, vid: int) -> set[str] | None:
+    """The values of `tbl.col` after the change at `vid` that were not there before it (data depth; None:
+    not readable, or more values than a statement reads)."""
+    q, lim = quote_id(col), MAX_VALUES * 4
+    text = f"SELECT DISTINCT CAST({q} AS VARCHAR) FROM {quote_table(tbl.name)} WHERE {q} IS NOT NULL LIMIT {lim}"
+    try:
+        before, after = [{str(r[0]) for r in _duck(tbl.ctx, x).sql(text)} for x in (vid - 1, vid)]
+    except CatalogError:
+        return None
+    return None if len(before) >= lim or len(after) >= lim else after - before
+
+
+def _one_to_one(g: Gone, gone: list[Gone], fresh: set[str] | None) -> bool:
+    """Was code `g` respelled one to one: the same rows hold one new code now (`g.new`, `gone_data`), no
+    other vanished code went there, and it is the only new code of the change (`fresh`; another new code
+    took rows from elsewhere: the codes were redrawn, a split of meaning)?"""
+    if g.new is None or fresh is None:
+        return False
+    news = [h.new for h in gone if h.vid == g.vid and h.new is not None]
+    return news.count(g.new) == 1 and fresh <= set(news)
+
+
+def _fate(g: Gone, fresh: set[str] | None) -> str:
+    """What the rows of vanished code `g` show (data depth), in words."""
+    held = g.extra.get("now_held")
+    if g.new is not None:
+        others = sorted((fresh or set()) - {g.new})
+        if fresh is None:
+            return f"its rows hold {g.new!r} now; whether it is the change's only new code could not be read"
+        return (f"its rows hold {g.new!r} now, but the same change brought {others} too: the codes were redrawn"
+                if others else f"its rows hold {g.new!r} now, a code another vanished code went to too")
+    if held:
+        return f"most of its rows hold {held!r} now, not all of them one new code (merged into a code there before, or split)"
+    return "its rows are found nowhere now (removed)"
+
+
+def label_prose(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], duck: Duck | None = None,
+                checked: set[tuple[str | None, str]] | None = None) -> list[Finding]:
+    """values_restated: a description on `t` names a code of a coded column (one its `labels` explain) by
+    its label (`label_names`), and the code no longer occurs since the text was written. The label is
+    false when the code's rows went to a code that was there (merged), to several (split) or nowhere
+    (removed); not when they went one to one to a new code (respelled: the label moves with the code).
+    Metadata: the code lies outside the column's range now, inside it then (`gone_meta`, certain). The
+    statistics cannot tell a merge from a respelling: a code's minimum and maximum record no code that
+    sorts inside them (the code that took the rows, or a second new one, the sign of codes redrawn), and a
+    code spelled alike in its place pairs short codes by chance ('M12', 'M2'). So: suspect, no fix,
+    saying what to check. Data: the rows decide (`gone_data`, `_one_to_one`): stale, `investigate` (a
+    code map is no rewrite of a label). Annotations the restatements check names are left to it."""
+    since = int(ann.provenance.basis.vid or 0)
+    for cid, col, labels in _coded_columns(t, anns):
+        named = label_names(ann, cid, col, labels)
+        if not named:
+            continue
+        if checked is not None:
+            checked.add((ann.key, "values_restated"))  # the data decides what the statistics suggested
+        if ann.key in restated_keys(ctx, t, anns, duck):
+            return []
+        if duck is None:
+            got = {c: g for c, g in gone_meta(t, col, named, since).items() if g.certain}
+            fresh: dict[int, set[str] | None] = {}
+        else:
+            got = gone_data(t, col, list(labels), since, duck)
+            fresh = {v: _new_codes(t, col, v) for v in {g.vid for g in got.values()}}
+        hit = [got[c] for c in named if c in got and
+               (duck is None or not _one_to_one(got[c], list(got.values()), fresh[got[c].vid]))]
+        if not hit:
+            continue
+        what = "table's description" if ann.kind == "table" else \
+            f"description of {ann.column}" if ann.column_id != cid else f"description of {col}"
+        first = hit[0]
+        said = ", ".join(f"{labels[g.old]!r} (code {g.old!r})" for g in hit)
+        values = {"table": t.name, "column": col, "values": [g.old for g in hit],
+                  "labels": {g.old: labels[g.old] for g in hit}, "change_vid": first.vid}
+        cause = cause_of("label_gone", t.name, first.vid, col)
+        if duck is None:
+            s = t.stat(col) or {}
+            return [finding(ann, f"{t.name}.{ann.column}" if ann.kind == "column" else t.name, "values_restated",
+                            "suspect",
+                            f"the {what} names {said} of {col} by its label; since vid {first.vid} "
+                            f"({day_of(first.time)}) the code lies outside {col}'s range ([{s.get('min')}, "
+                            f"{s.get('max')}]; inside it when the text was written), so no row holds it. If its rows "
+                            "went to a code that was there (merged), to several, or nowhere (removed), the text names "
+                            "what is gone; if to one new code (respelled), the label moves with it: the statistics "
+                            f"cannot tell. Check which codes of {col} hold its rows now (data depth)",
+                            [first.vid], [first.time], values=values, cause=cause)]
+        return [finding(ann, f"{t.name}.{ann.column}" if ann.kind == "column" else t.name, "values_restated", "stale",
+                        f"the {what} names {said} of {col} by its label, and the code no longer occurs since vid "
+                        f"{first.vid} ({day_of(first.time)}): " + "; ".join(f"{g.old!r}: {_fate(g, fresh[g.vid])}"
+                                                                          for g in hit),
+                        [first.vid], [first.time], values={**values, "rows": {g.old: g.extra for g in hit}},
+                        suggestion=f"rewrite the text: {said} no longer occur in {col}",
+                        fixes=[make_fix("investigate", columns=[col])], cause=cause)]
     return []
 
 

@@ -184,7 +184,7 @@ def enum_meta(t: Table, ann: Annotation) -> list[Finding]:
                          values={"outside": bad, "enum": allowed},
                          suggestion=f"add {', '.join(map(str, bad))} to the enum",
                          fixes=[make_fix("add_enum_values", column=str(ann.column), values=bad)])]
-    if field == "enum":
+    if field in ("enum", "labels"):
         return enum_ended(t, ann, allowed, lo, hi, last)
     if field == "sample_values":
         try:
@@ -199,11 +199,12 @@ def enum_meta(t: Table, ann: Annotation) -> list[Finding]:
 
 
 def enum_ended(t: Table, ann: Annotation, allowed: list[Any], lo: Any, hi: Any, last: int) -> list[Finding]:
-    """enum_violated (suspect), metadata: enum values that lay within the column's range when the
-    enum was written (its statistics at the annotation's basis) and lie outside its range now: no
-    row holds them any more (the range's minimum and maximum bound every value). Retired, or merged
-    into another value, is for a person to say: no fix (the data depth names the values still
-    there). Values inside today's range may have ended too; only the data can tell (`_enum_gone`)."""
+    """enum_violated (suspect), metadata: enum values (or a code's `labels`, their codes) that lay within
+    the column's range when the list was written (its statistics at the annotation's basis) and lie
+    outside its range now: no row holds them any more (the range's minimum and maximum bound every
+    value). Retired, or merged into another value, is for a person to say: no fix (the data depth names
+    the values still there). Values inside today's range may have ended too; only the data can tell
+    (`_enum_gone`)."""
     ref = next((r for r in ann.provenance.basis.columns if r.id == ann.column_id), None)
     then = ann.provenance.basis.stats.get(ref.name) if ref is not None else None
     if then is None or then.min is None or then.max is None:
@@ -215,8 +216,9 @@ def enum_ended(t: Table, ann: Annotation, allowed: list[Any], lo: Any, hi: Any, 
         return []
     if not gone:
         return []
+    what = "labelled codes" if ann.field == "labels" else "enum values"
     return [finding(ann, f"{t.name}.{ann.column}", "enum_violated", "suspect",
-                    f"enum values of {ann.column} within its range when the enum was written lie outside its range "
+                    f"{what} of {ann.column} within its range when the {ann.field} was written lie outside its range "
                     f"now ([{lo}, {hi}]), so no row holds them: {gone} (retired, or merged into another value); check "
                     "which values took their rows", [last], values={"gone": gone, "enum": allowed, "min": lo, "max": hi},
                     cause=cause_of("enum_ended", t.name, last, str(ann.column)))]
@@ -432,15 +434,41 @@ def partition_bounds(t: Table, vid: int) -> dict[str, dict[str, tuple[str, str]]
     return out
 
 
+# words prose uses as words, whatever a column's values are: a value spelled like one counts only quoted
+FUNCTION_WORDS = {"a", "an", "the", "and", "or", "of", "for", "to", "in", "on", "at", "by", "is", "be", "as",
+                  "no", "not", "if", "it", "all", "any", "none", "null", "yes", "other"}
+
+
+def _word_in(text: str, word: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+def clause_names(text: object, word: str, column: str, words: list[str]) -> bool:
+    """Does prose `text` name `word` (a value of `column`, or a code's label) as a whole word in a clause
+    (the text between sentence stops) that is about the column: one that names the column too, or two of
+    `words` (its values, or its labels)? Prose attached to something else (another column's description)
+    speaks of this column only so: "Points (negative for redeem, expire)" lists two kinds of event, while
+    "0 is the online store" on a store id names a word that is also a label of the stores' format."""
+    if not word or not re.fullmatch(r"[\w-]+", word) or word.lower() in FUNCTION_WORDS:
+        return False
+    others = {w for w in words if w and w.lower() not in FUNCTION_WORDS}
+    for clause in re.split(r"\.(?=\s|$)|[;!?\n]", str(text or "")):
+        if _word_in(clause, word) and (_word_in(clause, column) or sum(_word_in(clause, w) for w in others) >= 2):
+            return True
+    return False
+
+
 def _value_refs(t: Table, a: Annotation, column: str, values_of: dict[str, list[str]],
                 labels_of: dict[str, dict[str, str]]) -> list[str] | None:
     """The values of `column` annotation `a` names (None: it is not about the column's values):
     an enum / sample_values lists them, a description names some of the column's annotated values
-    (or their `labels`, for a coded column),
-    a metric filter or verified query compares the column with literals."""
+    (or their `labels`, for a coded column): its own description or the table's anywhere, another
+    column's description in a clause about the column (`clause_names`: one that names it, or two of
+    its values or labels); a metric filter or verified query compares the column with literals."""
+    labels = labels_of.get(column.lower(), {})
+
     def named(text: object) -> list[str]:
         w, low = word_set(text), str(text or "").lower()
-        labels = labels_of.get(column.lower(), {})
         return [v for v in values_of.get(column, []) if v.lower() in w or
                 (str(labels.get(v) or "").lower() and re.search(rf"\b{re.escape(str(labels[v]).lower())}\b", low))]
 
@@ -450,6 +478,13 @@ def _value_refs(t: Table, a: Annotation, column: str, values_of: dict[str, list[
         if a.field == "description":
             return named(a.value)
         return None
+    cur = t.col(column)
+    if a.kind == "column" and a.field == "description" and \
+            (cur is None or a.column_id is None or a.column_id != cur.id):  # another column's prose
+        vals = values_of.get(column, [])
+        lbs = [x for x in labels.values() if x]
+        return [v for v in vals if clause_names(a.value, v, column, vals) or
+                clause_names(a.value, labels.get(v, ""), column, lbs)] or None
     if a.kind == "table" and a.field == "description":
         return named(a.value) or None
     if a.kind == "metric":
@@ -503,7 +538,10 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
     one became by the rows that moved (`moved_to`: row-level agreement), else by the files' bounds
     when the value in its place is new in the data too. A description naming a coded value by its
     label alone is not false when the data shows the code respelled one to one to a new code (the
-    label moves with the code); merged, split or removed, it is (metadata: no rows to tell). The finding lists
+    label moves with the code); merged, split or removed, it is (metadata: no rows to tell; the bounds
+    record no code that sorts inside them, so a second new code, the sign of codes redrawn, may be
+    there unseen). Another column's description counts where a clause speaks of the column
+    (`_value_refs`). The finding lists
     every annotation it affects, the values before and after, and a `value_map` fix with the map
     and the column's values now (the enum to write); with no map, `investigate` (a value removed is
     no value renamed)."""
