@@ -188,7 +188,7 @@ CHECKS: list[Check] = [
           ("value_map",), lambda e, a: enum_respelled(e.ctx, e.t, a, e.anns),
           _field("column", "enum", "sample_values", "labels"), fallback=True),
     Check("enum_range", "values_units", "metadata", ("enum_violated", "sample_values_missing"), ("column_stats",),
-          ("add_enum_values",), lambda e, a: enum_meta(e.t, a), _field("column", "enum", "sample_values", "labels"),
+          ("add_enum_values",), lambda e, a: enum_meta(e.t, a), _field("column", "enum", "sample_values"),
           fallback=True),
     Check("enum_rows_removed", "values_units", "metadata", ("enum_violated",), ("table_stats", "column_stats"), (),
           lambda e, a: enum_rows_removed(e.t, a), _field("column", "enum", "labels"), fallback=True),

@@ -184,7 +184,7 @@ def enum_meta(t: Table, ann: Annotation) -> list[Finding]:
                          values={"outside": bad, "enum": allowed},
                          suggestion=f"add {', '.join(map(str, bad))} to the enum",
                          fixes=[make_fix("add_enum_values", column=str(ann.column), values=bad)])]
-    if field in ("enum", "labels"):
+    if field == "enum":
         return enum_ended(t, ann, allowed, lo, hi, last)
     if field == "sample_values":
         try:
