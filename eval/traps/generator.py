@@ -686,7 +686,24 @@ class Generator:
         tr.falsify(self.texts(tr, self._enum_keys(t, col) + self._value_refs(t, col, gone), sorted(set(named)))
                    + self._vq_table(t), None)
         df = self.read(t.name).where(F.col(col).isNull() | (F.col(col) != F.lit(gone)))
+        self.went_with(tr, t, col, df)
         return self.done(tr, self.restate(t.name, df, f"{col}: {gone} rows removed"))
+
+    def went_with(self, tr: Trap, t: TableInfo, col: str, df: DataFrame) -> None:
+        """A value of another column that no row holds once the rows are removed went with them as surely
+        as the removed value did: the enum or labels listing it, and the texts naming it, are false alike
+        (read from the data, not from which column the trap meant: a one-row removal takes every value
+        that row alone held)."""
+        for c in t.columns:
+            lists = [a for a in t.column_anns(c.name) if a.field in ("enum", "labels") and isinstance(a.value, (list, dict))]
+            if c.name == col or c.name in t.partition or not lists:
+                continue
+            after = {str(r[0]) for r in df.select(c.name).distinct().collect() if r[0] is not None}
+            for v in sorted(set(self._present(t, c.name)) - after):
+                named = [(t.name, a.key) for a in lists if v in {str(x) for x in a.value}]
+                if named:
+                    named += tt.value_texts(self.view, t.name, c.name, v, "removed")
+                    tr.falsify(self.texts(tr, [], sorted(set(named))), None)
 
     def values_categories_merged(self) -> Trap:
         from pyspark.sql import functions as F
