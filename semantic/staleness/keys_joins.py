@@ -409,19 +409,8 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
     checked.add((a.key, "join_match_low"))  # the match rate measured replaces the statistics' guess
     split = key_types_split(t, target, pairs, a.provenance.basis.vid or 0)
     out += _split_findings(ctx, t, a, to, split)
-    fk = " AND ".join(f"f.{quote_id(x)} IS NOT NULL" for x, _ in pairs)
-    on = " AND ".join(f"f.{quote_id(x)} = g.{quote_id(y)}" for x, y in pairs)
-    keys = ", ".join(quote_id(y) for _, y in pairs)
-    total, matched = (0, 0) if split else \
-        duck.sql(f"SELECT count(*), count(g.__m) FROM {quote_table(t.name)} f LEFT JOIN "
-                 f"(SELECT DISTINCT {keys}, 1 AS __m FROM ({tgt})) g ON {on} WHERE {fk}")[0]
-    if total and matched / total < MATCH_LOW:
-        rate = matched / total
-        out.append(finding(a, t.name, "join_match_low", "stale" if rate < 0.5 else "suspect",
-                           f"only {rate:.1%} of {t.name} rows find a match in {to} on "
-                           f"{', '.join(f'{x} = {y}' for x, y in pairs)}", [ctx.vid, last],
-                           values={"rows": total, "matched": matched, "rate": round(rate, 4)}))
-        _offer(out[-1], _join_suggestion(ctx, t, target, pairs[0][0], pairs[0][1], duck))
+    if not split:
+        out += _match_rate(ctx, t, a, to, target, pairs, tgt, duck, tables, last)
     card = val.get("cardinality")
     sides = []
     if card in ("many_to_one", "one_to_one"):
@@ -457,6 +446,65 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
                                 values={"side": side, "duplicate_keys": dup}, suggestion=sugg, fixes=cfix,
                                 cause=cause))
     return out
+
+
+def _match_rate(ctx: Context, t: Table, a: Annotation, to: str, target: Table, pairs: list[tuple[str, str]], tgt: str,
+                duck: Duck, tables: dict[str, Table | None], last: int) -> list[Finding]:
+    """The relationship's match rate measured: below `MATCH_LOW`, join_match_low (stale under half) with
+    the join suggestion where the evidence holds; above it, the rows the target's removal took
+    (`_lost_match`)."""
+    fk = " AND ".join(f"f.{quote_id(x)} IS NOT NULL" for x, _ in pairs)
+    on = " AND ".join(f"f.{quote_id(x)} = g.{quote_id(y)}" for x, y in pairs)
+    keys = ", ".join(quote_id(y) for _, y in pairs)
+    total, matched = duck.sql(f"SELECT count(*), count(g.__m) FROM {quote_table(t.name)} f LEFT JOIN "
+                              f"(SELECT DISTINCT {keys}, 1 AS __m FROM ({tgt})) g ON {on} WHERE {fk}")[0]
+    if total and matched / total < MATCH_LOW:
+        rate = matched / total
+        f = finding(a, t.name, "join_match_low", "stale" if rate < 0.5 else "suspect",
+                    f"only {rate:.1%} of {t.name} rows find a match in {to} on "
+                    f"{', '.join(f'{x} = {y}' for x, y in pairs)}", [ctx.vid, last],
+                    values={"rows": total, "matched": matched, "rate": round(rate, 4)})
+        _offer(f, _join_suggestion(ctx, t, target, pairs[0][0], pairs[0][1], duck))
+        return [f]
+    lost = _lost_match(ctx, t, a, to, pairs, tgt, duck, tables, (total, matched)) if total and matched < total else None
+    return [lost] if lost is not None else []
+
+
+LOST_KEYS = 500  # unmatched keys `_lost_match` reads back at the vid before the target's removal, at most
+
+
+def _lost_match(ctx: Context, t: Table, a: Annotation, to: str, pairs: list[tuple[str, str]], tgt: str, duck: Duck,
+                tables: dict[str, Table | None], counts: tuple[int, int]) -> Finding | None:
+    """The rows whose match the target's removal took (`target_rows_removed`'s suspicion, confirmed by
+    the data), however small their share: keys of this table's rows that match nothing in `to` now and
+    that `to` held just before it removed rows. A join through the relationship now drops rows it kept:
+    join_match_low, suspect, no fix (whether the rows or the relationship are wrong is for a person).
+    Rows that never matched are no lost match. Single-column keys; at most `LOST_KEYS` unmatched keys
+    are read back. None when the target removed no rows since the relationship was written, or none of
+    this table's rows lost their match."""
+    meta = target_rows_removed(ctx, t, a, tables)
+    if not meta or len(pairs) != 1:
+        return None
+    v = int(meta[0].evidence.values["removed_vid"])
+    (x, y), = pairs
+    fx, gy = quote_id(x), quote_id(y)
+    rows = duck.sql(f"SELECT f.{fx}, count(*) FROM {quote_table(t.name)} f LEFT JOIN (SELECT DISTINCT {gy}, 1 AS __m "
+                    f"FROM ({tgt})) g ON f.{fx} = g.{gy} WHERE f.{fx} IS NOT NULL AND g.__m IS NULL GROUP BY 1 "
+                    f"LIMIT {LOST_KEYS}")
+    if not rows or v <= 0:
+        return None
+    had = {r[0] for r in _bounded.query(ctx.cat, v - 1, f"SELECT DISTINCT {gy} FROM {quote_table(to)} WHERE {gy} IN "
+                                                      f"({_bounded.literals([r[0] for r in rows])})")}
+    lost = sum(int(r[1]) for r in rows if r[0] in had)
+    if not lost:
+        return None
+    total, matched = counts
+    return finding(a, t.name, "join_match_low", "suspect",
+                   f"{lost} row(s) of {t.name} lost their match in {to} when it removed rows at vid {v} "
+                   f"({day_of(meta[0].evidence.times[0]) if meta[0].evidence.times else 'then'}): a join on "
+                   f"{x} = {y} now drops them ({matched / total:.1%} of the rows still match)", [v, ctx.vid],
+                   values={"lost": lost, "removed_vid": v, "rows": total, "matched": matched,
+                           "rate": round(matched / total, 4)}, cause=meta[0].cause)
 
 
 def join_key_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table | None], duck: Duck,

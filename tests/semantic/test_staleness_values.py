@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 import semantic as sm
 from eval.fixtures.lakes import LakeBuilder
 from semantic.models import Fix
@@ -474,3 +476,36 @@ def test_rows_removed_from_the_table_a_relationship_joins_to_are_suspect_at_meta
     assert v in got[0].evidence.vids and got[0].evidence.values["rows_after"] == 4
     data = [f for f in _data(cat, fact, elk.day(3)) if f.annotation == "relationship.dim"]
     assert [(f.reason, f.evidence.values.get("rate")) for f in data] == [("join_match_low", 0.75)]
+
+
+@pytest.mark.parametrize("removed", [7, 41])
+def test_rows_that_lost_their_match_keep_the_relationship_flagged_at_data_depth_above_the_low_rate(elk, removed):
+    """The dimension lost one of its 41 keys after the relationship was written: 2 of the fact's 81 keyed
+    rows joined to it and match nothing now (96.3% still match, above the low rate): at data depth the
+    relationship stays suspect (join_match_low, no fix), saying how many rows lost their match and when
+    (failed before: the measured rate cleared the metadata suspicion, and a join that now drops rows
+    it kept was scored true). Control: the key removed is one no fact row holds (41), and the one fact
+    row that never matched (key 99) is no lost match: nothing at data depth."""
+    from semantic.annotations import new_annotation, write_annotations
+
+    cat = elk.cat
+    fact = "acme.core.fact"
+    ids = list(range(1, 42))
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    elk.overwrite(DIM, {"id": ids, "kind": ["a"] * len(ids)}, at=1)
+    keys = [i for i in range(1, 41) for _ in range(2)] + [99]
+    elk.table(fact, [("line", "bigint"), ("dim_id", "bigint")], at=0, rows={"line": list(range(len(keys))), "dim_id": keys})
+    rel = new_annotation(cat, fact, "relationship", "relationship.dim",
+                         {"to": DIM, "on": [["dim_id", "id"]], "cardinality": "many_to_one", "canonical": True},
+                         columns=["dim_id"], author="a", time=elk.day(1.5))
+    write_annotations(cat, [rel], time=elk.day(1.5))
+    assert [f for f in _data(cat, fact, elk.day(1.6)) if f.annotation == "relationship.dim"] == []
+    kept = [i for i in ids if i != removed]
+    elk.overwrite(DIM, {"id": kept, "kind": ["a"] * len(kept)}, at=3)
+    data = [f for f in _data(cat, fact, elk.day(3)) if f.annotation == "relationship.dim"]
+    if removed == 41:
+        assert data == []
+    else:
+        assert [(f.reason, f.status, f.fixes, f.evidence.values.get("lost")) for f in data] == [
+            ("join_match_low", "suspect", [], 2)]
+        assert "lost their match" in data[0].message
