@@ -411,12 +411,12 @@ def test_a_verified_answer_is_false_exactly_when_the_trap_moved_it(cat, tmp_path
 RETURNS = "acme.core.returns"
 
 
-def _drawn(cat, spark, k, draw):
-    """The generator over `k`'s lake with only the orders free, and the trap its `draw` wrote there."""
+def _drawn(cat, spark, k, draw, free=ORD):
+    """The generator over `k`'s lake with only `free` (the orders) free, and the trap its `draw` wrote there."""
     from spark_bridge import Bridge
 
     g = Generator(cat, Bridge(spark, cat, footers_on="driver"), k.now, seed=1, writers=("spark",), log=lambda m: None)
-    g.used = set(g.view.tables) - {ORD}
+    g.used = set(g.view.tables) - {free}
     try:
         return g, getattr(g, draw)()
     finally:
@@ -517,7 +517,6 @@ def test_two_values_of_a_grain_key_merged_make_the_grain_false_only_when_its_key
     when each campaign keeps its own id (failed before: the generator counted every grain with the merged
     column among its keys false, and the detector, right, was scored a miss); "one row per date and
     channel" does not."""
-    from spark_bridge import Bridge
 
     k = Tiny(cat, tmp_path)
     k.lk.table(SPEND, [("d", "date"), ("channel", "string"), ("campaign", "bigint"), ("cost", "bigint")], at=0,
@@ -525,15 +524,7 @@ def test_two_values_of_a_grain_key_merged_make_the_grain_false_only_when_its_key
                      "cost": [5, 6, 7, 8, 9, 10]})
     k.ann(SPEND, {"grain": {"text": "one row per " + ", ".join(keys), "keys": keys}})
     k.ann(SPEND, {"enum": ["a", "b", "c"]}, column="channel")
-    g = Generator(cat, Bridge(spark, cat, footers_on="driver"), k.now, seed=1, writers=("spark",), log=lambda m: None)
-    g.used = set(g.view.tables) - {SPEND}
-    try:
-        tr = g.values_categories_merged()
-    finally:
-        if g.scratch:
-            import shutil
-
-            shutil.rmtree(g.scratch, ignore_errors=True)
+    g, tr = _drawn(cat, spark, k, "values_categories_merged", free=SPEND)
     assert key(g.view, SPEND, "enum", "channel") in false(tr)
     assert (key(g.view, SPEND, "grain") in false(tr)) is (len(keys) == 2)
 
@@ -544,7 +535,6 @@ def test_a_value_of_another_column_that_went_with_the_removed_rows_makes_its_enu
     paired value is gone too and its enum is false alike (failed before: only the column the trap meant;
     acme-701 removed region 'online', the one online store's row, and its format 'online' with it). A
     column whose values all remain (kind) keeps its enum."""
-    from spark_bridge import Bridge
 
     k = Tiny(cat, tmp_path)
     k.lk.table(SPEND, [("d", "date"), ("channel", "string"), ("region", "string"), ("kind", "string")], at=0,
@@ -552,15 +542,7 @@ def test_a_value_of_another_column_that_went_with_the_removed_rows_makes_its_enu
                      "region": ["n", "s", "x"] * 2, "kind": ["p", "q", "p", "q", "p", "q"]})
     for column, values in (("channel", ["a", "b", "c"]), ("region", ["n", "s", "x"]), ("kind", ["p", "q"])):
         k.ann(SPEND, {"enum": values}, column=column)
-    g = Generator(cat, Bridge(spark, cat, footers_on="driver"), k.now, seed=1, writers=("spark",), log=lambda m: None)
-    g.used = set(g.view.tables) - {SPEND}
-    try:
-        tr = g.values_enum_removed()
-    finally:
-        if g.scratch:
-            import shutil
-
-            shutil.rmtree(g.scratch, ignore_errors=True)
+    g, tr = _drawn(cat, spark, k, "values_enum_removed", free=SPEND)
     v = g.view
     assert {key(v, SPEND, "enum", "channel"), key(v, SPEND, "enum", "region")} <= false(tr)
     assert key(v, SPEND, "enum", "kind") not in false(tr)
