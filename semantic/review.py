@@ -531,11 +531,15 @@ def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg) -> li
             sc = scans.get(t)
             fid = finding_id(f)
             ann = amap.get(f.annotation) if f.annotation else None
-            if sc is not None and not sc.outdated and fid in sc.cleared and \
-                    (ann is None or (ann.vid or 0) <= sc.at_vid):
+            fresh = sc is not None and not sc.outdated and (ann is None or (ann.vid or 0) <= sc.at_vid)
+            if fresh and sc is not None and fid in sc.cleared:
                 continue  # a suspicion the data checked at the pass's vid and found untrue; nothing changed since
             live.add(fid)
-            out.append(_finding_item(cat, f, amap, vid, duck))
+            refined = next((x for x in sc.findings if finding_id(x) == fid), None) if fresh and sc is not None else None
+            if refined is not None and sc is not None:  # what the data settled at the pass's vid (another
+                out.append(_scanned_item(cat, refined, amap, vid, sc, duck))  # status, its fix): nothing changed since
+            else:
+                out.append(_finding_item(cat, f, amap, vid, duck))
         for t, sc in sorted(scans.items()):
             amap = {a.key: a for a in by_table[t]}
             for f in sc.findings:
@@ -599,7 +603,8 @@ class ScanResult(BaseModel):
     written_vid: int | None = Field(description="the commit that stored the results (None: nothing to store)")
     depth: Literal["data"] = "data"
     tables: int = Field(description="tables scanned")
-    findings: int = Field(description="findings only the data shows, stored for the inbox")
+    findings: int = Field(description="findings only the data shows, or that settle a metadata one (another status "
+                          "or fix), stored for the inbox")
     cleared: int = Field(description="metadata findings the data checked and found true (hidden while the "
                          "table is unchanged)")
     truncated: int = Field(default=0, description="findings not stored (over the per-table bound)")
@@ -636,7 +641,8 @@ def _needs_scan(cat: CatalogAPI, by_table: dict[str, list[Annotation]], vid: int
 def scan_findings(cat: CatalogAPI, names: list[str] | None, vid: int, now: TimeArg = None
                   ) -> tuple[dict[str, list[Finding]], dict[str, list[str]]]:
     """What a pass over `names` (None: every table) at `vid` stores, by table: the findings only
-    the data shows (not at metadata depth), and the ids of the metadata findings the data cleared.
+    the data shows (not at metadata depth) or that refine a metadata one of the same item id
+    (`_refines`: another status or other fixes), and the ids of the metadata findings the data cleared.
     Pure (it writes nothing); `scan` stores it."""
     if names is None:
         data = staleness(cat, None, snapshot=vid, depth="data", now=now, merge=False)
@@ -646,17 +652,25 @@ def scan_findings(cat: CatalogAPI, names: list[str] | None, vid: int, now: TimeA
         for name in names:
             data += staleness(cat, name, snapshot=vid, depth="data", now=now, merge=False)
             meta += staleness(cat, name, snapshot=vid, depth="metadata", now=now, merge=False)
-    meta_ids = {finding_id(f) for f in meta}
+    meta_by_id = {finding_id(f): f for f in meta}
     data_ids = {finding_id(f) for f in data}
     only: dict[str, list[Finding]] = {}
     for f in data:
-        if finding_id(f) not in meta_ids:
+        m = meta_by_id.get(finding_id(f))
+        if m is None or _refines(f, m):
             only.setdefault(_table_of(f.target), []).append(f)
     cleared: dict[str, list[str]] = {}
     for f in meta:
         if finding_id(f) not in data_ids:
             cleared.setdefault(_table_of(f.target), []).append(finding_id(f))
     return only, cleared
+
+
+def _refines(data: Finding, meta: Finding) -> bool:
+    """Does the data depth's finding say more than the metadata one of the same item id (the same
+    claim and reason): another status or other fixes (a suspicion the rows settled, with the fix
+    their evidence supports)? Then the inbox offers the data's (`_all_items`)."""
+    return data.status != meta.status or data.fixes != meta.fixes
 
 
 def scan(cat: CatalogAPI, table: str | None = None, *, author: str, depth: str = "data", now: TimeArg = None,

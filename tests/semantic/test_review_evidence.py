@@ -396,6 +396,31 @@ def test_a_merged_code_maps_the_labels_and_the_enum_and_accept_keeps_the_kept_co
     assert by_key(cat, D)["column.2.labels"].value == {"a": "walk-in", "b": "web order"}
 
 
+def test_a_data_finding_that_refines_the_metadata_one_is_what_the_inbox_offers(ecat, elk):
+    """The same claim, the same reason at both depths: the statistics suspect the enum (code 'c' left the
+    column's range: enum_violated, suspect, no fix), the rows show the merge (enum_violated, stale,
+    value_map). The inbox offers the stored data-depth finding, acceptable with its fix, while the table
+    is unchanged since the pass, and the metadata suspicion again once it changed (failed before: the scan
+    stored no data finding whose item id the metadata depth also raised, so the inbox offered the
+    suspicion, with nothing to accept)."""
+    cat, lk = ecat, elk
+    lk.table(D, [("id", "bigint"), ("kind", "string")], at=0)
+    lk.overwrite(D, {"id": [1, 2, 3], "kind": ["a", "c", "b"]}, at=1)
+    sm.annotate(cat, D, {"enum": ["a", "b", "c"]}, column="kind", author="ann", time=lk.day(1.5))
+    lk.overwrite(D, {"id": [1, 2, 3], "kind": ["a", "b", "b"]}, at=3)
+    meta = [x for x in sm.staleness(cat, D, now=lk.day(3), merge=False) if x.annotation == "column.2.enum"]
+    assert [(x.reason, x.status, x.fixes) for x in meta] == [("enum_violated", "suspect", [])]
+    res = sm.scan(cat, author="steward", now=lk.day(3), time=lk.at(3.5))
+    assert res.findings == 1
+    it = next(i for i in items(cat, lk.day(3), table=D) if i.annotation == "column.2.enum")
+    assert (it.status, it.depth, it.acceptable) == ("stale", "data", True)
+    assert [x.action for x in it.fixes] == ["value_map"] and it.proposed == ["a", "b"]
+    assert sm.review_item(cat, it.id, now=lk.day(3)).fixes == it.fixes
+    lk.append(D, {"id": [4], "kind": ["a"]}, at=4)  # the table changed after the pass: computed again
+    it = next(i for i in items(cat, lk.day(4), table=D) if i.annotation == "column.2.enum")
+    assert (it.status, it.depth) == ("suspect", "metadata")
+
+
 # ------------------------------------------------------------------ a verified query that no longer runs
 def test_a_query_reading_a_dropped_column_asks_to_reverify_and_accept_cannot_certify_it(ecat, elk):
     """A verified query whose column was dropped (no column continues it) offers `reverify` at both
