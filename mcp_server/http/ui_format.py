@@ -359,6 +359,7 @@ CAUSE_WORDS: dict[str, str] = {
     "cadence": "{table} loads less often than promised",
     "range": "{table}'s {detail} reaches beyond its documented range",
     "enum_ended": "{table} no longer holds some listed values of column {detail}",
+    "label_gone": "{table} no longer holds a code of column {detail} that a description names by its label",
     "merged": "{table} merged values of column {detail} into another",
     "rows_removed": "{table} removed rows holding values of column {detail}",
     "twin_load": "{table} took the same load twice",
