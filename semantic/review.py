@@ -520,6 +520,7 @@ def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg) -> li
     out: list[ReviewItem] = []
     findings = staleness(cat, table, snapshot=vid, now=now, merge=False)
     scans = {t: sc for t, anns in by_table.items() if (sc := _scan_of(cat, t, anns, vid)) is not None}
+    stored = {t: {finding_id(x): x for x in sc.findings} for t, sc in scans.items()}
     duck = _Duck(cat, vid)
     try:
         live: set[str] = set()
@@ -535,7 +536,7 @@ def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg) -> li
             if fresh and sc is not None and fid in sc.cleared:
                 continue  # a suspicion the data checked at the pass's vid and found untrue; nothing changed since
             live.add(fid)
-            refined = next((x for x in sc.findings if finding_id(x) == fid), None) if fresh and sc is not None else None
+            refined = stored[t].get(fid) if fresh else None
             if refined is not None and sc is not None:  # what the data settled at the pass's vid (another
                 out.append(_scanned_item(cat, refined, amap, vid, sc, duck))  # status, its fix): nothing changed since
             else:

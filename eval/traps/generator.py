@@ -317,18 +317,13 @@ class Generator:
         """Of the rows of `src` with a key at `vid`: (how many, how many hold no match in `to` on the
         pairs `on`, how many distinct keys those unmatched rows hold); None when the join cannot run (a
         key gone, types that no longer compare, a timeout)."""
-        import catalog_core as cc
-
         cond = " AND ".join(f't."{b}" = s."{a}"' for a, b in on)
         keyed = " AND ".join(f's."{a}" IS NOT NULL' for a, _ in on)
         keys = ", ".join(f's."{a}"' for a, _ in on)
-        sql = (f"SELECT count(*), count(*) FILTER (WHERE NOT m), count(DISTINCT ({keys})) FILTER (WHERE NOT m) FROM "
-               f"(SELECT {keys}, EXISTS (SELECT 1 FROM {to} t WHERE {cond}) AS m FROM {src} s WHERE {keyed}) s")
-        try:
-            res = cc.run_sql(self.cat, sql, snapshot=vid, limit=1, timeout_s=120)
-        except cc.CatalogError:
-            return None
-        return (int(res.rows[0][0] or 0), int(res.rows[0][1] or 0), int(res.rows[0][2] or 0)) if res.rows else None
+        row = self._row(f"SELECT count(*), count(*) FILTER (WHERE NOT m), count(DISTINCT ({keys})) FILTER (WHERE NOT m) "
+                        f"FROM (SELECT {keys}, EXISTS (SELECT 1 FROM {to} t WHERE {cond}) AS m FROM {src} s WHERE {keyed}) s",
+                        vid)
+        return (int(row[0] or 0), int(row[1] or 0), int(row[2] or 0)) if row is not None else None
 
     def names_at(self, table: str, names: list[str], vid: int, at: int) -> list[str] | None:
         """The columns `names` of `table` at vid `at` (where a relationship names them), as named at
@@ -357,15 +352,21 @@ class Generator:
             out.append(same.name)
         return out
 
-    def _count(self, sql: str, vid: int) -> int | None:
-        """The one number `sql` answers at `vid`; None when it cannot run (a column renamed away, a timeout)."""
+    def _row(self, sql: str, vid: int) -> list[Any] | None:
+        """The first row `sql` answers at `vid`; None when it answers none or cannot run (a column renamed
+        away, a timeout)."""
         import catalog_core as cc
 
         try:
             res = cc.run_sql(self.cat, sql, snapshot=vid, limit=1, timeout_s=120)
         except cc.CatalogError:
             return None
-        return int(res.rows[0][0]) if res.rows else None
+        return list(res.rows[0]) if res.rows else None
+
+    def _count(self, sql: str, vid: int) -> int | None:
+        """The one number `sql` answers at `vid`; None when it cannot run (a column renamed away, a timeout)."""
+        row = self._row(sql, vid)
+        return int(row[0]) if row is not None else None
 
     def joins_orphaned(self, tr: Trap, vid: int) -> None:
         """A relationship is false when the change left a larger share of its source's keyed rows without

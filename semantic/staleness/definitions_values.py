@@ -55,6 +55,7 @@ from semantic.staleness.values_units import (
     restatements,
     spelled_alike,
     truncates,
+    word_in,
 )
 
 MAP_ROWS = 2000        # rows holding a vanished value carried across the change to see what they hold after
@@ -604,7 +605,6 @@ def grouped_values(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Ta
 
 
 _QUOTES = "'\"`‘’“”"
-_FUNCTION_WORDS = FUNCTION_WORDS
 
 
 def prose_names(text: object, value: str, column: str | None) -> bool:
@@ -619,7 +619,7 @@ def prose_names(text: object, value: str, column: str | None) -> bool:
     if not re.fullmatch(r"[\w-]+", value):
         return False
     if column is None:
-        return value.lower() not in _FUNCTION_WORDS and re.search(rf"(?<![\w-]){v}(?![\w-])", s) is not None
+        return value.lower() not in FUNCTION_WORDS and re.search(rf"(?<![\w-]){v}(?![\w-])", s) is not None
     c = re.escape(column)
     return re.search(rf"(?<![\w-]){c}\s*(?:=|==|is|:)?\s*{v}(?![\w-])|(?<![\w-]){v}\s+{c}(?![\w-])", s,
                      re.IGNORECASE) is not None
@@ -667,7 +667,6 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
             mapped = sorted({m.get(str(v)) or str(v) for v in enum.value or [] if v is not None})
         return [_findings(t, ann, tbl, col, gone, duck, values=mapped)]
     return []
-
 
 
 # ------------------------------------------------------------------ prose naming a code by its label
@@ -810,10 +809,6 @@ def _prose_tables(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation
     return out
 
 
-def _word(text: str, w: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text, re.IGNORECASE) is not None
-
-
 def _table_prose_names(text: object, value: str, values: list[str], tbl: Table, column: str, home: bool) -> bool:
     """Does a table's prose name `value` of `tbl.column`: as `prose_names` reads it (quoted, or beside the
     column's name), or as a whole word (not a function word) in a clause (text between sentence
@@ -823,16 +818,16 @@ def _table_prose_names(text: object, value: str, values: list[str], tbl: Table, 
     s = str(text or "")
     if prose_names(s, value, column):
         return True
-    if not re.fullmatch(r"[\w-]+", value) or value.lower() in _FUNCTION_WORDS:
+    if not re.fullmatch(r"[\w-]+", value) or value.lower() in FUNCTION_WORDS:
         return False
     short = tbl.name.rsplit(".", 1)[-1]
     for clause in re.split(r"\.(?=\s|$)|[;!?\n]", s):
-        if not _word(clause, value):
+        if not word_in(clause, value):
             continue
         if not home:
             if re.search(rf"\b{re.escape(short)}\.{re.escape(column)}\b", clause, re.IGNORECASE):
                 return True
-        elif _word(clause, column) or sum(_word(clause, v) for v in values if v.lower() not in _FUNCTION_WORDS) >= 2:
+        elif word_in(clause, column) or sum(word_in(clause, v) for v in values if v.lower() not in FUNCTION_WORDS) >= 2:
             return True
     return False
 

@@ -199,12 +199,11 @@ def enum_meta(t: Table, ann: Annotation) -> list[Finding]:
 
 
 def enum_ended(t: Table, ann: Annotation, allowed: list[Any], lo: Any, hi: Any, last: int) -> list[Finding]:
-    """enum_violated (suspect), metadata: enum values (or a code's `labels`, their codes) that lay within
-    the column's range when the list was written (its statistics at the annotation's basis) and lie
-    outside its range now: no row holds them any more (the range's minimum and maximum bound every
-    value). Retired, or merged into another value, is for a person to say: no fix (the data depth names
-    the values still there). Values inside today's range may have ended too; only the data can tell
-    (`_enum_gone`)."""
+    """enum_violated (suspect), metadata: enum values that lay within the column's range when the
+    enum was written (its statistics at the annotation's basis) and lie outside its range now: no
+    row holds them any more (the range's minimum and maximum bound every value). Retired, or merged
+    into another value, is for a person to say: no fix (the data depth names the values still
+    there). Values inside today's range may have ended too; only the data can tell (`_enum_gone`)."""
     ref = next((r for r in ann.provenance.basis.columns if r.id == ann.column_id), None)
     then = ann.provenance.basis.stats.get(ref.name) if ref is not None else None
     if then is None or then.min is None or then.max is None:
@@ -216,9 +215,8 @@ def enum_ended(t: Table, ann: Annotation, allowed: list[Any], lo: Any, hi: Any, 
         return []
     if not gone:
         return []
-    what = "labelled codes" if ann.field == "labels" else "enum values"
     return [finding(ann, f"{t.name}.{ann.column}", "enum_violated", "suspect",
-                    f"{what} of {ann.column} within its range when the {ann.field} was written lie outside its range "
+                    f"enum values of {ann.column} within its range when the enum was written lie outside its range "
                     f"now ([{lo}, {hi}]), so no row holds them: {gone} (retired, or merged into another value); check "
                     "which values took their rows", [last], values={"gone": gone, "enum": allowed, "min": lo, "max": hi},
                     cause=cause_of("enum_ended", t.name, last, str(ann.column)))]
@@ -439,7 +437,8 @@ FUNCTION_WORDS = {"a", "an", "the", "and", "or", "of", "for", "to", "in", "on", 
                   "no", "not", "if", "it", "all", "any", "none", "null", "yes", "other"}
 
 
-def _word_in(text: str, word: str) -> bool:
+def word_in(text: str, word: str) -> bool:
+    """Does `text` hold `word` as a whole word (not inside another word or a hyphenated one), any case?"""
     return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE) is not None
 
 
@@ -453,7 +452,7 @@ def clause_names(text: object, word: str, column: str, words: list[str]) -> bool
         return False
     others = {w for w in words if w and w.lower() not in FUNCTION_WORDS}
     for clause in re.split(r"\.(?=\s|$)|[;!?\n]", str(text or "")):
-        if _word_in(clause, word) and (_word_in(clause, column) or sum(_word_in(clause, w) for w in others) >= 2):
+        if word_in(clause, word) and (word_in(clause, column) or sum(word_in(clause, w) for w in others) >= 2):
             return True
     return False
 
