@@ -52,12 +52,21 @@ class Reads:
     def staleness(self, cat: CatalogAPI, table: str | None, vid: int, depth: str, now: float) -> list[Finding]:
         """Findings of `table` (every table when None) at `vid` (`sm.staleness`); at metadata depth
         also those of the stored data-depth pass (`sm.scanned_findings`: read back, not re-run, each
-        with the vid it read in `evidence.values["scan_vid"]`) that the computed ones do not hold."""
+        with the vid it read in `evidence.values["scan_vid"]`) that the computed ones do not hold.
+        A stored finding of the same claim and reason as a computed one settled it (another status,
+        its fix: what the inbox offers) and replaces it while the table is unchanged since the pass
+        (no `outdated_by`); an outdated one gives way to the computed finding."""
         found = list(sm.staleness(cat, table, snapshot=vid, depth=depth, now=now))
         if depth == "metadata":
+            stored = sm.scanned_findings(cat, table, snapshot=vid)
+
+            def claim(f: Finding) -> tuple[str, str, frozenset[str | None]]:
+                return f.target, f.reason, frozenset([f.annotation, *f.annotations])
+
+            settled = {claim(f): f for f in stored if "outdated_by" not in f.evidence.values}
+            found = [settled.get(claim(f), f) for f in found]
             have = {(f.target, a, f.reason) for f in found for a in [f.annotation, *f.annotations]}
-            found += [f for f in sm.scanned_findings(cat, table, snapshot=vid)
-                      if (f.target, f.annotation, f.reason) not in have]
+            found += [f for f in stored if (f.target, f.annotation, f.reason) not in have]
         return found
 
     def lineage(self, cat: CatalogAPI, table: str, vid: int, direction: str, depth: int, limit: int,

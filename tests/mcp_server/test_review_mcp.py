@@ -64,6 +64,41 @@ def test_check_staleness_shows_the_stored_data_depth_findings(tmp_path):
         cat.close()
 
 
+def test_check_staleness_shows_what_the_data_pass_settled_not_the_metadata_suspicion(tmp_path):
+    """Issue 45 item 3: the statistics only suspect an enum (code 'c' left the column's range:
+    enum_violated, suspect, no fix); the stored data-depth pass settled it (the rows show the merge:
+    stale, value_map). check_staleness at metadata depth shows the settled finding, as the inbox offers
+    it, while the table is unchanged since the pass, and the suspicion again once it changed (failed
+    before: the computed suspicion hid the stored finding of the same claim and reason)."""
+    from eval.fixtures.lakes import LakeBuilder
+
+    t = "acme.core.orders"
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    try:
+        lk = LakeBuilder(cat, tmp_path / "files")
+        lk.table(t, [("id", "bigint"), ("kind", "string")], at=0)
+        lk.overwrite(t, {"id": [1, 2, 3], "kind": ["a", "c", "b"]}, at=1)
+        sm.annotate(cat, t, {"enum": ["a", "b", "c"]}, column="kind", author="ann", time=lk.day(1.5))
+        lk.overwrite(t, {"id": [1, 2, 3], "kind": ["a", "b", "b"]}, at=3)
+        server = create_server(cat, author="agent:test", now=lk.day(3))
+
+        def enum_findings() -> list[dict]:
+            out = ok(call(server, "check_staleness", {"table": t}))
+            return [f for f in out["findings"] if f["annotation"] == "column.2.enum"]
+
+        [f] = enum_findings()
+        assert (f["reason"], f["status"], f["fixes"]) == ("enum_violated", "suspect", [])
+        res = sm.scan(cat, author="steward", now=lk.day(3), time=lk.at(3.5))
+        [f] = enum_findings()
+        assert (f["reason"], f["status"], f["scan_vid"]) == ("enum_violated", "stale", res.vid)
+        assert [x["action"] for x in f["fixes"]] == ["value_map"]
+        lk.append(t, {"id": [4], "kind": ["a"]}, at=4)  # changed after the pass: the computed finding again
+        [f] = enum_findings()
+        assert (f["status"], f["fixes"], f.get("scan_vid")) == ("suspect", [], None)
+    finally:
+        cat.close()
+
+
 def test_check_staleness_at_data_depth_rechecks_only_what_changed(tmp_path, monkeypatch):
     """Issue 45 item 6: a data-depth check_staleness after a change re-runs the checks of the
     changed table (and of those depending on it), carrying the other tables' findings over from
