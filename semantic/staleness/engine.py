@@ -23,7 +23,7 @@ from semantic._tables import require_table
 from semantic.completeness import upstream_periods
 from semantic.history import Context
 from semantic.models import Annotation, Evidence, Finding, Fix
-from semantic.staleness.core import DEPTHS, Duck, Table, get_table, resolve_now
+from semantic.staleness.core import DEPTHS, RANK, Duck, Table, get_table, resolve_now
 from semantic.staleness.decisions import merge_by_cause, undismissed
 from semantic.staleness.incremental import affected, changes_since
 from semantic.staleness.loads_freshness import Clock, due_index
@@ -54,6 +54,26 @@ def _change_vid(f: Finding) -> int:
     return int(m.group(1)) if m else max(f.evidence.vids, default=0)
 
 
+def _flowing(findings: list[Finding]) -> list[Finding]:
+    """Of an input's findings, one per cause that changed its data or schema (`CHANGE_REASONS`):
+    the worst of the cause's change findings, the first in `CHANGE_REASONS` of equals (then by target
+    and annotation), so what reaches the readers does not hang on the order the checks ran in (a
+    dropped column's `column_dropped` and a relationship's `join_key_missing` are one cause; the
+    latter is no change of data). Findings without a cause each stand alone. Ordered by cause."""
+    best: dict[str, Finding] = {}
+
+    def rank(f: Finding) -> tuple[int, int, str, str]:
+        return -RANK[f.status], CHANGE_REASONS.index(str(f.reason)), f.target, f.annotation or ""
+
+    for f in findings:
+        if f.reason not in CHANGE_REASONS:
+            continue
+        key = f.cause or f"~{f.target}\x1f{f.annotation or ''}\x1f{f.reason}"
+        if key not in best or rank(f) < rank(best[key]):
+            best[key] = f
+    return [best[k] for k in sorted(best)]
+
+
 def propagated(ctx: Context, name: str, depth: str = "metadata", _seen: frozenset[str] = frozenset()) -> list[Finding]:
     """The `upstream_changed` and `upstream_incomplete` findings of `name` at the context's snapshot
     (see semantic.lineage's docstring): what flows from the inputs of its last build (its lineage). Upstream findings are read at the metadata depth (clock-independent),
@@ -67,10 +87,7 @@ def propagated(ctx: Context, name: str, depth: str = "metadata", _seen: frozense
     for up, read_vid in sorted(lin.inputs.items()):
         if ctx.table(up) is None or up in seen:
             continue
-        ups = merge_by_cause(table_findings(ctx, up, "metadata", _seen=seen))
-        for f in ups:
-            if f.reason not in CHANGE_REASONS:
-                continue
+        for f in _flowing(table_findings(ctx, up, "metadata", _seen=seen)):
             change = _change_vid(f)
             # an input that is itself suspect (built before a change further up) passes that on
             # whenever this build read it; a change of the input's own is after the read or not at all

@@ -848,6 +848,37 @@ def test_upstream_changed_after_the_build_read_it_and_control(elk):
     assert "upstream_changed" in reasons(sm.staleness(cat, M, snapshot=cat.latest_vid - 1, now=elk.day(4)))
 
 
+@pytest.mark.parametrize("order", ["as_checked", "reversed"])
+def test_what_flows_downstream_does_not_hang_on_the_order_the_checks_ran_in(elk, monkeypatch, order):
+    """One change upstream (a dropped column) raises findings of one cause with equal status: the
+    column's `column_dropped` and a relationship's `join_key_missing`. The readers built before it
+    are suspect (`upstream_changed`, naming the change: `column_dropped`) whichever of the two the
+    checks raised first (failed before for `reversed`: the merged finding kept the first one's reason,
+    `join_key_missing`, which is no change of data or schema, so nothing flowed downstream)."""
+    from semantic.staleness import engine
+
+    cat = elk.cat
+    base(elk)
+    d = "acme.core.kinds"
+    elk.table(d, [("kind", "string"), ("label", "string")], at=0.5, rows={"kind": ["a", "b"], "label": ["A", "B"]})
+    sm.annotate(cat, T, {"description": "the kind"}, column="kind", author="a", time=elk.day(1))
+    relate(cat, T, d, [("kind", "kind")], at=elk.at(1.1))
+    elk.table(M, [("kind", "string"), ("n", "bigint")], at=1.5, rows={"kind": ["a", "b"], "n": [2, 1]})
+    _built_from(elk, M, {T: cat.latest_vid}, at=1.7)
+    elk.evolve(T, drop=["kind"], at=3)
+    real = engine.table_findings
+
+    def checked(ctx, name, depth, *args, **kwargs):
+        got = real(ctx, name, depth, *args, **kwargs)
+        return list(reversed(got)) if order == "reversed" and name == T else got
+
+    monkeypatch.setattr(engine, "table_findings", checked)
+    up = [(f.reason, f.status) for f in sm.staleness(cat, T, now=elk.day(3), merge=False)]
+    assert sorted(up) == [("column_dropped", "stale"), ("join_key_missing", "stale")]
+    [found] = [f for f in sm.staleness(cat, M, now=elk.day(3)) if f.reason == "upstream_changed"]
+    assert found.evidence.values["upstream_reason"] == "column_dropped" and found.target == M
+
+
 def test_upstream_incomplete_a_mart_built_from_a_partial_day_is_partial(elk):
     cat = elk.cat
     src = "acme.core.orders"
