@@ -813,23 +813,20 @@ def _table_prose_names(text: object, value: str, values: list[str], tbl: Table, 
     """Does a table's prose name `value` of `tbl.column`: as `prose_names` reads it (quoted, or beside the
     column's name), or as a whole word (not a function word) in a clause (text between sentence
     stops) that names the column too (on its own table: as a word, or by naming two of its values; on
-    another: qualified by the table's name). A word that only looks like a value, in a clause about
-    something else ("a bronze standard of loyalty"), names none."""
+    another: qualified by the table's name); on its own table that is `clause_names` (an empty value is no
+    word). A word that only looks like a value, in a clause about something else ("a bronze standard of
+    loyalty"), names none."""
     s = str(text or "")
     if prose_names(s, value, column):
         return True
+    if home:
+        return clause_names(s, value, column, values)
     if not re.fullmatch(r"[\w-]+", value) or value.lower() in FUNCTION_WORDS:
         return False
     short = tbl.name.rsplit(".", 1)[-1]
-    for clause in re.split(r"\.(?=\s|$)|[;!?\n]", s):
-        if not word_in(clause, value):
-            continue
-        if not home:
-            if re.search(rf"\b{re.escape(short)}\.{re.escape(column)}\b", clause, re.IGNORECASE):
-                return True
-        elif word_in(clause, column) or sum(word_in(clause, v) for v in values if v.lower() not in FUNCTION_WORDS) >= 2:
-            return True
-    return False
+    qualified = rf"\b{re.escape(short)}\.{re.escape(column)}\b"
+    return any(word_in(clause, value) and re.search(qualified, clause, re.IGNORECASE)
+               for clause in re.split(r"\.(?=\s|$)|[;!?\n]", s))
 
 
 def _declared_codes(ctx: Context, tbl: Table, col: str) -> list[Any] | None:

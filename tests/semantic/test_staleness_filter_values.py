@@ -189,3 +189,28 @@ def test_table_descriptions_listing_a_respelled_value(elk):
     _rebuild(elk, 6, [{"silver": "silver_x", "gold": "gold"}.get(x, x) for x in TIERS])
     sm.annotate(cat, DIM, {"description": "Customer tiers; gold customers get a gift."}, author="a", time=elk.day(6.5))
     assert "table.description" not in _by(cat, DIM, elk.day(6.5), "metadata")  # names gold only, which stays
+
+
+def test_an_empty_value_in_the_enum_is_no_word_of_the_tables_prose(elk):
+    """A table's prose names a value of its column in a clause naming the column or two of its values.
+    An enum that lists the empty string ('' for "no tier") does not make every clause name one value
+    more: "gold members ship free" names no value of `tier` (failed before: the empty value matched as a
+    word anywhere, so the clause counted two values and the respelled gold made the description
+    values_restated). Controls: the enum is still flagged; a column's prose on a clause naming tier is not
+    read as the tier's (its own values only)."""
+    cat = elk.cat
+    other = "acme.core.dim_tier3"
+    elk.table(other, [("customer_id", "bigint"), ("tier", "string")], at=3.85)
+    for day in (3.9, 4.2):
+        elk.overwrite(other, {"customer_id": [1, 2, 3], "tier": ["", "gold", "bronze"]}, at=day)
+    sm.annotate(cat, other, {"enum": ["", "bronze", "gold"]}, column="tier", author="a", time=elk.day(4.3))
+    sm.annotate(cat, other, {"description": "Customers. gold members ship free"}, author="a", time=elk.day(4.31))
+    sm.annotate(cat, other, {"description": "the customer id; gold members by tier come first"},
+                column="customer_id", author="a", time=elk.day(4.32))
+    elk.overwrite(other, {"customer_id": [1, 2, 3], "tier": ["", "gold_x", "bronze"]}, at=5.1)
+    for depth in ("metadata", "data"):
+        g = _by(cat, other, elk.day(5.2), depth, reasons=("values_restated",))
+        assert "table.description" not in g, (depth, g.get("table.description"))
+        assert "column.1.description" not in g, depth  # a column's own prose names only its own values
+        assert "column.2.enum" in {a for f in sm.staleness(cat, other, depth=depth, now=elk.day(5.2))
+                                   for a in f.annotations}, depth
