@@ -877,3 +877,48 @@ def grouped_codes(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Tab
                             [since, last[0]], [last[1]], values={"table": tbl.name, "column": col, "new": new},
                             suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")])]
     return []
+
+
+def grouped_codes_data(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None], duck: Duck,
+                       checked: set[tuple[str | None, str]], already: set[tuple[str | None, str]]) -> list[Finding]:
+    """`grouped_codes` read from the data: a verified query that groups by (or lists) a coded column
+    which now holds a value outside the declared set that it did not hold when the query was verified,
+    so the listing the query answers holds a group no one verified: verified_query_changed, suspect,
+    re-verify. The data sees what the statistics cannot: a value inside the old range, and one spelled
+    like a declared code that still occurs (the code split, not respelled: a respelling takes the old
+    code away, `grouped_values`). A query whose answer the data found unchanged (`checked`, by the answer
+    check before), or that metadata already flagged, is not read again; the old snapshot is read only
+    when the codes now hold a value outside the declared set."""
+    if {(ann.key, "verified_query_changed")} & (checked | already):
+        return []
+    since = _since(ann)
+    if not since:
+        return []
+    lim = MAX_VALUES * 4
+    compared = {(tb.name, c.lower()) for tb, c, _v in compared_literals(ctx, t, ann, tables)}
+    for tbl, col in grouped_columns(ctx, t, ann, tables, listing=True):
+        if (tbl.name, col.lower()) in compared or not tbl.tl.data_after(since):
+            continue
+        codes = {str(c) for c in _declared_codes(ctx, tbl, col) or [] if c is not None}
+        if not codes:
+            continue
+        q = quote_id(col)
+        text = f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} WHERE {q} IS NOT NULL LIMIT {lim}"
+        try:
+            now = {str(r[0]) for r in duck.sql(text)}
+            outside = now - codes
+            then = {str(r[0]) for r in _duck(ctx, since).sql(text)} if outside and len(now) < lim else set()
+        except CatalogError:
+            continue
+        if not then:  # nothing read at the verified vid: no evidence of what is new
+            continue
+        new = sorted(v for v in outside - then if not any(spelled_alike(c, v) and c not in now for c in codes))
+        if new:
+            last = tbl.tl.data_after(since)[-1]
+            return [finding(ann, t.name, "verified_query_changed", "suspect",
+                            f"the verified query groups by {tbl.name}.{col}, which holds {new[:MAX_VALUES]} since it "
+                            "was verified (outside the declared values; the rows show it): its answer lists a group "
+                            "no one verified; re-check the answer",
+                            [since, last[0]], [last[1]], values={"table": tbl.name, "column": col, "new": new[:MAX_VALUES]},
+                            suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")])]
+    return []

@@ -73,3 +73,24 @@ def test_one_walker_lists_what_a_query_shows_or_lists(elk):
     # selected: the string column only; DISTINCT: every column it selects, of any type
     assert walk("modes and shipments") == [(DIM, "mode_type")]
     assert walk("modes and shipments", listing=True) == [(DIM, "mode_type"), (FCT, "paid"), (FCT, "ship_id")]
+
+
+def test_a_new_code_inside_the_old_range_falsifies_a_query_that_groups_by_it_at_data_depth(elk):
+    """A dimension rebuilt (overwritten, as it always is) with some rows of 'LIBRARY' now 'LIBRARY_HOLD':
+    a code the enum does not declare, inside the old [min, max] (the statistics cannot tell) and spelled
+    like a code that still occurs (a split of the code, no respelling: grouped_values pairs a code gone
+    with its new spelling). The data depth reads the codes: the query grouping by the column lists a group
+    no one verified: verified_query_changed, suspect, re-verify (failed before: no finding at either
+    depth). Controls: a rebuild with known codes only; the query comparing the column with a literal (it
+    lists no set: its answer is judged by the answer check); the metadata depth (the bounds did not move)."""
+    cat, _by_type, _one = _lake(elk)
+    keys = {a.value["question"]: a.key for a in sm.read_annotations(cat, DIM) if a.kind == "verified_query"}
+    elk.overwrite(DIM, {"mode_id": [1, 2, 3, 4], "mode_type": ["EXPRESS", "LIBRARY", "REGULAR", "LIBRARY"]}, at=1)
+    assert _vq(cat, DIM, "data", elk.day(1)) == []
+    elk.overwrite(DIM, {"mode_id": [1, 2, 3, 4], "mode_type": ["EXPRESS", "LIBRARY_HOLD", "REGULAR", "LIBRARY"]}, at=2)
+    assert _vq(cat, DIM, "metadata", elk.day(2)) == []
+    got = [f for f in sm.staleness(cat, DIM, depth="data", now=elk.day(2), merge=False)
+           if f.annotation and f.annotation.startswith("verified_query")]
+    assert [(f.annotation, f.reason, f.status, f.fixes) for f in got] == [
+        (keys["paid by mode type"], "verified_query_changed", "suspect", [Fix(action="reverify", params={})])]
+    assert got[0].evidence.values["new"] == ["LIBRARY_HOLD"] and "LIBRARY_HOLD" in got[0].message
