@@ -345,7 +345,8 @@ def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: 
     if splits_rows(t, ch):
         if sql:
             return True
-        if any(p in low.lower() for p in ROWS_PER) or any(names(low, c.name) for c in ch.added):
+        if any(p in low.lower() for p in ROWS_PER) or \
+                any(names(low, c.name) and not of_another_table(t, low, c.name) for c in ch.added):
             return True
     if sql or anns is None:
         return False
@@ -452,6 +453,33 @@ def table_forms(ctx: Context) -> dict[str, set[str]]:
             out.setdefault(".".join(parts[i:]), set()).add(name)
     ctx.cache.findings.put(key, (out,))
     return out
+
+
+_CLAUSES = re.compile(r"\.(?=\s|$)|[;!?\n]")
+_DOTTED = re.compile(r"(?<![A-Za-z0-9_.])[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")
+
+
+def of_another_table(t: Table, text: str, name: str) -> bool:
+    """Does prose `text` name the column `name` only where it speaks of another table's column: every
+    clause (text between sentence stops) naming it also names another table of the snapshot
+    (`table_forms`: its full name, or a trailing part naming that table alone) that has a column of that
+    name ("join acme.ps.deliveries on doc_ref and is_current": the deliveries' is_current, not `t`'s)?"""
+    forms = table_forms(t.ctx)
+    said = [c for c in _CLAUSES.split(text) if names(c, name)]
+    if not said:
+        return False
+    low = name.lower()
+
+    def elsewhere(clause: str) -> bool:
+        for m in _DOTTED.finditer(clause):
+            owners = forms.get(m.group(0).lower(), set())
+            u = next(iter(owners)) if len(owners) == 1 else None
+            obj = t.ctx.table(u) if u is not None and u != t.name else None
+            if obj is not None and any(c.name.lower() == low for c in lake.TableValue.from_raw(obj.value).columns):
+                return True
+        return False
+
+    return all(elsewhere(c) for c in said)
 
 
 def qualified_elsewhere(ctx: Context, t: Table, text: str) -> list[tuple[str, str]]:

@@ -57,3 +57,38 @@ def test_ordinary_words_and_unqualified_names_are_not_claims(elk):
     elk.evolve(U, rename={"doc_ref": "doc_ref_nk"}, drop=["status"], at=2)
     assert not [f for f in sm.staleness(cat, T, now=elk.day(2))
                 if f.reason in ("column_renamed", "column_dropped") and f.annotation == "column.2.description"]
+
+
+def test_an_added_column_named_in_prose_about_another_table_is_that_tables(elk):
+    """A table starts keeping versions (valid_from, valid_to, is_current added). Its description was
+    written before and says how to join a dimension that keeps versions: "join acme.ps.deliveries on
+    doc_ref and is_current". That is_current is the dimension's (the clause names it, and it has one),
+    so the description stays true: no schema_changed (failed before: any added column's name in the
+    text made it suspect). Controls: a description naming is_current with no other table in its clause,
+    and one stating the grain the versions split ("one row per order"), are still suspect."""
+    cat = elk.cat
+    _lake(elk)
+    elk.evolve(U, add=[("is_current", "boolean")], at=0.5, rows={"id": [1, 2], "doc_ref": ["a", "b"],
+                                                                 "status": ["open", "done"], "is_current": [True, True]})
+    other, third = "acme.ps.orders_b", "acme.ps.orders_c"
+    elk.table(other, [("id", "bigint"), ("doc_type", "string")], at=0.6, rows={"id": [1, 2], "doc_type": ["a", "b"]})
+    elk.table(third, [("id", "bigint"), ("doc_type", "string")], at=0.7, rows={"id": [1, 2], "doc_type": ["a", "b"]})
+    sm.annotate(cat, T, {"description": "Orders since 2024. Deliveries: join acme.ps.deliveries on doc_ref and "
+                                        "is_current"}, author="a", time=elk.day(1))
+    sm.annotate(cat, other, {"description": "Orders; read the rows with is_current"}, author="a", time=elk.day(1.1))
+    sm.annotate(cat, third, {"description": "one row per order (join acme.ps.deliveries on doc_ref and is_current)"},
+                author="a", time=elk.day(1.2))
+    versions = [("valid_from", "date"), ("valid_to", "date"), ("is_current", "boolean")]
+    rows = {"id": [1, 2, 2], "doc_type": ["a", "b", "c"], "valid_from": ["2024-01-01"] * 2 + ["2024-11-14"],
+            "valid_to": [None, "2024-11-14", None], "is_current": [True, False, True]}
+    elk.evolve(T, add=versions, at=2, rows={**rows, "note": ["x", "y", "y"]})
+    elk.evolve(other, add=versions, at=2, rows=rows)
+    elk.evolve(third, add=versions, at=2, rows=rows)
+
+    def changed(table, depth):
+        return [f for f in sm.staleness(cat, table, depth=depth, now=elk.day(2), merge=False)
+                if f.annotation == "table.description" and f.reason == "schema_changed"]
+
+    for depth in ("metadata", "data"):
+        assert changed(T, depth) == [], depth
+        assert len(changed(other, depth)) == 1 and len(changed(third, depth)) == 1, depth
