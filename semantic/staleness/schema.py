@@ -463,7 +463,8 @@ def of_another_table(t: Table, text: str, name: str) -> bool:
     """Does prose `text` name the column `name` only where it speaks of another table's column: every
     clause (text between sentence stops) naming it also names another table of the snapshot
     (`table_forms`: its full name, or a trailing part naming that table alone) that has a column of that
-    name ("join acme.ps.deliveries on doc_ref and is_current": the deliveries' is_current, not `t`'s)?"""
+    name, or qualifies it by that table ("join acme.ps.deliveries on doc_ref and is_current",
+    "deliveries.is_current": the deliveries' is_current, not `t`'s)?"""
     forms = table_forms(t.ctx)
     said = [c for c in _CLAUSES.split(text) if names(c, name)]
     if not said:
@@ -472,11 +473,13 @@ def of_another_table(t: Table, text: str, name: str) -> bool:
 
     def elsewhere(clause: str) -> bool:
         for m in _DOTTED.finditer(clause):
-            owners = forms.get(m.group(0).lower(), set())
-            u = next(iter(owners)) if len(owners) == 1 else None
-            obj = t.ctx.table(u) if u is not None and u != t.name else None
-            if obj is not None and any(c.name.lower() == low for c in lake.TableValue.from_raw(obj.value).columns):
-                return True
+            parts = m.group(0).lower().split(".")
+            for i in range(len(parts), 0, -1):  # a table's name, or one qualifying a column (`deliveries.is_current`)
+                owners = forms.get(".".join(parts[:i]), set())
+                u = next(iter(owners)) if len(owners) == 1 else None
+                obj = t.ctx.table(u) if u is not None and u != t.name else None
+                if obj is not None and any(c.name.lower() == low for c in lake.TableValue.from_raw(obj.value).columns):
+                    return True
         return False
 
     return all(elsewhere(c) for c in said)

@@ -74,7 +74,7 @@ def test_an_added_column_named_in_prose_about_another_table_is_that_tables(elk):
     elk.table(other, [("id", "bigint"), ("doc_type", "string")], at=0.6, rows={"id": [1, 2], "doc_type": ["a", "b"]})
     elk.table(third, [("id", "bigint"), ("doc_type", "string")], at=0.7, rows={"id": [1, 2], "doc_type": ["a", "b"]})
     sm.annotate(cat, T, {"description": "Orders since 2024. Deliveries: join acme.ps.deliveries on doc_ref and "
-                                        "is_current"}, author="a", time=elk.day(1))
+                                        "is_current. Live ones: deliveries.is_current"}, author="a", time=elk.day(1))
     sm.annotate(cat, other, {"description": "Orders; read the rows with is_current"}, author="a", time=elk.day(1.1))
     sm.annotate(cat, third, {"description": "one row per order (join acme.ps.deliveries on doc_ref and is_current)"},
                 author="a", time=elk.day(1.2))
