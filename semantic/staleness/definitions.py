@@ -22,6 +22,7 @@ from semantic.staleness.core import (
     cause_of,
     day_of,
     finding,
+    get_table,
     make_fix,
     quote_id,
     quote_table,
@@ -29,7 +30,16 @@ from semantic.staleness.core import (
     versioning,
 )
 from semantic.staleness.schema import additive, column_findings, names, names_columns, reads_changed
-from semantic.staleness.values_units import restated_scale, rewrites, sql_literals, stats_shift, unit_drift
+from semantic.staleness.values_units import (
+    appended_scale,
+    appends,
+    parsed_sql,
+    restated_scale,
+    rewrites,
+    sql_literals,
+    stats_shift,
+    unit_drift,
+)
 
 
 def metric_findings(t: Table, ann: Annotation) -> list[Finding]:
@@ -461,4 +471,55 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
                                  "table": name, "change": "keys_repeat", "duplicate_keys": n},
                          suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
                          cause=None)]
+    return []
+
+
+def aggregated_columns(sql: str) -> set[str]:
+    """The names (lower case) of the columns a statement aggregates: inside SUM, AVG, MIN, MAX... (a
+    COUNT(*) aggregates none; `COUNT(col)` counts rows, not values, and is left out)."""
+    from sqlglot import exp
+
+    tree = parsed_sql(sql)
+    if tree is None:
+        return set()
+    return {c.name.lower() for agg in tree.find_all(exp.AggFunc) if not isinstance(agg, exp.Count)
+            for c in agg.find_all(exp.Column)}
+
+
+def verified_scale_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table | None],
+                        checked: set[tuple[str | None, str]], already: set[tuple[str | None, str]]) -> list[Finding]:
+    """values_units / definitions, data: a verified query that aggregates a numeric column of a table it
+    reads, into which a load after the query was verified appended rows at 10^k times the rows before,
+    which kept theirs (`appended_scale`, the evidence `scale_appended` gives the column's own claims),
+    when its answer moved across that load: the answer now adds up two units. verified_query_changed,
+    suspect, re-verify. New loads move a query's answer routinely; the scale of the rows they added is
+    what tells this one apart. A query whose answer the data found unchanged (`checked`), or that
+    metadata already flagged, is not read again; identifiers and keys (`_id`, `_sk`...) are no measure."""
+    if {(a.key, "verified_query_changed")} & (checked | already):
+        return []
+    val = a.value or {}
+    sql, since = str(val.get("sql") or ""), int(val.get("verified_at_vid") or 0)
+    summed = aggregated_columns(sql)
+    if not since or not summed:
+        return []
+    for name in [str(x) for x in val.get("tables") or [t.name]]:
+        tbl = get_table(ctx, name, tables)
+        if tbl is None:
+            continue
+        cols = [c.name for c in tbl.cols.values() if c.name.lower() in summed and type_family(c.type) == "number"
+                and not c.name.lower().endswith(("_id", "_uuid", "_key", "_sk", "_count"))]
+        for col in cols:
+            for v, tt in appends(tbl, since):
+                got = appended_scale(tbl, col, v)
+                if got is None:
+                    continue
+                if not answer_moved(ctx, sql, v):
+                    break  # the query does not read the rows that load added (another period, a filter)
+                k, n, _qo, _qn = got
+                return [finding(a, t.name, "verified_query_changed", "suspect",
+                                f"the verified query aggregates {name}.{col}, into which the load at vid {v} "
+                                f"({day_of(tt)}) added {n} value(s) at about 10^{k} times the rows before it, which "
+                                "kept theirs: its answer, which moved across that load, adds up two units",
+                                [since, v], [tt], values={"table": name, "column": col, "scale_exp": k, "load_vid": v},
+                                suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")])]
     return []

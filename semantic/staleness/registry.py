@@ -23,7 +23,7 @@ from semantic.models import Annotation, ColumnRef, Finding
 from semantic.staleness.claim_rules import PROSE, own_column_claim
 from semantic.staleness.core import Duck, Table, finding
 from semantic.staleness.decisions import split_by_annotation
-from semantic.staleness.definitions import metric_findings, verified_data, verified_meta
+from semantic.staleness.definitions import metric_findings, verified_data, verified_meta, verified_scale_data
 from semantic.staleness.definitions_values import (
     enum_respelled,
     filter_values,
@@ -300,6 +300,9 @@ CHECKS: list[Check] = [
     Check("grouped_codes_now", "values_units", "data", ("verified_query_changed",), ("data", "annotation_text", "sql"),
           ("reverify",), lambda e, a: grouped_codes_data(e.ctx, e.t, a, e.tables, e.duck, e.checked, e.already),
           _field("verified_query"), fallback=True),
+    Check("verified_scale_now", "values_units", "data", ("verified_query_changed",), ("data", "sql"), ("reverify",),
+          lambda e, a: verified_scale_data(e.ctx, e.t, a, e.tables, e.checked, e.already), _field("verified_query"),
+          fallback=True),
     Check("prose_values_now", "definitions", "data", ("values_restated",), ("data", "annotation_text"),
           ("value_map", "investigate"), lambda e, a: prose_values(e.ctx, e.t, a, e.anns, e.duck, e.checked, e.tables),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),

@@ -229,3 +229,45 @@ def test_a_verified_query_whose_answer_the_versions_did_not_move_is_cleared_at_d
             if f.annotation in qs.values()}
     assert not {k for k in data if k[0] in (qs["sessions by tier"], qs["gold sessions"])}
     assert (qs["sessions"], "verified_query_changed") in data  # control: the versions are counted twice
+
+
+def test_a_verified_query_adding_up_a_column_that_now_mixes_units(elk):
+    """values_units / definitions, data: a load after the query was verified appended amounts at 10^2
+    times the rows before, which kept theirs (`appended_scale`). A verified query that aggregates the
+    column (`SUM(amount)` per day) now adds up two units, and its answer moved across that load:
+    verified_query_changed, suspect, re-verify (failed before: the column's unit and a metric on it were
+    flagged, the query not: new loads move a query's answer routinely). Controls: loads at the same scale;
+    a query that only counts rows; a query reading the column unaggregated over a day before the load,
+    and one aggregating it over a day before the load (their answers did not move across it)."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("order_id", "bigint"), ("amount", "bigint")], partition_by=["d"], at=0,
+              rows={"d": ["2024-11-01"] * 4, "order_id": [1, 2, 3, 4], "amount": [120, 230, 980, 610]})
+    sm.annotate(cat, T, {"unit": "dollars"}, column="amount", author="a", time=elk.day(0.2))
+    for i in range(3):
+        elk.append(T, {"d": [f"2024-11-0{i + 2}"] * 4, "order_id": [10 * i + j for j in range(10, 14)],
+                       "amount": [150 + i, 410, 870, 330]}, at=1 + i)
+    total = sm.verify_query(cat, "spend per day", f"SELECT d, SUM(amount) AS s FROM {T} GROUP BY d ORDER BY d",
+                            author="a", time=elk.day(3.5))
+    rows = sm.verify_query(cat, "orders per day", f"SELECT d, COUNT(*) AS n FROM {T} GROUP BY d ORDER BY d",
+                           author="a", time=elk.day(3.6))
+    early = sm.verify_query(cat, "first day's amounts", f"SELECT order_id, amount FROM {T} WHERE d = DATE '2024-11-01' "
+                            "ORDER BY order_id", author="a", time=elk.day(3.7))
+    first = sm.verify_query(cat, "first day's spend", f"SELECT SUM(amount) FROM {T} WHERE d = DATE '2024-11-01'",
+                            author="a", time=elk.day(3.8))
+    elk.append(T, {"d": ["2024-11-05"] * 6, "order_id": list(range(60, 66)), "amount": [140, 420, 860, 310, 520, 270]},
+               at=4)
+
+    def queries(day):
+        return sorted((f.annotation, f.reason, f.status, tuple(f.fixes)) for f in
+                      sm.staleness(cat, T, depth="data", now=elk.day(day), merge=False)
+                      if f.annotation and f.annotation.startswith("verified_query"))
+
+    assert queries(4) == []  # control: a load at the same scale
+    v = elk.append(T, {"d": ["2024-11-06"] * 6, "order_id": list(range(70, 76)),
+                       "amount": [15000, 41000, 87000, 33000, 52000, 26000]}, at=5)
+    keys = {a.value["question"]: a.key for a in sm.read_annotations(cat, T) if a.kind == "verified_query"}
+    assert keys and rows and early and total and first
+    assert queries(5) == [(keys["spend per day"], "verified_query_changed", "suspect", (Fix(action="reverify", params={}),))]
+    [f] = [f for f in sm.staleness(cat, T, depth="data", now=elk.day(5), merge=False)
+           if f.annotation == keys["spend per day"]]
+    assert f.evidence.values["column"] == "amount" and f.evidence.values["scale_exp"] == 2 and v in f.evidence.vids
