@@ -315,9 +315,10 @@ _ROWS_PER = ROWS_PER
 
 def description_rows_data(ctx: Context, t: Table, a: Annotation, anns: list[Annotation], duck: Duck,
                           last: int) -> list[Finding]:
-    """A table description that states the table's grain ("one row per ...") while the grain's
-    keys repeat in the data: the text the data contradicts (grain_violated, suspect, no fix: the
-    new text is for a person to write), one cause with the grain's finding."""
+    """A description that states the table's grain ("one row per ..."), the table's or a column's (a
+    key column's "one row per customer, customer_id is the key"), while the grain's keys repeat in the
+    data: the text the data contradicts (grain_violated, suspect, no fix: the new text is for a person
+    to write), one cause with the grain's finding."""
     text = str(a.value or "").lower()
     grain = next((x for x in anns if x.key == "table.grain"), None)
     if grain is None or not any(p in text for p in _ROWS_PER):
@@ -332,7 +333,8 @@ def description_rows_data(ctx: Context, t: Table, a: Annotation, anns: list[Anno
     ch = scd2_change(t, grain.provenance.basis.vid)
     chs = t.tl.changes_after(grain.provenance.basis.vid)
     cause = cause_of("versions", t.name, ch.vid) if ch else cause_of("grain", t.name, chs[0].vid) if chs else None
-    return [finding(a, t.name, "grain_violated", "suspect",
+    target = f"{t.name}.{a.column}" if a.kind == "column" and a.column else t.name
+    return [finding(a, target, "grain_violated", "suspect",
                      f"the description states the table's grain, but {dup} key value(s) of ({', '.join(keys)}) repeat "
                      "in the data: check what a row is now", [ctx.vid, last], values={"duplicate_keys": dup},
                      cause=cause)]

@@ -316,6 +316,35 @@ def test_grain_violated_scd2_and_duplicates_and_control(elk):
     assert meta[0].fixes == data[0].fixes == [Fix(action="filter", params={"table": DIM, "column": "is_current"})]
 
 
+def test_a_column_description_stating_the_grain_is_judged_by_the_keys(elk):
+    """grain, data: the key column's description states the table's grain ("one row per customer,
+    customer_id is the key"); once the keys repeat in the data (the latest rows loaded again) it is
+    contradicted like the table's description: grain_violated, suspect, no fix (failed before: only a
+    table description was read). Controls: the keys unique
+    again; a column description that states no grain."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string")], at=0,
+              rows={"customer_id": [1, 2, 3], "tier": ["none", "gold", "none"]})
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per customer", "keys": ["customer_id"]}}, author="a",
+                time=elk.day(1))
+    sm.annotate(cat, DIM, {"description": "Customer id; one row per customer, customer_id is the key"},
+                column="customer_id", author="a", time=elk.day(1.1))
+    sm.annotate(cat, DIM, {"description": "the loyalty tier"}, column="tier", author="a", time=elk.day(1.2))
+    elk.append(DIM, {"customer_id": [4], "tier": ["none"]}, at=2)
+
+    def rows_claims(day):
+        return sorted((f.annotation, f.status, tuple(f.fixes)) for f in
+                      sm.staleness(cat, DIM, depth="data", now=elk.day(day), merge=False)
+                      if f.reason == "grain_violated" and f.annotation != "table.grain")
+
+    assert rows_claims(2) == []  # control: still unique
+    elk.append(DIM, {"customer_id": [3, 4], "tier": ["none", "none"]}, at=3)
+    assert rows_claims(3) == [("column.1.description", "suspect", ())]
+    [f] = [f for f in sm.staleness(cat, DIM, depth="data", now=elk.day(3), merge=False)
+           if f.annotation == "column.1.description"]
+    assert f.target == f"{DIM}.customer_id" and f.evidence.values["duplicate_keys"] == 2
+
+
 def test_grain_violated_from_integer_key_range(elk):
     cat = elk.cat
     base(elk)
