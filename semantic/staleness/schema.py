@@ -465,21 +465,16 @@ def of_another_table(t: Table, text: str, name: str) -> bool:
     (`table_forms`: its full name, or a trailing part naming that table alone) that has a column of that
     name, or qualifies it by that table ("join acme.ps.deliveries on doc_ref and is_current",
     "deliveries.is_current": the deliveries' is_current, not `t`'s)?"""
-    forms = table_forms(t.ctx)
     said = [c for c in _CLAUSES.split(text) if names(c, name)]
     if not said:
         return False
     low = name.lower()
 
     def elsewhere(clause: str) -> bool:
-        for m in _DOTTED.finditer(clause):
-            parts = m.group(0).lower().split(".")
-            for i in range(len(parts), 0, -1):  # a table's name, or one qualifying a column (`deliveries.is_current`)
-                owners = forms.get(".".join(parts[:i]), set())
-                u = next(iter(owners)) if len(owners) == 1 else None
-                obj = t.ctx.table(u) if u is not None and u != t.name else None
-                if obj is not None and any(c.name.lower() == low for c in lake.TableValue.from_raw(obj.value).columns):
-                    return True
+        for u in _other_tables(t.ctx, t, clause):
+            obj = t.ctx.table(u)
+            if obj is not None and any(c.name.lower() == low for c in lake.TableValue.from_raw(obj.value).columns):
+                return True
         return False
 
     return all(elsewhere(c) for c in said)
@@ -499,6 +494,42 @@ def qualified_elsewhere(ctx: Context, t: Table, text: str) -> list[tuple[str, st
     return out
 
 
+_IDENT = re.compile(r"(?<![A-Za-z0-9_.])[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9](?![A-Za-z0-9_.])")
+
+
+def _other_tables(ctx: Context, t: Table, clause: str) -> list[str]:
+    """The tables of the snapshot other than `t` that `clause` names (`table_forms`: a full name or a
+    trailing part naming one table alone; a column qualified by one names it too), in order."""
+    forms = table_forms(ctx)
+    out: list[str] = []
+    for m in _DOTTED.finditer(clause):
+        parts = m.group(0).lower().split(".")
+        for i in range(len(parts), 0, -1):
+            owners = forms.get(".".join(parts[:i]), set())
+            if len(owners) == 1:
+                u = next(iter(owners))
+                if u != t.name and u not in out:
+                    out.append(u)
+                break
+    return out
+
+
+def clause_elsewhere(ctx: Context, t: Table, text: str) -> list[tuple[str, str]]:
+    """(table, column) of each identifier-shaped word (one with an underscore: `is_current`, not
+    `status`, which may mean anything) of a clause that names exactly one other table of the snapshot
+    (`_other_tables`): "join acme.ps.deliveries on doc_ref and is_current" speaks of the deliveries'
+    is_current. Qualified names are `qualified_elsewhere`'s."""
+    out: list[tuple[str, str]] = []
+    for clause in _CLAUSES.split(text):
+        others = _other_tables(ctx, t, clause)
+        if len(others) != 1:
+            continue
+        for w in _IDENT.findall(clause):
+            if (others[0], w.lower()) not in out:
+                out.append((others[0], w.lower()))
+    return out
+
+
 def prose_elsewhere(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
     """Prose (a description, grain text...) naming a column of another table qualified by that table's
     name (`qualified_elsewhere`) that a schema change of that table after the annotation renamed or
@@ -506,12 +537,12 @@ def prose_elsewhere(ctx: Context, t: Table, ann: Annotation, tables: dict[str, T
     `column_renamed`, the text to rewrite with the new name (`investigate {table, columns}`: the review
     cannot rewrite prose, as `column_prose`); a drop: `column_dropped`, no fix."""
     text = " ".join(strings_of(ann.value))
-    if not text or "." not in text:
+    if not text:
         return []
     b = ann.provenance.basis
     target = f"{t.name}.{ann.column}" if ann.kind == "column" and ann.column else t.name
     out: list[Finding] = []
-    for other, col in qualified_elsewhere(ctx, t, text):
+    for other, col in qualified_elsewhere(ctx, t, text) + clause_elsewhere(ctx, t, text):
         u = get_table(ctx, other, tables)
         if u is None or u.col(col) is not None:
             continue  # the table is gone (its own checks say so), or the name is still a column of it

@@ -92,3 +92,27 @@ def test_an_added_column_named_in_prose_about_another_table_is_that_tables(elk):
     for depth in ("metadata", "data"):
         assert changed(T, depth) == [], depth
         assert len(changed(other, depth)) == 1 and len(changed(third, depth)) == 1, depth
+
+
+def test_a_clause_naming_another_table_speaks_of_its_columns(elk):
+    """Prose whose clause names another table speaks of that table's columns there, unqualified:
+    "join acme.ps.deliveries on doc_ref and is_current". When the other table renames is_current, the
+    text names the old name: column_renamed, stale, what to look at (failed before: only
+    `deliveries.is_current`, qualified, was read). Controls: the same identifier in a clause naming no
+    other table; a plain word (`status`) of a clause naming the table, whose column is renamed too (a
+    plain word may mean anything)."""
+    cat = elk.cat
+    _lake(elk)
+    elk.evolve(U, add=[("is_current", "boolean")], at=0.5, rows={"id": [1, 2], "doc_ref": ["a", "b"],
+                                                                 "status": ["open", "done"], "is_current": [True, True]})
+    sm.annotate(cat, T, {"description": "Orders. Deliveries: join acme.ps.deliveries on doc_ref and is_current"},
+                author="a", time=elk.day(1))
+    sm.annotate(cat, T, {"description": "free text; is_current rows only"}, column="note", author="a", time=elk.day(1.1))
+    sm.annotate(cat, T, {"description": "the type; its status is in deliveries"}, column="doc_type", author="a",
+                time=elk.day(1.2))
+    v = elk.evolve(U, rename={"is_current": "is_live", "status": "state"}, at=2)
+    f = _by_ann(cat, T, elk.day(2))
+    got = f[("table.description", "column_renamed")]
+    assert got.status == "stale" and v in got.evidence.vids and got.evidence.values["now"] == "is_live"
+    assert got.fixes == [Fix(action="investigate", params={"table": U, "columns": ["is_live"]})]
+    assert ("column.3.description", "column_renamed") not in f and ("column.2.description", "column_renamed") not in f
