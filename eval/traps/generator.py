@@ -157,6 +157,7 @@ class Generator:
         self.loose: set[tuple[str, str]] = set()   # the current trap's false texts on tables it does not own
         self.vid_before = 0                          # the vid before the current trap's first commit
         self.reserve: set[str] = set()               # and the tables it owns all the same
+        self._unique: dict[str, bool] = {}           # whether a table's grain keys are unique (`_keys_unique`)
         self.today = dt.datetime.fromtimestamp(now, dt.timezone.utc).date()
         self.active = [t for t in sorted(self.view.tables) if self._routine_ok(self.view.tables[t])]
 
@@ -790,8 +791,29 @@ class Generator:
 
     # ------------------------------------------------------------------ grain
     def _grained(self, active: bool | None = None) -> list[TableInfo]:
+        """Tables with a grain a trap can make false: keys declared, none a partition column, and unique
+        in the data now (a grain whose keys repeat already is false before any trap: its flag is no
+        trap's)."""
         pool = self.free(self.active) if active else self.free()
-        return [t for t in pool if t.grain_keys() and not any(k in t.partition for k in t.grain_keys())]
+        return [t for t in pool if t.grain_keys() and not any(k in t.partition for k in t.grain_keys())
+                and self._keys_unique(t)]
+
+    def _keys_unique(self, t: TableInfo) -> bool:
+        """Do `t`'s grain keys hold no repeated value in the data (one statement per table, cached)?"""
+        got = self._unique.get(t.name)
+        if got is None:
+            import catalog_core as cc
+
+            keys = ", ".join(f'"{k}"' for k in t.grain_keys())
+            con = cc.open_table(self.cat, t.name)
+            try:
+                row = con.execute(f"SELECT count(*) FROM (SELECT {keys} FROM {t.name} GROUP BY ALL "
+                                  "HAVING count(*) > 1)").fetchone()
+                got = row is not None and row[0] == 0
+            finally:
+                con.close()
+            self._unique[t.name] = got
+        return got
 
     def _to_refs(self, t: TableInfo) -> list[tuple[str, str]]:
         """Relationships into `t` that claim its keys are unique there (many_to_one / one_to_one)."""

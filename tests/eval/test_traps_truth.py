@@ -507,6 +507,23 @@ def test_a_day_loaded_again_whose_keys_were_unmatched_already_leaves_the_join_fr
     assert key(g.view, ORD, "grain") in false(tr) and rel not in false(tr)
 
 
+def test_a_grain_already_false_is_no_trap_to_draw(cat, tmp_path, spark):
+    """A grain whose keys already repeat before any trap (TPC-DS dev 1 and 2: store_returns_v2's keys
+    repeated in the world as built) cannot be made false by one: a trap drawn on it would count its
+    flag, raised before the traps already, as a miss. The grain traps draw only tables whose grain keys
+    are unique in the data (failed before: the duplicate load was drawn on it). Control: the same table
+    with unique keys is drawn."""
+    from eval.traps.generator import Skip
+
+    k = Tiny(cat, tmp_path)
+    k.ann(ORD, {"grain": {"text": "one row per status", "keys": ["status"]}})  # 'shipped' repeats
+    with pytest.raises(Skip):
+        _drawn(cat, spark, k, "grain_duplicate_load")
+    k.ann(ORD, {"grain": {"text": "one row per order", "keys": ["order_id"]}})
+    g, tr = _drawn(cat, spark, k, "grain_duplicate_load")
+    assert key(g.view, ORD, "grain") in false(tr)
+
+
 SPEND = "acme.core.spend"
 
 
