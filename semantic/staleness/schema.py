@@ -517,15 +517,16 @@ def _other_tables(ctx: Context, t: Table, clause: str) -> list[str]:
 def clause_elsewhere(ctx: Context, t: Table, text: str) -> list[tuple[str, str]]:
     """(table, column) of each identifier-shaped word (one with an underscore: `is_current`, not
     `status`, which may mean anything) of a clause that names exactly one other table of the snapshot
-    (`_other_tables`): "join acme.ps.deliveries on doc_ref and is_current" speaks of the deliveries'
-    is_current. Qualified names are `qualified_elsewhere`'s."""
+    (`_other_tables`), unless `t` has a column of that name (then the word is its own): "join
+    acme.ps.deliveries on doc_ref and is_current" speaks of the deliveries' is_current. Qualified names
+    are `qualified_elsewhere`'s."""
     out: list[tuple[str, str]] = []
     for clause in _CLAUSES.split(text):
         others = _other_tables(ctx, t, clause)
         if len(others) != 1:
             continue
         for w in _IDENT.findall(clause):
-            if (others[0], w.lower()) not in out:
+            if t.col(w) is None and (others[0], w.lower()) not in out:  # a column of its own table is its own
                 out.append((others[0], w.lower()))
     return out
 

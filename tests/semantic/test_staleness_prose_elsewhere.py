@@ -100,19 +100,25 @@ def test_a_clause_naming_another_table_speaks_of_its_columns(elk):
     text names the old name: column_renamed, stale, what to look at (failed before: only
     `deliveries.is_current`, qualified, was read). Controls: the same identifier in a clause naming no
     other table; a plain word (`status`) of a clause naming the table, whose column is renamed too (a
-    plain word may mean anything)."""
+    plain word may mean anything); `doc_ref`, renamed too, which the orders also have (the text's is
+    theirs)."""
     cat = elk.cat
     _lake(elk)
     elk.evolve(U, add=[("is_current", "boolean")], at=0.5, rows={"id": [1, 2], "doc_ref": ["a", "b"],
                                                                  "status": ["open", "done"], "is_current": [True, True]})
+    elk.evolve(T, add=[("doc_ref", "string")], at=0.6, rows={"id": [1, 2, 3], "doc_type": ["a", "b", "a"],
+                                                              "note": ["x", "y", "z"], "doc_ref": ["a", "b", "a"]})
     sm.annotate(cat, T, {"description": "Orders. Deliveries: join acme.ps.deliveries on doc_ref and is_current"},
                 author="a", time=elk.day(1))
     sm.annotate(cat, T, {"description": "free text; is_current rows only"}, column="note", author="a", time=elk.day(1.1))
     sm.annotate(cat, T, {"description": "the type; its status is in deliveries"}, column="doc_type", author="a",
                 time=elk.day(1.2))
-    v = elk.evolve(U, rename={"is_current": "is_live", "status": "state"}, at=2)
+    v = elk.evolve(U, rename={"is_current": "is_live", "status": "state", "doc_ref": "doc_ref_nk"}, at=2)
     f = _by_ann(cat, T, elk.day(2))
     got = f[("table.description", "column_renamed")]
     assert got.status == "stale" and v in got.evidence.vids and got.evidence.values["now"] == "is_live"
+    renamed = [x.evidence.values["now"] for x in sm.staleness(cat, T, now=elk.day(2), merge=False)
+               if x.annotation == "table.description" and x.reason == "column_renamed"]
+    assert renamed == ["is_live"]  # doc_ref: the orders have one too, so the text's doc_ref is theirs
     assert got.fixes == [Fix(action="investigate", params={"table": U, "columns": ["is_live"]})]
     assert ("column.3.description", "column_renamed") not in f and ("column.2.description", "column_renamed") not in f
