@@ -28,6 +28,16 @@ PROSE = ("description", "grain", "deprecated", "not_for_reporting", "instruction
 TYPE_BOUND = ("unit", "additivity", "enum", "sample_values", "labels")
 
 
+_CLAUSE_STOPS = re.compile(r"\.(?=\s|$)|[;!?\n]")
+
+
+def clauses(text: str) -> list[str]:
+    """`text` cut into clauses at its sentence stops (a full stop before a space or the end, `;`, `!`,
+    `?`, a new line): a dotted name (`core.dim_customer`) stays whole. The unit the prose rules read a
+    value or a column's name in, with what else it names."""
+    return _CLAUSE_STOPS.split(text)
+
+
 def strings_of(v: object) -> list[str]:
     """Every string inside an annotation's value (dicts and lists walked)."""
     if isinstance(v, str):

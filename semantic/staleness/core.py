@@ -28,6 +28,7 @@ SCD2 = ("valid_from", "valid_to", "is_current")
 
 
 RANK = {"fresh": 0, "suspect": 1, "stale": 2}
+KEY_SUFFIXES = ("_id", "_uuid", "_key", "_sk")  # a column named so is an identifier, never a measure
 
 
 MATCH_LOW = 0.95          # relationship match rate below this is join_match_low

@@ -31,6 +31,7 @@ from semantic.staleness.core import (
 )
 from semantic.staleness.schema import additive, column_findings, names, names_columns, reads_changed
 from semantic.staleness.values_units import (
+    NOT_MEASURES,
     appended_scale,
     appends,
     parsed_sql,
@@ -507,7 +508,7 @@ def verified_scale_data(ctx: Context, t: Table, a: Annotation, tables: dict[str,
         if tbl is None:
             continue
         cols = [c.name for c in tbl.cols.values() if c.name.lower() in summed and type_family(c.type) == "number"
-                and not c.name.lower().endswith(("_id", "_uuid", "_key", "_sk", "_count"))]
+                and not c.name.lower().endswith(NOT_MEASURES)]
         for col in cols:
             for v, tt in appends(tbl, since):
                 got = appended_scale(tbl, col, v)

@@ -33,6 +33,7 @@ from catalog_core.errors import CatalogError
 from semantic._bounded import literals
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
+from semantic.staleness.claim_rules import clauses
 from semantic.staleness.core import (
     Duck,
     Table,
@@ -311,6 +312,14 @@ def _duck(ctx: Context, vid: int) -> Duck:
     return duck
 
 
+def _distinct(duck: Duck, tbl: Table, col: str, lim: int) -> set[str]:
+    """The column's distinct non-null values (as text) at `duck`'s vid, at most `lim` (a CatalogError
+    when the statement cannot run)."""
+    q = quote_id(col)
+    return {str(r[0]) for r in duck.sql(f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} WHERE {q} IS NOT NULL "
+                                        f"LIMIT {lim}")}
+
+
 def _present(duck: Duck, tbl: Table, col: str, values: list[str]) -> set[str]:
     q = quote_id(col)
     return {str(r[0]) for r in duck.sql(f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} "
@@ -381,7 +390,7 @@ def _pair_rows(tbl: Table, col: str, old: str, vid: int, tt: float) -> Gone:
             return Gone(tbl.name, col, old, vid, tt, extra={**ev, "now_held": new})
         n_old = int(before.sql(f"SELECT count(*) FROM {tq} WHERE {q} = {literals([old])}")[0][0])
         lim = MAX_VALUES * 4
-        b = {str(r[0]) for r in before.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IS NOT NULL LIMIT {lim}")}
+        b = _distinct(before, tbl, col, lim)
         a = after.sql(f"SELECT {q}, count(*) FROM {tq} WHERE {q} IS NOT NULL GROUP BY 1 LIMIT {lim}")
         if len(b) >= lim or len(a) >= lim:
             return plain
@@ -589,11 +598,8 @@ def grouped_values(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Ta
     for tbl, col in grouped_columns(ctx, t, ann, tables):
         if not since or not rewriting(tbl, since) or not _respelling_hint(tbl, col, since, duck):
             continue
-        q = quote_id(col)
-        text = f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} WHERE {q} IS NOT NULL LIMIT {lim}"
         try:
-            then = {str(r[0]) for r in _duck(ctx, since).sql(text)}
-            now = {str(r[0]) for r in duck.sql(text)}
+            then, now = _distinct(_duck(ctx, since), tbl, col, lim), _distinct(duck, tbl, col, lim)
         except CatalogError:
             continue
         if not then - now or not now - then or len(then) >= lim or len(now) >= lim:
@@ -826,7 +832,7 @@ def _table_prose_names(text: object, value: str, values: list[str], tbl: Table, 
     short = tbl.name.rsplit(".", 1)[-1]
     qualified = rf"\b{re.escape(short)}\.{re.escape(column)}\b"
     return any(word_in(clause, value) and re.search(qualified, clause, re.IGNORECASE)
-               for clause in re.split(r"\.(?=\s|$)|[;!?\n]", s))
+               for clause in clauses(s))
 
 
 def _declared_codes(ctx: Context, tbl: Table, col: str) -> list[Any] | None:
@@ -902,12 +908,10 @@ def grouped_codes_data(ctx: Context, t: Table, ann: Annotation, tables: dict[str
         codes = {str(c) for c in _declared_codes(ctx, tbl, col) or [] if c is not None}
         if not codes:
             continue
-        q = quote_id(col)
-        text = f"SELECT DISTINCT {q} FROM {quote_table(tbl.name)} WHERE {q} IS NOT NULL LIMIT {lim}"
         try:
-            now = {str(r[0]) for r in duck.sql(text)}
+            now = _distinct(duck, tbl, col, lim)
             outside = now - codes
-            then = {str(r[0]) for r in _duck(ctx, since).sql(text)} if outside and len(now) < lim else set()
+            then = _distinct(_duck(ctx, since), tbl, col, lim) if outside and len(now) < lim else set()
         except CatalogError:
             continue
         if not then:  # nothing read at the verified vid: no evidence of what is new

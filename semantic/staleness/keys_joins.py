@@ -17,6 +17,7 @@ from semantic.errors import did_you_mean
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding, Fix
 from semantic.staleness.core import (
+    KEY_SUFFIXES,
     MATCH_LOW,
     SCD2,
     Duck,
@@ -34,8 +35,6 @@ from semantic.staleness.core import (
 )
 from semantic.staleness.grain import current_flag, scd2_change
 from semantic.staleness.schema import column_findings, rename_map
-
-KEY_SUFFIXES = ("_id", "_uuid", "_key", "_sk")
 
 
 def _key_doubt(ctx: Context, t: Table, target: Table, mine: str, theirs: str, duck: Duck | None) -> str | None:

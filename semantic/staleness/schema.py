@@ -13,7 +13,7 @@ from catalog_core.sql.types import duck_type
 from semantic._tables import column_id
 from semantic.history import Context, SchemaChange, type_family
 from semantic.models import Annotation, ColumnRef, ColumnStats, Finding
-from semantic.staleness.claim_rules import prose_names, strings_of
+from semantic.staleness.claim_rules import clauses, prose_names, strings_of
 from semantic.staleness.core import (
     Table,
     assign,
@@ -455,7 +455,6 @@ def table_forms(ctx: Context) -> dict[str, set[str]]:
     return out
 
 
-_CLAUSES = re.compile(r"\.(?=\s|$)|[;!?\n]")
 _DOTTED = re.compile(r"(?<![A-Za-z0-9_.])[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")
 
 
@@ -465,7 +464,7 @@ def of_another_table(t: Table, text: str, name: str) -> bool:
     (`table_forms`: its full name, or a trailing part naming that table alone) that has a column of that
     name, or qualifies it by that table ("join acme.ps.deliveries on doc_ref and is_current",
     "deliveries.is_current": the deliveries' is_current, not `t`'s)?"""
-    said = [c for c in _CLAUSES.split(text) if names(c, name)]
+    said = [c for c in clauses(text) if names(c, name)]
     if not said:
         return False
     low = name.lower()
@@ -521,7 +520,7 @@ def clause_elsewhere(ctx: Context, t: Table, text: str) -> list[tuple[str, str]]
     acme.ps.deliveries on doc_ref and is_current" speaks of the deliveries' is_current. Qualified names
     are `qualified_elsewhere`'s."""
     out: list[tuple[str, str]] = []
-    for clause in _CLAUSES.split(text):
+    for clause in clauses(text):
         others = _other_tables(ctx, t, clause)
         if len(others) != 1:
             continue

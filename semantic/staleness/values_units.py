@@ -16,7 +16,9 @@ from catalog_core.model import parse_time
 from semantic._bounded import literals
 from semantic.history import Context, type_family
 from semantic.models import Annotation, ColumnRef, Evidence, Finding
+from semantic.staleness.claim_rules import clauses
 from semantic.staleness.core import (
+    KEY_SUFFIXES,
     Duck,
     Table,
     cause_of,
@@ -138,7 +140,7 @@ def scale_shift(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
     for ref in refs:
         cur = t.cols.get(ref.id)
         if cur is None or type_family(cur.type) != "number" or ref.name not in b.stats or \
-                cur.name.lower() in keys or cur.name.lower().endswith(("_id", "_uuid", "_key", "_sk")):
+                cur.name.lower() in keys or cur.name.lower().endswith(KEY_SUFFIXES):
             continue
         old = b.stats[ref.name].model_dump()
         whole = t.stat(cur.name) or {}
@@ -451,7 +453,7 @@ def clause_names(text: object, word: str, column: str, words: list[str]) -> bool
     if not word or not re.fullmatch(r"[\w-]+", word) or word.lower() in FUNCTION_WORDS:
         return False
     others = {w for w in words if w and w.lower() not in FUNCTION_WORDS}
-    for clause in re.split(r"\.(?=\s|$)|[;!?\n]", str(text or "")):
+    for clause in clauses(str(text or "")):
         if word_in(clause, word) and (word_in(clause, column) or sum(word_in(clause, w) for w in others) >= 2):
             return True
     return False
@@ -948,6 +950,9 @@ def rounded_scale(before: dict[str, Any] | None, after: dict[str, Any] | None, d
     return k if fits(bmin, amin) and fits(bmax, amax) else None
 
 
+NOT_MEASURES = (*KEY_SUFFIXES, "_count")  # names whose values grow by nature: no unit to drift
+
+
 def _scale_cols(t: Table, ann: Annotation, keys: set[str]) -> list[str]:
     """The numeric columns an annotation's claim rests on whose scale matters: its own column, or
     the columns a metric uses; never identifiers or grain keys (they grow by nature). A metric
@@ -963,7 +968,7 @@ def _scale_cols(t: Table, ann: Annotation, keys: set[str]) -> list[str]:
     out: list[str] = []
     for cur in curs:
         if cur is None or type_family(cur.type) != "number" or cur.name.lower() in keys or \
-                cur.name.lower().endswith(("_id", "_uuid", "_key", "_sk", "_count")) or cur.name in out:
+                cur.name.lower().endswith(NOT_MEASURES) or cur.name in out:
             continue
         out.append(cur.name)
     return out
