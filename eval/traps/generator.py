@@ -799,19 +799,13 @@ class Generator:
                 and self._keys_unique(t)]
 
     def _keys_unique(self, t: TableInfo) -> bool:
-        """Do `t`'s grain keys hold no repeated value in the data (one statement per table, cached)?"""
+        """Do `t`'s grain keys hold no repeated value in the data now (one statement per table, cached; a
+        statement that cannot run shows nothing unique)?"""
         got = self._unique.get(t.name)
         if got is None:
-            import catalog_core as cc
-
             keys = ", ".join(f'"{k}"' for k in t.grain_keys())
-            con = cc.open_table(self.cat, t.name)
-            try:
-                row = con.execute(f"SELECT count(*) FROM (SELECT {keys} FROM {t.name} GROUP BY ALL "
-                                  "HAVING count(*) > 1)").fetchone()
-                got = row is not None and row[0] == 0
-            finally:
-                con.close()
+            got = self._count(f"SELECT count(*) FROM (SELECT {keys} FROM {t.name} GROUP BY ALL HAVING count(*) > 1)",
+                              int(self.cat.resolve(None))) == 0
             self._unique[t.name] = got
         return got
 
