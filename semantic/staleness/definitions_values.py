@@ -852,11 +852,16 @@ def _declared_codes(ctx: Context, tbl: Table, col: str) -> list[Any] | None:
 
 def grouped_codes(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
     """A verified query that groups by a coded column (one whose complete set of values an enum or its
-    labels declare) which now holds a value outside the range its statistics held when the query was
-    verified, and outside the declared set (spelled like none of it: a respelled code is `grouped_meta`'s
-    and `grouped_values`'), so the listing the query answers may lack that group (or hold it): verified_query_changed, suspect, re-verify. A value inside the old range cannot be told from
-    the statistics; a column the query compares with literals lists no set. The data depth runs the
-    query (its answer check keeps the finding only when the answer moved)."""
+    labels declare) whose set of codes moved since the query was verified, so the listing the query
+    answers may hold a group no one verified, or lack one:
+    - gained: the column now holds a value outside the range its statistics held then, and outside the
+      declared set (spelled like none of it: a respelled code is `grouped_meta`'s and `grouped_values'`);
+    - lost: a declared code inside the column's range then lies outside it now (`gone_meta`, certain),
+      with no value spelled alike in its place (a respelling, again `grouped_meta`'s): its rows were
+      merged into another code or removed.
+    verified_query_changed, suspect, re-verify. A value inside the old range cannot be told from the
+    statistics; a column the query compares with literals lists no set. The data depth runs the query
+    (its answer check keeps the finding only when the answer moved)."""
     since = _since(ann)
     if not since:
         return []
@@ -882,19 +887,38 @@ def grouped_codes(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Tab
                             "values): its answer may list another set of groups; re-check the answer",
                             [since, last[0]], [last[1]], values={"table": tbl.name, "column": col, "new": new},
                             suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")])]
+        if (then_s.get("min"), then_s.get("max")) == (now_s.get("min"), now_s.get("max")):
+            continue  # the range did not move: no declared code left it
+        gone = sorted((g for g in gone_meta(tbl, col, [str(c) for c in codes if isinstance(c, str)], since).values()
+                       if g.certain and g.new is None), key=lambda g: g.vid)
+        if gone:
+            lost = [g.old for g in gone]
+            return [finding(ann, t.name, "verified_query_changed", "suspect",
+                            f"the verified query groups by {tbl.name}.{col}, whose declared value(s) {lost} lie inside "
+                            f"its range when it was verified ([{then_s['min']}, {then_s['max']}]) and outside it "
+                            f"since vid {gone[0].vid} ({day_of(gone[0].time)}), so no row holds them: its answer may "
+                            "lack those groups (merged into another, or removed); re-check the answer",
+                            [since, gone[0].vid], [gone[0].time],
+                            values={"table": tbl.name, "column": col, "lost": lost},
+                            suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")])]
     return []
 
 
 def grouped_codes_data(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None], duck: Duck,
                        checked: set[tuple[str | None, str]], already: set[tuple[str | None, str]]) -> list[Finding]:
     """`grouped_codes` read from the data: a verified query that groups by (or lists) a coded column
-    which now holds a value outside the declared set that it did not hold when the query was verified,
-    so the listing the query answers holds a group no one verified: verified_query_changed, suspect,
-    re-verify. The data sees what the statistics cannot: a value inside the old range, and one spelled
-    like a declared code that still occurs (the code split, not respelled: a respelling takes the old
-    code away, `grouped_values`). A query whose answer the data found unchanged (`checked`, by the answer
-    check before), or that metadata already flagged, is not read again; the old snapshot is read only
-    when the codes now hold a value outside the declared set."""
+    whose set of codes moved since the query was verified, so the listing the query answers holds a
+    group no one verified, or lacks one it held: verified_query_changed, suspect, re-verify.
+    - gained: the column now holds a value outside the declared set that it did not hold then. The data
+      sees what the statistics cannot: a value inside the old range, and one spelled like a declared
+      code that still occurs (the code split, not respelled: a respelling takes the old code away,
+      `grouped_values`);
+    - lost: a declared code that held rows then holds none now, after a commit that may remove rows
+      (`rewriting`), with no new value spelled alike in its place (that is a respelling,
+      `grouped_values`): its rows were merged into another code or removed.
+    A query whose answer the data found unchanged (`checked`, by the answer check before), or that
+    metadata already flagged, is not read again; the old snapshot is read only when the codes now hold
+    a value outside the declared set, or lack a declared one."""
     if {(ann.key, "verified_query_changed")} & (checked | already):
         return []
     since = _since(ann)
@@ -910,19 +934,27 @@ def grouped_codes_data(ctx: Context, t: Table, ann: Annotation, tables: dict[str
             continue
         try:
             now = _distinct(duck, tbl, col, lim)
-            outside = now - codes
-            then = _distinct(_duck(ctx, since), tbl, col, lim) if outside and len(now) < lim else set()
+            outside, missing = now - codes, (codes - now if rewriting(tbl, since) else set())
+            then = _distinct(_duck(ctx, since), tbl, col, lim) if (outside or missing) and len(now) < lim else set()
         except CatalogError:
             continue
-        if not then:  # nothing read at the verified vid: no evidence of what is new
+        if not then:  # nothing read at the verified vid: no evidence of what is new or gone
             continue
         new = sorted(v for v in outside - then if not any(spelled_alike(c, v) and c not in now for c in codes))
+        lost = sorted(c for c in missing & then if not any(spelled_alike(c, v) for v in now - then))
+        if not new and not lost:
+            continue
+        last = tbl.tl.data_after(since)[-1]
         if new:
-            last = tbl.tl.data_after(since)[-1]
-            return [finding(ann, t.name, "verified_query_changed", "suspect",
-                            f"the verified query groups by {tbl.name}.{col}, which holds {new[:MAX_VALUES]} since it "
-                            "was verified (outside the declared values; the rows show it): its answer lists a group "
-                            "no one verified; re-check the answer",
-                            [since, last[0]], [last[1]], values={"table": tbl.name, "column": col, "new": new[:MAX_VALUES]},
-                            suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")])]
+            said = f"holds {new[:MAX_VALUES]} since it was verified (outside the declared values; the rows show it): " \
+                   "its answer lists a group no one verified"
+        else:
+            said = f"held the declared value(s) {lost[:MAX_VALUES]} when it was verified and holds them no more " \
+                   "(merged into another, or removed; the rows show it): its answer lacks a group it listed"
+        return [finding(ann, t.name, "verified_query_changed", "suspect",
+                        f"the verified query groups by {tbl.name}.{col}, which {said}; re-check the answer",
+                        [since, last[0]], [last[1]],
+                        values={"table": tbl.name, "column": col, **({"new": new[:MAX_VALUES]} if new else {}),
+                                **({"lost": lost[:MAX_VALUES]} if lost else {})},
+                        suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")])]
     return []

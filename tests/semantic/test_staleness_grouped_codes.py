@@ -94,3 +94,57 @@ def test_a_new_code_inside_the_old_range_falsifies_a_query_that_groups_by_it_at_
     assert [(f.annotation, f.reason, f.status, f.fixes) for f in got] == [
         (keys["paid by mode type"], "verified_query_changed", "suspect", [Fix(action="reverify", params={})])]
     assert got[0].evidence.values["new"] == ["LIBRARY_HOLD"] and "LIBRARY_HOLD" in got[0].message
+
+
+def test_a_declared_code_merged_away_falsifies_a_query_that_groups_by_it(elk):
+    """The mirror of a code gained: a dimension rebuilt (overwritten, as it always is) with the rows of
+    'REGULAR' merged into 'EXPRESS'. The query grouping by the column lacks a group it listed when it was
+    verified: verified_query_changed, suspect, re-verify, at both depths ('REGULAR', the old max, leaves
+    the range: the statistics show it; the data shows the code holds no row). Controls: a rebuild with
+    every code; the query comparing the column with a literal; a respelling ('REGULAR' -> 'REGULAR_X', the
+    same rows: `grouped_values`' case, which names the pair) is no lost code (failed before: no finding on
+    the merge at either depth)."""
+    cat, _by_type, _one = _lake(elk)
+    keys = {a.value["question"]: a.key for a in sm.read_annotations(cat, DIM) if a.kind == "verified_query"}
+    sm.verify_query(cat, "modes", "SELECT mode_type, COUNT(*) AS n FROM acme.core.dim_mode GROUP BY mode_type "
+                    "ORDER BY mode_type", author="a", time=elk.day(0.8))
+    keys = {a.value["question"]: a.key for a in sm.read_annotations(cat, DIM) if a.kind == "verified_query"}
+    elk.overwrite(DIM, {"mode_id": [1, 2, 3], "mode_type": ["EXPRESS", "LIBRARY", "REGULAR"]}, at=1)
+    assert _vq(cat, DIM, "metadata", elk.day(1)) == [] and _vq(cat, DIM, "data", elk.day(1)) == []
+    elk.overwrite(DIM, {"mode_id": [1, 2, 3], "mode_type": ["EXPRESS", "LIBRARY", "EXPRESS"]}, at=2)
+    want = [(keys["modes"], "verified_query_changed", "suspect", (Fix(action="reverify", params={}),)),
+            (keys["paid by mode type"], "verified_query_changed", "suspect", (Fix(action="reverify", params={}),))]
+    assert _vq(cat, DIM, "metadata", elk.day(2)) == sorted(want)
+    assert _vq(cat, DIM, "data", elk.day(2)) == sorted(want)
+    got = [f for f in sm.staleness(cat, DIM, depth="metadata", now=elk.day(2), merge=False)
+           if f.annotation == keys["modes"]]
+    assert got[0].evidence.values["lost"] == ["REGULAR"] and "REGULAR" in got[0].message
+
+
+def test_a_declared_code_gone_inside_the_range_is_read_from_the_data(elk):
+    """'LIBRARY' (inside [EXPRESS, REGULAR]) merged into 'EXPRESS': the statistics do not move, the data
+    shows the declared code holds no row (failed before)."""
+    cat, _by_type, _one = _lake(elk)
+    sm.verify_query(cat, "modes", "SELECT mode_type, COUNT(*) AS n FROM acme.core.dim_mode GROUP BY mode_type "
+                    "ORDER BY mode_type", author="a", time=elk.day(0.8))
+    keys = {a.value["question"]: a.key for a in sm.read_annotations(cat, DIM) if a.kind == "verified_query"}
+    elk.overwrite(DIM, {"mode_id": [1, 2, 3], "mode_type": ["EXPRESS", "EXPRESS", "REGULAR"]}, at=2)
+    assert _vq(cat, DIM, "metadata", elk.day(2)) == []
+    got = [f for f in sm.staleness(cat, DIM, depth="data", now=elk.day(2), merge=False)
+           if f.annotation == keys["modes"]]
+    assert [(f.reason, f.status) for f in got] == [("verified_query_changed", "suspect")]
+    assert got[0].evidence.values.get("lost") == ["LIBRARY"] and "LIBRARY" in got[0].message
+
+
+def test_a_respelled_code_is_no_lost_code(elk):
+    """'LIBRARY' respelled 'LIBRARYX' on the same rows: `grouped_values`' finding (it names the pair), not
+    a lost code nor a new one."""
+    cat, _by_type, _one = _lake(elk)
+    sm.verify_query(cat, "modes", "SELECT mode_type, COUNT(*) AS n FROM acme.core.dim_mode GROUP BY mode_type "
+                    "ORDER BY mode_type", author="a", time=elk.day(0.8))
+    keys = {a.value["question"]: a.key for a in sm.read_annotations(cat, DIM) if a.kind == "verified_query"}
+    elk.overwrite(DIM, {"mode_id": [1, 2, 3], "mode_type": ["EXPRESS", "LIBRARYX", "REGULAR"]}, at=2)
+    got = [f for f in sm.staleness(cat, DIM, depth="data", now=elk.day(2), merge=False)
+           if f.annotation == keys["modes"]]
+    assert [f.reason for f in got] == ["verified_query_changed"]
+    assert "lost" not in got[0].evidence.values and "new" not in got[0].evidence.values
