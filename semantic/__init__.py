@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         review_item,
         review_items,
         scan,
+        scan_cleared,
         scanned_findings,
         validate_write,
     )
@@ -99,6 +100,7 @@ __all__ = [
     "validate_write",
     "scan",
     "scanned_findings",
+    "scan_cleared",
     "ScanResult",
     "NoFixError",
 ]
@@ -109,7 +111,8 @@ _LAZY = {**dict.fromkeys(("ImportResult", "InterchangeError", "export_osi", "imp
                           "import_osi"), "semantic.interop"),
          **dict.fromkeys(("NoFixError", "ReviewConflictError", "ReviewItem", "ReviewPage", "ReviewRefusedError",
                           "ScanResult", "accept", "accept_all", "decide_group", "dismiss", "edit_and_accept",
-                          "review_item", "review_items", "scan", "scanned_findings", "validate_write"),
+                          "review_item", "review_items", "scan", "scan_cleared", "scanned_findings",
+                          "validate_write"),
                          "semantic.review")}
 
 

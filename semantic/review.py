@@ -68,7 +68,7 @@ from semantic.staleness.incremental import affected, changes_since
 __all__ = ["ReviewItem", "ReviewPage", "ReviewConflictError", "ReviewRefusedError", "review_items", "review_item",
            "accept", "dismiss", "edit_and_accept", "decide_group", "accept_all", "validate_write", "decision_key",
            "PROPOSAL_PREFIX", "MAX_LIMIT", "NoFixError", "scan", "ScanResult", "scanned_findings", "SCAN_KEY",
-           "last_scan"]
+           "last_scan", "scan_cleared"]
 
 DECISION_PREFIX = "review."
 SCAN_KEY = "review.scan"   # a table's stored data-depth pass (`scan`): never an item id (those are [fap]-<hex>)
@@ -532,7 +532,7 @@ def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg) -> li
             sc = scans.get(t)
             fid = finding_id(f)
             ann = amap.get(f.annotation) if f.annotation else None
-            fresh = sc is not None and not sc.outdated and (ann is None or (ann.vid or 0) <= sc.at_vid)
+            fresh = _fresh(sc, ann)
             if fresh and sc is not None and fid in sc.cleared:
                 continue  # a suspicion the data checked at the pass's vid and found untrue; nothing changed since
             live.add(fid)
@@ -829,6 +829,38 @@ def scanned_findings(cat: CatalogAPI, table: str | None = None, snapshot: Snapsh
             moved = sc.changed_vid or _related_changed(cat, f, amap, sc.at_vid, vid)
             if moved:
                 f.evidence = f.evidence.model_copy(update={"values": {**f.evidence.values, "outdated_by": moved}})
+            out.append(f)
+    return out
+
+
+def _fresh(sc: _Scan | None, ann: Annotation | None) -> bool:
+    """Does the stored pass `sc` still speak for a finding about `ann` (None: about the table): the
+    table unchanged since the pass, the annotation not rewritten after it."""
+    return sc is not None and not sc.outdated and (ann is None or (ann.vid or 0) <= sc.at_vid)
+
+
+def scan_cleared(cat: CatalogAPI, findings: list[Finding], snapshot: SnapshotRef = None) -> list[Finding]:
+    """Those of `findings` (metadata depth, merged or not) that the latest stored data-depth pass
+    (`scan`) checked and found untrue, while what it read is unchanged at `snapshot` (the table, and
+    every annotation the finding is about, as `review_items` hides them). A merged finding is cleared
+    only when the pass cleared it for every annotation it names. Cheap: it reads the stored records."""
+    vid = cat.resolve(snapshot)
+    scans: dict[str, tuple[_Scan | None, dict[str, Annotation]]] = {}
+    out: list[Finding] = []
+    for f in findings:
+        t = _table_of(f.target)
+        if t not in scans:
+            try:
+                anns = read_annotations(cat, t, vid)
+            except NotFoundError:
+                anns = []
+            scans[t] = (_scan_of(cat, t, anns, vid) if anns else None, {a.key: a for a in anns})
+        sc, amap = scans[t]
+        if sc is None or not sc.cleared:
+            continue
+        keys = list(dict.fromkeys([f.annotation, *f.annotations])) if f.annotation else [None]
+        if all(_fresh(sc, amap.get(k) if k else None) and
+               finding_id(f.model_copy(update={"annotation": k})) in sc.cleared for k in keys):
             out.append(f)
     return out
 

@@ -20,6 +20,7 @@ from catalog_core.api import CatalogAPI
 from catalog_core.model import Obj
 from semantic.guard import marked
 from semantic.models import Finding, MetricView, TableCard
+from semantic.staleness import merge_by_cause
 
 __all__ = ["Reads"]
 
@@ -55,16 +56,20 @@ class Reads:
         with the vid it read in `evidence.values["scan_vid"]`) that the computed ones do not hold.
         A stored finding of the same claim and reason as a computed one settled it (another status,
         its fix: what the inbox offers) and replaces it while the table is unchanged since the pass
-        (no `outdated_by`); an outdated one gives way to the computed finding."""
-        found = list(sm.staleness(cat, table, snapshot=vid, depth=depth, now=now))
-        if depth == "metadata":
+        (no `outdated_by`); an outdated one gives way to the computed finding. A computed suspicion the
+        pass checked and found untrue (`sm.scan_cleared`) is left out while what it read is unchanged,
+        as the inbox leaves it out."""
+        meta = depth == "metadata"
+        found = list(sm.staleness(cat, table, snapshot=vid, depth=depth, now=now, merge=not meta))
+        if meta:  # per annotation (as the pass stored them) until the pass is applied, then one per cause
             stored = sm.scanned_findings(cat, table, snapshot=vid)
+            cleared = {id(f) for f in sm.scan_cleared(cat, found, snapshot=vid)}
 
             def claim(f: Finding) -> tuple[str, str, frozenset[str | None]]:
                 return f.target, f.reason, frozenset([f.annotation, *f.annotations])
 
             settled = {claim(f): f for f in stored if "outdated_by" not in f.evidence.values}
-            found = [settled.get(claim(f), f) for f in found]
+            found = merge_by_cause([settled.get(claim(f), f) for f in found if id(f) not in cleared])
             have = {(f.target, a, f.reason) for f in found for a in [f.annotation, *f.annotations]}
             found += [f for f in stored if (f.target, f.annotation, f.reason) not in have]
         return found

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import catalog_core as cc
 import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
 from eval.fixtures.mcplake import DIM
 from mcp_server.mcp import create_server
 from tests.mcp_server.conftest import call, ok
@@ -127,5 +128,37 @@ def test_check_staleness_at_data_depth_rechecks_only_what_changed(tmp_path, monk
         history.clear_cache(cat)
         assert ok(call(server, "check_staleness", {"depth": "data"}))["findings"] == out["findings"]
         assert set(seen) == {a, b}
+    finally:
+        cat.close()
+
+
+def test_check_staleness_leaves_out_what_the_data_pass_cleared(tmp_path):
+    """Issue 45 item 3: a table that starts keeping versions makes every verified query reading it suspect
+    at metadata depth (schema_changed); the data-depth pass runs them and clears the two whose answer did
+    not move across the change. check_staleness at metadata depth leaves those suspicions out while what
+    the pass read is unchanged, as the inbox does, and keeps the one the data confirmed; once the table
+    changes after the pass, the computed suspicions come back (failed before: the cleared suspicions were
+    shown beside the inbox that hid them)."""
+    from tests.semantic.test_staleness_definitions import T, _versioned
+
+    cat = cc.Catalog.open(str(tmp_path / "data"))
+    try:
+        lk = LakeBuilder(cat, tmp_path / "files")
+        qs = _versioned(lk)
+        server = create_server(cat, author="agent:test", now=lk.day(7))
+
+        def flagged() -> set[str]:
+            out = ok(call(server, "check_staleness", {"table": T, "limit": 50}))
+            return {q for q, k in qs.items() for f in out["findings"]  # a merged finding lists the others
+                    if k == f["annotation"] or k in f["message"]}
+
+        assert flagged() == set(qs)  # metadata can only suspect them all
+        sm.scan(cat, author="steward", now=lk.day(7), time=lk.at(7.5))
+        assert {i.annotation for i in sm.review_items(cat, T, now=lk.day(7)).items} & set(qs.values()) == \
+            {qs["sessions"]}
+        assert flagged() == {"sessions"}
+        lk.append(T, {"d": ["2024-11-18"], "sid": [99], "customer_id": ["c2"], "valid_from": ["2024-11-18"],
+                      "valid_to": [None], "is_current": [True]}, at=8)
+        assert flagged() == set(qs)
     finally:
         cat.close()
