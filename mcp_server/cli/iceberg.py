@@ -92,15 +92,19 @@ def run_import(data: str, uri: str, warehouse: str | None, table: str, into: str
                   if res.clamped else ""))
 
 
-def _sync_round(cat: Any, ice: Any, idents: list[str], into: str, bar: Any) -> tuple[list[Any], list[str]]:
+def _sync_round(cat: Any, ice: Any, idents: list[str], into: str, bar: Any, stop: Any = None
+                ) -> tuple[list[Any], list[str]]:
     """One sync of every table: (results, errors). A table that fails is reported and skipped; the
-    others still sync (each table's import is its own transactions)."""
+    others still sync (each table's import is its own transactions). Once `stop` (an Event) is set, the
+    round ends after the table in hand: a stop waits for one table's import, not a whole round."""
     import catalog_core as cc
     from catalog_core.iceberg import import_table, target_name
 
     results, errors = [], []
     task = bar.add_task("tables", total=len(idents))
     for i, ident in enumerate(idents, 1):
+        if stop is not None and stop.is_set():
+            break
         try:
             results.append(import_table(cat, ice, ident, into=target_name(into, ident)))
         except cc.CatalogError as exc:
@@ -138,7 +142,7 @@ def run_import_many(data: str, uri: str, warehouse: str | None, namespace: str |
             except cc.CatalogError as exc:
                 raise click.ClickException(exc.message) from None
             with progress_bar(transient=True) as bar:
-                results, errors = _sync_round(cat, ice, idents, into, bar)
+                results, errors = _sync_round(cat, ice, idents, into, bar, stop)
             changed = [r for r in results if not r.up_to_date]
             for r in changed:
                 click.echo(f"{r.source} -> {r.table}: {len(r.commits)} commits, +{r.files_added} -{r.files_removed} "
