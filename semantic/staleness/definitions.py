@@ -29,7 +29,7 @@ from semantic.staleness.core import (
     rows_at,
     versioning,
 )
-from semantic.staleness.schema import additive, column_findings, names, names_columns, reads_changed
+from semantic.staleness.schema import additive, column_findings, names, names_columns, reads_changed, retypes_read
 from semantic.staleness.values_units import (
     NOT_MEASURES,
     appended_scale,
@@ -211,11 +211,28 @@ def _structural_all(ctx: Context, names: list[str], after: int, schema_only: boo
 def _rows_only(ctx: Context, name: str, vid: int, sql: str) -> bool:
     """Does the schema change of `name` committed at `vid` concern the query `sql` through its rows
     alone (it added columns the SQL does not name: a split of the rows, versions kept), not through
-    what the SQL reads as a column (`schema.reads_changed`)? Then the query's answer across the
+    what the SQL reads as a column (`schema.reads_changed`), or through the type alone of columns it
+    reads (`schema.retypes_read`: the engine may cast it back)? Then the query's answer across the
     change shows whether the change moved it, as for a rewrite."""
     tl = ctx.timeline(name)
     ch = next((c for c in tl.schema_changes if c.vid == vid), None) if tl is not None else None
-    return ch is not None and not reads_changed(ch, sql)
+    return ch is not None and (not reads_changed(ch, sql) or retypes_read(ch, sql))
+
+
+def _retypes_unmoved(ctx: Context, names: list[str], at: int, sql: str) -> bool:
+    """Are the schema changes of `names` since vid `at` that reach `sql` all changes of the type alone
+    of columns it reads (`schema.retypes_read`), none of which moved its answer across it?"""
+    evs = [e for e in _structural_all(ctx, names, at, schema_only=True, text=sql) if e[0] == "schema"]
+    tried = 0
+    for _kind, name, vid, _tt in evs:
+        tl = ctx.timeline(name)
+        ch = next((c for c in tl.schema_changes if c.vid == vid), None) if tl is not None else None
+        if ch is None or not reads_changed(ch, sql):
+            continue
+        tried += 1
+        if not retypes_read(ch, sql) or tried > MOVED_TRIES or answer_moved(ctx, sql, vid):
+            return False
+    return tried > 0
 
 
 def _late_data(ctx: Context, names: list[str], after: int) -> tuple[str, str, int, float] | None:
@@ -397,7 +414,9 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
     what metadata suspected does not hold. Another answer after routine loads only (new rows of a
     growing table, a dimension rebuilt as usual) is what the query is for; it is
     `verified_query_changed` after a schema change that names the query's columns (what the SQL
-    means changed, whatever one answer shows), and after a change of rows of the kind metadata
+    means changed, whatever one answer shows) other than a change of their type alone (`retypes_read`:
+    the engine may cast it back; the answer across the change decides, and a metadata
+    `column_type_changed` on the query that no such change moved is dropped), and after a change of rows of the kind metadata
     suspects (a full rewrite of a table it reads, late data for an old partition, rows removed from
     a table that never lost rows before: `_removals`) only when that change moved the answer: the query is run just before and just after it (the first
     `MOVED_TRIES` such changes, bounded like `run_sql`). A compaction or an identical re-run moves
@@ -419,6 +438,9 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
     meta = _structural(ctx, names, at, schema_only=True, text=sql) \
         if already is not None and (a.key, "schema_changed") in already else None
     rows_meta = meta is not None and _rows_only(ctx, meta[1], meta[2], sql)
+    if checked is not None and already is not None and (a.key, "column_type_changed") in already \
+            and _retypes_unmoved(ctx, names, at, sql):
+        checked.add((a.key, "column_type_changed"))  # the query still reads the retyped columns alike
     if detail == val.get("result_fingerprint"):
         if checked is not None:
             checked.add((a.key, "verified_query_changed"))  # the same answer: what metadata suspected does not hold

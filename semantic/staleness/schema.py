@@ -306,6 +306,22 @@ def reads_changed(ch: SchemaChange, sql: str) -> bool:
     return any(names(sql, n) for n in gone) or bool((ch.added or ch.dropped) and _SELECT_STAR.search(sql))
 
 
+def retypes_read(ch: SchemaChange, sql: str) -> bool:
+    """Does the schema change `ch` reach the query `sql` only through the type of columns it reads:
+    every column the SQL names that `ch` touched keeps its name and changed its type family (in place,
+    or dropped and re-added under its name in one rebuild), none was renamed or dropped for good, and
+    the SQL does not select every column? The engine may cast the new type back where the SQL compares
+    or joins the column (a key sent as zero-padded text still equals the number), so whether what the
+    SQL answers changed shows in its answer across the change, as for a split of its rows."""
+    if _SELECT_STAR.search(sql):
+        return False
+    before = {c.name.lower(): c for c in ch.before.values()}
+    after = {c.name.lower(): c for c in ch.after.values()}
+    read = [n for n in touched(ch) | {c.name.lower() for c in ch.dropped} if names(sql, n)]
+    return bool(read) and all(n in before and n in after and type_family(before[n].type) != type_family(after[n].type)
+                              for n in read)
+
+
 def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: list[Annotation] | None = None,
                   sql: bool = False, own: Annotation | None = None) -> bool:
     """Does the (non-additive) schema change `ch` touch what a table-level claim `text` says? A

@@ -150,11 +150,15 @@ def test_a_widened_decimal_changes_no_claim_on_the_column(elk):
     assert not {("column.3.role", "column_type_changed"), ("column.3.description", "column_type_changed")} & got
 
 
-def test_a_schema_change_under_a_verified_query_is_flagged_even_when_one_answer_holds(elk):
+def test_a_join_key_retyped_under_a_verified_query_is_judged_by_the_answer_across_the_change(elk):
     """A join key restated as zero-padded text: DuckDB still joins it to the integer key (an implicit
-    cast), so the answer just before and just after is the same, but what the SQL means changed. The
-    copy of the query on the other table is still flagged at data depth (the answer test is for
-    changes of rows only; this failed on a first version of it)."""
+    cast), so the answer just before and just after the change is the same; a later routine load moves
+    it, as loads do. Session 14 flagged the query's copy on the other table whatever the answer showed
+    ("what the SQL means changed"); the trap generator's truth counts a verified answer false exactly
+    when the change moved it, and development seed 1 (TPC-DS, `cs_ship_mode_sk`) showed the flag as a
+    false alarm. So a change of a read column's type alone is judged by the answer across it, as a split
+    of the rows is: cleared here on both copies; a query the retype breaks keeps its flag
+    (tests/semantic/test_staleness_definitions.py, the literal '7')."""
     cat = elk.cat
     dim = "acme.core.dim"
     elk.table(dim, [("k", "bigint"), ("name", "string")], at=0, rows={"k": [1, 2, 3], "name": ["x", "y", "z"]})
@@ -166,9 +170,13 @@ def test_a_schema_change_under_a_verified_query_is_flagged_even_when_one_answer_
     elk.evolve(T, retype={"k": "string"}, at=4, rows={"d": [f"2024-11-1{day}" for day in range(1, 4) for _ in range(2)],
                                                        "k": [f"{v:010d}" for day in range(1, 4) for v in (1, day)]})
     elk.append(T, {"d": ["2024-11-14"] * 2, "k": ["0000000001", "0000000002"]}, at=5)
-    got = {f.reason for f in sm.staleness(cat, dim, depth="data", now=elk.day(6), merge=False)
-           if (f.annotation or "").startswith("verified_query.")}
-    assert got & {"verified_query_changed", "schema_changed"}, got
+    for name in (dim, T):
+        meta = {f.reason for f in sm.staleness(cat, name, depth="metadata", now=elk.day(6), merge=False)
+                if (f.annotation or "").startswith("verified_query.")}
+        assert meta & {"column_type_changed", "schema_changed"}, meta  # metadata can only suspect it
+        got = {f.reason for f in sm.staleness(cat, name, depth="data", now=elk.day(6), merge=False)
+               if (f.annotation or "").startswith("verified_query.")}
+        assert got == set(), (name, got)
 
 
 def test_a_load_that_repeats_the_grain_keys_changes_a_verified_answer(elk):

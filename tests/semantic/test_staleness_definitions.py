@@ -271,3 +271,42 @@ def test_a_verified_query_adding_up_a_column_that_now_mixes_units(elk):
     [f] = [f for f in sm.staleness(cat, T, depth="data", now=elk.day(5), merge=False)
            if f.annotation == keys["spend per day"]]
     assert f.evidence.values["column"] == "amount" and f.evidence.values["scale_exp"] == 2 and v in f.evidence.vids
+
+
+def test_a_join_key_retyped_is_judged_by_the_answer_across_the_change_at_data_depth(elk):
+    """schema / definitions: a fact's join key restated as zero-padded text (the source now sends codes
+    as strings), in a rebuild that keeps every row. Metadata can only suspect the verified queries that
+    read the key (column_type_changed). At data depth the answer decides, across the change itself: the
+    query joining on the key gets the answer it got before (the engine casts the text back to compare
+    it with the number), so it is cleared, on both tables it reads; the query comparing the key with a
+    number still gets its rows too; the query comparing it with a literal spelled as the old number
+    ('7' is not '0000000007') lost its rows and keeps its flag (control), as does the relationship (a
+    join between text and a number is no key relation). Failed before: every query that names the key
+    was flagged whatever its answer."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string")], at=0,
+              rows={"customer_id": [7, 8, 9], "tier": ["gold", "silver", "none"]})
+    elk.table(T, [("sid", "bigint"), ("customer_id", "bigint"), ("paid", "bigint")], at=0,
+              rows={"sid": [1, 2, 3, 4], "customer_id": [7, 8, 9, 7], "paid": [10, 20, 30, 40]})
+    sm.relate(cat, T, DIM, on=["customer_id"], author="a", time=elk.day(0.3))
+    sql = {"paid by tier": f"SELECT x.tier, SUM(s.paid) FROM {T} s JOIN {DIM} x ON x.customer_id = s.customer_id "
+                           "GROUP BY x.tier ORDER BY x.tier",
+           "paid by seven": f"SELECT SUM(paid) FROM {T} WHERE customer_id = 7",
+           "paid by '7'": f"SELECT SUM(paid) FROM {T} WHERE customer_id = '7'"}
+    for i, (q, text) in enumerate(sql.items()):
+        sm.verify_query(cat, q, text, author="a", time=elk.day(0.5 + i / 10))
+    keys = {a.value["question"]: a.key for a in sm.read_annotations(cat, T) if a.kind == "verified_query"}
+    elk.evolve(T, retype={"customer_id": "string"}, at=2,
+               rows={"sid": [1, 2, 3, 4], "customer_id": ["0000000007", "0000000008", "0000000009", "0000000007"],
+                     "paid": [10, 20, 30, 40]})
+
+    def flagged(name, depth):
+        return {q for q, k in keys.items() for f in sm.staleness(cat, name, depth=depth, now=elk.day(2), merge=False)
+                if f.annotation == k}
+
+    assert flagged(T, "metadata") == set(sql)  # metadata can only suspect them all
+    assert flagged(T, "data") == {"paid by '7'"}
+    assert flagged(DIM, "data") <= {"paid by '7'"} and "paid by tier" not in flagged(DIM, "data")
+    rel = [f for f in sm.staleness(cat, T, depth="data", now=elk.day(2), merge=False)
+           if (f.annotation or "").startswith("relationship.")]
+    assert rel and all(f.status in ("stale", "suspect") for f in rel)
