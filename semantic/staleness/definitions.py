@@ -219,6 +219,15 @@ def _rows_only(ctx: Context, name: str, vid: int, sql: str) -> bool:
     return ch is not None and (not reads_changed(ch, sql) or retypes_read(ch, sql))
 
 
+def _clear_retypes(ctx: Context, a: Annotation, names: list[str], at: int, sql: str,
+                   checked: set[tuple[str | None, str]] | None, already: set[tuple[str | None, str]] | None) -> None:
+    """Drop (`checked`) metadata's `column_type_changed` on verified query `a` when every retype since it
+    was verified left its answer where it was (`_retypes_unmoved`): it still reads the columns alike."""
+    if checked is not None and already is not None and (a.key, "column_type_changed") in already \
+            and _retypes_unmoved(ctx, names, at, sql):
+        checked.add((a.key, "column_type_changed"))
+
+
 def _retypes_unmoved(ctx: Context, names: list[str], at: int, sql: str) -> bool:
     """Are the schema changes of `names` since vid `at` that reach `sql` all changes of the type alone
     of columns it reads (`schema.retypes_read`), none of which moved its answer across it?"""
@@ -438,9 +447,7 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
     meta = _structural(ctx, names, at, schema_only=True, text=sql) \
         if already is not None and (a.key, "schema_changed") in already else None
     rows_meta = meta is not None and _rows_only(ctx, meta[1], meta[2], sql)
-    if checked is not None and already is not None and (a.key, "column_type_changed") in already \
-            and _retypes_unmoved(ctx, names, at, sql):
-        checked.add((a.key, "column_type_changed"))  # the query still reads the retyped columns alike
+    _clear_retypes(ctx, a, names, at, sql, checked, already)
     if detail == val.get("result_fingerprint"):
         if checked is not None:
             checked.add((a.key, "verified_query_changed"))  # the same answer: what metadata suspected does not hold
