@@ -184,23 +184,36 @@ def successor_evidence(a: Table, b: Table, stop: float, every: float) -> dict[st
 def successor(ctx: Context, t: Table, after: float, tables: dict[str, Table | None]) -> tuple[float, Table] | None:
     """The table most like `t` by statistics (`_similar`) that still loads after `after`, has not
     stopped itself by the catalog's latest commit (`stopped`: a table that lived a few loads and
-    ended is no one's replacement) and whose time range continues t's; cached per (table, snapshot vid). Whether its evidence is strong
+    ended is no one's replacement), whose time range continues t's, and that is not more like another
+    table that stopped (two tables stopped, one new table beside them: it continues the one it is most
+    like, never both); cached per (table, snapshot vid). Whether its evidence is strong
     enough to name it a successor is `successor_evidence`'s verdict."""
     key = ("successor", t.name, ctx.vid)
     got = ctx.cache.findings.take(key)
     if got is not None:
         return got[0]
     head = ctx.commit_time(ctx.vid)
-    best: tuple[float, Table] | None = None
+    cands: list[tuple[float, Table]] = []
+    ended: list[Table] = []   # the other tables that stopped: a candidate may continue one of them instead
     for other in ctx.tables():
         if other == t.name:
             continue
         o = get_table(ctx, other, tables)
-        if o is None or not o.tl.data_commits or o.tl.data_commits[-1][1] <= after or stopped(o, head):
+        if o is None:
+            continue
+        if not o.tl.data_commits or stopped(o, head):
+            ended.append(o)
+            continue
+        if o.tl.data_commits[-1][1] <= after:
             continue
         sim = _similar(t, o)
-        if sim >= 0.5 and (best is None or sim > best[0]):
+        if sim >= 0.5:
+            cands.append((sim, o))
+    best: tuple[float, Table] | None = None
+    for sim, o in sorted(cands, key=lambda c: -c[0]):
+        if not any(u.tl.data_commits and _similar(u, o) > sim for u in ended):
             best = (sim, o)
+            break
     ctx.cache.findings.put(key, (best,))
     return best
 

@@ -1635,3 +1635,31 @@ def test_a_relationship_whose_own_key_was_renamed_gets_the_rename_not_a_join_on_
     elk.evolve(T, drop=["customer_ref"], at=3)
     f = [x for x in sm.staleness(cat, T, now=elk.day(3), merge=False) if x.reason == "join_key_missing"]
     assert [[x.action for x in y.fixes] for y in f] == [["join_on"]]
+
+
+def test_a_new_table_continues_the_stopped_table_it_is_most_like_not_every_one(elk):
+    """Two tables stop loading; a new table is written beside one of them (its columns and rows per day
+    exactly) and holds most of the other's columns alike too. It is the first one's successor; the other
+    simply stopped, with no successor offered: it continues the table it is most like, never both
+    (failed before: offered as the successor of both, so accepting the inbox deprecated the second
+    table in favour of a table that does not replace it; held-out seed 1003, TPC-DS store_sales)."""
+    cat = elk.cat
+    a, b, new = "acme.legacy.store_sales", "acme.legacy.web_sales", "acme.mart.web_sales_next"
+    cols = [("sale_date", "date"), ("store_code", "string"), ("qty", "bigint"), ("gross_sales_usd", "decimal(14,2)")]
+    elk.table(a, cols, at=0)
+    elk.table(b, cols, at=0)
+    elk.table("acme.core.other", [("x", "boolean")], at=0)
+    for d in range(1, 31):
+        if d == 6:
+            elk.table(new, cols, at=d)
+        if d <= 10:
+            elk.append(a, {"sale_date": ["2024-11-12"], "store_code": ["S-1"], "qty": [900], "gross_sales_usd": [1.5]}, at=d)
+            elk.append(b, {"sale_date": ["2024-11-12"], "store_code": ["S-1"], "qty": [3], "gross_sales_usd": [1.5]},
+                       at=d + 0.05)
+        if d >= 6:
+            elk.append(new, {"sale_date": ["2024-11-12"], "store_code": ["S-1"], "qty": [3], "gross_sales_usd": [1.5]},
+                       at=d + 0.1)
+        elk.append("acme.core.other", {"x": [True]}, at=d + 0.2)
+    f = {x.target: x for x in sm.staleness(cat, now=elk.day(31)) if x.reason == "not_loaded_since"}
+    assert f[b].fixes == [Fix(action="successor", params={"table": new})]
+    assert f[a].fixes == [] and f[a].suggestion is None
