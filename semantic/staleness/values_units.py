@@ -1019,7 +1019,10 @@ def loads_beyond(t: Table, col: str, since: int) -> tuple[int, int | None, list[
     """The first load of `col` after vid `since` whose every value lies 10^2 or more beyond every value
     of the loads before it (per-load file statistics, `load_stats`: its files' smallest magnitude 10^2
     times the earlier loads' largest or more, or its largest 10^-2 times their smallest or less, its
-    range on one side of zero), three or more earlier loads still in the snapshot beside it. A load
+    range on one side of zero), or 10 times or more beyond them and farther than their own spread
+    (in powers of ten) with exactly one power of ten, 10^2 or more, that maps it back into their range
+    (a value low in the old unit, moved by 10^2, lands less than 10^2 past the old largest), three or
+    more earlier loads still in the snapshot beside it. A load
     of a few rows in the column's unit lies inside the spread of the rows before it; past every one
     of them by 10^2 it is in another unit (or mistyped by powers of ten), however few its rows, which
     `load_shift` does not weigh (a few rows' extremes are no measure of a usual load's). Returns
@@ -1035,12 +1038,22 @@ def loads_beyond(t: Table, col: str, since: int) -> tuple[int, int | None, list[
         e_top = max(x[1] for x in earlier)
         e_lows = [x[0] for x in earlier]
         e_low = None if any(x is None for x in e_lows) else min(x for x in e_lows if x is not None)
-        if low - e_top >= SHIFT_MIN_K:  # up: gap below, far end the old smallest
+
+        def shifted(gap: float, far: float | None, e_low: float | None = e_low, e_top: float = e_top) -> bool:
+            # 10^2 past every earlier value; or past them by a power of ten and by more than their own
+            # spread, with one power of ten only (10^2 or more) that maps the load back into their range
+            # (a small value of the old unit moved by 10^2 lands less than 10^2 past the old largest)
+            return gap >= SHIFT_MIN_K or (e_low is not None and far is not None and gap >= 1 and gap > e_top - e_low
+                                          and math.ceil(gap - 1e-9) == math.floor(far + 1e-9) >= SHIFT_MIN_K)
+
+        if shifted(low - e_top, None if e_low is None else top - e_low):  # up: gap below, far end the old smallest
             beyond = [(lv, lo - e_top, None if e_low is None else hi - e_low)
-                      for lv, (lo, hi) in ends[i:] if lo is not None and lo - e_top >= SHIFT_MIN_K]
+                      for lv, (lo, hi) in ends[i:] if lo is not None
+                      and shifted(lo - e_top, None if e_low is None else hi - e_low)]
             sign = 1
-        elif e_low is not None and e_low - top >= SHIFT_MIN_K:  # down
-            beyond = [(lv, e_low - hi, e_top - lo) for lv, (lo, hi) in ends[i:] if lo is not None and e_low - hi >= SHIFT_MIN_K]
+        elif e_low is not None and shifted(e_low - top, e_top - low):  # down
+            beyond = [(lv, e_low - hi, e_top - lo) for lv, (lo, hi) in ends[i:] if lo is not None
+                      and shifted(e_low - hi, e_top - lo)]
             sign = -1
         else:
             continue
@@ -1065,7 +1078,7 @@ def scale_beyond(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
         was = f"1e{e_low:.3g}..1e{e_top:.3g}" if e_low is not None else f"up to 1e{e_top:.3g}"
         by = f"10^{k}" if far is None or far == k else f"10^{k} to 10^{far}"
         out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
-                           f"the load at vid {vids[0]} wrote values of {col!r} 100 times or more beyond every value "
+                           f"the load at vid {vids[0]} wrote values of {col!r} far beyond every value "
                            f"loaded before it (magnitudes {was}): moved by {by}, while the older rows keep theirs "
                            f"({len(vids)} load(s) so far): the column now mixes two units; check those loads and "
                            "restate one side",
