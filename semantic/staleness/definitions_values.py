@@ -387,7 +387,9 @@ def _pair_rows(tbl: Table, col: str, old: str, vid: int, tt: float) -> Gone:
             ev = {"rows_before": len(rows), "rows_kept": cnt}
             if cnt >= SAME_ROWS * len(rows) and new != old and not _present(before, tbl, col, [new]):
                 return Gone(tbl.name, col, old, vid, tt, new, "rows", cnt, extra=ev)
-            return Gone(tbl.name, col, old, vid, tt, extra={**ev, "now_held": new})
+            # the same rows now hold a value that occurred before: merged into it (when nearly all did)
+            return Gone(tbl.name, col, old, vid, tt,
+                        extra={**ev, "now_held": new, **({"merged": True} if cnt >= SAME_ROWS * len(rows) else {})})
         n_old = int(before.sql(f"SELECT count(*) FROM {tq} WHERE {q} = {literals([old])}")[0][0])
         lim = MAX_VALUES * 4
         b = _distinct(before, tbl, col, lim)
@@ -441,9 +443,16 @@ def _since(ann: Annotation) -> int:
 
 
 def _fix_for(ann: Annotation, col: str, gone: list[Gone], now: list[str] | None, grouped: bool) -> list[Any]:
+    """The repair of a claim naming values `gone`: a query re-verified; paired values (respelled) mapped
+    in the claim; a description naming values whose rows (followed by the grain's keys) all now hold a
+    value that occurred before (merged into it) says that value instead (`value_map`); otherwise what to
+    look at (`investigate`)."""
     paired = {g.old: g.new for g in gone if g.new is not None}
     if ann.kind == "verified_query" and (grouped or len(paired) < len(gone)):
         return [make_fix("reverify")]
+    merged = {g.old: str(g.extra["now_held"]) for g in gone if g.new is None and g.extra.get("merged")}
+    if merged and ann.field == "description" and len(paired) + len(merged) == len(gone):
+        return [make_fix("value_map", column=col, map={**paired, **merged})]
     if len(paired) < len(gone):
         return [make_fix("investigate", columns=[col])]
     if ann.kind == "verified_query" or ann.field == "labels":  # a query's literals, a code's meaning: the map alone
@@ -455,7 +464,9 @@ def _describe(g: Gone) -> str:
     if g.new is None:
         held = g.extra.get("now_held")
         return (f"{g.old!r} no longer occurs in {g.table}.{g.column} since vid {g.vid} ({day_of(g.time)})"
-                + (f"; its rows now hold {held!r}, a value that occurred before (a merge?)" if held else
+                + (f"; its rows (by the grain's keys) now hold {held!r}, a value that occurred before: merged into it"
+                   if held and g.extra.get("merged") else
+                   f"; its rows now hold {held!r}, a value that occurred before (a merge?)" if held else
                    "; nothing shows what took its place (rows removed, or respelled among other changes)"))
     by = {"rows": f"the same {g.rows} rows (by the grain's keys) now hold {g.new!r}",
           "change": f"{g.new!r} appeared in that change, held by as many rows ({g.rows})",
@@ -471,6 +482,10 @@ def _findings(t: Table, ann: Annotation, tbl: Table, col: str, gone: list[Gone],
         what = f"metric {(ann.value or {}).get('name') or ann.key}'s filter compares {col} with"
     elif ann.kind == "verified_query":
         what = f"the verified query compares {col} with" if literal else f"the verified query groups by {col}, whose values"
+    elif ann.kind == "table":
+        what = f"the table's {ann.field} names {col}'s"
+    elif ann.kind == "column" and ann.column and ann.column.lower() != col.lower():
+        what = f"the {ann.field} of {ann.column} names values of {col}:"
     else:
         what = f"the {ann.field} of {col} " + ("names" if ann.field == "description" else "lists")
     now = values if values is not None else \
@@ -478,7 +493,8 @@ def _findings(t: Table, ann: Annotation, tbl: Table, col: str, gone: list[Gone],
     fixes = _fix_for(ann, col, gone, now, grouped)
     reason = "verified_query_changed" if ann.kind == "verified_query" else "values_restated"
     status = "stale" if duck is not None or all(g.certain for g in gone) else "suspect"
-    sugg = {"value_map": "restate " + ", ".join(f"{g.old} -> {g.new}" for g in gone if g.new) + f" in {ann.key}",
+    vmap = fixes[0].params.get("map") or {} if fixes[0].action == "value_map" else {}
+    sugg = {"value_map": "restate " + ", ".join(f"{a} -> {b}" for a, b in vmap.items()) + f" in {ann.key}",
             "reverify": "re-run the query and re-verify it",
             "investigate": f"check what became of {', '.join(map(repr, olds))} in {tbl.name}.{col}"}[fixes[0].action]
     first = gone[0]
@@ -647,16 +663,16 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
         for a in tanns:
             if a.kind == "column" and a.field in ("enum", "sample_values") and a.column_id is not None:
                 listed.setdefault(a.column_id, []).extend(str(v) for v in a.value or [] if v is not None)
-        ids = ([ann.column_id] if ann.column_id in listed else []) if ann.kind == "column" else list(listed)
+        ids = list(listed)  # a column's description may name another coded column's values too
         for cid in ids:
             cur = tbl.cols.get(cid if cid is not None else -1)
             if cid is not None and cur is not None and type_family(cur.type) == "string":
                 cands.append((tbl, cid, cur.name, list(dict.fromkeys(listed[cid])), tanns))
     since = int(ann.provenance.basis.vid or 0)
     for tbl, cid, col, values, tanns in cands:
-        if ann.kind == "column":
+        if ann.kind == "column" and cid == ann.column_id:
             named = [v for v in values if prose_names(ann.value, v, None)]
-        else:
+        else:  # a table's prose, or another column's description: by the clause rule
             named = [v for v in values if _table_prose_names(ann.value, v, values, tbl, col, tbl is t)]
         if not named:
             continue

