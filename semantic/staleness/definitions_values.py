@@ -493,7 +493,7 @@ def _findings(t: Table, ann: Annotation, tbl: Table, col: str, gone: list[Gone],
     fixes = _fix_for(ann, col, gone, now, grouped)
     reason = "verified_query_changed" if ann.kind == "verified_query" else "values_restated"
     status = "stale" if duck is not None or all(g.certain for g in gone) else "suspect"
-    vmap = fixes[0].params.get("map") or {} if fixes[0].action == "value_map" else {}
+    vmap = (fixes[0].params.get("map") or {}) if fixes[0].action == "value_map" else {}
     sugg = {"value_map": "restate " + ", ".join(f"{a} -> {b}" for a, b in vmap.items()) + f" in {ann.key}",
             "reverify": "re-run the query and re-verify it",
             "investigate": f"check what became of {', '.join(map(repr, olds))} in {tbl.name}.{col}"}[fixes[0].action]
