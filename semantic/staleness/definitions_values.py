@@ -363,6 +363,22 @@ def gone_data(tbl: Table, col: str, values: list[str], since: int, duck: Duck) -
     return out
 
 
+def _took_others(before: Duck, after: Duck, tbl: Table, col: str, keys: list[str], old: str, new: str) -> int:
+    """Of the rows (by the grain's `keys`, at most MAP_ROWS) that hold `new` after a change, how many
+    existed before it holding another value than `old`: a respelling of `old` takes its rows only."""
+    q, tq = quote_id(col), quote_table(tbl.name)
+    kq = ", ".join(quote_id(k) for k in keys)
+    rows = after.sql(f"SELECT {kq} FROM {tq} WHERE {q} = {literals([new])} LIMIT {MAP_ROWS}")
+    if not rows:
+        return 0
+    names = ", ".join(f"k{i}" for i in range(len(keys)))
+    vals = ", ".join(f"({literals(list(r))})" for r in rows)
+    on = " AND ".join(f"o.k{i} = b.{quote_id(k)}" for i, k in enumerate(keys))
+    got = before.sql(f"SELECT count(*) FROM (VALUES {vals}) AS o({names}) JOIN {tq} b ON {on} "
+                     f"WHERE b.{q} IS DISTINCT FROM {literals([old])}")
+    return int(got[0][0]) if got else 0
+
+
 def _pair_rows(tbl: Table, col: str, old: str, vid: int, tt: float) -> Gone:
     """What the rows that held `old` just before the change at `vid` hold after it (see `gone_data`)."""
     ctx = tbl.ctx
@@ -386,7 +402,12 @@ def _pair_rows(tbl: Table, col: str, old: str, vid: int, tt: float) -> Gone:
             new, cnt = str(got[0][0]), int(got[0][1])
             ev = {"rows_before": len(rows), "rows_kept": cnt}
             if cnt >= SAME_ROWS * len(rows) and new != old and not _present(before, tbl, col, [new]):
-                return Gone(tbl.name, col, old, vid, tt, new, "rows", cnt, extra=ev)
+                took = _took_others(before, after, tbl, col, keys, old, new)
+                if took <= (1 - SAME_ROWS) * cnt:
+                    return Gone(tbl.name, col, old, vid, tt, new, "rows", cnt, extra=ev)
+                # rows that held other values went there too (several values into one new value, a new
+                # code drawn over them): no respelling of this one
+                return Gone(tbl.name, col, old, vid, tt, extra={**ev, "now_held": new, "others_moved": took})
             # the same rows now hold a value that occurred before: merged into it (when nearly all did)
             return Gone(tbl.name, col, old, vid, tt,
                         extra={**ev, "now_held": new, **({"merged": True} if cnt >= SAME_ROWS * len(rows) else {})})

@@ -464,6 +464,28 @@ def test_prose_naming_a_category_whose_rows_were_removed_gets_no_map(elk):
     assert all(f.fixes == [Fix(action="investigate", params={"columns": ["event_type"]})] for f in got.values())
 
 
+def test_several_values_drawn_into_one_new_value_are_no_respelling(elk):
+    """A dimension rebuilt with the rows of 'b' and 'c' both now 'zz' (a new value, one row each before:
+    each old value's rows alone all went to it). One new value took several old ones: no one of them was
+    respelled, so the enum is not rewritten by a map sending both to 'zz'; the new value is outside the
+    enum: `add_enum_values` (failed before: a `value_map` sending b to zz; development seed 5, TPC-DS
+    ship_mode, seven carriers one row each drawn into 'zz_pending'). Control: 'c' alone respelled 'cc'
+    on the same rows: `value_map {c: cc}`."""
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0)
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4], "kind": ["a", "b", "c", "d"]}, at=1)
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per id", "keys": ["id"]}}, author="a", time=elk.day(1.4))
+    sm.annotate(cat, DIM, {"enum": ["a", "b", "c", "d"]}, column="kind", author="a", time=elk.day(1.5))
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4], "kind": ["a", "b", "cc", "d"]}, at=2)
+    got = [f for f in _data(cat, DIM, elk.day(2)) if f.annotation == "column.2.enum"]
+    assert [(f.reason, f.fixes[0].action, f.fixes[0].params.get("map")) for f in got] == [
+        ("values_restated", "value_map", {"c": "cc"})]
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4], "kind": ["a", "zz", "zz", "d"]}, at=3)
+    got = [f for f in _data(cat, DIM, elk.day(3)) if f.annotation == "column.2.enum"]
+    assert [(f.reason, f.fixes) for f in got] == [
+        ("enum_violated", [Fix(action="add_enum_values", params={"column": "kind", "values": ["zz"]})])], got
+
+
 def test_an_enum_category_whose_rows_were_removed_gets_no_map(elk):
     """Control: the rows of 'c' removed (not merged): nothing took them, so no fix (suspect); the
     same when the rows of 'c' went to two different values (no one value took them)."""
