@@ -1213,6 +1213,12 @@ def _stat_shift(b: dict[str, Any] | None, a: dict[str, Any] | None) -> float | N
     return (alo - blo + ahi - bhi) / 2
 
 
+def _same_bound(x: Any, y: Any) -> bool:
+    """Do two statistics bounds record the same value: equal, or one a writer's truncation of the other
+    (`truncates`: Iceberg keeps 16 characters of a string bound)?"""
+    return x == y or (isinstance(x, str) and isinstance(y, str) and (truncates(x, y) or truncates(y, x)))
+
+
 def slid(t: Table, col: str, v: int, d: float) -> bool:
     """Whether the rewrite at `v` brought other rows, not the same rows restated: a column other
     than `col` moved its range (a window that slid later in time moves its ids, dates and measures
@@ -1224,8 +1230,8 @@ def slid(t: Table, col: str, v: int, d: float) -> bool:
         a = after.get(c)
         if c == col or not isinstance(a, dict) or not isinstance(b, dict):
             continue
-        if (b.get("min"), b.get("max")) == (a.get("min"), a.get("max")):
-            continue
+        if all(_same_bound(b.get(k), a.get(k)) for k in ("min", "max")):
+            continue  # the same range (a writer's truncated string bound records the same value)
         if a.get("min") is not None and a.get("min") == a.get("max"):
             continue  # one value stamped on every row: the rebuild's time, not the rows'
         other = _stat_shift(b, a)

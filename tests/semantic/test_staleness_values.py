@@ -313,6 +313,47 @@ def test_a_zone_restatement_is_seen_at_metadata_depth_from_the_rewrites_statisti
     assert [(f.annotation, f.reason) for f in _data(cat, T, elk.day(4))] == [("column.3.description", "unit_drift")]
 
 
+def test_a_zone_restatement_whose_writer_truncated_a_string_bound_is_still_one(elk):
+    """The same restatement (-5 h, the same rows) written by a writer that keeps 16 characters of a string
+    bound (Iceberg): the rewrite records `core.fct_invento` as the lower bound of a column whose value is
+    `core.fct_inventory_daily`. That is the same range, not other rows (a window that slid moves its other
+    columns too): the claim is stale at both depths (failed before: the truncated bound read as a moved
+    range, so nothing at either depth; development seed 6, Acme etl_load_log through Iceberg REST)."""
+    from eval.fixtures.lakes import _op
+
+    cat = elk.cat
+    names = ["core.fct_inventory_daily", "raw.web_orders"]
+    elk.table(T, [("event_id", "bigint"), ("event_ts", "timestamp"), ("table_name", "string")], at=0)
+    rows: dict[str, list] = {"event_id": [], "event_ts": [], "table_name": []}
+    for day in range(11, 14):
+        part = {"event_id": [10 * day + i for i in range(4)],
+                "event_ts": [_ts(day, h, m) for h, m in ((1, 5), (7, 30), (12, 45), (19, 10))],
+                "table_name": [names[i % 2] for i in range(4)]}
+        elk.append(T, part, at=day - 10)
+        for k in rows:
+            rows[k] += part[k]
+    sm.annotate(cat, T, {"description": "when the load happened, UTC"}, column="event_ts", author="a",
+                time=elk.day(3.6))
+    shifted = {**rows, "event_ts": [x - dt.timedelta(hours=5) for x in rows["event_ts"]]}
+    with cat.transaction(author="etl", message="restate", time=elk.at(4), meta=elk._meta(T, "overwrite", shifted)) as txn:
+        elk._clear(txn, T)
+        txn.merge(elk.path(T), {"stats": {"columns": _op("set", {})}})
+        elk._add_rows(txn, T, shifted, set_=True)
+        txn.merge(elk.path(T), {"stats": {"columns": {"table_name": {"min": _op("set", "core.fct_invento")}}}})
+    assert cc_stat(cat, T, "table_name")["min"] == "core.fct_invento"
+    for depth in ("metadata", "data"):
+        got = sm.staleness(cat, T, depth=depth, now=elk.day(4), merge=False)
+        assert [(f.annotation, f.reason, f.evidence.values["shift_hours"]) for f in got] == [
+            ("column.2.description", "unit_drift", -5)], depth
+
+
+def cc_stat(cat, table, col):
+    """The table's statistics of `col` as its object records them."""
+    from catalog_core import lake
+
+    return (cat.get(lake.table_path(table)).value.get("stats") or {}).get("columns", {}).get(col) or {}
+
+
 def _hourly(elk: LakeBuilder, first: int, hours: int) -> dict[str, list]:
     """A rolling window of `hours` hourly events from hour `first` (one event an hour, ids by hour)."""
     start = dt.datetime(2024, 11, 11, tzinfo=dt.timezone.utc)
