@@ -204,12 +204,14 @@ def sla_check(c: Clock, _a: object) -> list[Finding]:
         age = now - last[1]
         slow = _slow_cadence(tl, sla)
         if age > sla or slow is not None:
-            every = _loads_every(tl, 4)
             sugg = None
             sfix: list[Fix] = []
-            if every and every > sla:
-                new_sla = f"PT{math.ceil(every * 1.1 / 3600)}H"
-                sugg = f"loads now arrive every ~{every / 3600:.0f} h; update freshness_sla (e.g. {new_sla})"
+            # a new SLA only on the cadence's evidence: the loads keep arriving, each interval past the SLA
+            # (`slow`). A table overdue after loads within it, or whose job re-ran without new data, has
+            # stopped or broken: a looser SLA would hide that, so the finding says what to check
+            if slow is not None and not reruns:
+                new_sla = f"PT{math.ceil(slow * 1.1 / 3600)}H"
+                sugg = f"loads now arrive every ~{slow / 3600:.0f} h; update freshness_sla (e.g. {new_sla})"
                 sfix = [make_fix("update_freshness_sla", sla=new_sla)]
             first_slow = last[0]  # the first load of the trailing run of slow intervals
             for (_v0, t0), (v1, t1) in reversed(list(zip(dc[:-1], dc[1:], strict=False))):

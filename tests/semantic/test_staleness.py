@@ -1720,3 +1720,19 @@ def test_table_prose_naming_a_column_that_only_changed_type_still_holds(elk):
     elk.evolve(T, drop=["id"], at=4)    # the text names id: dropped
     got = {(f.annotation, f.reason) for f in sm.staleness(cat, T, now=elk.day(4), merge=False)}
     assert ("table.description", "schema_changed") in got
+
+
+def test_freshness_sla_gets_a_new_sla_only_on_the_cadences_evidence(elk):
+    """The SLA is PT26H; the last loads came every ~28 h (past it, not by half: no new cadence) and the
+    table has not loaded for two days since: it stopped, so no looser SLA is offered, the finding says
+    what to check (failed before: `update_freshness_sla PT31H`, which accepting writes over a table that
+    stopped; development seed 6, cryptic bkpf_t, whose job then re-ran the last day without new data).
+    Control: loads every week against a one-day SLA keep their new SLA (test above)."""
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"freshness_sla": "PT26H"}, author="a", time=elk.day(0.5))
+    for i in range(6):
+        elk.append(T, {"id": [10 + i], "kind": ["a"], "amount_cents": [5 + i]}, at=1 + i * 28 / 24)
+    last = 1 + 5 * 28 / 24
+    f = [x for x in sm.staleness(cat, T, now=elk.day(last + 2)) if x.reason == "freshness_sla_missed"]
+    assert [(x.status, x.fixes, x.suggestion) for x in f] == [("stale", [], None)]
