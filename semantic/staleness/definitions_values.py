@@ -995,3 +995,73 @@ def grouped_codes_data(ctx: Context, t: Table, ann: Annotation, tables: dict[str
                                 **({"lost": lost[:MAX_VALUES]} if lost else {})},
                         suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")])]
     return []
+
+
+def _coded_sets(tbl: Table, tanns: list[Annotation]) -> list[tuple[int, str, list[str]]]:
+    """(column id, its name now, its declared values) of the string columns of `tbl` whose complete set of
+    values an enum or labels declare (two values or more)."""
+    out: dict[int, tuple[int, str, list[str]]] = {}
+    for a in tanns:
+        if a.kind != "column" or a.field not in ("enum", "labels") or a.column_id is None or a.column_id in out:
+            continue
+        cur = tbl.cols.get(a.column_id)
+        vals = [str(v) for v in (a.value if isinstance(a.value, (list, dict)) else []) if v is not None and str(v)]
+        if cur is not None and type_family(cur.type) == "string" and len(vals) >= 2:
+            out[a.column_id] = (a.column_id, cur.name, vals)
+    return list(out.values())
+
+
+def prose_complete_set(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], duck: Duck | None = None,
+                       already: set[tuple[str | None, str]] | None = None,
+                       tables: dict[str, Table | None] | None = None) -> list[Finding]:
+    """A description that names every value a coded column declares (its enum, else its labels' codes; two
+    or more), so it reads as the column's complete list ("status success, partial or failed"), while the
+    column now holds a value outside that set that it did not hold when the text was written: the text no
+    longer lists every value. `enum_violated`, stale, `investigate` (what to write is for a person; the
+    enum gets its own finding, with `add_enum_values`). Values are named as `prose_values` reads them (the
+    column's own description: as words; other prose: by the clause rule). Metadata: a value beyond the
+    range the statistics held then, outside the set; data: the column's values now against those then (a
+    text metadata already flagged is left to that finding)."""
+    if already is not None and (ann.key, "enum_violated") in already:
+        return []
+    since = int(ann.provenance.basis.vid or 0)
+    if not since:
+        return []
+    lim = MAX_VALUES * 4
+    for tbl, tanns in _prose_tables(ctx, t, ann, anns, tables):
+        for cid, col, vals in _coded_sets(tbl, tanns):
+            own = ann.kind == "column" and tbl is t and cid == ann.column_id
+            if not all(prose_names(ann.value, v, None) if own else
+                       _table_prose_names(ann.value, v, vals, tbl, col, tbl is t) for v in vals):
+                continue
+            after = tbl.tl.data_after(since)
+            if not after:
+                continue
+            codes = set(vals)
+            if duck is None:
+                then_s, now_s = stats_at(tbl, since).get(col) or {}, tbl.stat(col) or {}
+                ends = [now_s.get("min"), now_s.get("max"), then_s.get("min"), then_s.get("max")]
+                if not all(isinstance(x, str) for x in ends):
+                    continue
+                lo, hi, tlo, thi = (str(x) for x in ends)
+                new = sorted({v for v, out in ((lo, lo < tlo), (hi, hi > thi)) if out and v not in codes
+                              and not any(truncates(v, c) for c in codes)})
+            else:
+                try:
+                    now = _distinct(duck, tbl, col, lim)
+                    outside = now - codes
+                    then = _distinct(_duck(ctx, since), tbl, col, lim) if outside and len(now) < lim else set()
+                except CatalogError:
+                    continue
+                if not then:
+                    continue
+                new = sorted(outside - then)
+            if new:
+                return [finding(ann, f"{t.name}.{ann.column}" if ann.kind == "column" else t.name, "enum_violated",
+                                "stale", f"the {ann.field} names every value of {tbl.name}.{col} ({', '.join(vals)}), "
+                                f"and the column holds {new[:MAX_VALUES]} since it was written: the text no longer "
+                                "lists every value", [since, after[-1][0]], [after[-1][1]],
+                                values={"table": tbl.name, "column": col, "listed": vals, "outside": new[:MAX_VALUES]},
+                                suggestion=f"rewrite the text: {col} holds {', '.join(new[:MAX_VALUES])} too",
+                                fixes=[make_fix("investigate", columns=[col])])]
+    return []

