@@ -14,7 +14,7 @@ from semantic import _bounded
 from semantic._bounded import LimitExceededError
 from semantic._tables import column_id, table_columns
 from semantic.annotations import fingerprint
-from semantic.history import Context, type_family
+from semantic.history import Context, SchemaChange, type_family
 from semantic.models import Annotation, Finding
 from semantic.staleness.core import (
     DAY,
@@ -214,9 +214,14 @@ def _rows_only(ctx: Context, name: str, vid: int, sql: str) -> bool:
     what the SQL reads as a column (`schema.reads_changed`), or through the type alone of columns it
     reads (`schema.retypes_read`: the engine may cast it back)? Then the query's answer across the
     change shows whether the change moved it, as for a rewrite."""
-    tl = ctx.timeline(name)
-    ch = next((c for c in tl.schema_changes if c.vid == vid), None) if tl is not None else None
+    ch = _change_at(ctx, name, vid)
     return ch is not None and (not reads_changed(ch, sql) or retypes_read(ch, sql))
+
+
+def _change_at(ctx: Context, name: str, vid: int) -> SchemaChange | None:
+    """The schema change of table `name` committed at `vid` (None when that commit changed no schema)."""
+    tl = ctx.timeline(name)
+    return next((c for c in tl.schema_changes if c.vid == vid), None) if tl is not None else None
 
 
 def _clear_retypes(ctx: Context, a: Annotation, names: list[str], at: int, sql: str,
@@ -234,8 +239,7 @@ def _retypes_unmoved(ctx: Context, names: list[str], at: int, sql: str) -> bool:
     evs = [e for e in _structural_all(ctx, names, at, schema_only=True, text=sql) if e[0] == "schema"]
     tried = 0
     for _kind, name, vid, _tt in evs:
-        tl = ctx.timeline(name)
-        ch = next((c for c in tl.schema_changes if c.vid == vid), None) if tl is not None else None
+        ch = _change_at(ctx, name, vid)
         if ch is None or not reads_changed(ch, sql):
             continue
         tried += 1

@@ -363,19 +363,29 @@ def gone_data(tbl: Table, col: str, values: list[str], since: int, duck: Duck) -
     return out
 
 
+def _keys_holding(duck: Duck, tbl: Table, col: str, keys: list[str], value: str) -> list[list[Any]]:
+    """The grain's `keys` of the rows of `tbl` whose `col` holds `value` at `duck`'s vid (at most MAP_ROWS)."""
+    kq = ", ".join(quote_id(k) for k in keys)
+    return duck.sql(f"SELECT {kq} FROM {quote_table(tbl.name)} WHERE {quote_id(col)} = {literals([value])} "
+                    f"LIMIT {MAP_ROWS}")
+
+
+def _joined_by_keys(rows: list[list[Any]], tbl: Table, keys: list[str], alias: str) -> str:
+    """A FROM clause matching the key tuples `rows` to the rows of `tbl` (as `alias`) by the grain's `keys`."""
+    names = ", ".join(f"k{i}" for i in range(len(keys)))
+    vals = ", ".join(f"({literals(list(r))})" for r in rows)
+    on = " AND ".join(f"o.k{i} = {alias}.{quote_id(k)}" for i, k in enumerate(keys))
+    return f"(VALUES {vals}) AS o({names}) JOIN {quote_table(tbl.name)} {alias} ON {on}"
+
+
 def _took_others(before: Duck, after: Duck, tbl: Table, col: str, keys: list[str], old: str, new: str) -> int:
     """Of the rows (by the grain's `keys`, at most MAP_ROWS) that hold `new` after a change, how many
     existed before it holding another value than `old`: a respelling of `old` takes its rows only."""
-    q, tq = quote_id(col), quote_table(tbl.name)
-    kq = ", ".join(quote_id(k) for k in keys)
-    rows = after.sql(f"SELECT {kq} FROM {tq} WHERE {q} = {literals([new])} LIMIT {MAP_ROWS}")
+    rows = _keys_holding(after, tbl, col, keys, new)
     if not rows:
         return 0
-    names = ", ".join(f"k{i}" for i in range(len(keys)))
-    vals = ", ".join(f"({literals(list(r))})" for r in rows)
-    on = " AND ".join(f"o.k{i} = b.{quote_id(k)}" for i, k in enumerate(keys))
-    got = before.sql(f"SELECT count(*) FROM (VALUES {vals}) AS o({names}) JOIN {tq} b ON {on} "
-                     f"WHERE b.{q} IS DISTINCT FROM {literals([old])}")
+    got = before.sql(f"SELECT count(*) FROM {_joined_by_keys(rows, tbl, keys, 'b')} "
+                     f"WHERE b.{quote_id(col)} IS DISTINCT FROM {literals([old])}")
     return int(got[0][0]) if got else 0
 
 
@@ -388,14 +398,10 @@ def _pair_rows(tbl: Table, col: str, old: str, vid: int, tt: float) -> Gone:
     keys = _grain_keys(tbl, col)
     try:
         if keys:
-            kq = ", ".join(quote_id(k) for k in keys)
-            rows = before.sql(f"SELECT {kq} FROM {tq} WHERE {q} = {literals([old])} LIMIT {MAP_ROWS}")
+            rows = _keys_holding(before, tbl, col, keys, old)
             if not rows:
                 return plain
-            names = ", ".join(f"k{i}" for i in range(len(keys)))
-            vals = ", ".join(f"({literals(list(r))})" for r in rows)
-            on = " AND ".join(f"o.k{i} = n.{quote_id(k)}" for i, k in enumerate(keys))
-            got = after.sql(f"SELECT n.{q}, count(*) FROM (VALUES {vals}) AS o({names}) JOIN {tq} n ON {on} "
+            got = after.sql(f"SELECT n.{q}, count(*) FROM {_joined_by_keys(rows, tbl, keys, 'n')} "
                             f"WHERE n.{q} IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5")
             if not got:
                 return Gone(tbl.name, col, old, vid, tt, extra={"rows_before": len(rows), "rows_kept": 0})
@@ -887,6 +893,19 @@ def _declared_codes(ctx: Context, tbl: Table, col: str) -> list[Any] | None:
     return None
 
 
+def _past_range(then_s: dict[str, Any], now_s: dict[str, Any]) -> list[Any] | None:
+    """The ends of a column's range now (statistics `now_s`) that lie outside its range then (`then_s`):
+    a minimum below the old one, a maximum above the old one. None when either range is unknown or its
+    ends do not compare."""
+    lo, hi, tlo, thi = now_s.get("min"), now_s.get("max"), then_s.get("min"), then_s.get("max")
+    if lo is None or hi is None or tlo is None or thi is None:
+        return None
+    try:
+        return [v for v, out in ((lo, lo < tlo), (hi, hi > thi)) if out]
+    except TypeError:
+        return None
+
+
 def grouped_codes(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
     """A verified query that groups by a coded column (one whose complete set of values an enum or its
     labels declare) whose set of codes moved since the query was verified, so the listing the query
@@ -908,14 +927,10 @@ def grouped_codes(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Tab
             continue
         codes = _declared_codes(ctx, tbl, col)
         then_s, now_s = stats_at(tbl, since).get(col) or {}, tbl.stat(col) or {}
-        if not codes or None in (then_s.get("min"), then_s.get("max"), now_s.get("min"), now_s.get("max")):
+        past = _past_range(then_s, now_s)
+        if not codes or past is None:
             continue
-        try:
-            new = [v for v, out in ((now_s["min"], now_s["min"] < then_s["min"]),
-                                    (now_s["max"], now_s["max"] > then_s["max"]))
-                   if out and v not in codes and not any(spelled_alike(str(c), str(v)) for c in codes)]
-        except TypeError:
-            continue
+        new = [v for v in past if v not in codes and not any(spelled_alike(str(c), str(v)) for c in codes)]
         if new:
             last = tbl.tl.data_after(since)[-1]
             return [finding(ann, t.name, "verified_query_changed", "suspect",
@@ -997,18 +1012,19 @@ def grouped_codes_data(ctx: Context, t: Table, ann: Annotation, tables: dict[str
     return []
 
 
-def _coded_sets(tbl: Table, tanns: list[Annotation]) -> list[tuple[int, str, list[str]]]:
-    """(column id, its name now, its declared values) of the string columns of `tbl` whose complete set of
-    values an enum or labels declare (two values or more)."""
-    out: dict[int, tuple[int, str, list[str]]] = {}
-    for a in tanns:
-        if a.kind != "column" or a.field not in ("enum", "labels") or a.column_id is None or a.column_id in out:
+def _coded_sets(ctx: Context, tbl: Table, tanns: list[Annotation]) -> list[tuple[int, str, list[str]]]:
+    """(column id, its name now, its declared values: `_declared_codes`) of the string columns of `tbl`
+    whose complete set of values an enum or labels declare (two values or more)."""
+    out = []
+    for cid in dict.fromkeys(a.column_id for a in tanns if a.kind == "column" and a.field in ("enum", "labels")
+                             and a.column_id is not None):
+        cur = tbl.cols.get(cid)
+        if cur is None or type_family(cur.type) != "string":
             continue
-        cur = tbl.cols.get(a.column_id)
-        vals = [str(v) for v in (a.value if isinstance(a.value, (list, dict)) else []) if v is not None and str(v)]
-        if cur is not None and type_family(cur.type) == "string" and len(vals) >= 2:
-            out[a.column_id] = (a.column_id, cur.name, vals)
-    return list(out.values())
+        vals = [str(v) for v in _declared_codes(ctx, tbl, cur.name) or [] if v is not None and str(v)]
+        if len(vals) >= 2:
+            out.append((cid, cur.name, vals))
+    return out
 
 
 def prose_complete_set(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], duck: Duck | None = None,
@@ -1029,7 +1045,7 @@ def prose_complete_set(ctx: Context, t: Table, ann: Annotation, anns: list[Annot
         return []
     lim = MAX_VALUES * 4
     for tbl, tanns in _prose_tables(ctx, t, ann, anns, tables):
-        for cid, col, vals in _coded_sets(tbl, tanns):
+        for cid, col, vals in _coded_sets(ctx, tbl, tanns):
             own = ann.kind == "column" and tbl is t and cid == ann.column_id
             if not all(prose_names(ann.value, v, None) if own else
                        _table_prose_names(ann.value, v, vals, tbl, col, tbl is t) for v in vals):
@@ -1039,12 +1055,10 @@ def prose_complete_set(ctx: Context, t: Table, ann: Annotation, anns: list[Annot
                 continue
             codes = set(vals)
             if duck is None:
-                then_s, now_s = stats_at(tbl, since).get(col) or {}, tbl.stat(col) or {}
-                ends = [now_s.get("min"), now_s.get("max"), then_s.get("min"), then_s.get("max")]
-                if not all(isinstance(x, str) for x in ends):
+                past = _past_range(stats_at(tbl, since).get(col) or {}, tbl.stat(col) or {})
+                if past is None:
                     continue
-                lo, hi, tlo, thi = (str(x) for x in ends)
-                new = sorted({v for v, out in ((lo, lo < tlo), (hi, hi > thi)) if out and v not in codes
+                new = sorted({v for v in past if isinstance(v, str) and v not in codes
                               and not any(truncates(v, c) for c in codes)})
             else:
                 try:

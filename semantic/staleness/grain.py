@@ -31,7 +31,7 @@ from semantic.staleness.core import (
     versioning,
 )
 from semantic.staleness.schema import ROWS_PER, additive, column_findings, names, rename_map
-from semantic.staleness.values_units import TRUNCATED_AT_LEAST, truncates
+from semantic.staleness.values_units import TRUNCATED_AT_LEAST, bound_alike
 
 
 def scd2_change(t: Table, since: int) -> SchemaChange | None:
@@ -354,13 +354,6 @@ def _partition_of(path: str) -> str:
     return "/".join(seg for seg in str(path).split("/")[:-1] if re.fullmatch(r"[^=/]+=[^/]*", seg))
 
 
-def _bound_alike(a: Any, b: Any) -> bool:
-    """The same bound, or one a writer's truncation of the other (long strings: `truncates`)."""
-    if a == b:
-        return True
-    return isinstance(a, str) and isinstance(b, str) and (truncates(a, b) or truncates(b, a))
-
-
 def _same_stats(x: tuple[int, dict[str, Any]], y: tuple[int, dict[str, Any]]) -> bool:
     """Do two files record the same rows by their statistics: row count, and every column they both
     record with the same null count, min and max (string bounds equal up to a writer's truncation;
@@ -371,8 +364,8 @@ def _same_stats(x: tuple[int, dict[str, Any]], y: tuple[int, dict[str, Any]]) ->
     if not common or len(common) < max(len(x[1]), len(y[1])) * 0.8:
         return False
     return all(x[1][c].get("null_count") == y[1][c].get("null_count") and
-               _bound_alike(x[1][c].get("min"), y[1][c].get("min")) and
-               _bound_alike(x[1][c].get("max"), y[1][c].get("max")) for c in common)
+               bound_alike(x[1][c].get("min"), y[1][c].get("min")) and
+               bound_alike(x[1][c].get("max"), y[1][c].get("max")) for c in common)
 
 
 def _moved(x: tuple[int, dict[str, Any]], y: tuple[int, dict[str, Any]], times: set[str],

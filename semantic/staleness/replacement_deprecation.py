@@ -204,16 +204,18 @@ def successor(ctx: Context, t: Table, after: float, tables: dict[str, Table | No
         if sim >= 0.5:
             cands.append((sim, o))
     best = next(((sim, o) for sim, o in sorted(cands, key=lambda c: -c[0])
-                 if not continues_another(t, o, tables, head)), None)
+                 if not continues_another(t, o, tables, head, sim)), None)
     ctx.cache.findings.put(key, (best,))
     return best
 
 
-def continues_another(t: Table, o: Table, tables: dict[str, Table | None], head: float) -> bool:
+def continues_another(t: Table, o: Table, tables: dict[str, Table | None], head: float,
+                      mine: float | None = None) -> bool:
     """Is `o` more like (`_similar`) another table that no longer loads (nothing for two of its usual
-    intervals before `head`, the catalog's latest commit) than like `t`? Then `o` continues that one,
-    not `t`: two tables stop, one new table beside them is the successor of one, never of both."""
-    mine = _similar(t, o)
+    intervals before `head`, the catalog's latest commit) than like `t` (`mine`, when the caller has it)?
+    Then `o` continues that one, not `t`: two tables stop, one new table beside them is the successor of
+    one, never of both."""
+    mine = _similar(t, o) if mine is None else mine
     for other in t.ctx.tables():
         if other in (t.name, o.name):
             continue

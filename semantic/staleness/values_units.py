@@ -368,6 +368,14 @@ def truncates(bound: str, value: str) -> bool:
     return value.startswith(bound) or (value[:n - 1] == bound[:-1] and ord(bound[-1]) == ord(value[n - 1]) + 1)
 
 
+def bound_alike(a: Any, b: Any) -> bool:
+    """Do two statistics bounds record the same value: equal, or one a writer's truncation of the other
+    (`truncates`: Iceberg keeps 16 characters of a string bound; writers differ in that)?"""
+    if a == b:
+        return True
+    return isinstance(a, str) and isinstance(b, str) and (truncates(a, b) or truncates(b, a))
+
+
 def stats_shift(t: Table, v: int) -> dict[str, tuple[list[str], list[str], dict[str, str]]]:
     """The string columns whose file statistics moved across the rewrite at `v`: column ->
     (values recorded before and never after, values recorded after and never before, old -> new:
@@ -1213,12 +1221,6 @@ def _stat_shift(b: dict[str, Any] | None, a: dict[str, Any] | None) -> float | N
     return (alo - blo + ahi - bhi) / 2
 
 
-def _same_bound(x: Any, y: Any) -> bool:
-    """Do two statistics bounds record the same value: equal, or one a writer's truncation of the other
-    (`truncates`: Iceberg keeps 16 characters of a string bound)?"""
-    return x == y or (isinstance(x, str) and isinstance(y, str) and (truncates(x, y) or truncates(y, x)))
-
-
 def slid(t: Table, col: str, v: int, d: float) -> bool:
     """Whether the rewrite at `v` brought other rows, not the same rows restated: a column other
     than `col` moved its range (a window that slid later in time moves its ids, dates and measures
@@ -1230,7 +1232,7 @@ def slid(t: Table, col: str, v: int, d: float) -> bool:
         a = after.get(c)
         if c == col or not isinstance(a, dict) or not isinstance(b, dict):
             continue
-        if all(_same_bound(b.get(k), a.get(k)) for k in ("min", "max")):
+        if all(bound_alike(b.get(k), a.get(k)) for k in ("min", "max")):
             continue  # the same range (a writer's truncated string bound records the same value)
         if a.get("min") is not None and a.get("min") == a.get("max"):
             continue  # one value stamped on every row: the rebuild's time, not the rows'
