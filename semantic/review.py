@@ -1244,19 +1244,33 @@ def txn_time(time: object) -> float:
 
 
 def _finding_of(cat: CatalogAPI, item: ReviewItem, now: TimeArg) -> tuple[Finding, dict[str, Annotation]]:
+    """The finding the item shows. A finding's id names its annotation and reason, not its depth, so a
+    metadata finding and the data-depth pass's finding on one claim share it: the item's own depth decides
+    which one is decided (the inbox shows the data pass's where it stands, and accept must write what
+    `review show` said it would)."""
     anns = read_annotations(cat, item.table, item.vid)
-    for f in staleness(cat, item.table, snapshot=item.vid, now=now, merge=False):
-        if finding_id(f) == item.id:
-            return f, {a.key: a for a in anns}
-    sc = _scan_of(cat, item.table, anns, item.vid)
-    for f in sc.findings if sc is not None else []:
-        if finding_id(f) == item.id:
-            if sc is not None and (sc.outdated or _related_changed(cat, f, {a.key: a for a in anns}, sc.at_vid,
-                                                                    item.vid)):
-                raise ReviewRefusedError(f"finding {item.id} was raised by the data-depth pass at vid {sc.at_vid}, "
-                                         f"and {item.table} changed since; scan again (semcat review scan --depth "
-                                         "data) before deciding, or dismiss it with a reason", why="outdated")
-            return f, {a.key: a for a in anns}
+    by_key = {a.key: a for a in anns}
+
+    def metadata() -> Finding | None:
+        return next((f for f in staleness(cat, item.table, snapshot=item.vid, now=now, merge=False)
+                     if finding_id(f) == item.id), None)
+
+    def data() -> Finding | None:
+        sc = _scan_of(cat, item.table, anns, item.vid)
+        for f in sc.findings if sc is not None else []:
+            if finding_id(f) == item.id:
+                if sc is not None and (sc.outdated or _related_changed(cat, f, by_key, sc.at_vid, item.vid)):
+                    raise ReviewRefusedError(f"finding {item.id} was raised by the data-depth pass at vid "
+                                             f"{sc.at_vid}, and {item.table} changed since; scan again (semcat "
+                                             "review scan --depth data) before deciding, or dismiss it with a "
+                                             "reason", why="outdated")
+                return f
+        return None
+
+    for look in ((data, metadata) if item.depth == "data" else (metadata, data)):
+        found = look()
+        if found is not None:
+            return found, by_key
     raise NotFoundError(f"finding {item.id} is not raised at vid {item.vid} any more; list the items again")
 
 

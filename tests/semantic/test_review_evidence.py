@@ -421,6 +421,26 @@ def test_a_data_finding_that_refines_the_metadata_one_is_what_the_inbox_offers(e
     assert (it.status, it.depth) == ("suspect", "metadata")
 
 
+def test_accept_decides_the_finding_the_item_shows_when_both_depths_raise_it(ecat, elk):
+    """A metadata finding and the data pass's finding on one claim share an id (the annotation and the
+    reason name it, not the depth). The item shows the data pass's (`value_map`); accepting it by id
+    writes that fix, and an edit is checked against it (failed before: accept looked the id up among the
+    metadata findings first, found the suspicion with no fix, and refused what `review show` had said
+    accept would write: an independent tester's TPC-DS copy, a metric filtering a respelled value)."""
+    cat, lk = ecat, elk
+    lk.table(D, [("id", "bigint"), ("kind", "string")], at=0)
+    lk.overwrite(D, {"id": [1, 2, 3], "kind": ["a", "c", "b"]}, at=1)
+    sm.annotate(cat, D, {"enum": ["a", "b", "c"]}, column="kind", author="ann", time=lk.day(1.5))
+    lk.overwrite(D, {"id": [1, 2, 3], "kind": ["a", "b", "b"]}, at=3)
+    sm.scan(cat, author="steward", now=lk.day(3), time=lk.at(3.5))
+    it = next(i for i in items(cat, lk.day(3), table=D) if i.annotation == "column.2.enum")
+    assert (it.depth, it.acceptable, it.proposed) == ("data", True, ["a", "b"])
+    shown = sm.review_item(cat, it.id, now=lk.day(3))
+    assert shown.proposed == ["a", "b"]
+    sm.accept(cat, it.id, author="bob", now=lk.day(3), time=lk.day(4))
+    assert by_key(cat, D)["column.2.enum"].value == ["a", "b"]
+
+
 # ------------------------------------------------------------------ a verified query that no longer runs
 def test_a_query_reading_a_dropped_column_asks_to_reverify_and_accept_cannot_certify_it(ecat, elk):
     """A verified query whose column was dropped (no column continues it) offers `reverify` at both
