@@ -547,15 +547,20 @@ class Generator:
                                                       or c.name.lower().endswith(("_cents", "_usd")))]
 
     def _unit_false(self, t: TableInfo, col: str, tr: Trap | None = None) -> list[tuple[str, str]]:
-        """The column's unit, description, sample values and enum, and every metric or verified query (on
-        any table) that computes with it. Not its additivity: how a measure may be summed (across which
+        """The column's unit, description, sample values and enum, every metric or verified query (on
+        any table) that computes with it, and the table's description when it names the column's unit
+        (`truth.names_unit`: "money in dollars"). Not its additivity: how a measure may be summed (across which
         dimensions) is a property of what it measures, not of the unit its values are written in."""
         keys = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("unit", "description", "sample_values")]
         before = sorted(set(keys + self._semantic_refs(t, col)))
         own = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("unit", "sample_values", "enum")]
         defs = [(u, k) for u, k in tt.column_texts(self.view, t.name, col, own=False)
                 if k.startswith(("metric.", "verified_query."))]
-        found = sorted(set(keys + own + defs))
+        ua, desc = t.column_field(col, "unit"), t.ann("table.description")
+        unit = tt.unit_of(col, ua.value if ua is not None else None)
+        prose = [(t.name, desc.key)] if desc is not None and isinstance(desc.value, str) and unit is not None \
+            and tt.names_unit(desc.value, unit) else []
+        found = sorted(set(keys + own + defs + prose))
         return self.texts(tr, before, found) if tr is not None else found
 
     def _scale(self, t: TableInfo, col: str) -> int:

@@ -25,6 +25,9 @@ of tables or keys:
 - rows removed from a table others join to (a value's rows, a key restated): every relationship into it
   whose source rows that matched before no longer all match, and the metrics reading the table through it
   (read from the data, `Generator.joins_orphaned`, like the verified answers a change moved);
+- a column's values moved to another unit (scaled in place, new loads in another unit, a metric's column
+  scaled): its unit, description and sample values, what computes with it, and the table's description
+  when it names the column's unit in words prose uses for it ("money in dollars": `names_unit`);
 - a table that stops getting new data: its freshness SLA claim is false once the check clock passes the
   SLA after its last data, pending before (`sla_state`).
 """
@@ -36,7 +39,7 @@ import re
 from typing import Any
 
 __all__ = ["column_texts", "value_texts", "complete_set_texts", "grain_texts", "sla_state", "sql_columns",
-           "metrics_through", "prose_names", "queries_showing"]
+           "metrics_through", "prose_names", "queries_showing", "names_unit", "unit_of"]
 
 PROSE_FIELDS = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
 VALUE_LIST_FIELDS = ("enum", "sample_values", "labels")
@@ -93,6 +96,29 @@ def prose_names(text: str, column: str, table: str, home: bool, has_own: bool = 
                 (home or (not has_own and any(_words(text, f) for f in forms if f != ""))):
             return True
     return False
+
+
+# The words prose names a unit by (the truth's own table: it reads text, never the detector's code).
+UNIT_WORDS: dict[str, tuple[str, ...]] = {
+    "usd": ("usd", "dollar", "dollars"), "dollars": ("usd", "dollar", "dollars"), "cents": ("cent", "cents"),
+    "usd cents": ("cent", "cents"), "usd_cents": ("cent", "cents"), "eur": ("eur", "euro", "euros"),
+    "hours": ("hour", "hours"), "minutes": ("minute", "minutes"), "seconds": ("second", "seconds"),
+    "kg": ("kg", "kilogram", "kilograms"),
+}
+
+
+def unit_of(column: str, unit_annotation: Any | None) -> str | None:
+    """The unit a column is written in: its unit annotation's value, else its name's suffix (`_usd`)."""
+    if unit_annotation is not None and isinstance(unit_annotation, str):
+        return unit_annotation.strip().lower()
+    return next((u for sfx, u in (("_usd", "usd"), ("_cents", "cents"), ("_eur", "eur"), ("_kg", "kg"))
+                 if column.lower().endswith(sfx)), None)
+
+
+def names_unit(text: str, unit: str) -> bool:
+    """Whether prose names the unit (`UNIT_WORDS`, else the unit's own word or its plural)."""
+    words = UNIT_WORDS.get(unit) or ((unit, unit + "s") if re.fullmatch(r"[a-z]+", unit) else ())
+    return any(re.search(rf"(?<![\w$]){re.escape(w)}(?!\w)", text, re.IGNORECASE) for w in words)
 
 
 def _words(text: str, word: str) -> bool:

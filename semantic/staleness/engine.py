@@ -36,6 +36,7 @@ from semantic.staleness.registry import (
     run_catalog_wide,
     run_table_checks,
 )
+from semantic.staleness.values_units import is_unit_prose, unit_prose
 
 CHANGE_REASONS = ("values_restated", "column_renamed", "column_dropped", "column_type_changed", "schema_changed",
                   "unit_drift", "grain_violated", "upstream_changed")
@@ -168,6 +169,7 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, Table 
         env = Env(ctx, t, anns, tables)
         raw = run_annotation_checks(env, "metadata") + run_table_checks(env, "metadata")
         raw += propagated(ctx, name, _seen=_seen)
+        raw += unit_prose(t, anns, raw)
         found = undismissed(raw, anns)
     else:
         redo = replaced_at_data()
@@ -181,6 +183,8 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, Table 
             # the data decides what metadata could only suspect
             found = [f for f in found if (f.annotation, f.reason) not in env.checked] + extra
             found += run_table_checks(env, "data")
+            found = [f for f in found if not is_unit_prose(f)]  # judged again on what the data kept
+            found += unit_prose(t, anns, found)
             found = undismissed(found, anns)
         finally:
             if own:

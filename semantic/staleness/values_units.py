@@ -1573,3 +1573,67 @@ def scale_appended(t: Table, ann: Annotation, keys: set[str], already: set[tuple
                                cause=cause_of("unit", t.name, v, col)))
             break
     return out
+
+
+# ------------------------------------------------------------------ the table's prose naming a drifted unit
+# The words prose names a unit by, per unit (an annotation's value, lower case, or a name's suffix). A
+# table entry, not a branch: a unit not listed is named by its own word (and its plural) alone.
+UNIT_WORDS: dict[str, tuple[str, ...]] = {
+    "usd": ("usd", "dollar", "dollars"), "dollars": ("usd", "dollar", "dollars"),
+    "cents": ("cent", "cents"), "usd cents": ("cent", "cents"), "usd_cents": ("cent", "cents"),
+    "eur": ("eur", "euro", "euros"), "hours": ("hour", "hours"), "minutes": ("minute", "minutes"),
+    "seconds": ("second", "seconds"), "ms": ("millisecond", "milliseconds"), "days": ("day", "days"),
+    "kg": ("kg", "kilogram", "kilograms"), "g": ("gram", "grams"),
+}
+NAME_UNITS = (("_usd", "usd"), ("_cents", "cents"), ("_eur", "eur"), ("_hours", "hours"), ("_minutes", "minutes"),
+              ("_seconds", "seconds"), ("_ms", "ms"), ("_kg", "kg"))
+
+
+def _unit_of(col: str, anns: list[Annotation]) -> str | None:
+    """The unit a column is written in: its `unit` annotation, else its name's unit suffix (`_usd`)."""
+    own = next((a for a in anns if a.kind == "column" and a.column == col and a.field == "unit"
+                and isinstance(a.value, str)), None)
+    if own is not None:
+        return str(own.value).strip().lower()
+    return next((u for suffix, u in NAME_UNITS if col.lower().endswith(suffix)), None)
+
+
+def _names_unit(text: str, unit: str) -> str | None:
+    words = UNIT_WORDS.get(unit) or ((unit, unit + "s") if re.fullmatch(r"[a-z]+", unit) else ())
+    for w in words:
+        m = re.search(rf"(?<![\w$]){re.escape(w)}(?!\w)", text, re.IGNORECASE)
+        if m is not None:
+            return m.group(0)
+    return None
+
+
+def is_unit_prose(f: Finding) -> bool:
+    """Was `f` raised by `unit_prose` (the table's description, for a drifted column's unit word)?"""
+    return f.annotation == "table.description" and f.reason == "unit_drift" and "word" in f.evidence.values
+
+
+def unit_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[Finding]:
+    """The table's description naming the unit of a column whose values moved to another unit
+    (`unit_drift` on the column: its unit, description or a metric over it), in words prose uses for
+    it ("money in dollars", "prices in cents"): the description says the column is in a unit some of
+    its rows no longer are. `unit_drift`, with the column's finding's status and cause, no fix (the
+    prose is for a person to rewrite). One finding per table description, from the first drifted
+    column it names; none when the description has a finding already."""
+    desc = next((a for a in anns if a.key == "table.description" and isinstance(a.value, str)), None)
+    if desc is None or any(f.annotation == desc.key for f in found):
+        return []
+    for f in found:
+        if f.reason != "unit_drift" or not f.target.startswith(t.name + "."):
+            continue
+        col = f.target[len(t.name) + 1:]
+        unit = _unit_of(col, anns)
+        if unit is None or (desc.provenance.basis.vid or 0) >= max(f.evidence.vids or [0]):
+            continue
+        word = _names_unit(str(desc.value), unit)
+        if word is None:
+            continue
+        return [finding(desc, t.name, "unit_drift", f.status,
+                        f"the description says {word!r}, the unit of {col}, and {col}'s values moved: {f.message}",
+                        f.evidence.vids, f.evidence.times, {"column": col, "unit": unit, "word": word},
+                        cause=f.cause)]
+    return []

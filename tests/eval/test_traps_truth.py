@@ -297,6 +297,20 @@ def test_a_unit_change_makes_false_the_unit_and_what_computes_with_it_not_the_ad
     assert key(v, ORD, "additivity", "net_cents") not in got
 
 
+@pytest.mark.parametrize("text,named", [("Orders; amounts in cents.", True), ("Orders; every amount in dollars.", False),
+                                        ("Orders from every channel.", False)])
+def test_a_unit_change_makes_false_the_table_description_naming_the_columns_unit(cat, tmp_path, text, named):
+    """The table's description naming the unit the column is written in ("amounts in cents" over a cents
+    column) is false once the column's values move to another unit; one naming another unit, or none, is
+    not (failed before: the truth never counted the table's prose; two independent testers did)."""
+    k = Tiny(cat, tmp_path)
+    k.ann(ORD, {"description": text})
+    k.ann(ORD, {"unit": "cents"}, column="net_cents")
+    g = k.gen([ORD])
+    got = set(g._unit_false(g.view.tables[ORD], "net_cents"))
+    assert (key(k.view(), ORD, "description") in got) is named
+
+
 # ---------------------------------------------------------------------- grain, joins
 def test_a_grain_change_makes_false_the_one_row_per_prose_beside_the_grain(cat, tmp_path, tt):
     k = Tiny(cat, tmp_path)

@@ -86,6 +86,31 @@ def test_a_unit_restated_in_place_gets_its_scale_at_data_depth_and_control(elk):
         Fix(action="investigate", params={"columns": ["discount_usd"]})]
 
 
+@pytest.mark.parametrize("text,flagged", [("Discount lines; money in dollars.", True),
+                                           ("Discount lines per day.", False)])
+def test_the_table_description_naming_a_drifted_columns_unit_and_controls(elk, text, flagged):
+    """The table's description names the unit of a column whose values moved to another unit ("money in
+    dollars" over a USD column restated ÷100): it is unit_drift with the column's status, no fix (prose
+    for a person), at both depths (failed before: only the column's own claims were flagged; two
+    independent testers counted the table's prose false). Controls: a description that names no unit;
+    before the restatement, the same description over the same column stays quiet."""
+    cat = elk.cat
+    rows = _discounts(elk, unit=True)
+    sm.annotate(cat, T, {"description": text}, author="a", time=elk.day(2.7))
+    elk.overwrite(T, rows, at=3)
+    assert [f for f in sm.staleness(cat, T, now=elk.day(3), merge=False) if f.annotation == "table.description"] == []
+    elk.overwrite(T, _cents(rows), at=4)
+    for got in (sm.staleness(cat, T, now=elk.day(4), merge=False), _data(cat, T, elk.day(4))):
+        desc = [f for f in got if f.annotation == "table.description"]
+        if not flagged:
+            assert desc == []
+            continue
+        assert [(f.reason, f.status, f.fixes, f.evidence.values["column"], f.evidence.values["word"]) for f in desc] \
+            == [("unit_drift", "stale", [], "discount_usd", "dollars")]
+        unit = next(f for f in got if f.annotation == "column.3.unit")
+        assert desc[0].cause == unit.cause
+
+
 # ------------------------------------------------------------------ a timestamp restated in another zone
 def _ts(day: int, hour: int, minute: int = 0) -> dt.datetime:
     return dt.datetime(2024, 11, day, hour, minute, tzinfo=dt.timezone.utc)
