@@ -62,6 +62,7 @@ from semantic.staleness.values_units import (
 MAP_ROWS = 2000        # rows holding a vanished value carried across the change to see what they hold after
 SAME_ROWS = 0.9        # of those rows, the share one new value must hold (the rest: removed, or split)
 MAX_PROBES = 16        # snapshots read to find the change that dropped a value (bisection)
+PARTIAL_MIN = 5        # rows moved off a value that still occurs, fewer is no evidence of a partial respelling
 
 
 @dataclass(frozen=True)
@@ -535,12 +536,43 @@ def _findings(t: Table, ann: Annotation, tbl: Table, col: str, gone: list[Gone],
                                                first.vid, col))
 
 
+def partly_respelled(tbl: Table, col: str, values: list[str], since: int, duck: Duck) -> tuple[str, str, int] | None:
+    """A value of `values` that still occurs in `tbl.col`, part of whose rows a rewrite since vid `since`
+    respelled: a value new since then whose rows that existed then (by the grain's keys, at least
+    PARTIAL_MIN) all held that one value (a new value drawn over rows of several values is no
+    respelling of any). (old, new, rows moved), or None. A text testing the column against `old` no
+    longer selects those rows. Read only when the table was rewritten since (appends move no row)."""
+    keys = _grain_keys(tbl, col)
+    if not keys or not since or not rewriting(tbl, since):
+        return None
+    lim, q = MAX_VALUES * 4, quote_id(col)
+    try:
+        basis = _duck(tbl.ctx, since)
+        then, now = _distinct(basis, tbl, col, lim), _distinct(duck, tbl, col, lim)
+        if len(then) >= lim or len(now) >= lim:
+            return None
+        for new in sorted(now - then):
+            rows = _keys_holding(duck, tbl, col, keys, new)
+            if len(rows) < PARTIAL_MIN:
+                continue
+            got = basis.sql(f"SELECT b.{q}, count(*) FROM {_joined_by_keys(rows, tbl, keys, 'b')} GROUP BY 1 "
+                            "ORDER BY 2 DESC LIMIT 2")
+            if len(got) == 1 and got[0][0] is not None and str(got[0][0]) in values and str(got[0][0]) in now \
+                    and int(got[0][1]) >= PARTIAL_MIN:
+                return str(got[0][0]), new, int(got[0][1])
+    except CatalogError:
+        return None
+    return None
+
+
 def filter_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], tables: dict[str, Table | None],
                   duck: Duck | None = None, checked: set[tuple[str | None, str]] | None = None,
                   already: set[tuple[str | None, str]] | None = None) -> list[Finding]:
     """A metric's filter or a verified query comparing a column with a literal that no longer occurs
     (metadata: `gone_meta`; data: `gone_data`): values_restated (a metric) or verified_query_changed,
-    naming the annotation and the literal; see the module for the fix. One finding per annotation."""
+    naming the annotation and the literal; see the module for the fix. At data depth, a literal that
+    still occurs but part of whose rows a rewrite respelled to a new value (`partly_respelled`) is the
+    same reason, suspect, `investigate`. One finding per annotation."""
     vq = ann.kind == "verified_query"
     reason = "verified_query_changed" if vq else "values_restated"
     if vq and already is not None and (ann.key, reason) in already | (checked or set()):
@@ -554,6 +586,19 @@ def filter_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation
         gone = [got[v] for v in lits if v in got]
         if gone and not (tbl.name == t.name and ann.key in restated_keys(ctx, t, anns, duck)):
             return [_findings(t, ann, tbl, col, gone, duck, (tbl.name, col) in grouped)]
+        part = partly_respelled(tbl, col, lits, since, duck) if duck is not None and not gone else None
+        if part is not None:
+            old, new, n = part
+            what = "metric" if not vq else "verified query"
+            return [finding(ann, t.name, reason, "suspect",
+                            f"the {what} compares {col} with {old!r}; {n} rows of {tbl.name} that held {old!r} "
+                            f"when it was written now hold {new!r}, a value new since (by the grain's keys), while "
+                            f"{old!r} still occurs: it no longer selects those rows",
+                            [since, ctx.vid], values={"table": tbl.name, "column": col, "old": old, "new": new,
+                                                      "rows_moved": n},
+                            suggestion=f"check whether {new!r} means {old!r} for the rows it took",
+                            fixes=[make_fix("investigate", columns=[col])],
+                            cause=cause_of("rewrite", tbl.name, None, col))]
     return []
 
 

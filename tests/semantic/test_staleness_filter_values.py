@@ -215,3 +215,49 @@ def test_an_empty_value_in_the_enum_is_no_word_of_the_tables_prose(elk):
         assert "column.1.description" in g, depth  # "gold members by tier": the tier's gold, respelled
         assert "column.2.enum" in {a for f in sm.staleness(cat, other, depth=depth, now=elk.day(5.2))
                                    for a in f.annotations}, depth
+
+
+# ------------------------------------------------------------------ part of a value's rows respelled
+PART = "acme.core.dim_member"
+LEVELS = ["gold"] * 8 + ["silver"] * 6 + ["bronze"] * 6
+
+
+def _members(elk: LakeBuilder) -> None:
+    cat = elk.cat
+    elk.table(PART, [("member_id", "bigint"), ("level", "string")], at=0)
+    for day in range(1, 3):
+        elk.overwrite(PART, {"member_id": list(range(1, 21)), "level": LEVELS}, at=day)
+    sm.annotate(cat, PART, {"grain": {"text": "one row per member", "keys": ["member_id"]}}, author="a",
+                time=elk.day(2.5))
+    for lvl in ("gold", "silver"):
+        sm.define_metric(cat, PART, f"{lvl}_members", expression="count(*)", filter=f"level = '{lvl}'", author="a",
+                         time=elk.day(2.6))
+
+
+def _restated(moves: dict[int, str]) -> dict[str, list]:
+    return {"member_id": list(range(1, 21)), "level": [moves.get(i, x) for i, x in enumerate(LEVELS)]}
+
+
+def test_a_filter_value_part_of_whose_rows_a_rewrite_respelled_and_controls(elk):
+    """A metric filtering `level = 'gold'`; a rewrite moves 6 of the 8 gold rows (by the grain's keys) to a
+    new value 'platinum', and 'gold' still occurs: the metric no longer selects those rows
+    (values_restated, suspect, investigate, at data depth; failed before: nothing, since the literal
+    still occurs; an independent tester's Acme copy: 'refunded' orders of two months restated
+    'returned'). Controls: the metric on 'silver', whose rows did not move; a new value drawn over rows
+    of several values (gold and silver) is no respelling of either."""
+    cat = elk.cat
+    _members(elk)
+    elk.overwrite(PART, _restated({i: "platinum" for i in range(6)}), at=3)
+    got = _by(cat, PART, elk.day(3), "data")
+    assert set(got) == {"metric.gold_members"}
+    f = got["metric.gold_members"]
+    assert (f.reason, f.status, f.fixes) == ("values_restated", "suspect",
+                                             [Fix(action="investigate", params={"columns": ["level"]})])
+    assert (f.evidence.values["old"], f.evidence.values["new"], f.evidence.values["rows_moved"]) == ("gold", "platinum", 6)
+
+
+def test_a_new_value_drawn_over_rows_of_several_values_respells_none(elk):
+    cat = elk.cat
+    _members(elk)
+    elk.overwrite(PART, _restated({**{i: "platinum" for i in range(3)}, **{i: "platinum" for i in range(8, 11)}}), at=3)
+    assert _by(cat, PART, elk.day(3), "data") == {}
