@@ -379,15 +379,21 @@ def _joined_by_keys(rows: list[list[Any]], tbl: Table, keys: list[str], alias: s
     return f"(VALUES {vals}) AS o({names}) JOIN {quote_table(tbl.name)} {alias} ON {on}"
 
 
-def _took_others(before: Duck, after: Duck, tbl: Table, col: str, keys: list[str], old: str, new: str) -> int:
+def _took_others(before: Duck, after: Duck, tbl: Table, col: str, keys: list[str], old: str, new: str
+                 ) -> tuple[int, list[str], int]:
     """Of the rows (by the grain's `keys`, at most MAP_ROWS) that hold `new` after a change, how many
-    existed before it holding another value than `old`: a respelling of `old` takes its rows only."""
+    existed before it holding another value than `old` (a respelling of `old` takes its rows only);
+    which of those other values still occur after it (none: the values were merged into `new`); and the
+    fewest rows any of them gave (a value of one row that went whole is no evidence of a merge)."""
     rows = _keys_holding(after, tbl, col, keys, new)
     if not rows:
-        return 0
-    got = before.sql(f"SELECT count(*) FROM {_joined_by_keys(rows, tbl, keys, 'b')} "
-                     f"WHERE b.{quote_id(col)} IS DISTINCT FROM {literals([old])}")
-    return int(got[0][0]) if got else 0
+        return 0, [], 0
+    q = quote_id(col)
+    got = before.sql(f"SELECT b.{q}, count(*) FROM {_joined_by_keys(rows, tbl, keys, 'b')} "
+                     f"WHERE b.{q} IS DISTINCT FROM {literals([old])} GROUP BY 1 LIMIT {MAX_VALUES}")
+    others = [str(v) for v, _ in got if v is not None]
+    left = sorted(_present(after, tbl, col, others)) if others else []
+    return sum(int(c) for _, c in got), left, min((int(c) for _, c in got), default=0)
 
 
 def _pair_rows(tbl: Table, col: str, old: str, vid: int, tt: float) -> Gone:
@@ -409,9 +415,14 @@ def _pair_rows(tbl: Table, col: str, old: str, vid: int, tt: float) -> Gone:
             new, cnt = str(got[0][0]), int(got[0][1])
             ev = {"rows_before": len(rows), "rows_kept": cnt}
             if cnt >= SAME_ROWS * len(rows) and new != old and not _present(before, tbl, col, [new]):
-                took = _took_others(before, after, tbl, col, keys, old, new)
+                took, left, fewest = _took_others(before, after, tbl, col, keys, old, new)
                 if took <= (1 - SAME_ROWS) * cnt:
                     return Gone(tbl.name, col, old, vid, tt, new, "rows", cnt, extra=ev)
+                if not left and min(cnt, fewest) >= PARTIAL_MIN:
+                    # the other values it took occur no more either, each of several rows that all went:
+                    # merged into the new value (bands re-cut); values of a row or two drawn into a new
+                    # value are no merge (a new code written over a few rows)
+                    return Gone(tbl.name, col, old, vid, tt, new, "rows", cnt, extra={**ev, "merged_into_new": True})
                 # rows that held other values went there too (several values into one new value, a new
                 # code drawn over them): no respelling of this one
                 return Gone(tbl.name, col, old, vid, tt, extra={**ev, "now_held": new, "others_moved": took})
@@ -499,7 +510,9 @@ def _describe(g: Gone) -> str:
     by = {"rows": f"the same {g.rows} rows (by the grain's keys) now hold {g.new!r}",
           "change": f"{g.new!r} appeared in that change, held by as many rows ({g.rows})",
           "bounds": f"{g.new!r} took its place in the files' bounds of that change"}[g.how]
-    return f"{g.old!r} no longer occurs in {g.table}.{g.column} since vid {g.vid} ({day_of(g.time)}): {by} (respelled)"
+    how = "merged into a new value with the other values it took, which occur no more either" \
+        if g.extra.get("merged_into_new") else "respelled"
+    return f"{g.old!r} no longer occurs in {g.table}.{g.column} since vid {g.vid} ({day_of(g.time)}): {by} ({how})"
 
 
 def _findings(t: Table, ann: Annotation, tbl: Table, col: str, gone: list[Gone], duck: Duck | None,

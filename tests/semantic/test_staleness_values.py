@@ -598,6 +598,24 @@ def test_a_value_inside_the_range_that_a_complete_list_in_prose_lacks_is_read_fr
     assert ("table.description", "enum_violated") in got
 
 
+def test_two_bands_merged_into_a_new_value_map_to_it(elk):
+    """Two values of five rows each, all their rows now holding one new value, and neither occurs any
+    more: bands re-cut ('5001-10000' and '>10000' into '>5000'): the enum gets `value_map` sending both to
+    the new value, with the values now (failed before: add_enum_values, which validation refuses since
+    the merged values no longer occur; an independent tester's TPC-DS copy). Values of one row each
+    drawn into a new value stay no merge (the test above)."""
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("band", "string")], at=0)
+    bands = ["a"] * 5 + ["b"] * 5 + ["c"] * 5
+    elk.overwrite(DIM, {"id": list(range(15)), "band": bands}, at=1)
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per id", "keys": ["id"]}}, author="a", time=elk.day(1.4))
+    sm.annotate(cat, DIM, {"enum": ["a", "b", "c"]}, column="band", author="a", time=elk.day(1.5))
+    elk.overwrite(DIM, {"id": list(range(15)), "band": [x if x == "a" else "bc" for x in bands]}, at=2)
+    got = [f for f in _data(cat, DIM, elk.day(2)) if f.annotation == "column.2.enum"]
+    assert [(f.reason, f.fixes) for f in got] == [("values_restated", [Fix(
+        action="value_map", params={"column": "band", "map": {"b": "bc", "c": "bc"}, "values": ["a", "bc"]})])], got
+
+
 def test_an_enum_category_whose_rows_were_removed_gets_no_map(elk):
     """Control: the rows of 'c' removed (not merged): nothing took them, so no fix (suspect); the
     same when the rows of 'c' went to two different values (no one value took them)."""
