@@ -741,7 +741,9 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
     one quoted or beside the column's name, or as a word in a text that names the column (or two of its
     values), and a table's description naming another table's column qualified (`fct_orders.status`)
     and one of its values as a word (`_table_prose_names`). values_restated with `value_map` on paired evidence (as
-    `enum_respelled`), else `investigate`. Annotations the restatements check names are left to it."""
+    `enum_respelled`), else `investigate`. At data depth, a named value that still occurs, part of whose
+    rows a rewrite respelled to a new value (`partly_respelled`): suspect, `investigate`. Annotations the
+    restatements check names are left to it."""
     cands: list[tuple[Table, int, str, list[str], list[Annotation]]] = []
     for tbl, tanns in _prose_tables(ctx, t, ann, anns, tables):
         listed: dict[int, list[str]] = {}
@@ -765,6 +767,18 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
             checked.add((ann.key, "values_restated"))  # the data decides what the statistics suggested
         got = gone_data(tbl, col, named, since, duck) if duck is not None else gone_meta(tbl, col, named, since)
         gone = [got[v] for v in named if v in got and (duck is not None or got[v].new is not None)]
+        part = partly_respelled(tbl, col, named, since, duck) if duck is not None and not gone else None
+        if part is not None and not (tbl is t and ann.key in restated_keys(ctx, t, anns, duck)):
+            old, new, n = part
+            return [finding(ann, t.name, "values_restated", "suspect",
+                            f"the text names {old!r} of {tbl.name}.{col}; {n} rows that held {old!r} when it was "
+                            f"written now hold {new!r}, a value new since (by the grain's keys), while {old!r} still "
+                            f"occurs: what it says of {old!r} may now hold of {new!r} too",
+                            [since, ctx.vid], values={"table": tbl.name, "column": col, "old": old, "new": new,
+                                                      "rows_moved": n},
+                            suggestion=f"check whether {new!r} means {old!r} for the rows it took",
+                            fixes=[make_fix("investigate", columns=[col])],
+                            cause=cause_of("rewrite", tbl.name, None, col))]
         if not gone or (tbl is t and ann.key in restated_keys(ctx, t, anns, duck)):
             continue
         mapped = None  # metadata: the column's enum with the map applied, as `enum_respelled` writes it

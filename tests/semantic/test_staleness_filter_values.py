@@ -229,6 +229,9 @@ def _members(elk: LakeBuilder) -> None:
         elk.overwrite(PART, {"member_id": list(range(1, 21)), "level": LEVELS}, at=day)
     sm.annotate(cat, PART, {"grain": {"text": "one row per member", "keys": ["member_id"]}}, author="a",
                 time=elk.day(2.5))
+    sm.annotate(cat, PART, {"enum": ["bronze", "gold", "silver"],
+                            "description": "membership level; gold members ship free"}, column="level", author="a",
+                time=elk.day(2.55))
     for lvl in ("gold", "silver"):
         sm.define_metric(cat, PART, f"{lvl}_members", expression="count(*)", filter=f"level = '{lvl}'", author="a",
                          time=elk.day(2.6))
@@ -240,8 +243,9 @@ def _restated(moves: dict[int, str]) -> dict[str, list]:
 
 def test_a_filter_value_part_of_whose_rows_a_rewrite_respelled_and_controls(elk):
     """A metric filtering `level = 'gold'`; a rewrite moves 6 of the 8 gold rows (by the grain's keys) to a
-    new value 'platinum', and 'gold' still occurs: the metric no longer selects those rows
-    (values_restated, suspect, investigate, at data depth; failed before: nothing, since the literal
+    new value 'platinum', and 'gold' still occurs: the metric no longer selects those rows, and what the
+    column's description says of 'gold' may hold of 'platinum' too (values_restated, suspect,
+    investigate, at data depth; failed before: nothing, since the literal
     still occurs; an independent tester's Acme copy: 'refunded' orders of two months restated
     'returned'). Controls: the metric on 'silver', whose rows did not move; a new value drawn over rows
     of several values (gold and silver) is no respelling of either."""
@@ -249,7 +253,9 @@ def test_a_filter_value_part_of_whose_rows_a_rewrite_respelled_and_controls(elk)
     _members(elk)
     elk.overwrite(PART, _restated({i: "platinum" for i in range(6)}), at=3)
     got = _by(cat, PART, elk.day(3), "data")
-    assert set(got) == {"metric.gold_members"}
+    assert set(got) == {"metric.gold_members", "column.2.description"}
+    assert (got["column.2.description"].status, got["column.2.description"].fixes) == (
+        "suspect", [Fix(action="investigate", params={"columns": ["level"]})])
     f = got["metric.gold_members"]
     assert (f.reason, f.status, f.fixes) == ("values_restated", "suspect",
                                              [Fix(action="investigate", params={"columns": ["level"]})])
