@@ -31,6 +31,7 @@ from semantic.staleness.core import (
     stats_at,
 )
 from semantic.staleness.definitions_values import resolve_table, sql_aliases
+from semantic.staleness.keys_joins import added_unmatched
 from semantic.staleness.values_units import parsed_sql
 
 Pair = tuple[Table, str, Table, str]
@@ -243,9 +244,11 @@ def joined_through_data(ctx: Context, t: Table, ann: Annotation, anns: list[Anno
                         tables: dict[str, Table | None], duck: Duck, already: set[tuple[str | None, str]],
                         checked: set[tuple[str | None, str]]) -> list[Finding]:
     """At data depth, the join a metadata `joined_through` finding named is measured: when the rows of its
-    side find a match (rate >= MATCH_LOW) the suspicion does not hold (`checked` drops it). A metric no
-    metadata finding suspected is flagged when the match rate of a join it reads through fell below
-    MATCH_LOW since it was defined (`_orphaned`: rows of the related table removed)."""
+    side find a match (rate >= MATCH_LOW), and so do the rows its side loaded since the definition
+    (`added_unmatched`: a few recent rows in a new key format do not move the table's rate), the
+    suspicion does not hold (`checked` drops it). A metric no metadata finding suspected is flagged
+    when the match rate of a join it reads through fell below MATCH_LOW since it was defined
+    (`_orphaned`: rows of the related table removed)."""
     if (ann.key, "join_match_low") not in already:
         return _orphaned(ctx, t, ann, anns, tables, duck) if ann.kind == "metric" else []
     for f in joined_through(ctx, t, ann, anns, tables):
@@ -259,5 +262,10 @@ def joined_through_data(ctx: Context, t: Table, ann: Annotation, anns: list[Anno
         total, matched = got
         if not total or matched / total < MATCH_LOW:
             return []
+        x, y = get_table(ctx, frm, tables), get_table(ctx, to, tables)
+        if matched < total and x is not None and y is not None and \
+                added_unmatched(ctx, x, y, [(col, tcol)], f"SELECT * FROM {quote_table(to)}", got,
+                                ann.provenance.basis.vid) is not None:
+            return []  # the rows loaded since the definition match too rarely: the suspicion holds
     checked.add((ann.key, "join_match_low"))
     return []

@@ -6,6 +6,7 @@ dropped it: `column_findings` offers `rename`, which wins over a join onto anoth
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -450,13 +451,11 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
 def _match_rate(ctx: Context, t: Table, a: Annotation, to: str, target: Table, pairs: list[tuple[str, str]], tgt: str,
                 duck: Duck, tables: dict[str, Table | None], last: int) -> list[Finding]:
     """The relationship's match rate measured: below `MATCH_LOW`, join_match_low (stale under half) with
-    the join suggestion where the evidence holds; above it, the rows the target's removal took
-    (`_lost_match`)."""
-    fk = " AND ".join(f"f.{quote_id(x)} IS NOT NULL" for x, _ in pairs)
-    on = " AND ".join(f"f.{quote_id(x)} = g.{quote_id(y)}" for x, y in pairs)
-    keys = ", ".join(quote_id(y) for _, y in pairs)
-    total, matched = duck.sql(f"SELECT count(*), count(g.__m) FROM {quote_table(t.name)} f LEFT JOIN "
-                              f"(SELECT DISTINCT {keys}, 1 AS __m FROM ({tgt})) g ON {on} WHERE {fk}")[0]
+    the join suggestion where the evidence holds; above it, the rows added since the relationship was
+    written when they match below it while the rows before matched (`added_unmatched`: a new key
+    format in the recent loads, which the older rows outnumber; suspect, no fix, as the statistics'
+    finding), else the rows the target's removal took (`_lost_match`)."""
+    total, matched = match_counts(duck, t.name, pairs, tgt)
     if total and matched / total < MATCH_LOW:
         rate = matched / total
         f = finding(a, t.name, "join_match_low", "stale" if rate < 0.5 else "suspect",
@@ -465,8 +464,90 @@ def _match_rate(ctx: Context, t: Table, a: Annotation, to: str, target: Table, p
                     values={"rows": total, "matched": matched, "rate": round(rate, 4)})
         _offer(f, _join_suggestion(ctx, t, target, pairs[0][0], pairs[0][1], duck))
         return [f]
+    recent = added_unmatched(ctx, t, target, pairs, tgt, (total, matched), a.provenance.basis.vid) \
+        if total and matched < total else None
+    if recent is not None:
+        n, u, before, rows_before = recent
+        changed = [v for v, _ in t.tl.data_after(a.provenance.basis.vid)]
+        return [finding(a, t.name, "join_match_low", "suspect",
+                        f"at most {n - u} of the {n} rows of {t.name} loaded since vid {a.provenance.basis.vid} find a "
+                        f"match in {to} on {', '.join(f'{x} = {y}' for x, y in pairs)} ({(n - u) / n:.1%}), where the "
+                        f"{rows_before} rows before matched {before:.1%} ({matched / total:.1%} of the table as a whole "
+                        "still match): a new key format in the recent loads, or keys the related table lacks? the "
+                        "join drops those rows; check the key of the recent loads", changed[:1] + changed[-1:] + [ctx.vid],
+                        values={"rows_added": n, "unmatched_added": u, "rate_added": round((n - u) / n, 4),
+                                "rate_before": round(before, 4), "rows": total, "matched": matched,
+                                "rate": round(matched / total, 4), "to": to})]
     lost = _lost_match(ctx, t, a, to, pairs, tgt, duck, tables, (total, matched)) if total and matched < total else None
     return [lost] if lost is not None else []
+
+
+def match_counts(duck: Duck, frm: str, pairs: list[tuple[str, str]], tgt: str) -> tuple[int, int]:
+    """(rows of `frm` with a key, those of them that find a match in the rows of statement `tgt` on
+    `pairs`) at the Duck's vid."""
+    fk = " AND ".join(f"f.{quote_id(x)} IS NOT NULL" for x, _ in pairs)
+    on = " AND ".join(f"f.{quote_id(x)} = g.{quote_id(y)}" for x, y in pairs)
+    keys = ", ".join(quote_id(y) for _, y in pairs)
+    total, matched = duck.sql(f"SELECT count(*), count(g.__m) FROM {quote_table(frm)} f LEFT JOIN "
+                              f"(SELECT DISTINCT {keys}, 1 AS __m FROM ({tgt})) g ON {on} WHERE {fk}")[0]
+    return int(total or 0), int(matched or 0)
+
+
+ADDED_ALPHA = 0.001  # chance rows matching at MATCH_LOW leave as many unmatched as `added_unmatched` requires
+
+
+def beyond_chance(n: int, u: int) -> bool:
+    """Are `u` unmatched rows among `n` too many for rows that match at MATCH_LOW: would such rows
+    leave `u` or more unmatched with a chance under ADDED_ALPHA (the binomial tail, exactly)? One
+    stray row is no evidence: at MATCH_LOW 0.95 it takes at least 3 rows, all unmatched (0.05^3 <
+    0.001; 2 of 2 is 0.0025), and the more rows were added, the closer to MATCH_LOW their rate may be."""
+    p = 1 - MATCH_LOW
+    if n <= 0 or u <= p * n:
+        return False
+    term = math.exp(math.lgamma(n + 1) - math.lgamma(u + 1) - math.lgamma(n - u + 1) + u * math.log(p)
+                    + (n - u) * math.log1p(-p))
+    tail, k = 0.0, u
+    while k <= n and term > 0:  # the terms fall from k = u on (u above the mean n p): stop when they no longer add
+        tail += term
+        if tail >= ADDED_ALPHA or term < tail * 1e-12:
+            break
+        term *= (n - k) / (k + 1) * p / (1 - p)
+        k += 1
+    return tail < ADDED_ALPHA
+
+
+def added_unmatched(ctx: Context, t: Table, target: Table, pairs: list[tuple[str, str]], tgt: str,
+                    now: tuple[int, int], basis: int | None) -> tuple[int, int, float, int] | None:
+    """The rows of `t` added since vid `basis` judged apart from the table as a whole (whose rate `now`,
+    (rows, matched), a handful of new rows cannot move): (rows added, at least that many of them
+    unmatched, the rate the rows before matched at `basis`, their count) when the added rows match
+    below MATCH_LOW beyond chance (`beyond_chance`) while the rows before matched at MATCH_LOW or
+    more; None otherwise. The rows before are the table's rows at `basis`, exactly still there when
+    every file of the table then is a file of it now (appends since; a rewrite or a compaction is
+    judged on the whole table only), and those that matched then still match when the related table
+    removed no rows holding its key since (`values_removed`; its removals are `_lost_match`'s): the
+    unmatched rows now less those unmatched then are a lower bound on the added rows that match
+    nothing. Rows that match (a related table that took the new keys, before or after the rows that
+    look them up) never count. `tgt` is the related rows' statement (its condition applied)."""
+    if not basis or not t.tl.data_after(basis):
+        return None
+    then_files = {f.path for f in t.files(basis)}
+    if not then_files or not then_files <= {f.path for f in t.files(ctx.vid)}:
+        return None
+    keys = [c.name for _x, y in pairs if (c := target.col(y)) is not None]
+    if any(v > basis for k in keys for v, *_r in values_removed(target, k)):
+        return None
+    try:
+        rows_before, matched_before = match_counts(Duck(ctx.cat, basis), t.name, pairs, tgt)
+    except LimitExceededError:
+        raise
+    except CatalogError:
+        return None  # the key or the condition's columns not there at the basis
+    total, matched = now
+    n, u = total - rows_before, (total - matched) - (rows_before - matched_before)
+    if not rows_before or matched_before / rows_before < MATCH_LOW or n <= 0 or not 0 < u <= n:
+        return None
+    return (n, u, matched_before / rows_before, rows_before) if beyond_chance(n, u) else None
 
 
 LOST_KEYS = 500  # unmatched keys `_lost_match` reads back at the vid before the target's removal, at most

@@ -281,7 +281,7 @@ CHECKS: list[Check] = [
           fix_rule=unit_fix),
     Check("zone_rewrite", "values_units", "data", ("unit_drift",), ("data", "load_log", "table_stats"),
           ("investigate",), lambda e, a: zone_rewritten(e.t, a, e.anns, e.already), _zone_claim),
-    Check("join_match", "keys_joins", "data", ("join_match_low", "cardinality_violated"), ("data",),
+    Check("join_match", "keys_joins", "data", ("join_match_low", "cardinality_violated"), ("data", "file_stats"),
           ("join_on", "filter"),
           lambda e, a: relationship_data(e.ctx, e.t, a, e.tables, e.duck, e.already, e.last, e.checked),
           _field("relationship")),

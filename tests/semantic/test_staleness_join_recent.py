@@ -1,0 +1,56 @@
+"""keys_joins at data depth: a relationship's claim holds for the rows loaded since it was written too.
+Recent loads whose keys match nothing (a new key sequence) keep `join_match_low` however many older
+rows match; recent keys that the related table holds, and one stray unmatched row, stay quiet."""
+
+from __future__ import annotations
+
+import semantic as sm
+from tests.semantic.test_staleness import DIM, T, relate
+
+N_DIM, N_FACT = 50, 200
+
+
+def _setup(elk):
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string")], at=0,
+              rows={"customer_id": list(range(1, N_DIM + 1)), "tier": ["a", "b"] * (N_DIM // 2)})
+    elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint")], at=0,
+              rows={"order_id": list(range(N_FACT)), "customer_id": [i % N_DIM + 1 for i in range(N_FACT)]})
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    sm.define_metric(cat, T, "tier_a_orders", expression="count(*)", filter="dim.tier = 'a'", author="a",
+                     time=elk.day(1.1))
+    elk.append(T, {"order_id": [300, 301, 302], "customer_id": [3, 4, 5]}, at=2)  # a routine load
+    return cat
+
+
+def _low(cat, elk, at, depth):
+    return {f.annotation for f in sm.staleness(cat, T, depth=depth, now=elk.day(at), merge=False)
+            if f.reason == "join_match_low"}
+
+
+def test_recent_loads_in_a_new_key_sequence_keep_join_match_low_at_data_depth(elk):
+    cat = _setup(elk)
+    # two loads from a new key sequence (+1,000,000): 10 rows that match nothing, beside 203 that all match
+    for day, first in ((3, 400), (4, 500)):
+        elk.append(T, {"order_id": list(range(first, first + 5)),
+                       "customer_id": [1_000_000 + i for i in range(first, first + 5)]}, at=day)
+    for depth in ("metadata", "data"):
+        assert _low(cat, elk, 4, depth) == {"relationship.dim", "metric.tier_a_orders"}, depth
+    f = next(x for x in sm.staleness(cat, T, depth="data", now=elk.day(4), merge=False)
+             if x.annotation == "relationship.dim" and x.reason == "join_match_low")
+    v = f.evidence.values
+    assert f.status == "suspect" and f.fixes == [] and f.suggestion is None
+    assert v["rows_added"] == 13 and v["unmatched_added"] == 10 and v["rate_before"] == 1.0
+    assert v["rate"] >= 0.95  # the table as a whole still matches: its rate alone would clear the claim
+
+
+def test_recent_loads_whose_keys_match_stay_quiet(elk):
+    """Controls: new keys the related table took (after the fact rows' load too), and one stray row."""
+    cat = _setup(elk)
+    elk.append(T, {"order_id": [400, 401, 402, 403, 404], "customer_id": [51, 52, 53, 54, 55]}, at=3)
+    elk.append(DIM, {"customer_id": [51, 52, 53, 54, 55], "tier": ["a", "b", "a", "b", "a"]}, at=3.5)
+    elk.append(T, {"order_id": [500, 501, 502, 503, 504], "customer_id": [1, 2, 51, 52, 55]}, at=4)
+    for depth in ("metadata", "data"):
+        assert _low(cat, elk, 4, depth) == set(), depth
+    elk.append(T, {"order_id": [600, 601], "customer_id": [7, 1_000_600]}, at=5)  # one stray row: no evidence
+    assert _low(cat, elk, 5, "data") == set()
