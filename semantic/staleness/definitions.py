@@ -34,11 +34,13 @@ from semantic.staleness.values_units import (
     NOT_MEASURES,
     appended_scale,
     appends,
+    factor_text,
     parsed_sql,
     restated_scale,
     rewrites,
     sql_literals,
     stats_shift,
+    ten_exp,
     unit_drift,
 )
 
@@ -147,11 +149,13 @@ def _restated_reads(ctx: Context, t: Table, ann: Annotation, at: int) -> list[Fi
         for col in [c.name for c in tbl.cols.values() if type_family(c.type) == "number" and names(sql, c.name)]:
             got = restated_scale(tbl, col, at)
             if got is not None:
-                k, v, tt = got
+                f, v, tt = got
+                k = ten_exp(f)
                 return [finding(ann, t.name, "verified_query_changed", "stale",
                                  f"{n} was rewritten at vid {v} ({day_of(tt)}) with {col}'s whole range scaled by "
-                                 f"10^{k}, after the query was verified at vid {at}: its answer no longer holds",
-                                 [at, v], [tt], {"table": n, "column": col, "scale_exp": k, "restated_vid": v},
+                                 f"{factor_text(f)}, after the query was verified at vid {at}: its answer no longer holds",
+                                 [at, v], [tt], {"table": n, "column": col, "restated_vid": v,
+                                                 **({"scale_exp": k} if k is not None else {"scale_factor": f})},
                                  "re-run the query and re-verify it", [make_fix("reverify")],
                                  cause=cause_of("unit", n, v, col))]
         for v, tt in rewrites(tbl):

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from semantic.models import Annotation, ColumnStats, Finding
 from semantic.staleness.core import Table, make_fix, scale_of
-from semantic.staleness.values_units import load_stats, old_unit_loads, restated_scale
+from semantic.staleness.values_units import (
+    factor_text,
+    load_stats,
+    old_unit_loads,
+    restated_scale,
+    ten_exp,
+)
 
 
 def _basis_stats(a: Annotation, col: str, t: Table) -> object:
@@ -38,7 +44,7 @@ def every_row_moved(t: Table, a: Annotation, col: str, k: int) -> bool:
 
     basis = a.provenance.basis.vid or 0
     got = restated_scale(t, col, basis)
-    if got is not None and got[0] == k and rewritten_since(got[1] - 1):
+    if got is not None and ten_exp(got[0]) == k and rewritten_since(got[1] - 1):
         return True
     return isinstance(before, dict | ColumnStats) and scale_of(before, t.stat(col)) == k and rewritten_since(basis)
 
@@ -78,7 +84,9 @@ def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
         if not found:
             return f
         cols = [str(found)]
-        why = f"{found}'s values moved by a power of ten: check them against this {a.kind} annotation and rewrite it"
+        factor = f.evidence.values.get("scale_factor")
+        by = factor_text(float(factor)) if isinstance(factor, int | float) else "by a power of ten"
+        why = f"{found}'s values moved {by}: check them against this {a.kind} annotation and rewrite it"
     cols = list(dict.fromkeys(cols))
     return f.model_copy(update={"fixes": [make_fix("investigate", columns=cols), *keep],
                                 "suggestion": f.suggestion if f.suggestion and not f.fixes else why})

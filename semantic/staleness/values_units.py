@@ -778,6 +778,18 @@ def _columns(duck: Duck, table: str) -> list[str]:
     return [str(r[0]) for r in duck.sql(f"DESCRIBE {quote_table(table)}")]
 
 
+def row_ident(t: Table, col: str, before: Duck, after: Duck, keys: list[str]) -> str | None:
+    """The SQL expression that follows a row of `t` across two snapshots while `col` changes: a hash
+    of the grain's keys when they identify rows without `col` (`keys`, as annotated), else of every
+    other column both snapshots have (a row the same in all but `col`). None when there is none.
+    Raises CatalogError when a snapshot cannot be read."""
+    kcols = [k for k in keys if t.col(k) is not None]
+    if not kcols or any(k.lower() == col.lower() for k in keys):
+        common = set(_columns(after, t.name))
+        kcols = [c for c in _columns(before, t.name) if c in common and c.lower() != col.lower()]
+    return f"hash({', '.join(quote_id(k) for k in kcols)})" if kcols else None
+
+
 def moved_to(t: Table, col: str, gone: list[str], before: Duck, after: Duck, keys: list[str]
              ) -> tuple[dict[str, str], dict[str, int]]:
     """Which value took the rows of each vanished value of `col` between two snapshots: old -> new
@@ -790,13 +802,9 @@ def moved_to(t: Table, col: str, gone: list[str], before: Duck, after: Duck, key
     if not gone:
         return {}, {}
     q, tq = quote_id(col), quote_table(t.name)
-    kcols = [k for k in keys if t.col(k) is not None]
-    if not kcols or any(k.lower() == col.lower() for k in keys):
-        common = set(_columns(after, t.name))
-        kcols = [c for c in _columns(before, t.name) if c in common and c.lower() != col.lower()]
-    if not kcols:
+    ident = row_ident(t, col, before, after, keys)
+    if ident is None:
         return {}, {}
-    ident = f"hash({', '.join(quote_id(k) for k in kcols)})"
     rows = before.sql(f"SELECT DISTINCT {ident}, CAST({q} AS VARCHAR) FROM {tq} WHERE {q} IN ({literals(list(gone))}) "
                       f"LIMIT {MAP_ROWS}")
     if not rows:
@@ -896,12 +904,14 @@ def load_shift(t: Table, col: str, since: int) -> tuple[int, list[int], float, f
     return best
 
 
-def restated_scale(t: Table, col: str, since: int) -> tuple[int, int, float] | None:
+def restated_scale(t: Table, col: str, since: int) -> tuple[float, int, float] | None:
     """A rewrite after vid `since` that kept the rows (within 5%) and moved `col`'s whole range by
-    10^k, |k| >= 2, both ends alike (`pair_cost`), or both ends to the old ones scaled by 10^k and
-    rounded to the column's decimals (`rounded_scale`: the smallest values of a measure restated
-    ÷100 round to zero): the column restated in another unit in place. Evidence: the table's
-    statistics just before and at the commit (the same rows). (k, vid, time) or None."""
+    a unit factor: by 10^k, |k| >= 2, both ends alike (`pair_cost`), or both ends to the old ones
+    times a factor of UNIT_FACTORS (10^k, or a factor between units of time) rounded to the column's
+    decimals (`factor_scale`: the smallest values of a measure restated ÷100 round to zero; hours
+    restated in minutes are the old ends x60): the column restated in another unit in place.
+    Evidence: the table's statistics just before and at the commit (the same rows). (the factor,
+    vid, time) or None; `ten_exp` gives k back for a power of ten."""
     digits = decimals(t, col)
     for v, tt in t.tl.data_after(since)[-60:]:
         rb, ra = rows_at(t, v - 1), rows_at(t, v)
@@ -912,10 +922,10 @@ def restated_scale(t: Table, col: str, since: int) -> tuple[int, int, float] | N
             continue
         pc = pair_cost(before, after)
         if pc is not None and abs(pc[1]) >= SHIFT_MIN_K and pc[0] <= 0.05:
-            return pc[1], v, tt
-        k = rounded_scale(before, after, digits)
-        if k is not None:
-            return k, v, tt
+            return 10.0 ** pc[1], v, tt
+        f = factor_scale(before, after, digits)
+        if f is not None:
+            return f, v, tt
     return None
 
 
@@ -931,13 +941,38 @@ def decimals(t: Table, col: str) -> int | None:
                         "int32", "int64") else None
 
 
-def rounded_scale(before: dict[str, Any] | None, after: dict[str, Any] | None, digits: int | None) -> int | None:
-    """k (|k| >= 2) when a column's range `after` is its range `before` scaled by 10^k and rounded
-    to `digits` decimals, at both ends (within half a unit of the last digit), with the maximum
-    ten units of that digit or more (so that k is measured). A measure restated to a coarser scale
-    in place: its smallest values round to zero, so its range's ends move unalike and `pair_cost`
-    (tried first) sees no scale. A floating-point column rounds nothing (`digits` None)."""
-    if digits is None or before is None or after is None:
+# factors between units besides the powers of ten (|k| >= SHIFT_MIN_K), each also inverted: units of
+# time (hours per day, minutes per hour, minutes per day, seconds per hour, seconds per day)
+UNIT_FACTORS = (24.0, 60.0, 1440.0, 3600.0, 86400.0)
+RESCALE_MIN = 1.5  # a rescale of the same rows multiplies (or divides) every value by this much or more
+
+
+def ten_exp(factor: float) -> int | None:
+    """k when `factor` is 10^k (k may be small), else None."""
+    if factor <= 0:
+        return None
+    k = round(math.log10(factor))
+    return k if math.isclose(factor, 10.0 ** k, rel_tol=1e-9) else None
+
+
+def factor_text(factor: float) -> str:
+    """A factor as a message says it: 10^k for a power of ten, else x60 or ÷60 (`:g`)."""
+    k = ten_exp(factor)
+    if k is not None:
+        return f"10^{k}"
+    return f"x{factor:g}" if abs(factor) >= 1 else f"÷{1 / factor:g}"
+
+
+def factor_scale(before: dict[str, Any] | None, after: dict[str, Any] | None, digits: int | None) -> float | None:
+    """The factor of UNIT_FACTORS (10^k, |k| >= 2, or a factor between units of time, or its inverse)
+    when a column's range `after` is its range `before` times it, rounded to `digits` decimals, at
+    both ends (within half a unit of the last digit; a floating-point column, `digits` None, within
+    floating tolerance), with the maximum ten units of that digit or more (so that the factor is
+    measured). A measure restated to a coarser scale in place: its smallest values round to zero,
+    so its range's ends move unalike and `pair_cost` (tried first) sees no scale. A factor off the
+    powers of ten is taken only where both ends are measured (distinct and not zero: a zero end fits
+    any factor, and one value is one ratio)."""
+    if before is None or after is None:
         return None
     ends = [x for s in (before, after) for k in ("min", "max") if (x := num(s.get(k))) is not None]
     if len(ends) < 4:
@@ -945,17 +980,18 @@ def rounded_scale(before: dict[str, Any] | None, after: dict[str, Any] | None, d
     bmin, bmax, amin, amax = ends
     if not bmax or not amax or (bmax > 0) != (amax > 0):
         return None
-    unit = 10.0 ** -digits
+    unit = 10.0 ** -digits if digits is not None else 0.0
     if abs(amax) < 10 * unit:
         return None
     k = round(math.log10(abs(amax / bmax)))
-    if abs(k) < SHIFT_MIN_K:
-        return None
+    tens = [10.0 ** k] if abs(k) >= SHIFT_MIN_K else []
+    measured = bool(bmin and amin) and bmin != bmax
+    others = [x for f in UNIT_FACTORS for x in (f, 1 / f)] if measured else []
 
-    def fits(b: float, a: float) -> bool:
-        return abs(a - b * 10.0 ** k) <= unit / 2 + 1e-9 * max(abs(a), unit)
+    def fits(b: float, a: float, f: float) -> bool:
+        return abs(a - b * f) <= unit / 2 + 1e-9 * max(abs(a), unit, 1e-300)
 
-    return k if fits(bmin, amin) and fits(bmax, amax) else None
+    return next((f for f in (*tens, *others) if fits(bmin, amin, f) and fits(bmax, amax, f)), None)
 
 
 NOT_MEASURES = (*KEY_SUFFIXES, "_count")  # names whose values grow by nature: no unit to drift
@@ -985,21 +1021,26 @@ def _scale_cols(t: Table, ann: Annotation, keys: set[str]) -> list[str]:
 def scale_restated(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
     """values_units / definitions: a column restated in another unit in place (`restated_scale`),
     which the whole table's range before against today's hides once later loads widen it. The
-    unit annotation gets `update_unit` (every row moved alike); other claims say what moved."""
+    unit annotation gets `update_unit` (every row moved alike) for a power of ten, the one scale
+    that fix writes; for another factor (hours restated in minutes, x60) no fix (`fix_rules.unit_fix`
+    names the column to look at; the factor is in the evidence). Other claims say what moved."""
     out = []
     for col in _scale_cols(t, ann, keys):
         got = restated_scale(t, col, ann.provenance.basis.vid)
         if got is None:
             continue
-        k, v, tt = got
-        fixes = [make_fix("update_unit", column=col, scale=k)] if ann.kind == "column" and ann.field == "unit" else []
+        f, v, tt = got
+        k = ten_exp(f)
+        fixes = [make_fix("update_unit", column=col, scale=k)] \
+            if k is not None and ann.kind == "column" and ann.field == "unit" else []
         out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
                            f"{col!r} was rewritten at vid {v} ({day_of(tt)}) with the same rows and its whole range "
-                           f"scaled by 10^{k}: its values are in another unit or scale now",
-                           [v], [tt], values={"column": col, "scale_exp": k, "restated_vid": v,
+                           f"scaled by {factor_text(f)}: its values are in another unit or scale now",
+                           [v], [tt], values={"column": col, **({"scale_exp": k} if k is not None else {"scale_factor": f}),
+                                              "restated_vid": v,
                                               "before": stats_at(t, v - 1).get(col), "after": stats_at(t, v).get(col)},
-                           suggestion=f"unit changed ({unit_word(k)}); update the unit" if fixes else None, fixes=fixes,
-                           cause=cause_of("unit", t.name, v, col)))
+                           suggestion=f"unit changed ({unit_word(k)}); update the unit" if fixes and k is not None
+                           else None, fixes=fixes, cause=cause_of("unit", t.name, v, col)))
     return out
 
 
@@ -1201,6 +1242,64 @@ def quantile_scale(t: Table, col: str, v: int) -> int | None:
     return k
 
 
+def paired_factor(t: Table, col: str, v: int, keys: list[str]) -> float | None:
+    """The factor k by which the rewrite at `v` (the same rows) multiplied every value of `col`: the
+    rows before and after it paired by the grain's keys (`row_ident`, as `moved_to` follows rows; at
+    most MAP_ROWS rows of non-zero values), nearly every pair (1 - SAME_ROWS of them, MIN_ADDED at
+    least, and half the rows sampled or more paired) holds new = old x k, within the column's
+    rounding (half a unit of its last decimal, and the error that rounding puts in k, which is read
+    off the pair of largest magnitude) or floating tolerance, and k is not near 1 (RESCALE_MIN or
+    more either way: a price restated with a tax is no unit). Any factor, not only a power of ten: hours restated in minutes
+    (x60), seconds in milliseconds. k is snapped to a factor of UNIT_FACTORS or a power of ten when
+    it lies within 1e-3 of one. None otherwise (the data is read only when the table's statistics
+    show the range moved, `range_kept`; cached)."""
+    key = ("paired_factor", t.obj.path, v, col)
+    got = t.ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0]
+    out = None if range_kept(t, col, v) else _paired_factor(t, col, v, keys)
+    t.ctx.cache.findings.put(key, (out,))
+    return out
+
+
+def _paired_factor(t: Table, col: str, v: int, keys: list[str]) -> float | None:
+    q, tq = quote_id(col), quote_table(t.name)
+    before, after = Duck(t.ctx.cat, v - 1), Duck(t.ctx.cat, v)
+    nonzero = f"{q} IS NOT NULL AND {q} <> 0"
+    try:
+        ident = row_ident(t, col, before, after, keys)
+        if ident is None:
+            return None
+        old = before.sql(f"SELECT {ident}, CAST({q} AS DOUBLE) FROM {tq} WHERE {nonzero} ORDER BY 1 LIMIT {MAP_ROWS}")
+        if len(old) < MIN_ADDED:
+            return None
+        new = after.sql(f"SELECT {ident}, CAST({q} AS DOUBLE) FROM {tq} "
+                        f"WHERE {ident} IN ({', '.join(str(int(r[0])) for r in old)}) AND {nonzero}")
+    except CatalogError:  # a snapshot that cannot be read, or a statement past its limit: no evidence
+        return None
+
+    def once(rows: list[Any]) -> dict[int, float]:
+        seen: dict[int, list[float]] = {}
+        for h, x in rows:
+            seen.setdefault(int(h), []).append(float(x))
+        return {h: xs[0] for h, xs in seen.items() if len(xs) == 1}  # a key held twice pairs nothing
+
+    b, a = once(old), once(new)
+    pairs = [(b[h], a[h]) for h in b if h in a]
+    if len(pairs) < max(MIN_ADDED, len(old) / 2):
+        return None
+    o, n = max(pairs, key=lambda p: abs(p[0]))
+    k = n / o
+    if abs(math.log10(abs(k))) < math.log10(RESCALE_MIN):
+        return None
+    near = [x for f in (10.0 ** round(math.log10(abs(k))), *UNIT_FACTORS) for x in (f, 1 / f, -f, -1 / f)]
+    k = next((x for x in near if math.isclose(k, x, rel_tol=1e-3)), k)
+    digits = decimals(t, col)
+    unit = 10.0 ** -digits if digits is not None else 0.0
+    fit = sum(abs(y - x * k) <= unit / 2 * (1 + abs(x / o)) + 1e-6 * max(abs(y), abs(x * k)) for x, y in pairs)
+    return k if fit >= (1 - SAME_ROWS) * len(pairs) else None
+
+
 def _zone_step(d: float) -> int | None:
     """`d` seconds as a time-zone shift (a whole quarter hour, within a second; not 0; at most 14
     hours), else None."""
@@ -1285,29 +1384,41 @@ def zone_shift(t: Table, col: str, v: int) -> int | None:
 
 def scale_rewritten(t: Table, ann: Annotation, keys: set[str], already: set[tuple[str | None, str]]) -> list[Finding]:
     """values_units / definitions, data: a rewrite after the claim's basis that kept the rows moved
-    a numeric column's typical values by 10^k (`quantile_scale`): the column was restated in another
-    unit in place, although its minimum and maximum may not show it (a range starting at zero, a
-    few extreme rows, the smallest values rounded to zero). The unit annotation gets `update_unit`
-    (every rank moved alike); other claims say what moved. A claim already flagged unit_drift by
-    the statistics is left to that finding."""
+    a numeric column's typical values by 10^k (`quantile_scale`), or multiplied every row's value
+    by one factor, whatever it is (`paired_factor`: the rows paired by the grain's keys; hours
+    restated in minutes, x60): the column was restated in another unit in place, although its
+    minimum and maximum may not show it (a range starting at zero, a few extreme rows, the smallest
+    values rounded to zero). The unit annotation gets `update_unit` for a power of ten (every rank
+    moved alike), the one scale that fix writes; for another factor every claim gets `investigate`
+    (the factor is in the evidence). Other claims say what moved. A claim already flagged
+    unit_drift by the statistics is left to that finding."""
     if (ann.key, "unit_drift") in already:
         return []
+    grain = [c.name for k in sorted(keys) if (c := t.col(k)) is not None]
     out = []
     for col in _scale_cols(t, ann, keys):
         for v, tt in reversed(kept_rewrites(t, ann.provenance.basis.vid)):
-            k = quantile_scale(t, col, v)
-            if k is None:
+            kq = quantile_scale(t, col, v)
+            f = 10.0 ** kq if kq is not None else paired_factor(t, col, v, grain)
+            if f is None:
                 continue
-            fixes = [make_fix("update_unit", column=col, scale=k)] if ann.kind == "column" and ann.field == "unit" \
-                else []
+            k = ten_exp(f)
+            unit = ann.kind == "column" and ann.field == "unit"
+            fixes = [make_fix("update_unit", column=col, scale=k)] if k is not None and unit else \
+                [make_fix("investigate", columns=[col])] if k is None else []
+            how = "at every decile and quartile" if kq is not None else "in every row (paired by the grain's keys)"
             out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
-                               f"{col!r} was rewritten at vid {v} ({day_of(tt)}) with the same rows and its values at "
-                               f"every decile and quartile scaled by 10^{k}: its values are in another unit or scale now",
-                               [v], [tt], values={"column": col, "scale_exp": k, "restated_vid": v,
+                               f"{col!r} was rewritten at vid {v} ({day_of(tt)}) with the same rows and its values "
+                               f"{how} scaled by {factor_text(f)}: its values are in another unit or scale now",
+                               [v], [tt], values={"column": col, **({"scale_exp": k} if k is not None
+                                                                    else {"scale_factor": f}),
+                                                  "restated_vid": v,
                                                   "quantiles": list(NUM_QS),
                                                   "before": _quantiles(t, col, v - 1, "abs(CAST({} AS DOUBLE))", NUM_QS),
                                                   "after": _quantiles(t, col, v, "abs(CAST({} AS DOUBLE))", NUM_QS)},
-                               suggestion=f"unit changed ({unit_word(k)}); update the unit" if fixes else None,
+                               suggestion=(f"unit changed ({unit_word(k)}); update the unit" if k is not None else
+                                           f"{col}'s values were scaled {factor_text(f)}: check which unit they "
+                                           "are in now and rewrite the claim") if fixes else None,
                                fixes=fixes, cause=cause_of("unit", t.name, v, col)))
             break
     return out

@@ -52,7 +52,7 @@ def test_a_measure_restated_in_place_whose_smallest_values_round_to_zero_and_con
     """A measure with no unit annotation restated ÷100 in place (the same rows); its smallest
     values round to zero, so the range's two ends do not move alike (failed before: nothing, at
     both depths). At metadata depth both ends are the old ones ÷100 rounded to the cent
-    (`rounded_scale`); at data depth every decile and quartile of the same rows moved by 10^-2 (the
+    (`factor_scale`); at data depth every decile and quartile of the same rows moved by 10^-2 (the
     ranks where one side is zero left out): the description is stale, with no fix (no unit to
     update), one finding at each depth. Control: the same rows rewritten unchanged."""
     cat = elk.cat
@@ -109,6 +109,79 @@ def test_the_table_description_naming_a_drifted_columns_unit_and_controls(elk, t
             == [("unit_drift", "stale", [], "discount_usd", "dollars")]
         unit = next(f for f in got if f.annotation == "column.3.unit")
         assert desc[0].cause == unit.cause
+
+
+# ------------------------------------------------------------------ a unit restated by a factor off the powers of ten
+OFFSETS_H = [-10.0, -9.0, -8.0, -7.0, -6.0, -5.0, -8.0, -6.0, -9.0, -5.0]
+DURATIONS_H = [0.0, 0.5, 1.25, 2.0, 8.0, 0.25, 3.5, 0.0, 1.0, 6.75]
+
+
+def _hours(elk: LakeBuilder, col: str, values: list[float]) -> dict[str, list]:
+    """A table keyed by `site_id` (its grain) with an hours column `col`, loaded in two appends and
+    annotated after them: its unit (hours) and a description saying hours."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("site_id", "bigint"), (col, "decimal(9,2)")], partition_by=["d"], at=0)
+    rows: dict[str, list] = {"d": [], "site_id": [], col: []}
+    for day in range(1, 3):
+        part = {"d": [f"2024-11-1{day}"] * 5, "site_id": [10 * day + i for i in range(5)],
+                col: values[5 * (day - 1):5 * day]}
+        elk.append(T, part, at=day)
+        for k in rows:
+            rows[k] += part[k]
+    sm.annotate(cat, T, {"grain": {"text": "one row per site", "keys": ["site_id"]}}, author="a", time=elk.day(2.4))
+    sm.annotate(cat, T, {"description": f"{col}, in hours"}, column=col, author="a", time=elk.day(2.5))
+    sm.annotate(cat, T, {"unit": "hours"}, column=col, author="a", time=elk.day(2.55))
+    return rows
+
+
+def test_an_hours_column_restated_in_minutes_in_place_at_both_depths_and_controls(elk):
+    """An hours column restated in minutes in place (the same rows, every value x60): its unit and
+    its description are stale at both depths (failed before: nothing; the unit rules looked for
+    powers of ten). At metadata depth both ends of its range are the old ones x60 in a rewrite that
+    kept the rows (`factor_scale`, 60 of UNIT_FACTORS); at data depth the metadata finding stands.
+    The fix is `investigate`, not update_unit (that fix writes a power of ten only), and the factor
+    is in the evidence. Controls: an identical re-run, an append of a new day, and a rewrite whose
+    values changed by no one factor (x60 plus a little, unlike per row), at both depths."""
+    cat = elk.cat
+    rows = _hours(elk, "gmt_offset", OFFSETS_H)
+    elk.overwrite(T, rows, at=3)  # an identical re-run
+    elk.append(T, {"d": ["2024-11-13"] * 2, "site_id": [40, 41], "gmt_offset": [-7.0, -6.0]}, at=3.2)
+    for day in (3, 3.2):
+        assert sm.staleness(cat, T, now=elk.day(day), merge=False) == []
+        assert _data(cat, T, elk.day(day)) == []
+    rows = {k: [*v, *x] for (k, v), x in zip(rows.items(), (["2024-11-13"] * 2, [40, 41], [-7.0, -6.0]), strict=True)}
+    uneven = {**rows, "gmt_offset": [round(x * 60 + (i % 3) * 0.5, 2) for i, x in enumerate(rows["gmt_offset"])]}
+    elk.overwrite(T, uneven, at=4)
+    assert [f for f in sm.staleness(cat, T, now=elk.day(4), merge=False) if f.reason == "unit_drift"] == []
+    assert _data(cat, T, elk.day(4), "unit_drift") == []
+    elk.overwrite(T, rows, at=4.5)
+    v = elk.overwrite(T, {**rows, "gmt_offset": [x * 60 for x in rows["gmt_offset"]]}, at=5)
+    look = [Fix(action="investigate", params={"columns": ["gmt_offset"]})]
+    for got in (sm.staleness(cat, T, now=elk.day(5), merge=False), _data(cat, T, elk.day(5))):
+        assert sorted((f.annotation, f.reason, f.status, f.evidence.values["scale_factor"]) for f in got) == [
+            ("column.3.description", "unit_drift", "stale", 60.0), ("column.3.unit", "unit_drift", "stale", 60.0)]
+        assert all(f.fixes == look and v in f.evidence.vids and "x60" in f.message for f in got)
+
+
+def test_a_duration_in_hours_from_zero_restated_in_minutes_is_seen_in_the_paired_rows(elk):
+    """Hours restated in minutes in place where the range starts at zero: the minimum stays 0, so
+    the range's ends measure one ratio and the metadata depth says nothing; at data depth the rows
+    paired by the grain's keys all hold their old value x60 (`paired_factor`): the unit and the
+    description are stale, `investigate`, factor 60 (failed before: nothing at either depth).
+    Control: a rewrite of the same rows whose values moved by no one factor."""
+    cat = elk.cat
+    rows = _hours(elk, "duration_h", DURATIONS_H)
+    elk.overwrite(T, {**rows, "duration_h": [x * 60 if i % 2 else x * 30 for i, x in enumerate(rows["duration_h"])]},
+                  at=3)
+    assert _data(cat, T, elk.day(3), "unit_drift") == []  # control: x30 and x60 by turns
+    elk.overwrite(T, rows, at=3.5)
+    v = elk.overwrite(T, {**rows, "duration_h": [x * 60 for x in rows["duration_h"]]}, at=4)
+    assert [f for f in sm.staleness(cat, T, now=elk.day(4), merge=False) if f.reason == "unit_drift"] == []
+    got = _data(cat, T, elk.day(4), "unit_drift")
+    assert sorted((f.annotation, f.status, f.evidence.values["scale_factor"]) for f in got) == [
+        ("column.3.description", "stale", 60.0), ("column.3.unit", "stale", 60.0)]
+    assert all(f.fixes == [Fix(action="investigate", params={"columns": ["duration_h"]})] and v in f.evidence.vids
+               for f in got)
 
 
 # ------------------------------------------------------------------ a timestamp restated in another zone
