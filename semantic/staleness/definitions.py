@@ -6,12 +6,14 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
 
 import catalog_core as cc
 from catalog_core.errors import CatalogError, SqlTimeoutError
 from catalog_core.model import parse_time
 from semantic import _bounded
-from semantic._bounded import LimitExceededError
+from semantic._bounded import LimitExceededError, literals
 from semantic._tables import column_id, table_columns
 from semantic.annotations import fingerprint
 from semantic.history import Context, SchemaChange, type_family
@@ -35,6 +37,7 @@ from semantic.staleness.values_units import (
     appended_scale,
     appends,
     factor_text,
+    full_overwrites,
     parsed_sql,
     restated_scale,
     rewrites,
@@ -408,19 +411,157 @@ def _run_now(ctx: Context, sql: str) -> tuple[bool, str]:
     """(True, the fingerprint of its rows) of a verified query at the snapshot, or (False, its error),
     cached per (text, vid). A run stopped at its time or memory limit is no error of the query: it
     raises `LimitExceededError` (the annotation was not checked)."""
+    got = _run_now_hollow(ctx, sql)
+    return got[0], got[1]
+
+
+def _run_now_hollow(ctx: Context, sql: str) -> tuple[bool, str, bool]:
+    """`_run_now`, and whether the rows it ran to are `_hollow`."""
     key = (sql, ctx.vid)
     got = ctx.cache.sql.take(key)
     if got is None:
         try:
             res = cc.run_sql(ctx.cat, sql, snapshot=ctx.vid, limit=100_000)
-            got = (True, fingerprint(res.rows))
+            got = (True, fingerprint(res.rows), _hollow(res.rows))
         except CatalogError as e:
             if _bounded.is_limit(e):
                 raise LimitExceededError(f"it went past its limit and was stopped ({e.message})",
                                          limit="time" if isinstance(e, SqlTimeoutError) else "memory") from None
-            got = (False, e.message)
+            got = (False, e.message, False)
         ctx.cache.sql.put(key, got)
     return got
+
+
+def _hollow(rows: list[list[Any]]) -> bool:
+    """Is an answer empty: no rows, or rows whose every value is NULL or 0 (a sum or count over
+    nothing, every group gone)?"""
+    return all(v is None or (isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) and v == 0)
+               for r in rows for v in r)
+
+
+def _hollow_at(ctx: Context, sql: str, vid: int) -> bool | None:
+    """Is the answer of `sql` at `vid` `_hollow` (None: it does not run there), cached per (text, vid)."""
+    key = ("hollow", sql, vid)
+    got = ctx.cache.sql.take(key)
+    if got is None:
+        try:
+            got = (_hollow(_bounded.query(ctx.cat, vid, sql)),)
+        except LimitExceededError:
+            raise
+        except CatalogError:
+            got = (None,)
+        ctx.cache.sql.put(key, got)
+    return got[0]
+
+
+def _emptied(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, int, float] | None:
+    """The data commit (table, vid, time) of one of `tables` after vid `at` from which the verified query,
+    whose answer at the snapshot is `_hollow`, answers nothing, when it answered something at `at` (run
+    now: a query whose answer empties with the clock, not with a change, is left alone); found by
+    bisection of the tables' data commits up to the snapshot (at most `REPEAT_BISECT` statements; past
+    them, the snapshot's own vid and no time). None when the answer was empty at `at` too or that does
+    not run."""
+    if at <= 0 or _hollow_at(ctx, sql, at) is not False:
+        return None
+    commits: dict[int, tuple[str, float]] = {}
+    for n in tables:
+        tl = ctx.timeline(n)
+        for v, tt in tl.data_after(at) if tl is not None else []:
+            if v <= ctx.vid:
+                commits.setdefault(v, (n, tt))
+    vids = sorted(commits)
+    if not vids:
+        return None
+    lo, hi = 0, len(vids) - 1   # not hollow before vids[lo], hollow at the snapshot
+    for _ in range(REPEAT_BISECT):
+        if lo >= hi:
+            break
+        mid = (lo + hi) // 2
+        got = _hollow_at(ctx, sql, vids[mid])
+        if got is None:
+            return None
+        if got:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo < hi:
+        return tables[0], ctx.vid, 0.0
+    return commits[vids[hi]][0], vids[hi], commits[vids[hi]][1]
+
+
+RESTATE_SAMPLE = 500  # rows (by the grain's keys) compared either side of a rebuild, at most
+RESTATE_HABIT = 3     # earlier rebuilds of a table read to tell its habit of restating rows
+RESTATE_MOST = 0.5    # share of the rows a rebuild kept that must hold other values: history restated, not an update
+
+
+def _restated(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, int, float, list[str], float] | None:
+    """A full rewrite (`values_units.full_overwrites`, routine rebuilds included) of a table among
+    `tables` after vid `at` that restated history: the rows present either side of it, paired by the
+    table's declared grain keys, hold other values in a column the query names (`_changed_share`):
+    most of them (`RESTATE_MOST`; a rebuild that updates its open period or closes a dimension's
+    versions changes a few) and more than twice the share its `RESTATE_HABIT` rebuilds before did
+    (a table restated whole by habit is routine), and the query's answer moved across it (the first
+    `MOVED_TRIES` rewrites tried): (table, vid, time, the columns, the share of rows restated)."""
+    tries = 0
+    for n in tables:
+        tl, obj = ctx.timeline(n), ctx.table(n)
+        if tl is None or obj is None:
+            continue
+        tbl = Table(ctx, n, obj, tl)
+        grain = next((x for x in ctx.annotations(n) if x.key == "table.grain"), None)
+        keys = [str(k) for k in ((grain.value or {}).get("keys") or [])] if grain is not None else []
+        if not keys or any(tbl.col(k) is None for k in keys):
+            continue
+        low = {k.lower() for k in keys}
+        cols = [c.name for c in tbl.cols.values() if c.name.lower() not in low and names(sql, c.name)]
+        if not cols:
+            continue
+        overs = full_overwrites(tbl)
+        for i, (v, tt) in enumerate(overs):
+            if v <= at or v > ctx.vid:
+                continue
+            if tries >= MOVED_TRIES:
+                return None
+            tries += 1
+            if not answer_moved(ctx, sql, v):
+                continue
+            share = _changed_share(ctx, tbl, keys, cols, v)
+            if share is None or share < RESTATE_MOST:
+                continue
+            habit = max([_changed_share(ctx, tbl, keys, cols, pv) or 0.0 for pv, _ in overs[max(0, i - RESTATE_HABIT):i]],
+                        default=0.0)
+            if share > 2 * habit:
+                return n, v, tt, cols, share
+    return None
+
+
+def _changed_share(ctx: Context, tbl: Table, keys: list[str], cols: list[str], vid: int) -> float | None:
+    """Of the rows of `tbl` just before the commit at `vid` (at most `RESTATE_SAMPLE`, by the hash of
+    their grain `keys`) whose keys it still holds after, the share whose `cols` hold other values
+    after it; None when no row pairs or a statement does not run (two bounded statements, cached)."""
+    key = ("restated", tbl.name, tuple(keys), tuple(cols), vid)
+    got = ctx.cache.sql.take(key)
+    if got is not None:
+        share: float | None = got[0]
+        return share
+    tq = quote_table(tbl.name)
+    kh = "CAST(hash({}) AS VARCHAR)".format(", ".join(quote_id(k) for k in keys))
+    vh = "CAST(hash({}) AS VARCHAR)".format(", ".join(quote_id(c) for c in cols))
+    share = None
+    try:
+        rows = _bounded.query(ctx.cat, vid - 1, f"SELECT {kh}, {vh} FROM {tq} ORDER BY 1 LIMIT {RESTATE_SAMPLE}")
+        if rows:
+            vals = ", ".join(f"({literals(list(r))})" for r in rows)
+            nkh = "CAST(hash({}) AS VARCHAR)".format(", ".join(f"n.{quote_id(k)}" for k in keys))
+            nvh = "CAST(hash({}) AS VARCHAR)".format(", ".join(f"n.{quote_id(c)}" for c in cols))
+            got2 = _bounded.query(ctx.cat, vid, f"SELECT count(*), count(*) FILTER (WHERE {nvh} IS DISTINCT FROM o.vh) "
+                                                f"FROM (VALUES {vals}) AS o(kh, vh) JOIN {tq} n ON {nkh} = o.kh")
+            paired, changed = (int(got2[0][0]), int(got2[0][1])) if got2 else (0, 0)
+            share = changed / paired if paired else None
+    except (CatalogError, LimitExceededError):
+        share = None  # no evidence either side of the rebuild
+    ctx.cache.sql.put(key, (share,))
+    return share
 
 
 def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str | None, str]] | None = None,
@@ -438,7 +579,9 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
     a table that never lost rows before: `_removals`) only when that change moved the answer: the query is run just before and just after it (the first
     `MOVED_TRIES` such changes, bounded like `run_sql`). A compaction or an identical re-run moves
     nothing; a metadata `verified_query_changed` on a rewrite the answer did not move across is
-    dropped (`checked`)."""
+    dropped (`checked`). Two changes of rows count however routine the rebuild that brought them
+    (`_rebuilt_answer`): an answer that had rows and now has none (`_emptied`), and a full rewrite
+    that restated most of the rows it kept in a column the query reads (`_restated`)."""
     val = a.value or {}
     sql = str(val.get("sql"))
     ok, detail = _run_now(ctx, sql)
@@ -495,6 +638,40 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
                          [at, vid], [tt],
                          values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
                                  "table": name, "change": kind},
+                         suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
+                         cause=None)]
+    return _rebuilt_answer(ctx, t, a, names, at, detail)
+
+
+def _rebuilt_answer(ctx: Context, t: Table, a: Annotation, names: list[str], at: int, detail: str) -> list[Finding]:
+    """`verified_query_changed` (suspect, re-verify) for a verified query whose answer `detail` differs
+    from the verified one across changes of rows a routine rebuild may bring too: the answer that had
+    rows now has none (`_emptied`), a full rewrite restated the rows it kept in a column the query
+    reads (`_restated`), or key values of a table's grain repeat that did not (`_repeated_keys`)."""
+    val = a.value or {}
+    sql = str(val.get("sql"))
+    empty = _emptied(ctx, names, at, sql) if _run_now_hollow(ctx, sql)[2] else None
+    if empty is not None:
+        name, vid, tt = empty
+        return [finding(a, t.name, "verified_query_changed", "suspect",
+                         f"the verified query answered rows at vid {at} and answers nothing now (no rows, or only "
+                         f"empty values)" + (f", since {name}'s data commit at vid {vid} ({day_of(tt)})" if tt else ""),
+                         [at, vid], [tt] if tt else [],
+                         values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
+                                 "table": name, "change": "emptied"},
+                         suggestion="find why the query answers nothing (a join key whose format changed, a value "
+                                    "gone) before re-verifying it: an empty answer is seldom the true one",
+                         fixes=[make_fix("reverify")], cause=None)]
+    restated = _restated(ctx, names, at, sql)
+    if restated is not None:
+        name, vid, tt, cols, share = restated
+        return [finding(a, t.name, "verified_query_changed", "suspect",
+                         f"{name} was rebuilt at vid {vid} ({day_of(tt)}) with {share:.0%} of the rows it kept (by its "
+                         f"grain's keys) holding other values of {', '.join(cols)}, which the query reads: history was "
+                         "restated, and the query's answer moved across that rebuild",
+                         [at, vid], [tt],
+                         values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
+                                 "table": name, "change": "restated", "columns": cols, "rows_restated": round(share, 4)},
                          suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
                          cause=None)]
     rep = _repeated_keys(ctx, names, at)

@@ -251,15 +251,40 @@ def enum_rows_removed(t: Table, ann: Annotation) -> list[Finding]:
 
 
 def rewrites(t: Table) -> list[tuple[int, float]]:
-    """The data commits that rewrote `t` in full — the commit's write log (`meta.writes`, as the
+    """The data commits that rewrote `t` in full (`full_overwrites`) when the table is normally loaded
+    by appends (most of its logged writes are appends). Rewrites of tables that are always
+    overwritten (dimensions and marts rebuilt every load) are routine and return []."""
+    over, appends = _logged_writes(t)
+    return full_overwrites(t) if over and appends > len(over) else []
+
+
+def full_overwrites(t: Table) -> list[tuple[int, float]]:
+    """Every data commit that rewrote `t` in full — the commit's write log (`meta.writes`, as the
     Spark bridge records it) says `overwrite` for the table and every file the table holds after
-    the commit was written by it — when the table is normally loaded by appends (most of its
-    logged writes are appends). Rewrites of tables that are always overwritten (dimensions and
-    marts rebuilt every load) are routine and return []."""
+    the commit was written by it (by file or row count) — routine rebuilds included, by vid."""
     key = ("rewrites", t.name, t.obj.vid)
     got = t.ctx.cache.findings.take(key)
     if got is not None:
         return got[0]
+    over = _logged_writes(t)[0]
+    out: list[tuple[int, float]] = []
+    if over:
+        after = {h.vid: h.value or {} for h in t.ctx.cat.history(t.obj.path) if h.vid in {v for v, _, _ in over}}
+        for v, tt, w in over:
+            st = after.get(v, {}).get("stats") or {}
+            if st.get("file_count") == w.get("files") or st.get("row_count") == w.get("rows"):
+                out.append((v, tt))
+    t.ctx.cache.findings.put(key, (out,))
+    return out
+
+
+def _logged_writes(t: Table) -> tuple[list[tuple[int, float, dict[str, Any]]], int]:
+    """The write log's overwrites of `t` (vid, time, the logged write) and how many of its logged
+    writes were appends, cached per table version."""
+    key = ("logged_writes", t.name, t.obj.vid)
+    got = t.ctx.cache.findings.take(key)
+    if got is not None:
+        return got[0], got[1]
     short = {t.name, t.name.split(".", 1)[-1]}
     modes: list[tuple[int, float, dict[str, Any]]] = []
     for v, tt in t.tl.data_commits:
@@ -269,15 +294,8 @@ def rewrites(t: Table) -> list[tuple[int, float]]:
                 modes.append((v, tt, w))
     appends = sum(1 for _, _, w in modes if w.get("mode") == "append")
     over = [(v, tt, w) for v, tt, w in modes if w.get("mode") == "overwrite"]
-    out: list[tuple[int, float]] = []
-    if over and appends > len(over):
-        after = {h.vid: h.value or {} for h in t.ctx.cat.history(t.obj.path) if h.vid in {v for v, _, _ in over}}
-        for v, tt, w in over:
-            st = after.get(v, {}).get("stats") or {}
-            if st.get("file_count") == w.get("files") or st.get("row_count") == w.get("rows"):
-                out.append((v, tt))
-    t.ctx.cache.findings.put(key, (out,))
-    return out
+    t.ctx.cache.findings.put(key, (over, appends))
+    return over, appends
 
 
 @functools.lru_cache(maxsize=256)
