@@ -140,6 +140,20 @@ def _similar(a: Table, b: Table) -> float:
     return 0.6 * cols + 0.4 * rate
 
 
+def _load_rate(t: Table) -> float | None:
+    """Rows per day of the table's regular loads: the median, over its last ten loads that added rows,
+    of the rows each added over the time since the load before. A table's first load (its creation, or
+    a backfill of history: a one-off) is never counted as rows added. None without such a load."""
+    dc = t.tl.data_commits
+    rates = []
+    for (pv, pt), (v, tt) in list(zip(dc, dc[1:], strict=False))[-10:]:
+        a, b = rows_at(t, pv), rows_at(t, v)
+        if isinstance(a, int) and isinstance(b, int) and b > a and tt > pt:
+            rates.append((b - a) / ((tt - pt) / DAY))
+    rates.sort()
+    return rates[len(rates) // 2] if rates else None
+
+
 STRONG_COLUMN = 0.9     # a column "alike" for a successor: the same range (numbers within ~1.26x, same text range)
 MOST_COLUMNS = 0.75     # share of the old table's columns a successor must hold alike, one to one
 ALIKE_RATE = 0.5        # rows per day within ~3x
@@ -151,7 +165,11 @@ def successor_evidence(a: Table, b: Table, stop: float, every: float) -> dict[st
     holds alike one to one (`columns_alike`), rows per day alike (`rate`), whether b started loading
     when a stopped (`started_at_stop`: its first load within three usual intervals of a's last) and
     the verdict `strong`: b's rows per day are alike and it holds most of a's columns alike, or it
-    started when a stopped and holds at least half of them. Only a strong candidate is offered.
+    started when a stopped and holds at least half of them. Only a strong candidate is offered. Rows
+    per day are alike by the span of their data (rows over the days their dates cover) or as loaded
+    (`_load_rate`, the rows each regular load adds per day: a table whose history is kept at another
+    grain, weekly snapshots then daily ones, against a new one of daily snapshots; a backfill is no
+    regular load).
     `newer` (b's first load a day or more after a's) is reported, not required: the Acme lake's own
     replacement (legacy sales -> the mart, loaded side by side from the start) is not newer."""
     mine = list(a.cols.values())
@@ -170,6 +188,9 @@ def successor_evidence(a: Table, b: Table, stop: float, every: float) -> dict[st
     if sa and sb and isinstance(ra, int) and isinstance(rb, int) and ra > 0 and rb > 0:
         da, db = max(1.0, (sa[1] - sa[0]) / DAY + 1), max(1.0, (sb[1] - sb[0]) / DAY + 1)
         rate = max(0.0, 1.0 - abs(math.log10((ra / da) / (rb / db))))
+    la, lb = _load_rate(a), _load_rate(b)
+    if la and lb:  # or as loaded: the rows each regular load adds per day (a history kept at another grain)
+        rate = max(rate, 1.0 - abs(math.log10(la / lb)))
     first = b.tl.data_commits[0][1] if b.tl.data_commits else None
     began = a.tl.data_commits[0][1] if a.tl.data_commits else None
     started = first is not None and abs(first - stop) <= 3 * every
@@ -181,9 +202,22 @@ def successor_evidence(a: Table, b: Table, stop: float, every: float) -> dict[st
             "started_at_stop": started, "newer": newer, "strong": strong}
 
 
+def last_load(ctx: Context, tables: dict[str, Table | None]) -> float:
+    """The catalog's own activity: the time of its latest load (data commit of any table) at ctx.vid.
+    An annotation written later (a review's scan, recorded at the clock) is not the lake's activity:
+    by it a table loaded that morning would have stopped long ago. Cached per snapshot vid."""
+    key = ("last_load", ctx.vid)
+    got = ctx.cache.findings.take(key)
+    if got is None:
+        times = [o.tl.data_commits[-1][1] for name in ctx.tables()
+                 if (o := get_table(ctx, name, tables)) is not None and o.tl.data_commits]
+        got = ctx.cache.findings.put(key, (max(times) if times else ctx.commit_time(ctx.vid),))
+    return float(got[0])
+
+
 def successor(ctx: Context, t: Table, after: float, tables: dict[str, Table | None]) -> tuple[float, Table] | None:
     """The table most like `t` by statistics (`_similar`) that still loads after `after`, has not
-    stopped itself by the catalog's latest commit (`stopped`: a table that lived a few loads and
+    stopped itself by the catalog's latest load (`last_load`; `stopped`: a table that lived a few loads and
     ended is no one's replacement), whose time range continues t's, and that is not more like another
     table that stopped (two tables stopped, one new table beside them: it continues the one it is most
     like, never both); cached per (table, snapshot vid). Whether its evidence is strong
@@ -192,7 +226,7 @@ def successor(ctx: Context, t: Table, after: float, tables: dict[str, Table | No
     got = ctx.cache.findings.take(key)
     if got is not None:
         return got[0]
-    head = ctx.commit_time(ctx.vid)
+    head = last_load(ctx, tables)
     cands: list[tuple[float, Table]] = []
     for other in ctx.tables():
         if other == t.name:
@@ -212,7 +246,7 @@ def successor(ctx: Context, t: Table, after: float, tables: dict[str, Table | No
 def continues_another(t: Table, o: Table, tables: dict[str, Table | None], head: float,
                       mine: float | None = None) -> bool:
     """Is `o` more like (`_similar`) another table that no longer loads (nothing for two of its usual
-    intervals before `head`, the catalog's latest commit) than like `t` (`mine`, when the caller has it)?
+    intervals before `head`, the catalog's latest load) than like `t` (`mine`, when the caller has it)?
     Then `o` continues that one, not `t`: two tables stop, one new table beside them is the successor of
     one, never of both."""
     mine = _similar(t, o) if mine is None else mine
@@ -228,7 +262,7 @@ def continues_another(t: Table, o: Table, tables: dict[str, Table | None], head:
 
 
 def stopped(t: Table, head: float) -> bool:
-    """Has `t` stopped loading by `head` (the catalog's latest commit time, not the clock): its last
+    """Has `t` stopped loading by `head` (the catalog's latest load, `last_load`, not the clock): its last
     load older than three of its usual intervals and a week, the rule of `not_loaded_since`."""
     dc = t.tl.data_commits
     if not dc:
@@ -300,7 +334,7 @@ def named_successor(t: Table, tables: dict[str, Table | None]) -> tuple[Table, d
     if not dc:
         return None
     last_v, last_t = dc[-1]
-    head = t.ctx.commit_time(t.ctx.vid)
+    head = last_load(t.ctx, tables)
     best: tuple[float, Table, dict[str, Any]] | None = None
     for other in t.ctx.tables():
         if not other.startswith(t.name) or not SUCCESSOR_NAME.fullmatch(other[len(t.name):]):
@@ -324,10 +358,13 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     load but one (after its last, when it loaded once) and within two of its intervals of it (around
     when it stopped), holds most of its columns alike one to one with rows per day alike
     (`successor_evidence` strong), while the table has stopped by the catalog's own activity (its
-    latest commit, not the clock): it loaded regularly and has not since for two of its usual
+    latest load, `last_load`, not the clock): it loaded regularly and has not since for two of its usual
     intervals (or its job ran twice without it), or, when its history is too short to know its
     interval (under four loads: a weekly table loaded once), its last load is older than its own
-    freshness SLA (the interval it promised, taken as its interval). Its description and freshness SLA describe a table no longer kept:
+    freshness SLA (the interval it promised, taken as its interval), or, before that, the new table
+    took its loads (`took_its_loads`: it loaded twice in the slots the table missed, or it began as a
+    copy of the table's rows and two loads since carried periods the table never got). Its description
+    and freshness SLA describe a table no longer kept:
     `successor` is offered on that evidence (deprecate it in favour of the new one).
     Before the table is overdue (or when nothing new around when it stopped matches), a next version
     written beside it (`named_successor`: named as its next version, built from it alone after its
@@ -340,14 +377,21 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
         return []
     every = _every(t) if len(dc) >= 4 else None
     last_v, last_t = dc[-1]
-    head = t.ctx.commit_time(t.ctx.vid)
+    head = last_load(t.ctx, tables)
     sla = _sla_of(anns)
     regular = bool(every) and (head - last_t >= 2 * (every or 0) or skipped_by_its_job(t, tables) >= 2)
     late = every is None and sla is not None and sla > 0 and head - last_t > sla
     best = _stopped_successor(t, tables, every if regular else sla, head) if regular or late else None
+    took = None
+    if best is None and every:  # not overdue by its own cadence: a new table may have taken its loads
+        best = _stopped_successor(t, tables, every, head, took=True)
+        took = best[1] if best is not None else None
     if best is not None:
-        how = f"loaded every ~{(every or 0) / 3600:.0f} h" if regular else f"its freshness SLA {(sla or 0) / 3600:.0f} h"
-        status, why = "stale", f"{t.name} ({how}) has not loaded since {day_of(last_t)}: it was replaced beside"
+        how = f"loaded every ~{(every or 0) / 3600:.0f} h" if every else f"its freshness SLA {(sla or 0) / 3600:.0f} h"
+        status, why = "stale", (f"{t.name} ({how}) has not loaded since {day_of(last_t)} while {took.name} took its "
+                                f"loads: it was replaced beside" if took is not None else
+                                f"{t.name} ({how}) has not loaded since {day_of(last_t)}: it was replaced beside")
+        regular = regular or took is not None
     else:
         named = named_successor(t, tables)
         if named is None:
@@ -376,10 +420,11 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
 
 
 def _stopped_successor(t: Table, tables: dict[str, Table | None], every: float | None,
-                       head: float) -> tuple[float, Table, dict[str, Any]] | None:
+                       head: float, took: bool = False) -> tuple[float, Table, dict[str, Any]] | None:
     """The best table new around when `t` stopped (first loaded after its last load but one, within
     two of its intervals of its last) that `successor_evidence` finds strong, holding most columns,
-    and that does not continue another table that stopped (`continues_another`)."""
+    and that does not continue another table that stopped (`continues_another`); with `took`, only
+    one that took its loads since (`took_its_loads`)."""
     assert every is not None
     dc = t.tl.data_commits
     last_t = dc[-1][1]
@@ -395,8 +440,55 @@ def _stopped_successor(t: Table, tables: dict[str, Table | None], every: float |
         if (first < prev if prev is not None else first <= last_t) or first > last_t + 2 * every:
             continue  # not new around when the table stopped
         ev = successor_evidence(t, o, last_t, every)
+        if took and not took_its_loads(t, o, every, head):
+            continue
         if ev["strong"] and ev["columns_alike"] >= MOST_COLUMNS and not continues_another(t, o, tables, head):
             score = ev["columns_alike"] + ev["rows_per_day_alike"]
             if best is None or score > best[0]:
                 best = (score, o, ev)
     return best
+
+
+def _copy_at(t: Table, o: Table) -> bool:
+    """Did `o` begin as `t`'s rows as of `t`'s last load: its first load holds as many rows, and each of
+    t's columns has a column of o (the same type family) with the very same statistics then?"""
+    last_v, first_v = t.tl.data_commits[-1][0], o.tl.data_commits[0][0]
+    rows = rows_at(t, last_v)
+    if not isinstance(rows, int) or rows <= 0 or rows_at(o, first_v) != rows:
+        return False
+    mine, theirs = stats_at(t, last_v), stats_at(o, first_v)
+    pool = [(type_family(d.type), repr(theirs.get(d.name))) for d in o.cols.values() if theirs.get(d.name)]
+    for c in t.cols.values():
+        key = (type_family(c.type), repr(mine.get(c.name)))
+        if not mine.get(c.name) or key not in pool:
+            return False
+        pool.remove(key)
+    return True
+
+
+def _time_max_at(t: Table, v: int) -> float | None:
+    """The latest value of the table's first date / timestamp column as of `v` (its statistics)."""
+    st = stats_at(t, v)
+    for c in t.cols.values():
+        if type_family(c.type) == "time" and isinstance(st.get(c.name), dict):
+            return parse_time(st[c.name].get("max"))
+    return None
+
+
+def took_its_loads(t: Table, o: Table, every: float, head: float) -> bool:
+    """Has `o` taken `t`'s loads since `t`'s last one (when `t` is not yet two of its intervals overdue)?
+    Either `o` loaded twice where t's next loads were due (two loads adding data, each at least half an
+    interval after t's last, and t is an interval and a half overdue: a daily table whose job now
+    writes the new table, judged minutes before its second missed slot), or `o` began as a copy of t's
+    rows as of its last load (`_copy_at`: a backfill of its history) and two loads since each carried
+    a period later than any t holds (the data t received now goes to `o`). A new table loaded once,
+    or a copy that only resembles it, has taken nothing."""
+    last_t = t.tl.data_commits[-1][1]
+    later = [(v, tt) for v, tt in o.tl.data_commits[1:] if tt > last_t and added_data(o, v)]
+    if head - last_t >= 1.5 * every and sum(1 for _v, tt in later if tt >= last_t + every / 2) >= 2:
+        return True
+    if not _copy_at(t, o):
+        return False
+    mine = _time_max_at(t, t.tl.data_commits[-1][0])
+    past = [v for v, _tt in later if mine is not None and (hi := _time_max_at(o, v)) is not None and hi > mine]
+    return len(past) >= 2

@@ -1,0 +1,144 @@
+"""replacement_deprecation: a table replaced beside the old one before the old one is two of its
+intervals overdue, the new table having taken its loads (independent testers' Acme and TPC-DS copies)."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import semantic as sm
+from semantic.models import Fix
+
+OLD, NEW, OTHER = "acme.core.loyalty_events", "acme.core.loyalty_ledger", "acme.core.visits"
+COLS = [("event_date", "date"), ("event_id", "bigint"), ("points", "int")]
+
+
+def _events(first_day: int, days: int, next_id: int) -> dict[str, list]:
+    """Two events a day for `days` days from day `first_day` (2024-11-11 is day 0)."""
+    out: dict[str, list] = {"event_date": [], "event_id": [], "points": []}
+    for d in range(first_day, first_day + days):
+        out["event_date"] += [(date(2024, 11, 11) + timedelta(days=d)).isoformat()] * 2
+        out["event_id"] += [next_id, next_id + 1]
+        out["points"] += [5, 50]
+        next_id += 2
+    return out
+
+
+def _biweekly(elk) -> dict[str, list]:
+    """The old table, loaded every two weeks (days 0..56) with the two weeks of events before each
+    load, in one commit with the daily job's other table; its description written on day 1."""
+    cat = elk.cat
+    elk.table(OLD, COLS, at=0)
+    elk.table(OTHER, [("visit_date", "date"), ("minutes", "int")], at=0)
+    held: dict[str, list] = {"event_date": [], "event_id": [], "points": []}
+    for d in range(0, 57):
+        if d % 14 == 0:
+            rows = _events(d - 14, 14, len(held["event_id"]) + 1)
+            elk.append(OLD, rows, at=d + 0.2)
+            for k in held:
+                held[k] += rows[k]
+        elk.append(OTHER, {"visit_date": [(date(2024, 11, 11) + timedelta(days=d)).isoformat()], "minutes": [3]},
+                   at=d + 0.25)
+        if d == 1:
+            sm.annotate(cat, OLD, {"description": "loyalty events, the source of points"}, author="a",
+                        time=elk.day(1.5))
+    return held
+
+
+def _flagged(cat, now, depth="metadata"):
+    return sorted((x.annotation, x.status, tuple(x.fixes)) for x in
+                  sm.staleness(cat, OLD, depth=depth, now=now, merge=False) if x.reason == "not_loaded_since")
+
+
+def test_a_backfilled_replacement_with_an_extra_column_takes_the_loads_of_a_table_loaded_every_two_weeks(elk):
+    """A table loaded every two weeks is replaced beside, right after its last load, by a new table
+    holding its columns and one more, backfilled with its whole history (its rows exactly, as of its
+    last load) and loaded daily since with the days after it, while the old table has not loaded:
+    its description names the successor, at both depths, also once an annotation is written much later
+    (a review's scan, at the clock). Failed before: nothing (the old table is not two of its intervals
+    overdue; and by the late annotation's time the new table itself had 'stopped').
+    Control: the old table loads again (written to both): no finding."""
+    cat = elk.cat
+    held = _biweekly(elk)
+    backfill = {**held, "source_system": ["v1"] * len(held["event_id"])}
+    elk.table(NEW, [*COLS, ("source_system", "string")], at=57.1, rows=backfill)
+    assert _flagged(cat, elk.day(57.2)) == []  # a copy alone has taken nothing
+    nid = len(held["event_id"]) + 1
+    for d in (57, 58):
+        rows = _events(d - 1, 1, nid)
+        nid += 2
+        elk.append(NEW, {**rows, "source_system": ["v2"] * 2}, at=d + 0.2)
+        elk.append(OTHER, {"visit_date": [(date(2024, 11, 11) + timedelta(days=d)).isoformat()], "minutes": [3]},
+                   at=d + 0.25)
+    want = [("table.description", "stale", (Fix(action="successor", params={"table": NEW}),))]
+    assert _flagged(cat, elk.day(58.5)) == want
+    sm.annotate(cat, OTHER, {"description": "web visits"}, author="review", time=elk.day(400))
+    assert _flagged(cat, elk.day(58.5)) == want
+    assert _flagged(cat, elk.day(58.5), depth="data") == want
+    elk.append(OLD, _events(56, 3, 9000), at=401)  # control: still loaded beside it
+    assert _flagged(cat, elk.day(401.1)) == []
+
+
+def test_a_new_table_alike_but_no_copy_is_no_replacement_of_a_table_loaded_every_two_weeks(elk):
+    """Control: beside the same table, right after its last load, a new table with its columns alike
+    and its rows per day, loaded daily with days after it, but not a copy of its rows: the old
+    table, loaded every two weeks, is not overdue and nothing has taken its loads: no finding."""
+    cat = elk.cat
+    _biweekly(elk)
+    start = _events(0, 56, 1)
+    elk.table(NEW, COLS, at=57.1, rows=start)
+    nid = 200
+    for d in (57, 58):
+        elk.append(NEW, _events(d - 1, 1, nid), at=d + 0.2)
+        nid += 2
+    assert _flagged(cat, elk.day(58.5)) == []
+    assert _flagged(cat, elk.day(58.5), depth="data") == []
+
+
+STOCK, STOCK_NEW = "acme.core.stock", "acme.core.stock_daily"
+SCOLS = [("snap_date", "date"), ("snap_date_sk", "int"), ("item_id", "int"), ("warehouse_id", "int"), ("qty", "int")]
+
+
+def _snapshot(d: int) -> dict[str, list]:
+    """Three items' stock on day `d` (2024-11-11 is day 0)."""
+    return {"snap_date": [(date(2024, 11, 11) + timedelta(days=d)).isoformat()] * 3, "snap_date_sk": [24000 + d] * 3,
+            "item_id": [1, 2, 3], "warehouse_id": [1, 1, 1], "qty": [500, 40, 7]}
+
+
+def test_a_daily_table_whose_loads_a_new_table_took_is_replaced_minutes_before_its_second_missed_slot(elk):
+    """A table holding weekly snapshots of history, loaded daily since (one snapshot a day, its job a
+    few minutes later on its last day), is replaced by a new table of daily snapshots first loaded that
+    afternoon, which takes its next two daily loads: its description and freshness SLA name the
+    successor, although by the catalog's latest load (the new table's, three minutes after the old
+    one's slot) it is a few minutes short of two of its intervals (failed before: nothing; rows per
+    day of its weekly history were unlike the new table's, those of its loads alike).
+    Controls: after the new table's first daily load only; the old table loading again."""
+    cat = elk.cat
+    rows: dict[str, list] = {k: [] for k, _ in SCOLS}
+    for d in range(-70, 1, 7):  # weekly snapshots of history
+        for k, v in _snapshot(d).items():
+            rows[k] += v
+    elk.table(STOCK, SCOLS, at=0, rows=rows)
+    elk.table(OTHER, [("visit_date", "date"), ("minutes", "int")], at=0)
+    sm.annotate(cat, STOCK, {"description": "stock on hand per item and warehouse", "freshness_sla": "P8D"},
+                author="a", time=elk.day(0.5))
+    for d in range(1, 13):
+        elk.append(OTHER, {"visit_date": [(date(2024, 11, 11) + timedelta(days=d)).isoformat()], "minutes": [3]},
+                   at=d + 0.36)
+        if d in (8, 9, 10):
+            elk.append(STOCK, _snapshot(d - 7), at=d + (0.3875 if d == 10 else 0.375))  # 09:00, 09:00, 09:18
+        if d == 10:
+            elk.table(STOCK_NEW, SCOLS, at=10.625, rows=_snapshot(4))
+        if d in (11, 12):
+            elk.append(STOCK_NEW, _snapshot(d - 6), at=d + 0.39)  # 09:21.6
+
+        def flagged(now):
+            return sorted((x.annotation, x.status, tuple(x.fixes)) for x in
+                          sm.staleness(cat, STOCK, now=elk.day(now), merge=False) if x.reason == "not_loaded_since")
+
+        if d == 11:
+            assert flagged(11.45) == []  # one slot missed
+    want = [(k, "stale", (Fix(action="successor", params={"table": STOCK_NEW}),))
+            for k in ("table.description", "table.freshness_sla")]
+    assert flagged(12.42) == want
+    elk.append(STOCK, _snapshot(6), at=12.5)  # control: loaded again
+    assert flagged(12.6) == []
