@@ -60,6 +60,8 @@ WRITER_KINDS: dict[str, tuple[str, ...]] = {
     "stopped": (), "stuck_reruns": ("spark",), "replacement_beside": ("spark",), "deprecated_written": _BOTH,
     "metric_column_scaled": _BOTH, "metric_filter_value_renamed": _BOTH, "verified_answer_restated": _BOTH,
     "date_range_exceeded": _BOTH,
+    "unit_factor_restated": _BOTH, "timezone_shift_new_load": _BOTH, "value_partly_respelled": _BOTH,
+    "key_reformatted": _BOTH, "restated_same_keys": _BOTH,
     "compaction": _BOTH, "identical_rerun": _BOTH, "nullability_only": ("engine", "iceberg"),
     "new_nullable_column": _BOTH, "append": _BOTH,   # append: the routine loads (a writer per table and day)
 }
@@ -598,21 +600,111 @@ class Generator:
         tr.loads = 1
         return self.done(tr, self.write(day, t.name, "append", f"load with {col} in new unit"))
 
+    # a unit -> the units it may be restated in and the factor (a value in the new unit = old x factor):
+    # time and money, not powers of ten (kg -> g, a power of ten, is the one the fix vocabulary can say)
+    UNIT_FACTORS: dict[str, tuple[tuple[str, float], ...]] = {
+        "hours": (("minutes", 60), ("seconds", 3600)), "hour": (("minutes", 60), ("seconds", 3600)),
+        "minutes": (("seconds", 60),), "minute": (("seconds", 60),), "days": (("hours", 24),), "day": (("hours", 24),),
+        "usd": (("eur", 0.92), ("gbp", 0.79), ("cad", 1.36)), "dollars": (("eur", 0.92), ("gbp", 0.79), ("cad", 1.36)),
+        "cents": (("eur cents", 0.92), ("pence", 0.79)), "usd cents": (("eur cents", 0.92), ("pence", 0.79)),
+        "usd_cents": (("eur cents", 0.92), ("pence", 0.79)), "eur": (("usd", 1.09), ("gbp", 0.86)),
+        "kg": (("g", 1000),), "kilograms": (("grams", 1000),),
+    }
+
+    def _fits(self, t: TableInfo, col: str, factor: float) -> bool:
+        """Whether the column's values x `factor` still fit its type (a decimal's digits, an int's range)."""
+        import re
+
+        def num(v: Any) -> float | None:
+            try:
+                return abs(float(v)) if v is not None and not isinstance(v, bool) else None
+            except (TypeError, ValueError):
+                return None
+
+        s = t.cstat(col)
+        lim = max((x for x in (num(v) for v in ((s.min, s.max) if s else ())) if x is not None), default=None)
+        if lim is None:
+            return False
+        typ = t.type_of(col).lower()
+        m = re.fullmatch(r"decimal\((\d+),\s*(\d+)\)", typ)
+        bound = 10.0 ** (int(m.group(1)) - int(m.group(2))) if m else 2.0 ** 31 if typ in ("int", "integer") \
+            else 2.0 ** 63 if is_int(typ) else float("inf")
+        return lim * factor < bound
+
+    def _factor_cols(self, t: TableInfo) -> list[tuple[str, str, float]]:
+        """(column, new unit, factor) of the unit-annotated measures in a time or money unit whose values
+        still fit their type once restated by a factor of `UNIT_FACTORS`."""
+        out = []
+        for col in self._unit_cols(t):
+            ua = t.column_field(col, "unit")
+            if ua is None or not isinstance(ua.value, str):
+                continue
+            for unit, f in self.UNIT_FACTORS.get(ua.value.strip().lower(), ()):
+                if self._fits(t, col, f):
+                    out.append((col, unit, float(f)))
+        return out
+
+    def values_unit_factor_restated(self) -> Trap:
+        """A measure in a time or money unit restated in place in another unit by a factor that is no power
+        of ten (hours -> minutes x 60, USD -> EUR x 0.92), the same name and type."""
+        import math
+
+        from pyspark.sql import functions as F
+
+        t = self.pick([t for t in self.free() if self._factor_cols(t)])
+        col, unit, f = self.pick(self._factor_cols(t))
+        ua = t.column_field(col, "unit")
+        tr = self.new_trap("values_units", "unit_factor_restated", t.name, [col],
+                           f"{col} restated in {unit} (x {f:g}) in place, was {ua.value if ua is not None else '?'}")
+        tr.falsify(self._unit_false(t, col, tr), None)
+        k = math.log10(f)
+        if ua is not None and abs(k - round(k)) < 1e-9:  # x 10^k: the one factor `update_unit` can say
+            tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "scale": int(round(k))}}
+        df = self.read(t.name)
+        typ = t.type_of(col)
+        val = F.col(col) * F.lit(f)
+        df = df.withColumn(col, (F.round(val) if is_int(typ) else val).cast(typ))
+        return self.done(tr, self.restate(t.name, df, f"restate {col} in {unit}"))
+
     def values_timezone_shift(self) -> Trap:
         from pyspark.sql import functions as F
 
-        cands = [(t, c.name) for t in self.free() for c in t.columns if is_ts(c.type) and c.name not in t.partition
-                 and (t.column_anns(c.name) or "utc" in c.name.lower())]
-        t, col = self.pick(cands)
+        t, col = self.pick([(t, c) for t in self.free() for c in self._tz_cols(t)])
         h = self.rng.choice([-5, -8, 1, 9])
         tr = self.new_trap("values_units", "timezone_shift", t.name, [col], f"{col} restated shifted {h:+d} h")
+        tr.falsify(self._tz_false(t, col), None)
+        df = self.read(t.name).withColumn(col, F.col(col) + F.expr(f"INTERVAL {h} HOURS"))
+        return self.done(tr, self.restate(t.name, df, f"restate {col} in another zone"))
+
+    def _tz_cols(self, t: TableInfo) -> list[str]:
+        return [c.name for c in t.columns if is_ts(c.type) and c.name not in t.partition
+                and (t.column_anns(c.name) or "utc" in c.name.lower())]
+
+    def _tz_false(self, t: TableInfo, col: str) -> list[tuple[str, str]]:
+        """What a timestamp column's values in another zone make false: its description, unit and sample
+        values; when it has none of those, the name is the claim (`_utc`): its other annotations, else its
+        table's description; and the verified queries reading it (`done` keeps those whose answer moved)."""
         keys = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("description", "unit", "sample_values")]
         if not keys:  # the name is the claim (`_utc`): the column's annotations, else its table's description
             keys = [(t.name, a.key) for a in t.column_anns(col)] or \
                 ([(t.name, "table.description")] if t.ann("table.description") else [])
-        tr.falsify(keys + self._vq_col(t, col), None)
-        df = self.read(t.name).withColumn(col, F.col(col) + F.expr(f"INTERVAL {h} HOURS"))
-        return self.done(tr, self.restate(t.name, df, f"restate {col} in another zone"))
+        return keys + self._vq_col(t, col)
+
+    def values_timezone_shift_new_load(self) -> Trap:
+        """New loads (the latest day replayed as a new day) arrive with a timestamp column shifted some hours
+        (local time written into a UTC column); the old rows keep UTC."""
+        from pyspark.sql import functions as F
+
+        t = self.pick([t for t in self.free(self.active) if self._tz_cols(t)])
+        col = self.pick(self._tz_cols(t))
+        h = self.rng.choice([-5, -8, 1, 9])
+        tr = self.new_trap("values_units", "timezone_shift_new_load", t.name, [col],
+                           f"new load with {col} shifted {h:+d} h (local time in a UTC column)")
+        tr.falsify(self._tz_false(t, col), None)   # old rows UTC, new ones local: no single fix
+        day = self.replay(t, 1)
+        day = day.withColumn(col, F.col(col) + F.expr(f"INTERVAL {h} HOURS"))
+        tr.loads = 1
+        return self.done(tr, self.write(day.localCheckpoint(), t.name, "append", f"load with {col} in local time"))
 
     def _enum_cols(self, t: TableInfo, n: int = 2) -> list[str]:
         out = []
@@ -735,6 +827,58 @@ class Generator:
         df = self.read(t.name).withColumn(col, F.when(F.col(col) == F.lit(old), F.lit(new)).otherwise(F.col(col)))
         return self.done(tr, self.restate(t.name, df, f"{col}: {old} merged into {new}"))
 
+    def _value_counts(self, t: TableInfo, col: str) -> dict[str, int]:
+        import catalog_core as cc
+
+        con = cc.open_table(self.cat, t.name)
+        try:
+            rows = con.execute(f'SELECT "{col}", count(*) FROM {t.name} WHERE "{col}" IS NOT NULL GROUP BY 1').fetchall()
+        finally:
+            con.close()
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def values_partly_respelled(self) -> Trap:
+        """A restatement moves part (30-70%) of ONE enumerated value's rows to a new spelling (a new system
+        writes it so for some periods) while the old value still occurs on the other rows."""
+        from pyspark.sql import functions as F
+
+        t = self.pick([t for t in self.free() if self._enum_cols(t, 2)])
+        col = self.pick(self._enum_cols(t, 2))
+        a, vals = self._enum(t, col)
+        counts = self._value_counts(t, col)
+        olds = [v for v in vals if counts.get(v, 0) >= 20]   # enough rows that part moves and part stays
+        if not olds:
+            raise Skip(f"{t.name}.{col}: no enum value on 20 rows or more")
+        old = self.pick(olds)
+        new = self.rng.choice([old.upper(), old.title(), old.replace("_", "-") if "_" in old else old + "_v2",
+                               old[:4] + "_" + old[4:]])
+        if new == old or new in counts or new in vals:
+            new = old + "_v2"
+        share = round(self.rng.uniform(0.3, 0.7), 2)
+        df = self.read(t.name)
+        pick = (F.col(col) == F.lit(old)) & (F.rand(self.seed) < F.lit(share))
+        df = df.withColumn(col, F.when(pick, F.lit(new)).otherwise(F.col(col))).localCheckpoint()
+        moved, kept = (df.where(F.col(col) == F.lit(v)).count() for v in (new, old))
+        if moved < 5 or kept < 5:
+            raise Skip(f"{t.name}.{col}: {moved} of the {old!r} rows drawn, {kept} left (5 of each needed)")
+        tr = self.new_trap("values_units", "value_partly_respelled", t.name, [col],
+                           f"{col}: {moved} of the {moved + kept} {old!r} rows respelled {new!r} ({old!r} still occurs)")
+        present = sorted(counts)
+        # the enum (the new value is outside it) and every text listing the complete set of values
+        full = sorted(set(tt.complete_set_texts(self.view, t.name, col, vals))
+                      | set(tt.complete_set_texts(self.view, t.name, col, present)))
+        # SQL testing the old value (metric filters, conditions, verified queries: part of its rows are no
+        # longer selected), and the column's own description naming it (what it says of the value now
+        # covers part of its rows); not the value lists naming the old value (it still occurs)
+        own = {(t.name, x.key) for x in t.column_anns(col) if x.field == "description"}
+        named = [(u, k) for u, k in tt.value_texts(self.view, t.name, col, old, "respelled")
+                 if k.startswith(("metric.", "verified_query.", "relationship.")) or (u, k) in own]
+        tr.falsify(self.texts(tr, self._enum_keys(t, col) + self._value_refs(t, col, old), sorted(set(full) | set(named))),
+                   None)
+        tr.falsify(tt.queries_showing(self.view, t.name, col, [old]), None)   # whose answer shows the value
+        tr.fixes[f"{t.name}|{a.key}"] = {"action": "add_enum_values", "params": {"column": col, "values": [new]}}
+        return self.done(tr, self.restate(t.name, df, f"{col}: part of {old} spelled {new}"))
+
     # ------------------------------------------------------------------ keys and joins
     def _rels(self) -> list[tuple[str, Any, str, str, str]]:
         """(from table, annotation, from column, to table, to column) of single-column relationships
@@ -763,15 +907,57 @@ class Generator:
         off = 10 ** (len(str(mx)) + 2)
         tr = self.new_trap("keys_joins", "key_format_changed", to, [tcol],
                            f"{to}.{tcol} restated + {off} (no longer matches {src}.{fcol})")
-        keys = [(r, k.key) for r, k in self.view.relationships()
-                if (k.value or {}).get("to") == to and any(str(p[1]).lower() == tcol.lower() for p in (k.value or {}).get("on") or [])]
-        # and the metrics on the joining tables that read `to` through those joins (their answers change)
-        tr.falsify(self.texts(tr, keys, sorted(set(keys) | set(tt.metrics_through(self.view, keys, to))))
-                   + self._vq_col(t, tcol), None)
+        tr.falsify(self._key_false(tr, t, tcol), None)
         tr.tables = [to]
         self.used.add(src)
         df = self.read(to).withColumn(tcol, (F.col(tcol) + F.lit(off)).cast(t.type_of(tcol)))
         return self.done(tr, self.restate(to, df, f"{tcol} in a new key format"))
+
+    def _key_false(self, tr: Trap, t: TableInfo, tcol: str) -> list[tuple[str, str]]:
+        """A referenced key's values restated: the relationships into it on the key, the metrics on the
+        joining tables that read `t` through them (their answers change), the verified queries reading the
+        key (`done` keeps those whose answer moved, and adds the joins whose rows lost their match)."""
+        to = t.name
+        keys = [(r, k.key) for r, k in self.view.relationships()
+                if (k.value or {}).get("to") == to and any(str(p[1]).lower() == tcol.lower() for p in (k.value or {}).get("on") or [])]
+        return self.texts(tr, keys, sorted(set(keys) | set(tt.metrics_through(self.view, keys, to)))) + self._vq_col(t, tcol)
+
+    KEY_FORMATS = ("upper", "no_hyphens", "prefix")
+
+    def keys_reformatted(self) -> Trap:
+        """A string key of a referenced (dimension) table restated in a new text format (upper-case, hyphens
+        removed, a prefix added): the referencing side's values no longer match."""
+        from pyspark.sql import functions as F
+
+        def text(t: TableInfo, c: str) -> bool:
+            return t.type_of(c).lower() in ("string", "varchar", "text")
+
+        cands = [r for r in self._rels() if text(self.view.tables[r[3]], r[4]) and text(self.view.tables[r[0]], r[2])
+                 and r[4] not in self.view.tables[r[3]].partition and self.view.tables[r[3]].rows > 0]
+        if not cands:
+            raise Skip("no relationship joins on a string key of a free table")
+        fan = {to_: sum(1 for r in self.view.relationships() if (r[1].value or {}).get("to") == to_) for _, _, _, to_, _ in cands}
+        src, a, fcol, to, tcol = self.pick([r for r in cands if fan[r[3]] <= 2] or cands)
+        t = self.view.tables[to]
+        how = self.rng.choice(self.KEY_FORMATS)
+        prefix = self.rng.choice(["C-", "ID-", "SRC-"])
+        c = F.col(tcol)
+        exprs = {"upper": F.upper(c), "no_hyphens": F.regexp_replace(c, "-", ""), "prefix": F.concat(F.lit(prefix), c)}
+        df = self.read(to)
+        same = df.where(c.isNotNull() & (exprs[how] == c)).count()
+        if same:  # the format drawn leaves some keys as they were (no letters, no hyphen): a prefix changes every one
+            how = "prefix"
+        what = {"upper": "upper-cased", "no_hyphens": "with its hyphens removed", "prefix": f"prefixed {prefix!r}"}[how]
+        tr = self.new_trap("keys_joins", "key_reformatted", to, [tcol],
+                           f"{to}.{tcol} restated {what} (no longer matches {src}.{fcol})")
+        # the relationships into it, the metrics through them, the queries reading it; its own value lists
+        # (sample values, enum) listing keys in the old format
+        own = [(to, x.key) for x in t.column_anns(tcol) if x.field in ("sample_values", "enum")]
+        tr.falsify(self._key_false(tr, t, tcol) + own, None)
+        tr.tables = [to]
+        self.used.add(src)
+        df = df.withColumn(tcol, exprs[how])
+        return self.done(tr, self.restate(to, df, f"{tcol} in a new text format"))
 
     def keys_renamed(self) -> Trap:
         cands = [r for r in self._rels() if r[4] not in self.view.tables[r[3]].partition]
@@ -1039,6 +1225,32 @@ class Generator:
                            .cast(t.type_of(col)))
         return self.done(tr, self.restate(t.name, df, f"restate {col} of some rows"))
 
+    MONEY_UNITS = ("usd", "dollars", "cents", "usd cents", "usd_cents", "eur", "gbp")
+
+    def definitions_restated_same_keys(self) -> Trap:
+        """A table rewritten in full with the same rows and keys, one money measure x 1.03-1.10 per row (a
+        definition change: revenue recognized at another event). Its unit, the metrics summing it (their
+        definition is the same) and its prose hold; the verified answers it moved do not."""
+        from pyspark.sql import functions as F
+
+        def money(t: TableInfo, c: str) -> bool:
+            ua = t.column_field(c, "unit")
+            return tt.unit_of(c, ua.value if ua is not None else None) in self.MONEY_UNITS
+
+        keyed = {str(p[i]).lower() for src, a in self.view.relationships() for p in (a.value or {}).get("on") or []
+                 for i in (0, 1) if isinstance(p, (list, tuple)) and len(p) == 2}
+        cands = [(t, c) for t in self.free() if all(u not in self.used for u, _ in self.view.verified_on(t.name))
+                 for c in self._unit_cols(t) if money(t, c) and c.lower() not in keyed and self._vq_col(t, c)
+                 and self._fits(t, c, 1.1)]
+        t, col = self.pick(cands)
+        tr = self.new_trap("definitions", "restated_same_keys", t.name, [col],
+                           f"{t.name} rewritten with the same rows and keys, {col} x 1.03-1.10 per row (a new definition)")
+        tr.falsify(self._vq_col(t, col), {"action": "reverify", "params": {}})   # `done` keeps those that moved
+        typ = t.type_of(col)
+        val = F.col(col) * (F.lit(1.03) + F.rand(self.seed) * F.lit(0.07))
+        df = self.read(t.name).withColumn(col, (F.round(val) if is_int(typ) else val).cast(typ))
+        return self.done(tr, self.restate(t.name, df, f"restate {t.name} ({col} under a new definition)"))
+
     # ------------------------------------------------------------------ documented ranges
     def _ranges(self) -> list[tuple[TableInfo, str, str, dt.date]]:
         """(table, annotation key, date column, the documented max date) of descriptions stating a date range."""
@@ -1218,8 +1430,12 @@ class Generator:
                          "unit_shift_new_load": "values_unit_shift_new_load",
                          "timezone_shift": "values_timezone_shift", "enum_added_inside": "values_enum_added_inside",
                          "enum_added_outside": "values_enum_added_outside", "enum_removed": "values_enum_removed",
-                         "categories_merged": "values_categories_merged"},
-        "keys_joins": {"key_format_changed": "keys_format_changed", "key_renamed": "keys_renamed"},
+                         "categories_merged": "values_categories_merged",
+                         "unit_factor_restated": "values_unit_factor_restated",
+                         "timezone_shift_new_load": "values_timezone_shift_new_load",
+                         "value_partly_respelled": "values_partly_respelled"},
+        "keys_joins": {"key_format_changed": "keys_format_changed", "key_renamed": "keys_renamed",
+                       "key_reformatted": "keys_reformatted"},
         "grain": {"scd2_versions": "grain_scd2", "periodic_snapshot": "grain_periodic_snapshot",
                   "duplicate_load": "grain_duplicate_load"},
         "loads_freshness": {"stopped": "loads_stopped", "stuck_reruns": "loads_stuck_reruns"},
@@ -1227,7 +1443,8 @@ class Generator:
                                     "deprecated_written": "replacement_deprecated_written"},
         "definitions": {"metric_column_scaled": "definitions_metric_scaled",
                         "metric_filter_value_renamed": "definitions_metric_filter_renamed",
-                        "verified_answer_restated": "definitions_verified_restated"},
+                        "verified_answer_restated": "definitions_verified_restated",
+                        "restated_same_keys": "definitions_restated_same_keys"},
         "documented_ranges": {"date_range_exceeded": "ranges_exceeded"},
     }
     CONTROL_KINDS = {"compaction": "control_compaction", "identical_rerun": "control_identical_rerun",

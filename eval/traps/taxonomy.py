@@ -42,6 +42,12 @@ CLASSES: dict[str, dict[str, Any]] = {
             "enum_added_outside": "a new value of an enumerated column that sorts after every old one",
             "enum_removed": "an enumerated value disappears (a restatement without its rows)",
             "categories_merged": "two enumerated values merged into one by a restatement",
+            "unit_factor_restated": "a time or money measure restated in place in another unit by a factor that is no "
+                                    "power of ten (hours -> minutes x 60, USD -> EUR x 0.92), same name and type",
+            "timezone_shift_new_load": "new loads arrive with a timestamp column shifted some hours (local time in a "
+                                       "UTC column) beside the old rows",
+            "value_partly_respelled": "a restatement moves part (30-70%) of one enumerated value's rows to a new "
+                                      "spelling; the old value still occurs",
         },
         "metadata": "column min/max of the new files against the old ones (scale, out-of-range values)",
         "data": "distinct values, value distribution, the rows that changed between snapshots",
@@ -50,6 +56,8 @@ CLASSES: dict[str, dict[str, Any]] = {
         "kinds": {
             "key_format_changed": "a join key restated in a new format (offset): its range no longer overlaps the other side's",
             "key_renamed": "the referenced key column of a relationship is renamed",
+            "key_reformatted": "a string key of a referenced table restated in a new text format (upper-case, "
+                               "hyphens removed, a prefix): the referencing side's values no longer match",
         },
         "metadata": "key min/max ranges of both sides (no overlap), schema history",
         "data": "the share of rows that still match the declared join",
@@ -84,6 +92,8 @@ CLASSES: dict[str, dict[str, Any]] = {
             "metric_column_scaled": "a column a metric sums is restated in another unit (x 10^k)",
             "metric_filter_value_renamed": "the value a metric's filter tests is restated under a new spelling",
             "verified_answer_restated": "rows a verified query reads are restated (its answer changes)",
+            "restated_same_keys": "a table rewritten in full with the same rows and keys, one money measure x 1.03-1.10 "
+                                  "per row (a definition change: revenue recognized at another event)",
         },
         "metadata": "the tables and columns a metric or verified query reads changed (stats, schema)",
         "data": "re-running the verified query and comparing its answer",

@@ -113,6 +113,19 @@ def verify(cat: Any, truth: dict[str, Any], before: LakeView) -> list[str]:  # n
                     and so.max and kind != "unit_shift_new_load":
                 ratio = abs(float(sn.max) / float(so.max))
                 need(ratio >= 5 or ratio <= 0.2, t, f"max {so.max} -> {sn.max}: no scale change")
+        elif kind == "unit_factor_restated":
+            so, sn = old.cstat(cols[0]), new.cstat(cols[0])
+            if so is not None and sn is not None and isinstance(so.max, (int, float)) and isinstance(sn.max, (int, float)) \
+                    and so.max:
+                need(abs(float(sn.max) / float(so.max) - 1) > 0.05, t, f"max {so.max} -> {sn.max}: no unit change")
+        elif kind == "value_partly_respelled":
+            was, now = t["description"].split("'")[1], t["description"].split("'")[3]
+            n_old, n_new = _one(cat, f"SELECT count(*) FILTER (WHERE \"{cols[0]}\" = '{was}'), "
+                                     f"count(*) FILTER (WHERE \"{cols[0]}\" = '{now}') FROM {name}")
+            need(n_old > 0 and n_new > 0, t, f"{was!r} on {n_old} rows, {now!r} on {n_new}: not a partial respelling")
+        elif kind == "key_reformatted":
+            so, sn = old.cstat(cols[0]), new.cstat(cols[0])
+            need(so is None or sn is None or (so.min, so.max) != (sn.min, sn.max), t, "the key's values look unchanged")
         elif kind == "key_format_changed":
             so, sn = old.cstat(cols[0]), new.cstat(cols[0])
             need(so is not None and sn is not None and isinstance(sn.min, (int, float)) and isinstance(so.max, (int, float))

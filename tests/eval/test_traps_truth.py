@@ -430,7 +430,7 @@ def _drawn(cat, spark, k, draw, free=ORD):
     from spark_bridge import Bridge
 
     g = Generator(cat, Bridge(spark, cat, footers_on="driver"), k.now, seed=1, writers=("spark",), log=lambda m: None)
-    g.used = set(g.view.tables) - {free}
+    g.used = set(g.view.tables) - ({free} if isinstance(free, str) else set(free))
     try:
         return g, getattr(g, draw)()
     finally:
@@ -577,3 +577,195 @@ def test_a_value_of_another_column_that_went_with_the_removed_rows_makes_its_enu
     v = g.view
     assert {key(v, SPEND, "enum", "channel"), key(v, SPEND, "enum", "region")} <= false(tr)
     assert key(v, SPEND, "enum", "kind") not in false(tr)
+
+
+# ---------------------------------------------------------------------- kinds the independent testers designed
+def _rows(cat, sql):
+    con = cc.open_duckdb(cat)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+SHIFTS = "acme.core.shifts"
+
+
+@pytest.mark.parametrize("unit,typ,values,factor,fix", [
+    ("hours", "decimal(6,2)", [1.5, 8.0, 12.0, 7.25], 60, None),                # x 3600 would not fit decimal(6,2)
+    ("kg", "bigint", [3, 40, 125, 7], 1000, {"action": "update_unit", "params": {"column": "amount", "scale": 3}}),
+])
+def test_a_measure_restated_by_a_unit_factor_makes_its_unit_and_what_computes_with_it_false(
+        cat, tmp_path, spark, unit, typ, values, factor, fix):
+    """unit_factor_restated: a time measure in hours restated in minutes (x 60, in place, the same name and
+    type): the values read back are the old ones x 60; false: its unit, description, the metric summing it,
+    the query reading it and the table's description naming the unit (what `_unit_false` gives); not its
+    additivity, nor a query that reads no such column. The fix: `update_unit` only where the factor is a
+    power of ten (kg -> g, x 1000: scale 3), none for x 60 (the fix vocabulary says x 10^scale)."""
+    k = Tiny(cat, tmp_path)
+    k.lk.table(SHIFTS, [("d", "date"), ("shift_id", "bigint"), ("amount", typ)], at=0,
+               rows={"d": DAYS[:4], "shift_id": [1, 2, 3, 4], "amount": values})
+    k.ann(SHIFTS, {"description": f"Shifts; amounts in {unit}."})
+    k.ann(SHIFTS, {"unit": unit, "description": "How long the shift ran" if unit == "hours" else "Weight moved",
+                   "additivity": {"kind": "semi_additive", "non_additive_dimension": "d", "window": "last"}},
+          column="amount")
+    k.metric(SHIFTS, "total", "sum(amount)")
+    k.vq("Total amount", "SELECT sum(amount) AS n FROM acme.core.shifts")
+    k.vq("Shifts", "SELECT count(*) AS n FROM acme.core.shifts")
+    g, tr = _drawn(cat, spark, k, "values_unit_factor_restated", free=SHIFTS)
+    v = g.view
+    assert (tr.kind, tr.columns) == ("unit_factor_restated", ["amount"])
+    got = sorted(float(r[0]) for r in _rows(cat, f"SELECT amount FROM {SHIFTS}"))
+    assert got == pytest.approx(sorted(x * factor for x in values))
+    assert false(tr) == {key(v, SHIFTS, "unit", "amount"), key(v, SHIFTS, "description", "amount"),
+                         key(v, SHIFTS, "description"), metric(v, SHIFTS, "total")} | vqs(v, SHIFTS, "sum(amount)")
+    assert key(v, SHIFTS, "additivity", "amount") not in false(tr)
+    assert tr.fixes[f"{SHIFTS}|{key(v, SHIFTS, 'unit', 'amount')[1]}"] == fix
+    assert tr.fixes[f"{SHIFTS}|{metric(v, SHIFTS, 'total')[1]}"] is None
+
+
+EVENTS = "acme.core.events"
+
+
+def test_new_loads_in_local_time_in_a_utc_column_make_its_description_false_and_leave_the_old_rows(
+        cat, tmp_path, spark):
+    """timezone_shift_new_load: the latest day replayed as a new day with created_at_utc shifted some hours
+    (local time written into a UTC column), appended beside the old rows, which keep UTC: the column's
+    description (it says UTC) is false, fix none; a query that does not read the column is not, nor the grain
+    (the new load's keys are new); the old rows
+    read back unchanged, the new ones are the latest day's + 1 day + the shift."""
+    k = Tiny(cat, tmp_path)
+    k.lk.table(EVENTS, [("event_date", "date"), ("event_id", "bigint"), ("created_at_utc", "timestamp")], at=0,
+               rows={"event_date": DAYS[:1], "event_id": [1],
+                     "created_at_utc": [dt.datetime(2024, 11, 11, 12, tzinfo=dt.timezone.utc)]})
+    for i in range(1, 11):
+        d = dt.date.fromisoformat(DAYS[i])
+        k.lk.append(EVENTS, {"event_date": [DAYS[i]], "event_id": [i + 1],
+                             "created_at_utc": [dt.datetime(d.year, d.month, d.day, 12, tzinfo=dt.timezone.utc)]}, at=i)
+    k.ann(EVENTS, {"grain": {"text": "one row per event", "keys": ["event_id"]}})
+    k.ann(EVENTS, {"description": "When the event was created, in UTC"}, column="created_at_utc")
+    k.ann(EVENTS, {"description": "Event number"}, column="event_id")
+    k.vq("Early events", "SELECT count(*) AS n FROM acme.core.events WHERE event_date < DATE '2024-11-15'")
+    before = _rows(cat, f"SELECT event_id, created_at_utc FROM {EVENTS} ORDER BY event_id")
+    g, tr = _drawn(cat, spark, k, "values_timezone_shift_new_load", free=EVENTS)
+    v = g.view
+    assert (tr.kind, tr.columns) == ("timezone_shift_new_load", ["created_at_utc"])
+    h = int(tr.description.split("shifted ")[1].split(" h")[0])
+    after = _rows(cat, f"SELECT event_id, created_at_utc FROM {EVENTS} ORDER BY event_id")
+    assert after[:len(before)] == before and len(after) == len(before) + 1     # the old rows stay as they were
+    assert after[-1][1] - before[-1][1] == dt.timedelta(days=1, hours=h)       # the new load: local time
+    assert false(tr) == {key(v, EVENTS, "description", "created_at_utc")}
+    assert all(f is None for f in tr.fixes.values())
+
+
+CUST, SESS, PAY = "acme.core.customers", "acme.core.sessions", "acme.core.payments"
+UUIDS = ["0a1b-2c3d-4e5f", "1b2c-3d4e-5f6a", "2c3d-4e5f-6a7b"]
+
+
+def test_a_string_key_restated_in_a_new_format_makes_false_the_joins_into_it_and_the_metrics_through_them(
+        cat, tmp_path, spark):
+    """key_reformatted: a dimension's string key (customer_uuid) restated in a new text format, the sessions
+    referencing it unchanged: none of their keys matches any more. False: the relationship into it, the
+    metric on the sessions reading the customers through it, the key's own sample values (old format); not
+    a metric reading the sessions alone, nor the join into the customers' integer key (its rows still
+    match). No fix: a person says which side's format is right."""
+    k = Tiny(cat, tmp_path)
+    k.lk.table(CUST, [("customer_id", "bigint"), ("customer_uuid", "string"), ("segment", "string")], at=0,
+               rows={"customer_id": [1, 2, 3], "customer_uuid": UUIDS, "segment": ["vip", "std", "std"]})
+    k.lk.table(SESS, [("session_id", "bigint"), ("customer_uuid", "string")], at=0,
+               rows={"session_id": [1, 2, 3, 4], "customer_uuid": [UUIDS[0], UUIDS[1], UUIDS[2], UUIDS[0]]})
+    k.lk.table(PAY, [("payment_id", "bigint"), ("customer_id", "bigint")], at=0,
+               rows={"payment_id": [1, 2], "customer_id": [1, 3]})
+    k.relate(SESS, CUST, [("customer_uuid", "customer_uuid")])
+    k.relate(PAY, CUST, [("customer_id", "customer_id")])
+    k.ann(CUST, {"sample_values": UUIDS[:2], "description": "The customer's id in the web systems"}, column="customer_uuid")
+    k.metric(SESS, "vip_sessions", "count(*)", "customers.segment = 'vip'")
+    k.metric(SESS, "sessions", "count(DISTINCT session_id)")
+    g, tr = _drawn(cat, spark, k, "keys_reformatted", free=[CUST, SESS, PAY])
+    v = g.view
+    assert (tr.kind, tr.table, tr.columns) == ("key_reformatted", CUST, ["customer_uuid"])
+    now = sorted(r[0] for r in _rows(cat, f"SELECT customer_uuid FROM {CUST}"))
+    assert now != sorted(UUIDS) and not set(now) & set(UUIDS) and len(set(now)) == 3     # restated, still unique
+    assert _rows(cat, f"SELECT count(*) FROM {SESS} s JOIN {CUST} c ON c.customer_uuid = s.customer_uuid") == [(0,)]
+    rel = {src: (src, a.key) for src, a in v.relationships()}
+    assert false(tr) == {rel[SESS], metric(v, SESS, "vip_sessions"), key(v, CUST, "sample_values", "customer_uuid")}
+    assert all(f is None for f in tr.fixes.values())
+
+
+def test_a_key_reformat_is_no_trap_where_no_string_key_is_joined(cat, tmp_path, spark):
+    """Where every relationship joins on an integer key (the Tiny lake's order lines -> orders), the kind
+    is skipped, saying why."""
+    from eval.traps.generator import Skip
+
+    k = Tiny(cat, tmp_path)
+    k.relate(LINES, ORD, [("order_id", "order_id")])
+    with pytest.raises(Skip, match="string key"):
+        _drawn(cat, spark, k, "keys_reformatted", free=[ORD, LINES])
+
+
+TICKETS = "acme.core.tickets"
+
+
+def test_part_of_a_values_rows_respelled_makes_false_the_set_and_what_tests_the_value_not_its_samples(
+        cat, tmp_path, spark):
+    """value_partly_respelled: part (30-70%) of the 'returned' rows respelled, 'returned' still on the
+    others. False: the enum (fix: add the new value), the table's description listing the complete set,
+    the column's own description naming 'returned', the metric filtering it and the query testing it
+    (re-verify). Not: the sample values (examples; 'returned' still occurs), the metric and the query
+    testing 'placed' (their answers did not move), another column's description."""
+    k = Tiny(cat, tmp_path)
+    status = ["returned"] * 60 + ["placed"] * 10 + ["shipped"] * 10
+    k.lk.table(TICKETS, [("ticket_id", "bigint"), ("status", "string"), ("amount", "bigint")], at=0,
+               rows={"ticket_id": list(range(1, 81)), "status": status, "amount": [5] * 80})
+    k.ann(TICKETS, {"description": "Tickets. Status is one of placed, shipped, returned."})
+    k.ann(TICKETS, {"enum": ["placed", "shipped", "returned"], "sample_values": ["shipped", "returned"],
+                    "description": "Where the ticket stands; returned means the goods came back"}, column="status")
+    k.ann(TICKETS, {"description": "Amount of the ticket"}, column="amount")
+    k.metric(TICKETS, "returned_tickets", "count(*)", "status = 'returned'")
+    k.metric(TICKETS, "placed_tickets", "count(*)", "status = 'placed'")
+    k.vq("Returned tickets", "SELECT count(*) AS n FROM acme.core.tickets WHERE status = 'returned'")
+    k.vq("Placed tickets", "SELECT count(*) AS n FROM acme.core.tickets WHERE status = 'placed'")
+    g, tr = _drawn(cat, spark, k, "values_partly_respelled", free=TICKETS)
+    v = g.view
+    assert (tr.kind, tr.columns) == ("value_partly_respelled", ["status"])
+    old, new = tr.description.split("'")[1], tr.description.split("'")[3]
+    assert old == "returned" and new not in ("placed", "shipped", "returned")
+    counts = dict(_rows(cat, f"SELECT status, count(*) FROM {TICKETS} GROUP BY 1"))
+    assert counts["placed"] == 10 and counts["shipped"] == 10 and counts[old] + counts[new] == 60
+    assert 0.2 <= counts[new] / 60 <= 0.8 and counts[old] >= 5                  # part moved, the value still occurs
+    enum = key(v, TICKETS, "enum", "status")
+    assert false(tr) == {enum, key(v, TICKETS, "description"), key(v, TICKETS, "description", "status"),
+                         metric(v, TICKETS, "returned_tickets")} | vqs(v, TICKETS, "'returned'")
+    assert tr.fixes[f"{TICKETS}|{enum[1]}"] == {"action": "add_enum_values", "params": {"column": "status", "values": [new]}}
+    assert tr.fixes[f"{TICKETS}|metric.returned_tickets"] is None
+    assert all(tr.fixes[f"{t}|{kk}"] == {"action": "reverify", "params": {}} for t, kk in vqs(v, TICKETS, "'returned'"))
+
+
+LEDGER = "acme.core.ledger"
+
+
+def test_a_table_restated_with_the_same_keys_under_a_new_definition_moves_its_answers_not_its_metrics(
+        cat, tmp_path, spark):
+    """restated_same_keys: every row kept with its key, the revenue x 1.03-1.10 per row (recognized at
+    another event). False: the verified query summing it (its answer moved; re-verify). Not: the metric
+    summing it (its definition is the same), the unit (the same cents), the column's description, the
+    query counting rows (its answer did not move)."""
+    k = Tiny(cat, tmp_path)
+    revs = [10_000 + 137 * i for i in range(20)]
+    k.lk.table(LEDGER, [("entry_id", "bigint"), ("revenue_cents", "bigint"), ("d", "date")], at=0,
+               rows={"entry_id": list(range(1, 21)), "revenue_cents": revs, "d": [DAYS[i % 11] for i in range(20)]})
+    k.ann(LEDGER, {"grain": {"text": "one row per entry", "keys": ["entry_id"]}})
+    k.ann(LEDGER, {"unit": "cents", "description": "Revenue of the entry"}, column="revenue_cents")
+    k.metric(LEDGER, "revenue", "sum(revenue_cents)")
+    k.vq("Revenue", "SELECT sum(revenue_cents) AS n FROM acme.core.ledger")
+    k.vq("Entries", "SELECT count(*) AS n FROM acme.core.ledger")
+    g, tr = _drawn(cat, spark, k, "definitions_restated_same_keys", free=LEDGER)
+    v = g.view
+    assert (tr.kind, tr.columns) == ("restated_same_keys", ["revenue_cents"])
+    after = dict(_rows(cat, f"SELECT entry_id, revenue_cents FROM {LEDGER}"))
+    assert sorted(after) == list(range(1, 21))                                 # the same rows and keys
+    assert all(1.029 <= after[i + 1] / r <= 1.101 for i, r in enumerate(revs))
+    assert false(tr) == vqs(v, LEDGER, "sum(revenue_cents)")
+    assert not false(tr) & {metric(v, LEDGER, "revenue"), key(v, LEDGER, "unit", "revenue_cents"),
+                            key(v, LEDGER, "description", "revenue_cents"), key(v, LEDGER, "grain")}
+    assert all(f == {"action": "reverify", "params": {}} for f in tr.fixes.values())
