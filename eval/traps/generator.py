@@ -535,6 +535,11 @@ class Generator:
         if t.col(new):
             raise Skip(f"{t.name} already has {new}")
         tr = self.new_trap("schema", "restate_scaled", t.name, [col, new], f"{col} replaced by {new} = {col} / 100")
+        desc, ua = t.ann("table.description"), t.column_field(col, "unit")
+        unit = tt.unit_of(col, ua.value if ua is not None else None)
+        prose = [(t.name, desc.key)] if desc is not None and isinstance(desc.value, str) and unit is not None \
+            and tt.names_unit(desc.value, unit) else []  # "prices in cents": the column is in dollars now
+        tr.falsify(prose, None)  # prose a person rewrites (no rename re-points it)
         tr.falsify(self.texts(tr, self.view.refs(t.name, col, own=True), tt.column_texts(self.view, t.name, col, own=True)),
                    {"action": "rename", "params": {"old": col, "new": new, "scale": -2}})
         df = self.read(t.name)
@@ -1317,6 +1322,29 @@ class Generator:
                 out.append((u, k))
         return out
 
+    def replay_orphans(self, t: TableInfo) -> list[str]:
+        """The grain keys of `t` that reference another table's rows through a relationship on more than
+        one column (a return's ticket and item, its sale's): a replayed day gives its keys new values
+        (`_offsets`), which the referenced rows do not hold, so a routine load would write rows that
+        match nothing (a broken join the truth would call routine). Such a table is not replayed."""
+        keys = set(t.grain_keys())
+        return sorted({str(p[0]) for src, a in self.view.relationships() if src == t.name
+                       for p in ((a.value or {}).get("on") or []) if len((a.value or {}).get("on") or []) > 1
+                       and str(p[0]) in keys})
+
+    def _not_replayed(self, t: TableInfo, offs: dict[str, int]) -> str | None:
+        """Why a routine load cannot replay `t`'s latest day with the key offsets `offs`, or None."""
+        orphans = self.replay_orphans(t)
+        if orphans:
+            return (f"its keys {orphans} reference another table's rows by a composite key: a replayed day would "
+                    "reference rows that do not exist")
+        joined = {str(p[1]) for _, a in self.view.relationships() if (a.value or {}).get("to") == t.name
+                  for p in (a.value or {}).get("on") or []}
+        if joined - set(offs) - {c.name for c in t.columns if is_date(c.type) or is_ts(c.type)}:
+            # a replayed day would repeat a key other tables join to (a dimension's natural key)
+            return f"others join to {sorted(joined)}"
+        return None
+
     def _offsets(self, t: TableInfo, day: DataFrame, offsets: dict[tuple[str, str], int]) -> dict[str, int]:
         """Per column of `t`, what a replayed day adds to keep its keys new: the table's first integer
         grain key gets max - min(day) + 1 (so do columns that reference a key an offset was already
@@ -1528,11 +1556,9 @@ class Generator:
                     continue
                 day, _ = self.latest_day(t, ref)
                 offs = self._offsets(t, day, offsets)
-                joined = {str(p[1]) for _, a in self.view.relationships() if (a.value or {}).get("to") == name
-                          for p in (a.value or {}).get("on") or []}
-                if joined - set(offs) - {c.name for c in t.columns if is_date(c.type) or is_ts(c.type)}:
-                    # a replayed day would repeat a key other tables join to (a dimension's natural key)
-                    self.log(f"  routine load day {n}: {name} not replayed (others join to {sorted(joined)})")
+                why = self._not_replayed(t, offs)
+                if why is not None:
+                    self.log(f"  routine load day {n}: {name} not replayed ({why})")
                     continue
                 day = self._shift(day, t, 1, offs)
                 if name == newcol:
