@@ -429,7 +429,9 @@ def column_prose(t: Table, ann: Annotation) -> list[Finding]:
     schema change after it renamed or dropped (the rule table prose is read by: `prose_names`, a
     plain-word name only code-quoted or qualified). The column's own name is `column_fate`'s (its
     annotations follow its field id). A rename: `column_renamed`, the text to rewrite with the new
-    name (`investigate`: the review cannot rewrite prose); a drop: `column_dropped`, no fix."""
+    name (`investigate`: the review cannot rewrite prose); a drop: `column_dropped`, no fix. A column
+    dropped and re-added under its name with another type (`retyped`) is no drop: prose says what the
+    column is, which survives its type, as table prose reads it."""
     b = ann.provenance.basis
     text = " ".join(strings_of(ann.value))
     if not text or ann.column_id is None:
@@ -439,7 +441,8 @@ def column_prose(t: Table, ann: Annotation) -> list[Finding]:
     for ch in t.tl.changes_after(b.vid):
         own = {c.name.lower() for c in (ch.before.get(ann.column_id), ch.after.get(ann.column_id)) if c is not None}
         moved = renames(ch, t)
-        gone = [c.name for c in ch.dropped if c.name.lower() not in moved]
+        kept = retyped(ch)  # dropped and re-added under its name with another type: what it is survives
+        gone = [c.name for c in ch.dropped if c.name.lower() not in moved and c.name.lower() not in kept]
         for old, new in list(moved.items()) + [(g, None) for g in gone]:
             if old.lower() in own or old.lower() in seen:
                 continue
