@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -364,32 +364,45 @@ def _repeat_began(ctx: Context, name: str, q: str, at: int) -> int | None:
     `REPEAT_BISECT` statements."""
     tl = ctx.timeline(name)
     vids = [v for v, _ in tl.data_after(at) if v <= ctx.vid] if tl is not None else []
-    lo, hi, runs = 0, len(vids) - 1, 0   # invariant: q is 0 before vids[lo], not 0 at vids[hi]
+    i = _first_holding(vids, lambda v: None if (n := _count(ctx, q, v)) is None else bool(n))
+    return None if i is None else vids[i]
+
+
+def _first_holding(vids: list[int], holds: Callable[[int], bool | None]) -> int | None:
+    """The index of the first vid of `vids` at which `holds` is true, by bisection, given that it holds
+    at the last and, once true, stays true (a repeat, an emptied answer); None when `vids` is empty, a
+    probe cannot tell (`holds` None) or the bisection runs past `REPEAT_BISECT` probes."""
+    lo, hi = 0, len(vids) - 1   # invariant: false before vids[lo], true at vids[hi]
     if hi < 0:
         return None
-    while lo < hi:
-        runs += 1
-        if runs > REPEAT_BISECT:
-            return None
+    for _ in range(REPEAT_BISECT):
+        if lo >= hi:
+            return hi
         mid = (lo + hi) // 2
-        got = _count(ctx, q, vids[mid])
+        got = holds(vids[mid])
         if got is None:
             return None
         if got:
             hi = mid
         else:
             lo = mid + 1
-    return vids[hi]
+    return hi if lo >= hi else None
 
 
 def _count(ctx: Context, q: str, vid: int) -> int | None:
     """The single number `q` answers at `vid` (None when it does not run there), cached per (text, vid)."""
-    key = ("count", q, vid)
+    got = _read_at(ctx, "count", q, vid, lambda rows: int(rows[0][0]) if rows and isinstance(rows[0][0], int) else None)
+    return got if isinstance(got, int) else None
+
+
+def _read_at(ctx: Context, kind: str, q: str, vid: int, read: Callable[[list[list[Any]]], Any]) -> Any:
+    """`read` of the rows statement `q` returns at `vid` (bounded like `run_sql`; None when it does not run
+    there), cached per (kind, text, vid). A statement stopped at its limit raises `LimitExceededError`."""
+    key = (kind, q, vid)
     got = ctx.cache.sql.take(key)
     if got is None:
         try:
-            rows = _bounded.query(ctx.cat, vid, q)
-            got = (int(rows[0][0]) if rows and isinstance(rows[0][0], int) else None,)
+            got = (read(_bounded.query(ctx.cat, vid, q)),)
         except LimitExceededError:
             raise
         except CatalogError:
@@ -441,17 +454,8 @@ def _hollow(rows: list[list[Any]]) -> bool:
 
 def _hollow_at(ctx: Context, sql: str, vid: int) -> bool | None:
     """Is the answer of `sql` at `vid` `_hollow` (None: it does not run there), cached per (text, vid)."""
-    key = ("hollow", sql, vid)
-    got = ctx.cache.sql.take(key)
-    if got is None:
-        try:
-            got = (_hollow(_bounded.query(ctx.cat, vid, sql)),)
-        except LimitExceededError:
-            raise
-        except CatalogError:
-            got = (None,)
-        ctx.cache.sql.put(key, got)
-    return got[0]
+    got = _read_at(ctx, "hollow", sql, vid, _hollow)
+    return got if isinstance(got, bool) else None
 
 
 def _emptied(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, int, float] | None:
@@ -472,21 +476,16 @@ def _emptied(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, i
     vids = sorted(commits)
     if not vids:
         return None
-    lo, hi = 0, len(vids) - 1   # not hollow before vids[lo], hollow at the snapshot
-    for _ in range(REPEAT_BISECT):
-        if lo >= hi:
-            break
-        mid = (lo + hi) // 2
-        got = _hollow_at(ctx, sql, vids[mid])
-        if got is None:
-            return None
-        if got:
-            hi = mid
-        else:
-            lo = mid + 1
-    if lo < hi:
-        return tables[0], ctx.vid, 0.0
-    return commits[vids[hi]][0], vids[hi], commits[vids[hi]][1]
+    probe: dict[int, bool | None] = {}  # a probe that cannot tell ends the search with no answer
+
+    def hollow(v: int) -> bool | None:
+        probe[v] = _hollow_at(ctx, sql, v)
+        return probe[v]
+
+    i = _first_holding(vids, hollow)
+    if i is None:
+        return None if None in probe.values() else (tables[0], ctx.vid, 0.0)
+    return commits[vids[i]][0], vids[i], commits[vids[i]][1]
 
 
 RESTATE_SAMPLE = 500  # rows (by the grain's keys) compared either side of a rebuild, at most

@@ -601,18 +601,25 @@ def filter_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation
             return [_findings(t, ann, tbl, col, gone, duck, (tbl.name, col) in grouped)]
         part = partly_respelled(tbl, col, lits, since, duck) if duck is not None and not gone else None
         if part is not None:
-            old, new, n = part
-            what = "metric" if not vq else "verified query"
-            return [finding(ann, t.name, reason, "suspect",
-                            f"the {what} compares {col} with {old!r}; {n} rows of {tbl.name} that held {old!r} "
-                            f"when it was written now hold {new!r}, a value new since (by the grain's keys), while "
-                            f"{old!r} still occurs: it no longer selects those rows",
-                            [since, ctx.vid], values={"table": tbl.name, "column": col, "old": old, "new": new,
-                                                      "rows_moved": n},
-                            suggestion=f"check whether {new!r} means {old!r} for the rows it took",
-                            fixes=[make_fix("investigate", columns=[col])],
-                            cause=cause_of("rewrite", tbl.name, None, col))]
+            return [_partly_finding(t, ann, tbl, col, part, since, reason,
+                                    f"the {'verified query' if vq else 'metric'} compares {col} with {part[0]!r}",
+                                    "it no longer selects those rows")]
     return []
+
+
+def _partly_finding(t: Table, ann: Annotation, tbl: Table, col: str, part: tuple[str, str, int], since: int,
+                    reason: str, said: str, so: str) -> Finding:
+    """The finding of a value partly respelled (`partly_respelled`: (old, new, rows moved)) on `ann`,
+    which `said` something of the old value: suspect, `investigate` (whether the new value means the
+    old one for the rows it took is for a person to say)."""
+    old, new, n = part
+    return finding(ann, t.name, reason, "suspect",
+                   f"{said}; {n} rows of {tbl.name} that held {old!r} when it was written now hold {new!r}, a value "
+                   f"new since (by the grain's keys), while {old!r} still occurs: {so}",
+                   [since, t.ctx.vid], values={"table": tbl.name, "column": col, "old": old, "new": new,
+                                               "rows_moved": n},
+                   suggestion=f"check whether {new!r} means {old!r} for the rows it took",
+                   fixes=[make_fix("investigate", columns=[col])], cause=cause_of("rewrite", tbl.name, None, col))
 
 
 def enum_respelled(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], duck: Duck | None = None,
@@ -769,16 +776,9 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
         gone = [got[v] for v in named if v in got and (duck is not None or got[v].new is not None)]
         part = partly_respelled(tbl, col, named, since, duck) if duck is not None and not gone else None
         if part is not None and not (tbl is t and ann.key in restated_keys(ctx, t, anns, duck)):
-            old, new, n = part
-            return [finding(ann, t.name, "values_restated", "suspect",
-                            f"the text names {old!r} of {tbl.name}.{col}; {n} rows that held {old!r} when it was "
-                            f"written now hold {new!r}, a value new since (by the grain's keys), while {old!r} still "
-                            f"occurs: what it says of {old!r} may now hold of {new!r} too",
-                            [since, ctx.vid], values={"table": tbl.name, "column": col, "old": old, "new": new,
-                                                      "rows_moved": n},
-                            suggestion=f"check whether {new!r} means {old!r} for the rows it took",
-                            fixes=[make_fix("investigate", columns=[col])],
-                            cause=cause_of("rewrite", tbl.name, None, col))]
+            return [_partly_finding(t, ann, tbl, col, part, since, "values_restated",
+                                    f"the text names {part[0]!r} of {tbl.name}.{col}",
+                                    f"what it says of {part[0]!r} may now hold of {part[1]!r} too")]
         if not gone or (tbl is t and ann.key in restated_keys(ctx, t, anns, duck)):
             continue
         mapped = None  # metadata: the column's enum with the map applied, as `enum_respelled` writes it
