@@ -499,8 +499,9 @@ def _restated(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, 
     table's declared grain keys, hold other values in a column the query names (`_changed_share`):
     most of them (`RESTATE_MOST`; a rebuild that updates its open period or closes a dimension's
     versions changes a few) and more than twice the share its `RESTATE_HABIT` rebuilds before did
-    (a table restated whole by habit is routine), and the query's answer moved across it (the first
-    `MOVED_TRIES` rewrites tried): (table, vid, time, the columns, the share of rows restated)."""
+    (a table restated whole by habit is routine), and the query's answer moved across it (the rows
+    are read first, the answer only then; the first 2 x `MOVED_TRIES` rewrites tried): (table, vid,
+    time, the columns, the share of rows restated)."""
     tries = 0
     for n in tables:
         tl, obj = ctx.timeline(n), ctx.table(n)
@@ -519,17 +520,16 @@ def _restated(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, 
         for i, (v, tt) in enumerate(overs):
             if v <= at or v > ctx.vid:
                 continue
-            if tries >= MOVED_TRIES:
+            if tries >= 2 * MOVED_TRIES:
                 return None
             tries += 1
-            if not answer_moved(ctx, sql, v):
-                continue
+            # the rows first (two small statements), the query's answer last (it runs twice)
             share = _changed_share(ctx, tbl, keys, cols, v)
             if share is None or share < RESTATE_MOST:
                 continue
             habit = max([_changed_share(ctx, tbl, keys, cols, pv) or 0.0 for pv, _ in overs[max(0, i - RESTATE_HABIT):i]],
                         default=0.0)
-            if share > 2 * habit:
+            if share > 2 * habit and answer_moved(ctx, sql, v):
                 return n, v, tt, cols, share
     return None
 

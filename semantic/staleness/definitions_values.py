@@ -554,10 +554,11 @@ def partly_respelled(tbl: Table, col: str, values: list[str], since: int, duck: 
     respelled: a value new since then whose rows that existed then (by the grain's keys, at least
     PARTIAL_MIN) all held that one value (a new value drawn over rows of several values is no
     respelling of any). (old, new, rows moved), or None. A text testing the column against `old` no
-    longer selects those rows. Read only when the table was rewritten since (appends move no row)."""
+    longer selects those rows. Read only when the table was rewritten since (appends move no row) and
+    on a hint (`_respelling_hint`: the column's range moved, or it holds a value its enum does not list)."""
     keys = _grain_keys(tbl, col)
-    if not keys or not since or not rewriting(tbl, since):
-        return None
+    if not keys or not since or not rewriting(tbl, since) or not _respelling_hint(tbl, col, since, duck):
+        return None  # a new value moves the column's range or lies outside its enum: else none is read
     lim, q = MAX_VALUES * 4, quote_id(col)
     try:
         basis = _duck(tbl.ctx, since)
