@@ -85,8 +85,15 @@ def login(driver, url: str, token: str, then: str) -> None:
             break
     else:
         raise AssertionError(f"no login form at {then}: {driver.page_source[:500]!r}")
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
     driver.find_element(By.ID, "token").send_keys(token)
-    driver.find_element(By.ID, "login").click()
+    button = driver.find_element(By.ID, "login")
+    button.click()
+    # the click returns before the browser has left the login page: under load (a preflight, load 5-9) the
+    # next lookup read the login page and found no inbox row; wait until the form is gone
+    WebDriverWait(driver, 300).until(EC.staleness_of(button))
 
 
 def describe(url: str) -> dict:
