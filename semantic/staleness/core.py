@@ -120,6 +120,11 @@ def cause_of(kind: str, table: str, vid: int | None, detail: str | None = None) 
     return f"{kind}:{table}@{vid}" + (f":{detail}" if detail else "")
 
 
+def declared_keys(anns: Iterable[Annotation]) -> list[str]:
+    """The grain keys a table's `table.grain` annotation among `anns` declares, as written ([] without one)."""
+    return next(([str(k) for k in (a.value or {}).get("keys") or []] for a in anns if a.key == "table.grain"), [])
+
+
 def make_fix(action: str, **params: object) -> Fix:
     return Fix(action=action, params=params)  # type: ignore[arg-type]
 
@@ -374,3 +379,16 @@ class Duck:
 
     def close(self) -> None:
         pass
+
+
+def duck_at(ctx: Context, vid: int) -> Duck:
+    """The bounded statement runner at an earlier `vid`, one per (catalog, vid) while the cache keeps
+    it: the checks that read the snapshot before a change (the copies of a verified query on each
+    table it reads, a relationship's rows at its basis, a rewrite's rows either side) ask the same
+    questions of the same vids (a statement's answer at a vid never changes)."""
+    key = ("duck", vid)
+    got = ctx.cache.findings.take(key)
+    if got is None:
+        got = ctx.cache.findings.put(key, (Duck(ctx.cat, vid),))
+    duck: Duck = got[0]
+    return duck

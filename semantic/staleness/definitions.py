@@ -23,6 +23,7 @@ from semantic.staleness.core import (
     Table,
     cause_of,
     day_of,
+    declared_keys,
     finding,
     get_table,
     make_fix,
@@ -341,8 +342,7 @@ def _repeated_keys(ctx: Context, names: list[str], at: int) -> tuple[str, list[s
     vid), and a bisection of the table's data commits since `at` (`_repeat_began`)."""
     for n in names:
         obj = ctx.table(n)
-        grain = next((x for x in ctx.annotations(n) if x.key == "table.grain"), None) if obj is not None else None
-        keys = [str(k) for k in ((grain.value or {}).get("keys") or [])] if grain is not None else []
+        keys = declared_keys(ctx.annotations(n)) if obj is not None else []
         cols = {c.name.lower() for c in table_columns(obj.value)} if obj is not None else set()
         if not keys or at <= 0 or any(k.lower() not in cols for k in keys):
             continue
@@ -508,8 +508,7 @@ def _restated(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, 
         if tl is None or obj is None:
             continue
         tbl = Table(ctx, n, obj, tl)
-        grain = next((x for x in ctx.annotations(n) if x.key == "table.grain"), None)
-        keys = [str(k) for k in ((grain.value or {}).get("keys") or [])] if grain is not None else []
+        keys = declared_keys(ctx.annotations(n))
         if not keys or any(tbl.col(k) is None for k in keys):
             continue
         low = {k.lower() for k in keys}
@@ -631,15 +630,21 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
                 continue
         how = {"rewrite": "was rewritten", "late": "took late data for an old partition",
                "removed": "lost rows", "versions": "started keeping versions"}.get(kind, "changed its schema")
-        return [finding(a, t.name, "verified_query_changed", "suspect",
-                         f"the verified query returns a different result than at vid {at}, since {name} "
-                         f"{how} at vid {vid} ({day_of(tt)})" + (", and its answer moved across that change" if rows else ""),
-                         [at, vid], [tt],
-                         values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
-                                 "table": name, "change": kind},
-                         suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
-                         cause=None)]
+        return [_answer_changed(a, t, detail, f"the verified query returns a different result than at vid {at}, since "
+                                f"{name} {how} at vid {vid} ({day_of(tt)})"
+                                + (", and its answer moved across that change" if rows else ""),
+                                [at, vid], [tt], {"table": name, "change": kind})]
     return _rebuilt_answer(ctx, t, a, names, at, detail)
+
+
+def _answer_changed(a: Annotation, t: Table, now: str, message: str, vids: list[int], times: list[float],
+                    values: dict[str, Any], suggestion: str = "re-check the answer and re-verify the query") -> Finding:
+    """`verified_query_changed`, suspect, re-verify: the verified query's answer (`now`, its fingerprint)
+    moved from the verified one across the change `values` names."""
+    return finding(a, t.name, "verified_query_changed", "suspect", message, vids, times,
+                   values={"fingerprint_then": (a.value or {}).get("result_fingerprint"), "fingerprint_now": now,
+                           **values},
+                   suggestion=suggestion, fixes=[make_fix("reverify")], cause=None)
 
 
 def _rebuilt_answer(ctx: Context, t: Table, a: Annotation, names: list[str], at: int, detail: str) -> list[Finding]:
@@ -652,39 +657,27 @@ def _rebuilt_answer(ctx: Context, t: Table, a: Annotation, names: list[str], at:
     empty = _emptied(ctx, names, at, sql) if _run_now_hollow(ctx, sql)[2] else None
     if empty is not None:
         name, vid, tt = empty
-        return [finding(a, t.name, "verified_query_changed", "suspect",
-                         f"the verified query answered rows at vid {at} and answers nothing now (no rows, or only "
-                         f"empty values)" + (f", since {name}'s data commit at vid {vid} ({day_of(tt)})" if tt else ""),
-                         [at, vid], [tt] if tt else [],
-                         values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
-                                 "table": name, "change": "emptied"},
-                         suggestion="find why the query answers nothing (a join key whose format changed, a value "
-                                    "gone) before re-verifying it: an empty answer is seldom the true one",
-                         fixes=[make_fix("reverify")], cause=None)]
+        return [_answer_changed(a, t, detail, f"the verified query answered rows at vid {at} and answers nothing now "
+                                "(no rows, or only empty values)"
+                                + (f", since {name}'s data commit at vid {vid} ({day_of(tt)})" if tt else ""),
+                                [at, vid], [tt] if tt else [], {"table": name, "change": "emptied"},
+                                "find why the query answers nothing (a join key whose format changed, a value gone) "
+                                "before re-verifying it: an empty answer is seldom the true one")]
     restated = _restated(ctx, names, at, sql)
     if restated is not None:
         name, vid, tt, cols, share = restated
-        return [finding(a, t.name, "verified_query_changed", "suspect",
-                         f"{name} was rebuilt at vid {vid} ({day_of(tt)}) with {share:.0%} of the rows it kept (by its "
-                         f"grain's keys) holding other values of {', '.join(cols)}, which the query reads: history was "
-                         "restated, and the query's answer moved across that rebuild",
-                         [at, vid], [tt],
-                         values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
-                                 "table": name, "change": "restated", "columns": cols, "rows_restated": round(share, 4)},
-                         suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
-                         cause=None)]
+        return [_answer_changed(a, t, detail, f"{name} was rebuilt at vid {vid} ({day_of(tt)}) with {share:.0%} of the "
+                                f"rows it kept (by its grain's keys) holding other values of {', '.join(cols)}, which "
+                                "the query reads: history was restated, and the query's answer moved across that "
+                                "rebuild", [at, vid], [tt],
+                                {"table": name, "change": "restated", "columns": cols, "rows_restated": round(share, 4)})]
     rep = _repeated_keys(ctx, names, at)
     if rep is not None and (rep[3] is None or answer_moved(ctx, sql, rep[3])):
         name, keys, n, _began = rep  # the answer moved across the commit that made the keys repeat (when known)
-        return [finding(a, t.name, "verified_query_changed", "suspect",
-                         f"the verified query returns a different result than at vid {at}, and {n} key value(s) of "
-                         f"{name}'s grain ({', '.join(keys)}) now repeat, which none did then: rows were loaded "
-                         "twice or a row is no longer what the query counted",
-                         [at, ctx.vid], [],
-                         values={"fingerprint_then": val.get("result_fingerprint"), "fingerprint_now": detail,
-                                 "table": name, "change": "keys_repeat", "duplicate_keys": n},
-                         suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
-                         cause=None)]
+        return [_answer_changed(a, t, detail, f"the verified query returns a different result than at vid {at}, and {n} "
+                                f"key value(s) of {name}'s grain ({', '.join(keys)}) now repeat, which none did then: "
+                                "rows were loaded twice or a row is no longer what the query counted",
+                                [at, ctx.vid], [], {"table": name, "change": "keys_repeat", "duplicate_keys": n})]
     return []
 
 

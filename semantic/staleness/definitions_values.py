@@ -39,6 +39,8 @@ from semantic.staleness.core import (
     Table,
     cause_of,
     day_of,
+    declared_keys,
+    duck_at,
     finding,
     get_table,
     make_fix,
@@ -301,18 +303,6 @@ def _paired_bounds(tbl: Table, col: str, old: str, vid: int) -> str | None:
 
 # ------------------------------------------------------------------ evidence: data
 
-def _duck(ctx: Context, vid: int) -> Duck:
-    """The bounded statement runner at an earlier `vid`, one per (catalog, vid) while the cache keeps
-    it: the copies of a verified query on each table it reads ask the same questions of the same vids
-    (a statement's answer at a vid never changes)."""
-    key = ("duck", vid)
-    got = ctx.cache.findings.take(key)
-    if got is None:
-        got = ctx.cache.findings.put(key, (Duck(ctx.cat, vid),))
-    duck: Duck = got[0]
-    return duck
-
-
 def _distinct(duck: Duck, tbl: Table, col: str, lim: int) -> set[str]:
     """The column's distinct non-null values (as text) at `duck`'s vid, at most `lim` (a CatalogError
     when the statement cannot run)."""
@@ -328,8 +318,7 @@ def _present(duck: Duck, tbl: Table, col: str, values: list[str]) -> set[str]:
 
 
 def _grain_keys(tbl: Table, col: str) -> list[str]:
-    anns = tbl.ctx.annotations(tbl.name)
-    keys = next(([str(k) for k in (a.value or {}).get("keys") or []] for a in anns if a.key == "table.grain"), [])
+    keys = declared_keys(tbl.ctx.annotations(tbl.name))
     return [k for k in keys if tbl.col(k) is not None and k.lower() != col.lower()]
 
 
@@ -347,14 +336,14 @@ def gone_data(tbl: Table, col: str, values: list[str], since: int, duck: Duck) -
     if not missing:
         return {}
     try:
-        then = _present(_duck(ctx, since), tbl, col, missing)
+        then = _present(duck_at(ctx, since), tbl, col, missing)
     except CatalogError:  # the basis snapshot cannot be read: no evidence the value was there
         return {}
     out: dict[str, Gone] = {}
     for v in [x for x in missing if x in then]:
         def gone_at(x: int, v: str = v) -> bool:
             try:
-                return not _present(_duck(ctx, x), tbl, col, [v])
+                return not _present(duck_at(ctx, x), tbl, col, [v])
             except CatalogError:
                 return False
         hit = _first(commits, gone_at)
@@ -400,7 +389,7 @@ def _pair_rows(tbl: Table, col: str, old: str, vid: int, tt: float) -> Gone:
     """What the rows that held `old` just before the change at `vid` hold after it (see `gone_data`)."""
     ctx = tbl.ctx
     q, tq = quote_id(col), quote_table(tbl.name)
-    before, after = _duck(ctx, vid - 1), _duck(ctx, vid)
+    before, after = duck_at(ctx, vid - 1), duck_at(ctx, vid)
     plain = Gone(tbl.name, col, old, vid, tt)
     keys = _grain_keys(tbl, col)
     try:
@@ -561,7 +550,7 @@ def partly_respelled(tbl: Table, col: str, values: list[str], since: int, duck: 
         return None  # a new value moves the column's range or lies outside its enum: else none is read
     lim, q = MAX_VALUES * 4, quote_id(col)
     try:
-        basis = _duck(tbl.ctx, since)
+        basis = duck_at(tbl.ctx, since)
         then, now = _distinct(basis, tbl, col, lim), _distinct(duck, tbl, col, lim)
         if len(then) >= lim or len(now) >= lim:
             return None
@@ -708,7 +697,7 @@ def grouped_values(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Ta
         if not since or not rewriting(tbl, since) or not _respelling_hint(tbl, col, since, duck):
             continue
         try:
-            then, now = _distinct(_duck(ctx, since), tbl, col, lim), _distinct(duck, tbl, col, lim)
+            then, now = _distinct(duck_at(ctx, since), tbl, col, lim), _distinct(duck, tbl, col, lim)
         except CatalogError:
             continue
         if not then - now or not now - then or len(then) >= lim or len(now) >= lim:
@@ -823,7 +812,7 @@ def _new_codes(tbl: Table, col: str, vid: int) -> set[str] | None:
     q, lim = quote_id(col), MAX_VALUES * 4
     text = f"SELECT DISTINCT CAST({q} AS VARCHAR) FROM {quote_table(tbl.name)} WHERE {q} IS NOT NULL LIMIT {lim}"
     try:
-        before, after = [{str(r[0]) for r in _duck(tbl.ctx, x).sql(text)} for x in (vid - 1, vid)]
+        before, after = [{str(r[0]) for r in duck_at(tbl.ctx, x).sql(text)} for x in (vid - 1, vid)]
     except CatalogError:
         return None
     return None if len(before) >= lim or len(after) >= lim else after - before
@@ -1060,7 +1049,7 @@ def grouped_codes_data(ctx: Context, t: Table, ann: Annotation, tables: dict[str
         try:
             now = _distinct(duck, tbl, col, lim)
             outside, missing = now - codes, (codes - now if rewriting(tbl, since) else set())
-            then = _distinct(_duck(ctx, since), tbl, col, lim) if (outside or missing) and len(now) < lim else set()
+            then = _distinct(duck_at(ctx, since), tbl, col, lim) if (outside or missing) and len(now) < lim else set()
         except CatalogError:
             continue
         if not then:  # nothing read at the verified vid: no evidence of what is new or gone
@@ -1137,7 +1126,7 @@ def prose_complete_set(ctx: Context, t: Table, ann: Annotation, anns: list[Annot
                 try:
                     now = _distinct(duck, tbl, col, lim)
                     outside = now - codes
-                    then = _distinct(_duck(ctx, since), tbl, col, lim) if outside and len(now) < lim else set()
+                    then = _distinct(duck_at(ctx, since), tbl, col, lim) if outside and len(now) < lim else set()
                 except CatalogError:
                     continue
                 if not then:

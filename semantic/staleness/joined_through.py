@@ -23,6 +23,7 @@ from semantic.staleness.core import (
     MATCH_LOW,
     Duck,
     Table,
+    duck_at,
     finding,
     get_table,
     make_fix,
@@ -225,7 +226,7 @@ def _orphaned(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], t
         now = _match(duck, t.name, pairs, to)
         if basis is None or now is None or not now[0] or now[1] / now[0] >= MATCH_LOW:
             continue
-        then = _match(Duck(ctx.cat, basis), t.name, pairs, to)
+        then = _match(duck_at(ctx, basis), t.name, pairs, to)
         if then is None or not then[0] or then[1] / then[0] < MATCH_LOW:
             continue  # the join matched as poorly when the metric was defined: nothing fell since
         rate, before = now[1] / now[0], then[1] / then[0]

@@ -25,6 +25,7 @@ from semantic.staleness.core import (
     Table,
     cause_of,
     day_of,
+    duck_at,
     finding,
     get_table,
     make_fix,
@@ -538,7 +539,7 @@ def added_unmatched(ctx: Context, t: Table, target: Table, pairs: list[tuple[str
     if any(v > basis for k in keys for v, *_r in values_removed(target, k)):
         return None
     try:
-        rows_before, matched_before = match_counts(Duck(ctx.cat, basis), t.name, pairs, tgt)
+        rows_before, matched_before = match_counts(duck_at(ctx, basis), t.name, pairs, tgt)
     except LimitExceededError:
         raise
     except CatalogError:

@@ -21,7 +21,7 @@ from semantic._bounded import LimitExceededError
 from semantic.history import Context
 from semantic.models import Annotation, ColumnRef, Finding
 from semantic.staleness.claim_rules import PROSE, own_column_claim
-from semantic.staleness.core import Duck, Table, finding
+from semantic.staleness.core import Duck, Table, declared_keys, finding
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import metric_findings, verified_data, verified_meta, verified_scale_data
 from semantic.staleness.definitions_values import (
@@ -100,7 +100,7 @@ class Env:
     @cached_property
     def grain_keys(self) -> set[str]:
         """The table's declared grain keys, lower case."""
-        return {str(k).lower() for a in self.anns if a.key == "table.grain" for k in (a.value or {}).get("keys") or []}
+        return {k.lower() for k in declared_keys(self.anns)}
 
     @cached_property
     def units(self) -> set[int | None]:

@@ -439,9 +439,9 @@ def _stopped_successor(t: Table, tables: dict[str, Table | None], every: float |
         first = o.tl.data_commits[0][1]
         if (first < prev if prev is not None else first <= last_t) or first > last_t + 2 * every:
             continue  # not new around when the table stopped
-        ev = successor_evidence(t, o, last_t, every)
         if took and not took_its_loads(t, o, every, head):
             continue
+        ev = successor_evidence(t, o, last_t, every)
         if ev["strong"] and ev["columns_alike"] >= MOST_COLUMNS and not continues_another(t, o, tables, head):
             score = ev["columns_alike"] + ev["rows_per_day_alike"]
             if best is None or score > best[0]:

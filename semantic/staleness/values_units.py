@@ -23,6 +23,8 @@ from semantic.staleness.core import (
     Table,
     cause_of,
     day_of,
+    declared_keys,
+    duck_at,
     finding,
     make_fix,
     num,
@@ -581,7 +583,7 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
             values_of.setdefault(a.column, []).extend(str(v) for v in a.value or [] if v is not None)
     labels_of = {str(a.column).lower(): {str(k): str(v) for k, v in a.value.items()} for a in anns
                  if a.kind == "column" and a.field == "labels" and isinstance(a.value, dict)}
-    keys = next(([str(k) for k in (a.value or {}).get("keys") or []] for a in anns if a.key == "table.grain"), [])
+    keys = declared_keys(anns)
     out: list[Finding] = []
     for v, tt in rw:
         early = [a for a in anns if a.provenance.basis.vid < v and a.kind != "review"]
@@ -779,7 +781,7 @@ def merged_into(ctx: Context, t: Table, col: str, gone: list[Any], basis: int, d
     moved to one other value (a category merged into another); None otherwise: rows removed,
     spread over several values, more than MAX_VALUES values now (the enum to write would be cut
     short), or a snapshot that cannot be read (no evidence, no fix)."""
-    keys = [str(k) for a in ctx.annotations(t.name) if a.key == "table.grain" for k in (a.value or {}).get("keys") or []]
+    keys = declared_keys(ctx.annotations(t.name))
     q, tq = quote_id(col), quote_table(t.name)
     try:
         vm, rows = moved_to(t, col, [str(g) for g in gone], Duck(ctx.cat, basis), duck, keys)
@@ -1282,7 +1284,7 @@ def paired_factor(t: Table, col: str, v: int, keys: list[str]) -> float | None:
 
 def _paired_factor(t: Table, col: str, v: int, keys: list[str]) -> float | None:
     q, tq = quote_id(col), quote_table(t.name)
-    before, after = Duck(t.ctx.cat, v - 1), Duck(t.ctx.cat, v)
+    before, after = duck_at(t.ctx, v - 1), duck_at(t.ctx, v)
     nonzero = f"{q} IS NOT NULL AND {q} <> 0"
     try:
         ident = row_ident(t, col, before, after, keys)
@@ -1554,7 +1556,7 @@ def _respelled_codes(ctx: Context, t: Table, a: Annotation, col: str, codes: lis
         was = {str(r[0]) for r in then.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IN ({literals(codes)})")}
         now = {str(r[0]) for r in duck.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IN ({literals(codes)})")}
         gone = [c for c in codes if c in was and c not in now]
-        keys = [str(k) for x in ctx.annotations(t.name) if x.key == "table.grain" for k in (x.value or {}).get("keys") or []]
+        keys = declared_keys(ctx.annotations(t.name))
         vm, _rows = moved_to(t, col, gone, then, duck, keys)
     except CatalogError:  # no evidence of where the rows went: no map
         return {}

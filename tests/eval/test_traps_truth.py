@@ -591,6 +591,13 @@ def _rows(cat, sql):
 SHIFTS = "acme.core.shifts"
 
 
+def _summed(k: Tiny, table: str, col: str, name: str) -> None:
+    """A metric `name` summing `col`, a verified query summing it, and one counting the table's rows."""
+    k.metric(table, name, f"sum({col})")
+    k.vq(f"Sum of {col}", f"SELECT sum({col}) AS n FROM {table}")
+    k.vq(f"Rows of {table}", f"SELECT count(*) AS n FROM {table}")
+
+
 @pytest.mark.parametrize("unit,typ,values,factor,fix", [
     ("hours", "decimal(6,2)", [1.5, 8.0, 12.0, 7.25], 60, None),                # x 3600 would not fit decimal(6,2)
     ("kg", "bigint", [3, 40, 125, 7], 1000, {"action": "update_unit", "params": {"column": "amount", "scale": 3}}),
@@ -609,9 +616,7 @@ def test_a_measure_restated_by_a_unit_factor_makes_its_unit_and_what_computes_wi
     k.ann(SHIFTS, {"unit": unit, "description": "How long the shift ran" if unit == "hours" else "Weight moved",
                    "additivity": {"kind": "semi_additive", "non_additive_dimension": "d", "window": "last"}},
           column="amount")
-    k.metric(SHIFTS, "total", "sum(amount)")
-    k.vq("Total amount", "SELECT sum(amount) AS n FROM acme.core.shifts")
-    k.vq("Shifts", "SELECT count(*) AS n FROM acme.core.shifts")
+    _summed(k, SHIFTS, "amount", "total")
     g, tr = _drawn(cat, spark, k, "values_unit_factor_restated", free=SHIFTS)
     v = g.view
     assert (tr.kind, tr.columns) == ("unit_factor_restated", ["amount"])
@@ -756,9 +761,7 @@ def test_a_table_restated_with_the_same_keys_under_a_new_definition_moves_its_an
                rows={"entry_id": list(range(1, 21)), "revenue_cents": revs, "d": [DAYS[i % 11] for i in range(20)]})
     k.ann(LEDGER, {"grain": {"text": "one row per entry", "keys": ["entry_id"]}})
     k.ann(LEDGER, {"unit": "cents", "description": "Revenue of the entry"}, column="revenue_cents")
-    k.metric(LEDGER, "revenue", "sum(revenue_cents)")
-    k.vq("Revenue", "SELECT sum(revenue_cents) AS n FROM acme.core.ledger")
-    k.vq("Entries", "SELECT count(*) AS n FROM acme.core.ledger")
+    _summed(k, LEDGER, "revenue_cents", "revenue")
     g, tr = _drawn(cat, spark, k, "definitions_restated_same_keys", free=LEDGER)
     v = g.view
     assert (tr.kind, tr.columns) == ("restated_same_keys", ["revenue_cents"])
