@@ -72,6 +72,7 @@ from semantic.staleness.values_units import (
     zone_meta,
     zone_rewritten,
 )
+from semantic.staleness.values_zones import zone_loaded
 
 CLASSES = ("schema", "values_units", "keys_joins", "grain", "loads_freshness", "replacement_deprecation",
            "definitions", "documented_ranges")
@@ -282,6 +283,8 @@ CHECKS: list[Check] = [
           fix_rule=unit_fix),
     Check("zone_rewrite", "values_units", "data", ("unit_drift",), ("data", "load_log", "table_stats"),
           ("investigate",), lambda e, a: zone_rewritten(e.t, a, e.anns, e.already), _zone_claim),
+    Check("zone_loads", "values_units", "data", ("unit_drift",), ("data", "load_log"),
+          ("investigate",), lambda e, a: zone_loaded(e.t, a, e.anns, e.already), _zone_claim),
     Check("join_match", "keys_joins", "data", ("join_match_low", "cardinality_violated"), ("data", "file_stats"),
           ("join_on", "filter"),
           lambda e, a: relationship_data(e.ctx, e.t, a, e.tables, e.duck, e.already, e.last, e.checked),

@@ -964,7 +964,10 @@ def decimals(t: Table, col: str) -> int | None:
 # factors between units besides the powers of ten (|k| >= SHIFT_MIN_K), each also inverted: units of
 # time (hours per day, minutes per hour, minutes per day, seconds per hour, seconds per day)
 UNIT_FACTORS = (24.0, 60.0, 1440.0, 3600.0, 86400.0)
-RESCALE_MIN = 1.5  # a rescale of the same rows multiplies (or divides) every value by this much or more
+RESCALE_MIN = 1.5  # a rescale of the same rows into another unit multiplies (or divides) every value by this much
+#                    or more; a factor nearer 1 that every row took (another currency, a tax included) changes what
+#                    the values mean as surely, but may be a definition, not a unit: suspect (`scale_rewritten`)
+PAIRED_MIN = 1.01  # the rows paired by their keys moved by one factor at least this far from 1 (`paired_factor`)
 
 
 def ten_exp(factor: float) -> int | None:
@@ -1268,9 +1271,9 @@ def paired_factor(t: Table, col: str, v: int, keys: list[str]) -> float | None:
     most MAP_ROWS rows of non-zero values), nearly every pair (1 - SAME_ROWS of them, MIN_ADDED at
     least, and half the rows sampled or more paired) holds new = old x k, within the column's
     rounding (half a unit of its last decimal, and the error that rounding puts in k, which is read
-    off the pair of largest magnitude) or floating tolerance, and k is not near 1 (RESCALE_MIN or
-    more either way: a price restated with a tax is no unit). Any factor, not only a power of ten: hours restated in minutes
-    (x60), seconds in milliseconds. k is snapped to a factor of UNIT_FACTORS or a power of ten when
+    off the pair of largest magnitude) or floating tolerance, and k is 1% or more away from 1
+    (PAIRED_MIN either way). Any factor, not only a power of ten: hours restated in minutes (x60),
+    seconds in milliseconds, dollars in euros (x0.92), a tax included (x1.08). k is snapped to a factor of UNIT_FACTORS or a power of ten when
     it lies within 1e-3 of one. None otherwise (the data is read only when the table's statistics
     show the range moved, `range_kept`; cached)."""
     key = ("paired_factor", t.obj.path, v, col)
@@ -1310,7 +1313,7 @@ def _paired_factor(t: Table, col: str, v: int, keys: list[str]) -> float | None:
         return None
     o, n = max(pairs, key=lambda p: abs(p[0]))
     k = n / o
-    if abs(math.log10(abs(k))) < math.log10(RESCALE_MIN):
+    if abs(math.log10(abs(k))) < math.log10(PAIRED_MIN):
         return None
     near = [x for f in (10.0 ** round(math.log10(abs(k))), *UNIT_FACTORS) for x in (f, 1 / f, -f, -1 / f)]
     k = next((x for x in near if math.isclose(k, x, rel_tol=1e-3)), k)
@@ -1427,9 +1430,14 @@ def scale_rewritten(t: Table, ann: Annotation, keys: set[str], already: set[tupl
             fixes = [make_fix("update_unit", column=col, scale=k)] if k is not None and unit else \
                 [make_fix("investigate", columns=[col])] if k is None else []
             how = "at every decile and quartile" if kq is not None else "in every row (paired by the grain's keys)"
-            out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
+            # a factor near 1 (another currency, a tax included) changed what the values mean, but whether
+            # the claim's words still hold (a unit? a definition?) is for a person: suspect
+            near_one = abs(math.log10(abs(f))) < math.log10(RESCALE_MIN)
+            out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "suspect" if near_one else "stale",
                                f"{col!r} was rewritten at vid {v} ({day_of(tt)}) with the same rows and its values "
-                               f"{how} scaled by {factor_text(f)}: its values are in another unit or scale now",
+                               f"{how} scaled by {factor_text(f)}: its values are in another "
+                               + ("currency, or include something they did not (a tax, a fee); check what they "
+                                  "mean now" if near_one else "unit or scale now"),
                                [v], [tt], values={"column": col, **({"scale_exp": k} if k is not None
                                                                     else {"scale_factor": f}),
                                                   "restated_vid": v,

@@ -184,6 +184,31 @@ def test_a_duration_in_hours_from_zero_restated_in_minutes_is_seen_in_the_paired
                for f in got)
 
 
+AMOUNTS_USD = [12.5, 40.0, 7.25, 199.99, 64.1, 15.0, 3.3, 88.8, 120.0, 45.45]
+
+
+def test_amounts_restated_in_another_currency_in_place_are_suspect_and_controls(elk):
+    """Dollars restated in euros in place (the same rows, every value x0.92 rounded to the cent): no
+    unit factor and no power of ten, too near 1 for the range to tell, yet every row paired by the
+    grain's keys moved by the one factor: the unit and the description are suspect (another currency,
+    or a tax included: a person says which), `investigate`, the factor in the evidence (failed before:
+    nothing; factors under 1.5 were left alone). Controls: an identical re-run; a rewrite correcting a
+    few rows by unlike amounts (no one factor)."""
+    cat = elk.cat
+    rows = _hours(elk, "amount", AMOUNTS_USD)
+    elk.overwrite(T, rows, at=3)
+    fixed = {**rows, "amount": [round(x * (1.1 if i in (2, 7) else 1.0), 2) for i, x in enumerate(rows["amount"])]}
+    elk.overwrite(T, fixed, at=3.5)
+    assert _data(cat, T, elk.day(3.5), "unit_drift") == []  # controls
+    v = elk.overwrite(T, {**fixed, "amount": [round(x * 0.92, 2) for x in fixed["amount"]]}, at=4)
+    got = _data(cat, T, elk.day(4), "unit_drift")
+    assert sorted((f.annotation, f.status, f.evidence.values["scale_factor"]) for f in got) == [
+        ("column.3.description", "suspect", pytest.approx(0.92, abs=1e-3)),
+        ("column.3.unit", "suspect", pytest.approx(0.92, abs=1e-3))]
+    assert all(f.fixes == [Fix(action="investigate", params={"columns": ["amount"]})] and v in f.evidence.vids
+               and "currency" in f.message for f in got)
+
+
 # ------------------------------------------------------------------ a timestamp restated in another zone
 def _ts(day: int, hour: int, minute: int = 0) -> dt.datetime:
     return dt.datetime(2024, 11, day, hour, minute, tzinfo=dt.timezone.utc)
@@ -236,6 +261,65 @@ def test_a_zone_shift_of_a_timestamp_nothing_describes_reaches_the_table_descrip
     got = _data(cat, T, elk.day(4))
     assert [(f.annotation, f.reason, f.evidence.values["column"]) for f in got] == [
         ("table.description", "unit_drift", "event_ts")]
+
+
+def _orders_day(day: int, rng, shift: float = 0.0, hours: tuple[int, int] = (12, 30)) -> dict[str, list]:
+    """30 orders of 2024-11-`day`, placed between `hours` (12:00 to 06:00 the next day, UTC: a
+    shop whose buyers sleep), moved `shift` hours (local time written into the UTC column)."""
+    lo, hi = hours
+    ts = [_ts(1, 0) + dt.timedelta(days=day - 1, hours=lo + (hi - lo) * rng.random() + shift) for _ in range(30)]
+    return {"d": [f"2024-11-{day:02d}"] * 30, "order_id": [1000 * day + i for i in range(30)], "order_ts": ts}
+
+
+def _orders(elk: LakeBuilder, rng) -> None:
+    elk.table(T, [("d", "date"), ("order_id", "bigint"), ("order_ts", "timestamp")], partition_by=["d"], at=0)
+    for day in range(1, 11):
+        elk.append(T, _orders_day(day, rng), at=day)
+    sm.annotate(elk.cat, T, {"description": "when the order was placed, UTC"}, column="order_ts", author="a",
+                time=elk.day(10.5))
+
+
+def test_a_load_in_another_time_zone_beside_rows_that_keep_utc_and_controls(elk):
+    """New loads only, the old rows kept: a day's orders written in New York time (-5 h) into the
+    UTC column. Their times of day sit five hours off the pattern every earlier order follows (the
+    shop's buyers order from noon to six in the morning, UTC), so the column's description is
+    suspect, no fix (failed before: nothing at either depth; the range of a day's load hides it).
+    Controls: an ordinary day's load; a load one hour off (daylight saving moves local activity
+    seen in UTC by an hour); a load spread over the whole day (another pattern, not the same one
+    moved)."""
+    import random
+
+    rng = random.Random(7)
+    cat = elk.cat
+    _orders(elk, rng)
+    elk.append(T, _orders_day(11, rng), at=11)
+    assert _data(cat, T, elk.day(11)) == []  # an ordinary load
+    elk.append(T, _orders_day(12, rng, shift=1.0), at=12)
+    assert _data(cat, T, elk.day(12)) == []  # one hour off: daylight saving
+    elk.append(T, _orders_day(13, rng, hours=(0, 24)), at=13)
+    assert _data(cat, T, elk.day(13)) == []  # a load over the whole day: no shift of the pattern
+    v = elk.append(T, _orders_day(14, rng, shift=-5.0), at=14)
+    got = _data(cat, T, elk.day(14))
+    assert [(f.annotation, f.reason, f.status) for f in got] == [("column.3.description", "unit_drift", "suspect")]
+    assert abs(got[0].evidence.values["shift_hours"] + 5) <= 1 and got[0].evidence.values["loads"] == [v]
+    assert got[0].fixes == [Fix(action="investigate", params={"columns": ["order_ts"]})]
+    assert sm.staleness(cat, T, now=elk.day(14), merge=False) == []  # metadata depth: the range hides it
+
+
+def test_a_time_column_with_no_pattern_of_the_day_is_not_judged(elk):
+    """Control: orders spread over the whole day (no pattern) and a load moved -5 h: the shift
+    leaves the column as it was, nothing to see and nothing flagged."""
+    import random
+
+    rng = random.Random(8)
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("order_id", "bigint"), ("order_ts", "timestamp")], partition_by=["d"], at=0)
+    for day in range(1, 11):
+        elk.append(T, _orders_day(day, rng, hours=(0, 24)), at=day)
+    sm.annotate(cat, T, {"description": "when the order was placed, UTC"}, column="order_ts", author="a",
+                time=elk.day(10.5))
+    elk.append(T, _orders_day(11, rng, shift=-5.0, hours=(0, 24)), at=11)
+    assert _data(cat, T, elk.day(11)) == []
 
 
 # ------------------------------------------------------------------ a coded column's labels

@@ -1,0 +1,164 @@
+"""Class `values_units`, time zones in new loads: rows loaded since a claim was written whose times of
+day sit some hours off the pattern every earlier row follows (local time loaded into a UTC column,
+while the older rows keep UTC). A rewrite that moved the same rows' times is `zone_rewritten`'s (in
+`values_units`); this reads the loads that only added rows.
+
+Evidence (data depth): the column's rows per half hour of the day, at the claim's basis (the
+pattern) and before and after each load since (the load's own rows, as the difference of the two).
+A load is shifted by `s` half hours when far more of its rows than chance allows fall in the half
+hours the earlier rows rarely hold, and moved back by `s` no more than chance allows (`day_shift`):
+the same day, some hours off, not another one. A column whose rows spread evenly over the day shows
+no pattern and is never judged (a shift leaves it as it was). Shifts under `ZONE_MIN_BINS` half hours
+are left alone: daylight saving moves local activity seen in UTC by one hour twice a year.
+"""
+
+from __future__ import annotations
+
+import math
+
+from semantic.models import Annotation, Finding
+from semantic.staleness.core import (
+    Duck,
+    Table,
+    cause_of,
+    day_of,
+    duck_at,
+    finding,
+    make_fix,
+    quote_id,
+    quote_table,
+)
+from semantic.staleness.values_units import _zone_cols
+
+ZONE_BINS = 48        # half hours of a day (zones are whole hours, a few half hours)
+ZONE_MIN_BINS = 4     # two hours: under it, daylight saving alone moves a local pattern seen in UTC
+ZONE_LLR = 10.0       # nats by which the moved pattern must explain a load's rows better than the pattern
+ZONE_P = 1e-4         # rows off the pattern beyond chance: a binomial tail this small
+ZONE_Q = 0.05         # rows off the moved pattern within chance: a binomial tail at least this large
+ZONE_EVEN = 7.0       # nats by which the moved pattern must explain the rows better than an even spread
+#                       (log 48 for choosing the move among 48, and a likelihood ratio of 20)
+ZONE_FLOOR = 0.01     # the pattern's own share off it is taken at this at least (rare hours are not never)
+ZONE_MIN_ROWS = 20    # rows a load (or the loads since, together) must hold to be judged
+ZONE_PATTERN_ROWS = 200  # rows the pattern at the basis must rest on
+ZONE_LOADS = 8        # the latest loads since the basis judged one by one
+
+
+def day_bins(duck: Duck, table: str, col: str) -> list[int]:
+    """`col`'s non-null rows per half hour of the (UTC) day, ZONE_BINS counts."""
+    c = quote_id(col)
+    bins = [0] * ZONE_BINS
+    for b, n in duck.sql(f"SELECT ((epoch_ms({c}) // 1800000) % {ZONE_BINS} + {ZONE_BINS}) % {ZONE_BINS}, "
+                         f"count(*) FROM {quote_table(table)} WHERE {c} IS NOT NULL GROUP BY 1"):
+        bins[int(b) % ZONE_BINS] += int(n)
+    return bins
+
+
+def _loglik(counts: list[int], logp: list[float], s: int) -> float:
+    """Log-likelihood of `counts` under the pattern moved later by `s` half hours."""
+    return sum(n * logp[(b - s) % ZONE_BINS] for b, n in enumerate(counts) if n)
+
+
+def _tail(n: int, k: int, p: float) -> float:
+    """P(K >= k) for K ~ Binomial(n, p)."""
+    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(max(k, 0), n + 1))
+
+
+def day_shift(pattern: list[int], rows: list[int]) -> tuple[int, int, int, float] | None:
+    """(s, rows off the pattern as they are, rows off it moved by s, the share of the pattern's own rows
+    off it) when `rows` (per half hour) are `pattern` moved by `s` half hours, |s| at least
+    ZONE_MIN_BINS, at most half a day. "Off the pattern" is the half hours where the pattern's rows
+    are rare (under a quarter of an even spread; the pattern's own share there is `r`): as they are,
+    far more of the rows fall there than chance allows (`ZONE_P`, binomial, the share taken at
+    ZONE_FLOOR at least); moved by `s`, no more than chance allows, and the moved pattern explains them
+    by ZONE_LLR nats or more. None otherwise: too few rows, no rare half hours (rows spread over the
+    whole day), rows on the pattern, or rows off it however it is moved (another pattern)."""
+    n, total = sum(rows), sum(pattern)
+    if n < ZONE_MIN_ROWS or total < ZONE_PATTERN_ROWS:
+        return None
+    rare = {b for b, x in enumerate(pattern) if x < 0.25 * total / ZONE_BINS}
+    if len(rare) < 2:
+        return None
+    r = max(sum(pattern[b] for b in rare) / total, ZONE_FLOOR)
+    off = {s: sum(x for b, x in enumerate(rows) if (b - s) % ZONE_BINS in rare)
+           for s in range(-ZONE_BINS // 2, ZONE_BINS // 2)}
+    if _tail(n, off[0], r) >= ZONE_P:
+        return None
+    logp = [math.log((x + 0.5) / (total + 0.5 * ZONE_BINS)) for x in pattern]
+    ll = {s: _loglik(rows, logp, s) for s in off}
+    s = min(off, key=lambda k: (off[k], -ll[k]))
+    if abs(s) < ZONE_MIN_BINS or _tail(n, off[s], r) < ZONE_Q or ll[s] - ll[0] < ZONE_LLR:
+        return None
+    if ll[s] - n * math.log(1 / ZONE_BINS) < ZONE_EVEN:
+        return None  # rows spread over the whole day fit some move of any pattern: no better than evenly
+    return s, off[0], off[s], r
+
+
+def _appended(t: Table, before: int, vid: int) -> bool:
+    """Every file the table held at `before` it still holds at `vid`: the vids between only added rows."""
+    old = {f.path for f in t.files(before)}
+    return bool(old) and old <= {f.path for f in t.files(vid)}
+
+
+def loads_shifted(t: Table, col: str, basis: int) -> tuple[int, list[tuple[int, float, int]], int, float] | None:
+    """The loads since vid `basis` whose times of `col` sit off the pattern of the rows at the basis by
+    one shift (`day_shift`): (seconds, [(vid, time, rows)], their rows off the pattern as they are, the
+    pattern's own share off it), the loads judged one by one (the latest ZONE_LOADS), or together when
+    none alone holds enough rows. Only loads that added rows (every earlier file kept) are read; None
+    when none is shifted, or they disagree on the shift."""
+    after = t.tl.data_after(basis)
+    if not basis or not after:
+        return None
+    ctx = t.ctx
+    pattern = day_bins(duck_at(ctx, basis), t.name, col)
+    if sum(pattern) < ZONE_PATTERN_ROWS:
+        return None
+    tail = after[-ZONE_LOADS:]
+    prev = basis if len(after) <= ZONE_LOADS else after[-ZONE_LOADS - 1][0]
+    last = pattern if prev == basis else day_bins(duck_at(ctx, prev), t.name, col)
+    loads: list[tuple[int, float, list[int]]] = []
+    for v, tt in tail:
+        cur = day_bins(duck_at(ctx, v), t.name, col)
+        if _appended(t, prev, v):
+            loads.append((v, tt, [max(0, a - b) for a, b in zip(cur, last, strict=True)]))
+        prev, last = v, cur
+    judged = [(v, tt, rows, day_shift(pattern, rows)) for v, tt, rows in loads if sum(rows) >= ZONE_MIN_ROWS]
+    if not judged and loads:
+        together = [sum(x) for x in zip(*(rows for _v, _t, rows in loads), strict=True)]
+        judged = [(loads[-1][0], loads[-1][1], together, day_shift(pattern, together))]
+    hits = [(v, tt, sum(rows), got) for v, tt, rows, got in judged if got is not None]
+    if not hits or len({got[0] for *_x, got in hits}) > 1:
+        return None
+    return (hits[0][3][0] * 1800, [(v, tt, n) for v, tt, n, _g in hits], sum(g[1] for *_x, g in hits),
+            hits[0][3][3])
+
+
+def zone_loaded(t: Table, ann: Annotation, anns: list[Annotation],
+                already: set[tuple[str | None, str]] | None = None) -> list[Finding]:
+    """values_units, data: loads since the claim's basis whose times of a timestamp column sit whole
+    hours off the day's pattern of every earlier row (`loads_shifted`): local time loaded into the
+    column while the older rows keep theirs, so what the claim says the times are (the column's
+    description, unit, sample values; the table description for a column none describes) no longer
+    holds for every row. A pattern is evidence, not proof (a market opening in another zone moves
+    activity too): suspect, no fix; the finding names the loads and the shift to check."""
+    if already is not None and (ann.key, "unit_drift") in already:
+        return []
+    basis = ann.provenance.basis.vid
+    out = []
+    for col in _zone_cols(t, ann, anns):
+        got = loads_shifted(t, col, basis)
+        if got is None:
+            continue
+        d, loads, off, share = got
+        h = d / 3600
+        rows = sum(n for *_x, n in loads)
+        when = ", ".join(f"vid {v} ({day_of(tt)})" for v, tt, _n in loads)
+        out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "suspect",
+                           f"{off} of the {rows} row(s) of {col!r} loaded at {when} fall in hours of the day "
+                           f"that hold {share:.1%} of the earlier rows; moved {h:+g} h they follow the earlier "
+                           f"rows' pattern: they look written in another time zone; check which zone those "
+                           f"loads wrote", [v for v, _t, _n in loads], [tt for _v, tt, _n in loads],
+                           values={"column": col, "shift_hours": h, "loads": [v for v, _t, _n in loads],
+                                   "rows": rows, "off_pattern": off, "pattern_share": round(share, 4)},
+                           fixes=[make_fix("investigate", columns=[col])],
+                           cause=cause_of("zone", t.name, loads[0][0], col)))
+    return out
