@@ -54,6 +54,7 @@ from semantic.staleness.keys_joins import (
 )
 from semantic.staleness.loads_freshness import dead_check, sla_check
 from semantic.staleness.replacement_deprecation import deprecated_findings, replaced_beside
+from semantic.staleness.row_relations import relation_broken
 from semantic.staleness.schema import column_findings, column_prose, prose_elsewhere, table_level
 from semantic.staleness.values_units import (
     ZONE_FIELDS,
@@ -283,6 +284,10 @@ CHECKS: list[Check] = [
           fix_rule=unit_fix),
     Check("zone_rewrite", "values_units", "data", ("unit_drift",), ("data", "load_log", "table_stats"),
           ("investigate",), lambda e, a: zone_rewritten(e.t, a, e.anns, e.already), _zone_claim),
+    Check("relation_now", "definitions", "data", ("unit_drift",), ("data", "table_stats"), ("investigate",),
+          lambda e, a: relation_broken(e.t, a, e.anns, e.duck),
+          lambda a, _e: (a.kind == "column" and a.field == "description") or a.kind == "metric"
+          or (a.kind == "table" and a.field == "description")),
     Check("zone_loads", "values_units", "data", ("unit_drift",), ("data", "load_log"),
           ("investigate",), lambda e, a: zone_loaded(e.t, a, e.anns, e.already), _zone_claim),
     Check("join_match", "keys_joins", "data", ("join_match_low", "cardinality_violated"), ("data", "file_stats"),

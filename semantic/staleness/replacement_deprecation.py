@@ -25,6 +25,7 @@ from semantic.staleness.core import (
     rows_at,
     stats_at,
 )
+from semantic.staleness.values_units import load_stats
 
 
 def kept_rows(t: Table, v: int) -> bool:
@@ -96,9 +97,11 @@ def _time_span(t: Table) -> tuple[float, float] | None:
     return None
 
 
-def _col_similarity(a: dict[str, Any] | None, b: dict[str, Any] | None, fam: str | None) -> float:
+def _col_similarity(a: dict[str, Any] | None, b: dict[str, Any] | None, fam: str | None,
+                    continues: bool = False) -> float:
     """0..1: how alike two columns' statistics are (the same order of magnitude for numbers, the
-    same range for text, overlapping ranges for times). Names never enter."""
+    same range for text, overlapping ranges for times; with `continues`, b's times may also begin
+    after a's end, within CONTINUES_S: a table loaded from where another stopped). Names never enter."""
     if not a or not b:
         return 0.0
     if fam == "number":
@@ -111,7 +114,8 @@ def _col_similarity(a: dict[str, Any] | None, b: dict[str, Any] | None, fam: str
                               parse_time(b.get("max")))
         if None in (alo, ahi, blo, bhi):
             return 0.0
-        return 1.0 if blo <= ahi and bhi >= ahi else 0.0  # type: ignore[operator]
+        slack = CONTINUES_S if continues else 0.0
+        return 1.0 if blo <= ahi + slack and bhi >= ahi else 0.0  # type: ignore[operator]
     return 1.0 if str(a.get("min")) == str(b.get("min")) and str(a.get("max")) == str(b.get("max")) else 0.0
 
 
@@ -158,6 +162,28 @@ STRONG_COLUMN = 0.9     # a column "alike" for a successor: the same range (numb
 MOST_COLUMNS = 0.75     # share of the old table's columns a successor must hold alike, one to one
 ALIKE_RATE = 0.5        # rows per day within ~3x
 NEWER_S = DAY           # a successor's first load is at least this long after the old table's first
+CONTINUES_S = 7 * DAY   # a successor's times may begin this long after the old table's last, at most
+
+
+def _recent_stats(a: Table, rows: object) -> dict[str, dict[str, Any]]:
+    """The numeric columns' range over `a`'s latest loads holding `rows` rows or more (its files'
+    statistics per load, newest first): what a table of `rows` rows continuing `a` would show. A
+    short history holds smaller extremes than a long one; {} when the loads are unknown."""
+    if not isinstance(rows, int) or rows <= 0:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    held = 0
+    for _v, cols, n in reversed(load_stats(a)):
+        for c, st in cols.items():
+            cur = out.setdefault(c, {"min": None, "max": None})
+            for k, better in (("min", min), ("max", max)):
+                x = st.get(k)
+                if x is not None:
+                    cur[k] = x if cur[k] is None else better(cur[k], x)
+        held += n
+        if held >= rows:
+            break
+    return out
 
 
 def successor_evidence(a: Table, b: Table, stop: float, every: float) -> dict[str, Any]:
@@ -165,7 +191,9 @@ def successor_evidence(a: Table, b: Table, stop: float, every: float) -> dict[st
     holds alike one to one (`columns_alike`), rows per day alike (`rate`), whether b started loading
     when a stopped (`started_at_stop`: its first load within three usual intervals of a's last) and
     the verdict `strong`: b's rows per day are alike and it holds most of a's columns alike, or it
-    started when a stopped and holds at least half of them. Only a strong candidate is offered. Rows
+    started when a stopped and holds at least half of them. A column is alike by a's whole statistics
+    (its times continued by b's within CONTINUES_S), or, for a number, by a's latest loads holding as
+    many rows as b (`_recent_stats`: b's short history holds smaller extremes than a's long one). Only a strong candidate is offered. Rows
     per day are alike by the span of their data (rows over the days their dates cover) or as loaded
     (`_load_rate`, the rows each regular load adds per day: a table whose history is kept at another
     grain, weekly snapshots then daily ones, against a new one of daily snapshots; a backfill is no
@@ -173,12 +201,14 @@ def successor_evidence(a: Table, b: Table, stop: float, every: float) -> dict[st
     `newer` (b's first load a day or more after a's) is reported, not required: the Acme lake's own
     replacement (legacy sales -> the mart, loaded side by side from the start) is not newer."""
     mine = list(a.cols.values())
+    recent = _recent_stats(a, b.stats.get("row_count"))
     costs: dict[tuple[str, str], float] = {}
     for c in mine:
         f = type_family(c.type)
         for d in b.cols.values():
             if type_family(d.type) == f:
-                sim = _col_similarity(a.stat(c.name), b.stat(d.name), f)
+                sim = max(_col_similarity(a.stat(c.name), b.stat(d.name), f, continues=True),
+                          _col_similarity(recent.get(c.name), b.stat(d.name), f) if f == "number" else 0.0)
                 if sim >= STRONG_COLUMN:
                     costs[(c.name, d.name)] = 1.0 - sim
     alike = len(assign(costs)) / len(mine) if mine else 0.0

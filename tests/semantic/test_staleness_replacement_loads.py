@@ -142,3 +142,59 @@ def test_a_daily_table_whose_loads_a_new_table_took_is_replaced_minutes_before_i
     assert flagged(12.42) == want
     elk.append(STOCK, _snapshot(6), at=12.5)  # control: loaded again
     assert flagged(12.6) == []
+
+
+PAY, PAY_V2 = "acme.core.payments", "acme.core.payments_v2"
+PCOLS = [("payment_id", "bigint"), ("paid_at", "timestamp"), ("amount", "decimal(12,2)"), ("attempt", "int")]
+
+
+def _payments(d: int) -> dict[str, list]:
+    """Day `d`'s five payments (2024-11-11 is day 0): ids continue day by day, times that day, amounts
+    of an ordinary day, except a large one every tenth day (the history's extremes), one retry a day."""
+    from datetime import datetime, timezone
+
+    day = datetime(2024, 11, 11, tzinfo=timezone.utc) + timedelta(days=d)
+    big = 9000.0 if d % 10 == 5 else 0.0
+    return {"payment_id": [1000 + 5 * d + i for i in range(5)],
+            "paid_at": [day + timedelta(hours=8 + 2 * i) for i in range(5)],
+            "amount": [round(12.5 + 7 * i + (big if i == 4 else 0), 2) for i in range(5)],
+            "attempt": [1, 1, 2, 1, 1] if d % 3 else [1, 1, 3, 1, 1]}
+
+
+def _paid_then_moved(elk) -> None:
+    """PAY loaded daily for 30 days, then nothing; PAY_V2 (its columns) loaded from day 30 with the days
+    after; OTHER loaded daily throughout."""
+    cat = elk.cat
+    elk.table(PAY, PCOLS, at=0)
+    elk.table(OTHER, [("visit_date", "date"), ("minutes", "int")], at=0)
+    sm.annotate(cat, PAY, {"description": "card payments, one row per attempt"}, author="a", time=elk.day(0.5))
+    for d in range(1, 34):
+        if d < 30:
+            elk.append(PAY, _payments(d), at=d + 0.3)
+        elif d == 30:
+            elk.table(PAY_V2, PCOLS, at=d + 0.3, rows=_payments(d))
+        else:
+            elk.append(PAY_V2, _payments(d), at=d + 0.3)
+        elk.append(OTHER, {"visit_date": [(date(2024, 11, 11) + timedelta(days=d)).isoformat()], "minutes": [3]},
+                   at=d + 0.35)
+
+
+def _pay_flagged(cat, now, depth="metadata"):
+    return sorted((x.annotation, x.status, tuple(x.fixes)) for x in
+                  sm.staleness(cat, PAY, depth=depth, now=now, merge=False) if x.reason == "not_loaded_since")
+
+
+def test_a_replacement_that_continues_the_old_tables_days_is_its_successor(elk):
+    """A daily payments table stops; a new table with its columns is loaded from the next day on, its
+    ids and times continuing where the old one's ended, its few days' amounts without the history's
+    largest: it is the successor (failed before: no column of times overlapped the old table's, and
+    three days' largest amount is no match for two months' largest, so too few columns were alike:
+    the independent tester's cryptic bseg -> bseg_v2). The columns are judged against the old table's
+    latest loads holding as many rows, and times that continue it (the controls of this path are the
+    tests above and tests/semantic/test_staleness.py's successor tests)."""
+    cat = elk.cat
+    _paid_then_moved(elk)
+    want = [("table.description", "stale", (Fix(action="successor", params={"table": PAY_V2}),))]
+    assert _pay_flagged(cat, elk.day(33.5)) == want
+    assert _pay_flagged(cat, elk.day(33.5), depth="data") == want
+

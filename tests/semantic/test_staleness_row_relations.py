@@ -1,0 +1,97 @@
+"""definitions at data depth (issue 45): a measure's arithmetic with its row's other measures, held by
+every row when a claim was written, broken by the rows loaded since: the column means something else
+in them (two independent testers, wave 5 session 17: cryptic bkpf_t's net amount x1.0625 with tax,
+TPC-DS cs_net_paid now excluding tax). Small lakes of their own, never a trap seed; each with controls."""
+
+from __future__ import annotations
+
+import random
+
+import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
+from semantic.models import Fix
+
+T = "acme.core.lines"
+COLS = [("d", "date"), ("line_id", "bigint"), ("qty", "int"), ("price", "decimal(12,2)"),
+        ("discount", "decimal(12,2)"), ("net", "decimal(12,2)"), ("tax", "decimal(12,2)"), ("net_inc_tax", "decimal(12,2)")]
+
+
+def _day(day: int, rng: random.Random, net_factor: float = 1.0, net_excludes_tax: bool = False) -> dict[str, list]:
+    """Day `day`'s 30 lines (2024-11-`day`): net = qty x price - discount, tax 8% of it, net_inc_tax = net
+    + tax; `net_factor` scales net (a tax added into it), `net_excludes_tax` writes net as net_inc_tax - tax
+    where it was net_inc_tax (the TPC-DS shape: net and net with tax equal)."""
+    out: dict[str, list] = {c: [] for c, _ in COLS}
+    for i in range(30):
+        qty, price = rng.randint(1, 4), round(rng.uniform(2, 90), 2)
+        disc = round(price * qty * rng.choice([0, 0, 0.1, 0.05]), 2)
+        net = round(qty * price - disc, 2)
+        tax = round(net * 0.08, 2)
+        shown = round(net * net_factor, 2)
+        out["d"].append(f"2024-11-{day:02d}")
+        out["line_id"].append(100 * day + i)
+        out["qty"].append(qty)
+        out["price"].append(price)
+        out["discount"].append(disc)
+        out["net"].append(shown)
+        out["tax"].append(tax)
+        out["net_inc_tax"].append(round(net + tax, 2))
+    return out
+
+
+def _lines(elk: LakeBuilder, rng: random.Random) -> None:
+    elk.table(T, COLS, partition_by=["d"], at=0)
+    for day in range(1, 11):
+        elk.append(T, _day(day, rng), at=day)
+    sm.annotate(elk.cat, T, {"description": "the line's amount after discount, before tax"}, column="net",
+                author="a", time=elk.day(10.5))
+    sm.define_metric(elk.cat, T, "net_sales", expression="sum(net)", author="a", time=elk.day(10.6))
+
+
+def _flagged(cat, now):
+    return sorted((f.annotation, f.status) for f in sm.staleness(cat, T, depth="data", now=now, merge=False)
+                  if (f.cause or "").startswith("meaning:"))
+
+
+def test_new_loads_whose_net_amount_now_includes_a_tax_and_controls(elk):
+    """New loads write `net` with a 6.25% tax added: every earlier row held net = qty x price - discount,
+    the new ones hold it x1.0625: the description and the metric summing it are suspect, `investigate`,
+    the factor in the evidence (failed before: nothing; the range, unit and type are unchanged).
+    Controls: ordinary loads; metadata depth says nothing (no statistic shows it)."""
+    rng = random.Random(3)
+    cat = elk.cat
+    _lines(elk, rng)
+    elk.append(T, _day(11, rng), at=11)
+    assert _flagged(cat, elk.day(11)) == []  # an ordinary load
+    for day in (12, 13):
+        elk.append(T, _day(day, rng, net_factor=1.0625), at=day)
+    assert _flagged(cat, elk.day(13)) == [("column.6.description", "suspect"), ("metric.net_sales", "suspect")]
+    got = [f for f in sm.staleness(cat, T, depth="data", now=elk.day(13), merge=False) if f.annotation == "metric.net_sales"]
+    assert got[0].fixes == [Fix(action="investigate", params={"columns": ["net"]})]
+    assert got[0].evidence.values["column"] == "net" and abs(got[0].evidence.values["factor"] - 1.0625) < 1e-3
+    assert [f for f in sm.staleness(cat, T, now=elk.day(13), merge=False) if (f.cause or "").startswith("meaning:")] == []
+
+
+def test_a_column_equal_to_another_that_new_loads_write_otherwise(elk):
+    """A net amount equal to the net with tax in every row (the source wrote the same amount twice, the
+    tax beside them: TPC-DS's catalog sales) is written as net with tax less the tax by the new loads:
+    net = net_inc_tax breaks and `net`, the one column every broken relation names and no held one does,
+    is the column that moved (failed before: nothing). Control: an ordinary load."""
+    rng = random.Random(5)
+    cat = elk.cat
+    elk.table(T, COLS, partition_by=["d"], at=0)
+
+    def day(n: int, excl: bool = False) -> dict[str, list]:
+        rows = _day(n, rng)
+        rows["net_inc_tax"] = list(rows["net"])
+        if excl:
+            rows["net"] = [round(i - t, 2) for i, t in zip(rows["net_inc_tax"], rows["tax"], strict=True)]
+        return rows
+
+    for n in range(1, 11):
+        elk.append(T, day(n), at=n)
+    sm.annotate(cat, T, {"description": "the amount paid, tax included (equal to net_inc_tax)"}, column="net",
+                author="a", time=elk.day(10.5))
+    elk.append(T, day(11), at=11)
+    assert _flagged(cat, elk.day(11)) == []
+    elk.append(T, day(12, excl=True), at=12)
+    assert _flagged(cat, elk.day(12)) == [("column.6.description", "suspect")]
