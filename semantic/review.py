@@ -322,7 +322,9 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                           value={**v, "condition": f"({old}) AND {cond}" if old else cond},
                           columns=_columns_after(ann, {}, cols))
         if ann.kind == "table" and ann.field == "grain":
-            extra = next((c for c in ("valid_from", "is_current") if c in cols), None)
+            # the validity start, also when prefixed (c_valid_from), else the current-row flag
+            extra = next((c for suffix in ("valid_from", "is_current") for c in cols
+                          if str(c).lower() == suffix or str(c).lower().endswith("_" + suffix)), None)
             if extra is None:
                 raise InvalidValueError("the table keeps versions but has no valid_from column; give the keys with "
                                         "edit_and_accept")

@@ -21,7 +21,9 @@ of tables or keys:
   not when one to one to a new code (a respelling: the label moves with the code);
 - a value added: the enum and every text listing the complete set of values (`complete_set_texts`);
   sample values are examples, not the set: not made false by a new value;
-- a grain change: the grain and every "one row per ..." / "unique" prose on the table (`grain_texts`);
+- a grain change: the grain and every "one row per ..." / "unique" prose on the table (`grain_texts`); a
+  table that begins keeping versions of its rows (SCD2), also its metrics aggregating every row
+  (`every_version_metrics`: count(*), sum; not a count of distinct keys);
 - rows removed from a table others join to (a value's rows, a key restated): every relationship into it
   whose source rows that matched before no longer all match, and the metrics reading the table through it
   (read from the data, `Generator.joins_orphaned`, like the verified answers a change moved);
@@ -39,7 +41,7 @@ import re
 from typing import Any
 
 __all__ = ["column_texts", "value_texts", "complete_set_texts", "grain_texts", "sla_state", "sql_columns",
-           "metrics_through", "prose_names", "queries_showing", "names_unit", "unit_of"]
+           "metrics_through", "prose_names", "queries_showing", "names_unit", "unit_of", "every_version_metrics"]
 
 PROSE_FIELDS = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
 VALUE_LIST_FIELDS = ("enum", "sample_values", "labels")
@@ -404,6 +406,21 @@ def grain_texts(view: Any, table: str) -> list[tuple[str, str]]:
     for a in t.anns:
         if a.field in PROSE_FIELDS and any(GRAIN_PROSE.search(s) for s in _strings(a.value)):
             out.add((table, a.key))
+    return sorted(out)
+
+
+def every_version_metrics(view: Any, table: str) -> list[tuple[str, str]]:
+    """The metrics on `table` that aggregate every row it holds (count(*), sum, avg, a count of a column;
+    not count(DISTINCT ...), min or max): once the table keeps versions of its rows, they add up every
+    version, not the rows they were written for."""
+    t = view.tables[table]
+    out = []
+    for a in t.anns:
+        if a.kind != "metric":
+            continue
+        e = re.sub(r"\s+", "", str((a.value or {}).get("expression") or "").lower())
+        if any(f in ("count", "sum", "avg", "mean") and not d for f, d in re.findall(r"(\w+)\((distinct)?", e)):
+            out.append((table, a.key))
     return sorted(out)
 
 

@@ -310,6 +310,46 @@ def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
                      cause=cause)]
 
 
+def _aggregates_every_version(expression: str) -> bool:
+    """Does a metric's expression aggregate every row it reads (count(*), sum, avg, count of a column),
+    not only distinct keys or extremes (count(DISTINCT ...), min, max, which versions of a row leave as
+    they were)?"""
+    e = re.sub(r"\s+", "", expression.lower())
+    calls = re.findall(r"(\w+)\((distinct)?", e)
+    return any(f in ("count", "sum", "avg", "mean") and not d for f, d in calls)
+
+
+def metric_over_versions(ctx: Context, t: Table, a: Annotation, anns: list[Annotation], duck: Duck,
+                         last: int) -> list[Finding]:
+    """grain, data: a metric aggregating every row (count(*), sum, avg) of a table that began keeping
+    versions (SCD2: a versioning change since the metric was written, its grain's keys repeating over
+    all rows but not over the current ones): it now counts or sums every version of a row, not the
+    rows it was written for, unless its filter keeps the current rows. Suspect, no fix: whether the
+    metric means the current rows (add the flag to its filter) or every version is for a person."""
+    val = a.value or {}
+    flag = current_flag(t)
+    ch = scd2_change(t, a.provenance.basis.vid)
+    grain = next((x for x in anns if x.key == "table.grain"), None)
+    if flag is None or ch is None or grain is None or not _aggregates_every_version(str(val.get("expression") or "")):
+        return []
+    if re.search(rf"(?<!\w){re.escape(flag)}(?!\w)", str(val.get("filter") or ""), re.IGNORECASE):
+        return []
+    keys = grain_keys(t, grain)
+    if not keys or any(t.col(k) is None for k in keys):
+        return []
+    kq, tq, fq = ", ".join(quote_id(k) for k in keys), quote_table(t.name), quote_id(flag)
+    dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {tq} GROUP BY ALL HAVING count(*) > 1)")[0][0]
+    cur = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {tq} WHERE {fq} GROUP BY ALL HAVING count(*) > 1)")[0][0]
+    if not dup or cur:
+        return []
+    return [finding(a, t.name, "grain_violated", "suspect",
+                    f"{t.name} keeps versions since {day_of(ch.time)} ({dup} key value(s) of ({', '.join(keys)}) have "
+                    f"several, one current by {flag}): this metric aggregates every version; check whether it "
+                    f"should keep the current rows ({flag} in its filter)", [ch.vid, last],
+                    values={"duplicate_keys": dup, "flag": flag}, fixes=[make_fix("investigate", columns=[flag])],
+                    cause=cause_of("versions", t.name, ch.vid))]
+
+
 _ROWS_PER = ROWS_PER
 
 

@@ -43,6 +43,7 @@ from semantic.staleness.grain import (
     description_rows_data,
     grain_data,
     grain_findings,
+    metric_over_versions,
     twin_loads,
 )
 from semantic.staleness.joined_through import joined_through, joined_through_data
@@ -261,6 +262,8 @@ CHECKS: list[Check] = [
           ("load_log", "catalog_tables", "column_stats"), ("successor",),
           lambda e, _a: replaced_beside(e.t, e.anns, e.tables), catalog_wide=True),
     # ---- data, per annotation
+    Check("metric_versions", "grain", "data", ("grain_violated",), ("data", "schema_history"), ("investigate",),
+          lambda e, a: metric_over_versions(e.ctx, e.t, a, e.anns, e.duck, e.last), _field("metric")),
     Check("grain_unique", "grain", "data", ("grain_violated",), ("data",), ("set_keys", "filter"),
           lambda e, a: grain_data(e.ctx, e.t, a, e.duck, e.last, e.checked), _field("table", "grain")),
     Check("description_rows", "grain", "data", ("grain_violated",), ("data", "annotation_text"), (),

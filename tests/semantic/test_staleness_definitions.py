@@ -310,3 +310,37 @@ def test_a_join_key_retyped_is_judged_by_the_answer_across_the_change_at_data_de
     rel = [f for f in sm.staleness(cat, T, depth="data", now=elk.day(2), merge=False)
            if (f.annotation or "").startswith("relationship.")]
     assert rel and all(f.status in ("stale", "suspect") for f in rel)
+
+
+def test_a_metric_counting_every_version_of_a_table_that_began_keeping_versions_and_the_grain_fix(elk):
+    """A customer table begins keeping versions (SCD2, its columns prefixed: c_valid_from, c_valid_to,
+    c_is_current; two customers get a second row): a metric counting its rows now counts versions
+    (grain_violated, suspect, investigate the flag; failed before: nothing, the grain alone was
+    flagged); controls: a metric counting distinct customers, one written since filtering the current rows. The
+    grain's `filter` fix accepts with the prefixed validity column as the new key (failed before:
+    refused, "the table keeps versions but has no valid_from column": an independent tester's TPC-DS
+    customer)."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string")], at=0)
+    elk.overwrite(DIM, {"customer_id": [1, 2, 3, 4], "tier": ["gold", "none", "none", "gold"]}, at=1)
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per customer", "keys": ["customer_id"]}}, author="a",
+                time=elk.day(1.5))
+    for name, expr in (("customers", "count(*)"), ("distinct_customers", "count(DISTINCT customer_id)")):
+        sm.define_metric(cat, DIM, name, expression=expr, author="a", time=elk.day(1.6))
+    elk.evolve(DIM, add=[("c_valid_from", "date"), ("c_valid_to", "date"), ("c_is_current", "boolean")], at=2, rows={
+        "customer_id": [1, 2, 3, 4, 2, 3], "tier": ["gold", "none", "none", "gold", "silver", "gold"],
+        "c_valid_from": ["2000-01-01"] * 4 + ["2024-11-12"] * 2,
+        "c_valid_to": [None, "2024-11-11", "2024-11-11", None, None, None],
+        "c_is_current": [True, False, False, True, True, True]})
+    sm.define_metric(cat, DIM, "current_customers", expression="count(*)", filter="c_is_current", author="a",
+                     time=elk.day(2.05))
+    got = {f.annotation: f for f in sm.staleness(cat, DIM, depth="data", now=elk.day(2.1), merge=False)}
+    assert (got["metric.customers"].reason, got["metric.customers"].status) == ("grain_violated", "suspect")
+    assert got["metric.customers"].fixes == [Fix(action="investigate", params={"columns": ["c_is_current"]})]
+    assert "metric.current_customers" not in got and "metric.distinct_customers" not in got
+    assert got["table.grain"].fixes == [Fix(action="filter", params={"table": DIM, "column": "c_is_current"})]
+    sm.scan(cat, author="steward", now=elk.day(2.1), time=elk.day(2.15))
+    [it] = [i for i in sm.review_items(cat, DIM, now=elk.day(2.15)).items if i.annotation == "table.grain"]
+    sm.accept(cat, it, author="ann", now=elk.day(2.15), time=elk.day(2.2))
+    grain = next(a for a in sm.read_annotations(cat, DIM) if a.key == "table.grain")
+    assert grain.value["keys"] == ["customer_id", "c_valid_from"]

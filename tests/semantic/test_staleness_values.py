@@ -209,6 +209,34 @@ def test_amounts_restated_in_another_currency_in_place_are_suspect_and_controls(
                and "currency" in f.message for f in got)
 
 
+def test_a_small_load_in_cents_beside_dollars_is_seen_by_the_decimals_it_lost_and_controls(elk):
+    """A day's five small returns written in cents into a dollars column (2537.00 for 25.37): their
+    quartiles sit only 20-60x the earlier rows' (small returns that day), short of the 10^2 the scale
+    rule wants, but every added value is whole where every earlier one used its cents: the decimal
+    point moved two places; the unit is stale, no fix (the column now mixes two units) (failed
+    before: nothing; an independent tester's TPC-DS store_returns_v2). Controls: a load of large
+    returns with cents (10x larger, not whole); a load of ordinary whole-dollar returns."""
+    import random
+
+    rng = random.Random(11)
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("line_id", "bigint"), ("amount", "decimal(12,2)")], partition_by=["d"], at=0)
+    for day in range(1, 11):
+        elk.append(T, {"d": [f"2024-11-{day:02d}"] * 20, "line_id": [100 * day + i for i in range(20)],
+                       "amount": [round(rng.uniform(20, 400) + 0.01, 2) for _ in range(20)]}, at=day)
+    sm.annotate(cat, T, {"unit": "USD"}, column="amount", author="a", time=elk.day(10.5))
+    elk.append(T, {"d": ["2024-11-11"] * 5, "line_id": [1100 + i for i in range(5)],
+                   "amount": [round(rng.uniform(2000, 4000) + 0.01, 2) for _ in range(5)]}, at=11)
+    elk.append(T, {"d": ["2024-11-12"] * 5, "line_id": [1200 + i for i in range(5)],
+                   "amount": [40.0, 125.0, 60.0, 300.0, 80.0]}, at=12)
+    assert _data(cat, T, elk.day(12), "unit_drift") == []  # controls
+    v = elk.append(T, {"d": ["2024-11-13"] * 5, "line_id": [1300 + i for i in range(5)],
+                       "amount": [2537.0, 1212.0, 3105.0, 1899.0, 2750.0]}, at=13)
+    got = _data(cat, T, elk.day(13), "unit_drift")
+    assert [(f.annotation, f.status, f.evidence.values["scale_exp"], f.evidence.values["load_vid"]) for f in got] == [
+        ("column.3.unit", "stale", 2, v)]
+
+
 # ------------------------------------------------------------------ a timestamp restated in another zone
 def _ts(day: int, hour: int, minute: int = 0) -> dt.datetime:
     return dt.datetime(2024, 11, day, hour, minute, tzinfo=dt.timezone.utc)
