@@ -239,13 +239,48 @@ def description_grain_data(t: Table, ann: Annotation, anns: list[Annotation], du
     return []
 
 
+def _snapshot_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] | None:
+    """The keys plus a column that held one value for every row when the grain was written and holds
+    several now, with no null (a month or date stamped on a snapshot: "as of" 2025-02, then a 2025-01
+    snapshot appended beside it), when the rows are unique on them: the table keeps one row per key and
+    snapshot. By the table's statistics at the grain's basis and now, then the data; None otherwise."""
+    basis = a.provenance.basis.vid
+    then, now = stats_at(t, basis) if basis else {}, t.col_stats
+    low = {k.lower() for k in keys}
+    for c in t.cols.values():
+        b, n = then.get(c.name) or {}, now.get(c.name) or {}
+        if c.name.lower() in low or b.get("min") is None or b.get("min") != b.get("max") or n.get("min") == n.get("max") \
+                or n.get("null_count"):
+            continue
+        cand = [*keys, c.name]
+        kq = ", ".join(quote_id(x) for x in cand)
+        dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(t.name)} GROUP BY ALL HAVING count(*) > 1)")[0][0]
+        if not dup and _snapshots_differ(t, keys, cand, duck):
+            return cand
+    return None
+
+
+def _snapshots_differ(t: Table, keys: list[str], cand: list[str], duck: Duck) -> bool:
+    """Do most keys that repeat hold other values in their rows beyond `cand` (a snapshot's measures moved
+    between snapshots)? The same rows loaded twice with only a load stamp apart are a duplicate load, not
+    a new grain."""
+    rest = [c.name for c in t.cols.values() if c.name not in cand]
+    if not rest:
+        return False
+    kq, rq = ", ".join(quote_id(k) for k in keys), ", ".join(quote_id(c) for c in rest)
+    groups, differ = duck.sql(f"SELECT count(*), count(*) FILTER (WHERE d > 1) FROM (SELECT count(DISTINCT ({rq})) AS d "
+                              f"FROM {quote_table(t.name)} GROUP BY {kq} HAVING count(*) > 1)")[0]
+    return bool(groups) and differ >= groups / 2
+
+
 def _new_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] | None:
     """Columns the rows are unique on now, when the grain's keys no longer are: a column added
     since the grain was written that is unique by itself (a surrogate key), else the keys plus the
-    columns added since (a new dimension). Checked on the data; None when neither holds."""
+    columns added since (a new dimension); with no column added, the keys plus a column that held one
+    value then and several now (`_snapshot_key`). Checked on the data; None when none holds."""
     added = [c.name for ch in t.tl.changes_after(a.provenance.basis.vid) for c in ch.added if column_id(c) in t.cols]
     if not added:
-        return None
+        return _snapshot_key(t, a, keys, duck)
     rows = duck.sql(f"SELECT count(*) FROM {quote_table(t.name)}")[0][0]
     if not rows:
         return None
@@ -269,7 +304,7 @@ def _new_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] 
         dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(t.name)} GROUP BY ALL HAVING count(*) > 1)")[0][0]
         if not dup:
             return cand
-    return None
+    return _snapshot_key(t, a, keys, duck)
 
 
 def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,

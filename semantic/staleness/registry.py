@@ -289,7 +289,7 @@ CHECKS: list[Check] = [
           ("investigate",), lambda e, a: zone_rewritten(e.t, a, e.anns, e.already), _zone_claim),
     Check("relation_now", "definitions", "data", ("unit_drift",), ("data", "table_stats"), ("investigate",),
           lambda e, a: relation_broken(e.t, a, e.anns, e.duck),
-          lambda a, _e: (a.kind == "column" and a.field == "description") or a.kind == "metric"
+          lambda a, _e: (a.kind == "column" and a.field == "description") or a.kind in ("metric", "verified_query")
           or (a.kind == "table" and a.field == "description")),
     Check("zone_loads", "values_units", "data", ("unit_drift",), ("data", "load_log"),
           ("investigate",), lambda e, a: zone_loaded(e.t, a, e.anns, e.already), _zone_claim),

@@ -260,7 +260,7 @@ def _moved_by(t: Table, cols: list[str], rows: list[list[Any]], rels: list[tuple
 
 def _claims_column(t: Table, ann: Annotation, col: str) -> bool:
     """Does the claim rest on what `col` means: its own description, a metric computing with it, the
-    table description naming it?"""
+    table description naming it, a verified query reading it?"""
     if ann.kind == "column":
         cur = t.cols.get(ann.column_id or -1)
         return cur is not None and cur.name == col and ann.field == "description"
@@ -270,14 +270,19 @@ def _claims_column(t: Table, ann: Annotation, col: str) -> bool:
         return col.lower() in named
     if ann.kind == "table" and ann.field == "description":
         return re.search(rf"(?<![\w.]){re.escape(col)}(?!\w)", str(ann.value or ""), re.IGNORECASE) is not None
+    if ann.kind == "verified_query":  # its answer adds up values that mean two things now
+        sql = str((ann.value or {}).get("sql") or "")
+        return re.search(rf"(?<![\w]){re.escape(col)}(?!\w)", sql, re.IGNORECASE) is not None
     return False
 
 
 def relation_broken(t: Table, ann: Annotation, anns: list[Annotation], duck: Duck) -> list[Finding]:
     """definitions, data: the rows loaded since the claim's basis broke arithmetic a measure held with
     its row's other measures (`broken_relation`): the column means something else in them (a tax
-    included or left out, another basis). Its description, the metrics computing with it and a table
-    description naming it are suspect, with `investigate` (what it means now is for a person to say)."""
+    included or left out, another basis). Its description, the metrics computing with it, a table
+    description naming it and the verified queries reading it are suspect, with `investigate` (what it
+    means now is for a person to say; re-verifying a query would certify an answer that adds up two
+    meanings)."""
     basis = ann.provenance.basis.vid
     got = broken_relation(t, anns, basis, duck)
     if got is None or not _claims_column(t, ann, got["column"]):

@@ -45,6 +45,7 @@ def _lines(elk: LakeBuilder, rng: random.Random) -> None:
     sm.annotate(elk.cat, T, {"description": "the line's amount after discount, before tax"}, column="net",
                 author="a", time=elk.day(10.5))
     sm.define_metric(elk.cat, T, "net_sales", expression="sum(net)", author="a", time=elk.day(10.6))
+    sm.verify_query(elk.cat, "net sales", f"SELECT sum(net) FROM {T}", author="a", time=elk.day(10.7))
 
 
 def _flagged(cat, now):
@@ -54,7 +55,8 @@ def _flagged(cat, now):
 
 def test_new_loads_whose_net_amount_now_includes_a_tax_and_controls(elk):
     """New loads write `net` with a 6.25% tax added: every earlier row held net = qty x price - discount,
-    the new ones hold it x1.0625: the description and the metric summing it are suspect, `investigate`,
+    the new ones hold it x1.0625: the description, the metric summing it and the verified query reading
+    it are suspect, `investigate`,
     the factor in the evidence (failed before: nothing; the range, unit and type are unchanged).
     Controls: ordinary loads; metadata depth says nothing (no statistic shows it)."""
     rng = random.Random(3)
@@ -64,7 +66,9 @@ def test_new_loads_whose_net_amount_now_includes_a_tax_and_controls(elk):
     assert _flagged(cat, elk.day(11)) == []  # an ordinary load
     for day in (12, 13):
         elk.append(T, _day(day, rng, net_factor=1.0625), at=day)
-    assert _flagged(cat, elk.day(13)) == [("column.6.description", "suspect"), ("metric.net_sales", "suspect")]
+    got = _flagged(cat, elk.day(13))
+    assert got[:2] == [("column.6.description", "suspect"), ("metric.net_sales", "suspect")]
+    assert len(got) == 3 and got[2][0].startswith("verified_query.") and got[2][1] == "suspect"
     got = [f for f in sm.staleness(cat, T, depth="data", now=elk.day(13), merge=False) if f.annotation == "metric.net_sales"]
     assert got[0].fixes == [Fix(action="investigate", params={"columns": ["net"]})]
     assert got[0].evidence.values["column"] == "net" and abs(got[0].evidence.values["factor"] - 1.0625) < 1e-3

@@ -1,0 +1,47 @@
+"""grain at data depth (issue 45): the keys a table's rows are unique on after a grain change that added
+no column: a snapshot column that held one value when the grain was written (an independent tester's
+cryptic LTV table, wave 5 session 17). Small lakes of their own, never a trap seed."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import semantic as sm
+from semantic.models import Fix
+
+T = "acme.core.ltv"
+COLS = [("customer_id", "bigint"), ("as_of_month", "date"), ("ltv_cents", "bigint"), ("loaded_at", "timestamp")]
+
+
+def _month(month: str, stamp: str, bump: int = 0) -> dict[str, list]:
+    at = dt.datetime.fromisoformat(stamp)
+    return {"customer_id": [1, 2, 3, 4], "as_of_month": [month] * 4,
+            "ltv_cents": [1000 + bump, 2500 + bump, 40 + bump, 990 + bump], "loaded_at": [at] * 4}
+
+
+def _grain(cat, now):
+    return [(f.status, f.fixes) for f in sm.staleness(cat, T, depth="data", now=now, merge=False)
+            if f.annotation == "table.grain"]
+
+
+def test_a_snapshot_appended_beside_the_current_one_gets_the_keys_with_its_month(elk):
+    """An LTV table holding one month's snapshot (as_of_month one value) gets last month's appended
+    beside it: the grain (one row per customer) is stale, and the rows are unique on customer and
+    month: set_keys (failed before: no fix, no column was added)."""
+    cat = elk.cat
+    elk.table(T, COLS, at=0, rows=_month("2025-02-01", "2025-03-01T02:00:00+00:00"))
+    sm.annotate(cat, T, {"grain": {"text": "one row per customer", "keys": ["customer_id"]}}, author="a",
+                time=elk.day(0.5))
+    elk.append(T, _month("2025-01-01", "2025-03-02T02:00:00+00:00", bump=-30), at=1)
+    assert _grain(cat, elk.day(1)) == [("stale", [Fix(action="set_keys", params={"keys": ["customer_id", "as_of_month"]})])]
+
+
+def test_the_same_snapshot_loaded_twice_is_no_new_grain(elk):
+    """Control: the same month's rows loaded again, only the load stamp apart: a duplicate load, the
+    grain is stale with no keys offered (the stamp is no dimension of the rows)."""
+    cat = elk.cat
+    elk.table(T, COLS, at=0, rows=_month("2025-02-01", "2025-03-01T02:00:00+00:00"))
+    sm.annotate(cat, T, {"grain": {"text": "one row per customer", "keys": ["customer_id"]}}, author="a",
+                time=elk.day(0.5))
+    elk.append(T, _month("2025-02-01", "2025-03-02T02:00:00+00:00"), at=1)
+    assert _grain(cat, elk.day(1)) == [("stale", [])]
