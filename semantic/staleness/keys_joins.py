@@ -86,21 +86,36 @@ def _key_doubt(ctx: Context, t: Table, target: Table, mine: str, theirs: str, du
     return f"{theirs} is not known to be a key of {target.name}"
 
 
+def _stem(name: str) -> str:
+    """A column's name without a short table prefix (`ss_store_id`, `s_store_id`: `store_id`)."""
+    return re.sub(r"^[a-z]{1,3}_(?=[a-z])", "", name.lower())
+
+
+def _named_alike(t: Table, target: Table, missing: str) -> list[tuple[Any, Any]]:
+    """Pairs (column of t other than `missing`, column of target) of one type family named alike: the
+    same name, or the same once each side's short table prefix is left out (TPC-DS names every column
+    after its table: ss_store_id, s_store_id)."""
+    out = []
+    for c in t.cols.values():
+        if c.name.lower() == missing.lower():
+            continue
+        same = target.col(c.name)
+        cands = [same] if same is not None else \
+            [d for d in target.cols.values() if len(_stem(c.name)) >= 4 and _stem(d.name) == _stem(c.name)]
+        out += [(c, d) for d in cands if type_family(d.type) == type_family(c.type)]
+    return out
+
+
 def _join_suggestion(ctx: Context, t: Table, target: Table | None, missing: str, to_col: str | None,
                      duck: Duck | None = None) -> tuple[str, Fix | None] | None:
-    """A column of `t` (not `missing`) whose name matches a column of the target, same type family:
+    """A column of `t` (not `missing`) named alike a column of the target (`_named_alike`), same type family:
     the suggestion text and its `join_on` fix, the fix only when the pair is shown to join into a
     key (`_key_doubt`); otherwise (text saying what to check, None)."""
     if target is None:
         return None
     ranked = []
-    for c in t.cols.values():
+    for c, tc in _named_alike(t, target, missing):
         name = c.name
-        if name.lower() == missing.lower():
-            continue
-        tc = target.col(name)
-        if tc is None or type_family(tc.type) != type_family(c.type):
-            continue
         a, b = t.stat(name), target.stat(tc.name)
         overlap = 0
         if a and b:
