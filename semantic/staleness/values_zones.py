@@ -59,8 +59,22 @@ def _loglik(counts: list[int], logp: list[float], s: int) -> float:
 
 
 def _tail(n: int, k: int, p: float) -> float:
-    """P(K >= k) for K ~ Binomial(n, p)."""
-    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(max(k, 0), n + 1))
+    """P(K >= k) for K ~ Binomial(n, p), its terms in logarithms (a load of thousands of rows overflows
+    the binomial coefficients as floats), summed until they no longer count."""
+    if k <= 0:
+        return 1.0
+    if k > n or p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return 1.0
+    lp, lq, top = math.log(p), math.log1p(-p), math.lgamma(n + 1)
+    total = 0.0
+    for i in range(k, n + 1):
+        term = math.exp(top - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq)
+        total += term
+        if i > n * p and term < 1e-17 * total:
+            break
+    return min(total, 1.0)
 
 
 def day_shift(pattern: list[int], rows: list[int]) -> tuple[int, int, int, float] | None:

@@ -334,6 +334,17 @@ def test_a_load_in_another_time_zone_beside_rows_that_keep_utc_and_controls(elk)
     assert sm.staleness(cat, T, now=elk.day(14), merge=False) == []  # metadata depth: the range hides it
 
 
+def test_a_load_of_thousands_of_rows_is_judged_for_a_zone_shift():
+    """The binomial tails over a load of thousands of rows (failed before: OverflowError, the binomial
+    coefficients as floats, which ended the whole table's data-depth check on a generated cryptic copy)."""
+    from semantic.staleness.values_zones import day_shift
+
+    pattern = [0] * 10 + [400] * 36 + [0] * 2           # rows from 05:00 to 23:00 UTC
+    moved = pattern[10:] + pattern[:10]                  # the same day five hours earlier
+    assert day_shift(pattern, [x * 5 for x in moved])[0] == -10
+    assert day_shift(pattern, [x * 5 for x in pattern]) is None
+
+
 def test_a_time_column_with_no_pattern_of_the_day_is_not_judged(elk):
     """Control: orders spread over the whole day (no pattern) and a load moved -5 h: the shift
     leaves the column as it was, nothing to see and nothing flagged."""
