@@ -173,6 +173,7 @@ class _Write(BaseModel):
     remove_only: bool = False
 
 
+VALIDITY_STARTS = ("valid_from", "rec_start_date", "effective_from", "start_date", "valid_start")
 _UNITS = {("cents", -2): "dollars", ("usd_cents", -2): "usd", ("dollars", 2): "cents", ("usd", 2): "usd_cents",
           ("grams", -3): "kilograms", ("kilograms", 3): "grams", ("milliseconds", -3): "seconds",
           ("seconds", 3): "milliseconds"}
@@ -322,12 +323,13 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                           value={**v, "condition": f"({old}) AND {cond}" if old else cond},
                           columns=_columns_after(ann, {}, cols))
         if ann.kind == "table" and ann.field == "grain":
-            # the validity start, also when prefixed (c_valid_from), else the current-row flag
-            extra = next((c for suffix in ("valid_from", "is_current") for c in cols
+            # the validity start, also when prefixed (c_valid_from, c_rec_start_date); never the current-row
+            # flag: (key, is_current) repeats once a key has two past versions, a grain that would not hold
+            extra = next((c for suffix in VALIDITY_STARTS for c in cols
                           if str(c).lower() == suffix or str(c).lower().endswith("_" + suffix)), None)
             if extra is None:
-                raise InvalidValueError("the table keeps versions but has no valid_from column; give the keys with "
-                                        "edit_and_accept")
+                raise InvalidValueError("the table keeps versions but has no column saying when a version starts "
+                                        f"(named {', '.join(VALIDITY_STARTS)}); give the keys with edit_and_accept")
             keys = [*v.get("keys", []), extra]
             return _Write(kind="table", key=ann.key, value={**v, "keys": keys}, columns=keys)
     if fix.action == "set_keys" and ann.kind == "table" and ann.field == "grain":

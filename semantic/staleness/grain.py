@@ -310,12 +310,14 @@ def _new_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] 
 def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
                 checked: set[tuple[str | None, str]]) -> list[Finding]:
     """Do the grain's keys (`grain_keys`: for a keyless grain, the columns its text names) repeat? (On
-    an SCD2 table whose current rows keep the grain, the fix filters is_current.)"""
+    an SCD2 table whose current rows keep the grain, the fix filters is_current.) The data decides the
+    metadata's suspicions of a new column splitting rows and of a key retyped (still unique: cleared)."""
     keys = grain_keys(t, a)
     if not keys or any(t.col(k) is None for k in keys):
         return []
     checked.add((a.key, "grain_violated"))
     checked.add((a.key, "schema_changed"))  # whether a new column splits the rows: the data says (below)
+    checked.add((a.key, "column_type_changed"))  # a key retyped (int to text) may still identify the rows: the data says
     kq = ", ".join(quote_id(k) for k in keys)
     dup = duck.sql(f"SELECT count(*), any_value(k) FROM (SELECT ({kq}) AS k FROM {quote_table(t.name)} "
                    f"GROUP BY ALL HAVING count(*) > 1)")[0]

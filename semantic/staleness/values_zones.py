@@ -37,6 +37,7 @@ ZONE_P = 1e-4         # rows off the pattern beyond chance: a binomial tail this
 ZONE_Q = 0.05         # rows off the moved pattern within chance: a binomial tail at least this large
 ZONE_EVEN = 7.0       # nats by which the moved pattern must explain the rows better than an even spread
 #                       (log 48 for choosing the move among 48, and a likelihood ratio of 20)
+ZONE_SCREEN = 0.01    # the rows since, together, off the pattern beyond chance at this level before each load is read
 ZONE_FLOOR = 0.01     # the pattern's own share off it is taken at this at least (rare hours are not never)
 ZONE_MIN_ROWS = 20    # rows a load (or the loads since, together) must hold to be judged
 ZONE_PATTERN_ROWS = 200  # rows the pattern at the basis must rest on
@@ -124,8 +125,16 @@ def loads_shifted(t: Table, col: str, basis: int) -> tuple[int, list[tuple[int, 
         return None
     ctx = t.ctx
     pattern = day_bins(duck_at(ctx, basis), t.name, col)
-    if sum(pattern) < ZONE_PATTERN_ROWS:
-        return None
+    total = sum(pattern)
+    rare = {b for b, x in enumerate(pattern) if x < 0.25 * total / ZONE_BINS}
+    if total < ZONE_PATTERN_ROWS or len(rare) < 2:
+        return None  # no pattern of the day to be off (rows spread over the whole day)
+    now = day_bins(duck_at(ctx, ctx.vid), t.name, col)
+    since = [max(0, a - b) for a, b in zip(now, pattern, strict=True)]
+    n = sum(since)
+    r = max(sum(pattern[b] for b in rare) / total, ZONE_FLOOR)
+    if n < ZONE_MIN_ROWS or _tail(n, sum(since[b] for b in rare), r) >= ZONE_SCREEN:
+        return None  # the rows loaded since, together, hold no more rows off the pattern than chance allows
     tail = after[-ZONE_LOADS:]
     prev = basis if len(after) <= ZONE_LOADS else after[-ZONE_LOADS - 1][0]
     last = pattern if prev == basis else day_bins(duck_at(ctx, prev), t.name, col)

@@ -4,7 +4,10 @@ compares the column with a value that vanished, else re-verify. A small lake of 
 
 from __future__ import annotations
 
+import pytest
+
 import semantic as sm
+from catalog_core.errors import InvalidValueError
 from eval.fixtures.lakes import LakeBuilder
 from semantic.models import Fix
 
@@ -344,3 +347,24 @@ def test_a_metric_counting_every_version_of_a_table_that_began_keeping_versions_
     sm.accept(cat, it, author="ann", now=elk.day(2.15), time=elk.day(2.2))
     grain = next(a for a in sm.read_annotations(cat, DIM) if a.key == "table.grain")
     assert grain.value["keys"] == ["customer_id", "c_valid_from"]
+
+
+def test_the_grains_filter_fix_is_refused_without_a_column_saying_when_a_version_starts(elk):
+    """The grain's `filter` fix writes the keys plus when a version starts; a versioned table with only
+    the current-row flag gets a refusal saying what to give (failed before: it wrote the keys plus the
+    flag, which repeat once a key has two past versions: an independent tester's TPC-DS customer)."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string")], at=0)
+    elk.overwrite(DIM, {"customer_id": [1, 2, 3], "tier": ["gold", "none", "none"]}, at=1)
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per customer", "keys": ["customer_id"]}}, author="a",
+                time=elk.day(1.5))
+    elk.evolve(DIM, add=[("c_changed_on", "date"), ("c_is_current", "boolean")], at=2, rows={
+        "customer_id": [1, 2, 3, 2], "tier": ["gold", "none", "none", "silver"],
+        "c_changed_on": [None, "2024-11-11", None, None], "c_is_current": [True, False, True, True]})
+    sm.scan(cat, author="steward", now=elk.day(2.1), time=elk.day(2.15))
+    [it] = [i for i in sm.review_items(cat, DIM, now=elk.day(2.15)).items if i.annotation == "table.grain"]
+    assert it.fixes == [Fix(action="filter", params={"table": DIM, "column": "c_is_current"})]
+    with pytest.raises(InvalidValueError, match="when a version starts"):
+        sm.accept(cat, it, author="ann", now=elk.day(2.15), time=elk.day(2.2))
+    grain = next(a for a in sm.read_annotations(cat, DIM) if a.key == "table.grain")
+    assert grain.value["keys"] == ["customer_id"]  # nothing written

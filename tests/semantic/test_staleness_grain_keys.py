@@ -45,3 +45,25 @@ def test_the_same_snapshot_loaded_twice_is_no_new_grain(elk):
                 time=elk.day(0.5))
     elk.append(T, _month("2025-02-01", "2025-03-02T02:00:00+00:00"), at=1)
     assert _grain(cat, elk.day(1)) == [("stale", [])]
+
+
+def test_a_grain_key_retyped_that_still_identifies_the_rows_is_cleared_by_the_data(elk):
+    """A grain key restated from int to text (an item key sent as 'I-000123'): the metadata depth
+    suspects the grain (column_type_changed); the data finds the keys still unique and clears it
+    (failed before: stale at both depths; an independent tester's TPC-DS catalog_returns). Control:
+    keys that repeat after the retype stay flagged (grain_violated)."""
+    cat = elk.cat
+    r = "acme.core.returns"
+    elk.table(r, [("order_no", "bigint"), ("item", "bigint"), ("qty", "int")], at=0,
+              rows={"order_no": [1, 1, 2], "item": [10, 11, 10], "qty": [1, 2, 1]})
+    sm.annotate(cat, r, {"grain": {"text": "one row per returned line", "keys": ["order_no", "item"]}}, author="a",
+                time=elk.day(0.5))
+    elk.evolve(r, add=[("item", "string")], drop=["item"], at=1,
+               rows={"order_no": [1, 1, 2], "item": ["I-10", "I-11", "I-10"], "qty": [1, 2, 1]})
+    assert [f.reason for f in sm.staleness(cat, r, now=elk.day(1), merge=False) if f.annotation == "table.grain"] \
+        == ["column_type_changed"]
+    assert [f for f in sm.staleness(cat, r, depth="data", now=elk.day(1), merge=False)
+            if f.annotation == "table.grain"] == []
+    elk.overwrite(r, {"order_no": [1, 1, 2], "item": ["I-10", "I-10", "I-10"], "qty": [1, 2, 1]}, at=2)
+    assert [f.reason for f in sm.staleness(cat, r, depth="data", now=elk.day(2), merge=False)
+            if f.annotation == "table.grain"] == ["grain_violated"]
