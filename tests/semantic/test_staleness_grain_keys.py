@@ -67,3 +67,25 @@ def test_a_grain_key_retyped_that_still_identifies_the_rows_is_cleared_by_the_da
     elk.overwrite(r, {"order_no": [1, 1, 2], "item": ["I-10", "I-10", "I-10"], "qty": [1, 2, 1]}, at=2)
     assert [f.reason for f in sm.staleness(cat, r, depth="data", now=elk.day(2), merge=False)
             if f.annotation == "table.grain"] == ["grain_violated"]
+
+
+def test_a_status_that_gained_values_is_no_snapshot_key(elk):
+    """Control: a load log whose status held one value when its grain was written ('complete') gets a
+    retried attempt logged again with another status: its keys repeat, and (keys + status) would be
+    unique, but a status is no date a snapshot is as of: no keys offered (failed before, this session:
+    set_keys [table_name, partition, attempt, status], which accept-all wrote: an independent tester's
+    Acme load log)."""
+    cat = elk.cat
+    log = "acme.ops.load_log"
+    at = dt.datetime(2025, 3, 10, 6, tzinfo=dt.timezone.utc)
+    elk.table(log, [("table_name", "string"), ("partition", "string"), ("attempt", "int"), ("status", "string"),
+                    ("loaded_at", "timestamp")], at=0,
+              rows={"table_name": ["a", "b"], "partition": ["2025-03-09"] * 2, "attempt": [1, 1],
+                    "status": ["complete"] * 2, "loaded_at": [at, at + dt.timedelta(minutes=3)]})
+    sm.annotate(cat, log, {"grain": {"text": "one row per load attempt", "keys": ["table_name", "partition", "attempt"]}},
+                author="a", time=elk.day(0.5))
+    elk.append(log, {"table_name": ["a", "a"], "partition": ["2025-03-10", "2025-03-10"], "attempt": [1, 1],
+                     "status": ["partial", "complete"], "loaded_at": [at + dt.timedelta(days=1),
+                                                                    at + dt.timedelta(days=1, hours=2)]}, at=1)
+    got = [f for f in sm.staleness(cat, log, depth="data", now=elk.day(1), merge=False) if f.annotation == "table.grain"]
+    assert [(f.reason, f.fixes) for f in got] == [("grain_violated", [])]
