@@ -400,7 +400,8 @@ class Generator:
             share_then = before[1] / before[0] if before[0] else 0.0
             if after[1] / after[0] <= share_then or after[2] <= before[2]:
                 continue
-            keys = sorted({(src, a.key)} | set(tt.metrics_through(self.view, [(src, a.key)], to)))
+            keys = sorted({(src, a.key)} | set(tt.metrics_through(self.view, [(src, a.key)], to))
+                          | set(tt.join_prose(self.view, src, a.key)))
             for k in keys:
                 if k[0] not in tr.tables:
                     self.loose.add(k)
@@ -925,7 +926,9 @@ class Generator:
         to = t.name
         keys = [(r, k.key) for r, k in self.view.relationships()
                 if (k.value or {}).get("to") == to and any(str(p[1]).lower() == tcol.lower() for p in (k.value or {}).get("on") or [])]
-        return self.texts(tr, keys, sorted(set(keys) | set(tt.metrics_through(self.view, keys, to)))) + self._vq_col(t, tcol)
+        prose = {k for r, rk in keys for k in tt.join_prose(self.view, r, rk)}
+        return self.texts(tr, keys, sorted(set(keys) | set(tt.metrics_through(self.view, keys, to)) | prose)) + \
+            self._vq_col(t, tcol)
 
     KEY_FORMATS = ("upper", "no_hyphens", "prefix")
 

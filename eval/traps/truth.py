@@ -24,6 +24,9 @@ of tables or keys:
 - a grain change: the grain and every "one row per ..." / "unique" prose on the table (`grain_texts`); a
   table that begins keeping versions of its rows (SCD2), also its metrics aggregating every row
   (`every_version_metrics`: count(*), sum; not a count of distinct keys);
+- a join that no longer matches (a key restated in a new format, rows removed): the prose on the joining
+  table that states the join (`join_prose`: its description naming the related table and the key, the
+  key column's description naming the related table);
 - rows removed from a table others join to (a value's rows, a key restated): every relationship into it
   whose source rows that matched before no longer all match, and the metrics reading the table through it
   (read from the data, `Generator.joins_orphaned`, like the verified answers a change moved);
@@ -41,7 +44,8 @@ import re
 from typing import Any
 
 __all__ = ["column_texts", "value_texts", "complete_set_texts", "grain_texts", "sla_state", "sql_columns",
-           "metrics_through", "prose_names", "queries_showing", "names_unit", "unit_of", "every_version_metrics"]
+           "metrics_through", "prose_names", "queries_showing", "names_unit", "unit_of", "every_version_metrics",
+           "join_prose"]
 
 PROSE_FIELDS = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
 VALUE_LIST_FIELDS = ("enum", "sample_values", "labels")
@@ -406,6 +410,44 @@ def grain_texts(view: Any, table: str) -> list[tuple[str, str]]:
     for a in t.anns:
         if a.field in PROSE_FIELDS and any(GRAIN_PROSE.search(s) for s in _strings(a.value)):
             out.add((table, a.key))
+    return sorted(out)
+
+
+def _table_forms(table: str) -> list[str]:
+    """How prose names a table: its dotted name and its trailing parts of two parts or more, and its last
+    part alone when that is no plain word (`dim_customer`, not `customer`)."""
+    parts = table.lower().split(".")
+    forms = [".".join(parts[i:]) for i in range(len(parts) - 1)]
+    return forms + ([parts[-1]] if not _plain_word(parts[-1]) else [])
+
+
+def _names_table(text: str, table: str, keys: list[str]) -> bool:
+    """Prose names `table` by a form of `_table_forms`, or by its last part qualifying one of its `keys`."""
+    last = table.lower().rsplit(".", 1)[-1]
+    forms = _table_forms(table) + [f"{last}.{k.lower()}" for k in keys]
+    return any(re.search(rf"(?<![\w.]){re.escape(f)}(?![\w])", text, re.IGNORECASE) for f in forms)
+
+
+def join_prose(view: Any, table: str, rel_key: str) -> list[tuple[str, str]]:
+    """The prose on `table` that states how its relationship `rel_key` joins: its description naming the
+    related table and a key column of the join; a key column's own description naming the related table
+    ("Identified customer (dim_customer.customer_uuid)"). A join that no longer matches makes them false
+    as it does the relationship."""
+    t = view.tables[table]
+    rel = t.ann(rel_key)
+    v = (rel.value or {}) if rel is not None else {}
+    pairs = [(str(p[0]), str(p[1])) for p in v.get("on") or [] if isinstance(p, (list, tuple)) and len(p) == 2]
+    to, on = v.get("to"), [x for x, _y in pairs]
+    if not isinstance(to, str) or not on:
+        return []
+    out = []
+    for a in t.anns:
+        if a.field != "description" or not isinstance(a.value, str) or not _names_table(a.value, to, [y for _x, y in pairs]):
+            continue
+        if a.kind == "table" and any(_words(a.value, x) for x in on):
+            out.append((table, a.key))
+        elif a.kind == "column" and any(t.owns(a, x) for x in on):
+            out.append((table, a.key))
     return sorted(out)
 
 

@@ -26,6 +26,7 @@ from semantic.models import Annotation, Evidence, Finding, Fix
 from semantic.staleness.core import DEPTHS, RANK, Duck, Table, get_table, resolve_now
 from semantic.staleness.decisions import merge_by_cause, undismissed
 from semantic.staleness.incremental import affected, changes_since
+from semantic.staleness.keys_joins import is_join_prose, join_prose
 from semantic.staleness.loads_freshness import Clock, due_index
 from semantic.staleness.registry import (
     Env,
@@ -170,6 +171,7 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, Table 
         raw = run_annotation_checks(env, "metadata") + run_table_checks(env, "metadata")
         raw += propagated(ctx, name, _seen=_seen)
         raw += unit_prose(t, anns, raw)
+        raw += join_prose(t, anns, raw)
         found = undismissed(raw, anns)
     else:
         redo = replaced_at_data()
@@ -183,8 +185,9 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, Table 
             # the data decides what metadata could only suspect
             found = [f for f in found if (f.annotation, f.reason) not in env.checked] + extra
             found += run_table_checks(env, "data")
-            found = [f for f in found if not is_unit_prose(f)]  # judged again on what the data kept
+            found = [f for f in found if not is_unit_prose(f) and not is_join_prose(f)]  # judged again on what the data kept
             found += unit_prose(t, anns, found)
+            found += join_prose(t, anns, found)
             found = undismissed(found, anns)
         finally:
             if own:

@@ -639,3 +639,57 @@ def target_rows_removed(ctx: Context, t: Table, ann: Annotation, tables: dict[st
                     values={"to": to, "column": key.name, "removed_vid": v, "rows_before": rb, "rows_after": ra,
                             "values_removed": n},
                     cause=cause_of("rows_removed", to, v, key.name))]
+
+
+# ------------------------------------------------------------------ prose stating a join that no longer matches
+def _table_forms(table: str) -> list[str]:
+    """How prose names a table: its dotted name and trailing parts of two parts or more, and its last part
+    alone when that is no plain word (`dim_customer`, never `customer`)."""
+    parts = table.lower().split(".")
+    return [".".join(parts[i:]) for i in range(len(parts) - 1)] + \
+        ([parts[-1]] if not re.fullmatch(r"[a-z]+", parts[-1]) else [])
+
+
+def _names_table(text: str, table: str, keys: list[str]) -> bool:
+    """Does `text` name `table` (`_table_forms`), or its last part qualifying one of its `keys` (dim.customer_id)?"""
+    last = table.lower().rsplit(".", 1)[-1]
+    forms = _table_forms(table) + [f"{last}.{k.lower()}" for k in keys]
+    return any(re.search(rf"(?<![\w.]){re.escape(f)}(?!\w)", text, re.IGNORECASE) for f in forms)
+
+
+def is_join_prose(f: Finding) -> bool:
+    """Was `f` raised by `join_prose`?"""
+    return f.reason == "join_match_low" and "join_of" in f.evidence.values
+
+
+def join_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[Finding]:
+    """Prose stating how a relationship joins, when the join no longer matches (`join_match_low` on the
+    relationship): the table's description naming the related table and a key column of the join ("join
+    core.dim_customer on customer_uuid"), a key column's own description naming the related table
+    ("Identified customer (dim_customer.customer_uuid)"); the table is named by its dotted name, its
+    trailing parts, its last part when no plain word, or its last part qualifying its key (dim.customer_id). The finding's status and cause, no fix (the
+    prose is for a person to rewrite). An annotation with a finding of its own is left to it."""
+    rels = {a.key: a for a in anns if a.kind == "relationship"}
+    has = {f.annotation for f in found}
+    out: list[Finding] = []
+    for f in found:
+        rel = rels.get(f.annotation or "")
+        if f.reason != "join_match_low" or rel is None or is_join_prose(f):
+            continue
+        v = rel.value or {}
+        to, on = str(v.get("to") or ""), [str(p[0]) for p in v.get("on") or [] if len(p) == 2]
+        theirs = [str(p[1]) for p in v.get("on") or [] if len(p) == 2]
+        for a in anns:
+            if a.field != "description" or not isinstance(a.value, str) or a.key in has or \
+                    not _names_table(a.value, to, theirs):
+                continue
+            own = a.kind == "column" and str(a.column or "").lower() in {x.lower() for x in on}
+            named = a.kind == "table" and any(re.search(rf"(?<![\w.]){re.escape(x)}(?!\w)", a.value, re.IGNORECASE)
+                                              for x in on)
+            if (own or named) and (a.provenance.basis.vid or 0) < max(f.evidence.vids or [0]):
+                has.add(a.key)
+                out.append(finding(a, f"{t.name}.{a.column}" if own else t.name, "join_match_low", f.status,
+                                   f"the description says how {t.name} joins {to} ({', '.join(on)}), and that join "
+                                   f"no longer matches: {f.message}", f.evidence.vids, f.evidence.times,
+                                   {"join_of": rel.key, "to": to}, cause=f.cause))
+    return out

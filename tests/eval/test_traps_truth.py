@@ -334,6 +334,22 @@ def test_a_table_that_keeps_versions_makes_false_its_metrics_aggregating_every_r
     assert tt.every_version_metrics(v, ORD) == sorted(metric(v, ORD, n) for n in ("orders", "net", "ids"))
 
 
+def test_a_join_that_no_longer_matches_makes_false_the_prose_stating_it(cat, tmp_path, tt):
+    """The joining table's description naming the related table and the key, and the key's own description
+    naming the related table (by its last part qualifying its key), state the join; prose naming only one
+    of them, or another column's, does not (failed before: no such truth; two independent testers counted
+    them false)."""
+    k = Tiny(cat, tmp_path)
+    k.relate(LINES, ORD, [("order_id", "order_id")])
+    k.ann(LINES, {"description": "Order lines; join core.orders on order_id for the status."})
+    k.ann(LINES, {"description": "The order (orders.order_id)"}, column="order_id")
+    k.ann(LINES, {"description": "Units ordered, as core.orders counts them"}, column="qty")
+    k.ann(ORD, {"description": "Orders, one row per order_id"})
+    v = k.view()
+    rel = next(a.key for a in v.tables[LINES].anns if a.kind == "relationship")
+    assert tt.join_prose(v, LINES, rel) == sorted([key(v, LINES, "description"), key(v, LINES, "description", "order_id")])
+
+
 def test_a_key_in_a_new_format_makes_false_the_metrics_joining_through_it(cat, tmp_path, tt):
     k = _status(cat, tmp_path)
     k.metric(LINES, "all_units", "sum(qty)")          # reads no column of orders: its answer does not move

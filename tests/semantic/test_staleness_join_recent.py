@@ -54,3 +54,28 @@ def test_recent_loads_whose_keys_match_stay_quiet(elk):
         assert _low(cat, elk, 4, depth) == set(), depth
     elk.append(T, {"order_id": [600, 601], "customer_id": [7, 1_000_600]}, at=5)  # one stray row: no evidence
     assert _low(cat, elk, 5, "data") == set()
+
+
+def test_prose_stating_a_join_that_no_longer_matches_and_controls(elk):
+    """The table's description says how to join the dimension ("join core.dim on customer_id") and the
+    key's own description names it ("Customer (dim.customer_id)"): once recent loads' keys match
+    nothing, both are flagged with the relationship's status and cause, no fix (failed before: only the
+    relationship; two independent testers' Acme copies, wave 5 sessions 16 and 17). Controls: a
+    description naming neither the dimension nor the key; the same prose while the join still matches."""
+    cat = _setup(elk)
+    sm.annotate(cat, T, {"description": "Orders; join core.dim on customer_id for the tier."}, author="a",
+                time=elk.day(2.1))
+    sm.annotate(cat, T, {"description": "Customer (dim.customer_id)"}, column="customer_id", author="a",
+                time=elk.day(2.2))
+    sm.annotate(cat, T, {"description": "Order number"}, column="order_id", author="a", time=elk.day(2.3))
+    elk.append(T, {"order_id": [350, 351], "customer_id": [6, 7]}, at=2.5)
+    assert _low(cat, elk, 2.5, "data") == set()  # control: the join still matches
+    for day, first in ((3, 400), (4, 500)):
+        elk.append(T, {"order_id": list(range(first, first + 5)),
+                       "customer_id": [1_000_000 + i for i in range(first, first + 5)]}, at=day)
+    got = {f.annotation: f for f in sm.staleness(cat, T, depth="data", now=elk.day(4), merge=False)
+           if f.reason == "join_match_low"}
+    assert set(got) == {"relationship.dim", "metric.tier_a_orders", "table.description", "column.2.description"}
+    rel = got["relationship.dim"]
+    for k in ("table.description", "column.2.description"):
+        assert (got[k].status, got[k].cause, got[k].fixes) == (rel.status, rel.cause, [])
