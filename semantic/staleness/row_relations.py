@@ -280,13 +280,20 @@ def relation_broken(t: Table, ann: Annotation, anns: list[Annotation], duck: Duc
     """definitions, data: the rows loaded since the claim's basis broke arithmetic a measure held with
     its row's other measures (`broken_relation`): the column means something else in them (a tax
     included or left out, another basis). Its description, the metrics computing with it, a table
-    description naming it and the verified queries reading it are suspect, with `investigate` (what it
+    description naming it and the verified queries reading it whose answer moved since they were verified
+    (a query of a past period leaves the new rows out) are suspect, with `investigate` (what it
     means now is for a person to say; re-verifying a query would certify an answer that adds up two
     meanings)."""
     basis = ann.provenance.basis.vid
     got = broken_relation(t, anns, basis, duck)
     if got is None or not _claims_column(t, ann, got["column"]):
         return []
+    if ann.kind == "verified_query":
+        from semantic.staleness.definitions import _answer
+
+        sql = str((ann.value or {}).get("sql") or "")
+        if _answer(t.ctx, sql, basis) == _answer(t.ctx, sql, t.ctx.vid):
+            return []  # its answer did not move: the rows that mean something else do not enter it (a past period)
     col = got["column"]
     since = t.tl.data_after(basis)
     return [finding(ann, f"{t.name}.{col}", "unit_drift", "suspect",
