@@ -800,10 +800,14 @@ def _columns(duck: Duck, table: str) -> list[str]:
 
 def row_ident(t: Table, col: str, before: Duck, after: Duck, keys: list[str]) -> str | None:
     """The SQL expression that follows a row of `t` across two snapshots while `col` changes: a hash
-    of the grain's keys when they identify rows without `col` (`keys`, as annotated), else of every
-    other column both snapshots have (a row the same in all but `col`). None when there is none.
+    of the grain's keys when they identify rows without `col` (`keys`, as annotated) and the earlier
+    snapshot holds them, else of every other column both snapshots have (a row the same in all but
+    `col`). None when there is none.
     Raises CatalogError when a snapshot cannot be read."""
     kcols = [k for k in keys if t.col(k) is not None]
+    if kcols and not any(k.lower() == col.lower() for k in keys) and \
+            not {k.lower() for k in kcols} <= {c.lower() for c in _columns(before, t.name)}:
+        kcols = []  # keys added since (a surrogate key of versions): the rows are followed by what both hold
     if not kcols or any(k.lower() == col.lower() for k in keys):
         common = set(_columns(after, t.name))
         kcols = [c for c in _columns(before, t.name) if c in common and c.lower() != col.lower()]

@@ -89,3 +89,25 @@ def test_a_status_that_gained_values_is_no_snapshot_key(elk):
                                                                     at + dt.timedelta(days=1, hours=2)]}, at=1)
     got = [f for f in sm.staleness(cat, log, depth="data", now=elk.day(1), merge=False) if f.annotation == "table.grain"]
     assert [(f.reason, f.fixes) for f in got] == [("grain_violated", [])]
+
+
+def test_a_value_merged_into_another_is_followed_when_the_grain_key_came_after_the_enum(elk):
+    """An enum written before the table got its surrogate key (SCD2 since: customer_sk, the grain's key
+    now); 'platinum' restated 'gold' in place: the rows are followed by the columns both snapshots hold,
+    the enum gets value_map {platinum: gold} (failed before: the key did not exist at the enum's basis,
+    the read failed and the finding was suspect with no fix: an independent tester's Acme dim_customer)."""
+    cat = elk.cat
+    d = "acme.core.customers"
+    ids = list(range(1, 13))
+    tiers = ["none", "silver", "gold", "platinum"] * 3
+    elk.table(d, [("customer_id", "bigint"), ("tier", "string"), ("region", "string")], at=0,
+              rows={"customer_id": ids, "tier": tiers, "region": ["west", "east"] * 6})
+    sm.annotate(cat, d, {"enum": ["none", "silver", "gold", "platinum"]}, column="tier", author="a", time=elk.day(0.5))
+    elk.evolve(d, add=[("customer_sk", "bigint")], at=1,
+               rows={"customer_id": ids, "tier": tiers, "region": ["west", "east"] * 6, "customer_sk": [100 + i for i in ids]})
+    sm.annotate(cat, d, {"grain": {"text": "one row per customer version", "keys": ["customer_sk"]}}, author="a",
+                time=elk.day(1.5))
+    elk.overwrite(d, {"customer_id": ids, "tier": ["gold" if x == "platinum" else x for x in tiers],
+                      "region": ["west", "east"] * 6, "customer_sk": [100 + i for i in ids]}, at=2)
+    [f] = [f for f in sm.staleness(cat, d, depth="data", now=elk.day(2), merge=False) if f.reason == "enum_violated"]
+    assert f.status == "stale" and f.fixes[0].action == "value_map" and f.fixes[0].params["map"] == {"platinum": "gold"}
