@@ -258,6 +258,9 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
     ann = anns.get(f.annotation) if f.annotation else None
     fix = f.fixes[0] if f.fixes else None
     if fix is not None and fix.action == "successor":
+        if ann is not None and ann.key == "table.deprecated" and isinstance(ann.value, dict):
+            # a deprecation whose successor moved on: the same deprecation, pointing at the table kept now
+            return _Write(kind="table", key="table.deprecated", value={**ann.value, "replaced_by": fix.params["table"]})
         return _Write(kind="table", key="table.deprecated",
                       value={"reason": f.message, "replaced_by": fix.params["table"], "since": None})
     if fix is not None and fix.action == "update_freshness_sla":
@@ -1101,13 +1104,20 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
                 dk.close()
 
 
-def _check_successor(cat: CatalogAPI, table: str, tvalue: dict[str, Any], succ: str, key: str, vid: int) -> None:
+def _check_successor(cat: CatalogAPI, table: str, tvalue: dict[str, Any], succ: str, key: str, vid: int,
+                     _hops: int = 0) -> None:
     """A deprecation's successor must be another table that exists at `vid`, is not deprecated
     itself, holds at least half of `table`'s columns, was created after it and has been loaded
     after `table`'s last load (the evidence that it took over): a table that simply stopped loading
-    has no successor."""
+    has no successor. A table already deprecated in favour of another (still there) takes a new
+    successor that succeeds that one by the same rules: the chain it was sent along moved on."""
     if succ == table:
         raise _refuse(key, f"{table} cannot replace itself", "successor")
+    cur = next((a for a in read_annotations(cat, table, vid) if a.key == "table.deprecated"), None)
+    via = (cur.value or {}).get("replaced_by") if cur is not None and isinstance(cur.value, dict) else None
+    vobj = cat.get(lake.table_path(via), vid=vid) if isinstance(via, str) and via.count(".") == 2 else None
+    if vobj is not None and via not in (succ, table) and _hops < 5:
+        return _check_successor(cat, str(via), vobj.value, succ, key, vid, _hops + 1)
     sobj = cat.get(lake.table_path(succ), vid=vid) if succ.count(".") == 2 else None
     if sobj is None:
         raise _refuse(key, f"the successor {succ!r} does not exist at vid {vid}", "table_missing")

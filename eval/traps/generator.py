@@ -1115,6 +1115,8 @@ class Generator:
                            f"{new_name} written beside {t.name}, which stops loading")
         tr.falsify([(t.name, "table.description")], {"action": "successor", "params": {"table": new_name}})
         self.falsify_sla(tr, t, {"action": "successor", "params": {"table": new_name}})
+        # deprecations sending their readers to it now send them to a table no longer kept
+        tr.falsify(tt.deprecations_naming(self.view, t.name), {"action": "successor", "params": {"table": new_name}})
         df = self.read(t.name).localCheckpoint()
         vid = self.bridge.write(df, new_name, partition_by=t.partition or None, mode="overwrite", author=AUTHOR,
                                 message=f"new table {new_name} (replaces {t.name})", time=self.tick(),

@@ -33,6 +33,8 @@ of tables or keys:
 - a column's values moved to another unit (scaled in place, new loads in another unit, a metric's column
   scaled): its unit, description and sample values, what computes with it, and the table's description
   when it names the column's unit in words prose uses for it ("money in dollars": `names_unit`);
+- a table replaced beside: the deprecations of other tables that name it as their successor
+  (`deprecations_naming`);
 - a table that stops getting new data: its freshness SLA claim is false once the check clock passes the
   SLA after its last data, pending before (`sla_state`).
 """
@@ -45,7 +47,7 @@ from typing import Any
 
 __all__ = ["column_texts", "value_texts", "complete_set_texts", "grain_texts", "sla_state", "sql_columns",
            "metrics_through", "prose_names", "queries_showing", "names_unit", "unit_of", "every_version_metrics",
-           "join_prose"]
+           "join_prose", "deprecations_naming"]
 
 PROSE_FIELDS = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
 VALUE_LIST_FIELDS = ("enum", "sample_values", "labels")
@@ -449,6 +451,13 @@ def join_prose(view: Any, table: str, rel_key: str) -> list[tuple[str, str]]:
         elif a.kind == "column" and any(t.owns(a, x) for x in on):
             out.append((table, a.key))
     return sorted(out)
+
+
+def deprecations_naming(view: Any, table: str) -> list[tuple[str, str]]:
+    """The deprecations of other tables that send their readers to `table` (`replaced_by`): once `table`
+    is itself replaced, they send readers to a table no longer kept."""
+    return sorted((u, a.key) for u, tu in view.tables.items() if u != table for a in tu.anns
+                  if a.key == "table.deprecated" and isinstance(a.value, dict) and a.value.get("replaced_by") == table)
 
 
 def every_version_metrics(view: Any, table: str) -> list[tuple[str, str]]:

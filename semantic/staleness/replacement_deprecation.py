@@ -82,7 +82,35 @@ def deprecated_findings(t: Table, ann: Annotation) -> list[Finding]:
                             values={"replaced_by": rb, "did_you_mean": close},
                             suggestion=f"successor {close[0]}" if close else None,
                             fixes=[make_fix("successor", table=close[0])] if close else []))
+    elif rb and rb != t.name:
+        moved = _successor_of(t.ctx, str(rb))
+        if moved is not None:
+            nxt, why, status, cause = moved
+            out.append(finding(ann, t.name, "replaced_by_missing", status,
+                               f"the successor {rb!r} is no longer kept: {why}", [t.ctx.vid],
+                               values={"replaced_by": rb, "now": nxt}, suggestion=f"successor {nxt}",
+                               fixes=[make_fix("successor", table=nxt)], cause=cause))
     return out
+
+
+def _successor_of(ctx: Context, name: str) -> tuple[str, str, str, str | None] | None:
+    """Where the readers of `name` should go now, when `name` itself is no longer kept: (the table, why,
+    status, cause) from its own deprecation's successor, or from a replacement written beside it
+    (`replaced_beside`, its successor finding); None when it is kept."""
+    tables: dict[str, Table | None] = {}
+    u = get_table(ctx, name, tables)
+    if u is None:
+        return None
+    anns = ctx.annotations(name)
+    dep = next((a for a in anns if a.key == "table.deprecated"), None)
+    nxt = (dep.value or {}).get("replaced_by") if dep is not None and isinstance(dep.value, dict) else None
+    if isinstance(nxt, str) and nxt and nxt != name and nxt in ctx.tables():
+        return nxt, f"{name} is deprecated in favour of {nxt}", "stale", None
+    for f in replaced_beside(u, anns, tables):
+        fx = next((x for x in f.fixes if x.action == "successor"), None)
+        if fx is not None:
+            return str(fx.params["table"]), f.message, f.status, f.cause
+    return None
 
 
 def _time_span(t: Table) -> tuple[float, float] | None:

@@ -350,6 +350,16 @@ def test_a_join_that_no_longer_matches_makes_false_the_prose_stating_it(cat, tmp
     assert tt.join_prose(v, LINES, rel) == sorted([key(v, LINES, "description"), key(v, LINES, "description", "order_id")])
 
 
+def test_a_table_replaced_makes_false_the_deprecations_sending_readers_to_it(cat, tmp_path, tt):
+    """Another table deprecated in favour of the replaced one now sends its readers to a table no longer
+    kept (failed before: no such truth; an independent tester counted the legacy table's deprecation)."""
+    k = Tiny(cat, tmp_path)
+    k.ann(MART, {"deprecated": {"reason": "use orders", "replaced_by": ORD}})
+    v = k.view()
+    assert tt.deprecations_naming(v, ORD) == [key(v, MART, "deprecated")]
+    assert tt.deprecations_naming(v, MART) == []
+
+
 def test_a_key_in_a_new_format_makes_false_the_metrics_joining_through_it(cat, tmp_path, tt):
     k = _status(cat, tmp_path)
     k.metric(LINES, "all_units", "sum(qty)")          # reads no column of orders: its answer does not move

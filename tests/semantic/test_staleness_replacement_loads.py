@@ -161,7 +161,7 @@ def _payments(d: int) -> dict[str, list]:
             "attempt": [1, 1, 2, 1, 1] if d % 3 else [1, 1, 3, 1, 1]}
 
 
-def _paid_then_moved(elk) -> None:
+def _paid_then_moved(elk, on_day_one=None) -> None:
     """PAY loaded daily for 30 days, then nothing; PAY_V2 (its columns) loaded from day 30 with the days
     after; OTHER loaded daily throughout."""
     cat = elk.cat
@@ -169,6 +169,8 @@ def _paid_then_moved(elk) -> None:
     elk.table(OTHER, [("visit_date", "date"), ("minutes", "int")], at=0)
     sm.annotate(cat, PAY, {"description": "card payments, one row per attempt"}, author="a", time=elk.day(0.5))
     for d in range(1, 34):
+        if d == 1 and on_day_one is not None:
+            on_day_one()
         if d < 30:
             elk.append(PAY, _payments(d), at=d + 0.3)
         elif d == 30:
@@ -198,3 +200,28 @@ def test_a_replacement_that_continues_the_old_tables_days_is_its_successor(elk):
     assert _pay_flagged(cat, elk.day(33.5)) == want
     assert _pay_flagged(cat, elk.day(33.5), depth="data") == want
 
+
+
+def test_a_deprecation_naming_a_table_replaced_since_points_to_its_successor(elk):
+    """A legacy table deprecated in favour of the payments table, which is then replaced beside: the
+    deprecation sends readers to a table no longer kept: replaced_by_missing with the new table as its
+    successor; accepting it keeps the deprecation and points it on (failed before: nothing; an
+    independent tester's Acme legacy.sales_daily, whose successor mart was replaced). Control: while
+    the payments table is kept, nothing."""
+    cat = elk.cat
+    legacy = "acme.core.payments_legacy"
+
+    def deprecate() -> None:
+        elk.table(legacy, [("paid_on", "date"), ("total", "decimal(14,2)")], at=0.6,
+                  rows={"paid_on": ["2024-11-10"], "total": [9999.5]})
+        sm.annotate(cat, legacy, {"deprecated": {"reason": "moved to payments", "replaced_by": PAY}}, author="a",
+                    time=elk.day(0.7))
+        assert [f for f in sm.staleness(cat, legacy, now=elk.day(0.8), merge=False)] == []  # control
+
+    _paid_then_moved(elk, deprecate)
+    [f] = [f for f in sm.staleness(cat, legacy, now=elk.day(33.5), merge=False) if f.reason == "replaced_by_missing"]
+    assert f.fixes == [Fix(action="successor", params={"table": PAY_V2})]
+    [it] = [i for i in sm.review_items(cat, legacy, now=elk.day(33.5)).items if i.reason == "replaced_by_missing"]
+    sm.accept(cat, it, author="ann", now=elk.day(33.5), time=elk.day(33.6))
+    dep = next(a for a in sm.read_annotations(cat, legacy) if a.key == "table.deprecated")
+    assert dep.value["replaced_by"] == PAY_V2 and dep.value["reason"] == "moved to payments"
