@@ -688,12 +688,13 @@ class Generator:
 
     def _tz_false(self, t: TableInfo, col: str) -> list[tuple[str, str]]:
         """What a timestamp column's values in another zone make false: its description, unit and sample
-        values; when it has none of those, the name is the claim (`_utc`): its other annotations, else its
-        table's description; and the verified queries reading it (`done` keeps those whose answer moved)."""
+        values; when it has none of those, its table's description if it says what zone times are in or
+        names the column (`truth.says_zone`); and the verified queries reading it (`done` keeps those whose
+        answer moved). A role ('time') or a description of what the rows are claims no zone."""
         keys = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("description", "unit", "sample_values")]
-        if not keys:  # the name is the claim (`_utc`): the column's annotations, else its table's description
-            keys = [(t.name, a.key) for a in t.column_anns(col)] or \
-                ([(t.name, "table.description")] if t.ann("table.description") else [])
+        desc = t.ann("table.description")
+        if not keys and desc is not None and tt.says_zone(str(desc.value or ""), col):
+            keys = [(t.name, "table.description")]  # it says what zone the times are in, or names the column
         return keys + self._vq_col(t, col)
 
     def values_timezone_shift_new_load(self) -> Trap:

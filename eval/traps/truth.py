@@ -47,7 +47,7 @@ from typing import Any
 
 __all__ = ["column_texts", "value_texts", "complete_set_texts", "grain_texts", "sla_state", "sql_columns",
            "metrics_through", "prose_names", "queries_showing", "names_unit", "unit_of", "every_version_metrics",
-           "join_prose", "deprecations_naming"]
+           "join_prose", "deprecations_naming", "says_zone"]
 
 PROSE_FIELDS = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
 VALUE_LIST_FIELDS = ("enum", "sample_values", "labels")
@@ -451,6 +451,14 @@ def join_prose(view: Any, table: str, rel_key: str) -> list[tuple[str, str]]:
         elif a.kind == "column" and any(t.owns(a, x) for x in on):
             out.append((table, a.key))
     return sorted(out)
+
+
+ZONE_WORDS = re.compile(r"\b(?:utc|gmt|time ?zones?|local time|timestamps?)\b", re.IGNORECASE)
+
+
+def says_zone(text: str, column: str) -> bool:
+    """Does prose say what zone its times are in ("times in UTC"), or name the timestamp `column`?"""
+    return bool(ZONE_WORDS.search(text)) or _words(text, column)
 
 
 def deprecations_naming(view: Any, table: str) -> list[tuple[str, str]]:

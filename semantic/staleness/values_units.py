@@ -1391,11 +1391,17 @@ def zone_shift(t: Table, col: str, v: int) -> int | None:
     if range_kept(t, col, v):
         return None
     b, a = stats_at(t, v - 1).get(col), stats_at(t, v).get(col)
+    dst = False
     if all(parse_time((x or {}).get(k)) is not None for x in (b, a) for k in ("min", "max")):
         # the minimum and the maximum are two of the ranks compared: when the statistics know them,
-        # a shift they do not show (both ends by one zone step) cannot be one, and the data is not read
-        d = _stat_shift(b, a)
-        if d is None or _zone_step(d) is None:
+        # a shift they do not show (both ends by one zone step) cannot be one, and the data is not read;
+        # ends moved by two zone steps an hour apart are a local time that keeps daylight saving
+        ends = [parse_time((a or {}).get(k)) - parse_time((b or {}).get(k)) for k in ("min", "max")]  # type: ignore[operator]
+        steps = [_zone_step(e) for e in ends]
+        if None in steps:
+            return None
+        dst = steps[0] != steps[1]
+        if dst and abs(steps[0] - steps[1]) != 3600:  # type: ignore[operator]
             return None
     expr = "epoch({})"
     before, after = _quantiles(t, col, v - 1, expr, TIME_QS), _quantiles(t, col, v, expr, TIME_QS)
@@ -1404,9 +1410,44 @@ def zone_shift(t: Table, col: str, v: int) -> int | None:
     diffs = [a - b for b, a in zip(before, after, strict=True)]
     d = _median(diffs)
     step = None if any(abs(x - d) > 1.0 for x in diffs) else _zone_step(d)
+    if step is None and (dst or max(diffs) - min(diffs) <= 3601):
+        step = paired_zone(t, col, v)
     if step is None or slid(t, col, v, step):
         return None
     return step
+
+
+def paired_zone(t: Table, col: str, v: int) -> int | None:
+    """A local time that keeps daylight saving written over UTC in place: the rows before and after the
+    rewrite at `v` paired by the grain's keys (`row_ident`, at most MAP_ROWS rows), nearly every pair
+    (1 - SAME_ROWS) moved by a whole zone step, all of them by one of two steps an hour apart (winter
+    and summer: New York is -5 h, then -4 h). The step most rows took (seconds), or None."""
+    keys = declared_keys(t.ctx.annotations(t.name))
+    q, tq = quote_id(col), quote_table(t.name)
+    before, after = duck_at(t.ctx, v - 1), duck_at(t.ctx, v)
+    try:
+        ident = row_ident(t, col, before, after, keys)
+        if ident is None:
+            return None
+        old = before.sql(f"SELECT {ident}, epoch({q}) FROM {tq} WHERE {q} IS NOT NULL ORDER BY 1 LIMIT {MAP_ROWS}")
+        if len(old) < MIN_ADDED:
+            return None
+        new = dict((int(h), float(x)) for h, x in after.sql(
+            f"SELECT {ident}, epoch({q}) FROM {tq} WHERE {ident} IN ({', '.join(str(int(r[0])) for r in old)})"))
+    except CatalogError:
+        return None
+    diffs = [new[int(h)] - float(x) for h, x in old if int(h) in new]
+    if len(diffs) < max(MIN_ADDED, len(old) / 2):
+        return None
+    steps = [_zone_step(d) for d in diffs]
+    counted: dict[int, int] = {}
+    for st in steps:
+        if st is not None:
+            counted[st] = counted.get(st, 0) + 1
+    if not counted or sum(counted.values()) < (1 - SAME_ROWS) * len(diffs) or len(counted) > 2 or \
+            (len(counted) == 2 and abs(max(counted) - min(counted)) != 3600):
+        return None
+    return max(counted, key=lambda k: counted[k])
 
 
 def scale_rewritten(t: Table, ann: Annotation, keys: set[str], already: set[tuple[str | None, str]]) -> list[Finding]:
@@ -1458,8 +1499,9 @@ def scale_rewritten(t: Table, ann: Annotation, keys: set[str], already: set[tupl
 
 def _zone_cols(t: Table, ann: Annotation, anns: list[Annotation]) -> list[str]:
     """The timestamp columns whose time zone a claim rests on: a column's own description, unit
-    or sample values; the table description for the timestamp columns no such claim describes
-    (it stands for them, as for a dropped column)."""
+    or sample values; the table description for the timestamp columns no such claim describes, when
+    it names the column or says what zone times are in (`ZONE_WORDS`: "times in UTC"); a description
+    of what the rows are ("Payment attempts, one to three per order") claims no zone."""
     from semantic._tables import type_family as fine_family
 
     def ts(cid: int | None) -> str | None:
@@ -1470,7 +1512,14 @@ def _zone_cols(t: Table, ann: Annotation, anns: list[Annotation]) -> list[str]:
         name = ts(ann.column_id)
         return [name] if name else []
     described = {a.column_id for a in anns if a.kind == "column" and a.field in ZONE_FIELDS}
-    return [n for cid in t.cols if cid not in described and (n := ts(cid))]
+    text = str(ann.value or "")
+    return [n for cid in t.cols if cid not in described and (n := ts(cid))
+            and (ZONE_WORDS.search(text) or re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text, re.IGNORECASE))]
+
+
+# words by which prose says what zone its times are in: a table description that says none of them and
+# names no timestamp column claims nothing a zone change makes false
+ZONE_WORDS = re.compile(r"\b(?:utc|gmt|time ?zones?|local time|timestamps?)\b", re.IGNORECASE)
 
 
 ZONE_FIELDS = ("description", "unit", "sample_values")

@@ -360,6 +360,15 @@ def test_a_table_replaced_makes_false_the_deprecations_sending_readers_to_it(cat
     assert tt.deprecations_naming(v, MART) == []
 
 
+@pytest.mark.parametrize("text,says", [("Payment attempts; times in UTC", True), ("attempted_at is when", True),
+                                       ("Payment attempts, one to three per order", False)])
+def test_a_table_description_claims_a_zone_only_when_it_says_one_or_names_the_column(tt, text, says):
+    """A zone change makes a table's description false only when it says what zone times are in or names
+    the timestamp column (failed before: any description of a table whose timestamp column had no claim
+    of its own; two independent testers counted that a false alarm)."""
+    assert tt.says_zone(text, "attempted_at") is says
+
+
 def test_a_key_in_a_new_format_makes_false_the_metrics_joining_through_it(cat, tmp_path, tt):
     k = _status(cat, tmp_path)
     k.metric(LINES, "all_units", "sum(qty)")          # reads no column of orders: its answer does not move

@@ -279,16 +279,44 @@ def test_a_timestamp_restated_in_another_time_zone_and_controls(elk):
     assert got[0].evidence.values["shift_hours"] == -5 and v in got[0].evidence.vids
 
 
-def test_a_zone_shift_of_a_timestamp_nothing_describes_reaches_the_table_description(elk):
-    """A timestamp column with no claim of its own restated +9 h: the table description stands for
-    it (as for a dropped column nothing describes) and is flagged (failed before: nothing)."""
+@pytest.mark.parametrize("summer_shift,flagged", [(-4, True), (-2, False)])
+def test_a_local_time_keeping_daylight_saving_written_over_utc_and_control(elk, summer_shift, flagged):
+    """Payments rewritten with New York local time in the UTC column, daylight saving kept: winter rows
+    moved -5 h, summer rows -4 h, so the range's two ends moved unalike and no quartile moved by one
+    amount; the rows paired by the grain's keys all moved by one of two zone steps an hour apart: the
+    column's description is stale, `investigate` (failed before: nothing; an independent tester's Acme
+    fct_payments). Control: two shifts two hours apart are no zone (-5 h and -2 h)."""
+    cat = elk.cat
+    elk.table(T, [("payment_id", "bigint"), ("paid_at", "timestamp")], at=0)
+    winter = [dt.datetime(2024, 1, 10 + i % 15, 8 + i % 12, tzinfo=dt.timezone.utc) for i in range(20)]
+    summer = [dt.datetime(2024, 7, 10 + i % 15, 9 + i % 10, tzinfo=dt.timezone.utc) for i in range(20)]
+    ids = list(range(1, 41))
+    elk.append(T, {"payment_id": ids, "paid_at": winter + summer}, at=1)
+    sm.annotate(cat, T, {"grain": {"text": "one row per payment", "keys": ["payment_id"]}}, author="a", time=elk.day(1.5))
+    sm.annotate(cat, T, {"description": "when the payment was attempted, UTC"}, column="paid_at", author="a",
+                time=elk.day(1.6))
+    local = [x - dt.timedelta(hours=5) for x in winter] + [x + dt.timedelta(hours=summer_shift) for x in summer]
+    elk.overwrite(T, {"payment_id": ids, "paid_at": local}, at=2)
+    got = [(f.annotation, f.status, f.fixes) for f in _data(cat, T, elk.day(2), "unit_drift")]
+    assert got == ([("column.2.description", "stale", [Fix(action="investigate", params={"columns": ["paid_at"]})])]
+                   if flagged else [])
+
+
+@pytest.mark.parametrize("text,flagged", [("web shop events; times in UTC", True),
+                                           ("web shop events; event_ts is when it happened", True),
+                                           ("web shop events, one per click", False)])
+def test_a_zone_shift_of_a_timestamp_nothing_describes_reaches_the_table_description(elk, text, flagged):
+    """A timestamp column with no claim of its own restated +9 h: the table description stands for it
+    when it says what zone times are in or names the column, and is flagged (failed before: nothing).
+    Control: a description of what the rows are claims no zone (failed before, wave 5 session 17: it
+    was flagged; two independent testers counted it a false alarm)."""
     cat = elk.cat
     rows = _events(elk)
-    sm.annotate(cat, T, {"description": "web shop events; times in UTC"}, author="a", time=elk.day(3.5))
+    sm.annotate(cat, T, {"description": text}, author="a", time=elk.day(3.5))
     elk.overwrite(T, {**rows, "event_ts": [x + dt.timedelta(hours=9) for x in rows["event_ts"]]}, at=4)
     got = _data(cat, T, elk.day(4))
-    assert [(f.annotation, f.reason, f.evidence.values["column"]) for f in got] == [
-        ("table.description", "unit_drift", "event_ts")]
+    assert [(f.annotation, f.reason, f.evidence.values["column"]) for f in got] == (
+        [("table.description", "unit_drift", "event_ts")] if flagged else [])
 
 
 def _orders_day(day: int, rng, shift: float = 0.0, hours: tuple[int, int] = (12, 30)) -> dict[str, list]:
