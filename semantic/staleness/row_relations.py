@@ -86,9 +86,11 @@ def _tolerance(t: Table, cols: list[str]) -> float:
     return 0.5 * 10.0 ** -min(digits) + 1e-9 if digits else 1e-6
 
 
-def relations(t: Table, cols: list[str], rows: list[list[Any]]) -> list[tuple[str, tuple[str, ...]]]:
+def relations(t: Table, cols: list[str], rows: list[list[Any]], about: set[str] | None = None
+              ) -> list[tuple[str, tuple[str, ...]]]:
     """(form, (target, operands...)) of every relation of FORMS the rows hold (REL_HOLD of those where
-    every column is known), non-trivially."""
+    every column is known), non-trivially; with `about`, only those naming one of its columns (the
+    columns claims rest on: a relation among other columns can make no claim false)."""
     import numpy as np
 
     if len(rows) < 20:
@@ -105,6 +107,8 @@ def relations(t: Table, cols: list[str], rows: list[list[Any]]) -> list[tuple[st
             if a not in varied:
                 continue
             for ops in itertools.permutations([c for c in cols if c != a and c in varied], k):
+                if about is not None and a not in about and not about.intersection(ops):
+                    continue
                 if (form in _SYMMETRIC and ops[0] > ops[1]) or (k == 1 and a > ops[0]) or \
                         (k == 3 and ops[0] > ops[1]):
                     continue
@@ -195,7 +199,7 @@ def _broken_relation(t: Table, anns: list[Annotation], basis: int, duck: Duck) -
     tq, by = quote_table(t.name), quote_id(newer[0])
     try:
         old = duck_at(t.ctx, basis).sql(f"SELECT {sel} FROM {tq} USING SAMPLE {REL_SAMPLE} ROWS (reservoir, 7)")
-        held = relations(t, cols, old)
+        held = relations(t, cols, old, {c for c in cols if any(_claims_column(t, a, c) for a in anns)})
         if not held:
             return None
         bound = f"'{newer[1]}'" if isinstance(newer[1], str) else repr(newer[1])
@@ -204,17 +208,12 @@ def _broken_relation(t: Table, anns: list[Annotation], basis: int, duck: Duck) -
         return None
     if len(new) < REL_MIN_NEW:
         return None
-    broken, kept = [], []
-    for rel in held:
-        h, n = _held(t, cols, new, rel)
-        if n < REL_MIN_NEW:
-            continue
-        if h <= REL_BROKEN * n:
-            broken.append((rel, h, n))
-        elif h >= REL_HOLD * n:
-            kept.append(rel)
+    broken, kept = _judged(t, cols, new, held)
     if not broken:
         return None
+    # the relations of the columns a broken one names, claimed or not, say which of them kept their meaning
+    wider = {c for (_f, names), _h, _n in broken for c in names}
+    _b, kept = _judged(t, cols, new, relations(t, cols, old, wider))
     changed = set.intersection(*(set(r[1]) for r, _h, _n in broken)) - {c for _f, names in kept for c in names}
     factor = None
     if len(changed) > 1:  # one relation rearranged (a = b*c - d, d = b*c - a): the side moved by one factor
@@ -227,6 +226,21 @@ def _broken_relation(t: Table, anns: list[Annotation], basis: int, duck: Duck) -
     texts = [form.format(*names) for (form, names), _h, _n in broken]
     return {"column": col, "broken": texts[:5], "held_now": [f"{h}/{n}" for _r, h, n in broken][:5],
             "rows": len(new), "since": newer[0], **({"factor": round(factor, 6)} if factor else {})}
+
+
+def _judged(t: Table, cols: list[str], new: list[list[Any]], rels: list[tuple[str, tuple[str, ...]]]
+            ) -> tuple[list[tuple[tuple[str, tuple[str, ...]], int, int]], list[tuple[str, tuple[str, ...]]]]:
+    """The relations `new` rows break (with the rows holding each, of those judged) and those they keep."""
+    broken, kept = [], []
+    for rel in rels:
+        h, n = _held(t, cols, new, rel)
+        if n < REL_MIN_NEW:
+            continue
+        if h <= REL_BROKEN * n:
+            broken.append((rel, h, n))
+        elif h >= REL_HOLD * n:
+            kept.append(rel)
+    return broken, kept
 
 
 def _moved_by(t: Table, cols: list[str], rows: list[list[Any]], rels: list[tuple[str, tuple[str, ...]]],
