@@ -179,6 +179,9 @@ def broken_relation(t: Table, anns: list[Annotation], basis: int, duck: Duck) ->
     """The column whose relations to its row's other measures the rows loaded since `basis` broke
     (see the module's docstring): {column, broken: [relation text], held_before, held_now, rows}. Cached
     per (table, vid, basis)."""
+    # the rows at `basis` are those of the table's last load at or before it: claims written between the
+    # same two loads share one reading
+    basis = max((v for v, _tt in t.tl.data_commits if v <= basis), default=basis) if basis else basis
     key = ("broken_relation", t.obj.path, t.ctx.vid, basis)
     got = t.ctx.cache.findings.take(key)
     if got is not None:

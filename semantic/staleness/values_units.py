@@ -805,9 +805,12 @@ def row_ident(t: Table, col: str, before: Duck, after: Duck, keys: list[str]) ->
     `col`). None when there is none.
     Raises CatalogError when a snapshot cannot be read."""
     kcols = [k for k in keys if t.col(k) is not None]
-    if kcols and not any(k.lower() == col.lower() for k in keys) and \
-            not {k.lower() for k in kcols} <= {c.lower() for c in _columns(before, t.name)}:
-        kcols = []  # keys added since (a surrogate key of versions): the rows are followed by what both hold
+    if kcols and not any(k.lower() == col.lower() for k in keys):
+        # keys added since (a surrogate key of versions): the rows are followed by what both hold; the
+        # table's statistics then say which columns it had (the data only when they are unknown)
+        then = {c.lower() for c in stats_at(t, before.vid)} or {c.lower() for c in _columns(before, t.name)}
+        if not {k.lower() for k in kcols} <= then:
+            kcols = []
     if not kcols or any(k.lower() == col.lower() for k in keys):
         common = set(_columns(after, t.name))
         kcols = [c for c in _columns(before, t.name) if c in common and c.lower() != col.lower()]

@@ -123,6 +123,7 @@ def loads_shifted(t: Table, col: str, basis: int) -> tuple[int, list[tuple[int, 
     after = t.tl.data_after(basis)
     if not basis or not after:
         return None
+    basis = max((v for v, _tt in t.tl.data_commits if v <= basis), default=basis)  # the rows then: its last load
     ctx = t.ctx
     pattern = day_bins(duck_at(ctx, basis), t.name, col)
     total = sum(pattern)
