@@ -239,6 +239,9 @@ def description_grain_data(t: Table, ann: Annotation, anns: list[Annotation], du
     return []
 
 
+SURROGATE_ROWS = 20  # an added column unique by itself is taken for a surrogate key over this many rows or more
+
+
 def _snapshot_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] | None:
     """The keys plus a date or time column that held one value for every row when the grain was written
     and holds several now, with no null (a month or date stamped on a snapshot: "as of" 2025-02, then a 2025-01
@@ -286,7 +289,8 @@ def _new_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] 
         return None
     cols = [col for c in added if (col := t.col(c)) is not None]
     for col in cols:
-        if type_family(col.type) in ("number", "string"):
+        # a surrogate key: unique over enough rows to show it (a flag of two values is unique over two rows)
+        if type_family(col.type) in ("number", "string") and rows >= SURROGATE_ROWS:
             n = duck.sql(f"SELECT count(DISTINCT {quote_id(col.name)}), count({quote_id(col.name)}) FROM {quote_table(t.name)}")[0]
             if n[0] == rows and n[1] == rows:
                 return [col.name]

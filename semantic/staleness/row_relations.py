@@ -199,9 +199,11 @@ def _broken_relation(t: Table, anns: list[Annotation], basis: int, duck: Duck) -
     if len(cols) < 2 or newer is None:
         return None
     sel = ", ".join(f"CAST({quote_id(c)} AS DOUBLE)" for c in cols)
+    then = _names_then(t, basis)  # a column renamed since is read under its name then (by its field id)
+    sel_then = ", ".join(f"CAST({quote_id(then[c])} AS DOUBLE)" if c in then else "NULL" for c in cols)
     tq, by = quote_table(t.name), quote_id(newer[0])
     try:
-        old = duck_at(t.ctx, basis).sql(f"SELECT {sel} FROM {tq} USING SAMPLE {REL_SAMPLE} ROWS (reservoir, 7)")
+        old = duck_at(t.ctx, basis).sql(f"SELECT {sel_then} FROM {tq} USING SAMPLE {REL_SAMPLE} ROWS (reservoir, 7)")
         held = relations(t, cols, old, {c for c in cols if any(_claims_column(t, a, c) for a in anns)})
         if not held:
             return None
@@ -229,6 +231,17 @@ def _broken_relation(t: Table, anns: list[Annotation], basis: int, duck: Duck) -
     texts = [form.format(*names) for (form, names), _h, _n in broken]
     return {"column": col, "broken": texts[:5], "held_now": [f"{h}/{n}" for _r, h, n in broken][:5],
             "rows": len(new), "since": newer[0], **({"factor": round(factor, 6)} if factor else {})}
+
+
+def _names_then(t: Table, vid: int) -> dict[str, str]:
+    """The table's current column names -> their names at `vid` (followed by field id; a column added
+    since is absent)."""
+    from semantic._tables import column_id, table_columns
+
+    obj = t.ctx.cat.get(t.obj.path, vid=vid)
+    if obj is None:
+        return {}
+    return {t.cols[cid].name: c.name for c in table_columns(obj.value) if (cid := column_id(c)) in t.cols}
 
 
 def _judged(t: Table, cols: list[str], new: list[list[Any]], rels: list[tuple[str, tuple[str, ...]]]

@@ -111,3 +111,23 @@ def test_a_value_merged_into_another_is_followed_when_the_grain_key_came_after_t
                       "region": ["west", "east"] * 6, "customer_sk": [100 + i for i in ids]}, at=2)
     [f] = [f for f in sm.staleness(cat, d, depth="data", now=elk.day(2), merge=False) if f.reason == "enum_violated"]
     assert f.status == "stale" and f.fixes[0].action == "value_map" and f.fixes[0].params["map"] == {"platinum": "gold"}
+
+
+def test_a_flag_unique_over_a_handful_of_rows_is_no_surrogate_key(elk):
+    """A small dimension (two warehouses) made to keep versions with prefixed text columns
+    (w_rec_start_date, w_is_current 'Y'/'N'): its keys repeat; the flag is unique over the two rows
+    but no key, nor is the start date alone: the keys are the warehouse and when its version starts
+    (failed before: set_keys on one added column unique over two rows; the tester's accept-all wrote
+    ["w_is_current"]: an independent tester's TPC-DS warehouse)."""
+    cat = elk.cat
+    w = "acme.core.warehouse"
+    elk.table(w, [("w_warehouse_sk", "bigint"), ("w_name", "string")], at=0,
+              rows={"w_warehouse_sk": [1], "w_name": ["north"]})
+    sm.annotate(cat, w, {"grain": {"text": "one row per warehouse", "keys": ["w_warehouse_sk"]}}, author="a",
+                time=elk.day(0.5))
+    elk.evolve(w, add=[("w_rec_start_date", "string"), ("w_is_current", "string")], at=1,
+               rows={"w_warehouse_sk": [1, 1], "w_name": ["north", "north-2"],
+                     "w_rec_start_date": ["1998-01-01", "2003-01-07"], "w_is_current": ["N", "Y"]})
+    got = [f for f in sm.staleness(cat, w, depth="data", now=elk.day(1), merge=False) if f.annotation == "table.grain"]
+    assert [x for f in got for x in f.fixes if x.action == "set_keys"] == [
+        Fix(action="set_keys", params={"keys": ["w_warehouse_sk", "w_rec_start_date"]})]
