@@ -334,7 +334,11 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                 raise InvalidValueError("the table keeps versions but has no column saying when a version starts "
                                         f"(named {', '.join(VALIDITY_STARTS)}); give the keys with edit_and_accept")
             keys = [*v.get("keys", []), extra]
-            return _Write(kind="table", key=ann.key, value={**v, "keys": keys}, columns=keys)
+            # the rows are versions now: the text says so beside what it said (a text of one row per store alone
+            # would be false with the keys of its versions)
+            text = f"{v['text']}, one row per version (from {extra})" if isinstance(v.get("text"), str) and v["text"] \
+                else v.get("text")
+            return _Write(kind="table", key=ann.key, value={**v, "keys": keys, "text": text}, columns=keys)
     if fix.action == "set_keys" and ann.kind == "table" and ann.field == "grain":
         keys = [str(k) for k in p.get("keys") or []]
         return _Write(kind="table", key=ann.key, value={**(v or {}), "keys": keys}, columns=keys)
@@ -362,6 +366,12 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
             return _Write(kind="column", key=ann.key, value=out, column=ann.column, columns=[vcol])
         if ann.kind in ("column", "table") and ann.field == "description" and vm:
             text = str(v)
+            merged = [b for b in vm.values() if re.search(rf"\b{re.escape(b)}\b", text)]
+            if merged:
+                # a value merged into one the text already names: replacing the word would say the same
+                # value twice ("refunded: every line refunded, refunded: some lines"), a person rewrites it
+                raise InvalidValueError(f"{ann.key} names {', '.join(map(repr, merged))} already, which other values "
+                                        "were merged into: rewrite the text with edit_and_accept")
             for a, b in vm.items():
                 text = re.sub(rf"\b{re.escape(a)}\b", b, text)
             return _Write(kind=ann.kind, key=ann.key, value=text, column=ann.column,

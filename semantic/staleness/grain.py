@@ -243,7 +243,7 @@ SURROGATE_ROWS = 20  # an added column unique by itself is taken for a surrogate
 
 
 def _snapshot_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] | None:
-    """The keys plus a date or time column that held one value for every row when the grain was written
+    """The keys plus a date column that held one value for every row when the grain was written
     and holds several now, with no null (a month or date stamped on a snapshot: "as of" 2025-02, then a 2025-01
     snapshot appended beside it), when the rows are unique on them: the table keeps one row per key and
     snapshot. By the table's statistics at the grain's basis and now, then the data; None otherwise."""
@@ -252,9 +252,9 @@ def _snapshot_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[
     low = {k.lower() for k in keys}
     for c in t.cols.values():
         b, n = then.get(c.name) or {}, now.get(c.name) or {}
-        if c.name.lower() in low or type_family(c.type) != "time" or b.get("min") is None or b.get("min") != b.get("max") \
+        if c.name.lower() in low or str(c.type).lower() != "date" or b.get("min") is None or b.get("min") != b.get("max") \
                 or n.get("min") == n.get("max") or n.get("null_count"):
-            continue  # a date the snapshot is as of; a status gaining values is no snapshot (a load log's retries)
+            continue  # a date the snapshot is as of; a status or a load stamp gaining values is no snapshot (a load log)
         cand = [*keys, c.name]
         kq = ", ".join(quote_id(x) for x in cand)
         dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(t.name)} GROUP BY ALL HAVING count(*) > 1)")[0][0]

@@ -347,6 +347,7 @@ def test_a_metric_counting_every_version_of_a_table_that_began_keeping_versions_
     sm.accept(cat, it, author="ann", now=elk.day(2.15), time=elk.day(2.2))
     grain = next(a for a in sm.read_annotations(cat, DIM) if a.key == "table.grain")
     assert grain.value["keys"] == ["customer_id", "c_valid_from"]
+    assert grain.value["text"] == "one row per customer, one row per version (from c_valid_from)"  # not left saying one row per customer
 
 
 def test_the_grains_filter_fix_is_refused_without_a_column_saying_when_a_version_starts(elk):
@@ -368,3 +369,28 @@ def test_the_grains_filter_fix_is_refused_without_a_column_saying_when_a_version
         sm.accept(cat, it, author="ann", now=elk.day(2.15), time=elk.day(2.2))
     grain = next(a for a in sm.read_annotations(cat, DIM) if a.key == "table.grain")
     assert grain.value["keys"] == ["customer_id"]  # nothing written
+
+
+def test_a_value_merged_into_one_the_prose_names_is_not_rewritten_by_word(elk):
+    """'partially_refunded' merged into 'refunded': the enum takes the map, but a description that names
+    both values would say 'refunded' twice if the word were replaced, so its accept is refused with what
+    to do (failed before: "refunded: every line refunded, refunded: some lines refunded" was written, as
+    human: an independent tester's Acme fct_orders)."""
+    cat = elk.cat
+    o = "acme.core.orders_m"
+    ids = list(range(1, 13))
+    st = ["placed", "refunded", "partially_refunded"] * 4
+    elk.table(o, [("order_id", "bigint"), ("status", "string")], at=0, rows={"order_id": ids, "status": st})
+    sm.annotate(cat, o, {"grain": {"text": "one row per order", "keys": ["order_id"]}}, author="a", time=elk.day(0.2))
+    sm.annotate(cat, o, {"enum": ["placed", "refunded", "partially_refunded"],
+                         "description": "refunded: every line refunded, partially_refunded: some lines refunded"},
+                column="status", author="a", time=elk.day(0.3))
+    elk.overwrite(o, {"order_id": ids, "status": ["refunded" if x == "partially_refunded" else x for x in st]}, at=1)
+    sm.scan(cat, author="steward", now=elk.day(1.1), time=elk.day(1.2))
+    items = {i.annotation: i for i in sm.review_items(cat, o, now=elk.day(1.2)).items}
+    desc = items["column.2.description"]
+    assert desc.fixes and desc.fixes[0].action == "value_map"
+    with pytest.raises(InvalidValueError, match="merged"):
+        sm.accept(cat, desc, author="ann", now=elk.day(1.2), time=elk.day(1.3))
+    text = next(a for a in sm.read_annotations(cat, o) if a.key == "column.2.description").value
+    assert text == "refunded: every line refunded, partially_refunded: some lines refunded"
