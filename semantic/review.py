@@ -349,6 +349,9 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
             if p.get("values") is None:
                 raise InvalidValueError(f"the values {vcol} holds now were not read (metadata depth); review at data "
                                         "depth, or give the enum with edit_and_accept")
+            # values the enum never listed beside the map's (a category new with the merge) need their meaning
+            # on a coded column, as add_enum_values does
+            _need_meanings(f, ann, anns, [x for x in p["values"] if x not in (v or []) and x not in vm.values()])
             return _Write(kind="column", key=ann.key, value=list(p["values"]), column=ann.column, columns=[vcol])
         if ann.kind == "column" and ann.field == "labels" and isinstance(v, dict) and vm:
             # a respelled code keeps its meaning: the label moves to the new code; a code merged into

@@ -718,6 +718,14 @@ def values_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
                                       f"AND {c} NOT IN ({marks}) LIMIT 20")]
         if not bad:
             return _enum_gone(ctx, t, a, cur.name, vals, duck, last)
+        # new values beside values merged away (camping merged into equipment, kids new): the merge's map,
+        # the enum written as the values now, which holds the new ones too
+        gone = _enum_gone(ctx, t, a, cur.name, vals, duck, last)
+        if gone and any(x.action == "value_map" for x in gone[0].fixes):
+            f = gone[0]
+            f.message += f"; it also holds values the enum never listed: {bad}"
+            f.evidence.values["outside"] = bad
+            return [f]
         return [finding(a, f"{t.name}.{cur.name}", "enum_violated", "stale",
                          f"{cur.name} holds values outside the declared enum: {bad}",
                          [ctx.vid, last], values={"outside": bad, "enum": vals},

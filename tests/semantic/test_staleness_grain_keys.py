@@ -131,3 +131,22 @@ def test_a_flag_unique_over_a_handful_of_rows_is_no_surrogate_key(elk):
     got = [f for f in sm.staleness(cat, w, depth="data", now=elk.day(1), merge=False) if f.annotation == "table.grain"]
     assert [x for f in got for x in f.fixes if x.action == "set_keys"] == [
         Fix(action="set_keys", params={"keys": ["w_warehouse_sk", "w_rec_start_date"]})]
+
+
+def test_a_value_merged_away_beside_a_new_value_gets_the_map_and_the_values_now(elk):
+    """camping merged into equipment while kids is new: the enum gets value_map {camping: equipment}
+    with the values now, kids among them (failed before: add_enum_values [kids], which kept camping and
+    which accept refused: an independent tester's Acme dim_product)."""
+    cat = elk.cat
+    p = "acme.core.products"
+    ids = list(range(1, 13))
+    cats = ["apparel", "camping", "equipment"] * 4
+    elk.table(p, [("product_id", "bigint"), ("category", "string")], at=0, rows={"product_id": ids, "category": cats})
+    sm.annotate(cat, p, {"grain": {"text": "one row per product", "keys": ["product_id"]}}, author="a",
+                time=elk.day(0.2))
+    sm.annotate(cat, p, {"enum": ["apparel", "camping", "equipment"]}, column="category", author="a", time=elk.day(0.3))
+    elk.overwrite(p, {"product_id": [*ids, 13], "category": [*("equipment" if x == "camping" else x for x in cats), "kids"]},
+                  at=1)
+    [f] = [f for f in sm.staleness(cat, p, depth="data", now=elk.day(1), merge=False) if f.annotation == "column.2.enum"]
+    assert f.fixes == [Fix(action="value_map", params={"column": "category", "map": {"camping": "equipment"},
+                                                       "values": ["apparel", "equipment", "kids"]})]
