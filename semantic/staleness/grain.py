@@ -239,7 +239,8 @@ def description_grain_data(t: Table, ann: Annotation, anns: list[Annotation], du
     return []
 
 
-SURROGATE_ROWS = 20  # an added column unique by itself is taken for a surrogate key over this many rows or more
+SURROGATE_ROWS = 3   # an added column unique by itself is taken for a surrogate key over this many rows or more,
+FLAG_NAME = re.compile(r"(?:^|_)is_|_flag$|current", re.IGNORECASE)  # and never a flag ('Y'/'N' is unique over two rows)
 
 
 def _snapshot_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] | None:
@@ -290,7 +291,7 @@ def _new_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] 
     cols = [col for c in added if (col := t.col(c)) is not None]
     for col in cols:
         # a surrogate key: unique over enough rows to show it (a flag of two values is unique over two rows)
-        if type_family(col.type) in ("number", "string") and rows >= SURROGATE_ROWS:
+        if type_family(col.type) in ("number", "string") and rows >= SURROGATE_ROWS and not FLAG_NAME.search(col.name):
             n = duck.sql(f"SELECT count(DISTINCT {quote_id(col.name)}), count({quote_id(col.name)}) FROM {quote_table(t.name)}")[0]
             if n[0] == rows and n[1] == rows:
                 return [col.name]

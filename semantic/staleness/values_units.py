@@ -721,7 +721,9 @@ def values_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
         # new values beside values merged away (camping merged into equipment, kids new): the merge's map,
         # the enum written as the values now, which holds the new ones too
         gone = _enum_gone(ctx, t, a, cur.name, vals, duck, last)
-        if gone and any(x.action == "value_map" for x in gone[0].fixes):
+        maps = [x.params.get("map") or {} for f in gone for x in f.fixes if x.action == "value_map"]
+        # merged into values the enum lists (not into the new ones: values drawn into a new value are no merge)
+        if maps and not {str(b) for b in maps[0].values()} & {str(x) for x in bad}:
             f = gone[0]
             f.message += f"; it also holds values the enum never listed: {bad}"
             f.evidence.values["outside"] = bad
