@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 
+from catalog_core.errors import CatalogError
+from semantic._bounded import LimitExceededError
 from semantic.models import Annotation, Finding
 from semantic.staleness.core import (
     Duck,
@@ -45,11 +47,18 @@ ZONE_LOADS = 8        # the latest loads since the basis judged one by one
 
 
 def day_bins(duck: Duck, table: str, col: str) -> list[int]:
-    """`col`'s non-null rows per half hour of the (UTC) day, ZONE_BINS counts."""
+    """`col`'s non-null rows per half hour of the (UTC) day, ZONE_BINS counts; none when the snapshot
+    holds no such timestamp column (text then, retyped since: nothing to compare)."""
     c = quote_id(col)
     bins = [0] * ZONE_BINS
-    for b, n in duck.sql(f"SELECT ((epoch_ms({c}) // 1800000) % {ZONE_BINS} + {ZONE_BINS}) % {ZONE_BINS}, "
-                         f"count(*) FROM {quote_table(table)} WHERE {c} IS NOT NULL GROUP BY 1"):
+    try:
+        rows = duck.sql(f"SELECT ((epoch_ms({c}) // 1800000) % {ZONE_BINS} + {ZONE_BINS}) % {ZONE_BINS}, "
+                        f"count(*) FROM {quote_table(table)} WHERE {c} IS NOT NULL GROUP BY 1")
+    except LimitExceededError:
+        raise  # past its limits: the check says so (check_limit_exceeded), it is no evidence of a zone
+    except CatalogError:
+        return bins
+    for b, n in rows:
         bins[int(b) % ZONE_BINS] += int(n)
     return bins
 

@@ -977,3 +977,18 @@ def test_rows_that_lost_their_match_keep_the_relationship_flagged_at_data_depth_
         assert [(f.reason, f.status, f.fixes, f.evidence.values.get("lost")) for f in data] == [
             ("join_match_low", "suspect", [], 2)]
         assert "lost their match" in data[0].message
+
+
+def test_a_column_that_was_text_when_the_claim_was_written_is_not_read_as_a_time_then(elk):
+    """A column held times as text when the table's description was written, and is a timestamp now
+    (retyped since): the zone check has no pattern then to compare with and says nothing (failed
+    before: the reading of the text as a time failed and the description was flagged 'the data check
+    could not run': an independent tester's cryptic zmm02_d)."""
+    cat = elk.cat
+    elk.table(T, [("order_id", "bigint"), ("placed", "string")], at=0,
+              rows={"order_id": list(range(300)), "placed": [f"2024-11-01T{h % 24:02d}:00:00" for h in range(300)]})
+    sm.annotate(cat, T, {"description": "web orders as received; placed is text, in UTC"}, author="a", time=elk.day(0.5))
+    elk.evolve(T, retype={"placed": "timestamp"}, at=1, rows={
+        "order_id": list(range(330)),
+        "placed": [dt.datetime(2024, 11, 1, h % 24, tzinfo=dt.timezone.utc) for h in range(330)]})
+    assert [f for f in _data(cat, T, elk.day(1)) if "could not run" in f.message] == []
