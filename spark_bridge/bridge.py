@@ -224,12 +224,26 @@ class Bridge:
                 raise NotFoundError(f"table {name!r} does not exist; write it first", table=name)
             tv = lake.TableValue.from_raw(obj.value)
             schema = alter_schema(tv.schema, name, rename=rename, drop=drop, partition_by=tv.partition_columns)
-            stats_cols = dict(((obj.value.get("stats") or {}).get("columns")) or {})
             ren = {k.lower(): v for k, v in (rename or {}).items()}
             gone = {d.lower() for d in drop or []}
-            moved = {ren.get(k.lower(), k): v for k, v in stats_cols.items() if k.lower() not in gone}
+
+            def moved(value: Mapping[str, Any]) -> dict[str, Any]:
+                cols: dict[str, Any] = dict(((value.get("stats") or {}).get("columns")) or {})
+                return {str(ren.get(k.lower(), k)): v for k, v in cols.items() if k.lower() not in gone}
+
             txn.merge(tpath, {"schema": {"op": "set", "val": schema},
-                              "stats": {"columns": {"op": "set", "val": moved}}})
+                              "stats": {"columns": {"op": "set", "val": moved(obj.value)}}})
+            # every partition's stats too: the table's are their sum, and a later write that subtracts a
+            # file's stats from a partition (a compaction) does so under the current names
+            level = [tpath]
+            for _ in tv.partition_columns:
+                nxt = []
+                for par in level:
+                    for p in txn.query(lake.exact_query(par, '[obj_type = "partition"]')):
+                        if (p.value.get("stats") or {}).get("columns") and (ren or gone):
+                            txn.merge(p.path, {"stats": {"columns": {"op": "set", "val": moved(p.value)}}})
+                        nxt.append(p.path)
+                level = nxt
         assert txn.vid is not None
         return txn.vid
 

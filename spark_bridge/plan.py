@@ -25,6 +25,7 @@ from catalog_core.lake import (
     table_path,
 )
 from catalog_core.paths import parent_of
+from catalog_core.sql.tables import names_at
 from spark_bridge import stats as st
 from spark_bridge.errors import BridgeError, SchemaEvolutionError
 from spark_bridge.schema import evolve, replace
@@ -259,6 +260,20 @@ class Planner:
         if tpath not in aggs:  # an empty write still marks the table as written
             self.txn.merge(tpath, st.append_delta(st.empty(), self.hint))
 
+    def _current_names(self, tpath: str, fv: dict[str, Any]) -> dict[str, Any]:
+        """A file's value with its column statistics under the columns' current names: a file written
+        before a rename records the name then (its `schema_id`; `names_at`), and the table's stats, which
+        a removal subtracts it from, are kept under the current name. A column dropped since is left out
+        (the table's stats no longer hold it)."""
+        sid = fv.get("schema_id")
+        schema = TableValue.from_raw(self._get(tpath)).schema
+        names = names_at(schema, sid) if isinstance(sid, int) and not isinstance(sid, bool) else None
+        if not names:
+            return fv
+        back = {old.lower(): cur for cur, old in names.items() if old is not None}
+        return {**fv, "columns": {back[c.lower()]: s for c, s in (fv.get("columns") or {}).items()
+                                  if c.lower() in back}}
+
     def schema_id(self, tpath: str) -> int:
         """The schema id the table has as this transaction leaves it (files record it: a reader
         maps their column names through renames made since)."""
@@ -340,7 +355,7 @@ class Planner:
             for p in old_paths:
                 self.txn.remove(p)
                 for lv in levels:
-                    st.add(removed[lv], st.of_file(current[p], part))
+                    st.add(removed[lv], st.of_file(self._current_names(tpath, current[p]), part))
             for f in new:
                 for lv in levels:
                     st.add(added[lv], st.of_file(f.value, part))
