@@ -265,11 +265,13 @@ class Bridge:
         return df
 
     def compact(self, name: str, target_file_mb: float = 128, author: str = "", message: str = "",
-                where: str | None = None, branch: str | None = None) -> CommitResult:
+                where: str | None = None, branch: str | None = None, time: TimeArg = None) -> CommitResult:
+        """Rewrite small files into files of about `target_file_mb` in one commit (`spark_bridge.compaction`);
+        `time` backdates the commit, as `write`'s does (a simulated history)."""
         from spark_bridge.compaction import compact
 
         return compact(self, self.on_branch(name, branch), target_file_mb=target_file_mb, author=author,
-                       message=message, where=where)
+                       message=message, where=where, time=_check_time(time))
 
     def on_branch(self, name: str, branch: str | None = None) -> str:
         """The dotted name of table `name` on `branch` (default: the Bridge's branch; None: `name`).

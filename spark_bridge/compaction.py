@@ -35,7 +35,7 @@ def pick_groups(files: Sequence[Obj | FileObj], target_bytes: int) -> dict[str, 
 
 
 def compact(bridge: "Bridge", name: str, target_file_mb: float = 128, author: str = "", message: str = "",
-            where: str | None = None) -> "CommitResult":
+            where: str | None = None, time: float | None = None) -> "CommitResult":
     if not target_file_mb or target_file_mb <= 0:
         raise BridgeError(f"target_file_mb must be positive, got {target_file_mb!r}")
     cat, spark = bridge.catalog, bridge.spark
@@ -67,4 +67,5 @@ def compact(bridge: "Bridge", name: str, target_file_mb: float = 128, author: st
     staged.replaces = {p: [f.path for f in fs] for p, fs in groups.items()}
     job = spark.sparkContext.getLocalProperty("spark.job.description")
     return bridge.commit([staged], author or "semcat:compact",
-                         message or f"compact {name}: {len(chosen)} small files in {len(groups)} partition(s)", job)
+                         message or f"compact {name}: {len(chosen)} small files in {len(groups)} partition(s)", job,
+                         time=time)

@@ -96,6 +96,22 @@ def test_compaction_after_a_rename_keeps_the_stats_under_the_current_names(bridg
     assert after["columns"]["v_new"]["null_count"] == nulls
 
 
+def test_compaction_takes_a_backdated_commit_time(bridge, spark):
+    """`compact(..., time=)` backdates the commit as `write(..., time=)` does (failed before: no `time`, so two
+    independent testers building a simulated history patched the bridge's commit); a time earlier than the
+    latest commit's is refused with what to do, and nothing is compacted."""
+    cat = bridge.catalog
+    for i, t in enumerate(("2031-01-01T06:00:00Z", "2031-01-02T06:00:00Z")):
+        bridge.write(spark.sql(f"select id from range({10 * i}, {10 * i + 5})").repartition(2), "wh.ref.small", time=t)
+    vid = cat.latest_vid
+    with pytest.raises(cc.InvalidValueError, match="earlier than the latest commit"):
+        bridge.compact("wh.ref.small", target_file_mb=1, time="2031-01-01T07:00:00Z")
+    assert cat.latest_vid == vid
+    res = bridge.compact("wh.ref.small", target_file_mb=1, time="2031-01-03T07:00:00Z")
+    assert res.vid == cat.latest_vid
+    assert cat.commits(since=res.vid)[0].time == pytest.approx(cc.model.parse_time("2031-01-03T07:00:00Z"))
+
+
 def test_compaction_racing_an_overwrite_drops_that_partition(spark, data_dir):
     cat = cc.Catalog.open(data_dir)
     compactor, writer = Bridge(spark, cat), Bridge(spark, cat)
