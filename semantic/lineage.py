@@ -13,7 +13,7 @@ is the lineage of the builds that snapshot holds.
 What flows downstream (`propagated`, called by `semantic.staleness` for each table with lineage):
 
 - `upstream_changed`: an input has a finding about a change of its data or schema (restatement,
-  rename, drop, type change, unit drift) at a vid after the vid this table's build read it, or is
+  drop, type change, unit drift; not a rename, which changes no data) at a vid after the vid this table's build read it, or is
   itself `upstream_changed` (it was built before a change further up, and this build read it): the table was built from data that has since changed, so its annotations
   (and its data) are suspect. One finding per upstream cause, with the same `cause` id as the
   upstream finding, so a review decides the cause once everywhere.

@@ -292,6 +292,9 @@ class Fix(BaseModel):
       add_enum_values {column, values}      the column holds these values besides its enum
       update_freshness_sla {sla}            an ISO-8601 duration matching the loads now
       update_unit {column, scale}           values are the annotated ones x 10^scale
+      update_unit {column, factor}          values are the annotated ones x factor, a factor between two
+                                            units of one family that is no power of ten (hours -> minutes:
+                                            60; `semantic.units`)
       relate_to {table}                     the related table is now `table`
       reverify {}                           re-check the verified query's answer
       investigate {columns}                 check these columns' values (or who writes the table)

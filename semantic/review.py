@@ -64,6 +64,7 @@ from semantic.history import Context
 from semantic.models import Annotation, Finding, Fix, Provenance
 from semantic.staleness import finding_id, staleness
 from semantic.staleness.incremental import affected, changes_since
+from semantic.units import unit_after
 
 __all__ = ["ReviewItem", "ReviewPage", "ReviewConflictError", "ReviewRefusedError", "review_items", "review_item",
            "accept", "dismiss", "edit_and_accept", "decide_group", "accept_all", "validate_write", "decision_key",
@@ -174,11 +175,6 @@ class _Write(BaseModel):
 
 
 VALIDITY_STARTS = ("valid_from", "rec_start_date", "effective_from", "start_date", "valid_start")
-_UNITS = {("cents", -2): "dollars", ("usd_cents", -2): "usd", ("dollars", 2): "cents", ("usd", 2): "usd_cents",
-          ("grams", -3): "kilograms", ("kilograms", 3): "grams", ("milliseconds", -3): "seconds",
-          ("seconds", 3): "milliseconds"}
-
-
 # column fields a change of scale leaves true (a role, synonyms, how the column adds up); any other
 # (a description, a unit, values) was written for the old scale and needs a person's value
 _SCALE_FREE = ("role", "synonyms", "additivity")
@@ -213,8 +209,33 @@ def _column_move(f: Finding, ann: Annotation, anns: dict[str, Annotation], cols:
     return _Write(kind="column", key=key, value=ann.value, column=col.name, columns=[col.name], remove=remove)
 
 
+# the fields whose value is prose a rename rewrites by name (`_rename_prose`)
+_PROSE_FIELDS = ("description", "instructions")
+
+
 def _rename_in(text: str, old: str, new: str) -> str:
     return re.sub(rf"\b{re.escape(old)}\b", new, text)
+
+
+def _rename_prose(text: str, old: str, new: str, table: str) -> str:
+    """Prose with the column `old` of `table` named `new` instead, where the prose names it as the
+    detector reads prose (`claim_rules.prose_names`): as an identifier (not inside a longer one),
+    unqualified or qualified by the table's name (or a trailing part of it), a plain-word name (`status`)
+    only code-quoted or qualified, since a plain word is prose too. Everything else is kept as written."""
+    forms = {".".join(table.lower().split(".")[i:]) for i in range(table.count(".") + 1)}
+    plain = re.fullmatch(r"[A-Za-z]+", old) is not None
+    pat = re.compile(rf"(?<![A-Za-z0-9_.])((?:[A-Za-z0-9_]+\.)*)({re.escape(old)})(?![A-Za-z0-9_])(?!\.[A-Za-z_])",
+                     re.IGNORECASE)
+
+    def sub(m: re.Match[str]) -> str:
+        q = m.group(1)
+        if q:
+            return q + new if q[:-1].lower() in forms else m.group(0)
+        before = text[m.start() - 1] if m.start() > 0 else ""
+        after = text[m.end()] if m.end() < len(text) else ""
+        return new if not plain or (before != "" and before in "`'\"" and after == before) else m.group(0)
+
+    return pat.sub(sub, text)
 
 
 def _columns_after(ann: Annotation, names: dict[str, str], current: list[str]) -> list[str] | None:
@@ -285,19 +306,31 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
             col = find(columns_of(tobj.value), new)
             if col is None or col.id is None:
                 raise InvalidValueError(f"column {new!r} is not in {table} at vid {vid}")
+            here = ann.column_id is not None and any(c.id == ann.column_id for c in columns_of(tobj.value))
+            if here and ann.column_id != col.id and ann.field in _PROSE_FIELDS and isinstance(v, str) and not scale:
+                # another column's prose naming the renamed one: its text is rewritten, it stays where it is
+                return _Write(kind="column", key=ann.key, value=_rename_prose(v, old, new, table), column=ann.column,
+                              columns=[str(ann.column)])
             if f"column.{col.id}.{ann.field}" != ann.key:  # onto another column: never over its own claim
                 return _column_move(f, ann, anns, columns_of(tobj.value), col, old, new, scale, edit)
             if scale and ann.field == "unit":
-                unit = _UNITS.get((str(v).lower(), scale))
+                unit = unit_after(v, 10.0 ** scale)
                 if unit is None:
                     raise InvalidValueError(f"the unit {v!r} changed by 10^{scale}; give the new unit with "
                                             "edit_and_accept")
                 v = unit
+            elif not scale and ann.field in _PROSE_FIELDS and isinstance(v, str):
+                v = _rename_prose(v, old, new, table)  # its own text naming its old name, renamed in place
             return _Write(kind="column", key=f"column.{col.id}.{ann.field}", value=v, column=col.name,
                           columns=[col.name], remove=[ann.key] if ann.key != f"column.{col.id}.{ann.field}" else [])
         if ann.kind == "table" and ann.field == "grain":
-            return _Write(kind="table", key=ann.key, value={**v, "keys": [names.get(k, k) for k in v.get("keys", [])]},
+            text = v.get("text")
+            return _Write(kind="table", key=ann.key, value={**v, "keys": [names.get(k, k) for k in v.get("keys", [])],
+                                                            **({"text": _rename_prose(text, old, new, table)}
+                                                               if isinstance(text, str) and not scale else {})},
                           columns=columns)
+        if ann.kind == "table" and ann.field in _PROSE_FIELDS and isinstance(v, str) and not scale:
+            return _Write(kind="table", key=ann.key, value=_rename_prose(v, old, new, table), columns=columns)
         if ann.kind == "relationship":
             cond = v.get("condition")
             return _Write(kind="relationship", key=ann.key,
@@ -392,7 +425,9 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
         return _Write(kind="column", key=ann.key, value=[*list(v or []), *[x for x in p["values"] if x not in (v or [])]],
                       column=ann.column, columns=[str(ann.column)])
     if fix.action == "update_unit" and ann.kind == "column" and ann.field == "unit":
-        unit = _UNITS.get((str(v).lower(), int(p["scale"])))
+        factor = p.get("factor")
+        unit = unit_after(v, float(factor) if isinstance(factor, int | float) and not isinstance(factor, bool)
+                          else 10.0 ** int(p.get("scale") or 0))
         if unit is not None:
             return _Write(kind="column", key=ann.key, value=unit, column=ann.column, columns=[str(ann.column)])
     raise InvalidValueError(f"the {fix.action} fix of {ann.key} needs a person's value; use edit_and_accept or dismiss")
@@ -1369,9 +1404,12 @@ def _check_unit_edit(f: Finding, anns: dict[str, Annotation], w: _Write) -> None
     ev = f.evidence.values.get("scale")
     scale = next((int(x.params.get("scale") or 0) for x in f.fixes if x.action in ("update_unit", "rename")
                   and x.params.get("scale")), 0) or (ev if isinstance(ev, int) and not isinstance(ev, bool) else 0)
+    factor = next((x.params["factor"] for x in f.fixes if x.action == "update_unit"
+                   and isinstance(x.params.get("factor"), int | float)), None)
+    moved = f"10^{scale}" if scale else f"x{factor:g}" if factor is not None else ""
     ann = anns.get(f.annotation) if f.annotation else None
-    if scale and ann is not None and str(w.value).strip().lower() == str(ann.value).strip().lower():
-        raise _refuse(w.key, f"the column's values moved by 10^{scale} since {ann.value!r} was written, so the same "
+    if moved and ann is not None and str(w.value).strip().lower() == str(ann.value).strip().lower():
+        raise _refuse(w.key, f"the column's values moved by {moved} since {ann.value!r} was written, so the same "
                       "unit again is what the data contradicts; give the unit the values are in now", "unit")
 
 

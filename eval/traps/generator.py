@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from eval.traps import truth as tt
 from eval.traps.lakeview import LakeView, TableInfo, is_date, is_int, is_num, is_ts, words
 from eval.traps.taxonomy import CLASSES
+from semantic.units import unit_after
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -461,8 +462,8 @@ class Generator:
         return found
 
     def _prose(self, table: str, key: str) -> bool:
-        """Whether the annotation is prose (a description...): a new name in it is a rewrite by hand, not a
-        `rename` a review can apply."""
+        """Whether the annotation is prose (a description...): a new name in it is rewritten by the review's
+        `rename` (the name in the text) or by hand."""
         a = self.view.tables[table].ann(key) if table in self.view.tables else None
         return a is not None and a.field in tt.PROSE_FIELDS and a.field != "grain"
 
@@ -505,8 +506,8 @@ class Generator:
         for tb, k in named:
             if k.startswith("relationship.") and tb != t.name:  # a join into the renamed key: either says it
                 tr.fixes[f"{tb}|{k}"] = [ren, {"action": "join_on", "params": {"to_table": t.name, "to_column": new}}]
-            elif self._prose(tb, k):
-                tr.fixes[f"{tb}|{k}"] = None
+            elif self._prose(tb, k):  # prose: the review rewrites the old name in the text, or a person does
+                tr.fixes[f"{tb}|{k}"] = [ren, None]
         vid = self.alter(t.name, f"rename {col} to {new}", rename={col: new})
         return self.done(tr, vid)
 
@@ -554,18 +555,27 @@ class Generator:
                 and c.name not in t.grain_keys() and (t.column_field(c.name, "unit") is not None
                                                       or c.name.lower().endswith(("_cents", "_usd")))]
 
-    def _unit_false(self, t: TableInfo, col: str, tr: Trap | None = None) -> list[tuple[str, str]]:
-        """The column's unit, description, sample values and enum, every metric or verified query (on
-        any table) that computes with it, and the table's description when it names the column's unit
-        (`truth.names_unit`: "money in dollars"). Not its additivity: how a measure may be summed (across which
-        dimensions) is a property of what it measures, not of the unit its values are written in."""
-        keys = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("unit", "description", "sample_values")]
+    def _unit_false(self, t: TableInfo, col: str, tr: Trap | None = None, near_one: bool = False) -> list[tuple[str, str]]:
+        """The column's unit, sample values and enum, its description when it states a unit (`truth.names_unit`
+        of the column's unit or of any unit the truth knows: "Lifetime net revenue of the customer" holds in
+        cents and in dollars; with `near_one`, a factor near 1, a tax or a currency, always: what the values
+        mean changed), every metric or verified query (on any table) that computes with it, and the table's
+        description when it names the column's unit ("money in dollars"). Not its additivity: how a measure
+        may be summed (across which dimensions) is a property of what it measures, not of the unit its values
+        are written in."""
+        ua, desc = t.column_field(col, "unit"), t.ann("table.description")
+        unit = tt.unit_of(col, ua.value if ua is not None else None)
+
+        def states_unit(a: Any) -> bool:
+            text = a.value if isinstance(a.value, str) else ""
+            return near_one or any(tt.names_unit(text, u) for u in (*tt.UNIT_WORDS, *([unit] if unit else [])))
+
+        keys = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("unit", "sample_values")
+                or (a.field == "description" and states_unit(a))]
         before = sorted(set(keys + self._semantic_refs(t, col)))
         own = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("unit", "sample_values", "enum")]
         defs = [(u, k) for u, k in tt.column_texts(self.view, t.name, col, own=False)
                 if k.startswith(("metric.", "verified_query."))]
-        ua, desc = t.column_field(col, "unit"), t.ann("table.description")
-        unit = tt.unit_of(col, ua.value if ua is not None else None)
         prose = [(t.name, desc.key)] if desc is not None and isinstance(desc.value, str) and unit is not None \
             and tt.names_unit(desc.value, unit) else []
         found = sorted(set(keys + own + defs + prose))
@@ -662,10 +672,12 @@ class Generator:
         ua = t.column_field(col, "unit")
         tr = self.new_trap("values_units", "unit_factor_restated", t.name, [col],
                            f"{col} restated in {unit} (x {f:g}) in place, was {ua.value if ua is not None else '?'}")
-        tr.falsify(self._unit_false(t, col, tr), None)
+        tr.falsify(self._unit_false(t, col, tr, near_one=abs(math.log10(f)) < math.log10(1.5)), None)
         k = math.log10(f)
-        if ua is not None and abs(k - round(k)) < 1e-9:  # x 10^k: the one factor `update_unit` can say
+        if ua is not None and abs(k - round(k)) < 1e-9:  # x 10^k
             tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "scale": int(round(k))}}
+        elif ua is not None and unit_after(ua.value, f) is not None:  # hours -> minutes: `update_unit` says x60 too
+            tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "factor": f}}
         df = self.read(t.name)
         typ = t.type_of(col)
         val = F.col(col) * F.lit(f)
@@ -826,6 +838,7 @@ class Generator:
         tr.falsify(self.texts(tr, self._enum_keys(t, col) + self._value_refs(t, col, old), named),
                    {"action": "value_map", "params": {"column": col, "map": {old: new}}})
         tr.falsify(tt.queries_showing(self.view, t.name, col, [old, new]), None)  # whose answer shows either
+        tr.falsify(tt.metrics_selecting(self.view, t.name, col, new), None)  # it now counts the merged rows too
         # two values of a grain key become one: the grain is false when its keys then repeat, which the
         # data says at `done` (`grains_repeated`): other keys (a campaign id) may still tell the rows apart
         after = sorted(set(present) - {old} | set(v for v in self._present(t, col) if v != old))
@@ -981,8 +994,8 @@ class Generator:
             if ann is not None and ann.kind == "relationship" and tb != to:
                 tr.fixes[f"{tb}|{k}"] = [{"action": "join_on", "params": {"to_table": to, "to_column": new}},
                                          {"action": "rename", "params": {"old": tcol, "new": new, "scale": 0}}]
-            elif self._prose(tb, k):
-                tr.fixes[f"{tb}|{k}"] = None
+            elif self._prose(tb, k):  # prose: the review rewrites the old name in the text, or a person does
+                tr.fixes[f"{tb}|{k}"] = [{"action": "rename", "params": {"old": tcol, "new": new, "scale": 0}}, None]
             else:
                 tr.fixes[f"{tb}|{k}"] = {"action": "rename", "params": {"old": tcol, "new": new, "scale": 0}}
         self.used.add(src)
@@ -1116,6 +1129,11 @@ class Generator:
                            f"{new_name} written beside {t.name}, which stops loading")
         tr.falsify([(t.name, "table.description")], {"action": "successor", "params": {"table": new_name}})
         self.falsify_sla(tr, t, {"action": "successor", "params": {"table": new_name}})
+        # a metric defined on it measures a table that no longer gets the data
+        tr.falsify([(t.name, a.key) for a in t.anns if a.kind == "metric"],
+                   {"action": "successor", "params": {"table": new_name}})
+        # prose on other tables sending its readers to it ("use ... instead") now sends them to a table no longer kept
+        tr.falsify(tt.prose_pointing_to(self.view, t.name), None)
         # deprecations sending their readers to it now send them to a table no longer kept
         tr.falsify(tt.deprecations_naming(self.view, t.name), {"action": "successor", "params": {"table": new_name}})
         df = self.read(t.name).localCheckpoint()

@@ -87,11 +87,27 @@ def _occurrences(text: str, name: str) -> list[tuple[str | None, bool]]:
     return out
 
 
+def _said_in_words(text: str, column: str) -> bool:
+    """Whether prose says a column's name as words: its parts between underscores, two or more, all
+    letters, as a phrase (spaces or hyphens between, a plural allowed), with or without a short first part
+    (`ca_` of `ca_gmt_offset`: "GMT offset")."""
+    parts = column.lower().split("_")
+    phrases = [parts] + ([parts[1:]] if len(parts) >= 3 and len(parts[0]) <= 3 else [])
+    for words in phrases:
+        if len(words) >= 2 and all(w.isalpha() and len(w) >= 2 for w in words) and re.search(
+                r"(?<![a-z0-9_])" + r"[ -]+".join(words) + r"s?(?![a-z0-9_])", text.lower()):
+            return True
+    return False
+
+
 def prose_names(text: str, column: str, table: str, home: bool, has_own: bool = True, gone: bool = False) -> bool:
     """Whether prose `text` (on `table` itself when `home`) names `table`.`column`: qualified by the
     table's name; or, at home, unqualified (a plain-word name only when code-quoted, or when the column
-    is `gone`: the table no longer holds what the word lists); or, on another table that has no such
-    column (`has_own` False), unqualified in a text that names `table`."""
+    is `gone`: the table no longer holds what the word lists; a gone column also when the text says its
+    name in words, "the GMT offset" for `ca_gmt_offset`, `_said_in_words`); or, on another table that has
+    no such column (`has_own` False), unqualified in a text that names `table`."""
+    if home and gone and _said_in_words(text, column):
+        return True
     forms = _forms(table)
     for q, quoted in _occurrences(text, column):
         if q is not None:
@@ -386,6 +402,18 @@ def value_texts(view: Any, table: str, column: str, value: str, how: str) -> lis
     return sorted(out)
 
 
+def metrics_selecting(view: Any, table: str, column: str, value: str) -> list[tuple[str, str]]:
+    """The metrics whose SQL (filter, expression) tests `table`.`column` against `value`: when another value's
+    rows are merged into `value`, such a metric counts them too, which it did not when it was defined."""
+    lit = "'" + value.replace("'", "''") + "'"
+    out = set()
+    for u, k in column_texts(view, table, column, own=False):
+        a = view.tables[u].ann(k)
+        if a is not None and a.kind == "metric" and lit in json.dumps(a.value):
+            out.add((u, k))
+    return sorted(out)
+
+
 def complete_set_texts(view: Any, table: str, column: str, values: list[str]) -> list[tuple[str, str]]:
     """The enum of `table`.`column` and every text listing its complete set of `values` (two or more):
     a value added makes them false. Sample values are examples: never."""
@@ -401,6 +429,14 @@ def complete_set_texts(view: Any, table: str, column: str, values: list[str]) ->
     for u, k, s, _own in _prose_about(view, table, column, vals, metrics=False):
         if all(_names_value(s, v) for v in vals):
             out.add((u, k))
+    # prose on the table listing every code by its label ("events: earn, redeem, expire, adjust")
+    labels = next((a.value for a in t.column_anns(column) if a.field == "labels" and isinstance(a.value, dict)), {})
+    words = [str(labels[v]) for v in vals if labels.get(v)]
+    if len(words) == len(vals):
+        for a in t.anns:
+            if a.field in PROSE_FIELDS and a.field != "grain" and \
+                    any(all(_names_value(x, w) for w in words) for x in _strings(a.value)):
+                out.add((table, a.key))
     return sorted(out)
 
 
@@ -463,9 +499,44 @@ def says_zone(text: str, column: str) -> bool:
 
 def deprecations_naming(view: Any, table: str) -> list[tuple[str, str]]:
     """The deprecations of other tables that send their readers to `table` (`replaced_by`): once `table`
-    is itself replaced, they send readers to a table no longer kept."""
-    return sorted((u, a.key) for u, tu in view.tables.items() if u != table for a in tu.anns
+    is itself replaced, they send readers to a table no longer kept. Not a copy of `table`'s rows (a backup,
+    an archive: every column of it is one of `table`'s): its rows are in `table`, which `replaced_by` still
+    says, and the new table holds none of them."""
+    home = view.tables.get(table)
+    mine = {c.name.lower() for c in home.columns} if home is not None else set()
+
+    def copy(tu: Any) -> bool:
+        return bool(tu.columns) and {c.name.lower() for c in tu.columns} <= mine
+
+    return sorted((u, a.key) for u, tu in view.tables.items() if u != table and not copy(tu) for a in tu.anns
                   if a.key == "table.deprecated" and isinstance(a.value, dict) and a.value.get("replaced_by") == table)
+
+
+_POINTING = ("use ", "instead", "replaced by", "superseded by", "successor", "prefer", "switch to", "migrate",
+             "moved to", "see ")
+
+
+def prose_pointing_to(view: Any, table: str) -> list[tuple[str, str]]:
+    """Other tables' descriptions and instructions that send their readers to `table` by name (its full name or
+    its last two parts, in a sentence with a pointing word: "use acme.mart.x instead"): once `table` is itself
+    replaced, they send readers to a table no longer kept. Not a copy of `table`'s rows (a backup naming its
+    source: every column of it is one of `table`'s)."""
+    home = view.tables.get(table)
+    mine = {c.name.lower() for c in home.columns} if home is not None else set()
+    forms = [table.lower(), ".".join(table.lower().split(".")[-2:])]
+    out = set()
+    for u, tu in view.tables.items():
+        if u == table or (tu.columns and {c.name.lower() for c in tu.columns} <= mine):
+            continue
+        for a in tu.anns:
+            if a.key not in ("table.description", "table.instructions") or not isinstance(a.value, str):
+                continue
+            for sentence in re.split(r"(?<=[.;!?])\s+", a.value):
+                low = sentence.lower()
+                if any(w in low for w in _POINTING) and any(
+                        re.search(rf"(?<![\w.]){re.escape(f)}(?![\w])", low) for f in forms):
+                    out.add((u, a.key))
+    return sorted(out)
 
 
 def every_version_metrics(view: Any, table: str) -> list[tuple[str, str]]:

@@ -312,7 +312,9 @@ FIX_WORDS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "filter": lambda p: f"Keep only the current rows of {p.get('table')} ({p.get('column')} is true) in the join",
     "add_enum_values": lambda p: f"Add {_cols(p.get('values'))} to the allowed values of {p.get('column')}",
     "update_freshness_sla": lambda p: f"Promise a freshness of {duration(p.get('sla'))} to match the loads",
-    "update_unit": lambda p: f"Update the unit of {p.get('column')}{_scale(p.get('scale'))}",
+    "update_unit": lambda p: f"Update the unit of {p.get('column')}{_scale(p.get('scale'))}"
+                             + (f", its values multiplied by {number(p['factor'])}"
+                                if isinstance(p.get("factor"), int | float) else ""),
     "relate_to": lambda p: f"Point the relationship at {p.get('table')}",
     "reverify": lambda p: "Run the query again, check its answer, and verify it again",
     "investigate": lambda p: f"Look at the values of {_cols(p.get('columns') or 'the table')} and who writes them",
@@ -364,6 +366,8 @@ CAUSE_WORDS: dict[str, str] = {
     "rows_removed": "{table} removed rows holding values of column {detail}",
     "twin_load": "{table} took the same load twice",
     "answer": "a change to {table} moved a verified query's answer",
+    "meaning": "{table}'s new rows changed what column {detail} means against the row's other columns",
+    "respelled_loads": "{table}'s new loads spell a value of column {detail} another way",
 }
 _CAUSE = re.compile(r"^(?P<kind>[a-z_]+):(?P<table>[^@]+)@(?P<vid>\d+|None)(?::(?P<detail>.*))?$")
 

@@ -19,10 +19,12 @@ retype makes false is what their content says, not that they are attached to the
 
 from __future__ import annotations
 
+import math
 import re
 
 from semantic.models import Annotation, Finding
 from semantic.staleness.core import Table
+from semantic.units import names_a_unit
 
 PROSE = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
 TYPE_BOUND = ("unit", "additivity", "enum", "sample_values", "labels")
@@ -71,6 +73,30 @@ def prose_names(text: str, column: str, table: str) -> bool:
     return False
 
 
+def column_words(column: str, columns: list[str]) -> list[str]:
+    """The words of a column's name as prose says them: split at `_`, a table prefix left out (the
+    first word when it is two or three letters and half the table's `columns` or more start with it:
+    TPC-DS `ca_gmt_offset` is "gmt offset"). Empty unless two words or more remain, each of two
+    letters or more (one word is too common to stand for the column in prose)."""
+    words = [w for w in re.split(r"[_\W]+", column.lower()) if w]
+    if len(words) >= 3 and 2 <= len(words[0]) <= 3 and \
+            2 * sum(c.lower().startswith(words[0] + "_") for c in columns) >= len(columns):
+        words = words[1:]
+    return words if len(words) >= 2 and all(len(w) >= 2 and w.isalpha() for w in words) else []
+
+
+def phrase_names(text: str, column: str, columns: list[str]) -> bool:
+    """Whether prose says a column's name in words (`column_words`, in order, separated by spaces or
+    hyphens, the last word maybe plural): "with the GMT offset of their time zone" says
+    `ca_gmt_offset`. Read only for a column that was dropped: a drop takes away what the words
+    describe, whatever the prose calls it; a rename keeps it (the words still hold)."""
+    words = column_words(column, columns)
+    if not words:
+        return False
+    pat = r"[\s-]+".join(re.escape(w) for w in words)
+    return re.search(rf"(?<![A-Za-z0-9_]){pat}s?(?![A-Za-z0-9_])", text, re.IGNORECASE) is not None
+
+
 def text_names(a: Annotation, column: str, table: str) -> bool:
     """Whether annotation `a`'s own content names the column `column` of `table` (see the module)."""
     return a.field in PROSE and any(prose_names(s, column, table) for s in strings_of(a.value))
@@ -87,3 +113,23 @@ def own_column_claim(t: Table, a: Annotation, f: Finding) -> bool:
     if f.reason == "column_type_changed":
         return a.field in TYPE_BOUND
     return True
+
+
+UNIT_CHANGE = 1.5  # a factor this far from 1 either way is a change of unit or scale (nearer: a tax, a currency)
+
+
+def unit_claim(t: Table, a: Annotation, f: Finding) -> bool:
+    """A change of unit or scale (`unit_drift` with a power of ten, or a factor UNIT_CHANGE or more from
+    1, cause `unit`) makes a column's description false only when the text states a unit or a scale
+    (`semantic.units.names_a_unit`): "Lifetime net revenue of the customer" holds in cents and in
+    dollars, "discount given, in dollars" does not. A factor near 1 (a tax included, another currency)
+    changes what the values mean, whatever the words: kept, as is every other finding."""
+    if f.reason != "unit_drift" or a.kind != "column" or a.field != "description" or \
+            not (f.cause or "").startswith("unit:"):
+        return True
+    ev = f.evidence.values
+    factor = ev.get("scale_factor")
+    if "scale_exp" not in ev and not (isinstance(factor, int | float) and factor > 0
+                                      and abs(math.log10(factor)) >= math.log10(UNIT_CHANGE)):
+        return True
+    return any(names_a_unit(x) for x in strings_of(a.value))

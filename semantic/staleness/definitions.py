@@ -311,7 +311,7 @@ def _removals(ctx: Context, names: list[str], after: int) -> Iterator[tuple[str,
 MOVED_TRIES = 3  # changes a verified query is run across (twice each), at most, to find the one that moved its answer
 
 
-def _answer(ctx: Context, sql: str, vid: int) -> tuple[bool, str]:
+def answer_of(ctx: Context, sql: str, vid: int) -> tuple[bool, str]:
     """(True, the rows' fingerprint) of `sql` at `vid`, or (False, the error), run by the bounded
     statement runner (`semantic._bounded`, raising `LimitExceededError` past its limits), cached per
     (text, vid): the answer of a read-only statement at a vid never changes."""
@@ -331,7 +331,7 @@ def _answer(ctx: Context, sql: str, vid: int) -> tuple[bool, str]:
 def answer_moved(ctx: Context, sql: str, vid: int) -> bool:
     """Did the change committed at `vid` move the query's answer (its answer just before and just
     after differ, or it runs on one side only)? A compaction or an identical re-run does not."""
-    return vid > 0 and _answer(ctx, sql, vid - 1) != _answer(ctx, sql, vid)
+    return vid > 0 and answer_of(ctx, sql, vid - 1) != answer_of(ctx, sql, vid)
 
 
 def _repeated_keys(ctx: Context, names: list[str], at: int) -> tuple[str, list[str], int, int | None] | None:
@@ -533,6 +533,49 @@ def _restated(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, 
     return None
 
 
+def _moved_unlike_before(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, int, float, int] | None:
+    """A full rewrite of a table among `tables` after vid `at` across which the query's answer moved and
+    rows it kept (by its declared grain keys) hold other values in a measure the query aggregates
+    (`aggregated_columns`, numbers; `_changed_share` above 0: a figure restated, not only rows added,
+    nor a count moved by a dimension's routine versions), when none of the table's
+    `RESTATE_HABIT` rewrites before it moved an answer it had (or it had none): the
+    rows the query reads were restated (a past period's figure corrected in a report rebuilt every day),
+    not rebuilt as usual (a query over the open period moves at every rebuild: that habit is routine).
+    The first `MOVED_TRIES` rewrites after `at` are tried, each with its habit (the query run twice per
+    rewrite, cached). (table, vid, time, how many rewrites before it) or None."""
+    for n in tables:
+        tl, obj = ctx.timeline(n), ctx.table(n)
+        if tl is None or obj is None:
+            continue
+        tbl = Table(ctx, n, obj, tl)
+        keys = declared_keys(ctx.annotations(n))
+        if not keys or any(tbl.col(k) is None for k in keys):
+            continue  # which rows it kept is unknown: a new row moves an answer as a restated one does
+        low, summed = {k.lower() for k in keys}, aggregated_columns(sql)
+        cols = [c.name for c in tbl.cols.values() if c.name.lower() not in low and c.name.lower() in summed
+                and type_family(c.type) == "number"]
+        if not cols:
+            continue  # a count or a grouping moves with the rows a dimension's routine versions change
+        overs = full_overwrites(tbl)
+        tried = 0
+        for i, (v, tt) in enumerate(overs):
+            if v <= at or v > ctx.vid:
+                continue
+            if tried >= MOVED_TRIES:
+                break
+            tried += 1
+            if not answer_moved(ctx, sql, v):
+                continue
+            if _hollow_at(ctx, sql, v - 1) is not False or not _changed_share(ctx, tbl, keys, cols, v):
+                continue  # a first answer, or no row it kept holds another value the query reads: new rows moved it
+            before = overs[max(0, i - RESTATE_HABIT):i]
+            if any(answer_moved(ctx, sql, pv) and _hollow_at(ctx, sql, pv - 1) is False for pv, _ in before):
+                break  # the answer moves at this table's rewrites by habit (a first answer where there was none
+                #        is no move)
+            return n, v, tt, len(before)
+    return None
+
+
 def _changed_share(ctx: Context, tbl: Table, keys: list[str], cols: list[str], vid: int) -> float | None:
     """Of the rows of `tbl` just before the commit at `vid` (at most `RESTATE_SAMPLE`, by the hash of
     their grain `keys`) whose keys it still holds after, the share whose `cols` hold other values
@@ -671,6 +714,14 @@ def _rebuilt_answer(ctx: Context, t: Table, a: Annotation, names: list[str], at:
                                 "the query reads: history was restated, and the query's answer moved across that "
                                 "rebuild", [at, vid], [tt],
                                 {"table": name, "change": "restated", "columns": cols, "rows_restated": round(share, 4)})]
+    steady = _moved_unlike_before(ctx, names, at, sql)
+    if steady is not None:
+        name, vid, tt, n = steady
+        return [_answer_changed(a, t, detail, f"{name} was rewritten at vid {vid} ({day_of(tt)}) and the query's answer "
+                                "moved across it, where "
+                                + (f"the {n} rewrites before left it as it was" if n else "none rewrote it before")
+                                + ": rows the query reads were restated", [at, vid], [tt],
+                                {"table": name, "change": "restated", "steady_rewrites": n})]
     rep = _repeated_keys(ctx, names, at)
     if rep is not None and (rep[3] is None or answer_moved(ctx, sql, rep[3])):
         name, keys, n, _began = rep  # the answer moved across the commit that made the keys repeat (when known)

@@ -568,6 +568,100 @@ def partly_respelled(tbl: Table, col: str, values: list[str], since: int, duck: 
     return None
 
 
+def merged_gain(tbl: Table, col: str, values: list[str], since: int, duck: Duck) -> tuple[str, str, int] | None:
+    """A value of `values` that still occurs in `tbl.col` and took every row of another value that
+    occurred at vid `since` and occurs no more (a category merged into it: 'returned' into 'refunded'),
+    by the grain's keys (PARTIAL_MIN rows at least, all of them holding the one kept value now):
+    (kept, merged, rows). A text testing the column against the kept value now selects those rows
+    too. Read only when the table was rewritten since (appends move no row) and a value vanished
+    (the column's distinct values at both snapshots, at most MAX_VALUES x 4). None otherwise."""
+    keys = _grain_keys(tbl, col)
+    if not keys or not since or not rewriting(tbl, since):
+        return None
+    lim, q = MAX_VALUES * 4, quote_id(col)
+    try:
+        basis = duck_at(tbl.ctx, since)
+        then, now = _distinct(basis, tbl, col, lim), _distinct(duck, tbl, col, lim)
+        if len(then) >= lim or len(now) >= lim:
+            return None
+        for old in sorted(then - now):
+            rows = _keys_holding(basis, tbl, col, keys, old)
+            if len(rows) < PARTIAL_MIN:
+                continue
+            got = duck.sql(f"SELECT a.{q}, count(*) FROM {_joined_by_keys(rows, tbl, keys, 'a')} GROUP BY 1 "
+                           "ORDER BY 2 DESC LIMIT 2")
+            if len(got) == 1 and got[0][0] is not None and str(got[0][0]) in values and str(got[0][0]) in then \
+                    and int(got[0][1]) >= PARTIAL_MIN:
+                return str(got[0][0]), old, int(got[0][1])
+    except CatalogError:
+        return None
+    return None
+
+
+REPLACED_SHARE = 0.05  # a value replaced in the new loads held this share of the earlier rows at least
+REPLACED_MIN = 5       # ... and so this many of the rows loaded since were expected to hold it, at least
+
+
+def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck: Duck
+                      ) -> tuple[str, str, int, float] | None:
+    """A value of `values` that the rows loaded since a value new since vid `since` first appeared no
+    longer hold, while that new value holds about as many of them: the value written under a new
+    spelling by the new loads, the older rows keeping the old one ('captured' -> 'settled' from a
+    payment processor's migration on). Evidence: a column every load since `since` lies beyond
+    (`row_relations.newer_rows`: a growing id, a load date) orders the rows; from the first row holding
+    the new value on, the old value (REPLACED_SHARE of the earlier rows or more, so REPLACED_MIN of the
+    later ones expected or more) holds none of them, and the new value at least half as many as the old
+    one was expected to. (old, new, rows since, the old value's share before) or None. Appends only:
+    a rewrite's respellings are `partly_respelled`'s and `gone_data`'s."""
+    from semantic.staleness.row_relations import newer_rows
+
+    newer = newer_rows(tbl, since) if since else None
+    if newer is None:
+        return None
+    lim, q, n, tq = MAX_VALUES * 4, quote_id(col), quote_id(newer[0]), quote_table(tbl.name)
+    try:
+        then, now = _distinct(duck_at(tbl.ctx, since), tbl, col, lim), _distinct(duck, tbl, col, lim)
+        if len(then) >= lim or len(now) >= lim:
+            return None
+        for new in sorted(now - then):
+            lo = duck.sql(f"SELECT min({n}) FROM {tq} WHERE CAST({q} AS VARCHAR) = {literals([new])}")[0][0]
+            if lo is None:
+                continue
+
+            def counts(cond: str, lo: Any = lo) -> dict[str, int]:
+                return {str(v): int(c) for v, c in duck.sql(
+                    f"SELECT CAST({q} AS VARCHAR), count(*) FROM {tq} WHERE {n} {cond} {literals([lo])} "
+                    f"GROUP BY 1 LIMIT {lim}")}
+
+            after, before = counts(">="), counts("<")
+            total_a, total_b = sum(after.values()), sum(before.values())
+            if not total_a or not total_b:
+                continue
+            for old in values:
+                share = before.get(old, 0) / total_b
+                expected = share * total_a
+                if old in then and share >= REPLACED_SHARE and expected >= REPLACED_MIN and not after.get(old) \
+                        and after.get(new, 0) >= expected / 2:
+                    return old, new, total_a, share
+    except CatalogError:
+        return None
+    return None
+
+
+def _replaced_finding(t: Table, ann: Annotation, tbl: Table, col: str, got: tuple[str, str, int, float],
+                      since: int, reason: str, said: str, so: str) -> Finding:
+    """The finding of a value replaced in the new loads (`replaced_in_loads`) on `ann`, which `said`
+    something of the old value: suspect, `investigate`."""
+    old, new, n, share = got
+    return finding(ann, t.name, reason, "suspect",
+                   f"{said}; the {n} rows of {tbl.name} loaded since {new!r} first appeared hold no {old!r} (it was "
+                   f"{share:.0%} of the rows before) and {new!r}, new since, takes its place: {so}",
+                   [since, t.ctx.vid], values={"table": tbl.name, "column": col, "old": old, "new": new,
+                                               "rows_since": n, "share_before": round(share, 4)},
+                   suggestion=f"check whether {new!r} is the new loads' spelling of {old!r}",
+                   fixes=[make_fix("investigate", columns=[col])], cause=cause_of("respelled_loads", tbl.name, None, col))
+
+
 def filter_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], tables: dict[str, Table | None],
                   duck: Duck | None = None, checked: set[tuple[str | None, str]] | None = None,
                   already: set[tuple[str | None, str]] | None = None) -> list[Finding]:
@@ -594,6 +688,23 @@ def filter_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation
             return [_partly_finding(t, ann, tbl, col, part, since, reason,
                                     f"the {'verified query' if vq else 'metric'} compares {col} with {part[0]!r}",
                                     "it no longer selects those rows")]
+        repl = replaced_in_loads(tbl, col, lits, since, duck) if duck is not None and not gone else None
+        if repl is not None:
+            return [_replaced_finding(t, ann, tbl, col, repl, since, reason,
+                                      f"the {'verified query' if vq else 'metric'} compares {col} with {repl[0]!r}",
+                                      "it no longer selects the rows loaded since")]
+        gain = merged_gain(tbl, col, lits, since, duck) if duck is not None and not gone else None
+        if gain is not None:
+            kept, merged, n = gain
+            return [finding(ann, t.name, reason, "suspect",
+                            f"the {'verified query' if vq else 'metric'} compares {col} with {kept!r}; the {n} rows of "
+                            f"{tbl.name} that held {merged!r} when it was written now hold {kept!r} (by the grain's "
+                            f"keys), and {merged!r} occurs no more: {kept!r} now selects them too",
+                            [since, t.ctx.vid], values={"table": tbl.name, "column": col, "kept": kept,
+                                                        "merged": merged, "rows_moved": n},
+                            suggestion=f"check whether {kept!r} should count the rows that were {merged!r}",
+                            fixes=[make_fix("investigate", columns=[col])],
+                            cause=cause_of("merged", tbl.name, None, col))]
     return []
 
 
@@ -769,6 +880,11 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
             return [_partly_finding(t, ann, tbl, col, part, since, "values_restated",
                                     f"the text names {part[0]!r} of {tbl.name}.{col}",
                                     f"what it says of {part[0]!r} may now hold of {part[1]!r} too")]
+        repl = replaced_in_loads(tbl, col, named, since, duck) if duck is not None and not gone else None
+        if repl is not None and not (tbl is t and ann.key in restated_keys(ctx, t, anns, duck)):
+            return [_replaced_finding(t, ann, tbl, col, repl, since, "values_restated",
+                                      f"the text names {repl[0]!r} of {tbl.name}.{col}",
+                                      f"what it says of {repl[0]!r} may now hold of {repl[1]!r} too")]
         if not gone or (tbl is t and ann.key in restated_keys(ctx, t, anns, duck)):
             continue
         mapped = None  # metadata: the column's enum with the map applied, as `enum_respelled` writes it
@@ -1093,7 +1209,8 @@ def prose_complete_set(ctx: Context, t: Table, ann: Annotation, anns: list[Annot
                        already: set[tuple[str | None, str]] | None = None,
                        tables: dict[str, Table | None] | None = None) -> list[Finding]:
     """A description that names every value a coded column declares (its enum, else its labels' codes; two
-    or more), so it reads as the column's complete list ("status success, partial or failed"), while the
+    or more), or every code's label ("Loyalty points events: earn, redeem, expire, adjust" over codes B10,
+    B9, B3, B2 labelled so), so it reads as the column's complete list ("status success, partial or failed"), while the
     column now holds a value outside that set that it did not hold when the text was written: the text no
     longer lists every value. `enum_violated`, stale, `investigate` (what to write is for a person; the
     enum gets its own finding, with `add_enum_values`). Values are named as `prose_values` reads them (the
@@ -1109,8 +1226,14 @@ def prose_complete_set(ctx: Context, t: Table, ann: Annotation, anns: list[Annot
     for tbl, tanns in _prose_tables(ctx, t, ann, anns, tables):
         for cid, col, vals in _coded_sets(ctx, tbl, tanns):
             own = ann.kind == "column" and tbl is t and cid == ann.column_id
-            if not all(prose_names(ann.value, v, None) if own else
-                       _table_prose_names(ann.value, v, vals, tbl, col, tbl is t) for v in vals):
+            labels = next((a.value for a in tanns if a.kind == "column" and a.field == "labels"
+                           and a.column_id == cid and isinstance(a.value, dict)), {})
+            # by the labels: data depth only, and only while every code still occurs (a code respelled one to one
+            # takes its label along, and the list still holds)
+            by_label = duck is not None and len(vals) >= 2 and all(
+                str(labels.get(v) or "") and prose_names(ann.value, str(labels[v]), None) for v in vals)
+            if not by_label and not all(prose_names(ann.value, v, None) if own else
+                                        _table_prose_names(ann.value, v, vals, tbl, col, tbl is t) for v in vals):
                 continue
             after = tbl.tl.data_after(since)
             if not after:
@@ -1129,7 +1252,7 @@ def prose_complete_set(ctx: Context, t: Table, ann: Annotation, anns: list[Annot
                     then = _distinct(duck_at(ctx, since), tbl, col, lim) if outside and len(now) < lim else set()
                 except CatalogError:
                     continue
-                if not then:
+                if not then or (by_label and set(vals) - now):
                     continue
                 new = sorted(outside - then)
             if new:

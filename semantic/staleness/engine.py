@@ -39,7 +39,9 @@ from semantic.staleness.registry import (
 )
 from semantic.staleness.values_units import is_unit_prose, unit_prose
 
-CHANGE_REASONS = ("values_restated", "column_renamed", "column_dropped", "column_type_changed", "schema_changed",
+# what flows downstream: a change of an input's data or of what its columns hold (a rename is neither: the data
+# a build read is what the input holds, under another name)
+CHANGE_REASONS = ("values_restated", "column_dropped", "column_type_changed", "schema_changed",
                   "unit_drift", "grain_violated", "upstream_changed")
 
 

@@ -5,6 +5,8 @@ never adds a finding or changes its reason, status or evidence."""
 
 from __future__ import annotations
 
+import math
+
 from semantic.models import Annotation, ColumnStats, Finding
 from semantic.staleness.core import Table, make_fix, scale_of
 from semantic.staleness.values_units import (
@@ -24,19 +26,23 @@ def _basis_stats(a: Annotation, col: str, t: Table) -> object:
     return b.stats.get(ref.name) if ref is not None else b.stats.get(col)
 
 
-def every_row_moved(t: Table, a: Annotation, col: str, k: int) -> bool:
-    """Whether every row of `col` is now in the scale 10^k of the annotation's: the snapshot holds
-    no file written before a rewrite after the annotation's basis (`load_stats`: the files grouped
-    by the vid that wrote them: no older row kept its values), and that rewrite kept the rows and
-    moved the whole range by 10^k (`restated_scale`), or the column's whole range now is its range
-    at the basis scaled by 10^k. False when new loads arrived in another scale beside older rows
-    (an append of a few rows can move the range's ends as a rewrite would: the files it left
-    untouched tell them apart), and whenever a load the snapshot holds still lies at the basis
-    magnitude (`old_unit_loads`: a rewrite of the old rows after the basis that kept their unit)."""
+def every_row_moved(t: Table, a: Annotation, col: str, factor: float, restated_vid: int | None = None) -> bool:
+    """Whether every row of `col` is now its value at the annotation's basis times `factor` (10^k,
+    or a factor between units such as x60): the snapshot holds no file written before a rewrite
+    after the annotation's basis (`load_stats`: the files grouped by the vid that wrote them: no
+    older row kept its values), and that rewrite kept the rows and moved the whole range by the
+    factor (`restated_scale`; or the rewrite at `restated_vid` whose rows, paired by the grain's
+    keys, all took the factor: `scale_rewritten`'s evidence), or, for a power of ten, the column's
+    whole range now is its range at the basis scaled by it. False when new loads arrived in another
+    scale beside older rows (an append of a few rows can move the range's ends as a rewrite would:
+    the files it left untouched tell them apart), and whenever a load the snapshot holds still lies
+    at the basis magnitude (`old_unit_loads`: a rewrite of the old rows after the basis that kept
+    their unit)."""
     loads = [v for v, _cols, _rows in load_stats(t)]
     before = _basis_stats(a, col, t)
     basis_stats = before.model_dump() if isinstance(before, ColumnStats) else before
-    if isinstance(basis_stats, dict) and old_unit_loads(t, col, basis_stats, k):
+    d = math.log10(factor) if factor > 0 else 0.0
+    if not d or isinstance(basis_stats, dict) and old_unit_loads(t, col, basis_stats, d):
         return False
 
     def rewritten_since(vid: int) -> bool:
@@ -44,13 +50,17 @@ def every_row_moved(t: Table, a: Annotation, col: str, k: int) -> bool:
 
     basis = a.provenance.basis.vid or 0
     got = restated_scale(t, col, basis)
-    if got is not None and ten_exp(got[0]) == k and rewritten_since(got[1] - 1):
+    if got is not None and math.isclose(got[0], factor, rel_tol=1e-6) and rewritten_since(got[1] - 1):
         return True
-    return isinstance(before, dict | ColumnStats) and scale_of(before, t.stat(col)) == k and rewritten_since(basis)
+    if restated_vid is not None and restated_vid > basis and rewritten_since(restated_vid - 1):
+        return True
+    k = ten_exp(factor)
+    return k is not None and isinstance(before, dict | ColumnStats) and scale_of(before, t.stat(col)) == k \
+        and rewritten_since(basis)
 
 
 def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
-    """`update_unit {column, scale}` holds only (1) for a claim that is a unit: a column's `unit`
+    """`update_unit {column, scale}` (or `{column, factor}`) holds only (1) for a claim that is a unit: a column's `unit`
     annotation (a description, sample values or a metric on the column is text or an expression a
     person rewrites for the new scale: the review cannot write it from a scale), and (2) when every
     row of the column moved alike (`every_row_moved`): after new loads only, in another unit beside
@@ -65,13 +75,18 @@ def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
         if x.action != "update_unit":
             continue
         col, k = str(x.params.get("column")), int(x.params.get("scale") or 0)
+        given = x.params.get("factor")
+        factor = float(given) if isinstance(given, int | float) and not isinstance(given, bool) else 10.0 ** k
+        by = factor_text(factor)
+        rv = f.evidence.values.get("restated_vid")
         cols.append(col)
         if not (a.kind == "column" and a.field == "unit"):
             what = {"metric": "the metric's expression", "column": f"the column's {a.field}"}.get(a.kind, a.key)
-            why = (f"{col}'s values moved by 10^{k}: check {what} against the values now and rewrite it for the new "
+            why = (f"{col}'s values moved by {by}: check {what} against the values now and rewrite it for the new "
                    "scale (the unit annotation takes the new unit)")
-        elif f.evidence.values.get("whole_table") is False or not every_row_moved(t, a, col, k):
-            why = (f"only the latest loads of {col} moved by 10^{k}; the older rows kept the annotated unit, so no "
+        elif f.evidence.values.get("whole_table") is False or \
+                not every_row_moved(t, a, col, factor, rv if isinstance(rv, int) and not isinstance(rv, bool) else None):
+            why = (f"only the latest loads of {col} moved by {by}; the older rows kept the annotated unit, so no "
                    "single unit is right for the column: check those loads and restate one side, then the unit")
         else:
             ok.append(x)
@@ -84,8 +99,8 @@ def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
         if not found:
             return f
         cols = [str(found)]
-        factor = f.evidence.values.get("scale_factor")
-        by = factor_text(float(factor)) if isinstance(factor, int | float) else "by a power of ten"
+        sf = f.evidence.values.get("scale_factor")
+        by = factor_text(float(sf)) if isinstance(sf, int | float) else "by a power of ten"
         why = f"{found}'s values moved {by}: check them against this {a.kind} annotation and rewrite it"
     cols = list(dict.fromkeys(cols))
     return f.model_copy(update={"fixes": [make_fix("investigate", columns=cols), *keep],
@@ -95,10 +110,13 @@ def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
 def own_rename_fix(t: Table, a: Annotation, f: Finding) -> Finding:
     """A column's own annotation that names the column's old name after a rename in place (the same
     field id, so the annotation already follows the column: `semantic.staleness.claim_rules`): the
-    review's `rename` re-points nothing and cannot rewrite the text, so the fix is `investigate
-    {columns}` and the suggestion says which name to rewrite. Other findings keep their fixes."""
+    review's `rename` re-points nothing; on prose (a description, instructions) it rewrites the old name
+    in the text (`review._rename_prose`), so the fix is `rename {old, new, scale: 0}`; on any other
+    field `investigate {columns}`, and the suggestion says which name to rewrite. Other findings keep
+    their fixes."""
     if a.kind != "column" or f.reason != "column_renamed" or a.column_id not in t.cols:
         return f
     old, new = f.evidence.values.get("column"), f.evidence.values.get("now") or t.cols[a.column_id].name
-    return f.model_copy(update={"fixes": [make_fix("investigate", columns=[str(new)])],
-                                "suggestion": f"its text names the old name {old}: rewrite it to say {new}"})
+    fix = make_fix("rename", old=str(old), new=str(new), scale=0) if old and a.field in ("description", "instructions") \
+        and isinstance(a.value, str) else make_fix("investigate", columns=[str(new)])
+    return f.model_copy(update={"fixes": [fix], "suggestion": f"its text names the old name {old}: rewrite it to say {new}"})

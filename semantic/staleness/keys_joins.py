@@ -12,7 +12,7 @@ from typing import Any
 
 from catalog_core.errors import CatalogError
 from semantic import _bounded
-from semantic._bounded import LimitExceededError
+from semantic._bounded import LimitExceededError, literals
 from semantic._tables import column_id
 from semantic.errors import did_you_mean
 from semantic.history import Context, type_family
@@ -498,10 +498,10 @@ def _match_rate(ctx: Context, t: Table, a: Annotation, to: str, target: Table, p
     return [lost] if lost is not None else []
 
 
-def match_counts(duck: Duck, frm: str, pairs: list[tuple[str, str]], tgt: str) -> tuple[int, int]:
+def match_counts(duck: Duck, frm: str, pairs: list[tuple[str, str]], tgt: str, where: str = "") -> tuple[int, int]:
     """(rows of `frm` with a key, those of them that find a match in the rows of statement `tgt` on
-    `pairs`) at the Duck's vid."""
-    fk = " AND ".join(f"f.{quote_id(x)} IS NOT NULL" for x, _ in pairs)
+    `pairs`) at the Duck's vid; with `where` (a condition on `frm` as `f`), of those rows only."""
+    fk = " AND ".join([f"f.{quote_id(x)} IS NOT NULL" for x, _ in pairs] + ([f"({where})"] if where else []))
     on = " AND ".join(f"f.{quote_id(x)} = g.{quote_id(y)}" for x, y in pairs)
     keys = ", ".join(quote_id(y) for _, y in pairs)
     total, matched = duck.sql(f"SELECT count(*), count(g.__m) FROM {quote_table(frm)} f LEFT JOIN "
@@ -539,8 +539,9 @@ def added_unmatched(ctx: Context, t: Table, target: Table, pairs: list[tuple[str
     unmatched, the rate the rows before matched at `basis`, their count) when the added rows match
     below MATCH_LOW beyond chance (`beyond_chance`) while the rows before matched at MATCH_LOW or
     more; None otherwise. The rows before are the table's rows at `basis`, exactly still there when
-    every file of the table then is a file of it now (appends since; a rewrite or a compaction is
-    judged on the whole table only), and those that matched then still match when the related table
+    every file of the table then is a file of it now (appends since); when files were rewritten since (a
+    compaction), the rows past the basis on a column that grew (`beyond_basis`: a load date, a growing
+    key) are the added rows, counted directly; and those that matched then still match when the related table
     removed no rows holding its key since (`values_removed`; its removals are `_lost_match`'s): the
     unmatched rows now less those unmatched then are a lower bound on the added rows that match
     nothing. Rows that match (a related table that took the new keys, before or after the rows that
@@ -548,22 +549,57 @@ def added_unmatched(ctx: Context, t: Table, target: Table, pairs: list[tuple[str
     if not basis or not t.tl.data_after(basis):
         return None
     then_files = {f.path for f in t.files(basis)}
-    if not then_files or not then_files <= {f.path for f in t.files(ctx.vid)}:
+    if not then_files:
+        return None
+    beyond = None if then_files <= {f.path for f in t.files(ctx.vid)} else \
+        beyond_basis(t, basis, {x.lower() for x, _y in pairs})
+    if not then_files <= {f.path for f in t.files(ctx.vid)} and beyond is None:
         return None
     keys = [c.name for _x, y in pairs if (c := target.col(y)) is not None]
     if any(v > basis for k in keys for v, *_r in values_removed(target, k)):
         return None
     try:
         rows_before, matched_before = match_counts(duck_at(ctx, basis), t.name, pairs, tgt)
+        if beyond is not None:  # files rewritten since (a compaction): the rows past the basis are the added ones
+            n, m = match_counts(duck_at(ctx, ctx.vid), t.name, pairs, tgt,
+                                f"f.{quote_id(beyond[0])} > {literals([beyond[1]])}")
     except LimitExceededError:
         raise
     except CatalogError:
         return None  # the key or the condition's columns not there at the basis
     total, matched = now
-    n, u = total - rows_before, (total - matched) - (rows_before - matched_before)
+    n, u = (n, n - m) if beyond is not None else (total - rows_before, (total - matched) - (rows_before - matched_before))
     if not rows_before or matched_before / rows_before < MATCH_LOW or n <= 0 or not 0 < u <= n:
         return None
     return (n, u, matched_before / rows_before, rows_before) if beyond_chance(n, u) else None
+
+
+def beyond_basis(t: Table, basis: int, leave: frozenset[str] | set[str] = frozenset()) -> tuple[str, Any] | None:
+    """A column whose maximum grew since vid `basis` (its statistics then and now), the rows past its
+    maximum then being rows added since: (column, that maximum). A date or time column first, then a
+    number named as a load's date or key (`..._date_sk`, `..._date`, `..._id`), then any number; never
+    one of `leave` (lower case: the join's own key, whose new values past the old ones are the very rows
+    in question, a biased sample); None when none grew."""
+    before = stats_at(t, basis)
+    found: list[tuple[int, str, Any]] = []
+    for c in t.cols.values():
+        fam, n = type_family(c.type), c.name.lower()
+        if n in leave:
+            continue
+        hi, top = (before.get(c.name) or {}).get("max"), (t.stat(c.name) or {}).get("max")
+        if hi is None or top is None or fam not in ("time", "date", "number"):
+            continue
+        if fam == "number":
+            a, b = num(hi), num(top)
+            if a is None or b is None or not b > a:
+                continue
+            rank = 1 if n.endswith(("date_sk", "_date", "_id", "_sk")) else 2
+        else:
+            if not str(top) > str(hi):
+                continue
+            rank = 0
+        found.append((rank, c.name, hi))
+    return (min(found)[1], min(found)[2]) if found else None
 
 
 LOST_KEYS = 500  # unmatched keys `_lost_match` reads back at the vid before the target's removal, at most

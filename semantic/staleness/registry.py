@@ -20,7 +20,7 @@ from catalog_core.errors import CatalogError
 from semantic._bounded import LimitExceededError
 from semantic.history import Context
 from semantic.models import Annotation, ColumnRef, Finding
-from semantic.staleness.claim_rules import PROSE, own_column_claim
+from semantic.staleness.claim_rules import PROSE, own_column_claim, unit_claim
 from semantic.staleness.core import Duck, Table, declared_keys, finding
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import metric_findings, verified_data, verified_meta, verified_scale_data
@@ -54,7 +54,7 @@ from semantic.staleness.keys_joins import (
     target_rows_removed,
 )
 from semantic.staleness.loads_freshness import dead_check, sla_check
-from semantic.staleness.replacement_deprecation import deprecated_findings, replaced_beside
+from semantic.staleness.replacement_deprecation import deprecated_findings, prose_pointing, replaced_beside
 from semantic.staleness.row_relations import relation_broken
 from semantic.staleness.schema import column_findings, column_prose, prose_elsewhere, table_level
 from semantic.staleness.values_units import (
@@ -171,14 +171,18 @@ CHECKS: list[Check] = [
           ("schema_history", "table_stats", "column_stats"), ("filter", "set_keys", "rename"),
           lambda e, a: grain_findings(e.t, a), _field("table", "grain")),
     Check("table_schema", "schema", "metadata", ("schema_changed", "unreviewed_while_changing"),
-          ("schema_history", "table_stats", "load_log"), (),
+          ("schema_history", "table_stats", "load_log"), ("rename",),
           lambda e, a: table_level(e.t, a, e.anns), _field("table", "description", "instructions")),
     Check("deprecation", "replacement_deprecation", "metadata", ("deprecated_but_written", "replaced_by_missing"),
           ("load_log", "catalog_tables"), ("investigate", "successor"),
           lambda e, a: deprecated_findings(e.t, a), _field("table", "deprecated")),
+    # prose sending readers to a table no longer kept (as the deprecation's chain rule above)
+    Check("prose_pointing", "replacement_deprecation", "metadata", ("replaced_by_missing",),
+          ("annotation_text", "catalog_tables", "load_log"), ("investigate",),
+          lambda e, a: prose_pointing(e.t, a), _field("table", "description", "instructions")),
     Check("column_fate", "schema", "metadata",
           ("column_dropped", "column_renamed", "column_type_changed", "unit_drift"),
-          ("schema_history", "column_stats"), ("rename",),
+          ("schema_history", "column_stats"), ("rename", "investigate"),
           lambda e, a: column_findings(e.t, a, _own_refs(a)), _field("column"),
           claim_rule=own_column_claim, fix_rule=own_rename_fix),
     Check("unit_drift", "values_units", "metadata", ("unit_drift",), ("column_stats", "partition_stats"),
@@ -249,7 +253,8 @@ CHECKS: list[Check] = [
           lambda a, _e: a.kind in ("metric", "verified_query")),
     # a column's prose naming another column of its table (always run, last: it suppresses no check above)
     Check("column_prose", "schema", "metadata", ("column_renamed", "column_dropped"), ("schema_history", "annotation_text"),
-          ("investigate",), lambda e, a: column_prose(e.t, a), lambda a, _e: a.kind == "column" and a.field in PROSE),
+          ("rename", "investigate"), lambda e, a: column_prose(e.t, a),
+          lambda a, _e: a.kind == "column" and a.field in PROSE),
     # prose naming a column of another table, qualified by that table's name (always run, last)
     Check("prose_elsewhere", "schema", "metadata", ("column_renamed", "column_dropped"),
           ("schema_history", "annotation_text", "catalog_tables"), ("investigate",),
@@ -398,9 +403,11 @@ def run_annotation_checks(env: Env, depth: str, only: Collection[str] | None = N
 
 def _fixed(c: Check, env: Env, a: Annotation, found: list[Finding]) -> list[Finding]:
     """The entry's findings with its claim rule (a finding kept only where the change contradicts the
-    annotation) and its fix rule (a fix kept only where its evidence holds) applied."""
+    annotation; `claim_rules.unit_claim` for every entry) and its fix rule (a fix kept only where its
+    evidence holds) applied."""
     if c.claim_rule is not None:
         found = [f for f in found if c.claim_rule(env.t, a, f)]
+    found = [f for f in found if unit_claim(env.t, a, f)]  # every entry: a unit change and a description
     return found if c.fix_rule is None else [c.fix_rule(env.t, a, f) for f in found]
 
 

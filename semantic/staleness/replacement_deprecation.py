@@ -12,6 +12,7 @@ from catalog_core.model import parse_time
 from semantic.errors import did_you_mean
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
+from semantic.staleness.claim_rules import clauses
 from semantic.staleness.core import (
     DAY,
     Table,
@@ -82,7 +83,7 @@ def deprecated_findings(t: Table, ann: Annotation) -> list[Finding]:
                             values={"replaced_by": rb, "did_you_mean": close},
                             suggestion=f"successor {close[0]}" if close else None,
                             fixes=[make_fix("successor", table=close[0])] if close else []))
-    elif rb and rb != t.name:
+    elif rb and rb != t.name and not _holds_rows_of(t, str(rb)):
         moved = _successor_of(t.ctx, str(rb))
         if moved is not None:
             nxt, why, status, cause = moved
@@ -91,6 +92,84 @@ def deprecated_findings(t: Table, ann: Annotation) -> list[Finding]:
                                values={"replaced_by": rb, "now": nxt}, suggestion=f"successor {nxt}",
                                fixes=[make_fix("successor", table=nxt)], cause=cause))
     return out
+
+
+def _holds_rows_of(t: Table, name: str) -> bool:
+    """Whether table `name` still holds what the deprecated table `t` holds: every column of `t` by name
+    and type family, its range within `name`'s (`_within`), at least as many rows, and `t`'s period
+    within `name`'s (`_time_span`). Such a `t`
+    is a backup or an archive of `name`'s rows: `replaced_by: name` says where its rows live, and stays
+    true whatever became of `name` since (a successor written beside `name` holds none of them).
+    Evidence: both tables' schemas and statistics now."""
+    u = get_table(t.ctx, name, {})
+    if u is None:
+        return False
+    fams = {c.name.lower(): type_family(c.type) for c in u.cols.values()}
+    if not t.cols or any(fams.get(c.name.lower()) != type_family(c.type) for c in t.cols.values()):
+        return False
+    rt, ru = t.stats.get("row_count"), u.stats.get("row_count")
+    if isinstance(rt, int) and isinstance(ru, int) and ru < rt:
+        return False
+    a, b = _time_span(t), _time_span(u)
+    if a is None or b is None or not (b[0] <= a[0] and a[1] <= b[1]):
+        return False
+    return all(_within(t.stat(c.name), u.stat(c.name)) for c in t.cols.values())
+
+
+def _within(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """Does the range of column statistics `a` lie within `b`'s (numbers by value, other values as
+    written: ISO dates and text order alike)? Unknown ranges are no evidence against."""
+    if not a or not b:
+        return True
+    lo, hi, blo, bhi = a.get("min"), a.get("max"), b.get("min"), b.get("max")
+    if None in (lo, hi, blo, bhi):
+        return True
+    nums = [num(x) for x in (lo, hi, blo, bhi)]
+    if all(x is not None for x in nums):
+        return nums[2] <= nums[0] and nums[1] <= nums[3]  # type: ignore[operator]
+    return str(blo) <= str(lo) and str(hi) <= str(bhi)
+
+
+# words by which prose sends its readers to another table (a deprecation note, instructions)
+_POINTS = re.compile(r"\b(?:use|instead|replaced by|superseded by|successor|prefer|switch to|migrated? to|moved to|"
+                     r"see)\b", re.IGNORECASE)
+_QUALIFIED_TABLE = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,2})(?![\w])")
+
+
+def prose_pointing(t: Table, ann: Annotation) -> list[Finding]:
+    """A table's description or instructions that send readers to another table ("use
+    acme.mart.agg_daily_store_revenue instead": a clause with a pointing word, `_POINTS`, naming the table
+    qualified, its full name or its last two parts) that is itself no longer kept (`_successor_of`: deprecated
+    in favour of another, or replaced beside): the text sends readers to a table no longer loaded.
+    `replaced_by_missing`, stale, `investigate` (the text is rewritten by a person), the table kept now in the
+    evidence. Not when this table is a copy of that one's rows (`_holds_rows_of`: a backup naming its source)."""
+    text = ann.value if isinstance(ann.value, str) else ""
+    if not text or not _POINTS.search(text):
+        return []
+    names = {n.lower(): n for n in t.ctx.tables()}
+    short: dict[str, set[str]] = {}
+    for n in t.ctx.tables():
+        short.setdefault(".".join(n.lower().split(".")[-2:]), set()).add(n)
+    seen: set[str] = set()
+    for clause in clauses(text):
+        if not _POINTS.search(clause):
+            continue
+        for m in _QUALIFIED_TABLE.finditer(clause):
+            word = m.group(1).lower()
+            hit = names.get(word) or (next(iter(short[word])) if len(short.get(word, ())) == 1 else None)
+            if hit is None or hit == t.name or hit in seen:
+                continue
+            seen.add(hit)
+            moved = _successor_of(t.ctx, hit)
+            if moved is None or _holds_rows_of(t, hit):
+                continue
+            nxt, why, _status, cause = moved
+            return [finding(ann, t.name, "replaced_by_missing", "stale",
+                            f"the text sends readers to {hit}, which is no longer kept: {why}", [t.ctx.vid],
+                            values={"named": hit, "now": nxt},
+                            suggestion=f"rewrite the text to name {nxt}", fixes=[make_fix("investigate", columns=[])],
+                            cause=cause)]
+    return []
 
 
 def _successor_of(ctx: Context, name: str) -> tuple[str, str, str, str | None] | None:
@@ -306,13 +385,16 @@ def continues_another(t: Table, o: Table, tables: dict[str, Table | None], head:
     """Is `o` more like (`_similar`) another table that no longer loads (nothing for two of its usual
     intervals before `head`, the catalog's latest load) than like `t` (`mine`, when the caller has it)?
     Then `o` continues that one, not `t`: two tables stop, one new table beside them is the successor of
-    one, never of both."""
+    one, never of both. A table written once (a backup, an extract: it never loaded, so it did not stop)
+    or one whose rows `t` still holds (a copy of part of `t`: `_holds_rows_of`) is no such table."""
     mine = _similar(t, o) if mine is None else mine
     for other in t.ctx.tables():
         if other in (t.name, o.name):
             continue
         u = get_table(t.ctx, other, tables)
-        if u is None or not u.tl.data_commits or head - u.tl.data_commits[-1][1] < 2 * (_every(u) or DAY):
+        if u is None or len(u.tl.data_commits) < 2 or head - u.tl.data_commits[-1][1] < 2 * (_every(u) or DAY):
+            continue
+        if _holds_rows_of(u, t.name):
             continue
         if _similar(u, o) > mine:
             return True
@@ -422,14 +504,16 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     freshness SLA (the interval it promised, taken as its interval), or, before that, the new table
     took its loads (`took_its_loads`: it loaded twice in the slots the table missed, or it began as a
     copy of the table's rows and two loads since carried periods the table never got). Its description
-    and freshness SLA describe a table no longer kept:
+    and freshness SLA describe a table no longer kept, and its metrics measure it:
     `successor` is offered on that evidence (deprecate it in favour of the new one).
     Before the table is overdue (or when nothing new around when it stopped matches), a next version
     written beside it (`named_successor`: named as its next version, built from it alone after its
     last load, its columns alike) makes the same annotations `suspect`, with the same fix."""
     if any(a.key == "table.deprecated" for a in anns):
         return []
-    about = [a for a in anns if a.key in ("table.description", "table.freshness_sla")]
+    # its description and SLA describe a table no longer kept; a metric defined on it measures a table that
+    # no longer gets the data (the successor does)
+    about = [a for a in anns if a.key in ("table.description", "table.freshness_sla") or a.kind == "metric"]
     dc = t.tl.data_commits
     if not about or not dc:
         return []

@@ -6,7 +6,7 @@ row's other columns shows the change of meaning.
 
 Evidence (data depth): a sample of the table's rows at the claim's basis (`REL_SAMPLE`, fixed seed) and
 the latest rows loaded since (those past the basis on a column every load since lies beyond: a load
-date, a growing id; `_newer`). A relation is one of the forms of `FORMS` among the table's measures (at
+date, a growing id; `newer_rows`). A relation is one of the forms of `FORMS` among the table's measures (at
 most `REL_COLS`; the four-column forms under `REL_COLS4`), held by `REL_HOLD` of the sampled rows before,
 within the columns' rounding, on the rows where its target is not zero (half of them at least), and not
 trivially (no operand constant; an added or subtracted operand not zero in `REL_NONZERO` of the rows; no
@@ -150,7 +150,7 @@ def _held(t: Table, cols: list[str], rows: list[list[Any]], rel: tuple[str, tupl
     return held, known
 
 
-def _newer(t: Table, basis: int) -> tuple[str, Any] | None:
+def newer_rows(t: Table, basis: int) -> tuple[str, Any] | None:
     """A column every load since `basis` lies beyond (its minimum in those loads above its maximum at
     the basis, by the files' statistics): (column, its maximum at the basis). The rows past that
     maximum are the rows loaded since. A load date, a growing id; None when no column parts them."""
@@ -195,7 +195,7 @@ def _broken_relation(t: Table, anns: list[Annotation], basis: int, duck: Duck) -
     if not basis or not t.tl.data_after(basis):
         return None
     cols = measures(t, anns)
-    newer = _newer(t, basis)
+    newer = newer_rows(t, basis)
     if len(cols) < 2 or newer is None:
         return None
     sel = ", ".join(f"CAST({quote_id(c)} AS DOUBLE)" for c in cols)
@@ -319,10 +319,10 @@ def relation_broken(t: Table, ann: Annotation, anns: list[Annotation], duck: Duc
     if got is None or not _claims_column(t, ann, got["column"]):
         return []
     if ann.kind == "verified_query":
-        from semantic.staleness.definitions import _answer
+        from semantic.staleness.definitions import answer_of
 
         sql = str((ann.value or {}).get("sql") or "")
-        if _answer(t.ctx, sql, basis) == _answer(t.ctx, sql, t.ctx.vid):
+        if answer_of(t.ctx, sql, basis) == answer_of(t.ctx, sql, t.ctx.vid):
             return []  # its answer did not move: the rows that mean something else do not enter it (a past period)
     col = got["column"]
     since = t.tl.data_after(basis)

@@ -13,7 +13,7 @@ from catalog_core.sql.types import duck_type
 from semantic._tables import column_id
 from semantic.history import Context, SchemaChange, type_family
 from semantic.models import Annotation, ColumnRef, ColumnStats, Finding
-from semantic.staleness.claim_rules import clauses, prose_names, strings_of
+from semantic.staleness.claim_rules import clauses, phrase_names, prose_names, strings_of
 from semantic.staleness.core import (
     Table,
     assign,
@@ -365,6 +365,10 @@ def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: 
         gone -= retyped(ch)
     if any(said(n) if n in moved or n in moved.values() else names(low, n) for n in gone):
         return True
+    if not sql and t is not None:  # prose saying a dropped column's name in words ("the GMT offset")
+        cols = [c.name for c in ch.before.values()]
+        if any(phrase_names(low, c.name, cols) for c in ch.dropped if c.name.lower() not in readded | set(moved)):
+            return True
     if sql and (ch.added or ch.dropped) and _SELECT_STAR.search(low):
         return True
     if t is None:
@@ -406,11 +410,16 @@ def table_level(t: Table, ann: Annotation, anns: list[Annotation] | None = None)
                          if x) or "types changed"
         c0 = chs[0]
         kind = "versions" if versioning(c0.added) else "grain" if len(c0.added) > len(c0.dropped) else "schema"
+        # one column renamed in place, which the text names, and nothing else: the review rewrites the name
+        said = [(o, n) for o, n in renamed if prose_names(str(ann.value or ""), o, t.name)]
+        fixes = [make_fix("rename", old=said[0][0], new=said[0][1], scale=0)] \
+            if len(said) == 1 and len(renamed) == 1 and not added and not dropped and isinstance(ann.value, str) else []
         out.append(finding(ann, t.name, "schema_changed", "suspect",
                             f"the schema changed {len(chs)} time(s) since this was written: {what}",
                             [c.vid for c in chs], [c.time for c in chs],
                             {"added": added, "dropped": dropped, "renamed": [list(r) for r in renamed]},
-                            cause=cause_of(kind, t.name, c0.vid)))
+                            suggestion=f"its text names {said[0][0]}, now {said[0][1]}: rewrite the name" if fixes
+                            else None, fixes=fixes, cause=cause_of(kind, t.name, c0.vid)))
     rows = t.stats.get("row_count")
     if ann.field == "description" and isinstance(rows, int) and b.row_count and rows > 0:
         ratio = rows / b.row_count
@@ -447,16 +456,22 @@ def column_prose(t: Table, ann: Annotation) -> list[Finding]:
             if old.lower() in own or old.lower() in seen:
                 continue
             name = next((c.name for c in list(ch.before.values()) + list(ch.dropped) if c.name.lower() == old), old)
-            if not prose_names(text, name, t.name):
+            if not prose_names(text, name, t.name) and \
+                    (new is not None or not phrase_names(text, name, [c.name for c in ch.before.values()])):
                 continue
             seen.add(old.lower())
             when = f"at vid {ch.vid} ({day_of(ch.time)})"
             if new is not None:
+                cur = next((c.name for c in ch.after.values() if c.name.lower() == new.lower()), new)
+                k = rename_map(t, ch).get(name, (cur, 0, 0.0))[1] if ch.dropped and ch.added else 0
+                # prose renamed by name (the review rewrites the old name in the text); not across a scale
+                # change, which may make what the text says of the values false
+                fix = make_fix("rename", old=name, new=cur, scale=0) if not k and isinstance(ann.value, str) \
+                    else make_fix("investigate", columns=[cur])
                 out.append(finding(ann, f"{t.name}.{ann.column}", "column_renamed", "stale",
-                                   f"its text names column {name!r}, renamed {new!r} {when}", [ch.vid], [ch.time],
-                                   {"column": name, "now": new, "named_in_text": True},
-                                   f"its text names the old name {name}: rewrite it to say {new}",
-                                   [make_fix("investigate", columns=[new])],
+                                   f"its text names column {name!r}, renamed {cur!r} {when}", [ch.vid], [ch.time],
+                                   {"column": name, "now": cur, "named_in_text": True},
+                                   f"its text names the old name {name}: rewrite it to say {cur}", [fix],
                                    cause=cause_of("rename", t.name, ch.vid, name)))
             else:
                 out.append(finding(ann, f"{t.name}.{ann.column}", "column_dropped", "stale",

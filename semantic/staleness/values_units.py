@@ -15,7 +15,7 @@ from catalog_core.errors import CatalogError
 from catalog_core.model import parse_time
 from semantic._bounded import literals
 from semantic.history import Context, type_family
-from semantic.models import Annotation, ColumnRef, Evidence, Finding
+from semantic.models import Annotation, ColumnRef, Evidence, Finding, Fix
 from semantic.staleness.claim_rules import clauses
 from semantic.staleness.core import (
     KEY_SUFFIXES,
@@ -39,11 +39,12 @@ from semantic.staleness.core import (
     values_removed,
     word_set,
 )
+from semantic.units import unit_after
 
 
 def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding]:
     """A column annotated with a unit (or as a measure) whose values written since the claim's
-    basis are the annotated ones scaled by 10^k (`scale_of`). The unit annotation gets
+    basis are the annotated ones scaled by 10^k (`scale_of`, |k| >= SHIFT_MIN_K). The unit annotation gets
     `update_unit` (the one claim that fix rewrites) when every row is in the new unit; when files
     written before the claim still hold rows at the annotated magnitude (`_old_rows_keep_unit`), or
     any load the snapshot holds does, whenever written (`old_unit_loads`: a rewrite of the old rows
@@ -62,7 +63,9 @@ def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding
             recent = t.recent_stats(b.vid)
         now_s = recent.get(cur.name)
         k = scale_of(b.stats[ref.name], now_s)
-        if k:
+        # a power of ten a unit changes by (cents, grams, milliseconds): x10 is within what a few days' loads
+        # span against the whole history's range, no unit
+        if k and abs(k) >= SHIFT_MIN_K:
             changed = [v for v, _ in t.tl.data_after(b.vid)] or [t.obj.vid]
             basis = b.stats[ref.name].model_dump()
             kept = old_unit_loads(t, cur.name, basis, k)
@@ -104,10 +107,10 @@ def _log_scale(t: Table, col: str, basis: dict[str, Any]) -> list[tuple[int, flo
             if n and (m := _magnitude(cols.get(col))) is not None]
 
 
-def old_unit_loads(t: Table, col: str, basis: dict[str, Any], k: int) -> list[int]:
+def old_unit_loads(t: Table, col: str, basis: dict[str, Any], k: float) -> list[int]:
     """The loads the snapshot holds (written at any vid: a rewrite of the old rows after the claim
     is no restatement unless it moved them) whose `col` lies nearer the basis magnitude than 10^k
-    times it, from MIN_ADDED rows up (the extreme of a few rows is no measure of a scale): rows
+    times it (k may be fractional: x60 is 10^1.78), from MIN_ADDED rows up (the extreme of a few rows is no measure of a scale): rows
     that kept the annotated unit. Any such load means the column mixes two units."""
     return [v for v, d, n in _log_scale(t, col, basis) if n >= MIN_ADDED and abs(d) < abs(d - k)]
 
@@ -1058,6 +1061,28 @@ def _scale_cols(t: Table, ann: Annotation, keys: set[str]) -> list[str]:
     return out
 
 
+def unit_fixes(ann: Annotation, col: str, f: float) -> list[Fix]:
+    """The `update_unit` a unit annotation takes when every value of `col` was multiplied by `f`:
+    {column, scale} for a power of ten; {column, factor} for a factor between two units of the
+    annotated unit's family (`semantic.units`: hours x60 are minutes); none for any other claim or
+    factor (a description or a metric is text a person rewrites; dollars x0.92 is no unit this
+    knows). `fix_rules.unit_fix` keeps it only when every row moved."""
+    if not (ann.kind == "column" and ann.field == "unit"):
+        return []
+    k = ten_exp(f)
+    if k is not None:
+        return [make_fix("update_unit", column=col, scale=k)]
+    return [make_fix("update_unit", column=col, factor=f)] if unit_after(ann.value, f) is not None else []
+
+
+def unit_suggestion(ann: Annotation, f: float) -> str:
+    """The suggestion of an `update_unit` fix in words."""
+    k = ten_exp(f)
+    if k is not None:
+        return f"unit changed ({unit_word(k)}); update the unit"
+    return f"values {factor_text(f)}: they are in {unit_after(ann.value, f)} now; update the unit"
+
+
 def scale_restated(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
     """values_units / definitions: a column restated in another unit in place (`restated_scale`),
     which the whole table's range before against today's hides once later loads widen it. The
@@ -1071,16 +1096,15 @@ def scale_restated(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
             continue
         f, v, tt = got
         k = ten_exp(f)
-        fixes = [make_fix("update_unit", column=col, scale=k)] \
-            if k is not None and ann.kind == "column" and ann.field == "unit" else []
+        fixes = unit_fixes(ann, col, f)
         out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
                            f"{col!r} was rewritten at vid {v} ({day_of(tt)}) with the same rows and its whole range "
                            f"scaled by {factor_text(f)}: its values are in another unit or scale now",
                            [v], [tt], values={"column": col, **({"scale_exp": k} if k is not None else {"scale_factor": f}),
                                               "restated_vid": v,
                                               "before": stats_at(t, v - 1).get(col), "after": stats_at(t, v).get(col)},
-                           suggestion=f"unit changed ({unit_word(k)}); update the unit" if fixes and k is not None
-                           else None, fixes=fixes, cause=cause_of("unit", t.name, v, col)))
+                           suggestion=unit_suggestion(ann, f) if fixes else None, fixes=fixes,
+                           cause=cause_of("unit", t.name, v, col)))
     return out
 
 
@@ -1484,9 +1508,7 @@ def scale_rewritten(t: Table, ann: Annotation, keys: set[str], already: set[tupl
             if f is None:
                 continue
             k = ten_exp(f)
-            unit = ann.kind == "column" and ann.field == "unit"
-            fixes = [make_fix("update_unit", column=col, scale=k)] if k is not None and unit else \
-                [make_fix("investigate", columns=[col])] if k is None else []
+            fixes = unit_fixes(ann, col, f) or ([make_fix("investigate", columns=[col])] if k is None else [])
             how = "at every decile and quartile" if kq is not None else "in every row (paired by the grain's keys)"
             # a factor near 1 (another currency, a tax included) changed what the values mean, but whether
             # the claim's words still hold (a unit? a definition?) is for a person: suspect
@@ -1502,7 +1524,7 @@ def scale_rewritten(t: Table, ann: Annotation, keys: set[str], already: set[tupl
                                                   "quantiles": list(NUM_QS),
                                                   "before": _quantiles(t, col, v - 1, "abs(CAST({} AS DOUBLE))", NUM_QS),
                                                   "after": _quantiles(t, col, v, "abs(CAST({} AS DOUBLE))", NUM_QS)},
-                               suggestion=(f"unit changed ({unit_word(k)}); update the unit" if k is not None else
+                               suggestion=(unit_suggestion(ann, f) if fixes[0].action == "update_unit" else
                                            f"{col}'s values were scaled {factor_text(f)}: check which unit they "
                                            "are in now and rewrite the claim") if fixes else None,
                                fixes=fixes, cause=cause_of("unit", t.name, v, col)))
@@ -1510,7 +1532,7 @@ def scale_rewritten(t: Table, ann: Annotation, keys: set[str], already: set[tupl
     return out
 
 
-def _zone_cols(t: Table, ann: Annotation, anns: list[Annotation]) -> list[str]:
+def zone_cols(t: Table, ann: Annotation, anns: list[Annotation]) -> list[str]:
     """The timestamp columns whose time zone a claim rests on: a column's own description, unit
     or sample values; the table description for the timestamp columns no such claim describes, when
     it names the column or says what zone times are in (`ZONE_WORDS`: "times in UTC"); a description
@@ -1563,7 +1585,7 @@ def zone_meta(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding
 
 def _zone_findings(t: Table, ann: Annotation, anns: list[Annotation], shift: Any, how: str) -> list[Finding]:
     out = []
-    for col in _zone_cols(t, ann, anns):
+    for col in zone_cols(t, ann, anns):
         for v, tt in reversed(kept_rewrites(t, ann.provenance.basis.vid)):
             d = shift(t, col, v)
             if d is None:

@@ -30,7 +30,7 @@ from semantic.staleness.core import (
     quote_id,
     quote_table,
 )
-from semantic.staleness.values_units import _zone_cols
+from semantic.staleness.values_units import zone_cols
 
 ZONE_BINS = 48        # half hours of a day (zones are whole hours, a few half hours)
 ZONE_MIN_BINS = 4     # two hours: under it, daylight saving alone moves a local pattern seen in UTC
@@ -177,7 +177,7 @@ def zone_loaded(t: Table, ann: Annotation, anns: list[Annotation],
         return []
     basis = ann.provenance.basis.vid
     out = []
-    for col in _zone_cols(t, ann, anns):
+    for col in zone_cols(t, ann, anns):
         got = loads_shifted(t, col, basis)
         if got is None:
             continue

@@ -338,3 +338,18 @@ def test_rescore_scores_stored_flags_again_with_this_scorer(tmp_path):
     (res / "acme-8.json").write_text(json.dumps({"lake": "acme", "seed": 8, "truth": truth, "scores": stale}))
     bad = CliRunner().invoke(main, ["rescore", str(res), "--out", str(tmp_path / "out2")])
     assert bad.exit_code != 0 and "no stored flags" in bad.output
+
+
+def test_truth_counts_prose_saying_a_gone_column_in_words():
+    """The truth's prose rule: a dropped column said in words on its own table ("the GMT offset" for
+    `ca_gmt_offset`, its short first part left out, or every part) is named; not when the column is still
+    there (a rename), not on another table, not for a one-word remainder (`ca_zip`)."""
+    from eval.traps import truth as tt
+
+    text, table = "Addresses with the GMT offset of their time zone and zip code", "tpcds.core.customer_address"
+    assert tt.prose_names(text, "ca_gmt_offset", table, home=True, gone=True)
+    assert tt.prose_names("the time-zone offsets of the stores", "time_zone_offset", table, home=True, gone=True)
+    assert not tt.prose_names(text, "ca_gmt_offset", table, home=True, gone=False)
+    assert not tt.prose_names(text, "ca_gmt_offset", table, home=False, gone=True)
+    assert not tt.prose_names(text, "ca_zip", table, home=True, gone=True)
+    assert not tt.prose_names("an offset in GMT", "ca_gmt_offset", table, home=True, gone=True)

@@ -522,3 +522,39 @@ def test_a_fix_that_leaves_the_annotation_unchanged_is_no_fix_and_accept_refuses
     anns = by_key(cat)
     assert anns["table.description"].vid < before and anns["table.description"].value == text  # not re-certified
     assert anns["column.3.enum"].vid > before and "returned_x" in anns["column.3.enum"].value  # control: accepted
+
+
+def test_prose_naming_a_renamed_column_is_rewritten_by_accept_and_controls(elk):
+    """A column renamed in place: its own description naming its old name (code-quoted), another column's
+    description naming it, and the table's description naming it get `rename {old, new, scale 0}`, and
+    accept rewrites the name in each text, nothing else (failed before: `investigate` on the first two and
+    no fix on the table's, so accept-all left the old name; an independent tester's truth names the
+    rename). Controls: the plain word "status" in prose is no name of the column (left as written); a
+    column of another table qualified by its table keeps its name; the table's description naming two
+    renamed columns gets no fix (one name per fix)."""
+    cat = elk.cat
+    elk.table(T, [("order_id", "bigint"), ("status", "string"), ("amount_cents", "bigint")], at=0,
+              rows={"order_id": [1, 2, 3], "status": ["a", "b", "a"], "amount_cents": [100, 200, 300]})
+    sm.annotate(cat, T, {"description": "Orders; `status` is the order status, amount_cents sums "
+                                        "acme.core.dim.amount_cents"}, author="a", time=elk.day(0.5))
+    sm.annotate(cat, T, {"description": "the order's `status`, see the status docs"}, column="status", author="a",
+                time=elk.day(0.51))
+    sm.annotate(cat, T, {"description": "charged; refunds change `status` too"}, column="amount_cents", author="a",
+                time=elk.day(0.52))
+    elk.evolve(T, rename={"status": "order_status"}, at=1)
+    now = elk.day(1)
+    got = {i.annotation: i for i in items(cat, now) if i.reason in ("column_renamed", "schema_changed")}
+    ren = [Fix(action="rename", params={"old": "status", "new": "order_status", "scale": 0})]
+    assert {k: got[k].fixes for k in ("table.description", "column.2.description", "column.3.description")} == {
+        "table.description": ren, "column.2.description": ren, "column.3.description": ren}
+    for i, k in enumerate(("column.2.description", "column.3.description", "table.description")):
+        sm.accept(cat, got[k].id, author="ann", now=now, time=elk.day(1.1 + i / 100))
+    anns = by_key(cat)
+    assert anns["column.2.description"].value == "the order's `order_status`, see the status docs"
+    assert anns["column.3.description"].value == "charged; refunds change `order_status` too"
+    assert anns["table.description"].value == ("Orders; `order_status` is the order status, amount_cents sums "
+                                               "acme.core.dim.amount_cents")
+    # two renamed columns named in one text: no fix, a person rewrites it
+    elk.evolve(T, rename={"order_status": "st", "amount_cents": "amt_cents"}, at=2)
+    [f] = [i for i in items(cat, elk.day(2)) if i.annotation == "table.description"]
+    assert f.reason == "schema_changed" and not [x for x in f.fixes if x.action == "rename"]

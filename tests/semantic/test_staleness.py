@@ -57,10 +57,12 @@ def test_column_renamed_same_id_and_by_statistics(elk):
     sm.annotate(cat, T, {"description": "money"}, column="amount_cents", author="a", time=elk.day(1))
     elk.evolve(T, rename={"kind": "category"}, at=2)
     f = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(2))}
-    # its own description follows the field id; it names the old name, which a person rewrites
+    # its own description follows the field id; it names the old name, which the review's rename rewrites
+    # in the text (failed before: `investigate`, no fix a steward could accept)
     assert f["column.2.description"].reason == "column_renamed"
     assert f["column.2.description"].suggestion == "its text names the old name kind: rewrite it to say category"
-    assert f["column.2.description"].fixes == [Fix(action="investigate", params={"columns": ["category"]})]
+    assert f["column.2.description"].fixes == [Fix(action="rename", params={"old": "kind", "new": "category",
+                                                                            "scale": 0})]
     # drop + add in one rebuild, same values: likely renamed (no unit change)
     elk.evolve(T, add=[("amount", "bigint")], drop=["amount_cents"], at=3,
                rows={"id": [1, 2, 3], "category": ["a", "b", "a"], "amount": [1000, 25000, 4000]})
@@ -123,13 +125,15 @@ def test_own_annotations_of_a_column_renamed_in_place_are_stale_only_when_they_n
         f = {x.annotation: x for x in sm.staleness(cat, T, depth=depth, now=elk.day(2), merge=False)}
         renamed = {k for k, x in f.items() if x.reason == "column_renamed"}
         assert renamed == {"column.3.description", "table.grain"}, (depth, renamed)
-        assert f["column.3.description"].fixes == [Fix(action="investigate", params={"columns": ["amount_minor"]})]
+        # the description's text names the old name: the review's rename rewrites it (it was `investigate`)
+        assert f["column.3.description"].fixes == [Fix(action="rename", params={"old": "amount_cents",
+                                                                                "new": "amount_minor", "scale": 0})]
         assert f["table.grain"].fixes == [Fix(action="rename", params={"old": "kind", "new": "category", "scale": 0})]
 
 def test_a_columns_prose_naming_another_column_renamed_or_dropped_and_controls(elk):
     """schema: a column's description naming another column of its table (`kind`, code-quoted) is
-    stale when that column is renamed (column_renamed, `investigate` with the new name: a person
-    rewrites prose), and a description naming a column that is dropped is stale too (column_dropped)
+    stale when that column is renamed (column_renamed, `rename` with the new name: the review rewrites
+    the name in the text; it was `investigate`), and a description naming a column that is dropped is stale too (column_dropped)
     (failed before: only the column's own name was read, so neither was found). Controls: a
     description naming the plain word kind unquoted (prose, not the column), and the own
     description of an untouched column naming nothing."""
@@ -143,7 +147,8 @@ def test_a_columns_prose_naming_another_column_renamed_or_dropped_and_controls(e
         f = {x.annotation: x for x in sm.staleness(cat, T, depth=depth, now=elk.day(2), merge=False)}
         assert set(f) == {"column.3.description"}, (depth, set(f))
         assert f["column.3.description"].reason == "column_renamed" and f["column.3.description"].status == "stale"
-        assert f["column.3.description"].fixes == [Fix(action="investigate", params={"columns": ["category"]})]
+        assert f["column.3.description"].fixes == [Fix(action="rename", params={"old": "kind", "new": "category",
+                                                                                "scale": 0})]
         assert v in f["column.3.description"].evidence.vids
     sm.annotate(cat, T, {"description": "row id; see amount_cents for its value"}, column="id", author="a",
                 time=elk.day(2.5))
@@ -876,6 +881,14 @@ def test_upstream_changed_after_the_build_read_it_and_control(elk):
     _built_from(elk, M, {T: read}, at=1.7)
     assert Lineage.from_raw(cat.get("/acme/mart/m").value).inputs == {T: read}
     assert "upstream_changed" not in reasons(sm.staleness(cat, M, now=elk.day(2)))  # control: nothing changed
+    # control: a column of the input renamed (its own annotation follows it): the data the mart was built from
+    # is what the input holds, under another name, so nothing flows (failed before: upstream_changed, which
+    # an independent tester counted a false alarm)
+    sm.annotate(cat, T, {"description": "amount_cents: the order total"}, column="amount_cents", author="a",
+                time=elk.day(2.4))
+    elk.evolve(T, rename={"amount_cents": "amt_cents"}, at=2.5)
+    assert "column_renamed" in reasons(sm.staleness(cat, T, now=elk.day(2.5)))
+    assert "upstream_changed" not in reasons(sm.staleness(cat, M, now=elk.day(2.5)))
     v = elk.evolve(T, drop=["kind"], at=3)
     up = [f for f in sm.staleness(cat, T, now=elk.day(3)) if f.reason == "column_dropped"]
     found = [f for f in sm.staleness(cat, M, now=elk.day(3)) if f.reason == "upstream_changed"]
@@ -1148,7 +1161,8 @@ def test_a_column_restated_with_an_offset_is_no_scale_shift(elk):
     ratios of the ends, 1001 and 1000.98, round alike). The same column scaled x1000 still is one."""
     cat = elk.cat
     elk.table(T, [("d", "date"), ("n", "bigint")], at=0, rows={"d": ["2024-11-10"] * 3, "n": [100001, 100002, 100003]})
-    sm.annotate(cat, T, {"description": "the customer number"}, column="n", author="a", time=elk.day(0.5))
+    # (a description stating a unit: one that states none is true in any unit, `claim_rules.unit_claim`)
+    sm.annotate(cat, T, {"description": "the amount, in cents"}, column="n", author="a", time=elk.day(0.5))
     n = [100001 + 7 * i for i in range(40)]
     elk.table(DIM, [("d", "date"), ("n", "bigint")], at=0.55, rows={"d": ["2024-11-10"] * 40, "n": n})
     sm.annotate(cat, DIM, {"description": "the customer number"}, column="n", author="a", time=elk.day(0.6))

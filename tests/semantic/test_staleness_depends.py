@@ -106,3 +106,45 @@ def test_versions_flag_a_key_column_description_only_when_it_claims_uniqueness(e
     found = {(f.annotation, f.reason) for f in sm.staleness(cat, T, now=elk.day(1), merge=False)}
     assert ("column.1.description", "grain_violated") in found
     assert not [k for k, _r in found if k == "column.2.description"]
+
+
+ADDR = "acme.core.customer_address"
+
+
+def test_prose_saying_a_dropped_column_in_words_is_flagged_and_controls(elk):
+    """A table description and another column's description that say a column in words ("the GMT
+    offset of their time zone" for `ca_gmt_offset`, the table prefix `ca_` left out) are made false
+    when the column is dropped, although the column has a claim of its own (failed before: only the
+    column's own description was flagged; an independent tester's TPC-DS `customer_address`).
+    Controls: a rename of the column (the words still hold: no flag on the prose), a drop of a
+    column the prose does not say in words, and one-word names (`ca_zip`: one word is too common)."""
+    cat = elk.cat
+    cols = [("ca_address_sk", "bigint"), ("ca_city", "string"), ("ca_zip", "string"), ("ca_gmt_offset", "decimal(5,2)"),
+            ("ca_location_type", "string")]
+    elk.table(ADDR, cols, at=0, rows={"ca_address_sk": [1, 2], "ca_city": ["Oslo", "Rome"], "ca_zip": ["0150", "00100"],
+                                       "ca_gmt_offset": [1.0, 1.0], "ca_location_type": ["home", "office"]})
+    text = "Customer addresses: city, zip and the GMT offset of their time zone"
+    sm.annotate(cat, ADDR, {"description": text}, author="a", time=elk.day(0.5))
+    sm.annotate(cat, ADDR, {"description": "city name, local time is UTC plus the GMT offsets"}, column="ca_city",
+                author="a", time=elk.day(0.5))
+    for i, c in enumerate(("ca_gmt_offset", "ca_zip", "ca_location_type")):
+        sm.annotate(cat, ADDR, {"description": f"{c} of the address"}, column=c, author="a", time=elk.day(0.55 + i / 100))
+
+    def flagged(now: float) -> set[tuple[str | None, str]]:
+        return {(f.annotation, f.reason) for f in sm.staleness(cat, ADDR, now=elk.day(now), merge=False)}
+
+    elk.evolve(ADDR, rename={"ca_gmt_offset": "ca_utc_offset_h"}, at=1)
+    assert not {k for k, _r in flagged(1) if k in ("table.description", "column.2.description")}
+    elk.evolve(ADDR, rename={"ca_utc_offset_h": "ca_gmt_offset"}, at=1.5)
+    sm.annotate(cat, ADDR, {"description": text}, author="a", time=elk.day(1.6))
+    sm.annotate(cat, ADDR, {"description": "city name, local time is UTC plus the GMT offsets"}, column="ca_city",
+                author="a", time=elk.day(1.61))
+    elk.evolve(ADDR, drop=["ca_location_type", "ca_zip"], at=2)  # controls: not said in words / one word
+    assert not {k for k, _r in flagged(2) if k in ("table.description", "column.2.description")}
+    sm.annotate(cat, ADDR, {"description": text}, author="a", time=elk.day(2.5))
+    v = elk.evolve(ADDR, drop=["ca_gmt_offset"], at=3)
+    got = {f.annotation: f for f in sm.staleness(cat, ADDR, now=elk.day(3), merge=False)
+           if f.annotation in ("table.description", "column.2.description")}
+    assert got["table.description"].reason == "schema_changed" and v in got["table.description"].evidence.vids
+    assert got["column.2.description"].reason == "column_dropped"
+    assert got["column.2.description"].evidence.values["column"] == "ca_gmt_offset"

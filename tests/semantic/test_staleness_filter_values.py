@@ -7,6 +7,8 @@ that filters this one's column. A small lake of its own."""
 
 from __future__ import annotations
 
+import pytest
+
 import semantic as sm
 from eval.fixtures.lakes import LakeBuilder
 from semantic.models import Fix
@@ -267,3 +269,70 @@ def test_a_new_value_drawn_over_rows_of_several_values_respells_none(elk):
     _members(elk)
     elk.overwrite(PART, _restated({**{i: "platinum" for i in range(3)}, **{i: "platinum" for i in range(8, 11)}}), at=3)
     assert _by(cat, PART, elk.day(3), "data") == {}
+
+
+def test_a_filter_value_that_took_the_rows_of_a_value_merged_into_it_and_controls(elk):
+    """A metric filtering `level = 'gold'`; a rewrite merges every 'silver' row (by the grain's keys) into
+    'gold', and 'silver' occurs no more: the gold metric now counts the former silver members (values_restated,
+    suspect, investigate, at data depth, the merged value and the rows in the evidence; failed before: nothing,
+    'gold' still occurs; an independent tester's Acme copy). The silver metric is made false as before (its
+    value is gone). Controls: a rewrite that only respells nothing (the same rows), and one that
+    moves two silver rows into gold while 'silver' still occurs (no merge: a correction of two members)."""
+    cat = elk.cat
+    _members(elk)
+    elk.overwrite(PART, _restated({}), at=3)
+    elk.overwrite(PART, _restated({8: "gold", 9: "gold"}), at=3.5)
+    assert _by(cat, PART, elk.day(3.5), "data") == {}
+    elk.overwrite(PART, _restated({i: "gold" for i in range(8, 14)}), at=4)
+    got = _by(cat, PART, elk.day(4), "data")
+    f = got["metric.gold_members"]
+    assert (f.reason, f.status, f.fixes) == ("values_restated", "suspect",
+                                             [Fix(action="investigate", params={"columns": ["level"]})])
+    assert (f.evidence.values["kept"], f.evidence.values["merged"], f.evidence.values["rows_moved"]) == ("gold", "silver", 6)
+    assert got["metric.silver_members"].reason == "values_restated"  # its value is gone (merged into one that was there)
+
+
+# ------------------------------------------------------------------ a value spelled another way by the new loads
+PAYS = "acme.core.pays"
+
+
+def _pays(elk: LakeBuilder, days: range, first_id: int, spell: dict[str, str], extra: tuple[str, ...] = ()) -> int:
+    """Ten payments a day: six captured, three failed, one refunded (`spell` maps a value to what the
+    loads write instead), and the `extra` ones, ids growing."""
+    pid = first_id
+    for d in days:
+        st = [spell.get(x, x) for x in ["captured"] * 6 + ["failed"] * 3 + ["refunded"]] + list(extra)
+        elk.append(PAYS, {"pay_date": [f"2024-11-{d:02d}"] * len(st), "payment_id": list(range(pid, pid + len(st))),
+                          "status": st}, at=d)
+        pid += len(st)
+    return pid
+
+
+def test_a_value_the_new_loads_spell_another_way_and_controls(elk):
+    """From a processor's migration on, the daily loads write 'settled' where they wrote 'captured'; the
+    older rows keep 'captured' (no rewrite). The metric counting 'captured', the column's description and
+    the table's naming it no longer cover the new rows: values_restated, suspect, investigate, at data
+    depth, with the two values and the rows since in the evidence (failed before: nothing; the enum alone
+    got 'settled' added; an independent tester's Acme fct_payments). Controls: new loads adding a value
+    beside 'captured' ('pending'), and new loads without the rare 'refunded' (one row in ten: too few
+    rows expected to tell)."""
+    cat = elk.cat
+    elk.table(PAYS, [("pay_date", "date"), ("payment_id", "bigint"), ("status", "string")], at=0)
+    pid = _pays(elk, range(1, 8), 1, {})
+    sm.annotate(cat, PAYS, {"enum": ["captured", "failed", "refunded"],
+                            "description": "captured: the money moved; failed: declined"}, column="status",
+                author="a", time=elk.day(8.1))
+    sm.annotate(cat, PAYS, {"description": "Card payments; only 'captured' moved money"}, author="a", time=elk.day(8.2))
+    sm.define_metric(cat, PAYS, "captured_payments", expression="count(*)", filter="status = 'captured'", author="a",
+                     time=elk.day(8.3))
+    pid = _pays(elk, range(9, 11), pid, {}, extra=("pending", "pending"))  # control: a value beside the others
+    pid = _pays(elk, range(11, 13), pid, {"refunded": "failed"})  # control: the rare value missing for two days
+    assert _by(cat, PAYS, elk.day(13), "data") == {}
+    v = _pays(elk, range(13, 16), pid, {"captured": "settled"})
+    got = _by(cat, PAYS, elk.day(16), "data", reasons=("values_restated",))
+    assert set(got) == {"metric.captured_payments", "column.3.description", "table.description"}
+    for f in got.values():
+        assert (f.status, f.fixes) == ("suspect", [Fix(action="investigate", params={"columns": ["status"]})])
+        assert (f.evidence.values["old"], f.evidence.values["new"], f.evidence.values["rows_since"]) == (
+            "captured", "settled", 30)
+        assert v > 0 and f.evidence.values["share_before"] == pytest.approx(0.6, abs=0.05)

@@ -79,3 +79,21 @@ def test_prose_stating_a_join_that_no_longer_matches_and_controls(elk):
     rel = got["relationship.dim"]
     for k in ("table.description", "column.2.description"):
         assert (got[k].status, got[k].cause, got[k].fixes) == (rel.status, rel.cause, [])
+
+
+def test_recent_loads_in_a_new_key_sequence_are_judged_after_a_compaction_too(elk):
+    """The same two loads from a new key sequence, then the table's files rewritten with the same rows (a
+    compaction): the rows past the basis on the key that grew (order_id) are the added rows, judged apart
+    as before (failed before: with no file of the basis left, only the whole table was judged, and its
+    rate cleared the claim: an independent tester's TPC-DS store_sales, compacted after new store keys)."""
+    cat = _setup(elk)
+    rows = {"order_id": list(range(N_FACT)) + [300, 301, 302], "customer_id": [i % N_DIM + 1 for i in range(N_FACT)]
+            + [3, 4, 5]}
+    for day, first in ((3, 400), (4, 500)):
+        new = {"order_id": list(range(first, first + 5)), "customer_id": [1_000_000 + i for i in range(first, first + 5)]}
+        elk.append(T, new, at=day)
+        rows = {k: rows[k] + new[k] for k in rows}
+    elk.overwrite(T, rows, at=4.5)  # the same rows in new files
+    f = next(x for x in sm.staleness(cat, T, depth="data", now=elk.day(5), merge=False)
+             if x.annotation == "relationship.dim" and x.reason == "join_match_low")
+    assert f.evidence.values["rows_added"] == 13 and f.evidence.values["unmatched_added"] == 10

@@ -11,6 +11,7 @@ import pytest
 
 import semantic as sm
 from eval.fixtures.lakes import LakeBuilder
+from semantic.annotations import read_annotations
 from semantic.models import Fix
 
 T, DIM = "acme.core.t", "acme.core.dim"
@@ -139,9 +140,12 @@ def test_an_hours_column_restated_in_minutes_in_place_at_both_depths_and_control
     its description are stale at both depths (failed before: nothing; the unit rules looked for
     powers of ten). At metadata depth both ends of its range are the old ones x60 in a rewrite that
     kept the rows (`factor_scale`, 60 of UNIT_FACTORS); at data depth the metadata finding stands.
-    The fix is `investigate`, not update_unit (that fix writes a power of ten only), and the factor
-    is in the evidence. Controls: an identical re-run, an append of a new day, and a rewrite whose
-    values changed by no one factor (x60 plus a little, unlike per row), at both depths."""
+    The unit annotation gets `update_unit {column, factor: 60}` (every row moved, and hours x60 are
+    minutes: `semantic.units`), which accept writes as "minutes" (failed before: `investigate`, the
+    fix wrote powers of ten only); an edit back to "hours" is refused; the description gets
+    `investigate`, the factor in the evidence. Controls: an identical re-run, an append of a new
+    day, and a rewrite whose values changed by no one factor (x60 plus a little, unlike per row),
+    at both depths."""
     cat = elk.cat
     rows = _hours(elk, "gmt_offset", OFFSETS_H)
     elk.overwrite(T, rows, at=3)  # an identical re-run
@@ -156,19 +160,29 @@ def test_an_hours_column_restated_in_minutes_in_place_at_both_depths_and_control
     assert _data(cat, T, elk.day(4), "unit_drift") == []
     elk.overwrite(T, rows, at=4.5)
     v = elk.overwrite(T, {**rows, "gmt_offset": [x * 60 for x in rows["gmt_offset"]]}, at=5)
-    look = [Fix(action="investigate", params={"columns": ["gmt_offset"]})]
+    fixes = {"column.3.description": [Fix(action="investigate", params={"columns": ["gmt_offset"]})],
+             "column.3.unit": [Fix(action="update_unit", params={"column": "gmt_offset", "factor": 60.0})]}
     for got in (sm.staleness(cat, T, now=elk.day(5), merge=False), _data(cat, T, elk.day(5))):
         assert sorted((f.annotation, f.reason, f.status, f.evidence.values["scale_factor"]) for f in got) == [
             ("column.3.description", "unit_drift", "stale", 60.0), ("column.3.unit", "unit_drift", "stale", 60.0)]
-        assert all(f.fixes == look and v in f.evidence.vids and "x60" in f.message for f in got)
+        assert all(f.fixes == fixes[f.annotation] and v in f.evidence.vids and "x60" in f.message for f in got)
+    [unit] = [i for i in sm.review_items(cat, T, now=elk.day(5)).items if i.annotation == "column.3.unit"]
+    assert "minutes" in (unit.suggestion or "")
+    with pytest.raises(sm.ReviewRefusedError, match="moved by x60"):
+        sm.edit_and_accept(cat, unit.id, author="ann", value="hours", now=elk.day(5))
+    sm.accept(cat, unit.id, author="ann", now=elk.day(5), time=elk.day(5.1))
+    [ann] = [a for a in read_annotations(cat, T) if a.key == "column.3.unit"]
+    assert ann.value == "minutes" and ann.provenance.source == "human"
 
 
 def test_a_duration_in_hours_from_zero_restated_in_minutes_is_seen_in_the_paired_rows(elk):
     """Hours restated in minutes in place where the range starts at zero: the minimum stays 0, so
     the range's ends measure one ratio and the metadata depth says nothing; at data depth the rows
     paired by the grain's keys all hold their old value x60 (`paired_factor`): the unit and the
-    description are stale, `investigate`, factor 60 (failed before: nothing at either depth).
-    Control: a rewrite of the same rows whose values moved by no one factor."""
+    description are stale, factor 60 (failed before: nothing at either depth); the unit gets
+    `update_unit {factor: 60}` (every row of the rewrite moved and no file predates it; failed
+    before: `investigate`), the description `investigate`. Control: a rewrite of the same rows whose
+    values moved by no one factor."""
     cat = elk.cat
     rows = _hours(elk, "duration_h", DURATIONS_H)
     elk.overwrite(T, {**rows, "duration_h": [x * 60 if i % 2 else x * 30 for i, x in enumerate(rows["duration_h"])]},
@@ -180,8 +194,9 @@ def test_a_duration_in_hours_from_zero_restated_in_minutes_is_seen_in_the_paired
     got = _data(cat, T, elk.day(4), "unit_drift")
     assert sorted((f.annotation, f.status, f.evidence.values["scale_factor"]) for f in got) == [
         ("column.3.description", "stale", 60.0), ("column.3.unit", "stale", 60.0)]
-    assert all(f.fixes == [Fix(action="investigate", params={"columns": ["duration_h"]})] and v in f.evidence.vids
-               for f in got)
+    fixes = {"column.3.description": [Fix(action="investigate", params={"columns": ["duration_h"]})],
+             "column.3.unit": [Fix(action="update_unit", params={"column": "duration_h", "factor": 60.0})]}
+    assert all(f.fixes == fixes[f.annotation] and v in f.evidence.vids for f in got)
 
 
 AMOUNTS_USD = [12.5, 40.0, 7.25, 199.99, 64.1, 15.0, 3.3, 88.8, 120.0, 45.45]
@@ -805,6 +820,27 @@ def test_prose_naming_every_value_of_a_coded_column_is_incomplete_once_it_gains_
 
 
 
+def test_prose_naming_every_label_of_a_coded_column_is_incomplete_once_it_gains_a_code(elk):
+    """Coded event types (B10 earn, B9 redeem, B3 expire, B2 adjust, by their labels) and a table description
+    listing the labels ("Loyalty points events: earn, redeem, expire, adjust."): a new code B7 loaded makes
+    the list incomplete, enum_violated on the description at data depth (failed before: only the enum and
+    the labels; an independent tester's cryptic konv_h). Control: a description naming two of the labels."""
+    cat = elk.cat
+    ev = "acme.ps.konv"
+    elk.table(ev, [("id", "bigint"), ("kind", "string")], at=0)
+    elk.append(ev, {"id": [1, 2, 3, 4], "kind": ["B10", "B9", "B3", "B2"]}, at=1)
+    sm.annotate(cat, ev, {"description": "Loyalty points events: earn, redeem, expire, adjust."}, author="a",
+                time=elk.day(1.2))
+    sm.annotate(cat, ev, {"enum": ["B10", "B9", "B3", "B2"],
+                          "labels": {"B10": "earn", "B9": "redeem", "B3": "expire", "B2": "adjust"},
+                          "description": "event type; earn and redeem move the balance"}, column="kind", author="a",
+                time=elk.day(1.3))
+    elk.append(ev, {"id": [5, 6, 7], "kind": ["B7", "B7", "B10"]}, at=2)
+    got = {(f.annotation, f.reason) for f in sm.staleness(cat, ev, depth="data", now=elk.day(2), merge=False)}
+    assert ("table.description", "enum_violated") in got
+    assert ("column.2.description", "enum_violated") not in got
+
+
 def test_a_value_inside_the_range_that_a_complete_list_in_prose_lacks_is_read_from_the_data(elk):
     """'pending' sorts inside [failed, success]: the statistics cannot show it (no finding at metadata
     depth); the data does: the description listing every status is incomplete (failed before)."""
@@ -992,3 +1028,48 @@ def test_a_column_that_was_text_when_the_claim_was_written_is_not_read_as_a_time
         "order_id": list(range(330)),
         "placed": [dt.datetime(2024, 11, 1, h % 24, tzinfo=dt.timezone.utc) for h in range(330)]})
     assert [f for f in _data(cat, T, elk.day(1)) if "could not run" in f.message] == []
+
+
+def test_a_few_days_of_loads_spanning_a_tenth_of_the_history_is_no_unit_drift(elk):
+    """Refunds of a daily store mart: the history's range (1.00 to 5,000) against the few loads since the
+    unit was written (0.12 to 480): a tenth of it at both ends, as a few ordinary days of a heavy-tailed
+    measure are, no unit (cents, grams and milliseconds move by 10^2 or more): nothing at metadata depth
+    (failed before: unit_drift by 10^-1 on the unit, the description and the table's text naming dollars;
+    an independent tester's cryptic mkpf_h). Control: the same loads in cents (x100) are flagged."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("store_id", "bigint"), ("refunds", "decimal(12,2)")], partition_by=["d"], at=0)
+    hist = [1.0, 20.0, 350.0, 5000.0, 75.0, 12.5]
+    for day in range(1, 4):
+        elk.append(T, {"d": [f"2024-11-1{day}"] * 6, "store_id": list(range(1, 7)), "refunds": hist}, at=day)
+    sm.annotate(cat, T, {"unit": "dollars", "description": "refunds, in dollars"}, column="refunds", author="a",
+                time=elk.day(3.5))
+    recent = [0.12, 5.0, 100.0, 480.0, 33.0, 2.5]
+    for day in range(4, 6):
+        elk.append(T, {"d": [f"2024-11-1{day}"] * 6, "store_id": list(range(1, 7)), "refunds": recent}, at=day)
+    assert [f for f in sm.staleness(cat, T, now=elk.day(5.5), merge=False) if f.reason == "unit_drift"] == []
+    for day in range(6, 8):
+        elk.append(T, {"d": [f"2024-11-1{day}"] * 6, "store_id": list(range(1, 7)),
+                       "refunds": [x * 100 for x in hist]}, at=day)
+    got = [f for f in sm.staleness(cat, T, now=elk.day(7.5), merge=False) if f.reason == "unit_drift"]
+    assert {f.annotation for f in got} == {"column.3.unit", "column.3.description"}
+
+
+@pytest.mark.parametrize("text,flagged", [("Lifetime net revenue of the customer", False),
+                                          ("Lifetime net revenue of the customer, in cents", True)])
+def test_a_unit_change_flags_a_description_only_when_it_states_a_unit(elk, text, flagged):
+    """A measure restated from cents to whole dollars in place (÷100, the same rows): its unit is stale;
+    its description only when the text states a unit (failed before: "Lifetime net revenue of the customer"
+    flagged too, which holds in dollars as in cents: an independent tester's cryptic LTV mart, counted a
+    false alarm), at both depths."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("customer_id", "bigint"), ("ltv", "bigint")], partition_by=["d"], at=0)
+    rows = {"d": ["2024-11-11"] * 6, "customer_id": list(range(1, 7)), "ltv": [1250, 99900, 4500, 310000, 7700, 18800]}
+    elk.overwrite(T, rows, at=1)
+    elk.overwrite(T, rows, at=2)
+    sm.annotate(cat, T, {"grain": {"text": "one row per customer", "keys": ["customer_id"]}}, author="a",
+                time=elk.day(2.4))
+    sm.annotate(cat, T, {"unit": "cents", "description": text}, column="ltv", author="a", time=elk.day(2.5))
+    elk.overwrite(T, {**rows, "ltv": [x // 100 for x in rows["ltv"]]}, at=3)
+    for got in (sm.staleness(cat, T, now=elk.day(3), merge=False), _data(cat, T, elk.day(3))):
+        keys = {f.annotation for f in got if f.reason == "unit_drift"}
+        assert "column.3.unit" in keys and ("column.3.description" in keys) is flagged, keys

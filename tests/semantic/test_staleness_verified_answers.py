@@ -118,3 +118,23 @@ def test_a_mart_rebuilt_with_a_new_period_and_its_open_period_grown_stays_quiet(
     elk.overwrite(M, _mart(5, open_bump=0.2), at=5)
     for depth in ("metadata", "data"):
         assert _changed(cat, M, elk.day(6), depth) == {}, depth
+
+
+def test_one_closed_period_restated_in_a_routine_rebuild_changes_its_verified_answer(elk):
+    """The mart rebuilt as every day (a new period added), one closed period's row restated (+1%, one row
+    in ten): the query over that period moved across the rebuild, where no rebuild before moved it:
+    flagged at data depth, suspect, re-verify, the steady rebuilds in the evidence (failed before: one row
+    is no "most rows restated": an independent tester's Acme finance mart, FY2024 P6 restated). The total,
+    which every rebuild moves, stays quiet: moving is its habit."""
+    cat = elk.cat
+    _revenue(elk)
+    rows = _mart(5)
+    rows["revenue"][2] = round(rows["revenue"][2] * 1.01, 2)  # period 2, east
+    elk.overwrite(M, rows, at=4)
+    got = _changed(cat, M, elk.day(5), "data")
+    assert [f.annotation for f in got.values()] and len(got) == 1, got
+    [f] = got.values()
+    vq = next(a for a in sm.read_annotations(cat, M) if a.key == f.annotation)
+    assert "period = 2" in vq.value["sql"]
+    assert f.status == "suspect" and [x.action for x in f.fixes] == ["reverify"], f
+    assert f.evidence.values["change"] == "restated" and f.evidence.values["steady_rewrites"] == 3, f

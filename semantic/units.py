@@ -1,0 +1,83 @@
+"""Units a `unit` annotation names, and the unit its values are in once every value was multiplied
+by a factor: what `update_unit` writes.
+
+A unit belongs to one family (time, money in one currency, mass) and has a size in the family's
+base (seconds, dollars, grams). Values that were in unit `u` and were all multiplied by `factor`
+are in the unit of the same family whose size is size(u) / factor: hours x 60 are minutes, cents
+÷ 100 are dollars, seconds x 1000 are milliseconds.
+
+Invariant: `unit_after(u, f)` is None unless the family holds a unit of exactly that size (within
+1e-9 relative); it never guesses across families (dollars x 0.92 is no unit here: another currency is
+a person's call) and never returns `u` itself (a factor of 1 changes no unit). The name returned is
+the family's canonical spelling (plural, lower case), and `usd` keeps its own family (`usd_cents`),
+as the annotations of the Acme lake spell it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+__all__ = ["names_a_unit", "unit_after", "unit_size"]
+
+# family -> canonical name -> (size in the family's base, other spellings)
+_FAMILIES: dict[str, dict[str, tuple[float, tuple[str, ...]]]] = {
+    "time": {"milliseconds": (1e-3, ("ms", "msec", "millisecond", "millis")),
+             "seconds": (1.0, ("s", "sec", "secs", "second")),
+             "minutes": (60.0, ("min", "mins", "minute")),
+             "hours": (3600.0, ("h", "hr", "hrs", "hour")),
+             "days": (86400.0, ("d", "day")),
+             "weeks": (604800.0, ("wk", "wks", "week"))},
+    "dollars": {"cents": (0.01, ("cent",)), "dollars": (1.0, ("dollar",))},
+    "usd": {"usd_cents": (0.01, ()), "usd": (1.0, ())},
+    "eur": {"eur_cents": (0.01, ()), "eur": (1.0, ())},
+    "mass": {"milligrams": (1e-3, ("mg", "milligram")), "grams": (1.0, ("g", "gram")),
+             "kilograms": (1e3, ("kg", "kilogram", "kilo", "kilos")), "tonnes": (1e6, ("t", "tonne"))},
+}
+_BY_NAME: dict[str, tuple[str, str]] = {
+    spelling: (family, name)
+    for family, units in _FAMILIES.items()
+    for name, (_size, others) in units.items()
+    for spelling in (name, *others)
+}
+
+
+def unit_size(unit: object) -> tuple[str, str, float] | None:
+    """(family, canonical name, size) of a unit as an annotation spells it, or None for a unit this
+    table does not know (free text, a currency code other than usd/eur, a ratio)."""
+    got = _BY_NAME.get(str(unit).strip().lower()) if isinstance(unit, str) else None
+    if got is None:
+        return None
+    family, name = got
+    return family, name, _FAMILIES[family][name][0]
+
+
+def unit_after(unit: object, factor: float) -> str | None:
+    """The unit the values of `unit` are in once every value was multiplied by `factor` (hours, 60
+    -> minutes), or None when the family has no unit of that size, the unit is unknown, or the
+    factor is 1, zero, negative or not finite."""
+    got = unit_size(unit)
+    if got is None or not math.isfinite(factor) or factor <= 0 or math.isclose(factor, 1.0, rel_tol=1e-9):
+        return None
+    family, _name, size = got
+    want = size / factor
+    return next((name for name, (s, _o) in _FAMILIES[family].items() if math.isclose(s, want, rel_tol=1e-9)), None)
+
+
+# words prose states a unit or a scale with (beside the spellings above of two letters or more, and their
+# plurals): a description that says none of them says nothing a change of unit makes false
+_PROSE_UNIT_WORDS = {"usd", "eur", "gbp", "dollar", "dollars", "cent", "cents", "euro", "euros", "pence", "penny",
+                     "pennies", "currency", "percent", "percentage", "pct", "basis", "bps", "thousand", "thousands",
+                     "million", "millions", "unit", "units", "scale", "minor", "major", "decimal", "decimals"}
+
+
+def names_a_unit(text: object) -> bool:
+    """Whether prose states a unit or a scale: a word of a unit this module knows (two letters or more: a
+    lone `s` or `h` is prose), its plural, a currency or scale word (`_PROSE_UNIT_WORDS`), or a `%` sign.
+    "Lifetime net revenue of the customer" states none; "discount given, in dollars" does."""
+    s = str(text or "")
+    if "%" in s:
+        return True
+    words = {w.lower() for w in re.findall(r"[A-Za-z]+", s)}
+    known = {k for k in _BY_NAME if len(k) >= 2} | {k + "s" for k in _BY_NAME if len(k) >= 3}
+    return bool(words & (known | _PROSE_UNIT_WORDS))

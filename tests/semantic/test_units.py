@@ -1,0 +1,36 @@
+"""semantic.units: the unit `update_unit` writes once every value was multiplied by a factor."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from semantic.units import _BY_NAME, unit_after, unit_size
+
+
+@pytest.mark.parametrize(("unit", "factor", "after"), [
+    ("hours", 60, "minutes"), ("Hours", 60.0, "minutes"), ("hrs", 1 / 60, None), ("minutes", 1 / 60, "hours"),
+    ("days", 24, "hours"), ("days", 1440, "minutes"), ("seconds", 1000, "milliseconds"), ("ms", 1e-3, "seconds"),
+    ("cents", 0.01, "dollars"), ("USD", 100, "usd_cents"), ("usd_cents", 0.01, "usd"), ("kilograms", 1000, "grams"),
+    ("dollars", 0.92, None), ("usd", 1.08, None), ("hours", 1, None), ("hours", 0, None), ("hours", -60, None),
+    ("hours", float("nan"), None), ("furlongs", 60, None), (None, 60, None), ("weeks", 7, "days"),
+])
+def test_unit_after(unit, factor, after):
+    assert unit_after(unit, factor) == after
+
+
+@given(st.sampled_from(sorted(_BY_NAME)), st.sampled_from(sorted(_BY_NAME)))
+def test_a_conversion_back_by_the_inverse_factor_is_the_unit_again(a, b):
+    """Between two units of one family, u -> v by size(u)/size(v) and back by its inverse is u's
+    canonical name; whatever the factor, the unit stays in its family (cents x0.01 are dollars,
+    never usd) and a factor of 1 is no conversion."""
+    fa, na, sa = unit_size(a)
+    fb, nb, sb = unit_size(b)
+    got = unit_after(a, sa / sb)
+    if na == nb or sa == sb:
+        assert got is None
+    elif fa == fb:
+        assert got == nb and unit_after(got, sb / sa) == na
+    else:
+        assert got is None or unit_size(got)[0] == fa
