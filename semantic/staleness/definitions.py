@@ -493,6 +493,19 @@ RESTATE_HABIT = 3     # earlier rebuilds of a table read to tell its habit of re
 RESTATE_MOST = 0.5    # share of the rows a rebuild kept that must hold other values: history restated, not an update
 
 
+def _keyed(ctx: Context, tables: list[str]) -> Iterator[tuple[str, Table, list[str], set[str]]]:
+    """(name, table, its declared grain keys, those lower case) of each of `tables` at the snapshot whose
+    grain declares keys it holds."""
+    for n in tables:
+        tl, obj = ctx.timeline(n), ctx.table(n)
+        if tl is None or obj is None:
+            continue
+        tbl = Table(ctx, n, obj, tl)
+        keys = declared_keys(ctx.annotations(n))
+        if keys and all(tbl.col(k) is not None for k in keys):
+            yield n, tbl, keys, {k.lower() for k in keys}
+
+
 def _restated(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, int, float, list[str], float] | None:
     """A full rewrite (`values_units.full_overwrites`, routine rebuilds included) of a table among
     `tables` after vid `at` that restated history: the rows present either side of it, paired by the
@@ -503,15 +516,7 @@ def _restated(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, 
     are read first, the answer only then; the first 2 x `MOVED_TRIES` rewrites tried): (table, vid,
     time, the columns, the share of rows restated)."""
     tries = 0
-    for n in tables:
-        tl, obj = ctx.timeline(n), ctx.table(n)
-        if tl is None or obj is None:
-            continue
-        tbl = Table(ctx, n, obj, tl)
-        keys = declared_keys(ctx.annotations(n))
-        if not keys or any(tbl.col(k) is None for k in keys):
-            continue
-        low = {k.lower() for k in keys}
+    for n, tbl, keys, low in _keyed(ctx, tables):
         cols = [c.name for c in tbl.cols.values() if c.name.lower() not in low and names(sql, c.name)]
         if not cols:
             continue
@@ -543,15 +548,8 @@ def _moved_unlike_before(ctx: Context, tables: list[str], at: int, sql: str) -> 
     not rebuilt as usual (a query over the open period moves at every rebuild: that habit is routine).
     The first `MOVED_TRIES` rewrites after `at` are tried, each with its habit (the query run twice per
     rewrite, cached). (table, vid, time, how many rewrites before it) or None."""
-    for n in tables:
-        tl, obj = ctx.timeline(n), ctx.table(n)
-        if tl is None or obj is None:
-            continue
-        tbl = Table(ctx, n, obj, tl)
-        keys = declared_keys(ctx.annotations(n))
-        if not keys or any(tbl.col(k) is None for k in keys):
-            continue  # which rows it kept is unknown: a new row moves an answer as a restated one does
-        low, summed = {k.lower() for k in keys}, aggregated_columns(sql)
+    summed = aggregated_columns(sql)
+    for n, tbl, keys, low in _keyed(ctx, tables):  # with no keys, which rows a rewrite kept is unknown
         cols = [c.name for c in tbl.cols.values() if c.name.lower() not in low and c.name.lower() in summed
                 and type_family(c.type) == "number"]
         if not cols:

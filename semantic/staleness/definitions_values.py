@@ -548,23 +548,44 @@ def partly_respelled(tbl: Table, col: str, values: list[str], since: int, duck: 
     keys = _grain_keys(tbl, col)
     if not keys or not since or not rewriting(tbl, since) or not _respelling_hint(tbl, col, since, duck):
         return None  # a new value moves the column's range or lies outside its enum: else none is read
-    lim, q = MAX_VALUES * 4, quote_id(col)
+    return _followed(tbl, col, keys, values, since, duck, back=True)
+
+
+def _followed(tbl: Table, col: str, keys: list[str], values: list[str], since: int, duck: Duck, back: bool
+              ) -> tuple[str, str, int] | None:
+    """The column's values at vid `since` and now (at most MAX_VALUES x 4 each; more: None), and
+    `_rows_went` over them: with `back`, the rows of each value new since followed back to `since` (a
+    value of `values` they all held: respelled); else the rows of each value gone since followed to now
+    (a value of `values` they all hold: merged into it). None when a snapshot cannot be read."""
+    lim = MAX_VALUES * 4
     try:
         basis = duck_at(tbl.ctx, since)
         then, now = _distinct(basis, tbl, col, lim), _distinct(duck, tbl, col, lim)
         if len(then) >= lim or len(now) >= lim:
             return None
-        for new in sorted(now - then):
-            rows = _keys_holding(duck, tbl, col, keys, new)
-            if len(rows) < PARTIAL_MIN:
-                continue
-            got = basis.sql(f"SELECT b.{q}, count(*) FROM {_joined_by_keys(rows, tbl, keys, 'b')} GROUP BY 1 "
-                            "ORDER BY 2 DESC LIMIT 2")
-            if len(got) == 1 and got[0][0] is not None and str(got[0][0]) in values and str(got[0][0]) in now \
-                    and int(got[0][1]) >= PARTIAL_MIN:
-                return str(got[0][0]), new, int(got[0][1])
+        if back:
+            return _rows_went(duck, basis, tbl, col, keys, now - then, values, now)
+        return _rows_went(basis, duck, tbl, col, keys, then - now, values, then)
     except CatalogError:
         return None
+
+
+def _rows_went(src: Duck, dst: Duck, tbl: Table, col: str, keys: list[str], cands: set[str], values: list[str],
+               present: set[str]) -> tuple[str, str, int] | None:
+    """For each value of `cands` (in order): the rows holding it at `src` (by the grain's `keys`,
+    PARTIAL_MIN or more) all hold one value at `dst`, a value of `values` that `present` holds too:
+    (that value, the candidate, how many rows), the first found, or None. Raises CatalogError when a
+    statement cannot run."""
+    q = quote_id(col)
+    for cand in sorted(cands):
+        rows = _keys_holding(src, tbl, col, keys, cand)
+        if len(rows) < PARTIAL_MIN:
+            continue
+        got = dst.sql(f"SELECT a.{q}, count(*) FROM {_joined_by_keys(rows, tbl, keys, 'a')} GROUP BY 1 "
+                      "ORDER BY 2 DESC LIMIT 2")
+        if len(got) == 1 and got[0][0] is not None and str(got[0][0]) in values and str(got[0][0]) in present \
+                and int(got[0][1]) >= PARTIAL_MIN:
+            return str(got[0][0]), cand, int(got[0][1])
     return None
 
 
@@ -578,31 +599,27 @@ def merged_gain(tbl: Table, col: str, values: list[str], since: int, duck: Duck)
     keys = _grain_keys(tbl, col)
     if not keys or not since or not rewriting(tbl, since):
         return None
-    lim, q = MAX_VALUES * 4, quote_id(col)
-    try:
-        basis = duck_at(tbl.ctx, since)
-        then, now = _distinct(basis, tbl, col, lim), _distinct(duck, tbl, col, lim)
-        if len(then) >= lim or len(now) >= lim:
-            return None
-        for old in sorted(then - now):
-            rows = _keys_holding(basis, tbl, col, keys, old)
-            if len(rows) < PARTIAL_MIN:
-                continue
-            got = duck.sql(f"SELECT a.{q}, count(*) FROM {_joined_by_keys(rows, tbl, keys, 'a')} GROUP BY 1 "
-                           "ORDER BY 2 DESC LIMIT 2")
-            if len(got) == 1 and got[0][0] is not None and str(got[0][0]) in values and str(got[0][0]) in then \
-                    and int(got[0][1]) >= PARTIAL_MIN:
-                return str(got[0][0]), old, int(got[0][1])
-    except CatalogError:
-        return None
-    return None
+    return _followed(tbl, col, keys, values, since, duck, back=False)
 
 
 REPLACED_SHARE = 0.05  # a value replaced in the new loads held this share of the earlier rows at least
 REPLACED_MIN = 5       # ... and so this many of the rows loaded since were expected to hold it, at least
 
 
-def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck: Duck
+def _listed(tbl: Table, col: str) -> set[str]:
+    """The values the column's own annotations list (enum, sample values, the codes its labels explain)."""
+    cur = tbl.col(col)
+    out: set[str] = set()
+    for a in tbl.ctx.annotations(tbl.name):
+        if a.kind == "column" and cur is not None and a.column_id == cur.id and a.field in ("enum", "sample_values"):
+            out |= {str(v) for v in a.value or [] if v is not None}
+        elif a.kind == "column" and cur is not None and a.column_id == cur.id and a.field == "labels" \
+                and isinstance(a.value, dict):
+            out |= {str(k) for k in a.value}
+    return out
+
+
+def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck: Duck, known: set[str] | None = None
                       ) -> tuple[str, str, int, float] | None:
     """A value of `values` that the rows loaded since a value new since vid `since` first appeared no
     longer hold, while that new value holds about as many of them: the value written under a new
@@ -611,8 +628,10 @@ def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck:
     (`row_relations.newer_rows`: a growing id, a load date) orders the rows; from the first row holding
     the new value on, the old value (REPLACED_SHARE of the earlier rows or more, so REPLACED_MIN of the
     later ones expected or more) holds none of them, and the new value at least half as many as the old
-    one was expected to. (old, new, rows since, the old value's share before) or None. Appends only:
-    a rewrite's respellings are `partly_respelled`'s and `gone_data`'s."""
+    one was expected to. The new value is none the column's annotations list (`_listed`) or `known` names
+    (a status lifecycle: the newest orders still 'placed' where older ones are 'delivered', values the enum
+    and the text both list, is no respelling). (old, new, rows since, the old value's share before) or None.
+    Appends only: a rewrite's respellings are `partly_respelled`'s and `gone_data`'s."""
     from semantic.staleness.row_relations import newer_rows
 
     newer = newer_rows(tbl, since) if since else None
@@ -623,7 +642,8 @@ def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck:
         then, now = _distinct(duck_at(tbl.ctx, since), tbl, col, lim), _distinct(duck, tbl, col, lim)
         if len(then) >= lim or len(now) >= lim:
             return None
-        for new in sorted(now - then):
+        listed = _listed(tbl, col) | set(known or ())
+        for new in sorted(now - then - listed):
             lo = duck.sql(f"SELECT min({n}) FROM {tq} WHERE CAST({q} AS VARCHAR) = {literals([new])}")[0][0]
             if lo is None:
                 continue
@@ -880,7 +900,7 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
             return [_partly_finding(t, ann, tbl, col, part, since, "values_restated",
                                     f"the text names {part[0]!r} of {tbl.name}.{col}",
                                     f"what it says of {part[0]!r} may now hold of {part[1]!r} too")]
-        repl = replaced_in_loads(tbl, col, named, since, duck) if duck is not None and not gone else None
+        repl = replaced_in_loads(tbl, col, named, since, duck, set(values)) if duck is not None and not gone else None
         if repl is not None and not (tbl is t and ann.key in restated_keys(ctx, t, anns, duck)):
             return [_replaced_finding(t, ann, tbl, col, repl, since, "values_restated",
                                       f"the text names {repl[0]!r} of {tbl.name}.{col}",

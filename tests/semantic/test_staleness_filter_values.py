@@ -336,3 +336,20 @@ def test_a_value_the_new_loads_spell_another_way_and_controls(elk):
         assert (f.evidence.values["old"], f.evidence.values["new"], f.evidence.values["rows_since"]) == (
             "captured", "settled", 30)
         assert v > 0 and f.evidence.values["share_before"] == pytest.approx(0.6, abs=0.05)
+
+
+def test_a_status_lifecycle_in_the_newest_loads_is_no_new_spelling(elk):
+    """Control: the newest rows hold an early status the enum already lists ('authorized', not yet captured:
+    a lifecycle, the newest orders still 'placed' where older ones are 'delivered'), and none 'captured':
+    no finding (failed before this rule's guard: the Acme lake's own fct_orders description, listing every
+    status, was flagged as if 'placed' had replaced 'delivered')."""
+    cat = elk.cat
+    elk.table(PAYS, [("pay_date", "date"), ("payment_id", "bigint"), ("status", "string")], at=0)
+    pid = _pays(elk, range(1, 8), 1, {})
+    sm.annotate(cat, PAYS, {"enum": ["authorized", "captured", "failed", "refunded"],
+                            "description": "authorized, then captured once the money moved"}, column="status",
+                author="a", time=elk.day(8.1))
+    sm.define_metric(cat, PAYS, "captured_payments", expression="count(*)", filter="status = 'captured'", author="a",
+                     time=elk.day(8.3))
+    _pays(elk, range(13, 16), pid, {"captured": "authorized"})
+    assert _by(cat, PAYS, elk.day(16), "data", reasons=("values_restated",)) == {}
