@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import secrets
+import select
 import shutil
 import subprocess
 import sys
@@ -53,16 +54,30 @@ STATIC = "static-write-token"
 def issuers():
     """Two oidc-provider issuers on loopback: [the one semcat trusts, another one]."""
     npm_dir = oidc_provider()
-    ports = [str(free_port()), str(free_port())]
-    proc = subprocess.Popen(["node", AS_SCRIPT, npm_dir, *ports], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc, issued = _start_issuers(npm_dir)
     try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        if not line:
-            raise RuntimeError(f"the authorization server did not start: {proc.stderr.read()[-2000:]}")
-        yield json.loads(line)["issuers"]
+        yield issued
     finally:
         stop_process(proc)
+
+
+def _start_issuers(npm_dir: str, tries: int = 2, wait: float = 120.0) -> tuple[subprocess.Popen, list[str]]:
+    """The issuers' process and their URLs, from the line it prints once both listen; a start that prints
+    nothing within `wait` seconds (seen once on a loaded machine: the fixture then hung until pytest's
+    timeout) is stopped and tried again on other ports, and the last failure says what it printed."""
+    why = ""
+    for _ in range(tries):
+        ports = [str(free_port()), str(free_port())]
+        proc = subprocess.Popen(["node", AS_SCRIPT, npm_dir, *ports], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        assert proc.stdout is not None and proc.stderr is not None
+        if select.select([proc.stdout], [], [], wait)[0]:
+            line = proc.stdout.readline()
+            if line:
+                return proc, json.loads(line)["issuers"]
+        stop_process(proc)
+        why = proc.stderr.read()[-2000:] if proc.poll() is not None else "(no output)"
+    raise RuntimeError(f"the authorization server did not start in {tries} tries of {wait:.0f} s: {why}")
 
 
 @pytest.fixture(scope="module")
