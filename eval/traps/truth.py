@@ -497,18 +497,21 @@ def says_zone(text: str, column: str) -> bool:
     return bool(ZONE_WORDS.search(text)) or _words(text, column)
 
 
+def _copy_of(view: Any, tu: Any, table: str) -> bool:
+    """Whether table `tu` is a copy of `table`'s rows (a backup, an archive): every column of it is one of
+    `table`'s."""
+    home = view.tables.get(table)
+    mine = {c.name.lower() for c in home.columns} if home is not None else set()
+    return bool(tu.columns) and {c.name.lower() for c in tu.columns} <= mine
+
+
 def deprecations_naming(view: Any, table: str) -> list[tuple[str, str]]:
     """The deprecations of other tables that send their readers to `table` (`replaced_by`): once `table`
     is itself replaced, they send readers to a table no longer kept. Not a copy of `table`'s rows (a backup,
     an archive: every column of it is one of `table`'s): its rows are in `table`, which `replaced_by` still
     says, and the new table holds none of them."""
-    home = view.tables.get(table)
-    mine = {c.name.lower() for c in home.columns} if home is not None else set()
-
-    def copy(tu: Any) -> bool:
-        return bool(tu.columns) and {c.name.lower() for c in tu.columns} <= mine
-
-    return sorted((u, a.key) for u, tu in view.tables.items() if u != table and not copy(tu) for a in tu.anns
+    return sorted((u, a.key) for u, tu in view.tables.items() if u != table and not _copy_of(view, tu, table)
+                  for a in tu.anns
                   if a.key == "table.deprecated" and isinstance(a.value, dict) and a.value.get("replaced_by") == table)
 
 
@@ -521,12 +524,10 @@ def prose_pointing_to(view: Any, table: str) -> list[tuple[str, str]]:
     its last two parts, in a sentence with a pointing word: "use acme.mart.x instead"): once `table` is itself
     replaced, they send readers to a table no longer kept. Not a copy of `table`'s rows (a backup naming its
     source: every column of it is one of `table`'s)."""
-    home = view.tables.get(table)
-    mine = {c.name.lower() for c in home.columns} if home is not None else set()
     forms = [table.lower(), ".".join(table.lower().split(".")[-2:])]
     out = set()
     for u, tu in view.tables.items():
-        if u == table or (tu.columns and {c.name.lower() for c in tu.columns} <= mine):
+        if u == table or _copy_of(view, tu, table):
             continue
         for a in tu.anns:
             if a.key not in ("table.description", "table.instructions") or not isinstance(a.value, str):

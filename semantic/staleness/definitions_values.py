@@ -551,18 +551,26 @@ def partly_respelled(tbl: Table, col: str, values: list[str], since: int, duck: 
     return _followed(tbl, col, keys, values, since, duck, back=True)
 
 
+def _then_now(tbl: Table, col: str, since: int, duck: Duck) -> tuple[Duck, set[str], set[str]] | None:
+    """The runner at vid `since`, and the column's distinct values there and at `duck` (at most MAX_VALUES
+    x 4 each; more: None, too many values to follow). Raises CatalogError when a snapshot cannot be read."""
+    lim = MAX_VALUES * 4
+    basis = duck_at(tbl.ctx, since)
+    then, now = _distinct(basis, tbl, col, lim), _distinct(duck, tbl, col, lim)
+    return None if len(then) >= lim or len(now) >= lim else (basis, then, now)
+
+
 def _followed(tbl: Table, col: str, keys: list[str], values: list[str], since: int, duck: Duck, back: bool
               ) -> tuple[str, str, int] | None:
     """The column's values at vid `since` and now (at most MAX_VALUES x 4 each; more: None), and
     `_rows_went` over them: with `back`, the rows of each value new since followed back to `since` (a
     value of `values` they all held: respelled); else the rows of each value gone since followed to now
     (a value of `values` they all hold: merged into it). None when a snapshot cannot be read."""
-    lim = MAX_VALUES * 4
     try:
-        basis = duck_at(tbl.ctx, since)
-        then, now = _distinct(basis, tbl, col, lim), _distinct(duck, tbl, col, lim)
-        if len(then) >= lim or len(now) >= lim:
+        got = _then_now(tbl, col, since, duck)
+        if got is None:
             return None
+        basis, then, now = got
         if back:
             return _rows_went(duck, basis, tbl, col, keys, now - then, values, now)
         return _rows_went(basis, duck, tbl, col, keys, then - now, values, then)
@@ -639,9 +647,10 @@ def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck:
         return None
     lim, q, n, tq = MAX_VALUES * 4, quote_id(col), quote_id(newer[0]), quote_table(tbl.name)
     try:
-        then, now = _distinct(duck_at(tbl.ctx, since), tbl, col, lim), _distinct(duck, tbl, col, lim)
-        if len(then) >= lim or len(now) >= lim:
+        got = _then_now(tbl, col, since, duck)
+        if got is None:
             return None
+        _basis, then, now = got
         listed = _listed(tbl, col) | set(known or ())
         for new in sorted(now - then - listed):
             lo = duck.sql(f"SELECT min({n}) FROM {tq} WHERE CAST({q} AS VARCHAR) = {literals([new])}")[0][0]

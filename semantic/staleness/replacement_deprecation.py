@@ -26,6 +26,7 @@ from semantic.staleness.core import (
     rows_at,
     stats_at,
 )
+from semantic.staleness.schema import table_forms
 from semantic.staleness.values_units import load_stats
 
 
@@ -146,17 +147,14 @@ def prose_pointing(t: Table, ann: Annotation) -> list[Finding]:
     text = ann.value if isinstance(ann.value, str) else ""
     if not text or not _POINTS.search(text):
         return []
-    names = {n.lower(): n for n in t.ctx.tables()}
-    short: dict[str, set[str]] = {}
-    for n in t.ctx.tables():
-        short.setdefault(".".join(n.lower().split(".")[-2:]), set()).add(n)
+    forms = table_forms(t.ctx)
     seen: set[str] = set()
     for clause in clauses(text):
         if not _POINTS.search(clause):
             continue
         for m in _QUALIFIED_TABLE.finditer(clause):
-            word = m.group(1).lower()
-            hit = names.get(word) or (next(iter(short[word])) if len(short.get(word, ())) == 1 else None)
+            named = forms.get(m.group(1).lower(), set())
+            hit = next(iter(named)) if len(named) == 1 else None  # a form two tables share names neither
             if hit is None or hit == t.name or hit in seen:
                 continue
             seen.add(hit)
