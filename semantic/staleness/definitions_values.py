@@ -612,6 +612,22 @@ def merged_gain(tbl: Table, col: str, values: list[str], since: int, duck: Duck)
 
 REPLACED_SHARE = 0.05  # a value replaced in the new loads held this share of the earlier rows at least
 REPLACED_MIN = 5       # ... and so this many of the rows loaded since were expected to hold it, at least
+ALIKE_SHARE, ALIKE_MIN = 0.01, 2  # the same for a new value spelled like the old ('canceled', 'cancelled')
+ALIKE_RATIO = 85       # rapidfuzz ratio (0-100) of two spellings of one value, case and separators aside
+
+
+def near_spelling(a: str, b: str) -> bool:
+    """Two spellings of one value: the same letters but for case, separators ('single family',
+    'single-family') and a letter doubled or dropped ('canceled', 'cancelled'): rapidfuzz's ratio of
+    the lower-cased texts without separators `ALIKE_RATIO` or more, neither a prefix of the other, the
+    same digits in both. Stricter than `values_units.spelled_alike`, which takes a value containing
+    the other ('refunded' and 'partially_refunded' are two statuses)."""
+    from rapidfuzz import fuzz
+
+    x, y = (re.sub(r"[\s_\-]+", "", v.lower()) for v in (a, b))
+    if re.sub(r"\D", "", x) != re.sub(r"\D", "", y):
+        return False  # codes numbered apart ('region01', 'region02') are two values
+    return (x == y and a != b) or (not (x.startswith(y) or y.startswith(x)) and fuzz.ratio(x, y) >= ALIKE_RATIO)
 
 
 def _listed(tbl: Table, col: str) -> set[str]:
@@ -669,7 +685,9 @@ def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck:
             for old in values:
                 share = before.get(old, 0) / total_b
                 expected = share * total_a
-                if old in then and share >= REPLACED_SHARE and expected >= REPLACED_MIN and not after.get(old) \
+                # a new value spelled like the old one needs less of the rows to tell (a rare status)
+                least = (ALIKE_SHARE, ALIKE_MIN) if near_spelling(old, new) else (REPLACED_SHARE, REPLACED_MIN)
+                if old in then and share >= least[0] and expected >= least[1] and not after.get(old) \
                         and after.get(new, 0) >= expected / 2:
                     return old, new, total_a, share
     except CatalogError:

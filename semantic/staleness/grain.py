@@ -352,7 +352,7 @@ def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
                      cause=cause)]
 
 
-def _aggregates_every_version(expression: str) -> bool:
+def aggregates_every_row(expression: str) -> bool:
     """Does a metric's expression aggregate every row it reads (count(*), sum, avg, count of a column),
     not only distinct keys or extremes (count(DISTINCT ...), min, max, which versions of a row leave as
     they were)?"""
@@ -372,7 +372,7 @@ def metric_over_versions(ctx: Context, t: Table, a: Annotation, anns: list[Annot
     flag = current_flag(t)
     ch = scd2_change(t, a.provenance.basis.vid)
     grain = next((x for x in anns if x.key == "table.grain"), None)
-    if flag is None or ch is None or grain is None or not _aggregates_every_version(str(val.get("expression") or "")):
+    if flag is None or ch is None or grain is None or not aggregates_every_row(str(val.get("expression") or "")):
         return []
     if re.search(rf"(?<!\w){re.escape(flag)}(?!\w)", str(val.get("filter") or ""), re.IGNORECASE):
         return []

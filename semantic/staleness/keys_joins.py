@@ -450,8 +450,7 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
             st = get_table(ctx, side, tables)
             flag = current_flag(st) if st is not None else None
             if flag is not None and flag.lower() not in str(cond or "").lower():
-                cur = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(side)} WHERE {quote_id(flag)} GROUP BY ALL "
-                               "HAVING count(*) > 1)")[0][0]
+                cur = _current_dups(duck, side, kq, flag, str(cond or "") if side == to else "")
                 if not cur:
                     ch = scd2_change(st, a.provenance.basis.vid) if st is not None else None
                     sugg = f"SCD2{' since ' + day_of(ch.time) if ch else ''}: filter {flag} (condition '{side}.{flag}')"
@@ -462,6 +461,21 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
                                 values={"side": side, "duplicate_keys": dup}, suggestion=sugg, fixes=cfix,
                                 cause=cause))
     return out
+
+
+def _current_dups(duck: Duck, side: str, kq: str, flag: str, cond: str) -> int:
+    """Key values of `side` repeated among its current rows (`flag`), under the relationship's own
+    condition on the target when it has one (a dimension already versioned by another flag that the
+    condition filters: the new flag's fix holds with it). A condition that does not run on the table
+    alone is left out."""
+    tq, fq = quote_table(side), quote_id(flag)
+    if cond:
+        try:
+            return int(duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {tq} WHERE {fq} AND ({cond}) GROUP BY ALL "
+                                "HAVING count(*) > 1)")[0][0])
+        except CatalogError:
+            pass
+    return int(duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {tq} WHERE {fq} GROUP BY ALL HAVING count(*) > 1)")[0][0])
 
 
 def _match_rate(ctx: Context, t: Table, a: Annotation, to: str, target: Table, pairs: list[tuple[str, str]], tgt: str,

@@ -46,6 +46,7 @@ from semantic.staleness.grain import (
     metric_over_versions,
     twin_loads,
 )
+from semantic.staleness.grain_totals import totals_check
 from semantic.staleness.joined_through import joined_through, joined_through_data
 from semantic.staleness.keys_joins import (
     join_key_data,
@@ -269,6 +270,10 @@ CHECKS: list[Check] = [
     # ---- data, per annotation
     Check("metric_versions", "grain", "data", ("grain_violated",), ("data", "schema_history"), ("investigate",),
           lambda e, a: metric_over_versions(e.ctx, e.t, a, e.anns, e.duck, e.last), _field("metric")),
+    # rows of a new grain-key value holding the other rows' sums (a company total beside the regions)
+    Check("total_rows", "grain", "data", ("grain_violated", "verified_query_changed"), ("data", "annotation_text", "sql"),
+          ("investigate",), lambda e, a: totals_check(e.ctx, e.t, a, e.anns, e.duck, e.last),
+          lambda a, _e: a.kind in ("metric", "verified_query") or a.key == "table.description"),
     Check("grain_unique", "grain", "data", ("grain_violated",), ("data",), ("set_keys", "filter"),
           lambda e, a: grain_data(e.ctx, e.t, a, e.duck, e.last, e.checked), _field("table", "grain")),
     Check("description_rows", "grain", "data", ("grain_violated",), ("data", "annotation_text"), (),

@@ -172,6 +172,24 @@ def newer_rows(t: Table, basis: int) -> tuple[str, Any] | None:
         los = [read((cols.get(c.name) or {}).get("min")) for _v, cols in loads]
         if all(lo is not None and lo > top for lo in los):
             return c.name, hi
+    return _grown(t, before)
+
+
+def _grown(t: Table, before: dict[str, Any]) -> tuple[str, Any] | None:
+    """Where no column parts every load since (a compaction or a full rebuild rewrote old rows beside
+    the new): a date or time column, else a date or sequence key (`_sk`, `_id`...), whose maximum grew
+    since the basis; the rows past its maximum then are rows loaded since (a rebuilt mart's new days)."""
+    now = t.stats.get("columns") or {}
+    for fams in (("time", "date"), ("number",)):
+        for c in t.cols.values():
+            fam = type_family(c.type)
+            if fam not in fams or (fam == "number" and not c.name.lower().endswith(KEY_SUFFIXES)):
+                continue
+            read = parse_time if fam != "number" else num
+            hi = (before.get(c.name) or {}).get("max")
+            top, cur = read(hi), read((t.stat(c.name) or now.get(c.name) or {}).get("max"))
+            if top is not None and cur is not None and cur > top:
+                return c.name, hi
     return None
 
 
@@ -208,11 +226,27 @@ def _broken_relation(t: Table, anns: list[Annotation], basis: int, duck: Duck) -
         if not held:
             return None
         bound = f"'{newer[1]}'" if isinstance(newer[1], str) else repr(newer[1])
-        new = duck.sql(f"SELECT {sel} FROM {tq} WHERE {by} > {bound} ORDER BY {by} DESC LIMIT {REL_SAMPLE}")
+        order = ", ".join(str(i + 1) for i in range(len(cols)))  # ties at the window's edge in one order
+        got = duck.sql(f"SELECT {sel}, {by} FROM {tq} WHERE {by} > {bound} ORDER BY {by} DESC, {order} "
+                       f"LIMIT {REL_SAMPLE}")
     except CatalogError:
         return None
-    if len(new) < REL_MIN_NEW:
+    if len(got) < REL_MIN_NEW:
         return None
+    new = [r[:-1] for r in got]
+    out = _verdict(t, cols, new, old, held, newer[0])
+    latest = _latest_load(t, newer[0], basis, got)
+    if out is None and REL_MIN_NEW <= len(latest) < len(new):
+        # the latest load alone (its day, or its last key): a change from the newest load on is a few
+        # rows among the window's (a mart's last day, tax included, beside the days before it), or the
+        # window reaches back past the change into rows that still hold
+        out = _verdict(t, cols, latest, old, held, newer[0])
+    return out
+
+
+def _verdict(t: Table, cols: list[str], new: list[list[Any]], old: list[list[Any]],
+             held: list[tuple[str, tuple[str, ...]]], since: str) -> dict[str, Any] | None:
+    """The column the `new` rows changed the meaning of (see the module), or None."""
     broken, kept = _judged(t, cols, new, held)
     if not broken:
         return None
@@ -230,7 +264,23 @@ def _broken_relation(t: Table, anns: list[Annotation], basis: int, duck: Duck) -
     factor = factor or _moved_by(t, cols, new, [r for r, _h, _n in broken], col)
     texts = [form.format(*names) for (form, names), _h, _n in broken]
     return {"column": col, "broken": texts[:5], "held_now": [f"{h}/{n}" for _r, h, n in broken][:5],
-            "rows": len(new), "since": newer[0], **({"factor": round(factor, 6)} if factor else {})}
+            "rows": len(new), "since": since, **({"factor": round(factor, 6)} if factor else {})}
+
+
+def _latest_load(t: Table, by: str, basis: int, rows: list[list[Any]]) -> list[list[Any]]:
+    """Of `rows` (the measures, then `by`, newest first), those the table's last data commit since
+    `basis` added: past `by`'s maximum at the commit before it ([] when there was one load since, or
+    the maximum is unknown)."""
+    dc = [v for v, _tt in t.tl.data_commits if v > basis]
+    if len(dc) < 2:
+        return []
+    col = t.col(by)
+    read = num if col is not None and type_family(col.type) == "number" else parse_time
+    top = read((stats_at(t, dc[-2]).get(by) or {}).get("max"))
+    if top is None:
+        return []
+    return [r[:-1] for r in rows if (v := read(r[-1] if isinstance(r[-1], (int, float, str)) else str(r[-1])))
+            is not None and v > top]
 
 
 def _names_then(t: Table, vid: int) -> dict[str, str]:

@@ -1745,15 +1745,20 @@ def _load_may_move(t: Table, col: str, v: int) -> bool:
     return False
 
 
-def appended_scale(t: Table, col: str, v: int) -> tuple[int, int, list[float], list[float]] | None:
+def appended_scale(t: Table, col: str, v: int, start: int | None = None
+                   ) -> tuple[int, int, list[float], list[float]] | None:
     """(k, rows added, the earlier rows' quartiles, the added rows') when the append at `v` added
     rows of `col` at 10^k (|k| >= 2) times the rows before, beside them: the magnitudes at `v`
     counted by bin minus those at `v - 1` are the added rows' exactly (no bin lost rows: the rows
     before are all still there), whose quartiles each lie 10^k (within half a power) from the
-    earlier rows', their middle half beyond the earlier rows' middle half. None otherwise."""
-    if not _load_may_move(t, col, v):
+    earlier rows', their middle half beyond the earlier rows' middle half. With `start` (a vid
+    before `v`), the rows added from `start + 1` to `v` together (several small loads, each too few
+    to measure). None otherwise."""
+    first = v if start is None else start + 1
+    if not _load_may_move(t, col, first):
         return None
-    before, after = _magnitudes(t, col, v - 1), _magnitudes(t, col, v)
+    base = v - 1 if start is None else start
+    before, after = _magnitudes(t, col, base), _magnitudes(t, col, v)
     if not before or not after:
         return None
     added = {b: after.get(b, 0) - before.get(b, 0) for b in set(after) | set(before)}
@@ -1768,7 +1773,7 @@ def appended_scale(t: Table, col: str, v: int) -> tuple[int, int, list[float], l
     k = round(_median(d))
     if abs(k) < SHIFT_MIN_K or any(abs(x - k) > 0.5 for x in d) or \
             (k > 0 and qn[0] <= qo[-1]) or (k < 0 and qn[-1] >= qo[0]):
-        j = _digits_moved(t, col, v, _median(d), d)
+        j = _digits_moved(t, col, v, _median(d), d, base)
         return (j, n_added, qo, qn) if j is not None else None
     return k, n_added, qo, qn
 
@@ -1785,7 +1790,7 @@ def _whole_counts(t: Table, col: str, vid: int, digits: int) -> tuple[int, int] 
     return int(whole), int(n)
 
 
-def _digits_moved(t: Table, col: str, v: int, mid: float, d: list[float]) -> int | None:
+def _digits_moved(t: Table, col: str, v: int, mid: float, d: list[float], base: int | None = None) -> int | None:
     """k (|k| = the decimals moved) when the rows the append at `v` added moved `col`'s decimal point
     by k places against the rows before, though a small load's quartiles alone do not show 10^k (a
     day of small returns in cents: 20-60x the dollars before): every quartile moved the same way by
@@ -1795,9 +1800,10 @@ def _digits_moved(t: Table, col: str, v: int, mid: float, d: list[float]) -> int
     digits = decimals(t, col)
     if digits == 0 or abs(mid) < 1.0 or any((x >= 0.5) != (mid > 0) or abs(x) < 0.5 for x in d):
         return None
+    b = v - 1 if base is None else base
     for j in range(min(digits if digits is not None else 3, 3), 1, -1):
-        before, after = _whole_counts(t, col, v - 1, 0), _whole_counts(t, col, v, 0)
-        used = _whole_counts(t, col, v - 1, j) if mid > 0 else None
+        before, after = _whole_counts(t, col, b, 0), _whole_counts(t, col, v, 0)
+        used = _whole_counts(t, col, b, j) if mid > 0 else None
         if before is None or after is None or abs(abs(mid) - j) > 1.5:
             continue
         added_whole, added = after[0] - before[0], after[1] - before[1]
@@ -1821,13 +1827,19 @@ def scale_appended(t: Table, ann: Annotation, keys: set[str], already: set[tuple
         return []
     out = []
     for col in _scale_cols(t, ann, keys):
-        for v, tt in appends(t, ann.provenance.basis.vid):  # the first load in another unit
-            got = appended_scale(t, col, v)
+        loads = appends(t, ann.provenance.basis.vid)
+        tries: list[tuple[int, float, int | None]] = [(v, tt, None) for v, tt in loads]
+        # small loads, each too few rows to measure: the latest ones together, from the second-last on back
+        tries += [(loads[-1][0], loads[i][1], loads[i][0] - 1) for i in range(len(loads) - 2, -1, -1)]
+        for v, tt, start in tries:  # the first load in another unit
+            got = appended_scale(t, col, v, start)
             if got is None:
                 continue
             k, n, qo, qn = got
+            which = f"the load at vid {v}" if start is None else f"the loads since vid {start + 1}"
+            v = v if start is None else start + 1
             out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "stale",
-                               f"the load at vid {v} ({day_of(tt)}) added {n} value(s) of {col!r} at about 10^{k} times "
+                               f"{which} ({day_of(tt)}) added {n} value(s) of {col!r} at about 10^{k} times "
                                "the rows before it, which kept theirs (quartile magnitudes "
                                f"{', '.join(f'1e{x:g}' for x in qn)} against {', '.join(f'1e{x:g}' for x in qo)}): the "
                                "column now mixes two units; check that load and restate one side",
@@ -1882,9 +1894,11 @@ def unit_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[F
     it ("money in dollars", "prices in cents"): the description says the column is in a unit some of
     its rows no longer are. `unit_drift`, with the column's finding's status and cause, no fix (the
     prose is for a person to rewrite). One finding per table description, from the first drifted
-    column it names; none when the description has a finding already."""
+    column it names; none when the description has a unit finding already (a finding of another
+    change, a range the text documents, leaves the unit it names to this one: a steward fixing the
+    range would not learn of the unit)."""
     desc = next((a for a in anns if a.key == "table.description" and isinstance(a.value, str)), None)
-    if desc is None or any(f.annotation == desc.key for f in found):
+    if desc is None or any(f.annotation == desc.key and f.reason == "unit_drift" for f in found):
         return []
     for f in found:
         if f.reason != "unit_drift" or not f.target.startswith(t.name + ".") or (f.cause or "").startswith("meaning:"):

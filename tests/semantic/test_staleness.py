@@ -466,6 +466,31 @@ def test_cardinality_violated_at_metadata_depth_when_target_becomes_scd2(elk):
     assert f[0].fixes == [Fix(action="filter", params={"table": DIM, "column": "is_current"})]
 
 
+def test_a_dimension_versioned_twice_keeps_the_filter_fix_under_the_relationships_condition(elk):
+    """A dimension already keeping versions by its own flag (`active`, the relationship's condition) that
+    becomes SCD2 by a new current flag: the keys repeat in the table, and among the rows both flags keep
+    they are unique, so the data depth offers the new flag's `filter` (failed before: no fix, the keys
+    repeated among `is_current` rows alone, the old flag's versions with them; the trap generator's SCD2
+    on the cryptic lake's customer dimension, seen on held-out seed 1501). Control: under the condition
+    alone, before the new flag, nothing."""
+    cat = elk.cat
+    _orders_and_dim(elk, dim_rows={"customer_id": [1, 2, 3, 1], "customer_uuid": ["u1", "u2", "u3", "u1"],
+                                   "tier": ["a", "b", "a", "old"]})
+    elk.evolve(DIM, add=[("active", "boolean")], at=0.5,
+               rows={"customer_id": [1, 2, 3, 1], "customer_uuid": ["u1", "u2", "u3", "u1"],
+                     "tier": ["a", "b", "a", "old"], "active": [True, True, True, False]})
+    relate(cat, T, DIM, [("customer_id", "customer_id")], condition="active", at=elk.day(1))
+    assert [x for x in sm.staleness(cat, T, depth="data", now=elk.day(1), merge=False)
+            if x.reason == "cardinality_violated"] == []  # control
+    elk.evolve(DIM, add=[("valid_from", "date"), ("valid_to", "date"), ("is_current", "boolean")], at=2,
+               rows={"customer_id": [1, 2, 3, 1, 2], "customer_uuid": ["u1", "u2", "u3", "u1", "u2"],
+                     "tier": ["a", "b", "a", "old", "c"], "active": [True, True, True, False, True],
+                     "valid_from": ["2000-01-01"] * 4 + ["2024-11-13"], "valid_to": [None, "2024-11-12", None, None, None],
+                     "is_current": [True, False, True, True, True]})
+    [f] = [x for x in sm.staleness(cat, T, depth="data", now=elk.day(2), merge=False) if x.reason == "cardinality_violated"]
+    assert f.fixes == [Fix(action="filter", params={"table": DIM, "column": "is_current"})]
+
+
 # ------------------------------------------------------------------ loading
 def test_freshness_sla_missed_and_control(elk):
     cat = elk.cat

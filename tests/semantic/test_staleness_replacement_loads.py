@@ -202,29 +202,53 @@ def test_a_replacement_that_continues_the_old_tables_days_is_its_successor(elk):
 
 
 
-def test_a_deprecation_naming_a_table_replaced_since_points_to_its_successor(elk):
-    """A legacy table deprecated in favour of the payments table, which is then replaced beside: the
-    deprecation sends readers to a table no longer kept: replaced_by_missing with the new table as its
-    successor; accepting it keeps the deprecation and points it on (failed before: nothing; an
-    independent tester's Acme legacy.sales_daily, whose successor mart was replaced). Control: while
-    the payments table is kept, nothing."""
+def _legacy_pointing_at_pay(elk, day: str) -> str:
+    """A legacy table (other columns than PAY's) holding one day's total, deprecated in favour of PAY;
+    PAY is then replaced beside by PAY_V2, which holds the days from 2024-12-11 on."""
     cat = elk.cat
     legacy = "acme.core.payments_legacy"
 
     def deprecate() -> None:
         elk.table(legacy, [("paid_on", "date"), ("total", "decimal(14,2)")], at=0.6,
-                  rows={"paid_on": ["2024-11-10"], "total": [9999.5]})
+                  rows={"paid_on": [day], "total": [9999.5]})
         sm.annotate(cat, legacy, {"deprecated": {"reason": "moved to payments", "replaced_by": PAY}}, author="a",
                     time=elk.day(0.7))
         assert [f for f in sm.staleness(cat, legacy, now=elk.day(0.8), merge=False)] == []  # control
 
     _paid_then_moved(elk, deprecate)
+    return legacy
+
+
+def test_a_deprecation_naming_a_table_replaced_since_points_to_its_successor(elk):
+    """A legacy table deprecated in favour of the payments table, which is then replaced beside by a
+    table holding the legacy table's days: the deprecation sends readers to a table no longer kept:
+    replaced_by_missing with the new table as its successor; accepting it keeps the deprecation and
+    points it on (failed before: nothing; an independent tester's Acme legacy.sales_daily, whose
+    successor mart was replaced). Control: while the payments table is kept, nothing."""
+    cat = elk.cat
+    legacy = _legacy_pointing_at_pay(elk, "2024-12-12")
     [f] = [f for f in sm.staleness(cat, legacy, now=elk.day(33.5), merge=False) if f.reason == "replaced_by_missing"]
     assert f.fixes == [Fix(action="successor", params={"table": PAY_V2})]
     [it] = [i for i in sm.review_items(cat, legacy, now=elk.day(33.5)).items if i.reason == "replaced_by_missing"]
     sm.accept(cat, it, author="ann", now=elk.day(33.5), time=elk.day(33.6))
     dep = next(a for a in sm.read_annotations(cat, legacy) if a.key == "table.deprecated")
     assert dep.value["replaced_by"] == PAY_V2 and dep.value["reason"] == "moved to payments"
+
+
+def test_a_deprecation_naming_a_table_replaced_by_one_holding_none_of_its_days_offers_no_successor(elk):
+    """The same, the legacy table's day before the new table's first: the new table holds none of it,
+    its row is still in the payments table (no longer loaded, still kept), so the finding is suspect
+    and offers no successor, and accept-all writes none (failed before: successor PAY_V2, and accept-all
+    pointed six legacy tables and backups at such a table on an independent tester's cryptic copy)."""
+    cat = elk.cat
+    legacy = _legacy_pointing_at_pay(elk, "2024-11-10")
+    [f] = [f for f in sm.staleness(cat, legacy, now=elk.day(33.5), merge=False) if f.reason == "replaced_by_missing"]
+    assert (f.status, f.fixes) == ("suspect", [Fix(action="investigate", params={"columns": []})])
+    assert f.evidence.values["now"] == PAY_V2 and f.evidence.values["covers"] is False
+    sm.scan(cat, author="steward", now=elk.day(33.5), time=elk.day(33.55))
+    sm.accept_all(cat, author="ann", now=elk.day(33.55), time=elk.day(33.6))
+    dep = next(a for a in sm.read_annotations(cat, legacy) if a.key == "table.deprecated")
+    assert dep.value["replaced_by"] == PAY
 
 
 def test_a_backup_deprecated_in_favour_of_a_table_replaced_since_still_points_where_its_rows_are(elk):

@@ -120,3 +120,44 @@ def test_a_column_renamed_since_the_claim_is_read_under_its_name_then(elk):
         rows["net_excl_tax"] = rows.pop("net")
         elk.append(T, rows, at=day)
     assert ("column.6.description", "suspect") in _flagged(cat, elk.day(12))
+
+
+def test_a_rebuilt_table_whose_latest_days_break_the_relation(elk):
+    """The same lines rebuilt in full every day (a mart: each commit rewrites the old days beside the
+    new), so no column parts the loads since the claim; the days past the old maximum are the rows
+    loaded since (`row_relations._grown`), and from day 12 on `net` includes the tax: flagged (failed
+    before: nothing, no column every load since lay beyond; an independent tester's TPC-DS store_sales,
+    compacted after the change). Control: a rebuild with an ordinary new day."""
+    rng = random.Random(7)
+    cat = elk.cat
+    elk.table(T, COLS, partition_by=["d"], at=0)
+    days = {n: _day(n, rng) for n in range(1, 11)}
+
+    def rebuild(at: float) -> None:
+        elk.overwrite(T, {c: [v for n in sorted(days) for v in days[n][c]] for c, _ in COLS}, at=at)
+
+    rebuild(10)
+    sm.annotate(cat, T, {"description": "the line's amount after discount, before tax"}, column="net",
+                author="a", time=elk.day(10.5))
+    days[11] = _day(11, rng)
+    rebuild(11)
+    assert _flagged(cat, elk.day(11)) == []  # control
+    for n in (12, 13):
+        days[n] = _day(n, rng, net_factor=1.0625)
+    rebuild(13)
+    assert _flagged(cat, elk.day(13)) == [("column.6.description", "suspect")]
+
+
+def test_the_latest_load_alone_breaks_the_relation(elk):
+    """Six ordinary days after the claim, then one whose `net` includes the tax: among the 200 latest
+    rows the relation still holds in most, but the latest load's rows break it (failed before: nothing;
+    an independent tester's Acme daily store mart, tax included in the last day's rows)."""
+    rng = random.Random(11)
+    cat = elk.cat
+    _lines(elk, rng)
+    for day in range(11, 17):
+        elk.append(T, _day(day, rng), at=day)
+    assert _flagged(cat, elk.day(16.5)) == []  # control: ordinary days
+    elk.append(T, _day(17, rng, net_factor=1.0625), at=17)
+    got = _flagged(cat, elk.day(17))
+    assert ("column.6.description", "suspect") in got and ("metric.net_sales", "suspect") in got

@@ -112,6 +112,21 @@ def test_the_table_description_naming_a_drifted_columns_unit_and_controls(elk, t
         assert desc[0].cause == unit.cause
 
 
+def test_the_table_description_naming_a_drifted_unit_and_a_range_since_exceeded(elk):
+    """The same description also documents a date range that a later load exceeds: both changes make it
+    false, and each is said (failed before: the range's finding alone, the unit's was dropped as the
+    description had a finding already; an independent tester's TPC-DS item, "Prices in dollars" and a
+    range of versions)."""
+    cat = elk.cat
+    rows = _discounts(elk, unit=True)
+    sm.annotate(cat, T, {"description": "Discount lines dated from 2024-11-11 to 2024-11-12; money in dollars."}, author="a",
+                time=elk.day(2.7))
+    elk.overwrite(T, _cents(rows), at=4)
+    elk.append(T, {"d": ["2024-11-13"], "line_id": [99], "discount_usd": [0.5]}, at=5)
+    for got in (sm.staleness(cat, T, now=elk.day(5), merge=False), _data(cat, T, elk.day(5))):
+        assert {f.reason for f in got if f.annotation == "table.description"} == {"unit_drift", "range_exceeded"}
+
+
 # ------------------------------------------------------------------ a unit restated by a factor off the powers of ten
 OFFSETS_H = [-10.0, -9.0, -8.0, -7.0, -6.0, -5.0, -8.0, -6.0, -9.0, -5.0]
 DURATIONS_H = [0.0, 0.5, 1.25, 2.0, 8.0, 0.25, 3.5, 0.0, 1.0, 6.75]
@@ -250,6 +265,38 @@ def test_a_small_load_in_cents_beside_dollars_is_seen_by_the_decimals_it_lost_an
     got = _data(cat, T, elk.day(13), "unit_drift")
     assert [(f.annotation, f.status, f.evidence.values["scale_exp"], f.evidence.values["load_vid"]) for f in got] == [
         ("column.3.unit", "stale", 2, v)]
+
+
+def test_small_loads_in_dollars_beside_whole_cents_are_seen_together_and_control(elk):
+    """A cents column (every value whole) then three loads of two rows each in dollars with their cents
+    (347.16 for 34716): each load is too few rows to measure, the three together sit 10^-2 from the rows
+    before and hold decimals none before did: the unit is stale from the first of them, no fix (failed
+    before: nothing; an independent tester's TPC-DS web_returns, a service rolled back to dollars).
+    Control: three such small loads in cents."""
+    import random
+
+    rng = random.Random(5)
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("line_id", "bigint"), ("amount", "decimal(12,2)")], partition_by=["d"], at=0)
+    for day in range(1, 11):
+        elk.append(T, {"d": [f"2024-11-{day:02d}"] * 20, "line_id": [100 * day + i for i in range(20)],
+                       "amount": [float(rng.randint(500, 60000)) for _ in range(20)]}, at=day)
+    sm.annotate(cat, T, {"unit": "USD cents"}, column="amount", author="a", time=elk.day(10.5))
+
+    def small(day: int, cents: bool) -> int:
+        vals = [float(rng.randint(500, 60000)) for _ in range(2)]
+        return elk.append(T, {"d": [f"2024-11-{day:02d}"] * 2, "line_id": [100 * day, 100 * day + 1],
+                              "amount": vals if cents else [round(x / 100 + 0.01, 2) for x in vals]}, at=day)
+
+    for day in (11, 12, 13):
+        small(day, cents=True)
+    assert _data(cat, T, elk.day(13), "unit_drift") == []  # control
+    first = small(14, cents=False)
+    for day in (15, 16):
+        small(day, cents=False)
+    got = _data(cat, T, elk.day(16), "unit_drift")
+    assert [(f.annotation, f.status, f.evidence.values["scale_exp"], f.evidence.values["load_vid"]) for f in got] == [
+        ("column.3.unit", "stale", -2, first)]
 
 
 # ------------------------------------------------------------------ a timestamp restated in another zone
