@@ -120,6 +120,12 @@ def cause_of(kind: str, table: str, vid: int | None, detail: str | None = None) 
     return f"{kind}:{table}@{vid}" + (f":{detail}" if detail else "")
 
 
+def load_at(t: Table, vid: int) -> int:
+    """The vid of `t`'s last data commit at or before `vid` (`vid` itself when there is none): the rows a
+    claim written at `vid` read. Claims written between the same two loads share one reading of them."""
+    return max((v for v, _tt in t.tl.data_commits if v <= vid), default=vid)
+
+
 def declared_keys(anns: Iterable[Annotation]) -> list[str]:
     """The grain keys a table's `table.grain` annotation among `anns` declares, as written ([] without one)."""
     return next(([str(k) for k in (a.value or {}).get("keys") or []] for a in anns if a.key == "table.grain"), [])

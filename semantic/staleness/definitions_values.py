@@ -303,7 +303,7 @@ def _paired_bounds(tbl: Table, col: str, old: str, vid: int) -> str | None:
 
 # ------------------------------------------------------------------ evidence: data
 
-def _distinct(duck: Duck, tbl: Table, col: str, lim: int) -> set[str]:
+def distinct_values(duck: Duck, tbl: Table, col: str, lim: int) -> set[str]:
     """The column's distinct non-null values (as text) at `duck`'s vid, at most `lim` (a CatalogError
     when the statement cannot run)."""
     q = quote_id(col)
@@ -420,7 +420,7 @@ def _pair_rows(tbl: Table, col: str, old: str, vid: int, tt: float) -> Gone:
                         extra={**ev, "now_held": new, **({"merged": True} if cnt >= SAME_ROWS * len(rows) else {})})
         n_old = int(before.sql(f"SELECT count(*) FROM {tq} WHERE {q} = {literals([old])}")[0][0])
         lim = MAX_VALUES * 4
-        b = _distinct(before, tbl, col, lim)
+        b = distinct_values(before, tbl, col, lim)
         a = after.sql(f"SELECT {q}, count(*) FROM {tq} WHERE {q} IS NOT NULL GROUP BY 1 LIMIT {lim}")
         if len(b) >= lim or len(a) >= lim:
             return plain
@@ -556,7 +556,7 @@ def _then_now(tbl: Table, col: str, since: int, duck: Duck) -> tuple[Duck, set[s
     x 4 each; more: None, too many values to follow). Raises CatalogError when a snapshot cannot be read."""
     lim = MAX_VALUES * 4
     basis = duck_at(tbl.ctx, since)
-    then, now = _distinct(basis, tbl, col, lim), _distinct(duck, tbl, col, lim)
+    then, now = distinct_values(basis, tbl, col, lim), distinct_values(duck, tbl, col, lim)
     return None if len(then) >= lim or len(now) >= lim else (basis, then, now)
 
 
@@ -855,7 +855,7 @@ def grouped_values(ctx: Context, t: Table, ann: Annotation, tables: dict[str, Ta
         if not since or not rewriting(tbl, since) or not _respelling_hint(tbl, col, since, duck):
             continue
         try:
-            then, now = _distinct(duck_at(ctx, since), tbl, col, lim), _distinct(duck, tbl, col, lim)
+            then, now = distinct_values(duck_at(ctx, since), tbl, col, lim), distinct_values(duck, tbl, col, lim)
         except CatalogError:
             continue
         if not then - now or not now - then or len(then) >= lim or len(now) >= lim:
@@ -1210,9 +1210,9 @@ def grouped_codes_data(ctx: Context, t: Table, ann: Annotation, tables: dict[str
         if not codes:
             continue
         try:
-            now = _distinct(duck, tbl, col, lim)
+            now = distinct_values(duck, tbl, col, lim)
             outside, missing = now - codes, (codes - now if rewriting(tbl, since) else set())
-            then = _distinct(duck_at(ctx, since), tbl, col, lim) if (outside or missing) and len(now) < lim else set()
+            then = distinct_values(duck_at(ctx, since), tbl, col, lim) if (outside or missing) and len(now) < lim else set()
         except CatalogError:
             continue
         if not then:  # nothing read at the verified vid: no evidence of what is new or gone
@@ -1294,9 +1294,9 @@ def prose_complete_set(ctx: Context, t: Table, ann: Annotation, anns: list[Annot
                               and not any(truncates(v, c) for c in codes)})
             else:
                 try:
-                    now = _distinct(duck, tbl, col, lim)
+                    now = distinct_values(duck, tbl, col, lim)
                     outside = now - codes
-                    then = _distinct(duck_at(ctx, since), tbl, col, lim) if outside and len(now) < lim else set()
+                    then = distinct_values(duck_at(ctx, since), tbl, col, lim) if outside and len(now) < lim else set()
                 except CatalogError:
                     continue
                 if not then or (by_label and set(vals) - now):

@@ -31,7 +31,7 @@ from semantic._bounded import LimitExceededError, literals
 from semantic.annotations import fingerprint
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
-from semantic.staleness.claim_rules import column_words
+from semantic.staleness.claim_rules import phrase_names
 from semantic.staleness.core import (
     Duck,
     Table,
@@ -40,11 +40,13 @@ from semantic.staleness.core import (
     declared_keys,
     duck_at,
     finding,
+    load_at,
     make_fix,
     quote_id,
     quote_table,
 )
 from semantic.staleness.definitions import answer_of
+from semantic.staleness.definitions_values import distinct_values
 from semantic.staleness.grain import aggregates_every_row
 from semantic.staleness.schema import ROWS_PER, names
 from semantic.staleness.values_units import MAX_VALUES, parsed_sql
@@ -76,12 +78,12 @@ def _measures(t: Table, anns: list[Annotation], keys: set[str]) -> list[str]:
     return [n for _, n in sorted(nums, key=lambda x: x[0])][:MAX_MEASURES]
 
 
-def _distinct(duck: Duck, tq: str, col: str) -> set[str] | None:
-    """The column's distinct values (None: `MAX_VALUES` x 4 or more), by the statement the value checks
-    send too (`definitions_values`: one reading per column and vid through the shared runners)."""
-    q, lim = quote_id(col), MAX_VALUES * 4
-    rows = duck.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IS NOT NULL LIMIT {lim}")
-    return None if len(rows) >= lim else {str(r[0]) for r in rows}
+def _distinct(duck: Duck, t: Table, col: str) -> set[str] | None:
+    """The column's distinct values (None: `MAX_VALUES` x 4 or more), read as the value checks read them
+    (`definitions_values.distinct_values`: one statement per column and vid through the shared runners)."""
+    lim = MAX_VALUES * 4
+    got = distinct_values(duck, t, col, lim)
+    return None if len(got) >= lim else got
 
 
 def total_rows(ctx: Context, t: Table, anns: list[Annotation], duck: Duck, basis: int | None) -> list[Totals]:
@@ -90,9 +92,7 @@ def total_rows(ctx: Context, t: Table, anns: list[Annotation], duck: Duck, basis
     statement cannot run. Cached per (table, basis, vid)."""
     if not basis or basis >= ctx.vid:
         return []
-    # the rows at `basis` are those of the table's last load at or before it: claims written between the
-    # same two loads share one reading
-    basis = max((v for v, _tt in t.tl.data_commits if v <= basis), default=basis)
+    basis = load_at(t, basis)  # the rows then: claims written between the same two loads share them
     after = [(v, tt) for v, tt in t.tl.data_commits if v > basis]
     keys = [k for k in declared_keys(anns) if t.col(k) is not None]
     if not after or len(keys) < 2 or not any(type_family(c.type) == "string" for k in keys if (c := t.col(k))):
@@ -125,9 +125,9 @@ def _find(ctx: Context, t: Table, anns: list[Annotation], duck: Duck, basis: int
         assert col is not None
         if type_family(col.type) != "string":
             continue  # a member code ('ALL', 'TOTAL', 'R0'); a numeric key's new value is a new member
-        now_vals = _distinct(duck, tq, col.name)
+        now_vals = _distinct(duck, t, col.name)
         try:
-            was = _distinct(then, tq, col.name)
+            was = _distinct(then, t, col.name)
         except CatalogError:
             continue  # the column was not there at the basis
         if now_vals is None or was is None or len(was) < 2:
@@ -167,8 +167,9 @@ def _summing(duck: Duck, tq: str, col: str, new: str, by: list[str],
 
 
 def _says(t: Table, text: str, col: str) -> bool:
-    words = column_words(col, [c.name for c in t.cols.values()])
-    if names(text, col) or (words and re.search(r"[\s-]+".join(words), text, re.IGNORECASE)):
+    """Does the text name the column: as an identifier, in its words (`phrase_names`), or by the last
+    word of its name (four letters or more, a plural allowed: "per region" for `region`)?"""
+    if names(text, col) or phrase_names(text, col, [c.name for c in t.cols.values()]):
         return True
     word = col.lower().split("_")[-1]
     return len(word) >= 4 and re.search(rf"(?<![a-z]){re.escape(word)}s?(?![a-z])", text, re.IGNORECASE) is not None

@@ -37,6 +37,7 @@ from semantic.staleness.core import (
     declared_keys,
     duck_at,
     finding,
+    load_at,
     make_fix,
     num,
     quote_id,
@@ -179,7 +180,6 @@ def _grown(t: Table, before: dict[str, Any]) -> tuple[str, Any] | None:
     """Where no column parts every load since (a compaction or a full rebuild rewrote old rows beside
     the new): a date or time column, else a date or sequence key (`_sk`, `_id`...), whose maximum grew
     since the basis; the rows past its maximum then are rows loaded since (a rebuilt mart's new days)."""
-    now = t.stats.get("columns") or {}
     for fams in (("time", "date"), ("number",)):
         for c in t.cols.values():
             fam = type_family(c.type)
@@ -187,7 +187,7 @@ def _grown(t: Table, before: dict[str, Any]) -> tuple[str, Any] | None:
                 continue
             read = parse_time if fam != "number" else num
             hi = (before.get(c.name) or {}).get("max")
-            top, cur = read(hi), read((t.stat(c.name) or now.get(c.name) or {}).get("max"))
+            top, cur = read(hi), read((t.stat(c.name) or {}).get("max"))
             if top is not None and cur is not None and cur > top:
                 return c.name, hi
     return None
@@ -197,9 +197,7 @@ def broken_relation(t: Table, anns: list[Annotation], basis: int, duck: Duck) ->
     """The column whose relations to its row's other measures the rows loaded since `basis` broke
     (see the module's docstring): {column, broken: [relation text], held_before, held_now, rows}. Cached
     per (table, vid, basis)."""
-    # the rows at `basis` are those of the table's last load at or before it: claims written between the
-    # same two loads share one reading
-    basis = max((v for v, _tt in t.tl.data_commits if v <= basis), default=basis) if basis else basis
+    basis = load_at(t, basis) if basis else basis  # the rows then: claims between two loads share them
     key = ("broken_relation", t.obj.path, t.ctx.vid, basis)
     got = t.ctx.cache.findings.take(key)
     if got is not None:

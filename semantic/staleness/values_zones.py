@@ -26,6 +26,7 @@ from semantic.staleness.core import (
     day_of,
     duck_at,
     finding,
+    load_at,
     make_fix,
     quote_id,
     quote_table,
@@ -132,7 +133,7 @@ def loads_shifted(t: Table, col: str, basis: int) -> tuple[int, list[tuple[int, 
     after = t.tl.data_after(basis)
     if not basis or not after:
         return None
-    basis = max((v for v, _tt in t.tl.data_commits if v <= basis), default=basis)  # the rows then: its last load
+    basis = load_at(t, basis)  # the rows then: its last load
     ctx = t.ctx
     pattern = day_bins(duck_at(ctx, basis), t.name, col)
     total = sum(pattern)
