@@ -96,6 +96,7 @@ class Cache:
         self.sql = _LRU(1024)            # (key, vid) -> (ok, fingerprint or error)
         self.models = _LRU(16)           # (catalog, vid) -> _model.CatalogModel
         self.completeness = _LRU(1024)   # partitions per (name, table obj vid), load logs per log obj vid
+        self.router: Any = None          # the data checks' statement router (staleness.core.Router), on first use
 
 
 _CACHES: weakref.WeakKeyDictionary[Any, Cache] = weakref.WeakKeyDictionary()

@@ -359,6 +359,8 @@ CAUSE_WORDS: dict[str, str] = {
     "dead": "{table} stopped loading",
     "replaced": "{table} stopped loading while a replacement was written beside it",
     "cadence": "{table} loads less often than promised",
+    "cadence_more": "{table} loads more often than its description says",
+    "per_key": "{table} has more rows per {detail} than its description documents",
     "range": "{table}'s {detail} reaches beyond its documented range",
     "enum_ended": "{table} no longer holds some listed values of column {detail}",
     "label_gone": "{table} no longer holds a code of column {detail} that a description names by its label",
@@ -398,11 +400,14 @@ EVIDENCE_LABELS: dict[str, str] = {
     "upstream": "built from", "upstream_reason": "what changed there", "upstream_finding": "its finding",
     "read_vid": "the build read vid", "change_vid": "changed at vid", "origin": "where the change began",
     "period": "period", "upstream_status": "its state there", "note": "note",
+    "usual_interval_hours_before": "usual interval between loads then", "usual_interval_hours_now":
+    "usual interval between loads now", "documented_max": "most rows documented", "max_now": "most rows now",
+    "keys_over": "keys over it",
 }
 # a key whose meaning depends on its value: "now" is the judging time (a number) or a column's new name
 _TEXT_LABELS = {"now": "now called"}
 _HIDDEN = frozenset({"reasons", "by_annotation"})
-_AS_HOURS = frozenset({"usual_interval_hours", "age_hours"})
+_AS_HOURS = frozenset({"usual_interval_hours", "age_hours", "usual_interval_hours_before", "usual_interval_hours_now"})
 _AS_TIME = frozenset({"now", "loaded_at"})
 
 

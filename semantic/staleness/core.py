@@ -4,12 +4,16 @@ statistics algebra of renames (`pair_cost`, `scale_of`, `assign`) and the bounde
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
+import threading
 import time as _time
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
+
+import cachetools
 
 from catalog_core import lake
 from catalog_core.api import CatalogAPI
@@ -358,6 +362,127 @@ def quote_table(name: str) -> str:
 
 
 REMEMBER_ROWS = 10_000  # a statement's rows a Duck keeps for the next asker, at most
+ANSWERED_ROWS = 400_000  # rows the router keeps of answers, across vids (least recently used out)
+
+# A table as the checks name it (`quote_table`): three quoted identifiers joined by dots.
+_NAMED = re.compile(r'"((?:[^"]|"")+)"\."((?:[^"]|"")+)"\."((?:[^"]|"")+)"')
+_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
+_SOURCE = re.compile(r"(?<!distinct )\b(?:from|join)\b\s*(\S{0,5})", re.IGNORECASE)
+
+
+def _reads(text: str) -> set[str] | None:
+    """The paths of the tables `text` reads, when every table it reads is named as `quote_table`
+    writes it (three quoted identifiers) and every FROM and JOIN is followed by such a name or a
+    parenthesis; None otherwise (a name written another way, a comma join after a first quoted name,
+    an introspection statement): such a statement is not routed. Literals and quoted identifiers are
+    read as tokens, so a word inside them is never taken for a keyword."""
+    if not text.lstrip()[:8].upper().startswith(("SELECT", "WITH", "DESCRIBE")):
+        return None
+    found = [[p.replace('""', '"') for p in m] for m in _NAMED.findall(text)]
+    if not found or any(not re.fullmatch(r"[\w$-]+", p) for m in found for p in m):
+        return None  # no table, or an id a path would spell otherwise
+    names = {"/" + "/".join(m) for m in found}
+    marked = _QUOTED.sub(lambda m: "Q" if m.group(0).startswith('"') else "L", text)
+    for m in _SOURCE.finditer(marked):
+        if not (m.group(1).startswith("(") or m.group(1).startswith("Q.Q.Q")):
+            return None
+    if re.search(r"Q\.Q\.Q\s*(?:AS\s+)?\w*\s*,", marked, re.IGNORECASE):
+        return None  # a comma after a table: a second source this reading does not check
+    return names
+
+
+class Router:
+    """Where the data checks' statements run, and their answers shared between vids (issue 45, item 6).
+
+    Invariant: a statement that reads only the tables T has the same answer at every vid at which
+    no table of T changed in between. A table changes only in a commit that writes a path under it
+    that is not the catalog's own (`lake.is_reserved`: annotations are kept under `_semantic`), or a
+    path above it (a namespace or catalog removed, cloned, replaced). So a statement asked at vid v is
+    answered once per (text, lo), lo = the latest such commit of any table of T at or before v (the
+    states of T are then fixed), and it runs at a vid of [lo, hi] (hi: the vid before the next such
+    commit) where statements already ran, newest first: the checks of one pass read the basis of many
+    claims at many vids, and each new vid costs the SQL layer the views of every table (~0.2 s on the
+    Acme lake). Statements whose tables cannot be read from the text (`_reads`) run at v unshared.
+    The commit log is read once, then only its new commits; a commit without paths changes every
+    table."""
+
+    def __init__(self, cat: CatalogAPI) -> None:
+        self.cat = cat
+        self.lock = threading.Lock()
+        self.upto = 0                                   # commits up to this vid are indexed
+        self.touched: dict[str, list[int]] = {}         # table path -> vids of its commits, ascending
+        self.broad: list[tuple[int, str]] = []          # (vid, path above tables, "" for every table)
+        self.ran: list[int] = []                        # vids statements ran at, in order of first use
+        self.answers: cachetools.LRUCache[tuple[str, int], list[list[Any]]] = cachetools.LRUCache(
+            maxsize=ANSWERED_ROWS, getsizeof=lambda rows: max(1, len(rows)))
+
+    def _index(self, vid: int) -> None:
+        if vid <= self.upto:
+            return
+        top = max(vid, self.cat.latest_vid)
+        for c in self.cat.commits(since=self.upto + 1, until=top):
+            if not c.paths:
+                self.broad.append((c.vid, ""))
+            for p in c.paths:
+                parts = p.split("/")
+                if len(parts) < 4:
+                    self.broad.append((c.vid, p.rstrip("/")))
+                elif len(parts) == 4 or not lake.is_reserved(parts[4]):
+                    got = self.touched.setdefault("/".join(parts[:4]), [])
+                    if not got or got[-1] != c.vid:
+                        got.append(c.vid)
+        self.upto = top
+
+    def _span(self, path: str, vid: int) -> tuple[int, int]:
+        vids = self.touched.get(path, [])
+        i = bisect.bisect_right(vids, vid)
+        lo, hi = (vids[i - 1] if i else 0), (vids[i] - 1 if i < len(vids) else self.upto)
+        for v, above in self.broad:
+            if above == "" or path.startswith(above + "/"):
+                if v <= vid:
+                    lo = max(lo, v)
+                else:
+                    hi = min(hi, v - 1)
+        return lo, hi
+
+    def place(self, text: str, vid: int) -> tuple[int, tuple[str, int] | None]:
+        """The vid to run `text` at for an asker at `vid`, and the key its answer is shared under
+        (None: not shared)."""
+        names = _reads(text)
+        if names is None:
+            return vid, None
+        with self.lock:
+            self._index(vid)
+            lo, hi = 0, self.upto
+            for n in names:
+                if n not in self.touched and not any(above and n.startswith(above + "/") for _, above in self.broad):
+                    return vid, None  # no commit wrote it: not a table's path as the log spells it
+                a, b = self._span(n, vid)
+                lo, hi = max(lo, a), min(hi, b)
+            if not lo <= vid <= hi:  # cannot happen by construction; never route on a wrong span
+                return vid, None
+            at = max((v for v in self.ran if lo <= v <= hi), default=hi)
+            if at not in self.ran:
+                self.ran.append(at)
+            return at, (text, lo)
+
+    def answer(self, key: tuple[str, int]) -> list[list[Any]] | None:
+        with self.lock:
+            return self.answers.get(key)
+
+    def keep(self, key: tuple[str, int], rows: list[list[Any]]) -> None:
+        if len(rows) <= REMEMBER_ROWS:
+            with self.lock:
+                self.answers[key] = rows
+
+
+def router_of(ctx: Context) -> Router:
+    """The catalog's statement router (one per catalog, kept with its caches)."""
+    with ctx.cache.lock:
+        got = ctx.cache.router
+        if not isinstance(got, Router):
+            got = ctx.cache.router = Router(ctx.cat)
+        return got
 
 
 class Duck:
@@ -365,20 +490,28 @@ class Duck:
     sandboxed, in a SQL worker, within a time and a memory limit, whatever the annotation says.
     One Duck serves a whole-catalog pass, and several checks ask the same question (the distinct
     values of a column an enum and a relationship both name): a statement's rows are remembered
-    for the Duck's life when they are few (`REMEMBER_ROWS`; `ran` counts the statements sent). Invariant: the statements are read-only
-    and all read the one snapshot `vid`, so the same text has the same answer; a statement that
-    failed (or went past a limit) is not remembered, the next asker runs it again."""
+    for the Duck's life when they are few (`REMEMBER_ROWS`; `ran` counts the statements sent). With a
+    `Router`, a statement is answered once for every vid at which the tables it reads are the same,
+    and run at a vid other statements ran at (see `Router`). Invariant: the statements are read-only
+    and all read the one snapshot `vid` (or one where every table they read is as at `vid`), so the
+    same text has the same answer; a statement that failed (or went past a limit) is not remembered,
+    the next asker runs it again."""
 
-    def __init__(self, cat: CatalogAPI, vid: int) -> None:
-        self.cat, self.vid = cat, vid
+    def __init__(self, cat: CatalogAPI, vid: int, router: Router | None = None) -> None:
+        self.cat, self.vid, self.router = cat, vid, router
         self._rows: dict[str, list[list[Any]]] = {}
         self.ran = 0
 
     def sql(self, text: str) -> list[list[Any]]:
         got = self._rows.get(text)
         if got is None:
-            self.ran += 1
-            got = _bounded.query(self.cat, self.vid, text)
+            at, key = (self.vid, None) if self.router is None else self.router.place(text, self.vid)
+            got = self.router.answer(key) if self.router is not None and key is not None else None
+            if got is None:
+                self.ran += 1
+                got = _bounded.query(self.cat, at, text)
+                if self.router is not None and key is not None:
+                    self.router.keep(key, got)
             if len(got) <= REMEMBER_ROWS:
                 self._rows[text] = got
         return [list(r) for r in got]  # a caller may change its rows, never the remembered ones
@@ -395,6 +528,6 @@ def duck_at(ctx: Context, vid: int) -> Duck:
     key = ("duck", vid)
     got = ctx.cache.findings.take(key)
     if got is None:
-        got = ctx.cache.findings.put(key, (Duck(ctx.cat, vid),))
+        got = ctx.cache.findings.put(key, (Duck(ctx.cat, vid, router_of(ctx)),))
     duck: Duck = got[0]
     return duck

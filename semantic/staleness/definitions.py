@@ -17,7 +17,7 @@ from semantic._bounded import LimitExceededError, literals
 from semantic._tables import column_id, table_columns
 from semantic.annotations import fingerprint
 from semantic.history import Context, SchemaChange, type_family
-from semantic.models import Annotation, Finding
+from semantic.models import Annotation, ColumnRef, Finding
 from semantic.staleness.core import (
     DAY,
     Table,
@@ -51,7 +51,23 @@ from semantic.staleness.values_units import (
 
 def metric_findings(t: Table, ann: Annotation) -> list[Finding]:
     refs = ann.provenance.basis.columns
-    return column_findings(t, ann, refs) + unit_drift(t, ann, refs)
+    return column_findings(t, ann, refs + named_refs(t, ann)) + unit_drift(t, ann, refs)
+
+
+def named_refs(t: Table, ann: Annotation) -> list[ColumnRef]:
+    """The columns a metric's expression, filter or time column names, as the table had them at the
+    metric's basis, that its recorded basis lacks: a metric written by a path that recorded only some
+    of them (an import, a rewrite of the expression onto a column added later) still has its columns
+    followed through renames and drops. Names inside string literals are not columns."""
+    b = ann.provenance.basis
+    have = {r.id for r in b.columns}
+    later = [c for c in t.tl.schema_changes if c.vid > b.vid]
+    cols = later[0].before if later else t.cols
+    val = ann.value if isinstance(ann.value, dict) else {}
+    text = re.sub(r"'(?:[^']|'')*'", " ", " ".join(str(val.get(k) or "") for k in ("expression", "filter", "time_column")))
+    words = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
+    return [ColumnRef(id=cid, name=c.name, type=str(c.type)) for cid, c in cols.items()
+            if isinstance(cid, int) and cid not in have and c.name.lower() in words]
 
 
 # A verified query whose SQL no longer runs (a table or column it reads is gone, no column continues

@@ -182,3 +182,71 @@ def query_range(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table |
                                 suggestion="re-check the answer and re-verify the query", fixes=[make_fix("reverify")],
                                 cause=cause_of("answer", name, v, cname))]  # not merged with the text's (no fix)
     return []
+
+
+# ------------------------------------------------------------------ rows per key a description documents
+# "one to three per order", "1-3 attempts per order", "at most 5 rows per customer", "up to two per day".
+_N = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"
+_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+          "ten": 10, "twelve": 12}
+_PER = re.compile(rf"(?:\b{_N}\s*(?:to|-|–|or)\s*{_N}|\b(?:at most|up to|no more than)\s+{_N})\s+(?:[a-z_]+\s+){{0,2}}?"
+                  r"per\s+([a-z_]+)", re.IGNORECASE)
+
+
+def _count(w: str) -> int:
+    return int(w) if w.isdigit() else _WORDS[w.lower()]
+
+
+def per_key_bounds(text: object) -> list[tuple[int, str]]:
+    """(the most rows, the word after 'per') of each count range a text documents per a key."""
+    out = []
+    for m in _PER.finditer(str(text or "")):
+        hi = m.group(2) or m.group(3)
+        out.append((_count(hi), m.group(4).lower()))
+    return out
+
+
+def _key_of(t: Table, anns: list[Annotation], word: str) -> str | None:
+    """The column a word after 'per' names: `order` -> order_id (a name with an identifier suffix, or
+    the word itself), or the column of a relationship named so (cryptic names: relationship.order)."""
+    stem = word[:-1] if word.endswith("s") and t.col(word) is None else word
+    for cand in (stem, *(stem + s for s in ("_id", "_sk", "_key", "_no", "_uuid"))):
+        if t.col(cand) is not None:
+            return cand
+    for a in anns:
+        on = (a.value or {}).get("on") if a.kind == "relationship" and isinstance(a.value, dict) else None
+        if a.key == f"relationship.{stem}" and isinstance(on, list) and len(on) == 1 and t.col(str(on[0][0])):
+            return str(on[0][0])
+    return None
+
+
+def per_key_exceeded(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], duck: Any) -> list[Finding]:
+    """documented_ranges, data: a description documenting how many rows a key has ("payment attempts,
+    one to three per order") while some key now has more, and none had at the claim's basis (the text
+    held then). The key is the column the word after 'per' names (`_key_of`). range_exceeded, stale, no
+    fix (the new count is for a person to write; the finding gives the largest now)."""
+    from semantic.staleness.core import duck_at, quote_id, quote_table
+
+    out: list[Finding] = []
+    basis = ann.provenance.basis.vid
+    for hi, word in per_key_bounds(ann.value):
+        key = _key_of(t, anns, word)
+        if key is None or not basis or not t.tl.data_after(basis):
+            continue
+        q = f"SELECT max(n), count(*) FILTER (WHERE n > {hi}) FROM (SELECT count(*) AS n FROM {quote_table(t.name)} " \
+            f"WHERE {quote_id(key)} IS NOT NULL GROUP BY {quote_id(key)})"
+        try:
+            (then_max, _), = duck_at(ctx, basis).sql(q)
+            (now_max, over), = duck.sql(q)
+        except Exception:  # noqa: BLE001 - a column renamed since, a failed read: nothing to say
+            continue
+        if then_max is None or now_max is None or int(then_max) > hi or int(now_max) <= hi:
+            continue
+        since = t.tl.data_after(basis)
+        out.append(finding(ann, t.name, "range_exceeded", "stale",
+                           f"the text documents at most {hi} row(s) per {word}; {over} {key} value(s) now have more (up "
+                           f"to {now_max}), none had at the claim (vid {basis})", [since[0][0], since[-1][0]],
+                           [since[0][1], since[-1][1]],
+                           {"column": key, "documented_max": hi, "max_now": int(now_max), "keys_over": int(over)},
+                           cause=cause_of("per_key", t.name, since[0][0], key)))
+    return out

@@ -23,7 +23,7 @@ from semantic._tables import require_table
 from semantic.completeness import upstream_periods
 from semantic.history import Context
 from semantic.models import Annotation, Evidence, Finding, Fix
-from semantic.staleness.core import DEPTHS, RANK, Duck, Table, get_table, resolve_now
+from semantic.staleness.core import DEPTHS, RANK, Duck, Table, get_table, resolve_now, router_of
 from semantic.staleness.decisions import merge_by_cause, undismissed
 from semantic.staleness.incremental import affected, changes_since
 from semantic.staleness.keys_joins import is_join_prose, join_prose
@@ -180,7 +180,7 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, Table 
         found = [f for f in table_findings(ctx, name, "metadata", tables) if f.reason not in redo]
         seen: set[tuple[str | None, str]] = {(f.annotation, str(f.reason)) for f in found}
         own = duck is None
-        duck = duck or Duck(ctx.cat, ctx.vid)
+        duck = duck or Duck(ctx.cat, ctx.vid, router_of(ctx))
         try:
             env = Env(ctx, t, anns, tables, duck, seen)
             extra = run_annotation_checks(env, "data")
@@ -299,7 +299,7 @@ def _catalog_findings(ctx: Context, names: list[str], depth: str,
     key = ("*", ctx.vid, depth)
     got = ctx.cache.findings.take(key)
     if got is None:
-        duck = Duck(ctx.cat, ctx.vid) if depth == "data" else None
+        duck = Duck(ctx.cat, ctx.vid, router_of(ctx)) if depth == "data" else None
         try:
             got = {}
             for i, n in enumerate(names, 1):

@@ -4,6 +4,7 @@ slower loads than it), `time_due` (the time before which they find nothing) and 
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Iterable
 from typing import Any
@@ -37,6 +38,71 @@ _CADENCE_WORDS = {"hourly": 3600.0, "daily": DAY, "nightly": DAY, "weekly": 7 * 
 def _cadence_words(text: object) -> list[tuple[str, float]]:
     w = word_set(text)
     return [(k, v) for k, v in _CADENCE_WORDS.items() if k in w]
+
+
+# Prose that says how often a table is loaded: a load verb near a cadence ("refreshed weekly on
+# Mondays", "rebuilt every night", "a daily load"), never a cadence word alone ("weekly sales" is the
+# grain). Table entries: a cadence not listed is not read.
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_EVERY: dict[str, float] = {"hourly": 3600.0, "every hour": 3600.0, "daily": DAY, "nightly": DAY, "every day": DAY,
+                            "every night": DAY, "weekly": 7 * DAY, "every week": 7 * DAY, "monthly": 30 * DAY,
+                            "every month": 30 * DAY}
+_CADENCE = rf"(hourly|daily|nightly|weekly|monthly|every (?:hour|day|night|week|month|{_DAYS})|on (?:{_DAYS})s)"
+_VERB = r"(?:refresh(?:ed|es)?|re-?built|rebuilds?|re-?loaded|loaded|loads?|updated|updates?|published|runs?|written)"
+_SAYS_CADENCE = (re.compile(rf"\b{_VERB}\b(?:\s+\w+){{0,2}}?\s+{_CADENCE}\b", re.IGNORECASE),
+                 re.compile(rf"\b{_CADENCE}\s+(?:refresh|load|rebuild|update|run|batch)", re.IGNORECASE))
+
+
+def said_cadence(text: object) -> tuple[str, float] | None:
+    """The one load cadence `text` states (its words, seconds), None when it states none or several."""
+    found = {m.group(1).lower() for rx in _SAYS_CADENCE for m in rx.finditer(str(text or ""))}
+    every = {_EVERY.get(w, 7 * DAY) for w in found}  # "every monday", "on mondays": weekly
+    return (sorted(found)[0], every.pop()) if len(every) == 1 else None
+
+
+FASTER = 3.0  # loads this many times as often as the prose says, or more, make it false
+
+
+def cadence_prose(t: Table, ann: Annotation) -> list[Finding]:
+    """loads_freshness, metadata: a table's description (or instructions) saying how often it is
+    loaded ("refreshed weekly on Mondays") while its latest loads, all after the claim, come FASTER
+    times as often or more (a weekly mart rebuilt after every daily load). The prose held at its
+    basis (the loads before it came at about its cadence, within a factor of two), and the new
+    cadence is seen on the trailing run of three or more loads, each within a FASTER-th of the stated
+    period of the one before, on distinct periods of a seventh of it (a burst of commits in one hour,
+    a re-run, is not a cadence). Evidence: the load log. `freshness_sla_missed`, stale, no
+    fix (prose for a person to rewrite; what it says about the rows, e.g. "complete weeks only",
+    may have changed with it). Slower loads are the freshness SLA's and `not_loaded_since`'s."""
+    said = said_cadence(ann.value)
+    if said is None:
+        return []
+    words, every = said
+    basis = ann.provenance.basis.vid or 0
+    before = [tt for v, tt in t.tl.data_commits if v <= basis][-6:]
+    after = [(v, tt) for v, tt in t.tl.data_commits if v > basis]
+    gaps0 = [b - a for a, b in zip(before, before[1:], strict=False)]
+    if len(gaps0) < 2 or not every / 2 <= statistics.median(gaps0) <= every * 2 or not after:
+        return []
+    allc = t.tl.data_commits
+    run: list[tuple[int, float]] = []  # the latest loads, each within every/FASTER of the load before it
+    for i in range(len(allc) - 1, 0, -1):
+        if allc[i][0] <= basis or (allc[i][1] - allc[i - 1][1]) * FASTER > every:
+            break
+        run.insert(0, allc[i])
+    slots = {int(tt // (every / 7)) for _v, tt in run}
+    if len(run) < 3 or len(slots) < 3:
+        return []
+    now_every = statistics.median(b[1] - a[1] for a, b in zip([allc[len(allc) - len(run) - 1], *run], run, strict=False))
+    after = run
+    first = after[0]
+    return [finding(ann, t.name, "freshness_sla_missed", "stale",
+                    f"the {ann.field} says it is loaded {words}; since {day_of(first[1])} (vid {first[0]}) loads come "
+                    f"every ~{now_every / 3600:.0f} h ({len(after)} load(s)), against every ~"
+                    f"{statistics.median(gaps0) / 3600:.0f} h before: the cadence it states, and what it says of the "
+                    "rows with it, may no longer hold", [first[0], after[-1][0]], [first[1], after[-1][1]],
+                    {"says": words, "usual_interval_hours_before": round(statistics.median(gaps0) / 3600, 1),
+                     "usual_interval_hours_now": round(now_every / 3600, 1)},
+                    cause=cause_of("cadence_more", t.name, first[0]))]
 
 
 def _slow_cadence(tl: Timeline, sla: float) -> float | None:

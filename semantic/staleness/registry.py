@@ -35,7 +35,7 @@ from semantic.staleness.definitions_values import (
     prose_complete_set,
     prose_values,
 )
-from semantic.staleness.documented_ranges import query_range, range_exceeded
+from semantic.staleness.documented_ranges import per_key_exceeded, query_range, range_exceeded
 from semantic.staleness.fix_rules import own_rename_fix, unit_fix
 from semantic.staleness.grain import (
     description_grain,
@@ -54,7 +54,7 @@ from semantic.staleness.keys_joins import (
     relationship_findings,
     target_rows_removed,
 )
-from semantic.staleness.loads_freshness import dead_check, sla_check
+from semantic.staleness.loads_freshness import cadence_prose, dead_check, sla_check
 from semantic.staleness.replacement_deprecation import deprecated_findings, prose_pointing, replaced_beside
 from semantic.staleness.row_relations import relation_broken
 from semantic.staleness.schema import column_findings, column_prose, prose_elsewhere, table_level
@@ -253,6 +253,8 @@ CHECKS: list[Check] = [
           ("reverify",), lambda e, a: joined_through(e.ctx, e.t, a, e.anns, e.tables),
           lambda a, _e: a.kind in ("metric", "verified_query")),
     # a column's prose naming another column of its table (always run, last: it suppresses no check above)
+    Check("cadence_prose", "loads_freshness", "metadata", ("freshness_sla_missed",), ("load_log", "annotation_text"),
+          (), lambda e, a: cadence_prose(e.t, a), _field("table", "description", "instructions")),
     Check("column_prose", "schema", "metadata", ("column_renamed", "column_dropped"), ("schema_history", "annotation_text"),
           ("rename", "investigate"), lambda e, a: column_prose(e.t, a),
           lambda a, _e: a.kind == "column" and a.field in PROSE),
@@ -339,6 +341,9 @@ CHECKS: list[Check] = [
     Check("prose_complete_set_now", "values_units", "data", ("enum_violated",), ("data", "annotation_text"),
           ("investigate",), lambda e, a: prose_complete_set(e.ctx, e.t, a, e.anns, e.duck, e.already, e.tables),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),
+    Check("per_key_now", "documented_ranges", "data", ("range_exceeded",), ("data", "annotation_text"), (),
+          lambda e, a: per_key_exceeded(e.ctx, e.t, a, e.anns, e.duck),
+          lambda a, _e: a.field == "description" and a.kind in ("table", "column")),
     Check("query_range_now", "documented_ranges", "data", ("range_exceeded",), ("data", "annotation_text", "column_stats"),
           ("reverify",), lambda e, a: query_range(e.ctx, e.t, a, e.tables, e.duck, e.checked), _field("verified_query"),
           fallback=True),

@@ -310,7 +310,8 @@ def _judged(t: Table, cols: list[str], new: list[list[Any]], rels: list[tuple[st
 def _moved_by(t: Table, cols: list[str], rows: list[list[Any]], rels: list[tuple[str, tuple[str, ...]]],
               col: str) -> float | None:
     """The one factor (not 0, not 1) by which `col`'s values differ from what a broken relation computes
-    for it, as its target, in REL_HOLD of the `rows` that break it (within the columns' rounding); None."""
+    for it, as its target, in REL_HOLD of the `rows` that break it (within the columns' rounding), else
+    the median of a rate by row (`_rate`: a tax by store, the same side of 1, close together); None."""
     i = cols.index(col)
     for form, names in rels:
         if names[0] != col:
@@ -333,7 +334,28 @@ def _moved_by(t: Table, cols: list[str], rows: list[list[Any]], rels: list[tuple
         if f and abs(f - 1) > 1e-3 and \
                 sum(abs(y - f * x) <= tol * (1 + abs(f)) + 1e-6 * abs(y) for x, y in pairs) >= REL_HOLD * len(pairs):
             return f
+        rate = _rate(pairs)
+        if rate is not None:
+            return rate
     return None
+
+
+RATE_MAX = 1.3      # a rate by row (a tax, a fee by store) moves a value by this factor at most
+RATE_SPREAD = 1.15  # the rates of the rows lie within this factor of each other
+
+
+def _rate(pairs: list[tuple[float, float]]) -> float | None:
+    """The median factor (what the rows hold / what the relation gives) when they differ by row but
+    all lie on one side of 1, within RATE_MAX of it and RATE_SPREAD of each other, in REL_HOLD of the
+    rows: a rate by row (a sales tax by store, 6.25% to 8.875%) added to or taken from the relation's
+    target. A scale (x100) or an operand that moved gives factors far from 1 or spread wide."""
+    rs = sorted(y / x for x, y in pairs if x and y and (y / x > 0))
+    if len(rs) < REL_MIN_NEW or len(rs) < REL_HOLD * len(pairs):
+        return None
+    med = rs[len(rs) // 2]
+    near = [r for r in rs if (1 + 1e-3 < r <= RATE_MAX) == (med > 1) and 1 / RATE_MAX <= r <= RATE_MAX and
+            abs(r - 1) > 1e-3 and max(r, med) / min(r, med) <= RATE_SPREAD]
+    return med if len(near) >= REL_HOLD * len(pairs) and abs(med - 1) > 1e-3 else None
 
 
 def _claims_column(t: Table, ann: Annotation, col: str) -> bool:

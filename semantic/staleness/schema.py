@@ -118,7 +118,7 @@ def _rename_candidate(t: Table, ref: ColumnRef, basis_stats: ColumnStats | None,
     m = rename_map(t, ch)
     if ref.name in m:
         new, k, _c = m[ref.name]
-        return new, k
+        return _named_now(t, ch, new), k
     earlier = _added_before(t, ref, since, ch)
     if earlier is not None:
         return earlier
@@ -133,7 +133,15 @@ def _rename_candidate(t: Table, ref: ColumnRef, basis_stats: ColumnStats | None,
             if pc is not None:
                 costs[(ref.name, a.name)], scale[(ref.name, a.name)] = pc
     got = assign(costs).get(ref.name)
-    return None if got is None else (got, scale[(ref.name, got)])
+    return None if got is None else (_named_now(t, ch, got), scale[(ref.name, got)])
+
+
+def _named_now(t: Table, ch: SchemaChange, name: str) -> str:
+    """The current name of the column `ch` added as `name` (followed by field id: renamed since, the
+    fix names the column there is now)."""
+    cid = next((i for i, c in ch.after.items() if c.name == name), None)
+    cur = t.cols.get(cid) if cid is not None else None
+    return cur.name if cur is not None else name
 
 
 _INT_RANK = {"TINYINT": 1, "SMALLINT": 2, "INTEGER": 3, "BIGINT": 4, "HUGEINT": 5}
@@ -200,8 +208,10 @@ def column_findings(t: Table, ann: Annotation, refs: list[ColumnRef], missing_re
                 reason = "unit_drift" if unit_changed and ann.field == "unit" else "column_renamed"
                 sugg = f"likely renamed to {name}" + (f", unit changed ({unit_word(k)})" if unit_changed and k else "")
                 out.append(finding(ann, label, reason, "stale",
-                                    f"column {ref.name!r} was dropped{when} and {name!r} added in the same commit "
-                                    "with matching statistics", ev or [t.obj.vid], times,
+                                    f"column {ref.name!r} was dropped{when} and "
+                                    + (f"{name!r}" if ch is None or any(c.name == name for c in ch.added)
+                                       else f"the column now called {name!r}")
+                                    + " added in the same commit with matching statistics", ev or [t.obj.vid], times,
                                     {"column": ref.name, "candidate": name, "scale_exp": k,
                                      "basis_stats": b.stats[ref.name].model_dump() if ref.name in b.stats else None,
                                      "candidate_stats": t.stat(name)}, sugg,

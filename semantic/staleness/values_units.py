@@ -687,7 +687,7 @@ def _values_across(t: Table, c: str, v: int, keys: list[str], duck: Duck
     old value mapped). None when a snapshot cannot be read. Every statement is bounded like
     `run_sql` (`Duck`)."""
     q, tq = quote_id(c), quote_table(t.name)
-    old = Duck(t.ctx.cat, v - 1)
+    old = duck_at(t.ctx, v - 1)
     try:
         before = [r[0] for r in old.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IS NOT NULL ORDER BY 1 "
                                         f"LIMIT {MAX_VALUES * 4}")]
@@ -759,7 +759,7 @@ def _enum_gone(ctx: Context, t: Table, a: Annotation, col: str, vals: list[Any],
     if len(now) == len(set(vals)):
         return []
     try:
-        then = {r[0] for r in Duck(ctx.cat, basis).sql(f"SELECT DISTINCT {c} FROM {quote_table(t.name)} "
+        then = {r[0] for r in duck_at(ctx, basis).sql(f"SELECT DISTINCT {c} FROM {quote_table(t.name)} "
                                                         f"WHERE {c} IN ({marks})")}
     except CatalogError:  # the basis snapshot cannot be read: no evidence of what was there
         return []
@@ -797,7 +797,7 @@ def merged_into(ctx: Context, t: Table, col: str, gone: list[Any], basis: int, d
     keys = declared_keys(ctx.annotations(t.name))
     q, tq = quote_id(col), quote_table(t.name)
     try:
-        vm, rows = moved_to(t, col, [str(g) for g in gone], Duck(ctx.cat, basis), duck, keys)
+        vm, rows = moved_to(t, col, [str(g) for g in gone], duck_at(ctx, basis), duck, keys)
         now = [str(r[0]) for r in duck.sql(f"SELECT DISTINCT CAST({q} AS VARCHAR) FROM {tq} WHERE {q} IS NOT NULL "
                                            f"ORDER BY 1 LIMIT {MAX_VALUES + 1}")]
     except CatalogError:  # no evidence of where the rows went: no fix
@@ -919,8 +919,14 @@ def load_shift(t: Table, col: str, since: int) -> tuple[int, list[int], float, f
     power of ten), the latest ones with each other, and every latest one must lie beyond every
     earlier one, by 10^2 or more, and hold a third of the earlier loads' usual rows or more (the
     extreme of a few rows is no measure of the values' scale); the longest such run of latest
-    loads. None otherwise."""
-    loads = [(v, m, n) for v, cols, n in load_stats(t) if (m := _magnitude(cols.get(col))) is not None]
+    loads. None otherwise, and None for a column a recent load of which holds only zeros (refunds,
+    mostly zero: a load's largest value then says how many rows were refunded, not in what unit;
+    the data depth measures the non-zero values themselves)."""
+    every = load_stats(t)
+    if any(n > 0 and isinstance(cols.get(col), dict) and _magnitude(cols[col]) is None
+           for _v, cols, n in every[-3 * LOAD_WINDOW:]):
+        return None  # a recent load of only zeros: a load's extremes count its few non-zero rows, not their scale
+    loads = [(v, m, n) for v, cols, n in every if (m := _magnitude(cols.get(col))) is not None]
     if not loads:
         return None
     usual = _median([float(r) for _v, _m, r in loads[-3 * LOAD_WINDOW:]])
@@ -1262,7 +1268,7 @@ def _quantiles(t: Table, col: str, vid: int, expr: str, qs: tuple[float, ...]) -
     e = expr.format(q)
     sel = ", ".join(f"quantile_disc({e}, {x})" for x in qs)
     try:
-        rows = Duck(t.ctx.cat, vid).sql(f"SELECT {sel} FROM {quote_table(t.name)} WHERE {q} IS NOT NULL")
+        rows = duck_at(t.ctx, vid).sql(f"SELECT {sel} FROM {quote_table(t.name)} WHERE {q} IS NOT NULL")
     except CatalogError:  # a snapshot that cannot be read, or a statement past its limit: no evidence
         rows = []
     vals = [num(x) for x in rows[0]] if rows else []
@@ -1648,7 +1654,7 @@ def _respelled_codes(ctx: Context, t: Table, a: Annotation, col: str, codes: lis
         return {}
     q, tq = quote_id(col), quote_table(t.name)
     try:
-        then = Duck(ctx.cat, basis)
+        then = duck_at(ctx, basis)
         was = {str(r[0]) for r in then.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IN ({literals(codes)})")}
         now = {str(r[0]) for r in duck.sql(f"SELECT DISTINCT {q} FROM {tq} WHERE {q} IN ({literals(codes)})")}
         gone = [c for c in codes if c in was and c not in now]
@@ -1689,7 +1695,7 @@ def _magnitudes(t: Table, col: str, vid: int) -> dict[int, int] | None:
         return got[0]
     q = quote_id(col)
     try:
-        rows = Duck(t.ctx.cat, vid).sql(
+        rows = duck_at(t.ctx, vid).sql(
             f"SELECT CAST(floor(log10(abs(CAST({q} AS DOUBLE))) * {LOG_BINS}) AS BIGINT), count(*) "
             f"FROM {quote_table(t.name)} WHERE {q} IS NOT NULL AND {q} <> 0 GROUP BY 1")
         out: dict[int, int] | None = {int(b): int(n) for b, n in rows if b is not None}
@@ -1782,7 +1788,7 @@ def _whole_counts(t: Table, col: str, vid: int, digits: int) -> tuple[int, int] 
     """(non-zero rows of `col` at `vid` that are whole multiples of 10^-digits, non-zero rows)."""
     q = quote_id(col)
     try:
-        (whole, n), = Duck(t.ctx.cat, vid).sql(
+        (whole, n), = duck_at(t.ctx, vid).sql(
             f"SELECT count(*) FILTER (WHERE round(CAST({q} AS DOUBLE), {digits}) = CAST({q} AS DOUBLE)), count(*) "
             f"FROM {quote_table(t.name)} WHERE {q} IS NOT NULL AND {q} <> 0")
     except (CatalogError, ValueError):
@@ -1820,8 +1826,9 @@ def scale_appended(t: Table, ann: Annotation, keys: set[str], already: set[tuple
     """values_units / definitions, data: a load after the claim's basis appended rows of a numeric
     column at 10^k times the rows before, which stay as they were (`appended_scale`: the data's
     magnitudes before and after the load, so the added rows are measured however few they are and
-    whatever the column's minimum and maximum show). The column now mixes two units: no single
-    unit is right, so no fix (`fix_rules.unit_fix` names the column to look at). A claim already
+    whatever the column's minimum and maximum show; the finding names the earliest run of loads up to
+    it that measures in the same unit, not only the load that had rows enough alone). The column now
+    mixes two units: no single unit is right, so no fix (`fix_rules.unit_fix` names the column to look at). A claim already
     flagged unit_drift is left to that finding."""
     if (ann.key, "unit_drift") in already:
         return []
@@ -1835,6 +1842,12 @@ def scale_appended(t: Table, ann: Annotation, keys: set[str], already: set[tuple
             got = appended_scale(t, col, v, start)
             if got is None:
                 continue
+            if start is None:  # the earliest run of loads up to it in that unit too (few rows each)
+                for w, _tw in loads[:[x for x, _ in loads].index(v)]:
+                    wider = appended_scale(t, col, v, w - 1)
+                    if wider is not None and wider[0] == got[0]:
+                        got, start, tt = wider, w - 1, _tw
+                        break
             k, n, qo, qn = got
             which = f"the load at vid {v}" if start is None else f"the loads since vid {start + 1}"
             v = v if start is None else start + 1

@@ -112,3 +112,18 @@ def test_a_move_never_removes_a_claim_from_a_column_still_in_the_table():
     gone = [cols[1]]  # amount_cents dropped: the dangling claim is removed, the new column's own stays
     w = _column_move(f, old, {old.key: old, mine.key: mine}, gone, cols[1], "amount_cents", "amount_usd", -2)
     assert w.remove_only and w.remove == ["column.3.role"]
+
+
+def test_a_column_restated_then_renamed_gets_its_current_name_in_the_fix(elk):
+    """amount_cents dropped and amount_usd added with its values / 100 (a restatement), then amount_usd
+    renamed to net_usd: the dropped column's claims are moved to the column there is now (failed
+    before: rename to amount_usd, a column that no longer exists, so accepting it failed; a round-6
+    independent tester, cryptic mkpf_h's role on a column restated at the lake's vid 150)."""
+    _restated(elk, own=False)
+    elk.evolve(T, rename={"amount_usd": "net_usd"}, at=6.5)
+    items = {i.annotation: i for i in sm.review_items(elk.cat, T, now=elk.day(7), kind="finding").items}
+    it = items["column.3.role"]
+    assert it.fixes[0].action == "rename" and it.fixes[0].params["new"] == "net_usd", it
+    assert "now called 'net_usd'" in it.message
+    sm.accept(elk.cat, it, "alice", now=elk.day(7), time=elk.day(7))
+    assert _by_key(elk.cat).get("column.4.role") == "measure"

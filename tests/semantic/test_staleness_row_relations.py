@@ -161,3 +161,63 @@ def test_the_latest_load_alone_breaks_the_relation(elk):
     elk.append(T, _day(17, rng, net_factor=1.0625), at=17)
     got = _flagged(cat, elk.day(17))
     assert ("column.6.description", "suspect") in got and ("metric.net_sales", "suspect") in got
+
+
+S = "acme.core.store_lines"
+RATES = {1: 1.0625, 2: 1.08, 3: 1.08875, 4: 1.07}
+
+
+def _taxed(net: float, store: int) -> float:
+    return net * RATES[store]
+
+
+def _noisy(rng: random.Random):
+    return lambda net, _store: net * rng.uniform(0.2, 3.0)
+
+
+def _store_day(day: int, rng: random.Random, net_of=None) -> dict[str, list]:
+    """Day `day`'s 30 lines of four stores: net = qty x price - discount, or `net_of(net, store)`."""
+    out: dict[str, list] = {c: [] for c in ("d", "line_id", "store_id", "qty", "price", "discount", "net")}
+    for i in range(30):
+        store, qty, price = 1 + i % 4, rng.randint(1, 4), round(rng.uniform(2, 90), 2)
+        disc = round(price * qty * rng.choice([0, 0, 0.1, 0.05]), 2)
+        net = round(qty * price - disc, 2)
+        for c, v in (("d", f"2024-11-{day:02d}"), ("line_id", 100 * day + i), ("store_id", store), ("qty", qty),
+                     ("price", price), ("discount", disc), ("net", round(net_of(net, store), 2) if net_of else net)):
+            out[c].append(v)
+    return out
+
+
+def test_new_loads_whose_net_now_includes_a_tax_rate_that_differs_by_store_and_a_control(elk):
+    """Net with each store's sales tax added (6.25% to 8.875%) in the new loads, on a table whose only
+    measures are quantity, price, discount and net: the one relation net = qty x price - discount breaks,
+    and no single factor says which of its columns moved, so nothing was said (failed before; a round-6
+    independent tester, cryptic bkpf_t). Only net differs from what the relation gives by a rate close to
+    1 and close across rows (a tax by store): net is the column, the median rate in the evidence.
+    Control: new loads whose net is unrelated to the others (no rate): nothing is said."""
+    for shape, want in (("tax", True), ("noise", False)):
+        rng = random.Random(5)
+        cat = elk.cat
+        name = f"{S}_{shape}"
+        elk.table(name, [("d", "date"), ("line_id", "bigint"), ("store_id", "int"), ("qty", "int"),
+                         ("price", "decimal(12,2)"), ("discount", "decimal(12,2)"), ("net", "decimal(12,2)")],
+                  partition_by=["d"], at=0 if shape == "tax" else 20)
+        base = 0 if shape == "tax" else 20
+        for day in range(1, 11):
+            elk.append(name, _store_day(day, rng), at=base + day)
+        sm.annotate(cat, name, {"description": "the line's amount after discount, before tax"}, column="net",
+                    author="a", time=elk.day(base + 10.5))
+        sm.define_metric(cat, name, "net_sales", expression="sum(net)", author="a", time=elk.day(base + 10.6))
+        net_of = _taxed if shape == "tax" else _noisy(random.Random(9))
+        for day in (11, 12):
+            elk.append(name, _store_day(day, rng, net_of), at=base + day + 0.5)
+        got = {f.annotation: f for f in sm.staleness(cat, name, depth="data", now=elk.day(base + 12.6), merge=False)
+               if (f.cause or "").startswith("meaning:")}
+        if not want:
+            assert got == {}, sorted(got)
+            continue
+        assert set(got) == {"column.7.description", "metric.net_sales"}, sorted(got)
+        f = got["metric.net_sales"]
+        assert f.status == "suspect" and f.evidence.values["column"] == "net"
+        assert 1.0625 <= f.evidence.values["factor"] <= 1.08875
+        assert f.fixes == [Fix(action="investigate", params={"columns": ["net"]})]

@@ -1120,3 +1120,41 @@ def test_a_unit_change_flags_a_description_only_when_it_states_a_unit(elk, text,
     for got in (sm.staleness(cat, T, now=elk.day(3), merge=False), _data(cat, T, elk.day(3))):
         keys = {f.annotation for f in got if f.reason == "unit_drift"}
         assert "column.3.unit" in keys and ("column.3.description" in keys) is flagged, keys
+
+
+def test_a_mostly_zero_column_whose_latest_load_holds_one_small_value_is_no_unit_change(elk):
+    """Refunds: mostly zero, a load's largest value is its one or two refunds (their extremes say how
+    many orders were refunded and which, not the unit; some loads hold only zeros). A routine load whose
+    one refund is $24.99 lies 10^-1.5 under the earlier loads' usual largest value: no unit changed, and
+    nothing is flagged at either depth (failed before: unit_drift on the unit, the description and the
+    table's description, `load_shift`; a round-6 independent tester's control, cryptic mkpf_h)."""
+    cat = elk.cat
+    elk.table(T, [("order_id", "bigint"), ("refund_usd", "double")], at=0)
+    tops = [1362.84, 0.0, 233.98, 144.7, 0.0, 244.97, 947.86, 795.75, 3757.95]
+    for day, top in enumerate(tops, start=1):
+        elk.append(T, {"order_id": [100 * day + i for i in range(10)], "refund_usd": [0.0] * 8 + [top / 3, top]},
+                   at=day)
+    sm.annotate(cat, T, {"description": "refunded amount in dollars", "unit": "USD"}, column="refund_usd",
+                author="a", time=elk.day(9.5))
+    elk.append(T, {"order_id": [1001 + i for i in range(10)], "refund_usd": [0.0] * 9 + [24.99]}, at=10)
+    for depth in ("metadata", "data"):
+        got = [f for f in sm.staleness(cat, T, depth=depth, now=elk.day(10.5), merge=False) if f.reason == "unit_drift"]
+        assert got == [], (depth, [(f.annotation, f.message) for f in got])
+
+
+def test_small_loads_in_another_unit_before_the_one_that_measures_alone_are_named_too(elk):
+    """Two loads of 3 fares in cents (each too few to measure alone), then one of 6: the finding
+    names the run from the first of them and counts its 12 values (before: only the last load and
+    its 6, while the steward must restate all three; a round-6 independent tester, TPC-DS
+    web_returns)."""
+    cat = elk.cat
+    _fares(elk)
+    first = elk.append(T, {"trip_id": [701, 702, 703], "fare_usd": [1350.0, 2075.0, 880.0]}, at=7)
+    elk.append(T, {"trip_id": [711, 712, 713], "fare_usd": [2900.0, 1600.0, 1150.0]}, at=8)
+    elk.append(T, {"trip_id": [801, 802, 803, 804, 805, 806],
+                   "fare_usd": [1250.0, 2175.0, 980.0, 2800.0, 1700.0, 1050.0]}, at=9)
+    got = {f.annotation: f for f in _data(cat, T, elk.day(9), "unit_drift")}
+    assert set(got) == {"column.2.description", "column.2.unit"}
+    for f in got.values():
+        assert f.evidence.values["scale_exp"] == 2 and f.evidence.values["load_vid"] == first
+        assert f.evidence.values["rows_added"] == 12, f.message
