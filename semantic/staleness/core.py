@@ -404,10 +404,10 @@ class Router:
     claims at many vids, and each new vid costs the SQL layer the views of every table (~0.2 s on the
     Acme lake). Statements whose tables cannot be read from the text (`_reads`) run at v unshared.
     The commit log is read once, then only its new commits; a commit without paths changes every
-    table."""
+    table. One router per catalog, kept with its caches (it holds no reference to the catalog, which
+    those caches are weakly keyed by: the catalog is passed in)."""
 
-    def __init__(self, cat: CatalogAPI) -> None:
-        self.cat = cat
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         self.upto = 0                                   # commits up to this vid are indexed
         self.touched: dict[str, list[int]] = {}         # table path -> vids of its commits, ascending
@@ -416,11 +416,11 @@ class Router:
         self.answers: cachetools.LRUCache[tuple[str, int], list[list[Any]]] = cachetools.LRUCache(
             maxsize=ANSWERED_ROWS, getsizeof=lambda rows: max(1, len(rows)))
 
-    def _index(self, vid: int) -> None:
+    def _index(self, cat: CatalogAPI, vid: int) -> None:
         if vid <= self.upto:
             return
-        top = max(vid, self.cat.latest_vid)
-        for c in self.cat.commits(since=self.upto + 1, until=top):
+        top = max(vid, cat.latest_vid)
+        for c in cat.commits(since=self.upto + 1, until=top):
             if not c.paths:
                 self.broad.append((c.vid, ""))
             for p in c.paths:
@@ -445,14 +445,14 @@ class Router:
                     hi = min(hi, v - 1)
         return lo, hi
 
-    def place(self, text: str, vid: int) -> tuple[int, tuple[str, int] | None]:
+    def place(self, cat: CatalogAPI, text: str, vid: int) -> tuple[int, tuple[str, int] | None]:
         """The vid to run `text` at for an asker at `vid`, and the key its answer is shared under
         (None: not shared)."""
         names = _reads(text)
         if names is None:
             return vid, None
         with self.lock:
-            self._index(vid)
+            self._index(cat, vid)
             lo, hi = 0, self.upto
             for n in names:
                 if n not in self.touched and not any(above and n.startswith(above + "/") for _, above in self.broad):
@@ -481,7 +481,7 @@ def router_of(ctx: Context) -> Router:
     with ctx.cache.lock:
         got = ctx.cache.router
         if not isinstance(got, Router):
-            got = ctx.cache.router = Router(ctx.cat)
+            got = ctx.cache.router = Router()
         return got
 
 
@@ -505,7 +505,7 @@ class Duck:
     def sql(self, text: str) -> list[list[Any]]:
         got = self._rows.get(text)
         if got is None:
-            at, key = (self.vid, None) if self.router is None else self.router.place(text, self.vid)
+            at, key = (self.vid, None) if self.router is None else self.router.place(self.cat, text, self.vid)
             got = self.router.answer(key) if self.router is not None and key is not None else None
             if got is None:
                 self.ran += 1

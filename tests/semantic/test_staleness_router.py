@@ -42,37 +42,37 @@ def test_routed_answers_are_each_vids_own_and_unchanged_tables_are_read_once(elk
     # a's rows are the same from a1 to just before a2 (b's loads and the annotation do not change a)
     span_a = [v for v in every if vids["a1"] <= v < vids["a2"]]
     assert len(span_a) >= 4
-    fresh = Router(cat)
+    fresh = Router()
     ducks = [Duck(cat, v, fresh) for v in span_a]
     assert len({str(d.sql(QA)) for d in ducks}) == 1
     assert sum(d.ran for d in ducks) == 1  # asked at every vid of the span, run once
-    keys = {router.place(QA, v)[1] for v in span_a}
+    keys = {router.place(cat, QA, v)[1] for v in span_a}
     assert len(keys) == 1, keys  # one answer for the whole span
-    assert router.place(QA, vids["a2"])[1] not in keys  # a2 changed a: another answer
+    assert router.place(cat, QA, vids["a2"])[1] not in keys  # a2 changed a: another answer
     # the join reads both tables: a new answer at each load of either
-    assert len({router.place(QAB, v)[1] for v in every}) == 5
+    assert len({router.place(cat, QAB, v)[1] for v in every}) == 5
 
 
 def test_an_annotation_under_a_table_does_not_split_its_rows_but_a_load_does(elk):
     cat = elk.cat
     vids = _lake(elk)
-    r = Router(cat)
-    key_before = r.place(QA, vids["ann"] - 1)[1]
-    assert key_before is not None and key_before == r.place(QA, vids["ann"])[1]
-    assert r.place(QB, vids["b2"] - 1)[1] != r.place(QB, vids["b2"])[1]
+    r = Router()
+    key_before = r.place(cat, QA, vids["ann"] - 1)[1]
+    assert key_before is not None and key_before == r.place(cat, QA, vids["ann"])[1]
+    assert r.place(cat, QB, vids["b2"] - 1)[1] != r.place(cat, QB, vids["b2"])[1]
 
 
 def test_statements_whose_tables_cannot_be_read_from_the_text_are_not_shared(elk):
     cat = elk.cat
     vids = _lake(elk)
-    r = Router(cat)
+    r = Router()
     v = vids["b2"]
     for text in ('SELECT count(*) FROM acme.core.a',                                   # not quoted as the checks do
                  'WITH q AS (SELECT * FROM "acme"."core"."a") SELECT count(*) FROM q',  # a name the log lacks
                  'SELECT count(*) FROM "acme"."core"."a" f, "core"."b" g',             # a comma join
                  'SELECT count(*) FROM "ACME"."Core"."A"',  # DuckDB reads table a; no commit wrote this path
                  'SELECT extract(year FROM now()) FROM "acme"."core"."a"'):            # FROM not before a table
-        assert r.place(text, v) == (v, None), text
+        assert r.place(cat, text, v) == (v, None), text
     assert _reads(QAB) == {"/acme/core/a", "/acme/core/b"}
     assert _reads("SELECT 'FROM x' FROM \"acme\".\"core\".\"a\"") == {"/acme/core/a"}  # a literal is no keyword
 
