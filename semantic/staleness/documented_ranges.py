@@ -12,10 +12,23 @@ import math
 import re
 from typing import Any
 
+from catalog_core.errors import CatalogError
 from catalog_core.model import parse_time
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding
-from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, get_table, make_fix, stats_at
+from semantic.staleness.core import (
+    DAY,
+    Table,
+    cause_of,
+    day_of,
+    duck_at,
+    finding,
+    get_table,
+    make_fix,
+    quote_id,
+    quote_table,
+    stats_at,
+)
 from semantic.staleness.definitions import answer_moved
 
 _DATE = r"(\d{4}-\d{2}-\d{2})"
@@ -225,8 +238,6 @@ def per_key_exceeded(ctx: Context, t: Table, ann: Annotation, anns: list[Annotat
     one to three per order") while some key now has more, and none had at the claim's basis (the text
     held then). The key is the column the word after 'per' names (`_key_of`). range_exceeded, stale, no
     fix (the new count is for a person to write; the finding gives the largest now)."""
-    from semantic.staleness.core import duck_at, quote_id, quote_table
-
     out: list[Finding] = []
     basis = ann.provenance.basis.vid
     for hi, word in per_key_bounds(ann.value):
@@ -238,7 +249,7 @@ def per_key_exceeded(ctx: Context, t: Table, ann: Annotation, anns: list[Annotat
         try:
             (then_max, _), = duck_at(ctx, basis).sql(q)
             (now_max, over), = duck.sql(q)
-        except Exception:  # noqa: BLE001 - a column renamed since, a failed read: nothing to say
+        except CatalogError:  # a column renamed since, a failed read: nothing to say
             continue
         if then_max is None or now_max is None or int(then_max) > hi or int(now_max) <= hi:
             continue

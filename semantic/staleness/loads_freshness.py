@@ -44,9 +44,8 @@ def _cadence_words(text: object) -> list[tuple[str, float]]:
 # Mondays", "rebuilt every night", "a daily load"), never a cadence word alone ("weekly sales" is the
 # grain). Table entries: a cadence not listed is not read.
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-_EVERY: dict[str, float] = {"hourly": 3600.0, "every hour": 3600.0, "daily": DAY, "nightly": DAY, "every day": DAY,
-                            "every night": DAY, "weekly": 7 * DAY, "every week": 7 * DAY, "monthly": 30 * DAY,
-                            "every month": 30 * DAY}
+_EVERY: dict[str, float] = {**_CADENCE_WORDS, "every hour": 3600.0, "every day": DAY, "every night": DAY,
+                            "every week": 7 * DAY, "every month": 30 * DAY}
 _CADENCE = rf"(hourly|daily|nightly|weekly|monthly|every (?:hour|day|night|week|month|{_DAYS})|on (?:{_DAYS})s)"
 _VERB = r"(?:refresh(?:ed|es)?|re-?built|rebuilds?|re-?loaded|loaded|loads?|updated|updates?|published|runs?|written)"
 _SAYS_CADENCE = (re.compile(rf"\b{_VERB}\b(?:\s+\w+){{0,2}}?\s+{_CADENCE}\b", re.IGNORECASE),
@@ -78,12 +77,11 @@ def cadence_prose(t: Table, ann: Annotation) -> list[Finding]:
         return []
     words, every = said
     basis = ann.provenance.basis.vid or 0
-    before = [tt for v, tt in t.tl.data_commits if v <= basis][-6:]
-    after = [(v, tt) for v, tt in t.tl.data_commits if v > basis]
-    gaps0 = [b - a for a, b in zip(before, before[1:], strict=False)]
-    if len(gaps0) < 2 or not every / 2 <= statistics.median(gaps0) <= every * 2 or not after:
-        return []
     allc = t.tl.data_commits
+    before = [tt for v, tt in allc if v <= basis][-6:]
+    gaps0 = [b - a for a, b in zip(before, before[1:], strict=False)]
+    if len(gaps0) < 2 or not every / 2 <= statistics.median(gaps0) <= every * 2:
+        return []
     run: list[tuple[int, float]] = []  # the latest loads, each within every/FASTER of the load before it
     for i in range(len(allc) - 1, 0, -1):
         if allc[i][0] <= basis or (allc[i][1] - allc[i - 1][1]) * FASTER > every:
@@ -93,13 +91,12 @@ def cadence_prose(t: Table, ann: Annotation) -> list[Finding]:
     if len(run) < 3 or len(slots) < 3:
         return []
     now_every = statistics.median(b[1] - a[1] for a, b in zip([allc[len(allc) - len(run) - 1], *run], run, strict=False))
-    after = run
-    first = after[0]
+    first = run[0]
     return [finding(ann, t.name, "freshness_sla_missed", "stale",
                     f"the {ann.field} says it is loaded {words}; since {day_of(first[1])} (vid {first[0]}) loads come "
-                    f"every ~{now_every / 3600:.0f} h ({len(after)} load(s)), against every ~"
+                    f"every ~{now_every / 3600:.0f} h ({len(run)} load(s)), against every ~"
                     f"{statistics.median(gaps0) / 3600:.0f} h before: the cadence it states, and what it says of the "
-                    "rows with it, may no longer hold", [first[0], after[-1][0]], [first[1], after[-1][1]],
+                    "rows with it, may no longer hold", [first[0], run[-1][0]], [first[1], run[-1][1]],
                     {"says": words, "usual_interval_hours_before": round(statistics.median(gaps0) / 3600, 1),
                      "usual_interval_hours_now": round(now_every / 3600, 1)},
                     cause=cause_of("cadence_more", t.name, first[0]))]

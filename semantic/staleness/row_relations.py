@@ -353,8 +353,8 @@ def _rate(pairs: list[tuple[float, float]]) -> float | None:
     if len(rs) < REL_MIN_NEW or len(rs) < REL_HOLD * len(pairs):
         return None
     med = rs[len(rs) // 2]
-    near = [r for r in rs if (1 + 1e-3 < r <= RATE_MAX) == (med > 1) and 1 / RATE_MAX <= r <= RATE_MAX and
-            abs(r - 1) > 1e-3 and max(r, med) / min(r, med) <= RATE_SPREAD]
+    near = [r for r in rs if (r > 1) == (med > 1) and abs(r - 1) > 1e-3 and 1 / RATE_MAX <= r <= RATE_MAX
+            and max(r, med) / min(r, med) <= RATE_SPREAD]
     return med if len(near) >= REL_HOLD * len(pairs) and abs(med - 1) > 1e-3 else None
 
 

@@ -1847,10 +1847,10 @@ def scale_appended(t: Table, ann: Annotation, keys: set[str], already: set[tuple
             if got is None:
                 continue
             if start is None:  # the earliest run of loads up to it in that unit too (few rows each)
-                for w, _tw in loads[:[x for x, _ in loads].index(v)]:
+                for w, tw in loads[:[x for x, _ in loads].index(v)]:
                     wider = appended_scale(t, col, v, w - 1)
                     if wider is not None and wider[0] == got[0]:
-                        got, start, tt = wider, w - 1, _tw
+                        got, start, tt = wider, w - 1, tw
                         break
             k, n, qo, qn = got
             which = f"the load at vid {v}" if start is None else f"the loads since vid {start + 1}"
