@@ -130,6 +130,16 @@ def load_at(t: Table, vid: int) -> int:
     return max((v for v, _tt in t.tl.data_commits if v <= vid), default=vid)
 
 
+def metric_names(ann: Annotation, fields: tuple[str, ...] = ("expression", "filter"), literals: bool = True
+                 ) -> set[str]:
+    """The lower-case identifiers a metric's `fields` name (its expression and filter; with
+    `literals=False`, not the words inside string literals): the columns it computes with, whatever
+    basis the writer recorded."""
+    val = ann.value if isinstance(ann.value, dict) else {}
+    text = " ".join(str(val.get(k) or "") for k in fields).lower()
+    return set(re.findall(r"[a-z_]\w*", text if literals else re.sub(r"'(?:[^']|'')*'", " ", text)))
+
+
 def declared_keys(anns: Iterable[Annotation]) -> list[str]:
     """The grain keys a table's `table.grain` annotation among `anns` declares, as written ([] without one)."""
     return next(([str(k) for k in (a.value or {}).get("keys") or []] for a in anns if a.key == "table.grain"), [])

@@ -27,6 +27,7 @@ from semantic.staleness.core import (
     finding,
     get_table,
     make_fix,
+    metric_names,
     quote_id,
     quote_table,
     rows_at,
@@ -63,9 +64,7 @@ def named_refs(t: Table, ann: Annotation) -> list[ColumnRef]:
     have = {r.id for r in b.columns}
     later = [c for c in t.tl.schema_changes if c.vid > b.vid]
     cols = later[0].before if later else t.cols
-    val = ann.value if isinstance(ann.value, dict) else {}
-    text = re.sub(r"'(?:[^']|'')*'", " ", " ".join(str(val.get(k) or "") for k in ("expression", "filter", "time_column")))
-    words = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
+    words = metric_names(ann, ("expression", "filter", "time_column"), literals=False)
     return [ColumnRef(id=cid, name=c.name, type=str(c.type)) for cid, c in cols.items()
             if isinstance(cid, int) and cid not in have and c.name.lower() in words]
 

@@ -240,9 +240,10 @@ def per_key_exceeded(ctx: Context, t: Table, ann: Annotation, anns: list[Annotat
     fix (the new count is for a person to write; the finding gives the largest now)."""
     out: list[Finding] = []
     basis = ann.provenance.basis.vid
+    since = t.tl.data_after(basis) if basis else []
     for hi, word in per_key_bounds(ann.value):
         key = _key_of(t, anns, word)
-        if key is None or not basis or not t.tl.data_after(basis):
+        if key is None or not since:
             continue
         q = f"SELECT max(n), count(*) FILTER (WHERE n > {hi}) FROM (SELECT count(*) AS n FROM {quote_table(t.name)} " \
             f"WHERE {quote_id(key)} IS NOT NULL GROUP BY {quote_id(key)})"
@@ -253,7 +254,6 @@ def per_key_exceeded(ctx: Context, t: Table, ann: Annotation, anns: list[Annotat
             continue
         if then_max is None or now_max is None or int(then_max) > hi or int(now_max) <= hi:
             continue
-        since = t.tl.data_after(basis)
         out.append(finding(ann, t.name, "range_exceeded", "stale",
                            f"the text documents at most {hi} row(s) per {word}; {over} {key} value(s) now have more (up "
                            f"to {now_max}), none had at the claim (vid {basis})", [since[0][0], since[-1][0]],

@@ -80,7 +80,8 @@ def cadence_prose(t: Table, ann: Annotation) -> list[Finding]:
     allc = t.tl.data_commits
     before = [tt for v, tt in allc if v <= basis][-6:]
     gaps0 = [b - a for a, b in zip(before, before[1:], strict=False)]
-    if len(gaps0) < 2 or not every / 2 <= statistics.median(gaps0) <= every * 2:
+    then_every = statistics.median(gaps0) if len(gaps0) >= 2 else 0.0
+    if not every / 2 <= then_every <= every * 2:
         return []
     run: list[tuple[int, float]] = []  # the latest loads, each within every/FASTER of the load before it
     for i in range(len(allc) - 1, 0, -1):
@@ -94,10 +95,10 @@ def cadence_prose(t: Table, ann: Annotation) -> list[Finding]:
     first = run[0]
     return [finding(ann, t.name, "freshness_sla_missed", "stale",
                     f"the {ann.field} says it is loaded {words}; since {day_of(first[1])} (vid {first[0]}) loads come "
-                    f"every ~{now_every / 3600:.0f} h ({len(run)} load(s)), against every ~"
-                    f"{statistics.median(gaps0) / 3600:.0f} h before: the cadence it states, and what it says of the "
+                    f"every ~{now_every / 3600:.0f} h ({len(run)} load(s)), against every ~{then_every / 3600:.0f} h "
+                    "before: the cadence it states, and what it says of the "
                     "rows with it, may no longer hold", [first[0], run[-1][0]], [first[1], run[-1][1]],
-                    {"says": words, "usual_interval_hours_before": round(statistics.median(gaps0) / 3600, 1),
+                    {"says": words, "usual_interval_hours_before": round(then_every / 3600, 1),
                      "usual_interval_hours_now": round(now_every / 3600, 1)},
                     cause=cause_of("cadence_more", t.name, first[0]))]
 

@@ -252,9 +252,9 @@ CHECKS: list[Check] = [
     Check("joined_through", "keys_joins", "metadata", ("join_match_low",), ("column_stats", "file_stats", "sql"),
           ("reverify",), lambda e, a: joined_through(e.ctx, e.t, a, e.anns, e.tables),
           lambda a, _e: a.kind in ("metric", "verified_query")),
-    # a column's prose naming another column of its table (always run, last: it suppresses no check above)
     Check("cadence_prose", "loads_freshness", "metadata", ("freshness_sla_missed",), ("load_log", "annotation_text"),
           (), lambda e, a: cadence_prose(e.t, a), _field("table", "description", "instructions")),
+    # a column's prose naming another column of its table (always run, last: it suppresses no check above)
     Check("column_prose", "schema", "metadata", ("column_renamed", "column_dropped"), ("schema_history", "annotation_text"),
           ("rename", "investigate"), lambda e, a: column_prose(e.t, a),
           lambda a, _e: a.kind == "column" and a.field in PROSE),

@@ -39,6 +39,7 @@ from semantic.staleness.core import (
     finding,
     load_at,
     make_fix,
+    metric_names,
     num,
     quote_id,
     quote_table,
@@ -365,9 +366,7 @@ def _claims_column(t: Table, ann: Annotation, col: str) -> bool:
         cur = t.cols.get(ann.column_id or -1)
         return cur is not None and cur.name == col and ann.field == "description"
     if ann.kind == "metric":
-        val = ann.value or {}
-        named = set(re.findall(r"[a-z_]\w*", f"{val.get('expression') or ''} {val.get('filter') or ''}".lower()))
-        return col.lower() in named
+        return col.lower() in metric_names(ann)
     if ann.kind == "table" and ann.field == "description":
         return re.search(rf"(?<![\w.]){re.escape(col)}(?!\w)", str(ann.value or ""), re.IGNORECASE) is not None
     if ann.kind == "verified_query":  # its answer adds up values that mean two things now

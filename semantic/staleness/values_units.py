@@ -28,6 +28,7 @@ from semantic.staleness.core import (
     duck_at,
     finding,
     make_fix,
+    metric_names,
     num,
     offset,
     pair_cost,
@@ -1059,8 +1060,7 @@ def _scale_cols(t: Table, ann: Annotation, keys: set[str]) -> list[str]:
         [r for r in ann.provenance.basis.columns if r.id == ann.column_id][:1]
     curs = [t.cols.get(r.id) for r in refs]
     if ann.kind == "metric":
-        val = ann.value or {}
-        named = set(re.findall(r"[a-z_]\w*", f"{val.get('expression') or ''} {val.get('filter') or ''}".lower()))
+        named = metric_names(ann)
         curs += [c for n, c in t.by_name.items() if n in named]
     out: list[str] = []
     for cur in curs:
