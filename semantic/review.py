@@ -62,8 +62,9 @@ from semantic.errors import InvalidAnnotationError, did_you_mean, suggest
 from semantic.guard import check_annotation
 from semantic.history import Context
 from semantic.models import Annotation, Finding, Fix, Provenance
-from semantic.staleness import finding_id, staleness
+from semantic.staleness import finding_id, instructions, staleness, undismissed
 from semantic.staleness.incremental import affected, changes_since
+from semantic.staleness.instructions import is_instructions
 from semantic.units import unit_after
 
 __all__ = ["ReviewItem", "ReviewPage", "ReviewConflictError", "ReviewRefusedError", "review_items", "review_item",
@@ -154,6 +155,11 @@ def _hash(*parts: Any) -> str:
 
 def _table_of(target: str) -> str:
     return ".".join(target.split(".")[:3])
+
+
+def _on_table(name: str) -> bool:
+    """Is `name` (an item's `table`) a table, not a catalog or namespace whose instructions an item is about?"""
+    return name.count(".") >= 2
 
 
 # ------------------------------------------------------------------ what accept writes
@@ -274,10 +280,16 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
 def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int, edit: bool) -> _Write:
     """What applying the finding's first fix to its annotation writes (see `_suggested`)."""
     table = _table_of(f.target)
-    tobj = require_table(cat, table, vid)
-    cols = [c.name for c in columns_of(tobj.value)]
     ann = anns.get(f.annotation) if f.annotation else None
     fix = f.fixes[0] if f.fixes else None
+    if not _on_table(table):  # a catalog's or namespace's instructions (semantic.staleness.instructions)
+        if ann is not None and fix is not None and fix.action == "rename" and isinstance(ann.value, str):
+            p = fix.params
+            return _Write(kind=ann.kind, key=ann.key,
+                          value=instructions.renamed_text(ann.value, str(p["table"]), str(p["old"]), str(p["new"])))
+        raise _no_fix(f, f.annotation, "no fix" if fix is None else f"it asks to {fix.action} by hand")
+    tobj = require_table(cat, table, vid)
+    cols = [c.name for c in columns_of(tobj.value)]
     if fix is not None and fix.action == "successor":
         if ann is not None and ann.key == "table.deprecated" and isinstance(ann.value, dict):
             # a deprecation whose successor moved on: the same deprecation, pointing at the table kept now
@@ -506,8 +518,9 @@ def _finding_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid:
                 f"accept removes {', '.join(w.remove)} (the new column keeps its own annotation)"
         else:
             item.proposed, item.proposed_key = w.value, w.key
-            tobj = require_table(cat, item.table, vid)
-            validate_write(cat, item.table, tobj.value, w, vid, duck)
+            if _on_table(item.table):
+                tobj = require_table(cat, item.table, vid)
+                validate_write(cat, item.table, tobj.value, w, vid, duck)
         item.acceptable = True
     except InvalidValueError as e:
         item.why_not = e.message
@@ -567,6 +580,14 @@ def _agent_items(table: str, anns: list[Annotation], vid: int) -> list[ReviewIte
 
 
 def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg) -> list[ReviewItem]:
+    return _items_and_prose(cat, table, vid, now)[0]
+
+
+def _items_and_prose(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg
+                     ) -> tuple[list[ReviewItem], list[Finding]]:
+    """The open items at `vid`, and the findings on catalogs' and namespaces' instructions among them
+    (judged on the findings the items show: the stored data-depth pass's where it stands)."""
+    prose: list[Finding] = []
     if table is not None:
         require_table(cat, table, vid)
         by_table = {table: read_annotations(cat, table, vid)}
@@ -576,6 +597,8 @@ def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg) -> li
     findings = staleness(cat, table, snapshot=vid, now=now, merge=False)
     scans = {t: sc for t, anns in by_table.items() if (sc := _scan_of(cat, t, anns, vid)) is not None}
     stored = {t: {finding_id(x): x for x in sc.findings} for t, sc in scans.items()}
+    findings = [f for f in findings if not is_instructions(f)]  # judged below on the stored pass's findings too
+    used: list[Finding] = []  # the findings items were made of: what the instructions are judged on
     duck = _Duck(cat, vid)
     try:
         live: set[str] = set()
@@ -594,14 +617,25 @@ def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg) -> li
             refined = stored[t].get(fid) if fresh else None
             if refined is not None and sc is not None:  # what the data settled at the pass's vid (another
                 out.append(_scanned_item(cat, refined, amap, vid, sc, duck))  # status, its fix): nothing changed since
+                used.append(refined)
             else:
                 out.append(_finding_item(cat, f, amap, vid, duck))
+                used.append(f)
         for t, sc in sorted(scans.items()):
             amap = {a.key: a for a in by_table[t]}
             for f in sc.findings:
                 if finding_id(f) in live:
                     continue
                 out.append(_scanned_item(cat, f, amap, vid, sc, duck))
+                used.append(f)
+        if table is None:
+            names = sorted(lake.name_of(o.path) for o in cat.query(lake.tables_query(), vid=vid))
+            held = instructions.holders(cat, vid, names)
+            for f in instructions.instruction_findings(cat, vid, names, used, held):
+                anns = held[f.target]
+                if undismissed([f], anns):
+                    prose.append(f)
+                    out.append(_finding_item(cat, f, {a.key: a for a in anns}, vid, duck))
     finally:
         duck.close()
     for t, anns in sorted(by_table.items()):
@@ -609,7 +643,7 @@ def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg) -> li
     order = {"finding": 0, "proposal": 1, "agent_annotation": 2}
     out.sort(key=lambda i: (i.table, order[i.kind], i.annotation or "", i.reason or "", i.id))
     seen: set[str] = set()
-    return [i for i in out if not (i.id in seen or seen.add(i.id))]  # type: ignore[func-returns-value]
+    return [i for i in out if not (i.id in seen or seen.add(i.id))], prose  # type: ignore[func-returns-value]
 
 
 def review_items(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None, now: TimeArg = None,
@@ -708,6 +742,8 @@ def scan_findings(cat: CatalogAPI, names: list[str] | None, vid: int, now: TimeA
         for name in names:
             data += staleness(cat, name, snapshot=vid, depth="data", now=now, merge=False)
             meta += staleness(cat, name, snapshot=vid, depth="metadata", now=now, merge=False)
+    # the instructions' findings are judged at every listing on the tables' (stored) findings: none stored
+    data, meta = [f for f in data if not is_instructions(f)], [f for f in meta if not is_instructions(f)]
     meta_by_id = {finding_id(f): f for f in meta}
     data_ids = {finding_id(f) for f in data}
     only: dict[str, list[Finding]] = {}
@@ -939,6 +975,9 @@ def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note:
     now_vid = cat.resolve(None)
     prepared: list[tuple[_Write, Any, Any]] = []   # (write, basis, column ref)
     for w in writes:
+        if not _on_table(table):  # prose of a catalog or namespace: no columns, no data to validate against
+            prepared.append((w.model_copy(update={"also": []}), basis_of(None, None, now_vid), None))
+            continue
         tobj = require_table(cat, table, now_vid)
         cols = columns_of(tobj.value)
         refs = None if w.columns is None else [c for c in cols if c.name in w.columns]
@@ -981,7 +1020,7 @@ def _commit_decision(cat: CatalogAPI, item: ReviewItem, decision: str, author: s
                 raise ReviewConflictError(f"review item {item.id} was decided or rewritten after vid {item.vid}; "
                                           "list the items again", path=src, vid=None if got is None else got.vid,
                                           retryable=False)
-        if writes:
+        if writes and _on_table(table):
             # re-validated inside the transaction that writes, on what it reads: the table object is a
             # recorded read (a concurrent schema change aborts this commit) and the data is the snapshot
             # the transaction reads at
@@ -1312,6 +1351,11 @@ def _finding_of(cat: CatalogAPI, item: ReviewItem, now: TimeArg) -> tuple[Findin
     `review show` said it would)."""
     anns = read_annotations(cat, item.table, item.vid)
     by_key = {a.key: a for a in anns}
+    if not _on_table(item.table):  # a catalog's or namespace's instructions: judged on every table's findings
+        got = next((f for f in _items_and_prose(cat, None, item.vid, now)[1] if finding_id(f) == item.id), None)
+        if got is None:
+            raise NotFoundError(f"finding {item.id} is not raised at vid {item.vid} any more; list the items again")
+        return got, by_key
 
     def metadata() -> Finding | None:
         return next((f for f in staleness(cat, item.table, snapshot=item.vid, now=now, merge=False)

@@ -461,6 +461,12 @@ class Generator:
         self.reserve.update(t for t, k in before if not k.startswith("verified_query."))
         return found
 
+    def _instructions(self, tr: Trap, table: str, col: str, change: str, value: str | None = None,
+                      fix: Any = None) -> None:
+        """The catalogs' and namespaces' instructions the change makes false (`truth.instruction_texts`), with
+        their fix (None: a person rewrites the sentence), recorded before the trap's other claims."""
+        tr.falsify(tt.instruction_texts(self.view, table, col, change, value), fix)
+
     def _prose(self, table: str, key: str) -> bool:
         """Whether the annotation is prose (a description...): a new name in it is rewritten by the review's
         `rename` (the name in the text) or by hand."""
@@ -488,6 +494,7 @@ class Generator:
         t = self.pick([t for t in self.free() if [c for c in self._annotated_cols(t) if c not in t.partition]])
         col = self.pick([c for c in self._annotated_cols(t) if c not in t.partition])
         tr = self.new_trap("schema", "drop", t.name, [col], f"column {col} dropped")
+        self._instructions(tr, t.name, col, "gone")
         # its own annotations and every text naming it
         tr.falsify(self.texts(tr, self.view.refs(t.name, col, own=True), tt.column_texts(self.view, t.name, col, own=True)), None)
         vid = self.alter(t.name, f"drop {col}", drop=[col])
@@ -500,6 +507,7 @@ class Generator:
         new = self.rng.choice(["{}_key", "{}_code", "src_{}", "{}_v2"]).format(col)
         tr = self.new_trap("schema", "rename", t.name, [col, new], f"column {col} renamed {new}")
         ren = {"action": "rename", "params": {"old": col, "new": new, "scale": 0}}
+        self._instructions(tr, t.name, col, "gone", fix=[ren, None])
         # the column's own annotations follow its field id: what is false is every text naming the old name
         named = self.texts(tr, self.view.refs(t.name, col), tt.column_texts(self.view, t.name, col, own=False))
         tr.falsify(named, ren)
@@ -537,6 +545,7 @@ class Generator:
         if t.col(new):
             raise Skip(f"{t.name} already has {new}")
         tr = self.new_trap("schema", "restate_scaled", t.name, [col, new], f"{col} replaced by {new} = {col} / 100")
+        self._instructions(tr, t.name, col, "gone")
         desc, ua = t.ann("table.description"), t.column_field(col, "unit")
         unit = tt.unit_of(col, ua.value if ua is not None else None)
         prose = [(t.name, desc.key)] if desc is not None and isinstance(desc.value, str) and unit is not None \
@@ -578,7 +587,7 @@ class Generator:
                 if k.startswith(("metric.", "verified_query."))]
         prose = [(t.name, desc.key)] if desc is not None and isinstance(desc.value, str) and unit is not None \
             and tt.names_unit(desc.value, unit) else []
-        found = sorted(set(keys + own + defs + prose))
+        found = sorted(set(keys + own + defs + prose + tt.instruction_texts(self.view, t.name, col, "unit")))
         return self.texts(tr, before, found) if tr is not None else found
 
     def _scale(self, t: TableInfo, col: str) -> int:
@@ -707,7 +716,7 @@ class Generator:
         desc = t.ann("table.description")
         if not keys and desc is not None and tt.says_zone(str(desc.value or ""), col):
             keys = [(t.name, "table.description")]  # it says what zone the times are in, or names the column
-        return keys + self._vq_col(t, col)
+        return keys + self._vq_col(t, col) + tt.instruction_texts(self.view, t.name, col, "zone")
 
     def values_timezone_shift_new_load(self) -> Trap:
         """New loads (the latest day replayed as a new day) arrive with a timestamp column shifted some hours
@@ -799,6 +808,7 @@ class Generator:
             raise Skip(f"{t.name}.{col} holds fewer than 3 enum values")
         gone = self.rng.choice(present)
         tr = self.new_trap("values_units", "enum_removed", t.name, [col], f"{col} no longer holds {gone!r} (rows removed)")
+        self._instructions(tr, t.name, col, "value", gone)
         # the enum, and every text naming the gone value (sample values only when they list it)
         named = [(t.name, a.key)] + tt.value_texts(self.view, t.name, col, gone, "removed")
         tr.falsify(self.texts(tr, self._enum_keys(t, col) + self._value_refs(t, col, gone), sorted(set(named)))
@@ -820,6 +830,7 @@ class Generator:
             for v in sorted(set(self._present(t, c.name)) - after):
                 named = [(t.name, a.key) for a in lists if v in {str(x) for x in a.value}]
                 if named:
+                    self._instructions(tr, t.name, c.name, "value", v)
                     named += tt.value_texts(self.view, t.name, c.name, v, "removed")
                     tr.falsify(self.texts(tr, [], sorted(set(named))), None)
 
@@ -834,6 +845,7 @@ class Generator:
             raise Skip(f"{t.name}.{col} holds fewer than 3 enum values")
         old, new = self.rng.sample(present, 2)
         tr = self.new_trap("values_units", "categories_merged", t.name, [col], f"{col}: {old!r} merged into {new!r}")
+        self._instructions(tr, t.name, col, "value", old)
         named = sorted({(t.name, a.key)} | set(tt.value_texts(self.view, t.name, col, old, "merged")))
         tr.falsify(self.texts(tr, self._enum_keys(t, col) + self._value_refs(t, col, old), named),
                    {"action": "value_map", "params": {"column": col, "map": {old: new}}})
@@ -884,6 +896,7 @@ class Generator:
         tr = self.new_trap("values_units", "value_partly_respelled", t.name, [col],
                            f"{col}: {moved} of the {moved + kept} {old!r} rows respelled {new!r} ({old!r} still occurs)")
         present = sorted(counts)
+        self._instructions(tr, t.name, col, "value", old)
         # the enum (the new value is outside it) and every text listing the complete set of values
         full = sorted(set(tt.complete_set_texts(self.view, t.name, col, vals))
                       | set(tt.complete_set_texts(self.view, t.name, col, present)))
@@ -987,6 +1000,7 @@ class Generator:
         src, a, fcol, to, tcol = self.pick([r for r in cands if fan[r[3]] <= 2] or cands)
         new = self.rng.choice(["{}_key", "{}_ref", "{}_nk"]).format(tcol)
         tr = self.new_trap("keys_joins", "key_renamed", to, [tcol, new], f"{to}.{tcol} renamed {new}")
+        self._instructions(tr, to, tcol, "gone", fix=[{"action": "rename", "params": {"old": tcol, "new": new}}, None])
         keys = self.texts(tr, self.view.refs(to, tcol), tt.column_texts(self.view, to, tcol, own=False))
         tr.falsify(keys, None)
         for tb, k in keys:
@@ -1091,6 +1105,8 @@ class Generator:
         g = t.ann("table.grain")
         tr.falsify([(t.name, g.key)], None)
         tr.falsify(tt.grain_texts(self.view, t.name) + self._to_refs(t) + self._vq_table(t), None)
+        # its metrics aggregating every row count or sum the latest day twice
+        tr.falsify(tt.every_version_metrics(self.view, t.name), None)
         return self.done(tr, self.write(day.localCheckpoint(), t.name, "append", "re-load of the latest day"))
 
     # ------------------------------------------------------------------ loads and freshness
@@ -1143,7 +1159,12 @@ class Generator:
         tr.tables = [t.name, new_name]
         self.stopped.add(t.name)
         self.replacements[t.name] = new_name
-        return self.done(tr, int(vid or 0))
+        self.done(tr, int(vid or 0))
+        # a verified query asked of it alone answers for the rows it holds, not for the rows the successor gets
+        # from now on: false although its answer did not move (after `done`, whose rule is the answer moved)
+        tr.falsify([(t.name, a.key) for a in t.anns if a.kind == "verified_query"
+                    and list((a.value or {}).get("tables") or []) == [t.name]], {"action": "reverify", "params": {}})
+        return tr
 
     def replacement_deprecated_written(self) -> Trap:
         t = self.pick([t for t in self.free() if t.deprecated() is not None and t.date_column(self.today, 10_000)])
@@ -1213,6 +1234,7 @@ class Generator:
         tr = self.new_trap("definitions", "metric_filter_value_renamed", t.name, [col],
                            f"{col} value {val!r} restated as {new!r} (the filter of {a.key} no longer matches)")
         vmap = {"action": "value_map", "params": {"column": col, "map": {val: new}}}
+        self._instructions(tr, t.name, col, "value", val)
         # the metric, the column's value lists and the queries testing the value: the same spelling change
         # the metric, and every text naming the old spelling: value lists, prose, and the metrics,
         # conditions and queries on any table that test the value

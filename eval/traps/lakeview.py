@@ -163,6 +163,12 @@ class LakeView:
             anns = [a for a in sm.read_annotations(cat, name, vid) if not a.key.startswith("proposal.")]
             self.tables[name] = TableInfo(name, list(tv.schema.columns), list(tv.partition_columns), tv.stats,
                                           anns, last)
+        # the catalogs' and namespaces' instructions above the tables: {catalog or namespace: text}
+        self.instructions: dict[str, str] = {}
+        for holder in sorted({".".join(n.split(".")[:i]) for n in self.tables for i in (1, 2)}):
+            for a in sm.read_annotations(cat, holder, vid):
+                if a.kind == "instructions" and isinstance(a.value, str):
+                    self.instructions[holder] = a.value
 
     def relationships(self) -> list[tuple[str, Any]]:
         """(the annotated table, annotation) of every relationship."""

@@ -34,7 +34,8 @@ of tables or keys:
   scaled): its unit, description and sample values, what computes with it, and the table's description
   when it names the column's unit in words prose uses for it ("money in dollars": `names_unit`);
 - a table replaced beside: the deprecations of other tables that name it as their successor
-  (`deprecations_naming`);
+  (`deprecations_naming`); its verified queries asked of it alone (`Generator.replacement_beside`: their
+  answer leaves out the rows the successor gets, though it did not move);
 - a table that stops getting new data: its freshness SLA claim is false once the check clock passes the
   SLA after its last data, pending before (`sla_state`).
 """
@@ -47,7 +48,7 @@ from typing import Any
 
 __all__ = ["column_texts", "value_texts", "complete_set_texts", "grain_texts", "sla_state", "sql_columns",
            "metrics_through", "prose_names", "queries_showing", "names_unit", "unit_of", "every_version_metrics",
-           "join_prose", "deprecations_naming", "says_zone"]
+           "join_prose", "deprecations_naming", "says_zone", "instruction_texts"]
 
 PROSE_FIELDS = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
 VALUE_LIST_FIELDS = ("enum", "sample_values", "labels")
@@ -490,6 +491,70 @@ def join_prose(view: Any, table: str, rel_key: str) -> list[tuple[str, str]]:
 
 
 ZONE_WORDS = re.compile(r"\b(?:utc|gmt|time ?zones?|local time|timestamps?)\b", re.IGNORECASE)
+
+
+# a sentence stating a convention for the columns whose names end with a suffix ("dollars in columns ending
+# _usd", "columns ending _utc are UTC timestamps")
+_SUFFIX_RULE = re.compile(r"(?:\bend(?:s|ing)?\s+(?:in\s+|with\s+)?|\bsuffix(?:ed)?\s+(?:with\s+|by\s+)?|\*)[`'\"]?"
+                          r"(_[A-Za-z0-9]+)\b", re.IGNORECASE)
+INSTRUCTION_CHANGES = ("unit", "zone", "gone", "value")
+
+
+def _sentences(text: str) -> list[str]:
+    flat = " ".join(text.split())
+    return [s for s in re.split(r"(?<=[.;])\s+(?=[A-Za-z(`'\"*_])|;\s*", flat) if s.strip()]
+
+
+def _names_qualified(sentence: str, table: str, column: str) -> bool:
+    """The sentence names `table`.`column` with its table: `t.column` (any trailing part of the table's name,
+    two parts at least, or its own name) or `t (a, column, ...)`."""
+    low = sentence.lower()
+    parts = table.lower().split(".")
+    forms = [".".join(parts[i:]) for i in range(len(parts))]
+    c = re.escape(column.lower())
+    return any(re.search(rf"(?<![\w.]){re.escape(f)}\.{c}(?!\w)", low) or
+               re.search(rf"(?<![\w.]){re.escape(f)}\s*\([^)]*(?<!\w){c}(?!\w)[^)]*\)", low) for f in forms)
+
+
+def instruction_texts(view: Any, table: str, column: str, change: str, value: str | None = None
+                      ) -> list[tuple[str, str]]:
+    """The catalogs' and namespaces' instructions (`view.instructions`: {catalog or namespace: text}) that a
+    change of `table`.`column` makes false, read sentence by sentence, as (catalog or namespace, "instructions"):
+    - `unit` (its values now in another unit, or meaning something else: a tax included) or `zone` (its times
+      in another zone): a sentence stating the convention of a suffix the column's name ends with, in words of
+      a unit (`unit`) or of a zone (`zone`); for `unit`, also a sentence naming the column with its table that
+      computes with it or says what it holds ("sum of t.net_cents / 100", "excludes tax");
+    - `gone` (renamed, dropped): a sentence naming the column with its table;
+    - `value` (`value` respelled, merged away or removed): a sentence naming the column and the value as words,
+      and the table by a name or by its own name without a short prefix ("orders" for fct_orders)."""
+    if change not in INSTRUCTION_CHANGES:
+        raise ValueError(f"change={change!r}: one of {', '.join(INSTRUCTION_CHANGES)}")
+    out = []
+    low = column.lower()
+    stem = re.sub(r"^[a-z]{2,4}_(?=[a-z])", "", table.rsplit(".", 1)[-1].lower())
+    for holder, text in sorted(getattr(view, "instructions", {}).items()):
+        if not (table + ".").startswith(holder + "."):
+            continue
+        for s in _sentences(text):
+            sfx = [m.group(1).lower() for m in _SUFFIX_RULE.finditer(s)]
+            by_suffix = any(low.endswith(x) for x in sfx)
+            if change == "unit" and ((by_suffix and any(names_unit(s, u) for u in UNIT_WORDS)) or (
+                    _names_qualified(s, table, column) and re.search(
+                        r"\b(?:sum|total|average|mean|count|divide|exclud|includ|net|gross)\w*|[/*]\s*\d", s, re.I))):
+                break
+            if change == "zone" and by_suffix and ZONE_WORDS.search(s):
+                break
+            if change == "gone" and _names_qualified(s, table, column):
+                break
+            if change == "value" and value is not None and _words(s, column) and _names_value(s, value) and (
+                    any(_words(s, f) for f in _forms(table) if "." in f or "_" in f) or
+                    any(re.search(rf"(?<![\w.]){re.escape(f)}\.[A-Za-z_]", s, re.I) for f in _forms(table) if f) or
+                    (stem != table.rsplit(".", 1)[-1].lower() and len(stem) > 3 and _words(s, stem))):
+                break
+        else:
+            continue
+        out.append((holder, "instructions"))
+    return out
 
 
 def says_zone(text: str, column: str) -> bool:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
+from catalog_core.errors import CatalogError
 from catalog_core.model import parse_time
 from semantic._tables import column_id
 from semantic.history import Context, SchemaChange, type_family
@@ -21,7 +22,9 @@ from semantic.staleness.core import (
     Table,
     cause_of,
     day_of,
+    duck_at,
     finding,
+    load_at,
     make_fix,
     num,
     quote_id,
@@ -372,8 +375,10 @@ def metric_over_versions(ctx: Context, t: Table, a: Annotation, anns: list[Annot
     flag = current_flag(t)
     ch = scd2_change(t, a.provenance.basis.vid)
     grain = next((x for x in anns if x.key == "table.grain"), None)
-    if flag is None or ch is None or grain is None or not aggregates_every_row(str(val.get("expression") or "")):
+    if grain is None or not aggregates_every_row(str(val.get("expression") or "")):
         return []
+    if flag is None or ch is None:
+        return _metric_over_repeats(ctx, t, a, grain, duck, last)
     if re.search(rf"(?<!\w){re.escape(flag)}(?!\w)", str(val.get("filter") or ""), re.IGNORECASE):
         return []
     keys = grain_keys(t, grain)
@@ -390,6 +395,36 @@ def metric_over_versions(ctx: Context, t: Table, a: Annotation, anns: list[Annot
                     f"should keep the current rows ({flag} in its filter)", [ch.vid, last],
                     values={"duplicate_keys": dup, "flag": flag}, fixes=[make_fix("investigate", columns=[flag])],
                     cause=cause_of("versions", t.name, ch.vid))]
+
+
+def _metric_over_repeats(ctx: Context, t: Table, a: Annotation, grain: Annotation, duck: Duck,
+                         last: int) -> list[Finding]:
+    """A metric aggregating every row of a table whose grain's keys repeat now and did not at the metric's
+    basis (rows loaded twice, a load that re-sent a day): it counts or sums the repeated rows twice (the
+    round-7 Acme tester's captured payments after the same 44 payments were appended again). Suspect, no
+    fix (which copy goes is for a person), one cause with the grain's finding."""
+    keys = grain_keys(t, grain)
+    basis = a.provenance.basis.vid
+    if not keys or any(t.col(k) is None for k in keys) or not basis or not t.tl.data_after(basis):
+        return []
+    kq, tq = ", ".join(quote_id(k) for k in keys), quote_table(t.name)
+    stmt = f"SELECT count(*), any_value(k) FROM (SELECT ({kq}) AS k FROM {tq} GROUP BY ALL HAVING count(*) > 1)"
+    dup = duck.sql(stmt)[0]  # the statement grain_data runs: answered once
+    if not dup[0]:
+        return []
+    try:
+        then = duck_at(ctx, load_at(t, basis)).sql(stmt)[0][0]
+    except CatalogError:
+        return []  # the keys were not columns then: a schema change's findings say so
+    if then:
+        return []  # repeated when the metric was written: what it counts is what it was written over
+    chs = t.tl.changes_after(grain.provenance.basis.vid)
+    return [finding(a, t.name, "grain_violated", "suspect",
+                    f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat now, e.g. {dup[1]}, and none did when the "
+                    "metric was written: it aggregates every row, the repeated ones too; check the loads that "
+                    "repeated them", [ctx.vid, last], values={"duplicate_keys": dup[0], "example": str(dup[1])},
+                    fixes=[make_fix("investigate", columns=keys)],
+                    cause=cause_of("grain", t.name, chs[0].vid) if chs else None)]
 
 
 _ROWS_PER = ROWS_PER

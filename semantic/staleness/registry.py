@@ -21,7 +21,7 @@ from semantic._bounded import LimitExceededError
 from semantic.history import Context
 from semantic.models import Annotation, ColumnRef, Finding
 from semantic.staleness.claim_rules import PROSE, own_column_claim, unit_claim
-from semantic.staleness.core import Duck, Table, declared_keys, finding
+from semantic.staleness.core import Duck, Table, declared_keys, finding, make_fix
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import metric_findings, verified_data, verified_meta, verified_scale_data
 from semantic.staleness.definitions_values import (
@@ -55,7 +55,12 @@ from semantic.staleness.keys_joins import (
     target_rows_removed,
 )
 from semantic.staleness.loads_freshness import cadence_prose, dead_check, sla_check
-from semantic.staleness.replacement_deprecation import deprecated_findings, prose_pointing, replaced_beside
+from semantic.staleness.replacement_deprecation import (
+    deprecated_findings,
+    deprecated_measured,
+    prose_pointing,
+    replaced_beside,
+)
 from semantic.staleness.row_relations import relation_broken
 from semantic.staleness.schema import column_findings, column_prose, prose_elsewhere, table_level
 from semantic.staleness.values_units import (
@@ -177,6 +182,10 @@ CHECKS: list[Check] = [
     Check("deprecation", "replacement_deprecation", "metadata", ("deprecated_but_written", "replaced_by_missing"),
           ("load_log", "catalog_tables"), ("investigate", "successor"),
           lambda e, a: deprecated_findings(e.t, a), _field("table", "deprecated")),
+    # a metric (a query asked of the table alone) written before its table was deprecated for a successor
+    Check("deprecated_measured", "replacement_deprecation", "metadata", ("not_loaded_since",), ("annotation_text",),
+          ("investigate", "reverify"), lambda e, a: deprecated_measured(e.t, a, e.anns),
+          lambda a, _e: a.kind in ("metric", "verified_query")),
     # prose sending readers to a table no longer kept (as the deprecation's chain rule above)
     Check("prose_pointing", "replacement_deprecation", "metadata", ("replaced_by_missing",),
           ("annotation_text", "catalog_tables", "load_log"), ("investigate",),
@@ -267,7 +276,7 @@ CHECKS: list[Check] = [
           ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, None)),
           replaces_at_data=True),
     Check("replaced_beside", "replacement_deprecation", "metadata", ("not_loaded_since",),
-          ("load_log", "catalog_tables", "column_stats"), ("successor",),
+          ("load_log", "catalog_tables", "column_stats"), ("successor", "reverify"),
           lambda e, _a: replaced_beside(e.t, e.anns, e.tables), catalog_wide=True),
     # ---- data, per annotation
     Check("metric_versions", "grain", "data", ("grain_violated",), ("data", "schema_history"), ("investigate",),
@@ -418,7 +427,17 @@ def _fixed(c: Check, env: Env, a: Annotation, found: list[Finding]) -> list[Find
     if c.claim_rule is not None:
         found = [f for f in found if c.claim_rule(env.t, a, f)]
     found = [f for f in found if unit_claim(env.t, a, f)]  # every entry: a unit change and a description
-    return found if c.fix_rule is None else [c.fix_rule(env.t, a, f) for f in found]
+    found = found if c.fix_rule is None else [c.fix_rule(env.t, a, f) for f in found]
+    return [_reverified(f) for f in found] if a.kind == "verified_query" else found
+
+
+def _reverified(f: Finding) -> Finding:
+    """A verified query's repair is always the same: a person re-runs it and re-verifies it (`reverify`),
+    whatever the entry would have said to look at (`investigate`: the round-7 TPC-DS tester's query over
+    amounts that began to include tax)."""
+    if not f.fixes or any(x.action != "investigate" for x in f.fixes):
+        return f
+    return f.model_copy(update={"fixes": [make_fix("reverify")], "suggestion": "re-run the query and re-verify it"})
 
 
 def run_table_checks(env: Env, depth: str) -> list[Finding]:

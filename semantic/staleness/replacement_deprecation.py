@@ -104,6 +104,31 @@ def deprecated_findings(t: Table, ann: Annotation) -> list[Finding]:
     return out
 
 
+def deprecated_measured(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:
+    """A metric (or a verified query asked of the table alone) written before the table was deprecated in
+    favour of a successor that exists: it still measures the table no longer kept (accepting the
+    replacement's finding on the metric writes the table's deprecation, which said nothing of the metric:
+    two round-7 testers saw the metric's item close while it still summed the retired table). Stale, no
+    fix that accept could write: a person defines it on the successor (then removes it here) or dismisses
+    this with a reason. One cause with the replacement's findings."""
+    dep = next((a for a in anns if a.key == "table.deprecated"), None)
+    rb = str((dep.value or {}).get("replaced_by") or "") if dep is not None and isinstance(dep.value, dict) else ""
+    if dep is None or not rb or rb == t.name or rb not in t.ctx.tables():
+        return []
+    if ann.kind == "verified_query" and _asked_of(ann) != [t.name]:
+        return []
+    if (ann.provenance.basis.vid or 0) >= (dep.vid or 0):
+        return []  # written knowing the deprecation
+    last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
+    what = "metric" if ann.kind == "metric" else "verified query"
+    return [finding(ann, t.name, "not_loaded_since", "stale",
+                    f"this {what} reads {t.name}, deprecated at vid {dep.vid} in favour of {rb}: it measures a table "
+                    f"no longer kept; define it on {rb} (and remove it here), or dismiss this with a reason",
+                    [dep.vid or t.ctx.vid], values={"successor": rb, "deprecated_vid": dep.vid},
+                    fixes=[make_fix("reverify") if ann.kind == "verified_query" else make_fix("investigate", table=rb)],
+                    cause=cause_of("replaced", t.name, last))]
+
+
 def _holds_rows_of(t: Table, name: str) -> bool:
     """Whether table `name` still holds what the deprecated table `t` holds: every column of `t` by name
     and type family, its range within `name`'s (`_within`), at least as many rows, and `t`'s period
@@ -532,7 +557,9 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
         return []
     # its description and SLA describe a table no longer kept; a metric defined on it measures a table that
     # no longer gets the data (the successor does)
-    about = [a for a in anns if a.key in ("table.description", "table.freshness_sla") or a.kind == "metric"]
+    # a verified query asked of it alone answers for the rows it holds, no longer for what the question asks
+    about = [a for a in anns if a.key in ("table.description", "table.freshness_sla") or a.kind == "metric"
+             or (a.kind == "verified_query" and _asked_of(a) == [t.name])]
     dc = t.tl.data_commits
     if not about or not dc:
         return []
@@ -569,6 +596,15 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     for a in about:
         if (a.provenance.basis.vid or 0) > o.tl.data_commits[0][0]:
             continue  # written knowing the new table
+        if a.kind == "verified_query":  # its SQL asks the old table: re-verified against the new one, by a person
+            out.append(finding(a, t.name, "not_loaded_since", status,
+                               f"it reads {t.name} alone; {why}; {o.name} (first loaded "
+                               f"{day_of(o.tl.data_commits[0][1])}) holds the rows loaded since, which its answer "
+                               "leaves out", [last_v, o.tl.data_commits[0][0]], [last_t, o.tl.data_commits[0][1]],
+                               {"successor": o.name, "last_load": day_of(last_t)},
+                               f"re-run the query on {o.name} and re-verify it", [make_fix("reverify")],
+                               cause=cause_of("replaced", t.name, last_v)))
+            continue
         out.append(finding(a, t.name, "not_loaded_since", status,
                            f"{o.name} first loaded {day_of(o.tl.data_commits[0][1])} holding "
                            f"{ev['columns_alike']:.0%} of {t.name}'s columns alike with rows per day alike, and {why}",
@@ -578,6 +614,12 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
                            f"successor {o.name} (written beside it, alike columns and rows per day): deprecate {t.name}",
                            [make_fix("successor", table=o.name)], cause=cause_of("replaced", t.name, last_v)))
     return out
+
+
+def _asked_of(a: Annotation) -> list[str]:
+    """The tables a verified query reads (as recorded with it)."""
+    v = a.value if isinstance(a.value, dict) else {}
+    return [str(x) for x in v.get("tables") or []]
 
 
 def _stopped_successor(t: Table, tables: dict[str, Table | None], every: float | None,

@@ -38,6 +38,8 @@ ZONE_MIN_BINS = 4     # two hours: under it, daylight saving alone moves a local
 ZONE_LLR = 10.0       # nats by which the moved pattern must explain a load's rows better than the pattern
 ZONE_P = 1e-4         # rows off the pattern beyond chance: a binomial tail this small
 ZONE_Q = 0.05         # rows off the moved pattern within chance: a binomial tail at least this large
+ZONE_LLR_ALONE = 20.0  # nats by which the moved pattern must explain a load's rows when few fall off the pattern
+ZONE_GAIN = 0.25      # ... and per row: a pattern whose shape drifted (a campaign, a season) gains little per row
 ZONE_EVEN = 7.0       # nats by which the moved pattern must explain the rows better than an even spread
 #                       (log 48 for choosing the move among 48, and a likelihood ratio of 20)
 ZONE_SCREEN = 0.01    # the rows since, together, off the pattern beyond chance at this level before each load is read
@@ -106,13 +108,17 @@ def day_shift(pattern: list[int], rows: list[int]) -> tuple[int, int, int, float
     r = max(sum(pattern[b] for b in rare) / total, ZONE_FLOOR)
     off = {s: sum(x for b, x in enumerate(rows) if (b - s) % ZONE_BINS in rare)
            for s in range(-ZONE_BINS // 2, ZONE_BINS // 2)}
-    if _tail(n, off[0], r) >= ZONE_P:
-        return None
     logp = [math.log((x + 0.5) / (total + 0.5 * ZONE_BINS)) for x in pattern]
     ll = {s: _loglik(rows, logp, s) for s in off}
-    s = min(off, key=lambda k: (off[k], -ll[k]))
-    if abs(s) < ZONE_MIN_BINS or _tail(n, off[s], r) < ZONE_Q or ll[s] - ll[0] < ZONE_LLR:
-        return None
+    if _tail(n, off[0], r) < ZONE_P:
+        s = min(off, key=lambda k: (off[k], -ll[k]))
+        if abs(s) < ZONE_MIN_BINS or _tail(n, off[s], r) < ZONE_Q or ll[s] - ll[0] < ZONE_LLR:
+            return None
+    else:  # few rows off the pattern (its peak moved into busy hours): the moved pattern far likelier, row by row
+        s = max(ll, key=lambda k: ll[k])
+        gain = ll[s] - ll[0]
+        if abs(s) < ZONE_MIN_BINS or gain < ZONE_LLR_ALONE or gain < ZONE_GAIN * n or _tail(n, off[s], r) < ZONE_Q:
+            return None
     if ll[s] - n * math.log(1 / ZONE_BINS) < ZONE_EVEN:
         return None  # rows spread over the whole day fit some move of any pattern: no better than evenly
     return s, off[0], off[s], r
@@ -141,14 +147,20 @@ def loads_shifted(t: Table, col: str, basis: int) -> tuple[int, list[tuple[int, 
     if total < ZONE_PATTERN_ROWS or len(rare) < 2:
         return None  # no pattern of the day to be off (rows spread over the whole day)
     now = day_bins(duck_at(ctx, ctx.vid), t.name, col)
-    since = [max(0, a - b) for a, b in zip(now, pattern, strict=True)]
-    n = sum(since)
     r = max(sum(pattern[b] for b in rare) / total, ZONE_FLOOR)
-    if n < ZONE_MIN_ROWS or _tail(n, sum(since[b] for b in rare), r) >= ZONE_SCREEN:
-        return None  # the rows loaded since, together, hold no more rows off the pattern than chance allows
     tail = after[-ZONE_LOADS:]
     prev = basis if len(after) <= ZONE_LOADS else after[-ZONE_LOADS - 1][0]
     last = pattern if prev == basis else day_bins(duck_at(ctx, prev), t.name, col)
+
+    def off_beyond_chance(before: list[int]) -> bool:
+        since = [max(0, a - b) for a, b in zip(now, before, strict=True)]
+        n = sum(since)
+        return n >= ZONE_MIN_ROWS and _tail(n, sum(since[b] for b in rare), r) < ZONE_SCREEN
+
+    # the rows loaded since the basis, or since the loads judged one by one (a few shifted loads among
+    # many since the claim), hold more rows off the pattern than chance allows; else nothing to judge
+    if not off_beyond_chance(pattern) and (prev == basis or not off_beyond_chance(last)):
+        return None
     loads: list[tuple[int, float, list[int]]] = []
     for v, tt in tail:
         cur = day_bins(duck_at(ctx, v), t.name, col)
@@ -160,10 +172,18 @@ def loads_shifted(t: Table, col: str, basis: int) -> tuple[int, list[tuple[int, 
         together = [sum(x) for x in zip(*(rows for _v, _t, rows in loads), strict=True)]
         judged = [(loads[-1][0], loads[-1][1], together, day_shift(pattern, together))]
     hits = [(v, tt, sum(rows), got) for v, tt, rows, got in judged if got is not None]
-    if not hits or len({got[0] for *_x, got in hits}) > 1:
-        return None
-    return (hits[0][3][0] * 1800, [(v, tt, n) for v, tt, n, _g in hits], sum(g[1] for *_x, g in hits),
-            hits[0][3][3])
+    for k in range(2, len(loads) + 1) if not hits else ():
+        # the latest loads together: a few small loads, each too weak alone (65 rows of two loads: the round-7
+        # Acme tester's order times), judged as one run from the latest back
+        run = loads[-k:]
+        got = day_shift(pattern, [sum(x) for x in zip(*(rows for _v, _t, rows in run), strict=True)])
+        if got is not None:
+            return got[0] * 1800, [(v, tt, sum(rows)) for v, tt, rows in run], got[1], got[3]
+    shifts = {got[0] for *_x, got in hits}
+    if not hits or max(shifts) - min(shifts) > 1:
+        return None  # loads off by different amounts: no one zone (half an hour apart: the same, rows near a bound)
+    step = max(hits, key=lambda h: h[2])[3][0]  # the shift of the load with the most rows
+    return (step * 1800, [(v, tt, n) for v, tt, n, _g in hits], sum(g[1] for *_x, g in hits), hits[0][3][3])
 
 
 def zone_loaded(t: Table, ann: Annotation, anns: list[Annotation],

@@ -529,9 +529,15 @@ def test_a_table_replaced_beside_makes_false_its_description_and_its_metrics(cat
     k.metric(ORD, "order_total", "sum(net_cents)")
     k.ann(MART, {"description": "Old daily totals. Deprecated: use core.orders instead."})
     k.ann(LINES, {"description": "Order lines, built from acme.core.orders."})
+    k.vq("Orders placed", "SELECT count(order_id) AS placed FROM acme.core.orders")  # of it alone: re-verified
+    k.vq("Lines per order", "SELECT count(*) AS n FROM acme.core.orders o JOIN acme.core.order_items i "
+         "ON i.order_id = o.order_id")  # also of another table: left to whether its answer moved
     g, tr = _drawn(cat, spark, k, "replacement_beside")
     new = tr.tables[1]
     assert {(ORD, "table.description"), (ORD, "metric.order_total"), (MART, "table.description")} <= false(tr)
+    alone = vqs(g.view, ORD, "AS placed")
+    assert len(alone) == 1 and alone <= false(tr) and not vqs(g.view, ORD, "JOIN") & false(tr)
+    assert tr.fixes[f"{ORD}|{next(iter(alone))[1]}"] == {"action": "reverify", "params": {}}
     assert (LINES, "table.description") not in false(tr)  # no pointing word: it says where the lines came from
     succ = {"action": "successor", "params": {"table": new}}
     assert tr.fixes[f"{ORD}|metric.order_total"] == succ and tr.fixes[f"{ORD}|table.description"] == succ
@@ -613,9 +619,12 @@ def test_a_day_loaded_again_whose_keys_were_unmatched_already_leaves_the_join_fr
     k.lk.table(STATUSES, [("status", "string")], at=0, rows={"status": ["placed", "returned"]})
     k.ann(ORD, {"grain": {"text": "one row per order", "keys": ["order_id"]}})
     k.relate(ORD, STATUSES, [("status", "status")])
+    k.metric(ORD, "order_total", "sum(net_cents)")  # sums the day loaded twice twice
+    k.metric(ORD, "orders", "count(DISTINCT order_id)")  # counts its orders once
     g, tr = _drawn(cat, spark, k, "grain_duplicate_load")
     rel = next((src, a.key) for src, a in g.view.relationships() if src == ORD)
     assert key(g.view, ORD, "grain") in false(tr) and rel not in false(tr)
+    assert metric(g.view, ORD, "order_total") in false(tr) and metric(g.view, ORD, "orders") not in false(tr)
 
 
 def test_a_grain_already_false_is_no_trap_to_draw(cat, tmp_path, spark):
@@ -912,3 +921,37 @@ def test_a_table_keyed_by_a_composite_reference_is_not_replayed_by_routine_loads
     g = k.gen([LINES])
     assert g.replay_orphans(g.view.tables[LINES]) == ["line_no", "order_id"]
     assert g.replay_orphans(g.view.tables[ORD]) == []
+
+
+# ---------------------------------------------------------------------- the catalog's instructions
+CATALOG_TEXT = ("Acme lake. Money is integer cents in columns ending _cents. Columns ending _date are calendar dates. "
+                "Revenue is the sum of orders.net_cents over orders whose status is not returned.")
+
+
+@pytest.mark.parametrize("change,column,value,made_false", [
+    ("unit", "net_cents", None, True),        # the _cents convention names a unit
+    ("zone", "net_cents", None, False),       # ... and no zone
+    ("zone", "order_date", None, False),      # the _date convention says no zone either
+    ("gone", "net_cents", None, True),        # named with its table: orders.net_cents
+    ("gone", "status", None, False),          # a plain word of prose, not named with its table
+    ("value", "status", "returned", True),    # the column and the value, and the table by its name
+    ("value", "status", "placed", False),     # a value the sentence does not name
+])
+def test_the_catalogs_instructions_are_false_where_a_sentence_says_what_the_change_contradicts(
+        cat, tmp_path, tt, change, column, value, made_false):
+    """Read sentence by sentence (`truth.instruction_texts`): a suffix convention in words of a unit (or a
+    zone) for a unit (zone) change of a column with that suffix; a column named with its table for a rename or
+    drop; a column and a value named as words, with the table, for a value respelled, merged or removed."""
+    k = Tiny(cat, tmp_path)
+    k.ann("acme", {"instructions": CATALOG_TEXT})
+    v = k.view()
+    assert v.instructions == {"acme": CATALOG_TEXT}
+    assert (tt.instruction_texts(v, ORD, column, change, value) == [("acme", "instructions")]) is made_false
+
+
+def test_a_renamed_column_the_instructions_name_makes_them_false_with_the_rename(cat, tmp_path):
+    k = _net_cents(cat, tmp_path)
+    k.ann("acme", {"instructions": CATALOG_TEXT})
+    tr = k.gen([ORD]).schema_rename()
+    assert ["acme", "instructions"] in tr.false
+    assert tr.fixes["acme|instructions"][1] is None and tr.fixes["acme|instructions"][0]["action"] == "rename"

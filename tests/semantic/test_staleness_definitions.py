@@ -350,6 +350,32 @@ def test_a_metric_counting_every_version_of_a_table_that_began_keeping_versions_
     assert grain.value["text"] == "one row per customer, one row per version (from c_valid_from)"  # not left saying one row per customer
 
 
+def test_a_metric_summing_every_row_of_a_table_whose_latest_day_was_loaded_twice_and_controls(elk):
+    """The same day's payments appended twice: the grain's keys repeat, and a metric summing every row sums
+    that day twice (grain_violated, suspect, investigate the keys, one cause with the grain; failed before:
+    the grain and its prose alone, the round-7 Acme tester's captured payments). Controls: a metric of
+    distinct keys; a metric written after the keys already repeated (it was written over those rows)."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("payment_id", "bigint"), ("amount", "bigint")], partition_by=["d"], at=0)
+    for day in (1, 2, 3):
+        elk.append(T, {"d": [f"2024-11-0{day}"] * 3, "payment_id": [10 * day + i for i in range(3)],
+                       "amount": [5, 7, 9]}, at=day)
+    sm.annotate(cat, T, {"grain": {"text": "one row per payment", "keys": ["payment_id"]}}, author="a",
+                time=elk.day(3.5))
+    sm.define_metric(cat, T, "paid", expression="sum(amount)", author="a", time=elk.day(3.6))
+    sm.define_metric(cat, T, "payments", expression="count(DISTINCT payment_id)", author="a", time=elk.day(3.6))
+    elk.append(T, {"d": ["2024-11-04"] * 3, "payment_id": [40, 41, 42], "amount": [5, 7, 9]}, at=4)
+    assert [f for f in sm.staleness(cat, T, depth="data", now=elk.day(4.5), merge=False)] == []  # a routine day
+    elk.append(T, {"d": ["2024-11-04"] * 3, "payment_id": [40, 41, 42], "amount": [5, 7, 9]}, at=5)
+    sm.define_metric(cat, T, "paid_later", expression="sum(amount)", author="a", time=elk.day(5.5))
+    got = {f.annotation: f for f in sm.staleness(cat, T, depth="data", now=elk.day(5.6), merge=False)}
+    assert set(got) == {"table.grain", "metric.paid"}
+    m = got["metric.paid"]
+    assert (m.reason, m.status, m.fixes) == ("grain_violated", "suspect",
+                                             [Fix(action="investigate", params={"columns": ["payment_id"]})])
+    assert m.cause == got["table.grain"].cause and m.evidence.values["duplicate_keys"] == 3
+
+
 def test_the_grains_filter_fix_is_refused_without_a_column_saying_when_a_version_starts(elk):
     """The grain's `filter` fix writes the keys plus when a version starts; a versioned table with only
     the current-row flag gets a refusal saying what to give (failed before: it wrote the keys plus the

@@ -424,6 +424,41 @@ def test_a_load_in_another_time_zone_beside_rows_that_keep_utc_and_controls(elk)
     assert sm.staleness(cat, T, now=elk.day(14), merge=False) == []  # metadata depth: the range hides it
 
 
+# orders per hour of the (UTC) day: an evening peak, a quiet morning (hours 6 to 12 are rare)
+PEAK = [10, 10, 9, 9, 7, 3, 1, 0.3, 0.2, 0.1, 0.1, 0.1, 1, 2, 3, 4, 5, 6, 6, 7, 7, 8, 9, 10]
+
+
+def _peak_day(day: int, rng, shift: float = 0.0, n: int = 30) -> dict[str, list]:
+    hours = rng.choices(range(24), weights=PEAK, k=n)
+    ts = [_ts(1, 0) + dt.timedelta(days=day - 1, hours=h + rng.random() + shift) for h in hours]
+    return {"d": [f"2024-11-{day:02d}"] * n, "order_id": [1000 * day + i for i in range(n)], "order_ts": ts}
+
+
+def test_two_small_loads_whose_peak_moved_into_busy_hours_among_many_since_the_claim(elk):
+    """Orders with an evening peak; after the claim, six ordinary daily loads, then two small loads written
+    in New York time (-4 h). The moved rows fall in hours the earlier rows fill too (the peak moved into the
+    afternoon; only a few land in the quiet morning), so rows off the pattern are within chance, and the six
+    loads since the claim dilute them: the two loads together are explained by the pattern moved -4 h far
+    better, row by row (failed before: nothing; the round-7 Acme and cryptic testers' order times, New York
+    time in the UTC column). Control: the six ordinary loads alone."""
+    import random
+
+    rng = random.Random(11)
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("order_id", "bigint"), ("order_ts", "timestamp")], partition_by=["d"], at=0)
+    for day in range(1, 11):
+        elk.append(T, _peak_day(day, rng, n=60), at=day)
+    sm.annotate(cat, T, {"description": "when the order was placed, UTC"}, column="order_ts", author="a",
+                time=elk.day(10.5))
+    for day in range(11, 17):
+        elk.append(T, _peak_day(day, rng), at=day)
+    assert _data(cat, T, elk.day(16.5)) == []  # control: ordinary loads
+    vs = [elk.append(T, _peak_day(day, rng, shift=-4.0), at=day) for day in (17, 18)]
+    got = _data(cat, T, elk.day(18.5))
+    assert [(f.annotation, f.reason, f.status) for f in got] == [("column.3.description", "unit_drift", "suspect")]
+    assert abs(got[0].evidence.values["shift_hours"] + 4) <= 1 and got[0].evidence.values["loads"] == vs
+
+
 def test_a_load_of_thousands_of_rows_is_judged_for_a_zone_shift():
     """The binomial tails over a load of thousands of rows (failed before: OverflowError, the binomial
     coefficients as floats, which ended the whole table's data-depth check on a generated cryptic copy)."""
