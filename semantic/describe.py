@@ -31,6 +31,7 @@ from semantic.models import (
     VerifiedQuestion,
 )
 from semantic.staleness import annotation_findings, resolve_now, table_findings, time_findings, worst
+from semantic.staleness.instructions import is_hidden
 
 __all__ = ["describe"]
 
@@ -84,7 +85,7 @@ def _base(ctx: Context, name: str) -> TableCard:
     tl = ctx.timeline(name)
     versions = tl.versions if tl else []
     anns = ctx.annotations(name)
-    findings = table_findings(ctx, name, "metadata")
+    findings = [f for f in table_findings(ctx, name, "metadata") if not is_hidden(f)]
     status = _status_by_key(findings)
     snap_time = ctx.commit_time(ctx.vid)
     value = obj.value

@@ -64,7 +64,7 @@ from semantic.history import Context
 from semantic.models import Annotation, Finding, Fix, Provenance
 from semantic.staleness import finding_id, instructions, staleness, undismissed
 from semantic.staleness.incremental import affected, changes_since
-from semantic.staleness.instructions import is_instructions
+from semantic.staleness.instructions import is_hidden, is_instructions
 from semantic.units import unit_after
 
 __all__ = ["ReviewItem", "ReviewPage", "ReviewConflictError", "ReviewRefusedError", "review_items", "review_item",
@@ -594,11 +594,12 @@ def _items_and_prose(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg
     else:
         by_table = read_catalog_annotations(cat, vid=vid)
     out: list[ReviewItem] = []
-    findings = staleness(cat, table, snapshot=vid, now=now, merge=False)
+    findings = staleness(cat, table, snapshot=vid, now=now, merge=False, conventions=True)
     scans = {t: sc for t, anns in by_table.items() if (sc := _scan_of(cat, t, anns, vid)) is not None}
     stored = {t: {finding_id(x): x for x in sc.findings} for t, sc in scans.items()}
-    findings = [f for f in findings if not is_instructions(f)]  # judged below on the stored pass's findings too
-    used: list[Finding] = []  # the findings items were made of: what the instructions are judged on
+    # the instructions' are judged below, on the stored pass's findings too; the hidden ones are their evidence
+    used: list[Finding] = [f for f in findings if is_hidden(f)]  # and the findings items were made of
+    findings = [f for f in findings if not is_instructions(f) and not is_hidden(f)]
     duck = _Duck(cat, vid)
     try:
         live: set[str] = set()
@@ -624,6 +625,9 @@ def _items_and_prose(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg
         for t, sc in sorted(scans.items()):
             amap = {a.key: a for a in by_table[t]}
             for f in sc.findings:
+                if is_hidden(f):
+                    used.append(f)  # evidence for the instructions, no item of its own
+                    continue
                 if finding_id(f) in live:
                     continue
                 out.append(_scanned_item(cat, f, amap, vid, sc, duck))
@@ -735,13 +739,13 @@ def scan_findings(cat: CatalogAPI, names: list[str] | None, vid: int, now: TimeA
     (`_refines`: another status or other fixes), and the ids of the metadata findings the data cleared.
     Pure (it writes nothing); `scan` stores it."""
     if names is None:
-        data = staleness(cat, None, snapshot=vid, depth="data", now=now, merge=False)
-        meta = staleness(cat, None, snapshot=vid, depth="metadata", now=now, merge=False)
+        data = staleness(cat, None, snapshot=vid, depth="data", now=now, merge=False, conventions=True)
+        meta = staleness(cat, None, snapshot=vid, depth="metadata", now=now, merge=False, conventions=True)
     else:
         data, meta = [], []
         for name in names:
-            data += staleness(cat, name, snapshot=vid, depth="data", now=now, merge=False)
-            meta += staleness(cat, name, snapshot=vid, depth="metadata", now=now, merge=False)
+            data += staleness(cat, name, snapshot=vid, depth="data", now=now, merge=False, conventions=True)
+            meta += staleness(cat, name, snapshot=vid, depth="metadata", now=now, merge=False, conventions=True)
     # the instructions' findings are judged at every listing on the tables' (stored) findings: none stored
     data, meta = [f for f in data if not is_instructions(f)], [f for f in meta if not is_instructions(f)]
     meta_by_id = {finding_id(f): f for f in meta}
@@ -917,6 +921,8 @@ def scanned_findings(cat: CatalogAPI, table: str | None = None, snapshot: Snapsh
             continue
         amap = {a.key: a for a in anns}
         for f in sc.findings:
+            if is_hidden(f):
+                continue  # evidence for the instructions' finding, which listing the items judges
             moved = sc.changed_vid or _related_changed(cat, f, amap, sc.at_vid, vid)
             if moved:
                 f.evidence = f.evidence.model_copy(update={"values": {**f.evidence.values, "outdated_by": moved}})

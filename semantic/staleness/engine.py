@@ -71,7 +71,7 @@ def _flowing(findings: list[Finding]) -> list[Finding]:
         return -RANK[f.status], CHANGE_REASONS.index(str(f.reason)), f.target, f.annotation or ""
 
     for f in findings:
-        if f.reason not in CHANGE_REASONS or _renames_only(f):
+        if f.reason not in CHANGE_REASONS or _renames_only(f) or instructions.is_hidden(f):
             continue
         key = f.cause or f"~{f.target}\x1f{f.annotation or ''}\x1f{f.reason}"
         if key not in best or rank(f) < rank(best[key]):
@@ -182,6 +182,7 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, Table 
         raw += propagated(ctx, name, _seen=_seen)
         raw += unit_prose(t, anns, raw)
         raw += join_prose(t, anns, raw)
+        raw += instructions.convention_findings(t, anns, "metadata")  # hidden: the instructions' evidence
         found = undismissed(raw, anns)
     else:
         redo = replaced_at_data()
@@ -198,6 +199,7 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, Table 
             found = [f for f in found if not is_unit_prose(f) and not is_join_prose(f)]  # judged again on what the data kept
             found += unit_prose(t, anns, found)
             found += join_prose(t, anns, found)
+            found += instructions.convention_findings(t, anns, "data")  # hidden: the instructions' evidence
             found = undismissed(found, anns)
         finally:
             if own:
@@ -270,12 +272,15 @@ CARRIED: dict[str, int] = {}
 
 
 def staleness(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None, depth: str = "metadata",
-              now: TimeArg = None, merge: bool = True) -> list[Finding]:
+              now: TimeArg = None, merge: bool = True, conventions: bool = False) -> list[Finding]:
     """Findings for one table (or every table) at `snapshot`: each annotation's basis compared with
     the snapshot history (`metadata`), plus DuckDB checks of the data (`data`). `now` (default: the
     clock) is the time freshness is judged at. One underlying change is one finding per table,
     listing every annotation it affects in `annotations` (`merge=False`: one finding per annotation,
-    as review items are)."""
+    as review items are). For the whole catalog, the findings on catalogs' and namespaces'
+    instructions follow the tables' (`semantic.staleness.instructions`). `conventions`: also the
+    hidden findings those read (`instructions.is_hidden`: a column no claim of its own describes,
+    checked for a catalog's convention), for the review's data-depth pass to store."""
     if depth not in DEPTHS:
         raise InvalidValueError(f"depth must be 'metadata' or 'data', got {depth!r}")
     t_now = resolve_now(now)
@@ -299,7 +304,9 @@ def staleness(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef =
     for name in sorted(set(found) | set(due)):
         mine = found.get(name, []) + time_findings(ctx, name, ctx.annotations(name), t_now, tables)
         every += mine
-        out += merge_by_cause(mine) if merge else mine
+        shown = [f for f in mine if not instructions.is_hidden(f)]
+        out += (merge_by_cause(shown) if merge else shown) + \
+            ([f for f in mine if instructions.is_hidden(f)] if conventions else [])
     if table is None:  # what the catalog's and namespaces' instructions say, against the tables' findings
         held = instructions.holders(cat, vid, names)
         out += [f for f in instructions.instruction_findings(cat, vid, names, every, held)

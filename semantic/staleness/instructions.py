@@ -13,7 +13,9 @@ sentence names, and the evidence that contradicts it); nothing else in it is jud
 
 The contradicting findings are the tables' own (the detector's at either depth, and the stored data-depth
 pass's in the review inbox): a sentence is judged by what the tables' checks already established, never
-by reading the prose alone. One finding per instructions annotation (one text a person rewrites once):
+by reading the prose alone; a zone convention is checked on the columns no claim of their own describes
+too (`convention_findings`, below: hidden findings, the instructions' evidence only). One finding per
+instructions annotation (one text a person rewrites once):
 its target is the catalog or namespace, its annotation `instructions`, its reason and cause those of the
 earliest contradiction (so the review groups it with that change), every sentence contradicted and why in
 `evidence.values["contradicted"]` (at most `_LISTED`). The fix is `rename` when the only contradiction is a
@@ -32,8 +34,13 @@ from catalog_core import lake
 from catalog_core.api import CatalogAPI
 from catalog_core.errors import CatalogError
 from semantic._tables import column_id, table_columns
+from semantic._tables import type_family as fine_family
 from semantic.annotations import read_annotations
-from semantic.models import Annotation, Evidence, Finding, Fix
+from semantic.history import Context
+from semantic.models import Annotation, Basis, Evidence, Finding, Fix, Provenance
+from semantic.staleness.core import Table
+from semantic.staleness.values_units import ZONE_FIELDS, ZONE_WORDS, zone_cols, zone_meta, zone_rewritten
+from semantic.staleness.values_zones import ZONE_LOADS, zone_loaded
 
 _LISTED = 8                      # contradicted sentences listed in one finding's evidence
 _SUFFIX = re.compile(r"(?:\bend(?:s|ing)?\s+(?:in\s+|with\s+)?|\bsuffix(?:ed)?\s+(?:with\s+|by\s+)?|\*)[`'\"]?"
@@ -364,4 +371,87 @@ def instruction_findings(cat: CatalogAPI, vid: int, tables: list[str], findings:
                 {"sentence": c.sentence[:300], "rule": c.rule, "table": c.table, "column": c.column, "why": c.why,
                  "cause": c.cause} for c in listed], "count": len(got), "truncated": len(got) > len(listed)}),
             suggestion=suggestion, fixes=fixes, annotations=[ann.key], cause=first.cause))
+    return out
+
+
+# ------------------------------------------------------------------ conventions as claims on every column
+# A convention ("columns ending _utc are UTC timestamps") claims something of columns no annotation of their
+# own describes. For the time zone, the claim is checked as if each such column carried it (`ZONE_CLAIM`): the
+# zone checks run on a claim made for it (its basis the instructions', or the rows before the latest loads),
+# and what they find is kept hidden beside the table's findings (`is_hidden`: no item, no card, nothing
+# downstream), as evidence the instructions' finding reads (`_suffix`).
+ZONE_CLAIM = "UTC"
+
+
+def is_hidden(f: Finding) -> bool:
+    """A finding on a column no claim of its own describes, raised for a catalog's convention: evidence for
+    the instructions' finding, never shown on its own."""
+    return f.annotation is None and "convention" in f.evidence.values
+
+
+def zone_conventions(ctx: Context, table: str) -> list[tuple[str, str, str, int]]:
+    """(catalog or namespace, sentence, suffix, the instructions' vid) of each sentence of the instructions
+    above `table` stating what zone the columns with a suffix hold (a zone word and a suffix convention)."""
+    key = ("instructions_held", ctx.vid)
+    got = ctx.cache.findings.take(key)
+    if got is None:
+        held = holders(ctx.cat, ctx.vid, list(ctx.tables()))
+        got = ctx.cache.findings.put(key, ([(h, a) for h, anns in held.items() for a in anns
+                                             if a.kind == "instructions" and isinstance(a.value, str)],))
+    out = []
+    for holder, a in got[0]:
+        if not (table + ".").startswith(holder + "."):
+            continue
+        for sent in sentences(str(a.value)):
+            if ZONE_WORDS.search(sent):
+                out += [(holder, sent, m.group(1).lower(), int(a.vid or 0)) for m in _SUFFIX.finditer(sent)]
+    return out
+
+
+def convention_claims(t: Table, anns: list[Annotation]) -> list[tuple[Annotation, str, str]]:
+    """(the claim, catalog or namespace, sentence) for each timestamp column of `t` whose name ends with a
+    zone convention's suffix and that no claim of the table describes (`zone_cols`: its own description,
+    unit or sample values, or a table description saying a zone or naming it)."""
+    conv = zone_conventions(t.ctx, t.name)
+    if not conv:
+        return []
+    covered = {c for a in anns if (a.kind == "column" and a.field in ZONE_FIELDS) or a.key == "table.description"
+               for c in zone_cols(t, a, anns)}
+    out = []
+    for holder, sent, sfx, vid in conv:
+        for cid, c in sorted(t.cols.items()):
+            if c.name in covered or fine_family(c.type) != "timestamp" or not c.name.lower().endswith(sfx):
+                continue
+            claim = Annotation(kind="column", key=f"column.{cid}.unit", target=t.name, value=ZONE_CLAIM, column=c.name,
+                               column_id=cid, vid=vid, provenance=Provenance(
+                                   author=f"instructions of {holder}", confidence=1.0, time=0.0, basis=Basis(vid=vid)))
+            out.append((claim, holder, sent))
+            covered.add(c.name)
+    return out
+
+
+def _latest_loads_basis(t: Table, claim: Annotation) -> Annotation:
+    """The claim with its basis moved to the rows before the latest loads (`ZONE_LOADS`) when the
+    instructions are older: the pattern of the day the loads are judged against is those rows."""
+    dc = t.tl.data_commits
+    later = dc[-ZONE_LOADS - 1][0] if len(dc) > ZONE_LOADS else 0
+    if later <= claim.provenance.basis.vid:
+        return claim
+    return claim.model_copy(update={"provenance": claim.provenance.model_copy(update={"basis": Basis(vid=later)})})
+
+
+def convention_findings(t: Table, anns: list[Annotation], depth: str) -> list[Finding]:
+    """The zone checks on each convention's claim (`convention_claims`) at `depth`, hidden (`is_hidden`)."""
+    out = []
+    for claim, holder, sent in convention_claims(t, anns):
+        every = [*anns, claim]
+        if depth == "metadata":
+            got = zone_meta(t, claim, every)
+        else:
+            got = zone_rewritten(t, claim, every) or zone_loaded(t, _latest_loads_basis(t, claim), every)
+        for f in got:
+            out.append(f.model_copy(update={
+                "annotation": None, "annotations": [],
+                "message": f"{f.message} (the instructions of {holder} say {sent[:120]!r})",
+                "evidence": f.evidence.model_copy(update={"values": {**f.evidence.values, "convention": holder}})}))
     return out

@@ -180,9 +180,17 @@ def loads_shifted(t: Table, col: str, basis: int) -> tuple[int, list[tuple[int, 
         if got is not None:
             return got[0] * 1800, [(v, tt, sum(rows)) for v, tt, rows in run], got[1], got[3]
     shifts = {got[0] for *_x, got in hits}
-    if not hits or max(shifts) - min(shifts) > 1:
-        return None  # loads off by different amounts: no one zone (half an hour apart: the same, rows near a bound)
+    if not hits:
+        return None
     step = max(hits, key=lambda h: h[2])[3][0]  # the shift of the load with the most rows
+    if max(shifts) - min(shifts) > 1:
+        # loads off by different amounts: one zone when their rows together are (a few small loads each
+        # estimate the shift roughly: 40 rows put it 3 h off and 5 h off), else none
+        rows_of = {v: rows for v, _t, rows, _g in judged}
+        pooled = day_shift(pattern, [sum(x) for x in zip(*(rows_of[v] for v, *_r in hits), strict=True)])
+        if pooled is None:
+            return None
+        step = pooled[0]
     return (step * 1800, [(v, tt, n) for v, tt, n, _g in hits], sum(g[1] for *_x, g in hits), hits[0][3][3])
 
 

@@ -145,3 +145,49 @@ def test_sentences_and_controls_no_claim_no_finding(elk):
     elk.evolve(S, rename={"channel": "medium"}, at=5)
     _cents_load(elk, 6)
     assert _inst(cat, elk.day(6.5)) == []
+
+
+def test_a_zone_convention_is_checked_on_columns_no_claim_of_their_own_describes(elk):
+    """"Columns ending _utc are UTC timestamps" claims what every such column holds, described or not. A
+    column with no annotation (`attempted_at_utc`) gets New York time in its latest loads: the zone checks run
+    on the convention's claim, and the instructions are stale, at data depth (failed before: nothing; nothing
+    described the column). What the check found on the column stays hidden (no item, no card finding, in the
+    stored pass as the instructions' evidence). Control: the same loads in UTC."""
+    import datetime as dt
+    import random
+
+    from semantic.staleness.instructions import is_hidden
+
+    rng = random.Random(5)
+    peak = [10, 10, 9, 9, 7, 3, 1, 0.3, 0.2, 0.1, 0.1, 0.1, 1, 2, 3, 4, 5, 6, 6, 7, 7, 8, 9, 10]
+    t0 = dt.datetime(2024, 11, 1, tzinfo=dt.timezone.utc)
+    P = "acme.core.payments"
+
+    def day(n, shift=0.0, rows=40):
+        hours = rng.choices(range(24), weights=peak, k=rows)
+        return {"d": [f"2024-11-{n:02d}"] * rows, "payment_id": [1000 * n + i for i in range(rows)],
+                "attempted_at_utc": [t0 + dt.timedelta(days=n - 1, hours=h + rng.random() + shift) for h in hours]}
+
+    cat = elk.cat
+    elk.table(P, [("d", "date"), ("payment_id", "bigint"), ("attempted_at_utc", "timestamp")], partition_by=["d"],
+              at=0)
+    sm.annotate(cat, "acme", {"instructions": "Acme lake. Columns ending _utc are UTC timestamps."}, author="a",
+                time=elk.day(0.5))
+    for n in range(1, 13):
+        elk.append(P, day(n), at=n)
+    sm.annotate(cat, P, {"description": "card payment attempts"}, author="a", time=elk.day(12.5))
+    elk.append(P, day(13), at=13)
+    assert _inst(cat, elk.day(13.5), "data") == []  # control: a load in UTC
+    elk.append(P, day(14, shift=-5.0), at=14)
+    elk.append(P, day(15, shift=-5.0), at=15)
+    got = _inst(cat, elk.day(15.5), "data")
+    assert [(c["rule"], c["table"], c["column"]) for f in got for c in f.evidence.values["contradicted"]] == [
+        ("suffix", P, "attempted_at_utc")]
+    assert _inst(cat, elk.day(15.5)) == []  # metadata depth: a load's range hides it
+    assert [f for f in sm.staleness(cat, P, depth="data", now=elk.day(15.5))] == []  # nothing of its own
+    assert sm.describe(cat, P, now=elk.day(15.5)).findings == []
+    sm.scan(cat, author="steward", now=elk.day(15.5), time=elk.day(15.6))
+    items = rv.review_items(cat, now=elk.day(15.6), limit=500).items
+    assert [(i.table, i.annotation, i.depth) for i in items if i.kind == "finding"] == [("acme", "instructions",
+                                                                                         "metadata")]
+    assert any(is_hidden(f) for f in sm.staleness(cat, P, depth="data", now=elk.day(15.5), conventions=True))
