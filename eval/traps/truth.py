@@ -22,8 +22,9 @@ of tables or keys:
 - a value added: the enum and every text listing the complete set of values (`complete_set_texts`);
   sample values are examples, not the set: not made false by a new value;
 - a grain change: the grain and every "one row per ..." / "unique" prose on the table (`grain_texts`); a
-  table that begins keeping versions of its rows (SCD2), also its metrics aggregating every row
-  (`every_version_metrics`: count(*), sum; not a count of distinct keys);
+  table that begins keeping versions of its rows (SCD2), becomes a periodic snapshot or takes a load
+  twice, also its metrics aggregating every row (`every_version_metrics`: count(*), sum; not a count of
+  distinct keys);
 - a join that no longer matches (a key restated in a new format, rows removed): the prose on the joining
   table that states the join (`join_prose`: its description naming the related table and the key, the
   key column's description naming the related table);

@@ -38,6 +38,7 @@ ZONE_MIN_BINS = 4     # two hours: under it, daylight saving alone moves a local
 ZONE_LLR = 10.0       # nats by which the moved pattern must explain a load's rows better than the pattern
 ZONE_P = 1e-4         # rows off the pattern beyond chance: a binomial tail this small
 ZONE_Q = 0.05         # rows off the moved pattern within chance: a binomial tail at least this large
+ZONE_SPAN = 0.75      # the rows must spread over this share of the hours the pattern's rows do (`day_span`)
 ZONE_LLR_ALONE = 20.0  # nats by which the moved pattern must explain a load's rows when few fall off the pattern
 ZONE_GAIN = 0.25      # ... and per row: a pattern whose shape drifted (a campaign, a season) gains little per row
 ZONE_EVEN = 7.0       # nats by which the moved pattern must explain the rows better than an even spread
@@ -90,6 +91,23 @@ def _tail(n: int, k: int, p: float) -> float:
     return min(total, 1.0)
 
 
+def day_span(counts: list[int], share: float = 0.9) -> int:
+    """The fewest consecutive half hours of the (circular) day holding `share` of the rows."""
+    n = sum(counts)
+    if not n:
+        return 0
+    need = share * n
+    best = ZONE_BINS
+    for start in range(ZONE_BINS):
+        acc = 0
+        for k in range(ZONE_BINS):
+            acc += counts[(start + k) % ZONE_BINS]
+            if acc >= need:
+                best = min(best, k + 1)
+                break
+    return best
+
+
 def day_shift(pattern: list[int], rows: list[int]) -> tuple[int, int, int, float] | None:
     """(s, rows off the pattern as they are, rows off it moved by s, the share of the pattern's own rows
     off it) when `rows` (per half hour) are `pattern` moved by `s` half hours, |s| at least
@@ -102,6 +120,8 @@ def day_shift(pattern: list[int], rows: list[int]) -> tuple[int, int, int, float
     n, total = sum(rows), sum(pattern)
     if n < ZONE_MIN_ROWS or total < ZONE_PATTERN_ROWS:
         return None
+    if day_span(rows) < ZONE_SPAN * day_span(pattern):
+        return None  # the rows cover part of the day the pattern covers (an intraday load): no whole day moved
     rare = {b for b, x in enumerate(pattern) if x < 0.25 * total / ZONE_BINS}
     if len(rare) < 2:
         return None
@@ -130,7 +150,7 @@ def _appended(t: Table, before: int, vid: int) -> bool:
     return bool(old) and old <= {f.path for f in t.files(vid)}
 
 
-def loads_shifted(t: Table, col: str, basis: int) -> tuple[int, list[tuple[int, float, int]], int, float] | None:
+def loads_shifted(t: Table, col: str, basis: int) -> Shifted | None:
     """The loads since vid `basis` whose times of `col` sit off the pattern of the rows at the basis by
     one shift (`day_shift`): (seconds, [(vid, time, rows)], their rows off the pattern as they are, the
     pattern's own share off it), the loads judged one by one (the latest ZONE_LOADS), or together when
@@ -161,37 +181,50 @@ def loads_shifted(t: Table, col: str, basis: int) -> tuple[int, list[tuple[int, 
     # many since the claim), hold more rows off the pattern than chance allows; else nothing to judge
     if not off_beyond_chance(pattern) and (prev == basis or not off_beyond_chance(last)):
         return None
-    loads: list[tuple[int, float, list[int]]] = []
+    loads: Loads = []
     for v, tt in tail:
         cur = day_bins(duck_at(ctx, v), t.name, col)
         if _appended(t, prev, v):
             loads.append((v, tt, [max(0, a - b) for a, b in zip(cur, last, strict=True)]))
         prev, last = v, cur
+    return _judged(pattern, loads)
+
+
+Loads = list[tuple[int, float, list[int]]]
+Shifted = tuple[int, list[tuple[int, float, int]], int, float]
+
+
+def _sum(rows: list[list[int]]) -> list[int]:
+    return [sum(x) for x in zip(*rows, strict=True)]
+
+
+def _judged(pattern: list[int], loads: Loads) -> Shifted | None:
+    """`loads_shifted`'s verdict on the loads read ((vid, time, rows per half hour) each): each load of
+    ZONE_MIN_ROWS rows or more judged alone (`day_shift`), all together when none holds that many; when
+    none alone is shifted, the latest loads together, from the last back (a few small loads each too
+    weak alone: 65 rows of two loads, the round-7 Acme tester's order times). Loads alone shifted by
+    amounts more than half an hour apart are one zone only when their rows together are (40 rows
+    estimate the shift roughly: 3 h and 5 h off), then by the shift together."""
     judged = [(v, tt, rows, day_shift(pattern, rows)) for v, tt, rows in loads if sum(rows) >= ZONE_MIN_ROWS]
     if not judged and loads:
-        together = [sum(x) for x in zip(*(rows for _v, _t, rows in loads), strict=True)]
+        together = _sum([rows for _v, _t, rows in loads])
         judged = [(loads[-1][0], loads[-1][1], together, day_shift(pattern, together))]
-    hits = [(v, tt, sum(rows), got) for v, tt, rows, got in judged if got is not None]
-    for k in range(2, len(loads) + 1) if not hits else ():
-        # the latest loads together: a few small loads, each too weak alone (65 rows of two loads: the round-7
-        # Acme tester's order times), judged as one run from the latest back
-        run = loads[-k:]
-        got = day_shift(pattern, [sum(x) for x in zip(*(rows for _v, _t, rows in run), strict=True)])
-        if got is not None:
-            return got[0] * 1800, [(v, tt, sum(rows)) for v, tt, rows in run], got[1], got[3]
-    shifts = {got[0] for *_x, got in hits}
+    hits = [(v, tt, rows, got) for v, tt, rows, got in judged if got is not None]
     if not hits:
+        for k in range(2, len(loads) + 1):
+            run = loads[-k:]
+            got = day_shift(pattern, _sum([rows for _v, _t, rows in run]))
+            if got is not None:
+                return got[0] * 1800, [(v, tt, sum(rows)) for v, tt, rows in run], got[1], got[3]
         return None
-    step = max(hits, key=lambda h: h[2])[3][0]  # the shift of the load with the most rows
+    shifts = {got[0] for *_x, got in hits}
+    step = max(hits, key=lambda h: sum(h[2]))[3][0]  # the shift of the load with the most rows
     if max(shifts) - min(shifts) > 1:
-        # loads off by different amounts: one zone when their rows together are (a few small loads each
-        # estimate the shift roughly: 40 rows put it 3 h off and 5 h off), else none
-        rows_of = {v: rows for v, _t, rows, _g in judged}
-        pooled = day_shift(pattern, [sum(x) for x in zip(*(rows_of[v] for v, *_r in hits), strict=True)])
+        pooled = day_shift(pattern, _sum([rows for _v, _t, rows, _g in hits]))
         if pooled is None:
             return None
         step = pooled[0]
-    return (step * 1800, [(v, tt, n) for v, tt, n, _g in hits], sum(g[1] for *_x, g in hits), hits[0][3][3])
+    return step * 1800, [(v, tt, sum(rows)) for v, tt, rows, _g in hits], sum(g[1] for *_x, g in hits), hits[0][3][3]
 
 
 def zone_loaded(t: Table, ann: Annotation, anns: list[Annotation],

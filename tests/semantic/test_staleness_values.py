@@ -459,6 +459,23 @@ def test_two_small_loads_whose_peak_moved_into_busy_hours_among_many_since_the_c
     assert abs(got[0].evidence.values["shift_hours"] + 4) <= 1 and got[0].evidence.values["loads"] == vs
 
 
+def test_an_intraday_load_in_quiet_hours_is_no_zone_shift(monkeypatch):
+    """A load whose rows cover part of the day (a partial day's night and morning orders, loaded at 9 am)
+    sits in hours the pattern rarely holds, and the pattern moved would explain it; but a zone moves the
+    whole day: rows spread over under 3/4 of the hours the pattern's rows spread over are no evidence of
+    one (`day_span`; failed before: +10.5 h on two seen trapped Acme copies whose routine loads replayed
+    the lake's partial last day). Control: the same rule off, the load is read as shifted."""
+    from semantic.staleness import values_zones as vz
+
+    pattern = [1005, 949, 918, 918, 744, 764, 471, 477, 181, 186, 69, 54, 33, 24, 8, 10, 0, 0, 0, 0, 0, 0, 71, 76,
+               168, 150, 263, 284, 350, 392, 487, 498, 630, 624, 668, 631, 691, 639, 645, 685, 661, 658, 713, 782,
+               844, 818, 950, 959]                  # evening orders (UTC), quiet from 05:00 to 11:00
+    morning = [0] * 9 + [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1] + [0] * 22   # 04:30 to 13:00, 27 rows
+    assert vz.day_shift(pattern, morning) is None
+    monkeypatch.setattr(vz, "ZONE_SPAN", 0.0)
+    assert vz.day_shift(pattern, morning) is not None
+
+
 def test_a_load_of_thousands_of_rows_is_judged_for_a_zone_shift():
     """The binomial tails over a load of thousands of rows (failed before: OverflowError, the binomial
     coefficients as floats, which ended the whole table's data-depth check on a generated cryptic copy)."""
