@@ -38,9 +38,9 @@ from semantic._tables import type_family as fine_family
 from semantic.annotations import read_annotations
 from semantic.history import Context
 from semantic.models import Annotation, Basis, Evidence, Finding, Fix, Provenance
-from semantic.staleness.core import Table
+from semantic.staleness.core import Table, load_at, rows_at
 from semantic.staleness.values_units import ZONE_FIELDS, ZONE_WORDS, zone_cols, zone_meta, zone_rewritten
-from semantic.staleness.values_zones import ZONE_LOADS, zone_loaded
+from semantic.staleness.values_zones import ZONE_LOADS, ZONE_PATTERN_ROWS, ZONE_RECENT, zone_loaded
 
 _LISTED = 8                      # contradicted sentences listed in one finding's evidence
 _SUFFIX = re.compile(r"(?:\bend(?:s|ing)?\s+(?:in\s+|with\s+)?|\bsuffix(?:ed)?\s+(?:with\s+|by\s+)?|\*)[`'\"]?"
@@ -430,14 +430,23 @@ def convention_claims(t: Table, anns: list[Annotation]) -> list[tuple[Annotation
     return out
 
 
-def _latest_loads_basis(t: Table, claim: Annotation) -> Annotation:
-    """The claim with its basis moved to the rows before the latest loads (`ZONE_LOADS`) when the
-    instructions are older: the pattern of the day the loads are judged against is those rows."""
-    dc = t.tl.data_commits
-    later = dc[-ZONE_LOADS - 1][0] if len(dc) > ZONE_LOADS else 0
-    if later <= claim.provenance.basis.vid:
+def _pattern_basis(t: Table, claim: Annotation, anns: list[Annotation]) -> Annotation:
+    """The claim with its basis moved later when the instructions predate most of the table's rows: to the
+    last load at or before the newest basis of the table's own annotations (the rows its other claims were
+    written over, which the other checks read already), else the load twice `ZONE_LOADS` loads back, else
+    the first load holding rows enough for a pattern of the day (`ZONE_PATTERN_ROWS`); never one of the
+    latest loads, which are judged against it."""
+    since, dc = claim.provenance.basis.vid, t.tl.data_commits
+    latest = dc[-ZONE_LOADS][0] if len(dc) >= ZONE_LOADS else None
+    own = [load_at(t, a.provenance.basis.vid) for a in anns if a.provenance.basis.vid]
+    own = [v for v in own if v > since and (latest is None or v < latest) and (rows_at(t, v) or 0) >= ZONE_PATTERN_ROWS]
+    back = dc[-2 * ZONE_LOADS - 1][0] if len(dc) > 2 * ZONE_LOADS else None
+    first = max(own) if own else back if back is not None and back > since else next(
+        (v for v, _tt in dc if v > since and (rows_at(t, v) or 0) >= ZONE_PATTERN_ROWS), None)
+    if first is None:
         return claim
-    return claim.model_copy(update={"provenance": claim.provenance.model_copy(update={"basis": Basis(vid=later)})})
+    return claim.model_copy(update={"vid": first, "provenance": claim.provenance.model_copy(
+        update={"basis": Basis(vid=first)})})
 
 
 def convention_findings(t: Table, anns: list[Annotation], depth: str) -> list[Finding]:
@@ -448,7 +457,8 @@ def convention_findings(t: Table, anns: list[Annotation], depth: str) -> list[Fi
         if depth == "metadata":
             got = zone_meta(t, claim, every)
         else:
-            got = zone_rewritten(t, claim, every) or zone_loaded(t, _latest_loads_basis(t, claim), every)
+            # the latest loads only (`ZONE_RECENT`): evidence for one text, read at the vids the screen reads
+            got = zone_rewritten(t, claim, every) or zone_loaded(t, _pattern_basis(t, claim, anns), every, judged=ZONE_RECENT)
         for f in got:
             out.append(f.model_copy(update={
                 "annotation": None, "annotations": [],

@@ -47,6 +47,7 @@ ZONE_SCREEN = 0.01    # the rows since, together, off the pattern beyond chance 
 ZONE_FLOOR = 0.01     # the pattern's own share off it is taken at this at least (rare hours are not never)
 ZONE_MIN_ROWS = 20    # rows a load (or the loads since, together) must hold to be judged
 ZONE_PATTERN_ROWS = 200  # rows the pattern at the basis must rest on
+ZONE_RECENT = 2       # the latest loads screened together for a moved pattern (one statement)
 ZONE_LOADS = 8        # the latest loads since the basis judged one by one
 
 
@@ -150,7 +151,7 @@ def _appended(t: Table, before: int, vid: int) -> bool:
     return bool(old) and old <= {f.path for f in t.files(vid)}
 
 
-def loads_shifted(t: Table, col: str, basis: int) -> Shifted | None:
+def loads_shifted(t: Table, col: str, basis: int, judged: int = ZONE_LOADS) -> Shifted | None:
     """The loads since vid `basis` whose times of `col` sit off the pattern of the rows at the basis by
     one shift (`day_shift`): (seconds, [(vid, time, rows)], their rows off the pattern as they are, the
     pattern's own share off it), the loads judged one by one (the latest ZONE_LOADS), or together when
@@ -168,19 +169,30 @@ def loads_shifted(t: Table, col: str, basis: int) -> Shifted | None:
         return None  # no pattern of the day to be off (rows spread over the whole day)
     now = day_bins(duck_at(ctx, ctx.vid), t.name, col)
     r = max(sum(pattern[b] for b in rare) / total, ZONE_FLOOR)
-    tail = after[-ZONE_LOADS:]
-    prev = basis if len(after) <= ZONE_LOADS else after[-ZONE_LOADS - 1][0]
+    tail = after[-judged:]
+    prev = basis if len(after) <= judged else after[-judged - 1][0]
     last = pattern if prev == basis else day_bins(duck_at(ctx, prev), t.name, col)
 
-    def off_beyond_chance(before: list[int]) -> bool:
+    def off_beyond_chance(before: list[int], level: float = ZONE_SCREEN) -> bool:
         since = [max(0, a - b) for a, b in zip(now, before, strict=True)]
         n = sum(since)
-        return n >= ZONE_MIN_ROWS and _tail(n, sum(since[b] for b in rare), r) < ZONE_SCREEN
+        return n >= ZONE_MIN_ROWS and _tail(n, sum(since[b] for b in rare), r) < level
 
-    # the rows loaded since the basis, or since the loads judged one by one (a few shifted loads among
-    # many since the claim), hold more rows off the pattern than chance allows; else nothing to judge
-    if not off_beyond_chance(pattern) and (prev == basis or not off_beyond_chance(last)):
-        return None
+    def moved_better(before: list[int]) -> bool:
+        since = [max(0, a - b) for a, b in zip(now, before, strict=True)]
+        logp = [math.log((x + 0.5) / (total + 0.5 * ZONE_BINS)) for x in pattern]
+        ll = {s: _loglik(since, logp, s) for s in range(-ZONE_BINS // 2, ZONE_BINS // 2) if abs(s) >= ZONE_MIN_BINS}
+        return sum(since) >= ZONE_MIN_ROWS and max(ll.values()) - _loglik(since, logp, 0) >= ZONE_LLR
+
+    # the rows loaded since the basis hold more rows off the pattern than chance allows, or those of the
+    # latest ZONE_RECENT loads (a few shifted loads among many since the claim) are explained by the pattern
+    # moved far better: else nothing to judge (no statement per load)
+    if not off_beyond_chance(pattern, ZONE_SCREEN):
+        if len(after) <= ZONE_RECENT:
+            return None
+        recent = after[-ZONE_RECENT - 1][0]
+        if not moved_better(pattern if recent == basis else day_bins(duck_at(ctx, recent), t.name, col)):
+            return None
     loads: Loads = []
     for v, tt in tail:
         cur = day_bins(duck_at(ctx, v), t.name, col)
@@ -220,15 +232,19 @@ def _judged(pattern: list[int], loads: Loads) -> Shifted | None:
     shifts = {got[0] for *_x, got in hits}
     step = max(hits, key=lambda h: sum(h[2]))[3][0]  # the shift of the load with the most rows
     if max(shifts) - min(shifts) > 1:
-        pooled = day_shift(pattern, _sum([rows for _v, _t, rows, _g in hits]))
-        if pooled is None:
+        # each load is off the pattern alone; their common shift is the one their rows together fit best
+        pooled = _sum([rows for _v, _t, rows, _g in hits])
+        total = sum(pattern)
+        logp = [math.log((x + 0.5) / (total + 0.5 * ZONE_BINS)) for x in pattern]
+        ll = {s: _loglik(pooled, logp, s) for s in range(-ZONE_BINS // 2, ZONE_BINS // 2)}
+        step = max(ll, key=lambda k: ll[k])
+        if abs(step) < ZONE_MIN_BINS or ll[step] - ll[0] < ZONE_LLR:
             return None
-        step = pooled[0]
     return step * 1800, [(v, tt, sum(rows)) for v, tt, rows, _g in hits], sum(g[1] for *_x, g in hits), hits[0][3][3]
 
 
 def zone_loaded(t: Table, ann: Annotation, anns: list[Annotation],
-                already: set[tuple[str | None, str]] | None = None) -> list[Finding]:
+                already: set[tuple[str | None, str]] | None = None, judged: int = ZONE_LOADS) -> list[Finding]:
     """values_units, data: loads since the claim's basis whose times of a timestamp column sit whole
     hours off the day's pattern of every earlier row (`loads_shifted`): local time loaded into the
     column while the older rows keep theirs, so what the claim says the times are (the column's
@@ -240,7 +256,7 @@ def zone_loaded(t: Table, ann: Annotation, anns: list[Annotation],
     basis = ann.provenance.basis.vid
     out = []
     for col in zone_cols(t, ann, anns):
-        got = loads_shifted(t, col, basis)
+        got = loads_shifted(t, col, basis, judged)
         if got is None:
             continue
         d, loads, off, share = got
