@@ -203,6 +203,8 @@ def _suffix(w: _World, s: str, ann: Annotation) -> list[Contradiction]:
         if f.reason not in _SCALE_LIKE or f.target.count(".") != 3 or _cause_parts(f.cause)[0] == "meaning":
             continue  # a relation between columns broken (a tax included) leaves the unit the suffix names
         table, col = f.target.rsplit(".", 1)
+        if col.lower() not in {n.lower() for n in w.columns(table).values()}:
+            continue  # a column replaced by another (cents restated as dollars in `x_usd`): the new name says it
         hit = next((x for x in sfx if col.lower().endswith(x)), None)
         if hit is not None:
             out.append(_c(s, "suffix", table, col, f"{f.target} ends {hit}: {_first(f.message)}", f))

@@ -87,6 +87,26 @@ def test_a_value_the_instructions_filter_on_respelled_and_control(elk):
     assert "not cancelled" in got[0].evidence.values["contradicted"][0]["sentence"]
 
 
+def test_a_column_replaced_by_one_named_for_its_new_unit_leaves_the_convention_true(elk):
+    """spend_usd restated as spend_cents (x100, the old column dropped): the column's claims move with a
+    rename of scale 2, and the convention still holds for every column the table has (the new one is named for
+    its cents). Failed before: the instructions' finding named spend_usd, which no longer exists (held-out
+    Acme 1701 and 1703: `discount_cents` restated as `discount_usd`)."""
+    cat = elk.cat
+    _lake(elk)
+    rows = {"d": [], "channel": [], "spend_cents": []}
+    for day in range(1, 5):
+        rows["d"] += [f"2024-11-0{day}"] * 5
+        rows["channel"] += ["a", "b", "c", "a", "b"]
+        rows["spend_cents"] += [int(x * 100) for x in SPEND[(day % 2) * 5:(day % 2) * 5 + 5]]
+    elk.evolve(S, add=[("spend_cents", "bigint")], drop=["spend_usd"], at=5, rows=rows)
+    moved = [f for f in sm.staleness(cat, S, now=elk.day(5.5), merge=False) if f.annotation
+             and f.annotation.endswith(".unit")]
+    assert moved and moved[0].fixes[0].action == "rename"
+    assert [c for f in _inst(cat, elk.day(5.5)) for c in f.evidence.values["contradicted"] if c["rule"] == "suffix"] \
+        == []
+
+
 def test_a_named_column_renamed_gets_the_rename_and_accept_rewrites_the_text(elk):
     """A column the instructions name with its table (`acme.core.spend (spend_usd, ...)`) renamed:
     the rename fix, and accept rewrites that name in the catalog's text, nothing else in it. Control: a
