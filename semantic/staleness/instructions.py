@@ -6,7 +6,7 @@ sentence names, and the evidence that contradicts it); nothing else in it is jud
 
 | rule | the sentence names | contradicted by |
 |---|---|---|
-| `suffix` | a convention for columns by suffix ("dollars in columns ending _usd", "*_utc are UTC") | a `unit_drift` finding of a scale or a time zone on a column with that suffix (not a relation between columns broken: a tax included is still in cents) |
+| `suffix` | a convention for columns by suffix ("dollars in columns ending _usd", "*_utc are UTC") | a `unit_drift` finding of a scale or a time zone on a column with that suffix that the table still has (not a relation between columns broken: a tax included is still in cents; not a column replaced by one named for its new unit) |
 | `named_column` | a column with its table (`fct_order_items.net_line_cents`, `acme.core.dim_date (fiscal_year, ...)`) | the column gone since the instructions were written (renamed: the `rename` fix; dropped); where the sentence computes with it or says what it holds (`sum of`, `/ 100`, `excludes`, `in cents`: `_COMPUTES`), a `unit_drift`, `values_restated` or `column_type_changed` finding on it |
 | `value` | a column and a value of it ("orders whose status is not cancelled"), the column's table by name or by its name without a prefix (`fct_orders`: "orders") | a `values_restated` finding: the value no longer written (respelled, merged) |
 | `named_table` | a table (qualified, or a name with an underscore) | the table gone since, replaced beside it, or no longer loaded |
