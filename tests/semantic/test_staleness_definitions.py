@@ -376,6 +376,22 @@ def test_a_metric_summing_every_row_of_a_table_whose_latest_day_was_loaded_twice
     assert m.cause == got["table.grain"].cause and m.evidence.values["duplicate_keys"] == 3
 
 
+def test_a_metric_summing_a_measure_a_finer_grain_splits_is_not_counted_twice(elk):
+    """Control of the above: the same payments rebuilt one row per payment and card type, each amount split
+    between the rows of its key: the keys repeat (the grain's finding says so), the sum is still the total
+    (failed before: the metric flagged; the Acme lake's finance report made finer, the detector-quality guard)."""
+    cat = elk.cat
+    elk.table(T, [("payment_id", "bigint"), ("amount", "bigint")], at=0,
+              rows={"payment_id": [1, 2, 3, 4], "amount": [10, 20, 30, 40]})
+    sm.annotate(cat, T, {"grain": {"text": "one row per payment", "keys": ["payment_id"]}}, author="a",
+                time=elk.day(0.5))
+    sm.define_metric(cat, T, "paid", expression="sum(amount)", author="a", time=elk.day(0.6))
+    elk.evolve(T, add=[("card", "string")], at=1, rows={"payment_id": [1, 1, 2, 2, 3, 4], "amount": [4, 6, 5, 15, 30, 40],
+                                                         "card": ["visa", "amex", "visa", "amex", "visa", "visa"]})
+    got = {f.annotation for f in sm.staleness(cat, T, depth="data", now=elk.day(1.5), merge=False)}
+    assert "table.grain" in got and "metric.paid" not in got
+
+
 def test_the_grains_filter_fix_is_refused_without_a_column_saying_when_a_version_starts(elk):
     """The grain's `filter` fix writes the keys plus when a version starts; a versioned table with only
     the current-row flag gets a refusal saying what to give (failed before: it wrote the keys plus the
