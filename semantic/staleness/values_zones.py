@@ -68,6 +68,12 @@ def day_bins(duck: Duck, table: str, col: str) -> list[int]:
     return bins
 
 
+def _pattern_logp(pattern: list[int]) -> list[float]:
+    """The log share of each half hour of `pattern` (half a row added to each: a rare hour is not never)."""
+    total = sum(pattern)
+    return [math.log((x + 0.5) / (total + 0.5 * ZONE_BINS)) for x in pattern]
+
+
 def _loglik(counts: list[int], logp: list[float], s: int) -> float:
     """Log-likelihood of `counts` under the pattern moved later by `s` half hours."""
     return sum(n * logp[(b - s) % ZONE_BINS] for b, n in enumerate(counts) if n)
@@ -129,7 +135,7 @@ def day_shift(pattern: list[int], rows: list[int]) -> tuple[int, int, int, float
     r = max(sum(pattern[b] for b in rare) / total, ZONE_FLOOR)
     off = {s: sum(x for b, x in enumerate(rows) if (b - s) % ZONE_BINS in rare)
            for s in range(-ZONE_BINS // 2, ZONE_BINS // 2)}
-    logp = [math.log((x + 0.5) / (total + 0.5 * ZONE_BINS)) for x in pattern]
+    logp = _pattern_logp(pattern)
     ll = {s: _loglik(rows, logp, s) for s in off}
     if _tail(n, off[0], r) < ZONE_P:
         s = min(off, key=lambda k: (off[k], -ll[k]))
@@ -173,21 +179,21 @@ def loads_shifted(t: Table, col: str, basis: int, judged: int = ZONE_LOADS) -> S
     prev = basis if len(after) <= judged else after[-judged - 1][0]
     last = pattern if prev == basis else day_bins(duck_at(ctx, prev), t.name, col)
 
-    def off_beyond_chance(before: list[int], level: float = ZONE_SCREEN) -> bool:
+    def off_beyond_chance(before: list[int]) -> bool:
         since = [max(0, a - b) for a, b in zip(now, before, strict=True)]
         n = sum(since)
-        return n >= ZONE_MIN_ROWS and _tail(n, sum(since[b] for b in rare), r) < level
+        return n >= ZONE_MIN_ROWS and _tail(n, sum(since[b] for b in rare), r) < ZONE_SCREEN
 
     def moved_better(before: list[int]) -> bool:
         since = [max(0, a - b) for a, b in zip(now, before, strict=True)]
-        logp = [math.log((x + 0.5) / (total + 0.5 * ZONE_BINS)) for x in pattern]
+        logp = _pattern_logp(pattern)
         ll = {s: _loglik(since, logp, s) for s in range(-ZONE_BINS // 2, ZONE_BINS // 2) if abs(s) >= ZONE_MIN_BINS}
         return sum(since) >= ZONE_MIN_ROWS and max(ll.values()) - _loglik(since, logp, 0) >= ZONE_LLR
 
     # the rows loaded since the basis hold more rows off the pattern than chance allows, or those of the
     # latest ZONE_RECENT loads (a few shifted loads among many since the claim) are explained by the pattern
     # moved far better: else nothing to judge (no statement per load)
-    if not off_beyond_chance(pattern, ZONE_SCREEN):
+    if not off_beyond_chance(pattern):
         if len(after) <= ZONE_RECENT:
             return None
         recent = after[-ZONE_RECENT - 1][0]
@@ -234,8 +240,7 @@ def _judged(pattern: list[int], loads: Loads) -> Shifted | None:
     if max(shifts) - min(shifts) > 1:
         # each load is off the pattern alone; their common shift is the one their rows together fit best
         pooled = _sum([rows for _v, _t, rows, _g in hits])
-        total = sum(pattern)
-        logp = [math.log((x + 0.5) / (total + 0.5 * ZONE_BINS)) for x in pattern]
+        logp = _pattern_logp(pattern)
         ll = {s: _loglik(pooled, logp, s) for s in range(-ZONE_BINS // 2, ZONE_BINS // 2)}
         step = max(ll, key=lambda k: ll[k])
         if abs(step) < ZONE_MIN_BINS or ll[step] - ll[0] < ZONE_LLR:
