@@ -634,7 +634,7 @@ def _items_and_prose(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg
                 used.append(f)
         if table is None:
             names = sorted(lake.name_of(o.path) for o in cat.query(lake.tables_query(), vid=vid))
-            held = instructions.holders(cat, vid, names)
+            held = instructions.held_at(Context(cat, vid))
             for f in instructions.instruction_findings(cat, vid, names, used, held):
                 anns = held[f.target]
                 if undismissed([f], anns):

@@ -308,7 +308,7 @@ def staleness(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef =
         out += (merge_by_cause(shown) if merge else shown) + \
             ([f for f in mine if instructions.is_hidden(f)] if conventions else [])
     if table is None:  # what the catalog's and namespaces' instructions say, against the tables' findings
-        held = instructions.holders(cat, vid, names)
+        held = instructions.held_at(ctx)
         out += [f for f in instructions.instruction_findings(cat, vid, names, every, held)
                 if undismissed([f], held[f.target])]
     return [f.model_copy() for f in out]  # shallow: evidence is shared with the cache, do not mutate it

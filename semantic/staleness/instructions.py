@@ -391,18 +391,23 @@ def is_hidden(f: Finding) -> bool:
     return f.annotation is None and "convention" in f.evidence.values
 
 
-def zone_conventions(ctx: Context, table: str) -> list[tuple[str, str, str, int]]:
-    """(catalog or namespace, sentence, suffix, the instructions' vid) of each sentence of the instructions
-    above `table` stating what zone the columns with a suffix hold (a zone word and a suffix convention)."""
+def held_at(ctx: Context) -> dict[str, list[Annotation]]:
+    """`holders` of every table at `ctx.vid`, read once per vid (the per-catalog cache: the engine, the
+    review's listing and the conventions read the same)."""
     key = ("instructions_held", ctx.vid)
     got = ctx.cache.findings.take(key)
     if got is None:
-        held = holders(ctx.cat, ctx.vid, list(ctx.tables()))
-        got = ctx.cache.findings.put(key, ([(h, a) for h, anns in held.items() for a in anns
-                                             if a.kind == "instructions" and isinstance(a.value, str)],))
+        got = ctx.cache.findings.put(key, (holders(ctx.cat, ctx.vid, list(ctx.tables())),))
+    return got[0]
+
+
+def zone_conventions(ctx: Context, table: str) -> list[tuple[str, str, str, int]]:
+    """(catalog or namespace, sentence, suffix, the instructions' vid) of each sentence of the instructions
+    above `table` stating what zone the columns with a suffix hold (a zone word and a suffix convention)."""
     out = []
-    for holder, a in got[0]:
-        if not (table + ".").startswith(holder + "."):
+    for holder, anns in held_at(ctx).items():
+        a = next((x for x in anns if x.key == "instructions" and isinstance(x.value, str)), None)
+        if a is None or not (table + ".").startswith(holder + "."):
             continue
         for sent in sentences(str(a.value)):
             if ZONE_WORDS.search(sent):
