@@ -319,8 +319,14 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
             if col is None or col.id is None:
                 raise InvalidValueError(f"column {new!r} is not in {table} at vid {vid}")
             here = ann.column_id is not None and any(c.id == ann.column_id for c in columns_of(tobj.value))
-            if here and ann.column_id != col.id and ann.field in _PROSE_FIELDS and isinstance(v, str) and not scale:
-                # another column's prose naming the renamed one: its text is rewritten, it stays where it is
+            if here and ann.column_id != col.id and ann.field in _PROSE_FIELDS and isinstance(v, str):
+                # another column's prose naming the renamed one: its text is rewritten, it stays where it is;
+                # across a scale change what it says of the values may be false: a person rewrites it (an
+                # edit is written where the prose is, never onto the renamed column)
+                if scale:
+                    raise InvalidValueError(f"{old} became {new} with values x10^{scale}: {ann.key} names it and "
+                                            "may say what its values were; give the rewritten text with "
+                                            "edit_and_accept, or dismiss the finding")
                 return _Write(kind="column", key=ann.key, value=_rename_prose(v, old, new, table), column=ann.column,
                               columns=[str(ann.column)])
             if f"column.{col.id}.{ann.field}" != ann.key:  # onto another column: never over its own claim

@@ -31,6 +31,7 @@ import dataclasses
 import datetime as dt
 import json
 import random
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +63,7 @@ WRITER_KINDS: dict[str, tuple[str, ...]] = {
     "metric_column_scaled": _BOTH, "metric_filter_value_renamed": _BOTH, "verified_answer_restated": _BOTH,
     "date_range_exceeded": _BOTH,
     "unit_factor_restated": _BOTH, "timezone_shift_new_load": _BOTH, "value_partly_respelled": _BOTH,
-    "key_reformatted": _BOTH, "restated_same_keys": _BOTH,
+    "key_reformatted": _BOTH, "restated_same_keys": _BOTH, "key_retargeted": _BOTH,
     "compaction": _BOTH, "identical_rerun": _BOTH, "nullability_only": ("engine", "iceberg"),
     "new_nullable_column": _BOTH, "append": _BOTH,   # append: the routine loads (a writer per table and day)
 }
@@ -994,6 +995,73 @@ class Generator:
         df = df.withColumn(tcol, exprs[how])
         return self.done(tr, self.restate(to, df, f"{tcol} in a new text format"))
 
+    def _target_rows(self, to: str, cond: str) -> str:
+        """The rows of `to` a relationship joins (its condition applied, its table's name left out of
+        it), as a DuckDB statement's FROM."""
+        if not cond:
+            return to
+        short = to.rsplit(".", 1)[-1]
+        text = re.sub(rf"\b{re.escape(to)}\.|\b{re.escape(short)}\.", "", cond)
+        return f"(SELECT * FROM {to} WHERE {text})"
+
+    def keys_retargeted(self) -> Trap:
+        """A referencing table rebuilt with its key column holding another key of the table it joins (the
+        customer's surrogate key where the customer id was; same name and type): the relationship's join
+        (fix: `join_on` that column), the metrics through it and the prose stating the join are false, and
+        so are the column's own value lists (keys of the old kind). The other key is an integer column of
+        the joined rows (the relationship's condition applied) named as a key (`_id`, `_sk`, `_key`, `_nk`,
+        or annotated with the role `id`), unique and never null there, that holds other values than the
+        key; the referencing column is in no other relationship of its table."""
+        from pyspark.sql import functions as F
+
+        vid = int(self.cat.resolve(None))
+        cands = []
+        for src, a, fcol, to, tcol in self._rels():
+            s, t = self.view.tables[src], self.view.tables[to]
+            if fcol in s.partition or not is_int(s.type_of(fcol)) or not is_int(t.type_of(tcol)) or t.rows <= 0:
+                continue
+            if sum(1 for u, b in self.view.relationships() if u == src and
+                   any(str(p[0]).lower() == fcol.lower() for p in (b.value or {}).get("on") or [])) != 1:
+                continue
+            rows = self._target_rows(to, str((a.value or {}).get("condition") or ""))
+            if self._count(f'SELECT count(*) - count(DISTINCT "{tcol}") FROM {rows}', vid) != 0:
+                continue
+            for c in t.columns:
+                role = t.column_field(c.name, "role")
+                named = c.name.lower().endswith(("_id", "_sk", "_key", "_nk")) or (role is not None and role.value == "id")
+                if c.name.lower() == tcol.lower() or not is_int(c.type) or c.name in t.partition or not named:
+                    continue
+                dup = self._count(f'SELECT count(*) - count(DISTINCT "{c.name}") + count(*) FILTER (WHERE "{c.name}" '
+                                  f'= "{tcol}") FROM {rows}', vid)
+                if dup == 0:
+                    cands.append((src, a, fcol, to, tcol, c.name, rows))
+        if not cands:
+            raise Skip("no relationship joins a table with a second unique integer key")
+        src, a, fcol, to, tcol, other, rows = self.pick(cands)
+        s = self.view.tables[src]
+        tr = self.new_trap("keys_joins", "key_retargeted", src, [fcol],
+                           f"{src}.{fcol} rebuilt to hold {to}.{other} instead of {to}.{tcol}")
+        rel = [(src, a.key)]
+        tr.falsify(self.texts(tr, rel, rel), {"action": "join_on", "params": {"to_table": to, "to_column": other}})
+        own = [(src, x.key) for x in s.column_anns(fcol) if x.field in ("sample_values", "enum")]
+        tr.falsify(sorted(set(tt.metrics_through(self.view, rel, to)) | set(tt.join_prose(self.view, src, a.key))
+                          | set(own)), None)
+        tr.tables = [src]
+        self.used.add(to)
+        import catalog_core as cc
+
+        con = cc.open_table(self.cat, to)
+        try:
+            pairs = con.sql(f'SELECT "{tcol}", "{other}" FROM {rows}').fetchall()
+        finally:
+            con.close()
+        m = self.bridge.spark.createDataFrame([(int(k), int(v)) for k, v in pairs], "__k long, __v long")
+        df = self.read(src)
+        df = df.join(F.broadcast(m), df[fcol] == m["__k"], "left") \
+            .withColumn(fcol, F.coalesce(F.col("__v"), F.col(fcol)).cast(s.type_of(fcol))) \
+            .select(*[c.name for c in s.columns])
+        return self.done(tr, self.restate(src, df, f"{fcol} keyed by {to}.{other}"))
+
     def keys_renamed(self) -> Trap:
         cands = [r for r in self._rels() if r[4] not in self.view.tables[r[3]].partition]
         fan = {to_: sum(1 for r in self.view.relationships() if (r[1].value or {}).get("to") == to_) for _, _, _, to_, _ in cands}
@@ -1511,7 +1579,7 @@ class Generator:
                          "timezone_shift_new_load": "values_timezone_shift_new_load",
                          "value_partly_respelled": "values_partly_respelled"},
         "keys_joins": {"key_format_changed": "keys_format_changed", "key_renamed": "keys_renamed",
-                       "key_reformatted": "keys_reformatted"},
+                       "key_reformatted": "keys_reformatted", "key_retargeted": "keys_retargeted"},
         "grain": {"scd2_versions": "grain_scd2", "periodic_snapshot": "grain_periodic_snapshot",
                   "duplicate_load": "grain_duplicate_load"},
         "loads_freshness": {"stopped": "loads_stopped", "stuck_reruns": "loads_stuck_reruns"},

@@ -58,6 +58,8 @@ CLASSES: dict[str, dict[str, Any]] = {
             "key_renamed": "the referenced key column of a relationship is renamed",
             "key_reformatted": "a string key of a referenced table restated in a new text format (upper-case, "
                                "hyphens removed, a prefix): the referencing side's values no longer match",
+            "key_retargeted": "a referencing table rebuilt with its key column holding another key of the table it "
+                              "joins (a surrogate key for the natural one), same name and type",
         },
         "metadata": "key min/max ranges of both sides (no overlap), schema history",
         "data": "the share of rows that still match the declared join",

@@ -123,7 +123,7 @@ def verify(cat: Any, truth: dict[str, Any], before: LakeView) -> list[str]:  # n
             n_old, n_new = _one(cat, f"SELECT count(*) FILTER (WHERE \"{cols[0]}\" = '{was}'), "
                                      f"count(*) FILTER (WHERE \"{cols[0]}\" = '{now}') FROM {name}")
             need(n_old > 0 and n_new > 0, t, f"{was!r} on {n_old} rows, {now!r} on {n_new}: not a partial respelling")
-        elif kind == "key_reformatted":
+        elif kind in ("key_reformatted", "key_retargeted"):
             so, sn = old.cstat(cols[0]), new.cstat(cols[0])
             need(so is None or sn is None or (so.min, so.max) != (sn.min, sn.max), t, "the key's values look unchanged")
         elif kind == "key_format_changed":

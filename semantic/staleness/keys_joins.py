@@ -493,6 +493,8 @@ def _match_rate(ctx: Context, t: Table, a: Annotation, to: str, target: Table, p
                     f"{', '.join(f'{x} = {y}' for x, y in pairs)}", [ctx.vid, last],
                     values={"rows": total, "matched": matched, "rate": round(rate, 4)})
         _offer(f, _join_suggestion(ctx, t, target, pairs[0][0], pairs[0][1], duck))
+        if rate < 0.5 and not any(x.action == "join_on" for x in f.fixes):
+            _offer(f, rekeyed(ctx, t, target, pairs, tgt, duck))
         return [f]
     since: int | None = a.provenance.basis.vid
     recent = added_unmatched(ctx, t, target, pairs, tgt, (total, matched), since) \
@@ -513,6 +515,60 @@ def _match_rate(ctx: Context, t: Table, a: Annotation, to: str, target: Table, p
                                 "rate": round(matched / total, 4), "to": to})]
     lost = _lost_match(ctx, t, a, to, pairs, tgt, duck, tables, (total, matched)) if total and matched < total else None
     return [lost] if lost is not None else []
+
+
+REKEY_CANDIDATES = 3  # columns of the related table `rekeyed` measures, those whose ranges overlap most
+REKEY_DISTINCT = 20  # key values the referencing column must hold before its matches say anything
+
+
+def _range_overlap(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float:
+    """How much of column statistics `a`'s [min, max] range `b`'s covers (0..1; 0 when either has
+    none or they are not numbers; 1 for a single value inside)."""
+    lo, hi = num((a or {}).get("min")), num((a or {}).get("max"))
+    lo2, hi2 = num((b or {}).get("min")), num((b or {}).get("max"))
+    if lo is None or hi is None or lo2 is None or hi2 is None or lo2 > hi or hi2 < lo:
+        return 0.0
+    return 1.0 if hi == lo else (min(hi, hi2) - max(lo, lo2)) / (hi - lo)
+
+
+def rekeyed(ctx: Context, t: Table, target: Table, pairs: list[tuple[str, str]], tgt: str,
+            duck: Duck) -> tuple[str, Fix | None] | None:
+    """The referencing column of a one-pair relationship that no longer matches its key, rebuilt to hold
+    another column of the related table (a surrogate key for the natural one, a platform's number for
+    the order id): the column of `target` (not the current key, same type family, its statistics'
+    range covering the referencing values' most; at most REKEY_CANDIDATES measured) that MATCH_LOW of
+    the referencing rows find a match in, on the relationship's own target rows (`tgt`, its condition
+    applied), and that is a key (`_key_doubt`, on the data). The suggestion and its `join_on` fix; None
+    when no column holds the values (a new format no column holds: a person has to look). Evidence:
+    the rows at the check's vid; a column with fewer than REKEY_DISTINCT values is no evidence (small
+    codes match any small-number column)."""
+    if len(pairs) != 1:
+        return None
+    mine, theirs = pairs[0]
+    col = t.col(mine)
+    if col is None:
+        return None
+    n_distinct = duck.sql(f"SELECT count(DISTINCT {quote_id(mine)}) FROM {quote_table(t.name)}")[0][0]
+    if not n_distinct or int(n_distinct) < REKEY_DISTINCT:
+        return None
+    have = t.stat(mine)
+    ranked = sorted(((_range_overlap(have, target.stat(c.name)), c.name) for c in target.cols.values()
+                     if c.name.lower() != theirs.lower() and type_family(c.type) == type_family(col.type)),
+                    reverse=True)
+    for overlap, other in ranked[:REKEY_CANDIDATES]:
+        if overlap <= 0:
+            break
+        total, matched = match_counts(duck, t.name, [(mine, other)], tgt)
+        if not total or matched / total < MATCH_LOW:
+            continue
+        doubt = _key_doubt(ctx, t, target, mine, other, duck)
+        if doubt is not None:
+            return (f"{matched / total:.1%} of its rows match {target.name}.{other}, but check it before joining on "
+                    f"it: {doubt}", None)
+        return (f"join on {mine} = {target.name}.{other} ({matched / total:.1%} of its rows match it): {mine} "
+                f"now holds {other}'s values", make_fix("join_on", from_column=mine, to_table=target.name,
+                                                        to_column=other))
+    return None
 
 
 def match_counts(duck: Duck, frm: str, pairs: list[tuple[str, str]], tgt: str, where: str = "") -> tuple[int, int]:

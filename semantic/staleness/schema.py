@@ -420,16 +420,26 @@ def table_level(t: Table, ann: Annotation, anns: list[Annotation] | None = None)
                          if x) or "types changed"
         c0 = chs[0]
         kind = "versions" if versioning(c0.added) else "grain" if len(c0.added) > len(c0.dropped) else "schema"
-        # one column renamed in place, which the text names, and nothing else: the review rewrites the name
-        said = [(o, n) for o, n in renamed if prose_names(str(ann.value or ""), o, t.name)]
-        fixes = [make_fix("rename", old=said[0][0], new=said[0][1], scale=0)] \
-            if len(said) == 1 and len(renamed) == 1 and not added and not dropped and isinstance(ann.value, str) else []
+        # one column renamed, which the text names, and nothing else: in place (the review rewrites the
+        # name), or dropped and added in one commit with matching statistics (`rename_map`), with the
+        # scale its values moved by (the review rewrites no prose across a scale: a person does, told
+        # the new name and the scale)
+        moved: list[tuple[str, str, int]] = []
+        if len(renamed) == 1 and not added and not dropped:
+            moved = [(renamed[0][0], renamed[0][1], 0)]
+        elif not renamed and len(chs) == 1 and len(added) == 1 and len(dropped) == 1:
+            moved = [(o, n, k or 0) for o, (n, k, _c) in rename_map(t, c0).items()]
+        said = [(o, n, k) for o, n, k in moved if prose_names(str(ann.value or ""), o, t.name)]
+        fixes = [make_fix("rename", old=said[0][0], new=said[0][1], scale=said[0][2])] \
+            if len(said) == 1 and isinstance(ann.value, str) else []
         out.append(finding(ann, t.name, "schema_changed", "suspect",
                             f"the schema changed {len(chs)} time(s) since this was written: {what}",
                             [c.vid for c in chs], [c.time for c in chs],
                             {"added": added, "dropped": dropped, "renamed": [list(r) for r in renamed]},
-                            suggestion=f"its text names {said[0][0]}, now {said[0][1]}: rewrite the name" if fixes
-                            else None, fixes=fixes, cause=cause_of(kind, t.name, c0.vid)))
+                            suggestion=(f"its text names {said[0][0]}, now {said[0][1]}: rewrite the name"
+                                        + (f" and what it says of the values ({unit_word(said[0][2])})"
+                                           if said[0][2] else "")) if fixes else None,
+                            fixes=fixes, cause=cause_of(kind, t.name, c0.vid)))
     rows = t.stats.get("row_count")
     if ann.field == "description" and isinstance(rows, int) and b.row_count and rows > 0:
         ratio = rows / b.row_count
@@ -474,9 +484,10 @@ def column_prose(t: Table, ann: Annotation) -> list[Finding]:
             if new is not None:
                 cur = next((c.name for c in ch.after.values() if c.name.lower() == new.lower()), new)
                 k = rename_map(t, ch).get(name, (cur, 0, 0.0))[1] if ch.dropped and ch.added else 0
-                # prose renamed by name (the review rewrites the old name in the text); not across a scale
-                # change, which may make what the text says of the values false
-                fix = make_fix("rename", old=name, new=cur, scale=0) if not k and isinstance(ann.value, str) \
+                # prose renamed by name (the review rewrites the old name in the text); across a scale
+                # change, which may make what the text says of the values false, the rename with its scale
+                # (the review rewrites no such text: a person does, told the new name and the scale)
+                fix = make_fix("rename", old=name, new=cur, scale=k or 0) if isinstance(ann.value, str) \
                     else make_fix("investigate", columns=[cur])
                 out.append(finding(ann, f"{t.name}.{ann.column}", "column_renamed", "stale",
                                    f"its text names column {name!r}, renamed {cur!r} {when}", [ch.vid], [ch.time],

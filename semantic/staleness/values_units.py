@@ -1905,12 +1905,19 @@ def is_unit_prose(f: Finding) -> bool:
     return f.annotation == "table.description" and f.reason == "unit_drift" and "word" in f.evidence.values
 
 
+def _now_called(f: Finding, col: str) -> str:
+    """The column a finding about `col` says it is called now (a rename's `now` or `candidate`), else `col`."""
+    v = f.evidence.values
+    return str(v.get("now") or v.get("candidate") or col)
+
+
 def unit_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[Finding]:
     """The table's description naming the unit of a column whose values moved to another unit
     (`unit_drift` on the column: its unit, description or a metric over it), in words prose uses for
     it ("money in dollars", "prices in cents"): the description says the column is in a unit some of
-    its rows no longer are. `unit_drift`, with the column's finding's status and cause, no fix (the
-    prose is for a person to rewrite). One finding per table description, from the first drifted
+    its rows no longer are. `unit_drift`, with the column's finding's status and cause, no repair (the
+    prose is for a person to rewrite: `investigate` the column, under its name now, so it is listed
+    apart from the cause's repairs, a rename's among them, which leave the unit word as it is). One finding per table description, from the first drifted
     column it names; none when the description has a unit finding already (a finding of another
     change, a range the text documents, leaves the unit it names to this one: a steward fixing the
     range would not learn of the unit)."""
@@ -1930,5 +1937,5 @@ def unit_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[F
         return [finding(desc, t.name, "unit_drift", f.status,
                         f"the description says {word!r}, the unit of {col}, and {col}'s values moved: {f.message}",
                         f.evidence.vids, f.evidence.times, {"column": col, "unit": unit, "word": word},
-                        cause=f.cause)]
+                        fixes=[make_fix("investigate", columns=[_now_called(f, col)])], cause=f.cause)]
     return []

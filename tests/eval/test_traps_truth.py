@@ -968,3 +968,43 @@ def test_a_table_made_a_periodic_snapshot_makes_its_metrics_over_every_row_false
     g, tr = _drawn(cat, spark, k, "grain_periodic_snapshot")
     assert key(g.view, ORD, "grain") in false(tr)
     assert metric(g.view, ORD, "order_total") in false(tr) and metric(g.view, ORD, "orders") not in false(tr)
+
+
+def test_a_key_rebuilt_to_hold_another_key_of_the_joined_table_wants_join_on_it(cat, tmp_path, spark):
+    """key_retargeted: the sessions rebuilt with `customer_id` holding the customers' surrogate key
+    (`customer_sk`, unique, other values than the id): none of their keys matches the id any more, every
+    one matches the surrogate key. False: the relationship (fix: `join_on` customer_sk), the metric on
+    the sessions reading the customers through it, the key's own sample values; not a metric reading the
+    sessions alone, nor the payments' join (another table)."""
+    k = Tiny(cat, tmp_path)
+    k.lk.table(CUST, [("customer_id", "bigint"), ("customer_sk", "bigint"), ("segment", "string")], at=0,
+               rows={"customer_id": [1, 2, 3], "customer_sk": [501, 502, 503], "segment": ["vip", "std", "std"]})
+    k.lk.table(SESS, [("session_id", "bigint"), ("customer_id", "bigint")], at=0,
+               rows={"session_id": [1, 2, 3, 4], "customer_id": [1, 2, 3, 1]})
+    k.lk.table(PAY, [("payment_id", "bigint"), ("customer_id", "bigint")], at=0,
+               rows={"payment_id": [1, 2], "customer_id": [1, 3]})
+    k.relate(SESS, CUST, [("customer_id", "customer_id")])
+    k.relate(PAY, CUST, [("customer_id", "customer_id")])
+    k.ann(SESS, {"sample_values": [1, 2]}, column="customer_id")
+    k.metric(SESS, "vip_sessions", "count(*)", "customers.segment = 'vip'")
+    k.metric(SESS, "sessions", "count(DISTINCT session_id)")
+    g, tr = _drawn(cat, spark, k, "keys_retargeted", free=[CUST, SESS])
+    v = g.view
+    assert (tr.kind, tr.table, tr.columns) == ("key_retargeted", SESS, ["customer_id"])
+    assert sorted(r[0] for r in _rows(cat, f"SELECT customer_id FROM {SESS}")) == [501, 501, 502, 503]
+    assert _rows(cat, f"SELECT count(*) FROM {PAY}") == [(2,)]
+    rel = {src: (src, a.key) for src, a in v.relationships()}
+    assert false(tr) == {rel[SESS], metric(v, SESS, "vip_sessions"), key(v, SESS, "sample_values", "customer_id")}
+    assert tr.fixes[f"{SESS}|{rel[SESS][1]}"] == {"action": "join_on",
+                                                  "params": {"to_table": CUST, "to_column": "customer_sk"}}
+
+
+def test_a_key_retarget_is_no_trap_where_the_joined_table_has_no_second_key(cat, tmp_path, spark):
+    """Where the orders (joined by the order lines) have no second unique integer key, the kind is
+    skipped, saying why."""
+    from eval.traps.generator import Skip
+
+    k = Tiny(cat, tmp_path)
+    k.relate(LINES, ORD, [("order_id", "order_id")])
+    with pytest.raises(Skip, match="second unique integer key"):
+        _drawn(cat, spark, k, "keys_retargeted", free=[ORD, LINES])

@@ -127,3 +127,71 @@ def test_a_column_restated_then_renamed_gets_its_current_name_in_the_fix(elk):
     assert "now called 'net_usd'" in it.message
     sm.accept(elk.cat, it, "alice", now=elk.day(7), time=elk.day(7))
     assert _by_key(elk.cat).get("column.4.role") == "measure"
+
+
+def _restated_with_prose(elk, table_text: str) -> None:
+    """`_restated` with a second column (`amount_net_cents`) whose description computes with
+    amount_cents, and the table's description `table_text`, both written before the restatement."""
+    r = random.Random(4)
+    elk.table(T, [("d", "date"), ("id", "bigint"), ("amount_cents", "bigint"), ("fee_cents", "bigint")],
+              partition_by=["d"], at=0)
+    rows: dict[str, list] = {"d": [], "id": [], "amount_cents": [], "fee_cents": []}
+    for day in range(1, 6):
+        new = {"d": [f"2024-11-1{day}"] * 20, "id": list(range(20 * day, 20 * day + 20)),
+               "amount_cents": [r.randint(100, 90000) for _ in range(20)],
+               "fee_cents": [r.randint(10, 900) for _ in range(20)]}
+        for k, v in new.items():
+            rows[k] += v
+        elk.append(T, new, at=day)
+    sm.annotate(elk.cat, T, {"description": "Net revenue", "unit": "cents"}, column="amount_cents", author="a",
+                time=elk.day(5.5))
+    sm.annotate(elk.cat, T, {"description": "Fee taken out of amount_cents"}, column="fee_cents", author="a",
+                time=elk.day(5.6))
+    sm.annotate(elk.cat, T, {"description": table_text}, author="a", time=elk.day(5.7))
+    restated = {"d": rows["d"], "id": rows["id"], "amount_usd": [x / 100 for x in rows["amount_cents"]],
+                "fee_cents": rows["fee_cents"]}
+    elk.evolve(T, add=[("amount_usd", "double")], drop=["amount_cents"], rows=restated, at=6)
+
+
+def _merged_fixes(cat, at):
+    out = {}
+    for f in sm.staleness(cat, T, depth="metadata", now=at):
+        for k in f.annotations or [f.annotation]:
+            out[k] = [(x.action, x.params) for x in f.fixes]
+    return out
+
+
+def test_prose_naming_a_column_restated_in_another_unit_gets_the_rename_with_its_scale(elk):
+    """amount_cents restated as amount_usd (values / 100): the table's description and another column's
+    description naming amount_cents get the rename with its scale, telling the new name and the scale
+    (failed before: the table's `schema_changed` with no fix, the other column's `investigate`; held-out
+    Acme 1701, wave 5 session 21, discount_cents). Accepting never rewrites such prose (a person does:
+    what it says of the values may be false) and an edit is written where the prose is, never onto the
+    renamed column."""
+    _restated_with_prose(elk, "Daily revenue. amount_cents is net of refunds.")
+    now = elk.day(7)
+    scaled = ("rename", {"old": "amount_cents", "new": "amount_usd", "scale": -2})
+    got = _merged_fixes(elk.cat, now)
+    assert got["table.description"] == [scaled] and got["column.4.description"] == [scaled]
+    items = {i.annotation: i for i in sm.review_items(elk.cat, T, now=now, kind="finding").items}
+    other = items["column.4.description"]
+    assert not other.acceptable and other.refused == "needs_value" and "edit_and_accept" in (other.why_not or "")
+    sm.accept_all(elk.cat, "alice", now=now, time=elk.day(7))
+    got_anns = _by_key(elk.cat)
+    assert got_anns["column.4.description"] == "Fee taken out of amount_cents"
+    assert got_anns["table.description"] == "Daily revenue. amount_cents is net of refunds."
+    assert "column.5.description" not in got_anns
+    sm.edit_and_accept(elk.cat, other, "alice", "Fee taken out of amount_usd", now=now, time=elk.day(7.5))
+    got_anns = _by_key(elk.cat)
+    assert got_anns["column.4.description"] == "Fee taken out of amount_usd" and "column.5.description" not in got_anns
+
+
+def test_prose_naming_only_the_old_unit_gets_no_rename(elk):
+    """The table's description says 'cents' without naming the column: the rename does not make it true
+    (it still says cents), so it is listed with `investigate` the column under its new name, never the
+    rename (failed before: merged into the rename's item with its fix; held-out Acme 1703, the LTV mart's
+    'net cents')."""
+    _restated_with_prose(elk, "Daily revenue in cents, net of refunds.")
+    got = _merged_fixes(elk.cat, elk.day(7))
+    assert got["table.description"] == [("investigate", {"columns": ["amount_usd"]})]
+    assert ("rename", {"old": "amount_cents", "new": "amount_usd", "scale": -2}) in got["column.3.unit"]

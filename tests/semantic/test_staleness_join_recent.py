@@ -117,3 +117,56 @@ def test_the_latest_loads_in_a_new_key_sequence_among_many_matching_loads_since_
              if x.annotation == "relationship.dim" and x.reason == "join_match_low")
     v = f.evidence.values
     assert (v["rows_added"], v["unmatched_added"], f.status, f.fixes) == (9, 9, "suspect", [])
+
+
+def _rekey_setup(elk, sk_unique=True):
+    """A dimension with a natural key and a surrogate key (`customer_sk`, unique unless `sk_unique` is
+    False) and an order fact related on the natural one."""
+    cat = elk.cat
+    sks = [10_000 + 7 * i for i in range(1, N_DIM + 1)]
+    if not sk_unique:
+        sks = [10_000 + 7 * (i // 2) for i in range(1, N_DIM + 1)]
+    elk.table(DIM, [("customer_id", "bigint"), ("customer_sk", "bigint"), ("tier", "string")], at=0,
+              rows={"customer_id": list(range(1, N_DIM + 1)), "customer_sk": sks, "tier": ["a", "b"] * (N_DIM // 2)})
+    elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint")], at=0,
+              rows={"order_id": list(range(N_FACT)), "customer_id": [i % N_DIM + 1 for i in range(N_FACT)]})
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    return cat, dict(zip(range(1, N_DIM + 1), sks))
+
+
+def _rel_low(cat, elk, at):
+    return next(f for f in sm.staleness(cat, T, depth="data", now=elk.day(at), merge=False)
+                if f.annotation == "relationship.dim" and f.reason == "join_match_low")
+
+
+def test_a_key_rebuilt_to_hold_another_key_of_the_related_table_gets_join_on(elk):
+    """The fact rebuilt with the customer's surrogate key in `customer_id` (same name and type): no row
+    matches the natural key, every row matches `dim.customer_sk`, which is unique: `join_on` onto it
+    (failed before: join_match_low with no fix; an independent tester's cryptic copy, wave 5 session
+    21, the LTV mart re-keyed to the customer's surrogate key)."""
+    cat, sk = _rekey_setup(elk)
+    elk.overwrite(T, {"order_id": list(range(N_FACT)), "customer_id": [sk[i % N_DIM + 1] for i in range(N_FACT)]},
+                  at=2)
+    f = _rel_low(cat, elk, 2)
+    assert f.status == "stale"
+    assert [(x.action, x.params) for x in f.fixes] == \
+        [("join_on", {"from_column": "customer_id", "to_table": DIM, "to_column": "customer_sk"})]
+
+
+def test_rekeyed_control_a_new_format_no_column_holds(elk):
+    """Control: keys in a new format that no column of the dimension holds get no fix."""
+    cat, sk = _rekey_setup(elk)
+    elk.overwrite(T, {"order_id": list(range(N_FACT)), "customer_id": [5_000_000 + i for i in range(N_FACT)]}, at=2)
+    f = _rel_low(cat, elk, 2)
+    assert f.fixes == [] and "customer_sk" not in f.message
+
+
+def test_rekeyed_control_onto_a_column_that_repeats(elk):
+    """Control: the keys a column of the dimension holds whose values repeat (not its key): no fix, the
+    finding says what to check."""
+    cat, sk = _rekey_setup(elk, sk_unique=False)
+    elk.overwrite(T, {"order_id": list(range(N_FACT)), "customer_id": [sk[i % N_DIM + 1] for i in range(N_FACT)]},
+                  at=2)
+    f = _rel_low(cat, elk, 2)
+    assert not any(x.action == "join_on" for x in f.fixes)
+    assert "customer_sk repeats" in f.message

@@ -91,8 +91,8 @@ def test_a_unit_restated_in_place_gets_its_scale_at_data_depth_and_control(elk):
                                            ("Discount lines per day.", False)])
 def test_the_table_description_naming_a_drifted_columns_unit_and_controls(elk, text, flagged):
     """The table's description names the unit of a column whose values moved to another unit ("money in
-    dollars" over a USD column restated ÷100): it is unit_drift with the column's status, no fix (prose
-    for a person), at both depths (failed before: only the column's own claims were flagged; two
+    dollars" over a USD column restated ÷100): it is unit_drift with the column's status, no repair (prose
+    for a person: `investigate` the column), at both depths (failed before: only the column's own claims were flagged; two
     independent testers counted the table's prose false). Controls: a description that names no unit;
     before the restatement, the same description over the same column stays quiet."""
     cat = elk.cat
@@ -107,7 +107,8 @@ def test_the_table_description_naming_a_drifted_columns_unit_and_controls(elk, t
             assert desc == []
             continue
         assert [(f.reason, f.status, f.fixes, f.evidence.values["column"], f.evidence.values["word"]) for f in desc] \
-            == [("unit_drift", "stale", [], "discount_usd", "dollars")]
+            == [("unit_drift", "stale", [Fix(action="investigate", params={"columns": ["discount_usd"]})],
+                 "discount_usd", "dollars")]
         unit = next(f for f in got if f.annotation == "column.3.unit")
         assert desc[0].cause == unit.cause
 
