@@ -59,6 +59,16 @@ def current_flag(t: Table) -> str | None:
     return None
 
 
+def past_versions(t: Table, duck: Duck) -> int:
+    """Rows of a versioned table that are not current (its current flag false or null): 0 when it keeps
+    no versions or every key has one version so far. Keys unique over every row of a table with past
+    versions identify a version (a surrogate key), not the entity the versions share."""
+    flag = current_flag(t)
+    if flag is None or scd2_change(t, 0) is None:
+        return 0
+    return int(duck.sql(f"SELECT count(*) FROM {quote_table(t.name)} WHERE NOT coalesce({quote_id(flag)}, false)")[0][0])
+
+
 def grain_keys(t: Table, ann: Annotation) -> list[str]:
     """The columns a grain claim identifies rows by: its keys; for a grain declared with no key list,
     the table's columns its text names ("one row per line_id as received"), in table order (none
@@ -331,6 +341,9 @@ def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
     dup = duck.sql(f"SELECT count(*), any_value(k) FROM (SELECT ({kq}) AS k FROM {quote_table(t.name)} "
                    f"GROUP BY ALL HAVING count(*) > 1)")[0]
     if not dup[0]:
+        past = past_versions(t, duck) if scd2_change(t, a.provenance.basis.vid) is not None else 0
+        if past:
+            return _keys_identify_versions(t, a, keys, past)
         kept = versioned_grain(t, a, keys, note=" (none repeats in the data yet: every key has one version so far)")
         return [kept] if kept is not None else []
     sugg = None
@@ -354,6 +367,24 @@ def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
                      f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat, e.g. {dup[1]}", [ctx.vid, last],
                      values={"duplicate_keys": dup[0], "example": str(dup[1])}, suggestion=sugg, fixes=gfix,
                      cause=cause)]
+
+
+def _keys_identify_versions(t: Table, a: Annotation, keys: list[str], past: int) -> list[Finding]:
+    """The table began keeping versions since the grain was written, `past` rows are past versions,
+    and the grain's keys stay unique over every row: they identify a version (a surrogate key given
+    to each), so the keys hold and no filter or key is to add; what the grain's text says a row is
+    ("one row per customer") may not. Suspect, no fix (the text is for a person); none when the text
+    says versions already."""
+    ch = scd2_change(t, a.provenance.basis.vid)
+    text = str((a.value or {}).get("text") or "")
+    if ch is None or re.search(r"\bversion|\bhistor", text, re.IGNORECASE):
+        return []
+    return [finding(a, t.name, "grain_violated", "suspect",
+                    f"{t.name} keeps versions since vid {ch.vid} ({day_of(ch.time)}): {past} row(s) are past "
+                    f"versions, and ({', '.join(keys)}) stays unique over every row, so it identifies a version: "
+                    f"the keys hold; check what the text says a row is ({text!r})", [ch.vid], [ch.time],
+                    {"keys": keys, "past_versions": past, "added": [c.name for c in ch.added]},
+                    cause=cause_of("versions", t.name, ch.vid))]
 
 
 def aggregates_every_row(expression: str) -> bool:
@@ -387,15 +418,19 @@ def metric_over_versions(ctx: Context, t: Table, a: Annotation, anns: list[Annot
         return []
     kq, tq, fq = ", ".join(quote_id(k) for k in keys), quote_table(t.name), quote_id(flag)
     dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {tq} GROUP BY ALL HAVING count(*) > 1)")[0][0]
-    cur = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {tq} WHERE {fq} GROUP BY ALL HAVING count(*) > 1)")[0][0]
-    if not dup or cur:
+    past = 0 if dup else past_versions(t, duck)  # keys unique over every version: a surrogate key per version
+    if not dup and not past:
         return []
+    cur = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {tq} WHERE {fq} GROUP BY ALL HAVING count(*) > 1)")[0][0]
+    if cur:
+        return []
+    what = f"{dup} key value(s) of ({', '.join(keys)}) have several, one current by {flag}" if dup else \
+        f"{past} row(s) are past versions, not current by {flag}"
     return [finding(a, t.name, "grain_violated", "suspect",
-                    f"{t.name} keeps versions since {day_of(ch.time)} ({dup} key value(s) of ({', '.join(keys)}) have "
-                    f"several, one current by {flag}): this metric aggregates every version; check whether it "
-                    f"should keep the current rows ({flag} in its filter)", [ch.vid, last],
-                    values={"duplicate_keys": dup, "flag": flag}, fixes=[make_fix("investigate", columns=[flag])],
-                    cause=cause_of("versions", t.name, ch.vid))]
+                    f"{t.name} keeps versions since {day_of(ch.time)} ({what}): this metric aggregates every "
+                    f"version; check whether it should keep the current rows ({flag} in its filter)", [ch.vid, last],
+                    values={"duplicate_keys": dup, "past_versions": past, "flag": flag},
+                    fixes=[make_fix("investigate", columns=[flag])], cause=cause_of("versions", t.name, ch.vid))]
 
 
 def _metric_over_repeats(ctx: Context, t: Table, a: Annotation, grain: Annotation, duck: Duck,

@@ -35,7 +35,7 @@ from semantic.staleness.core import (
     stats_at,
     values_removed,
 )
-from semantic.staleness.grain import current_flag, scd2_change
+from semantic.staleness.grain import current_flag, past_versions, scd2_change
 from semantic.staleness.schema import column_findings, rename_map
 
 
@@ -438,7 +438,8 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
     for side, body, cols in sides:
         kq = ", ".join(quote_id(c) for c in cols)
         dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM ({body}) GROUP BY ALL HAVING count(*) > 1)")[0][0]
-        if not dup and side == to:
+        if not dup and side == to and not past_versions(target, duck):
+            # (a key unique over past versions too identifies a version: each row matches one, the claim holds)
             kept = versioned_target(a, t, target, str(cond or ""),
                                     note=" (no key repeats in the data yet: every key has one version so far)")
             if kept is not None:
