@@ -71,13 +71,18 @@ _PROSE_UNIT_WORDS = {"usd", "eur", "gbp", "dollar", "dollars", "cent", "cents", 
                      "million", "millions", "unit", "units", "scale", "minor", "major", "decimal", "decimals"}
 
 
+_PER_UNIT = re.compile(r"\bunit[\s_-]+(?:cost|price|amount|value|margin|weight|count)s?\b", re.IGNORECASE)
+
+
 def names_a_unit(text: object) -> bool:
     """Whether prose states a unit or a scale: a word of a unit this module knows (two letters or more: a
     lone `s` or `h` is prose), its plural, a currency or scale word (`_PROSE_UNIT_WORDS`), or a `%` sign.
-    "Lifetime net revenue of the customer" states none; "discount given, in dollars" does."""
+    "Lifetime net revenue of the customer" states none; "discount given, in dollars" does; "Unit cost" (the
+    cost of one item) does not."""
     s = str(text or "")
     if "%" in s:
         return True
+    s = _PER_UNIT.sub(" ", s)  # "unit cost", "unit price": the cost of one item, no unit of measure
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", s)}
     known = {k for k in _BY_NAME if len(k) >= 2} | {k + "s" for k in _BY_NAME if len(k) >= 3}
     return bool(words & (known | _PROSE_UNIT_WORDS))

@@ -1228,6 +1228,7 @@ class Generator:
         tr.tables = [t.name, new_name]
         self.stopped.add(t.name)
         self.replacements[t.name] = new_name
+        self.active.append(new_name)  # it takes the routine loads the replaced table no longer gets
         self.done(tr, int(vid or 0))
         # a verified query asked of it alone answers for the rows it holds, not for the rows the successor gets
         # from now on: false although its answer did not move (after `done`, whose rule is the answer moved)
@@ -1613,7 +1614,30 @@ class Generator:
         self.routine(1, controls)
         self.clock = max(self.clock, self.now + 2 * DAY - HOUR)
         self.routine(2, False)
+        self.replaced_queries()
         return self.truth()
+
+    def replaced_queries(self) -> None:
+        """A verified query asked of a table replaced beside is false when the rows its successor took
+        since change its answer: asked of the successor at the end of the run (the replaced table's name
+        replaced by the successor's in its SQL), it answers otherwise than of the replaced table. A query
+        asked of days the replaced table holds ("on 2024-11-01") answers alike and stays true. Read from
+        the data, like `answers_moved`; a query that cannot be run keeps its verdict."""
+        vid = int(self.cat.resolve(None))
+        for tr in self.traps:
+            if tr.kind != "replacement_beside" or len(tr.tables) != 2:
+                continue
+            old, new = tr.tables
+            for tb, k in [tuple(x) for x in tr.false]:
+                a = self.view.tables[tb].ann(k) if tb in self.view.tables else None
+                if a is None or a.kind != "verified_query" or tb != old:
+                    continue
+                sql = str((a.value or {}).get("sql") or "")
+                there = re.sub(rf"(?<![\w.]){re.escape(old)}(?!\w)", new, sql)
+                here, moved = self.answer(sql, vid), self.answer(there, vid)
+                if here is not None and moved is not None and here != "error" and here == moved:
+                    tr.false.remove([tb, k])
+                    tr.fixes.pop(f"{tb}|{k}", None)
 
     def _one(self, cls: str, kinds: dict[str, str]) -> None:
         order = list(kinds)

@@ -345,8 +345,47 @@ def answer_of(ctx: Context, sql: str, vid: int) -> tuple[bool, str]:
 
 def answer_moved(ctx: Context, sql: str, vid: int) -> bool:
     """Did the change committed at `vid` move the query's answer (its answer just before and just
-    after differ, or it runs on one side only)? A compaction or an identical re-run does not."""
-    return vid > 0 and answer_of(ctx, sql, vid - 1) != answer_of(ctx, sql, vid)
+    after differ, or it runs on one side only)? A compaction or an identical re-run does not. A query
+    asking for the latest rows (`pin_latest`: `= (SELECT max(d) FROM t)`) is asked, across the change,
+    of the rows that were latest just before it: a load that brought a newer snapshot moves what the
+    question is for, not the answer verified (the round-7 Acme and round-8 cryptic testers' "units on
+    hand at the latest snapshot" after routine daily loads)."""
+    if vid <= 0:
+        return False
+    pinned = pin_latest(ctx, sql, vid - 1)
+    if pinned is not None:
+        return answer_of(ctx, pinned, vid - 1) != answer_of(ctx, pinned, vid)
+    return answer_of(ctx, sql, vid - 1) != answer_of(ctx, sql, vid)
+
+
+def pin_latest(ctx: Context, sql: str, vid: int) -> str | None:
+    """`sql` with each scalar subquery that takes the greatest or least value of one column
+    (`(SELECT max(d) FROM t)`, no grouping) replaced by the value it has at `vid`; None when the SQL has
+    none, does not parse, or a subquery answers no single value there."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.ParseError:
+        return None
+    subs = [q for q in tree.find_all(exp.Subquery) if isinstance(q.this, exp.Select) and not q.this.args.get("group")
+            and len(q.this.expressions) == 1 and isinstance(q.this.expressions[0].unalias(), (exp.Max, exp.Min))]
+    if not subs:
+        return None
+    for q in subs:
+        try:
+            rows = _bounded.query(ctx.cat, vid, q.this.sql(dialect="duckdb"), limit=2)
+        except LimitExceededError:
+            raise
+        except CatalogError:
+            return None
+        if len(rows) != 1 or rows[0][0] is None:
+            return None
+        v = rows[0][0]
+        q.replace(exp.Literal.number(v) if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)
+                  else exp.Literal.string(str(v)))
+    return tree.sql(dialect="duckdb")
 
 
 def _repeated_keys(ctx: Context, names: list[str], at: int) -> tuple[str, list[str], int, int | None] | None:

@@ -38,7 +38,7 @@ from semantic.staleness.registry import (
     run_catalog_wide,
     run_table_checks,
 )
-from semantic.staleness.values_units import is_unit_prose, unit_prose
+from semantic.staleness.values_units import is_unit_prose, unit_prose, unit_rewritten_prose
 
 # what flows downstream: a change of an input's data or of what its columns hold (a rename is neither: the data
 # a build read is what the input holds, under another name)
@@ -181,6 +181,7 @@ def table_findings(ctx: Context, name: str, depth: str, tables: dict[str, Table 
         raw = run_annotation_checks(env, "metadata") + run_table_checks(env, "metadata")
         raw += propagated(ctx, name, _seen=_seen)
         raw += unit_prose(t, anns, raw)
+        raw += unit_rewritten_prose(t, anns, raw)
         raw += join_prose(t, anns, raw)
         raw += instructions.convention_findings(t, anns, "metadata")  # hidden: the instructions' evidence
         found = undismissed(raw, anns)

@@ -496,6 +496,10 @@ def _match_rate(ctx: Context, t: Table, a: Annotation, to: str, target: Table, p
         _offer(f, _join_suggestion(ctx, t, target, pairs[0][0], pairs[0][1], duck))
         if rate < 0.5 and not any(x.action == "join_on" for x in f.fixes):
             _offer(f, rekeyed(ctx, t, target, pairs, tgt, duck))
+        if rate < 0.5 and not f.fixes:
+            moved = moved_to_table(ctx, t, a, target, pairs, duck, tables)
+            if moved is not None:
+                f.suggestion, f.fixes = moved
         return [f]
     since: int | None = a.provenance.basis.vid
     recent = added_unmatched(ctx, t, target, pairs, tgt, (total, matched), since) \
@@ -569,6 +573,45 @@ def rekeyed(ctx: Context, t: Table, target: Table, pairs: list[tuple[str, str]],
         return (f"join on {mine} = {target.name}.{other} ({matched / total:.1%} of its rows match it): {mine} "
                 f"now holds {other}'s values", make_fix("join_on", from_column=mine, to_table=target.name,
                                                         to_column=other))
+    return None
+
+
+def moved_to_table(ctx: Context, t: Table, a: Annotation, target: Table, pairs: list[tuple[str, str]], duck: Duck,
+                   tables: dict[str, Table | None]) -> tuple[str, list[Fix]] | None:
+    """The keys of a one-pair relationship that no longer match its table now found in a table first
+    loaded since the relationship was written (a dimension rebuilt under a new name, `reason_v2`),
+    under the key's own name: the new table (at most REKEY_CANDIDATES measured, those sharing most of
+    the old table's name first) whose column of that name holds MATCH_LOW of the referencing rows and
+    is its key on the data. The suggestion and its `relate_to` fix; None otherwise (a person looks).
+    The round-8 TPC-DS tester's catalog returns, whose reason keys moved to a new `dim.reason_v2`."""
+    if len(pairs) != 1:
+        return None
+    mine, theirs = pairs[0]
+    basis = a.provenance.basis.vid or 0
+    short = target.name.rsplit(".", 1)[-1].lower()
+    key = target.col(theirs) or t.col(mine)
+    if key is None:
+        return None
+    cands = []
+    for name in ctx.tables():
+        if name in (target.name, t.name):
+            continue
+        other = get_table(ctx, name, tables)
+        col = other.col(theirs) if other is not None else None
+        first = other.tl.data_commits[0][0] if other is not None and other.tl.data_commits else None
+        if other is None or col is None or first is None or first <= basis or \
+                type_family(col.type) != type_family(key.type):
+            continue
+        cands.append((short in name.rsplit(".", 1)[-1].lower(), _range_overlap(t.stat(mine), other.stat(col.name)),
+                      name, other))
+    for _named, overlap, name, other in sorted(cands, key=lambda c: (c[0], c[1], c[2]), reverse=True)[:REKEY_CANDIDATES]:
+        if overlap <= 0:
+            continue
+        total, matched = match_counts(duck, t.name, pairs, f"SELECT * FROM {quote_table(name)}")
+        if not total or matched / total < MATCH_LOW or _key_doubt(ctx, t, other, mine, theirs, duck) is not None:
+            continue
+        return (f"relate to {name} ({matched / total:.1%} of the rows match it on {mine} = {theirs}; first loaded "
+                f"after this relationship was written)", [make_fix("relate_to", table=name)])
     return None
 
 

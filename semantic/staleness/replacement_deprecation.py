@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import datetime, timezone
 from typing import Any
 
 from catalog_core import lake
@@ -596,6 +597,8 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     for a in about:
         if (a.provenance.basis.vid or 0) > o.tl.data_commits[0][0]:
             continue  # written knowing the new table
+        if a.kind == "verified_query" and asks_before(str((a.value or {}).get("sql") or ""), last_t):
+            continue  # asked of days the old table holds: the rows loaded since are none of its answer's
         if a.kind == "verified_query":  # its SQL asks the old table: re-verified against the new one, by a person
             out.append(finding(a, t.name, "not_loaded_since", status,
                                f"it reads {t.name} alone; {why}; {o.name} (first loaded "
@@ -614,6 +617,56 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
                            f"successor {o.name} (written beside it, alike columns and rows per day): deprecate {t.name}",
                            [make_fix("successor", table=o.name)], cause=cause_of("replaced", t.name, last_v)))
     return out
+
+
+def asks_before(sql: str, last: float) -> bool:
+    """Does the query ask only of rows dated before the day of time `last` (a table's last load): its
+    WHERE is a conjunction one of whose terms bounds a column from above by a date or time literal on
+    or before that day (`d = DATE '2024-11-01'`, `ts < '2024-11-01 04:00'`, `BETWEEN ... AND ...`, `IN
+    (...)`)? Such a query's answer is about days the table holds, whatever was loaded elsewhere since
+    (two round-8 testers: "net revenue by store on 2024-11-01", "captured payments in October 2024" on
+    tables replaced beside). A disjunction, or bounds from below only, leave it open."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.ParseError:
+        return False
+    where = tree.args.get("where") if isinstance(tree, exp.Select) else None
+    if where is None:
+        return False
+    day = datetime.fromtimestamp(last, tz=timezone.utc).date().isoformat()
+
+    def when(e: exp.Expression) -> str | None:
+        while isinstance(e, (exp.Cast, exp.TryCast, exp.Paren)):
+            e = e.this
+        if isinstance(e, exp.Literal) and e.is_string and re.fullmatch(r"\d{4}-\d{2}-\d{2}([ T].*)?", e.this):
+            return e.this[:10]
+        return None
+
+    def col(e: exp.Expression) -> bool:  # a column, also cast (`CAST(paid_at AS DATE)`)
+        while isinstance(e, (exp.Cast, exp.TryCast, exp.Paren)):
+            e = e.this
+        return isinstance(e, exp.Column)
+
+    def upper(term: Any) -> str | None:
+        if isinstance(term, (exp.EQ, exp.LT, exp.LTE)) and col(term.this):
+            return when(term.expression)
+        if isinstance(term, (exp.GT, exp.GTE)) and col(term.expression):
+            return when(term.this)
+        if isinstance(term, exp.Between) and col(term.this):
+            return when(term.args["high"])
+        if isinstance(term, exp.In) and col(term.this) and term.expressions:
+            got = [when(x) for x in term.expressions]
+            return None if None in got else max(str(x) for x in got)
+        return None
+
+    terms = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
+    if any(isinstance(x, exp.Or) for x in terms):
+        return False
+    bounds = [b for b in (upper(x) for x in terms) if b is not None]
+    return bool(bounds) and min(bounds) <= day
 
 
 def _asked_of(a: Annotation) -> list[str]:

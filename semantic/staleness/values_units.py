@@ -15,6 +15,7 @@ from catalog_core.errors import CatalogError
 from catalog_core.model import parse_time
 from semantic._bounded import literals
 from semantic._tables import table_columns
+from semantic.annotations import read_annotations
 from semantic.history import Context, type_family
 from semantic.models import Annotation, ColumnRef, Evidence, Finding, Fix
 from semantic.staleness.claim_rules import clauses
@@ -1898,6 +1899,42 @@ def _names_unit(text: str, unit: str) -> str | None:
         if m is not None:
             return m.group(0)
     return None
+
+
+def unit_rewritten_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[Finding]:
+    """The table's description naming the unit a column's `unit` annotation said before it was last
+    written (read at the snapshot it was written on), the description older than that write: the
+    annotation says another unit since (a steward accepted the column's new unit, or edited it): the
+    description still says the old one, and no
+    finding of the column's values is left to say so (the round-8 Acme tester's "prices in cents" on
+    the products table, closed by accepting its price columns' new unit). `unit_drift`, stale,
+    `investigate` the column (prose for a person); none when the description names the new unit too,
+    or has a unit finding already. Metadata: the annotations' history."""
+    desc = next((a for a in anns if a.key == "table.description" and isinstance(a.value, str)), None)
+    if desc is None or any(f.annotation == desc.key and f.reason == "unit_drift" for f in found):
+        return []
+    b = desc.provenance.basis.vid
+    newer = [a for a in anns if a.kind == "column" and a.field == "unit" and isinstance(a.value, str)
+             and b is not None and (a.provenance.basis.vid or 0) > b]
+    if not newer:
+        return []
+    text = str(desc.value)
+    for a in newer:
+        # what the unit said just before this value was written (the snapshot it was written on)
+        old = next((x for x in read_annotations(t.ctx.cat, t.name, vid=a.provenance.basis.vid)
+                    if x.key == a.key and isinstance(x.value, str)), None)
+        was, now = (str(old.value).strip().lower() if old is not None else None), str(a.value).strip().lower()
+        if was is None or was == now:
+            continue
+        word = _names_unit(text, was)
+        if word is None or _names_unit(text, now) is not None:
+            continue
+        return [finding(desc, t.name, "unit_drift", "stale",
+                        f"the description says {word!r}, the unit of {a.column} when it was written; {a.column}'s "
+                        f"unit is {a.value!r} since vid {a.provenance.basis.vid}", [b, a.provenance.basis.vid or b], [a.provenance.time],
+                        {"column": a.column, "unit_then": was, "unit": now, "said": word},
+                        fixes=[make_fix("investigate", columns=[str(a.column)])])]
+    return []
 
 
 def is_unit_prose(f: Finding) -> bool:

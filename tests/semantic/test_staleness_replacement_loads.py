@@ -312,8 +312,10 @@ def test_a_verified_query_asked_of_a_table_replaced_beside_is_re_verified(elk):
     """A verified query reading the payments table alone ("how much was paid"), which stops while a new table
     takes its days: its answer leaves out every row loaded since, so it is flagged with `reverify` (a person
     re-runs it on the successor), never the successor's deprecation (failed before: nothing; the round-7
-    TPC-DS tester's web_returns -> web_returns_v2). Control: a query joining another table is left to the
-    checks of its answer."""
+    TPC-DS tester's web_returns -> web_returns_v2); so is one asked of the days since a date (open above).
+    Controls: a query joining another table is left to the checks of its answer; one asked of a day the
+    old table holds ("paid on 2024-11-12") answers for rows it keeps (failed before: flagged; two round-8
+    testers' "net revenue by store on 2024-11-01" and "captured payments in October 2024")."""
     cat = elk.cat
 
     def define() -> None:
@@ -321,13 +323,18 @@ def test_a_verified_query_asked_of_a_table_replaced_beside_is_re_verified(elk):
                         time=elk.day(0.7))
         sm.verify_query(cat, "Paid per visit day?", f"SELECT count(*) AS n FROM {PAY} p JOIN {OTHER} o "
                         "ON CAST(p.paid_at AS DATE) = o.visit_date", author="a", time=elk.day(0.8))
+        sm.verify_query(cat, "Paid on 2024-11-12?", f"SELECT sum(amount) AS paid FROM {PAY} WHERE "
+                        "CAST(paid_at AS DATE) = DATE '2024-11-12'", author="a", time=elk.day(0.9))
+        sm.verify_query(cat, "Paid since 2024-11-12?", f"SELECT sum(amount) AS paid FROM {PAY} WHERE "
+                        "paid_at >= TIMESTAMP '2024-11-12 00:00:00'", author="a", time=elk.day(0.95))
 
     _paid_then_moved(elk, define)
     got = [f for f in sm.staleness(cat, PAY, now=elk.day(33.5), merge=False)
            if f.reason == "not_loaded_since" and f.annotation and f.annotation.startswith("verified_query.")]
-    assert len(got) == 1 and got[0].fixes == [Fix(action="reverify", params={})]
-    vq = next(a for a in sm.read_annotations(cat, PAY) if a.key == got[0].annotation)
-    assert vq.value["tables"] == [PAY] and PAY_V2 in got[0].message
+    assert len(got) == 2 and all(f.fixes == [Fix(action="reverify", params={})] for f in got)
+    asked = {a.key: a.value for a in sm.read_annotations(cat, PAY) if a.kind == "verified_query"}
+    assert {asked[f.annotation]["question"] for f in got} == {"How much was paid?", "Paid since 2024-11-12?"}
+    assert all(asked[f.annotation]["tables"] == [PAY] and PAY_V2 in f.message for f in got)
 
 
 def test_prose_sending_readers_to_a_table_replaced_since_and_controls(elk):

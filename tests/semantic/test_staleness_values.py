@@ -1211,3 +1211,40 @@ def test_small_loads_in_another_unit_before_the_one_that_measures_alone_are_name
     for f in got.values():
         assert f.evidence.values["scale_exp"] == 2 and f.evidence.values["load_vid"] == first
         assert f.evidence.values["rows_added"] == 12, f.message
+
+
+def test_a_description_naming_the_unit_a_column_had_before_its_unit_was_rewritten(elk):
+    """The table's description says "money in dollars"; the column's values move ÷100 and a steward
+    gives its new unit (usd_cents): no finding of the values is left, but the description
+    still says dollars (failed before: nothing once the unit was accepted; the round-8 Acme tester's
+    "prices in cents" on the products table). Flagged at both depths, `investigate`; controls: a
+    description naming the new unit too, and the same description before the unit was rewritten (its
+    finding is the values' one)."""
+    cat = elk.cat
+    rows = _discounts(elk, unit=True)
+    sm.annotate(cat, T, {"description": "Discount lines; money in dollars."}, author="a", time=elk.day(2.7))
+    elk.overwrite(T, _cents(rows), at=4)
+    item = next(i for i in sm.review_items(cat, T, now=elk.day(4), kind="finding").items
+                if i.annotation == "column.3.unit")
+    sm.edit_and_accept(cat, item, "steward", "usd_cents", now=elk.day(4), time=elk.day(4.1))
+    unit = next(a for a in sm.read_annotations(cat, T) if a.key == "column.3.unit")
+    assert unit.value != "USD"
+    for got in (sm.staleness(cat, T, now=elk.day(4.2), merge=False), _data(cat, T, elk.day(4.2))):
+        desc = [f for f in got if f.annotation == "table.description"]
+        assert [(f.reason, f.status, f.fixes) for f in desc] == \
+            [("unit_drift", "stale", [Fix(action="investigate", params={"columns": ["discount_usd"]})])], got
+        assert "dollars" in desc[0].message
+    sm.annotate(cat, T, {"description": f"Discount lines; money in dollars until 2024-11-13, then in {unit.value}."},
+                author="a", time=elk.day(4.3))
+    assert [f for f in sm.staleness(cat, T, now=elk.day(4.4), merge=False) if f.annotation == "table.description"] \
+        == []
+
+
+def test_a_unit_change_leaves_a_column_description_naming_no_unit_true():
+    """"Unit cost" (the cost of one item) states no unit of measure: a scale change leaves it true
+    (failed before: `names_a_unit` read "unit" as a unit word; the round-8 Acme tester's products'
+    unit cost); "unit cost, in cents" does state one."""
+    from semantic.units import names_a_unit
+
+    assert not names_a_unit("Unit cost") and not names_a_unit("unit_price x quantity")
+    assert names_a_unit("Unit cost, in cents") and names_a_unit("quantity in units")
