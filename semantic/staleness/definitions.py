@@ -680,11 +680,7 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
     ok, detail = _run_now(ctx, sql)
     at = int(val.get("verified_at_vid") or 0)
     if not ok:
-        # the metadata finding of the same failure carries its repair (a rename) or `reverify` already
-        told = already is not None and (a.key, "verified_query_fails") in already
-        return [finding(a, t.name, "verified_query_fails", "stale", f"the verified query no longer runs: {detail[:200]}",
-                         [at, ctx.vid], values={"error": detail[:500]}, suggestion=None if told else REWRITE,
-                         fixes=[] if told else [make_fix("reverify")])]
+        return _fails(ctx, t, a, detail, at, checked, already)
     names = [str(x) for x in val.get("tables") or [t.name]]
     # the schema change metadata suspects (`verified_meta`): one that reaches the query through its rows
     # alone (columns it does not read added: versions kept, rows split) is judged by the answer, as a rewrite
@@ -730,6 +726,24 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
                                 + (", and its answer moved across that change" if rows else ""),
                                 [at, vid], [tt], {"table": name, "change": kind})]
     return _rebuilt_answer(ctx, t, a, names, at, detail)
+
+
+def _fails(ctx: Context, t: Table, a: Annotation, detail: str, at: int, checked: set[tuple[str | None, str]] | None,
+           already: set[tuple[str | None, str]] | None) -> list[Finding]:
+    """`verified_query_fails`, stale, for a verified query that no longer runs (`detail`: the engine's
+    error). Where metadata read the same failure (a column it names renamed, with its repair), that
+    finding is kept in place of the data depth's own, stale now, the error added to its evidence: the
+    engine's error alone says less and repairs nothing (the round-8 Acme tester's renamed finance
+    column lost its rename)."""
+    if already is not None and (a.key, "verified_query_fails") in already:
+        told = [f for f in verified_meta(ctx, t, a) if f.reason == "verified_query_fails"]
+        if told:
+            if checked is not None:
+                checked.add((a.key, "verified_query_fails"))
+            ev = told[0].evidence.model_copy(update={"values": {**told[0].evidence.values, "error": detail[:500]}})
+            return [told[0].model_copy(update={"status": "stale", "evidence": ev})]
+    return [finding(a, t.name, "verified_query_fails", "stale", f"the verified query no longer runs: {detail[:200]}",
+                    [at, ctx.vid], values={"error": detail[:500]}, suggestion=REWRITE, fixes=[make_fix("reverify")])]
 
 
 def _answer_changed(a: Annotation, t: Table, now: str, message: str, vids: list[int], times: list[float],

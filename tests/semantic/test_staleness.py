@@ -625,6 +625,23 @@ def test_verified_query_fails_and_changed_and_control(elk):
     assert [(x.reason, x.status) for x in meta] == [("verified_query_fails", "suspect")]
     data = sm.staleness(cat, T, depth="data", now=elk.day(3))
     assert ("verified_query_fails", "stale") in [(x.reason, x.status) for x in data]
+    # the data depth keeps what metadata read (the column it names), stale now, and adds the engine's error
+    failed = next(x for x in data if x.reason == "verified_query_fails")
+    assert "kind" in failed.message and "error" in failed.evidence.values and failed.fixes == meta[0].fixes
+
+
+def test_a_verified_query_reading_a_renamed_column_keeps_its_rename_at_data_depth(elk):
+    """A verified query naming a column renamed since: metadata reads the rename and offers it; the data
+    depth, which runs the query and sees it fail, keeps that finding (stale) and its fix (failed before:
+    replaced by the engine's error with no fix; the round-8 Acme tester's finance report)."""
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("amount_usd", "bigint")], at=0, rows={"d": ["2024-11-10"], "amount_usd": [100]})
+    sm.verify_query(cat, "spend", "SELECT sum(amount_usd) AS s FROM acme.core.t", author="a", time=elk.day(0.5))
+    elk.evolve(T, rename={"amount_usd": "amount"}, at=1)
+    meta = [x for x in sm.staleness(cat, T, now=elk.day(1), merge=False) if x.reason == "verified_query_fails"]
+    data = [x for x in sm.staleness(cat, T, depth="data", now=elk.day(1), merge=False) if x.reason == "verified_query_fails"]
+    assert [x.fixes[0].action for x in meta] == ["rename"]
+    assert [(x.status, x.fixes) for x in data] == [("stale", meta[0].fixes)] and "amount" in data[0].message
 
 
 # ------------------------------------------------------------------ restatements
