@@ -1914,11 +1914,11 @@ def unit_rewritten_prose(t: Table, anns: list[Annotation], found: list[Finding])
     if desc is None or any(f.annotation == desc.key and f.reason == "unit_drift" for f in found):
         return []
     b = desc.provenance.basis.vid
-    newer = [a for a in anns if a.kind == "column" and a.field == "unit" and isinstance(a.value, str)
-             and b is not None and (a.provenance.basis.vid or 0) > b]
-    if not newer:
-        return []
     text = str(desc.value)
+    if b is None or not any(_names_unit(text, u) for u in UNIT_WORDS):
+        return []  # it names no unit (the history is read only for a description that does)
+    newer = [a for a in anns if a.kind == "column" and a.field == "unit" and isinstance(a.value, str)
+             and (a.provenance.basis.vid or 0) > b and _names_unit(text, str(a.value).strip().lower()) is None]
     for a in newer:
         # what the unit said just before this value was written (the snapshot it was written on)
         old = next((x for x in read_annotations(t.ctx.cat, t.name, vid=a.provenance.basis.vid)
