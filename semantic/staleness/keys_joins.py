@@ -579,7 +579,8 @@ def rekeyed(ctx: Context, t: Table, target: Table, pairs: list[tuple[str, str]],
 def moved_to_table(ctx: Context, t: Table, a: Annotation, target: Table, pairs: list[tuple[str, str]], duck: Duck,
                    tables: dict[str, Table | None]) -> tuple[str, list[Fix]] | None:
     """The keys of a one-pair relationship that no longer match its table now found in a table first
-    loaded since the relationship was written (a dimension rebuilt under a new name, `reason_v2`),
+    loaded since the relationship was written and since the table last changed its rows (a dimension
+    rebuilt under a new name, `reason_v2`; not a copy made before the table's keys were restated),
     under the key's own name: the new table (at most REKEY_CANDIDATES measured, those sharing most of
     the old table's name first) whose column of that name holds MATCH_LOW of the referencing rows and
     is its key on the data. The suggestion and its `relate_to` fix; None otherwise (a person looks).
@@ -587,7 +588,9 @@ def moved_to_table(ctx: Context, t: Table, a: Annotation, target: Table, pairs: 
     if len(pairs) != 1:
         return None
     mine, theirs = pairs[0]
-    basis = a.provenance.basis.vid or 0
+    # first loaded after the relationship was written and after the related table last changed its rows (a
+    # copy made before the related table was restated, a backup, still holds the old keys: no successor)
+    basis = max(a.provenance.basis.vid or 0, *(v for v, _ in target.tl.data_commits[-1:]))
     short = target.name.rsplit(".", 1)[-1].lower()
     key = target.col(theirs) or t.col(mine)
     if key is None:

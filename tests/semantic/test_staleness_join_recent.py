@@ -196,3 +196,17 @@ def test_keys_moved_control_a_new_table_whose_key_repeats(elk):
     elk.overwrite(T, {"order_id": list(range(N_FACT)), "customer_id": [9001 + i % N_DIM for i in range(N_FACT)]},
                   at=3)
     assert _rel_low(cat, elk, 3).fixes == []
+
+
+def test_keys_moved_control_a_copy_made_before_the_related_table_was_restated(elk):
+    """Control: a copy of the dimension made after the relationship was written (a scratch table), then the
+    dimension's keys restated in a new format: the fact's keys match the copy, which holds the old keys, but
+    it is no successor (failed before: relate_to the copy; the development seeds' cryptic `zz.tmp_` tables)."""
+    cat, _sk = _rekey_setup(elk)
+    tmp = "acme.zz.tmp_dim"
+    elk.table(tmp, [("customer_id", "bigint"), ("tier", "string")], at=2,
+              rows={"customer_id": list(range(1, N_DIM + 1)), "tier": ["a", "b"] * (N_DIM // 2)})
+    elk.overwrite(DIM, {"customer_id": [10_000_000 + i for i in range(1, N_DIM + 1)],
+                        "customer_sk": [20_000_000 + i for i in range(1, N_DIM + 1)],
+                        "tier": ["a", "b"] * (N_DIM // 2)}, at=3)
+    assert not any(x.action == "relate_to" for x in _rel_low(cat, elk, 3).fixes)
