@@ -1674,6 +1674,10 @@ def _respelled_codes(ctx: Context, t: Table, a: Annotation, col: str, codes: lis
 KEPT_LOADS = 4     # latest appends after a claim's basis whose added rows are set against the rows before, per column
 LOG_BINS = 10      # magnitude bins per power of ten (a row's bin: floor(log10 |value| * LOG_BINS))
 MIN_ADDED = 5      # non-zero values an append must add (and the rows before must hold) to measure their scale
+# fewer added values (a table of one row a day) are judged by their decimals alone, against this many rows
+# before, every one of which kept the decimals the added ones lost (or had none the added ones gained): by
+# chance, two values of a column with cents are whole one time in 10^4
+MIN_DIGITS_ADDED, DIGITS_BEFORE = 2, 100
 APPEND_QS = (0.25, 0.5, 0.75)
 
 
@@ -1776,15 +1780,16 @@ def appended_scale(t: Table, col: str, v: int, start: int | None = None
     if any(n < 0 for n in added.values()):
         return None  # rows before were changed or removed: not a load beside them
     added = {b: n for b, n in added.items() if n}
-    n_added = sum(added.values())
-    if n_added < MIN_ADDED or sum(before.values()) < MIN_ADDED:
+    n_added, n_before = sum(added.values()), sum(before.values())
+    few = n_added < MIN_ADDED  # too few to measure by magnitude: only their decimals may say (`_digits_moved`)
+    if n_before < MIN_ADDED or (few and (n_added < MIN_DIGITS_ADDED or n_before < DIGITS_BEFORE)):
         return None
     qo, qn = _binned_quantiles(before, APPEND_QS), _binned_quantiles(added, APPEND_QS)
     d = [n - o for o, n in zip(qo, qn, strict=True)]
     k = round(_median(d))
-    if abs(k) < SHIFT_MIN_K or any(abs(x - k) > 0.5 for x in d) or \
+    if few or abs(k) < SHIFT_MIN_K or any(abs(x - k) > 0.5 for x in d) or \
             (k > 0 and qn[0] <= qo[-1]) or (k < 0 and qn[-1] >= qo[0]):
-        j = _digits_moved(t, col, v, _median(d), d, base)
+        j = _digits_moved(t, col, v, _median(d), d, base, MIN_DIGITS_ADDED if few else MIN_ADDED)
         return (j, n_added, qo, qn) if j is not None else None
     return k, n_added, qo, qn
 
@@ -1801,13 +1806,15 @@ def _whole_counts(t: Table, col: str, vid: int, digits: int) -> tuple[int, int] 
     return int(whole), int(n)
 
 
-def _digits_moved(t: Table, col: str, v: int, mid: float, d: list[float], base: int | None = None) -> int | None:
+def _digits_moved(t: Table, col: str, v: int, mid: float, d: list[float], base: int | None = None,
+                  least: int = MIN_ADDED) -> int | None:
     """k (|k| = the decimals moved) when the rows the append at `v` added moved `col`'s decimal point
     by k places against the rows before, though a small load's quartiles alone do not show 10^k (a
     day of small returns in cents: 20-60x the dollars before): every quartile moved the same way by
     3x or more, the middle by 10x or more, and the added rows lost the last |k| decimals every row
     before used (k > 0: dollars with cents written as whole cents) or gained them where the rows
-    before had none (k < 0). A decimal or floating-point column; None otherwise."""
+    before had none (k < 0). A decimal or floating-point column; None otherwise. `least`: the added
+    values needed (fewer than MIN_ADDED only against DIGITS_BEFORE rows before)."""
     digits = decimals(t, col)
     if digits == 0 or abs(mid) < 1.0 or any((x >= 0.5) != (mid > 0) or abs(x) < 0.5 for x in d):
         return None
@@ -1818,7 +1825,7 @@ def _digits_moved(t: Table, col: str, v: int, mid: float, d: list[float], base: 
         if before is None or after is None or abs(abs(mid) - j) > 1.5:
             continue
         added_whole, added = after[0] - before[0], after[1] - before[1]
-        if added < MIN_ADDED or before[1] < MIN_ADDED:
+        if added < least or before[1] < max(MIN_ADDED, DIGITS_BEFORE if least < MIN_ADDED else 0):
             return None
         if mid > 0 and added_whole == added and before[0] <= 0.1 * before[1] and used is not None and used[0] == used[1]:
             return j   # the rows before used j decimals and not fewer; the added ones none

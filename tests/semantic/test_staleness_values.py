@@ -1248,3 +1248,36 @@ def test_a_unit_change_leaves_a_column_description_naming_no_unit_true():
 
     assert not names_a_unit("Unit cost") and not names_a_unit("unit_price x quantity")
     assert names_a_unit("Unit cost, in cents") and names_a_unit("quantity in units")
+
+
+def test_one_row_loads_in_dollars_beside_whole_cents_are_seen_by_their_decimals_and_controls(elk):
+    """As above with one row a day (a table of a few returns): three one-row loads in dollars with their
+    cents, after 200 whole-cent rows; together three values, under the five a scale is measured on, but
+    every one has decimals where none of the 200 before had any (two such values by chance: 1 in 10^4):
+    the unit is stale (failed before: nothing; the development seeds' TPC-DS web_returns, a new load
+    x10^-2 of one row). Controls: one such row alone; three one-row loads in cents."""
+    import random
+
+    rng = random.Random(8)
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("line_id", "bigint"), ("amount", "decimal(12,2)")], partition_by=["d"], at=0)
+    for day in range(1, 11):
+        elk.append(T, {"d": [f"2024-11-{day:02d}"] * 20, "line_id": [100 * day + i for i in range(20)],
+                       "amount": [float(rng.randint(500, 60000)) for _ in range(20)]}, at=day)
+    sm.annotate(cat, T, {"unit": "USD cents"}, column="amount", author="a", time=elk.day(10.5))
+
+    def one(day: int, cents: bool) -> int:  # dollars 200-600: inside the earlier values' spread (`loads_beyond`)
+        x = float(rng.randint(20000, 60000))
+        return elk.append(T, {"d": [f"2024-11-{day:02d}"], "line_id": [100 * day],
+                              "amount": [x if cents else round(x / 100 + 0.01, 2)]}, at=day)
+
+    for day in (11, 12, 13):
+        one(day, cents=True)
+    assert _data(cat, T, elk.day(13), "unit_drift") == []  # control: whole cents
+    first = one(14, cents=False)
+    assert _data(cat, T, elk.day(14), "unit_drift") == []  # control: one value is no evidence
+    for day in (15, 16):
+        one(day, cents=False)
+    got = _data(cat, T, elk.day(16), "unit_drift")
+    assert [(f.annotation, f.status, f.evidence.values["scale_exp"], f.evidence.values["load_vid"]) for f in got] == [
+        ("column.3.unit", "stale", -2, first)]
