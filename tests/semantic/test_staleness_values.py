@@ -268,6 +268,16 @@ def test_a_small_load_in_cents_beside_dollars_is_seen_by_the_decimals_it_lost_an
         ("column.3.unit", "stale", 2, v)]
 
 
+def _whole_cents(elk: LakeBuilder, rng) -> object:
+    """T: ten daily loads of 20 whole-cent amounts (500-60000), the column annotated in USD cents."""
+    elk.table(T, [("d", "date"), ("line_id", "bigint"), ("amount", "decimal(12,2)")], partition_by=["d"], at=0)
+    for day in range(1, 11):
+        elk.append(T, {"d": [f"2024-11-{day:02d}"] * 20, "line_id": [100 * day + i for i in range(20)],
+                       "amount": [float(rng.randint(500, 60000)) for _ in range(20)]}, at=day)
+    sm.annotate(elk.cat, T, {"unit": "USD cents"}, column="amount", author="a", time=elk.day(10.5))
+    return elk.cat
+
+
 def test_small_loads_in_dollars_beside_whole_cents_are_seen_together_and_control(elk):
     """A cents column (every value whole) then three loads of two rows each in dollars with their cents
     (347.16 for 34716): each load is too few rows to measure, the three together sit 10^-2 from the rows
@@ -277,12 +287,7 @@ def test_small_loads_in_dollars_beside_whole_cents_are_seen_together_and_control
     import random
 
     rng = random.Random(5)
-    cat = elk.cat
-    elk.table(T, [("d", "date"), ("line_id", "bigint"), ("amount", "decimal(12,2)")], partition_by=["d"], at=0)
-    for day in range(1, 11):
-        elk.append(T, {"d": [f"2024-11-{day:02d}"] * 20, "line_id": [100 * day + i for i in range(20)],
-                       "amount": [float(rng.randint(500, 60000)) for _ in range(20)]}, at=day)
-    sm.annotate(cat, T, {"unit": "USD cents"}, column="amount", author="a", time=elk.day(10.5))
+    cat = _whole_cents(elk, rng)
 
     def small(day: int, cents: bool) -> int:
         vals = [float(rng.randint(500, 60000)) for _ in range(2)]
@@ -1259,12 +1264,7 @@ def test_one_row_loads_in_dollars_beside_whole_cents_are_seen_by_their_decimals_
     import random
 
     rng = random.Random(8)
-    cat = elk.cat
-    elk.table(T, [("d", "date"), ("line_id", "bigint"), ("amount", "decimal(12,2)")], partition_by=["d"], at=0)
-    for day in range(1, 11):
-        elk.append(T, {"d": [f"2024-11-{day:02d}"] * 20, "line_id": [100 * day + i for i in range(20)],
-                       "amount": [float(rng.randint(500, 60000)) for _ in range(20)]}, at=day)
-    sm.annotate(cat, T, {"unit": "USD cents"}, column="amount", author="a", time=elk.day(10.5))
+    cat = _whole_cents(elk, rng)
 
     def one(day: int, cents: bool) -> int:  # dollars 200-600: inside the earlier values' spread (`loads_beyond`)
         x = float(rng.randint(20000, 60000))
