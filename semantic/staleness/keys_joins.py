@@ -13,7 +13,7 @@ from typing import Any
 from catalog_core.errors import CatalogError
 from semantic import _bounded
 from semantic._bounded import LimitExceededError, literals
-from semantic._tables import column_id
+from semantic._tables import column_id, table_columns
 from semantic.errors import did_you_mean
 from semantic.history import Context, type_family
 from semantic.models import Annotation, Finding, Fix
@@ -596,9 +596,10 @@ def moved_to_table(ctx: Context, t: Table, a: Annotation, target: Table, pairs: 
     if key is None:
         return None
     cands = []
-    for name in ctx.tables():
-        if name in (target.name, t.name):
-            continue
+    for name, obj in ctx.tables().items():
+        if name in (target.name, t.name) or \
+                not any(c.name.lower() == theirs.lower() for c in table_columns(obj.value)):
+            continue  # (the schema of the snapshot's object first: no history read for a table without the key)
         other = get_table(ctx, name, tables)
         col = other.col(theirs) if other is not None else None
         first = other.tl.data_commits[0][0] if other is not None and other.tl.data_commits else None

@@ -1911,12 +1911,12 @@ def _names_unit(text: str, unit: str) -> str | None:
 def unit_rewritten_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[Finding]:
     """The table's description naming the unit a column's `unit` annotation said before it was last
     written (read at the snapshot it was written on), the description older than that write: the
-    annotation says another unit since (a steward accepted the column's new unit, or edited it): the
-    description still says the old one, and no
-    finding of the column's values is left to say so (the round-8 Acme tester's "prices in cents" on
-    the products table, closed by accepting its price columns' new unit). `unit_drift`, stale,
-    `investigate` the column (prose for a person); none when the description names the new unit too,
-    or has a unit finding already. Metadata: the annotations' history."""
+    annotation says another unit since (a steward accepted the column's new unit, or edited it), the
+    description still says the old one, and no finding of the column's values is left to say so (the
+    round-8 Acme tester's "prices in cents" on the products table, closed by accepting its price
+    columns' new unit). `unit_drift`, stale, `investigate` the column (prose for a person); none when
+    the description names the new unit too, or has a unit finding already. Metadata: the annotations'
+    history, read only for a description naming a unit."""
     desc = next((a for a in anns if a.key == "table.description" and isinstance(a.value, str)), None)
     if desc is None or any(f.annotation == desc.key and f.reason == "unit_drift" for f in found):
         return []
@@ -1938,7 +1938,8 @@ def unit_rewritten_prose(t: Table, anns: list[Annotation], found: list[Finding])
             continue
         return [finding(desc, t.name, "unit_drift", "stale",
                         f"the description says {word!r}, the unit of {a.column} when it was written; {a.column}'s "
-                        f"unit is {a.value!r} since vid {a.provenance.basis.vid}", [b, a.provenance.basis.vid or b], [a.provenance.time],
+                        f"unit is {a.value!r} since vid {a.provenance.basis.vid}", [b, a.provenance.basis.vid or b],
+                        [a.provenance.time],
                         {"column": a.column, "unit_then": was, "unit": now, "said": word},
                         fixes=[make_fix("investigate", columns=[str(a.column)])])]
     return []
@@ -1961,10 +1962,10 @@ def unit_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[F
     it ("money in dollars", "prices in cents"): the description says the column is in a unit some of
     its rows no longer are. `unit_drift`, with the column's finding's status and cause, no repair (the
     prose is for a person to rewrite: `investigate` the column, under its name now, so it is listed
-    apart from the cause's repairs, a rename's among them, which leave the unit word as it is). One finding per table description, from the first drifted
-    column it names; none when the description has a unit finding already (a finding of another
-    change, a range the text documents, leaves the unit it names to this one: a steward fixing the
-    range would not learn of the unit)."""
+    apart from the cause's repairs, a rename's among them, which leave the unit word as it is). One
+    finding per table description, from the first drifted column it names; none when the description
+    has a unit finding already (a finding of another change, a range the text documents, leaves the
+    unit it names to this one: a steward fixing the range would not learn of the unit)."""
     desc = next((a for a in anns if a.key == "table.description" and isinstance(a.value, str)), None)
     if desc is None or any(f.annotation == desc.key and f.reason == "unit_drift" for f in found):
         return []
