@@ -361,18 +361,20 @@ def answer_moved(ctx: Context, sql: str, vid: int) -> bool:
 def pin_latest(ctx: Context, sql: str, vid: int) -> str | None:
     """`sql` with each scalar subquery that takes the greatest or least value of one column
     (`(SELECT max(d) FROM t)`, no grouping) replaced by the value it has at `vid`; None when the SQL has
-    none, does not parse, or a subquery answers no single value there."""
-    import sqlglot
+    none, does not parse, or a subquery answers no single value there. The parse is `parsed_sql`'s (once
+    per text: this runs for each change a query's answer is compared across), copied before the values
+    are put in."""
     from sqlglot import exp
 
-    try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
-    except sqlglot.errors.ParseError:
+    def latest(tree: Any) -> list[Any]:
+        return [q for q in tree.find_all(exp.Subquery) if isinstance(q.this, exp.Select) and not q.this.args.get("group")
+                and len(q.this.expressions) == 1 and isinstance(q.this.expressions[0].unalias(), (exp.Max, exp.Min))]
+
+    parsed = parsed_sql(sql)
+    if parsed is None or not latest(parsed):
         return None
-    subs = [q for q in tree.find_all(exp.Subquery) if isinstance(q.this, exp.Select) and not q.this.args.get("group")
-            and len(q.this.expressions) == 1 and isinstance(q.this.expressions[0].unalias(), (exp.Max, exp.Min))]
-    if not subs:
-        return None
+    tree = parsed.copy()  # the cached tree is only read
+    subs = latest(tree)
     for q in subs:
         try:
             rows = _bounded.query(ctx.cat, vid, q.this.sql(dialect="duckdb"), limit=2)

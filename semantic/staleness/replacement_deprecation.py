@@ -28,7 +28,7 @@ from semantic.staleness.core import (
     stats_at,
 )
 from semantic.staleness.schema import table_forms
-from semantic.staleness.values_units import load_stats
+from semantic.staleness.values_units import load_stats, parsed_sql
 
 
 def kept_rows(t: Table, v: int) -> bool:
@@ -625,30 +625,29 @@ def asks_before(sql: str, last: float) -> bool:
     or before that day (`d = DATE '2024-11-01'`, `ts < '2024-11-01 04:00'`, `BETWEEN ... AND ...`, `IN
     (...)`)? Such a query's answer is about days the table holds, whatever was loaded elsewhere since
     (two round-8 testers: "net revenue by store on 2024-11-01", "captured payments in October 2024" on
-    tables replaced beside). A disjunction, or bounds from below only, leave it open."""
-    import sqlglot
+    tables replaced beside). A disjunction, or bounds from below only, leave it open. (Not
+    `documented_ranges.query_period`, which reads one named column's bounds, bare, wherever they stand.)"""
     from sqlglot import exp
 
-    try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
-    except sqlglot.errors.ParseError:
-        return False
+    tree = parsed_sql(sql)
     where = tree.args.get("where") if isinstance(tree, exp.Select) else None
     if where is None:
         return False
     day = datetime.fromtimestamp(last, tz=timezone.utc).date().isoformat()
 
-    def when(e: exp.Expression) -> str | None:
+    def bare(e: Any) -> Any:  # a value or a column, cast or parenthesised (`CAST(paid_at AS DATE)`)
         while isinstance(e, (exp.Cast, exp.TryCast, exp.Paren)):
             e = e.this
+        return e
+
+    def when(e: Any) -> str | None:
+        e = bare(e)
         if isinstance(e, exp.Literal) and e.is_string and re.fullmatch(r"\d{4}-\d{2}-\d{2}([ T].*)?", e.this):
-            return e.this[:10]
+            return str(e.this[:10])
         return None
 
-    def col(e: exp.Expression) -> bool:  # a column, also cast (`CAST(paid_at AS DATE)`)
-        while isinstance(e, (exp.Cast, exp.TryCast, exp.Paren)):
-            e = e.this
-        return isinstance(e, exp.Column)
+    def col(e: Any) -> bool:
+        return isinstance(bare(e), exp.Column)
 
     def upper(term: Any) -> str | None:
         if isinstance(term, (exp.EQ, exp.LT, exp.LTE)) and col(term.this):

@@ -68,15 +68,13 @@ def day_bins(duck: Duck, table: str, col: str) -> list[int]:
     return bins
 
 
-def _pattern_logp(pattern: list[int]) -> list[float]:
-    """The log share of each half hour of `pattern` (half a row added to each: a rare hour is not never)."""
+def _shift_ll(pattern: list[int], counts: list[int]) -> dict[int, float]:
+    """Log-likelihood of `counts` under `pattern` moved later by each shift s in half hours (-24..23), the
+    pattern's share of each half hour with half a row added (a rare hour is not never)."""
     total = sum(pattern)
-    return [math.log((x + 0.5) / (total + 0.5 * ZONE_BINS)) for x in pattern]
-
-
-def _loglik(counts: list[int], logp: list[float], s: int) -> float:
-    """Log-likelihood of `counts` under the pattern moved later by `s` half hours."""
-    return sum(n * logp[(b - s) % ZONE_BINS] for b, n in enumerate(counts) if n)
+    logp = [math.log((x + 0.5) / (total + 0.5 * ZONE_BINS)) for x in pattern]
+    return {s: sum(n * logp[(b - s) % ZONE_BINS] for b, n in enumerate(counts) if n)
+            for s in range(-ZONE_BINS // 2, ZONE_BINS // 2)}
 
 
 def _tail(n: int, k: int, p: float) -> float:
@@ -135,8 +133,7 @@ def day_shift(pattern: list[int], rows: list[int]) -> tuple[int, int, int, float
     r = max(sum(pattern[b] for b in rare) / total, ZONE_FLOOR)
     off = {s: sum(x for b, x in enumerate(rows) if (b - s) % ZONE_BINS in rare)
            for s in range(-ZONE_BINS // 2, ZONE_BINS // 2)}
-    logp = _pattern_logp(pattern)
-    ll = {s: _loglik(rows, logp, s) for s in off}
+    ll = _shift_ll(pattern, rows)
     if _tail(n, off[0], r) < ZONE_P:
         s = min(off, key=lambda k: (off[k], -ll[k]))
         if abs(s) < ZONE_MIN_BINS or _tail(n, off[s], r) < ZONE_Q or ll[s] - ll[0] < ZONE_LLR:
@@ -186,9 +183,9 @@ def loads_shifted(t: Table, col: str, basis: int, judged: int = ZONE_LOADS) -> S
 
     def moved_better(before: list[int]) -> bool:
         since = [max(0, a - b) for a, b in zip(now, before, strict=True)]
-        logp = _pattern_logp(pattern)
-        ll = {s: _loglik(since, logp, s) for s in range(-ZONE_BINS // 2, ZONE_BINS // 2) if abs(s) >= ZONE_MIN_BINS}
-        return sum(since) >= ZONE_MIN_ROWS and max(ll.values()) - _loglik(since, logp, 0) >= ZONE_LLR
+        ll = _shift_ll(pattern, since)
+        moved = max(x for k, x in ll.items() if abs(k) >= ZONE_MIN_BINS)
+        return sum(since) >= ZONE_MIN_ROWS and moved - ll[0] >= ZONE_LLR
 
     # the rows loaded since the basis hold more rows off the pattern than chance allows, or those of the
     # latest ZONE_RECENT loads (a few shifted loads among many since the claim) are explained by the pattern
@@ -240,8 +237,7 @@ def _judged(pattern: list[int], loads: Loads) -> Shifted | None:
     if max(shifts) - min(shifts) > 1:
         # each load is off the pattern alone; their common shift is the one their rows together fit best
         pooled = _sum([rows for _v, _t, rows, _g in hits])
-        logp = _pattern_logp(pattern)
-        ll = {s: _loglik(pooled, logp, s) for s in range(-ZONE_BINS // 2, ZONE_BINS // 2)}
+        ll = _shift_ll(pattern, pooled)
         step = max(ll, key=lambda k: ll[k])
         if abs(step) < ZONE_MIN_BINS or ll[step] - ll[0] < ZONE_LLR:
             return None
