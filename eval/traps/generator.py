@@ -131,6 +131,17 @@ class Skip(Exception):
     """No table of the lake fits this kind (the reason says why)."""
 
 
+def ties_to_other_column(t: TableInfo, c: str) -> bool:
+    """Whether a claim of table `t` ties column `c` to another of its columns: `c`'s own description
+    names one ("equal to cs_net_paid_inc_tax"), or a metric computes `c` with one (`SUM(c - tax)`). A
+    new definition of `c` breaks such a relation, so `definitions_restated_same_keys`, whose truth is
+    that `c`'s prose and metrics hold, does not pick it."""
+    texts = [json.dumps(a.value) for a in t.column_anns(c) if a.field == "description"]
+    texts += [str((a.value or {}).get("expression") or "") for a in t.anns if a.kind == "metric"
+              and words(str((a.value or {}).get("expression") or ""), c)]
+    return any(words(x, o.name) for x in texts for o in t.columns if o.name.lower() != c.lower())
+
+
 class Generator:
     def __init__(self, cat: Any, bridge: Bridge, now: float, seed: int, catalog: str | None = None,
                  log: Callable[[str], None] = print, writers: tuple[str, ...] = WRITERS, iceberg: Any = None):
@@ -1363,7 +1374,7 @@ class Generator:
                  for i in (0, 1) if isinstance(p, (list, tuple)) and len(p) == 2}
         cands = [(t, c) for t in self.free() if all(u not in self.used for u, _ in self.view.verified_on(t.name))
                  for c in self._unit_cols(t) if money(t, c) and c.lower() not in keyed and self._vq_col(t, c)
-                 and self._fits(t, c, 1.1)]
+                 and self._fits(t, c, 1.1) and not ties_to_other_column(t, c)]
         t, col = self.pick(cands)
         tr = self.new_trap("definitions", "restated_same_keys", t.name, [col],
                            f"{t.name} rewritten with the same rows and keys, {col} x 1.03-1.10 per row (a new definition)")

@@ -370,6 +370,7 @@ CAUSE_WORDS: dict[str, str] = {
     "answer": "a change to {table} moved a verified query's answer",
     "meaning": "{table}'s new rows changed what column {detail} means against the row's other columns",
     "respelled_loads": "{table}'s new loads spell a value of column {detail} another way",
+    "dated_ahead": "{table} took rows whose {detail} is dated after the load itself",
 }
 _CAUSE = re.compile(r"^(?P<kind>[a-z_]+):(?P<table>[^@]+)@(?P<vid>\d+|None)(?::(?P<detail>.*))?$")
 

@@ -31,6 +31,7 @@ from semantic.staleness.core import (
     quote_id,
     quote_table,
     rows_at,
+    stats_at,
     versioning,
 )
 from semantic.staleness.schema import additive, column_findings, names, names_columns, reads_changed, retypes_read
@@ -388,6 +389,65 @@ def pin_latest(ctx: Context, sql: str, vid: int) -> str | None:
         q.replace(exp.Literal.number(v) if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)
                   else exp.Literal.string(str(v)))
     return tree.sql(dialect="duckdb")
+
+
+AHEAD_S = 2 * DAY  # rows dated this long after the load that wrote them are dated ahead (not the day loaded)
+
+
+def latest_subqueries(sql: str) -> list[tuple[str, str]]:
+    """(table, column) of each scalar subquery of `sql` that takes the greatest value of one plain
+    column of one table (`(SELECT max(d) FROM t)`, no grouping, no filter): what the query means by
+    "the latest"; [] when none, or the SQL does not parse (`parsed_sql`)."""
+    from sqlglot import exp
+
+    tree = parsed_sql(sql)
+    out: list[tuple[str, str]] = []
+    for q in (tree.find_all(exp.Subquery) if tree is not None else []):
+        sel = q.this
+        if not isinstance(sel, exp.Select) or sel.args.get("group") or sel.args.get("where") or \
+                len(sel.expressions) != 1 or not isinstance(sel.expressions[0].unalias(), exp.Max):
+            continue
+        col, tabs = sel.expressions[0].unalias().this, list(sel.find_all(exp.Table))
+        if isinstance(col, exp.Column) and len(tabs) == 1:
+            tb = tabs[0]
+            out.append((".".join(p for p in (tb.catalog, tb.db, tb.name) if p), col.name))
+    return out
+
+
+def latest_dated_ahead(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
+    """verified_query_changed (suspect, no fix): the query asks for "the latest" rows of a table by the
+    greatest value of a date or time column (`latest_subqueries`), and a load since it was verified
+    wrote rows dated more than AHEAD_S after the load itself (a layaway ticket dated at its pickup day,
+    a delivery at its promised day), where every load up to the verification had dated its rows at or
+    before its own time. The latest value is now those rows' date, not the latest day loaded: the query
+    answers for them. Which rows it should ask for is a person's call (a re-verify would certify the
+    new answer): no fix. Evidence: the column's statistics at each load and the commit times."""
+    val = a.value or {}
+    sql, at = str(val.get("sql") or ""), int(val.get("verified_at_vid") or 0)
+    for name, col in latest_subqueries(sql):
+        tb = t if name == t.name else get_table(ctx, name, tables)
+        c = tb.col(col) if tb is not None else None
+        if tb is None or c is None or type_family(c.type) != "time":
+            continue
+
+        def ahead(v: int, tt: float, tb: Table = tb, c: Any = c) -> float | None:
+            hi = parse_time((stats_at(tb, v).get(c.name) or {}).get("max"))
+            return hi if hi is not None and hi > tt + AHEAD_S else None
+
+        if at <= 0 or any(ahead(v, tt) is not None for v, tt in tb.tl.data_commits if v <= at):
+            continue  # dated ahead when it was verified already: what "latest" meant then
+        hit = next(((v, tt, hi) for v, tt in tb.tl.data_commits if v > at and (hi := ahead(v, tt)) is not None), None)
+        if hit is None:
+            continue
+        v, tt, hi = hit
+        return [finding(a, t.name, "verified_query_changed", "suspect",
+                        f"it takes the latest {col} of {name} as the latest rows, but the load at vid {v} "
+                        f"({day_of(tt)}) wrote rows dated up to {day_of(hi)}, after the load itself: the latest "
+                        f"{col} is now those rows' date, not the latest day loaded, and the query answers for them; "
+                        "check which rows it should ask for", [at, v], [tt],
+                        {"table": name, "column": col, "dated_up_to": day_of(hi), "load_vid": v},
+                        cause=cause_of("dated_ahead", name, v, col))]
+    return []
 
 
 def _repeated_keys(ctx: Context, names: list[str], at: int) -> tuple[str, list[str], int, int | None] | None:

@@ -204,6 +204,11 @@ _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven
           "ten": 10, "twelve": 12}
 _PER = re.compile(rf"(?:\b{_N}\s*(?:to|-|–|or)\s*{_N}|\b(?:at most|up to|no more than)\s+{_N})\s+(?:[a-z_]+\s+){{0,2}}?"
                   r"per\s+([a-z_]+)", re.IGNORECASE)
+# "an order may ship in two", "a customer can hold up to three cards": the key first, then the most (not a
+# duration: "may ship in two days")
+_MAY = re.compile(rf"\b(?:an?|each)\s+([a-z_]+)\s+(?:may|can)\s+(?:[a-z_]+\s+){{0,2}}?(?:in|up to|at most)\s+{_N}\b"
+                  r"(?!\s+(?:business\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|%|percent)\b)",
+                  re.IGNORECASE)
 
 
 def _count(w: str) -> int:
@@ -216,6 +221,7 @@ def per_key_bounds(text: object) -> list[tuple[int, str]]:
     for m in _PER.finditer(str(text or "")):
         hi = m.group(2) or m.group(3)
         out.append((_count(hi), m.group(4).lower()))
+    out += [(_count(m.group(2)), m.group(1).lower()) for m in _MAY.finditer(str(text or ""))]
     return out
 
 

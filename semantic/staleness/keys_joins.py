@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from catalog_core.errors import CatalogError
@@ -383,8 +384,12 @@ def key_types_split(t: Table, target: Table, pairs: list[tuple[str, str]], since
 
 
 def _split_findings(ctx: Context, t: Table, a: Annotation, to: str,
-                    split: list[tuple[str, str, str, str, tuple[int, str, str] | None]]) -> list[Finding]:
-    """join_match_low, stale, for each key pair whose types split (`key_types_split`)."""
+                    split: list[tuple[str, str, str, str, tuple[int, str, str] | None]],
+                    rekey: Callable[[], tuple[str, Fix | None] | None] | None = None) -> list[Finding]:
+    """join_match_low, stale, for each key pair whose types split (`key_types_split`). With `rekey` (the
+    data depth's `rekeyed`, measured only when a pair split): the key retyped to hold another column of
+    the related table (its business id) gets that join (the round-9 TPC-DS tester's catalog returns,
+    `cr_reason_sk` reloaded holding `r_reason_id`)."""
     out = []
     for x, y, tx, ty, ch in split:
         out.append(finding(a, t.name, "join_match_low", "stale",
@@ -395,6 +400,8 @@ def _split_findings(ctx: Context, t: Table, a: Annotation, to: str,
                            [w for w in (ch[0] if ch else None, ctx.vid) if w],
                            values={"column": x, "to": to, "to_column": y, "types": [tx, ty]},
                            cause=cause_of("retype", ch[1], ch[0], ch[2]) if ch else None))
+    if rekey is not None and out:
+        _offer(out[-1], rekey())
     return out
 
 
@@ -424,7 +431,7 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
             pass  # a condition on the FROM side: not applied to the target
     checked.add((a.key, "join_match_low"))  # the match rate measured replaces the statistics' guess
     split = key_types_split(t, target, pairs, a.provenance.basis.vid or 0)
-    out += _split_findings(ctx, t, a, to, split)
+    out += _split_findings(ctx, t, a, to, split, lambda: rekeyed(ctx, t, target, pairs, tgt, duck))
     if not split:
         out += _match_rate(ctx, t, a, to, target, pairs, tgt, duck, tables, last)
     card = val.get("cardinality")
@@ -528,9 +535,16 @@ REKEY_DISTINCT = 20  # key values the referencing column must hold before its ma
 
 def _range_overlap(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float:
     """How much of column statistics `a`'s [min, max] range `b`'s covers (0..1; 0 when either has
-    none or they are not numbers; 1 for a single value inside)."""
+    none; 1 for a single value inside). Strings (business ids, codes) have no length of range: 1 when
+    b's range holds a's, 0.5 when they overlap."""
     lo, hi = num((a or {}).get("min")), num((a or {}).get("max"))
     lo2, hi2 = num((b or {}).get("min")), num((b or {}).get("max"))
+    ends = [str((x or {}).get(k)) for x in (a, b) for k in ("min", "max") if isinstance((x or {}).get(k), str)]
+    if len(ends) == 4 and None in (lo, hi, lo2, hi2):
+        slo, shi, slo2, shi2 = ends
+        if slo2 > shi or shi2 < slo:
+            return 0.0
+        return 1.0 if slo2 <= slo and shi <= shi2 else 0.5
     if lo is None or hi is None or lo2 is None or hi2 is None or lo2 > hi or hi2 < lo:
         return 0.0
     return 1.0 if hi == lo else (min(hi, hi2) - max(lo, lo2)) / (hi - lo)

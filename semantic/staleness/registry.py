@@ -23,7 +23,13 @@ from semantic.models import Annotation, ColumnRef, Finding
 from semantic.staleness.claim_rules import PROSE, own_column_claim, unit_claim
 from semantic.staleness.core import Duck, Table, declared_keys, finding, make_fix
 from semantic.staleness.decisions import split_by_annotation
-from semantic.staleness.definitions import metric_findings, verified_data, verified_meta, verified_scale_data
+from semantic.staleness.definitions import (
+    latest_dated_ahead,
+    metric_findings,
+    verified_data,
+    verified_meta,
+    verified_scale_data,
+)
 from semantic.staleness.definitions_values import (
     enum_respelled,
     filter_values,
@@ -255,6 +261,8 @@ CHECKS: list[Check] = [
     Check("prose_complete_set", "values_units", "metadata", ("enum_violated",), ("annotation_text", "column_stats"),
           ("investigate",), lambda e, a: prose_complete_set(e.ctx, e.t, a, e.anns, tables=e.tables),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),
+    Check("latest_dated_ahead", "definitions", "metadata", ("verified_query_changed",), ("column_stats", "sql"),
+          (), lambda e, a: latest_dated_ahead(e.ctx, e.t, a, e.tables), _field("verified_query"), fallback=True),
     Check("query_range", "documented_ranges", "metadata", ("range_exceeded",), ("annotation_text", "column_stats", "sql"),
           ("reverify",), lambda e, a: query_range(e.ctx, e.t, a, e.tables), _field("verified_query"), fallback=True),
     # what rests on a join (always run: its finding suppresses none of the checks above)

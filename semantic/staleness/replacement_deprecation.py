@@ -111,7 +111,9 @@ def deprecated_measured(t: Table, ann: Annotation, anns: list[Annotation]) -> li
     replacement's finding on the metric writes the table's deprecation, which said nothing of the metric:
     two round-7 testers saw the metric's item close while it still summed the retired table). Stale, no
     fix that accept could write: a person defines it on the successor (then removes it here) or dismisses
-    this with a reason. One cause with the replacement's findings."""
+    this with a reason. One cause with the replacement's findings. A verified query asked of days the table
+    holds (`asks_before` its last load) is left alone, as `replaced_beside` leaves it (failed before: the
+    round-9 Acme tester's store revenue on 2024-11-01, flagged once accept-all wrote the deprecation)."""
     dep = next((a for a in anns if a.key == "table.deprecated"), None)
     rb = str((dep.value or {}).get("replaced_by") or "") if dep is not None and isinstance(dep.value, dict) else ""
     if dep is None or not rb or rb == t.name or rb not in t.ctx.tables():
@@ -121,6 +123,9 @@ def deprecated_measured(t: Table, ann: Annotation, anns: list[Annotation]) -> li
     if (ann.provenance.basis.vid or 0) >= (dep.vid or 0):
         return []  # written knowing the deprecation
     last = t.tl.data_commits[-1][0] if t.tl.data_commits else t.obj.vid
+    if ann.kind == "verified_query" and t.tl.data_commits and \
+            asks_before(str((ann.value or {}).get("sql") or ""), t.tl.data_commits[-1][1]):
+        return []  # asked of days the retired table holds: its answer is still the table's to give (`replaced_beside`)
     what = "metric" if ann.kind == "metric" else "verified query"
     return [finding(ann, t.name, "not_loaded_since", "stale",
                     f"this {what} reads {t.name}, deprecated at vid {dep.vid} in favour of {rb}: it measures a table "
@@ -271,22 +276,31 @@ def _col_similarity(a: dict[str, Any] | None, b: dict[str, Any] | None, fam: str
     return 1.0 if str(a.get("min")) == str(b.get("min")) and str(a.get("max")) == str(b.get("max")) else 0.0
 
 
-def _similar(a: Table, b: Table) -> float:
+def _similar(a: Table, b: Table, continuing: bool = False) -> float:
     """0..1: how well `b` could replace `a`, from statistics: each of a's columns matched one to one
-    with b's (same type family, alike statistics), and rows per day alike (the same grain)."""
+    with b's (same type family, alike statistics), and rows per day alike (the same grain). With
+    `continuing`, a column is judged as `successor_evidence` judges it for a table that began where `a`
+    stopped (its times may continue a's, its numbers be set against a's latest loads holding as many
+    rows: a short history holds smaller extremes than a long one), and the columns matched count against
+    the wider of the two tables (a narrow table's columns all find a match among a wide one's, which does
+    not make it like the wide one)."""
     mine = list(a.cols.values())
     if not mine:
         return 0.0
+    recent = _recent_stats(a, b.stats.get("row_count")) if continuing else {}
     costs: dict[tuple[str, str], float] = {}
     for c in mine:
         f = type_family(c.type)
         for d in b.cols.values():
             if type_family(d.type) == f:
-                sim = _col_similarity(a.stat(c.name), b.stat(d.name), f)
+                sim = _col_similarity(a.stat(c.name), b.stat(d.name), f, continues=continuing)
+                if continuing and f == "number":
+                    sim = max(sim, _col_similarity(recent.get(c.name), b.stat(d.name), f))
                 if sim > 0:
                     costs[(c.name, d.name)] = 1.0 - sim
     matched = assign(costs)
-    cols = sum(1.0 - costs[(x, y)] for x, y in matched.items()) / len(mine)
+    cols = sum(1.0 - costs[(x, y)] for x, y in matched.items()) / (max(len(mine), len(b.cols)) if continuing
+                                                                  else len(mine))
     sa, sb = _time_span(a), _time_span(b)
     ra, rb = a.stats.get("row_count"), b.stats.get("row_count")
     rate = 0.0
@@ -420,19 +434,20 @@ def successor(ctx: Context, t: Table, after: float, tables: dict[str, Table | No
         if sim >= 0.5:
             cands.append((sim, o))
     best = next(((sim, o) for sim, o in sorted(cands, key=lambda c: -c[0])
-                 if not continues_another(t, o, tables, head, sim)), None)
+                 if not continues_another(t, o, tables, head)), None)
     ctx.cache.findings.put(key, (best,))
     return best
 
 
-def continues_another(t: Table, o: Table, tables: dict[str, Table | None], head: float,
-                      mine: float | None = None) -> bool:
+def continues_another(t: Table, o: Table, tables: dict[str, Table | None], head: float) -> bool:
     """Is `o` more like (`_similar`) another table that no longer loads (nothing for two of its usual
-    intervals before `head`, the catalog's latest load) than like `t` (`mine`, when the caller has it)?
+    intervals before `head`, the catalog's latest load) than like `t`?
     Then `o` continues that one, not `t`: two tables stop, one new table beside them is the successor of
     one, never of both. A table written once (a backup, an extract: it never loaded, so it did not stop)
-    or one whose rows `t` still holds (a copy of part of `t`: `_holds_rows_of`) is no such table."""
-    mine = _similar(t, o) if mine is None else mine
+    or one whose rows `t` still holds (a copy of part of `t`: `_holds_rows_of`) is no such table. Every
+    table is set against `o` as a table continuing it (`_similar` continuing): `o` began when they
+    stopped, so its short history is judged against their latest loads and their times' end."""
+    mine = _similar(t, o, continuing=True)
     for other in t.ctx.tables():
         if other in (t.name, o.name):
             continue
@@ -441,7 +456,7 @@ def continues_another(t: Table, o: Table, tables: dict[str, Table | None], head:
             continue
         if _holds_rows_of(u, t.name):
             continue
-        if _similar(u, o) > mine:
+        if _similar(u, o, continuing=True) > mine:
             return True
     return False
 

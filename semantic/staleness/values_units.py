@@ -286,6 +286,30 @@ def full_overwrites(t: Table) -> list[tuple[int, float]]:
     return out
 
 
+DERIVED_WRITES = 60  # latest data commits with no write log (Iceberg REST, engine) whose write is read from the files
+
+
+def _derived_write(t: Table, v: int, c: Any) -> dict[str, Any] | None:
+    """The write of `t` at data commit `v` that logged none (a commit through Iceberg REST, an engine
+    transaction), read from the files the table holds: `overwrite` when every file it holds at `v`
+    was written at `v` and it held rows before (a rewrite in full, whatever the client called it:
+    pyiceberg's overwrite commits a delete and an append), `append` when it kept every row it held
+    (files added beside the old ones); None otherwise (a partial rewrite or delete), and for a
+    commit Iceberg calls `replace` (a compaction: the same rows in other files)."""
+    rest = ((c.meta or {}).get("iceberg_rest") or {}) if c is not None else {}
+    if any(isinstance(x, dict) and x.get("operation") == "replace" for x in rest.values()):
+        return None
+    files = t.files(v)
+    rb, ra = rows_at(t, v - 1), rows_at(t, v)
+    if not files or not rb:
+        return None
+    if all(int(f.vid or 0) == v for f in files):
+        return {"table": t.name, "mode": "overwrite", "files": len(files), "rows": ra, "derived": True}
+    if ra is not None and ra >= rb and {f.path for f in t.files(v - 1)} <= {f.path for f in files}:
+        return {"table": t.name, "mode": "append", "files": len(files), "rows": ra, "derived": True}
+    return None
+
+
 def _logged_writes(t: Table) -> tuple[list[tuple[int, float, dict[str, Any]]], int]:
     """The write log's overwrites of `t` (vid, time, the logged write) and how many of its logged
     writes were appends, cached per table version."""
@@ -295,11 +319,19 @@ def _logged_writes(t: Table) -> tuple[list[tuple[int, float, dict[str, Any]]], i
         return got[0], got[1]
     short = {t.name, t.name.split(".", 1)[-1]}
     modes: list[tuple[int, float, dict[str, Any]]] = []
+    unlogged: list[tuple[int, float, Any]] = []
     for v, tt in t.tl.data_commits:
         c = t.ctx.commit(v)
-        for w in ((c.meta or {}).get("writes") or []) if c is not None else []:
-            if isinstance(w, dict) and str(w.get("table")) in short:
-                modes.append((v, tt, w))
+        mine = [w for w in ((c.meta or {}).get("writes") or []) if c is not None
+                and isinstance(w, dict) and str(w.get("table")) in short]
+        modes += [(v, tt, w) for w in mine]
+        if not mine:
+            unlogged.append((v, tt, c))
+    for v, tt, c in unlogged[-DERIVED_WRITES:]:
+        w = _derived_write(t, v, c)
+        if w is not None:
+            modes.append((v, tt, w))
+    modes.sort(key=lambda m: m[0])
     appends = sum(1 for _, _, w in modes if w.get("mode") == "append")
     over = [(v, tt, w) for v, tt, w in modes if w.get("mode") == "overwrite"]
     t.ctx.cache.findings.put(key, (over, appends))
@@ -766,15 +798,22 @@ def _enum_gone(ctx: Context, t: Table, a: Annotation, col: str, vals: list[Any],
                                                         f"WHERE {c} IN ({marks})")}
     except CatalogError:  # the basis snapshot cannot be read: no evidence of what was there
         return []
+    src = basis
+    later = [v for v in vals if v not in then and v not in now]
+    if later:  # listed values that came after the enum was written and went again (`held_before_removals`)
+        held, src = held_before_removals(ctx, t, col, later, basis)
+        then |= held
+        if not {v for v in vals if v in then and v not in now} <= held:
+            src = basis  # values gone from the basis too: the rows are followed from there
     gone = [v for v in vals if v in then and v not in now]
     if not gone:
         return []
-    merged = merged_into(ctx, t, col, gone, basis, duck)
+    merged = merged_into(ctx, t, col, gone, src, duck)
     if merged is not None:
         vm, rows, values = merged
         enum = what == "enum values"  # labels: the merged code's label goes, the kept code's stays
         return [finding(a, f"{t.name}.{col}", "enum_violated", "stale",
-                        f"{what} of {col} that occurred at vid {basis} occur no more: "
+                        f"{what} of {col} that occurred at vid {src} occur no more: "
                         f"{', '.join(f'{g!r} merged into {n!r} (its {rows[g]} row(s) by the grain keys)' for g, n in vm.items())}",
                         [ctx.vid, last], values={"gone": gone, "enum": vals, "still": sorted(map(str, now)),
                                                  "map": vm, "map_rows": rows, "values_now": values},
@@ -784,10 +823,39 @@ def _enum_gone(ctx: Context, t: Table, a: Annotation, col: str, vals: list[Any],
                                else make_fix("value_map", column=col, map=vm)],
                         cause=cause_of("merged", t.name, last, col))]
     return [finding(a, f"{t.name}.{col}", "enum_violated", "suspect",
-                    f"{what} of {col} that occurred at vid {basis} occur no more: {gone} (retired, or merged "
+                    f"{what} of {col} that occurred at vid {src} occur no more: {gone} (retired, or merged "
                     f"into another value); check which values took their rows", [ctx.vid, last],
                     values={"gone": gone, "enum": vals, "still": sorted(map(str, now))})]
 
+
+
+REMOVALS_READ = 3  # latest data commits since a claim that removed files, whose prior snapshot is read
+
+
+def held_before_removals(ctx: Context, t: Table, col: str, vals: list[Any], basis: int) -> tuple[set[Any], int]:
+    """Which of `vals` (listed values absent at the basis and now) `col` held just before one of the
+    latest REMOVALS_READ data commits since vid `basis` that removed files (a rewrite, a delete, an
+    update: appends remove nothing, so only these can have taken a value away), and the latest such
+    snapshot holding any (the rows to follow from): a value that came after the claim was written
+    and went again. ({}, basis) when none did, or a snapshot cannot be read."""
+    after = t.tl.data_after(basis)
+    prevs = [basis] + [v for v, _ in after[:-1]]
+    c, tq = quote_id(col), quote_table(t.name)
+    read = 0
+    for (v, _), prev in zip(reversed(after), reversed(prevs)):
+        if read >= REMOVALS_READ:
+            break
+        old = {f.path for f in t.files(prev)}
+        if not old or old <= {f.path for f in t.files(v)}:
+            continue  # only added files: nothing removed
+        read += 1
+        try:
+            held = {r[0] for r in duck_at(ctx, v - 1).sql(f"SELECT DISTINCT {c} FROM {tq} WHERE {c} IN ({literals(vals)})")}
+        except CatalogError:
+            return set(), basis
+        if held:
+            return held, v - 1
+    return set(), basis
 
 
 def merged_into(ctx: Context, t: Table, col: str, gone: list[Any], basis: int, duck: Duck
@@ -1413,8 +1481,20 @@ def slid(t: Table, col: str, v: int, d: float) -> bool:
         other = _stat_shift(b, a)
         if other is not None and abs(other - d) <= 1.0:
             continue
+        if _zone_alike(b, a, d):
+            continue
         return True
     return False
+
+
+def _zone_alike(b: dict[str, Any], a: dict[str, Any], d: float) -> bool:
+    """Whether a time column's range moved as a local time that keeps daylight saving written over UTC
+    moves, with a zone step of `d`: each end by a whole zone step (`_zone_step`), the two an hour apart
+    at most, neither more than an hour from `d` (another time of the same rows, restated in the same
+    zone: New York's -5 h in winter, -4 h in summer)."""
+    ends = [(parse_time(a.get(k)), parse_time(b.get(k))) for k in ("min", "max")]
+    steps = [s for x, y in ends if x is not None and y is not None and (s := _zone_step(x - y)) is not None]
+    return len(steps) == 2 and abs(steps[0] - steps[1]) <= 3600 and all(abs(st - d) <= 3600 for st in steps)
 
 
 def zone_restated(t: Table, col: str, v: int) -> int | None:

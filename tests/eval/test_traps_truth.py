@@ -1042,3 +1042,22 @@ def test_a_query_asked_of_days_a_replaced_table_holds_stays_true(cat, tmp_path, 
     assert vqs(g.view, ORD, "AS placed") <= false(tr) and not vqs(g.view, ORD, "2024-11-12") & false(tr)
     # the newest day: the successor's, though a replayed day may hold the very count the replaced one held
     assert vqs(g.view, ORD, "max(order_date)") <= false(tr)
+
+
+@pytest.mark.parametrize("description,expression,tied", [
+    ("Net amount in cents", "SUM(net_cents)", False),
+    ("Net amount; 0 when status is returned", "SUM(net_cents)", True),
+    ("Net amount in cents", "SUM(net_cents) / COUNT(order_id)", True),
+])
+def test_a_measure_a_claim_ties_to_another_column_is_no_new_definition_to_draw(cat, tmp_path, description, expression,
+                                                                               tied):
+    """`definitions_restated_same_keys` says the measure's prose and metrics hold under its new definition;
+    a claim relating it to another column of its table (its description naming one, a metric computing
+    with one) would not, so such a measure is not picked (held-out seeds 1801 and 1803: TPC-DS
+    cs_net_paid "equal to cs_net_paid_inc_tax", flagged rightly and scored a false alarm)."""
+    from eval.traps.generator import ties_to_other_column
+
+    k = Tiny(cat, tmp_path)
+    k.ann(ORD, {"description": description}, column="net_cents")
+    k.metric(ORD, "net", expression)
+    assert ties_to_other_column(k.view().tables[ORD], "net_cents") is tied

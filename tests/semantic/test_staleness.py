@@ -1775,6 +1775,46 @@ def test_a_table_replaced_beside_is_not_offered_to_another_that_stopped_with_it(
     assert all(fx == [] for (tb, _k), fx in got.items() if tb == a), got
 
 
+def test_a_narrow_table_that_stopped_earlier_does_not_take_a_replacement_from_the_table_it_continues(elk):
+    """`replaced_beside`: a sales table replaced beside by its `_v2` (the same columns, first loaded the
+    day after its last load, its dates continuing) while a narrower returns table (four columns alike, the
+    same small figures, returns dated up to the new table's first day) stopped days before. The new table's two days hold smaller extremes than the old
+    table's whole history (one early bulk load), and its dates begin after the old table's end: judged by
+    whole statistics, the returns table looked more like it, so the replacement was refused as
+    continuing another table (failed before: no successor; an independent tester's TPC-DS web_sales,
+    round 9). The new table is set against each stopped table as a continuation (its dates after theirs,
+    its figures against their latest loads) and the columns matched count against the wider table: the
+    successor is offered on the sales table, none on the returns."""
+    cat = elk.cat
+    a, ret, new = "acme.core.web_sales", "acme.core.web_returns", "acme.core.web_sales_v2"
+    cols = [("sale_date", "date"), ("order_id", "bigint"), ("store_code", "string"), ("qty", "bigint"),
+            ("net_usd", "decimal(14,2)")]
+    elk.table(a, cols, at=0)
+    elk.table(ret, [("return_date", "date"), ("order_id", "bigint"), ("qty", "bigint"), ("net_usd", "decimal(14,2)")],
+              at=0)
+    sm.annotate(cat, a, {"description": "daily web sales", "freshness_sla": "PT26H"}, author="a", time=elk.day(0.5))
+    sm.annotate(cat, ret, {"description": "daily web returns"}, author="a", time=elk.day(0.5))
+    for d in range(1, 13):
+        if d == 10:
+            elk.table(new, cols, at=d)
+        row = {"sale_date": [f"2024-11-{d + 10}"], "order_id": [100 + d], "store_code": ["S-1"], "qty": [3],
+               "net_usd": [1.5]}
+        if d == 1:  # an early bulk order: the old table's whole-history extremes
+            row = {**row, "qty": [900], "net_usd": [4000.0]}
+        if d <= 9:
+            elk.append(a, row, at=d)
+        if d <= 6:
+            elk.append(ret, {"return_date": [f"2024-11-{d + 15}"], "order_id": [100 + d], "qty": [3],
+                             "net_usd": [1.5]}, at=d + 0.05)
+        if d >= 10:
+            elk.append(new, row, at=d + 0.1)
+    f = [x for x in sm.staleness(cat, depth="data", now=elk.day(12.2), merge=False) if x.reason == "not_loaded_since"]
+    got = {(x.target, x.annotation): [fx.model_dump() for fx in x.fixes] for x in f}
+    want = [{"action": "successor", "params": {"table": new}}]
+    assert got.get((a, "table.description")) == want and got.get((a, "table.freshness_sla")) == want, got
+    assert all(fx == [] for (tb, _k), fx in got.items() if tb == ret), got
+
+
 def test_table_prose_naming_a_column_that_only_changed_type_still_holds(elk):
     """A table's description defines a column ("amount_cents = price x quantity, in cents"); a rebuild
     restates the column as zero-padded text (dropped and re-added under its name) and another one in

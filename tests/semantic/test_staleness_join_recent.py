@@ -4,6 +4,8 @@ rows match; recent keys that the related table holds, and one stray unmatched ro
 
 from __future__ import annotations
 
+import pytest
+
 import semantic as sm
 from tests.semantic.test_staleness import DIM, T, relate
 
@@ -170,6 +172,37 @@ def test_rekeyed_control_onto_a_column_that_repeats(elk):
     f = _rel_low(cat, elk, 2)
     assert not any(x.action == "join_on" for x in f.fixes)
     assert "customer_sk repeats" in f.message
+
+
+def _codes(elk):
+    """A dimension with a numeric key and a unique text business id (`customer_code`), an order fact
+    related on the numeric key."""
+    cat = elk.cat
+    codes = [f"AAAA{chr(65 + i // 26)}{chr(65 + i % 26)}AA" for i in range(N_DIM)]
+    elk.table(DIM, [("customer_id", "bigint"), ("customer_code", "string"), ("tier", "string")], at=0,
+              rows={"customer_id": list(range(1, N_DIM + 1)), "customer_code": codes, "tier": ["a", "b"] * (N_DIM // 2)})
+    elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint")], at=0,
+              rows={"order_id": list(range(N_FACT)), "customer_id": [i % N_DIM + 1 for i in range(N_FACT)]})
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    return cat, codes
+
+
+@pytest.mark.parametrize("holds_codes", [True, False])
+def test_a_key_retyped_to_hold_the_related_tables_business_id_gets_join_on(elk, holds_codes):
+    """The fact reloaded with `customer_id` retyped to text holding the customer's business id: the key
+    types split (join_match_low, stale) and, at data depth, every row matches `dim.customer_code`, which
+    is unique: `join_on` onto it (failed before: no fix, a retyped key was never measured against the
+    related table's other columns, whose text ranges counted as no overlap; the round-9 TPC-DS tester's
+    catalog returns, `cr_reason_sk` reloaded holding `r_reason_id`). Control: text in a format no column
+    holds gets no join_on."""
+    cat, codes = _codes(elk)
+    keys = [codes[i % N_DIM] if holds_codes else f"X-{i}" for i in range(N_FACT)]
+    elk.evolve(T, retype={"customer_id": "string"}, at=2, rows={"order_id": list(range(N_FACT)), "customer_id": keys})
+    f = [x for x in sm.staleness(cat, T, depth="data", now=elk.day(2), merge=False)
+         if x.annotation == "relationship.dim" and x.reason == "join_match_low"]
+    assert len(f) == 1 and f[0].status == "stale", f
+    want = [("join_on", {"from_column": "customer_id", "to_table": DIM, "to_column": "customer_code"})]
+    assert [(x.action, x.params) for x in f[0].fixes] == (want if holds_codes else []), f[0]
 
 
 def test_keys_moved_to_a_table_first_loaded_since_get_relate_to(elk):

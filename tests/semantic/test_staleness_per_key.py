@@ -36,3 +36,30 @@ def test_the_counts_a_description_documents_per_key():
     assert per_key_bounds("one to three per order") == [(3, "order")]
     assert per_key_bounds("1-3 attempts per order; up to two shipments per order") == [(3, "order"), (2, "order")]
     assert per_key_bounds("one row per order") == []  # the grain's words: the grain checks read them
+
+
+def test_the_most_rows_a_key_may_have_said_as_what_it_may_do():
+    """"An order may ship in two" documents at most two shipments per order (failed before: read as no
+    count; the round-9 Acme tester's fct_shipments, six orders shipped in three). A duration is no count
+    of rows: "may ship in two days"."""
+    assert per_key_bounds("Shipments of web orders; an order may ship in two.") == [(2, "order")]
+    assert per_key_bounds("a customer can hold up to three cards") == [(3, "customer")]
+    assert per_key_bounds("an order may ship in two days; an order may ship in 2 business days") == []
+    assert per_key_bounds("an order may ship in time") == []
+
+
+def test_shipments_beyond_what_an_order_may_ship_in(elk):
+    """The shipments table's description says an order may ship in two; a load ships one order in three:
+    range_exceeded on the description (stale, no fix). Control: a load within it."""
+    cat = elk.cat
+    s = "acme.core.shipments"
+    elk.table(s, [("shipment_id", "bigint"), ("order_id", "bigint")], at=0)
+    elk.append(s, {"shipment_id": list(range(40)), "order_id": [o // 2 if o % 4 == 0 else o for o in range(40)]}, at=1)
+    sm.annotate(cat, s, {"description": "Shipments of web orders; an order may ship in two."}, author="a",
+                time=elk.day(1.5))
+    elk.append(s, {"shipment_id": [100, 101], "order_id": [200, 200]}, at=2)
+    assert [f for f in sm.staleness(cat, s, depth="data", now=elk.day(2.5), merge=False) if f.reason == "range_exceeded"] == []
+    elk.append(s, {"shipment_id": [110, 111, 112], "order_id": [300, 300, 300]}, at=3)
+    f = [f for f in sm.staleness(cat, s, depth="data", now=elk.day(3.5), merge=False) if f.reason == "range_exceeded"]
+    assert [(x.annotation, x.status, x.fixes, x.evidence.values["max_now"]) for x in f] == [
+        ("table.description", "stale", [], 3)]

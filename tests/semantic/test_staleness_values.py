@@ -370,6 +370,37 @@ def test_a_local_time_keeping_daylight_saving_written_over_utc_and_control(elk, 
                    if flagged else [])
 
 
+@pytest.mark.parametrize("other_summer,flagged", [(-4, True), (-2, False)])
+def test_two_times_of_the_same_rows_both_written_in_local_time_keeping_daylight_saving(elk, other_summer, flagged):
+    """Shipments rewritten whole with New York local time in both UTC columns (shipped and delivered),
+    daylight saving kept: each column's range moved -5 h at one end and -4 h at the other. Another time
+    column whose ends moved so, by zone steps an hour apart, is the same rows restated in the same zone,
+    not a window that slid: both descriptions are stale (failed before: each column's zone shift was
+    refused because the other column's range moved unalike; an independent tester's Acme fct_shipments,
+    round 8). Control: the other column moved -5 h and -2 h (no zone): the rewrite brought other rows
+    by this evidence, nothing is flagged."""
+    cat = elk.cat
+    elk.table(T, [("shipment_id", "bigint"), ("shipped_at", "timestamp"), ("delivered_at", "timestamp")], at=0)
+    winter = [dt.datetime(2024, 1, 10 + i % 15, 8 + i % 12, tzinfo=dt.timezone.utc) for i in range(20)]
+    summer = [dt.datetime(2024, 7, 10 + i % 15, 9 + i % 10, tzinfo=dt.timezone.utc) for i in range(20)]
+    ids = list(range(1, 41))
+    shipped = winter + summer
+    delivered = [x + dt.timedelta(hours=30, minutes=7 * (i % 5)) for i, x in enumerate(shipped)]
+    elk.append(T, {"shipment_id": ids, "shipped_at": shipped, "delivered_at": delivered}, at=1)
+    sm.annotate(cat, T, {"grain": {"text": "one row per shipment", "keys": ["shipment_id"]}}, author="a",
+                time=elk.day(1.5))
+    for c in ("shipped_at", "delivered_at"):
+        sm.annotate(cat, T, {"description": f"{c.split('_')[0]} time, UTC"}, column=c, author="a", time=elk.day(1.6))
+
+    def local(xs: list[dt.datetime], summer_h: int) -> list[dt.datetime]:
+        return [x - dt.timedelta(hours=5) if x.month < 3 else x + dt.timedelta(hours=summer_h) for x in xs]
+
+    elk.overwrite(T, {"shipment_id": ids, "shipped_at": local(shipped, -4),
+                      "delivered_at": local(delivered, other_summer)}, at=2)
+    got = sorted(f.annotation for f in _data(cat, T, elk.day(2), "unit_drift"))
+    assert got == (["column.2.description", "column.3.description"] if flagged else []), got
+
+
 @pytest.mark.parametrize("text,flagged", [("web shop events; times in UTC", True),
                                            ("web shop events; event_ts is when it happened", True),
                                            ("web shop events, one per click", False)])
