@@ -993,7 +993,9 @@ def load_shift(t: Table, col: str, since: int) -> tuple[int, list[int], float, f
     power of ten), the latest ones with each other, and every latest one must lie beyond every
     earlier one, by 10^2 or more, and hold a third of the earlier loads' usual rows or more (the
     extreme of a few rows is no measure of the values' scale); the longest such run of latest
-    loads. None otherwise, and None for a column a recent load of which holds only zeros (refunds,
+    loads. Loads of a few rows (under a third of the usual) are set against the earlier loads of as
+    few rows (within 3x), whose extremes measure alike (the round-9 Acme tester's marketing spend:
+    seven rows a day in cents beside days of seven rows in dollars). None otherwise, and None for a column a recent load of which holds only zeros (refunds,
     mostly zero: a load's largest value then says how many rows were refunded, not in what unit;
     the data depth measures the non-zero values themselves)."""
     every = load_stats(t)
@@ -1004,7 +1006,17 @@ def load_shift(t: Table, col: str, since: int) -> tuple[int, list[int], float, f
     if not loads:
         return None
     usual = _median([float(r) for _v, _m, r in loads[-3 * LOAD_WINDOW:]])
-    mags = [(v, m) for v, m, r in loads if r >= usual / 3]
+    best = _shifted_run([(v, m) for v, m, r in loads if r >= usual / 3], since)
+    last = loads[-1][2]
+    if best is None and last < usual / 3:
+        # loads of a few rows set against earlier loads of as few (within 3x): their extremes measure alike
+        best = _shifted_run([(v, m) for v, m, r in loads if last / 3 <= r <= 3 * last], since)
+    return best
+
+
+def _shifted_run(mags: list[tuple[int, float]], since: int) -> tuple[int, list[int], float, float] | None:
+    """`load_shift`'s test on loads' (vid, magnitude), oldest first: the longest run of latest loads
+    (all after `since`) at 10^k times the LOAD_WINDOW loads before them, which agree among themselves."""
     best = None
     for n in range(1, min(7, len(mags) - 3) + 1):
         prev, tail = mags[-n - LOAD_WINDOW:-n], mags[-n:]

@@ -643,6 +643,31 @@ def test_a_load_of_one_row_in_another_unit_past_every_old_value(elk):
             assert f.fixes == [Fix(action="investigate", params={"columns": ["fare_usd"]})]
 
 
+def test_small_loads_in_another_unit_set_against_earlier_loads_as_small(elk):
+    """Loads of 40 rows on weekdays and 7 on weekend days, fares in dollars; then two 7-row loads in cents
+    (x100): under a third of the usual rows, so `load_shift` did not weigh them, and their values lie
+    within 10x of the old largest (failed before: nothing at metadata depth; the round-9 Acme tester's
+    marketing spend, seven rows a day). Set against the earlier loads of as few rows, both lie 10^2 past
+    them: the unit and the description are stale at metadata depth. Control: a 7-row load in dollars."""
+    cat = elk.cat
+    elk.table(T, [("trip_id", "bigint"), ("fare_usd", "decimal(14,2)")], at=0)
+    for day in range(1, 15):
+        n = 7 if day % 7 in (0, 6) else 40
+        elk.append(T, {"trip_id": [1000 * day + i for i in range(n)],
+                       "fare_usd": [round(40 + (i * 37 + day * 11) % 900 + 0.25, 2) for i in range(n)]}, at=day)
+    sm.annotate(cat, T, {"description": "fare paid, in dollars", "unit": "USD"}, column="fare_usd", author="a",
+                time=elk.day(14.5))
+    small = [round(40 + (i * 37) % 900 + 0.25, 2) for i in range(7)]
+    elk.append(T, {"trip_id": [20_000 + i for i in range(7)], "fare_usd": small}, at=15)
+    assert [f for f in sm.staleness(cat, T, now=elk.day(15), merge=False) if f.reason == "unit_drift"] == []
+    for day in (16, 17):
+        elk.append(T, {"trip_id": [30_000 + 10 * day + i for i in range(7)], "fare_usd": [x * 100 for x in small]},
+                   at=day)
+    got = {f.annotation: f for f in sm.staleness(cat, T, now=elk.day(17), merge=False) if f.reason == "unit_drift"}
+    assert set(got) == {"column.2.description", "column.2.unit"}, got
+    assert all(f.status == "stale" and f.evidence.values["scale_exp"] == 2 for f in got.values()), got
+
+
 def _fees(elk: LakeBuilder) -> None:
     """Cents in a narrow band (450..1899, 20 rows a load, six loads), annotated in cents."""
     elk.table(T, [("trip_id", "bigint"), ("fee_cents", "bigint")], at=0)
