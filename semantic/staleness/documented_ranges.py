@@ -21,6 +21,7 @@ from semantic.staleness.core import (
     Table,
     cause_of,
     day_of,
+    declared_keys,
     duck_at,
     finding,
     get_table,
@@ -242,16 +243,24 @@ def _key_of(t: Table, anns: list[Annotation], word: str) -> str | None:
 def per_key_exceeded(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], duck: Any) -> list[Finding]:
     """documented_ranges, data: a description documenting how many rows a key has ("payment attempts,
     one to three per order") while some key now has more, and none had at the claim's basis (the text
-    held then). The key is the column the word after 'per' names (`_key_of`). range_exceeded, stale, no
-    fix (the new count is for a person to write; the finding gives the largest now)."""
+    held then). The key is the column the word after 'per' names (`_key_of`). Rows are counted as the
+    grain names them (its declared keys, distinct): a row repeating the grain's keys is the grain's
+    finding, not one more thing per key (the round-9 cryptic tester's shipments re-sent when delivered,
+    "an order may ship in two"). range_exceeded, stale, no fix (the new count is for a person to write;
+    the finding gives the largest now)."""
     out: list[Finding] = []
     basis = ann.provenance.basis.vid
     since = t.tl.data_after(basis) if basis else []
+    grain = [k for k in declared_keys(anns) if t.col(k) is not None]
     for hi, word in per_key_bounds(ann.value):
         key = _key_of(t, anns, word)
         if key is None or not since:
             continue
-        q = f"SELECT max(n), count(*) FILTER (WHERE n > {hi}) FROM (SELECT count(*) AS n FROM {quote_table(t.name)} " \
+        # what the text counts is the table's rows as its grain names them: rows that repeat the grain's
+        # keys (a shipment re-sent as a new row) are one of them, the grain's own finding says the rest
+        own = [k for k in grain if k.lower() != key.lower()]
+        n = f"count(DISTINCT ({', '.join(quote_id(k) for k in own)}))" if own else "count(*)"
+        q = f"SELECT max(n), count(*) FILTER (WHERE n > {hi}) FROM (SELECT {n} AS n FROM {quote_table(t.name)} " \
             f"WHERE {quote_id(key)} IS NOT NULL GROUP BY {quote_id(key)})"
         try:
             (then_max, _), = duck_at(ctx, basis).sql(q)
