@@ -668,6 +668,7 @@ def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck:
             return None
         _basis, then, now = got
         listed = _listed(tbl, col) | set(known or ())
+        found: list[tuple[tuple[int, float], str, str, int, float]] = []
         for new in sorted(now - then - listed):
             lo = duck.sql(f"SELECT min({n}) FROM {tq} WHERE CAST({q} AS VARCHAR) = {literals([new])}")[0][0]
             if lo is None:
@@ -689,10 +690,19 @@ def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck:
                 least = (ALIKE_SHARE, ALIKE_MIN) if near_spelling(old, new) else (REPLACED_SHARE, REPLACED_MIN)
                 if old in then and share >= least[0] and expected >= least[1] and not after.get(old) \
                         and after.get(new, 0) >= expected / 2:
-                    return old, new, total_a, share
+                    # of the new values that could take its place, the one spelled like it ('Y' -> 'Yes'), else
+                    # the one holding about the rows it was expected to
+                    alike = near_spelling(old, new) or new.lower().startswith(old.lower()) or \
+                        old.lower().startswith(new.lower())
+                    found.append(((0 if alike else 1, abs(after.get(new, 0) - expected) / max(expected, 1.0)),
+                                  old, new, total_a, share))
     except CatalogError:
         return None
-    return None
+    if not found:
+        return None
+    first = next(o for o in values if any(f[1] == o for f in found))  # the first value, in the order given
+    _rank, old, new, total_a, share = min(f for f in found if f[1] == first)
+    return old, new, total_a, share
 
 
 def _replaced_finding(t: Table, ann: Annotation, tbl: Table, col: str, got: tuple[str, str, int, float],

@@ -338,6 +338,26 @@ def test_a_value_the_new_loads_spell_another_way_and_controls(elk):
         assert v > 0 and f.evidence.values["share_before"] == pytest.approx(0.6, abs=0.05)
 
 
+def test_two_values_the_new_loads_both_spell_another_way_are_paired_by_their_spelling(elk):
+    """From a migration on, the loads write 'Y' as 'Yes' and 'N' as 'No' (half the rows each): the metric
+    counting 'Y' names 'Yes' as the value in its place, not 'No', which sorts first and holds as many
+    rows (failed before: "'No' takes its place" of 'Y'; the round-9 TPC-DS tester's preferred-customer
+    flag)."""
+    cat = elk.cat
+    t = "acme.core.custs"
+    elk.table(t, [("d", "date"), ("cust_id", "bigint"), ("flag", "string")], at=0)
+    cid = 1
+    for d in range(1, 13):
+        fl = ["Y", "N"] * 5 if d < 9 else ["Yes", "No"] * 5
+        elk.append(t, {"d": [f"2024-11-{d:02d}"] * 10, "cust_id": list(range(cid, cid + 10)), "flag": fl}, at=d)
+        cid += 10
+        if d == 7:
+            sm.define_metric(cat, t, "preferred", expression="count(*)", filter="flag = 'Y'", author="a",
+                             time=elk.day(7.5))
+    got = _by(cat, t, elk.day(13), "data", reasons=("values_restated",))
+    assert (got["metric.preferred"].evidence.values["old"], got["metric.preferred"].evidence.values["new"]) == ("Y", "Yes")
+
+
 def test_a_status_lifecycle_in_the_newest_loads_is_no_new_spelling(elk):
     """Control: the newest rows hold an early status the enum already lists ('authorized', not yet captured:
     a lifecycle, the newest orders still 'placed' where older ones are 'delivered'), and none 'captured':
