@@ -993,8 +993,8 @@ def load_shift(t: Table, col: str, since: int) -> tuple[int, list[int], float, f
     power of ten), the latest ones with each other, and every latest one must lie beyond every
     earlier one, by 10^2 or more, and hold a third of the earlier loads' usual rows or more (the
     extreme of a few rows is no measure of the values' scale); the longest such run of latest
-    loads. Loads of a few rows (under a third of the usual) are set against the earlier loads of as
-    few rows (within 3x), whose extremes measure alike (the round-9 Acme tester's marketing spend:
+    loads. Loads of a few rows (under a third of the usual, MIN_ADDED or more) are set against the
+    earlier loads of as few rows (within 3x), whose extremes measure alike (the round-9 Acme tester's marketing spend:
     seven rows a day in cents beside days of seven rows in dollars). None otherwise, and None for a column a recent load of which holds only zeros (refunds,
     mostly zero: a load's largest value then says how many rows were refunded, not in what unit;
     the data depth measures the non-zero values themselves)."""
@@ -1008,9 +1008,10 @@ def load_shift(t: Table, col: str, since: int) -> tuple[int, list[int], float, f
     usual = _median([float(r) for _v, _m, r in loads[-3 * LOAD_WINDOW:]])
     best = _shifted_run([(v, m) for v, m, r in loads if r >= usual / 3], since)
     last = loads[-1][2]
-    if best is None and last < usual / 3:
-        # loads of a few rows set against earlier loads of as few (within 3x): their extremes measure alike
-        best = _shifted_run([(v, m) for v, m, r in loads if last / 3 <= r <= 3 * last], since)
+    if best is None and MIN_ADDED <= last < usual / 3:
+        # loads of a few rows (MIN_ADDED at least: one or two values are no measure) set against earlier
+        # loads of as few (within 3x, MIN_ADDED at least): their extremes measure alike
+        best = _shifted_run([(v, m) for v, m, r in loads if max(MIN_ADDED, last / 3) <= r <= 3 * last], since)
     return best
 
 
