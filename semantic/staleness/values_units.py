@@ -994,10 +994,11 @@ def load_shift(t: Table, col: str, since: int) -> tuple[int, list[int], float, f
     earlier one, by 10^2 or more, and hold a third of the earlier loads' usual rows or more (the
     extreme of a few rows is no measure of the values' scale); the longest such run of latest
     loads. Loads of a few rows (under a third of the usual, MIN_ADDED or more) are set against the
-    earlier loads of as few rows (within 3x), whose extremes measure alike (the round-9 Acme tester's marketing spend:
-    seven rows a day in cents beside days of seven rows in dollars). None otherwise, and None for a column a recent load of which holds only zeros (refunds,
-    mostly zero: a load's largest value then says how many rows were refunded, not in what unit;
-    the data depth measures the non-zero values themselves)."""
+    earlier loads of as few rows (within 3x), whose extremes measure alike (the round-9 Acme tester's
+    marketing spend: seven rows a day in cents beside days of seven rows in dollars). None otherwise,
+    and None for a column a recent load of which holds only zeros (refunds, mostly zero: a load's
+    largest value then says how many rows were refunded, not in what unit; the data depth measures
+    the non-zero values themselves)."""
     every = load_stats(t)
     if any(n > 0 and isinstance(cols.get(col), dict) and _magnitude(cols[col]) is None
            for _v, cols, n in every[-3 * LOAD_WINDOW:]):
