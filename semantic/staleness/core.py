@@ -204,6 +204,18 @@ class Table:
             got = self.ctx.cache.findings.put(key, (files,))
         return got[0]
 
+    def kept_files(self, before: int, vid: int) -> bool:
+        """Every file the table held at `before` (it held some) it still holds at `vid`: the commits
+        between only added files (appends), none removed or rewritten."""
+        old = {f.path for f in self.files(before)}
+        return bool(old) and old <= {f.path for f in self.files(vid)}
+
+    def rewrote_all(self, vid: int) -> bool:
+        """Every file the table holds at `vid` (it holds some) was written by the commit at `vid`: a
+        rewrite in full, whatever its write log says (or when it logged none)."""
+        files = self.files(vid)
+        return bool(files) and all(int(f.vid or 0) == vid for f in files)
+
     def written_since(self, since: int) -> dict[str, dict[str, Any]]:
         """Column stats (min, max, null_count) of the files the latest load after vid `since` wrote
         (the snapshot's files of the newest version among those newer than `since`), merged; {}

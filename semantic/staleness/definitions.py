@@ -359,6 +359,15 @@ def answer_moved(ctx: Context, sql: str, vid: int) -> bool:
     return answer_of(ctx, sql, vid - 1) != answer_of(ctx, sql, vid)
 
 
+def extreme_subqueries(tree: Any) -> list[Any]:
+    """The scalar subqueries of a parsed statement that take the greatest or least value of one
+    expression, ungrouped (`(SELECT max(d) FROM t)`): what a query means by "the latest" (or first)."""
+    from sqlglot import exp
+
+    return [q for q in tree.find_all(exp.Subquery) if isinstance(q.this, exp.Select) and not q.this.args.get("group")
+            and len(q.this.expressions) == 1 and isinstance(q.this.expressions[0].unalias(), (exp.Max, exp.Min))]
+
+
 def pin_latest(ctx: Context, sql: str, vid: int) -> str | None:
     """`sql` with each scalar subquery that takes the greatest or least value of one column
     (`(SELECT max(d) FROM t)`, no grouping) replaced by the value it has at `vid`; None when the SQL has
@@ -367,15 +376,11 @@ def pin_latest(ctx: Context, sql: str, vid: int) -> str | None:
     are put in."""
     from sqlglot import exp
 
-    def latest(tree: Any) -> list[Any]:
-        return [q for q in tree.find_all(exp.Subquery) if isinstance(q.this, exp.Select) and not q.this.args.get("group")
-                and len(q.this.expressions) == 1 and isinstance(q.this.expressions[0].unalias(), (exp.Max, exp.Min))]
-
     parsed = parsed_sql(sql)
-    if parsed is None or not latest(parsed):
+    if parsed is None or not extreme_subqueries(parsed):
         return None
     tree = parsed.copy()  # the cached tree is only read
-    subs = latest(tree)
+    subs = extreme_subqueries(tree)
     for q in subs:
         try:
             rows = _bounded.query(ctx.cat, vid, q.this.sql(dialect="duckdb"), limit=2)
@@ -402,10 +407,9 @@ def latest_subqueries(sql: str) -> list[tuple[str, str]]:
 
     tree = parsed_sql(sql)
     out: list[tuple[str, str]] = []
-    for q in (tree.find_all(exp.Subquery) if tree is not None else []):
+    for q in (extreme_subqueries(tree) if tree is not None else []):
         sel = q.this
-        if not isinstance(sel, exp.Select) or sel.args.get("group") or sel.args.get("where") or \
-                len(sel.expressions) != 1 or not isinstance(sel.expressions[0].unalias(), exp.Max):
+        if sel.args.get("where") or not isinstance(sel.expressions[0].unalias(), exp.Max):
             continue
         col, tabs = sel.expressions[0].unalias().this, list(sel.find_all(exp.Table))
         if isinstance(col, exp.Column) and len(tabs) == 1:

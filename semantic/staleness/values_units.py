@@ -303,9 +303,9 @@ def _derived_write(t: Table, v: int, c: Any) -> dict[str, Any] | None:
     rb, ra = rows_at(t, v - 1), rows_at(t, v)
     if not files or not rb:
         return None
-    if all(int(f.vid or 0) == v for f in files):
+    if t.rewrote_all(v):
         return {"table": t.name, "mode": "overwrite", "files": len(files), "rows": ra, "derived": True}
-    if ra is not None and ra >= rb and {f.path for f in t.files(v - 1)} <= {f.path for f in files}:
+    if ra is not None and ra >= rb and (not t.files(v - 1) or t.kept_files(v - 1, v)):
         return {"table": t.name, "mode": "append", "files": len(files), "rows": ra, "derived": True}
     return None
 
@@ -845,8 +845,7 @@ def held_before_removals(ctx: Context, t: Table, col: str, vals: list[Any], basi
     for (v, _), prev in zip(reversed(after), reversed(prevs)):
         if read >= REMOVALS_READ:
             break
-        old = {f.path for f in t.files(prev)}
-        if not old or old <= {f.path for f in t.files(v)}:
+        if not t.files(prev) or t.kept_files(prev, v):
             continue  # only added files: nothing removed
         read += 1
         try:
@@ -1332,8 +1331,7 @@ def kept_rewrites(t: Table, since: int) -> list[tuple[int, float]]:
         full = _overwrote(t, v)
         if full is None and planned < KEPT_REWRITES:
             planned += 1
-            files = t.files(v)
-            full = bool(files) and all(int(f.vid or 0) == v for f in files)
+            full = t.rewrote_all(v)
         if not full:
             continue
         out.append((v, tt))

@@ -148,12 +148,6 @@ def day_shift(pattern: list[int], rows: list[int]) -> tuple[int, int, int, float
     return s, off[0], off[s], r
 
 
-def _appended(t: Table, before: int, vid: int) -> bool:
-    """Every file the table held at `before` it still holds at `vid`: the vids between only added rows."""
-    old = {f.path for f in t.files(before)}
-    return bool(old) and old <= {f.path for f in t.files(vid)}
-
-
 def loads_shifted(t: Table, col: str, basis: int, judged: int = ZONE_LOADS) -> Shifted | None:
     """The loads since vid `basis` whose times of `col` sit off the pattern of the rows at the basis by
     one shift (`day_shift`): (seconds, [(vid, time, rows)], their rows off the pattern as they are, the
@@ -199,7 +193,7 @@ def loads_shifted(t: Table, col: str, basis: int, judged: int = ZONE_LOADS) -> S
     loads: Loads = []
     for v, tt in tail:
         cur = day_bins(duck_at(ctx, v), t.name, col)
-        if _appended(t, prev, v):
+        if t.kept_files(prev, v):
             loads.append((v, tt, [max(0, a - b) for a, b in zip(cur, last, strict=True)]))
         prev, last = v, cur
     return _judged(pattern, loads)
