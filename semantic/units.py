@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["names_a_unit", "unit_after", "unit_size"]
+__all__ = ["NAME_UNITS", "UNIT_WORDS", "names_a_unit", "names_unit", "unit_after", "unit_size"]
 
 # family -> canonical name -> (size in the family's base, other spellings)
 _FAMILIES: dict[str, dict[str, tuple[float, tuple[str, ...]]]] = {
@@ -86,3 +86,28 @@ def names_a_unit(text: object) -> bool:
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", s)}
     known = {k for k in _BY_NAME if len(k) >= 2} | {k + "s" for k in _BY_NAME if len(k) >= 3}
     return bool(words & (known | _PROSE_UNIT_WORDS))
+
+
+# The words prose names a unit by, per unit (an annotation's value, lower case, or a name's suffix). A
+# table entry, not a branch: a unit not listed is named by its own word (and its plural) alone.
+UNIT_WORDS: dict[str, tuple[str, ...]] = {
+    "usd": ("usd", "dollar", "dollars"), "dollars": ("usd", "dollar", "dollars"),
+    "cents": ("cent", "cents"), "usd cents": ("cent", "cents"), "usd_cents": ("cent", "cents"),
+    "eur": ("eur", "euro", "euros"), "hours": ("hour", "hours"), "minutes": ("minute", "minutes"),
+    "seconds": ("second", "seconds"), "ms": ("millisecond", "milliseconds"), "days": ("day", "days"),
+    "kg": ("kg", "kilogram", "kilograms"), "g": ("gram", "grams"),
+}
+# a column's name suffix -> the unit it says its values are in
+NAME_UNITS = (("_usd", "usd"), ("_cents", "cents"), ("_eur", "eur"), ("_hours", "hours"), ("_minutes", "minutes"),
+              ("_seconds", "seconds"), ("_ms", "ms"), ("_kg", "kg"))
+
+
+def names_unit(text: str, unit: str) -> str | None:
+    """The word by which prose names `unit` (`UNIT_WORDS`, else the unit's own word or its plural, as a
+    whole word), as the text spells it, or None: "Points (negative for redeem)" names the unit `points`."""
+    words = UNIT_WORDS.get(unit) or ((unit, unit + "s") if re.fullmatch(r"[a-z]+", unit) else ())
+    for w in words:
+        m = re.search(rf"(?<![\w$]){re.escape(w)}(?!\w)", text, re.IGNORECASE)
+        if m is not None:
+            return m.group(0)
+    return None

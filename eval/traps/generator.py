@@ -162,6 +162,7 @@ class Generator:
         self.log = log
         self.used: set[str] = set()           # tables a trap or control already owns
         self.stopped: set[str] = set()        # tables no routine load writes
+        self.halted: set[str] = set()         # ... of them, those a trap stopped (their rows stop, not their children's)
         self.clock = now + HOUR
         self.traps: list[Trap] = []
         self.skipped: list[dict[str, str]] = []
@@ -1196,6 +1197,7 @@ class Generator:
         self.falsify_sla(tr, t, None)
         tr.loads = 0
         self.stopped.add(t.name)
+        self.halted.add(t.name)
         return self.done(tr, self.view.vid)
 
     def loads_stuck_reruns(self) -> Trap:
@@ -1205,6 +1207,7 @@ class Generator:
                            f"{t.name} re-runs its latest day (identical rows) instead of loading new days")
         self.falsify_sla(tr, t, None)  # re-runs bring no new data: the SLA's clock runs from the last new data
         self.stopped.add(t.name)
+        self.halted.add(t.name)
         day = day.localCheckpoint()
         vid = self.write(day, t.name, "overwrite" if t.partition else "append", "re-run", schema="evolve") \
             if t.partition else self.write(day.limit(0), t.name, "append", "re-run (no new rows)")
@@ -1238,6 +1241,7 @@ class Generator:
                                 inputs=[t.name]).vid
         tr.tables = [t.name, new_name]
         self.stopped.add(t.name)
+        self.halted.add(t.name)
         self.replacements[t.name] = new_name
         self.active.append(new_name)  # it takes the routine loads the replaced table no longer gets
         self.done(tr, int(vid or 0))
@@ -1526,6 +1530,51 @@ class Generator:
                 day = day.withColumn(c.name, (F.col(c.name) + F.lit(offsets[c.name])).cast(c.type or "bigint"))
         return day
 
+    def _single_refs(self, t: TableInfo) -> dict[str, tuple[str, str]]:
+        """Per column of `t` that references another table's rows by one column: (that table, its column)."""
+        out: dict[str, tuple[str, str]] = {}
+        for src, a in self.view.relationships():
+            on = (a.value or {}).get("on") or []
+            if src == t.name and len(on) == 1 and t.col(str(on[0][0])):
+                out[str(on[0][0])] = (str((a.value or {}).get("to")), str(on[0][1]))
+        return out
+
+    def _onto_unreferenced(self, t: TableInfo, day: DataFrame, refs: dict[str, tuple[str, str]]) -> DataFrame | None:
+        """A replayed day of `t` whose references (`refs`: column -> (table, column)) point at rows of tables a
+        trap stopped: kept as they are, the replayed rows would give those rows a second set of `t`'s rows (an
+        order re-shipped with every routine load: the per-order counts the claims document made false by the
+        routine load, which the truth says makes nothing false). Each referenced value of the day is moved
+        to a distinct row of the referenced table that no row of `t` references yet, newest first (orders
+        placed and not yet shipped), so each gets the rows one of the day's did; rows with no such row left
+        are not replayed (None when none is left). Null references stay null."""
+        from pyspark.sql import functions as F
+
+        import catalog_core as cc
+
+        for col, (target, key) in sorted(refs.items()):
+            con = cc.open_table(self.cat, t.name)
+            try:
+                taken = {r[0] for r in con.sql(f'SELECT DISTINCT "{col}" FROM {t.name}').fetchall()}
+            finally:
+                con.close()
+            con = cc.open_table(self.cat, target)
+            try:
+                ids = [r[0] for r in con.sql(f'SELECT DISTINCT "{key}" FROM {target} WHERE "{key}" IS NOT NULL '
+                                             f'ORDER BY 1 DESC').fetchall()]
+            finally:
+                con.close()
+            free = [x for x in ids if x not in taken]
+            olds = sorted(r[0] for r in day.select(col).distinct().collect() if r[0] is not None)
+            pairs = list(zip(olds, free, strict=False))
+            if not pairs:
+                return None
+            typ = t.type_of(col) or "bigint"
+            mapping = self.bridge.spark.createDataFrame([(str(a), str(b)) for a, b in pairs], ["_old", "_new"])
+            day = (day.join(mapping, F.col(col).cast("string") == F.col("_old"), "left")
+                   .filter(F.col(col).isNull() | F.col("_new").isNotNull())
+                   .withColumn(col, F.col("_new").cast(typ)).drop("_old", "_new"))
+        return day
+
     def replay(self, t: TableInfo, days: int, offsets: dict[tuple[str, str], int] | None = None,
                ref: dt.date | None = None) -> DataFrame:
         day, _ = self.latest_day(t, ref)
@@ -1682,7 +1731,6 @@ class Generator:
     def routine(self, n: int, with_new_column: bool) -> None:
         """A routine load of every active table (but those a trap stopped): its latest day replayed as
         day T0+n, one catalog commit. On day 1, one of them also carries a new nullable column (control)."""
-        from pyspark.sql import functions as F
 
         offsets: dict[tuple[str, str], int] = {}
         names = [n_ for n_ in self.active if n_ not in self.stopped]
@@ -1715,18 +1763,15 @@ class Generator:
                 if why is not None:
                     self.log(f"  routine load day {n}: {name} not replayed ({why})")
                     continue
-                day = self._shift(day, t, 1, offs)
+                halted = {c: ref for c, ref in self._single_refs(t).items() if ref[0] in self.halted and c not in offs}
+                moved = self._onto_unreferenced(t, self._shift(day, t, 1, offs), halted)
+                if moved is None:
+                    self.log(f"  routine load day {n}: {name} not replayed (every row its {sorted(halted)} reference "
+                             "in the tables a trap stopped has rows of it already)")
+                    continue
+                day = moved
                 if name == newcol:
-                    col = self.rng.choice(["ingest_batch_id", "source_system", "load_note"])
-                    if not t.col(col):
-                        day = day.withColumn(col, F.when(F.rand(self.seed) < 0.5, F.lit("b1"))
-                                             .otherwise(F.lit(None).cast("string")))
-                        tr = self.new_trap("control", "new_nullable_column", name, [col],
-                                           f"{name} gains nullable {col} with the day-{n} load", control=True)
-                        tr.writer = by[name]
-                        tr.time = time
-                        self.traps.append(tr)
-                        self.used.add(name)
+                    day = self._new_nullable_column(t, day, n, by[name], time)
                 if by[name] == "iceberg":
                     ice.append((name, day.localCheckpoint(), bool(t.partition)))
                 else:
@@ -1746,6 +1791,21 @@ class Generator:
             self.routine_loads.append({"table": name, "day": n, "vid": vids[name], "writer": by[name]})
         self.stopped.update(x for x in names if x not in loaded and n == 1)
         self.log(f"  routine load day {n}: {len(loaded)} tables ({len(ice)} through Iceberg REST), vid {vid}")
+
+    def _new_nullable_column(self, t: TableInfo, day: DataFrame, n: int, writer: str, time: float) -> DataFrame:
+        """The routine day `n`'s rows of `t` with a new nullable text column (a control), half of them null."""
+        from pyspark.sql import functions as F
+
+        col = self.rng.choice(["ingest_batch_id", "source_system", "load_note"])
+        if t.col(col):
+            return day
+        tr = self.new_trap("control", "new_nullable_column", t.name, [col],
+                           f"{t.name} gains nullable {col} with the day-{n} load", control=True)
+        tr.writer = writer
+        tr.time = time
+        self.traps.append(tr)
+        self.used.add(t.name)
+        return day.withColumn(col, F.when(F.rand(self.seed) < 0.5, F.lit("b1")).otherwise(F.lit(None).cast("string")))
 
     def truth(self) -> dict[str, Any]:
         return {"seed": self.seed, "now": self.now, "check_time": self.now + 2 * DAY + HOUR,

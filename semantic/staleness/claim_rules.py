@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
 from semantic.models import Annotation, Finding
 from semantic.staleness.core import Table
-from semantic.units import names_a_unit
+from semantic.units import names_a_unit, names_unit
 
 PROSE = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
 TYPE_BOUND = ("unit", "additivity", "enum", "sample_values", "labels")
@@ -118,12 +119,14 @@ def own_column_claim(t: Table, a: Annotation, f: Finding) -> bool:
 UNIT_CHANGE = 1.5  # a factor this far from 1 either way is a change of unit or scale (nearer: a tax, a currency)
 
 
-def unit_claim(t: Table, a: Annotation, f: Finding) -> bool:
+def unit_claim(t: Table, a: Annotation, f: Finding, anns: Iterable[Annotation] = ()) -> bool:
     """A change of unit or scale (`unit_drift` with a power of ten, or a factor UNIT_CHANGE or more from
     1, cause `unit`) makes a column's description false only when the text states a unit or a scale
-    (`semantic.units.names_a_unit`): "Lifetime net revenue of the customer" holds in cents and in
-    dollars, "discount given, in dollars" does not. A factor near 1 (a tax included, another currency)
-    changes what the values mean, whatever the words: kept, as is every other finding."""
+    (`semantic.units.names_a_unit`), or names the unit the column's own `unit` annotation (among `anns`,
+    the table's) gives ("Points (negative for redeem)" of a column in `points`): "Lifetime net revenue of
+    the customer" holds in cents and in dollars, "discount given, in dollars" does not. A factor near 1 (a
+    tax included, another currency) changes what the values mean, whatever the words: kept, as is every
+    other finding."""
     if f.reason != "unit_drift" or a.kind != "column" or a.field != "description" or \
             not (f.cause or "").startswith("unit:"):
         return True
@@ -132,4 +135,6 @@ def unit_claim(t: Table, a: Annotation, f: Finding) -> bool:
     if "scale_exp" not in ev and not (isinstance(factor, int | float) and factor > 0
                                       and abs(math.log10(factor)) >= math.log10(UNIT_CHANGE)):
         return True
-    return any(names_a_unit(x) for x in strings_of(a.value))
+    units = [str(u.value).strip().lower() for u in anns if u.kind == "column" and u.field == "unit"
+             and u.column_id == a.column_id and isinstance(u.value, str) and u.value.strip()]
+    return any(names_a_unit(x) or any(names_unit(x, u) for u in units) for x in strings_of(a.value))

@@ -434,7 +434,7 @@ def _fixed(c: Check, env: Env, a: Annotation, found: list[Finding]) -> list[Find
     evidence holds) applied."""
     if c.claim_rule is not None:
         found = [f for f in found if c.claim_rule(env.t, a, f)]
-    found = [f for f in found if unit_claim(env.t, a, f)]  # every entry: a unit change and a description
+    found = [f for f in found if unit_claim(env.t, a, f, env.anns)]  # every entry: a unit change and a description
     found = found if c.fix_rule is None else [c.fix_rule(env.t, a, f) for f in found]
     return [_reverified(f) for f in found] if a.kind == "verified_query" else found
 

@@ -42,7 +42,7 @@ from semantic.staleness.core import (
     values_removed,
     word_set,
 )
-from semantic.units import unit_after
+from semantic.units import NAME_UNITS, UNIT_WORDS, names_unit, unit_after
 
 
 def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding]:
@@ -76,10 +76,13 @@ def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding
             first = next((v for v in scaled_loads(t, cur.name, basis, k) if v > b.vid), None)
             mixed = "" if whole else (f"; the loads since vid {first} are in the new unit and" if first else ";") + \
                 " the older rows keep the annotated unit: the column mixes two units"
-            vids = changed[:1] + ([first] if first and not whole else []) + changed[-1:]
+            # the change named by its own vid, not only the claim's basis (an independent tester read "since
+            # vid 60", the claim's, as the change's)
+            since = f" (the first in the new unit: vid {first})" if whole and first else ""
+            vids = changed[:1] + ([first] if first else []) + changed[-1:]
             out.append(finding(ann, f"{t.name}.{cur.name}", "unit_drift", "stale",
-                                f"values of {cur.name!r} written since vid {b.vid} are the annotated ones "
-                                f"scaled by 10^{k}{mixed}", sorted(set(vids)),
+                                f"values of {cur.name!r} written since this was written (vid {b.vid}) are the "
+                                f"annotated ones scaled by 10^{k}{since}{mixed}", sorted(set(vids)),
                                 values={"basis_stats": b.stats[ref.name].model_dump(), "recent_stats": now_s,
                                         "scale_exp": k, "whole_table": whole,
                                         **({"new_unit_since": first} if first and not whole else {})},
@@ -1969,19 +1972,6 @@ def scale_appended(t: Table, ann: Annotation, keys: set[str], already: set[tuple
 
 
 # ------------------------------------------------------------------ the table's prose naming a drifted unit
-# The words prose names a unit by, per unit (an annotation's value, lower case, or a name's suffix). A
-# table entry, not a branch: a unit not listed is named by its own word (and its plural) alone.
-UNIT_WORDS: dict[str, tuple[str, ...]] = {
-    "usd": ("usd", "dollar", "dollars"), "dollars": ("usd", "dollar", "dollars"),
-    "cents": ("cent", "cents"), "usd cents": ("cent", "cents"), "usd_cents": ("cent", "cents"),
-    "eur": ("eur", "euro", "euros"), "hours": ("hour", "hours"), "minutes": ("minute", "minutes"),
-    "seconds": ("second", "seconds"), "ms": ("millisecond", "milliseconds"), "days": ("day", "days"),
-    "kg": ("kg", "kilogram", "kilograms"), "g": ("gram", "grams"),
-}
-NAME_UNITS = (("_usd", "usd"), ("_cents", "cents"), ("_eur", "eur"), ("_hours", "hours"), ("_minutes", "minutes"),
-              ("_seconds", "seconds"), ("_ms", "ms"), ("_kg", "kg"))
-
-
 def _unit_of(col: str, anns: list[Annotation]) -> str | None:
     """The unit a column is written in: its `unit` annotation, else its name's unit suffix (`_usd`)."""
     own = next((a for a in anns if a.kind == "column" and a.column == col and a.field == "unit"
@@ -1989,15 +1979,6 @@ def _unit_of(col: str, anns: list[Annotation]) -> str | None:
     if own is not None:
         return str(own.value).strip().lower()
     return next((u for suffix, u in NAME_UNITS if col.lower().endswith(suffix)), None)
-
-
-def _names_unit(text: str, unit: str) -> str | None:
-    words = UNIT_WORDS.get(unit) or ((unit, unit + "s") if re.fullmatch(r"[a-z]+", unit) else ())
-    for w in words:
-        m = re.search(rf"(?<![\w$]){re.escape(w)}(?!\w)", text, re.IGNORECASE)
-        if m is not None:
-            return m.group(0)
-    return None
 
 
 def unit_rewritten_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[Finding]:
@@ -2014,10 +1995,10 @@ def unit_rewritten_prose(t: Table, anns: list[Annotation], found: list[Finding])
         return []
     b = desc.provenance.basis.vid
     text = str(desc.value)
-    if b is None or not any(_names_unit(text, u) for u in UNIT_WORDS):
+    if b is None or not any(names_unit(text, u) for u in UNIT_WORDS):
         return []  # it names no unit (the history is read only for a description that does)
     newer = [a for a in anns if a.kind == "column" and a.field == "unit" and isinstance(a.value, str)
-             and (a.provenance.basis.vid or 0) > b and _names_unit(text, str(a.value).strip().lower()) is None]
+             and (a.provenance.basis.vid or 0) > b and names_unit(text, str(a.value).strip().lower()) is None]
     for a in newer:
         # what the unit said just before this value was written (the snapshot it was written on)
         old = next((x for x in read_annotations(t.ctx.cat, t.name, vid=a.provenance.basis.vid)
@@ -2025,8 +2006,8 @@ def unit_rewritten_prose(t: Table, anns: list[Annotation], found: list[Finding])
         was, now = (str(old.value).strip().lower() if old is not None else None), str(a.value).strip().lower()
         if was is None or was == now:
             continue
-        word = _names_unit(text, was)
-        if word is None or _names_unit(text, now) is not None:
+        word = names_unit(text, was)
+        if word is None or names_unit(text, now) is not None:
             continue
         return [finding(desc, t.name, "unit_drift", "stale",
                         f"the description says {word!r}, the unit of {a.column} when it was written; {a.column}'s "
@@ -2068,7 +2049,7 @@ def unit_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[F
         unit = _unit_of(col, anns)
         if unit is None or (desc.provenance.basis.vid or 0) >= max(f.evidence.vids or [0]):
             continue
-        word = _names_unit(str(desc.value), unit)
+        word = names_unit(str(desc.value), unit)
         if word is None:
             continue
         return [finding(desc, t.name, "unit_drift", f.status,
