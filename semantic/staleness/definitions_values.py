@@ -949,8 +949,64 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
         if duck is None and enum is not None and all(g.new for g in gone):
             m = {g.old: g.new for g in gone}
             mapped = sorted({m.get(str(v)) or str(v) for v in enum.value or [] if v is not None})
-        return [_findings(t, ann, tbl, col, gone, duck, values=mapped)]
+        return [_pointing_elsewhere(ctx, t, ann, tbl, col, _findings(t, ann, tbl, col, gone, duck, values=mapped),
+                                    duck, tables)]
     return []
+
+
+_NAMED_TABLE = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){0,2})(?![\w])")
+
+
+def _pointing_elsewhere(ctx: Context, t: Table, ann: Annotation, tbl: Table, col: str, f: Finding,
+                        duck: Duck | None, tables: dict[str, Table | None] | None) -> Finding:
+    """A description whose named values of `tbl.col` were respelled (`f`, a `value_map`) that also sends its
+    reader to another table with a column of that name ("codes are reused, use core.map_store_code by date")
+    which still holds an old spelling: mapping the values in the text would keep a lookup that now matches
+    nothing (the respelled rows no longer meet that table's). The map is withheld (`investigate` the column
+    and that table: a person rewrites the text), and the message says so (round-10 Acme tester: store codes
+    'S-001' reloaded as 'ST001', the map table kept 'S-001', accept-all wrote the example's new spelling
+    beside the stale lookup). Data depth: a count of that table's rows holding an old value; metadata: an
+    old value within that column's bounds."""
+    olds = [str(v) for v in (f.evidence.values.get("map") or {})]
+    if ann.field != "description" or tables is None or not olds or f.fixes[0].action != "value_map":
+        return f
+    seen = {t.name, tbl.name}
+    for name in dict.fromkeys(m for m in _NAMED_TABLE.findall(str(ann.value or "")) if "_" in m or "." in m):
+        other = resolve_table(ctx, t, name, tables)
+        if other is None or other.name in seen:
+            continue
+        seen.add(other.name)
+        oc = other.col(col)
+        if oc is None:
+            continue
+        held = _holds_any(other, oc.name, olds, duck)
+        if held is None:
+            continue
+        return f.model_copy(update={
+            "message": f"{f.message}; the text also sends its reader to {other.name}.{oc.name}, which still holds "
+                       f"{held!r}: the respelled rows no longer match it, so restating the values in the text would "
+                       "keep a lookup that finds nothing",
+            "suggestion": f"check {tbl.name}.{col} against {other.name}.{oc.name} and rewrite the text",
+            "fixes": [make_fix("investigate", columns=[col])]})
+    return f
+
+
+def _holds_any(other: Table, col: str, olds: list[str], duck: Duck | None) -> str | None:
+    """One of `olds` that `other.col` holds now (data depth: counted; metadata: within its bounds), else None."""
+    if duck is None:
+        st = stats_at(other, other.ctx.vid).get(col) or {}
+        lo, hi = st.get("min"), st.get("max")
+        if not isinstance(lo, str) or not isinstance(hi, str):
+            return None
+        return next((v for v in olds if lo <= v <= hi), None)
+    q = quote_id(col)
+    lits = ", ".join("'" + v.replace("'", "''") + "'" for v in olds)
+    try:
+        rows = duck.sql(f"SELECT DISTINCT CAST({q} AS VARCHAR) FROM {quote_table(other.name)} "
+                        f"WHERE CAST({q} AS VARCHAR) IN ({lits}) LIMIT 1")
+    except CatalogError:
+        return None
+    return str(rows[0][0]) if rows else None
 
 
 # ------------------------------------------------------------------ prose naming a code by its label

@@ -3,6 +3,7 @@ slower loads than it), `time_due` (the time before which they find nothing) and 
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 import statistics
@@ -10,10 +11,26 @@ from collections.abc import Iterable
 from typing import Any
 
 from catalog_core.errors import InvalidValueError
+from semantic._tables import type_family
 from semantic.annotations import parse_duration
 from semantic.history import Context, Timeline
 from semantic.models import Annotation, Finding, Fix
-from semantic.staleness.core import DAY, Table, cause_of, day_of, finding, get_table, make_fix, word_set
+from semantic.staleness.core import (
+    DAY,
+    Duck,
+    Table,
+    cause_of,
+    day_of,
+    declared_keys,
+    duck_at,
+    finding,
+    get_table,
+    load_at,
+    make_fix,
+    quote_id,
+    quote_table,
+    word_set,
+)
 from semantic.staleness.replacement_deprecation import successor, successor_evidence
 
 
@@ -101,6 +118,75 @@ def cadence_prose(t: Table, ann: Annotation) -> list[Finding]:
                     {"says": words, "usual_interval_hours_before": round(then_every / 3600, 1),
                      "usual_interval_hours_now": round(now_every / 3600, 1)},
                     cause=cause_of("cadence_more", t.name, first[0]))]
+
+
+# Prose that says how often the rows are taken (a snapshot's period): "weekly inventory snapshots",
+# "snapshotted every week". A table entry of `_CADENCE`'s words; a cadence word alone is not read.
+_SAYS_SNAPSHOTS = (re.compile(rf"\b{_CADENCE}\s+(?:[a-z]+\s+){{0,2}}?snapshots?\b", re.IGNORECASE),
+                   re.compile(rf"\bsnapshot(?:s|ted)?\s+(?:[a-z]+\s+){{0,2}}?{_CADENCE}\b", re.IGNORECASE))
+SNAPSHOT_DATES = 400   # the latest distinct dates read of a snapshot table, at the basis and now
+
+
+def said_snapshots(text: object) -> tuple[str, float] | None:
+    """The one period of snapshots `text` states (its words, seconds), None when it states none or several."""
+    found = {m.group(1).lower() for rx in _SAYS_SNAPSHOTS for m in rx.finditer(str(text or ""))}
+    every = {_EVERY.get(w, 7 * DAY) for w in found}
+    return (sorted(found)[0], every.pop()) if len(every) == 1 else None
+
+
+def _snapshot_date(t: Table, anns: list[Annotation]) -> str | None:
+    """The column a snapshot table dates its rows by: its one date column, else the one date column the grain,
+    the partitioning or an additivity names."""
+    dates = [c.name for c in t.cols.values() if type_family(c.type) == "date"]
+    if len(dates) == 1:
+        return dates[0]
+    named = set(declared_keys(anns)) | set(t.value.get("partition_by") or []) | {
+        str((a.value or {}).get("non_additive_dimension")) for a in anns
+        if a.kind == "column" and a.field == "additivity" and isinstance(a.value, dict)}
+    picked = [d for d in dates if d in named]
+    return picked[0] if len(picked) == 1 else None
+
+
+def _day(v: object) -> dt.date:
+    return v if isinstance(v, dt.date) else dt.date.fromisoformat(str(v)[:10])
+
+
+def snapshot_cadence(t: Table, ann: Annotation, anns: list[Annotation], duck: Duck) -> list[Finding]:
+    """loads_freshness, data: a description saying how often the rows are taken ("weekly inventory snapshots")
+    over a table whose dates (`_snapshot_date`) came about that far apart before the claim (the latest
+    dates then, their median step within a factor of two of the stated period), while the dates written since
+    come FASTER times closer or more (three new dates at least: daily snapshots under a weekly text; a
+    round-10 TPC-DS tester's inventory, missed by `cadence_prose`, which reads when commits come). A date
+    tells days, so a period under two days is not read. `freshness_sla_missed`, stale, no fix (prose for a
+    person to rewrite: what it says of the rows, e.g. a semi-additive sum over weeks, changed with it)."""
+    said = said_snapshots(ann.value)
+    basis = ann.provenance.basis.vid or 0
+    if said is None or said[1] < 2 * DAY or not t.tl.data_after(basis):
+        return []
+    col = _snapshot_date(t, anns)
+    if col is None:
+        return []
+    words, every = said
+    q = (f"SELECT DISTINCT CAST({quote_id(col)} AS DATE) AS d FROM {quote_table(t.name)} WHERE {quote_id(col)} "
+         f"IS NOT NULL ORDER BY d DESC LIMIT {SNAPSHOT_DATES}")
+    then = sorted(_day(r[0]) for r in duck_at(t.ctx, load_at(t, basis)).sql(q))[-6:]
+    new = sorted(d for r in duck.sql(q) if then and (d := _day(r[0])) > then[-1])
+    steps0 = [(b - a).days * DAY for a, b in zip(then, then[1:], strict=False)]
+    if len(steps0) < 2 or not every / 2 <= statistics.median(steps0) <= every * 2 or len(new) < 3:
+        return []
+    run = [then[-1], *new]
+    step = statistics.median((b - a).days * DAY for a, b in zip(run, run[1:], strict=False))
+    if step * FASTER > every:
+        return []
+    first = next((v for v, _tt in t.tl.data_after(basis)), t.ctx.vid)
+    return [finding(ann, t.name, "freshness_sla_missed", "stale",
+                    f"the {ann.field} says {words} snapshots; the {len(new)} {col} date(s) written since "
+                    f"{new[0].isoformat()} come every ~{step / DAY:g} day(s), against every ~"
+                    f"{statistics.median(steps0) / DAY:g} before: the period it states, and what it says of the rows "
+                    "with it, may no longer hold", [first, t.ctx.vid], [],
+                    {"says": words, "column": col, "usual_step_days_before": statistics.median(steps0) / DAY,
+                     "usual_step_days_now": step / DAY, "new_dates": [d.isoformat() for d in new[:5]]},
+                    cause=cause_of("cadence_more", t.name, first))]
 
 
 def _slow_cadence(tl: Timeline, sla: float) -> float | None:

@@ -60,7 +60,7 @@ from semantic.staleness.keys_joins import (
     relationship_findings,
     target_rows_removed,
 )
-from semantic.staleness.loads_freshness import cadence_prose, dead_check, sla_check
+from semantic.staleness.loads_freshness import cadence_prose, dead_check, sla_check, snapshot_cadence
 from semantic.staleness.replacement_deprecation import (
     deprecated_findings,
     deprecated_measured,
@@ -322,6 +322,8 @@ CHECKS: list[Check] = [
           or (a.kind == "table" and a.field == "description")),
     Check("zone_loads", "values_units", "data", ("unit_drift",), ("data", "load_log"),
           ("investigate",), lambda e, a: zone_loaded(e.t, a, e.anns, e.already), _zone_claim),
+    Check("snapshot_cadence", "loads_freshness", "data", ("freshness_sla_missed",), ("data", "annotation_text"), (),
+          lambda e, a: snapshot_cadence(e.t, a, e.anns, e.duck), _field("table", "description"), fallback=True),
     Check("join_match", "keys_joins", "data", ("join_match_low", "cardinality_violated"), ("data", "file_stats"),
           ("join_on", "filter"),
           lambda e, a: relationship_data(e.ctx, e.t, a, e.tables, e.duck, e.already, e.last, e.checked),

@@ -407,3 +407,40 @@ def test_near_spelling(a, b, alike):
     from semantic.staleness.definitions_values import near_spelling
 
     assert near_spelling(a, b) is alike
+
+
+STORES, CODES = "acme.core.dim_store", "acme.core.map_store_code"
+
+
+@pytest.mark.parametrize("map_respelled", [False, True])
+def test_a_description_sending_its_reader_to_a_table_that_kept_the_old_spelling_gets_no_map(elk, map_respelled):
+    """A store dimension reloaded with its codes respelled ('S-001' -> 'ST001', the same stores), its code's
+    description naming 'S-001' and sending the reader to the code map ("use core.map_store_code by date"),
+    which kept 'S-001': mapping the example in the text would keep a lookup that now matches nothing. The
+    description's finding stands, its map withheld (`investigate`) and its message naming the map table
+    (failed before: value_map, which accept-all wrote: a round-10 Acme tester's false write). Control: the
+    map table respelled too: the map is right and offered."""
+    cat = elk.cat
+    old = [f"S-{i:03d}" for i in range(1, 7)]
+    elk.table(STORES, [("store_id", "bigint"), ("store_code", "string")], at=0)
+    elk.table(CODES, [("store_code", "string"), ("store_id", "bigint")], at=0)
+    for day in (1, 2):
+        elk.overwrite(STORES, {"store_id": list(range(1, 7)), "store_code": old}, at=day)
+        elk.overwrite(CODES, {"store_code": old, "store_id": list(range(1, 7))}, at=day + 0.1)
+    sm.annotate(cat, STORES, {"grain": {"text": "one row per store", "keys": ["store_id"]}}, author="a",
+                time=elk.day(2.5))
+    sm.annotate(cat, STORES, {"description": "Store code such as S-001; codes are reused, use core.map_store_code "
+                                             "by date", "sample_values": ["S-001", "S-004"]},
+                column="store_code", author="a", time=elk.day(2.6))
+    new = [f"ST{i:03d}" for i in range(1, 7)]
+    elk.overwrite(STORES, {"store_id": list(range(1, 7)), "store_code": new}, at=3)
+    if map_respelled:
+        elk.overwrite(CODES, {"store_code": new, "store_id": list(range(1, 7))}, at=3.1)
+    for depth in ("metadata", "data"):
+        f = _by(cat, STORES, elk.day(3.5), depth)
+        desc = f["column.2.description"]
+        if map_respelled:
+            assert desc.fixes[0].params["map"] == {"S-001": "ST001"}, (depth, desc)
+        else:
+            assert desc.fixes[0].action == "investigate", (depth, desc.fixes)
+            assert CODES in desc.message and "'S-001'" in desc.message, (depth, desc.message)

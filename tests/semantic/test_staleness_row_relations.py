@@ -221,3 +221,42 @@ def test_new_loads_whose_net_now_includes_a_tax_rate_that_differs_by_store_and_a
         assert f.status == "suspect" and f.evidence.values["column"] == "net"
         assert 1.0625 <= f.evidence.values["factor"] <= 1.08875
         assert f.fixes == [Fix(action="investigate", params={"columns": ["net"]})]
+
+
+SS = "acme.core.store_lines"
+
+
+def test_a_table_description_saying_the_columns_name_in_words_and_a_control(elk):
+    """TPC-DS-style names (`ss_` before every column): the table's description says "Net paid excludes tax"
+    of `ss_net_paid` in words, not by its name. New loads write it with a 6.25% tax added: that description
+    is suspect beside the column's own (failed before: the column's description and the metric flagged, the
+    table's prose not: a round-10 TPC-DS tester's store sales). Control: a table description that names
+    no column whose meaning moved ("Store sales lines, dated by day")."""
+    rng = random.Random(5)
+    cat = elk.cat
+    names = {"d": "ss_d", "line_id": "ss_line_id", "qty": "ss_qty", "price": "ss_price", "discount": "ss_discount",
+             "net": "ss_net_paid", "tax": "ss_tax", "net_inc_tax": "ss_net_paid_inc_tax"}
+    other = "acme.core.store_lines_b"
+
+    def day(n: int, factor: float = 1.0) -> dict[str, list]:
+        return {names[c]: v for c, v in _day(n, rng, net_factor=factor).items()}
+
+    texts = {SS: "Store sales lines. Net paid excludes tax; net paid with tax adds it.",
+             other: "Store sales lines, dated by day"}
+    for i, tbl in enumerate(texts):
+        elk.table(tbl, [(names[c], ty) for c, ty in COLS], partition_by=["ss_d"], at=i * 0.1)
+    for n in range(1, 11):
+        for i, tbl in enumerate(texts):
+            elk.append(tbl, day(n), at=n + i * 0.1)
+    for i, (tbl, text) in enumerate(texts.items()):
+        sm.annotate(cat, tbl, {"description": text}, author="a", time=elk.day(10.5 + i * 0.1))
+        sm.annotate(cat, tbl, {"description": "amount paid, excluding tax"}, column="ss_net_paid", author="a",
+                    time=elk.day(10.55 + i * 0.1))
+    for n in (12, 13):
+        for i, tbl in enumerate(texts):
+            elk.append(tbl, day(n, factor=1.0625), at=n + i * 0.1)
+    for tbl, flagged in ((SS, True), (other, False)):
+        got = {f.annotation for f in sm.staleness(cat, tbl, depth="data", now=elk.day(13), merge=False)
+               if (f.cause or "").startswith("meaning:")}
+        assert "column.6.description" in got, (tbl, got)
+        assert ("table.description" in got) is flagged, (tbl, got)
