@@ -437,6 +437,24 @@ def test_a_stopped_tables_sla_is_pending_until_the_check_clock_passes_it(cat, tm
         assert (row["false"], row["caught"], row["tp"], row["fp"]) == (1, 1, 1, 0)
 
 
+def test_an_sla_already_missed_at_the_lakes_now_is_no_trap_of_loads(cat, tmp_path):
+    """The orders' last load is a day before the lake's now: a 12-hour SLA is missed already, before any trap.
+    Stopping the table makes nothing false that was not (the detector's flag stands since, no new flag: it was
+    scored a miss; TPC-DS web returns, no return on the latest day, under a 26-hour SLA, on development seed
+    5): no such table is drawn for a loads trap, and a replacement's truth leaves its SLA out (failed before:
+    the SLA counted false by the stop). The 26-hour SLA, which holds at now, is drawn (the test above)."""
+    from eval.traps.generator import Skip
+
+    k = Tiny(cat, tmp_path)
+    k.ann(ORD, {"description": "Orders", "freshness_sla": "PT12H"})
+    g = k.gen([ORD])
+    with pytest.raises(Skip):
+        g.loads_stopped()
+    tr = g.new_trap("replacement_deprecation", "replacement_beside", ORD, [], "x")
+    g.falsify_sla(tr, g.view.tables[ORD], None)
+    assert tr.false == [] and tr.pending == []
+
+
 def test_a_dropped_plain_word_column_makes_its_tables_prose_listing_it_false_a_renamed_one_does_not(cat, tmp_path, tt):
     """A plain-word name (`status`) in prose counts unquoted only on its own table and only when the column is
     gone: "Orders. Status is one of ..." describes a column a drop takes away; after a rename the table still

@@ -444,3 +444,31 @@ def test_a_description_sending_its_reader_to_a_table_that_kept_the_old_spelling_
         else:
             assert desc.fixes[0].action == "investigate", (depth, desc.fixes)
             assert CODES in desc.message and "'S-001'" in desc.message, (depth, desc.message)
+
+
+def test_a_value_respelled_by_a_later_rewrite_is_told_as_that_rewrites_not_an_earlier_ones(elk):
+    """A visits table loaded by appends, its tier enum written; a rewrite in full that changed no value
+    (a compaction-like reload), appends, then a second rewrite that respells 'silver' as 'silver_x'. The
+    finding names the second rewrite alone (failed before: the first rewrite too, its values before it set
+    against the values now, so the later respelling was told as its own: an independent tester's enum
+    blamed on a rewrite two months before the change; Acme development seed 6)."""
+    cat = elk.cat
+    t = "acme.core.visits"
+    elk.table(t, [("d", "date"), ("visit_id", "bigint"), ("tier", "string")], partition_by=["d"], at=0)
+    rows = {}
+    for day in range(1, 6):
+        got = {"d": [f"2024-11-0{day}"] * 3, "visit_id": [10 * day + i for i in range(3)],
+               "tier": ["bronze", "silver", "gold"]}
+        elk.append(t, got, at=day)
+        rows = {k: rows.get(k, []) + v for k, v in got.items()}
+    sm.annotate(cat, t, {"grain": {"text": "one row per visit", "keys": ["visit_id"]}}, author="a", time=elk.day(5.4))
+    sm.annotate(cat, t, {"enum": ["bronze", "gold", "silver"]}, column="tier", author="a", time=elk.day(5.5))
+    first = elk.overwrite(t, rows, at=6)                        # a rewrite in full, every value kept
+    elk.append(t, {"d": ["2024-11-07"] * 3, "visit_id": [70, 71, 72], "tier": ["bronze", "silver", "gold"]}, at=7)
+    rows = {k: rows[k] + v for k, v in {"d": ["2024-11-07"] * 3, "visit_id": [70, 71, 72],
+                                          "tier": ["bronze", "silver", "gold"]}.items()}
+    second = elk.overwrite(t, {**rows, "tier": [{"silver": "silver_x"}.get(x, x) for x in rows["tier"]]}, at=8)
+    got = [f for f in sm.staleness(cat, t, depth="data", now=elk.day(8.5), merge=False) if f.reason == "values_restated"]
+    causes = {f.cause for f in got}
+    assert got and all(f"@{second}:" in str(c) for c in causes), causes
+    assert not any(f"@{first}:" in str(c) for c in causes), causes
