@@ -1738,7 +1738,6 @@ class Generator:
     def routine(self, n: int, with_new_column: bool) -> None:
         """A routine load of every active table (but those a trap stopped): its latest day replayed as
         day T0+n, one catalog commit. On day 1, one of them also carries a new nullable column (control)."""
-
         offsets: dict[tuple[str, str], int] = {}
         names = [n_ for n_ in self.active if n_ not in self.stopped]
         # tables referenced by others first, so referencing keys follow their offsets

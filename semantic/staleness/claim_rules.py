@@ -89,8 +89,9 @@ def column_words(column: str, columns: list[str]) -> list[str]:
 def phrase_names(text: str, column: str, columns: list[str]) -> bool:
     """Whether prose says a column's name in words (`column_words`, in order, separated by spaces or
     hyphens, the last word maybe plural): "with the GMT offset of their time zone" says
-    `ca_gmt_offset`. Read only for a column that was dropped: a drop takes away what the words
-    describe, whatever the prose calls it; a rename keeps it (the words still hold)."""
+    `ca_gmt_offset`. Read for a column that was dropped (a drop takes away what the words describe,
+    whatever the prose calls it; a rename keeps it: the words still hold) and for a column whose values
+    came to mean something else (`row_relations`: "Net paid excludes tax" of `ss_net_paid`)."""
     words = column_words(column, columns)
     if not words:
         return False

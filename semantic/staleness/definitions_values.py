@@ -962,8 +962,8 @@ def _pointing_elsewhere(ctx: Context, t: Table, ann: Annotation, tbl: Table, col
     """A description whose named values of `tbl.col` were respelled (`f`, a `value_map`) that also sends its
     reader to another table with a column of that name ("codes are reused, use core.map_store_code by date")
     which still holds an old spelling: mapping the values in the text would keep a lookup that now matches
-    nothing (the respelled rows no longer meet that table's). The map is withheld (`investigate` the column
-    and that table: a person rewrites the text), and the message says so (round-10 Acme tester: store codes
+    nothing (the respelled rows no longer meet that table's). The map is withheld (`investigate` the column;
+    the message names that table: a person rewrites the text), and the message says so (round-10 Acme tester: store codes
     'S-001' reloaded as 'ST001', the map table kept 'S-001', accept-all wrote the example's new spelling
     beside the stale lookup). Data depth: a count of that table's rows holding an old value; metadata: an
     old value within that column's bounds."""

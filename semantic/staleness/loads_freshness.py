@@ -10,7 +10,8 @@ import statistics
 from collections.abc import Iterable
 from typing import Any
 
-from catalog_core.errors import InvalidValueError
+from catalog_core.errors import CatalogError, InvalidValueError
+from semantic._bounded import LimitExceededError
 from semantic._tables import type_family
 from semantic.annotations import parse_duration
 from semantic.history import Context, Timeline
@@ -169,7 +170,12 @@ def snapshot_cadence(t: Table, ann: Annotation, anns: list[Annotation], duck: Du
     words, every = said
     q = (f"SELECT DISTINCT CAST({quote_id(col)} AS DATE) AS d FROM {quote_table(t.name)} WHERE {quote_id(col)} "
          f"IS NOT NULL ORDER BY d DESC LIMIT {SNAPSHOT_DATES}")
-    then = sorted(_day(r[0]) for r in duck_at(t.ctx, load_at(t, basis)).sql(q))[-6:]
+    try:
+        then = sorted(_day(r[0]) for r in duck_at(t.ctx, load_at(t, basis)).sql(q))[-6:]
+    except LimitExceededError:
+        raise  # past its limits: the check says so (check_limit_exceeded), it is no evidence
+    except CatalogError:
+        return []  # no such date column at the basis (added since): no period then to compare with
     new = sorted(d for r in duck.sql(q) if then and (d := _day(r[0])) > then[-1])
     steps0 = [(b - a).days * DAY for a, b in zip(then, then[1:], strict=False)]
     if len(steps0) < 2 or not every / 2 <= statistics.median(steps0) <= every * 2 or len(new) < 3:
