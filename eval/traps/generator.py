@@ -1493,13 +1493,9 @@ class Generator:
         out: dict[str, int] = {}
         if any(is_date(t.type_of(k)) or is_ts(t.type_of(k)) for k in t.grain_keys()):
             return out  # the replayed day's dates are new: so are its keys
-        rels: dict[str, tuple[str, str]] = {}
-        for src, a in self.view.relationships():
-            on = (a.value or {}).get("on") or []
-            if src == t.name and len(on) == 1:
-                rels[str(on[0][0])] = (str((a.value or {}).get("to")), str(on[0][1]))
+        rels = self._single_refs(t)
         for c, target in rels.items():
-            if target in offsets and t.col(c):
+            if target in offsets:
                 out[c] = offsets[target]
         keys = [k for k in t.grain_keys() if is_int(t.type_of(k)) and k not in t.partition]
         for k in keys:

@@ -994,7 +994,7 @@ def _pointing_elsewhere(ctx: Context, t: Table, ann: Annotation, tbl: Table, col
 def _holds_any(other: Table, col: str, olds: list[str], duck: Duck | None) -> str | None:
     """One of `olds` that `other.col` holds now (data depth: counted; metadata: within its bounds), else None."""
     if duck is None:
-        st = stats_at(other, other.ctx.vid).get(col) or {}
+        st = other.col_stats.get(col) or {}
         lo, hi = st.get("min"), st.get("max")
         if not isinstance(lo, str) or not isinstance(hi, str):
             return None

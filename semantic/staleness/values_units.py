@@ -736,8 +736,9 @@ def _values_across(t: Table, c: str, v: int, keys: list[str], duck: Duck
         at = set(now) if v == duck.vid else {r[0] for r in duck_at(t.ctx, v).sql(text)}
     except CatalogError:  # a snapshot that cannot be read, or a check past its limit
         return None
-    gone = [x for x in before if x not in set(now) and x not in at]
-    new = [x for x in now if x not in set(before) and x in at]
+    was, held = set(before), set(now)
+    gone = [x for x in before if x not in held and x not in at]
+    new = [x for x in now if x not in was and x in at]
     try:
         mapping, counts = moved_to(t, c, [str(x) for x in gone], old, duck, keys)
     except CatalogError:  # the map is evidence, not the finding: go on without it
