@@ -277,7 +277,8 @@ class Evidence(BaseModel):
 
 
 FixAction = Literal["rename", "successor", "join_on", "filter", "add_enum_values", "update_freshness_sla",
-                    "update_unit", "relate_to", "reverify", "investigate", "value_map", "set_keys"]
+                    "update_unit", "relate_to", "reverify", "investigate", "value_map", "set_keys",
+                    "remove", "reword_unit", "update_range"]
 FIX_ACTIONS: tuple[str, ...] = FixAction.__args__  # type: ignore[attr-defined]
 
 
@@ -302,6 +303,12 @@ class Fix(BaseModel):
                                             frequent new value of the rows that held `old`), values: the
                                             column's distinct values now (the enum to write)
       set_keys {keys}                       the rows are unique on these columns now (the grain's new keys)
+      remove {column}                       the column was dropped and none took its place: its annotation
+                                            describes nothing the table holds and goes (history keeps it)
+      reword_unit {column, old, new}        a description naming the column's unit by the word `old` (its only
+                                            unit word, no number): every value is in unit `new` now
+      update_range {column, start, end}     the text's one date range of `column` is `start` to `end` now
+                                            (ISO dates; filled day by day where it was)
     """
 
     model_config = _STRICT

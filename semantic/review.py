@@ -48,7 +48,7 @@ from catalog_core.errors import (
     SqlRefusedError,
     SqlTimeoutError,
 )
-from catalog_core.model import TimeArg
+from catalog_core.model import TimeArg, parse_time
 from semantic import _bounded
 from semantic._tables import columns_of, find, require_table
 from semantic.annotations import (
@@ -63,9 +63,10 @@ from semantic.guard import check_annotation
 from semantic.history import Context
 from semantic.models import Annotation, Finding, Fix, Provenance
 from semantic.staleness import finding_id, instructions, staleness, undismissed
+from semantic.staleness.documented_ranges import documented_ranges, with_range
 from semantic.staleness.incremental import affected, changes_since
 from semantic.staleness.instructions import is_hidden, is_instructions
-from semantic.units import unit_after
+from semantic.units import reworded, unit_after, unit_size
 
 __all__ = ["ReviewItem", "ReviewPage", "ReviewConflictError", "ReviewRefusedError", "review_items", "review_item",
            "accept", "dismiss", "edit_and_accept", "decide_group", "accept_all", "validate_write", "decision_key",
@@ -182,6 +183,11 @@ class _Write(BaseModel):
     # the write adds a condition to a relationship (a `filter` fix): validated to drop no row the
     # join matched where its key is unique without it (a key that identifies versions)
     narrows: bool = False
+    # a `remove` fix: the id and name of the dropped column the removed annotation was about; accept
+    # checks again, in the transaction that removes, that no column of the table has either
+    gone: tuple[int, str] | None = None
+    # an `update_range` fix: the date column whose values the text's one range must hold (validated)
+    range_of: str | None = None
 
 
 VALIDITY_STARTS = ("valid_from", "rec_start_date", "effective_from", "start_date", "valid_start")
@@ -221,6 +227,56 @@ def _column_move(f: Finding, ann: Annotation, anns: dict[str, Annotation], cols:
 
 # the fields whose value is prose a rename rewrites by name (`_rename_prose`)
 _PROSE_FIELDS = ("description", "instructions")
+
+
+def _removal(f: Finding, ann: Annotation | None, tvalue: dict[str, Any], column: str, edit: bool) -> _Write:
+    """What a `remove {column}` fix writes: nothing; it removes the column annotation `ann`, whose
+    column was dropped with none taking its place. Refused unless `ann` is a column's own annotation
+    of that column and the table holds no column with its id or its name (`_gone_still`); an edit has
+    no column to write onto."""
+    if edit:
+        raise InvalidValueError(f"{column!r} is no longer in {_table_of(f.target)}: there is no column to write "
+                                f"{f.annotation} onto; accept the item to remove it, or dismiss it with a reason")
+    if ann is None or ann.kind != "column" or ann.column_id is None or \
+            (ann.column or column).lower() != column.lower():
+        raise _no_fix(f, f.annotation, f"its remove fix is about {column!r}, not this annotation's column")
+    _gone_still(ann.key, tvalue, ann.column_id, column)
+    return _Write(kind="column", key=ann.key, value=None, column=None, remove=[ann.key], remove_only=True,
+                  gone=(ann.column_id, column))
+
+
+def _ranged(f: Finding, ann: Annotation | None, column: str, start: str, end: str) -> _Write:
+    """What an `update_range {column, start, end}` fix writes: the description with its one date range
+    stating `start` to `end` (the rest of the text as written); validated against the column's values
+    (`validate_write`: `range_of`)."""
+    new = with_range(ann.value, start, end) if ann is not None and ann.field == "description" else None
+    if ann is None or new is None:
+        raise _no_fix(f, f.annotation, "its text does not state one date range to rewrite")
+    return _Write(kind=ann.kind, key=ann.key, value=new, column=ann.column if ann.kind == "column" else None,
+                  columns=[str(ann.column)] if ann.kind == "column" else None, range_of=column)
+
+
+def _reworded(f: Finding, ann: Annotation | None, old: str, new: str) -> _Write:
+    """What a `reword_unit {column, old, new}` fix writes: the column's description with its one unit
+    word `old` said as `new` (`semantic.units.reworded`, for the factor between the two units). Refused
+    when the text names another unit too, a number, or `old` not as its one unit word (a person rewrites
+    it then)."""
+    a, b = unit_size(old.lower()), unit_size(new.lower())
+    got = None
+    if ann is not None and ann.kind == "column" and ann.field == "description" and a is not None and b is not None \
+            and a[0] == b[0]:
+        got = reworded(ann.value, a[2] / b[2])
+    if got is None or got[0] != old or got[1].lower() != new.lower():
+        raise _no_fix(f, f.annotation, f"its text does not name the unit as {old!r} alone")
+    assert ann is not None
+    return _Write(kind="column", key=ann.key, value=got[2], column=ann.column, columns=[str(ann.column)])
+
+
+def _gone_still(key: str, tvalue: dict[str, Any], column_id: int, column: str) -> None:
+    back = next((c for c in columns_of(tvalue) if c.id == column_id or c.name.lower() == column.lower()), None)
+    if back is not None:
+        raise _refuse(key, f"the table holds a column {back.name!r} again (id {back.id}), so the annotation may "
+                           "describe it: edit it to say what holds of that column", "column_back")
 
 
 def _rename_in(text: str, old: str, new: str) -> str:
@@ -302,6 +358,13 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                       value={"reason": f.message, "replaced_by": fix.params["table"], "since": None})
     if fix is not None and fix.action == "update_freshness_sla":
         return _Write(kind="table", key="table.freshness_sla", value=fix.params["sla"])
+    if fix is not None and fix.action == "update_range":
+        return _ranged(f, ann, str(fix.params.get("column") or ""), str(fix.params.get("start") or ""),
+                       str(fix.params.get("end") or ""))
+    if fix is not None and fix.action == "reword_unit":
+        return _reworded(f, ann, str(fix.params.get("old") or ""), str(fix.params.get("new") or ""))
+    if fix is not None and fix.action == "remove":
+        return _removal(f, ann, tobj.value, str(fix.params.get("column") or ""), edit)
     if fix is None or fix.action in ("reverify", "investigate"):
         # never re-affirm as is: the finding says the data may contradict the annotation (issue 45)
         if ann is not None and ann.kind == "verified_query":
@@ -524,8 +587,9 @@ def _finding_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid:
         w = _suggested(cat, f, anns, vid)
         if w.remove_only:  # accept removes the dangling annotation and writes nothing
             item.proposed, item.proposed_key = None, None
+            why = "its column is gone" if w.gone is not None else "the new column keeps its own annotation"
             item.suggestion = (f"{f.suggestion}; " if f.suggestion else "") + \
-                f"accept removes {', '.join(w.remove)} (the new column keeps its own annotation)"
+                f"accept removes {', '.join(w.remove)} ({why})"
         else:
             item.proposed, item.proposed_key = w.value, w.key
             if _on_table(item.table):
@@ -1004,7 +1068,7 @@ def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note:
                          basis_of(tobj, refs, now_vid, cat), colref))
     try:
         return _commit_decision(cat, item, decision, author, note, prepared, remove, time, extra, table, folder, dpath,
-                                watched, now_vid)
+                                watched, now_vid, None if write is None or not write.remove_only else write.gone)
     except ReviewConflictError:
         raise
     except ConflictError as e:  # MVOCC: another decision on the same item committed first
@@ -1016,7 +1080,7 @@ def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note:
 def _commit_decision(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note: str | None,
                      writes: list[tuple[_Write, Any, Any]], remove: list[str], time: TimeArg,
                      extra: dict[str, Any] | None, table: str, folder: str, dpath: str, watched: list[str],
-                     now_vid: int) -> int:
+                     now_vid: int, gone: tuple[int, str] | None = None) -> int:
     with cat.transaction(author=author, message=f"review {decision} {item.id} {table}:{item.annotation or ''}"[:500],
                          meta={"semantic": True, "review": decision}, time=time) as txn:
         for path in dict.fromkeys(watched):
@@ -1036,6 +1100,11 @@ def _commit_decision(cat: CatalogAPI, item: ReviewItem, decision: str, author: s
                 raise ReviewConflictError(f"review item {item.id} was decided or rewritten after vid {item.vid}; "
                                           "list the items again", path=src, vid=None if got is None else got.vid,
                                           retryable=False)
+        if gone is not None:  # a removal: the column is still gone at the vid this transaction reads
+            tnow = txn.get(lake.table_path(table))
+            if tnow is None:
+                raise ReviewRefusedError(f"{table} no longer exists; nothing was removed", why="table_missing")
+            _gone_still(str(item.annotation), tnow.value, *gone)
         if writes and _on_table(table):
             # re-validated inside the transaction that writes, on what it reads: the table object is a
             # recorded read (a concurrent schema change aborts this commit) and the data is the snapshot
@@ -1095,6 +1164,18 @@ class _Duck:
         self.con = None
 
 
+def _check_range(w: Any, tvalue: dict[str, Any], column: str, vid: int) -> None:
+    """A description stating a date range of `column`: the column's values at `vid` (its statistics) lie
+    within the one range the text states."""
+    ranges = documented_ranges(w.value)
+    st = next((v for k, v in ((tvalue.get("stats") or {}).get("columns") or {}).items() if k.lower() == column.lower()),
+              None) or {}
+    lo, hi = parse_time(st.get("min")), parse_time(st.get("max"))
+    if len(ranges) != 1 or lo is None or hi is None or not (ranges[0][0] <= lo and hi < ranges[0][1]):
+        raise _refuse(w.key, f"{column} spans {st.get('min')} to {st.get('max')} at vid {vid}, which the range the text "
+                             "states does not hold", "range")
+
+
 def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, vid: int,
                    duck: _Duck | None = None) -> None:
     """Raise ReviewRefusedError unless the annotation `w` (kind, key, value, column) holds of the
@@ -1118,6 +1199,8 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
 
     if w.kind == "column" and w.column is not None:
         need([str(w.column)], cols, table)
+    if getattr(w, "range_of", None):
+        _check_range(w, tvalue, str(w.range_of), vid)
     if w.kind == "relationship" and isinstance(val, dict):
         to = str(val.get("to") or "")
         tobj = cat.get(lake.table_path(to), vid=vid) if to.count(".") == 2 else None

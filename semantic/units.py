@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["NAME_UNITS", "UNIT_WORDS", "names_a_unit", "names_unit", "unit_after", "unit_size"]
+__all__ = ["NAME_UNITS", "UNIT_WORDS", "names_a_unit", "names_unit", "reworded", "unit_after", "unit_size"]
 
 # family -> canonical name -> (size in the family's base, other spellings)
 _FAMILIES: dict[str, dict[str, tuple[float, tuple[str, ...]]]] = {
@@ -111,3 +111,43 @@ def names_unit(text: str, unit: str) -> str | None:
         if m is not None:
             return m.group(0)
     return None
+
+
+def _full_words() -> dict[str, tuple[str, bool]]:
+    """Every unit word written out in full (no abbreviation: `min`, `ms`, `kg`, `h` also say other
+    things) -> (its canonical unit, plural), of the families whose canonical names are plain plurals."""
+    out: dict[str, tuple[str, bool]] = {}
+    for units in _FAMILIES.values():
+        for name in units:
+            if re.fullmatch(r"[a-z]+s", name):
+                out[name], out[name[:-1]] = (name, True), (name, False)
+    return out
+
+
+_FULL_WORDS = _full_words()
+
+
+def reworded(text: object, factor: float) -> tuple[str, str, str] | None:
+    """(old word, new word, new text) when prose names one unit, once, and says nothing else a change of
+    unit could make false, and values multiplied by `factor` are in another unit of its family
+    (`unit_after`): the text with that word replaced, in the same number and capitalisation ("UTC offset in
+    hours", x 60 -> "UTC offset in minutes"). None when the text holds a digit (a number in the old unit),
+    a `%`, another unit or scale word (`names_a_unit`'s: "cents; 100 cents = 1 dollar", "thousands"), the
+    unit only abbreviated, or the unit twice: a person rewrites those."""
+    s = str(text or "")
+    if not isinstance(text, str) or re.search(r"[0-9%]", s):
+        return None
+    bare = _PER_UNIT.sub(lambda x: " " * len(x.group(0)), s)  # "unit cost": no unit (offsets kept)
+    known = {k for k in _BY_NAME if len(k) >= 2} | {k + "s" for k in _BY_NAME if len(k) >= 3} | _PROSE_UNIT_WORDS
+    hits = [m for m in re.finditer(r"[A-Za-z]+", bare) if m.group(0).lower() in known]
+    if len(hits) != 1 or hits[0].group(0).lower() not in _FULL_WORDS:
+        return None
+    m = hits[0]
+    old = m.group(0)
+    unit, plural = _FULL_WORDS[old.lower()]
+    new_unit = unit_after(unit, factor)
+    if new_unit is None or new_unit not in _FULL_WORDS:
+        return None
+    new = new_unit if plural else new_unit[:-1]
+    new = new.capitalize() if old[0].isupper() else new
+    return old, new, s[:m.start()] + new + s[m.end():]

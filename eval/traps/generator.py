@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from eval.traps import truth as tt
 from eval.traps.lakeview import LakeView, TableInfo, is_date, is_int, is_num, is_ts, words
 from eval.traps.taxonomy import CLASSES
-from semantic.units import unit_after
+from semantic.units import reworded, unit_after
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -517,6 +517,9 @@ class Generator:
         self._instructions(tr, t.name, col, "gone")
         # its own annotations and every text naming it
         tr.falsify(self.texts(tr, self.view.refs(t.name, col, own=True), tt.column_texts(self.view, t.name, col, own=True)), None)
+        for a in t.column_anns(col):  # the column's own annotations describe nothing now: they go
+            if [t.name, a.key] in tr.false:
+                tr.fixes[f"{t.name}|{a.key}"] = {"action": "remove", "params": {"column": col}}
         vid = self.alter(t.name, f"drop {col}", drop=[col])
         return self.done(tr, vid)
 
@@ -610,6 +613,16 @@ class Generator:
         found = sorted(set(keys + own + defs + prose + tt.instruction_texts(self.view, t.name, col, "unit")))
         return self.texts(tr, before, found) if tr is not None else found
 
+    def _reworded(self, tr: Trap, t: TableInfo, col: str, factor: float) -> None:
+        """Every row of `col` restated by `factor`: its description, made false, naming the unit once and
+        nothing else a change of unit makes false, says the new unit instead (`semantic.units.reworded`:
+        "in hours" x60 -> "in minutes"); any other text is a person's to rewrite (None)."""
+        desc = t.column_field(col, "description")
+        words = reworded(desc.value, factor) if desc is not None else None
+        if desc is not None and words is not None and [t.name, desc.key] in tr.false:
+            tr.fixes[f"{t.name}|{desc.key}"] = {"action": "reword_unit",
+                                                "params": {"column": col, "old": words[0], "new": words[1]}}
+
     def _scale(self, t: TableInfo, col: str) -> int:
         return self.rng.choice([2, 3]) if is_int(t.type_of(col)) else self.rng.choice([2, -2])
 
@@ -627,6 +640,7 @@ class Generator:
         ua = t.column_field(col, "unit")
         if ua is not None:
             tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "scale": k}}
+        self._reworded(tr, t, col, 10.0 ** k)
         df = self.read(t.name)
         df = df.withColumn(col, self._scaled(df, col, t.type_of(col), k))
         return self.done(tr, self.restate(t.name, df, f"restate {col}"))
@@ -707,6 +721,7 @@ class Generator:
             tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "scale": int(round(k))}}
         elif ua is not None and unit_after(ua.value, f) is not None:  # hours -> minutes: `update_unit` says x60 too
             tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "factor": f}}
+        self._reworded(tr, t, col, f)
         df = self.read(t.name)
         typ = t.type_of(col)
         val = F.col(col) * F.lit(f)
@@ -1293,6 +1308,7 @@ class Generator:
         ua = t.column_field(col, "unit")
         if ua is not None:
             tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "scale": k}}
+        self._reworded(tr, t, col, 10.0 ** k)
         df = self.read(t.name)
         df = df.withColumn(col, self._scaled(df, col, t.type_of(col), k))
         return self.done(tr, self.restate(t.name, df, f"restate {col}"))
@@ -1425,13 +1441,43 @@ class Generator:
         gap = (hi - mx).days + self.rng.choice([30, 90, 400]) if mx else 30
         tr = self.new_trap("documented_ranges", "date_range_exceeded", t.name, [col],
                            f"{t.name} gets rows dated up to {hi + dt.timedelta(days=gap - (hi - mx).days if mx else 0)} (documented until {hi})")
-        tr.falsify([(t.name, k) for k in sorted({key} | {a.key for a in t.anns if a.field in ('description', 'grain')
-                                                          and hi.isoformat() in json.dumps(a.value)})], None)
+        keys = sorted({key} | {a.key for a in t.anns if a.field in ('description', 'grain')
+                               and hi.isoformat() in json.dumps(a.value)})
+        tr.falsify([(t.name, k) for k in keys], None)
         df = self.read(t.name)
         last = df.agg(F.max(col).alias("m")).collect()[0]["m"]
+        self._range_fixes(tr, t, keys, col, df, (last.date() if isinstance(last, dt.datetime) else last)
+                          + dt.timedelta(days=gap))
         day = df.where(F.col(col) == F.lit(last))
         day = self._shift(day, t, gap, self._offsets(t, day, {}))
         return self.done(tr, self.write(day.localCheckpoint(), t.name, "append", f"rows up to {gap} days later"))
+
+    def _range_fixes(self, tr: Trap, t: TableInfo, keys: list[str], col: str, df: DataFrame, end: dt.date) -> None:
+        """The repair of each description the trap made false that states one date range of `col`: the range
+        from its start (or the data's first date, when earlier) to `end` (the trap's last date), unless the
+        column held a row on every day of the range before the trap (a calendar, "one row per date from ...
+        to ...", or a text saying so: the new range would have a gap; a person says what holds then) or the
+        text states other ranges too (None)."""
+        import re
+
+        from pyspark.sql import functions as F
+
+        days = F.to_date(F.col(col))
+        first = df.agg(F.min(days).alias("m")).collect()[0]["m"]
+        for k in keys:
+            a = next((x for x in t.anns if x.key == k), None)
+            got = re.findall(r"(\d{4}-\d{2}-\d{2})\s*(?:\.\.|to|through|until|and|-|–)\s*(\d{4}-\d{2}-\d{2})",
+                             str(a.value) if a is not None and isinstance(a.value, str) else "")
+            if a is None or len(got) != 1 or first is None:
+                continue
+            lo, hi = (dt.date.fromisoformat(x) for x in got[0])
+            filled = df.where(days.between(F.lit(lo), F.lit(hi))).select(days).distinct().count()
+            if filled == (hi - lo).days + 1 or re.search(r"\b(?:per|each|every)\s+(?:calendar\s+)?(?:day|date)\b|"
+                                                        r"\bdaily\b", str(a.value), re.IGNORECASE):
+                continue
+            start = lo if first >= lo else first
+            tr.fixes[f"{t.name}|{k}"] = {"action": "update_range", "params": {
+                "column": col, "start": start.isoformat(), "end": end.isoformat()}}
 
     # ------------------------------------------------------------------ shared pieces
     def _annotated_cols(self, t: TableInfo) -> list[str]:

@@ -49,7 +49,8 @@ def _looks_only(f: Finding) -> bool:
 
 # the repairs that rewrite a claim's structure, and the claims that have it (as semantic.review
 # writes them): new grain keys are no rewrite of a description, a filter on is_current no rewrite of a
-# verified query's SQL, a re-verification is of a verified query only, new values of an enum only.
+# verified query's SQL, a re-verification is of a verified query only, new values of an enum only, a
+# removal of a column's own annotation only (`column.*`: any field).
 # Any other repair may be listed for any annotation its finding is about.
 REWRITES: dict[str, tuple[str, ...]] = {
     "set_keys": ("table.grain",),
@@ -59,6 +60,9 @@ REWRITES: dict[str, tuple[str, ...]] = {
     "update_unit": ("column.unit",),
     "reverify": ("verified_query",),
     "add_enum_values": ("column.enum",),
+    "remove": ("column.*",),
+    "reword_unit": ("column.description",),
+    "update_range": ("table.description", "column.description"),  # a dropped column's own annotations (any field), nothing else
 }
 
 
@@ -74,7 +78,7 @@ def holds_for(x: Fix, f: Finding) -> bool:
     about no annotation: any)."""
     kinds = REWRITES.get(x.action)
     keys = f.annotations or ([f.annotation] if f.annotation else [])
-    return kinds is None or all(_claim(k) in kinds for k in keys)
+    return kinds is None or all(_claim(k) in kinds or f"{_claim(k).split('.')[0]}.*" in kinds for k in keys)
 
 
 def _fold(fixes: list[Fix]) -> list[Fix]:

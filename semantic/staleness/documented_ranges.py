@@ -4,7 +4,8 @@
 Evidence: the annotation's text, its basis statistics (which date column the range described: one
 whose values then lay within it) and the column's statistics now. Only full ranges (a start and an
 end) are read; a single bound ("until", "since") often speaks of something else (a code's validity,
-a deprecation). No fix: the new range is for a person to write (the finding gives the data's)."""
+a deprecation). At metadata depth no fix (the finding gives the data's range); at data depth
+`update_range` when the data supports the new range (`range_now`)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,10 @@ _RANGE = re.compile(rf"(?:from|between)\s+{_DATE}\s+(?:to|through|until|and)\s+{
                     re.IGNORECASE)
 
 
+# a text saying the range is filled day by day
+_DAILY = re.compile(r"\b(?:per|each|every)\s+(?:calendar\s+)?(?:day|date)\b|\bdaily\b", re.IGNORECASE)
+
+
 def documented_ranges(text: object) -> list[tuple[float, float]]:
     """The full date ranges (start, end of the end day) a text states, as epoch seconds."""
     out = []
@@ -46,6 +51,18 @@ def documented_ranges(text: object) -> list[tuple[float, float]]:
         if lo is not None and hi is not None and lo <= hi:
             out.append((lo, hi + DAY))
     return out
+
+
+def with_range(text: object, start: str, end: str) -> str | None:
+    """`text` with its one full date range stating `start` to `end` (ISO dates), the rest as written; None
+    when it states no range or several."""
+    got = list(_RANGE.finditer(text)) if isinstance(text, str) else []
+    if len(got) != 1 or not all(re.fullmatch(r"\d{4}-\d{2}-\d{2}", x) for x in (start, end)):
+        return None
+    assert isinstance(text, str)
+    m = got[0]
+    ga, gb = (1, 2) if m.group(1) else (3, 4)
+    return text[:m.start(ga)] + start + text[m.end(ga):m.start(gb)] + end + text[m.end(gb):]
 
 
 def range_exceeded(t: Table, ann: Annotation) -> list[Finding]:
@@ -79,6 +96,50 @@ def range_exceeded(t: Table, ann: Annotation) -> list[Finding]:
                                cause=cause_of("range", t.name, last[0], c.name)))
             return out
     return out
+
+
+def range_now(ctx: Context, t: Table, ann: Annotation, duck: Any, checked: set[tuple[str | None, str]]
+              ) -> list[Finding]:
+    """documented_ranges, data: `range_exceeded` as at metadata depth, with the range the text should state
+    (`update_range {column, start, end}`: each end the text's where the data still lies within it, the data's
+    where it reaches beyond) when the data supports it: the text states one range, and a range the column
+    filled day by day at the claim's basis (every day of it held a row), or one the text says is filled
+    ("one row per date from ... to ...", "daily"), is filled day by day in the new range. Otherwise nothing here (the metadata finding, no fix,
+    stands: a person writes the range, e.g. after one day appended a year past the rest)."""
+    found = range_exceeded(t, ann)
+    if len(found) != 1 or len(documented_ranges(ann.value)) != 1:
+        return []
+    f = found[0]
+    v = f.evidence.values
+    col, (a, b), (nlo, nhi) = str(v["column"]), v["documented"], v["now"]
+    lo_now, hi_now = parse_time(nlo), parse_time(nhi)
+    if lo_now is None or hi_now is None:
+        return []
+    start = a if lo_now >= (parse_time(a) or 0) else day_of(lo_now)
+    end = b if hi_now < (parse_time(b) or 0) + DAY else day_of(hi_now)
+
+    def days(d: Any, lo: str, hi: str) -> int | None:
+        q = (f"SELECT count(DISTINCT CAST({quote_id(col)} AS DATE)) FROM {quote_table(t.name)} "
+             f"WHERE CAST({quote_id(col)} AS DATE) BETWEEN DATE '{lo}' AND DATE '{hi}'")
+        try:
+            (n,), = d.sql(q)
+        except CatalogError:  # a column renamed since, a failed read: nothing to say
+            return None
+        return None if n is None else int(n)
+
+    span = round((parse_time(b) - parse_time(a)) / DAY) + 1  # type: ignore[operator]
+    basis = ann.provenance.basis.vid
+    then = days(duck_at(ctx, basis), a, b) if basis else None
+    if then is None:
+        return []
+    if then == span or _DAILY.search(str(ann.value)):  # filled day by day when written, or the text says
+        # it is ("one row per day"): the new range must be (a text that was already wrong is not re-certified)
+        now = days(duck, start, end)
+        if now is None or now != round((parse_time(end) - parse_time(start)) / DAY) + 1:  # type: ignore[operator]
+            return []
+    checked.add((ann.key, "range_exceeded"))
+    return [f.model_copy(update={"fixes": [make_fix("update_range", column=col, start=start, end=end)],
+                                 "suggestion": f"state the range {start} to {end}"})]
 
 
 def _described(t: Table, ann: Annotation) -> list[tuple[float, float, str]]:

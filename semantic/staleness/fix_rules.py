@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 
-from semantic.models import Annotation, ColumnStats, Finding
+from semantic.history import type_family
+from semantic.models import Annotation, ColumnStats, Finding, Fix
 from semantic.staleness.core import Table, make_fix, scale_of
 from semantic.staleness.values_units import (
     factor_text,
@@ -16,6 +17,7 @@ from semantic.staleness.values_units import (
     restated_scale,
     ten_exp,
 )
+from semantic.units import reworded
 
 
 def _basis_stats(a: Annotation, col: str, t: Table) -> object:
@@ -61,8 +63,10 @@ def every_row_moved(t: Table, a: Annotation, col: str, factor: float, restated_v
 
 def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
     """`update_unit {column, scale}` (or `{column, factor}`) holds only (1) for a claim that is a unit: a column's `unit`
-    annotation (a description, sample values or a metric on the column is text or an expression a
-    person rewrites for the new scale: the review cannot write it from a scale), and (2) when every
+    annotation (sample values or a metric on the column is text or an expression a person rewrites for
+    the new scale: the review cannot write it from a scale; a description naming the unit once and
+    nothing else a change of unit makes false gets `reword_unit {column, old, new}` instead:
+    `semantic.units.reworded`), and (2) when every
     row of the column moved alike (`every_row_moved`): after new loads only, in another unit beside
     older rows that kept theirs, no single unit is right for the column. Otherwise, and for a unit
     drift found with no fix, the fix is `investigate {columns}` and the suggestion says what to
@@ -80,7 +84,10 @@ def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
         by = factor_text(factor)
         rv = f.evidence.values.get("restated_vid")
         cols.append(col)
-        if not (a.kind == "column" and a.field == "unit"):
+        said = _reworded(t, a, f, col, factor)
+        if said is not None:
+            ok.append(said)
+        elif not (a.kind == "column" and a.field == "unit"):
             what = {"metric": "the metric's expression", "column": f"the column's {a.field}"}.get(a.kind, a.key)
             why = (f"{col}'s values moved by {by}: check {what} against the values now and rewrite it for the new "
                    "scale (the unit annotation takes the new unit)")
@@ -100,11 +107,55 @@ def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
             return f
         cols = [str(found)]
         sf = f.evidence.values.get("scale_factor")
+        said = _reworded(t, a, f, str(found), float(sf)) if isinstance(sf, int | float) and not isinstance(sf, bool) \
+            else None
+        if said is not None:
+            return f.model_copy(update={"fixes": [said], "suggestion": f"say {said.params['new']} instead of "
+                                                                      f"{said.params['old']}"})
         by = factor_text(float(sf)) if isinstance(sf, int | float) else "by a power of ten"
         why = f"{found}'s values moved {by}: check them against this {a.kind} annotation and rewrite it"
     cols = list(dict.fromkeys(cols))
     return f.model_copy(update={"fixes": [make_fix("investigate", columns=cols), *keep],
                                 "suggestion": f.suggestion if f.suggestion and not f.fixes else why})
+
+
+def _reworded(t: Table, a: Annotation, f: Finding, col: str, factor: float) -> Fix | None:
+    """`reword_unit {column, old, new}` for a column's description that names the unit once and nothing
+    else a change of unit makes false (`semantic.units.reworded`), when every row of `col` moved by
+    `factor` (`every_row_moved`); None otherwise."""
+    words = reworded(a.value, factor) if a.kind == "column" and a.field == "description" else None
+    rv = f.evidence.values.get("restated_vid")
+    if words is None or f.evidence.values.get("whole_table") is False or \
+            not every_row_moved(t, a, col, factor, rv if isinstance(rv, int) and not isinstance(rv, bool) else None):
+        return None
+    return make_fix("reword_unit", column=col, old=words[0], new=words[1])
+
+
+def own_column_fix(t: Table, a: Annotation, f: Finding) -> Finding:
+    """A column's own annotation: `own_rename_fix` after a rename in place, `own_drop_fix` after a drop."""
+    return own_drop_fix(t, a, own_rename_fix(t, a, f))
+
+
+def own_drop_fix(t: Table, a: Annotation, f: Finding) -> Finding:
+    """A column's own annotation whose column was dropped and that no column took the place of (no
+    rename candidate: `column_dropped` with no fix) describes nothing the table holds: `remove
+    {column}`, which accept applies by removing the annotation (its history keeps it). Offered only
+    when the evidence is the schema alone and complete: the annotation's column id is in no current
+    column and no current column carries its name (a column dropped and added again under the same
+    name is read as the same column; a person says whether the claim holds of it). Other findings
+    keep their fixes. Not when the commit that dropped it added a column of the same type family (one that
+    may continue it with other values: a person says whether to move the claim)."""
+    if a.kind != "column" or f.reason != "column_dropped" or f.fixes or a.column_id is None:
+        return f
+    name = str(f.evidence.values.get("column") or a.column or "")
+    if a.column_id in t.cols or not name or t.col(name) is not None or (a.column and t.col(str(a.column))):
+        return f
+    ch = next((c for c in t.tl.schema_changes if a.column_id in c.before and a.column_id not in c.after), None)
+    if ch is None or any(type_family(str(c.type)) == type_family(str(ch.before[a.column_id].type)) for c in ch.added):
+        return f  # the commit that dropped it added a column of its kind: whether it took its place is a person's
+    return f.model_copy(update={"fixes": [make_fix("remove", column=name)],
+                                "suggestion": f"{name} is no longer in the table and no column took its place: "
+                                              "remove the annotation"})
 
 
 def own_rename_fix(t: Table, a: Annotation, f: Finding) -> Finding:

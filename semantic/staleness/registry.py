@@ -41,8 +41,8 @@ from semantic.staleness.definitions_values import (
     prose_complete_set,
     prose_values,
 )
-from semantic.staleness.documented_ranges import per_key_exceeded, query_range, range_exceeded
-from semantic.staleness.fix_rules import own_rename_fix, unit_fix
+from semantic.staleness.documented_ranges import per_key_exceeded, query_range, range_exceeded, range_now
+from semantic.staleness.fix_rules import own_column_fix, unit_fix
 from semantic.staleness.grain import (
     description_grain,
     description_grain_data,
@@ -140,6 +140,9 @@ class Check:
     run: Callable[[Any, Any], list[Finding]]  # (env, annotation or None for a table check)
     applies: Applies | None = None            # None: a table check, run once per table
     fallback: bool = False                    # only when the checks before found nothing for the annotation
+    apart_on: tuple[str, ...] = ()            # a fallback that runs on these kinds of annotation after earlier
+    #                                           findings too, kept only for another column and another cause
+    #                                           (`_apart`: a metric's filter beside a change in its expression)
     replaces_at_data: bool = False            # a metadata check whose findings the data depth recomputes
     catalog_wide: bool = False                # reads every table's loads and the catalog's head: never
     #                                           carried over by the incremental check (always recomputed)
@@ -198,9 +201,9 @@ CHECKS: list[Check] = [
           lambda e, a: prose_pointing(e.t, a), _field("table", "description", "instructions")),
     Check("column_fate", "schema", "metadata",
           ("column_dropped", "column_renamed", "column_type_changed", "unit_drift"),
-          ("schema_history", "column_stats"), ("rename", "investigate"),
+          ("schema_history", "column_stats"), ("rename", "remove", "investigate"),
           lambda e, a: column_findings(e.t, a, _own_refs(a)), _field("column"),
-          claim_rule=own_column_claim, fix_rule=own_rename_fix),
+          claim_rule=own_column_claim, fix_rule=own_column_fix),
     Check("unit_drift", "values_units", "metadata", ("unit_drift",), ("column_stats", "partition_stats"),
           ("update_unit", "investigate"), lambda e, a: unit_drift(e.t, a, _own_refs(a)),
           lambda a, e: a.kind == "column" and a.column_id in e.units and a.field in ("unit", "description"),
@@ -235,7 +238,7 @@ CHECKS: list[Check] = [
           lambda e, a: verified_meta(e.ctx, e.t, a), _field("verified_query")),
     Check("filter_values", "definitions", "metadata", ("values_restated", "verified_query_changed"),
           ("column_stats", "file_stats", "load_log"), ("value_map", "investigate", "reverify"),
-          lambda e, a: filter_values(e.ctx, e.t, a, e.anns, e.tables), _compares, fallback=True),
+          lambda e, a: filter_values(e.ctx, e.t, a, e.anns, e.tables), _compares, fallback=True, apart_on=("metric",)),
     Check("grouped_values", "definitions", "metadata", ("verified_query_changed",), ("column_stats", "file_stats", "load_log"),
           ("reverify",), lambda e, a: grouped_meta(e.ctx, e.t, a, e.tables), _field("verified_query"), fallback=True),
     Check("grouped_codes", "values_units", "metadata", ("verified_query_changed",), ("column_stats", "annotation_text", "sql"),
@@ -341,7 +344,7 @@ CHECKS: list[Check] = [
     Check("filter_values_now", "definitions", "data", ("values_restated", "verified_query_changed"), ("data", "load_log"),
           ("value_map", "investigate", "reverify"),
           lambda e, a: filter_values(e.ctx, e.t, a, e.anns, e.tables, e.duck, e.checked, e.already), _compares,
-          fallback=True),
+          fallback=True, apart_on=("metric",)),
     Check("grouped_values_now", "definitions", "data", ("verified_query_changed",), ("data", "load_log"), ("reverify",),
           lambda e, a: grouped_values(e.ctx, e.t, a, e.tables, e.duck, e.checked, e.already),
           _field("verified_query"), fallback=True),
@@ -360,6 +363,10 @@ CHECKS: list[Check] = [
     Check("prose_complete_set_now", "values_units", "data", ("enum_violated",), ("data", "annotation_text"),
           ("investigate",), lambda e, a: prose_complete_set(e.ctx, e.t, a, e.anns, e.duck, e.already, e.tables),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column"), fallback=True),
+    Check("documented_range_now", "documented_ranges", "data", ("range_exceeded",),
+          ("data", "annotation_text", "column_stats"), ("update_range",),
+          lambda e, a: range_now(e.ctx, e.t, a, e.duck, e.checked),
+          lambda a, _e: a.field == "description" and a.kind in ("table", "column")),
     Check("per_key_now", "documented_ranges", "data", ("range_exceeded",), ("data", "annotation_text"), (),
           lambda e, a: per_key_exceeded(e.ctx, e.t, a, e.anns, e.duck),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column")),
@@ -407,13 +414,13 @@ def run_annotation_checks(env: Env, depth: str, only: Collection[str] | None = N
             continue
         found: list[Finding] = []
         for c in entries:
-            if c.applies is None or not c.applies(a, env) or (c.fallback and found):
+            if c.applies is None or not c.applies(a, env) or (c.fallback and found and a.kind not in c.apart_on):
                 continue
             if depth != "data":
-                found += _fixed(c, env, a, c.run(env, a))
+                found += _apart(found, _fixed(c, env, a, c.run(env, a))) if c.fallback else _fixed(c, env, a, c.run(env, a))
                 continue
             try:
-                found += _fixed(c, env, a, c.run(env, a))
+                found += _apart(found, _fixed(c, env, a, c.run(env, a))) if c.fallback else _fixed(c, env, a, c.run(env, a))
             except LimitExceededError as e:
                 found.append(finding(a, env.t.name, "check_limit_exceeded", "suspect",
                                       f"the data check of {a.key} could not finish: {e.message[:300]}; the annotation "
@@ -428,6 +435,30 @@ def run_annotation_checks(env: Env, depth: str, only: Collection[str] | None = N
                                       [env.ctx.vid]))
         out += found
     return out
+
+
+def _apart(before: list[Finding], found: list[Finding]) -> list[Finding]:
+    """A fallback's findings on an annotation that has `before` (`Check.apart_on`): only those about another
+    column, of another cause (a second change the first findings do not tell: a metric flagged for a tax in
+    its expression whose filter's value was respelled too); with nothing before, all of them."""
+    if not before:
+        return found
+    cols = {_column_of(f) for f in before}
+    causes = {f.cause for f in before if f.cause}
+    return [f for f in found if f.cause not in causes and _column_of(f) and _column_of(f) not in cols and "" not in cols]
+
+
+def _column_of(f: Finding) -> str:
+    """The column a finding is about, lower case: its evidence's `column`, else the one its fixes name, else
+    its cause's detail (`unit:table@vid:column`); "" when none says."""
+    got = f.evidence.values.get("column")
+    if not got:
+        got = next((x.params.get("column") or (x.params.get("columns") or [None])[0] for x in f.fixes
+                    if x.params.get("column") or x.params.get("columns")), None)
+    if not got and f.cause and "@" in f.cause:
+        tail = f.cause.rsplit("@", 1)[1].split(":", 1)
+        got = tail[1] if len(tail) == 2 else None
+    return str(got or "").lower()
 
 
 def _fixed(c: Check, env: Env, a: Annotation, found: list[Finding]) -> list[Finding]:

@@ -56,7 +56,8 @@ def _trapped_copy(lake_dir: str, dst: str, seed: int = 1) -> dict:
     truth = {"seed": seed, "now": now, "check_time": now + 2 * 86400 + 3600,
              "traps": [{"id": "schema.drop.0", "cls": "schema", "kind": "drop", "table": TABLE, "columns": [COLUMN],
                         "description": f"{TABLE}.{COLUMN} dropped", "vid": vid, "time": now + 3600,
-                        "false": [[TABLE, k] for k in keys], "fixes": {f"{TABLE}|{k}": None for k in keys},
+                        "false": [[TABLE, k] for k in keys],
+                        "fixes": {f"{TABLE}|{k}": {"action": "remove", "params": {"column": COLUMN}} for k in keys},
                         "tables": [TABLE], "control": False, "loads": 1}],
              "routine_loads": [], "skipped": [], "active": [], "stopped": []}
     with open(os.path.join(dst, "traps.json"), "w") as fh:
@@ -259,7 +260,9 @@ def test_accept_dir_accepts_on_a_throwaway_copy_and_never_writes_a_fix_the_truth
     assert res["seed"] == 6 and res["findings"] >= len(truth["traps"][0]["false"])
     judged = [i for v in ("right", "wrong", "on_true", "before") for i in res[v]]
     assert len(judged) == res["accepted"] <= res["offered"] <= res["findings"]
-    # the dropped column's own claims have no mechanical fix (truth None): accepting any would be `wrong`
-    assert res["wrong"] == [] and res["skipped_by"].get("no_fix", 0) >= 1, res
+    # the dropped column's own claims go (truth: remove), each accepted as its own decision; nothing else
+    # the trap made false is written (failed before the remove fix: none of them was offered)
+    assert res["wrong"] == [] and res["on_true"] == [], res
+    assert sorted(i["key"] for i in res["right"]) == sorted(k for _t, k in truth["traps"][0]["false"]), res
     assert "| acme-6 | " in proc.stdout
     assert _files(trapped) == copy_files and not os.listdir(tmp_path / "work")

@@ -149,6 +149,11 @@ def test_a_dropped_column_makes_false_its_own_annotations_and_every_text_naming_
     assert tr.columns == ["net_cents"]
     assert false(tr) == {key(v, ORD, "description"), key(v, MART, "description"), key(v, ORD, "unit", "net_cents"),
                          key(v, ORD, "description", "net_cents")} | vqs(v, ORD, "o.net_cents) AS n FROM")
+    # the column's own annotations go (nothing the table holds is theirs); every other text a person rewrites
+    gone = {"action": "remove", "params": {"column": "net_cents"}}
+    assert {k: x for k, x in tr.fixes.items() if x == gone} == {
+        f"{t}|{k}": gone for t, k in (key(v, ORD, "unit", "net_cents"), key(v, ORD, "description", "net_cents"))}
+    assert tr.fixes[f"{ORD}|table.description"] is None and tr.fixes[f"{MART}|table.description"] is None
 
 
 def _renamed_net(cat, tmp_path):
@@ -776,6 +781,47 @@ def test_a_measure_restated_by_a_unit_factor_makes_its_unit_and_what_computes_wi
     assert key(v, SHIFTS, "description", "amount") not in false(tr)
     assert tr.fixes[f"{SHIFTS}|{key(v, SHIFTS, 'unit', 'amount')[1]}"] == fix
     assert tr.fixes[f"{SHIFTS}|{metric(v, SHIFTS, 'total')[1]}"] is None
+
+
+def test_a_description_naming_the_unit_of_a_measure_restated_by_a_factor_says_the_new_unit(cat, tmp_path, spark):
+    """unit_factor_restated on a measure whose own description names its unit once and nothing else a
+    change of unit makes false ("How long the shift ran, in hours", x 60): the description is false and its
+    repair says the new unit (`reword_unit {column, old: hours, new: minutes}`, as the review writes it:
+    `semantic.units.reworded`); the table's description ("amounts in hours; at most 12 hours a shift": a
+    number in the old unit) is false with no fix, a person's to rewrite."""
+    k = Tiny(cat, tmp_path)
+    k.lk.table(SHIFTS, [("d", "date"), ("shift_id", "bigint"), ("amount", "decimal(6,2)")], at=0,
+               rows={"d": DAYS[:4], "shift_id": [1, 2, 3, 4], "amount": [1.5, 8.0, 12.0, 7.25]})
+    k.ann(SHIFTS, {"description": "Shifts; amounts in hours, at most 12 hours a shift."})
+    k.ann(SHIFTS, {"unit": "hours", "description": "How long the shift ran, in hours"}, column="amount")
+    g, tr = _drawn(cat, spark, k, "values_unit_factor_restated", free=SHIFTS)
+    v = g.view
+    own = key(v, SHIFTS, "description", "amount")
+    assert own in false(tr) and key(v, SHIFTS, "description") in false(tr)
+    assert tr.fixes[f"{SHIFTS}|{own[1]}"] == {"action": "reword_unit",
+                                             "params": {"column": "amount", "old": "hours", "new": "minutes"}}
+    assert tr.fixes[f"{SHIFTS}|table.description"] is None
+
+
+def test_rows_past_a_documented_range_make_its_texts_false_and_the_repair_is_the_new_range_unless_it_was_filled(
+        cat, tmp_path, spark):
+    """date_range_exceeded: rows dated weeks past the range the orders' texts state (they hold every day of
+    2024-11-11..21). Both texts naming the range's end are false. The table's description only bounded the
+    dates ("from 2024-11-01": no order before the 11th), so its repair is the range from its start to the
+    trap's last date (`update_range`); the column's description, a range its rows filled day by day, would
+    state a gap: no fix (a person's)."""
+    k = Tiny(cat, tmp_path)
+    k.ann(ORD, {"description": "Orders dated from 2024-11-01 to 2024-11-21."})
+    k.ann(ORD, {"description": "One order date per day from 2024-11-11 to 2024-11-21"}, column="order_date")
+    g, tr = _drawn(cat, spark, k, "ranges_exceeded")
+    v = g.view
+    own = key(v, ORD, "description", "order_date")
+    assert false(tr) == {key(v, ORD, "description"), own}
+    dates = sorted(str(r[0]) for r in _rows(cat, f"SELECT DISTINCT order_date FROM {ORD}"))
+    assert dates[-2] == "2024-11-21" and dates[-1] > "2024-12-20"
+    assert tr.fixes[f"{ORD}|table.description"] == {"action": "update_range", "params": {
+        "column": "order_date", "start": "2024-11-01", "end": dates[-1]}}
+    assert tr.fixes[f"{ORD}|{own[1]}"] is None
 
 
 EVENTS = "acme.core.events"

@@ -464,7 +464,8 @@ def test_a_query_reading_a_dropped_column_asks_to_reverify_and_accept_cannot_cer
             if merge:  # the column's own claims of the same drop are listed apart, without the query's repair
                 cols = [f for f in sm.staleness(ecat, T, depth=depth, now=elk.day(1))
                         if "column.4.unit" in (f.annotations or [f.annotation])]
-                assert cols and all(not f.fixes for f in cols)
+                assert cols and all(f.fixes == [Fix(action="remove", params={"column": "amount_cents"})]
+                                    for f in cols)
     it = next(i for i in items(ecat, elk.day(1)) if (i.annotation or "").startswith("verified_query."))
     assert not it.acceptable and it.refused == "no_fix"
     before = ecat.resolve(None)

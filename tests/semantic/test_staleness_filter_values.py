@@ -472,3 +472,38 @@ def test_a_value_respelled_by_a_later_rewrite_is_told_as_that_rewrites_not_an_ea
     causes = {f.cause for f in got}
     assert got and all(f"@{second}:" in str(c) for c in causes), causes
     assert not any(f"@{first}:" in str(c) for c in causes), causes
+
+
+PAY = "acme.core.payments"
+
+
+def test_a_metric_flagged_for_its_expression_also_shows_its_filters_value_respelled_and_controls(elk):
+    """A metric summing amount_cents with a filter on status: amount_cents restated x100 (the metric's
+    unit_drift), then 'refunded' respelled 'refund' in place. The filter's change is a second change on
+    another column, shown beside the first (failed before: the filter check is a fallback, skipped once the
+    expression's finding was there). Control: the respelling alone is one finding; the scaling alone is one."""
+    cat = elk.cat
+    ids = list(range(1, 9))
+    status = ["paid", "refunded", "paid", "paid", "refunded", "paid", "paid", "paid"]
+    cents = [1200, 450, 9900, 300, 700, 1500, 2500, 800]
+    elk.table(PAY, [("payment_id", "bigint"), ("status", "string"), ("amount_cents", "bigint")], at=0,
+              rows={"payment_id": ids, "status": status, "amount_cents": cents})
+    sm.annotate(cat, PAY, {"grain": {"text": "one row per payment", "keys": ["payment_id"]}}, author="a",
+                time=elk.day(0.5))
+    sm.define_metric(cat, PAY, "refunds", expression="sum(amount_cents)", filter="status = 'refunded'", author="a",
+                     time=elk.day(0.6))
+
+    def got(now, depth):
+        return sorted((f.reason, f.evidence.values.get("column") or "", [x.action for x in f.fixes])
+                      for f in sm.staleness(cat, PAY, depth=depth, now=now, merge=False)
+                      if f.annotation == "metric.refunds")
+
+    elk.overwrite(PAY, {"payment_id": ids, "status": status, "amount_cents": [x * 100 for x in cents]}, at=1)
+    for depth in ("metadata", "data"):
+        assert [r for r, _c, _x in got(elk.day(1), depth)] == ["unit_drift"], depth  # control: one change, one finding
+    respelled = [{"refunded": "refund"}.get(x, x) for x in status]
+    elk.overwrite(PAY, {"payment_id": ids, "status": respelled, "amount_cents": [x * 100 for x in cents]}, at=2)
+    for depth in ("metadata", "data"):
+        both = got(elk.day(2), depth)
+        assert [r for r, _c, _x in both] == ["unit_drift", "values_restated"], (depth, both)
+        assert ("values_restated", "status", ["value_map"]) in both, (depth, both)

@@ -158,8 +158,9 @@ def test_an_hours_column_restated_in_minutes_in_place_at_both_depths_and_control
     kept the rows (`factor_scale`, 60 of UNIT_FACTORS); at data depth the metadata finding stands.
     The unit annotation gets `update_unit {column, factor: 60}` (every row moved, and hours x60 are
     minutes: `semantic.units`), which accept writes as "minutes" (failed before: `investigate`, the
-    fix wrote powers of ten only); an edit back to "hours" is refused; the description gets
-    `investigate`, the factor in the evidence. Controls: an identical re-run, an append of a new
+    fix wrote powers of ten only); an edit back to "hours" is refused; the description, naming the unit
+    once and no number, gets `reword_unit {column, old: hours, new: minutes}`, which accept writes as
+    "gmt_offset, in minutes" (failed before: `investigate`, left to a person). Controls: an identical re-run, an append of a new
     day, and a rewrite whose values changed by no one factor (x60 plus a little, unlike per row),
     at both depths."""
     cat = elk.cat
@@ -176,12 +177,13 @@ def test_an_hours_column_restated_in_minutes_in_place_at_both_depths_and_control
     assert _data(cat, T, elk.day(4), "unit_drift") == []
     elk.overwrite(T, rows, at=4.5)
     v = elk.overwrite(T, {**rows, "gmt_offset": [x * 60 for x in rows["gmt_offset"]]}, at=5)
-    fixes = {"column.3.description": [Fix(action="investigate", params={"columns": ["gmt_offset"]})],
+    fixes = {"column.3.description": [Fix(action="reword_unit", params={"column": "gmt_offset", "old": "hours",
+                                                                        "new": "minutes"})],
              "column.3.unit": [Fix(action="update_unit", params={"column": "gmt_offset", "factor": 60.0})]}
     for got in (sm.staleness(cat, T, now=elk.day(5), merge=False), _data(cat, T, elk.day(5))):
         assert sorted((f.annotation, f.reason, f.status, f.evidence.values["scale_factor"]) for f in got) == [
             ("column.3.description", "unit_drift", "stale", 60.0), ("column.3.unit", "unit_drift", "stale", 60.0)]
-        assert all(f.fixes == fixes[f.annotation] and v in f.evidence.vids and "x60" in f.message for f in got)
+        assert all(f.fixes == fixes[f.annotation] and v in f.evidence.vids and "x60" in f.message for f in got), [(f.annotation, f.fixes, f.message) for f in got]
     [unit] = [i for i in sm.review_items(cat, T, now=elk.day(5)).items if i.annotation == "column.3.unit"]
     assert "minutes" in (unit.suggestion or "")
     with pytest.raises(sm.ReviewRefusedError, match="moved by x60"):
@@ -189,6 +191,11 @@ def test_an_hours_column_restated_in_minutes_in_place_at_both_depths_and_control
     sm.accept(cat, unit.id, author="ann", now=elk.day(5), time=elk.day(5.1))
     [ann] = [a for a in read_annotations(cat, T) if a.key == "column.3.unit"]
     assert ann.value == "minutes" and ann.provenance.source == "human"
+    [desc] = [i for i in sm.review_items(cat, T, now=elk.day(5.1)).items if i.annotation == "column.3.description"]
+    assert desc.acceptable and desc.proposed == "gmt_offset, in minutes"
+    sm.accept(cat, desc.id, author="ann", now=elk.day(5.1), time=elk.day(5.2))
+    assert {a.key: a.value for a in read_annotations(cat, T)}["column.3.description"] == "gmt_offset, in minutes"
+    assert sm.staleness(cat, T, now=elk.day(5.2), merge=False) == []
 
 
 def test_a_duration_in_hours_from_zero_restated_in_minutes_is_seen_in_the_paired_rows(elk):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from semantic.units import _BY_NAME, unit_after, unit_size
+from semantic.units import _BY_NAME, reworded, unit_after, unit_size
 
 
 @pytest.mark.parametrize(("unit", "factor", "after"), [
@@ -34,3 +34,25 @@ def test_a_conversion_back_by_the_inverse_factor_is_the_unit_again(a, b):
         assert got == nb and unit_after(got, sb / sa) == na
     else:
         assert got is None or unit_size(got)[0] == fa
+
+
+@pytest.mark.parametrize(("text", "factor", "after"), [
+    ("UTC offset in hours", 60, "UTC offset in minutes"),
+    ("Hours worked", 60, "Minutes worked"),
+    ("Net amount in cents, excluding tax", 0.01, "Net amount in dollars, excluding tax"),
+    ("Unit cost in cents", 0.01, "Unit cost in dollars"),          # "unit cost" is no unit: cents is the one
+    ("Time to ship, one hour at most", 60, "Time to ship, one minute at most"),
+    ("Amount in cents", 100, None),                                 # cents x100: no unit of that size
+    ("Price in cents (100 cents = 1 dollar)", 0.01, None),          # a number, and the unit twice
+    ("Minutes since the start of the day", 1 / 60, None),           # two unit words: which one is the values'?
+    ("Weight in kg", 1000, None),                                    # abbreviated: a person rewrites it
+    ("Revenue in thousands of dollars", 1000, None),                # a scale word beside the unit
+    ("Share of orders, in %", 100, None),
+    ("Customer name", 60, None),
+    (None, 60, None),
+])
+def test_reworded(text, factor, after):
+    """A description naming one unit once, nothing else a change of unit makes false: said again in the
+    unit the values are in now; otherwise None (a person rewrites it)."""
+    got = reworded(text, factor)
+    assert (got[2] if got else None) == after

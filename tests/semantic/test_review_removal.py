@@ -1,0 +1,80 @@
+"""A dropped column's own annotations (issue 45): the column is gone and no column took its place, so
+the finding's fix is `remove {column}`; accept removes the annotation and writes nothing, bulk accept
+includes it, and accept is refused when the table holds a column of that name again (the claim may
+describe it). Runs on the embedded catalog and over HTTP (the `cat` fixture)."""
+
+from __future__ import annotations
+
+import pytest
+
+import catalog_core as cc
+import semantic as sm
+from eval.fixtures.lakes import LakeBuilder
+from semantic.annotations import read_annotations
+from semantic.models import Fix
+
+T = "acme.core.t"
+
+
+def base(lk: LakeBuilder) -> None:
+    lk.table(T, [("id", "bigint"), ("kind", "string"), ("amount_cents", "bigint")], at=0,
+             rows={"id": [1, 2, 3], "kind": ["a", "b", "a"], "amount_cents": [1000, 25000, 4000]})
+
+
+def keys(cat) -> set[str]:
+    return {a.key for a in read_annotations(cat, T)}
+
+
+def dropped_items(cat, now):
+    return {i.annotation: i for i in sm.review_items(cat, T, now=now).items if i.reason == "column_dropped"}
+
+
+def test_a_dropped_columns_annotations_are_removed_by_accept_and_by_accept_all(cat, lk):
+    base(lk)
+    sm.annotate(cat, T, {"description": "the kind of order", "enum": ["a", "b"]}, column="kind", author="ann",
+                time=lk.day(1))
+    sm.annotate(cat, T, {"description": "money, in cents"}, column="amount_cents", author="ann", time=lk.day(1))
+    lk.evolve(T, drop=["kind"], at=2)
+    items = dropped_items(cat, lk.day(2))
+    assert set(items) == {"column.2.description", "column.2.enum"}
+    for it in items.values():  # failed before: no fix, accept refused (no_fix)
+        assert it.fixes == [Fix(action="remove", params={"column": "kind"})]
+        assert it.acceptable and it.proposed is None and "its column is gone" in (it.suggestion or "")
+    vid = sm.accept(cat, items["column.2.description"], author="alice", now=lk.day(2), time=lk.day(3))
+    now = keys(cat)
+    assert "column.2.description" not in now and "column.2.enum" in now
+    assert "column.3.description" in now  # the other column's claim is left alone
+    rec = {a.key: a for a in read_annotations(cat, T)}["review." + items["column.2.description"].id]
+    assert rec.value["decision"] == "accepted" and rec.value["written_key"] is None and rec.vid == vid
+    # history keeps what was removed
+    assert "column.2.description" in {a.key for a in read_annotations(cat, T, vid=vid - 1)}
+    out = sm.accept_all(cat, author="alice", table=T, now=lk.day(3), time=lk.day(4))
+    assert [d["item"] for d in out["decided"]] == [items["column.2.enum"].id], out
+    assert not {"column.2.description", "column.2.enum"} & keys(cat)
+    assert not [f for f in sm.staleness(cat, T, now=lk.day(4)) if f.reason == "column_dropped"]
+
+
+def test_removal_is_refused_when_a_column_of_that_name_is_back_and_an_edit_writes_nothing(cat, lk):
+    base(lk)
+    sm.annotate(cat, T, {"description": "the kind of order"}, column="kind", author="ann", time=lk.day(1))
+    lk.evolve(T, drop=["kind"], at=2)
+    it = dropped_items(cat, lk.day(2))["column.2.description"]
+    assert it.acceptable
+    with pytest.raises(cc.errors.InvalidValueError):  # no column to write a person's value onto
+        sm.edit_and_accept(cat, it, author="alice", value="the kind", now=lk.day(2), time=lk.day(3))
+    lk.evolve(T, add=[("kind", "string")], at=3)  # added again: the claim may describe the new column
+    with pytest.raises(cc.errors.InvalidValueError, match="holds a column 'kind' again"):
+        sm.accept(cat, it, author="alice", now=lk.day(2), time=lk.day(4))
+    assert "column.2.description" in keys(cat)  # nothing was removed
+
+
+def test_no_removal_when_the_commit_that_dropped_it_added_a_column_of_its_kind(cat, lk):
+    """Control: amount_cents dropped in a rebuild that added fee_cents (an integer too, values that do not
+    continue it: no rename). Whether the claim moves to the new column is a person's call: no fix, accept
+    refused (no_fix)."""
+    base(lk)
+    sm.annotate(cat, T, {"description": "money, in cents"}, column="amount_cents", author="ann", time=lk.day(1))
+    lk.evolve(T, add=[("fee_cents", "bigint")], drop=["amount_cents"], at=2,
+              rows={"id": [1, 2, 3], "kind": ["a", "b", "a"], "fee_cents": [7, 3, 9]})
+    it = dropped_items(cat, lk.day(2))["column.3.description"]
+    assert it.fixes == [] and not it.acceptable and it.refused == "no_fix"
