@@ -278,7 +278,7 @@ class Evidence(BaseModel):
 
 FixAction = Literal["rename", "successor", "join_on", "filter", "add_enum_values", "update_freshness_sla",
                     "update_unit", "relate_to", "reverify", "investigate", "value_map", "set_keys",
-                    "remove", "reword_unit", "update_range"]
+                    "remove", "reword_unit", "update_range", "repoint"]
 FIX_ACTIONS: tuple[str, ...] = FixAction.__args__  # type: ignore[attr-defined]
 
 
@@ -309,6 +309,8 @@ class Fix(BaseModel):
                                             unit word, no number): every value is in unit `new` now
       update_range {column, start, end}     the text's one date range of `column` is `start` to `end` now
                                             (ISO dates; filled day by day where it was)
+      repoint {table, old, new, replaced}   prose sending readers to `replaced`, no longer kept, named `old`,
+                                            names `new` instead (`table`, the one kept now, named alike)
     """
 
     model_config = _STRICT

@@ -74,15 +74,23 @@ _PROSE_UNIT_WORDS = {"usd", "eur", "gbp", "dollar", "dollars", "cent", "cents", 
 _PER_UNIT = re.compile(r"\bunit[\s_-]+(?:cost|price|amount|value|margin|weight|count)s?\b", re.IGNORECASE)
 
 
+def _prose(s: str) -> str:
+    """`s` with what is no unit word blanked out, its length kept: "unit cost", "unit price" (the cost of one
+    item), and identifiers (`unit_price_cents`: a column's name, whose suffix says the column's unit, not the
+    text's: "quantity x unit_price_cents - discount_cents" states none)."""
+    s = _PER_UNIT.sub(lambda m: " " * len(m.group(0)), s)
+    return re.sub(r"[A-Za-z0-9]*_[A-Za-z0-9_]*", lambda m: " " * len(m.group(0)), s)
+
+
 def names_a_unit(text: object) -> bool:
     """Whether prose states a unit or a scale: a word of a unit this module knows (two letters or more: a
     lone `s` or `h` is prose), its plural, a currency or scale word (`_PROSE_UNIT_WORDS`), or a `%` sign.
     "Lifetime net revenue of the customer" states none; "discount given, in dollars" does; "Unit cost" (the
-    cost of one item) does not."""
+    cost of one item) does not, nor a column's name ("quantity x unit_price_cents": `_prose`)."""
     s = str(text or "")
     if "%" in s:
         return True
-    s = _PER_UNIT.sub(" ", s)  # "unit cost", "unit price": the cost of one item, no unit of measure
+    s = _prose(s)
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", s)}
     known = {k for k in _BY_NAME if len(k) >= 2} | {k + "s" for k in _BY_NAME if len(k) >= 3}
     return bool(words & (known | _PROSE_UNIT_WORDS))
@@ -137,7 +145,7 @@ def reworded(text: object, factor: float) -> tuple[str, str, str] | None:
     s = str(text or "")
     if not isinstance(text, str) or re.search(r"[0-9%]", s):
         return None
-    bare = _PER_UNIT.sub(lambda x: " " * len(x.group(0)), s)  # "unit cost": no unit (offsets kept)
+    bare = _prose(s)  # "unit cost", identifiers: no unit (offsets kept)
     known = {k for k in _BY_NAME if len(k) >= 2} | {k + "s" for k in _BY_NAME if len(k) >= 3} | _PROSE_UNIT_WORDS
     hits = [m for m in re.finditer(r"[A-Za-z]+", bare) if m.group(0).lower() in known]
     if len(hits) != 1 or hits[0].group(0).lower() not in _FULL_WORDS:

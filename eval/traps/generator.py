@@ -1253,8 +1253,9 @@ class Generator:
         # a metric defined on it measures a table that no longer gets the data
         tr.falsify([(t.name, a.key) for a in t.anns if a.kind == "metric"],
                    {"action": "successor", "params": {"table": new_name}})
-        # prose on other tables sending its readers to it ("use ... instead") now sends them to a table no longer kept
-        tr.falsify(tt.prose_pointing_to(self.view, t.name), None)
+        # prose on other tables sending its readers to it ("use ... instead") now sends them to a table no longer
+        # kept: the repair names the new table instead
+        tr.falsify(tt.prose_pointing_to(self.view, t.name), {"action": "repoint", "params": {"table": new_name}})
         # deprecations sending their readers to it now send them to a table no longer kept
         tr.falsify(tt.deprecations_naming(self.view, t.name), {"action": "successor", "params": {"table": new_name}})
         df = self.read(t.name).localCheckpoint()

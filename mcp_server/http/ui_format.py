@@ -323,6 +323,7 @@ FIX_WORDS: dict[str, Callable[[Mapping[str, Any]], str]] = {
                            + (f"; the values now are {_cols(p['values'])}" if p.get("values") else ""),
     "set_keys": lambda p: f"The rows are now unique on {_cols(p.get('keys'))}: update the grain",
     "remove": lambda p: f"{p.get('column')} is no longer in the table: remove the annotation",
+    "repoint": lambda p: f"Name {p.get('new')} instead of {p.get('old')} in the text",
     "update_range": lambda p: f"State the range of {p.get('column')} as {p.get('start')} to {p.get('end')}",
     "reword_unit": lambda p: f"Say {p.get('new')} instead of {p.get('old')} in the description of {p.get('column')}",
 }

@@ -39,7 +39,7 @@ class SnapshotOut(BaseModel):
 
 FixAction = Literal["rename", "successor", "join_on", "filter", "add_enum_values", "update_freshness_sla",
                     "update_unit", "relate_to", "reverify", "investigate", "value_map", "set_keys",
-                    "remove", "reword_unit", "update_range"]
+                    "remove", "reword_unit", "update_range", "repoint"]
 
 
 class FixOut(BaseModel):

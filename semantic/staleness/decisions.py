@@ -62,7 +62,8 @@ REWRITES: dict[str, tuple[str, ...]] = {
     "add_enum_values": ("column.enum",),
     "remove": ("column.*",),
     "reword_unit": ("column.description",),
-    "update_range": ("table.description", "column.description"),  # a dropped column's own annotations (any field), nothing else
+    "update_range": ("table.description", "column.description"),
+    "repoint": ("table.description", "table.instructions"),  # a dropped column's own annotations (any field), nothing else
 }
 
 

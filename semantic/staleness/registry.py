@@ -197,7 +197,7 @@ CHECKS: list[Check] = [
           lambda a, _e: a.kind in ("metric", "verified_query")),
     # prose sending readers to a table no longer kept (as the deprecation's chain rule above)
     Check("prose_pointing", "replacement_deprecation", "metadata", ("replaced_by_missing",),
-          ("annotation_text", "catalog_tables", "load_log"), ("investigate",),
+          ("annotation_text", "catalog_tables", "load_log"), ("repoint", "investigate"),
           lambda e, a: prose_pointing(e.t, a), _field("table", "description", "instructions")),
     Check("column_fate", "schema", "metadata",
           ("column_dropped", "column_renamed", "column_type_changed", "unit_drift"),

@@ -194,8 +194,9 @@ def prose_pointing(t: Table, ann: Annotation) -> list[Finding]:
     acme.mart.agg_daily_store_revenue instead": a clause with a pointing word, `_POINTS`, naming the table
     qualified, its full name or its last two parts) that is itself no longer kept (`_successor_of`: deprecated
     in favour of another, or replaced beside): the text sends readers to a table no longer loaded.
-    `replaced_by_missing`, stale, `investigate` (the text is rewritten by a person), the table kept now in the
-    evidence. Not when this table is a copy of that one's rows (`_holds_rows_of`: a backup naming its source)."""
+    `replaced_by_missing`, stale, `repoint {table, old, new, replaced}` (the review writes the text naming the table kept
+    now, as the text named the other: its full name or its last parts) when that name names one table and
+    the successor's evidence is strong (stale), else `investigate`; the table kept now in the evidence. Not when this table is a copy of that one's rows (`_holds_rows_of`: a backup naming its source)."""
     text = ann.value if isinstance(ann.value, str) else ""
     if not text or not _POINTS.search(text):
         return []
@@ -214,11 +215,15 @@ def prose_pointing(t: Table, ann: Annotation) -> list[Finding]:
             if moved is None or _holds_rows_of(t, hit):
                 continue
             nxt, why, _status, cause = moved
+            said = m.group(1)
+            parts = nxt.split(".")
+            new = ".".join(parts[-(said.count(".") + 1):])  # the successor named as the text named the table
+            fix = make_fix("repoint", table=nxt, old=said, new=new, replaced=hit) if _status == "stale" and \
+                len(forms.get(new.lower(), set())) == 1 else make_fix("investigate", columns=[])
             return [finding(ann, t.name, "replaced_by_missing", "stale",
                             f"the text sends readers to {hit}, which is no longer kept: {why}", [t.ctx.vid],
                             values={"named": hit, "now": nxt},
-                            suggestion=f"rewrite the text to name {nxt}", fixes=[make_fix("investigate", columns=[])],
-                            cause=cause)]
+                            suggestion=f"rewrite the text to name {nxt}", fixes=[fix], cause=cause)]
     return []
 
 

@@ -546,7 +546,8 @@ def test_a_table_replaced_beside_makes_false_its_description_and_its_metrics(cat
     """replacement_beside: the old table's description and its metric measure a table no longer loaded:
     both false, the successor their fix (failed before: the description alone; an independent tester counted
     the metric of a replaced store mart); another table's prose sending readers to it ("use core.orders
-    instead") is false too (failed before: not counted; the same tester's legacy.sales_daily)."""
+    instead") is false too (failed before: not counted; the same tester's legacy.sales_daily), its repair
+    naming the new table (`repoint`)."""
     k = Tiny(cat, tmp_path)
     k.ann(ORD, {"description": "Orders, loaded daily"})
     k.metric(ORD, "order_total", "sum(net_cents)")
@@ -564,6 +565,8 @@ def test_a_table_replaced_beside_makes_false_its_description_and_its_metrics(cat
     assert (LINES, "table.description") not in false(tr)  # no pointing word: it says where the lines came from
     succ = {"action": "successor", "params": {"table": new}}
     assert tr.fixes[f"{ORD}|metric.order_total"] == succ and tr.fixes[f"{ORD}|table.description"] == succ
+    # the prose sending readers to it names the new table instead
+    assert tr.fixes[f"{MART}|table.description"] == {"action": "repoint", "params": {"table": new}}
 
 
 def test_rows_removed_from_a_joined_table_make_false_the_joins_whose_rows_lose_their_match(cat, tmp_path, spark):

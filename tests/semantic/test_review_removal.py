@@ -78,3 +78,27 @@ def test_no_removal_when_the_commit_that_dropped_it_added_a_column_of_its_kind(c
               rows={"id": [1, 2, 3], "kind": ["a", "b", "a"], "fee_cents": [7, 3, 9]})
     it = dropped_items(cat, lk.day(2))["column.3.description"]
     assert it.fixes == [] and not it.acceptable and it.refused == "no_fix"
+
+
+LTV = "acme.mart.ltv"
+
+
+def test_accepting_new_grain_keys_says_them_in_the_grains_text(cat, lk):
+    """A monthly snapshot appended beside the last one: the grain's keys take the snapshot's month
+    (`set_keys`), and accept writes the text with it said beside what it said ("one row per customer, per
+    as_of_month"), never the new keys under "one row per customer" (failed before: two round-11 testers'
+    accept-all wrote the keys and kept the text, which the data contradicts)."""
+    ids = [1, 2, 3, 4, 5, 6]
+    lk.table(LTV, [("customer_id", "bigint"), ("as_of_month", "date"), ("ltv_cents", "bigint")], at=0,
+             rows={"customer_id": ids, "as_of_month": ["2025-02-28"] * 6, "ltv_cents": [100, 250, 40, 990, 75, 310]})
+    sm.annotate(cat, LTV, {"grain": {"text": "One row per customer.", "keys": ["customer_id"]}}, author="ann",
+                time=lk.day(0.5))
+    lk.append(LTV, {"customer_id": ids, "as_of_month": ["2025-03-31"] * 6, "ltv_cents": [130, 260, 55, 1200, 75, 400]},
+              at=1)
+    sm.scan(cat, author="steward", now=lk.day(1), time=lk.at(1.2))
+    [it] = [i for i in sm.review_items(cat, LTV, now=lk.day(1)).items if i.annotation == "table.grain"]
+    assert it.fixes[0].action == "set_keys" and it.fixes[0].params["keys"] == ["customer_id", "as_of_month"]
+    assert it.proposed == {"text": "One row per customer, per as_of_month.", "keys": ["customer_id", "as_of_month"]}
+    sm.accept(cat, it, author="steward", now=lk.day(1), time=lk.day(1.5))
+    grain = {a.key: a.value for a in read_annotations(cat, LTV)}["table.grain"]
+    assert grain == {"text": "One row per customer, per as_of_month.", "keys": ["customer_id", "as_of_month"]}

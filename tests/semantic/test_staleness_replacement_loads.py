@@ -347,10 +347,12 @@ def test_a_verified_query_asked_of_a_table_replaced_beside_is_re_verified(elk):
 
 def test_prose_sending_readers_to_a_table_replaced_since_and_controls(elk):
     """A legacy table's description says "use acme.core.payments instead"; the payments table is then
-    replaced beside: the text sends readers to a table no longer kept: replaced_by_missing, stale,
-    investigate, the table kept now in the evidence (failed before: only the legacy table's deprecation
-    was flagged; an independent tester's Acme legacy.sales_daily). Controls: while the payments table is
-    kept, nothing; a description naming it with no pointing word ("built from acme.core.payments")."""
+    replaced beside: the text sends readers to a table no longer kept: replaced_by_missing, stale, the
+    table kept now in the evidence (failed before: only the legacy table's deprecation was flagged; an
+    independent tester's Acme legacy.sales_daily), and `repoint`, which accept writes as the text naming
+    the table kept now (failed before: `investigate`; a round-11 tester's "right suggestion, nothing typed").
+    Controls: while the payments table is kept, nothing; a description naming it with no pointing word
+    ("built from acme.core.payments")."""
     cat = elk.cat
     legacy, mart = "acme.core.payments_legacy", "acme.core.paid_daily"
 
@@ -368,5 +370,11 @@ def test_prose_sending_readers_to_a_table_replaced_since_and_controls(elk):
     [f] = [f for f in sm.staleness(cat, legacy, now=elk.day(33.5), merge=False) if f.reason == "replaced_by_missing"]
     assert (f.annotation, f.status, f.evidence.values["named"], f.evidence.values["now"]) == (
         "table.description", "stale", PAY, PAY_V2)
-    assert [x.action for x in f.fixes] == ["investigate"]
+    assert f.fixes == [Fix(action="repoint", params={"table": PAY_V2, "old": PAY, "new": PAY_V2, "replaced": PAY})]
     assert [f for f in sm.staleness(cat, mart, now=elk.day(33.5), merge=False) if f.reason == "replaced_by_missing"] == []
+    [it] = [i for i in sm.review_items(cat, legacy, now=elk.day(33.5)).items if i.reason == "replaced_by_missing"
+            and i.annotation == "table.description"]
+    assert it.acceptable and it.proposed == f"Old totals. Deprecated: use {PAY_V2} instead."
+    sm.accept(cat, it, author="ann", now=elk.day(33.5), time=elk.day(33.6))
+    desc = next(a for a in sm.read_annotations(cat, legacy) if a.key == "table.description")
+    assert desc.value == f"Old totals. Deprecated: use {PAY_V2} instead."
