@@ -104,8 +104,9 @@ def range_now(ctx: Context, t: Table, ann: Annotation, duck: Any, checked: set[t
     (`update_range {column, start, end}`: each end the text's where the data still lies within it, the data's
     where it reaches beyond) when the data supports it: the text states one range, and a range the column
     filled day by day at the claim's basis (every day of it held a row), or one the text says is filled
-    ("one row per date from ... to ...", "daily"), is filled day by day in the new range. Otherwise nothing here (the metadata finding, no fix,
-    stands: a person writes the range, e.g. after one day appended a year past the rest)."""
+    ("one row per date from ... to ...", "daily"), is filled day by day in the new range. Otherwise nothing
+    here (the metadata finding, no fix, stands: a person writes the range, e.g. after one day appended a
+    year past the rest)."""
     found = range_exceeded(t, ann)
     if len(found) != 1 or len(documented_ranges(ann.value)) != 1:
         return []

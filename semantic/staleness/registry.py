@@ -417,10 +417,10 @@ def run_annotation_checks(env: Env, depth: str, only: Collection[str] | None = N
             if c.applies is None or not c.applies(a, env) or (c.fallback and found and a.kind not in c.apart_on):
                 continue
             if depth != "data":
-                found += _apart(found, _fixed(c, env, a, c.run(env, a))) if c.fallback else _fixed(c, env, a, c.run(env, a))
+                found += _ran(c, env, a, found)
                 continue
             try:
-                found += _apart(found, _fixed(c, env, a, c.run(env, a))) if c.fallback else _fixed(c, env, a, c.run(env, a))
+                found += _ran(c, env, a, found)
             except LimitExceededError as e:
                 found.append(finding(a, env.t.name, "check_limit_exceeded", "suspect",
                                       f"the data check of {a.key} could not finish: {e.message[:300]}; the annotation "
@@ -435,6 +435,12 @@ def run_annotation_checks(env: Env, depth: str, only: Collection[str] | None = N
                                       [env.ctx.vid]))
         out += found
     return out
+
+
+def _ran(c: Check, env: Env, a: Annotation, before: list[Finding]) -> list[Finding]:
+    """The entry's findings on `a` (`_fixed`); a fallback's only apart from `before` (`_apart`)."""
+    got = _fixed(c, env, a, c.run(env, a))
+    return _apart(before, got) if c.fallback else got
 
 
 def _apart(before: list[Finding], found: list[Finding]) -> list[Finding]:
