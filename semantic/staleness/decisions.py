@@ -60,10 +60,10 @@ REWRITES: dict[str, tuple[str, ...]] = {
     "update_unit": ("column.unit",),
     "reverify": ("verified_query",),
     "add_enum_values": ("column.enum",),
-    "remove": ("column.*",),
+    "remove": ("column.*",),  # a dropped column's own annotations (any field), nothing else
     "reword_unit": ("column.description",),
     "update_range": ("table.description", "column.description"),
-    "repoint": ("table.description", "table.instructions"),  # a dropped column's own annotations (any field), nothing else
+    "repoint": ("table.description", "table.instructions"),
 }
 
 

@@ -194,9 +194,10 @@ def prose_pointing(t: Table, ann: Annotation) -> list[Finding]:
     acme.mart.agg_daily_store_revenue instead": a clause with a pointing word, `_POINTS`, naming the table
     qualified, its full name or its last two parts) that is itself no longer kept (`_successor_of`: deprecated
     in favour of another, or replaced beside): the text sends readers to a table no longer loaded.
-    `replaced_by_missing`, stale, `repoint {table, old, new, replaced}` (the review writes the text naming the table kept
-    now, as the text named the other: its full name or its last parts) when that name names one table and
-    the successor's evidence is strong (stale), else `investigate`; the table kept now in the evidence. Not when this table is a copy of that one's rows (`_holds_rows_of`: a backup naming its source)."""
+    `replaced_by_missing`, stale, `repoint {table, old, new, replaced}` (the review writes the text naming
+    the table kept now as the text named the other: its full name or its last parts) when that name names
+    one table and the successor's evidence is strong (stale), else `investigate`; the table kept now in the
+    evidence. Not when this table is a copy of that one's rows (`_holds_rows_of`: a backup naming its source)."""
     text = ann.value if isinstance(ann.value, str) else ""
     if not text or not _POINTS.search(text):
         return []
