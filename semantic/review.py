@@ -48,7 +48,7 @@ from catalog_core.errors import (
     SqlRefusedError,
     SqlTimeoutError,
 )
-from catalog_core.model import TimeArg, parse_time
+from catalog_core.model import TimeArg
 from semantic import _bounded
 from semantic._tables import columns_of, find, require_table
 from semantic.annotations import (
@@ -63,7 +63,7 @@ from semantic.guard import check_annotation
 from semantic.history import Context
 from semantic.models import Annotation, Finding, Fix, Provenance
 from semantic.staleness import finding_id, instructions, staleness, undismissed
-from semantic.staleness.documented_ranges import documented_ranges, with_range
+from semantic.staleness.documented_ranges import documented_ranges, with_range, within
 from semantic.staleness.incremental import affected, changes_since
 from semantic.staleness.instructions import is_hidden, is_instructions
 from semantic.units import reworded, unit_after, unit_size
@@ -1208,8 +1208,7 @@ def _check_range(w: Any, tvalue: dict[str, Any], column: str, vid: int) -> None:
     ranges = documented_ranges(w.value)
     st = next((v for k, v in ((tvalue.get("stats") or {}).get("columns") or {}).items() if k.lower() == column.lower()),
               None) or {}
-    lo, hi = parse_time(st.get("min")), parse_time(st.get("max"))
-    if len(ranges) != 1 or lo is None or hi is None or not (ranges[0][0] <= lo and hi < ranges[0][1]):
+    if len(ranges) != 1 or not within(st, *ranges[0]):
         raise _refuse(w.key, f"{column} spans {st.get('min')} to {st.get('max')} at vid {vid}, which the range the text "
                              "states does not hold", "range")
 

@@ -124,6 +124,12 @@ def cause_of(kind: str, table: str, vid: int | None, detail: str | None = None) 
     return f"{kind}:{table}@{vid}" + (f":{detail}" if detail else "")
 
 
+def cause_parts(cause: str | None) -> tuple[str, str, str | None]:
+    """`kind:table@vid[:detail]` (`cause_of`) -> (kind, table, detail); ("", "", None) for anything else."""
+    m = re.fullmatch(r"([a-z_]+):([^@]+)@[^:]*(?::(.*))?", cause or "")
+    return (m.group(1), m.group(2), m.group(3)) if m else ("", "", None)
+
+
 def load_at(t: Table, vid: int) -> int:
     """The vid of `t`'s last data commit at or before `vid` (`vid` itself when there is none): the rows a
     claim written at `vid` read. Claims written between the same two loads share one reading of them."""

@@ -128,15 +128,16 @@ def range_now(ctx: Context, t: Table, ann: Annotation, duck: Any, checked: set[t
             return None
         return None if n is None else int(n)
 
-    span = round((parse_time(b) - parse_time(a)) / DAY) + 1  # type: ignore[operator]
+    def length(lo: str, hi: str) -> int:  # days from lo to hi, both counted
+        return round((parse_time(hi) - parse_time(lo)) / DAY) + 1  # type: ignore[operator]
+
     basis = ann.provenance.basis.vid
     then = days(duck_at(ctx, basis), a, b) if basis else None
     if then is None:
         return []
-    if then == span or _DAILY.search(str(ann.value)):  # filled day by day when written, or the text says
-        # it is ("one row per day"): the new range must be (a text that was already wrong is not re-certified)
-        now = days(duck, start, end)
-        if now is None or now != round((parse_time(end) - parse_time(start)) / DAY) + 1:  # type: ignore[operator]
+    if then == length(a, b) or _DAILY.search(str(ann.value)):  # filled day by day when written, or the text
+        # says it is ("one row per day"): the new range must be (a text that was already wrong is not re-certified)
+        if days(duck, start, end) != length(start, end):
             return []
     checked.add((ann.key, "range_exceeded"))
     return [f.model_copy(update={"fixes": [make_fix("update_range", column=col, start=start, end=end)],
@@ -159,7 +160,8 @@ def _described(t: Table, ann: Annotation) -> list[tuple[float, float, str]]:
     return out
 
 
-def _within(st: dict[str, Any] | None, lo: float, hi: float) -> bool | None:
+def within(st: dict[str, Any] | None, lo: float, hi: float) -> bool | None:
+    """Whether a column's statistics {min, max} lie within [lo, hi) (epoch seconds); None when unknown."""
     a, b = parse_time((st or {}).get("min")), parse_time((st or {}).get("max"))
     return None if a is None or b is None else lo <= a and b < hi
 
@@ -229,8 +231,8 @@ def query_range(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table |
             if d.field != "description" or d.kind not in ("table", "column"):
                 continue
             for lo, hi, cname in _described(tb, d):
-                v = next((v for v, _ in tb.tl.data_commits if v > at and _within(stats_at(tb, v).get(cname), lo, hi) is False
-                          and _within(stats_at(tb, v - 1).get(cname), lo, hi)), None)
+                v = next((v for v, _ in tb.tl.data_commits if v > at and within(stats_at(tb, v).get(cname), lo, hi) is False
+                          and within(stats_at(tb, v - 1).get(cname), lo, hi)), None)
                 if v is None:
                     continue
                 now = stats_at(tb, v).get(cname) or {}

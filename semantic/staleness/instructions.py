@@ -38,7 +38,7 @@ from semantic._tables import type_family as fine_family
 from semantic.annotations import read_annotations
 from semantic.history import Context
 from semantic.models import Annotation, Basis, Evidence, Finding, Fix, Provenance
-from semantic.staleness.core import Table, load_at, rows_at
+from semantic.staleness.core import Table, cause_parts, load_at, rows_at
 from semantic.staleness.values_units import ZONE_FIELDS, ZONE_WORDS, zone_cols, zone_meta, zone_rewritten
 from semantic.staleness.values_zones import ZONE_LOADS, ZONE_PATTERN_ROWS, ZONE_RECENT, zone_loaded
 
@@ -170,19 +170,13 @@ class _World:
         """Findings on `table.column` (its own claims, or a cause naming that column), or table-wide on `table`."""
         out = []
         for f in self.findings:
-            kind, ctable, detail = _cause_parts(f.cause)
+            kind, ctable, detail = cause_parts(f.cause)
             if column is None:
                 if f.target == table or ctable == table:
                     out.append(f)
             elif f.target.lower() == f"{table}.{column}".lower() or (ctable == table and (detail or "").lower() == column):
                 out.append(f)
         return out
-
-
-def _cause_parts(cause: str | None) -> tuple[str, str, str | None]:
-    """`kind:table@vid[:detail]` -> (kind, table, detail)."""
-    m = re.fullmatch(r"([a-z_]+):([^@]+)@[^:]*(?::(.*))?", cause or "")
-    return (m.group(1), m.group(2), m.group(3)) if m else ("", "", None)
 
 
 def _c(s: str, rule: str, table: str, column: str | None, why: str, f: Finding | None, reason: str | None = None,
@@ -200,7 +194,7 @@ def _suffix(w: _World, s: str, ann: Annotation) -> list[Contradiction]:
     out = []
     sfx = [m.group(1).lower() for m in _SUFFIX.finditer(s)]
     for f in w.findings:
-        if f.reason not in _SCALE_LIKE or f.target.count(".") != 3 or _cause_parts(f.cause)[0] == "meaning":
+        if f.reason not in _SCALE_LIKE or f.target.count(".") != 3 or cause_parts(f.cause)[0] == "meaning":
             continue  # a relation between columns broken (a tax included) leaves the unit the suffix names
         table, col = f.target.rsplit(".", 1)
         if col.lower() not in {n.lower() for n in w.columns(table).values()}:
@@ -258,7 +252,7 @@ def _value(w: _World, s: str, ann: Annotation) -> list[Contradiction]:
     for f in w.findings:
         if f.reason != "values_restated":
             continue
-        _k, table, col = _cause_parts(f.cause)
+        _k, table, col = cause_parts(f.cause)
         table = table or ".".join(f.target.split(".")[:3])
         col = col or str(f.evidence.values.get("column") or "")
         if not col or not _word(s, col) or not _stem_named(s, table):

@@ -21,7 +21,7 @@ from semantic._bounded import LimitExceededError
 from semantic.history import Context
 from semantic.models import Annotation, ColumnRef, Finding
 from semantic.staleness.claim_rules import PROSE, own_column_claim, unit_claim
-from semantic.staleness.core import Duck, Table, declared_keys, finding, make_fix
+from semantic.staleness.core import Duck, Table, cause_parts, declared_keys, finding, make_fix
 from semantic.staleness.decisions import split_by_annotation
 from semantic.staleness.definitions import (
     latest_dated_ahead,
@@ -461,10 +461,7 @@ def _column_of(f: Finding) -> str:
     if not got:
         got = next((x.params.get("column") or (x.params.get("columns") or [None])[0] for x in f.fixes
                     if x.params.get("column") or x.params.get("columns")), None)
-    if not got and f.cause and "@" in f.cause:
-        tail = f.cause.rsplit("@", 1)[1].split(":", 1)
-        got = tail[1] if len(tail) == 2 else None
-    return str(got or "").lower()
+    return str(got or cause_parts(f.cause)[2] or "").lower()
 
 
 def _fixed(c: Check, env: Env, a: Annotation, found: list[Finding]) -> list[Finding]:
