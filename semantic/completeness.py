@@ -232,26 +232,40 @@ def describe_text(c: Completeness) -> str | None:
 
 
 # ------------------------------------------------------------------ completeness through lineage
-def _own_periods(ctx: Context, name: str) -> set[str]:
-    """The day / month periods `name` holds: its first-level date partitions."""
+def _own_periods(ctx: Context, name: str) -> dict[str, int]:
+    """{period: the vid that last wrote its data} for the day / month periods `name` holds: its first-level
+    date partitions (the partition's `last_data_commit`, else the version that wrote it)."""
     obj = ctx.table(name)
     if obj is None or not lake.partition_columns(obj.value):
-        return set()
+        return {}
     key = ("own_periods", name, obj.vid)
     got = ctx.cache.completeness.take(key)
     if got is None:
-        got = set()
+        got = {}
         for p in ctx.cat.query(lake.exact_query(obj.path, '[obj_type = "partition"]'), vid=ctx.vid):
             _col, raw = lake.parse_partition_id(p.path.rsplit("/", 1)[-1])
             if raw is not None and period_end(raw) is not None:
-                got.add(raw)
+                ldc = (p.value.get("stats") or {}).get("last_data_commit")
+                got[raw] = int(ldc["vid"]) if isinstance(ldc, dict) and isinstance(ldc.get("vid"), int) \
+                    else int(p.vid or 0)
         ctx.cache.completeness.put(key, got)
-    return set(got)
+    return dict(got)
+
+
+def _incomplete_at(ctx: Context, up: str, read_vid: int) -> dict[str, PeriodLoad]:
+    """{period: its load} for the periods input `up` had partial or failed at `read_vid` (no lineage of its own)."""
+    at = Context(ctx.cat, read_vid)
+    if at.table(up) is None:
+        return {}
+    return {pl.period: pl for pl in completeness(at, up, at.annotations(up), lineage=False).incomplete}
 
 
 def upstream_periods(ctx: Context, name: str) -> dict[str, tuple[str, int, PeriodLoad]]:
     """{period: (input, the vid the build read it at, that input's incomplete period)} for every
-    period `name` holds that an input had partial or failed at the vid the build read it."""
+    period `name` holds that an input had partial or failed at the vid the build that wrote the period
+    read it (`_builder_of`: the record the table held before its next data commit after the one
+    that last wrote the period); a later build that appended other periods, reading an input then
+    partial for this one, did not build it (a loader that read a partial day to write the next)."""
     obj = ctx.table(name)
     lin = None if obj is None else lake.Lineage.from_raw(obj.value)
     if lin is None or not lin.inputs:
@@ -263,15 +277,38 @@ def upstream_periods(ctx: Context, name: str) -> dict[str, tuple[str, int, Perio
     for up, read_vid in sorted(lin.inputs.items()):
         if read_vid > ctx.vid:
             continue
-        at = Context(ctx.cat, read_vid)
-        if at.table(up) is None:
-            continue
-        c = completeness(at, up, at.annotations(up), lineage=False)
-        for pl in c.incomplete:
-            if pl.period in mine and pl.period not in out:
-                out[pl.period] = (up, read_vid, pl)
+        for period, pl in _incomplete_at(ctx, up, read_vid).items():
+            if period not in mine or period in out:
+                continue
+            then = _builder_of(ctx, name, mine[period], lin)
+            read = None if then is None else then.inputs.get(up)
+            if read is None:
+                continue  # the build that wrote this period did not read `up`
+            then_pl = pl if read == read_vid else _incomplete_at(ctx, up, read).get(period)
+            if then_pl is not None:  # None: complete in `up` when that build read it
+                out[period] = (up, read, then_pl)
     return out
 
+
+def _builder_of(ctx: Context, name: str, wrote: int, lin: lake.Lineage) -> lake.Lineage | None:
+    """The lineage of the build that wrote table `name`'s data at vid `wrote` (None: unknown). The record
+    that applies is the one the table held just before its next data commit (a build records its inputs
+    in its own commit, or they are declared after it, before the next load), else the current one, `lin`.
+    A record stamped by another data commit of the table (the Spark bridge's, of a later or an earlier
+    build: `wrote` recorded none) says nothing of `wrote`'s inputs; nor does a table without a record
+    then, when `lin` was stamped by a build's data commit. A record declared apart from the data
+    (`record_lineage`, an import) stands for all of it."""
+    tl = ctx.timeline(name)
+    loads = {v for v, _t in tl.data_commits} if tl is not None else set()
+    nxt = min((v for v in loads if v > wrote), default=None)
+    if nxt is None:
+        rec: lake.Lineage | None = lin
+    else:
+        obj = Context(ctx.cat, nxt - 1).table(name)
+        rec = None if obj is None else lake.Lineage.from_raw(obj.value)
+    if rec is None:
+        return None if lin.built_vid in loads else lin
+    return None if rec.built_vid in loads and rec.built_vid != wrote else rec
 
 
 # ------------------------------------------------------------------ which periods a statement reads

@@ -13,13 +13,15 @@ is the lineage of the builds that snapshot holds.
 What flows downstream (`propagated`, called by `semantic.staleness` for each table with lineage):
 
 - `upstream_changed`: an input has a finding about a change of its data or schema (restatement,
-  drop, type change, unit drift; not a rename, which changes no data) at a vid after the vid this table's build read it, or is
-  itself `upstream_changed` (it was built before a change further up, and this build read it): the table was built from data that has since changed, so its annotations
-  (and its data) are suspect. One finding per upstream cause, with the same `cause` id as the
-  upstream finding, so a review decides the cause once everywhere.
+  drop, type change, unit drift; not a rename, which changes no data) at a vid after the vid this
+  table's build read it, whose commit removed or rewrote rows the build read (new rows appended, or a
+  change of schema alone, leave the data it was built from as it was), or is itself `upstream_changed`
+  (it was built before a change further up, and this build read it): the table was built from data
+  that has since changed, so its annotations (and its data) are suspect. One finding per upstream
+  cause, with the same `cause` id as the upstream finding, so a review decides the cause once everywhere.
 - `upstream_incomplete`: a period (a day or a month) this table holds was partial or failed in an
-  input at the vid the build read it: this table is partial for that period too
-  (`semantic.completeness` lists it with source `lineage`).
+  input at the vid the build that wrote that period read it: this table is partial for that period
+  too (`semantic.completeness` lists it with source `lineage`).
 
 Invariants: bounded (`limit`, `cursor`, `truncated`, and `depth` <= MAX_DEPTH); an input that does not
 exist at the snapshot is a node with `exists: false`, never an error; a cycle is visited once.

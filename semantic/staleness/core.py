@@ -197,18 +197,8 @@ class Table:
 
 
     def files(self, vid: int) -> list[Obj]:
-        """The table's data files at `vid` (`plan_files`; [] when it cannot be planned), cached per
-        (table path, vid): several checks read the files of one version, the planning walks them all.
-        Invariant: the files of a table at a vid never change, so the cache needs no invalidation."""
-        key = ("plan_files", self.obj.path, vid)
-        got = self.ctx.cache.findings.take(key)
-        if got is None:
-            try:
-                files = self.ctx.cat.plan_files(self.name, vid=vid)
-            except CatalogError:
-                files = []
-            got = self.ctx.cache.findings.put(key, (files,))
-        return got[0]
+        """The table's data files at `vid` (`files_at`)."""
+        return files_at(self.ctx, self.name, vid)
 
     def kept_files(self, before: int, vid: int) -> bool:
         """Every file the table held at `before` (it held some) it still holds at `vid`: the commits
@@ -251,6 +241,48 @@ class Table:
                         pass
         self.ctx.cache.findings.put(key, (acc,))
         return acc
+
+
+def files_at(ctx: Context, name: str, vid: int) -> list[Obj]:
+    """The data files of table `name` at `vid` (`plan_files`; [] when it cannot be planned), cached per
+    (table, vid): several checks read the files of one version, the planning walks them all.
+    Invariant: the files of a table at a vid never change, so the cache needs no invalidation."""
+    key = ("plan_files", name, vid)
+    got = ctx.cache.findings.take(key)
+    if got is None:
+        try:
+            files = ctx.cat.plan_files(name, vid=vid)
+        except CatalogError:
+            files = []
+        got = ctx.cache.findings.put(key, (files,))
+    return got[0]
+
+
+def rewrote_rows_read(ctx: Context, name: str, read_vid: int, vid: int) -> bool:
+    """Did the commit at `vid` (after `read_vid`) remove or rewrite rows of table `name` that a reader at
+    `read_vid` read? True when it removed a file written at or before `read_vid`, or one written after it
+    by a commit that itself rewrote such rows (a compaction, an overwrite: the rows read live on in its
+    files). False when it removed no file: an append of new rows, or a change of schema alone (a column
+    dropped, renamed or widened leaves the rows read as they were). When neither version's files can be
+    planned (a table without files), True: nothing says the rows read are intact."""
+    return _rewrote(ctx, name, read_vid, vid, {})
+
+
+def _rewrote(ctx: Context, name: str, read_vid: int, vid: int, memo: dict[int, bool]) -> bool:
+    if vid in memo:
+        return memo[vid]
+    memo[vid] = False  # a commit is visited once (vids only decrease below, so no cycle; this bounds the walk)
+    before, after = files_at(ctx, name, vid - 1), files_at(ctx, name, vid)
+    if not before and not after:
+        memo[vid] = True
+        return True
+    kept = {f.path for f in after}
+    removed = [f for f in before if f.path not in kept]
+    out = any(int(f.vid or 0) <= read_vid for f in removed) or any(
+        _rewrote(ctx, name, read_vid, w, memo) for w in sorted({int(f.vid or 0) for f in removed})
+        if read_vid < w < vid)
+    memo[vid] = out
+    return out
 
 
 def name_of(c: lake.Column | None) -> str | None:

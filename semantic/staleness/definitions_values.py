@@ -610,8 +610,12 @@ def merged_gain(tbl: Table, col: str, values: list[str], since: int, duck: Duck)
     return _followed(tbl, col, keys, values, since, duck, back=False)
 
 
-REPLACED_SHARE = 0.05  # a value replaced in the new loads held this share of the earlier rows at least
-REPLACED_MIN = 5       # ... and so this many of the rows loaded since were expected to hold it, at least
+REPLACED_SHARE = 0.01  # a value replaced in the new loads held this share of the earlier rows at least
+REPLACED_MIN = 8       # ... and so this many of the rows loaded since were expected to hold it, at least: a value
+#                        that occurred at random with that rate leaves the rows since under a tenth of it (below)
+#                        with a chance under 1 in 3,000 (Poisson, mean 8: P(0) = 3e-4)
+REPLACED_LEFT = 0.1    # the rows since that still hold the old value: a tenth of those expected at most (a late
+#                        record of the old system: 1 of 14 expected)
 ALIKE_SHARE, ALIKE_MIN = 0.01, 2  # the same for a new value spelled like the old ('canceled', 'cancelled')
 ALIKE_RATIO = 85       # rapidfuzz ratio (0-100) of two spellings of one value, case and separators aside
 
@@ -644,17 +648,19 @@ def _listed(tbl: Table, col: str) -> set[str]:
 
 
 def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck: Duck, known: set[str] | None = None
-                      ) -> tuple[str, str, int, float] | None:
+                      ) -> tuple[str, str, int, float, int] | None:
     """A value of `values` that the rows loaded since a value new since vid `since` first appeared no
     longer hold, while that new value holds about as many of them: the value written under a new
     spelling by the new loads, the older rows keeping the old one ('captured' -> 'settled' from a
     payment processor's migration on). Evidence: a column every load since `since` lies beyond
     (`row_relations.newer_rows`: a growing id, a load date) orders the rows; from the first row holding
     the new value on, the old value (REPLACED_SHARE of the earlier rows or more, so REPLACED_MIN of the
-    later ones expected or more) holds none of them, and the new value at least half as many as the old
-    one was expected to. The new value is none the column's annotations list (`_listed`) or `known` names
+    later ones expected or more) holds a tenth of those expected at most (`REPLACED_LEFT`: none, or a late
+    record of the old system), and the new value at least half as many as the old one was expected to
+    and did not get. The new value is none the column's annotations list (`_listed`) or `known` names
     (a status lifecycle: the newest orders still 'placed' where older ones are 'delivered', values the enum
-    and the text both list, is no respelling). (old, new, rows since, the old value's share before) or None.
+    and the text both list, is no respelling). (old, new, rows since, the old value's share before, the rows since
+    still holding it) or None.
     Appends only: a rewrite's respellings are `partly_respelled`'s and `gone_data`'s."""
     from semantic.staleness.row_relations import newer_rows
 
@@ -668,7 +674,7 @@ def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck:
             return None
         _basis, then, now = got
         listed = _listed(tbl, col) | set(known or ())
-        found: list[tuple[tuple[int, float], str, str, int, float]] = []
+        found: list[tuple[tuple[int, float], str, str, int, float, int]] = []
         for new in sorted(now - then - listed):
             lo = duck.sql(f"SELECT min({n}) FROM {tq} WHERE CAST({q} AS VARCHAR) = {literals([new])}")[0][0]
             if lo is None:
@@ -688,33 +694,35 @@ def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck:
                 expected = share * total_a
                 # a new value spelled like the old one needs less of the rows to tell (a rare status)
                 least = (ALIKE_SHARE, ALIKE_MIN) if near_spelling(old, new) else (REPLACED_SHARE, REPLACED_MIN)
-                if old in then and share >= least[0] and expected >= least[1] and not after.get(old) \
-                        and after.get(new, 0) >= expected / 2:
+                left = after.get(old, 0)
+                if old in then and share >= least[0] and expected >= least[1] and left <= REPLACED_LEFT * expected \
+                        and after.get(new, 0) >= (expected - left) / 2:
                     # of the new values that could take its place, the one spelled like it ('Y' -> 'Yes'), else
                     # the one holding about the rows it was expected to
                     alike = near_spelling(old, new) or new.lower().startswith(old.lower()) or \
                         old.lower().startswith(new.lower())
                     found.append(((0 if alike else 1, abs(after.get(new, 0) - expected) / max(expected, 1.0)),
-                                  old, new, total_a, share))
+                                  old, new, total_a, share, left))
     except CatalogError:
         return None
     if not found:
         return None
     first = next(o for o in values if any(f[1] == o for f in found))  # the first value, in the order given
-    _rank, old, new, total_a, share = min(f for f in found if f[1] == first)
-    return old, new, total_a, share
+    _rank, old, new, total_a, share, left = min(f for f in found if f[1] == first)
+    return old, new, total_a, share, left
 
 
-def _replaced_finding(t: Table, ann: Annotation, tbl: Table, col: str, got: tuple[str, str, int, float],
+def _replaced_finding(t: Table, ann: Annotation, tbl: Table, col: str, got: tuple[str, str, int, float, int],
                       since: int, reason: str, said: str, so: str) -> Finding:
     """The finding of a value replaced in the new loads (`replaced_in_loads`) on `ann`, which `said`
     something of the old value: suspect, `investigate`."""
-    old, new, n, share = got
+    old, new, n, share, left = got
+    held = f"hold no {old!r}" if not left else f"hold {left} {old!r} where {share * n:.0f} were expected"
     return finding(ann, t.name, reason, "suspect",
-                   f"{said}; the {n} rows of {tbl.name} loaded since {new!r} first appeared hold no {old!r} (it was "
-                   f"{share:.0%} of the rows before) and {new!r}, new since, takes its place: {so}",
+                   f"{said}; the {n} rows of {tbl.name} loaded since {new!r} first appeared {held} (it was "
+                   f"{share:.1%} of the rows before) and {new!r}, new since, takes its place: {so}",
                    [since, t.ctx.vid], values={"table": tbl.name, "column": col, "old": old, "new": new,
-                                               "rows_since": n, "share_before": round(share, 4)},
+                                               "rows_since": n, "share_before": round(share, 4), "still_old": left},
                    suggestion=f"check whether {new!r} is the new loads' spelling of {old!r}",
                    fixes=[make_fix("investigate", columns=[col])], cause=cause_of("respelled_loads", tbl.name, None, col))
 

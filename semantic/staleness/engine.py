@@ -24,7 +24,16 @@ from semantic.completeness import upstream_periods
 from semantic.history import Context
 from semantic.models import Annotation, Evidence, Finding, Fix
 from semantic.staleness import instructions
-from semantic.staleness.core import DEPTHS, RANK, Duck, Table, get_table, resolve_now, router_of
+from semantic.staleness.core import (
+    DEPTHS,
+    RANK,
+    Duck,
+    Table,
+    get_table,
+    resolve_now,
+    rewrote_rows_read,
+    router_of,
+)
 from semantic.staleness.decisions import merge_by_cause, undismissed
 from semantic.staleness.incremental import affected, changes_since
 from semantic.staleness.keys_joins import is_join_prose, join_prose
@@ -104,6 +113,11 @@ def propagated(ctx: Context, name: str, depth: str = "metadata", _seen: frozense
             # an input that is itself suspect (built before a change further up) passes that on
             # whenever this build read it; a change of the input's own is after the read or not at all
             if change <= read_vid and f.reason != "upstream_changed":
+                continue
+            # a change of the input's own reaches this build only when it altered rows the build read: new
+            # rows appended after the read (a unit, a duplicate, a value in new loads) or a change of schema
+            # alone (a column dropped) leave the data this table was built from as it was
+            if f.reason != "upstream_changed" and not rewrote_rows_read(ctx, up, read_vid, change):
                 continue
             root = f.evidence.values.get("upstream") if f.reason == "upstream_changed" else up
             what = f.message.split(";")[0][:160]

@@ -568,7 +568,8 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     intervals (or its job ran twice without it), or, when its history is too short to know its
     interval (under four loads: a weekly table loaded once), its last load is older than its own
     freshness SLA (the interval it promised, taken as its interval), or, before that, the new table
-    took its loads (`took_its_loads`: it loaded twice in the slots the table missed, or it began as a
+    took its loads (`took_its_loads`: it loaded twice in the slots the table missed, its slots by the
+    interval its freshness SLA promises when that is shorter than its loads' median, or it began as a
     copy of the table's rows and two loads since carried periods the table never got). Its description
     and freshness SLA describe a table no longer kept, and its metrics measure it:
     `successor` is offered on that evidence (deprecate it in favour of the new one).
@@ -593,11 +594,15 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     late = every is None and sla is not None and sla > 0 and head - last_t > sla
     best = _stopped_successor(t, tables, every if regular else sla, head) if regular or late else None
     took = None
+    promised = every is not None and sla is not None and 0 < sla < every  # its SLA promises loads more often
     if best is None and every:  # not overdue by its own cadence: a new table may have taken its loads
-        best = _stopped_successor(t, tables, every, head, took=True)
+        # the slots its next loads were due in: by the interval it promised, when shorter than its loads' median
+        # (a table loaded in bursts, daily of late, whose SLA says daily)
+        best = _stopped_successor(t, tables, sla if promised and sla else every, head, took=True)
         took = best[1] if best is not None else None
     if best is not None:
-        how = f"loaded every ~{(every or 0) / 3600:.0f} h" if every else f"its freshness SLA {(sla or 0) / 3600:.0f} h"
+        how = f"loaded every ~{(every or 0) / 3600:.0f} h" if every and not (took and promised) else \
+            f"its freshness SLA {(sla or 0) / 3600:.0f} h"
         status, why = "stale", (f"{t.name} ({how}) has not loaded since {day_of(last_t)} while {took.name} took its "
                                 f"loads: it was replaced beside" if took is not None else
                                 f"{t.name} ({how}) has not loaded since {day_of(last_t)}: it was replaced beside")

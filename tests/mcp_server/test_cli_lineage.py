@@ -23,7 +23,7 @@ def test_lineage_cli(tmp_path):
     lk.table(MART, [("kind", "string"), ("n", "bigint")], at=1.5, rows={"kind": ["a"], "n": [2]})
     read = cat.latest_vid
     record_lineage(cat, MART, {SRC: read}, job="build m", time=lk.at(1.6))
-    drop = lk.evolve(SRC, drop=["kind"], at=2)
+    drop = lk.evolve(SRC, drop=["kind"], rows={"id": [1, 2]}, at=2)  # rebuilt without it
     cat.close()
 
     r = semcat("lineage", MART, "--data", data)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+import pytest
+
 import semantic as sm
 from semantic.models import Fix
 
@@ -378,3 +380,36 @@ def test_prose_sending_readers_to_a_table_replaced_since_and_controls(elk):
     sm.accept(cat, it, author="ann", now=elk.day(33.5), time=elk.day(33.6))
     desc = next(a for a in sm.read_annotations(cat, legacy) if a.key == "table.description")
     assert desc.value == f"Old totals. Deprecated: use {PAY_V2} instead."
+
+
+
+@pytest.mark.parametrize("sla", ["PT30H", None])
+def test_a_table_loaded_in_bursts_replaced_beside_by_the_interval_its_sla_promises(elk, sla):
+    """A table loaded in bursts (every four days for a month, then daily: its loads' median interval is four
+    days) whose freshness SLA promises 30 hours stops after a load; a new table holding its columns loads
+    the next days beside it, twice after the first: it took the loads due by the interval the SLA promises,
+    and its description and SLA get `successor` (failed before: nothing, the table being under two of its
+    four-day intervals overdue; the round-11 Acme tester's inventory snapshot, three days after the old
+    table's last load). Control: the same history without an SLA promises nothing shorter: nothing."""
+    cat = elk.cat
+    elk.table(OLD, COLS, at=0)
+    elk.table(OTHER, [("visit_date", "date"), ("minutes", "int")], at=0)
+    nid, prev = 1, -1
+    for d in [0, 4, 8, 11, 15, 19, 22, 26, 27, 28, 29]:
+        elk.append(OLD, _events(prev + 1, d - prev, nid), at=d + 0.2)
+        nid += 2 * (d - prev)
+        prev = d
+    sm.annotate(cat, OLD, {"description": "loyalty events, the source of points", **({"freshness_sla": sla} if sla else {})},
+                author="a", time=elk.day(29.5))
+    for d in (30, 31, 32):
+        rows = _events(d, 1, nid)
+        nid += 2
+        if d == 30:
+            elk.table(NEW, COLS, at=d + 0.2, rows=rows)
+        else:
+            elk.append(NEW, rows, at=d + 0.2)
+        elk.append(OTHER, {"visit_date": [(date(2024, 11, 11) + timedelta(days=d)).isoformat()], "minutes": [3]},
+                   at=d + 0.25)
+    want = (Fix(action="successor", params={"table": NEW}),)
+    assert _flagged(cat, elk.day(32.5)) == ([("table.description", "stale", want), ("table.freshness_sla", "stale", want)]
+                                           if sla else [])
