@@ -289,7 +289,8 @@ class Fix(BaseModel):
       rename {old, new, scale}              column `old` is now `new`; values x 10^scale (0: same unit)
       successor {table}                     read `table` instead
       join_on {from_column, to_table, to_column}   join on this pair instead of the declared key
-      filter {table, column}                filter the boolean `column` of `table` (e.g. is_current)
+      filter {table, column[, value]}       keep the current rows of `table`: its boolean `column` (is_current),
+                                            or its text `column` equal to `value` ('Y')
       add_enum_values {column, values}      the column holds these values besides its enum
       update_freshness_sla {sla}            an ISO-8601 duration matching the loads now
       update_unit {column, scale}           values are the annotated ones x 10^scale

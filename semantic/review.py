@@ -475,7 +475,9 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                       columns=_columns_after(ann, {}, cols))
     if fix.action == "filter":
         if ann.kind == "relationship":
-            cond = f"{p['table']}.{p['column']}"
+            # a boolean flag is the predicate; a text flag equals the value its current rows hold ('Y')
+            cond = f"{p['table']}.{p['column']}" + ("" if p.get("value") is None else
+                                                   " = '" + str(p["value"]).replace("'", "''") + "'")
             old = str(v.get("condition") or "")
             return _Write(kind="relationship", key=ann.key,
                           value={**v, "condition": f"({old}) AND {cond}" if old else cond},

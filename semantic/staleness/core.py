@@ -29,6 +29,7 @@ DEPTHS = ("metadata", "data")
 
 
 SCD2 = ("valid_from", "valid_to", "is_current")
+VERSION_DATES = ("rec_start_date", "rec_end_date")  # a version's validity, as TPC-DS's dimensions name it
 
 
 RANK = {"fresh": 0, "suspect": 1, "stale": 2}
@@ -394,11 +395,18 @@ def assign(costs: dict[tuple[str, str], float]) -> dict[str, str]:
     return out
 
 
-def versioning(cols: list[lake.Column]) -> bool:
+def versioning(cols: list[lake.Column], prefixed: bool = True) -> bool:
     """Do these added columns make a table keep versions (SCD2)? By shape: a boolean flag with at
-    least one date or timestamp (a validity range), or the conventional names."""
+    least one date or timestamp (a validity range), or the conventional names (`SCD2`); with
+    `prefixed`, also those names prefixed (`c_valid_from`), TPC-DS's `rec_start_date` / `rec_end_date`,
+    or a flag named as the current rows' (`c_is_current`, a text 'Y' / 'N') with a date or timestamp."""
     fams = [type_family(c.type) for c in cols]
-    return any(c.name.lower() in SCD2 for c in cols) or ("bool" in fams and "time" in fams)
+    names = [c.name.lower() for c in cols]
+    if any(n in SCD2 for n in names) or ("bool" in fams and "time" in fams):
+        return True
+    return prefixed and (any(n.endswith(tuple("_" + x for x in SCD2 + VERSION_DATES)) or n in VERSION_DATES
+                             for n in names) or
+                         (any(n.endswith(("is_current", "current_flag")) for n in names) and "time" in fams))
 
 
 def get_table(ctx: Context, name: str, tables: dict[str, Table | None]) -> Table | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from catalog_core.errors import CatalogError
 from catalog_core.model import parse_time
+from semantic._bounded import literals
 from semantic._tables import column_id
 from semantic.history import Context, SchemaChange, type_family
 from semantic.models import Annotation, ColumnRef, Finding, Fix
@@ -45,18 +46,60 @@ def scd2_change(t: Table, since: int) -> SchemaChange | None:
     return None
 
 
+# what a text flag of the current rows holds on them ('Y' of 'Y' / 'N'), lower-cased
+CURRENT_WORDS = ("y", "yes", "true", "t", "1", "current", "active")
+
+
+def flag_name(name: str) -> bool:
+    """Is `name` a current-row flag's by convention (`is_current`, prefixed `c_is_current`, `current_flag`)?"""
+    n = name.lower()
+    return n in ("is_current", "current_flag", "current_ind") or n.endswith(("_is_current", "_current_flag",
+                                                                          "_current_ind"))
+
+
 def current_flag(t: Table) -> str | None:
-    """The boolean column that marks a versioned table's current rows: the one a versioning change
-    added (or one named is_current); None when the table keeps no versions."""
-    named = t.col("is_current")
-    if named is not None:
-        return named.name
+    """The column that marks a versioned table's current rows: one named as a flag (`flag_name`), boolean
+    or a text whose statistics hold a value `CURRENT_WORDS` names ('Y' / 'N'), or the boolean one a
+    versioning change added; None when the table keeps no versions."""
+    for c in t.cols.values():
+        if flag_name(c.name) and (type_family(c.type) == "bool" or current_value(t, c.name) is not None):
+            return c.name
     for ch in t.tl.schema_changes:
         if versioning(ch.added):
             for c in ch.added:
                 if type_family(c.type) == "bool" and column_id(c) in t.cols:
                     return c.name
     return None
+
+
+def current_value(t: Table, flag: str) -> str | None:
+    """The value a text flag holds on the current rows: of its statistics' extremes, the one `CURRENT_WORDS`
+    names ('Y' of 'N' .. 'Y'); None for a boolean flag (the column is the predicate) or when neither is."""
+    c = t.col(flag)
+    if c is None or type_family(c.type) == "bool":
+        return None
+    st = t.stat(c.name) or {}
+    return next((v for v in (st.get("max"), st.get("min")) if isinstance(v, str) and v.strip().lower() in CURRENT_WORDS),
+                None)
+
+
+def current_rows(t: Table, flag: str) -> str:
+    """The SQL predicate keeping the current rows by `flag`: the boolean column, or the text flag equal to
+    its current value."""
+    v = current_value(t, flag)
+    return quote_id(flag) if v is None else f"{quote_id(flag)} = {literals([v])}"
+
+
+def flag_condition(t: Table, flag: str) -> str:
+    """The relationship condition the `filter` fix writes, in words for a suggestion."""
+    v = current_value(t, flag)
+    return f"{t.name}.{flag}" + ("" if v is None else f" = {literals([v])}")
+
+
+def flag_fix(t: Table, flag: str) -> Fix:
+    """`filter {table, column}` on a boolean flag, `filter {table, column, value}` on a text one."""
+    v = current_value(t, flag)
+    return make_fix("filter", table=t.name, column=flag, **({} if v is None else {"value": v}))
 
 
 def past_versions(t: Table, duck: Duck) -> int:
@@ -66,7 +109,8 @@ def past_versions(t: Table, duck: Duck) -> int:
     flag = current_flag(t)
     if flag is None or scd2_change(t, 0) is None:
         return 0
-    return int(duck.sql(f"SELECT count(*) FROM {quote_table(t.name)} WHERE NOT coalesce({quote_id(flag)}, false)")[0][0])
+    return int(duck.sql(f"SELECT count(*) FROM {quote_table(t.name)} WHERE NOT coalesce({current_rows(t, flag)}, false)"
+                        )[0][0])
 
 
 def grain_keys(t: Table, ann: Annotation) -> list[str]:
@@ -107,7 +151,7 @@ def versioned_grain(t: Table, ann: Annotation, keys: list[str], note: str = "") 
                    f"the table keeps versions, so {', '.join(keys) or 'the declared keys'} may repeat{note}",
                    [ch.vid], [ch.time], {"keys": keys, "added": [c.name for c in ch.added]},
                    f"SCD2 since {day_of(ch.time)}: filter {flag}",
-                   [make_fix("filter", table=t.name, column=flag)], cause=cause_of("versions", t.name, ch.vid))
+                   [flag_fix(t, flag)], cause=cause_of("versions", t.name, ch.vid))
 
 
 def grain_findings(t: Table, ann: Annotation) -> list[Finding]:
@@ -309,8 +353,10 @@ def _new_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[str] 
             n = duck.sql(f"SELECT count(DISTINCT {quote_id(col.name)}), count({quote_id(col.name)}) FROM {quote_table(t.name)}")[0]
             if n[0] == rows and n[1] == rows:
                 return [col.name]
-    if versioning(cols):
-        return None  # a versioned table: its current rows keep the grain (the filter fix), no new dimension
+    if versioning(cols, prefixed=False):
+        # a versioned table by the conventional shape: its current rows keep the grain (the filter fix), no new
+        # dimension; prefixed columns (c_rec_start_date, a text flag) get the keys with when a version starts too
+        return None
     # a new dimension: an added column with no nulls that the keys with it identify rows (a date
     # too: a periodic snapshot repeats every key once per snapshot date); the smallest such set
     # (one column, else every such column), never a nullable column
@@ -351,12 +397,12 @@ def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
     flag = current_flag(t)
     ch = scd2_change(t, a.provenance.basis.vid)
     if flag is not None:
-        cur_dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(t.name)} WHERE {quote_id(flag)} "
-                           f"GROUP BY ALL HAVING count(*) > 1)")[0][0]
+        cur_dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(t.name)} WHERE "
+                           f"{current_rows(t, flag)} GROUP BY ALL HAVING count(*) > 1)")[0][0]
         since = f" since {day_of(ch.time)}" if ch else ""
         if not cur_dup:
             sugg = f"SCD2{since}: filter {flag}"
-            gfix = [make_fix("filter", table=t.name, column=flag)]
+            gfix = [flag_fix(t, flag)]
     new_keys = _new_key(t, a, keys, duck)
     if new_keys:
         sugg = (f"{sugg}; " if sugg else "") + f"the rows are unique on ({', '.join(new_keys)})"
@@ -416,7 +462,7 @@ def metric_over_versions(ctx: Context, t: Table, a: Annotation, anns: list[Annot
     keys = grain_keys(t, grain)
     if not keys or any(t.col(k) is None for k in keys):
         return []
-    kq, tq, fq = ", ".join(quote_id(k) for k in keys), quote_table(t.name), quote_id(flag)
+    kq, tq, fq = ", ".join(quote_id(k) for k in keys), quote_table(t.name), current_rows(t, flag)
     dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {tq} GROUP BY ALL HAVING count(*) > 1)")[0][0]
     past = 0 if dup else past_versions(t, duck)  # keys unique over every version: a surrogate key per version
     if not dup and not past:

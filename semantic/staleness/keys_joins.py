@@ -36,7 +36,7 @@ from semantic.staleness.core import (
     stats_at,
     values_removed,
 )
-from semantic.staleness.grain import current_flag, past_versions, scd2_change
+from semantic.staleness.grain import current_flag, current_rows, flag_condition, flag_fix, past_versions, scd2_change
 from semantic.staleness.schema import column_findings, rename_map
 
 
@@ -66,7 +66,7 @@ def _key_doubt(ctx: Context, t: Table, target: Table, mine: str, theirs: str, du
         return f"{theirs} repeats in {target.name} ({rows} rows, {int(hi - lo + 1)} possible values)"
     if duck is not None:
         flag = current_flag(target)
-        where = f" WHERE {quote_id(flag)}" if flag is not None else ""
+        where = f" WHERE {current_rows(target, flag)}" if flag is not None else ""
         n, distinct = duck.sql(f"SELECT count(*), count(DISTINCT {quote_id(theirs)}) FROM {quote_table(target.name)}"
                                f"{where}")[0]
         return None if n == distinct else f"{theirs} repeats in {target.name} ({n} rows, {distinct} values)"
@@ -210,8 +210,8 @@ def versioned_target(ann: Annotation, t: Table, target: Table, cond: str, note: 
     return finding(ann, t.name, "cardinality_violated", "suspect",
                    f"{target.name} keeps versions since vid {ch.vid} ({day_of(ch.time)}): one {t.name} row may match "
                    f"several{note}", [ch.vid], [ch.time], {"to": target.name, "added": [c.name for c in ch.added]},
-                   f"SCD2 since {day_of(ch.time)}: filter {flag} (condition '{target.name}.{flag}')",
-                   [make_fix("filter", table=target.name, column=flag)], cause=cause_of("versions", target.name, ch.vid))
+                   f"SCD2 since {day_of(ch.time)}: filter {flag} (condition {flag_condition(target, flag)!r})",
+                   [flag_fix(target, flag)], cause=cause_of("versions", target.name, ch.vid))
 
 
 def _condition_renamed(ann: Annotation, t: Table, target: Table, cond: str) -> list[Finding]:
@@ -457,12 +457,13 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
             cause: str | None = None
             st = get_table(ctx, side, tables)
             flag = current_flag(st) if st is not None else None
-            if flag is not None and flag.lower() not in str(cond or "").lower():
-                cur = _current_dups(duck, side, kq, flag, str(cond or "") if side == to else "")
+            if st is not None and flag is not None and flag.lower() not in str(cond or "").lower():
+                cur = _current_dups(duck, side, kq, current_rows(st, flag), str(cond or "") if side == to else "")
                 if not cur:
-                    ch = scd2_change(st, a.provenance.basis.vid) if st is not None else None
-                    sugg = f"SCD2{' since ' + day_of(ch.time) if ch else ''}: filter {flag} (condition '{side}.{flag}')"
-                    cfix = [make_fix("filter", table=side, column=flag)]
+                    ch = scd2_change(st, a.provenance.basis.vid)
+                    sugg = f"SCD2{' since ' + day_of(ch.time) if ch else ''}: filter {flag} " \
+                        f"(condition {flag_condition(st, flag)!r})"
+                    cfix = [flag_fix(st, flag)]
                     cause = cause_of("versions", side, ch.vid) if ch else None
             out.append(finding(a, t.name, "cardinality_violated", "stale",
                                 f"declared {card}, but {dup} key value(s) repeat in {side}", [ctx.vid, last],
@@ -471,12 +472,12 @@ def relationship_data(ctx: Context, t: Table, a: Annotation, tables: dict[str, T
     return out
 
 
-def _current_dups(duck: Duck, side: str, kq: str, flag: str, cond: str) -> int:
-    """Key values of `side` repeated among its current rows (`flag`), under the relationship's own
+def _current_dups(duck: Duck, side: str, kq: str, current: str, cond: str) -> int:
+    """Key values of `side` repeated among its current rows (the predicate `current`), under the relationship's own
     condition on the target when it has one (a dimension already versioned by another flag that the
     condition filters: the new flag's fix holds with it). A condition that does not run on the table
     alone is left out."""
-    tq, fq = quote_table(side), quote_id(flag)
+    tq, fq = quote_table(side), current
     if cond:
         try:
             return int(duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {tq} WHERE {fq} AND ({cond}) GROUP BY ALL "

@@ -462,3 +462,36 @@ def test_a_metric_whose_basis_lacks_the_column_it_sums_is_flagged_when_that_colu
     f = got["metric.net"]
     assert f.reason == "column_renamed" and f.status == "stale"
     assert f.fixes == [Fix(action="rename", params={"old": "net_d", "new": "netwr_d", "scale": 0})]
+
+
+def test_a_dimension_versioned_with_a_text_flag_gets_the_filter_with_its_value(elk):
+    """A customer dimension begins keeping versions the TPC-DS way (c_rec_start_date, c_rec_end_date and a
+    text flag c_is_current 'Y' / 'N'; two customers get a second row): the relationship into it and its grain
+    get `filter {table, column: c_is_current, value: 'Y'}`, and accepting the relationship's writes the
+    condition `dim.c_is_current = 'Y'`, which the data holds at commit (failed before: no fix, the flag
+    being text and its columns prefixed; the round-10 and round-11 TPC-DS testers' store_sales and
+    catalog_sales relationships into customer)."""
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string")], at=0)
+    elk.overwrite(DIM, {"customer_id": [1, 2, 3], "tier": ["gold", "none", "none"]}, at=0.2)
+    elk.table(T, [("sid", "bigint"), ("customer_id", "bigint")], at=0.3,
+              rows={"sid": [1, 2, 3, 4], "customer_id": [1, 2, 3, 2]})
+    sm.relate(cat, T, DIM, on=["customer_id"], author="a", time=elk.day(0.5))
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per customer", "keys": ["customer_id"]}}, author="a",
+                time=elk.day(0.6))
+    elk.evolve(DIM, add=[("c_rec_start_date", "date"), ("c_rec_end_date", "date"), ("c_is_current", "string")], at=2,
+               rows={"customer_id": [1, 2, 3, 2, 3], "tier": ["gold", "none", "none", "silver", "gold"],
+                     "c_rec_start_date": ["2000-01-01", "2000-01-01", "2000-01-01", "2024-11-12", "2024-11-12"],
+                     "c_rec_end_date": [None, "2024-11-11", "2024-11-11", None, None],
+                     "c_is_current": ["Y", "N", "N", "Y", "Y"]})
+    want = [Fix(action="filter", params={"table": DIM, "column": "c_is_current", "value": "Y"})]
+    rel = [f for f in sm.staleness(cat, T, depth="data", now=elk.day(2.1), merge=False)
+           if (f.annotation or "").startswith("relationship.")]
+    assert [f.fixes for f in rel] == [want], rel
+    grain = [f for f in sm.staleness(cat, DIM, depth="data", now=elk.day(2.1), merge=False) if f.annotation == "table.grain"]
+    assert grain and want[0] in grain[0].fixes
+    sm.scan(cat, author="steward", now=elk.day(2.1), time=elk.day(2.15))
+    [it] = [i for i in sm.review_items(cat, T, now=elk.day(2.15)).items if (i.annotation or "").startswith("relationship.")]
+    sm.accept(cat, it, author="ann", now=elk.day(2.15), time=elk.day(2.2))
+    r = next(a for a in sm.read_annotations(cat, T) if a.kind == "relationship")
+    assert r.value["condition"] == f"{DIM}.c_is_current = 'Y'"
