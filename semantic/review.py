@@ -190,6 +190,8 @@ class _Write(BaseModel):
     range_of: str | None = None
     # a `repoint` fix: (the table the text named, the table it names now), validated as a successor is
     successor: tuple[str, str] | None = None
+    # the table written to when not the item's (a metric moved to the successor of the table it measured)
+    table: str | None = None
 
 
 VALIDITY_STARTS = ("valid_from", "rec_start_date", "effective_from", "start_date", "valid_start")
@@ -371,6 +373,36 @@ def _suggested(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
     return w
 
 
+def _moved_metrics(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], cols: list[str], successor: str,
+                   vid: int) -> list[_Write]:
+    """The metrics a `successor` finding names (a metric measuring a table no longer loaded) that move to the
+    successor with its deprecation: every column of the table the metric computes with (expression, filter,
+    time column) is a column of the successor under its name, and the successor has no metric of that key.
+    Written there as they are (validated at commit: the expression runs on the successor) and removed here,
+    so the metric measures the table that gets the data (two round-7 testers and a round-11 tester: the
+    deprecation written, the metric still summing the retired table). Others stay (the finding's deprecation
+    alone)."""
+    from semantic.staleness.core import metric_names
+
+    try:
+        sobj = require_table(cat, successor, vid)
+    except NotFoundError:
+        return []
+    theirs = {c.name.lower(): c.name for c in columns_of(sobj.value)}
+    mine = {c.lower() for c in cols}
+    have = {a.key for a in read_annotations(cat, successor, vid)}
+    out: list[_Write] = []
+    for key in dict.fromkeys([*(f.annotations or []), *([f.annotation] if f.annotation else [])]):
+        a = anns.get(key)
+        if a is None or a.kind != "metric" or a.key in have or not isinstance(a.value, dict):
+            continue
+        used = metric_names(a, ("expression", "filter", "time_column"), literals=False) & mine
+        if used and used <= set(theirs):
+            out.append(_Write(kind="metric", key=a.key, value=dict(a.value), columns=sorted(theirs[c] for c in used),
+                              table=successor))
+    return out
+
+
 def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int, edit: bool) -> _Write:
     """What applying the finding's first fix to its annotation writes (see `_suggested`)."""
     table = _table_of(f.target)
@@ -388,8 +420,10 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
         if ann is not None and ann.key == "table.deprecated" and isinstance(ann.value, dict):
             # a deprecation whose successor moved on: the same deprecation, pointing at the table kept now
             return _Write(kind="table", key="table.deprecated", value={**ann.value, "replaced_by": fix.params["table"]})
+        moved = _moved_metrics(cat, f, anns, cols, str(fix.params["table"]), vid)
         return _Write(kind="table", key="table.deprecated",
-                      value={"reason": f.message, "replaced_by": fix.params["table"], "since": None})
+                      value={"reason": f.message, "replaced_by": fix.params["table"], "since": None},
+                      also=moved, remove=[m.key for m in moved])
     if fix is not None and fix.action == "update_freshness_sla":
         return _Write(kind="table", key="table.freshness_sla", value=fix.params["sla"])
     if fix is not None and fix.action == "update_range":
@@ -1091,20 +1125,21 @@ def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note:
     dpath = lake.semantic_path(table, decision_key(item.id))
     watched = [dpath] + [lake.semantic_path(table, k) for k in {item.annotation, *(remove or [])} if k]
     writes = [] if write is None or write.remove_only else [write, *write.also]
-    watched += [lake.semantic_path(table, w.key) for w in writes]
+    watched += [lake.semantic_path(w.table or table, w.key) for w in writes]
     now_vid = cat.resolve(None)
     prepared: list[tuple[_Write, Any, Any]] = []   # (write, basis, column ref)
     for w in writes:
-        if not _on_table(table):  # prose of a catalog or namespace: no columns, no data to validate against
+        wt = w.table or table
+        if not _on_table(wt):  # prose of a catalog or namespace: no columns, no data to validate against
             prepared.append((w.model_copy(update={"also": []}), basis_of(None, None, now_vid), None))
             continue
-        tobj = require_table(cat, table, now_vid)
+        tobj = require_table(cat, wt, now_vid)
         cols = columns_of(tobj.value)
         refs = None if w.columns is None else [c for c in cols if c.name in w.columns]
         colref = find(cols, w.column) if w.column else None
         if w.column and (colref is None or colref.id is None):
-            raise InvalidAnnotationError(f"column {w.column!r} is not in {table} any more; list the items again")
-        prepared.append((w.model_copy(update={"value": _validated(cat, table, tobj.value, w, now_vid), "also": []}),
+            raise InvalidAnnotationError(f"column {w.column!r} is not in {wt} any more; list the items again")
+        prepared.append((w.model_copy(update={"value": _validated(cat, wt, tobj.value, w, now_vid), "also": []}),
                          basis_of(tobj, refs, now_vid, cat), colref))
     try:
         return _commit_decision(cat, item, decision, author, note, prepared, remove, time, extra, table, folder, dpath,
@@ -1145,32 +1180,38 @@ def _commit_decision(cat: CatalogAPI, item: ReviewItem, decision: str, author: s
             if tnow is None:
                 raise ReviewRefusedError(f"{table} no longer exists; nothing was removed", why="table_missing")
             _gone_still(str(item.annotation), tnow.value, *gone)
-        if writes and _on_table(table):
+        for w, _b, _c in writes:
+            wt = w.table or table
+            if not _on_table(wt):
+                continue
             # re-validated inside the transaction that writes, on what it reads: the table object is a
             # recorded read (a concurrent schema change aborts this commit) and the data is the snapshot
             # the transaction reads at
-            tnow = txn.get(lake.table_path(table))
+            tnow = txn.get(lake.table_path(wt))
             if tnow is None:
-                raise ReviewRefusedError(f"{table} no longer exists; nothing was written", why="table_missing")
-            for w, _b, _c in writes:
-                validate_write(cat, table, tnow.value, w, txn.read_vid)
+                raise ReviewRefusedError(f"{wt} no longer exists; nothing was written", why="table_missing")
+            validate_write(cat, wt, tnow.value, w, txn.read_vid)
         txn.update(folder, {"obj_type": "semantic"})
         for w, basis, colref in writes:
+            wt = w.table or table
+            if wt != table:
+                txn.update(lake.semantic_path(wt), {"obj_type": "semantic"})
             prov = Provenance(author=author, source="human", confidence=1.0, time=txn_time(time), note=note,
                               basis=basis)
-            ann = Annotation(kind=w.kind, key=w.key, target=table, value=w.value,  # type: ignore[arg-type]
+            ann = Annotation(kind=w.kind, key=w.key, target=wt, value=w.value,  # type: ignore[arg-type]
                              provenance=prov, column=None if colref is None else colref.name,
                              column_id=None if colref is None else colref.id)
             check_annotation(ann)  # the value rules, stored SQL and bounds of every write path (semantic.guard)
-            txn.update(lake.semantic_path(table, w.key), ann.stored())
-        written = {w.key for w, _b, _c in writes}
+            txn.update(lake.semantic_path(wt, w.key), ann.stored())
+        written = {(w.table or table, w.key) for w, _b, _c in writes}
         for k in dict.fromkeys(remove):
-            if k not in written:
+            if (table, k) not in written:
                 txn.remove(lake.semantic_path(table, k))
         record = {"decision": decision, "item": item.id, "item_kind": item.kind, "annotation": item.annotation,
                   "reason": item.reason, "target": item.target, "at_vid": item.vid,
                   "evidence_vids": item.evidence_vids, "written_key": writes[0][0].key if writes else None,
-                  **({"also_written": [w.key for w, _b, _c in writes[1:]]} if len(writes) > 1 else {}),
+                  **({"also_written": [w.key if not w.table or w.table == table else f"{w.table}:{w.key}"
+                                       for w, _b, _c in writes[1:]]} if len(writes) > 1 else {}),
                   **(extra or {})}
         dec = Annotation(kind="review", key=decision_key(item.id), target=table, value=record,
                          provenance=Provenance(author=author, source="human", confidence=1.0, time=txn_time(time),

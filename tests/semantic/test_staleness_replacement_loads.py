@@ -279,11 +279,18 @@ def test_a_metric_on_a_table_replaced_beside_points_to_its_successor(elk):
     """A metric defined on the payments table, which stops while a new table with its columns takes its
     days: the metric measures a table that no longer gets the data, as its description describes one no
     longer kept: not_loaded_since with the new table as successor (failed before: the description alone;
-    an independent tester's Acme store mart). Control: while the table loads, nothing on the metric."""
+    an independent tester's Acme store mart). Accepting the metric's item writes the table's deprecation
+    and moves the metric to the successor, whose columns it computes with (failed before: the deprecation
+    alone, the metric still summing the retired table; two round-7 testers and the round-11 cryptic
+    tester). Controls: while the table loads, nothing on the metric; a metric whose key the successor
+    already has stays where it is, still flagged with no fix; one defined after the deprecation, nothing."""
     cat = elk.cat
 
     def define() -> None:
-        sm.define_metric(cat, PAY, "paid", expression="sum(amount)", author="a", time=elk.day(0.7))
+        sm.define_metric(cat, PAY, "paid", expression="sum(amount)", filter="attempt = 1", author="a",
+                         time=elk.day(0.7))
+        sm.define_metric(cat, PAY, "retries", expression="count(*)", filter="attempt > 1", author="a",
+                         time=elk.day(0.8))
 
     _paid_then_moved(elk, define)
     from datetime import datetime, timezone
@@ -291,22 +298,26 @@ def test_a_metric_on_a_table_replaced_beside_points_to_its_successor(elk):
     then = datetime.fromtimestamp(elk.day(20), tz=timezone.utc).isoformat()
     assert [f for f in sm.staleness(cat, PAY, snapshot=then, now=elk.day(20), merge=False)
             if f.annotation == "metric.paid"] == []
+    sm.define_metric(cat, PAY_V2, "retries", expression="count(*)", filter="attempt >= 2", author="b",
+                     time=elk.day(33.4))
     flagged = {f.annotation: f for f in sm.staleness(cat, PAY, now=elk.day(33.5), merge=False)
                if f.reason == "not_loaded_since"}
-    assert set(flagged) == {"table.description", "metric.paid"}
+    assert set(flagged) == {"table.description", "metric.paid", "metric.retries"}
     assert flagged["metric.paid"].fixes == [Fix(action="successor", params={"table": PAY_V2})]
-    # accepting the metric's item writes the table's deprecation; the metric still sums the retired table, so
-    # its item stays open with no fix (failed before: it closed; two round-7 testers). Control: a metric
-    # defined after the deprecation
     [it] = [i for i in sm.review_items(cat, PAY, now=elk.day(33.5)).items if i.annotation == "metric.paid"]
     sm.accept(cat, it, author="ann", now=elk.day(33.5), time=elk.day(33.6))
     assert next(a for a in sm.read_annotations(cat, PAY) if a.key == "table.deprecated").value["replaced_by"] == PAY_V2
+    moved = next(a for a in sm.read_annotations(cat, PAY_V2) if a.key == "metric.paid")
+    assert (moved.value["expression"], moved.value["filter"], moved.provenance.author) == ("sum(amount)", "attempt = 1",
+                                                                                        "ann")
+    assert [c.name for c in moved.provenance.basis.columns] == ["amount", "attempt"] and moved.target == PAY_V2
+    assert "metric.paid" not in {a.key for a in sm.read_annotations(cat, PAY)}  # history keeps it
     sm.define_metric(cat, PAY, "paid_again", expression="sum(amount)", author="a", time=elk.day(33.7))
     after = {f.annotation: f for f in sm.staleness(cat, PAY, now=elk.day(33.8), merge=False)}
-    assert set(after) == {"metric.paid"}
-    assert after["metric.paid"].fixes == [Fix(action="investigate", params={"table": PAY_V2})]
-    assert after["metric.paid"].cause == flagged["metric.paid"].cause
-    [it] = [i for i in sm.review_items(cat, PAY, now=elk.day(33.8)).items if i.annotation == "metric.paid"]
+    assert set(after) == {"metric.retries"}  # the successor has its own: it stays, flagged
+    assert after["metric.retries"].fixes == [Fix(action="investigate", params={"table": PAY_V2})]
+    assert after["metric.retries"].cause == flagged["metric.retries"].cause
+    [it] = [i for i in sm.review_items(cat, PAY, now=elk.day(33.8)).items if i.annotation == "metric.retries"]
     assert not it.acceptable and it.refused == "no_fix"
 
 
