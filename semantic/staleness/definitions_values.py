@@ -65,6 +65,8 @@ MAP_ROWS = 2000        # rows holding a vanished value carried across the change
 SAME_ROWS = 0.9        # of those rows, the share one new value must hold (the rest: removed, or split)
 MAX_PROBES = 16        # snapshots read to find the change that dropped a value (bisection)
 PARTIAL_MIN = 5        # rows moved off a value that still occurs, fewer is no evidence of a partial respelling
+MERGED_MIN = 2         # rows of a value gone since that all hold one kept value now: a merge (one row: a correction);
+#                        a small dimension's category holds a few rows (TPC-DS ship_mode: four per type)
 
 
 @dataclass(frozen=True)
@@ -573,26 +575,26 @@ def _followed(tbl: Table, col: str, keys: list[str], values: list[str], since: i
         basis, then, now = got
         if back:
             return _rows_went(duck, basis, tbl, col, keys, now - then, values, now)
-        return _rows_went(basis, duck, tbl, col, keys, then - now, values, then)
+        return _rows_went(basis, duck, tbl, col, keys, then - now, values, then, least=MERGED_MIN)
     except CatalogError:
         return None
 
 
 def _rows_went(src: Duck, dst: Duck, tbl: Table, col: str, keys: list[str], cands: set[str], values: list[str],
-               present: set[str]) -> tuple[str, str, int] | None:
+               present: set[str], least: int = PARTIAL_MIN) -> tuple[str, str, int] | None:
     """For each value of `cands` (in order): the rows holding it at `src` (by the grain's `keys`,
-    PARTIAL_MIN or more) all hold one value at `dst`, a value of `values` that `present` holds too:
+    `least` or more) all hold one value at `dst`, a value of `values` that `present` holds too:
     (that value, the candidate, how many rows), the first found, or None. Raises CatalogError when a
     statement cannot run."""
     q = quote_id(col)
     for cand in sorted(cands):
         rows = _keys_holding(src, tbl, col, keys, cand)
-        if len(rows) < PARTIAL_MIN:
+        if len(rows) < least:
             continue
         got = dst.sql(f"SELECT a.{q}, count(*) FROM {_joined_by_keys(rows, tbl, keys, 'a')} GROUP BY 1 "
                       "ORDER BY 2 DESC LIMIT 2")
         if len(got) == 1 and got[0][0] is not None and str(got[0][0]) in values and str(got[0][0]) in present \
-                and int(got[0][1]) >= PARTIAL_MIN:
+                and int(got[0][1]) >= least:
             return str(got[0][0]), cand, int(got[0][1])
     return None
 
@@ -600,7 +602,7 @@ def _rows_went(src: Duck, dst: Duck, tbl: Table, col: str, keys: list[str], cand
 def merged_gain(tbl: Table, col: str, values: list[str], since: int, duck: Duck) -> tuple[str, str, int] | None:
     """A value of `values` that still occurs in `tbl.col` and took every row of another value that
     occurred at vid `since` and occurs no more (a category merged into it: 'returned' into 'refunded'),
-    by the grain's keys (PARTIAL_MIN rows at least, all of them holding the one kept value now):
+    by the grain's keys (MERGED_MIN rows at least, all of them holding the one kept value now):
     (kept, merged, rows). A text testing the column against the kept value now selects those rows
     too. Read only when the table was rewritten since (appends move no row) and a value vanished
     (the column's distinct values at both snapshots, at most MAX_VALUES x 4). None otherwise."""
