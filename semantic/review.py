@@ -1468,6 +1468,7 @@ def _decide_each(cat: CatalogAPI, items: list[ReviewItem], decision: str, author
     {"decided": [{"item", "vid"}], "skipped": [{"item", "why", "code"}], "skipped_by": {code: n}}."""
     decided: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
+    by_group: dict[str, str] = {}  # cause -> the item of it decided first in this run
     t0 = None if time is None else txn_time(time)
     for it in items:
         # one commit per item: backdated, each takes the later of `time` and the latest commit's
@@ -1483,7 +1484,16 @@ def _decide_each(cat: CatalogAPI, items: list[ReviewItem], decision: str, author
             else:
                 v = dismiss(cat, it, author, str(reason), now=now, time=at)
             decided.append({"item": it.id, "vid": v})
+            if it.group:
+                by_group.setdefault(it.group, it.id)
         except (InvalidValueError, NotFoundError, ConflictError) as e:
+            first = by_group.get(it.group or "")
+            if isinstance(e, ConflictError) and first is not None:
+                # a sibling of one cause whose annotation the first item's decision wrote (a replaced table's
+                # SLA beside its description: one deprecation): decided with it, nothing went wrong
+                skipped.append({"item": it.id, "why": f"decided with item {first} of the same cause, whose write "
+                                                      "answers this one too", "code": "same_cause"})
+                continue
             code = str(e.details.get("why") or "refused") if isinstance(e, ReviewRefusedError) else \
                 "conflict" if isinstance(e, ConflictError) else "refused"
             skipped.append({"item": it.id, "why": e.message, "code": code})
