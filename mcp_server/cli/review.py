@@ -148,11 +148,13 @@ def register(main: click.Group) -> None:
             words = {"no_fix": "no fix the evidence supports (edit or dismiss them)",
                      "outdated": "raised by a data-depth pass the table changed after (scan again)",
                      "needs_value": "the fix needs a person's value (edit them)",
-                     "needs_meaning": "a coded column's new code needs its meaning (edit them with {code: meaning})"}
+                     "needs_meaning": "a coded column's new code needs its meaning (edit them with {code: meaning})",
+                     "same_cause": "decided with an item of the same cause, whose write answers them (nothing to do)"}
             lines.append(f"skipped {len(res['skipped'])} item(s), left open: "
                          + "; ".join(f"{n} {words.get(code, 'refused by validation: ' + code)}"
                                      for code, n in sorted(by.items())))
-        lines += [f"  left open {s['item']}: {s['why']}" for s in res["skipped"]]
+        lines += [f"  {'decided with its cause' if s.get('code') == 'same_cause' else 'left open'} {s['item']}: {s['why']}"
+                  for s in res["skipped"]]
         if res.get("not_findings"):
             lines.append(f"not included: {res['not_findings']} agent annotation(s) / proposal(s): accept those one "
                          "by one")
