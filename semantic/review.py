@@ -669,6 +669,10 @@ def _finding_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid:
             if _on_table(item.table):
                 tobj = require_table(cat, item.table, vid)
                 validate_write(cat, item.table, tobj.value, w, vid, duck)
+            moved = [a for a in w.also if a.table]
+            if moved:  # said before anyone accepts: the decision writes on another table too
+                item.suggestion = (f"{item.suggestion}; " if item.suggestion else "") + \
+                    f"accept also moves {', '.join(a.key for a in moved)} to {moved[0].table}"
         item.acceptable = True
     except InvalidValueError as e:
         item.why_not = e.message
@@ -1649,6 +1653,10 @@ def edit_and_accept(cat: CatalogAPI, item: ReviewItem | str, author: str, value:
                        columns=None if ann.kind == "table" and ann.field != "grain"
                        else [r.name for r in ann.provenance.basis.columns])
         w = w.model_copy(update={"value": value, "remove_only": False})  # a person's value, written
+        moved = {a.key for a in w.also if a.table}
+        if moved:  # metrics moved to the suggested successor: a person's value may name another table; they stay
+            w = w.model_copy(update={"also": [a for a in w.also if not a.table],
+                                     "remove": [k for k in w.remove if k not in moved]})
         _check_unit_edit(f, anns, w)
         return _decide(cat, it, "edited", author, note, w, w.remove, time)
     return _accept_agent(cat, it, author, note, value, "edited", time)

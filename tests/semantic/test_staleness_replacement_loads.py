@@ -305,6 +305,7 @@ def test_a_metric_on_a_table_replaced_beside_points_to_its_successor(elk):
     assert set(flagged) == {"table.description", "metric.paid", "metric.retries"}
     assert flagged["metric.paid"].fixes == [Fix(action="successor", params={"table": PAY_V2})]
     [it] = [i for i in sm.review_items(cat, PAY, now=elk.day(33.5)).items if i.annotation == "metric.paid"]
+    assert f"accept also moves metric.paid to {PAY_V2}" in it.suggestion  # said before anyone accepts
     sm.accept(cat, it, author="ann", now=elk.day(33.5), time=elk.day(33.6))
     assert next(a for a in sm.read_annotations(cat, PAY) if a.key == "table.deprecated").value["replaced_by"] == PAY_V2
     moved = next(a for a in sm.read_annotations(cat, PAY_V2) if a.key == "metric.paid")
@@ -319,6 +320,23 @@ def test_a_metric_on_a_table_replaced_beside_points_to_its_successor(elk):
     assert after["metric.retries"].cause == flagged["metric.retries"].cause
     [it] = [i for i in sm.review_items(cat, PAY, now=elk.day(33.8)).items if i.annotation == "metric.retries"]
     assert not it.acceptable and it.refused == "no_fix"
+
+
+def test_a_metric_stays_when_the_deprecation_is_edited(elk):
+    """Control of the move above: a person who edits the deprecation (their own reason and successor) writes
+    it alone; the metric is not moved to the table the finding suggested (failed before this guard: moved)."""
+    cat = elk.cat
+
+    def define() -> None:
+        sm.define_metric(cat, PAY, "paid", expression="sum(amount)", author="a", time=elk.day(0.7))
+
+    _paid_then_moved(elk, define)
+    [it] = [i for i in sm.review_items(cat, PAY, now=elk.day(33.5)).items if i.annotation == "metric.paid"]
+    sm.edit_and_accept(cat, it, author="ann", value={"reason": "moved", "replaced_by": PAY_V2, "since": None},
+                       now=elk.day(33.5), time=elk.day(33.6))
+    assert next(a for a in sm.read_annotations(cat, PAY) if a.key == "table.deprecated").value["reason"] == "moved"
+    assert "metric.paid" in {a.key for a in sm.read_annotations(cat, PAY)}
+    assert "metric.paid" not in {a.key for a in sm.read_annotations(cat, PAY_V2)}
 
 
 def test_a_verified_query_asked_of_a_table_replaced_beside_is_re_verified(elk):
