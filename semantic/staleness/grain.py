@@ -73,14 +73,16 @@ def current_flag(t: Table) -> str | None:
 
 
 def current_value(t: Table, flag: str) -> str | None:
-    """The value a text flag holds on the current rows: of its statistics' extremes, the one `CURRENT_WORDS`
-    names ('Y' of 'N' .. 'Y'); None for a boolean flag (the column is the predicate) or when neither is."""
+    """The value a text (or 0 / 1) flag holds on the current rows: of its statistics' extremes, the one
+    `CURRENT_WORDS` names ('Y' of 'N' .. 'Y', 1 of 0 .. 1); None for a boolean flag (the column is the
+    predicate) or when neither is."""
     c = t.col(flag)
     if c is None or type_family(c.type) == "bool":
         return None
     st = t.stat(c.name) or {}
-    return next((v for v in (st.get("max"), st.get("min")) if isinstance(v, str) and v.strip().lower() in CURRENT_WORDS),
-                None)
+    # a text 'Y' / 'N', or a number 1 / 0 (the literal compares with either in SQL)
+    return next((str(v) for v in (st.get("max"), st.get("min")) if isinstance(v, str | int) and not isinstance(v, bool)
+                 and str(v).strip().lower() in CURRENT_WORDS), None)
 
 
 def current_rows(t: Table, flag: str) -> str:

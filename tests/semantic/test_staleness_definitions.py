@@ -464,9 +464,11 @@ def test_a_metric_whose_basis_lacks_the_column_it_sums_is_flagged_when_that_colu
     assert f.fixes == [Fix(action="rename", params={"old": "net_d", "new": "netwr_d", "scale": 0})]
 
 
-def test_a_dimension_versioned_with_a_text_flag_gets_the_filter_with_its_value(elk):
+@pytest.mark.parametrize(("ftype", "flags", "value"), [("string", ["Y", "N", "N", "Y", "Y"], "Y"),
+                                                      ("int", [1, 0, 0, 1, 1], "1")])
+def test_a_dimension_versioned_with_a_text_flag_gets_the_filter_with_its_value(elk, ftype, flags, value):
     """A customer dimension begins keeping versions the TPC-DS way (c_rec_start_date, c_rec_end_date and a
-    text flag c_is_current 'Y' / 'N'; two customers get a second row): the relationship into it and its grain
+    text flag c_is_current 'Y' / 'N', or 1 / 0; two customers get a second row): the relationship into it and its grain
     get `filter {table, column: c_is_current, value: 'Y'}`, and accepting the relationship's writes the
     condition `dim.c_is_current = 'Y'`, which the data holds at commit (failed before: no fix, the flag
     being text and its columns prefixed; the round-10 and round-11 TPC-DS testers' store_sales and
@@ -479,12 +481,12 @@ def test_a_dimension_versioned_with_a_text_flag_gets_the_filter_with_its_value(e
     sm.relate(cat, T, DIM, on=["customer_id"], author="a", time=elk.day(0.5))
     sm.annotate(cat, DIM, {"grain": {"text": "one row per customer", "keys": ["customer_id"]}}, author="a",
                 time=elk.day(0.6))
-    elk.evolve(DIM, add=[("c_rec_start_date", "date"), ("c_rec_end_date", "date"), ("c_is_current", "string")], at=2,
+    elk.evolve(DIM, add=[("c_rec_start_date", "date"), ("c_rec_end_date", "date"), ("c_is_current", ftype)], at=2,
                rows={"customer_id": [1, 2, 3, 2, 3], "tier": ["gold", "none", "none", "silver", "gold"],
                      "c_rec_start_date": ["2000-01-01", "2000-01-01", "2000-01-01", "2024-11-12", "2024-11-12"],
                      "c_rec_end_date": [None, "2024-11-11", "2024-11-11", None, None],
-                     "c_is_current": ["Y", "N", "N", "Y", "Y"]})
-    want = [Fix(action="filter", params={"table": DIM, "column": "c_is_current", "value": "Y"})]
+                     "c_is_current": flags})
+    want = [Fix(action="filter", params={"table": DIM, "column": "c_is_current", "value": value})]
     rel = [f for f in sm.staleness(cat, T, depth="data", now=elk.day(2.1), merge=False)
            if (f.annotation or "").startswith("relationship.")]
     assert [f.fixes for f in rel] == [want], rel
@@ -494,4 +496,4 @@ def test_a_dimension_versioned_with_a_text_flag_gets_the_filter_with_its_value(e
     [it] = [i for i in sm.review_items(cat, T, now=elk.day(2.15)).items if (i.annotation or "").startswith("relationship.")]
     sm.accept(cat, it, author="ann", now=elk.day(2.15), time=elk.day(2.2))
     r = next(a for a in sm.read_annotations(cat, T) if a.kind == "relationship")
-    assert r.value["condition"] == f"{DIM}.c_is_current = 'Y'"
+    assert r.value["condition"] == f"{DIM}.c_is_current = '{value}'"
