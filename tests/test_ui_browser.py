@@ -85,15 +85,29 @@ def login(driver, url: str, token: str, then: str) -> None:
             break
     else:
         raise AssertionError(f"no login form at {then}: {driver.page_source[:500]!r}")
-    from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import WebDriverWait
 
     driver.find_element(By.ID, "token").send_keys(token)
     button = driver.find_element(By.ID, "login")
     button.click()
     # the click returns before the browser has left the login page: under load (a preflight, load 5-9) the
-    # next lookup read the login page and found no inbox row; wait until the form is gone
-    WebDriverWait(driver, 300).until(EC.staleness_of(button))
+    # next lookup read the login page and found no inbox row; wait until the form is gone. Chromium may
+    # answer a lookup of the button while the page is replaced with "Node with given id does not belong
+    # to the document" instead of a stale reference (a session-26 preflight): that too says it is gone
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    def gone(_driver: object) -> bool:
+        try:
+            button.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as e:
+            if "does not belong to the document" in str(e):
+                return True
+            raise
+        return False
+
+    WebDriverWait(driver, 300).until(gone)
 
 
 def describe(url: str) -> dict:
