@@ -63,6 +63,7 @@ from semantic.guard import check_annotation
 from semantic.history import Context
 from semantic.models import Annotation, Finding, Fix, Provenance
 from semantic.staleness import finding_id, instructions, staleness, undismissed
+from semantic.staleness.core import metric_names
 from semantic.staleness.documented_ranges import documented_ranges, with_range, within
 from semantic.staleness.incremental import affected, changes_since
 from semantic.staleness.instructions import is_hidden, is_instructions
@@ -382,8 +383,6 @@ def _moved_metrics(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], col
     so the metric measures the table that gets the data (two round-7 testers and a round-11 tester: the
     deprecation written, the metric still summing the retired table). Others stay (the finding's deprecation
     alone)."""
-    from semantic.staleness.core import metric_names
-
     try:
         sobj = require_table(cat, successor, vid)
     except NotFoundError:
@@ -511,7 +510,7 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
         if ann.kind == "relationship":
             # a boolean flag is the predicate; a text flag equals the value its current rows hold ('Y')
             cond = f"{p['table']}.{p['column']}" + ("" if p.get("value") is None else
-                                                   " = '" + str(p["value"]).replace("'", "''") + "'")
+                                                   f" = {_bounded.literals([str(p['value'])])}")
             old = str(v.get("condition") or "")
             return _Write(kind="relationship", key=ann.key,
                           value={**v, "condition": f"({old}) AND {cond}" if old else cond},
