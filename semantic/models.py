@@ -288,7 +288,9 @@ class Fix(BaseModel):
     `params` by action (every value a name or a number, never prose):
       rename {old, new, scale}              column `old` is now `new`; values x 10^scale (0: same unit)
       successor {table}                     read `table` instead
-      join_on {from_column, to_table, to_column}   join on this pair instead of the declared key
+      join_on {from_column, to_table, to_column[, unconditional]}   join on this pair instead of the
+                                            declared key (`unconditional`: without the relationship's condition,
+                                            the new key identifying every version of the related table)
       filter {table, column[, value]}       keep the current rows of `table`: its boolean `column` (is_current),
                                             or its text `column` equal to `value` ('Y')
       add_enum_values {column, values}      the column holds these values besides its enum
@@ -304,8 +306,9 @@ class Fix(BaseModel):
                                             frequent new value of the rows that held `old`), values: the
                                             column's distinct values now (the enum to write)
       set_keys {keys}                       the rows are unique on these columns now (the grain's new keys)
-      remove {column}                       the column was dropped and none took its place: its annotation
-                                            describes nothing the table holds and goes (history keeps it)
+      remove {column}                       the column was dropped and none took its place: its annotation (or a
+                                            relationship joining from it) describes nothing the table holds and
+                                            goes (history keeps it)
       reword_unit {column, old, new}        a description naming the column's unit by the word `old` (its only
                                             unit word, no number): every value is in unit `new` now
       update_range {column, start, end}     the text's one date range of `column` is `start` to `end` now

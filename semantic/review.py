@@ -49,7 +49,7 @@ from catalog_core.errors import (
     SqlTimeoutError,
 )
 from catalog_core.model import TimeArg
-from semantic import _bounded
+from semantic import _bounded, _sql
 from semantic._tables import columns_of, find, require_table
 from semantic.annotations import (
     PROPOSAL_PREFIX,
@@ -254,12 +254,23 @@ def _keyed_text(grain: Any, keys: list[str]) -> Any:
 
 def _removal(f: Finding, ann: Annotation | None, tvalue: dict[str, Any], column: str, edit: bool) -> _Write:
     """What a `remove {column}` fix writes: nothing; it removes the column annotation `ann`, whose
-    column was dropped with none taking its place. Refused unless `ann` is a column's own annotation
-    of that column and the table holds no column with its id or its name (`_gone_still`); an edit has
-    no column to write onto."""
+    column was dropped with none taking its place, or the relationship `ann` joining from it. Refused
+    unless `ann` is a column's own annotation of that column (a relationship whose `on` joins from it)
+    and the table holds no column with its id or its name (`_gone_still`); an edit has no column to
+    write onto."""
     if edit:
         raise InvalidValueError(f"{column!r} is no longer in {_table_of(f.target)}: there is no column to write "
                                 f"{f.annotation} onto; accept the item to remove it, or dismiss it with a reason")
+    if ann is not None and ann.kind == "relationship" and isinstance(ann.value, dict):
+        # a relationship joining from the dropped column: removed when the table holds no column of its id or name
+        ref = next((r for r in ann.provenance.basis.columns if r.name.lower() == column.lower()), None)
+        froms = {str(p[0]).lower() for p in ann.value.get("on") or [] if isinstance(p, (list, tuple)) and len(p) == 2}
+        if ref is None or column.lower() not in froms:
+            raise _no_fix(f, f.annotation, f"its remove fix is about {column!r}, which this relationship does not "
+                                           "join from")
+        _gone_still(ann.key, tvalue, ref.id, column)
+        return _Write(kind="relationship", key=ann.key, value=None, column=None, remove=[ann.key], remove_only=True,
+                      gone=(ref.id, column))
     if ann is None or ann.kind != "column" or ann.column_id is None or \
             (ann.column or column).lower() != column.lower():
         raise _no_fix(f, f.annotation, f"its remove fix is about {column!r}, not this annotation's column")
@@ -305,6 +316,33 @@ def _repointed(f: Finding, ann: Annotation | None, old: str, new: str, replaced:
     if ann is None or text is None or not old or not new or not pat.search(text):
         raise _no_fix(f, f.annotation, f"its text does not name {old!r}")
     return _Write(kind="table", key=ann.key, value=pat.sub(new, text), successor=(replaced, table))
+
+
+def _rescaled(text: str, column: str, factor: float, what: str, table: str) -> str:
+    """SQL `text` (a metric's expression or filter) with every unqualified or table-qualified reference to
+    `column` read on the values as they were before they moved by `factor`: `(column / factor)` (`* 1/factor`
+    for a factor under one, as a power of ten), so what the metric computes keeps its unit. Text that does
+    not name the column comes back as it is."""
+    from sqlglot import exp
+
+    tree = _sql.parse_fragment(text, what)
+    hit = False
+    forms = {".".join(table.lower().split(".")[i:]) for i in range(table.count(".") + 1)}
+    for c in list(tree.find_all(exp.Column)):
+        qual = ".".join(p.name for p in c.parts[:-1]).lower()
+        if c.name.lower() != column.lower() or (qual and qual not in forms):
+            continue  # another column, or a joined table's column of that name
+        hit = True
+        if factor >= 1:
+            lit = exp.Literal.number(f"{factor:.1f}" if float(factor).is_integer() else repr(factor))
+            node: exp.Expression = exp.Div(this=c.copy(), expression=lit)
+        else:
+            inv = 1 / factor
+            lit = exp.Literal.number(f"{round(inv):d}" if abs(inv - round(inv)) < 1e-9 else repr(inv))
+            node = exp.Mul(this=c.copy(), expression=lit)
+        # a function's argument needs no parentheses; anywhere else they keep the precedence
+        c.replace(node if isinstance(c.parent, exp.Func | exp.Paren) else exp.Paren(this=node))
+    return tree.sql(dialect=_sql.DIALECT) if hit else text
 
 
 def _gone_still(key: str, tvalue: dict[str, Any], column_id: int, column: str) -> None:
@@ -501,7 +539,9 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
             return _Write(kind="metric", key=ann.key, value=nv, columns=columns)
         raise InvalidValueError(f"{ann.key} cannot be renamed automatically; use edit_and_accept")
     if fix.action == "join_on" and ann.kind == "relationship":
-        return _Write(kind="relationship", key=ann.key, value={**v, "on": [[p["from_column"], p["to_column"]]]},
+        # `unconditional`: the new key identifies every version of the related table, the condition goes
+        cond = {"condition": None} if p.get("unconditional") else {}
+        return _Write(kind="relationship", key=ann.key, value={**v, "on": [[p["from_column"], p["to_column"]]], **cond},
                       columns=[p["from_column"]])
     if fix.action == "relate_to" and ann.kind == "relationship":
         return _Write(kind="relationship", key=ann.key, value={**v, "to": p["table"]},
@@ -582,6 +622,13 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
         _need_meanings(f, ann, anns, [x for x in p["values"] if x not in (v or [])])
         return _Write(kind="column", key=ann.key, value=[*list(v or []), *[x for x in p["values"] if x not in (v or [])]],
                       column=ann.column, columns=[str(ann.column)])
+    if fix.action == "update_unit" and ann.kind == "metric" and isinstance(v, dict):
+        factor = p.get("factor")
+        by = float(factor) if isinstance(factor, int | float) and not isinstance(factor, bool) \
+            else 10.0 ** int(p.get("scale") or 0)
+        nv = {**v, **{k: _rescaled(str(v[k]), str(p["column"]), by, f"the {k} of {ann.key}", table)
+                      for k in ("expression", "filter") if v.get(k)}}
+        return _Write(kind="metric", key=ann.key, value=nv, columns=_columns_after(ann, {}, cols))
     if fix.action == "update_unit" and ann.kind == "column" and ann.field == "unit":
         factor = p.get("factor")
         unit = unit_after(v, float(factor) if isinstance(factor, int | float) and not isinstance(factor, bool)

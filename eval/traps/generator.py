@@ -520,6 +520,10 @@ class Generator:
         for a in t.column_anns(col):  # the column's own annotations describe nothing now: they go
             if [t.name, a.key] in tr.false:
                 tr.fixes[f"{t.name}|{a.key}"] = {"action": "remove", "params": {"column": col}}
+        for a in t.anns:  # so does a relationship joining from it (nothing else of the table holds its keys)
+            on = (a.value or {}).get("on") if a.kind == "relationship" and isinstance(a.value, dict) else None
+            if on and [t.name, a.key] in tr.false and col in {str(p[0]) for p in on if len(p) == 2}:
+                tr.fixes[f"{t.name}|{a.key}"] = {"action": "remove", "params": {"column": col}}
         vid = self.alter(t.name, f"drop {col}", drop=[col])
         return self.done(tr, vid)
 
@@ -623,6 +627,16 @@ class Generator:
             tr.fixes[f"{t.name}|{desc.key}"] = {"action": "reword_unit",
                                                 "params": {"column": col, "old": words[0], "new": words[1]}}
 
+    def _rescaled_metrics(self, tr: Trap, t: TableInfo, col: str, params: dict[str, Any]) -> None:
+        """Every row of `col` restated by one factor: a metric of its table computing with it, made false,
+        is rewritten on the values as they were (`update_unit`: the review divides the column by the
+        factor in its expression and filter), so it keeps its unit."""
+        for a in t.anns:
+            if a.kind != "metric" or [t.name, a.key] not in tr.false or not isinstance(a.value, dict):
+                continue
+            if words(" ".join(str(a.value.get(k) or "") for k in ("expression", "filter")), col):
+                tr.fixes[f"{t.name}|{a.key}"] = {"action": "update_unit", "params": dict(params)}
+
     def _scale(self, t: TableInfo, col: str) -> int:
         return self.rng.choice([2, 3]) if is_int(t.type_of(col)) else self.rng.choice([2, -2])
 
@@ -641,6 +655,7 @@ class Generator:
         if ua is not None:
             tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "scale": k}}
         self._reworded(tr, t, col, 10.0 ** k)
+        self._rescaled_metrics(tr, t, col, {"column": col, "scale": k})
         df = self.read(t.name)
         df = df.withColumn(col, self._scaled(df, col, t.type_of(col), k))
         return self.done(tr, self.restate(t.name, df, f"restate {col}"))
@@ -722,6 +737,8 @@ class Generator:
         elif ua is not None and unit_after(ua.value, f) is not None:  # hours -> minutes: `update_unit` says x60 too
             tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "factor": f}}
         self._reworded(tr, t, col, f)
+        self._rescaled_metrics(tr, t, col, {"column": col, "scale": int(round(k))} if abs(k - round(k)) < 1e-9
+                               else {"column": col, "factor": f})
         df = self.read(t.name)
         typ = t.type_of(col)
         val = F.col(col) * F.lit(f)
@@ -1248,7 +1265,9 @@ class Generator:
             raise Skip(f"{new_name} exists")
         tr = self.new_trap("replacement_deprecation", "replacement_beside", t.name, [],
                            f"{new_name} written beside {t.name}, which stops loading")
-        tr.falsify([(t.name, "table.description")], {"action": "successor", "params": {"table": new_name}})
+        # the deprecation it lacks (an absent claim the change calls for); its description still says what its
+        # rows are (testers of rounds 10-12 judged it true)
+        tr.falsify([(t.name, "table.deprecated")], {"action": "successor", "params": {"table": new_name}})
         self.falsify_sla(tr, t, {"action": "successor", "params": {"table": new_name}})
         # a metric defined on it measures a table that no longer gets the data
         tr.falsify([(t.name, a.key) for a in t.anns if a.kind == "metric"],
@@ -1310,6 +1329,7 @@ class Generator:
         if ua is not None:
             tr.fixes[f"{t.name}|{ua.key}"] = {"action": "update_unit", "params": {"column": col, "scale": k}}
         self._reworded(tr, t, col, 10.0 ** k)
+        self._rescaled_metrics(tr, t, col, {"column": col, "scale": k})
         df = self.read(t.name)
         df = df.withColumn(col, self._scaled(df, col, t.type_of(col), k))
         return self.done(tr, self.restate(t.name, df, f"restate {col}"))

@@ -34,9 +34,11 @@ of tables or keys:
 - a column's values moved to another unit (scaled in place, new loads in another unit, a metric's column
   scaled): its unit, description and sample values, what computes with it, and the table's description
   when it names the column's unit in words prose uses for it ("money in dollars": `names_unit`);
-- a table replaced beside: the deprecations of other tables that name it as their successor
-  (`deprecations_naming`); its verified queries asked of it alone (`Generator.replacement_beside`: their
-  answer leaves out the rows the successor gets, though it did not move);
+- a table replaced beside: the deprecation it lacks (`table.deprecated`, an absent claim the change calls
+  for; its description still says what its rows are), the deprecations of other tables that name it as
+  their successor (`deprecations_naming`); its verified queries asked of it alone
+  (`Generator.replacement_beside`: their answer leaves out the rows the successor gets, though it did not
+  move);
 - a table that stops getting new data: its freshness SLA claim is false once the check clock passes the
   SLA after its last data, pending before (`sla_state`).
 """

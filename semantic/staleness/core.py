@@ -105,15 +105,18 @@ def scale_of(before: ColumnStats | dict[str, Any] | None, after: dict[str, Any] 
 
 def finding(ann: Annotation | None, target: str, reason: str, status: str, message: str, vids: Iterable[int],
              times: Iterable[float] = (), values: dict[str, Any] | None = None,
-             suggestion: str | None = None, fixes: Iterable[Fix] = (), cause: str | None = None) -> Finding:
+             suggestion: str | None = None, fixes: Iterable[Fix] = (), cause: str | None = None,
+             missing: str | None = None) -> Finding:
     """A finding. Invariant: a suggestion (prose for people) comes with at least one `Fix` (the same
     repair, typed, for programs); a program never needs to parse the suggestion. `cause` names the
-    underlying change (see `cause_of`); findings of one cause are merged into one by `merge_by_cause`."""
+    underlying change (see `cause_of`); findings of one cause are merged into one by `merge_by_cause`.
+    `missing` (with `ann` None): the key of an annotation the table lacks and the change calls for (a
+    replaced table's `table.deprecated`), the claim the finding is about."""
     fx = list(fixes)
     if suggestion is not None and not fx:
         raise ValueError(f"a {reason} finding with a suggestion needs its fixes")
     vs = list(dict.fromkeys([*([ann.vid] if ann is not None and ann.vid is not None else []), *vids]))
-    key = None if ann is None else ann.key
+    key = missing if ann is None else ann.key
     return Finding(target=target, annotation=key, status=status,  # type: ignore[arg-type]
                    reason=reason, message=message,  # type: ignore[arg-type]
                    evidence=Evidence(vids=vs, times=list(times), values=values or {}), suggestion=suggestion,

@@ -57,10 +57,10 @@ REWRITES: dict[str, tuple[str, ...]] = {
     "filter": ("table.grain", "relationship"),
     "join_on": ("relationship",),
     "relate_to": ("relationship",),
-    "update_unit": ("column.unit",),
+    "update_unit": ("column.unit", "metric"),
     "reverify": ("verified_query",),
     "add_enum_values": ("column.enum",),
-    "remove": ("column.*",),  # a dropped column's own annotations (any field), nothing else
+    "remove": ("column.*", "relationship"),  # a dropped column's own annotations (any field), a join from it
     "reword_unit": ("column.description",),
     "update_range": ("table.description", "column.description"),
     "repoint": ("table.description", "table.instructions"),

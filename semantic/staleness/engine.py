@@ -153,7 +153,7 @@ def time_findings(ctx: Context, name: str, anns: list[Annotation], now: float,
                   tables: dict[str, Table | None] | None = None) -> list[Finding]:
     """freshness_sla_missed and not_loaded_since at `now` (cheap: cached timelines). A table no
     longer loaded is one finding (not_loaded_since, its successor by statistics) about its freshness
-    SLA and its description, never a suggestion of a new SLA; an SLA the usual interval between
+    SLA and the deprecation it lacks (`loads_freshness._dead_findings`), never a suggestion of a new SLA; an SLA the usual interval between
     loads exceeds is missed between every two loads, whatever the time now (with a description that
     names the old cadence, one finding)."""
     tables = {} if tables is None else tables

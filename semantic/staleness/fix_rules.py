@@ -9,7 +9,7 @@ import math
 
 from semantic.history import type_family
 from semantic.models import Annotation, ColumnStats, Finding, Fix
-from semantic.staleness.core import Table, make_fix, scale_of
+from semantic.staleness.core import Table, make_fix, metric_names, scale_of
 from semantic.staleness.values_units import (
     factor_text,
     load_stats,
@@ -63,8 +63,9 @@ def every_row_moved(t: Table, a: Annotation, col: str, factor: float, restated_v
 
 def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
     """`update_unit {column, scale}` (or `{column, factor}`) holds only (1) for a claim that is a unit: a column's `unit`
-    annotation (sample values or a metric on the column is text or an expression a person rewrites for
-    the new scale: the review cannot write it from a scale; a description naming the unit once and
+    annotation, or a metric computing with the column (the review rewrites its expression and filter on
+    the values as they were: the column divided by the factor, so the metric keeps its unit); sample
+    values are text a person rewrites for the new scale; a description naming the unit once and
     nothing else a change of unit makes false gets `reword_unit {column, old, new}` instead:
     `semantic.units.reworded`), and (2) when every
     row of the column moved alike (`every_row_moved`): after new loads only, in another unit beside
@@ -85,14 +86,22 @@ def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
         rv = f.evidence.values.get("restated_vid")
         cols.append(col)
         said = _reworded(t, a, f, col, factor)
+        def moved(col: str = col, factor: float = factor, rv: object = rv) -> bool:
+            return f.evidence.values.get("whole_table") is not False and every_row_moved(
+                t, a, col, factor, rv if isinstance(rv, int) and not isinstance(rv, bool) else None)
+
         if said is not None:
             ok.append(said)
+        elif a.kind == "metric" and col.lower() in metric_names(a, literals=False) and moved():
+            # every row moved alike: the review rewrites the expression on the values as they were (`col`
+            # divided by the factor), so the metric keeps its unit (the round-12 cryptic tester's marketing
+            # spend restated in cents, "SUM(mstae_s) / 100.0, still USD")
+            ok.append(x)
         elif not (a.kind == "column" and a.field == "unit"):
             what = {"metric": "the metric's expression", "column": f"the column's {a.field}"}.get(a.kind, a.key)
             why = (f"{col}'s values moved by {by}: check {what} against the values now and rewrite it for the new "
                    "scale (the unit annotation takes the new unit)")
-        elif f.evidence.values.get("whole_table") is False or \
-                not every_row_moved(t, a, col, factor, rv if isinstance(rv, int) and not isinstance(rv, bool) else None):
+        elif not moved():
             why = (f"only the latest loads of {col} moved by {by}; the older rows kept the annotated unit, so no "
                    "single unit is right for the column: check those loads and restate one side, then the unit")
         else:
@@ -156,6 +165,38 @@ def own_drop_fix(t: Table, a: Annotation, f: Finding) -> Finding:
     return f.model_copy(update={"fixes": [make_fix("remove", column=name)],
                                 "suggestion": f"{name} is no longer in the table and no column took its place: "
                                               "remove the annotation"})
+
+
+def relationship_drop_fix(t: Table, a: Annotation, f: Finding) -> Finding:
+    """A relationship whose own key column (a column of this table its `on` joins from) was dropped and
+    that nothing continues (`join_key_missing` with no fix: no rename candidate, no other column of the
+    table that joins the related key) relates nothing the table holds: `remove {column}`, which accept
+    applies by removing the relationship (its history keeps it). On the evidence `own_drop_fix` reads: the
+    column's id is in no current column, no current column carries its name, and the commit that dropped
+    it added no column of its type family (one that may hold its keys under another name: a person
+    says), nor the column a join on another pair would read (`join_candidate_column`: the key moved to a new
+    column, `customer_uuid`). The round-12 Acme tester's `fct_web_sessions.converted_order_id` ("remove: no column to join
+    on"); a related table's key dropped is not this (the relationship may move to its new key)."""
+    if a.kind != "relationship" or f.reason != "join_key_missing" or f.fixes:
+        return f
+    ev = f.evidence.values
+    name = str(ev.get("column") or "")
+    pairs = [p for p in (a.value or {}).get("on") or [] if isinstance(p, (list, tuple)) and len(p) == 2] \
+        if isinstance(a.value, dict) else []
+    if not name or "to" in ev or ev.get("candidate") or name not in {str(x) for x, _ in pairs}:
+        return f
+    ref = next((r for r in a.provenance.basis.columns if r.name == name), None)
+    if ref is None or ref.id in t.cols or t.col(name) is not None:
+        return f
+    ch = next((c for c in t.tl.schema_changes if ref.id in c.before and ref.id not in c.after), None)
+    if ch is None or any(type_family(str(c.type)) == type_family(str(ch.before[ref.id].type)) for c in ch.added):
+        return f
+    cand = str(ev.get("join_candidate_column") or "").lower()
+    if cand and any(c.name.lower() == cand for c in ch.added):
+        return f  # the commit added the column a join may move to (a new key format): a person checks it
+    return f.model_copy(update={"fixes": [make_fix("remove", column=name)],
+                                "suggestion": f"{name} is no longer in the table and no column took its place: "
+                                              "remove the relationship"})
 
 
 def own_rename_fix(t: Table, a: Annotation, f: Finding) -> Finding:

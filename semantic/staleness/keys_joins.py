@@ -144,6 +144,9 @@ def _offer(f: Finding, js: tuple[str, Fix | None] | None) -> None:
     if fix is None:
         f.message = f"{f.message}; {text}"
         f.evidence.values["join_candidate"] = text
+        m = re.match(r"check (\S+) = ", text)
+        if m:  # the column of this table a person checks (`fix_rules.relationship_drop_fix` reads it)
+            f.evidence.values["join_candidate_column"] = m.group(1)
         return
     f.suggestion = text if f.suggestion is None else f"{text} ({f.suggestion})"
     f.fixes.insert(0, fix)
@@ -579,10 +582,17 @@ def rekeyed(ctx: Context, t: Table, target: Table, pairs: list[tuple[str, str]],
     ranked = sorted(((_range_overlap(have, target.stat(c.name)), c.name) for c in target.cols.values()
                      if c.name.lower() != theirs.lower() and type_family(c.type) == type_family(col.type)),
                     reverse=True)
+    whole = f"SELECT * FROM {quote_table(target.name)}"
     for overlap, other in ranked[:REKEY_CANDIDATES]:
         if overlap <= 0:
             break
         total, matched = match_counts(duck, t.name, [(mine, other)], tgt)
+        if total and matched / total < MATCH_LOW and tgt != whole:
+            # the key of every version (a surrogate key of a table keeping versions): the rows may reference
+            # past versions, which the relationship's condition (its current rows) leaves out
+            got = _version_key(ctx, t, target, mine, other, whole, duck)
+            if got is not None:
+                return got
         if not total or matched / total < MATCH_LOW:
             continue
         doubt = _key_doubt(ctx, t, target, mine, other, duck)
@@ -593,6 +603,29 @@ def rekeyed(ctx: Context, t: Table, target: Table, pairs: list[tuple[str, str]],
                 f"now holds {other}'s values", make_fix("join_on", from_column=mine, to_table=target.name,
                                                         to_column=other))
     return None
+
+
+def _version_key(ctx: Context, t: Table, target: Table, mine: str, other: str, whole: str,
+                 duck: Duck) -> tuple[str, Fix | None] | None:
+    """`rekeyed`'s candidate `other` measured on every row of the related table (`whole`) when the
+    relationship's condition keeps its current rows only: MATCH_LOW of the referencing rows find it there
+    and its values are unique over every row (it identifies a version, not an entity: a surrogate key of
+    a dimension that keeps versions; nulls and ranges as `_key_doubt` reads them). The repair joins on it
+    without the condition (`join_on` with `unconditional`), since a row references the version valid when
+    it happened, current or not (the round-12 Acme tester's loyalty events re-keyed to the customer
+    version's `customer_sk`; failed before: no fix, the current rows matching a few)."""
+    total, matched = match_counts(duck, t.name, [(mine, other)], whole)
+    if not total or matched / total < MATCH_LOW:
+        return None
+    b = target.stat(other)
+    if not b or b.get("null_count"):
+        return None
+    n, distinct = duck.sql(f"SELECT count(*), count(DISTINCT {quote_id(other)}) FROM {quote_table(target.name)}")[0]
+    if not n or n != distinct:
+        return None
+    return (f"join on {mine} = {target.name}.{other} without the condition ({matched / total:.1%} of its rows match "
+            f"it among every version of {target.name}): {mine} now holds {other}, the key of each version",
+            make_fix("join_on", from_column=mine, to_table=target.name, to_column=other, unconditional=True))
 
 
 def moved_to_table(ctx: Context, t: Table, a: Annotation, target: Table, pairs: list[tuple[str, str]], duck: Duck,

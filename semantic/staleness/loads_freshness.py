@@ -281,8 +281,10 @@ def due_index(ctx: Context, names: list[str]) -> tuple[list[float], list[str]]:
 def _dead_findings(ctx: Context, name: str, anns: list[Annotation], now: float, tl: Timeline,
                    tables: dict[str, Table | None]) -> list[Finding]:
     """not_loaded_since: a table that used to load and has not for three usual intervals (and a
-    week), one finding per annotation it makes wrong (the freshness SLA, the description), one
-    cause; its successor by statistics, never a new SLA."""
+    week), one finding per claim it makes wrong, one cause; its successor by statistics, never a new
+    SLA. The claims: its freshness SLA, and, with a successor on strong evidence, the deprecation it
+    lacks (`table.deprecated`, absent: accepting writes it); with neither, the table itself. Its
+    description still says what its rows are (rounds 10-12 testers judged it true)."""
     out: list[Finding] = []
     dc = tl.data_commits
     last = dc[-1] if dc else None
@@ -316,11 +318,17 @@ def _dead_findings(ctx: Context, name: str, anns: list[Annotation], now: float, 
                         f"{last[0]})" + (f", and whether {ev['table']} (columns alike {ev['columns_alike']:.0%}) "
                                          "replaces it" if ev else ""))
             cause = cause_of("dead", name, last[0])
-            about = [a for a in anns if a.key in ("table.freshness_sla", "table.description") and
-                     (a.provenance.basis.vid or 0) <= last[0]]
-            for a in [*about] or [None]:  # type: ignore[list-item]
+            about: list[Annotation | None] = [a for a in anns if a.key == "table.freshness_sla" and
+                                              (a.provenance.basis.vid or 0) <= last[0]]
+            if best is not None and not any((a.provenance.basis.vid or 0) > last[0] for a in anns
+                                            if a.kind == "table"):
+                about.insert(0, None)  # the deprecation it lacks
+            elif not about:
+                about = [None]  # the table itself: no claim of it says it loads, and nothing continues it
+            for a in about:
                 out.append(finding(a, name, "not_loaded_since", "stale" if best else "suspect", msg, vids, times,
-                                    values, sugg, nfix, cause=cause))
+                                   values, sugg, nfix, cause=cause,
+                                   missing="table.deprecated" if a is None and best is not None else None))
     return out
 
 

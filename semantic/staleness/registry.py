@@ -42,7 +42,7 @@ from semantic.staleness.definitions_values import (
     prose_values,
 )
 from semantic.staleness.documented_ranges import per_key_exceeded, query_range, range_exceeded, range_now
-from semantic.staleness.fix_rules import own_column_fix, unit_fix
+from semantic.staleness.fix_rules import own_column_fix, relationship_drop_fix, unit_fix
 from semantic.staleness.grain import (
     description_grain,
     description_grain_data,
@@ -226,8 +226,9 @@ CHECKS: list[Check] = [
           lambda e, a: twin_loads(e.t, a, e.anns), lambda a, _e: a.key in ("table.grain", "table.description"),
           fallback=True),
     Check("relationship", "keys_joins", "metadata", ("join_key_missing", "cardinality_violated"),
-          ("schema_history", "column_stats", "catalog_tables"), ("join_on", "relate_to", "filter", "rename"),
-          lambda e, a: relationship_findings(e.ctx, e.t, a, e.tables), _field("relationship")),
+          ("schema_history", "column_stats", "catalog_tables"), ("join_on", "relate_to", "filter", "rename", "remove"),
+          lambda e, a: relationship_findings(e.ctx, e.t, a, e.tables), _field("relationship"),
+          fix_rule=relationship_drop_fix),
     Check("target_rows_removed", "keys_joins", "metadata", ("join_match_low",), ("table_stats", "column_stats"), (),
           lambda e, a: target_rows_removed(e.ctx, e.t, a, e.tables), _field("relationship"), fallback=True),
     Check("metric", "definitions", "metadata", ("column_dropped", "column_renamed", "column_type_changed", "unit_drift"),
@@ -332,9 +333,10 @@ CHECKS: list[Check] = [
           lambda e, a: relationship_data(e.ctx, e.t, a, e.tables, e.duck, e.already, e.last, e.checked),
           _field("relationship")),
     Check("join_key_data", "keys_joins", "data", ("join_key_missing",), ("data", "schema_history", "column_stats"),
-          ("join_on", "rename", "relate_to"),
+          ("join_on", "rename", "relate_to", "remove"),
           lambda e, a: join_key_data(e.ctx, e.t, a, e.tables, e.duck, e.checked),
-          lambda a, e: a.kind == "relationship" and (a.key, "join_key_missing") in e.already),
+          lambda a, e: a.kind == "relationship" and (a.key, "join_key_missing") in e.already,
+          fix_rule=relationship_drop_fix),
     Check("joined_through_now", "keys_joins", "data", ("join_match_low",), ("data",), (),
           lambda e, a: joined_through_data(e.ctx, e.t, a, e.anns, e.tables, e.duck, e.already, e.checked),
           lambda a, e: a.kind == "metric" or (a.kind == "verified_query" and (a.key, "join_match_low") in e.already)),

@@ -570,22 +570,26 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     freshness SLA (the interval it promised, taken as its interval), or, before that, the new table
     took its loads (`took_its_loads`: it loaded twice in the slots the table missed, its slots by the
     interval its freshness SLA promises when that is shorter than its loads' median, or it began as a
-    copy of the table's rows and two loads since carried periods the table never got). Its description
-    and freshness SLA describe a table no longer kept, and its metrics measure it:
-    `successor` is offered on that evidence (deprecate it in favour of the new one).
+    copy of the table's rows and two loads since carried periods the table never got). The deprecation it
+    lacks is the claim the change calls for (a finding on the absent `table.deprecated`), its freshness
+    SLA promises loads it no longer gets, and its metrics measure it: `successor` is offered on that
+    evidence (deprecate it in favour of the new one). Its description is left alone: it still says what
+    the table's rows are (testers of rounds 10-12 judged it true and the deprecation missing).
     Before the table is overdue (or when nothing new around when it stopped matches), a next version
     written beside it (`named_successor`: named as its next version, built from it alone after its
     last load, its columns alike) makes the same annotations `suspect`, with the same fix."""
     if any(a.key == "table.deprecated" for a in anns):
         return []
-    # its description and SLA describe a table no longer kept; a metric defined on it measures a table that
-    # no longer gets the data (the successor does)
-    # a verified query asked of it alone answers for the rows it holds, no longer for what the question asks
-    about = [a for a in anns if a.key in ("table.description", "table.freshness_sla") or a.kind == "metric"
-             or (a.kind == "verified_query" and _asked_of(a) == [t.name])]
+    # its SLA promises loads it no longer gets; a metric defined on it measures a table that no longer gets
+    # the data (the successor does); a verified query asked of it alone answers for the rows it holds, no
+    # longer for what the question asks; and it lacks the deprecation (`None` below: the absent claim)
+    about: list[Annotation | None] = [
+        a for a in anns if a.key == "table.freshness_sla" or a.kind == "metric"
+        or (a.kind == "verified_query" and _asked_of(a) == [t.name])]
     dc = t.tl.data_commits
-    if not about or not dc:
+    if not anns or not dc:
         return []
+    about.insert(0, None)
     every = _every(t) if len(dc) >= 4 else None
     last_v, last_t = dc[-1]
     head = last_load(t.ctx, tables)
@@ -621,6 +625,10 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     every = every if regular and every else (sla if late else _every(t))
     out = []
     for a in about:
+        if a is None:  # the deprecation it lacks, unless its own table-level claims were written knowing the new table
+            if not any((b.provenance.basis.vid or 0) > o.tl.data_commits[0][0] for b in anns if b.kind == "table"):
+                out.append(deprecation_missing(t.name, o, ev, status, why, last_v, last_t, every))
+            continue
         if (a.provenance.basis.vid or 0) > o.tl.data_commits[0][0]:
             continue  # written knowing the new table
         if a.kind == "verified_query" and asks_before(str((a.value or {}).get("sql") or ""), last_t):
@@ -634,15 +642,29 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
                                f"re-run the query on {o.name} and re-verify it", [make_fix("reverify")],
                                cause=cause_of("replaced", t.name, last_v)))
             continue
-        out.append(finding(a, t.name, "not_loaded_since", status,
-                           f"{o.name} first loaded {day_of(o.tl.data_commits[0][1])} holding "
-                           f"{ev['columns_alike']:.0%} of {t.name}'s columns alike with rows per day alike, and {why}",
-                           [last_v, o.tl.data_commits[0][0]], [last_t, o.tl.data_commits[0][1]],
-                           {"successor": o.name, "evidence": ev, "last_load": day_of(last_t),
-                            "usual_interval_hours": round(every / 3600, 1) if every else None},
-                           f"successor {o.name} (written beside it, alike columns and rows per day): deprecate {t.name}",
-                           [make_fix("successor", table=o.name)], cause=cause_of("replaced", t.name, last_v)))
+        out.append(_replaced(a, t.name, o, ev, status, why, last_v, last_t, every))
     return out
+
+
+def deprecation_missing(name: str, o: Table, ev: dict[str, Any], status: str, why: str, last_v: int,
+                        last_t: float, every: float | None) -> Finding:
+    """The finding on the deprecation a table replaced beside lacks (`table.deprecated`, absent): accepting
+    it writes the deprecation in favour of `o`."""
+    return _replaced(None, name, o, ev, status, why, last_v, last_t, every)
+
+
+def _replaced(a: Annotation | None, name: str, o: Table, ev: dict[str, Any], status: str, why: str, last_v: int,
+              last_t: float, every: float | None) -> Finding:
+    lack = "; it is not deprecated" if a is None else ""
+    return finding(a, name, "not_loaded_since", status,
+                   f"{o.name} first loaded {day_of(o.tl.data_commits[0][1])} holding "
+                   f"{ev['columns_alike']:.0%} of {name}'s columns alike with rows per day alike, and {why}{lack}",
+                   [last_v, o.tl.data_commits[0][0]], [last_t, o.tl.data_commits[0][1]],
+                   {"successor": o.name, "evidence": ev, "last_load": day_of(last_t),
+                    "usual_interval_hours": round(every / 3600, 1) if every else None},
+                   f"successor {o.name} (written beside it, alike columns and rows per day): deprecate {name}",
+                   [make_fix("successor", table=o.name)], cause=cause_of("replaced", name, last_v),
+                   missing="table.deprecated" if a is None else None)
 
 
 def asks_before(sql: str, last: float) -> bool:

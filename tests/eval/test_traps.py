@@ -299,11 +299,11 @@ def test_a_lineage_flag_on_a_table_a_trap_wrote_is_downstream_unless_the_table_h
     counts as a false alarm."""
     truth = {"traps": [{"id": "r", "cls": "replacement_deprecation", "kind": "replacement_beside", "table": "c.n.old",
                         "columns": [], "description": "", "tables": ["c.n.old", "c.n.old_v2"], "control": False,
-                        "loads": 1, "false": [["c.n.old", "table.description"]],
-                        "fixes": {"c.n.old|table.description": None}}],
+                        "loads": 1, "false": [["c.n.old", "table.deprecated"]],
+                        "fixes": {"c.n.old|table.deprecated": None}}],
              "routine_loads": []}
     after = [_flag("c.n.old_v2", "*", "upstream_changed"), _flag("c.n.old_v2", "*", "upstream_incomplete"),
-             _flag("c.n.old", "*", "upstream_changed"), _flag("c.n.old", "table.description", "not_loaded_since"),
+             _flag("c.n.old", "*", "upstream_changed"), _flag("c.n.old", "table.deprecated", "not_loaded_since"),
              _flag("c.n.old_v2", "table.grain", "grain_violated")]
     s = score(truth, [], after)
     row = s["classes"]["replacement_deprecation"]

@@ -572,9 +572,11 @@ def _drawn(cat, spark, k, draw, free=ORD):
             shutil.rmtree(g.scratch, ignore_errors=True)
 
 
-def test_a_table_replaced_beside_makes_false_its_description_and_its_metrics(cat, tmp_path, spark):
-    """replacement_beside: the old table's description and its metric measure a table no longer loaded:
-    both false, the successor their fix (failed before: the description alone; an independent tester counted
+def test_a_table_replaced_beside_lacks_its_deprecation_and_its_metrics_are_false(cat, tmp_path, spark):
+    """replacement_beside: the old table lacks its deprecation (the absent `table.deprecated`, an annotation
+    the change calls for) and its metric measures a table no longer loaded: both false, the successor their
+    fix; its description still says what its rows are and stays true (wave 5, session 27: testers of rounds
+    10-12 judged it true; before, the truth held it false) (failed before: the metric not counted; an independent tester counted
     the metric of a replaced store mart); another table's prose sending readers to it ("use core.orders
     instead") is false too (failed before: not counted; the same tester's legacy.sales_daily), its repair
     naming the new table (`repoint`)."""
@@ -588,13 +590,14 @@ def test_a_table_replaced_beside_makes_false_its_description_and_its_metrics(cat
          "ON i.order_id = o.order_id")  # also of another table: left to whether its answer moved
     g, tr = _drawn(cat, spark, k, "replacement_beside")
     new = tr.tables[1]
-    assert {(ORD, "table.description"), (ORD, "metric.order_total"), (MART, "table.description")} <= false(tr)
+    assert {(ORD, "table.deprecated"), (ORD, "metric.order_total"), (MART, "table.description")} <= false(tr)
+    assert (ORD, "table.description") not in false(tr)
     alone = vqs(g.view, ORD, "AS placed")
     assert len(alone) == 1 and alone <= false(tr) and not vqs(g.view, ORD, "JOIN") & false(tr)
     assert tr.fixes[f"{ORD}|{next(iter(alone))[1]}"] == {"action": "reverify", "params": {}}
     assert (LINES, "table.description") not in false(tr)  # no pointing word: it says where the lines came from
     succ = {"action": "successor", "params": {"table": new}}
-    assert tr.fixes[f"{ORD}|metric.order_total"] == succ and tr.fixes[f"{ORD}|table.description"] == succ
+    assert tr.fixes[f"{ORD}|metric.order_total"] == succ and tr.fixes[f"{ORD}|table.deprecated"] == succ
     # the prose sending readers to it names the new table instead
     assert tr.fixes[f"{MART}|table.description"] == {"action": "repoint", "params": {"table": new}}
 
@@ -792,7 +795,8 @@ def test_a_measure_restated_by_a_unit_factor_makes_its_unit_and_what_computes_wi
     type): the values read back are the old ones x 60; false: its unit, the metric summing it, the query
     reading it and the table's description naming the unit (what `_unit_false` gives); not its additivity,
     nor its own description, which states no unit, nor a query that reads no such column. The fix: `update_unit` with the scale for a power of
-    ten (kg -> g, x 1000: scale 3), with the factor for x 60 (hours -> minutes: `semantic.units`)."""
+    ten (kg -> g, x 1000: scale 3), with the factor for x 60 (hours -> minutes: `semantic.units`), for the unit and
+    for the metric summing it."""
     k = Tiny(cat, tmp_path)
     k.lk.table(SHIFTS, [("d", "date"), ("shift_id", "bigint"), ("amount", typ)], at=0,
                rows={"d": DAYS[:4], "shift_id": [1, 2, 3, 4], "amount": values})
@@ -813,7 +817,9 @@ def test_a_measure_restated_by_a_unit_factor_makes_its_unit_and_what_computes_wi
     assert key(v, SHIFTS, "additivity", "amount") not in false(tr)
     assert key(v, SHIFTS, "description", "amount") not in false(tr)
     assert tr.fixes[f"{SHIFTS}|{key(v, SHIFTS, 'unit', 'amount')[1]}"] == fix
-    assert tr.fixes[f"{SHIFTS}|{metric(v, SHIFTS, 'total')[1]}"] is None
+    # the metric summing it is rewritten on the values as they were, with the same fix (wave 5, session 27: it
+    # was None, a person's rewrite; the review now divides the column by the factor in its expression)
+    assert tr.fixes[f"{SHIFTS}|{metric(v, SHIFTS, 'total')[1]}"] == fix
 
 
 def test_a_description_naming_the_unit_of_a_measure_restated_by_a_factor_says_the_new_unit(cat, tmp_path, spark):

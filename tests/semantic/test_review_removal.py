@@ -102,3 +102,48 @@ def test_accepting_new_grain_keys_says_them_in_the_grains_text(cat, lk):
     sm.accept(cat, it, author="steward", now=lk.day(1), time=lk.day(1.5))
     grain = {a.key: a.value for a in read_annotations(cat, LTV)}["table.grain"]
     assert grain == {"text": "One row per customer, per as_of_month.", "keys": ["customer_id", "as_of_month"]}
+
+
+D = "acme.core.d"
+
+
+def _related(cat, lk: LakeBuilder) -> None:
+    """T joins D on kind = code; D's code is unique."""
+    base(lk)
+    lk.table(D, [("code", "string"), ("label", "string")], at=0, rows={"code": ["a", "b"], "label": ["A", "B"]})
+    sm.relate(cat, T, D, on=[("kind", "code")], cardinality="many_to_one", author="ann", time=lk.day(1))
+
+
+def rel_items(cat, now):
+    return {i.annotation: i for i in sm.review_items(cat, T, now=now).items
+            if (i.annotation or "").startswith("relationship.")}
+
+
+def test_a_relationship_from_a_dropped_column_is_removed_by_accept(cat, lk):
+    """A relationship joining from a column that was dropped, with no column taking its place, relates
+    nothing the table holds: `remove {column}`, accept removes it (failed before: no fix, accept refused;
+    the round-12 Acme tester's fct_web_sessions.converted_order_id, "remove: no column to join on")."""
+    _related(cat, lk)
+    lk.evolve(T, drop=["kind"], at=2)
+    [it] = rel_items(cat, lk.day(2)).values()
+    assert it.reason == "join_key_missing" and it.fixes == [Fix(action="remove", params={"column": "kind"})]
+    assert it.acceptable and it.proposed is None
+    sm.accept(cat, it, author="alice", now=lk.day(2), time=lk.day(3))
+    assert not {k for k in keys(cat) if k.startswith("relationship.")}
+    assert not [f for f in sm.staleness(cat, T, now=lk.day(3)) if f.reason == "join_key_missing"]
+
+
+def test_no_removal_of_a_relationship_when_a_column_of_its_kind_was_added_or_its_target_key_dropped(cat, lk):
+    """Controls: the key dropped in a rebuild that added another text column (whether it holds the keys now is a
+    person's call): no remove; the related table's key dropped (the join may move to its new key): no remove."""
+    _related(cat, lk)
+    lk.evolve(T, add=[("kind_code", "string")], drop=["kind"], at=2,
+              rows={"id": [1, 2, 3], "amount_cents": [1000, 25000, 4000], "kind_code": ["x", "y", "x"]})
+    assert all(x.action != "remove" for it in rel_items(cat, lk.day(2)).values() for x in it.fixes)
+    lk2 = "acme.core.t2"
+    lk.table(lk2, [("id", "bigint"), ("code", "string")], at=3, rows={"id": [1], "code": ["a"]})
+    sm.relate(cat, lk2, D, on=[("code", "code")], cardinality="many_to_one", author="ann", time=lk.day(3.1))
+    lk.evolve(D, drop=["code"], at=4)
+    got = [f for f in sm.staleness(cat, lk2, now=lk.day(4), merge=False) if f.annotation and
+           f.annotation.startswith("relationship.")]
+    assert got and all(x.action != "remove" for f in got for x in f.fixes), got

@@ -1517,7 +1517,7 @@ def test_a_replacement_written_beside_the_old_table_and_controls(elk):
         elk.append(other, {"visit_date": [f"2024-11-{d}"], "minutes": [3]}, at=d + 0.1)
     f = [x for x in sm.staleness(cat, old, now=elk.day(13.2), merge=False) if x.reason == "not_loaded_since"]
     assert sorted((x.annotation, x.status, tuple(x.fixes)) for x in f) == [
-        (k, "stale", (Fix(action="successor", params={"table": new}),)) for k in ("table.description", "table.freshness_sla")]
+        (k, "stale", (Fix(action="successor", params={"table": new}),)) for k in ("table.deprecated", "table.freshness_sla")]
 
 
 def test_a_replacement_beside_a_table_loaded_weekly_by_its_freshness_sla(elk):
@@ -1543,7 +1543,7 @@ def test_a_replacement_beside_a_table_loaded_weekly_by_its_freshness_sla(elk):
             elk.append(new, {"snap_date": ["2024-11-15"] * 3, "item_id": [1, 2, 3], "qty": [4, 30, 8]}, at=10.2)
     f = [x for x in sm.staleness(cat, old, now=elk.day(11.2), merge=False) if x.reason == "not_loaded_since"]
     assert sorted((x.annotation, x.status, tuple(x.fixes)) for x in f) == [
-        (k, "stale", (Fix(action="successor", params={"table": new}),)) for k in ("table.description", "table.freshness_sla")]
+        (k, "stale", (Fix(action="successor", params={"table": new}),)) for k in ("table.deprecated", "table.freshness_sla")]
 
 
 def test_a_copy_beside_a_table_that_keeps_loading_is_no_replacement(elk):
@@ -1604,7 +1604,7 @@ def test_a_next_version_built_beside_a_table_loaded_every_few_days_and_controls(
     record_lineage(cat, new, {old: last}, author="etl", time=elk.day(14.35))
     elk.append(other, {"visit_date": ["2024-11-15"], "minutes": [3]}, at=14.5)
     assert flagged(14.6) == [(k, "suspect", (Fix(action="successor", params={"table": new}),))
-                             for k in ("table.description", "table.freshness_sla")]
+                             for k in ("table.deprecated", "table.freshness_sla")]
     elk.append(old, {"event_date": ["2024-11-16"] * 2, "event_id": [40, 41], "points": [5, 50]}, at=15)
     assert flagged(15.2) == []  # control: the old table loads again after the copy
 
@@ -1851,7 +1851,7 @@ def test_a_table_replaced_beside_is_not_offered_to_another_that_stopped_with_it(
     f = [x for x in sm.staleness(cat, depth="data", now=elk.day(12.2), merge=False) if x.reason == "not_loaded_since"]
     got = {(x.target, x.annotation): [fx.model_dump() for fx in x.fixes] for x in f}
     want = [{"action": "successor", "params": {"table": new}}]
-    assert got.get((b, "table.description")) == want and got.get((b, "table.freshness_sla")) == want, got
+    assert got.get((b, "table.deprecated")) == want and got.get((b, "table.freshness_sla")) == want, got
     assert all(fx == [] for (tb, _k), fx in got.items() if tb == a), got
 
 
@@ -1891,7 +1891,7 @@ def test_a_narrow_table_that_stopped_earlier_does_not_take_a_replacement_from_th
     f = [x for x in sm.staleness(cat, depth="data", now=elk.day(12.2), merge=False) if x.reason == "not_loaded_since"]
     got = {(x.target, x.annotation): [fx.model_dump() for fx in x.fixes] for x in f}
     want = [{"action": "successor", "params": {"table": new}}]
-    assert got.get((a, "table.description")) == want and got.get((a, "table.freshness_sla")) == want, got
+    assert got.get((a, "table.deprecated")) == want and got.get((a, "table.freshness_sla")) == want, got
     assert all(fx == [] for (tb, _k), fx in got.items() if tb == ret), got
 
 

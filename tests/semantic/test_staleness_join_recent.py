@@ -262,3 +262,52 @@ def test_keys_moved_control_a_copy_made_before_the_related_table_was_restated(el
                         "customer_sk": [20_000_000 + i for i in range(1, N_DIM + 1)],
                         "tier": ["a", "b"] * (N_DIM // 2)}, at=3)
     assert not any(x.action == "relate_to" for x in _rel_low(cat, elk, 3).fixes)
+
+
+def _versioned_rekey(elk, sk_unique=True):
+    """A dimension keeping versions (`is_current`): N_DIM customers, each with a past version and a current one,
+    a surrogate key per version (`customer_sk`, unique unless `sk_unique` is False); a fact related on the
+    natural key under the condition `is_current`."""
+    cat = elk.cat
+    ids = list(range(1, N_DIM + 1))
+    past = [10_000 + 7 * i for i in ids]
+    cur = [20_000 + 7 * i for i in ids] if sk_unique else past
+    elk.table(DIM, [("customer_id", "bigint"), ("customer_sk", "bigint"), ("is_current", "boolean"),
+                    ("tier", "string")], at=0,
+              rows={"customer_id": ids + ids, "customer_sk": past + cur, "is_current": [False] * N_DIM + [True] * N_DIM,
+                    "tier": ["a", "b"] * N_DIM})
+    elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint")], at=0,
+              rows={"order_id": list(range(N_FACT)), "customer_id": [i % N_DIM + 1 for i in range(N_FACT)]})
+    sm.relate(cat, T, DIM, on=[("customer_id", "customer_id")], cardinality="many_to_one", condition="is_current",
+              name="dim", author="a", time=elk.day(1))
+    return cat, past, cur
+
+
+def test_a_key_rebuilt_to_hold_the_version_key_of_a_dimension_keeping_versions_drops_the_condition(elk):
+    """The fact rebuilt with the surrogate key of the version valid when each row happened (most of them
+    past versions): under the condition `is_current` few rows match `customer_sk`, over every version all
+    do and it is unique: `join_on` it without the condition, which accept writes and validates (failed
+    before: join_match_low with no fix; the round-12 Acme tester's loyalty events re-keyed to the
+    customer version's `customer_sk`). Control: the same with a surrogate key that repeats across
+    versions: no join_on."""
+    cat, past, cur = _versioned_rekey(elk)
+    # four in five rows reference a past version
+    keys = [past[i % N_DIM] if i % 5 else cur[i % N_DIM] for i in range(N_FACT)]
+    elk.overwrite(T, {"order_id": list(range(N_FACT)), "customer_id": keys}, at=2)
+    f = _rel_low(cat, elk, 2)
+    assert [(x.action, x.params) for x in f.fixes] == [
+        ("join_on", {"from_column": "customer_id", "to_table": DIM, "to_column": "customer_sk", "unconditional": True})]
+    sm.scan(cat, T, author="steward", now=elk.day(2), time=elk.day(2.1))  # the data-depth pass, for the inbox
+    [it] = [i for i in sm.review_items(cat, T, now=elk.day(2)).items if i.annotation == "relationship.dim"]
+    assert it.acceptable, it.why_not
+    sm.accept(cat, it, author="ann", now=elk.day(2), time=elk.day(2.2))
+    rel = next(a for a in sm.read_annotations(cat, T) if a.key == "relationship.dim")
+    assert rel.value["on"] == [["customer_id", "customer_sk"]] and rel.value.get("condition") is None
+
+
+def test_version_key_control_a_surrogate_key_repeating_across_versions(elk):
+    cat, past, cur = _versioned_rekey(elk, sk_unique=False)
+    keys = [past[i % N_DIM] for i in range(N_FACT)]
+    elk.overwrite(T, {"order_id": list(range(N_FACT)), "customer_id": keys}, at=2)
+    f = _rel_low(cat, elk, 2)
+    assert not any(x.params.get("unconditional") for x in f.fixes), f.fixes

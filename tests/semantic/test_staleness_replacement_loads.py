@@ -71,7 +71,7 @@ def test_a_backfilled_replacement_with_an_extra_column_takes_the_loads_of_a_tabl
         elk.append(NEW, {**rows, "source_system": ["v2"] * 2}, at=d + 0.2)
         elk.append(OTHER, {"visit_date": [(date(2024, 11, 11) + timedelta(days=d)).isoformat()], "minutes": [3]},
                    at=d + 0.25)
-    want = [("table.description", "stale", (Fix(action="successor", params={"table": NEW}),))]
+    want = [("table.deprecated", "stale", (Fix(action="successor", params={"table": NEW}),))]
     assert _flagged(cat, elk.day(58.5)) == want
     sm.annotate(cat, OTHER, {"description": "web visits"}, author="review", time=elk.day(400))
     assert _flagged(cat, elk.day(58.5)) == want
@@ -140,7 +140,7 @@ def test_a_daily_table_whose_loads_a_new_table_took_is_replaced_minutes_before_i
         if d == 11:
             assert flagged(11.45) == []  # one slot missed
     want = [(k, "stale", (Fix(action="successor", params={"table": STOCK_NEW}),))
-            for k in ("table.description", "table.freshness_sla")]
+            for k in ("table.deprecated", "table.freshness_sla")]
     assert flagged(12.42) == want
     elk.append(STOCK, _snapshot(6), at=12.5)  # control: loaded again
     assert flagged(12.6) == []
@@ -198,10 +198,31 @@ def test_a_replacement_that_continues_the_old_tables_days_is_its_successor(elk):
     tests above and tests/semantic/test_staleness.py's successor tests)."""
     cat = elk.cat
     _paid_then_moved(elk)
-    want = [("table.description", "stale", (Fix(action="successor", params={"table": PAY_V2}),))]
+    want = [("table.deprecated", "stale", (Fix(action="successor", params={"table": PAY_V2}),))]
     assert _pay_flagged(cat, elk.day(33.5)) == want
     assert _pay_flagged(cat, elk.day(33.5), depth="data") == want
 
+
+
+def test_a_table_replaced_beside_lacks_its_deprecation_and_its_description_stays(elk):
+    """The finding a replacement raises is filed under the deprecation the table lacks (`table.deprecated`,
+    absent), never under its description, which still says what its rows are (failed before: the description
+    was flagged not_loaded_since and its item carried the deprecation; testers of rounds 10, 11 and 12 judged
+    the description true and the deprecation missing). Its review item shows no current value; accepting it
+    writes the deprecation, after which nothing is flagged."""
+    cat = elk.cat
+    _paid_then_moved(elk)
+    fs = [f for f in sm.staleness(cat, PAY, now=elk.day(33.5), merge=False)]
+    assert [(f.annotation, f.reason) for f in fs] == [("table.deprecated", "not_loaded_since")]
+    assert "it is not deprecated" in fs[0].message
+    [it] = [i for i in sm.review_items(cat, PAY, now=elk.day(33.5)).items if i.kind == "finding"]
+    assert (it.annotation, it.current, it.acceptable, it.proposed_key) == ("table.deprecated", None, True,
+                                                                           "table.deprecated")
+    sm.accept(cat, it, author="ann", now=elk.day(33.5), time=elk.day(33.55))
+    got = {a.key: a.value for a in sm.read_annotations(cat, PAY) if a.kind != "review"}
+    assert got["table.deprecated"]["replaced_by"] == PAY_V2
+    assert got["table.description"] == "card payments, one row per attempt"  # left as it was
+    assert sm.staleness(cat, PAY, now=elk.day(33.6), merge=False) == []
 
 
 def _legacy_pointing_at_pay(elk, day: str) -> str:
@@ -302,7 +323,7 @@ def test_a_metric_on_a_table_replaced_beside_points_to_its_successor(elk):
                      time=elk.day(33.4))
     flagged = {f.annotation: f for f in sm.staleness(cat, PAY, now=elk.day(33.5), merge=False)
                if f.reason == "not_loaded_since"}
-    assert set(flagged) == {"table.description", "metric.paid", "metric.retries"}
+    assert set(flagged) == {"table.deprecated", "metric.paid", "metric.retries"}
     assert flagged["metric.paid"].fixes == [Fix(action="successor", params={"table": PAY_V2})]
     [it] = [i for i in sm.review_items(cat, PAY, now=elk.day(33.5)).items if i.annotation == "metric.paid"]
     assert f"accept also moves metric.paid to {PAY_V2}" in it.suggestion  # said before anyone accepts
@@ -366,10 +387,10 @@ def test_a_verified_query_asked_of_a_table_replaced_beside_is_re_verified(elk):
     asked = {a.key: a.value for a in sm.read_annotations(cat, PAY) if a.kind == "verified_query"}
     assert {asked[f.annotation]["question"] for f in got} == {"How much was paid?", "Paid since 2024-11-12?"}
     assert all(asked[f.annotation]["tables"] == [PAY] and PAY_V2 in f.message for f in got)
-    # the table's deprecation written (its description's item accepted): the queries asked of it still measure
+    # the table's deprecation written (the item on the deprecation it lacked accepted): the queries asked of it still measure
     # a table no longer kept, except the one asked of a day it holds (failed before: flagged once the
     # deprecation was written; the round-9 Acme tester's store revenue on 2024-11-01 after accept-all)
-    [it] = [i for i in sm.review_items(cat, PAY, now=elk.day(33.5)).items if i.annotation == "table.description"]
+    [it] = [i for i in sm.review_items(cat, PAY, now=elk.day(33.5)).items if i.annotation == "table.deprecated"]
     sm.accept(cat, it, author="ann", now=elk.day(33.5), time=elk.day(33.6))
     after = [f for f in sm.staleness(cat, PAY, now=elk.day(33.8), merge=False)
              if f.annotation and f.annotation.startswith("verified_query.")]
@@ -440,7 +461,7 @@ def test_a_table_loaded_in_bursts_replaced_beside_by_the_interval_its_sla_promis
         elk.append(OTHER, {"visit_date": [(date(2024, 11, 11) + timedelta(days=d)).isoformat()], "minutes": [3]},
                    at=d + 0.25)
     want = (Fix(action="successor", params={"table": NEW}),)
-    assert _flagged(cat, elk.day(32.5)) == ([("table.description", "stale", want), ("table.freshness_sla", "stale", want)]
+    assert _flagged(cat, elk.day(32.5)) == ([("table.deprecated", "stale", want), ("table.freshness_sla", "stale", want)]
                                            if sla else [])
     if sla:
         # accept-all: the description's item writes the deprecation; the SLA's, of the same cause, is decided with
