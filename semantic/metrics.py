@@ -229,9 +229,10 @@ def _all_metrics(cat: CatalogAPI, vid: int) -> list[MetricView]:
 
 
 def find_metric(cat: CatalogAPI, metric: Any, vid: int) -> MetricView:
-    """A metric by `name`, `table.name` (short table name) or `catalog.ns.table.name`."""
+    """A metric by `name`, `table.name` (short table name) or `catalog.ns.table.name`; a `MetricView` is
+    taken as given (its definition, whatever is stored: the review validates a value before writing it)."""
     if isinstance(metric, MetricView):
-        metric = metric.qualified
+        return metric
     if not isinstance(metric, str) or not metric:
         raise InvalidValueError(f"metric must be a metric name such as 'net_revenue' or "
                                 f"'fct_order_items.net_revenue', got {metric!r}")

@@ -48,7 +48,7 @@ from catalog_core.errors import (
     SqlRefusedError,
     SqlTimeoutError,
 )
-from catalog_core.model import TimeArg
+from catalog_core.model import TimeArg, parse_time
 from semantic import _bounded, _sql
 from semantic._tables import columns_of, find, require_table
 from semantic.annotations import (
@@ -67,6 +67,7 @@ from semantic.staleness.core import metric_names
 from semantic.staleness.documented_ranges import documented_ranges, with_range, within
 from semantic.staleness.incremental import affected, changes_since
 from semantic.staleness.instructions import is_hidden, is_instructions
+from semantic.staleness.replacement_deprecation import NOT_DEPRECATED
 from semantic.units import reworded, unit_after, unit_size
 
 __all__ = ["ReviewItem", "ReviewPage", "ReviewConflictError", "ReviewRefusedError", "review_items", "review_item",
@@ -419,14 +420,22 @@ def _moved_metrics(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], col
     time column) is a column of the successor under its name, and the successor has no metric of that key.
     Written there as they are (validated at commit: the expression runs on the successor) and removed here,
     so the metric measures the table that gets the data (two round-7 testers and a round-11 tester: the
-    deprecation written, the metric still summing the retired table). Others stay (the finding's deprecation
-    alone)."""
+    deprecation written, the metric still summing the retired table). Only when the successor holds the old
+    table's history (`_holds_history`): one backfilled from a later day would lose the earlier days from the
+    metric's answer (the round-13 Acme tester's captured payments, moved to a table holding the days since
+    2025-03-03 only). Others stay (the finding's deprecation alone)."""
     try:
         sobj = require_table(cat, successor, vid)
     except NotFoundError:
         return []
     theirs = {c.name.lower(): c.name for c in columns_of(sobj.value)}
     mine = {c.lower() for c in cols}
+    try:
+        told = require_table(cat, _table_of(f.target), vid).value
+    except NotFoundError:
+        return []
+    if not _holds_history(told, sobj.value):
+        return []  # the successor began later: the metric moved there would lose the days only the old table holds
     have = {a.key for a in read_annotations(cat, successor, vid)}
     out: list[_Write] = []
     for key in dict.fromkeys([*(f.annotations or []), *([f.annotation] if f.annotation else [])]):
@@ -438,6 +447,25 @@ def _moved_metrics(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], col
             out.append(_Write(kind="metric", key=a.key, value=dict(a.value), columns=sorted(theirs[c] for c in used),
                               table=successor))
     return out
+
+
+def _holds_history(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Does table value `new` hold the days table value `old` holds: for every date or timestamp column the
+    two share by name, with statistics in both, `new`'s earliest value is on or before `old`'s (by the
+    day); at least one such column. Without one nothing says so (False)."""
+    def lows(v: dict[str, Any]) -> dict[str, float]:
+        stats = (v.get("stats") or {}).get("columns") or {}
+        out = {}
+        for c in columns_of(v):
+            lo = parse_time((stats.get(c.name) or {}).get("min")) if str(c.type).lower().startswith(
+                ("date", "timestamp")) else None
+            if lo is not None:
+                out[c.name.lower()] = lo
+        return out
+
+    a, b = lows(old), lows(new)
+    shared = set(a) & set(b)
+    return bool(shared) and all(b[c] <= a[c] + 86400 for c in shared)
 
 
 def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int, edit: bool) -> _Write:
@@ -458,8 +486,10 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
             # a deprecation whose successor moved on: the same deprecation, pointing at the table kept now
             return _Write(kind="table", key="table.deprecated", value={**ann.value, "replaced_by": fix.params["table"]})
         moved = _moved_metrics(cat, f, anns, cols, str(fix.params["table"]), vid)
+        # the reason is what the evidence says, not the finding's note that the table lacks the deprecation
         return _Write(kind="table", key="table.deprecated",
-                      value={"reason": f.message, "replaced_by": fix.params["table"], "since": None},
+                      value={"reason": f.message.removesuffix(NOT_DEPRECATED), "replaced_by": fix.params["table"],
+                             "since": None},
                       also=moved, remove=[m.key for m in moved])
     if fix is not None and fix.action == "update_freshness_sla":
         return _Write(kind="table", key="table.freshness_sla", value=fix.params["sla"])
@@ -1417,7 +1447,16 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
                                   f"({', '.join(map(str, val['keys']))}): a grain's keys are never null", "grain_null")
             elif w.kind == "metric" and isinstance(val, dict) and val.get("expression"):
                 filt = f" WHERE {val['filter']}" if val.get("filter") else ""
-                con.execute(f"SELECT {val['expression']} FROM {tq}{filt}").fetchall()
+                try:
+                    con.execute(f"SELECT {val['expression']} FROM {tq}{filt}").fetchall()
+                except SqlError:
+                    # it names a column of a joined table (`fct_orders.status <> 'cancelled'`): run it as
+                    # metric_sql joins it (the round-13 cryptic tester's rename of a metric filtering zsd01,
+                    # refused before with "Referenced table zsd01 not found")
+                    joined = _joined_metric_sql(cat, table, w.key, val, vid)
+                    if joined is None:
+                        raise
+                    con.execute(joined).fetchall()
         except _bounded.LimitExceededError as e:
             raise _refuse(w.key, f"its check on the data at vid {vid}: {e.message}", "limit") from None
         except (SqlError, SqlRefusedError, SqlTimeoutError) as e:
@@ -1426,6 +1465,22 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
         finally:
             if own:
                 dk.close()
+
+
+def _joined_metric_sql(cat: CatalogAPI, table: str, key: str, val: dict[str, Any], vid: int) -> str | None:
+    """The statement `metric_sql` builds for metric value `val` of `table` (joins to the tables its
+    expression and filter name, through canonical many-to-one relationships); None when it cannot build
+    one (the caller's error stands)."""
+    from semantic.metrics import metric_sql
+    from semantic.models import Metric, MetricView
+
+    try:
+        name = key.partition(".")[2]
+        mv = MetricView(**Metric.model_validate(val).model_dump(), name=name, table=table,
+                        qualified=f"{table}.{name}")
+        return metric_sql(cat, mv, snapshot=vid)
+    except (InvalidValueError, ValueError):
+        return None
 
 
 def _no_rows_dropped(con: Any, tq: str, to_q: str, tgt: str, on: str, kq: str, key: str, to: str, cond: str) -> None:

@@ -646,6 +646,9 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     return out
 
 
+NOT_DEPRECATED = "; it is not deprecated"  # what the message of the finding on the absent deprecation ends with
+
+
 def deprecation_missing(name: str, o: Table, ev: dict[str, Any], status: str, why: str, last_v: int,
                         last_t: float, every: float | None) -> Finding:
     """The finding on the deprecation a table replaced beside lacks (`table.deprecated`, absent): accepting
@@ -655,7 +658,7 @@ def deprecation_missing(name: str, o: Table, ev: dict[str, Any], status: str, wh
 
 def _replaced(a: Annotation | None, name: str, o: Table, ev: dict[str, Any], status: str, why: str, last_v: int,
               last_t: float, every: float | None) -> Finding:
-    lack = "; it is not deprecated" if a is None else ""
+    lack = NOT_DEPRECATED if a is None else ""
     return finding(a, name, "not_loaded_since", status,
                    f"{o.name} first loaded {day_of(o.tl.data_commits[0][1])} holding "
                    f"{ev['columns_alike']:.0%} of {name}'s columns alike with rows per day alike, and {why}{lack}",

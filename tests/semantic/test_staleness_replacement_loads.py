@@ -163,9 +163,9 @@ def _payments(d: int) -> dict[str, list]:
             "attempt": [1, 1, 2, 1, 1] if d % 3 else [1, 1, 3, 1, 1]}
 
 
-def _paid_then_moved(elk, on_day_one=None) -> None:
+def _paid_then_moved(elk, on_day_one=None, backfill: bool = False) -> None:
     """PAY loaded daily for 30 days, then nothing; PAY_V2 (its columns) loaded from day 30 with the days
-    after; OTHER loaded daily throughout."""
+    after (with `backfill`, written first with every day PAY holds); OTHER loaded daily throughout."""
     cat = elk.cat
     elk.table(PAY, PCOLS, at=0)
     elk.table(OTHER, [("visit_date", "date"), ("minutes", "int")], at=0)
@@ -176,7 +176,8 @@ def _paid_then_moved(elk, on_day_one=None) -> None:
         if d < 30:
             elk.append(PAY, _payments(d), at=d + 0.3)
         elif d == 30:
-            elk.table(PAY_V2, PCOLS, at=d + 0.3, rows=_payments(d))
+            days = [_payments(x) for x in (range(1, 31) if backfill else [30])]
+            elk.table(PAY_V2, PCOLS, at=d + 0.3, rows={c: [v for p in days for v in p[c]] for c in days[0]})
         else:
             elk.append(PAY_V2, _payments(d), at=d + 0.3)
         elk.append(OTHER, {"visit_date": [(date(2024, 11, 11) + timedelta(days=d)).isoformat()], "minutes": [3]},
@@ -221,6 +222,9 @@ def test_a_table_replaced_beside_lacks_its_deprecation_and_its_description_stays
     sm.accept(cat, it, author="ann", now=elk.day(33.5), time=elk.day(33.55))
     got = {a.key: a.value for a in sm.read_annotations(cat, PAY) if a.kind != "review"}
     assert got["table.deprecated"]["replaced_by"] == PAY_V2
+    # its reason is the evidence, without the item's note that it lacked the deprecation (the round-13 testers:
+    # "a deprecation whose reason ends 'it is not deprecated'")
+    assert "not deprecated" not in got["table.deprecated"]["reason"] and PAY_V2 in got["table.deprecated"]["reason"]
     assert got["table.description"] == "card payments, one row per attempt"  # left as it was
     assert sm.staleness(cat, PAY, now=elk.day(33.6), merge=False) == []
 
@@ -313,7 +317,7 @@ def test_a_metric_on_a_table_replaced_beside_points_to_its_successor(elk):
         sm.define_metric(cat, PAY, "retries", expression="count(*)", filter="attempt > 1", author="a",
                          time=elk.day(0.8))
 
-    _paid_then_moved(elk, define)
+    _paid_then_moved(elk, define, backfill=True)
     from datetime import datetime, timezone
 
     then = datetime.fromtimestamp(elk.day(20), tz=timezone.utc).isoformat()
@@ -341,6 +345,27 @@ def test_a_metric_on_a_table_replaced_beside_points_to_its_successor(elk):
     assert after["metric.retries"].cause == flagged["metric.retries"].cause
     [it] = [i for i in sm.review_items(cat, PAY, now=elk.day(33.8)).items if i.annotation == "metric.retries"]
     assert not it.acceptable and it.refused == "no_fix"
+
+
+def test_a_metric_stays_when_the_successor_does_not_hold_the_old_tables_days(elk):
+    """Control of the move above: the successor began on the day the old table stopped, holding none of its
+    earlier days: the metric moved there would lose them, so accepting its item writes the deprecation alone,
+    and the metric stays, flagged (failed before this guard: moved; the round-13 Acme tester's captured
+    payments, moved to a table backfilled from a later day, all earlier money lost)."""
+    cat = elk.cat
+
+    def define() -> None:
+        sm.define_metric(cat, PAY, "paid", expression="sum(amount)", filter="attempt = 1", author="a",
+                         time=elk.day(0.7))
+
+    _paid_then_moved(elk, define)
+    [it] = [i for i in sm.review_items(cat, PAY, now=elk.day(33.5)).items if i.annotation == "metric.paid"]
+    assert "accept also moves" not in (it.suggestion or "")
+    sm.accept(cat, it, author="ann", now=elk.day(33.5), time=elk.day(33.6))
+    assert "metric.paid" in {a.key for a in sm.read_annotations(cat, PAY)}
+    assert "metric.paid" not in {a.key for a in sm.read_annotations(cat, PAY_V2)}
+    assert [f.reason for f in sm.staleness(cat, PAY, now=elk.day(33.8), merge=False)
+            if f.annotation == "metric.paid"] == ["not_loaded_since"]
 
 
 def test_a_metric_stays_when_the_deprecation_is_edited(elk):

@@ -1,0 +1,31 @@
+"""Accepting a fix on a metric whose filter names a column of a joined table: the review validates the
+new value by running it as `metric_sql` joins it (failed before: refused, "Referenced table ... not found",
+the validation ran the expression on the metric's table alone; the round-13 cryptic tester's rename of a
+metric filtering the orders table)."""
+
+from __future__ import annotations
+
+import semantic as sm
+from tests.semantic.test_staleness import DIM, T
+
+
+def test_a_rename_on_a_metric_filtering_a_joined_table_is_accepted(elk):
+    cat = elk.cat
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string")], at=0,
+              rows={"customer_id": [1, 2, 3], "tier": ["a", "b", "a"]})
+    elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint"), ("amount", "bigint")], at=0,
+              rows={"order_id": [1, 2, 3], "customer_id": [1, 2, 3], "amount": [10, 20, 30]})
+    sm.relate(cat, T, DIM, on=[("customer_id", "customer_id")], cardinality="many_to_one", author="a",
+              time=elk.day(0.5))
+    sm.define_metric(cat, T, "tier_a_amount", expression="sum(amount)", filter="dim.tier = 'a'", author="a",
+                     time=elk.day(0.6))
+    elk.evolve(T, rename={"amount": "amount_usd"}, at=1)
+    [it] = [i for i in sm.review_items(cat, T, now=elk.day(1)).items if i.annotation == "metric.tier_a_amount"]
+    assert it.acceptable, it.why_not
+    sm.accept(cat, it, author="ann", now=elk.day(1), time=elk.day(1.1))
+    m = next(a for a in sm.read_annotations(cat, T) if a.key == "metric.tier_a_amount")
+    assert m.value["expression"] == "sum(amount_usd)" and m.value["filter"] == "dim.tier = 'a'"
+    # control: a value that does not run on the joined tables either is still refused
+    from semantic.review import _joined_metric_sql
+    assert _joined_metric_sql(cat, T, "metric.x", {"expression": "sum(nope)", "filter": None}, cat.resolve(None)) \
+        is None
