@@ -61,7 +61,7 @@ from semantic.annotations import (
 from semantic.errors import InvalidAnnotationError, did_you_mean, suggest
 from semantic.guard import check_annotation
 from semantic.history import Context
-from semantic.models import Annotation, Finding, Fix, Provenance
+from semantic.models import Annotation, Finding, Fix, Metric, MetricView, Provenance
 from semantic.staleness import finding_id, instructions, staleness, undismissed
 from semantic.staleness.core import metric_names
 from semantic.staleness.documented_ranges import documented_ranges, with_range, within
@@ -1471,8 +1471,7 @@ def _joined_metric_sql(cat: CatalogAPI, table: str, key: str, val: dict[str, Any
     """The statement `metric_sql` builds for metric value `val` of `table` (joins to the tables its
     expression and filter name, through canonical many-to-one relationships); None when it cannot build
     one (the caller's error stands)."""
-    from semantic.metrics import metric_sql
-    from semantic.models import Metric, MetricView
+    from semantic.metrics import metric_sql  # (semantic.metrics reads annotations the review writes: kept local)
 
     try:
         name = key.partition(".")[2]
