@@ -50,7 +50,7 @@ from catalog_core.errors import (
 )
 from catalog_core.model import TimeArg, parse_time
 from semantic import _bounded, _sql
-from semantic._tables import columns_of, find, require_table
+from semantic._tables import columns_of, find, require_table, type_family
 from semantic.annotations import (
     PROPOSAL_PREFIX,
     basis_of,
@@ -457,8 +457,8 @@ def _holds_history(old: dict[str, Any], new: dict[str, Any]) -> bool:
         stats = (v.get("stats") or {}).get("columns") or {}
         out = {}
         for c in columns_of(v):
-            lo = parse_time((stats.get(c.name) or {}).get("min")) if str(c.type).lower().startswith(
-                ("date", "timestamp")) else None
+            lo = parse_time((stats.get(c.name) or {}).get("min")) if type_family(c.type) in ("date", "timestamp") \
+                else None
             if lo is not None:
                 out[c.name.lower()] = lo
         return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from semantic.history import type_family
+from semantic.history import SchemaChange, type_family
 from semantic.models import Annotation, ColumnStats, Finding, Fix
 from semantic.staleness.core import Table, make_fix, metric_names, scale_of
 from semantic.staleness.values_units import (
@@ -159,12 +159,20 @@ def own_drop_fix(t: Table, a: Annotation, f: Finding) -> Finding:
     name = str(f.evidence.values.get("column") or a.column or "")
     if a.column_id in t.cols or not name or t.col(name) is not None or (a.column and t.col(str(a.column))):
         return f
-    ch = next((c for c in t.tl.schema_changes if a.column_id in c.before and a.column_id not in c.after), None)
-    if ch is None or any(type_family(str(c.type)) == type_family(str(ch.before[a.column_id].type)) for c in ch.added):
+    if _dropped_alone(t, a.column_id) is None:
         return f  # the commit that dropped it added a column of its kind: whether it took its place is a person's
     return f.model_copy(update={"fixes": [make_fix("remove", column=name)],
                                 "suggestion": f"{name} is no longer in the table and no column took its place: "
                                               "remove the annotation"})
+
+
+def _dropped_alone(t: Table, column_id: int) -> SchemaChange | None:
+    """The schema change that dropped column `column_id`, when it added no column of that column's type
+    family (one that may continue it under another name: then, and when no change dropped it, None)."""
+    ch = next((c for c in t.tl.schema_changes if column_id in c.before and column_id not in c.after), None)
+    if ch is None or any(type_family(str(c.type)) == type_family(str(ch.before[column_id].type)) for c in ch.added):
+        return None
+    return ch
 
 
 def relationship_drop_fix(t: Table, a: Annotation, f: Finding) -> Finding:
@@ -188,8 +196,8 @@ def relationship_drop_fix(t: Table, a: Annotation, f: Finding) -> Finding:
     ref = next((r for r in a.provenance.basis.columns if r.name == name), None)
     if ref is None or ref.id in t.cols or t.col(name) is not None:
         return f
-    ch = next((c for c in t.tl.schema_changes if ref.id in c.before and ref.id not in c.after), None)
-    if ch is None or any(type_family(str(c.type)) == type_family(str(ch.before[ref.id].type)) for c in ch.added):
+    ch = _dropped_alone(t, ref.id)
+    if ch is None:
         return f
     cand = str(ev.get("join_candidate_column") or "").lower()
     if cand and any(c.name.lower() == cand for c in ch.added):

@@ -627,7 +627,7 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
     for a in about:
         if a is None:  # the deprecation it lacks, unless its own table-level claims were written knowing the new table
             if not any((b.provenance.basis.vid or 0) > o.tl.data_commits[0][0] for b in anns if b.kind == "table"):
-                out.append(deprecation_missing(t.name, o, ev, status, why, last_v, last_t, every))
+                out.append(_replaced(None, t.name, o, ev, status, why, last_v, last_t, every))
             continue
         if (a.provenance.basis.vid or 0) > o.tl.data_commits[0][0]:
             continue  # written knowing the new table
@@ -649,15 +649,10 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
 NOT_DEPRECATED = "; it is not deprecated"  # what the message of the finding on the absent deprecation ends with
 
 
-def deprecation_missing(name: str, o: Table, ev: dict[str, Any], status: str, why: str, last_v: int,
-                        last_t: float, every: float | None) -> Finding:
-    """The finding on the deprecation a table replaced beside lacks (`table.deprecated`, absent): accepting
-    it writes the deprecation in favour of `o`."""
-    return _replaced(None, name, o, ev, status, why, last_v, last_t, every)
-
-
 def _replaced(a: Annotation | None, name: str, o: Table, ev: dict[str, Any], status: str, why: str, last_v: int,
               last_t: float, every: float | None) -> Finding:
+    """The finding of `replaced_beside` on annotation `a`, or, with `a` None, on the deprecation the table lacks
+    (`table.deprecated`, absent: accepting it writes the deprecation in favour of `o`)."""
     lack = NOT_DEPRECATED if a is None else ""
     return finding(a, name, "not_loaded_since", status,
                    f"{o.name} first loaded {day_of(o.tl.data_commits[0][1])} holding "
