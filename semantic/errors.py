@@ -11,6 +11,7 @@ from catalog_core.errors import InvalidValueError, NoSuchTableError, NotFoundErr
 
 __all__ = ["UnknownTableError", "UnknownObjectError", "UnknownColumnError", "UnknownMetricError",
            "NoJoinPathError", "InvalidAnnotationError", "InvalidExpressionError", "VerifiedQueryError",
+           "ReviewRefusedError",
            "did_you_mean", "suggest", "listing"]
 
 
@@ -84,3 +85,10 @@ class InvalidExpressionError(SqlError):
 
 class VerifiedQueryError(SqlError):
     """A query offered for verification does not run at the current snapshot, or reads no table."""
+
+
+class ReviewRefusedError(InvalidValueError):
+    """The value accept or edit would write is contradicted by the snapshot (a column it names is
+    not in the table, the join fails or breaks its cardinality, the enum is not the data's values,
+    the grain's keys repeat, a rewritten verified query answers otherwise); nothing was written.
+    `details["why"]` says what failed."""

@@ -314,7 +314,8 @@ class Fix(BaseModel):
       update_range {column, start, end}     the text's one date range of `column` is `start` to `end` now
                                             (ISO dates; filled day by day where it was)
       repoint {table, old, new, replaced}   prose sending readers to `replaced`, no longer kept, named `old`,
-                                            names `new` instead (`table`, the one kept now, named alike)
+                                            names `new` instead (`table`, the one kept now, named alike); a
+                                            verified query reading `replaced` reads `table` instead
     """
 
     model_config = _STRICT

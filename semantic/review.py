@@ -49,7 +49,7 @@ from catalog_core.errors import (
     SqlTimeoutError,
 )
 from catalog_core.model import TimeArg, parse_time
-from semantic import _bounded, _sql
+from semantic import _bounded, _requery, _sql
 from semantic._tables import columns_of, find, require_table, type_family
 from semantic.annotations import (
     PROPOSAL_PREFIX,
@@ -58,7 +58,7 @@ from semantic.annotations import (
     read_annotations,
     read_catalog_annotations,
 )
-from semantic.errors import InvalidAnnotationError, did_you_mean, suggest
+from semantic.errors import InvalidAnnotationError, ReviewRefusedError, did_you_mean, suggest
 from semantic.guard import check_annotation
 from semantic.history import Context
 from semantic.models import Annotation, Finding, Fix, Metric, MetricView, Provenance
@@ -84,12 +84,6 @@ ItemKind = Literal["finding", "agent_annotation", "proposal"]
 
 class ReviewConflictError(ConflictError):
     """Another reviewer (or writer) changed the item after it was read; nothing was written."""
-
-
-class ReviewRefusedError(InvalidValueError):
-    """The value accept or edit would write is contradicted by the snapshot (a column it names is
-    not in the table, the join fails or breaks its cardinality, the enum is not the data's values,
-    the grain's keys repeat); nothing was written. `details["why"]` says what failed."""
 
 
 class NoFixError(ReviewRefusedError):
@@ -194,6 +188,9 @@ class _Write(BaseModel):
     successor: tuple[str, str] | None = None
     # the table written to when not the item's (a metric moved to the successor of the table it measured)
     table: str | None = None
+    # a verified query rewritten by the review (`_requery`): its answer at the commit's snapshot is
+    # checked to be the one it was verified with
+    reverified: bool = False
 
 
 VALIDITY_STARTS = ("valid_from", "rec_start_date", "effective_from", "start_date", "valid_start")
@@ -346,6 +343,24 @@ def _rescaled(text: str, column: str, factor: float, what: str, table: str) -> s
     return tree.sql(dialect=_sql.DIALECT) if hit else text
 
 
+def _requeried(cat: CatalogAPI, f: Finding, ann: Annotation, fix: Fix, vid: int) -> _Write:
+    """A verified query's `rename`, `value_map` or `repoint` repair (`semantic._requery`: rewritten, and
+    certified only when it answers across the change what the verified query answered before it): the
+    rewritten query on the item's table and, in the same decision, on every other table it reads (a
+    verified query is stored once per table it reads, one key); a repoint away from the item's table
+    removes its copy there."""
+    value, names = _requery.requeried(cat, f, ann, fix.action, fix.params, vid)
+    tables = [str(x) for x in value["tables"]]
+    out = []
+    for t in sorted(tables, key=lambda x: x != ann.target):
+        cols = [c.name for c in columns_of(require_table(cat, t, vid).value) if c.name.lower() in names]
+        out.append(_Write(kind="verified_query", key=ann.key, value=value, columns=cols,
+                          table=None if t == ann.target else t, reverified=True))
+    # repointed away from the item's table: its copy goes, the query is stored on the tables it reads now
+    gone = [] if ann.target in tables else [ann.key]
+    return out[0].model_copy(update={"also": out[1:], "remove": gone})
+
+
 def _gone_still(key: str, tvalue: dict[str, Any], column_id: int, column: str) -> None:
     """Refuse (`column_back`) when the table `tvalue` holds a column with the removed annotation's column id
     or its name: the claim may describe that column, a person says."""
@@ -496,6 +511,8 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
     if fix is not None and fix.action == "update_range":
         return _ranged(f, ann, str(fix.params.get("column") or ""), str(fix.params.get("start") or ""),
                        str(fix.params.get("end") or ""))
+    if fix is not None and fix.action == "repoint" and ann is not None and ann.kind == "verified_query":
+        return _requeried(cat, f, ann, fix, vid)
     if fix is not None and fix.action == "repoint":
         return _repointed(f, ann, str(fix.params.get("old") or ""), str(fix.params.get("new") or ""),
                           str(fix.params.get("replaced") or ""), str(fix.params.get("table") or ""))
@@ -515,6 +532,8 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                                 "or annotate the table yourself")
     v = ann.value
     p = fix.params
+    if ann.kind == "verified_query" and fix.action in ("rename", "value_map"):
+        return _requeried(cat, f, ann, fix, vid)
     if fix.action == "rename":
         old, new, scale = str(p["old"]), str(p["new"]), int(p.get("scale") or 0)
         names = {old: new}
@@ -746,7 +765,10 @@ def _finding_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid:
                 tobj = require_table(cat, item.table, vid)
                 validate_write(cat, item.table, tobj.value, w, vid, duck)
             moved = [a for a in w.also if a.table]
-            if moved:  # said before anyone accepts: the decision writes on another table too
+            if moved and w.kind == "verified_query":
+                item.suggestion = (f"{item.suggestion}; " if item.suggestion else "") + \
+                    f"accept writes the query rewritten and verified again, on {', '.join(a.table or '' for a in moved)} too"
+            elif moved:  # said before anyone accepts: the decision writes on another table too
                 item.suggestion = (f"{item.suggestion}; " if item.suggestion else "") + \
                     f"accept also moves {', '.join(a.key for a in moved)} to {moved[0].table}"
         item.acceptable = True
@@ -1219,7 +1241,10 @@ def _decide(cat: CatalogAPI, item: ReviewItem, decision: str, author: str, note:
         colref = find(cols, w.column) if w.column else None
         if w.column and (colref is None or colref.id is None):
             raise InvalidAnnotationError(f"column {w.column!r} is not in {wt} any more; list the items again")
-        prepared.append((w.model_copy(update={"value": _validated(cat, wt, tobj.value, w, now_vid), "also": []}),
+        value = _validated(cat, wt, tobj.value, w, now_vid)
+        if w.reverified and isinstance(value, dict):  # verified again by this decision: by its author
+            value = {**value, "verified_by": author}
+        prepared.append((w.model_copy(update={"value": value, "also": []}),
                          basis_of(tobj, refs, now_vid, cat), colref))
     try:
         return _commit_decision(cat, item, decision, author, note, prepared, remove, time, extra, table, folder, dpath,
@@ -1357,6 +1382,8 @@ def validate_write(cat: CatalogAPI, table: str, tvalue: dict[str, Any], w: Any, 
             raise _refuse(w.key, f"{', '.join(map(repr, gone))} {'is' if len(gone) == 1 else 'are'} not a column of "
                           f"{tname} at vid {vid}", "column_missing")
 
+    if getattr(w, "reverified", False) and isinstance(val, dict) and val.get("verified_at_vid") != vid:
+        _requery.check_requeried(cat, w.key, val, vid)
     if w.kind == "column" and w.column is not None:
         need([str(w.column)], cols, table)
     if getattr(w, "range_of", None):

@@ -253,13 +253,13 @@ def test_search_groups_bulk_and_failures_in_the_page(browser, small, tmp_path):
     failed = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'tr#item-{mid}[data-failed="400"]')))
     assert "no_such_column" in failed.text and "Nothing was written" in failed.text
     shot(driver, tmp_path, "inbox-refused-edit")
-    # bulk accept of the group: three written, the verified query left open with why
+    # bulk accept of the group: all four written, the verified query rewritten and verified again
     sec = driver.find_element(By.CSS_SELECTOR, f'section.group[data-group="{group}"]')
     sec.find_element(By.CSS_SELECTOR, "input[name=note]").send_keys("moved with the rename")
     sec.find_element(By.CSS_SELECTOR, "button.bulk-accept").click()
     done = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, 'section.group.done[data-done="accept"]')))
-    assert done.get_attribute("data-decided") == "3" and done.get_attribute("data-skipped") == "1"
-    assert "Accepted 3 items" in done.text and "cannot be renamed automatically" in done.text
+    assert done.get_attribute("data-decided") == "4" and done.get_attribute("data-skipped") == "0"
+    assert "Accepted 4 items" in done.text
     assert done.find_elements(By.CSS_SELECTOR, f'.decided [data-item="{mid}"]')  # the refused edit left it open
     shot(driver, tmp_path, "inbox-bulk-accepted")
     # an expired CSRF session: the page's own 403 answer, swapped in

@@ -2,11 +2,13 @@
 test of tests/test_ui_browser.py), built in a second with LakeBuilder (real Parquet files):
 
 - acme.core.orders: `amount_cents` renamed to `amount` at day 3 (same values): one cause, a group
-  of three review items: the column's description and unit (accept is offered: the fix moves them)
-  and a verified query on the old name (accept is not offered: it needs its SQL corrected);
+  of four review items, accept offered for each: three metrics (a `rename` each) and a verified query
+  on the old name (its SQL rewritten, the same answer across the rename);
   `status` has an enum;
-- acme.core.customers, related from orders; its `region` column dropped at day 3 (a description
-  whose column is gone: accept not offered, edit or dismiss);
+- acme.core.customers, related from orders; its `region` column dropped at day 3: a group of two
+  items, the column's description (accept removes it) and a metric counting regions (no column
+  continues it: accept not offered, edit or dismiss); the table's description is a group of its own
+  with no fix;
 - acme.legacy.sales, searchable ('legacy daily sales'), deprecated.
 `NOW` is the clock the server judges freshness at."""
 
@@ -19,10 +21,11 @@ from eval.fixtures.lakes import LakeBuilder
 
 ORDERS, CUSTOMERS, LEGACY = "acme.core.orders", "acme.core.customers", "acme.legacy.sales"
 RENAME_GROUP = "rename:acme.core.orders@{vid}:amount_cents"
+DROP_GROUP = "drop:acme.core.customers@{vid}:region"
 
 
 def build(cat: Any, files: str) -> dict[str, Any]:
-    """Write the catalog into `cat` (an open catalog_core.Catalog); returns {"rename_vid", "now"}."""
+    """Write the catalog into `cat` (an open catalog_core.Catalog); returns {"rename_vid", "drop_vid", "now"}."""
     lk = LakeBuilder(cat, files)
     lk.table(CUSTOMERS, [("customer_id", "bigint"), ("name", "string"), ("region", "string")], at=0,
              rows={"customer_id": [1, 2, 3], "name": ["Ann", "Bo", "Cy"], "region": ["north", "south", "north"]})
@@ -48,14 +51,16 @@ def build(cat: Any, files: str) -> dict[str, Any]:
     sm.relate(cat, ORDERS, CUSTOMERS, "customer_id", author="ann", time=lk.day(1 + 7 / 100))
     sm.define_metric(cat, ORDERS, "revenue", expression="sum(amount_cents)", unit="cents",
                      description="Revenue of all orders", author="ann", time=lk.day(1 + 8 / 100))
+    sm.define_metric(cat, CUSTOMERS, "regions", expression="count(DISTINCT region)",
+                     description="Sales regions with customers", author="ann", time=lk.day(1 + 8.5 / 100))
     sm.verify_query(cat, "total order amount", "SELECT sum(amount_cents) FROM acme.core.orders", author="ann",
                     time=lk.day(1 + 9 / 100))
-    # the rename's group: three metrics (a `rename` each) and the verified query (refused: rewritten by hand);
+    # the rename's group: three metrics (a `rename` each) and the verified query (its SQL rewritten);
     # the column's own description and unit follow its field id and stay true
     sm.define_metric(cat, ORDERS, "average_order", expression="avg(amount_cents)", unit="cents",
                      description="Average order amount", author="ann", time=lk.day(1 + 10 / 100))
     sm.define_metric(cat, ORDERS, "largest_order", expression="max(amount_cents)", unit="cents",
                      description="Largest order amount", author="ann", time=lk.day(1 + 11 / 100))
     vid = lk.evolve(ORDERS, rename={"amount_cents": "amount"}, at=3)
-    lk.evolve(CUSTOMERS, drop=["region"], at=3)
-    return {"rename_vid": vid, "now": lk.day(4)}
+    dvid = lk.evolve(CUSTOMERS, drop=["region"], at=3)
+    return {"rename_vid": vid, "drop_vid": dvid, "now": lk.day(4)}

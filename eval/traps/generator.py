@@ -116,7 +116,9 @@ class Trap:
     loads: int = 1
     writer: str = "spark"          # spark | engine | iceberg | none (the change writes nothing)
 
-    def falsify(self, keys: list[tuple[str, str]], fix: dict[str, Any] | None = None) -> None:
+    def falsify(self, keys: list[tuple[str, str]], fix: dict[str, Any] | list[dict[str, Any]] | None = None) -> None:
+        """The annotations `keys` made false, and the repair they take (`fix`; a list: equivalent repairs,
+        any of which is right, `score.fix_matches`)."""
         for t, k in keys:
             if [t, k] in self.pending:
                 continue
@@ -1288,9 +1290,11 @@ class Generator:
         self.active.append(new_name)  # it takes the routine loads the replaced table no longer gets
         self.done(tr, int(vid or 0))
         # a verified query asked of it alone answers for the rows it holds, not for the rows the successor gets
-        # from now on: false although its answer did not move (after `done`, whose rule is the answer moved)
+        # from now on: false although its answer did not move (after `done`, whose rule is the answer moved);
+        # re-verified by a person, or asked of the successor, which began as a copy of its rows
         tr.falsify([(t.name, a.key) for a in t.anns if a.kind == "verified_query"
-                    and list((a.value or {}).get("tables") or []) == [t.name]], {"action": "reverify", "params": {}})
+                    and list((a.value or {}).get("tables") or []) == [t.name]],
+                   [{"action": "reverify", "params": {}}, {"action": "repoint", "params": {"table": new_name}}])
         return tr
 
     def replacement_deprecated_written(self) -> Trap:

@@ -63,7 +63,7 @@ REWRITES: dict[str, tuple[str, ...]] = {
     "remove": ("column.*", "relationship"),  # a dropped column's own annotations (any field), a join from it
     "reword_unit": ("column.description",),
     "update_range": ("table.description", "column.description"),
-    "repoint": ("table.description", "table.instructions"),
+    "repoint": ("table.description", "table.instructions", "verified_query"),
 }
 
 

@@ -531,10 +531,11 @@ def _read_at(ctx: Context, kind: str, q: str, vid: int, read: Callable[[list[lis
     return got[0]
 
 
-def _change_vid(f: Finding) -> int | None:
-    """The vid of the change a metadata finding on a verified query names (its evidence's last vid)."""
+def change_vid(f: Finding) -> int | None:
+    """The vid of the change a finding on a verified query names (`restated_vid`, `rewrite_vid`,
+    `change_vid` in its evidence, else its evidence's last vid)."""
     v = f.evidence.values
-    for k in ("restated_vid", "rewrite_vid"):
+    for k in ("restated_vid", "rewrite_vid", "change_vid"):
         if isinstance(v.get(k), int):
             return int(v[k])
     return f.evidence.vids[-1] if f.evidence.vids else None
@@ -765,7 +766,7 @@ def verified_data(ctx: Context, t: Table, a: Annotation, checked: set[tuple[str 
     suspected = [f for f in verified_meta(ctx, t, a) if f.reason == "verified_query_changed"] \
         if already is not None and (a.key, "verified_query_changed") in already else []
     for f in suspected:
-        v = _change_vid(f)
+        v = change_vid(f)
         if v is None or answer_moved(ctx, sql, v):
             continue  # metadata named the change it reads (and its fix): the answer moved across it
         if checked is not None:

@@ -193,7 +193,7 @@ CHECKS: list[Check] = [
           lambda e, a: deprecated_findings(e.t, a), _field("table", "deprecated")),
     # a metric (a query asked of the table alone) written before its table was deprecated for a successor
     Check("deprecated_measured", "replacement_deprecation", "metadata", ("not_loaded_since",), ("annotation_text",),
-          ("investigate", "reverify"), lambda e, a: deprecated_measured(e.t, a, e.anns),
+          ("investigate", "reverify", "repoint"), lambda e, a: deprecated_measured(e.t, a, e.anns),
           lambda a, _e: a.kind in ("metric", "verified_query")),
     # prose sending readers to a table no longer kept (as the deprecation's chain rule above)
     Check("prose_pointing", "replacement_deprecation", "metadata", ("replaced_by_missing",),
@@ -288,7 +288,7 @@ CHECKS: list[Check] = [
           ("value_map", "investigate"), lambda e, _a: _split_all(restatements(e.t, e.anns, None)),
           replaces_at_data=True),
     Check("replaced_beside", "replacement_deprecation", "metadata", ("not_loaded_since",),
-          ("load_log", "catalog_tables", "column_stats"), ("successor", "reverify"),
+          ("load_log", "catalog_tables", "column_stats"), ("successor", "repoint", "reverify"),
           lambda e, _a: replaced_beside(e.t, e.anns, e.tables), catalog_wide=True),
     # ---- data, per annotation
     Check("metric_versions", "grain", "data", ("grain_violated",), ("data", "schema_history"), ("investigate",),

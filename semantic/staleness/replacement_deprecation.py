@@ -12,7 +12,7 @@ from catalog_core import lake
 from catalog_core.model import parse_time
 from semantic.errors import did_you_mean
 from semantic.history import Context, type_family
-from semantic.models import Annotation, Finding
+from semantic.models import Annotation, Finding, Fix
 from semantic.staleness.claim_rules import clauses
 from semantic.staleness.core import (
     DAY,
@@ -109,9 +109,10 @@ def deprecated_measured(t: Table, ann: Annotation, anns: list[Annotation]) -> li
     """A metric (or a verified query asked of the table alone) written before the table was deprecated in
     favour of a successor that exists: it still measures the table no longer kept (accepting the
     replacement's finding on the metric writes the table's deprecation, which said nothing of the metric:
-    two round-7 testers saw the metric's item close while it still summed the retired table). Stale, no
-    fix that accept could write: a person defines it on the successor (then removes it here) or dismisses
-    this with a reason. One cause with the replacement's findings. A verified query asked of days the table
+    two round-7 testers saw the metric's item close while it still summed the retired table). Stale. A
+    metric has no fix that accept could write: a person defines it on the successor (then removes it
+    here) or dismisses this with a reason; a verified query gets `repoint` to the successor (written only
+    when the successor's first load answers it alike, `_asked_of_successor`). One cause with the replacement's findings. A verified query asked of days the table
     holds (`asks_before` its last load) is left alone, as `replaced_beside` leaves it (failed before: the
     round-9 Acme tester's store revenue on 2024-11-01, flagged once accept-all wrote the deprecation)."""
     dep = next((a for a in anns if a.key == "table.deprecated"), None)
@@ -127,12 +128,24 @@ def deprecated_measured(t: Table, ann: Annotation, anns: list[Annotation]) -> li
             asks_before(str((ann.value or {}).get("sql") or ""), t.tl.data_commits[-1][1]):
         return []  # asked of days the retired table holds: its answer is still the table's to give (`replaced_beside`)
     what = "metric" if ann.kind == "metric" else "verified query"
+    tl = t.ctx.timeline(rb)
+    first = tl.data_commits[0][0] if tl is not None and tl.data_commits else None
+    sugg, fixes = _asked_of_successor(t.name, rb) if ann.kind == "verified_query" and first is not None else \
+        (None, [make_fix("reverify") if ann.kind == "verified_query" else make_fix("investigate", table=rb)])
     return [finding(ann, t.name, "not_loaded_since", "stale",
                     f"this {what} reads {t.name}, deprecated at vid {dep.vid} in favour of {rb}: it measures a table "
                     f"no longer kept; define it on {rb} (and remove it here), or dismiss this with a reason",
-                    [dep.vid or t.ctx.vid], values={"successor": rb, "deprecated_vid": dep.vid},
-                    fixes=[make_fix("reverify") if ann.kind == "verified_query" else make_fix("investigate", table=rb)],
-                    cause=cause_of("replaced", t.name, last))]
+                    [dep.vid or t.ctx.vid], values={"successor": rb, "deprecated_vid": dep.vid,
+                                                    **({"successor_vid": first} if first is not None else {})},
+                    suggestion=sugg, fixes=fixes, cause=cause_of("replaced", t.name, last))]
+
+
+def _asked_of_successor(name: str, successor: str) -> tuple[str, list[Fix]]:
+    """The suggestion and fix for a verified query asked of table `name` alone, replaced by `successor`:
+    ask it of the successor (`repoint`; the review writes it only when, at the successor's first load,
+    the rewritten query answers what the query answered of `name` then: `semantic._requery`)."""
+    return (f"ask it of {successor} instead: accept rewrites it when {successor}'s first load answers it alike",
+            [make_fix("repoint", table=successor, old=name, new=successor, replaced=name)])
 
 
 def _holds_rows_of(t: Table, name: str) -> bool:
@@ -633,14 +646,14 @@ def replaced_beside(t: Table, anns: list[Annotation], tables: dict[str, Table | 
             continue  # written knowing the new table
         if a.kind == "verified_query" and asks_before(str((a.value or {}).get("sql") or ""), last_t):
             continue  # asked of days the old table holds: the rows loaded since are none of its answer's
-        if a.kind == "verified_query":  # its SQL asks the old table: re-verified against the new one, by a person
+        if a.kind == "verified_query":  # its SQL asks the old table: asked of the new one (the review checks it)
             out.append(finding(a, t.name, "not_loaded_since", status,
                                f"it reads {t.name} alone; {why}; {o.name} (first loaded "
                                f"{day_of(o.tl.data_commits[0][1])}) holds the rows loaded since, which its answer "
                                "leaves out", [last_v, o.tl.data_commits[0][0]], [last_t, o.tl.data_commits[0][1]],
-                               {"successor": o.name, "last_load": day_of(last_t)},
-                               f"re-run the query on {o.name} and re-verify it", [make_fix("reverify")],
-                               cause=cause_of("replaced", t.name, last_v)))
+                               {"successor": o.name, "last_load": day_of(last_t),
+                                "successor_vid": o.tl.data_commits[0][0]},
+                               *_asked_of_successor(t.name, o.name), cause=cause_of("replaced", t.name, last_v)))
             continue
         out.append(_replaced(a, t.name, o, ev, status, why, last_v, last_t, every))
     return out
