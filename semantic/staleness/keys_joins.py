@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from catalog_core.errors import CatalogError
 from semantic import _bounded
@@ -107,8 +107,18 @@ def _named_alike(t: Table, target: Table, missing: str) -> list[tuple[Any, Any]]
     return out
 
 
+class JoinOffer(NamedTuple):
+    """A join suggestion: its words, its `join_on` fix (None: a person checks the pair first) and, when
+    it names one, the column of this table to check (`fix_rules.relationship_drop_fix` reads it: a
+    relationship from a dropped column is not removed while a column of its table may continue it)."""
+
+    text: str
+    fix: Fix | None
+    column: str | None = None
+
+
 def _join_suggestion(ctx: Context, t: Table, target: Table | None, missing: str, to_col: str | None,
-                     duck: Duck | None = None) -> tuple[str, Fix | None] | None:
+                     duck: Duck | None = None) -> JoinOffer | None:
     """A column of `t` (not `missing`) named alike a column of the target (`_named_alike`), same type family:
     the suggestion text and its `join_on` fix, the fix only when the pair is shown to join into a
     key (`_key_doubt`); otherwise (text saying what to check, None)."""
@@ -131,22 +141,21 @@ def _join_suggestion(ctx: Context, t: Table, target: Table | None, missing: str,
     _o, _k, mine, theirs = ranked[0]
     doubt = _key_doubt(ctx, t, target, mine, theirs, duck)
     if doubt is not None:
-        return (f"check {mine} = {target.name}.{theirs} before joining on it: {doubt}", None)
-    return (f"join on {mine} = {target.name}.{theirs}",
-            make_fix("join_on", from_column=mine, to_table=target.name, to_column=theirs))
+        return JoinOffer(f"check {mine} = {target.name}.{theirs} before joining on it: {doubt}", None, mine)
+    return JoinOffer(f"join on {mine} = {target.name}.{theirs}",
+                     make_fix("join_on", from_column=mine, to_table=target.name, to_column=theirs))
 
 
-def _offer(f: Finding, js: tuple[str, Fix | None] | None) -> None:
+def _offer(f: Finding, js: JoinOffer | None) -> None:
     """Put a join suggestion on finding `f`: its fix first when there is one, else its words in the message."""
     if js is None or any(x.action == "join_on" for x in f.fixes):
         return
-    text, fix = js
+    text, fix, column = js
     if fix is None:
         f.message = f"{f.message}; {text}"
         f.evidence.values["join_candidate"] = text
-        m = re.match(r"check (\S+) = ", text)
-        if m:  # the column of this table a person checks (`fix_rules.relationship_drop_fix` reads it)
-            f.evidence.values["join_candidate_column"] = m.group(1)
+        if column is not None:  # the column of this table a person checks (`fix_rules.relationship_drop_fix`)
+            f.evidence.values["join_candidate_column"] = column
         return
     f.suggestion = text if f.suggestion is None else f"{text} ({f.suggestion})"
     f.fixes.insert(0, fix)
@@ -388,7 +397,7 @@ def key_types_split(t: Table, target: Table, pairs: list[tuple[str, str]], since
 
 def _split_findings(ctx: Context, t: Table, a: Annotation, to: str,
                     split: list[tuple[str, str, str, str, tuple[int, str, str] | None]],
-                    rekey: Callable[[], tuple[str, Fix | None] | None] | None = None) -> list[Finding]:
+                    rekey: Callable[[], JoinOffer | None] | None = None) -> list[Finding]:
     """join_match_low, stale, for each key pair whose types split (`key_types_split`). With `rekey` (the
     data depth's `rekeyed`, measured only when a pair split): the key retyped to hold another column of
     the related table (its business id) gets that join (the round-9 TPC-DS tester's catalog returns,
@@ -559,7 +568,7 @@ def _range_overlap(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float:
 
 
 def rekeyed(ctx: Context, t: Table, target: Table, pairs: list[tuple[str, str]], tgt: str,
-            duck: Duck) -> tuple[str, Fix | None] | None:
+            duck: Duck) -> JoinOffer | None:
     """The referencing column of a one-pair relationship that no longer matches its key, rebuilt to hold
     another column of the related table (a surrogate key for the natural one, a platform's number for
     the order id): the column of `target` (not the current key, same type family, its statistics'
@@ -597,16 +606,16 @@ def rekeyed(ctx: Context, t: Table, target: Table, pairs: list[tuple[str, str]],
             continue
         doubt = _key_doubt(ctx, t, target, mine, other, duck)
         if doubt is not None:
-            return (f"{matched / total:.1%} of its rows match {target.name}.{other}, but check it before joining on "
-                    f"it: {doubt}", None)
-        return (f"join on {mine} = {target.name}.{other} ({matched / total:.1%} of its rows match it): {mine} "
-                f"now holds {other}'s values", make_fix("join_on", from_column=mine, to_table=target.name,
-                                                        to_column=other))
+            return JoinOffer(f"{matched / total:.1%} of its rows match {target.name}.{other}, but check it before "
+                             f"joining on it: {doubt}", None)
+        return JoinOffer(f"join on {mine} = {target.name}.{other} ({matched / total:.1%} of its rows match it): "
+                         f"{mine} now holds {other}'s values",
+                         make_fix("join_on", from_column=mine, to_table=target.name, to_column=other))
     return None
 
 
 def _version_key(ctx: Context, t: Table, target: Table, mine: str, other: str, whole: str,
-                 duck: Duck) -> tuple[str, Fix | None] | None:
+                 duck: Duck) -> JoinOffer | None:
     """`rekeyed`'s candidate `other` measured on every row of the related table (`whole`) when the
     relationship's condition keeps its current rows only: MATCH_LOW of the referencing rows find it there
     and its values are unique over every row (it identifies a version, not an entity: a surrogate key of
@@ -623,9 +632,10 @@ def _version_key(ctx: Context, t: Table, target: Table, mine: str, other: str, w
     n, distinct = duck.sql(f"SELECT count(*), count(DISTINCT {quote_id(other)}) FROM {quote_table(target.name)}")[0]
     if not n or n != distinct:
         return None
-    return (f"join on {mine} = {target.name}.{other} without the condition ({matched / total:.1%} of its rows match "
-            f"it among every version of {target.name}): {mine} now holds {other}, the key of each version",
-            make_fix("join_on", from_column=mine, to_table=target.name, to_column=other, unconditional=True))
+    return JoinOffer(f"join on {mine} = {target.name}.{other} without the condition ({matched / total:.1%} of its "
+                     f"rows match it among every version of {target.name}): {mine} now holds {other}, the key of "
+                     "each version",
+                     make_fix("join_on", from_column=mine, to_table=target.name, to_column=other, unconditional=True))
 
 
 def moved_to_table(ctx: Context, t: Table, a: Annotation, target: Table, pairs: list[tuple[str, str]], duck: Duck,
