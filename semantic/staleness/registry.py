@@ -86,7 +86,7 @@ from semantic.staleness.values_units import (
     zone_meta,
     zone_rewritten,
 )
-from semantic.staleness.values_zones import zone_loaded
+from semantic.staleness.values_zones import zone_loaded, zone_offsets
 
 CLASSES = ("schema", "values_units", "keys_joins", "grain", "loads_freshness", "replacement_deprecation",
            "definitions", "documented_ranges")
@@ -326,6 +326,9 @@ CHECKS: list[Check] = [
           or (a.kind == "table" and a.field == "description")),
     Check("zone_loads", "values_units", "data", ("unit_drift",), ("data", "load_log"),
           ("investigate",), lambda e, a: zone_loaded(e.t, a, e.anns, e.already), _zone_claim),
+    # a time moved against its row's other times, read where nothing else was found for the claim
+    Check("zone_offsets", "values_units", "data", ("unit_drift",), ("data", "load_log", "file_stats"),
+          ("investigate",), lambda e, a: zone_offsets(e.t, a, e.anns), _zone_claim, fallback=True),
     Check("snapshot_cadence", "loads_freshness", "data", ("freshness_sla_missed",), ("data", "annotation_text"), (),
           lambda e, a: snapshot_cadence(e.t, a, e.anns, e.duck), _field("table", "description"), fallback=True),
     Check("join_match", "keys_joins", "data", ("join_match_low", "cardinality_violated"), ("data", "file_stats"),

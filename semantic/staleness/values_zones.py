@@ -268,3 +268,140 @@ def zone_loaded(t: Table, ann: Annotation, anns: list[Annotation],
                            fixes=[make_fix("investigate", columns=[col])],
                            cause=cause_of("zone", t.name, loads[0][0], col)))
     return out
+
+
+# ---------------------------------------------------------------- a time against its row's other times
+
+OFFSET_SPAN = 24 * 31    # hours the earlier rows' offsets may span, at most (wider: no edge worth reading)
+OFFSET_FIT = 0.98        # share of the rows since that the shift puts back within the earlier offsets
+OFFSET_MIN_OUT = 3       # rows since outside the earlier offsets needed, at least
+OFFSET_PARTNERS = 4      # the row's other times (timestamp or date columns) read, at most
+OFFSET_MAX_SHIFT = 14    # hours: time zones lie within 14 h of UTC
+
+
+def offset_bins(t: Table, col: str, other: str, vid: int) -> dict[int, int] | None:
+    """Rows per whole hour of `col` minus `other` (a timestamp, or a date read as its midnight) at
+    `vid`, both non-null; None when they span more than OFFSET_SPAN hours, or the snapshot cannot be
+    read. Cached per (table, columns, vid)."""
+    ctx = t.ctx
+    key = ("offset_bins", t.name, col, other, vid)
+    got = ctx.cache.sql.take(key)
+    if got is not None:
+        return got[0]
+    c, d = quote_id(col), f"CAST({quote_id(other)} AS TIMESTAMP)"
+    try:
+        rows = duck_at(ctx, vid).sql(
+            f"SELECT floor((epoch_ms(CAST({c} AS TIMESTAMP)) - epoch_ms({d})) / 3600000.0)::BIGINT, count(*) "
+            f"FROM {quote_table(t.name)} WHERE {c} IS NOT NULL AND {quote_id(other)} IS NOT NULL GROUP BY 1 "
+            f"LIMIT {OFFSET_SPAN + 2}")
+    except LimitExceededError:
+        raise  # past its limits: the check says so (check_limit_exceeded)
+    except CatalogError:
+        rows = None
+    out = None if rows is None else {int(b): int(n) for b, n in rows if b is not None}
+    if out is not None and (not out or len(out) > OFFSET_SPAN or max(out) - min(out) > OFFSET_SPAN):
+        out = None
+    ctx.cache.sql.put(key, (out,))
+    return out
+
+
+def offset_shift(before: dict[int, int], since: dict[int, int]) -> tuple[int, int] | None:
+    """(s, rows outside) when the rows `since` (per whole hour of one time minus another) are the
+    rows `before` moved by `s` hours: more of them lie outside the hours every earlier row held than
+    chance allows (`ZONE_P`; a row of N earlier ones lies beyond their extremes with chance 2/(N+1)),
+    and moved back by `s` (at least ZONE_MIN_BINS half hours, at most OFFSET_MAX_SHIFT hours, the one
+    nearest the move of both extremes) OFFSET_FIT of them lie within those hours; the shifts that fit
+    all lie on one side. None otherwise: too few rows, rows within the earlier hours, or outside
+    them however they are moved (another relation, not a zone)."""
+    total, n = sum(before.values()), sum(since.values())
+    if total < ZONE_PATTERN_ROWS or n < ZONE_MIN_ROWS:
+        return None
+    lo, hi = min(before), max(before)
+    out = sum(x for b, x in since.items() if b < lo or b > hi)
+    if out < OFFSET_MIN_OUT or _tail(n, out, 2 / (total + 1)) >= ZONE_P:
+        return None
+    fits = [s for s in range(-OFFSET_MAX_SHIFT, OFFSET_MAX_SHIFT + 1) if 2 * abs(s) >= ZONE_MIN_BINS
+            and sum(x for b, x in since.items() if lo <= b - s <= hi) >= OFFSET_FIT * n]
+    if not fits or (min(fits) < 0 < max(fits)):
+        return None
+    mid = (min(since) - lo + max(since) - hi) / 2
+    return min(fits, key=lambda s: abs(s - mid)), out
+
+
+def offsets_shifted(t: Table, col: str, basis: int) -> tuple[str, int, int, int, list[tuple[int, float]]] | None:
+    """The row's other time (`other`) against which the times of `col` in loads since vid `basis` moved
+    by whole hours (`offset_shift`), while every earlier row held its offsets: (other, hours, rows
+    outside, rows judged, the loads). The rows since together first: none outside the earlier offsets
+    beyond chance, nothing more is read; then each of the latest ZONE_LOADS loads alone (routine loads
+    beside a shifted one would blur its shift), those shifted agreeing within two hours; the rows since
+    together when no load alone holds ZONE_MIN_ROWS. Only appends since (every file at the basis kept: a
+    rewrite is `zone_rewritten`'s); the other times are the table's timestamp and date columns
+    (`OFFSET_PARTNERS`), a date read as its midnight."""
+    from semantic._tables import type_family as fine_family
+
+    after = t.tl.data_after(basis)
+    if not basis or not after:
+        return None
+    basis = load_at(t, basis)
+    ctx = t.ctx
+    if not t.kept_files(basis, ctx.vid):
+        return None
+    partners = [c.name for c in t.cols.values() if c.name.lower() != col.lower()
+                and fine_family(c.type) in ("timestamp", "date")][:OFFSET_PARTNERS]
+
+    def added(now: dict[int, int], then: dict[int, int]) -> dict[int, int]:
+        return {b: x - then.get(b, 0) for b, x in now.items() if x > then.get(b, 0)}
+
+    for other in partners:
+        before = offset_bins(t, col, other, basis)
+        now = offset_bins(t, col, other, ctx.vid) if before is not None else None
+        if before is None or now is None:
+            continue
+        since = added(now, before)
+        lo, hi = min(before), max(before)
+        total, out = sum(before.values()), sum(x for b, x in since.items() if b < lo or b > hi)
+        if out < OFFSET_MIN_OUT or _tail(sum(since.values()), out, 2 / (total + 1)) >= ZONE_P:
+            continue  # the rows since hold the earlier offsets: no load is read
+        hits, prev = [], basis if len(after) <= ZONE_LOADS else after[-ZONE_LOADS - 1][0]
+        for v, tt in after[-ZONE_LOADS:]:
+            cur, last = offset_bins(t, col, other, v), offset_bins(t, col, other, prev)
+            rows = added(cur, last) if cur is not None and last is not None and t.kept_files(prev, v) else {}
+            got = offset_shift(before, rows) if rows else None
+            if got is not None:
+                hits.append((v, tt, got, sum(rows.values())))
+            prev = v
+        if hits and max(h[2][0] for h in hits) - min(h[2][0] for h in hits) <= 2:
+            step = max(hits, key=lambda h: h[3])[2][0]  # the shift of the load with the most rows
+            return other, step, sum(h[2][1] for h in hits), sum(h[3] for h in hits), [(v, tt) for v, tt, *_x in hits]
+        got = offset_shift(before, since) if not hits else None
+        if got is not None:
+            return other, got[0], got[1], sum(since.values()), list(after[-ZONE_LOADS:])
+    return None
+
+
+def zone_offsets(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:
+    """values_units, data: loads since the claim's basis whose times of a timestamp column moved whole
+    hours against another time of the same rows (`offsets_shifted`: a shipment's delivery against its
+    dispatch, an order's time against its local date), beyond the offsets every earlier row held:
+    local time loaded into the column while the older rows keep theirs. Read where the time of day
+    shows no pattern (`zone_loaded` found nothing: times spread over the whole day; the round-13 Acme
+    tester's shipments). Which of the two times moved the offsets alone cannot say when both are
+    timestamps: the finding names both. Suspect, no fix (which zone is right is for a person to say)."""
+    basis = ann.provenance.basis.vid
+    out = []
+    for col in zone_cols(t, ann, anns):
+        got = offsets_shifted(t, col, basis)
+        if got is None:
+            continue
+        other, h, off, rows, loads = got
+        when = ", ".join(f"vid {v} ({day_of(tt)})" for v, tt in loads)
+        out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "suspect",
+                           f"{off} of the {rows} row(s) loaded since the claim (at {when}) hold {col} minus "
+                           f"{other} outside the hours every earlier row held; moved {-h:+d} h they hold them: "
+                           f"{col} looks written in another time zone (or {other} in the rows since); check which "
+                           "zone those loads wrote", [v for v, _t in loads], [tt for _v, tt in loads],
+                           values={"column": col, "against": other, "shift_hours": h,
+                                   "loads": [v for v, _t in loads], "rows": rows, "off_offsets": off},
+                           fixes=[make_fix("investigate", columns=[col])],
+                           cause=cause_of("zone", t.name, loads[0][0], col)))
+    return out

