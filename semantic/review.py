@@ -608,10 +608,13 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
             # the validity start, also when prefixed (c_valid_from, c_rec_start_date); never the current-row
             # flag: (key, is_current) repeats once a key has two past versions, a grain that would not hold
             extra = next((c for suffix in VALIDITY_STARTS for c in cols
-                          if str(c).lower() == suffix or str(c).lower().endswith("_" + suffix)), None)
+                          if str(c).lower() == suffix or str(c).lower().endswith("_" + suffix)), None) \
+                or _validity_start(cat, table, tobj.value, str(p.get("column") or ""), vid)
             if extra is None:
                 raise InvalidValueError("the table keeps versions but has no column saying when a version starts "
-                                        f"(named {', '.join(VALIDITY_STARTS)}); give the keys with edit_and_accept")
+                                        f"(named {', '.join(VALIDITY_STARTS)}, or the one date column added with "
+                                        "its current-row flag that has a value in every row); give the keys with "
+                                        "edit_and_accept")
             keys = [*v.get("keys", []), extra]
             # the rows are versions now: the text says so beside what it said (a text of one row per store alone
             # would be false with the keys of its versions)
@@ -685,6 +688,24 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
         if unit is not None:
             return _Write(kind="column", key=ann.key, value=unit, column=ann.column, columns=[str(ann.column)])
     raise InvalidValueError(f"the {fix.action} fix of {ann.key} needs a person's value; use edit_and_accept or dismiss")
+
+
+def _validity_start(cat: CatalogAPI, table: str, tvalue: dict[str, Any], flag: str, vid: int) -> str | None:
+    """The column saying when a version starts, named as no convention names it (a cryptic `datab_v`): of
+    the date and timestamp columns the schema change that added the current-row `flag` added with it,
+    the one with a value in every row (by the table's statistics: a validity end is empty in the current
+    rows); None unless exactly one (the round-14 cryptic tester's store versions)."""
+    from semantic.history import context
+
+    tl = context(cat, vid).timeline(table)
+    ch = next((c for c in (tl.schema_changes if tl is not None else [])
+               if any(a.name.lower() == flag.lower() for a in c.added)), None)
+    if ch is None:
+        return None
+    stats = ((tvalue.get("stats") or {}).get("columns") or {})
+    dates = [c.name for c in ch.added if type_family(c.type) in ("date", "timestamp")
+             and (stats.get(c.name) or {}).get("null_count") == 0]
+    return dates[0] if len(dates) == 1 else None
 
 
 def _labels_of(ann: Annotation, anns: dict[str, Annotation]) -> Annotation | None:

@@ -352,6 +352,34 @@ def test_a_metric_counting_every_version_of_a_table_that_began_keeping_versions_
     assert grain.value["text"] == "one row per customer, one row per version (from c_valid_from)"  # not left saying one row per customer
 
 
+def test_the_grain_fix_finds_the_validity_start_no_convention_names(elk):
+    """The same versioning with cryptic names (`datab_v` the validity start, `datbi_v` its end, empty in
+    the current rows, `loekz_b` the current-row flag): the grain's `filter` fix takes the date column added
+    with the flag that has a value in every row (failed before: refused, "no column saying when a version
+    starts"; the round-14 cryptic tester's store versions). Control: a second full date added with the
+    flag (a record's creation day): no rule says which, refused as before."""
+    cat = elk.cat
+    other = "acme.core.dim2"
+    tables = ((DIM, "datbi_v", [None, "2024-11-11", None, None]), (other, "erdat", ["2024-11-12"] * 4))
+    for k, (name, _second, _values) in enumerate(tables):
+        elk.table(name, [("werks", "bigint"), ("name1", "string")], at=k / 10)
+        elk.overwrite(name, {"werks": [1, 2, 3], "name1": ["a", "b", "c"]}, at=1 + k / 10)
+    for k, (name, _second, _values) in enumerate(tables):
+        sm.annotate(cat, name, {"grain": {"text": "one row per store", "keys": ["werks"]}}, author="a",
+                    time=elk.day(1.5 + k / 10))
+    for k, (name, second, values) in enumerate(tables):
+        elk.evolve(name, add=[("datab_v", "date"), (second, "date"), ("loekz_b", "boolean")], at=2 + k / 10, rows={
+            "werks": [1, 2, 3, 2], "name1": ["a", "b", "c", "b2"],
+            "datab_v": ["2000-01-01", "2000-01-01", "2000-01-01", "2024-11-12"], second: values,
+            "loekz_b": [True, False, True, True]})
+    sm.scan(cat, author="steward", now=elk.day(2.1), time=elk.day(2.15))
+    [it] = [i for i in sm.review_items(cat, DIM, now=elk.day(2.15)).items if i.annotation == "table.grain"]
+    assert [x.action for x in it.fixes] == ["filter"] and it.acceptable, it.why_not
+    assert it.proposed["keys"] == ["werks", "datab_v"], it.proposed
+    [it] = [i for i in sm.review_items(cat, other, now=elk.day(2.15)).items if i.annotation == "table.grain"]
+    assert not it.acceptable and "when a version starts" in (it.why_not or ""), it.why_not
+
+
 def test_a_metric_summing_every_row_of_a_table_whose_latest_day_was_loaded_twice_and_controls(elk):
     """The same day's payments appended twice: the grain's keys repeat, and a metric summing every row sums
     that day twice (grain_violated, suspect, investigate the keys, one cause with the grain; failed before:
