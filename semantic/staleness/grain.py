@@ -18,6 +18,7 @@ from semantic.history import Context, SchemaChange, type_family
 from semantic.models import Annotation, ColumnRef, Finding, Fix
 from semantic.staleness.claim_rules import prose_names
 from semantic.staleness.core import (
+    KEY_SUFFIXES,
     SCD2,
     Duck,
     Table,
@@ -393,7 +394,19 @@ def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
         if past:
             return _keys_identify_versions(t, a, keys, past)
         kept = versioned_grain(t, a, keys, note=" (none repeats in the data yet: every key has one version so far)")
-        return [kept] if kept is not None else []
+        if kept is not None:
+            return [kept]
+        rep = entity_repeats(ctx, t, a, duck, a.provenance.basis.vid)
+        if rep is None:
+            return []
+        col, n, example, word = rep
+        first = t.tl.data_after(a.provenance.basis.vid)[0]
+        return [finding(a, t.name, "grain_violated", "suspect",
+                        f"({', '.join(keys)}) stays unique, but {col}, one per row when the grain was written, now "
+                        f"repeats for {n} value(s), e.g. {example!r}: the rows are no longer one per {word} (versions "
+                        f"or copies of a {word}, each under a key of its own); check what a row is now",
+                        [first[0], last], [first[1]], {"column": col, "repeated": n, "example": example},
+                        fixes=[make_fix("investigate", columns=[col])], cause=cause_of("grain", t.name, first[0]))]
     sugg = None
     gfix: list[Fix] = []
     flag = current_flag(t)
@@ -415,6 +428,44 @@ def grain_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
                      f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat, e.g. {dup[1]}", [ctx.vid, last],
                      values={"duplicate_keys": dup[0], "example": str(dup[1])}, suggestion=sugg, fixes=gfix,
                      cause=cause)]
+
+
+ENTITY = re.compile(r"\bper\s+([a-z][a-z_]{2,})", re.IGNORECASE)  # "one row per customer": what a row is
+
+
+def entity_repeats(ctx: Context, t: Table, grain: Annotation, duck: Duck, basis: int | None
+                   ) -> tuple[str, int, str, str] | None:
+    """The identifier of what the grain's text says a row is ("one row per customer": `c_customer_id`, a
+    column not among the grain's keys, named with the word and as an identifier, `KEY_SUFFIXES`), unique
+    over the rows at vid `basis` and repeating now, while the grain's keys (a surrogate key per row) stay
+    unique: the table began keeping versions, or copies, of that thing under keys of their own (the
+    round-14 TPC-DS tester's customers, 80 new rows for existing customers, each a new `c_customer_sk`).
+    (column, values repeating, one of them, the word); None otherwise, or when the text names no such
+    column. Evidence: the rows at the basis and now (counts of the column's distinct values)."""
+    m = ENTITY.search(str((grain.value or {}).get("text") or ""))
+    if m is None or not basis or not t.tl.data_after(basis):
+        return None
+    word = m.group(1).lower().rstrip("s")
+    keys = {k.lower() for k in grain_keys(t, grain)}
+    cols = [c.name for c in t.cols.values() if c.name.lower() not in keys and word in c.name.lower()
+            and c.name.lower().endswith(KEY_SUFFIXES)][:2]
+    tq = quote_table(t.name)
+    for col in cols:
+        q = quote_id(col)
+        stmt = f"SELECT count({q}), count(DISTINCT {q}) FROM {tq}"
+        n, distinct = duck.sql(stmt)[0]
+        if not n or n == distinct:
+            continue
+        try:
+            then = duck_at(ctx, load_at(t, basis)).sql(stmt)[0]
+        except CatalogError:
+            continue
+        if then[0] < 20 or then[0] != then[1]:
+            continue  # it repeated then too, or too few rows to say it identified one
+        rep = duck.sql(f"SELECT count(*), any_value({q}) FROM (SELECT {q} FROM {tq} WHERE {q} IS NOT NULL "
+                       f"GROUP BY 1 HAVING count(*) > 1)")[0]
+        return col, int(rep[0]), str(rep[1]), word
+    return None
 
 
 def _keys_identify_versions(t: Table, a: Annotation, keys: list[str], past: int) -> list[Finding]:
@@ -497,15 +548,26 @@ def _metric_over_repeats(ctx: Context, t: Table, a: Annotation, grain: Annotatio
     stmt = f"SELECT count(*), any_value(k) FROM (SELECT ({kq}) AS k FROM {tq} GROUP BY ALL HAVING count(*) > 1)"
     dup = duck.sql(stmt)[0]  # the statement grain_data runs: answered once
     if not dup[0]:
-        return []
+        # the keys identify a row each, but what the grain says a row is repeats now (versions of a customer
+        # under keys of their own): the metric aggregates every one of them
+        again = entity_repeats(ctx, t, grain, duck, basis) if not summed_measures(t, a, keys) else None
+        if again is None:
+            return []
+        col, n, example, word = again
+        first = t.tl.data_after(basis)[0]
+        return [finding(a, t.name, "grain_violated", "suspect",
+                        f"{col}, one per row when the metric was written, repeats now for {n} value(s), e.g. "
+                        f"{example!r}: the metric aggregates every row, several of one {word} among them; check "
+                        f"whether it should count each {word} once", [first[0], last], [first[1]],
+                        {"column": col, "repeated": n, "example": example},
+                        fixes=[make_fix("investigate", columns=[col])], cause=cause_of("grain", t.name, first[0]))]
     try:
         then = duck_at(ctx, load_at(t, basis)).sql(stmt)[0][0]
     except CatalogError:
         return []  # the keys were not columns then: a schema change's findings say so
     if then:
         return []  # repeated when the metric was written: what it counts is what it was written over
-    summed = [c for c in sorted(metric_names(a, ("expression",), literals=False)) if t.col(c) is not None
-              and c.lower() not in {k.lower() for k in keys}]
+    summed = summed_measures(t, a, keys)
     if summed:
         # a measure repeated with its key (the same rows again, a snapshot per date) is counted twice; one
         # split across the key's rows (a grain made finer: a region column added) still adds up to the total
@@ -521,6 +583,12 @@ def _metric_over_repeats(ctx: Context, t: Table, a: Annotation, grain: Annotatio
                     "repeated them", [ctx.vid, last], values={"duplicate_keys": dup[0], "example": str(dup[1])},
                     fixes=[make_fix("investigate", columns=keys)],
                     cause=cause_of("grain", t.name, chs[0].vid) if chs else None)]
+
+
+def summed_measures(t: Table, a: Annotation, keys: list[str]) -> list[str]:
+    """The columns of `t` a metric's expression names, its keys aside (what it sums or averages)."""
+    return [c for c in sorted(metric_names(a, ("expression",), literals=False)) if t.col(c) is not None
+            and c.lower() not in {k.lower() for k in keys}]
 
 
 _ROWS_PER = ROWS_PER

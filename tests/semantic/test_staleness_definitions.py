@@ -527,3 +527,39 @@ def test_a_dimension_versioned_with_a_text_flag_gets_the_filter_with_its_value(e
     sm.accept(cat, it, author="ann", now=elk.day(2.15), time=elk.day(2.2))
     r = next(a for a in sm.read_annotations(cat, T) if a.kind == "relationship")
     assert r.value["condition"] == f"{DIM}.c_is_current = '{value}'"
+
+
+def test_what_the_grain_says_a_row_is_repeats_under_keys_of_its_own_and_controls(elk):
+    """A customer dimension keyed by a surrogate key (`customer_sk`, the grain's key) whose text says one
+    row per customer: a rebuild adds new rows for existing customers (a new address each, a new
+    surrogate key, no flag or validity column): the keys stay unique, but `customer_id`, one per row
+    when the grain was written, repeats. The grain and a metric counting every row are suspect,
+    `investigate` the id (failed before: nothing; the round-14 TPC-DS tester's customers). Controls: a
+    load of new customers; a metric counting distinct customers; a grain whose text names no column."""
+    cat = elk.cat
+    other = "acme.core.dim2"
+    ids = [f"C{i:03d}" for i in range(1, 31)]
+    for k, name in enumerate((DIM, other)):
+        elk.table(name, [("customer_sk", "bigint"), ("customer_id", "string"), ("city", "string")], at=k / 10)
+    for k, name in enumerate((DIM, other)):
+        elk.overwrite(name, {"customer_sk": list(range(1, 31)), "customer_id": ids, "city": ["a"] * 30}, at=1 + k / 10)
+    sm.annotate(cat, DIM, {"grain": {"text": "one row per customer", "keys": ["customer_sk"]}}, author="a",
+                time=elk.day(1.5))
+    sm.annotate(cat, other, {"grain": {"text": "one row per record", "keys": ["customer_sk"]}}, author="a",
+                time=elk.day(1.55))
+    for name, expr in (("customers", "count(*)"), ("distinct_customers", "count(DISTINCT customer_id)")):
+        sm.define_metric(cat, DIM, name, expression=expr, author="a", time=elk.day(1.6))
+    more = [f"C{i:03d}" for i in range(31, 36)]
+    elk.append(DIM, {"customer_sk": list(range(31, 36)), "customer_id": more, "city": ["b"] * 5}, at=2)
+    assert [f for f in sm.staleness(cat, DIM, depth="data", now=elk.day(2.1), merge=False)
+            if f.reason == "grain_violated"] == []  # new customers
+    moved = {"customer_sk": list(range(36, 41)), "customer_id": ids[:5], "city": ["c"] * 5}
+    elk.append(DIM, moved, at=3)
+    elk.append(other, moved, at=3.1)
+    got = {f.annotation: f for f in sm.staleness(cat, DIM, depth="data", now=elk.day(3.2), merge=False)
+           if f.reason == "grain_violated"}
+    assert set(got) == {"table.grain", "metric.customers"}, got
+    assert all(f.status == "suspect" and f.evidence.values["repeated"] == 5 and
+               f.fixes == [Fix(action="investigate", params={"columns": ["customer_id"]})] for f in got.values())
+    assert [f for f in sm.staleness(cat, other, depth="data", now=elk.day(3.2), merge=False)
+            if f.reason == "grain_violated"] == []  # "one row per record": no column names a record
