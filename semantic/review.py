@@ -63,7 +63,7 @@ from semantic.guard import check_annotation
 from semantic.history import Context
 from semantic.models import Annotation, Finding, Fix, Metric, MetricView, Provenance
 from semantic.staleness import finding_id, instructions, staleness, undismissed
-from semantic.staleness.core import metric_names
+from semantic.staleness.core import day_of, metric_names
 from semantic.staleness.documented_ranges import documented_ranges, with_range, within
 from semantic.staleness.incremental import affected, changes_since
 from semantic.staleness.instructions import is_hidden, is_instructions
@@ -501,10 +501,12 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
             # a deprecation whose successor moved on: the same deprecation, pointing at the table kept now
             return _Write(kind="table", key="table.deprecated", value={**ann.value, "replaced_by": fix.params["table"]})
         moved = _moved_metrics(cat, f, anns, cols, str(fix.params["table"]), vid)
-        # the reason is what the evidence says, not the finding's note that the table lacks the deprecation
+        # the reason is what the evidence says, not the finding's note that the table lacks the deprecation;
+        # since: the day the successor took over, its first load (the evidence's latest time; the round-14
+        # Acme tester's deprecation with no date)
         return _Write(kind="table", key="table.deprecated",
                       value={"reason": f.message.removesuffix(NOT_DEPRECATED), "replaced_by": fix.params["table"],
-                             "since": None},
+                             "since": day_of(max(f.evidence.times)) if f.evidence.times else None},
                       also=moved, remove=[m.key for m in moved])
     if fix is not None and fix.action == "update_freshness_sla":
         return _Write(kind="table", key="table.freshness_sla", value=fix.params["sla"])

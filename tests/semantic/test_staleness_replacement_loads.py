@@ -226,6 +226,7 @@ def test_a_table_replaced_beside_lacks_its_deprecation_and_its_description_stays
     # "a deprecation whose reason ends 'it is not deprecated'")
     assert "not deprecated" not in got["table.deprecated"]["reason"] and PAY_V2 in got["table.deprecated"]["reason"]
     assert got["table.description"] == "card payments, one row per attempt"  # left as it was
+    assert got["table.deprecated"]["since"] == "2024-12-11"  # PAY_V2's first load, day 30 (no date before)
     assert sm.staleness(cat, PAY, now=elk.day(33.6), merge=False) == []
 
 
