@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
+from typing import Any
 
-__all__ = ["NAME_UNITS", "UNIT_WORDS", "names_a_unit", "names_unit", "reworded", "unit_after", "unit_size"]
+__all__ = ["NAME_UNITS", "UNIT_WORDS", "names_a_unit", "names_unit", "reworded", "sole_unit_column", "unit_after",
+           "unit_size"]
 
 # family -> canonical name -> (size in the family's base, other spellings)
 _FAMILIES: dict[str, dict[str, tuple[float, tuple[str, ...]]]] = {
@@ -159,3 +162,18 @@ def reworded(text: object, factor: float) -> tuple[str, str, str] | None:
     new = new_unit if plural else new_unit[:-1]
     new = new.capitalize() if old[0].isupper() else new
     return old, new, s[:m.start()] + new + s[m.end():]
+
+
+def sole_unit_column(anns: Iterable[Any], col: str, word: str) -> bool:
+    """Is `col` the one column whose `unit` annotation (among `anns`, a table's) is of the kind of the
+    unit `word` names ("dollars": money, as USD and cents are)? Then a table description naming that
+    unit once speaks of `col`'s values, and says it in another unit once every row of `col` moved (the
+    round-14 Acme tester's "Marketing spend in dollars ..." beside `spend_usd`)."""
+    def kind(unit: str) -> str | None:  # dollars, USD and EUR (and their cents) are all money
+        got = unit_size(unit.lower())
+        return None if got is None else "money" if got[0] in ("dollars", "usd", "eur") else got[0]
+
+    fam = kind(word)
+    with_unit = {str(a.column).lower() for a in anns if a.kind == "column" and a.field == "unit"
+                 and kind(str(a.value or "")) == fam}
+    return fam is not None and with_unit == {col.lower()}

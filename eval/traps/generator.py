@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from eval.traps import truth as tt
 from eval.traps.lakeview import LakeView, TableInfo, is_date, is_int, is_num, is_ts, words
 from eval.traps.taxonomy import CLASSES
-from semantic.units import reworded, unit_after
+from semantic.units import reworded, sole_unit_column, unit_after
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -622,12 +622,21 @@ class Generator:
     def _reworded(self, tr: Trap, t: TableInfo, col: str, factor: float) -> None:
         """Every row of `col` restated by `factor`: its description, made false, naming the unit once and
         nothing else a change of unit makes false, says the new unit instead (`semantic.units.reworded`:
-        "in hours" x60 -> "in minutes"); any other text is a person's to rewrite (None)."""
+        "in hours" x60 -> "in minutes"), and so may its table's description, of the one column with a unit
+        of that kind; any other text is a person's to rewrite (None)."""
         desc = t.column_field(col, "description")
         words = reworded(desc.value, factor) if desc is not None else None
         if desc is not None and words is not None and [t.name, desc.key] in tr.false:
             tr.fixes[f"{t.name}|{desc.key}"] = {"action": "reword_unit",
                                                 "params": {"column": col, "old": words[0], "new": words[1]}}
+        # the table's description naming that unit once, of the one column with a unit of its kind: a person's
+        # rewrite, or the same rewording (`semantic.units.sole_unit_column`)
+        td = t.ann("table.description")
+        words = reworded(td.value, factor) if td is not None else None
+        if td is not None and words is not None and [t.name, td.key] in tr.false and \
+                sole_unit_column(t.anns, col, words[0]) and tr.fixes.get(f"{t.name}|{td.key}") is None:
+            tr.fixes[f"{t.name}|{td.key}"] = [None, {"action": "reword_unit",
+                                                     "params": {"column": col, "old": words[0], "new": words[1]}}]
 
     def _rescaled_metrics(self, tr: Trap, t: TableInfo, col: str, params: dict[str, Any]) -> None:
         """Every row of `col` restated by one factor: a metric of its table computing with it, made false,

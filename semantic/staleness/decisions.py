@@ -61,7 +61,7 @@ REWRITES: dict[str, tuple[str, ...]] = {
     "reverify": ("verified_query",),
     "add_enum_values": ("column.enum",),
     "remove": ("column.*", "relationship"),  # a dropped column's own annotations (any field), a join from it
-    "reword_unit": ("column.description",),
+    "reword_unit": ("column.description", "table.description"),
     "update_range": ("table.description", "column.description"),
     "repoint": ("table.description", "table.instructions", "verified_query"),
 }

@@ -42,7 +42,7 @@ from semantic.staleness.core import (
     values_removed,
     word_set,
 )
-from semantic.units import NAME_UNITS, UNIT_WORDS, names_unit, unit_after
+from semantic.units import NAME_UNITS, UNIT_WORDS, names_unit, reworded, sole_unit_column, unit_after, unit_size
 
 
 def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding]:
@@ -2033,6 +2033,25 @@ def _now_called(f: Finding, col: str) -> str:
     return str(v.get("now") or v.get("candidate") or col)
 
 
+def _moved_factor(found: list[Finding], target: str, cause: str | None) -> float | None:
+    """The factor every row of a column moved by, as a repair of one of its findings (`found`, on
+    `target`, of one `cause`) states it: `update_unit`'s scale or factor, `reword_unit`'s two units."""
+    for f in found:
+        if f.target != target or f.cause != cause:
+            continue
+        for x in f.fixes:
+            p = x.params
+            if x.action == "update_unit":
+                given = p.get("factor")
+                return float(given) if isinstance(given, int | float) and not isinstance(given, bool) \
+                    else 10.0 ** int(p.get("scale") or 0)
+            if x.action == "reword_unit":
+                a, b = unit_size(str(p.get("old") or "").lower()), unit_size(str(p.get("new") or "").lower())
+                if a is not None and b is not None and a[0] == b[0]:
+                    return a[2] / b[2]
+    return None
+
+
 def unit_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[Finding]:
     """The table's description naming the unit of a column whose values moved to another unit
     (`unit_drift` on the column: its unit, description or a metric over it), in words prose uses for
@@ -2056,8 +2075,16 @@ def unit_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[F
         word = names_unit(str(desc.value), unit)
         if word is None:
             continue
+        fixes = [make_fix("investigate", columns=[_now_called(f, col)])]
+        factor = _moved_factor(found, f.target, f.cause)
+        said = reworded(desc.value, factor) if factor is not None and factor != 1 else None
+        if said is not None and sole_unit_column(anns, col, said[0]) and _now_called(f, col) == col:
+            # every row moved (its own finding's repair says by what) and the text names that unit once, of
+            # the one column with a unit of that family: said in the new unit (the round-14 Acme and cryptic
+            # testers' table descriptions left to `investigate` beside the column's own reworded one)
+            fixes = [make_fix("reword_unit", column=col, old=said[0], new=said[1])]
         return [finding(desc, t.name, "unit_drift", f.status,
                         f"the description says {word!r}, the unit of {col}, and {col}'s values moved: {f.message}",
                         f.evidence.vids, f.evidence.times, {"column": col, "unit": unit, "word": word},
-                        fixes=[make_fix("investigate", columns=[_now_called(f, col)])], cause=f.cause)]
+                        fixes=fixes, cause=f.cause)]
     return []

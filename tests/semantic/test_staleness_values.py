@@ -113,6 +113,32 @@ def test_the_table_description_naming_a_drifted_columns_unit_and_controls(elk, t
         assert desc[0].cause == unit.cause
 
 
+@pytest.mark.parametrize("second_money_column", [False, True])
+def test_the_table_description_naming_the_one_money_columns_unit_is_reworded(elk, second_money_column):
+    """The same description over a column restated x100 in place (dollars written as cents): the
+    column is the table's one column with a unit of money, so the table's text says "cents" instead
+    (`reword_unit`), and accept writes it (failed before: `investigate`, beside the column's own
+    description reworded; the round-14 Acme and cryptic testers). Control: a second column with a unit
+    of money (the text may speak of it): `investigate`, as before."""
+    cat = elk.cat
+    rows = _discounts(elk, unit=True)
+    if second_money_column:
+        elk.evolve(T, add=[("fee_usd", "decimal(14,2)")], at=2.6)
+        sm.annotate(cat, T, {"unit": "USD"}, column="fee_usd", author="a", time=elk.day(2.65))
+    sm.annotate(cat, T, {"description": "Discount lines; money in dollars."}, author="a", time=elk.day(2.7))
+    elk.overwrite(T, {**rows, "discount_usd": [round(x * 100, 2) for x in rows["discount_usd"]]}, at=4)
+    [desc] = [f for f in _data(cat, T, elk.day(4)) if f.annotation == "table.description"]
+    if second_money_column:
+        assert desc.fixes == [Fix(action="investigate", params={"columns": ["discount_usd"]})]
+        return
+    assert desc.fixes == [Fix(action="reword_unit", params={"column": "discount_usd", "old": "dollars", "new": "cents"})]
+    sm.scan(cat, author="steward", now=elk.day(4), time=elk.day(4.1))
+    [it] = [i for i in sm.review_items(cat, T, now=elk.day(4.1)).items if i.annotation == "table.description"]
+    sm.accept(cat, it, author="ann", now=elk.day(4.1), time=elk.day(4.2))
+    assert next(a for a in sm.read_annotations(cat, T) if a.key == "table.description").value == \
+        "Discount lines; money in cents."
+
+
 def test_the_table_description_naming_a_drifted_unit_and_a_range_since_exceeded(elk):
     """The same description also documents a date range that a later load exceeds: both changes make it
     false, and each is said (failed before: the range's finding alone, the unit's was dropped as the
