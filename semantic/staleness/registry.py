@@ -308,7 +308,7 @@ CHECKS: list[Check] = [
     Check("enum_respelled_now", "values_units", "data", ("values_restated",), ("data",), ("value_map",),
           lambda e, a: enum_respelled(e.ctx, e.t, a, e.anns, e.duck, e.checked), _field("column", "enum", "sample_values")),
     Check("values_present", "values_units", "data", ("enum_violated", "sample_values_missing"), ("data",),
-          ("add_enum_values",), lambda e, a: values_data(e.ctx, e.t, a, e.duck, e.last, e.checked),
+          ("add_enum_values", "value_map"), lambda e, a: values_data(e.ctx, e.t, a, e.duck, e.last, e.checked),
           lambda a, e: _field("column", "enum", "sample_values")(a, e) and (a.key, "enum_violated") not in e.checked),
     Check("labels_present", "values_units", "data", ("enum_violated",), ("data",), ("investigate",),
           lambda e, a: labels_data(e.ctx, e.t, a, e.duck, e.last, e.checked), _field("column", "labels")),

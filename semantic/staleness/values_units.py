@@ -782,6 +782,17 @@ def values_data(ctx: Context, t: Table, a: Annotation, duck: Duck, last: int,
     gone = [v for v in vals if v not in there]
     if not gone:
         return []
+    # merged into a value that occurred before (the rows that held each now hold one other value): the
+    # sample says that value, once (the round-14 cryptic tester's M2 merged into M18; no fix before)
+    merged = next((f for f in _enum_gone(ctx, t, a, cur.name, vals, duck, last, what="sample values")
+                   if any(x.action == "value_map" for x in f.fixes)), None)
+    if merged is not None:
+        vm = merged.evidence.values["map"]
+        merged.evidence.values["missing"] = gone
+        return [merged.model_copy(update={
+            "reason": "sample_values_missing", "suggestion": f"restate {', '.join(f'{g} -> {n}' for g, n in vm.items())} "
+                                                             "in the sample values",
+            "fixes": [make_fix("value_map", column=cur.name, map=vm, values=merged.evidence.values.get("values_now"))]})]
     return [finding(a, f"{t.name}.{cur.name}", "sample_values_missing", "suspect",
                      f"sample values no longer present in {cur.name}: {gone}", [ctx.vid, last], values={"missing": gone})]
 

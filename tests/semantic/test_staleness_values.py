@@ -959,6 +959,29 @@ def test_an_enum_category_merged_into_another_gets_its_value_map_at_data_depth(e
     assert got[0].fixes == [Fix(action="value_map", params={"column": "kind", "map": {"c": "b"}, "values": ["a", "b"]})]
 
 
+def test_a_sample_value_merged_into_another_gets_its_value_map_and_accept_writes_it(elk):
+    """The same merge seen by the column's sample values ['c', 'a']: 'c' no longer occurs and its rows
+    hold 'b', so the sample gets `value_map {c: b}` (stale) and accept writes ['b', 'a'] (failed before:
+    suspect with no fix, "sample values no longer present"; the round-14 cryptic tester's M2 merged into
+    M18). Control: a sample value whose rows were removed (no value took them) keeps no fix."""
+    cat = elk.cat
+    _kinds(elk)
+    sm.annotate(cat, DIM, {"sample_values": ["c", "a"]}, column="kind", author="a", time=elk.day(1.6))
+    elk.overwrite(DIM, {"id": [1, 2, 3, 4, 5], "kind": ["a", "b", "b", "b", "a"]}, at=2)
+    [f] = [f for f in _data(cat, DIM, elk.day(2)) if f.annotation == "column.2.sample_values"]
+    assert (f.reason, f.status) == ("sample_values_missing", "stale")
+    assert f.fixes == [Fix(action="value_map", params={"column": "kind", "map": {"c": "b"}, "values": ["a", "b"]})]
+    sm.scan(cat, author="steward", now=elk.day(2), time=elk.day(2.1))
+    [it] = [i for i in sm.review_items(cat, DIM, now=elk.day(2.1)).items if i.annotation == "column.2.sample_values"]
+    sm.accept(cat, it, author="ann", now=elk.day(2.1), time=elk.day(2.2))
+    assert next(a for a in sm.read_annotations(cat, DIM) if a.key == "column.2.sample_values").value == ["b", "a"]
+    elk.overwrite(DIM, {"id": [1, 2, 5], "kind": ["a", "b", "a"]}, at=3)  # the control: 'b''s rows removed
+    sm.annotate(cat, DIM, {"sample_values": ["b", "a"]}, column="kind", author="a", time=elk.day(3.5))
+    elk.overwrite(DIM, {"id": [1, 5], "kind": ["a", "a"]}, at=4)
+    [f] = [f for f in _data(cat, DIM, elk.day(4)) if f.annotation == "column.2.sample_values"]
+    assert (f.reason, f.status, f.fixes) == ("sample_values_missing", "suspect", [])
+
+
 def _loyalty(elk: LakeBuilder) -> str:
     """Loyalty events (grain event_id), an enum on event_type, a table description listing its values and
     the points column's description naming two of them; a note column's description using one as a word."""
