@@ -32,8 +32,8 @@ _FAMILIES: dict[str, dict[str, tuple[float, tuple[str, ...]]]] = {
              "days": (86400.0, ("d", "day")),
              "weeks": (604800.0, ("wk", "wks", "week"))},
     "dollars": {"cents": (0.01, ("cent",)), "dollars": (1.0, ("dollar",))},
-    "usd": {"usd_cents": (0.01, ()), "usd": (1.0, ())},
-    "eur": {"eur_cents": (0.01, ()), "eur": (1.0, ())},
+    "usd": {"usd_cents": (0.01, ()), "usd": (1.0, ()), "usd_thousands": (1000.0, ("kusd",))},
+    "eur": {"eur_cents": (0.01, ()), "eur": (1.0, ()), "eur_thousands": (1000.0, ("keur",))},
     "mass": {"milligrams": (1e-3, ("mg", "milligram")), "grams": (1.0, ("g", "gram")),
              "kilograms": (1e3, ("kg", "kilogram", "kilo", "kilos")), "tonnes": (1e6, ("t", "tonne"))},
 }

@@ -15,6 +15,8 @@ from semantic.units import _BY_NAME, names_a_unit, reworded, unit_after, unit_si
     ("cents", 0.01, "dollars"), ("USD", 100, "usd_cents"), ("usd_cents", 0.01, "usd"), ("kilograms", 1000, "grams"),
     ("dollars", 0.92, None), ("usd", 1.08, None), ("hours", 1, None), ("hours", 0, None), ("hours", -60, None),
     ("hours", float("nan"), None), ("furlongs", 60, None), (None, 60, None), ("weeks", 7, "days"),
+    # income bounds restated in thousands of dollars (the round-14 TPC-DS tester's income_band: no unit before)
+    ("USD", 1e-3, "usd_thousands"), ("usd_thousands", 1000, "usd"), ("eur", 1e-3, "eur_thousands"),
 ])
 def test_unit_after(unit, factor, after):
     assert unit_after(unit, factor) == after
