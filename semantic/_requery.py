@@ -37,10 +37,6 @@ from semantic.staleness.definitions import change_vid
 __all__ = ["check_requeried", "mapped_sql", "renamed_sql", "repointed_sql", "requeried"]
 
 
-class _Unresolved(InvalidValueError):
-    """The rewrite cannot say which table a column of the query belongs to."""
-
-
 def _statement(sql: str) -> Any:
     """The verified query's one statement, parsed (DuckDB dialect)."""
     import sqlglot
@@ -96,7 +92,7 @@ def renamed_sql(sql: str, table: str, old: str, new: str, columns: dict[str, set
                 derived = [s for s in scope.sources.values() if isinstance(s, Scope)
                            and low in {n.lower() for n in getattr(s.expression, "named_selects", [])}]
                 if len(having) + len(derived) > 1:
-                    raise _Unresolved(f"{old} in the verified query could be the column of more than one table it "
+                    raise InvalidValueError(f"{old} in the verified query could be the column of more than one table it "
                                       "reads; rewrite the query by hand")
                 mine = len(having) == 1 and _is(having[0], table)
             if not mine:
@@ -179,11 +175,12 @@ def _answer(cat: CatalogAPI, sql: str, vid: int, key: str) -> str:
 
 def requeried(cat: CatalogAPI, f: Finding, ann: Annotation, action: str, params: dict[str, Any],
               vid: int) -> tuple[dict[str, Any], set[str]]:
-    """The verified query `ann` repaired by the fix `action` (`rename`, `value_map`) of finding `f`,
-    verified again at `vid`: its value with the rewritten SQL, the tables it reads, `verified_at_vid`
-    and the fingerprint; and the lower-case names of the columns the rewritten SQL names. Raises ReviewRefusedError when the rewritten query, across the change `f`
-    names, does not answer what the verified one answered (`answer_moved`), and InvalidValueError when
-    the SQL cannot be rewritten by rule."""
+    """The verified query `ann` repaired by the fix `action` (`rename`, `value_map`, `repoint`) of
+    finding `f`, verified again at `vid`: its value with the rewritten SQL, the tables it reads,
+    `verified_at_vid` and the fingerprint; and the lower-case names of the columns the rewritten SQL
+    names. Raises ReviewRefusedError when the rewritten query, across the change `f` names, does not
+    answer what the verified one answered (`answer_moved`), and InvalidValueError when the SQL cannot
+    be rewritten by rule."""
     val = dict(ann.value or {})
     sql = str(val.get("sql") or "")
     # a repoint is checked at the successor's first load; the others across the change they name
