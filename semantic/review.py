@@ -289,10 +289,10 @@ def _ranged(f: Finding, ann: Annotation | None, column: str, start: str, end: st
 
 
 def _reworded(f: Finding, ann: Annotation | None, old: str, new: str) -> _Write:
-    """What a `reword_unit {column, old, new}` fix writes: the column's description (or the table's) with its one unit
-    word `old` said as `new` (`semantic.units.reworded`, for the factor between the two units). Refused
-    when the text names another unit too, a number, or `old` not as its one unit word (a person rewrites
-    it then)."""
+    """What a `reword_unit {column, old, new}` fix writes: the column's description (or the table's, of
+    its one column with a unit of that kind) with its one unit word `old` said as `new`
+    (`semantic.units.reworded`, for the factor between the two units). Refused when the text names
+    another unit too, a number, or `old` not as its one unit word (a person rewrites it then)."""
     a, b = unit_size(old.lower()), unit_size(new.lower())
     got = None
     if ann is not None and ann.kind in ("column", "table") and ann.field == "description" and a is not None \
@@ -301,7 +301,7 @@ def _reworded(f: Finding, ann: Annotation | None, old: str, new: str) -> _Write:
     if got is None or got[0] != old or got[1].lower() != new.lower():
         raise _no_fix(f, f.annotation, f"its text does not name the unit as {old!r} alone")
     assert ann is not None
-    if ann.kind == "table":  # the table's text, speaking of the one column with a unit of that family
+    if ann.kind == "table":  # the table's text, speaking of the one column with a unit of that kind
         return _Write(kind="table", key=ann.key, value=got[2])
     return _Write(kind="column", key=ann.key, value=got[2], column=ann.column, columns=[str(ann.column)])
 
