@@ -136,3 +136,31 @@ def test_a_query_asked_of_a_table_replaced_by_its_copy_is_asked_of_the_copy(elk)
     import catalog_core as cc
     [[paid]] = cc.run_sql(cat, f"SELECT sum(amount) FROM {PAY_V2}").rows
     assert float(paid) == float(sum(sum(_payments(d)["amount"]) for d in range(1, 34)))
+
+
+def test_a_verified_querys_item_outlives_the_accept_of_the_enum_it_was_read_against(elk):
+    """'EXPRESS' merged into 'NEXT DAY': the enum gets its value_map and the query grouping by the type
+    `reverify` (its answer has no EXPRESS group now). Accepting the enum's map rewrote what metadata read
+    the query's groups against, and the query's item vanished, its answer still not the one verified
+    (the round-15 TPC-DS tester's ship modes). The data-depth pass stores the query's finding its answer
+    confirms, so the item stays until the query is verified again or dismissed."""
+    cat = elk.cat
+    S, F = "acme.core.ship", "acme.core.sales"
+    elk.table(S, [("sm_sk", "bigint"), ("sm_type", "string")], at=0)
+    elk.overwrite(S, {"sm_sk": [1, 2, 3], "sm_type": ["EXPRESS", "REGULAR", "NEXT DAY"]}, at=0.2)
+    elk.table(F, [("sale_id", "bigint"), ("sm_sk", "bigint"), ("amount", "bigint")], at=0.3)
+    elk.append(F, {"sale_id": list(range(30)), "sm_sk": [1 + i % 3 for i in range(30)], "amount": list(range(30))},
+               at=0.4)
+    sm.annotate(cat, S, {"grain": {"text": "one row per ship mode", "keys": ["sm_sk"]}}, author="a", time=elk.day(0.5))
+    sm.annotate(cat, S, {"enum": ["EXPRESS", "REGULAR", "NEXT DAY"]}, column="sm_type", author="a", time=elk.day(0.55))
+    sm.verify_query(cat, "sales by ship mode type", f"SELECT s.sm_type, sum(f.amount) FROM {F} f JOIN {S} s "
+                    "ON f.sm_sk = s.sm_sk GROUP BY s.sm_type", author="a", time=elk.day(0.6))
+    elk.overwrite(S, {"sm_sk": [1, 2, 3], "sm_type": ["NEXT DAY", "REGULAR", "NEXT DAY"]}, at=1)
+    sm.scan(cat, author="steward", now=elk.day(1.1), time=elk.day(1.2))
+    items = sm.review_items(cat, S, now=elk.day(1.2)).items
+    key = _vq(cat, S).key
+    assert {i.annotation for i in items} == {"column.2.enum", key}
+    [it] = [i for i in items if i.annotation == "column.2.enum"]
+    sm.accept(cat, it, author="bob", now=elk.day(1.2), time=elk.day(1.3))
+    after = sm.review_items(cat, S, now=elk.day(1.3)).items
+    assert [(i.annotation, i.reason) for i in after] == [(key, "verified_query_changed")], after
