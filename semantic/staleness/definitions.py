@@ -53,7 +53,58 @@ from semantic.staleness.values_units import (
 
 def metric_findings(t: Table, ann: Annotation) -> list[Finding]:
     refs = ann.provenance.basis.columns
-    return column_findings(t, ann, refs + named_refs(t, ann)) + unit_drift(t, ann, refs)
+    return column_findings(t, ann, refs + named_refs(t, ann)) + unit_drift(t, ann, refs) + joined_renames(t, ann)
+
+
+def joined_renames(t: Table, ann: Annotation) -> list[Finding]:
+    """A metric whose expression, filter or time column names a column of another table, qualified
+    (`zsd01.blart <> 'M19'`, a joined table's column as `metric_sql` joins it), that a schema change of
+    that table after the metric's basis renamed (the same field id, the old name gone) or dropped: the
+    metric no longer compiles. Stale; a rename gets `rename {old, new, scale: 0}` (the review rewrites
+    the name and validates the metric as `metric_sql` joins it), one cause with the rename's other
+    findings; a drop no fix (the round-15 cryptic tester's three `bkpf_t` metrics filtering the renamed
+    `zsd01.blart`: not flagged, and still failing after accept-all)."""
+    from sqlglot import exp
+
+    from semantic import _sql
+    from semantic.staleness.definitions_values import resolve_table
+
+    val = ann.value if isinstance(ann.value, dict) else {}
+    basis = ann.provenance.basis.vid or 0
+    tables: dict[str, Table | None] = {t.name: t}
+    for what in ("expression", "filter", "time_column"):
+        text = val.get(what)
+        if not isinstance(text, str) or not text.strip():
+            continue
+        try:
+            tree = _sql.parse_fragment(text, f"the {what} of {ann.key}")
+        except Exception:  # noqa: BLE001 - an unparsable text is the guard's to refuse, not a change's finding
+            continue
+        for c in tree.find_all(exp.Column):
+            qual = ".".join(p.name for p in c.parts[:-1])
+            other = resolve_table(t.ctx, t, qual, tables) if qual else None
+            if other is None or other.name == t.name:
+                continue
+            for ch in other.tl.changes_after(basis):
+                was = next((x for x in ch.before.values() if x.name.lower() == c.name.lower()), None)
+                if was is None or other.col(c.name) is not None:
+                    continue
+                now = ch.after.get(column_id(was))
+                if now is not None and now.name.lower() == was.name.lower():
+                    continue  # another column's change: this one kept its name then
+                cause = cause_of("rename" if now is not None else "drop", other.name, ch.vid, was.name)
+                if now is not None:
+                    return [finding(ann, t.name, "column_renamed", "stale",
+                                    f"its {what} names {other.name}.{was.name}, which {other.name} renamed to "
+                                    f"{now.name!r} at vid {ch.vid} ({day_of(ch.time)}): it no longer compiles",
+                                    [ch.vid], [ch.time], {"table": other.name, "column": was.name, "now": now.name},
+                                    f"renamed to {now.name}", [make_fix("rename", old=was.name, new=now.name, scale=0)],
+                                    cause=cause)]
+                return [finding(ann, t.name, "column_dropped", "stale",
+                                f"its {what} names {other.name}.{was.name}, which {other.name} dropped at vid "
+                                f"{ch.vid} ({day_of(ch.time)}): it no longer compiles", [ch.vid], [ch.time],
+                                {"table": other.name, "column": was.name}, cause=cause)]
+    return []
 
 
 def named_refs(t: Table, ann: Annotation) -> list[ColumnRef]:
