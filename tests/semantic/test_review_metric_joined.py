@@ -9,16 +9,21 @@ import semantic as sm
 from tests.semantic.test_staleness import DIM, T
 
 
-def test_a_rename_on_a_metric_filtering_a_joined_table_is_accepted(elk):
-    cat = elk.cat
-    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string")], at=0,
-              rows={"customer_id": [1, 2, 3], "tier": ["a", "b", "a"]})
+def _tier_metric(elk) -> None:
+    """Orders related to customers, a metric summing the orders of the customers of tier 'a' (`dim.tier`)."""
+    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string"), ("region", "string")], at=0,
+              rows={"customer_id": [1, 2, 3], "tier": ["a", "b", "a"], "region": ["n", "s", "n"]})
     elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint"), ("amount", "bigint")], at=0,
               rows={"order_id": [1, 2, 3], "customer_id": [1, 2, 3], "amount": [10, 20, 30]})
-    sm.relate(cat, T, DIM, on=[("customer_id", "customer_id")], cardinality="many_to_one", author="a",
+    sm.relate(elk.cat, T, DIM, on=[("customer_id", "customer_id")], cardinality="many_to_one", author="a",
               time=elk.day(0.5))
-    sm.define_metric(cat, T, "tier_a_amount", expression="sum(amount)", filter="dim.tier = 'a'", author="a",
+    sm.define_metric(elk.cat, T, "tier_a_amount", expression="sum(amount)", filter="dim.tier = 'a'", author="a",
                      time=elk.day(0.6))
+
+
+def test_a_rename_on_a_metric_filtering_a_joined_table_is_accepted(elk):
+    cat = elk.cat
+    _tier_metric(elk)
     elk.evolve(T, rename={"amount": "amount_usd"}, at=1)
     [it] = [i for i in sm.review_items(cat, T, now=elk.day(1)).items if i.annotation == "metric.tier_a_amount"]
     assert it.acceptable, it.why_not
@@ -38,14 +43,7 @@ def test_a_metric_filtering_a_joined_tables_column_renamed_since_is_flagged_and_
     failed after accept-all; the round-15 cryptic tester's three `bkpf_t` metrics filtering
     `zsd01.blart`). Control: a column of the joined table the metric does not name, renamed."""
     cat = elk.cat
-    elk.table(DIM, [("customer_id", "bigint"), ("tier", "string"), ("region", "string")], at=0,
-              rows={"customer_id": [1, 2, 3], "tier": ["a", "b", "a"], "region": ["n", "s", "n"]})
-    elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint"), ("amount", "bigint")], at=0,
-              rows={"order_id": [1, 2, 3], "customer_id": [1, 2, 3], "amount": [10, 20, 30]})
-    sm.relate(cat, T, DIM, on=[("customer_id", "customer_id")], cardinality="many_to_one", author="a",
-              time=elk.day(0.5))
-    sm.define_metric(cat, T, "tier_a_amount", expression="sum(amount)", filter="dim.tier = 'a'", author="a",
-                     time=elk.day(0.6))
+    _tier_metric(elk)
     elk.evolve(DIM, rename={"region": "region_code"}, at=0.8)
     assert [f for f in sm.staleness(cat, T, now=elk.day(0.9), merge=False) if f.annotation == "metric.tier_a_amount"] \
         == []  # the control
