@@ -420,6 +420,21 @@ def get_table(ctx: Context, name: str, tables: dict[str, Table | None]) -> Table
     return tables[name]
 
 
+def resolve_table(ctx: Context, home: Table, qualifier: str, tables: dict[str, Table | None]) -> Table | None:
+    """The table a qualifier (`fct_orders`, `core.fct_orders`, a full name) names: exact, else the one
+    table whose name ends with it, preferring the home table's namespace then its catalog."""
+    q = qualifier.lower()
+    names = list(ctx.tables())
+    if q in names:
+        return get_table(ctx, q, tables)
+    ends = [n for n in names if n.lower().endswith("." + q)]
+    if len(ends) > 1:
+        ns = home.name.rsplit(".", 1)[0] + "."
+        cat = home.name.split(".", 1)[0] + "."
+        ends = [n for n in ends if n.startswith(ns)] or [n for n in ends if n.startswith(cat)] or ends
+    return get_table(ctx, ends[0], tables) if len(ends) == 1 else None
+
+
 def word_set(text: object) -> set[str]:
     return set(re.findall(r"[\w-]+", str(text or "").lower()))
 

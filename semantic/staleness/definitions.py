@@ -30,6 +30,7 @@ from semantic.staleness.core import (
     metric_names,
     quote_id,
     quote_table,
+    resolve_table,
     rows_at,
     stats_at,
     versioning,
@@ -67,7 +68,6 @@ def joined_renames(t: Table, ann: Annotation) -> list[Finding]:
     from sqlglot import exp
 
     from semantic import _sql
-    from semantic.staleness.definitions_values import resolve_table
 
     val = ann.value if isinstance(ann.value, dict) else {}
     basis = ann.provenance.basis.vid or 0

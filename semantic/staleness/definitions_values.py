@@ -42,10 +42,10 @@ from semantic.staleness.core import (
     declared_keys,
     duck_at,
     finding,
-    get_table,
     make_fix,
     quote_id,
     quote_table,
+    resolve_table,
     stats_at,
 )
 from semantic.staleness.values_units import (
@@ -87,21 +87,6 @@ class Gone:
 
 
 # ------------------------------------------------------------------ which column a definition names
-
-def resolve_table(ctx: Context, home: Table, qualifier: str, tables: dict[str, Table | None]) -> Table | None:
-    """The table a qualifier (`fct_orders`, `core.fct_orders`, a full name) names: exact, else the one
-    table whose name ends with it, preferring the home table's namespace then its catalog."""
-    q = qualifier.lower()
-    names = list(ctx.tables())
-    if q in names:
-        return get_table(ctx, q, tables)
-    ends = [n for n in names if n.lower().endswith("." + q)]
-    if len(ends) > 1:
-        ns = home.name.rsplit(".", 1)[0] + "."
-        cat = home.name.split(".", 1)[0] + "."
-        ends = [n for n in ends if n.startswith(ns)] or [n for n in ends if n.startswith(cat)] or ends
-    return get_table(ctx, ends[0], tables) if len(ends) == 1 else None
-
 
 def sql_aliases(ctx: Context, home: Table, tree: Any, tables: dict[str, Table | None]) -> dict[str, Table]:
     """alias (or table name) -> table, of the tables a statement's FROM clauses read."""

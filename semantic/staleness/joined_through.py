@@ -29,9 +29,10 @@ from semantic.staleness.core import (
     make_fix,
     quote_id,
     quote_table,
+    resolve_table,
     stats_at,
 )
-from semantic.staleness.definitions_values import resolve_table, sql_aliases
+from semantic.staleness.definitions_values import sql_aliases
 from semantic.staleness.keys_joins import added_unmatched
 from semantic.staleness.values_units import parsed_sql
 
