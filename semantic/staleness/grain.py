@@ -441,11 +441,21 @@ def entity_repeats(ctx: Context, t: Table, grain: Annotation, duck: Duck, basis:
     unique: the table began keeping versions, or copies, of that thing under keys of their own (the
     round-14 TPC-DS tester's customers, 80 new rows for existing customers, each a new `c_customer_sk`).
     (column, values repeating, one of them, the word); None otherwise, or when the text names no such
-    column. Evidence: the rows at the basis and now (counts of the column's distinct values)."""
+    column. Evidence: the rows at the basis and now (counts of the column's distinct values). Cached per
+    (table, vid, the basis's load, grain): the grain's check and each metric counting rows ask alike."""
     m = ENTITY.search(str((grain.value or {}).get("text") or ""))
     if m is None or not basis or not t.tl.data_after(basis):
         return None
-    word = m.group(1).lower().rstrip("s")
+    key = ("entity_repeats", t.obj.path, ctx.vid, load_at(t, basis), grain.vid)
+    got = ctx.cache.findings.take(key)
+    if got is None:
+        got = ctx.cache.findings.put(key, (_entity_repeats(ctx, t, grain, duck, basis, m.group(1)),))
+    return got[0]
+
+
+def _entity_repeats(ctx: Context, t: Table, grain: Annotation, duck: Duck, basis: int, said: str
+                    ) -> tuple[str, int, str, str] | None:
+    word = said.lower().rstrip("s")
     keys = {k.lower() for k in grain_keys(t, grain)}
     cols = [c.name for c in t.cols.values() if c.name.lower() not in keys and word in c.name.lower()
             and c.name.lower().endswith(KEY_SUFFIXES)][:2]
