@@ -764,20 +764,39 @@ def _stopped_successor(t: Table, tables: dict[str, Table | None], every: float |
 
 
 def _copy_at(t: Table, o: Table) -> bool:
-    """Did `o` begin as `t`'s rows as of `t`'s last load: its first load holds as many rows, and each of
-    t's columns has a column of o (the same type family) with the very same statistics then?"""
+    """Did `o` begin as `t`'s rows as of `t`'s last load: its first load holds as many rows or more (a
+    backfill of the history, with the periods since when it carried them too), and each of t's columns
+    has a column of o (the same type family) whose statistics then are the very same or span t's
+    (`_spans`)? A table holding fewer rows, or a column's values outside every one of o's, began as
+    something else."""
     last_v, first_v = t.tl.data_commits[-1][0], o.tl.data_commits[0][0]
-    rows = rows_at(t, last_v)
-    if not isinstance(rows, int) or rows <= 0 or rows_at(o, first_v) != rows:
+    rows, theirs_n = rows_at(t, last_v), rows_at(o, first_v)
+    if not isinstance(rows, int) or rows <= 0 or not isinstance(theirs_n, int) or theirs_n < rows:
         return False
     mine, theirs = stats_at(t, last_v), stats_at(o, first_v)
-    pool = [(type_family(d.type), repr(theirs.get(d.name))) for d in o.cols.values() if theirs.get(d.name)]
+    pool = [(type_family(d.type), theirs[d.name]) for d in o.cols.values() if isinstance(theirs.get(d.name), dict)]
     for c in t.cols.values():
-        key = (type_family(c.type), repr(mine.get(c.name)))
-        if not mine.get(c.name) or key not in pool:
+        fam, st = type_family(c.type), mine.get(c.name)
+        if not isinstance(st, dict):
             return False
-        pool.remove(key)
+        # the very same statistics first (a copy), else the one spanning them (a backfill with more)
+        got = next((p for p in pool if p[0] == fam and repr(p[1]) == repr(st)), None) or \
+            next((p for p in pool if p[0] == fam and theirs_n > rows and _spans(p[1], st, fam)), None)
+        if got is None:
+            return False
+        pool.remove(got)
     return True
+
+
+def _spans(big: dict[str, Any], small: dict[str, Any], fam: str | None) -> bool:
+    """Do statistics `big` hold `small`'s range (min at or below, max at or above, in the family's order)?"""
+    def key(x: Any) -> Any:
+        return num(x) if fam == "number" else parse_time(x) if fam == "time" else (None if x is None else str(x))
+
+    lo, hi, blo, bhi = key(small.get("min")), key(small.get("max")), key(big.get("min")), key(big.get("max"))
+    if None in (lo, hi, blo, bhi):
+        return False
+    return bool(blo <= lo and bhi >= hi)
 
 
 def _time_max_at(t: Table, v: int) -> float | None:
@@ -794,15 +813,22 @@ def took_its_loads(t: Table, o: Table, every: float, head: float) -> bool:
     Either `o` loaded twice where t's next loads were due (two loads adding data, each at least half an
     interval after t's last, and t is an interval and a half overdue: a daily table whose job now
     writes the new table, judged minutes before its second missed slot), or `o` began as a copy of t's
-    rows as of its last load (`_copy_at`: a backfill of its history) and two loads since each carried
-    a period later than any t holds (the data t received now goes to `o`). A new table loaded once,
-    or a copy that only resembles it, has taken nothing."""
+    rows as of its last load (`_copy_at`: a backfill of its history, perhaps with the days since) and
+    two of its loads, the first among them, each carried a period later than any t holds (the data t
+    received now goes to `o`). A new table loaded once, or a copy that only resembles it, has taken
+    nothing."""
     last_t = t.tl.data_commits[-1][1]
     later = [(v, tt) for v, tt in o.tl.data_commits[1:] if tt > last_t and added_data(o, v)]
     if head - last_t >= 1.5 * every and sum(1 for _v, tt in later if tt >= last_t + every / 2) >= 2:
         return True
     if not _copy_at(t, o):
         return False
-    mine = _time_max_at(t, t.tl.data_commits[-1][0])
-    past = [v for v, _tt in later if mine is not None and (hi := _time_max_at(o, v)) is not None and hi > mine]
-    return len(past) >= 2
+    # the periods later than any t holds, each carried by one load of o: its first (a backfill that
+    # carried the day t missed as well) and each since that brought a later one
+    top = _time_max_at(t, t.tl.data_commits[-1][0])
+    past = 0
+    for v, _tt in [o.tl.data_commits[0]] + later:
+        hi = _time_max_at(o, v)
+        if top is not None and hi is not None and hi > top:
+            past, top = past + 1, hi
+    return past >= 2
