@@ -195,13 +195,17 @@ def partition_spec(partition_by: list[Any] | None, schema: IcebergSchema, spec_i
     return PartitionSpec(*fields, spec_id=spec_id)
 
 
-def name_mapping(schema: IcebergSchema) -> list[dict[str, Any]]:
+def name_mapping(schema: IcebergSchema, previous: dict[int, list[str]] | None = None) -> list[dict[str, Any]]:
     """`schema.name-mapping.default`: files written without field ids (Spark's plain Parquet) are
-    read by column name."""
-    def fields(fs: tuple[it.NestedField, ...]) -> list[dict[str, Any]]:
+    read by column name; a top-level column also by the names it had before (`previous`, by field id:
+    a column renamed since its files were written), each unless another column holds that name now."""
+    taken = {f.name for f in schema.fields}
+
+    def fields(fs: tuple[it.NestedField, ...], top: bool = False) -> list[dict[str, Any]]:
         out = []
         for f in fs:
-            entry: dict[str, Any] = {"field-id": f.field_id, "names": [f.name]}
+            olds = [n for n in (previous or {}).get(f.field_id, []) if top and n not in taken]
+            entry: dict[str, Any] = {"field-id": f.field_id, "names": [f.name, *dict.fromkeys(olds)]}
             t = f.field_type
             if isinstance(t, it.StructType):
                 entry["fields"] = fields(t.fields)
@@ -211,7 +215,7 @@ def name_mapping(schema: IcebergSchema) -> list[dict[str, Any]]:
                 entry["fields"] = [{"field-id": t.key_id, "names": ["key"]}, {"field-id": t.value_id, "names": ["value"]}]
             out.append(entry)
         return out
-    return fields(schema.fields)
+    return fields(schema.fields, top=True)
 
 
 # ---------------------------------------------------------------- values

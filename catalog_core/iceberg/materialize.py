@@ -1022,7 +1022,7 @@ class Materializer:
         last_part = max([*field_ids, export.PARTITION_FIELD_BASE - 1,
                          *([int(stored_last)] if isinstance(stored_last, int) else [])])
         props = {str(k): str(v) for k, v in (ice.get("properties") or {}).items()}
-        props.setdefault("schema.name-mapping.default", json.dumps(export.name_mapping(current)))
+        props.setdefault("schema.name-mapping.default", json.dumps(export.name_mapping(current, _previous_names(value))))
         props = {k: v for k, v in props.items() if not k.startswith(RESERVED_PREFIX)}
         if self.properties_fn is not None:
             props.update(self.properties_fn(name, at))
@@ -1245,6 +1245,16 @@ def _write_file(item: tuple[str, bytes]) -> int:
     finally:
         os.close(fd)
     return len(blob)
+
+
+def _previous_names(value: dict[str, Any]) -> dict[int, list[str]]:
+    """The names each column of the table's schema had before (`previous_names`), by column id, oldest first."""
+    out: dict[int, list[str]] = {}
+    for c in lake.Schema.from_raw(value.get("schema")).columns:
+        prev = c.extra.get("previous_names")
+        if c.id is not None and isinstance(prev, list):
+            out[int(c.id)] = [str(p.get("name")) for p in prev if isinstance(p, dict) and p.get("name")]
+    return out
 
 
 def _max_id(schema: IcebergSchema) -> int:

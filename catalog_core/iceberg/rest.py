@@ -212,6 +212,42 @@ class _Source(importer.Source):
         self.schemas = {s.schema_id: s for s in md.schemas}
 
 
+def with_history(stored: dict[str, Any] | None, schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` (a REST commit's, by Iceberg field ids) with the names its columns had: a column whose id
+    the stored schema names otherwise records that name (`previous_names`: [{name, until}], `until` the
+    new schema id) after the ones it recorded, and a column of the stored schema that `schema` lacks goes
+    to `dropped` after the ones dropped before. Files written by name under earlier schemas (the Spark
+    bridge's: a `schema_id` on each file, no field ids) are then still read right (`sql.tables.names_at`):
+    a column renamed over Iceberg REST keeps its values, a dropped column's name taken again reads NULL
+    in them. Without this the stored schema lost every earlier name, and a renamed column read NULL in
+    every file written before the rename."""
+    old = lake.Schema.from_raw(stored or {})
+    if not old.columns:
+        return schema
+    sid = int(schema.get("schema_id") or 0)
+    had = {c.id: c for c in old.columns if c.id is not None}
+    cols = []
+    for c in schema.get("columns") or []:
+        prev = had.get(c.get("id"))
+        names = list(prev.extra.get("previous_names") or []) if prev is not None else []  # type: ignore[arg-type]
+        if prev is not None and prev.name != c.get("name"):
+            names.append({"name": prev.name, "until": sid})
+        cols.append({**c, "previous_names": names} if names else c)
+    now = {c.get("id") for c in cols}
+    dropped = list(old.dropped or [])
+    for c in old.columns:
+        if c.id is not None and c.id not in now:
+            raw = c.to_raw()
+            gone = {"id": c.id, "name": c.name, "type": c.type, "until": sid}
+            if raw.get("previous_names"):
+                gone["previous_names"] = raw["previous_names"]
+            dropped.append(gone)
+    out = {**schema, "columns": cols}
+    if dropped:
+        out["dropped"] = dropped
+    return out
+
+
 class _Writer(importer.Importer):
     """The importer's file and stats bookkeeping, applied inside a REST commit's transaction."""
 
@@ -232,6 +268,7 @@ class _Writer(importer.Importer):
             self.known_parts.update(o.path for o in txn.query(steps))
 
     def apply_schema(self, txn: TransactionAPI, schema: dict[str, Any]) -> None:
+        schema = with_history(self.stored_schema, schema)
         if self.stored_schema == schema:
             return
         txn.merge(self.tpath, {"schema": {"op": "set", "val": schema}})
