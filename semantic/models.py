@@ -304,7 +304,9 @@ class Fix(BaseModel):
       investigate {columns}                 check these columns' values (or who writes the table)
       value_map {column, map, values}       the column's values were restated: map {old: new} (the most
                                             frequent new value of the rows that held `old`), values: the
-                                            column's distinct values now (the enum to write)
+                                            column's distinct values now (the enum to write); `keep`: the
+                                            older rows still hold `old` (the new loads spell it `new`): a
+                                            metric's filter tests both
       set_keys {keys}                       the rows are unique on these columns now (the grain's new keys)
       remove {column}                       the column was dropped and none took its place: its annotation (or a
                                             relationship joining from it) describes nothing the table holds and

@@ -345,6 +345,45 @@ def _rescaled(text: str, column: str, factor: float, what: str, table: str) -> s
     return tree.sql(dialect=_sql.DIALECT) if hit else text
 
 
+def _widened(text: str, column: str, old: str, new: str, what: str, table: str) -> str:
+    """SQL `text` (a metric's filter) testing `column` for `new` wherever it tests it for `old`: `= 'old'`
+    becomes `IN ('old', 'new')`, `<> 'old'` `NOT IN ('old', 'new')`, and a list holding `old` (`IN`, `NOT
+    IN`) gets `new` beside it, so the rows loaded with the new spelling are selected as the older rows with
+    the old one are. Raises InvalidValueError when the text tests the column for `old` nowhere."""
+    from sqlglot import exp
+
+    tree = _sql.parse_fragment(text, what)
+    forms = {".".join(table.lower().split(".")[i:]) for i in range(table.count(".") + 1)}
+
+    def names_column(node: Any) -> bool:
+        qual = ".".join(p.name for p in node.parts[:-1]).lower() if isinstance(node, exp.Column) else ""
+        return isinstance(node, exp.Column) and node.name.lower() == column.lower() and (not qual or qual in forms)
+
+    def is_old(node: Any) -> bool:
+        return isinstance(node, exp.Literal) and node.is_string and node.this == old
+
+    hit = False
+    for node in list(tree.find_all(exp.EQ, exp.NEQ, exp.In)):
+        if isinstance(node, exp.In):
+            if names_column(node.this) and any(is_old(x) for x in node.expressions) \
+                    and not any(isinstance(x, exp.Literal) and x.this == new for x in node.expressions):
+                node.set("expressions", [*node.expressions, exp.Literal.string(new)])
+                hit = True
+            continue
+        col, lit = (node.left, node.right) if is_old(node.right) else (node.right, node.left)
+        if not (is_old(lit) and names_column(col)):
+            continue
+        both = exp.In(this=col.copy(), expressions=[exp.Literal.string(old), exp.Literal.string(new)])
+        repl = both if isinstance(node, exp.EQ) else exp.Not(this=both)
+        tree = repl if node is tree else tree
+        node.replace(repl)
+        hit = True
+    if not hit:
+        raise InvalidValueError(f"{what} does not test {column} for {old!r}; give the corrected filter with "
+                                "edit_and_accept")
+    return tree.sql(dialect=_sql.DIALECT)
+
+
 def _requeried(cat: CatalogAPI, f: Finding, ann: Annotation, fix: Fix, vid: int) -> _Write:
     """A verified query's `rename`, `value_map` or `repoint` repair (`semantic._requery`: rewritten, and
     certified only when it answers across the change what the verified query answered before it): the
@@ -666,6 +705,12 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                 text = re.sub(rf"\b{re.escape(a)}\b", b, text)
             return _Write(kind=ann.kind, key=ann.key, value=text, column=ann.column,
                           columns=[str(ann.column)] if ann.kind == "column" else None)
+        if ann.kind == "metric" and vm and p.get("keep") and isinstance(v, dict) and isinstance(v.get("filter"), str):
+            # the new spelling in the new loads, the old one in the older rows: the filter tests both
+            text = str(v["filter"])
+            for a, b in vm.items():
+                text = _widened(text, vcol, a, b, f"the filter of {ann.key}", table)
+            return _Write(kind="metric", key=ann.key, value={**v, "filter": text}, columns=_columns_after(ann, {}, cols))
         if ann.kind == "metric" and vm:
             nv = dict(v)
             for a, b in vm.items():

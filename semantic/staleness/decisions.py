@@ -65,6 +65,7 @@ REWRITES: dict[str, tuple[str, ...]] = {
     "update_range": ("table.description", "column.description"),
     "repoint": ("table.description", "table.instructions", "verified_query"),
 }
+# a value map keeping the old spelling (`keep`: the older rows hold it) rewrites a metric's filter only
 
 
 def _claim(key: str) -> str:
@@ -77,7 +78,7 @@ def _claim(key: str) -> str:
 def holds_for(x: Fix, f: Finding) -> bool:
     """Whether repair `x` can rewrite every annotation finding `f` is about (`REWRITES`; a finding
     about no annotation: any)."""
-    kinds = REWRITES.get(x.action)
+    kinds = ("metric",) if x.action == "value_map" and x.params.get("keep") else REWRITES.get(x.action)
     keys = f.annotations or ([f.annotation] if f.annotation else [])
     return kinds is None or all(_claim(k) in kinds or f"{_claim(k).split('.')[0]}.*" in kinds for k in keys)
 
@@ -89,7 +90,8 @@ def _fold(fixes: list[Fix]) -> list[Fix]:
     def same(x: Fix) -> tuple[str, str] | None:
         if x.action != "value_map":
             return None
-        return str(x.params.get("column")), repr(sorted((str(a), str(b)) for a, b in (x.params.get("map") or {}).items()))
+        return str(x.params.get("column")), repr(sorted((str(a), str(b)) for a, b in (x.params.get("map") or {}).items())
+                                                 ) + ("keep" if x.params.get("keep") else "")
 
     richest: dict[tuple[str, str], Fix] = {}
     for x in fixes:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from catalog_core.errors import CatalogError
 from semantic._bounded import literals
@@ -634,8 +634,26 @@ def _listed(tbl: Table, col: str) -> set[str]:
     return out
 
 
+SAME_SHARE = (0.8, 1.25)  # a new value holding this share of the rows the old one was expected to is that value
+
+
+class Replaced(NamedTuple):
+    """A value replaced in the new loads (`replaced_in_loads`): `old` held `share` of the rows before
+    `new` first appeared; of the `rows_since` rows loaded since, `left` still hold `old` and `took` hold
+    `new`. `same`: the new value is the old one written anew: spelled alike (`near_spelling`, or one a
+    prefix of the other: 'Y', 'Yes'), or holding the rows the old one was expected to (a code
+    renumbered, 'M23' -> 'M26', taking its share: `SAME_SHARE`)."""
+    old: str
+    new: str
+    rows_since: int
+    share: float
+    left: int
+    took: int
+    same: bool
+
+
 def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck: Duck, known: set[str] | None = None
-                      ) -> tuple[str, str, int, float, int] | None:
+                      ) -> Replaced | None:
     """A value of `values` that the rows loaded since a value new since vid `since` first appeared no
     longer hold, while that new value holds about as many of them: the value written under a new
     spelling by the new loads, the older rows keeping the old one ('captured' -> 'settled' from a
@@ -689,29 +707,35 @@ def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck:
                     alike = near_spelling(old, new) or new.lower().startswith(old.lower()) or \
                         old.lower().startswith(new.lower())
                     found.append(((0 if alike else 1, abs(after.get(new, 0) - expected) / max(expected, 1.0)),
-                                  old, new, total_a, share, left))
+                                  old, new, total_a, share, left, after.get(new, 0), alike, expected))
     except CatalogError:
         return None
     if not found:
         return None
     first = next(o for o in values if any(f[1] == o for f in found))  # the first value, in the order given
-    _rank, old, new, total_a, share, left = min(f for f in found if f[1] == first)
-    return old, new, total_a, share, left
+    _rank, old, new, total_a, share, left, took, alike, expected = min(f for f in found if f[1] == first)
+    return Replaced(old, new, total_a, share, left, took, alike or SAME_SHARE[0] * expected <= took <= SAME_SHARE[1] * expected)
 
 
-def _replaced_finding(t: Table, ann: Annotation, tbl: Table, col: str, got: tuple[str, str, int, float, int],
+def _replaced_finding(t: Table, ann: Annotation, tbl: Table, col: str, got: Replaced,
                       since: int, reason: str, said: str, so: str) -> Finding:
     """The finding of a value replaced in the new loads (`replaced_in_loads`) on `ann`, which `said`
-    something of the old value: suspect, `investigate`."""
-    old, new, n, share, left = got
+    something of the old value: suspect; a metric's filter testing the old value, when the new one is
+    the same value (`Replaced.same`), gets `value_map` keeping the old spelling (the filter tests both:
+    the older rows still hold the old one), else `investigate`."""
+    old, new, n, share, left = got.old, got.new, got.rows_since, got.share, got.left
+    fix = make_fix("value_map", column=col, map={old: new}, keep=True) \
+        if ann.kind == "metric" and got.same and tbl.name == t.name else make_fix("investigate", columns=[col])
     held = f"hold no {old!r}" if not left else f"hold {left} {old!r} where {share * n:.0f} were expected"
     return finding(ann, t.name, reason, "suspect",
                    f"{said}; the {n} rows of {tbl.name} loaded since {new!r} first appeared {held} (it was "
                    f"{share:.1%} of the rows before) and {new!r}, new since, takes its place: {so}",
                    [since, t.ctx.vid], values={"table": tbl.name, "column": col, "old": old, "new": new,
                                                "rows_since": n, "share_before": round(share, 4), "still_old": left},
-                   suggestion=f"check whether {new!r} is the new loads' spelling of {old!r}",
-                   fixes=[make_fix("investigate", columns=[col])], cause=cause_of("respelled_loads", tbl.name, None, col))
+                   suggestion=f"test {old!r} and {new!r} both (the rows before {new!r} first appeared hold "
+                              f"{old!r})" if fix.action == "value_map" else
+                   f"check whether {new!r} is the new loads' spelling of {old!r}",
+                   fixes=[fix], cause=cause_of("respelled_loads", tbl.name, None, col))
 
 
 def filter_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation], tables: dict[str, Table | None],
