@@ -773,12 +773,17 @@ class Generator:
     def _tz_false(self, t: TableInfo, col: str) -> list[tuple[str, str]]:
         """What a timestamp column's values in another zone make false: its description, unit and sample
         values; when it has none of those, its table's description if it says what zone times are in or
-        names the column (`truth.says_zone`); and the verified queries reading it (`done` keeps those whose
-        answer moved). A role ('time') or a description of what the rows are claims no zone."""
+        names the column (`truth.says_zone`), and so the reason its not_for_reporting gives ("raw input:
+        store-local timestamps"); and the verified queries reading it (`done` keeps those whose answer
+        moved). A role ('time') or a description of what the rows are claims no zone."""
         keys = [(t.name, a.key) for a in t.column_anns(col) if a.field in ("description", "unit", "sample_values")]
-        desc = t.ann("table.description")
-        if not keys and desc is not None and tt.says_zone(str(desc.value or ""), col):
-            keys = [(t.name, "table.description")]  # it says what zone the times are in, or names the column
+        if not keys:  # the table's texts saying what zone the times are in, or naming the column
+            for key in ("table.description", "table.not_for_reporting"):
+                a = t.ann(key)
+                v = a.value if a is not None else None
+                text = " ".join(x for x in (v.values() if isinstance(v, dict) else [v]) if isinstance(x, str))
+                if a is not None and tt.says_zone(text, col):
+                    keys.append((t.name, key))
         return keys + self._vq_col(t, col) + tt.instruction_texts(self.view, t.name, col, "zone")
 
     def values_timezone_shift_new_load(self) -> Trap:

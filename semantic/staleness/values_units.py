@@ -18,7 +18,7 @@ from semantic._tables import table_columns
 from semantic.annotations import read_annotations
 from semantic.history import Context, type_family
 from semantic.models import Annotation, ColumnRef, Evidence, Finding, Fix
-from semantic.staleness.claim_rules import clauses
+from semantic.staleness.claim_rules import clauses, strings_of
 from semantic.staleness.core import (
     KEY_SUFFIXES,
     Duck,
@@ -1655,9 +1655,10 @@ def scale_rewritten(t: Table, ann: Annotation, keys: set[str], already: set[tupl
 
 def zone_cols(t: Table, ann: Annotation, anns: list[Annotation]) -> list[str]:
     """The timestamp columns whose time zone a claim rests on: a column's own description, unit
-    or sample values; the table description for the timestamp columns no such claim describes, when
-    it names the column or says what zone times are in (`ZONE_WORDS`: "times in UTC"); a description
-    of what the rows are ("Payment attempts, one to three per order") claims no zone."""
+    or sample values; the table's description, or the reason its not_for_reporting gives ("raw input:
+    store-local timestamps"), for the timestamp columns no such claim describes, when it names the
+    column or says what zone times are in (`ZONE_WORDS`: "times in UTC"); a description of what the
+    rows are ("Payment attempts, one to three per order") claims no zone."""
     from semantic._tables import type_family as fine_family
 
     def ts(cid: int | None) -> str | None:
@@ -1668,7 +1669,7 @@ def zone_cols(t: Table, ann: Annotation, anns: list[Annotation]) -> list[str]:
         name = ts(ann.column_id)
         return [name] if name else []
     described = {a.column_id for a in anns if a.kind == "column" and a.field in ZONE_FIELDS}
-    text = str(ann.value or "")
+    text = " ".join(strings_of(ann.value))  # a description, or the reason a not_for_reporting gives
     return [n for cid in t.cols if cid not in described and (n := ts(cid))
             and (ZONE_WORDS.search(text) or re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text, re.IGNORECASE))]
 

@@ -436,6 +436,24 @@ def test_a_table_description_claims_a_zone_only_when_it_says_one_or_names_the_co
     assert tt.says_zone(text, "attempted_at") is says
 
 
+@pytest.mark.parametrize("reason,false_too", [("raw input: store-local timestamps", True),
+                                               ("staging copy: holds duplicate rows", False)])
+def test_a_zone_change_makes_false_the_reason_a_table_is_not_for_reporting_when_it_says_the_zone(
+        cat, tmp_path, reason, false_too):
+    """A timestamp column no claim of its own describes: the reason the table is not for reporting is false
+    after a zone change when it says what zone the times are in ("store-local timestamps"), as the table's
+    description would be; a reason saying nothing of times is not (the round-16 Acme tester's POS table)."""
+    k = Tiny(cat, tmp_path)
+    k.lk.table(EVENTS, [("event_date", "date"), ("event_id", "bigint"), ("created_at", "timestamp")], at=0,
+               rows={"event_date": DAYS[:1], "event_id": [1],
+                     "created_at": [dt.datetime(2024, 11, 11, 12, tzinfo=dt.timezone.utc)]})
+    k.ann(EVENTS, {"description": "Point-of-sale events", "not_for_reporting": {"reason": reason}})
+    k.ann(EVENTS, {"role": "time"}, column="created_at")
+    g = k.gen([EVENTS])
+    got = g._tz_false(g.view.tables[EVENTS], "created_at")
+    assert got == ([(EVENTS, "table.not_for_reporting")] if false_too else [])
+
+
 def test_a_key_in_a_new_format_makes_false_the_metrics_joining_through_it(cat, tmp_path, tt):
     k = _status(cat, tmp_path)
     k.metric(LINES, "all_units", "sum(qty)")          # reads no column of orders: its answer does not move

@@ -451,6 +451,22 @@ def test_a_zone_shift_of_a_timestamp_nothing_describes_reaches_the_table_descrip
         [("table.description", "unit_drift", "event_ts")] if flagged else [])
 
 
+@pytest.mark.parametrize("reason,flagged", [("raw input: store-local timestamps, amounts include tax", True),
+                                             ("staging copy of a load in progress: holds duplicate rows", False)])
+def test_a_zone_shift_makes_the_reason_a_table_is_not_for_reporting_false_when_it_says_the_zone(elk, reason, flagged):
+    """The reason a table is not for reporting saying what zone its times are in ("store-local timestamps"),
+    no column claim of its own: a restatement moving the timestamps makes it false, as the table's
+    description saying so (failed before: the description flagged, the reason not; the round-16 Acme
+    tester's POS table). Control: a reason that says nothing of times."""
+    cat = elk.cat
+    rows = _events(elk)
+    sm.annotate(cat, T, {"not_for_reporting": {"reason": reason}}, author="a", time=elk.day(3.5))
+    elk.overwrite(T, {**rows, "event_ts": [x + dt.timedelta(hours=9) for x in rows["event_ts"]]}, at=4)
+    got = _data(cat, T, elk.day(4))
+    assert [(f.annotation, f.reason, f.evidence.values["column"]) for f in got] == (
+        [("table.not_for_reporting", "unit_drift", "event_ts")] if flagged else [])
+
+
 def _orders_day(day: int, rng, shift: float = 0.0, hours: tuple[int, int] = (12, 30)) -> dict[str, list]:
     """30 orders of 2024-11-`day`, placed between `hours` (12:00 to 06:00 the next day, UTC: a
     shop whose buyers sleep), moved `shift` hours (local time written into the UTC column)."""
