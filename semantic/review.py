@@ -545,10 +545,16 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
         # the reason is what the evidence says, not the finding's note that the table lacks the deprecation;
         # since: the day the successor took over, its first load (the evidence's latest time; the round-14
         # Acme tester's deprecation with no date)
+        # its freshness SLA, which the same change made false (a promise of loads it no longer gets: the round-16
+        # TPC-DS tester's SLA left on a table deprecated by accept), goes with it
+        # (replaced beside: not_loaded_since; an SLA written knowing the successor, after its first load, stays)
+        first = max(f.evidence.vids) if f.evidence.vids else 0
+        sla = [k for k in ("table.freshness_sla",) if f.reason == "not_loaded_since" and k in anns
+               and (anns[k].provenance.basis.vid or 0) <= first]
         return _Write(kind="table", key="table.deprecated",
                       value={"reason": f.message.removesuffix(NOT_DEPRECATED), "replaced_by": fix.params["table"],
                              "since": day_of(max(f.evidence.times)) if f.evidence.times else None},
-                      also=moved, remove=[m.key for m in moved])
+                      also=moved, remove=[*sla, *(m.key for m in moved)])
     if fix is not None and fix.action == "update_freshness_sla":
         return _Write(kind="table", key="table.freshness_sla", value=fix.params["sla"])
     if fix is not None and fix.action == "update_range":
@@ -841,6 +847,9 @@ def _finding_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid:
             elif moved:  # said before anyone accepts: the decision writes on another table too
                 item.suggestion = (f"{item.suggestion}; " if item.suggestion else "") + \
                     f"accept also moves {', '.join(a.key for a in moved)} to {moved[0].table}"
+            if w.key == "table.deprecated" and "table.freshness_sla" in w.remove:
+                item.suggestion = (f"{item.suggestion}; " if item.suggestion else "") + \
+                    "accept also removes table.freshness_sla (the table is no longer loaded)"
         item.acceptable = True
     except InvalidValueError as e:
         item.why_not = e.message
