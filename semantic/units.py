@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["NAME_UNITS", "UNIT_WORDS", "names_a_unit", "names_unit", "reworded", "sole_unit_column", "unit_after",
+__all__ = ["NAME_UNITS", "UNIT_WORDS", "names_a_unit", "names_unit", "reworded", "sole_unit_column", "unit_after", "unit_columns",
            "unit_size"]
 
 # family -> canonical name -> (size in the family's base, other spellings)
@@ -169,11 +169,19 @@ def sole_unit_column(anns: Iterable[Any], col: str, word: str) -> bool:
     unit `word` names ("dollars": money, as USD and cents are)? Then a table description naming that
     unit once speaks of `col`'s values, and says it in another unit once every row of `col` moved (the
     round-14 Acme tester's "Marketing spend in dollars ..." beside `spend_usd`)."""
+    return unit_columns(anns, word) == {col.lower()}
+
+
+def unit_columns(anns: Iterable[Any], word: str) -> set[str]:
+    """The columns (lower case) whose `unit` annotation (among `anns`, a table's) is of the kind of the
+    unit `word` names ("dollars": money, as USD and cents are); empty when `word` names no known unit.
+    A table description naming that unit once speaks of all of them."""
     def kind(unit: str) -> str | None:  # dollars, USD and EUR (and their cents) are all money
         got = unit_size(unit.lower())
         return None if got is None else "money" if got[0] in ("dollars", "usd", "eur") else got[0]
 
     fam = kind(word)
-    with_unit = {str(a.column).lower() for a in anns if a.kind == "column" and a.field == "unit"
-                 and kind(str(a.value or "")) == fam}
-    return fam is not None and with_unit == {col.lower()}
+    if fam is None:
+        return set()
+    return {str(a.column).lower() for a in anns if a.kind == "column" and a.field == "unit"
+            and kind(str(a.value or "")) == fam}

@@ -42,7 +42,7 @@ from semantic.staleness.core import (
     values_removed,
     word_set,
 )
-from semantic.units import NAME_UNITS, UNIT_WORDS, names_unit, reworded, sole_unit_column, unit_after, unit_size
+from semantic.units import NAME_UNITS, UNIT_WORDS, names_unit, reworded, unit_after, unit_columns, unit_size
 
 
 def unit_drift(t: Table, ann: Annotation, refs: list[ColumnRef]) -> list[Finding]:
@@ -2039,6 +2039,18 @@ def is_unit_prose(f: Finding) -> bool:
     return f.annotation == "table.description" and f.reason == "unit_drift" and "word" in f.evidence.values
 
 
+def _all_moved(t: Table, found: list[Finding], cols: set[str], col: str, factor: float) -> bool:
+    """Did every column of `cols` (lower case; `col` among them) move by `factor`, each under its name (no
+    rename), by a repair of a unit_drift finding of its own (`_moved_factor`)?"""
+    if col.lower() not in cols:
+        return False
+    for c in cols:
+        mine = [g for g in found if g.reason == "unit_drift" and g.target.lower() == f"{t.name}.{c}".lower()]
+        if not any(_now_called(g, c).lower() == c and _moved_factor(found, g.target, g.cause) == factor for g in mine):
+            return False
+    return True
+
+
 def _now_called(f: Finding, col: str) -> str:
     """The column a finding about `col` says it is called now (a rename's `now` or `candidate`), else `col`."""
     v = f.evidence.values
@@ -2090,10 +2102,11 @@ def unit_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[F
         fixes = [make_fix("investigate", columns=[_now_called(f, col)])]
         factor = _moved_factor(found, f.target, f.cause)
         said = reworded(desc.value, factor) if factor is not None and factor != 1 else None
-        if said is not None and sole_unit_column(anns, col, said[0]) and _now_called(f, col) == col:
+        if said is not None and _all_moved(t, found, unit_columns(anns, said[0]), col, factor):
             # every row moved (its own finding's repair says by what) and the text names that unit once, of
-            # the one column with a unit of that family: said in the new unit (the round-14 Acme and cryptic
-            # testers' table descriptions left to `investigate` beside the column's own reworded one)
+            # the columns with a unit of that family, each of which moved by the same factor: said in the new
+            # unit (the round-14 Acme and cryptic testers' table descriptions left to `investigate` beside the
+            # column's own reworded one; the round-15 TPC-DS tester's income bands, both bounds restated)
             fixes = [make_fix("reword_unit", column=col, old=said[0], new=said[1])]
         return [finding(desc, t.name, "unit_drift", f.status,
                         f"the description says {word!r}, the unit of {col}, and {col}'s values moved: {f.message}",

@@ -113,22 +113,29 @@ def test_the_table_description_naming_a_drifted_columns_unit_and_controls(elk, t
         assert desc[0].cause == unit.cause
 
 
-@pytest.mark.parametrize("second_money_column", [False, True])
+@pytest.mark.parametrize("second_money_column", ["none", "kept", "moved"])
 def test_the_table_description_naming_the_one_money_columns_unit_is_reworded(elk, second_money_column):
     """The same description over a column restated x100 in place (dollars written as cents): the
     column is the table's one column with a unit of money, so the table's text says "cents" instead
     (`reword_unit`), and accept writes it (failed before: `investigate`, beside the column's own
-    description reworded; the round-14 Acme and cryptic testers). Control: a second column with a unit
-    of money (the text may speak of it): `investigate`, as before."""
+    description reworded; the round-14 Acme and cryptic testers). So too when a second column with a unit
+    of money moved x100 with it: the text speaks of both (failed before: `investigate`; the round-15
+    TPC-DS tester's income bands, both bounds restated). Control: a second column with a unit of money
+    that kept its values (the text may speak of it): `investigate`, as before."""
     cat = elk.cat
     rows = _discounts(elk, unit=True)
-    if second_money_column:
+    if second_money_column != "none":
         elk.evolve(T, add=[("fee_usd", "decimal(14,2)")], at=2.6)
+        rows = {**rows, "fee_usd": [round(1.5 + i, 2) for i in range(len(rows["line_id"]))]}
+        elk.overwrite(T, rows, at=2.62)
         sm.annotate(cat, T, {"unit": "USD"}, column="fee_usd", author="a", time=elk.day(2.65))
     sm.annotate(cat, T, {"description": "Discount lines; money in dollars."}, author="a", time=elk.day(2.7))
-    elk.overwrite(T, {**rows, "discount_usd": [round(x * 100, 2) for x in rows["discount_usd"]]}, at=4)
+    moved = {"discount_usd": [round(x * 100, 2) for x in rows["discount_usd"]]}
+    if second_money_column == "moved":
+        moved["fee_usd"] = [round(x * 100, 2) for x in rows["fee_usd"]]
+    elk.overwrite(T, {**rows, **moved}, at=4)
     [desc] = [f for f in _data(cat, T, elk.day(4)) if f.annotation == "table.description"]
-    if second_money_column:
+    if second_money_column == "kept":
         assert desc.fixes == [Fix(action="investigate", params={"columns": ["discount_usd"]})]
         return
     assert desc.fixes == [Fix(action="reword_unit", params={"column": "discount_usd", "old": "dollars", "new": "cents"})]
