@@ -260,9 +260,9 @@ def zone_loaded(t: Table, ann: Annotation, anns: list[Annotation],
         when = ", ".join(f"vid {v} ({day_of(tt)})" for v, tt, _n in loads)
         out.append(finding(ann, f"{t.name}.{col}", "unit_drift", "suspect",
                            f"{off} of the {rows} row(s) of {col!r} loaded at {when} fall in hours of the day "
-                           f"that hold {share:.1%} of the earlier rows; moved {h:+g} h they follow the earlier "
-                           f"rows' pattern: they look written in another time zone; check which zone those "
-                           f"loads wrote", [v for v, _t, _n in loads], [tt for _v, tt, _n in loads],
+                           f"that hold {share:.1%} of the earlier rows: they sit {h:+g} h off the earlier rows' "
+                           f"pattern (moved {-h:+g} h they follow it) and look written in another time zone; check "
+                           f"which zone those loads wrote", [v for v, _t, _n in loads], [tt for _v, tt, _n in loads],
                            values={"column": col, "shift_hours": h, "loads": [v for v, _t, _n in loads],
                                    "rows": rows, "off_pattern": off, "pattern_share": round(share, 4)},
                            fixes=[make_fix("investigate", columns=[col])],
