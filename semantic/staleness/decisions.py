@@ -54,7 +54,7 @@ def _looks_only(f: Finding) -> bool:
 # Any other repair may be listed for any annotation its finding is about.
 REWRITES: dict[str, tuple[str, ...]] = {
     "set_keys": ("table.grain",),
-    "filter": ("table.grain", "relationship"),
+    "filter": ("table.grain", "relationship", "metric"),
     "join_on": ("relationship",),
     "relate_to": ("relationship",),
     "update_unit": ("column.unit", "metric"),

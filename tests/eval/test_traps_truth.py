@@ -682,11 +682,15 @@ def test_versions_written_with_a_key_the_joined_table_lacks_make_the_join_from_t
     if enum:
         k.ann(ORD, {"enum": ["placed", "shipped", "returned"]}, column="status")
     k.relate(ORD, STATUSES, [("status", "status")])
+    k.metric(ORD, "orders", "count(*)")
     g, tr = _drawn(cat, spark, k, "grain_scd2")
     rel = next((src, a.key) for src, a in g.view.relationships() if src == ORD)
     assert (rel in false(tr)) is not enum
     if not enum:
         assert tr.fixes[f"{rel[0]}|{rel[1]}"] is None
+    # a metric counting every row counts versions now: a person says, or it keeps the current rows
+    assert metric(g.view, ORD, "orders") in false(tr)
+    assert tr.fixes[f"{ORD}|metric.orders"] == [None, {"action": "filter", "params": {"table": ORD, "column": "is_current"}}]
 
 
 def test_a_day_loaded_again_whose_keys_were_unmatched_already_leaves_the_join_from_it_true(cat, tmp_path, spark):
