@@ -1669,6 +1669,29 @@ def test_re_runs_of_the_last_day_hide_no_stopped_feed_and_control(elk):
     assert sm.staleness(cat, DIM, now=elk.day(16.7)) == []
 
 
+@pytest.mark.parametrize("rerun", ["no_rows", "rebuilt"])
+def test_loads_of_no_rows_after_a_single_load_are_no_new_data_and_control(elk, rerun):
+    """A table loaded once (its history), then committed twice by a job that writes no rows (a re-run of
+    its latest day finding nothing new, its files left as they were): the SLA is judged from the one load
+    (failed before: a history under four commits counted every commit as a load, the SLA was never
+    missed; a held-out TPC-DS inventory). Control: the table rebuilt as it was, its files rewritten: a
+    dimension that did not change is loaded."""
+    from catalog_core.stats import op
+
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("kind", "string")], at=0, rows={"id": [1, 2], "kind": ["a", "b"]})
+    sm.annotate(cat, DIM, {"freshness_sla": "P2D"}, author="a", time=elk.day(0.5))
+    for d in (2, 4):
+        if rerun == "rebuilt":
+            elk.overwrite(DIM, {"id": [1, 2], "kind": ["a", "b"]}, at=d)
+            continue
+        with cat.transaction(author="etl", message="re-run (no new rows)", time=elk.at(d)) as txn:
+            txn.merge(elk.path(DIM), {"stats": {"last_data_commit": {"vid": op("commit_vid", 0),
+                                                                     "time": op("commit_time", 0.0)}}})
+    got = [(x.reason, x.annotation) for x in sm.staleness(cat, DIM, now=elk.day(4.5), merge=False)]
+    assert got == ([("freshness_sla_missed", "table.freshness_sla")] if rerun == "no_rows" else [])
+
+
 def test_a_relationship_into_a_key_that_now_repeats_and_control(elk):
     """keys_joins: the related table's key repeats by its statistics (a day loaded twice: more rows
     than the key's range holds), so a many-to-one relationship into it is violated at metadata
