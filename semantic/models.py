@@ -306,7 +306,8 @@ class Fix(BaseModel):
                                             frequent new value of the rows that held `old`), values: the
                                             column's distinct values now (the enum to write); `keep`: the
                                             older rows still hold `old` (the new loads spell it `new`): a
-                                            metric's filter tests both
+                                            metric's filter tests both (`table`: the joined table whose
+                                            column it is)
       set_keys {keys}                       the rows are unique on these columns now (the grain's new keys)
       remove {column}                       the column was dropped and none took its place: its annotation (or a
                                             relationship joining from it) describes nothing the table holds and

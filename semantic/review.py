@@ -725,7 +725,7 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
             # the new spelling in the new loads, the old one in the older rows: the filter tests both
             text = str(v["filter"])
             for a, b in vm.items():
-                text = _widened(text, vcol, a, b, f"the filter of {ann.key}", table)
+                text = _widened(text, vcol, a, b, f"the filter of {ann.key}", str(p.get("table") or table))
             return _Write(kind="metric", key=ann.key, value={**v, "filter": text}, columns=_columns_after(ann, {}, cols))
         if ann.kind == "metric" and vm:
             nv = dict(v)

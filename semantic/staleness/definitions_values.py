@@ -724,8 +724,9 @@ def _replaced_finding(t: Table, ann: Annotation, tbl: Table, col: str, got: Repl
     the same value (`Replaced.same`), gets `value_map` keeping the old spelling (the filter tests both:
     the older rows still hold the old one), else `investigate`."""
     old, new, n, share, left = got.old, got.new, got.rows_since, got.share, got.left
-    fix = make_fix("value_map", column=col, map={old: new}, keep=True) \
-        if ann.kind == "metric" and got.same and tbl.name == t.name else make_fix("investigate", columns=[col])
+    joined = {} if tbl.name == t.name else {"table": tbl.name}  # a joined table's column (`fct_orders.status`)
+    fix = make_fix("value_map", column=col, map={old: new}, keep=True, **joined) \
+        if ann.kind == "metric" and got.same else make_fix("investigate", columns=[col])
     held = f"hold no {old!r}" if not left else f"hold {left} {old!r} where {share * n:.0f} were expected"
     return finding(ann, t.name, reason, "suspect",
                    f"{said}; the {n} rows of {tbl.name} loaded since {new!r} first appeared {held} (it was "
