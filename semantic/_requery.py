@@ -214,8 +214,10 @@ def requeried(cat: CatalogAPI, f: Finding, ann: Annotation, action: str, params:
         if _answer(cat, new_sql, at, ann.key) != then:
             raise ReviewRefusedError(f"{ann.key}: asked of {params.get('table')} when it first loaded (vid {at}), the "
                                      f"query does not answer what it answered of {params.get('replaced')} then: the "
-                                     "new table does not hold the rows it asks about. Rewrite it by hand and verify "
-                                     "it (verify_query), or dismiss the finding", why="answer_moved",
+                                     "new table holds other rows for what it asks (fewer, the old table's days it "
+                                     "lacks; or more, the rows loaded since, which a question over every day counts). "
+                                     "Rewrite it by hand and verify it (verify_query), or dismiss the finding",
+                                     why="answer_moved",
                                      annotation=ann.key, sql=new_sql)
     elif _answer(cat, new_sql, at, ann.key) != _answer(cat, sql, at - 1, ann.key):
         raise ReviewRefusedError(f"{ann.key}: rewritten for the change at vid {at}, the query does not answer what "
