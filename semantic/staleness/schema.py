@@ -455,8 +455,9 @@ def table_level(t: Table, ann: Annotation, anns: list[Annotation] | None = None)
 
 def column_prose(t: Table, ann: Annotation) -> list[Finding]:
     """A column's prose (its description...) that names another column of its table by a name a
-    schema change after it renamed or dropped (the rule table prose is read by: `prose_names`, a
-    plain-word name only code-quoted or qualified). The column's own name is `column_fate`'s (its
+    schema change after it renamed or dropped (the rules table prose is read by, `names_columns`: a
+    renamed one by `prose_names`, a plain-word name only code-quoted or qualified; a dropped one as
+    any identifier, or its name said in words). The column's own name is `column_fate`'s (its
     annotations follow its field id). A rename: `column_renamed`, the text to rewrite with the new
     name (`investigate`: the review cannot rewrite prose); a drop: `column_dropped`, no fix. A column
     dropped and re-added under its name with another type (`retyped`) is no drop: prose says what the
@@ -476,8 +477,12 @@ def column_prose(t: Table, ann: Annotation) -> list[Finding]:
             if old.lower() in own or old.lower() in seen:
                 continue
             name = next((c.name for c in list(ch.before.values()) + list(ch.dropped) if c.name.lower() == old), old)
-            if not prose_names(text, name, t.name) and \
-                    (new is not None or not phrase_names(text, name, [c.name for c in ch.before.values()])):
+            # a drop takes away what the column held, so any mention of it as an identifier counts (a plain
+            # word too: "in the period and region" once `region` is dropped), as table prose reads it
+            # (`names_columns`); a rename keeps it, so only its old name used as a name (`prose_names`)
+            hit = prose_names(text, name, t.name) if new is not None else \
+                names(text, name) or phrase_names(text, name, [c.name for c in ch.before.values()])
+            if not hit:
                 continue
             seen.add(old.lower())
             when = f"at vid {ch.vid} ({day_of(ch.time)})"
