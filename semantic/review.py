@@ -538,6 +538,14 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
     tobj = require_table(cat, table, vid)
     cols = [c.name for c in columns_of(tobj.value)]
     if fix is not None and fix.action == "successor":
+        if ann is not None and ann.key == "table.not_for_reporting" and isinstance(ann.value, dict):
+            # the table to report from instead, no longer kept: its successor in its place in the list
+            old, new = str(f.evidence.values.get("use_instead") or ""), str(fix.params["table"])
+            have = [str(x) for x in ann.value.get("use_instead") or []]
+            if old not in have:
+                raise _no_fix(f, f.annotation, f"its use_instead does not name {old!r}")
+            return _Write(kind="table", key=ann.key,
+                          value={**ann.value, "use_instead": list(dict.fromkeys(new if x == old else x for x in have))})
         if ann is not None and ann.key == "table.deprecated" and isinstance(ann.value, dict):
             # a deprecation whose successor moved on: the same deprecation, pointing at the table kept now
             return _Write(kind="table", key="table.deprecated", value={**ann.value, "replaced_by": fix.params["table"]})

@@ -1295,6 +1295,8 @@ class Generator:
         tr.falsify(tt.prose_pointing_to(self.view, t.name), {"action": "repoint", "params": {"table": new_name}})
         # deprecations sending their readers to it now send them to a table no longer kept
         tr.falsify(tt.deprecations_naming(self.view, t.name), {"action": "successor", "params": {"table": new_name}})
+        # tables not for reporting that send their readers to it: the table to report from is the new one
+        tr.falsify(tt.use_instead_naming(self.view, t.name), {"action": "successor", "params": {"table": new_name}})
         df = self.read(t.name).localCheckpoint()
         vid = self.bridge.write(df, new_name, partition_by=t.partition or None, mode="overwrite", author=AUTHOR,
                                 message=f"new table {new_name} (replaces {t.name})", time=self.tick(),

@@ -36,7 +36,8 @@ of tables or keys:
   when it names the column's unit in words prose uses for it ("money in dollars": `names_unit`);
 - a table replaced beside: the deprecation it lacks (`table.deprecated`, an absent claim the change calls
   for; its description still says what its rows are), the deprecations of other tables that name it as
-  their successor (`deprecations_naming`); its verified queries asked of it alone
+  their successor (`deprecations_naming`), the tables not for reporting that send their readers to it
+  (`use_instead_naming`); its verified queries asked of it alone
   (`Generator.replacement_beside`: their answer leaves out the rows the successor gets, though it did not
   move);
 - a table that stops getting new data: its freshness SLA claim is false once the check clock passes the
@@ -51,7 +52,7 @@ from typing import Any
 
 __all__ = ["column_texts", "value_texts", "complete_set_texts", "grain_texts", "sla_state", "sql_columns",
            "metrics_through", "prose_names", "queries_showing", "names_unit", "unit_of", "every_version_metrics",
-           "join_prose", "deprecations_naming", "says_zone", "instruction_texts"]
+           "join_prose", "deprecations_naming", "use_instead_naming", "says_zone", "instruction_texts"]
 
 PROSE_FIELDS = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
 VALUE_LIST_FIELDS = ("enum", "sample_values", "labels")
@@ -581,6 +582,15 @@ def deprecations_naming(view: Any, table: str) -> list[tuple[str, str]]:
     return sorted((u, a.key) for u, tu in view.tables.items() if u != table and not _copy_of(view, tu, table)
                   for a in tu.anns
                   if a.key == "table.deprecated" and isinstance(a.value, dict) and a.value.get("replaced_by") == table)
+
+
+def use_instead_naming(view: Any, table: str) -> list[tuple[str, str]]:
+    """The tables not for reporting whose `use_instead` sends their readers to `table`: once `table` is itself
+    replaced, they send readers to a table no longer kept (the table to report from is its successor)."""
+    return sorted((u, a.key) for u, tu in view.tables.items() if u != table
+                  for a in tu.anns
+                  if a.key == "table.not_for_reporting" and isinstance(a.value, dict)
+                  and table in (a.value.get("use_instead") or []))
 
 
 _POINTING = ("use ", "instead", "replaced by", "superseded by", "successor", "prefer", "switch to", "migrate",

@@ -66,6 +66,7 @@ from semantic.staleness.replacement_deprecation import (
     deprecated_measured,
     prose_pointing,
     replaced_beside,
+    use_instead_pointing,
 )
 from semantic.staleness.row_relations import relation_broken
 from semantic.staleness.schema import column_findings, column_prose, prose_elsewhere, table_level
@@ -201,6 +202,10 @@ CHECKS: list[Check] = [
     Check("prose_pointing", "replacement_deprecation", "metadata", ("replaced_by_missing",),
           ("annotation_text", "catalog_tables", "load_log"), ("repoint", "investigate"),
           lambda e, a: prose_pointing(e.t, a), _field("table", "description", "instructions")),
+    # a table not for reporting sending its readers to one no longer kept (`use_instead`)
+    Check("use_instead_pointing", "replacement_deprecation", "metadata", ("replaced_by_missing",),
+          ("annotation_text", "catalog_tables", "load_log"), ("successor", "investigate"),
+          lambda e, a: use_instead_pointing(e.t, a), _field("table", "not_for_reporting")),
     Check("column_fate", "schema", "metadata",
           ("column_dropped", "column_renamed", "column_type_changed", "unit_drift"),
           ("schema_history", "column_stats"), ("rename", "remove", "investigate"),

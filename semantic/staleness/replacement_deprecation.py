@@ -241,6 +241,35 @@ def prose_pointing(t: Table, ann: Annotation) -> list[Finding]:
     return []
 
 
+def use_instead_pointing(t: Table, ann: Annotation) -> list[Finding]:
+    """A table not for reporting whose `use_instead` sends readers to a table that is itself no longer kept
+    (`_successor_of`: deprecated in favour of another, or replaced beside): the table to report from is its
+    successor now. `replaced_by_missing` with `successor` (the review writes it in the list in place of the
+    old one) when the successor spans this table's period (`_covers`, as a deprecation's chain is followed),
+    else suspect with `investigate` (the successor holds none of its days). One finding, of the first such
+    table (the round-17 cryptic tester's eight staging and extract tables still sending readers to a table
+    replaced beside, while their deprecations were repointed)."""
+    val = ann.value if isinstance(ann.value, dict) else {}
+    for rb in [str(x) for x in val.get("use_instead") or [] if isinstance(x, str)]:
+        if rb == t.name or rb not in t.ctx.tables():
+            continue
+        moved = _successor_of(t.ctx, rb)
+        if moved is None:
+            continue
+        nxt, why, status, cause = moved
+        if _covers(t, nxt):
+            return [finding(ann, t.name, "replaced_by_missing", status,
+                            f"use_instead names {rb}, which is no longer kept: {why}", [t.ctx.vid],
+                            values={"use_instead": rb, "now": nxt}, suggestion=f"use {nxt} instead",
+                            fixes=[make_fix("successor", table=nxt)], cause=cause)]
+        return [finding(ann, t.name, "replaced_by_missing", "suspect",
+                        f"use_instead names {rb}, which is no longer kept: {why}; but {nxt} holds none of the days "
+                        f"{t.name} holds: check where its readers should go", [t.ctx.vid],
+                        values={"use_instead": rb, "now": nxt, "covers": False},
+                        fixes=[make_fix("investigate", columns=[])], cause=cause)]
+    return []
+
+
 def _successor_of(ctx: Context, name: str) -> tuple[str, str, str, str | None] | None:
     """Where the readers of `name` should go now, when `name` itself is no longer kept: (the table, why,
     status, cause) from its own deprecation's successor, or from a replacement written beside it

@@ -427,6 +427,21 @@ def test_a_table_replaced_makes_false_the_deprecations_sending_readers_to_it(cat
     assert tt.deprecations_naming(v, MART) == []
 
 
+def test_a_table_replaced_makes_false_the_tables_not_for_reporting_sending_readers_to_it(cat, tmp_path, tt):
+    """A staging copy not for reporting, `use_instead: [orders]`: once orders is replaced, it sends its readers
+    to a table no longer kept, whether or not it holds orders' rows (the table to report from is the live one;
+    the round-17 cryptic tester's eight staging and extract tables). One naming another table is not."""
+    k = Tiny(cat, tmp_path)
+    stg = "acme.core.orders_stg"
+    k.lk.table(stg, [("order_id", "bigint"), ("status", "string"), ("net_cents", "bigint")], at=10.4,
+               rows={"order_id": [1], "status": ["placed"], "net_cents": [100]})
+    k.ann(stg, {"not_for_reporting": {"reason": "staging copy", "use_instead": [ORD]}})
+    k.ann(MART, {"not_for_reporting": {"reason": "rebuilt nightly", "use_instead": [LINES]}})
+    v = k.view()
+    assert tt.use_instead_naming(v, ORD) == [key(v, stg, "not_for_reporting")]
+    assert tt.use_instead_naming(v, MART) == []
+
+
 @pytest.mark.parametrize("text,says", [("Payment attempts; times in UTC", True), ("attempted_at is when", True),
                                        ("Payment attempts, one to three per order", False)])
 def test_a_table_description_claims_a_zone_only_when_it_says_one_or_names_the_column(tt, text, says):

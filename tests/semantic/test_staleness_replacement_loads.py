@@ -371,6 +371,41 @@ def test_a_metric_on_a_table_replaced_beside_points_to_its_successor(elk):
     assert not it.acceptable and it.refused == "no_fix"
 
 
+@pytest.mark.parametrize("backfill", [True, False])
+def test_a_table_not_for_reporting_sending_readers_to_a_table_replaced_since(elk, backfill):
+    """A staging copy of the payments table is not for reporting, `use_instead: [payments]`; the payments
+    table stops and a new one takes its loads: the staging table sends its readers to a table no longer
+    kept: replaced_by_missing with the successor, which accept writes into the list (failed before: nothing,
+    while the deprecations naming the table were repointed; the round-17 cryptic tester's eight staging and
+    extract tables). Control: the new table began after the staging table's days (no backfill): suspect,
+    `investigate`. And a table not for reporting pointing at a table still loaded: nothing."""
+    cat = elk.cat
+    stg, other_stg = "acme.core.payments_stg", "acme.core.visits_stg"
+
+    def stage() -> None:
+        elk.table(stg, PCOLS, at=0.6, rows=_payments(1))
+        elk.table(other_stg, [("visit_date", "date"), ("minutes", "int")], at=0.6,
+                  rows={"visit_date": ["2024-11-12"], "minutes": [3]})
+        sm.annotate(cat, stg, {"not_for_reporting": {"reason": "staging copy", "use_instead": [PAY]}}, author="a",
+                    time=elk.day(0.7))
+        sm.annotate(cat, other_stg, {"not_for_reporting": {"reason": "staging copy", "use_instead": [OTHER]}},
+                    author="a", time=elk.day(0.75))
+
+    _paid_then_moved(elk, stage, backfill=backfill)
+    got = [f for f in sm.staleness(cat, stg, now=elk.day(33.5), merge=False) if f.annotation == "table.not_for_reporting"]
+    assert [f for f in sm.staleness(cat, other_stg, now=elk.day(33.5), merge=False)] == []
+    if not backfill:
+        assert [(f.reason, f.status, f.fixes) for f in got] == [
+            ("replaced_by_missing", "suspect", [Fix(action="investigate", params={"columns": []})])]
+        return
+    assert [(f.reason, f.fixes) for f in got] == [("replaced_by_missing", [Fix(action="successor",
+                                                                                params={"table": PAY_V2})])]
+    [it] = [i for i in sm.review_items(cat, stg, now=elk.day(33.5)).items if i.annotation == "table.not_for_reporting"]
+    sm.accept(cat, it, author="ann", now=elk.day(33.5), time=elk.day(33.6))
+    nfr = next(a for a in sm.read_annotations(cat, stg) if a.key == "table.not_for_reporting")
+    assert nfr.value == {"reason": "staging copy", "use_instead": [PAY_V2]}
+
+
 def test_a_metric_stays_when_the_successor_does_not_hold_the_old_tables_days(elk):
     """Control of the move above: the successor began on the day the old table stopped, holding none of its
     earlier days: the metric moved there would lose them, so accepting its item writes the deprecation alone,
