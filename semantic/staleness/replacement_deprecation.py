@@ -248,13 +248,15 @@ def use_instead_pointing(t: Table, ann: Annotation) -> list[Finding]:
     old one) when the successor spans this table's period (`_covers`, as a deprecation's chain is followed),
     else suspect with `investigate` (the successor holds none of its days). One finding, of the first such
     table (the round-17 cryptic tester's eight staging and extract tables still sending readers to a table
-    replaced beside, while their deprecations were repointed)."""
+    replaced beside, while their deprecations were repointed). Not when the claim was written knowing it
+    (`_written_knowing`: after the deprecation, or after the successor's first load): no change made it
+    false since (the cryptic lake's staging copy of a legacy table deprecated before it was written)."""
     val = ann.value if isinstance(ann.value, dict) else {}
     for rb in [str(x) for x in val.get("use_instead") or [] if isinstance(x, str)]:
         if rb == t.name or rb not in t.ctx.tables():
             continue
         moved = _successor_of(t.ctx, rb)
-        if moved is None:
+        if moved is None or _written_knowing(t.ctx, ann, rb, moved[0]):
             continue
         nxt, why, status, cause = moved
         if _covers(t, nxt):
@@ -268,6 +270,17 @@ def use_instead_pointing(t: Table, ann: Annotation) -> list[Finding]:
                         values={"use_instead": rb, "now": nxt, "covers": False},
                         fixes=[make_fix("investigate", columns=[])], cause=cause)]
     return []
+
+
+def _written_knowing(ctx: Context, ann: Annotation, name: str, nxt: str) -> bool:
+    """Was `ann` written after `name` stopped being kept: after its deprecation was written, or (replaced
+    beside) after its successor `nxt` first loaded?"""
+    basis = ann.provenance.basis.vid or 0
+    dep = next((a for a in ctx.annotations(name) if a.key == "table.deprecated"), None)
+    if dep is not None:
+        return (dep.vid or 0) <= basis
+    o = get_table(ctx, nxt, {})
+    return o is not None and bool(o.tl.data_commits) and o.tl.data_commits[0][0] <= basis
 
 
 def _successor_of(ctx: Context, name: str) -> tuple[str, str, str, str | None] | None:
