@@ -40,6 +40,7 @@ from semantic.staleness.keys_joins import is_join_prose, join_prose
 from semantic.staleness.loads_freshness import Clock, due_index
 from semantic.staleness.registry import (
     Env,
+    catalog_wide_claims,
     catalog_wide_reasons,
     clock_checks,
     replaced_at_data,
@@ -265,11 +266,13 @@ def _with_catalog_wide(ctx: Context, name: str, carried: list[Finding],
     the dependency rule covers what one table's annotations name, not the whole catalog."""
     wide = catalog_wide_reasons()
     t = get_table(ctx, name, {} if tables is None else tables)
-    if t is None or not wide:
+    if t is None:
         return carried
     anns = ctx.annotations(name)
-    fresh = undismissed(run_catalog_wide(Env(ctx, t, anns, {} if tables is None else tables)), anns)
-    return [f for f in carried if f.reason not in wide] + fresh
+    env = Env(ctx, t, anns, {} if tables is None else tables)
+    claims = catalog_wide_claims(env)
+    fresh = undismissed(run_catalog_wide(env), anns)
+    return [f for f in carried if f.reason not in wide and (f.annotation, f.reason) not in claims] + fresh
 
 
 def _remember(ctx: Context, name: str, depth: str, found: list[Finding]) -> None:

