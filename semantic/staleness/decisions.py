@@ -80,6 +80,9 @@ def holds_for(x: Fix, f: Finding) -> bool:
     about no annotation: any)."""
     kinds = ("metric",) if x.action == "value_map" and x.params.get("keep") else REWRITES.get(x.action)
     keys = f.annotations or ([f.annotation] if f.annotation else [])
+    if x.action == "remove" and any(k.startswith("column.") for k in keys) and \
+            not f.target.lower().endswith("." + str(x.params.get("column") or "").lower()):
+        return False  # the dropped column's own annotations go, not another column's text naming it
     return kinds is None or all(_claim(k) in kinds or f"{_claim(k).split('.')[0]}.*" in kinds for k in keys)
 
 
