@@ -658,8 +658,7 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
             # tester's preferred customers, counting every version)
             name = str(p["column"])
             name = name if re.fullmatch(r"[A-Za-z_]\w*", name) else '"' + name.replace('"', '""') + '"'
-            cond = name + ("" if p.get("value") is None else
-                                                        f" = {_bounded.literals([str(p['value'])])}")
+            cond = name if p.get("value") is None else f"{name} = {_bounded.literals([str(p['value'])])}"
             old = str(v.get("filter") or "")
             return _Write(kind="metric", key=ann.key, value={**v, "filter": f"({old}) AND {cond}" if old else cond},
                           columns=_columns_after(ann, {}, cols))

@@ -65,7 +65,6 @@ REWRITES: dict[str, tuple[str, ...]] = {
     "update_range": ("table.description", "column.description"),
     "repoint": ("table.description", "table.instructions", "verified_query"),
 }
-# a value map keeping the old spelling (`keep`: the older rows hold it) rewrites a metric's filter only
 
 
 def _claim(key: str) -> str:
@@ -77,7 +76,9 @@ def _claim(key: str) -> str:
 
 def holds_for(x: Fix, f: Finding) -> bool:
     """Whether repair `x` can rewrite every annotation finding `f` is about (`REWRITES`; a finding
-    about no annotation: any)."""
+    about no annotation: any). A value map keeping the old spelling (`keep`: the older rows hold it)
+    rewrites a metric's filter only; a dropped column's `remove` its own annotations only (the finding's
+    target is that column), never another column's text naming it."""
     kinds = ("metric",) if x.action == "value_map" and x.params.get("keep") else REWRITES.get(x.action)
     keys = f.annotations or ([f.annotation] if f.annotation else [])
     if x.action == "remove" and any(k.startswith("column.") for k in keys) and \
