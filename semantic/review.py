@@ -370,7 +370,8 @@ def _widened(text: str, column: str, old: str, new: str, what: str, table: str) 
                 node.set("expressions", [*node.expressions, exp.Literal.string(new)])
                 hit = True
             continue
-        col, lit = (node.left, node.right) if is_old(node.right) else (node.right, node.left)
+        left, right = node.this, node.expression
+        col, lit = (left, right) if is_old(right) else (right, left)
         if not (is_old(lit) and names_column(col)):
             continue
         both = exp.In(this=col.copy(), expressions=[exp.Literal.string(old), exp.Literal.string(new)])

@@ -116,7 +116,8 @@ class Trap:
     loads: int = 1
     writer: str = "spark"          # spark | engine | iceberg | none (the change writes nothing)
 
-    def falsify(self, keys: list[tuple[str, str]], fix: dict[str, Any] | list[dict[str, Any]] | None = None) -> None:
+    def falsify(self, keys: list[tuple[str, str]],
+                fix: dict[str, Any] | list[dict[str, Any] | None] | None = None) -> None:
         """The annotations `keys` made false, and the repair they take (`fix`; a list: equivalent repairs,
         any of which is right, `score.fix_matches`)."""
         for t, k in keys:

@@ -679,7 +679,7 @@ def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck:
             return None
         _basis, then, now = got
         listed = _listed(tbl, col) | set(known or ())
-        found: list[tuple[tuple[int, float], str, str, int, float, int]] = []
+        found: list[tuple[tuple[int, float], str, str, int, float, int, int, bool, float]] = []
         for new in sorted(now - then - listed):
             lo = duck.sql(f"SELECT min({n}) FROM {tq} WHERE CAST({q} AS VARCHAR) = {literals([new])}")[0][0]
             if lo is None:
@@ -714,7 +714,8 @@ def replaced_in_loads(tbl: Table, col: str, values: list[str], since: int, duck:
         return None
     first = next(o for o in values if any(f[1] == o for f in found))  # the first value, in the order given
     _rank, old, new, total_a, share, left, took, alike, expected = min(f for f in found if f[1] == first)
-    return Replaced(old, new, total_a, share, left, took, alike or SAME_SHARE[0] * expected <= took <= SAME_SHARE[1] * expected)
+    same = alike or SAME_SHARE[0] * expected <= took <= SAME_SHARE[1] * expected
+    return Replaced(old, new, total_a, share, left, took, same)
 
 
 def _replaced_finding(t: Table, ann: Annotation, tbl: Table, col: str, got: Replaced,

@@ -2039,10 +2039,10 @@ def is_unit_prose(f: Finding) -> bool:
     return f.annotation == "table.description" and f.reason == "unit_drift" and "word" in f.evidence.values
 
 
-def _all_moved(t: Table, found: list[Finding], cols: set[str], col: str, factor: float) -> bool:
+def _all_moved(t: Table, found: list[Finding], cols: set[str], col: str, factor: float | None) -> bool:
     """Did every column of `cols` (lower case; `col` among them) move by `factor`, each under its name (no
     rename), by a repair of a unit_drift finding of its own (`_moved_factor`)?"""
-    if col.lower() not in cols:
+    if factor is None or col.lower() not in cols:
         return False
     for c in cols:
         mine = [g for g in found if g.reason == "unit_drift" and g.target.lower() == f"{t.name}.{c}".lower()]
