@@ -136,6 +136,12 @@ def unit_claim(t: Table, a: Annotation, f: Finding, anns: Iterable[Annotation] =
     if "scale_exp" not in ev and not (isinstance(factor, int | float) and factor > 0
                                       and abs(math.log10(factor)) >= math.log10(UNIT_CHANGE)):
         return True
+    return states_unit(a, anns, a.column_id)
+
+
+def states_unit(a: Annotation, anns: Iterable[Annotation], column_id: int | None) -> bool:
+    """Does the text of `a` state a unit or a scale (`semantic.units.names_a_unit`), or name the unit the
+    `unit` annotation (among `anns`, the table's) of column `column_id` gives?"""
     units = [str(u.value).strip().lower() for u in anns if u.kind == "column" and u.field == "unit"
-             and u.column_id == a.column_id and isinstance(u.value, str) and u.value.strip()]
+             and u.column_id == column_id and isinstance(u.value, str) and u.value.strip()]
     return any(names_a_unit(x) or any(names_unit(x, u) for u in units) for x in strings_of(a.value))

@@ -24,6 +24,7 @@ from semantic.staleness.core import (
     day_of,
     declared_keys,
     duck_at,
+    files_at,
     finding,
     get_table,
     load_at,
@@ -240,7 +241,7 @@ def new_data(ctx: Context, name: str, tl: Timeline) -> list[tuple[int, float]]:
         prior = dc[max(1, cut - 8):cut]
         if len(dc) >= 4 and prior and sum(1 for v, _ in prior if not same(v)) >= CHANGING * len(prior):
             out = dc[:cut]
-        elif len(dc) < 4 and all(_wrote_nothing(ctx, obj.path, v) for v, _ in dc[cut:]):
+        elif len(dc) < 4 and all(_wrote_nothing(ctx, name, v) for v, _ in dc[cut:]):
             # too short a history to know its loads: only commits that wrote no file at all (a load of no
             # rows) are no new data (a held-out TPC-DS inventory, loaded once, then re-run with no new rows:
             # its SLA was left unflagged); a table rebuilt as it was is loaded (a dimension that did not change)
@@ -249,20 +250,9 @@ def new_data(ctx: Context, name: str, tl: Timeline) -> list[tuple[int, float]]:
     return out
 
 
-def _wrote_nothing(ctx: Context, path: str, vid: int) -> bool:
-    """Did the commit at `vid` leave the table's files (at every partition level) as they were?"""
-    def files(v: int) -> set[str]:
-        out, todo = set(), [path]
-        while todo:
-            for o in ctx.cat.children(todo.pop(), vid=v):
-                kind = o.value.get("obj_type")
-                if kind == "file":
-                    out.add(str(o.value.get("path")))
-                elif kind == "partition":
-                    todo.append(o.path)
-        return out
-
-    return files(vid) == files(vid - 1)
+def _wrote_nothing(ctx: Context, name: str, vid: int) -> bool:
+    """Did the commit at `vid` leave the table's files as they were (`files_at`, before and after it)?"""
+    return {f.path for f in files_at(ctx, name, vid)} == {f.path for f in files_at(ctx, name, vid - 1)}
 
 
 def time_due(ctx: Context, name: str, anns: list[Annotation]) -> float | None:

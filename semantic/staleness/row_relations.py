@@ -28,7 +28,7 @@ from catalog_core.errors import CatalogError
 from catalog_core.model import parse_time
 from semantic.history import type_family
 from semantic.models import Annotation, Finding
-from semantic.staleness.claim_rules import phrase_names
+from semantic.staleness.claim_rules import phrase_names, states_unit
 from semantic.staleness.core import (
     KEY_SUFFIXES,
     Duck,
@@ -408,17 +408,6 @@ def _unit_step(factor: object) -> bool:
     return abs(k) >= 0.99 and abs(k - round(k)) < 0.01
 
 
-def _states_unit(t: Table, ann: Annotation, col: str) -> bool:
-    """Does the description `ann` state a unit or scale, or name the unit `col`'s own unit annotation gives?"""
-    from semantic.staleness.claim_rules import strings_of
-    from semantic.units import names_a_unit, names_unit
-
-    cur = t.col(col)
-    units = [str(a.value).strip().lower() for a in t.ctx.annotations(t.name) if a.kind == "column" and a.field == "unit"
-             and cur is not None and a.column_id == cur.id and isinstance(a.value, str) and a.value.strip()]
-    return any(names_a_unit(x) or any(names_unit(x, u) for u in units) for x in strings_of(ann.value))
-
-
 def relation_broken(t: Table, ann: Annotation, anns: list[Annotation], duck: Duck) -> list[Finding]:
     """definitions, data: the rows loaded since the claim's basis broke arithmetic a measure held with
     its row's other measures (`broken_relation`): the column means something else in them (a tax
@@ -440,7 +429,9 @@ def relation_broken(t: Table, ann: Annotation, anns: list[Annotation], duck: Duc
         if answer_of(t.ctx, sql, basis) == answer_of(t.ctx, sql, t.ctx.vid):
             return []  # its answer did not move: the rows that mean something else do not enter it (a past period)
     col = got["column"]
-    if _unit_step(got.get("factor")) and ann.field == "description" and not _states_unit(t, ann, col):
+    cur = t.col(col)
+    if _unit_step(got.get("factor")) and ann.field == "description" and cur is not None \
+            and not states_unit(ann, anns, cur.id):
         return []  # x10^k of what the relation gives: a unit, which the unit checks tell; a text naming none holds
     since = t.tl.data_after(basis)
     return [finding(ann, f"{t.name}.{col}", "unit_drift", "suspect",
