@@ -24,12 +24,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import catalog_core as cc
 from catalog_core.api import CatalogAPI
 from catalog_core.errors import CatalogError, InvalidValueError
 from semantic import _sql
 from semantic._tables import columns_of, require_table
-from semantic.annotations import VERIFY_ROW_LIMIT, fingerprint, sql_tables
+from semantic.annotations import VERIFY_ROW_LIMIT, answer_of, sql_tables
 from semantic.errors import ReviewRefusedError
 from semantic.models import Annotation, Finding
 from semantic.staleness.definitions import change_vid
@@ -160,17 +159,17 @@ def repointed_sql(sql: str, replaced: str, table: str) -> str:
 
 
 def _answer(cat: CatalogAPI, sql: str, vid: int, key: str) -> str:
-    """The fingerprint of `sql`'s rows at `vid` (bounded as `verify_query` runs it)."""
+    """The fingerprint of `sql`'s rows at `vid` (`answer_of`: bounded as `verify_query` runs it)."""
     try:
-        res = cc.run_sql(cat, sql, snapshot=vid, limit=VERIFY_ROW_LIMIT)
+        fp = answer_of(cat, sql, vid)
     except CatalogError as e:
         raise ReviewRefusedError(f"{key}: the rewritten query does not run at vid {vid} "
                                  f"({e.message.splitlines()[0][:200]}); rewrite it by hand and verify it",
                                  why="sql_error", annotation=key) from None
-    if res.truncated:
+    if fp is None:
         raise ReviewRefusedError(f"{key}: the query returns more than {VERIFY_ROW_LIMIT} rows at vid {vid}; verify "
                                  "an aggregate", why="limit", annotation=key)
-    return fingerprint(res.rows)
+    return fp
 
 
 def requeried(cat: CatalogAPI, f: Finding, ann: Annotation, action: str, params: dict[str, Any],

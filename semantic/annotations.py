@@ -615,6 +615,13 @@ def sql_tables(cat: CatalogAPI, sql: str, vid: int) -> tuple[list[str], set[str]
     return list(found), cols
 
 
+def answer_of(cat: CatalogAPI, sql: str, vid: int) -> str | None:
+    """The fingerprint of `sql`'s rows at `vid`, run as a verified query is (at most VERIFY_ROW_LIMIT
+    rows); None when it returns more. A query that does not run raises its CatalogError."""
+    res = cc.run_sql(cat, sql, snapshot=vid, limit=VERIFY_ROW_LIMIT)
+    return None if res.truncated else fingerprint(res.rows)
+
+
 def verify_query(cat: CatalogAPI, question: str, sql: str, *, author: str, source: str = "human",
                  confidence: float = 1.0, note: str | None = None, time: float | str | None = None) -> int:
     """Run `sql` at the current snapshot; if it runs, store it with its result fingerprint as a
@@ -627,13 +634,12 @@ def verify_query(cat: CatalogAPI, question: str, sql: str, *, author: str, sourc
     vid = cat.resolve(None)
     tables, colnames = sql_tables(cat, sql, vid)
     try:
-        res = cc.run_sql(cat, sql, snapshot=vid, limit=VERIFY_ROW_LIMIT)
+        fp = answer_of(cat, sql, vid)
     except CatalogError as e:
         raise VerifiedQueryError(f"the query does not run at vid {vid}: {e.message}; fix it before verifying it",
                                  vid=vid) from None
-    if res.truncated:
+    if fp is None:
         raise VerifiedQueryError(f"the query returns more than {VERIFY_ROW_LIMIT} rows; verify an aggregate")
-    fp = fingerprint(res.rows)
     qid = hashlib.sha1(f"{question.strip()}\n{sql.strip()}".encode()).hexdigest()[:12]
     value = {"question": question.strip(), "sql": sql.strip(), "verified_by": author, "verified_at_vid": vid,
              "result_fingerprint": fp, "tables": tables}

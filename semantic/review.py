@@ -318,6 +318,17 @@ def _repointed(f: Finding, ann: Annotation | None, old: str, new: str, replaced:
     return _Write(kind="table", key=ann.key, value=pat.sub(new, text), successor=(replaced, table))
 
 
+def _names_column(node: Any, column: str, table: str) -> bool:
+    """Is `node` a reference to `column` of `table`: unqualified, or qualified by any trailing part of the
+    table's dotted name (a joined table's column of the same name is not)."""
+    from sqlglot import exp
+
+    if not isinstance(node, exp.Column) or node.name.lower() != column.lower():
+        return False
+    qual = ".".join(p.name for p in node.parts[:-1]).lower()
+    return not qual or qual in {".".join(table.lower().split(".")[i:]) for i in range(table.count(".") + 1)}
+
+
 def _rescaled(text: str, column: str, factor: float, what: str, table: str) -> str:
     """SQL `text` (a metric's expression or filter) with every unqualified or table-qualified reference to
     `column` read on the values as they were before they moved by `factor`: `(column / factor)` (`* 1/factor`
@@ -327,10 +338,8 @@ def _rescaled(text: str, column: str, factor: float, what: str, table: str) -> s
 
     tree = _sql.parse_fragment(text, what)
     hit = False
-    forms = {".".join(table.lower().split(".")[i:]) for i in range(table.count(".") + 1)}
     for c in list(tree.find_all(exp.Column)):
-        qual = ".".join(p.name for p in c.parts[:-1]).lower()
-        if c.name.lower() != column.lower() or (qual and qual not in forms):
+        if not _names_column(c, column, table):
             continue  # another column, or a joined table's column of that name
         hit = True
         if factor >= 1:
@@ -353,11 +362,9 @@ def _widened(text: str, column: str, old: str, new: str, what: str, table: str) 
     from sqlglot import exp
 
     tree = _sql.parse_fragment(text, what)
-    forms = {".".join(table.lower().split(".")[i:]) for i in range(table.count(".") + 1)}
 
     def names_column(node: Any) -> bool:
-        qual = ".".join(p.name for p in node.parts[:-1]).lower() if isinstance(node, exp.Column) else ""
-        return isinstance(node, exp.Column) and node.name.lower() == column.lower() and (not qual or qual in forms)
+        return _names_column(node, column, table)
 
     def is_old(node: Any) -> bool:
         return isinstance(node, exp.Literal) and node.is_string and node.this == old
