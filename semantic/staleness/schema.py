@@ -420,13 +420,19 @@ def table_level(t: Table, ann: Annotation, anns: list[Annotation] | None = None)
                          if x) or "types changed"
         c0 = chs[0]
         kind = "versions" if versioning(c0.added) else "grain" if len(c0.added) > len(c0.dropped) else "schema"
-        # one column renamed, which the text names, and nothing else: in place (the review rewrites the
-        # name), or dropped and added in one commit with matching statistics (`rename_map`), with the
-        # scale its values moved by (the review rewrites no prose across a scale: a person does, told
-        # the new name and the scale)
+        # one column the text names renamed, and nothing added or dropped: in place (the review rewrites
+        # the name; other columns renamed beside it that the text does not name leave it as it is: a
+        # rename changes a name, not what a column holds), or dropped and added in one commit with
+        # matching statistics (`rename_map`), with the scale its values moved by (the review rewrites no
+        # prose across a scale: a person does, told the new name and the scale)
         moved: list[tuple[str, str, int]] = []
-        if len(renamed) == 1 and not added and not dropped:
-            moved = [(renamed[0][0], renamed[0][1], 0)]
+        if renamed and not added and not dropped:
+            # each name it says followed through every rename since (a later one the text does not touch
+            # is not among `chs`: a -> b, then b -> c, is a -> c)
+            later = [(was.name, c.name) for ch in t.tl.changes_after(b.vid) for i, c in ch.after.items()
+                     if (was := ch.before.get(i)) is not None and was.name.lower() != c.name.lower()]
+            now = _chained(later)
+            moved = [(o, now.get(o, n), 0) for o, n in _chained(renamed).items()]
         elif not renamed and len(chs) == 1 and len(added) == 1 and len(dropped) == 1:
             moved = [(o, n, k or 0) for o, (n, k, _c) in rename_map(t, c0).items()]
         said = [(o, n, k) for o, n, k in moved if prose_names(str(ann.value or ""), o, t.name)]
@@ -450,6 +456,15 @@ def table_level(t: Table, ann: Annotation, anns: list[Annotation] | None = None)
                                 f"{len(chs)} schema change(s), {len(data)} load(s)",
                                 [v for v, _ in data[-1:]] or [t.obj.vid], [tt for _, tt in data[-1:]],
                                 {"basis_rows": b.row_count, "rows": rows, "schema_changes": len(chs)}))
+    return out
+
+
+def _chained(renamed: list[tuple[str, str]]) -> dict[str, str]:
+    """Renames in commit order, each column's first name -> its name now (a -> b, then b -> c: a -> c)."""
+    out: dict[str, str] = {}
+    for o, n in renamed:
+        first = next((k for k, v in out.items() if v.lower() == o.lower()), None)
+        out[first if first is not None else o] = n
     return out
 
 

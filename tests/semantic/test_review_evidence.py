@@ -559,3 +559,34 @@ def test_prose_naming_a_renamed_column_is_rewritten_by_accept_and_controls(elk):
     elk.evolve(T, rename={"order_status": "st", "amount_cents": "amt_cents"}, at=2)
     [f] = [i for i in items(cat, elk.day(2)) if i.annotation == "table.description"]
     assert f.reason == "schema_changed" and not [x for x in f.fixes if x.action == "rename"]
+
+
+def test_a_table_text_naming_one_of_several_renamed_columns_gets_its_rename(elk):
+    """Two columns renamed in one commit, the table's description naming one of them: `rename` for that one,
+    which accept writes, leaving the rest of the text (failed before: no fix, since any second rename beside
+    it withheld the fix; a TPC-DS tester's web_returns "dated by wr_returned_date" beside a renamed money
+    column). A column renamed twice since the text was written gets the name it has now (a -> b -> c:
+    `rename {a, c}`). Control: a text naming both renamed columns still gets no fix (one name per fix)."""
+    cat = elk.cat
+    elk.table(T, [("order_id", "bigint"), ("placed_date", "date"), ("amount", "bigint")], at=0,
+              rows={"order_id": [1, 2, 3], "placed_date": ["2025-01-01"] * 3, "amount": [100, 200, 300]})
+    sm.annotate(cat, T, {"description": "Orders, dated by placed_date; money in dollars"}, author="a",
+                time=elk.day(0.5))
+    elk.evolve(T, rename={"placed_date": "order_date", "amount": "amount_usd"}, at=1)
+    now = elk.day(1)
+    [f] = [i for i in items(cat, now) if i.annotation == "table.description"]
+    assert f.fixes == [Fix(action="rename", params={"old": "placed_date", "new": "order_date", "scale": 0})], f
+    sm.accept(cat, f.id, author="ann", now=now, time=elk.day(1.1))
+    assert by_key(cat)["table.description"].value == "Orders, dated by order_date; money in dollars"
+    # renamed twice after the text: the name now
+    sm.annotate(cat, T, {"description": "Orders, dated by order_date"}, author="a", time=elk.day(1.5))
+    elk.evolve(T, rename={"order_date": "odate"}, at=2)
+    elk.evolve(T, rename={"odate": "ordered_on"}, at=3)
+    [f] = [i for i in items(cat, elk.day(3)) if i.annotation == "table.description"]
+    assert f.fixes == [Fix(action="rename", params={"old": "order_date", "new": "ordered_on", "scale": 0})], f
+    # control: both renamed columns named: no fix
+    sm.annotate(cat, T, {"description": "Orders, dated by ordered_on, amount_usd in dollars"}, author="a",
+                time=elk.day(3.5))
+    elk.evolve(T, rename={"ordered_on": "d", "amount_usd": "usd"}, at=4)
+    [f] = [i for i in items(cat, elk.day(4)) if i.annotation == "table.description"]
+    assert f.reason == "schema_changed" and not [x for x in f.fixes if x.action == "rename"], f
