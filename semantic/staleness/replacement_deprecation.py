@@ -256,7 +256,7 @@ def use_instead_pointing(t: Table, ann: Annotation) -> list[Finding]:
         if rb == t.name or rb not in t.ctx.tables():
             continue
         moved = _successor_of(t.ctx, rb)
-        if moved is None or _written_knowing(t.ctx, ann, rb, moved[0]):
+        if moved is None or _written_knowing(t.ctx, ann, rb):
             continue
         nxt, why, status, cause = moved
         if _covers(t, nxt):
@@ -272,21 +272,47 @@ def use_instead_pointing(t: Table, ann: Annotation) -> list[Finding]:
     return []
 
 
-def _written_knowing(ctx: Context, ann: Annotation, name: str, nxt: str) -> bool:
+def _written_knowing(ctx: Context, ann: Annotation, name: str) -> bool:
     """Was `ann` written after `name` stopped being kept: after its deprecation was written, or (replaced
-    beside) after its successor `nxt` first loaded?"""
+    beside) after its successor (`_next_of`, the first step) first loaded?"""
     basis = ann.provenance.basis.vid or 0
     dep = next((a for a in ctx.annotations(name) if a.key == "table.deprecated"), None)
     if dep is not None:
         return (dep.vid or 0) <= basis
-    o = get_table(ctx, nxt, {})
+    step = _next_of(ctx, name)
+    o = get_table(ctx, step[0], {}) if step is not None else None
     return o is not None and bool(o.tl.data_commits) and o.tl.data_commits[0][0] <= basis
+
+
+CHAIN_HOPS = 5  # successors of successors followed, at most
 
 
 def _successor_of(ctx: Context, name: str) -> tuple[str, str, str, str | None] | None:
     """Where the readers of `name` should go now, when `name` itself is no longer kept: (the table, why,
-    status, cause) from its own deprecation's successor, or from a replacement written beside it
-    (`replaced_beside`, its successor finding); None when it is kept."""
+    status, cause), each step from a table's own deprecation's successor or from a replacement written
+    beside it (`_next_of`), followed until a table kept now (a legacy table deprecated in favour of one
+    replaced since: the replacement; the round-18 cryptic tester's `stg_vbap_t` was sent one step, to a
+    table replaced in the same run). Stale only when every step is; the cause of the latest step that has
+    one. None when `name` is kept."""
+    got = _next_of(ctx, name)
+    if got is None:
+        return None
+    nxt, why, status, cause = got
+    seen = {name, nxt}
+    for _ in range(CHAIN_HOPS):
+        more = _next_of(ctx, nxt)
+        if more is None or more[0] in seen:
+            break
+        nxt, why2, status2, cause2 = more
+        seen.add(nxt)
+        why, cause = f"{why}; {why2}", cause2 or cause
+        status = "stale" if status == status2 == "stale" else "suspect"
+    return nxt, why, status, cause
+
+
+def _next_of(ctx: Context, name: str) -> tuple[str, str, str, str | None] | None:
+    """One step of `_successor_of`: `name`'s own deprecation's successor, else the successor of a
+    replacement written beside it (`replaced_beside`); None when it is kept."""
     tables: dict[str, Table | None] = {}
     u = get_table(ctx, name, tables)
     if u is None:

@@ -575,3 +575,36 @@ def test_a_table_loaded_in_bursts_replaced_beside_by_the_interval_its_sla_promis
         # its SLA, a promise of loads it no longer gets, goes with the decision (failed before: kept; the
         # round-16 TPC-DS tester's catalog_returns, deprecated by accept with its PT26H left)
         assert "table.freshness_sla" not in {a.key for a in sm.read_annotations(cat, OLD)}
+
+
+def test_a_pointer_followed_through_a_chain_names_the_table_kept_now(elk):
+    """A staging table's `use_instead` names a legacy table, deprecated after the note in favour of the
+    payments table, which is then replaced beside by PAY_V2: the table to report from is PAY_V2, not the
+    payments table the deprecation names (failed before: `successor` PAY, one step along the chain, which
+    accept-all wrote in the same run that deprecated PAY: a false write on the round-18 cryptic tester's
+    copy, `stg_vbap_t` sent to `mkpf_h` as `mkpf_h` was replaced by `mkpf_n`). Control: before the
+    replacement, the chain ends at the payments table, kept then."""
+    cat = elk.cat
+    legacy, stg = "acme.core.payments_legacy", "acme.core.payments_legacy_stg"
+
+    def deprecate() -> None:
+        for name, col in ((legacy, "total"), (stg, "staged_total")):
+            elk.table(name, [("paid_on", "date"), (col, "decimal(14,2)")], at=0.6,
+                      rows={"paid_on": ["2024-12-12"], col: [9999.5]})
+        sm.annotate(cat, stg, {"not_for_reporting": {"reason": "staging copy", "use_instead": [legacy]}}, author="a",
+                    time=elk.day(0.65))
+        sm.annotate(cat, legacy, {"deprecated": {"reason": "moved to payments", "replaced_by": PAY}}, author="a",
+                    time=elk.day(0.7))
+        got = [f for f in sm.staleness(cat, stg, now=elk.day(0.8), merge=False) if f.reason == "replaced_by_missing"]
+        assert [f.fixes for f in got] == [[Fix(action="successor", params={"table": PAY})]]  # control: PAY kept
+
+    _paid_then_moved(elk, deprecate)
+    [f] = [f for f in sm.staleness(cat, stg, now=elk.day(33.5), merge=False) if f.reason == "replaced_by_missing"]
+    assert f.fixes == [Fix(action="successor", params={"table": PAY_V2})], f
+    assert f.evidence.values["now"] == PAY_V2 and PAY in f.message and legacy in f.message
+    sm.scan(cat, author="steward", now=elk.day(33.5), time=elk.day(33.55))
+    sm.accept_all(cat, author="ann", now=elk.day(33.55), time=elk.day(33.6))
+    nfr = next(a for a in sm.read_annotations(cat, stg) if a.key == "table.not_for_reporting")
+    assert nfr.value["use_instead"] == [PAY_V2]
+    dep = next(a for a in sm.read_annotations(cat, legacy) if a.key == "table.deprecated")
+    assert dep.value["replaced_by"] == PAY_V2
