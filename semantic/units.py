@@ -31,7 +31,8 @@ _FAMILIES: dict[str, dict[str, tuple[float, tuple[str, ...]]]] = {
              "hours": (3600.0, ("h", "hr", "hrs", "hour")),
              "days": (86400.0, ("d", "day")),
              "weeks": (604800.0, ("wk", "wks", "week"))},
-    "dollars": {"cents": (0.01, ("cent",)), "dollars": (1.0, ("dollar",))},
+    "dollars": {"cents": (0.01, ("cent",)), "dollars": (1.0, ("dollar",)),
+                "thousands of dollars": (1e3, ("thousand dollars",)), "millions of dollars": (1e6, ("million dollars",))},
     "usd": {"usd_cents": (0.01, ()), "usd": (1.0, ()), "usd_thousands": (1000.0, ("kusd",))},
     "eur": {"eur_cents": (0.01, ()), "eur": (1.0, ()), "eur_thousands": (1000.0, ("keur",))},
     "mass": {"milligrams": (1e-3, ("mg", "milligram")), "grams": (1.0, ("g", "gram")),
@@ -132,6 +133,8 @@ def _full_words() -> dict[str, tuple[str, bool]]:
         for name in units:
             if re.fullmatch(r"[a-z]+s", name):
                 out[name], out[name[:-1]] = (name, True), (name, False)
+            elif re.fullmatch(r"[a-z]+s( [a-z]+)+s", name):  # "thousands of dollars": said for a plural only
+                out[name] = (name, True)
     return out
 
 
@@ -157,8 +160,8 @@ def reworded(text: object, factor: float) -> tuple[str, str, str] | None:
     old = m.group(0)
     unit, plural = _FULL_WORDS[old.lower()]
     new_unit = unit_after(unit, factor)
-    if new_unit is None or new_unit not in _FULL_WORDS:
-        return None
+    if new_unit is None or new_unit not in _FULL_WORDS or (" " in new_unit and not plural):
+        return None  # "dollar amounts" in thousands: a person rewrites it
     new = new_unit if plural else new_unit[:-1]
     new = new.capitalize() if old[0].isupper() else new
     return old, new, s[:m.start()] + new + s[m.end():]

@@ -146,6 +146,32 @@ def test_the_table_description_naming_the_one_money_columns_unit_is_reworded(elk
         "Discount lines; money in cents."
 
 
+def test_a_table_description_in_dollars_over_bounds_restated_in_thousands_is_reworded(elk):
+    """Both money columns of a table (lower and upper bounds, unit USD) restated x10^-3 in place: the
+    table's description "in dollars" says "in thousands of dollars" (`reword_unit`), which accept writes
+    (failed before: `investigate`, no unit word for dollars x1000; the round-18 TPC-DS tester's income
+    bands, whose units took `usd_thousands`)."""
+    cat = elk.cat
+    bands = "acme.core.income_band"
+    lo = [10000 * i for i in range(20)]
+    rows = {"band_id": list(range(1, 21)), "lower_bound": lo, "upper_bound": [x + 10000 for x in lo]}
+    elk.table(bands, [("band_id", "bigint"), ("lower_bound", "bigint"), ("upper_bound", "bigint")], at=0, rows=rows)
+    for c in ("lower_bound", "upper_bound"):
+        sm.annotate(cat, bands, {"unit": "USD"}, column=c, author="a", time=elk.day(0.5))
+    sm.annotate(cat, bands, {"description": "Yearly income bands in dollars (lower and upper bound)."}, author="a",
+                time=elk.day(0.6))
+    elk.overwrite(bands, {**rows, "lower_bound": [x // 1000 for x in rows["lower_bound"]],
+                          "upper_bound": [x // 1000 for x in rows["upper_bound"]]}, at=1)
+    want = [Fix(action="reword_unit", params={"column": "lower_bound", "old": "dollars", "new": "thousands of dollars"})]
+    for got in (sm.staleness(cat, bands, now=elk.day(1), merge=False), _data(cat, bands, elk.day(1))):
+        assert [f.fixes for f in got if f.annotation == "table.description"] == [want]
+    sm.scan(cat, author="steward", now=elk.day(1), time=elk.day(1.1))
+    [it] = [i for i in sm.review_items(cat, bands, now=elk.day(1.1)).items if i.annotation == "table.description"]
+    sm.accept(cat, it, author="ann", now=elk.day(1.1), time=elk.day(1.2))
+    assert next(a for a in sm.read_annotations(cat, bands) if a.key == "table.description").value == \
+        "Yearly income bands in thousands of dollars (lower and upper bound)."
+
+
 def test_the_table_description_naming_a_drifted_unit_and_a_range_since_exceeded(elk):
     """The same description also documents a date range that a later load exceeds: both changes make it
     false, and each is said (failed before: the range's finding alone, the unit's was dropped as the
