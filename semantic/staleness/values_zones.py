@@ -345,16 +345,7 @@ def offsets_shifted(t: Table, col: str, basis: int) -> tuple[str, int, int, int,
     basis = load_at(t, basis)
     ctx = t.ctx
     if not t.kept_files(basis, ctx.vid):
-        # rewritten since the claim (a compaction, a restatement: `zone_rewritten` reads a rewrite itself):
-        # the rows as the latest rewrite left them are the earlier rows, the loads after it are read (failed
-        # before: nothing read once any file of the claim's time was gone, found reading the round-18 cryptic
-        # tester's order times, which stay missed: the lake's own loads before them already held such offsets)
-        ref = _kept_from(t, after)
-        if ref is None:
-            return None
-        basis, after = ref, [x for x in after if x[0] > ref]
-        if not after:
-            return None
+        return None
     partners = [c.name for c in t.cols.values() if c.name.lower() != col.lower()
                 and fine_family(c.type) in ("timestamp", "date")][:OFFSET_PARTNERS]
 
@@ -386,17 +377,6 @@ def offsets_shifted(t: Table, col: str, basis: int) -> tuple[str, int, int, int,
         if got is not None:
             return other, got[0], got[1], sum(since.values()), list(after[-ZONE_LOADS:])
     return None
-
-
-def _kept_from(t: Table, after: list[tuple[int, float]]) -> int | None:
-    """The earliest of the latest ZONE_LOADS + 1 data commits (`after`) whose files the table still holds
-    (`kept_files`: only appends since it); None when none before the latest is."""
-    now, got = t.ctx.vid, None
-    for v, _tt in reversed(after[-ZONE_LOADS - 1:-1]):
-        if not t.kept_files(v, now):
-            break
-        got = v
-    return got
 
 
 def zone_offsets(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Finding]:

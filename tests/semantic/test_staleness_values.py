@@ -652,31 +652,21 @@ def test_a_load_of_thousands_of_rows_is_judged_for_a_zone_shift():
     assert day_shift(pattern, [x * 5 for x in pattern]) is None
 
 
-@pytest.mark.parametrize("rewritten", [False, True])
-def test_a_time_column_with_no_pattern_of_the_day_is_judged_by_its_rows_date(elk, rewritten):
+def test_a_time_column_with_no_pattern_of_the_day_is_judged_by_its_rows_date(elk):
     """Orders spread over the whole day (no pattern of the day: `zone_loaded` sees nothing) and a load
     moved -5 h: the time of day alone shows nothing, but every earlier order's time fell on its row's
     date `d` (0 to 24 hours after its midnight) and five hours of the load's orders now fall on the day
     before: the times moved against their own rows' date (`zone_offsets`; before session 28 this test
-    was a control saying nothing could be seen). So too when the table was rewritten as it was after the
-    claim (a compaction, a re-run: the loads after it are read; failed before: nothing read once any file of
-    the claim's time was gone).
-    Control: an ordinary whole-day load."""
+    was a control saying nothing could be seen). Control: an ordinary whole-day load."""
     import random
 
     rng = random.Random(8)
     cat = elk.cat
     elk.table(T, [("d", "date"), ("order_id", "bigint"), ("order_ts", "timestamp")], partition_by=["d"], at=0)
-    held: dict[str, list] = {"d": [], "order_id": [], "order_ts": []}
     for day in range(1, 11):
-        rows = _orders_day(day, rng, hours=(0, 24))
-        elk.append(T, rows, at=day)
-        for k in held:
-            held[k] += rows[k]
+        elk.append(T, _orders_day(day, rng, hours=(0, 24)), at=day)
     sm.annotate(cat, T, {"description": "when the order was placed, UTC"}, column="order_ts", author="a",
                 time=elk.day(10.5))
-    if rewritten:
-        elk.overwrite(T, held, at=10.7)
     elk.append(T, _orders_day(11, rng, hours=(0, 24)), at=11)
     assert _data(cat, T, elk.day(11)) == []  # an ordinary load
     v = elk.append(T, _orders_day(12, rng, shift=-5.0, hours=(0, 24)), at=12)
