@@ -602,7 +602,8 @@ def _metric_over_repeats(ctx: Context, t: Table, a: Annotation, grain: Annotatio
     chs = t.tl.changes_after(grain.provenance.basis.vid)
     return [finding(a, t.name, "grain_violated", "suspect",
                     f"{dup[0]} key value(s) of ({', '.join(keys)}) repeat now, e.g. {dup[1]}, and none did when "
-                    f"{when}: it aggregates every row, the repeated ones too; check the loads that repeated them", [ctx.vid, last], values={"duplicate_keys": dup[0], "example": str(dup[1])},
+                    f"{when}: it aggregates every row, the repeated ones too; check the loads that repeated them",
+                    [ctx.vid, last], values={"duplicate_keys": dup[0], "example": str(dup[1])},
                     fixes=[make_fix("investigate", columns=keys)],
                     cause=cause_of("grain", t.name, chs[0].vid) if chs else None)]
 
