@@ -28,7 +28,7 @@ from catalog_core.api import CatalogAPI
 from catalog_core.errors import CatalogError, InvalidValueError
 from semantic import _sql
 from semantic._tables import columns_of, require_table
-from semantic.annotations import VERIFY_ROW_LIMIT, answer_of, sql_tables
+from semantic.annotations import VERIFY_ROW_LIMIT, sql_tables, verified_answer
 from semantic.errors import ReviewRefusedError
 from semantic.models import Annotation, Finding
 from semantic.staleness.definitions import change_vid
@@ -159,9 +159,9 @@ def repointed_sql(sql: str, replaced: str, table: str) -> str:
 
 
 def _answer(cat: CatalogAPI, sql: str, vid: int, key: str) -> str:
-    """The fingerprint of `sql`'s rows at `vid` (`answer_of`: bounded as `verify_query` runs it)."""
+    """The fingerprint of `sql`'s rows at `vid` (`verified_answer`: bounded as `verify_query` runs it)."""
     try:
-        fp = answer_of(cat, sql, vid)
+        fp = verified_answer(cat, sql, vid)
     except CatalogError as e:
         raise ReviewRefusedError(f"{key}: the rewritten query does not run at vid {vid} "
                                  f"({e.message.splitlines()[0][:200]}); rewrite it by hand and verify it",

@@ -66,7 +66,7 @@ from semantic.models import (
 )
 
 __all__ = ["annotate", "verify_query", "new_annotation", "write_annotations", "read_annotations",
-           "read_catalog_annotations", "basis_of", "check_provenance", "fingerprint", "sql_tables", "table_refs",
+           "read_catalog_annotations", "basis_of", "check_provenance", "fingerprint", "verified_answer", "sql_tables", "table_refs",
            "parse_duration", "SOURCES", "PROPOSAL_PREFIX", "as_proposals"]
 
 SOURCES: tuple[str, ...] = Source.__args__  # type: ignore[attr-defined]
@@ -615,7 +615,7 @@ def sql_tables(cat: CatalogAPI, sql: str, vid: int) -> tuple[list[str], set[str]
     return list(found), cols
 
 
-def answer_of(cat: CatalogAPI, sql: str, vid: int) -> str | None:
+def verified_answer(cat: CatalogAPI, sql: str, vid: int) -> str | None:
     """The fingerprint of `sql`'s rows at `vid`, run as a verified query is (at most VERIFY_ROW_LIMIT
     rows); None when it returns more. A query that does not run raises its CatalogError."""
     res = cc.run_sql(cat, sql, snapshot=vid, limit=VERIFY_ROW_LIMIT)
@@ -634,7 +634,7 @@ def verify_query(cat: CatalogAPI, question: str, sql: str, *, author: str, sourc
     vid = cat.resolve(None)
     tables, colnames = sql_tables(cat, sql, vid)
     try:
-        fp = answer_of(cat, sql, vid)
+        fp = verified_answer(cat, sql, vid)
     except CatalogError as e:
         raise VerifiedQueryError(f"the query does not run at vid {vid}: {e.message}; fix it before verifying it",
                                  vid=vid) from None

@@ -206,8 +206,7 @@ def _verified(cat: CatalogAPI, plan: Plan, vid: int, queries: Any, logical: dict
     import sqlglot
     from sqlglot import exp
 
-    import catalog_core as cc
-    from semantic.annotations import VERIFY_ROW_LIMIT, fingerprint, sql_tables
+    from semantic.annotations import VERIFY_ROW_LIMIT, sql_tables, verified_answer
 
     if not isinstance(queries, list):
         raise InterchangeError(file, "verified_queries", "must be a list")
@@ -240,17 +239,17 @@ def _verified(cat: CatalogAPI, plan: Plan, vid: int, queries: Any, logical: dict
         sql = tree.sql(dialect="duckdb")
         try:
             tables, _cols = sql_tables(cat, sql, vid)
-            res = cc.run_sql(cat, sql, snapshot=vid, limit=VERIFY_ROW_LIMIT)
+            fp = verified_answer(cat, sql, vid)
         except CatalogError as e:
             plan.skip(label, place, f"it does not run here: {e.message}")
             continue
-        if res.truncated:
+        if fp is None:
             plan.skip(label, place, f"it returns more than {VERIFY_ROW_LIMIT} rows")
             continue
         question = str(q["question"]).strip()
         qid = hashlib.sha1(f"{question}\n{sql.strip()}".encode()).hexdigest()[:12]
         value = {"question": question, "sql": sql.strip(), "verified_by": str(q.get("verified_by") or plan.author),
-                 "verified_at_vid": vid, "result_fingerprint": fingerprint(res.rows), "tables": tables}
+                 "verified_at_vid": vid, "result_fingerprint": fp, "tables": tables}
         from semantic.annotations import read_annotations
 
         prior = next((a.value for a in read_annotations(cat, tables[0], vid) if a.key == f"verified_query.{qid}"), None)
