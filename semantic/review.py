@@ -63,6 +63,7 @@ from semantic.guard import check_annotation
 from semantic.history import Context
 from semantic.models import Annotation, Finding, Fix, Metric, MetricView, Provenance
 from semantic.staleness import finding_id, instructions, staleness, undismissed
+from semantic.staleness.claim_rules import name_forms
 from semantic.staleness.core import day_of, metric_names
 from semantic.staleness.documented_ranges import documented_ranges, with_range, within
 from semantic.staleness.incremental import affected, changes_since
@@ -326,7 +327,7 @@ def _names_column(node: Any, column: str, table: str) -> bool:
     if not isinstance(node, exp.Column) or node.name.lower() != column.lower():
         return False
     qual = ".".join(p.name for p in node.parts[:-1]).lower()
-    return not qual or qual in {".".join(table.lower().split(".")[i:]) for i in range(table.count(".") + 1)}
+    return not qual or qual in name_forms(table)
 
 
 def _rescaled(text: str, column: str, factor: float, what: str, table: str) -> str:
@@ -363,23 +364,20 @@ def _widened(text: str, column: str, old: str, new: str, what: str, table: str) 
 
     tree = _sql.parse_fragment(text, what)
 
-    def names_column(node: Any) -> bool:
-        return _names_column(node, column, table)
-
     def is_old(node: Any) -> bool:
         return isinstance(node, exp.Literal) and node.is_string and node.this == old
 
     hit = False
     for node in list(tree.find_all(exp.EQ, exp.NEQ, exp.In)):
         if isinstance(node, exp.In):
-            if names_column(node.this) and any(is_old(x) for x in node.expressions) \
+            if _names_column(node.this, column, table) and any(is_old(x) for x in node.expressions) \
                     and not any(isinstance(x, exp.Literal) and x.this == new for x in node.expressions):
                 node.set("expressions", [*node.expressions, exp.Literal.string(new)])
                 hit = True
             continue
         left, right = node.this, node.expression
         col, lit = (left, right) if is_old(right) else (right, left)
-        if not (is_old(lit) and names_column(col)):
+        if not (is_old(lit) and _names_column(col, column, table)):
             continue
         both = exp.In(this=col.copy(), expressions=[exp.Literal.string(old), exp.Literal.string(new)])
         repl = both if isinstance(node, exp.EQ) else exp.Not(this=both)
@@ -428,7 +426,7 @@ def _rename_prose(text: str, old: str, new: str, table: str) -> str:
     detector reads prose (`claim_rules.prose_names`): as an identifier (not inside a longer one),
     unqualified or qualified by the table's name (or a trailing part of it), a plain-word name (`status`)
     only code-quoted or qualified, since a plain word is prose too. Everything else is kept as written."""
-    forms = {".".join(table.lower().split(".")[i:]) for i in range(table.count(".") + 1)}
+    forms = name_forms(table)
     plain = re.fullmatch(r"[A-Za-z]+", old) is not None
     pat = re.compile(rf"(?<![A-Za-z0-9_.])((?:[A-Za-z0-9_]+\.)*)({re.escape(old)})(?![A-Za-z0-9_])(?!\.[A-Za-z_])",
                      re.IGNORECASE)

@@ -52,13 +52,19 @@ def strings_of(v: object) -> list[str]:
     return []
 
 
+def name_forms(table: str) -> set[str]:
+    """How a qualified name may name `table` (lower case): its full dotted name and each trailing part
+    (`acme.core.orders`, `core.orders`, `orders`)."""
+    return {".".join(table.lower().split(".")[i:]) for i in range(table.count(".") + 1)}
+
+
 def prose_names(text: str, column: str, table: str) -> bool:
     """Whether prose on `table` names its column `column`: as an identifier (not inside a longer one),
     qualified by the table's name (or a trailing part of it) or unqualified; a plain-word name (letters
     only) unqualified only when code-quoted. (eval/traps/truth.py reads prose by the same rule with code of
     its own, on purpose: the generator's truth must not share the detector's code, or one bug would hide
     in both.)"""
-    forms = {".".join(table.lower().split(".")[i:]) for i in range(table.count(".") + 1)}
+    forms = name_forms(table)
     plain = re.fullmatch(r"[A-Za-z]+", column) is not None
     pat = re.compile(rf"(?<![A-Za-z0-9_.])((?:[A-Za-z0-9_]+\.)*)({re.escape(column)})(?![A-Za-z0-9_])(?!\.[A-Za-z_])",
                      re.IGNORECASE)
