@@ -1189,6 +1189,7 @@ class Generator:
         g = t.ann("table.grain")
         tr.falsify([(t.name, g.key)], None)
         tr.falsify(tt.grain_texts(self.view, t.name), None)  # "one row per ..." prose beside the grain
+        tr.falsify(tt.current_state_texts(self.view, t.name), None)  # "with their current address"
         # the grain is per key and version now; or, read through is_current, still per key
         tr.fixes[f"{t.name}|{g.key}"] = [{"action": "set_keys", "params": {"keys": t.grain_keys() + ["valid_from"]}},
                                          {"action": "filter", "params": {"table": t.name, "column": "is_current"}}]

@@ -21,7 +21,7 @@ of tables or keys:
   not when one to one to a new code (a respelling: the label moves with the code);
 - a value added: the enum and every text listing the complete set of values (`complete_set_texts`);
   sample values are examples, not the set: not made false by a new value;
-- a grain change: the grain and every "one row per ..." / "unique" prose on the table (`grain_texts`); a
+- a grain change: the grain and every "one row per ..." / "unique" / "sum over ..." prose on the table (`grain_texts`); a
   table that begins keeping versions of its rows (SCD2), becomes a periodic snapshot or takes a load
   twice, also its metrics aggregating every row (`every_version_metrics`: count(*), sum; not a count of
   distinct keys);
@@ -56,7 +56,9 @@ __all__ = ["column_texts", "value_texts", "complete_set_texts", "grain_texts", "
 
 PROSE_FIELDS = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
 VALUE_LIST_FIELDS = ("enum", "sample_values", "labels")
-GRAIN_PROSE = re.compile(r"\bone\s+row\s+(?:per|for|each)\b|\bunique\b|\bone\s+per\b", re.IGNORECASE)
+# prose stating the grain, or saying to add the rows up across a key ("sum over regions for a company total")
+GRAIN_PROSE = re.compile(r"\bone\s+row\s+(?:per|for|each)\b|\bunique\b|\bone\s+per\b"
+                         r"|\b(?:sum(?:med)?|add(?:ed)?\s+up|total(?:led)?)\s+(?:over|across)\b", re.IGNORECASE)
 
 
 def _strings(v: Any) -> list[str]:
@@ -454,6 +456,21 @@ def grain_texts(view: Any, table: str) -> list[tuple[str, str]]:
         if a.field in PROSE_FIELDS and any(GRAIN_PROSE.search(s) for s in _strings(a.value)):
             out.add((table, a.key))
     return sorted(out)
+
+
+# the rows hold each thing's present state ("customers with their current address"), said by a text that
+# speaks of no versions: false once the table keeps past versions beside the current rows
+CURRENT_PROSE = re.compile(r"\b(?:current|currently|latest|most recent|up[- ]to[- ]date)\b", re.IGNORECASE)
+VERSIONS_PROSE = re.compile(r"\bversion|\bhistor|\bscd\b|\bvalid_(?:from|to)\b|\bis_current\b|\bsnapshot",
+                            re.IGNORECASE)
+
+
+def current_state_texts(view: Any, table: str) -> list[tuple[str, str]]:
+    """The table's own prose (its description, instructions) saying its rows hold the present state
+    ("with their current address") and nothing of versions: false once it keeps versions (SCD2)."""
+    t = view.tables[table]
+    return sorted((table, a.key) for a in t.anns if a.kind == "table" and a.field in ("description", "instructions")
+                  and any(CURRENT_PROSE.search(s) and not VERSIONS_PROSE.search(s) for s in _strings(a.value)))
 
 
 def _table_forms(table: str) -> list[str]:

@@ -36,7 +36,7 @@ from semantic.staleness.core import (
     stats_at,
     versioning,
 )
-from semantic.staleness.schema import ROWS_PER, additive, column_findings, names, rename_map
+from semantic.staleness.schema import ROWS_PER, ROWS_SUMMED, additive, column_findings, names, rename_map
 from semantic.staleness.values_units import TRUNCATED_AT_LEAST, bound_alike
 
 
@@ -620,12 +620,14 @@ _ROWS_PER = ROWS_PER
 def description_rows_data(ctx: Context, t: Table, a: Annotation, anns: list[Annotation], duck: Duck,
                           last: int) -> list[Finding]:
     """A description that states the table's grain ("one row per ..."), the table's or a column's (a
-    key column's "one row per customer, customer_id is the key"), while the grain's keys repeat in the
+    key column's "one row per customer, customer_id is the key"), or says to add the rows up across a
+    key ("sum over regions for a company total": `ROWS_SUMMED`), while the grain's keys repeat in the
     data: the text the data contradicts (grain_violated, suspect, no fix: the new text is for a person
     to write), one cause with the grain's finding."""
     text = str(a.value or "").lower()
     grain = next((x for x in anns if x.key == "table.grain"), None)
-    if grain is None or not any(p in text for p in _ROWS_PER):
+    summed = ROWS_SUMMED.search(text) is not None
+    if grain is None or not (summed or any(p in text for p in _ROWS_PER)):
         return []
     keys = grain_keys(t, grain)
     if not keys or any(t.col(k) is None for k in keys):
@@ -638,10 +640,10 @@ def description_rows_data(ctx: Context, t: Table, a: Annotation, anns: list[Anno
     chs = t.tl.changes_after(grain.provenance.basis.vid)
     cause = cause_of("versions", t.name, ch.vid) if ch else cause_of("grain", t.name, chs[0].vid) if chs else None
     target = f"{t.name}.{a.column}" if a.kind == "column" and a.column else t.name
+    said = "adds the rows up across a key" if summed else "states the table's grain"
     return [finding(a, target, "grain_violated", "suspect",
-                     f"the description states the table's grain, but {dup} key value(s) of ({', '.join(keys)}) repeat "
-                     "in the data: check what a row is now", [ctx.vid, last], values={"duplicate_keys": dup},
-                     cause=cause)]
+                     f"the description {said}, but {dup} key value(s) of ({', '.join(keys)}) repeat in the data: "
+                     "check what a row is now", [ctx.vid, last], values={"duplicate_keys": dup}, cause=cause)]
 
 
 def _stats_of(f: Any) -> tuple[int, dict[str, Any]] | None:
@@ -757,12 +759,14 @@ def twin_loads(t: Table, ann: Annotation, anns: list[Annotation]) -> list[Findin
     grain's keys repeat when they name no column that moved (else the copy holds new keys) and the
     statistics show them as values (`_keys_shown`: a grain with keys, no string bound that may be a
     writer's truncation: a routine load that suffixes its string keys records the same cut bounds). For the grain
-    (its keys repeat) and for a table description that states the grain ("one row per ..."):
+    (its keys repeat) and for a table description that states the grain ("one row per ...", "sum over
+    regions"):
     grain_violated, suspect, no fix (which copy to remove is for a person; the data depth counts the
     repeated keys)."""
     grain = ann if ann.key == "table.grain" else next((a for a in anns if a.key == "table.grain"), None)
     if ann.key == "table.description":
-        if grain is None or not any(p in str(ann.value or "").lower() for p in ROWS_PER):
+        text = str(ann.value or "").lower()
+        if grain is None or not (any(p in text for p in ROWS_PER) or ROWS_SUMMED.search(text)):
             return []
     since = int(ann.provenance.basis.vid or 0)
     if not t.tl.data_after(since):

@@ -270,6 +270,15 @@ def renames(ch: SchemaChange, t: Table | None = None) -> dict[str, str]:
 
 
 ROWS_PER = ("row per", "rows per", "row for each", "one row each")  # prose that states a table's grain
+# prose saying to add the rows up across a key ("sum over regions for a company total"): true only while each
+# key has one row, as a grain statement is
+ROWS_SUMMED = re.compile(r"\b(?:sum(?:med)?|add(?:ed)?\s+up|total(?:led)?)\s+(?:over|across)\b", re.IGNORECASE)
+# prose saying the rows hold each thing's present state ("customers with their current address"): one row
+# per thing as it is now, which a table keeping past versions beside it no longer is; unless the text speaks of
+# versions, history or snapshots already (it was written knowing)
+CURRENT_STATE = re.compile(r"\b(?:current|currently|latest|most recent|up[- ]to[- ]date)\b", re.IGNORECASE)
+KNOWS_VERSIONS = re.compile(r"\bversion|\bhistor|\bscd\b|\bvalid_(?:from|to)\b|\bis_current\b|\bsnapshot",
+                            re.IGNORECASE)
 _SELECT_STAR = re.compile(r"\bselect\s+(?:distinct\s+)?(?:[\w\"]+\.)?\*", re.IGNORECASE)
 
 
@@ -353,8 +362,9 @@ def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: 
       mention of it as an identifier counts (SQL names a column as an identifier, always); a change
       of type alone (`retyped`) counts for SQL, not for prose (what the column is survives it);
     - `ch` changed what a row is (`splits_rows`, with `t`): a query's answer (`sql`) always
-      depends on the rows; prose only when it states the grain ("one row per ...") or names an
-      added column;
+      depends on the rows; prose only when it states the grain ("one row per ...", or "sum over
+      regions": `ROWS_SUMMED`) or names an added column, or, `ch` adding versions, says the rows hold the present state (`CURRENT_STATE`:
+      "customers with their current address") and nothing of versions or history;
     - a query selects every column (`SELECT *`) and `ch` added or dropped one;
     - prose (not `sql`), with the table's annotations `anns`: `ch` dropped a column that no other
       claim of the table refers to (no annotation of its own, no grain, relationship, metric or
@@ -386,9 +396,11 @@ def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: 
     if splits_rows(t, ch):
         if sql:
             return True
-        if any(p in low.lower() for p in ROWS_PER) or \
+        if any(p in low.lower() for p in ROWS_PER) or ROWS_SUMMED.search(low) or \
                 any(names(low, c.name) and not of_another_table(t, low, c.name) for c in ch.added):
             return True
+        if versioning(ch.added) and CURRENT_STATE.search(low) and not KNOWS_VERSIONS.search(low):
+            return True  # "with their current address": past versions now sit beside the current rows
     if sql or anns is None:
         return False
     return any(not _referred(c, anns, own) for c in ch.dropped if c.name.lower() not in readded | set(moved))
