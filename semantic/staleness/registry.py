@@ -82,6 +82,7 @@ from semantic.staleness.values_units import (
     scale_restated,
     scale_rewritten,
     scale_shift,
+    sign_flipped,
     unit_drift,
     values_data,
     zone_meta,
@@ -220,6 +221,10 @@ CHECKS: list[Check] = [
           ("update_unit", "investigate"), lambda e, a: scale_shift(e.t, a, e.grain_keys),
           lambda a, e: a.kind == "column" and a.column_id not in e.units and
           a.field in ("description", "sample_values"), fallback=True, fix_rule=unit_fix),
+    # a column's values all of the other sign now (an offset from GMT written as one to GMT)
+    Check("sign_flip", "values_units", "metadata", ("unit_drift",), ("column_stats", "file_stats"), ("investigate",),
+          lambda e, a: sign_flipped(e.t, a, _own_refs(a), e.grain_keys),
+          _field("column", "unit", "description", "sample_values"), fallback=True),
     Check("enum_respelled", "values_units", "metadata", ("values_restated",), ("column_stats", "file_stats"),
           ("value_map",), lambda e, a: enum_respelled(e.ctx, e.t, a, e.anns),
           _field("column", "enum", "sample_values", "labels"), fallback=True),

@@ -176,6 +176,42 @@ def scale_shift(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
     return out
 
 
+def sign_flipped(t: Table, ann: Annotation, refs: list[ColumnRef], keys: set[str]) -> list[Finding]:
+    """A numeric column whose values were all of one sign when the claim was written, and whose latest
+    load holds only values of the other sign, about the same magnitudes (the old range mirrored overlaps
+    the new one): the sign convention changed in place (an offset from GMT written as one to GMT, refunds
+    written positive). Every claim on the column states the old convention (a unit, a description, sample
+    values): unit_drift, stale, `investigate` (what the sign means now is for a person to write; no unit
+    says it). Identifiers and grain keys are left out; a column that held both signs says nothing here."""
+    b = ann.provenance.basis
+    out = []
+    for ref in refs:
+        cur = t.cols.get(ref.id)
+        if cur is None or type_family(cur.type) != "number" or ref.name not in b.stats or \
+                cur.name.lower() in keys or cur.name.lower().endswith(KEY_SUFFIXES):
+            continue
+        old = b.stats[ref.name].model_dump()
+        olo, ohi = num(old.get("min")), num(old.get("max"))
+        new = t.written_since(b.vid).get(cur.name) or {}
+        lo, hi = num(new.get("min")), num(new.get("max"))
+        if None in (lo, hi, olo, ohi):
+            continue
+        assert lo is not None and hi is not None and olo is not None and ohi is not None
+        flipped = (ohi < 0 < lo) or (hi < 0 < olo)
+        if not flipped or max(lo, -ohi) > min(hi, -olo):  # the mirrored old range must meet the new one
+            continue
+        changed = [v for v, _ in t.tl.data_after(b.vid)] or [t.obj.vid]
+        out.append(finding(ann, f"{t.name}.{cur.name}", "unit_drift", "stale",
+                           f"{cur.name!r} held only {'negative' if ohi < 0 else 'positive'} values when this was "
+                           f"written ([{olo}, {ohi}]); the latest load holds only {'positive' if ohi < 0 else 'negative'} "
+                           f"ones ([{lo}, {hi}]), the same magnitudes: its sign convention changed in place",
+                           changed[:1] + changed[-1:], values={"basis_stats": old, "recent_stats": new, "sign": -1},
+                           suggestion=f"check what the sign of {cur.name} means now and rewrite the claim",
+                           fixes=[make_fix("investigate", columns=[cur.name])],
+                           cause=cause_of("sign", t.name, changed[0], cur.name)))
+    return out
+
+
 def enum_meta(t: Table, ann: Annotation) -> list[Finding]:
     allowed = [v for v in (ann.value or []) if v is not None]
     cur = t.cols.get(ann.column_id or -1)

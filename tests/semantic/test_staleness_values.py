@@ -1503,3 +1503,33 @@ def test_one_row_loads_in_dollars_beside_whole_cents_are_seen_by_their_decimals_
     got = _data(cat, T, elk.day(16), "unit_drift")
     assert [(f.annotation, f.status, f.evidence.values["scale_exp"], f.evidence.values["load_vid"]) for f in got] == [
         ("column.3.unit", "stale", -2, first)]
+
+
+# ------------------------------------------------------------------ a sign convention changed in place
+ADDR = "acme.core.addr"
+
+
+def test_a_column_whose_sign_convention_flipped_in_place_and_controls(elk):
+    """Every value of a GMT offset negative when its claims were written, the table rewritten with every
+    value positive (the same magnitudes): the unit and the description state the old convention
+    (the round-20 TPC-DS tester's ca_gmt_offset; failed before: no finding at either depth).
+    unit_drift, stale, `investigate`. Controls: a column that held both signs; a load of the same sign."""
+    cat = elk.cat
+    elk.table(ADDR, [("ca_address_sk", "bigint"), ("ca_gmt_offset", "double"), ("delta", "double")], at=0,
+              rows={"ca_address_sk": [1, 2, 3], "ca_gmt_offset": [-5.0, -8.0, -10.0], "delta": [-2.0, 3.0, 1.0]})
+    sm.annotate(cat, ADDR, {"unit": "hours", "description": "offset of local time from GMT, in hours"},
+                column="ca_gmt_offset", author="a", time=elk.at(0.5))
+    sm.annotate(cat, ADDR, {"description": "change of stock, in units"}, column="delta", author="a", time=elk.at(0.6))
+
+    def flagged(day, depth):
+        return sorted((f.annotation, f.reason, f.status, tuple(x.action for x in f.fixes)) for f in
+                      sm.staleness(cat, ADDR, depth=depth, now=elk.day(day), merge=False))
+
+    elk.append(ADDR, {"ca_address_sk": [4], "ca_gmt_offset": [-6.0], "delta": [5.0]}, at=1)
+    assert flagged(1, "metadata") == []  # controls: the same sign loaded again; a column of both signs
+    elk.overwrite(ADDR, {"ca_address_sk": [1, 2, 3, 4], "ca_gmt_offset": [5.0, 8.0, 10.0, 6.0],
+                         "delta": [2.0, -3.0, -1.0, -5.0]}, at=2)
+    want = [("column.2.description", "unit_drift", "stale", ("investigate",)),
+            ("column.2.unit", "unit_drift", "stale", ("investigate",))]
+    assert flagged(2, "metadata") == want
+    assert [x for x in flagged(2, "data") if x[0].startswith("column.2")] == want
