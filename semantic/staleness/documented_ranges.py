@@ -1,5 +1,6 @@
 """Class `documented_ranges`: a date range a description documents ("one row per date from
-2023-01-29 to 2026-01-31", "between 2024-01-01 and 2024-12-31") that the data now exceeds.
+2023-01-29 to 2026-01-31", "between 2024-01-01 and 2024-12-31") that the data now exceeds, or, where
+it stated the data's own first and last day, no longer fills.
 
 Evidence: the annotation's text, its basis statistics (which date column the range described: one
 whose values then lay within it) and the column's statistics now. Only full ranges (a start and an
@@ -65,9 +66,16 @@ def with_range(text: object, start: str, end: str) -> str | None:
     return text[:m.start(ga)] + start + text[m.end(ga):m.start(gb)] + end + text[m.end(gb):]
 
 
+NARROWED = 2 * DAY  # a range the data stopped filling: an end moved inward by more than this (rows of a day or two
+#                    late or removed at the edge are no new range)
+
+
 def range_exceeded(t: Table, ann: Annotation) -> list[Finding]:
     """range_exceeded: a date column whose values at the annotation's basis lay within a range the
-    text documents now reaches beyond it (its minimum before the start, or its maximum past the end)."""
+    text documents now reaches beyond it (its minimum before the start, or its maximum past the end),
+    or, when they spanned it exactly then (the text stated the column's own first and last day), no
+    longer reaches it (an end moved inward by more than `NARROWED`: a calendar rebuilt over fewer
+    years, old rows purged); evidence `narrowed` True."""
     ranges = documented_ranges(ann.value)
     if not ranges:
         return []
@@ -84,15 +92,20 @@ def range_exceeded(t: Table, ann: Annotation) -> list[Finding]:
             nlo, nhi = parse_time(now.get("min")), parse_time(now.get("max"))
             if None in (tlo, thi, nlo, nhi) or not (lo <= tlo and thi < hi):  # type: ignore[operator]
                 continue  # the range did not describe this column when it was written
-            assert nlo is not None and nhi is not None
+            assert nlo is not None and nhi is not None and tlo is not None and thi is not None
+            narrowed = False
             if nlo >= lo and nhi < hi:
-                continue
+                exact = tlo < lo + DAY and thi >= hi - DAY  # the text stated the column's own ends
+                narrowed = exact and (nlo >= lo + NARROWED or nhi < hi - DAY - NARROWED)
+                if not narrowed:
+                    continue
             last = t.tl.data_commits[-1] if t.tl.data_commits else (t.obj.vid, 0.0)
+            inside = ", inside it: the rows no longer reach the range it states" if narrowed else ""
             out.append(finding(ann, f"{t.name}.{c.name}" if ann.column else t.name, "range_exceeded", "stale",
                                f"the text documents {day_of(lo)} to {day_of(hi - DAY)}; {c.name} now spans "
-                               f"{now.get('min')} to {now.get('max')}: check the range the text states",
+                               f"{now.get('min')} to {now.get('max')}{inside}: check the range the text states",
                                [last[0]], values={"column": c.name, "documented": [day_of(lo), day_of(hi - DAY)],
-                                                  "now": [now.get("min"), now.get("max")]},
+                                                  "now": [now.get("min"), now.get("max")], "narrowed": narrowed},
                                cause=cause_of("range", t.name, last[0], c.name)))
             return out
     return out
@@ -116,8 +129,13 @@ def range_now(ctx: Context, t: Table, ann: Annotation, duck: Any, checked: set[t
     lo_now, hi_now = parse_time(nlo), parse_time(nhi)
     if lo_now is None or hi_now is None:
         return []
-    start = a if lo_now >= (parse_time(a) or 0) else day_of(lo_now)
-    end = b if hi_now < (parse_time(b) or 0) + DAY else day_of(hi_now)
+    pa, pb = parse_time(a) or 0, parse_time(b) or 0
+    if v.get("narrowed"):  # each end the data moved inward past NARROWED is the data's, the other the text's
+        start = day_of(lo_now) if lo_now >= pa + NARROWED else a
+        end = day_of(hi_now) if hi_now < pb - NARROWED else b
+    else:
+        start = a if lo_now >= pa else day_of(lo_now)
+        end = b if hi_now < pb + DAY else day_of(hi_now)
 
     def days(d: Any, lo: str, hi: str) -> int | None:
         q = (f"SELECT count(DISTINCT CAST({quote_id(col)} AS DATE)) FROM {quote_table(t.name)} "

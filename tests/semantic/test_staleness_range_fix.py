@@ -69,3 +69,31 @@ def test_bounds_only_a_range_not_filled_when_written_takes_the_datas_ends(elk):
     assert got == {"table.description": [Fix(action="update_range", params={"column": "d", "start": "2024-11-01",
                                                                              "end": "2024-11-30"})],
                    "column.1.description": []}
+
+
+def test_a_filled_range_the_data_no_longer_reaches_gets_the_new_range_and_controls(elk):
+    """A calendar "one row per date from 2024-11-01 to 2024-11-14" rebuilt over fewer days (the round-20
+    TPC-DS tester's date_dim, 1900-2100 rebuilt as 1990-2030): the text states the column's own ends when
+    written and the data no longer reaches them (failed before: no finding at either depth). Metadata: stale,
+    no fix; data: `update_range` to the data's ends, which accept writes. Controls: a text that only bounded
+    the dates when written (its ends not the data's); the last day removed alone (within NARROWED)."""
+    cat = elk.cat
+    days = [f"2024-11-{d:02d}" for d in range(1, 15)]
+    elk.table(T, [("d", "date"), ("n", "bigint")], at=0, rows={"d": days, "n": list(range(14))})
+    sm.annotate(cat, T, {"description": "Calendar: one row per date from 2024-11-01 to 2024-11-14."}, author="a",
+                time=elk.at(0.5))
+    sm.annotate(cat, T, {"description": "day of the calendar, between 2024-10-01 and 2024-12-31"}, column="d",
+                author="a", time=elk.at(0.6))
+    elk.overwrite(T, {"d": days[:-1], "n": list(range(13))}, at=1)
+    assert _range(cat, elk.day(1), "metadata") == [] and _range(cat, elk.day(1)) == []  # controls
+    elk.overwrite(T, {"d": days[3:10], "n": list(range(7))}, at=2)
+    [meta] = _range(cat, elk.day(2), "metadata")
+    assert (meta.annotation, meta.status, meta.fixes, meta.evidence.values["narrowed"]) == \
+        ("table.description", "stale", [], True)
+    [f] = _range(cat, elk.day(2))
+    assert f.fixes == [Fix(action="update_range", params={"column": "d", "start": "2024-11-04", "end": "2024-11-10"})]
+    sm.scan(cat, author="steward", now=elk.day(2), time=elk.at(2.2))
+    out = sm.accept_all(cat, author="steward", table=T, now=elk.day(2), time=elk.day(2.5))
+    assert len(out["decided"]) == 1, out
+    desc = {a.key: a.value for a in read_annotations(cat, T)}["table.description"]
+    assert desc == "Calendar: one row per date from 2024-11-04 to 2024-11-10."
