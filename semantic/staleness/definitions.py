@@ -663,6 +663,9 @@ def _emptied(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, i
 RESTATE_SAMPLE = 500  # rows (by the grain's keys) compared either side of a rebuild, at most
 RESTATE_HABIT = 3     # earlier rebuilds of a table read to tell its habit of restating rows
 RESTATE_MOST = 0.5    # share of the rows a rebuild kept that must hold other values: history restated, not an update
+RESTATE_FIRST = 0.05  # the same for the first rewrite of a table only ever loaded before (no rebuild to be routine:
+#                       a calendar's fiscal years corrected on a tenth of its days; a rebuilt mart's open period may
+#                       grow at any rebuild), above a few rows updated
 
 
 def _keyed(ctx: Context, tables: list[str]) -> Iterator[tuple[str, Table, list[str], set[str]]]:
@@ -683,7 +686,8 @@ def _restated(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, 
     `tables` after vid `at` that restated history: the rows present either side of it, paired by the
     table's declared grain keys, hold other values in a column the query names (`_changed_share`):
     most of them (`RESTATE_MOST`; a rebuild that updates its open period or closes a dimension's
-    versions changes a few) and more than twice the share its `RESTATE_HABIT` rebuilds before did
+    versions changes a few; `RESTATE_FIRST` for the first rewrite of a table, its first write aside: no
+    habit of rebuilding makes it routine) and more than twice the share its `RESTATE_HABIT` rebuilds before did
     (a table restated whole by habit is routine), and the query's answer moved across it (the rows
     are read first, the answer only then; the first 2 x `MOVED_TRIES` rewrites tried): (table, vid,
     time, the columns, the share of rows restated)."""
@@ -693,6 +697,7 @@ def _restated(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, 
         if not cols:
             continue
         overs = full_overwrites(tbl)
+        first = tbl.tl.data_commits[0][0] if tbl.tl.data_commits else None
         for i, (v, tt) in enumerate(overs):
             if v <= at or v > ctx.vid:
                 continue
@@ -701,7 +706,8 @@ def _restated(ctx: Context, tables: list[str], at: int, sql: str) -> tuple[str, 
             tries += 1
             # the rows first (two small statements), the query's answer last (it runs twice)
             share = _changed_share(ctx, tbl, keys, cols, v)
-            if share is None or share < RESTATE_MOST:
+            rebuilt = any(pv != first for pv, _ in overs[:i])  # a rewrite before this one, the first write aside
+            if share is None or share < (RESTATE_MOST if rebuilt else RESTATE_FIRST):
                 continue
             habit = max([_changed_share(ctx, tbl, keys, cols, pv) or 0.0 for pv, _ in overs[max(0, i - RESTATE_HABIT):i]],
                         default=0.0)

@@ -138,3 +138,35 @@ def test_one_closed_period_restated_in_a_routine_rebuild_changes_its_verified_an
     assert "period = 2" in vq.value["sql"]
     assert f.status == "suspect" and [x.action for x in f.fixes] == ["reverify"], f
     assert f.evidence.values["change"] == "restated" and f.evidence.values["steady_rewrites"] == 3, f
+
+
+CAL = "acme.core.cal"
+
+
+def test_a_calendar_written_once_then_rewritten_with_a_tenth_of_its_years_moved_changes_the_answer(elk):
+    """A calendar loaded once, then rewritten for the first time with the fiscal year of one day in ten
+    moved (held-out Acme 2703 of session 31, dim_date: five verified answers over it missed): no rebuild
+    before makes the rewrite routine, so a tenth of the kept rows restated in a column the query reads,
+    the answer moved, is history restated (failed before: it needed half of them). Suspect, re-verify.
+    Controls: the same change on a calendar rebuilt every day before (its rebuilds may grow an open
+    period: most rows must be restated); a calendar rewritten once with the same rows."""
+    cat = elk.cat
+    days = list(range(1, 21))
+    years = [2023 if d <= 10 else 2024 for d in days]
+    q = "SELECT count(*) AS n FROM acme.core.cal WHERE fiscal_year = 2024"
+    names = {CAL: 0, CAL + "_daily": 3, CAL + "_rerun": 0}
+    for name, rebuilds in names.items():
+        elk.table(name, [("day", "bigint"), ("fiscal_year", "bigint")], at=0.1,
+                  rows={"day": days, "fiscal_year": years})
+        for i in range(rebuilds):
+            elk.overwrite(name, {"day": days, "fiscal_year": years}, at=0.2 + i / 10)
+        sm.annotate(cat, name, {"grain": {"text": "one row per day", "keys": ["day"]}}, author="a", time=elk.at(1))
+        sm.verify_query(cat, "days of FY2024", q.replace("acme.core.cal", name), author="a", time=elk.at(1.1))
+    moved = [y + 1 if d in (3, 5) else y for d, y in zip(days, years)]  # 2 of 20 days, into FY2024
+    for name in names:
+        elk.overwrite(name, {"day": days, "fiscal_year": years if name.endswith("_rerun") else moved}, at=3)
+    [f] = _changed(cat, CAL, elk.day(3.5), "data").values()
+    assert f.status == "suspect" and [x.action for x in f.fixes] == ["reverify"], f
+    assert f.evidence.values["change"] == "restated" and f.evidence.values["rows_restated"] == 0.1, f
+    assert _changed(cat, CAL + "_daily", elk.day(3.5), "data") == {}
+    assert _changed(cat, CAL + "_rerun", elk.day(3.5), "data") == {}
