@@ -731,7 +731,7 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                 raise InvalidValueError(f"{ann.key} names {', '.join(map(repr, merged))} already, which other values "
                                         "were merged into: rewrite the text with edit_and_accept")
             for a, b in vm.items():
-                text = re.sub(rf"\b{re.escape(a)}\b", b, text)
+                text = _respelled_prose(text, a, b, vcol, ann.key)
             return _Write(kind=ann.kind, key=ann.key, value=text, column=ann.column,
                           columns=[str(ann.column)] if ann.kind == "column" else None)
         if ann.kind == "metric" and vm and p.get("keep") and isinstance(v, dict) and isinstance(v.get("filter"), str):
@@ -790,6 +790,37 @@ def _labels_of(ann: Annotation, anns: dict[str, Annotation]) -> Annotation | Non
     """The `labels` annotation (code -> meaning) of the column `ann` is on, when it is a coded column."""
     got = anns.get(f"column.{ann.column_id}.labels") if ann.kind == "column" and ann.column_id is not None else None
     return got if got is not None and isinstance(got.value, dict) and got.value else None
+
+
+def _respelled_prose(text: str, old: str, new: str, column: str, key: str) -> str:
+    """`text` with the value `old` of `column` written `new`. Where the text says the word more than
+    once, only its uses as the column's value are rewritten: quoted ('online'), or beside the column's
+    name or its last word ("region online", "online region"); the same word used for something else
+    ("the online store (store_id 0, region online)": the store is still the online store once the
+    region is named 'digital') stays. When it says the word more than once and none of them so, which
+    is the value is for a person: refused with what to do."""
+    spots = list(re.finditer(rf"\b{re.escape(old)}\b", text))
+    if len(spots) <= 1:
+        return re.sub(rf"\b{re.escape(old)}\b", new, text)
+    names = {column.lower(), column.lower().rsplit("_", 1)[-1]}
+    word = r"[A-Za-z0-9_]+"
+
+    def marked(m: re.Match[str]) -> bool:
+        before, after = text[:m.start()], text[m.end():]
+        if before[-1:] in ("'", '"', "`") and after[:1] == before[-1:]:
+            return True
+        prev = re.search(rf"({word})\W*$", before)
+        nxt = re.match(rf"\W*({word})", after)
+        return any(x is not None and x.group(1).lower() in names for x in (prev, nxt))
+
+    keep = [m for m in spots if marked(m)]
+    if not keep:
+        raise InvalidValueError(f"{key} says {old!r} {len(spots)} times, none of them as the value of {column} "
+                                "(quoted, or beside the column's name): which to rewrite is for a person; rewrite the "
+                                "text with edit_and_accept")
+    for m in reversed(keep):
+        text = text[:m.start()] + new + text[m.end():]
+    return text
 
 
 def _need_meanings(f: Finding, ann: Annotation, anns: dict[str, Annotation], new: list[Any]) -> None:

@@ -590,3 +590,28 @@ def test_a_table_text_naming_one_of_several_renamed_columns_gets_its_rename(elk)
     elk.evolve(T, rename={"ordered_on": "d", "amount_usd": "usd"}, at=4)
     [f] = [i for i in items(cat, elk.day(4)) if i.annotation == "table.description"]
     assert f.reason == "schema_changed" and not [x for x in f.fixes if x.action == "rename"], f
+
+
+def test_accept_rewrites_a_respelled_value_in_prose_only_where_the_text_names_the_value(ecat, elk):
+    """A region renamed in place ('online' -> 'digital'): the description "physical stores and the online
+    store (store_id 0, region online)" takes the new value where it names the region, and keeps "the
+    online store", which the rename did not change (the round-20 Acme tester's false accept-all write:
+    "the digital store"). Where the word comes twice and neither names the value, accept refuses."""
+    cat = ecat
+    elk.table(D, [("store_id", "bigint"), ("region", "string")], at=0,
+              rows={"store_id": [0, 1, 2, 3], "region": ["online", "east", "west", "east"]})
+    sm.annotate(cat, D, {"description": "Stores: physical stores and the online store (store_id 0, region online)."},
+                author="a", time=elk.at(0.5))
+    sm.annotate(cat, D, {"enum": ["east", "online", "west"]}, column="region", author="a", time=elk.at(0.6))
+    elk.overwrite(D, {"store_id": [0, 1, 2, 3], "region": ["digital", "east", "west", "east"]}, at=1)
+    sm.scan(cat, author="steward", now=elk.day(1), time=elk.at(1.2))
+    [it] = [i for i in sm.review_items(cat, D, now=elk.day(1)).items if i.annotation == "table.description"]
+    assert [x.action for x in it.fixes] == ["value_map"], it
+    sm.accept_all(cat, author="steward", table=D, now=elk.day(1), time=elk.at(1.5))
+    assert by_key(cat, D)["table.description"].value == \
+        "Stores: physical stores and the online store (store_id 0, region digital)."
+    from catalog_core.errors import InvalidValueError
+    from semantic.review import _respelled_prose
+
+    with pytest.raises(InvalidValueError, match="is for a person"):
+        _respelled_prose("the online store sells online only", "online", "digital", "region", "table.description")
