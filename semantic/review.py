@@ -61,7 +61,7 @@ from semantic.annotations import (
 from semantic.errors import InvalidAnnotationError, ReviewRefusedError, did_you_mean, suggest
 from semantic.guard import check_annotation
 from semantic.history import Context
-from semantic.models import Annotation, Finding, Fix, Metric, MetricView, Provenance
+from semantic.models import Annotation, Finding, Fix, LoadLog, Metric, MetricView, Provenance
 from semantic.staleness import finding_id, instructions, staleness, undismissed
 from semantic.staleness.claim_rules import name_forms
 from semantic.staleness.core import day_of, metric_names
@@ -746,6 +746,12 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                 nv = {k: x.replace(f"'{a}'", f"'{b}'") if isinstance(x, str) and k == "filter" else x
                       for k, x in nv.items()}
             return _Write(kind="metric", key=ann.key, value=nv, columns=_columns_after(ann, {}, cols))
+        if ann.kind == "table" and ann.field == "load_log" and vm and isinstance(v, dict):
+            # a status the log writes anew: beside the old one in each list that names it (older rows keep it)
+            base = LoadLog.model_validate(v).model_dump(exclude_none=True)  # the lists left to their defaults too
+            nv = {k: [y for x in xs for y in ([x, vm[x]] if x in vm and vm[x] not in xs else [x])]
+                  if k in ("complete", "partial", "failed") and isinstance(xs, list) else xs for k, xs in base.items()}
+            return _Write(kind="table", key=ann.key, value=nv)
         raise InvalidValueError(f"{ann.key} names restated values of {vcol}; give the corrected value with "
                                 "edit_and_accept")
     if fix.action == "add_enum_values" and ann.kind == "column":

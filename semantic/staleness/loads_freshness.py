@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from catalog_core.errors import CatalogError, InvalidValueError
-from semantic._bounded import LimitExceededError
+from semantic._bounded import LimitExceededError, literals
 from semantic._tables import type_family
 from semantic.annotations import parse_duration
 from semantic.history import Context, Timeline
@@ -415,3 +415,70 @@ def sla_check(c: Clock, _a: object) -> list[Finding]:
                                             f"~{slow / 3600:.0f} h", [last[0]], [last[1]],
                                             {"says": [w for w, _ in words]}, cause=cause))
     return out
+
+
+LOG_GONE = 3e-4  # chance at most that a status held its share of the log's rows before and none of them since by
+#                  chance (binomial): below it, a new status that took its place is its new spelling
+
+
+def log_statuses(ctx: Context, t: Table, ann: Annotation, duck: Duck) -> list[Finding]:
+    """A load log whose rows for this table now carry a status none of the lists the `load_log`
+    annotation declares (complete, partial, failed) names, and that none carried when it was written:
+    those loads count as failed (the contract of `load_log`), so the claim no longer says how to read
+    the log (a job that writes 'succeeded' where it wrote 'success'). enum_violated, stale. When a
+    declared status held rows before the new one first appeared (by the log's partition: an ISO
+    period) and none since, with a chance under `LOG_GONE` that its share left it out by
+    chance, the new status is its new spelling: `value_map {column, map, keep}` adds it beside the old
+    one in the same list (the older rows keep the old); otherwise `investigate` on the status column."""
+    from semantic.completeness import _names
+    from semantic.models import LoadLog
+
+    try:
+        spec = LoadLog.model_validate(ann.value)
+    except ValueError:
+        return []
+    names = _names(t.name, spec)
+    log, st = spec.table, spec.status_column
+    cond = f"CAST({quote_id(spec.table_column)} AS VARCHAR) IN ({literals(names)})"
+    q = (f"SELECT CAST({quote_id(st)} AS VARCHAR), count(*) FROM {quote_table(log)} WHERE {cond} "
+         f"GROUP BY 1 ORDER BY 2 DESC LIMIT 50")
+    basis = ann.provenance.basis.vid
+    try:
+        now = {str(s): int(n) for s, n in duck.sql(q) if s is not None}
+        then = {str(s): int(n) for s, n in duck_at(ctx, basis).sql(q) if s is not None} if basis else {}
+    except CatalogError:
+        return []
+    lists = {"complete": spec.complete, "partial": spec.partial, "failed": spec.failed}
+    declared = {v for vs in lists.values() for v in vs}
+    new = sorted(s for s in now if s not in declared and s not in then)
+    if not new or not then:
+        return []
+    s0 = new[0]
+    total = sum(then.values())
+    fix, since = make_fix("investigate", columns=[st], table=log), ""
+    per = quote_id(spec.partition_column)
+    try:
+        (first,), = duck.sql(f"SELECT min(CAST({per} AS VARCHAR)) FROM {quote_table(log)} WHERE {cond} AND "
+                             f"CAST({quote_id(st)} AS VARCHAR) = {literals([s0])}")
+        after = {str(s): int(n) for s, n in duck.sql(
+            f"SELECT CAST({quote_id(st)} AS VARCHAR), count(*) FROM {quote_table(log)} WHERE {cond} AND "
+            f"CAST({per} AS VARCHAR) >= {literals([str(first)])} GROUP BY 1") if s is not None} if first else {}
+    except CatalogError:
+        first, after = None, {}
+    n_after = sum(after.values())
+    gone = [v for vs in lists.values() for v in vs if then.get(v) and not after.get(v)
+            and (1 - then[v] / total) ** n_after < LOG_GONE]
+    if len(gone) == 1 and after.get(s0, 0) * 2 >= n_after:
+        fix = make_fix("value_map", column=st, map={gone[0]: s0}, keep=True, table=log)
+        since = f"; {gone[0]!r}, {then[gone[0]] / total:.0%} of its rows before, holds none of the {n_after} since " \
+                f"{s0!r} first appeared: the log writes it anew"
+    which = "; ".join(f"{k}: {', '.join(vs) or '-'}" for k, vs in lists.items())
+    return [finding(ann, t.name, "enum_violated", "stale",
+                    f"{log} logs {now[s0]} load(s) of {t.name} with status {s0!r}, in none of the lists this declares "
+                    f"({which}), so they count as failed{since}",
+                    [basis, ctx.vid], values={"log": log, "status_column": st, "new": new, "statuses": now,
+                                              **({"first": str(first)} if first is not None else {})},
+                    suggestion=f"add {s0!r} to the list {gone[0]!r} is in" if fix.action == "value_map" else
+                    f"say which list {s0!r} belongs to",
+                    fixes=[fix], cause=cause_of("log_status", log, None, st))]
+

@@ -60,7 +60,7 @@ from semantic.staleness.keys_joins import (
     relationship_findings,
     target_rows_removed,
 )
-from semantic.staleness.loads_freshness import cadence_prose, dead_check, sla_check, snapshot_cadence
+from semantic.staleness.loads_freshness import cadence_prose, dead_check, log_statuses, sla_check, snapshot_cadence
 from semantic.staleness.replacement_deprecation import (
     deprecated_findings,
     deprecated_measured,
@@ -385,6 +385,9 @@ CHECKS: list[Check] = [
           ("data", "annotation_text", "column_stats"), ("update_range",),
           lambda e, a: range_now(e.ctx, e.t, a, e.duck, e.checked),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column")),
+    # a load log's status none of the declared lists names (a job writing 'succeeded' where it wrote 'success')
+    Check("log_statuses", "loads_freshness", "data", ("enum_violated",), ("data", "load_log"), ("value_map", "investigate"),
+          lambda e, a: log_statuses(e.ctx, e.t, a, e.duck), _field("table", "load_log")),
     Check("per_key_now", "documented_ranges", "data", ("range_exceeded",), ("data", "annotation_text"), (),
           lambda e, a: per_key_exceeded(e.ctx, e.t, a, e.anns, e.duck),
           lambda a, _e: a.field == "description" and a.kind in ("table", "column")),

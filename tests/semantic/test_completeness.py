@@ -117,3 +117,42 @@ def test_acme_lake_partial_days(lake_dir, tmp_path):
         cat.close()
         clear_cache()
 
+
+
+def test_a_load_log_status_written_anew_makes_the_load_log_claim_stale_and_accept_adds_it(ecat, elk):
+    """The load log writes 'succeeded' where it wrote 'success' (the round-20 Acme tester's job): the
+    declared `complete: [success]` no longer reads the new loads, which count as failed (the contract),
+    so the `load_log` claim is stale at data depth (failed before: nothing on it, and an
+    upstream_incomplete on a mart instead). 'success' held every row before and none since: `value_map`
+    with keep, which accept writes as complete: [success, succeeded]. Control: a status the claim lists
+    ('failed') logged again says nothing."""
+    log = "acme.ops.load_log"
+    elk.table("acme.core.sales", [("sale_id", "bigint"), ("d", "date")], partition_by=["d"], at=0)
+    elk.table(log, [("table_name", "string"), ("part", "string"), ("attempt", "int"), ("status", "string"),
+                    ("loaded_at", "timestamp")], at=0.1)
+    days = [f"2024-11-{d:02d}" for d in range(1, 11)]
+
+    def logged(ds, status, at):
+        elk.append("acme.core.sales", {"sale_id": list(range(len(ds))), "d": ds}, at=at)
+        elk.append(log, {"table_name": ["core.sales"] * len(ds), "part": ds, "attempt": [1] * len(ds),
+                         "status": [status] * len(ds), "loaded_at": [dt.datetime(2024, 11, 12)] * len(ds)},
+                   at=at + 0.01)
+
+    logged(days, "success", 1)
+    sm.annotate(ecat, "acme.core.sales", {"load_log": LOG}, author="a", time=elk.at(1.5))
+
+    def log_findings(day):
+        return [f for f in sm.staleness(ecat, "acme.core.sales", depth="data", now=elk.day(day), merge=False)
+                if f.annotation == "table.load_log"]
+
+    logged(["2024-11-11"], "failed", 2)
+    assert log_findings(2.5) == []  # control: a declared status
+    logged(["2024-11-12", "2024-11-13", "2024-11-14"], "succeeded", 3)
+    [f] = log_findings(3.5)
+    assert (f.reason, f.status) == ("enum_violated", "stale") and "'succeeded'" in f.message
+    assert [(x.action, x.params.get("map")) for x in f.fixes] == [("value_map", {"success": "succeeded"})]
+    sm.scan(ecat, author="steward", now=elk.day(3.5), time=elk.at(3.6))
+    sm.accept_all(ecat, author="steward", table="acme.core.sales", now=elk.day(3.5), time=elk.at(3.7))
+    ll = {a.key: a.value for a in sm.read_annotations(ecat, "acme.core.sales")}["table.load_log"]
+    assert ll["complete"] == ["success", "succeeded"]
+    assert log_findings(3.8) == []
