@@ -1350,7 +1350,8 @@ def prose_complete_set(ctx: Context, t: Table, ann: Annotation, anns: list[Annot
     enum gets its own finding, with `add_enum_values`). Values are named as `prose_values` reads them (the
     column's own description: as words; other prose: by the clause rule). Metadata: a value beyond the
     range the statistics held then, outside the set; data: the column's values now against those then (a
-    text metadata already flagged is left to that finding)."""
+    text metadata already flagged is left to that finding). A new value that differs from a listed one by case
+    only is named by the text still (prose reads words, not codes)."""
     if already is not None and (ann.key, "enum_violated") in already:
         return []
     since = int(ann.provenance.basis.vid or 0)
@@ -1389,6 +1390,9 @@ def prose_complete_set(ctx: Context, t: Table, ann: Annotation, anns: list[Annot
                 if not then or (by_label and set(vals) - now):
                     continue
                 new = sorted(outside - then)
+            # a value that differs from a listed one by case only is the same word in prose ('Redeem' of "earn,
+            # redeem, expire"): the text still names it
+            new = [v for v in new if v.lower() not in {c.lower() for c in codes}]
             if new:
                 return [finding(ann, f"{t.name}.{ann.column}" if ann.kind == "column" else t.name, "enum_violated",
                                 "stale", f"the {ann.field} names every value of {tbl.name}.{col} ({', '.join(vals)}), "
