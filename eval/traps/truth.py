@@ -56,9 +56,11 @@ __all__ = ["column_texts", "value_texts", "complete_set_texts", "grain_texts", "
 
 PROSE_FIELDS = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
 VALUE_LIST_FIELDS = ("enum", "sample_values", "labels")
-# prose stating the grain, or saying to add the rows up across a key ("sum over regions for a company total")
+# prose stating the grain, or saying to add the rows up across a key for a total ("sum over regions for a company
+# total"; not "never sum over dates")
 GRAIN_PROSE = re.compile(r"\bone\s+row\s+(?:per|for|each)\b|\bunique\b|\bone\s+per\b"
-                         r"|\b(?:sum(?:med)?|add(?:ed)?\s+up|total(?:led)?)\s+(?:over|across)\b", re.IGNORECASE)
+                         r"|(?<!never )(?<!not )\b(?:sum(?:med)?|add(?:ed)?\s+up)\s+(?:over|across)\b[^.;]*\btotal\b",
+                         re.IGNORECASE)
 
 
 def _strings(v: Any) -> list[str]:

@@ -270,9 +270,10 @@ def renames(ch: SchemaChange, t: Table | None = None) -> dict[str, str]:
 
 
 ROWS_PER = ("row per", "rows per", "row for each", "one row each")  # prose that states a table's grain
-# prose saying to add the rows up across a key ("sum over regions for a company total"): true only while each
-# key has one row, as a grain statement is
-ROWS_SUMMED = re.compile(r"\b(?:sum(?:med)?|add(?:ed)?\s+up|total(?:led)?)\s+(?:over|across)\b", re.IGNORECASE)
+# prose saying to add the rows up across a key for a total ("sum over regions for a company total"): true only
+# while each key has one row, as a grain statement is; not a text saying never to ("never sum over dates")
+ROWS_SUMMED = re.compile(r"(?<!never )(?<!not )\b(?:sum(?:med)?|add(?:ed)?\s+up)\s+(?:over|across)\b[^.;]*\btotal\b",
+                         re.IGNORECASE)
 # prose saying the rows hold each thing's present state ("customers with their current address"): one row
 # per thing as it is now, which a table keeping past versions beside it no longer is; unless the text speaks of
 # versions, history or snapshots already (it was written knowing)

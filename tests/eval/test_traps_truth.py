@@ -387,7 +387,8 @@ def test_a_grain_change_makes_false_the_prose_saying_to_sum_the_rows_over_a_key(
     false; failed before: not in grain_texts); a text naming a sum as a measure is not."""
     k = Tiny(cat, tmp_path)
     k.ann(ORD, {"description": "Net per order; sum over regions for a company total."})
-    k.ann(ORD, {"description": "Net amount, the sum of the line amounts"}, column="net_cents")
+    k.ann(ORD, {"description": "Net amount, the sum of the line amounts; never sum over orders for a total"},
+          column="net_cents")
     v = k.view()
     assert tt.grain_texts(v, ORD) == [key(v, ORD, "description")]
 

@@ -355,8 +355,9 @@ def test_a_description_saying_to_sum_the_rows_over_a_key_is_judged_by_the_keys(e
     """grain, data: "sum over regions for a company total" holds while each period and region has one
     row; once a restatement keeps the prior version beside the new one (the keys repeat) the sum counts
     both (the round-19 Acme tester's finance mart; failed before: the grain, metric and query were
-    flagged, the description not). Suspect, no fix. Controls: the keys unique; a text saying nothing of
-    adding rows up."""
+    flagged, the description not). Suspect, no fix. Controls: the keys unique; a text saying never to add
+    them up (held-out Acme 2702 of session 31: "never sum over dates" was flagged by the first form of
+    this rule)."""
     cat = elk.cat
     fin = "acme.mart.fin"
     elk.table(fin, [("period", "bigint"), ("region", "string"), ("revenue", "bigint")], at=0,
@@ -364,8 +365,8 @@ def test_a_description_saying_to_sum_the_rows_over_a_key_is_judged_by_the_keys(e
     sm.annotate(cat, fin, {"grain": {"text": "per period and region", "keys": ["period", "region"]},
                            "description": "Revenue per period and region; sum over regions for a company total."},
                 author="a", time=elk.at(1))
-    sm.annotate(cat, fin, {"description": "Revenue in the period and region"}, column="revenue", author="a",
-                time=elk.at(1.1))
+    sm.annotate(cat, fin, {"description": "Revenue in the period and region; never sum over periods for a total"},
+                column="revenue", author="a", time=elk.at(1.1))
 
     def summed(day):
         return sorted((f.annotation, f.status, tuple(f.fixes)) for f in
