@@ -636,6 +636,9 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
                           columns=columns)
         if ann.kind == "table" and ann.field in _PROSE_FIELDS and isinstance(v, str) and not scale:
             return _Write(kind="table", key=ann.key, value=_rename_prose(v, old, new, table), columns=columns)
+        if ann.kind == "table" and ann.field == "not_for_reporting" and isinstance(v, dict) \
+                and isinstance(v.get("reason"), str) and not scale:  # its reason naming the column
+            return _Write(kind="table", key=ann.key, value={**v, "reason": _rename_prose(v["reason"], old, new, table)})
         if ann.kind == "relationship":
             cond = v.get("condition")
             return _Write(kind="relationship", key=ann.key,

@@ -105,15 +105,34 @@ def flag_fix(t: Table, flag: str) -> Fix:
     return make_fix("filter", table=t.name, column=flag, **({} if v is None else {"value": v}))
 
 
+def end_column(t: Table) -> str | None:
+    """The column a versioning change added that ends a version's validity (`valid_to`, TPC-DS's
+    `c_rec_end_date`, prefixed or not): null on the current rows of a table that keeps no current flag."""
+    for ch in t.tl.schema_changes:
+        if versioning(ch.added):
+            for c in ch.added:
+                n = c.name.lower()
+                if type_family(c.type) == "time" and column_id(c) in t.cols and \
+                        (n in ("valid_to", "rec_end_date") or n.endswith(("_valid_to", "_rec_end_date"))):
+                    return c.name
+    return None
+
+
 def past_versions(t: Table, duck: Duck) -> int:
-    """Rows of a versioned table that are not current (its current flag false or null): 0 when it keeps
-    no versions or every key has one version so far. Keys unique over every row of a table with past
-    versions identify a version (a surrogate key), not the entity the versions share."""
-    flag = current_flag(t)
-    if flag is None or scd2_change(t, 0) is None:
+    """Rows of a versioned table that are not current (its current flag false or null; with no flag, its
+    version's end (`end_column`) set): 0 when it keeps no versions or every key has one version so far.
+    Keys unique over every row of a table with past versions identify a version (a surrogate key), not
+    the entity the versions share."""
+    if scd2_change(t, 0) is None:
         return 0
-    return int(duck.sql(f"SELECT count(*) FROM {quote_table(t.name)} WHERE NOT coalesce({current_rows(t, flag)}, false)"
-                        )[0][0])
+    flag = current_flag(t)
+    if flag is not None:
+        where = f"NOT coalesce({current_rows(t, flag)}, false)"
+    elif (end := end_column(t)) is not None:
+        where = f"{quote_id(end)} IS NOT NULL"
+    else:
+        return 0
+    return int(duck.sql(f"SELECT count(*) FROM {quote_table(t.name)} WHERE {where}")[0][0])
 
 
 def grain_keys(t: Table, ann: Annotation) -> list[str]:
@@ -142,19 +161,25 @@ def versioned_grain(t: Table, ann: Annotation, keys: list[str], note: str = "") 
     """The table became versioned since the grain's basis (`scd2_change`: validity columns or a
     current flag added) while the grain's keys name no version column: the design keeps a row per
     key and version now, so the keys may repeat (grain_violated, suspect; the fix filters the current
-    flag). It holds whether or not a key has a second version yet (the next change of a row adds
+    flag; a table keeping no flag, its versions ended by a date alone (`end_column`), gets no fix: there
+    is no column to filter). It holds whether or not a key has a second version yet (the next change of a row adds
     one), so the data depth keeps it when no key repeats (`note` says so)."""
     ch = scd2_change(t, ann.provenance.basis.vid)
     added_names = {c.name.lower() for c in ch.added} if ch is not None else set()
     if ch is None or any(k.lower() in SCD2 or k.lower() in added_names for k in keys):
         return None
-    flag = current_flag(t) or "is_current"
+    flag = current_flag(t)
+    end = end_column(t) if flag is None else None
+    if end is not None:
+        # no current-row flag to filter (its current rows are those whose version has not ended): what to look at
+        note += f"; the current rows are those with {end} null, which no filter fix writes"
     return finding(ann, t.name, "grain_violated", "suspect",
                    f"{', '.join(c.name for c in ch.added)} appeared at vid {ch.vid} ({day_of(ch.time)}): "
                    f"the table keeps versions, so {', '.join(keys) or 'the declared keys'} may repeat{note}",
                    [ch.vid], [ch.time], {"keys": keys, "added": [c.name for c in ch.added]},
-                   f"SCD2 since {day_of(ch.time)}: filter {flag}",
-                   [flag_fix(t, flag)], cause=cause_of("versions", t.name, ch.vid))
+                   f"SCD2 since {day_of(ch.time)}: filter {flag or 'is_current'}" if flag or end is None else None,
+                   [flag_fix(t, flag or "is_current")] if flag or end is None else [],
+                   cause=cause_of("versions", t.name, ch.vid))
 
 
 def grain_findings(t: Table, ann: Annotation) -> list[Finding]:

@@ -36,7 +36,15 @@ from semantic.staleness.core import (
     stats_at,
     values_removed,
 )
-from semantic.staleness.grain import current_flag, current_rows, flag_condition, flag_fix, past_versions, scd2_change
+from semantic.staleness.grain import (
+    current_flag,
+    current_rows,
+    end_column,
+    flag_condition,
+    flag_fix,
+    past_versions,
+    scd2_change,
+)
 from semantic.staleness.schema import column_findings, rename_map
 
 
@@ -213,17 +221,23 @@ def relationship_findings(ctx: Context, t: Table, ann: Annotation, tables: dict[
 def versioned_target(ann: Annotation, t: Table, target: Table, cond: str, note: str = "") -> Finding | None:
     """The related table became versioned since the relationship's basis (`scd2_change`) and the
     relationship's condition names no version column: one row may match several versions of a key
-    (cardinality_violated, suspect; the fix filters the current flag). It holds whether or not a key
+    (cardinality_violated, suspect; the fix filters the current flag; with no flag, the versions ended by
+    a date alone (`end_column`), no fix). It holds whether or not a key
     has a second version yet, so the data depth keeps it when no key repeats (`note` says so)."""
     ch = scd2_change(target, ann.provenance.basis.vid)
     if ch is None or any(w in cond.lower() for w in (*SCD2, *(c.name.lower() for c in ch.added))):
         return None
-    flag = current_flag(target) or "is_current"
+    flag = current_flag(target)
+    end = end_column(target) if flag is None else None
+    if end is not None:  # no current-row flag to filter: its current rows are those whose version has not ended
+        note += f"; its current rows are those with {end} null, which no filter fix writes"
+    flag = flag or "is_current"
     return finding(ann, t.name, "cardinality_violated", "suspect",
                    f"{target.name} keeps versions since vid {ch.vid} ({day_of(ch.time)}): one {t.name} row may match "
                    f"several{note}", [ch.vid], [ch.time], {"to": target.name, "added": [c.name for c in ch.added]},
-                   f"SCD2 since {day_of(ch.time)}: filter {flag} (condition {flag_condition(target, flag)!r})",
-                   [flag_fix(target, flag)], cause=cause_of("versions", target.name, ch.vid))
+                   f"SCD2 since {day_of(ch.time)}: filter {flag} (condition {flag_condition(target, flag)!r})"
+                   if end is None else None,
+                   [flag_fix(target, flag)] if end is None else [], cause=cause_of("versions", target.name, ch.vid))
 
 
 def _condition_renamed(ann: Annotation, t: Table, target: Table, cond: str) -> list[Finding]:

@@ -192,7 +192,7 @@ CHECKS: list[Check] = [
           lambda e, a: grain_findings(e.t, a), _field("table", "grain")),
     Check("table_schema", "schema", "metadata", ("schema_changed", "unreviewed_while_changing"),
           ("schema_history", "table_stats", "load_log"), ("rename",),
-          lambda e, a: table_level(e.t, a, e.anns), _field("table", "description", "instructions")),
+          lambda e, a: table_level(e.t, a, e.anns), _field("table", "description", "instructions", "not_for_reporting")),
     Check("deprecation", "replacement_deprecation", "metadata", ("deprecated_but_written", "replaced_by_missing"),
           ("load_log", "catalog_tables"), ("investigate", "successor"),
           lambda e, a: deprecated_findings(e.t, a), _field("table", "deprecated"), catalog_wide=True),

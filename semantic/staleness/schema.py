@@ -418,10 +418,16 @@ def material_changes(t: Table, since: int, text: object = None, anns: list[Annot
 def table_level(t: Table, ann: Annotation, anns: list[Annotation] | None = None) -> list[Finding]:
     """A table description or instructions older than a schema change that touches what it says
     (`names_columns`: the text names a changed column, states a grain the change split, or stands
-    alone for a dropped column nothing else describes)."""
+    alone for a dropped column nothing else describes). A table's `not_for_reporting` reason is read
+    for the columns it names only (it describes why not to report from the table, not the table's
+    columns: the round-20 cryptic tester's "raw input: budat_h is text" after budat_h was renamed)."""
     b = ann.provenance.basis
     out: list[Finding] = []
-    chs = material_changes(t, b.vid, ann.value, anns if anns is not None else [ann], own=ann)
+    nfr = ann.field == "not_for_reporting"
+    if nfr and not (isinstance(ann.value, dict) and isinstance(ann.value.get("reason"), str)):
+        return []
+    text = ann.value["reason"] if nfr else ann.value
+    chs = material_changes(t, b.vid, text, None if nfr else anns if anns is not None else [ann], own=ann)
     if chs:
         added = [c.name for ch in chs for c in ch.added]
         dropped = [c.name for ch in chs for c in ch.dropped]
@@ -448,9 +454,9 @@ def table_level(t: Table, ann: Annotation, anns: list[Annotation] | None = None)
             moved = [(o, now.get(o, n), 0) for o, n in _chained(renamed).items()]
         elif not renamed and len(chs) == 1 and len(added) == 1 and len(dropped) == 1:
             moved = [(o, n, k or 0) for o, (n, k, _c) in rename_map(t, c0).items()]
-        said = [(o, n, k) for o, n, k in moved if prose_names(str(ann.value or ""), o, t.name)]
+        said = [(o, n, k) for o, n, k in moved if prose_names(str(text or ""), o, t.name)]
         fixes = [make_fix("rename", old=said[0][0], new=said[0][1], scale=said[0][2])] \
-            if len(said) == 1 and isinstance(ann.value, str) else []
+            if len(said) == 1 and isinstance(text, str) else []
         out.append(finding(ann, t.name, "schema_changed", "suspect",
                             f"the schema changed {len(chs)} time(s) since this was written: {what}",
                             [c.vid for c in chs], [c.time for c in chs],

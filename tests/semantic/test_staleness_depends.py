@@ -171,3 +171,61 @@ def test_prose_saying_a_dropped_column_in_words_is_flagged_and_controls(elk):
     assert got["table.description"].reason == "schema_changed" and v in got["table.description"].evidence.vids
     assert got["column.2.description"].reason == "column_dropped"
     assert got["column.2.description"].evidence.values["column"] == "ca_gmt_offset"
+
+
+def test_a_not_for_reporting_reason_naming_a_renamed_column_gets_the_rename(elk):
+    """A table not for reporting whose reason names a column ("raw input: budat_h is text") once the column
+    is renamed: the reason is flagged with `rename`, which accept writes into the reason, use_instead kept
+    (the round-20 cryptic tester's zmm02_d; failed before: the description was flagged and renamed, the
+    reason not). Control: a dropped column the reason does not name leaves it alone (the reason is no
+    description of the table's columns)."""
+    cat = elk.cat
+    raw, good = "acme.core.web_raw", "acme.core.web_orders"
+    elk.table(good, [("id", "bigint")], at=0, rows={"id": [1, 2]})
+    elk.table(raw, [("id", "bigint"), ("budat_h", "string"), ("note", "string")], at=0.1,
+              rows={"id": [1, 2], "budat_h": ["2024-11-01 10:00", "2024-11-02 11:00"], "note": ["a", "b"]})
+    sm.annotate(cat, raw, {"not_for_reporting": {"reason": "raw input: budat_h is text", "use_instead": [good]}},
+                author="a", time=elk.at(0.5))
+    elk.evolve(raw, drop=["note"], at=1)
+    assert [f for f in sm.staleness(cat, raw, now=elk.day(1), merge=False) if f.annotation == "table.not_for_reporting"] \
+        == []  # control
+    elk.evolve(raw, rename={"budat_h": "budat_x"}, at=2)
+    [f] = [f for f in sm.staleness(cat, raw, now=elk.day(2), merge=False) if f.annotation == "table.not_for_reporting"]
+    assert [(x.action, x.params["old"], x.params["new"]) for x in f.fixes] == [("rename", "budat_h", "budat_x")]
+    sm.scan(cat, author="steward", now=elk.day(2), time=elk.at(2.2))
+    sm.accept_all(cat, author="steward", table=raw, now=elk.day(2), time=elk.at(2.5))
+    nfr = {a.key: a.value for a in sm.read_annotations(cat, raw)}["table.not_for_reporting"]
+    assert nfr == {"reason": "raw input: budat_x is text", "use_instead": [good]}
+
+
+def test_versions_ended_by_a_date_alone_get_no_filter_on_a_flag_the_table_lacks(elk):
+    """A customer dimension made SCD2 TPC-DS-style: c_rec_start_date / c_rec_end_date added, no current flag,
+    each new version under a new surrogate key (the round-21 TPC-DS tester's customer): metadata flags the
+    grain and a fact's relationship to it, but offered `filter is_current`, a column the table lacks (refused
+    at accept; accept-all wrote other keys in its place); and the data depth, reading no past versions without
+    a flag, kept both. Now: no fix at metadata depth; at data depth the past versions are the rows whose
+    version ended, the key unique over every row identifies a version (the relationship holds: cleared; the
+    grain: its text to check, no fix)."""
+    cat = elk.cat
+    dim, fact = "acme.core.customer", "acme.core.sales"
+    elk.table(dim, [("c_customer_sk", "bigint"), ("c_customer_id", "string"), ("tier", "string")], at=0,
+              rows={"c_customer_sk": [1, 2, 3], "c_customer_id": ["A", "B", "C"], "tier": ["x", "y", "x"]})
+    elk.table(fact, [("sale_id", "bigint"), ("c_customer_sk", "bigint")], at=0.1,
+              rows={"sale_id": [1, 2, 3, 4], "c_customer_sk": [1, 2, 3, 1]})
+    sm.annotate(cat, dim, {"grain": {"text": "one row per customer", "keys": ["c_customer_sk"]}}, author="a",
+                time=elk.at(0.5))
+    from tests.semantic.test_staleness import relate
+
+    relate(cat, fact, dim, [("c_customer_sk", "c_customer_sk")], at=elk.at(0.6))
+    elk.evolve(dim, add=[("c_rec_start_date", "date"), ("c_rec_end_date", "date")], at=1,
+               rows={"c_customer_sk": [1, 2, 3, 4], "c_customer_id": ["A", "B", "C", "B"], "tier": ["x", "y", "x", "z"],
+                     "c_rec_start_date": ["2000-01-01", "2000-01-01", "2000-01-01", "2024-11-12"],
+                     "c_rec_end_date": [None, "2024-11-11", None, None]})
+    meta = {(f.annotation, f.reason): f for t in (dim, fact) for f in sm.staleness(cat, t, now=elk.day(1), merge=False)}
+    g, r = meta[("table.grain", "grain_violated")], meta[("relationship.customer", "cardinality_violated")]
+    assert g.fixes == [] and r.fixes == [] and "c_rec_end_date null" in g.message
+    data = {(f.annotation, f.reason): f for t in (dim, fact)
+            for f in sm.staleness(cat, t, depth="data", now=elk.day(1), merge=False)}
+    assert ("relationship.customer", "cardinality_violated") not in data
+    g = data[("table.grain", "grain_violated")]
+    assert g.fixes == [] and g.evidence.values["past_versions"] == 1
