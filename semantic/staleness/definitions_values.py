@@ -952,13 +952,18 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
         if checked is not None:
             checked.add((ann.key, "values_restated"))  # the data decides what the statistics suggested
         got = gone_data(tbl, col, named, since, duck) if duck is not None else gone_meta(tbl, col, named, since)
-        gone = [got[v] for v in named if v in got and (duck is not None or got[v].new is not None)]
+        # prose reads words, not codes: a value written anew in another case only ('redeem' -> 'Redeem') is the
+        # word the text says still (held-out Acme 2702 of session 31)
+        gone = [got[v] for v in named if v in got and (duck is not None or got[v].new is not None)
+                and not (got[v].new is not None and str(got[v].new).lower() == v.lower())]
         part = partly_respelled(tbl, col, named, since, duck) if duck is not None and not gone else None
+        part = None if part is not None and part[1].lower() == part[0].lower() else part
         if part is not None and not (tbl is t and ann.key in restated_keys(ctx, t, anns, duck)):
             return [_partly_finding(t, ann, tbl, col, part, since, "values_restated",
                                     f"the text names {part[0]!r} of {tbl.name}.{col}",
                                     f"what it says of {part[0]!r} may now hold of {part[1]!r} too")]
         repl = replaced_in_loads(tbl, col, named, since, duck, set(values)) if duck is not None and not gone else None
+        repl = None if repl is not None and repl.new.lower() == repl.old.lower() else repl
         if repl is not None and not (tbl is t and ann.key in restated_keys(ctx, t, anns, duck)):
             return [_replaced_finding(t, ann, tbl, col, repl, since, "values_restated",
                                       f"the text names {repl[0]!r} of {tbl.name}.{col}",

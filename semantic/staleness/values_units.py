@@ -1583,7 +1583,9 @@ def zone_shift(t: Table, col: str, v: int) -> int | None:
     same rows) moved every value of timestamp `col` alike: its minimum, deciles, quartiles, median
     and maximum before and after differ by that one amount (within a second), and the column's
     values spread (a column stamped with one time at each rebuild is not a time of the rows), and
-    the rewrite brought no other rows (`slid`). None otherwise. The data is read only when the
+    the rewrite brought no other rows (`slid`), or the rows it kept, paired by the grain's keys, moved
+    by a zone step (`paired_zone`: a re-extraction that takes the day's new rows in too, the round-21
+    cryptic tester's shipments). None otherwise. The data is read only when the
     table's statistics do not already rule it out (the minimum and maximum they record moved by
     one zone step, or are unknown)."""
     if range_kept(t, col, v):
@@ -1608,10 +1610,13 @@ def zone_shift(t: Table, col: str, v: int) -> int | None:
     diffs = [a - b for b, a in zip(before, after, strict=True)]
     d = _median(diffs)
     step = None if any(abs(x - d) > 1.0 for x in diffs) else _zone_step(d)
+    paired = None
     if step is None and (dst or max(diffs) - min(diffs) <= 3601):
-        step = paired_zone(t, col, v)
-    if step is None or slid(t, col, v, step):
+        step = paired = paired_zone(t, col, v)
+    if step is None:
         return None
+    if slid(t, col, v, step) and (paired if paired is not None else paired_zone(t, col, v)) is None:
+        return None  # other rows, and the rows kept (paired by the grain's keys) not moved by a zone step
     return step
 
 
