@@ -952,18 +952,13 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
         if checked is not None:
             checked.add((ann.key, "values_restated"))  # the data decides what the statistics suggested
         got = gone_data(tbl, col, named, since, duck) if duck is not None else gone_meta(tbl, col, named, since)
-        # prose reads words, not codes: a value written anew in another case only ('redeem' -> 'Redeem') is the
-        # word the text says still (held-out Acme 2702 of session 31)
-        gone = [got[v] for v in named if v in got and (duck is not None or got[v].new is not None)
-                and not (got[v].new is not None and str(got[v].new).lower() == v.lower())]
+        gone = [got[v] for v in named if v in got and (duck is not None or got[v].new is not None)]
         part = partly_respelled(tbl, col, named, since, duck) if duck is not None and not gone else None
-        part = None if part is not None and part[1].lower() == part[0].lower() else part
         if part is not None and not (tbl is t and ann.key in restated_keys(ctx, t, anns, duck)):
             return [_partly_finding(t, ann, tbl, col, part, since, "values_restated",
                                     f"the text names {part[0]!r} of {tbl.name}.{col}",
                                     f"what it says of {part[0]!r} may now hold of {part[1]!r} too")]
         repl = replaced_in_loads(tbl, col, named, since, duck, set(values)) if duck is not None and not gone else None
-        repl = None if repl is not None and repl.new.lower() == repl.old.lower() else repl
         if repl is not None and not (tbl is t and ann.key in restated_keys(ctx, t, anns, duck)):
             return [_replaced_finding(t, ann, tbl, col, repl, since, "values_restated",
                                       f"the text names {repl[0]!r} of {tbl.name}.{col}",
@@ -1355,8 +1350,7 @@ def prose_complete_set(ctx: Context, t: Table, ann: Annotation, anns: list[Annot
     enum gets its own finding, with `add_enum_values`). Values are named as `prose_values` reads them (the
     column's own description: as words; other prose: by the clause rule). Metadata: a value beyond the
     range the statistics held then, outside the set; data: the column's values now against those then (a
-    text metadata already flagged is left to that finding). A new value that differs from a listed one by case
-    only is named by the text still (prose reads words, not codes)."""
+    text metadata already flagged is left to that finding)."""
     if already is not None and (ann.key, "enum_violated") in already:
         return []
     since = int(ann.provenance.basis.vid or 0)
@@ -1395,9 +1389,6 @@ def prose_complete_set(ctx: Context, t: Table, ann: Annotation, anns: list[Annot
                 if not then or (by_label and set(vals) - now):
                     continue
                 new = sorted(outside - then)
-            # a value that differs from a listed one by case only is the same word in prose ('Redeem' of "earn,
-            # redeem, expire"): the text still names it
-            new = [v for v in new if v.lower() not in {c.lower() for c in codes}]
             if new:
                 return [finding(ann, f"{t.name}.{ann.column}" if ann.kind == "column" else t.name, "enum_violated",
                                 "stale", f"the {ann.field} names every value of {tbl.name}.{col} ({', '.join(vals)}), "

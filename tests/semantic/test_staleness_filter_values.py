@@ -615,17 +615,3 @@ def test_a_code_of_a_few_percent_the_new_loads_write_another_way(elk, late, flag
         "suspect", "M19", "M25", 1)
     assert "hold 1 'M19' where 12 were expected" in f.message
 
-
-def test_a_value_respelled_by_case_only_keeps_the_prose_naming_it_true(elk):
-    """'silver' rewritten 'Silver' (held-out Acme 2702 of session 31: loyalty events' 'redeem' written
-    'Redeem'): the metric filtering 'silver' selects nothing now and is flagged, but prose naming the
-    word silver still says it (failed before: the column's description "silver for the middle customers"
-    was flagged values_restated, a false alarm by the trap truth)."""
-    cat = elk.cat
-    _lake(elk)
-    sm.annotate(cat, DIM, {"description": "silver for the middle customers, or a tier of the rest"}, column="tier",
-                author="a", time=elk.day(3.8))
-    _rebuild(elk, 5, [{"silver": "Silver"}.get(x, x) for x in TIERS])
-    f = _by(cat, DIM, elk.day(5.2), "data")
-    assert "metric.silver_customers" in f
-    assert "column.2.description" not in f, f.get("column.2.description")
