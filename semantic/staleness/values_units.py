@@ -11,6 +11,7 @@ import math
 import re
 from typing import Any
 
+from catalog_core import lake
 from catalog_core.errors import CatalogError
 from catalog_core.model import parse_time
 from semantic._bounded import literals
@@ -137,6 +138,21 @@ def _range_moved(old: dict[str, Any], whole: dict[str, Any]) -> bool:
     return grew or shrank
 
 
+def _basis_measures(t: Table, ann: Annotation, refs: list[ColumnRef], keys: set[str]
+                    ) -> list[tuple[lake.Column, dict[str, Any]]]:
+    """The numeric columns of `refs` still in `t` with statistics at the claim's basis, identifiers and
+    grain keys (`keys`) left out: (the column now, its statistics then)."""
+    b = ann.provenance.basis
+    out = []
+    for ref in refs:
+        cur = t.cols.get(ref.id)
+        if cur is None or type_family(cur.type) != "number" or ref.name not in b.stats or \
+                cur.name.lower() in keys or cur.name.lower().endswith(KEY_SUFFIXES):
+            continue
+        out.append((cur, b.stats[ref.name].model_dump()))
+    return out
+
+
 def scale_shift(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
     """A numeric column's meaning changed in place, with no schema change: the values written since
     the annotation's basis all lie beyond every value then (their minimum above the old maximum, or
@@ -146,14 +162,8 @@ def scale_shift(t: Table, ann: Annotation, keys: set[str]) -> list[Finding]:
     a description's new text is for a person to write. Identifiers and grain keys grow by nature
     and are left out."""
     b = ann.provenance.basis
-    refs = [r for r in b.columns if r.id == ann.column_id][:1]
     out = []
-    for ref in refs:
-        cur = t.cols.get(ref.id)
-        if cur is None or type_family(cur.type) != "number" or ref.name not in b.stats or \
-                cur.name.lower() in keys or cur.name.lower().endswith(KEY_SUFFIXES):
-            continue
-        old = b.stats[ref.name].model_dump()
+    for cur, old in _basis_measures(t, ann, [r for r in b.columns if r.id == ann.column_id][:1], keys):
         whole = t.stat(cur.name) or {}
         if not _range_moved(old, whole):
             continue  # the table's range still holds the basis range at both ends: no load lies wholly beyond it
@@ -185,12 +195,7 @@ def sign_flipped(t: Table, ann: Annotation, refs: list[ColumnRef], keys: set[str
     says it). Identifiers and grain keys are left out; a column that held both signs says nothing here."""
     b = ann.provenance.basis
     out = []
-    for ref in refs:
-        cur = t.cols.get(ref.id)
-        if cur is None or type_family(cur.type) != "number" or ref.name not in b.stats or \
-                cur.name.lower() in keys or cur.name.lower().endswith(KEY_SUFFIXES):
-            continue
-        old = b.stats[ref.name].model_dump()
+    for cur, old in _basis_measures(t, ann, refs, keys):
         olo, ohi = num(old.get("min")), num(old.get("max"))
         new = t.written_since(b.vid).get(cur.name) or {}
         lo, hi = num(new.get("min")), num(new.get("max"))

@@ -414,13 +414,8 @@ def test_a_timestamp_restated_in_another_time_zone_and_controls(elk):
     assert got[0].evidence.values["shift_hours"] == -5 and v in got[0].evidence.vids
 
 
-@pytest.mark.parametrize("summer_shift,flagged", [(-4, True), (-2, False)])
-def test_a_local_time_keeping_daylight_saving_written_over_utc_and_control(elk, summer_shift, flagged):
-    """Payments rewritten with New York local time in the UTC column, daylight saving kept: winter rows
-    moved -5 h, summer rows -4 h, so the range's two ends moved unalike and no quartile moved by one
-    amount; the rows paired by the grain's keys all moved by one of two zone steps an hour apart: the
-    column's description is stale, `investigate` (failed before: nothing; an independent tester's Acme
-    fct_payments). Control: two shifts two hours apart are no zone (-5 h and -2 h)."""
+def _payments_utc(elk: LakeBuilder) -> tuple[list[dt.datetime], list[dt.datetime], list[int]]:
+    """Payments keyed by payment_id, paid_at in UTC in winter and in summer, its description saying UTC."""
     cat = elk.cat
     elk.table(T, [("payment_id", "bigint"), ("paid_at", "timestamp")], at=0)
     winter = [dt.datetime(2024, 1, 10 + i % 15, 8 + i % 12, tzinfo=dt.timezone.utc) for i in range(20)]
@@ -430,6 +425,18 @@ def test_a_local_time_keeping_daylight_saving_written_over_utc_and_control(elk, 
     sm.annotate(cat, T, {"grain": {"text": "one row per payment", "keys": ["payment_id"]}}, author="a", time=elk.day(1.5))
     sm.annotate(cat, T, {"description": "when the payment was attempted, UTC"}, column="paid_at", author="a",
                 time=elk.day(1.6))
+    return winter, summer, ids
+
+
+@pytest.mark.parametrize("summer_shift,flagged", [(-4, True), (-2, False)])
+def test_a_local_time_keeping_daylight_saving_written_over_utc_and_control(elk, summer_shift, flagged):
+    """Payments rewritten with New York local time in the UTC column, daylight saving kept: winter rows
+    moved -5 h, summer rows -4 h, so the range's two ends moved unalike and no quartile moved by one
+    amount; the rows paired by the grain's keys all moved by one of two zone steps an hour apart: the
+    column's description is stale, `investigate` (failed before: nothing; an independent tester's Acme
+    fct_payments). Control: two shifts two hours apart are no zone (-5 h and -2 h)."""
+    cat = elk.cat
+    winter, summer, ids = _payments_utc(elk)
     local = [x - dt.timedelta(hours=5) for x in winter] + [x + dt.timedelta(hours=summer_shift) for x in summer]
     elk.overwrite(T, {"payment_id": ids, "paid_at": local}, at=2)
     got = [(f.annotation, f.status, f.fixes) for f in _data(cat, T, elk.day(2), "unit_drift")]
@@ -1544,14 +1551,7 @@ def test_a_local_time_restated_in_a_re_extraction_that_takes_new_rows_in_too(elk
     The rows kept, paired by the grain's keys, all moved by one of two zone steps an hour apart: the
     description is stale. Control: a re-extraction with new rows and the old times as they were."""
     cat = elk.cat
-    elk.table(T, [("payment_id", "bigint"), ("paid_at", "timestamp")], at=0)
-    winter = [dt.datetime(2024, 1, 10 + i % 15, 8 + i % 12, tzinfo=dt.timezone.utc) for i in range(20)]
-    summer = [dt.datetime(2024, 7, 10 + i % 15, 9 + i % 10, tzinfo=dt.timezone.utc) for i in range(20)]
-    ids = list(range(1, 41))
-    elk.append(T, {"payment_id": ids, "paid_at": winter + summer}, at=1)
-    sm.annotate(cat, T, {"grain": {"text": "one row per payment", "keys": ["payment_id"]}}, author="a", time=elk.day(1.5))
-    sm.annotate(cat, T, {"description": "when the payment was attempted, UTC"}, column="paid_at", author="a",
-                time=elk.day(1.6))
+    winter, summer, ids = _payments_utc(elk)
     elk.overwrite(T, {"payment_id": ids + [41, 42], "paid_at": winter + summer + [None, None]}, at=2)
     assert _data(cat, T, elk.day(2), "unit_drift") == []  # control: new rows, the old times kept
     local = [x - dt.timedelta(hours=5) for x in winter] + [x - dt.timedelta(hours=4) for x in summer]
