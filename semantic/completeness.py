@@ -28,7 +28,7 @@ from semantic import _sql
 from semantic.history import Context
 from semantic.models import Annotation, Completeness, LoadLog, PeriodLoad
 
-__all__ = ["completeness", "describe_text", "MAX_INCOMPLETE", "period_end", "upstream_periods", "periods_reached"]
+__all__ = ["completeness", "describe_text", "MAX_INCOMPLETE", "period_end", "upstream_periods", "periods_reached", "logged_names"]
 
 MAX_INCOMPLETE = 5
 _DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
@@ -94,7 +94,9 @@ def _partition_periods(ctx: Context, name: str, tz: str | None) -> dict[str, tup
     return dict(out)
 
 
-def _names(name: str, spec: LoadLog) -> list[str]:
+def logged_names(name: str, spec: LoadLog) -> list[str]:
+    """The values the load log's table column may hold for table `name`: the declared `name`, else its dotted
+    name, it without the catalog, or the bare table name."""
     if spec.name:
         return [spec.name]
     parts = name.split(".")
@@ -162,7 +164,7 @@ def _log_periods(ctx: Context, name: str, spec: LoadLog) -> dict[str, tuple[str,
     """period -> (complete | partial | failed, latest load time, the part that was not complete):
     the incomplete periods and the latest complete one the log records for `name`."""
     log = _read_log(ctx, spec)
-    for n in _names(name, spec):
+    for n in logged_names(name, spec):
         if n in log:
             return log[n]
     return {}

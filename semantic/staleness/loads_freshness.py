@@ -430,14 +430,14 @@ def log_statuses(ctx: Context, t: Table, ann: Annotation, duck: Duck) -> list[Fi
     period) and none since, with a chance under `LOG_GONE` that its share left it out by
     chance, the new status is its new spelling: `value_map {column, map, keep}` adds it beside the old
     one in the same list (the older rows keep the old); otherwise `investigate` on the status column."""
-    from semantic.completeness import _names
+    from semantic.completeness import logged_names
     from semantic.models import LoadLog
 
     try:
         spec = LoadLog.model_validate(ann.value)
     except ValueError:
         return []
-    names = _names(t.name, spec)
+    names = logged_names(t.name, spec)
     log, st = spec.table, spec.status_column
     cond = f"CAST({quote_id(spec.table_column)} AS VARCHAR) IN ({literals(names)})"
     q = (f"SELECT CAST({quote_id(st)} AS VARCHAR), count(*) FROM {quote_table(log)} WHERE {cond} "
