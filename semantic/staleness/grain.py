@@ -162,8 +162,8 @@ def versioned_grain(t: Table, ann: Annotation, keys: list[str], note: str = "") 
     current flag added) while the grain's keys name no version column: the design keeps a row per
     key and version now, so the keys may repeat (grain_violated, suspect; the fix filters the current
     flag; a table keeping no flag, its versions ended by a date alone (`end_column`), gets no fix: there
-    is no column to filter). It holds whether or not a key has a second version yet (the next change of a row adds
-    one), so the data depth keeps it when no key repeats (`note` says so)."""
+    is no column to filter). It holds whether or not a key has a second version yet (the next change of
+    a row adds one), so the data depth keeps it when no key repeats (`note` says so)."""
     ch = scd2_change(t, ann.provenance.basis.vid)
     added_names = {c.name.lower() for c in ch.added} if ch is not None else set()
     if ch is None or any(k.lower() in SCD2 or k.lower() in added_names for k in keys):

@@ -364,8 +364,9 @@ def names_columns(ch: SchemaChange, text: object, t: Table | None = None, anns: 
       of type alone (`retyped`) counts for SQL, not for prose (what the column is survives it);
     - `ch` changed what a row is (`splits_rows`, with `t`): a query's answer (`sql`) always
       depends on the rows; prose only when it states the grain ("one row per ...", or "sum over
-      regions": `ROWS_SUMMED`) or names an added column, or, `ch` adding versions, says the rows hold the present state (`CURRENT_STATE`:
-      "customers with their current address") and nothing of versions or history;
+      regions": `ROWS_SUMMED`) or names an added column, or, `ch` adding versions, says the rows
+      hold the present state (`CURRENT_STATE`: "customers with their current address") and
+      nothing of versions or history;
     - a query selects every column (`SELECT *`) and `ch` added or dropped one;
     - prose (not `sql`), with the table's annotations `anns`: `ch` dropped a column that no other
       claim of the table refers to (no annotation of its own, no grain, relationship, metric or
