@@ -14,8 +14,9 @@ from catalog_core.errors import CatalogError, InvalidValueError
 from semantic._bounded import LimitExceededError, literals
 from semantic._tables import type_family
 from semantic.annotations import parse_duration
+from semantic.completeness import logged_names
 from semantic.history import Context, Timeline
-from semantic.models import Annotation, Finding, Fix
+from semantic.models import Annotation, Finding, Fix, LoadLog
 from semantic.staleness.core import (
     DAY,
     Duck,
@@ -430,9 +431,6 @@ def log_statuses(ctx: Context, t: Table, ann: Annotation, duck: Duck) -> list[Fi
     period) and none since, with a chance under `LOG_GONE` that its share left it out by
     chance, the new status is its new spelling: `value_map {column, map, keep}` adds it beside the old
     one in the same list (the older rows keep the old); otherwise `investigate` on the status column."""
-    from semantic.completeness import logged_names
-    from semantic.models import LoadLog
-
     try:
         spec = LoadLog.model_validate(ann.value)
     except ValueError:
@@ -481,4 +479,3 @@ def log_statuses(ctx: Context, t: Table, ann: Annotation, duck: Duck) -> list[Fi
                     suggestion=f"add {s0!r} to the list {gone[0]!r} is in" if fix.action == "value_map" else
                     f"say which list {s0!r} belongs to",
                     fixes=[fix], cause=cause_of("log_status", log, None, st))]
-

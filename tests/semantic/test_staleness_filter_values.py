@@ -614,4 +614,3 @@ def test_a_code_of_a_few_percent_the_new_loads_write_another_way(elk, late, flag
     assert (f.status, f.evidence.values["old"], f.evidence.values["new"], f.evidence.values["still_old"]) == (
         "suspect", "M19", "M25", 1)
     assert "hold 1 'M19' where 12 were expected" in f.message
-
