@@ -22,7 +22,8 @@ def _where(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--data", "data_dir", default="data", show_default=True, help="catalog data directory"),
         click.option("--url", default=None, help="a semcat serve URL instead of --data, e.g. http://127.0.0.1:8765"),
         click.option("--token", default=None, envvar="SEMCAT_TOKEN", help="bearer token for --url (write to decide)"),
-        click.option("--now", default=None, help="judge freshness at this ISO time (default: the clock)"),
+        click.option("--now", default=None, help="judge freshness at this ISO time, and write a decision or a "
+                     "scan at it (a backdated lake's check time; default: the clock)"),
     )):
         fn = opt(fn)
     return fn
@@ -31,10 +32,6 @@ def _where(fn: Callable[..., Any]) -> Callable[..., Any]:
 _author = click.option("--author", default=None, envvar="SEMCAT_AUTHOR",
                        help="who decides (default: $SEMCAT_AUTHOR, else your login name)")
 _json = click.option("--json", "as_json", is_flag=True, help="print JSON for programs")
-
-
-
-
 
 
 def _clock(url: str | None, now: str | None) -> str | float | None:
@@ -52,6 +49,25 @@ def _clock(url: str | None, now: str | None) -> str | float | None:
     click.echo(f"semcat: judging at the server's time {iso_time(theirs)} (it runs with --now; pass --now "
                "to choose another)", err=True)
     return theirs
+
+
+def _written_at(now: str | None, fn: Callable[[Any, float | None], Any]) -> Callable[[Any], Any]:
+    """`fn(catalog, time)` as a `run_on` body: a decision (or a stored scan) given `--now` on the command line
+    is committed at it (the steward's check time on a backdated lake: a commit at the clock would sit years
+    past the lake's history, date the written annotations after the check, and refuse every later backdated
+    load), or just after the catalog's latest commit when that is later (commit times never go backwards:
+    decisions made one after another at one `--now`); without `--now`, at the clock."""
+    def go(cat: Any) -> Any:
+        if now is None:
+            return fn(cat, None)
+        from catalog_core.model import parse_time
+
+        given = parse_time(now)
+        if given is None:
+            raise click.BadParameter(f"{now!r} is not an ISO-8601 time, e.g. 2025-03-12T09:00:00Z", param_hint="--now")
+        last = cat.commits(limit=1)
+        return fn(cat, max([given] + [c.time for c in last]))
+    return go
 
 
 def _short(v: Any, n: int = 60) -> str:
@@ -174,7 +190,7 @@ def register(main: click.Group) -> None:
         """Write what the item suggests as your annotation, and close the item. Accept is offered only
         for a fix the evidence supports, validated against the snapshot, and validated again when it
         is written; a finding without one is edited or dismissed instead."""
-        now = _clock(url, now)
+        given, now = now, _clock(url, now)
         import semantic as sm
 
         if sum((item_id is not None, group is not None, all_)) != 1:
@@ -182,15 +198,17 @@ def register(main: click.Group) -> None:
         if table is not None and not all_:
             raise click.UsageError("--table goes with --all")
 
-        def go(cat: Any) -> str:
+        def go(cat: Any, at: float | None) -> str:
             if all_:
-                return _group_result(sm.accept_all(cat, _who(author), note, table=table, now=now), "accepted")
+                return _group_result(sm.accept_all(cat, _who(author), note, table=table, now=now, time=at),
+                                     "accepted")
             if group is not None:
-                return _group_result(sm.decide_group(cat, group, "accept", _who(author), note, now=now), "accepted")
+                return _group_result(sm.decide_group(cat, group, "accept", _who(author), note, now=now, time=at),
+                                     "accepted")
             it = sm.review_item(cat, item_id, now=now)
-            vid = sm.accept(cat, it, author=_who(author), note=note, now=now)
+            vid = sm.accept(cat, it, author=_who(author), note=note, now=now, time=at)
             return f"accepted {it.id}: wrote {it.table}:{it.proposed_key} at vid {vid}"
-        click.echo(_run(data_dir, url, token, go))
+        click.echo(_run(data_dir, url, token, _written_at(given, go)))
 
     @review.command("scan")
     @_where
@@ -207,10 +225,11 @@ def register(main: click.Group) -> None:
         """Run the data-depth check now and store its findings for the inbox, as of the latest vid:
         `review list`, `review show`, the /ui inbox and the MCP check_staleness tool then show them
         (marked with the vid the pass read) without checking the data again."""
+        given, now = now, _clock(url, now)
         import semantic as sm
 
-        res = _run(data_dir, url, token, lambda cat: sm.scan(cat, table, author=_who(author), depth=depth, now=now,
-                                                             changed_only=changed_only))
+        res = _run(data_dir, url, token, _written_at(given, lambda cat, at: sm.scan(
+            cat, table, author=_who(author), depth=depth, now=now, time=at, changed_only=changed_only)))
         if as_json:
             click.echo(res.model_dump_json(indent=2))
             return
@@ -231,7 +250,7 @@ def register(main: click.Group) -> None:
     @click.option("--note", default=None, help="why (kept in the annotation's provenance)")
     def edit(item_id, value, data_dir, url, token, now, author, note) -> None:
         """Write VALUE (JSON, or plain text) instead of the suggestion, and close the item."""
-        now = _clock(url, now)
+        given, now = now, _clock(url, now)
         import semantic as sm
 
         try:
@@ -239,11 +258,11 @@ def register(main: click.Group) -> None:
         except ValueError:
             val = value
 
-        def go(cat: Any) -> str:
+        def go(cat: Any, at: float | None) -> str:
             it = sm.review_item(cat, item_id, now=now)
-            vid = sm.edit_and_accept(cat, it, author=_who(author), value=val, note=note, now=now)
+            vid = sm.edit_and_accept(cat, it, author=_who(author), value=val, note=note, now=now, time=at)
             return f"edited {it.id}: wrote {it.table}:{it.proposed_key or it.annotation} at vid {vid}"
-        click.echo(_run(data_dir, url, token, go))
+        click.echo(_run(data_dir, url, token, _written_at(given, go)))
 
     @review.command("dismiss")
     @click.argument("item_id", required=False)
@@ -254,17 +273,17 @@ def register(main: click.Group) -> None:
     def dismiss(item_id, group, data_dir, url, token, now, author, reason) -> None:
         """Close the item without change: a finding stays quiet until the history changes again; an
         agent annotation or proposal is removed."""
-        now = _clock(url, now)
+        given, now = now, _clock(url, now)
         import semantic as sm
 
         if (item_id is None) == (group is None):
             raise click.UsageError("give an ITEM_ID or --group GROUP (one of them)")
 
-        def go(cat: Any) -> str:
+        def go(cat: Any, at: float | None) -> str:
             if group is not None:
-                return _group_result(sm.decide_group(cat, group, "dismiss", _who(author), reason=reason, now=now),
-                                     "dismissed")
+                return _group_result(sm.decide_group(cat, group, "dismiss", _who(author), reason=reason, now=now,
+                                                     time=at), "dismissed")
             it = sm.review_item(cat, item_id, now=now)
-            vid = sm.dismiss(cat, it, author=_who(author), reason=reason, now=now)
+            vid = sm.dismiss(cat, it, author=_who(author), reason=reason, now=now, time=at)
             return f"dismissed {it.id} at vid {vid}"
-        click.echo(_run(data_dir, url, token, go))
+        click.echo(_run(data_dir, url, token, _written_at(given, go)))

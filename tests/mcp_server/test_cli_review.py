@@ -155,3 +155,33 @@ def test_review_scan_puts_data_depth_findings_in_the_inbox_and_bulk_accept_skips
         left = {i.id for i in sm.review_items(cat, now=NOW).items}
     assert sorted(anns["column.2.enum"].value) == ["a", "b", "c"] and anns["table.description"].value == "orders"
     assert desc["id"] in left and enum["id"] not in left  # the item without a fix stays open
+
+
+def test_review_writes_at_now_on_a_backdated_lake(tmp_path):
+    """Three testers (wave 5, session 31) scanned and accepted with `--now` on a lake whose history is
+    backdated: the scan and the decisions were committed at the clock, years past the lake, so every later
+    backdated load was refused ("earlier than the latest commit's time") and the accepted annotations
+    were dated after the check time. With `--now` given, they are written at it (or just after the latest
+    commit, when a decision at the same `--now` came first, or the lake's history is later)."""
+    data = str(tmp_path / "data")
+    build(data, tmp_path / "files")
+    r = semcat("review", "scan", "--depth", "data", "--data", data, "--now", NOW, "--author", "steward")
+    assert r.returncode == 0, r.stderr
+    [renamed] = [i for i in items(data)["items"] if i["reason"] == "column_renamed"]
+    r = semcat("review", "accept", renamed["id"], "--data", data, "--now", NOW, "--author", "alice")
+    assert r.returncode == 0, r.stderr
+    now_s = cc.model.parse_time(NOW)
+    with cc.Catalog.open(data) as cat:
+        accepted, scanned = cat.commits(limit=2)  # newest first
+        assert now_s <= scanned.time < accepted.time < now_s + 1, (scanned, accepted)
+        assert max(a.provenance.time for a in read_annotations(cat, T)) < now_s + 1
+        # the next day's commit, backdated as the lake's are: refused before (the scan sat at the clock)
+        sm.annotate(cat, T, {"description": "orders by category"}, author="ann", time=now_s + 43200)
+        load = cat.commits(limit=1)[0].time
+    # a --now before the latest commit: written just after it, never before the history it judged
+    r = semcat("review", "scan", "--depth", "data", "--data", data, "--now", "2024-11-19T00:00:00Z")
+    assert r.returncode == 0, r.stderr
+    with cc.Catalog.open(data) as cat:
+        assert load < cat.commits(limit=1)[0].time < load + 1
+    r = semcat("review", "scan", "--depth", "data", "--data", data, "--now", "yesterday")
+    assert r.returncode == 2 and "not an ISO-8601 time" in r.stderr and "Traceback" not in r.stderr
