@@ -41,6 +41,7 @@ from pydantic import BaseModel, Field
 from catalog_core import lake
 from catalog_core.api import CatalogAPI, SnapshotRef
 from catalog_core.errors import (
+    CatalogError,
     ConflictError,
     InvalidValueError,
     NotFoundError,
@@ -586,8 +587,9 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
     if fix is None or fix.action in ("reverify", "investigate"):
         # never re-affirm as is: the finding says the data may contradict the annotation (issue 45)
         if ann is not None and ann.kind == "verified_query":
-            raise NoFixError(f"{ann.key} needs its query re-verified: run verify_query with the corrected SQL, or "
-                             "dismiss the finding with a reason", why="no_fix", annotation=ann.key)
+            raise NoFixError(f"{ann.key} needs its query re-verified: edit it with the corrected SQL (semcat review "
+                             "edit ITEM \"SELECT ...\"; it is run and verified before it is written), or dismiss the "
+                             "finding with a reason", why="no_fix", annotation=ann.key)
         what = "no fix" if fix is None else f"it asks to {fix.action} by hand"
         raise _no_fix(f, f.annotation, what)
     if ann is None:
@@ -1918,6 +1920,9 @@ def edit_and_accept(cat: CatalogAPI, item: ReviewItem | str, author: str, value:
     if it.kind == "finding":
         f, anns = _finding_of(cat, it, now)
         own = anns.get(f.annotation) if f.annotation else None
+        if own is not None and own.kind == "verified_query":
+            w = _reverified_edit(cat, own, value, cat.resolve(None))
+            return _decide(cat, it, "edited", author, note, w, w.remove, time)
         coded = _coded_edit(f, own, anns, value) if own is not None else None
         if coded is not None:
             return _decide(cat, it, "edited", author, note, coded, coded.remove, time)
@@ -1939,6 +1944,42 @@ def edit_and_accept(cat: CatalogAPI, item: ReviewItem | str, author: str, value:
         _check_unit_edit(f, anns, w)
         return _decide(cat, it, "edited", author, note, w, w.remove, time)
     return _accept_agent(cat, it, author, note, value, "edited", time)
+
+
+def _reverified_edit(cat: CatalogAPI, ann: Annotation, value: Any, vid: int) -> _Write:
+    """A person's corrected verified query: the SQL (`semcat review edit ITEM "SELECT ..."`) or
+    `{"sql", "question"}` (the question kept when not given). It is verified as `verify_query` verifies:
+    run at the current snapshot and refused when it does not parse, reads no table, fails or returns
+    too many rows; written with its answer's fingerprint on every table it reads, the item's copy
+    removed when it no longer reads that table, and checked again at commit (the answer must not move
+    in between). Before, an edit had to carry the fingerprint itself, so a person could not repair one."""
+    from semantic.annotations import sql_tables, verified_answer
+
+    old = ann.value if isinstance(ann.value, dict) else {}
+    given = {"sql": value} if isinstance(value, str) else value if isinstance(value, dict) else None
+    sql = given.get("sql") if given is not None else None
+    question = given.get("question", old.get("question")) if given is not None else None
+    if not isinstance(sql, str) or not sql.strip() or not isinstance(question, str) or not question.strip():
+        raise InvalidAnnotationError(f"{ann.key} is a verified query: give its corrected SQL as text, or "
+                                     "{\"sql\": ..., \"question\": ...}; it is run and verified before it is written",
+                                     field="sql")
+    tables, names = sql_tables(cat, sql, vid)
+    try:
+        fp = verified_answer(cat, sql, vid)
+    except CatalogError as e:
+        raise InvalidAnnotationError(f"{ann.key}: the corrected query does not run at vid {vid}: {e.message}; fix it "
+                                     "and edit again (nothing was written)", field="sql") from None
+    if fp is None:
+        raise InvalidAnnotationError(f"{ann.key}: the corrected query returns too many rows to verify; verify an "
+                                     "aggregate", field="sql")
+    val = {"question": question.strip(), "sql": sql.strip(), "verified_by": "", "verified_at_vid": vid,
+           "result_fingerprint": fp, "tables": tables}
+    out = []
+    for t in sorted(tables, key=lambda x: x != ann.target):
+        cols = [c.name for c in columns_of(require_table(cat, t, vid).value) if c.name.lower() in names]
+        out.append(_Write(kind="verified_query", key=ann.key, value=val, columns=cols,
+                          table=None if t == ann.target else t, reverified=True))
+    return out[0].model_copy(update={"also": out[1:], "remove": [] if ann.target in tables else [ann.key]})
 
 
 def _check_unit_edit(f: Finding, anns: dict[str, Annotation], w: _Write) -> None:

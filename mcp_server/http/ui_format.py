@@ -469,7 +469,8 @@ PHRASES: tuple[tuple[str, str], ...] = (
     (r"\s*\(semcat review edit ITEM VALUE\)", ""),
     (r"\s*\(semcat review dismiss ITEM --reason \.\.\.\)", ""),
     (r"\s*\(semcat review scan --depth data\)", " (the inbox's “check the data now” button)"),
-    (r"run verify_query with the corrected SQL", "correct the query with edit & accept"),
+    (r'edit it with the corrected SQL \(semcat review edit ITEM "SELECT \.\.\."; (it is run and verified before '
+     r'it is written)\)', r"correct the query with edit & accept (\1)"),
     (r"give the enum with edit_and_accept", "give the allowed values with edit & accept"),
     (r"\buse edit_and_accept", "correct it with edit & accept"),
     (r"edit_and_accept", "edit & accept"),

@@ -84,8 +84,9 @@ def test_every_reason_and_fix_the_detector_emits_has_a_wording():
 
 def test_agent_phrasing_is_reworded_for_people():
     said = {
-        "verified_query.5b needs its query re-verified: run verify_query with the corrected SQL, or dismiss the "
-        "finding": "correct the query with edit & accept",
+        'verified_query.5b needs its query re-verified: edit it with the corrected SQL (semcat review edit ITEM '
+        '"SELECT ..."; it is run and verified before it is written), or dismiss the finding':
+        "correct the query with edit & accept (it is run and verified before it is written), or dismiss",
         "the values status holds now were not read (metadata depth); review at data depth, or give the enum with "
         "edit_and_accept": "give the allowed values with edit & accept",
         "column.2.description: 'x' is not a column of t at vid 9; accept is not offered for it: edit the value "

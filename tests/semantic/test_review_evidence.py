@@ -469,7 +469,7 @@ def test_a_query_reading_a_dropped_column_asks_to_reverify_and_accept_cannot_cer
     it = next(i for i in items(ecat, elk.day(1)) if (i.annotation or "").startswith("verified_query."))
     assert not it.acceptable and it.refused == "no_fix"
     before = ecat.resolve(None)
-    with pytest.raises(sm.NoFixError, match="verify_query"):
+    with pytest.raises(sm.NoFixError, match="re-verified: edit it with the corrected SQL"):
         sm.accept(ecat, it.id, author="ann", now=elk.day(1))
     with pytest.raises(VerifiedQueryError):
         sm.verify_query(ecat, "spend per status", sql, author="ann", time=elk.day(1.5))

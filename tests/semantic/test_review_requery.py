@@ -11,6 +11,7 @@ import pytest
 import semantic as sm
 from catalog_core.errors import InvalidValueError
 from semantic._requery import mapped_sql, renamed_sql
+from semantic.errors import InvalidAnnotationError
 from tests.semantic.test_staleness import DIM, T
 
 
@@ -164,3 +165,31 @@ def test_a_verified_querys_item_outlives_the_accept_of_the_enum_it_was_read_agai
     sm.accept(cat, it, author="bob", now=elk.day(1.2), time=elk.day(1.3))
     after = sm.review_items(cat, S, now=elk.day(1.3)).items
     assert [(i.annotation, i.reason) for i in after] == [(key, "verified_query_changed")], after
+
+
+def test_a_person_repairs_a_broken_query_by_editing_its_sql_which_is_run_and_verified(elk):
+    """A verified query whose column was dropped offers `reverify`, and accept is refused; the refusal said
+    "run verify_query", a Python name, and `review edit` with the corrected SQL was refused because the
+    value lacked the fingerprint only a run gives (wave 5, session 31): a person could not repair it. The
+    edit is the SQL (or {"sql", "question"}), run and verified at the current snapshot, written on every
+    table it reads; a corrected query that fails is refused and nothing is written."""
+    cat = elk.cat
+    _lake(elk)
+    sm.verify_query(cat, "amount of done orders per tier", SQL, author="ann", time=elk.day(0.5))
+    before = _vq(cat, T)
+    elk.evolve(T, drop=["amount"], add=[("amount_usd", "double")], at=1)
+    [it] = [i for i in sm.review_items(cat, T, now=elk.day(1)).items if i.annotation == before.key]
+    assert not it.acceptable and "semcat review edit ITEM" in (it.why_not or "") and "verify_query" not in it.why_not
+    vid = cat.resolve(None)
+    with pytest.raises(InvalidAnnotationError, match="does not run(.|\n)*nothing was written"):
+        sm.edit_and_accept(cat, it.id, author="bob", value=SQL, now=elk.day(1), time=elk.day(1.1))
+    with pytest.raises(InvalidAnnotationError, match="give its corrected SQL"):
+        sm.edit_and_accept(cat, it.id, author="bob", value={"question": "q"}, now=elk.day(1), time=elk.day(1.1))
+    assert cat.resolve(None) == vid
+    fixed = SQL.replace("o.amount", "o.amount_usd")
+    sm.edit_and_accept(cat, it.id, author="bob", value=fixed, now=elk.day(1), time=elk.day(1.1))
+    for table in (T, DIM):  # stored once per table it reads, as verify_query stores it
+        v = _vq(cat, table).value
+        assert v["sql"] == fixed and v["question"] == before.value["question"] and v["verified_by"] == "bob"
+        assert v["verified_at_vid"] == vid and v["result_fingerprint"] != before.value["result_fingerprint"]
+    assert not [i for i in sm.review_items(cat, T, now=elk.day(1.2)).items if i.annotation == before.key]
