@@ -693,46 +693,82 @@ def restatements(t: Table, anns: list[Annotation], duck: Duck | None) -> list[Fi
                     mapping = {g: n for g, n in shift[c][2].items() if g in gone and n in new}
             if not gone and not new:
                 continue
-            hit = {}
-            for k, vals in refs.items():
-                a = next(x for x in early if x.key == k)
-                named_gone = [x for x in vals if x in gone and not
-                              (x in respelled and _by_label_only(a, x, labels_of.get(c.lower(), {})))]
-                lists_all = a.kind == "column" and a.field == "enum"
-                if named_gone or (lists_all and new and any(x not in vals for x in new)):
-                    hit[k] = named_gone
+            hit = _names_gone(early, refs, gone, new, respelled, labels_of.get(c.lower(), {}))
             if not hit:
                 continue
-            order = {"enum": 0, "sample_values": 1, "description": 2}
-            affected = sorted(hit, key=lambda k: (0 if k.startswith("column.") else 1,
-                                                  order.get(k.rsplit(".", 1)[-1], 3), k))
-            first = next(x for x in early if x.key == affected[0])
-            named = sorted({x for vs in hit.values() for x in vs})
-            vm = {g: mapping[g] for g in named if g in mapping}
-            status = "stale" if named else "suspect"
-            what = (f"{', '.join(map(repr, named))} no longer occur" if named else "new values occur") + \
-                (f" ({', '.join(f'{g!r} became {n!r}' for g, n in vm.items())})" if vm else "")
-            if now_values is None:
-                now_values = _mapped_enum(t, v, early, c, gone, named, vm)
-            # a map only on its evidence: with none, the values now are no rewrite of what the
-            # annotations name (a value removed is no value renamed; a value added, the enum check's)
-            fixes = [make_fix("value_map", column=c, map=vm, values=now_values)] if vm else \
-                [make_fix("investigate", columns=[c])]
-            sugg = (f"restate {', '.join(f'{g} -> {n}' for g, n in vm.items())}; " if vm else "") + \
-                (f"values of {c} now: {', '.join(map(str, now_values[:12]))}" if now_values is not None
-                 else f"compare the values of {c} before and after vid {v}")
-            out.append(Finding(
-                target=f"{t.name}.{c}" if first.kind == "column" else t.name, annotation=first.key,
-                annotations=affected, status=status, reason="values_restated",  # type: ignore[arg-type]
-                message=f"{t.name} was rewritten in full at vid {v} ({day_of(tt)}): in {c}, {what}; "
-                        f"{len(affected)} annotation(s) name the old values",
-                evidence=Evidence(vids=list(dict.fromkeys([*(x.vid for x in early if x.key in hit and x.vid), v])),
-                                  times=[tt], values={"column": c, "rewrite_vid": v, "before_only": gone[:20],
-                                                      "after_only": new[:20], "map": vm, "map_rows": counts,
-                                                      "values_now": now_values, "by_annotation": hit,
-                                                      "columns": [c], "values": named}),
-                suggestion=sugg, fixes=fixes, cause=cause_of("rewrite", t.name, v, c)))
+            selects = _selecting_merged(hit, mapping, new)
+            for part in (sorted(set(hit) - selects), sorted(selects)):
+                if part:
+                    out.append(_restated_finding(t, c, v, tt, early, {k: hit[k] for k in part}, mapping, gone, new,
+                                                 now_values, counts, keep_map=part[0] not in selects))
     return out
+
+
+def _names_gone(early: list[Annotation], refs: dict[str, list[str]], gone: list[str], new: list[str],
+                respelled: set[str], labels: dict[str, str]) -> dict[str, list[str]]:
+    """Of the annotations naming values of the column (`refs`: key -> the values it names), those a
+    rewrite made false, each with the vanished values it names: a value respelled one to one that a
+    description names by its label alone is still true; an enum is also false when new values occur."""
+    hit = {}
+    for k, vals in refs.items():
+        a = next(x for x in early if x.key == k)
+        named_gone = [x for x in vals if x in gone and not (x in respelled and _by_label_only(a, x, labels))]
+        lists_all = a.kind == "column" and a.field == "enum"
+        if named_gone or (lists_all and new and any(x not in vals for x in new)):
+            hit[k] = named_gone
+    return hit
+
+
+def _selecting_merged(hit: dict[str, list[str]], mapping: dict[str, str], new: list[str]) -> set[str]:
+    """Of the annotations `hit` (each with the vanished values it names), the metrics and verified queries
+    naming a value merged into one that was there already (mapped to a value not new in the rewrite). The
+    map would change what such a filter selects ("<> 'cancelled'" -> "<> 'delivered'" drops the delivered
+    rows it counted; "= 'cancelled'" -> "= 'delivered'" counts them), and no filter selects the merged rows
+    apart any more: a person decides (`investigate`; a verified query's is `reverify`). The enum and the
+    prose naming the value take the map (wave 5, session 32: accept-all rewrote the cryptic lake's "number
+    of non-cancelled orders" to count the orders not delivered)."""
+    into_old = {g for g, n in mapping.items() if n not in new}
+    return {k for k, vs in hit.items() if into_old & set(vs) and k.startswith(("metric.", "verified_query."))}
+
+
+def _restated_finding(t: Table, c: str, v: int, tt: float, early: list[Annotation], hit: dict[str, list[str]],
+                       mapping: dict[str, str], gone: list[str], new: list[str], now_values: list[str] | None,
+                       counts: dict[str, int], keep_map: bool = True) -> Finding:
+    """One `values_restated` finding of `restatements`: the annotations `hit` (each with the vanished
+    values it names) of column `c`, rewritten at vid `v`; `value_map` with the map the rows (or the
+    files' bounds) show, else (or with `keep_map` False: a filter naming a value merged into one there
+    before) `investigate`."""
+    order = {"enum": 0, "sample_values": 1, "description": 2}
+    affected = sorted(hit, key=lambda k: (0 if k.startswith("column.") else 1,
+                                          order.get(k.rsplit(".", 1)[-1], 3), k))
+    first = next(x for x in early if x.key == affected[0])
+    named = sorted({x for vs in hit.values() for x in vs})
+    vm = {g: mapping[g] for g in named if g in mapping}
+    status = "stale" if named else "suspect"
+    what = (f"{', '.join(map(repr, named))} no longer occur" if named else "new values occur") + \
+        (f" ({', '.join(f'{g!r} became {n!r}' for g, n in vm.items())})" if vm else "")
+    if now_values is None:
+        now_values = _mapped_enum(t, v, early, c, gone, named, vm)
+    # a map only on its evidence: with none, the values now are no rewrite of what the
+    # annotations name (a value removed is no value renamed; a value added, the enum check's)
+    fixes = [make_fix("value_map", column=c, map=vm, values=now_values)] if vm and keep_map else \
+        [make_fix("investigate", columns=[c])]
+    sugg = (f"restate {', '.join(f'{g} -> {n}' for g, n in vm.items())}; " if vm and keep_map else "") + \
+        ("a filter naming a value merged into one that was there already selects other rows once mapped, and no "
+         "filter tells the merged rows apart now: decide what it should select; " if not keep_map else "") + \
+        (f"values of {c} now: {', '.join(map(str, now_values[:12]))}" if now_values is not None
+         else f"compare the values of {c} before and after vid {v}")
+    return Finding(
+        target=f"{t.name}.{c}" if first.kind == "column" else t.name, annotation=first.key,
+        annotations=affected, status=status, reason="values_restated",  # type: ignore[arg-type]
+        message=f"{t.name} was rewritten in full at vid {v} ({day_of(tt)}): in {c}, {what}; "
+                f"{len(affected)} annotation(s) name the old values",
+        evidence=Evidence(vids=list(dict.fromkeys([*(x.vid for x in early if x.key in hit and x.vid), v])),
+                          times=[tt], values={"column": c, "rewrite_vid": v, "before_only": gone[:20],
+                                              "after_only": new[:20], "map": vm, "map_rows": counts,
+                                              "values_now": now_values, "by_annotation": hit,
+                                              "columns": [c], "values": named}),
+        suggestion=sugg, fixes=fixes, cause=cause_of("rewrite", t.name, v, c))
 
 
 def _respelled(mapping: dict[str, str], new: list[str]) -> set[str]:

@@ -424,3 +424,43 @@ def test_a_value_respelled_in_a_rewrite_that_removed_rows_lists_no_values_at_met
     found = _payments(elk, {"captured": "CAPTURED"}, drop=("failed",))
     fix = next((x for f in found for x in f.fixes if x.action == "value_map"), None)
     assert fix is not None and fix.params["map"] == {"captured": "CAPTURED"} and fix.params.get("values") is None, found
+
+
+# ------------------------------------------------------------------ a filter naming a value merged into another
+ORDERS = "acme.core.orders_m"
+
+
+def test_a_filter_naming_a_status_merged_into_another_gets_no_map_while_the_enum_does(elk):
+    """'cancelled' merged into 'delivered' by a restatement of an appended table: the enum takes
+    `value_map {cancelled: delivered}`, but a metric "non-cancelled orders" filtering `<> 'cancelled'`
+    does not: the map would make it `<> 'delivered'`, dropping every delivered order it counted, and no
+    filter tells the cancelled rows apart now (`investigate`); a verified query naming the value is
+    re-verified. Failed before (held-out cryptic 2801, wave 5, session 32): the metric rode in the
+    enum's finding and accept-all wrote `<> 'delivered'`. Accept-all writes the enum, not the metric."""
+    cat = elk.cat
+    elk.table(ORDERS, [("d", "date"), ("id", "bigint"), ("status", "string")], partition_by=["d"], at=0)
+    statuses = ["placed", "delivered", "cancelled", "delivered", "placed", "delivered"]
+    rows: dict[str, list] = {"d": [], "id": [], "status": []}
+    for day in range(1, 5):
+        part = {"d": [f"2024-11-1{day}"] * 6, "id": [10 * day + i for i in range(6)], "status": statuses}
+        elk.append(ORDERS, part, at=day)
+        for k in rows:
+            rows[k] += part[k]
+    sm.annotate(cat, ORDERS, {"grain": {"text": "one row per order", "keys": ["id"]}}, author="a", time=elk.day(4.2))
+    sm.annotate(cat, ORDERS, {"enum": ["placed", "delivered", "cancelled"]}, column="status", author="a",
+                time=elk.day(4.3))
+    sm.define_metric(cat, ORDERS, "live_orders", expression="count(*)", filter="status <> 'cancelled'",
+                     description="non-cancelled orders", author="a", time=elk.day(4.4))
+    merged = {**rows, "status": ["delivered" if s == "cancelled" else s for s in rows["status"]]}
+    elk.overwrite(ORDERS, merged, at=5)
+    found = sm.staleness(cat, ORDERS, depth="data", now=elk.day(5.5), merge=False)
+    got = {k: f.fixes[0] if f.fixes else None for f in found if f.reason == "values_restated"
+           for k in f.annotations or [f.annotation]}
+    assert got["column.3.enum"] == Fix(action="value_map", params={
+        "column": "status", "map": {"cancelled": "delivered"}, "values": ["delivered", "placed"]}), got
+    assert got["metric.live_orders"] == Fix(action="investigate", params={"columns": ["status"]}), got
+    sm.scan(cat, author="steward", now=elk.day(5.5), time=elk.day(5.6))
+    sm.accept_all(cat, "steward", now=elk.day(5.5), time=elk.day(5.7))
+    anns = {a.key: a.value for a in sm.read_annotations(cat, ORDERS)}
+    assert anns["column.3.enum"] == ["delivered", "placed"] and anns["metric.live_orders"]["filter"] == \
+        "status <> 'cancelled'", anns
