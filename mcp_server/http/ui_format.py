@@ -372,6 +372,7 @@ CAUSE_WORDS: dict[str, str] = {
     "label_gone": "{table} no longer holds a code of column {detail} that a description names by its label",
     "merged": "{table} merged values of column {detail} into another",
     "rows_removed": "{table} removed rows holding values of column {detail}",
+    "renumbered": "{table} was rebuilt with its keys in column {detail} drawn again",
     "twin_load": "{table} took the same load twice",
     "answer": "a change to {table} moved a verified query's answer",
     "meaning": "{table}'s new rows changed what column {detail} means against the row's other columns",

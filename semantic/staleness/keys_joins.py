@@ -33,6 +33,7 @@ from semantic.staleness.core import (
     num,
     quote_id,
     quote_table,
+    rows_at,
     stats_at,
     values_removed,
 )
@@ -46,6 +47,7 @@ from semantic.staleness.grain import (
     scd2_change,
 )
 from semantic.staleness.schema import column_findings, rename_map
+from semantic.staleness.values_units import full_overwrites
 
 
 def _key_doubt(ctx: Context, t: Table, target: Table, mine: str, theirs: str, duck: Duck | None) -> str | None:
@@ -901,6 +903,90 @@ def target_rows_removed(ctx: Context, t: Table, ann: Annotation, tables: dict[st
                     values={"to": to, "column": key.name, "removed_vid": v, "rows_before": rb, "rows_after": ra,
                             "values_removed": n},
                     cause=cause_of("rows_removed", to, v, key.name))]
+
+
+# ------------------------------------------------------------------ a related table's keys drawn again
+RENUMBER_ROWS = 5000  # rows of the related table read either side of a rewrite, the same ones by their hash
+RENUMBER_MIN = 5      # rows paired by their other columns, at least
+RENUMBER_KEPT = 0.8   # of the rows before the rewrite (one of a kind by their other columns), the share paired
+RENUMBERED = 0.5      # of the paired rows, the share whose key moved
+RENUMBER_REWRITES = 3  # the related table's latest full rewrites since the relationship was written, at most
+
+
+def keys_renumbered(ctx: Context, t: Table, a: Annotation, tables: dict[str, Table | None]) -> list[Finding]:
+    """values_restated (data): the table a one-pair relationship joins to was rewritten in full after the
+    relationship was written (a routine rebuild too) and its rows kept every other column but took other
+    keys: its surrogate keys were drawn again, while this table holds rows written before that rewrite,
+    never rewritten since, that still hold the old keys. They join, but to other rows (the round-22
+    TPC-DS tester's `income_band` re-keyed from 0: 6,840 of 7,200 household profiles joined the wrong
+    band and nothing was flagged: the match rate and the key ranges held). Rows are paired across the
+    rewrite by every other column the related table holds on both sides (those one of a kind by them,
+    the first RENUMBER_ROWS by their hash on both sides); RENUMBER_KEPT of the rows before must pair and
+    RENUMBERED of the pairs hold another key. No fix: a person re-keys the rows or restores the keys."""
+    val = a.value or {}
+    to = str(val.get("to") or "")
+    pairs = [(str(x), str(y)) for x, y in (val.get("on") or [])]
+    target = get_table(ctx, to, tables) if to and to != t.name else None
+    if target is None or len(pairs) != 1 or t.col(pairs[0][0]) is None or target.col(pairs[0][1]) is None:
+        return []
+    mine, key = pairs[0]
+    basis = a.provenance.basis.vid or 0
+    mine_rewritten = [v for v, _ in full_overwrites(t)]
+    for v, tt in reversed([(v, tt) for v, tt in full_overwrites(target) if v > basis][-RENUMBER_REWRITES:]):
+        if not rows_at(t, v - 1) or (any(w >= v for w in mine_rewritten) and not _keys_kept(ctx, t, mine, v)):
+            continue  # no rows held before, or rebuilt since with its keys moved (they may follow the new ones)
+        got = _renumbered(ctx, target, key, v)
+        if got is None:
+            continue
+        paired, moved, example = got
+        return [finding(a, t.name, "values_restated", "stale",
+                        f"{to} was rewritten in full at vid {v} ({day_of(tt)}) with its keys drawn again: of {paired} "
+                        f"of its rows paired across it by their other columns, {moved} hold another {key} now (e.g. "
+                        f"{example[0]!r} -> {example[1]!r}). Rows of {t.name} written before it still hold the old "
+                        f"keys in {mine}: they join, but to other rows of {to}. Re-key them, or restore the keys",
+                        [v], [tt], values={"to": to, "column": key, "rewrite_vid": v, "rows_paired": paired,
+                                           "keys_moved": moved, "example": list(example)},
+                        cause=cause_of("renumbered", to, v, key))]
+    return []
+
+
+def _keys_kept(ctx: Context, t: Table, mine: str, v: int) -> bool:
+    """Whether `t`, rewritten since vid `v`, holds now the very keys it held before `v` (as many rows per
+    value of `mine`): a rebuild for another reason that carried the old keys over (the round-22 tester's
+    household profiles, rebuilt to merge two bands, kept every old band key)."""
+    q = f"SELECT CAST({quote_id(mine)} AS VARCHAR), count(*) FROM {quote_table(t.name)} GROUP BY 1 ORDER BY 1 LIMIT 10001"
+    try:
+        before, now = duck_at(ctx, v - 1).sql(q), duck_at(ctx, ctx.vid).sql(q)
+    except CatalogError:
+        return False
+    return len(before) <= 10000 and before == now
+
+
+def _renumbered(ctx: Context, target: Table, key: str, v: int) -> tuple[int, int, tuple[Any, Any]] | None:
+    """(rows paired, of them holding another `key`, one such (old, new)) across the rewrite of `target` at
+    `v` (`keys_renumbered`), or None when its keys held (or too few rows pair); cached per (table, key, vid)."""
+    ck = ("renumbered", target.name, key, v)
+    got = ctx.cache.findings.take(ck)
+    if got is not None:
+        return got[0]
+    out = None
+    others = [c.name for c in target.cols.values() if c.name.lower() != key.lower()]
+    if others:
+        h = "md5(concat_ws('|', " + ", ".join(f"coalesce(CAST({quote_id(c)} AS VARCHAR), '<null>')"
+                                              for c in others) + "))"
+        q = (f"SELECT h, min(k), count(*) FROM (SELECT {h} AS h, CAST({quote_id(key)} AS VARCHAR) AS k FROM "
+             f"{quote_table(target.name)}) GROUP BY h ORDER BY h LIMIT {RENUMBER_ROWS}")
+        try:
+            before = {str(r[0]): r[1] for r in duck_at(ctx, v - 1).sql(q) if r[2] == 1}
+            after = {str(r[0]): r[1] for r in duck_at(ctx, v).sql(q) if r[2] == 1}
+        except CatalogError:  # a column it holds now it did not hold then: no pairing
+            before, after = {}, {}
+        common = [x for x in before if x in after]
+        moved = [x for x in common if before[x] != after[x]]
+        if len(common) >= max(RENUMBER_MIN, RENUMBER_KEPT * len(before)) and len(moved) >= RENUMBERED * len(common):
+            out = (len(common), len(moved), (before[moved[0]], after[moved[0]]))
+    ctx.cache.findings.put(ck, (out,))
+    return out
 
 
 # ------------------------------------------------------------------ prose stating a join that no longer matches

@@ -56,6 +56,7 @@ from semantic.staleness.grain_totals import totals_check
 from semantic.staleness.joined_through import joined_through, joined_through_data
 from semantic.staleness.keys_joins import (
     join_key_data,
+    keys_renumbered,
     relationship_data,
     relationship_findings,
     target_rows_removed,
@@ -353,6 +354,8 @@ CHECKS: list[Check] = [
           lambda e, a: join_key_data(e.ctx, e.t, a, e.tables, e.duck, e.checked),
           lambda a, e: a.kind == "relationship" and (a.key, "join_key_missing") in e.already,
           fix_rule=relationship_drop_fix),
+    Check("keys_renumbered", "keys_joins", "data", ("values_restated",), ("data", "load_log"), (),
+          lambda e, a: keys_renumbered(e.ctx, e.t, a, e.tables), _field("relationship")),
     Check("joined_through_now", "keys_joins", "data", ("join_match_low",), ("data",), (),
           lambda e, a: joined_through_data(e.ctx, e.t, a, e.anns, e.tables, e.duck, e.already, e.checked),
           lambda a, e: a.kind == "metric" or (a.kind == "verified_query" and (a.key, "join_match_low") in e.already)),
