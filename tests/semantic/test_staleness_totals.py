@@ -94,3 +94,34 @@ def test_total_rows_a_claim_already_leaving_out_is_not_flagged(elk):
     assert flagged == {"metric.revenue"}
     qs = {a.value["question"]: a.key for a in sm.read_annotations(cat, F) if a.kind == "verified_query"}
     assert qs["regions' revenue"] not in got and qs["periods"] not in got
+
+
+def test_total_rows_beside_a_key_added_after_the_metric_and_the_date_they_came(elk):
+    """The metric summing every row predates the region key (the table was one row per period; region
+    joined the grain later, so the sum over regions stayed the company's figure), then total rows came:
+    the key's values are read at the first load that held the column (failed before: the column was not
+    there at the metric's basis, so the metric was never flagged: the round-22 Acme tester's finance
+    report, wave 5, session 32). The finding dates the totals at the load that first wrote them, not the
+    first load after the claim (the tester read "since 2025-03-03" for rows written on 2025-03-13)."""
+    cat = elk.cat
+    elk.table(F, [("fy", "bigint"), ("period", "bigint"), ("revenue", "double"), ("orders", "bigint")], at=0)
+    elk.overwrite(F, {"fy": [2024] * 3, "period": [1, 2, 3], "revenue": [600.0, 603.0, 606.0], "orders": [60, 63, 66]},
+                  at=1)
+    sm.define_metric(cat, F, "revenue", expression="sum(revenue)", author="a", time=elk.day(1.5))
+    elk.evolve(F, add=[("region", "string")], at=2, rows=_rows([1, 2, 3], REGIONS))
+    sm.annotate(cat, F, {"grain": {"text": "one row per fiscal period and region", "keys": ["fy", "period", "region"]}},
+                author="a", time=elk.day(2.5))
+    elk.overwrite(F, _rows([1, 2, 3, 4], REGIONS), at=3)
+    assert _totals(cat, elk.day(3.1)) == {}
+    elk.overwrite(F, _rows([1, 2, 3, 4, 5], REGIONS, total="ALL"), at=4)
+    got = _totals(cat, elk.day(4.1))
+    assert set(got) == {"metric.revenue"}
+    m = got["metric.revenue"]
+    assert m.reason == "grain_violated" and m.evidence.values["totals"] == ["ALL"]
+    assert m.message.startswith(f"since {elk_day(elk, 4)} rows of region 'ALL'"), m.message
+
+
+def elk_day(elk, n):
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(elk.day(n), dt.timezone.utc).strftime("%Y-%m-%d")
