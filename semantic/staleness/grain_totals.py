@@ -12,7 +12,8 @@ total over two rows or more, not all zero). What it makes false:
 - a verified query reading the table whose answer moves when the total rows are left out (the query
   run twice: as written, and with the table read through `WHERE key NOT IN (the totals)`), unless its
   text names the key column;
-- the table's description naming the key column (its name, or its words) or stating the grain.
+- the table's description naming the key column (its name, or its words) or stating the grain;
+- the key column's own description (what a member is: "Region of the store"; a total is none).
 
 Each is stale with no fix to accept: whether a claim should leave the totals out (a filter) or use
 them alone is for a person to say, and re-verifying the moved answer would certify a doubled figure;
@@ -230,49 +231,56 @@ def totals_check(ctx: Context, t: Table, a: Annotation, anns: list[Annotation], 
     """grain, data: the claims total rows make false (see the module)."""
     val: Any = a.value
     if a.kind == "metric":
-        v = val or {}
-        if not aggregates_every_row(str(v.get("expression") or "")):
+        if not aggregates_every_row(str((val or {}).get("expression") or "")):
             return []
     elif a.kind == "verified_query":
         if not str((val or {}).get("sql") or ""):
             return []
-    elif not (a.kind == "table" and a.field == "description"):
+    elif not (a.field == "description" and a.kind in ("table", "column")):
         return []
     out: list[Finding] = []
     for tot in total_rows(ctx, t, anns, duck, a.provenance.basis.vid):
         shown = ", ".join(repr(x) for x in tot.values)
         what = (f"since {day_of(tot.time)} rows of {tot.column} {shown} hold the sum of the other {tot.column} "
                 f"rows per ({', '.join(tot.by)}) in {', '.join(tot.measures)} ({tot.groups} groups): total rows")
-        if a.kind == "metric":
-            if names(str(val.get("filter") or ""), tot.column):
-                continue
-            msg = f"{what}; this metric aggregates every row, so it counts each figure twice"
-            reason = "grain_violated"
-        elif a.kind == "verified_query":
-            sql = str(val.get("sql") or "")
-            if names(sql, tot.column):
-                continue
-            alt = _without(sql, t, tot.column, tot.values)
-            if alt is None:
-                continue
-            ok, now = answer_of(ctx, sql, ctx.vid)
-            try:
-                rows = _bounded.query(ctx.cat, ctx.vid, alt)
-            except (CatalogError, LimitExceededError):
-                continue
-            if not ok or fingerprint(rows) == now:
-                continue
-            msg = f"{what}; the verified answer includes them (it moves when they are left out): check it"
-            reason = "verified_query_changed"
-        else:
-            text = str(val or "")
-            if not (_says(t, text, tot.column) or any(p in text.lower() for p in ROWS_PER)):
-                continue
-            msg = f"{what}; the description's rows are no longer all {tot.column} members: check what it says"
-            reason = "grain_violated"
-        out.append(finding(a, t.name, reason, "stale", msg, [tot.vid, last], [tot.time],
+        said = _falsified(ctx, t, a, tot)
+        if said is None:
+            continue
+        reason, why = said
+        out.append(finding(a, t.name, reason, "stale", f"{what}; {why}", [tot.vid, last], [tot.time],
                            values={"column": tot.column, "totals": list(tot.values), "measures": list(tot.measures),
                                    "by": list(tot.by), "groups": tot.groups},
                            fixes=[make_fix("investigate", columns=[tot.column])],
                            cause=cause_of("grain", t.name, tot.vid, f"totals:{tot.column}")))
     return out
+
+
+def _falsified(ctx: Context, t: Table, a: Annotation, tot: Totals) -> tuple[str, str] | None:
+    """(reason, why) when the total rows `tot` make claim `a` false (see the module), else None."""
+    val: Any = a.value
+    if a.kind == "metric":
+        if names(str(val.get("filter") or ""), tot.column):
+            return None
+        return "grain_violated", "this metric aggregates every row, so it counts each figure twice"
+    if a.kind == "verified_query":
+        sql = str(val.get("sql") or "")
+        alt = None if names(sql, tot.column) else _without(sql, t, tot.column, tot.values)
+        if alt is None:
+            return None
+        ok, now = answer_of(ctx, sql, ctx.vid)
+        try:
+            rows = _bounded.query(ctx.cat, ctx.vid, alt)
+        except (CatalogError, LimitExceededError):
+            return None
+        if not ok or fingerprint(rows) == now:
+            return None
+        return "verified_query_changed", "the verified answer includes them (it moves when they are left out): check it"
+    if a.kind == "column":  # the key column's own description says what a member is: a total is none
+        if (a.column or "").lower() != tot.column.lower():
+            return None
+        shown = ", ".join(repr(x) for x in tot.values)
+        return "grain_violated", f"{tot.column} now also holds {shown}, which is no member of what this describes"
+    text = str(val or "")
+    if not (_says(t, text, tot.column) or any(p in text.lower() for p in ROWS_PER)):
+        return None
+    return "grain_violated", f"the description's rows are no longer all {tot.column} members: check what it says"

@@ -310,7 +310,8 @@ CHECKS: list[Check] = [
     # rows of a new grain-key value holding the other rows' sums (a company total beside the regions)
     Check("total_rows", "grain", "data", ("grain_violated", "verified_query_changed"), ("data", "annotation_text", "sql"),
           ("investigate",), lambda e, a: totals_check(e.ctx, e.t, a, e.anns, e.duck, e.last),
-          lambda a, _e: a.kind in ("metric", "verified_query") or a.key == "table.description"),
+          lambda a, _e: a.kind in ("metric", "verified_query") or a.key == "table.description"
+          or (a.kind == "column" and a.field == "description")),
     Check("grain_unique", "grain", "data", ("grain_violated",), ("data",), ("set_keys", "filter"),
           lambda e, a: grain_data(e.ctx, e.t, a, e.duck, e.last, e.checked), _field("table", "grain")),
     Check("description_rows", "grain", "data", ("grain_violated",), ("data", "annotation_text"), (),

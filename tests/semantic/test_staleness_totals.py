@@ -101,7 +101,7 @@ def test_total_rows_beside_a_key_added_after_the_metric_and_the_date_they_came(e
     joined the grain later, so the sum over regions stayed the company's figure), then total rows came:
     the key's values are read at the first load that held the column (failed before: the column was not
     there at the metric's basis, so the metric was never flagged: the round-22 Acme tester's finance
-    report, wave 5, session 32). The finding dates the totals at the load that first wrote them, not the
+    report, wave 5, session 32), and the key column's description with it. The finding dates the totals at the load that first wrote them, not the
     first load after the claim (the tester read "since 2025-03-03" for rows written on 2025-03-13)."""
     cat = elk.cat
     elk.table(F, [("fy", "bigint"), ("period", "bigint"), ("revenue", "double"), ("orders", "bigint")], at=0)
@@ -111,11 +111,15 @@ def test_total_rows_beside_a_key_added_after_the_metric_and_the_date_they_came(e
     elk.evolve(F, add=[("region", "string")], at=2, rows=_rows([1, 2, 3], REGIONS))
     sm.annotate(cat, F, {"grain": {"text": "one row per fiscal period and region", "keys": ["fy", "period", "region"]}},
                 author="a", time=elk.day(2.5))
+    sm.annotate(cat, F, {"description": "Region of the store"}, column="region", author="a", time=elk.day(2.6))
+    sm.annotate(cat, F, {"description": "Revenue, dollars"}, column="revenue", author="a", time=elk.day(2.7))
     elk.overwrite(F, _rows([1, 2, 3, 4], REGIONS), at=3)
     assert _totals(cat, elk.day(3.1)) == {}
     elk.overwrite(F, _rows([1, 2, 3, 4, 5], REGIONS, total="ALL"), at=4)
     got = _totals(cat, elk.day(4.1))
-    assert set(got) == {"metric.revenue"}
+    # and the key column's own description: 'ALL' is no region of a store (the tester's column.5); the
+    # revenue column's says nothing of members
+    assert set(got) == {"metric.revenue", "column.5.description"}, set(got)
     m = got["metric.revenue"]
     assert m.reason == "grain_violated" and m.evidence.values["totals"] == ["ALL"]
     assert m.message.startswith(f"since {elk_day(elk, 4)} rows of region 'ALL'"), m.message
