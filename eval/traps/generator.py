@@ -1236,6 +1236,7 @@ class Generator:
         g = t.ann("table.grain")
         tr.falsify([(t.name, g.key)], {"action": "set_keys", "params": {"keys": t.grain_keys() + ["snapshot_date"]}})
         tr.falsify(tt.grain_texts(self.view, t.name) + self._to_refs(t) + self._vq_table(t), None)
+        tr.falsify(tt.one_snapshot_texts(self.view, t.name), None)  # "as of the last full month": several now
         tr.falsify(tt.every_version_metrics(self.view, t.name), None)  # they count or sum every snapshot's rows
         df = self.read(t.name)
         d1, d2 = self.today, self.today + dt.timedelta(days=1)

@@ -50,9 +50,10 @@ import json
 import re
 from typing import Any
 
-__all__ = ["column_texts", "value_texts", "complete_set_texts", "grain_texts", "sla_state", "sql_columns",
-           "metrics_through", "prose_names", "queries_showing", "names_unit", "unit_of", "every_version_metrics",
-           "join_prose", "deprecations_naming", "use_instead_naming", "says_zone", "instruction_texts"]
+__all__ = ["column_texts", "value_texts", "complete_set_texts", "grain_texts", "one_snapshot_texts", "sla_state",
+           "sql_columns", "metrics_through", "prose_names", "queries_showing", "names_unit", "unit_of",
+           "every_version_metrics", "join_prose", "deprecations_naming", "use_instead_naming", "says_zone",
+           "instruction_texts"]
 
 PROSE_FIELDS = ("description", "grain", "deprecated", "not_for_reporting", "instructions")
 VALUE_LIST_FIELDS = ("enum", "sample_values", "labels")
@@ -450,6 +451,18 @@ def complete_set_texts(view: Any, table: str, column: str, values: list[str]) ->
 
 
 # ------------------------------------------------------------------ grain and freshness
+# the table holds one snapshot, the latest ("lifetime value as of the last full month"): false once it keeps several
+AS_OF_PROSE = re.compile(r"\bas of (?:the )?(?:last|latest|most recent|current|previous|prior|this)\b", re.IGNORECASE)
+
+
+def one_snapshot_texts(view: Any, table: str) -> list[tuple[str, str]]:
+    """The table's description saying it holds one snapshot, the latest: false once the table keeps a row per
+    snapshot date (a periodic snapshot)."""
+    t = view.tables[table]
+    return sorted((table, a.key) for a in t.anns if a.key == "table.description"
+                  and any(AS_OF_PROSE.search(x) for x in _strings(a.value)))
+
+
 def grain_texts(view: Any, table: str) -> list[tuple[str, str]]:
     """The table's grain and the prose on it that states its grain ("one row per ...", "unique")."""
     t = view.tables[table]

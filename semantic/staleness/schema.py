@@ -274,6 +274,9 @@ ROWS_PER = ("row per", "rows per", "row for each", "one row each")  # prose that
 # while each key has one row, as a grain statement is; not a text saying never to ("never sum over dates")
 ROWS_SUMMED = re.compile(r"(?<!never )(?<!not )\b(?:sum(?:med)?|add(?:ed)?\s+up)\s+(?:over|across)\b[^.;]*\btotal\b",
                          re.IGNORECASE)
+# prose saying the table holds one snapshot, the latest ("lifetime value as of the last full month"): true only
+# while a single as-of date is there; a table that starts keeping several snapshots beside it no longer is
+AS_OF_LATEST = re.compile(r"\bas of (?:the )?(?:last|latest|most recent|current|previous|prior|this)\b", re.IGNORECASE)
 # prose saying the rows hold each thing's present state ("customers with their current address"): one row
 # per thing as it is now, which a table keeping past versions beside it no longer is; unless the text speaks of
 # versions, history or snapshots already (it was written knowing)
