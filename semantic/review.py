@@ -566,9 +566,15 @@ def _fix_write(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: in
         first = max(f.evidence.vids) if f.evidence.vids else 0
         sla = [k for k in ("table.freshness_sla",) if f.reason == "not_loaded_since" and k in anns
                and (anns[k].provenance.basis.vid or 0) <= first]
+        since = day_of(max(f.evidence.times)) if f.evidence.times else None
+        ev = f.evidence.values
+        # said in a sentence an agent reads beside the deprecation, not the finding's account of its evidence
+        # (the round-22 Acme tester: "a deprecation written by accept carries the detector's long message")
+        reason = (f"replaced by {fix.params['table']}, which took its loads from {since}; {f.target} has not loaded "
+                  f"since {ev['last_load']}" if f.reason == "not_loaded_since" and ev.get("last_load") and since
+                  else f.message.removesuffix(NOT_DEPRECATED))
         return _Write(kind="table", key="table.deprecated",
-                      value={"reason": f.message.removesuffix(NOT_DEPRECATED), "replaced_by": fix.params["table"],
-                             "since": day_of(max(f.evidence.times)) if f.evidence.times else None},
+                      value={"reason": reason, "replaced_by": fix.params["table"], "since": since},
                       also=moved, remove=[*sla, *(m.key for m in moved)])
     if fix is not None and fix.action == "update_freshness_sla":
         return _Write(kind="table", key="table.freshness_sla", value=fix.params["sla"])

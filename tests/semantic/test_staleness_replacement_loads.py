@@ -250,6 +250,9 @@ def test_a_table_replaced_beside_lacks_its_deprecation_and_its_description_stays
     assert "not deprecated" not in got["table.deprecated"]["reason"] and PAY_V2 in got["table.deprecated"]["reason"]
     assert got["table.description"] == "card payments, one row per attempt"  # left as it was
     assert got["table.deprecated"]["since"] == "2024-12-11"  # PAY_V2's first load, day 30 (no date before)
+    # in a sentence an agent reads, not the finding's account of its evidence (the round-22 Acme tester)
+    assert got["table.deprecated"]["reason"] == (f"replaced by {PAY_V2}, which took its loads from 2024-12-11; {PAY} "
+                                                 "has not loaded since 2024-12-10")
     assert sm.staleness(cat, PAY, now=elk.day(33.6), merge=False) == []
 
 
