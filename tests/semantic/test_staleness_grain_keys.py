@@ -186,3 +186,24 @@ def test_the_same_month_loaded_twice_leaves_the_as_of_prose(elk):
     elk.append(T, _months("2025-02-01", "2025-03-02T02:00:00+00:00", 0), at=1)
     found = {f.annotation: f for f in sm.staleness(cat, T, depth="data", now=elk.day(1), merge=False)}
     assert found["table.grain"].fixes == [] and "table.description" not in found
+
+
+def test_a_measure_added_since_the_grain_is_never_offered_as_a_key(elk):
+    """A daily mart per store whose money went from cents to dollars (a decimal column added, unique over
+    the rows by chance) and which was then rebuilt per channel: the keys offered are the grain's with the
+    channel, never with the dollar amount (failed before: set_keys [d, store_id, gross_usd], which
+    accept-all wrote: the round-23 Acme tester's agg_daily_store_revenue, wave 5, session 32)."""
+    cat = elk.cat
+    m = "acme.mart.daily"
+    elk.table(m, [("d", "date"), ("store_id", "bigint"), ("gross_cents", "bigint")], at=0,
+              rows={"d": ["2025-03-01", "2025-03-01", "2025-03-02"], "store_id": [1, 2, 1], "gross_cents": [100, 250, 175]})
+    sm.annotate(cat, m, {"grain": {"text": "one row per date and store", "keys": ["d", "store_id"]}}, author="a",
+                time=elk.day(0.5))
+    elk.evolve(m, add=[("gross_usd", "decimal(12,2)")], drop=["gross_cents"], at=1,
+               rows={"d": ["2025-03-01", "2025-03-01", "2025-03-02"], "store_id": [1, 2, 1], "gross_usd": [1.0, 2.5, 1.75]})
+    elk.evolve(m, add=[("channel", "string")], at=2,
+               rows={"d": ["2025-03-01"] * 4 + ["2025-03-02"] * 2, "store_id": [1, 1, 2, 2, 1, 1],
+                     "gross_usd": [0.4, 0.6, 2.0, 0.5, 1.0, 0.75], "channel": ["web", "store"] * 3})
+    got = [(f.status, f.fixes) for f in sm.staleness(cat, m, depth="data", now=elk.day(3), merge=False)
+           if f.annotation == "table.grain"]
+    assert got == [("stale", [Fix(action="set_keys", params={"keys": ["d", "store_id", "channel"]})])]
