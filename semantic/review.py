@@ -64,7 +64,7 @@ from semantic.guard import check_annotation
 from semantic.history import Context
 from semantic.models import Annotation, Finding, Fix, LoadLog, Metric, MetricView, Provenance
 from semantic.staleness import finding_id, instructions, staleness, undismissed
-from semantic.staleness.claim_rules import name_forms
+from semantic.staleness.claim_rules import name_forms, states_unit
 from semantic.staleness.core import day_of, metric_names
 from semantic.staleness.documented_ranges import documented_ranges, with_range, within
 from semantic.staleness.incremental import affected, changes_since
@@ -223,11 +223,30 @@ def _column_move(f: Finding, ann: Annotation, anns: dict[str, Annotation], cols:
         # (an edit writes a person's value where `key` says: over the new column's claim, knowingly)
         return _Write(kind="column", key=key, value=None, column=col.name, columns=[col.name], remove=remove,
                       remove_only=True)
+    value = ann.value
     if scale and ann.field not in _SCALE_FREE and not edit:
-        raise InvalidValueError(f"{old} became {new} with values x10^{scale}: its {ann.field} {ann.value!r} was "
-                                f"written for the old scale; give {new}'s {ann.field} with edit_and_accept, or "
-                                "dismiss the finding")
-    return _Write(kind="column", key=key, value=ann.value, column=col.name, columns=[col.name], remove=remove)
+        value = _at_scale(ann, anns, scale)
+        if value is None:
+            raise InvalidValueError(f"{old} became {new} with values x10^{scale}: its {ann.field} {ann.value!r} was "
+                                    f"written for the old scale; give {new}'s {ann.field} with edit_and_accept, or "
+                                    "dismiss the finding")
+    return _Write(kind="column", key=key, value=value, column=col.name, columns=[col.name], remove=remove)
+
+
+def _at_scale(ann: Annotation, anns: dict[str, Annotation], scale: int) -> Any:
+    """A column claim carried onto the renamed column whose values moved by 10^scale, as it holds there: a
+    unit the one of its family that size away ('cents' x10^-2 -> 'dollars'); a description that states no
+    unit as written ('List price'), one naming its unit once with the word replaced ('in cents' -> 'in
+    dollars'); None when neither holds (a person writes it). Before, both were refused whatever they said
+    (the round-23 Acme tester's dim_product prices, cents to dollars)."""
+    if ann.field == "unit":
+        return unit_after(ann.value, 10.0 ** scale)
+    if ann.field == "description" and isinstance(ann.value, str):
+        if not states_unit(ann, anns.values(), ann.column_id):
+            return ann.value
+        got = reworded(ann.value, 10.0 ** scale)
+        return got[2] if got is not None else None
+    return None
 
 
 # the fields whose value is prose a rename rewrites by name (`_rename_prose`)
