@@ -5,6 +5,7 @@ cryptic LTV table, wave 5 session 17). Small lakes of their own, never a trap se
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import semantic as sm
 from semantic.models import Fix
@@ -159,32 +160,33 @@ def _months(month: str, stamp: str, moved: int) -> dict[str, list]:
             "ltv_cents": [1000 * i + (50 if i <= moved else 0) for i in range(1, 11)], "loaded_at": [at] * 10}
 
 
-def test_month_end_snapshots_of_a_slow_measure_get_the_keys_and_the_as_of_prose_is_flagged(elk):
-    """Month-end snapshots where only a minority of customers moved (3 of 10 bought in between: the
-    round-22 Acme tester's agg_customer_ltv, 948 of 2,307): set_keys with the month (failed before: no
-    fix below half), and the description "as of the last full month" (one snapshot, the latest) is
-    flagged now that the month holds several dates (missed before). Control: the same month loaded
-    twice keeps the description quiet (still one snapshot) and offers no keys."""
+def _ltv_months(elk, second_month: str, moved: int) -> dict[str, Any]:
+    """The LTV table of one month's snapshot, its grain and "as of the last full month" written, then a
+    second load (`second_month`, `moved` customers' values moved): the data-depth findings by annotation."""
     cat = elk.cat
     elk.table(T, COLS, at=0, rows=_months("2025-02-01", "2025-03-01T02:00:00+00:00", 0))
     sm.annotate(cat, T, {"grain": {"text": "one row per customer", "keys": ["customer_id"]},
                          "description": "Customer lifetime value as of the last full month."}, author="a",
                 time=elk.day(0.5))
-    elk.append(T, _months("2025-01-01", "2025-03-02T02:00:00+00:00", 3), at=1)
-    found = {f.annotation: f for f in sm.staleness(cat, T, depth="data", now=elk.day(1), merge=False)}
+    elk.append(T, _months(second_month, "2025-03-02T02:00:00+00:00", moved), at=1)
+    return {f.annotation: f for f in sm.staleness(cat, T, depth="data", now=elk.day(1), merge=False)}
+
+
+def test_month_end_snapshots_of_a_slow_measure_get_the_keys_and_the_as_of_prose_is_flagged(elk):
+    """Month-end snapshots where only a minority of customers moved (3 of 10 bought in between: the
+    round-22 Acme tester's agg_customer_ltv, 948 of 2,307): set_keys with the month (failed before: no
+    fix below half), and the description "as of the last full month" (one snapshot, the latest) is
+    flagged now that the month holds several dates (missed before)."""
+    found = _ltv_months(elk, "2025-01-01", 3)
     assert found["table.grain"].fixes == [Fix(action="set_keys", params={"keys": ["customer_id", "as_of_month"]})]
     d = found["table.description"]
     assert d.reason == "grain_violated" and "holds one snapshot, the latest, but as_of_month now holds" in d.message
 
 
 def test_the_same_month_loaded_twice_leaves_the_as_of_prose(elk):
-    cat = elk.cat
-    elk.table(T, COLS, at=0, rows=_months("2025-02-01", "2025-03-01T02:00:00+00:00", 0))
-    sm.annotate(cat, T, {"grain": {"text": "one row per customer", "keys": ["customer_id"]},
-                         "description": "Customer lifetime value as of the last full month."}, author="a",
-                time=elk.day(0.5))
-    elk.append(T, _months("2025-02-01", "2025-03-02T02:00:00+00:00", 0), at=1)
-    found = {f.annotation: f for f in sm.staleness(cat, T, depth="data", now=elk.day(1), merge=False)}
+    """Control: the same month loaded twice keeps the description quiet (still one snapshot) and offers
+    no keys."""
+    found = _ltv_months(elk, "2025-02-01", 0)
     assert found["table.grain"].fixes == [] and "table.description" not in found
 
 
