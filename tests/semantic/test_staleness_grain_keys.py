@@ -160,7 +160,7 @@ def _months(month: str, stamp: str, moved: int) -> dict[str, list]:
             "ltv_cents": [1000 * i + (50 if i <= moved else 0) for i in range(1, 11)], "loaded_at": [at] * 10}
 
 
-def _ltv_months(elk, second_month: str, moved: int) -> dict[str, Any]:
+def _ltv_months(elk, second_month: str, moved: int) -> dict[str | None, Any]:
     """The LTV table of one month's snapshot, its grain and "as of the last full month" written, then a
     second load (`second_month`, `moved` customers' values moved): the data-depth findings by annotation."""
     cat = elk.cat
