@@ -149,10 +149,11 @@ def _find(ctx: Context, t: Table, anns: list[Annotation], duck: Duck, basis: int
         try:
             was = _distinct(then, t, col.name)
         except CatalogError:  # the column was added since the basis (a region key joined the grain): its
-            # values at the first load that held it (the round-22 Acme tester's finance report, whose metric
-            # predates its region key, summing a 'total' row beside the regions: missed before)
-            i = _first(ctx, t, after, lambda d, c=col.name: _distinct(d, t, c) is not None)
-            was = None if i is None else _distinct(duck_at(ctx, after[i][0]), t, col.name)
+            # values at the first load that held it, by the schema history (the round-22 Acme tester's finance
+            # report, whose metric predates its region key, summing a 'total' row beside the regions: missed before)
+            since = next((ch.vid for ch in t.tl.changes_after(basis) if any(c.name == col.name for c in ch.added)), None)
+            first = next((v for v, _tt in after if since is not None and v >= since), None)
+            was = None if first is None else _distinct(duck_at(ctx, first), t, col.name)
         if now_vals is None or was is None or len(was) < 2:
             continue
         new = sorted(now_vals - was)
