@@ -417,13 +417,21 @@ def _requeried(cat: CatalogAPI, f: Finding, ann: Annotation, fix: Fix, vid: int)
     verified query is stored once per table it reads, one key); a repoint away from the item's table
     removes its copy there."""
     value, names = _requery.requeried(cat, f, ann, fix.action, fix.params, vid)
+    return _query_writes(cat, ann, value, names, vid)
+
+
+def _query_writes(cat: CatalogAPI, ann: Annotation, value: dict[str, Any], names: Collection[str],
+                  vid: int) -> _Write:
+    """A verified query verified again (`value`, reading the columns `names`, lower case), written on the
+    item's table and, in the same decision, on every other table it reads (a verified query is stored once
+    per table it reads, one key); one that no longer reads the item's table (repointed, or edited to read
+    others) has its copy there removed."""
     tables = [str(x) for x in value["tables"]]
     out = []
     for t in sorted(tables, key=lambda x: x != ann.target):
         cols = [c.name for c in columns_of(require_table(cat, t, vid).value) if c.name.lower() in names]
         out.append(_Write(kind="verified_query", key=ann.key, value=value, columns=cols,
                           table=None if t == ann.target else t, reverified=True))
-    # repointed away from the item's table: its copy goes, the query is stored on the tables it reads now
     gone = [] if ann.target in tables else [ann.key]
     return out[0].model_copy(update={"also": out[1:], "remove": gone})
 
@@ -1998,12 +2006,7 @@ def _reverified_edit(cat: CatalogAPI, ann: Annotation, value: Any, vid: int) -> 
                                      "aggregate", field="sql")
     val = {"question": question.strip(), "sql": sql.strip(), "verified_by": "", "verified_at_vid": vid,
            "result_fingerprint": fp, "tables": tables}
-    out = []
-    for t in sorted(tables, key=lambda x: x != ann.target):
-        cols = [c.name for c in columns_of(require_table(cat, t, vid).value) if c.name.lower() in names]
-        out.append(_Write(kind="verified_query", key=ann.key, value=val, columns=cols,
-                          table=None if t == ann.target else t, reverified=True))
-    return out[0].model_copy(update={"also": out[1:], "remove": [] if ann.target in tables else [ann.key]})
+    return _query_writes(cat, ann, val, names, vid)
 
 
 def _versioned_text(text: Any, start: str) -> Any:
