@@ -343,15 +343,12 @@ def _snapshot_key(t: Table, a: Annotation, keys: list[str], duck: Duck) -> list[
     and holds several now, with no null (a month or date stamped on a snapshot: "as of" 2025-02, then a 2025-01
     snapshot appended beside it), when the rows are unique on them: the table keeps one row per key and
     snapshot. By the table's statistics at the grain's basis and now, then the data; None otherwise."""
-    basis = a.provenance.basis.vid
-    then, now = stats_at(t, basis) if basis else {}, t.col_stats
     low = {k.lower() for k in keys}
-    for c in t.cols.values():
-        b, n = then.get(c.name) or {}, now.get(c.name) or {}
-        if c.name.lower() in low or str(c.type).lower() != "date" or b.get("min") is None or b.get("min") != b.get("max") \
-                or n.get("min") == n.get("max") or n.get("null_count"):
-            continue  # a date the snapshot is as of; a status or a load stamp gaining values is no snapshot (a load log)
-        cand = [*keys, c.name]
+    # a date the snapshot is as of; a status or a load stamp gaining values is no snapshot (a load log)
+    for name in _snapshot_dates(t, a.provenance.basis.vid or 0, added_too=False):
+        if name.lower() in low:
+            continue
+        cand = [*keys, name]
         kq = ", ".join(quote_id(x) for x in cand)
         dup = duck.sql(f"SELECT count(*) FROM (SELECT {kq} FROM {quote_table(t.name)} GROUP BY ALL HAVING count(*) > 1)")[0][0]
         if not dup and _snapshots_differ(t, keys, cand, duck):
@@ -696,12 +693,12 @@ def description_rows_data(ctx: Context, t: Table, a: Annotation, anns: list[Anno
                     values={"duplicate_keys": dup}, cause=cause)]
 
 
-def _snapshot_dates(t: Table, basis: int) -> list[str]:
+def _snapshot_dates(t: Table, basis: int, added_too: bool = True) -> list[str]:
     """Date columns that name a snapshot's day and gained days since `basis` (by the statistics): one
-    added since, or one whose every row held one date then (min = max) and several now, no null either
-    time ("as of the last full month", then three months' snapshots side by side)."""
+    whose every row held one date then (min = max) and several now, no null now ("as of the last full
+    month", then three months' snapshots side by side), or, with `added_too`, one added since."""
     then = stats_at(t, basis) if basis else {}
-    added = {column_id(c) for ch in t.tl.changes_after(basis) for c in ch.added}
+    added = {column_id(c) for ch in t.tl.changes_after(basis) for c in ch.added} if added_too else set()
     out = []
     for cid, c in t.cols.items():
         if str(c.type).lower() != "date":
