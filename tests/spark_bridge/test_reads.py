@@ -79,3 +79,11 @@ def test_the_quick_jvm_compiles_with_c1_into_a_code_cache_a_long_job_does_not_fi
     assert bean.getVMOption("TieredStopAtLevel").getValue() == "1"
     assert int(bean.getVMOption("ReservedCodeCacheSize").getValue()) >= 256 << 20
     assert bean.getVMOption("UseParallelGC").getValue() == "true"  # 10% less CPU than G1 in that build
+
+
+def test_a_read_turns_into_pandas_with_the_spark_extra(bridge, spark):
+    # the spark extra is pyspark[sql]: a job checking its load by `toPandas()` needs pandas (three testers
+    # of session 32 found it missing)
+    bridge.write(spark.sql("select id, cast(id * 2 as bigint) as v from range(0, 5)"), "wh.core.pd")
+    frame = bridge.read("wh.core.pd").toPandas()
+    assert sorted(zip(frame["id"], frame["v"])) == [(i, i * 2) for i in range(5)]
