@@ -38,6 +38,7 @@ Reason = Literal[
     "sample_values_missing", "freshness_sla_missed", "not_loaded_since", "deprecated_but_written",
     "replaced_by_missing", "verified_query_fails", "verified_query_changed", "unreviewed_while_changing",
     "values_restated", "check_limit_exceeded", "upstream_changed", "upstream_incomplete", "range_exceeded",
+    "cadence_changed",
 ]
 REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
 

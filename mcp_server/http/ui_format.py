@@ -284,6 +284,7 @@ REASON_WORDS: dict[str, str] = {
     "upstream_changed": "Built from a table that changed after the build read it",
     "upstream_incomplete": "Built from a day that was not fully loaded",
     "range_exceeded": "The data now reaches beyond the date range the text documents",
+    "cadence_changed": "The table is loaded (or snapshotted) at another pace than its text says",
 }
 
 

@@ -89,7 +89,7 @@ def cadence_prose(t: Table, ann: Annotation) -> list[Finding]:
     basis (the loads before it came at about its cadence, within a factor of two), and the new
     cadence is seen on the trailing run of three or more loads, each within a FASTER-th of the stated
     period of the one before, on distinct periods of a seventh of it (a burst of commits in one hour,
-    a re-run, is not a cadence). Evidence: the load log. `freshness_sla_missed`, stale, no
+    a re-run, is not a cadence). Evidence: the load log. `cadence_changed`, stale, no
     fix (prose for a person to rewrite; what it says about the rows, e.g. "complete weeks only",
     may have changed with it). Slower loads are the freshness SLA's and `not_loaded_since`'s."""
     said = said_cadence(ann.value)
@@ -113,7 +113,7 @@ def cadence_prose(t: Table, ann: Annotation) -> list[Finding]:
         return []
     now_every = statistics.median(b[1] - a[1] for a, b in zip([allc[len(allc) - len(run) - 1], *run], run, strict=False))
     first = run[0]
-    return [finding(ann, t.name, "freshness_sla_missed", "stale",
+    return [finding(ann, t.name, "cadence_changed", "stale",
                     f"the {ann.field} says it is loaded {words}; since {day_of(first[1])} (vid {first[0]}) loads come "
                     f"every ~{now_every / 3600:.0f} h ({len(run)} load(s)), against every ~{then_every / 3600:.0f} h "
                     "before: the cadence it states, and what it says of the "
@@ -160,7 +160,7 @@ def snapshot_cadence(t: Table, ann: Annotation, anns: list[Annotation], duck: Du
     dates then, their median step within a factor of two of the stated period), while the dates written since
     come FASTER times closer or more (three new dates at least: daily snapshots under a weekly text; a
     round-10 TPC-DS tester's inventory, missed by `cadence_prose`, which reads when commits come). A date
-    tells days, so a period under two days is not read. `freshness_sla_missed`, stale, no fix (prose for a
+    tells days, so a period under two days is not read. `cadence_changed`, stale, no fix (prose for a
     person to rewrite: what it says of the rows, e.g. a semi-additive sum over weeks, changed with it)."""
     said = said_snapshots(ann.value)
     basis = ann.provenance.basis.vid or 0
@@ -187,7 +187,7 @@ def snapshot_cadence(t: Table, ann: Annotation, anns: list[Annotation], duck: Du
     if step * FASTER > every:
         return []
     first = next((v for v, _tt in t.tl.data_after(basis)), t.ctx.vid)
-    return [finding(ann, t.name, "freshness_sla_missed", "stale",
+    return [finding(ann, t.name, "cadence_changed", "stale",
                     f"the {ann.field} says {words} snapshots; the {len(new)} {col} date(s) written since "
                     f"{new[0].isoformat()} come every ~{step / DAY:g} day(s), against every ~"
                     f"{statistics.median(steps0) / DAY:g} before: the period it states, and what it says of the rows "
@@ -359,7 +359,8 @@ def dead_check(c: Clock, _a: object) -> list[Finding]:
 
 def sla_check(c: Clock, _a: object) -> list[Finding]:
     """freshness_sla_missed: the last load older than the SLA at `now`, or loads that arrive slower
-    than the SLA (with a description naming the old cadence, one cause)."""
+    than the SLA (with a description naming the old cadence, one cause: `cadence_changed` on it, since
+    what is false there is the cadence the prose states, not an SLA)."""
     ctx, name, anns, now, tl = c.ctx, c.name, c.anns, c.now, c.tl
     obj = ctx.table(name)
     assert obj is not None
@@ -411,7 +412,7 @@ def sla_check(c: Clock, _a: object) -> list[Finding]:
                     words = _cadence_words(d.value) if d.key == "table.description" else []
                     if words and all(abs(math.log10(slow / sec)) > 0.5 for _w, sec in words) and \
                             (d.provenance.basis.vid or 0) < last[0]:
-                        out.append(finding(d, name, "freshness_sla_missed", "suspect",
+                        out.append(finding(d, name, "cadence_changed", "suspect",
                                             f"the description says {', '.join(w for w, _ in words)}; loads arrive every "
                                             f"~{slow / 3600:.0f} h", [last[0]], [last[1]],
                                             {"says": [w for w, _ in words]}, cause=cause))

@@ -287,7 +287,7 @@ CHECKS: list[Check] = [
     Check("joined_through", "keys_joins", "metadata", ("join_match_low",), ("column_stats", "file_stats", "sql"),
           ("reverify",), lambda e, a: joined_through(e.ctx, e.t, a, e.anns, e.tables),
           lambda a, _e: a.kind in ("metric", "verified_query")),
-    Check("cadence_prose", "loads_freshness", "metadata", ("freshness_sla_missed",), ("load_log", "annotation_text"),
+    Check("cadence_prose", "loads_freshness", "metadata", ("cadence_changed",), ("load_log", "annotation_text"),
           (), lambda e, a: cadence_prose(e.t, a), _field("table", "description", "instructions")),
     # a column's prose naming another column of its table (always run, last: it suppresses no check above)
     Check("column_prose", "schema", "metadata", ("column_renamed", "column_dropped"), ("schema_history", "annotation_text"),
@@ -344,7 +344,7 @@ CHECKS: list[Check] = [
     # a time moved against its row's other times, read where nothing else was found for the claim
     Check("zone_offsets", "values_units", "data", ("unit_drift",), ("data", "load_log", "file_stats"),
           ("investigate",), lambda e, a: zone_offsets(e.t, a, e.anns), _zone_claim, fallback=True),
-    Check("snapshot_cadence", "loads_freshness", "data", ("freshness_sla_missed",), ("data", "annotation_text"), (),
+    Check("snapshot_cadence", "loads_freshness", "data", ("cadence_changed",), ("data", "annotation_text"), (),
           lambda e, a: snapshot_cadence(e.t, a, e.anns, e.duck), _field("table", "description"), fallback=True),
     Check("join_match", "keys_joins", "data", ("join_match_low", "cardinality_violated"), ("data", "file_stats"),
           ("join_on", "filter"),
@@ -404,7 +404,7 @@ CHECKS: list[Check] = [
     # ---- clock (semantic.staleness.engine.time_findings, judged at `now`)
     Check("not_loaded", "loads_freshness", "clock", ("not_loaded_since",), ("load_log", "column_stats"),
           ("successor",), dead_check),
-    Check("freshness_sla", "loads_freshness", "clock", ("freshness_sla_missed",), ("load_log",),
+    Check("freshness_sla", "loads_freshness", "clock", ("freshness_sla_missed", "cadence_changed"), ("load_log",),
           ("update_freshness_sla",), sla_check, fallback=True),
 ]
 

@@ -71,3 +71,23 @@ def test_one_rename_is_one_warning_whatever_annotations_it_reaches(elk_cat):
     assert not [w for w in used if w["reason"] == "column_renamed"]  # the new column is not the renamed one
     star = ok(call(server, "run_sql", {"sql": f"SELECT * FROM {STO}"}))["warnings"]
     assert len([w for w in star if "net_revenue_cents" in w["message"]]) == 1
+
+
+def test_a_cadence_the_description_no_longer_keeps_is_a_warning(elk_cat):
+    """A weekly mart rebuilt after every daily load: the description's "refreshed weekly" is stale. The
+    finding carried the reason `freshness_sla_missed` (three testers of session 32: no SLA was missed),
+    and the MCP warnings drop that reason from the findings (the SLA has its own warning), so agents never
+    saw it (failed before: no warning on describe_table)."""
+    cat, lk = elk_cat
+    w = "acme.mart.weekly"
+    lk.table(w, [("week", "bigint"), ("units", "bigint")], at=0)
+    for week in range(1, 7):
+        lk.overwrite(w, {"week": list(range(1, week + 1)), "units": [10 * x for x in range(1, week + 1)]}, at=7 * week)
+    sm.annotate(cat, w, {"description": "Units per fiscal week, refreshed weekly on Mondays with complete weeks only."},
+                author="a", time=lk.day(43))
+    for day in (49, 50, 51, 52):
+        lk.overwrite(w, {"week": [1, 7], "units": [1, day]}, at=day)
+    server = create_server(cat, now=lk.day(52.5))
+    warns = ok(call(server, "describe_table", {"table": w}))["warnings"]
+    assert [x["reason"] for x in warns if x["kind"] == "finding"] == ["cadence_changed"], warns
+    assert "weekly" in warns[0]["message"] and "freshness" not in {x["kind"] for x in warns}

@@ -545,6 +545,22 @@ def test_freshness_sla_suggests_the_new_cadence(elk):
     assert f[0].fixes == [Fix(action="update_freshness_sla", params={"sla": "PT185H"})]
 
 
+def test_a_description_naming_a_cadence_the_slow_loads_contradict_is_cadence_changed(elk):
+    """Beside the SLA missed between weekly loads, the description saying "daily" is flagged with the reason
+    of prose stating a cadence, `cadence_changed`, one cause with the SLA's (before: `freshness_sla_missed`,
+    which the MCP warnings leave to the SLA's own warning)."""
+    cat = elk.cat
+    base(elk)
+    sm.annotate(cat, T, {"freshness_sla": "P1D", "description": "orders, loaded daily"}, author="a",
+                time=elk.day(0.5))
+    for d in (1, 2, 3, 10, 17, 24, 31):
+        elk.append(T, {"id": [10 + d], "kind": ["a"], "amount_cents": [5]}, at=d)
+    got = {x.annotation: x for x in sm.staleness(cat, T, now=elk.day(33), merge=False)}
+    assert got["table.freshness_sla"].reason == "freshness_sla_missed"
+    desc = got["table.description"]
+    assert (desc.reason, desc.status, desc.cause) == ("cadence_changed", "suspect", got["table.freshness_sla"].cause)
+
+
 def test_not_loaded_since_names_the_successor_and_controls(elk):
     cat = elk.cat
     old, new = "acme.legacy.sales", "acme.mart.sales_daily"

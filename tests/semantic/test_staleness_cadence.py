@@ -111,7 +111,7 @@ def test_weekly_snapshots_written_daily_make_the_period_the_prose_states_stale(e
     assert _period(cat, elk.day(16.5)) == {}            # two new dates: not yet a period
     _snap(elk, "2024-11-21", 17)
     f = _period(cat, elk.day(17.5))["table.description"]
-    assert f.status == "stale" and f.fixes == [] and f.reason == "freshness_sla_missed"
+    assert f.status == "stale" and f.fixes == [] and f.reason == "cadence_changed"
     assert f.evidence.values["usual_step_days_before"] == 7 and f.evidence.values["usual_step_days_now"] == 1
     assert [f for f in sm.staleness(cat, INV, now=elk.day(17.5), merge=False)
             if "usual_step_days_now" in f.evidence.values] == []   # metadata: no date is read
