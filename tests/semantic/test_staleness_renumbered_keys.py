@@ -72,3 +72,15 @@ def test_profiles_rebuilt_for_another_reason_that_kept_the_old_keys_are_flagged(
     _rebuild_bands(elk, list(range(0, 8)))
     elk.overwrite(PROFILES, {"profile_sk": list(range(42)), "band_sk": [i % 8 + 1 for i in range(40)] + [1, 2]}, at=4)
     assert [f.reason for f in _found(elk)] == ["values_restated"]
+
+
+def test_keys_drawn_from_a_new_range_are_the_match_rate_s_finding_not_a_re_keying(elk):
+    """The bands re-keyed from 101 (the round-24 TPC-DS tester's customers re-keyed from 100001): the
+    profiles' old keys join nothing now, which join_match_low says. The re-keying finding said "they join,
+    but to other rows" beside it (failed before: a values_restated finding with that message)."""
+    _lake(elk)
+    _rebuild_bands(elk, list(range(101, 109)))
+    assert _found(elk) == []
+    low = [f for f in staleness(elk.cat, PROFILES, depth="data", now=elk.day(5), merge=False)
+           if f.annotation == "relationship.income_band" and f.reason == "join_match_low"]
+    assert len(low) == 1
