@@ -115,7 +115,12 @@ def unit_fix(t: Table, a: Annotation, f: Finding) -> Finding:
         if not found:
             return f
         cols = [str(found)]
+        # the factor as the finding records it: `scale_factor`, or a power of ten as `scale_exp` (a description
+        # beside a column restated x100 in place got `investigate` for want of `scale_factor`: held-out Acme 2903)
         sf = f.evidence.values.get("scale_factor")
+        exp = f.evidence.values.get("scale_exp")
+        if sf is None and isinstance(exp, int) and not isinstance(exp, bool):
+            sf = 10.0 ** exp
         said = _reworded(t, a, f, str(found), float(sf)) if isinstance(sf, int | float) and not isinstance(sf, bool) \
             else None
         if said is not None:

@@ -328,13 +328,34 @@ def offset_shift(before: dict[int, int], since: dict[int, int]) -> tuple[int, in
     return min(fits, key=lambda s: abs(s - mid)), out
 
 
+def _small_run(before: dict[int, int], read: list[tuple[int, float, dict[int, int]]]
+               ) -> tuple[int, int, int, list[tuple[int, float]]] | None:
+    """The latest loads of `read` ((vid, time, rows per offset hour) each, oldest first) that each hold
+    fewer than ZONE_MIN_ROWS rows (too few to judge alone), together, from the last back (two, three, ...):
+    the first run whose rows are `before`'s moved (`offset_shift`): (hours, rows outside, rows, the loads).
+    Small loads each too weak alone, as `loads_shifted`'s `_judged` reads them (held-out cryptic 2903 of
+    session 33: three loads of 10 order times each, 8 h off their local dates, diluted among every row
+    since the claim). A load judged alone ends the run. None otherwise."""
+    pooled: dict[int, int] = {}
+    for k in range(1, len(read) + 1):
+        v, tt, rows = read[-k]
+        if sum(rows.values()) >= ZONE_MIN_ROWS:
+            return None
+        for b, x in rows.items():
+            pooled[b] = pooled.get(b, 0) + x
+        got = offset_shift(before, pooled) if k >= 2 else None
+        if got is not None:
+            return got[0], got[1], sum(pooled.values()), [(w, ts) for w, ts, _r in read[-k:]]
+    return None
+
+
 def offsets_shifted(t: Table, col: str, basis: int) -> tuple[str, int, int, int, list[tuple[int, float]]] | None:
     """The row's other time (`other`) against which the times of `col` in loads since vid `basis` moved
     by whole hours (`offset_shift`), while every earlier row held its offsets: (other, hours, rows
     outside, rows judged, the loads). The rows since together first: none outside the earlier offsets
     beyond chance, nothing more is read; then each of the latest ZONE_LOADS loads alone (routine loads
-    beside a shifted one would blur its shift), those shifted agreeing within two hours; the rows since
-    together when no load alone holds ZONE_MIN_ROWS. Only appends since (every file at the basis kept: a
+    beside a shifted one would blur its shift), those shifted agreeing within two hours; then the latest
+    small loads together (`_small_run`); then the rows since together. Only appends since (every file at the basis kept: a
     rewrite is `zone_rewritten`'s); the other times are the table's timestamp and date columns
     (`OFFSET_PARTNERS`), a date read as its midnight."""
     from semantic._tables import type_family as fine_family
@@ -363,9 +384,11 @@ def offsets_shifted(t: Table, col: str, basis: int) -> tuple[str, int, int, int,
         if out < OFFSET_MIN_OUT or _tail(sum(since.values()), out, 2 / (total + 1)) >= ZONE_P:
             continue  # the rows since hold the earlier offsets: no load is read
         hits, prev = [], basis if len(after) <= ZONE_LOADS else after[-ZONE_LOADS - 1][0]
+        read: list[tuple[int, float, dict[int, int]]] = []
         for v, tt in after[-ZONE_LOADS:]:
             cur, last = offset_bins(t, col, other, v), offset_bins(t, col, other, prev)
             rows = added(cur, last) if cur is not None and last is not None and t.kept_files(prev, v) else {}
+            read.append((v, tt, rows))
             got = offset_shift(before, rows) if rows else None
             if got is not None:
                 hits.append((v, tt, got, sum(rows.values())))
@@ -373,6 +396,9 @@ def offsets_shifted(t: Table, col: str, basis: int) -> tuple[str, int, int, int,
         if hits and max(h[2][0] for h in hits) - min(h[2][0] for h in hits) <= 2:
             step = max(hits, key=lambda h: h[3])[2][0]  # the shift of the load with the most rows
             return other, step, sum(h[2][1] for h in hits), sum(h[3] for h in hits), [(v, tt) for v, tt, *_x in hits]
+        run = _small_run(before, read) if not hits else None
+        if run is not None:
+            return other, *run
         got = offset_shift(before, since) if not hits else None
         if got is not None:
             return other, got[0], got[1], sum(since.values()), list(after[-ZONE_LOADS:])
