@@ -928,27 +928,22 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
     values), and a table's description naming another table's column qualified (`fct_orders.status`)
     and one of its values as a word (`_table_prose_names`). values_restated with `value_map` on paired evidence (as
     `enum_respelled`), else `investigate`. At data depth, a named value that still occurs, part of whose
-    rows a rewrite respelled to a new value (`partly_respelled`): suspect, `investigate`. Annotations the
-    restatements check names are left to it."""
-    cands: list[tuple[Table, int, str, list[str], list[Annotation]]] = []
-    for tbl, tanns in _prose_tables(ctx, t, ann, anns, tables):
-        listed: dict[int, list[str]] = {}
-        for a in tanns:
-            if a.kind == "column" and a.field in ("enum", "sample_values") and a.column_id is not None:
-                listed.setdefault(a.column_id, []).extend(str(v) for v in a.value or [] if v is not None)
-        ids = list(listed)  # a column's description may name another coded column's values too
-        for cid in ids:
-            cur = tbl.cols.get(cid if cid is not None else -1)
-            if cid is not None and cur is not None and type_family(cur.type) == "string":
-                cands.append((tbl, cid, cur.name, list(dict.fromkeys(listed[cid])), tanns))
+    rows a rewrite respelled to a new value (`partly_respelled`): suspect, `investigate`. At data depth too,
+    columns no annotation lists values of, whose few values the text names in a listing
+    (`_unlisted_values`: "(Y/N flags)"), with `investigate` (the text may speak of several columns: a
+    person rewrites it). Annotations the restatements check names are left to it."""
+    cands = _listed_cands(ctx, t, ann, anns, tables)
     since = int(ann.provenance.basis.vid or 0)
-    for tbl, cid, col, values, tanns in cands:
+    unlisted = len(cands)
+    if duck is not None and since:
+        cands += _unlisted_values(t, ann, since, {c[1] for c in cands if c[0] is t}, anns)
+    for i, (tbl, cid, col, values, tanns) in enumerate(cands):
         if ann.kind == "column" and cid == ann.column_id:
             named = [v for v in values if prose_names(ann.value, v, None)]
         else:  # a table's prose, or another column's description: by the clause rule
             named = [v for v in values if _table_prose_names(ann.value, v, values, tbl, col, tbl is t)]
-        if not named:
-            continue
+        if not named or (i >= unlisted and len(named) < 2):
+            continue  # a column no annotation lists values of: a text listing two of them at least
         if checked is not None:
             checked.add((ann.key, "values_restated"))  # the data decides what the statistics suggested
         got = gone_data(tbl, col, named, since, duck) if duck is not None else gone_meta(tbl, col, named, since)
@@ -970,9 +965,69 @@ def prose_values(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation]
         if duck is None and enum is not None and all(g.new for g in gone):
             m = {g.old: g.new for g in gone}
             mapped = sorted({m.get(str(v)) or str(v) for v in enum.value or [] if v is not None})
-        return [_pointing_elsewhere(ctx, t, ann, tbl, col, _findings(t, ann, tbl, col, gone, duck, values=mapped),
-                                    duck, tables)]
+        f = _findings(t, ann, tbl, col, gone, duck, values=mapped)
+        if i >= unlisted:  # values of columns no annotation lists, the text perhaps of several: a person rewrites it
+            return [f.model_copy(update={"fixes": [make_fix("investigate", columns=[col])],
+                                         "suggestion": f"check what the text says of {col}'s values and rewrite it"})]
+        return [_pointing_elsewhere(ctx, t, ann, tbl, col, f, duck, tables)]
     return []
+
+
+def _listed_cands(ctx: Context, t: Table, ann: Annotation, anns: list[Annotation],
+                  tables: dict[str, Table | None] | None) -> list[tuple[Table, int, str, list[str], list[Annotation]]]:
+    """`prose_values`' candidates: the string columns whose values an enum or sample values list, of the
+    tables the prose may name (`_prose_tables`), each with those values."""
+    cands: list[tuple[Table, int, str, list[str], list[Annotation]]] = []
+    for tbl, tanns in _prose_tables(ctx, t, ann, anns, tables):
+        listed: dict[int, list[str]] = {}
+        for a in tanns:
+            if a.kind == "column" and a.field in ("enum", "sample_values") and a.column_id is not None:
+                listed.setdefault(a.column_id, []).extend(str(v) for v in a.value or [] if v is not None)
+        for cid in list(listed):  # a column's description may name another coded column's values too
+            cur = tbl.cols.get(cid)
+            if cur is not None and type_family(cur.type) == "string":
+                cands.append((tbl, cid, cur.name, list(dict.fromkeys(listed[cid])), tanns))
+    return cands
+
+
+UNLISTED_VALUES = 10  # a string column no enum or sample values list, with this many values at most at the claim
+
+
+def _unlisted_values(t: Table, ann: Annotation, since: int, listed: set[int], anns: list[Annotation]
+                     ) -> list[tuple[Table, int, str, list[str], list[Annotation]]]:
+    """Data depth: the string columns of `t` that no annotation lists values of, whose rows at vid `since`
+    (the claim's basis) held UNLISTED_VALUES values or fewer, each of them named by the text as a word in a
+    clause that names two values of such columns at least ("Promotions and the channels they ran on (Y/N
+    flags)": eight flag columns, each all 'Y' or all 'N'), when `t` was rewritten since (appends remove no
+    value): as `prose_values`' candidates, each with the values of them all (the clause rule reads the
+    listing). The round-24 TPC-DS tester's promotion flags restated '1'/'0' (missed: no enum). The files'
+    minimum and maximum then sift the columns first (both must be named): a text naming no column's ends
+    costs no statement."""
+    if not rewriting(t, since):
+        return []
+    text = str(ann.value or "")
+    then = stats_at(t, since)
+    ends: dict[int, tuple[str, str]] = {}
+    for cid, cur in t.cols.items():
+        s = then.get(cur.name) or {}
+        lo, hi = s.get("min"), s.get("max")
+        if cid not in listed and type_family(cur.type) == "string" and isinstance(lo, str) and isinstance(hi, str) \
+                and all(re.fullmatch(r"[\w-]+", v) and v.lower() not in FUNCTION_WORDS and word_in(text, v)
+                        for v in (lo, hi)):
+            ends[cid] = (lo, hi)
+    if len({v for pair in ends.values() for v in pair}) < 2:
+        return []  # one word that only looks like a value
+    held: dict[int, list[str]] = {}
+    for cid in ends:
+        try:
+            values = sorted(distinct_values(duck_at(t.ctx, since), t, t.cols[cid].name, UNLISTED_VALUES + 1))
+        except CatalogError:
+            continue
+        if len(values) <= UNLISTED_VALUES:
+            held[cid] = values
+    every = sorted({v for vs in held.values() for v in vs})
+    return [(t, cid, t.cols[cid].name, every, anns) for cid, vs in held.items()
+            if all(clause_names(text, v, t.cols[cid].name, every) for v in vs)]
 
 
 _NAMED_TABLE = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){0,2})(?![\w])")
