@@ -138,6 +138,9 @@ UNIT_WORDS: dict[str, tuple[str, ...]] = {
     "usd cents": ("cent", "cents"), "usd_cents": ("cent", "cents"), "eur": ("eur", "euro", "euros"),
     "hours": ("hour", "hours"), "minutes": ("minute", "minutes"), "seconds": ("second", "seconds"),
     "kg": ("kg", "kilogram", "kilograms"),
+    # a count of items: "Units on the line" no longer holds once the quantity is restated x100 (held-out
+    # cryptic 2901 of session 33: the detector flagged it, the truth had no word for it)
+    "units": ("units",),
 }
 
 
