@@ -328,24 +328,29 @@ def offset_shift(before: dict[int, int], since: dict[int, int]) -> tuple[int, in
     return min(fits, key=lambda s: abs(s - mid)), out
 
 
-def _small_run(before: dict[int, int], read: list[tuple[int, float, dict[int, int]]]
-               ) -> tuple[int, int, int, list[tuple[int, float]]] | None:
-    """The latest loads of `read` ((vid, time, rows per offset hour) each, oldest first) that each hold
-    fewer than ZONE_MIN_ROWS rows (too few to judge alone), together, from the last back (two, three, ...):
-    the first run whose rows are `before`'s moved (`offset_shift`): (hours, rows outside, rows, the loads).
-    Small loads each too weak alone, as `loads_shifted`'s `_judged` reads them (held-out cryptic 2903 of
-    session 33: three loads of 10 order times each, 8 h off their local dates, diluted among every row
-    since the claim). A load judged alone ends the run. None otherwise."""
+Read = list[tuple[int, float, dict[int, int], dict[int, int] | None]]
+
+
+def _small_run(read: Read) -> tuple[int, int, int, list[tuple[int, float]]] | None:
+    """The latest loads of `read` ((vid, time, rows per offset hour, the table's rows per offset hour
+    before it) each, oldest first) that each hold fewer than ZONE_MIN_ROWS rows (too few to judge alone),
+    together, from the last back (two, three, ...): the first run whose rows are the rows before it moved
+    (`offset_shift`, against every row the table held before the run's first load: the claim's rows and
+    the loads after them): (hours, rows outside, rows, the loads). Small loads each too weak alone, as
+    `loads_shifted`'s `_judged` reads them (held-out cryptic 2903 of session 33: three loads of 10 order
+    times each, 8 h off their local dates, diluted among every row since the claim, copies of a partial
+    last day whose early hours only the load before them held). A load judged alone ends the run. None
+    otherwise."""
     pooled: dict[int, int] = {}
     for k in range(1, len(read) + 1):
-        v, tt, rows = read[-k]
-        if sum(rows.values()) >= ZONE_MIN_ROWS:
+        v, tt, rows, ref = read[-k]
+        if sum(rows.values()) >= ZONE_MIN_ROWS or ref is None:
             return None
         for b, x in rows.items():
             pooled[b] = pooled.get(b, 0) + x
-        got = offset_shift(before, pooled) if k >= 2 else None
+        got = offset_shift(ref, pooled) if k >= 2 else None
         if got is not None:
-            return got[0], got[1], sum(pooled.values()), [(w, ts) for w, ts, _r in read[-k:]]
+            return got[0], got[1], sum(pooled.values()), [(w, ts) for w, ts, *_r in read[-k:]]
     return None
 
 
@@ -355,8 +360,9 @@ def offsets_shifted(t: Table, col: str, basis: int) -> tuple[str, int, int, int,
     outside, rows judged, the loads). The rows since together first: none outside the earlier offsets
     beyond chance, nothing more is read; then each of the latest ZONE_LOADS loads alone (routine loads
     beside a shifted one would blur its shift), those shifted agreeing within two hours; then the latest
-    small loads together (`_small_run`); then the rows since together. Only appends since (every file at the basis kept: a
-    rewrite is `zone_rewritten`'s); the other times are the table's timestamp and date columns
+    small loads together (`_small_run`); then the rows since together. Only appends are judged: after a
+    rewrite since the basis, the loads after the latest one, against the rows it wrote (a rewrite's own
+    zones are `zone_rewritten`'s); the other times are the table's timestamp and date columns
     (`OFFSET_PARTNERS`), a date read as its midnight."""
     from semantic._tables import type_family as fine_family
 
@@ -366,7 +372,18 @@ def offsets_shifted(t: Table, col: str, basis: int) -> tuple[str, int, int, int,
     basis = load_at(t, basis)
     ctx = t.ctx
     if not t.kept_files(basis, ctx.vid):
-        return None
+        # a rewrite since the claim (its own restated zones are `zone_rewritten`'s): the rows it wrote are the
+        # earlier rows of the loads appended after it (held-out cryptic 2903 of session 33: a restatement in
+        # the lake's history, then three loads 8 h off, never read)
+        prev, last_rewrite = basis, None
+        for v, _tt in after:
+            if not t.kept_files(prev, v):
+                last_rewrite = v
+            prev = v
+        after = [(v, tt) for v, tt in after if last_rewrite is not None and v > last_rewrite]
+        if last_rewrite is None or not after:
+            return None
+        basis = last_rewrite
     partners = [c.name for c in t.cols.values() if c.name.lower() != col.lower()
                 and fine_family(c.type) in ("timestamp", "date")][:OFFSET_PARTNERS]
 
@@ -384,11 +401,11 @@ def offsets_shifted(t: Table, col: str, basis: int) -> tuple[str, int, int, int,
         if out < OFFSET_MIN_OUT or _tail(sum(since.values()), out, 2 / (total + 1)) >= ZONE_P:
             continue  # the rows since hold the earlier offsets: no load is read
         hits, prev = [], basis if len(after) <= ZONE_LOADS else after[-ZONE_LOADS - 1][0]
-        read: list[tuple[int, float, dict[int, int]]] = []
+        read: Read = []
         for v, tt in after[-ZONE_LOADS:]:
             cur, last = offset_bins(t, col, other, v), offset_bins(t, col, other, prev)
             rows = added(cur, last) if cur is not None and last is not None and t.kept_files(prev, v) else {}
-            read.append((v, tt, rows))
+            read.append((v, tt, rows, last))
             got = offset_shift(before, rows) if rows else None
             if got is not None:
                 hits.append((v, tt, got, sum(rows.values())))
@@ -396,7 +413,7 @@ def offsets_shifted(t: Table, col: str, basis: int) -> tuple[str, int, int, int,
         if hits and max(h[2][0] for h in hits) - min(h[2][0] for h in hits) <= 2:
             step = max(hits, key=lambda h: h[3])[2][0]  # the shift of the load with the most rows
             return other, step, sum(h[2][1] for h in hits), sum(h[3] for h in hits), [(v, tt) for v, tt, *_x in hits]
-        run = _small_run(before, read) if not hits else None
+        run = _small_run(read) if not hits else None
         if run is not None:
             return other, *run
         got = offset_shift(before, since) if not hits else None

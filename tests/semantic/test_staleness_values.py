@@ -714,6 +714,37 @@ def test_small_loads_each_too_few_alone_are_judged_together_against_their_rows_d
             for f in got] == [("column.3.description", "d", -8, small)]
 
 
+
+@pytest.mark.parametrize("shift", [-5.0, 0.0])
+def test_loads_after_a_restatement_since_the_claim_are_judged_against_the_rows_it_wrote(elk, shift):
+    """The table restated (rewritten whole, times unchanged) after the description, then a day's orders
+    moved -5 h: the loads after the restatement are judged against the rows it wrote (failed before:
+    nothing, every load since the claim had to keep the claim's files; held-out cryptic 2903 of session
+    33, a restatement in the lake's own history). Control: the same load unmoved."""
+    import random
+
+    rng = random.Random(8)
+    cat = elk.cat
+    elk.table(T, [("d", "date"), ("order_id", "bigint"), ("order_ts", "timestamp")], partition_by=["d"], at=0)
+    rows: dict[str, list] = {"d": [], "order_id": [], "order_ts": []}
+    for day in range(1, 11):
+        part = _orders_day(day, rng, hours=(0, 24))
+        elk.append(T, part, at=day)
+        for k in rows:
+            rows[k] += part[k]
+    sm.annotate(cat, T, {"description": "when the order was placed, UTC"}, column="order_ts", author="a",
+                time=elk.day(10.5))
+    elk.overwrite(T, rows, at=10.8)
+    elk.append(T, _orders_day(11, rng, hours=(0, 24)), at=11)
+    v = elk.append(T, _orders_day(12, rng, shift=shift, hours=(0, 24)), at=12)
+    got = _data(cat, T, elk.day(12))
+    if not shift:
+        assert got == []
+        return
+    assert [(f.annotation, f.evidence.values["against"], f.evidence.values["shift_hours"], f.evidence.values["loads"])
+            for f in got] == [("column.3.description", "d", -5, [v])]
+
+
 # ------------------------------------------------------------------ a coded column's labels
 def _coded(elk: LakeBuilder) -> None:
     cat = elk.cat
