@@ -122,8 +122,9 @@ class ReviewItem(BaseModel):
     why_not: str | None = None
     refused: str | None = Field(default=None, description="why accept is not offered, as a code: no_fix (the finding "
                                 "has no fix its evidence supports), outdated, needs_value, needs_meaning (a coded "
-                                "column's new code: edit with its meaning), or the validation that "
-                                "failed (grain, grain_null, enum_mismatch, cardinality, condition_drops, column_missing, "
+                                "column's new code: edit with its meaning), other_open_items (another change's "
+                                "finding on the same annotation is open: edit, or dismiss one), or the validation "
+                                "that failed (grain, grain_null, enum_mismatch, cardinality, condition_drops, column_missing, "
                                 "successor...)")
     author: str | None = Field(default=None, description="who wrote the agent annotation")
     confidence: float | None = None
@@ -1073,7 +1074,43 @@ def _items_and_prose(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg
     order = {"finding": 0, "proposal": 1, "agent_annotation": 2}
     out.sort(key=lambda i: (i.table, order[i.kind], i.annotation or "", i.reason or "", i.id))
     seen: set[str] = set()
-    return [i for i in out if not (i.id in seen or seen.add(i.id))], prose  # type: ignore[func-returns-value]
+    items = [i for i in out if not (i.id in seen or seen.add(i.id))]  # type: ignore[func-returns-value]
+    return _other_causes(items), prose
+
+
+NO_EVIDENCE = ("check_limit_exceeded",)  # findings that say a check could not finish: no claim about the data
+
+
+def _other_causes(items: list[ReviewItem]) -> list[ReviewItem]:
+    """Accept is not offered for a finding item while another open finding on the same annotation has
+    another cause: accepting one writes the annotation anew, and the other's finding, judged from the new
+    basis, is gone while what it says is still stale (the round-24 Acme tester's accept-all: a column
+    rename's accept rewrote a metric and re-certified its filter on 'cancelled', which new loads spell
+    'canceled'; the filter's own item vanished; round 23's cryptic 'M19' the same). Edit the annotation
+    with a value true for both, or dismiss one with a reason first. Items of one cause are decided together
+    as before, and a finding that names no cause is no other change (an enum's new value beside the map that
+    answers it); a check that could not finish is no finding about the data (`NO_EVIDENCE`)."""
+    by_ann: dict[tuple[str, str], list[ReviewItem]] = {}
+    for i in items:
+        if i.kind == "finding" and i.annotation and i.reason not in NO_EVIDENCE:
+            by_ann.setdefault((i.table, i.annotation), []).append(i)
+    for (table, key), group in by_ann.items():
+        for i in group:
+            others = [x for x in group if x.id != i.id and x.group and i.group and x.group != i.group]
+            if not others:
+                continue
+            named = ', '.join(f'{x.id} ({x.reason})' for x in others)
+            if not i.acceptable:  # refused already (a fix that does not run while another change stands, say)
+                i.why_not = f"{i.why_not or 'accept is not offered'}; {table}:{key} also has an open item of another " \
+                            f"change, {named}: decide them together (edit the annotation with a value true for both)"
+                continue
+            i.acceptable = False
+            i.refused = "other_open_items"
+            i.why_not = (f"{table}:{key} has another open item, {named}, "
+                         f"of another change: accepting {i.id} alone would write {key} anew and hide what that item "
+                         "says is stale. Edit the annotation with a value true for both (semcat review edit ITEM "
+                         "VALUE), or dismiss one of them with a reason first")
+    return items
 
 
 def review_items(cat: CatalogAPI, table: str | None = None, snapshot: SnapshotRef = None, now: TimeArg = None,
@@ -1918,6 +1955,9 @@ def accept(cat: CatalogAPI, item: ReviewItem | str, author: str, note: str | Non
     person's value (use edit_and_accept), ReviewConflictError when someone decided first."""
     it = _resolve(cat, item, now)
     if it.kind == "finding":
+        if it.refused == "other_open_items":
+            raise ReviewRefusedError(it.why_not or "another open item on this annotation", why="other_open_items",
+                                     annotation=it.annotation)
         f, anns = _finding_of(cat, it, now)
         w = _suggested(cat, f, anns, cat.resolve(None))
         return _decide(cat, it, "accepted", author, note, w, w.remove, time)
