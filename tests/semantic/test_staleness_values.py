@@ -444,6 +444,29 @@ def test_a_local_time_keeping_daylight_saving_written_over_utc_and_control(elk, 
                    if flagged else [])
 
 
+@pytest.mark.parametrize("filled_shift,flagged", [(-5, True), (0, False)])
+def test_a_zone_restatement_that_also_filled_times_in_is_read_on_the_rows_it_kept(elk, filled_shift, flagged):
+    """The same payments rewritten in New York time (daylight saving kept), the rewrite also filling in two
+    times that were null (payments in transit, now paid later than any other): the maximum moved by no
+    zone step, which ruled the shift out before the rows were read (failed before: nothing; the round-24
+    cryptic tester's deliveries, 67 times filled in). The rows paired by the grain's keys moved by zone steps.
+    Control: the times kept, only the two filled in."""
+    cat = elk.cat
+    elk.table(T, [("payment_id", "bigint"), ("paid_at", "timestamp")], at=0)
+    winter = [dt.datetime(2024, 1, 10 + i % 15, 8 + i % 12, tzinfo=dt.timezone.utc) for i in range(20)]
+    summer = [dt.datetime(2024, 7, 10 + i % 15, 9 + i % 10, tzinfo=dt.timezone.utc) for i in range(20)]
+    ids = list(range(1, 43))
+    elk.append(T, {"payment_id": ids, "paid_at": winter + summer + [None, None]}, at=1)
+    sm.annotate(cat, T, {"grain": {"text": "one row per payment", "keys": ["payment_id"]}}, author="a", time=elk.day(1.5))
+    sm.annotate(cat, T, {"description": "when the payment was attempted, UTC"}, column="paid_at", author="a",
+                time=elk.day(1.6))
+    w, s = (dt.timedelta(hours=filled_shift), dt.timedelta(hours=filled_shift + 1 if filled_shift else 0))
+    late = [dt.datetime(2024, 8, 20, 3, 17, tzinfo=dt.timezone.utc), dt.datetime(2024, 8, 21, 1, 2, tzinfo=dt.timezone.utc)]
+    elk.overwrite(T, {"payment_id": ids, "paid_at": [x + w for x in winter] + [x + s for x in summer] + late}, at=2)
+    got = [(f.annotation, f.status) for f in _data(cat, T, elk.day(2), "unit_drift")]
+    assert got == ([("column.2.description", "stale")] if flagged else [])
+
+
 @pytest.mark.parametrize("other_summer,flagged", [(-4, True), (-2, False)])
 def test_two_times_of_the_same_rows_both_written_in_local_time_keeping_daylight_saving(elk, other_summer, flagged):
     """Shipments rewritten whole with New York local time in both UTC columns (shipped and delivered),
