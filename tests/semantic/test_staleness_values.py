@@ -684,6 +684,21 @@ def test_a_load_of_thousands_of_rows_is_judged_for_a_zone_shift():
     assert day_shift(pattern, [x * 5 for x in pattern]) is None
 
 
+def _whole_day_orders(elk: LakeBuilder, rng) -> dict[str, list]:
+    """Ten days of 30 orders spread over the whole day (no pattern of the day), then the order time's
+    description "UTC"; the rows written."""
+    elk.table(T, [("d", "date"), ("order_id", "bigint"), ("order_ts", "timestamp")], partition_by=["d"], at=0)
+    rows: dict[str, list] = {"d": [], "order_id": [], "order_ts": []}
+    for day in range(1, 11):
+        part = _orders_day(day, rng, hours=(0, 24))
+        elk.append(T, part, at=day)
+        for k in rows:
+            rows[k] += part[k]
+    sm.annotate(elk.cat, T, {"description": "when the order was placed, UTC"}, column="order_ts", author="a",
+                time=elk.day(10.5))
+    return rows
+
+
 def test_a_time_column_with_no_pattern_of_the_day_is_judged_by_its_rows_date(elk):
     """Orders spread over the whole day (no pattern of the day: `zone_loaded` sees nothing) and a load
     moved -5 h: the time of day alone shows nothing, but every earlier order's time fell on its row's
@@ -694,11 +709,7 @@ def test_a_time_column_with_no_pattern_of_the_day_is_judged_by_its_rows_date(elk
 
     rng = random.Random(8)
     cat = elk.cat
-    elk.table(T, [("d", "date"), ("order_id", "bigint"), ("order_ts", "timestamp")], partition_by=["d"], at=0)
-    for day in range(1, 11):
-        elk.append(T, _orders_day(day, rng, hours=(0, 24)), at=day)
-    sm.annotate(cat, T, {"description": "when the order was placed, UTC"}, column="order_ts", author="a",
-                time=elk.day(10.5))
+    _whole_day_orders(elk, rng)
     elk.append(T, _orders_day(11, rng, hours=(0, 24)), at=11)
     assert _data(cat, T, elk.day(11)) == []  # an ordinary load
     v = elk.append(T, _orders_day(12, rng, shift=-5.0, hours=(0, 24)), at=12)
@@ -719,11 +730,7 @@ def test_small_loads_each_too_few_alone_are_judged_together_against_their_rows_d
 
     rng = random.Random(8)
     cat = elk.cat
-    elk.table(T, [("d", "date"), ("order_id", "bigint"), ("order_ts", "timestamp")], partition_by=["d"], at=0)
-    for day in range(1, 11):
-        elk.append(T, _orders_day(day, rng, hours=(0, 24)), at=day)
-    sm.annotate(cat, T, {"description": "when the order was placed, UTC"}, column="order_ts", author="a",
-                time=elk.day(10.5))
+    _whole_day_orders(elk, rng)
     elk.append(T, _orders_day(11, rng, hours=(0, 24)), at=11)
     small = []
     for day in (12, 13, 14):
@@ -748,15 +755,7 @@ def test_loads_after_a_restatement_since_the_claim_are_judged_against_the_rows_i
 
     rng = random.Random(8)
     cat = elk.cat
-    elk.table(T, [("d", "date"), ("order_id", "bigint"), ("order_ts", "timestamp")], partition_by=["d"], at=0)
-    rows: dict[str, list] = {"d": [], "order_id": [], "order_ts": []}
-    for day in range(1, 11):
-        part = _orders_day(day, rng, hours=(0, 24))
-        elk.append(T, part, at=day)
-        for k in rows:
-            rows[k] += part[k]
-    sm.annotate(cat, T, {"description": "when the order was placed, UTC"}, column="order_ts", author="a",
-                time=elk.day(10.5))
+    rows = _whole_day_orders(elk, rng)
     elk.overwrite(T, rows, at=10.8)
     elk.append(T, _orders_day(11, rng, hours=(0, 24)), at=11)
     v = elk.append(T, _orders_day(12, rng, shift=shift, hours=(0, 24)), at=12)
