@@ -1078,7 +1078,15 @@ def _items_and_prose(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg
     return _other_causes(items), prose
 
 
-NO_EVIDENCE = ("check_limit_exceeded",)  # findings that say a check could not finish: no claim about the data
+NO_EVIDENCE = ("check_limit_exceeded",)
+
+
+def _change(cause: str) -> str:
+    """The change a cause (`kind:table@vid[:detail]`) names: the table and the commit (`merged:t@9:status` and
+    `rewrite:t@9:status` are one restatement read by two checks); a cause dated at no one commit (loads over
+    days: `respelled_loads:t@None:status`) is its own."""
+    m = re.fullmatch(r"[a-z_]+:([^@]+@\d+)(?::.*)?", cause)
+    return m.group(1) if m else cause  # findings that say a check could not finish: no claim about the data
 
 
 def _other_causes(items: list[ReviewItem]) -> list[ReviewItem]:
@@ -1096,7 +1104,7 @@ def _other_causes(items: list[ReviewItem]) -> list[ReviewItem]:
             by_ann.setdefault((i.table, i.annotation), []).append(i)
     for (table, key), group in by_ann.items():
         for i in group:
-            others = [x for x in group if x.id != i.id and x.group and i.group and x.group != i.group]
+            others = [x for x in group if x.id != i.id and x.group and i.group and _change(x.group) != _change(i.group)]
             if not others:
                 continue
             named = ', '.join(f'{x.id} ({x.reason})' for x in others)

@@ -37,6 +37,8 @@ def test_a_metric_with_findings_of_two_changes_is_not_accepted_one_by_one(elk):
     _lake(elk, restate=True)
     items = _items(elk)
     assert {i.reason for i in items} == {"column_renamed", "values_restated"} and len({i.group for i in items}) == 2
+    # (two checks reading one restatement name one change: test_staleness_fix_holds' merged status, whose enum
+    # items `merged:t@9:status` and `rewrite:t@9:status` are accepted)
     rename = next(i for i in items if i.reason == "column_renamed")
     value = next(i for i in items if i.reason == "values_restated")
     # the rename's accept would re-certify the filter on 'b' (failed before: acceptable, and accept-all wrote it);
