@@ -1078,7 +1078,7 @@ def _items_and_prose(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg
     return _other_causes(items), prose
 
 
-NO_EVIDENCE = ("check_limit_exceeded",)
+NO_EVIDENCE = ("check_limit_exceeded",)  # findings that say a check could not finish: no claim about the data
 
 
 def _change(cause: str) -> str:
@@ -1086,7 +1086,7 @@ def _change(cause: str) -> str:
     `rewrite:t@9:status` are one restatement read by two checks); a cause dated at no one commit (loads over
     days: `respelled_loads:t@None:status`) is its own."""
     m = re.fullmatch(r"[a-z_]+:([^@]+@\d+)(?::.*)?", cause)
-    return m.group(1) if m else cause  # findings that say a check could not finish: no claim about the data
+    return m.group(1) if m else cause
 
 
 def _other_causes(items: list[ReviewItem]) -> list[ReviewItem]:
