@@ -92,11 +92,46 @@ def run_import(data: str, uri: str, warehouse: str | None, table: str, into: str
                   if res.clamped else ""))
 
 
-def _sync_round(cat: Any, ice: Any, idents: list[str], into: str, bar: Any, stop: Any = None
+class _Stop:
+    """A stop request a signal handler can make: `set` takes no lock and `wait` wakes through a pipe.
+
+    A handler runs in the main thread between two bytecodes, whatever lock that thread holds; a
+    `threading.Event.set` from a handler needs the lock of the Event's condition, which the main
+    thread holds inside `Event.wait`, and would wait for itself forever."""
+
+    def __init__(self) -> None:
+        self._set = False
+        self._r, self._w = os.pipe()
+        os.set_blocking(self._w, False)
+
+    def set(self) -> None:
+        self._set = True
+        try:
+            os.write(self._w, b"x")
+        except OSError:  # the pipe is full (a stop was asked already) or closed
+            pass
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def wait(self, timeout: float) -> bool:
+        """Sleep up to `timeout` seconds or until `set`; True once set."""
+        import select
+
+        if not self._set:
+            select.select([self._r], [], [], timeout)
+        return self._set
+
+    def close(self) -> None:
+        for fd in (self._r, self._w):
+            os.close(fd)
+
+
+def _sync_round(cat: Any, ice: Any, idents: list[str], into: str, bar: Any, stop: _Stop | None = None
                 ) -> tuple[list[Any], list[str]]:
     """One sync of every table: (results, errors). A table that fails is reported and skipped; the
-    others still sync (each table's import is its own transactions). Once `stop` (an Event) is set, the
-    round ends after the table in hand: a stop waits for one table's import, not a whole round."""
+    others still sync (each table's import is its own transactions). Once `stop` is set, the round
+    ends after the table in hand: a stop waits for one table's import, not a whole round."""
     import catalog_core as cc
     from catalog_core.iceberg import import_table, target_name
 
@@ -119,7 +154,6 @@ def run_import_many(data: str, uri: str, warehouse: str | None, namespace: str |
     """Every table of the Iceberg catalog (or of `namespace`) into catalog `into`; with `watch`, sync
     again every `watch` seconds until interrupted (or `max_syncs` rounds)."""
     import signal
-    import threading
 
     import catalog_core as cc
     from catalog_core.iceberg import catalog_tables
@@ -130,7 +164,7 @@ def run_import_many(data: str, uri: str, warehouse: str | None, namespace: str |
                                "table ns.t lands in <catalog>.ns.t")
     ice = _source_catalog(uri, warehouse, catalog_name)
     cat = target_catalog(data, token, create)
-    stop = threading.Event()
+    stop = _Stop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     failed, rounds = False, 0
@@ -155,6 +189,7 @@ def run_import_many(data: str, uri: str, warehouse: str | None, namespace: str |
                 break
     finally:
         cat.close()
+        stop.close()
     if failed:
         raise click.ClickException("some tables did not import (listed above); fix them and run again: the "
                                    "others are synced and a re-run skips what is up to date")

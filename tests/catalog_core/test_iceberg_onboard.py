@@ -93,7 +93,7 @@ def test_one_namespace_and_usage_errors(tmp_path, ice):
 @pytest.mark.slow  # a watcher subprocess over a minute or so; the rest of the file stays in the default tier
 def test_watch_picks_up_a_new_snapshot_and_stops_cleanly(tmp_path, ice):
     proc = subprocess.Popen(_cmd(tmp_path, "--into", "lake", "--create", "--watch", "0.2", "--max-syncs", "3000"),
-                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            env=dict(_env(), PYTHONFAULTHANDLER="1"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
 
@@ -117,8 +117,48 @@ def test_watch_picks_up_a_new_snapshot_and_stops_cleanly(tmp_path, ice):
         assert "1 commits" in wait_for("other.d -> lake.other.d")
     finally:
         proc.send_signal(signal.SIGTERM)
-        rc = proc.wait(timeout=60)
+        try:
+            rc = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # where it hangs: PYTHONFAULTHANDLER prints every thread on SIGABRT
+            proc.send_signal(signal.SIGABRT)
+            proc.wait(timeout=30)
+            time.sleep(1)
+            dump = []
+            while not lines.empty():
+                dump.append(lines.get())
+            raise AssertionError("the watcher did not stop within 60 s of SIGTERM:\n" + "".join(dump)[-4000:]) from None
     assert rc == 0
     cat = cc.Catalog.open(str(tmp_path / "data"))
     assert sorted(r[0] for r in cc.run_sql(cat, "SELECT id FROM lake.other.d").rows) == [5, 6, 7]
     cat.close()
+
+
+@pytest.mark.parametrize("at", range(1, 40))
+def test_a_stop_asked_at_any_line_of_the_watchers_wait_never_waits_for_itself(at):
+    """The watcher's SIGTERM handler sets its stop in the main thread, between any two lines of that
+    thread, including the lines of the stop's own `wait`. `set` there must return (a threading.Event's
+    set would wait forever for the lock its wait holds; the CI's slow tier saw the watcher not stop)."""
+    from mcp_server.cli.iceberg import _Stop
+
+    stop, lines, done = _Stop(), [0], []
+
+    def tracer(frame, event, arg):
+        if event == "line":
+            lines[0] += 1
+            if lines[0] == at:
+                stop.set()  # as a signal handler would, on this line
+        return tracer
+
+    def waiter():
+        sys.settrace(tracer)
+        try:
+            done.append(stop.wait(0.05))
+        finally:
+            sys.settrace(None)
+
+    t = threading.Thread(target=waiter, daemon=True)
+    t.start()
+    t.join(10)
+    assert not t.is_alive(), f"set() on line {at} of wait() never returned"
+    assert done == [lines[0] >= at]  # set on a line of the wait: the wait says so
+    stop.close()
