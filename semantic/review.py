@@ -919,13 +919,18 @@ def _coded_edit(f: Finding, ann: Annotation, anns: dict[str, Annotation], value:
 
 # ------------------------------------------------------------------ listing
 def _finding_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int,
-                  duck: _Duck | None = None) -> ReviewItem:
+                  duck: _Duck | None = None, only: str | None = None) -> ReviewItem:
+    """The item of finding `f`, with what accept would write (run and validated: a verified query's
+    rewrite re-runs it). With `only`, that preview is made for the item of that id alone; the others
+    are listed as raised (`review_item` needs their ids, causes and annotations, not their writes)."""
     ann = anns.get(f.annotation) if f.annotation else None
     item = ReviewItem(id=finding_id(f), kind="finding", vid=vid, table=_table_of(f.target), target=f.target,
                       annotation=f.annotation, status=f.status, reason=f.reason, message=f.message,
                       suggestion=f.suggestion, fixes=list(f.fixes), current=None if ann is None else ann.value,
                       written_vid=None if ann is None else ann.vid, evidence_vids=list(f.evidence.vids))
     item.group = f.cause
+    if only is not None and item.id != only:
+        return item
     try:
         w = _suggested(cat, f, anns, vid)
         if w.remove_only:  # accept removes the dangling annotation and writes nothing
@@ -959,7 +964,7 @@ def _finding_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid:
 
 
 def _scanned_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid: int, sc: _Scan,
-                  duck: _Duck | None) -> ReviewItem:
+                  duck: _Duck | None, only: str | None = None) -> ReviewItem:
     """A finding of the stored data-depth pass as an item at `vid`: like any finding's item, but
     accept is not offered once the table (or the related one) changed after the pass."""
     moved = sc.changed_vid or _related_changed(cat, f, anns, sc.at_vid, vid)
@@ -975,7 +980,7 @@ def _scanned_item(cat: CatalogAPI, f: Finding, anns: dict[str, Annotation], vid:
         item.why_not = (f"the data-depth pass at vid {sc.at_vid} that raised it predates a change at vid {moved}; "
                         "scan again (semcat review scan --depth data) before deciding, or dismiss it with a reason")
     else:
-        item = _finding_item(cat, f, anns, vid, duck)
+        item = _finding_item(cat, f, anns, vid, duck, only)
     item.depth, item.scan_vid, item.outdated = "data", sc.at_vid, bool(moved)
     return item
 
@@ -1006,14 +1011,16 @@ def _agent_items(table: str, anns: list[Annotation], vid: int) -> list[ReviewIte
     return out
 
 
-def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg) -> list[ReviewItem]:
-    return _items_and_prose(cat, table, vid, now)[0]
+def _all_items(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg, only: str | None = None
+               ) -> list[ReviewItem]:
+    return _items_and_prose(cat, table, vid, now, only)[0]
 
 
-def _items_and_prose(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg
+def _items_and_prose(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg, only: str | None = None
                      ) -> tuple[list[ReviewItem], list[Finding]]:
     """The open items at `vid`, and the findings on catalogs' and namespaces' instructions among them
-    (judged on the findings the items show: the stored data-depth pass's where it stands)."""
+    (judged on the findings the items show: the stored data-depth pass's where it stands). With
+    `only` (an item id), only that item's write is previewed (`_finding_item`)."""
     prose: list[Finding] = []
     if table is not None:
         require_table(cat, table, vid)
@@ -1044,10 +1051,10 @@ def _items_and_prose(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg
             live.add(fid)
             refined = stored[t].get(fid) if fresh else None
             if refined is not None and sc is not None:  # what the data settled at the pass's vid (another
-                out.append(_scanned_item(cat, refined, amap, vid, sc, duck))  # status, its fix): nothing changed since
+                out.append(_scanned_item(cat, refined, amap, vid, sc, duck, only))  # status, its fix): nothing changed since
                 used.append(refined)
             else:
-                out.append(_finding_item(cat, f, amap, vid, duck))
+                out.append(_finding_item(cat, f, amap, vid, duck, only))
                 used.append(f)
         for t, sc in sorted(scans.items()):
             amap = {a.key: a for a in by_table[t]}
@@ -1057,7 +1064,7 @@ def _items_and_prose(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg
                     continue
                 if finding_id(f) in live:
                     continue
-                out.append(_scanned_item(cat, f, amap, vid, sc, duck))
+                out.append(_scanned_item(cat, f, amap, vid, sc, duck, only))
                 used.append(f)
         if table is None:
             names = sorted(lake.name_of(o.path) for o in cat.query(lake.tables_query(), vid=vid))
@@ -1066,7 +1073,7 @@ def _items_and_prose(cat: CatalogAPI, table: str | None, vid: int, now: TimeArg
                 anns = held[f.target]
                 if undismissed([f], anns):
                     prose.append(f)
-                    out.append(_finding_item(cat, f, {a.key: a for a in anns}, vid, duck))
+                    out.append(_finding_item(cat, f, {a.key: a for a in anns}, vid, duck, only))
     finally:
         duck.close()
     for t, anns in sorted(by_table.items()):
@@ -1150,7 +1157,7 @@ def review_item(cat: CatalogAPI, item_id: str, snapshot: SnapshotRef = None, now
     if not isinstance(item_id, str) or not re.fullmatch(r"[fap]-[0-9a-f]{10}", item_id):
         raise InvalidValueError(f"item id must look like 'f-3c1d9a0b2e' (from review list), got {item_id!r}")
     vid = cat.resolve(snapshot)
-    items = _all_items(cat, table, vid, now)
+    items = _all_items(cat, table, vid, now, only=item_id)
     for i in items:
         if i.id == item_id:
             return i

@@ -153,3 +153,14 @@ def test_two_reviewers_accepting_one_item_one_wins(stale):
     lost = [r for r in results if isinstance(r, cc.ConflictError)]
     assert len(wins) == 1 and len(lost) == 1, results
     assert isinstance(lost[0], sm.ReviewConflictError) and "list the items again" in lost[0].message
+
+
+def test_one_item_shown_is_the_item_listed(stale):
+    """`review_item` previews the write of the item asked for only (the others' writes, verified queries
+    re-run among them, are not needed to find it): what it shows is what the listing shows, for every
+    item of the stale lake (acceptable, refused, no-fix, verified queries re-run)."""
+    listed = sm.review_items(stale, now=D0, limit=500).items
+    assert len(listed) >= 10 and any(i.acceptable for i in listed) and any(i.why_not for i in listed)
+    assert any(i.proposed is not None and i.annotation and i.annotation.startswith("verified_query.") for i in listed)
+    for it in listed:
+        assert sm.review_item(stale, it.id, now=D0).model_dump() == it.model_dump(), it.id
