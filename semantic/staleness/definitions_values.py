@@ -281,7 +281,8 @@ def _paired_bounds(tbl: Table, col: str, old: str, vid: int) -> str | None:
         for i in (0, 1):
             if b is not None and b[i] == old and a is not None:
                 seen.add(a[i])
-    fresh = {x for x in after - before if x != old and spelled_alike(old, x) and not truncates(x, old)}
+    fresh = {x for x in after - before if x != old and spelled_alike(old, x)
+             and not any(truncates(x, k) for k in (old, *before))}  # a cut bound of a value there before is it
     placed = seen & fresh
     if len(placed) == 1 and len(seen) == 1:
         return next(iter(placed))

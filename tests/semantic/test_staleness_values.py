@@ -1316,6 +1316,35 @@ def test_a_truncated_string_bound_stands_for_its_value_not_a_respelling():
     assert not truncates("canceled", "cancelled")
 
 
+def test_a_bound_a_writer_truncated_is_neither_a_value_gone_nor_the_value_in_its_place(elk):
+    """A status restated 'refunded' -> 'REFUNDED' in a rewrite by a writer that keeps 16 characters of a
+    string bound (an Iceberg REST client after the Spark bridge): 'partially_refunded' is recorded as
+    'partially_refune' after it. That cut bound is the value it records, not a new one: the metadata
+    finding names 'refunded' alone and maps nothing to 'partially_refune' (held-out Acme 3002 of session
+    34: the map {'refunded': 'partially_refune', 'partially_refunded': 'partially_refune'} was offered)."""
+    cat = elk.cat
+    elk.table(DIM, [("id", "bigint"), ("status", "string"), ("p", "bigint")], partition_by=["p"], at=0)
+    before = {"id": [1, 2, 3, 4, 5], "status": ["cancelled", "partially_refunded", "refunded", "delivered",
+                                                "partially_refunded"], "p": [1, 1, 1, 2, 2]}
+    elk.append(DIM, before, at=1)
+    for day in (1.2, 1.4):  # loaded by appends (a full rewrite of it is no routine rebuild)
+        more = {"id": [int(10 * day) + 100], "status": ["cancelled"], "p": [3]}
+        elk.append(DIM, more, at=day)
+        before = {k: before[k] + more[k] for k in before}
+    sm.annotate(cat, DIM, {"enum": ["cancelled", "delivered", "partially_refunded", "refunded"]}, column="status",
+                author="a", time=elk.day(1.5))
+    elk.truncate_bounds = 16
+    elk.overwrite(DIM, {**before, "status": ["REFUNDED" if x == "refunded" else x for x in before["status"]]}, at=2)
+    assert cc_stat(cat, DIM, "status")["max"] == "partially_refune"
+    got = sm.staleness(cat, DIM, now=elk.day(2), merge=False)
+    assert {f.annotation for f in got} == {"column.2.enum"}, got
+    assert "partially_refune" not in str([f.model_dump() for f in got]), got  # in no map, no value gone or new
+    [restated] = [f for f in got if f.reason == "values_restated"]
+    assert restated.evidence.values["before_only"] == ["refunded"]
+    assert [(x.action, x.params.get("map")) for x in restated.fixes] in (
+        [("value_map", {"refunded": "REFUNDED"})], [("investigate", None)]), restated
+
+
 # ------------------------------------------------------------------ rows removed under a closed value list, at metadata depth
 def _removals(elk: LakeBuilder) -> None:
     cat = elk.cat
