@@ -983,6 +983,7 @@ class Generator:
         tr.falsify(self.texts(tr, self._enum_keys(t, col) + self._value_refs(t, col, old), sorted(set(full) | set(named))),
                    None)
         tr.falsify(tt.queries_showing(self.view, t.name, col, [old]), None)   # whose answer shows the value
+        tr.falsify(self.texts(tr, [], self._log_refs(t, col, old, df)), None)  # a person says which list takes it
         tr.fixes[f"{t.name}|{a.key}"] = {"action": "add_enum_values", "params": {"column": col, "values": [new]}}
         return self.done(tr, self.restate(t.name, df, f"{col}: part of {old} spelled {new}"))
 
@@ -1408,6 +1409,7 @@ class Generator:
             tr.fixes[f"{t.name}|{ea.key}"] = {"action": "value_map", "params": {"column": col, "map": {val: new},
                                                                                 "values": after}}
         df = self.read(t.name).withColumn(col, F.when(F.col(col) == F.lit(val), F.lit(new)).otherwise(F.col(col)))
+        tr.falsify(self.texts(tr, [], self._log_refs(t, col, val, df)), None)
         return self.done(tr, self.restate(t.name, df, f"{col}: {val} spelled {new}"))
 
     def definitions_verified_restated(self) -> Trap:
@@ -1548,6 +1550,32 @@ class Generator:
     def _vq_table(self, t: TableInfo) -> list[tuple[str, str]]:
         """Every copy of the verified queries that read `t` (rows restated, removed or duplicated)."""
         return sorted({(u, a.key) for u, a in self.view.verified_on(t.name)})
+
+    def _log_refs(self, t: TableInfo, col: str, value: str, after: DataFrame) -> list[tuple[str, str]]:
+        """The load-log claims a change of `t.col` makes false when `t` is a load log and `col` its status
+        column: each table's `table.load_log` naming `t`, `col` and `value` among its statuses, whose rows of
+        the log after the change (`after`) hold a status none of its lists names (a load it classifies no
+        more: counted failed). A status respelled in the log leaves every table logging it so with a list
+        that no longer covers its loads (held-out 3001 of session 34: the detector said so of each; the
+        truth named the log's own enum alone)."""
+        from pyspark.sql import functions as F
+
+        out = []
+        for u, ti in sorted(self.view.tables.items()):
+            a = ti.ann("table.load_log")
+            spec = a.value if a is not None and isinstance(a.value, dict) else None
+            if not spec or spec.get("table") != t.name or str(spec.get("status_column") or "").lower() != col.lower():
+                continue
+            listed = sorted({str(x) for k in ("complete", "partial", "failed") for x in spec.get(k) or []})
+            tc = spec.get("table_column")
+            if value not in listed or not tc or tc not in after.columns:
+                continue
+            names = [str(spec["name"])] if spec.get("name") else [u, ".".join(u.split(".")[1:]), u.split(".")[-1]]
+            held = after.where(F.col(tc).cast("string").isin(names) & F.col(col).isNotNull()
+                               & ~F.col(col).cast("string").isin(listed)).limit(1).count()
+            if held:
+                out.append((u, "table.load_log"))
+        return out
 
     def _value_refs(self, t: TableInfo, col: str, value: str) -> list[tuple[str, str]]:
         """Metrics, relationship conditions and verified queries that test `col` against `value`."""
