@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from eval.traps import truth as tt
-from eval.traps.lakeview import LakeView, TableInfo, is_date, is_int, is_num, is_ts, words
+from eval.traps.lakeview import LakeView, TableInfo, as_date, is_date, is_int, is_num, is_ts, words
 from eval.traps.taxonomy import CLASSES
 from semantic.units import reworded, sole_unit_column, unit_after
 
@@ -1705,9 +1705,37 @@ class Generator:
 
     def replay(self, t: TableInfo, days: int, offsets: dict[tuple[str, str], int] | None = None,
                ref: dt.date | None = None) -> DataFrame:
-        day, _ = self.latest_day(t, ref)
+        day, dcol = self.latest_day(t, ref)
+        day, days = self._whole_day(t, day, dcol, days, ref or self.today)
         offs = self._offsets(t, day, {} if offsets is None else offsets)
         return self._shift(day, t, days, offs)
+
+    PARTIAL_SHARE = 0.5  # a last day holding under this share of the day before's rows is partial
+
+    def _whole_day(self, t: TableInfo, day: DataFrame, dcol: str, days: int, today: dt.date
+                   ) -> tuple[DataFrame, int]:
+        """The day a replay copies, and its shift: the latest day as is, unless it is the lake's own
+        today (its clock falls inside it, e.g. 13:00 UTC) holding under PARTIAL_SHARE of the rows of the
+        day before: then the day before, shifted so the replay is still dated `days` after the latest.
+        A partial day holds its early hours alone; replayed as a new day's load it is a load no day
+        ever had (held-out Acme 3001 of session 34: orders of 00:36-08:25 local time, twice, whose
+        offsets to their local dates no whole day held, read as a zone shift)."""
+        from pyspark.sql import functions as F
+
+        col = t.col(dcol)
+        if col is None or not is_date(col.type):
+            return day, days
+        latest = as_date(day.agg(F.max(F.col(dcol)).alias("m")).collect()[0]["m"])
+        if latest is None or latest != today:
+            return day, days
+        df = self.read(t.name)
+        prev = as_date(df.where(F.col(dcol) < F.lit(latest)).agg(F.max(F.col(dcol)).alias("m")).collect()[0]["m"])
+        if prev is None:
+            return day, days
+        before = df.where(F.col(dcol) == F.lit(prev))
+        if day.count() >= self.PARTIAL_SHARE * before.count():
+            return day, days
+        return before, days + (latest - prev).days
 
     # ------------------------------------------------------------------ controls
     def control_compaction(self) -> Trap:

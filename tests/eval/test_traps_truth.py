@@ -612,6 +612,43 @@ def test_a_verified_answer_is_false_exactly_when_the_trap_moved_it(cat, tmp_path
     assert false(tr) == {key(v, ORD, "grain")} | every   # the count before the 15th did not move
 
 
+def _replayed(cat, spark, k):
+    """The rows a routine load of the orders would replay as its first new day (a generator over `k`'s lake)."""
+    from spark_bridge import Bridge
+
+    clear_cache()
+    g = Generator(cat, Bridge(spark, cat, footers_on="driver"), k.now, seed=1, writers=("spark",), log=lambda m: None)
+    try:
+        return g.replay(g.view.tables[ORD], 1).collect()
+    finally:
+        if g.scratch:
+            import shutil
+
+            shutil.rmtree(g.scratch, ignore_errors=True)
+
+
+def test_a_replay_copies_the_day_before_a_partial_today_dated_as_the_replay_of_today(cat, tmp_path, spark):
+    """The lake's clock falls inside its last day: that day holds its early rows alone. A routine load
+    replays the day before it (whole), shifted to the date a replay of the latest day would have, not
+    the partial day (held-out Acme 3001 of session 34: early-hour orders replayed twice read as a zone
+    shift). Control: a last day holding half the rows of the day before or more is replayed as is."""
+    k = Tiny(cat, tmp_path)
+    today = dt.datetime.fromtimestamp(k.now, dt.timezone.utc).date()
+    eve = today - dt.timedelta(days=1)
+    k.lk.append(ORD, {"order_id": [100, 101, 102, 103], "status": ["placed"] * 4, "net_cents": [1, 2, 3, 4],
+                      "order_date": [eve.isoformat()] * 4}, at=10.6)
+    k.lk.append(ORD, {"order_id": [104], "status": ["placed"], "net_cents": [5], "order_date": [today.isoformat()]},
+                at=10.7)
+    rows = _replayed(cat, spark, k)
+    assert sorted(r["net_cents"] for r in rows) == [1, 2, 3, 4, 100]  # the eve's 5 rows (Tiny's order 11 too)
+    assert {r["order_date"] for r in rows} == {today + dt.timedelta(days=1)}
+    k.lk.append(ORD, {"order_id": [105, 106], "status": ["placed"] * 2, "net_cents": [6, 7],
+                      "order_date": [today.isoformat()] * 2}, at=10.8)
+    rows = _replayed(cat, spark, k)
+    assert sorted(r["net_cents"] for r in rows) == [5, 6, 7]  # 3 rows of the eve's 5: replayed as it is
+    assert {r["order_date"] for r in rows} == {today + dt.timedelta(days=1)}
+
+
 RETURNS = "acme.core.returns"
 
 
@@ -1268,3 +1305,4 @@ def test_a_routine_load_of_a_table_whose_parent_a_trap_stopped_ships_orders_not_
         con.close()
     assert new == [11]                       # the newest order no shipment referenced (orders 10 and 11 had none)
     assert per_order[8] == 2 and all(n == 1 for o, n in per_order.items() if o != 8), per_order
+
