@@ -1935,14 +1935,15 @@ class Generator:
                 if t is None or t.date_column(ref) is None:
                     self.log(f"  routine load day {n}: {name} has no recent date column, not loaded")
                     continue
-                day, _ = self.latest_day(t, ref)
+                day, dcol = self.latest_day(t, ref)
+                day, shift = self._whole_day(t, day, dcol, 1, self.today)
                 offs = self._offsets(t, day, offsets)
                 why = self._not_replayed(t, offs)
                 if why is not None:
                     self.log(f"  routine load day {n}: {name} not replayed ({why})")
                     continue
                 halted = {c: ref for c, ref in self._single_refs(t).items() if ref[0] in self.halted and c not in offs}
-                moved = self._onto_unreferenced(t, self._shift(day, t, 1, offs), halted)
+                moved = self._onto_unreferenced(t, self._shift(day, t, shift, offs), halted)
                 if moved is None:
                     self.log(f"  routine load day {n}: {name} not replayed (every row its {sorted(halted)} reference "
                              "in the tables a trap stopped has rows of it already)")

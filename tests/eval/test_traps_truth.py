@@ -649,6 +649,34 @@ def test_a_replay_copies_the_day_before_a_partial_today_dated_as_the_replay_of_t
     assert {r["order_date"] for r in rows} == {today + dt.timedelta(days=1)}
 
 
+def test_the_routine_load_replays_the_day_before_a_partial_today(cat, tmp_path, spark):
+    """The routine loads (T0+1d, T0+2d) go by the same rule: the first replays the whole eve as T0+1d, the
+    second that day as T0+2d (the partial today is never copied)."""
+    from spark_bridge import Bridge
+
+    k = Tiny(cat, tmp_path)
+    today = dt.datetime.fromtimestamp(k.now, dt.timezone.utc).date()
+    eve = today - dt.timedelta(days=1)
+    k.lk.append(ORD, {"order_id": [100, 101, 102, 103], "status": ["placed"] * 4, "net_cents": [1, 2, 3, 4],
+                      "order_date": [eve.isoformat()] * 4}, at=10.6)
+    k.lk.append(ORD, {"order_id": [104], "status": ["placed"], "net_cents": [5], "order_date": [today.isoformat()]},
+                at=10.7)
+    g = Generator(cat, Bridge(spark, cat, footers_on="driver"), k.now, seed=1, writers=("spark",), log=lambda m: None)
+    g.active = [ORD]
+    try:
+        g.routine(1, False)
+        g.routine(2, False)
+    finally:
+        if g.scratch:
+            import shutil
+
+            shutil.rmtree(g.scratch, ignore_errors=True)
+    got = cc.run_sql(cat, "SELECT order_date, net_cents FROM acme.core.orders WHERE order_date > DATE "
+                          f"'{today.isoformat()}' ORDER BY 1, 2").rows
+    new = [(today + dt.timedelta(days=d)).isoformat() for d in (1, 2)]
+    assert [(r[0], r[1]) for r in got] == [(d, c) for d in new for c in (1, 2, 3, 4, 100)]
+
+
 RETURNS = "acme.core.returns"
 
 
