@@ -71,6 +71,7 @@ from semantic.staleness.replacement_deprecation import (
 )
 from semantic.staleness.row_relations import relation_broken
 from semantic.staleness.schema import column_findings, column_prose, prose_elsewhere, table_level
+from semantic.staleness.values_signs import signs_by_value
 from semantic.staleness.values_units import (
     ZONE_FIELDS,
     enum_meta,
@@ -339,6 +340,9 @@ CHECKS: list[Check] = [
           lambda e, a: relation_broken(e.t, a, e.anns, e.duck),
           lambda a, _e: (a.kind == "column" and a.field == "description") or a.kind in ("metric", "verified_query")
           or (a.kind == "table" and a.field == "description")),
+    # "negative for redeem, expire": rows of those kinds written with the other sign since
+    Check("sign_by_value", "values_units", "data", ("unit_drift",), ("data", "annotation_text"), ("investigate",),
+          lambda e, a: signs_by_value(e.t, a, e.anns, e.duck), _field("column", "description")),
     Check("zone_loads", "values_units", "data", ("unit_drift",), ("data", "load_log"),
           ("investigate",), lambda e, a: zone_loaded(e.t, a, e.anns, e.already), _zone_claim),
     # a time moved against its row's other times, read where nothing else was found for the claim

@@ -2185,8 +2185,9 @@ def unit_prose(t: Table, anns: list[Annotation], found: list[Finding]) -> list[F
     if desc is None or any(f.annotation == desc.key and f.reason == "unit_drift" for f in found):
         return []
     for f in found:
-        if f.reason != "unit_drift" or not f.target.startswith(t.name + ".") or (f.cause or "").startswith("meaning:"):
-            continue  # a column whose meaning moved, not its unit (`row_relations`), keeps the unit the prose names
+        if f.reason != "unit_drift" or not f.target.startswith(t.name + ".") or \
+                (f.cause or "").startswith(("meaning:", "sign:")):
+            continue  # a column whose meaning (`row_relations`) or sign moved, not its unit, keeps the unit the prose names
         col = f.target[len(t.name) + 1:]
         unit = _unit_of(col, anns)
         if unit is None or (desc.provenance.basis.vid or 0) >= max(f.evidence.vids or [0]):
