@@ -1751,3 +1751,33 @@ def test_sign_claims_read_the_kinds_a_description_names():
     assert sign_claims("Amount; positive for 'sale' and 'refund_reversal'. Cents.") == [
         ("positive", ["sale", "refund_reversal"])]
     assert sign_claims("Net revenue in cents") == []
+
+
+def test_a_value_respelled_in_a_grain_key_column_is_paired_by_its_rows_not_by_the_other_keys(elk):
+    """A finance mart by (month, region), rebuilt every load, its region 'online' renamed 'digital': the
+    month alone pairs 'online' with every region of the month, so the rows cannot be followed by the
+    other keys. The value new in that rebuild with as many rows is what took its place: the description
+    naming 'online' gets the map (round-25 Acme tester: "its rows now hold 'east', a value that occurred
+    before (a merge?)", and no map)."""
+    cat = elk.cat
+    mart = "acme.mart.finance_monthly"
+    months = ["2025-01", "2025-02", "2025-03"]
+
+    def rows(online: str) -> dict[str, list]:
+        regs = ["east", "west", online]
+        return {"month": [m for m in months for _ in regs], "region": regs * len(months),
+                "revenue": [100 * (i + 1) for i in range(len(months) * len(regs))]}
+
+    elk.table(mart, [("month", "string"), ("region", "string"), ("revenue", "bigint")], at=0)
+    for day in (1, 2, 3):
+        elk.overwrite(mart, rows("online"), at=day)
+    sm.annotate(cat, mart, {"grain": {"text": "one row per month and region", "keys": ["month", "region"]},
+                            "description": "Monthly revenue per region (east, west, and online for the web shop)"},
+                author="a", time=elk.day(3.5))
+    sm.annotate(cat, mart, {"enum": ["east", "online", "west"]}, column="region", author="a", time=elk.day(3.6))
+    elk.overwrite(mart, rows("digital"), at=4)
+    got = [f for f in _data(cat, mart, elk.day(4)) if f.annotation == "table.description"]
+    assert got and all("a merge?" not in f.message for f in got), got
+    assert ("value_map", {"online": "digital"}) in [(x.action, x.params.get("map")) for f in got for x in f.fixes], got
+    enum = [f for f in _data(cat, mart, elk.day(4)) if f.annotation == "column.2.enum"]
+    assert ("value_map", {"online": "digital"}) in [(x.action, x.params.get("map")) for f in enum for x in f.fixes], enum
