@@ -1688,24 +1688,24 @@ def test_a_column_description_in_dollars_over_values_restated_x100_in_place_is_r
 
 
 # ------------------------------------------------------------------ a sign stated for some kinds of row
-EVENTS = "acme.core.fct_loyalty_events"
+LOYALTY = "acme.core.fct_loyalty_events"
 
 
-def _events(elk: LakeBuilder, coded: bool) -> None:
+def _points_by_kind(elk: LakeBuilder, coded: bool) -> None:
     """Loyalty events: points earned positive, redeemed and expired negative, 30 rows of each kind over three
     loads; the points' description states the sign by kind, by value or (coded) by the codes' labels."""
     cat = elk.cat
     kinds = {"earn": "B10", "redeem": "B9", "expire": "B3"} if coded else {k: k for k in ("earn", "redeem", "expire")}
-    elk.table(EVENTS, [("event_id", "bigint"), ("event_type", "string"), ("points", "bigint")], at=0)
+    elk.table(LOYALTY, [("event_id", "bigint"), ("event_type", "string"), ("points", "bigint")], at=0)
     for day in range(1, 4):
         ids = [100 * day + i for i in range(30)]
         types = [list(kinds.values())[i % 3] for i in range(30)]
-        elk.append(EVENTS, {"event_id": ids, "event_type": types,
+        elk.append(LOYALTY, {"event_id": ids, "event_type": types,
                             "points": [(10 + i) * (1 if t == kinds["earn"] else -1) for i, t in enumerate(types)]}, at=day)
     if coded:
-        sm.annotate(cat, EVENTS, {"labels": {v: k for k, v in kinds.items()}}, column="event_type", author="a",
+        sm.annotate(cat, LOYALTY, {"labels": {v: k for k, v in kinds.items()}}, column="event_type", author="a",
                     time=elk.day(3.5))
-    sm.annotate(cat, EVENTS, {"description": "Points earned or spent (negative for redeem, expire)"}, column="points",
+    sm.annotate(cat, LOYALTY, {"description": "Points earned or spent (negative for redeem, expire)"}, column="points",
                 author="a", time=elk.day(3.5))
 
 
@@ -1717,31 +1717,31 @@ def test_a_sign_stated_for_some_kinds_of_row_is_stale_once_their_new_rows_hold_t
     cryptic, missed at both depths). The kinds are named by value, or by the labels of a coded column.
     Controls: new rows of the named kinds negative as before; more positive earns."""
     cat = elk.cat
-    _events(elk, coded)
+    _points_by_kind(elk, coded)
     redeem, expire, earn = ("B9", "B3", "B10") if coded else ("redeem", "expire", "earn")
-    elk.append(EVENTS, {"event_id": [401, 402, 403], "event_type": [redeem, expire, earn], "points": [-5, -6, 900]}, at=4)
-    assert [f for f in _data(cat, EVENTS, elk.day(4)) if (f.cause or "").startswith("sign:")] == []
-    elk.append(EVENTS, {"event_id": [501, 502, 503, 504], "event_type": [redeem, expire, redeem, earn],
+    elk.append(LOYALTY, {"event_id": [401, 402, 403], "event_type": [redeem, expire, earn], "points": [-5, -6, 900]}, at=4)
+    assert [f for f in _data(cat, LOYALTY, elk.day(4)) if (f.cause or "").startswith("sign:")] == []
+    elk.append(LOYALTY, {"event_id": [501, 502, 503, 504], "event_type": [redeem, expire, redeem, earn],
                         "points": [50, 60, 70, 10]}, at=5)
-    got = [f for f in _data(cat, EVENTS, elk.day(5)) if (f.cause or "").startswith("sign:")]
+    got = [f for f in _data(cat, LOYALTY, elk.day(5)) if (f.cause or "").startswith("sign:")]
     assert [(f.annotation, f.reason, f.status, f.evidence.values["other_sign_now"]) for f in got] == [
         ("column.3.description", "unit_drift", "stale", 3)]
     assert sorted(got[0].evidence.values["kinds"]) == sorted([redeem, expire])
     assert [x.action for x in got[0].fixes] == ["investigate"]
-    assert sm.staleness(cat, EVENTS, now=elk.day(5), merge=False) == []  # the statistics cannot tell
+    assert sm.staleness(cat, LOYALTY, now=elk.day(5), merge=False) == []  # the statistics cannot tell
 
 
 def test_a_sign_the_rows_never_all_held_is_no_claim_to_break(elk):
     """Control: a redeem row was positive already when the description was written: the claim never held
     of every row of its kinds, so new positive ones break nothing it said."""
     cat = elk.cat
-    elk.table(EVENTS, [("event_id", "bigint"), ("event_type", "string"), ("points", "bigint")], at=0)
-    elk.append(EVENTS, {"event_id": list(range(40)), "event_type": ["redeem"] * 40,
+    elk.table(LOYALTY, [("event_id", "bigint"), ("event_type", "string"), ("points", "bigint")], at=0)
+    elk.append(LOYALTY, {"event_id": list(range(40)), "event_type": ["redeem"] * 40,
                         "points": [-1] * 39 + [1]}, at=1)
-    sm.annotate(cat, EVENTS, {"description": "Points (negative for redeem)"}, column="points", author="a",
+    sm.annotate(cat, LOYALTY, {"description": "Points (negative for redeem)"}, column="points", author="a",
                 time=elk.day(1.5))
-    elk.append(EVENTS, {"event_id": [50, 51, 52], "event_type": ["redeem"] * 3, "points": [5, 6, 7]}, at=2)
-    assert [f for f in _data(cat, EVENTS, elk.day(2)) if (f.cause or "").startswith("sign:")] == []
+    elk.append(LOYALTY, {"event_id": [50, 51, 52], "event_type": ["redeem"] * 3, "points": [5, 6, 7]}, at=2)
+    assert [f for f in _data(cat, LOYALTY, elk.day(2)) if (f.cause or "").startswith("sign:")] == []
 
 
 def test_sign_claims_read_the_kinds_a_description_names():
