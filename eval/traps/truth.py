@@ -466,12 +466,42 @@ def one_snapshot_texts(view: Any, table: str) -> list[tuple[str, str]]:
                   and any(AS_OF_PROSE.search(x) for x in _strings(a.value)))
 
 
+# "a snapshot per store and product": what follows "per", words joined by commas, 'and' or '&'
+PER_PROSE = re.compile(r"\bper\s+([a-z][a-z0-9_]*(?:(?:\s*,\s*|\s+and\s+|\s*&\s*)[a-z][a-z0-9_]*)*)", re.IGNORECASE)
+
+
+def says_per_keys(text: str, keys: list[str], dated: set[str]) -> bool:
+    """A description saying what a row is by the grain's keys: "per" words each naming a key (the key, or it
+    with _id, _key, _sk, _code, _no or _number, a plural's 's' aside), together every key but the dates
+    (`dated`, lower case: a daily snapshot's date goes unsaid)."""
+    low = {k.lower() for k in keys}
+    for m in PER_PROSE.finditer(text):
+        named = set()
+        for w in re.split(r"\s*,\s*|\s+and\s+|\s*&\s*", m.group(1).lower()):
+            hit = [w2 + x for w2 in {w, w.removesuffix("s")} for x in ("", "_id", "_key", "_sk", "_code", "_no", "_number")
+                   if w2 + x in low]
+            if not hit:
+                break
+            named.add(hit[0])
+        else:
+            if named and low - dated <= named:
+                return True
+    return False
+
+
 def grain_texts(view: Any, table: str) -> list[tuple[str, str]]:
-    """The table's grain and the prose on it that states its grain ("one row per ...", "unique")."""
+    """The table's grain and the prose on it that states its grain ("one row per ...", "unique"; a
+    description saying what a row is per by the grain's keys: "a snapshot per store and product")."""
+    from eval.traps.lakeview import is_date, is_ts
+
     t = view.tables[table]
     out = {(table, a.key) for a in t.anns if a.key == "table.grain"}
+    keys = t.grain_keys()
+    dated = {k.lower() for k in keys if (c := t.col(k)) is not None and (is_date(c.type) or is_ts(c.type))}
     for a in t.anns:
         if a.field in PROSE_FIELDS and any(GRAIN_PROSE.search(s) for s in _strings(a.value)):
+            out.add((table, a.key))
+        elif a.field == "description" and keys and any(says_per_keys(s, keys, dated) for s in _strings(a.value)):
             out.add((table, a.key))
     return sorted(out)
 

@@ -1334,3 +1334,17 @@ def test_a_routine_load_of_a_table_whose_parent_a_trap_stopped_ships_orders_not_
     assert new == [11]                       # the newest order no shipment referenced (orders 10 and 11 had none)
     assert per_order[8] == 2 and all(n == 1 for o, n in per_order.items() if o != 8), per_order
 
+
+
+def test_a_description_saying_what_a_row_is_per_by_the_grains_keys_is_a_grain_text(cat, tmp_path, tt):
+    """The truth of a grain change counts a description saying what a row is per by the grain's keys
+    ("Orders, a record per order": order_id) as stating the grain, as "one row per" prose (round-25 Acme
+    tester's "Daily inventory snapshot per store and product"). Controls: "per" words naming no key, or not
+    every key."""
+    k = Tiny(cat, tmp_path)
+    k.ann(ORD, {"grain": {"text": "an order", "keys": ["order_id"]}, "description": "Orders, a record per order"})
+    k.ann(ORD, {"description": "Net per the finance feed"}, column="net_cents")
+    k.ann(LINES, {"grain": {"text": "a line", "keys": ["order_id", "line_no"]}, "description": "Lines per order"})
+    v = k.view()
+    assert set(tt.grain_texts(v, ORD)) == {key(v, ORD, "grain"), key(v, ORD, "description")}
+    assert set(tt.grain_texts(v, LINES)) == {key(v, LINES, "grain")}

@@ -209,3 +209,55 @@ def test_a_measure_added_since_the_grain_is_never_offered_as_a_key(elk):
     got = [(f.status, f.fixes) for f in sm.staleness(cat, m, depth="data", now=elk.day(3), merge=False)
            if f.annotation == "table.grain"]
     assert got == [("stale", [Fix(action="set_keys", params={"keys": ["d", "store_id", "channel"]})])]
+
+
+SNAP = "acme.core.inventory_daily"
+
+
+def test_prose_saying_what_a_row_is_per_by_the_grains_keys_states_the_grain(elk):
+    """"Daily inventory snapshot per store and product" over (snapshot_date, store_id, product_id): the
+    words after "per" name every key but the date, so the text states the grain, and a day loaded twice
+    makes it false with the grain, at both depths (round-25 Acme tester: only the grain was flagged; only
+    "one row per" prose was read as stating it). Control: "Inventory of the stores, per the ERP feed"
+    names no key after "per"."""
+    cat = elk.cat
+    elk.table(SNAP, [("snapshot_date", "date"), ("store_id", "bigint"), ("product_id", "bigint"),
+                     ("on_hand", "bigint")], at=0)
+    day = {"store_id": [1, 1, 2, 2], "product_id": [10, 11, 10, 11], "on_hand": [5, 6, 7, 8]}
+    for d in (1, 2, 3):
+        elk.append(SNAP, {"snapshot_date": [f"2024-11-1{d}"] * 4, **day}, at=d)
+    sm.annotate(cat, SNAP, {"grain": {"text": "a store's stock of a product on a day",
+                                      "keys": ["snapshot_date", "store_id", "product_id"]},
+                            "description": "Daily inventory snapshot per store and product"}, author="a",
+                time=elk.day(3.5))
+    sm.annotate(cat, SNAP, {"description": "Units on hand (inventory of the stores, per the ERP feed)"},
+                column="on_hand", author="a", time=elk.day(3.5))
+    elk.append(SNAP, {"snapshot_date": ["2024-11-14"] * 4, **day}, at=4)
+    elk.append(SNAP, {"snapshot_date": ["2024-11-14"] * 4, **day}, at=4.5)  # the day loaded twice
+    for depth in ("metadata", "data"):
+        got = {(f.annotation, f.reason) for f in sm.staleness(cat, SNAP, depth=depth, now=elk.day(5), merge=False)}
+        assert ("table.description", "grain_violated") in got, (depth, got)
+        assert not any(k == "column.4.description" for k, _r in got), (depth, got)
+
+
+def test_per_keys_reads_the_words_after_per():
+    import importlib
+
+    grain = importlib.import_module("semantic.staleness.grain")
+
+    class _T:
+        def __init__(self, types):
+            self.types = types
+
+        def col(self, name):
+            from catalog_core.lake import Column
+
+            return Column(id=1, name=name, type=self.types[name]) if name in self.types else None
+
+    t = _T({"snapshot_date": "date", "store_id": "bigint", "product_id": "bigint", "store_code": "string"})
+    keys = ["snapshot_date", "store_id", "product_id"]
+    assert grain.per_keys("daily inventory snapshot per store and product", t, keys)
+    assert grain.per_keys("stock per stores, products", t, keys)
+    assert not grain.per_keys("stock per store", t, keys)                  # product left unsaid
+    assert not grain.per_keys("stock per store and region", t, keys)       # a word naming no key
+    assert grain.per_keys("gross sales per store code", t, ["snapshot_date", "store_code"])  # a key's own name
