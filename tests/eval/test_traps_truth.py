@@ -627,18 +627,24 @@ def _replayed(cat, spark, k):
             shutil.rmtree(g.scratch, ignore_errors=True)
 
 
-def test_a_replay_copies_the_day_before_a_partial_today_dated_as_the_replay_of_today(cat, tmp_path, spark):
-    """The lake's clock falls inside its last day: that day holds its early rows alone. A routine load
-    replays the day before it (whole), shifted to the date a replay of the latest day would have, not
-    the partial day (held-out Acme 3001 of session 34: early-hour orders replayed twice read as a zone
-    shift). Control: a last day holding half the rows of the day before or more is replayed as is."""
-    k = Tiny(cat, tmp_path)
+def _partial_today(k) -> dt.date:
+    """The orders' eve (the day before the lake's today) with 5 rows, and a partial today with 1; returns today."""
     today = dt.datetime.fromtimestamp(k.now, dt.timezone.utc).date()
     eve = today - dt.timedelta(days=1)
     k.lk.append(ORD, {"order_id": [100, 101, 102, 103], "status": ["placed"] * 4, "net_cents": [1, 2, 3, 4],
                       "order_date": [eve.isoformat()] * 4}, at=10.6)
     k.lk.append(ORD, {"order_id": [104], "status": ["placed"], "net_cents": [5], "order_date": [today.isoformat()]},
                 at=10.7)
+    return today
+
+
+def test_a_replay_copies_the_day_before_a_partial_today_dated_as_the_replay_of_today(cat, tmp_path, spark):
+    """The lake's clock falls inside its last day: that day holds its early rows alone. A routine load
+    replays the day before it (whole), shifted to the date a replay of the latest day would have, not
+    the partial day (held-out Acme 3001 of session 34: early-hour orders replayed twice read as a zone
+    shift). Control: a last day holding half the rows of the day before or more is replayed as is."""
+    k = Tiny(cat, tmp_path)
+    today = _partial_today(k)
     rows = _replayed(cat, spark, k)
     assert sorted(r["net_cents"] for r in rows) == [1, 2, 3, 4, 100]  # the eve's 5 rows (Tiny's order 11 too)
     assert {r["order_date"] for r in rows} == {today + dt.timedelta(days=1)}
@@ -655,12 +661,7 @@ def test_the_routine_load_replays_the_day_before_a_partial_today(cat, tmp_path, 
     from spark_bridge import Bridge
 
     k = Tiny(cat, tmp_path)
-    today = dt.datetime.fromtimestamp(k.now, dt.timezone.utc).date()
-    eve = today - dt.timedelta(days=1)
-    k.lk.append(ORD, {"order_id": [100, 101, 102, 103], "status": ["placed"] * 4, "net_cents": [1, 2, 3, 4],
-                      "order_date": [eve.isoformat()] * 4}, at=10.6)
-    k.lk.append(ORD, {"order_id": [104], "status": ["placed"], "net_cents": [5], "order_date": [today.isoformat()]},
-                at=10.7)
+    today = _partial_today(k)
     g = Generator(cat, Bridge(spark, cat, footers_on="driver"), k.now, seed=1, writers=("spark",), log=lambda m: None)
     g.active = [ORD]
     try:

@@ -544,14 +544,9 @@ def test_prose_sending_readers_to_a_table_replaced_since_and_controls(elk):
 
 
 
-@pytest.mark.parametrize("sla", ["PT30H", None])
-def test_a_table_loaded_in_bursts_replaced_beside_by_the_interval_its_sla_promises(elk, sla):
-    """A table loaded in bursts (every four days for a month, then daily: its loads' median interval is four
-    days) whose freshness SLA promises 30 hours stops after a load; a new table holding its columns loads
-    the next days beside it, twice after the first: it took the loads due by the interval the SLA promises,
-    and its description and SLA get `successor` (failed before: nothing, the table being under two of its
-    four-day intervals overdue; the round-11 Acme tester's inventory snapshot, three days after the old
-    table's last load). Control: the same history without an SLA promises nothing shorter: nothing."""
+def _bursts_then_replaced(elk, sla: str | None, before_new=None) -> None:
+    """OLD loaded in bursts (every four days for a month, then daily), described (with `sla`), then NEW
+    holding its columns loaded beside it on days 30-32 while OLD stops (`before_new` runs just before)."""
     cat = elk.cat
     elk.table(OLD, COLS, at=0)
     elk.table(OTHER, [("visit_date", "date"), ("minutes", "int")], at=0)
@@ -562,6 +557,8 @@ def test_a_table_loaded_in_bursts_replaced_beside_by_the_interval_its_sla_promis
         prev = d
     sm.annotate(cat, OLD, {"description": "loyalty events, the source of points", **({"freshness_sla": sla} if sla else {})},
                 author="a", time=elk.day(29.5))
+    if before_new is not None:
+        before_new()
     for d in (30, 31, 32):
         rows = _events(d, 1, nid)
         nid += 2
@@ -571,6 +568,18 @@ def test_a_table_loaded_in_bursts_replaced_beside_by_the_interval_its_sla_promis
             elk.append(NEW, rows, at=d + 0.2)
         elk.append(OTHER, {"visit_date": [(date(2024, 11, 11) + timedelta(days=d)).isoformat()], "minutes": [3]},
                    at=d + 0.25)
+
+
+@pytest.mark.parametrize("sla", ["PT30H", None])
+def test_a_table_loaded_in_bursts_replaced_beside_by_the_interval_its_sla_promises(elk, sla):
+    """A table loaded in bursts (every four days for a month, then daily: its loads' median interval is four
+    days) whose freshness SLA promises 30 hours stops after a load; a new table holding its columns loads
+    the next days beside it, twice after the first: it took the loads due by the interval the SLA promises,
+    and its description and SLA get `successor` (failed before: nothing, the table being under two of its
+    four-day intervals overdue; the round-11 Acme tester's inventory snapshot, three days after the old
+    table's last load). Control: the same history without an SLA promises nothing shorter: nothing."""
+    cat = elk.cat
+    _bursts_then_replaced(elk, sla)
     want = (Fix(action="successor", params={"table": NEW}),)
     assert _flagged(cat, elk.day(32.5)) == ([("table.deprecated", "stale", want), ("table.freshness_sla", "stale", want)]
                                            if sla else [])
@@ -651,27 +660,13 @@ def test_accept_all_names_the_item_whose_write_decided_a_sibling(elk):
     round-24 and round-25 Acme and cryptic testers read it as the wrong write)."""
     cat = elk.cat
     legacy = "acme.core.a_legacy_points"
-    elk.table(OLD, COLS, at=0)
-    elk.table(OTHER, [("visit_date", "date"), ("minutes", "int")], at=0)
-    elk.table(legacy, [("d", "date"), ("total", "bigint")], at=0.1, rows={"d": ["2024-11-10"], "total": [5]})
-    sm.annotate(cat, legacy, {"description": f"Old totals. Deprecated: use {OLD} instead."}, author="a",
-                time=elk.day(0.15))
-    nid, prev = 1, -1
-    for d in [0, 4, 8, 11, 15, 19, 22, 26, 27, 28, 29]:
-        elk.append(OLD, _events(prev + 1, d - prev, nid), at=d + 0.2)
-        nid += 2 * (d - prev)
-        prev = d
-    sm.annotate(cat, OLD, {"description": "loyalty events, the source of points", "freshness_sla": "PT30H"},
-                author="a", time=elk.day(29.5))
-    for d in (30, 31, 32):
-        rows = _events(d, 1, nid)
-        nid += 2
-        if d == 30:
-            elk.table(NEW, COLS, at=d + 0.2, rows=rows)
-        else:
-            elk.append(NEW, rows, at=d + 0.2)
-        elk.append(OTHER, {"visit_date": [(date(2024, 11, 11) + timedelta(days=d)).isoformat()], "minutes": [3]},
-                   at=d + 0.25)
+
+    def legacy_table() -> None:
+        elk.table(legacy, [("d", "date"), ("total", "bigint")], at=29.6, rows={"d": ["2024-11-10"], "total": [5]})
+        sm.annotate(cat, legacy, {"description": f"Old totals. Deprecated: use {OLD} instead."}, author="a",
+                    time=elk.day(29.7))
+
+    _bursts_then_replaced(elk, "PT30H", legacy_table)
     items = {i.id: i for i in sm.review_items(cat, now=elk.day(32.5), limit=500).items}
     out = sm.accept_all(cat, author="ann", now=elk.day(32.55), time=elk.day(32.6))
     same = [x for x in out["skipped"] if x["code"] == "same_cause"]
