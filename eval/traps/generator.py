@@ -278,12 +278,18 @@ class Generator:
     def latest_day(self, t: TableInfo, ref: dt.date | None = None) -> tuple[DataFrame, str]:
         from pyspark.sql import functions as F
 
+        df, dcol, mx = self._latest(t, ref)
+        return df.where(F.col(dcol) == F.lit(mx)), dcol
+
+    def _latest(self, t: TableInfo, ref: dt.date | None = None) -> tuple[DataFrame, str, Any]:
+        """The table's rows, the date column a routine load advances, and that column's latest value."""
+        from pyspark.sql import functions as F
+
         dcol = t.date_column(ref or self.today)
         if dcol is None:
             raise Skip(f"{t.name} has no recent date column")
         df = self.read(t.name)
-        mx = df.agg(F.max(F.col(dcol)).alias("m")).collect()[0]["m"]
-        return df.where(F.col(dcol) == F.lit(mx)), dcol
+        return df, dcol, df.agg(F.max(F.col(dcol)).alias("m")).collect()[0]["m"]
 
     def new_trap(self, cls: str, kind: str, table: str, columns: list[str], desc: str, **kw: Any) -> Trap:
         self.writer = self.choose_writer(kind)
@@ -1705,16 +1711,16 @@ class Generator:
 
     def replay(self, t: TableInfo, days: int, offsets: dict[tuple[str, str], int] | None = None,
                ref: dt.date | None = None) -> DataFrame:
-        day, dcol = self.latest_day(t, ref)
-        day, days = self._whole_day(t, day, dcol, days, ref or self.today)
+        day, days = self._whole_day(t, *self._latest(t, ref), days, ref or self.today)
         offs = self._offsets(t, day, {} if offsets is None else offsets)
         return self._shift(day, t, days, offs)
 
     PARTIAL_SHARE = 0.5  # a last day holding under this share of the day before's rows is partial
 
-    def _whole_day(self, t: TableInfo, day: DataFrame, dcol: str, days: int, today: dt.date
+    def _whole_day(self, t: TableInfo, df: DataFrame, dcol: str, mx: Any, days: int, today: dt.date
                    ) -> tuple[DataFrame, int]:
-        """The day a replay copies, and its shift: the latest day as is, unless it is the lake's own
+        """The day a replay copies of the table's rows `df` (`mx`: the latest value of their date column
+        `dcol`), and its shift: the latest day as is, unless it is the lake's own
         today (its clock falls inside it, e.g. 13:00 UTC) holding under PARTIAL_SHARE of the rows of the
         day before: then the day before, shifted so the replay is still dated `days` after the latest.
         A partial day holds its early hours alone; replayed as a new day's load it is a load no day
@@ -1722,13 +1728,11 @@ class Generator:
         offsets to their local dates no whole day held, read as a zone shift)."""
         from pyspark.sql import functions as F
 
+        day = df.where(F.col(dcol) == F.lit(mx))
         col = t.col(dcol)
-        if col is None or not is_date(col.type):
+        latest = as_date(mx)
+        if col is None or not is_date(col.type) or latest is None or latest != today:
             return day, days
-        latest = as_date(day.agg(F.max(F.col(dcol)).alias("m")).collect()[0]["m"])
-        if latest is None or latest != today:
-            return day, days
-        df = self.read(t.name)
         prev = as_date(df.where(F.col(dcol) < F.lit(latest)).agg(F.max(F.col(dcol)).alias("m")).collect()[0]["m"])
         if prev is None:
             return day, days
@@ -1935,8 +1939,7 @@ class Generator:
                 if t is None or t.date_column(ref) is None:
                     self.log(f"  routine load day {n}: {name} has no recent date column, not loaded")
                     continue
-                day, dcol = self.latest_day(t, ref)
-                day, shift = self._whole_day(t, day, dcol, 1, self.today)
+                day, shift = self._whole_day(t, *self._latest(t, ref), 1, self.today)
                 offs = self._offsets(t, day, offsets)
                 why = self._not_replayed(t, offs)
                 if why is not None:
