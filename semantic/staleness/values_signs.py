@@ -19,7 +19,7 @@ from catalog_core.errors import CatalogError
 from semantic._bounded import LimitExceededError, literals
 from semantic.history import type_family
 from semantic.models import Annotation, Finding
-from semantic.staleness.core import Table, cause_of, duck_at, finding, load_at, make_fix, quote_id, quote_table
+from semantic.staleness.core import Duck, Table, cause_of, duck_at, finding, load_at, make_fix, quote_id, quote_table
 
 __all__ = ["signs_by_value", "sign_claims"]
 
@@ -44,7 +44,7 @@ def sign_claims(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _kinds(t: Table, anns: list[Annotation], col: str, duck: object, words: list[str]) -> tuple[str, list[str]] | None:
+def _kinds(t: Table, anns: list[Annotation], col: str, duck: Duck, words: list[str]) -> tuple[str, list[str]] | None:
     """(string column, its values) naming every word of `words`, by value or by label, other than `col`."""
     labels: dict[int, dict[str, str]] = {}
     for a in anns:
@@ -55,7 +55,7 @@ def _kinds(t: Table, anns: list[Annotation], col: str, duck: object, words: list
             continue
         q = quote_id(c.name)
         try:
-            rows = duck.sql(f"SELECT DISTINCT CAST({q} AS VARCHAR) FROM {quote_table(t.name)} "  # type: ignore[attr-defined]
+            rows = duck.sql(f"SELECT DISTINCT CAST({q} AS VARCHAR) FROM {quote_table(t.name)} "
                             f"WHERE {q} IS NOT NULL LIMIT {SIGN_VALUES + 1}")
         except LimitExceededError:
             raise
@@ -73,15 +73,15 @@ def _kinds(t: Table, anns: list[Annotation], col: str, duck: object, words: list
     return None
 
 
-def _counts(duck: object, table: str, col: str, kind_col: str, kinds: list[str], sign: str) -> tuple[int, int]:
+def _counts(duck: Duck, table: str, col: str, kind_col: str, kinds: list[str], sign: str) -> tuple[int, int]:
     """(rows of `kinds`, those of them whose `col` has the other sign than `sign`)."""
     other = f"{quote_id(col)} > 0" if sign == "negative" else f"{quote_id(col)} < 0"
-    rows = duck.sql(f"SELECT count(*), count(*) FILTER (WHERE {other}) FROM {quote_table(table)} "  # type: ignore[attr-defined]
+    rows = duck.sql(f"SELECT count(*), count(*) FILTER (WHERE {other}) FROM {quote_table(table)} "
                     f"WHERE CAST({quote_id(kind_col)} AS VARCHAR) IN ({literals(kinds)}) AND {quote_id(col)} IS NOT NULL")
     return int(rows[0][0] or 0), int(rows[0][1] or 0)
 
 
-def signs_by_value(t: Table, ann: Annotation, anns: list[Annotation], duck: object | None) -> list[Finding]:
+def signs_by_value(t: Table, ann: Annotation, anns: list[Annotation], duck: Duck | None) -> list[Finding]:
     """values_units, data: see the module docstring. `ann` is a column's description."""
     if duck is None or ann.kind != "column" or ann.field != "description" or not isinstance(ann.value, str):
         return []
